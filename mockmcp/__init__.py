@@ -1,0 +1,7 @@
+"""mockmcp: record and replay Model Context Protocol sessions to test MCP hosts."""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"

@@ -1,0 +1,283 @@
+"""The cassette: a recorded MCP session as data, validated when it is built.
+
+A cassette is a list of interactions in the order they happened. Each interaction is one message
+the client sent (a `request` or a `notification`) with everything the server sent because of it
+(`server`: notifications, server-to-client requests with the client's recorded response, raw lines),
+then, for a request, the `response`. An interaction with only `server` holds messages the server
+sent unprompted, at their place in the session. Messages are kept as plain dicts, as on the wire
+(without the constant `"jsonrpc": "2.0"`), so nothing a model does not know is lost.
+
+Building a Cassette validates everything; a problem raises CassetteError naming the place
+(`interactions[3].response`) and, when loaded from a file, the file and line.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockmcp import yamlfile
+from mockmcp.errors import CassetteError
+from mockmcp.jsonrpc import is_valid_id
+from mockmcp.yamlfile import Place, render_place
+
+__all__ = ["FORMAT_VERSION", "Cassette", "Interaction", "ServerItem", "load", "loads", "save"]
+
+FORMAT_VERSION = 1
+_TOP_KEYS = ("version", "meta", "interactions")
+_INTERACTION_KEYS = ("at", "request", "notification", "delay", "server", "response", "took")
+_SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+
+
+class _Problem(Exception):
+    """Raised inside validation; load() turns it into a located CassetteError."""
+
+    def __init__(self, place: Place, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.place, self.problem, self.fix = place, problem, fix
+
+
+@dataclass(frozen=True, slots=True)
+class ServerItem:
+    """One thing the server sent: kind is "notification", "request" (with the client's `response`) or "raw"."""
+
+    kind: str
+    message: Any
+    response: dict[str, Any] | None = None
+    at: float | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {} if self.at is None else {"at": self.at}
+        data[self.kind] = self.message
+        if self.response is not None:
+            data["response"] = self.response
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    """A client message (or none, for unsolicited server messages), what the server sent, the response."""
+
+    kind: str  # "request", "notification" or "server" (unsolicited)
+    message: dict[str, Any] | None = None
+    server: tuple[ServerItem, ...] = ()
+    response: dict[str, Any] | None = None
+    delay: float = 0.0
+    at: float | None = None
+    took: float | None = None
+
+    @property
+    def method(self) -> str | None:
+        return None if self.message is None else self.message["method"]
+
+    @property
+    def params(self) -> Any:
+        return None if self.message is None else self.message.get("params")
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {} if self.at is None else {"at": self.at}
+        if self.message is not None:
+            data[self.kind] = self.message
+        if self.delay:
+            data["delay"] = self.delay
+        if self.server:
+            data["server"] = [item.to_data() for item in self.server]
+        if self.response is not None:
+            data["response"] = self.response
+        if self.took is not None:
+            data["took"] = self.took
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Cassette:
+    """A whole recorded session: format version, free-form metadata, interactions in order."""
+
+    interactions: tuple[Interaction, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+    path: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Any, path: str | None = None) -> Cassette:
+        """Validate plain data (as loaded from YAML) into a Cassette; raises CassetteError."""
+        try:
+            return _cassette(data, path)
+        except _Problem as problem:
+            raise CassetteError(problem.problem, path=path, place=render_place(problem.place), fix=problem.fix) from None
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "meta": self.meta,
+            "interactions": [interaction.to_data() for interaction in self.interactions],
+        }
+
+
+def loads(text: str, path: str | None = None) -> Cassette:
+    """Parse and validate cassette text; errors carry the file, the line and the place."""
+    try:
+        data = yamlfile.load(text)
+    except Exception as exc:  # yaml.YAMLError; kept broad so that no parser failure escapes unexplained
+        mark = getattr(exc, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise CassetteError(
+            f"not valid YAML: {problem}", path=path, line=line, fix="correct the YAML syntax at that line"
+        ) from None
+    try:
+        return _cassette(data, path)
+    except _Problem as problem:
+        raise CassetteError(
+            problem.problem,
+            path=path,
+            place=render_place(problem.place),
+            line=yamlfile.line_of(text, problem.place),
+            fix=problem.fix,
+        ) from None
+
+
+def load(path: str) -> Cassette:
+    """Read and validate the cassette at path; raises CassetteError."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise CassetteError(
+            "no such cassette", path=path, fix="check the path, or record one with `mockmcp record -o PATH -- SERVER...`"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
+    return loads(text, path)
+
+
+def save(cassette: Cassette, path: str) -> None:
+    """Write the cassette atomically (the old file stays whole until the new one is complete)."""
+    yamlfile.atomic_write(path, dump(cassette))
+
+
+def dump(cassette: Cassette) -> str:
+    """The cassette as YAML text."""
+    return yamlfile.dump(cassette.to_data())
+
+
+def now_iso() -> str:
+    """The current UTC time as cassettes write it."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- validation: each function takes plain data and the place it came from -------------------------
+
+
+def _cassette(data: Any, path: str | None) -> Cassette:
+    _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
+    _known_keys(data, (), _TOP_KEYS)
+    version = data.get("version")
+    if version != FORMAT_VERSION:
+        raise _Problem(
+            ("version",),
+            f"unknown cassette version {version!r}; this mockmcp reads version {FORMAT_VERSION}",
+            f"set `version: {FORMAT_VERSION}`, or upgrade mockmcp if the cassette comes from a newer one",
+        )
+    meta = data.get("meta") or {}
+    _mapping(meta, ("meta",), "`meta` holds free-form facts about the recording as a mapping")
+    items = data.get("interactions")
+    if not isinstance(items, list):
+        raise _Problem(("interactions",), "`interactions` must be a list", "write `interactions:` followed by `- request: ...` items")
+    interactions = tuple(_interaction(item, ("interactions", i)) for i, item in enumerate(items))
+    return Cassette(interactions, meta, path)
+
+
+def _interaction(data: Any, place: Place) -> Interaction:
+    _mapping(data, place, "each interaction is a mapping with `request`, `notification` or `server`")
+    _known_keys(data, place, _INTERACTION_KEYS)
+    kinds = [key for key in ("request", "notification") if key in data]
+    if len(kinds) > 1:
+        raise _Problem(place, "an interaction has one client message: `request` or `notification`, not both", "split it into two interactions")
+    if not kinds and "server" not in data:
+        raise _Problem(place, "empty interaction: no `request`, `notification` or `server`", "add the client's message, or remove the item")
+    kind = kinds[0] if kinds else "server"
+    message = None if not kinds else _message(data[kind], place + (kind,), kind == "request")
+    if "response" in data and kind != "request":
+        raise _Problem(place + ("response",), f"only a request gets a response, and this is a {kind}", "remove `response`, or make the client message a `request`")
+    server = data.get("server") or []
+    if not isinstance(server, list):
+        raise _Problem(place + ("server",), "`server` must be a list of messages", "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`")
+    return Interaction(
+        kind=kind,
+        message=message,
+        server=tuple(_server_item(item, place + ("server", i)) for i, item in enumerate(server)),
+        response=None if "response" not in data else _response(data["response"], place + ("response",)),
+        delay=_seconds(data, "delay", place) or 0.0,
+        at=_seconds(data, "at", place),
+        took=_seconds(data, "took", place),
+    )
+
+
+def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
+    _mapping(data, place, "a message is a mapping with `method` and optional `params`")
+    if not isinstance(data.get("method"), str):
+        raise _Problem(place, "a message needs a `method` string", "add e.g. `method: tools/call`")
+    if "params" in data and not isinstance(data["params"], (dict, list)):
+        raise _Problem(place + ("params",), "`params` must be a mapping", "write the params as `key: value` lines")
+    if "id" in data and not (is_request and is_valid_id(data["id"])):
+        fix = "use a string or an integer" if is_request else "remove `id`: a notification has none"
+        raise _Problem(place + ("id",), "bad `id`", fix)
+    return data
+
+
+def _response(data: Any, place: Place) -> dict[str, Any]:
+    _mapping(data, place, "a response is a mapping with `result` or `error`")
+    _known_keys(data, place, ("result", "error", "id"))
+    if ("result" in data) == ("error" in data):
+        raise _Problem(place, "a response has exactly one of `result` and `error`", "keep the one the server sent")
+    if "error" in data:
+        error = data["error"]
+        _mapping(error, place + ("error",), "an error is a mapping with `code` and `message`")
+        code = error.get("code")
+        if not isinstance(code, int) or isinstance(code, bool):
+            raise _Problem(place + ("error", "code"), "an error `code` must be an integer", "use e.g. -32602 (invalid params)")
+        if not isinstance(error.get("message"), str):
+            raise _Problem(place + ("error", "message"), "an error needs a `message` string", "add `message: ...`")
+    return data
+
+
+def _server_item(data: Any, place: Place) -> ServerItem:
+    _mapping(data, place, "a server item is `notification: {...}`, `request: {...}` or `raw: ...`")
+    _known_keys(data, place, _SERVER_KEYS)
+    kinds = [key for key in ("notification", "request", "raw") if key in data]
+    if len(kinds) != 1:
+        raise _Problem(place, "a server item has exactly one of `notification`, `request` and `raw`", "split it into several items")
+    kind = kinds[0]
+    at = _seconds(data, "at", place)
+    if kind == "raw":
+        if not isinstance(data["raw"], str):
+            raise _Problem(place + ("raw",), "`raw` is the exact line to send, as a string", "quote the line")
+        return ServerItem("raw", data["raw"], at=at)
+    message = _message(data[kind], place + (kind,), kind == "request")
+    if kind == "notification" and "response" in data:
+        raise _Problem(place + ("response",), "a notification gets no response", "remove `response`")
+    response = None if "response" not in data else _response(data["response"], place + ("response",))
+    return ServerItem(kind, message, response, at)
+
+
+def _mapping(data: Any, place: Place, fix: str) -> None:
+    if not isinstance(data, dict):
+        got = "nothing" if data is None else type(data).__name__
+        got = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(got, got)
+        raise _Problem(place, f"expected a mapping, got {got}", fix)
+
+
+def _known_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> None:
+    for key in data:
+        if key not in known:
+            raise _Problem(place + (str(key),), f"unknown key {key!r}", f"use one of: {', '.join(known)}")
+
+
+def _seconds(data: dict[str, Any], key: str, place: Place) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise _Problem(place + (key,), f"`{key}` must be a number of seconds, at least 0", f"write e.g. `{key}: 0.5`")
+    return float(value)

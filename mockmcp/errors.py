@@ -1,0 +1,64 @@
+"""The one exception tree of mockmcp.
+
+    MockmcpError              anything mockmcp refuses to do; knows its exit code and renders itself
+    ├── CassetteError         a cassette that cannot be read: file, line, place, problem, fix
+    ├── UsageError            a bad option or argument (e.g. an --ignore path that does not parse)
+    └── StrictFailure         --strict and the session had misses or unplayed interactions
+
+Errors keep their facts as attributes and build their message from them, so the CLI (the only
+place that turns errors into exit codes) and the pytest plugin can both show or inspect them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CassetteError", "MockmcpError", "StrictFailure", "UsageError"]
+
+
+class MockmcpError(Exception):
+    """Base of every error mockmcp raises on purpose."""
+
+    exit_code = 2
+
+    def __init__(self, problem: str, fix: str | None = None) -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The whole message: what went wrong, then how to fix it."""
+        return self.problem if not self.fix else f"{self.problem}\n  how to fix: {self.fix}"
+
+
+class CassetteError(MockmcpError):
+    """A cassette could not be loaded or saved; says which file, where, what and how to fix it."""
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        path: str | None = None,
+        place: str = "",
+        line: int | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.path = path
+        self.place = place
+        self.line = line
+        super().__init__(problem, fix)
+
+    def render(self) -> str:
+        where = self.path or "<cassette>"
+        if self.line is not None:
+            where += f":{self.line}"
+        head = f"{where}: {self.place}: {self.problem}" if self.place else f"{where}: {self.problem}"
+        return head if not self.fix else f"{head}\n  how to fix: {self.fix}"
+
+
+class UsageError(MockmcpError):
+    """A command-line option or argument that mockmcp cannot use."""
+
+
+class StrictFailure(MockmcpError):
+    """The replay ran, but --strict found misses or unplayed interactions."""
+
+    exit_code = 1

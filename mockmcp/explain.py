@@ -1,0 +1,173 @@
+"""Explaining a near miss: which recorded requests come closest to an unmatched one, and how they differ.
+
+Only a miss pays for this module: it imports deepdiff, which costs more at start-up than the rest
+of mockmcp together, so the replay engine imports it lazily. Candidates are ranked with a cheap
+count of differing leaves (fine for thousands of candidates), and the best three are then described
+exactly with deepdiff.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from mockmcp.cassette import Cassette
+from mockmcp.matching import Matcher, canonical
+
+__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "render_path"]
+
+MAX_CANDIDATES = 3
+_PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9_\-/$]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A recorded request close to the incoming one."""
+
+    index: int
+    differences: tuple[str, ...]
+    first_path: str
+    plays: int
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    """An incoming request no recorded interaction answers, with the full story."""
+
+    request_id: Any
+    method: str
+    params: Any
+    code: int
+    reason: str
+    candidates: tuple[Candidate, ...]
+    fixes: tuple[str, ...]
+
+    def render(self) -> str:
+        """The story for stderr: reason, request, closest candidates with differences, how to fix."""
+        lines = [f"mockmcp: {self.reason}", f"  incoming request (id {json.dumps(self.request_id)}): {self.method} {_short(self.params)}"]
+        if self.candidates:
+            lines.append("  closest recorded requests:")
+        for n, candidate in enumerate(self.candidates, 1):
+            played = f"played {candidate.plays} time{'s' * (candidate.plays != 1)}" if candidate.plays else "not played yet"
+            lines.append(f"    {n}. interactions[{candidate.index}] ({played})")
+            lines.extend(f"       - {difference}" for difference in candidate.differences)
+        lines.append("  how to fix:")
+        lines.extend(f"    {n}. {fix}" for n, fix in enumerate(self.fixes, 1))
+        return "\n".join(lines)
+
+    def error_data(self) -> dict[str, Any]:
+        """The `data` of the JSON-RPC error the host receives: short, but enough to act on."""
+        data: dict[str, Any] = {"method": self.method}
+        if self.candidates:
+            best = self.candidates[0]
+            data["closest"] = f"interactions[{best.index}]"
+            data["differences"] = list(best.differences)
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.request_id,
+            "method": self.method,
+            "params": self.params,
+            "code": self.code,
+            "reason": self.reason,
+            "closest": [
+                {"interaction": c.index, "plays": c.plays, "differences": list(c.differences)} for c in self.candidates
+            ],
+            "fixes": list(self.fixes),
+            "explanation": self.render(),
+        }
+
+
+def explain_miss(
+    cassette: Cassette, matcher: Matcher, plays: list[int], request_id: Any, method: str, params: Any, code: int, reason: str
+) -> Miss:
+    """Rank the recorded requests of the same method against the incoming one and describe the best."""
+    live = matcher.normalize(method, params)
+    live_leaves = _leaves(live)
+    scored = []
+    for index, interaction in enumerate(cassette.interactions):
+        if interaction.kind == "request" and interaction.method == method:
+            recorded = matcher.normalize(method, interaction.params)
+            scored.append((len(_leaves(recorded) ^ live_leaves), index, recorded))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    candidates = []
+    for _score, index, recorded in scored[:MAX_CANDIDATES]:
+        differences = describe_differences(recorded, live)
+        candidates.append(Candidate(index, tuple(text for _path, text in differences), differences[0][0] if differences else "", plays[index]))
+    return Miss(request_id, method, params, code, reason, tuple(candidates), _fixes(cassette, method, candidates))
+
+
+def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tuple[str, ...]:
+    where = cassette.path or "CASSETTE"
+    server = cassette.meta.get("server")
+    command = shlex.join(str(part) for part in server) if isinstance(server, list) and server else "SERVER..."
+    fixes = []
+    if candidates and candidates[0].first_path:
+        fixes.append(f"if {candidates[0].first_path} varies from run to run, leave it out of matching: --ignore '{candidates[0].first_path}'")
+    fixes.append(f"if the host now asks something new, record it: mockmcp record --mode new -o {where} -- {command}")
+    if candidates:
+        fixes.append(f"or edit {where} by hand: interactions[{candidates[0].index}].request.params")
+    else:
+        fixes.append(f"or add an interaction for {method} to {where} by hand")
+    return tuple(fixes)
+
+
+def describe_differences(recorded: Any, live: Any) -> list[tuple[str, str]]:
+    """Exact differences between recorded and incoming params, as (path, sentence) pairs."""
+    from deepdiff import DeepDiff  # deferred: see the module docstring
+
+    diff = DeepDiff(recorded, live, view="tree", verbose_level=2)
+    out: list[tuple[str, str]] = []
+    for report_type, items in sorted(diff.items()):
+        for item in items:
+            path = render_path(item.path(output_format="list"))
+            out.append((path, _sentence(report_type, path, item.t1, item.t2)))
+    out.sort()
+    return out
+
+
+def _sentence(report_type: str, path: str, recorded: Any, live: Any) -> str:
+    where = path or "params"
+    if "added" in report_type:
+        return f"{where}: only in the incoming request ({_short(live)})"
+    if "removed" in report_type:
+        return f"{where}: only in the recording ({_short(recorded)})"
+    if report_type == "type_changes":
+        return f"{where}: recorded {_short(recorded)} ({_kind(recorded)}), incoming {_short(live)} ({_kind(live)})"
+    return f"{where}: recorded {_short(recorded)}, incoming {_short(live)}"
+
+
+def render_path(segments: list[Any]) -> str:
+    """Path segments in the syntax --ignore accepts: `arguments.items[0]`, `_meta["a.b/c"]`."""
+    out = ""
+    for segment in segments:
+        if isinstance(segment, int):
+            out += f"[{segment}]"
+        elif _PLAIN_SEGMENT.match(str(segment)):
+            out += f".{segment}" if out else str(segment)
+        else:
+            out += "[" + json.dumps(str(segment), ensure_ascii=False) + "]"
+    return out
+
+
+def _leaves(value: Any, prefix: str = "") -> set[tuple[str, str]]:
+    if isinstance(value, dict) and value:
+        return set().union(*(_leaves(item, f"{prefix}.{key}") for key, item in value.items()))
+    if isinstance(value, list) and value:
+        return set().union(*(_leaves(item, f"{prefix}[{i}]") for i, item in enumerate(value)))
+    return {(prefix, canonical(value))}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    return {int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), "null")
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = canonical(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,128 @@
+"""JSON-RPC 2.0 as MCP uses it: the four message shapes, error codes, one line in, one line out.
+
+Messages stay plain dicts from the wire to the cassette and back, so fields no model knows survive.
+This module only decides what shape a parsed value has, and builds the few messages mockmcp itself
+originates (error responses). It never reads or writes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "NO_MATCH",
+    "PARSE_ERROR",
+    "Classified",
+    "classify",
+    "encode",
+    "error_response",
+    "is_valid_id",
+]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# mockmcp's own code, in the implementation-defined server range: the method is known to the
+# cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md.
+NO_MATCH = -32042
+
+REQUEST = "request"
+NOTIFICATION = "notification"
+RESPONSE = "response"
+INVALID = "invalid"
+
+
+def is_valid_id(value: object) -> bool:
+    """True for the ids JSON-RPC allows in a request: a string or an integer (not a bool, not null)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """What one parsed JSON value is: kind is request, notification, response or invalid.
+
+    For an invalid message, `problem` says why and `reply_id` is the id to answer with (null when
+    the id itself is unreadable); a response is never answered, so its problems only get a note.
+    """
+
+    kind: str
+    message: Any
+    problem: str = ""
+    reply_id: Any = None
+
+
+def classify(message: Any) -> Classified:
+    """Sort one parsed JSON value into the four JSON-RPC shapes, or say why it is none of them."""
+    if not isinstance(message, dict):
+        return Classified(INVALID, message, f"expected a JSON object, got {_json_type(message)}")
+    has_id = "id" in message
+    reply_id = message["id"] if has_id and is_valid_id(message["id"]) else None
+    if message.get("jsonrpc") != "2.0":
+        return Classified(INVALID, message, 'missing or wrong "jsonrpc": must be "2.0"', reply_id)
+    if "method" in message:
+        return _classify_call(message, has_id, reply_id)
+    if "result" in message or "error" in message:
+        return _classify_response(message)
+    return Classified(INVALID, message, 'neither a request (no "method") nor a response', reply_id)
+
+
+def _classify_call(message: dict[str, Any], has_id: bool, reply_id: Any) -> Classified:
+    if not isinstance(message["method"], str):
+        return Classified(INVALID, message, '"method" must be a string', reply_id)
+    params = message.get("params")
+    if "params" in message and not isinstance(params, (dict, list)):
+        return Classified(INVALID, message, '"params" must be an object', reply_id)
+    if not has_id:
+        return Classified(NOTIFICATION, message)
+    if reply_id is None:
+        what = "null" if message["id"] is None else _json_type(message["id"])
+        return Classified(INVALID, message, f'"id" must be a string or an integer, got {what}')
+    return Classified(REQUEST, message, reply_id=reply_id)
+
+
+def _classify_response(message: dict[str, Any]) -> Classified:
+    if ("result" in message) == ("error" in message):
+        return Classified(INVALID, message, 'a response has exactly one of "result" and "error"')
+    if not is_valid_id(message.get("id")):
+        return Classified(INVALID, message, 'a response needs the "id" of the request it answers')
+    return Classified(RESPONSE, message)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def error_response(reply_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error response; `data` is left out when None."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": reply_id, "error": error}
+
+
+def encode(message: Any) -> bytes:
+    """One message as one stdio line: compact JSON, UTF-8, newline-terminated, no embedded newline."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate (legal in a JSON escape, not in UTF-8): keep it escaped, as it came.
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"

@@ -1,0 +1,126 @@
+"""The one definition of "the same request": method and params, minus what varies between runs.
+
+Theory of operation: both the recorded and the incoming params are normalized (volatile paths
+removed, containers emptied by that removal dropped), then serialized canonically (sorted keys,
+exact JSON types, so `1`, `1.0` and `true` stay different). Equal keys mean a match; the replay
+engine indexes recorded interactions by key, so matching costs the same for 10 interactions as
+for 5000. Ids never enter a key.
+
+Ignore paths are dotted, relative to params, with fnmatch patterns per segment and brackets for
+keys that hold dots: `arguments.timestamp`, `_meta["io.modelcontextprotocol/*"]`, `items[*].id`
+(`items.*.id` and `items[0].id` work too).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from mockmcp.errors import UsageError
+
+__all__ = ["DEFAULT_IGNORES", "Matcher", "parse_path"]
+
+# What always varies between runs and hosts: the progress token (the SDK uses the request id),
+# the 2026-07-28 per-request protocol version, client info, capabilities and log level, and
+# W3C trace context. All live in params._meta.
+DEFAULT_IGNORES = (
+    "_meta.progressToken",
+    '_meta["io.modelcontextprotocol/*"]',
+    "_meta.traceparent",
+    "_meta.tracestate",
+    "_meta.baggage",
+)
+# Methods matched on their name alone: initialize's client info and capabilities change with every
+# host version. notifications/cancelled names a live request id, and ids never decide a match.
+_METHOD_ONLY = {"initialize"}
+_IGNORED_BY_METHOD = {"notifications/cancelled": ("requestId",)}
+
+_SEGMENT = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]|([^.\[\]]+)')
+
+Path = tuple[str, ...]
+
+
+def parse_path(text: str) -> Path:
+    """Split an ignore path into segments; raises UsageError on a malformed one."""
+    segments: list[str] = []
+    pos = 0
+    while pos < len(text):
+        found = _SEGMENT.match(text, pos)
+        if found is None:
+            raise UsageError(
+                f"cannot read the ignore path {text!r} at character {pos + 1}",
+                'write segments separated by dots, e.g. `arguments.when` or `_meta["io.example/key"]`',
+            )
+        quoted, index, plain = found.groups()
+        segments.append(json.loads(f'"{quoted}"') if quoted is not None else index or plain)
+        pos = found.end()
+        if pos < len(text) and text[pos] == ".":
+            pos += 1
+    if not segments:
+        raise UsageError("empty ignore path", "name a params path such as `arguments.when`")
+    return tuple(segments)
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """Normalizes and keys requests; `ignores` are parsed paths relative to params."""
+
+    ignores: tuple[Path, ...]
+
+    @classmethod
+    def build(cls, extra: tuple[str, ...] = ()) -> Matcher:
+        """The default volatile paths plus the user's; raises UsageError for a malformed path."""
+        return cls(tuple(parse_path(text) for text in DEFAULT_IGNORES + tuple(extra)))
+
+    def normalize(self, method: str, params: Any) -> Any:
+        """params without the ignored paths: what a match compares."""
+        if method in _METHOD_ONLY or params is None:
+            return None
+        paths = self.ignores + tuple((p,) for p in _IGNORED_BY_METHOD.get(method, ()))
+        for path in paths:
+            params = _without(params, path)
+        return None if params == {} else params
+
+    def key(self, method: str, params: Any) -> str:
+        """The canonical match key of a request or notification."""
+        return method + "\0" + canonical(self.normalize(method, params))
+
+
+def canonical(value: Any) -> str:
+    """Canonical JSON text: sorted keys, compact, exact types."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _without(value: Any, path: Path) -> Any:
+    """A copy of value with every match of path removed; containers emptied by the removal go too.
+
+    Returns value itself when nothing matched, so the common case copies nothing.
+    """
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if fnmatchcase(key, head):
+                if not rest:
+                    changed = True
+                    continue
+                new = _without(item, rest)
+                if new is not item:
+                    changed = True
+                    if new in ({}, []) and item not in ({}, []):
+                        continue
+                    item = new
+            out[key] = item
+        return out if changed else value
+    if isinstance(value, list) and rest:
+        items = [_without(item, rest) if _index_matches(i, head) else item for i, item in enumerate(value)]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    return value
+
+
+def _index_matches(index: int, pattern: str) -> bool:
+    return fnmatchcase(str(index), pattern)

@@ -1,0 +1,136 @@
+"""Turning the stream of observed stdio lines into a cassette. Pure: lines and times in, a Cassette out.
+
+Theory of operation. Every line either side sends is fed in order with its direction and time. A
+client request or notification opens an interaction. A server response closes the client request
+with its id (client and server ids are separate namespaces). Anything else the server sends is
+attached to the client interaction it belongs to:
+
+1. a progress notification, by its `progressToken`;
+2. a notification carrying `_meta["io.modelcontextprotocol/subscriptionId"]`, by that listen id;
+3. otherwise the newest client request still in flight, or, when none is, a client notification that
+   is still the last thing the client said (a server often answers `notifications/initialized`
+   with `roots/list`);
+4. otherwise it was unprompted, and keeps its place as a server-only interaction.
+
+The client's answers to server requests are attached to those requests. A server line that is not
+a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockmcp import jsonrpc
+from mockmcp.cassette import Cassette, Interaction, ServerItem
+
+__all__ = ["CLIENT", "SERVER", "Recorder"]
+
+CLIENT = "client"
+SERVER = "server"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+@dataclass(slots=True)
+class _Open:
+    """An interaction under construction."""
+
+    kind: str
+    message: dict[str, Any] | None
+    at: float | None
+    server: list[dict[str, Any]] = field(default_factory=list)
+    response: dict[str, Any] | None = None
+    took: float | None = None
+
+    def freeze(self) -> Interaction:
+        items = tuple(ServerItem(i["kind"], i["message"], i.get("response"), i["at"]) for i in self.server)
+        return Interaction(self.kind, self.message, items, self.response, at=self.at, took=self.took)
+
+
+class Recorder:
+    """Accumulates one session; `cassette()` may be called at any time for what is known so far."""
+
+    def __init__(self, meta: dict[str, Any] | None = None) -> None:
+        self.meta = dict(meta or {})
+        self._items: list[_Open] = []
+        self._in_flight: dict[Any, _Open] = {}  # client request id -> interaction
+        self._tokens: dict[Any, _Open] = {}  # progress token -> interaction
+        self._server_requests: dict[Any, dict[str, Any]] = {}  # server request id -> item
+        self.skipped: list[str] = []
+
+    def feed(self, direction: str, line: bytes, at: float) -> None:
+        """Take one complete line (without its newline) that `direction` sent `at` seconds into the session."""
+        if not line.strip():
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if direction == CLIENT:
+            self._client(message, line, at)
+        else:
+            self._server(message, line, at)
+
+    def _client(self, message: Any, line: bytes, at: float) -> None:
+        found = jsonrpc.classify(message)
+        if found.kind == jsonrpc.REQUEST:
+            body = _strip(message)
+            item = _Open("request", body, _round(at))
+            self._items.append(item)
+            self._in_flight[message["id"]] = item
+            meta = (body.get("params") or {}).get("_meta") if isinstance(body.get("params"), dict) else None
+            if isinstance(meta, dict) and "progressToken" in meta:
+                self._tokens[meta["progressToken"]] = item
+        elif found.kind == jsonrpc.NOTIFICATION:
+            self._items.append(_Open("notification", _strip(message), _round(at)))
+        elif found.kind == jsonrpc.RESPONSE and message["id"] in self._server_requests:
+            self._server_requests.pop(message["id"])["response"] = _strip(message, keep_id=False)
+        else:
+            self.skipped.append(line.decode("utf-8", "replace"))
+
+    def _server(self, message: Any, line: bytes, at: float) -> None:
+        found = jsonrpc.classify(message)
+        if found.kind == jsonrpc.RESPONSE and message["id"] in self._in_flight:
+            item = self._in_flight.pop(message["id"])
+            item.response = _strip(message, keep_id=False)
+            item.took = _round(at - item.at) if item.at is not None else None
+            return
+        if found.kind == jsonrpc.NOTIFICATION:
+            entry = {"kind": "notification", "message": _strip(message), "at": _round(at)}
+        elif found.kind == jsonrpc.REQUEST:
+            entry = {"kind": "request", "message": _strip(message), "at": _round(at)}
+            self._server_requests[message["id"]] = entry
+        else:
+            entry = {"kind": "raw", "message": line.decode("utf-8", "surrogateescape"), "at": _round(at)}
+        self._owner(message, at).server.append(entry)
+
+    def _owner(self, message: Any, at: float) -> _Open:
+        params = message.get("params") if isinstance(message, dict) else None
+        if isinstance(params, dict):
+            if message.get("method") == "notifications/progress" and params.get("progressToken") in self._tokens:
+                return self._tokens[params["progressToken"]]
+            meta = params.get("_meta")
+            if isinstance(meta, dict) and meta.get(SUBSCRIPTION_ID) in self._in_flight:
+                return self._in_flight[meta[SUBSCRIPTION_ID]]
+        if self._in_flight:
+            return next(reversed(self._in_flight.values()))
+        last = self._items[-1] if self._items else None
+        if last is not None and last.kind in ("notification", "server"):
+            return last
+        item = _Open("server", None, _round(at))
+        self._items.append(item)
+        return item
+
+    def cassette(self) -> Cassette:
+        """Everything recorded so far as a Cassette."""
+        return Cassette(tuple(item.freeze() for item in self._items), self.meta)
+
+
+def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
+    """The message as the cassette keeps it: without the constant jsonrpc field (and the id, for responses)."""
+    return {k: v for k, v in message.items() if k != "jsonrpc" and (keep_id or k != "id")}
+
+
+def _round(seconds: float) -> float:
+    return round(seconds, 4)

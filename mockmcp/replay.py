@@ -1,0 +1,355 @@
+"""The replay engine: a cassette and incoming lines in, actions out. No I/O, no clocks, no sleeping.
+
+Theory of operation. Every incoming line goes through `receive`, which returns what the shell must
+do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr. A
+matched request starts a *job* that walks its interaction's steps: an optional delay, then each
+recorded server message in order, then the response. A job pauses at a delay (until the shell
+calls `wake`) or at a server-to-client request (until the host's answer arrives through
+`receive`), so a waiting job never holds up any other: each request is answered when it arrives.
+
+Matching is by key (see `matching`): the same request asked again gets the recorded answers in
+recorded order, then the last one again. Unsolicited server messages are released once the client
+interaction recorded just before them has played, or at start-up when nothing preceded them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockmcp import jsonrpc
+from mockmcp.cassette import Cassette, Interaction, ServerItem
+from mockmcp.matching import Matcher, canonical
+from mockmcp.report import Mismatch, Report
+
+__all__ = ["Action", "Note", "Replay", "Send", "Wake"]
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Write these bytes (one or more complete lines) to the host."""
+
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """Call `Replay.wake(job)` after `after` seconds."""
+
+    after: float
+    job: int
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A diagnostic for stderr; never for the protocol stream."""
+
+    text: str
+
+
+Action = Send | Wake | Note
+_KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
+
+
+@dataclass(slots=True)
+class _Batch:
+    """A JSON-RPC batch being answered: its responses go out together, as one array."""
+
+    pending: int = 0
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    sealed: bool = False
+
+
+@dataclass(slots=True)
+class _Job:
+    """One interaction being played to the host."""
+
+    id: int
+    index: int
+    interaction: Interaction
+    reply_id: Any = None  # the live request's id; None when there is no request to answer
+    token: Any = _KEEP  # the live progress token, None when the request asked for no progress
+    batch: _Batch | None = None
+    step: int = 0
+    waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
+
+
+class Replay:
+    """Replays one cassette to one host session."""
+
+    def __init__(self, cassette: Cassette, matcher: Matcher) -> None:
+        self.cassette = cassette
+        self.matcher = matcher
+        self.report = Report.start(cassette)
+        self._requests: dict[str, list[int]] = {}
+        self._notifications: dict[str, list[int]] = {}
+        self._asked: dict[str, int] = {}
+        self._unsolicited: dict[int | None, list[int]] = {}
+        self._methods = set()
+        self._jobs: dict[int, _Job] = {}
+        self._live: dict[Any, int] = {}  # live request id -> job
+        self._awaiting: dict[Any, int] = {}  # our server-request id -> job
+        self._next_job = 0
+        self._next_server_id = 1
+        self._index(cassette)
+
+    def _index(self, cassette: Cassette) -> None:
+        anchor: int | None = None
+        for i, interaction in enumerate(cassette.interactions):
+            if interaction.kind == "server":
+                self._unsolicited.setdefault(anchor, []).append(i)
+                continue
+            anchor = i
+            table = self._requests if interaction.kind == "request" else self._notifications
+            table.setdefault(self.matcher.key(interaction.method or "", interaction.params), []).append(i)
+            if interaction.kind == "request":
+                self._methods.add(interaction.method)
+
+    # --- the engine's interface to its shell ---------------------------------------------------
+
+    def start(self) -> list[Action]:
+        """What to send before the host says anything: unsolicited messages recorded first."""
+        return self._release(None)
+
+    def receive(self, line: bytes) -> list[Action]:
+        """Handle one line from the host."""
+        try:
+            message = json.loads(line)
+        except ValueError as exc:  # includes UnicodeDecodeError
+            return [
+                Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
+                self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),
+            ]
+        if isinstance(message, list):
+            return self._receive_batch(message)
+        return self._receive_one(message, None)
+
+    def wake(self, job_id: int) -> list[Action]:
+        """A delay the engine asked for is over."""
+        job = self._jobs.get(job_id)
+        return [] if job is None else self._advance(job)
+
+    def close(self) -> list[Action]:
+        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned."""
+        out: list[Action] = []
+        for server_id, job_id in list(self._awaiting.items()):
+            job = self._jobs.pop(job_id)
+            assert job.waiting is not None
+            text = f"the host closed the session before answering {job.waiting[1].message['method']} (id {server_id}) from interactions[{job.index}]"
+            self.report.unanswered.append(text)
+            out.append(Note(f"mockmcp: {text}"))
+        self._awaiting.clear()
+        return out
+
+    # --- incoming messages --------------------------------------------------------------------
+
+    def _receive_batch(self, messages: list[Any]) -> list[Action]:
+        if not messages:
+            return [self._send(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))]
+        batch = _Batch()
+        out: list[Action] = []
+        for message in messages:
+            out.extend(self._receive_one(message, batch))
+        batch.sealed = True
+        return out + self._flush_batch(batch)
+
+    def _receive_one(self, message: Any, batch: _Batch | None) -> list[Action]:
+        found = jsonrpc.classify(message)
+        if found.kind == jsonrpc.REQUEST:
+            return self._request(message, batch)
+        if found.kind == jsonrpc.NOTIFICATION:
+            return self._notification(message)
+        if found.kind == jsonrpc.RESPONSE:
+            return self._host_response(message)
+        if isinstance(message, dict) and ("result" in message or "error" in message) and "method" not in message:
+            return [Note(f"mockmcp: ignored a malformed response from the host: {found.problem}")]
+        error = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
+        return [Note(f"mockmcp: invalid message from the host ({found.problem}); answered -32600"), *self._answer(batch, error)]
+
+    def _request(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
+        method, params, reply_id = message["method"], message.get("params"), message["id"]
+        key = self.matcher.key(method, params)
+        indexes = self._requests.get(key)
+        if indexes is None:
+            if method == "ping":  # answered even when the cassette never saw one
+                return self._answer(batch, {"jsonrpc": "2.0", "id": reply_id, "result": {}})
+            return self._miss(message, batch)
+        asked = self._asked.get(key, 0)
+        self._asked[key] = asked + 1
+        index = indexes[min(asked, len(indexes) - 1)]
+        if asked >= len(indexes):
+            self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
+        out = self._version_note(method, params, index)
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        job = self._new_job(index, reply_id=reply_id, token=token, batch=batch)
+        self._live[reply_id] = job.id
+        return out + self._advance(job)
+
+    def _notification(self, message: dict[str, Any]) -> list[Action]:
+        method, params = message["method"], message.get("params")
+        out: list[Action] = []
+        if method == "notifications/cancelled" and isinstance(params, dict):
+            out.extend(self._cancel(params.get("requestId")))
+        indexes = self._notifications.get(self.matcher.key(method, params))
+        if indexes is None:
+            return out
+        played = [i for i in indexes if self.report.plays[i] == 0]
+        index = played[0] if played else indexes[-1]
+        return out + self._advance(self._new_job(index))
+
+    def _host_response(self, message: dict[str, Any]) -> list[Action]:
+        job_id = self._awaiting.pop(message["id"], None)
+        if job_id is None:
+            return [Note(f"mockmcp: ignored a response from the host to an id it was never sent ({message['id']!r})")]
+        job = self._jobs[job_id]
+        assert job.waiting is not None
+        item = job.waiting[1]
+        job.waiting = None
+        out: list[Action] = []
+        live = {k: message[k] for k in ("result", "error") if k in message}
+        recorded = {k: v for k, v in (item.response or {}).items() if k != "id"}
+        if item.response is not None and canonical(recorded) != canonical(live):
+            from mockmcp.explain import describe_differences  # deferred: only a difference pays for deepdiff
+
+            differences = tuple(text for _path, text in describe_differences(recorded, live))
+            mismatch = Mismatch(job.index, item.message["method"], differences)
+            self.report.mismatches.append(mismatch)
+            out.append(Note(mismatch.render()))
+        return out + self._advance(job)
+
+    def _cancel(self, request_id: Any) -> list[Action]:
+        job_id = self._live.pop(request_id, None) if jsonrpc.is_valid_id(request_id) else None
+        if job_id is None or job_id not in self._jobs:
+            return []
+        job = self._jobs.pop(job_id)
+        if job.waiting is not None:
+            self._awaiting.pop(job.waiting[0], None)
+        if job.batch is not None:
+            job.batch.pending -= 1
+        return [Note(f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered")]
+
+    # --- playing interactions ---------------------------------------------------------------------
+
+    def _new_job(self, index: int, reply_id: Any = None, token: Any = _KEEP, batch: _Batch | None = None) -> _Job:
+        self.report.plays[index] += 1
+        job = _Job(self._next_job, index, self.cassette.interactions[index], reply_id, token, batch)
+        self._next_job += 1
+        if batch is not None and job.interaction.response is not None:
+            batch.pending += 1
+        self._jobs[job.id] = job
+        return job
+
+    def _advance(self, job: _Job) -> list[Action]:
+        """Play the job's steps until it finishes or must wait; the steps are delay, server items, response."""
+        out: list[Action] = []
+        interaction = job.interaction
+        items = interaction.server
+        while True:
+            step = job.step
+            job.step += 1
+            if step == 0:
+                if interaction.delay:
+                    out.append(Wake(interaction.delay, job.id))
+                    return out
+            elif step <= len(items):
+                item = items[step - 1]
+                if item.kind == "request":
+                    out.append(self._ask(job, item))
+                    return out
+                out.extend(self._server_message(job, item))
+            else:
+                return out + self._finish(job)
+
+    def _ask(self, job: _Job, item: ServerItem) -> Send:
+        server_id = self._next_server_id
+        self._next_server_id += 1
+        job.waiting = (server_id, item)
+        self._awaiting[server_id] = job.id
+        body = {k: v for k, v in item.message.items() if k != "id"}
+        return self._send({"jsonrpc": "2.0", "id": server_id, **body})
+
+    def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
+        if item.kind == "raw":
+            text = item.message if item.message.endswith("\n") else item.message + "\n"
+            return [Send(text.encode())]
+        message = item.message
+        if job.token is not _KEEP:
+            params = message.get("params")
+            if message["method"] == "notifications/progress" and isinstance(params, dict):
+                if job.token is None:
+                    return []  # the live request asked for no progress
+                message = {**message, "params": {**params, "progressToken": job.token}}
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            if isinstance(meta, dict) and SUBSCRIPTION_ID in meta:
+                message = {**message, "params": {**params, "_meta": {**meta, SUBSCRIPTION_ID: job.reply_id}}}
+        return [self._send({"jsonrpc": "2.0", **message})]
+
+    def _finish(self, job: _Job) -> list[Action]:
+        del self._jobs[job.id]
+        if self._live.get(job.reply_id) == job.id:
+            del self._live[job.reply_id]
+        out: list[Action] = []
+        response = job.interaction.response
+        if response is not None and job.reply_id is not None:
+            body = {k: v for k, v in response.items() if k != "id"}
+            out.extend(self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True))
+        if self.report.plays[job.index] == 1:
+            out.extend(self._release(job.index))
+        return out
+
+    def _release(self, anchor: int | None) -> list[Action]:
+        out: list[Action] = []
+        for index in self._unsolicited.pop(anchor, []):
+            out.extend(self._advance(self._new_job(index)))
+        return out
+
+    # --- answers -----------------------------------------------------------------------------------
+
+    def _answer(self, batch: _Batch | None, response: dict[str, Any], counted: bool = False) -> list[Action]:
+        if batch is None:
+            return [self._send(response)]
+        batch.responses.append(response)
+        if counted:
+            batch.pending -= 1
+        return self._flush_batch(batch)
+
+    def _flush_batch(self, batch: _Batch) -> list[Action]:
+        if not batch.sealed or batch.pending > 0 or not batch.responses:
+            return []
+        responses, batch.responses = batch.responses, []
+        return [self._send(responses)]
+
+    def _send(self, message: Any) -> Send:
+        return Send(jsonrpc.encode(message))
+
+    def _miss(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
+        from mockmcp.explain import explain_miss  # deferred: a miss is the only user of deepdiff
+
+        method = message["method"]
+        if method in self._methods:
+            code, reason = jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request"
+        else:
+            code, reason = jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}"
+        miss = explain_miss(self.cassette, self.matcher, self.report.plays, message["id"], method, message.get("params"), code, reason)
+        self.report.misses.append(miss)
+        text = "Method not found" if code == jsonrpc.METHOD_NOT_FOUND else "mockmcp: no recorded interaction matches"
+        error = jsonrpc.error_response(message["id"], code, f"{text}: {method}", miss.error_data())
+        return [Note(miss.render()), *self._answer(batch, error)]
+
+    def _version_note(self, method: str, params: Any, index: int) -> list[Action]:
+        if method != "initialize" or not isinstance(params, dict):
+            return []
+        recorded = self.cassette.interactions[index].params
+        wanted = recorded.get("protocolVersion") if isinstance(recorded, dict) else None
+        if wanted is None or params.get("protocolVersion") == wanted:
+            return []
+        return [
+            Note(
+                f"mockmcp: the host asks for protocol version {params.get('protocolVersion')!r}, the cassette "
+                f"recorded {wanted!r}; answering as recorded"
+            )
+        ]

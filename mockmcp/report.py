@@ -1,0 +1,100 @@
+"""What a replay did: interactions played, repeated, missed, left unplayed, answers that differed.
+
+Pure data with two renderings: a short text summary for stderr, and JSON for tools (the pytest
+plugin reads it through `mockmcp replay --report FILE`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockmcp.cassette import Cassette
+from mockmcp.explain import Miss
+
+__all__ = ["Mismatch", "Report"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """The host answered a replayed server-to-client request differently from the recording."""
+
+    interaction: int
+    method: str
+    differences: tuple[str, ...]
+
+    def render(self) -> str:
+        head = f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording:"
+        return "\n".join([f"mockmcp: {head}", *(f"  - {d}" for d in self.differences)])
+
+
+@dataclass(slots=True)
+class Report:
+    """Counts and findings of one replay session, filled in by the engine as it goes."""
+
+    cassette: Cassette
+    plays: list[int]
+    repeats: dict[int, int] = field(default_factory=dict)
+    misses: list[Miss] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    unanswered: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, cassette: Cassette) -> Report:
+        return cls(cassette, [0] * len(cassette.interactions))
+
+    def _client_indexes(self) -> list[int]:
+        return [i for i, it in enumerate(self.cassette.interactions) if it.kind != "server"]
+
+    @property
+    def unplayed(self) -> list[int]:
+        """Interactions with a client message that the host never sent."""
+        return [i for i in self._client_indexes() if self.plays[i] == 0]
+
+    @property
+    def strict_ok(self) -> bool:
+        """What --strict demands: no misses and nothing left unplayed."""
+        return not self.misses and not self.unplayed
+
+    def _label(self, index: int) -> str:
+        interaction = self.cassette.interactions[index]
+        label = f"interactions[{index}] {interaction.method}"
+        params = interaction.params
+        if isinstance(params, dict) and isinstance(params.get("name"), str):
+            label += f" {params['name']}"
+        return label
+
+    def summary(self) -> str:
+        """A few lines for stderr."""
+        total = len(self._client_indexes())
+        played = total - len(self.unplayed)
+        head = (
+            f"mockmcp replay: {self.cassette.path or 'cassette'}: played {played} of {total} interactions; "
+            f"{len(self.misses)} missed, {len(self.repeats)} repeated, {len(self.unplayed)} unplayed, "
+            f"{len(self.mismatches)} answers differed"
+        )
+        lines = [head]
+        for index, extra in sorted(self.repeats.items()):
+            lines.append(f"  repeated: {self._label(index)}: asked {extra} more time{'s' * (extra != 1)} than recorded; the last answer was repeated")
+        for miss in self.misses:
+            lines.append(f"  missed: {miss.method} (id {miss.request_id!r}): {miss.reason}")
+        for index in self.unplayed:
+            lines.append(f"  unplayed: {self._label(index)}")
+        for mismatch in self.mismatches:
+            lines.append(f"  answer differed: {mismatch.method} in interactions[{mismatch.interaction}]")
+        lines.extend(f"  {text}" for text in self.unanswered)
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cassette": self.cassette.path,
+            "interactions": len(self._client_indexes()),
+            "played": len(self._client_indexes()) - len(self.unplayed),
+            "plays": self.plays,
+            "repeats": [{"interaction": i, "method": self.cassette.interactions[i].method, "extra": n} for i, n in sorted(self.repeats.items())],
+            "misses": [miss.to_json() for miss in self.misses],
+            "unplayed": [{"interaction": i, "method": self.cassette.interactions[i].method} for i in self.unplayed],
+            "mismatches": [{"interaction": m.interaction, "method": m.method, "differences": list(m.differences)} for m in self.mismatches],
+            "unanswered": self.unanswered,
+            "strict_ok": self.strict_ok,
+        }

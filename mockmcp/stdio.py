@@ -1,0 +1,112 @@
+"""The stdio shell around the replay engine: framing, timers, signals. All of replay's I/O is here.
+
+One thread, one selector: lines from stdin go to the engine as they arrive, timers the engine asks
+for (`Wake`) are kept in a heap, and whatever the engine returns is carried out at once. stdout
+carries only what the engine sends; notes go to stderr.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import selectors
+import signal
+import sys
+import time
+from typing import Any, TextIO
+
+from mockmcp.replay import Action, Note, Replay, Send, Wake
+
+__all__ = ["serve"]
+
+_CHUNK = 1 << 16
+
+
+class _Stop(Exception):
+    """SIGTERM or SIGINT: end the session as if the host had closed stdin."""
+
+
+def _raise_stop(signum: int, _frame: Any) -> None:
+    raise _Stop(signum)
+
+
+class _Shell:
+    def __init__(self, engine: Replay, stdin: int, stdout: int, stderr: TextIO) -> None:
+        self.engine, self.stdin, self.stdout, self.stderr = engine, stdin, stdout, stderr
+        self.timers: list[tuple[float, int, int]] = []
+        self.sequence = 0
+        self.host_gone = False
+
+    def perform(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                self.write(action.data)
+            elif isinstance(action, Wake):
+                self.sequence += 1
+                heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
+            elif isinstance(action, Note):
+                print(action.text, file=self.stderr, flush=True)
+
+    def write(self, data: bytes) -> None:
+        if self.host_gone:
+            return
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.stdout, view) :]
+        except (BrokenPipeError, ConnectionResetError):
+            self.host_gone = True
+            print("mockmcp: the host stopped reading; nothing more can be sent", file=self.stderr, flush=True)
+
+    def fire_due_timers(self) -> None:
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now:
+            _deadline, _seq, job = heapq.heappop(self.timers)
+            self.perform(self.engine.wake(job))
+
+    def timeout(self) -> float | None:
+        return None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
+
+    def run(self) -> None:
+        self.perform(self.engine.start())
+        selector = selectors.DefaultSelector()
+        selector.register(self.stdin, selectors.EVENT_READ)
+        pending = b""
+        try:
+            while True:
+                if selector.select(self.timeout()):
+                    chunk = os.read(self.stdin, _CHUNK)
+                    if not chunk:
+                        break
+                    *lines, pending = (pending + chunk).split(b"\n")
+                    for line in lines:
+                        self.receive(line)
+                self.fire_due_timers()
+        finally:
+            selector.close()
+        self.receive(pending)
+        self.drain()
+
+    def receive(self, line: bytes) -> None:
+        if line.strip():
+            self.perform(self.engine.receive(line))
+
+    def drain(self) -> None:
+        """After the host's EOF: send what is still due (delayed replies), then stop."""
+        while self.timers and not self.host_gone:
+            time.sleep(self.timeout() or 0.0)
+            self.fire_due_timers()
+        self.perform(self.engine.close())
+
+
+def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr) -> None:
+    """Run one replay session over file descriptors until the host closes stdin or a signal stops it."""
+    shell = _Shell(engine, stdin, stdout, stderr)
+    previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        shell.run()
+    except _Stop:
+        print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,151 @@
+"""The YAML dialect of cassettes: JSON's data model in a file people can read and edit.
+
+Loading uses libyaml's safe loader when present, with JSON-like scalars only: `2025-11-25` stays a
+string (plain YAML 1.1 would make it a date), and so do `yes`, `on`, `012` and `1:20`. Dumping
+quotes anything another YAML reader could take for something else, writes multi-line strings as
+literal blocks and long prose as folded blocks, and keeps keys in the order they were given.
+Files are written atomically: a temporary file beside the target, then a rename.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from typing import Any
+
+import yaml
+
+__all__ = ["Place", "atomic_write", "dump", "line_of", "load", "render_place"]
+
+Place = tuple[str | int, ...]
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe loader whose implicit scalars are JSON's: null, true/false, decimal ints and floats."""
+
+
+_Loader.yaml_implicit_resolvers = {}
+_IMPLICIT = [
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN"),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)$",
+        "-+0123456789",
+    ),
+]
+for _tag, _pattern, _first in _IMPLICIT:
+    _Loader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+# An empty plain scalar is null; the resolver table needs the empty first character for it.
+_Loader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
+    """Safe dumper with readable strings; keeps the standard resolvers so ambiguous strings are quoted."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = None
+    if "\n" in value:
+        style = "|"
+    elif len(value) > 100 and " " in value:
+        style = ">"
+    # The emitter falls back to a quoted style by itself when a block would not round-trip.
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _is_small_flat(items: list[Any]) -> bool:
+    """Short collections of short scalars read best on one line: `[path]`, `{name: mcp, version: 1.0}`."""
+    scalars = all(item is None or isinstance(item, (bool, int, float)) or (isinstance(item, str) and "\n" not in item) for item in items)
+    return scalars and sum(len(str(item)) + 2 for item in items) <= 60
+
+
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=bool(value) and _is_small_flat(value))
+
+
+def _represent_dict(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.MappingNode:
+    flat = bool(value) and _is_small_flat([*value.keys(), *value.values()])
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=flat)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(dict, _represent_dict)
+
+
+def load(text: str) -> Any:
+    """Parse YAML text into plain data (dicts, lists, strings, numbers, booleans, None).
+
+    Raises yaml.YAMLError with a mark on a syntax error.
+    """
+    return yaml.load(text, Loader=_Loader)
+
+
+def dump(data: Any) -> str:
+    """Serialize plain data as readable YAML, keys in the given order."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def render_place(place: Place) -> str:
+    """`("interactions", 3, "response")` -> `interactions[3].response`."""
+    out = ""
+    for part in place:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def line_of(text: str, place: Place) -> int | None:
+    """The 1-based line where `place` (or its deepest existing parent) starts in the YAML text."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    line = None if node is None else node.start_mark.line + 1
+    for part in place:
+        node = _child(node, part)
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def _child(node: Any, part: str | int) -> Any:
+    if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+        for key, value in node.value:
+            if key.value == part:
+                return value
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        return node.value[part]
+    return None
+
+
+def atomic_write(path: str, text: str) -> None:
+    """Write text to path so that readers see the old file or the new one, never a part.
+
+    The data is flushed to disk before the rename, so a crash cannot leave a half-written file
+    under the real name; on any failure the temporary file is removed and the old file kept.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
