@@ -1,0 +1,139 @@
+"""Cassette loading, validation with located errors, the YAML dialect, and atomic saves."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import SHIPPED, TEST_CASSETTES
+from mockmcp import cassette, yamlfile
+from mockmcp.errors import CassetteError
+
+HEAD = "version: 1\ninteractions:\n"
+
+BROKEN = [
+    # (cassette text, line, place, problem, words of the fix)
+    ("version: 1\ninteractions: [\n", 3, "", "not valid YAML", "correct the YAML syntax"),
+    ("- just a list\n", 1, "", "expected a mapping, got a list", "a cassette is a mapping"),
+    ("version: 2\ninteractions: []\n", 1, "version", "unknown cassette version 2; this mockmcp reads version 1", "set `version: 1`"),
+    ("interactions: []\n", 1, "version", "unknown cassette version None", "set `version: 1`"),
+    ("version: 1\ninteractions: {}\n", 2, "interactions", "`interactions` must be a list", "- request"),
+    ("version: 1\nvesion: 1\ninteractions: []\n", 2, "vesion", "unknown key 'vesion'", "version, meta, interactions"),
+    (HEAD + "- request: {method: tools/list}\n  respnse: {result: {}}\n", 4, "interactions[0].respnse", "unknown key 'respnse'", "use one of: at, request"),
+    (HEAD + "- request: {params: {}}\n", 3, "interactions[0].request", "a message needs a `method` string", "method: tools/call"),
+    (HEAD + "- request: {method: tools/list}\n  response: {}\n", 4, "interactions[0].response", "exactly one of `result` and `error`", "keep the one"),
+    (HEAD + "- request: {method: x}\n  response: {error: {code: '1', message: m}}\n", 4, "interactions[0].response.error.code", "must be an integer", "-32602"),
+    (HEAD + "- request: {method: x}\n  response: {error: {code: 1}}\n", 4, "interactions[0].response.error.message", "needs a `message` string", "message:"),
+    (HEAD + "- notification: {method: x}\n  response: {result: {}}\n", 4, "interactions[0].response", "only a request gets a response", "remove `response`"),
+    (HEAD + "- notification: {method: x, id: 3}\n", 3, "interactions[0].notification.id", "bad `id`", "a notification has none"),
+    (HEAD + "- request: {method: x, id: null}\n", 3, "interactions[0].request.id", "bad `id`", "a string or an integer"),
+    (HEAD + "- {}\n", 3, "interactions[0]", "empty interaction", "add the client's message"),
+    (HEAD + "- request: {method: x}\n  delay: soon\n", 4, "interactions[0].delay", "number of seconds", "delay: 0.5"),
+    (HEAD + "- request: {method: x}\n  server: [{notification: {method: y}, raw: z}]\n", 4, "interactions[0].server[0]", "exactly one of", "split"),
+    (HEAD + "- request: {method: x}\n  server:\n  - raw: {a: 1}\n", 5, "interactions[0].server[0].raw", "exact line to send", "quote"),
+    (HEAD + "- request: {method: x, params: [1]}\n  response: {result: {}}\n- request: {method: y, params: 3}\n", 5, "interactions[1].request.params", "must be a mapping", "key: value"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "place", "problem", "fix"), BROKEN)
+def test_a_broken_cassette_says_file_line_place_problem_and_fix(
+    tmp_path: Path, text: str, line: int, place: str, problem: str, fix: str
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(CassetteError) as raised:
+        cassette.load(str(path))
+    error = raised.value
+    assert (error.path, error.line, error.place) == (str(path), line, place)
+    assert problem in error.problem
+    assert error.fix is not None and fix in error.fix
+    rendered = error.render()
+    assert rendered.startswith(f"{path}:{line}: ") and "how to fix:" in rendered
+
+
+def test_a_missing_cassette_says_how_to_record_one(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match="no such cassette") as raised:
+        cassette.load(str(tmp_path / "nope.yaml"))
+    assert "mockmcp record" in (raised.value.fix or "")
+
+
+@pytest.mark.parametrize("path", sorted([*SHIPPED.glob("*.yaml"), *TEST_CASSETTES.glob("*.yaml")]), ids=lambda p: p.name)
+def test_shipped_cassettes_load_and_survive_a_round_trip(path: Path) -> None:
+    loaded = cassette.load(str(path))
+    assert loaded.interactions
+    again = cassette.loads(cassette.dump(loaded))
+    assert again.interactions == loaded.interactions and again.meta == loaded.meta
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "value"),
+    [
+        ("2025-11-25", "2025-11-25"),  # a date in YAML 1.1; a protocol version here
+        ("yes", "yes"),
+        ("on", "on"),
+        ("012", "012"),
+        ("1:20", "1:20"),
+        (".inf", ".inf"),
+        ("0x10", "0x10"),
+        ("1", 1),
+        ("-7", -7),
+        ("1.5", 1.5),
+        ("1e3", 1000.0),
+        ("true", True),
+        ("null", None),
+        ("", None),
+    ],
+)
+def test_scalars_are_read_as_json_would(yaml_text: str, value: object) -> None:
+    loaded = yamlfile.load(f"a: {yaml_text}\n")["a"]
+    assert loaded == value and type(loaded) is type(value)
+
+
+STRINGS = [
+    "plain",
+    "2025-11-25",
+    "yes",
+    "multi\nline\ntext\n",
+    "no final newline\nhere",
+    "  leading spaces\nand trailing  \n",
+    "tabs\tand \\ backslashes",
+    "a long sentence " * 20,
+    "x" * 300,
+    "unicode: café ✓ 🚀",
+    "\x00 control \x07 chars",
+    "",
+    " ",
+    "- looks like a list",
+    "key: value",
+    "# not a comment",
+    "'quoted'",
+    '"double"',
+]
+
+
+@pytest.mark.parametrize("text", STRINGS)
+def test_every_string_survives_dump_and_load(text: str) -> None:
+    data = {"s": text, "nested": [{"t": text}]}
+    assert yamlfile.load(yamlfile.dump(data)) == data
+
+
+def test_multiline_strings_are_literal_blocks() -> None:
+    assert "s: |\n  line one\n  line two\n" in yamlfile.dump({"s": "line one\nline two\n"})
+
+
+def test_save_is_atomic_and_keeps_the_old_file_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "c.yaml"
+    good = cassette.load(str(SHIPPED / "notes.yaml"))
+    cassette.save(good, str(target))
+    before = target.read_bytes()
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        cassette.save(cassette.loads(HEAD + "- request: {method: x}\n"), str(target))
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"], "the temporary file is removed"

@@ -1,0 +1,223 @@
+"""The official MCP SDK as a real host, talking to `mockmcp replay` over stdio.
+
+Both connection modes: `legacy` (the initialize handshake) and the default `auto` (probe with
+server/discover, fall back to initialize). Each test reads the replay's JSON report to check what
+the engine saw, besides what the host saw.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_types import CreateMessageResult, ElicitResult, Implementation, ListRootsResult, Root, TextContent
+
+from conftest import ROOT, SHIPPED, TEST_CASSETTES, child_env
+
+pytestmark = pytest.mark.anyio
+
+LEGACY = TEST_CASSETTES / "full-legacy.yaml"
+MODERN = TEST_CASSETTES / "full-2026.yaml"
+
+
+def replay(cassette: Path, report: Path, *extra: str) -> StdioServerParameters:
+    args = ["-m", "mockmcp", "replay", str(cassette), "--report", str(report), *extra]
+    return StdioServerParameters(command=sys.executable, args=args, env=child_env(), cwd=str(ROOT))
+
+
+async def sampling(_ctx: Any, _params: Any) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", content=TextContent(type="text", text="milk"), model="test-model")
+
+
+async def elicit(_ctx: Any, _params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"confirm": True})
+
+
+async def roots(_ctx: Any) -> ListRootsResult:
+    return ListRootsResult(roots=[Root(uri="file:///home/user/notes", name="notes")])
+
+
+def text_of(result: Any) -> str:
+    return result.content[0].text
+
+
+async def full_session(client: Client) -> dict[str, Any]:
+    """Everything the notes server offers, the way a host would use it; returns what the host saw."""
+    seen: dict[str, Any] = {"progress": []}
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen["progress"].append((value, total, message))
+
+    seen["tools"] = [tool.name for tool in (await client.list_tools()).tools]
+    seen["read"] = text_of(await client.call_tool("read_file", {"path": "notes.txt"}))
+    missing = await client.call_tool("read_file", {"path": "nope.txt"})
+    seen["missing"] = (missing.is_error, text_of(missing))
+    seen["count"] = text_of(await client.call_tool("count_slowly", {"n": 2}, progress_callback=progress))
+    seen["delete"] = text_of(await client.call_tool("delete_file", {"path": "notes.txt"}))
+    seen["summary"] = text_of(await client.call_tool("summarize", {"path": "notes.txt"}))
+    seen["roots"] = text_of(await client.call_tool("list_roots", {}))
+    seen["resource"] = (await client.read_resource("notes://notes.txt")).contents[0].text
+    prompt = await client.get_prompt("review", {"path": "notes.txt"})
+    seen["prompt"] = prompt.messages[0].content.text
+    return seen
+
+
+EXPECTED = {
+    "read": "remember to buy milk",
+    "missing": (True, "Error executing tool read_file: no such file: nope.txt"),
+    "count": "counted to 2",
+    "progress": [(1.0, 2.0, "step 1"), (2.0, 2.0, "step 2")],
+    "delete": "deleted notes.txt",
+    "summary": "milk",
+    "roots": "file:///home/user/notes",
+    "resource": "remember to buy milk",
+    "prompt": "Please review this note:\n\nremember to buy milk",
+}
+
+
+@pytest.mark.parametrize(("mode", "cassette"), [("legacy", LEGACY), ("auto", MODERN)])
+async def test_host_sees_the_whole_recorded_session(mode: str, cassette: Path, tmp_path: Path) -> None:
+    logs: list[Any] = []
+
+    async def log(params: Any) -> None:
+        logs.append(params.data)
+
+    report = tmp_path / "report.json"
+    with anyio.fail_after(30):
+        async with Client(
+            replay(cassette, report), mode=mode, sampling_callback=sampling, elicitation_callback=elicit,
+            list_roots_callback=roots, logging_callback=log, log_level=None if mode == "legacy" else "info",
+        ) as client:
+            seen = await full_session(client)
+    assert {key: seen[key] for key in EXPECTED} == EXPECTED
+    assert "read_file" in seen["tools"]
+    assert logs == ["counted 1", "counted 2"]
+    summary = json.loads(report.read_text())
+    assert summary["misses"] == [] and summary["unplayed"] == [] and summary["mismatches"] == []
+    assert summary["played"] == summary["interactions"]
+
+
+async def test_other_host_config_gets_the_same_answers(tmp_path: Path) -> None:
+    """Different client info, capabilities and progress tokens on every call: same answers."""
+    report = tmp_path / "report.json"
+    info = Implementation(name="another-host", version="9.9.9")
+    with anyio.fail_after(30):
+        async with Client(
+            replay(MODERN, report), client_info=info, sampling_callback=sampling, elicitation_callback=elicit,
+            list_roots_callback=roots, log_level="debug",
+        ) as client:
+            tokens: list[Any] = []
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                tokens.append(value)
+
+            # A progress callback on every call changes each request's _meta.progressToken.
+            first = await client.call_tool("read_file", {"path": "notes.txt"}, progress_callback=progress)
+            seen = await full_session(client)
+    assert text_of(first) == "remember to buy milk"
+    assert {key: seen[key] for key in EXPECTED} == EXPECTED
+    summary = json.loads(report.read_text())
+    assert summary["misses"] == []
+    # read_file was asked twice and recorded once; the SDK also lists tools again after its first call.
+    assert {(r["interaction"], r["method"]) for r in summary["repeats"]} == {(1, "tools/list"), (2, "tools/call")}
+
+
+async def test_legacy_cassette_lets_an_auto_host_fall_back(tmp_path: Path) -> None:
+    """A handshake-era cassette answers server/discover -32601, as such a server does; the host falls back."""
+    report = tmp_path / "report.json"
+    with anyio.fail_after(30):
+        async with Client(replay(SHIPPED / "notes.yaml", report)) as client:
+            assert client.protocol_version == "2025-11-25"
+            result = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert text_of(result) == "remember to buy milk"
+    summary = json.loads(report.read_text())
+    assert [m["method"] for m in summary["misses"]] == ["server/discover"]
+    assert summary["misses"][0]["code"] == -32601
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_shipped_classic_session(mode: str, tmp_path: Path) -> None:
+    cassette = SHIPPED / ("notes.yaml" if mode == "legacy" else "notes-2026.yaml")
+    with anyio.fail_after(30):
+        async with Client(replay(cassette, tmp_path / "r.json"), mode=mode, elicitation_callback=elicit) as client:
+            tools = (await client.list_tools()).tools
+            found = await client.call_tool("read_file", {"path": "notes.txt"})
+            missing = await client.call_tool("read_file", {"path": "missing.txt" if mode == "legacy" else "nope.txt"})
+            if mode == "legacy":
+                with pytest.raises(MCPError) as raised:
+                    # The SDK has no public call for a mistyped method; its dispatcher sends one as is.
+                    params = {"name": "read_file", "arguments": {"path": "notes.txt"}}
+                    await client.session._dispatcher.send_raw_request("tools/cal", params)
+                assert raised.value.error.code == -32601
+            else:
+                deleted = await client.call_tool("delete_file", {"path": "notes.txt"})
+                assert text_of(deleted) == "deleted notes.txt"
+    read_file = next(tool for tool in tools if tool.name == "read_file")
+    assert list(read_file.input_schema["properties"]) == ["path"]
+    assert text_of(found) == "remember to buy milk"
+    assert missing.is_error is True
+
+
+async def test_unmatched_call_is_a_protocol_error_that_explains_itself(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    with anyio.fail_after(30):
+        async with Client(replay(SHIPPED / "notes.yaml", report), mode="legacy") as client:
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("read_file", {"path": "note.txt"})
+            still = await client.call_tool("read_file", {"path": "notes.txt"})
+    error = raised.value.error
+    assert error.code == -32042
+    assert "no recorded interaction matches" in error.message
+    assert error.data["closest"] == "interactions[3]"
+    assert any("arguments.path" in d and "notes.txt" in d and "note.txt" in d for d in error.data["differences"])
+    assert text_of(still) == "remember to buy milk"
+    miss = json.loads(report.read_text())["misses"][0]
+    assert "--ignore 'arguments.path'" in miss["explanation"]
+
+
+SLOW = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: slow, version: '1'}}}
+- notification: {method: notifications/initialized}
+- request: {method: tools/list}
+  response:
+    result:
+      tools:
+      - {name: slow, inputSchema: {type: object}}
+      - {name: fast, inputSchema: {type: object}}
+- request: {method: tools/call, params: {name: slow, arguments: {}}}
+  delay: 1.5
+  response: {result: {content: [{type: text, text: slow}], isError: false}}
+- request: {method: tools/call, params: {name: fast, arguments: {}}}
+  response: {result: {content: [{type: text, text: fast}], isError: false}}
+"""
+
+
+async def test_a_delayed_reply_never_holds_up_another(tmp_path: Path) -> None:
+    cassette = tmp_path / "slow.yaml"
+    cassette.write_text(SLOW)
+    finished: dict[str, float] = {}
+    with anyio.fail_after(30):
+        async with Client(replay(cassette, tmp_path / "r.json"), mode="legacy") as client:
+            start = time.monotonic()
+
+            async def call(name: str) -> None:
+                result = await client.call_tool(name, {})
+                finished[text_of(result)] = time.monotonic() - start
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, "slow")
+                await anyio.sleep(0.05)
+                group.start_soon(call, "fast")
+    # Ordering, not speed: the fast call, sent second, is answered while the slow one still waits.
+    assert list(finished) == ["fast", "slow"]
+    assert finished["slow"] >= 1.5

@@ -1,0 +1,226 @@
+"""Tests for mockmcp.jsonrpc: sorting parsed values into JSON-RPC shapes, and encoding lines.
+
+Covered:
+- `classify` on every valid shape (request with string and integer ids, notification with and
+  without params, success and error responses) and on every invalid shape (non-object, missing or
+  wrong "jsonrpc", id null / fractional / boolean, method not a string, params a string, a
+  response with both or neither of result and error, a response without a usable id), checking
+  the kind, the id an error reply would carry (null where the id is unreadable) and a word of the
+  problem text;
+- `is_valid_id` and `error_response`;
+- `encode`: compact, one line, newline-terminated, non-ASCII kept as UTF-8, embedded newlines
+  escaped, and a lone surrogate escaped instead of crashing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mockmcp import jsonrpc
+
+# --- classify: the valid shapes --------------------------------------------------------------
+
+VALID = [
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        jsonrpc.REQUEST,
+        1,
+        id="request-int-id",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover", "params": {}},
+        jsonrpc.REQUEST,
+        "server-discover-probe-1",
+        id="request-string-id",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 0, "method": "ping"},
+        jsonrpc.REQUEST,
+        0,
+        id="request-id-zero",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        jsonrpc.NOTIFICATION,
+        None,
+        id="notification-no-params",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}},
+        jsonrpc.NOTIFICATION,
+        None,
+        id="notification-with-params",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 4, "result": {}},
+        jsonrpc.RESPONSE,
+        None,
+        id="success-response",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": "x", "error": {"code": -32601, "message": "Method not found"}},
+        jsonrpc.RESPONSE,
+        None,
+        id="error-response",
+    ),
+]
+
+
+@pytest.mark.parametrize(("message", "kind", "reply_id"), VALID)
+def test_classify_valid_shapes(message: Any, kind: str, reply_id: Any) -> None:
+    found = jsonrpc.classify(message)
+    assert found.kind == kind
+    assert found.problem == ""
+    assert found.message is message
+    assert found.reply_id == reply_id
+    assert type(found.reply_id) is type(reply_id)  # "7" is not 7
+
+
+# --- classify: the invalid shapes ------------------------------------------------------------
+
+INVALID = [
+    # (message, reply_id, a word of the problem)
+    pytest.param([], None, "object", id="array"),
+    pytest.param("tools/list", None, "object", id="string"),
+    pytest.param(42, None, "object", id="number"),
+    pytest.param(None, None, "object", id="null"),
+    pytest.param({"id": 1, "method": "tools/list"}, 1, "jsonrpc", id="missing-jsonrpc"),
+    pytest.param({"jsonrpc": "1.0", "id": "a", "method": "tools/list"}, "a", "jsonrpc", id="wrong-jsonrpc"),
+    pytest.param({"jsonrpc": 2.0, "id": 1, "method": "tools/list"}, 1, "jsonrpc", id="jsonrpc-a-number"),
+    pytest.param({"jsonrpc": "2.0", "id": None, "method": "tools/list"}, None, "null", id="id-null"),
+    pytest.param({"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}, None, "id", id="id-fractional"),
+    pytest.param({"jsonrpc": "2.0", "id": True, "method": "tools/list"}, None, "boolean", id="id-boolean"),
+    pytest.param({"jsonrpc": "2.0", "id": [1], "method": "tools/list"}, None, "id", id="id-array"),
+    pytest.param({"jsonrpc": "2.0", "id": 2, "method": 7}, 2, "method", id="method-not-string"),
+    pytest.param({"jsonrpc": "2.0", "method": None}, None, "method", id="notification-method-null"),
+    pytest.param({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "x"}, 3, "params", id="params-string"),
+    pytest.param({"jsonrpc": "2.0", "method": "notifications/x", "params": 5}, None, "params", id="notification-params-number"),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 4, "result": {}, "error": {"code": 1, "message": "m"}},
+        4,
+        "exactly one",
+        id="response-result-and-error",
+    ),
+    pytest.param({"jsonrpc": "2.0", "result": {}}, None, "id", id="response-without-id"),
+    pytest.param({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "m"}}, None, "id", id="response-id-null"),
+    pytest.param({"jsonrpc": "2.0", "id": 5}, 5, "neither", id="neither-request-nor-response"),
+    pytest.param({"id": 1}, 1, "jsonrpc", id="bare-id"),
+]
+
+
+@pytest.mark.parametrize(("message", "reply_id", "word"), INVALID)
+def test_classify_invalid_shapes(message: Any, reply_id: Any, word: str) -> None:
+    found = jsonrpc.classify(message)
+    assert found.kind == jsonrpc.INVALID
+    assert found.reply_id == reply_id
+    assert type(found.reply_id) is type(reply_id)
+    assert word in found.problem
+
+
+# --- ids and error responses -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        (1, True),
+        (0, True),
+        (-3, True),
+        ("", True),
+        ("7", True),
+        (None, False),
+        (True, False),
+        (False, False),
+        (1.0, False),
+        (1.5, False),
+        ([], False),
+        ({}, False),
+    ],
+)
+def test_is_valid_id(value: Any, valid: bool) -> None:
+    assert jsonrpc.is_valid_id(value) is valid
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            (None, jsonrpc.PARSE_ERROR, "Parse error"),
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        ),
+        (
+            ("7", jsonrpc.METHOD_NOT_FOUND, "Method not found: x", {"method": "x"}),
+            {"jsonrpc": "2.0", "id": "7", "error": {"code": -32601, "message": "Method not found: x", "data": {"method": "x"}}},
+        ),
+        (
+            (3, jsonrpc.INVALID_REQUEST, "Invalid Request", None),
+            {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": "Invalid Request"}},
+        ),
+        (
+            (3, jsonrpc.INTERNAL_ERROR, "boom", 0),  # falsy data that is not None is kept
+            {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "boom", "data": 0}},
+        ),
+    ],
+)
+def test_error_response(args: tuple[Any, ...], expected: dict[str, Any]) -> None:
+    assert jsonrpc.error_response(*args) == expected
+
+
+def test_error_codes_are_the_documented_ones() -> None:
+    assert (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST, jsonrpc.METHOD_NOT_FOUND) == (-32700, -32600, -32601)
+    assert (jsonrpc.INVALID_PARAMS, jsonrpc.INTERNAL_ERROR) == (-32602, -32603)
+    assert -32099 <= jsonrpc.NO_MATCH <= -32000  # implementation-defined server error range
+
+
+# --- encode ----------------------------------------------------------------------------------
+
+ENCODE = [
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 1, "result": {"a": [1, 2], "b": None}},
+        b'{"jsonrpc":"2.0","id":1,"result":{"a":[1,2],"b":null}}\n',
+        id="compact",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 1, "result": {"text": "caf\u00e9 \u2603 \U0001f600"}},
+        '{"jsonrpc":"2.0","id":1,"result":{"text":"caf\u00e9 \u2603 \U0001f600"}}\n'.encode(),
+        id="non-ascii-kept-as-utf8",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "line 1\nline 2\r\n"}},
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"line 1\\nline 2\\r\\n"}}\n',
+        id="embedded-newlines-escaped",
+    ),
+    pytest.param([{"jsonrpc": "2.0", "id": 1, "result": {}}], b'[{"jsonrpc":"2.0","id":1,"result":{}}]\n', id="batch-array"),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), ENCODE)
+def test_encode_exact_bytes(message: Any, expected: bytes) -> None:
+    assert jsonrpc.encode(message) == expected
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1, "result": {"text": "a\nb\u2028c\u0085d"}},
+        {"jsonrpc": "2.0", "id": "\u00e9", "result": {"nested": {"deep": ["x\ny", {"k": "\t"}]}}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"lone": "\ud800"}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"lone": "ok \udfff and caf\u00e9"}},
+    ],
+    ids=["unicode-line-separators", "nested", "lone-high-surrogate", "lone-low-surrogate-with-non-ascii"],
+)
+def test_encode_is_one_newline_terminated_line_that_round_trips(message: Any) -> None:
+    line = jsonrpc.encode(message)
+    assert isinstance(line, bytes)
+    assert line.endswith(b"\n")
+    assert line.count(b"\n") == 1
+    line.decode("utf-8")  # valid UTF-8 even when the text held a lone surrogate
+    assert json.loads(line) == message
+
+
+def test_encode_lone_surrogate_is_escaped_as_it_came() -> None:
+    line = jsonrpc.encode({"s": "\ud800"})
+    assert line == b'{"s":"\\ud800"}\n'

@@ -1,0 +1,138 @@
+"""`mockmcp replay` over a real pipe: bad input of every kind, stdout purity, EOF, --strict, --report, signals."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+
+NOTES = str(SHIPPED / "notes.yaml")
+GOOD = b'{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'
+
+
+def run(lines: list[bytes], *args: str, timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+    data = b"".join(line + b"\n" for line in lines)
+    return subprocess.run(
+        [*MOCKMCP, "replay", *args], input=data, capture_output=True, timeout=timeout, env=child_env(), cwd=ROOT
+    )
+
+
+def answers(proc: subprocess.CompletedProcess[bytes]) -> list[Any]:
+    """Every stdout line must be one JSON value: nothing but protocol ever reaches stdout."""
+    return [json.loads(line) for line in proc.stdout.decode().splitlines()]
+
+
+BAD_INPUT = [
+    # (what the host sends, what mockmcp must answer: None for nothing)
+    (b"this is not json", {"jsonrpc": "2.0", "id": None, "error": {"code": -32700}}),
+    (b'{"jsonrpc":"2.0","id":1,"method":"tools/list"', {"jsonrpc": "2.0", "id": None, "error": {"code": -32700}}),
+    (b"\xff\xfe not utf-8", {"jsonrpc": "2.0", "id": None, "error": {"code": -32700}}),
+    (b"42", {"jsonrpc": "2.0", "id": None, "error": {"code": -32600}}),
+    (b'{"id":7,"method":"tools/list"}', {"jsonrpc": "2.0", "id": 7, "error": {"code": -32600}}),
+    (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', {"jsonrpc": "2.0", "id": None, "error": {"code": -32600}}),
+    (b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', {"jsonrpc": "2.0", "id": None, "error": {"code": -32600}}),
+    (b'{"jsonrpc":"2.0","id":8,"method":3}', {"jsonrpc": "2.0", "id": 8, "error": {"code": -32600}}),
+    (b'{"jsonrpc":"2.0","id":9}', {"jsonrpc": "2.0", "id": 9, "error": {"code": -32600}}),
+    (b"[]", {"jsonrpc": "2.0", "id": None, "error": {"code": -32600}}),
+    (b'{"jsonrpc":"2.0","method":"notifications/unknown"}', None),
+    (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', None),
+    (b'{"jsonrpc":"2.0","id":99,"result":{}}', None),
+    (b'{"jsonrpc":"2.0","id":3,"method":"tools/nope"}', {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601}}),
+    (b'{"jsonrpc":"2.0","id":"x","method":"tools/cal"}', {"jsonrpc": "2.0", "id": "x", "error": {"code": -32042}}),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), BAD_INPUT)
+def test_each_bad_input_is_answered_per_json_rpc_and_the_server_goes_on(line: bytes, expected: Any) -> None:
+    proc = run([line, GOOD], NOTES)
+    got = answers(proc)
+    assert proc.returncode == 0, proc.stderr
+    if expected is None:
+        assert len(got) == 1, got
+    else:
+        assert len(got) == 2, got
+        assert got[0]["id"] == expected["id"] and got[0]["error"]["code"] == expected["error"]["code"], got
+        assert isinstance(got[0]["error"]["message"], str)
+        assert proc.stderr, "every answered bad input is also explained on stderr"
+    last = got[-1]
+    assert last["id"] == "after" and last["result"]["content"][0]["text"] == "remember to buy milk"
+
+
+def test_a_batch_is_answered_as_a_batch() -> None:
+    batch = (
+        b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"},'
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"},'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}},'
+        b'{"bad":true}]'
+    )
+    got = answers(run([batch, GOOD], NOTES))
+    assert isinstance(got[0], list)
+    assert [(r["id"], "result" in r) for r in got[0]] == [(1, True), (2, True), (None, False)]
+    assert got[0][2]["error"]["code"] == -32600
+    assert got[1]["id"] == "after"
+
+
+def test_eof_prints_a_summary_on_stderr_and_writes_the_report(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = run([GOOD, GOOD, b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"x"}}}'], NOTES, "--report", str(report))
+    assert proc.returncode == 0
+    stderr = proc.stderr.decode()
+    assert "played 1 of 6 interactions; 1 missed, 1 repeated, 5 unplayed" in stderr
+    assert "closest recorded requests" in stderr and "how to fix" in stderr
+    data = json.loads(report.read_text())
+    assert data["played"] == 1 and data["interactions"] == 6
+    assert data["misses"][0]["code"] == -32042 and data["misses"][0]["closest"][0]["interaction"] in (3, 4)
+    assert data["repeats"] == [{"interaction": 3, "method": "tools/call", "extra": 1}]
+    assert not list(tmp_path.glob(".mockmcp-*")), "no temporary file is left behind"
+
+
+def test_strict_fails_on_misses_or_unplayed_interactions(tmp_path: Path) -> None:
+    assert run([GOOD], NOTES, "--strict").returncode == 1
+    session = [
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+        GOOD,
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"missing.txt"}}}',
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/cal","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}',
+    ]
+    proc = run(session, NOTES, "--strict")
+    assert proc.returncode == 0, proc.stderr
+    assert "protocol version '2025-06-18'" in proc.stderr.decode()  # a different version is noted
+    assert [a["id"] for a in answers(proc)] == [0, 1, "after", 2, 3]
+
+
+def test_a_bad_cassette_is_reported_with_file_line_place_and_fix(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("version: 1\ninteractions:\n- request: {method: tools/list}\n  respnse: {result: {}}\n")
+    proc = run([], str(broken))
+    assert proc.returncode == 2 and proc.stdout == b""
+    stderr = proc.stderr.decode()
+    assert f"{broken}:4: interactions[0].respnse: unknown key 'respnse'" in stderr
+    assert "how to fix: use one of:" in stderr
+
+
+def test_a_signal_ends_the_session_with_a_summary(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen(
+        [*MOCKMCP, "replay", NOTES, "--report", str(report)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), cwd=ROOT,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(GOOD + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == "after"
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert b"stopped by a signal" in err and b"played 1 of 6" in err
+    assert json.loads(report.read_text())["played"] == 1
