@@ -117,7 +117,11 @@ class Server:
                 raise BenchError(f"{self.label}: no answer for {READ_TIMEOUT:.0f} s ({seen} of {count} lines read){self.stderr_tail()}")
             chunk = os.read(self.out_fd, 1 << 20)
             if not chunk:
-                raise BenchError(f"{self.label}: stdout closed after {seen} of {count} lines (exit status {self.proc.poll()}){self.stderr_tail()}")
+                try:
+                    status = self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    status = None
+                raise BenchError(f"{self.label}: stdout closed after {seen} of {count} lines (exit status {status}){self.stderr_tail()}")
             chunks.append(chunk)
             seen += chunk.count(b"\n")
         data = b"".join(chunks)

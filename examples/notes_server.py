@@ -9,12 +9,16 @@ Run it with ``python examples/notes_server.py`` (stdio).
 
 from __future__ import annotations
 
+import warnings
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
 from pydantic import BaseModel
+
+# The example logs through the handshake-era logging capability on purpose; keep stderr quiet about it.
+warnings.filterwarnings("ignore", message="The logging capability is deprecated")
 
 FILES = {"notes.txt": "remember to buy milk", "todo.md": "# Todo\n\n- write tests\n- ship it\n"}
 

@@ -13,7 +13,6 @@ Building a Cassette validates everything; a problem raises CassetteError naming 
 
 from __future__ import annotations
 
-import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,6 +162,8 @@ def dump(cassette: Cassette) -> str:
 
 def now_iso() -> str:
     """The current UTC time as cassettes write it."""
+    import datetime  # deferred: only recording needs it
+
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

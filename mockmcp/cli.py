@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 import click
 
 from mockmcp import __version__
-from mockmcp.errors import MockmcpError, StrictFailure
+from mockmcp.errors import MockmcpError
 
 __all__ = ["main"]
 
@@ -31,20 +30,40 @@ def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: s
     Requests are matched by method and params, never by id, and answered with the recorded
     response under the caller's id. A summary goes to stderr when the host closes stdin.
     """
-    from mockmcp import cassette as cassettes
-    from mockmcp.matching import Matcher
-    from mockmcp.replay import Replay
-    from mockmcp.stdio import serve
-    from mockmcp.yamlfile import atomic_write
+    from mockmcp.commands import replay_cassette
 
-    matcher = Matcher.build(ignores)
-    engine = Replay(cassettes.load(cassette), matcher)
-    serve(engine)
-    print(engine.report.summary(), file=sys.stderr, flush=True)
-    if report_path:
-        atomic_write(report_path, json.dumps(engine.report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    if strict and not engine.report.strict_ok:
-        raise StrictFailure("--strict: the session had misses or unplayed interactions (see the summary above)")
+    replay_cassette(cassette, ignores, strict, report_path)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-o", "--output", "cassette", required=True, type=click.Path(dir_okay=False), help="The cassette to write.")
+@click.option("--mode", default="once", show_default=True, metavar="MODE", help="all: record afresh; new: add what the cassette lacks; once: record only if the cassette does not exist, else replay it.")
+@click.option("--redact-env", "redact_env", multiple=True, metavar="NAME", help="Replace the value of this environment variable wherever it appears (repeatable).")
+@click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX", help="Replace whatever matches this pattern (repeatable).")
+@click.option("--grace", default=2.0, show_default=True, type=float, help="Seconds the server gets to exit after stdin closes, and again after SIGTERM.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def record(cassette: str, mode: str, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...], grace: float, command: tuple[str, ...]) -> None:
+    """Run COMMAND as the server, proxy stdio to it, and record the session into a cassette.
+
+    Launch `mockmcp record -o CASSETTE -- SERVER ARGS...` from the host instead of the server.
+    Every line is forwarded unchanged both ways; the cassette is written atomically when the
+    session ends. The default mode, once, never replaces a cassette that exists.
+    """
+    from mockmcp.commands import RecordMode, record_session
+
+    outcome = record_session(cassette, list(command), RecordMode.parse(mode), redact_env, redact_patterns, grace)
+    status = getattr(outcome, "status", 0)
+    if status:
+        raise SystemExit(status)
+
+
+@cli.command()
+@click.argument("cassette", type=click.Path(dir_okay=False))
+def recover(cassette: str) -> None:
+    """Build CASSETTE from the journal an interrupted `mockmcp record` left beside it."""
+    from mockmcp.commands import recover_session
+
+    recover_session(cassette)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -70,7 +70,7 @@ def classify(message: Any) -> Classified:
     if "method" in message:
         return _classify_call(message, has_id, reply_id)
     if "result" in message or "error" in message:
-        return _classify_response(message)
+        return _classify_response(message, reply_id)
     return Classified(INVALID, message, 'neither a request (no "method") nor a response', reply_id)
 
 
@@ -88,9 +88,9 @@ def _classify_call(message: dict[str, Any], has_id: bool, reply_id: Any) -> Clas
     return Classified(REQUEST, message, reply_id=reply_id)
 
 
-def _classify_response(message: dict[str, Any]) -> Classified:
+def _classify_response(message: dict[str, Any], reply_id: Any) -> Classified:
     if ("result" in message) == ("error" in message):
-        return Classified(INVALID, message, 'a response has exactly one of "result" and "error"')
+        return Classified(INVALID, message, 'a response has exactly one of "result" and "error"', reply_id)
     if not is_valid_id(message.get("id")):
         return Classified(INVALID, message, 'a response needs the "id" of the request it answers')
     return Classified(RESPONSE, message)

@@ -38,6 +38,7 @@ DEFAULT_IGNORES = (
 _METHOD_ONLY = {"initialize"}
 _IGNORED_BY_METHOD = {"notifications/cancelled": ("requestId",)}
 
+_MASK = "<ignored by mockmcp>"
 _SEGMENT = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]|([^.\[\]]+)')
 
 Path = tuple[str, ...]
@@ -116,8 +117,9 @@ def _without(value: Any, path: Path) -> Any:
                     item = new
             out[key] = item
         return out if changed else value
-    if isinstance(value, list) and rest:
-        items = [_without(item, rest) if _index_matches(i, head) else item for i, item in enumerate(value)]
+    if isinstance(value, list):
+        # A list element named by the last segment is masked, not removed, so later positions still line up.
+        items = [(_without(item, rest) if rest else _MASK) if _index_matches(i, head) else item for i, item in enumerate(value)]
         return items if any(a is not b for a, b in zip(items, value)) else value
     return value
 

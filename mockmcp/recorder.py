@@ -30,6 +30,7 @@ __all__ = ["CLIENT", "SERVER", "Recorder"]
 CLIENT = "client"
 SERVER = "server"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 
 @dataclass(slots=True)
@@ -123,8 +124,24 @@ class Recorder:
         return item
 
     def cassette(self) -> Cassette:
-        """Everything recorded so far as a Cassette."""
-        return Cassette(tuple(item.freeze() for item in self._items), self.meta)
+        """Everything recorded so far as a Cassette, with the protocol era in its meta when known."""
+        interactions = tuple(item.freeze() for item in self._items)
+        return Cassette(interactions, {**self.meta, **_era(interactions)})
+
+
+def _era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
+    """Which era of MCP the session spoke: the initialize answer says, or the per-request _meta does."""
+    for interaction in interactions:
+        if interaction.method == "initialize" and interaction.response is not None:
+            result = interaction.response.get("result")
+            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                return {"era": "handshake", "protocol_version": result["protocolVersion"]}
+    for interaction in interactions:
+        params = interaction.params
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and isinstance(meta.get(PROTOCOL_VERSION), str):
+            return {"era": "stateless", "protocol_version": meta[PROTOCOL_VERSION]}
+    return {}
 
 
 def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:

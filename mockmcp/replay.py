@@ -21,6 +21,7 @@ from typing import Any
 from mockmcp import jsonrpc
 from mockmcp.cassette import Cassette, Interaction, ServerItem
 from mockmcp.matching import Matcher, canonical
+from mockmcp.redact import Redactor
 from mockmcp.report import Mismatch, Report
 
 __all__ = ["Action", "Note", "Replay", "Send", "Wake"]
@@ -80,9 +81,10 @@ class _Job:
 class Replay:
     """Replays one cassette to one host session."""
 
-    def __init__(self, cassette: Cassette, matcher: Matcher) -> None:
+    def __init__(self, cassette: Cassette, matcher: Matcher, redactor: Redactor | None = None) -> None:
         self.cassette = cassette
         self.matcher = matcher
+        self.redactor = redactor
         self.report = Report.start(cassette)
         self._requests: dict[str, list[int]] = {}
         self._notifications: dict[str, list[int]] = {}
@@ -116,6 +118,8 @@ class Replay:
 
     def receive(self, line: bytes) -> list[Action]:
         """Handle one line from the host."""
+        if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
+            line = self.redactor.apply(line)
         try:
             message = json.loads(line)
         except ValueError as exc:  # includes UnicodeDecodeError
@@ -228,9 +232,11 @@ class Replay:
         job = self._jobs.pop(job_id)
         if job.waiting is not None:
             self._awaiting.pop(job.waiting[0], None)
-        if job.batch is not None:
-            job.batch.pending -= 1
-        return [Note(f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered")]
+        note = Note(f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered")
+        if job.batch is None or job.interaction.response is None:
+            return [note]
+        job.batch.pending -= 1
+        return [note, *self._flush_batch(job.batch)]
 
     # --- playing interactions ---------------------------------------------------------------------
 
@@ -297,9 +303,7 @@ class Replay:
         if response is not None and job.reply_id is not None:
             body = {k: v for k, v in response.items() if k != "id"}
             out.extend(self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True))
-        if self.report.plays[job.index] == 1:
-            out.extend(self._release(job.index))
-        return out
+        return out + self._release(job.index)
 
     def _release(self, anchor: int | None) -> list[Action]:
         out: list[Action] = []

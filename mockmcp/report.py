@@ -7,10 +7,12 @@ plugin reads it through `mockmcp replay --report FILE`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockmcp.cassette import Cassette
-from mockmcp.explain import Miss
+
+if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-up path entirely
+    from mockmcp.explain import Miss
 
 __all__ = ["Mismatch", "Report"]
 

@@ -69,7 +69,8 @@ class _Shell:
 
     def run(self) -> None:
         self.perform(self.engine.start())
-        selector = selectors.DefaultSelector()
+        # poll, not epoll: epoll refuses regular files and /dev/null, which are fine stdins here.
+        selector = getattr(selectors, "PollSelector", selectors.SelectSelector)()
         selector.register(self.stdin, selectors.EVENT_READ)
         pending = b""
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from typing import Any
 
 import yaml
@@ -134,6 +133,8 @@ def atomic_write(path: str, text: str) -> None:
     The data is flushed to disk before the rename, so a crash cannot leave a half-written file
     under the real name; on any failure the temporary file is removed and the old file kept.
     """
+    import tempfile  # deferred: it costs start-up time, and replay writes files only on request
+
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=folder)

@@ -118,7 +118,9 @@ SAME = [
     pytest.param(('_meta["a.b/c"]',), "tools/call", call(_meta={"a.b/c": 1}), call(_meta={"a.b/c": 2}), True, id="_meta-quoted-dotted-key"),
     pytest.param(('_meta["a.b/c"]',), "tools/call", call(_meta={"a.b/c": 1}), CALL, True, id="_meta-quoted-emptied"),
     pytest.param(('_meta["a.b/c"]',), "tools/call", call(_meta={"a": {"b/c": 1}}), call(_meta={"a": {"b/c": 2}}), False, id="_meta-quoted-is-one-key"),
-    pytest.param(("arguments.ts_*",), "tools/call", call(arguments={"ts_a": 1, "ts_b": 2, "k": 0}), call(arguments={"ts_a": 3, "k": 0}), True, id="fnmatch-pattern"),
+    pytest.param(("arguments.ts_*",), "tools/call", call(arguments={"ts_a": 1, "ts_b": 2, "k": 0}), call(arguments={"ts_a": 3, "k": 0}), True, id="fnmatch-star"),
+    pytest.param(("arguments.ts_?",), "tools/call", call(arguments={"ts_a": 1, "k": 0}), call(arguments={"ts_a": 2, "k": 0}), True, id="fnmatch-question-mark"),
+    pytest.param(("arguments.ts_?",), "tools/call", call(arguments={"ts_ab": 1}), call(arguments={"ts_ab": 2}), False, id="fnmatch-question-mark-one-char"),
     pytest.param(("arguments.tags[1]",), "tools/call", call(arguments={"tags": ["a", "b"]}), call(arguments={"tags": ["a", "c"]}), True, id="list-element-leaf"),
 ]
 
@@ -190,7 +192,7 @@ def test_parse_path(text: str, segments: tuple[str, ...]) -> None:
     assert parse_path(text) == segments
 
 
-MALFORMED = ["", "a[", "a]", "a[b]", "a[-1]", ".a", "a..b", '_meta["a.b/c"', "[", '["unterminated']
+MALFORMED = ["", "a[", "a]", ".a", "a..b", "arguments.ts_[ab]", '_meta["a.b/c"', "[", '["unterminated', "a[1", 'a["x"']
 
 
 @pytest.mark.parametrize("text", MALFORMED)

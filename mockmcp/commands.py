@@ -1,0 +1,113 @@
+"""What the CLI's commands do, as plain functions over the domain objects (the CLI only adapts options).
+
+Each function prints its diagnostics to stderr and raises MockmcpError subclasses; none exits.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import sys
+
+from mockmcp import __version__
+from mockmcp import cassette as cassettes
+from mockmcp.errors import CassetteError, StrictFailure, UsageError
+
+__all__ = ["RecordMode", "record_session", "recover_session", "replay_cassette"]
+
+
+class RecordMode(str, enum.Enum):
+    """How `mockmcp record` treats an existing cassette."""
+
+    ALL = "all"  # record afresh, replacing the cassette
+    NEW = "new"  # keep the cassette, add the interactions it lacks
+    ONCE = "once"  # record only when the cassette does not exist; otherwise replay it
+
+    @classmethod
+    def parse(cls, text: str) -> RecordMode:
+        try:
+            return cls(text)
+        except ValueError:
+            valid = ", ".join(mode.value for mode in cls)
+            raise UsageError(f"unknown record mode {text!r}", f"use one of: {valid}") from None
+
+
+def _note(text: str) -> None:
+    print(f"mockmcp: {text}", file=sys.stderr, flush=True)
+
+
+def replay_cassette(path: str, ignores: tuple[str, ...] = (), strict: bool = False, report_path: str | None = None) -> None:
+    """Serve a cassette over stdio until the host closes stdin; summary to stderr, report to a file."""
+    from mockmcp.journal import journal_path
+    from mockmcp.matching import Matcher
+    from mockmcp.redact import Redactor
+    from mockmcp.replay import Replay
+    from mockmcp.stdio import serve
+
+    matcher = Matcher.build(ignores)
+    cassette = cassettes.load(path)
+    if os.path.exists(journal_path(path)):
+        _note(f"an interrupted recording of {path} exists; `mockmcp recover {path}` turns it into the cassette")
+    engine = Replay(cassette, matcher, Redactor.from_meta(cassette.meta, os.environ))
+    serve(engine)
+    print(engine.report.summary(), file=sys.stderr, flush=True)
+    if report_path:
+        from mockmcp.yamlfile import atomic_write
+
+        atomic_write(report_path, json.dumps(engine.report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if strict and not engine.report.strict_ok:
+        raise StrictFailure("--strict: the session had misses or unplayed interactions (see the summary above)")
+
+
+def record_session(
+    path: str, command: list[str], mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...], grace: float
+) -> object:
+    """Record one session through the proxy; returns the proxy's Outcome (None when `once` replayed instead)."""
+    from mockmcp.journal import Journal, finish, journal_path
+    from mockmcp.proxy import run_proxy
+    from mockmcp.redact import Redactor
+
+    if mode is RecordMode.ONCE and os.path.exists(path):
+        _note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
+        replay_cassette(path)
+        return None
+    if os.path.exists(journal_path(path)):
+        raise CassetteError(
+            "an interrupted recording of this cassette exists",
+            path=journal_path(path),
+            fix=f"run `mockmcp recover {path}` to turn it into the cassette, or delete the journal",
+        )
+    redactor = Redactor.build(redact_env, redact_patterns, os.environ)
+    for name in redact_env:
+        if not os.environ.get(name):
+            _note(f"--redact-env {name}: the variable is not set, so there is nothing to redact")
+    meta = {
+        "recorded_at": cassettes.now_iso(),
+        "server": [redactor.apply(part.encode()).decode() for part in command],
+        "recorder": f"mockmcp {__version__}",
+    }
+    if redactor.rules():
+        meta["redact"] = redactor.rules()
+    journal = Journal(journal_path(path), {"mode": mode.value, "meta": meta})
+    try:
+        outcome = run_proxy(command, journal, redactor, grace)
+    finally:
+        journal.close()
+    written, recovered = finish(path)
+    _note(
+        f"recorded {len(recovered.cassette.interactions)} interactions into {path} "
+        f"({len(written.interactions)} in the cassette); {outcome.reason}"
+    )
+    return outcome
+
+
+def recover_session(path: str) -> None:
+    """Turn the journal of an interrupted recording into the cassette."""
+    from mockmcp.journal import finish, journal_path
+
+    if not os.path.exists(journal_path(path)):
+        raise CassetteError("no journal to recover", path=journal_path(path), fix="nothing to do: the last recording finished")
+    written, recovered = finish(path)
+    torn = "; the last line was cut off and left out" if recovered.torn else ""
+    _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")

@@ -1,0 +1,125 @@
+"""The recording journal: every line of a session appended as it passes, so no session is lost.
+
+`mockmcp record` appends each (already redacted) line to `CASSETTE.journal` the moment it is
+forwarded: one small write per message, so recording cost stays flat as the session grows, and a
+`kill -9` of the recorder loses at most the line being written. The cassette is always built from
+the journal, at the end of a recording or later by `mockmcp recover CASSETTE`, then saved
+atomically, and only then is the journal removed.
+
+Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., "meta": {...}}`),
+then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mockmcp import cassette as cassettes
+from mockmcp.cassette import Cassette
+from mockmcp.errors import CassetteError
+from mockmcp.matching import Matcher
+from mockmcp.recorder import CLIENT, SERVER, Recorder
+
+__all__ = ["Journal", "finish", "journal_path", "merge"]
+
+_DIRECTIONS = {"c": CLIENT, "s": SERVER}
+
+
+def journal_path(cassette_path: str) -> str:
+    return cassette_path + ".journal"
+
+
+class Journal:
+    """An append-only journal file, created fresh (an existing one is never overwritten)."""
+
+    def __init__(self, path: str, header: dict[str, Any]) -> None:
+        self.path = path
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        self._write({"mockmcp_journal": 1, **header})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        os.write(self._fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
+
+    def append(self, direction: str, at: float, line: bytes) -> None:
+        # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
+        self._write({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape")})
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """What a journal holds: its header and the cassette rebuilt from its lines."""
+
+    header: dict[str, Any]
+    cassette: Cassette
+    torn: bool
+
+
+def read(path: str) -> Recovered:
+    """Rebuild the session from a journal; a torn last line (the recorder was killed) is dropped."""
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")
+    try:
+        header = json.loads(lines[0])
+        assert header.get("mockmcp_journal") == 1
+    except (ValueError, AssertionError, AttributeError):
+        raise CassetteError("not a mockmcp journal", path=path, line=1, fix="remove it if it is not yours") from None
+    recorder = Recorder(header.get("meta") or {})
+    torn = False
+    for number, raw in enumerate(lines[1:], 2):
+        if not raw:
+            continue
+        try:
+            event = json.loads(raw)
+            recorder.feed(_DIRECTIONS[event["d"]], event["l"].encode("utf-8", "surrogateescape"), event["t"])
+        except (ValueError, KeyError, TypeError):
+            if number != len(lines):  # only the very last line may be torn
+                raise CassetteError("damaged journal line", path=path, line=number, fix="remove that line and run `mockmcp recover` again") from None
+            torn = True
+    return Recovered(header, recorder.cassette(), torn)
+
+
+def merge(old: Cassette, new: Cassette) -> Cassette:
+    """`--mode new`: the old interactions, then the new session's interactions the old one lacks.
+
+    A client interaction is new when no old one has its match key; server-only interactions come
+    along when the client interaction just before them does.
+    """
+    matcher = Matcher.build()
+    known = {matcher.key(i.method or "", i.params) for i in old.interactions if i.kind != "server"}
+    added = []
+    keep_unsolicited = False
+    for interaction in new.interactions:
+        if interaction.kind == "server":
+            if keep_unsolicited:
+                added.append(interaction)
+            continue
+        key = matcher.key(interaction.method or "", interaction.params)
+        keep_unsolicited = key not in known
+        if keep_unsolicited:
+            known.add(key)
+            added.append(interaction)
+    return replace(old, interactions=old.interactions + tuple(added))
+
+
+def finish(cassette_path: str) -> tuple[Cassette, Recovered]:
+    """Build the cassette from its journal, merge as the journal's mode says, save atomically, remove the journal."""
+    path = journal_path(cassette_path)
+    recovered = read(path)
+    result = recovered.cassette
+    if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
+        result = merge(cassettes.load(cassette_path), result)
+        result = replace(result, meta={**result.meta, **_merged_meta(recovered.cassette.meta)})
+    cassettes.save(result, cassette_path)
+    os.unlink(path)
+    return result, recovered
+
+
+def _merged_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    return {"updated_at": meta.get("recorded_at")} if meta.get("recorded_at") else {}

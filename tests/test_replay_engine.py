@@ -1,0 +1,799 @@
+"""Whole conversations through the sans-IO replay engine, in memory: lines in, messages out.
+
+Each test builds a cassette from YAML text, makes `Replay(cassette, Matcher.build())`, feeds
+literal JSON-RPC lines with `engine.receive(line)` and compares what the engine sends (each
+`Send` split into lines and decoded with json.loads) with literal expected messages.
+
+Covered:
+- ids: the caller's id, string or integer, replaces the recorded one with its JSON type kept;
+- repeats: asked three times with two recordings gives answer 1, 2, 2, and `report.repeats` says so;
+  requests in another order than recorded each get their own answer;
+- progress: notifications/progress go before the response with the live progressToken, and are
+  left out when the live request has none, while notifications/message still go;
+- server-to-client requests: elicitation/create goes out with a fresh id, the interaction waits for
+  the host's answer (other requests are answered meanwhile), then the response follows; an answer
+  that differs from the recording is a `report.mismatches` entry and replay goes on;
+  `close()` reports a server request the host never answered;
+- unsolicited server messages: at `start()`, and right after the interaction they follow is first
+  played (also when that interaction is delayed and asked twice);
+- ping without a cassette entry; unknown method (-32601); known method with other params
+  (`NO_MATCH`, `error.data.closest` / `.differences`, a Note with the story and how to fix, and
+  the `--ignore` path it suggests really makes the request match);
+- bad input: invalid JSON, empty batch, batches, invalid requests, notifications, stray and
+  malformed responses from the host; after each one a good request is still answered;
+- delays: `Wake`, other requests answered meanwhile, `wake()` sends the delayed response;
+  `notifications/cancelled` for a delayed request (alone, or inside a batch);
+- 2026-07-28: subscriptions/listen notifications get the live listen id as subscriptionId;
+  `input_required` then the retried request replay as two ordinary pairs despite other `_meta`;
+- the report: `unplayed` lists interactions never asked; `plays` counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from mockmcp import jsonrpc
+from mockmcp.cassette import loads
+from mockmcp.matching import Matcher
+from mockmcp.replay import Action, Note, Replay, Send, Wake
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def engine_for(yaml_text: str) -> Replay:
+    return Replay(loads(yaml_text), Matcher.build())
+
+
+def sent(actions: Iterable[Action]) -> list[Any]:
+    """The messages the actions send, one per line, decoded."""
+    return [json.loads(line) for action in actions if isinstance(action, Send) for line in action.data.splitlines()]
+
+
+def notes(actions: Iterable[Action]) -> list[str]:
+    return [action.text for action in actions if isinstance(action, Note)]
+
+
+def run(engine: Replay, lines: Iterable[bytes]) -> list[Any]:
+    """Feed the lines in order; return every message sent because of them."""
+    out: list[Any] = []
+    for line in lines:
+        out.extend(sent(engine.receive(line)))
+    return out
+
+
+def result(id_: Any, body: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "result": body}
+
+
+def error_of(message: dict[str, Any]) -> tuple[Any, int]:
+    """(id, code) of an error response."""
+    return message["id"], message["error"]["code"]
+
+
+# --- cassettes -----------------------------------------------------------------------------------
+
+NOTES = """
+version: 1
+meta: {server: [python, notes_server.py]}
+interactions:
+- request:
+    id: 1
+    method: initialize
+    params:
+      protocolVersion: '2025-11-25'
+      capabilities: {}
+      clientInfo: {name: mcp, version: 0.1.0}
+  response:
+    result:
+      protocolVersion: '2025-11-25'
+      capabilities: {tools: {}}
+      serverInfo: {name: notes, version: 1.0.0}
+- notification: {method: notifications/initialized}
+- request: {id: 2, method: tools/list}
+  response:
+    result:
+      tools: [{name: read_file}]
+- request:
+    id: 3
+    method: tools/call
+    params: {name: read_file, arguments: {path: notes.txt}}
+  response:
+    result:
+      content: [{type: text, text: remember to buy milk}]
+      isError: false
+- request:
+    id: 4
+    method: tools/call
+    params: {name: read_file, arguments: {path: missing.txt}}
+  response:
+    result:
+      content: [{type: text, text: 'no such file: missing.txt'}]
+      isError: true
+"""
+
+INIT_RESULT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "notes", "version": "1.0.0"}}
+LIST_RESULT = {"tools": [{"name": "read_file"}]}
+NOTES_RESULT = {"content": [{"type": "text", "text": "remember to buy milk"}], "isError": False}
+MISSING_RESULT = {"content": [{"type": "text", "text": "no such file: missing.txt"}], "isError": True}
+
+INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp","version":"0.1.0"}}}'
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+TOOLS_LIST = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+READ_NOTES = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'
+READ_MISSING = b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"missing.txt"}}}'
+
+
+# --- ids -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("live_id", [7, 0, 2, "2", "abc", "server-discover-probe-1"])
+def test_the_callers_id_replaces_the_recorded_one(live_id: Any) -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": live_id, "method": "tools/list"}).encode()
+    out = run(engine_for(NOTES), [line])
+    assert out == [result(live_id, LIST_RESULT)]
+    assert type(out[0]["id"]) is type(live_id)  # "2" stays a string, 2 an integer
+
+
+def test_a_whole_session_in_recorded_order() -> None:
+    engine = engine_for(NOTES)
+    out = run(engine, [INITIALIZE, INITIALIZED, TOOLS_LIST, READ_NOTES, READ_MISSING])
+    assert out == [result(1, INIT_RESULT), result(2, LIST_RESULT), result(3, NOTES_RESULT), result(4, MISSING_RESULT)]
+    assert engine.report.unplayed == []
+    assert engine.report.plays == [1, 1, 1, 1, 1]
+    assert engine.report.strict_ok
+
+
+# --- repeats and order ---------------------------------------------------------------------------
+
+TWICE = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: roll}}
+  response: {result: {content: [{type: text, text: '1'}]}}
+- request: {id: 2, method: tools/call, params: {name: roll}}
+  response: {result: {content: [{type: text, text: '2'}]}}
+"""
+
+
+def roll(id_: int) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"roll"}}' % id_
+
+
+def test_asked_more_often_than_recorded_gives_the_answers_in_order_then_the_last_again() -> None:
+    engine = engine_for(TWICE)
+    out = run(engine, [roll(10), roll(11), roll(12)])
+    assert out == [
+        result(10, {"content": [{"type": "text", "text": "1"}]}),
+        result(11, {"content": [{"type": "text", "text": "2"}]}),
+        result(12, {"content": [{"type": "text", "text": "2"}]}),
+    ]
+    assert engine.report.repeats == {1: 1}
+    assert engine.report.plays == [1, 2]
+    assert "repeated" in engine.report.summary()
+
+
+def test_requests_in_another_order_each_get_their_own_answer() -> None:
+    engine = engine_for(NOTES)
+    out = run(engine, [READ_MISSING, TOOLS_LIST, READ_NOTES, INITIALIZE])
+    assert out == [result(4, MISSING_RESULT), result(2, LIST_RESULT), result(3, NOTES_RESULT), result(1, INIT_RESULT)]
+    assert engine.report.repeats == {}
+
+
+# --- progress ------------------------------------------------------------------------------------
+
+COUNT = """
+version: 1
+interactions:
+- request:
+    id: 5
+    method: tools/call
+    params:
+      name: count_slowly
+      arguments: {n: 2}
+      _meta: {progressToken: 5}
+  server:
+  - notification:
+      method: notifications/progress
+      params: {progressToken: 5, progress: 1, total: 2, message: step 1}
+  - notification:
+      method: notifications/message
+      params: {level: info, data: counted 1}
+  - notification:
+      method: notifications/progress
+      params: {progressToken: 5, progress: 2, total: 2, message: step 2}
+  - notification:
+      method: notifications/message
+      params: {level: info, data: counted 2}
+  response:
+    result:
+      content: [{type: text, text: counted to 2}]
+      isError: false
+"""
+COUNT_RESULT = {"content": [{"type": "text", "text": "counted to 2"}], "isError": False}
+
+
+def progress(token: Any, n: int) -> dict[str, Any]:
+    params = {"progressToken": token, "progress": n, "total": 2, "message": f"step {n}"}
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+
+def log(n: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": f"counted {n}"}}
+
+
+@pytest.mark.parametrize("token", ["tok-9", 42, 5])
+def test_progress_goes_before_the_response_with_the_live_token(token: Any) -> None:
+    line = json.dumps(
+        {"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {"name": "count_slowly", "arguments": {"n": 2}, "_meta": {"progressToken": token}}}
+    ).encode()
+    out = run(engine_for(COUNT), [line])
+    assert out == [progress(token, 1), log(1), progress(token, 2), log(2), result(31, COUNT_RESULT)]
+    assert type(out[0]["params"]["progressToken"]) is type(token)
+
+
+def test_no_progress_without_a_live_token_but_other_notifications_still_go() -> None:
+    line = b'{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"count_slowly","arguments":{"n":2}}}'
+    out = run(engine_for(COUNT), [line])
+    assert out == [log(1), log(2), result(32, COUNT_RESULT)]
+
+
+# --- server-to-client requests -------------------------------------------------------------------
+
+DELETE = """
+version: 1
+interactions:
+- request: {id: 2, method: tools/list}
+  response: {result: {tools: []}}
+- request:
+    id: 6
+    method: tools/call
+    params: {name: delete_file, arguments: {path: notes.txt}}
+  server:
+  - request:
+      id: 77
+      method: elicitation/create
+      params:
+        mode: form
+        message: Delete notes.txt?
+        requestedSchema:
+          type: object
+          properties: {confirm: {type: boolean}}
+    response:
+      result: {action: accept, content: {confirm: true}}
+  response:
+    result:
+      content: [{type: text, text: deleted notes.txt}]
+      isError: false
+"""
+ELICIT_PARAMS = {
+    "mode": "form",
+    "message": "Delete notes.txt?",
+    "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}},
+}
+DELETED_RESULT = {"content": [{"type": "text", "text": "deleted notes.txt"}], "isError": False}
+
+
+def delete(id_: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": "delete_file", "arguments": {"path": "notes.txt"}}}).encode()
+
+
+def answer(server_id: Any, body: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": server_id, "result": body}).encode()
+
+
+def test_a_server_request_waits_for_the_hosts_answer_then_the_response_follows() -> None:
+    engine = engine_for(DELETE)
+    [ask] = run(engine, [delete("d1")])
+    server_id = ask["id"]
+    assert ask == {"jsonrpc": "2.0", "id": server_id, "method": "elicitation/create", "params": ELICIT_PARAMS}
+    assert jsonrpc.is_valid_id(server_id)
+
+    # waiting: another request is answered at once, and nothing of the tool call goes out
+    assert run(engine, [b'{"jsonrpc":"2.0","id":"d2","method":"tools/list"}']) == [result("d2", {"tools": []})]
+
+    out = run(engine, [answer(server_id, {"action": "accept", "content": {"confirm": True}})])
+    assert out == [result("d1", DELETED_RESULT)]
+    assert engine.report.mismatches == []
+    assert engine.close() == []
+    assert engine.report.unanswered == []
+
+
+def test_each_server_request_gets_a_fresh_id() -> None:
+    engine = engine_for(DELETE)
+    [first] = run(engine, [delete(1)])
+    [second] = run(engine, [delete(2)])  # a second tool call while the first still waits
+    assert first["method"] == second["method"] == "elicitation/create"
+    assert first["id"] != second["id"]
+    # answered out of order, each resumes its own request
+    assert run(engine, [answer(second["id"], {"action": "accept", "content": {"confirm": True}})]) == [result(2, DELETED_RESULT)]
+    assert run(engine, [answer(first["id"], {"action": "accept", "content": {"confirm": True}})]) == [result(1, DELETED_RESULT)]
+
+
+def test_a_different_answer_from_the_host_is_a_mismatch_and_replay_goes_on() -> None:
+    engine = engine_for(DELETE)
+    [ask] = run(engine, [delete(9)])
+    actions = engine.receive(answer(ask["id"], {"action": "decline"}))
+    assert sent(actions) == [result(9, DELETED_RESULT)]
+    [mismatch] = engine.report.mismatches
+    assert mismatch.interaction == 1
+    assert mismatch.method == "elicitation/create"
+    assert mismatch.differences
+    assert any("action" in text for text in mismatch.differences)
+    assert any("elicitation/create" in text for text in notes(actions))
+
+
+def test_close_reports_a_server_request_the_host_never_answered() -> None:
+    engine = engine_for(DELETE)
+    run(engine, [delete(3)])
+    closing = engine.close()
+    assert sent(closing) == []
+    [text] = engine.report.unanswered
+    assert "elicitation/create" in text
+    assert "interactions[1]" in text
+    assert any("elicitation/create" in note for note in notes(closing))
+
+
+# --- unsolicited server messages -----------------------------------------------------------------
+
+UNSOLICITED = """
+version: 1
+interactions:
+- server:
+  - notification: {method: notifications/message, params: {level: info, data: hello}}
+- request: {id: 1, method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- server:
+  - notification: {method: notifications/tools/list_changed}
+- server:
+  - notification: {method: notifications/message, params: {level: info, data: after init}}
+- request: {id: 2, method: tools/list}
+  response: {result: {tools: []}}
+"""
+HELLO = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}}
+LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+AFTER_INIT = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after init"}}
+INIT_2 = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
+
+
+def test_unsolicited_messages_come_at_start_and_after_the_interaction_they_follow() -> None:
+    engine = engine_for(UNSOLICITED)
+    assert sent(engine.start()) == [HELLO]
+    # not yet: they follow initialize, which has not been played
+    assert run(engine, [b'{"jsonrpc":"2.0","id":5,"method":"tools/list"}']) == [result(5, {"tools": []})]
+    init = b'{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'
+    assert run(engine, [init]) == [result(6, INIT_2), LIST_CHANGED, AFTER_INIT]
+    # only the first play releases them
+    init_again = b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'
+    assert run(engine, [init_again]) == [result(7, INIT_2)]
+    assert sent(engine.start()) == []  # start-up messages go once
+    assert engine.report.unplayed == []  # server-only interactions are never "unplayed"
+
+
+DELAYED_ANCHOR = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: slow}}
+  delay: 0.5
+  response: {result: {content: []}}
+- server:
+  - notification: {method: notifications/tools/list_changed}
+"""
+
+
+def test_unsolicited_messages_follow_a_delayed_interaction_asked_twice() -> None:
+    engine = engine_for(DELAYED_ANCHOR)
+    slow = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow"}}'
+    [first] = engine.receive(slow % 1)
+    [second] = engine.receive(slow % 2)  # the host asks again before the first answer
+    assert isinstance(first, Wake) and isinstance(second, Wake)
+    assert sent(engine.wake(first.job)) == [result(1, {"content": []}), LIST_CHANGED]
+    assert sent(engine.wake(second.job)) == [result(2, {"content": []})]
+
+
+# --- ping, unknown methods, near misses ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":"p1","method":"ping"}',
+        b'{"jsonrpc":"2.0","id":"p1","method":"ping","params":{}}',
+        b'{"jsonrpc":"2.0","id":"p1","method":"ping","params":{"_meta":{"progressToken":3}}}',
+    ],
+)
+def test_ping_is_answered_without_a_cassette_entry(line: bytes) -> None:
+    engine = engine_for(NOTES)
+    assert run(engine, [line]) == [result("p1", {})]
+    assert engine.report.misses == []
+
+
+def test_an_unknown_method_gets_method_not_found() -> None:
+    engine = engine_for(NOTES)
+    actions = engine.receive(b'{"jsonrpc":"2.0","id":9,"method":"resources/list"}')
+    [response] = sent(actions)
+    assert error_of(response) == (9, jsonrpc.METHOD_NOT_FOUND)
+    assert "resources/list" in response["error"]["message"]
+    [miss] = engine.report.misses
+    assert miss.method == "resources/list" and miss.code == jsonrpc.METHOD_NOT_FOUND
+    assert notes(actions)
+
+
+def test_a_known_method_with_other_params_gets_no_match_with_the_closest_interaction() -> None:
+    engine = engine_for(NOTES)
+    line = b'{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"read_file","arguments":{"path":"other.txt"}}}'
+    actions = engine.receive(line)
+    [response] = sent(actions)
+    assert error_of(response) == ("m", jsonrpc.NO_MATCH)
+    data = response["error"]["data"]
+    assert data["closest"] == "interactions[3]"
+    assert data["differences"] and "arguments.path" in data["differences"][0]
+    assert "other.txt" in data["differences"][0]
+    [text] = notes(actions)
+    assert "interactions[3]" in text
+    assert "how to fix" in text
+    assert "arguments.path" in text
+    [miss] = engine.report.misses
+    assert miss.code == jsonrpc.NO_MATCH and miss.request_id == "m"
+    assert engine.report.plays[3] == 0  # a near miss plays nothing
+
+
+TAGGED = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: tag, arguments: {path: a.txt, tags: [x, y]}}}
+  response: {result: {content: []}}
+"""
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"path": "b.txt", "tags": ["x", "y"]}, {"path": "a.txt", "tags": ["x", "z"]}],
+    ids=["scalar-leaf", "list-element"],
+)
+def test_the_ignore_path_a_near_miss_suggests_makes_the_request_match(arguments: dict[str, Any]) -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tag", "arguments": arguments}}).encode()
+    engine = engine_for(TAGGED)
+    [text] = notes(engine.receive(line))
+    [miss] = engine.report.misses
+    suggested = miss.candidates[0].first_path
+    assert f"--ignore '{suggested}'" in text
+    # follow the advice
+    advised = Replay(loads(TAGGED), Matcher.build((suggested,)))
+    assert run(advised, [line]) == [result(2, {"content": []})]
+
+
+def test_exact_json_types_decide_a_match() -> None:
+    engine = engine_for(
+        """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: big, arguments: {size: 1}}}
+  response: {result: {content: []}}
+"""
+    )
+    line = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"size":1.0}}}'
+    [response] = run(engine, [line])
+    assert error_of(response) == (2, jsonrpc.NO_MATCH)
+    assert "arguments.size" in response["error"]["data"]["differences"][0]
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+# (line, expected messages as (id, code) for errors, or the literal response)
+BAD_INPUT = [
+    pytest.param(b'{"jsonrpc":"2.0","id":1,"method":', [(None, -32700)], id="invalid-json"),
+    pytest.param(b"\xff\xfe\x00garbage", [(None, -32700)], id="not-utf8"),
+    pytest.param(b"[]", [(None, -32600)], id="empty-batch"),
+    pytest.param(b'"tools/list"', [(None, -32600)], id="a-string"),
+    pytest.param(b"42", [(None, -32600)], id="a-number"),
+    pytest.param(b"null", [(None, -32600)], id="null"),
+    pytest.param(b'{"id":1}', [(1, -32600)], id="bare-id"),
+    pytest.param(b'{"id":"x","method":"tools/list"}', [("x", -32600)], id="no-jsonrpc"),
+    pytest.param(b'{"jsonrpc":"2.0","id":1}', [(1, -32600)], id="neither-request-nor-response"),
+    pytest.param(b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', [(None, -32600)], id="id-null"),
+    pytest.param(b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', [(None, -32600)], id="id-fractional"),
+    pytest.param(b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', [(None, -32600)], id="id-boolean"),
+    pytest.param(b'{"jsonrpc":"2.0","id":"s","method":5}', [("s", -32600)], id="method-not-string"),
+    pytest.param(b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"read_file"}', [(3, -32600)], id="params-string"),
+    pytest.param(
+        b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"},'
+        b'{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}]',
+        [[result(1, LIST_RESULT), result("b", NOTES_RESULT)]],
+        id="batch-two-requests-one-notification",
+    ),
+    pytest.param(b"[1]", [[(None, -32600)]], id="batch-of-one-invalid"),
+    pytest.param(b'{"jsonrpc":"2.0","id":1,"method":"x\\ud800"}', [(1, -32601)], id="lone-surrogate-method"),
+    pytest.param(
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"nope"},{"id":3}]',
+        [[result(1, {}), (2, -32601), (3, -32600)]],
+        id="batch-ping-unknown-invalid",
+    ),
+    pytest.param(b'[{"jsonrpc":"2.0","method":"notifications/initialized"}]', [], id="batch-of-notifications"),
+    pytest.param(INITIALIZED, [], id="known-notification"),
+    pytest.param(b'{"jsonrpc":"2.0","method":"notifications/unknown","params":{"x":1}}', [], id="unknown-notification"),
+    pytest.param(b'{"jsonrpc":"2.0","method":"tools/list"}', [], id="request-method-sent-as-notification"),
+    pytest.param(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}', [], id="cancel-unknown-id"),
+    pytest.param(b'{"jsonrpc":"2.0","id":42,"result":{}}', [], id="stray-response"),
+    pytest.param(b'{"jsonrpc":"2.0","id":42,"error":{"code":-1,"message":"no"}}', [], id="stray-error-response"),
+    pytest.param(b'{"jsonrpc":"2.0","id":42,"result":{},"error":{"code":-1,"message":"no"}}', [], id="malformed-response"),
+    pytest.param(b'{"jsonrpc":"2.0","result":{}}', [], id="response-without-id"),
+    pytest.param(b'{"id":42,"result":{}}', [], id="response-without-jsonrpc"),
+]
+
+
+def brief(message: Any) -> Any:
+    """An error response as (id, code); a batch as a sorted list of those (JSON-RPC lets a batch's
+    responses come in any order); anything else as it is."""
+    if isinstance(message, list):
+        return unordered([brief(item) for item in message])
+    if isinstance(message, dict) and "error" in message:
+        assert message["jsonrpc"] == "2.0"
+        assert isinstance(message["error"]["message"], str)
+        return error_of(message)
+    return message
+
+
+def unordered(batch: list[Any]) -> list[Any]:
+    return sorted(batch, key=lambda item: json.dumps(item, sort_keys=True))
+
+
+@pytest.mark.parametrize(("line", "expected"), BAD_INPUT)
+def test_bad_input_is_answered_per_json_rpc_and_replay_goes_on(line: bytes, expected: list[Any]) -> None:
+    engine = engine_for(NOTES)
+    actions = engine.receive(line)
+    expected = [unordered(item) if isinstance(item, list) else item for item in expected]
+    assert [brief(message) for message in sent(actions)] == expected
+    if not any(isinstance(action, Send) for action in actions):
+        assert not any(isinstance(action, Wake) for action in actions)
+    # a good request is still answered
+    assert run(engine, [b'{"jsonrpc":"2.0","id":"after","method":"tools/list"}']) == [result("after", LIST_RESULT)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":42,"result":{}}',
+        b'{"jsonrpc":"2.0","id":42,"result":{},"error":{"code":-1,"message":"no"}}',
+        b"not json at all",
+        b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+    ],
+    ids=["stray-response", "malformed-response", "invalid-json", "invalid-request"],
+)
+def test_bad_input_leaves_a_note(line: bytes) -> None:
+    assert notes(engine_for(NOTES).receive(line))
+
+
+# --- delays and cancellation ---------------------------------------------------------------------
+
+SLOW = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/list}
+  response: {result: {tools: []}}
+- request: {id: 2, method: tools/call, params: {name: slow}}
+  delay: 0.5
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: done waiting}}
+  response: {result: {content: [{type: text, text: slow answer}]}}
+"""
+SLOW_CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}'
+SLOW_RESULT = {"content": [{"type": "text", "text": "slow answer"}]}
+DONE_WAITING = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "done waiting"}}
+
+
+def test_a_delay_is_a_wake_and_other_requests_are_answered_meanwhile() -> None:
+    engine = engine_for(SLOW)
+    actions = engine.receive(SLOW_CALL)
+    assert len(actions) == 1
+    [wake] = actions
+    assert isinstance(wake, Wake)
+    assert wake.after == 0.5
+    assert actions == [Wake(0.5, wake.job)]
+
+    assert run(engine, [b'{"jsonrpc":"2.0","id":8,"method":"tools/list"}']) == [result(8, {"tools": []})]
+
+    assert sent(engine.wake(wake.job)) == [DONE_WAITING, result(7, SLOW_RESULT)]
+    assert engine.wake(wake.job) == []  # the job is over
+
+
+def test_a_cancelled_delayed_request_is_never_answered() -> None:
+    engine = engine_for(SLOW)
+    [wake] = engine.receive(SLOW_CALL)
+    cancelling = engine.receive(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"timeout"}}')
+    assert sent(cancelling) == []
+    assert sent(engine.wake(wake.job)) == []
+    # still serving
+    assert run(engine, [b'{"jsonrpc":"2.0","id":9,"method":"tools/list"}']) == [result(9, {"tools": []})]
+
+
+def test_a_cancel_names_the_id_with_its_json_type() -> None:
+    engine = engine_for(SLOW)
+    [wake] = engine.receive(SLOW_CALL)  # id 7, an integer
+    engine.receive(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}')
+    assert sent(engine.wake(wake.job)) == [DONE_WAITING, result(7, SLOW_RESULT)]
+
+
+def test_a_batch_with_a_delayed_request_is_answered_as_one_array_after_the_delay() -> None:
+    engine = engine_for(SLOW)
+    actions = engine.receive(b"[" + SLOW_CALL + b',{"jsonrpc":"2.0","id":8,"method":"tools/list"}]')
+    [wake] = actions
+    assert isinstance(wake, Wake)
+    notification, batch = sent(engine.wake(wake.job))
+    assert notification == DONE_WAITING
+    assert unordered(batch) == unordered([result(7, SLOW_RESULT), result(8, {"tools": []})])
+
+
+def test_cancelling_the_delayed_request_of_a_batch_still_answers_the_rest() -> None:
+    engine = engine_for(SLOW)
+    [wake] = engine.receive(b"[" + SLOW_CALL + b',{"jsonrpc":"2.0","id":8,"method":"tools/list"}]')
+    cancelling = engine.receive(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}')
+    later = engine.wake(wake.job)
+    assert sent(cancelling) + sent(later) == [[result(8, {"tools": []})]]
+
+
+# --- 2026-07-28 ----------------------------------------------------------------------------------
+
+LISTEN = """
+version: 1
+interactions:
+- request:
+    id: 4
+    method: subscriptions/listen
+    params:
+      notifications: {resourcesUpdated: ['notes://notes.txt']}
+      _meta:
+        io.modelcontextprotocol/protocolVersion: '2026-07-28'
+        io.modelcontextprotocol/clientInfo: {name: mcp, version: 0.1.0}
+  server:
+  - notification:
+      method: notifications/resources/updated
+      params:
+        uri: notes://notes.txt
+        _meta: {io.modelcontextprotocol/subscriptionId: 4, note: kept}
+  - notification:
+      method: notifications/tools/list_changed
+      params:
+        _meta: {io.modelcontextprotocol/subscriptionId: 4}
+"""
+
+
+@pytest.mark.parametrize("listen_id", [11, "listen-1"])
+def test_listen_notifications_carry_the_live_listen_id(listen_id: Any) -> None:
+    line = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": listen_id,
+            "method": "subscriptions/listen",
+            "params": {
+                "notifications": {"resourcesUpdated": ["notes://notes.txt"]},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "fastmcp", "version": "3"}},
+            },
+        }
+    ).encode()
+    assert run(engine_for(LISTEN), [line]) == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": "notes://notes.txt", "_meta": {"io.modelcontextprotocol/subscriptionId": listen_id, "note": "kept"}},
+        },
+        {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}},
+    ]
+
+
+INPUT_REQUIRED = """
+version: 1
+interactions:
+- request:
+    id: 6
+    method: tools/call
+    params:
+      name: delete_file
+      arguments: {path: notes.txt}
+      _meta:
+        io.modelcontextprotocol/protocolVersion: '2026-07-28'
+        io.modelcontextprotocol/clientInfo: {name: mcp, version: 0.1.0}
+        io.modelcontextprotocol/clientCapabilities: {elicitation: {form: {}}}
+  response:
+    result:
+      resultType: input_required
+      inputRequests:
+        ask:
+          method: elicitation/create
+          params: {mode: form, message: Delete notes.txt?}
+      requestState: state-1
+- request:
+    id: 7
+    method: tools/call
+    params:
+      name: delete_file
+      arguments: {path: notes.txt}
+      inputResponses:
+        ask: {action: accept, content: {confirm: true}}
+      requestState: state-1
+      _meta:
+        io.modelcontextprotocol/protocolVersion: '2026-07-28'
+        io.modelcontextprotocol/clientInfo: {name: mcp, version: 0.1.0}
+        io.modelcontextprotocol/clientCapabilities: {elicitation: {form: {}}}
+  response:
+    result:
+      resultType: complete
+      content: [{type: text, text: deleted notes.txt}]
+      isError: false
+"""
+
+
+def test_input_required_then_the_retry_replay_as_two_ordinary_pairs() -> None:
+    live_meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-09-30",
+        "io.modelcontextprotocol/clientInfo": {"name": "inspector", "version": "2.1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+        "progressToken": 20,
+    }
+    first = {"name": "delete_file", "arguments": {"path": "notes.txt"}, "_meta": live_meta}
+    retry = {**first, "inputResponses": {"ask": {"action": "accept", "content": {"confirm": True}}}, "requestState": "state-1"}
+    engine = engine_for(INPUT_REQUIRED)
+    out = run(
+        engine,
+        [
+            json.dumps({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": first}).encode(),
+            json.dumps({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": retry}).encode(),
+        ],
+    )
+    assert out == [
+        result(
+            20,
+            {
+                "resultType": "input_required",
+                "inputRequests": {"ask": {"method": "elicitation/create", "params": {"mode": "form", "message": "Delete notes.txt?"}}},
+                "requestState": "state-1",
+            },
+        ),
+        result(21, {"resultType": "complete", "content": [{"type": "text", "text": "deleted notes.txt"}], "isError": False}),
+    ]
+    assert engine.report.misses == [] and engine.report.unplayed == []
+
+
+# --- smaller behaviours --------------------------------------------------------------------------
+
+
+def test_raw_server_lines_go_out_byte_for_byte() -> None:
+    engine = engine_for(
+        """
+version: 1
+interactions:
+- request: {id: 1, method: tools/list}
+  server:
+  - raw: 'debug: not json {'
+  response: {result: {tools: []}}
+"""
+    )
+    actions = engine.receive(b'{"jsonrpc":"2.0","id":3,"method":"tools/list"}')
+    data = [action.data for action in actions if isinstance(action, Send)]
+    assert data == [b"debug: not json {\n", b'{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}\n']
+
+
+def test_initialize_with_another_protocol_version_is_answered_as_recorded_with_a_note() -> None:
+    engine = engine_for(NOTES)
+    line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"9"}}}'
+    actions = engine.receive(line)
+    assert sent(actions) == [result(1, INIT_RESULT)]
+    [text] = notes(actions)
+    assert "2025-06-18" in text and "2025-11-25" in text
+
+
+def test_report_unplayed_lists_the_interactions_never_asked() -> None:
+    engine = engine_for(NOTES)
+    run(engine, [TOOLS_LIST])
+    assert engine.report.unplayed == [0, 1, 3, 4]
+    assert not engine.report.strict_ok
+    run(engine, [INITIALIZE, INITIALIZED])
+    assert engine.report.unplayed == [3, 4]
+    run(engine, [READ_MISSING])
+    assert engine.report.unplayed == [3]
+    summary = engine.report.summary()
+    assert "unplayed: interactions[3] tools/call read_file" in summary
+    assert engine.report.to_json()["unplayed"] == [{"interaction": 3, "method": "tools/call"}]
