@@ -23,6 +23,7 @@ that figure an ERROR and the exit status 2. A MISS does not change the exit stat
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import platform
@@ -65,6 +66,16 @@ FLOOR_LOOP = (
     "    out.flush()\n"
 )
 
+# Children run as on an ordinary machine: bytecode caches are written and used (pip compiles an
+# installed package's bytecode at install time anyway), whatever this shell's environment says.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+# mockmcp's cache of parsed cassettes goes to a folder of this run's, removed at exit.
+CHILD_ENV["MOCKMCP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mockmcp-bench-cache-")
+atexit.register(shutil.rmtree, CHILD_ENV["MOCKMCP_CACHE_DIR"], True)
+# The first start of a cassette parses its YAML; later starts read mockmcp's cache of parsed
+# cassettes. Measured both ways: the cache turned off is the first-ever start.
+NO_CACHE_ENV = {**CHILD_ENV, "MOCKMCP_CACHE_DIR": ""}
+
 STOP_TIMEOUT = 10.0  # seconds a process gets to exit after its stdin closes
 READ_TIMEOUT = 120.0  # seconds without progress before a run is declared stuck
 
@@ -83,11 +94,11 @@ def _request(rid: int, params: dict[str, Any]) -> bytes:
 class Server:
     """One stdio server process: stdin/stdout pipes, stderr to a temporary file, always stopped."""
 
-    def __init__(self, argv: list[str], label: str) -> None:
+    def __init__(self, argv: list[str], label: str, env: dict[str, str] | None = None) -> None:
         self.label = label
         self.argv = argv
         self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, bufsize=0, cwd=ROOT)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, bufsize=0, cwd=ROOT, env=env or CHILD_ENV)
         self.out_fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
         self.in_fd = self.proc.stdin.fileno()  # type: ignore[union-attr]
         self.selector = selectors.DefaultSelector()
@@ -179,10 +190,10 @@ def check_answers(label: str, lines: list[bytes], expected: dict[int, Any]) -> N
 # --- 1. cold start ---------------------------------------------------------------------------------
 
 
-def cold_start_once(argv: list[str], label: str) -> float:
+def cold_start_once(argv: list[str], label: str, env: dict[str, str] | None = None) -> float:
     """Seconds from spawn to one complete answer, the request written at spawn."""
     start = time.perf_counter()
-    with Server(argv, label) as server:
+    with Server(argv, label, env) as server:
         server.write_all(_request(1, NOTES_PARAMS))
         lines = server.read_lines(1)
         elapsed = time.perf_counter() - start
@@ -191,24 +202,25 @@ def cold_start_once(argv: list[str], label: str) -> float:
 
 
 def bench_cold_start(runs: int, warmup: int) -> list[Result]:
-    variants: list[tuple[str, list[str]]] = [
-        ("floor: python -c (json, 1 line)", [PY, "-c", FLOOR_ONE]),
-        ("python -m mockmcp replay", [PY, "-m", "mockmcp", "replay", NOTES]),
+    variants: list[tuple[str, list[str], dict[str, str]]] = [
+        ("floor: python -c (json, 1 line)", [PY, "-c", FLOOR_ONE], CHILD_ENV),
+        ("python -m mockmcp replay", [PY, "-m", "mockmcp", "replay", NOTES], CHILD_ENV),
     ]
     script = shutil.which("mockmcp", path=os.path.dirname(PY))
     if script:
-        variants.append(("mockmcp replay (console script)", [script, "replay", NOTES]))
-    times: dict[str, list[float]] = {label: [] for label, _ in variants}
+        variants.append(("mockmcp replay (console script)", [script, "replay", NOTES], CHILD_ENV))
+    variants.append(("python -m mockmcp replay, first start", [PY, "-m", "mockmcp", "replay", NOTES], NO_CACHE_ENV))
+    times: dict[str, list[float]] = {label: [] for label, _, _ in variants}
     for _ in range(warmup):
-        for label, argv in variants:
-            cold_start_once(argv, label)
+        for label, argv, env in variants:
+            cold_start_once(argv, label, env)
     for _ in range(runs):  # interleaved, so drift in machine load hits every variant alike
-        for label, argv in variants:
-            times[label].append(cold_start_once(argv, label))
+        for label, argv, env in variants:
+            times[label].append(cold_start_once(argv, label, env))
     floor_label = variants[0][0]
     floor = statistics.median(times[floor_label])
     results = []
-    for label, _argv in variants[1:]:
+    for label, _argv, _env in variants[1:]:
         median = statistics.median(times[label])
         results.append(
             Result(

@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockmcp import yamlfile
+import os
+
+from mockmcp import files
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
-from mockmcp.yamlfile import Place, render_place
 
 __all__ = ["FORMAT_VERSION", "Cassette", "Interaction", "ServerItem", "load", "loads", "save"]
 
@@ -27,6 +28,20 @@ FORMAT_VERSION = 1
 _TOP_KEYS = ("version", "meta", "interactions")
 _INTERACTION_KEYS = ("at", "request", "notification", "delay", "server", "response", "took")
 _SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+
+
+Place = tuple[str | int, ...]
+
+
+def render_place(place: Place) -> str:
+    """`("interactions", 3, "response")` -> `interactions[3].response`."""
+    out = ""
+    for part in place:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
 
 
 class _Problem(Exception):
@@ -115,8 +130,14 @@ class Cassette:
 
 def loads(text: str, path: str | None = None) -> Cassette:
     """Parse and validate cassette text; errors carry the file, the line and the place."""
+    return _validate(_parse(text, path), text, path)
+
+
+def _parse(text: str, path: str | None) -> Any:
+    from mockmcp import yamlfile  # deferred: see `files` on the cache of parsed cassettes
+
     try:
-        data = yamlfile.load(text)
+        return yamlfile.load(text)
     except Exception as exc:  # yaml.YAMLError; kept broad so that no parser failure escapes unexplained
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
@@ -124,39 +145,53 @@ def loads(text: str, path: str | None = None) -> Cassette:
         raise CassetteError(
             f"not valid YAML: {problem}", path=path, line=line, fix="correct the YAML syntax at that line"
         ) from None
+
+
+def _validate(data: Any, text: str | None, path: str | None) -> Cassette:
     try:
         return _cassette(data, path)
     except _Problem as problem:
+        from mockmcp import yamlfile
+
         raise CassetteError(
             problem.problem,
             path=path,
             place=render_place(problem.place),
-            line=yamlfile.line_of(text, problem.place),
+            line=None if text is None else yamlfile.line_of(text, problem.place),
             fix=problem.fix,
         ) from None
 
 
 def load(path: str) -> Cassette:
-    """Read and validate the cassette at path; raises CassetteError."""
+    """Read and validate the cassette at path (through the cache of parsed cassettes); raises CassetteError."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            data = files.read_cache(path, stat)
+            if data is not None:
+                return _validate(data, None, path)
+            text = handle.read().decode("utf-8")
     except FileNotFoundError:
         raise CassetteError(
             "no such cassette", path=path, fix="check the path, or record one with `mockmcp record -o PATH -- SERVER...`"
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
-    return loads(text, path)
+    data = _parse(text, path)
+    cassette = _validate(data, text, path)
+    files.write_cache(path, stat, data)
+    return cassette
 
 
 def save(cassette: Cassette, path: str) -> None:
     """Write the cassette atomically (the old file stays whole until the new one is complete)."""
-    yamlfile.atomic_write(path, dump(cassette))
+    files.atomic_write(path, dump(cassette))
 
 
 def dump(cassette: Cassette) -> str:
     """The cassette as YAML text."""
+    from mockmcp import yamlfile
+
     return yamlfile.dump(cassette.to_data())
 
 

@@ -53,7 +53,7 @@ def replay_cassette(path: str, ignores: tuple[str, ...] = (), strict: bool = Fal
     serve(engine)
     print(engine.report.summary(), file=sys.stderr, flush=True)
     if report_path:
-        from mockmcp.yamlfile import atomic_write
+        from mockmcp.files import atomic_write
 
         atomic_write(report_path, json.dumps(engine.report.to_json(), indent=2, ensure_ascii=False) + "\n")
     if strict and not engine.report.strict_ok:

@@ -8,8 +8,7 @@ originates (error responses). It never reads or writes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -45,8 +44,7 @@ def is_valid_id(value: object) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-@dataclass(frozen=True, slots=True)
-class Classified:
+class Classified(NamedTuple):
     """What one parsed JSON value is: kind is request, notification, response or invalid.
 
     For an invalid message, `problem` says why and `reply_id` is the id to answer with (null when

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp.errors import UsageError
 
@@ -65,8 +64,7 @@ def parse_path(text: str) -> Path:
     return tuple(segments)
 
 
-@dataclass(frozen=True, slots=True)
-class Matcher:
+class Matcher(NamedTuple):
     """Normalizes and keys requests; `ignores` are parsed paths relative to params."""
 
     ignores: tuple[Path, ...]
@@ -80,9 +78,10 @@ class Matcher:
         """params without the ignored paths: what a match compares."""
         if method in _METHOD_ONLY or params is None:
             return None
-        paths = self.ignores + tuple((p,) for p in _IGNORED_BY_METHOD.get(method, ()))
-        for path in paths:
+        for path in self.ignores:
             params = _without(params, path)
+        for key in _IGNORED_BY_METHOD.get(method, ()):
+            params = _without(params, (key,))
         return None if params == {} else params
 
     def key(self, method: str, params: Any) -> str:
@@ -90,9 +89,12 @@ class Matcher:
         return method + "\0" + canonical(self.normalize(method, params))
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical(value: Any) -> str:
     """Canonical JSON text: sorted keys, compact, exact types."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def _without(value: Any, path: Path) -> Any:
@@ -102,6 +104,20 @@ def _without(value: Any, path: Path) -> Any:
     """
     head, rest = path[0], path[1:]
     if isinstance(value, dict):
+        if not _is_pattern(head):  # the common case: one lookup, no scan
+            if head not in value:
+                return value
+            if not rest:
+                return {key: item for key, item in value.items() if key != head}
+            new = _without(value[head], rest)
+            if new is value[head]:
+                return value
+            out = dict(value)
+            if new in ({}, []) and value[head] not in ({}, []):
+                del out[head]
+            else:
+                out[head] = new
+            return out
         changed = False
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -122,6 +138,10 @@ def _without(value: Any, path: Path) -> Any:
         items = [(_without(item, rest) if rest else _MASK) if _index_matches(i, head) else item for i, item in enumerate(value)]
         return items if any(a is not b for a, b in zip(items, value)) else value
     return value
+
+
+def _is_pattern(segment: str) -> bool:
+    return "*" in segment or "?" in segment or "[" in segment
 
 
 def _index_matches(index: int, pattern: str) -> bool:

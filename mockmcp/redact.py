@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp.errors import UsageError
 
@@ -25,8 +24,7 @@ def _env_placeholder(name: str) -> str:
     return f"[REDACTED:{name}]"
 
 
-@dataclass(frozen=True, slots=True)
-class Redactor:
+class Redactor(NamedTuple):
     """Literal secrets (with their placeholders) and patterns to replace in recorded text."""
 
     env_names: tuple[str, ...] = ()

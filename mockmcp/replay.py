@@ -15,8 +15,7 @@ interaction recorded just before them has played, or at start-up when nothing pr
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp import jsonrpc
 from mockmcp.cassette import Cassette, Interaction, ServerItem
@@ -29,23 +28,24 @@ __all__ = ["Action", "Note", "Replay", "Send", "Wake"]
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
-@dataclass(frozen=True, slots=True)
-class Send:
+# Value types on the start-up path are NamedTuples: defining one costs a sixth of a frozen,
+# slotted dataclass, and replay's start-up time is a feature (see the README's architecture).
+
+
+class Send(NamedTuple):
     """Write these bytes (one or more complete lines) to the host."""
 
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Wake:
+class Wake(NamedTuple):
     """Call `Replay.wake(job)` after `after` seconds."""
 
     after: float
     job: int
 
 
-@dataclass(frozen=True, slots=True)
-class Note:
+class Note(NamedTuple):
     """A diagnostic for stderr; never for the protocol stream."""
 
     text: str
@@ -55,27 +55,31 @@ Action = Send | Wake | Note
 _KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
 
 
-@dataclass(slots=True)
 class _Batch:
     """A JSON-RPC batch being answered: its responses go out together, as one array."""
 
-    pending: int = 0
-    responses: list[dict[str, Any]] = field(default_factory=list)
-    sealed: bool = False
+    __slots__ = ("pending", "responses", "sealed")
+
+    def __init__(self) -> None:
+        self.pending = 0
+        self.responses: list[dict[str, Any]] = []
+        self.sealed = False
 
 
-@dataclass(slots=True)
 class _Job:
     """One interaction being played to the host."""
 
-    id: int
-    index: int
-    interaction: Interaction
-    reply_id: Any = None  # the live request's id; None when there is no request to answer
-    token: Any = _KEEP  # the live progress token, None when the request asked for no progress
-    batch: _Batch | None = None
-    step: int = 0
-    waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
+    __slots__ = ("id", "index", "interaction", "reply_id", "token", "batch", "step", "waiting")
+
+    def __init__(self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: _Batch | None) -> None:
+        self.id = id
+        self.index = index
+        self.interaction = interaction
+        self.reply_id = reply_id  # the live request's id; None when there is no request to answer
+        self.token = token  # the live progress token; None when the request asked for no progress
+        self.batch = batch
+        self.step = 0
+        self.waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
 
 
 class Replay:
@@ -85,7 +89,7 @@ class Replay:
         self.cassette = cassette
         self.matcher = matcher
         self.redactor = redactor
-        self.report = Report.start(cassette)
+        self.report = Report(cassette)
         self._requests: dict[str, list[int]] = {}
         self._notifications: dict[str, list[int]] = {}
         self._asked: dict[str, int] = {}
@@ -96,6 +100,7 @@ class Replay:
         self._awaiting: dict[Any, int] = {}  # our server-request id -> job
         self._next_job = 0
         self._next_server_id = 1
+        self._tails: dict[int, bytes] = {}
         self._index(cassette)
 
     def _index(self, cassette: Cassette) -> None:
@@ -301,9 +306,21 @@ class Replay:
         out: list[Action] = []
         response = job.interaction.response
         if response is not None and job.reply_id is not None:
-            body = {k: v for k, v in response.items() if k != "id"}
-            out.extend(self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True))
+            if job.batch is None:
+                out.append(Send(self._encoded_response(job)))
+            else:
+                body = {k: v for k, v in response.items() if k != "id"}
+                out.extend(self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True))
         return out + self._release(job.index)
+
+    def _encoded_response(self, job: _Job) -> bytes:
+        """The response line; the recorded body is encoded once per interaction, then only the id changes."""
+        tail = self._tails.get(job.index)
+        if tail is None:
+            assert job.interaction.response is not None
+            body = {k: v for k, v in job.interaction.response.items() if k != "id"}
+            tail = self._tails[job.index] = jsonrpc.encode(body)[1:]  # without the opening brace
+        return b'{"jsonrpc":"2.0","id":' + jsonrpc.encode(job.reply_id)[:-1] + b"," + tail
 
     def _release(self, anchor: int | None) -> list[Action]:
         out: list[Action] = []

@@ -6,8 +6,7 @@ plugin reads it through `mockmcp replay --report FILE`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mockmcp.cassette import Cassette
 
@@ -17,8 +16,7 @@ if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-
 __all__ = ["Mismatch", "Report"]
 
 
-@dataclass(frozen=True, slots=True)
-class Mismatch:
+class Mismatch(NamedTuple):
     """The host answered a replayed server-to-client request differently from the recording."""
 
     interaction: int
@@ -30,20 +28,18 @@ class Mismatch:
         return "\n".join([f"mockmcp: {head}", *(f"  - {d}" for d in self.differences)])
 
 
-@dataclass(slots=True)
 class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
-    cassette: Cassette
-    plays: list[int]
-    repeats: dict[int, int] = field(default_factory=dict)
-    misses: list[Miss] = field(default_factory=list)
-    mismatches: list[Mismatch] = field(default_factory=list)
-    unanswered: list[str] = field(default_factory=list)
+    __slots__ = ("cassette", "plays", "repeats", "misses", "mismatches", "unanswered")
 
-    @classmethod
-    def start(cls, cassette: Cassette) -> Report:
-        return cls(cassette, [0] * len(cassette.interactions))
+    def __init__(self, cassette: Cassette) -> None:
+        self.cassette = cassette
+        self.plays = [0] * len(cassette.interactions)  # times each interaction was played
+        self.repeats: dict[int, int] = {}  # interaction -> times asked beyond its recordings
+        self.misses: list[Miss] = []
+        self.mismatches: list[Mismatch] = []
+        self.unanswered: list[str] = []
 
     def _client_indexes(self) -> list[int]:
         return [i for i, it in enumerate(self.cassette.interactions) if it.kind != "server"]

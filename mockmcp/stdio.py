@@ -1,6 +1,6 @@
 """The stdio shell around the replay engine: framing, timers, signals. All of replay's I/O is here.
 
-One thread, one selector: lines from stdin go to the engine as they arrive, timers the engine asks
+One thread, one poll loop: lines from stdin go to the engine as they arrive, timers the engine asks
 for (`Wake`) are kept in a heap, and whatever the engine returns is carried out at once. stdout
 carries only what the engine sends; notes go to stderr.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import os
-import selectors
+import select
 import signal
 import sys
 import time
@@ -36,18 +36,24 @@ class _Shell:
         self.timers: list[tuple[float, int, int]] = []
         self.sequence = 0
         self.host_gone = False
+        self.outbox: list[bytes] = []
 
     def perform(self, actions: list[Action]) -> None:
         for action in actions:
             if isinstance(action, Send):
-                self.write(action.data)
+                self.outbox.append(action.data)
             elif isinstance(action, Wake):
                 self.sequence += 1
                 heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
             elif isinstance(action, Note):
                 print(action.text, file=self.stderr, flush=True)
 
-    def write(self, data: bytes) -> None:
+    def flush(self) -> None:
+        """Write what the engine sent, in one system call where possible (pipelined requests come in chunks)."""
+        if not self.outbox:
+            return
+        data = b"".join(self.outbox)
+        self.outbox.clear()
         if self.host_gone:
             return
         view = memoryview(data)
@@ -69,22 +75,22 @@ class _Shell:
 
     def run(self) -> None:
         self.perform(self.engine.start())
+        self.flush()
         # poll, not epoll: epoll refuses regular files and /dev/null, which are fine stdins here.
-        selector = getattr(selectors, "PollSelector", selectors.SelectSelector)()
-        selector.register(self.stdin, selectors.EVENT_READ)
+        poller = select.poll()
+        poller.register(self.stdin, select.POLLIN)
         pending = b""
-        try:
-            while True:
-                if selector.select(self.timeout()):
-                    chunk = os.read(self.stdin, _CHUNK)
-                    if not chunk:
-                        break
-                    *lines, pending = (pending + chunk).split(b"\n")
-                    for line in lines:
-                        self.receive(line)
-                self.fire_due_timers()
-        finally:
-            selector.close()
+        while True:
+            timeout = self.timeout()
+            if poller.poll(None if timeout is None else timeout * 1000):
+                chunk = os.read(self.stdin, _CHUNK)
+                if not chunk:
+                    break
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    self.receive(line)
+            self.fire_due_timers()
+            self.flush()
         self.receive(pending)
         self.drain()
 
@@ -94,10 +100,13 @@ class _Shell:
 
     def drain(self) -> None:
         """After the host's EOF: send what is still due (delayed replies), then stop."""
+        self.flush()
         while self.timers and not self.host_gone:
             time.sleep(self.timeout() or 0.0)
             self.fire_due_timers()
+            self.flush()
         self.perform(self.engine.close())
+        self.flush()
 
 
 def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr) -> None:
@@ -107,6 +116,7 @@ def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.
     try:
         shell.run()
     except _Stop:
+        shell.flush()
         print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
     finally:
         for sig, handler in previous.items():

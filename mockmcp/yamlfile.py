@@ -4,20 +4,18 @@ Loading uses libyaml's safe loader when present, with JSON-like scalars only: `2
 string (plain YAML 1.1 would make it a date), and so do `yes`, `on`, `012` and `1:20`. Dumping
 quotes anything another YAML reader could take for something else, writes multi-line strings as
 literal blocks and long prose as folded blocks, and keeps keys in the order they were given.
-Files are written atomically: a temporary file beside the target, then a rename.
+Only cassette loading and saving import this module, and a load served from the cache of parsed
+cassettes (see `files`) does not: PyYAML costs more start-up time than the rest of mockmcp.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 import yaml
 
-__all__ = ["Place", "atomic_write", "dump", "line_of", "load", "render_place"]
-
-Place = tuple[str | int, ...]
+__all__ = ["dump", "line_of", "load"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -91,18 +89,7 @@ def dump(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-def render_place(place: Place) -> str:
-    """`("interactions", 3, "response")` -> `interactions[3].response`."""
-    out = ""
-    for part in place:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out
-
-
-def line_of(text: str, place: Place) -> int | None:
+def line_of(text: str, place: tuple[str | int, ...]) -> int | None:
     """The 1-based line where `place` (or its deepest existing parent) starts in the YAML text."""
     try:
         node = yaml.compose(text, Loader=_Loader)
@@ -125,28 +112,3 @@ def _child(node: Any, part: str | int) -> Any:
     if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
         return node.value[part]
     return None
-
-
-def atomic_write(path: str, text: str) -> None:
-    """Write text to path so that readers see the old file or the new one, never a part.
-
-    The data is flushed to disk before the rename, so a crash cannot leave a half-written file
-    under the real name; on any failure the temporary file is removed and the old file kept.
-    """
-    import tempfile  # deferred: it costs start-up time, and replay writes files only on request
-
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise

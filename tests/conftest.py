@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "cassettes"
 TEST_CASSETTES = Path(__file__).resolve().parent / "cassettes"
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
+
+# mockmcp caches parsed cassettes in the user's cache folder; the tests (and every mockmcp they
+# start, which inherits the environment) use a folder of their own instead.
+_CACHE = tempfile.mkdtemp(prefix="mockmcp-test-cache-")
+os.environ["MOCKMCP_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, True)
 
 
 @pytest.fixture

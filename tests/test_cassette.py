@@ -137,3 +137,40 @@ def test_save_is_atomic_and_keeps_the_old_file_on_failure(tmp_path: Path, monkey
         cassette.save(cassette.loads(HEAD + "- request: {method: x}\n"), str(target))
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"], "the temporary file is removed"
+
+
+def test_a_second_load_comes_from_the_cache_of_parsed_cassettes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "c.yaml"
+    path.write_text((SHIPPED / "notes.yaml").read_text())
+    first = cassette.load(str(path))
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+
+    def no_yaml(_text: str) -> None:
+        raise AssertionError("YAML was parsed although the cache is fresh")
+
+    monkeypatch.setattr(yamlfile, "load", no_yaml)
+    assert cassette.load(str(path)).interactions == first.interactions
+
+
+def test_a_changed_cassette_is_parsed_again_and_a_bad_edit_still_gets_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD + "- request: {method: a}\n")
+    assert cassette.load(str(path)).interactions[0].method == "a"
+    path.write_text(HEAD + "- request: {method: b}\n")
+    assert cassette.load(str(path)).interactions[0].method == "b"
+    path.write_text(HEAD + "- request: {method: b}\n  typo: 1\n")
+    with pytest.raises(CassetteError) as raised:
+        cassette.load(str(path))
+    assert raised.value.line == 4 and raised.value.place == "interactions[0].typo"
+
+
+def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", "")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD + "- request: {method: a}\n")
+    cassette.load(str(path))
+    assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"]
