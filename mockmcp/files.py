@@ -36,6 +36,7 @@ def atomic_write(path: str, text: str) -> None:
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=folder)
     try:
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -47,6 +48,16 @@ def atomic_write(path: str, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _mode_for(path: str) -> int:
+    """The permissions the file would have if written in place: the old file's, or the umask's."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _cache_folder() -> str | None:

@@ -131,9 +131,10 @@ class _Proxy:
             return Outcome(128 + self.signalled, f"stopped by signal {self.signalled}; the server exited with status {status}")
         if terminated:
             return Outcome(0, f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped")
+        failed = " (it failed or crashed)" if status else ""
         if self.host_eof.is_set():
-            return Outcome(status, f"the host closed stdin; the server exited with status {status}")
-        return Outcome(status, f"the server exited with status {status}" + (" (it crashed)" if status else ""))
+            return Outcome(status, f"the host closed stdin; the server exited with status {status}{failed}")
+        return Outcome(status, f"the server exited with status {status}{failed}")
 
 
 def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: float = 2.0) -> Outcome:

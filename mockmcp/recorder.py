@@ -7,10 +7,12 @@ attached to the client interaction it belongs to:
 
 1. a progress notification, by its `progressToken`;
 2. a notification carrying `_meta["io.modelcontextprotocol/subscriptionId"]`, by that listen id;
-3. otherwise the newest client request still in flight, or, when none is, a client notification that
-   is still the last thing the client said (a server often answers `notifications/initialized`
-   with `roots/list`);
-4. otherwise it was unprompted, and keeps its place as a server-only interaction.
+3. otherwise, while client requests are in flight, the one the server answers next: a server sends
+   what a request causes before the request's response (when the session ends first, the oldest
+   request still in flight gets them);
+4. otherwise a client notification that is still the last thing the client said (a server often
+   answers `notifications/initialized` with `roots/list`);
+5. otherwise it was unprompted, and keeps its place as a server-only interaction.
 
 The client's answers to server requests are attached to those requests. A server line that is not
 a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
@@ -44,8 +46,8 @@ class _Open:
     response: dict[str, Any] | None = None
     took: float | None = None
 
-    def freeze(self) -> Interaction:
-        items = tuple(ServerItem(i["kind"], i["message"], i.get("response"), i["at"]) for i in self.server)
+    def freeze(self, extra: list[dict[str, Any]] | tuple[()] = ()) -> Interaction:
+        items = tuple(ServerItem(i["kind"], i["message"], i.get("response"), i["at"]) for i in [*self.server, *extra])
         return Interaction(self.kind, self.message, items, self.response, at=self.at, took=self.took)
 
 
@@ -58,6 +60,7 @@ class Recorder:
         self._in_flight: dict[Any, _Open] = {}  # client request id -> interaction
         self._tokens: dict[Any, _Open] = {}  # progress token -> interaction
         self._server_requests: dict[Any, dict[str, Any]] = {}  # server request id -> item
+        self._undecided: list[dict[str, Any]] = []  # server items waiting for the next response (rule 3)
         self.skipped: list[str] = []
 
     def feed(self, direction: str, line: bytes, at: float) -> None:
@@ -94,6 +97,8 @@ class Recorder:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.RESPONSE and message["id"] in self._in_flight:
             item = self._in_flight.pop(message["id"])
+            item.server.extend(self._undecided)
+            self._undecided.clear()
             item.response = _strip(message, keep_id=False)
             item.took = _round(at - item.at) if item.at is not None else None
             return
@@ -104,9 +109,16 @@ class Recorder:
             self._server_requests[message["id"]] = entry
         else:
             entry = {"kind": "raw", "message": line.decode("utf-8", "surrogateescape"), "at": _round(at)}
-        self._owner(message, at).server.append(entry)
+        owner = self._named_owner(message)
+        if owner is not None:
+            owner.server.append(entry)
+        elif self._in_flight:
+            self._undecided.append(entry)
+        else:
+            self._idle_owner(at).server.append(entry)
 
-    def _owner(self, message: Any, at: float) -> _Open:
+    def _named_owner(self, message: Any) -> _Open | None:
+        """The client request a server message names, by progress token or subscription id (rules 1, 2)."""
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict):
             if message.get("method") == "notifications/progress" and params.get("progressToken") in self._tokens:
@@ -114,8 +126,10 @@ class Recorder:
             meta = params.get("_meta")
             if isinstance(meta, dict) and meta.get(SUBSCRIPTION_ID) in self._in_flight:
                 return self._in_flight[meta[SUBSCRIPTION_ID]]
-        if self._in_flight:
-            return next(reversed(self._in_flight.values()))
+        return None
+
+    def _idle_owner(self, at: float) -> _Open:
+        """Where a server message goes when no client request is in flight (rules 4, 5)."""
         last = self._items[-1] if self._items else None
         if last is not None and last.kind in ("notification", "server"):
             return last
@@ -125,7 +139,8 @@ class Recorder:
 
     def cassette(self) -> Cassette:
         """Everything recorded so far as a Cassette, with the protocol era in its meta when known."""
-        interactions = tuple(item.freeze() for item in self._items)
+        oldest = next(iter(self._in_flight.values()), None)
+        interactions = tuple(item.freeze(self._undecided if item is oldest else ()) for item in self._items)
         return Cassette(interactions, {**self.meta, **_era(interactions)})
 
 

@@ -8,6 +8,7 @@ the engine saw, besides what the host saw.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,69 +18,20 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_types import CreateMessageResult, ElicitResult, Implementation, ListRootsResult, Root, TextContent
+from mcp_types import Implementation
 
-from conftest import ROOT, SHIPPED, TEST_CASSETTES, child_env
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
+from sdk_host import elicit, full_session, roots, sampling, text_of
 
 pytestmark = pytest.mark.anyio
 
-LEGACY = TEST_CASSETTES / "full-legacy.yaml"
-MODERN = TEST_CASSETTES / "full-2026.yaml"
+LEGACY = SHIPPED / "notes-session.yaml"  # recorded from examples/notes_server.py by examples/sdk_host.py
+MODERN = SHIPPED / "notes-session-2026.yaml"
 
 
 def replay(cassette: Path, report: Path, *extra: str) -> StdioServerParameters:
     args = ["-m", "mockmcp", "replay", str(cassette), "--report", str(report), *extra]
     return StdioServerParameters(command=sys.executable, args=args, env=child_env(), cwd=str(ROOT))
-
-
-async def sampling(_ctx: Any, _params: Any) -> CreateMessageResult:
-    return CreateMessageResult(role="assistant", content=TextContent(type="text", text="milk"), model="test-model")
-
-
-async def elicit(_ctx: Any, _params: Any) -> ElicitResult:
-    return ElicitResult(action="accept", content={"confirm": True})
-
-
-async def roots(_ctx: Any) -> ListRootsResult:
-    return ListRootsResult(roots=[Root(uri="file:///home/user/notes", name="notes")])
-
-
-def text_of(result: Any) -> str:
-    return result.content[0].text
-
-
-async def full_session(client: Client) -> dict[str, Any]:
-    """Everything the notes server offers, the way a host would use it; returns what the host saw."""
-    seen: dict[str, Any] = {"progress": []}
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen["progress"].append((value, total, message))
-
-    seen["tools"] = [tool.name for tool in (await client.list_tools()).tools]
-    seen["read"] = text_of(await client.call_tool("read_file", {"path": "notes.txt"}))
-    missing = await client.call_tool("read_file", {"path": "nope.txt"})
-    seen["missing"] = (missing.is_error, text_of(missing))
-    seen["count"] = text_of(await client.call_tool("count_slowly", {"n": 2}, progress_callback=progress))
-    seen["delete"] = text_of(await client.call_tool("delete_file", {"path": "notes.txt"}))
-    seen["summary"] = text_of(await client.call_tool("summarize", {"path": "notes.txt"}))
-    seen["roots"] = text_of(await client.call_tool("list_roots", {}))
-    seen["resource"] = (await client.read_resource("notes://notes.txt")).contents[0].text
-    prompt = await client.get_prompt("review", {"path": "notes.txt"})
-    seen["prompt"] = prompt.messages[0].content.text
-    return seen
-
-
-EXPECTED = {
-    "read": "remember to buy milk",
-    "missing": (True, "Error executing tool read_file: no such file: nope.txt"),
-    "count": "counted to 2",
-    "progress": [(1.0, 2.0, "step 1"), (2.0, 2.0, "step 2")],
-    "delete": "deleted notes.txt",
-    "summary": "milk",
-    "roots": "file:///home/user/notes",
-    "resource": "remember to buy milk",
-    "prompt": "Please review this note:\n\nremember to buy milk",
-}
 
 
 @pytest.mark.parametrize(("mode", "cassette"), [("legacy", LEGACY), ("auto", MODERN)])
@@ -96,7 +48,7 @@ async def test_host_sees_the_whole_recorded_session(mode: str, cassette: Path, t
             list_roots_callback=roots, logging_callback=log, log_level=None if mode == "legacy" else "info",
         ) as client:
             seen = await full_session(client)
-    assert {key: seen[key] for key in EXPECTED} == EXPECTED
+    assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION
     assert "read_file" in seen["tools"]
     assert logs == ["counted 1", "counted 2"]
     summary = json.loads(report.read_text())
@@ -122,7 +74,7 @@ async def test_other_host_config_gets_the_same_answers(tmp_path: Path) -> None:
             first = await client.call_tool("read_file", {"path": "notes.txt"}, progress_callback=progress)
             seen = await full_session(client)
     assert text_of(first) == "remember to buy milk"
-    assert {key: seen[key] for key in EXPECTED} == EXPECTED
+    assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION
     summary = json.loads(report.read_text())
     assert summary["misses"] == []
     # read_file was asked twice and recorded once; the SDK also lists tools again after its first call.
@@ -221,3 +173,18 @@ async def test_a_delayed_reply_never_holds_up_another(tmp_path: Path) -> None:
     # Ordering, not speed: the fast call, sent second, is answered while the slow one still waits.
     assert list(finished) == ["fast", "slow"]
     assert finished["slow"] >= 1.5
+
+
+def test_the_example_host_replays_the_time_server_cassette() -> None:
+    """The README's record-then-replay walk-through, replay half: cassettes/time.yaml came from mcp-server-time."""
+    convert = '{"source_timezone": "Europe/London", "time": "12:00", "target_timezone": "Asia/Tokyo"}'
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "sdk_host.py"), "--call", "convert_time", convert,
+         "--call", "get_current_time", '{"timezone": "Mars/Olympus"}', "--", *MOCKMCP, "replay", "cassettes/time.yaml", "--strict"],
+        capture_output=True, text=True, timeout=60, env=child_env(), cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "connected: protocol 2026-07-28" in proc.stdout
+    assert '"time_difference": "+9.0h"' in proc.stdout
+    assert "tool error: Error executing tool get_current_time: Invalid timezone" in proc.stdout
+    assert "played 4 of 4 interactions; 0 missed" in proc.stderr

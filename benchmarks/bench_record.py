@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""Benchmarks for `mockmcp record`: pipelined throughput, added latency, flat cost over a session.
+
+`mockmcp record -o CASSETTE --mode all -- SERVER...` sits between a host and a real server as a
+transparent stdio proxy, journaling every line as it passes. Each figure compares it with the same
+server reached directly, measured in the same run on the same machine:
+
+1. throughput   requests per second when M requests are pipelined through the recorder to a fast
+                stdlib server, over the same server direct. Goal: >= 0.5x. The time the recorder
+                then takes to write the cassette, and its size, are shown for information.
+2. latency      sequential request/answer round trips through the recorder and direct: the median
+                and p99 of each, and what the recorder adds (microseconds). For information.
+3. flat         the pipelined rate over the last quarter of one long recorded session, over its
+                first quarter. Goal: >= 0.8x.
+
+Standard library only. Run from anywhere, with an interpreter that has mockmcp installed:
+
+    python benchmarks/bench_record.py [--quick] [--json FILE]
+
+Every answer is checked (right id, the answer to that very request), and so is every cassette (one
+interaction per request, in order, with its answer); a wrong or missing answer or cassette makes
+that figure an ERROR and the exit status 2. A MISS does not change the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import json
+import os
+import platform
+import selectors
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = sys.executable
+
+# The fast server: the least a Python stdio JSON-RPC server can do, with the same interpreter. Its
+# answer names the key it was asked for, so an answer paired with the wrong request is caught.
+FAST_SERVER = (
+    "import json, sys\n"
+    "out = sys.stdout.buffer\n"
+    "for line in sys.stdin.buffer:\n"
+    "    m = json.loads(line)\n"
+    "    r = {'content': [{'type': 'text', 'text': 'the value of ' + m['params']['arguments']['key']}], 'isError': False}\n"
+    "    out.write(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}).encode() + b'\\n')\n"
+    "    out.flush()\n"
+)
+
+# Children run as on an ordinary machine: bytecode caches are written and used (pip compiles an
+# installed package's bytecode at install time anyway), whatever this shell's environment says.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+# mockmcp's cache of parsed cassettes goes to a folder of this run's, removed at exit.
+CHILD_ENV["MOCKMCP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mockmcp-bench-cache-")
+atexit.register(shutil.rmtree, CHILD_ENV["MOCKMCP_CACHE_DIR"], True)
+
+STOP_TIMEOUT = 10.0  # seconds a server gets to exit after its stdin closes
+# The recorder builds and writes the cassette after its stdin closes, which takes time in proportion
+# to the session: it gets this long, plus RECORD_STOP_PER_REQUEST for each request recorded.
+RECORD_STOP_TIMEOUT = 30.0
+RECORD_STOP_PER_REQUEST = 0.002
+READ_TIMEOUT = 120.0  # seconds without progress before a run is declared stuck
+
+
+class BenchError(Exception):
+    """A process misbehaved (died, hung, answered wrongly): the figure cannot be trusted."""
+
+
+# --- requests and answers --------------------------------------------------------------------------
+
+
+def _key(rid: int) -> str:
+    return f"item-{rid}"
+
+
+def _params(rid: int) -> dict[str, Any]:
+    return {"name": "lookup", "arguments": {"key": _key(rid)}}
+
+
+def _result(rid: int) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": f"the value of {_key(rid)}"}], "isError": False}
+
+
+def _request(rid: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": _params(rid)}, separators=(",", ":")).encode() + b"\n"
+
+
+def check_answers(label: str, lines: list[bytes], ids: range) -> None:
+    """Every id answered exactly once, each with the answer to that request."""
+    if len(lines) != len(ids):
+        raise BenchError(f"{label}: {len(lines)} answers for {len(ids)} requests")
+    seen: set[int] = set()
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            raise BenchError(f"{label}: an answer is not JSON: {line[:200]!r}") from None
+        rid = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(rid, int) or rid not in ids or rid in seen:
+            raise BenchError(f"{label}: unexpected or repeated id in answer {line[:200]!r}")
+        seen.add(rid)
+        if message.get("result") != _result(rid):
+            raise BenchError(f"{label}: wrong answer to id {rid}: {line[:300]!r}")
+
+
+# --- processes -------------------------------------------------------------------------------------
+
+
+class Server:
+    """One stdio process: stdin/stdout pipes, stderr to a temporary file, always stopped."""
+
+    def __init__(self, argv: list[str], label: str, stop_timeout: float = STOP_TIMEOUT) -> None:
+        self.label = label
+        self.stop_timeout = stop_timeout
+        self.err = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, bufsize=0, cwd=ROOT, env=CHILD_ENV)
+        self.out_fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        self.in_fd = self.proc.stdin.fileno()  # type: ignore[union-attr]
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.out_fd, selectors.EVENT_READ)
+        self.buffer = b""  # bytes read past the last complete line
+        self.next_id = 1
+        self.stopped: tuple[int | None, float] | None = None  # (exit status, seconds from stdin close to exit)
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.in_fd, view[: 1 << 16]) :]
+        except (BrokenPipeError, OSError):
+            pass  # the reader reports the death, with the process's stderr
+
+    def read_lines(self, count: int) -> list[bytes]:
+        """Read exactly `count` complete lines (more may be buffered for later)."""
+        chunks = [self.buffer]
+        seen = self.buffer.count(b"\n")
+        while seen < count:
+            if not self.selector.select(READ_TIMEOUT):
+                raise BenchError(f"{self.label}: no answer for {READ_TIMEOUT:.0f} s ({seen} of {count} lines read){self.stderr_tail()}")
+            chunk = os.read(self.out_fd, 1 << 20)
+            if not chunk:
+                try:
+                    status = self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    status = None
+                raise BenchError(f"{self.label}: stdout closed after {seen} of {count} lines (exit status {status}){self.stderr_tail()}")
+            chunks.append(chunk)
+            seen += chunk.count(b"\n")
+        data = b"".join(chunks)
+        lines = data.split(b"\n")
+        self.buffer = lines.pop()
+        if len(lines) > count:
+            self.buffer = b"\n".join(lines[count:] + [self.buffer])
+            lines = lines[:count]
+        return lines
+
+    def take_ids(self, count: int) -> range:
+        ids = range(self.next_id, self.next_id + count)
+        self.next_id += count
+        return ids
+
+    def warm_up(self) -> None:
+        """One request answered before any clock starts: interpreter start-up stays out."""
+        ids = self.take_ids(1)
+        self.write_all(_request(ids[0]))
+        check_answers(self.label, self.read_lines(1), ids)
+
+    def pipelined(self, count: int, marks: int = 1) -> tuple[list[float], range]:
+        """Write `count` requests back to back from a thread while reading every answer.
+
+        Returns the times (from the first write) at which each of `marks` equal parts of the
+        answers had been read, the last being the whole round, and the ids used.
+        """
+        ids = self.take_ids(count)
+        payload = b"".join(_request(rid) for rid in ids)
+        bounds = [count * (k + 1) // marks for k in range(marks)]
+        writer = threading.Thread(target=self.write_all, args=(payload,), daemon=True)
+        lines: list[bytes] = []
+        times: list[float] = []
+        start = time.perf_counter()
+        writer.start()
+        for bound in bounds:
+            lines += self.read_lines(bound - len(lines))
+            times.append(time.perf_counter() - start)
+        writer.join(STOP_TIMEOUT)
+        check_answers(self.label, lines, ids)
+        return times, ids
+
+    def round_trip(self) -> float:
+        """One request written, its answer read: seconds. The answer is checked."""
+        ids = self.take_ids(1)
+        data = _request(ids[0])
+        start = time.perf_counter()
+        self.write_all(data)
+        lines = self.read_lines(1)
+        elapsed = time.perf_counter() - start
+        check_answers(self.label, lines, ids)
+        return elapsed
+
+    def stderr_text(self) -> str:
+        try:
+            self.err.seek(0)
+            return self.err.read().decode(errors="replace").strip()
+        except (OSError, ValueError):
+            return ""
+
+    def stderr_tail(self, limit: int = 1500) -> str:
+        text = self.stderr_text()
+        return "" if not text else "\n  stderr: " + text[-limit:].replace("\n", "\n  ")
+
+    def stop(self) -> tuple[int | None, float]:
+        """Close stdin, wait for the exit, kill if it does not come. (exit status, seconds waited)."""
+        if self.stopped is not None:
+            return self.stopped
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        start = time.perf_counter()
+        try:
+            status: int | None = self.proc.wait(timeout=self.stop_timeout)
+        except subprocess.TimeoutExpired:
+            status = None  # killed: not a clean exit
+            self.proc.kill()
+            self.proc.wait(timeout=STOP_TIMEOUT)
+        waited = time.perf_counter() - start
+        self.selector.close()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.stopped = (status, waited)
+        return self.stopped
+
+    def close(self) -> None:
+        self.stop()
+        self.err.close()
+
+
+class Direct(Server):
+    def __init__(self) -> None:
+        super().__init__([PY, "-c", FAST_SERVER], "direct server")
+
+
+class Recording(Server):
+    """`python -m mockmcp record -o FOLDER/NAME.yaml --mode all -- python -c FAST_SERVER`."""
+
+    def __init__(self, folder: str, name: str, expected_requests: int) -> None:
+        self.cassette = os.path.join(folder, name + ".yaml")
+        argv = [PY, "-m", "mockmcp", "record", "-o", self.cassette, "--mode", "all", "--", PY, "-c", FAST_SERVER]
+        super().__init__(argv, "recorder", RECORD_STOP_TIMEOUT + RECORD_STOP_PER_REQUEST * expected_requests)
+
+    def finish(self) -> Finished:
+        """Close stdin and wait for the cassette; then check it and remove it.
+
+        A recorder that is killed, fails or writes no cassette raises BenchError. A cassette that
+        does not hold exactly the requests sent, in order, each with its answer, is a `problem`.
+        """
+        status, waited = self.stop()
+        if status is None:
+            raise BenchError(f"{self.label}: still running {waited:.0f} s after stdin closed; killed{self.stderr_tail()}")
+        if status != 0:
+            raise BenchError(f"{self.label}: exited with status {status}{self.stderr_tail()}")
+        if os.path.exists(self.cassette + ".journal"):
+            raise BenchError(f"{self.label}: the journal was left behind{self.stderr_tail()}")
+        try:
+            size = os.path.getsize(self.cassette)
+        except OSError:
+            raise BenchError(f"{self.label}: no cassette written{self.stderr_tail()}") from None
+        ids = range(1, self.next_id)
+        problem = check_cassette(self.cassette, ids)
+        os.unlink(self.cassette)
+        return Finished(waited, size, len(ids), problem)
+
+
+@dataclass
+class Finished:
+    """A recording that ended: how long the cassette took to write after stdin closed, and what it holds."""
+
+    seconds: float
+    size: int
+    requests: int
+    problem: str | None  # None: one interaction per request, in order, each with its answer
+
+
+def check_cassette(path: str, ids: range) -> str | None:
+    """Load and validate the cassette; it must hold one tools/call interaction per id, in order, with its answer."""
+    from mockmcp import cassette as cassettes  # the benchmark's interpreter has mockmcp installed
+    from mockmcp.errors import MockmcpError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        # loads(), not load(): no cache of parsed cassettes is written for this check.
+        found = cassettes.loads(text, path).interactions
+    except (OSError, UnicodeDecodeError, MockmcpError) as error:
+        return f"the cassette does not load: {error}"
+    requests = {i.message.get("id"): i for i in found if i.kind == "request" and isinstance(i.message, dict)}
+    others = [i for i in found if i.kind != "request"]
+    unanswered = [rid for rid in ids if rid in requests and requests[rid].response is None]
+    wrong = [
+        rid for rid in ids
+        if rid not in requests
+        or requests[rid].message != {"id": rid, "method": "tools/call", "params": _params(rid)}
+        or requests[rid].response not in (None, {"result": _result(rid)})
+        or requests[rid].server
+    ]
+    in_order = [i.message.get("id") for i in found if i.kind == "request" and isinstance(i.message, dict)] == list(ids)
+    if len(found) == len(ids) and not (others or unanswered or wrong) and in_order:
+        return None
+    parts = [f"{len(found)} interactions for {len(ids)} requests"]
+    if unanswered:
+        parts.append(f"{len(unanswered)} requests without their answer (ids {_some(unanswered)})")
+    if others:
+        raw = [o for o in others for item in o.server if item.kind == "raw"]
+        parts.append(f"{len(others)} server-only interactions ({len(raw)} holding a raw line)")
+    if wrong:
+        parts.append(f"{len(wrong)} requests missing or recorded wrongly (ids {_some(wrong)})")
+    if not in_order:
+        parts.append("requests out of order")
+    return "; ".join(parts)
+
+
+def _some(ids: list[int], limit: int = 5) -> str:
+    return ", ".join(map(str, ids[:limit])) + (", ..." if len(ids) > limit else "")
+
+
+def stop_all(servers: list[Server]) -> None:
+    for server in servers:
+        server.close()
+
+
+# --- 1. throughput ---------------------------------------------------------------------------------
+
+
+def cassette_result(figure: str, finishes: list[Finished]) -> Result:
+    """The row for the cassettes a figure recorded: time to write after stdin closed, size, check."""
+    seconds = statistics.median(f.seconds for f in finishes)
+    last = finishes[-1]
+    many = f"median of {len(finishes)}, " if len(finishes) > 1 else ""
+    problems = [f"cassette of {f.requests} requests: {f.problem}" for f in finishes if f.problem]
+    return Result(
+        figure=figure,
+        subject="cassette written after stdin closed",
+        values={"finish_s": seconds, "finish_s_all": [f.seconds for f in finishes], "cassette_bytes": last.size,
+                "interactions_expected": last.requests, "problems": problems},
+        shown=f"{seconds:6.2f} s ({many}{last.requests} interactions), {last.size / 1e6:.1f} MB, {last.size / last.requests:.0f} B each",
+        ratio=None,
+        goal=None,
+        error="\n".join(problems) or None,
+    )
+
+
+def bench_throughput(folder: str, count: int, rounds: int) -> list[Result]:
+    """Each round: a fresh direct server and a fresh recorder, each warmed up, then M pipelined."""
+    rates: dict[str, list[float]] = {"direct": [], "recorder": []}
+    finishes: list[Finished] = []
+    for n in range(rounds):
+        order = ["direct", "recorder"] if n % 2 == 0 else ["recorder", "direct"]
+        for kind in order:  # interleaved, so drift in machine load hits both alike
+            server: Server = Direct() if kind == "direct" else Recording(folder, f"throughput-{n}", count + 1)
+            try:
+                server.warm_up()
+                times, _ids = server.pipelined(count)
+                rates[kind].append(count / times[-1])
+                if isinstance(server, Recording):
+                    finishes.append(server.finish())
+            finally:
+                server.close()
+    direct, recorder = statistics.median(rates["direct"]), statistics.median(rates["recorder"])
+    return [
+        Result(
+            figure="1. throughput",
+            subject="mockmcp record, pipelined",
+            values={"direct_rps": direct, "recorder_rps": recorder, "requests": count, "rounds": rounds,
+                    "direct_rps_all": rates["direct"], "recorder_rps_all": rates["recorder"]},
+            shown=f"{recorder:9,.0f} req/s vs direct {direct:9,.0f} req/s ({rounds} x {count})",
+            ratio=recorder / direct,
+            goal=0.5,
+        ),
+        cassette_result("1. throughput", finishes),
+    ]
+
+
+# --- 2. latency ------------------------------------------------------------------------------------
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(fraction * len(ordered))) - 1))]
+
+
+def bench_latency(folder: str, pairs: int, warmup: int) -> list[Result]:
+    """Both servers up together; round trips alternate between them, one request at a time."""
+    servers: list[Server] = []
+    try:
+        direct = Direct()
+        servers.append(direct)
+        recorder = Recording(folder, "latency", pairs + warmup)
+        servers.append(recorder)
+        times: dict[Server, list[float]] = {direct: [], recorder: []}
+        for n in range(warmup + pairs):
+            for server in servers if n % 2 == 0 else servers[::-1]:
+                elapsed = server.round_trip()
+                if n >= warmup:
+                    times[server].append(elapsed)
+        finished = recorder.finish()
+    finally:
+        stop_all(servers)
+    d_med, r_med = statistics.median(times[direct]) * 1e6, statistics.median(times[recorder]) * 1e6
+    d_p99, r_p99 = _percentile(times[direct], 0.99) * 1e6, _percentile(times[recorder], 0.99) * 1e6
+    return [
+        Result(
+            figure="2. latency",
+            subject="added to one round trip",
+            values={"direct_median_us": d_med, "recorder_median_us": r_med, "direct_p99_us": d_p99, "recorder_p99_us": r_p99,
+                    "added_median_us": r_med - d_med, "added_p99_us": r_p99 - d_p99, "pairs": pairs, "warmup": warmup},
+            shown=f"median {r_med:5.0f} us vs direct {d_med:4.0f} us; p99 {r_p99:5.0f} us vs {d_p99:4.0f} us (+{r_p99 - d_p99:.0f})",
+            ratio=None,
+            goal=None,
+            figure_text=f"{r_med - d_med:+.0f} us",
+        ),
+        cassette_result("2. latency", [finished]),
+    ]
+
+
+# --- 3. flat cost over a long session --------------------------------------------------------------
+
+
+def bench_flat(folder: str, session: int, parts: int) -> list[Result]:
+    """One recorder, one long pipelined stream timed in parts; the first quarter's rate vs the last's."""
+    recorder = Recording(folder, "flat", session + 1)
+    try:
+        recorder.warm_up()
+        times, _ids = recorder.pipelined(session, parts)
+        finished = recorder.finish()
+    finally:
+        recorder.close()
+    bounds = [session * (k + 1) // parts for k in range(parts)]
+    rates = []
+    for k in range(parts):
+        done = bounds[k] - (bounds[k - 1] if k else 0)
+        took = times[k] - (times[k - 1] if k else 0.0)
+        rates.append(done / took)
+    quarter = parts // 4
+    first, last = statistics.median(rates[:quarter]), statistics.median(rates[-quarter:])
+    return [
+        Result(
+            figure="3. flat",
+            subject="last vs first quarter of a session",
+            values={"first_quarter_rps": first, "last_quarter_rps": last, "session": session, "parts": parts, "part_rps": rates,
+                    "overall_rps": session / times[-1]},
+            shown=f"{last:9,.0f} req/s vs {first:9,.0f} req/s (one session of {session}; median of {quarter} parts of {session // parts})",
+            ratio=last / first,
+            goal=0.8,
+        ),
+        cassette_result("3. flat", [finished]),
+    ]
+
+
+# --- reporting -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    figure: str
+    subject: str
+    values: dict[str, Any]
+    shown: str
+    ratio: float | None
+    goal: float | None  # None: shown for information, no verdict
+    lower_is_better: bool = False
+    error: str | None = None
+    figure_text: str | None = None  # what the result column shows when there is no ratio
+
+    @property
+    def goal_text(self) -> str:
+        if self.goal is None:
+            return "info"
+        return f"{'<=' if self.lower_is_better else '>='} {self.goal}x"
+
+    @property
+    def result_text(self) -> str:
+        if self.ratio is not None:
+            return f"{self.ratio:.2f}x"
+        return self.figure_text or "-"
+
+    @property
+    def verdict(self) -> str:
+        if self.error:
+            return "ERROR"
+        if self.goal is None:
+            return "info"
+        if self.ratio is None:
+            return "SKIP"
+        ok = self.ratio <= self.goal if self.lower_is_better else self.ratio >= self.goal
+        return "PASS" if ok else "MISS"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "figure": self.figure,
+            "subject": self.subject,
+            "values": self.values,
+            "ratio": self.ratio,
+            "result": self.result_text,
+            "goal": self.goal_text,
+            "verdict": self.verdict,
+            "error": self.error,
+        }
+
+
+def print_table(results: list[Result]) -> None:
+    head = ("figure", "subject", "measured", "result", "goal", "verdict")
+    rows = [(r.figure, r.subject, r.shown or (r.error or "").splitlines()[0], r.result_text, r.goal_text, r.verdict) for r in results]
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    line = "  ".join("{:<%d}" % w for w in widths)
+    print(line.format(*head))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print(line.format(*row).rstrip())
+    for r in results:
+        if r.error and (r.shown or "\n" in r.error):
+            print(f"\n{r.verdict} {r.figure}, {r.subject}:\n  " + r.error.replace("\n", "\n  "))
+
+
+def guarded(figure: str, subject: str, goal: float | None, run: Callable[[], list[Result]]) -> list[Result]:
+    try:
+        return run()
+    except BenchError as error:
+        return [Result(figure, subject, {}, "", None, goal, error=str(error))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a short run: fewer requests")
+    parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON to FILE")
+    parser.add_argument("--requests", type=int, help="pipelined requests per round, figure 1 (default 20000, 3000 with --quick)")
+    parser.add_argument("--rounds", type=int, help="timed rounds per side, figure 1, median taken (default 3, 2 with --quick)")
+    parser.add_argument("--pairs", type=int, help="timed round trips per side, figure 2 (default 2000, 300 with --quick)")
+    parser.add_argument("--session", type=int, help="requests in the long session, figure 3 (default 40000, 6000 with --quick)")
+    parser.add_argument("--only", choices=("throughput", "latency", "flat"), action="append", help="run only this figure (repeatable)")
+    args = parser.parse_args(argv)
+    count = args.requests or (3000 if args.quick else 20000)
+    rounds = args.rounds or (2 if args.quick else 3)
+    pairs = args.pairs or (300 if args.quick else 2000)
+    warmup = 20 if args.quick else 50
+    session = args.session or (6000 if args.quick else 40000)
+    parts = 20  # figure 3: the session is timed in 20 parts; a quarter is 5 of them
+    only = set(args.only or ("throughput", "latency", "flat"))
+    if min(count, rounds, pairs, session // parts) < 1:
+        parser.error("--requests, --rounds and --pairs must be at least 1, --session at least 20")
+
+    print(f"mockmcp record benchmark: {PY} (Python {platform.python_version()}), {os.cpu_count()} CPUs, {platform.platform()}")
+    print(f"pipelined: {rounds} rounds x {count} requests per side; round trips: {pairs} per side after {warmup} warm-up; "
+          f"long session: {session} requests in {parts} parts\n")
+    began = time.perf_counter()
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="mockmcp-bench-record-") as folder:
+        if "throughput" in only:
+            results += guarded("1. throughput", "mockmcp record, pipelined", 0.5, lambda: bench_throughput(folder, count, rounds))
+        if "latency" in only:
+            results += guarded("2. latency", "added to one round trip", None, lambda: bench_latency(folder, pairs, warmup))
+        if "flat" in only:
+            results += guarded("3. flat", "last vs first quarter of a session", 0.8, lambda: bench_flat(folder, session, parts))
+    wall = time.perf_counter() - began
+    print_table(results)
+    print(f"\nwall time {wall:.1f} s")
+
+    if args.json:
+        document = {
+            "python": PY,
+            "python_version": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "config": {"quick": args.quick, "requests": count, "rounds": rounds, "pairs": pairs, "warmup": warmup,
+                       "session": session, "parts": parts},
+            "wall_s": wall,
+            "results": [r.to_json() for r in results],
+        }
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2)
+            handle.write("\n")
+    return 2 if any(r.error for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

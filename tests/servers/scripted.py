@@ -1,0 +1,60 @@
+"""A small stdio JSON-RPC server whose misbehaviour is chosen on the command line, for recorder tests.
+
+It answers every request with `{"echo": params}` (initialize with a handshake-era result), and:
+  --crash-on METHOD   on that request: send a progress notification, then exit with status 3
+  --raw               send a line that is not JSON before each answer
+  --ignore-eof        keep running after stdin closes, and send a late notification then
+  --ignore-term       ignore SIGTERM as well (only SIGKILL ends it)
+  --echo-env NAME     put the value of that environment variable into every answer
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+
+def send(message: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--crash-on")
+    parser.add_argument("--raw", action="store_true")
+    parser.add_argument("--ignore-eof", action="store_true")
+    parser.add_argument("--ignore-term", action="store_true")
+    parser.add_argument("--echo-env")
+    args = parser.parse_args()
+    if args.ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        if message["method"] == args.crash_on:
+            send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": 1}})
+            return 3
+        if args.raw:
+            sys.stdout.write("a line that is not JSON\n")
+        if message["method"] == "initialize":
+            result: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "scripted", "version": "1"}}
+        else:
+            result = {"echo": message.get("params")}
+        if args.echo_env:
+            result["env"] = os.environ.get(args.echo_env)
+        send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+    if args.ignore_eof:
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "late"}})
+        while True:
+            time.sleep(1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""`mockmcp record` over real pipes: transparency, lifecycle, never losing a session, modes, secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MOCKMCP, ROOT, child_env
+from mockmcp import cassette
+
+SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
+
+
+def req(rid: Any, method: str, params: Any = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode() + b"\n"
+
+
+INIT = req(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+CALL = req(1, "tools/call", {"name": "echo", "arguments": {"x": 1}})
+
+
+def record(out: Path, *server_args: str, mode: str = "all", extra: tuple[str, ...] = (), env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*MOCKMCP, "record", "-o", str(out), "--mode", mode, "--grace", "0.5", *extra, "--", *SCRIPTED, *server_args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env or child_env(), cwd=ROOT,
+    )
+
+
+def run_record(out: Path, lines: list[bytes], *server_args: str, **kw: Any) -> tuple[int, bytes, str]:
+    proc = record(out, *server_args, **kw)
+    try:
+        stdout, stderr = proc.communicate(b"".join(lines), timeout=30)
+    finally:
+        proc.kill()
+    return proc.returncode, stdout, stderr.decode()
+
+
+def direct(lines: list[bytes], *server_args: str) -> bytes:
+    return subprocess.run([*SCRIPTED, *server_args], input=b"".join(lines), capture_output=True, timeout=30).stdout
+
+
+def parsed(stdout: bytes) -> list[Any]:
+    """Each line as JSON, or as its bytes when it is not JSON."""
+    out = []
+    for line in stdout.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            out.append(line)
+    return out
+
+
+def replay_lines(path: Path, lines: list[bytes]) -> bytes:
+    return subprocess.run([*MOCKMCP, "replay", str(path)], input=b"".join(lines), capture_output=True, timeout=30, env=child_env(), cwd=ROOT).stdout
+
+
+def test_bytes_pass_unchanged_both_ways_and_replay_reproduces_them(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    # Odd spacing and key order from the host must reach the server as they are.
+    odd = b'{ "method" : "tools/call", "id":2, "jsonrpc":"2.0", "params":{"name":"echo","arguments":{"y":[1, 2]}} }\n'
+    lines = [INIT, CALL, odd]
+    status, stdout, stderr = run_record(out, lines, "--raw")
+    assert status == 0, stderr
+    assert stdout == direct(lines, "--raw")
+    assert b"a line that is not JSON" in stdout
+    recorded = cassette.load(str(out))
+    assert recorded.meta["era"] == "handshake" and recorded.meta["protocol_version"] == "2025-06-18"
+    assert [i.method for i in recorded.interactions] == ["initialize", "tools/call", "tools/call"]
+    assert recorded.interactions[1].server[0].kind == "raw"
+    # The replay shows the same messages again (compactly encoded), and the raw line byte for byte.
+    assert parsed(replay_lines(out, lines)) == parsed(stdout)
+    assert not (tmp_path / "c.yaml.journal").exists()
+
+
+def test_a_server_that_crashes_mid_call_leaves_a_valid_cassette(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    crash = req(2, "tools/crash", {"_meta": {"progressToken": "t"}})
+    status, stdout, stderr = run_record(out, [INIT, CALL, crash], "--crash-on", "tools/crash")
+    assert status == 3, stderr
+    assert "exited with status 3 (it failed or crashed)" in stderr
+    recorded = cassette.load(str(out))
+    assert [i.method for i in recorded.interactions] == ["initialize", "tools/call", "tools/crash"]
+    crashed = recorded.interactions[2]
+    assert crashed.response is None and crashed.server[0].message["method"] == "notifications/progress"
+    # The replay shows the host the same: answers, then the progress (with the live token), then
+    # nothing for the request the crash cut off.
+    live = req(7, "tools/crash", {"_meta": {"progressToken": "live"}})
+    replayed = [json.loads(line) for line in replay_lines(out, [INIT, CALL, live]).splitlines()]
+    assert [m.get("id") for m in replayed] == [0, 1, None]
+    assert replayed[2]["params"]["progressToken"] == "live"
+
+
+def test_sigterm_to_the_recorder_is_passed_on_and_the_session_saved(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    proc = record(out)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(INIT + CALL)
+        proc.stdin.flush()
+        assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 1]
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
+
+
+@pytest.mark.parametrize("stubborn", [["--ignore-eof"], ["--ignore-eof", "--ignore-term"]], ids=["ignores-eof", "ignores-sigterm-too"])
+def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stubborn: list[str]) -> None:
+    out = tmp_path / "c.yaml"
+    start = time.monotonic()
+    status, stdout, stderr = run_record(out, [INIT, CALL], *stubborn)
+    assert time.monotonic() - start < 20
+    assert status == 0, stderr
+    assert "did not exit within 0.5s" in stderr
+    recorded = cassette.load(str(out))
+    late = recorded.interactions[-1]
+    # What the server sent after the host's EOF is recorded too, as an unsolicited message.
+    assert late.kind == "server" and late.server[0].message["params"]["data"] == "late"
+    assert b'"late"' in stdout
+
+
+def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    proc = record(out)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(INIT + CALL)
+        proc.stdin.flush()
+        assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 1]
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+        for child in subprocess.run(["pgrep", "-f", "tests/servers/scripted.py$"], capture_output=True, text=True).stdout.split():
+            os.kill(int(child), signal.SIGKILL)
+    assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
+    again = subprocess.run([*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", *SCRIPTED], capture_output=True, timeout=30, env=child_env(), input=b"")
+    assert again.returncode == 2 and b"mockmcp recover" in again.stderr
+    recovered = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, timeout=30, env=child_env())
+    assert recovered.returncode == 0, recovered.stderr
+    assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
+    assert not (tmp_path / "c.yaml.journal").exists()
+
+
+def test_modes(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    bad = subprocess.run([*MOCKMCP, "record", "-o", str(out), "--mode", "sometimes", "--", "true"], capture_output=True, timeout=30, env=child_env())
+    assert bad.returncode == 2 and b"use one of: all, new, once" in bad.stderr
+    # once, no cassette yet: records.
+    assert run_record(out, [INIT, CALL], mode="once")[0] == 0
+    # once, cassette exists: replays it, never starting the server (here one that cannot start).
+    proc = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--", str(tmp_path / "no-such-server")],
+        input=CALL, capture_output=True, timeout=30, env=child_env(),
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)["result"]["echo"]["arguments"] == {"x": 1}
+    assert b"replaying it" in proc.stderr
+    # new: keeps what the cassette has and adds what it lacks.
+    other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
+    assert run_record(out, [INIT, CALL, other], mode="new")[0] == 0
+    calls = [i.params["arguments"]["x"] for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    assert calls == [1, 2]
+    # all: replaces it.
+    assert run_record(out, [INIT, other], mode="all")[0] == 0
+    assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
+    assert cassette.load(str(out)).interactions[1].params["arguments"] == {"x": 2}
+
+
+def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    secret = "sk-live-5f2b9c8e1a7d4e3f"
+    env = {**child_env(), "API_KEY": secret}
+    with_secret = req(1, "tools/call", {"name": "login", "arguments": {"key": secret, "token": "Bearer abc.def.ghi"}})
+    status, stdout, stderr = run_record(
+        out, [INIT, with_secret], "--echo-env", "API_KEY", mode="all",
+        extra=("--redact-env", "API_KEY", "--redact", r"Bearer [A-Za-z0-9.]+"), env=env,
+    )
+    assert status == 0, stderr
+    assert secret.encode() in stdout  # the host still sees the real value
+    text = out.read_bytes()
+    assert secret.encode() not in text and b"abc.def.ghi" not in text
+    assert b"[REDACTED:API_KEY]" in text and b"[REDACTED]" in text
+    assert cassette.load(str(out)).meta["redact"] == {"env": ["API_KEY"], "patterns": [r"Bearer [A-Za-z0-9.]+"]}
+    # Replay redacts the incoming request the same way before matching, so it still matches.
+    replayed = subprocess.run(
+        [*MOCKMCP, "replay", str(out)], input=INIT + with_secret, capture_output=True, timeout=30, env=env
+    )
+    answers = [json.loads(line) for line in replayed.stdout.splitlines()]
+    assert [a.get("error") for a in answers] == [None, None], replayed.stderr
