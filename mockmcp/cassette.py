@@ -22,7 +22,7 @@ from mockmcp import files
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
 
-__all__ = ["FORMAT_VERSION", "Cassette", "Interaction", "ServerItem", "load", "loads", "save"]
+__all__ = ["Cassette", "FORMAT_VERSION", "Interaction", "ServerItem", "load", "loads", "save"]
 
 FORMAT_VERSION = 1
 _TOP_KEYS = ("version", "meta", "interactions")
@@ -251,31 +251,31 @@ def _interaction(data: Any, place: Place) -> Interaction:
 
 
 def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
-    _mapping(data, place, "a message is a mapping with `method` and optional `params`")
-    if not isinstance(data.get("method"), str):
+    message = _mapping(data, place, "a message is a mapping with `method` and optional `params`")
+    if not isinstance(message.get("method"), str):
         raise _Problem(place, "a message needs a `method` string", "add e.g. `method: tools/call`")
-    if "params" in data and not isinstance(data["params"], (dict, list)):
+    if "params" in message and not isinstance(message["params"], (dict, list)):
         raise _Problem(place + ("params",), "`params` must be a mapping", "write the params as `key: value` lines")
-    if "id" in data and not (is_request and is_valid_id(data["id"])):
+    if "id" in message and not (is_request and is_valid_id(message["id"])):
         fix = "use a string or an integer" if is_request else "remove `id`: a notification has none"
         raise _Problem(place + ("id",), "bad `id`", fix)
-    return data
+    return message
 
 
 def _response(data: Any, place: Place) -> dict[str, Any]:
-    _mapping(data, place, "a response is a mapping with `result` or `error`")
-    _known_keys(data, place, ("result", "error", "id"))
-    if ("result" in data) == ("error" in data):
+    response = _mapping(data, place, "a response is a mapping with `result` or `error`")
+    _known_keys(response, place, ("result", "error", "id"))
+    if ("result" in response) == ("error" in response):
         raise _Problem(place, "a response has exactly one of `result` and `error`", "keep the one the server sent")
-    if "error" in data:
-        error = data["error"]
+    if "error" in response:
+        error = response["error"]
         _mapping(error, place + ("error",), "an error is a mapping with `code` and `message`")
         code = error.get("code")
         if not isinstance(code, int) or isinstance(code, bool):
             raise _Problem(place + ("error", "code"), "an error `code` must be an integer", "use e.g. -32602 (invalid params)")
         if not isinstance(error.get("message"), str):
             raise _Problem(place + ("error", "message"), "an error needs a `message` string", "add `message: ...`")
-    return data
+    return response
 
 
 def _server_item(data: Any, place: Place) -> ServerItem:
@@ -297,11 +297,13 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     return ServerItem(kind, message, response, at)
 
 
-def _mapping(data: Any, place: Place, fix: str) -> None:
+def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
+    """data itself, known to be a mapping; raises _Problem otherwise."""
     if not isinstance(data, dict):
         got = "nothing" if data is None else type(data).__name__
         got = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(got, got)
         raise _Problem(place, f"expected a mapping, got {got}", fix)
+    return data
 
 
 def _known_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> None:

@@ -9,6 +9,7 @@ import enum
 import json
 import os
 import sys
+from typing import Any
 
 from mockmcp import __version__
 from mockmcp import cassette as cassettes
@@ -82,7 +83,7 @@ def record_session(
     for name in redact_env:
         if not os.environ.get(name):
             _note(f"--redact-env {name}: the variable is not set, so there is nothing to redact")
-    meta = {
+    meta: dict[str, Any] = {
         "recorded_at": cassettes.now_iso(),
         "server": [redactor.apply(part.encode()).decode() for part in command],
         "recorder": f"mockmcp {__version__}",

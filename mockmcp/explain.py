@@ -51,7 +51,7 @@ class Miss:
         if self.candidates:
             lines.append("  closest recorded requests:")
         for n, candidate in enumerate(self.candidates, 1):
-            played = f"played {candidate.plays} time{'s' * (candidate.plays != 1)}" if candidate.plays else "not played yet"
+            played = f"already played {candidate.plays} time{'s' * (candidate.plays != 1)}" if candidate.plays else "not played yet"
             lines.append(f"    {n}. interactions[{candidate.index}] ({played})")
             lines.extend(f"       - {difference}" for difference in candidate.differences)
         lines.append("  how to fix:")

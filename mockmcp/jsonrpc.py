@@ -11,13 +11,13 @@ import json
 from typing import Any, NamedTuple
 
 __all__ = [
+    "Classified",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "NO_MATCH",
     "PARSE_ERROR",
-    "Classified",
     "classify",
     "encode",
     "error_response",

@@ -112,12 +112,12 @@ def _without(value: Any, path: Path) -> Any:
             new = _without(value[head], rest)
             if new is value[head]:
                 return value
-            out = dict(value)
+            copy = dict(value)
             if new in ({}, []) and value[head] not in ({}, []):
-                del out[head]
+                del copy[head]
             else:
-                out[head] = new
-            return out
+                copy[head] = new
+            return copy
         changed = False
         out: dict[str, Any] = {}
         for key, item in value.items():

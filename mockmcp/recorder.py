@@ -27,7 +27,7 @@ from typing import Any
 from mockmcp import jsonrpc
 from mockmcp.cassette import Cassette, Interaction, ServerItem
 
-__all__ = ["CLIENT", "SERVER", "Recorder"]
+__all__ = ["CLIENT", "Recorder", "SERVER"]
 
 CLIENT = "client"
 SERVER = "server"

@@ -94,7 +94,7 @@ class Replay:
         self._notifications: dict[str, list[int]] = {}
         self._asked: dict[str, int] = {}
         self._unsolicited: dict[int | None, list[int]] = {}
-        self._methods = set()
+        self._methods: set[str] = set()
         self._jobs: dict[int, _Job] = {}
         self._live: dict[Any, int] = {}  # live request id -> job
         self._awaiting: dict[Any, int] = {}  # our server-request id -> job
@@ -112,7 +112,7 @@ class Replay:
             anchor = i
             table = self._requests if interaction.kind == "request" else self._notifications
             table.setdefault(self.matcher.key(interaction.method or "", interaction.params), []).append(i)
-            if interaction.kind == "request":
+            if interaction.kind == "request" and interaction.method is not None:
                 self._methods.add(interaction.method)
 
     # --- the engine's interface to its shell ---------------------------------------------------

@@ -115,6 +115,7 @@ def test_sigterm_to_the_recorder_is_passed_on_and_the_session_saved(tmp_path: Pa
         proc.kill()
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
+    assert [json.loads(line)["id"] for line in replay_lines(out, [INIT, CALL]).splitlines()] == [0, 1]
 
 
 @pytest.mark.parametrize("stubborn", [["--ignore-eof"], ["--ignore-eof", "--ignore-term"]], ids=["ignores-eof", "ignores-sigterm-too"])
@@ -130,6 +131,9 @@ def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stub
     # What the server sent after the host's EOF is recorded too, as an unsolicited message.
     assert late.kind == "server" and late.server[0].message["params"]["data"] == "late"
     assert b'"late"' in stdout
+    # Replayed, the late message follows the interaction recorded before it.
+    replayed = [json.loads(line) for line in replay_lines(out, [INIT, CALL]).splitlines()]
+    assert [m.get("id") for m in replayed] == [0, 1, None] and replayed[2]["params"]["data"] == "late"
 
 
 def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_path: Path) -> None:
@@ -184,10 +188,19 @@ def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -
     secret = "sk-live-5f2b9c8e1a7d4e3f"
     env = {**child_env(), "API_KEY": secret}
     with_secret = req(1, "tools/call", {"name": "login", "arguments": {"key": secret, "token": "Bearer abc.def.ghi"}})
-    status, stdout, stderr = run_record(
-        out, [INIT, with_secret], "--echo-env", "API_KEY", mode="all",
-        extra=("--redact-env", "API_KEY", "--redact", r"Bearer [A-Za-z0-9.]+"), env=env,
-    )
+    proc = record(out, "--echo-env", "API_KEY", extra=("--redact-env", "API_KEY", "--redact", r"Bearer [A-Za-z0-9.]+"), env=env)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(INIT + with_secret)
+        proc.stdin.flush()
+        first = proc.stdout.readline() + proc.stdout.readline()
+        # Mid-session, the journal on disk is redacted too.
+        journal = (tmp_path / "c.yaml.journal").read_bytes()
+        assert b"[REDACTED:API_KEY]" in journal and secret.encode() not in journal and b"abc.def.ghi" not in journal
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    status, stdout, stderr = proc.returncode, first + rest, err.decode()
     assert status == 0, stderr
     assert secret.encode() in stdout  # the host still sees the real value
     text = out.read_bytes()
