@@ -37,6 +37,14 @@ def record(out: Path, *server_args: str, mode: str = "all", extra: tuple[str, ..
     )
 
 
+def send_and_read(proc: subprocess.Popen[bytes], lines: list[bytes]) -> list[bytes]:
+    """Write lines to a running recorder and read one answer per request among them."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(lines))
+    proc.stdin.flush()
+    return [proc.stdout.readline() for line in lines if b'"id"' in line]
+
+
 def run_record(out: Path, lines: list[bytes], *server_args: str, **kw: Any) -> tuple[int, bytes, str]:
     proc = record(out, *server_args, **kw)
     try:
@@ -105,10 +113,7 @@ def test_sigterm_to_the_recorder_is_passed_on_and_the_session_saved(tmp_path: Pa
     out = tmp_path / "c.yaml"
     proc = record(out)
     try:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(INIT + CALL)
-        proc.stdin.flush()
-        assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 1]
+        assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=30)
     finally:
@@ -140,10 +145,7 @@ def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_pa
     out = tmp_path / "c.yaml"
     proc = record(out)
     try:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(INIT + CALL)
-        proc.stdin.flush()
-        assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 1]
+        assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
         proc.kill()
         proc.wait(timeout=10)
     finally:
@@ -190,10 +192,7 @@ def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -
     with_secret = req(1, "tools/call", {"name": "login", "arguments": {"key": secret, "token": "Bearer abc.def.ghi"}})
     proc = record(out, "--echo-env", "API_KEY", extra=("--redact-env", "API_KEY", "--redact", r"Bearer [A-Za-z0-9.]+"), env=env)
     try:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(INIT + with_secret)
-        proc.stdin.flush()
-        first = proc.stdout.readline() + proc.stdout.readline()
+        first = b"".join(send_and_read(proc, [INIT, with_secret]))
         # Mid-session, the journal on disk is redacted too.
         journal = (tmp_path / "c.yaml.journal").read_bytes()
         assert b"[REDACTED:API_KEY]" in journal and secret.encode() not in journal and b"abc.def.ghi" not in journal
