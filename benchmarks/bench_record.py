@@ -93,17 +93,6 @@ def _request(rid: int) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": _params(rid)}, separators=(",", ":")).encode() + b"\n"
 
 
-def _time_at(samples: list[tuple[float, int]], lines: int) -> float:
-    """When the `lines`-th line was read, from (time, lines read) samples, interpolated within a read."""
-    for k, (at, seen) in enumerate(samples):
-        if seen >= lines:
-            if k == 0:
-                return at
-            before, seen_before = samples[k - 1]
-            return before + (at - before) * (lines - seen_before) / (seen - seen_before)
-    raise ValueError(f"line {lines} was never read")
-
-
 def check_answers(label: str, lines: list[bytes], ids: range) -> None:
     """Every id answered exactly once, each with the answer to that request."""
     if len(lines) != len(ids):
@@ -138,8 +127,6 @@ class Server:
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.out_fd, selectors.EVENT_READ)
         self.buffer = b""  # bytes read past the last complete line
-        self.received = 0  # complete lines read so far
-        self.samples: list[tuple[float, int]] | None = None  # when kept: (time, lines received) after each read
         self.next_id = 1
         self.stopped: tuple[int | None, float] | None = None  # (exit status, seconds from stdin close to exit)
 
@@ -172,11 +159,7 @@ class Server:
                     status = None
                 raise BenchError(f"{self.label}: stdout closed after {seen} of {count} lines (exit status {status}){self.stderr_tail()}")
             chunks.append(chunk)
-            lines_in_chunk = chunk.count(b"\n")
-            seen += lines_in_chunk
-            self.received += lines_in_chunk
-            if self.samples is not None:
-                self.samples.append((time.perf_counter(), self.received))
+            seen += chunk.count(b"\n")
         data = b"".join(chunks)
         lines = data.split(b"\n")
         self.buffer = lines.pop()
@@ -208,34 +191,6 @@ class Server:
         writer.join(STOP_TIMEOUT)
         check_answers(self.label, lines, ids)
         return elapsed
-
-    def stream(self, count: int, tail: int, marks: list[int]) -> tuple[list[float], int]:
-        """Like pipelined(), for `count + tail` requests; the times at which `marks` answers had been read.
-
-        Each time is interpolated between the reads around it (a read takes in many answers at
-        once). Also returns how many answers had been read when the writer wrote its last request.
-        """
-        ids = self.take_ids(count + tail)
-        payload = b"".join(_request(rid) for rid in ids)
-        written: list[float] = []
-
-        def write() -> None:
-            self.write_all(payload)
-            written.append(time.perf_counter())
-
-        writer = threading.Thread(target=write, daemon=True)
-        base = self.received
-        self.samples = [(time.perf_counter(), base)]
-        writer.start()
-        try:
-            lines = self.read_lines(count + tail)
-        finally:
-            samples, self.samples = self.samples, None
-        writer.join(STOP_TIMEOUT)
-        check_answers(self.label, lines, ids)
-        times = [_time_at(samples, base + mark) - samples[0][0] for mark in marks]
-        read_when_written = next((n - base for t, n in samples if written and t >= written[0]), count + tail)
-        return times, read_when_written
 
     def round_trip(self) -> float:
         """One request written, its answer read: seconds. The answer is checked."""
@@ -477,32 +432,46 @@ def bench_latency(folder: str, pairs: int, warmup: int) -> list[Result]:
 # --- 3. flat cost over a long session --------------------------------------------------------------
 
 
-def bench_flat(folder: str, session: int, parts: int, tail: int) -> list[Result]:
-    """One recorder, one long pipelined stream timed in parts; the first quarter's rate vs the last's.
+def bench_flat(folder: str, session: int, rounds: int) -> list[Result]:
+    """One recorder, one long session sent as pipelined rounds; its first quarter's rounds vs its last's.
 
-    `tail` more requests follow the session, untimed, so that the pipes stay full until its last
-    answer: without them the last answers would drain with the writer thread finished, and faster.
+    Every round has the same shape (the pipes fill, flow, drain), so only the session's age
+    differs. After each of the recorder's rounds, a direct server gets the same round, and the
+    recorder's rate is taken relative to it: on a busy machine the rate of everything drifts by
+    tens of percent within seconds, the pair's ratio much less. The figure is the last quarter's
+    median relative rate over the first quarter's; the plain rates are shown too.
     """
-    recorder = Recording(folder, "flat", 1 + session + tail)
+    size = session // rounds
+    servers: list[Server] = []
     try:
+        recorder = Recording(folder, "flat", 1 + size * rounds)
+        servers.append(recorder)
+        direct = Direct()
+        servers.append(direct)
         recorder.warm_up()
-        marks = [session * k // parts for k in range(parts + 1)]
-        times, read_when_written = recorder.stream(session, tail, marks)
+        direct.warm_up()
+        rates: dict[Server, list[float]] = {recorder: [], direct: []}
+        for _ in range(rounds):
+            for server in servers:
+                rates[server].append(size / server.pipelined(size))
         finished = recorder.finish()
     finally:
-        recorder.close()
-    if read_when_written < session:
-        raise BenchError(f"the writer finished after {read_when_written} answers of {session}: use a longer tail than {tail}")
-    rates = [(marks[k + 1] - marks[k]) / (times[k + 1] - times[k]) for k in range(parts)]
-    quarter = parts // 4
-    first, last = statistics.median(rates[:quarter]), statistics.median(rates[-quarter:])
+        stop_all(servers)
+    quarter = rounds // 4
+    relative = [r / d for r, d in zip(rates[recorder], rates[direct])]
+    first, last = statistics.median(relative[:quarter]), statistics.median(relative[-quarter:])
+    plain_first, plain_last = statistics.median(rates[recorder][:quarter]), statistics.median(rates[recorder][-quarter:])
+    direct_drift = statistics.median(rates[direct][-quarter:]) / statistics.median(rates[direct][:quarter])
     return [
         Result(
             figure="3. flat",
             subject="last vs first quarter of a session",
-            values={"first_quarter_rps": first, "last_quarter_rps": last, "session": session, "tail": tail, "parts": parts,
-                    "part_rps": rates, "session_rps": session / times[-1], "answers_read_when_writer_done": read_when_written},
-            shown=f"{last:9,.0f} req/s vs {first:9,.0f} req/s (session of {session}: median of {quarter} parts of {session // parts} each)",
+            values={"first_quarter_relative": first, "last_quarter_relative": last,
+                    "first_quarter_rps": plain_first, "last_quarter_rps": plain_last, "plain_ratio": plain_last / plain_first,
+                    "direct_drift": direct_drift, "session": size * rounds, "rounds": rounds, "round_requests": size,
+                    "round_rps": rates[recorder], "direct_round_rps": rates[direct]},
+            shown=(f"{last:.2f} vs {first:.2f} of direct ({rounds} x {size}); plain {plain_last:,.0f} vs {plain_first:,.0f} req/s "
+                   f"= {plain_last / plain_first:.2f}x, direct drifted {direct_drift:.2f}x"),
             ratio=last / first,
             goal=0.8,
         ),
@@ -597,15 +566,14 @@ def main(argv: list[str] | None = None) -> int:
     pairs = args.pairs or (300 if args.quick else 2000)
     warmup = 20 if args.quick else 50
     session = args.session or (6000 if args.quick else 40000)
-    parts = 20  # figure 3: the session is timed in 20 parts; a quarter is 5 of them
-    tail = max(5000, session // 8)  # figure 3: untimed requests after the session, to keep the pipes full
+    parts = 12 if args.quick else 20  # figure 3: the session is sent in this many rounds; a quarter is 3 or 5 of them
     only = set(args.only or ("throughput", "latency", "flat"))
     if min(count, rounds, pairs, session // parts) < 1:
-        parser.error("--requests, --rounds and --pairs must be at least 1, --session at least 20")
+        parser.error(f"--requests, --rounds and --pairs must be at least 1, --session at least {parts}")
 
     print(f"mockmcp record benchmark: {PY} (Python {platform.python_version()}), {os.cpu_count()} CPUs, {platform.platform()}")
     print(f"pipelined: {rounds} rounds x {count} requests per side; round trips: {pairs} per side after {warmup} warm-up; "
-          f"long session: {session} requests in {parts} parts (+{tail} untimed)\n")
+          f"long session: {session} requests in {parts} rounds\n")
     began = time.perf_counter()
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="mockmcp-bench-record-") as folder:
@@ -614,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
         if "latency" in only:
             results += guarded("2. latency", "added to one round trip", None, lambda: bench_latency(folder, pairs, warmup))
         if "flat" in only:
-            results += guarded("3. flat", "last vs first quarter of a session", 0.8, lambda: bench_flat(folder, session, parts, tail))
+            results += guarded("3. flat", "last vs first quarter of a session", 0.8, lambda: bench_flat(folder, session, parts))
     wall = time.perf_counter() - began
     print_table(results)
     print(f"\nwall time {wall:.1f} s")
@@ -626,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
             "config": {"quick": args.quick, "requests": count, "rounds": rounds, "pairs": pairs, "warmup": warmup,
-                       "session": session, "parts": parts, "tail": tail},
+                       "session": session, "session_rounds": parts},
             "wall_s": wall,
             "results": [r.to_json() for r in results],
         }

@@ -26,7 +26,9 @@ __all__ = ["Cassette", "FORMAT_VERSION", "Interaction", "ServerItem", "load", "l
 
 FORMAT_VERSION = 1
 _TOP_KEYS = ("version", "meta", "interactions")
-_INTERACTION_KEYS = ("at", "request", "notification", "delay", "server", "response", "took")
+_INTERACTION_KEYS = ("at", "request", "notification", "delay", "times", "after", "server", "drop", "raw_response", "response", "exit", "took")
+AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
+EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
 _SERVER_KEYS = ("at", "notification", "request", "response", "raw")
 
 
@@ -71,7 +73,13 @@ class ServerItem:
 
 @dataclass(frozen=True, slots=True)
 class Interaction:
-    """A client message (or none, for unsolicited server messages), what the server sent, the response."""
+    """A client message (or none, for unsolicited server messages), what the server sent, the response.
+
+    The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
+    `times` this interaction is played before the next recording of the same request takes over
+    and `after` (repeat or unmatched) once the last one is used up, `drop` the reply, send
+    `raw_response` instead of it, `exit` (status, when) to end the session.
+    """
 
     kind: str  # "request", "notification" or "server" (unsolicited)
     message: dict[str, Any] | None = None
@@ -80,6 +88,11 @@ class Interaction:
     delay: float = 0.0
     at: float | None = None
     took: float | None = None
+    times: int = 1
+    after: str = "repeat"
+    drop: bool = False
+    raw_response: str | None = None
+    exit: tuple[int, str] | None = None  # (status, "after" or "before")
 
     @property
     def method(self) -> str | None:
@@ -95,10 +108,20 @@ class Interaction:
             data[self.kind] = self.message
         if self.delay:
             data["delay"] = self.delay
+        if self.times != 1:
+            data["times"] = self.times
+        if self.after != "repeat":
+            data["after"] = self.after
         if self.server:
             data["server"] = [item.to_data() for item in self.server]
+        if self.drop:
+            data["drop"] = True
+        if self.raw_response is not None:
+            data["raw_response"] = self.raw_response
         if self.response is not None:
             data["response"] = self.response
+        if self.exit is not None:
+            data["exit"] = {"status": self.exit[0], "when": self.exit[1]}
         if self.took is not None:
             data["took"] = self.took
         return data
@@ -239,6 +262,9 @@ def _interaction(data: Any, place: Place) -> Interaction:
     server = data.get("server") or []
     if not isinstance(server, list):
         raise _Problem(place + ("server",), "`server` must be a list of messages", "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`")
+    for knob in ("times", "after", "drop", "raw_response", "exit"):
+        if knob in data and kind != "request":
+            raise _Problem(place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`")
     return Interaction(
         kind=kind,
         message=message,
@@ -247,7 +273,55 @@ def _interaction(data: Any, place: Place) -> Interaction:
         delay=_seconds(data, "delay", place) or 0.0,
         at=_seconds(data, "at", place),
         took=_seconds(data, "took", place),
+        times=_times(data, place),
+        after=_choice(data, "after", AFTER, place),
+        drop=_flag(data, "drop", place),
+        raw_response=_text(data, "raw_response", place),
+        exit=_exit(data, place),
     )
+
+
+def _times(data: dict[str, Any], place: Place) -> int:
+    value = data.get("times", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _Problem(place + ("times",), "`times` must be a whole number, at least 1", "write e.g. `times: 2`")
+    return value
+
+
+def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], place: Place) -> str:
+    value = data.get(key, choices[0])
+    if value not in choices:
+        raise _Problem(place + (key,), f"unknown `{key}` {value!r}", f"use one of: {', '.join(choices)}")
+    return str(value)
+
+
+def _flag(data: dict[str, Any], key: str, place: Place) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise _Problem(place + (key,), f"`{key}` must be true or false", f"write `{key}: true`")
+    return value
+
+
+def _text(data: dict[str, Any], key: str, place: Place) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _Problem(place + (key,), f"`{key}` is the exact line to send, as a string", "quote the line")
+    return value
+
+
+def _exit(data: dict[str, Any], place: Place) -> tuple[int, str] | None:
+    if "exit" not in data:
+        return None
+    value = data["exit"]
+    fix = "write `exit: 1` (after the reply) or `exit: {status: 1, when: before}`"
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = {"status": value}
+    value = _mapping(value, place + ("exit",), fix)
+    _known_keys(value, place + ("exit",), ("status", "when"))
+    status = value.get("status")
+    if isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 255:
+        raise _Problem(place + ("exit", "status"), "an exit `status` is a whole number from 0 to 255", fix)
+    return status, _choice(value, "when", EXIT_WHEN, place + ("exit",))
 
 
 def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:

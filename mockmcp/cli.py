@@ -24,15 +24,18 @@ def cli() -> None:
 @click.option("--ignore", "ignores", multiple=True, metavar="PATH", help="A params path left out of matching (repeatable), e.g. arguments.when.")
 @click.option("--strict", is_flag=True, help="Exit 1 when a request missed or a recorded interaction was never played.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the session summary as JSON to this file.")
-def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: str | None) -> None:
+@click.option("--timing", default="none", show_default=True, metavar="HOW", help="none: answer at once; recorded: as fast as the server did; or a factor scaling that (0.5 is twice as fast).")
+def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: str | None, timing: str) -> None:
     """Serve CASSETTE as an MCP server over stdio.
 
     Requests are matched by method and params, never by id, and answered with the recorded
     response under the caller's id. A summary goes to stderr when the host closes stdin.
     """
-    from mockmcp.commands import replay_cassette
+    from mockmcp.commands import parse_timing, replay_cassette
 
-    replay_cassette(cassette, ignores, strict, report_path)
+    status = replay_cassette(cassette, ignores, strict, report_path, parse_timing(timing))
+    if status:
+        raise SystemExit(status)  # the cassette's `exit` knob ended the session with this status
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -52,9 +55,8 @@ def record(cassette: str, mode: str, redact_env: tuple[str, ...], redact_pattern
     from mockmcp.commands import RecordMode, record_session
 
     outcome = record_session(cassette, list(command), RecordMode.parse(mode), redact_env, redact_patterns, grace)
-    status = getattr(outcome, "status", 0)
-    if status:
-        raise SystemExit(status)
+    if outcome.status:
+        raise SystemExit(outcome.status)
 
 
 @cli.command()

@@ -9,13 +9,16 @@ import enum
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockmcp import __version__
 from mockmcp import cassette as cassettes
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
-__all__ = ["RecordMode", "record_session", "recover_session", "replay_cassette"]
+if TYPE_CHECKING:
+    from mockmcp.proxy import Outcome
+
+__all__ = ["RecordMode", "parse_timing", "record_session", "recover_session", "replay_cassette"]
 
 
 class RecordMode(str, enum.Enum):
@@ -38,8 +41,25 @@ def _note(text: str) -> None:
     print(f"mockmcp: {text}", file=sys.stderr, flush=True)
 
 
-def replay_cassette(path: str, ignores: tuple[str, ...] = (), strict: bool = False, report_path: str | None = None) -> None:
-    """Serve a cassette over stdio until the host closes stdin; summary to stderr, report to a file."""
+def parse_timing(text: str) -> float:
+    """`--timing`: none (answer at once), recorded (as recorded), or a factor scaling the recorded timing."""
+    named = {"none": 0.0, "recorded": 1.0}
+    try:
+        factor = named[text] if text in named else float(text)
+    except ValueError:
+        factor = -1.0
+    if not factor >= 0 or factor == float("inf"):
+        raise UsageError(f"--timing {text!r} is neither none, recorded nor a factor", "write e.g. `--timing recorded` or `--timing 0.5` (twice as fast)")
+    return factor
+
+
+def replay_cassette(
+    path: str, ignores: tuple[str, ...] = (), strict: bool = False, report_path: str | None = None, timing: float = 0.0
+) -> int:
+    """Serve a cassette over stdio until the host closes stdin; summary to stderr, report to a file.
+
+    Returns the exit status the cassette asked for with an `exit` knob (0 when none).
+    """
     from mockmcp.journal import journal_path
     from mockmcp.matching import Matcher
     from mockmcp.redact import Redactor
@@ -50,8 +70,8 @@ def replay_cassette(path: str, ignores: tuple[str, ...] = (), strict: bool = Fal
     cassette = cassettes.load(path)
     if os.path.exists(journal_path(path)):
         _note(f"an interrupted recording of {path} exists; `mockmcp recover {path}` turns it into the cassette")
-    engine = Replay(cassette, matcher, Redactor.from_meta(cassette.meta, os.environ))
-    serve(engine)
+    engine = Replay(cassette, matcher, Redactor.from_meta(cassette.meta, os.environ), timing)
+    status = serve(engine)
     print(engine.report.summary(), file=sys.stderr, flush=True)
     if report_path:
         from mockmcp.files import atomic_write
@@ -59,20 +79,20 @@ def replay_cassette(path: str, ignores: tuple[str, ...] = (), strict: bool = Fal
         atomic_write(report_path, json.dumps(engine.report.to_json(), indent=2, ensure_ascii=False) + "\n")
     if strict and not engine.report.strict_ok:
         raise StrictFailure("--strict: the session had misses or unplayed interactions (see the summary above)")
+    return status
 
 
 def record_session(
     path: str, command: list[str], mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...], grace: float
-) -> object:
-    """Record one session through the proxy; returns the proxy's Outcome (None when `once` replayed instead)."""
+) -> Outcome:
+    """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
     from mockmcp.journal import Journal, finish, journal_path
-    from mockmcp.proxy import run_proxy
+    from mockmcp.proxy import Outcome, run_proxy
     from mockmcp.redact import Redactor
 
     if mode is RecordMode.ONCE and os.path.exists(path):
         _note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
-        replay_cassette(path)
-        return None
+        return Outcome(replay_cassette(path), "replayed the existing cassette")
     if os.path.exists(journal_path(path)):
         raise CassetteError(
             "an interrupted recording of this cassette exists",

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from mockmcp.cassette import Cassette
+from mockmcp.cassette import Cassette, Interaction
 from mockmcp.matching import Matcher, canonical
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "render_path"]
@@ -96,9 +96,14 @@ def explain_miss(
     scored.sort(key=lambda item: (item[0], item[1]))
     candidates = []
     for _score, index, recorded in scored[:MAX_CANDIDATES]:
-        differences = describe_differences(recorded, live)
+        differences = describe_differences(recorded, live) or [("", _used_up(cassette.interactions[index]))]
         candidates.append(Candidate(index, tuple(text for _path, text in differences), differences[0][0] if differences else "", plays[index]))
     return Miss(request_id, method, params, code, reason, tuple(candidates), _fixes(cassette, method, candidates))
+
+
+def _used_up(interaction: Interaction) -> str:
+    times = f"`times: {interaction.times}`" if interaction.times != 1 else "once (the default `times: 1`)"
+    return f"the same request, but used up: recorded to play {times}, then `after: {interaction.after}`"
 
 
 def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from mockmcp.matching import Matcher, canonical
 from mockmcp.redact import Redactor
 from mockmcp.report import Mismatch, Report
 
-__all__ = ["Action", "Note", "Replay", "Send", "Wake"]
+__all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
@@ -51,7 +51,13 @@ class Note(NamedTuple):
     text: str
 
 
-Action = Send | Wake | Note
+class Exit(NamedTuple):
+    """End the session: close stdout and exit with this status (the cassette's `exit` knob)."""
+
+    status: int
+
+
+Action = Send | Wake | Note | Exit
 _KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
 
 
@@ -69,7 +75,7 @@ class _Batch:
 class _Job:
     """One interaction being played to the host."""
 
-    __slots__ = ("id", "index", "interaction", "reply_id", "token", "batch", "step", "waiting")
+    __slots__ = ("id", "index", "interaction", "reply_id", "token", "batch", "step", "waiting", "clock", "slept")
 
     def __init__(self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: _Batch | None) -> None:
         self.id = id
@@ -80,15 +86,20 @@ class _Job:
         self.batch = batch
         self.step = 0
         self.waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
+        self.clock = interaction.at  # with recorded timing: the recorded time reached so far
+        self.slept = -1  # with recorded timing: the step whose wait is over
 
 
 class Replay:
     """Replays one cassette to one host session."""
 
-    def __init__(self, cassette: Cassette, matcher: Matcher, redactor: Redactor | None = None) -> None:
+    def __init__(self, cassette: Cassette, matcher: Matcher, redactor: Redactor | None = None, timing: float = 0.0) -> None:
+        """`timing`: 0 answers at once; otherwise the recorded timing, scaled by this factor, is reproduced."""
         self.cassette = cassette
         self.matcher = matcher
         self.redactor = redactor
+        self.timing = timing
+        self.ended = False
         self.report = Report(cassette)
         self._requests: dict[str, list[int]] = {}
         self._notifications: dict[str, list[int]] = {}
@@ -123,6 +134,8 @@ class Replay:
 
     def receive(self, line: bytes) -> list[Action]:
         """Handle one line from the host."""
+        if self.ended:
+            return []
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             line = self.redactor.apply(line)
         try:
@@ -188,15 +201,31 @@ class Replay:
             return self._miss(message, batch)
         asked = self._asked.get(key, 0)
         self._asked[key] = asked + 1
-        index = indexes[min(asked, len(indexes) - 1)]
-        if asked >= len(indexes):
-            self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
+        index = self._pick(indexes, asked)
+        if index is None:
+            reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
+            return self._miss(message, batch, jsonrpc.NO_MATCH, reason)
         out = self._version_note(method, params, index)
         meta = params.get("_meta") if isinstance(params, dict) else None
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         job = self._new_job(index, reply_id=reply_id, token=token, batch=batch)
         self._live[reply_id] = job.id
         return out + self._advance(job)
+
+    def _pick(self, indexes: list[int], asked: int) -> int | None:
+        """Which recording answers the request asked `asked` times before: each plays `times` times in turn.
+
+        After the last is used up it repeats (noted in the report), unless it says `after: unmatched`.
+        """
+        for index in indexes:
+            asked -= self.cassette.interactions[index].times
+            if asked < 0:
+                return index
+        last = indexes[-1]
+        if self.cassette.interactions[last].after == "unmatched":
+            return None
+        self.report.repeats[last] = self.report.repeats.get(last, 0) + 1
+        return last
 
     def _notification(self, message: dict[str, Any]) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -238,7 +267,7 @@ class Replay:
         if job.waiting is not None:
             self._awaiting.pop(job.waiting[0], None)
         note = Note(f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered")
-        if job.batch is None or job.interaction.response is None:
+        if job.batch is None or not _answers_in_batch(job.interaction):
             return [note]
         job.batch.pending -= 1
         return [note, *self._flush_batch(job.batch)]
@@ -249,7 +278,7 @@ class Replay:
         self.report.plays[index] += 1
         job = _Job(self._next_job, index, self.cassette.interactions[index], reply_id, token, batch)
         self._next_job += 1
-        if batch is not None and job.interaction.response is not None:
+        if batch is not None and _answers_in_batch(job.interaction):
             batch.pending += 1
         self._jobs[job.id] = job
         return job
@@ -266,7 +295,13 @@ class Replay:
                 if interaction.delay:
                     out.append(Wake(interaction.delay, job.id))
                     return out
-            elif step <= len(items):
+                continue
+            wait = self._recorded_wait(job, step, items[step - 1].at if step <= len(items) else _response_time(interaction))
+            if wait:
+                job.step = step  # this step again, once the wait is over
+                out.append(Wake(wait, job.id))
+                return out
+            if step <= len(items):
                 item = items[step - 1]
                 if item.kind == "request":
                     out.append(self._ask(job, item))
@@ -274,6 +309,13 @@ class Replay:
                 out.extend(self._server_message(job, item))
             else:
                 return out + self._finish(job)
+
+    def _recorded_wait(self, job: _Job, step: int, at: float | None) -> float:
+        """With --timing: how long to wait before this step, as the recording took (scaled); else 0."""
+        if not self.timing or at is None or job.clock is None or job.slept == step:
+            return 0.0
+        wait, job.clock, job.slept = max(0.0, at - job.clock) * self.timing, at, step
+        return wait
 
     def _ask(self, job: _Job, item: ServerItem) -> Send:
         server_id = self._next_server_id
@@ -303,15 +345,33 @@ class Replay:
         del self._jobs[job.id]
         if self._live.get(job.reply_id) == job.id:
             del self._live[job.reply_id]
+        interaction = job.interaction
+        exit_when = interaction.exit[1] if interaction.exit is not None else None
         out: list[Action] = []
-        response = job.interaction.response
-        if response is not None and job.reply_id is not None:
-            if job.batch is None:
-                out.append(Send(self._encoded_response(job)))
-            else:
-                body = {k: v for k, v in response.items() if k != "id"}
-                out.extend(self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True))
+        if job.reply_id is not None and exit_when != "before":
+            out.extend(self._reply(job))
+        if interaction.exit is not None:
+            self.ended = True
+            text = f"interactions[{job.index}] ended the session with status {interaction.exit[0]} ({exit_when} replying)"
+            self.report.faults.append(text)
+            return [*out, Note(f"mockmcp: {text}"), Exit(interaction.exit[0])]
         return out + self._release(job.index)
+
+    def _reply(self, job: _Job) -> list[Action]:
+        """The reply to the live request: the recorded response, or what the fault knobs say instead."""
+        interaction = job.interaction
+        if interaction.drop:
+            self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
+            return []
+        if interaction.raw_response is not None:
+            text = interaction.raw_response.replace("{{id}}", jsonrpc.encode(job.reply_id)[:-1].decode())
+            return [Send(text.encode() + (b"" if text.endswith("\n") else b"\n"))]
+        if interaction.response is None:
+            return []
+        if job.batch is None:
+            return [Send(self._encoded_response(job))]
+        body = {k: v for k, v in interaction.response.items() if k != "id"}
+        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True)
 
     def _encoded_response(self, job: _Job) -> bytes:
         """The response line; the recorded body is encoded once per interaction, then only the id changes."""
@@ -347,13 +407,13 @@ class Replay:
     def _send(self, message: Any) -> Send:
         return Send(jsonrpc.encode(message))
 
-    def _miss(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
+    def _miss(self, message: dict[str, Any], batch: _Batch | None, code: int = 0, reason: str = "") -> list[Action]:
         from mockmcp.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
         method = message["method"]
-        if method in self._methods:
+        if not code and method in self._methods:
             code, reason = jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request"
-        else:
+        elif not code:
             code, reason = jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}"
         miss = explain_miss(self.cassette, self.matcher, self.report.plays, message["id"], method, message.get("params"), code, reason)
         self.report.misses.append(miss)
@@ -374,3 +434,20 @@ class Replay:
                 f"recorded {wanted!r}; answering as recorded"
             )
         ]
+
+
+def _answers_in_batch(interaction: Interaction) -> bool:
+    """Whether playing this interaction ends in a JSON response, which a batch must wait for."""
+    return (
+        interaction.response is not None
+        and not interaction.drop
+        and interaction.raw_response is None
+        and (interaction.exit is None or interaction.exit[1] == "after")
+    )
+
+
+def _response_time(interaction: Interaction) -> float | None:
+    """When the recorded response was sent, in seconds since the session began."""
+    if interaction.at is None or interaction.took is None:
+        return None
+    return interaction.at + interaction.took

@@ -31,7 +31,7 @@ class Mismatch(NamedTuple):
 class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
-    __slots__ = ("cassette", "plays", "repeats", "misses", "mismatches", "unanswered")
+    __slots__ = ("cassette", "plays", "repeats", "misses", "mismatches", "unanswered", "faults")
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
@@ -40,6 +40,7 @@ class Report:
         self.misses: list[Miss] = []
         self.mismatches: list[Mismatch] = []
         self.unanswered: list[str] = []
+        self.faults: list[str] = []  # fault knobs that took effect (dropped replies, an ended session)
 
     def _client_indexes(self) -> list[int]:
         return [i for i, it in enumerate(self.cassette.interactions) if it.kind != "server"]
@@ -81,6 +82,7 @@ class Report:
         for mismatch in self.mismatches:
             lines.append(f"  answer differed: {mismatch.method} in interactions[{mismatch.interaction}]")
         lines.extend(f"  {text}" for text in self.unanswered)
+        lines.extend(f"  fault: {text}" for text in self.faults)
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -94,5 +96,6 @@ class Report:
             "unplayed": [{"interaction": i, "method": self.cassette.interactions[i].method} for i in self.unplayed],
             "mismatches": [{"interaction": m.interaction, "method": m.method, "differences": list(m.differences)} for m in self.mismatches],
             "unanswered": self.unanswered,
+            "faults": self.faults,
             "strict_ok": self.strict_ok,
         }

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from mockmcp.replay import Action, Note, Replay, Send, Wake
+from mockmcp.replay import Action, Exit, Note, Replay, Send, Wake
 
 __all__ = ["serve"]
 
@@ -37,6 +37,7 @@ class _Shell:
         self.sequence = 0
         self.host_gone = False
         self.outbox: list[bytes] = []
+        self.exit_status: int | None = None  # set when the cassette ends the session
 
     def perform(self, actions: list[Action]) -> None:
         for action in actions:
@@ -47,6 +48,8 @@ class _Shell:
                 heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
             elif isinstance(action, Note):
                 print(action.text, file=self.stderr, flush=True)
+            elif isinstance(action, Exit):
+                self.exit_status = action.status
 
     def flush(self) -> None:
         """Write what the engine sent, in one system call where possible (pipelined requests come in chunks)."""
@@ -91,12 +94,24 @@ class _Shell:
                     self.receive(line)
             self.fire_due_timers()
             self.flush()
+            if self.exit_status is not None:
+                self.end_session()
+                return
         self.receive(pending)
         self.drain()
 
     def receive(self, line: bytes) -> None:
         if line.strip():
             self.perform(self.engine.receive(line))
+
+    def end_session(self) -> None:
+        """The cassette said to end the session here: the host sees stdout close, as when a server exits."""
+        self.timers.clear()
+        try:
+            os.close(self.stdout)
+        except OSError:
+            pass
+        self.host_gone = True
 
     def drain(self) -> None:
         """After the host's EOF: send what is still due (delayed replies), then stop."""
@@ -105,12 +120,16 @@ class _Shell:
             time.sleep(self.timeout() or 0.0)
             self.fire_due_timers()
             self.flush()
+            if self.exit_status is not None:
+                self.end_session()
+                return
         self.perform(self.engine.close())
         self.flush()
 
 
-def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr) -> None:
-    """Run one replay session over file descriptors until the host closes stdin or a signal stops it."""
+def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr) -> int:
+    """Run one replay session over file descriptors until the host closes stdin, a signal stops it, or
+    the cassette ends it; returns the exit status the cassette asked for (0 when it asked none)."""
     shell = _Shell(engine, stdin, stdout, stderr)
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -121,3 +140,4 @@ def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    return shell.exit_status or 0
