@@ -566,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs = args.pairs or (300 if args.quick else 2000)
     warmup = 20 if args.quick else 50
     session = args.session or (6000 if args.quick else 40000)
-    parts = 12 if args.quick else 20  # figure 3: the session is sent in this many rounds; a quarter is 3 or 5 of them
+    parts = 8 if args.quick else 20  # figure 3: the session is sent in this many rounds; a quarter is 2 or 5 of them
     only = set(args.only or ("throughput", "latency", "flat"))
     if min(count, rounds, pairs, session // parts) < 1:
         parser.error(f"--requests, --rounds and --pairs must be at least 1, --session at least {parts}")

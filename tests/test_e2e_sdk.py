@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -132,47 +131,6 @@ async def test_unmatched_call_is_a_protocol_error_that_explains_itself(tmp_path:
     assert text_of(still) == "remember to buy milk"
     miss = json.loads(report.read_text())["misses"][0]
     assert "--ignore 'arguments.path'" in miss["explanation"]
-
-
-SLOW = """\
-version: 1
-interactions:
-- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
-  response: {result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: slow, version: '1'}}}
-- notification: {method: notifications/initialized}
-- request: {method: tools/list}
-  response:
-    result:
-      tools:
-      - {name: slow, inputSchema: {type: object}}
-      - {name: fast, inputSchema: {type: object}}
-- request: {method: tools/call, params: {name: slow, arguments: {}}}
-  delay: 1.5
-  response: {result: {content: [{type: text, text: slow}], isError: false}}
-- request: {method: tools/call, params: {name: fast, arguments: {}}}
-  response: {result: {content: [{type: text, text: fast}], isError: false}}
-"""
-
-
-async def test_a_delayed_reply_never_holds_up_another(tmp_path: Path) -> None:
-    cassette = tmp_path / "slow.yaml"
-    cassette.write_text(SLOW)
-    finished: dict[str, float] = {}
-    with anyio.fail_after(30):
-        async with Client(replay(cassette, tmp_path / "r.json"), mode="legacy") as client:
-            start = time.monotonic()
-
-            async def call(name: str) -> None:
-                result = await client.call_tool(name, {})
-                finished[text_of(result)] = time.monotonic() - start
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(call, "slow")
-                await anyio.sleep(0.05)
-                group.start_soon(call, "fast")
-    # Ordering, not speed: the fast call, sent second, is answered while the slow one still waits.
-    assert list(finished) == ["fast", "slow"]
-    assert finished["slow"] >= 1.5
 
 
 def test_the_example_host_replays_the_time_server_cassette() -> None:
