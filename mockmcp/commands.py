@@ -76,7 +76,8 @@ def replay_cassette(
     if report_path:
         from mockmcp.files import atomic_write
 
-        atomic_write(report_path, json.dumps(engine.report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        # {pid} lets one --report option serve a host that launches the server several times.
+        atomic_write(report_path.replace("{pid}", str(os.getpid())), json.dumps(engine.report.to_json(), indent=2, ensure_ascii=False) + "\n")
     if strict and not engine.report.strict_ok:
         raise StrictFailure("--strict: the session had misses or unplayed interactions (see the summary above)")
     return status

@@ -1,0 +1,163 @@
+"""The pytest plugin, tested the way its users meet it: real test modules with the SDK as the host, run by pytester."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHIPPED
+from mockmcp.testing import cassette_name, server_command
+
+pytest_plugins = ["pytester"]
+
+NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
+
+HOST_TESTS = f'''
+import sys
+import pytest
+from mcp import Client
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+async def read(mockmcp, path):
+    async with Client(mockmcp.stdio_params, mode="legacy") as client:
+        result = await client.call_tool("read_file", {{"path": path}})
+    return result.content[0].text
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+async def test_reads_a_note(mockmcp):
+    assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+'''
+
+
+def write_host_tests(pytester: pytest.Pytester, body: str = HOST_TESTS, name: str = "test_host") -> Path:
+    return pytester.makepyfile(**{name: body})
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=120)
+
+
+def test_replay_passes_with_a_recorded_cassette(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    target = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record=once*"])
+
+
+def test_record_once_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    assert cassette.exists() and not list(cassette.parent.glob(".*recording*"))
+    # The server is gone: replay alone must serve the same test.
+    write_host_tests(pytester, HOST_TESTS.replace(repr(NOTES_SERVER), repr("/nonexistent/server.py")))
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    write_host_tests(pytester, HOST_TESTS.replace('"notes.txt") ==', '"note.txt") =='))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*could not serve this test as recorded*",
+        "*no recorded interaction matches this tools/call request*",
+        '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
+        "*--ignore 'arguments.path'*",
+    ])
+
+
+def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    target = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)  # a whole session; the test uses a part
+    run(pytester).assert_outcomes(passed=1)
+    result = run(pytester, "--mockmcp-strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*never asked for (strict): interactions[[]*[]] *"])
+
+
+def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    before = cassette.read_bytes()
+    failing = HOST_TESTS.replace('== "remember to buy milk"', '== "something else"')
+    write_host_tests(pytester, failing)
+    run(pytester, "--mockmcp-record=all").assert_outcomes(failed=1)
+    assert cassette.read_bytes() == before
+    assert not list(cassette.parent.glob(".*recording*"))
+    run(pytester, "--mockmcp-record=all", "--mockmcp-keep-failed").assert_outcomes(failed=1)
+    assert cassette.read_bytes() != before  # asked for: kept
+
+
+def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester, HOST_TESTS.replace(f"@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])\n", ""))
+    result = run(pytester, "--mockmcp-record=once")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*--mockmcp-record=once needs the real server*--mockmcp-server*mockmcp_server*"])
+
+
+PARALLEL = HOST_TESTS + '''
+FILES = [("notes.txt", "remember to buy milk"), ("todo.md", "# Todo"), ("missing.txt", None)] * 4
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("path", "expected"), FILES, ids=[f"{i}-{p}" for i, (p, _) in enumerate(FILES)])
+@pytest.mark.mockmcp(server=[sys.executable, ''' + repr(NOTES_SERVER) + '''])
+async def test_parallel(mockmcp, path, expected):
+    text = await read(mockmcp, path)
+    assert text.startswith(expected) if expected else "no such file" in text
+'''
+
+
+@pytest.mark.slow
+def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester, PARALLEL)
+    run(pytester, "-n", "2", "--mockmcp-record=once").assert_outcomes(passed=13)
+    folder = pytester.path / "cassettes" / "test_host"
+    cassettes = sorted(p.name for p in folder.glob("*.yaml"))
+    assert len(cassettes) == 13 and "test_parallel_0-notes.txt_-" not in cassettes
+    assert not list(folder.glob(".*recording*"))
+    run(pytester, "-n", "2").assert_outcomes(passed=13)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("test_plain", "test_plain.yaml"),
+        ("test_x[a/b c]", "test_x_a_b_c-"),
+        ("test_y[" + "z" * 300 + "]", "test_y_"),
+    ],
+)
+def test_cassette_names_are_safe_and_unique(name: str, expected: str) -> None:
+    made = cassette_name(name)
+    assert made.startswith(expected) and made.endswith(".yaml") and len(made) <= 130
+    assert "/" not in made and " " not in made
+    assert cassette_name(name + "!") != made
+
+
+def test_the_first_server_named_wins_in_precedence_order() -> None:
+    assert server_command(None, ["marker", "cmd"], "fixture cmd", "ini cmd") == ["marker", "cmd"]
+    assert server_command("cli 'quoted arg'", ["marker"], None, "ini") == ["cli", "quoted arg"]
+    assert server_command(None, None, None, "ini cmd") == ["ini", "cmd"]
+    assert server_command(None, None, None, "") is None
+
+
+
