@@ -44,9 +44,16 @@ class Journal:
     def _write(self, record: dict[str, Any]) -> None:
         os.write(self._fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
 
-    def append(self, direction: str, at: float, line: bytes) -> None:
+    def append(self, direction: str, at: float, lines: list[bytes]) -> None:
+        """Journal lines that direction sent at one moment, in one write."""
         # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
-        self._write({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape")})
+        records = (
+            json.dumps({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape")}, separators=(",", ":"))
+            for line in lines
+        )
+        data = memoryview("".join(record + "\n" for record in records).encode())
+        while data:
+            data = data[os.write(self._fd, data) :]
 
     def close(self) -> None:
         os.close(self._fd)

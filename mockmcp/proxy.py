@@ -50,14 +50,18 @@ class _Proxy:
         self.signalled: int | None = None
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
 
-    def record(self, direction: str, line: bytes) -> None:
+    def record(self, direction: str, lines: list[bytes]) -> None:
         if self.redactor:
-            line = self.redactor.apply(line)
+            lines = [self.redactor.apply(line) for line in lines]
         with self.lock:
-            self.journal.append(direction, time.monotonic() - self.start, line)
+            self.journal.append(direction, time.monotonic() - self.start, lines)
 
     def pump(self, source: int, sink: int | None, direction: str) -> None:
-        """Copy source to sink unchanged, recording each complete line; stop at EOF."""
+        """Copy source to sink unchanged, recording each complete line; stop at EOF.
+
+        A chunk's lines are journaled before the chunk is forwarded: the other side cannot answer a
+        line it has not seen, so an answer is never journaled ahead of what it answers.
+        """
         pending = b""
         while True:
             try:
@@ -66,13 +70,13 @@ class _Proxy:
                 chunk = b""
             if not chunk:
                 break
+            *lines, pending = (pending + chunk).split(b"\n")
+            if lines:
+                self.record(direction, lines)
             if sink is not None:
                 sink = self._forward(sink, chunk)
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                self.record(direction, line)
         if pending:
-            self.record(direction, pending)
+            self.record(direction, [pending])
 
     def _forward(self, sink: int, chunk: bytes) -> int | None:
         view = memoryview(chunk)

@@ -212,3 +212,45 @@ def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -
     )
     answers = [json.loads(line) for line in replayed.stdout.splitlines()]
     assert [a.get("error") for a in answers] == [None, None], replayed.stderr
+
+
+def test_every_pipelined_request_gets_its_own_answer_in_the_cassette(tmp_path: Path) -> None:
+    """Answers must never be journaled ahead of their requests, however fast they come."""
+    out = tmp_path / "c.yaml"
+    lines = [req(i, "tools/call", {"name": "echo", "arguments": {"n": i}}) for i in range(1, 601)]
+    status, stdout, stderr = run_record(out, [INIT, *lines])
+    assert status == 0, stderr
+    assert len(stdout.splitlines()) == 601
+    recorded = cassette.load(str(out))
+    assert [i.kind for i in recorded.interactions] == ["request"] * 601
+    for interaction in recorded.interactions[1:]:
+        assert interaction.response == {"result": {"echo": interaction.params}}
+        assert interaction.server == ()
+
+
+def test_a_chunk_is_journaled_before_it_is_forwarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ordering that keeps answers behind their requests, checked at the moment of forwarding."""
+    from mockmcp import proxy
+    from mockmcp.journal import Journal
+    from mockmcp.redact import Redactor
+
+    journal = Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
+    seen_at_forward: list[bytes] = []
+
+    def forward(self: Any, sink: int, chunk: bytes) -> int:
+        seen_at_forward.append((tmp_path / "c.yaml.journal").read_bytes())
+        return sink
+
+    monkeypatch.setattr(proxy._Proxy, "_forward", forward)
+    relay = proxy._Proxy(["cat"], journal, Redactor(), grace=0.5)
+    try:
+        source, feeder = os.pipe()
+        os.write(feeder, INIT + CALL)
+        os.close(feeder)
+        relay.pump(source, 1, "client")
+    finally:
+        relay.process.kill()
+        relay.process.wait(10)
+        journal.close()
+    assert len(seen_at_forward) == 1
+    assert b"initialize" in seen_at_forward[0] and b"tools/call" in seen_at_forward[0]
