@@ -23,7 +23,7 @@ def cli() -> None:
 @click.argument("cassette", type=click.Path(dir_okay=False))
 @click.option("--ignore", "ignores", multiple=True, metavar="PATH", help="A params path left out of matching (repeatable), e.g. arguments.when.")
 @click.option("--strict", is_flag=True, help="Exit 1 when a request missed or a recorded interaction was never played.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the session summary as JSON to this file.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the session summary as JSON to this file ({pid} in it becomes the process id).")
 @click.option("--timing", default="none", show_default=True, metavar="HOW", help="none: answer at once; recorded: as fast as the server did; or a factor scaling that (0.5 is twice as fast).")
 def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: str | None, timing: str) -> None:
     """Serve CASSETTE as an MCP server over stdio.
@@ -66,6 +66,70 @@ def recover(cassette: str) -> None:
     from mockmcp.commands import recover_session
 
     recover_session(cassette)
+
+
+@cli.command()
+@click.argument("cassette", type=click.Path(dir_okay=False))
+@click.option("--color", default="auto", show_default=True, type=click.Choice(["auto", "always", "never"]), help="auto: colour when stdout is a terminal and NO_COLOR is not set.")
+@click.option("--width", type=click.IntRange(min=20), metavar="COLUMNS", help="Line width (default: the terminal's, else 100).")
+def show(cassette: str, color: str, width: int | None) -> None:
+    """Print CASSETTE as a transcript to read at a glance.
+
+    One line per message with direction arrows, method and a short summary, the recorded timing,
+    the fault knobs marked, and counts at the end.
+    """
+    from mockmcp.show import print_show
+
+    print_show(cassette, color, width)
+
+
+@cli.command()
+@click.argument("cassettes", nargs=-1, required=True, type=click.Path())
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
+def lint(cassettes: tuple[str, ...], strict: bool) -> None:
+    """Check each CASSETTE before a test run: YAML, structure, JSON-RPC and MCP shapes, credentials.
+
+    Prints every finding (file, line, place, problem, how to fix) and a summary to stdout.
+    Exits 1 on any error, or with --strict on any warning.
+    """
+    from mockmcp.lint import failed, lint_paths, summary
+
+    findings = lint_paths(cassettes)
+    for finding in findings:
+        click.echo(finding.render())
+    click.echo(summary(findings, len(cassettes)))
+    if failed(findings, strict):
+        raise SystemExit(1)
+
+
+@cli.command()
+@click.argument("cassette", type=click.Path(dir_okay=False))
+@click.option("--ignore", "ignores", multiple=True, metavar="PATH", help="A params or result path left out of the comparison (repeatable).")
+@click.option("--update", is_flag=True, help="Write the live answers into the cassette (keeping its fault knobs).")
+@click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for each live answer.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def verify(cassette: str, ignores: tuple[str, ...], update: bool, timeout: float, command: tuple[str, ...]) -> None:
+    """Drive the live server COMMAND with CASSETTE's client side and report every drift.
+
+    `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
+    apart); exit status 1 when anything drifted.
+    """
+    from mockmcp.commands import verify_cassette
+
+    if verify_cassette(cassette, list(command), ignores, update, timeout):
+        raise SystemExit(1)
+
+
+@cli.command()
+@click.argument("first", type=click.Path(dir_okay=False))
+@click.argument("second", type=click.Path(dir_okay=False))
+@click.option("--ignore", "ignores", multiple=True, metavar="PATH", help="A params or result path left out of the comparison (repeatable).")
+def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
+    """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
+    from mockmcp.commands import diff_cassettes
+
+    if diff_cassettes(first, second, ignores):
+        raise SystemExit(1)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 import json
 import os
+import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,15 @@ from mockmcp.errors import CassetteError, StrictFailure, UsageError
 if TYPE_CHECKING:
     from mockmcp.proxy import Outcome
 
-__all__ = ["RecordMode", "parse_timing", "record_session", "recover_session", "replay_cassette"]
+__all__ = [
+    "RecordMode",
+    "diff_cassettes",
+    "parse_timing",
+    "record_session",
+    "recover_session",
+    "replay_cassette",
+    "verify_cassette",
+]
 
 
 class RecordMode(str, enum.Enum):
@@ -133,3 +142,37 @@ def recover_session(path: str) -> None:
     written, recovered = finish(path)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
     _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
+
+
+def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], update: bool, timeout: float) -> bool:
+    """Compare a live server with the cassette (printing the drift report); with update, rewrite it.
+
+    Returns True when drift remains: found, and not written into the cassette.
+    """
+    from mockmcp.drift import compare
+    from mockmcp.matching import Matcher
+    from mockmcp.verify import carry_knobs, drive
+
+    matcher = Matcher.build(ignores)
+    recorded = cassettes.load(path)
+    live = drive(recorded, command, timeout)
+    drift = compare(recorded, live, matcher, "live")
+    print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
+    if not (update and drift.drifted):
+        return drift.drifted
+    updated, kept = carry_knobs(recorded, live, drift)
+    cassettes.save(updated, path)
+    for sentence in kept:
+        print(f"  {sentence}")
+    print(f"updated {path} with the live answers")
+    return False
+
+
+def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
+    """Compare two cassettes the way verify compares a cassette with a live server; True when they differ."""
+    from mockmcp.drift import compare
+    from mockmcp.matching import Matcher
+
+    drift = compare(cassettes.load(first), cassettes.load(second), Matcher.build(ignores), "other")
+    print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))
+    return drift.drifted

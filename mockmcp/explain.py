@@ -121,36 +121,88 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tupl
     return tuple(fixes)
 
 
-def describe_differences(recorded: Any, live: Any) -> list[tuple[str, str]]:
-    """Exact differences between recorded and incoming params, as (path, sentence) pairs."""
+def describe_differences(
+    recorded: Any,
+    other: Any,
+    other_name: str = "incoming",
+    holder: str = "the incoming request",
+    root: str = "params",
+    by_identity: bool = False,
+) -> list[tuple[str, str]]:
+    """Exact differences between a recorded value and another, as (path, sentence) pairs.
+
+    The sentences call the other side `other_name` ("incoming", "live") and what holds it `holder`;
+    `root` names the whole value when the difference is the value itself. With `by_identity`, list
+    items that carry a `name` or `uri` (tools, prompts, resources) are paired by it rather than by
+    position, a mere change of order is not a difference, and paths name such items:
+    `tools[name="read_file"].title`.
+    """
     from deepdiff import DeepDiff  # deferred: see the module docstring
 
-    diff = DeepDiff(recorded, live, view="tree", verbose_level=2)
+    diff = DeepDiff(recorded, other, view="tree", verbose_level=2, iterable_compare_func=_same_item if by_identity else None)
     out: list[tuple[str, str]] = []
     for report_type, items in sorted(diff.items()):
+        if report_type == "iterable_item_moved":
+            continue
         for item in items:
-            path = render_path(item.path(output_format="list"))
-            out.append((path, _sentence(report_type, path, item.t1, item.t2)))
+            segments = item.path(output_format="list")
+            where = recorded if "removed" in report_type else other
+            path = _identified_path(where, segments) if by_identity else render_path(segments)
+            out.append((path, _sentence(report_type, path or root, item.t1, item.t2, other_name, holder)))
     out.sort()
     return out
 
 
-def _sentence(report_type: str, path: str, recorded: Any, live: Any) -> str:
-    where = path or "params"
+_IDENTITY_KEYS = ("name", "uri", "uriTemplate")
+
+
+def _same_item(first: Any, second: Any, _level: Any = None) -> bool:
+    """deepdiff's pairing of list items: the same tool, prompt or resource, wherever it stands."""
+    from deepdiff.helper import CannotCompare
+
+    for key in _IDENTITY_KEYS:
+        if isinstance(first, dict) and isinstance(second, dict) and key in first and key in second:
+            return bool(first[key] == second[key])
+    raise CannotCompare() from None
+
+
+def _identified_path(value: Any, segments: list[Any]) -> str:
+    """render_path, with list items that have an identity named by it instead of their position."""
+    named: list[Any] = []
+    for segment in segments:
+        item = value[segment] if isinstance(value, (dict, list)) and _has(value, segment) else None
+        key = next((k for k in _IDENTITY_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
+        if isinstance(segment, int) and key is not None and isinstance(item, dict):
+            named.append((key, item[key]))
+        else:
+            named.append(segment)
+        value = item
+    return render_path(named)
+
+
+def _has(value: dict[Any, Any] | list[Any], segment: Any) -> bool:
+    if isinstance(value, dict):
+        return segment in value
+    return isinstance(segment, int) and 0 <= segment < len(value)
+
+
+def _sentence(report_type: str, where: str, recorded: Any, other: Any, other_name: str, holder: str) -> str:
     if "added" in report_type:
-        return f"{where}: only in the incoming request ({_short(live)})"
+        return f"{where}: only in {holder} ({_short(other)})"
     if "removed" in report_type:
         return f"{where}: only in the recording ({_short(recorded)})"
     if report_type == "type_changes":
-        return f"{where}: recorded {_short(recorded)} ({_kind(recorded)}), incoming {_short(live)} ({_kind(live)})"
-    return f"{where}: recorded {_short(recorded)}, incoming {_short(live)}"
+        return f"{where}: recorded {_short(recorded)} ({_kind(recorded)}), {other_name} {_short(other)} ({_kind(other)})"
+    return f"{where}: recorded {_short(recorded)}, {other_name} {_short(other)}"
 
 
 def render_path(segments: list[Any]) -> str:
     """Path segments in the syntax --ignore accepts: `arguments.items[0]`, `_meta["a.b/c"]`."""
     out = ""
     for segment in segments:
-        if isinstance(segment, int):
+        if isinstance(segment, tuple):  # (key, value): a list item named by its identity
+            out += f"[{segment[0]}={json.dumps(segment[1], ensure_ascii=False)}]"
+        elif isinstance(segment, int):
             out += f"[{segment}]"
         elif _PLAIN_SEGMENT.match(str(segment)):
             out += f".{segment}" if out else str(segment)

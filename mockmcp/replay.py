@@ -253,7 +253,8 @@ class Replay:
         if item.response is not None and canonical(recorded) != canonical(live):
             from mockmcp.explain import describe_differences  # deferred: only a difference pays for deepdiff
 
-            differences = tuple(text for _path, text in describe_differences(recorded, live))
+            found = describe_differences(recorded, live, "the host's", "the host's answer", root="answer")
+            differences = tuple(text for _path, text in found)
             mismatch = Mismatch(job.index, item.message["method"], differences)
             self.report.mismatches.append(mismatch)
             out.append(Note(mismatch.render()))

@@ -106,9 +106,9 @@ def line_of(text: str, place: tuple[str | int, ...]) -> int | None:
 
 def _child(node: Any, part: str | int) -> Any:
     if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-        for key, value in node.value:
-            if key.value == part:
-                return value
+        # The last of duplicated keys: it is the one the loader keeps.
+        found = [value for key, value in node.value if key.value == part]
+        return found[-1] if found else None
     if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
         return node.value[part]
     return None

@@ -6,6 +6,7 @@ It answers every request with `{"echo": params}` (initialize with a handshake-er
   --ignore-eof        keep running after stdin closes, and send a late notification then
   --ignore-term       ignore SIGTERM as well (only SIGKILL ends it)
   --echo-env NAME     put the value of that environment variable into every answer
+  --fail-code CODE    answer `tools/fail` with a JSON-RPC error of that code
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def main() -> int:
     parser.add_argument("--ignore-eof", action="store_true")
     parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--echo-env")
+    parser.add_argument("--fail-code", type=int)
     args = parser.parse_args()
     if args.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -42,6 +44,9 @@ def main() -> int:
             return 3
         if args.raw:
             sys.stdout.write("a line that is not JSON\n")
+        if message["method"] == "tools/fail" and args.fail_code is not None:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": args.fail_code, "message": "it failed"}})
+            continue
         if message["method"] == "initialize":
             result: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "scripted", "version": "1"}}
         else:

@@ -1,0 +1,174 @@
+"""Drift: how a cassette differs from a live server's answers, or from another cassette. Pure.
+
+Theory of operation. Interactions are paired by the one definition of "the same request"
+(`matching`), in order, as replay pairs them; responses are compared after normalizing away what
+always varies: ids, progress tokens, the per-request `io.modelcontextprotocol/*` and trace `_meta`
+keys, the user's --ignore paths, and values the server mints and the client echoes (cursors, task
+ids, `requestState`), which differ on every run by design. Each recorded interaction is then
+`same`, `changed` (with the exact differences), or `missing` (the other side has no such request,
+or its server no longer knows the method or the tool); interactions only the other side has are `new`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from mockmcp.cassette import Cassette, Interaction
+from mockmcp.jsonrpc import METHOD_NOT_FOUND
+from mockmcp.matching import Matcher, canonical
+
+__all__ = ["Drift", "Entry", "compare", "label", "minted_values"]
+
+SAME, CHANGED, MISSING, NEW = "same", "changed", "missing", "new"
+
+
+class Entry(NamedTuple):
+    """One interaction's verdict: status, the recorded index (None for new), a label, the details."""
+
+    status: str
+    recorded: int | None
+    other: int | None
+    label: str
+    details: tuple[str, ...] = ()
+
+
+class Drift(NamedTuple):
+    """All verdicts, in the recorded order, new ones last."""
+
+    entries: tuple[Entry, ...]
+    other_name: str
+
+    @property
+    def drifted(self) -> bool:
+        return any(entry.status != SAME for entry in self.entries)
+
+    def render(self, title: str) -> str:
+        lines = [title]
+        for entry in self.entries:
+            where = f"[{entry.recorded}]" if entry.recorded is not None else f"{self.other_name}[{entry.other}]"
+            lines.append(f"  {entry.status:<8} {where} {entry.label}")
+            lines.extend(f"           - {detail}" for detail in entry.details)
+        counts = {status: sum(1 for e in self.entries if e.status == status) for status in (SAME, CHANGED, MISSING, NEW)}
+        lines.append(f"{len(self.entries)} interactions: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+        return "\n".join(lines)
+
+
+def label(interaction: Interaction) -> str:
+    """`tools/call read_file`: the method, and the tool, prompt or resource it names."""
+    params = interaction.params if isinstance(interaction.params, dict) else {}
+    name = params.get("name") or params.get("uri")
+    return f"{interaction.method or 'server'}" + (f" {name}" if isinstance(name, str) else "")
+
+
+def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: str = "live") -> Drift:
+    """Pair the two cassettes' client interactions and judge each pair."""
+    minted = frozenset(minted_values(recorded) | minted_values(other))
+    pending: dict[str, list[int]] = {}
+    for position, interaction in enumerate(other.interactions):
+        if interaction.kind != "server":
+            pending.setdefault(_key(matcher, interaction, minted), []).append(position)
+    offered = _tools(other)
+    entries = []
+    for i, interaction in enumerate(recorded.interactions):
+        if interaction.kind == "server":
+            continue
+        queue = pending.get(_key(matcher, interaction, minted))
+        j = queue.pop(0) if queue else None
+        entries.append(_judge(i, interaction, j, other, matcher, other_name, offered, minted))
+    leftover = sorted(j for queue in pending.values() for j in queue)
+    entries.extend(Entry(NEW, None, j, label(other.interactions[j])) for j in leftover)
+    return Drift(tuple(entries), other_name)
+
+
+def _key(matcher: Matcher, interaction: Interaction, minted: frozenset[str]) -> str:
+    return matcher.key(interaction.method or "", _mask(interaction.params, minted))
+
+
+def _judge(
+    i: int, recorded: Interaction, j: int | None, other: Cassette, matcher: Matcher, name: str, offered: set[str] | None, minted: frozenset[str]
+) -> Entry:
+    what = label(recorded)
+    if j is None:
+        return Entry(MISSING, i, None, what, (f"the {name} session has no such {recorded.kind}",))
+    live = other.interactions[j]
+    gone = _gone(recorded, live, offered)
+    if gone:
+        return Entry(MISSING, i, j, what, (gone,))
+    a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
+    if canonical(a) == canonical(b):
+        return Entry(SAME, i, j, what)
+    from mockmcp.explain import describe_differences  # deferred: deepdiff only when something differs
+
+    found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
+    return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))
+
+
+def _gone(recorded: Interaction, live: Interaction, offered: set[str] | None) -> str | None:
+    """Why the other server no longer knows this request, or None."""
+    error = (live.response or {}).get("error")
+    if isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND and not (recorded.response or {}).get("error"):
+        return f"the method {recorded.method} is unknown now ({error.get('message')})"
+    name = recorded.params.get("name") if isinstance(recorded.params, dict) else None
+    if recorded.method == "tools/call" and offered is not None and name not in offered:
+        return f"the tool {name!r} is no longer offered by tools/list"
+    return None
+
+
+def _tools(cassette: Cassette) -> set[str] | None:
+    """The tool names the cassette's last tools/list answer offers, or None without one."""
+    names = None
+    for interaction in cassette.interactions:
+        result = (interaction.response or {}).get("result")
+        if interaction.method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
+            names = {tool["name"] for tool in result["tools"] if isinstance(tool, dict) and isinstance(tool.get("name"), str)}
+    return names
+
+
+def _normal(matcher: Matcher, response: dict[str, Any] | None) -> Any:
+    """A response as compared: without its id and, like params, without what varies between runs."""
+    if response is None:
+        return None
+    body = {k: v for k, v in response.items() if k != "id"}
+    return matcher.normalize("", body.get("result")) if "result" in body else body
+
+
+# Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
+# multi-round-trip state, 2025-11-25 tasks, URL elicitation).
+MINTED_KEYS = frozenset({"nextCursor", "requestState", "taskId", "elicitationId"})
+
+
+def minted_values(cassette: Cassette) -> set[str]:
+    """Values a server minted (under MINTED_KEYS in a result) that the client then echoed in a request."""
+    seen: set[str] = set()
+    echoed: set[str] = set()
+    for interaction in cassette.interactions:
+        if interaction.kind != "server":
+            echoed |= seen & _strings(interaction.params, any_key=True)
+        seen |= _strings((interaction.response or {}).get("result"), any_key=False)
+    return echoed
+
+
+def _strings(value: Any, any_key: bool) -> set[str]:
+    """The string leaves of value (only those under MINTED_KEYS unless any_key)."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and (any_key or key in MINTED_KEYS):
+                found.add(item)
+            else:
+                found |= _strings(item, any_key)
+    elif isinstance(value, list):
+        for item in value:
+            found |= {item} if isinstance(item, str) and any_key else _strings(item, any_key)
+    return found
+
+
+def _mask(value: Any, minted: frozenset[str]) -> Any:
+    """value with server-minted strings replaced by one marker, so that echoes of them compare equal."""
+    if isinstance(value, str):
+        return "<minted>" if value in minted else value
+    if isinstance(value, dict):
+        return {k: _mask(v, minted) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v, minted) for v in value]
+    return value

@@ -1,0 +1,351 @@
+"""`mockmcp lint`: find what would make a cassette replay wrongly, before a test run trips on it.
+
+Theory of operation. A cassette is first loaded exactly as `mockmcp replay` loads it
+(`cassette.loads`), so lint never accepts what replay refuses; a CassetteError becomes one error
+finding. A cassette that loads is then checked message by message for what the loader lets
+through because replay can serve it anyway: JSON-RPC shapes the format tolerates, MCP result
+shapes (`content`, `isError`, `resultType`), and *layer confusion*, a tool failure recorded as a
+protocol error or a malformed request answered as a tool error, which hosts treat very
+differently. Two checks read the text itself, because parsing hides what they look for: duplicate
+mapping keys (PyYAML silently keeps the last one) and credentials (see `secrets_scan`; a secret
+in a comment or in a file that does not parse is committed all the same).
+
+Errors are what replay would serve wrongly or a host would reject; warnings are legal but
+probably not meant. Everything here is pure apart from `lint_file` reading a file; the CLI prints
+the findings and turns them into an exit status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+import yaml
+
+from mockmcp.cassette import Cassette, Interaction, Place, ServerItem, loads, render_place
+from mockmcp.errors import CassetteError
+from mockmcp.jsonrpc import is_valid_id
+from mockmcp.secrets_scan import FIX, scan
+
+__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
+
+ERROR = "error"
+WARNING = "warning"
+
+_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_STATELESS_VERSION = "2026-07-28"
+_RESULT_TYPES = ("complete", "input_required")
+_MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
+_ERROR_KEYS = ("code", "message", "data")
+# JSON-RPC reserves -32768..-32000 and defines these; -32000..-32099 is left to implementations
+# (MCP's own -32002 and -32020..-32022 sit inside it, and so does mockmcp's -32042).
+_DEFINED_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022})
+_ID_FIX = "remove `id` (replay answers under the caller's id) or copy the request's id"
+
+
+class Finding(NamedTuple):
+    """One thing lint found: where (file, line, place in the cassette), how bad, what, how to fix."""
+
+    path: str
+    line: int | None
+    place: str
+    severity: str  # ERROR or WARNING
+    problem: str
+    fix: str
+
+    def render(self) -> str:
+        """`FILE:LINE: PLACE: error: PROBLEM`, then `  how to fix: FIX`, like CassetteError.render."""
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        head = f"{where}: {self.place}: " if self.place else f"{where}: "
+        head += f"{self.severity}: {self.problem}"
+        return head if not self.fix else f"{head}\n  how to fix: {self.fix}"
+
+
+class _Issue(NamedTuple):
+    """A finding before it knows its file; `line` is filled from the place unless set already."""
+
+    place: Place
+    severity: str
+    problem: str
+    fix: str
+    line: int | None = None
+
+
+class _Context(NamedTuple):
+    """Facts about the whole cassette that judging one interaction needs."""
+
+    tools: frozenset[str] | None  # names its tools/list results offer; None when it has none
+    stateless: bool  # meta.era says the 2026-07-28 era
+
+
+def lint_paths(paths: Iterable[str]) -> list[Finding]:
+    """Findings for every file, sorted by file, then line."""
+    findings = [finding for path in paths for finding in lint_file(path)]
+    return sorted(findings, key=lambda finding: (finding.path, finding.line or 0))
+
+
+def lint_file(path: str) -> list[Finding]:
+    """Findings for the cassette at path; a file that cannot be read is one error finding."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except FileNotFoundError:
+        return [Finding(path, None, "", ERROR, "no such cassette", "check the path")]
+    except UnicodeDecodeError as exc:
+        return [Finding(path, None, "", ERROR, f"not UTF-8 text: {exc}", "save the cassette as UTF-8")]
+    except OSError as exc:
+        return [Finding(path, None, "", ERROR, f"cannot read the cassette: {exc.strerror or exc}", "check the path and its permissions")]
+    return lint_text(text, path)
+
+
+def lint_text(text: str, path: str) -> list[Finding]:
+    """Findings for cassette text (path only names it), sorted by line.
+
+    Structure first, as replay loads it; the deeper checks only when that succeeds; duplicate keys
+    whenever the YAML parses; credentials always, so a secret in a broken file is still reported.
+    """
+    nodes = _nodes(_compose(text))
+    findings: list[Finding] = []
+    issues: list[_Issue] = []
+    try:
+        cassette = loads(text, path)
+    except CassetteError as error:
+        findings.append(Finding(path, error.line, error.place, ERROR, error.problem, error.fix or ""))
+    else:
+        lines = _lines(nodes)
+        issues += [issue._replace(line=_line(lines, issue.place)) for issue in _check_cassette(cassette)]
+    issues += _duplicate_keys(nodes)
+    issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
+    findings += [Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix) for issue in issues]
+    return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def summary(findings: list[Finding], files: int) -> str:
+    """`2 files: 1 error, 2 warnings`."""
+    errors = sum(finding.severity == ERROR for finding in findings)
+    warnings = len(findings) - errors
+    return f"{_count(files, 'file')}: {_count(errors, 'error')}, {_count(warnings, 'warning')}"
+
+
+def failed(findings: list[Finding], strict: bool) -> bool:
+    """Whether lint fails: on any error, and with strict on any warning too."""
+    return any(strict or finding.severity == ERROR for finding in findings)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+# --- checks on the loaded cassette ----------------------------------------------------------------
+
+
+def _check_cassette(cassette: Cassette) -> Iterator[_Issue]:
+    context = _Context(_offered_tools(cassette), cassette.meta.get("era") == "stateless")
+    for index, interaction in enumerate(cassette.interactions):
+        yield from _check_interaction(interaction, ("interactions", index), context)
+
+
+def _offered_tools(cassette: Cassette) -> frozenset[str] | None:
+    """The tool names all recorded tools/list results offer (pages together); None without one."""
+    names: set[str] | None = None
+    for interaction in cassette.interactions:
+        result = (interaction.response or {}).get("result")
+        tools = result.get("tools") if interaction.method == "tools/list" and isinstance(result, dict) else None
+        if isinstance(tools, list):
+            names = (names or set()) | {tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)}
+    return None if names is None else frozenset(names)
+
+
+def _check_interaction(interaction: Interaction, place: Place, context: _Context) -> Iterator[_Issue]:
+    message, response = interaction.message, interaction.response
+    if message is not None:
+        yield from _check_message(message, place + (interaction.kind,))
+    stateless = context.stateless or _speaks_stateless(message)
+    for index, item in enumerate(interaction.server):
+        yield from _check_server_item(item, place + ("server", index), stateless)
+    if response is None or message is None:
+        return
+    yield from _check_response(response, place + ("response",), message.get("id"))
+    result = response.get("result")
+    if stateless and isinstance(result, dict):
+        yield from _check_result_type(result, place + ("response", "result"))
+    if interaction.method == "tools/call":
+        yield from _check_tool_call(message, response, place + ("response",), context.tools)
+
+
+def _speaks_stateless(message: dict[str, Any] | None) -> bool:
+    """Whether a request carries the 2026-07-28 protocol version in its `_meta`.
+
+    Judged per request, so that a handshake-era cassette whose host first probed
+    `server/discover` (answered -32601) is not held to the stateless era's rules.
+    """
+    params = None if message is None else message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get(_VERSION_KEY) == _STATELESS_VERSION
+
+
+def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    for key in message:
+        if key not in _MESSAGE_KEYS:
+            problem = f"unknown key {key!r} in a JSON-RPC message (replayed as it is, but no peer reads it)"
+            yield _Issue(place + (str(key),), WARNING, problem, f"use one of: {', '.join(_MESSAGE_KEYS)}")
+    if message.get("jsonrpc", "2.0") != "2.0":
+        problem = f"`jsonrpc` is {message['jsonrpc']!r}; JSON-RPC 2.0 requires \"2.0\""
+        yield _Issue(place + ("jsonrpc",), ERROR, problem, "remove `jsonrpc` (mockmcp adds it) or write `jsonrpc: '2.0'`")
+    if isinstance(message.get("params"), list):
+        problem = "`params` is a list; MCP params are always an object"
+        yield _Issue(place + ("params",), WARNING, problem, "write the params as `key: value` lines")
+
+
+def _check_server_item(item: ServerItem, place: Place, stateless: bool) -> Iterator[_Issue]:
+    if item.kind == "raw":
+        return  # an exact line, meant to be whatever the user wrote
+    yield from _check_message(item.message, place + (item.kind,))
+    if item.kind == "request" and stateless:
+        problem = "a server-to-client request in the 2026-07-28 era, which has none"
+        yield _Issue(place + ("request",), WARNING, problem, "answer the client's request with `resultType: input_required` and `inputRequests`")
+    if item.response is not None:
+        yield from _check_response(item.response, place + ("response",), item.message.get("id"))
+
+
+def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> Iterator[_Issue]:
+    if "id" in response and not is_valid_id(response["id"]):
+        problem = f"a response id is a string or an integer, never {'null' if response['id'] is None else repr(response['id'])}"
+        yield _Issue(place + ("id",), ERROR, problem, _ID_FIX)
+    elif "id" in response and request_id is not None and _json_differs(response["id"], request_id):
+        problem = f"the response id {response['id']!r} is not the request's id {request_id!r} (same value, same JSON type)"
+        yield _Issue(place + ("id",), WARNING, problem, _ID_FIX)
+    if "error" in response:
+        yield from _check_error(response["error"], place + ("error",))
+    elif not isinstance(response["result"], dict):
+        yield _Issue(place + ("result",), ERROR, "a result must be an object (every MCP result is one)", "write it as `key: value` lines; `result: {}` for none")
+
+
+def _json_differs(one: Any, other: Any) -> bool:
+    return type(one) is not type(other) or one != other
+
+
+def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    for key in error:
+        if key not in _ERROR_KEYS:
+            yield _Issue(place + (str(key),), WARNING, f"unknown key {key!r} in a JSON-RPC error", "use code, message and data; put anything else under `data`")
+    code = error["code"]
+    if -32768 <= code <= -32000 and code not in _DEFINED_CODES and not -32099 <= code <= -32000:
+        problem = f"error code {code} is in the range JSON-RPC reserves (-32768..-32000) but has no defined meaning"
+        fix = "use -32700, -32600, -32601, -32602 or -32603, a server error in -32000..-32099, or a code outside -32768..-32000"
+        yield _Issue(place + ("code",), WARNING, problem, fix)
+
+
+def _check_result_type(result: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    if "resultType" not in result:
+        problem = "a 2026-07-28 result without `resultType`; hosts of that era expect one on every result"
+        yield _Issue(place, WARNING, problem, "add `resultType: complete` (`input_required` for a multi-round-trip request)")
+    elif result["resultType"] not in _RESULT_TYPES:
+        problem = f"unknown `resultType` {result['resultType']!r}"
+        yield _Issue(place + ("resultType",), ERROR, problem, f"use one of: {', '.join(_RESULT_TYPES)}")
+
+
+def _check_tool_call(request: dict[str, Any], response: dict[str, Any], place: Place, tools: frozenset[str] | None) -> Iterator[_Issue]:
+    result = response.get("result")
+    # An input_required result asks the host for input; its content comes with the retry.
+    if isinstance(result, dict) and result.get("resultType") != "input_required":
+        yield from _check_tool_result(result, place + ("result",))
+    params = request.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    yield from _check_layers(response, name if isinstance(name, str) else None, place, tools)
+
+
+def _check_tool_result(result: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    content = result.get("content")
+    if not isinstance(content, list):
+        fix = "add `content: [{type: text, text: ...}]` (`content: []` if the tool says nothing)"
+        yield _Issue(place if content is None else place + ("content",), ERROR, "a tools/call result needs a `content` list", fix)
+    else:
+        for index, item in enumerate(content):
+            if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+                yield _Issue(place + ("content", index), ERROR, "a content item is a mapping with a `type` string", "write e.g. `{type: text, text: ...}`")
+    if not isinstance(result.get("isError", False), bool):
+        problem = f"`isError` must be true or false, not {result['isError']!r}"
+        yield _Issue(place + ("isError",), ERROR, problem, "write `isError: true` (the tool ran and failed) or `isError: false`")
+
+
+def _check_layers(response: dict[str, Any], name: str | None, place: Place, tools: frozenset[str] | None) -> Iterator[_Issue]:
+    """Warn where a failure is recorded in the wrong layer: protocol error vs tool-execution error.
+
+    A host raises a JSON-RPC error as a failure of the call, while the model reads a result with
+    `isError: true` and can recover, so putting one where the other belongs changes what is tested.
+    """
+    offered = name is not None and tools is not None and name in tools
+    code = (response.get("error") or {}).get("code")
+    if offered and code is not None and (code == -32603 or -32099 <= code <= -32000):
+        problem = f"a call of the offered tool {name!r} answered with JSON-RPC error {code}: a host raises it, the model never reads it"
+        fix = "if the tool ran and failed, answer `result: {content: [{type: text, text: ...}], isError: true}` instead"
+        yield _Issue(place + ("error",), WARNING, problem, fix)
+    result = response.get("result")
+    unknown = name is None or (tools is not None and name not in tools)
+    if unknown and isinstance(result, dict) and result.get("isError") is True:
+        what = f"{name!r}, a tool the cassette's tools/list does not offer," if name else "no tool `name`"
+        problem = f"a tools/call of {what} answered as a tool error; a malformed request is a protocol error"
+        message = f"'Unknown tool: {name}'" if name else "'Missing tool name'"
+        yield _Issue(place + ("result", "isError"), WARNING, problem, f"answer `error: {{code: -32602, message: {message}}}` (invalid params)")
+
+
+# --- checks on the text ---------------------------------------------------------------------------
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """The YAML node tree (with positions), or None when the text does not parse."""
+    try:
+        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+
+
+def _nodes(root: yaml.Node | None) -> list[tuple[Place, yaml.Node]]:
+    """Every value node with its place, in document order (mapping keys stay in their parents)."""
+    found: list[tuple[Place, yaml.Node]] = []
+    seen: set[int] = set()  # an alias is the node it names: visit it once (and survive `&a [*a]`)
+    stack: list[tuple[Place, yaml.Node]] = [] if root is None else [((), root)]
+    while stack:
+        place, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found.append((place, node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(reversed([(place + (str(key.value),), value) for key, value in node.value]))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed([(place + (index,), item) for index, item in enumerate(node.value)]))
+    return found
+
+
+def _lines(nodes: list[tuple[Place, yaml.Node]]) -> dict[Place, int]:
+    """Where each place starts, from one parse of the text.
+
+    The same answer as `yamlfile.line_of`, which parses the whole text on every call: once per
+    finding made lint quadratic (200 findings in a 1000-line cassette took 2.6 s). Under a
+    duplicated key the last one wins, as it does when the cassette is loaded.
+    """
+    return {place: node.start_mark.line + 1 for place, node in nodes}
+
+
+def _line(lines: dict[Place, int], place: Place) -> int | None:
+    """The line of place, or of its deepest parent that exists in the text (as `line_of` answers)."""
+    for end in range(len(place), -1, -1):
+        if place[:end] in lines:
+            return lines[place[:end]]
+    return None
+
+
+def _duplicate_keys(nodes: list[tuple[Place, yaml.Node]]) -> Iterator[_Issue]:
+    for place, node in nodes:
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        first: dict[str, int] = {}
+        for key, _value in node.value:
+            name, line = str(key.value), key.start_mark.line + 1
+            if name not in first:
+                first[name] = line
+                continue
+            problem = f"duplicate key {name!r} (first on line {first[name]}); YAML silently keeps only the last one"
+            yield _Issue(place + (name,), ERROR, problem, "remove one of them, or merge the two", line)

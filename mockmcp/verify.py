@@ -1,0 +1,183 @@
+"""`mockmcp verify`: drive a live server with a cassette's client side, and record what it answers.
+
+Theory of operation. The cassette's client messages are sent in order, each request with a fresh
+id, and its response awaited before the next (as the recording had it). Values the server minted
+and the client echoed (cursors, task ids, `requestState`) are taken from the live answers: once a
+recorded answer's minted value is known to differ live, later requests carry the live one. The
+server's own requests are answered with the client's recorded answers, by method, in recorded
+order. Every line both ways goes to a `Recorder`, so the live session becomes a cassette that
+`drift.compare` judges against the recorded one, exactly as `mockmcp diff` judges two files.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+from mockmcp import jsonrpc
+from mockmcp.cassette import Cassette, Interaction
+from mockmcp.drift import MINTED_KEYS, Drift
+from mockmcp.errors import UsageError
+from mockmcp.recorder import CLIENT, SERVER, Recorder
+
+__all__ = ["KNOBS", "carry_knobs", "drive"]
+
+KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
+_DEFAULTS = Interaction("request")
+
+
+class _Live:
+    """The live server process, its output as a queue of lines, and the recording of both sides."""
+
+    def __init__(self, command: list[str], meta: dict[str, Any]) -> None:
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        except OSError as exc:
+            raise UsageError(f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`") from None
+        self.start = time.monotonic()
+        self.recorder = Recorder(meta)
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip(b"\n"))
+        self.lines.put(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = jsonrpc.encode(message)
+        self.recorder.feed(CLIENT, line[:-1], time.monotonic() - self.start)
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(line)
+            self.process.stdin.flush()
+        except OSError:
+            pass  # the server is gone; what it did not answer shows as drift
+
+    def next_line(self, deadline: float) -> bytes | None:
+        """The server's next line, or None at EOF or when the deadline passes."""
+        try:
+            line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+        if line is not None:
+            self.recorder.feed(SERVER, line, time.monotonic() - self.start)
+        return line
+
+    def stop(self, grace: float) -> None:
+        """Close stdin; escalate to SIGTERM, then SIGKILL, a grace period apart; keep what the server still says."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        for escalate in (None, self.process.terminate, self.process.kill):
+            if escalate is not None:
+                escalate()
+            try:
+                self.process.wait(grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        while self.next_line(time.monotonic() + 0.5) is not None:
+            pass
+
+
+def drive(cassette: Cassette, command: list[str], timeout: float = 10.0, grace: float = 2.0) -> Cassette:
+    """Play the cassette's client side to the live server; returns the live session as a cassette."""
+    live = _Live(command, {**cassette.meta, "server": command})
+    answers = _recorded_answers(cassette)
+    minted: dict[str, str] = {}
+    next_id = 1
+    try:
+        for interaction in cassette.interactions:
+            if interaction.kind == "server" or interaction.message is None:
+                continue
+            body = {k: v for k, v in _swap(interaction.message, minted).items() if k != "id"}
+            if interaction.kind == "notification":
+                live.send({"jsonrpc": "2.0", **body})
+                continue
+            live.send({"jsonrpc": "2.0", "id": next_id, **body})
+            response = _await(live, next_id, answers, time.monotonic() + timeout)
+            if response is not None and interaction.response is not None:
+                _learn(interaction.response.get("result"), response.get("result"), minted)
+            next_id += 1
+    finally:
+        live.stop(grace)
+    return live.recorder.cassette()
+
+
+def _await(live: _Live, request_id: int, answers: dict[str, list[dict[str, Any]]], deadline: float) -> dict[str, Any] | None:
+    """Read until the response to request_id, answering the server's requests on the way."""
+    while True:
+        line = live.next_line(deadline)
+        if line is None:
+            return None
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        found = jsonrpc.classify(message)
+        if found.kind == jsonrpc.RESPONSE and message["id"] == request_id:
+            return dict(message)
+        if found.kind == jsonrpc.REQUEST:
+            recorded = answers.get(message["method"]) or [
+                {"error": {"code": jsonrpc.METHOD_NOT_FOUND, "message": "mockmcp verify: the cassette has no answer to this"}}
+            ]
+            reply = recorded.pop(0) if len(recorded) > 1 else recorded[0]
+            live.send({"jsonrpc": "2.0", "id": message["id"], **{k: v for k, v in reply.items() if k != "id"}})
+
+
+def _recorded_answers(cassette: Cassette) -> dict[str, list[dict[str, Any]]]:
+    """The client's recorded answers to server requests, by method, in recorded order."""
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for interaction in cassette.interactions:
+        for item in interaction.server:
+            if item.kind == "request" and item.response is not None:
+                answers.setdefault(item.message["method"], []).append(item.response)
+    return answers
+
+
+def _learn(recorded: Any, live: Any, minted: dict[str, str]) -> None:
+    """Note each minted value that differs live (same key, same place in both results)."""
+    if isinstance(recorded, dict) and isinstance(live, dict):
+        for key, value in recorded.items():
+            if key in MINTED_KEYS and isinstance(value, str) and isinstance(live.get(key), str) and live[key] != value:
+                minted[value] = live[key]
+            else:
+                _learn(value, live.get(key), minted)
+    elif isinstance(recorded, list) and isinstance(live, list):
+        for a, b in zip(recorded, live):
+            _learn(a, b, minted)
+
+
+def _swap(value: Any, minted: dict[str, str]) -> Any:
+    """value with every recorded minted string replaced by its live counterpart."""
+    if isinstance(value, str):
+        return minted.get(value, value)
+    if isinstance(value, dict):
+        return {k: _swap(v, minted) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_swap(v, minted) for v in value]
+    return value
+
+
+def carry_knobs(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
+    """The live session as the new cassette, keeping the hand-made fault knobs of paired interactions.
+
+    Returns the cassette and a sentence per knob kept.
+    """
+    interactions = list(live.interactions)
+    kept: list[str] = []
+    for entry in drift.entries:
+        if entry.recorded is None or entry.other is None:
+            continue
+        old = recorded.interactions[entry.recorded]
+        knobs = {knob: getattr(old, knob) for knob in KNOBS if getattr(old, knob) != getattr(_DEFAULTS, knob)}
+        if knobs:
+            interactions[entry.other] = replace(interactions[entry.other], **knobs)
+            kept.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
+    return replace(live, interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), kept

@@ -1,0 +1,235 @@
+"""`mockmcp lint`: a table of broken cassettes with the exact finding each gets, the shipped
+cassettes linting clean, credentials, unreadable files, and the command's output and exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from mockmcp import lint, yamlfile
+from mockmcp.cassette import render_place
+
+HEAD = "version: 1\ninteractions:\n"
+STATELESS = "version: 1\nmeta: {era: stateless}\ninteractions:\n"
+# A tools/list offering one tool, read_file: lines 3-7 of the cassette.
+TOOLS = HEAD + "- request: {id: 1, method: tools/list}\n  response:\n    result:\n      tools:\n      - {name: read_file}\n"
+CALL = "- request:\n    method: tools/call\n    params: {name: %s}\n  response:\n"  # 4 lines
+
+# Fake credentials, built here so that no secret-shaped literal sits in the repository.
+FAKE = {
+    "openai": "sk-proj-" + "Ab3d" * 6,
+    "anthropic": "sk-ant-api03-" + "Xy9_" * 6,
+    "github": "ghp_" + "a1B2" * 9,
+    "github_pat": "github_pat_" + "11AB" * 6,
+    "aws": "AKIA" + "IOSFODNN7EXAMPLE",
+    "slack": "xoxb-" + "1234-5678-abcd",
+    "google": "AIza" + "Sy" + "A1b2C3" * 5 + "d4e",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "bearer": "Bearer " + "tok." + "Zz9" * 6,
+    "key": "-----BEGIN RSA " + "PRIVATE KEY-----",
+}
+TEXT_RESULT = "  response:\n    result:\n      content:\n      - type: text\n        text: '%s'\n"  # text on line +4
+
+BROKEN = [
+    # (cassette text, line, place, severity, words of the problem) -- the one finding it gets.
+    # Structure, exactly as replay loads it:
+    ("version: 1\ninteractions: [\n", 3, "", "error", "not valid YAML"),
+    (HEAD + "- request: {method: tools/list}\n  respnse: {result: {}}\n", 4, "interactions[0].respnse", "error", "unknown key 'respnse'"),
+    (HEAD + "- request: {id: null, method: ping}\n", 3, "interactions[0].request.id", "error", "bad `id`"),
+    (HEAD + "- notification: {id: 1, method: notifications/initialized}\n", 3, "interactions[0].notification.id", "error", "bad `id`"),
+    (HEAD + "- request: {method: ping}\n  response: {result: {}, error: {code: 1, message: m}}\n", 4, "interactions[0].response", "error", "exactly one of `result` and `error`"),
+    (HEAD + "- request: {method: ping}\n  response:\n    error: {code: '-32601', message: m}\n", 5, "interactions[0].response.error.code", "error", "must be an integer"),
+    # JSON-RPC shapes the format tolerates:
+    (HEAD + "- request: {id: 1, method: ping}\n  response:\n    id: null\n    result: {}\n", 5, "interactions[0].response.id", "error", "never null"),
+    (HEAD + "- request: {id: 1, method: ping}\n  response:\n    id: '1'\n    result: {}\n", 5, "interactions[0].response.id", "warning", "is not the request's id 1"),
+    (HEAD + "- request: {method: ping}\n  response:\n    result: 3\n", 5, "interactions[0].response.result", "error", "a result must be an object"),
+    (HEAD + "- request: {method: x}\n  response:\n    error:\n      code: -32500\n      message: m\n", 6, "interactions[0].response.error.code", "warning", "-32500 is in the range JSON-RPC reserves"),
+    (HEAD + "- request: {method: x}\n  response:\n    error:\n      code: 1\n      message: m\n      detail: d\n", 8, "interactions[0].response.error.detail", "warning", "unknown key 'detail' in a JSON-RPC error"),
+    (HEAD + "- request:\n    method: tools/call\n    parms: {name: read_file}\n", 5, "interactions[0].request.parms", "warning", "unknown key 'parms'"),
+    (HEAD + "- request:\n    method: tools/list\n    params: [1]\n", 5, "interactions[0].request.params", "warning", "`params` is a list"),
+    (HEAD + "- request:\n    method: ping\n    jsonrpc: '1.0'\n", 5, "interactions[0].request.jsonrpc", "error", "JSON-RPC 2.0 requires \"2.0\""),
+    (HEAD + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32099.5, message: m}\n", 6, "interactions[0].server[0].response.error.code", "error", "must be an integer"),
+    (HEAD + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32200, message: m}\n", 6, "interactions[0].server[0].response.error.code", "warning", "-32200 is in the range"),
+    # MCP shapes:
+    (HEAD + CALL % "x" + "    result: [1]\n", 7, "interactions[0].response.result", "error", "a result must be an object"),
+    (TOOLS + CALL % "read_file" + "    result: {isError: false}\n", 12, "interactions[1].response.result", "error", "needs a `content` list"),
+    (TOOLS + CALL % "read_file" + "    result:\n      content: hello\n", 13, "interactions[1].response.result.content", "error", "needs a `content` list"),
+    (TOOLS + CALL % "read_file" + "    result:\n      content:\n      - text: hi\n", 14, "interactions[1].response.result.content[0]", "error", "a mapping with a `type` string"),
+    (TOOLS + CALL % "read_file" + "    result:\n      content: []\n      isError: 'yes'\n", 14, "interactions[1].response.result.isError", "error", "must be true or false, not 'yes'"),
+    (STATELESS + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n", 6, "interactions[0].response.result", "warning", "without `resultType`"),
+    (HEAD + "- request:\n    method: tools/list\n    params:\n      _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}\n"
+     "  response:\n    result: {tools: []}\n", 8, "interactions[0].response.result", "warning", "without `resultType`"),
+    (STATELESS + "- request: {method: tools/list}\n  response:\n    result:\n      tools: []\n      resultType: done\n", 8, "interactions[0].response.result.resultType", "error", "unknown `resultType` 'done'"),
+    (STATELESS + "- request: {method: tools/call, params: {name: a}}\n  server:\n  - request: {id: 1, method: roots/list}\n"
+     "  response:\n    result: {content: [], resultType: complete}\n", 6, "interactions[0].server[0].request", "warning", "server-to-client request in the 2026-07-28 era"),
+    # Layer confusion:
+    (TOOLS + CALL % "read_file" + "    error: {code: -32603, message: disk full}\n", 12, "interactions[1].response.error", "warning", "offered tool 'read_file' answered with JSON-RPC error -32603"),
+    (TOOLS + CALL % "read_file" + "    error: {code: -32001, message: upstream said no}\n", 12, "interactions[1].response.error", "warning", "JSON-RPC error -32001"),
+    (TOOLS + CALL % "reed_file" + "    result:\n      content: []\n      isError: true\n", 14, "interactions[1].response.result.isError", "warning", "'reed_file', a tool the cassette's tools/list does not offer"),
+    (TOOLS + "- request:\n    method: tools/call\n    params: {arguments: {}}\n  response:\n    result:\n      content: []\n      isError: true\n",
+     14, "interactions[1].response.result.isError", "warning", "no tool `name`"),
+    # Duplicate keys, at the second one:
+    (HEAD + "- request: {method: ping}\n  response:\n    result: {}\n    result: {a: 1}\n", 6, "interactions[0].response.result", "error", "duplicate key 'result' (first on line 5)"),
+    ("version: 1\nversion: 1\ninteractions: []\n", 2, "version", "error", "duplicate key 'version'"),
+    # Credentials, with the place of the value that holds them:
+    *[
+        (HEAD + "- request: {method: x}\n" + TEXT_RESULT % secret, 8, "interactions[0].response.result.content[0].text", "warning", kind)
+        for secret, kind in [
+            (FAKE["openai"], "an OpenAI-style API key (sk-p...)"),
+            (FAKE["anthropic"], "an Anthropic API key (sk-a...)"),
+            (FAKE["github"], "a GitHub token (ghp_...)"),
+            (FAKE["github_pat"], "a GitHub fine-grained token (gith...)"),
+            (FAKE["aws"], "an AWS access key id (AKIA...)"),
+            (FAKE["slack"], "a Slack token (xoxb...)"),
+            (FAKE["google"], "a Google API key (AIza...)"),
+            (FAKE["jwt"], "a JSON Web Token (eyJh...)"),
+            ("Authorization: " + FAKE["bearer"], "a bearer token (tok....)"),
+            (FAKE["key"], "a private key (----...)"),
+        ]
+    ],
+    (HEAD + "- request:\n    method: tools/call\n    params:\n      name: fetch\n      arguments: {headers: {Authorization: '%s'}}\n" % FAKE["bearer"],
+     7, "interactions[0].request.params.arguments.headers.Authorization", "warning", "a bearer token"),
+    ("# recorded with " + FAKE["github"] + "\nversion: 1\ninteractions: []\n", 1, "", "warning", "a GitHub token"),
+]
+
+CLEAN = [
+    # (why it is fine, cassette text): no finding at all.
+    ("an error with data, and mockmcp's own -32042", HEAD + "- request: {method: x}\n  response:\n    error: {code: -32042, message: m, data: {a: 1}}\n"),
+    ("an application error code outside the reserved range", HEAD + "- request: {method: x}\n  response:\n    error: {code: 404, message: m}\n"),
+    ("an unknown tool answered -32602", TOOLS + CALL % "reed_file" + "    error: {code: -32602, message: 'Unknown tool: reed_file'}\n"),
+    ("a tool error of an offered tool", TOOLS + CALL % "read_file" + "    result: {content: [{type: text, text: gone}], isError: true}\n"),
+    ("no tools/list: whether the tool exists is unknown", HEAD + CALL % "x" + "    result: {content: [], isError: true}\n"),
+    ("input_required has no content yet", STATELESS + "- request: {method: tools/call, params: {name: a}}\n  response:\n"
+     "    result: {resultType: input_required, inputRequests: {}, requestState: s}\n"),
+    ("a handshake cassette whose host probed server/discover first", HEAD
+     + "- request:\n    method: server/discover\n    params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}\n"
+     "  response: {error: {code: -32601, message: Method not found}}\n- request: {method: tools/list}\n  response: {result: {tools: []}}\n"),
+    ("values already redacted", HEAD + "- request: {method: x, params: {auth: 'Bearer [REDACTED:TOKEN]', key: '[REDACTED]', k2: 'sk-[REDACTED]'}}\n"),
+    ("key-like runs inside longer words", HEAD + "- request: {method: x, params: {a: task-0123456789abcdefghijklmn, b: mask-0123456789abcdefghijklmnop}}\n"),
+    ("raw lines are whatever the user wrote", HEAD + "- server:\n  - raw: '{\"id\": null, \"result\": 3}'\n"),
+    ("an alias of itself", "version: 1\nmeta: &m {self: *m}\ninteractions: []\n"),
+]
+
+
+def findings_of(tmp_path: Path, text: str) -> list[lint.Finding]:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return lint.lint_file(str(path))
+
+
+@pytest.mark.parametrize(("text", "line", "place", "severity", "problem"), BROKEN, ids=[f"{case[4]}@{case[1]}" for case in BROKEN])
+def test_a_broken_cassette_gets_exactly_its_finding(tmp_path: Path, text: str, line: int, place: str, severity: str, problem: str) -> None:
+    findings = findings_of(tmp_path, text)
+    assert [(f.path, f.line, f.place, f.severity) for f in findings] == [(str(tmp_path / "c.yaml"), line, place, severity)], findings
+    assert problem in findings[0].problem
+    assert findings[0].fix
+
+
+@pytest.mark.parametrize(("why", "text"), CLEAN, ids=[why for why, _text in CLEAN])
+def test_a_sound_cassette_gets_no_finding(tmp_path: Path, why: str, text: str) -> None:
+    assert findings_of(tmp_path, text) == []
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in SHIPPED.glob("*.yaml")))
+def test_every_shipped_cassette_lints_clean(name: str) -> None:
+    # Not even a warning: the shipped cassettes are the examples people copy.
+    assert lint.lint_file(str(SHIPPED / name)) == []
+
+
+@pytest.mark.parametrize("name", ["notes.yaml", "notes-2026.yaml"])
+def test_lines_come_from_one_parse_but_agree_with_line_of(name: str) -> None:
+    text = (SHIPPED / name).read_text()
+    lines = lint._lines(lint._nodes(lint._compose(text)))
+    for place in [*lines, ("interactions", 3, "response", "result", "nowhere", 2)]:
+        assert lint._line(lines, place) == yamlfile.line_of(text, place), render_place(place)
+
+
+def test_a_credential_never_shows_more_than_its_first_characters(tmp_path: Path) -> None:
+    text = HEAD + "- request: {method: x}\n" + TEXT_RESULT % ("key " + FAKE["anthropic"])
+    rendered = "\n".join(finding.render() for finding in findings_of(tmp_path, text))
+    assert FAKE["anthropic"][:5] not in rendered and "(sk-a...)" in rendered
+    assert "--redact-env NAME" in rendered and "--redact REGEX" in rendered
+
+
+def test_a_credential_in_a_broken_file_is_still_reported(tmp_path: Path) -> None:
+    findings = findings_of(tmp_path, "version: 1\ninteractions: [\n  {a: '" + FAKE["aws"] + "'\n")
+    assert [(f.line, f.place, f.severity) for f in findings] == [(3, "", "warning"), (4, "", "error")]
+    assert "AWS" in findings[0].problem and "not valid YAML" in findings[1].problem
+
+
+def test_a_bearer_jwt_is_one_finding(tmp_path: Path) -> None:
+    findings = findings_of(tmp_path, HEAD + "- request: {method: x, params: {auth: 'Bearer " + FAKE["jwt"] + "'}}\n")
+    assert [finding.problem.split(" (")[0] for finding in findings] == ["a bearer token"]
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda path: None, "no such cassette"),
+        (lambda path: path.mkdir(), "cannot read the cassette"),
+        (lambda path: path.write_bytes(b"version: 1\n\xff\xfe\n"), "not UTF-8"),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_one_error_finding(tmp_path: Path, make: Callable[[Path], object], problem: str) -> None:
+    path = tmp_path / "c.yaml"
+    make(path)
+    [finding] = lint.lint_file(str(path))
+    assert (finding.line, finding.place, finding.severity) == (None, "", "error") and problem in finding.problem
+
+
+def test_render_is_file_line_place_severity_problem_then_fix() -> None:
+    finding = lint.Finding("c.yaml", 7, "interactions[1].response", "warning", "what is wrong", "do this")
+    assert finding.render() == "c.yaml:7: interactions[1].response: warning: what is wrong\n  how to fix: do this"
+    assert lint.Finding("c.yaml", None, "", "error", "unreadable", "").render() == "c.yaml: error: unreadable"
+
+
+def test_summary_counts_files_errors_and_warnings() -> None:
+    error, warning = lint.Finding("a", 1, "", "error", "p", "f"), lint.Finding("a", 2, "", "warning", "p", "f")
+    assert lint.summary([error, warning, warning], 2) == "2 files: 1 error, 2 warnings"
+    assert lint.summary([], 1) == "1 file: 0 errors, 0 warnings"
+    assert (lint.failed([warning], strict=False), lint.failed([warning], strict=True), lint.failed([error], strict=False)) == (False, True, True)
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+
+def run_lint(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MOCKMCP, "lint", *args], capture_output=True, text=True, timeout=30, env=child_env(), cwd=ROOT)
+
+
+def test_the_command_passes_clean_cassettes() -> None:
+    shipped = sorted(str(path) for path in SHIPPED.glob("*.yaml"))
+    proc = run_lint(*shipped)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{len(shipped)} files: 0 errors, 0 warnings\n", "")
+
+
+def test_the_command_fails_on_an_error_and_prints_every_finding_sorted(tmp_path: Path) -> None:
+    (tmp_path / "b.yaml").write_text(HEAD + "- request: {method: x}\n  respnse: {result: {}}\n")
+    (tmp_path / "a.yaml").write_text("# " + FAKE["slack"] + "\n" + STATELESS + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n")
+    proc = run_lint(str(tmp_path / "b.yaml"), str(tmp_path / "a.yaml"))
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split(": ")[0] for line in lines[::2]] == [f"{tmp_path}/a.yaml:1", f"{tmp_path}/a.yaml:7", f"{tmp_path}/b.yaml:4", "2 files"]
+    assert lines[0].endswith("warning: a Slack token (xoxb...) left in the cassette; cassettes get committed")
+    assert lines[4] == f"{tmp_path}/b.yaml:4: interactions[0].respnse: error: unknown key 'respnse'"
+    assert all(line.startswith("  how to fix: ") for line in lines[1:6:2])
+    assert lines[-1] == "2 files: 1 error, 2 warnings"
+
+
+def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(HEAD + "- request: {method: x}\n  response:\n    error: {code: -32500, message: m}\n")
+    assert run_lint(str(path)).returncode == 0
+    strict = run_lint("--strict", str(path))
+    assert strict.returncode == 1 and strict.stdout.endswith("1 file: 0 errors, 1 warning\n")
+
+
+def test_an_unreadable_file_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    proc = run_lint(str(tmp_path / "missing.yaml"), str(tmp_path))
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert f"{tmp_path}/missing.yaml: error: no such cassette" in proc.stdout
+    assert proc.stdout.endswith("2 files: 2 errors, 0 warnings\n")

@@ -1,0 +1,130 @@
+"""`mockmcp verify` against live servers, and `mockmcp diff` between cassettes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from mockmcp import cassette
+from mockmcp.verify import drive
+
+NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
+VARIANT = [sys.executable, str(ROOT / "tests" / "servers" / "notes_variant.py")]
+SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
+
+
+def verify(path: Path, *server: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MOCKMCP, "verify", str(path), *extra, "--", *server], capture_output=True, text=True, timeout=120, env=child_env(), cwd=ROOT
+    )
+
+
+def copy(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copyfile(SHIPPED / name, target)
+    return target
+
+
+@pytest.mark.parametrize("name", ["notes-session.yaml", "notes-session-2026.yaml"], ids=["handshake", "stateless"])
+def test_the_server_a_cassette_was_recorded_from_has_not_drifted(name: str, tmp_path: Path) -> None:
+    # The stateless session has requestState values the server mints anew on every run: verify takes
+    # the live ones for the retried requests, and does not count them as drift.
+    proc = verify(SHIPPED / name, *NOTES)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " 0 changed, 0 missing, 0 new" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("variant", "status", "detail"),
+    [
+        ("changed-output", "changed  [3] tools/call read_file", 'content[0].text: recorded "remember to buy milk", live "remember to buy bread"'),
+        ("removed-tool", "missing  [7] tools/call summarize", "the tool 'summarize' is no longer offered by tools/list"),
+        ("new-field", "changed  [2] tools/list", 'tools[name="read_file"].title: only in the live answer ("Read a note")'),
+    ],
+)
+def test_each_drift_is_reported_precisely(variant: str, status: str, detail: str) -> None:
+    proc = verify(SHIPPED / "notes-session.yaml", *VARIANT, variant)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith(f"  {status}")))
+    assert lines[start + 1].strip() == f"- {detail}"
+
+
+def test_a_different_error_code_is_drift(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    lines = b'{"jsonrpc":"2.0","id":1,"method":"tools/fail","params":{"name":"x"}}\n'
+    recorded = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(path), "--mode", "all", "--", *SCRIPTED, "--fail-code", "-32000"],
+        input=lines, capture_output=True, timeout=60, env=child_env(),
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert verify(path, *SCRIPTED, "--fail-code", "-32000").returncode == 0
+    proc = verify(path, *SCRIPTED, "--fail-code", "-32603")
+    assert proc.returncode == 1
+    assert "- error.code: recorded -32000, live -32603" in proc.stdout
+
+
+def test_update_writes_the_live_answers_keeps_the_knobs_then_verifies_clean(tmp_path: Path) -> None:
+    path = copy("notes-session.yaml", tmp_path)
+    text = path.read_text()
+    # A hand-made knob on the read_file interaction (the first `took:` after its request).
+    path.write_text(text.replace("      arguments: {path: notes.txt}\n  response:", "      arguments: {path: notes.txt}\n  delay: 0.25\n  response:", 1))
+    assert cassette.load(str(path)).interactions[3].delay == 0.25
+    updated = verify(path, *VARIANT, "changed-output", extra=("--update",))
+    assert updated.returncode == 0, updated.stdout + updated.stderr
+    assert "kept delay on [3] tools/call read_file" in updated.stdout
+    new = cassette.load(str(path))
+    assert new.interactions[3].delay == 0.25
+    assert new.interactions[3].response["result"]["content"][0]["text"] == "remember to buy bread"
+    again = verify(path, *VARIANT, "changed-output")
+    assert again.returncode == 0, again.stdout
+    assert verify(path, *NOTES).returncode == 1  # and the original server now drifts from it
+
+
+def diff(first: Path, second: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MOCKMCP, "diff", str(first), str(second)], capture_output=True, text=True, timeout=60, env=child_env())
+
+
+def edited(tmp_path: Path, name: str, change: str) -> Path:
+    data = cassette.load(str(SHIPPED / "notes-session.yaml")).to_data()
+    interactions = data["interactions"]
+    if change == "answer":
+        interactions[3]["response"]["result"]["content"][0]["text"] = "remember to buy tea"
+    elif change == "drop":
+        del interactions[10]
+    elif change == "add":
+        interactions.append({"request": {"method": "ping"}, "response": {"result": {}}})
+    path = tmp_path / name
+    cassette.save(cassette.Cassette.from_data(data), str(path))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "line"),
+    [
+        ("none", 0, "11 interactions: 11 same, 0 changed, 0 missing, 0 new"),
+        ("answer", 1, '- content[0].text: recorded "remember to buy milk", other "remember to buy tea"'),
+        ("drop", 1, "missing  [10] prompts/get review"),
+        ("add", 1, "new      other[11] ping"),
+    ],
+)
+def test_diff_between_two_cassettes(tmp_path: Path, change: str, code: int, line: str) -> None:
+    proc = diff(SHIPPED / "notes-session.yaml", edited(tmp_path, "b.yaml", change))
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert line in proc.stdout
+
+
+def test_diff_of_two_recordings_of_the_stateless_era_ignores_minted_state(tmp_path: Path) -> None:
+    """Two runs mint different requestState values; echoed back, they are not a difference."""
+    recorded = cassette.load(str(SHIPPED / "notes-session-2026.yaml"))
+    again = tmp_path / "again.yaml"
+    cassette.save(drive(recorded, NOTES), str(again))
+    states = [i.params.get("requestState") for c in (recorded, cassette.load(str(again))) for i in c.interactions if i.params and "requestState" in i.params]
+    assert len(states) == 6 and not set(states[:3]) & set(states[3:])  # fresh values on the second run
+    proc = diff(SHIPPED / "notes-session-2026.yaml", again)
+    assert proc.returncode == 0, proc.stdout
