@@ -1,0 +1,140 @@
+"""The cassette model: a recorded MCP session as frozen data. See `cassette` for the format's story.
+
+Objects are built by `validation` (from data loaded from YAML, with located errors) or by the
+recorder; `to_data` gives back the plain data a cassette file holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockmcp.errors import CassetteError
+
+__all__ = [
+    "AFTER",
+    "Cassette",
+    "EXIT_WHEN",
+    "FORMAT_VERSION",
+    "Interaction",
+    "Place",
+    "ServerItem",
+    "render_place",
+]
+
+FORMAT_VERSION = 1
+AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
+EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
+
+
+Place = tuple[str | int, ...]
+
+
+def render_place(place: Place) -> str:
+    """`("interactions", 3, "response")` -> `interactions[3].response`."""
+    out = ""
+    for part in place:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ServerItem:
+    """One thing the server sent: kind is "notification", "request" (with the client's `response`) or "raw"."""
+
+    kind: str
+    message: Any
+    response: dict[str, Any] | None = None
+    at: float | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {} if self.at is None else {"at": self.at}
+        data[self.kind] = self.message
+        if self.response is not None:
+            data["response"] = self.response
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    """A client message (or none, for unsolicited server messages), what the server sent, the response.
+
+    The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
+    `times` this interaction is played before the next recording of the same request takes over
+    and `after` (repeat or unmatched) once the last one is used up, `drop` the reply, send
+    `raw_response` instead of it, `exit` (status, when) to end the session.
+    """
+
+    kind: str  # "request", "notification" or "server" (unsolicited)
+    message: dict[str, Any] | None = None
+    server: tuple[ServerItem, ...] = ()
+    response: dict[str, Any] | None = None
+    delay: float = 0.0
+    at: float | None = None
+    took: float | None = None
+    times: int = 1
+    after: str = "repeat"
+    drop: bool = False
+    raw_response: str | None = None
+    exit: tuple[int, str] | None = None  # (status, "after" or "before")
+
+    @property
+    def method(self) -> str | None:
+        return None if self.message is None else self.message["method"]
+
+    @property
+    def params(self) -> Any:
+        return None if self.message is None else self.message.get("params")
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {} if self.at is None else {"at": self.at}
+        if self.message is not None:
+            data[self.kind] = self.message
+        if self.delay:
+            data["delay"] = self.delay
+        if self.times != 1:
+            data["times"] = self.times
+        if self.after != "repeat":
+            data["after"] = self.after
+        if self.server:
+            data["server"] = [item.to_data() for item in self.server]
+        if self.drop:
+            data["drop"] = True
+        if self.raw_response is not None:
+            data["raw_response"] = self.raw_response
+        if self.response is not None:
+            data["response"] = self.response
+        if self.exit is not None:
+            data["exit"] = {"status": self.exit[0], "when": self.exit[1]}
+        if self.took is not None:
+            data["took"] = self.took
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Cassette:
+    """A whole recorded session: format version, free-form metadata, interactions in order."""
+
+    interactions: tuple[Interaction, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+    path: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Any, path: str | None = None) -> Cassette:
+        """Validate plain data (as loaded from YAML) into a Cassette; raises CassetteError."""
+        from mockmcp.validation import Problem, cassette  # the model's validation needs the model
+
+        try:
+            return cassette(data, path)
+        except Problem as problem:
+            raise CassetteError(problem.problem, path=path, place=render_place(problem.place), fix=problem.fix) from None
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "meta": self.meta,
+            "interactions": [interaction.to_data() for interaction in self.interactions],
+        }

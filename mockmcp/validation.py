@@ -1,0 +1,195 @@
+"""Validating cassette data: plain data in, model objects out, or a Problem naming the place.
+
+Each function takes the data and the place it came from (`("interactions", 3, "response")`), so that
+every problem can say where it is, and what to write instead. The keys each mapping may hold are
+listed once here; anything else is an error naming them, so a misspelled fault knob is never a
+silent no-op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockmcp.jsonrpc import is_valid_id
+from mockmcp.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, Place, ServerItem
+
+__all__ = ["Problem", "cassette"]
+
+_TOP_KEYS = ("version", "meta", "interactions")
+_INTERACTION_KEYS = ("at", "request", "notification", "delay", "times", "after", "server", "drop", "raw_response", "response", "exit", "took")
+_SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+
+
+class Problem(Exception):
+    """Raised inside validation; load() turns it into a located CassetteError."""
+
+    def __init__(self, place: Place, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.place, self.problem, self.fix = place, problem, fix
+
+
+def cassette(data: Any, path: str | None) -> Cassette:
+    _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
+    _known_keys(data, (), _TOP_KEYS)
+    version = data.get("version")
+    if version != FORMAT_VERSION:
+        raise Problem(
+            ("version",),
+            f"unknown cassette version {version!r}; this mockmcp reads version {FORMAT_VERSION}",
+            f"set `version: {FORMAT_VERSION}`, or upgrade mockmcp if the cassette comes from a newer one",
+        )
+    meta = data.get("meta") or {}
+    _mapping(meta, ("meta",), "`meta` holds free-form facts about the recording as a mapping")
+    items = data.get("interactions")
+    if not isinstance(items, list):
+        raise Problem(("interactions",), "`interactions` must be a list", "write `interactions:` followed by `- request: ...` items")
+    interactions = tuple(_interaction(item, ("interactions", i)) for i, item in enumerate(items))
+    return Cassette(interactions, meta, path)
+
+
+def _interaction(data: Any, place: Place) -> Interaction:
+    _mapping(data, place, "each interaction is a mapping with `request`, `notification` or `server`")
+    _known_keys(data, place, _INTERACTION_KEYS)
+    kinds = [key for key in ("request", "notification") if key in data]
+    if len(kinds) > 1:
+        raise Problem(place, "an interaction has one client message: `request` or `notification`, not both", "split it into two interactions")
+    if not kinds and "server" not in data:
+        raise Problem(place, "empty interaction: no `request`, `notification` or `server`", "add the client's message, or remove the item")
+    kind = kinds[0] if kinds else "server"
+    message = None if not kinds else _message(data[kind], place + (kind,), kind == "request")
+    if "response" in data and kind != "request":
+        raise Problem(place + ("response",), f"only a request gets a response, and this is a {kind}", "remove `response`, or make the client message a `request`")
+    server = data.get("server") or []
+    if not isinstance(server, list):
+        raise Problem(place + ("server",), "`server` must be a list of messages", "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`")
+    for knob in ("times", "after", "drop", "raw_response", "exit"):
+        if knob in data and kind != "request":
+            raise Problem(place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`")
+    return Interaction(
+        kind=kind,
+        message=message,
+        server=tuple(_server_item(item, place + ("server", i)) for i, item in enumerate(server)),
+        response=None if "response" not in data else _response(data["response"], place + ("response",)),
+        delay=_seconds(data, "delay", place) or 0.0,
+        at=_seconds(data, "at", place),
+        took=_seconds(data, "took", place),
+        times=_times(data, place),
+        after=_choice(data, "after", AFTER, place),
+        drop=_flag(data, "drop", place),
+        raw_response=_text(data, "raw_response", place),
+        exit=_exit(data, place),
+    )
+
+
+def _times(data: dict[str, Any], place: Place) -> int:
+    value = data.get("times", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise Problem(place + ("times",), "`times` must be a whole number, at least 1", "write e.g. `times: 2`")
+    return value
+
+
+def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], place: Place) -> str:
+    value = data.get(key, choices[0])
+    if value not in choices:
+        raise Problem(place + (key,), f"unknown `{key}` {value!r}", f"use one of: {', '.join(choices)}")
+    return str(value)
+
+
+def _flag(data: dict[str, Any], key: str, place: Place) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise Problem(place + (key,), f"`{key}` must be true or false", f"write `{key}: true`")
+    return value
+
+
+def _text(data: dict[str, Any], key: str, place: Place) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise Problem(place + (key,), f"`{key}` is the exact line to send, as a string", "quote the line")
+    return value
+
+
+def _exit(data: dict[str, Any], place: Place) -> tuple[int, str] | None:
+    if "exit" not in data:
+        return None
+    value = data["exit"]
+    fix = "write `exit: 1` (after the reply) or `exit: {status: 1, when: before}`"
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = {"status": value}
+    value = _mapping(value, place + ("exit",), fix)
+    _known_keys(value, place + ("exit",), ("status", "when"))
+    status = value.get("status")
+    if isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 255:
+        raise Problem(place + ("exit", "status"), "an exit `status` is a whole number from 0 to 255", fix)
+    return status, _choice(value, "when", EXIT_WHEN, place + ("exit",))
+
+
+def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
+    message = _mapping(data, place, "a message is a mapping with `method` and optional `params`")
+    if not isinstance(message.get("method"), str):
+        raise Problem(place, "a message needs a `method` string", "add e.g. `method: tools/call`")
+    if "params" in message and not isinstance(message["params"], (dict, list)):
+        raise Problem(place + ("params",), "`params` must be a mapping", "write the params as `key: value` lines")
+    if "id" in message and not (is_request and is_valid_id(message["id"])):
+        fix = "use a string or an integer" if is_request else "remove `id`: a notification has none"
+        raise Problem(place + ("id",), "bad `id`", fix)
+    return message
+
+
+def _response(data: Any, place: Place) -> dict[str, Any]:
+    response = _mapping(data, place, "a response is a mapping with `result` or `error`")
+    _known_keys(response, place, ("result", "error", "id"))
+    if ("result" in response) == ("error" in response):
+        raise Problem(place, "a response has exactly one of `result` and `error`", "keep the one the server sent")
+    if "error" in response:
+        error = response["error"]
+        _mapping(error, place + ("error",), "an error is a mapping with `code` and `message`")
+        code = error.get("code")
+        if not isinstance(code, int) or isinstance(code, bool):
+            raise Problem(place + ("error", "code"), "an error `code` must be an integer", "use e.g. -32602 (invalid params)")
+        if not isinstance(error.get("message"), str):
+            raise Problem(place + ("error", "message"), "an error needs a `message` string", "add `message: ...`")
+    return response
+
+
+def _server_item(data: Any, place: Place) -> ServerItem:
+    _mapping(data, place, "a server item is `notification: {...}`, `request: {...}` or `raw: ...`")
+    _known_keys(data, place, _SERVER_KEYS)
+    kinds = [key for key in ("notification", "request", "raw") if key in data]
+    if len(kinds) != 1:
+        raise Problem(place, "a server item has exactly one of `notification`, `request` and `raw`", "split it into several items")
+    kind = kinds[0]
+    at = _seconds(data, "at", place)
+    if kind == "raw":
+        if not isinstance(data["raw"], str):
+            raise Problem(place + ("raw",), "`raw` is the exact line to send, as a string", "quote the line")
+        return ServerItem("raw", data["raw"], at=at)
+    message = _message(data[kind], place + (kind,), kind == "request")
+    if kind == "notification" and "response" in data:
+        raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
+    response = None if "response" not in data else _response(data["response"], place + ("response",))
+    return ServerItem(kind, message, response, at)
+
+
+def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
+    """data itself, known to be a mapping; raises Problem otherwise."""
+    if not isinstance(data, dict):
+        got = "nothing" if data is None else type(data).__name__
+        got = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(got, got)
+        raise Problem(place, f"expected a mapping, got {got}", fix)
+    return data
+
+
+def _known_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> None:
+    for key in data:
+        if key not in known:
+            raise Problem(place + (str(key),), f"unknown key {key!r}", f"use one of: {', '.join(known)}")
+
+
+def _seconds(data: dict[str, Any], key: str, place: Place) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise Problem(place + (key,), f"`{key}` must be a number of seconds, at least 0", f"write e.g. `{key}: 0.5`")
+    return float(value)
