@@ -96,22 +96,24 @@ def merge(old: Cassette, new: Cassette) -> Cassette:
     """`--mode new`: the old interactions, then the new session's interactions the old one lacks.
 
     A client interaction is new when no old one has its match key; server-only interactions come
-    along when the client interaction just before them does.
+    along when the client interaction just before them does. The added ones form a recorded session
+    of their own (see `selection`), numbered after the cassette's last.
     """
     matcher = Matcher.build()
+    session = 1 + max((i.session for i in old.interactions), default=-1)
     known = {matcher.key(i.method or "", i.params) for i in old.interactions if i.kind != "server"}
     added = []
     keep_unsolicited = False
     for interaction in new.interactions:
         if interaction.kind == "server":
             if keep_unsolicited:
-                added.append(interaction)
+                added.append(replace(interaction, session=session))
             continue
         key = matcher.key(interaction.method or "", interaction.params)
         keep_unsolicited = key not in known
         if keep_unsolicited:
             known.add(key)
-            added.append(interaction)
+            added.append(replace(interaction, session=session))
     return replace(old, interactions=old.interactions + tuple(added))
 
 

@@ -80,6 +80,7 @@ class Interaction:
     drop: bool = False
     raw_response: str | None = None
     exit: tuple[int, str] | None = None  # (status, "after" or "before")
+    session: int = 0  # which recorded session, in a cassette of several
 
     @property
     def method(self) -> str | None:
@@ -91,6 +92,8 @@ class Interaction:
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {} if self.at is None else {"at": self.at}
+        if self.session:
+            data["session"] = self.session
         if self.message is not None:
             data[self.kind] = self.message
         if self.delay:

@@ -22,6 +22,7 @@ from mockmcp.cassette import Cassette, Interaction, ServerItem
 from mockmcp.matching import Matcher, canonical
 from mockmcp.redact import Redactor
 from mockmcp.report import Mismatch, Report
+from mockmcp.selection import Recordings, Selection
 
 __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
@@ -93,19 +94,27 @@ class _Job:
 class Replay:
     """Replays one cassette to one host session."""
 
-    def __init__(self, cassette: Cassette, matcher: Matcher, redactor: Redactor | None = None, timing: float = 0.0) -> None:
-        """`timing`: 0 answers at once; otherwise the recorded timing, scaled by this factor, is reproduced."""
+    def __init__(
+        self,
+        cassette: Cassette,
+        matcher: Matcher,
+        redactor: Redactor | None = None,
+        timing: float = 0.0,
+        recordings: Recordings | None = None,
+    ) -> None:
+        """`timing`: 0 answers at once; otherwise the recorded timing, scaled by this factor, is reproduced.
+
+        `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
+        """
         self.cassette = cassette
         self.matcher = matcher
         self.redactor = redactor
         self.timing = timing
         self.ended = False
         self.report = Report(cassette)
-        self._requests: dict[str, list[int]] = {}
-        self._notifications: dict[str, list[int]] = {}
-        self._asked: dict[str, int] = {}
+        self.selection = Selection(recordings or Recordings(cassette, matcher))
+        self.report.sessions = self.selection.sessions
         self._unsolicited: dict[int | None, list[int]] = {}
-        self._methods: set[str] = set()
         self._jobs: dict[int, _Job] = {}
         self._live: dict[Any, int] = {}  # live request id -> job
         self._awaiting: dict[Any, int] = {}  # our server-request id -> job
@@ -119,12 +128,8 @@ class Replay:
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == "server":
                 self._unsolicited.setdefault(anchor, []).append(i)
-                continue
-            anchor = i
-            table = self._requests if interaction.kind == "request" else self._notifications
-            table.setdefault(self.matcher.key(interaction.method or "", interaction.params), []).append(i)
-            if interaction.kind == "request" and interaction.method is not None:
-                self._methods.add(interaction.method)
+            else:
+                anchor = i
 
     # --- the engine's interface to its shell ---------------------------------------------------
 
@@ -193,18 +198,17 @@ class Replay:
 
     def _request(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
-        key = self.matcher.key(method, params)
-        indexes = self._requests.get(key)
-        if indexes is None:
+        pick = self.selection.request(self.matcher.key(method, params))
+        if pick is None:
             if method == "ping":  # answered even when the cassette never saw one
                 return self._answer(batch, {"jsonrpc": "2.0", "id": reply_id, "result": {}})
             return self._miss(message, batch)
-        asked = self._asked.get(key, 0)
-        self._asked[key] = asked + 1
-        index = self._pick(indexes, asked)
-        if index is None:
+        if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
             return self._miss(message, batch, jsonrpc.NO_MATCH, reason)
+        index = pick.interaction
+        if pick.repeated:
+            self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         out = self._version_note(method, params, index)
         meta = params.get("_meta") if isinstance(params, dict) else None
         token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -212,32 +216,13 @@ class Replay:
         self._live[reply_id] = job.id
         return out + self._advance(job)
 
-    def _pick(self, indexes: list[int], asked: int) -> int | None:
-        """Which recording answers the request asked `asked` times before: each plays `times` times in turn.
-
-        After the last is used up it repeats (noted in the report), unless it says `after: unmatched`.
-        """
-        for index in indexes:
-            asked -= self.cassette.interactions[index].times
-            if asked < 0:
-                return index
-        last = indexes[-1]
-        if self.cassette.interactions[last].after == "unmatched":
-            return None
-        self.report.repeats[last] = self.report.repeats.get(last, 0) + 1
-        return last
-
     def _notification(self, message: dict[str, Any]) -> list[Action]:
         method, params = message["method"], message.get("params")
         out: list[Action] = []
         if method == "notifications/cancelled" and isinstance(params, dict):
             out.extend(self._cancel(params.get("requestId")))
-        indexes = self._notifications.get(self.matcher.key(method, params))
-        if indexes is None:
-            return out
-        played = [i for i in indexes if self.report.plays[i] == 0]
-        index = played[0] if played else indexes[-1]
-        return out + self._advance(self._new_job(index))
+        index = self.selection.notification(self.matcher.key(method, params), self.report.plays)
+        return out if index is None else out + self._advance(self._new_job(index))
 
     def _host_response(self, message: dict[str, Any]) -> list[Action]:
         job_id = self._awaiting.pop(message["id"], None)
@@ -412,7 +397,7 @@ class Replay:
         from mockmcp.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
         method = message["method"]
-        if not code and method in self._methods:
+        if not code and method in self.selection.recordings.methods:
             code, reason = jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request"
         elif not code:
             code, reason = jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}"

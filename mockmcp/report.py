@@ -31,7 +31,7 @@ class Mismatch(NamedTuple):
 class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
-    __slots__ = ("cassette", "plays", "repeats", "misses", "mismatches", "unanswered", "faults")
+    __slots__ = ("cassette", "plays", "repeats", "misses", "mismatches", "unanswered", "faults", "sessions")
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
@@ -41,9 +41,16 @@ class Report:
         self.mismatches: list[Mismatch] = []
         self.unanswered: list[str] = []
         self.faults: list[str] = []  # fault knobs that took effect (dropped replies, an ended session)
+        self.sessions: set[int] = set()  # recorded sessions the live session used (set by the engine)
 
     def _client_indexes(self) -> list[int]:
-        return [i for i, it in enumerate(self.cassette.interactions) if it.kind != "server"]
+        """The interactions a host could have asked for: those of the recorded sessions it used.
+
+        A cassette of several recorded sessions is not expected to be played whole by one live session.
+        """
+        several = any(it.session for it in self.cassette.interactions)
+        used = self.sessions or {0}
+        return [i for i, it in enumerate(self.cassette.interactions) if it.kind != "server" and (not several or it.session in used)]
 
     @property
     def unplayed(self) -> list[int]:

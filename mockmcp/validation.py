@@ -16,7 +16,7 @@ from mockmcp.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interactio
 __all__ = ["Problem", "cassette"]
 
 _TOP_KEYS = ("version", "meta", "interactions")
-_INTERACTION_KEYS = ("at", "request", "notification", "delay", "times", "after", "server", "drop", "raw_response", "response", "exit", "took")
+_INTERACTION_KEYS = ("at", "request", "notification", "delay", "times", "after", "server", "drop", "raw_response", "response", "exit", "took", "session")
 _SERVER_KEYS = ("at", "notification", "request", "response", "raw")
 
 
@@ -73,18 +73,19 @@ def _interaction(data: Any, place: Place) -> Interaction:
         delay=_seconds(data, "delay", place) or 0.0,
         at=_seconds(data, "at", place),
         took=_seconds(data, "took", place),
-        times=_times(data, place),
+        times=_count(data, "times", 1, place),
         after=_choice(data, "after", AFTER, place),
         drop=_flag(data, "drop", place),
         raw_response=_text(data, "raw_response", place),
         exit=_exit(data, place),
+        session=_count(data, "session", 0, place),
     )
 
 
-def _times(data: dict[str, Any], place: Place) -> int:
-    value = data.get("times", 1)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise Problem(place + ("times",), "`times` must be a whole number, at least 1", "write e.g. `times: 2`")
+def _count(data: dict[str, Any], key: str, least: int, place: Place) -> int:
+    value = data.get(key, least)
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise Problem(place + (key,), f"`{key}` must be a whole number, at least {least}", f"write e.g. `{key}: {least + 1}`")
     return value
 
 

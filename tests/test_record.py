@@ -177,8 +177,8 @@ def test_modes(tmp_path: Path) -> None:
     # new: keeps what the cassette has and adds what it lacks.
     other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
     assert run_record(out, [INIT, CALL, other], mode="new")[0] == 0
-    calls = [i.params["arguments"]["x"] for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
-    assert calls == [1, 2]
+    calls = [(i.params["arguments"]["x"], i.session) for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    assert calls == [(1, 0), (2, 1)]  # what the second session added is a recorded session of its own
     # all: replaces it.
     assert run_record(out, [INIT, other], mode="all")[0] == 0
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]

@@ -1,0 +1,101 @@
+"""Which recorded interaction answers a live request. Pure.
+
+Theory of operation. `Recordings` indexes a cassette once: interactions by match key, in recorded
+order, and which recorded session each belongs to. It is shared by every live session a server
+holds (one over stdio, many over HTTP). Each live session has its own `Selection`, so its play
+counts start fresh.
+
+Within one recorded session, the same request asked again gets its recordings in order, each
+played `times` times; after the last is used up it repeats, unless it says `after: unmatched`.
+
+A cassette may hold several recorded sessions (`session: N` on an interaction; 0 when absent),
+from an HTTP proxy that saw many clients, or from `mockmcp record --mode new`. A live request is
+answered from a recorded session that has it: the one this live session is bound to, else the
+first that no other live session has claimed, else the first. The choice binds the live session
+(and claims the recorded one) only when it was a real choice, that is, when several sessions have
+the request: so a live session follows the recorded session it started like, while a request only
+one session has is answered from that one whatever the binding.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from mockmcp.matching import Matcher
+from mockmcp.model import Cassette
+
+__all__ = ["Pick", "Recordings", "Selection"]
+
+
+class Recordings:
+    """A cassette's interactions indexed by match key; shared by all live sessions of one server."""
+
+    def __init__(self, cassette: Cassette, matcher: Matcher) -> None:
+        self.cassette = cassette
+        self.matcher = matcher
+        self.requests: dict[str, list[int]] = {}
+        self.notifications: dict[str, list[int]] = {}
+        self.methods: set[str] = set()
+        self.claims: dict[int, object] = {}  # recorded session -> the live session that claimed it
+        for i, interaction in enumerate(cassette.interactions):
+            if interaction.kind == "server" or interaction.method is None:
+                continue
+            table = self.requests if interaction.kind == "request" else self.notifications
+            table.setdefault(matcher.key(interaction.method, interaction.params), []).append(i)
+            if interaction.kind == "request":
+                self.methods.add(interaction.method)
+
+
+class Pick(NamedTuple):
+    """The answer to "which recording?": an index (None: used up and `after: unmatched`), and whether it repeats."""
+
+    interaction: int | None
+    repeated: bool = False
+
+
+class Selection:
+    """One live session's choices among the recordings, with its own play counts."""
+
+    def __init__(self, recordings: Recordings) -> None:
+        self.recordings = recordings
+        self.bound: int | None = None
+        self.sessions: set[int] = set()  # recorded sessions this live session has used
+        self._asked: dict[str, int] = {}
+
+    def request(self, key: str) -> Pick | None:
+        """The recording that answers a request with this key; None when the cassette has none."""
+        indexes = self.recordings.requests.get(key)
+        if indexes is None:
+            return None
+        indexes = self._in_session(indexes)
+        asked = self._asked.get(key, 0)
+        self._asked[key] = asked + 1
+        interactions = self.recordings.cassette.interactions
+        for index in indexes:
+            asked -= interactions[index].times
+            if asked < 0:
+                return Pick(index)
+        last = indexes[-1]
+        return Pick(None) if interactions[last].after == "unmatched" else Pick(last, repeated=True)
+
+    def notification(self, key: str, plays: list[int]) -> int | None:
+        """The recorded notification this one plays: the first not played yet, else the last."""
+        indexes = self.recordings.notifications.get(key)
+        if indexes is None:
+            return None
+        indexes = self._in_session(indexes)
+        return next((i for i in indexes if plays[i] == 0), indexes[-1])
+
+    def _in_session(self, indexes: list[int]) -> list[int]:
+        interactions = self.recordings.cassette.interactions
+        sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
+        chosen = sessions[0]
+        if len(sessions) > 1:
+            claims = self.recordings.claims
+            free = [s for s in sessions if claims.get(s, self) is self]
+            chosen = self.bound if self.bound in sessions else (free[0] if free else sessions[0])
+            if self.bound is None:
+                self.bound = chosen
+                claims.setdefault(chosen, self)
+        self.sessions.add(chosen)
+        return [i for i in indexes if interactions[i].session == chosen]

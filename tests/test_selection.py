@@ -1,0 +1,89 @@
+"""Which recording answers a live request, in cassettes of one and of several recorded sessions."""
+
+from __future__ import annotations
+
+import json
+
+from mockmcp.cassette import loads
+from mockmcp.matching import Matcher
+from mockmcp.replay import Replay, Send
+from mockmcp.selection import Recordings, Selection
+
+# Two clients recorded by one HTTP proxy: the same opening, then the same call answered differently
+# (the server counted), then a call only the second made.
+TWO_SESSIONS = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- request: {method: tools/call, params: {name: count}}
+  response: {result: {content: [{type: text, text: '1'}]}}
+- session: 1
+  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- session: 1
+  request: {method: tools/call, params: {name: count}}
+  response: {result: {content: [{type: text, text: '2'}]}}
+- session: 1
+  request: {method: tools/call, params: {name: other}}
+  response: {result: {content: [{type: text, text: other}]}}
+"""
+
+
+def answer(engine: Replay, rid: int, method: str, params: dict[str, object]) -> object:
+    line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+    sent = [json.loads(action.data) for action in engine.receive(line) if isinstance(action, Send)]
+    assert len(sent) == 1 and sent[0]["id"] == rid
+    result = sent[0].get("result")
+    return result["content"][0]["text"] if isinstance(result, dict) and "content" in result else sent[0]
+
+
+def test_each_live_session_follows_a_recorded_session_of_its_own() -> None:
+    cassette = loads(TWO_SESSIONS)
+    recordings = Recordings(cassette, Matcher.build())
+    first, second = (Replay(cassette, Matcher.build(), recordings=recordings) for _ in range(2))
+    for engine in (first, second):
+        answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert answer(first, 2, "tools/call", {"name": "count"}) == "1"
+    assert answer(second, 2, "tools/call", {"name": "count"}) == "2"
+    # A request only one recorded session has is answered from it, whichever session is bound.
+    assert answer(first, 3, "tools/call", {"name": "other"}) == "other"
+    # Play counts are per live session: each sees its own session as recorded.
+    assert first.report.repeats == {} and second.report.repeats == {}
+
+
+def test_a_live_session_alone_plays_the_first_recorded_session_and_is_judged_on_it() -> None:
+    cassette = loads(TWO_SESSIONS)
+    engine = Replay(cassette, Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert answer(engine, 2, "tools/call", {"name": "count"}) == "1"
+    assert engine.report.unplayed == []  # session 1 was never this live session's to play
+
+
+def test_interactions_added_by_record_mode_new_serve_alongside_the_first_session() -> None:
+    """`record --mode new` appends only what was new, as session 1: both serve one live session."""
+    added = TWO_SESSIONS.replace(
+        "- session: 1\n  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}\n"
+        "  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}\n",
+        "",
+    )
+    cassette = loads(added)
+    engine = Replay(cassette, Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert answer(engine, 2, "tools/call", {"name": "other"}) == "other"
+    assert answer(engine, 3, "tools/call", {"name": "count"}) == "1"
+
+
+def test_selection_in_one_session_plays_times_then_repeats_or_refuses() -> None:
+    cassette = loads(
+        "version: 1\ninteractions:\n"
+        "- request: {method: m}\n  times: 2\n  response: {result: {n: 1}}\n"
+        "- request: {method: m}\n  response: {result: {n: 2}}\n"
+        "- request: {method: u}\n  after: unmatched\n  response: {result: {}}\n"
+    )
+    selection = Selection(Recordings(cassette, Matcher.build()))
+    key = Matcher.build().key("m", None)
+    assert [tuple(selection.request(key) or ()) for _ in range(4)] == [(0, False), (0, False), (1, False), (1, True)]
+    once = Matcher.build().key("u", None)
+    assert [tuple(selection.request(once) or ()) for _ in range(2)] == [(2, False), (None, False)]
+    assert selection.request(Matcher.build().key("never", None)) is None
