@@ -25,7 +25,8 @@ def cli() -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 when a request missed or a recorded interaction was never played.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the session summary as JSON to this file ({pid} in it becomes the process id).")
 @click.option("--timing", default="none", show_default=True, metavar="HOW", help="none: answer at once; recorded: as fast as the server did; or a factor scaling that (0.5 is twice as fast).")
-def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: str | None, timing: str) -> None:
+@click.option("--http", "listen", metavar="[HOST:]PORT", help="Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: 127.0.0.1; needs mockmcp[http]).")
+def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: str | None, timing: str, listen: str | None) -> None:
     """Serve CASSETTE as an MCP server over stdio.
 
     Requests are matched by method and params, never by id, and answered with the recorded
@@ -33,7 +34,7 @@ def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: s
     """
     from mockmcp.commands import parse_timing, replay_cassette
 
-    status = replay_cassette(cassette, ignores, strict, report_path, parse_timing(timing))
+    status = replay_cassette(cassette, ignores, strict, report_path, parse_timing(timing), listen)
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob ended the session with this status
 

@@ -17,7 +17,11 @@ from mockmcp import cassette as cassettes
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
 if TYPE_CHECKING:
+    from mockmcp.matching import Matcher
+    from mockmcp.model import Cassette
     from mockmcp.proxy import Outcome
+    from mockmcp.redact import Redactor
+    from mockmcp.report import Report
 
 __all__ = [
     "RecordMode",
@@ -63,7 +67,12 @@ def parse_timing(text: str) -> float:
 
 
 def replay_cassette(
-    path: str, ignores: tuple[str, ...] = (), strict: bool = False, report_path: str | None = None, timing: float = 0.0
+    path: str,
+    ignores: tuple[str, ...] = (),
+    strict: bool = False,
+    report_path: str | None = None,
+    timing: float = 0.0,
+    http: str | None = None,
 ) -> int:
     """Serve a cassette over stdio until the host closes stdin; summary to stderr, report to a file.
 
@@ -73,23 +82,58 @@ def replay_cassette(
     from mockmcp.matching import Matcher
     from mockmcp.redact import Redactor
     from mockmcp.replay import Replay
+    from mockmcp.report import Report
     from mockmcp.stdio import serve
 
     matcher = Matcher.build(ignores)
     cassette = cassettes.load(path)
     if os.path.exists(journal_path(path)):
         _note(f"an interrupted recording of {path} exists; `mockmcp recover {path}` turns it into the cassette")
-    engine = Replay(cassette, matcher, Redactor.from_meta(cassette.meta, os.environ), timing)
-    status = serve(engine)
-    print(engine.report.summary(), file=sys.stderr, flush=True)
+    redactor = Redactor.from_meta(cassette.meta, os.environ)
+    if http is not None:
+        report, status = Report.combine(cassette, _serve_http(cassette, matcher, redactor, timing, http)), 0
+    else:
+        engine = Replay(cassette, matcher, redactor, timing)
+        status = serve(engine)
+        report = engine.report
+    print(report.summary(), file=sys.stderr, flush=True)
     if report_path:
         from mockmcp.files import atomic_write
 
         # {pid} lets one --report option serve a host that launches the server several times.
-        atomic_write(report_path.replace("{pid}", str(os.getpid())), json.dumps(engine.report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    if strict and not engine.report.strict_ok:
+        atomic_write(report_path.replace("{pid}", str(os.getpid())), json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if strict and not report.strict_ok:
         raise StrictFailure("--strict: the session had misses or unplayed interactions (see the summary above)")
     return status
+
+
+class _Stop(Exception):
+    """SIGINT or SIGTERM while serving HTTP."""
+
+
+def _stop(signum: int, _frame: Any) -> None:
+    raise _Stop(signum)
+
+
+def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing: float, listen: str) -> list[Report]:
+    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
+    import signal
+
+    try:
+        from mockmcp.http_replay import HttpReplay, parse_listen
+    except ImportError as exc:
+        raise UsageError(f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'") from None
+    server = HttpReplay(cassette, matcher, redactor, timing, parse_listen(listen))
+    _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.serve_forever()
+    except _Stop:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return server.shutdown()
 
 
 def record_session(

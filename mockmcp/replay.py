@@ -34,9 +34,16 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 class Send(NamedTuple):
-    """Write these bytes (one or more complete lines) to the host."""
+    """Write these bytes (one or more complete lines) to the host.
+
+    `request` is the live request id the message belongs to (None: it belongs to none, like an
+    unsolicited notification), and `final` marks the reply that ends that request: over stdio
+    they do not matter; over HTTP they say which response stream carries the message.
+    """
 
     data: bytes
+    request: Any = None
+    final: bool = False
 
 
 class Wake(NamedTuple):
@@ -309,12 +316,12 @@ class Replay:
         job.waiting = (server_id, item)
         self._awaiting[server_id] = job.id
         body = {k: v for k, v in item.message.items() if k != "id"}
-        return self._send({"jsonrpc": "2.0", "id": server_id, **body})
+        return Send(jsonrpc.encode({"jsonrpc": "2.0", "id": server_id, **body}), job.reply_id)
 
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
         if item.kind == "raw":
             text = item.message if item.message.endswith("\n") else item.message + "\n"
-            return [Send(text.encode())]
+            return [Send(text.encode(), job.reply_id)]
         message = item.message
         if job.token is not _KEEP:
             params = message.get("params")
@@ -325,7 +332,7 @@ class Replay:
             meta = params.get("_meta") if isinstance(params, dict) else None
             if isinstance(meta, dict) and SUBSCRIPTION_ID in meta:
                 message = {**message, "params": {**params, "_meta": {**meta, SUBSCRIPTION_ID: job.reply_id}}}
-        return [self._send({"jsonrpc": "2.0", **message})]
+        return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id)]
 
     def _finish(self, job: _Job) -> list[Action]:
         del self._jobs[job.id]
@@ -351,11 +358,11 @@ class Replay:
             return []
         if interaction.raw_response is not None:
             text = interaction.raw_response.replace("{{id}}", jsonrpc.encode(job.reply_id)[:-1].decode())
-            return [Send(text.encode() + (b"" if text.endswith("\n") else b"\n"))]
+            return [Send(text.encode() + (b"" if text.endswith("\n") else b"\n"), job.reply_id, final=True)]
         if interaction.response is None:
             return []
         if job.batch is None:
-            return [Send(self._encoded_response(job))]
+            return [Send(self._encoded_response(job), job.reply_id, final=True)]
         body = {k: v for k, v in interaction.response.items() if k != "id"}
         return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True)
 
@@ -378,7 +385,7 @@ class Replay:
 
     def _answer(self, batch: _Batch | None, response: dict[str, Any], counted: bool = False) -> list[Action]:
         if batch is None:
-            return [self._send(response)]
+            return [Send(jsonrpc.encode(response), response.get("id"), final=True)]
         batch.responses.append(response)
         if counted:
             batch.pending -= 1

@@ -43,6 +43,21 @@ class Report:
         self.faults: list[str] = []  # fault knobs that took effect (dropped replies, an ended session)
         self.sessions: set[int] = set()  # recorded sessions the live session used (set by the engine)
 
+    @classmethod
+    def combine(cls, cassette: Cassette, reports: list[Report]) -> Report:
+        """One report for several live sessions of one cassette (HTTP): what any of them played counts."""
+        total = cls(cassette)
+        for report in reports:
+            total.plays = [a + b for a, b in zip(total.plays, report.plays)]
+            for index, extra in report.repeats.items():
+                total.repeats[index] = total.repeats.get(index, 0) + extra
+            total.misses += report.misses
+            total.mismatches += report.mismatches
+            total.unanswered += report.unanswered
+            total.faults += report.faults
+            total.sessions |= report.sessions
+        return total
+
     def _client_indexes(self) -> list[int]:
         """The interactions a host could have asked for: those of the recorded sessions it used.
 

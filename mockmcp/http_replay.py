@@ -1,0 +1,454 @@
+"""The Streamable HTTP shell of replay: one MCP endpoint, the same engine, a live session per client.
+
+Theory of operation. Each connection is served by a thread speaking HTTP/1.1 through h11 (sans-IO,
+like the engine). A POST carries one client message. A notification or a response is fed to its
+live session's engine and answered 202. A request is fed to the engine too; what the engine sends
+for it (its `Send.request`) is gathered on that request's stream: when the reply is all there is,
+it goes back as one JSON body, otherwise as an SSE stream that carries the interaction's server
+messages, then the reply, and ends. Messages that belong to no request (unsolicited ones, or those
+a client notification causes) go to the session's GET stream, held back until the client opens it.
+Timers (`Wake`) run on threads; each live session's engine is used under its own lock.
+
+Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
+must carry it (400 without, 404 for an unknown or ended one); DELETE ends it. 2026-07-28 era:
+requests carry the protocol version in `_meta` and need no session; they all share one live
+session, and their `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree with the
+body. Every request's `Origin` and `Host` are checked against loopback and the bound host.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import secrets
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+import h11
+
+from mockmcp import jsonrpc
+from mockmcp.errors import UsageError
+from mockmcp.matching import Matcher
+from mockmcp.model import Cassette
+from mockmcp.redact import Redactor
+from mockmcp.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.report import Report
+from mockmcp.selection import Recordings
+
+__all__ = ["HttpReplay", "parse_listen"]
+
+MODERN = "2026-07-28"
+VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", MODERN}
+PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`[HOST:]PORT` (HOST defaults to 127.0.0.1; `[::1]:8000` for IPv6); raises UsageError."""
+    host, _, port = text.rpartition(":")
+    try:
+        number = int(port)
+        if not 0 <= number <= 65535:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"cannot read {text!r} as [HOST:]PORT", "write e.g. `--http 8000` or `--http 127.0.0.1:8000`") from None
+    return (host.strip("[]") or "127.0.0.1"), number
+
+
+class _Writer:
+    """One connection's outgoing side; several threads may write an SSE stream, one at a time."""
+
+    def __init__(self, sock: socket.socket, conn: h11.Connection) -> None:
+        self.sock, self.conn, self.lock = sock, conn, threading.Lock()
+        self.broken = False
+
+    def send(self, *events: Any) -> None:
+        with self.lock:
+            if self.broken:
+                return
+            try:
+                for event in events:
+                    data = self.conn.send(event)
+                    if data:
+                        self.sock.sendall(data)
+            except (OSError, h11.LocalProtocolError):
+                self.broken = True
+
+    def respond(self, status: int, body: bytes = b"", content_type: str = "application/json", headers: list[tuple[str, str]] | None = None) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *(headers or [])]
+        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
+
+    def abort(self) -> None:
+        """Drop the connection mid-message, as a server that dies does."""
+        with self.lock:
+            self.broken = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _Stream:
+    """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
+
+    def __init__(self, writer: _Writer) -> None:
+        self.writer = writer
+        self.gathered: list[bytes] = []
+        self.sse = False
+        self.done = threading.Event()
+
+    def event(self, data: bytes) -> None:
+        if self.sse:
+            self.writer.send(h11.Data(data=b"event: message\ndata: " + data.rstrip(b"\n") + b"\n\n"))
+        else:
+            self.gathered.append(data)
+
+    def open_sse(self, headers: list[tuple[str, str]]) -> None:
+        fields = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), *headers]
+        self.writer.send(h11.Response(status_code=200, headers=fields))
+        self.sse = True
+        for data in self.gathered:
+            self.event(data)
+        self.gathered.clear()
+        if self.done.is_set():
+            self.writer.send(h11.EndOfMessage())
+
+    def finish(self) -> None:
+        if self.sse and not self.done.is_set():
+            self.writer.send(h11.EndOfMessage())
+        self.done.set()
+
+
+class _LiveSession:
+    """One client's session: its engine, its open streams, and what waits for its GET stream."""
+
+    def __init__(self, server: HttpReplay, session_id: str | None) -> None:
+        self.server, self.id = server, session_id
+        self.engine = Replay(server.cassette, server.matcher, server.redactor, server.timing, server.recordings)
+        self.lock = threading.RLock()
+        self.streams: dict[Any, _Stream] = {}
+        self.standalone: _Stream | None = None
+        self.backlog: list[bytes] = []
+        self.ended = False
+        with self.lock:
+            self.perform(self.engine.start())
+
+    def perform(self, actions: list[Action]) -> None:
+        """Carry out what the engine said (the session's lock held)."""
+        for action in actions:
+            if isinstance(action, Send):
+                self._route(action)
+            elif isinstance(action, Wake):
+                timer = threading.Timer(action.after, self._wake, (action.job,))
+                timer.daemon = True
+                timer.start()
+            elif isinstance(action, Note):
+                self.server.note(action.text)
+            elif isinstance(action, Exit):
+                self.server.end(self, abort=True)
+
+    def _route(self, send: Send) -> None:
+        stream = self.streams.get(send.request) if send.request is not None else None
+        if stream is None:
+            if self.standalone is not None and not self.standalone.done.is_set():
+                self.standalone.event(send.data)
+            else:
+                self.backlog.append(send.data)
+            return
+        stream.event(send.data)
+        if send.final:
+            del self.streams[send.request]
+            stream.finish()
+
+    def _wake(self, job: int) -> None:
+        with self.lock:
+            if not self.ended:
+                self.perform(self.engine.wake(job))
+
+
+class HttpReplay:
+    """A cassette served at one Streamable HTTP endpoint; `serve_forever` until `shutdown`."""
+
+    def __init__(
+        self, cassette: Cassette, matcher: Matcher, redactor: Redactor | None, timing: float,
+        listen: tuple[str, int], path: str = "/mcp", stderr: TextIO = sys.stderr,
+    ) -> None:
+        self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
+        self.recordings = Recordings(cassette, matcher)
+        self.path, self.stderr = path, stderr
+        self.sessions: dict[str, _LiveSession] = {}
+        self.stateless: _LiveSession | None = None
+        self.finished: list[Report] = []
+        self.lock = threading.Lock()
+        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
+        self.socket = socket.create_server(listen, family=family)
+        self.host, self.port = listen[0], self.socket.getsockname()[1]
+        self.unsolicited = any(i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions)
+        self._stopping = threading.Event()
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{self.path}"
+
+    def note(self, text: str) -> None:
+        print(text, file=self.stderr, flush=True)
+
+    def serve_forever(self) -> None:
+        self.socket.settimeout(0.2)
+        while not self._stopping.is_set():
+            try:
+                sock, _ = self.socket.accept()
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                break
+            threading.Thread(target=self._connection, args=(sock,), daemon=True).start()
+
+    def shutdown(self) -> list[Report]:
+        """Stop serving, end every live session; returns the report of each, in the order they ended."""
+        self._stopping.set()
+        self.socket.close()
+        for session in [*self.sessions.values(), *([self.stateless] if self.stateless else [])]:
+            self.end(session)
+        return self.finished
+
+    def end(self, session: _LiveSession, abort: bool = False) -> None:
+        """End a live session (DELETE, the `exit` knob, or shutdown): close its streams, keep its report."""
+        with session.lock:
+            if session.ended:
+                return
+            session.ended = True
+            session.perform(session.engine.close())
+            for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
+                if abort:
+                    stream.writer.abort()
+                stream.finish()
+        with self.lock:
+            if session.id is not None:
+                self.sessions.pop(session.id, None)
+            elif self.stateless is session:
+                self.stateless = None
+            self.finished.append(session.engine.report)
+
+    # --- HTTP -----------------------------------------------------------------------------------
+
+    def _connection(self, sock: socket.socket) -> None:
+        conn = h11.Connection(h11.SERVER)
+        writer = _Writer(sock, conn)
+        try:
+            while not writer.broken:
+                request = self._read(sock, conn)
+                if request is None:
+                    break
+                self._handle(writer, *request)
+                if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+                    conn.start_next_cycle()
+                else:
+                    break
+        except (OSError, h11.RemoteProtocolError):
+            pass
+        finally:
+            sock.close()
+
+    def _read(self, sock: socket.socket, conn: h11.Connection) -> tuple[h11.Request, bytes] | None:
+        request, body = None, b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(sock.recv(1 << 16))
+            elif isinstance(event, h11.Request):
+                request = event
+            elif isinstance(event, h11.Data):
+                body += bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage) and request is not None:
+                return request, body
+            else:
+                return None
+
+    def _handle(self, writer: _Writer, request: h11.Request, body: bytes) -> None:
+        headers = {name.decode().lower(): value.decode("latin-1") for name, value in request.headers}
+        target = urlsplit(request.target.decode("latin-1")).path
+        refused = self._refuse(headers, target)
+        if refused:
+            writer.respond(refused[0], refused[1].encode(), "text/plain")
+            return
+        handler: Callable[[_Writer, dict[str, str], bytes], None] | None = {
+            b"POST": self._post, b"GET": self._get, b"DELETE": self._delete
+        }.get(request.method)
+        if handler is None:
+            writer.respond(405, b"Method Not Allowed", "text/plain", [("allow", "GET, POST, DELETE")])
+            return
+        handler(writer, headers, body)
+
+    def _refuse(self, headers: dict[str, str], target: str) -> tuple[int, str] | None:
+        """DNS rebinding and cross-site protection, then the endpoint's path."""
+        allowed = LOOPBACK | {self.host}
+        host = urlsplit("//" + headers.get("host", "")).hostname
+        if host not in allowed:
+            return 421, f"Invalid Host header: {headers.get('host')!r}"
+        origin = headers.get("origin")
+        if origin is not None and urlsplit(origin).hostname not in allowed:
+            return 403, f"Invalid Origin header: {origin!r}"
+        if target != self.path:
+            return 404, f"Not Found: the MCP endpoint is {self.path}"
+        return None
+
+    def _session(self, writer: _Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
+        """The live session a message belongs to; answers the HTTP error itself when there is none."""
+        session_id = headers.get("mcp-session-id")
+        if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+            session = _LiveSession(self, secrets.token_hex(16))
+            assert session.id is not None
+            with self.lock:
+                self.sessions[session.id] = session
+            return session
+        if session_id is not None:
+            with self.lock:
+                found = self.sessions.get(session_id)
+            if found is None:
+                writer.respond(404, _error(message, -32001, "Session not found"))
+            return found
+        if _modern(headers, message):
+            with self.lock:
+                if self.stateless is None:
+                    self.stateless = _LiveSession(self, None)
+                return self.stateless
+        writer.respond(400, _error(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
+        return None
+
+    def _post(self, writer: _Writer, headers: dict[str, str], body: bytes) -> None:
+        accept = headers.get("accept", "")
+        if "application/json" not in accept or "text/event-stream" not in accept:
+            writer.respond(406, _error(None, jsonrpc.INVALID_REQUEST, "Not Acceptable: accept both application/json and text/event-stream"))
+            return
+        if not headers.get("content-type", "").lower().startswith("application/json"):
+            writer.respond(415, _error(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
+            return
+        try:
+            message = json.loads(body)
+        except ValueError as exc:
+            writer.respond(400, jsonrpc.encode(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")))
+            return
+        if isinstance(message, list):
+            writer.respond(400, _error(None, jsonrpc.INVALID_REQUEST, "mockmcp serves one message per POST; batches are not supported over HTTP"))
+            return
+        mismatch = _header_mismatch(headers, message)
+        if mismatch:
+            writer.respond(400, _error(message, -32020, mismatch))
+            return
+        session = self._session(writer, headers, message)
+        if session is not None:
+            self._deliver(writer, session, message, body)
+
+    def _deliver(self, writer: _Writer, session: _LiveSession, message: Any, body: bytes) -> None:
+        is_request = isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))
+        extra = [("mcp-session-id", session.id)] if session.id else []
+        with session.lock:
+            if session.ended:
+                writer.respond(404, _error(message, -32001, "Session ended"))
+                return
+            stream = _Stream(writer)
+            if is_request:
+                session.streams[message["id"]] = stream
+            session.perform(session.engine.receive(body))
+            if not is_request:
+                self._after_notification(session, message)
+                writer.respond(202, headers=extra)
+                return
+            if stream.done.is_set() and len(stream.gathered) == 1:
+                writer.respond(200, stream.gathered[0], headers=extra)
+                return
+            stream.open_sse(extra)
+        stream.done.wait()
+
+    def _after_notification(self, session: _LiveSession, message: Any) -> None:
+        """A cancelled request's stream ends without a reply (the engine will never send one)."""
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params") or {}
+            stream = session.streams.pop(params.get("requestId"), None) if isinstance(params, dict) else None
+            if stream is not None:
+                stream.finish()
+
+    def _get(self, writer: _Writer, headers: dict[str, str], _body: bytes) -> None:
+        if "text/event-stream" not in headers.get("accept", ""):
+            writer.respond(406, b"Not Acceptable: accept text/event-stream", "text/plain")
+            return
+        with self.lock:
+            session = self.sessions.get(headers.get("mcp-session-id", ""))
+        if not self.unsolicited:
+            writer.respond(405, b"Method Not Allowed: this cassette has no unsolicited server messages", "text/plain", [("allow", "POST, DELETE")])
+            return
+        if session is None:
+            writer.respond(400 if "mcp-session-id" not in headers else 404, b"a GET stream needs a live session", "text/plain")
+            return
+        with session.lock:
+            if session.standalone is not None and not session.standalone.done.is_set():
+                writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
+                return
+            stream = session.standalone = _Stream(writer)
+            stream.open_sse([("mcp-session-id", session.id or "")])
+            for data in session.backlog:
+                stream.event(data)
+            session.backlog.clear()
+        stream.done.wait()
+
+    def _delete(self, writer: _Writer, headers: dict[str, str], _body: bytes) -> None:
+        with self.lock:
+            session = self.sessions.get(headers.get("mcp-session-id", ""))
+        if session is None:
+            writer.respond(400 if "mcp-session-id" not in headers else 404, b"no such session", "text/plain")
+            return
+        self.end(session)
+        writer.respond(200)
+
+
+def _modern(headers: dict[str, str], message: Any) -> bool:
+    """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
+    if headers.get("mcp-protocol-version") == MODERN:
+        return True
+    if not isinstance(message, dict):
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return message.get("method") == "server/discover" or (isinstance(meta, dict) and PROTOCOL_META in meta)
+
+
+def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
+    """How the routing headers disagree with the body (2026-07-28), or None."""
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in VERSIONS:
+        return f"unsupported MCP-Protocol-Version header {version!r}"
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not (isinstance(meta, dict) and PROTOCOL_META in meta and "method" in message):
+        return None
+    if version != meta[PROTOCOL_META]:
+        return "the MCP-Protocol-Version header does not match the request's _meta protocol version"
+    if headers.get("mcp-method") != message["method"]:
+        return "the Mcp-Method header does not match the request body's method"
+    key = NAMED.get(message["method"])
+    if key is not None and isinstance(params, dict) and params.get(key) is not None and _decoded(headers.get("mcp-name")) != params[key]:
+        return f"the Mcp-Name header does not match the request body's {key!r}"
+    return None
+
+
+def _decoded(value: str | None) -> str | None:
+    """An `Mcp-Name` value, undoing the `=?base64?...?=` form used for values headers cannot hold."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _error(message: Any, code: int, text: str) -> bytes:
+    request_id = message.get("id") if isinstance(message, dict) and jsonrpc.is_valid_id(message.get("id")) else None
+    return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))

@@ -1,0 +1,211 @@
+"""`mockmcp replay --http`: the official SDK's Streamable HTTP client against the replay, both eras,
+and the HTTP rules a server must keep (sessions, headers, status codes, origin, loopback)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import signal
+import subprocess
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
+from sdk_host import elicit, full_session, roots, sampling, text_of
+
+LEGACY = SHIPPED / "notes-session.yaml"  # both recorded over stdio
+MODERN = SHIPPED / "notes-session-2026.yaml"
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen[str], url: str, report: Path) -> None:
+        self.proc, self.url, self.report = proc, url, report
+        self.port = int(url.rsplit(":", 1)[1].split("/")[0])
+
+    def stop(self) -> dict[str, Any]:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.communicate(timeout=20)
+        assert self.proc.returncode == 0
+        return json.loads(self.report.read_text())
+
+
+@contextmanager
+def served(cassette: Path, tmp_path: Path, *extra: str) -> Iterator[Served]:
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen(
+        [*MOCKMCP, "replay", str(cassette), "--http", "0", "--report", str(report), *extra],
+        stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT,
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"http://\S+/mcp", proc.stderr.readline())
+        assert found, "the server says where it listens"
+        yield Served(proc, found.group(0), report)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("mode", "cassette"), [("legacy", LEGACY), ("auto", MODERN)], ids=["handshake", "stateless"])
+async def test_the_sdk_http_client_sees_the_recorded_session(mode: str, cassette: Path, tmp_path: Path) -> None:
+    logs: list[Any] = []
+
+    async def log(params: Any) -> None:
+        logs.append(params.data)
+
+    with served(cassette, tmp_path) as server:
+        assert server.url.startswith("http://127.0.0.1:"), "loopback unless told otherwise"
+        with anyio.fail_after(30):
+            async with Client(
+                server.url, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
+                logging_callback=log, log_level=None if mode == "legacy" else "info",
+            ) as client:
+                seen = await full_session(client)
+        report = server.stop()
+    assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION  # progress, elicitation, sampling, roots over SSE
+    assert logs == ["counted 1", "counted 2"]
+    assert report["misses"] == [] and report["unplayed"] == [] and report["mismatches"] == []
+
+
+@pytest.mark.anyio
+async def test_concurrent_clients_each_get_a_session_of_their_own(tmp_path: Path) -> None:
+    results: list[str] = []
+    with served(LEGACY, tmp_path) as server:
+
+        async def one() -> None:
+            async with Client(server.url, mode="legacy") as client:
+                results.append(text_of(await client.call_tool("read_file", {"path": "notes.txt"})))
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for _ in range(4):
+                    group.start_soon(one)
+        report = server.stop()
+    assert results == ["remember to buy milk"] * 4
+    assert report["repeats"] == []  # fresh play counts per live session
+
+
+def post(port: int, body: Any, headers: dict[str, str] | None = None, path: str = "/mcp", method: str = "POST") -> tuple[int, dict[str, str], str]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    connection.request(method, path, body=data, headers={**base, **(headers or {})})
+    response = connection.getresponse()
+    text = response.read().decode()
+    connection.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, text
+
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+MODERN_CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "notes.txt"}, "_meta": MODERN_META}}
+MODERN_HEADERS = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "read_file"}
+
+
+def test_the_http_rules(tmp_path: Path) -> None:
+    with served(LEGACY, tmp_path) as server:
+        port = server.port
+        status, headers, body = post(port, INIT)
+        assert status == 200 and headers["content-type"].startswith("application/json")
+        session = headers["mcp-session-id"]
+        assert json.loads(body)["result"]["serverInfo"]["name"] == "notes"
+        with_session = {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+        assert post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, with_session)[0] == 202
+        assert post(port, LIST, with_session)[0] == 200
+        assert post(port, LIST)[0] == 400  # no session id after initialize
+        assert post(port, LIST, {"mcp-session-id": "nope"})[0] == 404
+        assert post(port, LIST, {**with_session, "content-type": "text/plain"})[0] == 415
+        assert post(port, LIST, {**with_session, "accept": "application/json"})[0] == 406
+        status, _, body = post(port, b"{not json", with_session)
+        assert status == 400 and json.loads(body)["error"]["code"] == -32700
+        assert post(port, LIST, {**with_session, "mcp-protocol-version": "1999-01-01"})[0] == 400
+        assert post(port, LIST, with_session, method="PUT")[0] == 405
+        assert post(port, None, with_session, method="GET")[0] == 405  # no unsolicited messages in this cassette
+        assert post(port, LIST, with_session, path="/other")[0] == 404
+        assert post(port, LIST, {**with_session, "origin": "https://evil.example"})[0] == 403
+        assert post(port, LIST, {**with_session, "origin": "http://localhost:3000"})[0] == 200
+        assert post(port, LIST, {**with_session, "host": f"evil.example:{port}"})[0] == 421
+        assert post(port, None, with_session, method="DELETE")[0] == 200
+        assert post(port, LIST, with_session)[0] == 404  # the session has ended
+        server.stop()
+
+
+def test_the_stateless_headers_must_agree_with_the_body(tmp_path: Path) -> None:
+    with served(MODERN, tmp_path) as server:
+        status, headers, body = post(server.port, MODERN_CALL, MODERN_HEADERS)
+        assert status == 200 and "mcp-session-id" not in headers
+        assert json.loads(body)["result"]["content"][0]["text"] == "remember to buy milk"
+        for wrong in ({"mcp-method": "tools/list"}, {"mcp-name": "other"}, {"mcp-protocol-version": "2025-11-25"}):
+            status, _, body = post(server.port, MODERN_CALL, {**MODERN_HEADERS, **wrong})
+            assert status == 400 and json.loads(body)["error"]["code"] == -32020, wrong
+        encoded = {**MODERN_HEADERS, "mcp-name": "=?base64?cmVhZF9maWxl?="}  # "read_file"
+        assert post(server.port, MODERN_CALL, encoded)[0] == 200
+        server.stop()
+
+
+SLOW = """\
+version: 1
+interactions:
+- request: {method: initialize}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: slow, version: '1'}}}
+- notification: {method: notifications/initialized}
+- request: {method: tools/list}
+  response: {result: {tools: [{name: slow, inputSchema: {type: object}}, {name: fast, inputSchema: {type: object}}]}}
+- request: {method: tools/call, params: {name: slow, arguments: {}}}
+  delay: 1.5
+  response: {result: {content: [{type: text, text: slow}], isError: false}}
+- request: {method: tools/call, params: {name: fast, arguments: {}}}
+  response: {result: {content: [{type: text, text: fast}], isError: false}}
+- server:
+  - notification: {method: notifications/tools/list_changed}
+"""
+
+
+@pytest.mark.anyio
+async def test_a_delayed_reply_holds_up_nothing_and_unsolicited_messages_use_the_get_stream(tmp_path: Path) -> None:
+    path = tmp_path / "slow.yaml"
+    path.write_text(SLOW)
+    order: list[str] = []
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if "list_changed" in repr(message) or "ToolListChanged" in repr(type(message)):
+            changed.set()
+
+    with served(path, tmp_path) as server:
+        with anyio.fail_after(30):
+            async with Client(server.url, mode="legacy", message_handler=on_message) as client:
+                await client.list_tools()
+
+                async def call(name: str) -> None:
+                    result = await client.call_tool(name, {})
+                    order.append(text_of(result))
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(call, "slow")
+                    await anyio.sleep(0.05)
+                    group.start_soon(call, "fast")
+                await changed.wait()  # sent after the last call, on the session's GET stream
+        server.stop()
+    assert order == ["fast", "slow"]
+
+
+def test_without_the_http_extra_the_error_says_what_to_install(tmp_path: Path) -> None:
+    blocker = tmp_path / "h11.py"
+    blocker.write_text("raise ImportError('h11 is not installed here')\n")
+    env = {**child_env(), "PYTHONPATH": f"{tmp_path}:{child_env()['PYTHONPATH']}"}
+    proc = subprocess.run([*MOCKMCP, "replay", str(LEGACY), "--http", "0"], capture_output=True, text=True, timeout=30, env=env)
+    assert proc.returncode == 2 and "pip install 'mockmcp[http]'" in proc.stderr
+
+
+
