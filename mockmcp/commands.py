@@ -120,7 +120,8 @@ def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing
     import signal
 
     try:
-        from mockmcp.http_replay import HttpReplay, parse_listen
+        from mockmcp.http11 import parse_listen
+        from mockmcp.http_replay import HttpReplay
     except ImportError as exc:
         raise UsageError(f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'") from None
     server = HttpReplay(cassette, matcher, redactor, timing, parse_listen(listen))

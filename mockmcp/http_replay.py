@@ -22,7 +22,6 @@ import base64
 import binascii
 import json
 import secrets
-import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from urllib.parse import urlsplit
 import h11
 
 from mockmcp import jsonrpc
-from mockmcp.errors import UsageError
+from mockmcp.http11 import Http11Server, Writer, headers_of
 from mockmcp.matching import Matcher
 from mockmcp.model import Cassette
 from mockmcp.redact import Redactor
@@ -40,7 +39,7 @@ from mockmcp.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.report import Report
 from mockmcp.selection import Recordings
 
-__all__ = ["HttpReplay", "parse_listen"]
+__all__ = ["HttpReplay"]
 
 MODERN = "2026-07-28"
 VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", MODERN}
@@ -49,55 +48,10 @@ NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    """`[HOST:]PORT` (HOST defaults to 127.0.0.1; `[::1]:8000` for IPv6); raises UsageError."""
-    host, _, port = text.rpartition(":")
-    try:
-        number = int(port)
-        if not 0 <= number <= 65535:
-            raise ValueError
-    except ValueError:
-        raise UsageError(f"cannot read {text!r} as [HOST:]PORT", "write e.g. `--http 8000` or `--http 127.0.0.1:8000`") from None
-    return (host.strip("[]") or "127.0.0.1"), number
-
-
-class _Writer:
-    """One connection's outgoing side; several threads may write an SSE stream, one at a time."""
-
-    def __init__(self, sock: socket.socket, conn: h11.Connection) -> None:
-        self.sock, self.conn, self.lock = sock, conn, threading.Lock()
-        self.broken = False
-
-    def send(self, *events: Any) -> None:
-        with self.lock:
-            if self.broken:
-                return
-            try:
-                for event in events:
-                    data = self.conn.send(event)
-                    if data:
-                        self.sock.sendall(data)
-            except (OSError, h11.LocalProtocolError):
-                self.broken = True
-
-    def respond(self, status: int, body: bytes = b"", content_type: str = "application/json", headers: list[tuple[str, str]] | None = None) -> None:
-        fields = [("content-type", content_type), ("content-length", str(len(body))), *(headers or [])]
-        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
-
-    def abort(self) -> None:
-        """Drop the connection mid-message, as a server that dies does."""
-        with self.lock:
-            self.broken = True
-            try:
-                self.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
 class _Stream:
     """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
 
-    def __init__(self, writer: _Writer) -> None:
+    def __init__(self, writer: Writer) -> None:
         self.writer = writer
         self.gathered: list[bytes] = []
         self.sse = False
@@ -172,7 +126,7 @@ class _LiveSession:
                 self.perform(self.engine.wake(job))
 
 
-class HttpReplay:
+class HttpReplay(Http11Server):
     """A cassette served at one Streamable HTTP endpoint; `serve_forever` until `shutdown`."""
 
     def __init__(
@@ -186,35 +140,19 @@ class HttpReplay:
         self.stateless: _LiveSession | None = None
         self.finished: list[Report] = []
         self.lock = threading.Lock()
-        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
-        self.socket = socket.create_server(listen, family=family)
-        self.host, self.port = listen[0], self.socket.getsockname()[1]
+        super().__init__(listen)
         self.unsolicited = any(i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions)
-        self._stopping = threading.Event()
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{self.path}"
+        return self.origin + self.path
 
     def note(self, text: str) -> None:
         print(text, file=self.stderr, flush=True)
 
-    def serve_forever(self) -> None:
-        self.socket.settimeout(0.2)
-        while not self._stopping.is_set():
-            try:
-                sock, _ = self.socket.accept()
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                break
-            threading.Thread(target=self._connection, args=(sock,), daemon=True).start()
-
     def shutdown(self) -> list[Report]:
         """Stop serving, end every live session; returns the report of each, in the order they ended."""
-        self._stopping.set()
-        self.socket.close()
+        self.stop_accepting()
         for session in [*self.sessions.values(), *([self.stateless] if self.stateless else [])]:
             self.end(session)
         return self.finished
@@ -239,47 +177,14 @@ class HttpReplay:
 
     # --- HTTP -----------------------------------------------------------------------------------
 
-    def _connection(self, sock: socket.socket) -> None:
-        conn = h11.Connection(h11.SERVER)
-        writer = _Writer(sock, conn)
-        try:
-            while not writer.broken:
-                request = self._read(sock, conn)
-                if request is None:
-                    break
-                self._handle(writer, *request)
-                if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
-                    conn.start_next_cycle()
-                else:
-                    break
-        except (OSError, h11.RemoteProtocolError):
-            pass
-        finally:
-            sock.close()
-
-    def _read(self, sock: socket.socket, conn: h11.Connection) -> tuple[h11.Request, bytes] | None:
-        request, body = None, b""
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(sock.recv(1 << 16))
-            elif isinstance(event, h11.Request):
-                request = event
-            elif isinstance(event, h11.Data):
-                body += bytes(event.data)
-            elif isinstance(event, h11.EndOfMessage) and request is not None:
-                return request, body
-            else:
-                return None
-
-    def _handle(self, writer: _Writer, request: h11.Request, body: bytes) -> None:
-        headers = {name.decode().lower(): value.decode("latin-1") for name, value in request.headers}
+    def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
+        headers = headers_of(request)
         target = urlsplit(request.target.decode("latin-1")).path
         refused = self._refuse(headers, target)
         if refused:
             writer.respond(refused[0], refused[1].encode(), "text/plain")
             return
-        handler: Callable[[_Writer, dict[str, str], bytes], None] | None = {
+        handler: Callable[[Writer, dict[str, str], bytes], None] | None = {
             b"POST": self._post, b"GET": self._get, b"DELETE": self._delete
         }.get(request.method)
         if handler is None:
@@ -300,7 +205,7 @@ class HttpReplay:
             return 404, f"Not Found: the MCP endpoint is {self.path}"
         return None
 
-    def _session(self, writer: _Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
+    def _session(self, writer: Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
         session_id = headers.get("mcp-session-id")
         if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
@@ -323,7 +228,7 @@ class HttpReplay:
         writer.respond(400, _error(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
         return None
 
-    def _post(self, writer: _Writer, headers: dict[str, str], body: bytes) -> None:
+    def _post(self, writer: Writer, headers: dict[str, str], body: bytes) -> None:
         accept = headers.get("accept", "")
         if "application/json" not in accept or "text/event-stream" not in accept:
             writer.respond(406, _error(None, jsonrpc.INVALID_REQUEST, "Not Acceptable: accept both application/json and text/event-stream"))
@@ -347,7 +252,7 @@ class HttpReplay:
         if session is not None:
             self._deliver(writer, session, message, body)
 
-    def _deliver(self, writer: _Writer, session: _LiveSession, message: Any, body: bytes) -> None:
+    def _deliver(self, writer: Writer, session: _LiveSession, message: Any, body: bytes) -> None:
         is_request = isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))
         extra = [("mcp-session-id", session.id)] if session.id else []
         with session.lock:
@@ -376,7 +281,7 @@ class HttpReplay:
             if stream is not None:
                 stream.finish()
 
-    def _get(self, writer: _Writer, headers: dict[str, str], _body: bytes) -> None:
+    def _get(self, writer: Writer, headers: dict[str, str], _body: bytes) -> None:
         if "text/event-stream" not in headers.get("accept", ""):
             writer.respond(406, b"Not Acceptable: accept text/event-stream", "text/plain")
             return
@@ -399,7 +304,7 @@ class HttpReplay:
             session.backlog.clear()
         stream.done.wait()
 
-    def _delete(self, writer: _Writer, headers: dict[str, str], _body: bytes) -> None:
+    def _delete(self, writer: Writer, headers: dict[str, str], _body: bytes) -> None:
         with self.lock:
             session = self.sessions.get(headers.get("mcp-session-id", ""))
         if session is None:

@@ -1,0 +1,134 @@
+"""HTTP/1.1 plumbing shared by replay's HTTP server and the recording proxy: h11 over sockets and threads.
+
+`Http11Server` accepts connections, one thread each, reads whole requests with h11 and hands each
+to `handle(writer, request, body)`; `Writer` is a connection's outgoing side, which several
+threads may use in turn (an SSE stream is written by whichever thread has the next message).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from typing import Any
+
+import h11
+
+from mockmcp.errors import UsageError
+
+__all__ = ["Http11Server", "Writer", "headers_of", "parse_listen"]
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`[HOST:]PORT` (HOST defaults to 127.0.0.1; `[::1]:8000` for IPv6); raises UsageError."""
+    host, _, port = text.rpartition(":")
+    try:
+        number = int(port)
+        if not 0 <= number <= 65535:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"cannot read {text!r} as [HOST:]PORT", "write e.g. `--http 8000` or `--http 127.0.0.1:8000`") from None
+    return (host.strip("[]") or "127.0.0.1"), number
+
+
+def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:
+    """An h11 message's headers by lowercase name (a repeated header keeps its last value)."""
+    return {name.decode().lower(): value.decode("latin-1") for name, value in event.headers}
+
+
+class Writer:
+    """One connection's outgoing side; several threads may write an SSE stream, one at a time."""
+
+    def __init__(self, sock: socket.socket, conn: h11.Connection) -> None:
+        self.sock, self.conn, self.lock = sock, conn, threading.Lock()
+        self.broken = False
+
+    def send(self, *events: Any) -> None:
+        with self.lock:
+            if self.broken:
+                return
+            try:
+                for event in events:
+                    data = self.conn.send(event)
+                    if data:
+                        self.sock.sendall(data)
+            except (OSError, h11.LocalProtocolError):
+                self.broken = True
+
+    def respond(self, status: int, body: bytes = b"", content_type: str = "application/json", headers: list[tuple[str, str]] | None = None) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *(headers or [])]
+        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
+
+    def abort(self) -> None:
+        """Drop the connection mid-message, as a server that dies does."""
+        with self.lock:
+            self.broken = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class Http11Server:
+    """Accepts connections on a listening socket and serves each on a thread of its own."""
+
+    def __init__(self, listen: tuple[str, int]) -> None:
+        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
+        self.socket = socket.create_server(listen, family=family)
+        self.host, self.port = listen[0], self.socket.getsockname()[1]
+        self._stopping = threading.Event()
+
+    @property
+    def origin(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
+        raise NotImplementedError
+
+    def stop_accepting(self) -> None:
+        self._stopping.set()
+        self.socket.close()
+
+    def serve_forever(self) -> None:
+        self.socket.settimeout(0.2)
+        while not self._stopping.is_set():
+            try:
+                sock, _ = self.socket.accept()
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                break
+            threading.Thread(target=self._connection, args=(sock,), daemon=True).start()
+
+    def _connection(self, sock: socket.socket) -> None:
+        conn = h11.Connection(h11.SERVER)
+        writer = Writer(sock, conn)
+        try:
+            while not writer.broken:
+                request = self._read(sock, conn)
+                if request is None:
+                    break
+                self.handle(writer, *request)
+                if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+                    conn.start_next_cycle()
+                else:
+                    break
+        except (OSError, h11.RemoteProtocolError):
+            pass
+        finally:
+            sock.close()
+
+    def _read(self, sock: socket.socket, conn: h11.Connection) -> tuple[h11.Request, bytes] | None:
+        request, body = None, b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(sock.recv(1 << 16))
+            elif isinstance(event, h11.Request):
+                request = event
+            elif isinstance(event, h11.Data):
+                body += bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage) and request is not None:
+                return request, body
+            else:
+                return None
