@@ -4,11 +4,13 @@ It exercises what a host meets in real servers: a plain tool, a tool error, prog
 notifications, elicitation, sampling, roots, resources, prompts and a large result. Its answers
 are deterministic so that recording it twice gives the same cassette (apart from timings).
 
-Run it with ``python examples/notes_server.py`` (stdio).
+Run it with ``python examples/notes_server.py`` (stdio), or ``python examples/notes_server.py --http PORT``
+(Streamable HTTP at http://127.0.0.1:PORT/mcp).
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Annotated
 
@@ -99,4 +101,7 @@ def review(path: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

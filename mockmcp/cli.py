@@ -45,16 +45,26 @@ def replay(cassette: str, ignores: tuple[str, ...], strict: bool, report_path: s
 @click.option("--redact-env", "redact_env", multiple=True, metavar="NAME", help="Replace the value of this environment variable wherever it appears (repeatable).")
 @click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX", help="Replace whatever matches this pattern (repeatable).")
 @click.option("--grace", default=2.0, show_default=True, type=float, help="Seconds the server gets to exit after stdin closes, and again after SIGTERM.")
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def record(cassette: str, mode: str, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...], grace: float, command: tuple[str, ...]) -> None:
+@click.option("--http-target", "target", metavar="URL", help="Record a Streamable HTTP server instead: a reverse proxy to this endpoint URL (needs mockmcp[http]).")
+@click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="[HOST:]PORT", help="With --http-target: where the proxy listens (port 0: any free port).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def record(
+    cassette: str, mode: str, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...], grace: float,
+    target: str | None, listen: str, command: tuple[str, ...],
+) -> None:
     """Run COMMAND as the server, proxy stdio to it, and record the session into a cassette.
 
     Launch `mockmcp record -o CASSETTE -- SERVER ARGS...` from the host instead of the server.
     Every line is forwarded unchanged both ways; the cassette is written atomically when the
     session ends. The default mode, once, never replaces a cassette that exists.
     """
-    from mockmcp.commands import RecordMode, record_session
+    from mockmcp.commands import RecordMode, record_http, record_session
 
+    if (target is None) == (not command):
+        raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")
+    if target is not None:
+        record_http(cassette, target, listen, RecordMode.parse(mode), redact_env, redact_patterns)
+        return
     outcome = record_session(cassette, list(command), RecordMode.parse(mode), redact_env, redact_patterns, grace)
     if outcome.status:
         raise SystemExit(outcome.status)

@@ -17,6 +17,7 @@ from mockmcp import cassette as cassettes
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
 if TYPE_CHECKING:
+    from mockmcp.journal import Journal
     from mockmcp.matching import Matcher
     from mockmcp.model import Cassette
     from mockmcp.proxy import Outcome
@@ -27,6 +28,7 @@ __all__ = [
     "RecordMode",
     "diff_cassettes",
     "parse_timing",
+    "record_http",
     "record_session",
     "recover_session",
     "replay_cassette",
@@ -141,41 +143,88 @@ def record_session(
     path: str, command: list[str], mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...], grace: float
 ) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
-    from mockmcp.journal import Journal, finish, journal_path
     from mockmcp.proxy import Outcome, run_proxy
-    from mockmcp.redact import Redactor
 
     if mode is RecordMode.ONCE and os.path.exists(path):
         _note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
         return Outcome(replay_cassette(path), "replayed the existing cassette")
+    redactor = _redactor(redact_env, redact_patterns)
+    journal = _open_journal(path, mode, redactor, command)
+    try:
+        outcome = run_proxy(command, journal, redactor, grace)
+    finally:
+        journal.close()
+    _finish_recording(path, outcome.reason)
+    return outcome
+
+
+def record_http(path: str, target: str, listen: str, mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
+    """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
+    import signal
+
+    try:
+        from mockmcp.http11 import parse_listen
+        from mockmcp.http_proxy import RecordingProxy
+    except ImportError as exc:
+        raise UsageError(f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'") from None
+    if mode is RecordMode.ONCE and os.path.exists(path):
+        _note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
+        replay_cassette(path, http=listen)
+        return
+    redactor = _redactor(redact_env, redact_patterns)
+    journal = _open_journal(path, mode, redactor, [target])
+    try:
+        proxy = RecordingProxy(target, parse_listen(listen), journal, redactor)
+        _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
+        previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            proxy.serve_forever()
+        except _Stop:
+            pass
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            proxy.stop_accepting()
+    finally:
+        journal.close()
+    _finish_recording(path, "stopped by a signal")
+
+
+def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> Redactor:
+    from mockmcp.redact import Redactor
+
+    redactor = Redactor.build(redact_env, redact_patterns, os.environ)
+    for name in redact_env:
+        if not os.environ.get(name):
+            _note(f"--redact-env {name}: the variable is not set, so there is nothing to redact")
+    return redactor
+
+
+def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
+    """A fresh journal beside the cassette; refuses to start over the journal of an interrupted recording."""
+    from mockmcp.journal import Journal, journal_path
+
     if os.path.exists(journal_path(path)):
         raise CassetteError(
             "an interrupted recording of this cassette exists",
             path=journal_path(path),
             fix=f"run `mockmcp recover {path}` to turn it into the cassette, or delete the journal",
         )
-    redactor = Redactor.build(redact_env, redact_patterns, os.environ)
-    for name in redact_env:
-        if not os.environ.get(name):
-            _note(f"--redact-env {name}: the variable is not set, so there is nothing to redact")
     meta: dict[str, Any] = {
         "recorded_at": cassettes.now_iso(),
-        "server": [redactor.apply(part.encode()).decode() for part in command],
+        "server": [redactor.apply(part.encode()).decode() for part in server],
         "recorder": f"mockmcp {__version__}",
     }
     if redactor.rules():
         meta["redact"] = redactor.rules()
-    journal = Journal(journal_path(path), {"mode": mode.value, "meta": meta})
-    try:
-        outcome = run_proxy(command, journal, redactor, grace)
-    finally:
-        journal.close()
+    return Journal(journal_path(path), {"mode": mode.value, "meta": meta})
+
+
+def _finish_recording(path: str, reason: str) -> None:
+    from mockmcp.journal import finish
+
     written, recovered = finish(path)
-    _note(
-        f"recorded {len(recovered.cassette.interactions)} interactions into {path} "
-        f"({len(written.interactions)} in the cassette); {outcome.reason}"
-    )
-    return outcome
+    _note(f"recorded {len(recovered.cassette.interactions)} interactions into {path} ({len(written.interactions)} in the cassette); {reason}")
 
 
 def recover_session(path: str) -> None:

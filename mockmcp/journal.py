@@ -7,7 +7,8 @@ the journal, at the end of a recording or later by `mockmcp recover CASSETTE`, t
 atomically, and only then is the journal removed.
 
 Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., "meta": {...}}`),
-then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent.
+then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent, with
+`"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from mockmcp import cassette as cassettes
 from mockmcp.cassette import Cassette
 from mockmcp.errors import CassetteError
 from mockmcp.matching import Matcher
-from mockmcp.recorder import CLIENT, SERVER, Recorder
+from mockmcp.recorder import CLIENT, SERVER, Recorder, era
 
 __all__ = ["Journal", "finish", "journal_path", "merge"]
 
@@ -44,11 +45,12 @@ class Journal:
     def _write(self, record: dict[str, Any]) -> None:
         os.write(self._fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
 
-    def append(self, direction: str, at: float, lines: list[bytes]) -> None:
-        """Journal lines that direction sent at one moment, in one write."""
+    def append(self, direction: str, at: float, lines: list[bytes], session: int = 0) -> None:
+        """Journal lines that direction sent at one moment (in session N of several), in one write."""
+        tag = {"s": session} if session else {}
         # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
         records = (
-            json.dumps({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape")}, separators=(",", ":"))
+            json.dumps({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag}, separators=(",", ":"))
             for line in lines
         )
         data = memoryview("".join(record + "\n" for record in records).encode())
@@ -77,19 +79,30 @@ def read(path: str) -> Recovered:
         assert header.get("mockmcp_journal") == 1
     except (ValueError, AssertionError, AttributeError):
         raise CassetteError("not a mockmcp journal", path=path, line=1, fix="remove it if it is not yours") from None
-    recorder = Recorder(header.get("meta") or {})
+    recorders: dict[int, Recorder] = {}
     torn = False
     for number, raw in enumerate(lines[1:], 2):
         if not raw:
             continue
         try:
             event = json.loads(raw)
+            recorder = recorders.setdefault(int(event.get("s", 0)), Recorder())
             recorder.feed(_DIRECTIONS[event["d"]], event["l"].encode("utf-8", "surrogateescape"), event["t"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             if number != len(lines):  # only the very last line may be torn
                 raise CassetteError("damaged journal line", path=path, line=number, fix="remove that line and run `mockmcp recover` again") from None
             torn = True
-    return Recovered(header, recorder.cassette(), torn)
+    return Recovered(header, _sessions(header.get("meta") or {}, recorders), torn)
+
+
+def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:
+    """One cassette of every session's interactions, a session after another, each tagged with its number."""
+    interactions = tuple(
+        replace(interaction, session=number)
+        for number in sorted(recorders)
+        for interaction in recorders[number].cassette().interactions
+    )
+    return Cassette(interactions, {**meta, **era(interactions)})
 
 
 def merge(old: Cassette, new: Cassette) -> Cassette:

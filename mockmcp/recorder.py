@@ -27,7 +27,7 @@ from typing import Any
 from mockmcp import jsonrpc
 from mockmcp.cassette import Cassette, Interaction, ServerItem
 
-__all__ = ["CLIENT", "Recorder", "SERVER"]
+__all__ = ["CLIENT", "Recorder", "SERVER", "era"]
 
 CLIENT = "client"
 SERVER = "server"
@@ -47,7 +47,9 @@ class _Open:
     took: float | None = None
 
     def freeze(self, extra: list[dict[str, Any]] | tuple[()] = ()) -> Interaction:
-        items = tuple(ServerItem(i["kind"], i["message"], i.get("response"), i["at"]) for i in [*self.server, *extra])
+        # In the order the server sent them: items attached at once and items decided later interleave.
+        ordered = sorted([*self.server, *extra], key=lambda item: item["seq"])
+        items = tuple(ServerItem(i["kind"], i["message"], i.get("response"), i["at"]) for i in ordered)
         return Interaction(self.kind, self.message, items, self.response, at=self.at, took=self.took)
 
 
@@ -61,6 +63,7 @@ class Recorder:
         self._tokens: dict[Any, _Open] = {}  # progress token -> interaction
         self._server_requests: dict[Any, dict[str, Any]] = {}  # server request id -> item
         self._undecided: list[dict[str, Any]] = []  # server items waiting for the next response (rule 3)
+        self._seq = 0  # arrival order of server items
         self.skipped: list[str] = []
 
     def feed(self, direction: str, line: bytes, at: float) -> None:
@@ -103,12 +106,13 @@ class Recorder:
             item.took = _round(at - item.at) if item.at is not None else None
             return
         if found.kind == jsonrpc.NOTIFICATION:
-            entry = {"kind": "notification", "message": _strip(message), "at": _round(at)}
+            entry = {"kind": "notification", "message": _strip(message), "at": _round(at), "seq": self._seq}
         elif found.kind == jsonrpc.REQUEST:
-            entry = {"kind": "request", "message": _strip(message), "at": _round(at)}
+            entry = {"kind": "request", "message": _strip(message), "at": _round(at), "seq": self._seq}
             self._server_requests[message["id"]] = entry
         else:
-            entry = {"kind": "raw", "message": line.decode("utf-8", "surrogateescape"), "at": _round(at)}
+            entry = {"kind": "raw", "message": line.decode("utf-8", "surrogateescape"), "at": _round(at), "seq": self._seq}
+        self._seq += 1
         owner = self._named_owner(message)
         if owner is not None:
             owner.server.append(entry)
@@ -141,10 +145,10 @@ class Recorder:
         """Everything recorded so far as a Cassette, with the protocol era in its meta when known."""
         oldest = next(iter(self._in_flight.values()), None)
         interactions = tuple(item.freeze(self._undecided if item is oldest else ()) for item in self._items)
-        return Cassette(interactions, {**self.meta, **_era(interactions)})
+        return Cassette(interactions, {**self.meta, **era(interactions)})
 
 
-def _era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
+def era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
     """Which era of MCP the session spoke: the initialize answer says, or the per-request _meta does."""
     for interaction in interactions:
         if interaction.method == "initialize" and interaction.response is not None:

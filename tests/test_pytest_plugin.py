@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ pytest_plugins = ["pytester"]
 NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
 
 HOST_TESTS = f'''
-import sys
 import pytest
 from mcp import Client
 

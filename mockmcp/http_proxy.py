@@ -1,0 +1,188 @@
+"""The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server.
+
+Theory of operation. Every request to the proxy's endpoint is sent on to the target as it came
+(less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), and the answer comes
+back as it goes: a JSON body whole, an SSE stream event by event as the server writes it. On the
+way, every JSON-RPC message in a POST body, a JSON answer or an SSE event is journaled like the
+stdio recorder's lines, redacted first, tagged with the session it belongs to: an `initialize`
+starts a session, known afterwards by the `Mcp-Session-Id` the server issues; 2026-07-28
+requests, which have no session, share one. Headers are never recorded, so neither is an
+`Authorization`. The cassette is built from the journal when the proxy stops.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import SplitResult, urlsplit
+
+import h11
+
+from mockmcp import jsonrpc
+from mockmcp.errors import UsageError
+from mockmcp.http11 import Http11Server, Writer, headers_of
+from mockmcp.journal import Journal
+from mockmcp.redact import Redactor
+from mockmcp.recorder import CLIENT, SERVER
+
+__all__ = ["RecordingProxy", "SseEvents"]
+
+# Not forwarded either way: they describe one hop, not the message.
+_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "proxy-authorization", "proxy-connection", "host", "content-length", "accept-encoding", "content-encoding", "trailer"}
+
+
+class SseEvents:
+    """Cuts an SSE byte stream into the data of its events, however the chunks fall."""
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The data of every event this chunk completes (events without data are left out)."""
+        self._pending += chunk.replace(b"\r\n", b"\n")
+        *events, self._pending = self._pending.split(b"\n\n")
+        out = []
+        for event in events:
+            data = [line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
+            if data:
+                out.append(b"\n".join(data))
+        return out
+
+
+class _Upstream:
+    """One request to the target server over a fresh connection, its answer read as it arrives."""
+
+    def __init__(self, target: SplitResult, method: bytes, headers: list[tuple[str, str]], body: bytes) -> None:
+        port = target.port or (443 if target.scheme == "https" else 80)
+        sock = socket.create_connection((target.hostname or "127.0.0.1", port), timeout=60)
+        if target.scheme == "https":
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
+        sock.settimeout(None)
+        self.sock, self.conn = sock, h11.Connection(h11.CLIENT)
+        path = target.path + (f"?{target.query}" if target.query else "")
+        fields = [("host", target.netloc), *headers, ("content-length", str(len(body)))]
+        for event in (h11.Request(method=method, target=path, headers=fields), h11.Data(data=body), h11.EndOfMessage()):
+            self.sock.sendall(self.conn.send(event) or b"")
+
+    def _next(self) -> Any:
+        while True:
+            event = self.conn.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            self.conn.receive_data(self.sock.recv(1 << 16))
+
+    def response(self) -> h11.Response:
+        event = self._next()
+        if not isinstance(event, h11.Response):
+            raise OSError(f"the target answered with {type(event).__name__}, not a response")
+        return event
+
+    def chunks(self) -> Iterator[bytes]:
+        while True:
+            event = self._next()
+            if isinstance(event, h11.Data):
+                yield bytes(event.data)
+            else:
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class RecordingProxy(Http11Server):
+    """Forwards an MCP endpoint to a target server and journals every session that passes."""
+
+    def __init__(self, target: str, listen: tuple[str, int], journal: Journal, redactor: Redactor) -> None:
+        self.target = urlsplit(target)
+        if self.target.scheme not in ("http", "https") or not self.target.hostname:
+            raise UsageError(f"--http-target {target!r} is not an http(s) URL", "write e.g. `--http-target http://127.0.0.1:8000/mcp`")
+        super().__init__(listen)
+        self.journal, self.redactor = journal, redactor
+        self.path = self.target.path or "/"
+        self.start = time.monotonic()
+        self.lock = threading.Lock()
+        self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
+        self.sessionless: int | None = None  # where messages without a session id go
+        self.count = 0
+
+    @property
+    def url(self) -> str:
+        return self.origin + self.path
+
+    def record(self, direction: str, session: int, data: bytes) -> None:
+        """Journal one message (a body or an event's data), as one compact line when it is JSON."""
+        try:
+            lines = [jsonrpc.encode(json.loads(data))[:-1]]
+        except ValueError:
+            lines = [line for line in data.strip().split(b"\n") if line.strip()]
+        if lines:
+            if self.redactor:
+                lines = [self.redactor.apply(line) for line in lines]
+            with self.lock:
+                self.journal.append(direction, time.monotonic() - self.start, lines, session)
+
+    def _new_session(self) -> int:
+        with self.lock:
+            self.count += 1
+            return self.count - 1
+
+    def _session(self, headers: dict[str, str], message: Any) -> int:
+        """Which session a client message belongs to (a new one for `initialize`)."""
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            number = self.sessionless = self._new_session()
+            return number
+        session_id = headers.get("mcp-session-id")
+        if session_id is not None and session_id in self.sessions:
+            return self.sessions[session_id]
+        if self.sessionless is None:
+            self.sessionless = self._new_session()
+        return self.sessionless
+
+    def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
+        headers = headers_of(request)
+        if urlsplit(request.target.decode("latin-1")).path != self.path:
+            writer.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
+            return
+        try:
+            message = json.loads(body) if body.strip() else None
+        except ValueError:
+            message = None
+        session = self._session(headers, message)
+        if request.method == b"POST":
+            self.record(CLIENT, session, body)
+        forwarded = [(k, v) for k, v in headers.items() if k not in _HOP]
+        try:
+            upstream = _Upstream(self.target, request.method, forwarded, body)
+            response = upstream.response()
+        except OSError as exc:
+            writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
+            return
+        try:
+            self._relay(writer, upstream, response, session, message)
+        finally:
+            upstream.close()
+
+    def _relay(self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any) -> None:
+        headers = headers_of(response)
+        if isinstance(message, dict) and message.get("method") == "initialize" and "mcp-session-id" in headers:
+            with self.lock:
+                self.sessions[headers["mcp-session-id"]] = session
+        kept = [(k, v) for k, v in headers.items() if k not in _HOP]
+        if headers.get("content-type", "").startswith("text/event-stream"):
+            writer.send(h11.Response(status_code=response.status_code, headers=kept))
+            events = SseEvents()
+            for chunk in upstream.chunks():
+                for data in events.feed(chunk):
+                    self.record(SERVER, session, data)
+                writer.send(h11.Data(data=chunk))
+            writer.send(h11.EndOfMessage())
+            return
+        body = b"".join(upstream.chunks())
+        if body.strip() and headers.get("content-type", "").startswith("application/json"):
+            self.record(SERVER, session, body)
+        writer.send(h11.Response(status_code=response.status_code, headers=[*kept, ("content-length", str(len(body)))]), h11.Data(data=body), h11.EndOfMessage())

@@ -1,0 +1,153 @@
+"""`mockmcp record --http-target`: a reverse proxy in front of a real SDK server over Streamable HTTP."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, child_env
+from mockmcp import cassette
+from sdk_host import elicit, full_session, roots, sampling, text_of
+from test_http_replay import served
+
+pytestmark = pytest.mark.anyio
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def notes_over_http() -> Iterator[str]:
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / "notes_server.py"), "--http", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "the SDK server did not start"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@contextmanager
+def recording(target: str, out: Path) -> Iterator[str]:
+    proxy = subprocess.Popen(
+        [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", target],
+        stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT,
+    )
+    try:
+        assert proxy.stderr is not None
+        found = re.search(r"recording (\S+)", proxy.stderr.readline())
+        assert found
+        yield found.group(1)
+        proxy.send_signal(signal.SIGTERM)  # stops the proxy and saves the cassette
+        _out, err = proxy.communicate(timeout=30)
+        assert proxy.returncode == 0, err
+    finally:
+        proxy.kill()
+        proxy.wait(10)
+
+
+async def host_session(url: str, mode: str) -> dict[str, Any]:
+    logs: list[Any] = []
+
+    async def log(params: Any) -> None:
+        logs.append(params.data)
+
+    with anyio.fail_after(60):
+        async with Client(
+            url, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
+            logging_callback=log, log_level=None if mode == "legacy" else "info",
+        ) as client:
+            seen = await full_session(client)
+    return {**seen, "logs": logs}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_recorded_through_the_proxy_then_replayed_the_host_sees_the_same(mode: str, tmp_path: Path) -> None:
+    out = tmp_path / "notes.yaml"
+    with notes_over_http() as target:
+        with recording(target, out) as url:
+            live = await host_session(url, mode)
+    assert {key: live[key] for key in NOTES_SESSION} == NOTES_SESSION
+    assert cassette.load(str(out)).meta["server"] == [target]
+    with served(out, tmp_path) as server:
+        replayed = await host_session(server.url, mode)
+        report = server.stop()
+    assert replayed == live
+    assert report["misses"] == [] if mode == "legacy" else all(m["method"] == "server/discover" for m in report["misses"])
+
+
+@pytest.mark.slow
+async def test_a_dozen_sessions_some_at_once_each_replay_as_they_were(tmp_path: Path) -> None:
+    out = tmp_path / "many.yaml"
+    files = ["notes.txt", "todo.md", "nope.txt"] * 4
+
+    async def one(url: str, path: str, seen: dict[str, str]) -> None:
+        async with Client(url, mode="legacy") as client:
+            result = await client.call_tool("read_file", {"path": path})
+            seen[path + str(len(seen))] = text_of(result)
+
+    async def run_all(url: str) -> list[str]:
+        seen: dict[str, str] = {}
+        with anyio.fail_after(90):
+            for batch in range(3):  # four at once, three times over
+                async with anyio.create_task_group() as group:
+                    for path in files[batch * 4 : batch * 4 + 4]:
+                        group.start_soon(one, url, path, seen)
+        return sorted(seen.values())
+
+    with notes_over_http() as target:
+        with recording(target, out) as url:
+            live = await run_all(url)
+    recorded = cassette.load(str(out))
+    assert len({i.session for i in recorded.interactions}) == 12
+    with served(out, tmp_path) as server:
+        replayed = await run_all(server.url)
+        report = server.stop()
+    assert replayed == live and "remember to buy milk" in live and any("no such file" in text for text in live)
+    assert report["misses"] == []
+
+
+def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
+    out = tmp_path / "auth.yaml"
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    with notes_over_http() as target:
+        with recording(target, out) as url:
+            port = int(url.split(":")[2].split("/")[0])
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("POST", "/mcp", body=json.dumps(init), headers={
+                "content-type": "application/json", "accept": "application/json, text/event-stream",
+                "authorization": "Bearer secret-token-0123456789",
+            })
+            response = connection.getresponse()
+            assert response.status == 200 and b"notes" in response.read()
+            connection.close()
+    text = out.read_text()
+    assert "initialize" in text and "secret-token" not in text and "Bearer" not in text
