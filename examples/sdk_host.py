@@ -31,6 +31,14 @@ async def roots(_ctx: Any) -> ListRootsResult:
     return ListRootsResult(roots=[Root(uri="file:///home/user/notes", name="notes")])
 
 
+def connect(server: Any, mode: str = "auto", **options: Any) -> Client:
+    """A Client with this host's callbacks, opted in to log messages on 2026-07-28 connections."""
+    return Client(
+        server, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
+        log_level=None if mode == "legacy" else "info", **options,
+    )
+
+
 def text_of(result: Any) -> str:
     return result.content[0].text
 
@@ -58,10 +66,7 @@ async def full_session(client: Client) -> dict[str, Any]:
 
 async def run(mode: str, calls: list[tuple[str, dict[str, Any]]], notes: bool, command: list[str]) -> None:
     server = StdioServerParameters(command=command[0], args=command[1:])
-    async with Client(
-        server, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
-        log_level=None if mode == "legacy" else "info",
-    ) as client:
+    async with connect(server, mode) as client:
         print(f"connected: protocol {client.protocol_version}")
         if notes:
             for key, value in (await full_session(client)).items():

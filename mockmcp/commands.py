@@ -17,6 +17,7 @@ from mockmcp import cassette as cassettes
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
 if TYPE_CHECKING:
+    from mockmcp.http11 import Http11Server
     from mockmcp.journal import Journal
     from mockmcp.matching import Matcher
     from mockmcp.model import Cassette
@@ -119,8 +120,6 @@ def _stop(signum: int, _frame: Any) -> None:
 
 def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing: float, listen: str) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
-    import signal
-
     try:
         from mockmcp.http11 import parse_listen
         from mockmcp.http_replay import HttpReplay
@@ -128,6 +127,14 @@ def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing
         raise UsageError(f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'") from None
     server = HttpReplay(cassette, matcher, redactor, timing, parse_listen(listen))
     _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
+    _serve_until_stopped(server)
+    return server.shutdown()
+
+
+def _serve_until_stopped(server: Http11Server) -> None:
+    """Serve until SIGINT or SIGTERM, then stop accepting connections."""
+    import signal
+
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.serve_forever()
@@ -136,7 +143,7 @@ def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return server.shutdown()
+        server.stop_accepting()
 
 
 def record_session(
@@ -160,8 +167,6 @@ def record_session(
 
 def record_http(path: str, target: str, listen: str, mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
-    import signal
-
     try:
         from mockmcp.http11 import parse_listen
         from mockmcp.http_proxy import RecordingProxy
@@ -176,15 +181,7 @@ def record_http(path: str, target: str, listen: str, mode: RecordMode, redact_en
     try:
         proxy = RecordingProxy(target, parse_listen(listen), journal, redactor)
         _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
-        previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            proxy.serve_forever()
-        except _Stop:
-            pass
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            proxy.stop_accepting()
+        _serve_until_stopped(proxy)
     finally:
         journal.close()
     _finish_recording(path, "stopped by a signal")

@@ -86,6 +86,7 @@ class Http11Server:
         raise NotImplementedError
 
     def stop_accepting(self) -> None:
+        """Stop the accept loop and close the listening socket (again is harmless)."""
         self._stopping.set()
         self.socket.close()
 

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
 from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
-from sdk_host import elicit, full_session, roots, sampling, text_of
+from sdk_host import connect, elicit, full_session, roots, sampling, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -42,10 +42,7 @@ async def test_host_sees_the_whole_recorded_session(mode: str, cassette: Path, t
 
     report = tmp_path / "report.json"
     with anyio.fail_after(30):
-        async with Client(
-            replay(cassette, report), mode=mode, sampling_callback=sampling, elicitation_callback=elicit,
-            list_roots_callback=roots, logging_callback=log, log_level=None if mode == "legacy" else "info",
-        ) as client:
+        async with connect(replay(cassette, report), mode, logging_callback=log) as client:
             seen = await full_session(client)
     assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION
     assert "read_file" in seen["tools"]

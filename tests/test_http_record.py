@@ -21,7 +21,7 @@ from mcp import Client
 
 from conftest import MOCKMCP, NOTES_SESSION, ROOT, child_env
 from mockmcp import cassette
-from sdk_host import elicit, full_session, roots, sampling, text_of
+from sdk_host import connect, full_session, text_of
 from test_http_replay import served
 
 pytestmark = pytest.mark.anyio
@@ -81,10 +81,7 @@ async def host_session(url: str, mode: str) -> dict[str, Any]:
         logs.append(params.data)
 
     with anyio.fail_after(60):
-        async with Client(
-            url, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
-            logging_callback=log, log_level=None if mode == "legacy" else "info",
-        ) as client:
+        async with connect(url, mode, logging_callback=log) as client:
             seen = await full_session(client)
     return {**seen, "logs": logs}
 

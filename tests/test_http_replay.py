@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 
 from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
-from sdk_host import elicit, full_session, roots, sampling, text_of
+from sdk_host import connect, full_session, text_of
 
 LEGACY = SHIPPED / "notes-session.yaml"  # both recorded over stdio
 MODERN = SHIPPED / "notes-session-2026.yaml"
@@ -65,10 +65,7 @@ async def test_the_sdk_http_client_sees_the_recorded_session(mode: str, cassette
     with served(cassette, tmp_path) as server:
         assert server.url.startswith("http://127.0.0.1:"), "loopback unless told otherwise"
         with anyio.fail_after(30):
-            async with Client(
-                server.url, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
-                logging_callback=log, log_level=None if mode == "legacy" else "info",
-            ) as client:
+            async with connect(server.url, mode, logging_callback=log) as client:
                 seen = await full_session(client)
         report = server.stop()
     assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION  # progress, elicitation, sampling, roots over SSE

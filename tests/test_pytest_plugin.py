@@ -15,6 +15,7 @@ pytest_plugins = ["pytester"]
 NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
 
 HOST_TESTS = f'''
+import sys
 import pytest
 from mcp import Client
 

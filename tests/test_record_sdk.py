@@ -13,11 +13,11 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
 from conftest import NOTES_SESSION, ROOT, child_env
 from mockmcp import cassette
-from sdk_host import elicit, full_session, roots, sampling, text_of
+from sdk_host import connect, full_session, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -36,10 +36,7 @@ async def session(server: StdioServerParameters, mode: str) -> dict[str, Any]:
         logs.append(message.data)
 
     with anyio.fail_after(60):
-        async with Client(
-            server, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
-            logging_callback=log, log_level=None if mode == "legacy" else "info",
-        ) as client:
+        async with connect(server, mode, logging_callback=log) as client:
             seen = await full_session(client)
             big = await client.call_tool("big", {"size": BIG})
             seen["big"] = (len(text_of(big)), text_of(big)[:32])

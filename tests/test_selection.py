@@ -87,3 +87,23 @@ def test_selection_in_one_session_plays_times_then_repeats_or_refuses() -> None:
     once = Matcher.build().key("u", None)
     assert [tuple(selection.request(once) or ()) for _ in range(2)] == [(2, False), (None, False)]
     assert selection.request(Matcher.build().key("never", None)) is None
+
+
+def test_recorded_timing_waits_as_the_recording_did_scaled() -> None:
+    """--timing: before each server message and the reply, the recorded gap, times the factor."""
+    cassette = loads(
+        "version: 1\ninteractions:\n"
+        "- at: 1.0\n  request: {method: tools/call, params: {name: slow}}\n"
+        "  server:\n  - at: 1.5\n    notification: {method: notifications/message, params: {level: info, data: half}}\n"
+        "  response: {result: {content: []}}\n  took: 2.0\n"
+    )
+    from mockmcp.replay import Wake
+
+    engine = Replay(cassette, Matcher.build(), timing=0.5)
+    first = engine.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')
+    assert first == [Wake(0.25, 0)]  # (1.5 - 1.0) * 0.5, then the log line
+    second = engine.wake(0)
+    assert [type(a).__name__ for a in second] == ["Send", "Wake"] and second[1] == Wake(0.75, 0)  # (3.0 - 1.5) * 0.5
+    third = engine.wake(0)
+    assert len(third) == 1 and json.loads(third[0].data)["id"] == 1
+    assert Replay(cassette, Matcher.build()).receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')[-1].final
