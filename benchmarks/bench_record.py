@@ -26,24 +26,16 @@ the exit status.
 
 from __future__ import annotations
 
-import argparse
-import atexit
-import json
 import os
-import platform
-import selectors
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PY = sys.executable
+from _harness import PY, BenchError, Process, Result, check_answers, guarded, make_parser, print_heading, report, request
 
 # The fast server: the least a Python stdio JSON-RPC server can do, with the same interpreter. Its
 # answer names the key it was asked for, so an answer paired with the wrong request is caught.
@@ -57,23 +49,10 @@ FAST_SERVER = (
     "    out.flush()\n"
 )
 
-# Children run as on an ordinary machine: bytecode caches are written and used (pip compiles an
-# installed package's bytecode at install time anyway), whatever this shell's environment says.
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-# mockmcp's cache of parsed cassettes goes to a folder of this run's, removed at exit.
-CHILD_ENV["MOCKMCP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mockmcp-bench-cache-")
-atexit.register(shutil.rmtree, CHILD_ENV["MOCKMCP_CACHE_DIR"], True)
-
-STOP_TIMEOUT = 10.0  # seconds a server gets to exit after its stdin closes
 # The recorder builds and writes the cassette after its stdin closes, which takes time in proportion
 # to the session: it gets this long, plus RECORD_STOP_PER_REQUEST for each request recorded.
 RECORD_STOP_TIMEOUT = 30.0
 RECORD_STOP_PER_REQUEST = 0.002
-READ_TIMEOUT = 120.0  # seconds without progress before a run is declared stuck
-
-
-class BenchError(Exception):
-    """A process misbehaved (died, hung, answered wrongly): the figure cannot be trusted."""
 
 
 # --- requests and answers --------------------------------------------------------------------------
@@ -92,83 +71,40 @@ def _result(rid: int) -> dict[str, Any]:
 
 
 def _request(rid: int) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": _params(rid)}, separators=(",", ":")).encode() + b"\n"
+    return request(rid, _params(rid))
 
 
-def check_answers(label: str, lines: list[bytes], ids: range) -> None:
-    """Every id answered exactly once, each with the answer to that request."""
-    if len(lines) != len(ids):
-        raise BenchError(f"{label}: {len(lines)} answers for {len(ids)} requests")
-    seen: set[int] = set()
-    for line in lines:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            raise BenchError(f"{label}: an answer is not JSON: {line[:200]!r}") from None
-        rid = message.get("id") if isinstance(message, dict) else None
-        if not isinstance(rid, int) or rid not in ids or rid in seen:
-            raise BenchError(f"{label}: unexpected or repeated id in answer {line[:200]!r}")
-        seen.add(rid)
-        if message.get("result") != _result(rid):
-            raise BenchError(f"{label}: wrong answer to id {rid}: {line[:300]!r}")
+class Expected(Mapping[int, Any]):
+    """What check_answers expects for the requests `ids`: `_result(rid)` for each, made on demand.
+
+    Only an int is one of these ids: an answer to id 1.0 is not an answer to request 1.
+    """
+
+    def __init__(self, ids: range) -> None:
+        self.ids = ids
+
+    def __contains__(self, rid: object) -> bool:
+        return isinstance(rid, int) and rid in self.ids
+
+    def __getitem__(self, rid: int) -> Any:
+        if rid not in self:
+            raise KeyError(rid)
+        return _result(rid)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 # --- processes -------------------------------------------------------------------------------------
 
 
-class Server:
-    """One stdio process: stdin/stdout pipes, stderr to a temporary file, always stopped."""
+class Server(Process):
+    """A stdio server sent `lookup` requests with ids counted from 1, every answer checked."""
 
-    def __init__(self, argv: list[str], label: str, stop_timeout: float = STOP_TIMEOUT) -> None:
-        self.label = label
-        self.stop_timeout = stop_timeout
-        self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, bufsize=0, cwd=ROOT, env=CHILD_ENV)
-        self.out_fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
-        self.in_fd = self.proc.stdin.fileno()  # type: ignore[union-attr]
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(self.out_fd, selectors.EVENT_READ)
-        self.buffer = b""  # bytes read past the last complete line
-        self.next_id = 1
-        self.stopped: tuple[int | None, float] | None = None  # (exit status, seconds from stdin close to exit)
-
-    def __enter__(self) -> Server:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def write_all(self, data: bytes) -> None:
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(self.in_fd, view[: 1 << 16]) :]
-        except (BrokenPipeError, OSError):
-            pass  # the reader reports the death, with the process's stderr
-
-    def read_lines(self, count: int) -> list[bytes]:
-        """Read exactly `count` complete lines (more may be buffered for later)."""
-        chunks = [self.buffer]
-        seen = self.buffer.count(b"\n")
-        while seen < count:
-            if not self.selector.select(READ_TIMEOUT):
-                raise BenchError(f"{self.label}: no answer for {READ_TIMEOUT:.0f} s ({seen} of {count} lines read){self.stderr_tail()}")
-            chunk = os.read(self.out_fd, 1 << 20)
-            if not chunk:
-                try:
-                    status = self.proc.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    status = None
-                raise BenchError(f"{self.label}: stdout closed after {seen} of {count} lines (exit status {status}){self.stderr_tail()}")
-            chunks.append(chunk)
-            seen += chunk.count(b"\n")
-        data = b"".join(chunks)
-        lines = data.split(b"\n")
-        self.buffer = lines.pop()
-        if len(lines) > count:
-            self.buffer = b"\n".join(lines[count:] + [self.buffer])
-            lines = lines[:count]
-        return lines
+    next_id = 1  # the id of the next request
 
     def take_ids(self, count: int) -> range:
         ids = range(self.next_id, self.next_id + count)
@@ -179,19 +115,13 @@ class Server:
         """One request answered before any clock starts: interpreter start-up stays out."""
         ids = self.take_ids(1)
         self.write_all(_request(ids[0]))
-        check_answers(self.label, self.read_lines(1), ids)
+        check_answers(self.label, self.read_lines(1), Expected(ids))
 
     def pipelined(self, count: int) -> float:
         """Write `count` requests back to back from a thread while reading every answer: seconds to the last."""
         ids = self.take_ids(count)
-        payload = b"".join(_request(rid) for rid in ids)
-        writer = threading.Thread(target=self.write_all, args=(payload,), daemon=True)
-        start = time.perf_counter()
-        writer.start()
-        lines = self.read_lines(count)
-        elapsed = time.perf_counter() - start
-        writer.join(STOP_TIMEOUT)
-        check_answers(self.label, lines, ids)
+        lines, elapsed = self.send_pipelined(b"".join(_request(rid) for rid in ids), count)
+        check_answers(self.label, lines, Expected(ids))
         return elapsed
 
     def round_trip(self) -> float:
@@ -202,46 +132,8 @@ class Server:
         self.write_all(data)
         lines = self.read_lines(1)
         elapsed = time.perf_counter() - start
-        check_answers(self.label, lines, ids)
+        check_answers(self.label, lines, Expected(ids))
         return elapsed
-
-    def stderr_text(self) -> str:
-        try:
-            self.err.seek(0)
-            return self.err.read().decode(errors="replace").strip()
-        except (OSError, ValueError):
-            return ""
-
-    def stderr_tail(self, limit: int = 1500) -> str:
-        text = self.stderr_text()
-        return "" if not text else "\n  stderr: " + text[-limit:].replace("\n", "\n  ")
-
-    def stop(self) -> tuple[int | None, float]:
-        """Close stdin, wait for the exit, kill if it does not come. (exit status, seconds waited)."""
-        if self.stopped is not None:
-            return self.stopped
-        if self.proc.stdin and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
-        start = time.perf_counter()
-        try:
-            status: int | None = self.proc.wait(timeout=self.stop_timeout)
-        except subprocess.TimeoutExpired:
-            status = None  # killed: not a clean exit
-            self.proc.kill()
-            self.proc.wait(timeout=STOP_TIMEOUT)
-        waited = time.perf_counter() - start
-        self.selector.close()
-        if self.proc.stdout:
-            self.proc.stdout.close()
-        self.stopped = (status, waited)
-        return self.stopped
-
-    def close(self) -> None:
-        self.stop()
-        self.err.close()
 
 
 class Direct(Server):
@@ -256,7 +148,7 @@ class Recording(Server):
         self.cassette = os.path.join(folder, name + ".yaml")
         self.full_check = full_check  # load the cassette with mockmcp's loader even when a scan finds it right
         argv = [PY, "-m", "mockmcp", "record", "-o", self.cassette, "--mode", "all", "--", PY, "-c", FAST_SERVER]
-        super().__init__(argv, "recorder", RECORD_STOP_TIMEOUT + RECORD_STOP_PER_REQUEST * expected_requests)
+        super().__init__(argv, "recorder", stop_timeout=RECORD_STOP_TIMEOUT + RECORD_STOP_PER_REQUEST * expected_requests)
 
     def finish(self) -> Finished:
         """Close stdin and wait for the cassette; then check it and remove it.
@@ -520,79 +412,15 @@ def bench_flat(folder: str, session: int, rounds: int) -> list[Result]:
 # --- reporting -------------------------------------------------------------------------------------
 
 
-@dataclass
-class Result:
-    figure: str
-    subject: str
-    values: dict[str, Any]
-    shown: str
-    ratio: float | None
-    goal: float | None  # None: shown for information, no verdict
-    lower_is_better: bool = False
-    error: str | None = None
-    figure_text: str | None = None  # what the result column shows when there is no ratio
-
-    @property
-    def goal_text(self) -> str:
-        if self.goal is None:
-            return "info"
-        return f"{'<=' if self.lower_is_better else '>='} {self.goal}x"
-
-    @property
-    def result_text(self) -> str:
-        if self.ratio is not None:
-            return f"{self.ratio:.2f}x"
-        return self.figure_text or "-"
-
-    @property
-    def verdict(self) -> str:
-        if self.error:
-            return "ERROR"
-        if self.goal is None:
-            return "info"
-        if self.ratio is None:
-            return "SKIP"
-        ok = self.ratio <= self.goal if self.lower_is_better else self.ratio >= self.goal
-        return "PASS" if ok else "MISS"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "figure": self.figure,
-            "subject": self.subject,
-            "values": self.values,
-            "ratio": self.ratio,
-            "result": self.result_text,
-            "goal": self.goal_text,
-            "verdict": self.verdict,
-            "error": self.error,
-        }
-
-
-def print_table(results: list[Result]) -> None:
-    head = ("figure", "subject", "measured", "result", "goal", "verdict")
-    rows = [(r.figure, r.subject, r.shown or (r.error or "").splitlines()[0], r.result_text, r.goal_text, r.verdict) for r in results]
-    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
-    line = "  ".join("{:<%d}" % w for w in widths)
-    print(line.format(*head))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print(line.format(*row).rstrip())
+def print_error_details(results: list[Result]) -> None:
+    """Under the table, each error the table does not show whole: one that spans lines, or a row's besides its figures."""
     for r in results:
         if r.error and (r.shown or "\n" in r.error):
             print(f"\n{r.verdict} {r.figure}, {r.subject}:\n  " + r.error.replace("\n", "\n  "))
 
 
-def guarded(figure: str, subject: str, goal: float | None, run: Callable[[], list[Result]]) -> list[Result]:
-    try:
-        return run()
-    except BenchError as error:
-        return [Result(figure, subject, {}, "", None, goal, error=str(error))]
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a short run: fewer requests")
-    parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON to FILE")
+    parser = make_parser(__doc__, "a short run: fewer requests")
     parser.add_argument("--requests", type=int, help="pipelined requests per round, figure 1 (default 20000, 3000 with --quick)")
     parser.add_argument("--rounds", type=int, help="timed rounds per side, figure 1, median taken (default 3, 2 with --quick)")
     parser.add_argument("--pairs", type=int, help="timed round trips per side, figure 2 (default 2000, 300 with --quick)")
@@ -609,9 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     if min(count, rounds, pairs, session // parts) < 1:
         parser.error(f"--requests, --rounds and --pairs must be at least 1, --session at least {parts}")
 
-    print(f"mockmcp record benchmark: {PY} (Python {platform.python_version()}), {os.cpu_count()} CPUs, {platform.platform()}")
-    print(f"pipelined: {rounds} rounds x {count} requests per side; round trips: {pairs} per side after {warmup} warm-up; "
-          f"long session: {session} requests in {parts} rounds\n")
+    print_heading("record", f"pipelined: {rounds} rounds x {count} requests per side; round trips: {pairs} per side after {warmup} warm-up; "
+                            f"long session: {session} requests in {parts} rounds")
     began = time.perf_counter()
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="mockmcp-bench-record-") as folder:
@@ -622,24 +449,9 @@ def main(argv: list[str] | None = None) -> int:
         if "flat" in only:
             results += guarded("3. flat", "last vs first quarter of a session", 0.8, lambda: bench_flat(folder, session, parts))
     wall = time.perf_counter() - began
-    print_table(results)
-    print(f"\nwall time {wall:.1f} s")
-
-    if args.json:
-        document = {
-            "python": PY,
-            "python_version": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "config": {"quick": args.quick, "requests": count, "rounds": rounds, "pairs": pairs, "warmup": warmup,
-                       "session": session, "session_rounds": parts},
-            "wall_s": wall,
-            "results": [r.to_json() for r in results],
-        }
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2)
-            handle.write("\n")
-    return 2 if any(r.error for r in results) else 0
+    config = {"quick": args.quick, "requests": count, "rounds": rounds, "pairs": pairs, "warmup": warmup,
+              "session": session, "session_rounds": parts}
+    return report(results, wall, args.json, config, print_error_details)
 
 
 if __name__ == "__main__":
