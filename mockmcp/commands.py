@@ -81,7 +81,7 @@ def replay_cassette(
 
     Returns the exit status the cassette asked for with an `exit` knob (0 when none).
     """
-    from mockmcp.journal import journal_path
+    from mockmcp.files import journal_path
     from mockmcp.matching import Matcher
     from mockmcp.redact import Redactor
     from mockmcp.replay import Replay

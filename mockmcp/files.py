@@ -21,7 +21,7 @@ from typing import Any
 
 from mockmcp import __version__
 
-__all__ = ["atomic_write", "read_cache", "write_cache"]
+__all__ = ["atomic_write", "journal_path", "read_cache", "write_cache"]
 
 
 def atomic_write(path: str, text: str) -> None:
@@ -48,6 +48,11 @@ def atomic_write(path: str, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def journal_path(cassette_path: str) -> str:
+    """Where a recording journals a cassette's session before the cassette is written (see `journal`)."""
+    return cassette_path + ".journal"
 
 
 def _mode_for(path: str) -> int:

@@ -15,22 +15,19 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from mockmcp import cassette as cassettes
 from mockmcp.cassette import Cassette
 from mockmcp.errors import CassetteError
+from mockmcp.files import journal_path
 from mockmcp.matching import Matcher
 from mockmcp.recorder import CLIENT, SERVER, Recorder, era
 
 __all__ = ["Journal", "finish", "journal_path", "merge"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
-
-
-def journal_path(cassette_path: str) -> str:
-    return cassette_path + ".journal"
 
 
 class Journal:
@@ -98,7 +95,7 @@ def read(path: str) -> Recovered:
 def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:
     """One cassette of every session's interactions, a session after another, each tagged with its number."""
     interactions = tuple(
-        replace(interaction, session=number)
+        interaction._replace(session=number)
         for number in sorted(recorders)
         for interaction in recorders[number].cassette().interactions
     )
@@ -120,14 +117,14 @@ def merge(old: Cassette, new: Cassette) -> Cassette:
     for interaction in new.interactions:
         if interaction.kind == "server":
             if keep_unsolicited:
-                added.append(replace(interaction, session=session))
+                added.append(interaction._replace(session=session))
             continue
         key = matcher.key(interaction.method or "", interaction.params)
         keep_unsolicited = key not in known
         if keep_unsolicited:
             known.add(key)
-            added.append(replace(interaction, session=session))
-    return replace(old, interactions=old.interactions + tuple(added))
+            added.append(interaction._replace(session=session))
+    return old._replace(interactions=old.interactions + tuple(added))
 
 
 def finish(cassette_path: str) -> tuple[Cassette, Recovered]:
@@ -137,7 +134,7 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered]:
     result = recovered.cassette
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         result = merge(cassettes.load(cassette_path), result)
-        result = replace(result, meta={**result.meta, **_merged_meta(recovered.cassette.meta)})
+        result = result._replace(meta={**result.meta, **_merged_meta(recovered.cassette.meta)})
     cassettes.save(result, cassette_path)
     os.unlink(path)
     return result, recovered

