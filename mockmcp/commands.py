@@ -6,6 +6,7 @@ Each function prints its diagnostics to stderr and raises MockmcpError subclasse
 from __future__ import annotations
 
 import enum
+import gc
 import json
 import os
 import shlex
@@ -93,6 +94,9 @@ def replay_cassette(
     if os.path.exists(journal_path(path)):
         _note(f"an interrupted recording of {path} exists; `mockmcp recover {path}` turns it into the cassette")
     redactor = Redactor.from_meta(cassette.meta, os.environ)
+    # The cassette lives as long as the process and holds no garbage: keep the collector from
+    # walking it again and again, which would make answering slower the bigger the cassette.
+    gc.freeze()
     if http is not None:
         report, status = Report.combine(cassette, _serve_http(cassette, matcher, redactor, timing, http)), 0
     else:

@@ -37,6 +37,7 @@ class Recordings:
         self.notifications: dict[str, list[int]] = {}
         self.methods: set[str] = set()
         self.claims: dict[int, object] = {}  # recorded session -> the live session that claimed it
+        self.several = any(interaction.session for interaction in cassette.interactions)
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == "server" or interaction.method is None:
                 continue
@@ -87,6 +88,9 @@ class Selection:
         return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
     def _in_session(self, indexes: list[int]) -> list[int]:
+        if not self.recordings.several:  # the common case, on the hot path: one recorded session
+            self.sessions.add(0)
+            return indexes
         interactions = self.recordings.cassette.interactions
         sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
         chosen = sessions[0]
