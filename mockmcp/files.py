@@ -108,6 +108,12 @@ def write_cache(path: str, stat: os.stat_result, data: Any) -> None:
         # YAML can hold what JSON cannot (non-string keys, explicit tags): such data is not cached.
         if json.loads(text)["data"] != data:
             return
-        atomic_write(file, text)
+        # Not atomic_write: a cache needs no fsync (a torn file only fails to parse, a miss), and
+        # this runs on the first start of every cassette, where time counts.
+        os.makedirs(os.path.dirname(file), exist_ok=True)
+        tmp = f"{file}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, file)
     except (OSError, TypeError, ValueError):
         pass
