@@ -61,7 +61,7 @@ class Selection:
         self.recordings = recordings
         self.bound: int | None = None
         self.sessions: set[int] = set()  # recorded sessions this live session has used
-        self._asked: dict[str, int] = {}
+        self._asked: dict[int, int] = {}
 
     def request(self, key: str) -> Pick | None:
         """The recording that answers a request with this key; None when the cassette has none."""
@@ -69,8 +69,11 @@ class Selection:
         if indexes is None:
             return None
         indexes = self._in_session(indexes)
-        asked = self._asked.get(key, 0)
-        self._asked[key] = asked + 1
+        # Counted by the first recording's index: an int is cheaper to look up than the key again,
+        # and it keeps the counts of one request apart per recorded session.
+        first = indexes[0]
+        asked = self._asked.get(first, 0)
+        self._asked[first] = asked + 1
         interactions = self.recordings.cassette.interactions
         for index in indexes:
             asked -= interactions[index].times
