@@ -58,8 +58,19 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 def _is_small_flat(items: list[Any]) -> bool:
     """Short collections of short scalars read best on one line: `[path]`, `{name: mcp, version: 1.0}`."""
-    scalars = all(item is None or isinstance(item, (bool, int, float)) or (isinstance(item, str) and "\n" not in item) for item in items)
-    return scalars and sum(len(str(item)) + 2 for item in items) <= 60
+    room = 60  # one pass that stops at the first item that cannot fit: this runs for every collection dumped
+    for item in items:
+        if isinstance(item, str):
+            if "\n" in item:
+                return False
+            room -= len(item) + 2
+        elif item is None or isinstance(item, (bool, int, float)):
+            room -= len(str(item)) + 2
+        else:
+            return False
+        if room < 0:
+            return False
+    return True
 
 
 def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
