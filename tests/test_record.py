@@ -254,3 +254,23 @@ def test_a_chunk_is_journaled_before_it_is_forwarded(tmp_path: Path, monkeypatch
         journal.close()
     assert len(seen_at_forward) == 1
     assert b"initialize" in seen_at_forward[0] and b"tools/call" in seen_at_forward[0]
+
+
+def test_recover_keeps_every_whole_line_and_reports_a_torn_last_one(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    journal = tmp_path / "c.yaml.journal"
+    lines = [
+        {"mockmcp_journal": 1, "mode": "all", "meta": {"server": ["x"]}},
+        {"d": "c", "t": 0.0, "l": INIT.decode().strip()},
+        {"d": "s", "t": 0.1, "l": '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}'},
+        {"d": "c", "t": 0.2, "l": CALL.decode().strip()},
+    ]
+    journal.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"d": "s", "t": 0.3, "l": "{\\"jsonrpc\\"')
+    proc = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, text=True, timeout=30, env=child_env())
+    assert proc.returncode == 0, proc.stderr
+    assert "the last line was cut off and left out" in proc.stderr
+    recovered = cassette.load(str(out))
+    assert [(i.method, i.response is not None) for i in recovered.interactions] == [("initialize", True), ("tools/call", False)]
+    assert not journal.exists()
+    again = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, text=True, timeout=30, env=child_env())
+    assert again.returncode == 2 and "no journal to recover" in again.stderr
