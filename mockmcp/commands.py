@@ -129,7 +129,10 @@ def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing
         from mockmcp.http_replay import HttpReplay
     except ImportError as exc:
         raise UsageError(f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'") from None
-    server = HttpReplay(cassette, matcher, redactor, timing, parse_listen(listen))
+    try:
+        server = HttpReplay(cassette, matcher, redactor, timing, parse_listen(listen))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {listen}: {exc.strerror or exc}", "choose another port (0 takes any free one)") from None
     _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
     _serve_until_stopped(server)
     return server.shutdown()
@@ -163,6 +166,9 @@ def record_session(
     journal = _open_journal(path, mode, redactor, command)
     try:
         outcome = run_proxy(command, journal, redactor, grace)
+    except UsageError:
+        journal.discard()  # the server never started: nothing to recover later
+        raise
     finally:
         journal.close()
     _finish_recording(path, outcome.reason)
@@ -184,6 +190,12 @@ def record_http(path: str, target: str, listen: str, mode: RecordMode, redact_en
     journal = _open_journal(path, mode, redactor, [target])
     try:
         proxy = RecordingProxy(target, parse_listen(listen), journal, redactor)
+    except (UsageError, OSError) as exc:
+        journal.discard()  # nothing can have been recorded
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot listen on {listen}: {exc.strerror or exc}", "choose another --listen port (0 takes any free one)") from None
+        raise
+    try:
         _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
         _serve_until_stopped(proxy)
     finally:
@@ -213,7 +225,7 @@ def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[
         )
     meta: dict[str, Any] = {
         "recorded_at": cassettes.now_iso(),
-        "server": [redactor.apply(part.encode()).decode() for part in server],
+        "server": [redactor.text(part) for part in server],
         "recorder": f"mockmcp {__version__}",
     }
     if redactor.rules():
@@ -225,6 +237,9 @@ def _finish_recording(path: str, reason: str) -> None:
     from mockmcp.journal import finish
 
     written, recovered = finish(path)
+    if not recovered.cassette.interactions:
+        _note(f"nothing was recorded; {path} was left as it was; {reason}")
+        return
     _note(f"recorded {len(recovered.cassette.interactions)} interactions into {path} ({len(written.interactions)} in the cassette); {reason}")
 
 

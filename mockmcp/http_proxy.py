@@ -122,7 +122,7 @@ class RecordingProxy(Http11Server):
             lines = [line for line in data.strip().split(b"\n") if line.strip()]
         if lines:
             if self.redactor:
-                lines = [self.redactor.apply(line) for line in lines]
+                lines = [self.redactor.line(line) for line in lines]
             with self.lock:
                 self.journal.append(direction, time.monotonic() - self.start, lines, session)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,11 +37,17 @@ class Journal:
     def __init__(self, path: str, header: dict[str, Any]) -> None:
         self.path = path
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        self._write({"mockmcp_journal": 1, **header})
+        # One lock for every writer (the proxies' threads), and a closed journal takes nothing more:
+        # a late line must never reach a file descriptor the process has since given to another file.
+        self._lock = threading.Lock()
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        self._write(json.dumps({"mockmcp_journal": 1, **header}, separators=(",", ":")).encode() + b"\n")
 
-    def _write(self, record: dict[str, Any]) -> None:
-        os.write(self._fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            view = memoryview(data)
+            while view and self._fd is not None:
+                view = view[os.write(self._fd, view) :]
 
     def append(self, direction: str, at: float, lines: list[bytes], session: int = 0) -> None:
         """Journal lines that direction sent at one moment (in session N of several), in one write."""
@@ -50,12 +57,21 @@ class Journal:
             json.dumps({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag}, separators=(",", ":"))
             for line in lines
         )
-        data = memoryview("".join(record + "\n" for record in records).encode())
-        while data:
-            data = data[os.write(self._fd, data) :]
+        self._write("".join(record + "\n" for record in records).encode())
 
     def close(self) -> None:
-        os.close(self._fd)
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def discard(self) -> None:
+        """Close and remove a journal that recorded nothing (the server never started)."""
+        self.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +148,25 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered]:
     path = journal_path(cassette_path)
     recovered = read(path)
     result = recovered.cassette
+    if not result.interactions and os.path.exists(cassette_path):
+        # Nothing was recorded: never replace a cassette with an empty one.
+        os.unlink(path)
+        return cassettes.load(cassette_path), recovered
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         result = merge(cassettes.load(cassette_path), result)
-        result = result._replace(meta={**result.meta, **_merged_meta(recovered.cassette.meta)})
+        result = result._replace(meta=_merged_meta(result.meta, recovered.cassette.meta))
     cassettes.save(result, cassette_path)
     os.unlink(path)
     return result, recovered
 
 
-def _merged_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    return {"updated_at": meta.get("recorded_at")} if meta.get("recorded_at") else {}
+def _merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The old cassette's meta, with when it was updated and the redaction rules of both recordings."""
+    meta = dict(old)
+    if new.get("recorded_at"):
+        meta["updated_at"] = new["recorded_at"]
+    rules = {key: sorted({*old.get("redact", {}).get(key, []), *new.get("redact", {}).get(key, [])}) for key in ("env", "patterns")}
+    rules = {key: values for key, values in rules.items() if values}
+    if rules:
+        meta["redact"] = rules
+    return meta

@@ -52,7 +52,7 @@ class _Proxy:
 
     def record(self, direction: str, lines: list[bytes]) -> None:
         if self.redactor:
-            lines = [self.redactor.apply(line) for line in lines]
+            lines = [self.redactor.line(line) for line in lines]
         with self.lock:
             self.journal.append(direction, time.monotonic() - self.start, lines)
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from mockmcp.errors import UsageError
+from mockmcp.jsonrpc import encode
 
 __all__ = ["Redactor"]
 
@@ -25,12 +26,12 @@ def _env_placeholder(name: str) -> str:
 
 
 class Redactor(NamedTuple):
-    """Literal secrets (with their placeholders) and patterns to replace in recorded text."""
+    """Secret values (with their placeholders) and patterns to replace in recorded text."""
 
     env_names: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
-    literals: tuple[tuple[bytes, bytes], ...] = ()
-    compiled: tuple[re.Pattern[bytes], ...] = ()
+    secrets: tuple[tuple[str, str], ...] = ()  # (value, placeholder)
+    compiled: tuple[re.Pattern[str], ...] = ()
 
     @classmethod
     def build(cls, env_names: tuple[str, ...], patterns: tuple[str, ...], environ: Mapping[str, str]) -> Redactor:
@@ -38,21 +39,14 @@ class Redactor(NamedTuple):
 
         Raises UsageError for a pattern that does not compile.
         """
-        literals: list[tuple[bytes, bytes]] = []
-        for name in env_names:
-            value = environ.get(name, "")
-            if value:
-                placeholder = _env_placeholder(name).encode()
-                # A secret may appear raw or JSON-escaped in a line; redact every spelling of it.
-                spellings = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
-                literals.extend((spelling.encode(), placeholder) for spelling in sorted(spellings, key=len, reverse=True))
+        secrets = tuple((environ[name], _env_placeholder(name)) for name in env_names if environ.get(name))
         compiled = []
         for pattern in patterns:
             try:
-                compiled.append(re.compile(pattern.encode()))
+                compiled.append(re.compile(pattern))
             except re.error as exc:
                 raise UsageError(f"--redact {pattern!r} is not a valid regular expression: {exc}", "fix the pattern (Python `re` syntax)") from None
-        return cls(tuple(env_names), tuple(patterns), tuple(literals), tuple(compiled))
+        return cls(tuple(env_names), tuple(patterns), secrets, tuple(compiled))
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
@@ -61,15 +55,47 @@ class Redactor(NamedTuple):
         return cls.build(tuple(rules.get("env") or ()), tuple(rules.get("patterns") or ()), environ)
 
     def __bool__(self) -> bool:
-        return bool(self.literals or self.compiled)
+        return bool(self.secrets or self.compiled)
 
-    def apply(self, line: bytes) -> bytes:
-        """The line with every secret replaced by its placeholder."""
-        for secret, placeholder in self.literals:
-            line = line.replace(secret, placeholder)
+    def text(self, text: str) -> str:
+        """The text with every secret replaced by its placeholder."""
+        for secret, placeholder in self.secrets:
+            text = text.replace(secret, placeholder)
         for pattern in self.compiled:
-            line = pattern.sub(PATTERN_PLACEHOLDER.encode(), line)
-        return line
+            text = pattern.sub(PATTERN_PLACEHOLDER, text)
+        return text
+
+    def message(self, message: Any) -> Any:
+        """A parsed JSON-RPC message (or batch) with its string values redacted; its id stays as it is.
+
+        Values, not the line: a pattern must never change an id, nor break the JSON around a value.
+        """
+        if not self:
+            return message
+        if isinstance(message, list):
+            return [self.message(item) for item in message]
+        if isinstance(message, dict):
+            return {key: value if key in ("id", "jsonrpc") else self._value(value) for key, value in message.items()}
+        return self._value(message)
+
+    def _value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {key: self._value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self._value(item) for item in value]
+        return value
+
+    def line(self, line: bytes) -> bytes:
+        """A wire line, redacted: a JSON one value by value (re-encoded compactly), any other as text."""
+        if not self:
+            return line
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            return self.text(line.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        return encode(self.message(parsed))[:-1]
 
     def rules(self) -> dict[str, list[str]]:
         """What the cassette's `meta.redact` keeps: names and patterns, never values."""

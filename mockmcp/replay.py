@@ -148,8 +148,6 @@ class Replay:
         """Handle one line from the host."""
         if self.ended:
             return []
-        if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
-            line = self.redactor.apply(line)
         try:
             message = json.loads(line)
         except ValueError as exc:  # includes UnicodeDecodeError
@@ -157,6 +155,8 @@ class Replay:
                 Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
                 self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),
             ]
+        if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
+            message = self.redactor.message(message)
         if isinstance(message, list):
             return self._receive_batch(message)
         return self._receive_one(message, None)

@@ -12,6 +12,7 @@ order. Every line both ways goes to a `Recorder`, so the live session becomes a 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import threading
@@ -23,6 +24,7 @@ from mockmcp.cassette import Cassette, Interaction
 from mockmcp.drift import MINTED_KEYS, Drift
 from mockmcp.errors import UsageError
 from mockmcp.recorder import CLIENT, SERVER, Recorder
+from mockmcp.redact import Redactor
 
 __all__ = ["KNOBS", "carry_knobs", "drive"]
 
@@ -33,13 +35,15 @@ _DEFAULTS = Interaction("request")
 class _Live:
     """The live server process, its output as a queue of lines, and the recording of both sides."""
 
-    def __init__(self, command: list[str], meta: dict[str, Any]) -> None:
+    def __init__(self, command: list[str], meta: dict[str, Any], redactor: Redactor) -> None:
         try:
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         except OSError as exc:
             raise UsageError(f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`") from None
         self.start = time.monotonic()
+        self.redactor = redactor  # the cassette's own rules: what is recorded (and maybe written) is redacted
         self.recorder = Recorder(meta)
+        self.eof = False
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -51,7 +55,7 @@ class _Live:
 
     def send(self, message: dict[str, Any]) -> None:
         line = jsonrpc.encode(message)
-        self.recorder.feed(CLIENT, line[:-1], time.monotonic() - self.start)
+        self.recorder.feed(CLIENT, self.redactor.line(line[:-1]), time.monotonic() - self.start)
         assert self.process.stdin is not None
         try:
             self.process.stdin.write(line)
@@ -60,13 +64,17 @@ class _Live:
             pass  # the server is gone; what it did not answer shows as drift
 
     def next_line(self, deadline: float) -> bytes | None:
-        """The server's next line, or None at EOF or when the deadline passes."""
+        """The server's next line, or None at EOF (then at once, every time) or when the deadline passes."""
+        if self.eof:
+            return None
         try:
             line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             return None
-        if line is not None:
-            self.recorder.feed(SERVER, line, time.monotonic() - self.start)
+        if line is None:
+            self.eof = True
+        else:
+            self.recorder.feed(SERVER, self.redactor.line(line), time.monotonic() - self.start)
         return line
 
     def stop(self, grace: float) -> None:
@@ -87,7 +95,7 @@ class _Live:
 
 def drive(cassette: Cassette, command: list[str], timeout: float = 10.0, grace: float = 2.0) -> Cassette:
     """Play the cassette's client side to the live server; returns the live session as a cassette."""
-    live = _Live(command, {**cassette.meta, "server": command})
+    live = _Live(command, {**cassette.meta, "server": command}, Redactor.from_meta(cassette.meta, os.environ))
     answers = _recorded_answers(cassette)
     minted: dict[str, str] = {}
     next_id = 1

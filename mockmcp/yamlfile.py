@@ -82,6 +82,11 @@ def _represent_dict(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.Mapp
     return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=flat)
 
 
+# The dumper quotes a string its resolvers would read as another type; its standard (YAML 1.1)
+# resolvers miss some of ours, such as `1e3` (a float here), so it knows ours too.
+for _tag, _pattern, _first in _IMPLICIT:
+    _Dumper.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(dict, _represent_dict)

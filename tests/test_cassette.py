@@ -188,3 +188,9 @@ def test_save_keeps_the_permissions_a_file_would_have(tmp_path: Path) -> None:
     fresh.chmod(0o640)
     cassette.save(good, str(fresh))
     assert fresh.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("text", ["1e3", "12e45", "1.5e3", "0e5", "-2E-7", "0", "+1", "1.0", "true", "False", "~", "null"])
+def test_strings_that_look_like_json_scalars_stay_strings(text: str) -> None:
+    data = {"s": text, "list": [text]}
+    assert yamlfile.load(yamlfile.dump(data)) == data
