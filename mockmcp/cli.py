@@ -150,6 +150,10 @@ def main(argv: list[str] | None = None) -> Any:
     except MockmcpError as error:
         click.echo(f"mockmcp: error: {error.render()}", err=True)
         sys.exit(error.exit_code)
+    except OSError as error:  # a file or socket the command needed; located as far as the OS says
+        where = f" ({error.filename})" if error.filename else ""
+        click.echo(f"mockmcp: error: {error.strerror or error}{where}\n  how to fix: check the path, its folder and their permissions", err=True)
+        sys.exit(2)
     except click.exceptions.Abort:
         click.echo("mockmcp: aborted", err=True)
         sys.exit(130)

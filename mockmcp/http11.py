@@ -7,6 +7,7 @@ threads may use in turn (an SSE stream is written by whichever thread has the ne
 
 from __future__ import annotations
 
+import select
 import socket
 import threading
 from typing import Any
@@ -57,6 +58,14 @@ class Writer:
     def respond(self, status: int, body: bytes = b"", content_type: str = "application/json", headers: list[tuple[str, str]] | None = None) -> None:
         fields = [("content-type", content_type), ("content-length", str(len(body))), *(headers or [])]
         self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
+
+    def peer_closed(self) -> bool:
+        """Whether the client has closed its side (a long-lived stream learns it no other way)."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            return bool(readable) and self.sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""

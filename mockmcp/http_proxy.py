@@ -180,6 +180,8 @@ class RecordingProxy(Http11Server):
                 for data in events.feed(chunk):
                     self.record(SERVER, session, data)
                 writer.send(h11.Data(data=chunk))
+                if writer.broken:  # the client is gone: close the server's stream too (see `finally`)
+                    return
             writer.send(h11.EndOfMessage())
             return
         body = b"".join(upstream.chunks())

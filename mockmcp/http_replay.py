@@ -89,6 +89,7 @@ class _LiveSession:
         self.streams: dict[Any, _Stream] = {}
         self.standalone: _Stream | None = None
         self.backlog: list[bytes] = []
+        self.aliases: dict[str, Any] = {}  # stateless session: our unique request id -> the client's
         self.ended = False
         with self.lock:
             self.perform(self.engine.start())
@@ -110,15 +111,26 @@ class _LiveSession:
     def _route(self, send: Send) -> None:
         stream = self.streams.get(send.request) if send.request is not None else None
         if stream is None:
-            if self.standalone is not None and not self.standalone.done.is_set():
+            if self.standalone_open():
+                assert self.standalone is not None
                 self.standalone.event(send.data)
             else:
                 self.backlog.append(send.data)
             return
-        stream.event(send.data)
+        data = send.data
+        if send.final and send.request in self.aliases:
+            data = _with_id(data, self.aliases.pop(send.request))
+        stream.event(data)
         if send.final:
             del self.streams[send.request]
             stream.finish()
+
+    def standalone_open(self) -> bool:
+        """Whether the GET stream is there to take a message (a client that dropped it has not)."""
+        stream = self.standalone
+        if stream is not None and stream.writer.broken:
+            stream.finish()
+        return stream is not None and not stream.done.is_set()
 
     def _wake(self, job: int) -> None:
         with self.lock:
@@ -244,6 +256,11 @@ class HttpReplay(Http11Server):
         if isinstance(message, list):
             writer.respond(400, _error(None, jsonrpc.INVALID_REQUEST, "mockmcp serves one message per POST; batches are not supported over HTTP"))
             return
+        found = jsonrpc.classify(message)
+        if found.kind == jsonrpc.INVALID:
+            body = jsonrpc.encode(jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}"))
+            writer.respond(400, body)
+            return
         mismatch = _header_mismatch(headers, message)
         if mismatch:
             writer.respond(400, _error(message, -32020, mismatch))
@@ -261,6 +278,13 @@ class HttpReplay(Http11Server):
                 return
             stream = _Stream(writer)
             if is_request:
+                if session.id is None:
+                    # Clients of the shared stateless session choose ids on their own, and two may
+                    # both use 1 at once: the engine sees a unique id, the client gets its own back.
+                    alias = f"mockmcp-{secrets.token_hex(8)}"
+                    session.aliases[alias] = message["id"]
+                    message = {**message, "id": alias}
+                    body = jsonrpc.encode(message)
                 session.streams[message["id"]] = stream
             session.perform(session.engine.receive(body))
             if not is_request:
@@ -294,7 +318,7 @@ class HttpReplay(Http11Server):
             writer.respond(400 if "mcp-session-id" not in headers else 404, b"a GET stream needs a live session", "text/plain")
             return
         with session.lock:
-            if session.standalone is not None and not session.standalone.done.is_set():
+            if session.standalone_open():
                 writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
                 return
             stream = session.standalone = _Stream(writer)
@@ -302,7 +326,10 @@ class HttpReplay(Http11Server):
             for data in session.backlog:
                 stream.event(data)
             session.backlog.clear()
-        stream.done.wait()
+        while not stream.done.wait(0.5):
+            if writer.peer_closed():  # the client dropped the stream: let it open another
+                with session.lock:
+                    stream.finish()
 
     def _delete(self, writer: Writer, headers: dict[str, str], _body: bytes) -> None:
         with self.lock:
@@ -352,6 +379,17 @@ def _decoded(value: str | None) -> str | None:
         return base64.b64decode(value[9:-2], validate=True).decode()
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+def _with_id(data: bytes, request_id: Any) -> bytes:
+    """A reply line with the client's own id put back (a raw reply is left as written)."""
+    try:
+        reply = json.loads(data)
+    except ValueError:
+        return data
+    if isinstance(reply, dict):
+        reply["id"] = request_id
+    return jsonrpc.encode(reply)
 
 
 def _error(message: Any, code: int, text: str) -> bytes:

@@ -21,6 +21,7 @@ a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,10 +75,12 @@ class Recorder:
             message = json.loads(line)
         except ValueError:
             message = None
-        if direction == CLIENT:
-            self._client(message, line, at)
-        else:
-            self._server(message, line, at)
+        # A batch (2025-03-26) is its messages, each taken as if it had come alone.
+        for one in message if isinstance(message, list) and message else [message]:
+            if direction == CLIENT:
+                self._client(one, line, at)
+            else:
+                self._server(one, line, at)
 
     def _client(self, message: Any, line: bytes, at: float) -> None:
         found = jsonrpc.classify(message)
@@ -87,10 +90,14 @@ class Recorder:
             self._items.append(item)
             self._in_flight[message["id"]] = item
             meta = (body.get("params") or {}).get("_meta") if isinstance(body.get("params"), dict) else None
-            if isinstance(meta, dict) and "progressToken" in meta:
+            if isinstance(meta, dict) and jsonrpc.is_valid_id(meta.get("progressToken")):
                 self._tokens[meta["progressToken"]] = item
         elif found.kind == jsonrpc.NOTIFICATION:
             self._items.append(_Open("notification", _strip(message), _round(at)))
+            params = message.get("params")
+            if message["method"] == "notifications/cancelled" and isinstance(params, dict) and jsonrpc.is_valid_id(params.get("requestId")):
+                # The host gave up on it: it no longer draws the server's later messages to itself.
+                self._in_flight.pop(params["requestId"], None)
         elif found.kind == jsonrpc.RESPONSE and message["id"] in self._server_requests:
             self._server_requests.pop(message["id"])["response"] = _strip(message, keep_id=False)
         else:
@@ -111,7 +118,8 @@ class Recorder:
             entry = {"kind": "request", "message": _strip(message), "at": _round(at), "seq": self._seq}
             self._server_requests[message["id"]] = entry
         else:
-            entry = {"kind": "raw", "message": line.decode("utf-8", "surrogateescape"), "at": _round(at), "seq": self._seq}
+            # YAML holds text only: bytes that are not UTF-8 are kept as U+FFFD.
+            entry = {"kind": "raw", "message": line.decode("utf-8", "replace"), "at": _round(at), "seq": self._seq}
         self._seq += 1
         owner = self._named_owner(message)
         if owner is not None:
@@ -125,11 +133,13 @@ class Recorder:
         """The client request a server message names, by progress token or subscription id (rules 1, 2)."""
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict):
-            if message.get("method") == "notifications/progress" and params.get("progressToken") in self._tokens:
-                return self._tokens[params["progressToken"]]
+            token = params.get("progressToken")
+            if message.get("method") == "notifications/progress" and jsonrpc.is_valid_id(token) and token in self._tokens:
+                return self._tokens[token]
             meta = params.get("_meta")
-            if isinstance(meta, dict) and meta.get(SUBSCRIPTION_ID) in self._in_flight:
-                return self._in_flight[meta[SUBSCRIPTION_ID]]
+            listen = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+            if jsonrpc.is_valid_id(listen) and listen in self._in_flight:
+                return self._in_flight[listen]
         return None
 
     def _idle_owner(self, at: float) -> _Open:
@@ -164,8 +174,30 @@ def era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
 
 
 def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
-    """The message as the cassette keeps it: without the constant jsonrpc field (and the id, for responses)."""
-    return {k: v for k, v in message.items() if k != "jsonrpc" and (keep_id or k != "id")}
+    """The message as the cassette keeps it: without the constant jsonrpc field (and the id, for responses).
+
+    A lone surrogate (legal in a JSON escape, a cut emoji) cannot be written as YAML text: it is kept as U+FFFD.
+    """
+    body = {k: v for k, v in message.items() if k != "jsonrpc" and (keep_id or k != "id")}
+    try:
+        json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        cleaned: dict[str, Any] = _text_only(body)
+        return cleaned
+    return body
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_only(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_text_only(k): _text_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_only(v) for v in value]
+    return value
 
 
 def _round(seconds: float) -> float:

@@ -107,7 +107,8 @@ class MockServer:
         if self.recording:
             if self.mode == "new" and self.cassette.exists() and not self.staged.exists():
                 shutil.copyfile(self.cassette, self.staged)
-            mode = "new" if self.mode == "new" else "all"
+            # A host may launch the server more than once in a test: later launches add to the first.
+            mode = "new" if self.mode == "new" or self.staged.exists() else "all"
             return [*mockmcp, "record", "-o", str(self.staged), "--mode", mode, "--", *(self.server or [])]
         ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
         return [*mockmcp, "replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]

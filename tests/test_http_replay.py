@@ -206,3 +206,68 @@ def test_without_the_http_extra_the_error_says_what_to_install(tmp_path: Path) -
 
 
 
+
+
+SLOW_MODERN = """\
+version: 1
+interactions:
+- request: {method: tools/call, params: {name: slow, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}}
+  delay: 0.5
+  response: {result: {content: [{type: text, text: slow}], resultType: complete}}
+- request: {method: tools/call, params: {name: fast, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}}
+  response: {result: {content: [{type: text, text: fast}], resultType: complete}}
+"""
+
+
+def test_stateless_clients_may_use_the_same_id_at_once_and_bad_posts_get_400(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "slow.yaml"
+    path.write_text(SLOW_MODERN)
+    answers: dict[str, Any] = {}
+
+    def call(name: str) -> None:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "_meta": MODERN_META}}
+        headers = {**MODERN_HEADERS, "mcp-name": name}
+        status, response_headers, text = post(server.port, body, headers)
+        events = [line[6:] for line in text.splitlines() if line.startswith("data: ")] or [text]
+        answers[name] = (status, json.loads(events[-1]))
+
+    with served(path, tmp_path) as server:
+        slow = threading.Thread(target=call, args=("slow",))
+        slow.start()
+        call("fast")
+        slow.join(10)
+        status, _, body = post(server.port, 42)
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600
+        server.stop()
+    assert answers["fast"][1]["id"] == 1 and answers["fast"][1]["result"]["content"][0]["text"] == "fast"
+    assert answers["slow"][1]["id"] == 1 and answers["slow"][1]["result"]["content"][0]["text"] == "slow"
+
+
+def test_a_dropped_get_stream_can_be_opened_again(tmp_path: Path) -> None:
+    import socket as sockets
+
+    path = tmp_path / "slow.yaml"
+    path.write_text(SLOW)
+    with served(path, tmp_path) as server:
+        status, headers, _ = post(server.port, INIT)
+        session = headers["mcp-session-id"]
+        raw = sockets.create_connection(("127.0.0.1", server.port), timeout=10)
+        raw.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n".encode())
+        assert raw.recv(1024).startswith(b"HTTP/1.1 200")
+        raw.close()  # the client drops its stream
+        import time
+
+        deadline = time.monotonic() + 10
+        while True:
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            connection.request("GET", "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session})
+            response = connection.getresponse()
+            if response.status == 200 or time.monotonic() > deadline:
+                break
+            connection.close()
+            time.sleep(0.2)
+        assert response.status == 200
+        connection.close()
+        server.stop()

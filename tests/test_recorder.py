@@ -1,0 +1,78 @@
+"""The pure recorder: observed lines in, a cassette out, whatever the host and the server send."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mockmcp import cassette
+from mockmcp.recorder import CLIENT, SERVER, Recorder
+
+
+def record(*lines: tuple[str, Any]) -> cassette.Cassette:
+    recorder = Recorder({})
+    for at, (direction, message) in enumerate(lines):
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        recorder.feed(direction, data, float(at))
+    return recorder.cassette()
+
+
+def req(rid: Any, method: str, params: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, **({"params": params} if params is not None else {})}
+
+
+def res(rid: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def note(method: str, params: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+
+
+def test_a_batch_is_recorded_as_its_messages() -> None:
+    made = record(
+        (CLIENT, [req(1, "tools/list"), req(2, "prompts/list"), note("notifications/initialized")]),
+        (SERVER, [res(1, {"tools": []}), res(2, {"prompts": []})]),
+    )
+    assert [(i.kind, i.method, i.response) for i in made.interactions] == [
+        ("request", "tools/list", {"result": {"tools": []}}),
+        ("request", "prompts/list", {"result": {"prompts": []}}),
+        ("notification", "notifications/initialized", None),
+    ]
+
+
+def test_server_messages_keep_the_order_they_came_in() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "count", "_meta": {"progressToken": "p"}})),
+        (SERVER, note("notifications/progress", {"progressToken": "p", "progress": 1})),
+        (SERVER, note("notifications/message", {"level": "info", "data": "one"})),
+        (SERVER, note("notifications/progress", {"progressToken": "p", "progress": 2})),
+        (SERVER, res(1, {"content": []})),
+    )
+    [call] = made.interactions
+    assert [item.message["method"] for item in call.server] == ["notifications/progress", "notifications/message", "notifications/progress"]
+
+
+def test_a_cancelled_request_does_not_draw_later_messages() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "slow"})),
+        (CLIENT, note("notifications/cancelled", {"requestId": 1})),
+        (SERVER, note("notifications/tools/list_changed")),
+    )
+    assert [i.kind for i in made.interactions] == ["request", "notification"]
+    assert made.interactions[1].server[0].message["method"] == "notifications/tools/list_changed"
+    assert made.interactions[0].server == ()
+
+
+def test_odd_tokens_and_text_that_yaml_cannot_hold_do_not_break_the_recording() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "x", "_meta": {"progressToken": {"t": 1}}})),
+        (SERVER, note("notifications/progress", {"progressToken": {"t": 1}, "progress": 1})),
+        (SERVER, b"warning: \xff\xfe bad bytes"),
+        (SERVER, b'{"jsonrpc":"2.0","id":1,"result":{"text":"cut emoji \\ud83d"}}'),
+    )
+    text = cassette.dump(made)  # must be writable
+    again = cassette.loads(text)
+    call = again.interactions[0]
+    assert call.response == {"result": {"text": "cut emoji \ufffd"}}
+    assert call.server[1].message == "warning: \ufffd\ufffd bad bytes"
