@@ -94,6 +94,8 @@ def _judge(
     gone = _gone(recorded, live, offered)
     if gone:
         return Entry(MISSING, i, j, what, (gone,))
+    if live.response is None and recorded.response is not None:
+        return Entry(CHANGED, i, j, what, (f"no {name} answer: the server exited, or took longer than the timeout",))
     a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
     if canonical(a) == canonical(b):
         return Entry(SAME, i, j, what)
