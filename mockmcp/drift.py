@@ -97,12 +97,28 @@ def _judge(
     if live.response is None and recorded.response is not None:
         return Entry(CHANGED, i, j, what, (f"no {name} answer: the server exited, or took longer than the timeout",))
     a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
-    if canonical(a) == canonical(b):
+    sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
+    if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
         return Entry(SAME, i, j, what)
     from mockmcp.explain import describe_differences  # deferred: deepdiff only when something differs
 
     found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
+    found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
     return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))
+
+
+def _server_messages(matcher: Matcher, interaction: Interaction) -> list[Any]:
+    """What the server sent during an interaction, as compared: no ids, no progress tokens, no volatile _meta."""
+    out: list[Any] = []
+    for item in interaction.server:
+        if item.kind == "raw":
+            out.append({"raw": item.message})
+            continue
+        params = item.message.get("params")
+        if item.message["method"] == "notifications/progress" and isinstance(params, dict):
+            params = {k: v for k, v in params.items() if k != "progressToken"}
+        out.append({item.kind: item.message["method"], "params": matcher.normalize("", params)})
+    return out
 
 
 def _gone(recorded: Interaction, live: Interaction, offered: set[str] | None) -> str | None:

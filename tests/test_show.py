@@ -58,28 +58,28 @@ def test_notes_session_shows_progress_logs_and_server_requests_in_order_with_tim
     lines = transcript(SHIPPED / "notes-session.yaml")
     assert lines[:2] == [
         "cassettes/notes-session.yaml: handshake era, protocol 2025-11-25",
-        "  server: python examples/notes_server.py, recorded 2026-12-02T14:10:46Z",
+        "  server: python examples/notes_server.py, recorded 2026-12-02T15:40:29Z",
     ]
     assert in_order(lines, [
-        "+0.005s [0]  → initialize protocol 2025-11-25, client mcp 0.1.0",
-        "             ← protocol 2025-11-25, server notes  (859 ms)",
-        "+0.933s [5]  → tools/call count_slowly {n: 2}",
-        "+0.934s      ← notifications/progress progress 1/2 step 1",
-        "+0.935s      ← notifications/progress progress 2/2 step 2",
-        "+0.934s      ← notifications/message info: counted 1",
-        "+0.935s      ← notifications/message info: counted 2",
+        "+0.002s [0]  → initialize protocol 2025-11-25, client mcp 0.1.0",
+        "             ← protocol 2025-11-25, server notes  (580 ms)",
+        "+0.641s [5]  → tools/call count_slowly {n: 2}",
+        "+0.642s      ← notifications/progress progress 1/2 step 1",  # in the order the server sent them
+        "+0.643s      ← notifications/message info: counted 1",
+        "+0.643s      ← notifications/progress progress 2/2 step 2",
+        "+0.643s      ← notifications/message info: counted 2",
         "             ← counted to 2  (3 ms)",
-        "+0.938s [6]  → tools/call delete_file {path: notes.txt}",
-        "+0.940s      ← elicitation/create form: Delete notes.txt?",
+        "+0.645s [6]  → tools/call delete_file {path: notes.txt}",
+        "+0.647s      ← elicitation/create form: Delete notes.txt?",
         "               → accept {confirm: true}",
         "             ← deleted notes.txt  (4 ms)",
-        "+0.947s      ← sampling/createMessage user: Summarize: remember to buy milk",
+        "+0.652s      ← sampling/createMessage user: Summarize: remember to buy milk",
         "               → example-model: milk",
-        "+0.954s      ← roots/list",
+        "+0.656s      ← roots/list",
         "               → file:///home/user/notes",
-        "+0.958s [9]  → resources/read notes://notes.txt",
+        "+0.659s [9]  → resources/read notes://notes.txt",
         "             ← notes://notes.txt: remember to buy milk  (1 ms)",
-        "+0.961s [10] → prompts/get review {path: notes.txt}",
+        "+0.661s [10] → prompts/get review {path: notes.txt}",
         "             ← user: Please review this note: remember to buy milk  (1 ms)",
     ])
     assert lines[-1] == "10 requests, 1 notification, 7 server messages, 0 errors, 1 tool error, 0 faults, era: handshake"

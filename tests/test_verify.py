@@ -97,6 +97,8 @@ def edited(tmp_path: Path, name: str, change: str) -> Path:
         interactions[3]["response"]["result"]["content"][0]["text"] = "remember to buy tea"
     elif change == "drop":
         del interactions[10]
+    elif change == "log":
+        interactions[5]["server"][1]["notification"]["params"]["data"] = "counted one"
     elif change == "add":
         interactions.append({"request": {"method": "ping"}, "response": {"result": {}}})
     path = tmp_path / name
@@ -111,6 +113,7 @@ def edited(tmp_path: Path, name: str, change: str) -> Path:
         ("answer", 1, '- content[0].text: recorded "remember to buy milk", other "remember to buy tea"'),
         ("drop", 1, "missing  [10] prompts/get review"),
         ("add", 1, "new      other[11] ping"),
+        ("log", 1, '- server[1].params.data: recorded "counted 1", other "counted one"'),
     ],
 )
 def test_diff_between_two_cassettes(tmp_path: Path, change: str, code: int, line: str) -> None:
