@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mockmcp.cassette import Cassette, Interaction
-from mockmcp.jsonrpc import METHOD_NOT_FOUND
+from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.matching import Matcher, canonical
 
 __all__ = ["Drift", "Entry", "compare", "label", "minted_values"]
@@ -183,10 +183,4 @@ def _strings(value: Any, any_key: bool) -> set[str]:
 
 def _mask(value: Any, minted: frozenset[str]) -> Any:
     """value with server-minted strings replaced by one marker, so that echoes of them compare equal."""
-    if isinstance(value, str):
-        return "<minted>" if value in minted else value
-    if isinstance(value, dict):
-        return {k: _mask(v, minted) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v, minted) for v in value]
-    return value
+    return map_strings(value, lambda text: "<minted>" if text in minted else text)

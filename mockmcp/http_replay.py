@@ -43,7 +43,6 @@ __all__ = ["HttpReplay"]
 
 MODERN = "2026-07-28"
 VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", MODERN}
-PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -349,7 +348,7 @@ def _modern(headers: dict[str, str], message: Any) -> bool:
         return False
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return message.get("method") == "server/discover" or (isinstance(meta, dict) and PROTOCOL_META in meta)
+    return message.get("method") == "server/discover" or (isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_KEY in meta)
 
 
 def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
@@ -359,9 +358,9 @@ def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
         return f"unsupported MCP-Protocol-Version header {version!r}"
     params = message.get("params") if isinstance(message, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
-    if not (isinstance(meta, dict) and PROTOCOL_META in meta and "method" in message):
+    if not (isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_KEY in meta and "method" in message):
         return None
-    if version != meta[PROTOCOL_META]:
+    if version != meta[jsonrpc.PROTOCOL_VERSION_KEY]:
         return "the MCP-Protocol-Version header does not match the request's _meta protocol version"
     if headers.get("mcp-method") != message["method"]:
         return "the Mcp-Method header does not match the request body's method"

@@ -8,6 +8,7 @@ originates (error responses). It never reads or writes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -18,10 +19,13 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "NO_MATCH",
     "PARSE_ERROR",
+    "PROTOCOL_VERSION_KEY",
+    "SUBSCRIPTION_ID_KEY",
     "classify",
     "encode",
     "error_response",
     "is_valid_id",
+    "map_strings",
 ]
 
 PARSE_ERROR = -32700
@@ -32,6 +36,10 @@ INTERNAL_ERROR = -32603
 # mockmcp's own code, in the implementation-defined server range: the method is known to the
 # cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md.
 NO_MATCH = -32042
+
+# MCP's reserved per-message _meta keys that mockmcp reads (2026-07-28).
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 REQUEST = "request"
 NOTIFICATION = "notification"
@@ -114,6 +122,17 @@ def error_response(reply_id: Any, code: int, message: str, data: Any = None) -> 
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": reply_id, "error": error}
+
+
+def map_strings(value: Any, change: Callable[[str], str], keys: bool = False) -> Any:
+    """A copy of a JSON value with every string value (and, with keys, every key) passed through change."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {(change(k) if keys else k): map_strings(v, change, keys) for k, v in value.items()}
+    if isinstance(value, list):
+        return [map_strings(v, change, keys) for v in value]
+    return value
 
 
 def encode(message: Any) -> bytes:

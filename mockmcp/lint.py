@@ -24,7 +24,7 @@ import yaml
 
 from mockmcp.cassette import Cassette, Interaction, Place, ServerItem, loads, render_place
 from mockmcp.errors import CassetteError
-from mockmcp.jsonrpc import is_valid_id
+from mockmcp.jsonrpc import PROTOCOL_VERSION_KEY, is_valid_id
 from mockmcp.secrets_scan import FIX, scan
 
 __all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
@@ -32,7 +32,6 @@ __all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "
 ERROR = "error"
 WARNING = "warning"
 
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 _STATELESS_VERSION = "2026-07-28"
 _RESULT_TYPES = ("complete", "input_required")
 _MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
@@ -181,7 +180,7 @@ def _speaks_stateless(message: dict[str, Any] | None) -> bool:
     """
     params = None if message is None else message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and meta.get(_VERSION_KEY) == _STATELESS_VERSION
+    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) == _STATELESS_VERSION
 
 
 def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:

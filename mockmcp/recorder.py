@@ -32,8 +32,6 @@ __all__ = ["CLIENT", "Recorder", "SERVER", "era"]
 
 CLIENT = "client"
 SERVER = "server"
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 
 @dataclass(slots=True)
@@ -137,7 +135,7 @@ class Recorder:
             if message.get("method") == "notifications/progress" and jsonrpc.is_valid_id(token) and token in self._tokens:
                 return self._tokens[token]
             meta = params.get("_meta")
-            listen = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+            listen = meta.get(jsonrpc.SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
             if jsonrpc.is_valid_id(listen) and listen in self._in_flight:
                 return self._in_flight[listen]
         return None
@@ -168,8 +166,8 @@ def era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
     for interaction in interactions:
         params = interaction.params
         meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and isinstance(meta.get(PROTOCOL_VERSION), str):
-            return {"era": "stateless", "protocol_version": meta[PROTOCOL_VERSION]}
+        if isinstance(meta, dict) and isinstance(meta.get(jsonrpc.PROTOCOL_VERSION_KEY), str):
+            return {"era": "stateless", "protocol_version": meta[jsonrpc.PROTOCOL_VERSION_KEY]}
     return {}
 
 
@@ -182,22 +180,12 @@ def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
     try:
         json.dumps(body, ensure_ascii=False).encode()
     except UnicodeEncodeError:
-        cleaned: dict[str, Any] = _text_only(body)
+        cleaned: dict[str, Any] = jsonrpc.map_strings(body, lambda text: _SURROGATE.sub("\ufffd", text), keys=True)
         return cleaned
     return body
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _text_only(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_text_only(k): _text_only(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_text_only(v) for v in value]
-    return value
 
 
 def _round(seconds: float) -> float:

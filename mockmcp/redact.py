@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from mockmcp.errors import UsageError
-from mockmcp.jsonrpc import encode
+from mockmcp.jsonrpc import encode, map_strings
 
 __all__ = ["Redactor"]
 
@@ -75,17 +75,8 @@ class Redactor(NamedTuple):
         if isinstance(message, list):
             return [self.message(item) for item in message]
         if isinstance(message, dict):
-            return {key: value if key in ("id", "jsonrpc") else self._value(value) for key, value in message.items()}
-        return self._value(message)
-
-    def _value(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {key: self._value(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self._value(item) for item in value]
-        return value
+            return {key: value if key in ("id", "jsonrpc") else map_strings(value, self.text) for key, value in message.items()}
+        return map_strings(message, self.text)
 
     def line(self, line: bytes) -> bytes:
         """A wire line, redacted: a JSON one value by value (re-encoded compactly), any other as text."""

@@ -26,7 +26,6 @@ from mockmcp.selection import Recordings, Selection
 
 __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 # Value types on the start-up path are NamedTuples: defining one costs a sixth of a frozen,
@@ -330,8 +329,8 @@ class Replay:
                     return []  # the live request asked for no progress
                 message = {**message, "params": {**params, "progressToken": job.token}}
             meta = params.get("_meta") if isinstance(params, dict) else None
-            if isinstance(meta, dict) and SUBSCRIPTION_ID in meta:
-                message = {**message, "params": {**params, "_meta": {**meta, SUBSCRIPTION_ID: job.reply_id}}}
+            if isinstance(meta, dict) and jsonrpc.SUBSCRIPTION_ID_KEY in meta:
+                message = {**message, "params": {**params, "_meta": {**meta, jsonrpc.SUBSCRIPTION_ID_KEY: job.reply_id}}}
         return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id)]
 
     def _finish(self, job: _Job) -> list[Action]:

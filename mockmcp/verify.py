@@ -103,7 +103,7 @@ def drive(cassette: Cassette, command: list[str], timeout: float = 10.0, grace: 
         for interaction in cassette.interactions:
             if interaction.kind == "server" or interaction.message is None:
                 continue
-            body = {k: v for k, v in _swap(interaction.message, minted).items() if k != "id"}
+            body = {k: v for k, v in jsonrpc.map_strings(interaction.message, lambda text: minted.get(text, text)).items() if k != "id"}
             if interaction.kind == "notification":
                 live.send({"jsonrpc": "2.0", **body})
                 continue
@@ -159,17 +159,6 @@ def _learn(recorded: Any, live: Any, minted: dict[str, str]) -> None:
     elif isinstance(recorded, list) and isinstance(live, list):
         for a, b in zip(recorded, live):
             _learn(a, b, minted)
-
-
-def _swap(value: Any, minted: dict[str, str]) -> Any:
-    """value with every recorded minted string replaced by its live counterpart."""
-    if isinstance(value, str):
-        return minted.get(value, value)
-    if isinstance(value, dict):
-        return {k: _swap(v, minted) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_swap(v, minted) for v in value]
-    return value
 
 
 def carry_knobs(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
