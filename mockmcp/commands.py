@@ -237,6 +237,9 @@ def _finish_recording(path: str, reason: str) -> None:
     from mockmcp.journal import finish
 
     written, recovered = finish(path)
+    if recovered.skipped:
+        first = recovered.skipped[0][:80]
+        _note(f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message and are not in {path} (the first: {first!r})")
     if not recovered.cassette.interactions:
         _note(f"nothing was recorded; {path} was left as it was; {reason}")
         return

@@ -81,6 +81,7 @@ class Recovered:
     header: dict[str, Any]
     cassette: Cassette
     torn: bool
+    skipped: tuple[str, ...] = ()  # client lines that were no JSON-RPC message, so are not in the cassette
 
 
 def read(path: str) -> Recovered:
@@ -105,7 +106,8 @@ def read(path: str) -> Recovered:
             if number != len(lines):  # only the very last line may be torn
                 raise CassetteError("damaged journal line", path=path, line=number, fix="remove that line and run `mockmcp recover` again") from None
             torn = True
-    return Recovered(header, _sessions(header.get("meta") or {}, recorders), torn)
+    skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
+    return Recovered(header, _sessions(header.get("meta") or {}, recorders), torn, skipped)
 
 
 def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:

@@ -274,3 +274,11 @@ def test_recover_keeps_every_whole_line_and_reports_a_torn_last_one(tmp_path: Pa
     assert not journal.exists()
     again = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, text=True, timeout=30, env=child_env())
     assert again.returncode == 2 and "no journal to recover" in again.stderr
+
+
+def test_host_lines_that_cannot_be_replayed_are_reported_not_dropped_silently(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    status, _stdout, stderr = run_record(out, [INIT, b'{"hello": "is anybody there?"}\n', CALL])
+    assert status == 0, stderr
+    assert "1 line(s) the host sent were no JSON-RPC message" in stderr and "is anybody there?" in stderr
+    assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
