@@ -31,8 +31,17 @@ async def roots(_ctx: Any) -> ListRootsResult:
     return ListRootsResult(roots=[Root(uri="file:///home/user/notes", name="notes")])
 
 
-def connect(server: Any, mode: str = "auto", **options: Any) -> Client:
-    """A Client with this host's callbacks, opted in to log messages on 2026-07-28 connections."""
+def connect(server: Any, mode: str = "auto", logs: list[Any] | None = None, **options: Any) -> Client:
+    """A Client with this host's callbacks, opted in to log messages on 2026-07-28 connections.
+
+    With `logs`, the data of every log message the server sends is appended to it.
+    """
+    if logs is not None:
+
+        async def log(params: Any) -> None:
+            logs.append(params.data)
+
+        options["logging_callback"] = log
     return Client(
         server, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
         log_level=None if mode == "legacy" else "info", **options,

@@ -37,12 +37,9 @@ def replay(cassette: Path, report: Path, *extra: str) -> StdioServerParameters:
 async def test_host_sees_the_whole_recorded_session(mode: str, cassette: Path, tmp_path: Path) -> None:
     logs: list[Any] = []
 
-    async def log(params: Any) -> None:
-        logs.append(params.data)
-
     report = tmp_path / "report.json"
     with anyio.fail_after(30):
-        async with connect(replay(cassette, report), mode, logging_callback=log) as client:
+        async with connect(replay(cassette, report), mode, logs=logs) as client:
             seen = await full_session(client)
     assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION
     assert "read_file" in seen["tools"]

@@ -77,11 +77,8 @@ def recording(target: str, out: Path) -> Iterator[str]:
 async def host_session(url: str, mode: str) -> dict[str, Any]:
     logs: list[Any] = []
 
-    async def log(params: Any) -> None:
-        logs.append(params.data)
-
     with anyio.fail_after(60):
-        async with connect(url, mode, logging_callback=log) as client:
+        async with connect(url, mode, logs=logs) as client:
             seen = await full_session(client)
     return {**seen, "logs": logs}
 

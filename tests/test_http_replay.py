@@ -59,13 +59,10 @@ def served(cassette: Path, tmp_path: Path, *extra: str) -> Iterator[Served]:
 async def test_the_sdk_http_client_sees_the_recorded_session(mode: str, cassette: Path, tmp_path: Path) -> None:
     logs: list[Any] = []
 
-    async def log(params: Any) -> None:
-        logs.append(params.data)
-
     with served(cassette, tmp_path) as server:
         assert server.url.startswith("http://127.0.0.1:"), "loopback unless told otherwise"
         with anyio.fail_after(30):
-            async with connect(server.url, mode, logging_callback=log) as client:
+            async with connect(server.url, mode, logs=logs) as client:
                 seen = await full_session(client)
         report = server.stop()
     assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION  # progress, elicitation, sampling, roots over SSE

@@ -32,11 +32,8 @@ def params(*args: str) -> StdioServerParameters:
 async def session(server: StdioServerParameters, mode: str) -> dict[str, Any]:
     logs: list[Any] = []
 
-    async def log(message: Any) -> None:
-        logs.append(message.data)
-
     with anyio.fail_after(60):
-        async with connect(server, mode, logging_callback=log) as client:
+        async with connect(server, mode, logs=logs) as client:
             seen = await full_session(client)
             big = await client.call_tool("big", {"size": BIG})
             seen["big"] = (len(text_of(big)), text_of(big)[:32])
