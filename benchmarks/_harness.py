@@ -54,7 +54,12 @@ class BenchError(Exception):
 
 def request(rid: int, params: dict[str, Any]) -> bytes:
     """One tools/call request, as the line a host writes."""
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}, separators=(",", ":")).encode() + b"\n"
+    return (
+        json.dumps(
+            {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}, separators=(",", ":")
+        ).encode()
+        + b"\n"
+    )
 
 
 def check_answers(label: str, lines: list[bytes], expected: Mapping[int, Any]) -> None:
@@ -87,11 +92,21 @@ class Process:
     Use it as a context manager, or call close(): stop() ends the process, close() also drops its stderr.
     """
 
-    def __init__(self, argv: list[str], label: str, env: dict[str, str] | None = None, stop_timeout: float = STOP_TIMEOUT) -> None:
+    def __init__(
+        self, argv: list[str], label: str, env: dict[str, str] | None = None, stop_timeout: float = STOP_TIMEOUT
+    ) -> None:
         self.label = label
         self.stop_timeout = stop_timeout
         self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, bufsize=0, cwd=ROOT, env=env or CHILD_ENV)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.err,
+            bufsize=0,
+            cwd=ROOT,
+            env=env or CHILD_ENV,
+        )
         self.out_fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
         self.in_fd = self.proc.stdin.fileno()  # type: ignore[union-attr]
         self.selector = selectors.DefaultSelector()
@@ -119,14 +134,18 @@ class Process:
         seen = self.buffer.count(b"\n")
         while seen < count:
             if not self.selector.select(READ_TIMEOUT):
-                raise BenchError(f"{self.label}: no answer for {READ_TIMEOUT:.0f} s ({seen} of {count} lines read){self.stderr_tail()}")
+                raise BenchError(
+                    f"{self.label}: no answer for {READ_TIMEOUT:.0f} s ({seen} of {count} lines read){self.stderr_tail()}"
+                )
             chunk = os.read(self.out_fd, 1 << 20)
             if not chunk:
                 try:
                     status = self.proc.wait(timeout=2)
                 except subprocess.TimeoutExpired:
                     status = None
-                raise BenchError(f"{self.label}: stdout closed after {seen} of {count} lines (exit status {status}){self.stderr_tail()}")
+                raise BenchError(
+                    f"{self.label}: stdout closed after {seen} of {count} lines (exit status {status}){self.stderr_tail()}"
+                )
             chunks.append(chunk)
             seen += chunk.count(b"\n")
         data = b"".join(chunks)
@@ -227,14 +246,21 @@ class Result:
         return "PASS" if ok else "MISS"
 
     def to_json(self, with_result_text: bool = True) -> dict[str, Any]:
-        document: dict[str, Any] = {"figure": self.figure, "subject": self.subject, "values": self.values, "ratio": self.ratio}
+        document: dict[str, Any] = {
+            "figure": self.figure,
+            "subject": self.subject,
+            "values": self.values,
+            "ratio": self.ratio,
+        }
         if with_result_text:
             document["result"] = self.result_text
         document.update({"goal": self.goal_text, "verdict": self.verdict, "error": self.error})
         return document
 
 
-def guarded(figure: str, subject: str, goal: float | None, run: Callable[[], list[Result]], lower_is_better: bool = False) -> list[Result]:
+def guarded(
+    figure: str, subject: str, goal: float | None, run: Callable[[], list[Result]], lower_is_better: bool = False
+) -> list[Result]:
     """The rows `run` returns; if it raises BenchError, one ERROR row for the figure instead."""
     try:
         return run()
@@ -244,7 +270,9 @@ def guarded(figure: str, subject: str, goal: float | None, run: Callable[[], lis
 
 def make_parser(doc: str, quick_help: str) -> argparse.ArgumentParser:
     """The command line every benchmark has: its docstring's first paragraph, --quick and --json FILE."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help=quick_help)
     parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON to FILE")
     return parser
@@ -252,7 +280,9 @@ def make_parser(doc: str, quick_help: str) -> argparse.ArgumentParser:
 
 def print_heading(name: str, settings: str) -> None:
     """The machine the benchmark runs on, then what it is about to do, then a blank line."""
-    print(f"mockmcp {name} benchmark: {PY} (Python {platform.python_version()}), {os.cpu_count()} CPUs, {platform.platform()}")
+    print(
+        f"mockmcp {name} benchmark: {PY} (Python {platform.python_version()}), {os.cpu_count()} CPUs, {platform.platform()}"
+    )
     print(settings + "\n")
 
 
@@ -262,7 +292,10 @@ def print_table(results: list[Result], result_heading: str = "result", strip: bo
     The measured column shows the first line of the error where a row has nothing else to show.
     """
     head = ("figure", "subject", "measured", result_heading, "goal", "verdict")
-    rows = [(r.figure, r.subject, r.shown or (r.error or "").splitlines()[0], r.result_text, r.goal_text, r.verdict) for r in results]
+    rows = [
+        (r.figure, r.subject, r.shown or (r.error or "").splitlines()[0], r.result_text, r.goal_text, r.verdict)
+        for r in results
+    ]
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     line = "  ".join("{:<%d}" % w for w in widths)
     print(line.format(*head))
@@ -272,7 +305,9 @@ def print_table(results: list[Result], result_heading: str = "result", strip: bo
         print(text.rstrip() if strip else text)
 
 
-def write_json(path: str, config: dict[str, Any], wall: float, results: list[Result], with_result_text: bool = True) -> None:
+def write_json(
+    path: str, config: dict[str, Any], wall: float, results: list[Result], with_result_text: bool = True
+) -> None:
     """The machine, the settings, the wall time and every result, as JSON in `path`."""
     document = {
         "python": PY,

@@ -35,7 +35,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from _harness import PY, BenchError, Process, Result, check_answers, guarded, make_parser, print_heading, report, request
+from _harness import (
+    PY,
+    BenchError,
+    Process,
+    Result,
+    check_answers,
+    guarded,
+    make_parser,
+    print_heading,
+    report,
+    request,
+)
 
 # The fast server: the least a Python stdio JSON-RPC server can do, with the same interpreter. Its
 # answer names the key it was asked for, so an answer paired with the wrong request is caught.
@@ -148,7 +159,9 @@ class Recording(Server):
         self.cassette = os.path.join(folder, name + ".yaml")
         self.full_check = full_check  # load the cassette with mockmcp's loader even when a scan finds it right
         argv = [PY, "-m", "mockmcp", "record", "-o", self.cassette, "--mode", "all", "--", PY, "-c", FAST_SERVER]
-        super().__init__(argv, "recorder", stop_timeout=RECORD_STOP_TIMEOUT + RECORD_STOP_PER_REQUEST * expected_requests)
+        super().__init__(
+            argv, "recorder", stop_timeout=RECORD_STOP_TIMEOUT + RECORD_STOP_PER_REQUEST * expected_requests
+        )
 
     def finish(self) -> Finished:
         """Close stdin and wait for the cassette; then check it and remove it.
@@ -158,7 +171,9 @@ class Recording(Server):
         """
         status, waited = self.stop()
         if status is None:
-            raise BenchError(f"{self.label}: still running {waited:.0f} s after stdin closed; killed{self.stderr_tail()}")
+            raise BenchError(
+                f"{self.label}: still running {waited:.0f} s after stdin closed; killed{self.stderr_tail()}"
+            )
         if status != 0:
             raise BenchError(f"{self.label}: exited with status {status}{self.stderr_tail()}")
         if os.path.exists(self.cassette + ".journal"):
@@ -220,7 +235,7 @@ def _scan_cassette(path: str, ids: range) -> bool:
 
 def _load_and_check(path: str, ids: range) -> str | None:
     """Load and validate the cassette with mockmcp's loader, then compare every interaction with what was sent."""
-    from mockmcp import cassette as cassettes  # the benchmark's interpreter has mockmcp installed
+    from mockmcp.cassette import store as cassettes  # the benchmark's interpreter has mockmcp installed
     from mockmcp.errors import MockmcpError
 
     try:
@@ -234,7 +249,8 @@ def _load_and_check(path: str, ids: range) -> str | None:
     others = [i for i in found if i.kind != "request"]
     unanswered = [rid for rid in ids if rid in requests and requests[rid].response is None]
     wrong = [
-        rid for rid in ids
+        rid
+        for rid in ids
         if rid not in requests
         or requests[rid].message != {"id": rid, "method": "tools/call", "params": _params(rid)}
         or requests[rid].response not in (None, {"result": _result(rid)})
@@ -277,8 +293,13 @@ def cassette_result(figure: str, finishes: list[Finished]) -> Result:
     return Result(
         figure=figure,
         subject="cassette written after stdin closed",
-        values={"finish_s": seconds, "finish_s_all": [f.seconds for f in finishes], "cassette_bytes": last.size,
-                "interactions_expected": last.requests, "problems": problems},
+        values={
+            "finish_s": seconds,
+            "finish_s_all": [f.seconds for f in finishes],
+            "cassette_bytes": last.size,
+            "interactions_expected": last.requests,
+            "problems": problems,
+        },
         shown=f"{seconds:6.2f} s ({many}{last.requests} interactions), {last.size / 1e6:.1f} MB, {last.size / last.requests:.0f} B each",
         ratio=None,
         goal=None,
@@ -306,8 +327,14 @@ def bench_throughput(folder: str, count: int, rounds: int) -> list[Result]:
         Result(
             figure="1. throughput",
             subject="mockmcp record, pipelined",
-            values={"direct_rps": direct, "recorder_rps": recorder, "requests": count, "rounds": rounds,
-                    "direct_rps_all": rates["direct"], "recorder_rps_all": rates["recorder"]},
+            values={
+                "direct_rps": direct,
+                "recorder_rps": recorder,
+                "requests": count,
+                "rounds": rounds,
+                "direct_rps_all": rates["direct"],
+                "recorder_rps_all": rates["recorder"],
+            },
             shown=f"{recorder:9,.0f} req/s vs direct {direct:9,.0f} req/s ({rounds} x {count})",
             ratio=recorder / direct,
             goal=0.5,
@@ -348,8 +375,16 @@ def bench_latency(folder: str, pairs: int, warmup: int) -> list[Result]:
         Result(
             figure="2. latency",
             subject="added to one round trip",
-            values={"direct_median_us": d_med, "recorder_median_us": r_med, "direct_p99_us": d_p99, "recorder_p99_us": r_p99,
-                    "added_median_us": r_med - d_med, "added_p99_us": r_p99 - d_p99, "pairs": pairs, "warmup": warmup},
+            values={
+                "direct_median_us": d_med,
+                "recorder_median_us": r_med,
+                "direct_p99_us": d_p99,
+                "recorder_p99_us": r_p99,
+                "added_median_us": r_med - d_med,
+                "added_p99_us": r_p99 - d_p99,
+                "pairs": pairs,
+                "warmup": warmup,
+            },
             shown=f"median {r_med:5.0f} us vs direct {d_med:4.0f} us; p99 {r_p99:5.0f} us vs {d_p99:4.0f} us (+{r_p99 - d_p99:.0f})",
             ratio=None,
             goal=None,
@@ -390,18 +425,32 @@ def bench_flat(folder: str, session: int, rounds: int) -> list[Result]:
     quarter = rounds // 4
     relative = [r / d for r, d in zip(rates[recorder], rates[direct])]
     first, last = statistics.median(relative[:quarter]), statistics.median(relative[-quarter:])
-    plain_first, plain_last = statistics.median(rates[recorder][:quarter]), statistics.median(rates[recorder][-quarter:])
+    plain_first, plain_last = (
+        statistics.median(rates[recorder][:quarter]),
+        statistics.median(rates[recorder][-quarter:]),
+    )
     direct_drift = statistics.median(rates[direct][-quarter:]) / statistics.median(rates[direct][:quarter])
     return [
         Result(
             figure="3. flat",
             subject="last vs first quarter of a session",
-            values={"first_quarter_relative": first, "last_quarter_relative": last,
-                    "first_quarter_rps": plain_first, "last_quarter_rps": plain_last, "plain_ratio": plain_last / plain_first,
-                    "direct_drift": direct_drift, "session": size * rounds, "rounds": rounds, "round_requests": size,
-                    "round_rps": rates[recorder], "direct_round_rps": rates[direct]},
-            shown=(f"{last:.2f} vs {first:.2f} of direct ({rounds} x {size}); plain {plain_last:,.0f} vs {plain_first:,.0f} req/s "
-                   f"= {plain_last / plain_first:.2f}x, direct drifted {direct_drift:.2f}x"),
+            values={
+                "first_quarter_relative": first,
+                "last_quarter_relative": last,
+                "first_quarter_rps": plain_first,
+                "last_quarter_rps": plain_last,
+                "plain_ratio": plain_last / plain_first,
+                "direct_drift": direct_drift,
+                "session": size * rounds,
+                "rounds": rounds,
+                "round_requests": size,
+                "round_rps": rates[recorder],
+                "direct_round_rps": rates[direct],
+            },
+            shown=(
+                f"{last:.2f} vs {first:.2f} of direct ({rounds} x {size}); plain {plain_last:,.0f} vs {plain_first:,.0f} req/s "
+                f"= {plain_last / plain_first:.2f}x, direct drifted {direct_drift:.2f}x"
+            ),
             ratio=last / first,
             goal=0.8,
         ),
@@ -421,11 +470,21 @@ def print_error_details(results: list[Result]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser(__doc__, "a short run: fewer requests")
-    parser.add_argument("--requests", type=int, help="pipelined requests per round, figure 1 (default 20000, 3000 with --quick)")
-    parser.add_argument("--rounds", type=int, help="timed rounds per side, figure 1, median taken (default 3, 2 with --quick)")
-    parser.add_argument("--pairs", type=int, help="timed round trips per side, figure 2 (default 2000, 300 with --quick)")
-    parser.add_argument("--session", type=int, help="requests in the long session, figure 3 (default 40000, 6000 with --quick)")
-    parser.add_argument("--only", choices=("throughput", "latency", "flat"), action="append", help="run only this figure (repeatable)")
+    parser.add_argument(
+        "--requests", type=int, help="pipelined requests per round, figure 1 (default 20000, 3000 with --quick)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, help="timed rounds per side, figure 1, median taken (default 3, 2 with --quick)"
+    )
+    parser.add_argument(
+        "--pairs", type=int, help="timed round trips per side, figure 2 (default 2000, 300 with --quick)"
+    )
+    parser.add_argument(
+        "--session", type=int, help="requests in the long session, figure 3 (default 40000, 6000 with --quick)"
+    )
+    parser.add_argument(
+        "--only", choices=("throughput", "latency", "flat"), action="append", help="run only this figure (repeatable)"
+    )
     args = parser.parse_args(argv)
     count = args.requests or (3000 if args.quick else 20000)
     rounds = args.rounds or (2 if args.quick else 3)
@@ -437,20 +496,36 @@ def main(argv: list[str] | None = None) -> int:
     if min(count, rounds, pairs, session // parts) < 1:
         parser.error(f"--requests, --rounds and --pairs must be at least 1, --session at least {parts}")
 
-    print_heading("record", f"pipelined: {rounds} rounds x {count} requests per side; round trips: {pairs} per side after {warmup} warm-up; "
-                            f"long session: {session} requests in {parts} rounds")
+    print_heading(
+        "record",
+        f"pipelined: {rounds} rounds x {count} requests per side; round trips: {pairs} per side after {warmup} warm-up; "
+        f"long session: {session} requests in {parts} rounds",
+    )
     began = time.perf_counter()
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="mockmcp-bench-record-") as folder:
         if "throughput" in only:
-            results += guarded("1. throughput", "mockmcp record, pipelined", 0.5, lambda: bench_throughput(folder, count, rounds))
+            results += guarded(
+                "1. throughput", "mockmcp record, pipelined", 0.5, lambda: bench_throughput(folder, count, rounds)
+            )
         if "latency" in only:
-            results += guarded("2. latency", "added to one round trip", None, lambda: bench_latency(folder, pairs, warmup))
+            results += guarded(
+                "2. latency", "added to one round trip", None, lambda: bench_latency(folder, pairs, warmup)
+            )
         if "flat" in only:
-            results += guarded("3. flat", "last vs first quarter of a session", 0.8, lambda: bench_flat(folder, session, parts))
+            results += guarded(
+                "3. flat", "last vs first quarter of a session", 0.8, lambda: bench_flat(folder, session, parts)
+            )
     wall = time.perf_counter() - began
-    config = {"quick": args.quick, "requests": count, "rounds": rounds, "pairs": pairs, "warmup": warmup,
-              "session": session, "session_rounds": parts}
+    config = {
+        "quick": args.quick,
+        "requests": count,
+        "rounds": rounds,
+        "pairs": pairs,
+        "warmup": warmup,
+        "session": session,
+        "session_rounds": parts,
+    }
     return report(results, wall, args.json, config, print_error_details)
 
 

@@ -30,10 +30,23 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from _harness import CHILD_ENV, PY, ROOT, Process, Result, check_answers, guarded, make_parser, print_heading, report, request
+from _harness import (
+    CHILD_ENV,
+    PY,
+    ROOT,
+    Process,
+    Result,
+    check_answers,
+    guarded,
+    make_parser,
+    print_heading,
+    report,
+    request,
+)
 
 NOTES = os.path.join(ROOT, "cassettes", "notes.yaml")
 
@@ -119,7 +132,9 @@ def bench_cold_start(runs: int, warmup: int) -> list[Result]:
             )
         )
     if not script:
-        results.append(Result("1. cold start", "mockmcp replay (console script)", {}, "not found next to " + PY, None, 2.5, True))
+        results.append(
+            Result("1. cold start", "mockmcp replay (console script)", {}, "not found next to " + PY, None, 2.5, True)
+        )
     return results
 
 
@@ -168,7 +183,10 @@ def bench_throughput(count: int, rounds: int) -> list[Result]:
     def notes(_rid: int) -> tuple[dict[str, Any], Any]:
         return NOTES_PARAMS, NOTES_RESULT
 
-    with Process([PY, "-c", FLOOR_LOOP], "floor loop") as floor_server, Process([PY, "-m", "mockmcp", "replay", NOTES], "mockmcp replay") as server:
+    with (
+        Process([PY, "-c", FLOOR_LOOP], "floor loop") as floor_server,
+        Process([PY, "-m", "mockmcp", "replay", NOTES], "mockmcp replay") as server,
+    ):
         floor_rate, rate = interleaved_rates([Pipeline(floor_server, notes), Pipeline(server, notes)], count, rounds)
     return [
         Result(
@@ -229,9 +247,10 @@ def bench_size(count: int, rounds: int, small: int, large: int) -> list[Result]:
             paths[size] = os.path.join(folder, f"tools-{size}.yaml")
             write_cassette(paths[size], size)
         load_start = time.perf_counter()
-        with Process([PY, "-m", "mockmcp", "replay", paths[small]], f"mockmcp replay ({small})") as small_server, Process(
-            [PY, "-m", "mockmcp", "replay", paths[large]], f"mockmcp replay ({large})"
-        ) as large_server:
+        with (
+            Process([PY, "-m", "mockmcp", "replay", paths[small]], f"mockmcp replay ({small})") as small_server,
+            Process([PY, "-m", "mockmcp", "replay", paths[large]], f"mockmcp replay ({large})") as large_server,
+        ):
             pipes = [Pipeline(small_server, spread(small, 1)), Pipeline(large_server, spread(large, 2))]
             pipes[1].warm_up()
             large_ready = time.perf_counter() - load_start
@@ -240,8 +259,15 @@ def bench_size(count: int, rounds: int, small: int, large: int) -> list[Result]:
         Result(
             figure="3. size",
             subject=f"{large} vs {small} interactions",
-            values={"small_interactions": small, "large_interactions": large, "small_rps": small_rate, "large_rps": large_rate,
-                    "large_ready_s": large_ready, "requests": count, "rounds": rounds},
+            values={
+                "small_interactions": small,
+                "large_interactions": large,
+                "small_rps": small_rate,
+                "large_rps": large_rate,
+                "large_ready_s": large_ready,
+                "requests": count,
+                "rounds": rounds,
+            },
             shown=f"{large_rate:9,.0f} req/s vs {small_rate:9,.0f} req/s ({large} ready after {large_ready:.2f} s, excluded)",
             ratio=large_rate / small_rate,
             goal=0.8,
@@ -265,7 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, help="cold starts per variant (default 20, 7 with --quick)")
     parser.add_argument("--requests", type=int, help="pipelined requests per round (default 20000, 3000 with --quick)")
     parser.add_argument("--rounds", type=int, help="timed rounds per server, median taken (default 3, 2 with --quick)")
-    parser.add_argument("--only", choices=("cold", "throughput", "size"), action="append", help="run only this figure (repeatable)")
+    parser.add_argument(
+        "--only", choices=("cold", "throughput", "size"), action="append", help="run only this figure (repeatable)"
+    )
     args = parser.parse_args(argv)
     runs = args.runs or (7 if args.quick else 20)
     count = args.requests or (3000 if args.quick else 20000)
@@ -273,11 +301,16 @@ def main(argv: list[str] | None = None) -> int:
     warmup = 1 if args.quick else 2
     only = set(args.only or ("cold", "throughput", "size"))
 
-    print_heading("replay", f"cold starts: {runs} per variant after {warmup} warm-up; pipelined: {rounds} rounds x {count} requests per server")
+    print_heading(
+        "replay",
+        f"cold starts: {runs} per variant after {warmup} warm-up; pipelined: {rounds} rounds x {count} requests per server",
+    )
     began = time.perf_counter()
     results: list[Result] = []
     if "cold" in only:
-        results += guarded("1. cold start", "mockmcp replay", 2.5, lambda: bench_cold_start(runs, warmup), lower_is_better=True)
+        results += guarded(
+            "1. cold start", "mockmcp replay", 2.5, lambda: bench_cold_start(runs, warmup), lower_is_better=True
+        )
     if "throughput" in only:
         results += guarded("2. throughput", "mockmcp replay notes.yaml", 0.5, lambda: bench_throughput(count, rounds))
     if "size" in only:
@@ -286,7 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     config = {"quick": args.quick, "cold_runs": runs, "cold_warmup": warmup, "requests": count, "rounds": rounds}
     # This benchmark's table has always had a "ratio" column, kept its rows' trailing spaces and
     # written no "result" into the JSON file.
-    return report(results, wall, args.json, config, print_error_details, result_heading="ratio", strip=False, with_result_text=False)
+    return report(
+        results,
+        wall,
+        args.json,
+        config,
+        print_error_details,
+        result_heading="ratio",
+        strip=False,
+        with_result_text=False,
+    )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SESSION = [
-    ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "demo-host", "version": "1.0"}}),
+    (
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "demo-host", "version": "1.0"}},
+    ),
     ("notifications/initialized", None),
     ("tools/list", None),
     ("tools/call", {"name": "read_file", "arguments": {"path": "notes.txt"}}),
@@ -30,7 +33,10 @@ def main() -> int:
     cassette = sys.argv[1] if len(sys.argv) > 1 else str(HERE.parent / "cassettes" / "notes.yaml")
     server = subprocess.Popen(
         [sys.executable, "-m", "mockmcp", "replay", cassette],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert server.stdin is not None and server.stdout is not None
     next_id = 100  # any ids will do: mockmcp matches on method and params, never on ids

@@ -43,8 +43,13 @@ def connect(server: Any, mode: str = "auto", logs: list[Any] | None = None, **op
 
         options["logging_callback"] = log
     return Client(
-        server, mode=mode, sampling_callback=sampling, elicitation_callback=elicit, list_roots_callback=roots,
-        log_level=None if mode == "legacy" else "info", **options,
+        server,
+        mode=mode,
+        sampling_callback=sampling,
+        elicitation_callback=elicit,
+        list_roots_callback=roots,
+        log_level=None if mode == "legacy" else "info",
+        **options,
     )
 
 
@@ -84,19 +89,26 @@ async def run(mode: str, calls: list[tuple[str, dict[str, Any]]], notes: bool, c
         for tool in (await client.list_tools()).tools:
             print(f"tool: {tool.name}: {tool.description or ''}".rstrip(": "))
         for name, arguments in calls:
+
             async def progress(value: float, total: float | None, message: str | None) -> None:
                 print(f"  progress {value}/{total} {message or ''}")
 
             result = await client.call_tool(name, arguments, progress_callback=progress)
             texts = [block.text for block in result.content if isinstance(block, TextContent)]
-            print(f"call {name} {json.dumps(arguments)} -> {'tool error: ' if result.is_error else ''}{' '.join(texts)}")
+            print(
+                f"call {name} {json.dumps(arguments)} -> {'tool error: ' if result.is_error else ''}{' '.join(texts)}"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mode", default="auto", help="auto (the default: server/discover, falling back to initialize) or legacy")
+    parser.add_argument(
+        "--mode", default="auto", help="auto (the default: server/discover, falling back to initialize) or legacy"
+    )
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON_ARGS"))
-    parser.add_argument("--notes-session", action="store_true", help="run the whole session of examples/notes_server.py instead")
+    parser.add_argument(
+        "--notes-session", action="store_true", help="run the whole session of examples/notes_server.py instead"
+    )
     parser.add_argument("command", nargs="+", help="the server command, after --")
     args = parser.parse_args()
     calls = [(name, json.loads(arguments)) for name, arguments in args.call]

@@ -1,5 +1,5 @@
 """`python -m mockmcp` runs the command line."""
 
-from mockmcp.cli import main
+from mockmcp.cli.app import main
 
 main()

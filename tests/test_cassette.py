@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import SHIPPED
-from mockmcp import cassette, yamlfile
+
+from mockmcp.cassette import store as cassette
+from mockmcp.cassette import yamlfile
 from mockmcp.errors import CassetteError
 
 HEAD = "version: 1\ninteractions:\n"
@@ -17,23 +18,95 @@ BROKEN = [
     # (cassette text, line, place, problem, words of the fix)
     ("version: 1\ninteractions: [\n", 3, "", "not valid YAML", "correct the YAML syntax"),
     ("- just a list\n", 1, "", "expected a mapping, got a list", "a cassette is a mapping"),
-    ("version: 2\ninteractions: []\n", 1, "version", "unknown cassette version 2; this mockmcp reads version 1", "set `version: 1`"),
+    (
+        "version: 2\ninteractions: []\n",
+        1,
+        "version",
+        "unknown cassette version 2; this mockmcp reads version 1",
+        "set `version: 1`",
+    ),
     ("interactions: []\n", 1, "version", "unknown cassette version None", "set `version: 1`"),
     ("version: 1\ninteractions: {}\n", 2, "interactions", "`interactions` must be a list", "- request"),
     ("version: 1\nvesion: 1\ninteractions: []\n", 2, "vesion", "unknown key 'vesion'", "version, meta, interactions"),
-    (HEAD + "- request: {method: tools/list}\n  respnse: {result: {}}\n", 4, "interactions[0].respnse", "unknown key 'respnse'", "use one of: at, request"),
-    (HEAD + "- request: {params: {}}\n", 3, "interactions[0].request", "a message needs a `method` string", "method: tools/call"),
-    (HEAD + "- request: {method: tools/list}\n  response: {}\n", 4, "interactions[0].response", "exactly one of `result` and `error`", "keep the one"),
-    (HEAD + "- request: {method: x}\n  response: {error: {code: '1', message: m}}\n", 4, "interactions[0].response.error.code", "must be an integer", "-32602"),
-    (HEAD + "- request: {method: x}\n  response: {error: {code: 1}}\n", 4, "interactions[0].response.error.message", "needs a `message` string", "message:"),
-    (HEAD + "- notification: {method: x}\n  response: {result: {}}\n", 4, "interactions[0].response", "only a request gets a response", "remove `response`"),
-    (HEAD + "- notification: {method: x, id: 3}\n", 3, "interactions[0].notification.id", "bad `id`", "a notification has none"),
-    (HEAD + "- request: {method: x, id: null}\n", 3, "interactions[0].request.id", "bad `id`", "a string or an integer"),
+    (
+        HEAD + "- request: {method: tools/list}\n  respnse: {result: {}}\n",
+        4,
+        "interactions[0].respnse",
+        "unknown key 'respnse'",
+        "use one of: at, request",
+    ),
+    (
+        HEAD + "- request: {params: {}}\n",
+        3,
+        "interactions[0].request",
+        "a message needs a `method` string",
+        "method: tools/call",
+    ),
+    (
+        HEAD + "- request: {method: tools/list}\n  response: {}\n",
+        4,
+        "interactions[0].response",
+        "exactly one of `result` and `error`",
+        "keep the one",
+    ),
+    (
+        HEAD + "- request: {method: x}\n  response: {error: {code: '1', message: m}}\n",
+        4,
+        "interactions[0].response.error.code",
+        "must be an integer",
+        "-32602",
+    ),
+    (
+        HEAD + "- request: {method: x}\n  response: {error: {code: 1}}\n",
+        4,
+        "interactions[0].response.error.message",
+        "needs a `message` string",
+        "message:",
+    ),
+    (
+        HEAD + "- notification: {method: x}\n  response: {result: {}}\n",
+        4,
+        "interactions[0].response",
+        "only a request gets a response",
+        "remove `response`",
+    ),
+    (
+        HEAD + "- notification: {method: x, id: 3}\n",
+        3,
+        "interactions[0].notification.id",
+        "bad `id`",
+        "a notification has none",
+    ),
+    (
+        HEAD + "- request: {method: x, id: null}\n",
+        3,
+        "interactions[0].request.id",
+        "bad `id`",
+        "a string or an integer",
+    ),
     (HEAD + "- {}\n", 3, "interactions[0]", "empty interaction", "add the client's message"),
     (HEAD + "- request: {method: x}\n  delay: soon\n", 4, "interactions[0].delay", "number of seconds", "delay: 0.5"),
-    (HEAD + "- request: {method: x}\n  server: [{notification: {method: y}, raw: z}]\n", 4, "interactions[0].server[0]", "exactly one of", "split"),
-    (HEAD + "- request: {method: x}\n  server:\n  - raw: {a: 1}\n", 5, "interactions[0].server[0].raw", "exact line to send", "quote"),
-    (HEAD + "- request: {method: x, params: [1]}\n  response: {result: {}}\n- request: {method: y, params: 3}\n", 5, "interactions[1].request.params", "must be a mapping", "key: value"),
+    (
+        HEAD + "- request: {method: x}\n  server: [{notification: {method: y}, raw: z}]\n",
+        4,
+        "interactions[0].server[0]",
+        "exactly one of",
+        "split",
+    ),
+    (
+        HEAD + "- request: {method: x}\n  server:\n  - raw: {a: 1}\n",
+        5,
+        "interactions[0].server[0].raw",
+        "exact line to send",
+        "quote",
+    ),
+    (
+        HEAD + "- request: {method: x, params: [1]}\n  response: {result: {}}\n- request: {method: y, params: 3}\n",
+        5,
+        "interactions[1].request.params",
+        "must be a mapping",
+        "key: value",
+    ),
 ]
 
 
@@ -139,7 +212,9 @@ def test_save_is_atomic_and_keeps_the_old_file_on_failure(tmp_path: Path, monkey
     assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"], "the temporary file is removed"
 
 
-def test_a_second_load_comes_from_the_cache_of_parsed_cassettes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_second_load_comes_from_the_cache_of_parsed_cassettes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "c.yaml"
     path.write_text((SHIPPED / "notes.yaml").read_text())
@@ -153,7 +228,9 @@ def test_a_second_load_comes_from_the_cache_of_parsed_cassettes(tmp_path: Path, 
     assert cassette.load(str(path)).interactions == first.interactions
 
 
-def test_a_changed_cassette_is_parsed_again_and_a_bad_edit_still_gets_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_changed_cassette_is_parsed_again_and_a_bad_edit_still_gets_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "c.yaml"
     path.write_text(HEAD + "- request: {method: a}\n")
@@ -190,7 +267,9 @@ def test_save_keeps_the_permissions_a_file_would_have(tmp_path: Path) -> None:
     assert fresh.stat().st_mode & 0o777 == 0o640
 
 
-@pytest.mark.parametrize("text", ["1e3", "12e45", "1.5e3", "0e5", "-2E-7", "0", "+1", "1.0", "true", "False", "~", "null"])
+@pytest.mark.parametrize(
+    "text", ["1e3", "12e45", "1.5e3", "0e5", "-2E-7", "0", "+1", "1.0", "true", "False", "~", "null"]
+)
 def test_strings_that_look_like_json_scalars_stay_strings(text: str) -> None:
     data = {"s": text, "list": [text]}
     assert yamlfile.load(yamlfile.dump(data)) == data

@@ -15,11 +15,10 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
-
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
 from sdk_host import connect, elicit, full_session, roots, sampling, text_of
 
 pytestmark = pytest.mark.anyio
@@ -55,8 +54,12 @@ async def test_other_host_config_gets_the_same_answers(tmp_path: Path) -> None:
     info = Implementation(name="another-host", version="9.9.9")
     with anyio.fail_after(30):
         async with Client(
-            replay(MODERN, report), client_info=info, sampling_callback=sampling, elicitation_callback=elicit,
-            list_roots_callback=roots, log_level="debug",
+            replay(MODERN, report),
+            client_info=info,
+            sampling_callback=sampling,
+            elicitation_callback=elicit,
+            list_roots_callback=roots,
+            log_level="debug",
         ) as client:
             tokens: list[Any] = []
 
@@ -131,9 +134,26 @@ def test_the_example_host_replays_the_time_server_cassette() -> None:
     """The README's record-then-replay walk-through, replay half: cassettes/time.yaml came from mcp-server-time."""
     convert = '{"source_timezone": "Europe/London", "time": "12:00", "target_timezone": "Asia/Tokyo"}'
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "sdk_host.py"), "--call", "convert_time", convert,
-         "--call", "get_current_time", '{"timezone": "Mars/Olympus"}', "--", *MOCKMCP, "replay", "cassettes/time.yaml", "--strict"],
-        capture_output=True, text=True, timeout=60, env=child_env(), cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "examples" / "sdk_host.py"),
+            "--call",
+            "convert_time",
+            convert,
+            "--call",
+            "get_current_time",
+            '{"timezone": "Mars/Olympus"}',
+            "--",
+            *MOCKMCP,
+            "replay",
+            "cassettes/time.yaml",
+            "--strict",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=child_env(),
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
     assert "connected: protocol 2026-07-28" in proc.stdout

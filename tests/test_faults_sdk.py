@@ -17,11 +17,10 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import MOCKMCP, ROOT, child_env
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
-from conftest import MOCKMCP, ROOT, child_env
 from sdk_host import text_of
 
 pytestmark = pytest.mark.anyio
@@ -122,7 +121,9 @@ async def test_a_dropped_reply_ends_in_the_hosts_timeout_and_its_cancel_is_accep
 
 @pytest.mark.parametrize("when", ["before", "after"])
 async def test_an_ended_session_is_a_closed_connection(tmp_path: Path, when: str) -> None:
-    path = cassette_file(tmp_path, call("fetch", f"exit: {{status: 3, when: {when}}}", ok("last words")), call("fast", "", ok("fast")))
+    path = cassette_file(
+        tmp_path, call("fetch", f"exit: {{status: 3, when: {when}}}", ok("last words")), call("fast", "", ok("fast"))
+    )
     with anyio.fail_after(30):
         async with client(path) as host:
             # List first: after its first call of a tool the SDK lists tools to validate the result,
@@ -142,7 +143,9 @@ async def test_an_ended_session_is_a_closed_connection(tmp_path: Path, when: str
 def test_an_ended_session_exits_with_the_cassettes_status(tmp_path: Path) -> None:
     path = cassette_file(tmp_path, call("fetch", "exit: 3", ok("bye")))
     line = b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"fetch","arguments":{}}}\n'
-    proc = subprocess.run([*MOCKMCP, "replay", str(path)], input=line * 2, capture_output=True, timeout=30, env=child_env())
+    proc = subprocess.run(
+        [*MOCKMCP, "replay", str(path)], input=line * 2, capture_output=True, timeout=30, env=child_env()
+    )
     assert proc.returncode == 3
     assert [json.loads(x)["id"] for x in proc.stdout.splitlines()] == [9]  # nothing after the exit
     assert b"ended the session with status 3" in proc.stderr
@@ -150,7 +153,11 @@ def test_an_ended_session_exits_with_the_cassettes_status(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     "raw",
-    ["this is not json", '{"jsonrpc":"2.0","id":999,"result":{}}', '{"id":{{id}},"result":{"content":[],"isError":false}}'],
+    [
+        "this is not json",
+        '{"jsonrpc":"2.0","id":999,"result":{}}',
+        '{"id":{{id}},"result":{"content":[],"isError":false}}',
+    ],
     ids=["invalid-json", "wrong-id", "missing-jsonrpc"],
 )
 async def test_a_raw_reply_is_whatever_the_sdk_makes_of_it_and_replay_goes_on(tmp_path: Path, raw: str) -> None:

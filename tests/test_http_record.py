@@ -17,12 +17,12 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
-
 from conftest import MOCKMCP, NOTES_SESSION, ROOT, child_env
-from mockmcp import cassette
+from mcp import Client
 from sdk_host import connect, full_session, text_of
 from test_http_replay import served
+
+from mockmcp.cassette import store as cassette
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +38,9 @@ def notes_over_http() -> Iterator[str]:
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "examples" / "notes_server.py"), "--http", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
     )
     try:
         deadline = time.monotonic() + 30
@@ -59,7 +61,10 @@ def notes_over_http() -> Iterator[str]:
 def recording(target: str, out: Path) -> Iterator[str]:
     proxy = subprocess.Popen(
         [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", target],
-        stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
     )
     try:
         assert proxy.stderr is not None
@@ -86,16 +91,17 @@ async def host_session(url: str, mode: str) -> dict[str, Any]:
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_recorded_through_the_proxy_then_replayed_the_host_sees_the_same(mode: str, tmp_path: Path) -> None:
     out = tmp_path / "notes.yaml"
-    with notes_over_http() as target:
-        with recording(target, out) as url:
-            live = await host_session(url, mode)
+    with notes_over_http() as target, recording(target, out) as url:
+        live = await host_session(url, mode)
     assert {key: live[key] for key in NOTES_SESSION} == NOTES_SESSION
     assert cassette.load(str(out)).meta["server"] == [target]
     with served(out, tmp_path) as server:
         replayed = await host_session(server.url, mode)
         report = server.stop()
     assert replayed == live
-    assert report["misses"] == [] if mode == "legacy" else all(m["method"] == "server/discover" for m in report["misses"])
+    assert (
+        report["misses"] == [] if mode == "legacy" else all(m["method"] == "server/discover" for m in report["misses"])
+    )
 
 
 @pytest.mark.slow
@@ -117,9 +123,8 @@ async def test_a_dozen_sessions_some_at_once_each_replay_as_they_were(tmp_path: 
                         group.start_soon(one, url, path, seen)
         return sorted(seen.values())
 
-    with notes_over_http() as target:
-        with recording(target, out) as url:
-            live = await run_all(url)
+    with notes_over_http() as target, recording(target, out) as url:
+        live = await run_all(url)
     recorded = cassette.load(str(out))
     assert len({i.session for i in recorded.interactions}) == 12
     with served(out, tmp_path) as server:
@@ -131,17 +136,27 @@ async def test_a_dozen_sessions_some_at_once_each_replay_as_they_were(tmp_path: 
 
 def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
     out = tmp_path / "auth.yaml"
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    with notes_over_http() as target:
-        with recording(target, out) as url:
-            port = int(url.split(":")[2].split("/")[0])
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            connection.request("POST", "/mcp", body=json.dumps(init), headers={
-                "content-type": "application/json", "accept": "application/json, text/event-stream",
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    with notes_over_http() as target, recording(target, out) as url:
+        port = int(url.split(":")[2].split("/")[0])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request(
+            "POST",
+            "/mcp",
+            body=json.dumps(init),
+            headers={
+                "content-type": "application/json",
+                "accept": "application/json, text/event-stream",
                 "authorization": "Bearer secret-token-0123456789",
-            })
-            response = connection.getresponse()
-            assert response.status == 200 and b"notes" in response.read()
-            connection.close()
+            },
+        )
+        response = connection.getresponse()
+        assert response.status == 200 and b"notes" in response.read()
+        connection.close()
     text = out.read_text()
     assert "initialize" in text and "secret-token" not in text and "Bearer" not in text

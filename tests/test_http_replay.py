@@ -8,7 +8,6 @@ import json
 import re
 import signal
 import subprocess
-
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,9 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
-
 from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
+from mcp import Client
 from sdk_host import connect, full_session, text_of
 
 LEGACY = SHIPPED / "notes-session.yaml"  # both recorded over stdio
@@ -42,7 +40,10 @@ def served(cassette: Path, tmp_path: Path, *extra: str) -> Iterator[Served]:
     report = tmp_path / "report.json"
     proc = subprocess.Popen(
         [*MOCKMCP, "replay", str(cassette), "--http", "0", "--report", str(report), *extra],
-        stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
     )
     try:
         assert proc.stderr is not None
@@ -88,7 +89,9 @@ async def test_concurrent_clients_each_get_a_session_of_their_own(tmp_path: Path
     assert report["repeats"] == []  # fresh play counts per live session
 
 
-def post(port: int, body: Any, headers: dict[str, str] | None = None, path: str = "/mcp", method: str = "POST") -> tuple[int, dict[str, str], str]:
+def post(
+    port: int, body: Any, headers: dict[str, str] | None = None, path: str = "/mcp", method: str = "POST"
+) -> tuple[int, dict[str, str], str]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
@@ -99,10 +102,23 @@ def post(port: int, body: Any, headers: dict[str, str] | None = None, path: str 
     return response.status, {k.lower(): v for k, v in response.getheaders()}, text
 
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
-MODERN_CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "notes.txt"}, "_meta": MODERN_META}}
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MODERN_CALL = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "tools/call",
+    "params": {"name": "read_file", "arguments": {"path": "notes.txt"}, "_meta": MODERN_META},
+}
 MODERN_HEADERS = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "read_file"}
 
 
@@ -198,11 +214,10 @@ def test_without_the_http_extra_the_error_says_what_to_install(tmp_path: Path) -
     blocker = tmp_path / "h11.py"
     blocker.write_text("raise ImportError('h11 is not installed here')\n")
     env = {**child_env(), "PYTHONPATH": f"{tmp_path}:{child_env()['PYTHONPATH']}"}
-    proc = subprocess.run([*MOCKMCP, "replay", str(LEGACY), "--http", "0"], capture_output=True, text=True, timeout=30, env=env)
+    proc = subprocess.run(
+        [*MOCKMCP, "replay", str(LEGACY), "--http", "0"], capture_output=True, text=True, timeout=30, env=env
+    )
     assert proc.returncode == 2 and "pip install 'mockmcp[http]'" in proc.stderr
-
-
-
 
 
 SLOW_MODERN = """\
@@ -251,7 +266,9 @@ def test_a_dropped_get_stream_can_be_opened_again(tmp_path: Path) -> None:
         status, headers, _ = post(server.port, INIT)
         session = headers["mcp-session-id"]
         raw = sockets.create_connection(("127.0.0.1", server.port), timeout=10)
-        raw.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n".encode())
+        raw.sendall(
+            f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n".encode()
+        )
         assert raw.recv(1024).startswith(b"HTTP/1.1 200")
         raw.close()  # the client drops its stream
         import time

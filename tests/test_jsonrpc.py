@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc
+from mockmcp.core import jsonrpc
 
 # --- classify: the valid shapes --------------------------------------------------------------
 
@@ -97,7 +97,9 @@ INVALID = [
     pytest.param({"jsonrpc": "2.0", "id": 2, "method": 7}, 2, "method", id="method-not-string"),
     pytest.param({"jsonrpc": "2.0", "method": None}, None, "method", id="notification-method-null"),
     pytest.param({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "x"}, 3, "params", id="params-string"),
-    pytest.param({"jsonrpc": "2.0", "method": "notifications/x", "params": 5}, None, "params", id="notification-params-number"),
+    pytest.param(
+        {"jsonrpc": "2.0", "method": "notifications/x", "params": 5}, None, "params", id="notification-params-number"
+    ),
     pytest.param(
         {"jsonrpc": "2.0", "id": 4, "result": {}, "error": {"code": 1, "message": "m"}},
         4,
@@ -105,7 +107,9 @@ INVALID = [
         id="response-result-and-error",
     ),
     pytest.param({"jsonrpc": "2.0", "result": {}}, None, "id", id="response-without-id"),
-    pytest.param({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "m"}}, None, "id", id="response-id-null"),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "m"}}, None, "id", id="response-id-null"
+    ),
     pytest.param({"jsonrpc": "2.0", "id": 5}, 5, "neither", id="neither-request-nor-response"),
     pytest.param({"id": 1}, 1, "jsonrpc", id="bare-id"),
 ]
@@ -153,7 +157,11 @@ def test_is_valid_id(value: Any, valid: bool) -> None:
         ),
         (
             ("7", jsonrpc.METHOD_NOT_FOUND, "Method not found: x", {"method": "x"}),
-            {"jsonrpc": "2.0", "id": "7", "error": {"code": -32601, "message": "Method not found: x", "data": {"method": "x"}}},
+            {
+                "jsonrpc": "2.0",
+                "id": "7",
+                "error": {"code": -32601, "message": "Method not found: x", "data": {"method": "x"}},
+            },
         ),
         (
             (3, jsonrpc.INVALID_REQUEST, "Invalid Request", None),
@@ -193,7 +201,9 @@ ENCODE = [
         b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"line 1\\nline 2\\r\\n"}}\n',
         id="embedded-newlines-escaped",
     ),
-    pytest.param([{"jsonrpc": "2.0", "id": 1, "result": {}}], b'[{"jsonrpc":"2.0","id":1,"result":{}}]\n', id="batch-array"),
+    pytest.param(
+        [{"jsonrpc": "2.0", "id": 1, "result": {}}], b'[{"jsonrpc":"2.0","id":1,"result":{}}]\n', id="batch-array"
+    ),
 ]
 
 

@@ -8,15 +8,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
-from mockmcp import lint, yamlfile
-from mockmcp.cassette import render_place
+
+from mockmcp.cassette import yamlfile
+from mockmcp.cassette.store import render_place
+from mockmcp.tools import lint
 
 HEAD = "version: 1\ninteractions:\n"
 STATELESS = "version: 1\nmeta: {era: stateless}\ninteractions:\n"
 # A tools/list offering one tool, read_file: lines 3-7 of the cassette.
-TOOLS = HEAD + "- request: {id: 1, method: tools/list}\n  response:\n    result:\n      tools:\n      - {name: read_file}\n"
+TOOLS = (
+    HEAD + "- request: {id: 1, method: tools/list}\n  response:\n    result:\n      tools:\n      - {name: read_file}\n"
+)
 CALL = "- request:\n    method: tools/call\n    params: {name: %s}\n  response:\n"  # 4 lines
 
 # Fake credentials, built here so that no secret-shaped literal sits in the repository.
@@ -38,46 +41,225 @@ BROKEN = [
     # (cassette text, line, place, severity, words of the problem) -- the one finding it gets.
     # Structure, exactly as replay loads it:
     ("version: 1\ninteractions: [\n", 3, "", "error", "not valid YAML"),
-    (HEAD + "- request: {method: tools/list}\n  respnse: {result: {}}\n", 4, "interactions[0].respnse", "error", "unknown key 'respnse'"),
+    (
+        HEAD + "- request: {method: tools/list}\n  respnse: {result: {}}\n",
+        4,
+        "interactions[0].respnse",
+        "error",
+        "unknown key 'respnse'",
+    ),
     (HEAD + "- request: {id: null, method: ping}\n", 3, "interactions[0].request.id", "error", "bad `id`"),
-    (HEAD + "- notification: {id: 1, method: notifications/initialized}\n", 3, "interactions[0].notification.id", "error", "bad `id`"),
-    (HEAD + "- request: {method: ping}\n  response: {result: {}, error: {code: 1, message: m}}\n", 4, "interactions[0].response", "error", "exactly one of `result` and `error`"),
-    (HEAD + "- request: {method: ping}\n  response:\n    error: {code: '-32601', message: m}\n", 5, "interactions[0].response.error.code", "error", "must be an integer"),
+    (
+        HEAD + "- notification: {id: 1, method: notifications/initialized}\n",
+        3,
+        "interactions[0].notification.id",
+        "error",
+        "bad `id`",
+    ),
+    (
+        HEAD + "- request: {method: ping}\n  response: {result: {}, error: {code: 1, message: m}}\n",
+        4,
+        "interactions[0].response",
+        "error",
+        "exactly one of `result` and `error`",
+    ),
+    (
+        HEAD + "- request: {method: ping}\n  response:\n    error: {code: '-32601', message: m}\n",
+        5,
+        "interactions[0].response.error.code",
+        "error",
+        "must be an integer",
+    ),
     # JSON-RPC shapes the format tolerates:
-    (HEAD + "- request: {id: 1, method: ping}\n  response:\n    id: null\n    result: {}\n", 5, "interactions[0].response.id", "error", "never null"),
-    (HEAD + "- request: {id: 1, method: ping}\n  response:\n    id: '1'\n    result: {}\n", 5, "interactions[0].response.id", "warning", "is not the request's id 1"),
-    (HEAD + "- request: {method: ping}\n  response:\n    result: 3\n", 5, "interactions[0].response.result", "error", "a result must be an object"),
-    (HEAD + "- request: {method: x}\n  response:\n    error:\n      code: -32500\n      message: m\n", 6, "interactions[0].response.error.code", "warning", "-32500 is in the range JSON-RPC reserves"),
-    (HEAD + "- request: {method: x}\n  response:\n    error:\n      code: 1\n      message: m\n      detail: d\n", 8, "interactions[0].response.error.detail", "warning", "unknown key 'detail' in a JSON-RPC error"),
-    (HEAD + "- request:\n    method: tools/call\n    parms: {name: read_file}\n", 5, "interactions[0].request.parms", "warning", "unknown key 'parms'"),
-    (HEAD + "- request:\n    method: tools/list\n    params: [1]\n", 5, "interactions[0].request.params", "warning", "`params` is a list"),
-    (HEAD + "- request:\n    method: ping\n    jsonrpc: '1.0'\n", 5, "interactions[0].request.jsonrpc", "error", "JSON-RPC 2.0 requires \"2.0\""),
-    (HEAD + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32099.5, message: m}\n", 6, "interactions[0].server[0].response.error.code", "error", "must be an integer"),
-    (HEAD + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32200, message: m}\n", 6, "interactions[0].server[0].response.error.code", "warning", "-32200 is in the range"),
+    (
+        HEAD + "- request: {id: 1, method: ping}\n  response:\n    id: null\n    result: {}\n",
+        5,
+        "interactions[0].response.id",
+        "error",
+        "never null",
+    ),
+    (
+        HEAD + "- request: {id: 1, method: ping}\n  response:\n    id: '1'\n    result: {}\n",
+        5,
+        "interactions[0].response.id",
+        "warning",
+        "is not the request's id 1",
+    ),
+    (
+        HEAD + "- request: {method: ping}\n  response:\n    result: 3\n",
+        5,
+        "interactions[0].response.result",
+        "error",
+        "a result must be an object",
+    ),
+    (
+        HEAD + "- request: {method: x}\n  response:\n    error:\n      code: -32500\n      message: m\n",
+        6,
+        "interactions[0].response.error.code",
+        "warning",
+        "-32500 is in the range JSON-RPC reserves",
+    ),
+    (
+        HEAD + "- request: {method: x}\n  response:\n    error:\n      code: 1\n      message: m\n      detail: d\n",
+        8,
+        "interactions[0].response.error.detail",
+        "warning",
+        "unknown key 'detail' in a JSON-RPC error",
+    ),
+    (
+        HEAD + "- request:\n    method: tools/call\n    parms: {name: read_file}\n",
+        5,
+        "interactions[0].request.parms",
+        "warning",
+        "unknown key 'parms'",
+    ),
+    (
+        HEAD + "- request:\n    method: tools/list\n    params: [1]\n",
+        5,
+        "interactions[0].request.params",
+        "warning",
+        "`params` is a list",
+    ),
+    (
+        HEAD + "- request:\n    method: ping\n    jsonrpc: '1.0'\n",
+        5,
+        "interactions[0].request.jsonrpc",
+        "error",
+        'JSON-RPC 2.0 requires "2.0"',
+    ),
+    (
+        HEAD
+        + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32099.5, message: m}\n",
+        6,
+        "interactions[0].server[0].response.error.code",
+        "error",
+        "must be an integer",
+    ),
+    (
+        HEAD
+        + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32200, message: m}\n",
+        6,
+        "interactions[0].server[0].response.error.code",
+        "warning",
+        "-32200 is in the range",
+    ),
     # MCP shapes:
-    (HEAD + CALL % "x" + "    result: [1]\n", 7, "interactions[0].response.result", "error", "a result must be an object"),
-    (TOOLS + CALL % "read_file" + "    result: {isError: false}\n", 12, "interactions[1].response.result", "error", "needs a `content` list"),
-    (TOOLS + CALL % "read_file" + "    result:\n      content: hello\n", 13, "interactions[1].response.result.content", "error", "needs a `content` list"),
-    (TOOLS + CALL % "read_file" + "    result:\n      content:\n      - text: hi\n", 14, "interactions[1].response.result.content[0]", "error", "a mapping with a `type` string"),
-    (TOOLS + CALL % "read_file" + "    result:\n      content: []\n      isError: 'yes'\n", 14, "interactions[1].response.result.isError", "error", "must be true or false, not 'yes'"),
-    (STATELESS + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n", 6, "interactions[0].response.result", "warning", "without `resultType`"),
-    (HEAD + "- request:\n    method: tools/list\n    params:\n      _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}\n"
-     "  response:\n    result: {tools: []}\n", 8, "interactions[0].response.result", "warning", "without `resultType`"),
-    (STATELESS + "- request: {method: tools/list}\n  response:\n    result:\n      tools: []\n      resultType: done\n", 8, "interactions[0].response.result.resultType", "error", "unknown `resultType` 'done'"),
-    (STATELESS + "- request: {method: tools/call, params: {name: a}}\n  server:\n  - request: {id: 1, method: roots/list}\n"
-     "  response:\n    result: {content: [], resultType: complete}\n", 6, "interactions[0].server[0].request", "warning", "server-to-client request in the 2026-07-28 era"),
+    (
+        HEAD + CALL % "x" + "    result: [1]\n",
+        7,
+        "interactions[0].response.result",
+        "error",
+        "a result must be an object",
+    ),
+    (
+        TOOLS + CALL % "read_file" + "    result: {isError: false}\n",
+        12,
+        "interactions[1].response.result",
+        "error",
+        "needs a `content` list",
+    ),
+    (
+        TOOLS + CALL % "read_file" + "    result:\n      content: hello\n",
+        13,
+        "interactions[1].response.result.content",
+        "error",
+        "needs a `content` list",
+    ),
+    (
+        TOOLS + CALL % "read_file" + "    result:\n      content:\n      - text: hi\n",
+        14,
+        "interactions[1].response.result.content[0]",
+        "error",
+        "a mapping with a `type` string",
+    ),
+    (
+        TOOLS + CALL % "read_file" + "    result:\n      content: []\n      isError: 'yes'\n",
+        14,
+        "interactions[1].response.result.isError",
+        "error",
+        "must be true or false, not 'yes'",
+    ),
+    (
+        STATELESS + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n",
+        6,
+        "interactions[0].response.result",
+        "warning",
+        "without `resultType`",
+    ),
+    (
+        HEAD
+        + "- request:\n    method: tools/list\n    params:\n      _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}\n"
+        "  response:\n    result: {tools: []}\n",
+        8,
+        "interactions[0].response.result",
+        "warning",
+        "without `resultType`",
+    ),
+    (
+        STATELESS
+        + "- request: {method: tools/list}\n  response:\n    result:\n      tools: []\n      resultType: done\n",
+        8,
+        "interactions[0].response.result.resultType",
+        "error",
+        "unknown `resultType` 'done'",
+    ),
+    (
+        STATELESS
+        + "- request: {method: tools/call, params: {name: a}}\n  server:\n  - request: {id: 1, method: roots/list}\n"
+        "  response:\n    result: {content: [], resultType: complete}\n",
+        6,
+        "interactions[0].server[0].request",
+        "warning",
+        "server-to-client request in the 2026-07-28 era",
+    ),
     # Layer confusion:
-    (TOOLS + CALL % "read_file" + "    error: {code: -32603, message: disk full}\n", 12, "interactions[1].response.error", "warning", "offered tool 'read_file' answered with JSON-RPC error -32603"),
-    (TOOLS + CALL % "read_file" + "    error: {code: -32001, message: upstream said no}\n", 12, "interactions[1].response.error", "warning", "JSON-RPC error -32001"),
-    (TOOLS + CALL % "reed_file" + "    result:\n      content: []\n      isError: true\n", 14, "interactions[1].response.result.isError", "warning", "'reed_file', a tool the cassette's tools/list does not offer"),
-    (TOOLS + "- request:\n    method: tools/call\n    params: {arguments: {}}\n  response:\n    result:\n      content: []\n      isError: true\n",
-     14, "interactions[1].response.result.isError", "warning", "no tool `name`"),
+    (
+        TOOLS + CALL % "read_file" + "    error: {code: -32603, message: disk full}\n",
+        12,
+        "interactions[1].response.error",
+        "warning",
+        "offered tool 'read_file' answered with JSON-RPC error -32603",
+    ),
+    (
+        TOOLS + CALL % "read_file" + "    error: {code: -32001, message: upstream said no}\n",
+        12,
+        "interactions[1].response.error",
+        "warning",
+        "JSON-RPC error -32001",
+    ),
+    (
+        TOOLS + CALL % "reed_file" + "    result:\n      content: []\n      isError: true\n",
+        14,
+        "interactions[1].response.result.isError",
+        "warning",
+        "'reed_file', a tool the cassette's tools/list does not offer",
+    ),
+    (
+        TOOLS
+        + "- request:\n    method: tools/call\n    params: {arguments: {}}\n  response:\n    result:\n      content: []\n      isError: true\n",
+        14,
+        "interactions[1].response.result.isError",
+        "warning",
+        "no tool `name`",
+    ),
     # Duplicate keys, at the second one:
-    (HEAD + "- request: {method: ping}\n  response:\n    result: {}\n    result: {a: 1}\n", 6, "interactions[0].response.result", "error", "duplicate key 'result' (first on line 5)"),
+    (
+        HEAD + "- request: {method: ping}\n  response:\n    result: {}\n    result: {a: 1}\n",
+        6,
+        "interactions[0].response.result",
+        "error",
+        "duplicate key 'result' (first on line 5)",
+    ),
     ("version: 1\nversion: 1\ninteractions: []\n", 2, "version", "error", "duplicate key 'version'"),
     # Credentials, with the place of the value that holds them:
     *[
-        (HEAD + "- request: {method: x}\n" + TEXT_RESULT % secret, 8, "interactions[0].response.result.content[0].text", "warning", kind)
+        (
+            HEAD + "- request: {method: x}\n" + TEXT_RESULT % secret,
+            8,
+            "interactions[0].response.result.content[0].text",
+            "warning",
+            kind,
+        )
         for secret, kind in [
             (FAKE["openai"], "an OpenAI-style API key (sk-p...)"),
             (FAKE["anthropic"], "an Anthropic API key (sk-a...)"),
@@ -91,26 +273,62 @@ BROKEN = [
             (FAKE["key"], "a private key (----...)"),
         ]
     ],
-    (HEAD + "- request:\n    method: tools/call\n    params:\n      name: fetch\n      arguments: {headers: {Authorization: '%s'}}\n" % FAKE["bearer"],
-     7, "interactions[0].request.params.arguments.headers.Authorization", "warning", "a bearer token"),
+    (
+        HEAD
+        + "- request:\n    method: tools/call\n    params:\n      name: fetch\n      arguments: {headers: {Authorization: '%s'}}\n"
+        % FAKE["bearer"],
+        7,
+        "interactions[0].request.params.arguments.headers.Authorization",
+        "warning",
+        "a bearer token",
+    ),
     ("# recorded with " + FAKE["github"] + "\nversion: 1\ninteractions: []\n", 1, "", "warning", "a GitHub token"),
 ]
 
 CLEAN = [
     # (why it is fine, cassette text): no finding at all.
-    ("an error with data, and mockmcp's own -32042", HEAD + "- request: {method: x}\n  response:\n    error: {code: -32042, message: m, data: {a: 1}}\n"),
-    ("an application error code outside the reserved range", HEAD + "- request: {method: x}\n  response:\n    error: {code: 404, message: m}\n"),
-    ("an unknown tool answered -32602", TOOLS + CALL % "reed_file" + "    error: {code: -32602, message: 'Unknown tool: reed_file'}\n"),
-    ("a tool error of an offered tool", TOOLS + CALL % "read_file" + "    result: {content: [{type: text, text: gone}], isError: true}\n"),
-    ("no tools/list: whether the tool exists is unknown", HEAD + CALL % "x" + "    result: {content: [], isError: true}\n"),
-    ("input_required has no content yet", STATELESS + "- request: {method: tools/call, params: {name: a}}\n  response:\n"
-     "    result: {resultType: input_required, inputRequests: {}, requestState: s}\n"),
-    ("a handshake cassette whose host probed server/discover first", HEAD
-     + "- request:\n    method: server/discover\n    params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}\n"
-     "  response: {error: {code: -32601, message: Method not found}}\n- request: {method: tools/list}\n  response: {result: {tools: []}}\n"),
-    ("values already redacted", HEAD + "- request: {method: x, params: {auth: 'Bearer [REDACTED:TOKEN]', key: '[REDACTED]', k2: 'sk-[REDACTED]'}}\n"),
-    ("key-like runs inside longer words", HEAD + "- request: {method: x, params: {a: task-0123456789abcdefghijklmn, b: mask-0123456789abcdefghijklmnop}}\n"),
-    ("raw lines are whatever the user wrote", HEAD + "- server:\n  - raw: '{\"id\": null, \"result\": 3}'\n"),
+    (
+        "an error with data, and mockmcp's own -32042",
+        HEAD + "- request: {method: x}\n  response:\n    error: {code: -32042, message: m, data: {a: 1}}\n",
+    ),
+    (
+        "an application error code outside the reserved range",
+        HEAD + "- request: {method: x}\n  response:\n    error: {code: 404, message: m}\n",
+    ),
+    (
+        "an unknown tool answered -32602",
+        TOOLS + CALL % "reed_file" + "    error: {code: -32602, message: 'Unknown tool: reed_file'}\n",
+    ),
+    (
+        "a tool error of an offered tool",
+        TOOLS + CALL % "read_file" + "    result: {content: [{type: text, text: gone}], isError: true}\n",
+    ),
+    (
+        "no tools/list: whether the tool exists is unknown",
+        HEAD + CALL % "x" + "    result: {content: [], isError: true}\n",
+    ),
+    (
+        "input_required has no content yet",
+        STATELESS + "- request: {method: tools/call, params: {name: a}}\n  response:\n"
+        "    result: {resultType: input_required, inputRequests: {}, requestState: s}\n",
+    ),
+    (
+        "a handshake cassette whose host probed server/discover first",
+        HEAD
+        + "- request:\n    method: server/discover\n    params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}\n"
+        "  response: {error: {code: -32601, message: Method not found}}\n- request: {method: tools/list}\n  response: {result: {tools: []}}\n",
+    ),
+    (
+        "values already redacted",
+        HEAD
+        + "- request: {method: x, params: {auth: 'Bearer [REDACTED:TOKEN]', key: '[REDACTED]', k2: 'sk-[REDACTED]'}}\n",
+    ),
+    (
+        "key-like runs inside longer words",
+        HEAD
+        + "- request: {method: x, params: {a: task-0123456789abcdefghijklmn, b: mask-0123456789abcdefghijklmnop}}\n",
+    ),
+    ("raw lines are whatever the user wrote", HEAD + '- server:\n  - raw: \'{"id": null, "result": 3}\'\n'),
     ("an alias of itself", "version: 1\nmeta: &m {self: *m}\ninteractions: []\n"),
 ]
 
@@ -121,10 +339,16 @@ def findings_of(tmp_path: Path, text: str) -> list[lint.Finding]:
     return lint.lint_file(str(path))
 
 
-@pytest.mark.parametrize(("text", "line", "place", "severity", "problem"), BROKEN, ids=[f"{case[4]}@{case[1]}" for case in BROKEN])
-def test_a_broken_cassette_gets_exactly_its_finding(tmp_path: Path, text: str, line: int, place: str, severity: str, problem: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "line", "place", "severity", "problem"), BROKEN, ids=[f"{case[4]}@{case[1]}" for case in BROKEN]
+)
+def test_a_broken_cassette_gets_exactly_its_finding(
+    tmp_path: Path, text: str, line: int, place: str, severity: str, problem: str
+) -> None:
     findings = findings_of(tmp_path, text)
-    assert [(f.path, f.line, f.place, f.severity) for f in findings] == [(str(tmp_path / "c.yaml"), line, place, severity)], findings
+    assert [(f.path, f.line, f.place, f.severity) for f in findings] == [
+        (str(tmp_path / "c.yaml"), line, place, severity)
+    ], findings
     assert problem in findings[0].problem
     assert findings[0].fix
 
@@ -174,7 +398,9 @@ def test_a_bearer_jwt_is_one_finding(tmp_path: Path) -> None:
         (lambda path: path.write_bytes(b"version: 1\n\xff\xfe\n"), "not UTF-8"),
     ],
 )
-def test_a_file_that_cannot_be_read_is_one_error_finding(tmp_path: Path, make: Callable[[Path], object], problem: str) -> None:
+def test_a_file_that_cannot_be_read_is_one_error_finding(
+    tmp_path: Path, make: Callable[[Path], object], problem: str
+) -> None:
     path = tmp_path / "c.yaml"
     make(path)
     [finding] = lint.lint_file(str(path))
@@ -191,14 +417,20 @@ def test_summary_counts_files_errors_and_warnings() -> None:
     error, warning = lint.Finding("a", 1, "", "error", "p", "f"), lint.Finding("a", 2, "", "warning", "p", "f")
     assert lint.summary([error, warning, warning], 2) == "2 files: 1 error, 2 warnings"
     assert lint.summary([], 1) == "1 file: 0 errors, 0 warnings"
-    assert (lint.failed([warning], strict=False), lint.failed([warning], strict=True), lint.failed([error], strict=False)) == (False, True, True)
+    assert (
+        lint.failed([warning], strict=False),
+        lint.failed([warning], strict=True),
+        lint.failed([error], strict=False),
+    ) == (False, True, True)
 
 
 # --- the command ----------------------------------------------------------------------------------
 
 
 def run_lint(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MOCKMCP, "lint", *args], capture_output=True, text=True, timeout=30, env=child_env(), cwd=ROOT)
+    return subprocess.run(
+        [*MOCKMCP, "lint", *args], capture_output=True, text=True, timeout=30, env=child_env(), cwd=ROOT
+    )
 
 
 def test_the_command_passes_clean_cassettes() -> None:
@@ -209,11 +441,22 @@ def test_the_command_passes_clean_cassettes() -> None:
 
 def test_the_command_fails_on_an_error_and_prints_every_finding_sorted(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text(HEAD + "- request: {method: x}\n  respnse: {result: {}}\n")
-    (tmp_path / "a.yaml").write_text("# " + FAKE["slack"] + "\n" + STATELESS + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n")
+    (tmp_path / "a.yaml").write_text(
+        "# "
+        + FAKE["slack"]
+        + "\n"
+        + STATELESS
+        + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n"
+    )
     proc = run_lint(str(tmp_path / "b.yaml"), str(tmp_path / "a.yaml"))
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    assert [line.split(": ")[0] for line in lines[::2]] == [f"{tmp_path}/a.yaml:1", f"{tmp_path}/a.yaml:7", f"{tmp_path}/b.yaml:4", "2 files"]
+    assert [line.split(": ")[0] for line in lines[::2]] == [
+        f"{tmp_path}/a.yaml:1",
+        f"{tmp_path}/a.yaml:7",
+        f"{tmp_path}/b.yaml:4",
+        "2 files",
+    ]
     assert lines[0].endswith("warning: a Slack token (xoxb...) left in the cassette; cassettes get committed")
     assert lines[4] == f"{tmp_path}/b.yaml:4: interactions[0].respnse: error: unknown key 'respnse'"
     assert all(line.startswith("  how to fix: ") for line in lines[1:6:2])

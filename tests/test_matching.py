@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from mockmcp.core.matching import Matcher, parse_path
 from mockmcp.errors import UsageError
-from mockmcp.matching import Matcher, parse_path
 
 MCP = "io.modelcontextprotocol/"
 CALL = {"name": "read_file", "arguments": {"path": "notes.txt"}}
@@ -38,12 +38,25 @@ def call(**extra: Any) -> dict[str, Any]:
 SAME = [
     # what always varies
     pytest.param((), "tools/call", CALL, call(_meta={"progressToken": 7}), True, id="progressToken"),
-    pytest.param((), "tools/call", call(_meta={"progressToken": "a"}), call(_meta={"progressToken": 9}), True, id="progressToken-any-value"),
+    pytest.param(
+        (),
+        "tools/call",
+        call(_meta={"progressToken": "a"}),
+        call(_meta={"progressToken": 9}),
+        True,
+        id="progressToken-any-value",
+    ),
     pytest.param(
         (),
         "tools/call",
         call(_meta={f"{MCP}protocolVersion": "2026-07-28", f"{MCP}clientInfo": {"name": "mcp", "version": "0.1.0"}}),
-        call(_meta={f"{MCP}protocolVersion": "2026-09-01", f"{MCP}clientInfo": {"name": "inspector", "version": "2"}, f"{MCP}clientCapabilities": {}}),
+        call(
+            _meta={
+                f"{MCP}protocolVersion": "2026-09-01",
+                f"{MCP}clientInfo": {"name": "inspector", "version": "2"},
+                f"{MCP}clientCapabilities": {},
+            }
+        ),
         True,
         id="io.modelcontextprotocol-meta",
     ),
@@ -55,13 +68,36 @@ SAME = [
         True,
         id="trace-context",
     ),
-    pytest.param((), "tools/call", call(_meta={"custom": 1}), call(_meta={"custom": 2}), False, id="other-meta-key-counts"),
-    pytest.param((), "tools/call", call(_meta={"custom": 1, "progressToken": 1}), call(_meta={"custom": 1}), True, id="other-meta-kept-token-dropped"),
+    pytest.param(
+        (), "tools/call", call(_meta={"custom": 1}), call(_meta={"custom": 2}), False, id="other-meta-key-counts"
+    ),
+    pytest.param(
+        (),
+        "tools/call",
+        call(_meta={"custom": 1, "progressToken": 1}),
+        call(_meta={"custom": 1}),
+        True,
+        id="other-meta-kept-token-dropped",
+    ),
     pytest.param((), "tools/call", call(_meta={"io.example/x": 1}), CALL, False, id="non-mcp-namespace-counts"),
     # _meta emptied by removal
     pytest.param((), "tools/list", {"_meta": {"progressToken": 1}}, None, True, id="emptied-meta-equals-no-params"),
-    pytest.param((), "tools/list", {"_meta": {f"{MCP}protocolVersion": "2026-07-28"}}, {}, True, id="emptied-meta-equals-empty-params"),
-    pytest.param((), "tools/list", {"cursor": "c1", "_meta": {"progressToken": 1}}, {"cursor": "c1"}, True, id="emptied-meta-equals-no-meta"),
+    pytest.param(
+        (),
+        "tools/list",
+        {"_meta": {f"{MCP}protocolVersion": "2026-07-28"}},
+        {},
+        True,
+        id="emptied-meta-equals-empty-params",
+    ),
+    pytest.param(
+        (),
+        "tools/list",
+        {"cursor": "c1", "_meta": {"progressToken": 1}},
+        {"cursor": "c1"},
+        True,
+        id="emptied-meta-equals-no-meta",
+    ),
     pytest.param((), "tools/list", {}, None, True, id="empty-params-equals-no-params"),
     pytest.param((), "tools/list", {"cursor": "c1"}, {"cursor": "c2"}, False, id="cursor-counts"),
     # method-specific rules
@@ -75,11 +111,25 @@ SAME = [
     ),
     pytest.param((), "initialize", {"protocolVersion": "2025-11-25"}, None, True, id="initialize-no-params"),
     pytest.param(
-        (), "notifications/cancelled", {"requestId": 3, "reason": "timeout"}, {"requestId": "abc", "reason": "timeout"}, True, id="cancelled-requestId"
+        (),
+        "notifications/cancelled",
+        {"requestId": 3, "reason": "timeout"},
+        {"requestId": "abc", "reason": "timeout"},
+        True,
+        id="cancelled-requestId",
     ),
     pytest.param((), "notifications/cancelled", {"requestId": 3}, None, True, id="cancelled-only-requestId"),
-    pytest.param((), "notifications/cancelled", {"requestId": 3, "reason": "a"}, {"requestId": 3, "reason": "b"}, False, id="cancelled-reason-counts"),
-    pytest.param((), "tools/call", {"requestId": 1, **CALL}, {"requestId": 2, **CALL}, False, id="requestId-counts-elsewhere"),
+    pytest.param(
+        (),
+        "notifications/cancelled",
+        {"requestId": 3, "reason": "a"},
+        {"requestId": 3, "reason": "b"},
+        False,
+        id="cancelled-reason-counts",
+    ),
+    pytest.param(
+        (), "tools/call", {"requestId": 1, **CALL}, {"requestId": 2, **CALL}, False, id="requestId-counts-elsewhere"
+    ),
     # exact JSON types
     pytest.param((), "tools/call", call(arguments={"n": 1}), call(arguments={"n": 1.0}), False, id="int-vs-float"),
     pytest.param((), "tools/call", call(arguments={"n": 1}), call(arguments={"n": True}), False, id="int-vs-true"),
@@ -96,12 +146,42 @@ SAME = [
         True,
         id="key-order",
     ),
-    pytest.param((), "tools/call", call(arguments={"l": [1, 2]}), call(arguments={"l": [2, 1]}), False, id="list-order-counts"),
+    pytest.param(
+        (), "tools/call", call(arguments={"l": [1, 2]}), call(arguments={"l": [2, 1]}), False, id="list-order-counts"
+    ),
     # user ignore paths
-    pytest.param(("arguments.when",), "tools/call", call(arguments={"q": "x", "when": "09:00"}), call(arguments={"q": "x", "when": "10:00"}), True, id="arguments.when"),
-    pytest.param(("arguments.when",), "tools/call", call(arguments={"q": "x", "when": "09:00"}), call(arguments={"q": "y", "when": "09:00"}), False, id="arguments.when-rest-counts"),
-    pytest.param(("arguments.when",), "tools/call", {"name": "t", "arguments": {"when": 1}}, {"name": "t"}, True, id="arguments-emptied-equals-absent"),
-    pytest.param(("when",), "tools/call", call(arguments={"when": 1}), call(arguments={"when": 2}), False, id="paths-are-relative-to-params"),
+    pytest.param(
+        ("arguments.when",),
+        "tools/call",
+        call(arguments={"q": "x", "when": "09:00"}),
+        call(arguments={"q": "x", "when": "10:00"}),
+        True,
+        id="arguments.when",
+    ),
+    pytest.param(
+        ("arguments.when",),
+        "tools/call",
+        call(arguments={"q": "x", "when": "09:00"}),
+        call(arguments={"q": "y", "when": "09:00"}),
+        False,
+        id="arguments.when-rest-counts",
+    ),
+    pytest.param(
+        ("arguments.when",),
+        "tools/call",
+        {"name": "t", "arguments": {"when": 1}},
+        {"name": "t"},
+        True,
+        id="arguments-emptied-equals-absent",
+    ),
+    pytest.param(
+        ("when",),
+        "tools/call",
+        call(arguments={"when": 1}),
+        call(arguments={"when": 2}),
+        False,
+        id="paths-are-relative-to-params",
+    ),
     pytest.param(
         ("items[*].id",),
         "tools/call",
@@ -110,18 +190,95 @@ SAME = [
         True,
         id="items[*].id",
     ),
-    pytest.param(("items[*].id",), "tools/call", {"items": [{"id": 1, "v": "a"}]}, {"items": [{"id": 1, "v": "b"}]}, False, id="items[*].id-rest-counts"),
-    pytest.param(("items.*.id",), "tools/call", {"items": [{"id": 1}, {"id": 2}]}, {"items": [{"id": 3}, {"id": 4}]}, True, id="items.*.id"),
-    pytest.param(("items.0.id",), "tools/call", {"items": [{"id": 1, "v": 0}, {"id": 2}]}, {"items": [{"id": 5, "v": 0}, {"id": 2}]}, True, id="items.0.id"),
-    pytest.param(("items.0.id",), "tools/call", {"items": [{"id": 1}, {"id": 2}]}, {"items": [{"id": 1}, {"id": 6}]}, False, id="items.0.id-not-other-indexes"),
-    pytest.param(("items[0].id",), "tools/call", {"items": [{"id": 1}, {"id": 2}]}, {"items": [{"id": 7}, {"id": 2}]}, True, id="items[0].id"),
-    pytest.param(('_meta["a.b/c"]',), "tools/call", call(_meta={"a.b/c": 1}), call(_meta={"a.b/c": 2}), True, id="_meta-quoted-dotted-key"),
+    pytest.param(
+        ("items[*].id",),
+        "tools/call",
+        {"items": [{"id": 1, "v": "a"}]},
+        {"items": [{"id": 1, "v": "b"}]},
+        False,
+        id="items[*].id-rest-counts",
+    ),
+    pytest.param(
+        ("items.*.id",),
+        "tools/call",
+        {"items": [{"id": 1}, {"id": 2}]},
+        {"items": [{"id": 3}, {"id": 4}]},
+        True,
+        id="items.*.id",
+    ),
+    pytest.param(
+        ("items.0.id",),
+        "tools/call",
+        {"items": [{"id": 1, "v": 0}, {"id": 2}]},
+        {"items": [{"id": 5, "v": 0}, {"id": 2}]},
+        True,
+        id="items.0.id",
+    ),
+    pytest.param(
+        ("items.0.id",),
+        "tools/call",
+        {"items": [{"id": 1}, {"id": 2}]},
+        {"items": [{"id": 1}, {"id": 6}]},
+        False,
+        id="items.0.id-not-other-indexes",
+    ),
+    pytest.param(
+        ("items[0].id",),
+        "tools/call",
+        {"items": [{"id": 1}, {"id": 2}]},
+        {"items": [{"id": 7}, {"id": 2}]},
+        True,
+        id="items[0].id",
+    ),
+    pytest.param(
+        ('_meta["a.b/c"]',),
+        "tools/call",
+        call(_meta={"a.b/c": 1}),
+        call(_meta={"a.b/c": 2}),
+        True,
+        id="_meta-quoted-dotted-key",
+    ),
     pytest.param(('_meta["a.b/c"]',), "tools/call", call(_meta={"a.b/c": 1}), CALL, True, id="_meta-quoted-emptied"),
-    pytest.param(('_meta["a.b/c"]',), "tools/call", call(_meta={"a": {"b/c": 1}}), call(_meta={"a": {"b/c": 2}}), False, id="_meta-quoted-is-one-key"),
-    pytest.param(("arguments.ts_*",), "tools/call", call(arguments={"ts_a": 1, "ts_b": 2, "k": 0}), call(arguments={"ts_a": 3, "k": 0}), True, id="fnmatch-star"),
-    pytest.param(("arguments.ts_?",), "tools/call", call(arguments={"ts_a": 1, "k": 0}), call(arguments={"ts_a": 2, "k": 0}), True, id="fnmatch-question-mark"),
-    pytest.param(("arguments.ts_?",), "tools/call", call(arguments={"ts_ab": 1}), call(arguments={"ts_ab": 2}), False, id="fnmatch-question-mark-one-char"),
-    pytest.param(("arguments.tags[1]",), "tools/call", call(arguments={"tags": ["a", "b"]}), call(arguments={"tags": ["a", "c"]}), True, id="list-element-leaf"),
+    pytest.param(
+        ('_meta["a.b/c"]',),
+        "tools/call",
+        call(_meta={"a": {"b/c": 1}}),
+        call(_meta={"a": {"b/c": 2}}),
+        False,
+        id="_meta-quoted-is-one-key",
+    ),
+    pytest.param(
+        ("arguments.ts_*",),
+        "tools/call",
+        call(arguments={"ts_a": 1, "ts_b": 2, "k": 0}),
+        call(arguments={"ts_a": 3, "k": 0}),
+        True,
+        id="fnmatch-star",
+    ),
+    pytest.param(
+        ("arguments.ts_?",),
+        "tools/call",
+        call(arguments={"ts_a": 1, "k": 0}),
+        call(arguments={"ts_a": 2, "k": 0}),
+        True,
+        id="fnmatch-question-mark",
+    ),
+    pytest.param(
+        ("arguments.ts_?",),
+        "tools/call",
+        call(arguments={"ts_ab": 1}),
+        call(arguments={"ts_ab": 2}),
+        False,
+        id="fnmatch-question-mark-one-char",
+    ),
+    pytest.param(
+        ("arguments.tags[1]",),
+        "tools/call",
+        call(arguments={"tags": ["a", "b"]}),
+        call(arguments={"tags": ["a", "c"]}),
+        True,
+        id="list-element-leaf",
+    ),
 ]
 
 
@@ -150,12 +307,36 @@ NORMALIZE = [
     pytest.param((), "tools/list", None, None, id="no-params"),
     pytest.param((), "tools/list", {}, None, id="empty-params"),
     pytest.param((), "tools/list", {"_meta": {"progressToken": 1, f"{MCP}clientInfo": {}}}, None, id="meta-emptied"),
-    pytest.param((), "tools/call", call(_meta={"progressToken": 1, "keep": True}), call(_meta={"keep": True}), id="meta-partly-kept"),
+    pytest.param(
+        (),
+        "tools/call",
+        call(_meta={"progressToken": 1, "keep": True}),
+        call(_meta={"keep": True}),
+        id="meta-partly-kept",
+    ),
     pytest.param((), "initialize", {"protocolVersion": "2025-11-25"}, None, id="initialize"),
     pytest.param((), "notifications/cancelled", {"requestId": 1, "reason": "r"}, {"reason": "r"}, id="cancelled"),
-    pytest.param(("items[*].id",), "x", {"items": [{"id": 1}, {"id": 2, "v": 3}]}, {"items": [{}, {"v": 3}]}, id="list-positions-kept"),
-    pytest.param(("arguments.when",), "tools/call", {"name": "t", "arguments": {"when": 1}}, {"name": "t"}, id="container-emptied-dropped"),
-    pytest.param(("arguments.when",), "tools/call", {"name": "t", "arguments": {}}, {"name": "t", "arguments": {}}, id="empty-container-kept"),
+    pytest.param(
+        ("items[*].id",),
+        "x",
+        {"items": [{"id": 1}, {"id": 2, "v": 3}]},
+        {"items": [{}, {"v": 3}]},
+        id="list-positions-kept",
+    ),
+    pytest.param(
+        ("arguments.when",),
+        "tools/call",
+        {"name": "t", "arguments": {"when": 1}},
+        {"name": "t"},
+        id="container-emptied-dropped",
+    ),
+    pytest.param(
+        ("arguments.when",),
+        "tools/call",
+        {"name": "t", "arguments": {}},
+        {"name": "t", "arguments": {}},
+        id="empty-container-kept",
+    ),
 ]
 
 

@@ -9,7 +9,9 @@ import pytest
 
 import mockmcp
 
-MODULES = sorted(name for _finder, name, _pkg in pkgutil.iter_modules(mockmcp.__path__, "mockmcp.") if not name.endswith("__main__"))
+MODULES = sorted(
+    name for _finder, name, _pkg in pkgutil.walk_packages(mockmcp.__path__, "mockmcp.") if not name.endswith("__main__")
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

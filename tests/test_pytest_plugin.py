@@ -6,15 +6,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SHIPPED
-from mockmcp.testing import cassette_name, server_command
+
+from mockmcp.plugin.mock_server import cassette_name, server_command
 
 pytest_plugins = ["pytester"]
 
 NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
 
-HOST_TESTS = f'''
+HOST_TESTS = f"""
 import sys
 import pytest
 from mcp import Client
@@ -32,7 +32,7 @@ async def read(mockmcp, path):
 @pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
 async def test_reads_a_note(mockmcp):
     assert await read(mockmcp, "notes.txt") == "remember to buy milk"
-'''
+"""
 
 
 def write_host_tests(pytester: pytest.Pytester, body: str = HOST_TESTS, name: str = "test_host") -> Path:
@@ -55,7 +55,9 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     write_host_tests(pytester)
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record=once*"])
+    result.stdout.fnmatch_lines(
+        ["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record=once*"]
+    )
 
 
 def test_record_once_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
@@ -74,12 +76,14 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
     write_host_tests(pytester, HOST_TESTS.replace('"notes.txt") ==', '"note.txt") =='))
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*could not serve this test as recorded*",
-        "*no recorded interaction matches this tools/call request*",
-        '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
-        "*--ignore 'arguments.path'*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*could not serve this test as recorded*",
+            "*no recorded interaction matches this tools/call request*",
+            '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
+            "*--ignore 'arguments.path'*",
+        ]
+    )
 
 
 def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.Pytester) -> None:
@@ -108,22 +112,29 @@ def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytes
 
 
 def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pytester) -> None:
-    write_host_tests(pytester, HOST_TESTS.replace(f"@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])\n", ""))
+    write_host_tests(
+        pytester, HOST_TESTS.replace(f"@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])\n", "")
+    )
     result = run(pytester, "--mockmcp-record=once")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*--mockmcp-record=once needs the real server*--mockmcp-server*mockmcp_server*"])
 
 
-PARALLEL = HOST_TESTS + '''
+PARALLEL = (
+    HOST_TESTS
+    + """
 FILES = [("notes.txt", "remember to buy milk"), ("todo.md", "# Todo"), ("missing.txt", None)] * 4
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("path", "expected"), FILES, ids=[f"{i}-{p}" for i, (p, _) in enumerate(FILES)])
-@pytest.mark.mockmcp(server=[sys.executable, ''' + repr(NOTES_SERVER) + '''])
+@pytest.mark.mockmcp(server=[sys.executable, """
+    + repr(NOTES_SERVER)
+    + """])
 async def test_parallel(mockmcp, path, expected):
     text = await read(mockmcp, path)
     assert text.startswith(expected) if expected else "no such file" in text
-'''
+"""
+)
 
 
 @pytest.mark.slow
@@ -157,6 +168,3 @@ def test_the_first_server_named_wins_in_precedence_order() -> None:
     assert server_command("cli 'quoted arg'", ["marker"], None, "ini") == ["cli", "quoted arg"]
     assert server_command(None, None, None, "ini cmd") == ["ini", "cmd"]
     assert server_command(None, None, None, "") is None
-
-
-

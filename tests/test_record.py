@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import MOCKMCP, ROOT, child_env
-from mockmcp import cassette
+
+from mockmcp.cassette import store as cassette
 
 SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 
@@ -26,14 +26,22 @@ def req(rid: Any, method: str, params: Any = None) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-INIT = req(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+INIT = req(
+    0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+)
 CALL = req(1, "tools/call", {"name": "echo", "arguments": {"x": 1}})
 
 
-def record(out: Path, *server_args: str, mode: str = "all", extra: tuple[str, ...] = (), env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def record(
+    out: Path, *server_args: str, mode: str = "all", extra: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [*MOCKMCP, "record", "-o", str(out), "--mode", mode, "--grace", "0.5", *extra, "--", *SCRIPTED, *server_args],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env or child_env(), cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env or child_env(),
+        cwd=ROOT,
     )
 
 
@@ -70,7 +78,14 @@ def parsed(stdout: bytes) -> list[Any]:
 
 
 def replay_lines(path: Path, lines: list[bytes]) -> bytes:
-    return subprocess.run([*MOCKMCP, "replay", str(path)], input=b"".join(lines), capture_output=True, timeout=30, env=child_env(), cwd=ROOT).stdout
+    return subprocess.run(
+        [*MOCKMCP, "replay", str(path)],
+        input=b"".join(lines),
+        capture_output=True,
+        timeout=30,
+        env=child_env(),
+        cwd=ROOT,
+    ).stdout
 
 
 def test_bytes_pass_unchanged_both_ways_and_replay_reproduces_them(tmp_path: Path) -> None:
@@ -123,7 +138,9 @@ def test_sigterm_to_the_recorder_is_passed_on_and_the_session_saved(tmp_path: Pa
     assert [json.loads(line)["id"] for line in replay_lines(out, [INIT, CALL]).splitlines()] == [0, 1]
 
 
-@pytest.mark.parametrize("stubborn", [["--ignore-eof"], ["--ignore-eof", "--ignore-term"]], ids=["ignores-eof", "ignores-sigterm-too"])
+@pytest.mark.parametrize(
+    "stubborn", [["--ignore-eof"], ["--ignore-eof", "--ignore-term"]], ids=["ignores-eof", "ignores-sigterm-too"]
+)
 def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stubborn: list[str]) -> None:
     out = tmp_path / "c.yaml"
     start = time.monotonic()
@@ -150,10 +167,18 @@ def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_pa
         proc.wait(timeout=10)
     finally:
         proc.kill()
-        for child in subprocess.run(["pgrep", "-f", "tests/servers/scripted.py$"], capture_output=True, text=True).stdout.split():
+        for child in subprocess.run(
+            ["pgrep", "-f", "tests/servers/scripted.py$"], capture_output=True, text=True
+        ).stdout.split():
             os.kill(int(child), signal.SIGKILL)
     assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
-    again = subprocess.run([*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", *SCRIPTED], capture_output=True, timeout=30, env=child_env(), input=b"")
+    again = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", *SCRIPTED],
+        capture_output=True,
+        timeout=30,
+        env=child_env(),
+        input=b"",
+    )
     assert again.returncode == 2 and b"mockmcp recover" in again.stderr
     recovered = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, timeout=30, env=child_env())
     assert recovered.returncode == 0, recovered.stderr
@@ -163,21 +188,33 @@ def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_pa
 
 def test_modes(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
-    bad = subprocess.run([*MOCKMCP, "record", "-o", str(out), "--mode", "sometimes", "--", "true"], capture_output=True, timeout=30, env=child_env())
+    bad = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--mode", "sometimes", "--", "true"],
+        capture_output=True,
+        timeout=30,
+        env=child_env(),
+    )
     assert bad.returncode == 2 and b"use one of: all, new, once" in bad.stderr
     # once, no cassette yet: records.
     assert run_record(out, [INIT, CALL], mode="once")[0] == 0
     # once, cassette exists: replays it, never starting the server (here one that cannot start).
     proc = subprocess.run(
         [*MOCKMCP, "record", "-o", str(out), "--", str(tmp_path / "no-such-server")],
-        input=CALL, capture_output=True, timeout=30, env=child_env(),
+        input=CALL,
+        capture_output=True,
+        timeout=30,
+        env=child_env(),
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)["result"]["echo"]["arguments"] == {"x": 1}
     assert b"replaying it" in proc.stderr
     # new: keeps what the cassette has and adds what it lacks.
     other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
     assert run_record(out, [INIT, CALL, other], mode="new")[0] == 0
-    calls = [(i.params["arguments"]["x"], i.session) for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    calls = [
+        (i.params["arguments"]["x"], i.session)
+        for i in cassette.load(str(out)).interactions
+        if i.method == "tools/call"
+    ]
     assert calls == [(1, 0), (2, 1)]  # what the second session added is a recorded session of its own
     # all: replaces it.
     assert run_record(out, [INIT, other], mode="all")[0] == 0
@@ -190,7 +227,9 @@ def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -
     secret = "sk-live-5f2b9c8e1a7d4e3f"
     env = {**child_env(), "API_KEY": secret}
     with_secret = req(1, "tools/call", {"name": "login", "arguments": {"key": secret, "token": "Bearer abc.def.ghi"}})
-    proc = record(out, "--echo-env", "API_KEY", extra=("--redact-env", "API_KEY", "--redact", r"Bearer [A-Za-z0-9.]+"), env=env)
+    proc = record(
+        out, "--echo-env", "API_KEY", extra=("--redact-env", "API_KEY", "--redact", r"Bearer [A-Za-z0-9.]+"), env=env
+    )
     try:
         first = b"".join(send_and_read(proc, [INIT, with_secret]))
         # Mid-session, the journal on disk is redacted too.
@@ -230,9 +269,9 @@ def test_every_pipelined_request_gets_its_own_answer_in_the_cassette(tmp_path: P
 
 def test_a_chunk_is_journaled_before_it_is_forwarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The ordering that keeps answers behind their requests, checked at the moment of forwarding."""
-    from mockmcp import proxy
-    from mockmcp.journal import Journal
-    from mockmcp.redact import Redactor
+    from mockmcp.cassette.journal import Journal
+    from mockmcp.core.redact import Redactor
+    from mockmcp.shells import stdio_record as proxy
 
     journal = Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
     seen_at_forward: list[bytes] = []
@@ -262,7 +301,11 @@ def test_recover_keeps_every_whole_line_and_reports_a_torn_last_one(tmp_path: Pa
     lines = [
         {"mockmcp_journal": 1, "mode": "all", "meta": {"server": ["x"]}},
         {"d": "c", "t": 0.0, "l": INIT.decode().strip()},
-        {"d": "s", "t": 0.1, "l": '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}'},
+        {
+            "d": "s",
+            "t": 0.1,
+            "l": '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}',
+        },
         {"d": "c", "t": 0.2, "l": CALL.decode().strip()},
     ]
     journal.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"d": "s", "t": 0.3, "l": "{\\"jsonrpc\\"')
@@ -270,7 +313,10 @@ def test_recover_keeps_every_whole_line_and_reports_a_torn_last_one(tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     assert "the last line was cut off and left out" in proc.stderr
     recovered = cassette.load(str(out))
-    assert [(i.method, i.response is not None) for i in recovered.interactions] == [("initialize", True), ("tools/call", False)]
+    assert [(i.method, i.response is not None) for i in recovered.interactions] == [
+        ("initialize", True),
+        ("tools/call", False),
+    ]
     assert not journal.exists()
     again = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, text=True, timeout=30, env=child_env())
     assert again.returncode == 2 and "no journal to recover" in again.stderr

@@ -13,11 +13,11 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import StdioServerParameters
-
 from conftest import NOTES_SESSION, ROOT, child_env
-from mockmcp import cassette
+from mcp import StdioServerParameters
 from sdk_host import connect, full_session, text_of
+
+from mockmcp.cassette import store as cassette
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,9 @@ async def session(server: StdioServerParameters, mode: str) -> dict[str, Any]:
 async def test_recorded_session_equals_direct_and_replays_the_same(mode: str, tmp_path: Path) -> None:
     out = tmp_path / "notes.yaml"
     direct = await session(params(*SERVER), mode)
-    recorded = await session(params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "all", "--", *SERVER), mode)
+    recorded = await session(
+        params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "all", "--", *SERVER), mode
+    )
     assert recorded == direct
     assert {key: direct[key] for key in NOTES_SESSION} == NOTES_SESSION
     assert direct["big"][0] == BIG and direct["logs"] == ["counted 1", "counted 2"]

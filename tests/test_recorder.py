@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mockmcp import cassette
-from mockmcp.recorder import CLIENT, SERVER, Recorder
+from mockmcp.cassette import store as cassette
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 
 
 def record(*lines: tuple[str, Any]) -> cassette.Cassette:
@@ -50,7 +50,11 @@ def test_server_messages_keep_the_order_they_came_in() -> None:
         (SERVER, res(1, {"content": []})),
     )
     [call] = made.interactions
-    assert [item.message["method"] for item in call.server] == ["notifications/progress", "notifications/message", "notifications/progress"]
+    assert [item.message["method"] for item in call.server] == [
+        "notifications/progress",
+        "notifications/message",
+        "notifications/progress",
+    ]
 
 
 def test_a_cancelled_request_does_not_draw_later_messages() -> None:

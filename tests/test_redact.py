@@ -8,18 +8,31 @@ import sys
 from pathlib import Path
 
 from conftest import MOCKMCP, ROOT, child_env
-from mockmcp.cassette import loads
-from mockmcp.matching import Matcher
-from mockmcp.redact import Redactor
-from mockmcp.replay import Replay, Send
 
-RULES = Redactor.build(("API_KEY",), (r"\d{6,}", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), {"API_KEY": 'sk-"quoted"'})
+from mockmcp.cassette.store import loads
+from mockmcp.core.matching import Matcher
+from mockmcp.core.redact import Redactor
+from mockmcp.core.replay import Replay, Send
+
+RULES = Redactor.build(
+    ("API_KEY",),
+    (r"\d{6,}", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
+    {"API_KEY": 'sk-"quoted"'},
+)
 
 
 def test_values_are_redacted_and_ids_are_not() -> None:
-    message = {"jsonrpc": "2.0", "id": 1234567, "method": "m", "params": {"key": 'use sk-"quoted" now', "n": "phone 5551234567"}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1234567,
+        "method": "m",
+        "params": {"key": 'use sk-"quoted" now', "n": "phone 5551234567"},
+    }
     assert RULES.message(message) == {
-        "jsonrpc": "2.0", "id": 1234567, "method": "m", "params": {"key": "use [REDACTED:API_KEY] now", "n": "phone [REDACTED]"},
+        "jsonrpc": "2.0",
+        "id": 1234567,
+        "method": "m",
+        "params": {"key": "use [REDACTED:API_KEY] now", "n": "phone [REDACTED]"},
     }
     uuid = "3f2b8c1e-9a4d-4e6f-8b2a-1c3d5e7f9a0b"
     line = json.dumps({"jsonrpc": "2.0", "id": uuid, "result": {"t": uuid}}).encode()
@@ -48,9 +61,14 @@ def test_verify_applies_the_cassettes_redaction(tmp_path: Path) -> None:
     line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami"}}\n'
     recorded = subprocess.run(
         [*MOCKMCP, "record", "--mode", "all", "--redact-env", "API_KEY", "-o", str(out), "--", *server],
-        input=line, capture_output=True, timeout=60, env=env,
+        input=line,
+        capture_output=True,
+        timeout=60,
+        env=env,
     )
     assert recorded.returncode == 0 and secret.encode() not in out.read_bytes()
-    proc = subprocess.run([*MOCKMCP, "verify", str(out), "--", *server], capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run(
+        [*MOCKMCP, "verify", str(out), "--", *server], capture_output=True, text=True, timeout=60, env=env
+    )
     assert proc.returncode == 0, proc.stdout
     assert secret not in proc.stdout + proc.stderr

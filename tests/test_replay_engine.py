@@ -36,10 +36,10 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc
-from mockmcp.cassette import loads
-from mockmcp.matching import Matcher
-from mockmcp.replay import Action, Note, Replay, Send, Wake
+from mockmcp.cassette.store import loads
+from mockmcp.core import jsonrpc
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Action, Note, Replay, Send, Wake
 
 # --- helpers -------------------------------------------------------------------------------------
 
@@ -115,7 +115,11 @@ interactions:
       isError: true
 """
 
-INIT_RESULT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "notes", "version": "1.0.0"}}
+INIT_RESULT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "notes", "version": "1.0.0"},
+}
 LIST_RESULT = {"tools": [{"name": "read_file"}]}
 NOTES_RESULT = {"content": [{"type": "text", "text": "remember to buy milk"}], "isError": False}
 MISSING_RESULT = {"content": [{"type": "text", "text": "no such file: missing.txt"}], "isError": True}
@@ -123,8 +127,12 @@ MISSING_RESULT = {"content": [{"type": "text", "text": "no such file: missing.tx
 INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp","version":"0.1.0"}}}'
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 TOOLS_LIST = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
-READ_NOTES = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'
-READ_MISSING = b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"missing.txt"}}}'
+READ_NOTES = (
+    b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'
+)
+READ_MISSING = (
+    b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"missing.txt"}}}'
+)
 
 
 # --- ids -----------------------------------------------------------------------------------------
@@ -228,7 +236,12 @@ def log(n: int) -> dict[str, Any]:
 @pytest.mark.parametrize("token", ["tok-9", 42, 5])
 def test_progress_goes_before_the_response_with_the_live_token(token: Any) -> None:
     line = json.dumps(
-        {"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {"name": "count_slowly", "arguments": {"n": 2}, "_meta": {"progressToken": token}}}
+        {
+            "jsonrpc": "2.0",
+            "id": 31,
+            "method": "tools/call",
+            "params": {"name": "count_slowly", "arguments": {"n": 2}, "_meta": {"progressToken": token}},
+        }
     ).encode()
     out = run(engine_for(COUNT), [line])
     assert out == [progress(token, 1), log(1), progress(token, 2), log(2), result(31, COUNT_RESULT)]
@@ -278,7 +291,14 @@ DELETED_RESULT = {"content": [{"type": "text", "text": "deleted notes.txt"}], "i
 
 
 def delete(id_: Any) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": "delete_file", "arguments": {"path": "notes.txt"}}}).encode()
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": id_,
+            "method": "tools/call",
+            "params": {"name": "delete_file", "arguments": {"path": "notes.txt"}},
+        }
+    ).encode()
 
 
 def answer(server_id: Any, body: dict[str, Any]) -> bytes:
@@ -309,8 +329,12 @@ def test_each_server_request_gets_a_fresh_id() -> None:
     assert first["method"] == second["method"] == "elicitation/create"
     assert first["id"] != second["id"]
     # answered out of order, each resumes its own request
-    assert run(engine, [answer(second["id"], {"action": "accept", "content": {"confirm": True}})]) == [result(2, DELETED_RESULT)]
-    assert run(engine, [answer(first["id"], {"action": "accept", "content": {"confirm": True}})]) == [result(1, DELETED_RESULT)]
+    assert run(engine, [answer(second["id"], {"action": "accept", "content": {"confirm": True}})]) == [
+        result(2, DELETED_RESULT)
+    ]
+    assert run(engine, [answer(first["id"], {"action": "accept", "content": {"confirm": True}})]) == [
+        result(1, DELETED_RESULT)
+    ]
 
 
 def test_a_different_answer_from_the_host_is_a_mismatch_and_replay_goes_on() -> None:
@@ -455,7 +479,9 @@ interactions:
     ids=["scalar-leaf", "list-element"],
 )
 def test_the_ignore_path_a_near_miss_suggests_makes_the_request_match(arguments: dict[str, Any]) -> None:
-    line = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tag", "arguments": arguments}}).encode()
+    line = json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tag", "arguments": arguments}}
+    ).encode()
     engine = engine_for(TAGGED)
     [text] = notes(engine.receive(line))
     [miss] = engine.report.misses
@@ -498,7 +524,9 @@ BAD_INPUT = [
     pytest.param(b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', [(None, -32600)], id="id-fractional"),
     pytest.param(b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', [(None, -32600)], id="id-boolean"),
     pytest.param(b'{"jsonrpc":"2.0","id":"s","method":5}', [("s", -32600)], id="method-not-string"),
-    pytest.param(b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"read_file"}', [(3, -32600)], id="params-string"),
+    pytest.param(
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"read_file"}', [(3, -32600)], id="params-string"
+    ),
     pytest.param(
         b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"},'
         b'{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}]',
@@ -516,10 +544,14 @@ BAD_INPUT = [
     pytest.param(INITIALIZED, [], id="known-notification"),
     pytest.param(b'{"jsonrpc":"2.0","method":"notifications/unknown","params":{"x":1}}', [], id="unknown-notification"),
     pytest.param(b'{"jsonrpc":"2.0","method":"tools/list"}', [], id="request-method-sent-as-notification"),
-    pytest.param(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}', [], id="cancel-unknown-id"),
+    pytest.param(
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}', [], id="cancel-unknown-id"
+    ),
     pytest.param(b'{"jsonrpc":"2.0","id":42,"result":{}}', [], id="stray-response"),
     pytest.param(b'{"jsonrpc":"2.0","id":42,"error":{"code":-1,"message":"no"}}', [], id="stray-error-response"),
-    pytest.param(b'{"jsonrpc":"2.0","id":42,"result":{},"error":{"code":-1,"message":"no"}}', [], id="malformed-response"),
+    pytest.param(
+        b'{"jsonrpc":"2.0","id":42,"result":{},"error":{"code":-1,"message":"no"}}', [], id="malformed-response"
+    ),
     pytest.param(b'{"jsonrpc":"2.0","result":{}}', [], id="response-without-id"),
     pytest.param(b'{"id":42,"result":{}}', [], id="response-without-jsonrpc"),
 ]
@@ -582,7 +614,11 @@ interactions:
 """
 SLOW_CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}'
 SLOW_RESULT = {"content": [{"type": "text", "text": "slow answer"}]}
-DONE_WAITING = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "done waiting"}}
+DONE_WAITING = {
+    "jsonrpc": "2.0",
+    "method": "notifications/message",
+    "params": {"level": "info", "data": "done waiting"},
+}
 
 
 def test_a_delay_is_a_wake_and_other_requests_are_answered_meanwhile() -> None:
@@ -603,7 +639,9 @@ def test_a_delay_is_a_wake_and_other_requests_are_answered_meanwhile() -> None:
 def test_a_cancelled_delayed_request_is_never_answered() -> None:
     engine = engine_for(SLOW)
     [wake] = engine.receive(SLOW_CALL)
-    cancelling = engine.receive(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"timeout"}}')
+    cancelling = engine.receive(
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"timeout"}}'
+    )
     assert sent(cancelling) == []
     assert sent(engine.wake(wake.job)) == []
     # still serving
@@ -670,7 +708,10 @@ def test_listen_notifications_carry_the_live_listen_id(listen_id: Any) -> None:
             "method": "subscriptions/listen",
             "params": {
                 "notifications": {"resourcesUpdated": ["notes://notes.txt"]},
-                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "fastmcp", "version": "3"}},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "fastmcp", "version": "3"},
+                },
             },
         }
     ).encode()
@@ -678,9 +719,16 @@ def test_listen_notifications_carry_the_live_listen_id(listen_id: Any) -> None:
         {
             "jsonrpc": "2.0",
             "method": "notifications/resources/updated",
-            "params": {"uri": "notes://notes.txt", "_meta": {"io.modelcontextprotocol/subscriptionId": listen_id, "note": "kept"}},
+            "params": {
+                "uri": "notes://notes.txt",
+                "_meta": {"io.modelcontextprotocol/subscriptionId": listen_id, "note": "kept"},
+            },
         },
-        {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}},
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/tools/list_changed",
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}},
+        },
     ]
 
 
@@ -734,7 +782,11 @@ def test_input_required_then_the_retry_replay_as_two_ordinary_pairs() -> None:
         "progressToken": 20,
     }
     first = {"name": "delete_file", "arguments": {"path": "notes.txt"}, "_meta": live_meta}
-    retry = {**first, "inputResponses": {"ask": {"action": "accept", "content": {"confirm": True}}}, "requestState": "state-1"}
+    retry = {
+        **first,
+        "inputResponses": {"ask": {"action": "accept", "content": {"confirm": True}}},
+        "requestState": "state-1",
+    }
     engine = engine_for(INPUT_REQUIRED)
     out = run(
         engine,
@@ -748,11 +800,15 @@ def test_input_required_then_the_retry_replay_as_two_ordinary_pairs() -> None:
             20,
             {
                 "resultType": "input_required",
-                "inputRequests": {"ask": {"method": "elicitation/create", "params": {"mode": "form", "message": "Delete notes.txt?"}}},
+                "inputRequests": {
+                    "ask": {"method": "elicitation/create", "params": {"mode": "form", "message": "Delete notes.txt?"}}
+                },
                 "requestState": "state-1",
             },
         ),
-        result(21, {"resultType": "complete", "content": [{"type": "text", "text": "deleted notes.txt"}], "isError": False}),
+        result(
+            21, {"resultType": "complete", "content": [{"type": "text", "text": "deleted notes.txt"}], "isError": False}
+        ),
     ]
     assert engine.report.misses == [] and engine.report.unplayed == []
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from mockmcp.cassette import loads
-from mockmcp.matching import Matcher
-from mockmcp.replay import Replay, Send
-from mockmcp.selection import Recordings, Selection
+from mockmcp.cassette.store import loads
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Replay, Send
+from mockmcp.core.selection import Recordings, Selection
 
 # Two clients recorded by one HTTP proxy: the same opening, then the same call answered differently
 # (the server counted), then a call only the second made.
@@ -97,7 +97,7 @@ def test_recorded_timing_waits_as_the_recording_did_scaled() -> None:
         "  server:\n  - at: 1.5\n    notification: {method: notifications/message, params: {level: info, data: half}}\n"
         "  response: {result: {content: []}}\n  took: 2.0\n"
     )
-    from mockmcp.replay import Wake
+    from mockmcp.core.replay import Wake
 
     engine = Replay(cassette, Matcher.build(), timing=0.5)
     first = engine.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')
@@ -106,4 +106,8 @@ def test_recorded_timing_waits_as_the_recording_did_scaled() -> None:
     assert [type(a).__name__ for a in second] == ["Send", "Wake"] and second[1] == Wake(0.75, 0)  # (3.0 - 1.5) * 0.5
     third = engine.wake(0)
     assert len(third) == 1 and json.loads(third[0].data)["id"] == 1
-    assert Replay(cassette, Matcher.build()).receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')[-1].final
+    assert (
+        Replay(cassette, Matcher.build())
+        .receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')[-1]
+        .final
+    )

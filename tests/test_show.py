@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SHIPPED, child_env
-from mockmcp import cassette, show
+
+from mockmcp.cassette import store as cassette
 from mockmcp.errors import CassetteError, UsageError
+from mockmcp.tools import show
 
 ALL = sorted(SHIPPED.glob("*.yaml"))
 
@@ -60,57 +61,76 @@ def test_notes_session_shows_progress_logs_and_server_requests_in_order_with_tim
         "cassettes/notes-session.yaml: handshake era, protocol 2025-11-25",
         "  server: python examples/notes_server.py, recorded 2026-12-02T15:40:29Z",
     ]
-    assert in_order(lines, [
-        "+0.002s [0]  → initialize protocol 2025-11-25, client mcp 0.1.0",
-        "             ← protocol 2025-11-25, server notes  (580 ms)",
-        "+0.641s [5]  → tools/call count_slowly {n: 2}",
-        "+0.642s      ← notifications/progress progress 1/2 step 1",  # in the order the server sent them
-        "+0.643s      ← notifications/message info: counted 1",
-        "+0.643s      ← notifications/progress progress 2/2 step 2",
-        "+0.643s      ← notifications/message info: counted 2",
-        "             ← counted to 2  (3 ms)",
-        "+0.645s [6]  → tools/call delete_file {path: notes.txt}",
-        "+0.647s      ← elicitation/create form: Delete notes.txt?",
-        "               → accept {confirm: true}",
-        "             ← deleted notes.txt  (4 ms)",
-        "+0.652s      ← sampling/createMessage user: Summarize: remember to buy milk",
-        "               → example-model: milk",
-        "+0.656s      ← roots/list",
-        "               → file:///home/user/notes",
-        "+0.659s [9]  → resources/read notes://notes.txt",
-        "             ← notes://notes.txt: remember to buy milk  (1 ms)",
-        "+0.661s [10] → prompts/get review {path: notes.txt}",
-        "             ← user: Please review this note: remember to buy milk  (1 ms)",
-    ])
-    assert lines[-1] == "10 requests, 1 notification, 7 server messages, 0 errors, 1 tool error, 0 faults, era: handshake"
+    assert in_order(
+        lines,
+        [
+            "+0.002s [0]  → initialize protocol 2025-11-25, client mcp 0.1.0",
+            "             ← protocol 2025-11-25, server notes  (580 ms)",
+            "+0.641s [5]  → tools/call count_slowly {n: 2}",
+            "+0.642s      ← notifications/progress progress 1/2 step 1",  # in the order the server sent them
+            "+0.643s      ← notifications/message info: counted 1",
+            "+0.643s      ← notifications/progress progress 2/2 step 2",
+            "+0.643s      ← notifications/message info: counted 2",
+            "             ← counted to 2  (3 ms)",
+            "+0.645s [6]  → tools/call delete_file {path: notes.txt}",
+            "+0.647s      ← elicitation/create form: Delete notes.txt?",
+            "               → accept {confirm: true}",
+            "             ← deleted notes.txt  (4 ms)",
+            "+0.652s      ← sampling/createMessage user: Summarize: remember to buy milk",
+            "               → example-model: milk",
+            "+0.656s      ← roots/list",
+            "               → file:///home/user/notes",
+            "+0.659s [9]  → resources/read notes://notes.txt",
+            "             ← notes://notes.txt: remember to buy milk  (1 ms)",
+            "+0.661s [10] → prompts/get review {path: notes.txt}",
+            "             ← user: Please review this note: remember to buy milk  (1 ms)",
+        ],
+    )
+    assert (
+        lines[-1] == "10 requests, 1 notification, 7 server messages, 0 errors, 1 tool error, 0 faults, era: handshake"
+    )
 
 
 def test_notes_2026_shows_discovery_and_the_input_required_round_trip() -> None:
     lines = transcript(SHIPPED / "notes-2026.yaml")
-    assert in_order(lines, [
-        "[0] → server/discover",  # the per-request _meta, the same on every request, is left out
-        "    ← versions 2026-07-28, server notes",
-        "[4] → tools/call delete_file {path: notes.txt}",
-        "    ← input required: elicitation/create form: Delete notes.txt?",
-        "[5] → tools/call delete_file {path: notes.txt} with input {action: accept, content: {confirm: true}}",
-        "    ← deleted notes.txt",
-    ])
-    assert lines[-1] == "6 requests, 0 notifications, 0 server messages, 0 errors, 1 tool error, 0 faults, era: stateless"
+    assert in_order(
+        lines,
+        [
+            "[0] → server/discover",  # the per-request _meta, the same on every request, is left out
+            "    ← versions 2026-07-28, server notes",
+            "[4] → tools/call delete_file {path: notes.txt}",
+            "    ← input required: elicitation/create form: Delete notes.txt?",
+            "[5] → tools/call delete_file {path: notes.txt} with input {action: accept, content: {confirm: true}}",
+            "    ← deleted notes.txt",
+        ],
+    )
+    assert (
+        lines[-1] == "6 requests, 0 notifications, 0 server messages, 0 errors, 1 tool error, 0 faults, era: stateless"
+    )
 
 
 def test_notes_session_2026_and_time_summarize_their_results() -> None:
     session = transcript(SHIPPED / "notes-session-2026.yaml")
     assert "             ← input required: roots/list  (2 ms)" in session
-    assert session[-1] == "13 requests, 0 notifications, 4 server messages, 0 errors, 1 tool error, 0 faults, era: stateless"
+    assert (
+        session[-1]
+        == "13 requests, 0 notifications, 4 server messages, 0 errors, 1 tool error, 0 faults, era: stateless"
+    )
     time = transcript(SHIPPED / "time.yaml", width=200)
-    assert in_order(time, [
-        "            ← versions 2026-07-28, server mcp-time 2026.10.19  (875 ms)",
-        "            ← 2 tools: get_current_time, convert_time  (4 ms)",
-        "+0.880s [2] → tools/call convert_time {source_timezone: Europe/London, time: 12:00, target_timezone: Asia/Tokyo}",
-        "+0.923s [3] → tools/call get_current_time {timezone: Mars/Olympus}",
-    ])
+    assert in_order(
+        time,
+        [
+            "            ← versions 2026-07-28, server mcp-time 2026.10.19  (875 ms)",
+            "            ← 2 tools: get_current_time, convert_time  (4 ms)",
+            "+0.880s [2] → tools/call convert_time {source_timezone: Europe/London, time: 12:00, target_timezone: Asia/Tokyo}",
+            "+0.923s [3] → tools/call get_current_time {timezone: Mars/Olympus}",
+        ],
+    )
     # pretty-printed JSON text is shown in flow style, on its line
-    assert any(line.startswith("            ← {source: {timezone: Europe/London, datetime: 2026-12-02T12:00:00+00:00") for line in time)
+    assert any(
+        line.startswith("            ← {source: {timezone: Europe/London, datetime: 2026-12-02T12:00:00+00:00")
+        for line in time
+    )
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
@@ -137,7 +157,10 @@ def test_a_cut_summary_ends_with_an_ellipsis_and_keeps_its_timing() -> None:
     lines = transcript(SHIPPED / "time.yaml", width=60)
     assert "+0.880s [2] → tools/call convert_time {source_timezone: Eur…" in lines
     assert "            ← {source: {timezone: Europe/London, da…  (6 ms)" in lines
-    assert lines[-2:] == ["4 requests, 0 notifications, 0 server messages, 0 errors", "  1 tool error, 0 faults, era: stateless"]
+    assert lines[-2:] == [
+        "4 requests, 0 notifications, 0 server messages, 0 errors",
+        "  1 tool error, 0 faults, era: stateless",
+    ]
 
 
 FAULTS = """\
@@ -201,44 +224,96 @@ def test_the_counts_include_the_faults() -> None:
 
 
 def test_fault_marks_stay_whole_when_the_summary_is_cut() -> None:
-    line = lines_of("- request: {method: tools/call, params: {name: slow, arguments: {text: " + "x" * 200 + "}}}\n  delay: 2\n", 50)[0]
+    line = lines_of(
+        "- request: {method: tools/call, params: {name: slow, arguments: {text: " + "x" * 200 + "}}}\n  delay: 2\n", 50
+    )[0]
     assert len(line) == 50 and line.endswith("…  ⚠ delay 2s")
 
 
 SUMMARIES = [
     # (method, params, result, the request line, the response line)
-    ("initialize", {"protocolVersion": "2025-06-18", "clientInfo": {"name": "host", "version": "2"}},
-     {"protocolVersion": "2025-06-18", "serverInfo": {"name": "srv", "version": "1"}},
-     "initialize protocol 2025-06-18, client host 2", "protocol 2025-06-18, server srv 1"),
-    ("server/discover", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
-     {"supportedVersions": ["2025-11-25", "2026-07-28"], "resultType": "complete"},
-     "server/discover", "versions 2025-11-25, 2026-07-28"),
-    ("tools/list", None, {"tools": [{"name": "a"}, {"name": "b"}], "nextCursor": "c2"},
-     "tools/list", "2 tools: a, b, more after nextCursor"),
-    ("tools/call", {"name": "get", "arguments": {"n": 1, "s": "1", "flag": True, "xs": [1, "two"]}},
-     {"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}, {"type": "text", "text": "t"}]},
-     'tools/call get {n: 1, s: "1", flag: true, xs: [1, two]}', "[image image/png] (+1 more)"),
-    ("tools/call", {"name": "get", "arguments": {}}, {"content": [], "structuredContent": {"ok": True}},
-     "tools/call get {}", "{ok: true}"),
+    (
+        "initialize",
+        {"protocolVersion": "2025-06-18", "clientInfo": {"name": "host", "version": "2"}},
+        {"protocolVersion": "2025-06-18", "serverInfo": {"name": "srv", "version": "1"}},
+        "initialize protocol 2025-06-18, client host 2",
+        "protocol 2025-06-18, server srv 1",
+    ),
+    (
+        "server/discover",
+        {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+        {"supportedVersions": ["2025-11-25", "2026-07-28"], "resultType": "complete"},
+        "server/discover",
+        "versions 2025-11-25, 2026-07-28",
+    ),
+    (
+        "tools/list",
+        None,
+        {"tools": [{"name": "a"}, {"name": "b"}], "nextCursor": "c2"},
+        "tools/list",
+        "2 tools: a, b, more after nextCursor",
+    ),
+    (
+        "tools/call",
+        {"name": "get", "arguments": {"n": 1, "s": "1", "flag": True, "xs": [1, "two"]}},
+        {"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}, {"type": "text", "text": "t"}]},
+        'tools/call get {n: 1, s: "1", flag: true, xs: [1, two]}',
+        "[image image/png] (+1 more)",
+    ),
+    (
+        "tools/call",
+        {"name": "get", "arguments": {}},
+        {"content": [], "structuredContent": {"ok": True}},
+        "tools/call get {}",
+        "{ok: true}",
+    ),
     ("resources/list", None, {"resources": [{"uri": "file:///a", "name": "a"}]}, "resources/list", "1 resource: a"),
     ("prompts/list", {"cursor": "c2"}, {"prompts": []}, "prompts/list {cursor: c2}", "no prompts"),
-    ("resources/read", {"uri": "file:///b"}, {"contents": [{"uri": "file:///b", "blob": "AA==", "mimeType": "image/png"}]},
-     "resources/read file:///b", "file:///b: image/png"),
-    ("completion/complete", {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "x", "value": "a"}},
-     {"completion": {"values": ["ab", "ac"]}},
-     "completion/complete {type: ref/prompt, name: p} {name: x, value: a}", "ab, ac"),
+    (
+        "resources/read",
+        {"uri": "file:///b"},
+        {"contents": [{"uri": "file:///b", "blob": "AA==", "mimeType": "image/png"}]},
+        "resources/read file:///b",
+        "file:///b: image/png",
+    ),
+    (
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "x", "value": "a"}},
+        {"completion": {"values": ["ab", "ac"]}},
+        "completion/complete {type: ref/prompt, name: p} {name: x, value: a}",
+        "ab, ac",
+    ),
     ("logging/setLevel", {"level": "debug"}, {}, "logging/setLevel debug", "{}"),
-    ("tasks/get", {"taskId": "t-1"}, {"taskId": "t-1", "status": "working", "_meta": {"io.modelcontextprotocol/x": 1}},
-     "tasks/get {taskId: t-1}", "{taskId: t-1, status: working}"),
+    (
+        "tasks/get",
+        {"taskId": "t-1"},
+        {"taskId": "t-1", "status": "working", "_meta": {"io.modelcontextprotocol/x": 1}},
+        "tasks/get {taskId: t-1}",
+        "{taskId: t-1, status: working}",
+    ),
     # a shape the summarizer does not expect is shown as it is, never a crash
-    ("tools/call", {"arguments": {"a": 1}}, {"content": "not a list"}, "tools/call {arguments: {a: 1}}", "{content: not a list}"),
+    (
+        "tools/call",
+        {"arguments": {"a": 1}},
+        {"content": "not a list"},
+        "tools/call {arguments: {a: 1}}",
+        "{content: not a list}",
+    ),
     ("initialize", {}, ["odd"], "initialize", "[odd]"),
 ]
 
 
 @pytest.mark.parametrize(("method", "params", "result", "asked", "answered"), SUMMARIES)
 def test_each_method_has_its_summary(method: str, params: object, result: object, asked: str, answered: str) -> None:
-    data = {"version": 1, "interactions": [{"request": {"id": 1, "method": method, **({"params": params} if params is not None else {})}, "response": {"result": result}}]}
+    data = {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {"id": 1, "method": method, **({"params": params} if params is not None else {})},
+                "response": {"result": result},
+            }
+        ],
+    }
     lines = show.render(cassette.Cassette.from_data(data), False, 200).splitlines()[1:-1]
     assert lines == [f"[0] → {asked}", f"    ← {answered}"]
 
@@ -294,7 +369,11 @@ def test_both_eras_are_named_when_a_host_probed_first() -> None:
   response: {result: {tools: []}}
 """
     loaded = cassette.loads("version: 1\ninteractions:\n" + text)
-    assert show.render(loaded, False, 200).splitlines()[-1].endswith("1 error, 0 tool errors, 0 faults, eras: handshake, stateless")
+    assert (
+        show.render(loaded, False, 200)
+        .splitlines()[-1]
+        .endswith("1 error, 0 tool errors, 0 faults, eras: handshake, stateless")
+    )
 
 
 def test_colour_only_when_asked_and_never_changes_the_text() -> None:

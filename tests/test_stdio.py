@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 NOTES = str(SHIPPED / "notes.yaml")
@@ -80,7 +79,16 @@ def test_a_batch_is_answered_as_a_batch() -> None:
 
 def test_eof_prints_a_summary_on_stderr_and_writes_the_report(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    proc = run([GOOD, GOOD, b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"x"}}}'], NOTES, "--report", str(report))
+    proc = run(
+        [
+            GOOD,
+            GOOD,
+            b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"x"}}}',
+        ],
+        NOTES,
+        "--report",
+        str(report),
+    )
     assert proc.returncode == 0
     stderr = proc.stderr.decode()
     assert "played 1 of 6 interactions; 1 missed, 1 repeated, 5 unplayed" in stderr
@@ -122,7 +130,11 @@ def test_a_signal_ends_the_session_with_a_summary(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     proc = subprocess.Popen(
         [*MOCKMCP, "replay", NOTES, "--report", str(report)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=ROOT,
     )
     try:
         assert proc.stdin is not None and proc.stdout is not None

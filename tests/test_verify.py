@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
-from mockmcp import cassette
-from mockmcp.verify import drive
+
+from mockmcp.cassette import store as cassette
+from mockmcp.shells.live_server import drive
 
 NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
 VARIANT = [sys.executable, str(ROOT / "tests" / "servers" / "notes_variant.py")]
@@ -20,7 +20,12 @@ SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 
 def verify(path: Path, *server: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*MOCKMCP, "verify", str(path), *extra, "--", *server], capture_output=True, text=True, timeout=120, env=child_env(), cwd=ROOT
+        [*MOCKMCP, "verify", str(path), *extra, "--", *server],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(),
+        cwd=ROOT,
     )
 
 
@@ -42,9 +47,21 @@ def test_the_server_a_cassette_was_recorded_from_has_not_drifted(name: str, tmp_
 @pytest.mark.parametrize(
     ("variant", "status", "detail"),
     [
-        ("changed-output", "changed  [3] tools/call read_file", 'content[0].text: recorded "remember to buy milk", live "remember to buy bread"'),
-        ("removed-tool", "missing  [7] tools/call summarize", "the tool 'summarize' is no longer offered by tools/list"),
-        ("new-field", "changed  [2] tools/list", 'tools[name="read_file"].title: only in the live answer ("Read a note")'),
+        (
+            "changed-output",
+            "changed  [3] tools/call read_file",
+            'content[0].text: recorded "remember to buy milk", live "remember to buy bread"',
+        ),
+        (
+            "removed-tool",
+            "missing  [7] tools/call summarize",
+            "the tool 'summarize' is no longer offered by tools/list",
+        ),
+        (
+            "new-field",
+            "changed  [2] tools/list",
+            'tools[name="read_file"].title: only in the live answer ("Read a note")',
+        ),
     ],
 )
 def test_each_drift_is_reported_precisely(variant: str, status: str, detail: str) -> None:
@@ -60,7 +77,10 @@ def test_a_different_error_code_is_drift(tmp_path: Path) -> None:
     lines = b'{"jsonrpc":"2.0","id":1,"method":"tools/fail","params":{"name":"x"}}\n'
     recorded = subprocess.run(
         [*MOCKMCP, "record", "-o", str(path), "--mode", "all", "--", *SCRIPTED, "--fail-code", "-32000"],
-        input=lines, capture_output=True, timeout=60, env=child_env(),
+        input=lines,
+        capture_output=True,
+        timeout=60,
+        env=child_env(),
     )
     assert recorded.returncode == 0, recorded.stderr
     assert verify(path, *SCRIPTED, "--fail-code", "-32000").returncode == 0
@@ -73,7 +93,13 @@ def test_update_writes_the_live_answers_keeps_the_knobs_then_verifies_clean(tmp_
     path = copy("notes-session.yaml", tmp_path)
     text = path.read_text()
     # A hand-made knob on the read_file interaction (the first `took:` after its request).
-    path.write_text(text.replace("      arguments: {path: notes.txt}\n  response:", "      arguments: {path: notes.txt}\n  delay: 0.25\n  response:", 1))
+    path.write_text(
+        text.replace(
+            "      arguments: {path: notes.txt}\n  response:",
+            "      arguments: {path: notes.txt}\n  delay: 0.25\n  response:",
+            1,
+        )
+    )
     assert cassette.load(str(path)).interactions[3].delay == 0.25
     updated = verify(path, *VARIANT, "changed-output", extra=("--update",))
     assert updated.returncode == 0, updated.stdout + updated.stderr
@@ -87,7 +113,9 @@ def test_update_writes_the_live_answers_keeps_the_knobs_then_verifies_clean(tmp_
 
 
 def diff(first: Path, second: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MOCKMCP, "diff", str(first), str(second)], capture_output=True, text=True, timeout=60, env=child_env())
+    return subprocess.run(
+        [*MOCKMCP, "diff", str(first), str(second)], capture_output=True, text=True, timeout=60, env=child_env()
+    )
 
 
 def edited(tmp_path: Path, name: str, change: str) -> Path:
@@ -127,7 +155,12 @@ def test_diff_of_two_recordings_of_the_stateless_era_ignores_minted_state(tmp_pa
     recorded = cassette.load(str(SHIPPED / "notes-session-2026.yaml"))
     again = tmp_path / "again.yaml"
     cassette.save(drive(recorded, NOTES), str(again))
-    states = [i.params.get("requestState") for c in (recorded, cassette.load(str(again))) for i in c.interactions if i.params and "requestState" in i.params]
+    states = [
+        i.params.get("requestState")
+        for c in (recorded, cassette.load(str(again)))
+        for i in c.interactions
+        if i.params and "requestState" in i.params
+    ]
     assert len(states) == 6 and not set(states[:3]) & set(states[3:])  # fresh values on the second run
     proc = diff(SHIPPED / "notes-session-2026.yaml", again)
     assert proc.returncode == 0, proc.stdout

@@ -1,6 +1,6 @@
 """examples/notes_server.py, changed the way real servers drift, for `mockmcp verify` tests.
 
-    python tests/servers/notes_variant.py changed-output|removed-tool|new-field
+python tests/servers/notes_variant.py changed-output|removed-tool|new-field
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
-import notes_server as notes  # noqa: E402
+import notes_server as notes
 
 VARIANT = sys.argv[1]
 if VARIANT == "changed-output":

@@ -40,7 +40,9 @@ def main() -> int:
         if "id" not in message or "method" not in message:
             continue
         if message["method"] == args.crash_on:
-            send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": 1}})
+            send(
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": 1}}
+            )
             return 3
         if args.raw:
             sys.stdout.write("a line that is not JSON\n")
@@ -48,7 +50,11 @@ def main() -> int:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": args.fail_code, "message": "it failed"}})
             continue
         if message["method"] == "initialize":
-            result: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "scripted", "version": "1"}}
+            result: dict[str, object] = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "serverInfo": {"name": "scripted", "version": "1"},
+            }
         else:
             result = {"echo": message.get("params")}
         if args.echo_env:

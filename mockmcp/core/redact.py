@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from mockmcp.core.jsonrpc import encode, map_strings
 from mockmcp.errors import UsageError
-from mockmcp.jsonrpc import encode, map_strings
 
 __all__ = ["Redactor"]
 
@@ -45,7 +45,10 @@ class Redactor(NamedTuple):
             try:
                 compiled.append(re.compile(pattern))
             except re.error as exc:
-                raise UsageError(f"--redact {pattern!r} is not a valid regular expression: {exc}", "fix the pattern (Python `re` syntax)") from None
+                raise UsageError(
+                    f"--redact {pattern!r} is not a valid regular expression: {exc}",
+                    "fix the pattern (Python `re` syntax)",
+                ) from None
         return cls(tuple(env_names), tuple(patterns), secrets, tuple(compiled))
 
     @classmethod
@@ -75,7 +78,10 @@ class Redactor(NamedTuple):
         if isinstance(message, list):
             return [self.message(item) for item in message]
         if isinstance(message, dict):
-            return {key: value if key in ("id", "jsonrpc") else map_strings(value, self.text) for key, value in message.items()}
+            return {
+                key: value if key in ("id", "jsonrpc") else map_strings(value, self.text)
+                for key, value in message.items()
+            }
         return map_strings(message, self.text)
 
     def line(self, line: bytes) -> bytes:

@@ -10,13 +10,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockmcp.jsonrpc import is_valid_id
-from mockmcp.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, Place, ServerItem
+from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, Place, ServerItem
+from mockmcp.core.jsonrpc import is_valid_id
 
 __all__ = ["Problem", "cassette"]
 
 _TOP_KEYS = ("version", "meta", "interactions")
-_INTERACTION_KEYS = ("at", "request", "notification", "delay", "times", "after", "server", "drop", "raw_response", "response", "exit", "took", "session")
+_INTERACTION_KEYS = (
+    "at",
+    "request",
+    "notification",
+    "delay",
+    "times",
+    "after",
+    "server",
+    "drop",
+    "raw_response",
+    "response",
+    "exit",
+    "took",
+    "session",
+)
 _SERVER_KEYS = ("at", "notification", "request", "response", "raw")
 
 
@@ -42,7 +56,11 @@ def cassette(data: Any, path: str | None) -> Cassette:
     _mapping(meta, ("meta",), "`meta` holds free-form facts about the recording as a mapping")
     items = data.get("interactions")
     if not isinstance(items, list):
-        raise Problem(("interactions",), "`interactions` must be a list", "write `interactions:` followed by `- request: ...` items")
+        raise Problem(
+            ("interactions",),
+            "`interactions` must be a list",
+            "write `interactions:` followed by `- request: ...` items",
+        )
     interactions = tuple(_interaction(item, ("interactions", i)) for i, item in enumerate(items))
     return Cassette(interactions, meta, path)
 
@@ -52,19 +70,37 @@ def _interaction(data: Any, place: Place) -> Interaction:
     _known_keys(data, place, _INTERACTION_KEYS)
     kinds = [key for key in ("request", "notification") if key in data]
     if len(kinds) > 1:
-        raise Problem(place, "an interaction has one client message: `request` or `notification`, not both", "split it into two interactions")
+        raise Problem(
+            place,
+            "an interaction has one client message: `request` or `notification`, not both",
+            "split it into two interactions",
+        )
     if not kinds and "server" not in data:
-        raise Problem(place, "empty interaction: no `request`, `notification` or `server`", "add the client's message, or remove the item")
+        raise Problem(
+            place,
+            "empty interaction: no `request`, `notification` or `server`",
+            "add the client's message, or remove the item",
+        )
     kind = kinds[0] if kinds else "server"
     message = None if not kinds else _message(data[kind], place + (kind,), kind == "request")
     if "response" in data and kind != "request":
-        raise Problem(place + ("response",), f"only a request gets a response, and this is a {kind}", "remove `response`, or make the client message a `request`")
+        raise Problem(
+            place + ("response",),
+            f"only a request gets a response, and this is a {kind}",
+            "remove `response`, or make the client message a `request`",
+        )
     server = data.get("server") or []
     if not isinstance(server, list):
-        raise Problem(place + ("server",), "`server` must be a list of messages", "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`")
+        raise Problem(
+            place + ("server",),
+            "`server` must be a list of messages",
+            "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
+        )
     for knob in ("times", "after", "drop", "raw_response", "exit"):
         if knob in data and kind != "request":
-            raise Problem(place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`")
+            raise Problem(
+                place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
+            )
     return Interaction(
         kind=kind,
         message=message,
@@ -85,7 +121,9 @@ def _interaction(data: Any, place: Place) -> Interaction:
 def _count(data: dict[str, Any], key: str, least: int, place: Place) -> int:
     value = data.get(key, least)
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise Problem(place + (key,), f"`{key}` must be a whole number, at least {least}", f"write e.g. `{key}: {least + 1}`")
+        raise Problem(
+            place + (key,), f"`{key}` must be a whole number, at least {least}", f"write e.g. `{key}: {least + 1}`"
+        )
     return value
 
 
@@ -147,7 +185,9 @@ def _response(data: Any, place: Place) -> dict[str, Any]:
         _mapping(error, place + ("error",), "an error is a mapping with `code` and `message`")
         code = error.get("code")
         if not isinstance(code, int) or isinstance(code, bool):
-            raise Problem(place + ("error", "code"), "an error `code` must be an integer", "use e.g. -32602 (invalid params)")
+            raise Problem(
+                place + ("error", "code"), "an error `code` must be an integer", "use e.g. -32602 (invalid params)"
+            )
         if not isinstance(error.get("message"), str):
             raise Problem(place + ("error", "message"), "an error needs a `message` string", "add `message: ...`")
     return response
@@ -158,7 +198,9 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     _known_keys(data, place, _SERVER_KEYS)
     kinds = [key for key in ("notification", "request", "raw") if key in data]
     if len(kinds) != 1:
-        raise Problem(place, "a server item has exactly one of `notification`, `request` and `raw`", "split it into several items")
+        raise Problem(
+            place, "a server item has exactly one of `notification`, `request` and `raw`", "split it into several items"
+        )
     kind = kinds[0]
     at = _seconds(data, "at", place)
     if kind == "raw":
@@ -176,7 +218,9 @@ def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
     """data itself, known to be a mapping; raises Problem otherwise."""
     if not isinstance(data, dict):
         got = "nothing" if data is None else type(data).__name__
-        got = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(got, got)
+        got = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(
+            got, got
+        )
         raise Problem(place, f"expected a mapping, got {got}", fix)
     return data
 

@@ -135,7 +135,10 @@ def _without(value: Any, path: Path) -> Any:
         return out if changed else value
     if isinstance(value, list):
         # A list element named by the last segment is masked, not removed, so later positions still line up.
-        items = [(_without(item, rest) if rest else _MASK) if _index_matches(i, head) else item for i, item in enumerate(value)]
+        items = [
+            (_without(item, rest) if rest else _MASK) if _index_matches(i, head) else item
+            for i, item in enumerate(value)
+        ]
         return items if any(a is not b for a, b in zip(items, value)) else value
     return value
 

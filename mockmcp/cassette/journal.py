@@ -19,12 +19,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from mockmcp import cassette as cassettes
-from mockmcp.cassette import Cassette
+from mockmcp.cassette import store as cassettes
+from mockmcp.cassette.files import journal_path
+from mockmcp.cassette.model import Cassette
+from mockmcp.core.matching import Matcher
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era
 from mockmcp.errors import CassetteError
-from mockmcp.files import journal_path
-from mockmcp.matching import Matcher
-from mockmcp.recorder import CLIENT, SERVER, Recorder, era
 
 __all__ = ["Journal", "finish", "journal_path", "merge"]
 
@@ -54,7 +54,10 @@ class Journal:
         tag = {"s": session} if session else {}
         # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
         records = (
-            json.dumps({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag}, separators=(",", ":"))
+            json.dumps(
+                {"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag},
+                separators=(",", ":"),
+            )
             for line in lines
         )
         self._write("".join(record + "\n" for record in records).encode())
@@ -104,7 +107,12 @@ def read(path: str) -> Recovered:
             recorder.feed(_DIRECTIONS[event["d"]], event["l"].encode("utf-8", "surrogateescape"), event["t"])
         except (ValueError, KeyError, TypeError, AttributeError):
             if number != len(lines):  # only the very last line may be torn
-                raise CassetteError("damaged journal line", path=path, line=number, fix="remove that line and run `mockmcp recover` again") from None
+                raise CassetteError(
+                    "damaged journal line",
+                    path=path,
+                    line=number,
+                    fix="remove that line and run `mockmcp recover` again",
+                ) from None
             torn = True
     skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
     return Recovered(header, _sessions(header.get("meta") or {}, recorders), torn, skipped)
@@ -167,7 +175,10 @@ def _merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     meta = dict(old)
     if new.get("recorded_at"):
         meta["updated_at"] = new["recorded_at"]
-    rules = {key: sorted({*old.get("redact", {}).get(key, []), *new.get("redact", {}).get(key, [])}) for key in ("env", "patterns")}
+    rules = {
+        key: sorted({*old.get("redact", {}).get(key, []), *new.get("redact", {}).get(key, [])})
+        for key in ("env", "patterns")
+    }
     rules = {key: values for key, values in rules.items() if values}
     if rules:
         meta["redact"] = rules

@@ -127,12 +127,14 @@ class Cassette(NamedTuple):
     @classmethod
     def from_data(cls, data: Any, path: str | None = None) -> Cassette:
         """Validate plain data (as loaded from YAML) into a Cassette; raises CassetteError."""
-        from mockmcp.validation import Problem, cassette  # the model's validation needs the model
+        from mockmcp.cassette.validation import Problem, cassette  # the model's validation needs the model
 
         try:
             return cassette(data, path)
         except Problem as problem:
-            raise CassetteError(problem.problem, path=path, place=render_place(problem.place), fix=problem.fix) from None
+            raise CassetteError(
+                problem.problem, path=path, place=render_place(problem.place), fix=problem.fix
+            ) from None
 
     def to_data(self) -> dict[str, Any]:
         return {

@@ -30,14 +30,14 @@ from urllib.parse import urlsplit
 
 import h11
 
-from mockmcp import jsonrpc
-from mockmcp.http11 import Http11Server, Writer, headers_of
-from mockmcp.matching import Matcher
-from mockmcp.model import Cassette
-from mockmcp.redact import Redactor
-from mockmcp.replay import Action, Exit, Note, Replay, Send, Wake
-from mockmcp.report import Report
-from mockmcp.selection import Recordings
+from mockmcp.cassette.model import Cassette
+from mockmcp.core import jsonrpc
+from mockmcp.core.matching import Matcher
+from mockmcp.core.redact import Redactor
+from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.core.report import Report
+from mockmcp.core.selection import Recordings
+from mockmcp.shells.http11 import Http11Server, Writer, headers_of
 
 __all__ = ["HttpReplay"]
 
@@ -141,8 +141,14 @@ class HttpReplay(Http11Server):
     """A cassette served at one Streamable HTTP endpoint; `serve_forever` until `shutdown`."""
 
     def __init__(
-        self, cassette: Cassette, matcher: Matcher, redactor: Redactor | None, timing: float,
-        listen: tuple[str, int], path: str = "/mcp", stderr: TextIO = sys.stderr,
+        self,
+        cassette: Cassette,
+        matcher: Matcher,
+        redactor: Redactor | None,
+        timing: float,
+        listen: tuple[str, int],
+        path: str = "/mcp",
+        stderr: TextIO = sys.stderr,
     ) -> None:
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
         self.recordings = Recordings(cassette, matcher)
@@ -152,7 +158,9 @@ class HttpReplay(Http11Server):
         self.finished: list[Report] = []
         self.lock = threading.Lock()
         super().__init__(listen)
-        self.unsolicited = any(i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions)
+        self.unsolicited = any(
+            i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions
+        )
 
     @property
     def url(self) -> str:
@@ -196,7 +204,9 @@ class HttpReplay(Http11Server):
             writer.respond(refused[0], refused[1].encode(), "text/plain")
             return
         handler: Callable[[Writer, dict[str, str], bytes], None] | None = {
-            b"POST": self._post, b"GET": self._get, b"DELETE": self._delete
+            b"POST": self._post,
+            b"GET": self._get,
+            b"DELETE": self._delete,
         }.get(request.method)
         if handler is None:
             writer.respond(405, b"Method Not Allowed", "text/plain", [("allow", "GET, POST, DELETE")])
@@ -242,7 +252,12 @@ class HttpReplay(Http11Server):
     def _post(self, writer: Writer, headers: dict[str, str], body: bytes) -> None:
         accept = headers.get("accept", "")
         if "application/json" not in accept or "text/event-stream" not in accept:
-            writer.respond(406, _error(None, jsonrpc.INVALID_REQUEST, "Not Acceptable: accept both application/json and text/event-stream"))
+            writer.respond(
+                406,
+                _error(
+                    None, jsonrpc.INVALID_REQUEST, "Not Acceptable: accept both application/json and text/event-stream"
+                ),
+            )
             return
         if not headers.get("content-type", "").lower().startswith("application/json"):
             writer.respond(415, _error(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
@@ -250,14 +265,25 @@ class HttpReplay(Http11Server):
         try:
             message = json.loads(body)
         except ValueError as exc:
-            writer.respond(400, jsonrpc.encode(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")))
+            writer.respond(
+                400, jsonrpc.encode(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
+            )
             return
         if isinstance(message, list):
-            writer.respond(400, _error(None, jsonrpc.INVALID_REQUEST, "mockmcp serves one message per POST; batches are not supported over HTTP"))
+            writer.respond(
+                400,
+                _error(
+                    None,
+                    jsonrpc.INVALID_REQUEST,
+                    "mockmcp serves one message per POST; batches are not supported over HTTP",
+                ),
+            )
             return
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.INVALID:
-            body = jsonrpc.encode(jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}"))
+            body = jsonrpc.encode(
+                jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
+            )
             writer.respond(400, body)
             return
         mismatch = _header_mismatch(headers, message)
@@ -311,10 +337,17 @@ class HttpReplay(Http11Server):
         with self.lock:
             session = self.sessions.get(headers.get("mcp-session-id", ""))
         if not self.unsolicited:
-            writer.respond(405, b"Method Not Allowed: this cassette has no unsolicited server messages", "text/plain", [("allow", "POST, DELETE")])
+            writer.respond(
+                405,
+                b"Method Not Allowed: this cassette has no unsolicited server messages",
+                "text/plain",
+                [("allow", "POST, DELETE")],
+            )
             return
         if session is None:
-            writer.respond(400 if "mcp-session-id" not in headers else 404, b"a GET stream needs a live session", "text/plain")
+            writer.respond(
+                400 if "mcp-session-id" not in headers else 404, b"a GET stream needs a live session", "text/plain"
+            )
             return
         with session.lock:
             if session.standalone_open():
@@ -348,7 +381,9 @@ def _modern(headers: dict[str, str], message: Any) -> bool:
         return False
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return message.get("method") == "server/discover" or (isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_KEY in meta)
+    return message.get("method") == "server/discover" or (
+        isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_KEY in meta
+    )
 
 
 def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
@@ -365,7 +400,12 @@ def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
     if headers.get("mcp-method") != message["method"]:
         return "the Mcp-Method header does not match the request body's method"
     key = NAMED.get(message["method"])
-    if key is not None and isinstance(params, dict) and params.get(key) is not None and _decoded(headers.get("mcp-name")) != params[key]:
+    if (
+        key is not None
+        and isinstance(params, dict)
+        and params.get(key) is not None
+        and _decoded(headers.get("mcp-name")) != params[key]
+    ):
         return f"the Mcp-Name header does not match the request body's {key!r}"
     return None
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import yaml
 
-from mockmcp.cassette import Place
+from mockmcp.cassette.model import Place
 
 __all__ = ["FIX", "SHOWN", "Secret", "scan"]
 
@@ -90,10 +90,14 @@ def scan(text: str, nodes: Sequence[tuple[Place, yaml.Node]] = ()) -> list[Secre
 
 def _scalars(nodes: Sequence[tuple[Place, yaml.Node]]) -> list[tuple[Place, yaml.Node]]:
     """Scalar nodes with their places, mapping keys included (a secret can be a key)."""
-    scalars: list[tuple[Place, yaml.Node]] = [(place, node) for place, node in nodes if isinstance(node, yaml.ScalarNode)]
+    scalars: list[tuple[Place, yaml.Node]] = [
+        (place, node) for place, node in nodes if isinstance(node, yaml.ScalarNode)
+    ]
     for place, node in nodes:
         if isinstance(node, yaml.MappingNode):
-            scalars += [(place + (str(key.value),), key) for key, _value in node.value if isinstance(key, yaml.ScalarNode)]
+            scalars += [
+                (place + (str(key.value),), key) for key, _value in node.value if isinstance(key, yaml.ScalarNode)
+            ]
     return scalars
 
 

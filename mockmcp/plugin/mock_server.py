@@ -43,6 +43,7 @@ def check_mode(text: str) -> str:
         raise UsageError(f"unknown record mode {text!r}", f"use one of: {', '.join(MODES)}")
     return text
 
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_NAME = 120
 
@@ -81,7 +82,13 @@ class MockServer:
     """What the host under test launches for one test, and what came of it."""
 
     def __init__(
-        self, cassette: Path, mode: str, server: list[str] | None, workdir: Path, ignores: Sequence[str] = (), strict: bool = False
+        self,
+        cassette: Path,
+        mode: str,
+        server: list[str] | None,
+        workdir: Path,
+        ignores: Sequence[str] = (),
+        strict: bool = False,
     ) -> None:
         self.cassette = cassette
         self.strict = strict
@@ -147,7 +154,10 @@ class MockServer:
         for report in self.reports():
             problems.extend(miss["explanation"] for miss in report["misses"])
             if self.strict:
-                problems.extend(f"never asked for (strict): interactions[{u['interaction']}] {u['method']}" for u in report["unplayed"])
+                problems.extend(
+                    f"never asked for (strict): interactions[{u['interaction']}] {u['method']}"
+                    for u in report["unplayed"]
+                )
         if not problems:
             return None
         return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)

@@ -14,17 +14,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from mockmcp import __version__
-from mockmcp import cassette as cassettes
+from mockmcp.cassette import store as cassettes
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
 if TYPE_CHECKING:
-    from mockmcp.http11 import Http11Server
-    from mockmcp.journal import Journal
-    from mockmcp.matching import Matcher
-    from mockmcp.model import Cassette
-    from mockmcp.proxy import Outcome
-    from mockmcp.redact import Redactor
-    from mockmcp.report import Report
+    from mockmcp.cassette.journal import Journal
+    from mockmcp.cassette.model import Cassette
+    from mockmcp.core.matching import Matcher
+    from mockmcp.core.redact import Redactor
+    from mockmcp.core.report import Report
+    from mockmcp.shells.http11 import Http11Server
+    from mockmcp.shells.stdio_record import Outcome
 
 __all__ = [
     "RecordMode",
@@ -66,7 +66,10 @@ def parse_timing(text: str) -> float:
     except ValueError:
         factor = -1.0
     if not factor >= 0 or factor == float("inf"):
-        raise UsageError(f"--timing {text!r} is neither none, recorded nor a factor", "write e.g. `--timing recorded` or `--timing 0.5` (twice as fast)")
+        raise UsageError(
+            f"--timing {text!r} is neither none, recorded nor a factor",
+            "write e.g. `--timing recorded` or `--timing 0.5` (twice as fast)",
+        )
     return factor
 
 
@@ -82,12 +85,12 @@ def replay_cassette(
 
     Returns the exit status the cassette asked for with an `exit` knob (0 when none).
     """
-    from mockmcp.files import journal_path
-    from mockmcp.matching import Matcher
-    from mockmcp.redact import Redactor
-    from mockmcp.replay import Replay
-    from mockmcp.report import Report
-    from mockmcp.stdio import serve
+    from mockmcp.cassette.files import journal_path
+    from mockmcp.core.matching import Matcher
+    from mockmcp.core.redact import Redactor
+    from mockmcp.core.replay import Replay
+    from mockmcp.core.report import Report
+    from mockmcp.shells.stdio_replay import serve
 
     matcher = Matcher.build(ignores)
     cassette = cassettes.load(path)
@@ -105,10 +108,13 @@ def replay_cassette(
         report = engine.report
     print(report.summary(), file=sys.stderr, flush=True)
     if report_path:
-        from mockmcp.files import atomic_write
+        from mockmcp.cassette.files import atomic_write
 
         # {pid} lets one --report option serve a host that launches the server several times.
-        atomic_write(report_path.replace("{pid}", str(os.getpid())), json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        atomic_write(
+            report_path.replace("{pid}", str(os.getpid())),
+            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n",
+        )
     if strict and not report.strict_ok:
         raise StrictFailure("--strict: the session had misses or unplayed interactions (see the summary above)")
     return status
@@ -125,14 +131,18 @@ def _stop(signum: int, _frame: Any) -> None:
 def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing: float, listen: str) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:
-        from mockmcp.http11 import parse_listen
-        from mockmcp.http_replay import HttpReplay
+        from mockmcp.shells.http11 import parse_listen
+        from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
-        raise UsageError(f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'") from None
+        raise UsageError(
+            f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
+        ) from None
     try:
         server = HttpReplay(cassette, matcher, redactor, timing, parse_listen(listen))
     except OSError as exc:
-        raise UsageError(f"cannot listen on {listen}: {exc.strerror or exc}", "choose another port (0 takes any free one)") from None
+        raise UsageError(
+            f"cannot listen on {listen}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
+        ) from None
     _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
     _serve_until_stopped(server)
     return server.shutdown()
@@ -154,10 +164,15 @@ def _serve_until_stopped(server: Http11Server) -> None:
 
 
 def record_session(
-    path: str, command: list[str], mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...], grace: float
+    path: str,
+    command: list[str],
+    mode: RecordMode,
+    redact_env: tuple[str, ...],
+    redact_patterns: tuple[str, ...],
+    grace: float,
 ) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
-    from mockmcp.proxy import Outcome, run_proxy
+    from mockmcp.shells.stdio_record import Outcome, run_proxy
 
     if mode is RecordMode.ONCE and os.path.exists(path):
         _note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
@@ -175,13 +190,17 @@ def record_session(
     return outcome
 
 
-def record_http(path: str, target: str, listen: str, mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
+def record_http(
+    path: str, target: str, listen: str, mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]
+) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:
-        from mockmcp.http11 import parse_listen
-        from mockmcp.http_proxy import RecordingProxy
+        from mockmcp.shells.http11 import parse_listen
+        from mockmcp.shells.http_record import RecordingProxy
     except ImportError as exc:
-        raise UsageError(f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'") from None
+        raise UsageError(
+            f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
+        ) from None
     if mode is RecordMode.ONCE and os.path.exists(path):
         _note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
         replay_cassette(path, http=listen)
@@ -193,7 +212,10 @@ def record_http(path: str, target: str, listen: str, mode: RecordMode, redact_en
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):
-            raise UsageError(f"cannot listen on {listen}: {exc.strerror or exc}", "choose another --listen port (0 takes any free one)") from None
+            raise UsageError(
+                f"cannot listen on {listen}: {exc.strerror or exc}",
+                "choose another --listen port (0 takes any free one)",
+            ) from None
         raise
     try:
         _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
@@ -204,7 +226,7 @@ def record_http(path: str, target: str, listen: str, mode: RecordMode, redact_en
 
 
 def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> Redactor:
-    from mockmcp.redact import Redactor
+    from mockmcp.core.redact import Redactor
 
     redactor = Redactor.build(redact_env, redact_patterns, os.environ)
     for name in redact_env:
@@ -215,7 +237,7 @@ def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> 
 
 def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
     """A fresh journal beside the cassette; refuses to start over the journal of an interrupted recording."""
-    from mockmcp.journal import Journal, journal_path
+    from mockmcp.cassette.journal import Journal, journal_path
 
     if os.path.exists(journal_path(path)):
         raise CassetteError(
@@ -234,24 +256,30 @@ def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[
 
 
 def _finish_recording(path: str, reason: str) -> None:
-    from mockmcp.journal import finish
+    from mockmcp.cassette.journal import finish
 
     written, recovered = finish(path)
     if recovered.skipped:
         first = recovered.skipped[0][:80]
-        _note(f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message and are not in {path} (the first: {first!r})")
+        _note(
+            f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message and are not in {path} (the first: {first!r})"
+        )
     if not recovered.cassette.interactions:
         _note(f"nothing was recorded; {path} was left as it was; {reason}")
         return
-    _note(f"recorded {len(recovered.cassette.interactions)} interactions into {path} ({len(written.interactions)} in the cassette); {reason}")
+    _note(
+        f"recorded {len(recovered.cassette.interactions)} interactions into {path} ({len(written.interactions)} in the cassette); {reason}"
+    )
 
 
 def recover_session(path: str) -> None:
     """Turn the journal of an interrupted recording into the cassette."""
-    from mockmcp.journal import finish, journal_path
+    from mockmcp.cassette.journal import finish, journal_path
 
     if not os.path.exists(journal_path(path)):
-        raise CassetteError("no journal to recover", path=journal_path(path), fix="nothing to do: the last recording finished")
+        raise CassetteError(
+            "no journal to recover", path=journal_path(path), fix="nothing to do: the last recording finished"
+        )
     written, recovered = finish(path)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
     _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
@@ -262,9 +290,9 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
     Returns True when drift remains: found, and not written into the cassette.
     """
-    from mockmcp.drift import compare
-    from mockmcp.matching import Matcher
-    from mockmcp.verify import carry_knobs, drive
+    from mockmcp.core.matching import Matcher
+    from mockmcp.shells.live_server import carry_knobs, drive
+    from mockmcp.tools.drift import compare
 
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(path)
@@ -283,8 +311,8 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
 def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
     """Compare two cassettes the way verify compares a cassette with a live server; True when they differ."""
-    from mockmcp.drift import compare
-    from mockmcp.matching import Matcher
+    from mockmcp.core.matching import Matcher
+    from mockmcp.tools.drift import compare
 
     drift = compare(cassettes.load(first), cassettes.load(second), Matcher.build(ignores), "other")
     print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))

@@ -23,17 +23,30 @@ from urllib.parse import SplitResult, urlsplit
 
 import h11
 
-from mockmcp import jsonrpc
+from mockmcp.cassette.journal import Journal
+from mockmcp.core import jsonrpc
+from mockmcp.core.recorder import CLIENT, SERVER
+from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
-from mockmcp.http11 import Http11Server, Writer, headers_of
-from mockmcp.journal import Journal
-from mockmcp.redact import Redactor
-from mockmcp.recorder import CLIENT, SERVER
+from mockmcp.shells.http11 import Http11Server, Writer, headers_of
 
 __all__ = ["RecordingProxy", "SseEvents"]
 
 # Not forwarded either way: they describe one hop, not the message.
-_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "proxy-authorization", "proxy-connection", "host", "content-length", "accept-encoding", "content-encoding", "trailer"}
+_HOP = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "upgrade",
+    "proxy-authorization",
+    "proxy-connection",
+    "host",
+    "content-length",
+    "accept-encoding",
+    "content-encoding",
+    "trailer",
+}
 
 
 class SseEvents:
@@ -100,7 +113,10 @@ class RecordingProxy(Http11Server):
     def __init__(self, target: str, listen: tuple[str, int], journal: Journal, redactor: Redactor) -> None:
         self.target = urlsplit(target)
         if self.target.scheme not in ("http", "https") or not self.target.hostname:
-            raise UsageError(f"--http-target {target!r} is not an http(s) URL", "write e.g. `--http-target http://127.0.0.1:8000/mcp`")
+            raise UsageError(
+                f"--http-target {target!r} is not an http(s) URL",
+                "write e.g. `--http-target http://127.0.0.1:8000/mcp`",
+            )
         super().__init__(listen)
         self.journal, self.redactor = journal, redactor
         self.path = self.target.path or "/"
@@ -187,4 +203,8 @@ class RecordingProxy(Http11Server):
         body = b"".join(upstream.chunks())
         if body.strip() and headers.get("content-type", "").startswith("application/json"):
             self.record(SERVER, session, body)
-        writer.send(h11.Response(status_code=response.status_code, headers=[*kept, ("content-length", str(len(body)))]), h11.Data(data=body), h11.EndOfMessage())
+        writer.send(
+            h11.Response(status_code=response.status_code, headers=[*kept, ("content-length", str(len(body)))]),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        )

@@ -17,15 +17,14 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from mockmcp import jsonrpc
-from mockmcp.cassette import Cassette, Interaction, ServerItem
-from mockmcp.matching import Matcher, canonical
-from mockmcp.redact import Redactor
-from mockmcp.report import Mismatch, Report
-from mockmcp.selection import Recordings, Selection
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.core import jsonrpc
+from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.redact import Redactor
+from mockmcp.core.report import Mismatch, Report
+from mockmcp.core.selection import Recordings, Selection
 
 __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
-
 
 
 # Value types on the start-up path are NamedTuples: defining one costs a sixth of a frozen,
@@ -82,9 +81,11 @@ class _Batch:
 class _Job:
     """One interaction being played to the host."""
 
-    __slots__ = ("id", "index", "interaction", "reply_id", "token", "batch", "step", "waiting", "clock", "slept")
+    __slots__ = ("batch", "clock", "id", "index", "interaction", "reply_id", "slept", "step", "token", "waiting")
 
-    def __init__(self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: _Batch | None) -> None:
+    def __init__(
+        self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: _Batch | None
+    ) -> None:
         self.id = id
         self.index = index
         self.interaction = interaction
@@ -200,7 +201,10 @@ class Replay:
         if isinstance(message, dict) and ("result" in message or "error" in message) and "method" not in message:
             return [Note(f"mockmcp: ignored a malformed response from the host: {found.problem}")]
         error = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
-        return [Note(f"mockmcp: invalid message from the host ({found.problem}); answered -32600"), *self._answer(batch, error)]
+        return [
+            Note(f"mockmcp: invalid message from the host ({found.problem}); answered -32600"),
+            *self._answer(batch, error),
+        ]
 
     def _request(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
@@ -242,7 +246,7 @@ class Replay:
         live = {k: message[k] for k in ("result", "error") if k in message}
         recorded = {k: v for k, v in (item.response or {}).items() if k != "id"}
         if item.response is not None and canonical(recorded) != canonical(live):
-            from mockmcp.explain import describe_differences  # deferred: only a difference pays for deepdiff
+            from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
 
             found = describe_differences(recorded, live, "the host's", "the host's answer", root="answer")
             differences = tuple(text for _path, text in found)
@@ -258,7 +262,9 @@ class Replay:
         job = self._jobs.pop(job_id)
         if job.waiting is not None:
             self._awaiting.pop(job.waiting[0], None)
-        note = Note(f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered")
+        note = Note(
+            f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered"
+        )
         if job.batch is None or not _answers_in_batch(job.interaction):
             return [note]
         job.batch.pending -= 1
@@ -288,7 +294,9 @@ class Replay:
                     out.append(Wake(interaction.delay, job.id))
                     return out
                 continue
-            wait = self._recorded_wait(job, step, items[step - 1].at if step <= len(items) else _response_time(interaction))
+            wait = self._recorded_wait(
+                job, step, items[step - 1].at if step <= len(items) else _response_time(interaction)
+            )
             if wait:
                 job.step = step  # this step again, once the wait is over
                 out.append(Wake(wait, job.id))
@@ -330,7 +338,10 @@ class Replay:
                 message = {**message, "params": {**params, "progressToken": job.token}}
             meta = params.get("_meta") if isinstance(params, dict) else None
             if isinstance(meta, dict) and jsonrpc.SUBSCRIPTION_ID_KEY in meta:
-                message = {**message, "params": {**params, "_meta": {**meta, jsonrpc.SUBSCRIPTION_ID_KEY: job.reply_id}}}
+                message = {
+                    **message,
+                    "params": {**params, "_meta": {**meta, jsonrpc.SUBSCRIPTION_ID_KEY: job.reply_id}},
+                }
         return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id)]
 
     def _finish(self, job: _Job) -> list[Action]:
@@ -344,7 +355,9 @@ class Replay:
             out.extend(self._reply(job))
         if interaction.exit is not None:
             self.ended = True
-            text = f"interactions[{job.index}] ended the session with status {interaction.exit[0]} ({exit_when} replying)"
+            text = (
+                f"interactions[{job.index}] ended the session with status {interaction.exit[0]} ({exit_when} replying)"
+            )
             self.report.faults.append(text)
             return [*out, Note(f"mockmcp: {text}"), Exit(interaction.exit[0])]
         return out + self._release(job.index)
@@ -400,14 +413,16 @@ class Replay:
         return Send(jsonrpc.encode(message))
 
     def _miss(self, message: dict[str, Any], batch: _Batch | None, code: int = 0, reason: str = "") -> list[Action]:
-        from mockmcp.explain import explain_miss  # deferred: a miss is the only user of deepdiff
+        from mockmcp.core.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
         method = message["method"]
         if not code and method in self.selection.recordings.methods:
             code, reason = jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request"
         elif not code:
             code, reason = jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}"
-        miss = explain_miss(self.cassette, self.matcher, self.report.plays, message["id"], method, message.get("params"), code, reason)
+        miss = explain_miss(
+            self.cassette, self.matcher, self.report.plays, message["id"], method, message.get("params"), code, reason
+        )
         self.report.misses.append(miss)
         text = "Method not found" if code == jsonrpc.METHOD_NOT_FOUND else "mockmcp: no recorded interaction matches"
         error = jsonrpc.error_response(message["id"], code, f"{text}: {method}", miss.error_data())

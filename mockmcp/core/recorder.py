@@ -25,10 +25,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockmcp import jsonrpc
-from mockmcp.cassette import Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.core import jsonrpc
 
-__all__ = ["CLIENT", "Recorder", "SERVER", "era"]
+__all__ = [
+    "CLIENT",
+    "Recorder",
+    "SERVER",
+    "era",
+]
 
 CLIENT = "client"
 SERVER = "server"
@@ -93,7 +98,11 @@ class Recorder:
         elif found.kind == jsonrpc.NOTIFICATION:
             self._items.append(_Open("notification", _strip(message), _round(at)))
             params = message.get("params")
-            if message["method"] == "notifications/cancelled" and isinstance(params, dict) and jsonrpc.is_valid_id(params.get("requestId")):
+            if (
+                message["method"] == "notifications/cancelled"
+                and isinstance(params, dict)
+                and jsonrpc.is_valid_id(params.get("requestId"))
+            ):
                 # The host gave up on it: it no longer draws the server's later messages to itself.
                 self._in_flight.pop(params["requestId"], None)
         elif found.kind == jsonrpc.RESPONSE and message["id"] in self._server_requests:
@@ -132,7 +141,11 @@ class Recorder:
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict):
             token = params.get("progressToken")
-            if message.get("method") == "notifications/progress" and jsonrpc.is_valid_id(token) and token in self._tokens:
+            if (
+                message.get("method") == "notifications/progress"
+                and jsonrpc.is_valid_id(token)
+                and token in self._tokens
+            ):
                 return self._tokens[token]
             meta = params.get("_meta")
             listen = meta.get(jsonrpc.SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None

@@ -22,12 +22,22 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from mockmcp.cassette import Cassette, Interaction, Place, ServerItem, loads, render_place
+from mockmcp.cassette.model import Cassette, Interaction, Place, ServerItem, render_place
+from mockmcp.cassette.store import loads
+from mockmcp.core.jsonrpc import PROTOCOL_VERSION_KEY, is_valid_id
 from mockmcp.errors import CassetteError
-from mockmcp.jsonrpc import PROTOCOL_VERSION_KEY, is_valid_id
-from mockmcp.secrets_scan import FIX, scan
+from mockmcp.tools.secrets_scan import FIX, scan
 
-__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
+__all__ = [
+    "ERROR",
+    "Finding",
+    "WARNING",
+    "failed",
+    "lint_file",
+    "lint_paths",
+    "lint_text",
+    "summary",
+]
 
 ERROR = "error"
 WARNING = "warning"
@@ -93,7 +103,16 @@ def lint_file(path: str) -> list[Finding]:
     except UnicodeDecodeError as exc:
         return [Finding(path, None, "", ERROR, f"not UTF-8 text: {exc}", "save the cassette as UTF-8")]
     except OSError as exc:
-        return [Finding(path, None, "", ERROR, f"cannot read the cassette: {exc.strerror or exc}", "check the path and its permissions")]
+        return [
+            Finding(
+                path,
+                None,
+                "",
+                ERROR,
+                f"cannot read the cassette: {exc.strerror or exc}",
+                "check the path and its permissions",
+            )
+        ]
     return lint_text(text, path)
 
 
@@ -115,7 +134,10 @@ def lint_text(text: str, path: str) -> list[Finding]:
         issues += [issue._replace(line=_line(lines, issue.place)) for issue in _check_cassette(cassette)]
     issues += _duplicate_keys(nodes)
     issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
-    findings += [Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix) for issue in issues]
+    findings += [
+        Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
+        for issue in issues
+    ]
     return sorted(findings, key=lambda finding: finding.line or 0)
 
 
@@ -151,7 +173,9 @@ def _offered_tools(cassette: Cassette) -> frozenset[str] | None:
         result = (interaction.response or {}).get("result")
         tools = result.get("tools") if interaction.method == "tools/list" and isinstance(result, dict) else None
         if isinstance(tools, list):
-            names = (names or set()) | {tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)}
+            names = (names or set()) | {
+                tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+            }
     return None if names is None else frozenset(names)
 
 
@@ -189,8 +213,10 @@ def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:
             problem = f"unknown key {key!r} in a JSON-RPC message (replayed as it is, but no peer reads it)"
             yield _Issue(place + (str(key),), WARNING, problem, f"use one of: {', '.join(_MESSAGE_KEYS)}")
     if message.get("jsonrpc", "2.0") != "2.0":
-        problem = f"`jsonrpc` is {message['jsonrpc']!r}; JSON-RPC 2.0 requires \"2.0\""
-        yield _Issue(place + ("jsonrpc",), ERROR, problem, "remove `jsonrpc` (mockmcp adds it) or write `jsonrpc: '2.0'`")
+        problem = f'`jsonrpc` is {message["jsonrpc"]!r}; JSON-RPC 2.0 requires "2.0"'
+        yield _Issue(
+            place + ("jsonrpc",), ERROR, problem, "remove `jsonrpc` (mockmcp adds it) or write `jsonrpc: '2.0'`"
+        )
     if isinstance(message.get("params"), list):
         problem = "`params` is a list; MCP params are always an object"
         yield _Issue(place + ("params",), WARNING, problem, "write the params as `key: value` lines")
@@ -202,7 +228,12 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool) -> Itera
     yield from _check_message(item.message, place + (item.kind,))
     if item.kind == "request" and stateless:
         problem = "a server-to-client request in the 2026-07-28 era, which has none"
-        yield _Issue(place + ("request",), WARNING, problem, "answer the client's request with `resultType: input_required` and `inputRequests`")
+        yield _Issue(
+            place + ("request",),
+            WARNING,
+            problem,
+            "answer the client's request with `resultType: input_required` and `inputRequests`",
+        )
     if item.response is not None:
         yield from _check_response(item.response, place + ("response",), item.message.get("id"))
 
@@ -212,12 +243,19 @@ def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> 
         problem = f"a response id is a string or an integer, never {'null' if response['id'] is None else repr(response['id'])}"
         yield _Issue(place + ("id",), ERROR, problem, _ID_FIX)
     elif "id" in response and request_id is not None and _json_differs(response["id"], request_id):
-        problem = f"the response id {response['id']!r} is not the request's id {request_id!r} (same value, same JSON type)"
+        problem = (
+            f"the response id {response['id']!r} is not the request's id {request_id!r} (same value, same JSON type)"
+        )
         yield _Issue(place + ("id",), WARNING, problem, _ID_FIX)
     if "error" in response:
         yield from _check_error(response["error"], place + ("error",))
     elif not isinstance(response["result"], dict):
-        yield _Issue(place + ("result",), ERROR, "a result must be an object (every MCP result is one)", "write it as `key: value` lines; `result: {}` for none")
+        yield _Issue(
+            place + ("result",),
+            ERROR,
+            "a result must be an object (every MCP result is one)",
+            "write it as `key: value` lines; `result: {}` for none",
+        )
 
 
 def _json_differs(one: Any, other: Any) -> bool:
@@ -227,7 +265,12 @@ def _json_differs(one: Any, other: Any) -> bool:
 def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
     for key in error:
         if key not in _ERROR_KEYS:
-            yield _Issue(place + (str(key),), WARNING, f"unknown key {key!r} in a JSON-RPC error", "use code, message and data; put anything else under `data`")
+            yield _Issue(
+                place + (str(key),),
+                WARNING,
+                f"unknown key {key!r} in a JSON-RPC error",
+                "use code, message and data; put anything else under `data`",
+            )
     code = error["code"]
     if -32768 <= code <= -32000 and code not in _DEFINED_CODES and not -32099 <= code <= -32000:
         problem = f"error code {code} is in the range JSON-RPC reserves (-32768..-32000) but has no defined meaning"
@@ -238,13 +281,17 @@ def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
 def _check_result_type(result: dict[str, Any], place: Place) -> Iterator[_Issue]:
     if "resultType" not in result:
         problem = "a 2026-07-28 result without `resultType`; hosts of that era expect one on every result"
-        yield _Issue(place, WARNING, problem, "add `resultType: complete` (`input_required` for a multi-round-trip request)")
+        yield _Issue(
+            place, WARNING, problem, "add `resultType: complete` (`input_required` for a multi-round-trip request)"
+        )
     elif result["resultType"] not in _RESULT_TYPES:
         problem = f"unknown `resultType` {result['resultType']!r}"
         yield _Issue(place + ("resultType",), ERROR, problem, f"use one of: {', '.join(_RESULT_TYPES)}")
 
 
-def _check_tool_call(request: dict[str, Any], response: dict[str, Any], place: Place, tools: frozenset[str] | None) -> Iterator[_Issue]:
+def _check_tool_call(
+    request: dict[str, Any], response: dict[str, Any], place: Place, tools: frozenset[str] | None
+) -> Iterator[_Issue]:
     result = response.get("result")
     # An input_required result asks the host for input; its content comes with the retry.
     if isinstance(result, dict) and result.get("resultType") != "input_required":
@@ -258,17 +305,28 @@ def _check_tool_result(result: dict[str, Any], place: Place) -> Iterator[_Issue]
     content = result.get("content")
     if not isinstance(content, list):
         fix = "add `content: [{type: text, text: ...}]` (`content: []` if the tool says nothing)"
-        yield _Issue(place if content is None else place + ("content",), ERROR, "a tools/call result needs a `content` list", fix)
+        yield _Issue(
+            place if content is None else place + ("content",), ERROR, "a tools/call result needs a `content` list", fix
+        )
     else:
         for index, item in enumerate(content):
             if not isinstance(item, dict) or not isinstance(item.get("type"), str):
-                yield _Issue(place + ("content", index), ERROR, "a content item is a mapping with a `type` string", "write e.g. `{type: text, text: ...}`")
+                yield _Issue(
+                    place + ("content", index),
+                    ERROR,
+                    "a content item is a mapping with a `type` string",
+                    "write e.g. `{type: text, text: ...}`",
+                )
     if not isinstance(result.get("isError", False), bool):
         problem = f"`isError` must be true or false, not {result['isError']!r}"
-        yield _Issue(place + ("isError",), ERROR, problem, "write `isError: true` (the tool ran and failed) or `isError: false`")
+        yield _Issue(
+            place + ("isError",), ERROR, problem, "write `isError: true` (the tool ran and failed) or `isError: false`"
+        )
 
 
-def _check_layers(response: dict[str, Any], name: str | None, place: Place, tools: frozenset[str] | None) -> Iterator[_Issue]:
+def _check_layers(
+    response: dict[str, Any], name: str | None, place: Place, tools: frozenset[str] | None
+) -> Iterator[_Issue]:
     """Warn where a failure is recorded in the wrong layer: protocol error vs tool-execution error.
 
     A host raises a JSON-RPC error as a failure of the call, while the model reads a result with
@@ -286,7 +344,12 @@ def _check_layers(response: dict[str, Any], name: str | None, place: Place, tool
         what = f"{name!r}, a tool the cassette's tools/list does not offer," if name else "no tool `name`"
         problem = f"a tools/call of {what} answered as a tool error; a malformed request is a protocol error"
         message = f"'Unknown tool: {name}'" if name else "'Missing tool name'"
-        yield _Issue(place + ("result", "isError"), WARNING, problem, f"answer `error: {{code: -32602, message: {message}}}` (invalid params)")
+        yield _Issue(
+            place + ("result", "isError"),
+            WARNING,
+            problem,
+            f"answer `error: {{code: -32602, message: {message}}}` (invalid params)",
+        )
 
 
 # --- checks on the text ---------------------------------------------------------------------------

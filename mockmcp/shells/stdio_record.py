@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mockmcp.journal import Journal
-from mockmcp.redact import Redactor
+from mockmcp.cassette.journal import Journal
+from mockmcp.core.redact import Redactor
 
 __all__ = ["Outcome", "run_proxy"]
 
@@ -132,9 +132,13 @@ class _Proxy:
         code = self.process.wait()
         status = code if code >= 0 else 128 - code
         if self.signalled is not None:
-            return Outcome(128 + self.signalled, f"stopped by signal {self.signalled}; the server exited with status {status}")
+            return Outcome(
+                128 + self.signalled, f"stopped by signal {self.signalled}; the server exited with status {status}"
+            )
         if terminated:
-            return Outcome(0, f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped")
+            return Outcome(
+                0, f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped"
+            )
         failed = " (it failed or crashed)" if status else ""
         if self.host_eof.is_set():
             return Outcome(status, f"the host closed stdin; the server exited with status {status}{failed}")
@@ -148,7 +152,9 @@ def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: f
     except OSError as exc:
         from mockmcp.errors import UsageError
 
-        raise UsageError(f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`") from None
+        raise UsageError(
+            f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`"
+        ) from None
     previous = {sig: signal.signal(sig, proxy.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         threading.Thread(target=proxy.host_to_server, daemon=True, name="host->server").start()

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from mockmcp.cassette import Cassette
+from mockmcp.cassette.model import Cassette
 
 if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-up path entirely
-    from mockmcp.explain import Miss
+    from mockmcp.core.explain import Miss
 
 __all__ = ["Mismatch", "Report"]
 
@@ -24,14 +24,16 @@ class Mismatch(NamedTuple):
     differences: tuple[str, ...]
 
     def render(self) -> str:
-        head = f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording:"
+        head = (
+            f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording:"
+        )
         return "\n".join([f"mockmcp: {head}", *(f"  - {d}" for d in self.differences)])
 
 
 class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
-    __slots__ = ("cassette", "plays", "repeats", "misses", "mismatches", "unanswered", "faults", "sessions")
+    __slots__ = ("cassette", "faults", "mismatches", "misses", "plays", "repeats", "sessions", "unanswered")
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
@@ -65,7 +67,11 @@ class Report:
         """
         several = any(it.session for it in self.cassette.interactions)
         used = self.sessions or {0}
-        return [i for i, it in enumerate(self.cassette.interactions) if it.kind != "server" and (not several or it.session in used)]
+        return [
+            i
+            for i, it in enumerate(self.cassette.interactions)
+            if it.kind != "server" and (not several or it.session in used)
+        ]
 
     @property
     def unplayed(self) -> list[int]:
@@ -96,7 +102,9 @@ class Report:
         )
         lines = [head]
         for index, extra in sorted(self.repeats.items()):
-            lines.append(f"  repeated: {self._label(index)}: asked {extra} more time{'s' * (extra != 1)} than recorded; the last answer was repeated")
+            lines.append(
+                f"  repeated: {self._label(index)}: asked {extra} more time{'s' * (extra != 1)} than recorded; the last answer was repeated"
+            )
         for miss in self.misses:
             lines.append(f"  missed: {miss.method} (id {miss.request_id!r}): {miss.reason}")
         for index in self.unplayed:
@@ -113,10 +121,16 @@ class Report:
             "interactions": len(self._client_indexes()),
             "played": len(self._client_indexes()) - len(self.unplayed),
             "plays": self.plays,
-            "repeats": [{"interaction": i, "method": self.cassette.interactions[i].method, "extra": n} for i, n in sorted(self.repeats.items())],
+            "repeats": [
+                {"interaction": i, "method": self.cassette.interactions[i].method, "extra": n}
+                for i, n in sorted(self.repeats.items())
+            ],
             "misses": [miss.to_json() for miss in self.misses],
             "unplayed": [{"interaction": i, "method": self.cassette.interactions[i].method} for i in self.unplayed],
-            "mismatches": [{"interaction": m.interaction, "method": m.method, "differences": list(m.differences)} for m in self.mismatches],
+            "mismatches": [
+                {"interaction": m.interaction, "method": m.method, "differences": list(m.differences)}
+                for m in self.mismatches
+            ],
             "unanswered": self.unanswered,
             "faults": self.faults,
             "strict_ok": self.strict_ok,

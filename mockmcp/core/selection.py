@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mockmcp.matching import Matcher
-from mockmcp.model import Cassette
+from mockmcp.cassette.model import Cassette
+from mockmcp.core.matching import Matcher
 
 __all__ = ["Pick", "Recordings", "Selection"]
 

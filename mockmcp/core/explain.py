@@ -14,8 +14,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from mockmcp.cassette import Cassette, Interaction
-from mockmcp.matching import Matcher, canonical
+from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.core.matching import Matcher, canonical
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "render_path"]
 
@@ -47,11 +47,18 @@ class Miss:
 
     def render(self) -> str:
         """The story for stderr: reason, request, closest candidates with differences, how to fix."""
-        lines = [f"mockmcp: {self.reason}", f"  incoming request (id {json.dumps(self.request_id)}): {self.method} {_short(self.params)}"]
+        lines = [
+            f"mockmcp: {self.reason}",
+            f"  incoming request (id {json.dumps(self.request_id)}): {self.method} {_short(self.params)}",
+        ]
         if self.candidates:
             lines.append("  closest recorded requests:")
         for n, candidate in enumerate(self.candidates, 1):
-            played = f"already played {candidate.plays} time{'s' * (candidate.plays != 1)}" if candidate.plays else "not played yet"
+            played = (
+                f"already played {candidate.plays} time{'s' * (candidate.plays != 1)}"
+                if candidate.plays
+                else "not played yet"
+            )
             lines.append(f"    {n}. interactions[{candidate.index}] ({played})")
             lines.extend(f"       - {difference}" for difference in candidate.differences)
         lines.append("  how to fix:")
@@ -83,7 +90,14 @@ class Miss:
 
 
 def explain_miss(
-    cassette: Cassette, matcher: Matcher, plays: list[int], request_id: Any, method: str, params: Any, code: int, reason: str
+    cassette: Cassette,
+    matcher: Matcher,
+    plays: list[int],
+    request_id: Any,
+    method: str,
+    params: Any,
+    code: int,
+    reason: str,
 ) -> Miss:
     """Rank the recorded requests of the same method against the incoming one and describe the best."""
     live = matcher.normalize(method, params)
@@ -97,7 +111,14 @@ def explain_miss(
     candidates = []
     for _score, index, recorded in scored[:MAX_CANDIDATES]:
         differences = describe_differences(recorded, live) or [("", _used_up(cassette.interactions[index]))]
-        candidates.append(Candidate(index, tuple(text for _path, text in differences), differences[0][0] if differences else "", plays[index]))
+        candidates.append(
+            Candidate(
+                index,
+                tuple(text for _path, text in differences),
+                differences[0][0] if differences else "",
+                plays[index],
+            )
+        )
     return Miss(request_id, method, params, code, reason, tuple(candidates), _fixes(cassette, method, candidates))
 
 
@@ -112,7 +133,9 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tupl
     command = shlex.join(str(part) for part in server) if isinstance(server, list) and server else "SERVER..."
     fixes = []
     if candidates and candidates[0].first_path:
-        fixes.append(f"if {candidates[0].first_path} varies from run to run, leave it out of matching: --ignore '{candidates[0].first_path}'")
+        fixes.append(
+            f"if {candidates[0].first_path} varies from run to run, leave it out of matching: --ignore '{candidates[0].first_path}'"
+        )
     fixes.append(f"if the host now asks something new, record it: mockmcp record --mode new -o {where} -- {command}")
     if candidates:
         fixes.append(f"or edit {where} by hand: interactions[{candidates[0].index}].request.params")
@@ -139,7 +162,9 @@ def describe_differences(
     """
     from deepdiff import DeepDiff  # deferred: see the module docstring
 
-    diff = DeepDiff(recorded, other, view="tree", verbose_level=2, iterable_compare_func=_same_item if by_identity else None)
+    diff = DeepDiff(
+        recorded, other, view="tree", verbose_level=2, iterable_compare_func=_same_item if by_identity else None
+    )
     out: list[tuple[str, str]] = []
     for report_type, items in sorted(diff.items()):
         if report_type == "iterable_item_moved":
@@ -192,7 +217,9 @@ def _sentence(report_type: str, where: str, recorded: Any, other: Any, other_nam
     if "removed" in report_type:
         return f"{where}: only in the recording ({_short(recorded)})"
     if report_type == "type_changes":
-        return f"{where}: recorded {_short(recorded)} ({_kind(recorded)}), {other_name} {_short(other)} ({_kind(other)})"
+        return (
+            f"{where}: recorded {_short(recorded)} ({_kind(recorded)}), {other_name} {_short(other)} ({_kind(other)})"
+        )
     return f"{where}: recorded {_short(recorded)}, {other_name} {_short(other)}"
 
 

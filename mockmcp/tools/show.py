@@ -20,9 +20,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TextIO
 
-from mockmcp.cassette import Cassette, Interaction, ServerItem, load
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.store import load
 from mockmcp.errors import UsageError
-from mockmcp.summary import PARAMS, RESULTS, SPEC, summarize
+from mockmcp.tools.summary import PARAMS, RESULTS, SPEC, summarize
 
 __all__ = ["print_show", "render", "show_file", "want_color"]
 
@@ -30,14 +31,28 @@ _Span = tuple[str, str]  # (text, style); style "" is plain
 _ANSI = {"to": "36", "from": "32", "error": "31", "tool": "33", "fault": "35", "dim": "2", "bold": "1"}
 
 
-_Symbols = NamedTuple("_Symbols", [("to_server", str), ("to_client", str), ("warn", str), ("more", str)])
+class _Symbols(NamedTuple):
+    to_server: str
+    to_client: str
+    warn: str
+    more: str
+
+
 _UNICODE = _Symbols("→", "←", "⚠", "…")
 _ASCII = _Symbols("->", "<-", "!", "...")
 
 
-_Line = NamedTuple("_Line", [("head", list[_Span]), ("body", list[_Span]), ("tail", list[_Span])])  # see the module docstring
+class _Line(NamedTuple):
+    head: list[_Span]
+    body: list[_Span]
+    tail: list[_Span]  # see the module docstring
+
+
 # clock: the width of the timing column (0 when the cassette has no timings); tag: of the `[N]` column
-_Layout = NamedTuple("_Layout", [("symbols", _Symbols), ("clock", int), ("tag", int)])
+class _Layout(NamedTuple):
+    symbols: _Symbols
+    clock: int
+    tag: int
 
 
 def _reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
@@ -46,11 +61,21 @@ def _reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
         error = response["error"]
         return [(f"ERROR {error['code']} {error['message']}", "error")]
     result = response["result"]
-    if isinstance(result, dict) and result.get("resultType") == "input_required" and isinstance(result.get("inputRequests"), dict):
-        asks = [f"{ask.get('method')} {summarize(PARAMS, ask.get('method'), ask.get('params'))}".rstrip() for ask in result["inputRequests"].values() if isinstance(ask, dict)]
+    if (
+        isinstance(result, dict)
+        and result.get("resultType") == "input_required"
+        and isinstance(result.get("inputRequests"), dict)
+    ):
+        asks = [
+            f"{ask.get('method')} {summarize(PARAMS, ask.get('method'), ask.get('params'))}".rstrip()
+            for ask in result["inputRequests"].values()
+            if isinstance(ask, dict)
+        ]
         return [("input required: " + "; ".join(asks), "tool")]
     text = summarize(RESULTS, method, result) or "{}"
-    return [("TOOL ERROR " + text, "tool")] if isinstance(result, dict) and result.get("isError") is True else [(text, "")]
+    return (
+        [("TOOL ERROR " + text, "tool")] if isinstance(result, dict) and result.get("isError") is True else [(text, "")]
+    )
 
 
 # --- fault knobs and counts --------------------------------------------------------------------------
@@ -59,7 +84,9 @@ def _reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
 def _client_marks(item: Interaction) -> list[str]:
     """Knobs that change when or whether the client message is answered: delay, times and after."""
     marks = [f"delay {item.delay:g}s"] if item.delay else []
-    plays = ([f"times {item.times}"] if item.times != 1 else []) + ([f"then {item.after}"] if item.after != "repeat" else [])
+    plays = ([f"times {item.times}"] if item.times != 1 else []) + (
+        [f"then {item.after}"] if item.after != "repeat" else []
+    )
     return marks + ([", ".join(plays)] if plays else [])
 
 
@@ -77,7 +104,12 @@ def _eras(cassette: Cassette) -> list[str]:
         answered = item.response is not None and "result" in item.response
         eras |= {"handshake"} if answered and item.method == "initialize" else set()
         meta = item.params.get("_meta") if isinstance(item.params, dict) else None
-        eras |= {"stateless"} if (answered and item.method == "server/discover") or (isinstance(meta, dict) and SPEC + "protocolVersion" in meta) else set()
+        eras |= (
+            {"stateless"}
+            if (answered and item.method == "server/discover")
+            or (isinstance(meta, dict) and SPEC + "protocolVersion" in meta)
+            else set()
+        )
     return sorted(eras, key=lambda era: (era != "handshake", era))
 
 
@@ -124,7 +156,9 @@ def _server_lines(item: ServerItem, layout: _Layout, index: str, unsolicited: bo
         return [_Line(head, [(f"raw: {item.message}", "fault")], tail + _marks(layout, ["not JSON"]))]
     lines = [_Line(head, _message(item.message), tail)]
     if item.kind == "request":
-        answer = [("no answer recorded", "dim")] if item.response is None else _reply(item.message["method"], item.response)
+        answer = (
+            [("no answer recorded", "dim")] if item.response is None else _reply(item.message["method"], item.response)
+        )
         lines.append(_Line(_head(layout, None, "", layout.symbols.to_server, indent=2), answer, []))
     return lines
 
@@ -134,13 +168,21 @@ def _response_line(item: Interaction, layout: _Layout) -> _Line:
         body = [(f"raw: {item.raw_response}", "fault")]
     else:
         body = [("no response recorded", "dim")] if item.response is None else _reply(item.method, item.response)
-    took = [] if item.took is None else [(f"  ({item.took * 1000:.0f} ms)" if item.took < 1 else f"  ({item.took:.2f} s)", "dim")]
+    took = (
+        []
+        if item.took is None
+        else [(f"  ({item.took * 1000:.0f} ms)" if item.took < 1 else f"  ({item.took:.2f} s)", "dim")]
+    )
     return _Line(_head(layout, None, "", layout.symbols.to_client), body, took + _marks(layout, _reply_marks(item)))
 
 
 def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
     index = f"[{n}]"
-    lines = [] if item.message is None else [_Line(_head(layout, item.at, index, layout.symbols.to_server), _message(item.message), [])]
+    lines = (
+        []
+        if item.message is None
+        else [_Line(_head(layout, item.at, index, layout.symbols.to_server), _message(item.message), [])]
+    )
     for server in item.server:
         lines += _server_lines(server, layout, index if not lines else "", item.message is None)
     if item.kind == "request":
@@ -210,7 +252,9 @@ def _wrap(parts: list[_Span], width: int, more: str, first: str = ", ") -> list[
 
 
 def _paint(spans: list[_Span], color: bool) -> str:
-    return "".join(f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if color and style and text.strip() else text for text, style in spans)
+    return "".join(
+        f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if color and style and text.strip() else text for text, style in spans
+    )
 
 
 def render(cassette: Cassette, color: bool, width: int, *, ascii_only: bool = False) -> str:
@@ -250,5 +294,7 @@ def print_show(path: str, color: str = "auto", width: int | None = None) -> None
     ascii_only = symbols.encode(encoding, "replace").decode(encoding) != symbols
     width = width or shutil.get_terminal_size((100, 24)).columns
     text = show_file(path, want_color(color, out, os.environ), width, ascii_only=ascii_only)
-    out.write(text.encode(encoding, "replace").decode(encoding))  # what a cassette holds may not fit the encoding either
+    out.write(
+        text.encode(encoding, "replace").decode(encoding)
+    )  # what a cassette holds may not fit the encoding either
     out.flush()

@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mockmcp import files
+from mockmcp.cassette import files
+from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, Place, ServerItem, render_place
+from mockmcp.cassette.validation import Problem
+from mockmcp.cassette.validation import cassette as validated
 from mockmcp.errors import CassetteError
-from mockmcp.model import FORMAT_VERSION, Cassette, Interaction, Place, ServerItem, render_place
-from mockmcp.validation import Problem
-from mockmcp.validation import cassette as validated
 
 __all__ = [
     "Cassette",
@@ -43,7 +43,7 @@ def loads(text: str, path: str | None = None) -> Cassette:
 
 
 def _parse(text: str, path: str | None) -> Any:
-    from mockmcp import yamlfile  # deferred: see `files` on the cache of parsed cassettes
+    from mockmcp.cassette import yamlfile  # deferred: see `files` on the cache of parsed cassettes
 
     try:
         return yamlfile.load(text)
@@ -60,7 +60,7 @@ def _validate(data: Any, text: str | None, path: str | None) -> Cassette:
     try:
         return validated(data, path)
     except Problem as problem:
-        from mockmcp import yamlfile
+        from mockmcp.cassette import yamlfile
 
         raise CassetteError(
             problem.problem,
@@ -82,7 +82,9 @@ def load(path: str) -> Cassette:
             text = handle.read().decode("utf-8")
     except FileNotFoundError:
         raise CassetteError(
-            "no such cassette", path=path, fix="check the path, or record one with `mockmcp record -o PATH -- SERVER...`"
+            "no such cassette",
+            path=path,
+            fix="check the path, or record one with `mockmcp record -o PATH -- SERVER...`",
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
@@ -99,7 +101,7 @@ def save(cassette: Cassette, path: str) -> None:
 
 def dump(cassette: Cassette) -> str:
     """The cassette as YAML text."""
-    from mockmcp import yamlfile
+    from mockmcp.cassette import yamlfile
 
     return yamlfile.dump(cassette.to_data())
 

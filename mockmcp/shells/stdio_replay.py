@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from mockmcp.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 
 __all__ = ["serve"]
 

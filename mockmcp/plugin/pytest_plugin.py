@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp.testing import MODES, MockServer, cassette_name, server_command
+from mockmcp.plugin.mock_server import MODES, MockServer, cassette_name, server_command
 
 __all__ = [
     "mockmcp",
@@ -39,16 +39,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockmcp", "mockmcp: replay and record MCP sessions")
     group.addoption("--mockmcp-record", choices=MODES, default="none", help="record mode (default: none, never record)")
     group.addoption("--mockmcp-server", default=None, help="the real server to record from, as a command line")
-    group.addoption("--mockmcp-strict", action="store_true", help="fail tests that leave recorded interactions unplayed")
+    group.addoption(
+        "--mockmcp-strict", action="store_true", help="fail tests that leave recorded interactions unplayed"
+    )
     group.addoption("--mockmcp-keep-failed", action="store_true", help="keep recordings of failed tests too")
     parser.addini("mockmcp_server", "the real server to record from, as a command line")
-    parser.addini("mockmcp_cassette_dir", "cassette folder, relative to each test file (default: cassettes/<test module>)")
+    parser.addini(
+        "mockmcp_cassette_dir", "cassette folder, relative to each test file (default: cassettes/<test module>)"
+    )
     parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "mockmcp(server=None, cassette=None, strict=False, ignore=()): settings of this test's mock MCP server"
+        "markers",
+        "mockmcp(server=None, cassette=None, strict=False, ignore=()): settings of this test's mock MCP server",
     )
 
 
@@ -80,15 +85,22 @@ def mockmcp_cassette_path(request: pytest.FixtureRequest) -> Path:
 
 @pytest.fixture
 def mockmcp(
-    request: pytest.FixtureRequest, mockmcp_record_mode: str, mockmcp_server: list[str] | str | None,
-    mockmcp_cassette_path: Path, tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+    mockmcp_record_mode: str,
+    mockmcp_server: list[str] | str | None,
+    mockmcp_cassette_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[MockServer]:
     """The mock server of this test: `.command`, `.stdio_params` and `.env` for the host to launch."""
     config, marker = request.config, _marker(request)
-    server = server_command(config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server"))
+    server = server_command(
+        config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
+    )
     strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
     ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
-    mock = MockServer(mockmcp_cassette_path, mockmcp_record_mode, server, tmp_path_factory.mktemp("mockmcp"), ignores, strict)
+    mock = MockServer(
+        mockmcp_cassette_path, mockmcp_record_mode, server, tmp_path_factory.mktemp("mockmcp"), ignores, strict
+    )
     request.node.stash[_KEY] = mock  # a problem found before the test fails it in its call (see below)
     yield mock
     _finish_recording(request, mock)
@@ -100,7 +112,10 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
     if request.node.stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
         if not mock.keep_recording():
             mock.discard_recording()
-            pytest.fail(f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)", pytrace=False)
+            pytest.fail(
+                f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)",
+                pytrace=False,
+            )
     else:
         mock.discard_recording()
 

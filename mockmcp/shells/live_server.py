@@ -19,12 +19,12 @@ import threading
 import time
 from typing import Any
 
-from mockmcp import jsonrpc
-from mockmcp.cassette import Cassette, Interaction
-from mockmcp.drift import MINTED_KEYS, Drift
+from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.core import jsonrpc
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder
+from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
-from mockmcp.recorder import CLIENT, SERVER, Recorder
-from mockmcp.redact import Redactor
+from mockmcp.tools.drift import MINTED_KEYS, Drift
 
 __all__ = ["KNOBS", "carry_knobs", "drive"]
 
@@ -39,7 +39,9 @@ class _Live:
         try:
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         except OSError as exc:
-            raise UsageError(f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`") from None
+            raise UsageError(
+                f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`"
+            ) from None
         self.start = time.monotonic()
         self.redactor = redactor  # the cassette's own rules: what is recorded (and maybe written) is redacted
         self.recorder = Recorder(meta)
@@ -103,7 +105,11 @@ def drive(cassette: Cassette, command: list[str], timeout: float = 10.0, grace: 
         for interaction in cassette.interactions:
             if interaction.kind == "server" or interaction.message is None:
                 continue
-            body = {k: v for k, v in jsonrpc.map_strings(interaction.message, lambda text: minted.get(text, text)).items() if k != "id"}
+            body = {
+                k: v
+                for k, v in jsonrpc.map_strings(interaction.message, lambda text: minted.get(text, text)).items()
+                if k != "id"
+            }
             if interaction.kind == "notification":
                 live.send({"jsonrpc": "2.0", **body})
                 continue
@@ -117,7 +123,9 @@ def drive(cassette: Cassette, command: list[str], timeout: float = 10.0, grace: 
     return live.recorder.cassette()
 
 
-def _await(live: _Live, request_id: int, answers: dict[str, list[dict[str, Any]]], deadline: float) -> dict[str, Any] | None:
+def _await(
+    live: _Live, request_id: int, answers: dict[str, list[dict[str, Any]]], deadline: float
+) -> dict[str, Any] | None:
     """Read until the response to request_id, answering the server's requests on the way."""
     while True:
         line = live.next_line(deadline)
@@ -132,7 +140,12 @@ def _await(live: _Live, request_id: int, answers: dict[str, list[dict[str, Any]]
             return dict(message)
         if found.kind == jsonrpc.REQUEST:
             recorded = answers.get(message["method"]) or [
-                {"error": {"code": jsonrpc.METHOD_NOT_FOUND, "message": "mockmcp verify: the cassette has no answer to this"}}
+                {
+                    "error": {
+                        "code": jsonrpc.METHOD_NOT_FOUND,
+                        "message": "mockmcp verify: the cassette has no answer to this",
+                    }
+                }
             ]
             reply = recorded.pop(0) if len(recorded) > 1 else recorded[0]
             live.send({"jsonrpc": "2.0", "id": message["id"], **{k: v for k, v in reply.items() if k != "id"}})

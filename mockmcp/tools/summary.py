@@ -104,7 +104,9 @@ PARAMS: dict[str, Callable[[Any], str]] = {
     "elicitation/create": lambda p: f"{p.get('mode', 'form')}: {p['message']}",
     "initialize": lambda p: f"protocol {p['protocolVersion']}, client {_who(p['clientInfo'])}",
     "logging/setLevel": lambda p: str(p["level"]),
-    "notifications/cancelled": lambda p: f"request {_compact(p['requestId'])}" + (f": {p['reason']}" if p.get("reason") else ""),
+    "notifications/cancelled": lambda p: (
+        f"request {_compact(p['requestId'])}" + (f": {p['reason']}" if p.get("reason") else "")
+    ),
     "notifications/message": _log,
     "notifications/progress": _progress,
     "notifications/resources/updated": lambda p: str(p["uri"]),
@@ -123,7 +125,9 @@ RESULTS: dict[str, Callable[[Any], str]] = {
     "prompts/get": lambda r: _first(r["messages"], lambda m: f"{m['role']}: {_block(m['content'])}"),
     "prompts/list": _names("prompts", "prompt"),
     "resources/list": _names("resources", "resource"),
-    "resources/read": lambda r: _first(r["contents"], lambda c: f"{c['uri']}: {c.get('text', c.get('mimeType', 'blob'))}"),
+    "resources/read": lambda r: _first(
+        r["contents"], lambda c: f"{c['uri']}: {c.get('text', c.get('mimeType', 'blob'))}"
+    ),
     "resources/templates/list": _names("resourceTemplates", "template"),
     "roots/list": lambda r: ", ".join(str(root["uri"]) for root in r["roots"]) or "no roots",
     "sampling/createMessage": lambda r: f"{r.get('model', '?')}: {_block(r['content'])}",

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from mockmcp.cassette import Cassette, Interaction
-from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
-from mockmcp.matching import Matcher, canonical
+from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.core.jsonrpc import METHOD_NOT_FOUND, map_strings
+from mockmcp.core.matching import Matcher, canonical
 
 __all__ = ["Drift", "Entry", "compare", "label", "minted_values"]
 
@@ -48,7 +48,9 @@ class Drift(NamedTuple):
             where = f"[{entry.recorded}]" if entry.recorded is not None else f"{self.other_name}[{entry.other}]"
             lines.append(f"  {entry.status:<8} {where} {entry.label}")
             lines.extend(f"           - {detail}" for detail in entry.details)
-        counts = {status: sum(1 for e in self.entries if e.status == status) for status in (SAME, CHANGED, MISSING, NEW)}
+        counts = {
+            status: sum(1 for e in self.entries if e.status == status) for status in (SAME, CHANGED, MISSING, NEW)
+        }
         lines.append(f"{len(self.entries)} interactions: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
         return "\n".join(lines)
 
@@ -85,7 +87,14 @@ def _key(matcher: Matcher, interaction: Interaction, minted: frozenset[str]) -> 
 
 
 def _judge(
-    i: int, recorded: Interaction, j: int | None, other: Cassette, matcher: Matcher, name: str, offered: set[str] | None, minted: frozenset[str]
+    i: int,
+    recorded: Interaction,
+    j: int | None,
+    other: Cassette,
+    matcher: Matcher,
+    name: str,
+    offered: set[str] | None,
+    minted: frozenset[str],
 ) -> Entry:
     what = label(recorded)
     if j is None:
@@ -100,7 +109,7 @@ def _judge(
     sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
     if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
         return Entry(SAME, i, j, what)
-    from mockmcp.explain import describe_differences  # deferred: deepdiff only when something differs
+    from mockmcp.core.explain import describe_differences  # deferred: deepdiff only when something differs
 
     found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
     found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
@@ -138,7 +147,9 @@ def _tools(cassette: Cassette) -> set[str] | None:
     for interaction in cassette.interactions:
         result = (interaction.response or {}).get("result")
         if interaction.method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
-            names = {tool["name"] for tool in result["tools"] if isinstance(tool, dict) and isinstance(tool.get("name"), str)}
+            names = {
+                tool["name"] for tool in result["tools"] if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+            }
     return names
 
 

@@ -27,7 +27,9 @@ def parse_listen(text: str) -> tuple[str, int]:
         if not 0 <= number <= 65535:
             raise ValueError
     except ValueError:
-        raise UsageError(f"cannot read {text!r} as [HOST:]PORT", "write e.g. `--http 8000` or `--http 127.0.0.1:8000`") from None
+        raise UsageError(
+            f"cannot read {text!r} as [HOST:]PORT", "write e.g. `--http 8000` or `--http 127.0.0.1:8000`"
+        ) from None
     return (host.strip("[]") or "127.0.0.1"), number
 
 
@@ -55,7 +57,13 @@ class Writer:
             except (OSError, h11.LocalProtocolError):
                 self.broken = True
 
-    def respond(self, status: int, body: bytes = b"", content_type: str = "application/json", headers: list[tuple[str, str]] | None = None) -> None:
+    def respond(
+        self,
+        status: int,
+        body: bytes = b"",
+        content_type: str = "application/json",
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
         fields = [("content-type", content_type), ("content-length", str(len(body))), *(headers or [])]
         self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
@@ -104,7 +112,7 @@ class Http11Server:
         while not self._stopping.is_set():
             try:
                 sock, _ = self.socket.accept()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 break

@@ -1,0 +1,3 @@
+"""The command line: the click application, and the commands it adapts its options to."""
+
+__all__: list[str] = []
