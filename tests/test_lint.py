@@ -367,9 +367,9 @@ def test_every_shipped_cassette_lints_clean(name: str) -> None:
 @pytest.mark.parametrize("name", ["notes.yaml", "notes-2026.yaml"])
 def test_lines_come_from_one_parse_but_agree_with_line_of(name: str) -> None:
     text = (SHIPPED / name).read_text()
-    lines = lint._lines(lint._nodes(lint._compose(text)))
+    lines = yamlfile.lines(yamlfile.nodes(yamlfile.compose(text)))
     for place in [*lines, ("interactions", 3, "response", "result", "nowhere", 2)]:
-        assert lint._line(lines, place) == yamlfile.line_of(text, place), render_place(place)
+        assert yamlfile.line_in(lines, place) == yamlfile.line_of(text, place), render_place(place)
 
 
 def test_a_credential_never_shows_more_than_its_first_characters(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ Each function prints its diagnostics to stderr and raises MockmcpError subclasse
 
 from __future__ import annotations
 
-import enum
 import gc
 import json
 import os
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockmcp import __version__
 from mockmcp.cassette import store as cassettes
+from mockmcp.core.protocol import RecordMode
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
 if TYPE_CHECKING:
@@ -36,22 +36,6 @@ __all__ = [
     "replay_cassette",
     "verify_cassette",
 ]
-
-
-class RecordMode(str, enum.Enum):
-    """How `mockmcp record` treats an existing cassette."""
-
-    ALL = "all"  # record afresh, replacing the cassette
-    NEW = "new"  # keep the cassette, add the interactions it lacks
-    ONCE = "once"  # record only when the cassette does not exist; otherwise replay it
-
-    @classmethod
-    def parse(cls, text: str) -> RecordMode:
-        try:
-            return cls(text)
-        except ValueError:
-            valid = ", ".join(mode.value for mode in cls)
-            raise UsageError(f"unknown record mode {text!r}", f"use one of: {valid}") from None
 
 
 def _note(text: str) -> None:

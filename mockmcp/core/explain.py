@@ -9,18 +9,17 @@ exactly with deepdiff.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.protocol import json_type, render_place
 
-__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "render_path"]
+__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss"]
 
 MAX_CANDIDATES = 3
-_PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9_\-/$]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +171,7 @@ def describe_differences(
         for item in items:
             segments = item.path(output_format="list")
             where = recorded if "removed" in report_type else other
-            path = _identified_path(where, segments) if by_identity else render_path(segments)
+            path = _identified_path(where, segments) if by_identity else render_place(segments)
             out.append((path, _sentence(report_type, path or root, item.t1, item.t2, other_name, holder)))
     out.sort()
     return out
@@ -192,7 +191,7 @@ def _same_item(first: Any, second: Any, _level: Any = None) -> bool:
 
 
 def _identified_path(value: Any, segments: list[Any]) -> str:
-    """render_path, with list items that have an identity named by it instead of their position."""
+    """render_place, with list items that have an identity named by it instead of their position."""
     named: list[Any] = []
     for segment in segments:
         item = value[segment] if isinstance(value, (dict, list)) and _has(value, segment) else None
@@ -202,7 +201,7 @@ def _identified_path(value: Any, segments: list[Any]) -> str:
         else:
             named.append(segment)
         value = item
-    return render_path(named)
+    return render_place(named)
 
 
 def _has(value: dict[Any, Any] | list[Any], segment: Any) -> bool:
@@ -217,25 +216,9 @@ def _sentence(report_type: str, where: str, recorded: Any, other: Any, other_nam
     if "removed" in report_type:
         return f"{where}: only in the recording ({_short(recorded)})"
     if report_type == "type_changes":
-        return (
-            f"{where}: recorded {_short(recorded)} ({_kind(recorded)}), {other_name} {_short(other)} ({_kind(other)})"
-        )
+        was, now = f"{_short(recorded)} ({json_type(recorded)})", f"{_short(other)} ({json_type(other)})"
+        return f"{where}: recorded {was}, {other_name} {now}"
     return f"{where}: recorded {_short(recorded)}, {other_name} {_short(other)}"
-
-
-def render_path(segments: list[Any]) -> str:
-    """Path segments in the syntax --ignore accepts: `arguments.items[0]`, `_meta["a.b/c"]`."""
-    out = ""
-    for segment in segments:
-        if isinstance(segment, tuple):  # (key, value): a list item named by its identity
-            out += f"[{segment[0]}={json.dumps(segment[1], ensure_ascii=False)}]"
-        elif isinstance(segment, int):
-            out += f"[{segment}]"
-        elif _PLAIN_SEGMENT.match(str(segment)):
-            out += f".{segment}" if out else str(segment)
-        else:
-            out += "[" + json.dumps(str(segment), ensure_ascii=False) + "]"
-    return out
 
 
 def _leaves(value: Any, prefix: str = "") -> set[tuple[str, str]]:
@@ -244,12 +227,6 @@ def _leaves(value: Any, prefix: str = "") -> set[tuple[str, str]]:
     if isinstance(value, list) and value:
         return set().union(*(_leaves(item, f"{prefix}[{i}]") for i, item in enumerate(value)))
     return {(prefix, canonical(value))}
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    return {int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), "null")
 
 
 def _short(value: Any, limit: int = 120) -> str:

@@ -11,6 +11,9 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+# MCP's _meta keys are defined in `protocol`; the shells still read them from here.
+from mockmcp.core.protocol import PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY, json_type
+
 __all__ = [
     "Classified",
     "INTERNAL_ERROR",
@@ -37,9 +40,6 @@ INTERNAL_ERROR = -32603
 # cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md.
 NO_MATCH = -32042
 
-# MCP's reserved per-message _meta keys that mockmcp reads (2026-07-28).
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 REQUEST = "request"
 NOTIFICATION = "notification"
@@ -68,7 +68,7 @@ class Classified(NamedTuple):
 def classify(message: Any) -> Classified:
     """Sort one parsed JSON value into the four JSON-RPC shapes, or say why it is none of them."""
     if not isinstance(message, dict):
-        return Classified(INVALID, message, f"expected a JSON object, got {_json_type(message)}")
+        return Classified(INVALID, message, f"expected a JSON object, got {json_type(message, article=True)}")
     has_id = "id" in message
     reply_id = message["id"] if has_id and is_valid_id(message["id"]) else None
     if message.get("jsonrpc") != "2.0":
@@ -85,12 +85,13 @@ def _classify_call(message: dict[str, Any], has_id: bool, reply_id: Any) -> Clas
         return Classified(INVALID, message, '"method" must be a string', reply_id)
     params = message.get("params")
     if "params" in message and not isinstance(params, (dict, list)):
-        return Classified(INVALID, message, '"params" must be an object', reply_id)
+        return Classified(INVALID, message, '"params" must be an object or an array', reply_id)
     if not has_id:
         return Classified(NOTIFICATION, message)
     if reply_id is None:
-        what = "null" if message["id"] is None else _json_type(message["id"])
-        return Classified(INVALID, message, f'"id" must be a string or an integer, got {what}')
+        return Classified(
+            INVALID, message, f'"id" must be a string or an integer, got {json_type(message["id"], article=True)}'
+        )
     return Classified(REQUEST, message, reply_id=reply_id)
 
 
@@ -100,20 +101,6 @@ def _classify_response(message: dict[str, Any], reply_id: Any) -> Classified:
     if not is_valid_id(message.get("id")):
         return Classified(INVALID, message, 'a response needs the "id" of the request it answers')
     return Classified(RESPONSE, message)
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
 
 
 def error_response(reply_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -136,7 +123,7 @@ def map_strings(value: Any, change: Callable[[str], str], keys: bool = False) ->
 
 
 def encode(message: Any) -> bytes:
-    """One message as one stdio line: compact JSON, UTF-8, newline-terminated, no embedded newline."""
+    """One message as one line (of stdio, or an HTTP body): compact JSON, UTF-8, newline-terminated, no embedded newline."""
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
     try:
         return text.encode() + b"\n"

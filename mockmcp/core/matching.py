@@ -18,6 +18,7 @@ import re
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
+from mockmcp.core.protocol import INITIALIZE, SPEC_PREFIX
 from mockmcp.errors import UsageError
 
 __all__ = ["DEFAULT_IGNORES", "Matcher", "parse_path"]
@@ -27,14 +28,14 @@ __all__ = ["DEFAULT_IGNORES", "Matcher", "parse_path"]
 # W3C trace context. All live in params._meta.
 DEFAULT_IGNORES = (
     "_meta.progressToken",
-    '_meta["io.modelcontextprotocol/*"]',
+    f'_meta["{SPEC_PREFIX}*"]',
     "_meta.traceparent",
     "_meta.tracestate",
     "_meta.baggage",
 )
 # Methods matched on their name alone: initialize's client info and capabilities change with every
 # host version. notifications/cancelled names a live request id, and ids never decide a match.
-_METHOD_ONLY = {"initialize"}
+_METHOD_ONLY = {INITIALIZE}
 _IGNORED_BY_METHOD = {"notifications/cancelled": ("requestId",)}
 
 _MASK = "<ignored by mockmcp>"

@@ -1,4 +1,7 @@
-"""Turning the stream of observed stdio lines into a cassette. Pure: lines and times in, a Cassette out.
+"""Turning the observed messages of a session into a cassette. Pure: lines and times in, a Cassette out.
+
+The shells feed it lines (through the journal): the stdio proxy each line either side wrote, the
+HTTP proxy each request body, response body and SSE event's data, as one compact line.
 
 Theory of operation. Every line either side sends is fed in order with its direction and time. A
 client request or notification opens an interaction. A server response closes the client request
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
-from mockmcp.core import jsonrpc
+from mockmcp.core import jsonrpc, protocol
 
 __all__ = [
     "CLIENT",
@@ -92,9 +95,9 @@ class Recorder:
             item = _Open("request", body, _round(at))
             self._items.append(item)
             self._in_flight[message["id"]] = item
-            meta = (body.get("params") or {}).get("_meta") if isinstance(body.get("params"), dict) else None
-            if isinstance(meta, dict) and jsonrpc.is_valid_id(meta.get("progressToken")):
-                self._tokens[meta["progressToken"]] = item
+            token = protocol.progress_token(body)
+            if jsonrpc.is_valid_id(token):
+                self._tokens[token] = item
         elif found.kind == jsonrpc.NOTIFICATION:
             self._items.append(_Open("notification", _strip(message), _round(at)))
             params = message.get("params")
@@ -147,8 +150,7 @@ class Recorder:
                 and token in self._tokens
             ):
                 return self._tokens[token]
-            meta = params.get("_meta")
-            listen = meta.get(jsonrpc.SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
+            listen = protocol.meta(params).get(protocol.SUBSCRIPTION_ID_KEY)
             if jsonrpc.is_valid_id(listen) and listen in self._in_flight:
                 return self._in_flight[listen]
         return None
@@ -170,17 +172,10 @@ class Recorder:
 
 
 def era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
-    """Which era of MCP the session spoke: the initialize answer says, or the per-request _meta does."""
-    for interaction in interactions:
-        if interaction.method == "initialize" and interaction.response is not None:
-            result = interaction.response.get("result")
-            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                return {"era": "handshake", "protocol_version": result["protocolVersion"]}
-    for interaction in interactions:
-        params = interaction.params
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and isinstance(meta.get(jsonrpc.PROTOCOL_VERSION_KEY), str):
-            return {"era": "stateless", "protocol_version": meta[jsonrpc.PROTOCOL_VERSION_KEY]}
+    """The meta keys naming the era the session spoke (`era`, `protocol_version`); handshake when it shows both."""
+    eras = protocol.session_eras((interaction.message, interaction.response) for interaction in interactions)
+    for name, version in eras.items():
+        return {"era": name} if version is None else {"era": name, "protocol_version": version}
     return {}
 
 

@@ -7,9 +7,12 @@ recorded server message in order, then the response. A job pauses at a delay (un
 calls `wake`) or at a server-to-client request (until the host's answer arrives through
 `receive`), so a waiting job never holds up any other: each request is answered when it arrives.
 
-Matching is by key (see `matching`): the same request asked again gets the recorded answers in
-recorded order, then the last one again. Unsolicited server messages are released once the client
-interaction recorded just before them has played, or at start-up when nothing preceded them.
+Matching is by key (see `matching`), and which recording of a key answers is `selection`'s: the
+same request asked again gets its recordings in order, each played `times` times, then the last
+one again or, with `after: unmatched`, a no-match error. Unsolicited server messages are released
+once the client interaction recorded just before them has played, or at start-up when nothing
+preceded them. The engine serves one live session; over HTTP each live session has its own, all
+sharing one index of the recordings (`Recordings`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import json
 from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
-from mockmcp.core import jsonrpc
+from mockmcp.core import jsonrpc, protocol
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.core.redact import Redactor
 from mockmcp.core.report import Mismatch, Report
@@ -58,7 +61,8 @@ class Note(NamedTuple):
 
 
 class Exit(NamedTuple):
-    """End the session: close stdout and exit with this status (the cassette's `exit` knob)."""
+    """End the session (the cassette's `exit` knob): over stdio, close stdout and exit with this status;
+    over HTTP, end the live session, cutting its open streams."""
 
     status: int
 
@@ -220,9 +224,7 @@ class Replay:
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         out = self._version_note(method, params, index)
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        job = self._new_job(index, reply_id=reply_id, token=token, batch=batch)
+        job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch)
         self._live[reply_id] = job.id
         return out + self._advance(job)
 
@@ -336,11 +338,11 @@ class Replay:
                 if job.token is None:
                     return []  # the live request asked for no progress
                 message = {**message, "params": {**params, "progressToken": job.token}}
-            meta = params.get("_meta") if isinstance(params, dict) else None
-            if isinstance(meta, dict) and jsonrpc.SUBSCRIPTION_ID_KEY in meta:
+            meta = protocol.meta(params)
+            if protocol.SUBSCRIPTION_ID_KEY in meta:
                 message = {
                     **message,
-                    "params": {**params, "_meta": {**meta, jsonrpc.SUBSCRIPTION_ID_KEY: job.reply_id}},
+                    "params": {**params, "_meta": {**meta, protocol.SUBSCRIPTION_ID_KEY: job.reply_id}},
                 }
         return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id)]
 
@@ -429,7 +431,7 @@ class Replay:
         return [Note(miss.render()), *self._answer(batch, error)]
 
     def _version_note(self, method: str, params: Any, index: int) -> list[Action]:
-        if method != "initialize" or not isinstance(params, dict):
+        if method != protocol.INITIALIZE or not isinstance(params, dict):
             return []
         recorded = self.cassette.interactions[index].params
         wanted = recorded.get("protocolVersion") if isinstance(recorded, dict) else None

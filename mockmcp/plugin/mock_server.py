@@ -30,18 +30,18 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from mockmcp.errors import UsageError
+from mockmcp.core.protocol import RecordMode
 
 __all__ = ["MODES", "MockServer", "cassette_name", "check_mode", "lock", "server_command"]
 
-MODES = ("none", "once", "new", "all")  # `none`, the default, never records (so CI never does by accident)
+# The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
+# never does by accident).
+MODES = RecordMode.choices(allow_none=True)
 
 
 def check_mode(text: str) -> str:
     """A record mode of the plugin; raises UsageError naming the valid ones."""
-    if text not in MODES:
-        raise UsageError(f"unknown record mode {text!r}", f"use one of: {', '.join(MODES)}")
-    return text
+    return RecordMode.parse(text, allow_none=True).value
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -93,8 +93,8 @@ class MockServer:
         self.cassette = cassette
         self.strict = strict
         self.workdir = workdir  # this test's own folder, for replay reports
-        self.recording = mode != "none" and (mode != "once" or not cassette.exists())
         self.mode = check_mode(mode)
+        self.recording = RecordMode(self.mode).records(cassette.exists())
         self.server = server
         self._ignores = list(ignores)
         self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
@@ -112,10 +112,11 @@ class MockServer:
         """The command line the host launches instead of the real server."""
         mockmcp = [sys.executable, "-m", "mockmcp"]
         if self.recording:
-            if self.mode == "new" and self.cassette.exists() and not self.staged.exists():
+            if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
                 shutil.copyfile(self.cassette, self.staged)
             # A host may launch the server more than once in a test: later launches add to the first.
-            mode = "new" if self.mode == "new" or self.staged.exists() else "all"
+            new = self.mode == RecordMode.NEW.value or self.staged.exists()
+            mode = (RecordMode.NEW if new else RecordMode.ALL).value
             return [*mockmcp, "record", "-o", str(self.staged), "--mode", mode, "--", *(self.server or [])]
         ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
         return [*mockmcp, "replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]

@@ -33,6 +33,8 @@ import h11
 from mockmcp.cassette.model import Cassette
 from mockmcp.core import jsonrpc
 from mockmcp.core.matching import Matcher
+from mockmcp.core.protocol import STATELESS_VERSION as MODERN
+from mockmcp.core.protocol import speaks_stateless
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
@@ -41,7 +43,6 @@ from mockmcp.shells.http11 import Http11Server, Writer, headers_of
 
 __all__ = ["HttpReplay"]
 
-MODERN = "2026-07-28"
 VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", MODERN}
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -375,15 +376,7 @@ class HttpReplay(Http11Server):
 
 def _modern(headers: dict[str, str], message: Any) -> bool:
     """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
-    if headers.get("mcp-protocol-version") == MODERN:
-        return True
-    if not isinstance(message, dict):
-        return False
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return message.get("method") == "server/discover" or (
-        isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_KEY in meta
-    )
+    return speaks_stateless(message, headers.get("mcp-protocol-version"))
 
 
 def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:

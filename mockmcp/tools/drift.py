@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.core import protocol
 from mockmcp.core.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.core.matching import Matcher, canonical
 
@@ -69,7 +70,7 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
     for position, interaction in enumerate(other.interactions):
         if interaction.kind != "server":
             pending.setdefault(_key(matcher, interaction, minted), []).append(position)
-    offered = _tools(other)
+    offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
     entries = []
     for i, interaction in enumerate(recorded.interactions):
         if interaction.kind == "server":
@@ -93,7 +94,7 @@ def _judge(
     other: Cassette,
     matcher: Matcher,
     name: str,
-    offered: set[str] | None,
+    offered: frozenset[str] | None,
     minted: frozenset[str],
 ) -> Entry:
     what = label(recorded)
@@ -130,27 +131,15 @@ def _server_messages(matcher: Matcher, interaction: Interaction) -> list[Any]:
     return out
 
 
-def _gone(recorded: Interaction, live: Interaction, offered: set[str] | None) -> str | None:
+def _gone(recorded: Interaction, live: Interaction, offered: frozenset[str] | None) -> str | None:
     """Why the other server no longer knows this request, or None."""
     error = (live.response or {}).get("error")
     if isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND and not (recorded.response or {}).get("error"):
         return f"the method {recorded.method} is unknown now ({error.get('message')})"
     name = recorded.params.get("name") if isinstance(recorded.params, dict) else None
     if recorded.method == "tools/call" and offered is not None and name not in offered:
-        return f"the tool {name!r} is no longer offered by tools/list"
+        return f"the tool {name!r} is no longer offered by {protocol.TOOLS_LIST}"
     return None
-
-
-def _tools(cassette: Cassette) -> set[str] | None:
-    """The tool names the cassette's last tools/list answer offers, or None without one."""
-    names = None
-    for interaction in cassette.interactions:
-        result = (interaction.response or {}).get("result")
-        if interaction.method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
-            names = {
-                tool["name"] for tool in result["tools"] if isinstance(tool, dict) and isinstance(tool.get("name"), str)
-            }
-    return names
 
 
 def _normal(matcher: Matcher, response: dict[str, Any] | None) -> Any:

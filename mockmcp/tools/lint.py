@@ -22,9 +22,12 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from mockmcp.cassette.model import Cassette, Interaction, Place, ServerItem, render_place
+from mockmcp.cassette import yamlfile
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
-from mockmcp.core.jsonrpc import PROTOCOL_VERSION_KEY, is_valid_id
+from mockmcp.core import protocol
+from mockmcp.core.jsonrpc import is_valid_id
+from mockmcp.core.protocol import Place, render_place
 from mockmcp.errors import CassetteError
 from mockmcp.tools.secrets_scan import FIX, scan
 
@@ -42,7 +45,6 @@ __all__ = [
 ERROR = "error"
 WARNING = "warning"
 
-_STATELESS_VERSION = "2026-07-28"
 _RESULT_TYPES = ("complete", "input_required")
 _MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
 _ERROR_KEYS = ("code", "message", "data")
@@ -84,7 +86,7 @@ class _Context(NamedTuple):
     """Facts about the whole cassette that judging one interaction needs."""
 
     tools: frozenset[str] | None  # names its tools/list results offer; None when it has none
-    stateless: bool  # meta.era says the 2026-07-28 era
+    stateless: bool  # meta.era says the stateless era (2026-07-28)
 
 
 def lint_paths(paths: Iterable[str]) -> list[Finding]:
@@ -122,7 +124,7 @@ def lint_text(text: str, path: str) -> list[Finding]:
     Structure first, as replay loads it; the deeper checks only when that succeeds; duplicate keys
     whenever the YAML parses; credentials always, so a secret in a broken file is still reported.
     """
-    nodes = _nodes(_compose(text))
+    nodes = yamlfile.nodes(yamlfile.compose(text))
     findings: list[Finding] = []
     issues: list[_Issue] = []
     try:
@@ -130,8 +132,8 @@ def lint_text(text: str, path: str) -> list[Finding]:
     except CassetteError as error:
         findings.append(Finding(path, error.line, error.place, ERROR, error.problem, error.fix or ""))
     else:
-        lines = _lines(nodes)
-        issues += [issue._replace(line=_line(lines, issue.place)) for issue in _check_cassette(cassette)]
+        lines = yamlfile.lines(nodes)
+        issues += [issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in _check_cassette(cassette)]
     issues += _duplicate_keys(nodes)
     issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
     findings += [
@@ -161,29 +163,19 @@ def _count(number: int, noun: str) -> str:
 
 
 def _check_cassette(cassette: Cassette) -> Iterator[_Issue]:
-    context = _Context(_offered_tools(cassette), cassette.meta.get("era") == "stateless")
+    offered = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
+    context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS)
     for index, interaction in enumerate(cassette.interactions):
         yield from _check_interaction(interaction, ("interactions", index), context)
-
-
-def _offered_tools(cassette: Cassette) -> frozenset[str] | None:
-    """The tool names all recorded tools/list results offer (pages together); None without one."""
-    names: set[str] | None = None
-    for interaction in cassette.interactions:
-        result = (interaction.response or {}).get("result")
-        tools = result.get("tools") if interaction.method == "tools/list" and isinstance(result, dict) else None
-        if isinstance(tools, list):
-            names = (names or set()) | {
-                tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
-            }
-    return None if names is None else frozenset(names)
 
 
 def _check_interaction(interaction: Interaction, place: Place, context: _Context) -> Iterator[_Issue]:
     message, response = interaction.message, interaction.response
     if message is not None:
         yield from _check_message(message, place + (interaction.kind,))
-    stateless = context.stateless or _speaks_stateless(message)
+    # Also judged per message: one that speaks the stateless era is held to its rules whatever the
+    # meta says (a refused `server/discover` probe of a handshake-era host has no result to judge).
+    stateless = context.stateless or protocol.speaks_stateless(message)
     for index, item in enumerate(interaction.server):
         yield from _check_server_item(item, place + ("server", index), stateless)
     if response is None or message is None:
@@ -194,17 +186,6 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
         yield from _check_result_type(result, place + ("response", "result"))
     if interaction.method == "tools/call":
         yield from _check_tool_call(message, response, place + ("response",), context.tools)
-
-
-def _speaks_stateless(message: dict[str, Any] | None) -> bool:
-    """Whether a request carries the 2026-07-28 protocol version in its `_meta`.
-
-    Judged per request, so that a handshake-era cassette whose host first probed
-    `server/discover` (answered -32601) is not held to the stateless era's rules.
-    """
-    params = None if message is None else message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) == _STATELESS_VERSION
 
 
 def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:
@@ -227,7 +208,7 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool) -> Itera
         return  # an exact line, meant to be whatever the user wrote
     yield from _check_message(item.message, place + (item.kind,))
     if item.kind == "request" and stateless:
-        problem = "a server-to-client request in the 2026-07-28 era, which has none"
+        problem = f"a server-to-client request in the {protocol.STATELESS_VERSION} era, which has none"
         yield _Issue(
             place + ("request",),
             WARNING,
@@ -280,7 +261,9 @@ def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
 
 def _check_result_type(result: dict[str, Any], place: Place) -> Iterator[_Issue]:
     if "resultType" not in result:
-        problem = "a 2026-07-28 result without `resultType`; hosts of that era expect one on every result"
+        problem = (
+            f"a {protocol.STATELESS_VERSION} result without `resultType`; hosts of that era expect one on every result"
+        )
         yield _Issue(
             place, WARNING, problem, "add `resultType: complete` (`input_required` for a multi-round-trip request)"
         )
@@ -353,50 +336,6 @@ def _check_layers(
 
 
 # --- checks on the text ---------------------------------------------------------------------------
-
-
-def _compose(text: str) -> yaml.Node | None:
-    """The YAML node tree (with positions), or None when the text does not parse."""
-    try:
-        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
-
-
-def _nodes(root: yaml.Node | None) -> list[tuple[Place, yaml.Node]]:
-    """Every value node with its place, in document order (mapping keys stay in their parents)."""
-    found: list[tuple[Place, yaml.Node]] = []
-    seen: set[int] = set()  # an alias is the node it names: visit it once (and survive `&a [*a]`)
-    stack: list[tuple[Place, yaml.Node]] = [] if root is None else [((), root)]
-    while stack:
-        place, node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        found.append((place, node))
-        if isinstance(node, yaml.MappingNode):
-            stack.extend(reversed([(place + (str(key.value),), value) for key, value in node.value]))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(reversed([(place + (index,), item) for index, item in enumerate(node.value)]))
-    return found
-
-
-def _lines(nodes: list[tuple[Place, yaml.Node]]) -> dict[Place, int]:
-    """Where each place starts, from one parse of the text.
-
-    The same answer as `yamlfile.line_of`, which parses the whole text on every call: once per
-    finding made lint quadratic (200 findings in a 1000-line cassette took 2.6 s). Under a
-    duplicated key the last one wins, as it does when the cassette is loaded.
-    """
-    return {place: node.start_mark.line + 1 for place, node in nodes}
-
-
-def _line(lines: dict[Place, int], place: Place) -> int | None:
-    """The line of place, or of its deepest parent that exists in the text (as `line_of` answers)."""
-    for end in range(len(place), -1, -1):
-        if place[:end] in lines:
-            return lines[place[:end]]
-    return None
 
 
 def _duplicate_keys(nodes: list[tuple[Place, yaml.Node]]) -> Iterator[_Issue]:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import yaml
 
-from mockmcp.cassette.model import Place
+from mockmcp.core.protocol import Place
 
 __all__ = ["FIX", "SHOWN", "Secret", "scan"]
 

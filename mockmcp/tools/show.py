@@ -22,8 +22,9 @@ from typing import Any, NamedTuple, TextIO
 
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import load
+from mockmcp.core import protocol
 from mockmcp.errors import UsageError
-from mockmcp.tools.summary import PARAMS, RESULTS, SPEC, summarize
+from mockmcp.tools.summary import PARAMS, RESULTS, summarize
 
 __all__ = ["print_show", "render", "show_file", "want_color"]
 
@@ -98,19 +99,10 @@ def _reply_marks(item: Interaction) -> list[str]:
 
 
 def _eras(cassette: Cassette) -> list[str]:
-    """The eras the cassette speaks: its meta says one, and an answered initialize or server/discover tells."""
+    """The eras the cassette speaks: the one its meta says, and those its messages show (`protocol.session_eras`)."""
     eras = {cassette.meta["era"]} if isinstance(cassette.meta.get("era"), str) else set()
-    for item in cassette.interactions:
-        answered = item.response is not None and "result" in item.response
-        eras |= {"handshake"} if answered and item.method == "initialize" else set()
-        meta = item.params.get("_meta") if isinstance(item.params, dict) else None
-        eras |= (
-            {"stateless"}
-            if (answered and item.method == "server/discover")
-            or (isinstance(meta, dict) and SPEC + "protocolVersion" in meta)
-            else set()
-        )
-    return sorted(eras, key=lambda era: (era != "handshake", era))
+    eras |= set(protocol.session_eras((item.message, item.response) for item in cassette.interactions))
+    return sorted(eras, key=lambda era: (era != protocol.HANDSHAKE, era))
 
 
 def _counts(cassette: Cassette) -> list[_Span]:

@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PARAMS", "RESULTS", "SPEC", "summarize"]
+from mockmcp.core import protocol
 
-SPEC = "io.modelcontextprotocol/"  # per-request _meta keys of 2026-07-28: the same on every message
+__all__ = ["PARAMS", "RESULTS", "summarize"]
 
 
 def _compact(value: Any) -> str:
@@ -95,7 +95,7 @@ def _log(p: Any) -> str:
 
 
 def _discover(r: Any) -> str:
-    server = r.get("_meta", {}).get(SPEC + "serverInfo")
+    server = protocol.meta(r).get(protocol.SERVER_INFO_KEY)
     return f"versions {', '.join(r['supportedVersions'])}" + (f", server {_who(server)}" if server else "")
 
 
@@ -138,13 +138,13 @@ RESULTS: dict[str, Callable[[Any], str]] = {
 
 
 def _quiet(data: Any) -> Any:
-    """data without what 2026-07-28 puts on every message: per-request _meta, `resultType: complete`, cache hints."""
+    """data without what the stateless era puts on every message: its `_meta` keys, `resultType: complete`..."""
     if not isinstance(data, dict):
         return data
     out = {k: v for k, v in data.items() if k not in ("cacheScope", "ttlMs") and (k, v) != ("resultType", "complete")}
     meta = out.pop("_meta", None)
     if isinstance(meta, dict):
-        meta = {k: v for k, v in meta.items() if not k.startswith(SPEC) and k != "progressToken"}
+        meta = {k: v for k, v in meta.items() if not k.startswith(protocol.SPEC_PREFIX) and k != "progressToken"}
     return out if not meta else {**out, "_meta": meta}
 
 

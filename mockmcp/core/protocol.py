@@ -1,0 +1,243 @@
+"""MCP's vocabulary, written once: eras, reserved `_meta` keys, what a session offers, how places read.
+
+`jsonrpc` owns JSON-RPC's facts (message shapes, error codes); this module owns the facts of MCP
+on top of it that more than one part of mockmcp needs, plus the few words mockmcp itself uses
+everywhere (record modes, places in a cassette, JSON type names in messages). Every function takes
+plain JSON values, as they are on the wire or in a cassette, and never fails on an odd shape: a
+hand-edited cassette may hold anything, and a fact that is not there is answered with None or an
+empty value.
+
+Theory of operation: the two eras. Up to 2025-11-25 a session starts with the `initialize`
+handshake, whose answer names the protocol version for the whole session (the *handshake* era).
+From 2026-07-28 there is no handshake: every request names its version in
+`params._meta["io.modelcontextprotocol/protocolVersion"]`, and a host may first probe with
+`server/discover` (the *stateless* era). A session belongs to the era its evidence shows; a host in
+"auto" mode that probes `server/discover`, is refused (-32601) and falls back to `initialize` shows
+only the handshake era, because a refused probe is no evidence.
+
+It imports only the standard library and `mockmcp.errors`: it is on every command's start-up path.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from mockmcp.errors import UsageError
+
+__all__ = [
+    "DISCOVER",
+    "HANDSHAKE",
+    "INITIALIZE",
+    "PROTOCOL_VERSION_KEY",
+    "Place",
+    "RecordMode",
+    "SERVER_INFO_KEY",
+    "SPEC_PREFIX",
+    "STATELESS",
+    "STATELESS_VERSION",
+    "SUBSCRIPTION_ID_KEY",
+    "TOOLS_LIST",
+    "json_type",
+    "meta",
+    "offered_tools",
+    "progress_token",
+    "protocol_version",
+    "render_place",
+    "session_eras",
+    "speaks_stateless",
+    "yaml_type",
+]
+
+# --- eras and versions -----------------------------------------------------------------------------
+
+HANDSHAKE = "handshake"  # the era of `initialize` (up to 2025-11-25)
+STATELESS = "stateless"  # the era of per-request versions (2026-07-28)
+STATELESS_VERSION = "2026-07-28"  # the first (and so far only) revision of the stateless era
+INITIALIZE = "initialize"
+DISCOVER = "server/discover"
+TOOLS_LIST = "tools/list"
+
+# MCP reserves the `io.modelcontextprotocol/` prefix for `_meta` keys of its own. In the stateless
+# era they travel on every message and change with every host (see `matching` and `drift`).
+SPEC_PREFIX = "io.modelcontextprotocol/"
+PROTOCOL_VERSION_KEY = SPEC_PREFIX + "protocolVersion"
+SUBSCRIPTION_ID_KEY = SPEC_PREFIX + "subscriptionId"  # on a notification: the listen request it belongs to
+SERVER_INFO_KEY = SPEC_PREFIX + "serverInfo"  # in the result of server/discover
+
+
+def meta(holder: Any) -> dict[str, Any]:
+    """The `_meta` mapping of params or of a result; an empty dict when there is none (or not a mapping)."""
+    found = holder.get("_meta") if isinstance(holder, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _params(message: Any) -> Any:
+    return message.get("params") if isinstance(message, dict) else None
+
+
+def progress_token(message: Any) -> Any:
+    """The `params._meta.progressToken` a request asks progress under, or None."""
+    return meta(_params(message)).get("progressToken")
+
+
+def protocol_version(message: Any) -> str | None:
+    """The protocol version a stateless-era message names in its `_meta`, or None."""
+    version = meta(_params(message)).get(PROTOCOL_VERSION_KEY)
+    return version if isinstance(version, str) else None
+
+
+def speaks_stateless(message: Any, header: str | None = None) -> bool:
+    """Whether one message speaks the stateless era (or probes for it).
+
+    True for a `server/discover` probe, for a message whose `_meta` holds the per-request protocol
+    version key, and (over HTTP) when the MCP-Protocol-Version `header` names 2026-07-28: older
+    revisions send that header too, so only its value tells.
+    """
+    if header == STATELESS_VERSION:
+        return True
+    if not isinstance(message, dict):
+        return False
+    return message.get("method") == DISCOVER or PROTOCOL_VERSION_KEY in meta(message.get("params"))
+
+
+def _result(response: Any) -> dict[str, Any] | None:
+    result = response.get("result") if isinstance(response, dict) else None
+    return result if isinstance(result, dict) else None
+
+
+def session_eras(exchanges: Iterable[tuple[Any, Any]]) -> dict[str, str | None]:
+    """The eras a session shows evidence of, handshake first, each with its protocol version (None: unknown).
+
+    `exchanges` are (client message, response) pairs, the response None when there was none.
+    Evidence of the handshake era is an answered `initialize` (its result names the version); of
+    the stateless era, an answered `server/discover` or a message naming its version in `_meta`.
+    """
+    eras: dict[str, str | None] = {}
+    for message, response in exchanges:
+        method = message.get("method") if isinstance(message, dict) else None
+        result = _result(response)
+        if method == INITIALIZE and result is not None:
+            version = result.get("protocolVersion")
+            if eras.get(HANDSHAKE) is None:
+                eras[HANDSHAKE] = version if isinstance(version, str) else None
+        stateless = (method == DISCOVER and result is not None) or protocol_version(message) is not None
+        if stateless and eras.get(STATELESS) is None:
+            eras[STATELESS] = protocol_version(message)
+    return dict(sorted(eras.items(), key=lambda era: era[0] != HANDSHAKE))
+
+
+def offered_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str] | None:
+    """The names of the tools a session's `tools/list` answers offer; None when it has no such answer.
+
+    Every answer counts, not only the last: a long list comes in pages (`nextCursor`), each page
+    its own tools/list, so the last answer alone would make the tools of the earlier pages look
+    unknown. A tool a server stopped offering mid-session (after `list_changed`) still counts as
+    offered; what calling it answers shows the change.
+    """
+    names: set[str] | None = None
+    for message, response in exchanges:
+        result = _result(response)
+        if not isinstance(message, dict) or message.get("method") != TOOLS_LIST or result is None:
+            continue
+        tools = result.get("tools")
+        if isinstance(tools, list):
+            names = (names or set()) | {
+                tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+            }
+    return None if names is None else frozenset(names)
+
+
+# --- places and type names -------------------------------------------------------------------------
+
+Place = tuple[str | int, ...]  # where a value sits in a cassette: ("interactions", 3, "response")
+_PLAIN = re.compile(r"[A-Za-z0-9_\-/$]+")
+
+
+def render_place(place: Sequence[Any]) -> str:
+    """`("interactions", 3, "response")` -> `interactions[3].response`: a place as every message names it.
+
+    The syntax is the one `--ignore` reads (see `matching.parse_path`): a key that is not plain is
+    quoted (`_meta["io.modelcontextprotocol/protocolVersion"]`), and a (key, value) pair names a
+    list item by its identity (`tools[name="read_file"]`).
+    """
+    out = ""
+    for part in place:
+        if isinstance(part, tuple):
+            out += f"[{part[0]}={json.dumps(part[1], ensure_ascii=False)}]"
+        elif isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN.fullmatch(str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            out += "[" + json.dumps(str(part), ensure_ascii=False) + "]"
+    return out
+
+
+# Python type -> (JSON's name, the cassette's YAML word with its article).
+_TYPES: dict[type, tuple[str, str]] = {
+    type(None): ("null", "nothing"),
+    bool: ("boolean", "a boolean"),
+    int: ("integer", "a number"),
+    float: ("number", "a number"),
+    str: ("string", "a string"),
+    list: ("array", "a list"),
+    dict: ("object", "a mapping"),
+}
+
+
+def json_type(value: Any, article: bool = False) -> str:
+    """JSON's name of value's type: null, boolean, integer, number, string, array or object.
+
+    With `article`, as a message says it: `an array`, `a string`, `null`. Integers are told apart
+    from other numbers because JSON-RPC ids and MCP error codes must be integers.
+    """
+    name = _TYPES[type(value)][0] if type(value) in _TYPES else type(value).__name__
+    if not article or name == "null":
+        return name
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def yaml_type(value: Any) -> str:
+    """What value is, in the words of a cassette's YAML: `a mapping`, `a list`, `a string`, `nothing`..."""
+    return _TYPES[type(value)][1] if type(value) in _TYPES else type(value).__name__
+
+
+# --- record modes ----------------------------------------------------------------------------------
+
+
+class RecordMode(str, enum.Enum):
+    """How a recording treats the cassette it would write (`mockmcp record --mode`, `--mockmcp-record`)."""
+
+    ALL = "all"  # record afresh, replacing the cassette
+    NEW = "new"  # keep the cassette, add the interactions it lacks
+    ONCE = "once"  # record only when the cassette does not exist; otherwise replay it
+    NONE = "none"  # never record: replay the cassette, a missing one is an error (the plugin's default)
+
+    def records(self, exists: bool) -> bool:
+        """Whether this mode records, given whether the cassette exists already."""
+        return self is not RecordMode.NONE and (self is not RecordMode.ONCE or not exists)
+
+    @classmethod
+    def choices(cls, allow_none: bool = False) -> tuple[str, ...]:
+        """The modes' values; `none` only with allow_none (`mockmcp record` is for recording: see `parse`)."""
+        return tuple(mode.value for mode in cls if allow_none or mode is not RecordMode.NONE)
+
+    @classmethod
+    def parse(cls, text: str, allow_none: bool = False) -> RecordMode:
+        """The mode named text; raises UsageError listing the valid ones.
+
+        `none` is accepted only with allow_none (the pytest plugin, where replaying is the point):
+        `mockmcp record --mode none` would be `mockmcp replay`, and the error says so.
+        """
+        valid = ", ".join(cls.choices(allow_none))
+        if text == RecordMode.NONE.value and not allow_none:
+            raise UsageError(
+                "record mode 'none' never records", f"to replay, run `mockmcp replay CASSETTE`; to record, use {valid}"
+            )
+        if text not in cls.choices(allow_none):
+            raise UsageError(f"unknown record mode {text!r}", f"use one of: {valid}")
+        return cls(text)
