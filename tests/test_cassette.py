@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHIPPED
+from conftest import SHIPPED, child_env
 
 from mockmcp.cassette import store as cassette
-from mockmcp.cassette import yamlfile
+from mockmcp.cassette import validation, yamlfile
+from mockmcp.cassette.model import Interaction, ServerItem
 from mockmcp.errors import CassetteError
 
 HEAD = "version: 1\ninteractions:\n"
@@ -273,3 +276,127 @@ def test_save_keeps_the_permissions_a_file_would_have(tmp_path: Path) -> None:
 def test_strings_that_look_like_json_scalars_stay_strings(text: str) -> None:
     data = {"s": text, "list": [text]}
     assert yamlfile.load(yamlfile.dump(data)) == data
+
+
+# --- valid by construction ------------------------------------------------------------------------
+
+BUILT_WRONG = [
+    # (an interaction built in code, the place, words of the problem)
+    (Interaction("request", {"method": "tools/list"}, times=0), "interactions[1].times", "at least 1"),
+    (Interaction("request", {"method": 3}), "interactions[1].request", "`method` string"),
+    (Interaction("request", {"method": "x"}, response={}), "interactions[1].response", "exactly one of"),
+    (Interaction("notification", {"method": "x", "id": 1}), "interactions[1].notification.id", "bad `id`"),
+    (Interaction("request", {"method": "x"}, after="never"), "interactions[1].after", "unknown `after`"),
+    (Interaction("request", None), "interactions[1]", "empty interaction"),
+    (
+        Interaction("request", {"method": "x"}, server=(ServerItem("notification", {"params": {}}),)),
+        "interactions[1].server[0].notification",
+        "`method` string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("interaction", "place", "problem"), BUILT_WRONG)
+def test_a_cassette_built_in_code_that_load_would_refuse_is_never_saved(
+    tmp_path: Path, interaction: Interaction, place: str, problem: str
+) -> None:
+    good = cassette.load(str(SHIPPED / "notes.yaml"))
+    target = tmp_path / "c.yaml"
+    cassette.save(good, str(target))
+    before = target.read_bytes()
+    bad = good._replace(interactions=(good.interactions[0], interaction))
+    with pytest.raises(CassetteError) as error:
+        cassette.save(bad, str(target))
+    assert (error.value.place, error.value.path) == (place, str(target)) and problem in error.value.problem
+    assert target.read_bytes() == before, "the old cassette stays as it was"
+    with pytest.raises(CassetteError) as checked:
+        validation.checked(bad)
+    assert checked.value.place == place
+    with pytest.raises(CassetteError):
+        cassette.save(bad, str(tmp_path / "new.yaml"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"], "nothing written, no temporary file left"
+
+
+def test_the_checked_constructor_raises_at_once_with_the_place() -> None:
+    data = {"version": 1, "interactions": [{"request": {"method": "x"}, "response": {"result": {}, "error": {}}}]}
+    with pytest.raises(CassetteError) as error:
+        cassette.from_data(data, "built.yaml")
+    assert error.value.render() == (
+        "built.yaml: interactions[0].response: a response has exactly one of `result` and `error`\n"
+        "  how to fix: keep the one the server sent"
+    )
+    built = cassette.from_data({"version": 1, "interactions": [{"request": {"method": "x"}}]})
+    assert validation.checked(built) == built
+    assert cassette.loads(cassette.dump(built)).interactions == built.interactions
+
+
+def test_the_model_imports_no_validation() -> None:
+    # The model is what validation builds; importing validation from the model made a cycle.
+    code = "import sys, mockmcp.cassette.model; print(sorted(m for m in sys.modules if m.startswith('mockmcp')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=child_env())
+    assert done.returncode == 0, done.stderr
+    assert "mockmcp.cassette.validation" not in done.stdout and "mockmcp.cassette.store" not in done.stdout
+
+
+# --- what is and is not "not valid YAML" -----------------------------------------------------------
+
+
+def test_a_value_the_yaml_cannot_hold_is_a_located_cassette_error() -> None:
+    with pytest.raises(CassetteError) as error:
+        cassette.loads(HEAD + "- request: {method: x, params: {n: " + "1" * 5000 + "}}\n", "big.yaml")
+    assert error.value.path == "big.yaml" and "cannot be read" in error.value.problem
+    with pytest.raises(CassetteError, match="not valid YAML"):
+        cassette.loads(HEAD + "- request: {method: x, params: {n: !!binary xx}}\n")
+
+
+def test_a_bug_of_ours_while_parsing_is_not_called_bad_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    def buggy(text: str) -> object:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(yamlfile, "load", buggy)
+    with pytest.raises(KeyError):
+        cassette.loads(HEAD)
+
+
+LINES = """\
+version: 1
+interactions:
+- request:
+    method: tools/call
+    params: {name: a}
+  response: {result: {}}
+- request: {method: x}
+  request: {method: y}
+"""
+
+
+@pytest.mark.parametrize(
+    ("place", "line"),
+    [
+        ((), 1),
+        (("interactions",), 3),
+        (("interactions", 0, "request", "params", "name"), 5),
+        (("interactions", 0, "response", "result", "nowhere", 2), 6),  # the deepest parent that exists
+        (("interactions", 1, "request"), 8),  # a duplicated key: the last, as loading keeps it
+        (("interactions", 9), 3),
+        (("nowhere",), 1),
+    ],
+)
+def test_the_line_of_a_place(place: tuple[str | int, ...], line: int) -> None:
+    assert yamlfile.line_of(LINES, place) == line
+    assert yamlfile.line_of("version: [\n", place) is None
+
+
+@pytest.mark.parametrize("header", ['{"mockmcp_journal": 2}', "[1]", '"text"', "{not json"])
+def test_a_file_that_is_no_journal_is_refused_even_under_python_o(tmp_path: Path, header: str) -> None:
+    # `python -O` removes asserts: the check must not be one.
+    (tmp_path / "c.yaml.journal").write_text(header + "\n")
+    done = subprocess.run(
+        [sys.executable, "-O", "-m", "mockmcp", "recover", str(tmp_path / "c.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=child_env(),
+    )
+    assert done.returncode == 2 and "c.yaml.journal:1: not a mockmcp journal" in done.stderr, done.stderr
+    assert not (tmp_path / "c.yaml").exists()

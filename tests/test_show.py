@@ -314,7 +314,7 @@ def test_each_method_has_its_summary(method: str, params: object, result: object
             }
         ],
     }
-    lines = show.render(cassette.Cassette.from_data(data), False, 200).splitlines()[1:-1]
+    lines = show.render(cassette.from_data(data), False, 200).splitlines()[1:-1]
     assert lines == [f"[0] → {asked}", f"    ← {answered}"]
 
 

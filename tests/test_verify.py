@@ -11,7 +11,10 @@ import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cassette import store as cassette
+from mockmcp.cassette.model import Cassette
+from mockmcp.core.matching import Matcher
 from mockmcp.shells.live_server import drive
+from mockmcp.tools import drift
 
 NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
 VARIANT = [sys.executable, str(ROOT / "tests" / "servers" / "notes_variant.py")]
@@ -130,7 +133,7 @@ def edited(tmp_path: Path, name: str, change: str) -> Path:
     elif change == "add":
         interactions.append({"request": {"method": "ping"}, "response": {"result": {}}})
     path = tmp_path / name
-    cassette.save(cassette.Cassette.from_data(data), str(path))
+    cassette.save(cassette.from_data(data), str(path))
     return path
 
 
@@ -164,3 +167,34 @@ def test_diff_of_two_recordings_of_the_stateless_era_ignores_minted_state(tmp_pa
     assert len(states) == 6 and not set(states[:3]) & set(states[3:])  # fresh values on the second run
     proc = diff(SHIPPED / "notes-session-2026.yaml", again)
     assert proc.returncode == 0, proc.stdout
+
+
+def _paged(first_page: list[str]) -> Cassette:
+    return cassette.from_data(
+        {
+            "version": 1,
+            "interactions": [
+                {
+                    "request": {"id": 1, "method": "tools/list"},
+                    "response": {"result": {"tools": [{"name": n} for n in first_page], "nextCursor": "c"}},
+                },
+                {
+                    "request": {"id": 2, "method": "tools/list", "params": {"cursor": "c"}},
+                    "response": {"result": {"tools": [{"name": "write"}]}},
+                },
+                {
+                    "request": {"id": 3, "method": "tools/call", "params": {"name": "read"}},
+                    "response": {"result": {"content": []}},
+                },
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize(("first_page", "status"), [(["read"], "same"), ([], "missing")])
+def test_a_tool_listed_on_an_earlier_page_is_still_offered(first_page: list[str], status: str) -> None:
+    found = drift.compare(_paged(["read"]), _paged(first_page), Matcher.build())
+    call = found.entries[2]
+    assert (call.label, call.status) == ("tools/call read", status)
+    if status == "missing":
+        assert call.details == ("the tool 'read' is no longer offered by tools/list",)

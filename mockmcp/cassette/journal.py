@@ -93,9 +93,10 @@ def read(path: str) -> Recovered:
         lines = handle.read().split(b"\n")
     try:
         header = json.loads(lines[0])
-        assert header.get("mockmcp_journal") == 1
-    except (ValueError, AssertionError, AttributeError):
-        raise CassetteError("not a mockmcp journal", path=path, line=1, fix="remove it if it is not yours") from None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("mockmcp_journal") != 1:
+        raise CassetteError("not a mockmcp journal", path=path, line=1, fix="remove it if it is not yours")
     recorders: dict[int, Recorder] = {}
     torn = False
     for number, raw in enumerate(lines[1:], 2):

@@ -3,15 +3,17 @@
 The types are NamedTuples, immutable like frozen dataclasses, because they are defined on every
 replay's start-up path, where a NamedTuple costs a sixth of a frozen, slotted dataclass.
 
-Objects are built by `validation` (from data loaded from YAML, with located errors) or by the
-recorder; `to_data` gives back the plain data a cassette file holds.
+The model checks nothing itself and imports nothing that does (`validation` imports the model,
+never the other way round). Plain data (a file's, a test's) becomes a Cassette through the one
+checked constructor, `validation.from_data`, which raises a located CassetteError. Values built in
+code (the recorder's, `_replace` on a loaded cassette) are checked by `validation.checked`, which
+`store.save` calls: a cassette that `load` would refuse is never written. `to_data` gives back the
+plain data a cassette file holds.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
-
-from mockmcp.errors import CassetteError
 
 __all__ = [
     "AFTER",
@@ -19,28 +21,12 @@ __all__ = [
     "EXIT_WHEN",
     "FORMAT_VERSION",
     "Interaction",
-    "Place",
     "ServerItem",
-    "render_place",
 ]
 
 FORMAT_VERSION = 1
 AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
-
-
-Place = tuple[str | int, ...]
-
-
-def render_place(place: Place) -> str:
-    """`("interactions", 3, "response")` -> `interactions[3].response`."""
-    out = ""
-    for part in place:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out
 
 
 class ServerItem(NamedTuple):
@@ -118,23 +104,11 @@ class Interaction(NamedTuple):
 
 
 class Cassette(NamedTuple):
-    """A whole recorded session: format version, free-form metadata, interactions in order."""
+    """A whole recorded session: its interactions in order, free-form metadata, the file it came from."""
 
     interactions: tuple[Interaction, ...]
     meta: dict[str, Any]
     path: str | None = None
-
-    @classmethod
-    def from_data(cls, data: Any, path: str | None = None) -> Cassette:
-        """Validate plain data (as loaded from YAML) into a Cassette; raises CassetteError."""
-        from mockmcp.cassette.validation import Problem, cassette  # the model's validation needs the model
-
-        try:
-            return cassette(data, path)
-        except Problem as problem:
-            raise CassetteError(
-                problem.problem, path=path, place=render_place(problem.place), fix=problem.fix
-            ) from None
 
     def to_data(self) -> dict[str, Any]:
         return {

@@ -1,4 +1,4 @@
-"""The cassette: a recorded MCP session as data, validated when it is built.
+"""Loading and saving cassettes, checked both ways: a recorded MCP session as data.
 
 A cassette is a list of interactions in the order they happened. Each interaction is one message
 the client sent (a `request` or a `notification`) with everything the server sent because of it
@@ -7,8 +7,10 @@ then, for a request, the `response`. An interaction with only `server` holds mes
 sent unprompted, at their place in the session. Messages are kept as plain dicts, as on the wire
 (without the constant `"jsonrpc": "2.0"`), so nothing a model does not know is lost.
 
-Building a Cassette validates everything; a problem raises CassetteError naming the place
-(`interactions[3].response`) and, when loaded from a file, the file and line.
+Loading validates everything, and so does saving (a cassette built in code is checked before it is
+written, so `save` never writes what `load` would refuse); a problem raises CassetteError naming
+the place (`interactions[3].response`) and, when loaded from a file, the file and line. Plain data
+becomes a Cassette through `from_data`, the one checked constructor.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import os
 from typing import Any
 
 from mockmcp.cassette import files
-from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, Place, ServerItem, render_place
-from mockmcp.cassette.validation import Problem
+from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, ServerItem
+from mockmcp.cassette.validation import Problem, from_data
 from mockmcp.cassette.validation import cassette as validated
+from mockmcp.core.protocol import Place, render_place
 from mockmcp.errors import CassetteError
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "Place",
     "ServerItem",
     "dump",
+    "from_data",
     "load",
     "loads",
     "now_iso",
@@ -43,16 +47,22 @@ def loads(text: str, path: str | None = None) -> Cassette:
 
 
 def _parse(text: str, path: str | None) -> Any:
-    from mockmcp.cassette import yamlfile  # deferred: see `files` on the cache of parsed cassettes
+    import yaml  # deferred, with yamlfile: see `files` on the cache of parsed cassettes
+
+    from mockmcp.cassette import yamlfile
 
     try:
         return yamlfile.load(text)
-    except Exception as exc:  # yaml.YAMLError; kept broad so that no parser failure escapes unexplained
+    except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise CassetteError(
             f"not valid YAML: {problem}", path=path, line=line, fix="correct the YAML syntax at that line"
+        ) from None
+    except ValueError as exc:  # a scalar its tag cannot hold: an integer of 5000 digits, `!!float 1e`
+        raise CassetteError(
+            f"a value in the YAML cannot be read: {exc}", path=path, fix="correct or quote that value"
         ) from None
 
 
@@ -95,15 +105,20 @@ def load(path: str) -> Cassette:
 
 
 def save(cassette: Cassette, path: str) -> None:
-    """Write the cassette atomically (the old file stays whole until the new one is complete)."""
-    files.atomic_write(path, dump(cassette))
+    """Check the cassette, then write it atomically (the old file stays whole until the new one is complete).
+
+    Raises CassetteError naming the place of the first problem (and the target file); nothing is written then.
+    """
+    files.atomic_write(path, dump(cassette._replace(path=path)))
 
 
 def dump(cassette: Cassette) -> str:
-    """The cassette as YAML text."""
+    """The cassette as YAML text, once it is checked; raises CassetteError naming the place of a problem."""
     from mockmcp.cassette import yamlfile
 
-    return yamlfile.dump(cassette.to_data())
+    data = cassette.to_data()
+    from_data(data, cassette.path)  # the check `checked` makes, on the very data that is written
+    return yamlfile.dump(data)
 
 
 def now_iso() -> str:

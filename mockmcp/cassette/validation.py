@@ -4,16 +4,22 @@ Each function takes the data and the place it came from (`("interactions", 3, "r
 every problem can say where it is, and what to write instead. The keys each mapping may hold are
 listed once here; anything else is an error naming them, so a misspelled fault knob is never a
 silent no-op.
+
+`from_data` is the one checked constructor of a Cassette, and `checked` re-validates one built in
+code (through `to_data`, so both take the same road as a file); both raise a located CassetteError.
+`store` calls `cassette` directly, to add the line in the file to a Problem's place.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, Place, ServerItem
+from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, ServerItem
 from mockmcp.core.jsonrpc import is_valid_id
+from mockmcp.core.protocol import Place, render_place, yaml_type
+from mockmcp.errors import CassetteError
 
-__all__ = ["Problem", "cassette"]
+__all__ = ["Problem", "cassette", "checked", "from_data"]
 
 _TOP_KEYS = ("version", "meta", "interactions")
 _INTERACTION_KEYS = (
@@ -35,14 +41,28 @@ _SERVER_KEYS = ("at", "notification", "request", "response", "raw")
 
 
 class Problem(Exception):
-    """Raised inside validation; load() turns it into a located CassetteError."""
+    """Raised inside validation; `from_data` and `store.load` turn it into a located CassetteError."""
 
     def __init__(self, place: Place, problem: str, fix: str) -> None:
         super().__init__(problem)
         self.place, self.problem, self.fix = place, problem, fix
 
 
+def from_data(data: Any, path: str | None = None) -> Cassette:
+    """A Cassette from plain data (as a cassette file holds it); raises CassetteError naming the place."""
+    try:
+        return cassette(data, path)
+    except Problem as problem:
+        raise CassetteError(problem.problem, path=path, place=render_place(problem.place), fix=problem.fix) from None
+
+
+def checked(built: Cassette) -> Cassette:
+    """The same cassette, validated as if it were loaded from its file; raises CassetteError naming the place."""
+    return from_data(built.to_data(), built.path)
+
+
 def cassette(data: Any, path: str | None) -> Cassette:
+    """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it)."""
     _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
     _known_keys(data, (), _TOP_KEYS)
     version = data.get("version")
@@ -168,7 +188,11 @@ def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
     if not isinstance(message.get("method"), str):
         raise Problem(place, "a message needs a `method` string", "add e.g. `method: tools/call`")
     if "params" in message and not isinstance(message["params"], (dict, list)):
-        raise Problem(place + ("params",), "`params` must be a mapping", "write the params as `key: value` lines")
+        raise Problem(
+            place + ("params",),
+            f"`params` must be a mapping (or, by position, a list), not {yaml_type(message['params'])}",
+            "write the params as `key: value` lines",
+        )
     if "id" in message and not (is_request and is_valid_id(message["id"])):
         fix = "use a string or an integer" if is_request else "remove `id`: a notification has none"
         raise Problem(place + ("id",), "bad `id`", fix)
@@ -217,11 +241,7 @@ def _server_item(data: Any, place: Place) -> ServerItem:
 def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
     """data itself, known to be a mapping; raises Problem otherwise."""
     if not isinstance(data, dict):
-        got = "nothing" if data is None else type(data).__name__
-        got = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(
-            got, got
-        )
-        raise Problem(place, f"expected a mapping, got {got}", fix)
+        raise Problem(place, f"expected a mapping, got {yaml_type(data)}", fix)
     return data
 
 
