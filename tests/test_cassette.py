@@ -13,6 +13,7 @@ from conftest import SHIPPED, child_env
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette import validation, yamlfile
 from mockmcp.cassette.model import Interaction, ServerItem
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.errors import CassetteError
 
 HEAD = "version: 1\ninteractions:\n"
@@ -400,3 +401,12 @@ def test_a_file_that_is_no_journal_is_refused_even_under_python_o(tmp_path: Path
     )
     assert done.returncode == 2 and "c.yaml.journal:1: not a mockmcp journal" in done.stderr, done.stderr
     assert not (tmp_path / "c.yaml").exists()
+
+
+def test_what_a_server_adds_to_a_response_is_recorded_saved_and_loaded(tmp_path: Path) -> None:
+    recorder = Recorder()
+    recorder.feed(CLIENT, b'{"jsonrpc":"2.0","id":1,"method":"x"}', 0.0)
+    recorder.feed(SERVER, b'{"jsonrpc":"2.0","id":1,"result":{},"vendor":{"trace":"t"}}', 0.1)
+    target = tmp_path / "c.yaml"
+    cassette.save(recorder.cassette(), str(target))
+    assert cassette.load(str(target)).interactions[0].response == {"result": {}, "vendor": {"trace": "t"}}

@@ -107,6 +107,13 @@ BROKEN = [
         "unknown key 'detail' in a JSON-RPC error",
     ),
     (
+        HEAD + "- request: {method: x}\n  response:\n    result: {}\n    eror: {code: 1, message: m}\n",
+        6,
+        "interactions[0].response.eror",
+        "warning",
+        "unknown key 'eror' in a JSON-RPC response",
+    ),
+    (
         HEAD + "- request:\n    method: tools/call\n    parms: {name: read_file}\n",
         5,
         "interactions[0].request.parms",

@@ -201,7 +201,8 @@ def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
 
 def _response(data: Any, place: Place) -> dict[str, Any]:
     response = _mapping(data, place, "a response is a mapping with `result` or `error`")
-    _known_keys(response, place, ("result", "error", "id"))
+    # Other keys are a message's fields, kept and replayed as on the wire (the recorder keeps what a
+    # server adds); `mockmcp lint` warns about them.
     if ("result" in response) == ("error" in response):
         raise Problem(place, "a response has exactly one of `result` and `error`", "keep the one the server sent")
     if "error" in response:

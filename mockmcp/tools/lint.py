@@ -47,6 +47,7 @@ WARNING = "warning"
 
 _RESULT_TYPES = ("complete", "input_required")
 _MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
+_RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
 _ERROR_KEYS = ("code", "message", "data")
 # JSON-RPC reserves -32768..-32000 and defines these; -32000..-32099 is left to implementations
 # (MCP's own -32002 and -32020..-32022 sit inside it, and so does mockmcp's -32042).
@@ -220,6 +221,10 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool) -> Itera
 
 
 def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> Iterator[_Issue]:
+    for key in response:
+        if key not in _RESPONSE_KEYS:
+            problem = f"unknown key {key!r} in a JSON-RPC response (replayed as it is, but no peer reads it)"
+            yield _Issue(place + (str(key),), WARNING, problem, "use result or error; put anything else inside them")
     if "id" in response and not is_valid_id(response["id"]):
         problem = f"a response id is a string or an integer, never {'null' if response['id'] is None else repr(response['id'])}"
         yield _Issue(place + ("id",), ERROR, problem, _ID_FIX)
