@@ -111,6 +111,12 @@ ERAS = [
         {"handshake": "2025-06-18", "stateless": "2026-07-28"},
     ),
     ("server-only interactions", [(None, None)], {}),
+    ("an unanswered probe", [(PROBE, None)], {}),
+    (
+        "a version key that names no version",
+        [({"id": 1, "method": "x", "params": {"_meta": {V: 1}}}, None)],
+        {"stateless": None},
+    ),
 ]
 
 

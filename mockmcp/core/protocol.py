@@ -114,7 +114,8 @@ def session_eras(exchanges: Iterable[tuple[Any, Any]]) -> dict[str, str | None]:
 
     `exchanges` are (client message, response) pairs, the response None when there was none.
     Evidence of the handshake era is an answered `initialize` (its result names the version); of
-    the stateless era, an answered `server/discover` or a message naming its version in `_meta`.
+    the stateless era, a message that `speaks_stateless`, unless it is a `server/discover` probe
+    the server did not answer with a result.
     """
     eras: dict[str, str | None] = {}
     for message, response in exchanges:
@@ -124,7 +125,7 @@ def session_eras(exchanges: Iterable[tuple[Any, Any]]) -> dict[str, str | None]:
             version = result.get("protocolVersion")
             if eras.get(HANDSHAKE) is None:
                 eras[HANDSHAKE] = version if isinstance(version, str) else None
-        stateless = (method == DISCOVER and result is not None) or protocol_version(message) is not None
+        stateless = speaks_stateless(message) and (method != DISCOVER or result is not None)
         if stateless and eras.get(STATELESS) is None:
             eras[STATELESS] = protocol_version(message)
     return dict(sorted(eras.items(), key=lambda era: era[0] != HANDSHAKE))
