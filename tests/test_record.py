@@ -269,9 +269,9 @@ def test_every_pipelined_request_gets_its_own_answer_in_the_cassette(tmp_path: P
 
 def test_a_chunk_is_journaled_before_it_is_forwarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The ordering that keeps answers behind their requests, checked at the moment of forwarding."""
-    from mockmcp.cassette.journal import Journal
     from mockmcp.core.redact import Redactor
     from mockmcp.shells import stdio_record as proxy
+    from mockmcp.shells.journal import Journal
 
     journal = Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
     seen_at_forward: list[bytes] = []
