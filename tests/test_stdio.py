@@ -228,9 +228,10 @@ def test_sigint_ends_the_session_with_130_and_the_summary(tmp_path: Path) -> Non
 def test_a_second_signal_ends_a_replay_whose_host_stopped_reading(tmp_path: Path) -> None:
     proc = start_replay(str(big_cassette(tmp_path)))
     try:
-        assert proc.stdin is not None
+        assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(BIG_CALL)
-        time.sleep(0.5)  # the answer fills the pipe, and nobody reads it
+        assert proc.stdout.read(1) == b"{"  # the answer has begun; from now on nobody reads it
+        time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         assert proc.poll() is None, "the first signal waits for the line being written"

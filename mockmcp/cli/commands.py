@@ -82,7 +82,8 @@ def replay_cassette(
 ) -> int:
     """Serve a cassette over stdio until the host closes stdin; summary to stderr, report to a file.
 
-    Returns the exit status the cassette asked for with an `exit` knob (0 when none).
+    Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
+    128 + the signal number when SIGINT or SIGTERM ended the session.
     """
     from mockmcp.cassette.files import journal_path
     from mockmcp.core.matching import Matcher

@@ -90,12 +90,12 @@ class _Proxy:
     def host_to_server(self) -> None:
         assert self.process.stdin is not None
         self.pump(0, self.process.stdin.fileno(), "client")
-        self.host_eof.set()
-        self.signals.wake()
         try:
             self.process.stdin.close()
         except OSError:
             pass
+        self.host_eof.set()  # the server has its EOF: its grace period starts now
+        self.signals.wake()
 
     def server_to_host(self) -> None:
         assert self.process.stdout is not None

@@ -176,6 +176,9 @@ def wait_exit(process: subprocess.Popen[bytes], timeout: float | None, wake: Sig
 
     deadline = None if timeout is None else time.monotonic() + timeout
     exit_fd = _exit_fd(process)
+    if process.returncode is not None:  # reaped meanwhile (a signal handler may poll): the fd may name another pid
+        os.close(exit_fd)
+        return True
     try:
         fds = [exit_fd] if wake is None else [exit_fd, wake.fileno()]
         ready = wait_readable(fds, None if deadline is None else deadline - time.monotonic())
