@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -360,6 +361,10 @@ def test_the_recorder_waits_without_polling_both_idle_and_in_the_grace_period(tm
         assert proc.stderr is not None
         err = proc.stderr.read()  # a few lines: they fitted in the pipe while the recorder ran
     finally:
+        if proc.poll() is None:  # failed midway: SIGTERM, so the recorder stops its stubborn server too
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(15)
         proc.kill()
         proc.wait(10)
     assert proc.returncode == 0, err
