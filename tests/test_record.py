@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -269,9 +270,9 @@ def test_every_pipelined_request_gets_its_own_answer_in_the_cassette(tmp_path: P
 
 def test_a_chunk_is_journaled_before_it_is_forwarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The ordering that keeps answers behind their requests, checked at the moment of forwarding."""
-    from mockmcp.cassette.journal import Journal
     from mockmcp.core.redact import Redactor
     from mockmcp.shells import stdio_record as proxy
+    from mockmcp.shells.journal import Journal
 
     journal = Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
     seen_at_forward: list[bytes] = []
@@ -328,3 +329,45 @@ def test_host_lines_that_cannot_be_replayed_are_reported_not_dropped_silently(tm
     assert status == 0, stderr
     assert "1 line(s) the host sent were no JSON-RPC message" in stderr and "is anybody there?" in stderr
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
+
+
+def wakeups(pid: int) -> int:
+    """How many times the process's threads have gone to sleep and woken so far (voluntary context switches)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for line in (task / "status").read_text().splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                total += int(line.split()[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+def test_the_recorder_waits_without_polling_both_idle_and_in_the_grace_period(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    proc = record(out, "--ignore-eof", extra=("--grace", "3"))
+    try:
+        assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
+        time.sleep(0.2)
+        before = wakeups(proc.pid)
+        time.sleep(1)
+        idle = wakeups(proc.pid) - before
+        assert proc.stdin is not None
+        proc.stdin.close()  # the server ignores the EOF: the recorder waits out the grace period
+        time.sleep(0.3)
+        before = wakeups(proc.pid)
+        time.sleep(1)
+        grace = wakeups(proc.pid) - before
+        proc.wait(timeout=30)
+        assert proc.stderr is not None
+        err = proc.stderr.read()  # a few lines: they fitted in the pipe while the recorder ran
+    finally:
+        if proc.poll() is None:  # failed midway: SIGTERM, so the recorder stops its stubborn server too
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(15)
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 0, err
+    assert b"did not exit within 3s" in err
+    # A loop polling every 20 ms would wake about 50 times a second.
+    assert idle < 10 and grace < 10, (idle, grace)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ def test_a_signal_ends_the_session_with_a_summary(tmp_path: Path) -> None:
         _out, err = proc.communicate(timeout=20)
     finally:
         proc.kill()
-    assert proc.returncode == 0
+    assert proc.returncode == 128 + signal.SIGTERM  # the Unix status of a signal, as record has it
     assert b"stopped by a signal" in err and b"played 1 of 6" in err
     assert json.loads(report.read_text())["played"] == 1
 
@@ -155,3 +156,87 @@ def test_a_bad_option_value_says_how_to_fix_it() -> None:
     assert proc.returncode == 2 and b"--timing 'fast' is neither none, recorded nor a factor" in proc.stderr
     proc = run([], NOTES, "--ignore", "a[")
     assert proc.returncode == 2 and b"cannot read the ignore path" in proc.stderr
+
+
+BIG = 5_000_000
+BIG_CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"big"}}\n'
+
+
+def big_cassette(tmp_path: Path) -> Path:
+    path = tmp_path / "big.yaml"
+    path.write_text(
+        "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: big}}\n"
+        f"  response: {{result: {{content: [{{type: text, text: {'x' * BIG}}}]}}}}\n"
+    )
+    return path
+
+
+def start_replay(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*MOCKMCP, "replay", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=ROOT,
+        bufsize=0,
+    )
+
+
+def test_sigterm_during_a_large_answer_finishes_that_line_then_exits_143(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = start_replay(str(big_cassette(tmp_path)), "--report", str(report))
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(BIG_CALL)
+        got = proc.stdout.read(1 << 16)  # the answer has begun; most of it cannot fit in the pipe yet
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert proc.poll() is None, "replay stops only once the line it is writing is written"
+        while chunk := proc.stdout.read(1 << 16):  # a host that reads slowly
+            got += chunk
+            time.sleep(0.001)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert got.endswith(b"\n") and got.count(b"\n") == 1, "whole JSON lines only"
+    answer = json.loads(got)
+    assert answer["id"] == 7 and len(answer["result"]["content"][0]["text"]) == BIG
+    assert b"stopped by a signal" in err and b"played 1 of 1" in err
+    assert json.loads(report.read_text())["played"] == 1
+
+
+def test_sigint_ends_the_session_with_130_and_the_summary(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = start_replay(NOTES, "--report", str(report))
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(GOOD + b"\n")
+        assert json.loads(proc.stdout.readline())["id"] == "after"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert out == b"" and b"Traceback" not in err and b"played 1 of 6" in err
+    assert json.loads(report.read_text())["played"] == 1
+
+
+def test_a_second_signal_ends_a_replay_whose_host_stopped_reading(tmp_path: Path) -> None:
+    proc = start_replay(str(big_cassette(tmp_path)))
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(BIG_CALL)
+        assert proc.stdout.read(1) == b"{"  # the answer has begun; from now on nobody reads it
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert proc.poll() is None, "the first signal waits for the line being written"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == -signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait(10)

@@ -60,7 +60,7 @@ def replay(
 
     status = replay_cassette(cassette, ignores, strict, report_path, parse_timing(timing), listen)
     if status:
-        raise SystemExit(status)  # the cassette's `exit` knob ended the session with this status
+        raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

@@ -18,12 +18,11 @@ from mockmcp.core.protocol import RecordMode
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
 if TYPE_CHECKING:
-    from mockmcp.cassette.journal import Journal
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.matching import Matcher
     from mockmcp.core.redact import Redactor
     from mockmcp.core.report import Report
-    from mockmcp.shells.http11 import Http11Server
+    from mockmcp.shells.journal import Journal
     from mockmcp.shells.stdio_record import Outcome
 
 __all__ = [
@@ -67,7 +66,8 @@ def replay_cassette(
 ) -> int:
     """Serve a cassette over stdio until the host closes stdin; summary to stderr, report to a file.
 
-    Returns the exit status the cassette asked for with an `exit` knob (0 when none).
+    Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
+    128 + the signal number when SIGINT or SIGTERM ended the session.
     """
     from mockmcp.cassette.files import journal_path
     from mockmcp.core.matching import Matcher
@@ -104,18 +104,10 @@ def replay_cassette(
     return status
 
 
-class _Stop(Exception):
-    """SIGINT or SIGTERM while serving HTTP."""
-
-
-def _stop(signum: int, _frame: Any) -> None:
-    raise _Stop(signum)
-
-
 def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing: float, listen: str) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:
-        from mockmcp.shells.http11 import parse_listen
+        from mockmcp.shells.http11 import parse_listen, serve_until_signalled
         from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
         raise UsageError(
@@ -128,23 +120,8 @@ def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing
             f"cannot listen on {listen}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
     _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
-    _serve_until_stopped(server)
+    serve_until_signalled(server)
     return server.shutdown()
-
-
-def _serve_until_stopped(server: Http11Server) -> None:
-    """Serve until SIGINT or SIGTERM, then stop accepting connections."""
-    import signal
-
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        server.serve_forever()
-    except _Stop:
-        pass
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        server.stop_accepting()
 
 
 def record_session(
@@ -179,7 +156,7 @@ def record_http(
 ) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:
-        from mockmcp.shells.http11 import parse_listen
+        from mockmcp.shells.http11 import parse_listen, serve_until_signalled
         from mockmcp.shells.http_record import RecordingProxy
     except ImportError as exc:
         raise UsageError(
@@ -203,7 +180,7 @@ def record_http(
         raise
     try:
         _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
-        _serve_until_stopped(proxy)
+        serve_until_signalled(proxy)
     finally:
         journal.close()
     _finish_recording(path, "stopped by a signal")
@@ -221,7 +198,7 @@ def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> 
 
 def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
     """A fresh journal beside the cassette; refuses to start over the journal of an interrupted recording."""
-    from mockmcp.cassette.journal import Journal, journal_path
+    from mockmcp.shells.journal import Journal, journal_path
 
     if os.path.exists(journal_path(path)):
         raise CassetteError(
@@ -240,7 +217,7 @@ def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[
 
 
 def _finish_recording(path: str, reason: str) -> None:
-    from mockmcp.cassette.journal import finish
+    from mockmcp.shells.journal import finish
 
     written, recovered = finish(path)
     if recovered.skipped:
@@ -258,7 +235,7 @@ def _finish_recording(path: str, reason: str) -> None:
 
 def recover_session(path: str) -> None:
     """Turn the journal of an interrupted recording into the cassette."""
-    from mockmcp.cassette.journal import finish, journal_path
+    from mockmcp.shells.journal import finish, journal_path
 
     if not os.path.exists(journal_path(path)):
         raise CassetteError(

@@ -3,6 +3,8 @@
 `Http11Server` accepts connections, one thread each, reads whole requests with h11 and hands each
 to `handle(writer, request, body)`; `Writer` is a connection's outgoing side, which several
 threads may use in turn (an SSE stream is written by whichever thread has the next message).
+`serve_until_signalled` serves until SIGINT or SIGTERM: the accept loop watches the signal
+descriptor of `toolkit.Signals` beside the listening socket, so nothing is raised into it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import Any
 import h11
 
 from mockmcp.errors import UsageError
+from mockmcp.shells.toolkit import Signals, wait_readable
 
-__all__ = ["Http11Server", "Writer", "headers_of", "parse_listen"]
+__all__ = ["Http11Server", "Writer", "headers_of", "parse_listen", "serve_until_signalled"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -107,9 +110,20 @@ class Http11Server:
         self._stopping.set()
         self.socket.close()
 
-    def serve_forever(self) -> None:
+    def serve_forever(self, signals: Signals | None = None) -> None:
+        """Accept connections until `stop_accepting()`, or until a signal when given `signals`."""
         self.socket.settimeout(0.2)
         while not self._stopping.is_set():
+            if signals is not None:
+                # The 0.2 s is for stop_accepting() from another thread; a signal wakes the wait at once.
+                try:
+                    ready = wait_readable([self.socket.fileno(), signals.fileno()], 0.2)
+                except ValueError:  # the socket was closed meanwhile
+                    break
+                if signals.received is not None:
+                    break
+                if self.socket.fileno() not in ready:
+                    continue
             try:
                 sock, _ = self.socket.accept()
             except TimeoutError:
@@ -150,3 +164,13 @@ class Http11Server:
                 return request, body
             else:
                 return None
+
+
+def serve_until_signalled(server: Http11Server) -> int:
+    """Serve until SIGINT or SIGTERM, then stop accepting connections; returns the signal's number."""
+    with Signals() as signals:
+        try:
+            server.serve_forever(signals)
+        finally:
+            server.stop_accepting()
+    return signals.received or 0

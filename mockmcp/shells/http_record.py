@@ -23,12 +23,12 @@ from urllib.parse import SplitResult, urlsplit
 
 import h11
 
-from mockmcp.cassette.journal import Journal
 from mockmcp.core import jsonrpc
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import Http11Server, Writer, headers_of
+from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
 

@@ -24,6 +24,7 @@ from mockmcp.core import jsonrpc
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
+from mockmcp.shells.toolkit import stop_child, write_all
 from mockmcp.tools.drift import MINTED_KEYS, Drift
 
 __all__ = ["KNOBS", "carry_knobs", "drive"]
@@ -60,9 +61,8 @@ class _Live:
         self.recorder.feed(CLIENT, self.redactor.line(line[:-1]), time.monotonic() - self.start)
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(line)
-            self.process.stdin.flush()
-        except OSError:
+            write_all(self.process.stdin.fileno(), line)
+        except (OSError, ValueError):  # ValueError: stdin was closed already
             pass  # the server is gone; what it did not answer shows as drift
 
     def next_line(self, deadline: float) -> bytes | None:
@@ -81,16 +81,7 @@ class _Live:
 
     def stop(self, grace: float) -> None:
         """Close stdin; escalate to SIGTERM, then SIGKILL, a grace period apart; keep what the server still says."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        for escalate in (None, self.process.terminate, self.process.kill):
-            if escalate is not None:
-                escalate()
-            try:
-                self.process.wait(grace)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        stop_child(self.process, grace)
         while self.next_line(time.monotonic() + 0.5) is not None:
             pass
 

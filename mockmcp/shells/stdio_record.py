@@ -10,22 +10,23 @@ main thread only watches the lifecycle:
 - the server exits or crashes: close our stdout so the host sees the end, and report its status;
 - SIGINT or SIGTERM to the recorder: pass it on to the server, then end the same way.
 
+The main thread waits on descriptors, never on a clock: the server's exit (`toolkit.wait_exit`)
+and the `Signals` descriptor, which a signal wakes and so does the host->server pump at EOF.
 After the server's stdout is drained, the caller builds the cassette from the journal.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from mockmcp.cassette.journal import Journal
 from mockmcp.core.redact import Redactor
+from mockmcp.shells.journal import Journal
+from mockmcp.shells.toolkit import LineSplitter, Signals, stop_child, wait_exit, write_all
 
 __all__ = ["Outcome", "run_proxy"]
 
@@ -47,7 +48,7 @@ class _Proxy:
         self.start = time.monotonic()
         self.host_eof = threading.Event()
         self.server_done = threading.Event()
-        self.signalled: int | None = None
+        self.signals = Signals(relay=self.pass_on)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
 
     def record(self, direction: str, lines: list[bytes]) -> None:
@@ -62,7 +63,7 @@ class _Proxy:
         A chunk's lines are journaled before the chunk is forwarded: the other side cannot answer a
         line it has not seen, so an answer is never journaled ahead of what it answers.
         """
-        pending = b""
+        splitter = LineSplitter()
         while True:
             try:
                 chunk = os.read(source, _CHUNK)
@@ -70,19 +71,18 @@ class _Proxy:
                 chunk = b""
             if not chunk:
                 break
-            *lines, pending = (pending + chunk).split(b"\n")
+            lines = splitter.feed(chunk)
             if lines:
                 self.record(direction, lines)
             if sink is not None:
                 sink = self._forward(sink, chunk)
-        if pending:
-            self.record(direction, [pending])
+        rest = splitter.rest()
+        if rest:
+            self.record(direction, [rest])
 
     def _forward(self, sink: int, chunk: bytes) -> int | None:
-        view = memoryview(chunk)
         try:
-            while view:
-                view = view[os.write(sink, view) :]
+            write_all(sink, chunk)
         except OSError:  # the reader is gone: keep recording, stop forwarding
             return None
         return sink
@@ -90,51 +90,40 @@ class _Proxy:
     def host_to_server(self) -> None:
         assert self.process.stdin is not None
         self.pump(0, self.process.stdin.fileno(), "client")
-        self.host_eof.set()
         try:
             self.process.stdin.close()
         except OSError:
             pass
+        self.host_eof.set()  # the server has its EOF: its grace period starts now
+        self.signals.wake()
 
     def server_to_host(self) -> None:
         assert self.process.stdout is not None
         self.pump(self.process.stdout.fileno(), 1, "server")
         self.server_done.set()
 
-    def on_signal(self, signum: int, _frame: Any) -> None:
-        self.signalled = signum
+    def pass_on(self, signum: int) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signum)
 
     def wait(self) -> Outcome:
         """Watch the lifecycle until the server is gone and its output drained."""
-        deadline: float | None = None
-        terminated = False
-        while not (self.server_done.is_set() and self.process.poll() is not None):
-            self.server_done.wait(0.02)
-            if deadline is None and (self.host_eof.is_set() or self.signalled is not None):
-                deadline = time.monotonic() + self.grace
-            if deadline is not None and time.monotonic() >= deadline and self.process.poll() is None:
-                # EOF (or the signal passed on) did not end the server: escalate, a grace period apart.
-                if not terminated:
-                    self.process.terminate()
-                    terminated = True
-                else:
-                    self.process.kill()
-                deadline = time.monotonic() + self.grace
-            if self.process.poll() is not None and not self.server_done.is_set():
-                # The server is gone but something (a grandchild) may hold its stdout open.
-                self.server_done.wait(self.grace)
+        ended = "exited"
+        while not wait_exit(self.process, None, self.signals):
+            if self.host_eof.is_set() or self.signals.received is not None:
+                # The host's EOF (or the signal passed on) should end the server: escalate, a grace period apart.
+                ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 break
-        return self._outcome(terminated)
+        # The server is gone; a grandchild may still hold its stdout open, so the drain gets a grace period.
+        self.server_done.wait(self.grace)
+        return self._outcome(ended != "exited")
 
     def _outcome(self, terminated: bool) -> Outcome:
         code = self.process.wait()
         status = code if code >= 0 else 128 - code
-        if self.signalled is not None:
-            return Outcome(
-                128 + self.signalled, f"stopped by signal {self.signalled}; the server exited with status {status}"
-            )
+        signalled = self.signals.received
+        if signalled is not None:
+            return Outcome(128 + signalled, f"stopped by signal {signalled}; the server exited with status {status}")
         if terminated:
             return Outcome(
                 0, f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped"
@@ -155,16 +144,12 @@ def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: f
         raise UsageError(
             f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`"
         ) from None
-    previous = {sig: signal.signal(sig, proxy.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with proxy.signals:
         threading.Thread(target=proxy.host_to_server, daemon=True, name="host->server").start()
         reader = threading.Thread(target=proxy.server_to_host, daemon=True, name="server->host")
         reader.start()
         outcome = proxy.wait()
         reader.join(proxy.grace)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     # Close our stdout so the host sees the end of the session even before we exit.
     sys.stdout.flush()
     try:

@@ -3,6 +3,11 @@
 One thread, one poll loop: lines from stdin go to the engine as they arrive, timers the engine asks
 for (`Wake`) are kept in a heap, and whatever the engine returns is carried out at once. stdout
 carries only what the engine sends; notes go to stderr.
+
+SIGINT and SIGTERM are a flag and a descriptor the loop polls beside stdin (see `toolkit.Signals`):
+a write already begun is finished, so the host never reads half a line, and then the session
+ends with the status 128 + the signal number. A second signal ends the process at once, for a
+host that stopped reading and so would never let that write finish.
 """
 
 from __future__ import annotations
@@ -10,29 +15,22 @@ from __future__ import annotations
 import heapq
 import os
 import select
-import signal
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.shells.toolkit import LineSplitter, Signals, write_all
 
 __all__ = ["serve"]
 
 _CHUNK = 1 << 16
 
 
-class _Stop(Exception):
-    """SIGTERM or SIGINT: end the session as if the host had closed stdin."""
-
-
-def _raise_stop(signum: int, _frame: Any) -> None:
-    raise _Stop(signum)
-
-
 class _Shell:
-    def __init__(self, engine: Replay, stdin: int, stdout: int, stderr: TextIO) -> None:
+    def __init__(self, engine: Replay, stdin: int, stdout: int, stderr: TextIO, signals: Signals) -> None:
         self.engine, self.stdin, self.stdout, self.stderr = engine, stdin, stdout, stderr
+        self.signals = signals
         self.timers: list[tuple[float, int, int]] = []
         self.sequence = 0
         self.host_gone = False
@@ -59,10 +57,8 @@ class _Shell:
         self.outbox.clear()
         if self.host_gone:
             return
-        view = memoryview(data)
         try:
-            while view:
-                view = view[os.write(self.stdout, view) :]
+            write_all(self.stdout, data)
         except (BrokenPipeError, ConnectionResetError):
             self.host_gone = True
             print("mockmcp: the host stopped reading; nothing more can be sent", file=self.stderr, flush=True)
@@ -82,22 +78,25 @@ class _Shell:
         # poll, not epoll: epoll refuses regular files and /dev/null, which are fine stdins here.
         poller = select.poll()
         poller.register(self.stdin, select.POLLIN)
-        pending = b""
+        poller.register(self.signals.fileno(), select.POLLIN)
+        splitter = LineSplitter()
         while True:
             timeout = self.timeout()
-            if poller.poll(None if timeout is None else timeout * 1000):
+            ready = [fd for fd, _event in poller.poll(None if timeout is None else timeout * 1000)]
+            if self.signals.received is not None:
+                return  # whatever was being written was written whole
+            if self.stdin in ready:
                 chunk = os.read(self.stdin, _CHUNK)
                 if not chunk:
                     break
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
+                for line in splitter.feed(chunk):
                     self.receive(line)
             self.fire_due_timers()
             self.flush()
             if self.exit_status is not None:
                 self.end_session()
                 return
-        self.receive(pending)
+        self.receive(splitter.rest())
         self.drain()
 
     def receive(self, line: bytes) -> None:
@@ -117,7 +116,9 @@ class _Shell:
         """After the host's EOF: send what is still due (delayed replies), then stop."""
         self.flush()
         while self.timers and not self.host_gone:
-            time.sleep(self.timeout() or 0.0)
+            select.select([self.signals.fileno()], [], [], self.timeout() or 0.0)
+            if self.signals.received is not None:
+                return
             self.fire_due_timers()
             self.flush()
             if self.exit_status is not None:
@@ -129,15 +130,16 @@ class _Shell:
 
 def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr) -> int:
     """Run one replay session over file descriptors until the host closes stdin, a signal stops it, or
-    the cassette ends it; returns the exit status the cassette asked for (0 when it asked none)."""
-    shell = _Shell(engine, stdin, stdout, stderr)
-    previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
+    the cassette ends it.
+
+    Returns the exit status: the one the cassette asked for (0 when it asked none), or 128 + the
+    signal number when SIGINT or SIGTERM ended the session.
+    """
+    with Signals(insist=True) as signals:
+        shell = _Shell(engine, stdin, stdout, stderr, signals)
         shell.run()
-    except _Stop:
-        shell.flush()
-        print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        if signals.received is not None:
+            shell.flush()
+            print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
+            return 128 + signals.received
     return shell.exit_status or 0

@@ -25,6 +25,7 @@ from mockmcp.cassette.model import Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era
 from mockmcp.errors import CassetteError
+from mockmcp.shells.toolkit import write_all
 
 __all__ = ["Journal", "finish", "journal_path", "merge"]
 
@@ -45,9 +46,8 @@ class Journal:
 
     def _write(self, data: bytes) -> None:
         with self._lock:
-            view = memoryview(data)
-            while view and self._fd is not None:
-                view = view[os.write(self._fd, view) :]
+            if self._fd is not None:
+                write_all(self._fd, data)
 
     def append(self, direction: str, at: float, lines: list[bytes], session: int = 0) -> None:
         """Journal lines that direction sent at one moment (in session N of several), in one write."""

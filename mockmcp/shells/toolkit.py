@@ -1,0 +1,244 @@
+"""The shells' toolkit: the pipe, line, signal and child-process plumbing every shell needs, written once.
+
+- `write_all(fd, data)`: a pipe takes a large write in pieces; loop until all of it is written.
+- `LineSplitter`: cuts a byte stream into lines in time linear in its length, however the chunks
+  fall. The pieces of an unfinished line are kept in a list and joined once, when its newline
+  comes (re-joining `pending + chunk` at every chunk copies a long line again and again).
+- `Signals`: SIGINT and SIGTERM become a flag and a readable file descriptor for the span of a
+  `with` block. Nothing is raised into the code that happens to run: a reply being written is
+  written whole, and the poll loop sees the descriptor become readable and ends the session.
+- `wait_exit` / `stop_child`: wait for a child without polling it on a clock (a pidfd on Linux, a
+  waiting thread elsewhere), and end it ever more firmly: EOF on its stdin, SIGTERM, SIGKILL.
+
+Theory of operation for signals. CPython's C-level handler only notes the signal; the Python
+handler runs later, in the main thread, between two bytecodes. A main thread blocked in `poll()`
+would not notice a signal delivered to another thread (the recorder's pumps), so the C handler is
+also given a wakeup descriptor (`signal.set_wakeup_fd`): it writes a byte there at once, from any
+thread, and every wait in the shells watches that descriptor. The Python handler then records the
+signal number (and, for the recorder, passes the signal on to the server). Other threads may
+wake the same descriptor with `Signals.wake()`, so one `poll()` serves for "a signal came" and
+"a thread has news".
+
+Start-up matters for replay: this module imports only `os`, `select` and `signal` at the top;
+threads and subprocesses are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+from collections.abc import Callable
+from types import FrameType, TracebackType
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import subprocess
+
+__all__ = ["Ended", "LineSplitter", "Signals", "stop_child", "wait_exit", "wait_readable", "write_all"]
+
+Ended = Literal["exited", "terminated", "killed"]
+"""How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of data to fd, however many writes it takes; raises OSError (e.g. BrokenPipeError)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class LineSplitter:
+    """Cuts a byte stream into lines (without their newline), in time linear in the stream's length."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []  # the unfinished line, in the pieces it came in
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines this chunk completes, in order (empty lines included)."""
+        if b"\n" not in chunk:
+            if chunk:
+                self._parts.append(chunk)
+            return []
+        lines = chunk.split(b"\n")
+        if self._parts:
+            self._parts.append(lines[0])
+            lines[0] = b"".join(self._parts)
+            self._parts = []
+        tail = lines.pop()
+        if tail:
+            self._parts.append(tail)
+        return lines
+
+    def rest(self) -> bytes:
+        """At EOF: the last line when the stream did not end with a newline (b"" when it did); empties the splitter."""
+        line = b"".join(self._parts)
+        self._parts = []
+        return line
+
+
+class Signals:
+    """Within `with Signals() as signals:`, SIGINT and SIGTERM set `signals.received` and wake `fileno()`.
+
+    `relay` is called with each signal number, in the main thread (the recorder passes signals on
+    to its server). With `insist`, a second signal while the first is being honoured ends the
+    process at once by that signal's default action: for a host that stopped reading, so the
+    current write can never finish. On exit the previous handlers and wakeup descriptor are put
+    back. Outside the main thread no handler can be installed: the block then runs without them.
+    """
+
+    def __init__(self, relay: Callable[[int], None] | None = None, insist: bool = False) -> None:
+        self.received: int | None = None
+        self._relay, self._insist = relay, insist
+        # The pipe lives as long as this object, not just the `with` block: a thread may still call
+        # wake() after the block, and a descriptor closed under it could meanwhile name another file.
+        self._read, self._write = os.pipe()
+        for fd in (self._read, self._write):
+            os.set_blocking(fd, False)  # set_wakeup_fd requires it; a full pipe must never block a handler
+        self._previous: dict[int, signal._HANDLER] = {}
+        self._previous_wakeup: int | None = None
+
+    def fileno(self) -> int:
+        """The descriptor that becomes readable when a signal comes or `wake()` is called."""
+        return self._read
+
+    def wake(self) -> None:
+        """Wake whoever waits on `fileno()` (safe from any thread)."""
+        try:
+            os.write(self._write, b"\0")
+        except (BlockingIOError, OSError):
+            pass  # already full of wake-ups, or closed: either way nothing is lost
+
+    def drain(self) -> None:
+        """Consume the pending wake-ups (the flag stays as it is)."""
+        try:
+            while os.read(self._read, 4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.received is not None and self._insist:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        self.received = signum
+        if self._relay is not None:
+            self._relay(signum)
+
+    def __enter__(self) -> Signals:
+        try:
+            self._previous_wakeup = signal.set_wakeup_fd(self._write)
+            for sig in _STOP_SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        except ValueError:  # not the main thread
+            self._restore()
+        return self
+
+    def __exit__(
+        self, _type: type[BaseException] | None, _value: BaseException | None, _traceback: TracebackType | None
+    ) -> None:
+        self._restore()
+
+    def __del__(self) -> None:
+        os.close(self._read)
+        os.close(self._write)
+
+    def _restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+        if self._previous_wakeup is not None:
+            signal.set_wakeup_fd(self._previous_wakeup)
+            self._previous_wakeup = None
+
+
+def wait_readable(fds: list[int], timeout: float | None) -> list[int]:
+    """Block until one of fds is readable (or at EOF or hung up), or timeout seconds pass; returns the ready ones."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _event in poller.poll(None if timeout is None else max(0.0, timeout) * 1000)]
+
+
+def wait_exit(process: subprocess.Popen[bytes], timeout: float | None, wake: Signals | None = None) -> bool:
+    """Wait until the child exits (True), timeout seconds pass or `wake` is woken (False); reaps it when it exited.
+
+    A woken `wake` is drained, so a caller checks its own flags and calls again.
+    """
+    if process.poll() is not None:
+        return True
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    exit_fd = _exit_fd(process)
+    if process.returncode is not None:  # reaped meanwhile (a signal handler may poll): the fd may name another pid
+        os.close(exit_fd)
+        return True
+    try:
+        fds = [exit_fd] if wake is None else [exit_fd, wake.fileno()]
+        ready = wait_readable(fds, None if deadline is None else deadline - time.monotonic())
+        if wake is not None and wake.fileno() in ready:
+            wake.drain()
+    finally:
+        os.close(exit_fd)
+    return process.poll() is not None
+
+
+def _exit_fd(process: subprocess.Popen[bytes]) -> int:
+    """A descriptor that becomes readable when the child exits: its pidfd, or a pipe a waiting thread closes."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            fd: int = pidfd_open(process.pid)
+            return fd
+        except OSError:  # an old kernel, or the child was reaped meanwhile: the thread below copes with both
+            pass
+    import threading
+
+    read, write = os.pipe()
+
+    def waiter() -> None:
+        process.wait()
+        os.close(write)  # the reader sees EOF: readable
+
+    threading.Thread(target=waiter, daemon=True, name=f"wait {process.pid}").start()
+    return read
+
+
+def stop_child(
+    process: subprocess.Popen[bytes], grace: float, close_stdin: bool = True, wake: Signals | None = None
+) -> Ended:
+    """End a child ever more firmly, a grace period apart: close its stdin, then SIGTERM, then SIGKILL.
+
+    Without close_stdin the first step is skipped (the caller has closed stdin or sent a signal
+    already, and the grace period starts now). `wake` is watched while waiting, so signals are
+    handled at once. Returns how the child ended; it is reaped.
+    """
+    import time
+
+    if close_stdin and process.stdin is not None:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+    steps: tuple[tuple[Ended, Callable[[], None] | None], ...] = (
+        ("exited", None),
+        ("terminated", process.terminate),
+        ("killed", process.kill),
+    )
+    for ended, escalate in steps:
+        if escalate is not None and process.poll() is None:
+            escalate()
+        deadline = time.monotonic() + grace
+        while not wait_exit(process, deadline - time.monotonic(), wake):
+            if time.monotonic() >= deadline:
+                break
+        else:
+            return ended
+    process.wait()  # SIGKILL cannot be refused
+    return "killed"
