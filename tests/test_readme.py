@@ -183,8 +183,9 @@ def test_every_block_is_checked() -> None:
         claims = [claim for claim in CLAIMS if claim in each.text]
         assert claims, f"{each}: no test checks this block: add a line of it to CLAIMS in {Path(__file__).name}"
         assert len({CLAIMS[claim] for claim in claims}) == 1, f"{each}: claimed by several tests: {claims}"
-    for claim in CLAIMS:
+    for claim, test in CLAIMS.items():
         block(claim)  # each claim names exactly one block
+        assert callable(globals().get(test)), f"CLAIMS names {test}, which is not a test of this module"
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[str(sample) for sample in SAMPLES])
