@@ -5,7 +5,8 @@ notifications, elicitation, sampling, roots, resources, prompts and a large resu
 are deterministic so that recording it twice gives the same cassette (apart from timings).
 
 Run it with ``python examples/notes_server.py`` (stdio), or ``python examples/notes_server.py --http PORT``
-(Streamable HTTP at http://127.0.0.1:PORT/mcp).
+(Streamable HTTP at http://127.0.0.1:PORT/mcp; with port 0 the system picks a free port, which the server
+logs on stderr: ``Uvicorn running on http://127.0.0.1:PORT``).
 """
 
 from __future__ import annotations

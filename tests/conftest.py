@@ -1,13 +1,23 @@
-"""Shared helpers: where the cassettes are, and how a test launches `mockmcp replay`."""
+"""Shared helpers: where the cassettes are, and how a test launches `mockmcp replay` (over stdio or HTTP).
+
+Test modules import what they share from here (`from conftest import ...`), never from each other.
+"""
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
+import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +56,38 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+class Served:
+    """A running `mockmcp replay --http 0`: its process, the URL it printed, where its report goes."""
+
+    def __init__(self, proc: subprocess.Popen[str], url: str, report: Path) -> None:
+        self.proc, self.url, self.report = proc, url, report
+        self.port = int(url.rsplit(":", 1)[1].split("/")[0])
+
+    def stop(self) -> dict[str, Any]:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.communicate(timeout=20)
+        assert self.proc.returncode == 0
+        return json.loads(self.report.read_text())
+
+
+@contextmanager
+def served(cassette: Path, tmp_path: Path, *extra: str) -> Iterator[Served]:
+    """Serve a cassette over HTTP on a port the system picks; the URL is read from the first stderr line."""
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen(
+        [*MOCKMCP, "replay", str(cassette), "--http", "0", "--report", str(report), *extra],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"http://\S+/mcp", proc.stderr.readline())
+        assert found, "the server says where it listens"
+        yield Served(proc, found.group(0), report)
+    finally:
+        proc.kill()
+        proc.wait(10)

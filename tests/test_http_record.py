@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,41 +17,43 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, child_env
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, child_env, served
 from mcp import Client
 from sdk_host import connect, full_session, text_of
-from test_http_replay import served
 
 from mockmcp.cassette import store as cassette
 
 pytestmark = pytest.mark.anyio
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def notes_over_http() -> Iterator[str]:
-    port = free_port()
+    """The example SDK server over Streamable HTTP, on a port the system picks (never one probed and let go)."""
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "examples" / "notes_server.py"), "--http", str(port)],
+        [sys.executable, str(ROOT / "examples" / "notes_server.py"), "--http", "0"],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         env=child_env(),
     )
     try:
-        deadline = time.monotonic() + 30
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def drain() -> None:  # uvicorn logs the address it bound; the rest is read so the pipe never fills
+            assert server.stderr is not None
+            for line in server.stderr:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=drain, daemon=True).start()
+        seen: list[str] = []
         while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            line = lines.get(timeout=30)
+            assert line is not None, "the SDK server exited before saying where it listens:\n" + "".join(seen)
+            seen.append(line)
+            if found := re.search(r"Uvicorn running on (http://\S+)", line):
                 break
-            except OSError:
-                assert time.monotonic() < deadline and server.poll() is None, "the SDK server did not start"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield found.group(1) + "/mcp"
     finally:
         server.terminate()
         server.wait(10)

@@ -5,54 +5,18 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
-import signal
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
+from conftest import MOCKMCP, NOTES_SESSION, SHIPPED, child_env, served
 from mcp import Client
 from sdk_host import connect, full_session, text_of
 
 LEGACY = SHIPPED / "notes-session.yaml"  # both recorded over stdio
 MODERN = SHIPPED / "notes-session-2026.yaml"
-
-
-class Served:
-    def __init__(self, proc: subprocess.Popen[str], url: str, report: Path) -> None:
-        self.proc, self.url, self.report = proc, url, report
-        self.port = int(url.rsplit(":", 1)[1].split("/")[0])
-
-    def stop(self) -> dict[str, Any]:
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.communicate(timeout=20)
-        assert self.proc.returncode == 0
-        return json.loads(self.report.read_text())
-
-
-@contextmanager
-def served(cassette: Path, tmp_path: Path, *extra: str) -> Iterator[Served]:
-    report = tmp_path / "report.json"
-    proc = subprocess.Popen(
-        [*MOCKMCP, "replay", str(cassette), "--http", "0", "--report", str(report), *extra],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-        cwd=ROOT,
-    )
-    try:
-        assert proc.stderr is not None
-        found = re.search(r"http://\S+/mcp", proc.stderr.readline())
-        assert found, "the server says where it listens"
-        yield Served(proc, found.group(0), report)
-    finally:
-        proc.kill()
-        proc.wait(10)
 
 
 @pytest.mark.anyio

@@ -34,8 +34,14 @@ CALL = req(1, "tools/call", {"name": "echo", "arguments": {"x": 1}})
 
 
 def record(
-    out: Path, *server_args: str, mode: str = "all", extra: tuple[str, ...] = (), env: dict[str, str] | None = None
+    out: Path,
+    *server_args: str,
+    mode: str = "all",
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    new_session: bool = False,
 ) -> subprocess.Popen[bytes]:
+    """Start a recorder of the scripted server; `new_session` puts both in a process group of their own."""
     return subprocess.Popen(
         [*MOCKMCP, "record", "-o", str(out), "--mode", mode, "--grace", "0.5", *extra, "--", *SCRIPTED, *server_args],
         stdin=subprocess.PIPE,
@@ -43,6 +49,7 @@ def record(
         stderr=subprocess.PIPE,
         env=env or child_env(),
         cwd=ROOT,
+        start_new_session=new_session,
     )
 
 
@@ -161,17 +168,16 @@ def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stub
 
 def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
-    proc = record(out)
+    proc = record(out, new_session=True)
     try:
         assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
         proc.kill()
         proc.wait(timeout=10)
     finally:
         proc.kill()
-        for child in subprocess.run(
-            ["pgrep", "-f", "tests/servers/scripted.py$"], capture_output=True, text=True
-        ).stdout.split():
-            os.kill(int(child), signal.SIGKILL)
+        # The server outlives a recorder killed with -9; it is in the recorder's process group, and only it is.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
     again = subprocess.run(
         [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", *SCRIPTED],

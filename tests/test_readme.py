@@ -1,0 +1,325 @@
+"""The README runs as written: every fenced block of it (but the architecture section's) is checked here.
+
+Commands run from a copy of the checkout's examples, cassettes, benchmarks and test servers (so a command
+that writes a file writes it there), with `python`, `mockmcp` and `pytest` on PATH meaning this interpreter
+and this mockmcp. A block `$ COMMAND` followed by lines is a sample of what the command prints on stdout,
+compared line for line with what it prints. Every other block is claimed by one test below, by a line of it
+(`CLAIMS`); a new block that nothing claims fails `test_every_block_is_checked`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+import anyio
+import pytest
+import yaml
+from conftest import ROOT, child_env
+from demo_host import SESSION
+from mcp import Client
+
+README = ROOT / "README.md"
+TIMEOUT = 60  # seconds, for every command a block runs
+UNCHECKED_SECTION = "## Architecture"  # a map of the package, with no commands in it
+
+# A line of each block that is not a `$ COMMAND` sample, and the test that checks that block.
+CLAIMS = {
+    "python3 -m venv .venv": "test_quick_start",
+    "mockmcp record -o my-notes.yaml": "test_record_then_replay",
+    "python -m mcp_server_time": "test_record_the_time_server",
+    "mockmcp replay cassettes/notes.yaml --ignore": "test_replay_commands",
+    "mockmcp: no recorded interaction matches": "test_what_replay_says_on_stderr",
+    "mockmcp replay: cassettes/notes.yaml: played": "test_what_replay_says_on_stderr",
+    "mockmcp replay --http 8000": "test_replay_over_http",
+    "mockmcp record --http-target": "test_record_over_http",
+    "@pytest.mark.mockmcp(": "test_the_pytest_example",
+    "pytest --mockmcp-record=once": "test_the_pytest_example",
+    "asyncio.run(main())": "test_the_sdk_without_the_plugin",
+    "python benchmarks/bench_replay.py": "test_benchmarks",
+}
+
+
+class Block(NamedTuple):
+    lang: str
+    text: str
+    line: int  # of the block's first line in README.md
+
+    def __str__(self) -> str:
+        return f"README.md:{self.line}"
+
+
+def readme_blocks() -> list[Block]:
+    """The fenced blocks of the README, outside the architecture section."""
+    blocks: list[Block] = []
+    lines = README.read_text(encoding="utf-8").splitlines()
+    section, fence = "", None
+    for number, line in enumerate(lines, 1):
+        if fence is None and line.startswith("## "):
+            section = line
+        elif line.startswith("```"):
+            if fence is None:
+                fence = (line[3:].strip(), number + 1)
+            else:
+                lang, start = fence
+                if not section.startswith(UNCHECKED_SECTION):
+                    blocks.append(Block(lang, "\n".join(lines[start - 1 : number - 1]), start))
+                fence = None
+    assert fence is None, f"README.md:{fence[1] - 1}: a fenced block that never ends"
+    return blocks
+
+
+BLOCKS = readme_blocks()
+SAMPLES = [block for block in BLOCKS if block.text.startswith("$ ")]
+
+
+def block(claim: str) -> Block:
+    found = [b for b in BLOCKS if claim in b.text and not b.text.startswith("$ ")]
+    assert len(found) == 1, f"{len(found)} README blocks hold {claim!r}: {[str(b) for b in found]}"
+    return found[0]
+
+
+def commands(shell: Block) -> list[str]:
+    """The commands of a shell block: continuation lines joined, comment and blank lines left out."""
+    text = shell.text.replace("\\\n", " ")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def environment(bin_dir: Path) -> dict[str, str]:
+    env = {key: value for key, value in child_env().items() if not key.startswith("PYTEST_")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    for varies in ("NO_COLOR", "COLUMNS", "LINES"):
+        env.pop(varies, None)
+    return env
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A folder laid out like the checkout, with `python`, `mockmcp` and `pytest` on PATH (see `run`)."""
+    work = tmp_path / "checkout"
+    for part in ("examples", "cassettes", "benchmarks", "tests/servers"):
+        shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    python = shlex.quote(sys.executable)
+    for name, target in {"python": python, "mockmcp": f"{python} -m mockmcp", "pytest": f"{python} -m pytest"}.items():
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec {target} "$@"\n')
+        (bin_dir / name).chmod(0o755)
+    return work
+
+
+def run(command: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """Run one README command with bash, as a reader would in the checkout's folder."""
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=environment(cwd.parent / "bin"),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+def popen(command: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        shlex.split(command, comments=True),
+        cwd=cwd,
+        env=environment(cwd.parent / "bin"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@contextmanager
+def running(command: str, cwd: Path, says: str) -> Iterator[tuple[subprocess.Popen[str], re.Match[str]]]:
+    """A long-running README command, once the first line of its stderr matches `says`; stopped by SIGTERM."""
+    proc = popen(command, cwd)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        found = re.search(says, first)
+        assert found, f"{command}: expected {says!r} on stderr, got {first!r}"
+        yield proc, found
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 0, f"{command}: exit status {proc.returncode} after SIGTERM\n{err}"
+    finally:
+        proc.kill()
+        proc.wait(TIMEOUT)
+
+
+def recorded_session() -> str:
+    """The demo host's requests that cassettes/notes.yaml recorded, as the lines a host writes."""
+    lines = []
+    for number, (method, params) in enumerate(SESSION[:-1]):  # the demo's last request is a miss on purpose
+        message: dict[str, object] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not method.startswith("notifications/"):
+            message["id"] = number
+        lines.append(json.dumps(message) + "\n")
+    return "".join(lines)
+
+
+def test_every_block_is_checked() -> None:
+    assert len(BLOCKS) >= 10, "the README's blocks were not found"
+    for each in BLOCKS:
+        if each.text.startswith("$ "):
+            continue
+        claims = [claim for claim in CLAIMS if claim in each.text]
+        assert claims, f"{each}: no test checks this block: add a line of it to CLAIMS in {Path(__file__).name}"
+        assert len({CLAIMS[claim] for claim in claims}) == 1, f"{each}: claimed by several tests: {claims}"
+    for claim, test in CLAIMS.items():
+        block(claim)  # each claim names exactly one block
+        assert callable(globals().get(test)), f"CLAIMS names {test}, which is not a test of this module"
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[str(sample) for sample in SAMPLES])
+def test_sample_output(sample: Block, checkout: Path) -> None:
+    command, *expected = sample.text.splitlines()
+    done = run(command[2:], checkout)
+    printed = [line.rstrip() for line in done.stdout.splitlines()]
+    assert printed == [line.rstrip() for line in expected], f"{sample}: `{command[2:]}` prints otherwise\n{done.stderr}"
+
+
+def test_quick_start(checkout: Path) -> None:
+    """The quick start's commands after the install steps, which the next test names."""
+    steps = [step.strip() for command in commands(block("python3 -m venv .venv")) for step in command.split("&&")]
+    installs = [step for step in steps if step.startswith(("python3 -m venv", ". .venv/", "pip ", "python -m pip "))]
+    rest = [step for step in steps if step not in installs]
+    assert rest == ["python examples/demo_host.py", "python -m pytest"]
+    demo = run(rest[0], checkout)
+    assert demo.returncode == 0, demo.stderr
+    assert "remember to buy milk" in demo.stdout and "played 6 of 6 interactions" in demo.stdout
+    # `python -m pytest` is this very suite.
+
+
+def test_quick_start_installs() -> None:
+    pytest.skip("the quick start's install steps make a virtual environment and install from a package index")
+
+
+@pytest.mark.slow
+def test_record_then_replay(checkout: Path) -> None:
+    recording, replaying = commands(block("mockmcp record -o my-notes.yaml"))
+    recorded = run(recording, checkout)
+    assert recorded.returncode == 0, recorded.stderr
+    assert "recorded 3 interactions into my-notes.yaml" in recorded.stderr
+    assert yaml.safe_load((checkout / "my-notes.yaml").read_text())["meta"]["server"] == [
+        "python",
+        "examples/notes_server.py",
+    ]
+    replayed = run(replaying, checkout)
+    assert replayed.returncode == 0, replayed.stderr
+    assert "0 missed" in replayed.stderr
+    assert replayed.stdout == recorded.stdout, "the same host, the same answers"
+    assert 'call read_file {"path": "notes.txt"} -> remember to buy milk' in replayed.stdout
+
+
+@pytest.mark.slow
+def test_record_the_time_server(checkout: Path) -> None:
+    if importlib.util.find_spec("mcp_server_time") is None:
+        pytest.skip(
+            "needs the official time server, which the test extra does not install: pip install mcp-server-time"
+        )
+    (recording,) = commands(block("python -m mcp_server_time"))
+    recorded = run(recording, checkout)
+    assert recorded.returncode == 0, recorded.stderr
+    assert "into time.yaml" in recorded.stderr and '"time_difference": "+9.0h"' in recorded.stdout
+    replayed = run(recording.split("-- mockmcp record")[0] + "-- mockmcp replay time.yaml", checkout)
+    assert replayed.returncode == 0 and "0 missed" in replayed.stderr, replayed.stderr
+    assert replayed.stdout == recorded.stdout
+
+
+def test_replay_commands(checkout: Path) -> None:
+    """Each replay command of the README serves the session the cassette recorded, with no miss."""
+    for command in commands(block("mockmcp replay cassettes/notes.yaml --ignore")):
+        done = run(command, checkout, stdin=recorded_session())
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+        assert "played 6 of 6 interactions; 0 missed" in done.stderr
+        assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [0, 2, 3, 4, 5]
+    assert json.loads((checkout / "report.json").read_text())["misses"] == []
+
+
+def test_what_replay_says_on_stderr(checkout: Path) -> None:
+    demo = run("python examples/demo_host.py cassettes/notes.yaml", checkout)
+    assert demo.returncode == 0, demo.stderr
+    for claim in ("mockmcp: no recorded interaction matches", "mockmcp replay: cassettes/notes.yaml: played"):
+        assert block(claim).text + "\n" in demo.stdout, f"{block(claim)}: not what the demo host shows"
+
+
+@pytest.mark.anyio
+async def test_replay_over_http(checkout: Path) -> None:
+    (command,) = commands(block("mockmcp replay --http 8000"))
+    claimed = re.search(r"# (http://\S+)", command)
+    assert claimed and "--http 8000" in command
+    # Port 0 instead of 8000: the system picks a free one, which the server names on stderr.
+    with running(command.replace("--http 8000", "--http 0"), checkout, r"http://127\.0\.0\.1:(\d+)/mcp") as (_, found):
+        assert found.group(0) == claimed.group(1).replace("8000", found.group(1))
+        with anyio.fail_after(TIMEOUT):
+            async with Client(found.group(0), mode="legacy") as client:
+                result = await client.call_tool("read_file", {"path": "notes.txt"})
+        assert result.content[0].text == "remember to buy milk"
+
+
+@pytest.mark.anyio
+async def test_record_over_http(checkout: Path) -> None:
+    (command, *_rest) = commands(block("mockmcp record --http-target"))
+    target = "mockmcp replay --http 0 cassettes/notes-session.yaml"  # stands for the real server at port 8000
+    with running(target, checkout, r"http://\S+/mcp") as (_, served):
+        proxy = command.replace("http://127.0.0.1:8000/mcp", served.group(0)).replace("--listen 9000", "--listen 0")
+        with running(proxy, checkout, r"recording (http://\S+)") as (_, listening):
+            with anyio.fail_after(TIMEOUT):
+                async with Client(listening.group(1), mode="legacy") as client:
+                    result = await client.call_tool("read_file", {"path": "notes.txt"})
+            assert result.content[0].text == "remember to buy milk"
+    recorded = yaml.safe_load((checkout / "remote.yaml").read_text())
+    assert "tools/call" in [each["request"]["method"] for each in recorded["interactions"] if "request" in each]
+
+
+@pytest.mark.slow
+def test_the_pytest_example(checkout: Path) -> None:
+    (checkout / "tests" / "test_notes.py").write_text(block("@pytest.mark.mockmcp(").text + "\n")
+    named = re.search(r"`(tests/cassettes/test_notes/\S+\.yaml)`", README.read_text(encoding="utf-8"))
+    assert named, "the README names the example's cassette"
+    first, second = commands(block("pytest --mockmcp-record=once"))
+    recorded = run(first, checkout)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert (checkout / named.group(1)).exists(), list((checkout / "tests").rglob("*.yaml"))
+    replayed = run(second, checkout)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "1 passed" in replayed.stdout
+
+
+def test_the_sdk_without_the_plugin(checkout: Path) -> None:
+    (checkout / "host.py").write_text(block("asyncio.run(main())").text + "\n")
+    done = run("python host.py", checkout)
+    assert done.returncode == 0, done.stderr
+    assert "0 missed" in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+def test_benchmarks(checkout: Path) -> None:
+    """The benchmark commands run; with sizes cut to a fraction of a second each, the figures mean nothing."""
+    smaller = {
+        "bench_replay.py": "--quick --runs 1 --requests 200 --rounds 1",
+        "bench_record.py": "--quick --requests 200 --rounds 1 --pairs 20 --session 80",
+    }
+    for command in commands(block("python benchmarks/bench_replay.py")):
+        script = command.split()[1].rsplit("/", 1)[1]
+        done = run(f"{command.split('#')[0].strip()} {smaller[script]}", checkout)
+        assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+        assert "wall time" in done.stdout
