@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> Any:
     args = sys.argv[1:] if argv is None else argv
     values = None
     if args[:1] == ["replay"]:
-        # HTTP serving is no start-up race (and needs h11, which click's path reports when missing).
+        # Serving over HTTP is long-lived, its start-up time does not count: click reads that command line.
         values = options.read_plain(options.REPLAY, args[1:], declined=("listen",))
     if values is None:
         from mockmcp.cli.app import main as click_main
