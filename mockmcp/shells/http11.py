@@ -14,8 +14,6 @@ from typing import Any
 
 import h11
 
-from mockmcp.errors import UsageError
-
 __all__ = ["Http11Server", "Writer", "headers_of"]
 
 
