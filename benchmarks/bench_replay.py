@@ -6,7 +6,8 @@ travel between machines better than absolute times do:
 
 1. cold start   mockmcp's time from spawn to its answer to one tools/call, over a bare Python
                 process that imports json, reads one line and writes one answer (median of N).
-                Goal: <= 2.5x.
+                Goal: <= 1.5x with the cassette's parse cached (every start but the first);
+                <= 2.5x for the first start, which parses the YAML.
 2. throughput   requests per second when M requests are pipelined into one replay process,
                 over a bare Python read-parse-answer loop measured the same way. Goal: >= 0.5x.
 3. size         the same pipelined rate against a generated 5000-interaction cassette, over a
@@ -78,6 +79,9 @@ FLOOR_LOOP = (
 # turned off is the first-ever start.
 NO_CACHE_ENV = {**CHILD_ENV, "MOCKMCP_CACHE_DIR": ""}
 
+COLD_GOAL = 1.5  # a cached start: the launcher reads replay's options without click, and no YAML is parsed
+FIRST_START_GOAL = 2.5  # PyYAML's import and parse come on top
+
 
 # --- 1. cold start ---------------------------------------------------------------------------------
 
@@ -94,25 +98,26 @@ def cold_start_once(argv: list[str], label: str, env: dict[str, str] | None = No
 
 
 def bench_cold_start(runs: int, warmup: int) -> list[Result]:
-    variants: list[tuple[str, list[str], dict[str, str]]] = [
-        ("floor: python -c (json, 1 line)", [PY, "-c", FLOOR_ONE], CHILD_ENV),
-        ("python -m mockmcp replay", [PY, "-m", "mockmcp", "replay", NOTES], CHILD_ENV),
+    variants: list[tuple[str, list[str], dict[str, str], float]] = [
+        ("floor: python -c (json, 1 line)", [PY, "-c", FLOOR_ONE], CHILD_ENV, 1.0),
+        ("python -m mockmcp replay", [PY, "-m", "mockmcp", "replay", NOTES], CHILD_ENV, COLD_GOAL),
     ]
     script = shutil.which("mockmcp", path=os.path.dirname(PY))
     if script:
-        variants.append(("mockmcp replay (console script)", [script, "replay", NOTES], CHILD_ENV))
-    variants.append(("python -m mockmcp replay, first start", [PY, "-m", "mockmcp", "replay", NOTES], NO_CACHE_ENV))
-    times: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        variants.append(("mockmcp replay (console script)", [script, "replay", NOTES], CHILD_ENV, COLD_GOAL))
+    first = [PY, "-m", "mockmcp", "replay", NOTES]
+    variants.append(("python -m mockmcp replay, first start", first, NO_CACHE_ENV, FIRST_START_GOAL))
+    times: dict[str, list[float]] = {label: [] for label, _, _, _ in variants}
     for _ in range(warmup):
-        for label, argv, env in variants:
+        for label, argv, env, _goal in variants:
             cold_start_once(argv, label, env)
     for _ in range(runs):  # interleaved, so drift in machine load hits every variant alike
-        for label, argv, env in variants:
+        for label, argv, env, _goal in variants:
             times[label].append(cold_start_once(argv, label, env))
     floor_label = variants[0][0]
     floor = statistics.median(times[floor_label])
     results = []
-    for label, _argv, _env in variants[1:]:
+    for label, _argv, _env, goal in variants[1:]:
         median = statistics.median(times[label])
         results.append(
             Result(
@@ -127,13 +132,15 @@ def bench_cold_start(runs: int, warmup: int) -> list[Result]:
                 },
                 shown=f"{median * 1e3:7.1f} ms vs floor {floor * 1e3:6.1f} ms (median of {runs})",
                 ratio=median / floor,
-                goal=2.5,
+                goal=goal,
                 lower_is_better=True,
             )
         )
     if not script:
         results.append(
-            Result("1. cold start", "mockmcp replay (console script)", {}, "not found next to " + PY, None, 2.5, True)
+            Result(
+                "1. cold start", "mockmcp replay (console script)", {}, "not found next to " + PY, None, COLD_GOAL, True
+            )
         )
     return results
 
@@ -309,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     if "cold" in only:
         results += guarded(
-            "1. cold start", "mockmcp replay", 2.5, lambda: bench_cold_start(runs, warmup), lower_is_better=True
+            "1. cold start", "mockmcp replay", COLD_GOAL, lambda: bench_cold_start(runs, warmup), lower_is_better=True
         )
     if "throughput" in only:
         results += guarded("2. throughput", "mockmcp replay notes.yaml", 0.5, lambda: bench_throughput(count, rounds))

@@ -1,5 +1,5 @@
 """`python -m mockmcp` runs the command line."""
 
-from mockmcp.cli.app import main
+from mockmcp.cli.launch import main
 
-main()
+raise SystemExit(main())

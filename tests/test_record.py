@@ -201,7 +201,7 @@ def test_modes(tmp_path: Path) -> None:
         timeout=30,
         env=child_env(),
     )
-    assert bad.returncode == 2 and b"use one of: all, new, once" in bad.stderr
+    assert bad.returncode == 2 and b"'sometimes' is not one of 'all', 'new', 'once'" in bad.stderr
     # once, no cassette yet: records.
     assert run_record(out, [INIT, CALL], mode="once")[0] == 0
     # once, cassette exists: replays it, never starting the server (here one that cannot start).

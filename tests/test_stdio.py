@@ -153,7 +153,7 @@ def test_a_signal_ends_the_session_with_a_summary(tmp_path: Path) -> None:
 
 def test_a_bad_option_value_says_how_to_fix_it() -> None:
     proc = run([], NOTES, "--timing", "fast")
-    assert proc.returncode == 2 and b"--timing 'fast' is neither none, recorded nor a factor" in proc.stderr
+    assert proc.returncode == 2 and b"'--timing': 'fast' is neither none, recorded nor a factor" in proc.stderr
     proc = run([], NOTES, "--ignore", "a[")
     assert proc.returncode == 2 and b"cannot read the ignore path" in proc.stderr
 

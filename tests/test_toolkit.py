@@ -18,7 +18,7 @@ from conftest import ROOT
 from mockmcp.cassette import store
 from mockmcp.shells import toolkit
 from mockmcp.shells.live_server import drive
-from mockmcp.shells.toolkit import LineSplitter, stop_child, wait_exit, write_all
+from mockmcp.shells.toolkit import LineSplitter, stop_child, write_all
 
 SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 

@@ -1,16 +1,83 @@
-"""The command line: short adapters from options to the domain objects, and the one place errors become exit codes."""
+"""The command line: short adapters from options to the domain objects, built with click.
+
+`mockmcp.cli.launch` is the entry point: it reads a plain `mockmcp replay` command line itself and
+hands everything else here. `replay`'s parameters are therefore built from the table in
+`mockmcp.cli.options`, and every option value with a parser of its own is read by that parser,
+through a click parameter type, so that a bad value fails here, with usage, and completes in a shell.
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mockmcp import __version__
-from mockmcp.errors import MockmcpError
+from mockmcp.cli import options
+from mockmcp.core.protocol import RecordMode
+from mockmcp.errors import MockmcpError, UsageError
 
-__all__ = ["main"]
+__all__ = ["ParsedValue", "cli", "main", "param_type"]
+
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[Any]  # generic from click 8.4 on; subscripted for the type checker only
+else:
+    _ParamType = click.ParamType
+
+
+class ParsedValue(_ParamType):
+    """An option value read by its parser in `mockmcp.cli.options`; what the parser refuses fails with usage."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name = name
+        self.parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value  # already read (click converts a default that was given as the value itself)
+        try:
+            return self.parse(value)
+        except UsageError as error:
+            self.fail(error.render(), param, ctx)
+
+
+def param_type(kind: str) -> _ParamType:
+    """The click type of a value kind of `mockmcp.cli.options` (a file: click.Path, which also completes it)."""
+    if kind == "file":
+        return click.Path(dir_okay=False)
+    if kind == "text":
+        return click.STRING
+    return ParsedValue(kind, options.PARSERS[kind])
+
+
+def _params(table: Sequence[options.Param]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator adding the parameters of a table of `mockmcp.cli.options`, in the table's order."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        for param in reversed(table):  # decorators apply bottom-up
+            function = _param(param)(function)
+        return function
+
+    return decorate
+
+
+def _param(param: options.Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    if not param.flags:
+        return click.argument(param.dest, type=param_type(param.kind))
+    if param.kind == "flag":
+        return click.option(*param.flags, param.dest, is_flag=True, help=param.help)
+    return click.option(
+        *param.flags,
+        param.dest,
+        type=param_type(param.kind),
+        default=param.default,
+        show_default=param.default is not None,
+        metavar=param.metavar,
+        multiple=param.multiple,
+        help=param.help,
+    )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,59 +87,42 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("cassette", type=click.Path(dir_okay=False))
-@click.option(
-    "--ignore",
-    "ignores",
-    multiple=True,
-    metavar="PATH",
-    help="A params path left out of matching (repeatable), e.g. arguments.when.",
-)
-@click.option("--strict", is_flag=True, help="Exit 1 when a request missed or a recorded interaction was never played.")
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False),
-    help="Write the session summary as JSON to this file ({pid} in it becomes the process id).",
-)
-@click.option(
-    "--timing",
-    default="none",
-    show_default=True,
-    metavar="HOW",
-    help="none: answer at once; recorded: as fast as the server did; or a factor scaling that (0.5 is twice as fast).",
-)
-@click.option(
-    "--http",
-    "listen",
-    metavar="[HOST:]PORT",
-    help="Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: 127.0.0.1; needs mockmcp[http]).",
-)
+@_params(options.REPLAY)
 def replay(
-    cassette: str, ignores: tuple[str, ...], strict: bool, report_path: str | None, timing: str, listen: str | None
+    cassette: str,
+    ignores: tuple[str, ...],
+    strict: bool,
+    report_path: str | None,
+    timing: float,
+    listen: tuple[str, int] | None,
 ) -> None:
     """Serve CASSETTE as an MCP server over stdio.
 
     Requests are matched by method and params, never by id, and answered with the recorded
     response under the caller's id. A summary goes to stderr when the host closes stdin.
     """
-    from mockmcp.cli.commands import parse_timing, replay_cassette
+    from mockmcp.cli.commands import replay_cassette
 
-    status = replay_cassette(cassette, ignores, strict, report_path, parse_timing(timing), listen)
+    status = replay_cassette(cassette, ignores, strict, report_path, timing, listen)
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+# Not interspersed: from the first word of COMMAND on, every argument is the server's, its options too
+# (a `--` before COMMAND says the same); an unknown option before it is a typo, reported as such.
+@cli.command(context_settings={"allow_interspersed_args": False})
 @click.option(
     "-o", "--output", "cassette", required=True, type=click.Path(dir_okay=False), help="The cassette to write."
 )
 @click.option(
     "--mode",
-    default="once",
+    default=RecordMode.ONCE.value,
     show_default=True,
-    metavar="MODE",
-    help="all: record afresh; new: add what the cassette lacks; once: record only if the cassette does not exist, else replay it.",
+    type=click.Choice(RecordMode.choices()),
+    help=(
+        "all: record afresh; new: add what the cassette lacks; "
+        "once: record only if the cassette does not exist, else replay it."
+    ),
 )
 @click.option(
     "--redact-env",
@@ -105,6 +155,7 @@ def replay(
     "--listen",
     default="127.0.0.1:0",
     show_default=True,
+    type=param_type("listen"),
     metavar="[HOST:]PORT",
     help="With --http-target: where the proxy listens (port 0: any free port).",
 )
@@ -116,7 +167,7 @@ def record(
     redact_patterns: tuple[str, ...],
     grace: float,
     target: str | None,
-    listen: str,
+    listen: tuple[str, int],
     command: tuple[str, ...],
 ) -> None:
     """Run COMMAND as the server, proxy stdio to it, and record the session into a cassette.
@@ -125,14 +176,14 @@ def record(
     Every line is forwarded unchanged both ways; the cassette is written atomically when the
     session ends. The default mode, once, never replaces a cassette that exists.
     """
-    from mockmcp.cli.commands import RecordMode, record_http, record_session
+    from mockmcp.cli.commands import record_http, record_session
 
     if (target is None) == (not command):
         raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")
     if target is not None:
-        record_http(cassette, target, listen, RecordMode.parse(mode), redact_env, redact_patterns)
+        record_http(cassette, target, listen, RecordMode(mode), redact_env, redact_patterns)
         return
-    outcome = record_session(cassette, list(command), RecordMode.parse(mode), redact_env, redact_patterns, grace)
+    outcome = record_session(cassette, list(command), RecordMode(mode), redact_env, redact_patterns, grace)
     if outcome.status:
         raise SystemExit(outcome.status)
 
@@ -231,22 +282,15 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the `mockmcp` command; the only place that turns errors into exit codes."""
+    """Run the command line through click; errors become messages and exit codes as in `mockmcp.cli.launch`."""
+    from mockmcp.cli.launch import abort, fail
+
     try:
         return cli.main(args=argv, prog_name="mockmcp", standalone_mode=False)
-    except MockmcpError as error:
-        click.echo(f"mockmcp: error: {error.render()}", err=True)
-        sys.exit(error.exit_code)
-    except OSError as error:  # a file or socket the command needed; located as far as the OS says
-        where = f" ({error.filename})" if error.filename else ""
-        click.echo(
-            f"mockmcp: error: {error.strerror or error}{where}\n  how to fix: check the path, its folder and their permissions",
-            err=True,
-        )
-        sys.exit(2)
+    except (MockmcpError, OSError) as error:  # OSError: a file or socket the command needed
+        fail(error)
     except click.exceptions.Abort:
-        click.echo("mockmcp: aborted", err=True)
-        sys.exit(130)
+        abort()
     except click.ClickException as error:
         error.show()
         sys.exit(error.exit_code)

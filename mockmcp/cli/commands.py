@@ -8,7 +8,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +25,7 @@ if TYPE_CHECKING:
     from mockmcp.shells.stdio_record import Outcome
 
 __all__ = [
-    "RecordMode",
     "diff_cassettes",
-    "parse_timing",
     "record_http",
     "record_session",
     "recover_session",
@@ -41,30 +38,16 @@ def _note(text: str) -> None:
     print(f"mockmcp: {text}", file=sys.stderr, flush=True)
 
 
-def parse_timing(text: str) -> float:
-    """`--timing`: none (answer at once), recorded (as recorded), or a factor scaling the recorded timing."""
-    named = {"none": 0.0, "recorded": 1.0}
-    try:
-        factor = named[text] if text in named else float(text)
-    except ValueError:
-        factor = -1.0
-    if not factor >= 0 or factor == float("inf"):
-        raise UsageError(
-            f"--timing {text!r} is neither none, recorded nor a factor",
-            "write e.g. `--timing recorded` or `--timing 0.5` (twice as fast)",
-        )
-    return factor
-
-
 def replay_cassette(
-    path: str,
+    cassette: str,
     ignores: tuple[str, ...] = (),
     strict: bool = False,
     report_path: str | None = None,
     timing: float = 0.0,
-    http: str | None = None,
+    listen: tuple[str, int] | None = None,
 ) -> int:
-    """Serve a cassette over stdio until the host closes stdin; summary to stderr, report to a file.
+    """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
+    report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
 
     Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
     128 + the signal number when SIGINT or SIGTERM ended the session.
@@ -77,17 +60,19 @@ def replay_cassette(
     from mockmcp.shells.stdio_replay import serve
 
     matcher = Matcher.build(ignores)
-    cassette = cassettes.load(path)
-    if os.path.exists(journal_path(path)):
-        _note(f"an interrupted recording of {path} exists; `mockmcp recover {path}` turns it into the cassette")
-    redactor = Redactor.from_meta(cassette.meta, os.environ)
+    recorded = cassettes.load(cassette)
+    if os.path.exists(journal_path(cassette)):
+        _note(f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette")
+    redactor = Redactor.from_meta(recorded.meta, os.environ)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
+    # (The launcher may have turned the collector off while starting up: it is on from here.)
     gc.freeze()
-    if http is not None:
-        report, status = Report.combine(cassette, _serve_http(cassette, matcher, redactor, timing, http)), 0
+    gc.enable()
+    if listen is not None:
+        report, status = Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen)), 0
     else:
-        engine = Replay(cassette, matcher, redactor, timing)
+        engine = Replay(recorded, matcher, redactor, timing)
         status = serve(engine)
         report = engine.report
     print(report.summary(), file=sys.stderr, flush=True)
@@ -104,24 +89,31 @@ def replay_cassette(
     return status
 
 
-def _serve_http(cassette: Cassette, matcher: Matcher, redactor: Redactor, timing: float, listen: str) -> list[Report]:
+def _serve_http(
+    cassette: Cassette, matcher: Matcher, redactor: Redactor, timing: float, listen: tuple[str, int]
+) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:
-        from mockmcp.shells.http11 import parse_listen, serve_until_signalled
+        from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
         raise UsageError(
             f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
         ) from None
     try:
-        server = HttpReplay(cassette, matcher, redactor, timing, parse_listen(listen))
+        server = HttpReplay(cassette, matcher, redactor, timing, listen)
     except OSError as exc:
         raise UsageError(
-            f"cannot listen on {listen}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
+            f"cannot listen on {_address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
     _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
     serve_until_signalled(server)
     return server.shutdown()
+
+
+def _address(listen: tuple[str, int]) -> str:
+    host, port = listen
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def record_session(
@@ -152,11 +144,16 @@ def record_session(
 
 
 def record_http(
-    path: str, target: str, listen: str, mode: RecordMode, redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]
+    path: str,
+    target: str,
+    listen: tuple[str, int],
+    mode: RecordMode,
+    redact_env: tuple[str, ...],
+    redact_patterns: tuple[str, ...],
 ) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:
-        from mockmcp.shells.http11 import parse_listen, serve_until_signalled
+        from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_record import RecordingProxy
     except ImportError as exc:
         raise UsageError(
@@ -164,17 +161,17 @@ def record_http(
         ) from None
     if mode is RecordMode.ONCE and os.path.exists(path):
         _note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
-        replay_cassette(path, http=listen)
+        replay_cassette(path, listen=listen)
         return
     redactor = _redactor(redact_env, redact_patterns)
     journal = _open_journal(path, mode, redactor, [target])
     try:
-        proxy = RecordingProxy(target, parse_listen(listen), journal, redactor)
+        proxy = RecordingProxy(target, listen, journal, redactor)
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):
             raise UsageError(
-                f"cannot listen on {listen}: {exc.strerror or exc}",
+                f"cannot listen on {_address(listen)}: {exc.strerror or exc}",
                 "choose another --listen port (0 takes any free one)",
             ) from None
         raise
@@ -223,13 +220,15 @@ def _finish_recording(path: str, reason: str) -> None:
     if recovered.skipped:
         first = recovered.skipped[0][:80]
         _note(
-            f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message and are not in {path} (the first: {first!r})"
+            f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message and are not in {path} "
+            f"(the first: {first!r})"
         )
     if not recovered.cassette.interactions:
         _note(f"nothing was recorded; {path} was left as it was; {reason}")
         return
     _note(
-        f"recorded {len(recovered.cassette.interactions)} interactions into {path} ({len(written.interactions)} in the cassette); {reason}"
+        f"recorded {len(recovered.cassette.interactions)} interactions into {path} "
+        f"({len(written.interactions)} in the cassette); {reason}"
     )
 
 
@@ -241,7 +240,7 @@ def recover_session(path: str) -> None:
         raise CassetteError(
             "no journal to recover", path=journal_path(path), fix="nothing to do: the last recording finished"
         )
-    written, recovered = finish(path)
+    _written, recovered = finish(path)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
     _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
@@ -251,6 +250,8 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
     Returns True when drift remains: found, and not written into the cassette.
     """
+    import shlex
+
     from mockmcp.core.matching import Matcher
     from mockmcp.shells.live_server import carry_knobs, drive
     from mockmcp.tools.drift import compare

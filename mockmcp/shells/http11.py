@@ -16,24 +16,9 @@ from typing import Any
 
 import h11
 
-from mockmcp.errors import UsageError
 from mockmcp.shells.toolkit import Signals, wait_readable
 
-__all__ = ["Http11Server", "Writer", "headers_of", "parse_listen", "serve_until_signalled"]
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """`[HOST:]PORT` (HOST defaults to 127.0.0.1; `[::1]:8000` for IPv6); raises UsageError."""
-    host, _, port = text.rpartition(":")
-    try:
-        number = int(port)
-        if not 0 <= number <= 65535:
-            raise ValueError
-    except ValueError:
-        raise UsageError(
-            f"cannot read {text!r} as [HOST:]PORT", "write e.g. `--http 8000` or `--http 127.0.0.1:8000`"
-        ) from None
-    return (host.strip("[]") or "127.0.0.1"), number
+__all__ = ["Http11Server", "Writer", "headers_of", "serve_until_signalled"]
 
 
 def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:

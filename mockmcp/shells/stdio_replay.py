@@ -12,7 +12,6 @@ host that stopped reading and so would never let that write finish.
 
 from __future__ import annotations
 
-import heapq
 import os
 import select
 import sys
@@ -42,6 +41,8 @@ class _Shell:
             if isinstance(action, Send):
                 self.outbox.append(action.data)
             elif isinstance(action, Wake):
+                import heapq  # deferred, like below: only a session with delays has timers
+
                 self.sequence += 1
                 heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
             elif isinstance(action, Note):
@@ -66,6 +67,8 @@ class _Shell:
     def fire_due_timers(self) -> None:
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
+            import heapq
+
             _deadline, _seq, job = heapq.heappop(self.timers)
             self.perform(self.engine.wake(job))
 

@@ -1,0 +1,167 @@
+"""The options of `mockmcp replay` as data, and the parsers of option values: one definition, two readers.
+
+Theory of operation. A host's test suite starts `mockmcp replay` once per test, and importing click
+costs more than everything else a cached replay does before its first answer. So the launcher
+(`mockmcp.cli.launch`) reads a plain, well-formed replay command line itself, from the table
+`REPLAY` below, and hands anything else to click: help, an unknown or repeated option, a value its
+parser refuses, `--http`, `--`, another command. The click command is built from the same table
+(`mockmcp.cli.app`), and click's parameter types call the same parsers, so help, errors and values
+cannot drift apart; tests/test_cli.py checks that the two readers agree on a table of command lines.
+
+This module imports nothing costly: it is on the launch path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from mockmcp.errors import UsageError
+
+__all__ = ["PARSERS", "Param", "REPLAY", "parse_listen", "parse_timing", "read_plain"]
+
+
+def parse_timing(text: str) -> float:
+    """`--timing`: none (answer at once), recorded (as recorded), or a factor scaling the recorded timing.
+
+    Returns the factor; raises UsageError.
+    """
+    named = {"none": 0.0, "recorded": 1.0}
+    try:
+        factor = named[text] if text in named else float(text)
+    except ValueError:
+        factor = -1.0
+    if not factor >= 0 or factor == float("inf"):
+        raise UsageError(
+            f"{text!r} is neither none, recorded nor a factor",
+            "write e.g. `--timing recorded`, or `--timing 0.5` (twice as fast)",
+        )
+    return factor
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`[HOST:]PORT` (HOST defaults to 127.0.0.1; `[::1]:8000` for IPv6). Returns (host, port); raises UsageError."""
+    host, _, port = text.rpartition(":")
+    try:
+        number = int(port)
+        if not 0 <= number <= 65535:
+            raise ValueError
+    except ValueError:
+        raise UsageError(
+            f"cannot read {text!r} as [HOST:]PORT", "write e.g. 8000 or 127.0.0.1:8000 (port 0: any free port)"
+        ) from None
+    return (host.strip("[]") or "127.0.0.1"), number
+
+
+def _plain_file(text: str) -> str:
+    """A file path as click.Path(dir_okay=False) takes it; refuses (for click to explain) what click would refuse."""
+    if os.path.isdir(text) or (os.path.exists(text) and not os.access(text, os.R_OK)):
+        raise UsageError(f"{text!r} is a folder or cannot be read")
+    return text
+
+
+# What a value's kind means to the launcher; mockmcp.cli.app gives click a parameter type of the
+# same kind, calling the same parser (click.Path for "file").
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "file": _plain_file,
+    "text": str,
+    "timing": parse_timing,
+    "listen": parse_listen,
+}
+
+
+class Param(NamedTuple):
+    """One parameter of a command: where its value goes, how it is written, how its text is read."""
+
+    dest: str  # the command function's parameter
+    flags: tuple[str, ...]  # () for a positional argument
+    kind: str  # "flag", or a key of PARSERS
+    help: str = ""
+    metavar: str | None = None
+    default: str | None = None  # as written on the command line; parsed like a given value
+    multiple: bool = False
+
+
+REPLAY = (
+    Param("cassette", (), "file"),
+    Param(
+        "ignores",
+        ("--ignore",),
+        "text",
+        "A params path left out of matching (repeatable), e.g. arguments.when.",
+        metavar="PATH",
+        multiple=True,
+    ),
+    Param("strict", ("--strict",), "flag", "Exit 1 when a request missed or a recorded interaction was never played."),
+    Param(
+        "report_path",
+        ("--report",),
+        "file",
+        "Write the session summary as JSON to this file ({pid} in it becomes the process id).",
+    ),
+    Param(
+        "timing",
+        ("--timing",),
+        "timing",
+        "none: answer at once; recorded: as fast as the server did; or a factor scaling that (0.5 is twice as fast).",
+        metavar="HOW",
+        default="none",
+    ),
+    Param(
+        "listen",
+        ("--http",),
+        "listen",
+        "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: 127.0.0.1; needs mockmcp[http]).",
+        metavar="[HOST:]PORT",
+    ),
+)
+
+
+def read_plain(params: Sequence[Param], args: Sequence[str], declined: Sequence[str] = ()) -> dict[str, Any] | None:
+    """The values of a plain, well-formed command line, as click would read them; None for anything else.
+
+    Anything else is left to click, which reads it fully and explains what is wrong: an option not in
+    params or named in declined, a repeated one, one without its value or with a value starting with
+    `-`, `--`, a value its parser refuses, a positional argument too many or missing.
+    """
+    by_flag = {flag: param for param in params if param.dest not in declined for flag in param.flags}
+    texts: dict[str, list[str]] = {}
+    positional: list[str] = []
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if not arg.startswith("-"):
+            positional.append(arg)
+            continue
+        flag, equals, value = arg.partition("=")
+        param = by_flag.get(flag)
+        if param is None or (param.dest in texts and not param.multiple):
+            return None
+        if param.kind == "flag":
+            if equals:
+                return None
+            texts[param.dest] = []
+            continue
+        if not equals:
+            if not rest or rest[0].startswith("-"):
+                return None
+            value = rest.pop(0)
+        texts.setdefault(param.dest, []).append(value)
+    arguments = [param for param in params if not param.flags]
+    if len(positional) != len(arguments):
+        return None
+    texts.update((param.dest, [text]) for param, text in zip(arguments, positional, strict=True))
+    try:
+        return {param.dest: _value(param, texts.get(param.dest)) for param in params}
+    except UsageError:
+        return None
+
+
+def _value(param: Param, given: list[str] | None) -> Any:
+    """A parameter's value from the texts given for it (None: not given); raises UsageError for a refused text."""
+    if param.kind == "flag":
+        return given is not None
+    written = given if given is not None else ([] if param.default is None else [param.default])
+    parsed = [PARSERS[param.kind](text) for text in written]
+    return tuple(parsed) if param.multiple else (parsed[-1] if parsed else None)
