@@ -219,7 +219,7 @@ def test_record_modes_parse_and_name_the_valid_ones() -> None:
     assert "never records" in never.value.problem and "mockmcp replay" in (never.value.fix or "")
 
 
-def test_record_refuses_mode_none_and_says_to_replay(tmp_path: Path) -> None:
+def test_record_refuses_mode_none_at_the_boundary(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     done = subprocess.run(
         [*MOCKMCP, "record", "-o", str(out), "--mode", "none", "--", "true"],
@@ -227,5 +227,7 @@ def test_record_refuses_mode_none_and_says_to_replay(tmp_path: Path) -> None:
         timeout=30,
         env=child_env(),
     )
-    assert done.returncode == 2 and b"never records" in done.stderr and b"mockmcp replay" in done.stderr
+    # click's Choice refuses it before anything starts, with the usage line and the valid modes.
+    assert done.returncode == 2 and b"Usage: mockmcp record" in done.stderr
+    assert b"'none' is not one of 'all', 'new', 'once'" in done.stderr
     assert not out.exists()
