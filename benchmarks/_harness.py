@@ -97,7 +97,7 @@ class Process:
     ) -> None:
         self.label = label
         self.stop_timeout = stop_timeout
-        self.err = tempfile.TemporaryFile()
+        self.err = tempfile.TemporaryFile()  # noqa: SIM115 (open for the process's life; closed in stop)
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -135,7 +135,8 @@ class Process:
         while seen < count:
             if not self.selector.select(READ_TIMEOUT):
                 raise BenchError(
-                    f"{self.label}: no answer for {READ_TIMEOUT:.0f} s ({seen} of {count} lines read){self.stderr_tail()}"
+                    f"{self.label}: no answer for {READ_TIMEOUT:.0f} s "
+                    f"({seen} of {count} lines read){self.stderr_tail()}"
                 )
             chunk = os.read(self.out_fd, 1 << 20)
             if not chunk:
@@ -144,7 +145,8 @@ class Process:
                 except subprocess.TimeoutExpired:
                     status = None
                 raise BenchError(
-                    f"{self.label}: stdout closed after {seen} of {count} lines (exit status {status}){self.stderr_tail()}"
+                    f"{self.label}: stdout closed after {seen} of {count} lines "
+                    f"(exit status {status}){self.stderr_tail()}"
                 )
             chunks.append(chunk)
             seen += chunk.count(b"\n")
@@ -281,7 +283,8 @@ def make_parser(doc: str, quick_help: str) -> argparse.ArgumentParser:
 def print_heading(name: str, settings: str) -> None:
     """The machine the benchmark runs on, then what it is about to do, then a blank line."""
     print(
-        f"mockmcp {name} benchmark: {PY} (Python {platform.python_version()}), {os.cpu_count()} CPUs, {platform.platform()}"
+        f"mockmcp {name} benchmark: {PY} (Python {platform.python_version()}), "
+        f"{os.cpu_count()} CPUs, {platform.platform()}"
     )
     print(settings + "\n")
 
@@ -297,7 +300,7 @@ def print_table(results: list[Result], result_heading: str = "result", strip: bo
         for r in results
     ]
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
-    line = "  ".join("{:<%d}" % w for w in widths)
+    line = "  ".join(f"{{:<{w}}}" for w in widths)
     print(line.format(*head))
     print("  ".join("-" * w for w in widths))
     for row in rows:

@@ -55,7 +55,8 @@ FAST_SERVER = (
     "out = sys.stdout.buffer\n"
     "for line in sys.stdin.buffer:\n"
     "    m = json.loads(line)\n"
-    "    r = {'content': [{'type': 'text', 'text': 'the value of ' + m['params']['arguments']['key']}], 'isError': False}\n"
+    "    r = "
+    "{'content': [{'type': 'text', 'text': 'the value of ' + m['params']['arguments']['key']}], 'isError': False}\n"
     "    out.write(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}).encode() + b'\\n')\n"
     "    out.flush()\n"
 )
@@ -222,7 +223,7 @@ def _scan_cassette(path: str, ids: range) -> bool:
     blocks = body.split("\n- ") if found else []
     if len(blocks) != len(ids):
         return False
-    for rid, block in zip(ids, blocks):
+    for rid, block in zip(ids, blocks, strict=True):
         if (
             f"\n  request:\n    id: {rid}\n    method: tools/call\n" not in block
             or "\n  response:\n    result:\n" not in block
@@ -300,7 +301,10 @@ def cassette_result(figure: str, finishes: list[Finished]) -> Result:
             "interactions_expected": last.requests,
             "problems": problems,
         },
-        shown=f"{seconds:6.2f} s ({many}{last.requests} interactions), {last.size / 1e6:.1f} MB, {last.size / last.requests:.0f} B each",
+        shown=(
+            f"{seconds:6.2f} s ({many}{last.requests} interactions), "
+            f"{last.size / 1e6:.1f} MB, {last.size / last.requests:.0f} B each"
+        ),
         ratio=None,
         goal=None,
         error="\n".join(problems) or None,
@@ -349,7 +353,7 @@ def bench_throughput(folder: str, count: int, rounds: int) -> list[Result]:
 def _percentile(values: list[float], fraction: float) -> float:
     """Nearest-rank percentile."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(round(fraction * len(ordered))) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
 
 
 def bench_latency(folder: str, pairs: int, warmup: int) -> list[Result]:
@@ -385,7 +389,10 @@ def bench_latency(folder: str, pairs: int, warmup: int) -> list[Result]:
                 "pairs": pairs,
                 "warmup": warmup,
             },
-            shown=f"median {r_med:5.0f} us vs direct {d_med:4.0f} us; p99 {r_p99:5.0f} us vs {d_p99:4.0f} us (+{r_p99 - d_p99:.0f})",
+            shown=(
+                f"median {r_med:5.0f} us vs direct {d_med:4.0f} us; "
+                f"p99 {r_p99:5.0f} us vs {d_p99:4.0f} us (+{r_p99 - d_p99:.0f})"
+            ),
             ratio=None,
             goal=None,
             figure_text=f"{r_med - d_med:+.0f} us",
@@ -423,7 +430,7 @@ def bench_flat(folder: str, session: int, rounds: int) -> list[Result]:
     finally:
         stop_all(servers)
     quarter = rounds // 4
-    relative = [r / d for r, d in zip(rates[recorder], rates[direct])]
+    relative = [r / d for r, d in zip(rates[recorder], rates[direct], strict=True)]
     first, last = statistics.median(relative[:quarter]), statistics.median(relative[-quarter:])
     plain_first, plain_last = (
         statistics.median(rates[recorder][:quarter]),
@@ -448,7 +455,8 @@ def bench_flat(folder: str, session: int, rounds: int) -> list[Result]:
                 "direct_round_rps": rates[direct],
             },
             shown=(
-                f"{last:.2f} vs {first:.2f} of direct ({rounds} x {size}); plain {plain_last:,.0f} vs {plain_first:,.0f} req/s "
+                f"{last:.2f} vs {first:.2f} of direct ({rounds} x {size}); "
+                f"plain {plain_last:,.0f} vs {plain_first:,.0f} req/s "
                 f"= {plain_last / plain_first:.2f}x, direct drifted {direct_drift:.2f}x"
             ),
             ratio=last / first,
@@ -462,7 +470,7 @@ def bench_flat(folder: str, session: int, rounds: int) -> list[Result]:
 
 
 def print_error_details(results: list[Result]) -> None:
-    """Under the table, each error the table does not show whole: one that spans lines, or a row's besides its figures."""
+    """Under the table, each error it does not show whole: one that spans lines, or a row's besides its figures."""
     for r in results:
         if r.error and (r.shown or "\n" in r.error):
             print(f"\n{r.verdict} {r.figure}, {r.subject}:\n  " + r.error.replace("\n", "\n  "))
@@ -498,7 +506,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print_heading(
         "record",
-        f"pipelined: {rounds} rounds x {count} requests per side; round trips: {pairs} per side after {warmup} warm-up; "
+        f"pipelined: {rounds} rounds x {count} requests per side; "
+        f"round trips: {pairs} per side after {warmup} warm-up; "
         f"long session: {session} requests in {parts} rounds",
     )
     began = time.perf_counter()

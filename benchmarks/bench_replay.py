@@ -275,7 +275,10 @@ def bench_size(count: int, rounds: int, small: int, large: int) -> list[Result]:
                 "requests": count,
                 "rounds": rounds,
             },
-            shown=f"{large_rate:9,.0f} req/s vs {small_rate:9,.0f} req/s ({large} ready after {large_ready:.2f} s, excluded)",
+            shown=(
+                f"{large_rate:9,.0f} req/s vs {small_rate:9,.0f} req/s "
+                f"({large} ready after {large_ready:.2f} s, excluded)"
+            ),
             ratio=large_rate / small_rate,
             goal=0.8,
             lower_is_better=False,
@@ -310,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print_heading(
         "replay",
-        f"cold starts: {runs} per variant after {warmup} warm-up; pipelined: {rounds} rounds x {count} requests per server",
+        f"cold starts: {runs} per variant after {warmup} warm-up; "
+        f"pipelined: {rounds} rounds x {count} requests per server",
     )
     began = time.perf_counter()
     results: list[Result] = []

@@ -29,7 +29,11 @@ HANDSHAKE = """\
 version: 1
 interactions:
 - request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
-  response: {result: {protocolVersion: '2025-11-25', capabilities: {tools: {}, logging: {}}, serverInfo: {name: faults, version: '1'}}}
+  response:
+    result:
+      protocolVersion: '2025-11-25'
+      capabilities: {tools: {}, logging: {}}
+      serverInfo: {name: faults, version: '1'}
 - notification: {method: notifications/initialized}
 - request: {method: tools/list}
   response:

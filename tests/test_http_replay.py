@@ -205,7 +205,7 @@ def test_stateless_clients_may_use_the_same_id_at_once_and_bad_posts_get_400(tmp
     def call(name: str) -> None:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "_meta": MODERN_META}}
         headers = {**MODERN_HEADERS, "mcp-name": name}
-        status, response_headers, text = post(server.port, body, headers)
+        status, _headers, text = post(server.port, body, headers)
         events = [line[6:] for line in text.splitlines() if line.startswith("data: ")] or [text]
         answers[name] = (status, json.loads(events[-1]))
 
@@ -227,11 +227,11 @@ def test_a_dropped_get_stream_can_be_opened_again(tmp_path: Path) -> None:
     path = tmp_path / "slow.yaml"
     path.write_text(SLOW)
     with served(path, tmp_path) as server:
-        status, headers, _ = post(server.port, INIT)
+        _status, headers, _ = post(server.port, INIT)
         session = headers["mcp-session-id"]
         raw = sockets.create_connection(("127.0.0.1", server.port), timeout=10)
         raw.sendall(
-            f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n".encode()
+            f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n".encode()  # noqa: E501 (a literal message, as on the wire)
         )
         assert raw.recv(1024).startswith(b"HTTP/1.1 200")
         raw.close()  # the client drops its stream

@@ -136,7 +136,7 @@ BROKEN = [
     ),
     (
         HEAD
-        + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32099.5, message: m}\n",
+        + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32099.5, message: m}\n",  # noqa: E501 (a literal message, as on the wire)
         6,
         "interactions[0].server[0].response.error.code",
         "error",
@@ -144,7 +144,7 @@ BROKEN = [
     ),
     (
         HEAD
-        + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32200, message: m}\n",
+        + "- server:\n  - request: {id: 1, method: roots/list}\n    response:\n      error: {code: -32200, message: m}\n",  # noqa: E501 (a literal message, as on the wire)
         6,
         "interactions[0].server[0].response.error.code",
         "warning",
@@ -195,7 +195,7 @@ BROKEN = [
     ),
     (
         HEAD
-        + "- request:\n    method: tools/list\n    params:\n      _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}\n"
+        + "- request:\n    method: tools/list\n    params:\n      _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}\n"  # noqa: E501 (a literal message, as on the wire)
         "  response:\n    result: {tools: []}\n",
         8,
         "interactions[0].response.result",
@@ -243,7 +243,7 @@ BROKEN = [
     ),
     (
         TOOLS
-        + "- request:\n    method: tools/call\n    params: {arguments: {}}\n  response:\n    result:\n      content: []\n      isError: true\n",
+        + "- request:\n    method: tools/call\n    params: {arguments: {}}\n  response:\n    result:\n      content: []\n      isError: true\n",  # noqa: E501 (a literal message, as on the wire)
         14,
         "interactions[1].response.result.isError",
         "warning",
@@ -282,8 +282,8 @@ BROKEN = [
     ],
     (
         HEAD
-        + "- request:\n    method: tools/call\n    params:\n      name: fetch\n      arguments: {headers: {Authorization: '%s'}}\n"
-        % FAKE["bearer"],
+        + "- request:\n    method: tools/call\n    params:\n      name: fetch\n"
+        + f"      arguments: {{headers: {{Authorization: '{FAKE['bearer']}'}}}}\n",
         7,
         "interactions[0].request.params.arguments.headers.Authorization",
         "warning",
@@ -322,8 +322,8 @@ CLEAN = [
     (
         "a handshake cassette whose host probed server/discover first",
         HEAD
-        + "- request:\n    method: server/discover\n    params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}\n"
-        "  response: {error: {code: -32601, message: Method not found}}\n- request: {method: tools/list}\n  response: {result: {tools: []}}\n",
+        + "- request:\n    method: server/discover\n    params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}\n"  # noqa: E501 (a literal message, as on the wire)
+        "  response: {error: {code: -32601, message: Method not found}}\n- request: {method: tools/list}\n  response: {result: {tools: []}}\n",  # noqa: E501 (a literal message, as on the wire)
     ),
     (
         "values already redacted",

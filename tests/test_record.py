@@ -117,7 +117,7 @@ def test_bytes_pass_unchanged_both_ways_and_replay_reproduces_them(tmp_path: Pat
 def test_a_server_that_crashes_mid_call_leaves_a_valid_cassette(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     crash = req(2, "tools/crash", {"_meta": {"progressToken": "t"}})
-    status, stdout, stderr = run_record(out, [INIT, CALL, crash], "--crash-on", "tools/crash")
+    status, _stdout, stderr = run_record(out, [INIT, CALL, crash], "--crash-on", "tools/crash")
     assert status == 3, stderr
     assert "exited with status 3 (it failed or crashed)" in stderr
     recorded = cassette.load(str(out))
@@ -311,7 +311,7 @@ def test_recover_keeps_every_whole_line_and_reports_a_torn_last_one(tmp_path: Pa
         {
             "d": "s",
             "t": 0.1,
-            "l": '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}',
+            "l": '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}',  # noqa: E501 (a literal message, as on the wire)
         },
         {"d": "c", "t": 0.2, "l": CALL.decode().strip()},
     ]

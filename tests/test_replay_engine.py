@@ -124,7 +124,7 @@ LIST_RESULT = {"tools": [{"name": "read_file"}]}
 NOTES_RESULT = {"content": [{"type": "text", "text": "remember to buy milk"}], "isError": False}
 MISSING_RESULT = {"content": [{"type": "text", "text": "no such file: missing.txt"}], "isError": True}
 
-INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp","version":"0.1.0"}}}'
+INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp","version":"0.1.0"}}}'  # noqa: E501 (a literal message, as on the wire)
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 TOOLS_LIST = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 READ_NOTES = (
@@ -448,7 +448,7 @@ def test_an_unknown_method_gets_method_not_found() -> None:
 
 def test_a_known_method_with_other_params_gets_no_match_with_the_closest_interaction() -> None:
     engine = engine_for(NOTES)
-    line = b'{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"read_file","arguments":{"path":"other.txt"}}}'
+    line = b'{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"read_file","arguments":{"path":"other.txt"}}}'  # noqa: E501 (a literal message, as on the wire)
     actions = engine.receive(line)
     [response] = sent(actions)
     assert error_of(response) == ("m", jsonrpc.NO_MATCH)
@@ -834,7 +834,7 @@ interactions:
 
 def test_initialize_with_another_protocol_version_is_answered_as_recorded_with_a_note() -> None:
     engine = engine_for(NOTES)
-    line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"9"}}}'
+    line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"9"}}}'  # noqa: E501 (a literal message, as on the wire)
     actions = engine.receive(line)
     assert sent(actions) == [result(1, INIT_RESULT)]
     [text] = notes(actions)

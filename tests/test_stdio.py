@@ -13,7 +13,7 @@ import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 NOTES = str(SHIPPED / "notes.yaml")
-GOOD = b'{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'
+GOOD = b'{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'  # noqa: E501 (a literal message, as on the wire)
 
 
 def run(lines: list[bytes], *args: str, timeout: float = 20) -> subprocess.CompletedProcess[bytes]:

@@ -55,7 +55,7 @@ def test_a_20_mb_line_in_64_kib_chunks_is_kept_as_its_pieces_and_joined_once() -
         assert splitter.feed(chunk) == []
     # Every piece is held as the very object that came in: nothing was concatenated on the way.
     held = splitter._parts
-    assert len(held) == len(chunks) and all(a is b for a, b in zip(held, chunks))
+    assert len(held) == len(chunks) and all(a is b for a, b in zip(held, chunks, strict=True))
     (line,) = splitter.feed(b"\nnext")
     assert len(line) == total and line == b"".join(chunks)
     assert splitter.rest() == b"next"

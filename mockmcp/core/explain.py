@@ -133,7 +133,8 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tupl
     fixes = []
     if candidates and candidates[0].first_path:
         fixes.append(
-            f"if {candidates[0].first_path} varies from run to run, leave it out of matching: --ignore '{candidates[0].first_path}'"
+            f"if {candidates[0].first_path} varies from run to run, leave "
+            f"it out of matching: --ignore '{candidates[0].first_path}'"
         )
     fixes.append(f"if the host now asks something new, record it: mockmcp record --mode new -o {where} -- {command}")
     if candidates:

@@ -123,7 +123,10 @@ def map_strings(value: Any, change: Callable[[str], str], keys: bool = False) ->
 
 
 def encode(message: Any) -> bytes:
-    """One message as one line (of stdio, or an HTTP body): compact JSON, UTF-8, newline-terminated, no embedded newline."""
+    """One message as one line (of stdio, or an HTTP body): compact JSON, UTF-8, newline-terminated.
+
+    JSON escapes every newline inside strings, so the line holds no other.
+    """
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
     try:
         return text.encode() + b"\n"

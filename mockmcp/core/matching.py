@@ -140,7 +140,7 @@ def _without(value: Any, path: Path) -> Any:
             (_without(item, rest) if rest else _MASK) if _index_matches(i, head) else item
             for i, item in enumerate(value)
         ]
-        return items if any(a is not b for a, b in zip(items, value)) else value
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     return value
 
 

@@ -176,7 +176,10 @@ class Replay:
         for server_id, job_id in list(self._awaiting.items()):
             job = self._jobs.pop(job_id)
             assert job.waiting is not None
-            text = f"the host closed the session before answering {job.waiting[1].message['method']} (id {server_id}) from interactions[{job.index}]"
+            text = (
+                f"the host closed the session before answering {job.waiting[1].message['method']} "
+                f"(id {server_id}) from interactions[{job.index}]"
+            )
             self.report.unanswered.append(text)
             out.append(Note(f"mockmcp: {text}"))
         self._awaiting.clear()

@@ -50,7 +50,7 @@ class Report:
         """One report for several live sessions of one cassette (HTTP): what any of them played counts."""
         total = cls(cassette)
         for report in reports:
-            total.plays = [a + b for a, b in zip(total.plays, report.plays)]
+            total.plays = [a + b for a, b in zip(total.plays, report.plays, strict=True)]
             for index, extra in report.repeats.items():
                 total.repeats[index] = total.repeats.get(index, 0) + extra
             total.misses += report.misses
@@ -103,7 +103,8 @@ class Report:
         lines = [head]
         for index, extra in sorted(self.repeats.items()):
             lines.append(
-                f"  repeated: {self._label(index)}: asked {extra} more time{'s' * (extra != 1)} than recorded; the last answer was repeated"
+                f"  repeated: {self._label(index)}: asked {extra} more "
+                f"time{'s' * (extra != 1)} than recorded; the last answer was repeated"
             )
         for miss in self.misses:
             lines.append(f"  missed: {miss.method} (id {miss.request_id!r}): {miss.reason}")

@@ -76,7 +76,7 @@ def mockmcp_server() -> list[str] | str | None:
 
 @pytest.fixture
 def mockmcp_cassette_path(request: pytest.FixtureRequest) -> Path:
-    """This test's cassette: the marker's `cassette`, else `cassettes/<module>/<test name>.yaml` beside the test file."""
+    """This test's cassette: the marker's `cassette`, else `cassettes/<module>/<test name>.yaml` beside the test."""
     test_file = Path(request.node.path)
     folder = request.config.getini("mockmcp_cassette_dir") or str(Path("cassettes") / test_file.stem)
     name = _marker(request).get("cassette") or cassette_name(request.node.name)

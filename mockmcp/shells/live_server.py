@@ -161,7 +161,7 @@ def _learn(recorded: Any, live: Any, minted: dict[str, str]) -> None:
             else:
                 _learn(value, live.get(key), minted)
     elif isinstance(recorded, list) and isinstance(live, list):
-        for a, b in zip(recorded, live):
+        for a, b in zip(recorded, live, strict=False):  # a list that grew or shrank: learn from the common part
             _learn(a, b, minted)
 
 

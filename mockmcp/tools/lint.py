@@ -226,7 +226,10 @@ def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> 
             problem = f"unknown key {key!r} in a JSON-RPC response (replayed as it is, but no peer reads it)"
             yield _Issue(place + (str(key),), WARNING, problem, "use result or error; put anything else inside them")
     if "id" in response and not is_valid_id(response["id"]):
-        problem = f"a response id is a string or an integer, never {'null' if response['id'] is None else repr(response['id'])}"
+        problem = (
+            "a response id is a string or an integer, never "
+            f"{'null' if response['id'] is None else repr(response['id'])}"
+        )
         yield _Issue(place + ("id",), ERROR, problem, _ID_FIX)
     elif "id" in response and request_id is not None and _json_differs(response["id"], request_id):
         problem = (
@@ -260,7 +263,10 @@ def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
     code = error["code"]
     if -32768 <= code <= -32000 and code not in _DEFINED_CODES and not -32099 <= code <= -32000:
         problem = f"error code {code} is in the range JSON-RPC reserves (-32768..-32000) but has no defined meaning"
-        fix = "use -32700, -32600, -32601, -32602 or -32603, a server error in -32000..-32099, or a code outside -32768..-32000"
+        fix = (
+            "use -32700, -32600, -32601, -32602 or -32603, a server error in -32000..-32099, "
+            "or a code outside -32768..-32000"
+        )
         yield _Issue(place + ("code",), WARNING, problem, fix)
 
 
@@ -323,7 +329,10 @@ def _check_layers(
     offered = name is not None and tools is not None and name in tools
     code = (response.get("error") or {}).get("code")
     if offered and code is not None and (code == -32603 or -32099 <= code <= -32000):
-        problem = f"a call of the offered tool {name!r} answered with JSON-RPC error {code}: a host raises it, the model never reads it"
+        problem = (
+            f"a call of the offered tool {name!r} answered with JSON-RPC error {code}: "
+            "a host raises it, the model never reads it"
+        )
         fix = "if the tool ran and failed, answer `result: {content: [{type: text, text: ...}], isError: true}` instead"
         yield _Issue(place + ("error",), WARNING, problem, fix)
     result = response.get("result")
