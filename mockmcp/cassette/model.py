@@ -21,12 +21,15 @@ __all__ = [
     "EXIT_WHEN",
     "FORMAT_VERSION",
     "Interaction",
+    "KNOBS",
     "ServerItem",
 ]
 
 FORMAT_VERSION = 1
 AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
+# The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
+KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
 
 
 class ServerItem(NamedTuple):

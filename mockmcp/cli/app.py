@@ -282,8 +282,8 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Run the command line through click; errors become messages and exit codes as in `mockmcp.cli.launch`."""
-    from mockmcp.cli.launch import abort, fail
+    """Run the command line through click; errors become messages and exit codes in `mockmcp.cli.exits`."""
+    from mockmcp.cli.exits import abort, fail
 
     try:
         return cli.main(args=argv, prog_name="mockmcp", standalone_mode=False)

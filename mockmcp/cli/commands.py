@@ -253,8 +253,8 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
     import shlex
 
     from mockmcp.core.matching import Matcher
-    from mockmcp.shells.live_server import carry_knobs, drive
-    from mockmcp.tools.drift import compare
+    from mockmcp.shells.live_server import drive
+    from mockmcp.tools.drift import carry_knobs, compare
 
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(path)

@@ -5,20 +5,15 @@ click, and how that reading and click's cannot drift apart. Everything a replay 
 options is imported only once the command line is known to be one (and only what a replay over
 stdio of a cached cassette uses: YAML, deepdiff and HTTP load later, when needed).
 
-This module is also the one place that turns an error no command could get past into a message on
-stderr and an exit status (`fail`, `abort`); click's main (`mockmcp.cli.app`) uses them too, so an
-error reads the same whichever way the command line was read.
+Errors become messages and exit statuses in `mockmcp.cli.exits`, for this path and click's alike.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any
 
-if TYPE_CHECKING:
-    from mockmcp.errors import MockmcpError
-
-__all__ = ["abort", "fail", "main"]
+__all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -52,50 +47,13 @@ def _replay(values: dict[str, Any]) -> None:
     try:
         status = replay_cassette(**values)
     except (MockmcpError, OSError) as error:
+        from mockmcp.cli.exits import fail
+
         fail(error)
     except KeyboardInterrupt:
+        from mockmcp.cli.exits import abort
+
         print(file=sys.stderr)  # click ends the ^C line the same way before it aborts
         abort()
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob ended the session with this status
-
-
-def fail(error: MockmcpError | OSError) -> NoReturn:
-    """Show an error that ended the command, on stderr, and exit with its status (2 for a file or socket error)."""
-    import errno
-
-    from mockmcp.errors import MockmcpError
-
-    if isinstance(error, MockmcpError):
-        _say(f"mockmcp: error: {error.render()}")
-        sys.exit(error.exit_code)
-    if error.errno == errno.EPIPE:  # the reader went away: nothing to tell it (click's own rule: status 1)
-        _silence()
-        sys.exit(1)
-    where = f" ({error.filename})" if error.filename else ""
-    _say(
-        f"mockmcp: error: {error.strerror or error}{where}\n"
-        "  how to fix: check the path, its folder and their permissions"
-    )
-    sys.exit(2)
-
-
-def abort() -> NoReturn:
-    """Ctrl-C outside a session (a session ends itself on SIGINT): say so, exit 130."""
-    _say("mockmcp: aborted")
-    sys.exit(130)
-
-
-def _say(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
-
-
-def _silence() -> None:
-    """Point stdout and stderr at /dev/null, so that flushing them at exit cannot fail on the broken pipe."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for fd in (1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)

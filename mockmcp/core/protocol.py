@@ -32,6 +32,7 @@ __all__ = [
     "DISCOVER",
     "HANDSHAKE",
     "INITIALIZE",
+    "MINTED_KEYS",
     "PROTOCOL_VERSION_KEY",
     "Place",
     "RecordMode",
@@ -67,6 +68,10 @@ SPEC_PREFIX = "io.modelcontextprotocol/"
 PROTOCOL_VERSION_KEY = SPEC_PREFIX + "protocolVersion"
 SUBSCRIPTION_ID_KEY = SPEC_PREFIX + "subscriptionId"  # on a notification: the listen request it belongs to
 SERVER_INFO_KEY = SPEC_PREFIX + "serverInfo"  # in the result of server/discover
+
+# Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
+# multi-round-trip state, 2025-11-25 tasks, URL elicitation).
+MINTED_KEYS = frozenset({"nextCursor", "requestState", "taskId", "elicitationId"})
 
 
 def meta(holder: Any) -> dict[str, Any]:

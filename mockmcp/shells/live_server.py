@@ -19,18 +19,15 @@ import threading
 import time
 from typing import Any
 
-from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.cassette.model import Cassette
 from mockmcp.core import jsonrpc
+from mockmcp.core.protocol import MINTED_KEYS
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.shells.toolkit import stop_child, write_all
-from mockmcp.tools.drift import MINTED_KEYS, Drift
 
-__all__ = ["KNOBS", "carry_knobs", "drive"]
-
-KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
-_DEFAULTS = Interaction("request")
+__all__ = ["drive"]
 
 
 class _Live:
@@ -163,21 +160,3 @@ def _learn(recorded: Any, live: Any, minted: dict[str, str]) -> None:
     elif isinstance(recorded, list) and isinstance(live, list):
         for a, b in zip(recorded, live, strict=False):  # a list that grew or shrank: learn from the common part
             _learn(a, b, minted)
-
-
-def carry_knobs(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
-    """The live session as the new cassette, keeping the hand-made fault knobs of paired interactions.
-
-    Returns the cassette and a sentence per knob kept.
-    """
-    interactions = list(live.interactions)
-    kept: list[str] = []
-    for entry in drift.entries:
-        if entry.recorded is None or entry.other is None:
-            continue
-        old = recorded.interactions[entry.recorded]
-        knobs = {knob: getattr(old, knob) for knob in KNOBS if getattr(old, knob) != getattr(_DEFAULTS, knob)}
-        if knobs:
-            interactions[entry.other] = interactions[entry.other]._replace(**knobs)
-            kept.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
-    return live._replace(interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), kept

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.cassette.model import KNOBS, Cassette, Interaction
 from mockmcp.core import protocol
 from mockmcp.core.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.protocol import MINTED_KEYS
 
-__all__ = ["Drift", "Entry", "compare", "label", "minted_values"]
+__all__ = [
+    "Drift",
+    "Entry",
+    "carry_knobs",
+    "compare",
+    "label",
+    "minted_values",
+]
 
 SAME, CHANGED, MISSING, NEW = "same", "changed", "missing", "new"
 
@@ -150,11 +158,6 @@ def _normal(matcher: Matcher, response: dict[str, Any] | None) -> Any:
     return matcher.normalize("", body.get("result")) if "result" in body else body
 
 
-# Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
-# multi-round-trip state, 2025-11-25 tasks, URL elicitation).
-MINTED_KEYS = frozenset({"nextCursor", "requestState", "taskId", "elicitationId"})
-
-
 def minted_values(cassette: Cassette) -> set[str]:
     """Values a server minted (under MINTED_KEYS in a result) that the client then echoed in a request."""
     seen: set[str] = set()
@@ -184,3 +187,24 @@ def _strings(value: Any, any_key: bool) -> set[str]:
 def _mask(value: Any, minted: frozenset[str]) -> Any:
     """value with server-minted strings replaced by one marker, so that echoes of them compare equal."""
     return map_strings(value, lambda text: "<minted>" if text in minted else text)
+
+
+_NO_KNOBS = Interaction("request")  # every knob at its default
+
+
+def carry_knobs(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
+    """The live session as the new cassette, keeping the hand-made fault knobs of paired interactions.
+
+    Returns the cassette and a sentence per knob kept.
+    """
+    interactions = list(live.interactions)
+    kept: list[str] = []
+    for entry in drift.entries:
+        if entry.recorded is None or entry.other is None:
+            continue
+        old = recorded.interactions[entry.recorded]
+        knobs = {knob: getattr(old, knob) for knob in KNOBS if getattr(old, knob) != getattr(_NO_KNOBS, knob)}
+        if knobs:
+            interactions[entry.other] = interactions[entry.other]._replace(**knobs)
+            kept.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
+    return live._replace(interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), kept
