@@ -333,7 +333,10 @@ def test_host_lines_that_cannot_be_replayed_are_reported_not_dropped_silently(tm
     out = tmp_path / "c.yaml"
     status, _stdout, stderr = run_record(out, [INIT, b'{"hello": "is anybody there?"}\n', CALL])
     assert status == 0, stderr
-    assert "1 line(s) the host sent were no JSON-RPC message" in stderr and "is anybody there?" in stderr
+    assert (
+        "1 line(s) the host sent were no JSON-RPC message a cassette can hold" in stderr
+        and "is anybody there?" in stderr
+    )
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
 
 
@@ -377,3 +380,20 @@ def test_the_recorder_waits_without_polling_both_idle_and_in_the_grace_period(tm
     assert b"did not exit within 3s" in err
     # A loop polling every 20 ms would wake about 50 times a second.
     assert idle < 10 and grace < 10, (idle, grace)
+
+
+def test_a_reply_no_cassette_can_hold_is_recorded_as_the_line_it_was_and_replayed_under_the_callers_id(
+    tmp_path: Path,
+) -> None:
+    # An `error` whose code is not an integer is no JSON-RPC response a cassette can hold; the session
+    # must still be saved, and replay must give a host exactly what the server gave it.
+    out = tmp_path / "c.yaml"
+    odd = req(7, "tools/odd", {"x": 1})
+    status, stdout, stderr = run_record(out, [INIT, odd], "--odd-error")
+    assert status == 0, stderr
+    assert not (tmp_path / "c.yaml.journal").exists()
+    recorded = cassette.load(str(out)).interactions[1]
+    assert recorded.response is None and recorded.raw_response is not None
+    again = req("other", "tools/odd", {"x": 1})
+    (_, answer) = [json.loads(line) for line in replay_lines(out, [INIT, again]).splitlines()]
+    assert answer == {**json.loads(stdout.splitlines()[1]), "id": "other"}

@@ -80,3 +80,28 @@ def test_odd_tokens_and_text_that_yaml_cannot_hold_do_not_break_the_recording() 
     call = again.interactions[0]
     assert call.response == {"result": {"text": "cut emoji \ufffd"}}
     assert call.server[1].message == "warning: \ufffd\ufffd bad bytes"
+
+
+def test_replies_no_cassette_can_hold_are_kept_so_the_session_can_always_be_saved(tmp_path: Any) -> None:
+    bad_error = {"code": "E_ODD", "message": "odd"}
+    recorder = Recorder({})
+    lines = [
+        (CLIENT, req(1, "tools/call", {"name": "x"})),
+        (SERVER, {"jsonrpc": "2.0", "id": 1, "error": bad_error}),
+        (SERVER, req("s1", "roots/list")),
+        (CLIENT, {"jsonrpc": "2.0", "id": "s1", "error": {"message": "no code"}}),
+    ]
+    for at, (direction, message) in enumerate(lines):
+        recorder.feed(direction, json.dumps(message).encode(), float(at))
+    made = recorder.cassette()
+    # The server's reply is replayed as the line it was, under the caller's id.
+    assert made.interactions[0].response is None
+    assert json.loads(made.interactions[0].raw_response.replace("{{id}}", "5")) == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "error": bad_error,
+    }
+    # The host's answer is not in the cassette, and the recorder says so (the CLI reports skipped lines).
+    assert recorder.skipped == [json.dumps(lines[3][1])]
+    cassette.save(made, str(tmp_path / "c.yaml"))  # saving validates: this must not raise
+    assert cassette.load(str(tmp_path / "c.yaml")).interactions[0].raw_response == made.interactions[0].raw_response

@@ -19,7 +19,13 @@ from mockmcp.core.jsonrpc import is_valid_id
 from mockmcp.core.protocol import Place, render_place, yaml_type
 from mockmcp.errors import CassetteError
 
-__all__ = ["Problem", "cassette", "checked", "from_data"]
+__all__ = [
+    "Problem",
+    "cassette",
+    "checked",
+    "from_data",
+    "response",
+]
 
 _TOP_KEYS = ("version", "meta", "interactions")
 _INTERACTION_KEYS = (
@@ -125,7 +131,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         kind=kind,
         message=message,
         server=tuple(_server_item(item, place + ("server", i)) for i, item in enumerate(server)),
-        response=None if "response" not in data else _response(data["response"], place + ("response",)),
+        response=None if "response" not in data else response(data["response"], place + ("response",)),
         delay=_seconds(data, "delay", place) or 0.0,
         at=_seconds(data, "at", place),
         took=_seconds(data, "took", place),
@@ -199,7 +205,8 @@ def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
     return message
 
 
-def _response(data: Any, place: Place) -> dict[str, Any]:
+def response(data: Any, place: Place = ()) -> dict[str, Any]:
+    """A response as a cassette keeps it (without `id`); raises Problem when a cassette cannot hold it as one."""
     response = _mapping(data, place, "a response is a mapping with `result` or `error`")
     # Other keys are a message's fields, kept and replayed as on the wire (the recorder keeps what a
     # server adds); `mockmcp lint` warns about them.
@@ -235,8 +242,8 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     message = _message(data[kind], place + (kind,), kind == "request")
     if kind == "notification" and "response" in data:
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
-    response = None if "response" not in data else _response(data["response"], place + ("response",))
-    return ServerItem(kind, message, response, at)
+    answer = None if "response" not in data else response(data["response"], place + ("response",))
+    return ServerItem(kind, message, answer, at)
 
 
 def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:

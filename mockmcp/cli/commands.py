@@ -220,8 +220,8 @@ def _finish_recording(path: str, reason: str) -> None:
     if recovered.skipped:
         first = recovered.skipped[0][:80]
         _note(
-            f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message and are not in {path} "
-            f"(the first: {first!r})"
+            f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message a cassette can hold, "
+            f"and are not in {path} (the first: {first!r})"
         )
     if not recovered.cassette.interactions:
         _note(f"nothing was recorded; {path} was left as it was; {reason}")

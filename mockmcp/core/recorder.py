@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockmcp.cassette import validation
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.core import jsonrpc, protocol
 
@@ -51,13 +52,16 @@ class _Open:
     at: float | None
     server: list[dict[str, Any]] = field(default_factory=list)
     response: dict[str, Any] | None = None
+    raw_response: str | None = None  # a reply no cassette can hold as a response (see `_reply`)
     took: float | None = None
 
     def freeze(self, extra: list[dict[str, Any]] | tuple[()] = ()) -> Interaction:
         # In the order the server sent them: items attached at once and items decided later interleave.
         ordered = sorted([*self.server, *extra], key=lambda item: item["seq"])
         items = tuple(ServerItem(i["kind"], i["message"], i.get("response"), i["at"]) for i in ordered)
-        return Interaction(self.kind, self.message, items, self.response, at=self.at, took=self.took)
+        return Interaction(
+            self.kind, self.message, items, self.response, raw_response=self.raw_response, at=self.at, took=self.took
+        )
 
 
 class Recorder:
@@ -108,7 +112,7 @@ class Recorder:
             ):
                 # The host gave up on it: it no longer draws the server's later messages to itself.
                 self._in_flight.pop(params["requestId"], None)
-        elif found.kind == jsonrpc.RESPONSE and message["id"] in self._server_requests:
+        elif found.kind == jsonrpc.RESPONSE and message["id"] in self._server_requests and _holdable(message):
             self._server_requests.pop(message["id"])["response"] = _strip(message, keep_id=False)
         else:
             self.skipped.append(line.decode("utf-8", "replace"))
@@ -119,7 +123,10 @@ class Recorder:
             item = self._in_flight.pop(message["id"])
             item.server.extend(self._undecided)
             self._undecided.clear()
-            item.response = _strip(message, keep_id=False)
+            if _holdable(message):
+                item.response = _strip(message, keep_id=False)
+            else:
+                item.raw_response = _reply_template(message)
             item.took = _round(at - item.at) if item.at is not None else None
             return
         if found.kind == jsonrpc.NOTIFICATION:
@@ -191,6 +198,22 @@ def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
         cleaned: dict[str, Any] = jsonrpc.map_strings(body, lambda text: _SURROGATE.sub("\ufffd", text), keys=True)
         return cleaned
     return body
+
+
+def _holdable(message: dict[str, Any]) -> bool:
+    """Whether a cassette can hold this response as one (an `error` without an integer `code`, say, it cannot)."""
+    try:
+        validation.response(_strip(message, keep_id=False))
+    except validation.Problem:
+        return False
+    return True
+
+
+def _reply_template(message: dict[str, Any]) -> str:
+    """A reply the cassette cannot hold as a response, kept as the line replay sends instead (`raw_response`):
+    the message as the server sent it, with `{{id}}` where its id was, so the host gets it under its own id."""
+    line = jsonrpc.encode({**message, "id": "{{id}}"})[:-1].decode("utf-8", "replace")
+    return line.replace('"id":"{{id}}"', '"id":{{id}}', 1)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

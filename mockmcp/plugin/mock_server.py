@@ -180,3 +180,8 @@ class MockServer:
         for leftover in (self.staged, Path(f"{self.staged}.journal")):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
+
+    def unfinished_journal(self) -> Path | None:
+        """The journal of a recording that never became a cassette (the recorder failed or was killed), if any."""
+        journal = Path(f"{self.staged}.journal")
+        return journal if journal.exists() else None

@@ -111,6 +111,13 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
         return
     if request.node.stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
         if not mock.keep_recording():
+            journal = mock.unfinished_journal()
+            if journal is not None:  # the session is in it: never delete it
+                pytest.fail(
+                    f"mockmcp: the recording of {mock.cassette} was not saved (the recorder's stderr says why); "
+                    f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`",
+                    pytrace=False,
+                )
             mock.discard_recording()
             pytest.fail(
                 f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)",

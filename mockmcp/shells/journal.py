@@ -84,7 +84,7 @@ class Recovered:
     header: dict[str, Any]
     cassette: Cassette
     torn: bool
-    skipped: tuple[str, ...] = ()  # client lines that were no JSON-RPC message, so are not in the cassette
+    skipped: tuple[str, ...] = ()  # client lines no cassette can hold as messages, so not in the cassette
 
 
 def read(path: str) -> Recovered:
@@ -166,7 +166,16 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered]:
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         result = merge(cassettes.load(cassette_path), result)
         result = result._replace(meta=_merged_meta(result.meta, recovered.cassette.meta))
-    cassettes.save(result, cassette_path)
+    try:
+        cassettes.save(result, cassette_path)
+    except CassetteError as error:
+        # The recorder keeps what a cassette cannot hold as `raw`, so this is a bug of ours: the
+        # journal (the whole session) stays, and the message says where it is.
+        raise CassetteError(
+            f"the recording could not be saved: {error.render()}",
+            path=path,
+            fix=f"the session is kept in this journal; report the problem, then `mockmcp recover {cassette_path}`",
+        ) from error
     os.unlink(path)
     return result, recovered
 

@@ -7,6 +7,7 @@ It answers every request with `{"echo": params}` (initialize with a handshake-er
   --ignore-term       ignore SIGTERM as well (only SIGKILL ends it)
   --echo-env NAME     put the value of that environment variable into every answer
   --fail-code CODE    answer `tools/fail` with a JSON-RPC error of that code
+  --odd-error         answer `tools/odd` with an error whose code is not an integer (no cassette can hold it)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main() -> int:
     parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--echo-env")
     parser.add_argument("--fail-code", type=int)
+    parser.add_argument("--odd-error", action="store_true")
     args = parser.parse_args()
     if args.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -46,6 +48,9 @@ def main() -> int:
             return 3
         if args.raw:
             sys.stdout.write("a line that is not JSON\n")
+        if message["method"] == "tools/odd" and args.odd_error:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": "E_ODD", "message": "odd"}})
+            continue
         if message["method"] == "tools/fail" and args.fail_code is not None:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": args.fail_code, "message": "it failed"}})
             continue
