@@ -13,9 +13,11 @@ error reads the same whichever way the command line was read.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
     from mockmcp.errors import MockmcpError
 
 __all__ = ["abort", "fail", "main"]
