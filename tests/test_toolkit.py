@@ -162,6 +162,16 @@ def test_stop_child_escalates_a_grace_period_apart(exit_fd: str, stubborn: tuple
     assert 0.4 * steps <= took < 0.4 * steps + 3, took
 
 
+def test_ended_names_what_stop_child_returns() -> None:
+    """`Ended` is built on first use (typing stays off the start-up path), and is the Literal it always was."""
+    from typing import Literal, get_args
+
+    assert toolkit.Ended == Literal["exited", "terminated", "killed"]
+    assert get_args(toolkit.Ended) == ("exited", "terminated", "killed")
+    with pytest.raises(AttributeError):
+        toolkit.Unended  # noqa: B018
+
+
 def test_wait_exit_returns_when_woken_and_when_the_child_exits(exit_fd: str) -> None:
     script = textwrap.dedent(
         f"""

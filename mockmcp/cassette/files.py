@@ -17,9 +17,12 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from typing import Any
 
 from mockmcp import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["atomic_write", "journal_path", "read_cache", "write_cache"]
 

@@ -1,7 +1,8 @@
 """The cassette model: a recorded MCP session as frozen data. See `cassette` for the format's story.
 
 The types are NamedTuples, immutable like frozen dataclasses, because they are defined on every
-replay's start-up path, where a NamedTuple costs a sixth of a frozen, slotted dataclass.
+replay's start-up path, where a NamedTuple costs a sixth of a frozen, slotted dataclass (and
+`mockmcp.namedtuple`'s, which mypy reads as typing's, spares that path importing typing).
 
 The model checks nothing itself and imports nothing that does (`validation` imports the model,
 never the other way round). Plain data (a file's, a test's) becomes a Cassette through the one
@@ -13,7 +14,11 @@ plain data a cassette file holds.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from mockmcp.namedtuple import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AFTER",

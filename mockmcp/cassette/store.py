@@ -16,7 +16,6 @@ becomes a Cassette through `from_data`, the one checked constructor.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from mockmcp.cassette import files
 from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, ServerItem
@@ -24,6 +23,10 @@ from mockmcp.cassette.validation import Problem, from_data
 from mockmcp.cassette.validation import cassette as validated
 from mockmcp.core.protocol import Place, render_place
 from mockmcp.errors import CassetteError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Cassette",

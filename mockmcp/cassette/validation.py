@@ -12,20 +12,16 @@ code (through `to_data`, so both take the same road as a file); both raise a loc
 
 from __future__ import annotations
 
-from typing import Any
-
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, ServerItem
 from mockmcp.core.jsonrpc import is_valid_id
 from mockmcp.core.protocol import Place, render_place, yaml_type
 from mockmcp.errors import CassetteError
 
-__all__ = [
-    "Problem",
-    "cassette",
-    "checked",
-    "from_data",
-    "response",
-]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["Problem", "cassette", "checked", "from_data", "response"]
 
 _TOP_KEYS = ("version", "meta", "interactions")
 _INTERACTION_KEYS = (

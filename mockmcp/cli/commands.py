@@ -9,14 +9,16 @@ import gc
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from mockmcp import __version__
 from mockmcp.cassette import store as cassettes
 from mockmcp.core.protocol import RecordMode
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.matching import Matcher
     from mockmcp.core.redact import Redactor

@@ -7,9 +7,10 @@ reads the same whichever way the command line was read. Imported only when somet
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, NoReturn
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from mockmcp.errors import MockmcpError
 
 __all__ = ["abort", "fail"]

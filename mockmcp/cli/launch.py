@@ -11,7 +11,10 @@ Errors become messages and exit statuses in `mockmcp.cli.exits`, for this path a
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main"]
 

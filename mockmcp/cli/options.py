@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
 
 from mockmcp.errors import UsageError
+from mockmcp.namedtuple import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["PARSERS", "Param", "REPLAY", "parse_listen", "parse_timing", "read_plain"]
 

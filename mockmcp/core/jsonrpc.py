@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 # MCP's _meta keys are defined in `protocol`; the shells still read them from here.
 from mockmcp.core.protocol import PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY, json_type
+from mockmcp.namedtuple import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Classified",

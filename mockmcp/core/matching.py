@@ -16,10 +16,14 @@ from __future__ import annotations
 import json
 import re
 from fnmatch import fnmatchcase
-from typing import Any, NamedTuple
 
 from mockmcp.core.protocol import INITIALIZE, SPEC_PREFIX
 from mockmcp.errors import UsageError
+from mockmcp.namedtuple import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["DEFAULT_IGNORES", "Matcher", "parse_path"]
 

@@ -24,9 +24,12 @@ import enum
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from mockmcp.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DISCOVER",

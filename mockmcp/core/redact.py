@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
 from mockmcp.core.jsonrpc import encode, map_strings
 from mockmcp.errors import UsageError
+from mockmcp.namedtuple import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Redactor"]
 

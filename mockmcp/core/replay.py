@@ -18,7 +18,6 @@ sharing one index of the recordings (`Recordings`).
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.core import jsonrpc, protocol
@@ -26,12 +25,18 @@ from mockmcp.core.matching import Matcher, canonical
 from mockmcp.core.redact import Redactor
 from mockmcp.core.report import Mismatch, Report
 from mockmcp.core.selection import Recordings, Selection
+from mockmcp.namedtuple import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
 
 # Value types on the start-up path are NamedTuples: defining one costs a sixth of a frozen,
 # slotted dataclass, and replay's start-up time is a feature (see the README's architecture).
+# They are `mockmcp.namedtuple`'s, which builds them without importing typing.
 
 
 class Send(NamedTuple):

@@ -6,11 +6,13 @@ plugin reads it through `mockmcp replay --report FILE`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
-
 from mockmcp.cassette.model import Cassette
+from mockmcp.namedtuple import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-up path entirely
+    from typing import Any
+
     from mockmcp.core.explain import Miss
 
 __all__ = ["Mismatch", "Report"]

@@ -19,10 +19,9 @@ one session has is answered from that one whatever the binding.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from mockmcp.cassette.model import Cassette
 from mockmcp.core.matching import Matcher
+from mockmcp.namedtuple import NamedTuple
 
 __all__ = ["Pick", "Recordings", "Selection"]
 

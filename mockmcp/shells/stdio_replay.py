@@ -16,10 +16,13 @@ import os
 import select
 import sys
 import time
-from typing import TextIO
 
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.shells.toolkit import LineSplitter, Signals, write_all
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["serve"]
 

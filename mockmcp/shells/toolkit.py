@@ -20,7 +20,7 @@ wake the same descriptor with `Signals.wake()`, so one `poll()` serves for "a si
 "a thread has news".
 
 Start-up matters for replay: this module imports only `os`, `select` and `signal` at the top;
-threads and subprocesses are imported inside the functions that need them.
+threads and subprocesses are imported inside the functions that need them, and typing not at all.
 """
 
 from __future__ import annotations
@@ -30,15 +30,27 @@ import select
 import signal
 from collections.abc import Callable
 from types import FrameType, TracebackType
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    import subprocess
 
 __all__ = ["Ended", "LineSplitter", "Signals", "stop_child", "wait_exit", "wait_readable", "write_all"]
 
-Ended = Literal["exited", "terminated", "killed"]
-"""How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from typing import Literal
+
+    Ended = Literal["exited", "terminated", "killed"]
+    """How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
+else:
+
+    def __getattr__(name: str) -> object:
+        # mockmcp uses `Ended` only in annotations, and building it imports typing, milliseconds of
+        # every replay's start-up: so it is built only for whoever asks for it.
+        if name == "Ended":
+            from typing import Literal
+
+            return Literal["exited", "terminated", "killed"]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
