@@ -7,6 +7,7 @@ reads the same whichever way the command line was read. Imported only when somet
 from __future__ import annotations
 
 import sys
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
