@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core import jsonrpc
+from mockmcp import jsonrpc
 
 # --- classify: the valid shapes --------------------------------------------------------------
 

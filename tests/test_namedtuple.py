@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from mockmcp import namedtuple
+from mockmcp import jsonrpc, namedtuple
 from mockmcp.cassette import model
 from mockmcp.cli import options
-from mockmcp.core import jsonrpc, matching, redact, replay, report, selection
+from mockmcp.core import matching, redact, replay, report, selection
 
 
 def define(NamedTuple: Any) -> SimpleNamespace:

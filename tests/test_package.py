@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +23,57 @@ def test_all_is_sorted_and_complete(name: str) -> None:
     assert exported == sorted(exported), f"{name}.__all__ is not sorted"
     missing = [symbol for symbol in exported if not hasattr(module, symbol)]
     assert not missing, f"{name}.__all__ names what it does not define: {missing}"
+
+
+# The layers, lowest first: a module imports from its own layer and the ones below, never above, so
+# the folders show the architecture (see the README's map). Every import counts, deferred ones too.
+LAYERS = {
+    "ground": 0,  # mockmcp/{errors,jsonrpc,protocol,namedtuple}.py and the package itself
+    "cassette": 1,
+    "core": 2,
+    "tools": 3,
+    "plugin": 3,
+    "shells": 4,
+    "cli": 5,
+    "__main__": 6,
+}
+# The core does no I/O: of the cassette it sees the data and its validation, never the files.
+CORE_MAY_USE = {"mockmcp.cassette.model", "mockmcp.cassette.validation"}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] not in LAYERS:
+        return "ground"
+    return parts[1]
+
+
+def _imports(name: str) -> set[str]:
+    """The mockmcp modules that module `name` imports, anywhere in its body."""
+    import ast
+
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("mockmcp"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mockmcp"):
+            for alias in node.names:  # `from mockmcp.core import replay` imports mockmcp.core.replay
+                candidate = f"{node.module}.{alias.name}"
+                found.add(
+                    candidate if importlib.util.find_spec(node.module).submodule_search_locations else node.module
+                )
+    return found
+
+
+@pytest.mark.parametrize("name", [*MODULES, "mockmcp.__main__"])
+def test_imports_run_down_the_layers(name: str) -> None:
+    own = _layer(name)
+    for target in sorted(_imports(name)):
+        if target == "mockmcp.__version__" or target == "mockmcp":
+            continue
+        assert LAYERS[_layer(target)] <= LAYERS[own], f"{name} ({own}) imports {target} ({_layer(target)})"
+        if own == "core" and _layer(target) == "cassette":
+            assert target in CORE_MAY_USE, f"{name} is pure but imports {target}"

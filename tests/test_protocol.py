@@ -1,4 +1,4 @@
-"""MCP's vocabulary (`mockmcp.core.protocol`): literal JSON-RPC messages in, the facts mockmcp reads out."""
+"""MCP's vocabulary (`mockmcp.protocol`): literal JSON-RPC messages in, the facts mockmcp reads out."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from conftest import MOCKMCP, child_env
 
-from mockmcp.core import protocol
-from mockmcp.core.protocol import RecordMode
+from mockmcp import protocol
 from mockmcp.errors import UsageError
+from mockmcp.protocol import RecordMode
 
 V = "io.modelcontextprotocol/protocolVersion"  # written out: tests state the protocol's facts themselves
 

@@ -36,8 +36,8 @@ from typing import Any
 
 import pytest
 
+from mockmcp import jsonrpc
 from mockmcp.cassette.store import loads
-from mockmcp.core import jsonrpc
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Action, Note, Replay, Send, Wake
 

@@ -21,8 +21,8 @@ from mockmcp.cassette import files
 from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, ServerItem
 from mockmcp.cassette.validation import Problem, from_data
 from mockmcp.cassette.validation import cassette as validated
-from mockmcp.core.protocol import Place, render_place
 from mockmcp.errors import CassetteError
+from mockmcp.protocol import Place, render_place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

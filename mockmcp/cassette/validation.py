@@ -13,9 +13,9 @@ code (through `to_data`, so both take the same road as a file); both raise a loc
 from __future__ import annotations
 
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, ServerItem
-from mockmcp.core.jsonrpc import is_valid_id
-from mockmcp.core.protocol import Place, render_place, yaml_type
 from mockmcp.errors import CassetteError
+from mockmcp.jsonrpc import is_valid_id
+from mockmcp.protocol import Place, render_place, yaml_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

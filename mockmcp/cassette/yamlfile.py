@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from mockmcp.core.protocol import Place
+from mockmcp.protocol import Place
 
 __all__ = ["compose", "dump", "line_in", "line_of", "lines", "load", "nodes"]
 

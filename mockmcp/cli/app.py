@@ -16,8 +16,8 @@ import click
 
 from mockmcp import __version__
 from mockmcp.cli import options
-from mockmcp.core.protocol import RecordMode
 from mockmcp.errors import MockmcpError, UsageError
+from mockmcp.protocol import RecordMode
 
 __all__ = ["ParsedValue", "cli", "main", "param_type"]
 

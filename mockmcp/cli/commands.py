@@ -12,8 +12,8 @@ import sys
 
 from mockmcp import __version__
 from mockmcp.cassette import store as cassettes
-from mockmcp.core.protocol import RecordMode
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
+from mockmcp.protocol import RecordMode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

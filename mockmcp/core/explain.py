@@ -15,7 +15,7 @@ from typing import Any
 
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
-from mockmcp.core.protocol import json_type, render_place
+from mockmcp.protocol import json_type, render_place
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss"]
 

@@ -17,9 +17,9 @@ import json
 import re
 from fnmatch import fnmatchcase
 
-from mockmcp.core.protocol import INITIALIZE, SPEC_PREFIX
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
+from mockmcp.protocol import INITIALIZE, SPEC_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

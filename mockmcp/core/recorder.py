@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import validation
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
-from mockmcp.core import jsonrpc, protocol
 
 __all__ = [
     "CLIENT",

@@ -12,8 +12,8 @@ import json
 import re
 from collections.abc import Mapping
 
-from mockmcp.core.jsonrpc import encode, map_strings
 from mockmcp.errors import UsageError
+from mockmcp.jsonrpc import encode, map_strings
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 
+from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
-from mockmcp.core import jsonrpc, protocol
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.core.redact import Redactor
 from mockmcp.core.report import Mismatch, Report

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from mockmcp.core.protocol import RecordMode
+from mockmcp.protocol import RecordMode
 
 __all__ = ["MODES", "MockServer", "cassette_name", "check_mode", "lock", "server_command"]
 

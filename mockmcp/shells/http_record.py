@@ -23,7 +23,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import h11
 
-from mockmcp.core import jsonrpc
+from mockmcp import jsonrpc
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError

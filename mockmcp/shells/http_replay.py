@@ -30,15 +30,15 @@ from urllib.parse import urlsplit
 
 import h11
 
+from mockmcp import jsonrpc
 from mockmcp.cassette.model import Cassette
-from mockmcp.core import jsonrpc
 from mockmcp.core.matching import Matcher
-from mockmcp.core.protocol import STATELESS_VERSION as MODERN
-from mockmcp.core.protocol import speaks_stateless
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
+from mockmcp.protocol import STATELESS_VERSION as MODERN
+from mockmcp.protocol import speaks_stateless
 from mockmcp.shells.http11 import Http11Server, Writer, headers_of
 
 __all__ = ["HttpReplay"]

@@ -19,12 +19,12 @@ import threading
 import time
 from typing import Any
 
+from mockmcp import jsonrpc
 from mockmcp.cassette.model import Cassette
-from mockmcp.core import jsonrpc
-from mockmcp.core.protocol import MINTED_KEYS
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
+from mockmcp.protocol import MINTED_KEYS
 from mockmcp.shells.toolkit import stop_child, write_all
 
 __all__ = ["drive"]

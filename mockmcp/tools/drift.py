@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from mockmcp import protocol
 from mockmcp.cassette.model import KNOBS, Cassette, Interaction
-from mockmcp.core import protocol
-from mockmcp.core.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.core.matching import Matcher, canonical
-from mockmcp.core.protocol import MINTED_KEYS
+from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
+from mockmcp.protocol import MINTED_KEYS
 
 __all__ = [
     "Drift",

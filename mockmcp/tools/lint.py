@@ -22,13 +22,13 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from mockmcp import protocol
 from mockmcp.cassette import yamlfile
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
-from mockmcp.core import protocol
-from mockmcp.core.jsonrpc import is_valid_id
-from mockmcp.core.protocol import Place, render_place
 from mockmcp.errors import CassetteError
+from mockmcp.jsonrpc import is_valid_id
+from mockmcp.protocol import Place, render_place
 from mockmcp.tools.secrets_scan import FIX, scan
 
 __all__ = [

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import yaml
 
-from mockmcp.core.protocol import Place
+from mockmcp.protocol import Place
 
 __all__ = ["FIX", "SHOWN", "Secret", "scan"]
 

@@ -20,9 +20,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TextIO
 
+from mockmcp import protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import load
-from mockmcp.core import protocol
 from mockmcp.errors import UsageError
 from mockmcp.tools.summary import PARAMS, RESULTS, summarize
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mockmcp.core import protocol
+from mockmcp import protocol
 
 __all__ = ["PARAMS", "RESULTS", "summarize"]
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-# MCP's _meta keys are defined in `protocol`; the shells still read them from here.
-from mockmcp.core.protocol import PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY, json_type
 from mockmcp.namedtuple import NamedTuple
+
+# MCP's _meta keys are defined in `protocol`; the shells still read them from here.
+from mockmcp.protocol import PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY, json_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
