@@ -13,7 +13,7 @@ from collections.abc import Callable
 from mockmcp.namedtuple import NamedTuple
 
 # MCP's _meta keys are defined in `protocol`; the shells still read them from here.
-from mockmcp.protocol import PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY, json_type
+from mockmcp.protocol import json_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,8 +27,6 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "NO_MATCH",
     "PARSE_ERROR",
-    "PROTOCOL_VERSION_KEY",
-    "SUBSCRIPTION_ID_KEY",
     "classify",
     "encode",
     "error_response",

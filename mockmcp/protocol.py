@@ -38,6 +38,7 @@ __all__ = [
     "MINTED_KEYS",
     "PROTOCOL_VERSION_KEY",
     "Place",
+    "REVISIONS",
     "RecordMode",
     "SERVER_INFO_KEY",
     "SPEC_PREFIX",
@@ -61,6 +62,8 @@ __all__ = [
 HANDSHAKE = "handshake"  # the era of `initialize` (up to 2025-11-25)
 STATELESS = "stateless"  # the era of per-request versions (2026-07-28)
 STATELESS_VERSION = "2026-07-28"  # the first (and so far only) revision of the stateless era
+# Every revision of MCP, oldest first: the handshake era's, then the stateless era's.
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", STATELESS_VERSION)
 INITIALIZE = "initialize"
 DISCOVER = "server/discover"
 TOOLS_LIST = "tools/list"
@@ -239,8 +242,8 @@ class RecordMode(str, enum.Enum):
     def parse(cls, text: str, allow_none: bool = False) -> RecordMode:
         """The mode named text; raises UsageError listing the valid ones.
 
-        `none` is accepted only with allow_none (the pytest plugin, where replaying is the point):
-        `mockmcp record --mode none` would be `mockmcp replay`, and the error says so.
+        `none` is accepted only with allow_none (the pytest plugin, where replaying is the point);
+        `mockmcp record` offers `choices()`, which leave it out, so click refuses it at the boundary.
         """
         valid = ", ".join(cls.choices(allow_none))
         if text == RecordMode.NONE.value and not allow_none:

@@ -1,4 +1,4 @@
-"""The cassette model: a recorded MCP session as frozen data. See `cassette` for the format's story.
+"""The cassette model: a recorded MCP session as frozen data. The format's story: docs/cassette-format.md.
 
 The types are NamedTuples, immutable like frozen dataclasses, because they are defined on every
 replay's start-up path, where a NamedTuple costs a sixth of a frozen, slotted dataclass (and
@@ -7,9 +7,9 @@ replay's start-up path, where a NamedTuple costs a sixth of a frozen, slotted da
 The model checks nothing itself and imports nothing that does (`validation` imports the model,
 never the other way round). Plain data (a file's, a test's) becomes a Cassette through the one
 checked constructor, `validation.from_data`, which raises a located CassetteError. Values built in
-code (the recorder's, `_replace` on a loaded cassette) are checked by `validation.checked`, which
-`store.save` calls: a cassette that `load` would refuse is never written. `to_data` gives back the
-plain data a cassette file holds.
+code (the recorder's, `_replace` on a loaded cassette) are checked when saved: `store.save` passes
+the very data it writes through `from_data`, so a cassette that `load` would refuse is never
+written. `to_data` gives back the plain data a cassette file holds.
 """
 
 from __future__ import annotations

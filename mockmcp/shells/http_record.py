@@ -23,7 +23,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import h11
 
-from mockmcp import jsonrpc
+from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
@@ -149,7 +149,7 @@ class RecordingProxy(Http11Server):
 
     def _session(self, headers: dict[str, str], message: Any) -> int:
         """Which session a client message belongs to (a new one for `initialize`)."""
-        if isinstance(message, dict) and message.get("method") == "initialize":
+        if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE:
             number = self.sessionless = self._new_session()
             return number
         session_id = headers.get("mcp-session-id")
@@ -185,7 +185,7 @@ class RecordingProxy(Http11Server):
 
     def _relay(self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any) -> None:
         headers = headers_of(response)
-        if isinstance(message, dict) and message.get("method") == "initialize" and "mcp-session-id" in headers:
+        if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "mcp-session-id" in headers:
             with self.lock:
                 self.sessions[headers["mcp-session-id"]] = session
         kept = [(k, v) for k, v in headers.items() if k not in _HOP]

@@ -30,20 +30,18 @@ from urllib.parse import urlsplit
 
 import h11
 
-from mockmcp import jsonrpc
+from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
-from mockmcp.protocol import STATELESS_VERSION as MODERN
 from mockmcp.protocol import speaks_stateless
 from mockmcp.shells.http11 import Http11Server, Writer, headers_of
 
 __all__ = ["HttpReplay"]
 
-VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", MODERN}
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -230,7 +228,7 @@ class HttpReplay(Http11Server):
     def _session(self, writer: Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
         session_id = headers.get("mcp-session-id")
-        if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+        if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "id" in message:
             session = _LiveSession(self, secrets.token_hex(16))
             assert session.id is not None
             with self.lock:
@@ -382,17 +380,16 @@ def _modern(headers: dict[str, str], message: Any) -> bool:
 def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
     """How the routing headers disagree with the body (2026-07-28), or None."""
     version = headers.get("mcp-protocol-version")
-    if version is not None and version not in VERSIONS:
+    if version is not None and version not in protocol.REVISIONS:
         return f"unsupported MCP-Protocol-Version header {version!r}"
-    params = message.get("params") if isinstance(message, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    if not (isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_KEY in meta and "method" in message):
+    meta = protocol.meta(message.get("params")) if isinstance(message, dict) else {}
+    if not (protocol.PROTOCOL_VERSION_KEY in meta and "method" in message):
         return None
-    if version != meta[jsonrpc.PROTOCOL_VERSION_KEY]:
+    if version != meta[protocol.PROTOCOL_VERSION_KEY]:
         return "the MCP-Protocol-Version header does not match the request's _meta protocol version"
     if headers.get("mcp-method") != message["method"]:
         return "the Mcp-Method header does not match the request body's method"
-    key = NAMED.get(message["method"])
+    key, params = NAMED.get(message["method"]), message.get("params")
     if (
         key is not None
         and isinstance(params, dict)

@@ -25,7 +25,7 @@ from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.protocol import MINTED_KEYS
-from mockmcp.shells.toolkit import stop_child, write_all
+from mockmcp.shells.toolkit import LineSplitter, stop_child, write_all
 
 __all__ = ["drive"]
 
@@ -49,8 +49,12 @@ class _Live:
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line.rstrip(b"\n"))
+        source, splitter = self.process.stdout.fileno(), LineSplitter()
+        while chunk := os.read(source, 1 << 16):
+            for line in splitter.feed(chunk):
+                self.lines.put(line)
+        if last := splitter.rest():
+            self.lines.put(last)
         self.lines.put(None)
 
     def send(self, message: dict[str, Any]) -> None:
