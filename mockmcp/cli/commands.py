@@ -56,7 +56,6 @@ def replay_cassette(
     """
     from mockmcp.cassette.files import journal_path
     from mockmcp.core.matching import Matcher
-    from mockmcp.core.redact import Redactor
     from mockmcp.core.replay import Replay
     from mockmcp.core.report import Report
     from mockmcp.shells.stdio_replay import serve
@@ -65,7 +64,7 @@ def replay_cassette(
     recorded = cassettes.load(cassette)
     if os.path.exists(journal_path(cassette)):
         _note(f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette")
-    redactor = Redactor.from_meta(recorded.meta, os.environ)
+    redactor = _recorded_redactor(recorded.meta)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
     # (The launcher may have turned the collector off while starting up: it is on from here.)
@@ -91,8 +90,17 @@ def replay_cassette(
     return status
 
 
+def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
+    """The redaction rules the cassette was recorded with, if any (most have none: no import then)."""
+    if not meta.get("redact"):
+        return None
+    from mockmcp.core.redact import Redactor
+
+    return Redactor.from_meta(meta, os.environ)
+
+
 def _serve_http(
-    cassette: Cassette, matcher: Matcher, redactor: Redactor, timing: float, listen: tuple[str, int]
+    cassette: Cassette, matcher: Matcher, redactor: Redactor | None, timing: float, listen: tuple[str, int]
 ) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:

@@ -22,7 +22,6 @@ import json
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.core.matching import Matcher, canonical
-from mockmcp.core.redact import Redactor
 from mockmcp.core.report import Mismatch, Report
 from mockmcp.core.selection import Recordings, Selection
 from mockmcp.namedtuple import NamedTuple
@@ -30,6 +29,8 @@ from mockmcp.namedtuple import NamedTuple
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from mockmcp.core.redact import Redactor
 
 __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
