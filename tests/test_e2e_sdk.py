@@ -18,7 +18,7 @@ import pytest
 from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_types import Implementation
+from mcp_types import ElicitResult, Implementation
 from sdk_host import connect, elicit, full_session, roots, sampling, text_of
 
 pytestmark = pytest.mark.anyio
@@ -160,3 +160,42 @@ def test_the_example_host_replays_the_time_server_cassette() -> None:
     assert '"time_difference": "+9.0h"' in proc.stdout
     assert "tool error: Error executing tool get_current_time: Invalid timezone" in proc.stdout
     assert "played 4 of 4 interactions; 0 missed" in proc.stderr
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_a_host_answering_an_elicitation_otherwise_fails_strict(action: str, tmp_path: Path) -> None:
+    """The host's answers count: recorded with accept, a host whose user declines fails --strict (exit 1)."""
+    status, stderr = tmp_path / "status", tmp_path / "stderr"
+    # A shell between the host and the replay keeps the replay's exit status, which the SDK never reports.
+    script = '"$0" -m mockmcp replay "$1" --strict 2>"$2"; echo $? >"$3"'
+    server = StdioServerParameters(
+        command="sh",
+        args=["-c", script, sys.executable, str(LEGACY), str(stderr), str(status)],
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+
+    async def answer(_ctx: Any, _params: Any) -> ElicitResult:
+        return (
+            ElicitResult(action="accept", content={"confirm": True})
+            if action == "accept"
+            else ElicitResult(action="decline")
+        )
+
+    with anyio.fail_after(30):
+        async with Client(
+            server, mode="legacy", sampling_callback=sampling, elicitation_callback=answer, list_roots_callback=roots
+        ) as client:
+            await full_session(client)
+        while not status.exists() or not status.read_text().strip():
+            await anyio.sleep(0.02)
+    log = stderr.read_text()
+    if action == "accept":
+        assert status.read_text().strip() == "0", log
+        assert "0 answers differed" in log
+        return
+    assert status.read_text().strip() == "1", log
+    assert "1 answers differed" in log
+    assert "  answer differed: elicitation/create in interactions[6] tools/call delete_file" in log
+    assert '    - result.action: recorded "accept", the host\'s "decline"' in log
+    assert "--strict: the session had 1 answer that differed" in log

@@ -97,6 +97,45 @@ def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.
     result.stdout.fnmatch_lines(["*never asked for (strict): interactions[[]*[]] *"])
 
 
+DELETING_HOST = f"""
+import sys
+import pytest
+from mcp import Client
+from mcp_types import ElicitResult
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+async def confirm(_ctx, _params):
+    return ElicitResult(action="accept", content={{"confirm": True}})
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+async def test_deletes_a_note(mockmcp):
+    async with Client(mockmcp.stdio_params, mode="legacy", elicitation_callback=confirm) as client:
+        result = await client.call_tool("delete_file", {{"path": "notes.txt"}})
+    assert result.content[0].text == "deleted notes.txt"
+"""
+
+
+def test_a_host_answering_a_server_request_otherwise_fails_with_the_differences(pytester: pytest.Pytester) -> None:
+    """Recorded with the user accepting; a host whose elicitation handler now declines fails its test."""
+    write_host_tests(pytester, DELETING_HOST)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester).assert_outcomes(passed=1)  # the same answer: the same verdict
+    write_host_tests(pytester, DELETING_HOST.replace('action="accept", content={"confirm": True}', 'action="decline"'))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*could not serve this test as recorded*",
+            "*the host answered elicitation/create (from interactions[[]*[]]) differently from the recording:*",
+            '*result.action: recorded "accept", the host\'s "decline"*',
+        ]
+    )
+
+
 def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
     run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)

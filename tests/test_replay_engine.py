@@ -350,6 +350,52 @@ def test_a_different_answer_from_the_host_is_a_mismatch_and_replay_goes_on() -> 
     assert any("elicitation/create" in text for text in notes(actions))
 
 
+@pytest.mark.parametrize(
+    ("answer_line", "differs"),
+    [
+        # the recorded answer, whatever the id and key order
+        ('"result":{"content":{"confirm":true},"action":"accept"}', False),
+        # what varies between runs in _meta never counts; an emptied _meta is none
+        ('"result":{"action":"accept","content":{"confirm":true},"_meta":{"progressToken":7}}', False),
+        ('"result":{"action":"accept","content":{"confirm":true},"_meta":{"traceparent":"00-ab-cd-01"}}', False),
+        # the user's choice, the form's content, JSON types, other _meta keys, an error instead
+        ('"result":{"action":"decline"}', True),
+        ('"result":{"action":"accept","content":{"confirm":false}}', True),
+        ('"result":{"action":"accept","content":{"confirm":1}}', True),
+        ('"result":{"action":"accept","content":{"confirm":true},"_meta":{"com.example/x":1}}', True),
+        ('"error":{"code":-32603,"message":"no UI"}', True),
+    ],
+)
+def test_what_counts_as_a_different_answer_from_the_host(answer_line: str, differs: bool) -> None:
+    engine = engine_for(DELETE)
+    [ask] = run(engine, [delete(4)])
+    line = f'{{"jsonrpc":"2.0","id":{json.dumps(ask["id"])},{answer_line}}}'.encode()
+    assert sent(engine.receive(line)) == [result(4, DELETED_RESULT)]
+    assert bool(engine.report.mismatches) is differs
+    run(engine, [b'{"jsonrpc":"2.0","id":5,"method":"tools/list"}'])
+    assert engine.report.strict_ok is not differs
+
+
+def test_a_different_answer_fails_strict_and_the_summary_and_report_say_which() -> None:
+    engine = engine_for(DELETE)
+    run(engine, [b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'])
+    [ask] = run(engine, [delete(2)])
+    run(engine, [answer(ask["id"], {"action": "decline"})])
+    report = engine.report
+    assert not report.strict_ok and report.misses == [] and report.unplayed == []
+    assert report.strict_failures() == "1 answer that differed"
+    summary = report.summary()
+    assert "0 unplayed, 1 answers differed" in summary
+    assert "  answer differed: elicitation/create in interactions[1] tools/call delete_file" in summary
+    assert '    - result.action: recorded "accept", the host\'s "decline"' in summary
+    assert "    - result.content: only in the recording" in summary
+    [found] = report.to_json()["mismatches"]
+    assert found["interaction"] == 1 and found["method"] == "elicitation/create"
+    assert 'result.action: recorded "accept", the host\'s "decline"' in found["differences"]
+    assert found["explanation"].startswith("mockmcp: the host answered elicitation/create (from interactions[1])")
+    assert report.to_json()["strict_ok"] is False
+
+
 def test_close_reports_a_server_request_the_host_never_answered() -> None:
     engine = engine_for(DELETE)
     run(engine, [delete(3)])

@@ -86,7 +86,7 @@ def replay_cassette(
             json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n",
         )
     if strict and not report.strict_ok:
-        raise StrictFailure("--strict: the session had misses or unplayed interactions (see the summary above)")
+        raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
     return status
 
 

@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["DEFAULT_IGNORES", "Matcher", "parse_path"]
+__all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "parse_path"]
 
 # What always varies between runs and hosts: the progress token (the SDK uses the request id),
 # the 2026-07-28 per-request protocol version, client info, capabilities and log level, and
@@ -69,6 +69,9 @@ def parse_path(text: str) -> Path:
     return tuple(segments)
 
 
+_DEFAULT_PATHS = tuple(parse_path(text) for text in DEFAULT_IGNORES)
+
+
 class Matcher(NamedTuple):
     """Normalizes and keys requests; `ignores` are parsed paths relative to params."""
 
@@ -77,7 +80,7 @@ class Matcher(NamedTuple):
     @classmethod
     def build(cls, extra: tuple[str, ...] = ()) -> Matcher:
         """The default volatile paths plus the user's; raises UsageError for a malformed path."""
-        return cls(tuple(parse_path(text) for text in DEFAULT_IGNORES + tuple(extra)))
+        return cls(_DEFAULT_PATHS + tuple(parse_path(text) for text in extra))
 
     def normalize(self, method: str, params: Any) -> Any:
         """params without the ignored paths: what a match compares."""
@@ -92,6 +95,24 @@ class Matcher(NamedTuple):
     def key(self, method: str, params: Any) -> str:
         """The canonical match key of a request or notification."""
         return method + "\0" + canonical(self.normalize(method, params))
+
+
+def answer_body(response: Any) -> Any:
+    """What of a response counts when the host's answer is compared with the recorded one.
+
+    Its `result` or `error`, never its id, and without what varies between runs in the result's
+    `_meta` (the same keys matching leaves out of params); a `_meta` emptied by that is none.
+    `--ignore` paths are relative to a request's params, so they do not apply here.
+    """
+    if not isinstance(response, dict):
+        return response
+    body = {key: value for key, value in response.items() if key in ("result", "error")}
+    if isinstance(body.get("result"), dict):
+        result = body["result"]
+        for path in _DEFAULT_PATHS:
+            result = _without(result, path)
+        body["result"] = result
+    return body
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)

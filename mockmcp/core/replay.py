@@ -21,7 +21,7 @@ import json
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
-from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.report import Mismatch, Report
 from mockmcp.core.selection import Recordings, Selection
 from mockmcp.namedtuple import NamedTuple
@@ -254,8 +254,7 @@ class Replay:
         item = job.waiting[1]
         job.waiting = None
         out: list[Action] = []
-        live = {k: message[k] for k in ("result", "error") if k in message}
-        recorded = {k: v for k, v in (item.response or {}).items() if k != "id"}
+        live, recorded = answer_body(message), answer_body(item.response)
         if item.response is not None and canonical(recorded) != canonical(live):
             from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
 

@@ -82,8 +82,17 @@ class Report:
 
     @property
     def strict_ok(self) -> bool:
-        """What --strict demands: no misses and nothing left unplayed."""
-        return not self.misses and not self.unplayed
+        """What --strict demands: no misses, nothing left unplayed, and the host answering as recorded."""
+        return not self.misses and not self.unplayed and not self.mismatches
+
+    def strict_failures(self) -> str:
+        """What --strict found wrong, counted: `1 miss, 2 answers that differed`."""
+        counts = (
+            (len(self.misses), "miss", "misses"),
+            (len(self.unplayed), "unplayed interaction", "unplayed interactions"),
+            (len(self.mismatches), "answer that differed", "answers that differed"),
+        )
+        return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n) or "nothing wrong"
 
     def _label(self, index: int) -> str:
         interaction = self.cassette.interactions[index]
@@ -113,7 +122,8 @@ class Report:
         for index in self.unplayed:
             lines.append(f"  unplayed: {self._label(index)}")
         for mismatch in self.mismatches:
-            lines.append(f"  answer differed: {mismatch.method} in interactions[{mismatch.interaction}]")
+            lines.append(f"  answer differed: {mismatch.method} in {self._label(mismatch.interaction)}")
+            lines.extend(f"    - {difference}" for difference in mismatch.differences)
         lines.extend(f"  {text}" for text in self.unanswered)
         lines.extend(f"  fault: {text}" for text in self.faults)
         return "\n".join(lines)
@@ -131,7 +141,12 @@ class Report:
             "misses": [miss.to_json() for miss in self.misses],
             "unplayed": [{"interaction": i, "method": self.cassette.interactions[i].method} for i in self.unplayed],
             "mismatches": [
-                {"interaction": m.interaction, "method": m.method, "differences": list(m.differences)}
+                {
+                    "interaction": m.interaction,
+                    "method": m.method,
+                    "differences": list(m.differences),
+                    "explanation": m.render(),
+                }
                 for m in self.mismatches
             ],
             "unanswered": self.unanswered,

@@ -10,8 +10,9 @@ The pytest plugin is only hooks and fixtures over this module, so the rules live
   cassette fails with the exact command that records it;
 - a recording goes to a temporary cassette, moved over the real one (atomically, under a lock, so
   parallel workers never see half a file) only when the test passed, unless asked otherwise;
-- replay reports are read after the test: a request the cassette could not answer fails the test
-  with the whole explanation; strict also fails on interactions the host never asked for.
+- replay reports are read after the test: a request the cassette could not answer, or a server
+  request the host answered differently from the recording, fails the test with the whole
+  explanation; strict also fails on interactions the host never asked for.
 """
 
 from __future__ import annotations
@@ -154,6 +155,8 @@ class MockServer:
         problems: list[str] = []
         for report in self.reports():
             problems.extend(miss["explanation"] for miss in report["misses"])
+            # The host's answers to the server's requests count: a handler that regressed fails its test.
+            problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
             if self.strict:
                 problems.extend(
                     f"never asked for (strict): interactions[{u['interaction']}] {u['method']}"
