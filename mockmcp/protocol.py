@@ -225,7 +225,7 @@ class RecordMode(str, enum.Enum):
     """How a recording treats the cassette it would write (`mockmcp record --mode`, `--mockmcp-record`)."""
 
     ALL = "all"  # record afresh, replacing the cassette
-    NEW = "new"  # keep the cassette, add the interactions it lacks
+    NEW = "new"  # keep the cassette, add the session whole unless the cassette already answers it
     ONCE = "once"  # record only when the cassette does not exist; otherwise replay it
     NONE = "none"  # never record: replay the cassette, a missing one is an error (the plugin's default)
 

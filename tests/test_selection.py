@@ -111,3 +111,101 @@ def test_recorded_timing_waits_as_the_recording_did_scaled() -> None:
         .receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')[-1]
         .final
     )
+
+
+# A stateful server recorded twice with `record --mode new`: the first session read the state once,
+# the second read it three times as it grew; merge keeps the second whole as session 1.
+GROWING = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '0'}]}}
+- session: 1
+  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- session: 1
+  request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '0'}]}}
+- session: 1
+  request: {method: tools/call, params: {name: add}}
+  response: {result: {content: [{type: text, text: added}]}}
+- session: 1
+  request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '1'}]}}
+- session: 1
+  request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '1'}]}}
+"""
+
+
+def test_a_live_session_asking_more_than_its_recorded_session_moves_to_one_that_recorded_more() -> None:
+    engine = Replay(loads(GROWING), Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert answer(engine, 2, "tools/call", {"name": "read"}) == "0"  # session 0, the first
+    assert answer(engine, 3, "tools/call", {"name": "add"}) == "added"  # only session 1 has it
+    assert answer(engine, 4, "tools/call", {"name": "read"}) == "1"  # session 0 is used up: session 1's second
+    assert answer(engine, 5, "tools/call", {"name": "read"}) == "1"
+    assert engine.report.repeats == {}
+    assert engine.selection.bound == 1
+
+
+def test_a_moved_live_session_never_takes_a_session_another_live_session_holds() -> None:
+    cassette = loads(GROWING)
+    recordings = Recordings(cassette, Matcher.build())
+    first, second = (Replay(cassette, Matcher.build(), recordings=recordings) for _ in range(2))
+    for engine in (first, second):
+        answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert answer(second, 2, "tools/call", {"name": "read"}) == "0"  # session 1's first
+    answer(first, 2, "tools/call", {"name": "read"})
+    answer(first, 3, "tools/call", {"name": "read"})  # session 1 is the second's: the first repeats
+    assert first.report.repeats == {1: 1}
+
+
+def merged(old: str, new: str) -> tuple[list[tuple[int, str, str]], tuple[str, ...]]:
+    from mockmcp.shells.journal import merge
+
+    cassette, notes = merge(loads(old), loads(new))
+    rows = [
+        (i.session, i.method or "", json.dumps(i.response.get("result") if i.response else None))
+        for i in cassette.interactions
+    ]
+    return rows, notes
+
+
+def session_of(*calls: tuple[str, str]) -> str:
+    lines = ["version: 1", "interactions:"]
+    for name, text in calls:
+        lines += [
+            f"- request: {{method: tools/call, params: {{name: {name}}}}}",
+            f"  response: {{result: {{content: [{{type: text, text: '{text}'}}]}}}}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_record_mode_new_keeps_every_occurrence_as_a_session_and_notes_changed_answers() -> None:
+    old = session_of(("read", "0"))
+    rows, notes = merged(old, session_of(("read", "0"), ("add", "added"), ("read", "1"), ("read", "2")))
+    assert [(s, t) for s, _m, t in rows] == [
+        (0, '{"content": [{"type": "text", "text": "0"}]}'),
+        (1, '{"content": [{"type": "text", "text": "0"}]}'),
+        (1, '{"content": [{"type": "text", "text": "added"}]}'),
+        (1, '{"content": [{"type": "text", "text": "1"}]}'),
+        (1, '{"content": [{"type": "text", "text": "2"}]}'),
+    ]
+    # read was in the cassette and answered otherwise (its second and third time): one note for it.
+    [note] = notes
+    assert note.startswith("tools/call read was answered otherwise than in interactions[0] of the cassette")
+    assert "this time's as interactions[3]" in note
+    assert 'result.content[0].text: recorded "0", now "1"' in note
+
+
+def test_record_mode_new_leaves_out_a_session_the_cassette_already_answers() -> None:
+    old = session_of(("read", "0"), ("read", "1"))
+    rows, notes = merged(old, session_of(("read", "0")))
+    assert len(rows) == 2
+    assert notes == ("this session adds nothing the cassette does not already answer; the cassette is unchanged",)
+    # an answer the cassette has but at another turn is new
+    rows, notes = merged(old, session_of(("read", "1")))
+    assert [s for s, _m, _t in rows] == [0, 0, 1] and len(notes) == 1

@@ -120,7 +120,7 @@ def replay(
     show_default=True,
     type=click.Choice(RecordMode.choices()),
     help=(
-        "all: record afresh; new: add what the cassette lacks; "
+        "all: record afresh; new: add this session to the cassette; "
         "once: record only if the cassette does not exist, else replay it."
     ),
 )

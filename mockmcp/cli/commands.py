@@ -226,7 +226,9 @@ def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[
 def _finish_recording(path: str, reason: str) -> None:
     from mockmcp.shells.journal import finish
 
-    written, recovered = finish(path)
+    written, recovered, notes = finish(path)
+    for text in notes:
+        _note(text)
     if recovered.skipped:
         first = recovered.skipped[0][:80]
         _note(
@@ -250,7 +252,9 @@ def recover_session(path: str) -> None:
         raise CassetteError(
             "no journal to recover", path=journal_path(path), fix="nothing to do: the last recording finished"
         )
-    _written, recovered = finish(path)
+    _written, recovered, notes = finish(path)
+    for text in notes:
+        _note(text)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
     _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 

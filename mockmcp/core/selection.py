@@ -14,7 +14,11 @@ answered from a recorded session that has it: the one this live session is bound
 first that no other live session has claimed, else the first. The choice binds the live session
 (and claims the recorded one) only when it was a real choice, that is, when several sessions have
 the request: so a live session follows the recorded session it started like, while a request only
-one session has is answered from that one whatever the binding.
+one session has is answered from that one whatever the binding. A live session that asks a request
+more often than its recorded session did moves on to a free recorded session that asked it that
+often, and follows that one from then on: `--mode new` adds a stateful server's later session whole,
+so the sixth read of a growing state comes from the session that recorded six. Play counts are per
+request over all recorded sessions, so a session moved to goes on from the same count.
 """
 
 from __future__ import annotations
@@ -67,12 +71,11 @@ class Selection:
         indexes = self.recordings.requests.get(key)
         if indexes is None:
             return None
-        indexes = self._in_session(indexes)
-        # Counted by the first recording's index: an int is cheaper to look up than the key again,
-        # and it keeps the counts of one request apart per recorded session.
+        # Counted by the first recording's index: an int is cheaper to look up than the key again.
         first = indexes[0]
         asked = self._asked.get(first, 0)
         self._asked[first] = asked + 1
+        indexes = self._in_session(indexes, asked)
         interactions = self.recordings.cassette.interactions
         for index in indexes:
             asked -= interactions[index].times
@@ -89,7 +92,8 @@ class Selection:
         indexes = self._in_session(indexes)
         return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
-    def _in_session(self, indexes: list[int]) -> list[int]:
+    def _in_session(self, indexes: list[int], asked: int | None = None) -> list[int]:
+        """The recordings of one recorded session; `asked`: how often this live session asked before."""
         if not self.recordings.several:  # the common case, on the hot path: one recorded session
             self.sessions.add(0)
             return indexes
@@ -100,8 +104,20 @@ class Selection:
             claims = self.recordings.claims
             free = [s for s in sessions if claims.get(s, self) is self]
             chosen = self.bound if self.bound in sessions else (free[0] if free else sessions[0])
+            if asked is not None and not self._has_turn(indexes, chosen, asked):
+                # Asked more often than the chosen session recorded: a free session that recorded it
+                # that often goes on (a stateful server asked the same thing again as its state grew).
+                moved = next((s for s in free if self._has_turn(indexes, s, asked)), None)
+                if moved is not None:
+                    chosen = self.bound = moved
+                    claims.setdefault(moved, self)
             if self.bound is None:
                 self.bound = chosen
                 claims.setdefault(chosen, self)
         self.sessions.add(chosen)
         return [i for i in indexes if interactions[i].session == chosen]
+
+    def _has_turn(self, indexes: list[int], session: int, asked: int) -> bool:
+        """Whether that recorded session recorded the request more than `asked` times."""
+        interactions = self.recordings.cassette.interactions
+        return sum(interactions[i].times for i in indexes if interactions[i].session == session) > asked

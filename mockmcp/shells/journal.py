@@ -21,9 +21,10 @@ from typing import Any
 
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
-from mockmcp.cassette.model import Cassette
-from mockmcp.core.matching import Matcher
+from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era
+from mockmcp.core.selection import Recordings, Selection
 from mockmcp.errors import CassetteError
 from mockmcp.shells.toolkit import write_all
 
@@ -129,42 +130,90 @@ def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:
     return Cassette(interactions, {**meta, **era(interactions)})
 
 
-def merge(old: Cassette, new: Cassette) -> Cassette:
-    """`--mode new`: the old interactions, then the new session's interactions the old one lacks.
+def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
+    """`--mode new`: the old interactions, then every interaction of each new session, in order.
 
-    A client interaction is new when no old one has its match key; server-only interactions come
-    along when the client interaction just before them does. The added ones form a recorded session
-    of their own (see `selection`), numbered after the cassette's last.
+    A new session is kept whole (a stateful server answers the same request otherwise as its state
+    grows, so every occurrence counts) as a recorded session of its own (see `selection`), numbered
+    after the cassette's last; unless replaying the old cassette would already give every one of its
+    answers, in which case it adds nothing and is left out. Returns the cassette and notes for
+    stderr: one per request the cassette had that was answered otherwise this time.
     """
     matcher = Matcher.build()
-    session = 1 + max((i.session for i in old.interactions), default=-1)
-    known = {matcher.key(i.method or "", i.params) for i in old.interactions if i.kind != "server"}
-    added = []
-    keep_unsolicited = False
-    for interaction in new.interactions:
-        if interaction.kind == "server":
-            if keep_unsolicited:
-                added.append(interaction._replace(session=session))
+    recordings = Recordings(old, matcher)
+    number = 1 + max((i.session for i in old.interactions), default=-1)
+    added: list[Interaction] = []
+    notes: list[str] = []
+    for session in sorted({i.session for i in new.interactions}):
+        interactions = [i for i in new.interactions if i.session == session]
+        base = len(old.interactions) + len(added)  # where this session goes, if it is added
+        same, otherwise = _compare(old, Selection(recordings), matcher, interactions, base)
+        notes.extend(otherwise)
+        if not same:
+            added.extend(interaction._replace(session=number) for interaction in interactions)
+            number += 1
+    if not added:
+        notes.append("this session adds nothing the cassette does not already answer; the cassette is unchanged")
+    return old._replace(interactions=old.interactions + tuple(added)), tuple(notes)
+
+
+def _compare(
+    old: Cassette, selection: Selection, matcher: Matcher, interactions: list[Interaction], base: int
+) -> tuple[bool, list[str]]:
+    """Whether replaying the old cassette gives every answer of this session, and a note per request it
+    had that was answered otherwise (once per request: a growing state would say it at every call)."""
+    same = True
+    notes: list[str] = []
+    noted: set[str] = set()
+    for index, interaction in enumerate(interactions):
+        if interaction.kind != "request":
             continue
         key = matcher.key(interaction.method or "", interaction.params)
-        keep_unsolicited = key not in known
-        if keep_unsolicited:
-            known.add(key)
-            added.append(interaction._replace(session=session))
-    return old._replace(interactions=old.interactions + tuple(added))
+        pick = selection.request(key)
+        if pick is None or pick.interaction is None:
+            same = False
+            continue
+        recorded = answer_body(old.interactions[pick.interaction].response)
+        if canonical(recorded) == canonical(answer_body(interaction.response)):
+            continue
+        same = False
+        if key not in noted:
+            noted.add(key)
+            notes.append(_answered_otherwise(pick.interaction, recorded, base + index, interaction))
+    return same, notes
 
 
-def finish(cassette_path: str) -> tuple[Cassette, Recovered]:
-    """Build the cassette from its journal, merge as the journal's mode says, save atomically, remove the journal."""
+def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interaction: Interaction) -> str:
+    from mockmcp.core.explain import describe_differences  # deferred: deepdiff, only for a difference
+
+    name = interaction.params.get("name") if isinstance(interaction.params, dict) else None
+    label = f"{interaction.method}{f' {name}' if isinstance(name, str) else ''}"
+    found = describe_differences(recorded, answer_body(interaction.response), "now", "this answer", root="answer")
+    lines = [
+        f"{label} was answered otherwise than in interactions[{old_index}] of the cassette; both are kept, "
+        f"this time's as interactions[{new_index}]:",
+        *(f"  - {text}" for _path, text in found[:3]),
+    ]
+    if len(found) > 3:
+        lines.append(f"  - and {len(found) - 3} more")
+    return "\n".join(lines)
+
+
+def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
+    """Build the cassette from its journal, merge as the journal's mode says, save atomically, remove the journal.
+
+    Returns the cassette written, what the journal held, and notes for stderr (see `merge`).
+    """
     path = journal_path(cassette_path)
     recovered = read(path)
     result = recovered.cassette
+    notes: tuple[str, ...] = ()
     if not result.interactions and os.path.exists(cassette_path):
         # Nothing was recorded: never replace a cassette with an empty one.
         os.unlink(path)
-        return cassettes.load(cassette_path), recovered
+        return cassettes.load(cassette_path), recovered, notes
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
-        result = merge(cassettes.load(cassette_path), result)
+        result, notes = merge(cassettes.load(cassette_path), result)
         result = result._replace(meta=_merged_meta(result.meta, recovered.cassette.meta))
     try:
         cassettes.save(result, cassette_path)
@@ -177,7 +226,7 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered]:
             fix=f"the session is kept in this journal; report the problem, then `mockmcp recover {cassette_path}`",
         ) from error
     os.unlink(path)
-    return result, recovered
+    return result, recovered, notes
 
 
 def _merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
