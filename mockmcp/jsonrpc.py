@@ -8,6 +8,7 @@ originates (error responses). It never reads or writes.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 from mockmcp.namedtuple import NamedTuple
@@ -32,6 +33,8 @@ __all__ = [
     "error_response",
     "is_valid_id",
     "map_strings",
+    "may_hold_lone_surrogates",
+    "without_lone_surrogates",
 ]
 
 PARSE_ERROR = -32700
@@ -122,6 +125,31 @@ def map_strings(value: Any, change: Callable[[str], str], keys: bool = False) ->
         return {(change(k) if keys else k): map_strings(v, change, keys) for k, v in value.items()}
     if isinstance(value, list):
         return [map_strings(v, change, keys) for v in value]
+    return value
+
+
+# A lone surrogate reaches a parsed value only through a `\uD800`-`\uDFFF` escape, or as the raw
+# UTF-8-like bytes that `json.loads` lets through on bytes (it decodes with surrogatepass).
+_SURROGATE_IN_LINE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def may_hold_lone_surrogates(line: bytes) -> bool:
+    """Whether the JSON text of a line may decode to a lone surrogate: a quick test before the exact one."""
+    return _SURROGATE_IN_LINE.search(line) is not None
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """value with every lone surrogate in its strings and keys replaced by U+FFFD; value itself when it holds none.
+
+    A JSON escape may carry half of a surrogate pair (a cut emoji, `\\ud83d`), which no UTF-8 text
+    holds, so neither does a cassette (YAML is text): the recorder keeps U+FFFD in its place, and
+    replay makes the same substitution in what the host sends before matching, through this one rule.
+    """
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return map_strings(value, lambda text: _SURROGATE.sub("\ufffd", text), keys=True)
     return value
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "HANDSHAKE",
     "INITIALIZE",
     "MINTED_KEYS",
+    "PING",
     "PROTOCOL_VERSION_KEY",
     "Place",
     "REVISIONS",
@@ -46,6 +47,7 @@ __all__ = [
     "STATELESS_VERSION",
     "SUBSCRIPTION_ID_KEY",
     "TOOLS_LIST",
+    "UNSET_WHEN_EMPTY",
     "json_type",
     "meta",
     "offered_tools",
@@ -66,6 +68,7 @@ STATELESS_VERSION = "2026-07-28"  # the first (and so far only) revision of the 
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", STATELESS_VERSION)
 INITIALIZE = "initialize"
 DISCOVER = "server/discover"
+PING = "ping"  # a method of the handshake era only: 2026-07-28 servers answer it -32601
 TOOLS_LIST = "tools/list"
 
 # MCP reserves the `io.modelcontextprotocol/` prefix for `_meta` keys of its own. In the stateless
@@ -78,6 +81,21 @@ SERVER_INFO_KEY = SPEC_PREFIX + "serverInfo"  # in the result of server/discover
 # Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
 # multi-round-trip state, 2025-11-25 tasks, URL elicitation).
 MINTED_KEYS = frozenset({"nextCursor", "requestState", "taskId", "elicitationId"})
+
+# Optional params that say "none given" whether they are left out, null or an empty object: each is
+# `X | None = None` in the SDK's types (mcp_types), and servers read `arguments or {}`. Hosts differ
+# here: the SDK sends `prompts/get {arguments: {}}` where fastmcp leaves `arguments` out. Keyed by
+# method; "*" applies to every method. A `cursor` is a string, so in practice only null: an empty
+# string is a cursor the server minted, and counts. Everything else (the `arguments` of other
+# methods, every value inside `arguments`) is the server's to interpret, and counts as sent.
+UNSET_WHEN_EMPTY: dict[str, tuple[str, ...]] = {
+    "*": ("_meta",),
+    "tools/call": ("arguments",),
+    "prompts/get": ("arguments",),
+    **dict.fromkeys(
+        ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "tasks/list"), ("cursor",)
+    ),
+}
 
 
 def meta(holder: Any) -> dict[str, Any]:

@@ -77,6 +77,39 @@ async def test_other_host_config_gets_the_same_answers(tmp_path: Path) -> None:
     assert {(r["interaction"], r["method"]) for r in summary["repeats"]} == {(1, "tools/list"), (2, "tools/call")}
 
 
+PROMPTS = """
+version: 1
+interactions:
+- request: {id: 0, method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response:
+    result:
+      protocolVersion: '2025-11-25'
+      capabilities: {prompts: {listChanged: false}}
+      serverInfo: {name: prompts, version: '1'}
+- notification: {method: notifications/initialized}
+- request: {id: 1, method: prompts/get, params: {name: left_out}}
+  response: {result: {messages: [{role: user, content: {type: text, text: recorded without arguments}}]}}
+- request: {id: 2, method: prompts/get, params: {name: sent_empty, arguments: {}}}
+  response: {result: {messages: [{role: user, content: {type: text, text: recorded with empty arguments}}]}}
+"""
+
+
+async def test_prompt_arguments_empty_or_left_out_match_the_other_recording(tmp_path: Path) -> None:
+    """The SDK sends `arguments: {}` when given {}, and leaves them out when given none; fastmcp always leaves
+    them out. A cassette recorded either way answers the host that does the other."""
+    cassette = tmp_path / "prompts.yaml"
+    cassette.write_text(PROMPTS)
+    report = tmp_path / "report.json"
+    with anyio.fail_after(30):
+        async with connect(replay(cassette, report), "legacy") as client:
+            given_empty = await client.get_prompt("left_out", {})
+            left_out = await client.get_prompt("sent_empty")
+    assert given_empty.messages[0].content.text == "recorded without arguments"  # type: ignore[union-attr]
+    assert left_out.messages[0].content.text == "recorded with empty arguments"  # type: ignore[union-attr]
+    summary = json.loads(report.read_text())
+    assert summary["misses"] == [] and summary["unplayed"] == []
+
+
 async def test_legacy_cassette_lets_an_auto_host_fall_back(tmp_path: Path) -> None:
     """A handshake-era cassette answers server/discover -32601, as such a server does; the host falls back."""
     report = tmp_path / "report.json"

@@ -9,7 +9,9 @@ Covered:
   problem text;
 - `is_valid_id` and `error_response`;
 - `encode`: compact, one line, newline-terminated, non-ASCII kept as UTF-8, embedded newlines
-  escaped, and a lone surrogate escaped instead of crashing.
+  escaped, and a lone surrogate escaped instead of crashing;
+- lone surrogates: `may_hold_lone_surrogates` on escapes, raw bytes, pairs and near misses;
+  `without_lone_surrogates` puts U+FFFD in strings and keys, and returns a clean value itself.
 """
 
 from __future__ import annotations
@@ -234,3 +236,38 @@ def test_encode_is_one_newline_terminated_line_that_round_trips(message: Any) ->
 def test_encode_lone_surrogate_is_escaped_as_it_came() -> None:
     line = jsonrpc.encode({"s": "\ud800"})
     assert line == b'{"s":"\\ud800"}\n'
+
+
+# --- lone surrogates: the one rule the recorder and replay share ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "may_hold"),
+    [
+        (b'{"text":"cut \\ud83d"}', True),
+        (b'{"text":"cut \\uDFFF"}', True),
+        (b'{"text":"cut \xed\xa0\xbd"}', True),
+        (b'{"text":"\\ud83d\\ude00 whole"}', True),  # a pair: the quick test says maybe, the exact one no
+        (b'{"text":"\\u00e9 plain \xc3\xa9"}', False),
+        (b'{"text":"\xed\x9f\xbf hangul"}', False),  # U+D7FF, just below the surrogates
+    ],
+)
+def test_may_hold_lone_surrogates(line: bytes, may_hold: bool) -> None:
+    assert jsonrpc.may_hold_lone_surrogates(line) is may_hold
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"text": "cut \ud83d"}, {"text": "cut \ufffd"}),
+        ({"\udc00key": ["a\ud83d", 1, None]}, {"\ufffdkey": ["a\ufffd", 1, None]}),
+        ("\ud83d\ude00", "\ufffd\ufffd"),  # surrogates that came as two lone escapes stay two characters
+    ],
+)
+def test_without_lone_surrogates_replaces_them_with_u_fffd(value: Any, expected: Any) -> None:
+    assert jsonrpc.without_lone_surrogates(value) == expected
+
+
+def test_without_lone_surrogates_returns_a_value_without_any_as_it_is() -> None:
+    value = {"text": "😀 whole", "n": [1, 2.5, True]}
+    assert jsonrpc.without_lone_surrogates(value) is value

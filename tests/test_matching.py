@@ -5,6 +5,8 @@ Covered, as tables over `Matcher.build(...).key` and `.normalize`:
   key (the 2026-07-28 per-request protocol version, client info and capabilities), W3C
   `traceparent` / `tracestate` / `baggage`; other `_meta` keys still count;
 - a `_meta` emptied by that removal equals no `_meta`, and params emptied that way equal no params;
+- empty versus absent: `arguments` of tools/call and prompts/get, and `_meta`, sent null or `{}`,
+  and a null `cursor` of a list request, equal leaving them out; values inside stay as sent;
 - `initialize` matches on its method alone; `notifications/cancelled` ignores `requestId`;
 - JSON types stay exact (1, 1.0, true and "1" give four different keys); key order does not
   matter; the method is part of the key;
@@ -36,6 +38,21 @@ def call(**extra: Any) -> dict[str, Any]:
 
 # (extra ignore paths, method, params a, params b, same key?)
 SAME = [
+    # empty versus absent: the SDK sends `prompts/get {arguments: {}}`, fastmcp leaves it out
+    pytest.param((), "prompts/get", {"name": "p", "arguments": {}}, {"name": "p"}, True, id="sdk-vs-fastmcp-prompt"),
+    pytest.param(
+        (), "tools/call", {"name": "t", "arguments": None}, {"name": "t", "arguments": {}}, True, id="null-vs-empty"
+    ),
+    pytest.param(
+        (),
+        "prompts/get",
+        {"name": "p", "arguments": {}},
+        {"name": "p", "arguments": {"a": "1"}},
+        False,
+        id="given-counts",
+    ),
+    pytest.param((), "tools/list", {"cursor": None}, None, True, id="cursor-null-vs-none"),
+    pytest.param((), "tools/list", {"cursor": ""}, None, False, id="cursor-empty-string-counts"),
     # what always varies
     pytest.param((), "tools/call", CALL, call(_meta={"progressToken": 7}), True, id="progressToken"),
     pytest.param(
@@ -332,10 +349,32 @@ NORMALIZE = [
     ),
     pytest.param(
         ("arguments.when",),
-        "tools/call",
+        "x",
         {"name": "t", "arguments": {}},
         {"name": "t", "arguments": {}},
         id="empty-container-kept",
+    ),
+    # optional keys sent empty say the same as leaving them out (protocol.UNSET_WHEN_EMPTY)
+    pytest.param((), "prompts/get", {"name": "p", "arguments": {}}, {"name": "p"}, id="prompt-arguments-empty"),
+    pytest.param((), "prompts/get", {"name": "p", "arguments": None}, {"name": "p"}, id="prompt-arguments-null"),
+    pytest.param((), "tools/call", {"name": "t", "arguments": {}}, {"name": "t"}, id="tool-arguments-empty"),
+    pytest.param((), "tools/call", {"name": "t", "arguments": None}, {"name": "t"}, id="tool-arguments-null"),
+    pytest.param(
+        (), "tools/call", {"name": "t", "arguments": {"a": {}}}, {"name": "t", "arguments": {"a": {}}}, id="inside-kept"
+    ),
+    pytest.param((), "x/y", {"arguments": {}}, {"arguments": {}}, id="other-methods-arguments-kept"),
+    pytest.param((), "tools/call", call(_meta={}), CALL, id="meta-empty"),
+    pytest.param((), "tools/call", call(_meta=None), CALL, id="meta-null"),
+    pytest.param((), "x/y", {"_meta": {}, "k": 1}, {"k": 1}, id="meta-empty-any-method"),
+    pytest.param((), "tools/list", {"cursor": None}, None, id="cursor-null"),
+    pytest.param((), "resources/templates/list", {"cursor": None}, None, id="cursor-null-templates"),
+    pytest.param((), "tools/list", {"cursor": ""}, {"cursor": ""}, id="cursor-empty-string-kept"),
+    pytest.param(
+        (),
+        "prompts/get",
+        {"name": "p", "arguments": {}, "_meta": {"progressToken": 1}},
+        {"name": "p"},
+        id="arguments-empty-meta-emptied",
     ),
 ]
 

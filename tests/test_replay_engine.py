@@ -10,13 +10,15 @@ Covered:
   requests in another order than recorded each get their own answer;
 - progress: notifications/progress go before the response with the live progressToken, and are
   left out when the live request has none, while notifications/message still go;
-- server-to-client requests: elicitation/create goes out with a fresh id, the interaction waits for
+- server-to-client requests: elicitation/create goes out under its recorded id (0 and string ids
+  too; a fresh one, with a note, only when the recorded id is still in flight), the interaction waits for
   the host's answer (other requests are answered meanwhile), then the response follows; an answer
   that differs from the recording is a `report.mismatches` entry and replay goes on;
   `close()` reports a server request the host never answered;
 - unsolicited server messages: at `start()`, and right after the interaction they follow is first
   played (also when that interaction is delayed and asked twice);
-- ping without a cassette entry; unknown method (-32601); known method with other params
+- ping without a cassette entry: `{}` in the handshake era, -32601 (no miss) for a 2026-07-28 ping,
+  unless the cassette recorded one; unknown method (-32601); known method with other params
   (`NO_MATCH`, `error.data.closest` / `.differences`, a Note with the story and how to fix, and
   the `--ignore` path it suggests really makes the request match);
 - bad input: invalid JSON, empty batch, batches, invalid requests, notifications, stray and
@@ -25,6 +27,9 @@ Covered:
   `notifications/cancelled` for a delayed request (alone, or inside a batch);
 - 2026-07-28: subscriptions/listen notifications get the live listen id as subscriptionId;
   `input_required` then the retried request replay as two ordinary pairs despite other `_meta`;
+- what hosts send differently: `arguments: {}` / null, `_meta: {}`, `params: {}` match them left
+  out; a lone surrogate (escaped, or raw bytes) matches the recorder's U+FFFD, through the recorder
+  and after redaction, and the reply keeps the host's id;
 - the report: `unplayed` lists interactions never asked; `plays` counts.
 """
 
@@ -322,12 +327,16 @@ def test_a_server_request_waits_for_the_hosts_answer_then_the_response_follows()
     assert engine.report.unanswered == []
 
 
-def test_each_server_request_gets_a_fresh_id() -> None:
+def test_a_server_request_whose_recorded_id_is_in_flight_gets_a_fresh_one_with_a_note() -> None:
     engine = engine_for(DELETE)
     [first] = run(engine, [delete(1)])
-    [second] = run(engine, [delete(2)])  # a second tool call while the first still waits
+    actions = engine.receive(delete(2))  # a second tool call while the first still waits
+    [second] = sent(actions)
     assert first["method"] == second["method"] == "elicitation/create"
-    assert first["id"] != second["id"]
+    assert first["id"] == 77  # the recorded id
+    assert second["id"] != 77
+    [text] = notes(actions)
+    assert "77" in text and "elicitation/create" in text and "interactions[1]" in text
     # answered out of order, each resumes its own request
     assert run(engine, [answer(second["id"], {"action": "accept", "content": {"confirm": True}})]) == [
         result(2, DELETED_RESULT)
@@ -335,6 +344,63 @@ def test_each_server_request_gets_a_fresh_id() -> None:
     assert run(engine, [answer(first["id"], {"action": "accept", "content": {"confirm": True}})]) == [
         result(1, DELETED_RESULT)
     ]
+
+
+SERVER_IDS = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: ask}}
+  server:
+  - request: {id: 0, method: roots/list}
+    response: {result: {roots: []}}
+  - request: {id: "s-1", method: sampling/createMessage, params: {maxTokens: 5, messages: []}}
+    response: {result: {role: assistant, content: {type: text, text: hi}, model: m}}
+  response: {result: {content: []}}
+"""
+SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+
+@pytest.mark.parametrize("live_id", [0, 1, "0"])
+def test_server_requests_go_out_under_their_recorded_ids_id_0_included(live_id: Any) -> None:
+    engine = engine_for(SERVER_IDS)
+    ask = json.dumps({"jsonrpc": "2.0", "id": live_id, "method": "tools/call", "params": {"name": "ask"}}).encode()
+    actions = engine.receive(ask)
+    assert sent(actions) == [{"jsonrpc": "2.0", "id": 0, "method": "roots/list"}]
+    assert notes(actions) == []
+    [sampling] = run(engine, [answer(0, {"roots": []})])
+    assert sampling["id"] == "s-1"
+    assert run(engine, [answer("s-1", SAMPLED)]) == [result(live_id, {"content": []})]
+    assert engine.report.mismatches == []
+
+
+def test_a_recorded_server_request_id_is_free_again_once_answered() -> None:
+    engine = engine_for(SERVER_IDS)
+    ask = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}'
+    assert [m["id"] for m in run(engine, [ask, answer(0, {"roots": []})])] == [0, "s-1"]
+    again = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}}'
+    actions = engine.receive(again)  # "s-1" still awaits its answer, 0 does not
+    assert [m["id"] for m in sent(actions)] == [0]
+    assert notes(actions) == []
+
+
+def test_a_fresh_server_request_id_is_none_in_flight() -> None:
+    engine = engine_for(
+        """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: a}}
+  server:
+  - request: {id: 1, method: roots/list}
+  response: {result: {content: []}}
+- request: {id: 2, method: tools/call, params: {name: b}}
+  server:
+  - request: {id: 2, method: roots/list}
+  response: {result: {content: []}}
+"""
+    )
+    a = b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"a"}}'
+    b = b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"b"}}'
+    assert [m["id"] for m in run(engine, [a, b, a])] == [1, 2, 3]  # the third clashes with 1; 2 is taken too
 
 
 def test_a_different_answer_from_the_host_is_a_mismatch_and_replay_goes_on() -> None:
@@ -479,6 +545,38 @@ def test_ping_is_answered_without_a_cassette_entry(line: bytes) -> None:
     engine = engine_for(NOTES)
     assert run(engine, [line]) == [result("p1", {})]
     assert engine.report.misses == []
+
+
+STATELESS_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+STATELESS_PING = b'{"jsonrpc":"2.0","id":"p1","method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'  # noqa: E501 (a literal message, as on the wire)
+
+
+def test_a_2026_ping_is_method_not_found_as_a_2026_server_answers() -> None:
+    engine = engine_for(NOTES)
+    actions = engine.receive(STATELESS_PING)
+    assert sent(actions) == [
+        {"jsonrpc": "2.0", "id": "p1", "error": {"code": -32601, "message": "Method not found", "data": "ping"}}
+    ]
+    [text] = notes(actions)
+    assert "2026-07-28" in text and "-32601" in text
+    assert engine.report.misses == []  # what a real server answers is no gap in the cassette
+
+
+def test_a_2026_ping_the_cassette_recorded_plays_as_recorded() -> None:
+    engine = engine_for(
+        """
+version: 1
+interactions:
+- request:
+    id: 4
+    method: ping
+    params:
+      _meta:
+        io.modelcontextprotocol/protocolVersion: '2026-07-28'
+  response: {result: {}}
+"""
+    )
+    assert run(engine, [STATELESS_PING]) == [result("p1", {})]
 
 
 def test_an_unknown_method_gets_method_not_found() -> None:
@@ -857,6 +955,95 @@ def test_input_required_then_the_retry_replay_as_two_ordinary_pairs() -> None:
         ),
     ]
     assert engine.report.misses == [] and engine.report.unplayed == []
+
+
+# --- what the host sends differently from the recording -------------------------------------------
+
+PROMPT = """
+version: 1
+interactions:
+- request: {id: 1, method: prompts/get, params: {name: greet}}
+  response: {result: {messages: [{role: user, content: {type: text, text: hello}}]}}
+- request: {id: 2, method: tools/call, params: {name: now, arguments: {}}}
+  response: {result: {content: [{type: text, text: noon}]}}
+- request: {id: 3, method: tools/list, params: {cursor: null}}
+  response: {result: {tools: []}}
+- request: {id: 4, method: tools/call, params: {name: echo, arguments: {text: "cut \ufffd"}}}
+  response: {result: {content: [{type: text, text: "cut \ufffd"}]}}
+"""
+GREETING = {"messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]}
+NOON = {"content": [{"type": "text", "text": "noon"}]}
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # the SDK sends empty arguments where the recording (fastmcp) left them out, and the other way round
+        (b'{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"greet","arguments":{}}}', GREETING),
+        (b'{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"greet","arguments":null}}', GREETING),
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"now"}}', NOON),
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"now","_meta":{}}}', NOON),
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}', {"tools": []}),
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}', {"tools": []}),
+    ],
+)
+def test_optional_params_sent_empty_match_them_left_out(line: bytes, expected: dict[str, Any]) -> None:
+    engine = engine_for(PROMPT)
+    assert run(engine, [line]) == [result(7, expected)]
+    assert engine.report.misses == []
+
+
+def test_arguments_given_still_count() -> None:
+    engine = engine_for(PROMPT)
+    line = b'{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"x"}}}'
+    [response] = run(engine, [line])
+    assert error_of(response) == (7, jsonrpc.NO_MATCH)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a cut emoji: half of a surrogate pair, as a JSON escape and (what json.loads lets through) as bytes
+        b'{"jsonrpc":"2.0","id":"\\ud83d","method":"tools/call","params":{"name":"echo","arguments":{"text":"cut \\ud83d"}}}',  # noqa: E501 (a literal message, as on the wire)
+        b'{"jsonrpc":"2.0","id":"\\ud83d","method":"tools/call","params":{"name":"echo","arguments":{"text":"cut \\uDE00"}}}',  # noqa: E501 (a literal message, as on the wire)
+        b'{"jsonrpc":"2.0","id":"\\ud83d","method":"tools/call","params":{"name":"echo","arguments":{"text":"cut \xed\xa0\xbd"}}}',  # noqa: E501 (a literal message, as on the wire)
+    ],
+)
+def test_a_lone_surrogate_matches_the_recorders_replacement_and_the_reply_keeps_the_id(line: bytes) -> None:
+    engine = engine_for(PROMPT)
+    [response] = run(engine, [line])
+    assert response == result("\ud83d", {"content": [{"type": "text", "text": "cut \ufffd"}]})
+    assert engine.report.misses == []
+
+
+def test_the_recorder_and_replay_replace_a_lone_surrogate_alike() -> None:
+    from mockmcp.core.recorder import CLIENT, SERVER, Recorder
+
+    call = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"cut \\ud83d"}}}'
+    recorder = Recorder()
+    recorder.feed(CLIENT, call, 0.0)
+    recorder.feed(SERVER, b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}', 0.1)
+    engine = Replay(recorder.cassette(), Matcher.build())
+    assert run(engine, [call]) == [result(1, {"content": []})]
+
+
+def test_a_lone_surrogate_is_replaced_after_redaction_too() -> None:
+    from mockmcp.core.redact import Redactor
+
+    cassette = loads(
+        """
+version: 1
+meta: {redact: {patterns: ['sk-[a-z]+']}}
+interactions:
+- request: {id: 1, method: tools/call, params: {name: echo, arguments: {text: "[REDACTED] \ufffd"}}}
+  response: {result: {content: []}}
+"""
+    )
+    engine = Replay(cassette, Matcher.build(), Redactor.from_meta(cassette.meta, {}))
+    line = (
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"sk-abc \\ud83d"}}}'
+    )
+    assert run(engine, [line]) == [result(2, {"content": []})]
 
 
 # --- smaller behaviours --------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The one definition of "the same request": method and params, minus what varies between runs.
 
 Theory of operation: both the recorded and the incoming params are normalized (volatile paths
-removed, containers emptied by that removal dropped), then serialized canonically (sorted keys,
+removed, containers emptied by that removal dropped, optional keys a host sent empty dropped, as
+`protocol.UNSET_WHEN_EMPTY` lists them), then serialized canonically (sorted keys,
 exact JSON types, so `1`, `1.0` and `true` stay different). Equal keys mean a match; the replay
 engine indexes recorded interactions by key, so matching costs the same for 10 interactions as
 for 5000. Ids never enter a key.
@@ -19,7 +20,7 @@ from fnmatch import fnmatchcase
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
-from mockmcp.protocol import INITIALIZE, SPEC_PREFIX
+from mockmcp.protocol import INITIALIZE, SPEC_PREFIX, UNSET_WHEN_EMPTY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class Matcher(NamedTuple):
             params = _without(params, path)
         for key in _IGNORED_BY_METHOD.get(method, ()):
             params = _without(params, (key,))
+        params = _without_unset(method, params)
         return None if params == {} else params
 
     def key(self, method: str, params: Any) -> str:
@@ -167,6 +169,21 @@ def _without(value: Any, path: Path) -> Any:
         ]
         return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     return value
+
+
+def _without_unset(method: str, params: Any) -> Any:
+    """params without the optional keys sent empty (null, or `{}`), which say the same as leaving them out.
+
+    Which keys those are is MCP's fact (`protocol.UNSET_WHEN_EMPTY`). Returns params itself when none is.
+    """
+    if not isinstance(params, dict):
+        return params
+    unset = [
+        key
+        for key in UNSET_WHEN_EMPTY["*"] + UNSET_WHEN_EMPTY.get(method, ())
+        if key in params and (params[key] is None or params[key] == {})
+    ]
+    return {k: v for k, v in params.items() if k not in unset} if unset else params
 
 
 def _is_pattern(segment: str) -> bool:

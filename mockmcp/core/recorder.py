@@ -24,7 +24,6 @@ a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,12 +191,8 @@ def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
     A lone surrogate (legal in a JSON escape, a cut emoji) cannot be written as YAML text: it is kept as U+FFFD.
     """
     body = {k: v for k, v in message.items() if k != "jsonrpc" and (keep_id or k != "id")}
-    try:
-        json.dumps(body, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        cleaned: dict[str, Any] = jsonrpc.map_strings(body, lambda text: _SURROGATE.sub("\ufffd", text), keys=True)
-        return cleaned
-    return body
+    cleaned: dict[str, Any] = jsonrpc.without_lone_surrogates(body)
+    return cleaned
 
 
 def _holdable(message: dict[str, Any]) -> bool:
@@ -214,9 +209,6 @@ def _reply_template(message: dict[str, Any]) -> str:
     the message as the server sent it, with `{{id}}` where its id was, so the host gets it under its own id."""
     line = jsonrpc.encode({**message, "id": "{{id}}"})[:-1].decode("utf-8", "replace")
     return line.replace('"id":"{{id}}"', '"id":{{id}}', 1)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _round(seconds: float) -> float:

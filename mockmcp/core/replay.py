@@ -167,6 +167,8 @@ class Replay:
             ]
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             message = self.redactor.message(message)
+        if jsonrpc.may_hold_lone_surrogates(line):  # and with the recorder's U+FFFD for a lone surrogate
+            message = _as_recorded_text(message)
         if isinstance(message, list):
             return self._receive_batch(message)
         return self._receive_one(message, None)
@@ -223,8 +225,8 @@ class Replay:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
         pick = self.selection.request(self.matcher.key(method, params))
         if pick is None:
-            if method == "ping":  # answered even when the cassette never saw one
-                return self._answer(batch, {"jsonrpc": "2.0", "id": reply_id, "result": {}})
+            if method == protocol.PING:
+                return self._ping(message, batch)
             return self._miss(message, batch)
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
@@ -236,6 +238,23 @@ class Replay:
         job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch)
         self._live[reply_id] = job.id
         return out + self._advance(job)
+
+    def _ping(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
+        """A ping the cassette never recorded: answered as a real server of the request's era answers it.
+
+        A handshake-era server answers `{}` at any time; 2026-07-28 has no `ping`, so its servers answer
+        -32601. Neither is a gap in the cassette, so neither is a miss.
+        """
+        reply_id = message["id"]
+        if not protocol.speaks_stateless(message):
+            return self._answer(batch, {"jsonrpc": "2.0", "id": reply_id, "result": {}})
+        # As the SDK's server answers a method it does not know: the method's name in `data`.
+        error = jsonrpc.error_response(reply_id, jsonrpc.METHOD_NOT_FOUND, "Method not found", protocol.PING)
+        note = Note(
+            f"mockmcp: the host sent ping in the {protocol.STATELESS_VERSION} era, which has no ping; "
+            "answered -32601 as a server of that revision does"
+        )
+        return [note, *self._answer(batch, error)]
 
     def _notification(self, message: dict[str, Any]) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -314,8 +333,7 @@ class Replay:
             if step <= len(items):
                 item = items[step - 1]
                 if item.kind == "request":
-                    out.append(self._ask(job, item))
-                    return out
+                    return out + self._ask(job, item)
                 out.extend(self._server_message(job, item))
             else:
                 return out + self._finish(job)
@@ -327,13 +345,36 @@ class Replay:
         wait, job.clock, job.slept = max(0.0, at - job.clock) * self.timing, at, step
         return wait
 
-    def _ask(self, job: _Job, item: ServerItem) -> Send:
-        server_id = self._next_server_id
-        self._next_server_id += 1
+    def _ask(self, job: _Job, item: ServerItem) -> list[Action]:
+        """Send a server-to-client request under its recorded id, so the host sees the ids the server used.
+
+        Ids matter to hosts (id 0 is where falsy-id bugs live); only an id already in flight on this
+        session, which the host could not tell apart, is replaced by a fresh one, with a note.
+        """
+        out: list[Action] = []
+        recorded = item.message.get("id")
+        server_id = recorded
+        if not jsonrpc.is_valid_id(recorded) or recorded in self._awaiting:
+            server_id = self._fresh_server_id()
+            if jsonrpc.is_valid_id(recorded):
+                out.append(
+                    Note(
+                        f"mockmcp: {item.message['method']} from interactions[{job.index}] went out with id "
+                        f"{server_id!r}: its recorded id {recorded!r} is still awaiting the host's answer"
+                    )
+                )
         job.waiting = (server_id, item)
         self._awaiting[server_id] = job.id
         body = {k: v for k, v in item.message.items() if k != "id"}
-        return Send(jsonrpc.encode({"jsonrpc": "2.0", "id": server_id, **body}), job.reply_id)
+        out.append(Send(jsonrpc.encode({"jsonrpc": "2.0", "id": server_id, **body}), job.reply_id))
+        return out
+
+    def _fresh_server_id(self) -> int:
+        """An id for a server request that no server request in flight on this session has."""
+        while self._next_server_id in self._awaiting:
+            self._next_server_id += 1
+        self._next_server_id += 1
+        return self._next_server_id - 1
 
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
         if item.kind == "raw":
@@ -451,6 +492,16 @@ class Replay:
                 f"recorded {wanted!r}; answering as recorded"
             )
         ]
+
+
+def _as_recorded_text(message: Any) -> Any:
+    """A parsed message (or batch) with lone surrogates replaced as the recorder replaced them; ids kept,
+    as the reply must carry the id the host sent."""
+    if isinstance(message, list):
+        return [_as_recorded_text(item) for item in message]
+    if isinstance(message, dict):
+        return {key: value if key == "id" else jsonrpc.without_lone_surrogates(value) for key, value in message.items()}
+    return jsonrpc.without_lone_surrogates(message)
 
 
 def _answers_in_batch(interaction: Interaction) -> bool:
