@@ -68,6 +68,51 @@ def test_a_cancelled_request_does_not_draw_later_messages() -> None:
     assert made.interactions[0].server == ()
 
 
+def test_a_late_answer_to_a_cancelled_request_is_that_request_s_response() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "slow"})),
+        (CLIENT, note("notifications/cancelled", {"requestId": 1, "reason": "timeout"})),
+        (SERVER, {"jsonrpc": "2.0", "id": 1, "error": {"code": 0, "message": "Request cancelled"}}),
+    )
+    call, cancel = made.interactions
+    assert call.response == {"error": {"code": 0, "message": "Request cancelled"}}
+    assert call.took == 2.0  # when it came, so --timing recorded sends it as late
+    assert (cancel.kind, cancel.message, cancel.server) == (
+        "notification",
+        {"method": "notifications/cancelled", "params": {"requestId": 1, "reason": "timeout"}},
+        (),
+    )
+    assert "raw" not in cassette.dump(made)
+
+
+def test_a_late_answer_goes_to_its_own_request_not_to_the_one_in_flight() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "slow"})),
+        (CLIENT, note("notifications/cancelled", {"requestId": 1})),
+        (CLIENT, req(2, "tools/list")),
+        (SERVER, note("notifications/message", {"level": "info", "data": "listing"})),
+        (SERVER, res(1, {"content": [{"type": "text", "text": "too late"}]})),
+        (SERVER, res(2, {"tools": []})),
+    )
+    slow, _cancel, listing = made.interactions
+    assert slow.response == {"result": {"content": [{"type": "text", "text": "too late"}]}}
+    assert slow.server == ()
+    assert listing.response == {"result": {"tools": []}}
+    assert [item.message["method"] for item in listing.server] == ["notifications/message"]
+
+
+def test_an_answer_to_a_reused_id_belongs_to_the_newer_request() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "slow"})),
+        (CLIENT, note("notifications/cancelled", {"requestId": 1})),
+        (CLIENT, req(1, "tools/list")),
+        (SERVER, res(1, {"tools": []})),
+    )
+    slow, _cancel, listing = made.interactions
+    assert slow.response is None
+    assert listing.response == {"result": {"tools": []}}
+
+
 def test_odd_tokens_and_text_that_yaml_cannot_hold_do_not_break_the_recording() -> None:
     made = record(
         (CLIENT, req(1, "tools/call", {"name": "x", "_meta": {"progressToken": {"t": 1}}})),

@@ -24,8 +24,11 @@ Covered:
 - bad input: invalid JSON, empty batch, batches, invalid requests, notifications, stray and
   malformed responses from the host; after each one a good request is still answered;
 - delays: `Wake`, other requests answered meanwhile, `wake()` sends the delayed response;
-  `notifications/cancelled` for a delayed request (alone, or inside a batch);
-- 2026-07-28: subscriptions/listen notifications get the live listen id as subscriptionId;
+  `notifications/cancelled` for a delayed request (alone, or inside a batch); a recorded late answer
+  to a cancelled request goes only to that request, while the live host has not cancelled it;
+- 2026-07-28: subscriptions/listen notifications get the live listen id as subscriptionId, and
+  each waits for the client interaction recorded before it (to its end, or only its start when
+  that one was still unanswered), in recorded order, untimed ones at once;
   `input_required` then the retried request replay as two ordinary pairs despite other `_meta`;
 - what hosts send differently: `arguments: {}` / null, `_meta: {}`, `params: {}` match them left
   out; a lone surrogate (escaped, or raw bytes) matches the recorder's U+FFFD, through the recorder
@@ -36,14 +39,16 @@ Covered:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
 import pytest
 
 from mockmcp import jsonrpc
-from mockmcp.cassette.store import loads
+from mockmcp.cassette.store import dump, loads
 from mockmcp.core.matching import Matcher
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.replay import Action, Note, Replay, Send, Wake
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -817,6 +822,81 @@ def test_cancelling_the_delayed_request_of_a_batch_still_answers_the_rest() -> N
     assert sent(cancelling) + sent(later) == [[result(8, {"tools": []})]]
 
 
+# As the recorder keeps a server's late answer to a request the host cancelled: the request's own
+# response (here the SDK's "Request cancelled"), sent 2 s in, and the cancel as the notification it was.
+LATE_ANSWER = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 1, method: tools/call, params: {name: slow}}
+  response: {error: {code: 0, message: Request cancelled}}
+  took: 2.0
+- at: 1.0
+  notification: {method: notifications/cancelled, params: {requestId: 1, reason: timeout}}
+- at: 1.5
+  request: {id: 2, method: tools/list}
+  response: {result: {tools: []}}
+  took: 1.0
+"""
+LATE_CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}'
+LATE_CANCEL = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"timeout"}}'
+LATE_LIST = b'{"jsonrpc":"2.0","id":8,"method":"tools/list"}'
+CANCELLED_ERROR = {"jsonrpc": "2.0", "id": 7, "error": {"code": 0, "message": "Request cancelled"}}
+
+
+def play_out(engine: Replay, lines: Iterable[bytes]) -> list[Any]:
+    """Feed the lines, then carry out every Wake in the order asked; every message sent, in order."""
+    out: list[Any] = []
+    wakes: list[Wake] = []
+    for line in lines:
+        actions = engine.receive(line)
+        out.extend(sent(actions))
+        wakes.extend(action for action in actions if isinstance(action, Wake))
+    while wakes:
+        actions = engine.wake(wakes.pop(0).job)
+        out.extend(sent(actions))
+        wakes.extend(action for action in actions if isinstance(action, Wake))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("timing", "lines", "expected"),
+    [
+        # The live host still waits for it: it gets the answer under its own id, and the next answer is only the next's.
+        pytest.param(0.0, [LATE_CALL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="live"),
+        pytest.param(1.0, [LATE_CALL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="live-timed"),
+        # The live host cancelled it too, before the recorded answer was due: nothing for it, ever.
+        pytest.param(1.0, [LATE_CALL, LATE_CANCEL, LATE_LIST], [result(8, {"tools": []})], id="cancelled-live"),
+        # Cancelled once answered: the cancel names no request in flight and changes nothing.
+        pytest.param(
+            0.0, [LATE_CALL, LATE_CANCEL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="late-cancel"
+        ),
+    ],
+)
+def test_a_late_answer_goes_only_to_its_own_request_while_it_is_live(
+    timing: float, lines: list[bytes], expected: list[Any]
+) -> None:
+    engine = Replay(loads(LATE_ANSWER), Matcher.build(), timing=timing)
+    assert play_out(engine, lines) == expected
+
+
+def test_a_recorded_late_answer_replays_under_the_live_id_never_as_a_raw_line() -> None:
+    recorder = Recorder({})
+    for at, (direction, line) in enumerate(
+        [
+            (CLIENT, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}'),
+            (CLIENT, b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}'),
+            (CLIENT, b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+            (SERVER, b'{"jsonrpc":"2.0","id":1,"error":{"code":0,"message":"Request cancelled"}}'),
+            (SERVER, b'{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}'),
+        ]
+    ):
+        recorder.feed(direction, line, float(at))
+    engine = Replay(loads(dump(recorder.cassette())), Matcher.build())
+    assert play_out(engine, [LATE_LIST]) == [result(8, {"tools": []})]
+    assert play_out(engine, [LATE_CALL, LATE_CANCEL]) == [CANCELLED_ERROR]
+
+
 # --- 2026-07-28 ----------------------------------------------------------------------------------
 
 LISTEN = """
@@ -874,6 +954,88 @@ def test_listen_notifications_carry_the_live_listen_id(listen_id: Any) -> None:
             "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}},
         },
     ]
+
+
+# A listen recorded with three events: one as it began, one after a write the host then made (answered
+# before the event came), one while a slow call was still running.
+LISTEN_THEN_CALLS = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 4, method: subscriptions/listen, params: {notifications: {resourcesUpdated: ['notes://a']}}}
+  server:
+  - at: 0.1
+    notification:
+      method: notifications/message
+      params: {level: info, data: listening, _meta: {io.modelcontextprotocol/subscriptionId: 4}}
+  - at: 2.5
+    notification:
+      method: notifications/resources/updated
+      params: {uri: 'notes://a', _meta: {io.modelcontextprotocol/subscriptionId: 4}}
+  - at: 3.5
+    notification:
+      method: notifications/resources/updated
+      params: {uri: 'notes://b', _meta: {io.modelcontextprotocol/subscriptionId: 4}}
+- at: 2.0
+  request: {id: 5, method: tools/call, params: {name: write, arguments: {uri: 'notes://a'}}}
+  response: {result: {content: []}}
+  took: 0.2
+- at: 3.0
+  request: {id: 6, method: tools/call, params: {name: slow_write, arguments: {uri: 'notes://b'}}}
+  response: {result: {content: [{type: text, text: slow}]}}
+  took: 1.0
+"""
+LISTEN_LINE = b'{"jsonrpc":"2.0","id":40,"method":"subscriptions/listen","params":{"notifications":{"resourcesUpdated":["notes://a"]}}}'
+WRITE_LINE = (
+    b'{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"write","arguments":{"uri":"notes://a"}}}'
+)
+SLOW_WRITE_LINE = (
+    b'{"jsonrpc":"2.0","id":60,"method":"tools/call","params":{"name":"slow_write","arguments":{"uri":"notes://b"}}}'
+)
+CANCEL_LISTEN_LINE = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":40}}'
+
+
+def listen_event(method: str, **params: Any) -> dict[str, Any]:
+    tagged = {**params, "_meta": {"io.modelcontextprotocol/subscriptionId": 40}}
+    return {"jsonrpc": "2.0", "method": method, "params": tagged}
+
+
+LISTENING = listen_event("notifications/message", level="info", data="listening")
+UPDATED_A = listen_event("notifications/resources/updated", uri="notes://a")
+UPDATED_B = listen_event("notifications/resources/updated", uri="notes://b")
+WROTE = result(50, {"content": []})
+SLOW_WROTE = result(60, {"content": [{"type": "text", "text": "slow"}]})
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        pytest.param([LISTEN_LINE], [[LISTENING]], id="only-what-came-as-it-began"),
+        pytest.param(
+            [LISTEN_LINE, WRITE_LINE, SLOW_WRITE_LINE],
+            [[LISTENING], [WROTE, UPDATED_A], [UPDATED_B, SLOW_WROTE]],
+            id="each-after-its-cause",  # the slow call's event came before its answer: it goes as the call begins
+        ),
+        pytest.param([WRITE_LINE, LISTEN_LINE], [[WROTE], [LISTENING, UPDATED_A]], id="cause-already-played"),
+        pytest.param(
+            [LISTEN_LINE, SLOW_WRITE_LINE, WRITE_LINE],
+            [[LISTENING], [SLOW_WROTE], [WROTE, UPDATED_A, UPDATED_B]],
+            id="in-recorded-order",  # b came after a: it waits behind it
+        ),
+        pytest.param(
+            [LISTEN_LINE, CANCEL_LISTEN_LINE, WRITE_LINE], [[LISTENING], [], [WROTE]], id="listen-cancelled-meanwhile"
+        ),
+    ],
+)
+def test_listen_events_wait_for_what_caused_them(lines: list[bytes], expected: list[list[Any]]) -> None:
+    engine = engine_for(LISTEN_THEN_CALLS)
+    assert [sent(engine.receive(line)) for line in lines] == expected
+
+
+def test_listen_events_without_recorded_times_go_as_the_listen_begins() -> None:
+    untimed = re.sub(r"at: [0-9.]+\n\s+", "", LISTEN_THEN_CALLS)
+    assert "at:" not in untimed
+    assert sent(engine_for(untimed).receive(LISTEN_LINE)) == [LISTENING, UPDATED_A, UPDATED_B]
 
 
 INPUT_REQUIRED = """

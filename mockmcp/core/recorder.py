@@ -19,6 +19,11 @@ attached to the client interaction it belongs to:
 
 The client's answers to server requests are attached to those requests. A server line that is not
 a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
+
+A request the host cancels (`notifications/cancelled`, itself kept as the client notification it
+is) stops drawing server messages to itself, but a server may still answer it: that late answer
+is the cancelled request's `response`, never a line of its own, so replay sends it only under
+that request's id, and only while the live host still waits for it.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ class Recorder:
         self.meta = dict(meta or {})
         self._items: list[_Open] = []
         self._in_flight: dict[Any, _Open] = {}  # client request id -> interaction
+        self._cancelled: dict[Any, _Open] = {}  # client request id -> interaction the host cancelled, unanswered
         self._tokens: dict[Any, _Open] = {}  # progress token -> interaction
         self._server_requests: dict[Any, dict[str, Any]] = {}  # server request id -> item
         self._undecided: list[dict[str, Any]] = []  # server items waiting for the next response (rule 3)
@@ -98,6 +104,7 @@ class Recorder:
             item = _Open("request", body, _round(at))
             self._items.append(item)
             self._in_flight[message["id"]] = item
+            self._cancelled.pop(message["id"], None)  # the id is reused: a late answer now belongs to this one
             token = protocol.progress_token(body)
             if jsonrpc.is_valid_id(token):
                 self._tokens[token] = item
@@ -109,8 +116,11 @@ class Recorder:
                 and isinstance(params, dict)
                 and jsonrpc.is_valid_id(params.get("requestId"))
             ):
-                # The host gave up on it: it no longer draws the server's later messages to itself.
-                self._in_flight.pop(params["requestId"], None)
+                # The host gave up on it: it no longer draws the server's later messages to itself,
+                # only its own late answer, should the server send one.
+                cancelled = self._in_flight.pop(params["requestId"], None)
+                if cancelled is not None:
+                    self._cancelled[params["requestId"]] = cancelled
         elif found.kind == jsonrpc.RESPONSE and message["id"] in self._server_requests and _holdable(message):
             self._server_requests.pop(message["id"])["response"] = _strip(message, keep_id=False)
         else:
@@ -122,11 +132,11 @@ class Recorder:
             item = self._in_flight.pop(message["id"])
             item.server.extend(self._undecided)
             self._undecided.clear()
-            if _holdable(message):
-                item.response = _strip(message, keep_id=False)
-            else:
-                item.raw_response = _reply_template(message)
-            item.took = _round(at - item.at) if item.at is not None else None
+            _answered(item, message, at)
+            return
+        if found.kind == jsonrpc.RESPONSE and message["id"] in self._cancelled:
+            # Late: what the server sent meanwhile belongs to the requests still in flight, not to this one.
+            _answered(self._cancelled.pop(message["id"]), message, at)
             return
         if found.kind == jsonrpc.NOTIFICATION:
             entry = {"kind": "notification", "message": _strip(message), "at": _round(at), "seq": self._seq}
@@ -193,6 +203,15 @@ def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
     body = {k: v for k, v in message.items() if k != "jsonrpc" and (keep_id or k != "id")}
     cleaned: dict[str, Any] = jsonrpc.without_lone_surrogates(body)
     return cleaned
+
+
+def _answered(item: _Open, message: dict[str, Any], at: float) -> None:
+    """Close a client request with the server's reply, sent `at` seconds into the session."""
+    if _holdable(message):
+        item.response = _strip(message, keep_id=False)
+    else:
+        item.raw_response = _reply_template(message)
+    item.took = _round(at - item.at) if item.at is not None else None
 
 
 def _holdable(message: dict[str, Any]) -> bool:

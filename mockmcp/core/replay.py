@@ -11,8 +11,12 @@ Matching is by key (see `matching`), and which recording of a key answers is `se
 same request asked again gets its recordings in order, each played `times` times, then the last
 one again or, with `after: unmatched`, a no-match error. Unsolicited server messages are released
 once the client interaction recorded just before them has played, or at start-up when nothing
-preceded them. The engine serves one live session; over HTTP each live session has its own, all
-sharing one index of the recordings (`Recordings`).
+preceded them. A 2026-07-28 listen event is held the same way: its listen's job parks before it
+until the client interaction recorded last before it (by the recorded times), which caused it,
+has played, or, when that one was still in flight as the event came, has begun.
+
+The engine serves one live session; over HTTP each live session has its own, all sharing one
+index of the recordings (`Recordings`).
 """
 
 from __future__ import annotations
@@ -132,6 +136,10 @@ class Replay:
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions = self.selection.sessions
         self._unsolicited: dict[int | None, list[int]] = {}
+        self._holds = _listen_holds(cassette.interactions)  # (interaction, server item) -> what it waits for
+        self._parked: dict[int, list[int]] = {}  # interaction -> jobs parked until it begins or has played
+        self._begun: set[int] = set()  # interactions whose play has begun at least once
+        self._played: set[int] = set()  # interactions played to the end at least once
         self._jobs: dict[int, _Job] = {}
         self._live: dict[Any, int] = {}  # live request id -> job
         self._awaiting: dict[Any, int] = {}  # our server-request id -> job
@@ -319,6 +327,9 @@ class Replay:
             step = job.step
             job.step += 1
             if step == 0:
+                if job.index not in self._begun:
+                    self._begun.add(job.index)
+                    out.extend(self._unpark(job.index))
                 if interaction.delay:
                     out.append(Wake(interaction.delay, job.id))
                     return out
@@ -332,6 +343,11 @@ class Replay:
                 return out
             if step <= len(items):
                 item = items[step - 1]
+                hold = self._holds.get((job.index, step - 1))
+                if hold is not None and not self._ready(*hold):
+                    job.step = step  # this event again, once what caused it has played
+                    self._parked.setdefault(hold[0], []).append(job.id)
+                    return out
                 if item.kind == "request":
                     return out + self._ask(job, item)
                 out.extend(self._server_message(job, item))
@@ -397,6 +413,7 @@ class Replay:
 
     def _finish(self, job: _Job) -> list[Action]:
         del self._jobs[job.id]
+        self._played.add(job.index)
         if self._live.get(job.reply_id) == job.id:
             del self._live[job.reply_id]
         interaction = job.interaction
@@ -439,9 +456,23 @@ class Replay:
         return b'{"jsonrpc":"2.0","id":' + jsonrpc.encode(job.reply_id)[:-1] + b"," + tail
 
     def _release(self, anchor: int | None) -> list[Action]:
+        """What waited for this interaction to play: unsolicited messages, then parked listen events."""
         out: list[Action] = []
         for index in self._unsolicited.pop(anchor, []):
             out.extend(self._advance(self._new_job(index)))
+        return out if anchor is None else out + self._unpark(anchor)
+
+    def _ready(self, anchor: int, to_the_end: bool) -> bool:
+        """Whether a listen event held for `anchor` may go: it has played (or begun, if not `to_the_end`)."""
+        return anchor in (self._played if to_the_end else self._begun)
+
+    def _unpark(self, anchor: int) -> list[Action]:
+        """Go on with the jobs parked for this interaction; one still not ready parks again."""
+        out: list[Action] = []
+        for job_id in self._parked.pop(anchor, []):
+            job = self._jobs.get(job_id)
+            if job is not None:  # the host may have cancelled its listen meanwhile
+                out.extend(self._advance(job))
         return out
 
     # --- answers -----------------------------------------------------------------------------------
@@ -502,6 +533,40 @@ def _as_recorded_text(message: Any) -> Any:
     if isinstance(message, dict):
         return {key: value if key == "id" else jsonrpc.without_lone_surrogates(value) for key, value in message.items()}
     return jsonrpc.without_lone_surrogates(message)
+
+
+def _listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
+    """What each listen event must wait for: (interaction, item) -> (interaction, whether to its end).
+
+    A listen event (a notification tagged with a subscription id) belongs to its listen request's
+    interaction, but was caused by what the host did last before the server sent it: the last
+    client interaction of the same session whose recorded `at` is not after the event's. The event
+    waits for it to have played, or only to have begun when it was still unanswered as the event
+    came (a call that reports as it goes, another listen). An event that came before anything but
+    its listen, or without recorded times, waits for nothing.
+    """
+    holds: dict[tuple[int, int], tuple[int, bool]] = {}
+    for i, interaction in enumerate(interactions):
+        for j, item in enumerate(interaction.server):
+            if item.kind != "notification" or item.at is None:
+                continue
+            if protocol.SUBSCRIPTION_ID_KEY not in protocol.meta(item.message.get("params")):
+                continue
+            anchor = None
+            for k in range(i + 1, len(interactions)):
+                later = interactions[k]
+                if later.session != interaction.session or later.kind == "server" or later.at is None:
+                    continue
+                if later.at > item.at:
+                    break
+                anchor = k
+            if anchor is not None:
+                answered = _response_time(interactions[anchor])
+                to_the_end = interactions[anchor].kind == "notification" or (
+                    answered is not None and answered <= item.at
+                )
+                holds[(i, j)] = (anchor, to_the_end)
+    return holds
 
 
 def _answers_in_batch(interaction: Interaction) -> bool:
