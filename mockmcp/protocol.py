@@ -32,28 +32,34 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "CLIENT_CAPABILITIES_KEY",
     "DISCOVER",
     "HANDSHAKE",
     "INITIALIZE",
     "MINTED_KEYS",
+    "MISSING_CAPABILITY",
     "PING",
     "PROTOCOL_VERSION_KEY",
     "Place",
     "REVISIONS",
     "RecordMode",
     "SERVER_INFO_KEY",
+    "SERVER_REQUEST_CAPABILITIES",
     "SPEC_PREFIX",
     "STATELESS",
     "STATELESS_VERSION",
     "SUBSCRIPTION_ID_KEY",
     "TOOLS_LIST",
     "UNSET_WHEN_EMPTY",
+    "client_capabilities",
     "json_type",
     "meta",
+    "missing_capability",
     "offered_tools",
     "progress_token",
     "protocol_version",
     "render_place",
+    "required_capabilities",
     "session_eras",
     "speaks_stateless",
     "yaml_type",
@@ -77,6 +83,7 @@ SPEC_PREFIX = "io.modelcontextprotocol/"
 PROTOCOL_VERSION_KEY = SPEC_PREFIX + "protocolVersion"
 SUBSCRIPTION_ID_KEY = SPEC_PREFIX + "subscriptionId"  # on a notification: the listen request it belongs to
 SERVER_INFO_KEY = SPEC_PREFIX + "serverInfo"  # in the result of server/discover
+CLIENT_CAPABILITIES_KEY = SPEC_PREFIX + "clientCapabilities"  # on every stateless-era request
 
 # Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
 # multi-round-trip state, 2025-11-25 tasks, URL elicitation).
@@ -179,6 +186,71 @@ def offered_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str] | None
                 tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
             }
     return None if names is None else frozenset(names)
+
+
+# --- client capabilities ---------------------------------------------------------------------------
+
+# The server-to-client requests, each with the client capability it needs: a server must not send
+# one the client did not declare (in the handshake era in `initialize`'s `params.capabilities`;
+# in the stateless era in every request's `_meta`, where these requests travel inside an
+# `input_required` result as `inputRequests`, and a server answers -32021 instead when the
+# capability is missing).
+MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability the client did not declare
+SERVER_REQUEST_CAPABILITIES = {
+    "roots/list": "roots",
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+}
+
+
+def client_capabilities(method: Any, params: Any) -> dict[str, Any] | None:
+    """The capabilities a client request declares; None when it declares none (not the same as `{}`).
+
+    `initialize` declares them in `params.capabilities` for the whole session; a stateless-era
+    request declares them for itself, in `params._meta["io.modelcontextprotocol/clientCapabilities"]`.
+    """
+    found = params.get("capabilities") if method == INITIALIZE and isinstance(params, dict) else None
+    if found is None:
+        found = meta(params).get(CLIENT_CAPABILITIES_KEY)
+    return found if isinstance(found, dict) else None
+
+
+def missing_capability(capabilities: Any, request: Any) -> str | None:
+    """The capability a server-to-client request needs that `capabilities` does not declare, or None.
+
+    Named as the capability is: `roots`, `sampling`, `sampling.tools` (a sampling request offering
+    tools), `elicitation.form`, `elicitation.url`. As the SDK's servers read them: a bare
+    `elicitation: {}` (the shape before modes) declares form elicitation but not URL elicitation.
+    """
+    method = request.get("method") if isinstance(request, dict) else None
+    name = SERVER_REQUEST_CAPABILITIES.get(method) if isinstance(method, str) else None
+    if name is None:
+        return None
+    declared = capabilities if isinstance(capabilities, dict) else {}
+    if not isinstance(declared.get(name), dict):
+        if name == "elicitation":
+            return "elicitation.url" if _params_of(request).get("mode") == "url" else "elicitation.form"
+        return name
+    sub = declared[name]
+    if name == "sampling" and _params_of(request).get("tools") and not isinstance(sub.get("tools"), dict):
+        return "sampling.tools"
+    if name == "elicitation":
+        if _params_of(request).get("mode") == "url":
+            return None if isinstance(sub.get("url"), dict) else "elicitation.url"
+        return None if "form" in sub or "url" not in sub else "elicitation.form"
+    return None
+
+
+def required_capabilities(name: str) -> dict[str, Any]:
+    """A capability name of `missing_capability` as capabilities declare it: `elicitation.form` ->
+    `{"elicitation": {"form": {}}}` (the `requiredCapabilities` of a -32021 error's data)."""
+    top, _, sub = name.partition(".")
+    return {top: {sub: {}} if sub else {}}
+
+
+def _params_of(message: Any) -> dict[str, Any]:
+    params = _params(message)
+    return params if isinstance(params, dict) else {}
 
 
 # --- places and type names -------------------------------------------------------------------------

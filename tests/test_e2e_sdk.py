@@ -232,3 +232,21 @@ async def test_a_host_answering_an_elicitation_otherwise_fails_strict(action: st
     assert "  answer differed: elicitation/create in interactions[6] tools/call delete_file" in log
     assert '    - result.action: recorded "accept", the host\'s "decline"' in log
     assert "--strict: the session had 1 answer that differed" in log
+
+
+async def test_a_host_without_a_roots_callback_is_not_sent_roots_list(tmp_path: Path) -> None:
+    """The SDK declares roots only with a list_roots_callback: replay must not ask such a host for roots."""
+    report = tmp_path / "report.json"
+    with anyio.fail_after(30):
+        async with Client(
+            replay(LEGACY, report), mode="legacy", sampling_callback=sampling, elicitation_callback=elicit
+        ) as client:
+            result = await client.call_tool("list_roots", {})
+    assert text_of(result) == "file:///home/user/notes"  # the interaction goes on as recorded
+    summary = json.loads(report.read_text())
+    [withheld] = summary["withheld"]
+    assert (withheld["method"], withheld["capability"]) == ("roots/list", "roots")
+    assert summary["capabilities"] == [
+        "the host does not declare roots, which the recording's host did (interactions[0] initialize)"
+    ]
+    assert summary["mismatches"] == [] and summary["misses"] == [] and summary["strict_ok"] is False

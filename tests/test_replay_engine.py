@@ -33,7 +33,10 @@ Covered:
 - what hosts send differently: `arguments: {}` / null, `_meta: {}`, `params: {}` match them left
   out; a lone surrogate (escaped, or raw bytes) matches the recorder's U+FFFD, through the recorder
   and after redaction, and the reply keeps the host's id;
-- the report: `unplayed` lists interactions never asked; `plays` counts.
+- the report: `unplayed` lists interactions never asked; `plays` counts;
+- client capabilities: a server request the host declared no capability for is withheld (noted,
+  counted, failing --strict) and the interaction goes on; a 2026-07-28 `input_required` asking
+  what the request did not declare is -32021; capabilities unlike the recording's are noted once.
 """
 
 from __future__ import annotations
@@ -1232,8 +1235,9 @@ def test_initialize_with_another_protocol_version_is_answered_as_recorded_with_a
     line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"9"}}}'  # noqa: E501 (a literal message, as on the wire)
     actions = engine.receive(line)
     assert sent(actions) == [result(1, INIT_RESULT)]
-    [text] = notes(actions)
-    assert "2025-06-18" in text and "2025-11-25" in text
+    version, capabilities = notes(actions)  # this host also declares roots, which the recording's did not
+    assert "2025-06-18" in version and "2025-11-25" in version
+    assert "declares roots, which the recording's host did not" in capabilities
 
 
 def test_report_unplayed_lists_the_interactions_never_asked() -> None:
@@ -1248,3 +1252,161 @@ def test_report_unplayed_lists_the_interactions_never_asked() -> None:
     summary = engine.report.summary()
     assert "unplayed: interactions[3] tools/call read_file" in summary
     assert engine.report.to_json()["unplayed"] == [{"interaction": 3, "method": "tools/call"}]
+
+
+# --- client capabilities ---------------------------------------------------------------------------
+
+CAPABILITIES = """
+version: 1
+interactions:
+- request:
+    id: 1
+    method: initialize
+    params:
+      protocolVersion: '2025-11-25'
+      capabilities: {roots: {listChanged: true}, sampling: {}, elicitation: {form: {}}}
+      clientInfo: {name: mcp, version: 0.1.0}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: s, version: '1'}}}
+- request: {id: 2, method: tools/call, params: {name: ask}}
+  server:
+  - request: {id: 0, method: roots/list}
+    response: {result: {roots: []}}
+  - request: {id: 1, method: sampling/createMessage, params: {maxTokens: 5, messages: []}}
+    response: {result: {role: assistant, content: {type: text, text: hi}, model: m}}
+  - request: {id: 2, method: elicitation/create, params: {mode: url, message: Sign in, url: 'https://x'}}
+    response: {result: {action: accept}}
+  response: {result: {content: []}}
+"""
+ASK = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask"}}'
+
+
+def initialize(capabilities: str) -> bytes:
+    return (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        f'"capabilities":{capabilities},"clientInfo":{{"name":"x","version":"1"}}}}}}'
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "asked", "withheld"),
+    [
+        # all declared (bare elicitation is form only, so url needs its own)
+        (
+            '{"roots":{},"sampling":{},"elicitation":{"url":{}}}',
+            ["roots/list", "sampling/createMessage", "elicitation/create"],
+            [],
+        ),
+        # nothing declared: nothing asked, the tool call still answered as recorded
+        ("{}", [], ["roots", "sampling", "elicitation.url"]),
+        ('{"sampling":{},"elicitation":{}}', ["sampling/createMessage"], ["roots", "elicitation.url"]),
+        (
+            '{"roots":{"listChanged":false},"elicitation":{"form":{},"url":{}}}',
+            ["roots/list", "elicitation/create"],
+            ["sampling"],
+        ),
+    ],
+)
+def test_a_server_request_whose_capability_the_host_did_not_declare_is_withheld(
+    capabilities: str, asked: list[str], withheld: list[str]
+) -> None:
+    engine = engine_for(CAPABILITIES)
+    run(engine, [initialize(capabilities)])
+    actions = engine.receive(ASK)
+    out, said = sent(actions), notes(actions)
+    seen: list[str] = []  # answer each server request as recorded; the next one or the reply follows
+    while out and "method" in out[-1]:
+        request = out[-1]
+        seen.append(request["method"])
+        body = next(
+            item.response["result"]
+            for item in engine.cassette.interactions[1].server
+            if item.message["method"] == request["method"] and item.response is not None
+        )
+        actions = engine.receive(answer(request["id"], body))
+        out, said = sent(actions), said + notes(actions)
+    assert seen == asked
+    assert out == [result(5, {"content": []})]
+    assert [w.capability for w in engine.report.withheld] == withheld
+    assert all(w.interaction == 1 for w in engine.report.withheld)
+    assert engine.report.mismatches == [] and engine.report.misses == []
+    assert engine.report.strict_ok is not withheld
+    assert [text for text in said if "withheld" in text] == [w.render() for w in engine.report.withheld]
+
+
+def test_withheld_requests_fail_strict_and_the_summary_and_report_say_which() -> None:
+    engine = engine_for(CAPABILITIES)
+    actions = engine.receive(initialize('{"sampling":{},"elicitation":{"url":{}}}'))
+    [note] = notes(actions)
+    assert note.startswith("mockmcp: the host does not declare roots, which the recording's host did; ")
+    [sampling] = run(engine, [ASK])
+    [elicit] = run(engine, [answer(sampling["id"], SAMPLED)])
+    assert run(engine, [answer(elicit["id"], {"action": "accept"})]) == [result(5, {"content": []})]
+    report = engine.report
+    assert report.strict_failures() == "1 server request withheld"
+    summary = report.summary()
+    assert "  withheld: roots/list in interactions[1] tools/call ask: the host did not declare roots" in summary
+    assert "  capabilities: the host does not declare roots, which the recording's host did" in summary
+    assert "; declares elicitation otherwise than the recording's host" in summary
+    data = report.to_json()
+    [found] = data["withheld"]
+    assert (found["interaction"], found["method"], found["capability"]) == (1, "roots/list", "roots")
+    assert found["explanation"].startswith("mockmcp: withheld roots/list (from interactions[1])")
+    assert data["capabilities"] == report.capabilities and len(report.capabilities) == 1
+    assert data["strict_ok"] is False
+
+
+def test_a_host_declaring_more_than_the_recording_is_noted_once_and_not_a_failure() -> None:
+    engine = engine_for(NOTES)  # recorded with capabilities: {}
+    richer = initialize('{"sampling":{},"elicitation":{}}')
+    actions = engine.receive(richer)
+    assert sent(actions) == [result(1, INIT_RESULT)]
+    [note] = notes(actions)
+    assert "the host declares elicitation, sampling, which the recording's host did not" in note
+    assert "answers were recorded for the other capabilities" in note
+    assert notes(engine.receive(richer)) == []  # the same difference again: noted once
+    run(engine, [INITIALIZED, TOOLS_LIST, READ_NOTES, READ_MISSING])
+    assert engine.report.strict_ok and engine.report.withheld == []
+    assert len(engine.report.capabilities) == 1
+
+
+def test_without_declared_capabilities_server_requests_go_out_as_recorded() -> None:
+    """A host that never declared any (no initialize seen) is not second-guessed."""
+    engine = engine_for(CAPABILITIES)
+    [roots] = run(engine, [ASK])
+    assert roots["method"] == "roots/list"
+    assert engine.report.withheld == [] and engine.report.capabilities == []
+
+
+def stateless_call(id_: int, capabilities: dict[str, Any]) -> bytes:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "mcp", "version": "0.1.0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+    params = {"name": "delete_file", "arguments": {"path": "notes.txt"}, "_meta": meta}
+    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}).encode()
+
+
+def test_a_2026_input_required_asking_an_undeclared_capability_is_answered_32021() -> None:
+    engine = engine_for(INPUT_REQUIRED)  # recorded by a host declaring elicitation: {form: {}}
+    actions = engine.receive(stateless_call(30, {"sampling": {}}))
+    assert sent(actions) == [
+        {
+            "jsonrpc": "2.0",
+            "id": 30,
+            "error": {
+                "code": -32021,
+                "message": "Client did not declare the elicitation.form capability",
+                "data": {"requiredCapabilities": {"elicitation": {"form": {}}}},
+            },
+        }
+    ]
+    capabilities, withheld = notes(actions)
+    assert "does not declare elicitation, which the recording's host did" in capabilities
+    assert "withheld elicitation/create (from interactions[0])" in withheld and "answered -32021" in withheld
+    [found] = engine.report.withheld
+    assert (found.interaction, found.method, found.capability) == (0, "elicitation/create", "elicitation.form")
+    assert engine.report.plays[0] == 1 and 0 not in engine.report.unplayed
+    # declared: the recorded input_required goes out
+    [asked] = run(engine, [stateless_call(31, {"elicitation": {"form": {}}})])
+    assert asked["result"]["resultType"] == "input_required"

@@ -26,7 +26,7 @@ import json
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.core.matching import Matcher, answer_body, canonical
-from mockmcp.core.report import Mismatch, Report
+from mockmcp.core.report import Mismatch, Report, Withheld
 from mockmcp.core.selection import Recordings, Selection
 from mockmcp.namedtuple import NamedTuple
 
@@ -146,6 +146,10 @@ class Replay:
         self._next_job = 0
         self._next_server_id = 1
         self._tails: dict[int, bytes] = {}
+        # What the live host declared (initialize's capabilities, or the last stateless request's);
+        # None until it declares any, and then server requests go out as recorded.
+        self._capabilities: dict[str, Any] | None = None
+        self._capability_notes: set[str] = set()  # differences from the recording already noted
         self._index(cassette)
 
     def _index(self, cassette: Cassette) -> None:
@@ -242,7 +246,11 @@ class Replay:
         index = pick.interaction
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
-        out = self._version_note(method, params, index)
+        out = self._version_note(method, params, index) + self._declared(method, params, index)
+        refused = self._needs_undeclared(message, index, batch)
+        if refused:
+            self.report.plays[index] += 1
+            return out + refused
         job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch)
         self._live[reply_id] = job.id
         return out + self._advance(job)
@@ -364,9 +372,17 @@ class Replay:
     def _ask(self, job: _Job, item: ServerItem) -> list[Action]:
         """Send a server-to-client request under its recorded id, so the host sees the ids the server used.
 
+        Not to a host that declared capabilities without the one the request needs, as a server must
+        not send it: withheld with a note, and the interaction goes on as recorded.
+
         Ids matter to hosts (id 0 is where falsy-id bugs live); only an id already in flight on this
         session, which the host could not tell apart, is replaced by a fresh one, with a note.
         """
+        missing = None if self._capabilities is None else protocol.missing_capability(self._capabilities, item.message)
+        if missing is not None:  # a server must not send it: go on as the recording continues
+            withheld = Withheld(job.index, item.message["method"], missing)
+            self.report.withheld.append(withheld)
+            return [Note(withheld.render()), *self._advance(job)]
         out: list[Action] = []
         recorded = item.message.get("id")
         server_id = recorded
@@ -510,6 +526,59 @@ class Replay:
         error = jsonrpc.error_response(message["id"], code, f"{text}: {method}", miss.error_data())
         return [Note(miss.render()), *self._answer(batch, error)]
 
+    def _declared(self, method: str, params: Any, index: int) -> list[Action]:
+        """Take in the capabilities the host declares, and note (once) how they differ from the recording's.
+
+        A server may answer a host by what it declared (a shorter tool list without sampling), so
+        answers recorded for another host's capabilities may not be what a real server would say.
+        """
+        live = protocol.client_capabilities(method, params)
+        if live is None:
+            return []
+        self._capabilities = live
+        recorded = protocol.client_capabilities(method, self.cassette.interactions[index].params)
+        if recorded is None or canonical(recorded) == canonical(live):
+            return []
+        text = f"the host {_capability_differences(recorded, live)} (interactions[{index}] {method})"
+        differences = text.partition(" (")[0]
+        if differences in self._capability_notes:
+            return []
+        self._capability_notes.add(differences)
+        self.report.capabilities.append(text)
+        return [
+            Note(
+                f"mockmcp: {text}; its answers were recorded for the other capabilities, and server requests "
+                "the host did not declare a capability for are withheld"
+            )
+        ]
+
+    def _needs_undeclared(self, message: dict[str, Any], index: int, batch: _Batch | None) -> list[Action]:
+        """A stateless-era `input_required` answer asking what the live request did not declare: -32021.
+
+        In the stateless era the server's requests travel inside the result (`inputRequests`), and a
+        server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
+        Empty when the recorded answer may go out.
+        """
+        declared = protocol.meta(message.get("params")).get(protocol.CLIENT_CAPABILITIES_KEY)
+        response = self.cassette.interactions[index].response
+        result = response.get("result") if isinstance(response, dict) else None
+        asks = result.get("inputRequests") if isinstance(result, dict) else None
+        if not isinstance(declared, dict) or not isinstance(asks, dict):
+            return []
+        for ask in asks.values():
+            missing = protocol.missing_capability(declared, ask)
+            if missing is not None:
+                break
+        else:
+            return []
+        withheld = Withheld(index, ask["method"], missing, "answered -32021, as a server of that revision does")
+        self.report.withheld.append(withheld)
+        data = {"requiredCapabilities": protocol.required_capabilities(missing)}
+        error = jsonrpc.error_response(
+            message["id"], protocol.MISSING_CAPABILITY, f"Client did not declare the {missing} capability", data
+        )
+        return [Note(withheld.render()), *self._answer(batch, error)]
+
     def _version_note(self, method: str, params: Any, index: int) -> list[Action]:
         if method != protocol.INITIALIZE or not isinstance(params, dict):
             return []
@@ -523,6 +592,21 @@ class Replay:
                 f"recorded {wanted!r}; answering as recorded"
             )
         ]
+
+
+def _capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:
+    """How the live host's capabilities differ from the recording's host's, in words."""
+    parts = []
+    added = sorted(set(live) - set(recorded))
+    removed = sorted(set(recorded) - set(live))
+    changed = sorted(name for name in set(live) & set(recorded) if canonical(live[name]) != canonical(recorded[name]))
+    if added:
+        parts.append(f"declares {', '.join(added)}, which the recording's host did not")
+    if removed:
+        parts.append(f"does not declare {', '.join(removed)}, which the recording's host did")
+    if changed:
+        parts.append(f"declares {', '.join(changed)} otherwise than the recording's host")
+    return "; ".join(parts)
 
 
 def _as_recorded_text(message: Any) -> Any:

@@ -1,4 +1,5 @@
-"""What a replay did: interactions played, repeated, missed, left unplayed, answers that differed.
+"""What a replay did: interactions played, repeated, missed, left unplayed, answers that differed,
+server requests withheld from a host that did not declare their capability.
 
 Pure data with two renderings: a short text summary for stderr, and JSON for tools (the pytest
 plugin reads it through `mockmcp replay --report FILE`).
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-
 
     from mockmcp.core.explain import Miss
 
-__all__ = ["Mismatch", "Report"]
+__all__ = ["Mismatch", "Report", "Withheld"]
 
 
 class Mismatch(NamedTuple):
@@ -32,10 +33,36 @@ class Mismatch(NamedTuple):
         return "\n".join([f"mockmcp: {head}", *(f"  - {d}" for d in self.differences)])
 
 
+class Withheld(NamedTuple):
+    """A recorded server-to-client request not sent: the live host did not declare the capability it needs."""
+
+    interaction: int
+    method: str
+    capability: str
+    instead: str = "replay goes on as recorded"  # what the host got instead
+
+    def render(self) -> str:
+        return (
+            f"mockmcp: withheld {self.method} (from interactions[{self.interaction}]): the host did not declare "
+            f"the {self.capability} capability, which the recording's host did; {self.instead}"
+        )
+
+
 class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
-    __slots__ = ("cassette", "faults", "mismatches", "misses", "plays", "repeats", "sessions", "unanswered")
+    __slots__ = (
+        "capabilities",
+        "cassette",
+        "faults",
+        "mismatches",
+        "misses",
+        "plays",
+        "repeats",
+        "sessions",
+        "unanswered",
+        "withheld",
+    )
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
@@ -43,6 +70,9 @@ class Report:
         self.repeats: dict[int, int] = {}  # interaction -> times asked beyond its recordings
         self.misses: list[Miss] = []
         self.mismatches: list[Mismatch] = []
+        self.withheld: list[Withheld] = []
+        # How the live host's declared capabilities differ from the recording's host's (noted, not a failure).
+        self.capabilities: list[str] = []
         self.unanswered: list[str] = []
         self.faults: list[str] = []  # fault knobs that took effect (dropped replies, an ended session)
         self.sessions: set[int] = set()  # recorded sessions the live session used (set by the engine)
@@ -57,6 +87,8 @@ class Report:
                 total.repeats[index] = total.repeats.get(index, 0) + extra
             total.misses += report.misses
             total.mismatches += report.mismatches
+            total.withheld += report.withheld
+            total.capabilities += [text for text in report.capabilities if text not in total.capabilities]
             total.unanswered += report.unanswered
             total.faults += report.faults
             total.sessions |= report.sessions
@@ -82,8 +114,9 @@ class Report:
 
     @property
     def strict_ok(self) -> bool:
-        """What --strict demands: no misses, nothing left unplayed, and the host answering as recorded."""
-        return not self.misses and not self.unplayed and not self.mismatches
+        """What --strict demands: no misses, nothing left unplayed, the host answering as recorded, and
+        declaring every capability the recorded server requests need."""
+        return not self.misses and not self.unplayed and not self.mismatches and not self.withheld
 
     def strict_failures(self) -> str:
         """What --strict found wrong, counted: `1 miss, 2 answers that differed`."""
@@ -91,6 +124,7 @@ class Report:
             (len(self.misses), "miss", "misses"),
             (len(self.unplayed), "unplayed interaction", "unplayed interactions"),
             (len(self.mismatches), "answer that differed", "answers that differed"),
+            (len(self.withheld), "server request withheld", "server requests withheld"),
         )
         return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n) or "nothing wrong"
 
@@ -124,6 +158,12 @@ class Report:
         for mismatch in self.mismatches:
             lines.append(f"  answer differed: {mismatch.method} in {self._label(mismatch.interaction)}")
             lines.extend(f"    - {difference}" for difference in mismatch.differences)
+        for withheld in self.withheld:
+            lines.append(
+                f"  withheld: {withheld.method} in {self._label(withheld.interaction)}: "
+                f"the host did not declare {withheld.capability}"
+            )
+        lines.extend(f"  capabilities: {text}" for text in self.capabilities)
         lines.extend(f"  {text}" for text in self.unanswered)
         lines.extend(f"  fault: {text}" for text in self.faults)
         return "\n".join(lines)
@@ -149,6 +189,16 @@ class Report:
                 }
                 for m in self.mismatches
             ],
+            "withheld": [
+                {
+                    "interaction": w.interaction,
+                    "method": w.method,
+                    "capability": w.capability,
+                    "explanation": w.render(),
+                }
+                for w in self.withheld
+            ],
+            "capabilities": self.capabilities,
             "unanswered": self.unanswered,
             "faults": self.faults,
             "strict_ok": self.strict_ok,

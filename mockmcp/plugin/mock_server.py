@@ -157,6 +157,8 @@ class MockServer:
             problems.extend(miss["explanation"] for miss in report["misses"])
             # The host's answers to the server's requests count: a handler that regressed fails its test.
             problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
+            # So do the capabilities it declares: a server request it no longer declares one for was withheld.
+            problems.extend(withheld["explanation"] for withheld in report.get("withheld", []))
             if self.strict:
                 problems.extend(
                     f"never asked for (strict): interactions[{u['interaction']}] {u['method']}"
