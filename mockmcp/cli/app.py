@@ -239,15 +239,19 @@ def lint(cassettes: tuple[str, ...], strict: bool) -> None:
         raise SystemExit(1)
 
 
-@cli.command()
-@click.argument("cassette", type=click.Path(dir_okay=False))
-@click.option(
+# `verify` and `diff` compare the same way, so they leave the same paths out.
+_comparison_ignores = click.option(
     "--ignore",
     "ignores",
     multiple=True,
     metavar="PATH",
     help="A params or result path left out of the comparison (repeatable).",
 )
+
+
+@cli.command()
+@click.argument("cassette", type=click.Path(dir_okay=False))
+@_comparison_ignores
 @click.option("--update", is_flag=True, help="Write the live answers into the cassette (keeping its fault knobs).")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for each live answer.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -266,13 +270,7 @@ def verify(cassette: str, ignores: tuple[str, ...], update: bool, timeout: float
 @cli.command()
 @click.argument("first", type=click.Path(dir_okay=False))
 @click.argument("second", type=click.Path(dir_okay=False))
-@click.option(
-    "--ignore",
-    "ignores",
-    multiple=True,
-    metavar="PATH",
-    help="A params or result path left out of the comparison (repeatable).",
-)
+@_comparison_ignores
 def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
     """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
     from mockmcp.cli.commands import diff_cassettes
