@@ -209,3 +209,24 @@ def test_record_mode_new_leaves_out_a_session_the_cassette_already_answers() -> 
     # an answer the cassette has but at another turn is new
     rows, notes = merged(old, session_of(("read", "1")))
     assert [s for s, _m, _t in rows] == [0, 0, 1] and len(notes) == 1
+
+
+def test_record_mode_new_tells_replies_kept_as_raw_lines_apart_by_their_lines() -> None:
+    # Replies no response can hold are kept as raw_response; two of them differ by their lines, so a
+    # session whose odd reply changed adds something and is kept.
+    def odd(code: str) -> str:
+        line = '{"jsonrpc":"2.0","id":{{id}},"error":{"code":"' + code + '","message":"odd"}}'
+        return (
+            "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: odd}}\n"
+            f"  raw_response: '{line}'\n"
+        )
+
+    from mockmcp.shells.journal import merge
+
+    same, same_notes = merge(loads(odd("E_ONE")), loads(odd("E_ONE")))
+    assert len(same.interactions) == 1 and same_notes[-1].startswith("this session adds nothing")
+    changed, _notes = merge(loads(odd("E_ONE")), loads(odd("E_TWO")))
+    assert [i.raw_response for i in changed.interactions] == [
+        '{"jsonrpc":"2.0","id":{{id}},"error":{"code":"E_ONE","message":"odd"}}',
+        '{"jsonrpc":"2.0","id":{{id}},"error":{"code":"E_TWO","message":"odd"}}',
+    ]

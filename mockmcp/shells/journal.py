@@ -173,8 +173,12 @@ def _compare(
         if pick is None or pick.interaction is None:
             same = False
             continue
-        recorded = answer_body(old.interactions[pick.interaction].response)
-        if canonical(recorded) == canonical(answer_body(interaction.response)):
+        before = old.interactions[pick.interaction]
+        recorded = answer_body(before.response)
+        # A reply no response could hold is its raw line (see the recorder): two such differ by their lines.
+        if canonical(recorded) == canonical(answer_body(interaction.response)) and (
+            before.raw_response == interaction.raw_response
+        ):
             continue
         same = False
         if key not in noted:
@@ -185,13 +189,12 @@ def _compare(
 
 def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interaction: Interaction) -> str:
     from mockmcp.core.explain import describe_differences  # deferred: deepdiff, only for a difference
+    from mockmcp.tools.drift import label
 
-    name = interaction.params.get("name") if isinstance(interaction.params, dict) else None
-    label = f"{interaction.method}{f' {name}' if isinstance(name, str) else ''}"
     found = describe_differences(recorded, answer_body(interaction.response), "now", "this answer", root="answer")
     lines = [
-        f"{label} was answered otherwise than in interactions[{old_index}] of the cassette; both are kept, "
-        f"this time's as interactions[{new_index}]:",
+        f"{label(interaction)} was answered otherwise than in interactions[{old_index}] of the cassette; "
+        f"both are kept, this time's as interactions[{new_index}]:",
         *(f"  - {text}" for _path, text in found[:3]),
     ]
     if len(found) > 3:
