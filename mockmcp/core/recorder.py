@@ -121,8 +121,12 @@ class Recorder:
                 cancelled = self._in_flight.pop(params["requestId"], None)
                 if cancelled is not None:
                     self._cancelled[params["requestId"]] = cancelled
-        elif found.kind == jsonrpc.RESPONSE and message["id"] in self._server_requests and _holdable(message):
-            self._server_requests.pop(message["id"])["response"] = _strip(message, keep_id=False)
+        elif (
+            found.kind == jsonrpc.RESPONSE
+            and message["id"] in self._server_requests
+            and _holdable(answer := _strip(message, keep_id=False))
+        ):
+            self._server_requests.pop(message["id"])["response"] = answer
         else:
             self.skipped.append(line.decode("utf-8", "replace"))
 
@@ -207,17 +211,19 @@ def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
 
 def _answered(item: _Open, message: dict[str, Any], at: float) -> None:
     """Close a client request with the server's reply, sent `at` seconds into the session."""
-    if _holdable(message):
-        item.response = _strip(message, keep_id=False)
+    answer = _strip(message, keep_id=False)
+    if _holdable(answer):
+        item.response = answer
     else:
         item.raw_response = _reply_template(message)
     item.took = _round(at - item.at) if item.at is not None else None
 
 
-def _holdable(message: dict[str, Any]) -> bool:
-    """Whether a cassette can hold this response as one (an `error` without an integer `code`, say, it cannot)."""
+def _holdable(answer: dict[str, Any]) -> bool:
+    """Whether a cassette can hold this response (as `_strip` keeps it) as one: an `error` without an
+    integer `code`, say, it cannot."""
     try:
-        validation.response(_strip(message, keep_id=False))
+        validation.response(answer)
     except validation.Problem:
         return False
     return True

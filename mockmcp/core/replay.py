@@ -539,11 +539,11 @@ class Replay:
         recorded = protocol.client_capabilities(method, self.cassette.interactions[index].params)
         if recorded is None or canonical(recorded) == canonical(live):
             return []
-        text = f"the host {_capability_differences(recorded, live)} (interactions[{index}] {method})"
-        differences = text.partition(" (")[0]
+        differences = _capability_differences(recorded, live)
         if differences in self._capability_notes:
             return []
         self._capability_notes.add(differences)
+        text = f"the host {differences} (interactions[{index}] {method})"
         self.report.capabilities.append(text)
         return [
             Note(
@@ -559,11 +559,13 @@ class Replay:
         server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
         Empty when the recorded answer may go out.
         """
-        declared = protocol.meta(message.get("params")).get(protocol.CLIENT_CAPABILITIES_KEY)
+        declared = protocol.client_capabilities(message["method"], message.get("params"))
+        if declared is None:  # the usual case: nothing to check
+            return []
         response = self.cassette.interactions[index].response
         result = response.get("result") if isinstance(response, dict) else None
         asks = result.get("inputRequests") if isinstance(result, dict) else None
-        if not isinstance(declared, dict) or not isinstance(asks, dict):
+        if not isinstance(asks, dict):
             return []
         for ask in asks.values():
             missing = protocol.missing_capability(declared, ask)
