@@ -230,3 +230,22 @@ def test_record_mode_new_tells_replies_kept_as_raw_lines_apart_by_their_lines() 
         '{"jsonrpc":"2.0","id":{{id}},"error":{"code":"E_ONE","message":"odd"}}',
         '{"jsonrpc":"2.0","id":{{id}},"error":{"code":"E_TWO","message":"odd"}}',
     ]
+
+
+def test_record_mode_new_keeps_a_session_whose_server_said_something_else_on_the_way() -> None:
+    # The same reply after another log message is not "already answered": replay would send the old log.
+    def logged(text: str, token: str) -> str:
+        return (
+            "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: go}}\n  server:\n"
+            f"  - notification: {{method: notifications/message, params: {{level: info, data: {text}}}}}\n"
+            f"  - notification: {{method: notifications/progress, params: {{progressToken: {token}, progress: 1}}}}\n"
+            "  response: {result: {content: []}}\n"
+        )
+
+    from mockmcp.shells.journal import merge
+
+    # Another progress token is the live request's, not something the server said otherwise.
+    same, _notes = merge(loads(logged("started", "a")), loads(logged("started", "b")))
+    assert len(same.interactions) == 1
+    changed, _notes = merge(loads(logged("started", "a")), loads(logged("begun", "a")))
+    assert [i.server[0].message["params"]["data"] for i in changed.interactions] == ["started", "begun"]

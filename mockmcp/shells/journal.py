@@ -176,8 +176,11 @@ def _compare(
         before = old.interactions[pick.interaction]
         recorded = answer_body(before.response)
         # A reply no response could hold is its raw line (see the recorder): two such differ by their lines.
-        if canonical(recorded) == canonical(answer_body(interaction.response)) and (
-            before.raw_response == interaction.raw_response
+        # And what the server said on the way (logs, progress, its own requests) counts as much as the reply.
+        if (
+            canonical(recorded) == canonical(answer_body(interaction.response))
+            and before.raw_response == interaction.raw_response
+            and _said(before, matcher) == _said(interaction, matcher)
         ):
             continue
         same = False
@@ -185,6 +188,21 @@ def _compare(
             noted.add(key)
             notes.append(_answered_otherwise(pick.interaction, recorded, base + index, interaction))
     return same, notes
+
+
+def _said(interaction: Interaction, matcher: Matcher) -> list[str]:
+    """The server's messages on the way to the reply, as replay sends them: kind, method and params
+    without what varies between runs (matching's rule; a progress notification's token is the live one)."""
+    said = []
+    for item in interaction.server:
+        if item.kind == "raw" or not isinstance(item.message, dict):
+            said.append(f"raw\0{item.message}")
+            continue
+        method, params = item.message.get("method") or "", item.message.get("params")
+        if method == "notifications/progress" and isinstance(params, dict):
+            params = {key: value for key, value in params.items() if key != "progressToken"}
+        said.append(f"{item.kind}\0{matcher.key(method, params)}")
+    return said
 
 
 def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interaction: Interaction) -> str:
