@@ -50,12 +50,14 @@ __all__ = [
     "STATELESS_VERSION",
     "SUBSCRIPTION_ID_KEY",
     "TOOLS_LIST",
+    "UNSUPPORTED_VERSION",
     "UNSET_WHEN_EMPTY",
     "client_capabilities",
     "json_type",
     "meta",
     "missing_capability",
     "offered_tools",
+    "params_era",
     "progress_token",
     "protocol_version",
     "render_place",
@@ -124,6 +126,12 @@ def protocol_version(message: Any) -> str | None:
     """The protocol version a stateless-era message names in its `_meta`, or None."""
     version = meta(_params(message)).get(PROTOCOL_VERSION_KEY)
     return version if isinstance(version, str) else None
+
+
+def params_era(params: Any) -> str:
+    """The era a request's or notification's params speak: STATELESS when their `_meta` names a protocol
+    version (every 2026-07-28 message does), else HANDSHAKE."""
+    return STATELESS if PROTOCOL_VERSION_KEY in meta(params) else HANDSHAKE
 
 
 def speaks_stateless(message: Any, header: str | None = None) -> bool:
@@ -196,6 +204,7 @@ def offered_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str] | None
 # `input_required` result as `inputRequests`, and a server answers -32021 instead when the
 # capability is missing).
 MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability the client did not declare
+UNSUPPORTED_VERSION = -32022  # 2026-07-28: a protocol version the server does not speak; data.supported lists its own
 SERVER_REQUEST_CAPABILITIES = {
     "roots/list": "roots",
     "sampling/createMessage": "sampling",

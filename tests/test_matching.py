@@ -102,11 +102,21 @@ SAME = [
     pytest.param(
         (),
         "tools/list",
+        {"_meta": {f"{MCP}protocolVersion": "2026-07-28", "traceparent": "00-1"}},
         {"_meta": {f"{MCP}protocolVersion": "2026-07-28"}},
-        {},
         True,
         id="emptied-meta-equals-empty-params",
     ),
+    # the era takes part: a 2026-07-28 request never matches a handshake-era one (its answer has another shape)
+    pytest.param(
+        (),
+        "tools/list",
+        {"_meta": {f"{MCP}protocolVersion": "2026-07-28"}},
+        {},
+        False,
+        id="stateless-never-matches-handshake",
+    ),
+    pytest.param((), "tools/call", call(_meta={f"{MCP}protocolVersion": "2026-07-28"}), CALL, False, id="era-counts"),
     pytest.param(
         (),
         "tools/list",

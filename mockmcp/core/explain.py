@@ -15,7 +15,7 @@ from typing import Any
 
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
-from mockmcp.protocol import json_type, render_place
+from mockmcp.protocol import json_type, params_era, render_place
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss"]
 
@@ -101,15 +101,21 @@ def explain_miss(
     """Rank the recorded requests of the same method against the incoming one and describe the best."""
     live = matcher.normalize(method, params)
     live_leaves = _leaves(live)
+    live_era = params_era(params)
     scored = []
     for index, interaction in enumerate(cassette.interactions):
         if interaction.kind == "request" and interaction.method == method:
             recorded = matcher.normalize(method, interaction.params)
-            scored.append((len(_leaves(recorded) ^ live_leaves), index, recorded))
+            other_era = params_era(interaction.params) != live_era
+            scored.append((len(_leaves(recorded) ^ live_leaves) + other_era, index, recorded))
     scored.sort(key=lambda item: (item[0], item[1]))
     candidates = []
     for _score, index, recorded in scored[:MAX_CANDIDATES]:
-        differences = describe_differences(recorded, live) or [("", _used_up(cassette.interactions[index]))]
+        differences = describe_differences(recorded, live)
+        recorded_era = params_era(cassette.interactions[index].params)
+        if recorded_era != live_era:
+            differences.insert(0, ("", _other_era(recorded_era, live_era)))
+        differences = differences or [("", _used_up(cassette.interactions[index]))]
         candidates.append(
             Candidate(
                 index,
@@ -119,6 +125,13 @@ def explain_miss(
             )
         )
     return Miss(request_id, method, params, code, reason, tuple(candidates), _fixes(cassette, method, candidates))
+
+
+def _other_era(recorded: str, live: str) -> str:
+    return (
+        f"recorded in the {recorded} era, and this request speaks the {live} era (a protocol version in "
+        f"`_meta` or not): a server answers the two eras differently, so they never match"
+    )
 
 
 def _used_up(interaction: Interaction) -> str:

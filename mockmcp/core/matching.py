@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
-from mockmcp.protocol import INITIALIZE, SPEC_PREFIX, UNSET_WHEN_EMPTY
+from mockmcp.protocol import INITIALIZE, SPEC_PREFIX, UNSET_WHEN_EMPTY, params_era
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,9 +94,14 @@ class Matcher(NamedTuple):
         params = _without_unset(method, params)
         return None if params == {} else params
 
-    def key(self, method: str, params: Any) -> str:
-        """The canonical match key of a request or notification."""
-        return method + "\0" + canonical(self.normalize(method, params))
+    def key(self, method: str, params: Any, era: str | None = None) -> str:
+        """The canonical match key of a request or notification.
+
+        The protocol era takes part: a stateless-era request (a protocol version in its `_meta`,
+        whose value matching otherwise ignores) never matches a handshake-era one, whose answer has
+        another shape. `era` overrides the one params show (`protocol.params_era`).
+        """
+        return method + "\0" + (era or params_era(params)) + "\0" + canonical(self.normalize(method, params))
 
 
 def answer_body(response: Any) -> Any:

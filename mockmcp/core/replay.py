@@ -239,6 +239,8 @@ class Replay:
         if pick is None:
             if method == protocol.PING:
                 return self._ping(message, batch)
+            if method in (protocol.INITIALIZE, protocol.DISCOVER):
+                return self._other_era(message, batch)
             return self._miss(message, batch)
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
@@ -271,6 +273,50 @@ class Replay:
             "answered -32601 as a server of that revision does"
         )
         return [note, *self._answer(batch, error)]
+
+    def _other_era(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
+        """An opening the cassette has no recording of: answered as a server of the cassette's era answers it.
+
+        A cassette of 2026-07-28 sessions only is a server of that revision to the host: asked
+        `initialize`, it answers -32022 with the versions it speaks, which a client in auto mode takes
+        as its cue to probe `server/discover`. One of handshake-era sessions only answers
+        `server/discover` -32601, as such a server does, and the host falls back to `initialize`.
+        Either way the host opened in an era the recording never saw: a miss, saying how to record it.
+        """
+        method = message["method"]
+        eras = self._recorded_eras()
+        where = self.cassette.path or "the cassette"
+        if method == protocol.INITIALIZE and eras == [protocol.STATELESS]:
+            versions = sorted(
+                {v for i in self.cassette.interactions if (v := protocol.protocol_version(i.message)) is not None}
+            ) or [protocol.STATELESS_VERSION]
+            params = message.get("params")
+            requested = params.get("protocolVersion") if isinstance(params, dict) else None
+            reason = (
+                f"the host opened with initialize (the handshake era), and {where} holds only "
+                f"{protocol.STATELESS_VERSION} sessions; answered -32022 with the versions it recorded, as a "
+                "server of that revision does (a client in auto mode then probes server/discover)"
+            )
+            data: dict[str, Any] = {"supported": versions}
+            if isinstance(requested, str):
+                data["requested"] = requested
+            error = jsonrpc.error_response(
+                message["id"], protocol.UNSUPPORTED_VERSION, "Unsupported protocol version", data
+            )
+            return self._miss(message, batch, protocol.UNSUPPORTED_VERSION, reason, error)
+        if method == protocol.DISCOVER and eras == [protocol.HANDSHAKE]:
+            reason = (
+                f"the host probed server/discover (the {protocol.STATELESS_VERSION} era), and {where} holds only "
+                "handshake-era sessions; answered -32601, as a server of that era does (the host then falls back "
+                "to initialize)"
+            )
+            return self._miss(message, batch, jsonrpc.METHOD_NOT_FOUND, reason)
+        return self._miss(message, batch)
+
+    def _recorded_eras(self) -> list[str]:
+        """The eras the cassette's sessions speak, handshake first."""
+        exchanges = ((i.message, i.response) for i in self.cassette.interactions if i.kind == "request")
+        return list(protocol.session_eras(exchanges))
 
     def _notification(self, message: dict[str, Any]) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -510,7 +556,16 @@ class Replay:
     def _send(self, message: Any) -> Send:
         return Send(jsonrpc.encode(message))
 
-    def _miss(self, message: dict[str, Any], batch: _Batch | None, code: int = 0, reason: str = "") -> list[Action]:
+    def _miss(
+        self,
+        message: dict[str, Any],
+        batch: _Batch | None,
+        code: int = 0,
+        reason: str = "",
+        error: dict[str, Any] | None = None,
+    ) -> list[Action]:
+        """A request no recording answers: explained on stderr and in the report, answered with an error
+        (`error`, or one carrying the explanation's short form)."""
         from mockmcp.core.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
         method = message["method"]
@@ -522,8 +577,10 @@ class Replay:
             self.cassette, self.matcher, self.report.plays, message["id"], method, message.get("params"), code, reason
         )
         self.report.misses.append(miss)
-        text = "Method not found" if code == jsonrpc.METHOD_NOT_FOUND else "mockmcp: no recorded interaction matches"
-        error = jsonrpc.error_response(message["id"], code, f"{text}: {method}", miss.error_data())
+        if error is None:
+            nomatch = code != jsonrpc.METHOD_NOT_FOUND
+            said = "mockmcp: no recorded interaction matches" if nomatch else "Method not found"
+            error = jsonrpc.error_response(message["id"], code, f"{said}: {method}", miss.error_data())
         return [Note(miss.render()), *self._answer(batch, error)]
 
     def _declared(self, method: str, params: Any, index: int) -> list[Action]:
@@ -586,14 +643,22 @@ class Replay:
             return []
         recorded = self.cassette.interactions[index].params
         wanted = recorded.get("protocolVersion") if isinstance(recorded, dict) else None
-        if wanted is None or params.get("protocolVersion") == wanted:
+        asked = params.get("protocolVersion")
+        if wanted is None or asked == wanted:
             return []
-        return [
-            Note(
-                f"mockmcp: the host asks for protocol version {params.get('protocolVersion')!r}, the cassette "
-                f"recorded {wanted!r}; answering as recorded"
+        revisions = protocol.REVISIONS
+        if asked in revisions and wanted in revisions and revisions.index(asked) < revisions.index(wanted):
+            text = (
+                f"the host asks for protocol version {asked!r}, older than the {wanted!r} the recording's host "
+                f"asked for (interactions[{index}]): a server that speaks {asked!r} answers in it, and may offer "
+                "less; the answers are the recorded ones, of the newer version"
             )
-        ]
+            self.report.capabilities.append(text)
+        else:
+            text = (
+                f"the host asks for protocol version {asked!r}, the cassette recorded {wanted!r}; answering as recorded"
+            )
+        return [Note(f"mockmcp: {text}")]
 
 
 def _capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:

@@ -1,0 +1,100 @@
+"""The SDK host meets a cassette of the other era (both directions) and `record --mode new` across eras.
+
+- a legacy host (initialize only) meeting a 2026-07-28 cassette gets -32022 naming the versions the
+  cassette speaks, the answer a server of that revision gives, and a host that falls back on it
+  (to `server/discover`, as the SDK's auto mode does) goes on with the recorded session;
+- a cassette recorded by a legacy host, then again by an auto host with `--mode new`, gains the
+  2026-07-28 session (the two eras never "match"), and replays to both hosts without a miss.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env
+from mcp import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from sdk_host import connect, full_session, text_of
+
+from mockmcp import protocol
+from mockmcp.cassette import store
+
+pytestmark = pytest.mark.anyio
+
+SERVER = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
+
+
+def params(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=args[0], args=list(args[1:]), env=child_env(), cwd=str(ROOT))
+
+
+def replay(cassette: Path, report: Path) -> StdioServerParameters:
+    return params(sys.executable, "-m", "mockmcp", "replay", str(cassette), "--report", str(report))
+
+
+def first_of(error: BaseException, kind: type[MCPError]) -> MCPError:
+    """The first `kind` in an exception or (nested) exception group, as the SDK's task groups raise them."""
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if isinstance(current, kind):
+            return current
+        pending.extend(getattr(current, "exceptions", ()))
+    raise AssertionError(f"no {kind.__name__} in {error!r}") from error
+
+
+async def test_a_legacy_host_meeting_a_2026_cassette_is_told_the_versions_and_can_fall_back(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    server = replay(SHIPPED / "notes-session-2026.yaml", report)
+    with anyio.fail_after(30), pytest.raises(Exception) as raised:
+        async with connect(server, "legacy"):
+            pass
+    refused = first_of(raised.value, MCPError)
+    assert refused.error.code == protocol.UNSUPPORTED_VERSION
+    assert refused.error.data == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+    summary = json.loads(report.read_text())
+    assert [miss["code"] for miss in summary["misses"]] == [protocol.UNSUPPORTED_VERSION]
+    assert not summary["strict_ok"]
+    # A host that falls back on -32022 (as the SDK's auto mode does) gets the recorded session.
+    with anyio.fail_after(30):
+        async with connect(server, "auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            assert text_of(await client.call_tool("read_file", {"path": "notes.txt"})) == "remember to buy milk"
+
+
+async def host(server: StdioServerParameters, mode: str) -> dict[str, Any]:
+    with anyio.fail_after(60):
+        async with connect(server, mode) as client:
+            seen = await full_session(client)
+            seen["protocol"] = client.protocol_version
+    return seen
+
+
+async def test_record_mode_new_adds_the_other_era_and_replays_both(tmp_path: Path) -> None:
+    out = tmp_path / "notes.yaml"
+    recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "new", "--", *SERVER)
+    direct = {mode: await host(params(*SERVER), mode) for mode in ("legacy", "auto")}
+    for mode in ("legacy", "auto"):
+        assert await host(recorder, mode) == direct[mode]
+        with anyio.fail_after(10):  # the recorder saves after the host leaves
+            while not out.exists() or Path(f"{out}.journal").exists():
+                await anyio.sleep(0.02)
+    recorded = store.load(str(out))
+    eras = {
+        interaction.session: protocol.params_era(interaction.params)
+        for interaction in recorded.interactions
+        if interaction.method == "tools/list"
+    }
+    assert eras == {0: protocol.HANDSHAKE, 1: protocol.STATELESS}
+    for mode in ("legacy", "auto"):
+        report = tmp_path / f"{mode}.json"
+        seen = await host(replay(out, report), mode)
+        assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION
+        assert seen == direct[mode]
+        summary = json.loads(report.read_text())
+        assert summary["misses"] == [] and summary["mismatches"] == [], summary
