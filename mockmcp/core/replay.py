@@ -15,6 +15,12 @@ preceded them. A 2026-07-28 listen event is held the same way: its listen's job 
 until the client interaction recorded last before it (by the recorded times), which caused it,
 has played, or, when that one was still in flight as the event came, has begun.
 
+Answers keep their recorded order. When the server answered a request that came while another was
+in flight before that other one (a fast call behind a slow one), the slower one's reply waits until
+the faster one has been answered (or cancelled) here too, or at most as long as the server took to
+answer it, for a host that does not ask the faster one this time. With `--timing`, the recorded
+times keep the order by themselves.
+
 The engine serves one live session; over HTTP each live session has its own, all sharing one
 index of the recordings (`Recordings`).
 """
@@ -95,7 +101,20 @@ class _Batch:
 class _Job:
     """One interaction being played to the host."""
 
-    __slots__ = ("batch", "clock", "id", "index", "interaction", "reply_id", "slept", "step", "token", "waiting")
+    __slots__ = (
+        "batch",
+        "clock",
+        "holding",
+        "id",
+        "in_order",
+        "index",
+        "interaction",
+        "reply_id",
+        "slept",
+        "step",
+        "token",
+        "waiting",
+    )
 
     def __init__(
         self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: _Batch | None
@@ -110,6 +129,8 @@ class _Job:
         self.waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
         self.clock = interaction.at  # with recorded timing: the recorded time reached so far
         self.slept = -1  # with recorded timing: the step whose wait is over
+        self.holding = False  # the reply waits for requests the recording answered before it
+        self.in_order = False  # the reply may go: what the recording answered before it has been (or time is up)
 
 
 class Replay:
@@ -137,6 +158,10 @@ class Replay:
         self.report.sessions = self.selection.sessions
         self._unsolicited: dict[int | None, list[int]] = {}
         self._holds = _listen_holds(cassette.interactions)  # (interaction, server item) -> what it waits for
+        # interaction -> later requests the recording answered before it; --timing keeps that order by itself
+        self._overtakers = {} if timing else _overtakers(cassette.interactions)
+        self._answered: set[int] = set()  # interactions answered (or cancelled) at least once
+        self._held: dict[int, list[int]] = {}  # interaction -> jobs whose reply waits for it to be answered
         self._parked: dict[int, list[int]] = {}  # interaction -> jobs parked until it begins or has played
         self._begun: set[int] = set()  # interactions whose play has begun at least once
         self._played: set[int] = set()  # interactions played to the end at least once
@@ -188,7 +213,17 @@ class Replay:
     def wake(self, job_id: int) -> list[Action]:
         """A delay the engine asked for is over."""
         job = self._jobs.get(job_id)
-        return [] if job is None else self._advance(job)
+        if job is None:
+            return []
+        if not job.holding:
+            return self._advance(job)
+        job.in_order = True  # held as long as the server took to answer: the reply goes now
+        waited = ", ".join(f"interactions[{k}]" for k in self._overtakers.get(job.index, ()) if k not in self._answered)
+        note = Note(
+            f"mockmcp: answered interactions[{job.index}] after the {job.interaction.took}s its server took: the "
+            f"recording answered {waited} first, which the host has not asked for (yet)"
+        )
+        return [note, *self._advance(job)]
 
     def close(self) -> list[Action]:
         """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned."""
@@ -356,10 +391,11 @@ class Replay:
         note = Note(
             f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered"
         )
+        out = [note, *self._answered_now(job.index)]
         if job.batch is None or not _answers_in_batch(job.interaction):
-            return [note]
+            return out
         job.batch.pending -= 1
-        return [note, *self._flush_batch(job.batch)]
+        return out + self._flush_batch(job.batch)
 
     # --- playing interactions ---------------------------------------------------------------------
 
@@ -406,7 +442,43 @@ class Replay:
                     return out + self._ask(job, item)
                 out.extend(self._server_message(job, item))
             else:
+                held = self._hold(job)
+                if held is not None:
+                    job.step = step  # the reply again, once what the recording answered first has been
+                    return out + held
                 return out + self._finish(job)
+
+    def _hold(self, job: _Job) -> list[Action] | None:
+        """None when the job's reply may go; else what holding it back takes (nothing, when it is held already).
+
+        A reply waits for the later requests the recording answered before it, each until it has been
+        answered or cancelled here, and all at most as long as the server took to answer (then `wake`).
+        """
+        if job.in_order or job.reply_id is None or job.batch is not None:
+            return None
+        pending = [k for k in self._overtakers.get(job.index, ()) if k not in self._answered]
+        if not pending:
+            job.in_order = True
+            return None
+        if job.holding:
+            return []
+        job.holding = True
+        for k in pending:
+            self._held.setdefault(k, []).append(job.id)
+        return [Wake(job.interaction.took or 0.0, job.id)]
+
+    def _answered_now(self, index: int) -> list[Action]:
+        """An interaction was answered or cancelled: the replies held for it go on (if nothing else holds them)."""
+        self._answered.add(index)
+        held = self._held.pop(index, None)
+        if held is None:
+            return []
+        out: list[Action] = []
+        for job_id in held:
+            job = self._jobs.get(job_id)
+            if job is not None and not job.in_order:
+                out.extend(self._advance(job))
+        return out
 
     def _recorded_wait(self, job: _Job, step: int, at: float | None) -> float:
         """With --timing: how long to wait before this step, as the recording took (scaled); else 0."""
@@ -483,6 +555,8 @@ class Replay:
         out: list[Action] = []
         if job.reply_id is not None and exit_when != "before":
             out.extend(self._reply(job))
+        if job.reply_id is not None:
+            out.extend(self._answered_now(job.index))
         if interaction.exit is not None:
             self.ended = True
             text = (
@@ -718,6 +792,36 @@ def _listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int]
                 )
                 holds[(i, j)] = (anchor, to_the_end)
     return holds
+
+
+def _overtakers(interactions: tuple[Interaction, ...]) -> dict[int, tuple[int, ...]]:
+    """Request -> the later requests of its session that came while it was in flight and were answered first.
+
+    By the recorded times (`at`, `took`); interactions without them take no part. Within a session
+    the interactions stand in the order their messages came, so the scan stops at the first that
+    came after the reply: the cost is the number of overlapping requests, not the square of them.
+    """
+    sessions: dict[int, list[int]] = {}
+    for i, interaction in enumerate(interactions):
+        if interaction.kind == "request" and interaction.at is not None and interaction.took is not None:
+            sessions.setdefault(interaction.session, []).append(i)
+    found: dict[int, tuple[int, ...]] = {}
+    for indexes in sessions.values():
+        for n, i in enumerate(indexes):
+            first = interactions[i]
+            assert first.at is not None and first.took is not None
+            answered = first.at + first.took
+            faster = []
+            for k in indexes[n + 1 :]:
+                later = interactions[k]
+                assert later.at is not None and later.took is not None
+                if later.at >= answered:
+                    break
+                if later.at + later.took < answered:
+                    faster.append(k)
+            if faster:
+                found[i] = tuple(faster)
+    return found
 
 
 def _answers_in_batch(interaction: Interaction) -> bool:
