@@ -372,6 +372,9 @@ class Replay:
         out: list[Action] = []
         live, recorded = answer_body(message), answer_body(item.response)
         if item.response is not None and canonical(recorded) != canonical(live):
+            other = self._answered_otherwise(job, canonical(live))
+            if other is not None:
+                return [self._follow(job, other, item), *self._advance(job)]
             from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
 
             found = describe_differences(recorded, live, "the host's", "the host's answer", root="answer")
@@ -380,6 +383,46 @@ class Replay:
             self.report.mismatches.append(mismatch)
             out.append(Note(mismatch.render()))
         return out + self._advance(job)
+
+    def _answered_otherwise(self, job: _Job, live: str) -> int | None:
+        """Another recording of the job's request in which the host answered the server as the live host did.
+
+        The server asked the same way up to this request (the same messages, the same earlier answers)
+        and was answered `live` (canonical JSON): so the cassette says what the server does then. A
+        cassette gets such recordings from `record --mode new`, run once per answer (docs/cassette-format.md).
+        """
+        interaction = job.interaction
+        if interaction.kind != "request" or interaction.message is None:
+            return None
+        at = job.step - 2  # the server request being answered: the step after it is next
+        key = self.matcher.key(interaction.message["method"], interaction.params)
+        for index in self.selection.recordings.requests.get(key, ()):
+            other = self.cassette.interactions[index].server
+            alike = index != job.index and _asked_alike(interaction.server, other, at)
+            if alike and canonical(answer_body(other[at].response)) == live:
+                return index
+        return None
+
+    def _follow(self, job: _Job, index: int, item: ServerItem) -> Note:
+        """Go on with the job from the same step of another recording, and follow that recording's session."""
+        before = job.index
+        self.report.plays[before] -= 1
+        self.report.plays[index] += 1
+        interactions = self.cassette.interactions
+        left, joined = interactions[before].session, interactions[index].session
+        if left != joined:  # what the live session played of the one it left stands for the start of the other
+            self.report.left.update(
+                i
+                for i, other in enumerate(interactions)
+                if (other.session == left and i >= before) or (other.session == joined and i < index)
+            )
+        job.index, job.interaction = index, interactions[index]
+        self._begun.add(index)
+        self.selection.follow(joined)
+        return Note(
+            f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
+            f"as interactions[{index}] recorded it; replay goes on from there"
+        )
 
     def _cancel(self, request_id: Any) -> list[Action]:
         job_id = self._live.pop(request_id, None) if jsonrpc.is_valid_id(request_id) else None
@@ -792,6 +835,27 @@ def _listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int]
                 )
                 holds[(i, j)] = (anchor, to_the_end)
     return holds
+
+
+def _asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
+    """Whether two recordings' server messages agree up to the server request at `at`, and the host's
+    answers before it too. Notifications agree by method: a progress token differs between recordings."""
+    if len(first) <= at or len(second) <= at:
+        return False
+    for n, (one, other) in enumerate(zip(first[: at + 1], second[: at + 1], strict=True)):
+        if one.kind != other.kind:
+            return False
+        if one.kind == "raw":
+            if one.message != other.message:
+                return False
+            continue
+        if one.message.get("method") != other.message.get("method"):
+            return False
+        if one.kind == "request" and canonical(one.message.get("params")) != canonical(other.message.get("params")):
+            return False
+        if n < at and canonical(answer_body(one.response)) != canonical(answer_body(other.response)):
+            return False
+    return True
 
 
 def _overtakers(interactions: tuple[Interaction, ...]) -> dict[int, tuple[int, ...]]:

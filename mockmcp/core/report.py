@@ -55,6 +55,7 @@ class Report:
         "capabilities",
         "cassette",
         "faults",
+        "left",
         "mismatches",
         "misses",
         "plays",
@@ -76,6 +77,9 @@ class Report:
         self.unanswered: list[str] = []
         self.faults: list[str] = []  # fault knobs that took effect (dropped replies, an ended session)
         self.sessions: set[int] = set()  # recorded sessions the live session used (set by the engine)
+        # Interactions not expected to play: the rest of a recorded session the live one left for another, as
+        # its host answered the server as that one's did, and the part of that one before where it joined.
+        self.left: set[int] = set()
 
     @classmethod
     def combine(cls, cassette: Cassette, reports: list[Report]) -> Report:
@@ -92,6 +96,7 @@ class Report:
             total.unanswered += report.unanswered
             total.faults += report.faults
             total.sessions |= report.sessions
+            total.left |= report.left
         return total
 
     def _client_indexes(self) -> list[int]:
@@ -110,7 +115,7 @@ class Report:
     @property
     def unplayed(self) -> list[int]:
         """Interactions with a client message that the host never sent."""
-        return [i for i in self._client_indexes() if self.plays[i] == 0]
+        return [i for i in self._client_indexes() if self.plays[i] == 0 and i not in self.left]
 
     @property
     def strict_ok(self) -> bool:

@@ -92,6 +92,13 @@ class Selection:
         indexes = self._in_session(indexes)
         return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
+    def follow(self, session: int) -> None:
+        """From now on, follow this recorded session: the live one behaved like it (the host answered the
+        server as that session's host did)."""
+        self.bound = session
+        self.sessions.add(session)
+        self.recordings.claims.setdefault(session, self)
+
     def _in_session(self, indexes: list[int], asked: int | None = None) -> list[int]:
         """The recordings of one recorded session; `asked`: how often this live session asked before."""
         if not self.recordings.several:  # the common case, on the hot path: one recorded session
