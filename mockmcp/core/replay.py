@@ -34,6 +34,7 @@ from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.report import Mismatch, Report, Withheld
 from mockmcp.core.selection import Recordings, Selection
+from mockmcp.core.timeline import response_time
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
@@ -157,9 +158,10 @@ class Replay:
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions = self.selection.sessions
         self._unsolicited: dict[int | None, list[int]] = {}
-        self._holds = _listen_holds(cassette.interactions)  # (interaction, server item) -> what it waits for
+        shared = self.selection.recordings
+        self._holds = shared.listen_holds  # (interaction, server item) -> what it waits for
         # interaction -> later requests the recording answered before it; --timing keeps that order by itself
-        self._overtakers = {} if timing else _overtakers(cassette.interactions)
+        self._overtakers = {} if timing else shared.overtakers
         self._answered: set[int] = set()  # interactions answered (or cancelled) at least once
         self._held: dict[int, list[int]] = {}  # interaction -> jobs whose reply waits for it to be answered
         self._parked: dict[int, list[int]] = {}  # interaction -> jobs parked until it begins or has played
@@ -468,7 +470,7 @@ class Replay:
                     return out
                 continue
             wait = self._recorded_wait(
-                job, step, items[step - 1].at if step <= len(items) else _response_time(interaction)
+                job, step, items[step - 1].at if step <= len(items) else response_time(interaction)
             )
             if wait:
                 job.step = step  # this step again, once the wait is over
@@ -803,40 +805,6 @@ def _as_recorded_text(message: Any) -> Any:
     return jsonrpc.without_lone_surrogates(message)
 
 
-def _listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
-    """What each listen event must wait for: (interaction, item) -> (interaction, whether to its end).
-
-    A listen event (a notification tagged with a subscription id) belongs to its listen request's
-    interaction, but was caused by what the host did last before the server sent it: the last
-    client interaction of the same session whose recorded `at` is not after the event's. The event
-    waits for it to have played, or only to have begun when it was still unanswered as the event
-    came (a call that reports as it goes, another listen). An event that came before anything but
-    its listen, or without recorded times, waits for nothing.
-    """
-    holds: dict[tuple[int, int], tuple[int, bool]] = {}
-    for i, interaction in enumerate(interactions):
-        for j, item in enumerate(interaction.server):
-            if item.kind != "notification" or item.at is None:
-                continue
-            if protocol.SUBSCRIPTION_ID_KEY not in protocol.meta(item.message.get("params")):
-                continue
-            anchor = None
-            for k in range(i + 1, len(interactions)):
-                later = interactions[k]
-                if later.session != interaction.session or later.kind == "server" or later.at is None:
-                    continue
-                if later.at > item.at:
-                    break
-                anchor = k
-            if anchor is not None:
-                answered = _response_time(interactions[anchor])
-                to_the_end = interactions[anchor].kind == "notification" or (
-                    answered is not None and answered <= item.at
-                )
-                holds[(i, j)] = (anchor, to_the_end)
-    return holds
-
-
 def _asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
     """Whether two recordings' server messages agree up to the server request at `at`, and the host's
     answers before it too. Notifications agree by method: a progress token differs between recordings."""
@@ -858,36 +826,6 @@ def _asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], 
     return True
 
 
-def _overtakers(interactions: tuple[Interaction, ...]) -> dict[int, tuple[int, ...]]:
-    """Request -> the later requests of its session that came while it was in flight and were answered first.
-
-    By the recorded times (`at`, `took`); interactions without them take no part. Within a session
-    the interactions stand in the order their messages came, so the scan stops at the first that
-    came after the reply: the cost is the number of overlapping requests, not the square of them.
-    """
-    sessions: dict[int, list[int]] = {}
-    for i, interaction in enumerate(interactions):
-        if interaction.kind == "request" and interaction.at is not None and interaction.took is not None:
-            sessions.setdefault(interaction.session, []).append(i)
-    found: dict[int, tuple[int, ...]] = {}
-    for indexes in sessions.values():
-        for n, i in enumerate(indexes):
-            first = interactions[i]
-            assert first.at is not None and first.took is not None
-            answered = first.at + first.took
-            faster = []
-            for k in indexes[n + 1 :]:
-                later = interactions[k]
-                assert later.at is not None and later.took is not None
-                if later.at >= answered:
-                    break
-                if later.at + later.took < answered:
-                    faster.append(k)
-            if faster:
-                found[i] = tuple(faster)
-    return found
-
-
 def _answers_in_batch(interaction: Interaction) -> bool:
     """Whether playing this interaction ends in a JSON response, which a batch must wait for."""
     return (
@@ -896,10 +834,3 @@ def _answers_in_batch(interaction: Interaction) -> bool:
         and interaction.raw_response is None
         and (interaction.exit is None or interaction.exit[1] == "after")
     )
-
-
-def _response_time(interaction: Interaction) -> float | None:
-    """When the recorded response was sent, in seconds since the session began."""
-    if interaction.at is None or interaction.took is None:
-        return None
-    return interaction.at + interaction.took

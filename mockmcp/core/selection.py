@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from mockmcp.cassette.model import Cassette
 from mockmcp.core.matching import Matcher
+from mockmcp.core.timeline import listen_holds, overtakers
 from mockmcp.namedtuple import NamedTuple
 
 __all__ = ["Pick", "Recordings", "Selection"]
@@ -41,6 +42,9 @@ class Recordings:
         self.methods: set[str] = set()
         self.claims: dict[int, object] = {}  # recorded session -> the live session that claimed it
         self.several = any(interaction.session for interaction in cassette.interactions)
+        # What waits for what by the recorded times (see `timeline`): listen events, overtaken replies.
+        self.listen_holds = listen_holds(cassette.interactions)
+        self.overtakers = overtakers(cassette.interactions)
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == "server" or interaction.method is None:
                 continue
