@@ -150,6 +150,7 @@ def record_session(
     finally:
         journal.close()
     _finish_recording(path, outcome.reason)
+    _journal_failed(path, journal)
     return outcome
 
 
@@ -191,6 +192,19 @@ def record_http(
     finally:
         journal.close()
     _finish_recording(path, "stopped by a signal")
+    _journal_failed(path, journal)
+
+
+def _journal_failed(path: str, journal: Journal) -> None:
+    """A journal that could not be written ends the command in failure, once the session and what it kept are saved."""
+    if journal.failure is not None:
+        why = journal.failure.strerror or journal.failure
+        raise CassetteError(
+            f"the recording is incomplete: the journal could not be written ({why}); "
+            "the cassette holds the session up to that point",
+            path=path,
+            fix="make room (or raise the file-size limit), then record again",
+        )
 
 
 def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> Redactor:
@@ -205,8 +219,15 @@ def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> 
 
 def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
     """A fresh journal beside the cassette; refuses to start over the journal of an interrupted recording."""
-    from mockmcp.shells.journal import Journal, journal_path
+    from mockmcp.shells.journal import Journal, holder, journal_path
 
+    live = holder(journal_path(path))
+    if live is not None:
+        raise CassetteError(
+            f"a recording of this cassette is running (process {live or 'unknown'})",
+            path=journal_path(path),
+            fix="wait for it to end, or write another cassette",
+        )
     if os.path.exists(journal_path(path)):
         raise CassetteError(
             "an interrupted recording of this cassette exists",

@@ -7,6 +7,9 @@
 - `Signals`: SIGINT and SIGTERM become a flag and a readable file descriptor for the span of a
   `with` block. Nothing is raised into the code that happens to run: a reply being written is
   written whole, and the poll loop sees the descriptor become readable and ends the session.
+  SIGXFSZ is ignored there too (CPython ignores it from the start; said again here so that no
+  embedding can undo it): a write past a file-size limit then fails with EFBIG, an error the
+  shells handle like a full disk, instead of killing the process.
 - `wait_exit` / `stop_child`: wait for a child without polling it on a clock (a pidfd on Linux, a
   waiting thread elsewhere), and end it ever more firmly: EOF on its stdin, SIGTERM, SIGKILL.
 
@@ -53,6 +56,7 @@ else:
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_FILE_SIZE: int | None = getattr(signal, "SIGXFSZ", None)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -147,6 +151,8 @@ class Signals:
             self._previous_wakeup = signal.set_wakeup_fd(self._write)
             for sig in _STOP_SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._handle)
+            if _FILE_SIZE is not None:
+                self._previous[_FILE_SIZE] = signal.signal(_FILE_SIZE, signal.SIG_IGN)
         except ValueError:  # not the main thread
             self._restore()
         return self
