@@ -59,6 +59,7 @@ def replay_cassette(
     from mockmcp.core.replay import Replay
     from mockmcp.core.report import Report
     from mockmcp.shells.stdio_replay import serve
+    from mockmcp.shells.toolkit import Signals
 
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(cassette)
@@ -72,11 +73,22 @@ def replay_cassette(
     gc.enable()
     if listen is not None:
         report, status = Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen)), 0
+        _write_report(report, report_path)
     else:
-        engine = Replay(recorded, matcher, redactor, timing)
-        status = serve(engine)
-        report = engine.report
-    print(report.summary(), file=sys.stderr, flush=True)
+        # A host ends a server by closing stdin, then SIGTERM a moment later, maybe again: the
+        # signals stay caught until the report is written, so the report is always written.
+        with Signals() as signals:
+            engine = Replay(recorded, matcher, redactor, timing)
+            status = serve(engine, signals=signals)
+            report = engine.report
+            _write_report(report, report_path)
+    if strict and not report.strict_ok:
+        raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
+    return status
+
+
+def _write_report(report: Report, report_path: str | None) -> None:
+    """The --report file (written first: stderr may be a pipe nobody reads), then the summary on stderr."""
     if report_path:
         from mockmcp.cassette.files import atomic_write
 
@@ -85,9 +97,7 @@ def replay_cassette(
             report_path.replace("{pid}", str(os.getpid())),
             json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n",
         )
-    if strict and not report.strict_ok:
-        raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
-    return status
+    print(report.summary(), file=sys.stderr, flush=True)
 
 
 def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
