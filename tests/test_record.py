@@ -517,3 +517,34 @@ def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_proces
         first.kill()
     assert first.returncode == 0, stderr
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
+
+
+def test_re_recording_keeps_the_cassettes_mode_and_writes_through_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "store" / "c.yaml"
+    target.parent.mkdir()
+    assert run_record(target, [INIT])[0] == 0
+    target.chmod(0o600)
+    link = tmp_path / "c.yaml"
+    link.symlink_to(target)
+    status, _stdout, stderr = run_record(link, [INIT, CALL])
+    assert status == 0, stderr
+    assert link.is_symlink() and target.stat().st_mode & 0o777 == 0o600
+    assert [i.method for i in cassette.load(str(target)).interactions] == ["initialize", "tools/call"]
+
+
+def test_the_journal_is_synced_as_lines_come_at_most_once_a_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mockmcp.shells import journal as journals
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fdatasync", synced.append)
+    journal = journals.Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
+    for _ in range(100):
+        journal.append("client", 0.0, [CALL.strip()])
+    assert synced == []  # many lines, well within a period
+    monkeypatch.setattr(journals, "_SYNC_EVERY", 0.0)
+    journal.append("client", 0.0, [CALL.strip()])
+    assert len(synced) == 1
+    journal.close()
+    assert len(synced) == 2  # and once more at the end
