@@ -312,3 +312,15 @@ def test_verify_ends_against_a_server_that_ignores_eof_and_sigterm(tmp_path: Pat
     assert (
         live.interactions[-1].kind == "server" and live.interactions[-1].server[0].message["params"]["data"] == "late"
     )
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="no file-size limit signal here")
+def test_signals_ignore_sigxfsz_so_a_file_size_limit_is_an_error_not_death() -> None:
+    before = signal.getsignal(signal.SIGXFSZ)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # as an embedding might have it
+    try:
+        with toolkit.Signals():
+            assert signal.getsignal(signal.SIGXFSZ) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGXFSZ, before)

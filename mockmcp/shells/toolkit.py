@@ -106,7 +106,10 @@ def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool
         if signals.fileno() in ready:
             signals.drain()  # the flag says it: the descriptor need not wake this loop again
         if fd in ready:
-            view = view[os.write(fd, view if piece is None else view[:piece]) :]
+            try:
+                view = view[os.write(fd, view if piece is None else view[:piece]) :]
+            except BlockingIOError:  # a descriptor the host made non-blocking, with less room than polled
+                continue
         elif waiting and not ready:
             return False
     return True
