@@ -503,10 +503,15 @@ def test_after_a_half_close_the_servers_whole_answer_is_forwarded_and_recorded(t
 def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_process(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     journal = tmp_path / "c.yaml.journal"
+    assert run_record(out, [INIT])[0] == 0
     first = record(out)
     try:
         assert [json.loads(line)["id"] for line in send_and_read(first, [INIT])] == [0]
         assert journal.stat().st_mode & 0o777 == 0o600  # it holds the session before any review
+        replayed = subprocess.run(
+            [*MOCKMCP, "replay", str(out)], capture_output=True, timeout=30, env=child_env(), input=INIT
+        )
+        assert f"is running (process {first.pid}); replaying the cassette as it was" in replayed.stderr.decode()
         for command in (["record", "-o", str(out), "--mode", "all", "--", *SCRIPTED], ["recover", str(out)]):
             refused = subprocess.run([*MOCKMCP, *command], capture_output=True, timeout=30, env=child_env(), input=b"")
             assert refused.returncode == 2

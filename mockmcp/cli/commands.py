@@ -64,7 +64,7 @@ def replay_cassette(
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(cassette)
     if os.path.exists(journal_path(cassette)):
-        _note(f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette")
+        _note(_journal_note(cassette, journal_path(cassette)))
     redactor = _recorded_redactor(recorded.meta)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
@@ -85,6 +85,16 @@ def replay_cassette(
     if strict and not report.strict_ok:
         raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
     return status
+
+
+def _journal_note(cassette: str, journal: str) -> str:
+    """What replay says of a journal beside its cassette: a recording running now, or one interrupted."""
+    from mockmcp.shells.journal import holder
+
+    live = holder(journal)
+    if live is not None:
+        return f"a recording of {cassette} is running (process {live or 'unknown'}); replaying the cassette as it was"
+    return f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette"
 
 
 def _write_report(report: Report, report_path: str | None) -> None:
