@@ -5,12 +5,13 @@ host, chunk by chunk and unchanged, so the host cannot tell the proxy is there. 
 cuts its stream into lines and appends every line, redacted, to the journal (see `journal`). The
 main thread only watches the lifecycle:
 
-- the host closes stdin: close the server's stdin; once the server has been silent for `grace`
-  seconds, SIGTERM, then SIGKILL a grace period later (a server that ignores EOF cannot hang the
-  recorder); what the server sends meanwhile is forwarded and recorded, however long it takes to
-  pass (a host may half-close stdin right after a large request and still read its answer);
-- the server exits or crashes: forward what it wrote until its stdout ends (or, should a
-  grandchild hold it open, until it has been silent for `grace` seconds), then close our stdout
+- the host closes stdin: close the server's stdin; `grace` seconds later, SIGTERM, then SIGKILL a
+  grace period later (a server that ignores EOF cannot hang the recorder); what the server sends
+  meanwhile is forwarded and recorded. A line the server is in the middle of sending is let
+  through first, however long a slow host takes to read it, as long as its bytes keep coming (a
+  host may half-close stdin right after a large request and still read its answer): see `busy`;
+- the server exits or crashes: forward what it wrote until its stdout ends (should a grandchild
+  hold it open: for `grace` seconds more, and while a line is under way), then close our stdout
   so the host sees the end, and report its status;
 - SIGINT or SIGTERM to the recorder: pass it on to the server, then end the same way.
 
@@ -56,8 +57,10 @@ class _Proxy:
         self.start = time.monotonic()
         self.host_eof = threading.Event()
         self.server_done = threading.Event()
-        self.activity = self.start  # when the server last sent something (or the host closed stdin)
-        self.forwarding = False  # a chunk is being written to its reader
+        self.eof_at = self.start  # when the host closed stdin
+        self.activity = self.start  # when the server last sent something
+        self.midline = False  # the server has sent part of a line, not yet its newline
+        self.forwarding = False  # a chunk of the server's is being written to the host
         self.signals = Signals(relay=self.pass_on)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
 
@@ -74,6 +77,7 @@ class _Proxy:
         line it has not seen, so an answer is never journaled ahead of what it answers.
         """
         splitter = LineSplitter()
+        server = direction == "server"
         while True:
             try:
                 chunk = os.read(source, _CHUNK)
@@ -81,25 +85,24 @@ class _Proxy:
                 chunk = b""
             if not chunk:
                 break
-            self.activity = time.monotonic()
             lines = splitter.feed(chunk)
+            if server:
+                self.activity, self.midline = time.monotonic(), splitter.unfinished()
             if lines:
                 self.record(direction, lines)
             if sink is not None:
+                self.forwarding = server  # a slow host is no idle server: see `busy`
                 sink = self._forward(sink, chunk)
-                self.activity = time.monotonic()
+                self.forwarding = False
         rest = splitter.rest()
         if rest:
             self.record(direction, [rest])
 
     def _forward(self, sink: int, chunk: bytes) -> int | None:
-        self.forwarding = True  # a slow reader is no silent server: see `quiet_for`
         try:
             write_all(sink, chunk)
         except OSError:  # the reader is gone: keep recording, stop forwarding
             return None
-        finally:
-            self.forwarding = False
         return sink
 
     def host_to_server(self) -> None:
@@ -111,7 +114,7 @@ class _Proxy:
                 self.process.stdin.close()
             except OSError:
                 pass
-            self.activity = time.monotonic()
+            self.eof_at = time.monotonic()
             self.host_eof.set()  # the server has its EOF: its grace period starts now
             self.signals.wake()
 
@@ -122,10 +125,18 @@ class _Proxy:
         finally:
             self.server_done.set()
 
-    def quiet_for(self) -> float:
-        """Seconds since the server last sent something (or the host closed stdin, if later); 0 while a chunk
-        of it is still being written to the host, which may read slowly (the server waits on it then)."""
-        return 0.0 if self.forwarding else time.monotonic() - self.activity
+    def busy(self) -> bool:
+        """Whether the server is in the middle of a line: a chunk of it is being written to the host (which
+        may read slowly; the server waits on it then), or part of it came within the last grace period."""
+        return self.forwarding or (self.midline and time.monotonic() - self.activity < self.grace)
+
+    def _overdue(self, since: float) -> bool:
+        """Whether a grace period from `since` has passed, and no line is under way."""
+        return time.monotonic() - since >= self.grace and not self.busy()
+
+    def _until(self, since: float) -> float:
+        """How long to wait before looking again whether a grace period from `since` is over."""
+        return self.grace if self.busy() else max(0.0, since + self.grace - time.monotonic())
 
     def pass_on(self, signum: int) -> None:
         if self.process.poll() is None:
@@ -139,15 +150,16 @@ class _Proxy:
                 # The signal passed on should end the server: escalate, a grace period apart.
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 break
-            if self.host_eof.is_set() and self.quiet_for() >= self.grace:
-                # The host's EOF should have ended the server, and it has been silent since: escalate.
+            if self.host_eof.is_set() and self._overdue(self.eof_at):
+                # The host's EOF should have ended the server: escalate, a grace period apart.
                 self.process.terminate()
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 ended = "killed" if ended == "killed" else "terminated"
                 break
-        # The server is gone; a grandchild may still hold its stdout open: the drain lasts while output flows.
-        while not self.server_done.wait(max(0.0, self.grace - self.quiet_for())):
-            if self.quiet_for() >= self.grace:
+        # The server is gone; a grandchild may still hold its stdout open: the drain gets a grace period.
+        gone = time.monotonic()
+        while not self.server_done.wait(self._until(gone)):
+            if self._overdue(gone):
                 break
         return self._outcome(ended != "exited")
 
@@ -155,7 +167,7 @@ class _Proxy:
         """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""
         if not self.host_eof.is_set():
             return None  # the host's EOF wakes the wait (see `host_to_server`)
-        return max(0.0, self.grace - self.quiet_for())
+        return self._until(self.eof_at)
 
     def _outcome(self, terminated: bool) -> Outcome:
         code = self.process.wait()
@@ -166,8 +178,7 @@ class _Proxy:
         if terminated:
             return Outcome(
                 0,
-                f"the server did not exit within {self.grace:g}s of its last output after the host closed stdin, "
-                "and was stopped",
+                f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped",
             )
         failed = " (it failed or crashed)" if status else ""
         if self.host_eof.is_set():

@@ -139,6 +139,10 @@ class LineSplitter:
             self._parts.append(tail)
         return lines
 
+    def unfinished(self) -> bool:
+        """Whether part of a line has come without its newline yet."""
+        return bool(self._parts)
+
     def rest(self) -> bytes:
         """At EOF: the last line when the stream did not end with a newline (b"" when it did); empties the splitter."""
         line = b"".join(self._parts)
