@@ -410,3 +410,32 @@ def test_what_a_server_adds_to_a_response_is_recorded_saved_and_loaded(tmp_path:
     target = tmp_path / "c.yaml"
     cassette.save(recorder.cassette(), str(target))
     assert cassette.load(str(target)).interactions[0].response == {"result": {}, "vendor": {"trace": "t"}}
+
+
+def test_atomic_write_keeps_the_mode_writes_through_a_link_and_syncs_file_and_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stat
+
+    from mockmcp.cassette import files
+
+    elsewhere = tmp_path / "shared"
+    elsewhere.mkdir()
+    target = elsewhere / "c.yaml"
+    target.write_text("old\n")
+    target.chmod(0o600)
+    link = tmp_path / "c.yaml"
+    link.symlink_to(target)
+    synced: list[bool] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(stat.S_ISDIR(os.fstat(fd).st_mode))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    files.atomic_write(str(link), "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)  # the link stays, its target is replaced
+    assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert synced == [False, True]  # the file before the rename, its folder after it
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["c.yaml"]  # no temporary file left

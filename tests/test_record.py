@@ -147,7 +147,9 @@ def test_sigterm_to_the_recorder_is_passed_on_and_the_session_saved(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    "stubborn", [["--ignore-eof"], ["--ignore-eof", "--ignore-term"]], ids=["ignores-eof", "ignores-sigterm-too"]
+    "stubborn",
+    [["--ignore-eof"], ["--ignore-eof", "--ignore-term"], ["--ignore-eof", "--chatty"]],
+    ids=["ignores-eof", "ignores-sigterm-too", "keeps-talking"],
 )
 def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stubborn: list[str]) -> None:
     out = tmp_path / "c.yaml"
@@ -157,13 +159,16 @@ def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stub
     assert status == 0, stderr
     assert "did not exit within 0.5s" in stderr
     recorded = cassette.load(str(out))
-    late = recorded.interactions[-1]
-    # What the server sent after the host's EOF is recorded too, as an unsolicited message.
+    late = recorded.interactions[2]
+    # What the server sent after the host's EOF is recorded too, as an unsolicited message (a talkative
+    # server sends more of them: talking does not put off its end).
     assert late.kind == "server" and late.server[0].message["params"]["data"] == "late"
     assert b'"late"' in stdout
+    if "--chatty" not in stubborn:
+        assert len(recorded.interactions) == 3
     # Replayed, the late message follows the interaction recorded before it.
     replayed = [json.loads(line) for line in replay_lines(out, [INIT, CALL]).splitlines()]
-    assert [m.get("id") for m in replayed] == [0, 1, None] and replayed[2]["params"]["data"] == "late"
+    assert [m.get("id") for m in replayed][:3] == [0, 1, None] and replayed[2]["params"]["data"] == "late"
 
 
 def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_path: Path) -> None:
@@ -411,3 +416,145 @@ def test_a_reply_no_cassette_can_hold_is_recorded_as_the_line_it_was_and_replaye
     again = req("other", "tools/odd", {"x": 1})
     (_, answer) = [json.loads(line) for line in replay_lines(out, [INIT, again]).splitlines()]
     assert answer == {**json.loads(stdout.splitlines()[1]), "id": "other"}
+
+
+def _limited(limit: int) -> Any:
+    """A preexec_fn that gives the child (and its children) a file-size limit of `limit` bytes, as `ulimit -f` does."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_journal_that_cannot_be_written_leaves_the_session_going_and_ends_in_failure(tmp_path: Path) -> None:
+    """A file-size limit (EFBIG; SIGXFSZ is ignored): every answer still reaches the host, the failure is said
+    once, the recorder exits when the host closes stdin, with status 2, and keeps what it had."""
+    out = tmp_path / "c.yaml"
+    calls = [req(n, "tools/call", {"name": "echo", "arguments": {"x": "a" * 2000}}) for n in range(1, 301)]
+    proc = subprocess.Popen(
+        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--grace", "0.5", "--", *SCRIPTED],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        preexec_fn=_limited(64 * 1024),
+    )
+    try:
+        answers = [json.loads(line)["id"] for call in [INIT, *calls] for line in send_and_read(proc, [call])]
+        _stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert answers == list(range(301))
+    text = stderr.decode()
+    assert proc.returncode == 2, text
+    assert text.count("cannot write the journal") == 1 and "File too large" in text
+    assert "the recording is incomplete" in text
+    kept = cassette.load(str(out)).interactions  # what fitted under the limit, each whole
+    assert 0 < len(kept) < 301 and [i.message["id"] for i in kept if i.message] == list(range(len(kept)))
+    assert all(i.response is not None for i in kept[:-1])  # the last request may have lost its answer
+    assert not (tmp_path / "c.yaml.journal").exists()
+
+
+def test_a_full_disk_is_said_once_and_nothing_after_it_is_journaled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from mockmcp.shells import journal as journals
+
+    path = str(tmp_path / "c.yaml.journal")
+    journal = journals.Journal(path, {"mode": "all", "meta": {}})
+    journal.append("client", 0.0, [INIT.strip()])
+    real = journals.write_all
+
+    def full(fd: int, data: bytes) -> None:
+        real(fd, data[: len(data) // 2])  # part of the line fits, as on a real full disk
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(journals, "write_all", full)
+    journal.append("server", 0.1, [b'{"jsonrpc":"2.0","id":0,"result":{}}'])
+    monkeypatch.setattr(journals, "write_all", real)
+    journal.append("client", 0.2, [CALL.strip()])  # the disk has room again: still nothing more is written
+    journal.close()
+    assert journal.failure is not None and journal.failure.errno == errno.ENOSPC
+    assert capsys.readouterr().err.count("No space left on device") == 1
+    recovered = journals.read(path)
+    assert recovered.torn and [i.method for i in recovered.cassette.interactions] == ["initialize"]
+    assert b"tools/call" not in Path(path).read_bytes()
+
+
+def test_after_a_half_close_the_servers_whole_answer_is_forwarded_and_recorded(tmp_path: Path) -> None:
+    """The host sends a large request, closes stdin at once, and reads the answer only well after the grace
+    period: the server, waiting on that slow reader, is not stopped, and the host reads every byte."""
+    out = tmp_path / "c.yaml"
+    big = req(1, "tools/call", {"name": "echo", "arguments": {"x": "b" * 4_000_000}})
+    proc = record(out)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(INIT + big)
+        proc.stdin.close()
+        time.sleep(2.0)  # four grace periods of 0.5 s
+        stdout = proc.stdout.read()
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    answers = parsed(stdout)
+    assert [a["id"] for a in answers] == [0, 1]
+    assert answers[1]["result"]["echo"]["arguments"]["x"] == "b" * 4_000_000
+    assert proc.returncode == 0
+    recorded = cassette.load(str(out)).interactions
+    assert recorded[1].response == {"result": {"echo": {"name": "echo", "arguments": {"x": "b" * 4_000_000}}}}
+
+
+def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_process(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    journal = tmp_path / "c.yaml.journal"
+    assert run_record(out, [INIT])[0] == 0
+    first = record(out)
+    try:
+        assert [json.loads(line)["id"] for line in send_and_read(first, [INIT])] == [0]
+        assert journal.stat().st_mode & 0o777 == 0o600  # it holds the session before any review
+        replayed = subprocess.run(
+            [*MOCKMCP, "replay", str(out)], capture_output=True, timeout=30, env=child_env(), input=INIT
+        )
+        assert f"is running (process {first.pid}); replaying the cassette as it was" in replayed.stderr.decode()
+        for command in (["record", "-o", str(out), "--mode", "all", "--", *SCRIPTED], ["recover", str(out)]):
+            refused = subprocess.run([*MOCKMCP, *command], capture_output=True, timeout=30, env=child_env(), input=b"")
+            assert refused.returncode == 2
+            assert f"(process {first.pid})" in refused.stderr.decode(), refused.stderr
+        assert [json.loads(line)["id"] for line in send_and_read(first, [CALL])] == [1]
+        _stdout, stderr = first.communicate(timeout=30)
+    finally:
+        first.kill()
+    assert first.returncode == 0, stderr
+    assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
+
+
+def test_re_recording_keeps_the_cassettes_mode_and_writes_through_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "store" / "c.yaml"
+    target.parent.mkdir()
+    assert run_record(target, [INIT])[0] == 0
+    target.chmod(0o600)
+    link = tmp_path / "c.yaml"
+    link.symlink_to(target)
+    status, _stdout, stderr = run_record(link, [INIT, CALL])
+    assert status == 0, stderr
+    assert link.is_symlink() and target.stat().st_mode & 0o777 == 0o600
+    assert [i.method for i in cassette.load(str(target)).interactions] == ["initialize", "tools/call"]
+
+
+def test_the_journal_is_synced_as_lines_come_at_most_once_a_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mockmcp.shells import journal as journals
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fdatasync", synced.append)
+    journal = journals.Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
+    for _ in range(100):
+        journal.append("client", 0.0, [CALL.strip()])
+    assert synced == []  # many lines, well within a period
+    monkeypatch.setattr(journals, "_SYNC_EVERY", 0.0)
+    journal.append("client", 0.0, [CALL.strip()])
+    assert len(synced) == 1
+    journal.close()
+    assert len(synced) == 2  # and once more at the end

@@ -225,18 +225,71 @@ def test_sigint_ends_the_session_with_130_and_the_summary(tmp_path: Path) -> Non
     assert json.loads(report.read_text())["played"] == 1
 
 
-def test_a_second_signal_ends_a_replay_whose_host_stopped_reading(tmp_path: Path) -> None:
-    proc = start_replay(str(big_cassette(tmp_path)))
+def test_a_replay_whose_host_stopped_reading_ends_after_a_signal_and_still_writes_its_report(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = start_replay(str(big_cassette(tmp_path)), "--report", str(report))
     try:
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         proc.stdin.write(BIG_CALL)
         assert proc.stdout.read(1) == b"{"  # the answer has begun; from now on nobody reads it
         time.sleep(0.3)
-        proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
-        assert proc.poll() is None, "the first signal waits for the line being written"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == -signal.SIGTERM
+        for _ in range(3):
+            proc.send_signal(signal.SIGTERM)  # more signals change nothing
+            time.sleep(0.1)
+        assert proc.poll() is None, "the signal waits for the line being written"
+        assert proc.wait(timeout=20) == 128 + signal.SIGTERM  # the host took nothing for PATIENCE seconds
+        err = proc.stderr.read()
     finally:
         proc.kill()
         proc.wait(10)
+    assert b"the host took nothing for 2s after the signal" in err
+    assert json.loads(report.read_text())["played"] == 1
+
+
+def test_a_signal_storm_never_tears_a_line_and_the_report_is_always_written(tmp_path: Path) -> None:
+    """Pipelined large answers, a host that reads slowly, and SIGTERM after SIGTERM while it reads."""
+    report = tmp_path / "report.json"
+    proc = start_replay(str(big_cassette(tmp_path)), "--report", str(report))
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(BIG_CALL * 3)
+        got = proc.stdout.read(1 << 16)
+        for _ in range(30):
+            proc.send_signal(signal.SIGTERM)
+            got += proc.stdout.read(1 << 16)
+        while chunk := proc.stdout.read(1 << 16):
+            got += chunk
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    lines = got.split(b"\n")
+    assert lines[-1] == b"" and len(lines) >= 2, "whole JSON lines only"
+    assert all(json.loads(line)["id"] == 7 for line in lines[:-1])
+    assert json.loads(report.read_text())["played"] >= 1
+
+
+def test_closing_stdin_then_sigterm_as_a_host_ends_a_server_leaves_the_report(tmp_path: Path) -> None:
+    """The SDK's way to end a server: close stdin, wait, SIGTERM. Replay is still to send a delayed reply."""
+    report = tmp_path / "report.json"
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(
+        "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: big}}\n"
+        "  response: {result: {content: []}}\n  delay: 30\n"
+    )
+    proc = start_replay(str(slow), "--report", str(report))
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        assert json.loads(proc.stdout.readline())["id"] == 1  # replay is serving: its signals are caught
+        proc.stdin.write(BIG_CALL)
+        proc.stdin.close()  # replay now waits to send the delayed reply, then would end
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert json.loads(report.read_text())["played"] == 1

@@ -224,22 +224,46 @@ def test_signals_set_a_flag_wake_the_poller_relay_and_restore() -> None:
     assert proc.stdout.splitlines() == ["True 15 [15]", "2 [15, 2]", "True -1"]
 
 
-def test_with_insist_a_second_signal_ends_the_process_by_that_signal() -> None:
-    script = textwrap.dedent(
-        f"""
-        import os, signal, sys, time
-        sys.path.insert(0, {str(ROOT)!r})
-        from mockmcp.shells.toolkit import Signals
-        with Signals(insist=True) as signals:
-            os.kill(os.getpid(), signal.SIGTERM)
-            print("first", signals.received, flush=True)
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(30)
-        print("not reached")
-        """
-    )
+WRITE_WHOLE = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    sys.path.insert(0, ROOT)
+    from mockmcp.shells.toolkit import Signals, write_whole
+    read, write = os.pipe()
+    data = b"x" * 1_000_000
+    got = bytearray()
+
+    def reader(pause):
+        time.sleep(pause)  # the pipe is full meanwhile, and signals come
+        while len(got) < READ:
+            got.extend(os.read(read, 65536))
+            time.sleep(0.001)  # a slow reader, but one that makes progress
+
+    with Signals() as signals:
+        thread = threading.Thread(target=reader, args=(0.3,), daemon=True)
+        thread.start()
+        for _ in range(20):  # a storm, while the write waits for room
+            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        whole = write_whole(write, data, signals, PATIENCE)
+        if whole:
+            thread.join(20)
+        print(whole, signals.received, bytes(got) == data if whole else "-", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("read", "patience", "expected"),
+    [(1_000_000, 5.0, "True 15 True"), (100_000, 0.5, "False 15 -")],
+    ids=["a-slow-reader-gets-every-byte", "a-reader-that-stops-is-given-up-on"],
+)
+def test_write_whole_finishes_through_a_signal_storm_and_gives_up_only_on_a_reader_that_stopped(
+    read: int, patience: float, expected: str
+) -> None:
+    script = f"ROOT = {str(ROOT)!r}\nREAD = {read}\nPATIENCE = {patience}\n" + WRITE_WHOLE
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
-    assert proc.returncode == -signal.SIGTERM and proc.stdout == "first 15\n", proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == expected, proc.stdout
 
 
 def test_signals_outside_the_main_thread_install_nothing() -> None:
@@ -288,3 +312,15 @@ def test_verify_ends_against_a_server_that_ignores_eof_and_sigterm(tmp_path: Pat
     assert (
         live.interactions[-1].kind == "server" and live.interactions[-1].server[0].message["params"]["data"] == "late"
     )
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="no file-size limit signal here")
+def test_signals_ignore_sigxfsz_so_a_file_size_limit_is_an_error_not_death() -> None:
+    before = signal.getsignal(signal.SIGXFSZ)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # as an embedding might have it
+    try:
+        with toolkit.Signals():
+            assert signal.getsignal(signal.SIGXFSZ) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGXFSZ, before)

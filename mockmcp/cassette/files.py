@@ -30,11 +30,16 @@ __all__ = ["atomic_write", "journal_path", "read_cache", "write_cache"]
 def atomic_write(path: str, text: str) -> None:
     """Write text to path so that readers see the old file or the new one, never a part.
 
-    The data is flushed to disk before the rename, so a crash cannot leave a half-written file
-    under the real name; on any failure the temporary file is removed and the old file kept.
+    The data is flushed to disk before the rename, and the folder after it, so a crash cannot
+    leave a half-written file under the real name nor lose the rename; on any failure the
+    temporary file is removed and the old file kept. The file keeps the mode it had (a new one
+    gets the umask's). A path that is a symbolic link is written through: its target is replaced,
+    the link stays.
     """
     import tempfile  # deferred: it costs start-up time, and replay writes files only on request
 
+    if os.path.islink(path):
+        path = os.path.realpath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=folder)
@@ -51,6 +56,21 @@ def atomic_write(path: str, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    """Make a rename in folder durable; a file system that cannot sync a folder is left as it is."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def journal_path(cassette_path: str) -> str:

@@ -143,7 +143,10 @@ def replay(
     default=2.0,
     show_default=True,
     type=float,
-    help="Seconds the server gets to exit after stdin closes, and again after SIGTERM.",
+    help=(
+        "Seconds the server gets to exit after stdin closes (a line it is sending is let through first), "
+        "and again after SIGTERM."
+    ),
 )
 @click.option(
     "--http-target",

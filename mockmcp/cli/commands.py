@@ -59,11 +59,12 @@ def replay_cassette(
     from mockmcp.core.replay import Replay
     from mockmcp.core.report import Report
     from mockmcp.shells.stdio_replay import serve
+    from mockmcp.shells.toolkit import Signals
 
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(cassette)
     if os.path.exists(journal_path(cassette)):
-        _note(f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette")
+        _note(_journal_note(cassette, journal_path(cassette)))
     redactor = _recorded_redactor(recorded.meta)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
@@ -72,11 +73,32 @@ def replay_cassette(
     gc.enable()
     if listen is not None:
         report, status = Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen)), 0
+        _write_report(report, report_path)
     else:
-        engine = Replay(recorded, matcher, redactor, timing)
-        status = serve(engine)
-        report = engine.report
-    print(report.summary(), file=sys.stderr, flush=True)
+        # A host ends a server by closing stdin, then SIGTERM a moment later, maybe again: the
+        # signals stay caught until the report is written, so the report is always written.
+        with Signals() as signals:
+            engine = Replay(recorded, matcher, redactor, timing)
+            status = serve(engine, signals=signals)
+            report = engine.report
+            _write_report(report, report_path)
+    if strict and not report.strict_ok:
+        raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
+    return status
+
+
+def _journal_note(cassette: str, journal: str) -> str:
+    """What replay says of a journal beside its cassette: a recording running now, or one interrupted."""
+    from mockmcp.shells.journal import holder
+
+    live = holder(journal)
+    if live is not None:
+        return f"a recording of {cassette} is running (process {live or 'unknown'}); replaying the cassette as it was"
+    return f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette"
+
+
+def _write_report(report: Report, report_path: str | None) -> None:
+    """The --report file (written first: stderr may be a pipe nobody reads), then the summary on stderr."""
     if report_path:
         from mockmcp.cassette.files import atomic_write
 
@@ -85,9 +107,7 @@ def replay_cassette(
             report_path.replace("{pid}", str(os.getpid())),
             json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n",
         )
-    if strict and not report.strict_ok:
-        raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
-    return status
+    print(report.summary(), file=sys.stderr, flush=True)
 
 
 def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
@@ -150,6 +170,7 @@ def record_session(
     finally:
         journal.close()
     _finish_recording(path, outcome.reason)
+    _journal_failed(path, journal)
     return outcome
 
 
@@ -191,6 +212,19 @@ def record_http(
     finally:
         journal.close()
     _finish_recording(path, "stopped by a signal")
+    _journal_failed(path, journal)
+
+
+def _journal_failed(path: str, journal: Journal) -> None:
+    """A journal that could not be written ends the command in failure, once the session and what it kept are saved."""
+    if journal.failure is not None:
+        why = journal.failure.strerror or journal.failure
+        raise CassetteError(
+            f"the recording is incomplete: the journal could not be written ({why}); "
+            "the cassette holds the session up to that point",
+            path=path,
+            fix="make room (or raise the file-size limit), then record again",
+        )
 
 
 def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> Redactor:
@@ -205,8 +239,15 @@ def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> 
 
 def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
     """A fresh journal beside the cassette; refuses to start over the journal of an interrupted recording."""
-    from mockmcp.shells.journal import Journal, journal_path
+    from mockmcp.shells.journal import Journal, holder, journal_path
 
+    live = holder(journal_path(path))
+    if live is not None:
+        raise CassetteError(
+            f"a recording of this cassette is running (process {live or 'unknown'})",
+            path=journal_path(path),
+            fix="wait for it to end, or write another cassette",
+        )
     if os.path.exists(journal_path(path)):
         raise CassetteError(
             "an interrupted recording of this cassette exists",

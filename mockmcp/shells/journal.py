@@ -6,16 +6,33 @@ forwarded: one small write per message, so recording cost stays flat as the sess
 the journal, at the end of a recording or later by `mockmcp recover CASSETTE`, then saved
 atomically, and only then is the journal removed.
 
-Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., "meta": {...}}`),
+Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., "meta": {...}, "pid": N}`),
 then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent, with
 `"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients).
+
+A journal holds the session before redaction of its structure is checked by anyone, so it is
+created 0600. The recorder holds an exclusive lock on it (`flock`) for the recording's life, and
+its header names the recorder's pid: `holder(path)` tells a live recording from an interrupted one,
+so `record` and `recover` can refuse to touch a journal that is still being written.
+
+A journal that cannot be written (a full disk, a file-size limit) must not end the session: the
+host's answers still pass. The first failure is said once, on stderr; nothing more is journaled
+(so only the very last line can be torn, which `read` expects); `failure` keeps the error for the
+recorder to report when the session ends.
+
+The journal is synced to disk (`fdatasync`) at most once a `_SYNC_EVERY` seconds as lines come,
+and when it is closed: a crash of the machine loses at most that much of the session, and the
+forwarding path pays one sync a second, not one a line.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,27 +45,45 @@ from mockmcp.core.selection import Recordings, Selection
 from mockmcp.errors import CassetteError
 from mockmcp.shells.toolkit import write_all
 
-__all__ = ["Journal", "finish", "journal_path", "merge"]
+__all__ = ["Journal", "finish", "holder", "journal_path", "merge"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
+_SYNC_EVERY = 1.0
+"""Seconds between syncs of a journal to disk while lines come (and once more when it is closed)."""
 
 
 class Journal:
-    """An append-only journal file, created fresh (an existing one is never overwritten)."""
+    """An append-only journal file, created fresh (an existing one is never overwritten) and locked while open."""
 
     def __init__(self, path: str, header: dict[str, Any]) -> None:
         self.path = path
+        self.failure: OSError | None = None  # the first write that failed; nothing is journaled after it
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         # One lock for every writer (the proxies' threads), and a closed journal takes nothing more:
         # a late line must never reach a file descriptor the process has since given to another file.
         self._lock = threading.Lock()
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        self._write(json.dumps({"mockmcp_journal": 1, **header}, separators=(",", ":")).encode() + b"\n")
+        self._synced = time.monotonic()
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)  # a fresh file: nobody else can hold it yet
+        header = {"mockmcp_journal": 1, **header, "pid": os.getpid()}
+        self._write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
 
     def _write(self, data: bytes) -> None:
         with self._lock:
-            if self._fd is not None:
+            if self._fd is None or self.failure is not None:
+                return
+            try:
                 write_all(self._fd, data)
+                if time.monotonic() - self._synced >= _SYNC_EVERY:
+                    self._sync()
+            except OSError as exc:  # ENOSPC, EFBIG (SIGXFSZ is ignored), EIO...: the session goes on
+                self.failure = exc
+                print(
+                    f"mockmcp: error: cannot write the journal {self.path}: {exc.strerror or exc}; "
+                    "the session goes on, but nothing more of it is recorded (what was is kept)",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def append(self, direction: str, at: float, lines: list[bytes], session: int = 0) -> None:
         """Journal lines that direction sent at one moment (in session N of several), in one write."""
@@ -63,9 +98,19 @@ class Journal:
         )
         self._write("".join(record + "\n" for record in records).encode())
 
+    def _sync(self) -> None:
+        assert self._fd is not None
+        getattr(os, "fdatasync", os.fsync)(self._fd)  # macOS has no fdatasync
+        self._synced = time.monotonic()
+
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:
+                try:
+                    if self.failure is None:
+                        self._sync()
+                except OSError:
+                    pass  # what was written is in the file for this machine's readers all the same
                 os.close(self._fd)
                 self._fd = None
 
@@ -86,6 +131,28 @@ class Recovered:
     cassette: Cassette
     torn: bool
     skipped: tuple[str, ...] = ()  # client lines no cassette can hold as messages, so not in the cassette
+
+
+def holder(path: str) -> int | None:
+    """The pid of the live recorder writing this journal, or None when none holds it (or it does not exist)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                first = handle.readline()
+            try:
+                pid = json.loads(first).get("pid")
+            except (ValueError, AttributeError):
+                pid = None
+            return pid if isinstance(pid, int) else 0  # 0: a live recorder whose header was never written
+        return None
+    finally:
+        os.close(fd)  # closing drops a shared lock taken above
 
 
 def read(path: str) -> Recovered:
@@ -226,6 +293,13 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     Returns the cassette written, what the journal held, and notes for stderr (see `merge`).
     """
     path = journal_path(cassette_path)
+    live = holder(path)
+    if live is not None:
+        raise CassetteError(
+            f"a recording is still writing this journal (process {live or 'unknown'})",
+            path=path,
+            fix="let that recording end (or stop it): it writes the cassette itself when it does",
+        )
     recovered = read(path)
     result = recovered.cassette
     notes: tuple[str, ...] = ()
@@ -245,6 +319,12 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
             f"the recording could not be saved: {error.render()}",
             path=path,
             fix=f"the session is kept in this journal; report the problem, then `mockmcp recover {cassette_path}`",
+        ) from error
+    except OSError as error:  # a full disk, a file-size limit: the journal stays, the old cassette too
+        raise CassetteError(
+            f"the recording could not be saved to {cassette_path}: {error.strerror or error}",
+            path=path,
+            fix=f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`",
         ) from error
     os.unlink(path)
     return result, recovered, notes

@@ -5,14 +5,23 @@ host, chunk by chunk and unchanged, so the host cannot tell the proxy is there. 
 cuts its stream into lines and appends every line, redacted, to the journal (see `journal`). The
 main thread only watches the lifecycle:
 
-- the host closes stdin: close the server's stdin, wait `grace` seconds, then SIGTERM, then SIGKILL
-  (a server that ignores EOF cannot hang the recorder); what the server sends meanwhile is recorded;
-- the server exits or crashes: close our stdout so the host sees the end, and report its status;
+- the host closes stdin: close the server's stdin; `grace` seconds later, SIGTERM, then SIGKILL a
+  grace period later (a server that ignores EOF cannot hang the recorder); what the server sends
+  meanwhile is forwarded and recorded. A line the server is in the middle of sending is let
+  through first, however long a slow host takes to read it, as long as its bytes keep coming (a
+  host may half-close stdin right after a large request and still read its answer): see `busy`;
+- the server exits or crashes: forward what it wrote until its stdout ends (should a grandchild
+  hold it open: for `grace` seconds more, and while a line is under way), then close our stdout
+  so the host sees the end, and report its status;
 - SIGINT or SIGTERM to the recorder: pass it on to the server, then end the same way.
 
 The main thread waits on descriptors, never on a clock: the server's exit (`toolkit.wait_exit`)
 and the `Signals` descriptor, which a signal wakes and so does the host->server pump at EOF.
 After the server's stdout is drained, the caller builds the cassette from the journal.
+
+A journal that cannot be written (see `journal`) never stops the pumps: forwarding is the host's
+lifeline. And a pump that fails for any other reason still says its side has ended, so the main
+thread can never wait for an EOF that will not come.
 """
 
 from __future__ import annotations
@@ -48,6 +57,10 @@ class _Proxy:
         self.start = time.monotonic()
         self.host_eof = threading.Event()
         self.server_done = threading.Event()
+        self.eof_at = self.start  # when the host closed stdin
+        self.activity = self.start  # when the server last sent something
+        self.midline = False  # the server has sent part of a line, not yet its newline
+        self.forwarding = False  # a chunk of the server's is being written to the host
         self.signals = Signals(relay=self.pass_on)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
 
@@ -64,6 +77,7 @@ class _Proxy:
         line it has not seen, so an answer is never journaled ahead of what it answers.
         """
         splitter = LineSplitter()
+        server = direction == "server"
         while True:
             try:
                 chunk = os.read(source, _CHUNK)
@@ -72,10 +86,14 @@ class _Proxy:
             if not chunk:
                 break
             lines = splitter.feed(chunk)
+            if server:
+                self.activity, self.midline = time.monotonic(), splitter.unfinished()
             if lines:
                 self.record(direction, lines)
             if sink is not None:
+                self.forwarding = server  # a slow host is no idle server: see `busy`
                 sink = self._forward(sink, chunk)
+                self.forwarding = False
         rest = splitter.rest()
         if rest:
             self.record(direction, [rest])
@@ -89,18 +107,36 @@ class _Proxy:
 
     def host_to_server(self) -> None:
         assert self.process.stdin is not None
-        self.pump(0, self.process.stdin.fileno(), "client")
         try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-        self.host_eof.set()  # the server has its EOF: its grace period starts now
-        self.signals.wake()
+            self.pump(0, self.process.stdin.fileno(), "client")
+        finally:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            self.eof_at = time.monotonic()
+            self.host_eof.set()  # the server has its EOF: its grace period starts now
+            self.signals.wake()
 
     def server_to_host(self) -> None:
         assert self.process.stdout is not None
-        self.pump(self.process.stdout.fileno(), 1, "server")
-        self.server_done.set()
+        try:
+            self.pump(self.process.stdout.fileno(), 1, "server")
+        finally:
+            self.server_done.set()
+
+    def busy(self) -> bool:
+        """Whether the server is in the middle of a line: a chunk of it is being written to the host (which
+        may read slowly; the server waits on it then), or part of it came within the last grace period."""
+        return self.forwarding or (self.midline and time.monotonic() - self.activity < self.grace)
+
+    def _overdue(self, since: float) -> bool:
+        """Whether a grace period from `since` has passed, and no line is under way."""
+        return time.monotonic() - since >= self.grace and not self.busy()
+
+    def _until(self, since: float) -> float:
+        """How long to wait before looking again whether a grace period from `since` is over."""
+        return self.grace if self.busy() else max(0.0, since + self.grace - time.monotonic())
 
     def pass_on(self, signum: int) -> None:
         if self.process.poll() is None:
@@ -109,14 +145,29 @@ class _Proxy:
     def wait(self) -> Outcome:
         """Watch the lifecycle until the server is gone and its output drained."""
         ended = "exited"
-        while not wait_exit(self.process, None, self.signals):
-            if self.host_eof.is_set() or self.signals.received is not None:
-                # The host's EOF (or the signal passed on) should end the server: escalate, a grace period apart.
+        while not wait_exit(self.process, self._patience(), self.signals):
+            if self.signals.received is not None:
+                # The signal passed on should end the server: escalate, a grace period apart.
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 break
-        # The server is gone; a grandchild may still hold its stdout open, so the drain gets a grace period.
-        self.server_done.wait(self.grace)
+            if self.host_eof.is_set() and self._overdue(self.eof_at):
+                # The host's EOF should have ended the server: escalate, a grace period apart.
+                self.process.terminate()
+                ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
+                ended = "killed" if ended == "killed" else "terminated"
+                break
+        # The server is gone; a grandchild may still hold its stdout open: the drain gets a grace period.
+        gone = time.monotonic()
+        while not self.server_done.wait(self._until(gone)):
+            if self._overdue(gone):
+                break
         return self._outcome(ended != "exited")
+
+    def _patience(self) -> float | None:
+        """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""
+        if not self.host_eof.is_set():
+            return None  # the host's EOF wakes the wait (see `host_to_server`)
+        return self._until(self.eof_at)
 
     def _outcome(self, terminated: bool) -> Outcome:
         code = self.process.wait()
@@ -126,7 +177,8 @@ class _Proxy:
             return Outcome(128 + signalled, f"stopped by signal {signalled}; the server exited with status {status}")
         if terminated:
             return Outcome(
-                0, f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped"
+                0,
+                f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped",
             )
         failed = " (it failed or crashed)" if status else ""
         if self.host_eof.is_set():
@@ -149,7 +201,6 @@ def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: f
         reader = threading.Thread(target=proxy.server_to_host, daemon=True, name="server->host")
         reader.start()
         outcome = proxy.wait()
-        reader.join(proxy.grace)
     # Close our stdout so the host sees the end of the session even before we exit.
     sys.stdout.flush()
     try:

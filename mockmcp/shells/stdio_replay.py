@@ -6,8 +6,10 @@ carries only what the engine sends; notes go to stderr.
 
 SIGINT and SIGTERM are a flag and a descriptor the loop polls beside stdin (see `toolkit.Signals`):
 a write already begun is finished, so the host never reads half a line, and then the session
-ends with the status 128 + the signal number. A second signal ends the process at once, for a
-host that stopped reading and so would never let that write finish.
+ends with the status 128 + the signal number. More signals change nothing. Writes wait for room
+in the pipe without blocking in a write (`toolkit.write_whole`), so after a signal a host that
+has stopped reading holds replay for at most `PATIENCE` seconds; the caller then writes its
+report (still within the `Signals` block it passes in, so no signal can stop that either).
 """
 
 from __future__ import annotations
@@ -18,15 +20,17 @@ import sys
 import time
 
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
-from mockmcp.shells.toolkit import LineSplitter, Signals, write_all
+from mockmcp.shells.toolkit import LineSplitter, Signals, write_whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-__all__ = ["serve"]
+__all__ = ["PATIENCE", "serve"]
 
 _CHUNK = 1 << 16
+PATIENCE = 2.0
+"""Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
 
 
 class _Shell:
@@ -58,14 +62,23 @@ class _Shell:
         if not self.outbox:
             return
         data = b"".join(self.outbox)
-        self.outbox.clear()
-        if self.host_gone:
-            return
         try:
-            write_all(self.stdout, data)
+            if self.host_gone:
+                return
+            whole = write_whole(self.stdout, data, self.signals, PATIENCE)
         except (BrokenPipeError, ConnectionResetError):
             self.host_gone = True
             print("mockmcp: the host stopped reading; nothing more can be sent", file=self.stderr, flush=True)
+        else:
+            if not whole:
+                self.host_gone = True
+                print(
+                    f"mockmcp: the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent",
+                    file=self.stderr,
+                    flush=True,
+                )
+        finally:
+            self.outbox.clear()  # only now: what was being written is written, or can never be
 
     def fire_due_timers(self) -> None:
         now = time.monotonic()
@@ -87,10 +100,13 @@ class _Shell:
         poller.register(self.signals.fileno(), select.POLLIN)
         splitter = LineSplitter()
         while True:
+            # Checked before waiting too: a signal that came during a write woke (and was drained by) that write.
+            if self.signals.received is not None:
+                return  # whatever was being written was written whole
             timeout = self.timeout()
             ready = [fd for fd, _event in poller.poll(None if timeout is None else timeout * 1000)]
             if self.signals.received is not None:
-                return  # whatever was being written was written whole
+                return
             if self.stdin in ready:
                 chunk = os.read(self.stdin, _CHUNK)
                 if not chunk:
@@ -122,6 +138,8 @@ class _Shell:
         """After the host's EOF: send what is still due (delayed replies), then stop."""
         self.flush()
         while self.timers and not self.host_gone:
+            if self.signals.received is not None:
+                return
             select.select([self.signals.fileno()], [], [], self.timeout() or 0.0)
             if self.signals.received is not None:
                 return
@@ -134,18 +152,24 @@ class _Shell:
         self.flush()
 
 
-def serve(engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr) -> int:
+def serve(
+    engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr, signals: Signals | None = None
+) -> int:
     """Run one replay session over file descriptors until the host closes stdin, a signal stops it, or
     the cassette ends it.
 
+    `signals`, an entered `Signals` block, lets the caller keep signals from stopping what it does
+    after the session (writing a report); without it, serve holds one for the session only.
     Returns the exit status: the one the cassette asked for (0 when it asked none), or 128 + the
     signal number when SIGINT or SIGTERM ended the session.
     """
-    with Signals(insist=True) as signals:
-        shell = _Shell(engine, stdin, stdout, stderr, signals)
-        shell.run()
-        if signals.received is not None:
-            shell.flush()
-            print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
-            return 128 + signals.received
+    if signals is None:
+        with Signals() as own:
+            return serve(engine, stdin, stdout, stderr, own)
+    shell = _Shell(engine, stdin, stdout, stderr, signals)
+    shell.run()
+    if signals.received is not None:
+        shell.flush()
+        print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
+        return 128 + signals.received
     return shell.exit_status or 0

@@ -1,12 +1,18 @@
 """The shells' toolkit: the pipe, line, signal and child-process plumbing every shell needs, written once.
 
 - `write_all(fd, data)`: a pipe takes a large write in pieces; loop until all of it is written.
+- `write_whole(fd, data, signals, patience)`: the same for a writer that a signal must be able to
+  end: it never blocks inside a write, so once a signal has come it can stop waiting on a reader
+  that makes no progress (see "Theory of operation for signals").
 - `LineSplitter`: cuts a byte stream into lines in time linear in its length, however the chunks
   fall. The pieces of an unfinished line are kept in a list and joined once, when its newline
   comes (re-joining `pending + chunk` at every chunk copies a long line again and again).
 - `Signals`: SIGINT and SIGTERM become a flag and a readable file descriptor for the span of a
   `with` block. Nothing is raised into the code that happens to run: a reply being written is
   written whole, and the poll loop sees the descriptor become readable and ends the session.
+  SIGXFSZ is ignored there too (CPython ignores it from the start; said again here so that no
+  embedding can undo it): a write past a file-size limit then fails with EFBIG, an error the
+  shells handle like a full disk, instead of killing the process.
 - `wait_exit` / `stop_child`: wait for a child without polling it on a clock (a pidfd on Linux, a
   waiting thread elsewhere), and end it ever more firmly: EOF on its stdin, SIGTERM, SIGKILL.
 
@@ -18,6 +24,14 @@ thread, and every wait in the shells watches that descriptor. The Python handler
 signal number (and, for the recorder, passes the signal on to the server). Other threads may
 wake the same descriptor with `Signals.wake()`, so one `poll()` serves for "a signal came" and
 "a thread has news".
+
+Why `write_whole` exists. A blocking write to a full pipe cannot be left by a signal: CPython runs
+the handler and restarts the write (PEP 475), and a handler that raised instead would lose how much
+was written, so the reader would get half a line. So that writer first polls the descriptor for
+room, beside the signal descriptor, and writes at most PIPE_BUF bytes to a pipe or socket, which a
+pipe with room takes without blocking. Until a signal comes it waits as long as the reader takes;
+after one, the line being written is still finished, unless the reader makes no progress for
+`patience` seconds (a host that stopped reading would otherwise hold the process forever).
 
 Start-up matters for replay: this module imports only `os`, `select` and `signal` at the top;
 threads and subprocesses are imported inside the functions that need them, and typing not at all.
@@ -31,7 +45,16 @@ import signal
 from collections.abc import Callable
 from types import FrameType, TracebackType
 
-__all__ = ["Ended", "LineSplitter", "Signals", "stop_child", "wait_exit", "wait_readable", "write_all"]
+__all__ = [
+    "Ended",
+    "LineSplitter",
+    "Signals",
+    "stop_child",
+    "wait_exit",
+    "wait_readable",
+    "write_all",
+    "write_whole",
+]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,6 +76,7 @@ else:
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_FILE_SIZE: int | None = getattr(signal, "SIGXFSZ", None)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -60,6 +84,35 @@ def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool:
+    """Write all of data to fd, waiting for room without blocking in a write; a signal does not stop it.
+
+    Returns False, with part of data unwritten, only when after a signal the reader took no byte for
+    `patience` seconds. Raises OSError (e.g. BrokenPipeError) as `write_all` does.
+    """
+    import stat
+
+    mode = os.fstat(fd).st_mode
+    piece = select.PIPE_BUF if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    poller.register(signals.fileno(), select.POLLIN)
+    view = memoryview(data)
+    while view:
+        waiting = signals.received is not None
+        ready = [ready_fd for ready_fd, _event in poller.poll(patience * 1000 if waiting else None)]
+        if signals.fileno() in ready:
+            signals.drain()  # the flag says it: the descriptor need not wake this loop again
+        if fd in ready:
+            try:
+                view = view[os.write(fd, view if piece is None else view[:piece]) :]
+            except BlockingIOError:  # a descriptor the host made non-blocking, with less room than polled
+                continue
+        elif waiting and not ready:
+            return False
+    return True
 
 
 class LineSplitter:
@@ -86,6 +139,10 @@ class LineSplitter:
             self._parts.append(tail)
         return lines
 
+    def unfinished(self) -> bool:
+        """Whether part of a line has come without its newline yet."""
+        return bool(self._parts)
+
     def rest(self) -> bytes:
         """At EOF: the last line when the stream did not end with a newline (b"" when it did); empties the splitter."""
         line = b"".join(self._parts)
@@ -97,15 +154,14 @@ class Signals:
     """Within `with Signals() as signals:`, SIGINT and SIGTERM set `signals.received` and wake `fileno()`.
 
     `relay` is called with each signal number, in the main thread (the recorder passes signals on
-    to its server). With `insist`, a second signal while the first is being honoured ends the
-    process at once by that signal's default action: for a host that stopped reading, so the
-    current write can never finish. On exit the previous handlers and wakeup descriptor are put
+    to its server). More signals only set the flag again: a writer that must be able to give up
+    on a reader uses `write_whole`. On exit the previous handlers and wakeup descriptor are put
     back. Outside the main thread no handler can be installed: the block then runs without them.
     """
 
-    def __init__(self, relay: Callable[[int], None] | None = None, insist: bool = False) -> None:
+    def __init__(self, relay: Callable[[int], None] | None = None) -> None:
         self.received: int | None = None
-        self._relay, self._insist = relay, insist
+        self._relay = relay
         # The pipe lives as long as this object, not just the `with` block: a thread may still call
         # wake() after the block, and a descriptor closed under it could meanwhile name another file.
         self._read, self._write = os.pipe()
@@ -134,10 +190,6 @@ class Signals:
             pass
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
-        if self.received is not None and self._insist:
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
         self.received = signum
         if self._relay is not None:
             self._relay(signum)
@@ -147,6 +199,8 @@ class Signals:
             self._previous_wakeup = signal.set_wakeup_fd(self._write)
             for sig in _STOP_SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._handle)
+            if _FILE_SIZE is not None:
+                self._previous[_FILE_SIZE] = signal.signal(_FILE_SIZE, signal.SIG_IGN)
         except ValueError:  # not the main thread
             self._restore()
         return self

@@ -5,6 +5,7 @@ It answers every request with `{"echo": params}` (initialize with a handshake-er
   --raw               send a line that is not JSON before each answer
   --ignore-eof        keep running after stdin closes, and send a late notification then
   --ignore-term       ignore SIGTERM as well (only SIGKILL ends it)
+  --chatty            with --ignore-eof: send the late notification again and again, every 50 ms
   --echo-env NAME     put the value of that environment variable into every answer
   --fail-code CODE    answer `tools/fail` with a JSON-RPC error of that code
   --odd-error         answer `tools/odd` with an error whose code is not an integer (no cassette can hold it)
@@ -31,6 +32,7 @@ def main() -> int:
     parser.add_argument("--raw", action="store_true")
     parser.add_argument("--ignore-eof", action="store_true")
     parser.add_argument("--ignore-term", action="store_true")
+    parser.add_argument("--chatty", action="store_true")
     parser.add_argument("--echo-env")
     parser.add_argument("--fail-code", type=int)
     parser.add_argument("--odd-error", action="store_true")
@@ -68,7 +70,9 @@ def main() -> int:
     if args.ignore_eof:
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "late"}})
         while True:
-            time.sleep(1)
+            time.sleep(0.05 if args.chatty else 1)
+            if args.chatty:
+                send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "more"}})
     return 0
 
 
