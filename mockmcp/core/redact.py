@@ -8,12 +8,11 @@ never values) are kept in the cassette's `meta.redact`, so replay knows them.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 
 from mockmcp.errors import UsageError
-from mockmcp.jsonrpc import encode, map_strings
+from mockmcp.jsonrpc import encode, map_strings, parse
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
@@ -93,7 +92,7 @@ class Redactor(NamedTuple):
         if not self:
             return line
         try:
-            parsed = json.loads(line)
+            parsed = parse(line)
         except ValueError:
             return self.text(line.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
         return encode(self.message(parsed))[:-1]

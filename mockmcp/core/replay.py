@@ -21,8 +21,6 @@ index of the recordings (`Recordings`).
 
 from __future__ import annotations
 
-import json
-
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.core.matching import Matcher, answer_body, canonical
@@ -171,8 +169,8 @@ class Replay:
         if self.ended:
             return []
         try:
-            message = json.loads(line)
-        except ValueError as exc:  # includes UnicodeDecodeError
+            message = jsonrpc.parse(line)
+        except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
             return [
                 Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
                 self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),

@@ -262,7 +262,7 @@ class HttpReplay(Http11Server):
             writer.respond(415, _error(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
             return
         try:
-            message = json.loads(body)
+            message = jsonrpc.parse(body)
         except ValueError as exc:
             writer.respond(
                 400, jsonrpc.encode(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
