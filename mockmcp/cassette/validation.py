@@ -268,9 +268,6 @@ def _seconds(data: dict[str, Any], key: str, place: Place) -> float | None:
 
 # --- JSON data, and knobs in range (what YAML can say and JSON-RPC cannot) ------------------------
 
-# A message sits at most this many levels below the cassette's top (interactions, the item,
-# `server`, the server item, then the message itself), and may nest MAX_DEPTH levels from there.
-_ENVELOPE = 5
 _MAX_DELAY = 86400.0  # a day: more is a mistake, and the timers that wait it out have limits of their own
 _SHOWN = 8  # how much of a too-deep place an error spells out
 
@@ -286,8 +283,7 @@ def _json_data(data: Any) -> None:
     while stack:
         place, value = stack.pop()
         if isinstance(value, dict):
-            if len(place) >= MAX_DEPTH + _ENVELOPE:
-                _too_deep(place)
+            _within_depth(place)
             for key, item in value.items():
                 if not isinstance(key, str):
                     raise Problem(
@@ -297,8 +293,7 @@ def _json_data(data: Any) -> None:
                     )
                 stack.append((place + (key,), item))
         elif isinstance(value, list):
-            if len(place) >= MAX_DEPTH + _ENVELOPE:
-                _too_deep(place)
+            _within_depth(place)
             stack.extend((place + (index,), item) for index, item in enumerate(value))
         elif isinstance(value, float) and not -_LARGEST <= value <= _LARGEST:  # also NaN
             raise Problem(
@@ -330,7 +325,12 @@ def _kind(value: Any) -> str:
     return names.get(type(value).__name__, yaml_type(value))
 
 
-def _too_deep(place: Place) -> None:
+def _within_depth(place: Place) -> None:
+    """A container at place is at most MAX_DEPTH levels deep in its message, as `jsonrpc.parse` reads messages."""
+    # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
+    envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
+    if len(place) - envelope <= MAX_DEPTH:
+        return
     raise Problem(
         place[:_SHOWN],
         f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels",

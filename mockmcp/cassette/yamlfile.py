@@ -48,7 +48,12 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                 "aliases: write the value out in full where it is used",
                 node.start_mark,
             )
-        return super().construct_object(node, deep)
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as exc:  # a scalar its tag cannot hold (`!!float .inf x`, an int of 5000 digits)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a value its tag cannot hold ({exc})", node.start_mark
+            ) from None
 
 
 _Loader.yaml_implicit_resolvers = {}

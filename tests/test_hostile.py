@@ -1,0 +1,272 @@
+"""Hostile input: no line ends a session, no cassette crashes a tool, the cache serves only the cassette.
+
+Covered:
+- deep JSON: a line nested past `MAX_DEPTH` (or past what `json.loads` reads) is -32700 and the
+  next request is answered; a 500-level request that misses gets its explanation, also with
+  `meta.redact`; NaN, Infinity and 1e400 from the host are -32700; a 400-level result goes
+  through the recorder, the journal and `recover`-style finishing, then loads, replays, lints and shows;
+- the loader: an alias bomb is refused in well under a second, with its line; values YAML has and
+  JSON has not (binary, set, timestamp, non-string keys, NaN, infinity), a delay past a day and a
+  malformed `meta.redact` are located errors; a typed-value fuzz of the shipped cassettes raises
+  nothing but CassetteError, and lint refuses exactly what loading refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mockmcp import jsonrpc
+from mockmcp.cassette import store, yamlfile
+from mockmcp.core.matching import Matcher
+from mockmcp.core.recorder import CLIENT, SERVER
+from mockmcp.core.replay import Replay, Send
+from mockmcp.errors import CassetteError
+from mockmcp.shells import journal
+from mockmcp.tools import lint, show
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted((ROOT / "cassettes").glob("*.yaml")) + sorted((ROOT / "examples").glob("*.yaml"))
+
+CASSETTE = """\
+version: 1
+meta: {%s}
+interactions:
+- request: {method: tools/call, params: {name: echo, arguments: {x: 1}}}
+  response: {result: {content: []}}
+"""
+CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"x":1}}}'
+
+
+def nested(levels: int, leaf: Any = 1) -> Any:
+    value = leaf
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return {"x": value}
+
+
+def sent(engine: Replay, line: bytes) -> list[Any]:
+    return [
+        json.loads(part)
+        for action in engine.receive(line)
+        if isinstance(action, Send)
+        for part in action.data.splitlines()
+    ]
+
+
+def engine(meta: str = "") -> Replay:
+    return Replay(store.loads(CASSETTE % meta), Matcher.build())
+
+
+# --- deep JSON and numbers JSON has not, from the host ---------------------------------------------
+
+
+@pytest.mark.parametrize("levels", [jsonrpc.MAX_DEPTH + 1, 995, 5000])
+def test_a_line_nested_too_deep_is_a_parse_error_and_the_session_goes_on(levels: int) -> None:
+    replay = engine()
+    line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + b'{"a":' * levels + b"1" + b"}" * levels + b"}"
+    [reply] = sent(replay, line)
+    assert reply["error"]["code"] == jsonrpc.PARSE_ERROR and f"{jsonrpc.MAX_DEPTH} levels" in reply["error"]["message"]
+    assert sent(replay, CALL % 2) == [{"jsonrpc": "2.0", "id": 2, "result": {"content": []}}]
+
+
+@pytest.mark.parametrize("meta", ["", "redact: {patterns: ['sk-[a-z]+']}"])
+def test_a_deep_request_that_misses_is_explained_and_the_session_goes_on(meta: str) -> None:
+    replay = engine(meta)
+    params = {"name": "echo", "arguments": nested(500, "sk-secret")}
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).encode()
+    [reply] = sent(replay, line)
+    assert reply["error"]["code"] == jsonrpc.NO_MATCH
+    assert reply["error"]["data"]["differences"][0].startswith("arguments.x:")
+    assert replay.report.misses[0].render()  # the story renders, at any depth
+    assert json.dumps(replay.report.to_json())
+    assert sent(replay, CALL % 2) == [{"jsonrpc": "2.0", "id": 2, "result": {"content": []}}]
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b"-1e400"])
+def test_numbers_json_has_not_are_parse_errors(number: bytes) -> None:
+    replay = engine()
+    [reply] = sent(replay, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":' + number + b"}}")
+    assert reply == {"jsonrpc": "2.0", "id": None, "error": reply["error"]}
+    assert reply["error"]["code"] == jsonrpc.PARSE_ERROR
+    assert replay.report.misses == []  # never written into --report
+    assert sent(replay, CALL % 2)[0]["id"] == 2
+
+
+def test_map_strings_and_depth_walk_any_depth_without_recursion() -> None:
+    value = nested(5000, "secret")
+    assert jsonrpc.depth(value) == 5000
+    changed = jsonrpc.map_strings(value, str.upper, keys=True)
+    assert jsonrpc.depth(changed) == 5000 and list(changed) == ["X"]
+
+
+def test_a_deep_result_is_recorded_saved_through_the_journal_and_played_back(tmp_path: Path) -> None:
+    request = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deep"}}'
+    result = {"content": [{"type": "text", "text": "ok"}], "structuredContent": nested(400)}
+    response = json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
+    path = tmp_path / "deep.yaml"
+    log = journal.Journal(journal.journal_path(str(path)), {"mode": "all", "meta": {}})
+    log.append(CLIENT, 0.0, [request])
+    log.append(SERVER, 0.1, [response])
+    log.close()
+    saved, _recovered, _notes = journal.finish(str(path))
+    assert saved.interactions[0].response == {"result": result}
+    loaded = store.load(str(path))
+    assert loaded.interactions[0].response == {"result": result}
+    [reply] = sent(Replay(loaded, Matcher.build()), request)
+    assert reply["result"] == result
+    assert not [f for f in lint.lint_file(str(path)) if f.severity == lint.ERROR]
+    assert "tools/call" in show.show_file(str(path), color=False, width=100)
+
+
+def test_a_message_deeper_than_mockmcp_reads_is_a_located_error() -> None:
+    text = CASSETTE % "" + "- request: {method: m, params: %s}\n" % json.dumps(
+        nested(jsonrpc.MAX_DEPTH)
+    )  # the message: one more level
+    with pytest.raises(CassetteError) as caught:
+        store.loads(text, "deep.yaml")
+    assert caught.value.line == 6 and caught.value.place.startswith("interactions[1].request.params.x.a")
+    assert f"more than {jsonrpc.MAX_DEPTH} levels" in caught.value.problem
+    assert not store.loads(text.replace('{"a": 1}', "1"), "ok.yaml").interactions[1].response  # one level less loads
+
+
+# --- the loader ----------------------------------------------------------------------------------
+
+BOMB = (
+    "version: 1\ninteractions:\n- request:\n    method: tools/call\n    params:\n      a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+    + "".join(f"      {name}: &{name} [{', '.join([f'*{prev}'] * 10)}]\n" for prev, name in zip("abcdefgh", "bcdefghi"))
+    + "  response: {result: {}}\n"
+)
+
+
+def test_an_alias_bomb_is_refused_at_once_with_its_line(tmp_path: Path) -> None:
+    assert len(BOMB) < 700
+    started = time.perf_counter()
+    with pytest.raises(CassetteError) as caught:
+        store.loads(BOMB, "bomb.yaml")
+    assert time.perf_counter() - started < 1.0  # loose: a bomb took 20 s and 2 GB before
+    assert caught.value.line == 6 and "alias" in caught.value.problem
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMB)
+    assert [f.line for f in lint.lint_file(str(path)) if f.severity == lint.ERROR] == [6]
+    with pytest.raises(CassetteError):
+        show.show_file(str(path), color=False, width=80)
+
+
+REFUSED = [
+    ("      x: !!binary aGVsbG8=", "interactions[0].response.result.x", "binary data"),
+    ("      x: !!set {a, b}", "interactions[0].response.result.x", "a set"),
+    ("      x: !!timestamp 2025-01-01", "interactions[0].response.result.x", "a date"),
+    ("      x: !!timestamp 2025-01-01T10:00:00Z", "interactions[0].response.result.x", "a timestamp"),
+    ("      x: {1: a, b: c}", "interactions[0].response.result.x.1", "the key 1"),
+    ("      x: {null: b}", "interactions[0].response.result.x.None", "the key None"),
+    ("      x: !!float .nan", "interactions[0].response.result.x", "nan is not a JSON number"),
+    ("      x: [1, !!float -.inf]", "interactions[0].response.result.x[1]", "-inf is not a JSON number"),
+    ("      x: 1e400", "interactions[0].response.result.x", "inf is not a JSON number"),
+    ("      x: &a [1]\n      y: *a", "interactions[0].response.result.x", "alias"),
+]
+
+
+@pytest.mark.parametrize(("value", "place", "problem"), REFUSED, ids=[case[2] for case in REFUSED])
+def test_values_json_cannot_hold_are_located_errors(value: str, place: str, problem: str) -> None:
+    text = f"version: 1\ninteractions:\n- request: {{method: m}}\n  response:\n    result:\n{value}\n"
+    with pytest.raises(CassetteError) as caught:
+        store.loads(text, "c.yaml")
+    assert caught.value.line == 6 and problem in caught.value.problem
+    assert caught.value.place == (place if "alias" not in problem else "")
+
+
+KNOBS = [
+    ("  delay: 1e400\n", "interactions[0].delay", "not a JSON number"),
+    ("  delay: 3000000\n", "interactions[0].delay", "at most 86400 seconds"),
+    ("  at: .inf\n", "interactions[0].at", "must be a number"),
+]
+META = [
+    ("meta: {redact: [API_KEY]}\n", "meta.redact", "expected a mapping"),
+    ("meta: {redact: {env: API_KEY}}\n", "meta.redact.env", "list of strings"),
+    ("meta: {redact: {patterns: ['sk-[']}}\n", "meta.redact.patterns[0]", "not a valid regular expression"),
+    ("meta: {redact: {names: [A]}}\n", "meta.redact.names", "unknown key"),
+]
+
+
+@pytest.mark.parametrize(("knob", "place", "problem"), KNOBS + META, ids=[case[0].strip() for case in KNOBS + META])
+def test_knobs_out_of_range_and_a_malformed_redact_are_located_errors(knob: str, place: str, problem: str) -> None:
+    head, item = ("version: 1\n" + knob, "") if knob.startswith("meta") else ("version: 1\n", knob)
+    text = head + "interactions:\n- request: {method: m}\n" + item + "  response: {result: {}}\n"
+    with pytest.raises(CassetteError) as caught:
+        store.loads(text, "c.yaml")
+    assert caught.value.place == place and problem in caught.value.problem
+
+
+HOSTILE = [
+    "!!binary aGk=",
+    "!!set {a}",
+    "!!timestamp 2025-01-01",
+    "{1: a}",
+    "{null: a}",
+    "!!float .nan",
+    "!!float .inf",
+    "1e400",
+    "3000000",
+    "-1",
+    "[1, 2]",
+    "{}",
+    "null",
+    "'text'",
+    "true",
+]
+_SCALAR = re.compile(r"^(\s*(?:- )?[\w/]+: )(?!\||>)(\S.*)$")
+
+
+def mutants() -> list[tuple[str, str]]:
+    """Each scalar `key: value` line of each shipped cassette, with its value replaced by a hostile one."""
+    out = []
+    for path in SHIPPED:
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines):
+            found = _SCALAR.match(line)
+            if found is None or line.rstrip().endswith(":"):
+                continue
+            value = HOSTILE[(number + len(out)) % len(HOSTILE)]
+            mutated = [*lines[:number], found.group(1) + value, *lines[number + 1 :]]
+            out.append((f"{path.name}:{number + 1}={value}", "\n".join(mutated) + "\n"))
+    return out
+
+
+MUTANTS = mutants()[::3]  # a third of them: each one is parsed three times over
+
+
+@pytest.mark.slow
+def test_a_typed_value_fuzz_of_the_shipped_cassettes_gets_located_errors_or_a_working_replay(
+    tmp_path: Path,
+) -> None:
+    assert len(MUTANTS) > 200
+    refused = 0
+    for name, text in MUTANTS:
+        path = tmp_path / "c.yaml"
+        path.write_text(text)
+        errors = [f for f in lint.lint_file(str(path)) if f.severity == lint.ERROR and f.place != "meta"]
+        try:
+            cassette = store.loads(text, str(path))
+        except CassetteError as error:
+            refused += 1
+            assert error.line is not None, name
+            assert errors and errors[0].problem == error.problem, name  # lint agrees with replay
+            continue
+        # Loaded: replay serves it (every recorded request, as JSON a strict reader takes), and show draws it.
+        replay = Replay(cassette, Matcher.build())
+        replay.start()
+        for index, interaction in enumerate(cassette.interactions):
+            if interaction.kind == "request":
+                message = {"jsonrpc": "2.0", "id": index, **(interaction.message or {})}
+                for action in replay.receive(json.dumps(message, allow_nan=False).encode()):
+                    if isinstance(action, Send):
+                        jsonrpc.parse(action.data.split(b"\n")[0])
+        show.render(cassette, color=False, width=100)
+        yamlfile.dump(cassette.to_data())
+    assert refused > 20
