@@ -6,7 +6,6 @@ Each function prints its diagnostics to stderr and raises MockmcpError subclasse
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 
@@ -83,7 +82,7 @@ def replay_cassette(
         # {pid} lets one --report option serve a host that launches the server several times.
         atomic_write(
             report_path.replace("{pid}", str(os.getpid())),
-            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n",
+            report.json_text(),
         )
     if strict and not report.strict_ok:
         raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")

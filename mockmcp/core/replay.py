@@ -519,7 +519,7 @@ class Replay:
         miss = explain_miss(
             self.cassette, self.matcher, self.report.plays, message["id"], method, message.get("params"), code, reason
         )
-        self.report.misses.append(miss)
+        self.report.add_miss(miss)
         text = "Method not found" if code == jsonrpc.METHOD_NOT_FOUND else "mockmcp: no recorded interaction matches"
         error = jsonrpc.error_response(message["id"], code, f"{text}: {method}", miss.error_data())
         return [Note(miss.render()), *self._answer(batch, error)]
