@@ -14,6 +14,7 @@ Covered:
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -297,3 +298,91 @@ def test_a_typed_value_fuzz_of_the_shipped_cassettes_gets_located_errors_or_a_wo
         show.render(cassette, color=False, width=100)
         yamlfile.dump(cassette.to_data())
     assert refused > 20
+
+
+# --- the cache of parsed cassettes ------------------------------------------------------------------
+
+NOTES = ROOT / "cassettes" / "notes.yaml"
+
+
+@pytest.fixture
+def cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A cassette loaded once (so cached) in a cache folder of its own: (cassette, its cache file)."""
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "c.yaml"
+    path.write_text(NOTES.read_text())
+    path.chmod(0o600)
+    store.load(str(path))
+    [file] = [p for p in (tmp_path / "cache").iterdir() if p.suffix == ".json"]
+    return path, file
+
+
+def first_text(path: Path) -> str:
+    """The text of the answer that reads notes.txt."""
+    return store.load(str(path)).interactions[3].response["result"]["content"][0]["text"]  # type: ignore[index]
+
+
+def test_the_cache_folder_is_private_and_a_copy_keeps_the_cassettes_mode(cached: tuple[Path, Path]) -> None:
+    _path, file = cached
+    assert file.parent.stat().st_mode & 0o777 == 0o700
+    assert file.stat().st_mode & 0o777 == 0o600
+    assert (file.parent / "key").stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in file.parent.iterdir()) == sorted([file.name, "key"])  # no temporary file left
+
+
+def test_a_forged_cache_file_is_not_served(cached: tuple[Path, Path]) -> None:
+    path, file = cached
+    truth = first_text(path)
+    signature, _, body = file.read_bytes().partition(b"\n")
+    forged = body.replace(truth.encode(), b"forged answer")
+    assert forged != body
+    file.write_bytes(signature + b"\n" + forged)  # the right stamp, edited data
+    assert first_text(path) == truth
+    from _blake2 import blake2b  # and signed by someone without the key: still a miss
+
+    file.write_bytes(blake2b(forged, digest_size=20).hexdigest().encode() + b"\n" + forged)
+    assert first_text(path) == truth
+
+
+def test_an_edit_that_keeps_size_and_time_is_seen(cached: tuple[Path, Path]) -> None:
+    path, _file = cached
+    before = path.stat()
+    text = path.read_text()
+    word = first_text(path)
+    path.write_text(text.replace(word, word[::-1]))  # `cp -p`, `rsync -t`: same size, same time
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    assert first_text(path) == word[::-1]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/zero", "deep", "huge", "not json"])
+def test_an_odd_cache_file_is_a_miss(cached: tuple[Path, Path], kind: str) -> None:
+    path, file = cached
+    truth = first_text(path)
+    file.unlink()
+    if kind == "fifo":
+        os.mkfifo(file)
+    elif kind == "symlink to /dev/zero":
+        file.symlink_to("/dev/zero")
+    elif kind == "deep":
+        file.write_bytes(b"x\n" + b"[" * 100_000 + b"]" * 100_000)
+    elif kind == "huge":
+        file.write_bytes(b"x\n" + b" " * (50 * path.stat().st_size))
+    else:
+        file.write_bytes(b"\xff\xfe")
+    assert first_text(path) == truth  # a miss, answered from the cassette, without hanging
+
+
+def test_a_cache_that_cannot_be_written_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "c.yaml"
+    path.write_text(NOTES.read_text())
+
+    def failing_replace(_src: str, _dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    assert first_text(path)
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == ["key"]

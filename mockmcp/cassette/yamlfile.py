@@ -52,7 +52,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             return super().construct_object(node, deep)
         except ValueError as exc:  # a scalar its tag cannot hold (`!!float .inf x`, an int of 5000 digits)
             raise yaml.constructor.ConstructorError(
-                None, None, f"a value its tag cannot hold ({exc})", node.start_mark
+                None, None, f"this value cannot be read ({exc})", node.start_mark
             ) from None
 
 
