@@ -386,3 +386,35 @@ def test_a_cache_that_cannot_be_written_leaves_no_temporary_file(
     monkeypatch.setattr(os, "replace", failing_replace)
     assert first_text(path)
     assert [p.name for p in (tmp_path / "cache").iterdir()] == ["key"]
+
+
+# --- redaction of keys and ids --------------------------------------------------------------------
+
+
+def test_a_secret_used_as_a_key_and_in_an_id_reaches_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mockmcp.core.redact import Redactor
+
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
+    secret = "sk-live-0123456789abcdef"
+    rules = Redactor.build(("SECRET",), (), {"SECRET": secret})
+    request = {"jsonrpc": "2.0", "id": f"call-{secret}", "method": "tools/call"}
+    request["params"] = {"name": "t", "arguments": {secret: "v", "nested": [{secret: secret}]}}
+    response = {"jsonrpc": "2.0", "id": f"call-{secret}", "result": {"content": [], secret: {"k": 1}}}
+    path = tmp_path / "c.yaml"
+    log = journal.Journal(journal.journal_path(str(path)), {"mode": "all", "meta": {"redact": rules.rules()}})
+    log.append(CLIENT, 0.0, [rules.line(json.dumps(request).encode())])
+    log.append(SERVER, 0.1, [rules.line(json.dumps(response).encode())])
+    assert secret.encode() not in Path(log.path).read_bytes()
+    log.close()
+    journal.finish(str(path))
+    loaded = store.load(str(path))  # and cached
+    files = [path, *(tmp_path / "cache").glob("*.json")]
+    assert len(files) == 2 and all(secret.encode() not in file.read_bytes() for file in files)
+    assert loaded.interactions[0].message["id"] == "call-[REDACTED:SECRET]"  # type: ignore[index]
+    # Replay redacts the host's request alike, so it matches, and answers with the host's own id.
+    monkeypatch.setenv("SECRET", secret)
+    [reply] = sent(
+        Replay(loaded, Matcher.build(), Redactor.from_meta(loaded.meta, {"SECRET": secret})),
+        json.dumps(request).encode(),
+    )
+    assert reply["id"] == f"call-{secret}" and "content" in reply["result"]
