@@ -26,6 +26,7 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "MAX_DEPTH",
+    "MAX_LINE",
     "METHOD_NOT_FOUND",
     "NO_MATCH",
     "PARSE_ERROR",
@@ -55,6 +56,8 @@ NO_MATCH = -32042
 # miss, redaction, YAML) needs room on the stack too, so mockmcp reads messages up to this depth
 # and answers a deeper one -32700; no MCP message comes near it.
 MAX_DEPTH = 512
+# How long a line (or HTTP body) may be: a host's runaway line is answered -32700, not buffered without end.
+MAX_LINE = 64 * 1024 * 1024
 
 REQUEST = "request"
 NOTIFICATION = "notification"
@@ -184,9 +187,11 @@ def parse(line: bytes | str) -> Any:
     """One JSON text (a wire line, an HTTP body) as a value; raises ValueError saying why it is not one.
 
     Stricter than `json.loads`, in the ways a strict peer is: no NaN or Infinity (nor a number too
-    large for a float), and at most MAX_DEPTH levels of nesting (a deeper text, which `json.loads`
-    may even fail on with RecursionError, is refused the same way).
+    large for a float), at most MAX_DEPTH levels of nesting (a deeper text, which `json.loads`
+    may even fail on with RecursionError, is refused the same way), and at most MAX_LINE bytes.
     """
+    if len(line) > MAX_LINE:
+        raise ValueError(f"the line is longer than {MAX_LINE // (1024 * 1024)} MiB, more than mockmcp reads")
     if isinstance(line, bytes):
         line = line.decode(json.detect_encoding(line), "surrogatepass")  # as json.loads does
     brackets = line.count("[") + line.count("{")

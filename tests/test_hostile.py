@@ -99,6 +99,16 @@ def test_numbers_json_has_not_are_parse_errors(number: bytes) -> None:
     assert sent(replay, CALL % 2)[0]["id"] == 2
 
 
+def test_a_line_over_the_length_limit_is_a_parse_error_and_the_session_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(jsonrpc, "MAX_LINE", 1000)
+    replay = engine()
+    [reply] = sent(replay, b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"t":"' + b"a" * 1000 + b'"}}')
+    assert reply["error"]["code"] == jsonrpc.PARSE_ERROR and "longer than" in reply["error"]["message"]
+    assert sent(replay, CALL % 2)[0]["id"] == 2
+
+
 def test_map_strings_and_depth_walk_any_depth_without_recursion() -> None:
     value = nested(5000, "secret")
     assert jsonrpc.depth(value) == 5000

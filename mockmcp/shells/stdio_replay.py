@@ -17,6 +17,7 @@ import select
 import sys
 import time
 
+from mockmcp import jsonrpc
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.shells.toolkit import LineSplitter, Signals, write_all
 
@@ -85,7 +86,7 @@ class _Shell:
         poller = select.poll()
         poller.register(self.stdin, select.POLLIN)
         poller.register(self.signals.fileno(), select.POLLIN)
-        splitter = LineSplitter()
+        splitter = LineSplitter(jsonrpc.MAX_LINE)
         while True:
             timeout = self.timeout()
             ready = [fd for fd, _event in poller.poll(None if timeout is None else timeout * 1000)]
