@@ -428,3 +428,15 @@ def test_a_secret_used_as_a_key_and_in_an_id_reaches_no_file(tmp_path: Path, mon
         json.dumps(request).encode(),
     )
     assert reply["id"] == f"call-{secret}" and "content" in reply["result"]
+
+
+def test_show_and_lint_draw_the_deepest_messages_loading_takes(tmp_path: Path) -> None:
+    arguments = nested(jsonrpc.MAX_DEPTH - 2)  # the request is the deepest a message may be
+    text_block = {"type": "text", "text": "[" * 2000 + "1" + "]" * 2000}  # JSON text deeper than json reads
+    request = json.dumps({"method": "tools/call", "params": {"name": "t", "arguments": arguments}})
+    response = json.dumps({"result": {"content": [text_block]}})
+    path = tmp_path / "deep.yaml"
+    path.write_text(f"version: 1\ninteractions:\n- request: {request}\n  response: {response}\n")
+    drawn = show.show_file(str(path), color=False, width=100)
+    assert "tools/call t {x: {a: {a:" in drawn and "…" in drawn
+    assert not [f for f in lint.lint_file(str(path)) if f.severity == lint.ERROR]
