@@ -440,3 +440,16 @@ def test_show_and_lint_draw_the_deepest_messages_loading_takes(tmp_path: Path) -
     drawn = show.show_file(str(path), color=False, width=100)
     assert "tools/call t {x: {a: {a:" in drawn and "…" in drawn
     assert not [f for f in lint.lint_file(str(path)) if f.severity == lint.ERROR]
+
+
+@pytest.mark.parametrize("body", [b'{"x": NaN}', b'{"x": 1e400}', b"[" * 600 + b"]" * 600])
+def test_what_the_recorder_forwards_but_json_data_cannot_hold_is_saved_raw(body: bytes) -> None:
+    from mockmcp.core.recorder import Recorder
+
+    recorder = Recorder()
+    recorder.feed(CLIENT, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}', 0.0)
+    reply = b'{"jsonrpc":"2.0","id":1,"result":' + body + b"}"
+    recorder.feed(SERVER, reply, 0.1)
+    text = store.dump(recorder.cassette())  # saving works: the reply is kept as the line it was
+    [interaction] = store.loads(text).interactions
+    assert reply.decode() in {interaction.raw_response, *(item.message for item in interaction.server)}
