@@ -279,6 +279,8 @@ def _json_data(data: Any) -> None:
     a strict JSON reader refuses each, so the cassette does. The walk keeps its own stack, so a deep
     value is a located Problem, never a RecursionError. Raises Problem for the first such value.
     """
+    if _plainly_json(data):
+        return
     stack: list[tuple[Place, Any]] = [((), data)]
     while stack:
         place, value = stack.pop()
@@ -306,6 +308,33 @@ def _json_data(data: Any) -> None:
 
 
 _LARGEST = 1.7976931348623157e308
+
+
+def _plainly_json(data: Any) -> bool:
+    """The quick pass of `_json_data`, run on every load: True when every value is plainly JSON data
+    and no container is deep enough to need a look at its place (the walk with places then finds the problem)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if type(value) is dict:
+            if not all(type(key) is str for key in value):
+                return False
+            items = value.values()
+        else:
+            items = value
+        for item in items:
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is dict or kind is list:
+                if depth >= MAX_DEPTH:
+                    return False
+                stack.append((item, depth + 1))
+            elif kind is not float or not -_LARGEST <= item <= _LARGEST:
+                return False
+    return True
+
+
 _QUOTE = "quote it to keep it as a string"
 _NOT_JSON_FIX = {
     "bytes": "write binary data as a base64 string (without `!!binary`), as MCP does for blobs",
