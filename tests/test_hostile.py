@@ -453,3 +453,34 @@ def test_what_the_recorder_forwards_but_json_data_cannot_hold_is_saved_raw(body:
     text = store.dump(recorder.cassette())  # saving works: the reply is kept as the line it was
     [interaction] = store.loads(text).interactions
     assert reply.decode() in {interaction.raw_response, *(item.message for item in interaction.server)}
+
+
+def test_a_recorded_pace_longer_than_poll_can_wait_does_not_end_the_session(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import child_env
+
+    path = tmp_path / "c.yaml"
+    slow = "- at: 0\n  request: {method: tools/call, params: {name: slow}}\n  took: 1e12\n  response: {result: {}}\n"
+    path.write_text(CASSETTE % "" + slow)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockmcp", "replay", str(path), "--timing", "recorded"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}\n' + CALL % 2 + b"\n"
+        )
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 2  # answered while the slow one waits
+        proc.stdin.write(CALL % 3 + b"\n")  # and the session is still on
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 3
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["serve"]
 
 _CHUNK = 1 << 16
+_LONGEST_WAIT = 3600.0
 
 
 class _Shell:
@@ -77,7 +78,9 @@ class _Shell:
             self.perform(self.engine.wake(job))
 
     def timeout(self) -> float | None:
-        return None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
+        # At most an hour at a time: poll takes no more than about 24 days, and a recorded pace
+        # (`--timing recorded` over `at` times) may ask for longer; waking early only polls again.
+        return None if not self.timers else min(_LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic()))
 
     def run(self) -> None:
         self.perform(self.engine.start())
