@@ -3,12 +3,20 @@
 Covered:
 - deep JSON: a line nested past `MAX_DEPTH` (or past what `json.loads` reads) is -32700 and the
   next request is answered; a 500-level request that misses gets its explanation, also with
-  `meta.redact`; NaN, Infinity and 1e400 from the host are -32700; a 400-level result goes
-  through the recorder, the journal and `recover`-style finishing, then loads, replays, lints and shows;
+  `meta.redact`; NaN, Infinity and 1e400 from the host are -32700, and so is a line over
+  `MAX_LINE`; a 400-level result goes through the journal and its finishing, then loads,
+  replays, lints and shows; show and lint draw the deepest message loading takes; what the
+  recorder forwards but JSON data cannot hold (NaN, 1e400, 600 levels) is saved as its line;
+- the report: written for a miss whose id holds a lone surrogate; the first misses kept, the rest counted;
 - the loader: an alias bomb is refused in well under a second, with its line; values YAML has and
   JSON has not (binary, set, timestamp, non-string keys, NaN, infinity), a delay past a day and a
   malformed `meta.redact` are located errors; a typed-value fuzz of the shipped cassettes raises
-  nothing but CassetteError, and lint refuses exactly what loading refuses.
+  nothing but CassetteError, lint refuses exactly what loading refuses, and what loads replays;
+- the cache: folder 0700, copies with the cassette's mode, no temporary file left; a forged
+  cache file (right stamp, edited data; or signed without the key) and an edit that keeps size
+  and time are both seen; a FIFO, a link to /dev/zero, a deep, huge or non-JSON cache file is a miss;
+- redaction: a secret used as a key and in an id reaches neither journal, cassette nor cache;
+- timers: a recorded pace longer than poll can wait does not end the session.
 """
 
 from __future__ import annotations
