@@ -60,6 +60,8 @@ def _parse(text: str, path: str | None) -> Any:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, yamlfile.Refused):
+            raise CassetteError(problem, path=path, line=line, fix=exc.fix) from None
         raise CassetteError(
             f"not valid YAML: {problem}", path=path, line=line, fix="correct the YAML syntax at that line"
         ) from None

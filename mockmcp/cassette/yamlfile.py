@@ -23,7 +23,7 @@ import yaml
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import Place
 
-__all__ = ["compose", "dump", "line_in", "line_of", "lines", "load", "nodes"]
+__all__ = ["Refused", "compose", "dump", "line_in", "line_of", "lines", "load", "nodes"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -41,19 +41,25 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         # The constructor meets a node a second time only through an alias (or a merge key, `<<`).
         if node in self.constructed_objects or node in self.recursive_objects:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                "an alias (`*name`) repeats the value anchored here (`&name`); cassettes hold no anchors or "
-                "aliases: write the value out in full where it is used",
+            raise Refused(
+                "an alias (`*name`) repeats the value anchored here (`&name`); cassettes hold no anchors or aliases",
+                "write the value out in full where it is used, without `&name`",
                 node.start_mark,
             )
         try:
             return super().construct_object(node, deep)
         except ValueError as exc:  # a scalar its tag cannot hold (`!!float .inf x`, an int of 5000 digits)
-            raise yaml.constructor.ConstructorError(
-                None, None, f"this value cannot be read ({exc})", node.start_mark
+            raise Refused(
+                f"this value cannot be read ({exc})", "correct or quote that value", node.start_mark
             ) from None
+
+
+class Refused(yaml.constructor.ConstructorError):
+    """Well-formed YAML that a cassette cannot hold, with its place (`problem_mark`) and how to fix it."""
+
+    def __init__(self, problem: str, fix: str, mark: yaml.Mark) -> None:
+        super().__init__(None, None, problem, mark)
+        self.fix = fix
 
 
 _Loader.yaml_implicit_resolvers = {}
