@@ -25,15 +25,19 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_DEPTH",
+    "MAX_LINE",
     "METHOD_NOT_FOUND",
     "NO_MATCH",
     "PARSE_ERROR",
     "classify",
+    "depth",
     "encode",
     "error_response",
     "is_valid_id",
     "map_strings",
     "may_hold_lone_surrogates",
+    "parse",
     "without_lone_surrogates",
 ]
 
@@ -46,6 +50,14 @@ INTERNAL_ERROR = -32603
 # cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md.
 NO_MATCH = -32042
 
+
+# How deep a message may nest (an object or array is one level, its items the next). Python's own
+# JSON reader gives up near 1000 levels, and every walk over a message (matching, explaining a
+# miss, redaction, YAML) needs room on the stack too, so mockmcp reads messages up to this depth
+# and answers a deeper one -32700; no MCP message comes near it.
+MAX_DEPTH = 512
+# How long a line (or HTTP body) may be: a host's runaway line is answered -32700, not buffered without end.
+MAX_LINE = 64 * 1024 * 1024
 
 REQUEST = "request"
 NOTIFICATION = "notification"
@@ -118,14 +130,79 @@ def error_response(reply_id: Any, code: int, message: str, data: Any = None) -> 
 
 
 def map_strings(value: Any, change: Callable[[str], str], keys: bool = False) -> Any:
-    """A copy of a JSON value with every string value (and, with keys, every key) passed through change."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {(change(k) if keys else k): map_strings(v, change, keys) for k, v in value.items()}
-    if isinstance(value, list):
-        return [map_strings(v, change, keys) for v in value]
-    return value
+    """A copy of a JSON value with every string value (and, with keys, every key) passed through change.
+
+    The walk keeps its own stack, so a value of any depth is copied.
+    """
+    pending: list[tuple[Any, Any]] = []
+
+    def copy(item: Any) -> Any:
+        if isinstance(item, str):
+            return change(item)
+        if isinstance(item, (dict, list)):
+            shell: Any = {} if isinstance(item, dict) else []
+            pending.append((item, shell))  # filled below, in place
+            return shell
+        return item
+
+    top = copy(value)
+    while pending:
+        source, target = pending.pop()
+        if isinstance(source, dict):
+            for key, item in source.items():
+                target[change(key) if keys and isinstance(key, str) else key] = copy(item)
+        else:
+            target.extend([copy(item) for item in source])
+    return top
+
+
+def depth(value: Any) -> int:
+    """How deep value nests: 0 for a scalar, 1 for `[]` or `[1]`, 2 for `[[1]]`... (walked without recursion)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (_INF, -_INF):
+        raise ValueError(f"the number {text[:40]} is too large for a float; JSON-RPC peers read it as Infinity")
+    return number
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (JSON has no NaN or Infinity)")
+
+
+_INF = float("inf")
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
+
+
+def parse(line: bytes | str) -> Any:
+    """One JSON text (a wire line, an HTTP body) as a value; raises ValueError saying why it is not one.
+
+    Stricter than `json.loads`, in the ways a strict peer is: no NaN or Infinity (nor a number too
+    large for a float), at most MAX_DEPTH levels of nesting (a deeper text, which `json.loads`
+    may even fail on with RecursionError, is refused the same way), and at most MAX_LINE bytes.
+    """
+    if len(line) > MAX_LINE:
+        raise ValueError(f"the line is longer than {MAX_LINE // (1024 * 1024)} MiB, more than mockmcp reads")
+    if isinstance(line, bytes):
+        line = line.decode(json.detect_encoding(line), "surrogatepass")  # as json.loads does
+    brackets = line.count("[") + line.count("{")
+    try:
+        value = _DECODER.decode(line)
+    except RecursionError:
+        value = None
+    else:
+        if brackets <= MAX_DEPTH or depth(value) <= MAX_DEPTH:  # the count bounds the depth, cheaply
+            return value
+    raise ValueError(f"nested more than {MAX_DEPTH} levels deep, more than mockmcp reads")
 
 
 # A lone surrogate reaches a parsed value only through a `\uD800`-`\uDFFF` escape, or as the raw

@@ -336,7 +336,6 @@ CLEAN = [
         + "- request: {method: x, params: {a: task-0123456789abcdefghijklmn, b: mask-0123456789abcdefghijklmnop}}\n",
     ),
     ("raw lines are whatever the user wrote", HEAD + '- server:\n  - raw: \'{"id": null, "result": 3}\'\n'),
-    ("an alias of itself", "version: 1\nmeta: &m {self: *m}\ninteractions: []\n"),
 ]
 
 

@@ -207,3 +207,34 @@ def test_the_first_server_named_wins_in_precedence_order() -> None:
     assert server_command("cli 'quoted arg'", ["marker"], None, "ini") == ["cli", "quoted arg"]
     assert server_command(None, None, None, "ini cmd") == ["ini", "cmd"]
     assert server_command(None, None, None, "") is None
+
+
+RAW_HOST = """
+import os
+import subprocess
+import pytest
+
+@pytest.mark.mockmcp(server=["unused"])
+def test_host_sends_a_lone_surrogate(mockmcp):
+    line = b'{"jsonrpc":"2.0","id":"x\\\\ud800","method":"tools/call",'
+    line += b'"params":{"name":"read_file","arguments":{"path":"\\\\udc00"}}}\\n'
+    done = subprocess.run(
+        mockmcp.command, input=line, capture_output=True, env={**os.environ, **mockmcp.env}, timeout=60
+    )
+    assert b'"error"' in done.stdout
+"""
+
+
+@pytest.mark.slow
+def test_a_miss_with_a_lone_surrogate_fails_its_test(pytester: pytest.Pytester) -> None:
+    """The report of a miss whose id holds a lone surrogate is written, so the plugin sees the miss (no false pass)."""
+    write_host_tests(pytester)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    cassette = next((pytester.path / "cassettes").rglob("*.yaml"))
+    write_host_tests(pytester, RAW_HOST, name="test_raw")
+    target = pytester.path / "cassettes" / "test_raw" / "test_host_sends_a_lone_surrogate.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(cassette, target)
+    result = run(pytester, "test_raw.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no recorded interaction matches this tools/call request*"])

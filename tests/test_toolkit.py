@@ -61,6 +61,16 @@ def test_a_20_mb_line_in_64_kib_chunks_is_kept_as_its_pieces_and_joined_once() -
     assert splitter.rest() == b"next"
 
 
+@pytest.mark.parametrize("chunk_size", [1, 3, 7, 100])
+def test_with_a_limit_a_long_line_keeps_only_its_first_bytes(chunk_size: int) -> None:
+    stream = b"short\n" + b"x" * 50 + b"\nok\n" + b"y" * 30
+    splitter = LineSplitter(limit=10)
+    lines = [line for at in range(0, len(stream), chunk_size) for line in splitter.feed(stream[at : at + chunk_size])]
+    assert lines == [b"short", b"x" * 11, b"ok"]
+    assert splitter.rest() == b"y" * 11
+    assert splitter._size == 0
+
+
 # --- write_all --------------------------------------------------------------------------------
 
 SLOW_READER = textwrap.dedent(

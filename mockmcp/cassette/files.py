@@ -3,9 +3,13 @@
 Theory of operation for the cache. Parsing YAML is the slowest part of starting a replay (importing
 PyYAML alone costs more than the rest of mockmcp), and a host's test suite starts the same
 cassettes again and again. So the data parsed from a cassette is kept as JSON in a cache folder,
-stamped like Python's own bytecode cache with the cassette's path, size and modification time;
-a stamp that does not match is a miss. The cached data is validated again on every load, exactly
-like freshly parsed data, so the cache can make loading faster but never different.
+stamped with the cassette's path and a hash of its bytes (not its size and time, which an edit
+can keep: `cp -p`, `touch -r`), and signed with a key only this user can read (`key` in the
+folder), so no one else can write a file replay would serve; a stamp or a signature that does
+not match is a miss. Only this user's regular files are read, never through a link, within a
+size bound; anything odd is a miss. The cached
+data is validated again on every load, exactly like freshly parsed data, and data that fails is
+parsed afresh from the cassette, so the cache can make loading faster but never different.
 
 The folder is `$MOCKMCP_CACHE_DIR`, else `$XDG_CACHE_HOME/mockmcp`, else `~/.cache/mockmcp`; set
 `MOCKMCP_CACHE_DIR` to an empty string to turn the cache off. A cache that cannot be written is
@@ -16,7 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import zlib
+from _operator import _compare_digest  # hmac.compare_digest itself, without the imports of hmac
 
 from mockmcp import __version__
 
@@ -96,9 +102,18 @@ def _cache_folder() -> str | None:
     return os.path.join(base, "mockmcp")
 
 
-def _stamp(path: str, stat: os.stat_result) -> tuple[str | None, dict[str, Any]]:
+def _blake2b(data: bytes, key: bytes = b"") -> str:
+    try:  # the hash itself, without hashlib's OpenSSL binding (milliseconds of start-up)
+        from _blake2 import blake2b
+    except ImportError:  # another Python than CPython
+        from hashlib import blake2b
+    return blake2b(data, digest_size=20, key=key).hexdigest()
+
+
+def _entry(path: str, raw: bytes) -> tuple[str | None, dict[str, Any]]:
+    """Where the cassette at path is cached, and the stamp its cache file must carry to be served."""
     real = os.path.realpath(path)
-    stamp = {"mockmcp": __version__, "source": real, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    stamp = {"mockmcp": __version__, "source": real, "blake2b": _blake2b(raw)}
     folder = _cache_folder()
     if folder is None:
         return None, stamp
@@ -106,37 +121,115 @@ def _stamp(path: str, stat: os.stat_result) -> tuple[str | None, dict[str, Any]]
     return os.path.join(folder, name), stamp
 
 
-def read_cache(path: str, stat: os.stat_result) -> Any:
-    """The data cached for this cassette, or None when there is none or it is stale."""
-    file, stamp = _stamp(path, stat)
-    if file is None:
+# A cache file larger than this many times its cassette (plus a little) is not one we wrote.
+_SIZE_FACTOR = 4
+_SIZE_SLACK = 1 << 16
+_KEY_FILE = "key"
+_KEY_SIZE = 32
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _read_private(file: str, limit: int) -> bytes | None:
+    """The bytes of file when it is a regular file of this user's, read without following a link or
+    waiting (a FIFO is not read), and no longer than limit; None otherwise."""
+    try:
+        fd = os.open(file, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except OSError:
         return None
     try:
-        with open(file, "rb") as handle:
-            blob = json.load(handle)
-    except (OSError, ValueError):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError:
         return None
-    if not isinstance(blob, dict) or blob.get("stamp") != stamp:
-        return None
-    return blob.get("data")
+    finally:
+        os.close(fd)
 
 
-def write_cache(path: str, stat: os.stat_result, data: Any) -> None:
-    """Cache the parsed data of a cassette, when it is plain JSON data (it nearly always is)."""
-    file, stamp = _stamp(path, stat)
+def _key(folder: str, create: bool) -> bytes | None:
+    """This user's secret for the cache folder, made on first use: a cache file signed without it is a miss.
+
+    Anyone who can read a cassette can compute its hash, so the hash alone would let them write a
+    cache file that replay serves; only the owner of the folder can read this key.
+    """
+    key = _read_private(os.path.join(folder, _KEY_FILE), _KEY_SIZE)
+    if key is not None or not create:
+        return key if key is not None and len(key) == _KEY_SIZE else None
+    try:
+        fd = os.open(os.path.join(folder, _KEY_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    except OSError:  # another process made it first: its key is read next time
+        return None
+    with os.fdopen(fd, "wb") as handle:
+        key = os.urandom(_KEY_SIZE)
+        handle.write(key)
+    return key
+
+
+def read_cache(path: str, raw: bytes) -> Any:
+    """The data cached for the cassette at path whose bytes are raw, or None (a miss).
+
+    Served only from a regular file of this user's (read as `_read_private` says), no larger than
+    the cassette could make it, signed with this user's key, whose stamp holds the hash of these
+    very bytes: an edit that keeps the size and the time (`cp -p`, `touch -r`) changes the hash.
+    Any problem reading it is a miss.
+    """
+    file, stamp = _entry(path, raw)
+    if file is None:
+        return None
+    blob = _read_private(file, _SIZE_FACTOR * len(raw) + _SIZE_SLACK)
+    key = None if blob is None else _key(os.path.dirname(file), create=False)
+    if blob is None or key is None:
+        return None
+    signature, _, body = blob.partition(b"\n")
+    if not _compare_digest(signature, _blake2b(body, key).encode()):
+        return None
+    try:
+        cached = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(cached, dict) or cached.get("stamp") != stamp:
+        return None
+    return cached.get("data")
+
+
+def write_cache(path: str, raw: bytes, data: Any, mode: int) -> None:
+    """Cache the parsed data of the cassette whose bytes are raw; the cache file gets the cassette's mode.
+
+    The folder is made private (0700) when it is created; the file is written under a fresh,
+    unpredictable name (mkstemp: never through a link) and renamed into place. A cache that cannot
+    be written is skipped, leaving no temporary file behind.
+    """
+    file, stamp = _entry(path, raw)
     if file is None:
         return
     try:
-        text = json.dumps({"stamp": stamp, "data": data}, ensure_ascii=False, allow_nan=False)
-        # YAML can hold what JSON cannot (non-string keys, explicit tags): such data is not cached.
-        if json.loads(text)["data"] != data:
+        body = json.dumps({"stamp": stamp, "data": data}, ensure_ascii=False, allow_nan=False).encode()
+    except (TypeError, ValueError, RecursionError):  # loading refuses such data anyway
+        return
+    import tempfile  # deferred: only a first load writes the cache
+
+    tmp = None
+    try:
+        os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
+        key = _key(os.path.dirname(file), create=True)
+        if key is None:
             return
         # Not atomic_write: a cache needs no fsync (a torn file only fails to parse, a miss), and
         # this runs on the first start of every cassette, where time counts.
-        os.makedirs(os.path.dirname(file), exist_ok=True)
-        tmp = f"{file}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=os.path.dirname(file))
+        os.fchmod(fd, mode & 0o666)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_blake2b(body, key).encode() + b"\n" + body)
         os.replace(tmp, file)
-    except (OSError, TypeError, ValueError):
+        tmp = None
+    except OSError:
         pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -60,6 +60,8 @@ def _parse(text: str, path: str | None) -> Any:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, yamlfile.Refused):
+            raise CassetteError(problem, path=path, line=line, fix=exc.fix) from None
         raise CassetteError(
             f"not valid YAML: {problem}", path=path, line=line, fix="correct the YAML syntax at that line"
         ) from None
@@ -88,22 +90,29 @@ def load(path: str) -> Cassette:
     """Read and validate the cassette at path (through the cache of parsed cassettes); raises CassetteError."""
     try:
         with open(path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            data = files.read_cache(path, stat)
-            if data is not None:
-                return _validate(data, None, path)
-            text = handle.read().decode("utf-8")
+            mode = os.fstat(handle.fileno()).st_mode
+            raw = handle.read()
     except FileNotFoundError:
         raise CassetteError(
             "no such cassette",
             path=path,
             fix="check the path, or record one with `mockmcp record -o PATH -- SERVER...`",
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
+    data = files.read_cache(path, raw)
+    if data is not None:
+        try:
+            return validated(data, path)
+        except Problem:
+            pass  # not what this cassette parses to: read the cassette itself, which has the last word
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
     data = _parse(text, path)
     cassette = _validate(data, text, path)
-    files.write_cache(path, stat, data)
+    files.write_cache(path, raw, data, mode)
     return cassette
 
 

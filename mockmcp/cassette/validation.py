@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, ServerItem
 from mockmcp.errors import CassetteError
-from mockmcp.jsonrpc import is_valid_id
+from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
 from mockmcp.protocol import Place, render_place, yaml_type
 
 TYPE_CHECKING = False
@@ -66,6 +66,7 @@ def checked(built: Cassette) -> Cassette:
 def cassette(data: Any, path: str | None) -> Cassette:
     """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it)."""
     _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
+    _json_data(data)
     _known_keys(data, (), _TOP_KEYS)
     version = data.get("version")
     if version != FORMAT_VERSION:
@@ -76,6 +77,7 @@ def cassette(data: Any, path: str | None) -> Cassette:
         )
     meta = data.get("meta") or {}
     _mapping(meta, ("meta",), "`meta` holds free-form facts about the recording as a mapping")
+    _redact_rules(meta)
     items = data.get("interactions")
     if not isinstance(items, list):
         raise Problem(
@@ -128,7 +130,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         message=message,
         server=tuple(_server_item(item, place + ("server", i)) for i, item in enumerate(server)),
         response=None if "response" not in data else response(data["response"], place + ("response",)),
-        delay=_seconds(data, "delay", place) or 0.0,
+        delay=_delay(data, place),
         at=_seconds(data, "at", place),
         took=_seconds(data, "took", place),
         times=_count(data, "times", 1, place),
@@ -262,3 +264,139 @@ def _seconds(data: dict[str, Any], key: str, place: Place) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise Problem(place + (key,), f"`{key}` must be a number of seconds, at least 0", f"write e.g. `{key}: 0.5`")
     return float(value)
+
+
+# --- JSON data, and knobs in range (what YAML can say and JSON-RPC cannot) ------------------------
+
+_MAX_DELAY = 86400.0  # a day: more is a mistake, and the timers that wait it out have limits of their own
+_SHOWN = 8  # how much of a too-deep place an error spells out
+
+
+def _json_data(data: Any) -> None:
+    """Every value in the cassette is JSON data: what a JSON-RPC peer can receive, nested within bounds.
+
+    YAML can also say binary, sets, timestamps, non-string keys, NaN and infinity (`.nan`, `1e400`);
+    a strict JSON reader refuses each, so the cassette does. The walk keeps its own stack, so a deep
+    value is a located Problem, never a RecursionError. Raises Problem for the first such value.
+    """
+    if _plainly_json(data):
+        return
+    stack: list[tuple[Place, Any]] = [((), data)]
+    while stack:
+        place, value = stack.pop()
+        if isinstance(value, dict):
+            _within_depth(place)
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise Problem(
+                        place + (str(key),),
+                        f"the key {key!r} is {_kind(key)}; JSON keys are strings",
+                        f'quote the key: `"{key}": ...`',
+                    )
+                stack.append((place + (key,), item))
+        elif isinstance(value, list):
+            _within_depth(place)
+            stack.extend((place + (index,), item) for index, item in enumerate(value))
+        elif isinstance(value, float) and not -_LARGEST <= value <= _LARGEST:  # also NaN
+            raise Problem(
+                place,
+                f"{value} is not a JSON number (`.nan`, `.inf` or a number too large for a float)",
+                "write a finite number, or quote it to keep it as text",
+            )
+        elif not (value is None or isinstance(value, (str, int, float))):  # bool is an int
+            raise Problem(place, f"{_kind(value)} is not JSON data", _NOT_JSON_FIX.get(type(value).__name__, _QUOTE))
+
+
+_LARGEST = 1.7976931348623157e308
+
+
+def _plainly_json(data: Any) -> bool:
+    """The quick pass of `_json_data`, run on every load: True when every value is plainly JSON data
+    and no container is deep enough to need a look at its place (the walk with places then finds the problem)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if type(value) is dict:
+            if not all(type(key) is str for key in value):
+                return False
+            items = value.values()
+        else:
+            items = value
+        for item in items:
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is dict or kind is list:
+                if depth >= MAX_DEPTH:
+                    return False
+                stack.append((item, depth + 1))
+            elif kind is not float or not -_LARGEST <= item <= _LARGEST:
+                return False
+    return True
+
+
+_QUOTE = "quote it to keep it as a string"
+_NOT_JSON_FIX = {
+    "bytes": "write binary data as a base64 string (without `!!binary`), as MCP does for blobs",
+    "set": "write a list (`[a, b]`) instead of `!!set`",
+    "date": "quote it (`'2025-01-01'`): JSON has no dates, only strings",
+    "datetime": "quote it (`'2025-01-01T10:00:00Z'`): JSON has no timestamps, only strings",
+}
+
+
+def _kind(value: Any) -> str:
+    names = {
+        "bytes": "binary data (`!!binary`)",
+        "set": "a set (`!!set`)",
+        "date": "a date (`!!timestamp`)",
+        "datetime": "a timestamp (`!!timestamp`)",
+    }
+    return names.get(type(value).__name__, yaml_type(value))
+
+
+def _within_depth(place: Place) -> None:
+    """A container at place is at most MAX_DEPTH levels deep in its message, as `jsonrpc.parse` reads messages."""
+    # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
+    envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
+    if len(place) - envelope <= MAX_DEPTH:
+        return
+    raise Problem(
+        place[:_SHOWN],
+        f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels",
+        "flatten the value, or keep the message as a `raw` line",
+    )
+
+
+def _delay(data: dict[str, Any], place: Place) -> float:
+    delay = _seconds(data, "delay", place) or 0.0
+    if delay > _MAX_DELAY:
+        raise Problem(
+            place + ("delay",),
+            f"`delay` is at most {_MAX_DELAY:.0f} seconds (a day), not {delay:g}",
+            "write e.g. `delay: 30`; to never answer, use `drop: true`",
+        )
+    return delay
+
+
+def _redact_rules(meta: dict[str, Any]) -> None:
+    """`meta.redact`, which replay applies to what the host sends: `env` names and `patterns`, lists of strings."""
+    if meta.get("redact") is None:
+        return
+    import re  # deferred: only cassettes recorded with redaction pay for it
+
+    place: Place = ("meta", "redact")
+    rules = _mapping(meta["redact"], place, "write `redact: {env: [NAME], patterns: [REGEX]}`")
+    _known_keys(rules, place, ("env", "patterns"))
+    for key in ("env", "patterns"):
+        items = rules.get(key) or []
+        if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+            raise Problem(place + (key,), f"`{key}` must be a list of strings", f"write `{key}: [...]`")
+    for index, pattern in enumerate(rules.get("patterns") or []):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise Problem(
+                place + ("patterns", index),
+                f"{pattern!r} is not a valid regular expression: {exc}",
+                "fix the pattern (Python `re` syntax)",
+            ) from None

@@ -12,21 +12,54 @@ more start-up time than the rest of mockmcp.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
+from mockmcp.jsonrpc import depth
 from mockmcp.protocol import Place
 
-__all__ = ["compose", "dump", "line_in", "line_of", "lines", "load", "nodes"]
+__all__ = ["Refused", "compose", "dump", "line_in", "line_of", "lines", "load", "nodes"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """Safe loader whose implicit scalars are JSON's: null, true/false, decimal ints and floats."""
+    """Safe loader whose implicit scalars are JSON's: null, true/false, decimal ints and floats.
+
+    It refuses aliases: mockmcp never writes anchors, and an alias makes one node stand for many
+    (nine levels of ten aliases in 624 bytes stand for a billion values, which exhausts memory once
+    anything walks them). Tags that JSON has no value for (`!!binary`, `!!set`, `!!timestamp`) load,
+    and validation refuses them with their place.
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # The constructor meets a node a second time only through an alias (or a merge key, `<<`).
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise Refused(
+                "an alias (`*name`) repeats the value anchored here (`&name`); cassettes hold no anchors or aliases",
+                "write the value out in full where it is used, without `&name`",
+                node.start_mark,
+            )
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as exc:  # a scalar its tag cannot hold (`!!float .inf x`, an int of 5000 digits)
+            raise Refused(
+                f"this value cannot be read ({exc})", "correct or quote that value", node.start_mark
+            ) from None
+
+
+class Refused(yaml.constructor.ConstructorError):
+    """Well-formed YAML that a cassette cannot hold, with its place (`problem_mark`) and how to fix it."""
+
+    def __init__(self, problem: str, fix: str, mark: yaml.Mark) -> None:
+        super().__init__(None, None, problem, mark)
+        self.fix = fix
 
 
 _Loader.yaml_implicit_resolvers = {}
@@ -106,7 +139,26 @@ def load(text: str) -> Any:
 
 def dump(data: Any) -> str:
     """Serialize plain data as readable YAML, keys in the given order."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    with _room_for(data):
+        return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+@contextlib.contextmanager
+def _room_for(data: Any) -> Iterator[None]:
+    """Recursion room for PyYAML's representer (a few frames a level) on deeply nested data.
+
+    The data is JSON data of bounded depth (validation refuses messages nested deeper than
+    `jsonrpc.MAX_DEPTH`), so the room needed is bounded too; the old limit is put back after.
+    """
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 1000 + _FRAMES_PER_LEVEL * depth(data)))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+_FRAMES_PER_LEVEL = 4
 
 
 def compose(text: str) -> yaml.Node | None:

@@ -6,7 +6,6 @@ Each function prints its diagnostics to stderr and raises MockmcpError subclasse
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 
@@ -105,7 +104,7 @@ def _write_report(report: Report, report_path: str | None) -> None:
         # {pid} lets one --report option serve a host that launches the server several times.
         atomic_write(
             report_path.replace("{pid}", str(os.getpid())),
-            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n",
+            report.json_text(),
         )
     print(report.summary(), file=sys.stderr, flush=True)
 

@@ -3,7 +3,7 @@
 Only a miss pays for this module: it imports deepdiff, which costs more at start-up than the rest
 of mockmcp together, so the replay engine imports it lazily. Candidates are ranked with a cheap
 count of differing leaves (fine for thousands of candidates), and the best three are then described
-exactly with deepdiff.
+exactly with deepdiff, down to a depth (deeper values are compared as their JSON text).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
+from mockmcp.jsonrpc import depth
 from mockmcp.protocol import json_type, params_era, render_place
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss"]
@@ -175,6 +176,7 @@ def describe_differences(
     """
     from deepdiff import DeepDiff  # deferred: see the module docstring
 
+    recorded, other = _clipped(recorded), _clipped(other)
     diff = DeepDiff(
         recorded, other, view="tree", verbose_level=2, iterable_compare_func=_same_item if by_identity else None
     )
@@ -235,12 +237,46 @@ def _sentence(report_type: str, where: str, recorded: Any, other: Any, other_nam
     return f"{where}: recorded {_short(recorded)}, {other_name} {_short(other)}"
 
 
-def _leaves(value: Any, prefix: str = "") -> set[tuple[str, str]]:
-    if isinstance(value, dict) and value:
-        return set().union(*(_leaves(item, f"{prefix}.{key}") for key, item in value.items()))
-    if isinstance(value, list) and value:
-        return set().union(*(_leaves(item, f"{prefix}[{i}]") for i, item in enumerate(value)))
-    return {(prefix, canonical(value))}
+def _leaves(value: Any) -> set[tuple[str, str]]:
+    """Every leaf of value with its path, for ranking: walked without recursion, so any depth is fine."""
+    found: set[tuple[str, str]] = set()
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        prefix, item = stack.pop()
+        if isinstance(item, dict) and item:
+            stack.extend((f"{prefix}.{key}", child) for key, child in item.items())
+        elif isinstance(item, list) and item:
+            stack.extend((f"{prefix}[{i}]", child) for i, child in enumerate(item))
+        else:
+            found.add((prefix, canonical(item)))
+    return found
+
+
+# deepdiff recurses several frames per level: below this depth, a value is compared as its JSON text.
+_DESCRIBED_DEPTH = 40
+
+
+def _clipped(value: Any, levels: int = _DESCRIBED_DEPTH) -> Any:
+    """value with every container nested deeper than levels replaced by its canonical JSON text."""
+    if depth(value) <= levels:
+        return value
+    top: Any = {} if isinstance(value, dict) else []
+    stack = [(value, top, 1)]
+    while stack:
+        source, target, level = stack.pop()
+        for key, item in source.items() if isinstance(source, dict) else enumerate(source):
+            if isinstance(item, (dict, list)):
+                if level >= levels:
+                    item = canonical(item)
+                else:
+                    shell: Any = {} if isinstance(item, dict) else []
+                    stack.append((item, shell, level + 1))
+                    item = shell
+            if isinstance(target, dict):
+                target[key] = item
+            else:
+                target.append(item)
+    return top
 
 
 def _short(value: Any, limit: int = 120) -> str:

@@ -28,7 +28,6 @@ that request's id, and only while the live host still waits for it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +86,7 @@ class Recorder:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
+            message = jsonrpc.parse(line)
         except ValueError:
             message = None
         # A batch (2025-03-26) is its messages, each taken as if it had come alone.

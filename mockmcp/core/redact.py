@@ -8,12 +8,11 @@ never values) are kept in the cassette's `meta.redact`, so replay knows them.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 
 from mockmcp.errors import UsageError
-from mockmcp.jsonrpc import encode, map_strings
+from mockmcp.jsonrpc import encode, map_strings, parse
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
@@ -66,34 +65,45 @@ class Redactor(NamedTuple):
 
     def text(self, text: str) -> str:
         """The text with every secret replaced by its placeholder."""
-        for secret, placeholder in self.secrets:
-            text = text.replace(secret, placeholder)
+        text = self._secrets(text)
         for pattern in self.compiled:
             text = pattern.sub(PATTERN_PLACEHOLDER, text)
         return text
 
-    def message(self, message: Any) -> Any:
-        """A parsed JSON-RPC message (or batch) with its string values redacted; its id stays as it is.
+    def _secrets(self, text: str) -> str:
+        for secret, placeholder in self.secrets:
+            text = text.replace(secret, placeholder)
+        return text
 
-        Values, not the line: a pattern must never change an id, nor break the JSON around a value.
+    def message(self, message: Any, ids: bool = True) -> Any:
+        """A parsed JSON-RPC message (or batch) with its strings redacted: values, object keys and string ids.
+
+        Values, not the line: a pattern must never break the JSON around a value. A string id loses
+        the secret values it holds but is left alone by patterns, which could make two ids one
+        (ids never decide a match, and a request and its response are redacted alike, so they
+        still pair up); with `ids=False` it stays whole, for a reply that carries the host's id.
         """
         if not self:
             return message
         if isinstance(message, list):
-            return [self.message(item) for item in message]
+            return [self.message(item, ids) for item in message]
         if isinstance(message, dict):
-            return {
-                key: value if key in ("id", "jsonrpc") else map_strings(value, self.text)
-                for key, value in message.items()
-            }
-        return map_strings(message, self.text)
+            return {key: self._field(key, value, ids) for key, value in message.items()}
+        return map_strings(message, self.text, keys=True)
+
+    def _field(self, key: str, value: Any, ids: bool) -> Any:
+        if key == "jsonrpc":
+            return value
+        if key == "id":
+            return self._secrets(value) if ids and isinstance(value, str) else value
+        return map_strings(value, self.text, keys=True)
 
     def line(self, line: bytes) -> bytes:
         """A wire line, redacted: a JSON one value by value (re-encoded compactly), any other as text."""
         if not self:
             return line
         try:
-            parsed = json.loads(line)
+            parsed = parse(line)
         except ValueError:
             return self.text(line.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
         return encode(self.message(parsed))[:-1]

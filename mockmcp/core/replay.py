@@ -27,8 +27,6 @@ index of the recordings (`Recordings`).
 
 from __future__ import annotations
 
-import json
-
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.core.matching import Matcher, answer_body, canonical
@@ -198,14 +196,14 @@ class Replay:
         if self.ended:
             return []
         try:
-            message = json.loads(line)
-        except ValueError as exc:  # includes UnicodeDecodeError
+            message = jsonrpc.parse(line)
+        except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
             return [
                 Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
                 self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),
             ]
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
-            message = self.redactor.message(message)
+            message = self.redactor.message(message, ids=False)  # the reply carries the host's id
         if jsonrpc.may_hold_lone_surrogates(line):  # and with the recorder's U+FFFD for a lone surrogate
             message = _as_recorded_text(message)
         if isinstance(message, list):
@@ -695,7 +693,7 @@ class Replay:
         miss = explain_miss(
             self.cassette, self.matcher, self.report.plays, message["id"], method, message.get("params"), code, reason
         )
-        self.report.misses.append(miss)
+        self.report.add_miss(miss)
         if error is None:
             nomatch = code != jsonrpc.METHOD_NOT_FOUND
             said = "mockmcp: no recorded interaction matches" if nomatch else "Method not found"

@@ -16,7 +16,11 @@ if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-
 
     from mockmcp.core.explain import Miss
 
-__all__ = ["Mismatch", "Report", "Withheld"]
+__all__ = ["KEPT_MISSES", "Mismatch", "Report", "Withheld"]
+
+# A host that retries a miss for minutes must not grow the report without end: the first misses
+# are kept whole (params and explanation), the rest only counted.
+KEPT_MISSES = 100
 
 
 class Mismatch(NamedTuple):
@@ -57,6 +61,7 @@ class Report:
         "faults",
         "left",
         "mismatches",
+        "missed",
         "misses",
         "plays",
         "repeats",
@@ -69,7 +74,8 @@ class Report:
         self.cassette = cassette
         self.plays = [0] * len(cassette.interactions)  # times each interaction was played
         self.repeats: dict[int, int] = {}  # interaction -> times asked beyond its recordings
-        self.misses: list[Miss] = []
+        self.misses: list[Miss] = []  # the first KEPT_MISSES of them
+        self.missed = 0  # all of them
         self.mismatches: list[Mismatch] = []
         self.withheld: list[Withheld] = []
         # How the live host's declared capabilities differ from the recording's host's (noted, not a failure).
@@ -89,7 +95,8 @@ class Report:
             total.plays = [a + b for a, b in zip(total.plays, report.plays, strict=True)]
             for index, extra in report.repeats.items():
                 total.repeats[index] = total.repeats.get(index, 0) + extra
-            total.misses += report.misses
+            total.misses += report.misses[: KEPT_MISSES - len(total.misses)]
+            total.missed += report.missed
             total.mismatches += report.mismatches
             total.withheld += report.withheld
             total.capabilities += [text for text in report.capabilities if text not in total.capabilities]
@@ -98,6 +105,12 @@ class Report:
             total.sessions |= report.sessions
             total.left |= report.left
         return total
+
+    def add_miss(self, miss: Miss) -> None:
+        """Count a miss, and keep it whole while fewer than KEPT_MISSES are kept."""
+        self.missed += 1
+        if len(self.misses) < KEPT_MISSES:
+            self.misses.append(miss)
 
     def _client_indexes(self) -> list[int]:
         """The interactions a host could have asked for: those of the recorded sessions it used.
@@ -121,12 +134,12 @@ class Report:
     def strict_ok(self) -> bool:
         """What --strict demands: no misses, nothing left unplayed, the host answering as recorded, and
         declaring every capability the recorded server requests need."""
-        return not self.misses and not self.unplayed and not self.mismatches and not self.withheld
+        return not self.missed and not self.unplayed and not self.mismatches and not self.withheld
 
     def strict_failures(self) -> str:
         """What --strict found wrong, counted: `1 miss, 2 answers that differed`."""
         counts = (
-            (len(self.misses), "miss", "misses"),
+            (self.missed, "miss", "misses"),
             (len(self.unplayed), "unplayed interaction", "unplayed interactions"),
             (len(self.mismatches), "answer that differed", "answers that differed"),
             (len(self.withheld), "server request withheld", "server requests withheld"),
@@ -147,7 +160,7 @@ class Report:
         played = total - len(self.unplayed)
         head = (
             f"mockmcp replay: {self.cassette.path or 'cassette'}: played {played} of {total} interactions; "
-            f"{len(self.misses)} missed, {len(self.repeats)} repeated, {len(self.unplayed)} unplayed, "
+            f"{self.missed} missed, {len(self.repeats)} repeated, {len(self.unplayed)} unplayed, "
             f"{len(self.mismatches)} answers differed"
         )
         lines = [head]
@@ -158,6 +171,8 @@ class Report:
             )
         for miss in self.misses:
             lines.append(f"  missed: {miss.method} (id {miss.request_id!r}): {miss.reason}")
+        if self.missed > len(self.misses):
+            lines.append(f"  missed: {self.missed - len(self.misses)} more, not kept")
         for index in self.unplayed:
             lines.append(f"  unplayed: {self._label(index)}")
         for mismatch in self.mismatches:
@@ -173,6 +188,18 @@ class Report:
         lines.extend(f"  fault: {text}" for text in self.faults)
         return "\n".join(lines)
 
+    def json_text(self) -> str:
+        """to_json as indented JSON text that UTF-8 can always hold: a lone surrogate (from an id) stays escaped."""
+        import json  # deferred: only --report writes it
+
+        data = self.to_json()
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            return json.dumps(data, indent=2) + "\n"
+        return text
+
     def to_json(self) -> dict[str, Any]:
         return {
             "cassette": self.cassette.path,
@@ -184,6 +211,7 @@ class Report:
                 for i, n in sorted(self.repeats.items())
             ],
             "misses": [miss.to_json() for miss in self.misses],
+            "missed": self.missed,  # more than `misses` lists when over KEPT_MISSES
             "unplayed": [{"interaction": i, "method": self.cassette.interactions[i].method} for i in self.unplayed],
             "mismatches": [
                 {

@@ -12,7 +12,6 @@ requests, which have no session, share one. Headers are never recorded, so neith
 
 from __future__ import annotations
 
-import json
 import socket
 import ssl
 import threading
@@ -133,7 +132,7 @@ class RecordingProxy(Http11Server):
     def record(self, direction: str, session: int, data: bytes) -> None:
         """Journal one message (a body or an event's data), as one compact line when it is JSON."""
         try:
-            lines = [jsonrpc.encode(json.loads(data))[:-1]]
+            lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
         except ValueError:
             lines = [line for line in data.strip().split(b"\n") if line.strip()]
         if lines:
@@ -165,7 +164,7 @@ class RecordingProxy(Http11Server):
             writer.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
             return
         try:
-            message = json.loads(body) if body.strip() else None
+            message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
         session = self._session(headers, message)

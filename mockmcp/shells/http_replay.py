@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import secrets
 import sys
 import threading
@@ -262,7 +261,7 @@ class HttpReplay(Http11Server):
             writer.respond(415, _error(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
             return
         try:
-            message = json.loads(body)
+            message = jsonrpc.parse(body)
         except ValueError as exc:
             writer.respond(
                 400, jsonrpc.encode(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
@@ -413,7 +412,7 @@ def _decoded(value: str | None) -> str | None:
 def _with_id(data: bytes, request_id: Any) -> bytes:
     """A reply line with the client's own id put back (a raw reply is left as written)."""
     try:
-        reply = json.loads(data)
+        reply = jsonrpc.parse(data)
     except ValueError:
         return data
     if isinstance(reply, dict):

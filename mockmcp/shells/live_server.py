@@ -11,7 +11,6 @@ order. Every line both ways goes to a `Recorder`, so the live session becomes a 
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import subprocess
@@ -124,7 +123,7 @@ def _await(
         if line is None:
             return None
         try:
-            message = json.loads(line)
+            message = jsonrpc.parse(line)
         except ValueError:
             continue
         found = jsonrpc.classify(message)

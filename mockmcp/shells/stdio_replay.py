@@ -19,6 +19,7 @@ import select
 import sys
 import time
 
+from mockmcp import jsonrpc
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.shells.toolkit import LineSplitter, Signals, write_whole
 
@@ -31,6 +32,7 @@ __all__ = ["PATIENCE", "serve"]
 _CHUNK = 1 << 16
 PATIENCE = 2.0
 """Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
+_LONGEST_WAIT = 3600.0
 
 
 class _Shell:
@@ -89,7 +91,9 @@ class _Shell:
             self.perform(self.engine.wake(job))
 
     def timeout(self) -> float | None:
-        return None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
+        # At most an hour at a time: poll takes no more than about 24 days, and a recorded pace
+        # (`--timing recorded` over `at` times) may ask for longer; waking early only polls again.
+        return None if not self.timers else min(_LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic()))
 
     def run(self) -> None:
         self.perform(self.engine.start())
@@ -98,7 +102,7 @@ class _Shell:
         poller = select.poll()
         poller.register(self.stdin, select.POLLIN)
         poller.register(self.signals.fileno(), select.POLLIN)
-        splitter = LineSplitter()
+        splitter = LineSplitter(jsonrpc.MAX_LINE)
         while True:
             # Checked before waiting too: a signal that came during a write woke (and was drained by) that write.
             if self.signals.received is not None:

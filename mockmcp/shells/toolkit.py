@@ -116,38 +116,49 @@ def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool
 
 
 class LineSplitter:
-    """Cuts a byte stream into lines (without their newline), in time linear in the stream's length."""
+    """Cuts a byte stream into lines (without their newline), in time linear in the stream's length.
 
-    __slots__ = ("_parts",)
+    With a `limit`, a line longer than that is kept only as its first limit + 1 bytes, so memory
+    stays bounded and the reader still sees that it was too long.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_limit", "_parts", "_size")
+
+    def __init__(self, limit: int | None = None) -> None:
         self._parts: list[bytes] = []  # the unfinished line, in the pieces it came in
+        self._size = 0  # their length
+        self._limit = limit
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The lines this chunk completes, in order (empty lines included)."""
         if b"\n" not in chunk:
-            if chunk:
-                self._parts.append(chunk)
+            self._keep(chunk)
             return []
         lines = chunk.split(b"\n")
         if self._parts:
-            self._parts.append(lines[0])
-            lines[0] = b"".join(self._parts)
-            self._parts = []
+            self._keep(lines[0])
+            lines[0] = self.rest()
         tail = lines.pop()
-        if tail:
-            self._parts.append(tail)
+        self._keep(tail)
+        if self._limit is not None:
+            lines = [line[: self._limit + 1] for line in lines]
         return lines
 
     def unfinished(self) -> bool:
         """Whether part of a line has come without its newline yet."""
         return bool(self._parts)
 
+    def _keep(self, piece: bytes) -> None:
+        if not piece or (self._limit is not None and self._size > self._limit):
+            return  # nothing, or past the limit: the first limit + 1 bytes are kept already
+        self._parts.append(piece)
+        self._size += len(piece)
+
     def rest(self) -> bytes:
         """At EOF: the last line when the stream did not end with a newline (b"" when it did); empties the splitter."""
         line = b"".join(self._parts)
-        self._parts = []
-        return line
+        self._parts, self._size = [], 0
+        return line if self._limit is None else line[: self._limit + 1]
 
 
 class Signals:

@@ -17,12 +17,17 @@ from mockmcp import protocol
 __all__ = ["PARAMS", "RESULTS", "summarize"]
 
 
-def _compact(value: Any) -> str:
+_SHOWN_DEPTH = 20  # a summary is one line: what is nested deeper shows as `{...}` or `[...]`
+
+
+def _compact(value: Any, depth: int = 0) -> str:
     """A value in YAML's flow style (`{path: notes.txt}`): what the cassette shows, on one line."""
+    if isinstance(value, (dict, list)) and value and depth >= _SHOWN_DEPTH:
+        return "{...}" if isinstance(value, dict) else "[...]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_compact(str(k))}: {_compact(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_compact(str(k))}: {_compact(v, depth + 1)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_compact(v) for v in value) + "]"
+        return "[" + ", ".join(_compact(v, depth + 1) for v in value) + "]"
     if isinstance(value, str) and re.fullmatch(r"[\w./@+~-][\w./@+~:?!'-]*( [\w./@+~:?!'-]+)*", value):
         try:
             json.loads(value)  # "1", "true": quoted, so that they do not read as a number or a boolean
@@ -40,7 +45,7 @@ def _text(text: Any) -> str:
     if isinstance(text, str) and text.lstrip()[:1] in ("{", "["):
         try:
             return _compact(json.loads(text))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what json reads
             pass
     return str(text)
 
