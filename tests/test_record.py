@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import signal
@@ -241,6 +242,30 @@ def test_modes(tmp_path: Path) -> None:
     assert run_record(out, [INIT, other], mode="all")[0] == 0
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
     assert cassette.load(str(out)).interactions[1].params["arguments"] == {"x": 2}
+
+
+def test_mode_new_keeps_the_cassette_as_written_and_adds_the_session_after_it(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    assert run_record(out, [INIT, CALL], mode="all")[0] == 0
+    text = out.read_text()
+    hand = (
+        "# Recorded once, then edited by hand.\n"
+        + text.replace("  response:", "  delay: 0.5   # slow on purpose\n  response:", 1)
+        + "# end of the first session\n"
+    )
+    out.write_text(hand)
+    other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
+    assert run_record(out, [INIT, other], mode="new")[0] == 0
+    after = out.read_text()
+    changes = [line for line in difflib.ndiff(hand.splitlines(), after.splitlines()) if line[:1] in "+-?"]
+    # Nothing removed or rewritten: when it was updated, then the new session, before the closing comment.
+    assert [line for line in changes if line[:1] != "+"] == [], changes
+    assert changes[0].startswith("+   updated_at: ") and "+   session: 1" in changes
+    assert after.endswith("  took: " + after.rsplit("  took: ", 1)[1]) and after.endswith(
+        "# end of the first session\n"
+    )
+    assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
+    assert cassette.load(str(out)).interactions[0].delay == 0.5
 
 
 def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -> None:

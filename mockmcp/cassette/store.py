@@ -110,9 +110,86 @@ def load(path: str) -> Cassette:
 def save(cassette: Cassette, path: str) -> None:
     """Check the cassette, then write it atomically (the old file stays whole until the new one is complete).
 
+    A cassette already at path is rewritten in place (see `yamledit`): the interactions, entries and
+    knobs that stay keep their text, comments and key order; only what changed is written anew.
     Raises CassetteError naming the place of the first problem (and the target file); nothing is written then.
     """
-    files.atomic_write(path, dump(cassette._replace(path=path)))
+    cassette = cassette._replace(path=path)
+    text = dump(cassette)
+    old = _old_text(path)
+    if old is not None:
+        from mockmcp.cassette import yamledit
+
+        text = yamledit.rewrite(old, _as_written(old, cassette))
+    files.atomic_write(path, text)
+
+
+def _old_text(path: str) -> str | None:
+    """The text of the cassette file at path, or None when there is none to keep (or it cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _as_written(text: str, cassette: Cassette) -> dict[str, Any]:
+    """The cassette's data, holding the old file's own data wherever it means the same.
+
+    An interaction that did not change is its old item as written (`exit: 1` stays so, not its long
+    form); one that changed keeps, entry by entry, what did not (its request, its knobs). Which old
+    interaction a changed one was is found by its client message. The data is that of `to_data`
+    for everything else, so the rewrite changes only what changed.
+    """
+    from mockmcp.cassette import yamledit
+
+    data = cassette.to_data()
+    try:
+        old_data = _parse(text, None)
+        old = validated(old_data, None)
+    except (CassetteError, Problem):
+        return data
+    if yamledit.same(old.meta, cassette.meta):
+        data["meta"] = old_data.get("meta")
+    unused = list(range(len(old.interactions)))
+    items = []
+    for interaction, item in zip(cassette.interactions, data["interactions"], strict=True):
+        index = _pair(old.interactions, unused, interaction, lambda x: x.to_data())
+        if index is None:
+            index = _pair(old.interactions, unused, interaction, lambda x: (x.kind, x.message))
+            if index is not None:
+                item = _kept_entries(old_data["interactions"][index], old.interactions[index], interaction, item)
+        else:
+            item = old_data["interactions"][index]
+        items.append(item)
+    data["interactions"] = items
+    return data
+
+
+def _pair(old: tuple[Interaction, ...], unused: list[int], new: Interaction, key: Any) -> int | None:
+    """The first unused old interaction whose key is new's (then used), or None."""
+    from mockmcp.cassette import yamledit
+
+    for index in unused:
+        if yamledit.same(key(old[index]), key(new)):
+            unused.remove(index)
+            return index
+    return None
+
+
+def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item: dict[str, Any]) -> dict[str, Any]:
+    """item (new's data), with the old raw entries wherever old and new hold the same value, in the old order."""
+    from mockmcp.cassette import yamledit
+
+    def field(key: str) -> str:
+        return "message" if key in ("request", "notification") else key
+
+    kept = {
+        key: value
+        for key, value in raw.items()
+        if hasattr(new, field(key)) and yamledit.same(getattr(old, field(key)), getattr(new, field(key)))
+    }
+    return {**kept, **{key: value for key, value in item.items() if key not in kept}}
 
 
 def dump(cassette: Cassette) -> str:

@@ -19,7 +19,7 @@ import yaml
 
 from mockmcp.protocol import Place
 
-__all__ = ["compose", "dump", "line_in", "line_of", "lines", "load", "nodes"]
+__all__ = ["compose", "dump", "dump_block", "line_in", "line_of", "lines", "load", "nodes"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -96,6 +96,22 @@ _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(dict, _represent_dict)
 
 
+class _BlockDict(dict[Any, Any]):
+    """A mapping dumped in block style however small: an entry written on its own (see `dump_block`)."""
+
+
+class _BlockList(list[Any]):
+    """A list dumped in block style however small."""
+
+
+_Dumper.add_representer(
+    _BlockDict, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value, False)
+)
+_Dumper.add_representer(
+    _BlockList, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, False)
+)
+
+
 def load(text: str) -> Any:
     """Parse YAML text into plain data (dicts, lists, strings, numbers, booleans, None).
 
@@ -107,6 +123,15 @@ def load(text: str) -> Any:
 def dump(data: Any) -> str:
     """Serialize plain data as readable YAML, keys in the given order."""
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def dump_block(data: dict[str, Any] | list[Any]) -> str:
+    """Like `dump`, with the top level in block style (`key: value` lines, `- item` lines) however small.
+
+    The rewriter (`yamledit`) writes entries and list items into an existing block this way.
+    """
+    top = _BlockDict(data) if isinstance(data, dict) else _BlockList(data)
+    return yaml.dump(top, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def compose(text: str) -> yaml.Node | None:

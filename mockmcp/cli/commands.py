@@ -268,7 +268,7 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
     from mockmcp.core.matching import Matcher
     from mockmcp.shells.live_server import drive
-    from mockmcp.tools.drift import carry_knobs, compare
+    from mockmcp.tools.drift import compare, updated
 
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(path)
@@ -277,8 +277,8 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
     print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
     if not (update and drift.drifted):
         return drift.drifted
-    updated, kept = carry_knobs(recorded, live, drift)
-    cassettes.save(updated, path)
+    new, kept = updated(recorded, live, drift)
+    cassettes.save(new, path)
     for sentence in kept:
         print(f"  {sentence}")
     print(f"updated {path} with the live answers")
