@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Problem", "cassette", "checked", "from_data", "response"]
+__all__ = ["Problem", "cassette", "checked", "from_data", "problems", "response"]
 
 _TOP_KEYS = ("version", "meta", "interactions")
 _INTERACTION_KEYS = (
@@ -85,6 +85,47 @@ def cassette(data: Any, path: str | None) -> Cassette:
         )
     interactions = tuple(_interaction(item, ("interactions", i)) for i, item in enumerate(items))
     return Cassette(interactions, meta, path)
+
+
+def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
+    """Every problem `cassette` would raise one at a time, in one pass, and the interactions that are valid.
+
+    For a file with several mistakes (lint reports them all at once): each unknown key, then at most
+    one other problem per interaction, since what follows a broken value cannot be judged.
+    """
+    found: list[Problem] = []
+    valid: list[tuple[int, Interaction]] = []
+    if not isinstance(data, dict):
+        found.append(Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping"))
+        return found, valid
+    found += _unknown_keys(data, (), _TOP_KEYS)
+    try:
+        cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
+    except Problem as problem:
+        found.append(problem)
+    items = data.get("interactions")
+    if not isinstance(items, list):
+        return found, valid
+    for index, item in enumerate(items):
+        place: Place = ("interactions", index)
+        unknown = _unknown_keys(item, place, _INTERACTION_KEYS) if isinstance(item, dict) else []
+        found += unknown
+        try:
+            if not unknown:
+                valid.append((index, _interaction(item, place)))
+        except Problem as problem:
+            found.append(problem)
+    return found, valid
+
+
+def _unknown_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> list[Problem]:
+    found = []
+    for key in data:
+        try:
+            _known_keys({key: None}, place, known)
+        except Problem as problem:
+            found.append(problem)
+    return found
 
 
 def _interaction(data: Any, place: Place) -> Interaction:
@@ -188,7 +229,9 @@ def _exit(data: dict[str, Any], place: Place) -> tuple[int, str] | None:
 def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
     message = _mapping(data, place, "a message is a mapping with `method` and optional `params`")
     if not isinstance(message.get("method"), str):
-        raise Problem(place, "a message needs a `method` string", "add e.g. `method: tools/call`")
+        raise Problem(
+            place, "a message needs a `method` string", _meant(message, ("method",)) or "add e.g. `method: tools/call`"
+        )
     if "params" in message and not isinstance(message["params"], (dict, list)):
         raise Problem(
             place + ("params",),
@@ -207,17 +250,18 @@ def response(data: Any, place: Place = ()) -> dict[str, Any]:
     # Other keys are a message's fields, kept and replayed as on the wire (the recorder keeps what a
     # server adds); `mockmcp lint` warns about them.
     if ("result" in response) == ("error" in response):
-        raise Problem(place, "a response has exactly one of `result` and `error`", "keep the one the server sent")
+        fix = _meant(response, ("result", "error")) or "keep the one the server sent"
+        raise Problem(place, "a response has exactly one of `result` and `error`", fix)
     if "error" in response:
         error = response["error"]
         _mapping(error, place + ("error",), "an error is a mapping with `code` and `message`")
         code = error.get("code")
         if not isinstance(code, int) or isinstance(code, bool):
-            raise Problem(
-                place + ("error", "code"), "an error `code` must be an integer", "use e.g. -32602 (invalid params)"
-            )
+            fix = _meant(error, ("code",)) or "use e.g. -32602 (invalid params)"
+            raise Problem(place + ("error", "code"), "an error `code` must be an integer", fix)
         if not isinstance(error.get("message"), str):
-            raise Problem(place + ("error", "message"), "an error needs a `message` string", "add `message: ...`")
+            fix = _meant(error, ("message",)) or "add `message: ...`"
+            raise Problem(place + ("error", "message"), "an error needs a `message` string", fix)
     return response
 
 
@@ -242,6 +286,17 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     return ServerItem(kind, message, answer, at)
 
 
+def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
+    """`rename `reslt` to `result``, when a key of data is a near miss of a wanted one it lacks; else None."""
+    from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
+
+    for key in data:
+        miss = near(str(key), wanted)
+        if miss is not None and miss not in data:
+            return f"did you mean `{miss}`? rename `{key}` to `{miss}`"
+    return None
+
+
 def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
     """data itself, known to be a mapping; raises Problem otherwise."""
     if not isinstance(data, dict):
@@ -252,7 +307,11 @@ def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
 def _known_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> None:
     for key in data:
         if key not in known:
-            raise Problem(place + (str(key),), f"unknown key {key!r}", f"use one of: {', '.join(known)}")
+            from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
+
+            miss = near(str(key), known)
+            hint = f"did you mean `{miss}`? " if miss else ""
+            raise Problem(place + (str(key),), f"unknown key {key!r}", f"{hint}use one of: {', '.join(known)}")
 
 
 def _seconds(data: dict[str, Any], key: str, place: Place) -> float | None:

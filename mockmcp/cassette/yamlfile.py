@@ -162,13 +162,18 @@ def nodes(root: yaml.Node | None) -> list[tuple[Place, yaml.Node]]:
 
 
 def lines(found: list[tuple[Place, yaml.Node]]) -> dict[Place, int]:
-    """Where each place starts (1-based line), from one parse of the text.
+    """Where each place starts (1-based line; a mapping entry's is its key's), from one parse of the text.
 
     Looking a place up in this index, rather than parsing the text again for each one, keeps lint
     linear (200 findings in a 1000-line cassette once took 2.6 s). Under a duplicated key the last
     one wins, as it does when the cassette is loaded.
     """
-    return {place: node.start_mark.line + 1 for place, node in found}
+    index = {place: node.start_mark.line + 1 for place, node in found}
+    # A mapping entry is where its key is: a block value starts a line below (`response:` then `result:`).
+    for place, node in found:
+        if isinstance(node, yaml.MappingNode):
+            index.update((place + (str(key.value),), key.start_mark.line + 1) for key, _value in node.value)
+    return index
 
 
 def line_in(index: dict[Place, int], place: Place) -> int | None:
