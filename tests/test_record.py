@@ -436,3 +436,45 @@ def test_a_reply_no_cassette_can_hold_is_recorded_as_the_line_it_was_and_replaye
     again = req("other", "tools/odd", {"x": 1})
     (_, answer) = [json.loads(line) for line in replay_lines(out, [INIT, again]).splitlines()]
     assert answer == {**json.loads(stdout.splitlines()[1]), "id": "other"}
+
+
+def test_a_session_that_records_nothing_writes_no_cassette_and_once_then_records(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    # The server exits at once (here: `true`), before any traffic.
+    proc = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--", "true"], input=b"", capture_output=True, timeout=30, env=child_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"nothing was recorded; no cassette was written to {out}".encode() in proc.stderr
+    assert not out.exists() and not Path(str(out) + ".journal").exists()
+    # So the next `record` (mode once) records, rather than replaying an empty cassette.
+    code, stdout, stderr = run_record(out, [INIT, CALL], mode="once")
+    assert code == 0 and "replaying it" not in stderr, stderr
+    assert len(parsed(stdout)) == 2 and len(cassette.load(str(out)).interactions) == 2
+    # And a session that records nothing leaves an existing cassette as it was.
+    before = out.read_bytes()
+    proc = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", "true"],
+        input=b"",
+        capture_output=True,
+        timeout=30,
+        env=child_env(),
+    )
+    assert f"nothing was recorded; {out} was left as it was".encode() in proc.stderr
+    assert out.read_bytes() == before
+
+
+def test_replay_of_a_cassette_that_only_has_a_journal_points_to_recover(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    # What a first recording killed before it saved leaves: only the journal (here, of no traffic).
+    Path(str(out) + ".journal").write_text('{"mockmcp_journal":1,"mode":"once","meta":{}}\n')
+    replay = subprocess.run(
+        [*MOCKMCP, "replay", str(out)], input=CALL, capture_output=True, timeout=30, env=child_env()
+    )
+    assert replay.returncode != 0
+    assert b"no such cassette, but the journal of an interrupted recording of it exists" in replay.stderr
+    assert f"run `mockmcp recover {out}`".encode() in replay.stderr
+    recovered = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, timeout=30, env=child_env())
+    assert recovered.returncode == 0
+    assert f"the journal held no interaction, so no cassette was written to {out}".encode() in recovered.stderr
+    assert not out.exists() and not Path(str(out) + ".journal").exists()

@@ -94,6 +94,12 @@ def load(path: str) -> Cassette:
                 return _validate(data, None, path)
             text = handle.read().decode("utf-8")
     except FileNotFoundError:
+        if os.path.exists(files.journal_path(path)):
+            raise CassetteError(
+                "no such cassette, but the journal of an interrupted recording of it exists",
+                path=path,
+                fix=f"run `mockmcp recover {path}` to turn {files.journal_path(path)} into the cassette",
+            ) from None
         raise CassetteError(
             "no such cassette",
             path=path,

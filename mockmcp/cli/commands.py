@@ -236,7 +236,8 @@ def _finish_recording(path: str, reason: str) -> None:
             f"and are not in {path} (the first: {first!r})"
         )
     if not recovered.cassette.interactions:
-        _note(f"nothing was recorded; {path} was left as it was; {reason}")
+        kept = f"{path} was left as it was" if os.path.exists(path) else f"no cassette was written to {path}"
+        _note(f"nothing was recorded; {kept}; {reason}")
         return
     _note(
         f"recorded {len(recovered.cassette.interactions)} interactions into {path} "
@@ -256,6 +257,9 @@ def recover_session(path: str) -> None:
     for text in notes:
         _note(text)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
+    if not recovered.cassette.interactions and not os.path.exists(path):
+        _note(f"the journal held no interaction, so no cassette was written to {path}{torn}")
+        return
     _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
 
