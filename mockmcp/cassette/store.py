@@ -117,7 +117,8 @@ def save(cassette: Cassette, path: str) -> None:
     """Check the cassette, then write it atomically (the old file stays whole until the new one is complete).
 
     A cassette already at path is rewritten in place (see `yamledit`): the interactions, entries and
-    knobs that stay keep their text, comments and key order; only what changed is written anew.
+    knobs that stay keep their text, comments and key order; only what changed is written anew (so
+    a file keeps its first lines, with or without the schema's comment that `dump` writes).
     Raises CassetteError naming the place of the first problem (and the target file); nothing is written then.
     """
     cassette = cassette._replace(path=path)
@@ -199,12 +200,16 @@ def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item:
 
 
 def dump(cassette: Cassette) -> str:
-    """The cassette as YAML text, once it is checked; raises CassetteError naming the place of a problem."""
+    """The cassette as YAML text, once it is checked; raises CassetteError naming the place of a problem.
+
+    The first line names the format's JSON Schema for YAML editors (see `schema`).
+    """
     from mockmcp.cassette import yamlfile
+    from mockmcp.cassette.schema import MODELINE
 
     data = cassette.to_data()
     from_data(data, cassette.path)  # the check `checked` makes, on the very data that is written
-    return yamlfile.dump(data)
+    return MODELINE + "\n" + yamlfile.dump(data)
 
 
 def now_iso() -> str:

@@ -21,10 +21,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Problem", "cassette", "checked", "from_data", "problems", "response"]
+__all__ = [
+    "EXIT_KEYS",
+    "INTERACTION_KEYS",
+    "Problem",
+    "REQUEST_ONLY",
+    "SERVER_KEYS",
+    "TOP_KEYS",
+    "cassette",
+    "checked",
+    "from_data",
+    "problems",
+    "response",
+]
 
-_TOP_KEYS = ("version", "meta", "interactions")
-_INTERACTION_KEYS = (
+TOP_KEYS = ("version", "meta", "interactions")
+INTERACTION_KEYS = (
     "at",
     "request",
     "notification",
@@ -39,7 +51,10 @@ _INTERACTION_KEYS = (
     "took",
     "session",
 )
-_SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+EXIT_KEYS = ("status", "when")
+REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit")  # knobs of a request's interaction only
+# (`schema` builds the cassette's JSON Schema from these and the checks below: keep them in step.)
 
 
 class Problem(Exception):
@@ -66,7 +81,7 @@ def checked(built: Cassette) -> Cassette:
 def cassette(data: Any, path: str | None) -> Cassette:
     """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it)."""
     _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
-    _known_keys(data, (), _TOP_KEYS)
+    _known_keys(data, (), TOP_KEYS)
     version = data.get("version")
     if version != FORMAT_VERSION:
         raise Problem(
@@ -98,7 +113,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
     if not isinstance(data, dict):
         found.append(Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping"))
         return found, valid
-    found += _unknown_keys(data, (), _TOP_KEYS)
+    found += _unknown_keys(data, (), TOP_KEYS)
     try:
         cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
     except Problem as problem:
@@ -108,7 +123,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
         return found, valid
     for index, item in enumerate(items):
         place: Place = ("interactions", index)
-        unknown = _unknown_keys(item, place, _INTERACTION_KEYS) if isinstance(item, dict) else []
+        unknown = _unknown_keys(item, place, INTERACTION_KEYS) if isinstance(item, dict) else []
         found += unknown
         try:
             if not unknown:
@@ -130,7 +145,7 @@ def _unknown_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) ->
 
 def _interaction(data: Any, place: Place) -> Interaction:
     _mapping(data, place, "each interaction is a mapping with `request`, `notification` or `server`")
-    _known_keys(data, place, _INTERACTION_KEYS)
+    _known_keys(data, place, INTERACTION_KEYS)
     kinds = [key for key in ("request", "notification") if key in data]
     if len(kinds) > 1:
         raise Problem(
@@ -159,7 +174,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
             "`server` must be a list of messages",
             "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
         )
-    for knob in ("times", "after", "drop", "raw_response", "exit"):
+    for knob in REQUEST_ONLY:
         if knob in data and kind != "request":
             raise Problem(
                 place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
@@ -219,7 +234,7 @@ def _exit(data: dict[str, Any], place: Place) -> tuple[int, str] | None:
     if isinstance(value, int) and not isinstance(value, bool):
         value = {"status": value}
     value = _mapping(value, place + ("exit",), fix)
-    _known_keys(value, place + ("exit",), ("status", "when"))
+    _known_keys(value, place + ("exit",), EXIT_KEYS)
     status = value.get("status")
     if isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 255:
         raise Problem(place + ("exit", "status"), "an exit `status` is a whole number from 0 to 255", fix)
@@ -267,7 +282,7 @@ def response(data: Any, place: Place = ()) -> dict[str, Any]:
 
 def _server_item(data: Any, place: Place) -> ServerItem:
     _mapping(data, place, "a server item is `notification: {...}`, `request: {...}` or `raw: ...`")
-    _known_keys(data, place, _SERVER_KEYS)
+    _known_keys(data, place, SERVER_KEYS)
     kinds = [key for key in ("notification", "request", "raw") if key in data]
     if len(kinds) != 1:
         raise Problem(

@@ -297,3 +297,14 @@ def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
     drift = compare(cassettes.load(first), cassettes.load(second), Matcher.build(ignores), "other")
     print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))
     return drift.drifted
+
+
+def write_schema(output: str | None) -> None:
+    """The cassette format's JSON Schema to stdout, or atomically to a file."""
+    from mockmcp.cassette import files, schema
+
+    if output is None:
+        sys.stdout.write(schema.text())
+        return
+    files.atomic_write(output, schema.text())
+    _note(f"wrote the cassette schema to {output}")
