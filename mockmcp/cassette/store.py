@@ -122,13 +122,20 @@ def save(cassette: Cassette, path: str) -> None:
     Raises CassetteError naming the place of the first problem (and the target file); nothing is written then.
     """
     cassette = cassette._replace(path=path)
-    text = dump(cassette)
     old = _old_text(path)
-    if old is not None:
-        from mockmcp.cassette import yamledit
+    if old is None:
+        files.atomic_write(path, dump(cassette))
+        return
+    from mockmcp.cassette import yamledit
 
-        text = yamledit.rewrite(old, _as_written(old, cassette))
-    files.atomic_write(path, text)
+    data = cassette.to_data()
+    from_data(data, path)  # the check `dump` makes
+    try:
+        old_data = _parse(old, path)
+    except CassetteError:  # not YAML mockmcp reads: there is nothing to keep
+        old_data = None
+    edited = yamledit.rewrite(old, _as_written(old_data, data, cassette), old_data)
+    files.atomic_write(path, edited if edited is not None else dump(cassette))
 
 
 def _old_text(path: str) -> str | None:
@@ -140,8 +147,8 @@ def _old_text(path: str) -> str | None:
         return None
 
 
-def _as_written(text: str, cassette: Cassette) -> dict[str, Any]:
-    """The cassette's data, holding the old file's own data wherever it means the same.
+def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict[str, Any]:
+    """The cassette's data (`data`), holding the old file's own data wherever it means the same.
 
     An interaction that did not change is its old item as written (`exit: 1` stays so, not its long
     form); one that changed keeps, entry by entry, what did not (its request, its knobs). Which old
@@ -150,38 +157,52 @@ def _as_written(text: str, cassette: Cassette) -> dict[str, Any]:
     """
     from mockmcp.cassette import yamledit
 
-    data = cassette.to_data()
     try:
-        old_data = _parse(text, None)
         old = validated(old_data, None)
-    except (CassetteError, Problem):
+    except Problem:
         return data
     if yamledit.same(old.meta, cassette.meta):
         data["meta"] = old_data.get("meta")
-    unused = list(range(len(old.interactions)))
+    exact = _Pairs(old.interactions, lambda x: x.to_data())
+    by_message = _Pairs(old.interactions, lambda x: (x.kind, x.message))
     items = []
     for interaction, item in zip(cassette.interactions, data["interactions"], strict=True):
-        index = _pair(old.interactions, unused, interaction, lambda x: x.to_data())
-        if index is None:
-            index = _pair(old.interactions, unused, interaction, lambda x: (x.kind, x.message))
+        index = exact.take(interaction, by_message)
+        if index is not None:
+            item = old_data["interactions"][index]
+        else:
+            index = by_message.take(interaction, exact)
             if index is not None:
                 item = _kept_entries(old_data["interactions"][index], old.interactions[index], interaction, item)
-        else:
-            item = old_data["interactions"][index]
         items.append(item)
     data["interactions"] = items
     return data
 
 
-def _pair(old: tuple[Interaction, ...], unused: list[int], new: Interaction, key: Any) -> int | None:
-    """The first unused old interaction whose key is new's (then used), or None."""
-    from mockmcp.cassette import yamledit
+class _Pairs:
+    """The old interactions by a key (as canonical JSON), each taken at most once, in order."""
 
-    for index in unused:
-        if yamledit.same(key(old[index]), key(new)):
-            unused.remove(index)
-            return index
-    return None
+    def __init__(self, old: tuple[Interaction, ...], key: Any) -> None:
+        from mockmcp.cassette.yamledit import canonical
+
+        self.key = key
+        self.taken: set[int] = set()
+        self.queues: dict[str, list[int]] = {}
+        for index, interaction in enumerate(old):
+            self.queues.setdefault(canonical(key(interaction)), []).append(index)
+
+    def take(self, new: Interaction, other: _Pairs) -> int | None:
+        """The first old interaction with new's key that neither this nor other has taken, or None."""
+        from mockmcp.cassette.yamledit import canonical
+
+        queue = self.queues.get(canonical(self.key(new)), [])
+        while queue and (queue[0] in self.taken or queue[0] in other.taken):
+            queue.pop(0)
+        if not queue:
+            return None
+        index = queue.pop(0)
+        self.taken.add(index)
+        return index
 
 
 def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,8 @@ adds go after the mapping's last; items a list gains go where they belong in it.
 Descending stops at flow collections (`{a: 1}`, `[1, 2]`), which are replaced whole, and at any
 change the text cannot take in place (removing the first key of a list item), which replaces the
 enclosing entry instead. Every result is parsed back and compared with the data (JSON types exact);
-should it differ, the plain dump is written instead, so the edit can lose comments but never data.
+should it differ, `rewrite` gives None and the caller writes the data afresh, so an edit can lose
+comments but never data.
 """
 
 from __future__ import annotations
@@ -27,29 +28,37 @@ import yaml
 
 from mockmcp.cassette import yamlfile
 
-__all__ = ["rewrite", "same"]
+__all__ = ["canonical", "rewrite", "same"]
 
 
 class _Whole(Exception):
     """This collection cannot be patched in place: replace the entry that holds it."""
 
 
-def rewrite(text: str, data: Any) -> str:
-    """The text of data, written as an edit of text (a cassette's old YAML): see the module's docstring."""
+_UNPARSED = object()
+
+
+def rewrite(text: str, data: Any, old: Any = _UNPARSED) -> str | None:
+    """The text of data, written as an edit of text (a cassette's old YAML): see the module's docstring.
+
+    old is the data of text when the caller has parsed it already (None: it does not parse).
+    Returns None when the text cannot be edited into data (the caller writes data afresh).
+    """
     if not text.endswith("\n"):
         text += "\n"
+    if old is _UNPARSED:
+        try:
+            old = yamlfile.load(text)
+        except (yaml.YAMLError, ValueError):
+            old = None
     root = yamlfile.compose(text)
-    try:
-        old = yamlfile.load(text)
-    except (yaml.YAMLError, ValueError):
-        return yamlfile.dump(data)
     if root is None or not isinstance(root, yaml.MappingNode) or root.flow_style or not isinstance(old, dict):
-        return yamlfile.dump(data)
+        return None
     edits: list[tuple[int, int, str]] = []
     try:
         _mapping(text, root, old, data, edits)
     except _Whole:
-        return yamlfile.dump(data)
+        return None
     new = text
     for start, end, replacement in sorted(edits, reverse=True):
         new = new[:start] + replacement + new[end:]
@@ -58,15 +67,16 @@ def rewrite(text: str, data: Any) -> str:
             return new
     except (yaml.YAMLError, ValueError):
         pass
-    return yamlfile.dump(data)
+    return None
 
 
 def same(one: Any, other: Any) -> bool:
     """Equal as JSON data: types exact (`1`, `1.0` and `true` differ), key order aside."""
-    return _canonical(one) == _canonical(other)
+    return canonical(one) == canonical(other)
 
 
-def _canonical(value: Any) -> str:
+def canonical(value: Any) -> str:
+    """value as JSON text that two values equal as JSON data (types exact, key order aside) share."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
 
 
@@ -120,7 +130,7 @@ def _sequence(text: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]
     request with another answer); remove and insert the rest."""
     if len(node.value) != len(old) or not new:
         raise _Whole  # (an empty list is `[]`, which a block cannot say)
-    for tag, i1, i2, j1, j2 in _opcodes(old, new, _canonical):
+    for tag, i1, i2, j1, j2 in _opcodes(old, new, canonical):
         if tag == "equal":
             continue
         for tag2, a1, a2, b1, b2 in _opcodes(old[i1:i2], new[j1:j2], _head):
@@ -143,8 +153,8 @@ def _head(item: Any) -> str:
     """What names a list item: a mapping's first entry (an interaction's request), else the whole item."""
     if isinstance(item, dict) and item:
         first = next(iter(item))
-        return _canonical({first: item[first]})
-    return _canonical(item)
+        return canonical({first: item[first]})
+    return canonical(item)
 
 
 def _item(text: str, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
