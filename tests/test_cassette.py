@@ -375,11 +375,11 @@ interactions:
     ("place", "line"),
     [
         ((), 1),
-        (("interactions",), 3),
+        (("interactions",), 2),  # a mapping entry is where its key is
         (("interactions", 0, "request", "params", "name"), 5),
         (("interactions", 0, "response", "result", "nowhere", 2), 6),  # the deepest parent that exists
         (("interactions", 1, "request"), 8),  # a duplicated key: the last, as loading keeps it
-        (("interactions", 9), 3),
+        (("interactions", 9), 2),
         (("nowhere",), 1),
     ],
 )

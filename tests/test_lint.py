@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
-from mockmcp.cassette import yamlfile
+from mockmcp.cassette import shapes, yamlfile
 from mockmcp.cassette.store import render_place
 from mockmcp.tools import lint
 
@@ -110,15 +110,15 @@ BROKEN = [
         HEAD + "- request: {method: x}\n  response:\n    result: {}\n    eror: {code: 1, message: m}\n",
         6,
         "interactions[0].response.eror",
-        "warning",
-        "unknown key 'eror' in a JSON-RPC response",
+        "error",
+        "unknown key 'eror' in a JSON-RPC response; did you mean `error`?",
     ),
     (
         HEAD + "- request:\n    method: tools/call\n    parms: {name: read_file}\n",
         5,
         "interactions[0].request.parms",
-        "warning",
-        "unknown key 'parms'",
+        "error",
+        "unknown key 'parms' in a JSON-RPC message; did you mean `params`?",
     ),
     (
         HEAD + "- request:\n    method: tools/list\n    params: [1]\n",
@@ -251,7 +251,7 @@ BROKEN = [
     ),
     # Duplicate keys, at the second one:
     (
-        HEAD + "- request: {method: ping}\n  response:\n    result: {}\n    result: {a: 1}\n",
+        HEAD + "- request: {method: ping}\n  response:\n    result: {}\n    result: {_meta: {}}\n",
         6,
         "interactions[0].response.result",
         "error",
@@ -482,3 +482,115 @@ def test_an_unreadable_file_is_a_finding_not_a_crash(tmp_path: Path) -> None:
     assert proc.returncode == 1 and proc.stderr == ""
     assert f"{tmp_path}/missing.yaml: error: no such cassette" in proc.stdout
     assert proc.stdout.endswith("2 files: 2 errors, 0 warnings\n")
+
+
+# --- typos inside messages (the keys of the MCP shapes) and several findings in one pass ------------
+
+# (where the typo sits, as a line of YAML inside a cassette) -> the key, what it is in, the fix.
+TYPOS = [
+    (CALL % "read_file" + "    result:\n      content: []\n      iserror: true\n", "iserror", "isError"),
+    (CALL % "read_file" + "    result:\n      content: []\n      IsError: true\n", "IsError", "isError"),
+    (CALL % "read_file" + "    result:\n      content: []\n      isErorr: true\n", "isErorr", "isError"),
+    (CALL % "read_file" + "    result:\n      content: []\n      structuredcontent: {}\n", "structuredcontent", None),
+    (CALL % "read_file" + "    result:\n      content: [{type: text, txt: hi}]\n", "txt", "text"),
+    (CALL % "read_file" + "    result:\n      contnet: []\n      content: []\n", "contnet", "content"),
+    (
+        "- request: {method: initialize}\n  response:\n    result: {protocolVersion: '2025-11-25', serverinfo: {}}\n",
+        "serverinfo",
+        "serverInfo",
+    ),
+    (
+        "- request: {method: initialize}\n  response:\n    result:\n      capabilities: {tool: {}}\n",
+        "tool",
+        "tools",
+    ),
+    ("- request: {method: tools/list}\n  response:\n    result: {tools: [], nextcursor: b}\n", "nextcursor", None),
+    (
+        "- request: {method: tools/list}\n  response:\n    result:\n      tools:\n"
+        "      - {name: a, inputSchema: {}, annotations: {readOnlyhint: true}}\n",
+        "readOnlyhint",
+        "readOnlyHint",
+    ),
+    (
+        "- request: {method: tools/call, params: {name: a, _meta: {progresstoken: 1}}}\n"
+        "  response: {result: {content: []}}\n",
+        "progresstoken",
+        "progressToken",
+    ),
+    ("- request: {method: ping}\n  response: {error: {code: -32000, message: busy, dta: 1}}\n", "dta", "data"),
+    (
+        "- request: {method: tools/call, params: {name: a}}\n  server:\n"
+        "  - notification: {method: notifications/progress, params: {progresToken: 1, progress: 1}}\n"
+        "  response: {result: {content: []}}\n",
+        "progresToken",
+        "progressToken",
+    ),
+    (
+        "- request: {method: tools/call, params: {name: a}}\n  server:\n"
+        "  - request: {id: 1, method: elicitation/create, params: {message: ok?}}\n"
+        "    response: {result: {acton: accept}}\n  response: {result: {content: []}}\n",
+        "acton",
+        "action",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "key", "meant"), TYPOS, ids=[typo[1] for typo in TYPOS])
+def test_a_typo_inside_a_message_is_an_error_that_names_the_key_meant(body: str, key: str, meant: str | None) -> None:
+    findings = lint.lint_text(HEAD + body, "c.yaml")
+    assert [(f.severity, f.place.rsplit(".", 1)[-1]) for f in findings] == [("error", key)], findings
+    meant = meant or key.replace("content", "Content").replace("cursor", "Cursor")
+    assert findings[0].problem.endswith(f"did you mean `{meant}`?")
+    # The line is the key's own, whether its value is a scalar or a block.
+    assert f"{key}:" in (HEAD + body).splitlines()[findings[0].line - 1]  # type: ignore[operator]
+
+
+def test_an_unknown_key_far_from_any_known_one_is_a_warning() -> None:
+    text = HEAD + CALL % "read_file" + "    result:\n      content: []\n      vendorExtra: 1\n"
+    [finding] = lint.lint_text(text, "c.yaml")
+    assert (finding.severity, finding.place) == ("warning", "interactions[0].response.result.vendorExtra")
+    assert "unknown key 'vendorExtra' in a tools/call result" in finding.problem
+    # A _meta key of the sender's own is no finding at all; only near misses of MCP's are.
+    text = HEAD + "- request: {method: ping, params: {_meta: {com.example/trace: 1}}}\n  response: {result: {}}\n"
+    assert lint.lint_text(text, "c.yaml") == []
+
+
+def test_a_broken_file_gets_every_problem_in_one_pass_each_at_its_key() -> None:
+    text = (
+        HEAD
+        + "- request: {method: ping}\n  respnse:\n    result: {}\n"  # line 3: an unknown key, its value a block
+        + "- request: {method: ping}\n  delay: -1\n"  # line 6
+        + "- request: {method: ping}\n  Times: 2\n"  # line 8
+        + CALL % "read_file"  # lines 10-13: a sound interaction, still checked deeper
+        + "    result:\n      content: []\n      iserror: true\n"
+    )
+    findings = lint.lint_text(text, "c.yaml")
+    assert [(f.line, f.place, f.problem.split(";")[0]) for f in findings] == [
+        (4, "interactions[0].respnse", "unknown key 'respnse'"),
+        (7, "interactions[1].delay", "`delay` must be a number of seconds, at least 0"),
+        (9, "interactions[2].Times", "unknown key 'Times'"),
+        (16, "interactions[3].response.result.iserror", "unknown key 'iserror' in a tools/call result"),
+    ]
+    assert findings[0].fix.startswith("did you mean `response`?")
+    assert findings[2].fix.startswith("did you mean `times`?")
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [("iserror", "isError"), ("isErorr", "isError"), ("isEror", "isError"), ("isErrorr", "isError"), ("a", None)],
+)
+def test_a_near_miss_is_a_change_of_case_or_one_edit(key: str, meant: str | None) -> None:
+    assert shapes.near(key, ("content", "isError", "a", "b")) == meant
+
+
+@pytest.mark.parametrize(
+    ("body", "fix"),
+    [
+        ("- request: {method: ping}\n  response: {reslt: {}}\n", "did you mean `result`? rename `reslt` to `result`"),
+        ("- request: {method: ping}\n  response: {error: {code: 1, mesage: m}}\n", "did you mean `message`?"),
+        ("- request: {methd: ping}\n", "did you mean `method`?"),
+    ],
+)
+def test_a_typo_that_breaks_the_structure_says_what_was_meant(body: str, fix: str) -> None:
+    [finding] = lint.lint_text(HEAD + body, "c.yaml")
+    assert finding.severity == "error" and finding.fix.startswith(fix)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import signal
@@ -246,6 +247,30 @@ def test_modes(tmp_path: Path) -> None:
     assert run_record(out, [INIT, other], mode="all")[0] == 0
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
     assert cassette.load(str(out)).interactions[1].params["arguments"] == {"x": 2}
+
+
+def test_mode_new_keeps_the_cassette_as_written_and_adds_the_session_after_it(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    assert run_record(out, [INIT, CALL], mode="all")[0] == 0
+    text = out.read_text()
+    hand = (
+        "# Recorded once, then edited by hand.\n"
+        + text.replace("  response:", "  delay: 0.5   # slow on purpose\n  response:", 1)
+        + "# end of the first session\n"
+    )
+    out.write_text(hand)
+    other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
+    assert run_record(out, [INIT, other], mode="new")[0] == 0
+    after = out.read_text()
+    changes = [line for line in difflib.ndiff(hand.splitlines(), after.splitlines()) if line[:1] in "+-?"]
+    # Nothing removed or rewritten: when it was updated, then the new session, before the closing comment.
+    assert [line for line in changes if line[:1] != "+"] == [], changes
+    assert changes[0].startswith("+   updated_at: ") and "+   session: 1" in changes
+    assert after.endswith("  took: " + after.rsplit("  took: ", 1)[1]) and after.endswith(
+        "# end of the first session\n"
+    )
+    assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
+    assert cassette.load(str(out)).interactions[0].delay == 0.5
 
 
 def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -> None:
@@ -558,3 +583,45 @@ def test_the_journal_is_synced_as_lines_come_at_most_once_a_period(
     assert len(synced) == 1
     journal.close()
     assert len(synced) == 2  # and once more at the end
+
+
+def test_a_session_that_records_nothing_writes_no_cassette_and_once_then_records(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    # The server exits at once (here: `true`), before any traffic.
+    proc = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--", "true"], input=b"", capture_output=True, timeout=30, env=child_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"nothing was recorded; no cassette was written to {out}".encode() in proc.stderr
+    assert not out.exists() and not Path(str(out) + ".journal").exists()
+    # So the next `record` (mode once) records, rather than replaying an empty cassette.
+    code, stdout, stderr = run_record(out, [INIT, CALL], mode="once")
+    assert code == 0 and "replaying it" not in stderr, stderr
+    assert len(parsed(stdout)) == 2 and len(cassette.load(str(out)).interactions) == 2
+    # And a session that records nothing leaves an existing cassette as it was.
+    before = out.read_bytes()
+    proc = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", "true"],
+        input=b"",
+        capture_output=True,
+        timeout=30,
+        env=child_env(),
+    )
+    assert f"nothing was recorded; {out} was left as it was".encode() in proc.stderr
+    assert out.read_bytes() == before
+
+
+def test_replay_of_a_cassette_that_only_has_a_journal_points_to_recover(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    # What a first recording killed before it saved leaves: only the journal (here, of no traffic).
+    Path(str(out) + ".journal").write_text('{"mockmcp_journal":1,"mode":"once","meta":{}}\n')
+    replay = subprocess.run(
+        [*MOCKMCP, "replay", str(out)], input=CALL, capture_output=True, timeout=30, env=child_env()
+    )
+    assert replay.returncode != 0
+    assert b"no such cassette, but the journal of an interrupted recording of it exists" in replay.stderr
+    assert f"run `mockmcp recover {out}`".encode() in replay.stderr
+    recovered = subprocess.run([*MOCKMCP, "recover", str(out)], capture_output=True, timeout=30, env=child_env())
+    assert recovered.returncode == 0
+    assert f"the journal held no interaction, so no cassette was written to {out}".encode() in recovered.stderr
+    assert not out.exists() and not Path(str(out) + ".journal").exists()

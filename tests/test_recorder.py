@@ -82,7 +82,7 @@ def test_a_late_answer_to_a_cancelled_request_is_that_request_s_response() -> No
         {"method": "notifications/cancelled", "params": {"requestId": 1, "reason": "timeout"}},
         (),
     )
-    assert "raw" not in cassette.dump(made)
+    assert "raw" not in cassette.dump(made).split("\n", 1)[1]  # (after the schema comment, which names a URL)
 
 
 def test_a_late_answer_goes_to_its_own_request_not_to_the_one_in_flight() -> None:

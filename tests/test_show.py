@@ -487,3 +487,27 @@ def test_on_a_terminal_auto_colours_unless_no_color(no_color: str, coloured: boo
     assert done.returncode == 0
     assert (b"\x1b[" in output) is coloured
     assert "[3] → tools/call read_file {path: notes.txt}".encode() in re.sub(rb"\x1b\[\d+m", b"", output)
+
+
+def test_a_cassette_of_several_sessions_marks_where_each_begins() -> None:
+    lines = lines_of(
+        "version: 1\ninteractions:\n"
+        "- request: {method: ping}\n  response: {result: {}}\n"
+        "- session: 1\n  request: {method: ping}\n  response: {result: {}}\n"
+        "- session: 1\n  notification: {method: notifications/initialized}\n"
+        "- session: 2\n  request: {method: tools/list}\n  response: {result: {tools: []}}\n"
+    )
+    assert lines == [
+        "── session 0: 1 interaction ──",
+        "[0] → ping",
+        "    ← {}",
+        "── session 1: 2 interactions ──",
+        "[1] → ping",
+        "    ← {}",
+        "[2] → notifications/initialized",
+        "── session 2: 1 interaction ──",
+        "[3] → tools/list",
+        "    ← no tools",
+    ]
+    # A cassette of one session has no such line.
+    assert not any("session" in line for line in transcript(SHIPPED / "notes.yaml"))

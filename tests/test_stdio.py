@@ -124,7 +124,7 @@ def test_a_bad_cassette_is_reported_with_file_line_place_and_fix(tmp_path: Path)
     assert proc.returncode == 2 and proc.stdout == b""
     stderr = proc.stderr.decode()
     assert f"{broken}:4: interactions[0].respnse: unknown key 'respnse'" in stderr
-    assert "how to fix: use one of:" in stderr
+    assert "how to fix: did you mean `response`? use one of:" in stderr
 
 
 def test_a_signal_ends_the_session_with_a_summary(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import shutil
 import subprocess
 import sys
@@ -113,6 +114,32 @@ def test_update_writes_the_live_answers_keeps_the_knobs_then_verifies_clean(tmp_
     again = verify(path, *VARIANT, "changed-output")
     assert again.returncode == 0, again.stdout
     assert verify(path, *NOTES).returncode == 1  # and the original server now drifts from it
+
+
+def test_update_keeps_a_commented_cassette_byte_identical_outside_the_answers_that_changed(tmp_path: Path) -> None:
+    path = copy("notes-session.yaml", tmp_path)
+    edited = (
+        path.read_text()
+        .replace("interactions:\n", "# Hand-edited: the read is slow.\ninteractions:\n", 1)
+        .replace(
+            "      arguments: {path: notes.txt}\n  response:",
+            "      arguments: {path: notes.txt}   # the first note\n  delay: 0.25  # the spinner\n  response:",
+            1,
+        )
+    )
+    path.write_text(edited)
+    assert verify(path, *VARIANT, "changed-output", extra=("--update",)).returncode == 0
+    after = path.read_text()
+    # In meta, the server that answered; in the interactions, only the answers that drifted (the
+    # note's text) and their timings.
+    before_meta, before_rest = edited.split("interactions:\n", 1)
+    after_meta, after_rest = after.split("interactions:\n", 1)
+    assert after_meta.replace(after_meta.split("  server:", 1)[1].split("\n  recorder:")[0], "") == (
+        before_meta.replace(before_meta.split("  server:", 1)[1].split("\n  recorder:")[0], "")
+    )
+    changed = [line for line in difflib.ndiff(before_rest.splitlines(), after_rest.splitlines()) if line[:1] in "+-"]
+    assert changed and all("bread" in line or "milk" in line or "took:" in line or " at:" in line for line in changed)
+    assert "{path: notes.txt}   # the first note\n  delay: 0.25  # the spinner\n" in after
 
 
 def diff(first: Path, second: Path) -> subprocess.CompletedProcess[str]:

@@ -93,6 +93,12 @@ def load(path: str) -> Cassette:
             mode = os.fstat(handle.fileno()).st_mode
             raw = handle.read()
     except FileNotFoundError:
+        if os.path.exists(files.journal_path(path)):
+            raise CassetteError(
+                "no such cassette, but the journal of an interrupted recording of it exists",
+                path=path,
+                fix=f"run `mockmcp recover {path}` to turn {files.journal_path(path)} into the cassette",
+            ) from None
         raise CassetteError(
             "no such cassette",
             path=path,
@@ -119,18 +125,121 @@ def load(path: str) -> Cassette:
 def save(cassette: Cassette, path: str) -> None:
     """Check the cassette, then write it atomically (the old file stays whole until the new one is complete).
 
+    A cassette already at path is rewritten in place (see `yamledit`): the interactions, entries and
+    knobs that stay keep their text, comments and key order; only what changed is written anew (so
+    a file keeps its first lines, with or without the schema's comment that `dump` writes).
     Raises CassetteError naming the place of the first problem (and the target file); nothing is written then.
     """
-    files.atomic_write(path, dump(cassette._replace(path=path)))
+    cassette = cassette._replace(path=path)
+    old = _old_text(path)
+    if old is None:
+        files.atomic_write(path, dump(cassette))
+        return
+    from mockmcp.cassette import yamledit
+
+    data = cassette.to_data()
+    from_data(data, path)  # the check `dump` makes
+    try:
+        old_data = _parse(old, path)
+    except CassetteError:  # not YAML mockmcp reads: there is nothing to keep
+        old_data = None
+    edited = yamledit.rewrite(old, _as_written(old_data, data, cassette), old_data)
+    files.atomic_write(path, edited if edited is not None else dump(cassette))
+
+
+def _old_text(path: str) -> str | None:
+    """The text of the cassette file at path, or None when there is none to keep (or it cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict[str, Any]:
+    """The cassette's data (`data`), holding the old file's own data wherever it means the same.
+
+    An interaction that did not change is its old item as written (`exit: 1` stays so, not its long
+    form); one that changed keeps, entry by entry, what did not (its request, its knobs). Which old
+    interaction a changed one was is found by its client message. The data is that of `to_data`
+    for everything else, so the rewrite changes only what changed.
+    """
+    from mockmcp.cassette import yamledit
+
+    try:
+        old = validated(old_data, None)
+    except Problem:
+        return data
+    if yamledit.same(old.meta, cassette.meta):
+        data["meta"] = old_data.get("meta")
+    exact = _Pairs(old.interactions, lambda x: x.to_data())
+    by_message = _Pairs(old.interactions, lambda x: (x.kind, x.message))
+    items = []
+    for interaction, item in zip(cassette.interactions, data["interactions"], strict=True):
+        index = exact.take(interaction, by_message)
+        if index is not None:
+            item = old_data["interactions"][index]
+        else:
+            index = by_message.take(interaction, exact)
+            if index is not None:
+                item = _kept_entries(old_data["interactions"][index], old.interactions[index], interaction, item)
+        items.append(item)
+    data["interactions"] = items
+    return data
+
+
+class _Pairs:
+    """The old interactions by a key (as canonical JSON), each taken at most once, in order."""
+
+    def __init__(self, old: tuple[Interaction, ...], key: Any) -> None:
+        from mockmcp.cassette.yamledit import canonical
+
+        self.key = key
+        self.taken: set[int] = set()
+        self.queues: dict[str, list[int]] = {}
+        for index, interaction in enumerate(old):
+            self.queues.setdefault(canonical(key(interaction)), []).append(index)
+
+    def take(self, new: Interaction, other: _Pairs) -> int | None:
+        """The first old interaction with new's key that neither this nor other has taken, or None."""
+        from mockmcp.cassette.yamledit import canonical
+
+        queue = self.queues.get(canonical(self.key(new)), [])
+        while queue and (queue[0] in self.taken or queue[0] in other.taken):
+            queue.pop(0)
+        if not queue:
+            return None
+        index = queue.pop(0)
+        self.taken.add(index)
+        return index
+
+
+def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item: dict[str, Any]) -> dict[str, Any]:
+    """item (new's data), with the old raw entries wherever old and new hold the same value, in the old order."""
+    from mockmcp.cassette import yamledit
+
+    def field(key: str) -> str:
+        return "message" if key in ("request", "notification") else key
+
+    kept = {
+        key: value
+        for key, value in raw.items()
+        if hasattr(new, field(key)) and yamledit.same(getattr(old, field(key)), getattr(new, field(key)))
+    }
+    return {**kept, **{key: value for key, value in item.items() if key not in kept}}
 
 
 def dump(cassette: Cassette) -> str:
-    """The cassette as YAML text, once it is checked; raises CassetteError naming the place of a problem."""
+    """The cassette as YAML text, once it is checked; raises CassetteError naming the place of a problem.
+
+    The first line names the format's JSON Schema for YAML editors (see `schema`).
+    """
     from mockmcp.cassette import yamlfile
+    from mockmcp.cassette.schema import MODELINE
 
     data = cassette.to_data()
     from_data(data, cassette.path)  # the check `checked` makes, on the very data that is written
-    return yamlfile.dump(data)
+    return MODELINE + "\n" + yamlfile.dump(data)
 
 
 def now_iso() -> str:

@@ -21,10 +21,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Problem", "cassette", "checked", "from_data", "response"]
+__all__ = [
+    "EXIT_KEYS",
+    "INTERACTION_KEYS",
+    "Problem",
+    "REQUEST_ONLY",
+    "SERVER_KEYS",
+    "TOP_KEYS",
+    "cassette",
+    "checked",
+    "from_data",
+    "problems",
+    "response",
+]
 
-_TOP_KEYS = ("version", "meta", "interactions")
-_INTERACTION_KEYS = (
+TOP_KEYS = ("version", "meta", "interactions")
+INTERACTION_KEYS = (
     "at",
     "request",
     "notification",
@@ -39,7 +51,10 @@ _INTERACTION_KEYS = (
     "took",
     "session",
 )
-_SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+EXIT_KEYS = ("status", "when")
+REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit")  # knobs of a request's interaction only
+# (`schema` builds the cassette's JSON Schema from these and the checks below: keep them in step.)
 
 
 class Problem(Exception):
@@ -67,7 +82,7 @@ def cassette(data: Any, path: str | None) -> Cassette:
     """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it)."""
     _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
     _json_data(data)
-    _known_keys(data, (), _TOP_KEYS)
+    _known_keys(data, (), TOP_KEYS)
     version = data.get("version")
     if version != FORMAT_VERSION:
         raise Problem(
@@ -89,9 +104,51 @@ def cassette(data: Any, path: str | None) -> Cassette:
     return Cassette(interactions, meta, path)
 
 
+def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
+    """Every problem `cassette` would raise one at a time, in one pass, and the interactions that are valid.
+
+    For a file with several mistakes (lint reports them all at once): each unknown key, then at most
+    one other problem per interaction, since what follows a broken value cannot be judged.
+    """
+    found: list[Problem] = []
+    valid: list[tuple[int, Interaction]] = []
+    if not isinstance(data, dict):
+        found.append(Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping"))
+        return found, valid
+    found += _unknown_keys(data, (), TOP_KEYS)
+    try:
+        cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
+    except Problem as problem:
+        found.append(problem)
+    items = data.get("interactions")
+    if not isinstance(items, list):
+        return found, valid
+    for index, item in enumerate(items):
+        place: Place = ("interactions", index)
+        unknown = _unknown_keys(item, place, INTERACTION_KEYS) if isinstance(item, dict) else []
+        found += unknown
+        try:
+            if not unknown:
+                _json_data(item, place)
+                valid.append((index, _interaction(item, place)))
+        except Problem as problem:
+            found.append(problem)
+    return found, valid
+
+
+def _unknown_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> list[Problem]:
+    found = []
+    for key in data:
+        try:
+            _known_keys({key: None}, place, known)
+        except Problem as problem:
+            found.append(problem)
+    return found
+
+
 def _interaction(data: Any, place: Place) -> Interaction:
     _mapping(data, place, "each interaction is a mapping with `request`, `notification` or `server`")
-    _known_keys(data, place, _INTERACTION_KEYS)
+    _known_keys(data, place, INTERACTION_KEYS)
     kinds = [key for key in ("request", "notification") if key in data]
     if len(kinds) > 1:
         raise Problem(
@@ -120,7 +177,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
             "`server` must be a list of messages",
             "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
         )
-    for knob in ("times", "after", "drop", "raw_response", "exit"):
+    for knob in REQUEST_ONLY:
         if knob in data and kind != "request":
             raise Problem(
                 place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
@@ -180,7 +237,7 @@ def _exit(data: dict[str, Any], place: Place) -> tuple[int, str] | None:
     if isinstance(value, int) and not isinstance(value, bool):
         value = {"status": value}
     value = _mapping(value, place + ("exit",), fix)
-    _known_keys(value, place + ("exit",), ("status", "when"))
+    _known_keys(value, place + ("exit",), EXIT_KEYS)
     status = value.get("status")
     if isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 255:
         raise Problem(place + ("exit", "status"), "an exit `status` is a whole number from 0 to 255", fix)
@@ -190,7 +247,9 @@ def _exit(data: dict[str, Any], place: Place) -> tuple[int, str] | None:
 def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
     message = _mapping(data, place, "a message is a mapping with `method` and optional `params`")
     if not isinstance(message.get("method"), str):
-        raise Problem(place, "a message needs a `method` string", "add e.g. `method: tools/call`")
+        raise Problem(
+            place, "a message needs a `method` string", _meant(message, ("method",)) or "add e.g. `method: tools/call`"
+        )
     if "params" in message and not isinstance(message["params"], (dict, list)):
         raise Problem(
             place + ("params",),
@@ -209,23 +268,24 @@ def response(data: Any, place: Place = ()) -> dict[str, Any]:
     # Other keys are a message's fields, kept and replayed as on the wire (the recorder keeps what a
     # server adds); `mockmcp lint` warns about them.
     if ("result" in response) == ("error" in response):
-        raise Problem(place, "a response has exactly one of `result` and `error`", "keep the one the server sent")
+        fix = _meant(response, ("result", "error")) or "keep the one the server sent"
+        raise Problem(place, "a response has exactly one of `result` and `error`", fix)
     if "error" in response:
         error = response["error"]
         _mapping(error, place + ("error",), "an error is a mapping with `code` and `message`")
         code = error.get("code")
         if not isinstance(code, int) or isinstance(code, bool):
-            raise Problem(
-                place + ("error", "code"), "an error `code` must be an integer", "use e.g. -32602 (invalid params)"
-            )
+            fix = _meant(error, ("code",)) or "use e.g. -32602 (invalid params)"
+            raise Problem(place + ("error", "code"), "an error `code` must be an integer", fix)
         if not isinstance(error.get("message"), str):
-            raise Problem(place + ("error", "message"), "an error needs a `message` string", "add `message: ...`")
+            fix = _meant(error, ("message",)) or "add `message: ...`"
+            raise Problem(place + ("error", "message"), "an error needs a `message` string", fix)
     return response
 
 
 def _server_item(data: Any, place: Place) -> ServerItem:
     _mapping(data, place, "a server item is `notification: {...}`, `request: {...}` or `raw: ...`")
-    _known_keys(data, place, _SERVER_KEYS)
+    _known_keys(data, place, SERVER_KEYS)
     kinds = [key for key in ("notification", "request", "raw") if key in data]
     if len(kinds) != 1:
         raise Problem(
@@ -244,6 +304,17 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     return ServerItem(kind, message, answer, at)
 
 
+def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
+    """`rename `reslt` to `result``, when a key of data is a near miss of a wanted one it lacks; else None."""
+    from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
+
+    for key in data:
+        miss = near(str(key), wanted)
+        if miss is not None and miss not in data:
+            return f"did you mean `{miss}`? rename `{key}` to `{miss}`"
+    return None
+
+
 def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
     """data itself, known to be a mapping; raises Problem otherwise."""
     if not isinstance(data, dict):
@@ -254,7 +325,11 @@ def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
 def _known_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> None:
     for key in data:
         if key not in known:
-            raise Problem(place + (str(key),), f"unknown key {key!r}", f"use one of: {', '.join(known)}")
+            from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
+
+            miss = near(str(key), known)
+            hint = f"did you mean `{miss}`? " if miss else ""
+            raise Problem(place + (str(key),), f"unknown key {key!r}", f"{hint}use one of: {', '.join(known)}")
 
 
 def _seconds(data: dict[str, Any], key: str, place: Place) -> float | None:
@@ -272,7 +347,7 @@ _MAX_DELAY = 86400.0  # a day: more is a mistake, and the timers that wait it ou
 _SHOWN = 8  # how much of a too-deep place an error spells out
 
 
-def _json_data(data: Any) -> None:
+def _json_data(data: Any, at: Place = ()) -> None:
     """Every value in the cassette is JSON data: what a JSON-RPC peer can receive, nested within bounds.
 
     YAML can also say binary, sets, timestamps, non-string keys, NaN and infinity (`.nan`, `1e400`);
@@ -281,7 +356,7 @@ def _json_data(data: Any) -> None:
     """
     if _plainly_json(data):
         return
-    stack: list[tuple[Place, Any]] = [((), data)]
+    stack: list[tuple[Place, Any]] = [(at, data)]
     while stack:
         place, value = stack.pop()
         if isinstance(value, dict):

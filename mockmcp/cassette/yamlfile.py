@@ -23,7 +23,7 @@ import yaml
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import Place
 
-__all__ = ["Refused", "compose", "dump", "line_in", "line_of", "lines", "load", "nodes"]
+__all__ = ["Refused", "compose", "dump", "dump_block", "line_in", "line_of", "lines", "load", "nodes"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -129,6 +129,22 @@ _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(dict, _represent_dict)
 
 
+class _BlockDict(dict[Any, Any]):
+    """A mapping dumped in block style however small: an entry written on its own (see `dump_block`)."""
+
+
+class _BlockList(list[Any]):
+    """A list dumped in block style however small."""
+
+
+_Dumper.add_representer(
+    _BlockDict, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value, False)
+)
+_Dumper.add_representer(
+    _BlockList, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, False)
+)
+
+
 def load(text: str) -> Any:
     """Parse YAML text into plain data (dicts, lists, strings, numbers, booleans, None).
 
@@ -161,6 +177,16 @@ def _room_for(data: Any) -> Iterator[None]:
 _FRAMES_PER_LEVEL = 4
 
 
+def dump_block(data: dict[str, Any] | list[Any]) -> str:
+    """Like `dump`, with the top level in block style (`key: value` lines, `- item` lines) however small.
+
+    The rewriter (`yamledit`) writes entries and list items into an existing block this way.
+    """
+    top = _BlockDict(data) if isinstance(data, dict) else _BlockList(data)
+    with _room_for(data):
+        return yaml.dump(top, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def compose(text: str) -> yaml.Node | None:
     """The YAML node tree of text (with positions), or None when the text does not parse."""
     try:
@@ -189,13 +215,18 @@ def nodes(root: yaml.Node | None) -> list[tuple[Place, yaml.Node]]:
 
 
 def lines(found: list[tuple[Place, yaml.Node]]) -> dict[Place, int]:
-    """Where each place starts (1-based line), from one parse of the text.
+    """Where each place starts (1-based line; a mapping entry's is its key's), from one parse of the text.
 
     Looking a place up in this index, rather than parsing the text again for each one, keeps lint
     linear (200 findings in a 1000-line cassette once took 2.6 s). Under a duplicated key the last
     one wins, as it does when the cassette is loaded.
     """
-    return {place: node.start_mark.line + 1 for place, node in found}
+    index = {place: node.start_mark.line + 1 for place, node in found}
+    # A mapping entry is where its key is: a block value starts a line below (`response:` then `result:`).
+    for place, node in found:
+        if isinstance(node, yaml.MappingNode):
+            index.update((place + (str(key.value),), key.start_mark.line + 1) for key, _value in node.value)
+    return index
 
 
 def line_in(index: dict[Place, int], place: Place) -> int | None:

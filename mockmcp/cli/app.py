@@ -282,6 +282,17 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
         raise SystemExit(1)
 
 
+@cli.command()
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the schema to this file (default: stdout)."
+)
+def schema(output: str | None) -> None:
+    """Print the JSON Schema of the cassette format, for YAML editors (see docs/cassette-format.md)."""
+    from mockmcp.cli.commands import write_schema
+
+    write_schema(output)
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the command line through click; errors become messages and exit codes in `mockmcp.cli.exits`."""
     from mockmcp.cli.exits import abort, fail

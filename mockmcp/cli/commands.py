@@ -276,7 +276,8 @@ def _finish_recording(path: str, reason: str) -> None:
             f"and are not in {path} (the first: {first!r})"
         )
     if not recovered.cassette.interactions:
-        _note(f"nothing was recorded; {path} was left as it was; {reason}")
+        kept = f"{path} was left as it was" if os.path.exists(path) else f"no cassette was written to {path}"
+        _note(f"nothing was recorded; {kept}; {reason}")
         return
     _note(
         f"recorded {len(recovered.cassette.interactions)} interactions into {path} "
@@ -296,6 +297,9 @@ def recover_session(path: str) -> None:
     for text in notes:
         _note(text)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
+    if not recovered.cassette.interactions and not os.path.exists(path):
+        _note(f"the journal held no interaction, so no cassette was written to {path}{torn}")
+        return
     _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
 
@@ -308,7 +312,7 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
     from mockmcp.core.matching import Matcher
     from mockmcp.shells.live_server import drive
-    from mockmcp.tools.drift import carry_knobs, compare
+    from mockmcp.tools.drift import compare, updated
 
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(path)
@@ -317,8 +321,8 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
     print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
     if not (update and drift.drifted):
         return drift.drifted
-    updated, kept = carry_knobs(recorded, live, drift)
-    cassettes.save(updated, path)
+    new, kept = updated(recorded, live, drift)
+    cassettes.save(new, path)
     for sentence in kept:
         print(f"  {sentence}")
     print(f"updated {path} with the live answers")
@@ -333,3 +337,14 @@ def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
     drift = compare(cassettes.load(first), cassettes.load(second), Matcher.build(ignores), "other")
     print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))
     return drift.drifted
+
+
+def write_schema(output: str | None) -> None:
+    """The cassette format's JSON Schema to stdout, or atomically to a file."""
+    from mockmcp.cassette import files, schema
+
+    if output is None:
+        sys.stdout.write(schema.text())
+        return
+    files.atomic_write(output, schema.text())
+    _note(f"wrote the cassette schema to {output}")

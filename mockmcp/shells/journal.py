@@ -290,6 +290,8 @@ def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interacti
 def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     """Build the cassette from its journal, merge as the journal's mode says, save atomically, remove the journal.
 
+    A journal that holds no interaction writes nothing: the cassette, if any, stays as it was.
+
     Returns the cassette written, what the journal held, and notes for stderr (see `merge`).
     """
     path = journal_path(cassette_path)
@@ -303,10 +305,11 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     recovered = read(path)
     result = recovered.cassette
     notes: tuple[str, ...] = ()
-    if not result.interactions and os.path.exists(cassette_path):
-        # Nothing was recorded: never replace a cassette with an empty one.
+    if not result.interactions:
+        # Nothing was recorded: never replace a cassette with an empty one, nor write one where there
+        # was none (`--mode once` would replay it next time, answering nothing).
         os.unlink(path)
-        return cassettes.load(cassette_path), recovered, notes
+        return (cassettes.load(cassette_path) if os.path.exists(cassette_path) else result), recovered, notes
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         result, notes = merge(cassettes.load(cassette_path), result)
         result = result._replace(meta=_merged_meta(result.meta, recovered.cassette.meta))

@@ -22,10 +22,10 @@ from mockmcp.protocol import MINTED_KEYS
 __all__ = [
     "Drift",
     "Entry",
-    "carry_knobs",
     "compare",
     "label",
     "minted_values",
+    "updated",
 ]
 
 SAME, CHANGED, MISSING, NEW = "same", "changed", "missing", "new"
@@ -190,21 +190,69 @@ def _mask(value: Any, minted: frozenset[str]) -> Any:
 
 
 _NO_KNOBS = Interaction("request")  # every knob at its default
+_ANSWER = ("server", "response", "raw_response", "took")  # what the live session gives an interaction
 
 
-def carry_knobs(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
-    """The live session as the new cassette, keeping the hand-made fault knobs of paired interactions.
+def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
+    """The recorded cassette with the live answers where they drifted, and the live session's new requests.
 
-    Returns the cassette and a sentence per knob kept.
+    An interaction judged the same stays as recorded (and so does its text, comments and all: see
+    `store.save`); a changed or missing one takes the live answer (`server`, `response`,
+    `raw_response`, `took`) and keeps its request and its hand-made fault knobs; requests only the
+    live session made are added at the end; unsolicited server messages stay as recorded. Values the
+    server minted anew (cursors, `requestState`) are written as recorded, so the requests that echo
+    them still match. Returns the cassette and a sentence per interaction whose knobs were kept, or
+    whose recorded answer was kept because there was no live one.
     """
-    interactions = list(live.interactions)
-    kept: list[str] = []
+    interactions = list(recorded.interactions)
+    back = _minted_back(recorded, live, drift)
+    notes: list[str] = []
     for entry in drift.entries:
-        if entry.recorded is None or entry.other is None:
+        if entry.status == SAME or entry.recorded is None or entry.other is None:
             continue
-        old = recorded.interactions[entry.recorded]
-        knobs = {knob: getattr(old, knob) for knob in KNOBS if getattr(old, knob) != getattr(_NO_KNOBS, knob)}
+        old, new = recorded.interactions[entry.recorded], live.interactions[entry.other]
+        if new.response is None and old.response is not None:
+            notes.append(f"kept the recorded answer of [{entry.recorded}] {entry.label}: there was no live answer")
+            continue
+        answer = {field: _unmint(getattr(new, field), back) for field in _ANSWER}
+        interactions[entry.recorded] = old._replace(**answer)
+        knobs = [knob for knob in KNOBS if getattr(old, knob) != getattr(_NO_KNOBS, knob)]
         if knobs:
-            interactions[entry.other] = interactions[entry.other]._replace(**knobs)
-            kept.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
-    return live._replace(interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), kept
+            notes.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
+    interactions += [
+        live.interactions[entry.other] for entry in drift.entries if entry.status == NEW and entry.other is not None
+    ]
+    return recorded._replace(interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), notes
+
+
+def _minted_back(recorded: Cassette, live: Cassette, drift: Drift) -> dict[str, str]:
+    """Each minted value the live session echoed in place of a recorded one: live value to recorded."""
+    minted = minted_values(recorded)
+    back: dict[str, str] = {}
+    for entry in drift.entries:
+        if entry.recorded is not None and entry.other is not None:
+            _pair_strings(
+                recorded.interactions[entry.recorded].params, live.interactions[entry.other].params, minted, back
+            )
+    return back
+
+
+def _pair_strings(old: Any, new: Any, minted: set[str], back: dict[str, str]) -> None:
+    if isinstance(old, str) and isinstance(new, str) and old in minted and old != new:
+        back[new] = old
+    elif isinstance(old, dict) and isinstance(new, dict):
+        for key, value in old.items():
+            _pair_strings(value, new.get(key), minted, back)
+    elif isinstance(old, list) and isinstance(new, list):
+        for one, other in zip(old, new, strict=False):
+            _pair_strings(one, other, minted, back)
+
+
+def _unmint(value: Any, back: dict[str, str]) -> Any:
+    if not back or value is None:
+        return value
+    if isinstance(value, tuple):  # server items
+        return tuple(
+            item._replace(message=_unmint(item.message, back), response=_unmint(item.response, back)) for item in value
+        )
+    return map_strings(value, lambda text: back.get(text, text))

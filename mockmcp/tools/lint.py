@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from mockmcp import protocol
-from mockmcp.cassette import yamlfile
+from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
 from mockmcp.errors import CassetteError
@@ -48,7 +48,6 @@ WARNING = "warning"
 _RESULT_TYPES = ("complete", "input_required")
 _MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
 _RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
-_ERROR_KEYS = ("code", "message", "data")
 # JSON-RPC reserves -32768..-32000 and defines these; -32000..-32099 is left to implementations
 # (MCP's own -32002 and -32020..-32022 sit inside it, and so does mockmcp's -32042).
 _DEFINED_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022})
@@ -122,19 +121,30 @@ def lint_file(path: str) -> list[Finding]:
 def lint_text(text: str, path: str) -> list[Finding]:
     """Findings for cassette text (path only names it), sorted by line.
 
-    Structure first, as replay loads it; the deeper checks only when that succeeds; duplicate keys
+    Structure first, as replay loads it: when that fails, every structural problem (see
+    `validation.problems`), and the deeper checks on the interactions that are valid; duplicate keys
     whenever the YAML parses; credentials always, so a secret in a broken file is still reported.
     """
     nodes = yamlfile.nodes(yamlfile.compose(text))
+    lines = yamlfile.lines(nodes)
     findings: list[Finding] = []
     issues: list[_Issue] = []
     try:
         cassette = loads(text, path)
+        valid = list(enumerate(cassette.interactions))
     except CassetteError as error:
-        findings.append(Finding(path, error.line, error.place, ERROR, error.problem, error.fix or ""))
-    else:
-        lines = yamlfile.lines(nodes)
-        issues += [issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in _check_cassette(cassette)]
+        data = _data(text)
+        if data is _UNREADABLE:
+            findings.append(Finding(path, error.line, error.place, ERROR, error.problem, error.fix or ""))
+            valid = []
+        else:
+            problems, valid = validation.problems(data)
+            issues += [_Issue(problem.place, ERROR, problem.problem, problem.fix) for problem in problems]
+            meta = data.get("meta") if isinstance(data, dict) else None
+            cassette = Cassette(tuple(i for _index, i in valid), meta if isinstance(meta, dict) else {})
+    if valid:
+        issues += _check_cassette(cassette, [index for index, _interaction in valid])
+    issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
     issues += _duplicate_keys(nodes)
     issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
     findings += [
@@ -163,10 +173,22 @@ def _count(number: int, noun: str) -> str:
 # --- checks on the loaded cassette ----------------------------------------------------------------
 
 
-def _check_cassette(cassette: Cassette) -> Iterator[_Issue]:
+_UNREADABLE = object()
+
+
+def _data(text: str) -> Any:
+    """The plain data of the text, or _UNREADABLE when it is not YAML mockmcp reads."""
+    try:
+        return yamlfile.load(text)
+    except (yaml.YAMLError, ValueError):
+        return _UNREADABLE
+
+
+def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
+    """Checks of each interaction; indices are their places in the file (the valid ones of a broken file)."""
     offered = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
     context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS)
-    for index, interaction in enumerate(cassette.interactions):
+    for index, interaction in zip(indices, cassette.interactions, strict=True):
         yield from _check_interaction(interaction, ("interactions", index), context)
 
 
@@ -182,6 +204,7 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     if response is None or message is None:
         return
     yield from _check_response(response, place + ("response",), message.get("id"))
+    yield from _check_result(interaction.method, response, place + ("response",))
     result = response.get("result")
     if stateless and isinstance(result, dict):
         yield from _check_result_type(result, place + ("response", "result"))
@@ -192,8 +215,13 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
 def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:
     for key in message:
         if key not in _MESSAGE_KEYS:
-            problem = f"unknown key {key!r} in a JSON-RPC message (replayed as it is, but no peer reads it)"
-            yield _Issue(place + (str(key),), WARNING, problem, f"use one of: {', '.join(_MESSAGE_KEYS)}")
+            near = shapes.near(str(key), _MESSAGE_KEYS)
+            yield _unknown(shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC message", _MESSAGE_KEYS, near))
+    method = message.get("method")
+    if method in shapes.PARAMS:
+        params = message.get("params")
+        for found in shapes.unknown_keys(params, shapes.PARAMS[method], place + ("params",), f"the params of {method}"):
+            yield _unknown(found)
     if message.get("jsonrpc", "2.0") != "2.0":
         problem = f'`jsonrpc` is {message["jsonrpc"]!r}; JSON-RPC 2.0 requires "2.0"'
         yield _Issue(
@@ -218,13 +246,15 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool) -> Itera
         )
     if item.response is not None:
         yield from _check_response(item.response, place + ("response",), item.message.get("id"))
+        yield from _check_result(item.message.get("method"), item.response, place + ("response",))
 
 
 def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> Iterator[_Issue]:
     for key in response:
         if key not in _RESPONSE_KEYS:
-            problem = f"unknown key {key!r} in a JSON-RPC response (replayed as it is, but no peer reads it)"
-            yield _Issue(place + (str(key),), WARNING, problem, "use result or error; put anything else inside them")
+            near = shapes.near(str(key), _RESPONSE_KEYS)
+            found = shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC response", _RESPONSE_KEYS, near)
+            yield _unknown(found, "use result or error; put anything else inside them")
     if "id" in response and not is_valid_id(response["id"]):
         problem = (
             "a response id is a string or an integer, never "
@@ -247,19 +277,29 @@ def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> 
         )
 
 
+def _check_result(method: Any, response: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    if method in shapes.RESULTS:
+        result = response.get("result")
+        for found in shapes.unknown_keys(result, shapes.RESULTS[method], place + ("result",), f"a {method} result"):
+            yield _unknown(found)
+
+
+def _unknown(found: shapes.Unknown, fix: str = "") -> _Issue:
+    """A key no shape knows: an error when it is a near miss of a known one (a typo), else a warning."""
+    if found.near is not None:
+        problem = f"unknown key {found.key!r} in {found.what}; did you mean `{found.near}`?"
+        return _Issue(found.place, ERROR, problem, f"rename it `{found.near}`: as it is, no host reads it")
+    problem = f"unknown key {found.key!r} in {found.what} (replayed as it is, but no host reads it)"
+    return _Issue(found.place, WARNING, problem, fix or f"use one of: {', '.join(found.known)}")
+
+
 def _json_differs(one: Any, other: Any) -> bool:
     return type(one) is not type(other) or one != other
 
 
 def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
-    for key in error:
-        if key not in _ERROR_KEYS:
-            yield _Issue(
-                place + (str(key),),
-                WARNING,
-                f"unknown key {key!r} in a JSON-RPC error",
-                "use code, message and data; put anything else under `data`",
-            )
+    for found in shapes.unknown_keys(error, shapes.ERROR, place, "a JSON-RPC error"):
+        yield _unknown(found, "use code, message and data; put anything else under `data`")
     code = error["code"]
     if -32768 <= code <= -32000 and code not in _DEFINED_CODES and not -32099 <= code <= -32000:
         problem = f"error code {code} is in the range JSON-RPC reserves (-32768..-32000) but has no defined meaning"

@@ -3,7 +3,8 @@
 One line per message, in cassette order: `→` what the client sent, `←` what the server sent. A
 client message carries its interaction's index (`[3]` is `interactions[3]`, as errors and edits
 name it), lines start with the recorded offset (`+0.977s`), a response ends with how long it took,
-and each fault knob is marked on the line whose behaviour it changes. Counts close the transcript.
+and each fault knob is marked on the line whose behaviour it changes. In a cassette of several
+recorded sessions, a rule line marks where each begins. Counts close the transcript.
 
 Rendering is pure: a line is built as three groups of (text, style) spans (the head with timing and
 arrow, the summary, the tail with timings and fault marks), cut to the width on its visible text
@@ -37,10 +38,11 @@ class _Symbols(NamedTuple):
     to_client: str
     warn: str
     more: str
+    rule: str  # around the line that marks where a recorded session begins
 
 
-_UNICODE = _Symbols("→", "←", "⚠", "…")
-_ASCII = _Symbols("->", "<-", "!", "...")
+_UNICODE = _Symbols("→", "←", "⚠", "…", "──")
+_ASCII = _Symbols("->", "<-", "!", "...", "--")
 
 
 class _Line(NamedTuple):
@@ -199,6 +201,13 @@ def _header(cassette: Cassette) -> list[list[_Span]]:
     return [head] + described
 
 
+def _session_mark(session: int, cassette: Cassette, symbols: _Symbols) -> list[_Span]:
+    """`── session 1: 5 interactions ──`, before the first interaction of each recorded session."""
+    count = sum(item.session == session for item in cassette.interactions)
+    text = f"session {session}: {count} interaction{'' if count == 1 else 's'}"
+    return [(f"{symbols.rule} {text} {symbols.rule}", "bold")]
+
+
 # --- fitting and painting ------------------------------------------------------------------------------
 
 
@@ -257,7 +266,10 @@ def render(cassette: Cassette, color: bool, width: int, *, ascii_only: bool = Fa
     layout = _Layout(symbols, clock, len(f"[{max(len(cassette.interactions) - 1, 0)}]"))
     header = _header(cassette)
     lines = _wrap(header[0], width, symbols.more, first=" ") + [_cut(h, width, symbols.more) for h in header[1:]]
+    several = any(item.session for item in cassette.interactions)
     for n, item in enumerate(cassette.interactions):
+        if several and (n == 0 or item.session != cassette.interactions[n - 1].session):
+            lines.append(_cut(_session_mark(item.session, cassette, symbols), width, symbols.more))
         lines += [_fit(line, width, symbols.more) for line in _interaction_lines(n, item, layout)]
     lines += _wrap(_counts(cassette), width, symbols.more)
     return "".join(_paint(line, color) + "\n" for line in lines)

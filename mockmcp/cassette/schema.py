@@ -1,0 +1,206 @@
+"""The cassette format as a JSON Schema, for editors: completion of keys, and mistakes flagged while typing.
+
+Theory of operation. The schema is built, not written: its keys are the very tuples validation
+checks (`TOP_KEYS`, `INTERACTION_KEYS`, `SERVER_KEYS`, `EXIT_KEYS`, `REQUEST_ONLY`; a test holds
+the schema's properties equal to them, in order),
+its choices from the model (`AFTER`, `EXIT_WHEN`), and the keys of MCP's params and results (which
+an editor offers inside `request` and `response`, by method) from `shapes`; a test checks that it
+accepts every shipped cassette and refuses what validation refuses. So the schema cannot drift
+from the loader. It is JSON Schema draft-07, the draft YAML editors support best
+(yaml-language-server in VS Code and others, JetBrains IDEs). Unknown keys inside messages are
+allowed, as the loader allows them (a server may send fields the specification does not name);
+`mockmcp lint` is what reports them.
+
+Every cassette mockmcp writes starts with a `# yaml-language-server: $schema=...` line naming
+`SCHEMA_URL`, so an editor with the YAML extension finds it without any set-up.
+"""
+
+from __future__ import annotations
+
+from mockmcp.cassette import shapes
+from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION
+from mockmcp.cassette.validation import EXIT_KEYS, REQUEST_ONLY
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["MODELINE", "SCHEMA_URL", "schema", "text"]
+
+SCHEMA_URL = "https://raw.githubusercontent.com/mockmcp/mockmcp/main/docs/cassette.schema.json"
+MODELINE = f"# yaml-language-server: $schema={SCHEMA_URL}"
+
+_SECONDS = {"type": ["number", "null"], "minimum": 0}
+_DESCRIPTIONS = {
+    "at": "seconds since the session began (informative; used by --timing recorded)",
+    "request": "a request the client sent: method, optional params, optional id (kept for reference)",
+    "notification": "a notification the client sent: method, optional params, no id",
+    "delay": "seconds to wait before replaying this interaction",
+    "times": "how many times this interaction is played before the next recording of the request takes over",
+    "after": "once the last recording of a request has played its `times`: repeat it, or answer unmatched",
+    "server": "what the server sent because of the client message, in order",
+    "drop": "true never sends the reply",
+    "raw_response": "this exact line is sent instead of the reply; {{id}} becomes the caller's id",
+    "response": "the server's answer: `result` or `error`",
+    "exit": "end the session here: `exit: 1` after the reply, or `{status: 1, when: before}` instead of it",
+    "took": "seconds from request to response (informative; used by --timing recorded)",
+    "session": "which recorded session the interaction belongs to, in a cassette of several",
+}
+
+
+def text() -> str:
+    """The schema as the JSON text `mockmcp schema` prints and docs/cassette.schema.json holds."""
+    import json
+
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft-07) of a cassette, as plain data."""
+    interaction_properties: dict[str, Any] = {
+        "at": _SECONDS,
+        "request": {"$ref": "#/definitions/request"},
+        "notification": {"$ref": "#/definitions/notification"},
+        "delay": _SECONDS,
+        "times": {"type": "integer", "minimum": 1},
+        "after": {"enum": list(AFTER)},
+        "server": {"type": ["array", "null"], "items": {"$ref": "#/definitions/server_item"}},
+        "drop": {"type": "boolean"},
+        "raw_response": {"type": ["string", "null"]},
+        "response": {"$ref": "#/definitions/response"},
+        "exit": {
+            "oneOf": [
+                {"$ref": "#/definitions/status"},
+                {
+                    "type": "object",
+                    "properties": dict(
+                        zip(EXIT_KEYS, ({"$ref": "#/definitions/status"}, {"enum": list(EXIT_WHEN)}), strict=True)
+                    ),
+                    "required": ["status"],
+                    "additionalProperties": False,
+                },
+            ]
+        },
+        "took": _SECONDS,
+        "session": {"type": "integer", "minimum": 0},
+    }
+    for key, description in _DESCRIPTIONS.items():
+        interaction_properties[key] = {**interaction_properties[key], "description": description}
+    server_properties = {
+        "at": _SECONDS,
+        "notification": {"$ref": "#/definitions/notification"},
+        "request": {"$ref": "#/definitions/request"},
+        "response": {"$ref": "#/definitions/response"},
+        "raw": {"type": "string", "description": "a line sent exactly as written"},
+    }
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": SCHEMA_URL,
+        "title": "mockmcp cassette",
+        "description": "A recorded MCP session, both directions, in order (docs/cassette-format.md).",
+        "type": "object",
+        "properties": {  # TOP_KEYS
+            "version": {
+                "const": FORMAT_VERSION,
+                "description": f"the cassette format; this mockmcp reads {FORMAT_VERSION}",
+            },
+            "meta": {
+                "type": ["object", "null"],
+                "description": "facts about the recording; `redact` is used by matching",
+            },
+            "interactions": {"type": "array", "items": {"$ref": "#/definitions/interaction"}},
+        },
+        "required": ["version", "interactions"],
+        "additionalProperties": False,
+        "definitions": {
+            "interaction": {
+                "type": "object",
+                "properties": interaction_properties,
+                "additionalProperties": False,
+                "anyOf": [{"required": ["request"]}, {"required": ["notification"]}, {"required": ["server"]}],
+                "not": {"required": ["request", "notification"]},
+                "dependencies": {key: ["request"] for key in (*REQUEST_ONLY, "response")},
+                "allOf": _by_method("request", "response", shapes.RESULTS),
+            },
+            "server_item": {
+                "type": "object",
+                "properties": server_properties,
+                "additionalProperties": False,
+                "oneOf": [{"required": [kind]} for kind in ("notification", "request", "raw")],
+                "dependencies": {"response": ["request"]},
+                "allOf": _by_method("request", "response", shapes.RESULTS),
+            },
+            "request": _message(identified=True),
+            "notification": {**_message(identified=False), "not": {"required": ["id"]}},
+            "response": {
+                "type": "object",
+                "properties": {
+                    "result": {"description": "what the server answered"},
+                    "error": {
+                        "type": "object",
+                        "properties": _keys(shapes.ERROR)
+                        | {"code": {"type": "integer"}, "message": {"type": "string"}},
+                        "required": ["code", "message"],
+                    },
+                },
+                "oneOf": [{"required": ["result"]}, {"required": ["error"]}],
+            },
+            "status": {"type": "integer", "minimum": 0, "maximum": 255},
+            **{name: {"type": "object", "properties": _keys(shape)} for name, shape in shapes.SHAPES.items()},
+            "content": {
+                "type": "object",
+                "properties": _keys(
+                    {key: child for shape in shapes.CONTENT_TYPES.values() for key, child in shape.items()}
+                )
+                | {"type": {"type": "string", "enum": list(shapes.CONTENT_TYPES)}},
+            },
+            "meta": {"type": "object", "properties": {key: {} for key in shapes.META_KEYS}},
+        },
+    }
+
+
+def _message(identified: bool) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "method": {"type": "string"},
+        "params": {"type": ["object", "array"]},
+    }
+    if identified:
+        properties["id"] = {"type": ["string", "integer"]}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["method"],
+        "allOf": [
+            {
+                "if": {"properties": {"method": {"const": method}}, "required": ["method"]},
+                "then": {"properties": {"params": {"type": "object", "properties": _keys(shape)}}},
+            }
+            for method, shape in shapes.PARAMS.items()
+        ],
+    }
+
+
+def _by_method(message: str, answer: str, results: dict[str, shapes.Shape]) -> list[dict[str, Any]]:
+    """For each method, the keys its result may hold, offered inside `response.result` (never required)."""
+    return [
+        {
+            "if": {"properties": {message: {"properties": {"method": {"const": method}}}}, "required": [message]},
+            "then": {
+                "properties": {answer: {"properties": {"result": {"type": "object", "properties": _keys(shape)}}}}
+            },
+        }
+        for method, shape in results.items()
+    ]
+
+
+def _keys(shape: shapes.Shape) -> dict[str, Any]:
+    """A shape's keys as schema properties: a nested shape by reference, a list of them as an array of it."""
+    properties: dict[str, Any] = {}
+    for key, child in shape.items():
+        if child is None:
+            properties[key] = {}
+        elif child.startswith("["):
+            properties[key] = {"type": "array", "items": {"$ref": f"#/definitions/{child[1:-1]}"}}
+        else:
+            properties[key] = {"$ref": f"#/definitions/{child}"}
+    return properties

@@ -1,0 +1,242 @@
+"""Rewriting a cassette's YAML text in place: only what changed is written again.
+
+Theory of operation. People explain their edits in comments, and order keys as they read best;
+PyYAML's loader drops both, so writing a cassette again from its data would lose them on every
+`verify --update` or `record --mode new`. A round-trip YAML library (ruamel.yaml) keeps them, but
+is a new dependency, slower to import and to parse, and loads a second dialect beside ours. This
+module instead edits the text: `compose` gives every node of the old text its start and end, the
+old and the new data are compared from the root down, and only the entries whose values differ
+are replaced, each by the standard dump of its new value (`yamlfile.dump`) indented to where it
+stands. Equal entries, comments, blank lines and key order stay byte for byte; keys the new data
+adds go after the mapping's last; items a list gains go where they belong in it.
+
+Descending stops at flow collections (`{a: 1}`, `[1, 2]`), which are replaced whole, and at any
+change the text cannot take in place (removing the first key of a list item), which replaces the
+enclosing entry instead. Every result is parsed back and compared with the data (JSON types exact);
+should it differ, `rewrite` gives None and the caller writes the data afresh, so an edit can lose
+comments but never data.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from mockmcp.cassette import yamlfile
+
+__all__ = ["canonical", "rewrite", "same"]
+
+
+class _Whole(Exception):
+    """This collection cannot be patched in place: replace the entry that holds it."""
+
+
+_UNPARSED = object()
+
+
+def rewrite(text: str, data: Any, old: Any = _UNPARSED) -> str | None:
+    """The text of data, written as an edit of text (a cassette's old YAML): see the module's docstring.
+
+    old is the data of text when the caller has parsed it already (None: it does not parse).
+    Returns None when the text cannot be edited into data (the caller writes data afresh).
+    """
+    if not text.endswith("\n"):
+        text += "\n"
+    if old is _UNPARSED:
+        try:
+            old = yamlfile.load(text)
+        except (yaml.YAMLError, ValueError):
+            old = None
+    root = yamlfile.compose(text)
+    if root is None or not isinstance(root, yaml.MappingNode) or root.flow_style or not isinstance(old, dict):
+        return None
+    edits: list[tuple[int, int, str]] = []
+    try:
+        _mapping(text, root, old, data, edits)
+    except _Whole:
+        return None
+    new = text
+    for start, end, replacement in sorted(edits, reverse=True):
+        new = new[:start] + replacement + new[end:]
+    try:
+        if same(yamlfile.load(new), data):
+            return new
+    except (yaml.YAMLError, ValueError):
+        pass
+    return None
+
+
+def same(one: Any, other: Any) -> bool:
+    """Equal as JSON data: types exact (`1`, `1.0` and `true` differ), key order aside."""
+    return canonical(one) == canonical(other)
+
+
+def canonical(value: Any) -> str:
+    """value as JSON text that two values equal as JSON data (types exact, key order aside) share."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def _block(node: yaml.Node) -> bool:
+    return isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style
+
+
+def _mapping(text: str, node: yaml.MappingNode, old: dict[Any, Any], new: dict[Any, Any], edits: list[Any]) -> None:
+    pairs = {key.value: (key, value) for key, value in node.value if isinstance(key, yaml.ScalarNode)}
+    if set(map(str, old)) != set(old) or set(map(str, new)) != set(new) or len(pairs) != len(old):
+        raise _Whole  # keys that are not plain strings, or duplicated: nothing to edit safely
+    if not new:
+        raise _Whole  # an empty mapping is `{}`, which a block cannot say
+    for name, (key, value) in pairs.items():
+        if name not in new:
+            edits.append(_delete_entry(text, node, key, value))
+        elif not same(old[name], new[name]):
+            _entry(text, key, value, old[name], new[name], edits)
+    added = {name: item for name, item in new.items() if name not in old}
+    if added:
+        column = node.value[0][0].start_mark.column
+        lines = _indent(yamlfile.dump_block(added).rstrip("\n"), column)
+        edits.append(_append(text, _value_end(text, node.value[-1][1]), " " * column + lines))
+
+
+def _entry(text: str, key: yaml.Node, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
+    """Edit the value of one mapping entry: in place when both are block collections of a kind, else whole."""
+    mark = len(edits)
+    try:
+        if _block(value) and isinstance(old, dict) and isinstance(new, dict) and isinstance(value, yaml.MappingNode):
+            _mapping(text, value, old, new, edits)
+            return
+        if _block(value) and isinstance(old, list) and isinstance(new, list) and isinstance(value, yaml.SequenceNode):
+            _sequence(text, value, old, new, edits)
+            return
+    except _Whole:
+        del edits[mark:]  # what the attempt edited inside is replaced with the rest
+    start, end = key.start_mark.index, _value_end(text, value)
+    rendered = _indent(yamlfile.dump_block({key.value: new}).rstrip("\n"), key.start_mark.column)
+    # A comment after the key (`response:   # why it fails`), before its block, stays on the key's line.
+    between = text[key.end_mark.index : value.start_mark.index]
+    comment = between.split("\n", 1)[0] if "\n" in between else ""
+    if "#" in comment:
+        first, newline, rest = rendered.partition("\n")
+        rendered = f"{first}  {comment[comment.index('#') :].rstrip()}{newline}{rest}"
+    edits.append((start, end, rendered))
+
+
+def _sequence(text: str, node: yaml.SequenceNode, old: list[Any], new: list[Any], edits: list[Any]) -> None:
+    """Keep equal items; edit in place the items that are the same one changed (same first entry: the same
+    request with another answer); remove and insert the rest."""
+    if len(node.value) != len(old) or not new:
+        raise _Whole  # (an empty list is `[]`, which a block cannot say)
+    for tag, i1, i2, j1, j2 in _opcodes(old, new, canonical):
+        if tag == "equal":
+            continue
+        for tag2, a1, a2, b1, b2 in _opcodes(old[i1:i2], new[j1:j2], _head):
+            if tag2 == "equal" or (tag2 == "replace" and a2 - a1 == b2 - b1):
+                for offset in range(a2 - a1):
+                    index = i1 + a1 + offset
+                    _item(text, node.value[index], old[index], new[j1 + b1 + offset], edits)
+                continue
+            edits.extend(_delete_item(text, node.value[index]) for index in range(i1 + a1, i1 + a2))
+            if b1 < b2:
+                edits.append(_insert_items(text, node, i1 + a2, new[j1 + b1 : j1 + b2]))
+
+
+def _opcodes(old: list[Any], new: list[Any], key: Any) -> Sequence[tuple[str, int, int, int, int]]:
+    matcher = difflib.SequenceMatcher(None, [key(x) for x in old], [key(x) for x in new], autojunk=False)
+    return matcher.get_opcodes()
+
+
+def _head(item: Any) -> str:
+    """What names a list item: a mapping's first entry (an interaction's request), else the whole item."""
+    if isinstance(item, dict) and item:
+        first = next(iter(item))
+        return canonical({first: item[first]})
+    return canonical(item)
+
+
+def _item(text: str, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
+    mark = len(edits)
+    try:
+        if _block(value) and isinstance(old, dict) and isinstance(new, dict) and isinstance(value, yaml.MappingNode):
+            _mapping(text, value, old, new, edits)
+            return
+    except _Whole:
+        del edits[mark:]
+    dash = _dash(text, value)
+    rendered = _indent(yamlfile.dump_block([new]).rstrip("\n"), _column(text, dash))
+    edits.append((dash, _value_end(text, value), rendered))
+
+
+def _insert_items(text: str, node: yaml.SequenceNode, index: int, items: list[Any]) -> tuple[int, int, str]:
+    """New items before node.value[index], or after the last one."""
+    column = _column(text, _dash(text, node.value[0]))
+    rendered = " " * column + _indent(yamlfile.dump_block(items).rstrip("\n"), column)
+    if index < len(node.value):
+        start = _line_start(text, _dash(text, node.value[index]))
+        return start, start, rendered + "\n"
+    return _append(text, _value_end(text, node.value[-1]), rendered)
+
+
+def _append(text: str, end: int, rendered: str) -> tuple[int, int, str]:
+    """An edit putting rendered lines after the line end is on (before the comments that follow it)."""
+    after = _line_after(text, end)
+    return after, after, ("" if text[:after].endswith("\n") else "\n") + rendered + "\n"
+
+
+def _delete_item(text: str, value: yaml.Node) -> tuple[int, int, str]:
+    start = _line_start(text, _dash(text, value))
+    return start, _line_after(text, _value_end(text, value)), ""
+
+
+def _delete_entry(text: str, node: yaml.MappingNode, key: yaml.Node, value: yaml.Node) -> tuple[int, int, str]:
+    start = _line_start(text, key.start_mark.index)
+    if text[start : key.start_mark.index].strip():
+        raise _Whole  # `- key: ...`: the item's first key carries its dash
+    return start, _line_after(text, _value_end(text, value)), ""
+
+
+def _dash(text: str, value: yaml.Node) -> int:
+    """Where the `-` of a block sequence item is."""
+    return text.rfind("-", 0, value.start_mark.index)
+
+
+def _value_end(text: str, value: yaml.Node) -> int:
+    """Where the value's own text ends: block collections' end marks run on to the next token."""
+    end = value.end_mark.index
+    if _block(value) or (isinstance(value, yaml.ScalarNode) and value.style in ("|", ">")):
+        return _content_end(text, end)
+    return end
+
+
+def _content_end(text: str, end: int) -> int:
+    """end, moved back over trailing blank and comment-only lines (which belong to what follows)."""
+    while True:
+        stripped = len(text[:end].rstrip())
+        start = _line_start(text, stripped)
+        if stripped and text[start:stripped].lstrip().startswith("#"):
+            end = start
+            continue
+        return stripped
+
+
+def _line_start(text: str, index: int) -> int:
+    return text.rfind("\n", 0, index) + 1
+
+
+def _line_after(text: str, index: int) -> int:
+    """The start of the line after the one index is on (or the end of the text)."""
+    newline = text.find("\n", index)
+    return len(text) if newline < 0 else newline + 1
+
+
+def _column(text: str, index: int) -> int:
+    return index - _line_start(text, index)
+
+
+def _indent(block: str, column: int) -> str:
+    """block with every line but the first indented by column (the first goes where the old text was)."""
+    first, *rest = block.split("\n")
+    return "\n".join([first, *(" " * column + line if line else line for line in rest)])

@@ -1,0 +1,163 @@
+"""The fault cookbook of docs/cassette-format.md: each recipe, as written there, replayed to the SDK's host.
+
+A recipe is the YAML block after a `<!-- recipe: NAME -->` line; each is put after a handshake and
+a tools/list that offers `fetch`, replayed by `mockmcp replay`, and met by the official SDK host,
+which must see what the document says it sees. A recipe without a check here, or a check whose
+recipe is gone, fails too.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import ROOT, child_env
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from sdk_host import text_of
+
+from mockmcp.cassette import store, validation, yamlfile
+from mockmcp.tools import lint
+
+DOC = ROOT / "docs" / "cassette-format.md"
+RECIPES = dict(re.findall(r"<!-- recipe: ([\w-]+) -->\n```yaml\n(.*?)```", DOC.read_text(), re.S))
+HANDSHAKE = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response:
+    result:
+      protocolVersion: '2025-11-25'
+      capabilities: {tools: {}, logging: {}}
+      serverInfo: {name: cookbook, version: '1'}
+- notification: {method: notifications/initialized}
+- request: {method: tools/list}
+  response:
+    result:
+      tools:
+      - {name: fetch, inputSchema: {type: object}}
+"""
+
+Check = Callable[[Client], Awaitable[None]]
+
+
+async def tool_error(host: Client) -> None:
+    result = await host.call_tool("fetch", {})
+    assert result.is_error is True and text_of(result) == "quota exceeded, try again tomorrow"
+
+
+async def protocol_error(host: Client) -> None:
+    with pytest.raises(MCPError) as raised:
+        await host.call_tool("fetch", {})
+    assert (raised.value.error.code, raised.value.error.message) == (-32603, "internal error")
+    assert raised.value.error.data == {"retry_after": 5}
+
+
+async def slow_call(host: Client) -> None:
+    start = time.monotonic()
+    assert text_of(await host.call_tool("fetch", {})) == "at last"
+    assert time.monotonic() - start >= 1.5
+
+
+async def hang(host: Client) -> None:
+    with pytest.raises(MCPError) as raised:
+        await host.call_tool("fetch", {}, read_timeout_seconds=0.5)
+    assert raised.value.error.code == REQUEST_TIMEOUT
+    assert (await host.list_tools()).tools[0].name == "fetch"  # the session goes on
+
+
+async def crash(host: Client) -> None:
+    await host.list_tools()
+    with pytest.raises(MCPError) as raised:
+        await host.call_tool("fetch", {})
+    assert raised.value.error.code == CONNECTION_CLOSED
+
+
+async def malformed_line(host: Client) -> None:
+    with pytest.raises(MCPError) as raised:
+        await host.call_tool("fetch", {}, read_timeout_seconds=1)
+    assert raised.value.error.code == REQUEST_TIMEOUT
+    assert (await host.list_tools()).tools[0].name == "fetch"
+
+
+async def retry(host: Client) -> None:
+    outcomes = []
+    for _ in range(4):
+        try:
+            outcomes.append(text_of(await host.call_tool("fetch", {})))
+        except MCPError as error:
+            outcomes.append(f"{error.error.code} {error.error.message}")
+    assert outcomes[:3] == ["-32603 try again", "-32603 try again", "ok"]
+    assert outcomes[3].startswith("-32042 mockmcp: no recorded interaction matches")
+
+
+async def server_messages(host: Client) -> None:
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, _message: str | None) -> None:
+        progress.append(value)
+
+    assert text_of(await host.call_tool("fetch", {}, progress_callback=on_progress)) == "done"
+    assert progress == [1, 2]
+    assert LOGS == ["disk almost full"]
+
+
+LOGS: list[Any] = []
+CHECKS: dict[str, Check] = {
+    "tool-error": tool_error,
+    "protocol-error": protocol_error,
+    "slow-call": slow_call,
+    "hang": hang,
+    "crash": crash,
+    "malformed-line": malformed_line,
+    "retry": retry,
+    "server-messages": server_messages,
+}
+
+
+def test_every_recipe_has_a_check_and_every_check_a_recipe() -> None:
+    assert sorted(RECIPES) == sorted(CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_each_recipe_loads_and_lints_clean(name: str) -> None:
+    text = HANDSHAKE + RECIPES[name]
+    validation.from_data(yamlfile.load(text))
+    assert [f for f in lint.lint_text(text, name) if f.severity == "error"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(CHECKS))
+async def test_each_recipe_replays_to_the_sdk_host_as_documented(name: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(HANDSHAKE + RECIPES[name])
+    store.load(str(path))
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "mockmcp", "replay", str(path)], env=child_env(), cwd=str(ROOT)
+    )
+    LOGS.clear()
+
+    async def on_log(params: Any) -> None:
+        LOGS.append(params.data)
+
+    with anyio.fail_after(30):
+        async with Client(server, mode="legacy", logging_callback=on_log) as host:
+            await CHECKS[name](host)
+
+
+def test_the_error_example_is_what_mockmcp_says() -> None:
+    text = DOC.read_text()
+    example = text[text.index("## Errors") :].split("```")[1].strip().splitlines()
+    finding = lint.lint_text(
+        "version: 1\ninteractions:\n- request: {method: ping}\n  respnse: {result: {}}\n", "c.yaml"
+    )[0]
+    assert example[0].endswith(f".respnse: {finding.problem}")
+    assert example[1] == f"  how to fix: {finding.fix}"

@@ -1,0 +1,119 @@
+"""The cassette format's JSON Schema: built from validation's own definitions, accepting what loads.
+
+`jsonschema` (a dependency of the `mcp` SDK, named in the test extra) checks the schema the way
+a YAML editor does; mockmcp itself never needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+
+from mockmcp.cassette import schema, store, validation, yamlfile
+from mockmcp.errors import CassetteError
+
+VALIDATOR = jsonschema.Draft7Validator(schema.schema())
+CASSETTES = sorted([*SHIPPED.glob("*.yaml"), *(ROOT / "examples").glob("*.yaml")])
+
+
+def test_the_schema_is_a_valid_draft_7_schema() -> None:
+    jsonschema.Draft7Validator.check_schema(schema.schema())
+
+
+def test_its_keys_are_validations_own() -> None:
+    built = schema.schema()
+    definitions = built["definitions"]
+    assert tuple(built["properties"]) == validation.TOP_KEYS
+    assert tuple(definitions["interaction"]["properties"]) == validation.INTERACTION_KEYS
+    assert tuple(definitions["server_item"]["properties"]) == validation.SERVER_KEYS
+    assert tuple(definitions["interaction"]["properties"]["exit"]["oneOf"][1]["properties"]) == validation.EXIT_KEYS
+    assert set(definitions["interaction"]["dependencies"]) == {*validation.REQUEST_ONLY, "response"}
+
+
+def test_the_shipped_schema_file_is_the_one_built() -> None:
+    assert (ROOT / "docs" / "cassette.schema.json").read_text() == schema.text()
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=lambda path: path.name)
+def test_every_shipped_cassette_is_valid(path: Path) -> None:
+    errors = [error.message for error in VALIDATOR.iter_errors(yamlfile.load(path.read_text()))]
+    assert errors == []
+
+
+GOOD = "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: a}}\n"
+
+# Each edit the loader refuses; the schema refuses it too.
+REFUSED = [
+    ("respnse: {result: {}}", "an unknown interaction key"),
+    ("tims: 2", "a misspelled knob"),
+    ("times: 0", "times below 1"),
+    ("after: never", "an unknown `after`"),
+    ("delay: -1", "a negative delay"),
+    ("drop: 'yes'", "a flag that is not a boolean"),
+    ("exit: {status: 1, wen: before}", "an unknown exit key"),
+    ("exit: 300", "an exit status above 255"),
+    ("response: {result: {}, error: {code: 1, message: m}}", "a response with both"),
+    ("response: {error: {code: x, message: m}}", "an error code that is not an integer"),
+    ("server: [{rawe: x}]", "an unknown server item key"),
+    ("server: [{notification: {method: m}, response: {result: {}}}]", "a response to a notification"),
+    ("notification: {method: m}", "both a request and a notification"),
+]
+
+
+@pytest.mark.parametrize(("line", "what"), REFUSED, ids=[what for _line, what in REFUSED])
+def test_what_the_loader_refuses_the_schema_refuses(line: str, what: str) -> None:
+    data: Any = yamlfile.load(GOOD + f"  {line}\n")
+    with pytest.raises(CassetteError):
+        validation.from_data(data)
+    assert list(VALIDATOR.iter_errors(data)), what
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "version: 2\ninteractions: []\n",
+        "version: 1\nintercations: []\n",
+        "version: 1\ninteractions:\n- notification: {id: 1, method: m}\n",
+        "version: 1\ninteractions:\n- delay: 1\n",
+    ],
+    ids=["version", "top-level typo", "notification with an id", "empty interaction"],
+)
+def test_more_that_both_refuse(text: str) -> None:
+    data = yamlfile.load(text)
+    with pytest.raises(CassetteError):
+        validation.from_data(data)
+    assert list(VALIDATOR.iter_errors(data))
+
+
+def test_an_editor_is_offered_the_keys_of_a_methods_result() -> None:
+    # Not enforced (the loader keeps unknown keys), but named, so an editor completes `isError`.
+    offered = schema.schema()["definitions"]["interaction"]["allOf"]
+    [tools_call] = [
+        rule for rule in offered if rule["if"]["properties"]["request"]["properties"]["method"]["const"] == "tools/call"
+    ]
+    assert "isError" in tools_call["then"]["properties"]["response"]["properties"]["result"]["properties"]
+
+
+def test_the_command_prints_the_schema_and_writes_it(tmp_path: Path) -> None:
+    printed = subprocess.run([*MOCKMCP, "schema"], capture_output=True, text=True, timeout=60, env=child_env())
+    assert printed.returncode == 0 and json.loads(printed.stdout) == schema.schema()
+    out = tmp_path / "cassette.schema.json"
+    written = subprocess.run([*MOCKMCP, "schema", "-o", str(out)], capture_output=True, timeout=60, env=child_env())
+    assert written.returncode == 0 and out.read_text() == schema.text()
+
+
+def test_a_cassette_mockmcp_writes_names_the_schema_on_its_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    store.save(validation.from_data(yamlfile.load(GOOD)), str(path))
+    assert path.read_text().splitlines()[0] == f"# yaml-language-server: $schema={schema.SCHEMA_URL}"
+    # A file written by hand without it keeps its own first lines when mockmcp rewrites it.
+    path.write_text("# mine\n" + GOOD)
+    loaded = store.load(str(path))
+    store.save(loaded._replace(meta={"description": "x"}), str(path))
+    assert path.read_text().startswith("# mine\nversion: 1\n")
