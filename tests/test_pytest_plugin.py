@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SHIPPED
 
-from mockmcp.plugin.mock_server import cassette_name, server_command
+from mockmcp.plugin.mock_server import server_command
+from mockmcp.plugin.naming import cassette_name
 
 pytest_plugins = ["pytester"]
 
@@ -188,18 +189,26 @@ def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"),
+    ("parts", "expected"),
     [
-        ("test_plain", "test_plain.yaml"),
-        ("test_x[a/b c]", "test_x_a_b_c-"),
-        ("test_y[" + "z" * 300 + "]", "test_y_"),
+        (["test_plain"], "test_plain.yaml"),
+        (["TestMilk", "test_read"], "TestMilk.test_read.yaml"),
+        (["test_x[a/b c]"], "test_x[a_b c].yaml"),
+        (["test_x[../../etc]"], "test_x[.._.._etc].yaml"),
+        (['test_w[a:b*c?"<>|\\]'], "test_w[a_b_c______].yaml"),
+        ([".hidden"], "_hidden.yaml"),
     ],
 )
-def test_cassette_names_are_safe_and_unique(name: str, expected: str) -> None:
-    made = cassette_name(name)
-    assert made.startswith(expected) and made.endswith(".yaml") and len(made) <= 130
-    assert "/" not in made and " " not in made
-    assert cassette_name(name + "!") != made
+def test_cassette_names_keep_the_test_id_with_forbidden_characters_replaced(parts: list[str], expected: str) -> None:
+    assert cassette_name(parts) == expected
+
+
+def test_only_a_name_too_long_for_a_file_system_is_cut_and_keeps_a_hash() -> None:
+    made = cassette_name(["test_y[" + "z" * 300 + "]"])
+    assert made.startswith("test_y[zzz") and made.endswith(".yaml") and len(made.encode()) <= 200
+    assert cassette_name(["test_y[" + "z" * 300 + "!]"]) != made
+    wide = cassette_name(["test_\u00e9[" + "\u00e9" * 300 + "]"])  # cut on a character, not inside one
+    assert len(wide.encode()) <= 200 and wide.encode().decode() == wide
 
 
 def test_the_first_server_named_wins_in_precedence_order() -> None:

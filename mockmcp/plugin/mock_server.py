@@ -2,38 +2,40 @@
 
 The pytest plugin is only hooks and fixtures over this module, so the rules live here once:
 
-- the cassette of a test is `<test dir>/cassettes/<test module>/<test name>.yaml` by default, the
-  name made safe for file systems (long names are cut and keep a hash of the whole, to stay unique);
+- the cassette of a test: see `naming`;
 - the real server to record from: the command line, then the marker, then the fixture, then the ini
   option, the first that names one;
 - record modes as in `mockmcp record`, with `none` (the default) never recording: a missing
   cassette fails with the exact command that records it;
-- a recording goes to a temporary cassette, moved over the real one (atomically, under a lock, so
-  parallel workers never see half a file) only when the test passed, unless asked otherwise;
+- a recording goes to a temporary cassette, moved over the real one (atomically, under a lock on
+  the folder, so parallel workers never see half a file) only when the test passed, unless asked
+  otherwise; re-recording keeps the fault knobs of the interactions it keeps, the file's
+  permissions, and never replaces a cassette with an empty recording;
 - replay reports are read after the test: a request the cassette could not answer, or a server
   request the host answered differently from the recording, fails the test with the whole
-  explanation; strict also fails on interactions the host never asked for.
+  explanation; so does a replay the host launched that left no report (it was killed before it
+  could say); strict also fails on interactions the host never asked for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
+import glob
 import json
 import os
-import re
 import shlex
-import shutil
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from mockmcp.plugin import launch
 from mockmcp.protocol import RecordMode
 
-__all__ = ["MODES", "MockServer", "cassette_name", "check_mode", "lock", "server_command"]
+__all__ = ["MODES", "MockServer", "check_mode", "lock", "server_command"]
 
 # The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
 # never does by accident).
@@ -45,20 +47,6 @@ def check_mode(text: str) -> str:
     return RecordMode.parse(text, allow_none=True).value
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_MAX_NAME = 120
-
-
-def cassette_name(test_name: str) -> str:
-    """A file name for a test (parametrized ids included): safe characters, bounded length, unique."""
-    safe = _UNSAFE.sub("_", test_name).strip("._") or "test"
-    if len(safe) > _MAX_NAME or safe != test_name:
-        # Replacing characters or cutting can make two names one: a hash of the whole keeps them apart.
-        digest = hashlib.sha1(test_name.encode()).hexdigest()[:10]
-        safe = f"{safe[: _MAX_NAME - 11]}-{digest}"
-    return safe + ".yaml"
-
-
 def server_command(*choices: str | Sequence[str] | None) -> list[str] | None:
     """The first server command given, in precedence order; a string is split like a shell would."""
     for choice in choices:
@@ -68,15 +56,28 @@ def server_command(*choices: str | Sequence[str] | None) -> list[str] | None:
 
 
 @contextlib.contextmanager
-def lock(path: Path) -> Iterator[None]:
-    """An exclusive lock beside a cassette, across processes (pytest-xdist workers included)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{path}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on a cassette folder, across processes (pytest-xdist workers included).
+
+    The folder itself is locked, so no lock file is left beside the cassettes to end up in commits.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class MockServer:
@@ -106,21 +107,26 @@ class MockServer:
 
         Beside the cassette, so that keeping it is one rename on the same file system.
         """
-        return self.cassette.with_name(f".{self.cassette.stem}.{os.getpid()}.recording.yaml")
+        return self._staged(os.getpid())
+
+    def _staged(self, pid: int | str) -> Path:
+        return self.cassette.with_name(f".{self.cassette.stem}.{pid}.recording.yaml")
 
     @property
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server."""
-        mockmcp = [sys.executable, "-m", "mockmcp"]
         if self.recording:
             if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
-                shutil.copyfile(self.cassette, self.staged)
+                self.staged.write_bytes(self.cassette.read_bytes())
             # A host may launch the server more than once in a test: later launches add to the first.
             new = self.mode == RecordMode.NEW.value or self.staged.exists()
             mode = (RecordMode.NEW if new else RecordMode.ALL).value
-            return [*mockmcp, "record", "-o", str(self.staged), "--mode", mode, "--", *(self.server or [])]
+            record = ["record", "-o", str(self.staged), "--mode", mode, "--", *(self.server or [])]
+            return [sys.executable, "-m", "mockmcp", *record]
         ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
-        return [*mockmcp, "replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]
+        report = str(self.workdir / "report-{pid}.json")
+        replay = ["replay", str(self.cassette), "--report", report, *ignores]
+        return [sys.executable, "-m", launch.__name__, str(self.workdir), *replay]
 
     @property
     def stdio_params(self) -> Any:
@@ -141,19 +147,44 @@ class MockServer:
         if not self.recording and not self.cassette.exists():
             return (
                 f"no cassette at {self.cassette}; record it by running this test with --mockmcp-record=once:\n"
-                f"  pytest --mockmcp-record=once {shlex.quote(nodeid)}"
+                f"  pytest --mockmcp-record=once {shlex.quote(nodeid)}\n"
+                '(a marker\'s record= wins over the option: a test marked record="none" is never recorded)'
             )
         return None
 
-    def reports(self) -> list[dict[str, Any]]:
-        """The replay reports of every launch in this test, oldest first."""
-        files = sorted(self.workdir.glob("report-*.json"), key=lambda p: p.stat().st_mtime)
-        return [json.loads(p.read_text()) for p in files]
+    def launches(self) -> list[int]:
+        """The pids of the replays the host launched in this test, oldest first."""
+        files = sorted(self.workdir.glob(launch.PREFIX + "*"), key=lambda p: p.stat().st_mtime)
+        return [int(p.name.removeprefix(launch.PREFIX)) for p in files]
+
+    def _report(self, pid: int, wait: float) -> dict[str, Any] | str:
+        """The report of the replay `pid`, or why there is none (waiting a little for one still exiting)."""
+        path = self.workdir / f"report-{pid}.json"
+        deadline = time.monotonic() + wait
+        while not path.exists() and _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        try:
+            report: dict[str, Any] = json.loads(path.read_text())
+        except FileNotFoundError:
+            return (
+                f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
+                "stopped before it could say whether the cassette served every request, so this test cannot pass"
+            )
+        except ValueError as error:
+            return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
+        return report
+
+    def reports(self, wait: float = 3.0) -> list[dict[str, Any] | str]:
+        """The replay report of every launch in this test, oldest first; a string says why one is missing."""
+        return [self._report(pid, wait) for pid in self.launches()]
 
     def verdict(self) -> str | None:
         """After the test: the full explanation of what the cassette could not do, or None if all is well."""
         problems: list[str] = []
         for report in self.reports():
+            if isinstance(report, str):
+                problems.append(report)
+                continue
             problems.extend(miss["explanation"] for miss in report["misses"])
             # The host's answers to the server's requests count: a handler that regressed fails its test.
             problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
@@ -169,16 +200,49 @@ class MockServer:
         return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
 
     def keep_recording(self, wait: float = 10.0) -> bool:
-        """Move a finished recording over the real cassette; False when there was none to keep."""
+        """Make a finished recording the test's cassette; False when there was none to keep.
+
+        Over an existing cassette, the fault knobs (delay, drop, ...) of the interactions the new
+        recording pairs with are carried over, as `mockmcp verify --update` does, and the file keeps
+        its permissions; a recording with no interactions never replaces one that has some.
+        """
         journal = Path(f"{self.staged}.journal")
         deadline = time.monotonic() + wait
         while journal.exists() and time.monotonic() < deadline:  # the recorder is still saving
             time.sleep(0.02)
         if not self.staged.exists() or journal.exists():
             return False
-        with lock(self.cassette):
-            os.replace(self.staged, self.cassette)
+        with lock(self.cassette.parent):
+            if self.cassette.exists():
+                self._merge_into_cassette()
+            else:
+                os.replace(self.staged, self.cassette)
         return True
+
+    def _merge_into_cassette(self) -> None:
+        from mockmcp.cassette import store
+        from mockmcp.core.matching import Matcher
+        from mockmcp.errors import CassetteError
+        from mockmcp.tools.drift import carry_knobs, compare
+
+        live = store.load(str(self.staged))
+        try:
+            recorded = store.load(str(self.cassette))
+        except CassetteError:  # nothing in it to keep: the recording replaces it
+            os.chmod(self.staged, self.cassette.stat().st_mode & 0o7777)
+            os.replace(self.staged, self.cassette)
+            return
+        if not live.interactions and recorded.interactions:
+            self.staged.unlink()
+            warnings.warn(
+                f"mockmcp: the host sent nothing, so {self.cassette} was kept as it was rather than emptied",
+                stacklevel=1,
+            )
+            return
+        drift = compare(recorded, live, Matcher.build(tuple(self._ignores)))
+        updated, _kept = carry_knobs(recorded, live, drift)
+        store.save(updated, str(self.cassette))  # atomic, with the old file's permissions
+        self.staged.unlink()
 
     def discard_recording(self) -> None:
         """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
@@ -190,3 +254,19 @@ class MockServer:
         """The journal of a recording that never became a cassette (the recorder failed or was killed), if any."""
         journal = Path(f"{self.staged}.journal")
         return journal if journal.exists() else None
+
+    def remove_leftovers(self) -> list[Path]:
+        """Remove what recordings of this cassette by test runs that died mid-way left behind; returns them.
+
+        A test run killed while recording never reached its verdict, so, as with a failed test, its
+        recording is not kept: the staged file and journal of a process no longer alive are removed.
+        """
+        pattern = glob.escape(f".{self.cassette.stem}.") + "*" + glob.escape(".recording.yaml")
+        removed = []
+        for path in [*self.cassette.parent.glob(pattern), *self.cassette.parent.glob(pattern + ".journal")]:
+            pid = path.name[len(self.cassette.stem) + 2 :].split(".", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                removed.append(path)
+        return removed

@@ -1,14 +1,14 @@
 """pytest plugin: a cassette per test, replayed by default, recorded when asked; misses fail the test.
 
-Only hooks and small fixtures, each answering one question; the rules are in `mockmcp.testing`.
-Nothing here is autouse: a test that does not ask for the `mockmcp` fixture is untouched.
+Only hooks and small fixtures, each answering one question; the rules are in `mock_server` and
+`naming`. Nothing here is autouse: a test that does not ask for the `mockmcp` fixture is untouched.
 
     def test_reads_a_note(mockmcp):
         async with Client(mockmcp.stdio_params) as client: ...
 
 Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-server "CMD ARGS"`,
 `--mockmcp-strict`, `--mockmcp-keep-failed`. Marker: `@pytest.mark.mockmcp(server=..., cassette=...,
-strict=..., ignore=[...])`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`.
+strict=..., ignore=[...], record=...)`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ from typing import Any
 
 import pytest
 
-from mockmcp.plugin.mock_server import MODES, MockServer, cassette_name, server_command
+from mockmcp.errors import UsageError
+from mockmcp.plugin.mock_server import MODES, MockServer, check_mode, server_command
+from mockmcp.plugin.naming import MARKER_ARGUMENTS, cassette_name, marker_problem
 
 __all__ = [
     "mockmcp",
+    "mockmcp_cassette_dir",
     "mockmcp_cassette_path",
     "mockmcp_record_mode",
     "mockmcp_server",
@@ -32,7 +35,9 @@ __all__ = [
 ]
 
 _KEY = pytest.StashKey[MockServer]()
+_PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
+_CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mockmcp-keep-failed", action="store_true", help="keep recordings of failed tests too")
     parser.addini("mockmcp_server", "the real server to record from, as a command line")
     parser.addini(
-        "mockmcp_cassette_dir", "cassette folder, relative to each test file (default: cassettes/<test module>)"
+        "mockmcp_cassette_dir", "cassette folder, relative to each test file; a folder per test module goes in it"
     )
     parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
 
@@ -53,18 +58,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mockmcp(server=None, cassette=None, strict=False, ignore=()): settings of this test's mock MCP server",
+        "mockmcp(server=None, cassette=None, strict=False, ignore=(), record=None): "
+        "settings of this test's mock MCP server",
     )
+    config.stash[_CLAIMED] = {}
 
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
-    marker = request.node.get_closest_marker("mockmcp")
-    return dict(marker.kwargs) if marker else {}
+    """The test's `mockmcp` marker arguments: a class's or module's, overridden by the test's own."""
+    merged: dict[str, Any] = {}
+    for marker in reversed(list(request.node.iter_markers("mockmcp"))):
+        problem = marker_problem(marker.args, marker.kwargs)
+        if problem:
+            request.node.stash.setdefault(_PROBLEM, problem)
+        merged.update((k, v) for k, v in marker.kwargs.items() if k in MARKER_ARGUMENTS)
+    return merged
 
 
 @pytest.fixture
 def mockmcp_record_mode(request: pytest.FixtureRequest) -> str:
-    """The record mode of this run."""
+    """The record mode of this test: the marker's `record=`, else the run's `--mockmcp-record`.
+
+    The marker wins, so a hand-made fault cassette marked `record="none"` survives `--mockmcp-record=all`.
+    """
+    chosen = _marker(request).get("record")
+    if chosen is not None:
+        try:
+            return check_mode(str(chosen))
+        except UsageError as error:
+            request.node.stash.setdefault(_PROBLEM, f"@pytest.mark.mockmcp(record={chosen!r}): {error}")
     return str(request.config.getoption("--mockmcp-record"))
 
 
@@ -75,12 +97,33 @@ def mockmcp_server() -> list[str] | str | None:
 
 
 @pytest.fixture
-def mockmcp_cassette_path(request: pytest.FixtureRequest) -> Path:
-    """This test's cassette: the marker's `cassette`, else `cassettes/<module>/<test name>.yaml` beside the test."""
+def mockmcp_cassette_dir(request: pytest.FixtureRequest) -> Path:
+    """This module's cassette folder: `<ini mockmcp_cassette_dir, default cassettes>/<module>` beside the test."""
     test_file = Path(request.node.path)
-    folder = request.config.getini("mockmcp_cassette_dir") or str(Path("cassettes") / test_file.stem)
-    name = _marker(request).get("cassette") or cassette_name(request.node.name)
-    return (test_file.parent / folder / name).resolve()
+    folder = request.config.getini("mockmcp_cassette_dir") or "cassettes"
+    return (test_file.parent / folder / test_file.stem).resolve()
+
+
+@pytest.fixture
+def mockmcp_cassette_path(request: pytest.FixtureRequest, mockmcp_cassette_dir: Path) -> Path:
+    """This test's cassette: the marker's `cassette` (a path from the cassette folder), else `<Class>.<test>.yaml`."""
+    given = _marker(request).get("cassette")
+    if given:
+        return (mockmcp_cassette_dir / str(given)).resolve()
+    classes = [node.name for node in request.node.listchain() if isinstance(node, pytest.Class)]
+    return mockmcp_cassette_dir / cassette_name([*classes, request.node.name])
+
+
+def _claim(request: pytest.FixtureRequest, cassette: Path) -> None:
+    """Two tests whose names differ only in characters a file name cannot hold would share a cassette."""
+    claimed = request.config.stash[_CLAIMED]
+    other = claimed.setdefault(cassette, request.node.nodeid)
+    if other != request.node.nodeid and not _marker(request).get("cassette"):
+        request.node.stash.setdefault(
+            _PROBLEM,
+            f"{request.node.nodeid} and {other} would share the cassette {cassette}; give this test its own "
+            "with @pytest.mark.mockmcp(cassette=...)",
+        )
 
 
 @pytest.fixture
@@ -98,12 +141,16 @@ def mockmcp(
     )
     strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
     ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
+    _claim(request, mockmcp_cassette_path)
     mock = MockServer(
         mockmcp_cassette_path, mockmcp_record_mode, server, tmp_path_factory.mktemp("mockmcp"), ignores, strict
     )
+    for path in mock.remove_leftovers():
+        request.node.warn(pytest.PytestWarning(f"mockmcp: removed {path}, left by a test run stopped mid-recording"))
     request.node.stash[_KEY] = mock  # a problem found before the test fails it in its call (see below)
     yield mock
-    _finish_recording(request, mock)
+    if _PROBLEM not in request.node.stash:
+        _finish_recording(request, mock)
 
 
 def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
@@ -131,7 +178,7 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: fail it with the replay's explanation if the cassette could not serve it."""
     mock = item.stash.get(_KEY, None)
-    problem = None if mock is None else mock.problem_before(item.nodeid)
+    problem = item.stash.get(_PROBLEM, None) or (None if mock is None else mock.problem_before(item.nodeid))
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
     try:

@@ -1,0 +1,25 @@
+"""`python -m mockmcp.plugin.launch FOLDER ARGS...`: note this launch in FOLDER, then run `mockmcp ARGS...`.
+
+The plugin hands this command to the host instead of a bare `mockmcp replay`, so that it knows every
+replay the host really started (one `launch-<pid>` file each) and can fail a test whose replay left
+no report: killed before it could write one, its verdict is unknown, never clean. The command runs
+in this same process, so the pid is the one replay puts in its report's name, and start-up costs
+nothing more than a plain `python -m mockmcp` (runpy is already loaded by `-m`).
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+__all__ = ["PREFIX"]
+
+PREFIX = "launch-"  # `launch-<pid>`: process pid was launched for the test whose reports go in the folder
+
+
+if __name__ == "__main__":
+    with open(os.path.join(sys.argv[1], f"{PREFIX}{os.getpid()}"), "x"):
+        pass
+    sys.argv = ["mockmcp", *sys.argv[2:]]
+    runpy.run_module("mockmcp", run_name="__main__", alter_sys=True)

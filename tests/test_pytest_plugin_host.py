@@ -1,0 +1,223 @@
+"""The pytest plugin as a host team lives with it: classes, parametrize, hand-made fault cassettes, typos, kills.
+
+Each test writes a host's test module in a user's shape, runs pytest on it with pytester, and looks
+at the outcomes and at the cassette folder.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SHIPPED
+
+from mockmcp.cassette import store
+
+pytest_plugins = ["pytester"]
+
+NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
+
+PREAMBLE = f"""
+import subprocess
+import sys
+import pytest
+from mcp import Client
+
+SERVER = [sys.executable, {NOTES_SERVER!r}]
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+async def read(mockmcp, path):
+    async with Client(mockmcp.stdio_params, mode="legacy") as client:
+        result = await client.call_tool("read_file", {{"path": path}})
+    return result.content[0].text
+"""
+
+CLASSES = (
+    PREAMBLE
+    + """
+pytestmark = [pytest.mark.anyio, pytest.mark.mockmcp(server=SERVER)]
+
+class TestMilk:
+    async def test_read(self, mockmcp):
+        assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+class TestTodo:
+    async def test_read(self, mockmcp):
+        assert (await read(mockmcp, "todo.md")).startswith("# Todo")
+
+@pytest.mark.parametrize("path", ["notes.txt", "sub/../todo.md"])
+async def test_has_text(mockmcp, path):
+    assert await read(mockmcp, path)
+"""
+)
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=180)
+
+
+@pytest.mark.slow
+def test_same_named_tests_in_two_classes_and_two_modules_get_cassettes_of_their_own(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_kitchen=CLASSES, test_garage=CLASSES.replace("TestTodo", "TestTools"))
+    pytester.makeini("[pytest]\nmockmcp_cassette_dir = recordings\n")
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=8)
+    kitchen = pytester.path / "recordings" / "test_kitchen"
+    assert sorted(p.name for p in kitchen.iterdir()) == [
+        "TestMilk.test_read.yaml",
+        "TestTodo.test_read.yaml",
+        "test_has_text[notes.txt].yaml",
+        "test_has_text[sub_.._todo.md].yaml",  # a parametrize id never names another folder
+    ]
+    assert (pytester.path / "recordings" / "test_garage" / "TestTools.test_read.yaml").exists()
+    # Each class replays its own session: the second no longer gets the first's answers.
+    run(pytester).assert_outcomes(passed=8)
+
+
+HOST_KILLED = """
+import subprocess
+import pytest
+
+PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\\n'
+
+@pytest.mark.mockmcp(cassette="notes.yaml")
+@pytest.mark.parametrize("ending", ["killed", "closed"])
+def test_host_swallows_what_happened(mockmcp, ending):
+    proc = subprocess.Popen(mockmcp.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=mockmcp.env)
+    proc.stdin.write(PING)
+    proc.stdin.flush()
+    assert proc.stdout.readline()  # replay is serving
+    if ending == "killed":
+        proc.kill()  # before replay could write its report, whatever its signal handling
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    proc.stdout.close()
+"""
+
+
+def test_a_replay_that_left_no_report_fails_its_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=HOST_KILLED)
+    target = pytester.path / "cassettes" / "test_host" / "notes.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*test_host_swallows_what_happened?killed?*", "*ended without writing its report: it was killed*"]
+    )
+
+
+TYPOS = """
+import pytest
+
+@pytest.mark.mockmcp(strickt=True)
+def test_strict_misspelt(mockmcp):
+    pass
+
+@pytest.mark.mockmcp(cassete="mine.yaml")
+def test_cassette_misspelt(mockmcp):
+    pass
+
+@pytest.mark.mockmcp("mine.yaml")
+def test_positional(mockmcp):
+    pass
+
+@pytest.mark.mockmcp(record="sometimes")
+def test_bad_mode(mockmcp):
+    pass
+"""
+
+
+def test_unknown_marker_arguments_fail_the_test_naming_the_known_ones(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_typos=TYPOS)
+    result = run(pytester)
+    result.assert_outcomes(failed=4)
+    known = "it takes cassette=, ignore=, record=, server=, strict="
+    result.stdout.fnmatch_lines_random(
+        [
+            f"*unknown argument strickt=True (did you mean strict=?); {known}*",
+            f"*unknown argument cassete='mine.yaml' (did you mean cassette=?); {known}*",
+            "*takes keyword arguments only*got [[]'mine.yaml'[]]*",
+            "*record='sometimes'*unknown record mode*",
+            "*use one of: all, new, once, none*",
+        ]
+    )
+
+
+FAULTS = (
+    PREAMBLE
+    + """
+pytestmark = [pytest.mark.anyio, pytest.mark.mockmcp(server=SERVER)]
+
+async def test_reads(mockmcp):
+    assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+@pytest.mark.mockmcp(record="none")
+async def test_slow_server(mockmcp):
+    assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+def test_host_sends_nothing(mockmcp):
+    proc = subprocess.Popen(mockmcp.command, stdin=subprocess.PIPE, env=mockmcp.env)
+    proc.stdin.close()
+    proc.wait(timeout=60)
+"""
+)
+
+
+def with_delay(path: Path, delay: float) -> None:
+    """Hand-edit a cassette: its tools/call answers after `delay` seconds."""
+    cassette = store.load(str(path))
+    edited = [i._replace(delay=delay) if i.method == "tools/call" else i for i in cassette.interactions]
+    store.save(cassette._replace(interactions=tuple(edited)), str(path))
+
+
+@pytest.mark.slow
+def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=FAULTS.replace('@pytest.mark.mockmcp(record="none")', ""))
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=3)
+    pytester.makepyfile(test_host=FAULTS)  # the fault cassette is made by hand from here on
+    folder = pytester.path / "cassettes" / "test_host"
+    reads, fault, nothing = (
+        folder / f"{name}.yaml" for name in ("test_reads", "test_slow_server", "test_host_sends_nothing")
+    )
+    shutil.copyfile(reads, nothing)  # a good cassette, whose host no longer sends anything
+    with_delay(reads, 0.2)
+    reads.chmod(0o600)
+    with_delay(fault, 0.3)
+    fault.write_text("# hand-made: a slow server\n" + fault.read_text())
+    fault_before = fault.read_bytes()
+    nothing_before = nothing.read_bytes()
+
+    run(pytester, "--mockmcp-record=all").assert_outcomes(passed=3)
+    assert fault.read_bytes() == fault_before  # record="none": never re-recorded
+    delays = [i.delay for i in store.load(str(reads)).interactions if i.method == "tools/call"]
+    assert delays == [0.2]  # re-recorded from the server, the hand-made knob kept
+    assert stat.S_IMODE(reads.stat().st_mode) == 0o600
+    assert nothing.read_bytes() == nothing_before  # the host sent nothing: the cassette is not emptied
+    assert not [p.name for p in folder.iterdir() if p.suffix != ".yaml" or p.name.startswith(".")]
+
+
+def test_leftovers_of_a_run_killed_mid_recording_are_removed_and_no_lock_files_are_left(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_host=FAULTS)
+    folder = pytester.path / "cassettes" / "test_host"
+    folder.mkdir(parents=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)  # a pid no process has any more
+    leftovers = [
+        folder / f".test_reads.{gone.pid}.recording.yaml",
+        folder / f".test_reads.{gone.pid}.recording.yaml.journal",
+    ]
+    for path in leftovers:
+        path.write_text("{}\n")
+    result = run(pytester, "--mockmcp-record=once", "-k", "test_reads")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*mockmcp: removed *.test_reads.*.recording.yaml*stopped mid-recording*"])
+    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.yaml"]
