@@ -138,7 +138,7 @@ def test_unknown_marker_arguments_fail_the_test_naming_the_known_ones(pytester: 
     pytester.makepyfile(test_typos=TYPOS)
     result = run(pytester)
     result.assert_outcomes(failed=4)
-    known = "it takes cassette=, ignore=, record=, server=, strict="
+    known = "it takes cassette=, ignore=, record=, server=, servers=, strict="
     result.stdout.fnmatch_lines_random(
         [
             f"*unknown argument strickt=True (did you mean strict=?); {known}*",
@@ -221,3 +221,64 @@ def test_leftovers_of_a_run_killed_mid_recording_are_removed_and_no_lock_files_a
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*mockmcp: removed *.test_reads.*.recording.yaml*stopped mid-recording*"])
     assert sorted(p.name for p in folder.iterdir()) == ["test_reads.yaml"]
+
+
+TWO_SERVERS = (
+    PREAMBLE
+    + """
+TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(servers={"notes": SERVER, "time": TIME})
+class TestAgent:
+    async def test_plans_the_day(self, mockmcp):
+        try:  # an agent carries on without its notes
+            note = await read(mockmcp["notes"], "notes.txt")
+        except Exception:
+            note = None
+        async with Client(mockmcp["time"].stdio_params, mode="legacy") as clock:
+            when = await clock.call_tool(
+                "convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Paris"}
+            )
+        assert note in ("remember to buy milk", None) and "Europe/Paris" in when.content[0].text
+"""
+)
+
+
+@pytest.mark.slow
+def test_a_test_talking_to_two_servers_gets_a_cassette_and_a_verdict_for_each(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=TWO_SERVERS)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    folder = pytester.path / "cassettes" / "test_agent" / "TestAgent.test_plans_the_day"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
+    assert "mcp_server_time" in " ".join(store.load(str(folder / "time.yaml")).meta["server"])
+    run(pytester).assert_outcomes(passed=1)
+    # Both hosts changed their requests: the failure explains each server's miss.
+    pytester.makepyfile(
+        test_agent=TWO_SERVERS.replace('"notes.txt"', '"todo.md"').replace("Europe/Paris", "Asia/Tokyo")
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*TestAgent.test_plans_the_day/notes.yaml could not serve this test as recorded*",
+            '*arguments.path: recorded "notes.txt", incoming "todo.md"*',
+            "*TestAgent.test_plans_the_day/time.yaml could not serve this test as recorded*",
+            '*arguments.target_timezone: recorded "Europe/Paris", incoming "Asia/Tokyo"*',
+        ]
+    )
+
+
+def test_a_server_name_the_marker_does_not_declare_is_a_clear_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+
+@pytest.mark.mockmcp(servers={"notes": "python notes.py"}, record="all")
+def test_typo(mockmcp):
+    mockmcp["nots"]
+"""
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no mock server named 'nots'; its marker's servers= names 'notes'*"])

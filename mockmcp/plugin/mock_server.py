@@ -35,7 +35,7 @@ from typing import Any
 from mockmcp.plugin import launch
 from mockmcp.protocol import RecordMode
 
-__all__ = ["MODES", "MockServer", "check_mode", "lock", "server_command"]
+__all__ = ["MODES", "MockServer", "MockServers", "check_mode", "lock", "server_command"]
 
 # The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
 # never does by accident).
@@ -100,6 +100,7 @@ class MockServer:
         self.server = server
         self._ignores = list(ignores)
         self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
+        self.handed_out = False  # whether the test asked for the command: a server never launched records nothing
 
     @property
     def staged(self) -> Path:
@@ -115,6 +116,7 @@ class MockServer:
     @property
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server."""
+        self.handed_out = True
         if self.recording:
             if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
                 self.staged.write_bytes(self.cassette.read_bytes())
@@ -270,3 +272,11 @@ class MockServer:
                     path.unlink()
                 removed.append(path)
         return removed
+
+
+class MockServers(dict[str, MockServer]):
+    """The mock servers of a test that talks to several, by name: `mockmcp["notes"].stdio_params`."""
+
+    def __missing__(self, name: str) -> MockServer:
+        known = ", ".join(repr(key) for key in self) or "none"
+        raise KeyError(f"this test has no mock server named {name!r}; its marker's servers= names {known}")

@@ -23,7 +23,7 @@ _MAX_BYTES = 200
 _SUFFIX = ".yaml"
 
 # Every argument `@pytest.mark.mockmcp(...)` takes; anything else is a typo that would be silently ignored.
-MARKER_ARGUMENTS = ("cassette", "ignore", "record", "server", "strict")
+MARKER_ARGUMENTS = ("cassette", "ignore", "record", "server", "servers", "strict")
 
 
 def cassette_name(parts: Sequence[str]) -> str:

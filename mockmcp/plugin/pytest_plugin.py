@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from mockmcp.errors import UsageError
-from mockmcp.plugin.mock_server import MODES, MockServer, check_mode, server_command
+from mockmcp.plugin.mock_server import MODES, MockServer, MockServers, check_mode, server_command
 from mockmcp.plugin.naming import MARKER_ARGUMENTS, cassette_name, marker_problem
 
 __all__ = [
@@ -29,12 +29,13 @@ __all__ = [
     "mockmcp_cassette_path",
     "mockmcp_record_mode",
     "mockmcp_server",
+    "mockmcp_servers",
     "pytest_addoption",
     "pytest_configure",
     "pytest_runtest_call",
 ]
 
-_KEY = pytest.StashKey[MockServer]()
+_KEY = pytest.StashKey[list[MockServer]]()
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
@@ -58,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mockmcp(server=None, cassette=None, strict=False, ignore=(), record=None): "
+        "mockmcp(server=None, servers=None, cassette=None, strict=False, ignore=(), record=None): "
         "settings of this test's mock MCP server",
     )
     config.stash[_CLAIMED] = {}
@@ -127,34 +128,64 @@ def _claim(request: pytest.FixtureRequest, cassette: Path) -> None:
 
 
 @pytest.fixture
+def mockmcp_servers() -> dict[str, list[str] | str | None]:
+    """The servers of a test that talks to several, by name, each with the real one to record from.
+
+    Override this fixture to name them in code; the marker's `servers=` adds to it and wins by name.
+    """
+    return {}
+
+
+@pytest.fixture
 def mockmcp(
     request: pytest.FixtureRequest,
     mockmcp_record_mode: str,
     mockmcp_server: list[str] | str | None,
+    mockmcp_servers: dict[str, list[str] | str | None],
     mockmcp_cassette_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[MockServer]:
-    """The mock server of this test: `.command`, `.stdio_params` and `.env` for the host to launch."""
+) -> Iterator[MockServer | MockServers]:
+    """The mock server of this test: `.command`, `.stdio_params` and `.env` for the host to launch.
+
+    A test whose marker (or `mockmcp_servers` fixture) names several servers gets them by name
+    instead, `mockmcp["notes"]`, each with its cassette in a folder named after the test.
+    """
     config, marker = request.config, _marker(request)
-    server = server_command(
-        config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
-    )
     strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
     ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
-    _claim(request, mockmcp_cassette_path)
-    mock = MockServer(
-        mockmcp_cassette_path, mockmcp_record_mode, server, tmp_path_factory.mktemp("mockmcp"), ignores, strict
-    )
-    for path in mock.remove_leftovers():
-        request.node.warn(pytest.PytestWarning(f"mockmcp: removed {path}, left by a test run stopped mid-recording"))
-    request.node.stash[_KEY] = mock  # a problem found before the test fails it in its call (see below)
-    yield mock
+
+    def mock_server(cassette: Path, server: list[str] | None) -> MockServer:
+        _claim(request, cassette)
+        mock = MockServer(cassette, mockmcp_record_mode, server, tmp_path_factory.mktemp("mockmcp"), ignores, strict)
+        for path in mock.remove_leftovers():
+            note = f"mockmcp: removed {path}, left by a test run stopped mid-recording"
+            request.node.warn(pytest.PytestWarning(note))
+        return mock
+
+    named = {**mockmcp_servers, **dict(marker.get("servers") or {})}
+    given: MockServer | MockServers
+    if named:
+        folder = mockmcp_cassette_path.with_suffix("")
+        given = MockServers(
+            (str(name), mock_server(folder / cassette_name([str(name)]), server_command(command)))
+            for name, command in named.items()
+        )
+        mocks = list(given.values())
+    else:
+        server = server_command(
+            config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
+        )
+        given = mock_server(mockmcp_cassette_path, server)
+        mocks = [given]
+    request.node.stash[_KEY] = mocks  # a problem found before the test fails it in its call (see below)
+    yield given
     if _PROBLEM not in request.node.stash:
-        _finish_recording(request, mock)
+        for mock in mocks:
+            _finish_recording(request, mock)
 
 
 def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
-    if not mock.recording:
+    if not mock.recording or not mock.handed_out:
         return
     if request.node.stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
         if not mock.keep_recording():
@@ -174,24 +205,30 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
         mock.discard_recording()
 
 
+def _verdict(mocks: list[MockServer]) -> str | None:
+    """What the replays of this test's servers could not do, each server's in turn; None if all went well."""
+    found = [mock.verdict() for mock in mocks if not mock.recording]
+    return "\n\n".join(verdict for verdict in found if verdict) or None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: fail it with the replay's explanation if the cassette could not serve it."""
-    mock = item.stash.get(_KEY, None)
-    problem = item.stash.get(_PROBLEM, None) or (None if mock is None else mock.problem_before(item.nodeid))
+    mocks = item.stash.get(_KEY, [])
+    problems = [problem for mock in mocks if (problem := mock.problem_before(item.nodeid))]
+    problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
     try:
         result = yield
     except Exception as error:
         # A miss usually surfaces in the host as an error first; say why the cassette missed.
-        verdict = None if mock is None or mock.recording else mock.verdict()
+        verdict = _verdict(mocks)
         if verdict:
             pytest.fail(f"{verdict}\n\nThe test failed with: {error!r}", pytrace=False)
         raise
-    if mock is not None:
-        verdict = None if mock.recording else mock.verdict()
-        if verdict:
-            pytest.fail(verdict, pytrace=False)
-        item.stash[_PASSED] = True
+    verdict = _verdict(mocks)
+    if verdict:
+        pytest.fail(verdict, pytrace=False)
+    item.stash[_PASSED] = True
     return result
