@@ -82,7 +82,8 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*could not serve this test as recorded*",
             "*no recorded interaction matches this tools/call request*",
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
-            "*--ignore 'arguments.path'*",
+            "*@pytest.mark.mockmcp(ignore=[[]'arguments.path'[]]), or `mockmcp_ignore = arguments.path` in the ini*",
+            "*pytest --mockmcp-record=new test_host.py::test_reads_a_note",
         ]
     )
 

@@ -282,3 +282,40 @@ def test_typo(mockmcp):
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no mock server named 'nots'; its marker's servers= names 'notes'*"])
+
+
+MODERN_HOST = """
+import pytest
+from mcp import Client
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(cassette="notes-2026.yaml")
+async def test_reads_a_note(mockmcp):
+    async with Client(mockmcp.stdio_params) as client:  # the 2026-07-28 era: every request carries _meta
+        result = await client.call_tool("read_file", {"path": "note.txt"})
+    assert result.content[0].text == "remember to buy milk"
+"""
+
+
+def test_a_miss_is_told_once_in_pytest_terms_with_the_tool_and_arguments_first(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=MODERN_HOST)
+    target = pytester.path / "cassettes" / "test_host" / "notes-2026.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-2026.yaml", target)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            '*incoming request (id *): tools/call {"name":"read_file","arguments":{"path":"note.txt"}}',
+            '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
+            "*leave it out of matching: @pytest.mark.mockmcp(ignore=[[]'arguments.path'[]])*mockmcp_ignore*",
+            "*record it: pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+        ]
+    )
+    text = result.stdout.str() + result.stderr.str()
+    assert text.count("incoming request (id") == 1  # not again in the captured stderr
+    assert "--ignore" not in text and "mockmcp record " not in text

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mockmcp.plugin import launch
+from mockmcp.plugin.story import render_miss
 from mockmcp.protocol import RecordMode
 
 __all__ = ["MODES", "MockServer", "MockServers", "check_mode", "lock", "server_command"]
@@ -168,26 +169,35 @@ class MockServer:
         try:
             report: dict[str, Any] = json.loads(path.read_text())
         except FileNotFoundError:
+            said = "".join(f"\n  | {line}" for line in self.stderr(pid).splitlines()[-20:])
             return (
                 f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
                 "stopped before it could say whether the cassette served every request, so this test cannot pass"
+                + (f"; its last words:{said}" if said else "")
             )
         except ValueError as error:
             return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
         return report
 
+    def stderr(self, pid: int) -> str:
+        """What the replay `pid` wrote to stderr (its notes and summary)."""
+        try:
+            return (self.workdir / f"stderr-{pid}.txt").read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
     def reports(self, wait: float = 3.0) -> list[dict[str, Any] | str]:
         """The replay report of every launch in this test, oldest first; a string says why one is missing."""
         return [self._report(pid, wait) for pid in self.launches()]
 
-    def verdict(self) -> str | None:
-        """After the test: the full explanation of what the cassette could not do, or None if all is well."""
+    def verdict(self, nodeid: str) -> str | None:
+        """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
         problems: list[str] = []
         for report in self.reports():
             if isinstance(report, str):
                 problems.append(report)
                 continue
-            problems.extend(miss["explanation"] for miss in report["misses"])
+            problems.extend(render_miss(miss, str(self.cassette), nodeid) for miss in report["misses"])
             # The host's answers to the server's requests count: a handler that regressed fails its test.
             problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
             # So do the capabilities it declares: a server request it no longer declares one for was withheld.

@@ -205,9 +205,9 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
         mock.discard_recording()
 
 
-def _verdict(mocks: list[MockServer]) -> str | None:
+def _verdict(mocks: list[MockServer], nodeid: str) -> str | None:
     """What the replays of this test's servers could not do, each server's in turn; None if all went well."""
-    found = [mock.verdict() for mock in mocks if not mock.recording]
+    found = [mock.verdict(nodeid) for mock in mocks if not mock.recording]
     return "\n\n".join(verdict for verdict in found if verdict) or None
 
 
@@ -222,13 +222,19 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
         result = yield
     except Exception as error:
-        # A miss usually surfaces in the host as an error first; say why the cassette missed.
-        verdict = _verdict(mocks)
-        if verdict:
-            pytest.fail(f"{verdict}\n\nThe test failed with: {error!r}", pytrace=False)
-        raise
-    verdict = _verdict(mocks)
+        failure: Exception | None = error
+    else:
+        failure = None
+    # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
+    verdict = _verdict(mocks, item.nodeid)
     if verdict:
-        pytest.fail(verdict, pytrace=False)
+        said = f"\n\nThe test failed with: {failure!r}" if failure else ""
+        pytest.fail(verdict + said, pytrace=False)
+    if failure is not None:
+        for mock in mocks:  # the replay's notes (a cancelled request, a fault played) may say why
+            for pid in mock.launches():
+                if mock.stderr(pid):
+                    item.add_report_section("call", f"mockmcp replay {pid} stderr", mock.stderr(pid))
+        raise failure
     item.stash[_PASSED] = True
     return result
