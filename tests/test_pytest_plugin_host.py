@@ -138,7 +138,7 @@ def test_unknown_marker_arguments_fail_the_test_naming_the_known_ones(pytester: 
     pytester.makepyfile(test_typos=TYPOS)
     result = run(pytester)
     result.assert_outcomes(failed=4)
-    known = "it takes cassette=, ignore=, record=, server=, servers=, strict="
+    known = "it takes before_record=, cassette=, ignore=, record=, redact=, redact_env=, server=, servers=, strict="
     result.stdout.fnmatch_lines_random(
         [
             f"*unknown argument strickt=True (did you mean strict=?); {known}*",
@@ -319,3 +319,68 @@ def test_a_miss_is_told_once_in_pytest_terms_with_the_tool_and_arguments_first(p
     text = result.stdout.str() + result.stderr.str()
     assert text.count("incoming request (id") == 1  # not again in the captured stderr
     assert "--ignore" not in text and "mockmcp record " not in text
+
+
+SECRET_HOST = """
+import sys
+from pathlib import Path
+import pytest
+from mcp import Client
+
+SERVER = [sys.executable, str(Path(__file__).parent / "notes_server.py")]
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.fixture
+def mockmcp_config():
+    return {"redact_env": ["GROCERY"], "server": SERVER}
+
+def stamp(message):
+    info = message.get("result", {}).get("serverInfo")
+    if info:
+        info["version"] = "any"  # a value that changes with each release of the server
+    return message
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(before_record=stamp)
+async def test_reads_a_note(mockmcp):
+    async with Client(mockmcp.stdio_params, mode="legacy") as client:
+        result = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert result.content[0].text.startswith("remember to buy")
+"""
+
+
+@pytest.mark.slow
+def test_a_recording_is_redacted_hooked_and_names_the_server_by_project_paths(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_host=SECRET_HOST)
+    shutil.copyfile(NOTES_SERVER, pytester.path / "notes_server.py")
+    monkeypatch.delenv("GROCERY", raising=False)
+    result = run(pytester, "--mockmcp-record=once")
+    result.assert_outcomes(failed=1)  # the secret to keep out is not set: nothing is recorded
+    result.stdout.fnmatch_lines(["*redact_env names GROCERY, which is not set*"])
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    assert not cassette.exists()
+
+    monkeypatch.setenv("GROCERY", "milk")
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    text = cassette.read_text()
+    assert "milk" not in text and "[REDACTED:GROCERY]" in text
+    recorded = store.load(str(cassette))
+    assert recorded.meta["server"] == ["python", "notes_server.py"]
+    assert recorded.interactions[0].response["result"]["serverInfo"]["version"] == "any"
+    monkeypatch.delenv("GROCERY")
+    run(pytester).assert_outcomes(passed=1)  # replay needs no secret
+
+
+def test_a_misspelt_config_fixture_key_fails_like_a_marker_typo(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef mockmcp_config():\n    return {'redact_evn': ['X']}\n")
+    pytester.makepyfile(test_typo="def test_it(mockmcp):\n    pass\n")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*the mockmcp_config fixture got an unknown argument redact_evn=*did you mean redact_env=?*"]
+    )

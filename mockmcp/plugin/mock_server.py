@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from mockmcp.plugin import launch
+from mockmcp.plugin.privacy import Privacy
 from mockmcp.plugin.story import render_miss
 from mockmcp.protocol import RecordMode
 
-__all__ = ["MODES", "MockServer", "MockServers", "check_mode", "lock", "server_command"]
+__all__ = ["MODES", "MockServer", "MockServers", "Privacy", "check_mode", "lock", "server_command"]
 
 # The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
 # never does by accident).
@@ -92,6 +93,7 @@ class MockServer:
         workdir: Path,
         ignores: Sequence[str] = (),
         strict: bool = False,
+        privacy: Privacy | None = None,
     ) -> None:
         self.cassette = cassette
         self.strict = strict
@@ -100,6 +102,7 @@ class MockServer:
         self.recording = RecordMode(self.mode).records(cassette.exists())
         self.server = server
         self._ignores = list(ignores)
+        self.privacy = privacy or Privacy()
         self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
         self.handed_out = False  # whether the test asked for the command: a server never launched records nothing
 
@@ -124,7 +127,8 @@ class MockServer:
             # A host may launch the server more than once in a test: later launches add to the first.
             new = self.mode == RecordMode.NEW.value or self.staged.exists()
             mode = (RecordMode.NEW if new else RecordMode.ALL).value
-            record = ["record", "-o", str(self.staged), "--mode", mode, "--", *(self.server or [])]
+            record = ["record", "-o", str(self.staged), "--mode", mode, *self.privacy.record_args()]
+            record += ["--", *(self.server or [])]
             return [sys.executable, "-m", "mockmcp", *record]
         ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
         report = str(self.workdir / "report-{pid}.json")
@@ -147,6 +151,8 @@ class MockServer:
                 "--mockmcp-server, @pytest.mark.mockmcp(server=[...]), a `mockmcp_server` fixture, or the "
                 "`mockmcp_server` ini option"
             )
+        if self.recording and self.privacy.problem(self.env):
+            return f"mockmcp cannot record {self.cassette}: {self.privacy.problem(self.env)}"
         if not self.recording and not self.cassette.exists():
             return (
                 f"no cassette at {self.cassette}; record it by running this test with --mockmcp-record=once:\n"
@@ -224,6 +230,10 @@ class MockServer:
             time.sleep(0.02)
         if not self.staged.exists() or journal.exists():
             return False
+        from mockmcp.cassette import store
+
+        # The recording as it may be kept (before_record, portable paths), still beside the cassette.
+        store.save(self.privacy.finish(store.load(str(self.staged))), str(self.staged))
         with lock(self.cassette.parent):
             if self.cassette.exists():
                 self._merge_into_cassette()

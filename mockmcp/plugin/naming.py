@@ -23,7 +23,17 @@ _MAX_BYTES = 200
 _SUFFIX = ".yaml"
 
 # Every argument `@pytest.mark.mockmcp(...)` takes; anything else is a typo that would be silently ignored.
-MARKER_ARGUMENTS = ("cassette", "ignore", "record", "server", "servers", "strict")
+MARKER_ARGUMENTS = (
+    "before_record",
+    "cassette",
+    "ignore",
+    "record",
+    "redact",
+    "redact_env",
+    "server",
+    "servers",
+    "strict",
+)
 
 
 def cassette_name(parts: Sequence[str]) -> str:
@@ -39,14 +49,17 @@ def cassette_name(parts: Sequence[str]) -> str:
     return name + _SUFFIX
 
 
-def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str | None:
-    """Why a `mockmcp` marker's arguments cannot be right (positional, unknown or misspelt ones), or None."""
+def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = "@pytest.mark.mockmcp") -> str | None:
+    """Why a `mockmcp` marker's (or config's) arguments cannot be right (positional, unknown, misspelt), or None."""
     known = ", ".join(f"{name}=" for name in MARKER_ARGUMENTS)
     if args:
-        return f"@pytest.mark.mockmcp takes keyword arguments only ({known}); got {list(args)!r}"
+        return f"{where} takes keyword arguments only ({known}); got {list(args)!r}"
     for name in kwargs:
         if name not in MARKER_ARGUMENTS:
             close = difflib.get_close_matches(name, MARKER_ARGUMENTS, n=1)
             guess = f" (did you mean {close[0]}=?)" if close else ""
-            return f"@pytest.mark.mockmcp got an unknown argument {name}={kwargs[name]!r}{guess}; it takes {known}"
+            return f"{where} got an unknown argument {name}={kwargs[name]!r}{guess}; it takes {known}"
+    before_record = kwargs.get("before_record")
+    if before_record is not None and not callable(before_record):
+        return f"{where}: before_record must be a function of one message, got {before_record!r}"
     return None

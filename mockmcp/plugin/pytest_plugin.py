@@ -19,14 +19,15 @@ from typing import Any
 
 import pytest
 
-from mockmcp.errors import UsageError
-from mockmcp.plugin.mock_server import MODES, MockServer, MockServers, check_mode, server_command
+from mockmcp.errors import MockmcpError, UsageError
+from mockmcp.plugin.mock_server import MODES, MockServer, MockServers, Privacy, check_mode, server_command
 from mockmcp.plugin.naming import MARKER_ARGUMENTS, cassette_name, marker_problem
 
 __all__ = [
     "mockmcp",
     "mockmcp_cassette_dir",
     "mockmcp_cassette_path",
+    "mockmcp_config",
     "mockmcp_record_mode",
     "mockmcp_server",
     "mockmcp_servers",
@@ -54,26 +55,42 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "mockmcp_cassette_dir", "cassette folder, relative to each test file; a folder per test module goes in it"
     )
     parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
+    parser.addini("mockmcp_redact_env", "environment variables whose values never reach a cassette", type="linelist")
+    parser.addini("mockmcp_redact", "regular expressions whose matches never reach a cassette", type="linelist")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mockmcp(server=None, servers=None, cassette=None, strict=False, ignore=(), record=None): "
+        "mockmcp(server=None, servers=None, cassette=None, strict=False, ignore=(), record=None, "
+        "redact_env=(), redact=(), before_record=None): "
         "settings of this test's mock MCP server",
     )
     config.stash[_CLAIMED] = {}
 
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """The test's `mockmcp` marker arguments: a class's or module's, overridden by the test's own."""
-    merged: dict[str, Any] = {}
+    """The test's settings: the `mockmcp_config` fixture's, then a module's or class's marker, then the test's own."""
+    config = dict(request.getfixturevalue("mockmcp_config"))
+    problem = marker_problem((), config, "the mockmcp_config fixture")
+    if problem:
+        request.node.stash.setdefault(_PROBLEM, problem)
+    merged: dict[str, Any] = {k: v for k, v in config.items() if k in MARKER_ARGUMENTS}
     for marker in reversed(list(request.node.iter_markers("mockmcp"))):
         problem = marker_problem(marker.args, marker.kwargs)
         if problem:
             request.node.stash.setdefault(_PROBLEM, problem)
         merged.update((k, v) for k, v in marker.kwargs.items() if k in MARKER_ARGUMENTS)
     return merged
+
+
+@pytest.fixture
+def mockmcp_config() -> dict[str, Any]:
+    """Settings for every test in its scope, as the marker takes them; override it in a conftest.py.
+
+    A marker's arguments win over it, one by one.
+    """
+    return {}
 
 
 @pytest.fixture
@@ -153,10 +170,17 @@ def mockmcp(
     config, marker = request.config, _marker(request)
     strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
     ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
+    privacy = Privacy(
+        tuple([*config.getini("mockmcp_redact_env"), *marker.get("redact_env", ())]),
+        tuple([*config.getini("mockmcp_redact"), *marker.get("redact", ())]),
+        marker.get("before_record"),
+        config.rootpath,
+    )
 
     def mock_server(cassette: Path, server: list[str] | None) -> MockServer:
         _claim(request, cassette)
-        mock = MockServer(cassette, mockmcp_record_mode, server, tmp_path_factory.mktemp("mockmcp"), ignores, strict)
+        workdir = tmp_path_factory.mktemp("mockmcp")
+        mock = MockServer(cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy)
         for path in mock.remove_leftovers():
             note = f"mockmcp: removed {path}, left by a test run stopped mid-recording"
             request.node.warn(pytest.PytestWarning(note))
@@ -188,7 +212,12 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
     if not mock.recording or not mock.handed_out:
         return
     if request.node.stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
-        if not mock.keep_recording():
+        try:
+            kept = mock.keep_recording()
+        except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
+            mock.discard_recording()
+            pytest.fail(f"mockmcp: the recording of {mock.cassette} could not be kept: {error}", pytrace=False)
+        if not kept:
             journal = mock.unfinished_journal()
             if journal is not None:  # the session is in it: never delete it
                 pytest.fail(
