@@ -384,3 +384,64 @@ def test_a_misspelt_config_fixture_key_fails_like_a_marker_typo(pytester: pytest
     result.stdout.fnmatch_lines(
         ["*the mockmcp_config fixture got an unknown argument redact_evn=*did you mean redact_env=?*"]
     )
+
+
+HTTP_HOST = f"""
+import socket
+import subprocess
+import sys
+import time
+import pytest
+from mcp import Client
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.fixture(scope="session")
+def notes_over_http(pytestconfig):
+    \"\"\"The real server, over Streamable HTTP: only needed when recording.\"\"\"
+    if pytestconfig.getoption("--mockmcp-record") == "none":
+        yield None
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, {NOTES_SERVER!r}, "--http", str(port)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{{port}}/mcp"
+    server.terminate()
+    server.wait(timeout=30)
+
+@pytest.fixture
+def mockmcp_server(notes_over_http):
+    return notes_over_http
+
+@pytest.mark.anyio
+async def test_reads_a_note_over_http(mockmcp):
+    async with Client(mockmcp.url, mode="legacy") as client:
+        result = await client.call_tool("read_file", {{"path": "notes.txt"}})
+    assert result.content[0].text == "remember to buy milk"
+"""
+
+
+@pytest.mark.slow
+def test_an_http_host_records_through_the_proxy_and_replays_over_http(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=HTTP_HOST)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note_over_http.yaml"
+    methods = [i.method for i in store.load(str(cassette)).interactions]
+    assert "initialize" in methods and "tools/call" in methods
+    run(pytester).assert_outcomes(passed=1)  # replayed over HTTP, no server
+    pytester.makepyfile(test_host=HTTP_HOST.replace('{"path": "notes.txt"}', '{"path": "note.txt"}'))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*could not serve this test as recorded*", '*arguments.path: recorded "notes.txt", incoming "note.txt"*']
+    )

@@ -25,6 +25,7 @@ import glob
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 import warnings
@@ -32,7 +33,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from mockmcp.plugin import launch
+from mockmcp.errors import UsageError
+from mockmcp.plugin import http_server, launch
 from mockmcp.plugin.privacy import Privacy
 from mockmcp.plugin.story import render_miss
 from mockmcp.protocol import RecordMode
@@ -104,6 +106,7 @@ class MockServer:
         self._ignores = list(ignores)
         self.privacy = privacy or Privacy()
         self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
+        self._http: tuple[subprocess.Popen[bytes], int] | None = None  # the HTTP mock server, and its port
         self.handed_out = False  # whether the test asked for the command: a server never launched records nothing
 
     @property
@@ -117,23 +120,57 @@ class MockServer:
     def _staged(self, pid: int | str) -> Path:
         return self.cassette.with_name(f".{self.cassette.stem}.{pid}.recording.yaml")
 
+    def _record_args(self) -> list[str]:
+        if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
+            self.staged.write_bytes(self.cassette.read_bytes())
+        # A host may launch the server more than once in a test: later launches add to the first.
+        new = self.mode == RecordMode.NEW.value or self.staged.exists()
+        mode = (RecordMode.NEW if new else RecordMode.ALL).value
+        return ["record", "-o", str(self.staged), "--mode", mode, *self.privacy.record_args()]
+
+    def _replay_args(self) -> list[str]:
+        ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
+        return ["replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]
+
+    def _launched(self, args: list[str]) -> list[str]:
+        return [sys.executable, "-m", launch.__name__, str(self.workdir), *args]
+
     @property
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server."""
         self.handed_out = True
         if self.recording:
-            if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
-                self.staged.write_bytes(self.cassette.read_bytes())
-            # A host may launch the server more than once in a test: later launches add to the first.
-            new = self.mode == RecordMode.NEW.value or self.staged.exists()
-            mode = (RecordMode.NEW if new else RecordMode.ALL).value
-            record = ["record", "-o", str(self.staged), "--mode", mode, *self.privacy.record_args()]
-            record += ["--", *(self.server or [])]
-            return [sys.executable, "-m", "mockmcp", *record]
-        ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
-        report = str(self.workdir / "report-{pid}.json")
-        replay = ["replay", str(self.cassette), "--report", report, *ignores]
-        return [sys.executable, "-m", launch.__name__, str(self.workdir), *replay]
+            return [sys.executable, "-m", "mockmcp", *self._record_args(), "--", *(self.server or [])]
+        return self._launched(self._replay_args())
+
+    @property
+    def url(self) -> str:
+        """The URL of a Streamable HTTP mock server the host connects to; started on first use, stopped after the test.
+
+        When recording, it is the recording proxy in front of the real server, whose URL is `server`.
+        """
+        if self._http is None:
+            self.handed_out = True
+            port = http_server.free_port()
+            if self.recording:
+                target = self.server[0] if self.server and len(self.server) == 1 else ""
+                if not target.startswith(("http://", "https://")):
+                    raise UsageError(
+                        f"recording over HTTP needs the real server's URL as the server to record from, "
+                        f"got {self.server!r}",
+                        "name it as server='http://HOST:PORT/mcp' (the marker, --mockmcp-server, a fixture or the ini)",
+                    )
+                args = [*self._record_args(), "--http-target", target, "--listen", f"127.0.0.1:{port}"]
+            else:
+                args = [*self._replay_args(), "--http", f"127.0.0.1:{port}"]
+            stderr = self.workdir / "stderr-{pid}.txt"
+            self._http = (http_server.start(self._launched(args), self.env, port, stderr), port)
+        return f"http://127.0.0.1:{self._http[1]}/mcp"
+
+    def stop(self) -> None:
+        """Stop the HTTP mock server, if the test started one (again is harmless)."""
+        if self._http is not None:
+            http_server.stop(self._http[0])
 
     @property
     def stdio_params(self) -> Any:

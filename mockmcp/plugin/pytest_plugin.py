@@ -203,6 +203,8 @@ def mockmcp(
         mocks = [given]
     request.node.stash[_KEY] = mocks  # a problem found before the test fails it in its call (see below)
     yield given
+    for mock in mocks:
+        mock.stop()
     if _PROBLEM not in request.node.stash:
         for mock in mocks:
             _finish_recording(request, mock)
@@ -254,6 +256,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         failure: Exception | None = error
     else:
         failure = None
+    for mock in mocks:  # an HTTP mock server writes its report (or saves its recording) when stopped
+        mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
     verdict = _verdict(mocks, item.nodeid)
     if verdict:
