@@ -15,7 +15,9 @@ pytest_plugins = ["pytester"]
 
 NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
 
-HOST_TESTS = f"""
+# What a host's test module starts with: the SDK as the host, on anyio's asyncio backend.
+HOST_HELPERS = """
+import subprocess
 import sys
 import pytest
 from mcp import Client
@@ -26,14 +28,19 @@ def anyio_backend():
 
 async def read(mockmcp, path):
     async with Client(mockmcp.stdio_params, mode="legacy") as client:
-        result = await client.call_tool("read_file", {{"path": path}})
+        result = await client.call_tool("read_file", {"path": path})
     return result.content[0].text
+"""
 
+HOST_TESTS = (
+    HOST_HELPERS
+    + f"""
 @pytest.mark.anyio
 @pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
 async def test_reads_a_note(mockmcp):
     assert await read(mockmcp, "notes.txt") == "remember to buy milk"
 """
+)
 
 
 def write_host_tests(pytester: pytest.Pytester, body: str = HOST_TESTS, name: str = "test_host") -> Path:

@@ -13,31 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHIPPED
+from conftest import SHIPPED
+from test_pytest_plugin import HOST_HELPERS, NOTES_SERVER, run
 
 from mockmcp.cassette import store
 
 pytest_plugins = ["pytester"]
 
-NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
-
-PREAMBLE = f"""
-import subprocess
-import sys
-import pytest
-from mcp import Client
-
-SERVER = [sys.executable, {NOTES_SERVER!r}]
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-async def read(mockmcp, path):
-    async with Client(mockmcp.stdio_params, mode="legacy") as client:
-        result = await client.call_tool("read_file", {{"path": path}})
-    return result.content[0].text
-"""
+PREAMBLE = HOST_HELPERS + f"SERVER = [sys.executable, {NOTES_SERVER!r}]\n"
 
 CLASSES = (
     PREAMBLE
@@ -57,10 +40,6 @@ async def test_has_text(mockmcp, path):
     assert await read(mockmcp, path)
 """
 )
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=180)
 
 
 @pytest.mark.slow
@@ -310,7 +289,7 @@ def test_a_miss_is_told_once_in_pytest_terms_with_the_tool_and_arguments_first(p
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            '*incoming request (id *): tools/call {"name":"read_file","arguments":{"path":"note.txt"}}',
+            '*incoming request (id *): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*leave it out of matching: @pytest.mark.mockmcp(ignore=[[]'arguments.path'[]])*mockmcp_ignore*",
             "*record it: pytest --mockmcp-record=new test_host.py::test_reads_a_note",

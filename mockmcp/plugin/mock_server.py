@@ -240,7 +240,7 @@ class MockServer:
             if isinstance(report, str):
                 problems.append(report)
                 continue
-            problems.extend(render_miss(miss, str(self.cassette), nodeid) for miss in report["misses"])
+            problems.extend(render_miss(miss, nodeid) for miss in report["misses"])
             # The host's answers to the server's requests count: a handler that regressed fails its test.
             problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
             # So do the capabilities it declares: a server request it no longer declares one for was withheld.

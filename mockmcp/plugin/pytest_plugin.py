@@ -1,14 +1,17 @@
 """pytest plugin: a cassette per test, replayed by default, recorded when asked; misses fail the test.
 
-Only hooks and small fixtures, each answering one question; the rules are in `mock_server` and
-`naming`. Nothing here is autouse: a test that does not ask for the `mockmcp` fixture is untouched.
+Only hooks and small fixtures, each answering one question; the rules are in `mock_server`,
+`naming`, `privacy` and `story`. Nothing here is autouse: a test that does not ask for the
+`mockmcp` fixture is untouched.
 
     def test_reads_a_note(mockmcp):
-        async with Client(mockmcp.stdio_params) as client: ...
+        async with Client(mockmcp.stdio_params) as client: ...   # or Client(mockmcp.url) over HTTP
 
 Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-server "CMD ARGS"`,
-`--mockmcp-strict`, `--mockmcp-keep-failed`. Marker: `@pytest.mark.mockmcp(server=..., cassette=...,
-strict=..., ignore=[...], record=...)`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`.
+`--mockmcp-strict`, `--mockmcp-keep-failed`. Marker (and the `mockmcp_config` fixture): see
+`naming.MARKER_ARGUMENTS`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`,
+`mockmcp_redact_env`, `mockmcp_redact`. Fixtures to override: `mockmcp_server`, `mockmcp_servers`,
+`mockmcp_config`, `mockmcp_cassette_dir`, `mockmcp_cassette_path`, `mockmcp_record_mode`.
 """
 
 from __future__ import annotations
