@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, SHIPPED
 
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.errors import UsageError
 from mockmcp.plugin.mock_server import server_command
 from mockmcp.plugin.naming import cassette_name
+from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
 
@@ -224,3 +228,34 @@ def test_the_first_server_named_wins_in_precedence_order() -> None:
     assert server_command("cli 'quoted arg'", ["marker"], None, "ini") == ["cli", "quoted arg"]
     assert server_command(None, None, None, "ini cmd") == ["ini", "cmd"]
     assert server_command(None, None, None, "") is None
+
+
+def test_meta_server_names_paths_relative_to_the_project_and_never_the_home_folder(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    home_file = Path.home() / "tools" / "server.py"
+    recorded = Cassette((), {"server": [sys.executable, str(project / "srv" / "notes.py"), str(home_file), "-v"]})
+    finished = Privacy(project=project).finish(recorded)
+    assert finished.meta["server"] == ["python", "srv/notes.py", "~/tools/server.py", "-v"]
+
+
+def test_before_record_sees_every_message_and_must_give_one_back() -> None:
+    log = ServerItem("notification", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"at": 1}})
+    call = Interaction(
+        "request",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"at": 1}},
+        (log, ServerItem("raw", "not json")),
+        {"jsonrpc": "2.0", "id": 1, "result": {"at": 1}},
+    )
+
+    def stamp(message: dict[str, object]) -> dict[str, object]:
+        body = message.get("params") or message.get("result")
+        assert isinstance(body, dict)
+        body["at"] = 0
+        return message
+
+    [done] = Privacy(before_record=stamp).finish(Cassette((call,), {})).interactions
+    assert done.params == {"at": 0} and done.response == {"jsonrpc": "2.0", "id": 1, "result": {"at": 0}}
+    assert done.server[0].message["params"] == {"at": 0} and done.server[1].message == "not json"
+    assert call.params == {"at": 1}  # the recording it was given is left as it was
+    with pytest.raises(UsageError, match="before_record must return the message"):
+        Privacy(before_record=lambda message: None).finish(Cassette((call,), {}))  # type: ignore[arg-type,return-value]
