@@ -7,10 +7,7 @@ The pytest plugin is only hooks and fixtures over this module, so the rules live
   option, the first that names one;
 - record modes as in `mockmcp record`, with `none` (the default) never recording: a missing
   cassette fails with the exact command that records it;
-- a recording goes to a temporary cassette, moved over the real one (atomically, under a lock on
-  the folder, so parallel workers never see half a file) only when the test passed, unless asked
-  otherwise; re-recording keeps the fault knobs of the interactions it keeps, the file's
-  permissions, and never replaces a cassette with an empty recording;
+- a recording goes to a staged file and becomes the cassette only when the test passed (see `keeping`);
 - replay reports are read after the test: a request the cassette could not answer, or a server
   request the host answered differently from the recording, fails the test with the whole
   explanation; so does a replay the host launched that left no report (it was killed before it
@@ -19,27 +16,23 @@ The pytest plugin is only hooks and fixtures over this module, so the rules live
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import glob
 import json
 import os
 import shlex
 import subprocess
 import sys
 import time
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mockmcp.errors import UsageError
-from mockmcp.plugin import http_server, launch
+from mockmcp.plugin import http_server, keeping, launch
 from mockmcp.plugin.privacy import Privacy
 from mockmcp.plugin.story import render_miss
 from mockmcp.protocol import RecordMode
 
-__all__ = ["MODES", "MockServer", "MockServers", "Privacy", "check_mode", "lock", "server_command"]
+__all__ = ["MODES", "MockServer", "MockServers", "Privacy", "check_mode", "server_command"]
 
 # The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
 # never does by accident).
@@ -57,31 +50,6 @@ def server_command(*choices: str | Sequence[str] | None) -> list[str] | None:
         if choice:
             return shlex.split(choice) if isinstance(choice, str) else [str(part) for part in choice]
     return None
-
-
-@contextlib.contextmanager
-def lock(folder: Path) -> Iterator[None]:
-    """An exclusive lock on a cassette folder, across processes (pytest-xdist workers included).
-
-    The folder itself is locked, so no lock file is left beside the cassettes to end up in commits.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class MockServer:
@@ -115,10 +83,7 @@ class MockServer:
 
         Beside the cassette, so that keeping it is one rename on the same file system.
         """
-        return self._staged(os.getpid())
-
-    def _staged(self, pid: int | str) -> Path:
-        return self.cassette.with_name(f".{self.cassette.stem}.{pid}.recording.yaml")
+        return keeping.staged_path(self.cassette, os.getpid())
 
     def _record_args(self) -> list[str]:
         if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
@@ -207,7 +172,7 @@ class MockServer:
         """The report of the replay `pid`, or why there is none (waiting a little for one still exiting)."""
         path = self.workdir / f"report-{pid}.json"
         deadline = time.monotonic() + wait
-        while not path.exists() and _alive(pid) and time.monotonic() < deadline:
+        while not path.exists() and keeping.alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
         try:
             report: dict[str, Any] = json.loads(path.read_text())
@@ -254,81 +219,22 @@ class MockServer:
             return None
         return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
 
-    def keep_recording(self, wait: float = 10.0) -> bool:
-        """Make a finished recording the test's cassette; False when there was none to keep.
-
-        Over an existing cassette, the fault knobs (delay, drop, ...) of the interactions the new
-        recording pairs with are carried over, as `mockmcp verify --update` does, and the file keeps
-        its permissions; a recording with no interactions never replaces one that has some.
-        """
-        journal = Path(f"{self.staged}.journal")
-        deadline = time.monotonic() + wait
-        while journal.exists() and time.monotonic() < deadline:  # the recorder is still saving
-            time.sleep(0.02)
-        if not self.staged.exists() or journal.exists():
-            return False
-        from mockmcp.cassette import store
-
-        # The recording as it may be kept (before_record, portable paths), still beside the cassette.
-        store.save(self.privacy.finish(store.load(str(self.staged))), str(self.staged))
-        with lock(self.cassette.parent):
-            if self.cassette.exists():
-                self._merge_into_cassette()
-            else:
-                os.replace(self.staged, self.cassette)
-        return True
-
-    def _merge_into_cassette(self) -> None:
-        from mockmcp.cassette import store
-        from mockmcp.core.matching import Matcher
-        from mockmcp.errors import CassetteError
-        from mockmcp.tools.drift import carry_knobs, compare
-
-        live = store.load(str(self.staged))
-        try:
-            recorded = store.load(str(self.cassette))
-        except CassetteError:  # nothing in it to keep: the recording replaces it
-            os.chmod(self.staged, self.cassette.stat().st_mode & 0o7777)
-            os.replace(self.staged, self.cassette)
-            return
-        if not live.interactions and recorded.interactions:
-            self.staged.unlink()
-            warnings.warn(
-                f"mockmcp: the host sent nothing, so {self.cassette} was kept as it was rather than emptied",
-                stacklevel=1,
-            )
-            return
-        drift = compare(recorded, live, Matcher.build(tuple(self._ignores)))
-        updated, _kept = carry_knobs(recorded, live, drift)
-        store.save(updated, str(self.cassette))  # atomic, with the old file's permissions
-        self.staged.unlink()
+    def keep_recording(self) -> bool:
+        """Make a finished recording the test's cassette (see `keeping.keep`); False when there was none."""
+        return keeping.keep(self.staged, self.cassette, self.privacy.finish, self._ignores)
 
     def discard_recording(self) -> None:
         """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
-        for leftover in (self.staged, Path(f"{self.staged}.journal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+        keeping.discard(self.staged)
 
     def unfinished_journal(self) -> Path | None:
         """The journal of a recording that never became a cassette (the recorder failed or was killed), if any."""
-        journal = Path(f"{self.staged}.journal")
+        journal = keeping.journal(self.staged)
         return journal if journal.exists() else None
 
     def remove_leftovers(self) -> list[Path]:
-        """Remove what recordings of this cassette by test runs that died mid-way left behind; returns them.
-
-        A test run killed while recording never reached its verdict, so, as with a failed test, its
-        recording is not kept: the staged file and journal of a process no longer alive are removed.
-        """
-        pattern = glob.escape(f".{self.cassette.stem}.") + "*" + glob.escape(".recording.yaml")
-        removed = []
-        for path in [*self.cassette.parent.glob(pattern), *self.cassette.parent.glob(pattern + ".journal")]:
-            pid = path.name[len(self.cassette.stem) + 2 :].split(".", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-                removed.append(path)
-        return removed
+        """Remove what recordings of this cassette by test runs that died mid-way left behind; returns them."""
+        return keeping.leftovers(self.cassette)
 
 
 class MockServers(dict[str, MockServer]):
