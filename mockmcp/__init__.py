@@ -1,7 +1,69 @@
-"""mockmcp: record and replay Model Context Protocol sessions to test MCP hosts."""
+"""mockmcp: record and replay Model Context Protocol sessions to test MCP hosts.
+
+The public API, for fixtures and helpers users write; every other module is internal:
+
+- `load(path)`, `loads(text, path=None)`, `save(cassette, path)`: read, parse and write cassettes
+  (validated, with located errors; `save` writes atomically and keeps the file's permissions);
+- `Cassette`, `Interaction`, `ServerItem`: the cassette types (immutable; `._replace` to edit);
+- `MockServer`: what the pytest plugin's `mockmcp` fixture hands a test;
+- `MockmcpError` and its kinds `CassetteError`, `UsageError`, `StrictFailure`.
+
+Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
+package on every launch, and must not pay for YAML or the plugin it never uses. This package sits
+above every layer: it only re-exports, and nothing inside mockmcp imports these names from here.
+"""
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+    from mockmcp.cassette.store import load, loads, save
+    from mockmcp.errors import CassetteError, MockmcpError, StrictFailure, UsageError
+    from mockmcp.plugin.mock_server import MockServer
+
+__all__ = [
+    "Cassette",
+    "CassetteError",
+    "Interaction",
+    "MockServer",
+    "MockmcpError",
+    "ServerItem",
+    "StrictFailure",
+    "UsageError",
+    "__version__",
+    "load",
+    "loads",
+    "save",
+]
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "Cassette": "mockmcp.cassette.model",
+    "Interaction": "mockmcp.cassette.model",
+    "ServerItem": "mockmcp.cassette.model",
+    "load": "mockmcp.cassette.store",
+    "loads": "mockmcp.cassette.store",
+    "save": "mockmcp.cassette.store",
+    "MockmcpError": "mockmcp.errors",
+    "CassetteError": "mockmcp.errors",
+    "UsageError": "mockmcp.errors",
+    "StrictFailure": "mockmcp.errors",
+    "MockServer": "mockmcp.plugin.mock_server",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mockmcp' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # found once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, SHIPPED
 
-from mockmcp.plugin.mock_server import cassette_name, server_command
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.errors import UsageError
+from mockmcp.plugin.mock_server import server_command
+from mockmcp.plugin.naming import cassette_name
+from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
 
 NOTES_SERVER = str(ROOT / "examples" / "notes_server.py")
 
-HOST_TESTS = f"""
+# What a host's test module starts with: the SDK as the host, on anyio's asyncio backend.
+HOST_HELPERS = """
+import subprocess
 import sys
 import pytest
 from mcp import Client
@@ -25,14 +32,19 @@ def anyio_backend():
 
 async def read(mockmcp, path):
     async with Client(mockmcp.stdio_params, mode="legacy") as client:
-        result = await client.call_tool("read_file", {{"path": path}})
+        result = await client.call_tool("read_file", {"path": path})
     return result.content[0].text
+"""
 
+HOST_TESTS = (
+    HOST_HELPERS
+    + f"""
 @pytest.mark.anyio
 @pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
 async def test_reads_a_note(mockmcp):
     assert await read(mockmcp, "notes.txt") == "remember to buy milk"
 """
+)
 
 
 def write_host_tests(pytester: pytest.Pytester, body: str = HOST_TESTS, name: str = "test_host") -> Path:
@@ -81,7 +93,8 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*could not serve this test as recorded*",
             "*no recorded interaction matches this tools/call request*",
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
-            "*--ignore 'arguments.path'*",
+            "*@pytest.mark.mockmcp(ignore=[[]'arguments.path'[]]), or `mockmcp_ignore = arguments.path` in the ini*",
+            "*pytest --mockmcp-record=new test_host.py::test_reads_a_note",
         ]
     )
 
@@ -188,18 +201,26 @@ def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"),
+    ("parts", "expected"),
     [
-        ("test_plain", "test_plain.yaml"),
-        ("test_x[a/b c]", "test_x_a_b_c-"),
-        ("test_y[" + "z" * 300 + "]", "test_y_"),
+        (["test_plain"], "test_plain.yaml"),
+        (["TestMilk", "test_read"], "TestMilk.test_read.yaml"),
+        (["test_x[a/b c]"], "test_x[a_b c].yaml"),
+        (["test_x[../../etc]"], "test_x[.._.._etc].yaml"),
+        (['test_w[a:b*c?"<>|\\]'], "test_w[a_b_c______].yaml"),
+        ([".hidden"], "_hidden.yaml"),
     ],
 )
-def test_cassette_names_are_safe_and_unique(name: str, expected: str) -> None:
-    made = cassette_name(name)
-    assert made.startswith(expected) and made.endswith(".yaml") and len(made) <= 130
-    assert "/" not in made and " " not in made
-    assert cassette_name(name + "!") != made
+def test_cassette_names_keep_the_test_id_with_forbidden_characters_replaced(parts: list[str], expected: str) -> None:
+    assert cassette_name(parts) == expected
+
+
+def test_only_a_name_too_long_for_a_file_system_is_cut_and_keeps_a_hash() -> None:
+    made = cassette_name(["test_y[" + "z" * 300 + "]"])
+    assert made.startswith("test_y[zzz") and made.endswith(".yaml") and len(made.encode()) <= 200
+    assert cassette_name(["test_y[" + "z" * 300 + "!]"]) != made
+    wide = cassette_name(["test_\u00e9[" + "\u00e9" * 300 + "]"])  # cut on a character, not inside one
+    assert len(wide.encode()) <= 200 and wide.encode().decode() == wide
 
 
 def test_the_first_server_named_wins_in_precedence_order() -> None:
@@ -207,6 +228,37 @@ def test_the_first_server_named_wins_in_precedence_order() -> None:
     assert server_command("cli 'quoted arg'", ["marker"], None, "ini") == ["cli", "quoted arg"]
     assert server_command(None, None, None, "ini cmd") == ["ini", "cmd"]
     assert server_command(None, None, None, "") is None
+
+
+def test_meta_server_names_paths_relative_to_the_project_and_never_the_home_folder(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    home_file = Path.home() / "tools" / "server.py"
+    recorded = Cassette((), {"server": [sys.executable, str(project / "srv" / "notes.py"), str(home_file), "-v"]})
+    finished = Privacy(project=project).finish(recorded)
+    assert finished.meta["server"] == ["python", "srv/notes.py", "~/tools/server.py", "-v"]
+
+
+def test_before_record_sees_every_message_and_must_give_one_back() -> None:
+    log = ServerItem("notification", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"at": 1}})
+    call = Interaction(
+        "request",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"at": 1}},
+        (log, ServerItem("raw", "not json")),
+        {"jsonrpc": "2.0", "id": 1, "result": {"at": 1}},
+    )
+
+    def stamp(message: dict[str, object]) -> dict[str, object]:
+        body = message.get("params") or message.get("result")
+        assert isinstance(body, dict)
+        body["at"] = 0
+        return message
+
+    [done] = Privacy(before_record=stamp).finish(Cassette((call,), {})).interactions
+    assert done.params == {"at": 0} and done.response == {"jsonrpc": "2.0", "id": 1, "result": {"at": 0}}
+    assert done.server[0].message["params"] == {"at": 0} and done.server[1].message == "not json"
+    assert call.params == {"at": 1}  # the recording it was given is left as it was
+    with pytest.raises(UsageError, match="before_record must return the message"):
+        Privacy(before_record=lambda message: None).finish(Cassette((call,), {}))  # type: ignore[arg-type,return-value]
 
 
 RAW_HOST = """

@@ -44,9 +44,12 @@ CLAIMS = {
     "mockmcp replay: cassettes/notes.yaml: played": "test_what_replay_says_on_stderr",
     "mockmcp replay --http 8000": "test_replay_over_http",
     "mockmcp record --http-target": "test_record_over_http",
-    "@pytest.mark.mockmcp(": "test_the_pytest_example",
+    "# what to record from": "test_the_pytest_example",
     "pytest --mockmcp-record=once": "test_the_pytest_example",
     "asyncio.run(main())": "test_the_sdk_without_the_plugin",
+    "# tests/test_agent.py: one test, two servers": "test_the_pytest_multi_server_example",
+    "# tests/test_notes_http.py": "test_the_pytest_http_example",
+    'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
     "python benchmarks/bench_replay.py": "test_benchmarks",
 }
 
@@ -292,7 +295,7 @@ async def test_record_over_http(checkout: Path) -> None:
 
 @pytest.mark.slow
 def test_the_pytest_example(checkout: Path) -> None:
-    (checkout / "tests" / "test_notes.py").write_text(block("@pytest.mark.mockmcp(").text + "\n")
+    (checkout / "tests" / "test_notes.py").write_text(block("# what to record from").text + "\n")
     named = re.search(r"`(tests/cassettes/test_notes/\S+\.yaml)`", README.read_text(encoding="utf-8"))
     assert named, "the README names the example's cassette"
     first, second = commands(block("pytest --mockmcp-record=once"))
@@ -302,6 +305,43 @@ def test_the_pytest_example(checkout: Path) -> None:
     replayed = run(second, checkout)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "1 passed" in replayed.stdout
+
+
+@pytest.mark.slow
+def test_the_pytest_multi_server_example(checkout: Path) -> None:
+    (checkout / "tests" / "test_agent.py").write_text(block("# tests/test_agent.py").text + "\n")
+    recorded = run("pytest --mockmcp-record=once tests/test_agent.py", checkout)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    folder = checkout / "tests" / "cassettes" / "test_agent" / "test_plans_the_day[asyncio]"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
+    assert "test_plans_the_day[asyncio]/notes.yaml" in README.read_text(encoding="utf-8")
+    replayed = run("pytest tests/test_agent.py", checkout)
+    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+@pytest.mark.slow
+def test_the_pytest_http_example(checkout: Path) -> None:
+    text = block("# tests/test_notes_http.py").text
+    target = "mockmcp replay --http 0 cassettes/notes-session.yaml"  # stands for the real server at port 8000
+    with running(target, checkout, r"http://\S+/mcp") as (_, served):
+        test_file = checkout / "tests" / "test_notes_http.py"
+        test_file.write_text(text.replace("http://127.0.0.1:8000/mcp", served.group(0)) + "\n")
+        recorded = run("pytest --mockmcp-record=once tests/test_notes_http.py", checkout)
+        assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert (checkout / "tests" / "cassettes" / "test_notes_http" / "test_reads_a_note_over_http[asyncio].yaml").exists()
+    replayed = run("pytest tests/test_notes_http.py", checkout)  # the real server is gone
+    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+def test_the_python_api_example(checkout: Path) -> None:
+    (checkout / "helper.py").write_text(block('mockmcp.load("cassettes/notes.yaml")').text + "\n")
+    done = run("python helper.py", checkout)
+    assert done.returncode == 0, done.stderr
+    slow = yaml.safe_load((checkout / "cassettes" / "notes-slow.yaml").read_text())
+    assert [each.get("delay") for each in slow["interactions"] if each.get("request", {}).get("method") == "tools/call"]
+    assert all(
+        each.get("delay") == 5 for each in slow["interactions"] if each.get("request", {}).get("method") == "tools/call"
+    )
 
 
 def test_the_sdk_without_the_plugin(checkout: Path) -> None:

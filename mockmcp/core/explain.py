@@ -82,7 +82,13 @@ class Miss:
             "code": self.code,
             "reason": self.reason,
             "closest": [
-                {"interaction": c.index, "plays": c.plays, "differences": list(c.differences)} for c in self.candidates
+                {
+                    "interaction": c.index,
+                    "plays": c.plays,
+                    "differences": list(c.differences),
+                    "first_path": c.first_path,
+                }
+                for c in self.candidates
             ],
             "fixes": list(self.fixes),
             "explanation": self.render(),

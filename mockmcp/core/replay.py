@@ -225,6 +225,10 @@ class Replay:
         )
         return [note, *self._advance(job)]
 
+    def holds(self, job_id: int) -> bool:
+        """Whether a job is still to be played (False once it finished or the host cancelled its request)."""
+        return job_id in self._jobs
+
     def close(self) -> list[Action]:
         """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned."""
         out: list[Action] = []

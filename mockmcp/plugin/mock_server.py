@@ -2,38 +2,37 @@
 
 The pytest plugin is only hooks and fixtures over this module, so the rules live here once:
 
-- the cassette of a test is `<test dir>/cassettes/<test module>/<test name>.yaml` by default, the
-  name made safe for file systems (long names are cut and keep a hash of the whole, to stay unique);
+- the cassette of a test: see `naming`;
 - the real server to record from: the command line, then the marker, then the fixture, then the ini
   option, the first that names one;
 - record modes as in `mockmcp record`, with `none` (the default) never recording: a missing
   cassette fails with the exact command that records it;
-- a recording goes to a temporary cassette, moved over the real one (atomically, under a lock, so
-  parallel workers never see half a file) only when the test passed, unless asked otherwise;
+- a recording goes to a staged file and becomes the cassette only when the test passed (see `keeping`);
 - replay reports are read after the test: a request the cassette could not answer, or a server
   request the host answered differently from the recording, fails the test with the whole
-  explanation; strict also fails on interactions the host never asked for.
+  explanation; so does a replay the host launched that left no report (it was killed before it
+  could say); strict also fails on interactions the host never asked for.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
 import json
 import os
-import re
 import shlex
-import shutil
+import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mockmcp.errors import UsageError
+from mockmcp.plugin import http_server, keeping, launch
+from mockmcp.plugin.privacy import Privacy
+from mockmcp.plugin.story import render_miss
 from mockmcp.protocol import RecordMode
 
-__all__ = ["MODES", "MockServer", "cassette_name", "check_mode", "lock", "server_command"]
+__all__ = ["MODES", "MockServer", "MockServers", "Privacy", "check_mode", "server_command"]
 
 # The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
 # never does by accident).
@@ -45,38 +44,12 @@ def check_mode(text: str) -> str:
     return RecordMode.parse(text, allow_none=True).value
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_MAX_NAME = 120
-
-
-def cassette_name(test_name: str) -> str:
-    """A file name for a test (parametrized ids included): safe characters, bounded length, unique."""
-    safe = _UNSAFE.sub("_", test_name).strip("._") or "test"
-    if len(safe) > _MAX_NAME or safe != test_name:
-        # Replacing characters or cutting can make two names one: a hash of the whole keeps them apart.
-        digest = hashlib.sha1(test_name.encode()).hexdigest()[:10]
-        safe = f"{safe[: _MAX_NAME - 11]}-{digest}"
-    return safe + ".yaml"
-
-
 def server_command(*choices: str | Sequence[str] | None) -> list[str] | None:
     """The first server command given, in precedence order; a string is split like a shell would."""
     for choice in choices:
         if choice:
             return shlex.split(choice) if isinstance(choice, str) else [str(part) for part in choice]
     return None
-
-
-@contextlib.contextmanager
-def lock(path: Path) -> Iterator[None]:
-    """An exclusive lock beside a cassette, across processes (pytest-xdist workers included)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{path}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class MockServer:
@@ -90,6 +63,7 @@ class MockServer:
         workdir: Path,
         ignores: Sequence[str] = (),
         strict: bool = False,
+        privacy: Privacy | None = None,
     ) -> None:
         self.cassette = cassette
         self.strict = strict
@@ -98,7 +72,10 @@ class MockServer:
         self.recording = RecordMode(self.mode).records(cassette.exists())
         self.server = server
         self._ignores = list(ignores)
+        self.privacy = privacy or Privacy()
         self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
+        self._http: tuple[subprocess.Popen[bytes], int] | None = None  # the HTTP mock server, and its port
+        self.handed_out = False  # whether the test asked for the command: a server never launched records nothing
 
     @property
     def staged(self) -> Path:
@@ -106,21 +83,59 @@ class MockServer:
 
         Beside the cassette, so that keeping it is one rename on the same file system.
         """
-        return self.cassette.with_name(f".{self.cassette.stem}.{os.getpid()}.recording.yaml")
+        return keeping.staged_path(self.cassette, os.getpid())
+
+    def _record_args(self) -> list[str]:
+        if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
+            self.staged.write_bytes(self.cassette.read_bytes())
+        # A host may launch the server more than once in a test: later launches add to the first.
+        new = self.mode == RecordMode.NEW.value or self.staged.exists()
+        mode = (RecordMode.NEW if new else RecordMode.ALL).value
+        return ["record", "-o", str(self.staged), "--mode", mode, *self.privacy.record_args()]
+
+    def _replay_args(self) -> list[str]:
+        ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
+        return ["replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]
+
+    def _launched(self, args: list[str]) -> list[str]:
+        return [sys.executable, "-m", launch.__name__, str(self.workdir), *args]
 
     @property
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server."""
-        mockmcp = [sys.executable, "-m", "mockmcp"]
+        self.handed_out = True
         if self.recording:
-            if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
-                shutil.copyfile(self.cassette, self.staged)
-            # A host may launch the server more than once in a test: later launches add to the first.
-            new = self.mode == RecordMode.NEW.value or self.staged.exists()
-            mode = (RecordMode.NEW if new else RecordMode.ALL).value
-            return [*mockmcp, "record", "-o", str(self.staged), "--mode", mode, "--", *(self.server or [])]
-        ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
-        return [*mockmcp, "replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]
+            return self._launched([*self._record_args(), "--", *(self.server or [])])
+        return self._launched(self._replay_args())
+
+    @property
+    def url(self) -> str:
+        """The URL of a Streamable HTTP mock server the host connects to; started on first use, stopped after the test.
+
+        When recording, it is the recording proxy in front of the real server, whose URL is `server`.
+        """
+        if self._http is None:
+            self.handed_out = True
+            port = http_server.free_port()
+            if self.recording:
+                target = self.server[0] if self.server and len(self.server) == 1 else ""
+                if not target.startswith(("http://", "https://")):
+                    raise UsageError(
+                        f"recording over HTTP needs the real server's URL as the server to record from, "
+                        f"got {self.server!r}",
+                        "name it as server='http://HOST:PORT/mcp' (the marker, --mockmcp-server, a fixture or the ini)",
+                    )
+                args = [*self._record_args(), "--http-target", target, "--listen", f"127.0.0.1:{port}"]
+            else:
+                args = [*self._replay_args(), "--http", f"127.0.0.1:{port}"]
+            stderr = self.workdir / "stderr-{pid}.txt"
+            self._http = (http_server.start(self._launched(args), self.env, port, stderr), port)
+        return f"http://127.0.0.1:{self._http[1]}/mcp"
+
+    def stop(self) -> None:
+        """Stop the HTTP mock server, if the test started one (again is harmless)."""
+        if self._http is not None:
+            http_server.stop(self._http[0])
 
     @property
     def stdio_params(self) -> Any:
@@ -138,23 +153,59 @@ class MockServer:
                 "--mockmcp-server, @pytest.mark.mockmcp(server=[...]), a `mockmcp_server` fixture, or the "
                 "`mockmcp_server` ini option"
             )
+        if self.recording and self.privacy.problem(self.env):
+            return f"mockmcp cannot record {self.cassette}: {self.privacy.problem(self.env)}"
         if not self.recording and not self.cassette.exists():
             return (
                 f"no cassette at {self.cassette}; record it by running this test with --mockmcp-record=once:\n"
-                f"  pytest --mockmcp-record=once {shlex.quote(nodeid)}"
+                f"  pytest --mockmcp-record=once {shlex.quote(nodeid)}\n"
+                '(a marker\'s record= wins over the option: a test marked record="none" is never recorded)'
             )
         return None
 
-    def reports(self) -> list[dict[str, Any]]:
-        """The replay reports of every launch in this test, oldest first."""
-        files = sorted(self.workdir.glob("report-*.json"), key=lambda p: p.stat().st_mtime)
-        return [json.loads(p.read_text()) for p in files]
+    def launches(self) -> list[int]:
+        """The pids of the replays the host launched in this test, oldest first."""
+        files = sorted(self.workdir.glob(launch.PREFIX + "*"), key=lambda p: p.stat().st_mtime)
+        return [int(p.name.removeprefix(launch.PREFIX)) for p in files]
 
-    def verdict(self) -> str | None:
-        """After the test: the full explanation of what the cassette could not do, or None if all is well."""
+    def _report(self, pid: int, wait: float) -> dict[str, Any] | str:
+        """The report of the replay `pid`, or why there is none (waiting a little for one still exiting)."""
+        path = self.workdir / f"report-{pid}.json"
+        deadline = time.monotonic() + wait
+        while not path.exists() and keeping.alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        try:
+            report: dict[str, Any] = json.loads(path.read_text())
+        except FileNotFoundError:
+            said = "".join(f"\n  | {line}" for line in self.stderr(pid).splitlines()[-20:])
+            return (
+                f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
+                "stopped before it could say whether the cassette served every request, so this test cannot pass"
+                + (f"; its last words:{said}" if said else "")
+            )
+        except ValueError as error:
+            return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
+        return report
+
+    def stderr(self, pid: int) -> str:
+        """What the replay `pid` wrote to stderr (its notes and summary)."""
+        try:
+            return (self.workdir / f"stderr-{pid}.txt").read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def reports(self, wait: float = 3.0) -> list[dict[str, Any] | str]:
+        """The replay report of every launch in this test, oldest first; a string says why one is missing."""
+        return [self._report(pid, wait) for pid in self.launches()]
+
+    def verdict(self, nodeid: str) -> str | None:
+        """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
         problems: list[str] = []
         for report in self.reports():
-            problems.extend(miss["explanation"] for miss in report["misses"])
+            if isinstance(report, str):
+                problems.append(report)
+                continue
+            problems.extend(render_miss(miss, nodeid) for miss in report["misses"])
             # The host's answers to the server's requests count: a handler that regressed fails its test.
             problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
             # So do the capabilities it declares: a server request it no longer declares one for was withheld.
@@ -168,25 +219,32 @@ class MockServer:
             return None
         return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
 
-    def keep_recording(self, wait: float = 10.0) -> bool:
-        """Move a finished recording over the real cassette; False when there was none to keep."""
-        journal = Path(f"{self.staged}.journal")
-        deadline = time.monotonic() + wait
-        while journal.exists() and time.monotonic() < deadline:  # the recorder is still saving
-            time.sleep(0.02)
-        if not self.staged.exists() or journal.exists():
-            return False
-        with lock(self.cassette):
-            os.replace(self.staged, self.cassette)
-        return True
+    def keep_recording(self) -> bool:
+        """Make a finished recording the test's cassette (see `keeping.keep`); False when there was none."""
+        return keeping.keep(self.staged, self.cassette, self.privacy.finish, self._ignores)
 
     def discard_recording(self) -> None:
         """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
-        for leftover in (self.staged, Path(f"{self.staged}.journal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+        keeping.discard(self.staged)
+
+    def recorded_nothing(self) -> bool:
+        """Whether the host started the recorder, which ended without a recording: the host sent nothing."""
+        started = self.launches()
+        return bool(started) and not any(keeping.alive(pid) for pid in started) and not self.staged.exists()
 
     def unfinished_journal(self) -> Path | None:
         """The journal of a recording that never became a cassette (the recorder failed or was killed), if any."""
-        journal = Path(f"{self.staged}.journal")
+        journal = keeping.journal(self.staged)
         return journal if journal.exists() else None
+
+    def remove_leftovers(self) -> list[Path]:
+        """Remove what recordings of this cassette by test runs that died mid-way left behind; returns them."""
+        return keeping.leftovers(self.cassette)
+
+
+class MockServers(dict[str, MockServer]):
+    """The mock servers of a test that talks to several, by name: `mockmcp["notes"].stdio_params`."""
+
+    def __missing__(self, name: str) -> MockServer:
+        known = ", ".join(repr(key) for key in self) or "none"
+        raise KeyError(f"this test has no mock server named {name!r}; its marker's servers= names {known}")

@@ -1,14 +1,17 @@
 """pytest plugin: a cassette per test, replayed by default, recorded when asked; misses fail the test.
 
-Only hooks and small fixtures, each answering one question; the rules are in `mockmcp.testing`.
-Nothing here is autouse: a test that does not ask for the `mockmcp` fixture is untouched.
+Only hooks and small fixtures, each answering one question; the rules are in `mock_server`,
+`naming`, `privacy` and `story`. Nothing here is autouse: a test that does not ask for the
+`mockmcp` fixture is untouched.
 
     def test_reads_a_note(mockmcp):
-        async with Client(mockmcp.stdio_params) as client: ...
+        async with Client(mockmcp.stdio_params) as client: ...   # or Client(mockmcp.url) over HTTP
 
 Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-server "CMD ARGS"`,
-`--mockmcp-strict`, `--mockmcp-keep-failed`. Marker: `@pytest.mark.mockmcp(server=..., cassette=...,
-strict=..., ignore=[...])`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`.
+`--mockmcp-strict`, `--mockmcp-keep-failed`. Marker (and the `mockmcp_config` fixture): see
+`naming.MARKER_ARGUMENTS`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`,
+`mockmcp_redact_env`, `mockmcp_redact`. Fixtures to override: `mockmcp_server`, `mockmcp_servers`,
+`mockmcp_config`, `mockmcp_cassette_dir`, `mockmcp_cassette_path`, `mockmcp_record_mode`.
 """
 
 from __future__ import annotations
@@ -19,20 +22,27 @@ from typing import Any
 
 import pytest
 
-from mockmcp.plugin.mock_server import MODES, MockServer, cassette_name, server_command
+from mockmcp.errors import MockmcpError, UsageError
+from mockmcp.plugin.mock_server import MODES, MockServer, MockServers, Privacy, check_mode, server_command
+from mockmcp.plugin.naming import MARKER_ARGUMENTS, cassette_name, marker_problem
 
 __all__ = [
     "mockmcp",
+    "mockmcp_cassette_dir",
     "mockmcp_cassette_path",
+    "mockmcp_config",
     "mockmcp_record_mode",
     "mockmcp_server",
+    "mockmcp_servers",
     "pytest_addoption",
     "pytest_configure",
     "pytest_runtest_call",
 ]
 
-_KEY = pytest.StashKey[MockServer]()
+_KEY = pytest.StashKey[list[MockServer]]()
+_PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
+_CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,26 +55,59 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mockmcp-keep-failed", action="store_true", help="keep recordings of failed tests too")
     parser.addini("mockmcp_server", "the real server to record from, as a command line")
     parser.addini(
-        "mockmcp_cassette_dir", "cassette folder, relative to each test file (default: cassettes/<test module>)"
+        "mockmcp_cassette_dir", "cassette folder, relative to each test file; a folder per test module goes in it"
     )
     parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
+    parser.addini("mockmcp_redact_env", "environment variables whose values never reach a cassette", type="linelist")
+    parser.addini("mockmcp_redact", "regular expressions whose matches never reach a cassette", type="linelist")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mockmcp(server=None, cassette=None, strict=False, ignore=()): settings of this test's mock MCP server",
+        "mockmcp(server=None, servers=None, cassette=None, strict=False, ignore=(), record=None, "
+        "redact_env=(), redact=(), before_record=None): "
+        "settings of this test's mock MCP server",
     )
+    config.stash[_CLAIMED] = {}
 
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
-    marker = request.node.get_closest_marker("mockmcp")
-    return dict(marker.kwargs) if marker else {}
+    """The test's settings: the `mockmcp_config` fixture's, then a module's or class's marker, then the test's own."""
+    config = dict(request.getfixturevalue("mockmcp_config"))
+    problem = marker_problem((), config, "the mockmcp_config fixture")
+    if problem:
+        request.node.stash.setdefault(_PROBLEM, problem)
+    merged: dict[str, Any] = {k: v for k, v in config.items() if k in MARKER_ARGUMENTS}
+    for marker in reversed(list(request.node.iter_markers("mockmcp"))):
+        problem = marker_problem(marker.args, marker.kwargs)
+        if problem:
+            request.node.stash.setdefault(_PROBLEM, problem)
+        merged.update((k, v) for k, v in marker.kwargs.items() if k in MARKER_ARGUMENTS)
+    return merged
+
+
+@pytest.fixture
+def mockmcp_config() -> dict[str, Any]:
+    """Settings for every test in its scope, as the marker takes them; override it in a conftest.py.
+
+    A marker's arguments win over it, one by one.
+    """
+    return {}
 
 
 @pytest.fixture
 def mockmcp_record_mode(request: pytest.FixtureRequest) -> str:
-    """The record mode of this run."""
+    """The record mode of this test: the marker's `record=`, else the run's `--mockmcp-record`.
+
+    The marker wins, so a hand-made fault cassette marked `record="none"` survives `--mockmcp-record=all`.
+    """
+    chosen = _marker(request).get("record")
+    if chosen is not None:
+        try:
+            return check_mode(str(chosen))
+        except UsageError as error:
+            request.node.stash.setdefault(_PROBLEM, f"@pytest.mark.mockmcp(record={chosen!r}): {error}")
     return str(request.config.getoption("--mockmcp-record"))
 
 
@@ -75,12 +118,42 @@ def mockmcp_server() -> list[str] | str | None:
 
 
 @pytest.fixture
-def mockmcp_cassette_path(request: pytest.FixtureRequest) -> Path:
-    """This test's cassette: the marker's `cassette`, else `cassettes/<module>/<test name>.yaml` beside the test."""
+def mockmcp_cassette_dir(request: pytest.FixtureRequest) -> Path:
+    """This module's cassette folder: `<ini mockmcp_cassette_dir, default cassettes>/<module>` beside the test."""
     test_file = Path(request.node.path)
-    folder = request.config.getini("mockmcp_cassette_dir") or str(Path("cassettes") / test_file.stem)
-    name = _marker(request).get("cassette") or cassette_name(request.node.name)
-    return (test_file.parent / folder / name).resolve()
+    folder = request.config.getini("mockmcp_cassette_dir") or "cassettes"
+    return (test_file.parent / folder / test_file.stem).resolve()
+
+
+@pytest.fixture
+def mockmcp_cassette_path(request: pytest.FixtureRequest, mockmcp_cassette_dir: Path) -> Path:
+    """This test's cassette: the marker's `cassette` (a path from the cassette folder), else `<Class>.<test>.yaml`."""
+    given = _marker(request).get("cassette")
+    if given:
+        return (mockmcp_cassette_dir / str(given)).resolve()
+    classes = [node.name for node in request.node.listchain() if isinstance(node, pytest.Class)]
+    return mockmcp_cassette_dir / cassette_name([*classes, request.node.name])
+
+
+def _claim(request: pytest.FixtureRequest, cassette: Path) -> None:
+    """Two tests whose names differ only in characters a file name cannot hold would share a cassette."""
+    claimed = request.config.stash[_CLAIMED]
+    other = claimed.setdefault(cassette, request.node.nodeid)
+    if other != request.node.nodeid and not _marker(request).get("cassette"):
+        request.node.stash.setdefault(
+            _PROBLEM,
+            f"{request.node.nodeid} and {other} would share the cassette {cassette}; give this test its own "
+            "with @pytest.mark.mockmcp(cassette=...)",
+        )
+
+
+@pytest.fixture
+def mockmcp_servers() -> dict[str, list[str] | str | None]:
+    """The servers of a test that talks to several, by name, each with the real one to record from.
+
+    Override this fixture to name them in code; the marker's `servers=` adds to it and wins by name.
+    """
+    return {}
 
 
 @pytest.fixture
@@ -88,29 +161,68 @@ def mockmcp(
     request: pytest.FixtureRequest,
     mockmcp_record_mode: str,
     mockmcp_server: list[str] | str | None,
+    mockmcp_servers: dict[str, list[str] | str | None],
     mockmcp_cassette_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[MockServer]:
-    """The mock server of this test: `.command`, `.stdio_params` and `.env` for the host to launch."""
+) -> Iterator[MockServer | MockServers]:
+    """The mock server of this test: `.command`, `.stdio_params` and `.env` for the host to launch.
+
+    A test whose marker (or `mockmcp_servers` fixture) names several servers gets them by name
+    instead, `mockmcp["notes"]`, each with its cassette in a folder named after the test.
+    """
     config, marker = request.config, _marker(request)
-    server = server_command(
-        config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
-    )
     strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
     ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
-    mock = MockServer(
-        mockmcp_cassette_path, mockmcp_record_mode, server, tmp_path_factory.mktemp("mockmcp"), ignores, strict
+    privacy = Privacy(
+        tuple([*config.getini("mockmcp_redact_env"), *marker.get("redact_env", ())]),
+        tuple([*config.getini("mockmcp_redact"), *marker.get("redact", ())]),
+        marker.get("before_record"),
+        config.rootpath,
     )
-    request.node.stash[_KEY] = mock  # a problem found before the test fails it in its call (see below)
-    yield mock
-    _finish_recording(request, mock)
+
+    def mock_server(cassette: Path, server: list[str] | None) -> MockServer:
+        _claim(request, cassette)
+        workdir = tmp_path_factory.mktemp("mockmcp")
+        mock = MockServer(cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy)
+        for path in mock.remove_leftovers():
+            note = f"mockmcp: removed {path}, left by a test run stopped mid-recording"
+            request.node.warn(pytest.PytestWarning(note))
+        return mock
+
+    named = {**mockmcp_servers, **dict(marker.get("servers") or {})}
+    given: MockServer | MockServers
+    if named:
+        folder = mockmcp_cassette_path.with_suffix("")
+        given = MockServers(
+            (str(name), mock_server(folder / cassette_name([str(name)]), server_command(command)))
+            for name, command in named.items()
+        )
+        mocks = list(given.values())
+    else:
+        server = server_command(
+            config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
+        )
+        given = mock_server(mockmcp_cassette_path, server)
+        mocks = [given]
+    request.node.stash[_KEY] = mocks  # a problem found before the test fails it in its call (see below)
+    yield given
+    for mock in mocks:
+        mock.stop()
+    if _PROBLEM not in request.node.stash:
+        for mock in mocks:
+            _finish_recording(request, mock)
 
 
 def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
-    if not mock.recording:
+    if not mock.recording or not mock.handed_out:
         return
     if request.node.stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
-        if not mock.keep_recording():
+        try:
+            kept = mock.keep_recording()
+        except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
+            mock.discard_recording()
+            pytest.fail(f"mockmcp: the recording of {mock.cassette} could not be kept: {error}", pytrace=False)
+        if not kept:
             journal = mock.unfinished_journal()
             if journal is not None:  # the session is in it: never delete it
                 pytest.fail(
@@ -119,6 +231,8 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
                     pytrace=False,
                 )
             mock.discard_recording()
+            if mock.recorded_nothing():  # as the CLI: no cassette written, an existing one left as it was
+                return
             pytest.fail(
                 f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)",
                 pytrace=False,
@@ -127,24 +241,38 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
         mock.discard_recording()
 
 
+def _verdict(mocks: list[MockServer], nodeid: str) -> str | None:
+    """What the replays of this test's servers could not do, each server's in turn; None if all went well."""
+    found = [mock.verdict(nodeid) for mock in mocks if not mock.recording]
+    return "\n\n".join(verdict for verdict in found if verdict) or None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: fail it with the replay's explanation if the cassette could not serve it."""
-    mock = item.stash.get(_KEY, None)
-    problem = None if mock is None else mock.problem_before(item.nodeid)
+    mocks = item.stash.get(_KEY, [])
+    problems = [problem for mock in mocks if (problem := mock.problem_before(item.nodeid))]
+    problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
     try:
         result = yield
     except Exception as error:
-        # A miss usually surfaces in the host as an error first; say why the cassette missed.
-        verdict = None if mock is None or mock.recording else mock.verdict()
-        if verdict:
-            pytest.fail(f"{verdict}\n\nThe test failed with: {error!r}", pytrace=False)
-        raise
-    if mock is not None:
-        verdict = None if mock.recording else mock.verdict()
-        if verdict:
-            pytest.fail(verdict, pytrace=False)
-        item.stash[_PASSED] = True
+        failure: Exception | None = error
+    else:
+        failure = None
+    for mock in mocks:  # an HTTP mock server writes its report (or saves its recording) when stopped
+        mock.stop()
+    # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
+    verdict = _verdict(mocks, item.nodeid)
+    if verdict:
+        said = f"\n\nThe test failed with: {failure!r}" if failure else ""
+        pytest.fail(verdict + said, pytrace=False)
+    if failure is not None:
+        for mock in mocks:  # the replay's notes (a cancelled request, a fault played) may say why
+            for pid in mock.launches():
+                if mock.stderr(pid):
+                    item.add_report_section("call", f"mockmcp replay {pid} stderr", mock.stderr(pid))
+        raise failure
+    item.stash[_PASSED] = True
     return result

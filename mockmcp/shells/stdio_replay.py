@@ -139,8 +139,17 @@ class _Shell:
         self.host_gone = True
 
     def drain(self) -> None:
-        """After the host's EOF: send what is still due (delayed replies), then stop."""
+        """After the host's EOF: send what is still due (delayed replies), then stop.
+
+        A timer whose job is gone (the host cancelled the request behind a delay) is dropped rather
+        than waited for: it would answer nothing, and a host that closed stdin waits for the exit.
+        """
         self.flush()
+        if self.timers:
+            import heapq
+
+            self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
+            heapq.heapify(self.timers)
         while self.timers and not self.host_gone:
             if self.signals.received is not None:
                 return

@@ -1,0 +1,124 @@
+"""Keeping a test's recording: where it waits for the verdict, how it becomes the cassette, what is left behind.
+
+A recording is written to a staged file beside the cassette (`.<name>.<pid>.recording.yaml`, so
+keeping it is one rename on the same file system) and becomes the cassette only when the test's
+verdict says so, under a lock on the folder (no lock file left beside the cassettes). Over an
+existing cassette it keeps the fault knobs of the interactions the new session pairs with, as
+`mockmcp verify --update` does, and the file's permissions; an empty recording never replaces a
+cassette that has interactions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import glob
+import os
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from mockmcp.cassette import files
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mockmcp.cassette.model import Cassette
+
+__all__ = ["alive", "discard", "journal", "keep", "leftovers", "lock", "staged_path"]
+
+
+@contextlib.contextmanager
+def lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on a cassette folder, across processes (pytest-xdist workers included)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def alive(pid: int) -> bool:
+    """Whether a process `pid` exists (a zombie not yet waited for counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def staged_path(cassette: Path, pid: int) -> Path:
+    """Where the test run `pid` writes a recording of `cassette` before the verdict decides."""
+    return cassette.with_name(f".{cassette.stem}.{pid}.recording.yaml")
+
+
+def journal(staged: Path) -> Path:
+    """The recorder's journal of a staged recording."""
+    return Path(files.journal_path(str(staged)))
+
+
+def keep(
+    staged: Path, cassette: Path, finish: Callable[[Cassette], Cassette], ignores: Sequence[str], wait: float = 10.0
+) -> bool:
+    """Make a finished recording the cassette, `finish` applied to it; False when there was none to keep."""
+    deadline = time.monotonic() + wait
+    while journal(staged).exists() and time.monotonic() < deadline:  # the recorder is still saving
+        time.sleep(0.02)
+    if not staged.exists() or journal(staged).exists():
+        return False
+    # Deferred: YAML and the drift comparison cost start-up time in every pytest run that never records.
+    from mockmcp.cassette import store
+    from mockmcp.core.matching import Matcher
+    from mockmcp.errors import CassetteError
+    from mockmcp.tools.drift import compare, updated
+
+    live = finish(store.load(str(staged)))
+    with lock(cassette.parent):
+        try:
+            recorded = store.load(str(cassette)) if cassette.exists() else None
+        except CassetteError:  # nothing in it to keep: the recording replaces it
+            recorded = None
+        if recorded is not None and not live.interactions and recorded.interactions:
+            warnings.warn(
+                f"mockmcp: the host sent nothing, so {cassette} was kept as it was rather than emptied", stacklevel=1
+            )
+        elif recorded is not None:
+            # The recorded cassette with the live answers: what stays keeps its knobs and, as store.save edits
+            # the file in place, its comments; what the host no longer asked goes.
+            drift = compare(recorded, live, Matcher.build(tuple(ignores)))
+            gone = {entry.recorded for entry in drift.entries if entry.other is None}
+            kept, _notes = updated(recorded, live, drift)
+            kept = kept._replace(interactions=tuple(it for i, it in enumerate(kept.interactions) if i not in gone))
+            store.save(kept, str(cassette))  # atomic, with the old file's permissions
+        else:
+            store.save(live, str(cassette))  # atomic, with the old file's permissions if there is one
+    staged.unlink()
+    return True
+
+
+def discard(staged: Path) -> None:
+    """Forget a recording the test's verdict did not keep (the cassette stays as it was)."""
+    for leftover in (staged, journal(staged)):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+
+
+def leftovers(cassette: Path) -> list[Path]:
+    """Remove what recordings of `cassette` by test runs that died mid-way left behind; returns them.
+
+    A test run killed while recording never reached its verdict, so, as with a failed test, its
+    recording is not kept: the staged file and journal of a process no longer alive are removed.
+    """
+    pattern = glob.escape(f".{cassette.stem}.") + "*" + glob.escape(".recording.yaml")
+    removed = []
+    for path in [*cassette.parent.glob(pattern), *cassette.parent.glob(pattern + ".journal")]:
+        pid = path.name[len(cassette.stem) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            removed.append(path)
+    return removed

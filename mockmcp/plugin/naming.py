@@ -1,0 +1,65 @@
+"""Where a test's cassette lives and what its marker may say: the plugin's naming and checking rules.
+
+A cassette is `<test dir>/cassettes/<test module>/<Class>.<test>[params].yaml`, as pytest-recording
+names them: the classes around a test are part of its name, so `TestMilk::test_read` and
+`TestTodo::test_read` never share one. Characters a file name cannot hold (`/ \\ : * ? " < > |` and
+control characters) become `_`; so a parametrize id never names another folder. Only a name too long
+for a file system is cut, and then keeps a hash of the whole, to stay unique.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["MARKER_ARGUMENTS", "cassette_name", "marker_problem"]
+
+_FORBIDDEN = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
+# File systems hold 255 bytes a name; the recording in progress adds `.`, `.<pid>.recording` and `.journal`.
+_MAX_BYTES = 200
+_SUFFIX = ".yaml"
+
+# Every argument `@pytest.mark.mockmcp(...)` takes; anything else is a typo that would be silently ignored.
+MARKER_ARGUMENTS = (
+    "before_record",
+    "cassette",
+    "ignore",
+    "record",
+    "redact",
+    "redact_env",
+    "server",
+    "servers",
+    "strict",
+)
+
+
+def cassette_name(parts: Sequence[str]) -> str:
+    """The file name of a test's cassette, from the names of its classes (outermost first) and itself."""
+    whole = ".".join(parts)
+    name = _FORBIDDEN.sub("_", whole)
+    if name.startswith("."):  # never a hidden file, never `..`
+        name = "_" + name[1:]
+    if len(name.encode()) + len(_SUFFIX) > _MAX_BYTES:
+        digest = hashlib.sha1(whole.encode()).hexdigest()[:10]
+        room = _MAX_BYTES - len(_SUFFIX) - len(digest) - 1
+        name = name.encode()[:room].decode(errors="ignore") + "-" + digest
+    return name + _SUFFIX
+
+
+def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = "@pytest.mark.mockmcp") -> str | None:
+    """Why a `mockmcp` marker's (or config's) arguments cannot be right (positional, unknown, misspelt), or None."""
+    known = ", ".join(f"{name}=" for name in MARKER_ARGUMENTS)
+    if args:
+        return f"{where} takes keyword arguments only ({known}); got {list(args)!r}"
+    for name in kwargs:
+        if name not in MARKER_ARGUMENTS:
+            close = difflib.get_close_matches(name, MARKER_ARGUMENTS, n=1)
+            guess = f" (did you mean {close[0]}=?)" if close else ""
+            return f"{where} got an unknown argument {name}={kwargs[name]!r}{guess}; it takes {known}"
+    before_record = kwargs.get("before_record")
+    if before_record is not None and not callable(before_record):
+        return f"{where}: before_record must be a function of one message, got {before_record!r}"
+    return None

@@ -1,0 +1,90 @@
+"""What a test's recording must not keep: secrets (redaction rules), values no rule catches, the user's paths.
+
+Redaction (`redact_env`, `redact`) is done by the recorder itself, before anything touches the disk.
+`before_record` is a Python function, which a recorder in another process cannot call: it is
+applied to the finished recording, before it becomes the test's cassette (so use redaction, not
+it, for secrets). `meta.server` names the server by paths relative to the project, and `~` for
+the home folder, so a cassette never shows where a user keeps their files.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.errors import UsageError
+
+__all__ = ["Privacy"]
+
+Hook = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class Privacy(NamedTuple):
+    """A test's rules for what its recordings keep."""
+
+    redact_env: tuple[str, ...] = ()
+    redact: tuple[str, ...] = ()
+    before_record: Hook | None = None
+    project: Path | None = None
+
+    def record_args(self) -> list[str]:
+        """The `mockmcp record` options that carry the redaction rules."""
+        env = [arg for name in self.redact_env for arg in ("--redact-env", name)]
+        return env + [arg for pattern in self.redact for arg in ("--redact", pattern)]
+
+    def problem(self, env: Mapping[str, str]) -> str | None:
+        """Why recording with these rules would leak or redact nothing: a variable not set, or None."""
+        unset = [name for name in self.redact_env if not env.get(name)]
+        if not unset:
+            return None
+        return (
+            f"redact_env names {', '.join(unset)}, which {'is' if len(unset) == 1 else 'are'} not set, so its "
+            "value could not be kept out of the cassette: set it to the real secret for the recording"
+        )
+
+    def finish(self, cassette: Cassette) -> Cassette:
+        """The recording as it may be kept: before_record applied to each message, meta.server made portable."""
+        meta = dict(cassette.meta)
+        if isinstance(meta.get("server"), list):
+            meta["server"] = [self._portable(str(part)) for part in meta["server"]]
+        interactions = cassette.interactions
+        if self.before_record is not None:
+            interactions = tuple(self._hooked(interaction) for interaction in interactions)
+        return cassette._replace(interactions=interactions, meta=meta)
+
+    def _portable(self, part: str) -> str:
+        if part == sys.executable:
+            return "python"
+        path = Path(part)
+        if not path.is_absolute():
+            return part
+        if self.project is not None and path.is_relative_to(self.project):
+            return path.relative_to(self.project).as_posix()
+        if path.is_relative_to(Path.home()):
+            return "~/" + path.relative_to(Path.home()).as_posix()
+        return part
+
+    def _hooked(self, interaction: Interaction) -> Interaction:
+        server = tuple(
+            item._replace(message=self._message(item.message), response=self._message(item.response))
+            for item in interaction.server
+            if isinstance(item, ServerItem)
+        )
+        return interaction._replace(
+            message=self._message(interaction.message), response=self._message(interaction.response), server=server
+        )
+
+    def _message(self, message: Any) -> Any:
+        if not isinstance(message, dict) or self.before_record is None:
+            return message  # a raw line, or nothing
+        changed = self.before_record(copy.deepcopy(message))
+        if not isinstance(changed, dict):
+            raise UsageError(
+                f"before_record must return the message it was given (a dict), changed or not; "
+                f"it returned {changed!r} for {message.get('method') or 'a response'}"
+            )
+        return changed

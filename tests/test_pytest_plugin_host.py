@@ -1,0 +1,426 @@
+"""The pytest plugin as a host team lives with it: classes, parametrize, hand-made fault cassettes, typos, kills.
+
+Each test writes a host's test module in a user's shape, runs pytest on it with pytester, and looks
+at the outcomes and at the cassette folder.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SHIPPED
+from test_pytest_plugin import HOST_HELPERS, NOTES_SERVER, run
+
+from mockmcp.cassette import store
+
+pytest_plugins = ["pytester"]
+
+PREAMBLE = HOST_HELPERS + f"SERVER = [sys.executable, {NOTES_SERVER!r}]\n"
+
+CLASSES = (
+    PREAMBLE
+    + """
+pytestmark = [pytest.mark.anyio, pytest.mark.mockmcp(server=SERVER)]
+
+class TestMilk:
+    async def test_read(self, mockmcp):
+        assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+class TestTodo:
+    async def test_read(self, mockmcp):
+        assert (await read(mockmcp, "todo.md")).startswith("# Todo")
+
+@pytest.mark.parametrize("path", ["notes.txt", "sub/../todo.md"])
+async def test_has_text(mockmcp, path):
+    assert await read(mockmcp, path)
+"""
+)
+
+
+@pytest.mark.slow
+def test_same_named_tests_in_two_classes_and_two_modules_get_cassettes_of_their_own(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_kitchen=CLASSES, test_garage=CLASSES.replace("TestTodo", "TestTools"))
+    pytester.makeini("[pytest]\nmockmcp_cassette_dir = recordings\n")
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=8)
+    kitchen = pytester.path / "recordings" / "test_kitchen"
+    assert sorted(p.name for p in kitchen.iterdir()) == [
+        "TestMilk.test_read.yaml",
+        "TestTodo.test_read.yaml",
+        "test_has_text[notes.txt].yaml",
+        "test_has_text[sub_.._todo.md].yaml",  # a parametrize id never names another folder
+    ]
+    assert (pytester.path / "recordings" / "test_garage" / "TestTools.test_read.yaml").exists()
+    # Each class replays its own session: the second no longer gets the first's answers.
+    run(pytester).assert_outcomes(passed=8)
+
+
+HOST_KILLED = """
+import subprocess
+import pytest
+
+PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\\n'
+
+@pytest.mark.mockmcp(cassette="notes.yaml")
+@pytest.mark.parametrize("ending", ["killed", "closed"])
+def test_host_swallows_what_happened(mockmcp, ending):
+    proc = subprocess.Popen(mockmcp.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=mockmcp.env)
+    proc.stdin.write(PING)
+    proc.stdin.flush()
+    assert proc.stdout.readline()  # replay is serving
+    if ending == "killed":
+        proc.kill()  # before replay could write its report, whatever its signal handling
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    proc.stdout.close()
+"""
+
+
+def test_a_replay_that_left_no_report_fails_its_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=HOST_KILLED)
+    target = pytester.path / "cassettes" / "test_host" / "notes.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*test_host_swallows_what_happened?killed?*", "*ended without writing its report: it was killed*"]
+    )
+
+
+TYPOS = """
+import pytest
+
+@pytest.mark.mockmcp(strickt=True)
+def test_strict_misspelt(mockmcp):
+    pass
+
+@pytest.mark.mockmcp(cassete="mine.yaml")
+def test_cassette_misspelt(mockmcp):
+    pass
+
+@pytest.mark.mockmcp("mine.yaml")
+def test_positional(mockmcp):
+    pass
+
+@pytest.mark.mockmcp(record="sometimes")
+def test_bad_mode(mockmcp):
+    pass
+"""
+
+
+def test_unknown_marker_arguments_fail_the_test_naming_the_known_ones(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_typos=TYPOS)
+    result = run(pytester)
+    result.assert_outcomes(failed=4)
+    known = "it takes before_record=, cassette=, ignore=, record=, redact=, redact_env=, server=, servers=, strict="
+    result.stdout.fnmatch_lines_random(
+        [
+            f"*unknown argument strickt=True (did you mean strict=?); {known}*",
+            f"*unknown argument cassete='mine.yaml' (did you mean cassette=?); {known}*",
+            "*takes keyword arguments only*got [[]'mine.yaml'[]]*",
+            "*record='sometimes'*unknown record mode*",
+            "*use one of: all, new, once, none*",
+        ]
+    )
+
+
+FAULTS = (
+    PREAMBLE
+    + """
+pytestmark = [pytest.mark.anyio, pytest.mark.mockmcp(server=SERVER)]
+
+async def test_reads(mockmcp):
+    assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+@pytest.mark.mockmcp(record="none")
+async def test_slow_server(mockmcp):
+    assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+def test_host_sends_nothing(mockmcp):
+    proc = subprocess.Popen(mockmcp.command, stdin=subprocess.PIPE, env=mockmcp.env)
+    proc.stdin.close()
+    proc.wait(timeout=60)
+"""
+)
+
+
+def with_delay(path: Path, delay: float) -> None:
+    """Hand-edit a cassette: its tools/call answers after `delay` seconds."""
+    cassette = store.load(str(path))
+    edited = [i._replace(delay=delay) if i.method == "tools/call" else i for i in cassette.interactions]
+    store.save(cassette._replace(interactions=tuple(edited)), str(path))
+
+
+@pytest.mark.slow
+def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=FAULTS.replace('@pytest.mark.mockmcp(record="none")', ""))
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=3)
+    pytester.makepyfile(test_host=FAULTS)  # the fault cassette is made by hand from here on
+    folder = pytester.path / "cassettes" / "test_host"
+    reads, fault, nothing = (
+        folder / f"{name}.yaml" for name in ("test_reads", "test_slow_server", "test_host_sends_nothing")
+    )
+    shutil.copyfile(reads, nothing)  # a good cassette, whose host no longer sends anything
+    with_delay(reads, 0.2)
+    reads.chmod(0o600)
+    with_delay(fault, 0.3)
+    fault.write_text("# hand-made: a slow server\n" + fault.read_text())
+    fault_before = fault.read_bytes()
+    nothing_before = nothing.read_bytes()
+
+    run(pytester, "--mockmcp-record=all").assert_outcomes(passed=3)
+    assert fault.read_bytes() == fault_before  # record="none": never re-recorded
+    delays = [i.delay for i in store.load(str(reads)).interactions if i.method == "tools/call"]
+    assert delays == [0.2]  # re-recorded from the server, the hand-made knob kept
+    assert stat.S_IMODE(reads.stat().st_mode) == 0o600
+    assert nothing.read_bytes() == nothing_before  # the host sent nothing: the cassette is not emptied
+    assert not [p.name for p in folder.iterdir() if p.suffix != ".yaml" or p.name.startswith(".")]
+
+
+def test_leftovers_of_a_run_killed_mid_recording_are_removed_and_no_lock_files_are_left(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_host=FAULTS)
+    folder = pytester.path / "cassettes" / "test_host"
+    folder.mkdir(parents=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)  # a pid no process has any more
+    leftovers = [
+        folder / f".test_reads.{gone.pid}.recording.yaml",
+        folder / f".test_reads.{gone.pid}.recording.yaml.journal",
+    ]
+    for path in leftovers:
+        path.write_text("{}\n")
+    result = run(pytester, "--mockmcp-record=once", "-k", "test_reads")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*mockmcp: removed *.test_reads.*.recording.yaml*stopped mid-recording*"])
+    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.yaml"]
+
+
+TWO_SERVERS = (
+    PREAMBLE
+    + """
+TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(servers={"notes": SERVER, "time": TIME})
+class TestAgent:
+    async def test_plans_the_day(self, mockmcp):
+        try:  # an agent carries on without its notes
+            note = await read(mockmcp["notes"], "notes.txt")
+        except Exception:
+            note = None
+        async with Client(mockmcp["time"].stdio_params, mode="legacy") as clock:
+            when = await clock.call_tool(
+                "convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Paris"}
+            )
+        assert note in ("remember to buy milk", None) and "Europe/Paris" in when.content[0].text
+"""
+)
+
+
+@pytest.mark.slow
+def test_a_test_talking_to_two_servers_gets_a_cassette_and_a_verdict_for_each(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=TWO_SERVERS)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    folder = pytester.path / "cassettes" / "test_agent" / "TestAgent.test_plans_the_day"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
+    assert "mcp_server_time" in " ".join(store.load(str(folder / "time.yaml")).meta["server"])
+    run(pytester).assert_outcomes(passed=1)
+    # Both hosts changed their requests: the failure explains each server's miss.
+    pytester.makepyfile(
+        test_agent=TWO_SERVERS.replace('"notes.txt"', '"todo.md"').replace("Europe/Paris", "Asia/Tokyo")
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*TestAgent.test_plans_the_day/notes.yaml could not serve this test as recorded*",
+            '*arguments.path: recorded "notes.txt", incoming "todo.md"*',
+            "*TestAgent.test_plans_the_day/time.yaml could not serve this test as recorded*",
+            '*arguments.target_timezone: recorded "Europe/Paris", incoming "Asia/Tokyo"*',
+        ]
+    )
+
+
+def test_a_server_name_the_marker_does_not_declare_is_a_clear_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+
+@pytest.mark.mockmcp(servers={"notes": "python notes.py"}, record="all")
+def test_typo(mockmcp):
+    mockmcp["nots"]
+"""
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no mock server named 'nots'; its marker's servers= names 'notes'*"])
+
+
+MODERN_HOST = """
+import pytest
+from mcp import Client
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(cassette="notes-2026.yaml")
+async def test_reads_a_note(mockmcp):
+    async with Client(mockmcp.stdio_params) as client:  # the 2026-07-28 era: every request carries _meta
+        result = await client.call_tool("read_file", {"path": "note.txt"})
+    assert result.content[0].text == "remember to buy milk"
+"""
+
+
+def test_a_miss_is_told_once_in_pytest_terms_with_the_tool_and_arguments_first(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=MODERN_HOST)
+    target = pytester.path / "cassettes" / "test_host" / "notes-2026.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-2026.yaml", target)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            '*incoming request (id *): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
+            '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
+            "*leave it out of matching: @pytest.mark.mockmcp(ignore=[[]'arguments.path'[]])*mockmcp_ignore*",
+            "*record it: pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+        ]
+    )
+    text = result.stdout.str() + result.stderr.str()
+    assert text.count("incoming request (id") == 1  # not again in the captured stderr
+    assert "--ignore" not in text and "mockmcp record " not in text
+
+
+SECRET_HOST = """
+import sys
+from pathlib import Path
+import pytest
+from mcp import Client
+
+SERVER = [sys.executable, str(Path(__file__).parent / "notes_server.py")]
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.fixture
+def mockmcp_config():
+    return {"redact_env": ["GROCERY"], "server": SERVER}
+
+def stamp(message):
+    info = message.get("result", {}).get("serverInfo")
+    if info:
+        info["version"] = "any"  # a value that changes with each release of the server
+    return message
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(before_record=stamp)
+async def test_reads_a_note(mockmcp):
+    async with Client(mockmcp.stdio_params, mode="legacy") as client:
+        result = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert result.content[0].text.startswith("remember to buy")
+"""
+
+
+@pytest.mark.slow
+def test_a_recording_is_redacted_hooked_and_names_the_server_by_project_paths(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_host=SECRET_HOST)
+    shutil.copyfile(NOTES_SERVER, pytester.path / "notes_server.py")
+    monkeypatch.delenv("GROCERY", raising=False)
+    result = run(pytester, "--mockmcp-record=once")
+    result.assert_outcomes(failed=1)  # the secret to keep out is not set: nothing is recorded
+    result.stdout.fnmatch_lines(["*redact_env names GROCERY, which is not set*"])
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    assert not cassette.exists()
+
+    monkeypatch.setenv("GROCERY", "milk")
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    text = cassette.read_text()
+    assert "milk" not in text and "[REDACTED:GROCERY]" in text
+    recorded = store.load(str(cassette))
+    assert recorded.meta["server"] == ["python", "notes_server.py"]
+    assert recorded.interactions[0].response["result"]["serverInfo"]["version"] == "any"
+    monkeypatch.delenv("GROCERY")
+    run(pytester).assert_outcomes(passed=1)  # replay needs no secret
+
+
+def test_a_misspelt_config_fixture_key_fails_like_a_marker_typo(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef mockmcp_config():\n    return {'redact_evn': ['X']}\n")
+    pytester.makepyfile(test_typo="def test_it(mockmcp):\n    pass\n")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*the mockmcp_config fixture got an unknown argument redact_evn=*did you mean redact_env=?*"]
+    )
+
+
+HTTP_HOST = f"""
+import socket
+import subprocess
+import sys
+import time
+import pytest
+from mcp import Client
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.fixture(scope="session")
+def notes_over_http(pytestconfig):
+    \"\"\"The real server, over Streamable HTTP: only needed when recording.\"\"\"
+    if pytestconfig.getoption("--mockmcp-record") == "none":
+        yield None
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, {NOTES_SERVER!r}, "--http", str(port)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{{port}}/mcp"
+    server.terminate()
+    server.wait(timeout=30)
+
+@pytest.fixture
+def mockmcp_server(notes_over_http):
+    return notes_over_http
+
+@pytest.mark.anyio
+async def test_reads_a_note_over_http(mockmcp):
+    async with Client(mockmcp.url, mode="legacy") as client:
+        result = await client.call_tool("read_file", {{"path": "notes.txt"}})
+    assert result.content[0].text == "remember to buy milk"
+"""
+
+
+@pytest.mark.slow
+def test_an_http_host_records_through_the_proxy_and_replays_over_http(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host=HTTP_HOST)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note_over_http.yaml"
+    methods = [i.method for i in store.load(str(cassette)).interactions]
+    assert "initialize" in methods and "tools/call" in methods
+    run(pytester).assert_outcomes(passed=1)  # replayed over HTTP, no server
+    pytester.makepyfile(test_host=HTTP_HOST.replace('{"path": "notes.txt"}', '{"path": "note.txt"}'))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*could not serve this test as recorded*", '*arguments.path: recorded "notes.txt", incoming "note.txt"*']
+    )
