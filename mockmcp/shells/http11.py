@@ -18,12 +18,18 @@ import h11
 
 from mockmcp.shells.toolkit import Signals, wait_readable
 
-__all__ = ["Http11Server", "Writer", "headers_of", "serve_until_signalled"]
+__all__ = ["Http11Server", "Writer", "headers_of", "no_delay", "serve_until_signalled"]
 
 
 def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:
     """An h11 message's headers by lowercase name (a repeated header keeps its last value)."""
     return {name.decode().lower(): value.decode("latin-1") for name, value in event.headers}
+
+
+def no_delay(sock: socket.socket) -> None:
+    """Send each write at once (no Nagle): every write here is a whole message or SSE event."""
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class Writer:
@@ -38,10 +44,9 @@ class Writer:
             if self.broken:
                 return
             try:
-                for event in events:
-                    data = self.conn.send(event)
-                    if data:
-                        self.sock.sendall(data)
+                # One write for all the events (a response's head and body together): separate small
+                # writes would each wait for the peer's delayed ACK.
+                self.sock.sendall(b"".join(self.conn.send(event) or b"" for event in events))
             except (OSError, h11.LocalProtocolError):
                 self.broken = True
 
@@ -115,6 +120,7 @@ class Http11Server:
                 continue
             except OSError:
                 break
+            no_delay(sock)
             threading.Thread(target=self._connection, args=(sock,), daemon=True).start()
 
     def _connection(self, sock: socket.socket) -> None:

@@ -27,7 +27,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of
+from mockmcp.shells.http11 import Http11Server, Writer, headers_of, no_delay
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
@@ -73,14 +73,15 @@ class _Upstream:
     def __init__(self, target: SplitResult, method: bytes, headers: list[tuple[str, str]], body: bytes) -> None:
         port = target.port or (443 if target.scheme == "https" else 80)
         sock = socket.create_connection((target.hostname or "127.0.0.1", port), timeout=60)
+        no_delay(sock)
         if target.scheme == "https":
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
         sock.settimeout(None)
         self.sock, self.conn = sock, h11.Connection(h11.CLIENT)
         path = target.path + (f"?{target.query}" if target.query else "")
         fields = [("host", target.netloc), *headers, ("content-length", str(len(body)))]
-        for event in (h11.Request(method=method, target=path, headers=fields), h11.Data(data=body), h11.EndOfMessage()):
-            self.sock.sendall(self.conn.send(event) or b"")
+        events = (h11.Request(method=method, target=path, headers=fields), h11.Data(data=body), h11.EndOfMessage())
+        self.sock.sendall(b"".join(self.conn.send(event) or b"" for event in events))  # one write: see Writer.send
 
     def _next(self) -> Any:
         while True:
