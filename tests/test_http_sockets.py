@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import h11
+import pytest
 
-from mockmcp.shells.http11 import Http11Server, Writer
+from mockmcp.shells.http11 import MAX_BODY, Http11Server, Writer, sse_event
+from mockmcp.shells.http_record import SseEvents
 
 
 class _CountingSocket:
@@ -33,6 +37,13 @@ class _Probe(Http11Server):
         self.seen: list[tuple[int, int]] = []
 
     def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
+        if request.target == b"/bug":  # a response after the response: h11 refuses, as it should
+            writer.respond(200)
+            writer.respond(200)
+            return
+        if request.target == b"/echo":
+            writer.respond(200, body)
+            return
         nodelay = writer.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
         counting = _CountingSocket(writer.sock)
         writer.sock = counting  # type: ignore[assignment]
@@ -58,3 +69,65 @@ def test_a_response_goes_out_in_one_write_on_a_no_delay_socket() -> None:
         server.stop_accepting()
         thread.join(5)
     assert server.seen == [(1, 1), (1, 1)]  # TCP_NODELAY set; head, body and end in one write
+
+
+@contextmanager
+def _probe() -> Iterator[_Probe]:
+    server = _Probe()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.stop_accepting()
+        thread.join(5)
+
+
+def _exchange(port: int, data: bytes) -> bytes:
+    """Send data, read all the server says until it closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(data)
+        reply = b""
+        while chunk := client.recv(1 << 16):
+            reply += chunk
+        return reply
+
+
+def test_malformed_http_gets_400_and_an_oversized_body_413() -> None:
+    with _probe() as server:
+        garbage = _exchange(server.port, b"this is not HTTP\r\n\r\n")
+        assert garbage.startswith(b"HTTP/1.1 400 ") and b"Bad Request" in garbage
+        big = _exchange(
+            server.port, f"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {MAX_BODY + 1}\r\n\r\n".encode()
+        )
+        assert big.startswith(b"HTTP/1.1 413 ") and str(MAX_BODY).encode() in big
+
+
+def test_expect_100_continue_is_answered_before_the_body_is_sent() -> None:
+    with _probe() as server, socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+        client.sendall(
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+        )
+        assert client.recv(1 << 16).startswith(b"HTTP/1.1 100 ")  # the body is not sent yet
+        client.sendall(b"hello")
+        reply = b""
+        while chunk := client.recv(1 << 16):
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 200 ") and reply.endswith(b"hello")
+
+
+def test_a_protocol_error_of_our_own_is_reported_not_swallowed(capsys: pytest.CaptureFixture[str]) -> None:
+    with _probe() as server:
+        reply = _exchange(server.port, b"GET /bug HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert reply.startswith(b"HTTP/1.1 200 ")
+    err = capsys.readouterr().err
+    assert "internal error" in err and "LocalProtocolError" in err
+
+
+@pytest.mark.parametrize("data", [b"one line", b"two\nlines", b"crlf\r\nlines\n", b'{"a":"x"}\n'])
+def test_an_sse_event_with_several_lines_arrives_whole(data: bytes) -> None:
+    expected = data.replace(b"\r\n", b"\n").rstrip(b"\n")
+    encoded = sse_event(data)
+    assert SseEvents().feed(encoded) == [expected]
+    events = SseEvents()  # however the chunks fall
+    assert [e for i in range(len(encoded)) for e in events.feed(encoded[i : i + 1])] == [expected]

@@ -9,16 +9,36 @@ descriptor of `toolkit.Signals` beside the listening socket, so nothing is raise
 
 from __future__ import annotations
 
+import errno
 import select
 import socket
+import sys
 import threading
+import time
+import traceback
 from typing import Any
 
 import h11
 
 from mockmcp.shells.toolkit import Signals, wait_readable
 
-__all__ = ["Http11Server", "Writer", "headers_of", "no_delay", "serve_until_signalled"]
+__all__ = ["MAX_BODY", "Http11Server", "Writer", "headers_of", "no_delay", "serve_until_signalled", "sse_event"]
+
+MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
+IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
+# accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
+_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+class _TooLarge(Exception):
+    """A request body over MAX_BODY."""
+
+
+def sse_event(data: bytes) -> bytes:
+    """One SSE `message` event carrying data; each of its lines gets its own `data:` field."""
+    lines = data.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
+    return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+
 
 
 def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:
@@ -43,11 +63,13 @@ class Writer:
         with self.lock:
             if self.broken:
                 return
+            # One write for all the events (a response's head and body together): separate small
+            # writes would each wait for the peer's delayed ACK. h11's LocalProtocolError is a bug of
+            # ours and is left to propagate (see Http11Server._connection).
+            data = b"".join(self.conn.send(event) or b"" for event in events)
             try:
-                # One write for all the events (a response's head and body together): separate small
-                # writes would each wait for the peer's delayed ACK.
-                self.sock.sendall(b"".join(self.conn.send(event) or b"" for event in events))
-            except (OSError, h11.LocalProtocolError):
+                self.sock.sendall(data)
+            except OSError:
                 self.broken = True
 
     def respond(
@@ -118,9 +140,14 @@ class Http11Server:
                 sock, _ = self.socket.accept()
             except TimeoutError:
                 continue
-            except OSError:
-                break
+            except OSError as exc:
+                if exc.errno not in _OUT_OF_RESOURCES:
+                    break
+                print(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying", file=sys.stderr, flush=True)
+                time.sleep(0.1)  # a connection that ends frees a descriptor
+                continue
             no_delay(sock)
+            sock.settimeout(IDLE_TIMEOUT)
             threading.Thread(target=self._connection, args=(sock,), daemon=True).start()
 
     def _connection(self, sock: socket.socket) -> None:
@@ -128,7 +155,7 @@ class Http11Server:
         writer = Writer(sock, conn)
         try:
             while not writer.broken:
-                request = self._read(sock, conn)
+                request = self._read(writer)
                 if request is None:
                     break
                 self.handle(writer, *request)
@@ -136,23 +163,45 @@ class Http11Server:
                     conn.start_next_cycle()
                 else:
                     break
-        except (OSError, h11.RemoteProtocolError):
-            pass
+        except h11.RemoteProtocolError as exc:
+            self._unreadable(writer, exc.error_status_hint, f"Bad Request: {exc}")
+        except _TooLarge:
+            self._unreadable(writer, 413, f"Content Too Large: a request body may have at most {MAX_BODY} bytes")
+        except h11.LocalProtocolError:
+            print("mockmcp: internal error (a bug in mockmcp; please report it):", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+            sys.stderr.flush()
+        except OSError:
+            pass  # the client went away, or was idle too long
         finally:
             sock.close()
 
-    def _read(self, sock: socket.socket, conn: h11.Connection) -> tuple[h11.Request, bytes] | None:
-        request, body = None, b""
+    @staticmethod
+    def _unreadable(writer: Writer, status: int, text: str) -> None:
+        """Answer a request that cannot be read with an error status, then close, if an answer can still go."""
+        if writer.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            headers = [("connection", "close")]
+            writer.respond(status, text.encode(), "text/plain", headers)
+
+    def _read(self, writer: Writer) -> tuple[h11.Request, bytes] | None:
+        sock, conn = writer.sock, writer.conn
+        request, body = None, bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
+                if conn.they_are_waiting_for_100_continue:
+                    writer.send(h11.InformationalResponse(status_code=100, headers=[]))
                 conn.receive_data(sock.recv(1 << 16))
             elif isinstance(event, h11.Request):
                 request = event
+                if int(headers_of(event).get("content-length", "0") or 0) > MAX_BODY:
+                    raise _TooLarge
             elif isinstance(event, h11.Data):
-                body += bytes(event.data)
+                body += event.data
+                if len(body) > MAX_BODY:
+                    raise _TooLarge
             elif isinstance(event, h11.EndOfMessage) and request is not None:
-                return request, body
+                return request, bytes(body)
             else:
                 return None
 

@@ -38,7 +38,7 @@ from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.protocol import speaks_stateless
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of
+from mockmcp.shells.http11 import Http11Server, Writer, headers_of, sse_event
 
 __all__ = ["HttpReplay"]
 
@@ -57,7 +57,7 @@ class _Stream:
 
     def event(self, data: bytes) -> None:
         if self.sse:
-            self.writer.send(h11.Data(data=b"event: message\ndata: " + data.rstrip(b"\n") + b"\n\n"))
+            self.writer.send(h11.Data(data=sse_event(data)))
         else:
             self.gathered.append(data)
 
