@@ -47,6 +47,7 @@ def replay_cassette(
     report_path: str | None = None,
     timing: float = 0.0,
     listen: tuple[str, int] | None = None,
+    allow_hosts: tuple[str, ...] = (),
 ) -> int:
     """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
     report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
@@ -71,7 +72,10 @@ def replay_cassette(
     gc.freeze()
     gc.enable()
     if listen is not None:
-        report, status = Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen)), 0
+        report, status = (
+            Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts)),
+            0,
+        )
     else:
         engine = Replay(recorded, matcher, redactor, timing)
         status = serve(engine)
@@ -100,7 +104,12 @@ def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
 
 
 def _serve_http(
-    cassette: Cassette, matcher: Matcher, redactor: Redactor | None, timing: float, listen: tuple[str, int]
+    cassette: Cassette,
+    matcher: Matcher,
+    redactor: Redactor | None,
+    timing: float,
+    listen: tuple[str, int],
+    allow_hosts: tuple[str, ...],
 ) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:
@@ -111,7 +120,7 @@ def _serve_http(
             f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
         ) from None
     try:
-        server = HttpReplay(cassette, matcher, redactor, timing, listen)
+        server = HttpReplay(cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts)
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {_address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
@@ -160,6 +169,8 @@ def record_http(
     mode: RecordMode,
     redact_env: tuple[str, ...],
     redact_patterns: tuple[str, ...],
+    allow_hosts: tuple[str, ...] = (),
+    upstream_timeout: float = 60.0,
 ) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:
@@ -171,12 +182,12 @@ def record_http(
         ) from None
     if mode is RecordMode.ONCE and os.path.exists(path):
         _note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
-        replay_cassette(path, listen=listen)
+        replay_cassette(path, listen=listen, allow_hosts=allow_hosts)
         return
     redactor = _redactor(redact_env, redact_patterns)
     journal = _open_journal(path, mode, redactor, [target])
     try:
-        proxy = RecordingProxy(target, listen, journal, redactor)
+        proxy = RecordingProxy(target, listen, journal, redactor, allow_hosts, upstream_timeout)
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):

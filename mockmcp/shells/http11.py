@@ -16,18 +16,33 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import h11
 
 from mockmcp.shells.toolkit import Signals, wait_readable
 
-__all__ = ["MAX_BODY", "Http11Server", "Writer", "headers_of", "no_delay", "serve_until_signalled", "sse_event"]
+__all__ = [
+    "MAX_BODY",
+    "Http11Server",
+    "foreign",
+    "Writer",
+    "headers_of",
+    "no_delay",
+    "serve_until_signalled",
+    "sse_event",
+]
 
 MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
 IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
 # accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARD = frozenset({"0.0.0.0", "::", ""})
 
 
 class _TooLarge(Exception):
@@ -40,10 +55,38 @@ def sse_event(data: bytes) -> bytes:
     return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
-
 def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:
     """An h11 message's headers by lowercase name (a repeated header keeps its last value)."""
     return {name.decode().lower(): value.decode("latin-1") for name, value in event.headers}
+
+
+def own_addresses() -> set[str]:
+    """The names and addresses this machine answers to (for a server bound to every interface)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    found = set(names)
+    for name in names:
+        try:
+            found |= {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
+        except OSError:
+            pass
+    try:  # the address of the interface the default route uses (a UDP connect sends nothing)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))
+            found.add(probe.getsockname()[0])
+    except OSError:
+        pass
+    return {name.lower() for name in found if name}
+
+
+def foreign(headers: dict[str, str], allowed: frozenset[str]) -> tuple[int, str] | None:
+    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed."""
+    host = urlsplit("//" + headers.get("host", "")).hostname
+    if host not in allowed:
+        return 421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)"
+    origin = headers.get("origin")
+    if origin is not None and urlsplit(origin).hostname not in allowed:
+        return 403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)"
+    return None
 
 
 def no_delay(sock: socket.socket) -> None:
@@ -103,15 +146,21 @@ class Writer:
 class Http11Server:
     """Accepts connections on a listening socket and serves each on a thread of its own."""
 
-    def __init__(self, listen: tuple[str, int]) -> None:
+    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
         family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
         self.socket = socket.create_server(listen, family=family)
         self.host, self.port = listen[0], self.socket.getsockname()[1]
+        # The Host and Origin names requests may carry: loopback, the bound host (every address of
+        # the machine when bound to all interfaces), and those the user allows.
+        own = own_addresses() if self.host in WILDCARD else set()
+        self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
         self._stopping = threading.Event()
 
     @property
     def origin(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        """Where a client reaches the server (loopback when bound to every interface)."""
+        host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
 
     def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:

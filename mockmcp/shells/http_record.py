@@ -27,7 +27,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of, no_delay
+from mockmcp.shells.http11 import Http11Server, Writer, foreign, headers_of, no_delay
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
@@ -70,13 +70,15 @@ class SseEvents:
 class _Upstream:
     """One request to the target server over a fresh connection, its answer read as it arrives."""
 
-    def __init__(self, target: SplitResult, method: bytes, headers: list[tuple[str, str]], body: bytes) -> None:
+    def __init__(
+        self, target: SplitResult, method: bytes, headers: list[tuple[str, str]], body: bytes, timeout: float
+    ) -> None:
         port = target.port or (443 if target.scheme == "https" else 80)
         sock = socket.create_connection((target.hostname or "127.0.0.1", port), timeout=60)
         no_delay(sock)
         if target.scheme == "https":
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
-        sock.settimeout(None)
+        sock.settimeout(timeout)  # for the answer's head; a stream then waits as long as it takes
         self.sock, self.conn = sock, h11.Connection(h11.CLIENT)
         path = target.path + (f"?{target.query}" if target.query else "")
         fields = [("host", target.netloc), *headers, ("content-length", str(len(body)))]
@@ -94,6 +96,7 @@ class _Upstream:
         event = self._next()
         if not isinstance(event, h11.Response):
             raise OSError(f"the target answered with {type(event).__name__}, not a response")
+        self.sock.settimeout(None)
         return event
 
     def chunks(self) -> Iterator[bytes]:
@@ -111,15 +114,23 @@ class _Upstream:
 class RecordingProxy(Http11Server):
     """Forwards an MCP endpoint to a target server and journals every session that passes."""
 
-    def __init__(self, target: str, listen: tuple[str, int], journal: Journal, redactor: Redactor) -> None:
+    def __init__(
+        self,
+        target: str,
+        listen: tuple[str, int],
+        journal: Journal,
+        redactor: Redactor,
+        allow_hosts: tuple[str, ...] = (),
+        timeout: float = 60.0,
+    ) -> None:
         self.target = urlsplit(target)
         if self.target.scheme not in ("http", "https") or not self.target.hostname:
             raise UsageError(
                 f"--http-target {target!r} is not an http(s) URL",
                 "write e.g. `--http-target http://127.0.0.1:8000/mcp`",
             )
-        super().__init__(listen)
-        self.journal, self.redactor = journal, redactor
+        super().__init__(listen, allow_hosts)
+        self.journal, self.redactor, self.timeout = journal, redactor, timeout
         self.path = self.target.path or "/"
         self.start = time.monotonic()
         self.lock = threading.Lock()
@@ -162,6 +173,10 @@ class RecordingProxy(Http11Server):
 
     def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
         headers = headers_of(request)
+        refused = foreign(headers, self.allowed)  # a page rebinding a name to the proxy reaches no server
+        if refused is not None:
+            writer.respond(refused[0], refused[1].encode(), "text/plain")
+            return
         if urlsplit(request.target.decode("latin-1")).path != self.path:
             writer.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
             return
@@ -173,11 +188,18 @@ class RecordingProxy(Http11Server):
         if request.method == b"POST":
             self.record(CLIENT, session, body)
         forwarded = [(k, v) for k, v in headers.items() if k not in _HOP]
+        upstream = None
         try:
-            upstream = _Upstream(self.target, request.method, forwarded, body)
+            upstream = _Upstream(self.target, request.method, forwarded, body, self.timeout)
             response = upstream.response()
         except OSError as exc:
-            writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
+            if upstream is not None:
+                upstream.close()
+            if isinstance(exc, TimeoutError):
+                text = f"Gateway Timeout: the target did not answer within {self.timeout:g} s (--upstream-timeout)"
+                writer.respond(504, text.encode(), "text/plain")
+            else:
+                writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
             return
         try:
             self._relay(writer, upstream, response, session, message)

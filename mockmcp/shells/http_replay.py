@@ -38,12 +38,11 @@ from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.protocol import speaks_stateless
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of, sse_event
+from mockmcp.shells.http11 import Http11Server, Writer, foreign, headers_of, sse_event
 
 __all__ = ["HttpReplay"]
 
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 class _Stream:
@@ -148,6 +147,7 @@ class HttpReplay(Http11Server):
         listen: tuple[str, int],
         path: str = "/mcp",
         stderr: TextIO = sys.stderr,
+        allow_hosts: tuple[str, ...] = (),
     ) -> None:
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
         self.recordings = Recordings(cassette, matcher)
@@ -156,7 +156,7 @@ class HttpReplay(Http11Server):
         self.stateless: _LiveSession | None = None
         self.finished: list[Report] = []
         self.lock = threading.Lock()
-        super().__init__(listen)
+        super().__init__(listen, allow_hosts)
         self.unsolicited = any(
             i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions
         )
@@ -214,16 +214,10 @@ class HttpReplay(Http11Server):
 
     def _refuse(self, headers: dict[str, str], target: str) -> tuple[int, str] | None:
         """DNS rebinding and cross-site protection, then the endpoint's path."""
-        allowed = LOOPBACK | {self.host}
-        host = urlsplit("//" + headers.get("host", "")).hostname
-        if host not in allowed:
-            return 421, f"Invalid Host header: {headers.get('host')!r}"
-        origin = headers.get("origin")
-        if origin is not None and urlsplit(origin).hostname not in allowed:
-            return 403, f"Invalid Origin header: {origin!r}"
-        if target != self.path:
+        refused = foreign(headers, self.allowed)
+        if refused is None and target != self.path:
             return 404, f"Not Found: the MCP endpoint is {self.path}"
-        return None
+        return refused
 
     def _session(self, writer: Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
