@@ -9,10 +9,12 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import h11
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 INIT = {
@@ -86,3 +88,54 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
             assert not reached
             status, text = post(url)  # a target that never answers: 504, not a hung request
             assert status == 504 and "0.5 s" in text
+
+
+class _CountingTarget:
+    """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+
+    def _serve(self, sock: socket.socket) -> None:
+        conn = h11.Connection(h11.SERVER)
+        with sock:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = sock.recv(1 << 16)
+                    if not data:
+                        return
+                    conn.receive_data(data)
+                elif isinstance(event, h11.EndOfMessage):
+                    body = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+                    headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
+                    out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
+                    sock.sendall(out + (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b""))
+                    conn.start_next_cycle()
+                elif isinstance(event, h11.ConnectionClosed):
+                    return
+
+
+def test_the_proxy_keeps_its_connection_to_the_target_for_the_next_request(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+        with running(*command) as url:
+            for _ in range(5):
+                assert post(url)[0] == 200
+        assert target.connections == 1  # a new TCP connection per request cost each call a round trip more
+    finally:
+        target.listener.close()

@@ -11,7 +11,8 @@ from typing import Any
 import h11
 import pytest
 
-from mockmcp.shells.http11 import MAX_BODY, Http11Server, Writer, sse_event
+from mockmcp.core.streamable import sse_event
+from mockmcp.shells.http11 import MAX_BODY, Http11Server, Writer
 from mockmcp.shells.http_record import SseEvents
 
 

@@ -18,41 +18,23 @@ import time
 import traceback
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 import h11
 
+from mockmcp.core.streamable import LOOPBACK
 from mockmcp.shells.toolkit import Signals, wait_readable
 
-__all__ = [
-    "MAX_BODY",
-    "Http11Server",
-    "foreign",
-    "Writer",
-    "headers_of",
-    "no_delay",
-    "serve_until_signalled",
-    "sse_event",
-]
+__all__ = ["Http11Server", "MAX_BODY", "Writer", "headers_of", "no_delay", "serve_until_signalled"]
 
 MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
 IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
 # accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
-
-
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD = frozenset({"0.0.0.0", "::", ""})
 
 
 class _TooLarge(Exception):
     """A request body over MAX_BODY."""
-
-
-def sse_event(data: bytes) -> bytes:
-    """One SSE `message` event carrying data; each of its lines gets its own `data:` field."""
-    lines = data.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
-    return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
 def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:
@@ -76,17 +58,6 @@ def own_addresses() -> set[str]:
     except OSError:
         pass
     return {name.lower() for name in found if name}
-
-
-def foreign(headers: dict[str, str], allowed: frozenset[str]) -> tuple[int, str] | None:
-    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed."""
-    host = urlsplit("//" + headers.get("host", "")).hostname
-    if host not in allowed:
-        return 421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)"
-    origin = headers.get("origin")
-    if origin is not None and urlsplit(origin).hostname not in allowed:
-        return 403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)"
-    return None
 
 
 def no_delay(sock: socket.socket) -> None:
@@ -120,9 +91,9 @@ class Writer:
         status: int,
         body: bytes = b"",
         content_type: str = "application/json",
-        headers: list[tuple[str, str]] | None = None,
+        headers: Iterable[tuple[str, str]] = (),
     ) -> None:
-        fields = [("content-type", content_type), ("content-length", str(len(body))), *(headers or [])]
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
         self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
     def peer_closed(self) -> bool:

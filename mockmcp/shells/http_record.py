@@ -1,7 +1,9 @@
 """The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server.
 
 Theory of operation. Every request to the proxy's endpoint is sent on to the target as it came
-(less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), and the answer comes
+(less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), on a connection kept
+from an earlier request when the target left one open (a new one costs a round trip), after the
+same Host/Origin check as replay's (`core.streamable.foreign`); and the answer comes
 back as it goes: a JSON body whole, an SSE stream event by event as the server writes it. On the
 way, every JSON-RPC message in a POST body, a JSON answer or an SSE event is journaled like the
 stdio recorder's lines, redacted first, tagged with the session it belongs to: an `initialize`
@@ -13,6 +15,7 @@ requests, which have no session, share one. Headers are never recorded, so neith
 from __future__ import annotations
 
 import json
+import select
 import socket
 import ssl
 import threading
@@ -26,8 +29,9 @@ import h11
 from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
+from mockmcp.core.streamable import foreign
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import Http11Server, Writer, foreign, headers_of, no_delay
+from mockmcp.shells.http11 import Http11Server, Writer, headers_of, no_delay
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
@@ -68,29 +72,41 @@ class SseEvents:
 
 
 class _Upstream:
-    """One request to the target server over a fresh connection, its answer read as it arrives."""
+    """A connection to the target server, kept for the next request while the target keeps it open."""
 
-    def __init__(
-        self, target: SplitResult, method: bytes, headers: list[tuple[str, str]], body: bytes, timeout: float
-    ) -> None:
+    def __init__(self, target: SplitResult) -> None:
         port = target.port or (443 if target.scheme == "https" else 80)
         sock = socket.create_connection((target.hostname or "127.0.0.1", port), timeout=60)
         no_delay(sock)
         if target.scheme == "https":
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
-        sock.settimeout(timeout)  # for the answer's head; a stream then waits as long as it takes
-        self.sock, self.conn = sock, h11.Connection(h11.CLIENT)
+        self.sock, self.conn, self.target = sock, h11.Connection(h11.CLIENT), target
+        self.reused = False  # whether it served a request before the one it is sending
+
+    def stale(self) -> bool:
+        """Whether an idle connection has been closed by the target (or has something unasked to say)."""
+        try:
+            return bool(select.select([self.sock], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
+
+    def send(self, method: bytes, headers: list[tuple[str, str]], body: bytes, timeout: float) -> None:
+        self.sock.settimeout(timeout)  # for the answer's head; a stream then waits as long as it takes
+        target = self.target
         path = target.path + (f"?{target.query}" if target.query else "")
         fields = [("host", target.netloc), *headers, ("content-length", str(len(body)))]
         events = (h11.Request(method=method, target=path, headers=fields), h11.Data(data=body), h11.EndOfMessage())
         self.sock.sendall(b"".join(self.conn.send(event) or b"" for event in events))  # one write: see Writer.send
 
     def _next(self) -> Any:
-        while True:
-            event = self.conn.next_event()
-            if event is not h11.NEED_DATA:
-                return event
-            self.conn.receive_data(self.sock.recv(1 << 16))
+        try:
+            while True:
+                event = self.conn.next_event()
+                if event is not h11.NEED_DATA:
+                    return event
+                self.conn.receive_data(self.sock.recv(1 << 16))
+        except h11.RemoteProtocolError as exc:
+            raise OSError(f"the target broke off the HTTP exchange: {exc}") from None
 
     def response(self) -> h11.Response:
         event = self._next()
@@ -106,6 +122,13 @@ class _Upstream:
                 yield bytes(event.data)
             else:
                 return
+
+    def reusable(self) -> bool:
+        """Whether the exchange ended cleanly both ways with the connection kept open; readies the next one."""
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+            self.conn.start_next_cycle()
+            return True
+        return False
 
     def close(self) -> None:
         self.sock.close()
@@ -137,6 +160,42 @@ class RecordingProxy(Http11Server):
         self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
         self.sessionless: int | None = None  # where messages without a session id go
         self.count = 0
+        self.idle: list[_Upstream] = []  # connections to the target that can take the next request
+
+    def stop_accepting(self) -> None:
+        super().stop_accepting()
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for upstream in idle:
+            upstream.close()
+
+    def _exchange(self, method: bytes, headers: list[tuple[str, str]], body: bytes) -> tuple[_Upstream, h11.Response]:
+        """Send a request to the target, on an idle connection when there is one; its answer's head."""
+        while True:
+            with self.lock:
+                upstream = self.idle.pop() if self.idle else None
+            if upstream is None:
+                upstream = _Upstream(self.target)
+            elif upstream.stale():
+                upstream.close()
+                continue
+            try:
+                upstream.send(method, headers, body, self.timeout)
+                return upstream, upstream.response()
+            except OSError as exc:
+                upstream.close()
+                # A kept connection the target closed meanwhile: the request never reached it, try anew.
+                if isinstance(exc, TimeoutError) or not upstream.reused:
+                    raise
+
+    def _release(self, upstream: _Upstream) -> None:
+        if upstream.reusable():
+            upstream.reused = True
+            with self.lock:
+                if len(self.idle) < 64:
+                    self.idle.append(upstream)
+                    return
+        upstream.close()
 
     @property
     def url(self) -> str:
@@ -175,7 +234,7 @@ class RecordingProxy(Http11Server):
         headers = headers_of(request)
         refused = foreign(headers, self.allowed)  # a page rebinding a name to the proxy reaches no server
         if refused is not None:
-            writer.respond(refused[0], refused[1].encode(), "text/plain")
+            writer.respond(*refused)
             return
         if urlsplit(request.target.decode("latin-1")).path != self.path:
             writer.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
@@ -188,13 +247,9 @@ class RecordingProxy(Http11Server):
         if request.method == b"POST":
             self.record(CLIENT, session, body)
         forwarded = [(k, v) for k, v in headers.items() if k not in _HOP]
-        upstream = None
         try:
-            upstream = _Upstream(self.target, request.method, forwarded, body, self.timeout)
-            response = upstream.response()
+            upstream, response = self._exchange(request.method, forwarded, body)
         except OSError as exc:
-            if upstream is not None:
-                upstream.close()
             if isinstance(exc, TimeoutError):
                 text = f"Gateway Timeout: the target did not answer within {self.timeout:g} s (--upstream-timeout)"
                 writer.respond(504, text.encode(), "text/plain")
@@ -203,8 +258,10 @@ class RecordingProxy(Http11Server):
             return
         try:
             self._relay(writer, upstream, response, session, message)
-        finally:
+        except BaseException:
             upstream.close()
+            raise
+        self._release(upstream)
 
     def _relay(self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any) -> None:
         headers = headers_of(response)

@@ -18,15 +18,10 @@ body. Every request's `Origin` and `Host` are checked against loopback and the b
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import secrets
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any, TextIO
-from urllib.parse import urlsplit
 
 import h11
 
@@ -37,12 +32,10 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
-from mockmcp.protocol import speaks_stateless
-from mockmcp.shells.http11 import Http11Server, Writer, foreign, headers_of, sse_event
+from mockmcp.core.streamable import Answer, admit, error_body, modern, sse_event, with_id
+from mockmcp.shells.http11 import Http11Server, Writer, headers_of
 
 __all__ = ["HttpReplay"]
-
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
 
 
 class _Stream:
@@ -116,7 +109,7 @@ class _LiveSession:
             return
         data = send.data
         if send.final and send.request in self.aliases:
-            data = _with_id(data, self.aliases.pop(send.request))
+            data = with_id(data, self.aliases.pop(send.request))
         stream.event(data)
         if send.final:
             del self.streams[send.request]
@@ -197,27 +190,17 @@ class HttpReplay(Http11Server):
 
     def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
         headers = headers_of(request)
-        target = urlsplit(request.target.decode("latin-1")).path
-        refused = self._refuse(headers, target)
-        if refused:
-            writer.respond(refused[0], refused[1].encode(), "text/plain")
-            return
-        handler: Callable[[Writer, dict[str, str], bytes], None] | None = {
-            b"POST": self._post,
-            b"GET": self._get,
-            b"DELETE": self._delete,
-        }.get(request.method)
-        if handler is None:
-            writer.respond(405, b"Method Not Allowed", "text/plain", [("allow", "GET, POST, DELETE")])
-            return
-        handler(writer, headers, body)
-
-    def _refuse(self, headers: dict[str, str], target: str) -> tuple[int, str] | None:
-        """DNS rebinding and cross-site protection, then the endpoint's path."""
-        refused = foreign(headers, self.allowed)
-        if refused is None and target != self.path:
-            return 404, f"Not Found: the MCP endpoint is {self.path}"
-        return refused
+        admitted = admit(request.method, request.target.decode("latin-1"), headers, body, self.allowed, self.path)
+        if isinstance(admitted, Answer):
+            writer.respond(*admitted)
+        elif request.method == b"GET":
+            self._get(writer, headers)
+        elif request.method == b"DELETE":
+            self._delete(writer, headers)
+        else:
+            session = self._session(writer, headers, admitted)
+            if session is not None:
+                self._deliver(writer, session, admitted, body)
 
     def _session(self, writer: Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
@@ -232,67 +215,22 @@ class HttpReplay(Http11Server):
             with self.lock:
                 found = self.sessions.get(session_id)
             if found is None:
-                writer.respond(404, _error(message, -32001, "Session not found"))
+                writer.respond(404, error_body(message, -32001, "Session not found"))
             return found
-        if _modern(headers, message):
+        if modern(headers, message):
             with self.lock:
                 if self.stateless is None:
                     self.stateless = _LiveSession(self, None)
                 return self.stateless
-        writer.respond(400, _error(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
+        writer.respond(400, error_body(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
         return None
-
-    def _post(self, writer: Writer, headers: dict[str, str], body: bytes) -> None:
-        accept = headers.get("accept", "")
-        if "application/json" not in accept or "text/event-stream" not in accept:
-            writer.respond(
-                406,
-                _error(
-                    None, jsonrpc.INVALID_REQUEST, "Not Acceptable: accept both application/json and text/event-stream"
-                ),
-            )
-            return
-        if not headers.get("content-type", "").lower().startswith("application/json"):
-            writer.respond(415, _error(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
-            return
-        try:
-            message = json.loads(body)
-        except ValueError as exc:
-            writer.respond(
-                400, jsonrpc.encode(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
-            )
-            return
-        if isinstance(message, list):
-            writer.respond(
-                400,
-                _error(
-                    None,
-                    jsonrpc.INVALID_REQUEST,
-                    "mockmcp serves one message per POST; batches are not supported over HTTP",
-                ),
-            )
-            return
-        found = jsonrpc.classify(message)
-        if found.kind == jsonrpc.INVALID:
-            body = jsonrpc.encode(
-                jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
-            )
-            writer.respond(400, body)
-            return
-        mismatch = _header_mismatch(headers, message)
-        if mismatch:
-            writer.respond(400, _error(message, -32020, mismatch))
-            return
-        session = self._session(writer, headers, message)
-        if session is not None:
-            self._deliver(writer, session, message, body)
 
     def _deliver(self, writer: Writer, session: _LiveSession, message: Any, body: bytes) -> None:
         is_request = isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))
         extra = [("mcp-session-id", session.id)] if session.id else []
         with session.lock:
             if session.ended:
-                writer.respond(404, _error(message, -32001, "Session ended"))
+                writer.respond(404, error_body(message, -32001, "Session ended"))
                 return
             stream = _Stream(writer)
             if is_request:
@@ -323,7 +261,7 @@ class HttpReplay(Http11Server):
             if stream is not None:
                 stream.finish()
 
-    def _get(self, writer: Writer, headers: dict[str, str], _body: bytes) -> None:
+    def _get(self, writer: Writer, headers: dict[str, str]) -> None:
         if "text/event-stream" not in headers.get("accept", ""):
             writer.respond(406, b"Not Acceptable: accept text/event-stream", "text/plain")
             return
@@ -356,7 +294,7 @@ class HttpReplay(Http11Server):
                 with session.lock:
                     stream.finish()
 
-    def _delete(self, writer: Writer, headers: dict[str, str], _body: bytes) -> None:
+    def _delete(self, writer: Writer, headers: dict[str, str]) -> None:
         with self.lock:
             session = self.sessions.get(headers.get("mcp-session-id", ""))
         if session is None:
@@ -364,57 +302,3 @@ class HttpReplay(Http11Server):
             return
         self.end(session)
         writer.respond(200)
-
-
-def _modern(headers: dict[str, str], message: Any) -> bool:
-    """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
-    return speaks_stateless(message, headers.get("mcp-protocol-version"))
-
-
-def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
-    """How the routing headers disagree with the body (2026-07-28), or None."""
-    version = headers.get("mcp-protocol-version")
-    if version is not None and version not in protocol.REVISIONS:
-        return f"unsupported MCP-Protocol-Version header {version!r}"
-    meta = protocol.meta(message.get("params")) if isinstance(message, dict) else {}
-    if not (protocol.PROTOCOL_VERSION_KEY in meta and "method" in message):
-        return None
-    if version != meta[protocol.PROTOCOL_VERSION_KEY]:
-        return "the MCP-Protocol-Version header does not match the request's _meta protocol version"
-    if headers.get("mcp-method") != message["method"]:
-        return "the Mcp-Method header does not match the request body's method"
-    key, params = NAMED.get(message["method"]), message.get("params")
-    if (
-        key is not None
-        and isinstance(params, dict)
-        and params.get(key) is not None
-        and _decoded(headers.get("mcp-name")) != params[key]
-    ):
-        return f"the Mcp-Name header does not match the request body's {key!r}"
-    return None
-
-
-def _decoded(value: str | None) -> str | None:
-    """An `Mcp-Name` value, undoing the `=?base64?...?=` form used for values headers cannot hold."""
-    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
-        return value
-    try:
-        return base64.b64decode(value[9:-2], validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
-
-def _with_id(data: bytes, request_id: Any) -> bytes:
-    """A reply line with the client's own id put back (a raw reply is left as written)."""
-    try:
-        reply = json.loads(data)
-    except ValueError:
-        return data
-    if isinstance(reply, dict):
-        reply["id"] = request_id
-    return jsonrpc.encode(reply)
-
-
-def _error(message: Any, code: int, text: str) -> bytes:
-    request_id = message.get("id") if isinstance(message, dict) and jsonrpc.is_valid_id(message.get("id")) else None
-    return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))
