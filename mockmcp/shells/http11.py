@@ -1,4 +1,6 @@
-"""HTTP/1.1 plumbing shared by replay's HTTP server and the recording proxy: h11 over sockets and threads.
+"""HTTP/1.1 plumbing: h11 over sockets and threads for the recording proxy, and what replay's event
+loop (`http_loop.py`) shares with it: limits, TCP_NODELAY, the addresses a server bound to every
+interface answers to.
 
 `Http11Server` accepts connections, one thread each, reads whole requests with h11 and hands each
 to `handle(writer, request, body)`; `Writer` is a connection's outgoing side, which several
@@ -10,14 +12,13 @@ descriptor of `toolkit.Signals` beside the listening socket, so nothing is raise
 from __future__ import annotations
 
 import errno
-import select
 import socket
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import h11
 
@@ -75,12 +76,12 @@ class Writer:
 
     def send(self, *events: Any) -> None:
         with self.lock:
-            if self.broken:
-                return
             # One write for all the events (a response's head and body together): separate small
             # writes would each wait for the peer's delayed ACK. h11's LocalProtocolError is a bug of
-            # ours and is left to propagate (see Http11Server._connection).
+            # ours, client or no client, and is left to propagate (see Http11Server._connection).
             data = b"".join(self.conn.send(event) or b"" for event in events)
+            if self.broken:
+                return
             try:
                 self.sock.sendall(data)
             except OSError:
@@ -95,14 +96,6 @@ class Writer:
     ) -> None:
         fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
         self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
-
-    def peer_closed(self) -> bool:
-        """Whether the client has closed its side (a long-lived stream learns it no other way)."""
-        try:
-            readable, _, _ = select.select([self.sock], [], [], 0)
-            return bool(readable) and self.sock.recv(1, socket.MSG_PEEK) == b""
-        except (OSError, ValueError):
-            return True
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""
@@ -226,7 +219,13 @@ class Http11Server:
                 return None
 
 
-def serve_until_signalled(server: Http11Server) -> int:
+class _Serving(Protocol):
+    def serve_forever(self, signals: Signals | None = None) -> None: ...
+
+    def stop_accepting(self) -> None: ...
+
+
+def serve_until_signalled(server: _Serving) -> int:
     """Serve until SIGINT or SIGTERM, then stop accepting connections; returns the signal's number."""
     with Signals() as signals:
         try:

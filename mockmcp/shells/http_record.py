@@ -82,6 +82,7 @@ class _Upstream:
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
         self.sock, self.conn, self.target = sock, h11.Connection(h11.CLIENT), target
         self.reused = False  # whether it served a request before the one it is sending
+        self.released = False  # whether its answer is all read and it went back to the pool (or was closed)
 
     def stale(self) -> bool:
         """Whether an idle connection has been closed by the target (or has something unasked to say)."""
@@ -91,6 +92,7 @@ class _Upstream:
             return True
 
     def send(self, method: bytes, headers: list[tuple[str, str]], body: bytes, timeout: float) -> None:
+        self.released = False
         self.sock.settimeout(timeout)  # for the answer's head; a stream then waits as long as it takes
         target = self.target
         path = target.path + (f"?{target.query}" if target.query else "")
@@ -189,6 +191,9 @@ class RecordingProxy(Http11Server):
                     raise
 
     def _release(self, upstream: _Upstream) -> None:
+        """The target's answer is all read: keep the connection for the next request (before the client
+        sees the answer end, so its next request finds it), or close it."""
+        upstream.released = True
         if upstream.reusable():
             upstream.reused = True
             with self.lock:
@@ -258,10 +263,9 @@ class RecordingProxy(Http11Server):
             return
         try:
             self._relay(writer, upstream, response, session, message)
-        except BaseException:
-            upstream.close()
-            raise
-        self._release(upstream)
+        finally:
+            if not upstream.released:  # the exchange broke off (a client gone): the connection cannot serve again
+                upstream.close()
 
     def _relay(self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any) -> None:
         headers = headers_of(response)
@@ -276,11 +280,13 @@ class RecordingProxy(Http11Server):
                 for data in events.feed(chunk):
                     self.record(SERVER, session, data)
                 writer.send(h11.Data(data=chunk))
-                if writer.broken:  # the client is gone: close the server's stream too (see `finally`)
+                if writer.broken:  # the client is gone: close the server's stream too (see `handle`)
                     return
+            self._release(upstream)
             writer.send(h11.EndOfMessage())
             return
         body = b"".join(upstream.chunks())
+        self._release(upstream)
         if body.strip() and headers.get("content-type", "").startswith("application/json"):
             self.record(SERVER, session, body)
         writer.send(

@@ -1,13 +1,14 @@
 """The Streamable HTTP shell of replay: one MCP endpoint, the same engine, a live session per client.
 
-Theory of operation. Each connection is served by a thread speaking HTTP/1.1 through h11 (sans-IO,
-like the engine). A POST carries one client message. A notification or a response is fed to its
+Theory of operation. One event loop (`shells/http_loop.py`) serves every connection, speaking
+HTTP/1.1 through h11 (sans-IO, like the engine); which requests are taken, and how others are
+refused, is `core/streamable.admit`. A POST carries one client message. A notification or a response is fed to its
 live session's engine and answered 202. A request is fed to the engine too; what the engine sends
 for it (its `Send.request`) is gathered on that request's stream: when the reply is all there is,
 it goes back as one JSON body, otherwise as an SSE stream that carries the interaction's server
 messages, then the reply, and ends. Messages that belong to no request (unsolicited ones, or those
 a client notification causes) go to the session's GET stream, held back until the client opens it.
-Timers (`Wake`) run on threads; each live session's engine is used under its own lock.
+Timers (`Wake`) are timers on the loop; nothing runs concurrently, so nothing is locked.
 
 Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
 must carry it (400 without, 404 for an unknown or ended one); DELETE ends it. 2026-07-28 era:
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import secrets
 import sys
-import threading
 from typing import Any, TextIO
 
 import h11
@@ -33,7 +33,8 @@ from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.core.streamable import Answer, admit, error_body, modern, sse_event, with_id
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of
+from mockmcp.shells.http11 import headers_of
+from mockmcp.shells.http_loop import Connection, LoopServer
 
 __all__ = ["HttpReplay"]
 
@@ -41,11 +42,11 @@ __all__ = ["HttpReplay"]
 class _Stream:
     """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
 
-    def __init__(self, writer: Writer) -> None:
+    def __init__(self, writer: Connection) -> None:
         self.writer = writer
         self.gathered: list[bytes] = []
         self.sse = False
-        self.done = threading.Event()
+        self.done = False
 
     def event(self, data: bytes) -> None:
         if self.sse:
@@ -60,13 +61,13 @@ class _Stream:
         for data in self.gathered:
             self.event(data)
         self.gathered.clear()
-        if self.done.is_set():
+        if self.done:
             self.writer.send(h11.EndOfMessage())
 
     def finish(self) -> None:
-        if self.sse and not self.done.is_set():
+        if self.sse and not self.done:
             self.writer.send(h11.EndOfMessage())
-        self.done.set()
+        self.done = True
 
 
 class _LiveSession:
@@ -75,24 +76,20 @@ class _LiveSession:
     def __init__(self, server: HttpReplay, session_id: str | None) -> None:
         self.server, self.id = server, session_id
         self.engine = Replay(server.cassette, server.matcher, server.redactor, server.timing, server.recordings)
-        self.lock = threading.RLock()
         self.streams: dict[Any, _Stream] = {}
         self.standalone: _Stream | None = None
         self.backlog: list[bytes] = []
         self.aliases: dict[str, Any] = {}  # stateless session: our unique request id -> the client's
         self.ended = False
-        with self.lock:
-            self.perform(self.engine.start())
+        self.perform(self.engine.start())
 
     def perform(self, actions: list[Action]) -> None:
-        """Carry out what the engine said (the session's lock held)."""
+        """Carry out what the engine said."""
         for action in actions:
             if isinstance(action, Send):
                 self._route(action)
             elif isinstance(action, Wake):
-                timer = threading.Timer(action.after, self._wake, (action.job,))
-                timer.daemon = True
-                timer.start()
+                self.server.call_later(action.after, self._wake, action.job)
             elif isinstance(action, Note):
                 self.server.note(action.text)
             elif isinstance(action, Exit):
@@ -120,15 +117,14 @@ class _LiveSession:
         stream = self.standalone
         if stream is not None and stream.writer.broken:
             stream.finish()
-        return stream is not None and not stream.done.is_set()
+        return stream is not None and not stream.done
 
     def _wake(self, job: int) -> None:
-        with self.lock:
-            if not self.ended:
-                self.perform(self.engine.wake(job))
+        if not self.ended:
+            self.perform(self.engine.wake(job))
 
 
-class HttpReplay(Http11Server):
+class HttpReplay(LoopServer):
     """A cassette served at one Streamable HTTP endpoint; `serve_forever` until `shutdown`."""
 
     def __init__(
@@ -148,7 +144,6 @@ class HttpReplay(Http11Server):
         self.sessions: dict[str, _LiveSession] = {}
         self.stateless: _LiveSession | None = None
         self.finished: list[Report] = []
-        self.lock = threading.Lock()
         super().__init__(listen, allow_hosts)
         self.unsolicited = any(
             i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions
@@ -170,25 +165,23 @@ class HttpReplay(Http11Server):
 
     def end(self, session: _LiveSession, abort: bool = False) -> None:
         """End a live session (DELETE, the `exit` knob, or shutdown): close its streams, keep its report."""
-        with session.lock:
-            if session.ended:
-                return
-            session.ended = True
-            session.perform(session.engine.close())
-            for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
-                if abort:
-                    stream.writer.abort()
-                stream.finish()
-        with self.lock:
-            if session.id is not None:
-                self.sessions.pop(session.id, None)
-            elif self.stateless is session:
-                self.stateless = None
-            self.finished.append(session.engine.report)
+        if session.ended:
+            return
+        session.ended = True
+        session.perform(session.engine.close())
+        for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
+            if abort:
+                stream.writer.abort()
+            stream.finish()
+        if session.id is not None:
+            self.sessions.pop(session.id, None)
+        elif self.stateless is session:
+            self.stateless = None
+        self.finished.append(session.engine.report)
 
     # --- HTTP -----------------------------------------------------------------------------------
 
-    def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
+    def handle(self, writer: Connection, request: h11.Request, body: bytes) -> None:
         headers = headers_of(request)
         admitted = admit(request.method, request.target.decode("latin-1"), headers, body, self.allowed, self.path)
         if isinstance(admitted, Answer):
@@ -202,56 +195,51 @@ class HttpReplay(Http11Server):
             if session is not None:
                 self._deliver(writer, session, admitted, body)
 
-    def _session(self, writer: Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
+    def _session(self, writer: Connection, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
         session_id = headers.get("mcp-session-id")
         if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "id" in message:
             session = _LiveSession(self, secrets.token_hex(16))
             assert session.id is not None
-            with self.lock:
-                self.sessions[session.id] = session
+            self.sessions[session.id] = session
             return session
         if session_id is not None:
-            with self.lock:
-                found = self.sessions.get(session_id)
+            found = self.sessions.get(session_id)
             if found is None:
                 writer.respond(404, error_body(message, -32001, "Session not found"))
             return found
         if modern(headers, message):
-            with self.lock:
-                if self.stateless is None:
-                    self.stateless = _LiveSession(self, None)
-                return self.stateless
+            if self.stateless is None:
+                self.stateless = _LiveSession(self, None)
+            return self.stateless
         writer.respond(400, error_body(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
         return None
 
-    def _deliver(self, writer: Writer, session: _LiveSession, message: Any, body: bytes) -> None:
+    def _deliver(self, writer: Connection, session: _LiveSession, message: Any, body: bytes) -> None:
         is_request = isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))
         extra = [("mcp-session-id", session.id)] if session.id else []
-        with session.lock:
-            if session.ended:
-                writer.respond(404, error_body(message, -32001, "Session ended"))
-                return
-            stream = _Stream(writer)
-            if is_request:
-                if session.id is None:
-                    # Clients of the shared stateless session choose ids on their own, and two may
-                    # both use 1 at once: the engine sees a unique id, the client gets its own back.
-                    alias = f"mockmcp-{secrets.token_hex(8)}"
-                    session.aliases[alias] = message["id"]
-                    message = {**message, "id": alias}
-                    body = jsonrpc.encode(message)
-                session.streams[message["id"]] = stream
-            session.perform(session.engine.receive(body))
-            if not is_request:
-                self._after_notification(session, message)
-                writer.respond(202, headers=extra)
-                return
-            if stream.done.is_set() and len(stream.gathered) == 1:
-                writer.respond(200, stream.gathered[0], headers=extra)
-                return
-            stream.open_sse(extra)
-        stream.done.wait()
+        if session.ended:
+            writer.respond(404, error_body(message, -32001, "Session ended"))
+            return
+        stream = _Stream(writer)
+        if is_request:
+            if session.id is None:
+                # Clients of the shared stateless session choose ids on their own, and two may
+                # both use 1 at once: the engine sees a unique id, the client gets its own back.
+                alias = f"mockmcp-{secrets.token_hex(8)}"
+                session.aliases[alias] = message["id"]
+                message = {**message, "id": alias}
+                body = jsonrpc.encode(message)
+            session.streams[message["id"]] = stream
+        session.perform(session.engine.receive(body))
+        if not is_request:
+            self._after_notification(session, message)
+            writer.respond(202, headers=extra)
+            return
+        if stream.done and len(stream.gathered) == 1:
+            writer.respond(200, stream.gathered[0], headers=extra)
+            return
+        stream.open_sse(extra)  # the rest comes as the engine sends it (its timers are on the loop)
 
     def _after_notification(self, session: _LiveSession, message: Any) -> None:
         """A cancelled request's stream ends without a reply (the engine will never send one)."""
@@ -261,12 +249,11 @@ class HttpReplay(Http11Server):
             if stream is not None:
                 stream.finish()
 
-    def _get(self, writer: Writer, headers: dict[str, str]) -> None:
+    def _get(self, writer: Connection, headers: dict[str, str]) -> None:
         if "text/event-stream" not in headers.get("accept", ""):
             writer.respond(406, b"Not Acceptable: accept text/event-stream", "text/plain")
             return
-        with self.lock:
-            session = self.sessions.get(headers.get("mcp-session-id", ""))
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
         if not self.unsolicited:
             writer.respond(
                 405,
@@ -280,23 +267,17 @@ class HttpReplay(Http11Server):
                 400 if "mcp-session-id" not in headers else 404, b"a GET stream needs a live session", "text/plain"
             )
             return
-        with session.lock:
-            if session.standalone_open():
-                writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
-                return
-            stream = session.standalone = _Stream(writer)
-            stream.open_sse([("mcp-session-id", session.id or "")])
-            for data in session.backlog:
-                stream.event(data)
-            session.backlog.clear()
-        while not stream.done.wait(0.5):
-            if writer.peer_closed():  # the client dropped the stream: let it open another
-                with session.lock:
-                    stream.finish()
+        if session.standalone_open():
+            writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
+            return
+        stream = session.standalone = _Stream(writer)
+        stream.open_sse([("mcp-session-id", session.id or "")])
+        for data in session.backlog:
+            stream.event(data)
+        session.backlog.clear()
 
-    def _delete(self, writer: Writer, headers: dict[str, str]) -> None:
-        with self.lock:
-            session = self.sessions.get(headers.get("mcp-session-id", ""))
+    def _delete(self, writer: Connection, headers: dict[str, str]) -> None:
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
         if session is None:
             writer.respond(400 if "mcp-session-id" not in headers else 404, b"no such session", "text/plain")
             return
