@@ -114,7 +114,10 @@ class _CountingTarget:
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
-                    data = sock.recv(1 << 16)
+                    try:
+                        data = sock.recv(1 << 16)
+                    except OSError:
+                        return
                     if not data:
                         return
                     conn.receive_data(data)

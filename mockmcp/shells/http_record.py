@@ -82,7 +82,6 @@ class _Upstream:
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
         self.sock, self.conn, self.target = sock, h11.Connection(h11.CLIENT), target
         self.reused = False  # whether it served a request before the one it is sending
-        self.released = False  # whether its answer is all read and it went back to the pool (or was closed)
 
     def stale(self) -> bool:
         """Whether an idle connection has been closed by the target (or has something unasked to say)."""
@@ -92,7 +91,6 @@ class _Upstream:
             return True
 
     def send(self, method: bytes, headers: list[tuple[str, str]], body: bytes, timeout: float) -> None:
-        self.released = False
         self.sock.settimeout(timeout)  # for the answer's head; a stream then waits as long as it takes
         target = self.target
         path = target.path + (f"?{target.query}" if target.query else "")
@@ -191,9 +189,7 @@ class RecordingProxy(Http11Server):
                     raise
 
     def _release(self, upstream: _Upstream) -> None:
-        """The target's answer is all read: keep the connection for the next request (before the client
-        sees the answer end, so its next request finds it), or close it."""
-        upstream.released = True
+        """Keep a connection whose exchange is over for the next request, or close it."""
         if upstream.reusable():
             upstream.reused = True
             with self.lock:
@@ -262,12 +258,23 @@ class RecordingProxy(Http11Server):
                 writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
             return
         try:
-            self._relay(writer, upstream, response, session, message)
-        finally:
-            if not upstream.released:  # the exchange broke off (a client gone): the connection cannot serve again
-                upstream.close()
+            tail = self._relay(writer, upstream, response, session, message)
+        except BaseException:
+            upstream.close()
+            raise
+        if tail is None:  # the client went away mid-stream: the target's stream is closed with the connection
+            upstream.close()
+            return
+        # The target's answer is all read: the connection goes back for the next request before the
+        # client sees this answer end, so that request finds it.
+        self._release(upstream)
+        writer.send(*tail)
 
-    def _relay(self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any) -> None:
+    def _relay(
+        self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any
+    ) -> tuple[Any, ...] | None:
+        """Pass the target's answer on, journaling its messages, until the target's side is all read;
+        returns the events that end the client's answer, or None if the client went away."""
         headers = headers_of(response)
         if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "mcp-session-id" in headers:
             with self.lock:
@@ -281,15 +288,12 @@ class RecordingProxy(Http11Server):
                     self.record(SERVER, session, data)
                 writer.send(h11.Data(data=chunk))
                 if writer.broken:  # the client is gone: close the server's stream too (see `handle`)
-                    return
-            self._release(upstream)
-            writer.send(h11.EndOfMessage())
-            return
+                    return None
+            return (h11.EndOfMessage(),)
         body = b"".join(upstream.chunks())
-        self._release(upstream)
         if body.strip() and headers.get("content-type", "").startswith("application/json"):
             self.record(SERVER, session, body)
-        writer.send(
+        return (
             h11.Response(status_code=response.status_code, headers=[*kept, ("content-length", str(len(body)))]),
             h11.Data(data=body),
             h11.EndOfMessage(),

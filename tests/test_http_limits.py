@@ -1,0 +1,64 @@
+"""`mockmcp replay --http` under a descriptor limit: connections past it wait, the server keeps serving."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import resource
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def _low_descriptor_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+
+def _initialize(port: int) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    connection.request("POST", "/mcp", body=json.dumps(INIT).encode(), headers=headers)
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+def test_more_connections_than_descriptors_leave_the_server_serving(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [*MOCKMCP, "replay", str(SHIPPED / "notes-session.yaml"), "--http", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+        preexec_fn=_low_descriptor_limit,
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", proc.stderr.readline())
+        assert found
+        port = int(found.group(1))
+        crowd = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(100)]
+        for sock in crowd:  # past the limit these wait in the listen backlog, unaccepted
+            sock.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a request, never finished
+        for sock in crowd:
+            sock.close()
+        assert proc.poll() is None, "the server exited"
+        assert _initialize(port) == 200
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 0, err
+        assert "cannot accept a connection" in err  # it did run out, and said so
+    finally:
+        proc.kill()
+        proc.wait(10)
