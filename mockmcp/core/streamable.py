@@ -29,7 +29,7 @@ __all__ = [
     "header_mismatch",
     "modern",
     "sse_event",
-    "with_id",
+    "translated",
 ]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -132,15 +132,27 @@ def _decoded(value: str | None) -> str | None:
         return None
 
 
-def with_id(data: bytes, request_id: Any) -> bytes:
-    """A reply line with the client's own id put back (a raw reply is left as written)."""
+def translated(data: bytes, alias: Any, client_id: Any) -> bytes:
+    """A message on the stream of a request the engine knew by an alias, with the client's own id
+    wherever the alias stands: the reply's id, and a `subscriptions/listen` notification's
+    subscription id (a raw line is left as written)."""
     try:
-        reply = json.loads(data)
+        message = json.loads(data)
     except ValueError:
         return data
-    if isinstance(reply, dict):
-        reply["id"] = request_id
-    return jsonrpc.encode(reply)
+    if not isinstance(message, dict):
+        return data
+    if "id" in message and "method" not in message and message["id"] == alias:
+        message["id"] = client_id
+    params = message.get("params")
+    found = protocol.meta(params)
+    if (
+        isinstance(params, dict)
+        and protocol.SUBSCRIPTION_ID_KEY in found
+        and found[protocol.SUBSCRIPTION_ID_KEY] == alias
+    ):
+        message["params"] = {**params, "_meta": {**found, protocol.SUBSCRIPTION_ID_KEY: client_id}}
+    return jsonrpc.encode(message)
 
 
 def error_body(message: Any, code: int, text: str) -> bytes:

@@ -32,7 +32,7 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
-from mockmcp.core.streamable import Answer, admit, error_body, modern, sse_event, with_id
+from mockmcp.core.streamable import Answer, admit, error_body, modern, sse_event, translated
 from mockmcp.shells.http11 import headers_of
 from mockmcp.shells.http_loop import Connection, LoopServer
 
@@ -105,8 +105,10 @@ class _LiveSession:
                 self.backlog.append(send.data)
             return
         data = send.data
-        if send.final and send.request in self.aliases:
-            data = with_id(data, self.aliases.pop(send.request))
+        if send.request in self.aliases:  # every message of the stream, not only the reply
+            data = translated(data, send.request, self.aliases[send.request])
+            if send.final:
+                del self.aliases[send.request]
         stream.event(data)
         if send.final:
             del self.streams[send.request]
