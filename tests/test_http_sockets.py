@@ -185,3 +185,13 @@ def test_on_the_loop_idle_half_sent_and_never_reading_clients_cost_no_thread_and
         assert threading.active_count() == threads + 1  # the loop's own thread, nothing per connection
         for sock in [*idle, greedy]:
             sock.close()
+
+
+@pytest.mark.parametrize("ending", [b"\r\n", b"\n", b"\r"])
+def test_sse_events_with_any_line_ending_however_the_chunks_fall(ending: bytes) -> None:
+    stream = (
+        b"event: message" + ending + b"data: {}" + ending + ending + b"data: a" + ending + b"data: b" + ending + ending
+    )
+    for cut in range(len(stream) + 1):  # every place a chunk may end, between CR and LF too
+        events = SseEvents()
+        assert events.feed(stream[:cut]) + events.feed(stream[cut:]) == [b"{}", b"a\nb"]

@@ -199,6 +199,9 @@ def record_http(
     try:
         _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
         serve_until_signalled(proxy)
+        unfinished = proxy.finish_answers(10.0)
+        if unfinished:
+            _note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
     finally:
         journal.close()
     _finish_recording(path, "stopped by a signal")

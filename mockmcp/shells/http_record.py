@@ -54,17 +54,28 @@ _HOP = {
 
 
 class SseEvents:
-    """Cuts an SSE byte stream into the data of its events, however the chunks fall."""
+    """Cuts an SSE byte stream into the data of its events, however the chunks fall.
+
+    Lines may end in CRLF, LF or CR, and a chunk may end between the CR and the LF of one line end.
+    Each chunk is scanned once: the cost is linear in the stream, however big an event is.
+    """
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending = bytearray()
+        self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event this chunk completes (events without data are left out)."""
-        self._pending += chunk.replace(b"\r\n", b"\n")
-        *events, self._pending = self._pending.split(b"\n\n")
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self._after_cr = chunk.endswith(b"\r")
+        start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
+        self._pending += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         out = []
-        for event in events:
+        while (end := self._pending.find(b"\n\n", start)) >= 0:
+            event = bytes(self._pending[:end])
+            del self._pending[: end + 2]
+            start = 0
             data = [line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
             if data:
                 out.append(b"\n".join(data))
@@ -161,6 +172,15 @@ class RecordingProxy(Http11Server):
         self.sessionless: int | None = None  # where messages without a session id go
         self.count = 0
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
+        self.answering = 0  # POSTs whose answer is still being read from the target
+        self.answered = threading.Condition(self.lock)
+
+    def finish_answers(self, timeout: float) -> int:
+        """Wait up to timeout seconds for the answers still being read (a stop must not lose them to
+        a client that stopped reading one); returns how many are left unfinished."""
+        with self.answered:
+            self.answered.wait_for(lambda: self.answering == 0, timeout)
+            return self.answering
 
     def stop_accepting(self) -> None:
         super().stop_accepting()
@@ -257,11 +277,20 @@ class RecordingProxy(Http11Server):
             else:
                 writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
             return
+        standalone = request.method == b"GET"
+        if not standalone:
+            with self.lock:
+                self.answering += 1
         try:
-            tail = self._relay(writer, upstream, response, session, message)
+            tail = self._relay(writer, upstream, response, session, message, standalone)
         except BaseException:
             upstream.close()
             raise
+        finally:
+            if not standalone:
+                with self.answered:
+                    self.answering -= 1
+                    self.answered.notify_all()
         if tail is None:  # the client went away mid-stream: the target's stream is closed with the connection
             upstream.close()
             return
@@ -271,7 +300,7 @@ class RecordingProxy(Http11Server):
         writer.send(*tail)
 
     def _relay(
-        self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any
+        self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any, standalone: bool
     ) -> tuple[Any, ...] | None:
         """Pass the target's answer on, journaling its messages, until the target's side is all read;
         returns the events that end the client's answer, or None if the client went away."""
@@ -286,9 +315,12 @@ class RecordingProxy(Http11Server):
             for chunk in upstream.chunks():
                 for data in events.feed(chunk):
                     self.record(SERVER, session, data)
-                writer.send(h11.Data(data=chunk))
-                if writer.broken:  # the client is gone: close the server's stream too (see `handle`)
+                if not writer.broken:
+                    writer.send(h11.Data(data=chunk))
+                elif standalone:  # the client dropped its GET stream: close the server's too (see `handle`)
                     return None
+                # A client that dropped a request's stream (the SDK drops an SSE event over 1 MiB) does
+                # not end the exchange: what the server sends on it is read to its end and journaled.
             return (h11.EndOfMessage(),)
         body = b"".join(upstream.chunks())
         if body.strip() and headers.get("content-type", "").startswith("application/json"):
