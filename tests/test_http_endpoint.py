@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core.streamable import LOOPBACK, Answer, admit, sse_event, translated
+from mockmcp.core.streamable import LOOPBACK, Answer, admit, batch_refusal, sse_event, translated
 
 ALLOWED = LOOPBACK | {"mcp.test"}
 OK = {
@@ -39,7 +39,7 @@ REFUSALS = [
     ("Accept missing", b"POST", {k: v for k, v in OK.items() if k != "accept"}, LIST, "/mcp", 406, -32600),
     ("a body not JSON", b"POST", {**OK, "content-type": "text/plain"}, LIST, "/mcp", 415, -32600),
     ("invalid JSON", b"POST", OK, b"{not json", "/mcp", 400, -32700),
-    ("a batch", b"POST", OK, [LIST, LIST], "/mcp", 400, -32600),
+    ("an empty batch", b"POST", OK, [], "/mcp", 400, -32600),
     ("not JSON-RPC", b"POST", OK, {"id": 1}, "/mcp", 400, -32600),
     ("unknown protocol version", b"POST", {**OK, "mcp-protocol-version": "1999-01-01"}, LIST, "/mcp", 400, -32020),
     (
@@ -85,6 +85,7 @@ ADMITTED = [
         CALL,
         CALL,
     ),
+    ("a batch, for the session to judge", b"POST", OK, [LIST, {"id": 9}], [LIST, {"id": 9}]),
     ("GET", b"GET", OK, b"", None),
     ("DELETE", b"DELETE", OK, b"", None),
 ]
@@ -131,3 +132,21 @@ def test_a_raw_reply_is_left_as_written() -> None:
 def test_an_sse_event_gives_each_line_its_own_data_field() -> None:
     assert sse_event(b'{"a":1}\n') == b'event: message\ndata: {"a":1}\n\n'
     assert sse_event(b"one\r\ntwo") == b"event: message\ndata: one\ndata: two\n\n"
+
+
+@pytest.mark.parametrize(
+    ("header", "negotiated", "taken"),
+    [
+        (None, "2025-03-26", True),
+        ("2025-03-26", None, True),
+        (None, "2025-06-18", False),
+        ("2025-11-25", "2025-03-26", False),  # the header names the revision in use
+        (None, None, False),
+    ],
+)
+def test_a_batch_is_taken_only_in_revision_2025_03_26(header: str | None, negotiated: str | None, taken: bool) -> None:
+    headers = {} if header is None else {"mcp-protocol-version": header}
+    refused = batch_refusal(headers, negotiated)
+    assert (refused is None) == taken
+    if refused is not None:
+        assert refused.status == 400 and json.loads(refused.body)["error"]["code"] == -32600

@@ -4,7 +4,8 @@ Sans-IO, like the engine: a request comes in as its method, path, headers (lower
 what comes out is either the JSON-RPC message a POST carries, or the `Answer` to send instead.
 `admit` applies, in order, the Host/Origin policy (DNS rebinding), the endpoint's path, the method,
 and for a POST its `Accept` and `Content-Type`, the body's JSON, one message per POST, a valid
-message, and the 2026-07-28 routing headers agreeing with the body. `sse_event` encodes one SSE
+message (or a non-empty batch, for `batch_refusal` to judge by the session's revision), and the
+2026-07-28 routing headers agreeing with the body. `sse_event` encodes one SSE
 event. The HTTP shells (`shells/http_replay.py`, `shells/http_record.py`) do the I/O around it.
 """
 
@@ -24,6 +25,7 @@ __all__ = [
     "METHODS",
     "NAMED",
     "admit",
+    "batch_refusal",
     "error_body",
     "foreign",
     "header_mismatch",
@@ -35,6 +37,7 @@ __all__ = [
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 METHODS = (b"POST", b"GET", b"DELETE")
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
+BATCH_REVISION = "2025-03-26"
 INVALID_HEADER = -32020  # the routing headers disagree with the body (2026-07-28)
 
 
@@ -81,9 +84,10 @@ def admit(
         message = json.loads(body)
     except ValueError as exc:
         return Answer(400, error_body(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
-    if isinstance(message, list):
-        text = "mockmcp serves one message per POST; batches are not supported over HTTP"
-        return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, text))
+    if isinstance(message, list):  # a batch: its messages are judged one by one, as JSON-RPC says
+        if not message:
+            return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
+        return message
     found = jsonrpc.classify(message)
     if found.kind == jsonrpc.INVALID:
         reply = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
@@ -92,6 +96,15 @@ def admit(
     if mismatch:
         return Answer(400, error_body(message, INVALID_HEADER, mismatch))
     return message
+
+
+def batch_refusal(headers: dict[str, str], negotiated: str | None) -> Answer | None:
+    """A JSON-RPC batch is taken only in a session of revision 2025-03-26 (the only one that has them)."""
+    version = headers.get("mcp-protocol-version") or negotiated
+    if version == BATCH_REVISION:
+        return None
+    text = f"JSON-RPC batches exist only in revision {BATCH_REVISION}; this session speaks {version or 'another'}"
+    return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, text))
 
 
 def modern(headers: dict[str, str], message: Any) -> bool:

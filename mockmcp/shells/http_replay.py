@@ -19,6 +19,7 @@ body. Every request's `Origin` and `Host` are checked against loopback and the b
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 from typing import Any, TextIO
@@ -32,7 +33,7 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
-from mockmcp.core.streamable import Answer, admit, error_body, modern, sse_event, translated
+from mockmcp.core.streamable import Answer, admit, batch_refusal, error_body, modern, sse_event, translated
 from mockmcp.shells.http11 import headers_of
 from mockmcp.shells.http_loop import Connection, LoopServer
 
@@ -45,6 +46,7 @@ class _Stream:
     def __init__(self, writer: Connection) -> None:
         self.writer = writer
         self.gathered: list[bytes] = []
+        self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.sse = False
         self.done = False
 
@@ -80,6 +82,8 @@ class _LiveSession:
         self.standalone: _Stream | None = None
         self.backlog: list[bytes] = []
         self.aliases: dict[str, Any] = {}  # stateless session: our unique request id -> the client's
+        self.batches: list[_Stream] = []  # streams of batches still awaiting their array of answers
+        self.version: str | None = None  # the revision its initialize asked for
         self.ended = False
         self.perform(self.engine.start())
 
@@ -97,6 +101,12 @@ class _LiveSession:
 
     def _route(self, send: Send) -> None:
         stream = self.streams.get(send.request) if send.request is not None else None
+        if stream is None and send.request is None and self.batches and send.data.startswith(b"["):
+            stream = self._batch_of(send.data)
+            if stream is not None:
+                stream.event(send.data)
+                stream.finish()
+                return
         if stream is None:
             if self.standalone_open():
                 assert self.standalone is not None
@@ -113,6 +123,20 @@ class _LiveSession:
         if send.final:
             del self.streams[send.request]
             stream.finish()
+
+    def _batch_of(self, data: bytes) -> _Stream | None:
+        """The open batch an array of answers belongs to (by the ids it answers), now ended."""
+        try:
+            answered = {r.get("id") for r in json.loads(data) if isinstance(r, dict)}
+        except (ValueError, TypeError, AttributeError):
+            return None
+        for stream in self.batches:
+            if stream.batch & answered:
+                self.batches.remove(stream)
+                for request_id in stream.batch:
+                    self.streams.pop(request_id, None)
+                return stream
+        return None
 
     def standalone_open(self) -> bool:
         """Whether the GET stream is there to take a message (a client that dropped it has not)."""
@@ -194,7 +218,11 @@ class HttpReplay(LoopServer):
             self._delete(writer, headers)
         else:
             session = self._session(writer, headers, admitted)
-            if session is not None:
+            if session is None:
+                return
+            if isinstance(admitted, list):
+                self._deliver_batch(writer, session, admitted, body, headers)
+            else:
                 self._deliver(writer, session, admitted, body)
 
     def _session(self, writer: Connection, headers: dict[str, str], message: Any) -> _LiveSession | None:
@@ -203,6 +231,9 @@ class HttpReplay(LoopServer):
         if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "id" in message:
             session = _LiveSession(self, secrets.token_hex(16))
             assert session.id is not None
+            params = message.get("params")
+            version = params.get("protocolVersion") if isinstance(params, dict) else None
+            session.version = version if isinstance(version, str) else None
             self.sessions[session.id] = session
             return session
         if session_id is not None:
@@ -242,6 +273,36 @@ class HttpReplay(LoopServer):
             writer.respond(200, stream.gathered[0], headers=extra)
             return
         stream.open_sse(extra)  # the rest comes as the engine sends it (its timers are on the loop)
+
+    def _deliver_batch(
+        self, writer: Connection, session: _LiveSession, batch: list[Any], body: bytes, headers: dict[str, str]
+    ) -> None:
+        """A 2025-03-26 batch: 202 when it holds no request, else its answers as one array (JSON, or
+        the last event of an SSE stream that carries the server's messages for its requests first)."""
+        refused = batch_refusal(headers, session.version)
+        if refused is not None:
+            writer.respond(*refused)
+            return
+        if session.ended:
+            writer.respond(404, error_body(None, -32001, "Session ended"))
+            return
+        extra = [("mcp-session-id", session.id)] if session.id else []
+        ids = {m["id"] for m in batch if jsonrpc.classify(m).kind == jsonrpc.REQUEST}
+        stream = _Stream(writer)
+        stream.batch = ids | {None}  # None: what answers an invalid member (its id unreadable)
+        session.batches.append(stream)
+        for request_id in ids:
+            session.streams[request_id] = stream
+        session.perform(session.engine.receive(body))
+        for message in batch:
+            self._after_notification(session, message)
+        if stream.done and len(stream.gathered) == 1:
+            writer.respond(200, stream.gathered[0], headers=extra)
+        elif not ids:  # notifications and responses only (none of them invalid)
+            session.batches.remove(stream)
+            writer.respond(202, headers=extra)
+        else:
+            stream.open_sse(extra)
 
     def _after_notification(self, session: _LiveSession, message: Any) -> None:
         """A cancelled request's stream ends without a reply (the engine will never send one)."""
