@@ -25,12 +25,24 @@ import h11
 from mockmcp.core.streamable import LOOPBACK
 from mockmcp.shells.toolkit import Signals, wait_readable
 
-__all__ = ["Http11Server", "MAX_BODY", "Writer", "headers_of", "no_delay", "serve_until_signalled"]
+__all__ = [
+    "Http11Server",
+    "IDLE_TIMEOUT",
+    "Listener",
+    "MAX_BODY",
+    "OUT_OF_RESOURCES",
+    "TOO_LARGE",
+    "Writer",
+    "headers_of",
+    "no_delay",
+    "serve_until_signalled",
+]
 
 MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
 IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
 # accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
-_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} bytes"
 WILDCARD = frozenset({"0.0.0.0", "::", ""})
 
 
@@ -107,18 +119,17 @@ class Writer:
                 pass
 
 
-class Http11Server:
-    """Accepts connections on a listening socket and serves each on a thread of its own."""
+class Listener:
+    """A listening socket, the Host and Origin names its requests may carry, and its URL's origin."""
 
     def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
         family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
-        self.socket = socket.create_server(listen, family=family)
+        self.socket = socket.create_server(listen, family=family, backlog=128)
         self.host, self.port = listen[0], self.socket.getsockname()[1]
         # The Host and Origin names requests may carry: loopback, the bound host (every address of
         # the machine when bound to all interfaces), and those the user allows.
         own = own_addresses() if self.host in WILDCARD else set()
         self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
-        self._stopping = threading.Event()
 
     @property
     def origin(self) -> str:
@@ -126,6 +137,14 @@ class Http11Server:
         host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
+
+
+class Http11Server(Listener):
+    """Accepts connections on a listening socket and serves each on a thread of its own."""
+
+    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
+        super().__init__(listen, allow_hosts)
+        self._stopping = threading.Event()
 
     def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
         raise NotImplementedError
@@ -154,7 +173,7 @@ class Http11Server:
             except TimeoutError:
                 continue
             except OSError as exc:
-                if exc.errno not in _OUT_OF_RESOURCES:
+                if exc.errno not in OUT_OF_RESOURCES:
                     break
                 print(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying", file=sys.stderr, flush=True)
                 time.sleep(0.1)  # a connection that ends frees a descriptor
@@ -179,7 +198,7 @@ class Http11Server:
         except h11.RemoteProtocolError as exc:
             self._unreadable(writer, exc.error_status_hint, f"Bad Request: {exc}")
         except _TooLarge:
-            self._unreadable(writer, 413, f"Content Too Large: a request body may have at most {MAX_BODY} bytes")
+            self._unreadable(writer, 413, TOO_LARGE)
         except h11.LocalProtocolError:
             print("mockmcp: internal error (a bug in mockmcp; please report it):", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)

@@ -19,7 +19,6 @@ closed; running out of descriptors pauses accepting briefly instead of stopping 
 
 from __future__ import annotations
 
-import errno
 import heapq
 import selectors
 import socket
@@ -31,14 +30,20 @@ from typing import Any
 
 import h11
 
-from mockmcp.core.streamable import LOOPBACK
-from mockmcp.shells.http11 import IDLE_TIMEOUT, MAX_BODY, WILDCARD, headers_of, no_delay, own_addresses
+from mockmcp.shells.http11 import (
+    IDLE_TIMEOUT,
+    MAX_BODY,
+    OUT_OF_RESOURCES,
+    TOO_LARGE,
+    Listener,
+    headers_of,
+    no_delay,
+)
 from mockmcp.shells.toolkit import Signals
 
 __all__ = ["Connection", "LoopServer"]
 
 _PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
-_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
 class Connection:
@@ -169,12 +174,12 @@ class Connection:
                 if isinstance(event, h11.Request):
                     self.request, self.body = event, bytearray()
                     if int(headers_of(event).get("content-length", "0") or 0) > MAX_BODY:
-                        self._unreadable(413, f"Content Too Large: a request body may have at most {MAX_BODY} bytes")
+                        self._unreadable(413, TOO_LARGE)
                         return
                 elif isinstance(event, h11.Data):
                     self.body += event.data
                     if len(self.body) > MAX_BODY:
-                        self._unreadable(413, f"Content Too Large: a request body may have at most {MAX_BODY} bytes")
+                        self._unreadable(413, TOO_LARGE)
                         return
                 elif isinstance(event, h11.EndOfMessage) and self.request is not None:
                     request, body = self.request, bytes(self.body)
@@ -201,31 +206,18 @@ class Connection:
         return None
 
 
-class LoopServer:
+class LoopServer(Listener):
     """A listening socket, its connections and timers, served on one event loop until stopped."""
 
     def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
-        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
-        self.socket = socket.create_server(listen, family=family, backlog=128)
+        super().__init__(listen, allow_hosts)
         self.socket.setblocking(False)
-        self.host, self.port = listen[0], self.socket.getsockname()[1]
-        # The Host and Origin names requests may carry: loopback, the bound host (every address of
-        # the machine when bound to all interfaces), and those the user allows.
-        own = own_addresses() if self.host in WILDCARD else set()
-        self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
         self.selector = selectors.DefaultSelector()
         self.connections: set[Connection] = set()
         self.timers: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
         self.sequence = 0
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
-
-    @property
-    def origin(self) -> str:
-        """Where a client reaches the server (loopback when bound to every interface)."""
-        host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
 
     def handle(self, connection: Connection, request: h11.Request, body: bytes) -> None:
         raise NotImplementedError
@@ -274,7 +266,7 @@ class LoopServer:
             except BlockingIOError:
                 return
             except OSError as exc:
-                if exc.errno not in _OUT_OF_RESOURCES:
+                if exc.errno not in OUT_OF_RESOURCES:
                     raise
                 print(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying", file=sys.stderr, flush=True)
                 self.selector.unregister(self.socket)  # a connection that ends frees a descriptor
