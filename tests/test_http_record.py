@@ -162,3 +162,22 @@ def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
         connection.close()
     text = out.read_text()
     assert "initialize" in text and "secret-token" not in text and "Bearer" not in text
+
+
+async def test_an_answer_the_client_refused_is_still_journaled(tmp_path: Path) -> None:
+    out = tmp_path / "big.yaml"
+    size = 2_000_000  # over the SDK client's 1 MiB limit for one SSE event: it gives up on the stream
+    with notes_over_http() as target, recording(target, out) as url:
+        with anyio.fail_after(60):
+            async with Client(url, mode="legacy") as client:
+                with pytest.raises(Exception):  # noqa: B017 - whatever the SDK raises for it
+                    with anyio.fail_after(10):
+                        await client.call_tool("big", {"size": size})
+                after = await client.call_tool("read_file", {"path": "notes.txt"})
+                assert text_of(after) == "remember to buy milk"
+        # stopped at once: the proxy still reads the big answer to its end before it saves
+    recorded = cassette.load(str(out))
+    calls = [i for i in recorded.interactions if i.message and i.message.get("method") == "tools/call"]
+    assert [c.message["params"]["name"] for c in calls] == ["big", "read_file"]
+    big = calls[0].response
+    assert big is not None and len(big["result"]["content"][0]["text"]) == size

@@ -95,6 +95,7 @@ def replay(
     report_path: str | None,
     timing: float,
     listen: tuple[str, int] | None,
+    allow_hosts: tuple[str, ...],
 ) -> None:
     """Serve CASSETTE as an MCP server over stdio.
 
@@ -103,7 +104,7 @@ def replay(
     """
     from mockmcp.cli.commands import replay_cassette
 
-    status = replay_cassette(cassette, ignores, strict, report_path, timing, listen)
+    status = replay_cassette(cassette, ignores, strict, report_path, timing, listen, allow_hosts)
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
 
@@ -162,6 +163,22 @@ def replay(
     metavar="[HOST:]PORT",
     help="With --http-target: where the proxy listens (port 0: any free port).",
 )
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="With --http-target: a host name or address requests may name in Host and Origin, beyond loopback "
+    "and the --listen address (repeatable).",
+)
+@click.option(
+    "--upstream-timeout",
+    default=60.0,
+    show_default=True,
+    type=float,
+    metavar="SECONDS",
+    help="With --http-target: how long the target may take to start answering a request (504 after).",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def record(
     cassette: str,
@@ -171,6 +188,8 @@ def record(
     grace: float,
     target: str | None,
     listen: tuple[str, int],
+    allow_hosts: tuple[str, ...],
+    upstream_timeout: float,
     command: tuple[str, ...],
 ) -> None:
     """Run COMMAND as the server, proxy stdio to it, and record the session into a cassette.
@@ -184,7 +203,9 @@ def record(
     if (target is None) == (not command):
         raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")
     if target is not None:
-        record_http(cassette, target, listen, RecordMode(mode), redact_env, redact_patterns)
+        record_http(
+            cassette, target, listen, RecordMode(mode), redact_env, redact_patterns, allow_hosts, upstream_timeout
+        )
         return
     outcome = record_session(cassette, list(command), RecordMode(mode), redact_env, redact_patterns, grace)
     if outcome.status:

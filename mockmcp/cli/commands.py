@@ -46,6 +46,7 @@ def replay_cassette(
     report_path: str | None = None,
     timing: float = 0.0,
     listen: tuple[str, int] | None = None,
+    allow_hosts: tuple[str, ...] = (),
 ) -> int:
     """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
     report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
@@ -71,7 +72,10 @@ def replay_cassette(
     gc.freeze()
     gc.enable()
     if listen is not None:
-        report, status = Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen)), 0
+        report, status = (
+            Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts)),
+            0,
+        )
         _write_report(report, report_path)
     else:
         # A host ends a server by closing stdin, then SIGTERM a moment later, maybe again: the
@@ -119,7 +123,12 @@ def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
 
 
 def _serve_http(
-    cassette: Cassette, matcher: Matcher, redactor: Redactor | None, timing: float, listen: tuple[str, int]
+    cassette: Cassette,
+    matcher: Matcher,
+    redactor: Redactor | None,
+    timing: float,
+    listen: tuple[str, int],
+    allow_hosts: tuple[str, ...],
 ) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:
@@ -130,7 +139,7 @@ def _serve_http(
             f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
         ) from None
     try:
-        server = HttpReplay(cassette, matcher, redactor, timing, listen)
+        server = HttpReplay(cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts)
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {_address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
@@ -180,6 +189,8 @@ def record_http(
     mode: RecordMode,
     redact_env: tuple[str, ...],
     redact_patterns: tuple[str, ...],
+    allow_hosts: tuple[str, ...] = (),
+    upstream_timeout: float = 60.0,
 ) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:
@@ -191,12 +202,12 @@ def record_http(
         ) from None
     if mode is RecordMode.ONCE and os.path.exists(path):
         _note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
-        replay_cassette(path, listen=listen)
+        replay_cassette(path, listen=listen, allow_hosts=allow_hosts)
         return
     redactor = _redactor(redact_env, redact_patterns)
     journal = _open_journal(path, mode, redactor, [target])
     try:
-        proxy = RecordingProxy(target, listen, journal, redactor)
+        proxy = RecordingProxy(target, listen, journal, redactor, allow_hosts, upstream_timeout)
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):
@@ -208,6 +219,9 @@ def record_http(
     try:
         _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
         serve_until_signalled(proxy)
+        unfinished = proxy.finish_answers(10.0)
+        if unfinished:
+            _note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
     finally:
         journal.close()
     _finish_recording(path, "stopped by a signal")

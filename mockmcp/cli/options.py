@@ -119,6 +119,15 @@ REPLAY = (
         "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: 127.0.0.1; needs mockmcp[http]).",
         metavar="[HOST:]PORT",
     ),
+    Param(
+        "allow_hosts",
+        ("--allow-host",),
+        "text",
+        "With --http: a host name or address requests may name in Host and Origin, beyond loopback and the "
+        "bound address (repeatable).",
+        metavar="NAME",
+        multiple=True,
+    ),
 )
 
 

@@ -1,7 +1,9 @@
 """The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server.
 
 Theory of operation. Every request to the proxy's endpoint is sent on to the target as it came
-(less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), and the answer comes
+(less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), on a connection kept
+from an earlier request when the target left one open (a new one costs a round trip), after the
+same Host/Origin check as replay's (`core.streamable.foreign`); and the answer comes
 back as it goes: a JSON body whole, an SSE stream event by event as the server writes it. On the
 way, every JSON-RPC message in a POST body, a JSON answer or an SSE event is journaled like the
 stdio recorder's lines, redacted first, tagged with the session it belongs to: an `initialize`
@@ -12,6 +14,7 @@ requests, which have no session, share one. Headers are never recorded, so neith
 
 from __future__ import annotations
 
+import select
 import socket
 import ssl
 import threading
@@ -25,8 +28,9 @@ import h11
 from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
+from mockmcp.core.streamable import foreign
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of
+from mockmcp.shells.http11 import Http11Server, Writer, headers_of, no_delay
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
@@ -49,17 +53,28 @@ _HOP = {
 
 
 class SseEvents:
-    """Cuts an SSE byte stream into the data of its events, however the chunks fall."""
+    """Cuts an SSE byte stream into the data of its events, however the chunks fall.
+
+    Lines may end in CRLF, LF or CR, and a chunk may end between the CR and the LF of one line end.
+    Each chunk is scanned once: the cost is linear in the stream, however big an event is.
+    """
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending = bytearray()
+        self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event this chunk completes (events without data are left out)."""
-        self._pending += chunk.replace(b"\r\n", b"\n")
-        *events, self._pending = self._pending.split(b"\n\n")
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self._after_cr = chunk.endswith(b"\r")
+        start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
+        self._pending += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         out = []
-        for event in events:
+        while (end := self._pending.find(b"\n\n", start)) >= 0:
+            event = bytes(self._pending[:end])
+            del self._pending[: end + 2]
+            start = 0
             data = [line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
             if data:
                 out.append(b"\n".join(data))
@@ -67,31 +82,47 @@ class SseEvents:
 
 
 class _Upstream:
-    """One request to the target server over a fresh connection, its answer read as it arrives."""
+    """A connection to the target server, kept for the next request while the target keeps it open."""
 
-    def __init__(self, target: SplitResult, method: bytes, headers: list[tuple[str, str]], body: bytes) -> None:
+    def __init__(self, target: SplitResult) -> None:
         port = target.port or (443 if target.scheme == "https" else 80)
         sock = socket.create_connection((target.hostname or "127.0.0.1", port), timeout=60)
+        no_delay(sock)
         if target.scheme == "https":
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
-        sock.settimeout(None)
-        self.sock, self.conn = sock, h11.Connection(h11.CLIENT)
+        self.sock, self.conn, self.target = sock, h11.Connection(h11.CLIENT), target
+        self.reused = False  # whether it served a request before the one it is sending
+
+    def stale(self) -> bool:
+        """Whether an idle connection has been closed by the target (or has something unasked to say)."""
+        try:
+            return bool(select.select([self.sock], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
+
+    def send(self, method: bytes, headers: list[tuple[str, str]], body: bytes, timeout: float) -> None:
+        self.sock.settimeout(timeout)  # for the answer's head; a stream then waits as long as it takes
+        target = self.target
         path = target.path + (f"?{target.query}" if target.query else "")
         fields = [("host", target.netloc), *headers, ("content-length", str(len(body)))]
-        for event in (h11.Request(method=method, target=path, headers=fields), h11.Data(data=body), h11.EndOfMessage()):
-            self.sock.sendall(self.conn.send(event) or b"")
+        events = (h11.Request(method=method, target=path, headers=fields), h11.Data(data=body), h11.EndOfMessage())
+        self.sock.sendall(b"".join(self.conn.send(event) or b"" for event in events))  # one write: see Writer.send
 
     def _next(self) -> Any:
-        while True:
-            event = self.conn.next_event()
-            if event is not h11.NEED_DATA:
-                return event
-            self.conn.receive_data(self.sock.recv(1 << 16))
+        try:
+            while True:
+                event = self.conn.next_event()
+                if event is not h11.NEED_DATA:
+                    return event
+                self.conn.receive_data(self.sock.recv(1 << 16))
+        except h11.RemoteProtocolError as exc:
+            raise OSError(f"the target broke off the HTTP exchange: {exc}") from None
 
     def response(self) -> h11.Response:
         event = self._next()
         if not isinstance(event, h11.Response):
             raise OSError(f"the target answered with {type(event).__name__}, not a response")
+        self.sock.settimeout(None)
         return event
 
     def chunks(self) -> Iterator[bytes]:
@@ -102,6 +133,13 @@ class _Upstream:
             else:
                 return
 
+    def reusable(self) -> bool:
+        """Whether the exchange ended cleanly both ways with the connection kept open; readies the next one."""
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+            self.conn.start_next_cycle()
+            return True
+        return False
+
     def close(self) -> None:
         self.sock.close()
 
@@ -109,21 +147,75 @@ class _Upstream:
 class RecordingProxy(Http11Server):
     """Forwards an MCP endpoint to a target server and journals every session that passes."""
 
-    def __init__(self, target: str, listen: tuple[str, int], journal: Journal, redactor: Redactor) -> None:
+    def __init__(
+        self,
+        target: str,
+        listen: tuple[str, int],
+        journal: Journal,
+        redactor: Redactor,
+        allow_hosts: tuple[str, ...] = (),
+        timeout: float = 60.0,
+    ) -> None:
         self.target = urlsplit(target)
         if self.target.scheme not in ("http", "https") or not self.target.hostname:
             raise UsageError(
                 f"--http-target {target!r} is not an http(s) URL",
                 "write e.g. `--http-target http://127.0.0.1:8000/mcp`",
             )
-        super().__init__(listen)
-        self.journal, self.redactor = journal, redactor
+        super().__init__(listen, allow_hosts)
+        self.journal, self.redactor, self.timeout = journal, redactor, timeout
         self.path = self.target.path or "/"
         self.start = time.monotonic()
         self.lock = threading.Lock()
         self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
         self.sessionless: int | None = None  # where messages without a session id go
         self.count = 0
+        self.idle: list[_Upstream] = []  # connections to the target that can take the next request
+        self.answering = 0  # POSTs whose answer is still being read from the target
+        self.answered = threading.Condition(self.lock)
+
+    def finish_answers(self, timeout: float) -> int:
+        """Wait up to timeout seconds for the answers still being read (a stop must not lose them to
+        a client that stopped reading one); returns how many are left unfinished."""
+        with self.answered:
+            self.answered.wait_for(lambda: self.answering == 0, timeout)
+            return self.answering
+
+    def stop_accepting(self) -> None:
+        super().stop_accepting()
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for upstream in idle:
+            upstream.close()
+
+    def _exchange(self, method: bytes, headers: list[tuple[str, str]], body: bytes) -> tuple[_Upstream, h11.Response]:
+        """Send a request to the target, on an idle connection when there is one; its answer's head."""
+        while True:
+            with self.lock:
+                upstream = self.idle.pop() if self.idle else None
+            if upstream is None:
+                upstream = _Upstream(self.target)
+            elif upstream.stale():
+                upstream.close()
+                continue
+            try:
+                upstream.send(method, headers, body, self.timeout)
+                return upstream, upstream.response()
+            except OSError as exc:
+                upstream.close()
+                # A kept connection the target closed meanwhile: the request never reached it, try anew.
+                if isinstance(exc, TimeoutError) or not upstream.reused:
+                    raise
+
+    def _release(self, upstream: _Upstream) -> None:
+        """Keep a connection whose exchange is over for the next request, or close it."""
+        if upstream.reusable():
+            upstream.reused = True
+            with self.lock:
+                if len(self.idle) < 64:
+                    self.idle.append(upstream)
+                    return
+        upstream.close()
 
     @property
     def url(self) -> str:
@@ -160,6 +252,10 @@ class RecordingProxy(Http11Server):
 
     def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
         headers = headers_of(request)
+        refused = foreign(headers, self.allowed)  # a page rebinding a name to the proxy reaches no server
+        if refused is not None:
+            writer.respond(*refused)
+            return
         if urlsplit(request.target.decode("latin-1")).path != self.path:
             writer.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
             return
@@ -172,17 +268,41 @@ class RecordingProxy(Http11Server):
             self.record(CLIENT, session, body)
         forwarded = [(k, v) for k, v in headers.items() if k not in _HOP]
         try:
-            upstream = _Upstream(self.target, request.method, forwarded, body)
-            response = upstream.response()
+            upstream, response = self._exchange(request.method, forwarded, body)
         except OSError as exc:
-            writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
+            if isinstance(exc, TimeoutError):
+                text = f"Gateway Timeout: the target did not answer within {self.timeout:g} s (--upstream-timeout)"
+                writer.respond(504, text.encode(), "text/plain")
+            else:
+                writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
             return
+        standalone = request.method == b"GET"
+        if not standalone:
+            with self.lock:
+                self.answering += 1
         try:
-            self._relay(writer, upstream, response, session, message)
-        finally:
+            tail = self._relay(writer, upstream, response, session, message, standalone)
+        except BaseException:
             upstream.close()
+            raise
+        finally:
+            if not standalone:
+                with self.answered:
+                    self.answering -= 1
+                    self.answered.notify_all()
+        if tail is None:  # the client went away mid-stream: the target's stream is closed with the connection
+            upstream.close()
+            return
+        # The target's answer is all read: the connection goes back for the next request before the
+        # client sees this answer end, so that request finds it.
+        self._release(upstream)
+        writer.send(*tail)
 
-    def _relay(self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any) -> None:
+    def _relay(
+        self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any, standalone: bool
+    ) -> tuple[Any, ...] | None:
+        """Pass the target's answer on, journaling its messages, until the target's side is all read;
+        returns the events that end the client's answer, or None if the client went away."""
         headers = headers_of(response)
         if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "mcp-session-id" in headers:
             with self.lock:
@@ -194,15 +314,17 @@ class RecordingProxy(Http11Server):
             for chunk in upstream.chunks():
                 for data in events.feed(chunk):
                     self.record(SERVER, session, data)
-                writer.send(h11.Data(data=chunk))
-                if writer.broken:  # the client is gone: close the server's stream too (see `finally`)
-                    return
-            writer.send(h11.EndOfMessage())
-            return
+                if not writer.broken:
+                    writer.send(h11.Data(data=chunk))
+                elif standalone:  # the client dropped its GET stream: close the server's too (see `handle`)
+                    return None
+                # A client that dropped a request's stream (the SDK drops an SSE event over 1 MiB) does
+                # not end the exchange: what the server sends on it is read to its end and journaled.
+            return (h11.EndOfMessage(),)
         body = b"".join(upstream.chunks())
         if body.strip() and headers.get("content-type", "").startswith("application/json"):
             self.record(SERVER, session, body)
-        writer.send(
+        return (
             h11.Response(status_code=response.status_code, headers=[*kept, ("content-length", str(len(body)))]),
             h11.Data(data=body),
             h11.EndOfMessage(),

@@ -1,13 +1,14 @@
 """The Streamable HTTP shell of replay: one MCP endpoint, the same engine, a live session per client.
 
-Theory of operation. Each connection is served by a thread speaking HTTP/1.1 through h11 (sans-IO,
-like the engine). A POST carries one client message. A notification or a response is fed to its
+Theory of operation. One event loop (`shells/http_loop.py`) serves every connection, speaking
+HTTP/1.1 through h11 (sans-IO, like the engine); which requests are taken, and how others are
+refused, is `core/streamable.admit`. A POST carries one client message. A notification or a response is fed to its
 live session's engine and answered 202. A request is fed to the engine too; what the engine sends
 for it (its `Send.request`) is gathered on that request's stream: when the reply is all there is,
 it goes back as one JSON body, otherwise as an SSE stream that carries the interaction's server
 messages, then the reply, and ends. Messages that belong to no request (unsolicited ones, or those
 a client notification causes) go to the session's GET stream, held back until the client opens it.
-Timers (`Wake`) run on threads; each live session's engine is used under its own lock.
+Timers (`Wake`) are timers on the loop; nothing runs concurrently, so nothing is locked.
 
 Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
 must carry it (400 without, 404 for an unknown or ended one); DELETE ends it. 2026-07-28 era:
@@ -18,14 +19,9 @@ body. Every request's `Origin` and `Host` are checked against loopback and the b
 
 from __future__ import annotations
 
-import base64
-import binascii
 import secrets
 import sys
-import threading
-from collections.abc import Callable
 from typing import Any, TextIO
-from urllib.parse import urlsplit
 
 import h11
 
@@ -36,27 +32,26 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
-from mockmcp.protocol import speaks_stateless
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of
+from mockmcp.core.streamable import Answer, admit, batch_refusal, error_body, modern, sse_event, translated
+from mockmcp.shells.http11 import headers_of
+from mockmcp.shells.http_loop import Connection, LoopServer
 
 __all__ = ["HttpReplay"]
-
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 class _Stream:
     """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
 
-    def __init__(self, writer: Writer) -> None:
+    def __init__(self, writer: Connection) -> None:
         self.writer = writer
         self.gathered: list[bytes] = []
+        self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.sse = False
-        self.done = threading.Event()
+        self.done = False
 
     def event(self, data: bytes) -> None:
         if self.sse:
-            self.writer.send(h11.Data(data=b"event: message\ndata: " + data.rstrip(b"\n") + b"\n\n"))
+            self.writer.send(h11.Data(data=sse_event(data)))
         else:
             self.gathered.append(data)
 
@@ -67,13 +62,13 @@ class _Stream:
         for data in self.gathered:
             self.event(data)
         self.gathered.clear()
-        if self.done.is_set():
+        if self.done:
             self.writer.send(h11.EndOfMessage())
 
     def finish(self) -> None:
-        if self.sse and not self.done.is_set():
+        if self.sse and not self.done:
             self.writer.send(h11.EndOfMessage())
-        self.done.set()
+        self.done = True
 
 
 class _LiveSession:
@@ -82,24 +77,22 @@ class _LiveSession:
     def __init__(self, server: HttpReplay, session_id: str | None) -> None:
         self.server, self.id = server, session_id
         self.engine = Replay(server.cassette, server.matcher, server.redactor, server.timing, server.recordings)
-        self.lock = threading.RLock()
         self.streams: dict[Any, _Stream] = {}
         self.standalone: _Stream | None = None
         self.backlog: list[bytes] = []
         self.aliases: dict[str, Any] = {}  # stateless session: our unique request id -> the client's
+        self.batches: list[_Stream] = []  # streams of batches still awaiting their array of answers
+        self.version: str | None = None  # the revision its initialize asked for
         self.ended = False
-        with self.lock:
-            self.perform(self.engine.start())
+        self.perform(self.engine.start())
 
     def perform(self, actions: list[Action]) -> None:
-        """Carry out what the engine said (the session's lock held)."""
+        """Carry out what the engine said."""
         for action in actions:
             if isinstance(action, Send):
                 self._route(action)
             elif isinstance(action, Wake):
-                timer = threading.Timer(action.after, self._wake, (action.job,))
-                timer.daemon = True
-                timer.start()
+                self.server.call_later(action.after, self._wake, action.job)
             elif isinstance(action, Note):
                 self.server.note(action.text)
             elif isinstance(action, Exit):
@@ -107,6 +100,12 @@ class _LiveSession:
 
     def _route(self, send: Send) -> None:
         stream = self.streams.get(send.request) if send.request is not None else None
+        if stream is None and send.request is None and self.batches and send.data.startswith(b"["):
+            stream = self._batch_of(send.data)
+            if stream is not None:
+                stream.event(send.data)
+                stream.finish()
+                return
         if stream is None:
             if self.standalone_open():
                 assert self.standalone is not None
@@ -115,27 +114,42 @@ class _LiveSession:
                 self.backlog.append(send.data)
             return
         data = send.data
-        if send.final and send.request in self.aliases:
-            data = _with_id(data, self.aliases.pop(send.request))
+        if send.request in self.aliases:  # every message of the stream, not only the reply
+            data = translated(data, send.request, self.aliases[send.request])
+            if send.final:
+                del self.aliases[send.request]
         stream.event(data)
         if send.final:
             del self.streams[send.request]
             stream.finish()
+
+    def _batch_of(self, data: bytes) -> _Stream | None:
+        """The open batch an array of answers belongs to (by the ids it answers), now ended."""
+        try:
+            answered = {r.get("id") for r in jsonrpc.parse(data) if isinstance(r, dict)}
+        except (ValueError, TypeError, AttributeError):
+            return None
+        for stream in self.batches:
+            if stream.batch & answered:
+                self.batches.remove(stream)
+                for request_id in stream.batch:
+                    self.streams.pop(request_id, None)
+                return stream
+        return None
 
     def standalone_open(self) -> bool:
         """Whether the GET stream is there to take a message (a client that dropped it has not)."""
         stream = self.standalone
         if stream is not None and stream.writer.broken:
             stream.finish()
-        return stream is not None and not stream.done.is_set()
+        return stream is not None and not stream.done
 
     def _wake(self, job: int) -> None:
-        with self.lock:
-            if not self.ended:
-                self.perform(self.engine.wake(job))
+        if not self.ended:
+            self.perform(self.engine.wake(job))
 
 
-class HttpReplay(Http11Server):
+class HttpReplay(LoopServer):
     """A cassette served at one Streamable HTTP endpoint; `serve_forever` until `shutdown`."""
 
     def __init__(
@@ -147,6 +161,7 @@ class HttpReplay(Http11Server):
         listen: tuple[str, int],
         path: str = "/mcp",
         stderr: TextIO = sys.stderr,
+        allow_hosts: tuple[str, ...] = (),
     ) -> None:
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
         self.recordings = Recordings(cassette, matcher)
@@ -154,8 +169,7 @@ class HttpReplay(Http11Server):
         self.sessions: dict[str, _LiveSession] = {}
         self.stateless: _LiveSession | None = None
         self.finished: list[Report] = []
-        self.lock = threading.Lock()
-        super().__init__(listen)
+        super().__init__(listen, allow_hosts)
         self.unsolicited = any(
             i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions
         )
@@ -176,149 +190,118 @@ class HttpReplay(Http11Server):
 
     def end(self, session: _LiveSession, abort: bool = False) -> None:
         """End a live session (DELETE, the `exit` knob, or shutdown): close its streams, keep its report."""
-        with session.lock:
-            if session.ended:
-                return
-            session.ended = True
-            session.perform(session.engine.close())
-            for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
-                if abort:
-                    stream.writer.abort()
-                stream.finish()
-        with self.lock:
-            if session.id is not None:
-                self.sessions.pop(session.id, None)
-            elif self.stateless is session:
-                self.stateless = None
-            self.finished.append(session.engine.report)
+        if session.ended:
+            return
+        session.ended = True
+        session.perform(session.engine.close())
+        for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
+            if abort:
+                stream.writer.abort()
+            stream.finish()
+        if session.id is not None:
+            self.sessions.pop(session.id, None)
+        elif self.stateless is session:
+            self.stateless = None
+        self.finished.append(session.engine.report)
 
     # --- HTTP -----------------------------------------------------------------------------------
 
-    def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
+    def handle(self, writer: Connection, request: h11.Request, body: bytes) -> None:
         headers = headers_of(request)
-        target = urlsplit(request.target.decode("latin-1")).path
-        refused = self._refuse(headers, target)
-        if refused:
-            writer.respond(refused[0], refused[1].encode(), "text/plain")
-            return
-        handler: Callable[[Writer, dict[str, str], bytes], None] | None = {
-            b"POST": self._post,
-            b"GET": self._get,
-            b"DELETE": self._delete,
-        }.get(request.method)
-        if handler is None:
-            writer.respond(405, b"Method Not Allowed", "text/plain", [("allow", "GET, POST, DELETE")])
-            return
-        handler(writer, headers, body)
+        admitted = admit(request.method, request.target.decode("latin-1"), headers, body, self.allowed, self.path)
+        if isinstance(admitted, Answer):
+            writer.respond(*admitted)
+        elif request.method == b"GET":
+            self._get(writer, headers)
+        elif request.method == b"DELETE":
+            self._delete(writer, headers)
+        else:
+            session = self._session(writer, headers, admitted)
+            if session is None:
+                return
+            if isinstance(admitted, list):
+                self._deliver_batch(writer, session, admitted, body, headers)
+            else:
+                self._deliver(writer, session, admitted, body)
 
-    def _refuse(self, headers: dict[str, str], target: str) -> tuple[int, str] | None:
-        """DNS rebinding and cross-site protection, then the endpoint's path."""
-        allowed = LOOPBACK | {self.host}
-        host = urlsplit("//" + headers.get("host", "")).hostname
-        if host not in allowed:
-            return 421, f"Invalid Host header: {headers.get('host')!r}"
-        origin = headers.get("origin")
-        if origin is not None and urlsplit(origin).hostname not in allowed:
-            return 403, f"Invalid Origin header: {origin!r}"
-        if target != self.path:
-            return 404, f"Not Found: the MCP endpoint is {self.path}"
-        return None
-
-    def _session(self, writer: Writer, headers: dict[str, str], message: Any) -> _LiveSession | None:
+    def _session(self, writer: Connection, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
         session_id = headers.get("mcp-session-id")
         if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "id" in message:
             session = _LiveSession(self, secrets.token_hex(16))
             assert session.id is not None
-            with self.lock:
-                self.sessions[session.id] = session
+            params = message.get("params")
+            version = params.get("protocolVersion") if isinstance(params, dict) else None
+            session.version = version if isinstance(version, str) else None
+            self.sessions[session.id] = session
             return session
         if session_id is not None:
-            with self.lock:
-                found = self.sessions.get(session_id)
+            found = self.sessions.get(session_id)
             if found is None:
-                writer.respond(404, _error(message, -32001, "Session not found"))
+                writer.respond(404, error_body(message, -32001, "Session not found"))
             return found
-        if _modern(headers, message):
-            with self.lock:
-                if self.stateless is None:
-                    self.stateless = _LiveSession(self, None)
-                return self.stateless
-        writer.respond(400, _error(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
+        if modern(headers, message):
+            if self.stateless is None:
+                self.stateless = _LiveSession(self, None)
+            return self.stateless
+        writer.respond(400, error_body(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
         return None
 
-    def _post(self, writer: Writer, headers: dict[str, str], body: bytes) -> None:
-        accept = headers.get("accept", "")
-        if "application/json" not in accept or "text/event-stream" not in accept:
-            writer.respond(
-                406,
-                _error(
-                    None, jsonrpc.INVALID_REQUEST, "Not Acceptable: accept both application/json and text/event-stream"
-                ),
-            )
-            return
-        if not headers.get("content-type", "").lower().startswith("application/json"):
-            writer.respond(415, _error(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
-            return
-        try:
-            message = jsonrpc.parse(body)
-        except ValueError as exc:
-            writer.respond(
-                400, jsonrpc.encode(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
-            )
-            return
-        if isinstance(message, list):
-            writer.respond(
-                400,
-                _error(
-                    None,
-                    jsonrpc.INVALID_REQUEST,
-                    "mockmcp serves one message per POST; batches are not supported over HTTP",
-                ),
-            )
-            return
-        found = jsonrpc.classify(message)
-        if found.kind == jsonrpc.INVALID:
-            body = jsonrpc.encode(
-                jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
-            )
-            writer.respond(400, body)
-            return
-        mismatch = _header_mismatch(headers, message)
-        if mismatch:
-            writer.respond(400, _error(message, -32020, mismatch))
-            return
-        session = self._session(writer, headers, message)
-        if session is not None:
-            self._deliver(writer, session, message, body)
-
-    def _deliver(self, writer: Writer, session: _LiveSession, message: Any, body: bytes) -> None:
+    def _deliver(self, writer: Connection, session: _LiveSession, message: Any, body: bytes) -> None:
         is_request = isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))
         extra = [("mcp-session-id", session.id)] if session.id else []
-        with session.lock:
-            if session.ended:
-                writer.respond(404, _error(message, -32001, "Session ended"))
-                return
-            stream = _Stream(writer)
-            if is_request:
-                if session.id is None:
-                    # Clients of the shared stateless session choose ids on their own, and two may
-                    # both use 1 at once: the engine sees a unique id, the client gets its own back.
-                    alias = f"mockmcp-{secrets.token_hex(8)}"
-                    session.aliases[alias] = message["id"]
-                    message = {**message, "id": alias}
-                    body = jsonrpc.encode(message)
-                session.streams[message["id"]] = stream
-            session.perform(session.engine.receive(body))
-            if not is_request:
-                self._after_notification(session, message)
-                writer.respond(202, headers=extra)
-                return
-            if stream.done.is_set() and len(stream.gathered) == 1:
-                writer.respond(200, stream.gathered[0], headers=extra)
-                return
+        if session.ended:
+            writer.respond(404, error_body(message, -32001, "Session ended"))
+            return
+        stream = _Stream(writer)
+        if is_request:
+            if session.id is None:
+                # Clients of the shared stateless session choose ids on their own, and two may
+                # both use 1 at once: the engine sees a unique id, the client gets its own back.
+                alias = f"mockmcp-{secrets.token_hex(8)}"
+                session.aliases[alias] = message["id"]
+                message = {**message, "id": alias}
+                body = jsonrpc.encode(message)
+            session.streams[message["id"]] = stream
+        session.perform(session.engine.receive(body))
+        if not is_request:
+            self._after_notification(session, message)
+            writer.respond(202, headers=extra)
+            return
+        if stream.done and len(stream.gathered) == 1:
+            writer.respond(200, stream.gathered[0], headers=extra)
+            return
+        stream.open_sse(extra)  # the rest comes as the engine sends it (its timers are on the loop)
+
+    def _deliver_batch(
+        self, writer: Connection, session: _LiveSession, batch: list[Any], body: bytes, headers: dict[str, str]
+    ) -> None:
+        """A 2025-03-26 batch: 202 when it holds no request, else its answers as one array (JSON, or
+        the last event of an SSE stream that carries the server's messages for its requests first)."""
+        refused = batch_refusal(headers, session.version)
+        if refused is not None:
+            writer.respond(*refused)
+            return
+        if session.ended:
+            writer.respond(404, error_body(None, -32001, "Session ended"))
+            return
+        extra = [("mcp-session-id", session.id)] if session.id else []
+        ids = {m["id"] for m in batch if jsonrpc.classify(m).kind == jsonrpc.REQUEST}
+        stream = _Stream(writer)
+        stream.batch = ids | {None}  # None: what answers an invalid member (its id unreadable)
+        session.batches.append(stream)
+        for request_id in ids:
+            session.streams[request_id] = stream
+        session.perform(session.engine.receive(body))
+        for message in batch:
+            self._after_notification(session, message)
+        if stream.done and len(stream.gathered) == 1:
+            writer.respond(200, stream.gathered[0], headers=extra)
+        elif not ids:  # notifications and responses only (none of them invalid)
+            session.batches.remove(stream)
+            writer.respond(202, headers=extra)
+        else:
             stream.open_sse(extra)
-        stream.done.wait()
 
     def _after_notification(self, session: _LiveSession, message: Any) -> None:
         """A cancelled request's stream ends without a reply (the engine will never send one)."""
@@ -328,12 +311,11 @@ class HttpReplay(Http11Server):
             if stream is not None:
                 stream.finish()
 
-    def _get(self, writer: Writer, headers: dict[str, str], _body: bytes) -> None:
+    def _get(self, writer: Connection, headers: dict[str, str]) -> None:
         if "text/event-stream" not in headers.get("accept", ""):
             writer.respond(406, b"Not Acceptable: accept text/event-stream", "text/plain")
             return
-        with self.lock:
-            session = self.sessions.get(headers.get("mcp-session-id", ""))
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
         if not self.unsolicited:
             writer.respond(
                 405,
@@ -347,79 +329,19 @@ class HttpReplay(Http11Server):
                 400 if "mcp-session-id" not in headers else 404, b"a GET stream needs a live session", "text/plain"
             )
             return
-        with session.lock:
-            if session.standalone_open():
-                writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
-                return
-            stream = session.standalone = _Stream(writer)
-            stream.open_sse([("mcp-session-id", session.id or "")])
-            for data in session.backlog:
-                stream.event(data)
-            session.backlog.clear()
-        while not stream.done.wait(0.5):
-            if writer.peer_closed():  # the client dropped the stream: let it open another
-                with session.lock:
-                    stream.finish()
+        if session.standalone_open():
+            writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
+            return
+        stream = session.standalone = _Stream(writer)
+        stream.open_sse([("mcp-session-id", session.id or "")])
+        for data in session.backlog:
+            stream.event(data)
+        session.backlog.clear()
 
-    def _delete(self, writer: Writer, headers: dict[str, str], _body: bytes) -> None:
-        with self.lock:
-            session = self.sessions.get(headers.get("mcp-session-id", ""))
+    def _delete(self, writer: Connection, headers: dict[str, str]) -> None:
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
         if session is None:
             writer.respond(400 if "mcp-session-id" not in headers else 404, b"no such session", "text/plain")
             return
         self.end(session)
         writer.respond(200)
-
-
-def _modern(headers: dict[str, str], message: Any) -> bool:
-    """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
-    return speaks_stateless(message, headers.get("mcp-protocol-version"))
-
-
-def _header_mismatch(headers: dict[str, str], message: Any) -> str | None:
-    """How the routing headers disagree with the body (2026-07-28), or None."""
-    version = headers.get("mcp-protocol-version")
-    if version is not None and version not in protocol.REVISIONS:
-        return f"unsupported MCP-Protocol-Version header {version!r}"
-    meta = protocol.meta(message.get("params")) if isinstance(message, dict) else {}
-    if not (protocol.PROTOCOL_VERSION_KEY in meta and "method" in message):
-        return None
-    if version != meta[protocol.PROTOCOL_VERSION_KEY]:
-        return "the MCP-Protocol-Version header does not match the request's _meta protocol version"
-    if headers.get("mcp-method") != message["method"]:
-        return "the Mcp-Method header does not match the request body's method"
-    key, params = NAMED.get(message["method"]), message.get("params")
-    if (
-        key is not None
-        and isinstance(params, dict)
-        and params.get(key) is not None
-        and _decoded(headers.get("mcp-name")) != params[key]
-    ):
-        return f"the Mcp-Name header does not match the request body's {key!r}"
-    return None
-
-
-def _decoded(value: str | None) -> str | None:
-    """An `Mcp-Name` value, undoing the `=?base64?...?=` form used for values headers cannot hold."""
-    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
-        return value
-    try:
-        return base64.b64decode(value[9:-2], validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
-
-def _with_id(data: bytes, request_id: Any) -> bytes:
-    """A reply line with the client's own id put back (a raw reply is left as written)."""
-    try:
-        reply = jsonrpc.parse(data)
-    except ValueError:
-        return data
-    if isinstance(reply, dict):
-        reply["id"] = request_id
-    return jsonrpc.encode(reply)
-
-
-def _error(message: Any, code: int, text: str) -> bytes:
-    request_id = message.get("id") if isinstance(message, dict) and jsonrpc.is_valid_id(message.get("id")) else None
-    return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))

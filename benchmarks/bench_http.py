@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Benchmarks for mockmcp over Streamable HTTP: replay and the recording proxy against a real SDK server.
+
+Three servers run side by side, driven by the official MCP SDK's HTTP client (`mcp.Client(url)`):
+
+- real    the example SDK server, `examples/notes_server.py --http 0` (uvicorn)
+- replay  `mockmcp replay --http 0` of a cassette recorded from that server through the proxy
+- proxy   `mockmcp record --http-target REAL` in front of the real server
+
+Figures, each a ratio measured in the same run:
+
+1. per call      median time of one `tools/call` (a client calling N times in a row), replay over
+                 real. Goal: <= 0.5x.
+2. proxy cost    the proxy's median per call minus the real server's, in ms. Goal: <= 1 ms.
+3. 16 clients    total calls per second with 16 clients at once, each calling K times in a row,
+                 replay over real. Goal: >= 1.0x.
+
+Needs the test extra (the SDK). Run from anywhere:
+
+    python benchmarks/bench_http.py [--quick] [--json FILE]
+
+Every answer is checked (the recorded text); a wrong answer makes the run an ERROR (exit status 2).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import anyio
+from _harness import CHILD_ENV, PY, ROOT, BenchError, Result, guarded, make_parser, print_heading, report
+from mcp import Client
+
+NOTES_SERVER = os.path.join(ROOT, "examples", "notes_server.py")
+EXPECTED = "remember to buy milk"
+ARGS = {"path": "notes.txt"}
+
+
+@contextmanager
+def child(command: list[str], pattern: str, stop: int = signal.SIGTERM) -> Iterator[str]:
+    """A child server; yields the URL its stderr names (`pattern`'s first group); stopped by `stop`."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=CHILD_ENV)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:  # the pipe is read to its end so it never fills
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        seen: list[str] = []
+        while True:
+            try:
+                line = lines.get(timeout=30)
+            except queue.Empty:
+                raise BenchError(f"{command[:4]}: no address within 30 s:\n{''.join(seen)}") from None
+            if line is None:
+                raise BenchError(f"{command[:4]} exited before saying where it listens:\n{''.join(seen)}")
+            seen.append(line)
+            if found := re.search(pattern, line):
+                break
+        yield found.group(1)
+        proc.send_signal(stop)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def real_server() -> Any:
+    return child([PY, NOTES_SERVER, "--http", "0"], r"Uvicorn running on (http://\S+)")
+
+
+def proxy(target: str, out: str) -> Any:
+    command = [PY, "-m", "mockmcp", "record", "--mode", "all", "-o", out, "--http-target", target + "/mcp"]
+    return child(command, r"recording (http://\S+)")
+
+
+def replay(cassette: str) -> Any:
+    return child([PY, "-m", "mockmcp", "replay", cassette, "--http", "0"], r"(http://\S+)/mcp")
+
+
+def check(result: Any) -> None:
+    text = result.content[0].text
+    if text != EXPECTED:
+        raise BenchError(f"wrong answer: {text!r}")
+
+
+async def sequential(url: str, calls: int) -> list[float]:
+    """One client calling the tool `calls` times in a row (after one warm-up call); each call's seconds."""
+    times = []
+    async with Client(url) as client:
+        check(await client.call_tool("read_file", ARGS))
+        for _ in range(calls):
+            start = time.perf_counter()
+            result = await client.call_tool("read_file", ARGS)
+            times.append(time.perf_counter() - start)
+            check(result)
+    return times
+
+
+async def concurrent(url: str, clients: int, calls: int) -> float:
+    """`clients` clients at once, each calling `calls` times in a row once all are connected; calls per second."""
+    ready = anyio.Event()
+    count = 0
+    connected = 0
+    start = 0.0
+
+    async def one() -> None:
+        nonlocal count, connected, start
+        async with Client(url) as client:
+            check(await client.call_tool("read_file", ARGS))
+            connected += 1
+            if connected == clients:
+                start = time.perf_counter()
+                ready.set()
+            await ready.wait()
+            for _ in range(calls):
+                check(await client.call_tool("read_file", ARGS))
+                count += 1
+
+    with anyio.fail_after(300):
+        async with anyio.create_task_group() as group:
+            for _ in range(clients):
+                group.start_soon(one)
+            await ready.wait()
+    return count / (time.perf_counter() - start)
+
+
+def record_cassette(real: str, folder: str) -> str:
+    """A cassette of one session calling the tool, recorded through the proxy."""
+    path = os.path.join(folder, "bench-http.yaml")
+    with proxy(real, path) as url:
+        anyio.run(sequential, url, 1)
+    if not os.path.exists(path):
+        raise BenchError("the proxy wrote no cassette")
+    return path
+
+
+def run(calls: int, rounds: int, clients: int, per_client: int) -> list[Result]:
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="mockmcp-bench-http-") as folder, ExitStack() as stack:
+        real = stack.enter_context(real_server())
+        cassette = record_cassette(real, folder)
+        urls = {
+            "real": real + "/mcp",
+            "replay": stack.enter_context(replay(cassette)),
+            "proxy": stack.enter_context(proxy(real, os.path.join(folder, "measured.yaml"))),
+        }
+        urls["replay"] += "/mcp"
+        per_call: dict[str, list[float]] = {name: [] for name in urls}
+        for _ in range(rounds):  # the servers take turns, so a change in load affects all alike
+            for name, url in urls.items():
+                per_call[name] += anyio.run(sequential, url, calls)
+        med = {name: statistics.median(times) * 1000 for name, times in per_call.items()}
+        p90 = {name: statistics.quantiles(times, n=10)[-1] * 1000 for name, times in per_call.items()}
+        shown = ", ".join(f"{n} {med[n]:.2f} ms (p90 {p90[n]:.2f})" for n in urls)
+        results.append(
+            Result(
+                "1. per call",
+                "replay / real",
+                {"median_ms": med, "p90_ms": p90},
+                shown,
+                med["replay"] / med["real"],
+                0.5,
+                lower_is_better=True,
+            )
+        )
+        extra = med["proxy"] - med["real"]
+        results.append(
+            Result(
+                "2. proxy cost",
+                "proxy - real",
+                {"ms": extra},
+                f"{extra:+.2f} ms per call",
+                None,
+                None,
+                figure_text=f"{extra:+.2f} ms ({'PASS' if extra <= 1.0 else 'MISS'}: goal <= 1 ms)",
+            )
+        )
+        rates: dict[str, list[float]] = {"real": [], "replay": []}
+        for _ in range(rounds):
+            for name in rates:
+                rates[name].append(anyio.run(concurrent, urls[name], clients, per_client))
+        rate = {name: statistics.median(values) for name, values in rates.items()}
+        shown = ", ".join(f"{n} {rate[n]:.0f}/s" for n in rate)
+        results.append(
+            Result(f"3. {clients} clients", "replay / real", {"per_s": rate}, shown, rate["replay"] / rate["real"], 1.0)
+        )
+    return results
+
+
+def main() -> int:
+    parser = make_parser(__doc__ or "", "fewer calls and rounds (about 20 s)")
+    parser.add_argument("--calls", type=int, help="calls in a row per client and round, figures 1-2 (200; 60 quick)")
+    parser.add_argument("--rounds", type=int, help="rounds per server, the servers taking turns (3; 2 quick)")
+    parser.add_argument("--clients", type=int, default=16, help="clients at once, figure 3 (16)")
+    parser.add_argument("--per-client", type=int, help="calls per client, figure 3 (30; 10 quick)")
+    args = parser.parse_args()
+    calls = args.calls or (60 if args.quick else 200)
+    rounds = args.rounds or (2 if args.quick else 3)
+    per_client = args.per_client or (10 if args.quick else 30)
+    print_heading("HTTP", f"{calls} calls x {rounds} rounds per server; {args.clients} clients x {per_client} calls")
+    start = time.perf_counter()
+    results = guarded("all", "real, replay, proxy", None, lambda: run(calls, rounds, args.clients, per_client))
+
+    def details(rows: list[Result]) -> None:
+        for row in rows:
+            if row.error:
+                print(f"\n{row.figure}: {row.error}")
+
+    config = {"calls": calls, "rounds": rounds, "clients": args.clients, "per_client": per_client}
+    return report(results, time.perf_counter() - start, args.json, config, details)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

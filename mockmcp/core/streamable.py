@@ -1,0 +1,183 @@
+"""The rules of a Streamable HTTP endpoint that need no socket: which requests it takes, and how it refuses.
+
+Sans-IO, like the engine: a request comes in as its method, path, headers (lowercase names) and body;
+what comes out is either the JSON-RPC message a POST carries, or the `Answer` to send instead.
+`admit` applies, in order, the Host/Origin policy (DNS rebinding), the endpoint's path, the method,
+and for a POST its `Accept` and `Content-Type`, the body's JSON, one message per POST, a valid
+message (or a non-empty batch, for `batch_refusal` to judge by the session's revision), and the
+2026-07-28 routing headers agreeing with the body. `sse_event` encodes one SSE
+event. The HTTP shells (`shells/http_replay.py`, `shells/http_record.py`) do the I/O around it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from mockmcp import jsonrpc, protocol
+
+__all__ = [
+    "Answer",
+    "LOOPBACK",
+    "METHODS",
+    "NAMED",
+    "admit",
+    "batch_refusal",
+    "error_body",
+    "foreign",
+    "header_mismatch",
+    "modern",
+    "sse_event",
+    "translated",
+]
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+METHODS = (b"POST", b"GET", b"DELETE")
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
+BATCH_REVISION = "2025-03-26"
+INVALID_HEADER = -32020  # the routing headers disagree with the body (2026-07-28)
+
+
+class Answer(NamedTuple):
+    """An HTTP answer as a whole: status, body, content type, extra headers."""
+
+    status: int
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def foreign(headers: dict[str, str], allowed: frozenset[str]) -> Answer | None:
+    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed."""
+    host = urlsplit("//" + headers.get("host", "")).hostname
+    if host not in allowed:
+        return _text(421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)")
+    origin = headers.get("origin")
+    if origin is not None and urlsplit(origin).hostname not in allowed:
+        return _text(403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)")
+    return None
+
+
+def admit(
+    method: bytes, target: str, headers: dict[str, str], body: bytes, allowed: frozenset[str], path: str
+) -> Answer | Any | None:
+    """The refusal `Answer` for a request the endpoint does not take; else for a POST its message, else None."""
+    refused = foreign(headers, allowed)
+    if refused is not None:
+        return refused
+    if urlsplit(target).path != path:
+        return _text(404, f"Not Found: the MCP endpoint is {path}")
+    if method not in METHODS:
+        return Answer(405, b"Method Not Allowed", "text/plain", (("allow", "GET, POST, DELETE"),))
+    if method != b"POST":
+        return None
+    accept = headers.get("accept", "")
+    if "application/json" not in accept or "text/event-stream" not in accept:
+        text = "Not Acceptable: accept both application/json and text/event-stream"
+        return Answer(406, error_body(None, jsonrpc.INVALID_REQUEST, text))
+    if not headers.get("content-type", "").lower().startswith("application/json"):
+        return Answer(415, error_body(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
+    try:
+        message = jsonrpc.parse(body)
+    except ValueError as exc:
+        return Answer(400, error_body(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
+    if isinstance(message, list):  # a batch: its messages are judged one by one, as JSON-RPC says
+        if not message:
+            return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
+        return message
+    found = jsonrpc.classify(message)
+    if found.kind == jsonrpc.INVALID:
+        reply = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
+        return Answer(400, jsonrpc.encode(reply))
+    mismatch = header_mismatch(headers, message)
+    if mismatch:
+        return Answer(400, error_body(message, INVALID_HEADER, mismatch))
+    return message
+
+
+def batch_refusal(headers: dict[str, str], negotiated: str | None) -> Answer | None:
+    """A JSON-RPC batch is taken only in a session of revision 2025-03-26 (the only one that has them)."""
+    version = headers.get("mcp-protocol-version") or negotiated
+    if version == BATCH_REVISION:
+        return None
+    text = f"JSON-RPC batches exist only in revision {BATCH_REVISION}; this session speaks {version or 'another'}"
+    return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, text))
+
+
+def modern(headers: dict[str, str], message: Any) -> bool:
+    """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
+    return protocol.speaks_stateless(message, headers.get("mcp-protocol-version"))
+
+
+def header_mismatch(headers: dict[str, str], message: Any) -> str | None:
+    """How the routing headers disagree with the body (2026-07-28), or None."""
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in protocol.REVISIONS:
+        return f"unsupported MCP-Protocol-Version header {version!r}"
+    meta = protocol.meta(message.get("params")) if isinstance(message, dict) else {}
+    if not (protocol.PROTOCOL_VERSION_KEY in meta and "method" in message):
+        return None
+    if version != meta[protocol.PROTOCOL_VERSION_KEY]:
+        return "the MCP-Protocol-Version header does not match the request's _meta protocol version"
+    if headers.get("mcp-method") != message["method"]:
+        return "the Mcp-Method header does not match the request body's method"
+    key, params = NAMED.get(message["method"]), message.get("params")
+    if (
+        key is not None
+        and isinstance(params, dict)
+        and params.get(key) is not None
+        and _decoded(headers.get("mcp-name")) != params[key]
+    ):
+        return f"the Mcp-Name header does not match the request body's {key!r}"
+    return None
+
+
+def _decoded(value: str | None) -> str | None:
+    """An `Mcp-Name` value, undoing the `=?base64?...?=` form used for values headers cannot hold."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def translated(data: bytes, alias: Any, client_id: Any) -> bytes:
+    """A message on the stream of a request the engine knew by an alias, with the client's own id
+    wherever the alias stands: the reply's id, and a `subscriptions/listen` notification's
+    subscription id (a raw line is left as written)."""
+    try:
+        message = jsonrpc.parse(data)
+    except ValueError:
+        return data
+    if not isinstance(message, dict):
+        return data
+    if "id" in message and "method" not in message and message["id"] == alias:
+        message["id"] = client_id
+    params = message.get("params")
+    found = protocol.meta(params)
+    if (
+        isinstance(params, dict)
+        and protocol.SUBSCRIPTION_ID_KEY in found
+        and found[protocol.SUBSCRIPTION_ID_KEY] == alias
+    ):
+        message["params"] = {**params, "_meta": {**found, protocol.SUBSCRIPTION_ID_KEY: client_id}}
+    return jsonrpc.encode(message)
+
+
+def error_body(message: Any, code: int, text: str) -> bytes:
+    """A JSON-RPC error answering message (under its id when it has a valid one)."""
+    request_id = message.get("id") if isinstance(message, dict) and jsonrpc.is_valid_id(message.get("id")) else None
+    return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))
+
+
+def sse_event(data: bytes) -> bytes:
+    """One SSE `message` event carrying data; each of its lines gets its own `data:` field."""
+    lines = data.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
+    return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+
+
+def _text(status: int, text: str) -> Answer:
+    return Answer(status, text.encode(), "text/plain")

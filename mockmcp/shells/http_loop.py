@@ -1,0 +1,289 @@
+"""HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
+
+`LoopServer` accepts connections and reads requests with h11; each whole request goes to
+`handle(connection, request, body)`, which answers at once or later (an SSE stream stays open and
+is written whenever the loop has its next event). `call_later` puts a timer on the loop. Writes
+never block: what the socket does not take waits in the connection's buffer and goes out when the
+socket is writable; a connection whose client reads slowly stops being read (its own requests wait)
+and stalls no other client. The loop watches the descriptor of `toolkit.Signals` beside the
+sockets: SIGINT and SIGTERM, or `stop_accepting()` from another thread, end it.
+
+Chosen over asyncio: the same shape as replay's stdio loop (a poll, a timer heap, a signal
+descriptor), no import cost for the stdio path, and h11 already turns bytes into events, so the
+loop has only descriptors and timers to look after.
+
+Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
+without a request in progress idle for `IDLE_TIMEOUT`, or a request not whole within it, is
+closed; running out of descriptors pauses accepting briefly instead of stopping the server.
+"""
+
+from __future__ import annotations
+
+import heapq
+import selectors
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import h11
+
+from mockmcp.shells.http11 import (
+    IDLE_TIMEOUT,
+    MAX_BODY,
+    OUT_OF_RESOURCES,
+    TOO_LARGE,
+    Listener,
+    headers_of,
+    no_delay,
+)
+from mockmcp.shells.toolkit import Signals
+
+__all__ = ["Connection", "LoopServer"]
+
+_PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
+
+
+class Connection:
+    """One client connection: h11's state, what waits to be written, whether it is still there."""
+
+    def __init__(self, server: LoopServer, sock: socket.socket) -> None:
+        self.server, self.sock = server, sock
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 << 10)
+        self.out = bytearray()
+        self.broken = False  # closed (by either side): whatever is sent now is dropped
+        self.last = time.monotonic()
+        self.request: h11.Request | None = None
+        self.body = bytearray()
+        self.interest = 0
+        self._update()
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def send(self, *events: Any) -> None:
+        """Queue the events' bytes and write what the socket takes now (one write for them all)."""
+        # h11's LocalProtocolError is a bug of ours, whether or not the client is still there: it
+        # propagates to the loop, which reports it.
+        data = b"".join(self.conn.send(event) or b"" for event in events)
+        if self.broken:
+            return
+        self.out += data
+        self._write()
+        if not self.broken and self.conn.our_state is h11.DONE:
+            self.server.call_later(0.0, self._next_cycle)
+
+    def respond(
+        self,
+        status: int,
+        body: bytes = b"",
+        content_type: str = "application/json",
+        headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
+
+    def abort(self) -> None:
+        """Drop the connection mid-message, as a server that dies does."""
+        self.close()
+
+    def _write(self) -> None:
+        while self.out:
+            try:
+                sent = self.sock.send(self.out)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.close()
+                return
+            del self.out[:sent]
+        if self.out or self.conn.our_state is not h11.MUST_CLOSE:
+            self._update()
+        else:
+            self.close()
+
+    def _update(self) -> None:
+        """Read unless too much waits to be written; watch for writability while anything does."""
+        if self.broken:
+            return
+        # A client that sends faster than it reads (or pipelines without end) is read no further
+        # until it catches up; every other connection goes on as before.
+        reading = len(self.out) < _PAUSE_READING and len(self.conn.trailing_data[0]) < _PAUSE_READING
+        interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
+        if interest != self.interest:
+            selector = self.server.selector
+            if not self.interest:
+                selector.register(self.sock, interest, self._ready)
+            elif not interest:
+                selector.unregister(self.sock)
+            else:
+                selector.modify(self.sock, interest, self._ready)
+            self.interest = interest
+
+    def close(self) -> None:
+        if self.broken:
+            return
+        self.broken = True
+        if self.interest:
+            self.server.selector.unregister(self.sock)
+            self.interest = 0
+        self.server.connections.discard(self)
+        self.sock.close()
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def _ready(self, mask: int) -> None:
+        if mask & selectors.EVENT_WRITE:
+            self._write()
+        if mask & selectors.EVENT_READ and not self.broken:
+            try:
+                data = self.sock.recv(1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            self.last = time.monotonic()
+            if not data and self.conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
+                self.close()  # the client has gone: nothing half-sent to complain about
+                return
+            if self.conn.their_state is not h11.ERROR:
+                self.conn.receive_data(data)
+            self._process()
+            self._update()
+
+    def _next_cycle(self) -> None:
+        if self.broken:
+            return
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+            self.conn.start_next_cycle()
+            self._process()  # a pipelined request may be waiting already
+        elif self.conn.our_state is h11.MUST_CLOSE and not self.out:
+            self.close()
+
+    def _process(self) -> None:
+        try:
+            while not self.broken:
+                event = self.conn.next_event()
+                if event is h11.NEED_DATA:
+                    if self.conn.they_are_waiting_for_100_continue:
+                        self.send(h11.InformationalResponse(status_code=100, headers=[]))
+                    return
+                if event is h11.PAUSED:
+                    return
+                if isinstance(event, h11.Request):
+                    self.request, self.body = event, bytearray()
+                    if int(headers_of(event).get("content-length", "0") or 0) > MAX_BODY:
+                        self._unreadable(413, TOO_LARGE)
+                        return
+                elif isinstance(event, h11.Data):
+                    self.body += event.data
+                    if len(self.body) > MAX_BODY:
+                        self._unreadable(413, TOO_LARGE)
+                        return
+                elif isinstance(event, h11.EndOfMessage) and self.request is not None:
+                    request, body = self.request, bytes(self.body)
+                    self.request, self.body = None, bytearray()
+                    self.server.handle(self, request, body)
+                    return  # the next request waits for this answer to end (_next_cycle)
+                elif isinstance(event, h11.ConnectionClosed):
+                    self.close()
+                    return
+        except h11.RemoteProtocolError as exc:
+            self._unreadable(exc.error_status_hint, f"Bad Request: {exc}")
+
+    def _unreadable(self, status: int, text: str) -> None:
+        """Answer a request that cannot be read with an error status, then close, if an answer can still go."""
+        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            self.respond(status, text.encode(), "text/plain", [("connection", "close")])
+        if not self.out:
+            self.close()
+
+    def idle_since(self) -> float | None:
+        """When this connection last made progress, if it waits for a request (None while answering one)."""
+        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and self.conn.their_state is not h11.DONE:
+            return self.last
+        return None
+
+
+class LoopServer(Listener):
+    """A listening socket, its connections and timers, served on one event loop until stopped."""
+
+    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
+        super().__init__(listen, allow_hosts)
+        self.socket.setblocking(False)
+        self.selector = selectors.DefaultSelector()
+        self.connections: set[Connection] = set()
+        self.timers: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
+        self.sequence = 0
+        self.stopping = False
+        self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
+
+    def handle(self, connection: Connection, request: h11.Request, body: bytes) -> None:
+        raise NotImplementedError
+
+    def call_later(self, after: float, callback: Callable[..., None], *args: Any) -> None:
+        self.sequence += 1
+        heapq.heappush(self.timers, (time.monotonic() + after, self.sequence, callback, args))
+
+    def stop_accepting(self) -> None:
+        """End the loop (safe from any thread; again is harmless)."""
+        self.stopping = True
+        self._wakeup.wake()
+
+    def serve_forever(self, signals: Signals | None = None) -> None:
+        """Serve until `stop_accepting()`, or until a signal when given `signals`; then close the listener."""
+        wakeup = signals or self._wakeup
+        self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
+        self.selector.register(wakeup.fileno(), selectors.EVENT_READ, lambda _mask: wakeup.drain())
+        if signals is not None:
+            self.selector.register(self._wakeup.fileno(), selectors.EVENT_READ, lambda _mask: self._wakeup.drain())
+        self.call_later(IDLE_TIMEOUT / 4, self._sweep)
+        try:
+            while not self.stopping and (signals is None or signals.received is None):
+                timeout = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
+                for key, mask in self.selector.select(timeout):
+                    self._run(key.data, mask)
+                now = time.monotonic()
+                while self.timers and self.timers[0][0] <= now and not self.stopping:
+                    _when, _seq, callback, args = heapq.heappop(self.timers)
+                    self._run(callback, *args)
+        finally:
+            self.socket.close()
+
+    def _run(self, callback: Callable[..., None], *args: Any) -> None:
+        try:
+            callback(*args)
+        except h11.LocalProtocolError:
+            print("mockmcp: internal error (a bug in mockmcp; please report it):", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+            sys.stderr.flush()
+
+    def _accept(self, _mask: int) -> None:
+        for _ in range(64):  # a burst of connections, then the others' turn
+            try:
+                sock, _address = self.socket.accept()
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                if exc.errno not in OUT_OF_RESOURCES:
+                    raise
+                print(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying", file=sys.stderr, flush=True)
+                self.selector.unregister(self.socket)  # a connection that ends frees a descriptor
+                self.call_later(0.1, self._resume_accepting)
+                return
+            sock.setblocking(False)
+            no_delay(sock)
+            self.connections.add(Connection(self, sock))
+
+    def _resume_accepting(self) -> None:
+        self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
+
+    def _sweep(self) -> None:
+        """Close connections idle (or sending a request) for too long."""
+        limit = time.monotonic() - IDLE_TIMEOUT
+        for connection in list(self.connections):
+            since = connection.idle_since()
+            if since is not None and since < limit:
+                connection.close()
+        self.call_later(IDLE_TIMEOUT / 4, self._sweep)

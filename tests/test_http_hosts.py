@@ -1,0 +1,144 @@
+"""Who may reach the HTTP shells: Host and Origin on replay bound to every interface and on the
+recording proxy, `--allow-host`, and the proxy's answer when its target never answers."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import h11
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+@contextmanager
+def running(*args: str) -> Iterator[str]:
+    """A mockmcp command that prints its URL on its first stderr line; stopped by SIGTERM."""
+    proc = subprocess.Popen([*MOCKMCP, *args], stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"(http://\S+/mcp)", line)
+        assert found, line
+        yield found.group(1)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 0
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def post(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    found = re.match(r"http://([^/]+):(\d+)(/\S*)", url)
+    assert found
+    connection = http.client.HTTPConnection(found.group(1), int(found.group(2)), timeout=20)
+    base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    connection.request("POST", found.group(3), body=json.dumps(INIT).encode(), headers={**base, **(headers or {})})
+    response = connection.getresponse()
+    text = response.read().decode()
+    connection.close()
+    return response.status, text
+
+
+def test_replay_on_every_interface_serves_the_machine_s_own_names_and_those_allowed(tmp_path: Path) -> None:
+    cassette = str(SHIPPED / "notes-session.yaml")
+    with running("replay", cassette, "--http", "0.0.0.0:0", "--allow-host", "mcp.test") as url:
+        assert url.startswith("http://127.0.0.1:")  # a URL a client can use, not 0.0.0.0
+        port = url.split(":")[2].split("/")[0]
+        assert post(url)[0] == 200
+        assert post(url, {"host": f"{socket.gethostname()}:{port}"})[0] == 200
+        assert post(url, {"host": f"mcp.test:{port}", "origin": "http://mcp.test"})[0] == 200
+        status, text = post(url, {"host": f"evil.example:{port}"})
+        assert status == 421 and "--allow-host" in text
+        assert post(url, {"origin": "https://evil.example"})[0] == 403
+
+
+def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as target:  # accepts connections, never answers
+        port = target.getsockname()[1]
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{port}/mcp"]
+        with running(*command, "--upstream-timeout", "0.5") as url:
+            assert url.startswith("http://127.0.0.1:")  # loopback unless told otherwise
+            proxy_port = url.split(":")[2].split("/")[0]
+            status, text = post(url, {"host": f"rebound.example:{proxy_port}"})
+            assert status == 421 and "rebound.example" in text
+            assert post(url, {"origin": "https://evil.example"})[0] == 403
+            target.settimeout(0.2)
+            try:  # neither refused request reached the target
+                target.accept()[0].close()
+                reached = True
+            except TimeoutError:
+                reached = False
+            assert not reached
+            status, text = post(url)  # a target that never answers: 504, not a hung request
+            assert status == 504 and "0.5 s" in text
+
+
+class _CountingTarget:
+    """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+
+    def _serve(self, sock: socket.socket) -> None:
+        conn = h11.Connection(h11.SERVER)
+        with sock:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    try:
+                        data = sock.recv(1 << 16)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    conn.receive_data(data)
+                elif isinstance(event, h11.EndOfMessage):
+                    body = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+                    headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
+                    out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
+                    sock.sendall(out + (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b""))
+                    conn.start_next_cycle()
+                elif isinstance(event, h11.ConnectionClosed):
+                    return
+
+
+def test_the_proxy_keeps_its_connection_to_the_target_for_the_next_request(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+        with running(*command) as url:
+            for _ in range(5):
+                assert post(url)[0] == 200
+        assert target.connections == 1  # a new TCP connection per request cost each call a round trip more
+    finally:
+        target.listener.close()
