@@ -273,6 +273,19 @@ def test_mode_new_keeps_the_cassette_as_written_and_adds_the_session_after_it(tm
     assert cassette.load(str(out)).interactions[0].delay == 0.5
 
 
+def test_a_redact_env_variable_that_is_not_set_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:
+    """The secret cannot be kept out when its value is unknown (the SDK passes a server few variables): exit 2."""
+    out = tmp_path / "c.yaml"
+    env = {key: value for key, value in child_env().items() if key != "API_KEY"}
+    proc = record(out, extra=("--redact-env", "API_KEY"), env=env)
+    _stdout, stderr = proc.communicate(INIT, timeout=30)
+    assert proc.returncode == 2
+    text = stderr.decode()
+    assert "--redact-env API_KEY: not set in the recorder's environment" in text
+    assert "StdioServerParameters(env=...)" in text
+    assert not out.exists() and not (tmp_path / "c.yaml.journal").exists()
+
+
 def test_secrets_never_reach_the_disk_and_replay_still_matches(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     secret = "sk-live-5f2b9c8e1a7d4e3f"

@@ -243,11 +243,16 @@ def _journal_failed(path: str, journal: Journal) -> None:
 def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> Redactor:
     from mockmcp.core.redact import Redactor
 
-    redactor = Redactor.build(redact_env, redact_patterns, os.environ)
-    for name in redact_env:
-        if not os.environ.get(name):
-            _note(f"--redact-env {name}: the variable is not set, so there is nothing to redact")
-    return redactor
+    unset = [name for name in redact_env if not os.environ.get(name)]
+    if unset:  # a secret the recording would keep: refused before anything is recorded
+        names = ", ".join(unset)
+        raise UsageError(
+            f"--redact-env {names}: not set in the recorder's environment, so that secret could not be kept out "
+            "of the cassette",
+            "set it where mockmcp record runs (the MCP SDK's stdio_client passes a server only a few variables: "
+            f"name it in StdioServerParameters(env=...)), or leave out --redact-env {unset[0]}",
+        )
+    return Redactor.build(redact_env, redact_patterns, os.environ)
 
 
 def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
