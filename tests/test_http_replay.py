@@ -249,3 +249,18 @@ def test_a_dropped_get_stream_can_be_opened_again(tmp_path: Path) -> None:
         assert response.status == 200
         connection.close()
         server.stop()
+
+
+def test_a_signal_storm_never_stops_the_report(tmp_path: Path) -> None:
+    """The plugin stops an HTTP replay with SIGTERM; signals that keep coming never cost the report."""
+    import signal
+    import time
+
+    with served(LEGACY, tmp_path) as server:
+        deadline = time.monotonic() + 20
+        while server.proc.poll() is None and time.monotonic() < deadline:  # signals without pause, until it ends
+            server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(20)
+        assert json.loads(server.report.read_text())["interactions"] > 0
+        # Once the report is written, a signal may still end the exiting process: as a signal's, or cleanly.
+        assert server.proc.returncode in (0, -signal.SIGTERM)

@@ -71,15 +71,14 @@ def replay_cassette(
     # (The launcher may have turned the collector off while starting up: it is on from here.)
     gc.freeze()
     gc.enable()
+    # A host ends a server by closing stdin (or the plugin its HTTP one by SIGTERM), maybe signalling again:
+    # signals stay caught until the report is written, so the report is always written.
     if listen is not None:
-        report, status = (
-            Report.combine(recorded, _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts)),
-            0,
-        )
-        _write_report(report, report_path)
+        with Signals():  # the serving loop catches the first signal; this one, any that come after it
+            reports = _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts)
+            report, status = Report.combine(recorded, reports), 0
+            _write_report(report, report_path)
     else:
-        # A host ends a server by closing stdin, then SIGTERM a moment later, maybe again: the
-        # signals stay caught until the report is written, so the report is always written.
         with Signals() as signals:
             engine = Replay(recorded, matcher, redactor, timing)
             status = serve(engine, signals=signals)
