@@ -167,6 +167,7 @@ def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pyt
     )
     shutil.copyfile(reads, nothing)  # a good cassette, whose host no longer sends anything
     with_delay(reads, 0.2)
+    reads.write_text(reads.read_text().replace("interactions:\n", "interactions:\n# why this cassette is slow\n", 1))
     reads.chmod(0o600)
     with_delay(fault, 0.3)
     fault.write_text("# hand-made: a slow server\n" + fault.read_text())
@@ -177,6 +178,7 @@ def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pyt
     assert fault.read_bytes() == fault_before  # record="none": never re-recorded
     delays = [i.delay for i in store.load(str(reads)).interactions if i.method == "tools/call"]
     assert delays == [0.2]  # re-recorded from the server, the hand-made knob kept
+    assert "# why this cassette is slow\n" in reads.read_text()  # and the comment explaining it
     assert stat.S_IMODE(reads.stat().st_mode) == 0o600
     assert nothing.read_bytes() == nothing_before  # the host sent nothing: the cassette is not emptied
     assert not [p.name for p in folder.iterdir() if p.suffix != ".yaml" or p.name.startswith(".")]
