@@ -39,7 +39,7 @@ from mockmcp.shells.http11 import (
     headers_of,
     no_delay,
 )
-from mockmcp.shells.toolkit import Signals
+from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
 __all__ = ["Connection", "LoopServer"]
 
@@ -241,7 +241,7 @@ class LoopServer(Listener):
         self.call_later(IDLE_TIMEOUT / 4, self._sweep)
         try:
             while not self.stopping and (signals is None or signals.received is None):
-                timeout = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
+                timeout = min(LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else None
                 for key, mask in self.selector.select(timeout):
                     self._run(key.data, mask)
                 now = time.monotonic()

@@ -21,7 +21,7 @@ import time
 
 from mockmcp import jsonrpc
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
-from mockmcp.shells.toolkit import LineSplitter, Signals, write_whole
+from mockmcp.shells.toolkit import LONGEST_WAIT, LineSplitter, Signals, write_whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ __all__ = ["PATIENCE", "serve"]
 _CHUNK = 1 << 16
 PATIENCE = 2.0
 """Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
-_LONGEST_WAIT = 3600.0
 
 
 class _Shell:
@@ -91,9 +90,7 @@ class _Shell:
             self.perform(self.engine.wake(job))
 
     def timeout(self) -> float | None:
-        # At most an hour at a time: poll takes no more than about 24 days, and a recorded pace
-        # (`--timing recorded` over `at` times) may ask for longer; waking early only polls again.
-        return None if not self.timers else min(_LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic()))
+        return None if not self.timers else min(LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic()))
 
     def run(self) -> None:
         self.perform(self.engine.start())

@@ -47,6 +47,7 @@ from types import FrameType, TracebackType
 
 __all__ = [
     "Ended",
+    "LONGEST_WAIT",
     "LineSplitter",
     "Signals",
     "stop_child",
@@ -55,6 +56,10 @@ __all__ = [
     "write_all",
     "write_whole",
 ]
+
+# The longest a poll loop waits at once (seconds): poll and select take no more than about 24 days, and a
+# recorded pace (`--timing recorded` over `at` times) may ask for longer; waking early only waits again.
+LONGEST_WAIT = 3600.0
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
