@@ -181,3 +181,33 @@ async def test_an_answer_the_client_refused_is_still_journaled(tmp_path: Path) -
     assert [c.message["params"]["name"] for c in calls] == ["big", "read_file"]
     big = calls[0].response
     assert big is not None and len(big["result"]["content"][0]["text"]) == size
+
+
+async def test_replay_frames_answers_as_the_recorded_server_did_so_a_refused_event_is_refused_again(
+    tmp_path: Path,
+) -> None:
+    """The SDK server answers every request with an SSE stream: recorded as `meta.http`, replay does
+    the same, so an answer over the SDK client's 1 MiB event limit fails on replay as it did live
+    (tests/test_http_framing.py: without the field, a lone reply goes as one JSON body, which it takes)."""
+    out = tmp_path / "big.yaml"
+    size = 2_000_000
+
+    async def calls(url: str) -> tuple[bool, str]:
+        with anyio.fail_after(60):
+            async with Client(url, mode="legacy") as client:
+                try:
+                    with anyio.fail_after(10):
+                        await client.call_tool("big", {"size": size})
+                    refused = False
+                except Exception:  # whatever the SDK raises for it
+                    refused = True
+                return refused, text_of(await client.call_tool("read_file", {"path": "notes.txt"}))
+
+    with notes_over_http() as target, recording(target, out) as url:
+        assert await calls(url) == (True, "remember to buy milk")
+    recorded = cassette.load(str(out))
+    assert recorded.meta["http"] == {"framing": "sse", "get_stream": True}
+    with served(out, tmp_path) as server:
+        assert await calls(server.url) == (True, "remember to buy milk")
+        report = server.stop()
+    assert report["misses"] == []

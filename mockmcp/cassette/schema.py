@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from mockmcp.cassette import shapes
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION
-from mockmcp.cassette.validation import EXIT_KEYS, REQUEST_ONLY
+from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,7 +106,8 @@ def schema() -> dict[str, Any]:
             },
             "meta": {
                 "type": ["object", "null"],
-                "description": "facts about the recording; `redact` is used by matching",
+                "description": "facts about the recording; `redact` is used by matching, `http` by replay over HTTP",
+                "properties": {"http": {"$ref": "#/definitions/http"}},
             },
             "interactions": {"type": "array", "items": {"$ref": "#/definitions/interaction"}},
         },
@@ -146,6 +147,41 @@ def schema() -> dict[str, Any]:
                 "oneOf": [{"required": ["result"]}, {"required": ["error"]}],
             },
             "status": {"type": "integer", "minimum": 0, "maximum": 255},
+            "http": {
+                "type": ["object", "null"],
+                "description": "how the recorded Streamable HTTP server framed its answers; replay does the same",
+                "properties": dict(
+                    zip(
+                        HTTP_KEYS,
+                        (
+                            {"enum": [*FRAMINGS, None], "description": "json: a JSON body if it can; sse: SSE"},
+                            {"type": ["boolean", "null"], "description": "its SSE events carried ids"},
+                            {"type": ["boolean", "null"], "description": "each stream began with an id alone"},
+                            {"type": ["boolean", "null"], "description": "it offered a GET stream (false: 405)"},
+                            {
+                                "type": ["object", "null"],
+                                "properties": {name: {"$ref": "#/definitions/http_error"} for name in SESSION_ERRORS},
+                                "additionalProperties": False,
+                            },
+                        ),
+                        strict=True,
+                    )
+                ),
+                "additionalProperties": False,
+            },
+            "http_error": {
+                "type": "object",
+                "properties": {
+                    "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                    "error": {
+                        "type": "object",
+                        "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+                        "required": ["code", "message"],
+                    },
+                },
+                "required": ["status", "error"],
+                "additionalProperties": False,
+            },
             **{name: {"type": "object", "properties": _keys(shape)} for name, shape in shapes.SHAPES.items()},
             "content": {
                 "type": "object",

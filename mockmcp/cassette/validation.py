@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_KEYS",
+    "HTTP_KEYS",
     "INTERACTION_KEYS",
     "Problem",
     "REQUEST_ONLY",
@@ -53,6 +54,9 @@ INTERACTION_KEYS = (
 )
 SERVER_KEYS = ("at", "notification", "request", "response", "raw")
 EXIT_KEYS = ("status", "when")
+HTTP_KEYS = ("framing", "event_ids", "priming", "get_stream", "session_errors")  # meta.http: how the server framed
+FRAMINGS = ("json", "sse")
+SESSION_ERRORS = ("unknown", "missing")  # a session id the server does not know, or none where one is needed
 REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit")  # knobs of a request's interaction only
 # (`schema` builds the cassette's JSON Schema from these and the checks below: keep them in step.)
 
@@ -93,6 +97,7 @@ def cassette(data: Any, path: str | None) -> Cassette:
     meta = data.get("meta") or {}
     _mapping(meta, ("meta",), "`meta` holds free-form facts about the recording as a mapping")
     _redact_rules(meta)
+    _http(meta)
     items = data.get("interactions")
     if not isinstance(items, list):
         raise Problem(
@@ -475,3 +480,37 @@ def _redact_rules(meta: dict[str, Any]) -> None:
                 f"{pattern!r} is not a valid regular expression: {exc}",
                 "fix the pattern (Python `re` syntax)",
             ) from None
+
+
+def _http(meta: dict[str, Any]) -> None:
+    """`meta.http`, how a Streamable HTTP server framed its answers (replay frames them the same way)."""
+    if meta.get("http") is None:
+        return
+    place: Place = ("meta", "http")
+    http = _mapping(meta["http"], place, "write e.g. `http: {framing: sse, event_ids: true, get_stream: true}`")
+    _known_keys(http, place, HTTP_KEYS)
+    if http.get("framing") is not None and http["framing"] not in FRAMINGS:
+        raise Problem(
+            place + ("framing",),
+            f"`framing` is json or sse, not {http['framing']!r}",
+            "write `framing: sse` (an SSE stream for every request) or `framing: json` (a JSON body when it can)",
+        )
+    for key in ("event_ids", "priming", "get_stream"):
+        if http.get(key) is not None and not isinstance(http[key], bool):
+            raise Problem(place + (key,), f"`{key}` must be true or false", f"write `{key}: true`")
+    errors = http.get("session_errors") or {}
+    _mapping(errors, place + ("session_errors",), "write `session_errors: {unknown: {status: 404, error: {...}}}`")
+    _known_keys(errors, place + ("session_errors",), SESSION_ERRORS)
+    for name, answer in errors.items():
+        where = place + ("session_errors", name)
+        fix = "write e.g. `{status: 404, error: {code: -32001, message: Session not found}}`"
+        _mapping(answer, where, fix)
+        _known_keys(answer, where, ("status", "error"))
+        status = answer.get("status")
+        if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
+            raise Problem(where + ("status",), f"`status` must be an HTTP error status (400-599), not {status!r}", fix)
+        error = _mapping(answer.get("error"), where + ("error",), fix)
+        if isinstance(error.get("code"), bool) or not isinstance(error.get("code"), int):
+            raise Problem(where + ("error", "code"), "`code` must be an integer (a JSON-RPC error code)", fix)
+        if not isinstance(error.get("message"), str):
+            raise Problem(where + ("error", "message"), "`message` must be a string", fix)

@@ -5,8 +5,10 @@ what comes out is either the JSON-RPC message a POST carries, or the `Answer` to
 `admit` applies, in order, the Host/Origin policy (DNS rebinding), the endpoint's path, the method,
 and for a POST its `Accept` and `Content-Type`, the body's JSON, one message per POST, a valid
 message (or a non-empty batch, for `batch_refusal` to judge by the session's revision), and the
-2026-07-28 routing headers agreeing with the body. `sse_event` encodes one SSE
-event. The HTTP shells (`shells/http_replay.py`, `shells/http_record.py`) do the I/O around it.
+2026-07-28 routing headers agreeing with the body. `Framing` is how the recorded server framed
+its answers (the cassette's `meta.http`): JSON bodies or SSE streams, event ids, a priming event,
+a GET stream, the shape of its session errors; `sse_event` encodes one SSE event. The HTTP shells
+(`shells/http_replay.py`, `shells/http_record.py`) do the I/O around it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from mockmcp import jsonrpc, protocol
 
 __all__ = [
     "Answer",
+    "Framing",
     "LOOPBACK",
     "METHODS",
     "NAMED",
@@ -27,8 +30,12 @@ __all__ = [
     "batch_refusal",
     "error_body",
     "foreign",
+    "framing_seen",
     "header_mismatch",
     "modern",
+    "priming_event",
+    "session_error",
+    "session_error_seen",
     "sse_event",
     "translated",
 ]
@@ -47,6 +54,93 @@ class Answer(NamedTuple):
     body: bytes = b""
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
+
+
+class Framing(NamedTuple):
+    """How the recorded server answered over HTTP (`meta.http`); the defaults are for a cassette
+    that does not say (recorded over stdio, or before mockmcp recorded it): JSON whenever the reply
+    is all there is, no event ids, a GET stream only when the cassette has unsolicited messages,
+    session errors as the MCP Python SDK answers them."""
+
+    sse: bool = False  # every request's answer is an SSE stream, even a lone reply
+    event_ids: bool = False
+    priming: bool = False  # each request's stream begins with an event holding an id and no data
+    get_stream: bool | None = None  # None: offered when the cassette has unsolicited messages
+    session_errors: dict[str, Any] | None = None  # "unknown" / "missing": {status, error}
+
+    @classmethod
+    def of(cls, meta: dict[str, Any]) -> Framing:
+        """The framing a (validated) cassette's meta records."""
+        http = meta.get("http") or {}
+        return cls(
+            http.get("framing") == "sse",
+            bool(http.get("event_ids")),
+            bool(http.get("priming")),
+            http.get("get_stream"),
+            http.get("session_errors"),
+        )
+
+
+# The MCP Python SDK's answers to session errors, used when the recording saw none of the server's own.
+_SDK_SESSION_ERRORS: dict[str, dict[str, Any]] = {
+    "unknown": {"status": 404, "error": {"code": jsonrpc.INVALID_REQUEST, "message": "Session not found"}},
+    "missing": {
+        "status": 400,
+        "error": {"code": jsonrpc.INVALID_REQUEST, "message": "Bad Request: Missing session ID"},
+    },
+}
+
+
+def session_error(framing: Framing, name: str) -> Answer:
+    """The answer to a request whose session is unknown (or ended), or missing, as the recorded server gave it."""
+    answer = (framing.session_errors or {}).get(name) or _SDK_SESSION_ERRORS[name]
+    return Answer(answer["status"], jsonrpc.encode({"jsonrpc": "2.0", "id": None, "error": answer["error"]}))
+
+
+def framing_seen(
+    method: bytes, status: int, message: Any, events: tuple[bool, bool] | None, known: str | None
+) -> dict[str, Any]:
+    """What one answer shows of how the target frames its answers (`meta.http`): a request's answer
+    its framing (once SSE, always SSE: the stricter for a host), its events' ids and priming event;
+    a GET whether the target offers a stream (405: it does not). events: None for a JSON body, else
+    whether the SSE stream's events carried ids and whether it began with a priming event."""
+    if method == b"GET":
+        return {"get_stream": events is not None} if status in (200, 405) else {}
+    if status != 200 or not _asks(message):
+        return {}
+    if events is None:
+        return {} if known == "sse" else {"framing": "json"}
+    facts: dict[str, Any] = {"framing": "sse"}
+    ids, primed = events
+    if ids:
+        facts["event_ids"] = True
+    if primed:
+        facts["priming"] = True
+    return facts
+
+
+def session_error_seen(asked: dict[str, str], status: int, body: bytes) -> dict[str, Any]:
+    """How a server answered a request whose session it does not know, or which named none
+    (`meta.http.session_errors`, for `session_error`); empty for any other answer."""
+    if status == 404 and "mcp-session-id" in asked:
+        name = "unknown"
+    elif status == 400 and "mcp-session-id" not in asked and b"session" in body.lower():
+        name = "missing"
+    else:
+        return {}
+    try:
+        error = jsonrpc.parse(body).get("error")
+    except (ValueError, AttributeError):
+        return {}
+    if not (isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)):
+        return {}
+    return {name: {"status": status, "error": {"code": error["code"], "message": error["message"]}}}
+
+
+def _asks(message: Any) -> bool:
+    """Whether a POST's message (or batch) holds a request, which the target answers with a reply."""
+    messages = message if isinstance(message, list) else [message]
+    return any(jsonrpc.classify(m).kind == jsonrpc.REQUEST for m in messages if isinstance(m, dict))
 
 
 def foreign(headers: dict[str, str], allowed: frozenset[str]) -> Answer | None:
@@ -173,10 +267,16 @@ def error_body(message: Any, code: int, text: str) -> bytes:
     return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))
 
 
-def sse_event(data: bytes) -> bytes:
-    """One SSE `message` event carrying data; each of its lines gets its own `data:` field."""
+def sse_event(data: bytes, event_id: str | None = None) -> bytes:
+    """One SSE `message` event carrying data (and an id, when given); each line of data gets its own `data:` field."""
     lines = data.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
-    return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    head = b"event: message\n" if event_id is None else b"event: message\nid: " + event_id.encode() + b"\n"
+    return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+
+
+def priming_event(event_id: str) -> bytes:
+    """The event a resumable server opens a request's stream with: an id to resume from, and no data."""
+    return b"id: " + event_id.encode() + b"\ndata: \n\n"
 
 
 def _text(status: int, text: str) -> Answer:

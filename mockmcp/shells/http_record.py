@@ -28,7 +28,7 @@ import h11
 from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
-from mockmcp.core.streamable import foreign
+from mockmcp.core.streamable import foreign, framing_seen, session_error_seen
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import Http11Server, Writer, headers_of, no_delay
 from mockmcp.shells.journal import Journal
@@ -56,12 +56,15 @@ class SseEvents:
     """Cuts an SSE byte stream into the data of its events, however the chunks fall.
 
     Lines may end in CRLF, LF or CR, and a chunk may end between the CR and the LF of one line end.
-    Each chunk is scanned once: the cost is linear in the stream, however big an event is.
+    Each chunk is scanned once: the cost is linear in the stream, however big an event is. On the
+    way it notes whether events carried ids, and whether the first was a priming event (an id alone).
     """
 
     def __init__(self) -> None:
         self._pending = bytearray()
         self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
+        self.ids = False
+        self.primed: bool | None = None  # None until the first event is whole
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event this chunk completes (events without data are left out)."""
@@ -75,8 +78,13 @@ class SseEvents:
             event = bytes(self._pending[:end])
             del self._pending[: end + 2]
             start = 0
-            data = [line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
-            if data:
+            lines = event.split(b"\n")
+            data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+            has_id = any(line.startswith(b"id:") for line in lines)
+            self.ids = self.ids or has_id
+            if self.primed is None:
+                self.primed = has_id and not any(data)
+            if any(data):
                 out.append(b"\n".join(data))
         return out
 
@@ -173,6 +181,17 @@ class RecordingProxy(Http11Server):
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
         self.answering = 0  # POSTs whose answer is still being read from the target
         self.answered = threading.Condition(self.lock)
+        self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
+
+    def learn(self, facts: dict[str, Any]) -> None:
+        """Note how the target frames its answers; journaled whenever that changes (a later note wins)."""
+        with self.lock:
+            changed = {key: value for key, value in facts.items() if self.http.get(key) != value}
+            if not changed:
+                return
+            self.http.update(changed)
+            known = dict(self.http)
+        self.journal.meta({"http": known})
 
     def finish_answers(self, timeout: float) -> int:
         """Wait up to timeout seconds for the answers still being read (a stop must not lose them to
@@ -281,7 +300,7 @@ class RecordingProxy(Http11Server):
             with self.lock:
                 self.answering += 1
         try:
-            tail = self._relay(writer, upstream, response, session, message, standalone)
+            tail = self._relay(writer, upstream, response, session, message, headers, request.method)
         except BaseException:
             upstream.close()
             raise
@@ -299,10 +318,18 @@ class RecordingProxy(Http11Server):
         writer.send(*tail)
 
     def _relay(
-        self, writer: Writer, upstream: _Upstream, response: h11.Response, session: int, message: Any, standalone: bool
+        self,
+        writer: Writer,
+        upstream: _Upstream,
+        response: h11.Response,
+        session: int,
+        message: Any,
+        asked: dict[str, str],
+        method: bytes,
     ) -> tuple[Any, ...] | None:
         """Pass the target's answer on, journaling its messages, until the target's side is all read;
         returns the events that end the client's answer, or None if the client went away."""
+        standalone = method == b"GET"
         headers = headers_of(response)
         if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "mcp-session-id" in headers:
             with self.lock:
@@ -320,10 +347,16 @@ class RecordingProxy(Http11Server):
                     return None
                 # A client that dropped a request's stream (the SDK drops an SSE event over 1 MiB) does
                 # not end the exchange: what the server sends on it is read to its end and journaled.
+            seen = (events.ids, bool(events.primed))
+            self.learn(framing_seen(method, response.status_code, message, seen, self.http.get("framing")))
             return (h11.EndOfMessage(),)
         body = b"".join(upstream.chunks())
         if body.strip() and headers.get("content-type", "").startswith("application/json"):
             self.record(SERVER, session, body)
+        self.learn(framing_seen(method, response.status_code, message, None, self.http.get("framing")))
+        errors = session_error_seen(asked, response.status_code, body)
+        if errors:
+            self.learn({"session_errors": {**self.http.get("session_errors", {}), **errors}})
         return (
             h11.Response(status_code=response.status_code, headers=[*kept, ("content-length", str(len(body)))]),
             h11.Data(data=body),

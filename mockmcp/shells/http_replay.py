@@ -19,8 +19,10 @@ body. Every request's `Origin` and `Host` are checked against loopback and the b
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 import h11
@@ -32,7 +34,18 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
-from mockmcp.core.streamable import Answer, admit, batch_refusal, error_body, modern, sse_event, translated
+from mockmcp.core.streamable import (
+    Answer,
+    Framing,
+    admit,
+    batch_refusal,
+    error_body,
+    modern,
+    priming_event,
+    session_error,
+    sse_event,
+    translated,
+)
 from mockmcp.shells.http11 import headers_of
 from mockmcp.shells.http_loop import Connection, LoopServer
 
@@ -42,8 +55,9 @@ __all__ = ["HttpReplay"]
 class _Stream:
     """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
 
-    def __init__(self, writer: Connection) -> None:
+    def __init__(self, writer: Connection, ids: Iterator[str] | None = None) -> None:
         self.writer = writer
+        self.ids = ids  # where its event ids come from, when the recorded server gave its events ids
         self.gathered: list[bytes] = []
         self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.sse = False
@@ -51,13 +65,15 @@ class _Stream:
 
     def event(self, data: bytes) -> None:
         if self.sse:
-            self.writer.send(h11.Data(data=sse_event(data)))
+            self.writer.send(h11.Data(data=sse_event(data, None if self.ids is None else next(self.ids))))
         else:
             self.gathered.append(data)
 
-    def open_sse(self, headers: list[tuple[str, str]]) -> None:
+    def open_sse(self, headers: list[tuple[str, str]], priming: bool = False) -> None:
         fields = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), *headers]
         self.writer.send(h11.Response(status_code=200, headers=fields))
+        if priming and self.ids is not None:
+            self.writer.send(h11.Data(data=priming_event(next(self.ids))))
         self.sse = True
         for data in self.gathered:
             self.event(data)
@@ -83,6 +99,8 @@ class _LiveSession:
         self.aliases: dict[str, Any] = {}  # stateless session: our unique request id -> the client's
         self.batches: list[_Stream] = []  # streams of batches still awaiting their array of answers
         self.version: str | None = None  # the revision its initialize asked for
+        # Event ids run through the session, as a resumable server's event store numbers them.
+        self.ids = (str(n) for n in itertools.count(1)) if server.framing.event_ids else None
         self.ended = False
         self.perform(self.engine.start())
 
@@ -170,9 +188,10 @@ class HttpReplay(LoopServer):
         self.stateless: _LiveSession | None = None
         self.finished: list[Report] = []
         super().__init__(listen, allow_hosts)
-        self.unsolicited = any(
-            i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions
-        )
+        self.framing = Framing.of(cassette.meta)
+        unsolicited = any(i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions)
+        # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
+        self.get_stream = unsolicited if self.framing.get_stream is None else self.framing.get_stream
 
     @property
     def url(self) -> str:
@@ -238,22 +257,22 @@ class HttpReplay(LoopServer):
         if session_id is not None:
             found = self.sessions.get(session_id)
             if found is None:
-                writer.respond(404, error_body(message, -32001, "Session not found"))
+                writer.respond(*session_error(self.framing, "unknown"))
             return found
         if modern(headers, message):
             if self.stateless is None:
                 self.stateless = _LiveSession(self, None)
             return self.stateless
-        writer.respond(400, error_body(message, jsonrpc.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"))
+        writer.respond(*session_error(self.framing, "missing"))
         return None
 
     def _deliver(self, writer: Connection, session: _LiveSession, message: Any, body: bytes) -> None:
         is_request = isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))
         extra = [("mcp-session-id", session.id)] if session.id else []
         if session.ended:
-            writer.respond(404, error_body(message, -32001, "Session ended"))
+            writer.respond(*session_error(self.framing, "unknown"))
             return
-        stream = _Stream(writer)
+        stream = _Stream(writer, session.ids)
         if is_request:
             if session.id is None:
                 # Clients of the shared stateless session choose ids on their own, and two may
@@ -268,10 +287,11 @@ class HttpReplay(LoopServer):
             self._after_notification(session, message)
             writer.respond(202, headers=extra)
             return
-        if stream.done and len(stream.gathered) == 1:
+        if stream.done and len(stream.gathered) == 1 and not self.framing.sse:
             writer.respond(200, stream.gathered[0], headers=extra)
             return
-        stream.open_sse(extra)  # the rest comes as the engine sends it (its timers are on the loop)
+        # the rest comes as the engine sends it (its timers are on the loop)
+        stream.open_sse(extra, self.framing.priming)
 
     def _deliver_batch(
         self, writer: Connection, session: _LiveSession, batch: list[Any], body: bytes, headers: dict[str, str]
@@ -283,11 +303,11 @@ class HttpReplay(LoopServer):
             writer.respond(*refused)
             return
         if session.ended:
-            writer.respond(404, error_body(None, -32001, "Session ended"))
+            writer.respond(*session_error(self.framing, "unknown"))
             return
         extra = [("mcp-session-id", session.id)] if session.id else []
         ids = {m["id"] for m in batch if jsonrpc.classify(m).kind == jsonrpc.REQUEST}
-        stream = _Stream(writer)
+        stream = _Stream(writer, session.ids)
         stream.batch = ids | {None}  # None: what answers an invalid member (its id unreadable)
         session.batches.append(stream)
         for request_id in ids:
@@ -295,13 +315,13 @@ class HttpReplay(LoopServer):
         session.perform(session.engine.receive(body))
         for message in batch:
             self._after_notification(session, message)
-        if stream.done and len(stream.gathered) == 1:
+        if stream.done and len(stream.gathered) == 1 and not (self.framing.sse and ids):
             writer.respond(200, stream.gathered[0], headers=extra)
         elif not ids:  # notifications and responses only (none of them invalid)
             session.batches.remove(stream)
             writer.respond(202, headers=extra)
         else:
-            stream.open_sse(extra)
+            stream.open_sse(extra, self.framing.priming)
 
     def _after_notification(self, session: _LiveSession, message: Any) -> None:
         """A cancelled request's stream ends without a reply (the engine will never send one)."""
@@ -316,23 +336,19 @@ class HttpReplay(LoopServer):
             writer.respond(406, b"Not Acceptable: accept text/event-stream", "text/plain")
             return
         session = self.sessions.get(headers.get("mcp-session-id", ""))
-        if not self.unsolicited:
-            writer.respond(
-                405,
-                b"Method Not Allowed: this cassette has no unsolicited server messages",
-                "text/plain",
-                [("allow", "POST, DELETE")],
-            )
+        if not self.get_stream:
+            text = "Method Not Allowed: the recorded server offered no GET stream"
+            if self.framing.get_stream is None:
+                text = "Method Not Allowed: this cassette has no unsolicited server messages"
+            writer.respond(405, error_body(None, jsonrpc.INVALID_REQUEST, text), headers=[("allow", "POST, DELETE")])
             return
         if session is None:
-            writer.respond(
-                400 if "mcp-session-id" not in headers else 404, b"a GET stream needs a live session", "text/plain"
-            )
+            writer.respond(*session_error(self.framing, "missing" if "mcp-session-id" not in headers else "unknown"))
             return
         if session.standalone_open():
             writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
             return
-        stream = session.standalone = _Stream(writer)
+        stream = session.standalone = _Stream(writer, session.ids)
         stream.open_sse([("mcp-session-id", session.id or "")])
         for data in session.backlog:
             stream.event(data)
@@ -341,7 +357,7 @@ class HttpReplay(LoopServer):
     def _delete(self, writer: Connection, headers: dict[str, str]) -> None:
         session = self.sessions.get(headers.get("mcp-session-id", ""))
         if session is None:
-            writer.respond(400 if "mcp-session-id" not in headers else 404, b"no such session", "text/plain")
+            writer.respond(*session_error(self.framing, "missing" if "mcp-session-id" not in headers else "unknown"))
             return
         self.end(session)
         writer.respond(200)

@@ -8,7 +8,9 @@ atomically, and only then is the journal removed.
 
 Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., "meta": {...}, "pid": N}`),
 then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent, with
-`"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients).
+`"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients). A line
+`{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
+the server frames its answers); a later one wins.
 
 A journal holds the session before redaction of its structure is checked by anyone, so it is
 created 0600. The recorder holds an exclusive lock on it (`flock`) for the recording's life, and
@@ -98,6 +100,10 @@ class Journal:
         )
         self._write("".join(record + "\n" for record in records).encode())
 
+    def meta(self, facts: dict[str, Any]) -> None:
+        """Journal facts about the recording learnt along the way; they go into the cassette's meta."""
+        self._write(json.dumps({"m": facts}, separators=(",", ":")).encode() + b"\n")
+
     def _sync(self) -> None:
         assert self._fd is not None
         getattr(os, "fdatasync", os.fsync)(self._fd)  # macOS has no fdatasync
@@ -166,12 +172,16 @@ def read(path: str) -> Recovered:
     if not isinstance(header, dict) or header.get("mockmcp_journal") != 1:
         raise CassetteError("not a mockmcp journal", path=path, line=1, fix="remove it if it is not yours")
     recorders: dict[int, Recorder] = {}
+    learnt: dict[str, Any] = {}
     torn = False
     for number, raw in enumerate(lines[1:], 2):
         if not raw:
             continue
         try:
             event = json.loads(raw)
+            if isinstance(event.get("m"), dict):
+                learnt.update(event["m"])
+                continue
             recorder = recorders.setdefault(int(event.get("s", 0)), Recorder())
             recorder.feed(_DIRECTIONS[event["d"]], event["l"].encode("utf-8", "surrogateescape"), event["t"])
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -184,7 +194,7 @@ def read(path: str) -> Recovered:
                 ) from None
             torn = True
     skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
-    return Recovered(header, _sessions(header.get("meta") or {}, recorders), torn, skipped)
+    return Recovered(header, _sessions({**(header.get("meta") or {}), **learnt}, recorders), torn, skipped)
 
 
 def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:
@@ -334,7 +344,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
 
 
 def _merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The old cassette's meta, with when it was updated and the redaction rules of both recordings."""
+    """The old cassette's meta, with when it was updated, the redaction rules of both recordings, and the
+    new recording's HTTP framing."""
     meta = dict(old)
     if new.get("recorded_at"):
         meta["updated_at"] = new["recorded_at"]
@@ -345,4 +356,6 @@ def _merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     rules = {key: values for key, values in rules.items() if values}
     if rules:
         meta["redact"] = rules
+    if new.get("http"):  # how the server frames its answers now
+        meta["http"] = new["http"]
     return meta

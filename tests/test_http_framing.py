@@ -1,0 +1,244 @@
+"""Replay over HTTP frames its answers as the recorded server did (`meta.http`): JSON or SSE, event
+ids, a priming event, a GET stream, the shape of session errors. The pure rules are table rows on
+`core.streamable`; the rest is the official SDK client, and raw HTTP, against `mockmcp replay --http`."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import served
+from mcp import Client
+from sdk_host import text_of
+
+from mockmcp.cassette import store as cassettes
+from mockmcp.cassette import validation
+from mockmcp.cassette.files import journal_path
+from mockmcp.core.streamable import Framing, framing_seen, priming_event, session_error, session_error_seen, sse_event
+from mockmcp.errors import CassetteError
+from mockmcp.shells.journal import Journal, finish
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+INIT_RESULT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "framed", "version": "1"},
+}
+TOOL = {"name": "big", "inputSchema": {"type": "object"}}
+CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "big", "arguments": {}}}
+REQUEST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+NOTE = {"jsonrpc": "2.0", "method": "notifications/progress"}
+SIZE = 2_000_000  # over the SDK client's 1 MiB limit for one SSE event
+FRAMED = {
+    "framing": "sse",
+    "event_ids": True,
+    "priming": True,
+    "get_stream": True,
+    "session_errors": {"unknown": {"status": 404, "error": {"code": -32001, "message": "Session not found"}}},
+}
+
+
+def write(tmp_path: Path, http: dict[str, Any] | None) -> Path:
+    """A cassette of one session: initialize, then a tool whose text is SIZE bytes."""
+    big = {"content": [{"type": "text", "text": "x" * SIZE}], "isError": False}
+    data = {
+        "version": 1,
+        "meta": {} if http is None else {"http": http},
+        "interactions": [
+            {"request": {k: v for k, v in INIT.items() if k != "jsonrpc"}, "response": {"result": INIT_RESULT}},
+            {"notification": {"method": "notifications/initialized"}},
+            {"request": {"id": 2, "method": "tools/list"}, "response": {"result": {"tools": [TOOL]}}},
+            {"request": {k: v for k, v in CALL.items() if k != "jsonrpc"}, "response": {"result": big}},
+        ],
+    }
+    path = tmp_path / "framed.yaml"
+    path.write_text(json.dumps(data))  # JSON is YAML
+    return path
+
+
+# --- the pure rules ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "status", "message", "events", "known", "facts"),
+    [
+        (b"POST", 200, REQUEST, (False, False), None, {"framing": "sse"}),
+        (b"POST", 200, REQUEST, (True, True), None, {"framing": "sse", "event_ids": True, "priming": True}),
+        (b"POST", 200, REQUEST, (True, False), "json", {"framing": "sse", "event_ids": True}),
+        (b"POST", 200, REQUEST, None, None, {"framing": "json"}),
+        (b"POST", 200, REQUEST, None, "sse", {}),  # once SSE, always SSE: the stricter for a host
+        (b"POST", 200, [NOTE, REQUEST], None, None, {"framing": "json"}),  # a batch
+        (b"POST", 202, {"method": "notifications/initialized"}, None, None, {}),  # no request: no reply
+        (b"POST", 404, REQUEST, None, None, {}),  # an error says nothing of the framing
+        (b"GET", 200, None, (False, False), None, {"get_stream": True}),
+        (b"GET", 405, None, None, None, {"get_stream": False}),
+        (b"GET", 400, None, None, None, {}),
+        (b"DELETE", 200, None, None, None, {}),
+    ],
+)
+def test_what_an_answer_shows_of_the_framing(
+    method: bytes, status: int, message: Any, events: tuple[bool, bool] | None, known: str | None, facts: Any
+) -> None:
+    assert framing_seen(method, status, message, events, known) == facts
+
+
+UNKNOWN = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}'
+MISSING = b'{"jsonrpc":"2.0","id":"server-error","error":{"code":-32000,"message":"Bad Request: No valid session ID"}}'
+
+
+@pytest.mark.parametrize(
+    ("asked", "status", "body", "seen"),
+    [
+        ({"mcp-session-id": "x"}, 404, UNKNOWN, {"unknown": {"status": 404, "error": json.loads(UNKNOWN)["error"]}}),
+        ({}, 400, MISSING, {"missing": {"status": 400, "error": json.loads(MISSING)["error"]}}),
+        ({}, 404, UNKNOWN, {}),  # no session named: not a session error
+        ({"mcp-session-id": "x"}, 400, MISSING, {}),  # a session named: a 400 is about something else
+        ({}, 400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', {}),
+        ({"mcp-session-id": "x"}, 404, b"Not Found", {}),  # not JSON-RPC: nothing to replay
+        ({"mcp-session-id": "x"}, 404, b'{"error":{"code":"a","message":"m"}}', {}),
+    ],
+)
+def test_which_answers_are_session_errors(asked: dict[str, str], status: int, body: bytes, seen: Any) -> None:
+    assert session_error_seen(asked, status, body) == seen
+
+
+def test_session_errors_answer_as_recorded_else_as_the_sdk_does() -> None:
+    recorded = Framing.of({"http": FRAMED})
+    assert session_error(recorded, "unknown") == (404, UNKNOWN + b"\n", "application/json", ())
+    sdk = session_error(Framing(), "missing")
+    assert sdk.status == 400
+    assert json.loads(sdk.body) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Bad Request: Missing session ID"},
+    }
+    assert session_error(recorded, "missing") == sdk  # the recording saw only the other one
+
+
+def test_sse_events_with_and_without_ids() -> None:
+    assert sse_event(b'{"a":1}\n') == b'event: message\ndata: {"a":1}\n\n'
+    assert sse_event(b"one\ntwo", "7") == b"event: message\nid: 7\ndata: one\ndata: two\n\n"
+    assert priming_event("1") == b"id: 1\ndata: \n\n"
+
+
+def test_framing_of_a_cassette_without_the_field_is_the_old_default() -> None:
+    assert Framing.of({}) == Framing(False, False, False, None, None)
+    assert Framing.of({"http": FRAMED}) == Framing(True, True, True, True, FRAMED["session_errors"])
+
+
+@pytest.mark.parametrize(
+    ("http", "place", "says"),
+    [
+        ("sse", "meta.http", "expected a mapping"),
+        ({"framing": "SSE"}, "meta.http.framing", "json or sse"),
+        ({"framng": "sse"}, "meta.http.framng", "did you mean `framing`"),
+        ({"event_ids": "yes"}, "meta.http.event_ids", "true or false"),
+        ({"session_errors": {"gone": {}}}, "meta.http.session_errors.gone", "unknown key"),
+        ({"session_errors": {"unknown": {"status": 200, "error": {}}}}, "session_errors.unknown.status", "400-599"),
+        ({"session_errors": {"missing": {"status": 400, "error": {"code": 1}}}}, "error.message", "string"),
+    ],
+)
+def test_a_wrong_http_field_is_refused_where_it_is(http: Any, place: str, says: str) -> None:
+    with pytest.raises(CassetteError) as caught:
+        validation.from_data({"version": 1, "meta": {"http": http}, "interactions": []})
+    assert place in caught.value.render() and says in caught.value.render()
+
+
+# --- the SDK client and raw HTTP against replay ------------------------------------------------
+
+
+async def big_call(url: str) -> str:
+    """The big tool's text as the SDK client gets it, or why the client refused the answer."""
+    with anyio.fail_after(30):
+        async with Client(url, mode="legacy") as client:
+            try:
+                with anyio.fail_after(10):
+                    return text_of(await client.call_tool("big", {}))
+            except Exception as exc:  # whatever the SDK raises for it
+                return f"refused: {exc}"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("http", "refused"), [(FRAMED, True), ({"framing": "json"}, False), (None, False)])
+async def test_an_answer_too_big_for_one_event_fails_only_where_the_server_sent_events(
+    http: dict[str, Any] | None, refused: bool, tmp_path: Path
+) -> None:
+    with served(write(tmp_path, http), tmp_path) as server:
+        text = await big_call(server.url)
+        server.stop()
+    assert ("byte limit" in text) if refused else (text == "x" * SIZE)
+
+
+def raw(port: int, method: str, body: Any = None, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    connection.request(
+        method, "/mcp", body=None if body is None else json.dumps(body), headers={**base, **(headers or {})}
+    )
+    return connection.getresponse()
+
+
+def test_the_wire_as_the_recorded_server_framed_it(tmp_path: Path) -> None:
+    with served(write(tmp_path, FRAMED), tmp_path) as server:
+        answer = raw(server.port, "POST", INIT)
+        session = answer.getheader("mcp-session-id") or ""
+        assert answer.status == 200 and answer.getheader("content-type") == "text/event-stream"
+        text = answer.read().decode()
+        assert text.startswith("id: 1\ndata: \n\nevent: message\nid: 2\ndata: {")  # priming, then the reply
+        assert json.loads(text.split("data: ")[2])["result"]["serverInfo"]["name"] == "framed"
+        stream = raw(server.port, "GET", headers={"mcp-session-id": session})  # offered, though nothing comes on it
+        assert stream.status == 200 and stream.getheader("content-type") == "text/event-stream"
+        stream.close()
+        gone = raw(server.port, "POST", CALL, {"mcp-session-id": "nope"})
+        assert (gone.status, json.loads(gone.read())) == (404, json.loads(UNKNOWN))  # as recorded
+        missing = raw(server.port, "POST", CALL)
+        assert missing.status == 400
+        assert json.loads(missing.read())["error"] == {"code": -32600, "message": "Bad Request: Missing session ID"}
+        deleted = raw(server.port, "DELETE", headers={"mcp-session-id": session})
+        assert deleted.status == 200
+        after = raw(server.port, "POST", CALL, {"mcp-session-id": session})
+        assert (after.status, json.loads(after.read())) == (404, json.loads(UNKNOWN))
+        server.stop()
+
+
+def test_a_server_that_offered_no_get_stream_gets_405(tmp_path: Path) -> None:
+    with served(write(tmp_path, {"framing": "json", "get_stream": False}), tmp_path) as server:
+        answer = raw(server.port, "POST", INIT)
+        assert answer.status == 200 and answer.getheader("content-type") == "application/json"
+        session = answer.getheader("mcp-session-id") or ""
+        answer.read()
+        refused = raw(server.port, "GET", headers={"mcp-session-id": session})
+        assert refused.status == 405 and "offered no GET stream" in json.loads(refused.read())["error"]["message"]
+        server.stop()
+
+
+# --- the journal keeps what the proxy learnt ---------------------------------------------------
+
+
+def test_framing_learnt_while_recording_reaches_the_cassette_and_a_later_recording_updates_it(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    line = json.dumps(INIT, separators=(",", ":"))
+    answer = json.dumps({"jsonrpc": "2.0", "id": 1, "result": INIT_RESULT}, separators=(",", ":"))
+
+    def record(mode: str, *learnt: dict[str, Any]) -> None:
+        handle = Journal(journal_path(str(out)), {"mode": mode, "meta": {"server": ["x"]}})
+        handle.append("client", 0.0, [line.encode()])
+        for facts in learnt:  # a later line wins
+            handle.meta({"http": facts})
+        handle.append("server", 0.1, [answer.encode()])
+        handle.close()
+        finish(str(out))
+
+    record("all", {"framing": "json"}, {"framing": "sse", "get_stream": True})
+    assert cassettes.load(str(out)).meta["http"] == {"framing": "sse", "get_stream": True}
+    record("new", {"framing": "sse", "event_ids": True})
+    assert cassettes.load(str(out)).meta["http"] == {"framing": "sse", "event_ids": True}
