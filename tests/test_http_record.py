@@ -19,7 +19,7 @@ import anyio
 import pytest
 from conftest import MOCKMCP, NOTES_SESSION, ROOT, child_env, served
 from mcp import Client
-from sdk_host import connect, full_session, text_of
+from sdk_host import connect, elicit, full_session, sampling, text_of
 
 from mockmcp.cassette import store as cassette
 
@@ -210,4 +210,55 @@ async def test_replay_frames_answers_as_the_recorded_server_did_so_a_refused_eve
     with served(out, tmp_path) as server:
         assert await calls(server.url) == (True, "remember to buy milk")
         report = server.stop()
+    assert report["misses"] == []
+
+
+async def both_asking(url: str) -> tuple[dict[str, str], list[str]]:
+    """Two tool calls at once, one making the server sample the host's model, the other elicit from
+    its user; neither question is answered until both were asked, so both calls are in flight."""
+    asked = {"sampling": anyio.Event(), "elicitation": anyio.Event()}
+    order: list[str] = []
+
+    async def ask(name: str, other: str) -> None:
+        order.append(name)
+        asked[name].set()
+        with anyio.fail_after(10):  # replay must ask the other question too, with its call still open
+            await asked[other].wait()
+
+    async def sample(ctx: Any, params: Any) -> Any:
+        await ask("sampling", "elicitation")
+        return await sampling(ctx, params)
+
+    async def confirm(ctx: Any, params: Any) -> Any:
+        await ask("elicitation", "sampling")
+        return await elicit(ctx, params)
+
+    seen: dict[str, str] = {}
+    with anyio.fail_after(60):
+        async with Client(url, mode="legacy", sampling_callback=sample, elicitation_callback=confirm) as client:
+
+            async def call(name: str, arguments: dict[str, Any]) -> None:
+                seen[name] = text_of(await client.call_tool(name, arguments))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, "summarize", {"path": "notes.txt"})
+                group.start_soon(call, "delete_file", {"path": "todo.md"})
+    return seen, order
+
+
+async def test_two_calls_each_asking_the_host_on_its_own_stream_keep_their_own_questions(tmp_path: Path) -> None:
+    out = tmp_path / "asking.yaml"
+    with notes_over_http() as target, recording(target, out) as url:
+        live, _ = await both_asking(url)
+    assert live == {"summarize": "milk", "delete_file": "deleted todo.md"}
+    calls = {
+        i.message["params"]["name"]: [item.message["method"] for item in i.server]
+        for i in cassette.load(str(out)).interactions
+        if i.method == "tools/call"
+    }
+    assert calls == {"summarize": ["sampling/createMessage"], "delete_file": ["elicitation/create"]}
+    with served(out, tmp_path) as server:
+        replayed, order = await both_asking(server.url)
+        report = server.stop()
+    assert replayed == live and sorted(order) == ["elicitation", "sampling"]
     assert report["misses"] == []

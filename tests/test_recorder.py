@@ -150,3 +150,30 @@ def test_replies_no_cassette_can_hold_are_kept_so_the_session_can_always_be_save
     assert recorder.skipped == [json.dumps(lines[3][1])]
     cassette.save(made, str(tmp_path / "c.yaml"))  # saving validates: this must not raise
     assert cassette.load(str(tmp_path / "c.yaml")).interactions[0].raw_response == made.interactions[0].raw_response
+
+
+def test_what_comes_on_a_request_s_stream_belongs_to_that_request() -> None:
+    """Two calls in flight over HTTP, each asking the host something on its own POST stream; the
+    second is answered first. Without the stream, both questions would go to the first answered."""
+    recorder = Recorder({})
+    lines: list[tuple[str, Any, Any]] = [
+        (CLIENT, req(1, "tools/call", {"name": "summarize"}), None),
+        (CLIENT, req(2, "tools/call", {"name": "delete_file"}), None),
+        (SERVER, req(0, "sampling/createMessage", {"messages": []}), 1),
+        (SERVER, req(1, "elicitation/create", {"message": "Delete?"}), 2),
+        (SERVER, note("notifications/message", {"level": "info", "data": "unsolicited"}), None),  # the GET stream
+        (CLIENT, res(1, {"action": "accept", "content": {"confirm": True}}), None),
+        (SERVER, res(2, {"content": []}), 2),
+        (CLIENT, res(0, {"role": "assistant", "content": {"type": "text", "text": "s"}, "model": "m"}), None),
+        (SERVER, res(1, {"content": []}), 1),
+    ]
+    for at, (direction, message, stream) in enumerate(lines):
+        recorder.feed(direction, json.dumps(message).encode(), float(at), stream)
+    first, second = recorder.cassette().interactions
+    assert [(i.kind, i.message["method"], i.response is not None) for i in first.server] == [
+        ("request", "sampling/createMessage", True)
+    ]
+    assert [(i.kind, i.message["method"], i.response is not None) for i in second.server] == [
+        ("request", "elicitation/create", True),
+        ("notification", "notifications/message", False),  # rule 4: no stream named, the next answered
+    ]

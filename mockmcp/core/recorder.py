@@ -10,12 +10,14 @@ attached to the client interaction it belongs to:
 
 1. a progress notification, by its `progressToken`;
 2. a notification carrying `_meta["io.modelcontextprotocol/subscriptionId"]`, by that listen id;
-3. otherwise, while client requests are in flight, the one the server answers next: a server sends
+3. otherwise, when it came on the stream of a client request still in flight (Streamable HTTP answers
+   each request POST on a stream of its own), that request;
+4. otherwise, while client requests are in flight, the one the server answers next: a server sends
    what a request causes before the request's response (when the session ends first, the oldest
    request still in flight gets them);
-4. otherwise a client notification that is still the last thing the client said (a server often
+5. otherwise a client notification that is still the last thing the client said (a server often
    answers `notifications/initialized` with `roots/list`);
-5. otherwise it was unprompted, and keeps its place as a server-only interaction.
+6. otherwise it was unprompted, and keeps its place as a server-only interaction.
 
 The client's answers to server requests are attached to those requests. A server line that is not
 a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
@@ -81,8 +83,9 @@ class Recorder:
         self._seq = 0  # arrival order of server items
         self.skipped: list[str] = []
 
-    def feed(self, direction: str, line: bytes, at: float) -> None:
-        """Take one complete line (without its newline) that `direction` sent `at` seconds into the session."""
+    def feed(self, direction: str, line: bytes, at: float, stream: Any = None) -> None:
+        """Take one complete line (without its newline) that `direction` sent `at` seconds into the session;
+        stream: the id of the client request whose stream carried a server line, when known (rule 3)."""
         if not line.strip():
             return
         try:
@@ -94,7 +97,7 @@ class Recorder:
             if direction == CLIENT:
                 self._client(one, line, at)
             else:
-                self._server(one, line, at)
+                self._server(one, line, at, stream)
 
     def _client(self, message: Any, line: bytes, at: float) -> None:
         found = jsonrpc.classify(message)
@@ -129,7 +132,7 @@ class Recorder:
         else:
             self.skipped.append(line.decode("utf-8", "replace"))
 
-    def _server(self, message: Any, line: bytes, at: float) -> None:
+    def _server(self, message: Any, line: bytes, at: float, stream: Any = None) -> None:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.RESPONSE and message["id"] in self._in_flight:
             item = self._in_flight.pop(message["id"])
@@ -150,7 +153,7 @@ class Recorder:
             # YAML holds text only: bytes that are not UTF-8 are kept as U+FFFD.
             entry = {"kind": "raw", "message": line.decode("utf-8", "replace"), "at": _round(at), "seq": self._seq}
         self._seq += 1
-        owner = self._named_owner(message)
+        owner = self._named_owner(message) or (self._in_flight.get(stream) if jsonrpc.is_valid_id(stream) else None)
         if owner is not None:
             owner.server.append(entry)
         elif self._in_flight:
@@ -175,7 +178,7 @@ class Recorder:
         return None
 
     def _idle_owner(self, at: float) -> _Open:
-        """Where a server message goes when no client request is in flight (rules 4, 5)."""
+        """Where a server message goes when no client request is in flight (rules 5, 6)."""
         last = self._items[-1] if self._items else None
         if last is not None and last.kind in ("notification", "server"):
             return last

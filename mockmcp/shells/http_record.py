@@ -240,8 +240,9 @@ class RecordingProxy(Http11Server):
     def url(self) -> str:
         return self.origin + self.path
 
-    def record(self, direction: str, session: int, data: bytes) -> None:
-        """Journal one message (a body or an event's data), as one compact line when it is JSON."""
+    def record(self, direction: str, session: int, data: bytes, stream: Any = None) -> None:
+        """Journal one message (a body or an event's data), as one compact line when it is JSON; stream:
+        the id of the request whose POST stream carried it (what comes there belongs to that request)."""
         try:
             lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
         except ValueError:
@@ -250,7 +251,7 @@ class RecordingProxy(Http11Server):
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
             with self.lock:
-                self.journal.append(direction, time.monotonic() - self.start, lines, session)
+                self.journal.append(direction, time.monotonic() - self.start, lines, session, stream)
 
     def _new_session(self) -> int:
         with self.lock:
@@ -338,9 +339,11 @@ class RecordingProxy(Http11Server):
         if headers.get("content-type", "").startswith("text/event-stream"):
             writer.send(h11.Response(status_code=response.status_code, headers=kept))
             events = SseEvents()
+            # A request's stream carries what that request causes; the GET stream, and a batch's, name no one.
+            owner = message.get("id") if isinstance(message, dict) and "method" in message else None
             for chunk in upstream.chunks():
                 for data in events.feed(chunk):
-                    self.record(SERVER, session, data)
+                    self.record(SERVER, session, data, owner)
                 if not writer.broken:
                     writer.send(h11.Data(data=chunk))
                 elif standalone:  # the client dropped its GET stream: close the server's too (see `handle`)
