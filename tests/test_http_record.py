@@ -27,10 +27,11 @@ pytestmark = pytest.mark.anyio
 
 
 @contextmanager
-def notes_over_http() -> Iterator[str]:
-    """The example SDK server over Streamable HTTP, on a port the system picks (never one probed and let go)."""
+def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py") -> Iterator[str]:
+    """The example SDK server (or another) over Streamable HTTP, on a port the system picks (never one
+    probed and let go)."""
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "examples" / "notes_server.py"), "--http", "0"],
+        [sys.executable, str(script), "--http", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -262,3 +263,32 @@ async def test_two_calls_each_asking_the_host_on_its_own_stream_keep_their_own_q
         report = server.stop()
     assert replayed == live and sorted(order) == ["elicitation", "sampling"]
     assert report["misses"] == []
+
+
+async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_and_on_replay(tmp_path: Path) -> None:
+    """The server asks without naming the call that needs the answer, so the SDK sends it on the
+    session's GET stream while the call's POST waits: the proxy passes it on at once, records it
+    with the call in flight, and replay asks it again."""
+    out = tmp_path / "get.yaml"
+    questions: list[str] = []
+
+    async def confirm(_ctx: Any, params: Any) -> Any:
+        questions.append(params.message)
+        return await elicit(_ctx, params)
+
+    async def call(url: str) -> str:
+        with anyio.fail_after(30):
+            async with Client(url, mode="legacy", elicitation_callback=confirm) as client:
+                return text_of(await client.call_tool("confirm", {"what": "delete"}))
+
+    with notes_over_http(ROOT / "tests" / "servers" / "get_stream.py") as target, recording(target, out) as url:
+        live = await call(url)
+    assert live == "delete: accept {'confirm': True}"
+    [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    assert [(item.kind, item.message["method"], item.response) for item in asked.server] == [
+        ("request", "elicitation/create", {"result": {"action": "accept", "content": {"confirm": True}}})
+    ]
+    with served(out, tmp_path) as server:
+        assert await call(server.url) == live
+        report = server.stop()
+    assert questions == ["Really delete?"] * 2 and report["misses"] == []
