@@ -71,22 +71,23 @@ def write(tmp_path: Path, http: dict[str, Any] | None) -> Path:
 @pytest.mark.parametrize(
     ("method", "status", "message", "events", "known", "facts"),
     [
-        (b"POST", 200, REQUEST, (False, False), None, {"framing": "sse"}),
-        (b"POST", 200, REQUEST, (True, True), None, {"framing": "sse", "event_ids": True, "priming": True}),
-        (b"POST", 200, REQUEST, (True, False), "json", {"framing": "sse", "event_ids": True}),
+        (b"POST", 200, REQUEST, (False, False, True), None, {"framing": "sse"}),
+        (b"POST", 200, REQUEST, (True, True, True), None, {"framing": "sse", "event_ids": True, "priming": True}),
+        (b"POST", 200, REQUEST, (True, False, True), "json", {"framing": "sse", "event_ids": True}),
+        (b"POST", 200, REQUEST, (False, False, False), None, {}),  # messages before the reply: SSE in any framing
         (b"POST", 200, REQUEST, None, None, {"framing": "json"}),
         (b"POST", 200, REQUEST, None, "sse", {}),  # once SSE, always SSE: the stricter for a host
         (b"POST", 200, [NOTE, REQUEST], None, None, {"framing": "json"}),  # a batch
         (b"POST", 202, {"method": "notifications/initialized"}, None, None, {}),  # no request: no reply
         (b"POST", 404, REQUEST, None, None, {}),  # an error says nothing of the framing
-        (b"GET", 200, None, (False, False), None, {"get_stream": True}),
+        (b"GET", 200, None, (False, False, False), None, {"get_stream": True}),
         (b"GET", 405, None, None, None, {"get_stream": False}),
         (b"GET", 400, None, None, None, {}),
         (b"DELETE", 200, None, None, None, {}),
     ],
 )
 def test_what_an_answer_shows_of_the_framing(
-    method: bytes, status: int, message: Any, events: tuple[bool, bool] | None, known: str | None, facts: Any
+    method: bytes, status: int, message: Any, events: tuple[bool, bool, bool] | None, known: str | None, facts: Any
 ) -> None:
     assert framing_seen(method, status, message, events, known) == facts
 

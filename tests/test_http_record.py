@@ -97,7 +97,10 @@ async def test_recorded_through_the_proxy_then_replayed_the_host_sees_the_same(m
     with notes_over_http() as target, recording(target, out) as url:
         live = await host_session(url, mode)
     assert {key: live[key] for key in NOTES_SESSION} == NOTES_SESSION
-    assert cassette.load(str(out)).meta["server"] == [target]
+    recorded = cassette.load(str(out))
+    assert recorded.meta["server"] == [target]
+    # The handshake-era SDK server streams every answer; the 2026-07-28 one sends a lone reply as JSON.
+    assert recorded.meta["http"]["framing"] == ("sse" if mode == "legacy" else "json")
     with served(out, tmp_path) as server:
         replayed = await host_session(server.url, mode)
         report = server.stop()

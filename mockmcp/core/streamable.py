@@ -98,20 +98,22 @@ def session_error(framing: Framing, name: str) -> Answer:
 
 
 def framing_seen(
-    method: bytes, status: int, message: Any, events: tuple[bool, bool] | None, known: str | None
+    method: bytes, status: int, message: Any, events: tuple[bool, bool, bool] | None, known: str | None
 ) -> dict[str, Any]:
     """What one answer shows of how the target frames its answers (`meta.http`): a request's answer
     its framing (once SSE, always SSE: the stricter for a host), its events' ids and priming event;
     a GET whether the target offers a stream (405: it does not). events: None for a JSON body, else
-    whether the SSE stream's events carried ids and whether it began with a priming event."""
+    whether the SSE stream's events carried ids, whether it began with a priming event, and whether
+    it carried the reply alone (a stream with server messages first is SSE in either framing: a
+    2026-07-28 SDK server answers a lone reply as JSON, and switches to SSE only for messages)."""
     if method == b"GET":
         return {"get_stream": events is not None} if status in (200, 405) else {}
     if status != 200 or not _asks(message):
         return {}
     if events is None:
         return {} if known == "sse" else {"framing": "json"}
-    facts: dict[str, Any] = {"framing": "sse"}
-    ids, primed = events
+    ids, primed, lone = events
+    facts: dict[str, Any] = {"framing": "sse"} if lone else {}
     if ids:
         facts["event_ids"] = True
     if primed:

@@ -65,6 +65,7 @@ class SseEvents:
         self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
         self.ids = False
         self.primed: bool | None = None  # None until the first event is whole
+        self.count = 0  # events with data
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event this chunk completes (events without data are left out)."""
@@ -85,6 +86,7 @@ class SseEvents:
             if self.primed is None:
                 self.primed = has_id and not any(data)
             if any(data):
+                self.count += 1
                 out.append(b"\n".join(data))
         return out
 
@@ -350,7 +352,7 @@ class RecordingProxy(Http11Server):
                     return None
                 # A client that dropped a request's stream (the SDK drops an SSE event over 1 MiB) does
                 # not end the exchange: what the server sends on it is read to its end and journaled.
-            seen = (events.ids, bool(events.primed))
+            seen = (events.ids, bool(events.primed), events.count == 1)
             self.learn(framing_seen(method, response.status_code, message, seen, self.http.get("framing")))
             return (h11.EndOfMessage(),)
         body = b"".join(upstream.chunks())
