@@ -85,6 +85,13 @@ def test_a_host_that_never_asks_the_fast_one_gets_the_slow_reply_after_the_serve
     assert "interactions[0] after the 1.0s its server took" in note and "interactions[1] first" in note
 
 
+def test_at_the_hosts_eof_a_held_reply_goes_at_once() -> None:
+    replay = engine()
+    replay.receive(call("a", 1))
+    assert replies(replay.close()) == [("a", "slow")]
+    assert replay.holds(0) is False  # nothing left for the shell to wait for
+
+
 def test_cancelling_the_fast_one_lets_the_slow_reply_go() -> None:
     replay = Replay(
         loads(OVERTAKEN.replace("  took: 0.05", "  took: 0.05\n  delay: 5")), Matcher.build()
