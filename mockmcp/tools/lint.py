@@ -4,7 +4,10 @@ Theory of operation. A cassette is first loaded exactly as `mockmcp replay` load
 (`cassette.loads`), so lint never accepts what replay refuses; a CassetteError becomes one error
 finding. A cassette that loads is then checked message by message for what the loader lets
 through because replay can serve it anyway: JSON-RPC shapes the format tolerates, MCP result
-shapes (`content`, `isError`, `resultType`), and *layer confusion*, a tool failure recorded as a
+shapes (`content`, `isError`, `resultType`), the keys of MCP's params and results as the protocol
+revision of the message's session defines them (`shapes`; a typo, or a key of another revision),
+a 2026-07-28 request that does not name its version (no host of that revision could match it),
+and *layer confusion*, a tool failure recorded as a
 protocol error or a malformed request answered as a tool error, which hosts treat very
 differently. Two checks read the text itself, because parsing hides what they look for: duplicate
 mapping keys (PyYAML silently keeps the last one) and credentials (see `secrets_scan`; a secret
