@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
+from mockmcp import protocol
 from mockmcp.cassette import shapes, yamlfile
 from mockmcp.cassette.store import render_place
 from mockmcp.tools import lint
@@ -594,3 +595,208 @@ def test_a_near_miss_is_a_change_of_case_or_one_edit(key: str, meant: str | None
 def test_a_typo_that_breaks_the_structure_says_what_was_meant(body: str, fix: str) -> None:
     [finding] = lint.lint_text(HEAD + body, "c.yaml")
     assert finding.severity == "error" and finding.fix.startswith(fix)
+
+
+# --- keys by protocol revision ---------------------------------------------------------------------
+
+
+def init(version: str, asked: str | None = None) -> str:
+    """An answered initialize agreeing on version (the client asking `asked`, by default the same)."""
+    return (
+        f"- request: {{method: initialize, params: {{protocolVersion: '{asked or version}'}}}}\n"
+        f"  response: {{result: {{protocolVersion: '{version}', capabilities: {{}}}}}}\n"
+    )
+
+
+def stateless(method: str, params: str = "") -> str:
+    """A 2026-07-28 request: its version in its `_meta`."""
+    meta = f"_meta: {{{protocol.PROTOCOL_VERSION_KEY}: '2026-07-28'}}"
+    return f"- request: {{method: {method}, params: {{{params}{meta}}}}}\n"
+
+
+DISCOVER = (
+    stateless("server/discover") + "  response: {result: {supportedVersions: ['2026-07-28'], resultType: complete}}\n"
+)
+
+# (cassette body, the place of the key, the problem's words): the one finding each gets, a warning.
+OTHER_REVISION = [
+    (
+        init("2025-11-25") + CALL % "a" + "    result: {content: [], resultType: complete}\n",
+        "interactions[1].response.result.resultType",
+        "`resultType` in a tools/call result is a 2026-07-28 key; this session speaks 2025-11-25",
+    ),
+    (
+        init("2025-06-18") + CALL % "a" + "    result: {content: [], inputRequests: {}}\n",
+        "interactions[1].response.result.inputRequests",
+        "`inputRequests` in a tools/call result is a 2026-07-28 key; this session speaks 2025-06-18",
+    ),
+    (
+        init("2025-11-25") + "- request: {method: tools/list}\n  response: {result: {tools: [], ttlMs: 0}}\n",
+        "interactions[1].response.result.ttlMs",
+        "`ttlMs` in a tools/list result is a 2026-07-28 key; this session speaks 2025-11-25",
+    ),
+    (
+        init("2025-03-26") + "- request: {method: tools/list}\n  response: {result: {tools: [{name: a, title: A}]}}\n",
+        "interactions[1].response.result.tools[0].title",
+        "`title` in a tool is a key of 2025-06-18 and later; this session speaks 2025-03-26",
+    ),
+    (
+        "- request: {method: initialize, params: {protocolVersion: '2024-11-05'}}\n"
+        "  response: {result: {protocolVersion: '2024-11-05', capabilities: {completions: {}}}}\n",
+        "interactions[0].response.result.capabilities.completions",
+        "`completions` in the server's capabilities is a key of 2025-03-26 and later; this session speaks 2024-11-05",
+    ),
+    (
+        init("2025-06-18")
+        + "- request: {method: tools/call, params: {name: a, task: {ttl: 1}}}\n  response: {result: {content: []}}\n",
+        "interactions[1].request.params.task",
+        "`task` in the params of tools/call is a 2025-11-25 key; this session speaks 2025-06-18",
+    ),
+    (
+        DISCOVER
+        + stateless("tools/list")
+        + "  response: {result: {resultType: complete, tools: [{name: a, execution: {taskSupport: optional}}]}}\n",
+        "interactions[1].response.result.tools[0].execution",
+        "`execution` in a tool is a 2025-11-25 key; this session speaks 2026-07-28",
+    ),
+    (
+        DISCOVER
+        + stateless("tools/call", "name: a, task: {}, ")
+        + "  response: {result: {content: [], resultType: complete}}\n",
+        "interactions[1].request.params.task",
+        "`task` in the params of tools/call is a 2025-11-25 key; this session speaks 2026-07-28",
+    ),
+    (
+        init("2024-11-05")
+        + "- request: {method: tools/call, params: {name: a}}\n  server:\n"
+        + "  - notification: {method: notifications/progress, params: {progressToken: 1, progress: 1, message: half}}\n"
+        + "  response: {result: {content: []}}\n",
+        "interactions[1].server[0].notification.params.message",
+        "`message` in the params of notifications/progress is a key of 2025-03-26 and later; "
+        "this session speaks 2024-11-05",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "place", "words"), OTHER_REVISION, ids=[case[1].rsplit(".", 1)[-1] for case in OTHER_REVISION]
+)
+def test_a_key_of_another_revision_is_a_warning_naming_the_revision_that_has_it(
+    body: str, place: str, words: str
+) -> None:
+    [finding] = lint.lint_text(HEAD + body, "c.yaml")
+    assert (finding.severity, finding.place, finding.problem) == ("warning", place, words)
+    assert finding.fix.startswith("remove it: a ") and finding.fix.endswith(" host does not read it")
+
+
+# (cassette body, the place of the key, the problem's words, the fix): the opening answer of one era
+# written with a key of the other's.
+OTHER_OPENING = [
+    (
+        stateless("server/discover")
+        + "  response: {result: {protocolVersion: '2026-07-28', capabilities: {}, resultType: complete}}\n",
+        "interactions[0].response.result.protocolVersion",
+        "`protocolVersion` in a server/discover result is a key of the initialize result (2024-11-05 to 2025-11-25); "
+        "this session speaks 2026-07-28",
+        "write `supportedVersions` instead",
+    ),
+    (
+        stateless("server/discover")
+        + "  response: {result: {supportedVersions: ['2026-07-28'], serverInfo: {name: s}, resultType: complete}}\n",
+        "interactions[0].response.result.serverInfo",
+        "`serverInfo` in a server/discover result is a key of the initialize result (2024-11-05 to 2025-11-25); "
+        "this session speaks 2026-07-28",
+        f'write `_meta["{protocol.SERVER_INFO_KEY}"]` instead',
+    ),
+    (
+        "- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}\n"
+        "  response: {result: {protocolVersion: '2025-11-25', supportedVersions: ['2025-11-25']}}\n",
+        "interactions[0].response.result.supportedVersions",
+        "`supportedVersions` in an initialize result is a key of the server/discover result (2026-07-28); "
+        "this session speaks 2025-11-25",
+        "write `protocolVersion` instead",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "place", "words", "fix"), OTHER_OPENING, ids=["discover", "serverInfo", "initialize"])
+def test_a_key_of_the_other_eras_opening_answer_says_what_this_one_says(
+    body: str, place: str, words: str, fix: str
+) -> None:
+    [finding] = lint.lint_text(HEAD + body, "c.yaml")
+    assert (finding.severity, finding.place, finding.problem, finding.fix) == ("warning", place, words, fix)
+
+
+# (why it is fine, cassette body): no finding at all.
+SAME_REVISION = [
+    (
+        "a session that names no revision knows every revision's keys",
+        CALL % "a" + "    result: {content: [], resultType: complete, structuredContent: {}}\n",
+    ),
+    (
+        "a version mockmcp does not know is not judged",
+        init("2099-01-01") + CALL % "a" + "    result: {content: [], resultType: complete}\n",
+    ),
+    (
+        "the initialize request speaks the version it asks, its answer the one agreed",
+        "- request:\n    method: initialize\n"
+        "    params: {protocolVersion: '2025-11-25', clientInfo: {name: h, version: '1', title: H}}\n"
+        "  response:\n    result:\n      protocolVersion: '2025-03-26'\n"
+        "      capabilities: {completions: {}}\n      serverInfo: {name: s, version: '1'}\n",
+    ),
+    (
+        "each recorded session by its own revision",
+        init("2025-06-18")
+        + CALL % "a"
+        + "    result: {content: [], structuredContent: {}}\n"
+        + DISCOVER.replace("- request:", "- session: 1\n  request:")
+        + "- session: 1\n"
+        + stateless("tools/list").replace("- request:", "  request:")
+        + "  response: {result: {tools: [], resultType: complete, ttlMs: 0, cacheScope: private}}\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("why", "body"), SAME_REVISION, ids=[why for why, _body in SAME_REVISION])
+def test_keys_of_the_sessions_own_revision_get_no_finding(why: str, body: str) -> None:
+    assert lint.lint_text(HEAD + body, "c.yaml") == []
+
+
+def test_a_typo_of_a_key_of_another_revision_stays_an_error() -> None:
+    text = HEAD + init("2025-11-25") + CALL % "a" + "    result: {content: [], resulttype: complete}\n"
+    [finding] = lint.lint_text(text, "c.yaml")
+    assert finding.severity == "error" and finding.problem.endswith("did you mean `resultType`?")
+
+
+def test_the_spans_name_revisions_in_order_and_keys_their_shapes_hold() -> None:
+    for scope, spans in shapes.SPANS.items():
+        kind, _, method = scope.partition(":")
+        table = {"params": shapes.PARAMS, "result": shapes.RESULTS}.get(kind)
+        for key, (first, last) in spans.items():
+            assert protocol.REVISIONS.index(first) <= protocol.REVISIONS.index(last), (scope, key)
+            if table is not None and method:
+                assert key in table[method], (scope, key)
+            elif table is not None:
+                assert any(key in shape for shape in table.values()), (scope, key)
+            elif scope == "content":
+                assert any(key in shape for shape in shapes.CONTENT_TYPES.values()), key
+            else:
+                assert key in shapes.SHAPES[scope], (scope, key)
+
+
+# --- a 2026-07-28 session's requests name their version ------------------------------------------
+
+
+def test_a_stateless_sessions_request_without_its_version_is_a_warning_with_the_fix() -> None:
+    text = (
+        HEAD + DISCOVER + "- request: {method: tools/list}\n  response: {result: {tools: [], resultType: complete}}\n"
+    )
+    [finding] = lint.lint_text(text, "c.yaml")
+    assert (finding.severity, finding.place, finding.line) == ("warning", "interactions[1].request", 5)
+    assert "is never matched" in finding.problem and protocol.PROTOCOL_VERSION_KEY in finding.problem
+    assert finding.fix == f"add `_meta: {{{protocol.PROTOCOL_VERSION_KEY}: '2026-07-28'}}` to its params"
+
+
+def test_a_handshake_session_needs_no_version_in_its_requests() -> None:
+    text = HEAD + init("2025-11-25") + "- request: {method: tools/list}\n  response: {result: {tools: []}}\n"
+    assert lint.lint_text(text, "c.yaml") == []

@@ -6,8 +6,8 @@ Engine tests with literal JSON-RPC and recorded times (`at`, `took`):
   with a note; one that cancels the fast one gets it at once;
 - requests that came in the other order, did not overlap, or with `--timing` (which keeps the order
   by the recorded times) are answered as they come;
-and the SDK host, recording a real server with two calls in flight and replaying them, sees the
-answers in the same order both times.
+and the SDK host, recording a real server with two calls in flight and replaying them (over stdio
+and over Streamable HTTP), sees the answers in the same order every time.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env
+from conftest import ROOT, child_env, served
 from mcp import StdioServerParameters
 from sdk_host import connect, text_of
 
@@ -85,6 +85,13 @@ def test_a_host_that_never_asks_the_fast_one_gets_the_slow_reply_after_the_serve
     assert "interactions[0] after the 1.0s its server took" in note and "interactions[1] first" in note
 
 
+def test_at_the_hosts_eof_a_held_reply_goes_at_once() -> None:
+    replay = engine()
+    replay.receive(call("a", 1))
+    assert replies(replay.close()) == [("a", "slow")]
+    assert replay.holds(0) is False  # nothing left for the shell to wait for
+
+
 def test_cancelling_the_fast_one_lets_the_slow_reply_go() -> None:
     replay = Replay(
         loads(OVERTAKEN.replace("  took: 0.05", "  took: 0.05\n  delay: 5")), Matcher.build()
@@ -119,7 +126,7 @@ def params(*args: str) -> StdioServerParameters:
     return StdioServerParameters(command=args[0], args=list(args[1:]), env=child_env(), cwd=str(ROOT))
 
 
-async def answered_order(server: StdioServerParameters) -> list[str]:
+async def answered_order(server: StdioServerParameters | str) -> list[str]:
     """A slow call, then a fast one while it is in flight: the order their answers reach the host."""
     order: list[str] = []
     with anyio.fail_after(30):
@@ -149,3 +156,18 @@ async def test_the_host_sees_the_recorded_order_of_overlapping_answers(tmp_path:
     assert await answered_order(replay) == ["waited 0.0", "waited 0.6"]
     summary = json.loads(report.read_text())
     assert summary["misses"] == [] and summary["unplayed"] == []
+
+
+async def test_over_http_too(tmp_path: Path) -> None:
+    """The same cassette served over Streamable HTTP: each answer on its own POST, in the recorded order."""
+    out = tmp_path / "sleepy.yaml"
+    recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--", *SLEEPY)
+    assert await answered_order(recorder) == ["waited 0.0", "waited 0.6"]
+    with anyio.fail_after(10):
+        while not out.exists():
+            await anyio.sleep(0.02)
+    with served(out, tmp_path) as server:
+        order = await answered_order(server.url)
+        report = server.stop()
+    assert order == ["waited 0.0", "waited 0.6"]
+    assert report["misses"] == [] and report["unplayed"] == []

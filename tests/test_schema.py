@@ -100,6 +100,23 @@ def test_an_editor_is_offered_the_keys_of_a_methods_result() -> None:
     assert "isError" in tools_call["then"]["properties"]["response"]["properties"]["result"]["properties"]
 
 
+def test_a_key_not_every_revision_defines_says_which_do() -> None:
+    # The same spans lint judges a session's messages by: the editor shows them beside the key.
+    built = schema.schema()
+    [tools_call] = [
+        rule
+        for rule in built["definitions"]["interaction"]["allOf"]
+        if rule["if"]["properties"]["request"]["properties"]["method"]["const"] == "tools/call"
+    ]
+    result = tools_call["then"]["properties"]["response"]["properties"]["result"]["properties"]
+    assert result["resultType"]["description"] == "MCP 2026-07-28"
+    assert result["structuredContent"]["description"] == "MCP 2025-06-18 and later"
+    assert "description" not in result["isError"]  # in every revision
+    tool = built["definitions"]["tool"]["properties"]
+    assert tool["execution"]["description"] == "MCP 2025-11-25"
+    assert tool["title"]["description"] == "MCP 2025-06-18 and later"
+
+
 def test_the_command_prints_the_schema_and_writes_it(tmp_path: Path) -> None:
     printed = subprocess.run([*MOCKMCP, "schema"], capture_output=True, text=True, timeout=60, env=child_env())
     assert printed.returncode == 0 and json.loads(printed.stdout) == schema.schema()

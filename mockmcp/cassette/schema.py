@@ -20,6 +20,7 @@ from __future__ import annotations
 from mockmcp.cassette import shapes
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION
 from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS
+from mockmcp.protocol import REVISIONS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -182,11 +183,12 @@ def schema() -> dict[str, Any]:
                 "required": ["status", "error"],
                 "additionalProperties": False,
             },
-            **{name: {"type": "object", "properties": _keys(shape)} for name, shape in shapes.SHAPES.items()},
+            **{name: {"type": "object", "properties": _keys(shape, (name,))} for name, shape in shapes.SHAPES.items()},
             "content": {
                 "type": "object",
                 "properties": _keys(
-                    {key: child for shape in shapes.CONTENT_TYPES.values() for key, child in shape.items()}
+                    {key: child for shape in shapes.CONTENT_TYPES.values() for key, child in shape.items()},
+                    ("content", "resource"),
                 )
                 | {"type": {"type": "string", "enum": list(shapes.CONTENT_TYPES)}},
             },
@@ -209,7 +211,11 @@ def _message(identified: bool) -> dict[str, Any]:
         "allOf": [
             {
                 "if": {"properties": {"method": {"const": method}}, "required": ["method"]},
-                "then": {"properties": {"params": {"type": "object", "properties": _keys(shape)}}},
+                "then": {
+                    "properties": {
+                        "params": {"type": "object", "properties": _keys(shape, ("params", f"params:{method}"))}
+                    }
+                },
             }
             for method, shape in shapes.PARAMS.items()
         ],
@@ -222,15 +228,22 @@ def _by_method(message: str, answer: str, results: dict[str, shapes.Shape]) -> l
         {
             "if": {"properties": {message: {"properties": {"method": {"const": method}}}}, "required": [message]},
             "then": {
-                "properties": {answer: {"properties": {"result": {"type": "object", "properties": _keys(shape)}}}}
+                "properties": {
+                    answer: {
+                        "properties": {
+                            "result": {"type": "object", "properties": _keys(shape, ("result", f"result:{method}"))}
+                        }
+                    }
+                }
             },
         }
         for method, shape in results.items()
     ]
 
 
-def _keys(shape: shapes.Shape) -> dict[str, Any]:
-    """A shape's keys as schema properties: a nested shape by reference, a list of them as an array of it."""
+def _keys(shape: shapes.Shape, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A shape's keys as schema properties: a nested shape by reference, a list of them as an array of it;
+    a key not every protocol revision defines says which do (`shapes.SPANS`, by the shape's scopes)."""
     properties: dict[str, Any] = {}
     for key, child in shape.items():
         if child is None:
@@ -239,4 +252,7 @@ def _keys(shape: shapes.Shape) -> dict[str, Any]:
             properties[key] = {"type": "array", "items": {"$ref": f"#/definitions/{child[1:-1]}"}}
         else:
             properties[key] = {"$ref": f"#/definitions/{child}"}
+        revisions = shapes.defined_in(scopes, key)
+        if revisions != REVISIONS:
+            properties[key]["description"] = f"MCP {shapes.revision_span(revisions)}"
     return properties

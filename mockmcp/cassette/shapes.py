@@ -10,16 +10,20 @@ other unknown key a warning. The same `near` serves the cassette's own keys (`re
 validation, and the JSON Schema (`schema`) is built from these tables and validation's.
 
 The tables hold the keys of every revision from 2024-11-05 to 2026-07-28 (checked against the
-specification and the official SDK's types): a key a revision added is known in all of them, so
-a recording of any revision passes, and only typos and inventions stand out. A shape maps each
-known key to the shape its value has when that is checked too: another shape's name for a
-mapping, `[name]` for a list of such mappings, or None (free-form, or a scalar).
+specification's schemas and the official SDK's types). A shape maps each known key to the shape
+its value has when that is checked too: another shape's name for a mapping, `[name]` for a list of
+such mappings, or None (free-form, or a scalar). `SPANS` says which revisions define a key that
+not all of them do (`resultType` is 2026-07-28's alone, a tool's `title` came with 2025-06-18), so
+a message is checked against the revision its session speaks: a key of another revision is no
+typo, but a host of this one does not read it (`Unknown.revisions` names where it belongs). Given
+no revision (a session that names none, or one mockmcp does not know), every key of every
+revision is known.
 """
 
 from __future__ import annotations
 
 from mockmcp.namedtuple import NamedTuple
-from mockmcp.protocol import Place
+from mockmcp.protocol import DISCOVER, INITIALIZE, REVISIONS, SERVER_INFO_KEY, STATELESS_VERSION, Place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,11 +34,16 @@ __all__ = [
     "CONTENT_TYPES",
     "ERROR",
     "META_KEYS",
+    "OPENINGS",
     "PARAMS",
     "RESULTS",
     "SHAPES",
+    "SPANS",
     "Unknown",
+    "defined_in",
     "near",
+    "revision_note",
+    "revision_span",
     "shape_of",
     "unknown_keys",
 ]
@@ -56,7 +65,11 @@ SHAPES: dict[str, Shape] = {
         "icons": _ICONS,
     },
     "tool_annotations": dict.fromkeys(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")),
-    "prompt": {**dict.fromkeys(("name", "title", "description", "_meta")), "arguments": "[prompt_argument]"},
+    "prompt": {
+        **dict.fromkeys(("name", "title", "description", "_meta")),
+        "arguments": "[prompt_argument]",
+        "icons": _ICONS,
+    },
     "prompt_argument": dict.fromkeys(("name", "title", "description", "required")),
     "prompt_message": {"role": None, "content": "content"},
     "resource": {
@@ -192,24 +205,115 @@ META_KEYS = (
 )
 
 
+# The revisions that define a key not every revision does, as (first, last), by scope: a name of
+# `SHAPES`, `content` (every content block), `params` or `result` (of every method), or
+# `params:METHOD` / `result:METHOD`. A key listed in no scope of its shape is in every revision.
+# Checked against the specification's schema of each revision and, for 2025-11-25 and 2026-07-28,
+# the official SDK's types (`mcp_types`).
+_MRTR = (STATELESS_VERSION, STATELESS_VERSION)  # 2026-07-28: multi-round-trip requests, result caching
+_TASKS = ("2025-11-25", "2025-11-25")  # tasks came with 2025-11-25 and went with 2026-07-28
+_SINCE_0618 = ("2025-06-18", STATELESS_VERSION)
+_SINCE_1125 = ("2025-11-25", STATELESS_VERSION)
+_NAMED = {"title": _SINCE_0618, "icons": _SINCE_1125, "_meta": _SINCE_0618}
+SPANS: dict[str, dict[str, tuple[str, str]]] = {
+    "result": dict.fromkeys(("resultType", "inputRequests", "requestState"), _MRTR),
+    **{
+        f"result:{method}": dict.fromkeys(("ttlMs", "cacheScope"), _MRTR)
+        for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
+    },
+    "result:tools/call": {"structuredContent": _SINCE_0618, "task": _TASKS},
+    "params": dict.fromkeys(("inputResponses", "requestState"), _MRTR),
+    "params:tools/call": {"task": _TASKS},
+    "params:sampling/createMessage": {"task": _TASKS, "tools": _SINCE_1125, "toolChoice": _SINCE_1125},
+    "params:elicitation/create": {"task": _TASKS, **dict.fromkeys(("mode", "url", "elicitationId"), _SINCE_1125)},
+    "params:completion/complete": {"context": _SINCE_0618},
+    "params:notifications/progress": {"message": ("2025-03-26", STATELESS_VERSION)},
+    "implementation": {"title": _SINCE_0618, **dict.fromkeys(("description", "websiteUrl", "icons"), _SINCE_1125)},
+    "client_capabilities": {"elicitation": _SINCE_0618, "tasks": _TASKS, "extensions": _MRTR},
+    "server_capabilities": {"completions": ("2025-03-26", STATELESS_VERSION), "tasks": _TASKS, "extensions": _MRTR},
+    "annotations": {"lastModified": _SINCE_0618},
+    "tool": {
+        **_NAMED,
+        "outputSchema": _SINCE_0618,
+        "annotations": ("2025-03-26", STATELESS_VERSION),
+        "execution": _TASKS,
+    },
+    "prompt": _NAMED,
+    "prompt_argument": {"title": _SINCE_0618},
+    "resource": _NAMED,
+    "resource_template": _NAMED,
+    "resource_contents": {"_meta": _SINCE_0618},
+    "root": {"_meta": _SINCE_0618},
+    "content": {"_meta": _SINCE_0618},
+}
+
+
+def defined_in(scopes: tuple[str, ...], key: str) -> tuple[str, ...]:
+    """The revisions that define key in a shape of these scopes (every revision when none limits it)."""
+    for scope in scopes:
+        span = SPANS.get(scope, {}).get(key)
+        if span is not None:
+            return REVISIONS[REVISIONS.index(span[0]) : REVISIONS.index(span[1]) + 1]
+    return REVISIONS
+
+
+def revision_span(revisions: tuple[str, ...]) -> str:
+    """`2026-07-28`, `2025-06-18 and later`, `2025-03-26 to 2025-11-25`: revisions in a row, in words."""
+    if len(revisions) == 1:
+        return revisions[0]
+    if revisions[-1] == REVISIONS[-1]:
+        return f"{revisions[0]} and later"
+    return f"{revisions[0]} to {revisions[-1]}"
+
+
+def revision_note(revisions: tuple[str, ...]) -> str:
+    """`a 2026-07-28 key`, `a key of 2025-06-18 and later`, `a key of 2025-03-26 to 2025-11-25`."""
+    return f"a {revisions[0]} key" if len(revisions) == 1 else f"a key of {revision_span(revisions)}"
+
+
+# A session's opening answer in each era: `initialize`'s in the handshake era, `server/discover`'s in
+# 2026-07-28. A key of one written into the other is no typo but the eras mixed up; for each method,
+# the revisions that answer it and its keys that belong to the other's, with what this one says instead.
+OPENINGS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    INITIALIZE: (REVISIONS[: REVISIONS.index(STATELESS_VERSION)], {"supportedVersions": "protocolVersion"}),
+    DISCOVER: (
+        (STATELESS_VERSION,),
+        {"protocolVersion": "supportedVersions", "serverInfo": f'_meta["{SERVER_INFO_KEY}"]'},
+    ),
+}
+
+
 class Unknown(NamedTuple):
-    """A key no shape knows: where it is, in what (`a tools/call result`), the known keys, a near miss."""
+    """A key no shape knows: where it is, in what (`a tools/call result`), the known keys, a near miss;
+    or a key of other revisions than the message's own (`revisions` names them; empty otherwise)."""
 
     place: Place
     key: str
     what: str
     known: tuple[str, ...]
     near: str | None
+    revisions: tuple[str, ...] = ()
 
 
-def unknown_keys(value: Any, shape: Shape, place: Place, what: str) -> Iterator[Unknown]:
-    """Every key in value (and, by the shape, in what it holds) that the shape does not know, in order."""
+def unknown_keys(
+    value: Any, shape: Shape, place: Place, what: str, revision: str | None = None, scopes: tuple[str, ...] = ()
+) -> Iterator[Unknown]:
+    """Every key in value (and, by the shape, in what it holds) that the shape does not know, in order.
+
+    With a `revision` (one of `REVISIONS`), a key the shape knows but that revision does not define
+    is reported too, with the revisions that do; `scopes` name the shape in `SPANS`.
+    """
     if not isinstance(value, dict):
         return
     for key, item in value.items():
         key = str(key)
         if key not in shape:
             yield Unknown(place + (key,), key, what, tuple(shape), near(key, shape))
+            continue
+        revisions = defined_in(scopes, key) if revision in REVISIONS else REVISIONS
+        if revision in REVISIONS and revision not in revisions:
+            known = tuple(name for name in shape if revision in defined_in(scopes, name))
+            yield Unknown(place + (key,), key, what, known, None, revisions)
             continue
         child = shape[key]
         if child == "meta" and isinstance(item, dict):
@@ -219,16 +323,17 @@ def unknown_keys(value: Any, shape: Shape, place: Place, what: str) -> Iterator[
                     yield Unknown(place + (key, str(name)), str(name), "`_meta`", META_KEYS, miss)
         elif child is not None and child.startswith("[") and isinstance(item, list):
             for index, element in enumerate(item):
-                yield from _nested(element, child[1:-1], place + (key, index))
+                yield from _nested(element, child[1:-1], place + (key, index), revision)
         elif child is not None:
-            yield from _nested(item, child, place + (key,))
+            yield from _nested(item, child, place + (key,), revision)
 
 
-def _nested(value: Any, name: str, place: Place) -> Iterator[Unknown]:
+def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterator[Unknown]:
     shape = shape_of(name, value)
     if shape is not None:
         label = f"a {value['type']} content block" if name == "content" else _LABELS.get(name, f"a {name}")
-        yield from unknown_keys(value, shape, place, label)
+        scopes = ("content", "resource") if name == "content" else (name,)
+        yield from unknown_keys(value, shape, place, label, revision, scopes)
 
 
 _LABELS = {

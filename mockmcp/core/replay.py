@@ -230,7 +230,8 @@ class Replay:
         return job_id in self._jobs
 
     def close(self) -> list[Action]:
-        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned."""
+        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, and
+        replies held for requests the recording answered first go."""
         out: list[Action] = []
         for server_id, job_id in list(self._awaiting.items()):
             job = self._jobs.pop(job_id)
@@ -242,6 +243,10 @@ class Replay:
             self.report.unanswered.append(text)
             out.append(Note(f"mockmcp: {text}"))
         self._awaiting.clear()
+        # Nor can the requests a held reply waits for: it goes now (the host may still be reading).
+        for job in [job for job in self._jobs.values() if job.holding and not job.in_order]:
+            job.in_order = True
+            out.extend(self._advance(job))
         return out
 
     # --- incoming messages --------------------------------------------------------------------

@@ -4,7 +4,10 @@ Theory of operation. A cassette is first loaded exactly as `mockmcp replay` load
 (`cassette.loads`), so lint never accepts what replay refuses; a CassetteError becomes one error
 finding. A cassette that loads is then checked message by message for what the loader lets
 through because replay can serve it anyway: JSON-RPC shapes the format tolerates, MCP result
-shapes (`content`, `isError`, `resultType`), and *layer confusion*, a tool failure recorded as a
+shapes (`content`, `isError`, `resultType`), the keys of MCP's params and results as the protocol
+revision of the message's session defines them (`shapes`; a typo, or a key of another revision),
+a 2026-07-28 request that does not name its version (no host of that revision could match it),
+and *layer confusion*, a tool failure recorded as a
 protocol error or a malformed request answered as a tool error, which hosts treat very
 differently. Two checks read the text itself, because parsing hides what they look for: duplicate
 mapping keys (PyYAML silently keeps the last one) and credentials (see `secrets_scan`; a secret
@@ -87,6 +90,7 @@ class _Context(NamedTuple):
 
     tools: frozenset[str] | None  # names its tools/list results offer; None when it has none
     stateless: bool  # meta.era says the stateless era (2026-07-28)
+    eras: dict[int, dict[str, str | None]]  # each recorded session's eras (`protocol.session_eras`)
 
 
 def lint_paths(paths: Iterable[str]) -> list[Finding]:
@@ -187,24 +191,47 @@ def _data(text: str) -> Any:
 def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     """Checks of each interaction; indices are their places in the file (the valid ones of a broken file)."""
     offered = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
-    context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS)
+    sessions = {interaction.session for interaction in cassette.interactions}
+    eras = {
+        session: protocol.session_eras((i.message, i.response) for i in cassette.interactions if i.session == session)
+        for session in sessions
+    }
+    context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS, eras)
     for index, interaction in zip(indices, cassette.interactions, strict=True):
         yield from _check_interaction(interaction, ("interactions", index), context)
 
 
+def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | None:
+    """The protocol revision an interaction speaks, None when unknown: a 2026-07-28 message's own (its
+    `_meta`), an `initialize` request's own, else the version its session's handshake agreed on (or, in a
+    session without one, its stateless messages name)."""
+    params = interaction.params
+    if protocol.params_era(params) == protocol.STATELESS:
+        return protocol.protocol_version(interaction.message)
+    if interaction.method == protocol.INITIALIZE and isinstance(params, dict):
+        asked = params.get("protocolVersion")
+        return asked if isinstance(asked, str) else None
+    return eras.get(protocol.HANDSHAKE) or eras.get(protocol.STATELESS)
+
+
 def _check_interaction(interaction: Interaction, place: Place, context: _Context) -> Iterator[_Issue]:
     message, response = interaction.message, interaction.response
+    eras = context.eras.get(interaction.session, {})
+    revision = _revision(interaction, eras)
     if message is not None:
-        yield from _check_message(message, place + (interaction.kind,))
+        yield from _check_message(message, place + (interaction.kind,), revision)
+        yield from _check_era_key(interaction, place, eras)
     # Also judged per message: one that speaks the stateless era is held to its rules whatever the
     # meta says (a refused `server/discover` probe of a handshake-era host has no result to judge).
     stateless = context.stateless or protocol.speaks_stateless(message)
     for index, item in enumerate(interaction.server):
-        yield from _check_server_item(item, place + ("server", index), stateless)
+        yield from _check_server_item(item, place + ("server", index), stateless, revision)
     if response is None or message is None:
         return
+    if interaction.method == protocol.INITIALIZE:
+        revision = eras.get(protocol.HANDSHAKE)  # the answer speaks the version the server chose
     yield from _check_response(response, place + ("response",), message.get("id"))
-    yield from _check_result(interaction.method, response, place + ("response",))
+    yield from _check_result(interaction.method, response, place + ("response",), revision)
     result = response.get("result")
     if stateless and isinstance(result, dict):
         yield from _check_result_type(result, place + ("response", "result"))
@@ -212,7 +239,24 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
         yield from _check_tool_call(message, response, place + ("response",), context.tools)
 
 
-def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:
+def _check_era_key(interaction: Interaction, place: Place, eras: dict[str, str | None]) -> Iterator[_Issue]:
+    """A request of a session that speaks only 2026-07-28 must name its version, as such a host's do: the
+    era is part of what replay matches on (see `matching.Matcher.key`), so without it no such host's
+    request ever matches this one."""
+    if interaction.kind != "request" or protocol.HANDSHAKE in eras or protocol.STATELESS not in eras:
+        return
+    if protocol.params_era(interaction.params) == protocol.STATELESS:
+        return
+    version = eras[protocol.STATELESS] or protocol.STATELESS_VERSION
+    problem = (
+        f'a request without `_meta["{protocol.PROTOCOL_VERSION_KEY}"]` in a {version} session: '
+        f"every {version} host's request names its version, so this one is never matched"
+    )
+    fix = f"add `_meta: {{{protocol.PROTOCOL_VERSION_KEY}: '{version}'}}` to its params"
+    yield _Issue(place + (interaction.kind,), WARNING, problem, fix)
+
+
+def _check_message(message: dict[str, Any], place: Place, revision: str | None = None) -> Iterator[_Issue]:
     for key in message:
         if key not in _MESSAGE_KEYS:
             near = shapes.near(str(key), _MESSAGE_KEYS)
@@ -220,8 +264,9 @@ def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:
     method = message.get("method")
     if method in shapes.PARAMS:
         params = message.get("params")
-        for found in shapes.unknown_keys(params, shapes.PARAMS[method], place + ("params",), f"the params of {method}"):
-            yield _unknown(found)
+        what, scopes = f"the params of {method}", ("params", f"params:{method}")
+        for found in shapes.unknown_keys(params, shapes.PARAMS[method], place + ("params",), what, revision, scopes):
+            yield _unknown(found, revision=revision)
     if message.get("jsonrpc", "2.0") != "2.0":
         problem = f'`jsonrpc` is {message["jsonrpc"]!r}; JSON-RPC 2.0 requires "2.0"'
         yield _Issue(
@@ -232,10 +277,10 @@ def _check_message(message: dict[str, Any], place: Place) -> Iterator[_Issue]:
         yield _Issue(place + ("params",), WARNING, problem, "write the params as `key: value` lines")
 
 
-def _check_server_item(item: ServerItem, place: Place, stateless: bool) -> Iterator[_Issue]:
+def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision: str | None) -> Iterator[_Issue]:
     if item.kind == "raw":
         return  # an exact line, meant to be whatever the user wrote
-    yield from _check_message(item.message, place + (item.kind,))
+    yield from _check_message(item.message, place + (item.kind,), revision)
     if item.kind == "request" and stateless:
         problem = f"a server-to-client request in the {protocol.STATELESS_VERSION} era, which has none"
         yield _Issue(
@@ -246,7 +291,7 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool) -> Itera
         )
     if item.response is not None:
         yield from _check_response(item.response, place + ("response",), item.message.get("id"))
-        yield from _check_result(item.message.get("method"), item.response, place + ("response",))
+        yield from _check_result(item.message.get("method"), item.response, place + ("response",), revision)
 
 
 def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> Iterator[_Issue]:
@@ -277,15 +322,38 @@ def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> 
         )
 
 
-def _check_result(method: Any, response: dict[str, Any], place: Place) -> Iterator[_Issue]:
+def _check_result(method: Any, response: dict[str, Any], place: Place, revision: str | None) -> Iterator[_Issue]:
     if method in shapes.RESULTS:
         result = response.get("result")
-        for found in shapes.unknown_keys(result, shapes.RESULTS[method], place + ("result",), f"a {method} result"):
-            yield _unknown(found)
+        article = "an" if str(method)[0] in "aeiou" else "a"
+        what, scopes, at = f"{article} {method} result", ("result", f"result:{method}"), place + ("result",)
+        for found in shapes.unknown_keys(result, shapes.RESULTS[method], at, what, revision, scopes):
+            yield _other_opening(method, found, at, revision) or _unknown(found, revision=revision)
 
 
-def _unknown(found: shapes.Unknown, fix: str = "") -> _Issue:
-    """A key no shape knows: an error when it is a near miss of a known one (a typo), else a warning."""
+def _other_opening(method: str, found: shapes.Unknown, at: Place, revision: str | None) -> _Issue | None:
+    """A key of the other era's opening answer right in the result at `at` (`protocolVersion` in a
+    server/discover result), or None."""
+    revisions, others = shapes.OPENINGS.get(method, ((), {}))
+    instead = others.get(found.key)
+    if instead is None or found.place != at + (found.key,):
+        return None
+    other = next(name for name in shapes.OPENINGS if name != method)
+    problem = (
+        f"`{found.key}` in {found.what} is a key of the {other} result "
+        f"({shapes.revision_span(shapes.OPENINGS[other][0])}); "
+        f"this session speaks {revision or shapes.revision_span(revisions)}"
+    )
+    return _Issue(found.place, WARNING, problem, f"write `{instead}` instead")
+
+
+def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) -> _Issue:
+    """A key no shape knows: an error when it is a near miss of a known one (a typo), else a warning; a
+    key of another protocol revision than the session's, a warning naming the revisions that have it."""
+    if found.revisions:
+        note = shapes.revision_note(found.revisions)
+        problem = f"`{found.key}` in {found.what} is {note}; this session speaks {revision}"
+        return _Issue(found.place, WARNING, problem, f"remove it: a {revision} host does not read it")
     if found.near is not None:
         problem = f"unknown key {found.key!r} in {found.what}; did you mean `{found.near}`?"
         return _Issue(found.place, ERROR, problem, f"rename it `{found.near}`: as it is, no host reads it")
