@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, child_env, served
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, served
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -138,6 +138,35 @@ async def test_a_dozen_sessions_some_at_once_each_replay_as_they_were(tmp_path: 
         report = server.stop()
     assert replayed == live and "remember to buy milk" in live and any("no such file" in text for text in live)
     assert report["misses"] == []
+
+
+def test_a_json_error_answering_a_get_is_not_recorded_as_a_message(tmp_path: Path) -> None:
+    """A target without a GET stream answers GET 405 with a JSON-RPC error body (id null): that is the HTTP
+    layer's answer, not a message of the session, and must not become the answer of a call in flight."""
+    target_cassette = SHIPPED / "notes-session.yaml"  # replayed, it offers no GET stream
+    out = tmp_path / "get.yaml"
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    with served(target_cassette, tmp_path) as target, recording(target.url, out) as url:
+        port = int(url.split(":")[2].split("/")[0])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        accept = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        connection.request("POST", "/mcp", body=json.dumps(init), headers=accept)
+        response = connection.getresponse()
+        session = response.getheader("mcp-session-id")
+        assert response.status == 200 and session
+        response.read()
+        connection.request("GET", "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session})
+        refused = connection.getresponse()
+        assert refused.status == 405 and b"Method Not Allowed" in refused.read()
+        connection.close()
+    recorded = cassette.load(str(out))
+    assert "Method Not Allowed" not in out.read_text()
+    assert [i.method for i in recorded.interactions] == ["initialize"]
 
 
 def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:

@@ -356,7 +356,10 @@ class RecordingProxy(Http11Server):
             self.learn(framing_seen(method, response.status_code, message, seen, self.http.get("framing")))
             return (h11.EndOfMessage(),)
         body = b"".join(upstream.chunks())
-        if body.strip() and headers.get("content-type", "").startswith("application/json"):
+        # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
+        # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
+        answers = method == b"POST" and message is not None
+        if answers and body.strip() and headers.get("content-type", "").startswith("application/json"):
             self.record(SERVER, session, body)
         self.learn(framing_seen(method, response.status_code, message, None, self.http.get("framing")))
         errors = session_error_seen(asked, response.status_code, body)
