@@ -239,7 +239,8 @@ async def test_replay_frames_answers_as_the_recorded_server_did_so_a_refused_eve
     with notes_over_http() as target, recording(target, out) as url:
         assert await calls(url) == (True, "remember to buy milk")
     recorded = cassette.load(str(out))
-    assert recorded.meta["http"] == {"framing": "sse", "get_stream": True}
+    # The SDK client opens its GET stream on its own time: whether the session lasted until then varies.
+    assert recorded.meta["http"] in ({"framing": "sse", "get_stream": True}, {"framing": "sse"})
     with served(out, tmp_path) as server:
         assert await calls(server.url) == (True, "remember to buy milk")
         report = server.stop()
