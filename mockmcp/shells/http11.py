@@ -31,6 +31,7 @@ __all__ = [
     "Listener",
     "MAX_BODY",
     "OUT_OF_RESOURCES",
+    "Responder",
     "TOO_LARGE",
     "Writer",
     "headers_of",
@@ -79,7 +80,25 @@ def no_delay(sock: socket.socket) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-class Writer:
+class Responder:
+    """What both kinds of connection (the proxy's threaded `Writer`, the loop's `Connection`) answer with:
+    `respond` sends a whole response through the connection's own `send`."""
+
+    def send(self, *events: Any) -> None:
+        raise NotImplementedError
+
+    def respond(
+        self,
+        status: int,
+        body: bytes = b"",
+        content_type: str = "application/json",
+        headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
+
+
+class Writer(Responder):
     """One connection's outgoing side; several threads may write an SSE stream, one at a time."""
 
     def __init__(self, sock: socket.socket, conn: h11.Connection) -> None:
@@ -98,16 +117,6 @@ class Writer:
                 self.sock.sendall(data)
             except OSError:
                 self.broken = True
-
-    def respond(
-        self,
-        status: int,
-        body: bytes = b"",
-        content_type: str = "application/json",
-        headers: Iterable[tuple[str, str]] = (),
-    ) -> None:
-        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
-        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""

@@ -36,6 +36,7 @@ from mockmcp.shells.http11 import (
     OUT_OF_RESOURCES,
     TOO_LARGE,
     Listener,
+    Responder,
     headers_of,
     no_delay,
 )
@@ -46,7 +47,7 @@ __all__ = ["Connection", "LoopServer"]
 _PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 
 
-class Connection:
+class Connection(Responder):
     """One client connection: h11's state, what waits to be written, whether it is still there."""
 
     def __init__(self, server: LoopServer, sock: socket.socket) -> None:
@@ -73,16 +74,6 @@ class Connection:
         self._write()
         if not self.broken and self.conn.our_state is h11.DONE:
             self.server.call_later(0.0, self._next_cycle)
-
-    def respond(
-        self,
-        status: int,
-        body: bytes = b"",
-        content_type: str = "application/json",
-        headers: Iterable[tuple[str, str]] = (),
-    ) -> None:
-        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
-        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""
