@@ -1,7 +1,7 @@
 """The fault cookbook of docs/cassette-format.md: each recipe, as written there, replayed to the SDK's host.
 
 A recipe is the YAML block after a `<!-- recipe: NAME -->` line; each is put after a handshake and
-a tools/list that offers `fetch`, replayed by `mockmcp replay`, and met by the official SDK host,
+a tools/list that offers `fetch` (test_faults_sdk's), replayed by `mockmcp replay`, and met by the official SDK host,
 which must see what the document says it sees. A recipe without a check here, or a check whose
 recipe is gone, fails too.
 """
@@ -22,28 +22,13 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from sdk_host import text_of
+from test_faults_sdk import HANDSHAKE  # a handshake and a tools/list that offers fetch (and more)
 
 from mockmcp.cassette import store, validation, yamlfile
 from mockmcp.tools import lint
 
 DOC = ROOT / "docs" / "cassette-format.md"
 RECIPES = dict(re.findall(r"<!-- recipe: ([\w-]+) -->\n```yaml\n(.*?)```", DOC.read_text(), re.S))
-HANDSHAKE = """\
-version: 1
-interactions:
-- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
-  response:
-    result:
-      protocolVersion: '2025-11-25'
-      capabilities: {tools: {}, logging: {}}
-      serverInfo: {name: cookbook, version: '1'}
-- notification: {method: notifications/initialized}
-- request: {method: tools/list}
-  response:
-    result:
-      tools:
-      - {name: fetch, inputSchema: {type: object}}
-"""
 
 Check = Callable[[Client], Awaitable[None]]
 
