@@ -8,29 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import served
-
-LISTEN = """
-version: 1
-interactions:
-- request:
-    id: 4
-    method: subscriptions/listen
-    params:
-      notifications: {resourcesUpdated: ['notes://notes.txt']}
-      _meta:
-        io.modelcontextprotocol/protocolVersion: '2026-07-28'
-        io.modelcontextprotocol/clientInfo: {name: mcp, version: 0.1.0}
-  server:
-  - notification:
-      method: notifications/resources/updated
-      params:
-        uri: notes://notes.txt
-        _meta: {io.modelcontextprotocol/subscriptionId: 4, note: kept}
-  - notification:
-      method: notifications/tools/list_changed
-      params:
-        _meta: {io.modelcontextprotocol/subscriptionId: 4}
-"""
+from test_replay_engine import LISTEN  # a listen with two events tagged with its id
 
 
 def _listen(port: int, listen_id: Any) -> list[dict[str, Any]]:
