@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -73,8 +73,12 @@ class Served:
 
 
 @contextmanager
-def served(cassette: Path, tmp_path: Path, *extra: str) -> Iterator[Served]:
-    """Serve a cassette over HTTP on a port the system picks; the URL is read from the first stderr line."""
+def served(
+    cassette: Path, tmp_path: Path, *extra: str, preexec_fn: Callable[[], Any] | None = None
+) -> Iterator[Served]:
+    """Serve a cassette over HTTP on a port the system picks; the URL is read from the first stderr line.
+
+    `preexec_fn` runs in the child before it starts (a resource limit, say)."""
     report = tmp_path / "report.json"
     proc = subprocess.Popen(
         [*MOCKMCP, "replay", str(cassette), "--http", "0", "--report", str(report), *extra],
@@ -82,6 +86,7 @@ def served(cassette: Path, tmp_path: Path, *extra: str) -> Iterator[Served]:
         text=True,
         env=child_env(),
         cwd=ROOT,
+        preexec_fn=preexec_fn,
     )
     try:
         assert proc.stderr is not None

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import resource
 import select
 import signal
 import socket
-import subprocess
 from pathlib import Path
 
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from conftest import SHIPPED, served
 
 INIT = {
     "jsonrpc": "2.0",
@@ -36,19 +34,8 @@ def _initialize(port: int) -> int:
 
 
 def test_more_connections_than_descriptors_leave_the_server_serving(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [*MOCKMCP, "replay", str(SHIPPED / "notes-session.yaml"), "--http", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-        cwd=ROOT,
-        preexec_fn=_low_descriptor_limit,
-    )
-    try:
-        assert proc.stderr is not None
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", proc.stderr.readline())
-        assert found
-        port = int(found.group(1))
+    with served(SHIPPED / "notes-session.yaml", tmp_path, preexec_fn=_low_descriptor_limit) as server:
+        proc, port = server.proc, server.port
         crowd = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(100)]
         for sock in crowd:  # past the limit these wait in the listen backlog, unaccepted
             sock.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a request, never finished
@@ -60,9 +47,6 @@ def test_more_connections_than_descriptors_leave_the_server_serving(tmp_path: Pa
         _out, err = proc.communicate(timeout=20)
         assert proc.returncode == 0, err
         assert "cannot accept a connection" in err  # it did run out, and said so
-    finally:
-        proc.kill()
-        proc.wait(10)
 
 
 MODERN_CALL = {
@@ -83,18 +67,8 @@ MODERN_CALL = {
 def test_a_stateless_client_that_pipelines_and_never_reads_stalls_no_one_and_sigterm_still_stops(
     tmp_path: Path,
 ) -> None:
-    proc = subprocess.Popen(
-        [*MOCKMCP, "replay", str(SHIPPED / "notes-session-2026.yaml"), "--http", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-        cwd=ROOT,
-    )
-    try:
-        assert proc.stderr is not None
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", proc.stderr.readline())
-        assert found
-        port = int(found.group(1))
+    with served(SHIPPED / "notes-session-2026.yaml", tmp_path) as server:
+        proc, port = server.proc, server.port
         body = json.dumps(MODERN_CALL).encode()
         request = (
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -129,6 +103,3 @@ def test_a_stateless_client_that_pipelines_and_never_reads_stalls_no_one_and_sig
         proc.communicate(timeout=20)
         assert proc.returncode == 0
         greedy.close()
-    finally:
-        proc.kill()
-        proc.wait(10)
