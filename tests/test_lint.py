@@ -689,6 +689,79 @@ def test_a_key_of_another_revision_is_a_warning_naming_the_revision_that_has_it(
     assert finding.fix.startswith("remove it: a ") and finding.fix.endswith(" host does not read it")
 
 
+# (cassette body, the place, the problem's words, the fix): a method, a `_meta` key or a content type
+# of other revisions than the session's, a warning.
+OTHER_REVISION_NAMES = [
+    (
+        DISCOVER + stateless("ping") + "  response: {result: {resultType: complete}}\n",
+        "interactions[1].request.method",
+        "`ping` is a method of 2024-11-05 to 2025-11-25; this session speaks 2026-07-28",
+        "remove it, or record this session against a server that speaks 2024-11-05 to 2025-11-25",
+    ),
+    (
+        init("2025-06-18") + "- request: {method: tasks/list}\n  response: {result: {tasks: []}}\n",
+        "interactions[1].request.method",
+        "`tasks/list` is a 2025-11-25 method; this session speaks 2025-06-18",
+        "remove it, or record this session against a server that speaks 2025-11-25",
+    ),
+    (
+        init("2025-03-26")
+        + "- request: {method: tools/call, params: {name: a}}\n  server:\n"
+        + "  - request: {id: 0, method: elicitation/create, params: {message: m}}\n"
+        + "    response: {result: {action: accept}}\n  response: {result: {content: []}}\n",
+        "interactions[1].server[0].request.method",
+        "`elicitation/create` is a method of 2025-06-18 to 2025-11-25; this session speaks 2025-03-26",
+        "remove it, or record this session against a server that speaks 2025-06-18 to 2025-11-25",
+    ),
+    (
+        init("2025-11-25")
+        + "- request: {method: tools/list, params: {_meta: {io.modelcontextprotocol/logLevel: debug}}}\n"
+        + "  response: {result: {tools: []}}\n",
+        'interactions[1].request.params._meta["io.modelcontextprotocol/logLevel"]',
+        "`io.modelcontextprotocol/logLevel` in `_meta` is a 2026-07-28 key; this session speaks 2025-11-25",
+        "remove it: a 2025-11-25 host does not read it",
+    ),
+    (
+        DISCOVER
+        + stateless("tools/call", "name: a, ")
+        + "  response:\n    result:\n      content: []\n      resultType: complete\n"
+        + "      _meta: {io.modelcontextprotocol/related-task: {}}\n",
+        'interactions[1].response.result._meta["io.modelcontextprotocol/related-task"]',
+        "`io.modelcontextprotocol/related-task` in `_meta` is a 2025-11-25 key; this session speaks 2026-07-28",
+        "remove it: a 2026-07-28 host does not read it",
+    ),
+    (
+        init("2024-11-05") + CALL % "a" + "    result: {content: [{type: audio, data: AA, mimeType: audio/wav}]}\n",
+        "interactions[1].response.result.content[0].type",
+        "`audio` in a content block is a content type of 2025-03-26 and later; this session speaks 2024-11-05",
+        "use one of 2024-11-05's: text, image, resource",
+    ),
+    (
+        init("2025-03-26") + CALL % "a" + "    result: {content: [{type: resource_link, uri: 'file:///a', name: a}]}\n",
+        "interactions[1].response.result.content[0].type",
+        "`resource_link` in a content block is a content type of 2025-06-18 and later; this session speaks 2025-03-26",
+        "use one of 2025-03-26's: text, image, audio, resource",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "place", "words", "fix"),
+    OTHER_REVISION_NAMES,
+    ids=["ping", "tasks", "elicitation", "logLevel", "related-task", "audio", "resource_link"],
+)
+def test_a_method_meta_key_or_content_type_of_another_revision_is_a_warning(
+    body: str, place: str, words: str, fix: str
+) -> None:
+    [finding] = lint.lint_text(HEAD + body, "c.yaml")
+    assert (finding.severity, finding.place, finding.problem, finding.fix) == ("warning", place, words, fix)
+
+
+def test_the_auto_hosts_discover_probe_in_a_handshake_session_is_its_own_revision() -> None:
+    probe = stateless("server/discover") + "  response: {error: {code: -32601, message: Method not found}}\n"
+    assert lint.lint_text(HEAD + probe + init("2025-11-25"), "c.yaml") == []
+
+
 # (cassette body, the place of the key, the problem's words, the fix): the opening answer of one era
 # written with a key of the other's.
 OTHER_OPENING = [
@@ -780,6 +853,12 @@ def test_the_spans_name_revisions_in_order_and_keys_their_shapes_hold() -> None:
                 assert any(key in shape for shape in table.values()), (scope, key)
             elif scope == "content":
                 assert any(key in shape for shape in shapes.CONTENT_TYPES.values()), key
+            elif scope == "content_type":
+                assert key in shapes.CONTENT_TYPES, key
+            elif scope == "meta":
+                assert key in shapes.META_KEYS, key
+            elif scope == "method":
+                assert key in shapes.PARAMS or key.startswith(("tasks/", "notifications/", "subscriptions/")), key
             else:
                 assert key in shapes.SHAPES[scope], (scope, key)
 

@@ -7,6 +7,7 @@ a YAML editor does; mockmcp itself never needs it.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,12 @@ def test_a_cassette_mockmcp_writes_names_the_schema_on_its_first_line(tmp_path: 
     loaded = store.load(str(path))
     store.save(loaded._replace(meta={"description": "x"}), str(path))
     assert path.read_text().startswith("# mine\nversion: 1\n")
+
+
+def test_the_schema_address_is_the_file_in_the_projects_declared_repository() -> None:
+    """The first line of every written cassette points where the project publishes this very file."""
+    declared = re.search(r'^Repository = "https://github\.com/([^"]+)"$', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert declared is not None, "pyproject.toml names no Repository under [project.urls]"
+    published = f"https://raw.githubusercontent.com/{declared[1]}/main/docs/cassette.schema.json"
+    assert published == schema.SCHEMA_URL
+    assert (ROOT / "docs" / "cassette.schema.json").read_text() == schema.text()

@@ -12,7 +12,11 @@ allowed, as the loader allows them (a server may send fields the specification d
 `mockmcp lint` is what reports them.
 
 Every cassette mockmcp writes starts with a `# yaml-language-server: $schema=...` line naming
-`SCHEMA_URL`, so an editor with the YAML extension finds it without any set-up.
+`SCHEMA_URL`, so an editor with the YAML extension finds it without any set-up. That address is
+`docs/cassette.schema.json` in the project's repository, as pyproject.toml's `Repository` names it
+(a test holds the two together), on its main branch: within a format version the schema only ever
+gains keys, so a cassette written by an older mockmcp stays valid against it; a new format version
+would get a file of its own.
 """
 
 from __future__ import annotations

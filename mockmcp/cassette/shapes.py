@@ -23,7 +23,16 @@ revision is known.
 from __future__ import annotations
 
 from mockmcp.namedtuple import NamedTuple
-from mockmcp.protocol import DISCOVER, INITIALIZE, REVISIONS, SERVER_INFO_KEY, STATELESS_VERSION, Place
+from mockmcp.protocol import (
+    DISCOVER,
+    INITIALIZE,
+    PING,
+    REVISIONS,
+    SERVER_INFO_KEY,
+    SPEC_PREFIX,
+    STATELESS_VERSION,
+    Place,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -214,6 +223,7 @@ _MRTR = (STATELESS_VERSION, STATELESS_VERSION)  # 2026-07-28: multi-round-trip r
 _TASKS = ("2025-11-25", "2025-11-25")  # tasks came with 2025-11-25 and went with 2026-07-28
 _SINCE_0618 = ("2025-06-18", STATELESS_VERSION)
 _SINCE_1125 = ("2025-11-25", STATELESS_VERSION)
+_HANDSHAKE = (REVISIONS[0], REVISIONS[REVISIONS.index(STATELESS_VERSION) - 1])
 _NAMED = {"title": _SINCE_0618, "icons": _SINCE_1125, "_meta": _SINCE_0618}
 SPANS: dict[str, dict[str, tuple[str, str]]] = {
     "result": dict.fromkeys(("resultType", "inputRequests", "requestState"), _MRTR),
@@ -245,6 +255,26 @@ SPANS: dict[str, dict[str, tuple[str, str]]] = {
     "resource_contents": {"_meta": _SINCE_0618},
     "root": {"_meta": _SINCE_0618},
     "content": {"_meta": _SINCE_0618},
+    # Not keys of a shape, but judged the same way: a content block's `type`, a `_meta` key MCP
+    # defines, a message's `method` (what PROTOCOL's eras say: no `initialize`, `ping`,
+    # `logging/setLevel` or server-to-client request in 2026-07-28; tasks only in 2025-11-25).
+    "content_type": {"audio": ("2025-03-26", STATELESS_VERSION), "resource_link": _SINCE_0618},
+    "meta": {
+        **dict.fromkeys((key for key in META_KEYS if key.startswith(SPEC_PREFIX)), _MRTR),
+        f"{SPEC_PREFIX}related-task": _TASKS,
+    },
+    "method": {
+        **dict.fromkeys(
+            (INITIALIZE, PING, "logging/setLevel", "notifications/initialized", "sampling/createMessage", "roots/list"),
+            _HANDSHAKE,
+        ),
+        "elicitation/create": ("2025-06-18", "2025-11-25"),
+        "notifications/elicitation/complete": _SINCE_1125,
+        **dict.fromkeys(
+            ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status"), _TASKS
+        ),
+        **dict.fromkeys((DISCOVER, "subscriptions/listen"), _MRTR),
+    },
 }
 
 
@@ -266,9 +296,9 @@ def revision_span(revisions: tuple[str, ...]) -> str:
     return f"{revisions[0]} to {revisions[-1]}"
 
 
-def revision_note(revisions: tuple[str, ...]) -> str:
-    """`a 2026-07-28 key`, `a key of 2025-06-18 and later`, `a key of 2025-03-26 to 2025-11-25`."""
-    return f"a {revisions[0]} key" if len(revisions) == 1 else f"a key of {revision_span(revisions)}"
+def revision_note(revisions: tuple[str, ...], noun: str = "key") -> str:
+    """`a 2026-07-28 key`, `a key of 2025-06-18 and later`, `a method of 2025-03-26 to 2025-11-25`."""
+    return f"a {revisions[0]} {noun}" if len(revisions) == 1 else f"a {noun} of {revision_span(revisions)}"
 
 
 # A session's opening answer in each era: `initialize`'s in the handshake era, `server/discover`'s in
@@ -285,7 +315,8 @@ OPENINGS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
 
 class Unknown(NamedTuple):
     """A key no shape knows: where it is, in what (`a tools/call result`), the known keys, a near miss;
-    or a key of other revisions than the message's own (`revisions` names them; empty otherwise)."""
+    or a key (or content type) of other revisions than the message's own (`revisions` names them;
+    empty otherwise)."""
 
     place: Place
     key: str
@@ -293,6 +324,7 @@ class Unknown(NamedTuple):
     known: tuple[str, ...]
     near: str | None
     revisions: tuple[str, ...] = ()
+    noun: str = "key"  # what `key` is: a key, or a content block's `type` ("content type")
 
 
 def unknown_keys(
@@ -317,10 +349,13 @@ def unknown_keys(
             continue
         child = shape[key]
         if child == "meta" and isinstance(item, dict):
-            for name in item:
-                miss = near(str(name), META_KEYS)
-                if miss is not None and str(name) not in META_KEYS:
-                    yield Unknown(place + (key, str(name)), str(name), "`_meta`", META_KEYS, miss)
+            for name in map(str, item):
+                if name in META_KEYS:
+                    revisions = defined_in(("meta",), name)
+                    if revision in REVISIONS and revision not in revisions:
+                        yield Unknown(place + (key, name), name, "`_meta`", META_KEYS, None, revisions)
+                elif (miss := near(name, META_KEYS)) is not None:
+                    yield Unknown(place + (key, name), name, "`_meta`", META_KEYS, miss)
         elif child is not None and child.startswith("[") and isinstance(item, list):
             for index, element in enumerate(item):
                 yield from _nested(element, child[1:-1], place + (key, index), revision)
@@ -330,6 +365,12 @@ def unknown_keys(
 
 def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterator[Unknown]:
     shape = shape_of(name, value)
+    if shape is not None and name == "content" and revision in REVISIONS:
+        revisions = defined_in(("content_type",), value["type"])
+        if revision not in revisions:
+            known = tuple(kind for kind in CONTENT_TYPES if revision in defined_in(("content_type",), kind))
+            yield Unknown(place + ("type",), value["type"], "a content block", known, None, revisions, "content type")
+            return
     if shape is not None:
         label = f"a {value['type']} content block" if name == "content" else _LABELS.get(name, f"a {name}")
         scopes = ("content", "resource") if name == "content" else (name,)

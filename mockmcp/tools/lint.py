@@ -262,6 +262,7 @@ def _check_message(message: dict[str, Any], place: Place, revision: str | None =
             near = shapes.near(str(key), _MESSAGE_KEYS)
             yield _unknown(shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC message", _MESSAGE_KEYS, near))
     method = message.get("method")
+    yield from _check_method(method, place + ("method",), revision)
     if method in shapes.PARAMS:
         params = message.get("params")
         what, scopes = f"the params of {method}", ("params", f"params:{method}")
@@ -275,6 +276,18 @@ def _check_message(message: dict[str, Any], place: Place, revision: str | None =
     if isinstance(message.get("params"), list):
         problem = "`params` is a list; MCP params are always an object"
         yield _Issue(place + ("params",), WARNING, problem, "write the params as `key: value` lines")
+
+
+def _check_method(method: Any, place: Place, revision: str | None) -> Iterator[_Issue]:
+    """A method the session's protocol revision does not have (`ping` in 2026-07-28, `tasks/get` before
+    2025-11-25): replayed as written, but no host of that revision sends or answers it."""
+    if revision not in protocol.REVISIONS or not isinstance(method, str):
+        return
+    revisions = shapes.defined_in(("method",), method)
+    if revision not in revisions:
+        problem = f"`{method}` is {shapes.revision_note(revisions, 'method')}; this session speaks {revision}"
+        fix = f"remove it, or record this session against a server that speaks {shapes.revision_span(revisions)}"
+        yield _Issue(place, WARNING, problem, fix)
 
 
 def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision: str | None) -> Iterator[_Issue]:
@@ -351,8 +364,10 @@ def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) 
     """A key no shape knows: an error when it is a near miss of a known one (a typo), else a warning; a
     key of another protocol revision than the session's, a warning naming the revisions that have it."""
     if found.revisions:
-        note = shapes.revision_note(found.revisions)
+        note = shapes.revision_note(found.revisions, found.noun)
         problem = f"`{found.key}` in {found.what} is {note}; this session speaks {revision}"
+        if found.noun != "key":
+            return _Issue(found.place, WARNING, problem, f"use one of {revision}'s: {', '.join(found.known)}")
         return _Issue(found.place, WARNING, problem, f"remove it: a {revision} host does not read it")
     if found.near is not None:
         problem = f"unknown key {found.key!r} in {found.what}; did you mean `{found.near}`?"
