@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, served
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, served, streams_seen
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -318,10 +318,39 @@ async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_a
         live = await call(url)
     assert live == "delete: accept {'confirm': True}"
     [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    answer = {"result": {"action": "accept", "content": {"confirm": True}}}
     assert [(item.kind, item.message["method"], item.response) for item in asked.server] == [
-        ("request", "elicitation/create", {"result": {"action": "accept", "content": {"confirm": True}}})
+        ("notification", "notifications/message", None),
+        ("notification", "notifications/message", None),
+        ("request", "elicitation/create", answer),
     ]
     with served(out, tmp_path) as server:
         assert await call(server.url) == live
         report = server.stop()
     assert questions == ["Really delete?"] * 2 and report["misses"] == []
+
+
+@pytest.mark.slow
+def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on_replay(tmp_path: Path) -> None:
+    """Watched by hand on both streams: the server logs once on the call's stream, then logs and asks on
+    the GET stream; through the proxy and on replay of what it recorded, each comes where it came."""
+    out = tmp_path / "get.yaml"
+    params = {"name": "confirm", "arguments": {"what": "x"}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+    answer = {"result": {"action": "accept", "content": {"confirm": True}}}
+    with notes_over_http(ROOT / "tests" / "servers" / "get_stream.py") as target, recording(target, out) as url:
+        live = streams_seen(url, call, answer)
+    assert live == {
+        "get": ["notifications/message", "elicitation/create"],
+        "post": ["notifications/message", "reply"],
+    }
+    [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    assert [(item.message["params"].get("data"), item.stream) for item in asked.server] == [
+        ("x needs a confirmation", None),
+        ("asking about x", "get"),
+        (None, "get"),
+    ]
+    with served(out, tmp_path) as server:
+        assert streams_seen(server.url, call, answer) == live
+        report = server.stop()
+    assert report["misses"] == [] and report["mismatches"] == []

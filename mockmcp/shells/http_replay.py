@@ -8,6 +8,8 @@ for it (its `Send.request`) is gathered on that request's stream: when the reply
 it goes back as one JSON body, otherwise as an SSE stream that carries the interaction's server
 messages, then the reply, and ends. Messages that belong to no request (unsolicited ones, or those
 a client notification causes) go to the session's GET stream, held back until the client opens it.
+A request's server message that the recorded server sent on its GET stream (`stream: get`) goes on
+the GET stream too when the client has one open, else on the request's own stream, with a note.
 Timers (`Wake`) are timers on the loop; nothing runs concurrently, so nothing is locked.
 
 Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
@@ -28,7 +30,7 @@ from typing import Any, TextIO
 import h11
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import Cassette
+from mockmcp.cassette.model import GET_STREAM, Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
@@ -117,6 +119,15 @@ class _LiveSession:
                 self.server.end(self, abort=True)
 
     def _route(self, send: Send) -> None:
+        if send.stream == GET_STREAM and send.request is not None:
+            if self.standalone_open():
+                assert self.standalone is not None
+                self.standalone.event(send.data)  # a stateless session, whose ids are aliased, has no GET stream
+                return
+            self.server.note(
+                f"mockmcp: {_what(send.data)} was recorded on the GET stream; the host has no GET stream "
+                f"open, so it went on the stream of its request {self.aliases.get(send.request, send.request)!r}"
+            )
         stream = self.streams.get(send.request) if send.request is not None else None
         if stream is None and send.request is None and self.batches and send.data.startswith(b"["):
             stream = self._batch_of(send.data)
@@ -189,7 +200,10 @@ class HttpReplay(LoopServer):
         self.finished: list[Report] = []
         super().__init__(listen, allow_hosts)
         self.framing = Framing.of(cassette.meta)
-        unsolicited = any(i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions)
+        unsolicited = any(
+            i.kind == "server" or (i.kind == "notification" and i.server) or any(s.stream for s in i.server)
+            for i in cassette.interactions
+        )
         # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
         self.get_stream = unsolicited if self.framing.get_stream is None else self.framing.get_stream
 
@@ -361,3 +375,12 @@ class HttpReplay(LoopServer):
             return
         self.end(session)
         writer.respond(200)
+
+
+def _what(data: bytes) -> str:
+    """A server message in a note: its method, or that it is a raw line."""
+    try:
+        method = jsonrpc.parse(data).get("method")
+    except (ValueError, AttributeError):
+        method = None
+    return method if isinstance(method, str) else "a raw line"
