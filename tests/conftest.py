@@ -119,10 +119,11 @@ def sse_messages(text: str) -> list[Any]:
     return [json.loads(data) for data in datas if data]
 
 
-def streams_seen(url: str, call: dict[str, Any], answer: dict[str, Any], get: bool = True) -> dict[str, list[str]]:
+def streams_seen(url: str, call: dict[str, Any], answer: dict[str, Any], get: bool = True) -> dict[str, Any]:
     """Run `call` in a session of its own (after initialize), with the session's GET stream open first
     when `get`, answering each server request with `answer`, until the call's reply. Returns what came
-    on each stream ("get", and "post": the call's), in order: each message's method, or "reply"."""
+    on each stream ("get", and "post": the call's), in order: each message's method, or "reply"; and
+    the content type of the call's answer ("type": JSON or SSE)."""
     import http.client
     import queue
     import socket
@@ -155,9 +156,14 @@ def streams_seen(url: str, call: dict[str, Any], answer: dict[str, Any], get: bo
 
     arrivals: queue.Queue[tuple[str, Any]] = queue.Queue()
     readers: list[threading.Thread] = []
+    types: dict[str, str | None] = {}
 
-    def read(name: str, response: http.client.HTTPResponse) -> None:
+    def read(name: str, opened: Callable[[], http.client.HTTPResponse]) -> None:
         try:
+            response = opened()  # a server answering with JSON sends nothing before its reply
+            types[name] = response.getheader("content-type")
+            if response.status != 200:
+                arrivals.put((name, {"status": response.status, "body": response.read().decode()}))
             for message in messages(response):
                 arrivals.put((name, message))
         except (OSError, ValueError):  # the stream is closed under it when the call is over
@@ -170,18 +176,20 @@ def streams_seen(url: str, call: dict[str, Any], answer: dict[str, Any], get: bo
         [result] = [m for m in messages(opened) if m.get("id") == 1]
         headers["mcp-protocol-version"] = result["result"]["protocolVersion"]
         assert send("POST", {"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
-        streams = ([("get", send("GET"))] if get else []) + [("post", send("POST", call))]  # GET open first
-        for name, response in streams:
-            assert response.status == 200, response.read()
-            readers.append(threading.Thread(target=read, args=(name, response), daemon=True))
+        streams: list[tuple[str, Callable[[], http.client.HTTPResponse]]] = [("post", lambda: send("POST", call))]
+        if get:
+            stream = send("GET")  # open before the call is made
+            streams.insert(0, ("get", lambda: stream))
+        for name, opened in streams:
+            readers.append(threading.Thread(target=read, args=(name, opened), daemon=True))
             readers[-1].start()
-        seen: dict[str, list[str]] = {"get": [], "post": []}  # two streams: no order between them
+        seen: dict[str, Any] = {"get": [], "post": []}
         while True:
             name, message = arrivals.get(timeout=20)
-            if "method" not in message:
+            if "method" not in message:  # two streams: no order between them, only within each
                 assert message.get("id") == call["id"], message
                 seen[name].append("reply")
-                return seen
+                return {**seen, "type": types["post"]}
             seen[name].append(message["method"])
             if "id" in message:
                 assert send("POST", {"jsonrpc": "2.0", "id": message["id"], **answer}).status == 202

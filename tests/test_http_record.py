@@ -27,11 +27,11 @@ pytestmark = pytest.mark.anyio
 
 
 @contextmanager
-def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py") -> Iterator[str]:
-    """The example SDK server (or another) over Streamable HTTP, on a port the system picks (never one
-    probed and let go)."""
+def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *options: str) -> Iterator[str]:
+    """The example SDK server (or another, with these options) over Streamable HTTP, on a port the
+    system picks (never one probed and let go)."""
     server = subprocess.Popen(
-        [sys.executable, str(script), "--http", "0"],
+        [sys.executable, str(script), "--http", "0", *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -331,22 +331,29 @@ async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_a
 
 
 @pytest.mark.slow
-def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on_replay(tmp_path: Path) -> None:
-    """Watched by hand on both streams: the server logs once on the call's stream, then logs and asks on
-    the GET stream; through the proxy and on replay of what it recorded, each comes where it came."""
+@pytest.mark.parametrize("framing", ["sse", "json"])
+def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on_replay(
+    framing: str, tmp_path: Path
+) -> None:
+    """Watched by hand on both streams: the server logs once on the call's stream (not in JSON, where
+    the SDK drops it), then logs and asks on the GET stream; through the proxy and on replay of what
+    it recorded, each comes where it came, and the call is answered with SSE or JSON alike."""
     out = tmp_path / "get.yaml"
     params = {"name": "confirm", "arguments": {"what": "x"}}
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
     answer = {"result": {"action": "accept", "content": {"confirm": True}}}
-    with notes_over_http(ROOT / "tests" / "servers" / "get_stream.py") as target, recording(target, out) as url:
+    script = ROOT / "tests" / "servers" / "get_stream.py"
+    with notes_over_http(script, f"--{framing}") as target, recording(target, out) as url:
         live = streams_seen(url, call, answer)
+    on_its_stream = ["notifications/message"] if framing == "sse" else []
     assert live == {
         "get": ["notifications/message", "elicitation/create"],
-        "post": ["notifications/message", "reply"],
+        "post": [*on_its_stream, "reply"],
+        "type": "text/event-stream" if framing == "sse" else "application/json",
     }
     [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
     assert [(item.message["params"].get("data"), item.stream) for item in asked.server] == [
-        ("x needs a confirmation", None),
+        *[("x needs a confirmation", None)] * len(on_its_stream),
         ("asking about x", "get"),
         (None, "get"),
     ]

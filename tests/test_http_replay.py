@@ -300,10 +300,11 @@ def test_a_question_recorded_on_the_get_stream_is_asked_there_when_the_host_has_
         seen = streams_seen(server.url, CONFIRM, {"result": {"action": "accept", "content": {}}}, get=get)
         server.proc.send_signal(signal.SIGTERM)
         _out, err = server.proc.communicate(timeout=20)
+    sse = "text/event-stream"
     if get:
-        assert seen == {"get": ["elicitation/create"], "post": ["notifications/message", "reply"]}
+        assert seen == {"get": ["elicitation/create"], "post": ["notifications/message", "reply"], "type": sse}
     else:
-        assert seen == {"get": [], "post": ["notifications/message", "elicitation/create", "reply"]}
+        assert seen == {"get": [], "post": ["notifications/message", "elicitation/create", "reply"], "type": sse}
     fell_back = "elicitation/create was recorded on the GET stream; the host has no GET stream open, so it went on the "
     assert (fell_back + "stream of its request 7" in err) is not get
     report = json.loads(server.report.read_text())

@@ -3,7 +3,10 @@ the stream of the call that needs the answer, as the SDK's server does with a me
 its session without a related request (`ServerSession.send_log_message`, `elicit_form`); and logs
 once through the call's context, which rides the call's own stream.
 
-    python tests/servers/get_stream.py --http PORT    (0: any free port; uvicorn logs the one it took)
+    python tests/servers/get_stream.py --http PORT [--json]    (0: any free port; uvicorn logs the one it took)
+
+With --json it answers each request with one JSON body, as `json_response=True` makes the SDK's
+server do: what is related to the call is then dropped, what goes on the GET stream still goes.
 """
 
 from __future__ import annotations
@@ -26,4 +29,4 @@ async def confirm(what: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), json_response="--json" in sys.argv)
