@@ -96,3 +96,111 @@ def served(
     finally:
         proc.kill()
         proc.wait(10)
+
+
+# --- a Streamable HTTP client by hand, which sees the stream each server message comes on -------
+
+HANDSHAKE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "by-hand", "version": "1"},
+    },
+}
+
+
+def sse_messages(text: str) -> list[Any]:
+    """The JSON messages in the data of an SSE body's events (events without data are left out)."""
+    events = (event.splitlines() for event in text.replace("\r\n", "\n").split("\n\n"))
+    datas = ("\n".join(line[5:].removeprefix(" ") for line in lines if line.startswith("data:")) for lines in events)
+    return [json.loads(data) for data in datas if data]
+
+
+def streams_seen(url: str, call: dict[str, Any], answer: dict[str, Any], get: bool = True) -> dict[str, Any]:
+    """Run `call` in a session of its own (after initialize), with the session's GET stream open first
+    when `get`, answering each server request with `answer`, until the call's reply. Returns what came
+    on each stream ("get", and "post": the call's), in order: each message's method, or "reply"; and
+    the content type of the call's answer ("type": JSON or SSE)."""
+    import http.client
+    import queue
+    import socket
+    import threading
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    connections: list[http.client.HTTPConnection] = []
+
+    def send(method: str, body: Any = None) -> http.client.HTTPResponse:
+        connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=20)
+        connections.append(connection)
+        connection.request(method, where.path, body=None if body is None else json.dumps(body), headers=headers)
+        return connection.getresponse()
+
+    def messages(response: http.client.HTTPResponse) -> Iterator[Any]:
+        """Each message of a JSON body, or of an SSE stream's events as they come."""
+        if not (response.getheader("content-type") or "").startswith("text/event-stream"):
+            yield json.loads(response.read())
+            return
+        event: list[str] = []
+        for line in iter(response.readline, b""):
+            text = line.decode().rstrip("\r\n")
+            if text:
+                event.append(text)
+                continue
+            yield from sse_messages("\n".join(event))
+            event = []
+
+    arrivals: queue.Queue[tuple[str, Any]] = queue.Queue()
+    readers: list[threading.Thread] = []
+    types: dict[str, str | None] = {}
+
+    def read(name: str, opened: Callable[[], http.client.HTTPResponse]) -> None:
+        try:
+            response = opened()  # a server answering with JSON sends nothing before its reply
+            types[name] = response.getheader("content-type")
+            if response.status != 200:
+                arrivals.put((name, {"status": response.status, "body": response.read().decode()}))
+            for message in messages(response):
+                arrivals.put((name, message))
+        except (OSError, ValueError):  # the stream is closed under it when the call is over
+            pass
+
+    try:
+        opened = send("POST", HANDSHAKE)
+        assert opened.status == 200
+        headers["mcp-session-id"] = opened.getheader("mcp-session-id") or ""
+        [result] = [m for m in messages(opened) if m.get("id") == 1]
+        headers["mcp-protocol-version"] = result["result"]["protocolVersion"]
+        assert send("POST", {"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
+        streams: list[tuple[str, Callable[[], http.client.HTTPResponse]]] = [("post", lambda: send("POST", call))]
+        if get:
+            stream = send("GET")  # open before the call is made
+            streams.insert(0, ("get", lambda: stream))
+        for name, opened in streams:
+            readers.append(threading.Thread(target=read, args=(name, opened), daemon=True))
+            readers[-1].start()
+        seen: dict[str, Any] = {"get": [], "post": []}
+        while True:
+            name, message = arrivals.get(timeout=20)
+            if "method" not in message:  # two streams: no order between them, only within each
+                assert message.get("id") == call["id"], message
+                seen[name].append("reply")
+                return {**seen, "type": types["post"]}
+            seen[name].append(message["method"])
+            if "id" in message:
+                assert send("POST", {"jsonrpc": "2.0", "id": message["id"], **answer}).status == 202
+    finally:
+        for connection in connections:  # a shutdown wakes a reader blocked on its stream (a close would not)
+            if connection.sock is not None:
+                try:
+                    connection.sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        for reader in readers:
+            reader.join(10)
+        for connection in connections:
+            connection.close()

@@ -105,6 +105,13 @@ BROKEN = [
         "quote",
     ),
     (
+        HEAD + "- request: {method: x}\n  server:\n  - notification: {method: y}\n    stream: post\n",
+        6,
+        "interactions[0].server[0].stream",
+        "unknown `stream` 'post'",
+        "`stream: get` for the session's GET stream, or leave it out",
+    ),
+    (
         HEAD + "- request: {method: x, params: [1]}\n  response: {result: {}}\n- request: {method: y, params: 3}\n",
         5,
         "interactions[1].request.params",

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import served
+from conftest import served, sse_messages
 from mcp import Client
 from sdk_host import text_of
 
@@ -219,6 +219,31 @@ def test_a_server_that_offered_no_get_stream_gets_405(tmp_path: Path) -> None:
         answer.read()
         refused = raw(server.port, "GET", headers={"mcp-session-id": session})
         assert refused.status == 405 and "offered no GET stream" in json.loads(refused.read())["error"]["message"]
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("http", "content_type"),
+    [({"framing": "json"}, "application/json"), (None, "application/json"), ({"framing": "sse"}, "text/event-stream")],
+)
+def test_a_slow_lone_reply_is_framed_as_a_quick_one(
+    http: dict[str, Any] | None, content_type: str, tmp_path: Path
+) -> None:
+    """A server that answers a lone reply with JSON does so however long it takes: the answer
+    begins when the reply is known (or a message comes first), not at once as a stream."""
+    path = write(tmp_path, http)
+    data = json.loads(path.read_text())
+    data["interactions"][2]["delay"] = 0.3  # tools/list
+    path.write_text(json.dumps(data))
+    with served(path, tmp_path) as server:
+        answer = raw(server.port, "POST", INIT)
+        session = answer.getheader("mcp-session-id") or ""
+        answer.read()
+        slow = raw(server.port, "POST", {**REQUEST, "id": 5}, {"mcp-session-id": session})
+        assert (slow.status, slow.getheader("content-type")) == (200, content_type)
+        body = slow.read().decode()
+        [reply] = [json.loads(body)] if content_type == "application/json" else sse_messages(body)
+        assert reply == {"jsonrpc": "2.0", "id": 5, "result": {"tools": [TOOL]}}
         server.stop()
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, served
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, served, streams_seen
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -27,11 +27,11 @@ pytestmark = pytest.mark.anyio
 
 
 @contextmanager
-def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py") -> Iterator[str]:
-    """The example SDK server (or another) over Streamable HTTP, on a port the system picks (never one
-    probed and let go)."""
+def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *options: str) -> Iterator[str]:
+    """The example SDK server (or another, with these options) over Streamable HTTP, on a port the
+    system picks (never one probed and let go)."""
     server = subprocess.Popen(
-        [sys.executable, str(script), "--http", "0"],
+        [sys.executable, str(script), "--http", "0", *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -318,10 +318,46 @@ async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_a
         live = await call(url)
     assert live == "delete: accept {'confirm': True}"
     [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    answer = {"result": {"action": "accept", "content": {"confirm": True}}}
     assert [(item.kind, item.message["method"], item.response) for item in asked.server] == [
-        ("request", "elicitation/create", {"result": {"action": "accept", "content": {"confirm": True}}})
+        ("notification", "notifications/message", None),
+        ("notification", "notifications/message", None),
+        ("request", "elicitation/create", answer),
     ]
     with served(out, tmp_path) as server:
         assert await call(server.url) == live
         report = server.stop()
     assert questions == ["Really delete?"] * 2 and report["misses"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framing", ["sse", "json"])
+def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on_replay(
+    framing: str, tmp_path: Path
+) -> None:
+    """Watched by hand on both streams: the server logs once on the call's stream (not in JSON, where
+    the SDK drops it), then logs and asks on the GET stream; through the proxy and on replay of what
+    it recorded, each comes where it came, and the call is answered with SSE or JSON alike."""
+    out = tmp_path / "get.yaml"
+    params = {"name": "confirm", "arguments": {"what": "x"}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+    answer = {"result": {"action": "accept", "content": {"confirm": True}}}
+    script = ROOT / "tests" / "servers" / "get_stream.py"
+    with notes_over_http(script, f"--{framing}") as target, recording(target, out) as url:
+        live = streams_seen(url, call, answer)
+    on_its_stream = ["notifications/message"] if framing == "sse" else []
+    assert live == {
+        "get": ["notifications/message", "elicitation/create"],
+        "post": [*on_its_stream, "reply"],
+        "type": "text/event-stream" if framing == "sse" else "application/json",
+    }
+    [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
+    assert [(item.message["params"].get("data"), item.stream) for item in asked.server] == [
+        *[("x needs a confirmation", None)] * len(on_its_stream),
+        ("asking about x", "get"),
+        (None, "get"),
+    ]
+    with served(out, tmp_path) as server:
+        assert streams_seen(server.url, call, answer) == live
+        report = server.stop()
+    assert report["misses"] == [] and report["mismatches"] == []

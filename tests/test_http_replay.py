@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, SHIPPED, child_env, served
+from conftest import MOCKMCP, NOTES_SESSION, SHIPPED, child_env, served, streams_seen
 from mcp import Client
 from sdk_host import connect, full_session, text_of
 
@@ -264,3 +265,47 @@ def test_a_signal_storm_never_stops_the_report(tmp_path: Path) -> None:
         assert json.loads(server.report.read_text())["interactions"] > 0
         # Once the report is written, a signal may still end the exiting process: as a signal's, or cleanly.
         assert server.proc.returncode in (0, -signal.SIGTERM)
+
+
+# The session `streams_seen` opens (initialize is matched on its method alone), then a call that logs on
+# its own stream and asks on the GET stream.
+ASKS_ON_GET = """
+version: 1
+meta: {http: {framing: sse, get_stream: true}}
+interactions:
+- request: {id: 1, method: initialize}
+  response:
+    result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: asks, version: '1'}}
+- notification: {method: notifications/initialized}
+- request: {id: 2, method: tools/call, params: {name: confirm, arguments: {}}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: asking}}
+  - request: {id: 0, method: elicitation/create, params: {mode: form, message: Sure?, requestedSchema: {type: object}}}
+    response: {result: {action: accept, content: {}}}
+    stream: get
+  response: {result: {content: [{type: text, text: done}]}}
+"""
+CONFIRM = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "confirm", "arguments": {}}}
+
+
+@pytest.mark.parametrize("get", [True, False])
+def test_a_question_recorded_on_the_get_stream_is_asked_there_when_the_host_has_it_open(
+    get: bool, tmp_path: Path
+) -> None:
+    """`stream: get` sends that server item on the session's GET stream; the log before it stays on
+    the call's stream, as recorded. A host without a GET stream open gets it on the call's, with a note."""
+    path = tmp_path / "asks.yaml"
+    path.write_text(ASKS_ON_GET)
+    with served(path, tmp_path) as server:
+        seen = streams_seen(server.url, CONFIRM, {"result": {"action": "accept", "content": {}}}, get=get)
+        server.proc.send_signal(signal.SIGTERM)
+        _out, err = server.proc.communicate(timeout=20)
+    sse = "text/event-stream"
+    if get:
+        assert seen == {"get": ["elicitation/create"], "post": ["notifications/message", "reply"], "type": sse}
+    else:
+        assert seen == {"get": [], "post": ["notifications/message", "elicitation/create", "reply"], "type": sse}
+    fell_back = "elicitation/create was recorded on the GET stream; the host has no GET stream open, so it went on the "
+    assert (fell_back + "stream of its request 7" in err) is not get
+    report = json.loads(server.report.read_text())
+    assert report["misses"] == [] and report["mismatches"] == [] and report["withheld"] == []

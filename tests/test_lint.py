@@ -220,6 +220,14 @@ BROKEN = [
         "warning",
         "server-to-client request in the 2026-07-28 era",
     ),
+    (
+        STATELESS + "- request: {method: tools/call, params: {name: a}}\n  server:\n  - notification: {method: n}\n"
+        "    stream: get\n  response:\n    result: {content: [], resultType: complete}\n",
+        7,
+        "interactions[0].server[0].stream",
+        "warning",
+        "`stream: get` in the 2026-07-28 era, which has no GET stream",
+    ),
     # Layer confusion:
     (
         TOOLS + CALL % "read_file" + "    error: {code: -32603, message: disk full}\n",

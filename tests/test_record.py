@@ -638,3 +638,20 @@ def test_replay_of_a_cassette_that_only_has_a_journal_points_to_recover(tmp_path
     assert recovered.returncode == 0
     assert f"the journal held no interaction, so no cassette was written to {out}".encode() in recovered.stderr
     assert not out.exists() and not Path(str(out) + ".journal").exists()
+
+
+def test_the_journal_keeps_which_stream_a_server_line_came_on(tmp_path: Path) -> None:
+    """`"r"` names a request's POST stream, `"g"` the session's GET stream; the cassette built from the
+    journal (at the end, or by `recover`) files and marks them as the recorder does."""
+    from mockmcp.shells import journal as journals
+
+    path = str(tmp_path / "c.yaml.journal")
+    journal = journals.Journal(path, {"mode": "all", "meta": {}})
+    journal.append("client", 0.0, [CALL.strip()])
+    journal.append("server", 0.1, [b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":1}}'], stream=1)
+    journal.append("server", 0.2, [b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":2}}'], get=True)
+    journal.append("server", 0.3, [b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}'], stream=1)
+    journal.close()
+    assert [json.loads(line).get("g") for line in Path(path).read_text().splitlines()[1:]] == [None, None, 1, None]
+    [call] = journals.read(path).cassette.interactions
+    assert [(item.message["params"]["data"], item.stream) for item in call.server] == [(1, None), (2, "get")]

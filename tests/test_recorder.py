@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from mockmcp.cassette import store as cassette
+from mockmcp.cassette import validation
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 
 
@@ -177,3 +178,33 @@ def test_what_comes_on_a_request_s_stream_belongs_to_that_request() -> None:
         ("request", "elicitation/create", True),
         ("notification", "notifications/message", False),  # rule 4: no stream named, the next answered
     ]
+
+
+def test_what_comes_on_the_get_stream_is_filed_by_the_other_rules_and_marked_so() -> None:
+    """Over Streamable HTTP a server may ask or log on the session's GET stream while a call waits:
+    filed under the call (the next answered, or by its progress token) and marked `stream: get`,
+    so replay sends it there again; on a notification's or an unprompted interaction it is not."""
+    recorder = Recorder({})
+    lines: list[tuple[str, Any, Any, bool]] = [
+        (CLIENT, note("notifications/initialized"), None, False),
+        (SERVER, req(0, "roots/list"), None, True),  # rule 5: every message of its own goes on the GET stream
+        (CLIENT, res(0, {"roots": []}), None, False),
+        (CLIENT, req(1, "tools/call", {"name": "confirm", "_meta": {"progressToken": "t"}}), None, False),
+        (SERVER, note("notifications/message", {"level": "info", "data": "on its stream"}), 1, False),
+        (SERVER, note("notifications/progress", {"progressToken": "t", "progress": 1}), None, True),  # rule 1
+        (SERVER, req(1, "elicitation/create", {"message": "Sure?"}), None, True),  # rule 4
+        (CLIENT, res(1, {"action": "accept", "content": {}}), None, False),
+        (SERVER, res(1, {"content": []}), 1, False),
+        (SERVER, note("notifications/tools/list_changed"), None, True),  # rule 6
+    ]
+    for at, (direction, message, stream, get) in enumerate(lines):
+        recorder.feed(direction, json.dumps(message).encode(), float(at), stream, get)
+    made = recorder.cassette()
+    assert [[(item.message["method"], item.stream) for item in i.server] for i in made.interactions] == [
+        [("roots/list", None)],
+        [("notifications/message", None), ("notifications/progress", "get"), ("elicitation/create", "get")],
+        [("notifications/tools/list_changed", None)],
+    ]
+    data = made.to_data()
+    assert [item.get("stream") for item in data["interactions"][1]["server"]] == [None, "get", "get"]
+    assert validation.from_data(data).interactions == made.interactions  # and it loads back the same

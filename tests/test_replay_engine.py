@@ -1230,6 +1230,36 @@ interactions:
     assert data == [b"debug: not json {\n", b'{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}\n']
 
 
+def test_a_server_item_recorded_on_the_get_stream_is_sent_marked_so() -> None:
+    """The engine only marks it (`Send.stream`); the HTTP shell picks the stream, stdio writes it as any other."""
+    engine = engine_for(
+        """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: confirm}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: here}}
+  - notification: {method: notifications/message, params: {level: info, data: there}}
+    stream: get
+  - request: {id: 0, method: elicitation/create, params: {message: Sure?}}
+    response: {result: {action: accept}}
+    stream: get
+  response: {result: {content: []}}
+"""
+    )
+    actions = engine.receive(b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"confirm"}}')
+    assert [(action.request, action.final, action.stream) for action in actions if isinstance(action, Send)] == [
+        (9, False, None),
+        (9, False, "get"),
+        (9, False, "get"),
+    ]
+    actions = engine.receive(b'{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}')
+    assert [(action.request, action.final, action.stream) for action in actions if isinstance(action, Send)] == [
+        (9, True, None)
+    ]
+    assert sent(actions) == [result(9, {"content": []})] and engine.report.mismatches == []
+
+
 def test_initialize_with_another_protocol_version_is_answered_as_recorded_with_a_note() -> None:
     engine = engine_for(NOTES)
     line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"9"}}}'  # noqa: E501 (a literal message, as on the wire)

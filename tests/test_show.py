@@ -511,3 +511,17 @@ def test_a_cassette_of_several_sessions_marks_where_each_begins() -> None:
     ]
     # A cassette of one session has no such line.
     assert not any("session" in line for line in transcript(SHIPPED / "notes.yaml"))
+
+
+def test_a_server_message_sent_on_the_get_stream_says_so() -> None:
+    text = """
+- request: {id: 1, method: tools/call, params: {name: confirm, arguments: {}}}
+  server:
+  - request: {id: 0, method: elicitation/create, params: {message: Sure?}}
+    response: {result: {action: accept}}
+    stream: get
+  response: {result: {content: []}}
+"""
+    lines = lines_of(text)
+    assert lines[1].endswith("  (on the GET stream)") and "elicitation/create" in lines[1]
+    assert not lines[0].endswith("stream)")

@@ -25,6 +25,7 @@ __all__ = [
     "Cassette",
     "EXIT_WHEN",
     "FORMAT_VERSION",
+    "GET_STREAM",
     "Interaction",
     "KNOBS",
     "ServerItem",
@@ -35,21 +36,30 @@ AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
 # The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
 KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
+# A server item's `stream` over Streamable HTTP: the session's GET stream (absent: the request's own).
+GET_STREAM = "get"
 
 
 class ServerItem(NamedTuple):
-    """One thing the server sent: kind is "notification", "request" (with the client's `response`) or "raw"."""
+    """One thing the server sent: kind is "notification", "request" (with the client's `response`) or "raw".
+
+    `stream` is GET_STREAM when a Streamable HTTP server sent it on the session's GET stream while
+    the request was in flight (None: on the request's own stream, or over stdio).
+    """
 
     kind: str
     message: Any
     response: dict[str, Any] | None = None
     at: float | None = None
+    stream: str | None = None
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {} if self.at is None else {"at": self.at}
         data[self.kind] = self.message
         if self.response is not None:
             data["response"] = self.response
+        if self.stream is not None:
+            data["stream"] = self.stream
         return data
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from mockmcp.cassette import shapes
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION
-from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS
+from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS, STREAMS
 from mockmcp.protocol import REVISIONS
 
 TYPE_CHECKING = False
@@ -97,6 +97,10 @@ def schema() -> dict[str, Any]:
         "request": {"$ref": "#/definitions/request"},
         "response": {"$ref": "#/definitions/response"},
         "raw": {"type": "string", "description": "a line sent exactly as written"},
+        "stream": {
+            "enum": [*STREAMS, None],
+            "description": "get: sent on the session's GET stream (Streamable HTTP); absent: on the request's own",
+        },
     }
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",

@@ -12,7 +12,7 @@ code (through `to_data`, so both take the same road as a file); both raise a loc
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, GET_STREAM, Cassette, Interaction, ServerItem
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
 from mockmcp.protocol import Place, render_place, yaml_type
@@ -28,6 +28,7 @@ __all__ = [
     "Problem",
     "REQUEST_ONLY",
     "SERVER_KEYS",
+    "STREAMS",
     "TOP_KEYS",
     "cassette",
     "checked",
@@ -52,7 +53,8 @@ INTERACTION_KEYS = (
     "took",
     "session",
 )
-SERVER_KEYS = ("at", "notification", "request", "response", "raw")
+SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream")
+STREAMS = (GET_STREAM,)  # a server item's `stream`: the Streamable HTTP stream it came on, when not the request's
 EXIT_KEYS = ("status", "when")
 HTTP_KEYS = ("framing", "event_ids", "priming", "get_stream", "session_errors")  # meta.http: how the server framed
 FRAMINGS = ("json", "sse")
@@ -298,15 +300,22 @@ def _server_item(data: Any, place: Place) -> ServerItem:
         )
     kind = kinds[0]
     at = _seconds(data, "at", place)
+    stream = data.get("stream")
+    if stream is not None and stream not in STREAMS:
+        raise Problem(
+            place + ("stream",),
+            f"unknown `stream` {stream!r}: it names the stream a Streamable HTTP server sent this on",
+            f"write `stream: {GET_STREAM}` for the session's GET stream, or leave it out for the request's own",
+        )
     if kind == "raw":
         if not isinstance(data["raw"], str):
             raise Problem(place + ("raw",), "`raw` is the exact line to send, as a string", "quote the line")
-        return ServerItem("raw", data["raw"], at=at)
+        return ServerItem("raw", data["raw"], at=at, stream=stream)
     message = _message(data[kind], place + (kind,), kind == "request")
     if kind == "notification" and "response" in data:
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
     answer = None if "response" not in data else response(data["response"], place + ("response",))
-    return ServerItem(kind, message, answer, at)
+    return ServerItem(kind, message, answer, at, stream)
 
 
 def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:

@@ -19,6 +19,11 @@ attached to the client interaction it belongs to:
    answers `notifications/initialized` with `roots/list`);
 6. otherwise it was unprompted, and keeps its place as a server-only interaction.
 
+A server line that came on the session's GET stream (a server asking the host without naming the
+request it asks for) names no request's stream, so rule 3 never files it; when another rule files
+it under a request, it is marked `stream: get`, so that replay over HTTP sends it on the GET stream
+again rather than on the request's own.
+
 The client's answers to server requests are attached to those requests. A server line that is not
 a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
 
@@ -35,7 +40,7 @@ from typing import Any
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import validation
-from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import GET_STREAM, Cassette, Interaction, ServerItem
 
 __all__ = [
     "CLIENT",
@@ -63,7 +68,12 @@ class _Open:
     def freeze(self, extra: list[dict[str, Any]] | tuple[()] = ()) -> Interaction:
         # In the order the server sent them: items attached at once and items decided later interleave.
         ordered = sorted([*self.server, *extra], key=lambda item: item["seq"])
-        items = tuple(ServerItem(i["kind"], i["message"], i.get("response"), i["at"]) for i in ordered)
+        # Which stream an item came on matters only to a request, whose own stream is the other choice.
+        keep = self.kind == "request"
+        items = tuple(
+            ServerItem(i["kind"], i["message"], i.get("response"), i["at"], i.get("stream") if keep else None)
+            for i in ordered
+        )
         return Interaction(
             self.kind, self.message, items, self.response, raw_response=self.raw_response, at=self.at, took=self.took
         )
@@ -83,9 +93,10 @@ class Recorder:
         self._seq = 0  # arrival order of server items
         self.skipped: list[str] = []
 
-    def feed(self, direction: str, line: bytes, at: float, stream: Any = None) -> None:
+    def feed(self, direction: str, line: bytes, at: float, stream: Any = None, get: bool = False) -> None:
         """Take one complete line (without its newline) that `direction` sent `at` seconds into the session;
-        stream: the id of the client request whose stream carried a server line, when known (rule 3)."""
+        stream: the id of the client request whose stream carried a server line, when known (rule 3);
+        get: the server line came on the session's GET stream (rule 4)."""
         if not line.strip():
             return
         try:
@@ -97,7 +108,7 @@ class Recorder:
             if direction == CLIENT:
                 self._client(one, line, at)
             else:
-                self._server(one, line, at, stream)
+                self._server(one, line, at, stream, get)
 
     def _client(self, message: Any, line: bytes, at: float) -> None:
         found = jsonrpc.classify(message)
@@ -132,7 +143,7 @@ class Recorder:
         else:
             self.skipped.append(line.decode("utf-8", "replace"))
 
-    def _server(self, message: Any, line: bytes, at: float, stream: Any = None) -> None:
+    def _server(self, message: Any, line: bytes, at: float, stream: Any, get: bool) -> None:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.RESPONSE and message["id"] in self._in_flight:
             item = self._in_flight.pop(message["id"])
@@ -153,6 +164,8 @@ class Recorder:
             # YAML holds text only: bytes that are not UTF-8 are kept as U+FFFD.
             entry = {"kind": "raw", "message": line.decode("utf-8", "replace"), "at": _round(at), "seq": self._seq}
         self._seq += 1
+        if get:
+            entry["stream"] = GET_STREAM
         owner = self._named_owner(message) or (self._in_flight.get(stream) if jsonrpc.is_valid_id(stream) else None)
         if owner is not None:
             owner.server.append(entry)

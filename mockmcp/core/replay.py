@@ -53,13 +53,15 @@ class Send(NamedTuple):
     """Write these bytes (one or more complete lines) to the host.
 
     `request` is the live request id the message belongs to (None: it belongs to none, like an
-    unsolicited notification), and `final` marks the reply that ends that request: over stdio
-    they do not matter; over HTTP they say which response stream carries the message.
+    unsolicited notification), `final` marks the reply that ends that request, and `stream` is the
+    recorded server item's (`model.GET_STREAM`: the recorded server sent it on the session's GET
+    stream): over stdio they do not matter; over HTTP they say which stream carries the message.
     """
 
     data: bytes
     request: Any = None
     final: bool = False
+    stream: str | None = None
 
 
 class Wake(NamedTuple):
@@ -568,7 +570,7 @@ class Replay:
         job.waiting = (server_id, item)
         self._awaiting[server_id] = job.id
         body = {k: v for k, v in item.message.items() if k != "id"}
-        out.append(Send(jsonrpc.encode({"jsonrpc": "2.0", "id": server_id, **body}), job.reply_id))
+        out.append(Send(jsonrpc.encode({"jsonrpc": "2.0", "id": server_id, **body}), job.reply_id, stream=item.stream))
         return out
 
     def _fresh_server_id(self) -> int:
@@ -581,7 +583,7 @@ class Replay:
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
         if item.kind == "raw":
             text = item.message if item.message.endswith("\n") else item.message + "\n"
-            return [Send(text.encode(), job.reply_id)]
+            return [Send(text.encode(), job.reply_id, stream=item.stream)]
         message = item.message
         if job.token is not _KEEP:
             params = message.get("params")
@@ -595,7 +597,7 @@ class Replay:
                     **message,
                     "params": {**params, "_meta": {**meta, protocol.SUBSCRIPTION_ID_KEY: job.reply_id}},
                 }
-        return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id)]
+        return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id, stream=item.stream)]
 
     def _finish(self, job: _Job) -> list[Action]:
         del self._jobs[job.id]

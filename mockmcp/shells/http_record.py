@@ -242,9 +242,10 @@ class RecordingProxy(Http11Server):
     def url(self) -> str:
         return self.origin + self.path
 
-    def record(self, direction: str, session: int, data: bytes, stream: Any = None) -> None:
+    def record(self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False) -> None:
         """Journal one message (a body or an event's data), as one compact line when it is JSON; stream:
-        the id of the request whose POST stream carried it (what comes there belongs to that request)."""
+        the id of the request whose POST stream carried it (what comes there belongs to that request);
+        get: it came on the session's GET stream."""
         try:
             lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
         except ValueError:
@@ -253,7 +254,7 @@ class RecordingProxy(Http11Server):
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
             with self.lock:
-                self.journal.append(direction, time.monotonic() - self.start, lines, session, stream)
+                self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get)
 
     def _new_session(self) -> int:
         with self.lock:
@@ -345,7 +346,7 @@ class RecordingProxy(Http11Server):
             owner = message.get("id") if isinstance(message, dict) and "method" in message else None
             for chunk in upstream.chunks():
                 for data in events.feed(chunk):
-                    self.record(SERVER, session, data, owner)
+                    self.record(SERVER, session, data, owner, standalone)
                 if not writer.broken:
                     writer.send(h11.Data(data=chunk))
                 elif standalone:  # the client dropped its GET stream: close the server's too (see `handle`)

@@ -6,8 +6,12 @@ refused, is `core/streamable.admit`. A POST carries one client message. A notifi
 live session's engine and answered 202. A request is fed to the engine too; what the engine sends
 for it (its `Send.request`) is gathered on that request's stream: when the reply is all there is,
 it goes back as one JSON body, otherwise as an SSE stream that carries the interaction's server
-messages, then the reply, and ends. Messages that belong to no request (unsolicited ones, or those
+messages, then the reply, and ends. (Unless the recorded server streamed every answer, an answer
+that has nothing to send yet, behind a `delay` or a question on the GET stream, begins only when
+it knows which of the two it is.) Messages that belong to no request (unsolicited ones, or those
 a client notification causes) go to the session's GET stream, held back until the client opens it.
+A request's server message that the recorded server sent on its GET stream (`stream: get`) goes on
+the GET stream too when the client has one open, else on the request's own stream, with a note.
 Timers (`Wake`) are timers on the loop; nothing runs concurrently, so nothing is locked.
 
 Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
@@ -28,7 +32,7 @@ from typing import Any, TextIO
 import h11
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import Cassette
+from mockmcp.cassette.model import GET_STREAM, Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
@@ -62,14 +66,19 @@ class _Stream:
         self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.sse = False
         self.done = False
+        # (headers, priming) of an answer not begun: a JSON body if the reply comes alone, else a stream
+        self.pending: tuple[list[tuple[str, str]], bool] | None = None
 
     def event(self, data: bytes) -> None:
+        if self.pending is not None:  # a message before the reply: the answer is a stream after all
+            self.open_sse(*self.pending)
         if self.sse:
             self.writer.send(h11.Data(data=sse_event(data, None if self.ids is None else next(self.ids))))
         else:
             self.gathered.append(data)
 
     def open_sse(self, headers: list[tuple[str, str]], priming: bool = False) -> None:
+        self.pending = None
         fields = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), *headers]
         self.writer.send(h11.Response(status_code=200, headers=fields))
         if priming and self.ids is not None:
@@ -81,7 +90,15 @@ class _Stream:
         if self.done:
             self.writer.send(h11.EndOfMessage())
 
+    def reply_alone(self, data: bytes) -> None:
+        """The reply, the only message of a pending answer: one JSON body."""
+        assert self.pending is not None
+        self.writer.respond(200, data, headers=self.pending[0])
+        self.pending, self.done = None, True
+
     def finish(self) -> None:
+        if self.pending is not None:  # ended without a reply (cancelled, the session ended): an empty stream
+            self.open_sse(*self.pending)
         if self.sse and not self.done:
             self.writer.send(h11.EndOfMessage())
         self.done = True
@@ -117,6 +134,15 @@ class _LiveSession:
                 self.server.end(self, abort=True)
 
     def _route(self, send: Send) -> None:
+        if send.stream == GET_STREAM and send.request is not None:
+            if self.standalone_open():
+                assert self.standalone is not None
+                self.standalone.event(send.data)  # a stateless session, whose ids are aliased, has no GET stream
+                return
+            self.server.note(
+                f"mockmcp: {_what(send.data)} was recorded on the GET stream; the host has no GET stream "
+                f"open, so it went on the stream of its request {self.aliases.get(send.request, send.request)!r}"
+            )
         stream = self.streams.get(send.request) if send.request is not None else None
         if stream is None and send.request is None and self.batches and send.data.startswith(b"["):
             stream = self._batch_of(send.data)
@@ -136,6 +162,10 @@ class _LiveSession:
             data = translated(data, send.request, self.aliases[send.request])
             if send.final:
                 del self.aliases[send.request]
+        if send.final and stream.pending is not None:
+            del self.streams[send.request]
+            stream.reply_alone(data)
+            return
         stream.event(data)
         if send.final:
             del self.streams[send.request]
@@ -189,7 +219,10 @@ class HttpReplay(LoopServer):
         self.finished: list[Report] = []
         super().__init__(listen, allow_hosts)
         self.framing = Framing.of(cassette.meta)
-        unsolicited = any(i.kind == "server" or (i.kind == "notification" and i.server) for i in cassette.interactions)
+        unsolicited = any(
+            i.kind == "server" or (i.kind == "notification" and i.server) or any(s.stream for s in i.server)
+            for i in cassette.interactions
+        )
         # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
         self.get_stream = unsolicited if self.framing.get_stream is None else self.framing.get_stream
 
@@ -291,6 +324,11 @@ class HttpReplay(LoopServer):
             writer.respond(200, stream.gathered[0], headers=extra)
             return
         # the rest comes as the engine sends it (its timers are on the loop)
+        if not self.framing.sse and not stream.gathered and not stream.done:
+            # Nothing for this request's own stream yet (a delay; or what it sent went on the GET stream): a
+            # server that answers a lone reply with JSON begins its answer only when it knows which it is.
+            stream.pending = (extra, self.framing.priming)
+            return
         stream.open_sse(extra, self.framing.priming)
 
     def _deliver_batch(
@@ -361,3 +399,12 @@ class HttpReplay(LoopServer):
             return
         self.end(session)
         writer.respond(200)
+
+
+def _what(data: bytes) -> str:
+    """A server message in a note: its method, or that it is a raw line."""
+    try:
+        method = jsonrpc.parse(data).get("method")
+    except (ValueError, AttributeError):
+        method = None
+    return method if isinstance(method, str) else "a raw line"

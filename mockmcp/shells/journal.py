@@ -9,7 +9,8 @@ atomically, and only then is the journal removed.
 Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., "meta": {...}, "pid": N}`),
 then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent, with
 `"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients), and
-`"r": ID` when a server line came on the stream of the client request ID (an HTTP POST's). A line
+`"r": ID` when a server line came on the stream of the client request ID (an HTTP POST's), `"g": 1`
+when it came on the session's GET stream. A line
 `{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
 the server frames its answers); a later one wins.
 
@@ -88,12 +89,16 @@ class Journal:
                     flush=True,
                 )
 
-    def append(self, direction: str, at: float, lines: list[bytes], session: int = 0, stream: Any = None) -> None:
+    def append(
+        self, direction: str, at: float, lines: list[bytes], session: int = 0, stream: Any = None, get: bool = False
+    ) -> None:
         """Journal lines that direction sent at one moment (in session N of several, on the stream of
-        client request `stream` when known), in one write."""
+        client request `stream` when known, or on the session's GET stream), in one write."""
         tag: dict[str, Any] = {"s": session} if session else {}
         if stream is not None:
             tag["r"] = stream
+        if get:
+            tag["g"] = 1
         # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
         records = (
             json.dumps(
@@ -188,7 +193,7 @@ def read(path: str) -> Recovered:
                 continue
             recorder = recorders.setdefault(int(event.get("s", 0)), Recorder())
             line = event["l"].encode("utf-8", "surrogateescape")
-            recorder.feed(_DIRECTIONS[event["d"]], line, event["t"], event.get("r"))
+            recorder.feed(_DIRECTIONS[event["d"]], line, event["t"], event.get("r"), bool(event.get("g")))
         except (ValueError, KeyError, TypeError, AttributeError):
             if number != len(lines):  # only the very last line may be torn
                 raise CassetteError(

@@ -291,6 +291,9 @@ def _check_method(method: Any, place: Place, revision: str | None) -> Iterator[_
 
 
 def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision: str | None) -> Iterator[_Issue]:
+    if item.stream is not None and stateless:
+        problem = f"`stream: {item.stream}` in the {protocol.STATELESS_VERSION} era, which has no GET stream"
+        yield _Issue(place + ("stream",), WARNING, problem, "remove `stream`: replay sends it on the request's stream")
     if item.kind == "raw":
         return  # an exact line, meant to be whatever the user wrote
     yield from _check_message(item.message, place + (item.kind,), revision)

@@ -145,6 +145,8 @@ def _message(message: dict[str, Any]) -> list[_Span]:
 
 def _server_lines(item: ServerItem, layout: _Layout, index: str, unsolicited: bool) -> list[_Line]:
     tail = [("  (unsolicited)", "dim")] if unsolicited else []
+    if item.stream is not None:  # sent on the session's GET stream, not on its request's (Streamable HTTP)
+        tail.append(("  (on the GET stream)", "dim"))
     head = _head(layout, item.at, index, layout.symbols.to_client)
     if item.kind == "raw":
         return [_Line(head, [(f"raw: {item.message}", "fault")], tail + _marks(layout, ["not JSON"]))]
