@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -15,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import h11
+import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 INIT = {
@@ -26,21 +30,27 @@ INIT = {
 
 
 @contextmanager
-def running(*args: str) -> Iterator[str]:
-    """A mockmcp command that prints its URL on its first stderr line; stopped by SIGTERM."""
+def started(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A mockmcp command that prints its URL on its first stderr line, and that URL; stopped by SIGTERM."""
     proc = subprocess.Popen([*MOCKMCP, *args], stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT)
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
         found = re.search(r"(http://\S+/mcp)", line)
         assert found, line
-        yield found.group(1)
+        yield proc, found.group(1)
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
         assert proc.returncode == 0
     finally:
         proc.kill()
         proc.wait(10)
+
+
+@contextmanager
+def running(*args: str) -> Iterator[str]:
+    with started(*args) as (_proc, url):
+        yield url
 
 
 def post(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
@@ -93,10 +103,13 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
 class _CountingTarget:
     """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, tls: ssl.SSLContext | None = None, body: bytes = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    ) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.connections = 0
+        self.tls, self.body = tls, body
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -109,6 +122,12 @@ class _CountingTarget:
             threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
 
     def _serve(self, sock: socket.socket) -> None:
+        if self.tls is not None:
+            try:
+                sock = self.tls.wrap_socket(sock, server_side=True)
+            except OSError:
+                sock.close()
+                return
         conn = h11.Connection(h11.SERVER)
         with sock:
             while True:
@@ -122,7 +141,7 @@ class _CountingTarget:
                         return
                     conn.receive_data(data)
                 elif isinstance(event, h11.EndOfMessage):
-                    body = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+                    body = self.body
                     headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
                     out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
                     sock.sendall(out + (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b""))
@@ -140,5 +159,78 @@ def test_the_proxy_keeps_its_connection_to_the_target_for_the_next_request(tmp_p
             for _ in range(5):
                 assert post(url)[0] == 200
         assert target.connections == 1  # a new TCP connection per request cost each call a round trip more
+    finally:
+        target.listener.close()
+
+
+def test_many_clients_waiting_on_a_slow_target_cost_the_proxy_no_thread(tmp_path: Path) -> None:
+    """The proxy serves every client and every connection to the target on one event loop."""
+    clients = 20
+    with socket.create_server(("127.0.0.1", 0), backlog=clients * 2) as target:  # accepts, never answers
+        out = tmp_path / "out.yaml"
+        command = [
+            "record",
+            "--mode",
+            "all",
+            "-o",
+            str(out),
+            "--http-target",
+            f"http://127.0.0.1:{target.getsockname()[1]}/mcp",
+        ]
+        with started(*command, "--upstream-timeout", "20") as (proc, url):
+            threads = len(os.listdir(f"/proc/{proc.pid}/task"))
+            answers: list[int] = []
+            waiting = [threading.Thread(target=lambda: answers.append(post(url)[0])) for _ in range(clients)]
+            for thread in waiting:
+                thread.start()
+            target.settimeout(10)
+            upstream = [target.accept()[0] for _ in range(clients)]  # every request reached the target
+            assert len(os.listdir(f"/proc/{proc.pid}/task")) == threads  # and none of them took a thread
+            for sock in upstream:
+                sock.close()  # the target hangs up: each client gets its 502 at once
+            for thread in waiting:
+                thread.join(20)
+            assert answers == [502] * clients
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+def test_an_https_target_is_reached_over_tls_and_its_answer_comes_back_whole(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    text = "x" * 300_000  # many TLS records: more than one read's worth
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": text}}).encode()
+    target = _CountingTarget(tls, body)
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"https://127.0.0.1:{target.port}/mcp"]
+        proc = subprocess.Popen(
+            [*MOCKMCP, *command],
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**child_env(), "SSL_CERT_FILE": str(cert)},  # the proxy trusts the target's certificate
+            cwd=ROOT,
+        )
+        try:
+            assert proc.stderr is not None
+            found = re.search(r"(http://\S+/mcp)", proc.stderr.readline())
+            assert found
+            for _ in range(2):
+                status, answer = post(found.group(1))
+                assert status == 200 and json.loads(answer)["result"]["text"] == text
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=30)
+            assert proc.returncode == 0, err
+        finally:
+            proc.kill()
+            proc.wait(10)
+        assert target.connections == 1 and text in out.read_text()
     finally:
         target.listener.close()
