@@ -212,11 +212,12 @@ class _Upstream:
                 return
 
     def _events(self) -> None:
+        exchange = self.exchange
         try:
             while self.exchange is not None and not self.paused and not self.closed:
                 event = self.conn.next_event()
                 if event is h11.NEED_DATA:
-                    return
+                    break
                 if isinstance(event, h11.Response):
                     self.exchange.head(event)
                 elif isinstance(event, h11.Data):
@@ -228,6 +229,8 @@ class _Upstream:
                     raise h11.RemoteProtocolError("the connection closed before an answer")
         except h11.RemoteProtocolError as exc:
             self.fail(OSError(f"the target broke off the HTTP exchange: {exc}"))
+        if exchange is not None:
+            exchange.flush()  # what one read brought goes to the client in one write
 
     # --- what an exchange does with it ------------------------------------------------------------
 
@@ -306,13 +309,16 @@ class _Exchange:
         self.body = bytearray()
         self.upstream: _Upstream | None = None
         self.json = False  # a body (not a stream) that is JSON
+        self.outgoing: list[Any] = []  # events for the client, written together (`flush`)
+        self.unjournaled: list[bytes] = []  # the data of the SSE events in them, journaled after
+        self.started = False  # whether the client has been sent the answer's head
         self.done = False
 
     def begin(self, request: tuple[Any, ...]) -> None:
         self.request = request
         if not self.standalone:
             self.proxy.answering += 1
-        self.proxy.call_later(self.proxy.timeout, self._late)
+        self.proxy.call_later(self.proxy.timeout, _late, weakref.ref(self))  # holds no answer for long
         self._send()
 
     def _send(self) -> None:
@@ -323,7 +329,7 @@ class _Exchange:
             return
         self.upstream.send(self, self.request)
 
-    def _late(self) -> None:
+    def late(self) -> None:
         if self.response is None and not self.done:
             if self.upstream is not None:
                 self.upstream.exchange = None
@@ -339,7 +345,8 @@ class _Exchange:
             # A kept connection the target closed meanwhile: the request never reached it, try anew.
             self._send()
             return
-        if self.response is None:
+        if not self.started:
+            self.outgoing.clear()
             self.client.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
         else:
             self.client.abort()  # the answer cannot be whole: the client sees it break, as the target's did
@@ -358,7 +365,9 @@ class _Exchange:
         self.kept = [(k, v) for k, v in headers.items() if k not in _HOP]
         if headers.get("content-type", "").startswith("text/event-stream"):
             self.events = SseEvents()
-            self.client.send(h11.Response(status_code=response.status_code, headers=self.kept))
+            self.outgoing.append(h11.Response(status_code=response.status_code, headers=self.kept))
+            if self.standalone:  # the GET stream is the client's to hold open at once; a POST's head
+                self.flush()  # waits for its first event, to go in the same write
         else:
             self.json = headers.get("content-type", "").startswith("application/json")
 
@@ -366,21 +375,31 @@ class _Exchange:
         if self.events is None:
             self.body += chunk
             return
-        for data in self.events.feed(chunk):
-            self.proxy.record(SERVER, self.session, data, self.owner)
+        self.outgoing.append(h11.Data(data=chunk))
+        self.unjournaled += self.events.feed(chunk)
+
+    def flush(self) -> None:
+        """Write what waits for the client in one write (dropped, h11 kept in step, if it has gone), then
+        journal its messages: the client is not kept waiting for the disk."""
         client = self.client
-        if not client.broken:
-            client.send(h11.Data(data=chunk))
-            if len(client.out) > PAUSE_READING and self.upstream is not None:  # a slow client: wait for it
+        # A POST stream's head alone waits for its first event, to go in the same write.
+        if self.outgoing and (self.started or self.standalone or len(self.outgoing) > 1):
+            events, self.outgoing = self.outgoing, []
+            client.send(*events)
+            self.started = True
+            if len(client.out) > PAUSE_READING and self.upstream is not None and not self.done:  # a slow client
                 self.upstream.pause()
                 client.waiting = self._resume
-        elif self.standalone and self.upstream is not None:
-            # The client dropped its GET stream: close the server's too.
+        for data in self.unjournaled:
+            self.proxy.record(SERVER, self.session, data, self.owner)
+        self.unjournaled.clear()
+        if client.broken and self.standalone and self.upstream is not None and not self.done:
+            # The client dropped its GET stream: close the server's too. A client that dropped a
+            # request's stream (the SDK drops an SSE event over 1 MiB) does not end the exchange:
+            # what the server sends on it is read to its end and journaled.
             self.upstream.exchange = None
             self.upstream.close()
             self._finish()
-        # A client that dropped a request's stream (the SDK drops an SSE event over 1 MiB) does not end
-        # the exchange: what the server sends on it is read to its end and journaled.
 
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
@@ -397,10 +416,15 @@ class _Exchange:
         if self.events is not None:
             events = self.events
             seen = (events.ids, bool(events.primed), events.count == 1)
+            self.outgoing.append(h11.EndOfMessage())
+            self.flush()
             proxy.learn(framing_seen(self.method, response.status_code, self.message, seen, framing))
-            self.client.send(h11.EndOfMessage())
             return
         body = bytes(self.body)
+        headers = [*self.kept, ("content-length", str(len(body)))]
+        self.client.send(  # the client first, the journal then: it is not kept waiting for the disk
+            h11.Response(status_code=response.status_code, headers=headers), h11.Data(data=body), h11.EndOfMessage()
+        )
         # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
         # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
         answers = self.method == b"POST" and self.message is not None
@@ -410,10 +434,6 @@ class _Exchange:
         errors = session_error_seen(self.asked, response.status_code, body)
         if errors:
             proxy.learn({"session_errors": {**proxy.http.get("session_errors", {}), **errors}})
-        headers = [*self.kept, ("content-length", str(len(body)))]
-        self.client.send(
-            h11.Response(status_code=response.status_code, headers=headers), h11.Data(data=body), h11.EndOfMessage()
-        )
 
 
 class RecordingProxy(LoopServer):
@@ -486,11 +506,12 @@ class RecordingProxy(LoopServer):
         else:
             upstream.close()
 
-    def record(self, direction: str, session: int, data: bytes, stream: Any = None) -> None:
+    def record(self, direction: str, session: int, data: bytes, stream: Any = None, message: Any = None) -> None:
         """Journal one message (a body or an event's data), as one compact line when it is JSON; stream:
-        the id of the request whose POST stream carried it (what comes there belongs to that request)."""
+        the id of the request whose POST stream carried it (what comes there belongs to that request);
+        message: the data already parsed, when it was."""
         try:
-            lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
+            lines = [jsonrpc.encode(jsonrpc.parse(data) if message is None else message)[:-1]]
         except ValueError:
             lines = [line for line in data.strip().split(b"\n") if line.strip()]
         if lines:
@@ -537,8 +558,6 @@ class RecordingProxy(LoopServer):
         except ValueError:
             message = None
         session = self._session(client, headers, message)
-        if request.method == b"POST":
-            self.record(CLIENT, session, body)
         fields = [("host", self.target.netloc), *((k, v) for k, v in headers.items() if k not in _HOP)]
         fields.append(("content-length", str(len(body))))
         events = (
@@ -547,3 +566,12 @@ class RecordingProxy(LoopServer):
             h11.EndOfMessage(),
         )
         _Exchange(self, client, request.method, headers, message, session).begin(events)
+        if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
+            self.record(CLIENT, session, body, message=message)
+
+
+def _late(exchange: weakref.ref[_Exchange]) -> None:
+    """The upstream timeout's timer, for an exchange that may be over and gone."""
+    found = exchange()
+    if found is not None:
+        found.late()
