@@ -125,6 +125,7 @@ class Connection(Responder):
         self.server.connections.discard(self)
         self.sock.close()
         self._drained()
+        self.server.closed(self)
 
     def _drained(self) -> None:
         waiting, self.waiting = self.waiting, None
@@ -221,6 +222,9 @@ class LoopServer(Listener):
 
     def handle(self, connection: Connection, request: h11.Request, body: bytes) -> None:
         raise NotImplementedError
+
+    def closed(self, connection: Connection) -> None:
+        """A connection has closed, either side having ended it (for a subclass that keeps track)."""
 
     def call_later(self, after: float, callback: Callable[..., None], *args: Any) -> None:
         self.sequence += 1

@@ -24,12 +24,15 @@ Which session a message belongs to, in this order:
 3. a message of the 2026-07-28 era (its version in `_meta` or the `MCP-Protocol-Version` header, or
    a `server/discover`) goes to the one stateless session, never into a handshake session;
 4. otherwise (a target that issues no session id: an SDK server with `stateless_http`) the session
-   whose initialize came on the same client connection;
+   tied to the client connection the message came on. A connection that closes unties its session;
+   the first POST on a connection tied to none takes up such a session (a client that reconnected:
+   the SDK client drops its connection after every 202): the one whose latest request id comes just
+   before this request's (clients number their requests one by one), else the one untied last;
 5. otherwise the handshake session started last.
-Limits of rules 4-5: HTTP says nothing more about who a client is. A client that opens another
-connection for requests made at once (the SDK does, for calls in flight together) sends them where
-rule 5 says: with several handshake clients of such a target at once, those may be filed under the
-wrong session.
+Limits of rules 4-5: HTTP says nothing more about who a client is. Two clients that drop their
+connections at the same moment, at the same point of their numbering, may take up each other's
+session (harmless while their initializes were alike); a client that opens a second connection
+for requests in flight together may have those filed under another session.
 """
 
 from __future__ import annotations
@@ -362,6 +365,7 @@ class _Exchange:
         headers = headers_of(response)
         if self.proxy.initializes(self.message) and "mcp-session-id" in headers:
             self.proxy.sessions[headers["mcp-session-id"]] = self.session
+            self.proxy.named.add(self.session)
         self.kept = [(k, v) for k, v in headers.items() if k not in _HOP]
         if headers.get("content-type", "").startswith("text/event-stream"):
             self.events = SseEvents()
@@ -461,7 +465,11 @@ class RecordingProxy(LoopServer):
         self.tls = ssl.create_default_context() if self.target.scheme == "https" else None
         self.start = time.monotonic()
         self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
-        self.bound: weakref.WeakKeyDictionary[Connection, int] = weakref.WeakKeyDictionary()  # see the docstring
+        self.named: set[int] = set()  # the sessions the target issued an id for
+        # Telling clients apart when the target issues no session id (see the docstring):
+        self.bound: dict[Connection, int] = {}  # an open client connection -> its handshake session
+        self.orphans: list[int] = []  # sessions whose connection closed, the last closed last
+        self.last_id: dict[int, Any] = {}  # a handshake session -> the id of its latest request
         self.latest: int | None = None  # the handshake session started last
         self.stateless: int | None = None  # the 2026-07-28 requests' session
         self.count = 0
@@ -527,22 +535,45 @@ class RecordingProxy(LoopServer):
         self.count += 1
         return self.count - 1
 
-    def _session(self, client: Connection, headers: dict[str, str], message: Any) -> int:
+    def _session(self, client: Connection, method: bytes, headers: dict[str, str], message: Any) -> int:
         """Which session a client message belongs to (a new one for `initialize`): see the docstring."""
         if self.initializes(message):
             number = self.latest = self.bound[client] = self._new_session()
-            return number
-        session_id = headers.get("mcp-session-id")
-        if session_id is not None and session_id in self.sessions:
-            return self.sessions[session_id]
-        if modern(headers, message):
-            if self.stateless is None:
-                self.stateless = self._new_session()
-            return self.stateless
-        found = self.bound.get(client, self.latest)
-        if found is None:
-            found = self.latest = self._new_session()
-        return found
+        else:
+            session_id = headers.get("mcp-session-id")
+            if session_id is not None and session_id in self.sessions:
+                return self.sessions[session_id]
+            if modern(headers, message):
+                if self.stateless is None:
+                    self.stateless = self._new_session()
+                return self.stateless
+            found = self.bound.get(client)
+            if found is None and method == b"POST" and self.orphans and session_id is None:
+                found = self.bound[client] = self._adopted(message)
+            if found is None:
+                found = self.latest if self.latest is not None else self._new_session()
+                self.latest = found
+            number = found
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        if request_id is not None:
+            self.last_id[number] = request_id
+        return number
+
+    def _adopted(self, message: Any) -> int:
+        """The session a client that reconnected takes up: the one whose last request id comes just
+        before this request's (the SDK numbers them one by one), else the one that lost its connection last."""
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(request_id, int) and not isinstance(request_id, bool):
+            for index in range(len(self.orphans) - 1, -1, -1):
+                if self.last_id.get(self.orphans[index]) == request_id - 1:
+                    return self.orphans.pop(index)
+        return self.orphans.pop()
+
+    def closed(self, connection: Connection) -> None:
+        session = self.bound.pop(connection, None)
+        if session is not None and session not in self.named:
+            self.orphans.append(session)
+            del self.orphans[:-64]  # the most recent are the ones that may reconnect
 
     def handle(self, client: Connection, request: h11.Request, body: bytes) -> None:
         headers = headers_of(request)
@@ -557,7 +588,7 @@ class RecordingProxy(LoopServer):
             message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
-        session = self._session(client, headers, message)
+        session = self._session(client, request.method, headers, message)
         fields = [("host", self.target.netloc), *((k, v) for k, v in headers.items() if k not in _HOP)]
         fields.append(("content-length", str(len(body))))
         events = (
