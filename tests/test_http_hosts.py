@@ -13,6 +13,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -101,7 +102,9 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
 
 
 class _CountingTarget:
-    """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections."""
+    """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections; a
+    request whose body says "stream" gets an SSE stream of 32 events of 1 MiB instead (`streamed`
+    counts the bytes of it the socket took)."""
 
     def __init__(
         self, tls: ssl.SSLContext | None = None, body: bytes = b'{"jsonrpc":"2.0","id":1,"result":{}}'
@@ -110,6 +113,7 @@ class _CountingTarget:
         self.port = self.listener.getsockname()[1]
         self.connections = 0
         self.tls, self.body = tls, body
+        self.streamed = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -129,6 +133,7 @@ class _CountingTarget:
                 sock.close()
                 return
         conn = h11.Connection(h11.SERVER)
+        asked = b""
         with sock:
             while True:
                 event = conn.next_event()
@@ -140,7 +145,20 @@ class _CountingTarget:
                     if not data:
                         return
                     conn.receive_data(data)
+                elif isinstance(event, h11.Data):
+                    asked += event.data
+                elif isinstance(event, h11.EndOfMessage) and b'"stream"' in asked:
+                    sse = [("content-type", "text/event-stream")]
+                    sock.sendall(conn.send(h11.Response(status_code=200, headers=sse)) or b"")
+                    event_data = b"data: " + b"x" * (1 << 20) + b"\n\n"
+                    for _ in range(32):
+                        sock.sendall(conn.send(h11.Data(data=event_data)) or b"")
+                        self.streamed += len(event_data)
+                    sock.sendall(conn.send(h11.EndOfMessage()) or b"")
+                    conn.start_next_cycle()
+                    asked = b""
                 elif isinstance(event, h11.EndOfMessage):
+                    asked = b""
                     body = self.body
                     headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
                     out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
@@ -232,5 +250,42 @@ def test_an_https_target_is_reached_over_tls_and_its_answer_comes_back_whole(tmp
             proc.kill()
             proc.wait(10)
         assert target.connections == 1 and text in out.read_text()
+    finally:
+        target.listener.close()
+
+
+def test_a_client_that_reads_slowly_holds_back_its_own_stream_and_no_one_else(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+        with running(*command) as url:
+            port = int(url.split(":")[2].split("/")[0])
+            slow = socket.socket()
+            slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            slow.settimeout(30)
+            slow.connect(("127.0.0.1", port))
+            body = b'{"jsonrpc":"2.0","id":5,"method":"stream"}'
+            slow.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            deadline = time.monotonic() + 10
+            while target.streamed < 4 << 20 and time.monotonic() < deadline:  # the stream is under way
+                time.sleep(0.05)
+            assert post(url)[0] == 200  # another client is answered meanwhile
+            time.sleep(0.5)
+            # The proxy stopped reading the target for the client that does not read: the 32 MiB are
+            # not all sent, nor held in the proxy.
+            assert target.streamed < 16 << 20
+            received = 0
+            while chunk := slow.recv(1 << 20):
+                received += len(chunk)
+                if received > 32 << 20 and chunk.endswith(b"0\r\n\r\n"):
+                    break
+            slow.close()
+            assert target.streamed == 32 * ((1 << 20) + 8)  # read in the end, all of it
+            assert received > 32 << 20
     finally:
         target.listener.close()
