@@ -42,7 +42,7 @@ from mockmcp.shells.http11 import (
 )
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["PAUSE_READING", "Connection", "LoopServer"]
+__all__ = ["Connection", "LoopServer", "PAUSE_READING"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 
