@@ -16,7 +16,9 @@ same selector. No thread per connection, no lock. The upstream timeout is a time
 when the answer's head is not there in time). A client that reads slowly pauses the reading of its
 own answer from the target, no one else's; a client that left a request's stream does not stop the
 proxy reading and journaling it to its end (a GET stream it left is closed instead). On SIGINT or
-SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way end.
+SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way end. (Resolving
+the target's name, when it is not an address, blocks the loop briefly each time a new connection
+to it opens; kept connections make that rare.)
 
 Which session a message belongs to, in this order:
 1. `initialize` starts a new handshake session, tied to the client connection that carried it;
