@@ -209,7 +209,7 @@ class _Upstream:
             if self.exchange is None:  # idle in the pool: the target closed it, or says something unasked
                 self.close()
                 return
-            self.heard = True
+            self.heard = self.heard or bool(data)  # an end alone: a kept connection closed meanwhile
             self.conn.receive_data(data)
             self._events()
             # TLS may hold decrypted bytes the descriptor no longer signals.
