@@ -104,7 +104,8 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
 class _CountingTarget:
     """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections; a
     request whose body says "stream" gets an SSE stream of 128 MiB instead, in comment events that
-    carry no message (`streamed` counts the bytes of it the socket took)."""
+    carry no message (`streamed` counts the bytes of it the socket took); a GET gets the head of an
+    SSE stream that sends nothing (`get_closed` is set once the other side closes it)."""
 
     def __init__(
         self, tls: ssl.SSLContext | None = None, body: bytes = b'{"jsonrpc":"2.0","id":1,"result":{}}'
@@ -114,6 +115,7 @@ class _CountingTarget:
         self.connections = 0
         self.tls, self.body = tls, body
         self.streamed = 0
+        self.get_closed = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -145,6 +147,16 @@ class _CountingTarget:
                     if not data:
                         return
                     conn.receive_data(data)
+                elif isinstance(event, h11.Request) and event.method == b"GET":
+                    sse = [("content-type", "text/event-stream")]
+                    sock.sendall(conn.send(h11.Response(status_code=200, headers=sse)) or b"")
+                    try:
+                        while sock.recv(1 << 16):
+                            pass
+                    except OSError:
+                        pass
+                    self.get_closed.set()
+                    return
                 elif isinstance(event, h11.Data):
                     asked += event.data
                 elif isinstance(event, h11.EndOfMessage) and b'"stream"' in asked:
@@ -286,5 +298,21 @@ def test_a_client_that_reads_slowly_holds_back_its_own_stream_and_no_one_else(tm
             slow.close()
             assert target.streamed == 128 * ((1 << 20) + 4)  # read in the end, all of it
             assert received > 128 << 20
+    finally:
+        target.listener.close()
+
+
+def test_a_get_stream_the_client_left_is_closed_at_the_target_too(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+        with running(*command) as url:
+            port = int(url.split(":")[2].split("/")[0])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+                client.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+                assert client.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
+            # the server's stream sends nothing more, yet the proxy closes it as its client left
+            assert target.get_closed.wait(10)
     finally:
         target.listener.close()

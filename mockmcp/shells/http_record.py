@@ -321,7 +321,9 @@ class _Exchange:
 
     def begin(self, request: tuple[Any, ...]) -> None:
         self.request = request
-        if not self.standalone:
+        if self.standalone:
+            self.proxy.streams[self.client] = self
+        else:
             self.proxy.answering += 1
         self.proxy.call_later(self.proxy.timeout, _late, weakref.ref(self))  # holds no answer for long
         self._send()
@@ -359,8 +361,21 @@ class _Exchange:
 
     def _finish(self) -> None:
         self.done = True
-        if not self.standalone:
+        if self.standalone:
+            self.proxy.streams.pop(self.client, None)
+        else:
             self.proxy.answering -= 1
+
+    def abandon(self) -> None:
+        """The client dropped its GET stream: close the server's too. (A client that dropped a
+        request's stream, as the SDK drops an SSE event over 1 MiB, does not end the exchange: what
+        the server sends on it is read to its end and journaled.)"""
+        if self.done:
+            return
+        if self.upstream is not None:
+            self.upstream.exchange = None
+            self.upstream.close()
+        self._finish()
 
     def head(self, response: h11.Response) -> None:
         self.response = response
@@ -399,13 +414,8 @@ class _Exchange:
         for data in self.unjournaled:
             self.proxy.record(SERVER, self.session, data, self.owner)
         self.unjournaled.clear()
-        if client.broken and self.standalone and self.upstream is not None and not self.done:
-            # The client dropped its GET stream: close the server's too. A client that dropped a
-            # request's stream (the SDK drops an SSE event over 1 MiB) does not end the exchange:
-            # what the server sends on it is read to its end and journaled.
-            self.upstream.exchange = None
-            self.upstream.close()
-            self._finish()
+        if client.broken and self.standalone and not self.done:
+            self.abandon()
 
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
@@ -477,6 +487,7 @@ class RecordingProxy(LoopServer):
         self.count = 0
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
         self.answering = 0  # POSTs (and DELETEs) whose answer is still being read from the target
+        self.streams: dict[Connection, _Exchange] = {}  # the GET streams being relayed, by client connection
         self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
 
     @property
@@ -572,6 +583,9 @@ class RecordingProxy(LoopServer):
         return self.orphans.pop()
 
     def closed(self, connection: Connection) -> None:
+        stream = self.streams.pop(connection, None)
+        if stream is not None:
+            stream.abandon()
         session = self.bound.pop(connection, None)
         if session is not None and session not in self.named:
             self.orphans.append(session)
