@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import h11
+import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 INIT = {
@@ -26,21 +31,27 @@ INIT = {
 
 
 @contextmanager
-def running(*args: str) -> Iterator[str]:
-    """A mockmcp command that prints its URL on its first stderr line; stopped by SIGTERM."""
+def started(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A mockmcp command that prints its URL on its first stderr line, and that URL; stopped by SIGTERM."""
     proc = subprocess.Popen([*MOCKMCP, *args], stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT)
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
         found = re.search(r"(http://\S+/mcp)", line)
         assert found, line
-        yield found.group(1)
+        yield proc, found.group(1)
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
         assert proc.returncode == 0
     finally:
         proc.kill()
         proc.wait(10)
+
+
+@contextmanager
+def running(*args: str) -> Iterator[str]:
+    with started(*args) as (_proc, url):
+        yield url
 
 
 def post(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
@@ -91,12 +102,20 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
 
 
 class _CountingTarget:
-    """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections."""
+    """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections; a
+    request whose body says "stream" gets an SSE stream of 128 MiB instead, in comment events that
+    carry no message (`streamed` counts the bytes of it the socket took); a GET gets the head of an
+    SSE stream that sends nothing (`get_closed` is set once the other side closes it)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, tls: ssl.SSLContext | None = None, body: bytes = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    ) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.connections = 0
+        self.tls, self.body = tls, body
+        self.streamed = 0
+        self.get_closed = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -109,7 +128,14 @@ class _CountingTarget:
             threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
 
     def _serve(self, sock: socket.socket) -> None:
+        if self.tls is not None:
+            try:
+                sock = self.tls.wrap_socket(sock, server_side=True)
+            except OSError:
+                sock.close()
+                return
         conn = h11.Connection(h11.SERVER)
+        asked = b""
         with sock:
             while True:
                 event = conn.next_event()
@@ -121,8 +147,31 @@ class _CountingTarget:
                     if not data:
                         return
                     conn.receive_data(data)
+                elif isinstance(event, h11.Request) and event.method == b"GET":
+                    sse = [("content-type", "text/event-stream")]
+                    sock.sendall(conn.send(h11.Response(status_code=200, headers=sse)) or b"")
+                    try:
+                        while sock.recv(1 << 16):
+                            pass
+                    except OSError:
+                        pass
+                    self.get_closed.set()
+                    return
+                elif isinstance(event, h11.Data):
+                    asked += event.data
+                elif isinstance(event, h11.EndOfMessage) and b'"stream"' in asked:
+                    sse = [("content-type", "text/event-stream")]
+                    sock.sendall(conn.send(h11.Response(status_code=200, headers=sse)) or b"")
+                    event_data = b": " + b"x" * (1 << 20) + b"\n\n"
+                    for _ in range(128):
+                        sock.sendall(conn.send(h11.Data(data=event_data)) or b"")
+                        self.streamed += len(event_data)
+                    sock.sendall(conn.send(h11.EndOfMessage()) or b"")
+                    conn.start_next_cycle()
+                    asked = b""
                 elif isinstance(event, h11.EndOfMessage):
-                    body = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+                    asked = b""
+                    body = self.body
                     headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
                     out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
                     sock.sendall(out + (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b""))
@@ -140,5 +189,130 @@ def test_the_proxy_keeps_its_connection_to_the_target_for_the_next_request(tmp_p
             for _ in range(5):
                 assert post(url)[0] == 200
         assert target.connections == 1  # a new TCP connection per request cost each call a round trip more
+    finally:
+        target.listener.close()
+
+
+def test_many_clients_waiting_on_a_slow_target_cost_the_proxy_no_thread(tmp_path: Path) -> None:
+    """The proxy serves every client and every connection to the target on one event loop."""
+    clients = 20
+    with socket.create_server(("127.0.0.1", 0), backlog=clients * 2) as target:  # accepts, never answers
+        out = tmp_path / "out.yaml"
+        command = [
+            "record",
+            "--mode",
+            "all",
+            "-o",
+            str(out),
+            "--http-target",
+            f"http://127.0.0.1:{target.getsockname()[1]}/mcp",
+        ]
+        with started(*command, "--upstream-timeout", "20") as (proc, url):
+            threads = len(os.listdir(f"/proc/{proc.pid}/task"))
+            answers: list[int] = []
+            waiting = [threading.Thread(target=lambda: answers.append(post(url)[0])) for _ in range(clients)]
+            for thread in waiting:
+                thread.start()
+            target.settimeout(10)
+            upstream = [target.accept()[0] for _ in range(clients)]  # every request reached the target
+            assert len(os.listdir(f"/proc/{proc.pid}/task")) == threads  # and none of them took a thread
+            for sock in upstream:
+                sock.close()  # the target hangs up: each client gets its 502 at once
+            for thread in waiting:
+                thread.join(20)
+            assert answers == [502] * clients
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+def test_an_https_target_is_reached_over_tls_and_its_answer_comes_back_whole(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    text = "x" * 300_000  # many TLS records: more than one read's worth
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": text}}).encode()
+    target = _CountingTarget(tls, body)
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"https://127.0.0.1:{target.port}/mcp"]
+        proc = subprocess.Popen(
+            [*MOCKMCP, *command],
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**child_env(), "SSL_CERT_FILE": str(cert)},  # the proxy trusts the target's certificate
+            cwd=ROOT,
+        )
+        try:
+            assert proc.stderr is not None
+            found = re.search(r"(http://\S+/mcp)", proc.stderr.readline())
+            assert found
+            for _ in range(2):
+                status, answer = post(found.group(1))
+                assert status == 200 and json.loads(answer)["result"]["text"] == text
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=30)
+            assert proc.returncode == 0, err
+        finally:
+            proc.kill()
+            proc.wait(10)
+        assert target.connections == 1 and text in out.read_text()
+    finally:
+        target.listener.close()
+
+
+@pytest.mark.slow
+def test_a_client_that_reads_slowly_holds_back_its_own_stream_and_no_one_else(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+        with running(*command) as url:
+            port = int(url.split(":")[2].split("/")[0])
+            slow = socket.socket()
+            slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            slow.settimeout(30)
+            slow.connect(("127.0.0.1", port))
+            body = b'{"jsonrpc":"2.0","id":5,"method":"stream"}'
+            slow.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            deadline = time.monotonic() + 10
+            while target.streamed < 4 << 20 and time.monotonic() < deadline:  # the stream is under way
+                time.sleep(0.05)
+            assert post(url)[0] == 200  # another client is answered meanwhile
+            time.sleep(0.5)
+            # The proxy stopped reading the target for the client that does not read: of the 128 MiB
+            # no more went than the sockets' buffers (at most 32 MiB each way here) and the proxy's 1 MiB hold.
+            assert target.streamed < 64 << 20
+            received = 0
+            while chunk := slow.recv(1 << 20):  # to the end of the answer, when the proxy closes
+                received += len(chunk)
+            slow.close()
+            assert target.streamed == 128 * ((1 << 20) + 4)  # read in the end, all of it
+            assert received > 128 << 20
+    finally:
+        target.listener.close()
+
+
+def test_a_get_stream_the_client_left_is_closed_at_the_target_too(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+        with running(*command) as url:
+            port = int(url.split(":")[2].split("/")[0])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+                client.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+                assert client.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
+            # the server's stream sends nothing more, yet the proxy closes it as its client left
+            assert target.get_closed.wait(10)
     finally:
         target.listener.close()

@@ -1,4 +1,4 @@
-"""How the HTTP shells meet the socket, on the event loop (replay) and on threads (the recording proxy):
+"""How the HTTP shells (replay and the recording proxy, both on `http_loop`'s event loop) meet the socket:
 whole messages in one write, no Nagle delay, malformed and oversized requests answered, slow and
 clumsy clients stalling no one else."""
 
@@ -14,7 +14,7 @@ import h11
 import pytest
 
 from mockmcp.core.streamable import sse_event
-from mockmcp.shells.http11 import MAX_BODY, Http11Server, Writer
+from mockmcp.shells.http11 import MAX_BODY
 from mockmcp.shells.http_loop import Connection, LoopServer
 from mockmcp.shells.http_record import SseEvents
 
@@ -37,7 +37,7 @@ class _CountingSocket:
         return getattr(self.sock, name)
 
 
-def _answer(server: Any, writer: Writer | Connection, request: h11.Request, body: bytes) -> None:
+def _answer(server: Any, writer: Connection, request: h11.Request, body: bytes) -> None:
     """Answers every request with a small JSON body and notes how the connection was set up and written."""
     if request.target == b"/bug":  # a response after the response: h11 refuses, as it should
         writer.respond(200)
@@ -54,15 +54,6 @@ def _answer(server: Any, writer: Writer | Connection, request: h11.Request, body
     server.seen.append((nodelay, counting.writes))
 
 
-class _ThreadProbe(Http11Server):
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0))
-        self.seen: list[tuple[int, int]] = []
-
-    def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
-        _answer(self, writer, request, body)
-
-
 class _LoopProbe(LoopServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0))
@@ -72,12 +63,8 @@ class _LoopProbe(LoopServer):
         _answer(self, connection, request, body)
 
 
-SERVERS = pytest.mark.parametrize("kind", [_LoopProbe, _ThreadProbe], ids=["loop", "threads"])
-
-
-@SERVERS
-def test_a_response_goes_out_in_one_write_on_a_no_delay_socket(kind: type[Any]) -> None:
-    with _probe(kind) as server, socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+def test_a_response_goes_out_in_one_write_on_a_no_delay_socket() -> None:
+    with _probe() as server, socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
         for _ in range(2):  # the second request reuses the connection
             client.sendall(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             reply = b""
@@ -90,8 +77,8 @@ def test_a_response_goes_out_in_one_write_on_a_no_delay_socket(kind: type[Any]) 
 
 
 @contextmanager
-def _probe(kind: type[Any]) -> Iterator[Any]:
-    server = kind()
+def _probe() -> Iterator[_LoopProbe]:
+    server = _LoopProbe()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -111,9 +98,8 @@ def _exchange(port: int, data: bytes) -> bytes:
         return reply
 
 
-@SERVERS
-def test_malformed_http_gets_400_and_an_oversized_body_413(kind: type[Any]) -> None:
-    with _probe(kind) as server:
+def test_malformed_http_gets_400_and_an_oversized_body_413() -> None:
+    with _probe() as server:
         garbage = _exchange(server.port, b"this is not HTTP\r\n\r\n")
         assert garbage.startswith(b"HTTP/1.1 400 ") and b"Bad Request" in garbage
         big = _exchange(
@@ -122,9 +108,8 @@ def test_malformed_http_gets_400_and_an_oversized_body_413(kind: type[Any]) -> N
         assert big.startswith(b"HTTP/1.1 413 ") and str(MAX_BODY).encode() in big
 
 
-@SERVERS
-def test_expect_100_continue_is_answered_before_the_body_is_sent(kind: type[Any]) -> None:
-    with _probe(kind) as server, socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+def test_expect_100_continue_is_answered_before_the_body_is_sent() -> None:
+    with _probe() as server, socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
         client.sendall(
             b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
         )
@@ -136,11 +121,8 @@ def test_expect_100_continue_is_answered_before_the_body_is_sent(kind: type[Any]
         assert reply.startswith(b"HTTP/1.1 200 ") and reply.endswith(b"hello")
 
 
-@SERVERS
-def test_a_protocol_error_of_our_own_is_reported_not_swallowed(
-    kind: type[Any], capsys: pytest.CaptureFixture[str]
-) -> None:
-    with _probe(kind) as server:
+def test_a_protocol_error_of_our_own_is_reported_not_swallowed(capsys: pytest.CaptureFixture[str]) -> None:
+    with _probe() as server:
         reply = _exchange(server.port, b"GET /bug HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         assert reply.startswith(b"HTTP/1.1 200 ")
     err = capsys.readouterr().err
@@ -167,7 +149,7 @@ def _get(port: int) -> bytes:
 
 def test_on_the_loop_idle_half_sent_and_never_reading_clients_cost_no_thread_and_stall_no_one() -> None:
     threads = threading.active_count()
-    with _probe(_LoopProbe) as server:
+    with _probe() as server:
         idle = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(100)]
         for sock in idle[:50]:
             sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhalf")

@@ -42,9 +42,9 @@ from mockmcp.shells.http11 import (
 )
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["Connection", "LoopServer"]
+__all__ = ["Connection", "LoopServer", "PAUSE_READING"]
 
-_PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
+PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 
 
 class Connection(Responder):
@@ -59,6 +59,7 @@ class Connection(Responder):
         self.request: h11.Request | None = None
         self.body = bytearray()
         self.interest = 0
+        self.waiting: Callable[[], None] | None = None  # run once when what is queued has gone out, or never can
         self._update()
 
     # --- writing ---------------------------------------------------------------------------------
@@ -89,6 +90,8 @@ class Connection(Responder):
                 self.close()
                 return
             del self.out[:sent]
+        if not self.out:
+            self._drained()
         if self.out or self.conn.our_state is not h11.MUST_CLOSE:
             self._update()
         else:
@@ -100,7 +103,7 @@ class Connection(Responder):
             return
         # A client that sends faster than it reads (or pipelines without end) is read no further
         # until it catches up; every other connection goes on as before.
-        reading = len(self.out) < _PAUSE_READING and len(self.conn.trailing_data[0]) < _PAUSE_READING
+        reading = len(self.out) < PAUSE_READING and len(self.conn.trailing_data[0]) < PAUSE_READING
         interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
         if interest != self.interest:
             selector = self.server.selector
@@ -121,6 +124,13 @@ class Connection(Responder):
             self.interest = 0
         self.server.connections.discard(self)
         self.sock.close()
+        self._drained()
+        self.server.closed(self)
+
+    def _drained(self) -> None:
+        waiting, self.waiting = self.waiting, None
+        if waiting is not None:
+            waiting()
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -213,6 +223,9 @@ class LoopServer(Listener):
     def handle(self, connection: Connection, request: h11.Request, body: bytes) -> None:
         raise NotImplementedError
 
+    def closed(self, connection: Connection) -> None:
+        """A connection has closed, either side having ended it (for a subclass that keeps track)."""
+
     def call_later(self, after: float, callback: Callable[..., None], *args: Any) -> None:
         self.sequence += 1
         heapq.heappush(self.timers, (time.monotonic() + after, self.sequence, callback, args))
@@ -232,15 +245,23 @@ class LoopServer(Listener):
         self.call_later(IDLE_TIMEOUT / 4, self._sweep)
         try:
             while not self.stopping and (signals is None or signals.received is None):
-                timeout = min(LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else None
-                for key, mask in self.selector.select(timeout):
-                    self._run(key.data, mask)
-                now = time.monotonic()
-                while self.timers and self.timers[0][0] <= now and not self.stopping:
-                    _when, _seq, callback, args = heapq.heappop(self.timers)
-                    self._run(callback, *args)
+                self.turn()
         finally:
+            # Unregistered, so that a descriptor number reused later (the loop may go on: `turn`) is no clash.
+            for fd in {self.socket.fileno(), wakeup.fileno(), self._wakeup.fileno()}:
+                if fd >= 0 and fd in self.selector.get_map():
+                    self.selector.unregister(fd)
             self.socket.close()
+
+    def turn(self, longest: float = LONGEST_WAIT) -> None:
+        """Wait up to `longest` seconds for a descriptor or the next timer, and run what is due."""
+        timeout = min(longest, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else longest
+        for key, mask in self.selector.select(timeout):
+            self._run(key.data, mask)
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now and not self.stopping:
+            _when, _seq, callback, args = heapq.heappop(self.timers)
+            self._run(callback, *args)
 
     def _run(self, callback: Callable[..., None], *args: Any) -> None:
         try:

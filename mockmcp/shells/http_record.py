@@ -3,34 +3,61 @@
 Theory of operation. Every request to the proxy's endpoint is sent on to the target as it came
 (less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), on a connection kept
 from an earlier request when the target left one open (a new one costs a round trip), after the
-same Host/Origin check as replay's (`core.streamable.foreign`); and the answer comes
-back as it goes: a JSON body whole, an SSE stream event by event as the server writes it. On the
-way, every JSON-RPC message in a POST body, a JSON answer or an SSE event is journaled like the
-stdio recorder's lines, redacted first, tagged with the session it belongs to: an `initialize`
-starts a session, known afterwards by the `Mcp-Session-Id` the server issues; 2026-07-28
-requests, which have no session, share one. Headers are never recorded, so neither is an
-`Authorization`. The cassette is built from the journal when the proxy stops.
+same Host/Origin check as replay's (`core.streamable.foreign`); and the answer comes back as it
+goes: a JSON body whole, an SSE stream chunk by chunk as the server writes it. On the way, every
+JSON-RPC message in a POST body, a JSON answer or an SSE event is journaled like the stdio
+recorder's lines, redacted first, tagged with the session it belongs to. Headers are never
+recorded, so neither is an `Authorization`. The cassette is built from the journal when the proxy
+stops.
+
+One event loop (`http_loop.py`) carries both sides: the clients' connections, and non-blocking
+connections to the target (h11's client side; TLS without blocking for an https target) in the
+same selector. No thread per connection, no lock. The upstream timeout is a timer on the loop (504
+when the answer's head is not there in time). A client that reads slowly pauses the reading of its
+own answer from the target, no one else's; a client that left a request's stream does not stop the
+proxy reading and journaling it to its end (a GET stream it left is closed instead). On SIGINT or
+SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way end. (Resolving
+the target's name, when it is not an address, blocks the loop briefly each time a new connection
+to it opens; kept connections make that rare.)
+
+Which session a message belongs to, in this order:
+1. `initialize` starts a new handshake session, tied to the client connection that carried it;
+2. a known `Mcp-Session-Id` (the one the target issued in answer to that initialize) names its session;
+3. a message of the 2026-07-28 era (its version in `_meta` or the `MCP-Protocol-Version` header, or
+   a `server/discover`) goes to the one stateless session, never into a handshake session;
+4. otherwise (a target that issues no session id: an SDK server with `stateless_http`) the session
+   tied to the client connection the message came on. A connection that closes unties its session;
+   the first POST on a connection tied to none takes up such a session (a client that reconnected:
+   the SDK client drops its connection after every 202): the one whose latest request id comes just
+   before this request's (clients number their requests one by one), else the one untied last;
+5. otherwise the handshake session started last.
+Limits of rules 4-5: HTTP says nothing more about who a client is. Two clients that drop their
+connections at the same moment, at the same point of their numbering, may take up each other's
+session (harmless while their initializes were alike); a client that opens a second connection
+for requests in flight together may have those filed under another session.
 """
 
 from __future__ import annotations
 
-import select
+import errno
+import os
+import selectors
 import socket
 import ssl
-import threading
 import time
-from collections.abc import Iterator
+import weakref
 from typing import Any
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import urlsplit
 
 import h11
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
-from mockmcp.core.streamable import foreign, framing_seen, session_error_seen
+from mockmcp.core.streamable import foreign, framing_seen, modern, session_error_seen
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import Http11Server, Writer, headers_of, no_delay
+from mockmcp.shells.http11 import headers_of, no_delay
+from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
@@ -92,69 +119,340 @@ class SseEvents:
 
 
 class _Upstream:
-    """A connection to the target server, kept for the next request while the target keeps it open."""
+    """A non-blocking connection to the target, on the proxy's loop: h11's client side, TLS for https;
+    kept in the pool for the next request while the target keeps it open."""
 
-    def __init__(self, target: SplitResult) -> None:
-        port = target.port or (443 if target.scheme == "https" else 80)
-        sock = socket.create_connection((target.hostname or "127.0.0.1", port), timeout=60)
-        no_delay(sock)
-        if target.scheme == "https":
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=target.hostname)
-        self.sock, self.conn, self.target = sock, h11.Connection(h11.CLIENT), target
+    def __init__(self, proxy: RecordingProxy) -> None:
+        target = proxy.target
+        self.proxy, self.tls = proxy, target.scheme == "https"
+        self.conn = h11.Connection(h11.CLIENT)
+        self.exchange: _Exchange | None = None
+        self.out = bytearray()
+        self.connected = self.handshaking = self.paused = self.closed = False
         self.reused = False  # whether it served a request before the one it is sending
+        self.heard = False  # whether the target said anything about the current request
+        self.interest = 0
+        port = target.port or (443 if self.tls else 80)
+        family, kind, proto, _name, address = socket.getaddrinfo(target.hostname, port, type=socket.SOCK_STREAM)[0]
+        self.sock: socket.socket = socket.socket(family, kind, proto)
+        self.sock.setblocking(False)
+        no_delay(self.sock)
+        code = self.sock.connect_ex(address)
+        if code not in (0, errno.EINPROGRESS):
+            self.sock.close()
+            raise OSError(code, f"cannot connect to {target.netloc}: {os.strerror(code)}")
+        self._watch(selectors.EVENT_WRITE)  # writable once connected (or refused)
 
-    def stale(self) -> bool:
-        """Whether an idle connection has been closed by the target (or has something unasked to say)."""
+    # --- the loop ---------------------------------------------------------------------------------
+
+    def _watch(self, interest: int) -> None:
+        if self.closed or interest == self.interest:
+            return
+        selector = self.proxy.selector
+        if not self.interest:
+            selector.register(self.sock, interest, self._ready)
+        elif not interest:
+            selector.unregister(self.sock)
+        else:
+            selector.modify(self.sock, interest, self._ready)
+        self.interest = interest
+
+    def _refresh(self) -> None:
+        """Watch for what the connection waits for: writability while bytes wait, else what the target says."""
+        if not self.handshaking:
+            reading = not self.paused
+            self._watch((selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0))
+
+    def _ready(self, _mask: int) -> None:
         try:
-            return bool(select.select([self.sock], [], [], 0)[0])
-        except (OSError, ValueError):
-            return True
+            if not self.connected:
+                code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if code:
+                    raise OSError(code, f"cannot connect to {self.proxy.target.netloc}: {os.strerror(code)}")
+                self.connected = True
+                if self.proxy.tls is not None:
+                    self.sock = self.proxy.tls.wrap_socket(
+                        self.sock, server_hostname=self.proxy.target.hostname, do_handshake_on_connect=False
+                    )
+                    self.handshaking = True
+            if self.handshaking:
+                try:
+                    self.sock.do_handshake()  # type: ignore[attr-defined]
+                except ssl.SSLWantReadError:
+                    self._watch(selectors.EVENT_READ)
+                    return
+                except ssl.SSLWantWriteError:
+                    self._watch(selectors.EVENT_WRITE)
+                    return
+                self.handshaking = False
+            self._flush()
+            self._read()
+        except OSError as exc:  # ssl.SSLError is one too
+            self.fail(exc)
+            return
+        self._refresh()
 
-    def send(self, method: bytes, headers: list[tuple[str, str]], body: bytes, timeout: float) -> None:
-        self.sock.settimeout(timeout)  # for the answer's head; a stream then waits as long as it takes
-        target = self.target
-        path = target.path + (f"?{target.query}" if target.query else "")
-        fields = [("host", target.netloc), *headers, ("content-length", str(len(body)))]
-        events = (h11.Request(method=method, target=path, headers=fields), h11.Data(data=body), h11.EndOfMessage())
-        self.sock.sendall(b"".join(self.conn.send(event) or b"" for event in events))  # one write: see Writer.send
-
-    def _next(self) -> Any:
-        try:
-            while True:
-                event = self.conn.next_event()
-                if event is not h11.NEED_DATA:
-                    return event
-                self.conn.receive_data(self.sock.recv(1 << 16))
-        except h11.RemoteProtocolError as exc:
-            raise OSError(f"the target broke off the HTTP exchange: {exc}") from None
-
-    def response(self) -> h11.Response:
-        event = self._next()
-        if not isinstance(event, h11.Response):
-            raise OSError(f"the target answered with {type(event).__name__}, not a response")
-        self.sock.settimeout(None)
-        return event
-
-    def chunks(self) -> Iterator[bytes]:
-        while True:
-            event = self._next()
-            if isinstance(event, h11.Data):
-                yield bytes(event.data)
-            else:
+    def _flush(self) -> None:
+        while self.out:
+            try:
+                sent = self.sock.send(self.out)
+            except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
                 return
+            del self.out[:sent]
+
+    def _read(self) -> None:
+        while not self.closed and not self.paused:
+            try:
+                data = self.sock.recv(1 << 16)
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return
+            if self.exchange is None:  # idle in the pool: the target closed it, or says something unasked
+                self.close()
+                return
+            self.heard = self.heard or bool(data)  # an end alone: a kept connection closed meanwhile
+            self.conn.receive_data(data)
+            self._events()
+            # TLS may hold decrypted bytes the descriptor no longer signals.
+            if not data or not (self.tls and self.sock.pending()):  # type: ignore[attr-defined]
+                return
+
+    def _events(self) -> None:
+        exchange = self.exchange
+        try:
+            while self.exchange is not None and not self.paused and not self.closed:
+                event = self.conn.next_event()
+                if event is h11.NEED_DATA:
+                    break
+                if isinstance(event, h11.Response):
+                    self.exchange.head(event)
+                elif isinstance(event, h11.Data):
+                    self.exchange.data(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage):
+                    exchange, self.exchange = self.exchange, None
+                    exchange.end(self)
+                elif isinstance(event, h11.ConnectionClosed):
+                    raise h11.RemoteProtocolError("the connection closed before an answer")
+        except h11.RemoteProtocolError as exc:
+            self.fail(OSError(f"the target broke off the HTTP exchange: {exc}"))
+        if exchange is not None:
+            exchange.flush()  # what one read brought goes to the client in one write
+
+    # --- what an exchange does with it ------------------------------------------------------------
+
+    def send(self, exchange: _Exchange, events: tuple[Any, ...]) -> None:
+        self.exchange, self.heard = exchange, False
+        self.out += b"".join(self.conn.send(event) or b"" for event in events)  # one write: see Connection.send
+        if self.connected and not self.handshaking:
+            try:
+                self._flush()
+            except OSError as exc:
+                self.fail(exc)
+                return
+        self._refresh()
+
+    def pause(self) -> None:
+        """Read no more from the target until `resume` (its client reads slowly)."""
+        self.paused = True
+        self._refresh()
+
+    def resume(self) -> None:
+        if self.paused and not self.closed:
+            self.paused = False
+            self._events()  # what h11 holds already
+            if not self.closed and not self.paused:
+                try:
+                    self._read()
+                except OSError as exc:
+                    self.fail(exc)
+                    return
+            self._refresh()
 
     def reusable(self) -> bool:
         """Whether the exchange ended cleanly both ways with the connection kept open; readies the next one."""
-        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE and not self.out:
             self.conn.start_next_cycle()
             return True
         return False
 
+    def fail(self, exc: OSError) -> None:
+        exchange, self.exchange = self.exchange, None
+        self.close()
+        if exchange is not None:
+            exchange.failed(self, exc)
+
     def close(self) -> None:
+        if self.closed:
+            return
+        self._watch(0)
+        self.closed = True
         self.sock.close()
+        if self in self.proxy.idle:
+            self.proxy.idle.remove(self)
 
 
-class RecordingProxy(Http11Server):
+class _Exchange:
+    """One request forwarded to the target and its answer passed back: a JSON body whole, an SSE stream
+    event by event, every message journaled on the way."""
+
+    def __init__(
+        self,
+        proxy: RecordingProxy,
+        client: Connection,
+        method: bytes,
+        asked: dict[str, str],
+        message: Any,
+        session: int,
+    ) -> None:
+        self.proxy, self.client, self.method, self.asked = proxy, client, method, asked
+        self.message, self.session = message, session
+        self.standalone = method == b"GET"
+        # A request's stream carries what that request causes; the GET stream, and a batch's, name no one.
+        self.owner = message.get("id") if isinstance(message, dict) and "method" in message else None
+        self.response: h11.Response | None = None
+        self.kept: list[tuple[str, str]] = []
+        self.events: SseEvents | None = None  # while relaying an SSE stream
+        self.body = bytearray()
+        self.upstream: _Upstream | None = None
+        self.json = False  # a body (not a stream) that is JSON
+        self.outgoing: list[Any] = []  # events for the client, written together (`flush`)
+        self.unjournaled: list[bytes] = []  # the data of the SSE events in them, journaled after
+        self.started = False  # whether the client has been sent the answer's head
+        self.done = False
+
+    def begin(self, request: tuple[Any, ...]) -> None:
+        self.request = request
+        if self.standalone:
+            self.proxy.streams[self.client] = self
+        else:
+            self.proxy.answering += 1
+        self.proxy.call_later(self.proxy.timeout, _late, weakref.ref(self))  # holds no answer for long
+        self._send()
+
+    def _send(self) -> None:
+        try:
+            self.upstream = self.proxy.upstream()
+        except OSError as exc:
+            self.failed(None, exc)
+            return
+        self.upstream.send(self, self.request)
+
+    def late(self) -> None:
+        if self.response is None and not self.done:
+            if self.upstream is not None:
+                self.upstream.exchange = None
+                self.upstream.close()
+            text = f"Gateway Timeout: the target did not answer within {self.proxy.timeout:g} s (--upstream-timeout)"
+            self.client.respond(504, text.encode(), "text/plain")
+            self._finish()
+
+    def failed(self, upstream: _Upstream | None, exc: OSError) -> None:
+        if self.done:
+            return
+        if upstream is not None and upstream.reused and not upstream.heard:
+            # A kept connection the target closed meanwhile: the request never reached it, try anew.
+            self._send()
+            return
+        if not self.started:
+            self.outgoing.clear()
+            self.client.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
+        else:
+            self.client.abort()  # the answer cannot be whole: the client sees it break, as the target's did
+        self._finish()
+
+    def _finish(self) -> None:
+        self.done = True
+        if self.standalone:
+            self.proxy.streams.pop(self.client, None)
+        else:
+            self.proxy.answering -= 1
+
+    def abandon(self) -> None:
+        """The client dropped its GET stream: close the server's too. (A client that dropped a
+        request's stream, as the SDK drops an SSE event over 1 MiB, does not end the exchange: what
+        the server sends on it is read to its end and journaled.)"""
+        if self.done:
+            return
+        if self.upstream is not None:
+            self.upstream.exchange = None
+            self.upstream.close()
+        self._finish()
+
+    def head(self, response: h11.Response) -> None:
+        self.response = response
+        headers = headers_of(response)
+        if self.proxy.initializes(self.message) and "mcp-session-id" in headers:
+            self.proxy.sessions[headers["mcp-session-id"]] = self.session
+            self.proxy.named.add(self.session)
+        self.kept = [(k, v) for k, v in headers.items() if k not in _HOP]
+        if headers.get("content-type", "").startswith("text/event-stream"):
+            self.events = SseEvents()
+            self.outgoing.append(h11.Response(status_code=response.status_code, headers=self.kept))
+            if self.standalone:  # the GET stream is the client's to hold open at once; a POST's head
+                self.flush()  # waits for its first event, to go in the same write
+        else:
+            self.json = headers.get("content-type", "").startswith("application/json")
+
+    def data(self, chunk: bytes) -> None:
+        if self.events is None:
+            self.body += chunk
+            return
+        self.outgoing.append(h11.Data(data=chunk))
+        self.unjournaled += self.events.feed(chunk)
+
+    def flush(self) -> None:
+        """Write what waits for the client in one write (dropped, h11 kept in step, if it has gone), then
+        journal its messages: the client is not kept waiting for the disk."""
+        client = self.client
+        # A POST stream's head alone waits for its first event, to go in the same write.
+        if self.outgoing and (self.started or self.standalone or len(self.outgoing) > 1):
+            events, self.outgoing = self.outgoing, []
+            client.send(*events)
+            self.started = True
+            if len(client.out) > PAUSE_READING and self.upstream is not None and not self.done:  # a slow client
+                self.upstream.pause()
+                client.waiting = self._resume
+        for data in self.unjournaled:
+            self.proxy.record(SERVER, self.session, data, self.owner, get=self.standalone)
+        self.unjournaled.clear()
+        if client.broken and self.standalone and not self.done:
+            self.abandon()
+
+    def _resume(self) -> None:
+        if self.upstream is not None and self.upstream.exchange is self:
+            self.upstream.resume()
+
+    def end(self, upstream: _Upstream) -> None:
+        """The target's answer is all read: the connection goes back to the pool before the client
+        sees this answer end, so that the client's next request finds it."""
+        proxy, response = self.proxy, self.response
+        assert response is not None
+        proxy.release(upstream)
+        self._finish()
+        framing = proxy.http.get("framing")
+        if self.events is not None:
+            events = self.events
+            seen = (events.ids, bool(events.primed), events.count == 1)
+            self.outgoing.append(h11.EndOfMessage())
+            self.flush()
+            proxy.learn(framing_seen(self.method, response.status_code, self.message, seen, framing))
+            return
+        body = bytes(self.body)
+        headers = [*self.kept, ("content-length", str(len(body)))]
+        self.client.send(  # the client first, the journal then: it is not kept waiting for the disk
+            h11.Response(status_code=response.status_code, headers=headers), h11.Data(data=body), h11.EndOfMessage()
+        )
+        # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
+        # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
+        answers = self.method == b"POST" and self.message is not None
+        if answers and body.strip() and self.json:
+            proxy.record(SERVER, self.session, body)
+        proxy.learn(framing_seen(self.method, response.status_code, self.message, None, framing))
+        errors = session_error_seen(self.asked, response.status_code, body)
+        if errors:
+            proxy.learn({"session_errors": {**proxy.http.get("session_errors", {}), **errors}})
+
+
+class RecordingProxy(LoopServer):
     """Forwards an MCP endpoint to a target server and journals every session that passes."""
 
     def __init__(
@@ -175,199 +473,154 @@ class RecordingProxy(Http11Server):
         super().__init__(listen, allow_hosts)
         self.journal, self.redactor, self.timeout = journal, redactor, timeout
         self.path = self.target.path or "/"
+        self.target_path = (self.target.path or "/") + (f"?{self.target.query}" if self.target.query else "")
+        self.tls = ssl.create_default_context() if self.target.scheme == "https" else None
         self.start = time.monotonic()
-        self.lock = threading.Lock()
         self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
-        self.sessionless: int | None = None  # where messages without a session id go
+        self.named: set[int] = set()  # the sessions the target issued an id for
+        # Telling clients apart when the target issues no session id (see the docstring):
+        self.bound: dict[Connection, int] = {}  # an open client connection -> its handshake session
+        self.orphans: list[int] = []  # sessions whose connection closed, the last closed last
+        self.last_id: dict[int, Any] = {}  # a handshake session -> the id of its latest request
+        self.latest: int | None = None  # the handshake session started last
+        self.stateless: int | None = None  # the 2026-07-28 requests' session
         self.count = 0
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
-        self.answering = 0  # POSTs whose answer is still being read from the target
-        self.answered = threading.Condition(self.lock)
+        self.answering = 0  # POSTs (and DELETEs) whose answer is still being read from the target
+        self.streams: dict[Connection, _Exchange] = {}  # the GET streams being relayed, by client connection
         self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
-
-    def learn(self, facts: dict[str, Any]) -> None:
-        """Note how the target frames its answers; journaled whenever that changes (a later note wins)."""
-        with self.lock:
-            changed = {key: value for key, value in facts.items() if self.http.get(key) != value}
-            if not changed:
-                return
-            self.http.update(changed)
-            known = dict(self.http)
-        self.journal.meta({"http": known})
-
-    def finish_answers(self, timeout: float) -> int:
-        """Wait up to timeout seconds for the answers still being read (a stop must not lose them to
-        a client that stopped reading one); returns how many are left unfinished."""
-        with self.answered:
-            self.answered.wait_for(lambda: self.answering == 0, timeout)
-            return self.answering
-
-    def stop_accepting(self) -> None:
-        super().stop_accepting()
-        with self.lock:
-            idle, self.idle = self.idle, []
-        for upstream in idle:
-            upstream.close()
-
-    def _exchange(self, method: bytes, headers: list[tuple[str, str]], body: bytes) -> tuple[_Upstream, h11.Response]:
-        """Send a request to the target, on an idle connection when there is one; its answer's head."""
-        while True:
-            with self.lock:
-                upstream = self.idle.pop() if self.idle else None
-            if upstream is None:
-                upstream = _Upstream(self.target)
-            elif upstream.stale():
-                upstream.close()
-                continue
-            try:
-                upstream.send(method, headers, body, self.timeout)
-                return upstream, upstream.response()
-            except OSError as exc:
-                upstream.close()
-                # A kept connection the target closed meanwhile: the request never reached it, try anew.
-                if isinstance(exc, TimeoutError) or not upstream.reused:
-                    raise
-
-    def _release(self, upstream: _Upstream) -> None:
-        """Keep a connection whose exchange is over for the next request, or close it."""
-        if upstream.reusable():
-            upstream.reused = True
-            with self.lock:
-                if len(self.idle) < 64:
-                    self.idle.append(upstream)
-                    return
-        upstream.close()
 
     @property
     def url(self) -> str:
         return self.origin + self.path
 
-    def record(self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False) -> None:
+    def learn(self, facts: dict[str, Any]) -> None:
+        """Note how the target frames its answers; journaled whenever that changes (a later note wins)."""
+        changed = {key: value for key, value in facts.items() if self.http.get(key) != value}
+        if changed:
+            self.http.update(changed)
+            self.journal.meta({"http": dict(self.http)})
+
+    def finish_answers(self, timeout: float) -> int:
+        """After the loop stopped accepting: go on serving the answers still being read, for up to
+        timeout seconds (a stop must not lose them to a client that stopped reading one); returns how
+        many are left unfinished."""
+        self.stopping = False  # the listener is closed; the loop runs on for what is under way
+        deadline = time.monotonic() + timeout
+        while self.answering and (left := deadline - time.monotonic()) > 0:
+            self.turn(left)
+        self.stopping = True
+        for upstream in list(self.idle):
+            upstream.close()
+        return self.answering
+
+    def upstream(self) -> _Upstream:
+        """A connection to the target for the next request: a kept one when there is one."""
+        return self.idle.pop() if self.idle else _Upstream(self)
+
+    def release(self, upstream: _Upstream) -> None:
+        """Keep a connection whose exchange is over for the next request, or close it."""
+        if upstream.reusable() and len(self.idle) < 64:
+            upstream.reused = True
+            self.idle.append(upstream)
+            upstream._refresh()  # watched while idle: a target that closes it is noticed
+        else:
+            upstream.close()
+
+    def record(
+        self, direction: str, session: int, data: bytes, stream: Any = None, message: Any = None, get: bool = False
+    ) -> None:
         """Journal one message (a body or an event's data), as one compact line when it is JSON; stream:
         the id of the request whose POST stream carried it (what comes there belongs to that request);
-        get: it came on the session's GET stream."""
+        message: the data already parsed, when it was; get: it came on the session's GET stream."""
         try:
-            lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
+            lines = [jsonrpc.encode(jsonrpc.parse(data) if message is None else message)[:-1]]
         except ValueError:
             lines = [line for line in data.strip().split(b"\n") if line.strip()]
         if lines:
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
-            with self.lock:
-                self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get)
+            self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get)
+
+    @staticmethod
+    def initializes(message: Any) -> bool:
+        return isinstance(message, dict) and message.get("method") == protocol.INITIALIZE
 
     def _new_session(self) -> int:
-        with self.lock:
-            self.count += 1
-            return self.count - 1
+        self.count += 1
+        return self.count - 1
 
-    def _session(self, headers: dict[str, str], message: Any) -> int:
-        """Which session a client message belongs to (a new one for `initialize`)."""
-        if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE:
-            number = self.sessionless = self._new_session()
-            return number
-        session_id = headers.get("mcp-session-id")
-        if session_id is not None and session_id in self.sessions:
-            return self.sessions[session_id]
-        if self.sessionless is None:
-            self.sessionless = self._new_session()
-        return self.sessionless
+    def _session(self, client: Connection, method: bytes, headers: dict[str, str], message: Any) -> int:
+        """Which session a client message belongs to (a new one for `initialize`): see the docstring."""
+        if self.initializes(message):
+            number = self.latest = self.bound[client] = self._new_session()
+        else:
+            session_id = headers.get("mcp-session-id")
+            if session_id is not None and session_id in self.sessions:
+                return self.sessions[session_id]
+            if modern(headers, message):
+                if self.stateless is None:
+                    self.stateless = self._new_session()
+                return self.stateless
+            found = self.bound.get(client)
+            if found is None and method == b"POST" and self.orphans and session_id is None:
+                found = self.bound[client] = self._adopted(message)
+            if found is None:
+                found = self.latest if self.latest is not None else self._new_session()
+                self.latest = found
+            number = found
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        if request_id is not None:
+            self.last_id[number] = request_id
+        return number
 
-    def handle(self, writer: Writer, request: h11.Request, body: bytes) -> None:
+    def _adopted(self, message: Any) -> int:
+        """The session a client that reconnected takes up: the one whose last request id comes just
+        before this request's (the SDK numbers them one by one), else the one that lost its connection last."""
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(request_id, int) and not isinstance(request_id, bool):
+            for index in range(len(self.orphans) - 1, -1, -1):
+                if self.last_id.get(self.orphans[index]) == request_id - 1:
+                    return self.orphans.pop(index)
+        return self.orphans.pop()
+
+    def closed(self, connection: Connection) -> None:
+        stream = self.streams.pop(connection, None)
+        if stream is not None:
+            stream.abandon()
+        session = self.bound.pop(connection, None)
+        if session is not None and session not in self.named:
+            self.orphans.append(session)
+            del self.orphans[:-64]  # the most recent are the ones that may reconnect
+
+    def handle(self, client: Connection, request: h11.Request, body: bytes) -> None:
         headers = headers_of(request)
         refused = foreign(headers, self.allowed)  # a page rebinding a name to the proxy reaches no server
         if refused is not None:
-            writer.respond(*refused)
+            client.respond(*refused)
             return
         if urlsplit(request.target.decode("latin-1")).path != self.path:
-            writer.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
+            client.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
             return
         try:
             message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
-        session = self._session(headers, message)
-        if request.method == b"POST":
-            self.record(CLIENT, session, body)
-        forwarded = [(k, v) for k, v in headers.items() if k not in _HOP]
-        try:
-            upstream, response = self._exchange(request.method, forwarded, body)
-        except OSError as exc:
-            if isinstance(exc, TimeoutError):
-                text = f"Gateway Timeout: the target did not answer within {self.timeout:g} s (--upstream-timeout)"
-                writer.respond(504, text.encode(), "text/plain")
-            else:
-                writer.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
-            return
-        standalone = request.method == b"GET"
-        if not standalone:
-            with self.lock:
-                self.answering += 1
-        try:
-            tail = self._relay(writer, upstream, response, session, message, headers, request.method)
-        except BaseException:
-            upstream.close()
-            raise
-        finally:
-            if not standalone:
-                with self.answered:
-                    self.answering -= 1
-                    self.answered.notify_all()
-        if tail is None:  # the client went away mid-stream: the target's stream is closed with the connection
-            upstream.close()
-            return
-        # The target's answer is all read: the connection goes back for the next request before the
-        # client sees this answer end, so that request finds it.
-        self._release(upstream)
-        writer.send(*tail)
-
-    def _relay(
-        self,
-        writer: Writer,
-        upstream: _Upstream,
-        response: h11.Response,
-        session: int,
-        message: Any,
-        asked: dict[str, str],
-        method: bytes,
-    ) -> tuple[Any, ...] | None:
-        """Pass the target's answer on, journaling its messages, until the target's side is all read;
-        returns the events that end the client's answer, or None if the client went away."""
-        standalone = method == b"GET"
-        headers = headers_of(response)
-        if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "mcp-session-id" in headers:
-            with self.lock:
-                self.sessions[headers["mcp-session-id"]] = session
-        kept = [(k, v) for k, v in headers.items() if k not in _HOP]
-        if headers.get("content-type", "").startswith("text/event-stream"):
-            writer.send(h11.Response(status_code=response.status_code, headers=kept))
-            events = SseEvents()
-            # A request's stream carries what that request causes; the GET stream, and a batch's, name no one.
-            owner = message.get("id") if isinstance(message, dict) and "method" in message else None
-            for chunk in upstream.chunks():
-                for data in events.feed(chunk):
-                    self.record(SERVER, session, data, owner, standalone)
-                if not writer.broken:
-                    writer.send(h11.Data(data=chunk))
-                elif standalone:  # the client dropped its GET stream: close the server's too (see `handle`)
-                    return None
-                # A client that dropped a request's stream (the SDK drops an SSE event over 1 MiB) does
-                # not end the exchange: what the server sends on it is read to its end and journaled.
-            seen = (events.ids, bool(events.primed), events.count == 1)
-            self.learn(framing_seen(method, response.status_code, message, seen, self.http.get("framing")))
-            return (h11.EndOfMessage(),)
-        body = b"".join(upstream.chunks())
-        # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
-        # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
-        answers = method == b"POST" and message is not None
-        if answers and body.strip() and headers.get("content-type", "").startswith("application/json"):
-            self.record(SERVER, session, body)
-        self.learn(framing_seen(method, response.status_code, message, None, self.http.get("framing")))
-        errors = session_error_seen(asked, response.status_code, body)
-        if errors:
-            self.learn({"session_errors": {**self.http.get("session_errors", {}), **errors}})
-        return (
-            h11.Response(status_code=response.status_code, headers=[*kept, ("content-length", str(len(body)))]),
+        session = self._session(client, request.method, headers, message)
+        fields = [("host", self.target.netloc), *((k, v) for k, v in headers.items() if k not in _HOP)]
+        fields.append(("content-length", str(len(body))))
+        events = (
+            h11.Request(method=request.method, target=self.target_path, headers=fields),
             h11.Data(data=body),
             h11.EndOfMessage(),
         )
+        _Exchange(self, client, request.method, headers, message, session).begin(events)
+        if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
+            self.record(CLIENT, session, body, message=message)
+
+
+def _late(exchange: weakref.ref[_Exchange]) -> None:
+    """The upstream timeout's timer, for an exchange that may be over and gone."""
+    found = exchange()
+    if found is not None:
+        found.late()
