@@ -46,8 +46,7 @@ from mockmcp.core.streamable import (
     sse_event,
     translated,
 )
-from mockmcp.shells.http11 import headers_of
-from mockmcp.shells.http_loop import Connection, LoopServer
+from mockmcp.shells.http_loop import Connection, LoopServer, Request
 
 __all__ = ["HttpReplay"]
 
@@ -65,21 +64,26 @@ class _Stream:
 
     def event(self, data: bytes) -> None:
         if self.sse:
-            self.writer.send(h11.Data(data=sse_event(data, None if self.ids is None else next(self.ids))))
+            self.writer.send(h11.Data(data=self._encoded(data)))
         else:
             self.gathered.append(data)
 
+    def _encoded(self, data: bytes) -> bytes:
+        return sse_event(data, None if self.ids is None else next(self.ids))
+
     def open_sse(self, headers: list[tuple[str, str]], priming: bool = False) -> None:
+        """Answer with an SSE stream: its head, the priming event, what was gathered (and its end, when
+        the reply was among it), in one write."""
         fields = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), *headers]
-        self.writer.send(h11.Response(status_code=200, headers=fields))
+        events: list[Any] = [h11.Response(status_code=200, headers=fields)]
         if priming and self.ids is not None:
-            self.writer.send(h11.Data(data=priming_event(next(self.ids))))
-        self.sse = True
-        for data in self.gathered:
-            self.event(data)
+            events.append(h11.Data(data=priming_event(next(self.ids))))
+        events += [h11.Data(data=self._encoded(data)) for data in self.gathered]
         self.gathered.clear()
         if self.done:
-            self.writer.send(h11.EndOfMessage())
+            events.append(h11.EndOfMessage())
+        self.writer.send(*events)
+        self.sse = True
 
     def finish(self) -> None:
         if self.sse and not self.done:
@@ -225,8 +229,8 @@ class HttpReplay(LoopServer):
 
     # --- HTTP -----------------------------------------------------------------------------------
 
-    def handle(self, writer: Connection, request: h11.Request, body: bytes) -> None:
-        headers = headers_of(request)
+    def handle(self, writer: Connection, request: Request, body: bytes) -> None:
+        headers = request.fields
         admitted = admit(request.method, request.target.decode("latin-1"), headers, body, self.allowed, self.path)
         if isinstance(admitted, Answer):
             writer.respond(*admitted)
