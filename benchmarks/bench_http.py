@@ -24,6 +24,7 @@ Every answer is checked (the recorded text); a wrong answer makes the run an ERR
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import queue
 import re
@@ -113,20 +114,20 @@ async def sequential(url: str, calls: int) -> list[float]:
     return times
 
 
-async def concurrent(url: str, clients: int, calls: int) -> float:
-    """`clients` clients at once, each calling `calls` times in a row once all are connected; calls per second."""
+async def concurrent(url: str, clients: int, calls: int, barrier: Any) -> tuple[float, float, int, float]:
+    """`clients` clients of this process, each calling `calls` times in a row once every client of every
+    process is connected (`barrier`); the start, the end, the calls made, and this process's CPU seconds."""
     ready = anyio.Event()
     count = 0
     connected = 0
-    start = 0.0
 
     async def one() -> None:
-        nonlocal count, connected, start
+        nonlocal count, connected
         async with Client(url) as client:
             check(await client.call_tool("read_file", ARGS))
             connected += 1
             if connected == clients:
-                start = time.perf_counter()
+                await anyio.to_thread.run_sync(barrier.wait)
                 ready.set()
             await ready.wait()
             for _ in range(calls):
@@ -138,7 +139,40 @@ async def concurrent(url: str, clients: int, calls: int) -> float:
             for _ in range(clients):
                 group.start_soon(one)
             await ready.wait()
-    return count / (time.perf_counter() - start)
+            start, cpu = time.perf_counter(), time.process_time()
+    return start, time.perf_counter(), count, time.process_time() - cpu
+
+
+def _client_process(url: str, clients: int, calls: int, barrier: Any, results: Any) -> None:
+    try:
+        results.put(anyio.run(concurrent, url, clients, calls, barrier))
+    except BaseException as exc:  # the parent reports it
+        barrier.abort()
+        results.put(f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def concurrent_rate(url: str, clients: int, calls: int, processes: int) -> tuple[float, float]:
+    """`clients` clients at once, spread over `processes` client processes; the total calls per second,
+    and the busiest client process's CPU use (1.0: a whole core, the client is the bottleneck)."""
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(processes), context.Queue()
+    shares = [clients // processes + (i < clients % processes) for i in range(processes)]
+    workers = [context.Process(target=_client_process, args=(url, n, calls, barrier, results)) for n in shares]
+    for worker in workers:
+        worker.start()
+    try:
+        found = [results.get(timeout=300) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(30)
+            if worker.is_alive():
+                worker.kill()
+    if errors := [item for item in found if isinstance(item, str)]:
+        raise BenchError(f"a client process failed: {errors[0]}")
+    start, end = min(item[0] for item in found), max(item[1] for item in found)
+    busiest = max(cpu / (stop - began) for began, stop, _count, cpu in found)
+    return sum(item[2] for item in found) / (end - start), busiest
 
 
 def record_cassette(real: str, folder: str) -> str:
@@ -151,7 +185,7 @@ def record_cassette(real: str, folder: str) -> str:
     return path
 
 
-def run(calls: int, rounds: int, clients: int, per_client: int) -> list[Result]:
+def run(calls: int, rounds: int, clients: int, per_client: int, processes: int) -> list[Result]:
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="mockmcp-bench-http-") as folder, ExitStack() as stack:
         real = stack.enter_context(real_server())
@@ -193,13 +227,29 @@ def run(calls: int, rounds: int, clients: int, per_client: int) -> list[Result]:
             )
         )
         rates: dict[str, list[float]] = {"real": [], "replay": []}
+        busy: dict[str, list[float]] = {"real": [], "replay": []}
         for _ in range(rounds):
             for name in rates:
-                rates[name].append(anyio.run(concurrent, urls[name], clients, per_client))
+                rate, busiest = concurrent_rate(urls[name], clients, per_client, processes)
+                rates[name].append(rate)
+                busy[name].append(busiest)
         rate = {name: statistics.median(values) for name, values in rates.items()}
-        shown = ", ".join(f"{n} {rate[n]:.0f}/s" for n in rate)
+        cpu = {name: max(values) for name, values in busy.items()}
+        shown = (
+            ", ".join(f"{n} {rate[n]:.0f}/s" for n in rate)
+            + " (busiest client process: "
+            + ", ".join(f"{n} {cpu[n]:.0%} of a core" for n in cpu)
+            + f"; {processes} client processes)"
+        )
         results.append(
-            Result(f"3. {clients} clients", "replay / real", {"per_s": rate}, shown, rate["replay"] / rate["real"], 1.0)
+            Result(
+                f"3. {clients} clients",
+                "replay / real",
+                {"per_s": rate, "client_cpu": cpu, "client_processes": processes},
+                shown,
+                rate["replay"] / rate["real"],
+                1.0,
+            )
         )
     return results
 
@@ -210,20 +260,36 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="rounds per server, the servers taking turns (3; 2 quick)")
     parser.add_argument("--clients", type=int, default=16, help="clients at once, figure 3 (16)")
     parser.add_argument("--per-client", type=int, help="calls per client, figure 3 (30; 10 quick)")
+    parser.add_argument(
+        "--client-processes", type=int, default=2, help="processes the clients of figure 3 are spread over (2)"
+    )
     args = parser.parse_args()
     calls = args.calls or (60 if args.quick else 200)
     rounds = args.rounds or (2 if args.quick else 3)
     per_client = args.per_client or (10 if args.quick else 30)
-    print_heading("HTTP", f"{calls} calls x {rounds} rounds per server; {args.clients} clients x {per_client} calls")
+    processes = max(1, min(args.client_processes, args.clients))
+    print_heading(
+        "HTTP",
+        f"{calls} calls x {rounds} rounds per server; {args.clients} clients x {per_client} calls "
+        f"in {processes} client processes",
+    )
     start = time.perf_counter()
-    results = guarded("all", "real, replay, proxy", None, lambda: run(calls, rounds, args.clients, per_client))
+    results = guarded(
+        "all", "real, replay, proxy", None, lambda: run(calls, rounds, args.clients, per_client, processes)
+    )
 
     def details(rows: list[Result]) -> None:
         for row in rows:
             if row.error:
                 print(f"\n{row.figure}: {row.error}")
 
-    config = {"calls": calls, "rounds": rounds, "clients": args.clients, "per_client": per_client}
+    config = {
+        "calls": calls,
+        "rounds": rounds,
+        "clients": args.clients,
+        "per_client": per_client,
+        "client_processes": processes,
+    }
     return report(results, time.perf_counter() - start, args.json, config, details)
 
 

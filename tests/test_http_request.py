@@ -46,6 +46,7 @@ UNCOMMON_REQUESTS = {
     "a chunked body": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
     "Expect: 100-continue": b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}",
     "Connection: close": b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    "a second Connection, close": b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nConnection: keep-alive\r\n\r\n",
     "Connection: upgrade": b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
     "an obs-fold": b"GET / HTTP/1.1\r\nHost: x\r\nX-A: one\r\n two\r\n\r\n",
     "a bare LF": b"GET / HTTP/1.1\nHost: x\n\n",

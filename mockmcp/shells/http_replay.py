@@ -190,6 +190,8 @@ class HttpReplay(LoopServer):
         self.path, self.stderr = path, stderr
         self.sessions: dict[str, _LiveSession] = {}
         self.stateless: _LiveSession | None = None
+        # The stateless session's aliases: a random part no recorded message holds, then a count.
+        self.alias_prefix, self.alias_count = secrets.token_hex(8), itertools.count(1)
         self.finished: list[Report] = []
         super().__init__(listen, allow_hosts)
         self.framing = Framing.of(cassette.meta)
@@ -281,7 +283,7 @@ class HttpReplay(LoopServer):
             if session.id is None:
                 # Clients of the shared stateless session choose ids on their own, and two may
                 # both use 1 at once: the engine sees a unique id, the client gets its own back.
-                alias = f"mockmcp-{secrets.token_hex(8)}"
+                alias = f"mockmcp-{self.alias_prefix}-{next(self.alias_count)}"
                 session.aliases[alias] = message["id"]
                 message = {**message, "id": alias}
                 body = jsonrpc.encode(message)

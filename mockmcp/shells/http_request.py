@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import h11
 
-__all__ = ["MAX_HEAD", "NEED_DATA", "UNCOMMON", "Outgoing", "Request", "parse", "request_of"]
+__all__ = ["MAX_HEAD", "NEED_DATA", "Outgoing", "Request", "UNCOMMON", "parse", "request_of"]
 
 MAX_HEAD = 64 << 10  # bytes a request's line and headers may have (h11 answers 431 beyond)
 NEED_DATA = "need data"  # the head is not whole yet
@@ -33,10 +33,10 @@ UNCOMMON = "uncommon"  # not the common shape: h11's to read
 # RFC 9110 tokens, and h11's own field value and request target (visible characters, obs-text in values).
 _TOKEN = rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+"
 _LINE = re.compile(rb"(" + _TOKEN + rb") ([\x21-\x7e]+) HTTP/1\.1")
-_FIELD = re.compile(rb"(" + _TOKEN + rb"):[ \t]*((?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?)[ \t]*")
+_FIELDS = re.compile(rb"(?:" + _TOKEN + rb":[ \t]*(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?[ \t]*\r\n)*")
 _VALUE = re.compile(r"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
 _NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
-_DIGITS = re.compile(rb"[0-9]{1,10}")
+_DIGITS = re.compile(r"[0-9]{1,10}")
 # Headers that make a request anything but the common shape.
 _UNCOMMON = frozenset({b"transfer-encoding", b"expect", b"upgrade"})
 
@@ -69,36 +69,30 @@ def parse(buffer: bytes | bytearray, max_body: int) -> tuple[Request, int, int] 
         return UNCOMMON if b"\n\n" in buffer or len(buffer) > MAX_HEAD else NEED_DATA
     if end > MAX_HEAD:
         return UNCOMMON
-    head = bytes(buffer[:end])
-    if head.count(b"\r") != head.count(b"\n") or head.count(b"\r\n") != head.count(b"\n"):
-        return UNCOMMON  # a bare CR or LF
-    lines = head.split(b"\r\n")
-    line = _LINE.fullmatch(lines[0])
-    if line is None or line[1] in (b"HEAD", b"CONNECT"):
+    head = bytes(buffer[: end + 2])  # each line with its CR LF
+    first = head.find(b"\r\n")
+    line = _LINE.fullmatch(head, 0, first)
+    # One match checks every header line (an obs-fold, a bare CR or LF, a stray character fail it).
+    if line is None or line[1] in (b"HEAD", b"CONNECT") or not _FIELDS.fullmatch(head, first + 2):
         return UNCOMMON
-    headers: list[tuple[bytes, bytes]] = []
-    length = hosts = 0
-    lengths = 0
-    for raw in lines[1:]:
-        field = _FIELD.fullmatch(raw)  # an obs-fold (a line starting with a space) fails here
-        if field is None:
-            return UNCOMMON
-        name, value = field[1].lower(), field[2]
-        if name in _UNCOMMON:
-            return UNCOMMON
-        if name == b"host":
-            hosts += 1
-        elif name == b"content-length":
-            if not _DIGITS.fullmatch(value):
-                return UNCOMMON
-            length, lengths = int(value), lengths + 1
-        elif name == b"connection" and value.lower() != b"keep-alive":
-            return UNCOMMON
-        headers.append((name, value))
-    if hosts != 1 or lengths > 1 or length > max_body:
+    headers = [_split(raw) for raw in head[first + 2 : -2].split(b"\r\n")] if end > first else []
+    names = [name for name, _value in headers]
+    if names.count(b"host") != 1 or not _UNCOMMON.isdisjoint(names):
         return UNCOMMON
     fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
-    return Request(line[1], line[2], headers, fields), end + 4, length
+    length = fields.get("content-length", "0")
+    if names.count(b"content-length") > 1 or not _DIGITS.fullmatch(length):
+        return UNCOMMON
+    if b"connection" in names and any(n == b"connection" and v.lower() != b"keep-alive" for n, v in headers):
+        return UNCOMMON
+    if int(length) > max_body:
+        return UNCOMMON
+    return Request(line[1], line[2], headers, fields), end + 4, int(length)
+
+
+def _split(raw: bytes) -> tuple[bytes, bytes]:
+    name, _colon, value = raw.partition(b":")
+    return name.lower(), value.strip(b" \t")
 
 
 def _checked(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
