@@ -7,13 +7,20 @@ Three servers run side by side, driven by the official MCP SDK's HTTP client (`m
 - replay  `mockmcp replay --http 0` of a cassette recorded from that server through the proxy
 - proxy   `mockmcp record --http-target REAL` in front of the real server
 
+and a fourth for scale, `canned` (`_canned_http.py`): the cassette's results answered from memory,
+nothing checked, the fastest any server could be; the SDK client's own cost per call.
+
 Figures, each a ratio measured in the same run:
 
 1. per call      median time of one `tools/call` (a client calling N times in a row), replay over
-                 real. Goal: <= 0.5x.
+                 real. Goal: <= 0.5x. Shown beside it: the client floor, canned over real (a call
+                 can take no less), and what replay adds to it.
 2. proxy cost    the proxy's median per call minus the real server's, in ms. Goal: <= 1 ms.
 3. 16 clients    total calls per second with 16 clients at once, each calling K times in a row,
-                 replay over real. Goal: >= 1.0x.
+                 replay over real. Goal: >= 1.0x. The clients run in 2 processes (8 each) for both
+                 servers alike: in one process the client was the bottleneck (a whole core busy in
+                 the client while replay used a tenth of one), so the figure measured the client.
+                 The busiest client process's CPU use is shown; near 100% the client still limits.
 
 Needs the test extra (the SDK). Run from anywhere:
 
@@ -24,6 +31,7 @@ Every answer is checked (the recorded text); a wrong answer makes the run an ERR
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import queue
@@ -40,6 +48,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import anyio
+import yaml
 from _harness import CHILD_ENV, PY, ROOT, BenchError, Result, guarded, make_parser, print_heading, report
 from mcp import Client
 
@@ -93,6 +102,17 @@ def proxy(target: str, out: str) -> Any:
 
 def replay(cassette: str) -> Any:
     return child([PY, "-m", "mockmcp", "replay", cassette, "--http", "0"], r"(http://\S+)/mcp")
+
+
+def canned(cassette: str, folder: str) -> Any:
+    """A server answering each method with the cassette's result, checking nothing: the SDK client's own cost."""
+    with open(cassette) as file:
+        recorded = yaml.safe_load(file)["interactions"]
+    results = {i["request"]["method"]: i["response"]["result"] for i in recorded if "result" in i.get("response", {})}
+    path = os.path.join(folder, "canned.json")
+    with open(path, "w") as file:
+        json.dump(results, file)
+    return child([PY, os.path.join(ROOT, "benchmarks", "_canned_http.py"), path], r"canned (http://\S+)")
 
 
 def check(result: Any) -> None:
@@ -196,13 +216,14 @@ def run(calls: int, rounds: int, clients: int, per_client: int, processes: int) 
             "proxy": stack.enter_context(proxy(real, os.path.join(folder, "measured.yaml"))),
         }
         urls["replay"] += "/mcp"
+        urls["canned"] = stack.enter_context(canned(cassette, folder))
         per_call: dict[str, list[float]] = {name: [] for name in urls}
         for _ in range(rounds):  # the servers take turns, so a change in load affects all alike
             for name, url in urls.items():
                 per_call[name] += anyio.run(sequential, url, calls)
         med = {name: statistics.median(times) * 1000 for name, times in per_call.items()}
         p90 = {name: statistics.quantiles(times, n=10)[-1] * 1000 for name, times in per_call.items()}
-        shown = ", ".join(f"{n} {med[n]:.2f} ms (p90 {p90[n]:.2f})" for n in urls)
+        shown = ", ".join(f"{n} {med[n]:.2f} ms (p90 {p90[n]:.2f})" for n in urls if n != "canned")
         results.append(
             Result(
                 "1. per call",
@@ -212,6 +233,18 @@ def run(calls: int, rounds: int, clients: int, per_client: int, processes: int) 
                 med["replay"] / med["real"],
                 0.5,
                 lower_is_better=True,
+            )
+        )
+        floor = med["canned"]
+        results.append(
+            Result(
+                "   client floor",
+                "canned / real",
+                {"ms": floor},
+                f"canned {floor:.2f} ms: the SDK client alone, against a server answering from memory",
+                None,
+                None,
+                figure_text=f"{floor / med['real']:.2f}x (replay adds {med['replay'] - floor:+.2f} ms to it)",
             )
         )
         extra = med["proxy"] - med["real"]

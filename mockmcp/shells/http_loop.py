@@ -1,16 +1,20 @@
-"""HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
+"""HTTP/1.1 on one event loop: non-blocking sockets, a selector, a timer heap. No threads, no locks.
 
-`LoopServer` accepts connections and reads requests with h11; each whole request goes to
-`handle(connection, request, body)`, which answers at once or later (an SSE stream stays open and
-is written whenever the loop has its next event). `call_later` puts a timer on the loop. Writes
-never block: what the socket does not take waits in the connection's buffer and goes out when the
-socket is writable; a connection whose client reads slowly stops being read (its own requests wait)
-and stalls no other client. The loop watches the descriptor of `toolkit.Signals` beside the
-sockets: SIGINT and SIGTERM, or `stop_accepting()` from another thread, end it.
+`LoopServer` accepts connections and reads requests: the common shape (HTTP/1.1, a Content-Length
+body, keep-alive) with `http_request.parse`, anything else with h11, one request at a time, so a
+connection goes back to the common path once h11 has answered. Each whole request goes to
+`handle(connection, request, body)` as a `Request`, whichever read it; the handler answers at once
+or later (an SSE stream stays open and is written whenever the loop has its next event), with
+`respond` or h11 events through `send`, written as h11 writes them either way. `call_later` puts a
+timer on the loop. Writes never block: what the socket does not take waits in the connection's
+buffer and goes out when the socket is writable; a connection whose client reads slowly stops being
+read (its own requests wait) and stalls no other client. The loop watches the descriptor of
+`toolkit.Signals` beside the sockets: SIGINT and SIGTERM, or `stop_accepting()` from another
+thread, end it.
 
 Chosen over asyncio: the same shape as replay's stdio loop (a poll, a timer heap, a signal
-descriptor), no import cost for the stdio path, and h11 already turns bytes into events, so the
-loop has only descriptors and timers to look after.
+descriptor), no import cost for the stdio path, and the parsers already turn bytes into requests,
+so the loop has only descriptors and timers to look after.
 
 Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
 without a request in progress idle for `IDLE_TIMEOUT`, or a request not whole within it, is
