@@ -155,7 +155,7 @@ def test_a_whole_response_is_written_as_h11_writes_it(headers: tuple[tuple[str, 
     fields = [("content-type", "application/json"), ("content-length", "2"), *headers]
     events = [h11.Response(status_code=202, headers=fields), h11.Data(data=b"{}"), h11.EndOfMessage()]
     outgoing = Outgoing()
-    assert outgoing.whole(202, b"{}", "application/json", headers) == _h11_writes(events)
+    assert outgoing.whole(202, fields, b"{}") == _h11_writes(events)
     assert outgoing.closing == bool(headers)
 
 
@@ -180,7 +180,7 @@ def test_what_h11_refuses_to_send_is_refused(events: list[Any]) -> None:
 
 def test_a_header_h11_would_refuse_to_send_is_refused() -> None:
     with pytest.raises(h11.LocalProtocolError):
-        Outgoing().whole(200, b"", "application/json", [("x-a", "one\r\nx-injected: two")])
+        Outgoing().whole(200, [("content-length", "0"), ("x-a", "one\r\nx-injected: two")], b"")
 
 
 # --- on the loop's connection -----------------------------------------------------------------------

@@ -95,6 +95,10 @@ class Responder:
         headers: Iterable[tuple[str, str]] = (),
     ) -> None:
         fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.send_whole(status, fields, body)
+
+    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> None:
+        """A whole response, its head and body in one write (the loop's connection writes it without h11)."""
         self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
 

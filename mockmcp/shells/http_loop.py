@@ -84,17 +84,11 @@ class Connection(Responder):
             data = b"".join(outgoing.event(event) for event in events)
         self._queue(data)
 
-    def respond(
-        self,
-        status: int,
-        body: bytes = b"",
-        content_type: str = "application/json",
-        headers: Iterable[tuple[str, str]] = (),
-    ) -> None:
+    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> None:
         if self.conn is not None:
-            super().respond(status, body, content_type, headers)
+            super().send_whole(status, fields, body)
         else:
-            self._queue(self._outgoing().whole(status, body, content_type, headers))
+            self._queue(self._outgoing().whole(status, fields, body))
 
     def _outgoing(self) -> Outgoing:
         if self.outgoing is None:

@@ -19,7 +19,6 @@ h11's `LocalProtocolError`, a bug of ours.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import h11
@@ -95,13 +94,12 @@ def _split(raw: bytes) -> tuple[bytes, bytes]:
     return name.lower(), value.strip(b" \t")
 
 
-def _checked(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+def _checked(fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Headers to send, refused as h11 refuses them (a bug of ours, such as a CR LF in a value)."""
-    checked = list(headers)
-    for name, value in checked:
+    for name, value in fields:
         if not (_NAME.fullmatch(name) and _VALUE.fullmatch(value)):
             raise h11.LocalProtocolError(f"illegal header to send: {name!r}: {value!r}")
-    return checked
+    return fields
 
 
 class Outgoing:
@@ -115,10 +113,9 @@ class Outgoing:
         self.remaining: int | None = None  # bytes the body still owes; None: chunked
         self.closing = False  # the response said Connection: close
 
-    def whole(self, status: int, body: bytes, content_type: str, headers: Iterable[tuple[str, str]]) -> bytes:
-        """A whole response with a body of known length."""
-        fields = _checked([("content-type", content_type), ("content-length", str(len(body))), *headers])
-        self._start(fields)
+    def whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> bytes:
+        """A whole response: its head (fields has its Content-Length) and body."""
+        self._start(_checked(fields))
         self.done = True
         return _head(status, b"", fields) + body
 
