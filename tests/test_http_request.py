@@ -14,7 +14,7 @@ from typing import Any
 import h11
 import pytest
 
-from mockmcp.shells.http11 import IDLE_TIMEOUT, MAX_BODY
+from mockmcp.shells.http11 import IDLE_TIMEOUT, MAX_BODY, headers_of
 from mockmcp.shells.http_loop import Connection, LoopServer, Request
 from mockmcp.shells.http_request import MAX_HEAD, NEED_DATA, UNCOMMON, Outgoing, parse, request_of
 
@@ -91,6 +91,7 @@ def test_a_common_request_is_read_as_h11_reads_it(data: bytes) -> None:
     request, start, length = found
     assert (request, data[start : start + length]) == _h11_reads(data)
     assert start + length == len(data)
+    assert headers_of(request) == request.fields
 
 
 @pytest.mark.parametrize("data", COMMON.values(), ids=COMMON.keys())

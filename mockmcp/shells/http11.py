@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import h11
 
 from mockmcp.core.streamable import LOOPBACK
+from mockmcp.shells.http_request import Request
 from mockmcp.shells.toolkit import Signals, wait_readable
 
 __all__ = [
@@ -51,8 +52,9 @@ class _TooLarge(Exception):
     """A request body over MAX_BODY."""
 
 
-def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:
-    """An h11 message's headers by lowercase name (a repeated header keeps its last value)."""
+def headers_of(event: h11.Request | h11.Response | Request) -> dict[str, str]:
+    """A message's headers by lowercase name (a repeated header keeps its last value); a loop's
+    `Request` has them as `fields` already."""
     return {name.decode().lower(): value.decode("latin-1") for name, value in event.headers}
 
 
