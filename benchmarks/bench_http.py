@@ -7,13 +7,20 @@ Three servers run side by side, driven by the official MCP SDK's HTTP client (`m
 - replay  `mockmcp replay --http 0` of a cassette recorded from that server through the proxy
 - proxy   `mockmcp record --http-target REAL` in front of the real server
 
+and a fourth for scale, `canned` (`_canned_http.py`): the cassette's results answered from memory,
+nothing checked, the fastest any server could be; the SDK client's own cost per call.
+
 Figures, each a ratio measured in the same run:
 
 1. per call      median time of one `tools/call` (a client calling N times in a row), replay over
-                 real. Goal: <= 0.5x.
+                 real. Goal: <= 0.5x. Shown beside it: the client floor, canned over real (a call
+                 can take no less), and what replay adds to it.
 2. proxy cost    the proxy's median per call minus the real server's, in ms. Goal: <= 1 ms.
 3. 16 clients    total calls per second with 16 clients at once, each calling K times in a row,
-                 replay over real. Goal: >= 1.0x.
+                 replay over real. Goal: >= 1.0x. The clients run in 2 processes (8 each) for both
+                 servers alike: in one process the client was the bottleneck (a whole core busy in
+                 the client while replay used a tenth of one), so the figure measured the client.
+                 The busiest client process's CPU use is shown; near 100% the client still limits.
 
 Needs the test extra (the SDK). Run from anywhere:
 
@@ -24,6 +31,8 @@ Every answer is checked (the recorded text); a wrong answer makes the run an ERR
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import os
 import queue
 import re
@@ -39,6 +48,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import anyio
+import yaml
 from _harness import CHILD_ENV, PY, ROOT, BenchError, Result, guarded, make_parser, print_heading, report
 from mcp import Client
 
@@ -94,6 +104,17 @@ def replay(cassette: str) -> Any:
     return child([PY, "-m", "mockmcp", "replay", cassette, "--http", "0"], r"(http://\S+)/mcp")
 
 
+def canned(cassette: str, folder: str) -> Any:
+    """A server answering each method with the cassette's result, checking nothing: the SDK client's own cost."""
+    with open(cassette) as file:
+        recorded = yaml.safe_load(file)["interactions"]
+    results = {i["request"]["method"]: i["response"]["result"] for i in recorded if "result" in i.get("response", {})}
+    path = os.path.join(folder, "canned.json")
+    with open(path, "w") as file:
+        json.dump(results, file)
+    return child([PY, os.path.join(ROOT, "benchmarks", "_canned_http.py"), path], r"canned (http://\S+)")
+
+
 def check(result: Any) -> None:
     text = result.content[0].text
     if text != EXPECTED:
@@ -113,20 +134,20 @@ async def sequential(url: str, calls: int) -> list[float]:
     return times
 
 
-async def concurrent(url: str, clients: int, calls: int) -> float:
-    """`clients` clients at once, each calling `calls` times in a row once all are connected; calls per second."""
+async def concurrent(url: str, clients: int, calls: int, barrier: Any) -> tuple[float, float, int, float]:
+    """`clients` clients of this process, each calling `calls` times in a row once every client of every
+    process is connected (`barrier`); the start, the end, the calls made, and this process's CPU seconds."""
     ready = anyio.Event()
     count = 0
     connected = 0
-    start = 0.0
 
     async def one() -> None:
-        nonlocal count, connected, start
+        nonlocal count, connected
         async with Client(url) as client:
             check(await client.call_tool("read_file", ARGS))
             connected += 1
             if connected == clients:
-                start = time.perf_counter()
+                await anyio.to_thread.run_sync(barrier.wait)
                 ready.set()
             await ready.wait()
             for _ in range(calls):
@@ -138,7 +159,40 @@ async def concurrent(url: str, clients: int, calls: int) -> float:
             for _ in range(clients):
                 group.start_soon(one)
             await ready.wait()
-    return count / (time.perf_counter() - start)
+            start, cpu = time.perf_counter(), time.process_time()
+    return start, time.perf_counter(), count, time.process_time() - cpu
+
+
+def _client_process(url: str, clients: int, calls: int, barrier: Any, results: Any) -> None:
+    try:
+        results.put(anyio.run(concurrent, url, clients, calls, barrier))
+    except BaseException as exc:  # the parent reports it
+        barrier.abort()
+        results.put(f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def concurrent_rate(url: str, clients: int, calls: int, processes: int) -> tuple[float, float]:
+    """`clients` clients at once, spread over `processes` client processes; the total calls per second,
+    and the busiest client process's CPU use (1.0: a whole core, the client is the bottleneck)."""
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(processes), context.Queue()
+    shares = [clients // processes + (i < clients % processes) for i in range(processes)]
+    workers = [context.Process(target=_client_process, args=(url, n, calls, barrier, results)) for n in shares]
+    for worker in workers:
+        worker.start()
+    try:
+        found = [results.get(timeout=300) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(30)
+            if worker.is_alive():
+                worker.kill()
+    if errors := [item for item in found if isinstance(item, str)]:
+        raise BenchError(f"a client process failed: {errors[0]}")
+    start, end = min(item[0] for item in found), max(item[1] for item in found)
+    busiest = max(cpu / (stop - began) for began, stop, _count, cpu in found)
+    return sum(item[2] for item in found) / (end - start), busiest
 
 
 def record_cassette(real: str, folder: str) -> str:
@@ -151,7 +205,7 @@ def record_cassette(real: str, folder: str) -> str:
     return path
 
 
-def run(calls: int, rounds: int, clients: int, per_client: int) -> list[Result]:
+def run(calls: int, rounds: int, clients: int, per_client: int, processes: int) -> list[Result]:
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="mockmcp-bench-http-") as folder, ExitStack() as stack:
         real = stack.enter_context(real_server())
@@ -162,13 +216,14 @@ def run(calls: int, rounds: int, clients: int, per_client: int) -> list[Result]:
             "proxy": stack.enter_context(proxy(real, os.path.join(folder, "measured.yaml"))),
         }
         urls["replay"] += "/mcp"
+        urls["canned"] = stack.enter_context(canned(cassette, folder))
         per_call: dict[str, list[float]] = {name: [] for name in urls}
         for _ in range(rounds):  # the servers take turns, so a change in load affects all alike
             for name, url in urls.items():
                 per_call[name] += anyio.run(sequential, url, calls)
         med = {name: statistics.median(times) * 1000 for name, times in per_call.items()}
         p90 = {name: statistics.quantiles(times, n=10)[-1] * 1000 for name, times in per_call.items()}
-        shown = ", ".join(f"{n} {med[n]:.2f} ms (p90 {p90[n]:.2f})" for n in urls)
+        shown = ", ".join(f"{n} {med[n]:.2f} ms (p90 {p90[n]:.2f})" for n in urls if n != "canned")
         results.append(
             Result(
                 "1. per call",
@@ -178,6 +233,18 @@ def run(calls: int, rounds: int, clients: int, per_client: int) -> list[Result]:
                 med["replay"] / med["real"],
                 0.5,
                 lower_is_better=True,
+            )
+        )
+        floor = med["canned"]
+        results.append(
+            Result(
+                "   client floor",
+                "canned / real",
+                {"ms": floor},
+                f"canned {floor:.2f} ms: the SDK client alone, against a server answering from memory",
+                None,
+                None,
+                figure_text=f"{floor / med['real']:.2f}x (replay adds {med['replay'] - floor:+.2f} ms to it)",
             )
         )
         extra = med["proxy"] - med["real"]
@@ -193,13 +260,29 @@ def run(calls: int, rounds: int, clients: int, per_client: int) -> list[Result]:
             )
         )
         rates: dict[str, list[float]] = {"real": [], "replay": []}
+        busy: dict[str, list[float]] = {"real": [], "replay": []}
         for _ in range(rounds):
             for name in rates:
-                rates[name].append(anyio.run(concurrent, urls[name], clients, per_client))
+                rate, busiest = concurrent_rate(urls[name], clients, per_client, processes)
+                rates[name].append(rate)
+                busy[name].append(busiest)
         rate = {name: statistics.median(values) for name, values in rates.items()}
-        shown = ", ".join(f"{n} {rate[n]:.0f}/s" for n in rate)
+        cpu = {name: max(values) for name, values in busy.items()}
+        shown = (
+            ", ".join(f"{n} {rate[n]:.0f}/s" for n in rate)
+            + " (busiest client process: "
+            + ", ".join(f"{n} {cpu[n]:.0%} of a core" for n in cpu)
+            + f"; {processes} client processes)"
+        )
         results.append(
-            Result(f"3. {clients} clients", "replay / real", {"per_s": rate}, shown, rate["replay"] / rate["real"], 1.0)
+            Result(
+                f"3. {clients} clients",
+                "replay / real",
+                {"per_s": rate, "client_cpu": cpu, "client_processes": processes},
+                shown,
+                rate["replay"] / rate["real"],
+                1.0,
+            )
         )
     return results
 
@@ -210,20 +293,36 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="rounds per server, the servers taking turns (3; 2 quick)")
     parser.add_argument("--clients", type=int, default=16, help="clients at once, figure 3 (16)")
     parser.add_argument("--per-client", type=int, help="calls per client, figure 3 (30; 10 quick)")
+    parser.add_argument(
+        "--client-processes", type=int, default=2, help="processes the clients of figure 3 are spread over (2)"
+    )
     args = parser.parse_args()
     calls = args.calls or (60 if args.quick else 200)
     rounds = args.rounds or (2 if args.quick else 3)
     per_client = args.per_client or (10 if args.quick else 30)
-    print_heading("HTTP", f"{calls} calls x {rounds} rounds per server; {args.clients} clients x {per_client} calls")
+    processes = max(1, min(args.client_processes, args.clients))
+    print_heading(
+        "HTTP",
+        f"{calls} calls x {rounds} rounds per server; {args.clients} clients x {per_client} calls "
+        f"in {processes} client processes",
+    )
     start = time.perf_counter()
-    results = guarded("all", "real, replay, proxy", None, lambda: run(calls, rounds, args.clients, per_client))
+    results = guarded(
+        "all", "real, replay, proxy", None, lambda: run(calls, rounds, args.clients, per_client, processes)
+    )
 
     def details(rows: list[Result]) -> None:
         for row in rows:
             if row.error:
                 print(f"\n{row.figure}: {row.error}")
 
-    config = {"calls": calls, "rounds": rounds, "clients": args.clients, "per_client": per_client}
+    config = {
+        "calls": calls,
+        "rounds": rounds,
+        "clients": args.clients,
+        "per_client": per_client,
+        "client_processes": processes,
+    }
     return report(results, time.perf_counter() - start, args.json, config, details)
 
 

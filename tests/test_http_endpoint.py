@@ -113,6 +113,10 @@ TRANSLATED = [
             "params": {"uri": "u", "_meta": {SUB: 7, "k": 1}},
         },
     ),
+    (  # the alias's text inside another string is not the alias
+        {"jsonrpc": "2.0", "id": "alias-1", "result": {"a": 'see "alias-1"', "b": ':"alias-1', "alias-1": ["alias-1"]}},
+        {"jsonrpc": "2.0", "id": 7, "result": {"a": 'see "alias-1"', "b": ':"alias-1', "alias-1": [7]}},
+    ),
     (  # another request's subscription, or a message without one, is left alone
         {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {SUB: "alias-2"}}},
         {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {SUB: "alias-2"}}},
@@ -127,6 +131,10 @@ def test_an_aliased_stream_shows_the_client_only_its_own_id(sent: dict[str, Any]
 
 def test_a_raw_reply_is_left_as_written() -> None:
     assert translated(b"not json", "alias-1", 7) == b"not json"
+    assert (
+        translated(b'{ "id" : "alias-1" ,"result":{} }', "alias-1", "a\u00e9")
+        == '{ "id" : "a\u00e9" ,"result":{} }'.encode()
+    )
 
 
 def test_an_sse_event_gives_each_line_its_own_data_field() -> None:

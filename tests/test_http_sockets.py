@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import h11
 import pytest
 
 from mockmcp.core.streamable import sse_event
 from mockmcp.shells.http11 import MAX_BODY
-from mockmcp.shells.http_loop import Connection, LoopServer
+from mockmcp.shells.http_loop import Connection, LoopServer, Request
 from mockmcp.shells.http_record import SseEvents
 
 
@@ -37,7 +36,7 @@ class _CountingSocket:
         return getattr(self.sock, name)
 
 
-def _answer(server: Any, writer: Connection, request: h11.Request, body: bytes) -> None:
+def _answer(server: Any, writer: Connection, request: Request, body: bytes) -> None:
     """Answers every request with a small JSON body and notes how the connection was set up and written."""
     if request.target == b"/bug":  # a response after the response: h11 refuses, as it should
         writer.respond(200)
@@ -59,7 +58,7 @@ class _LoopProbe(LoopServer):
         super().__init__(("127.0.0.1", 0))
         self.seen: list[tuple[int, int]] = []
 
-    def handle(self, connection: Connection, request: h11.Request, body: bytes) -> None:
+    def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         _answer(self, connection, request, body)
 
 

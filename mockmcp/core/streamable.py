@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -240,27 +241,30 @@ def _decoded(value: str | None) -> str | None:
         return None
 
 
-def translated(data: bytes, alias: Any, client_id: Any) -> bytes:
+def translated(data: bytes, alias: str, client_id: Any) -> bytes:
     """A message on the stream of a request the engine knew by an alias, with the client's own id
-    wherever the alias stands: the reply's id, and a `subscriptions/listen` notification's
-    subscription id (a raw line is left as written)."""
-    try:
-        message = jsonrpc.parse(data)
-    except ValueError:
+    wherever the alias stands: the reply's id, a `subscriptions/listen` notification's subscription
+    id. The alias is a token of ours that no recorded message holds, so a JSON string value equal to
+    it is where the engine put the request's id; it is replaced there byte for byte, and the rest of
+    the message (a raw line too) keeps its bytes. A value, not a key, and not text inside another
+    string: a string's own quotes are escaped, so the alias's quote opens a value only after `:`,
+    `,`, `[` or white space, and a key is followed by `:`."""
+    token = jsonrpc.encode(alias)[:-1]
+    at = data.find(token)
+    if at < 0:
         return data
-    if not isinstance(message, dict):
-        return data
-    if "id" in message and "method" not in message and message["id"] == alias:
-        message["id"] = client_id
-    params = message.get("params")
-    found = protocol.meta(params)
-    if (
-        isinstance(params, dict)
-        and protocol.SUBSCRIPTION_ID_KEY in found
-        and found[protocol.SUBSCRIPTION_ID_KEY] == alias
-    ):
-        message["params"] = {**params, "_meta": {**found, protocol.SUBSCRIPTION_ID_KEY: client_id}}
-    return jsonrpc.encode(message)
+    replacement, pieces, start = jsonrpc.encode(client_id)[:-1], [], 0
+    while at >= 0:
+        end = at + len(token)
+        if at > 0 and data[at - 1] in _BEFORE_VALUE and not _KEY_END.match(data, end):
+            pieces += [data[start:at], replacement]
+            start = end
+        at = data.find(token, end)
+    return b"".join([*pieces, data[start:]])
+
+
+_BEFORE_VALUE = frozenset(b":,[ \t\r\n")
+_KEY_END = re.compile(rb"[ \t\r\n]*:")
 
 
 def error_body(message: Any, code: int, text: str) -> bytes:

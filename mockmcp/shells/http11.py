@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import h11
 
 from mockmcp.core.streamable import LOOPBACK
+from mockmcp.shells.http_request import Request
 from mockmcp.shells.toolkit import Signals
 
 __all__ = [
@@ -37,8 +38,8 @@ TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} byte
 WILDCARD = frozenset({"0.0.0.0", "::", ""})
 
 
-def headers_of(event: h11.Request | h11.Response) -> dict[str, str]:
-    """An h11 message's headers by lowercase name (a repeated header keeps its last value)."""
+def headers_of(event: h11.Request | h11.Response | Request) -> dict[str, str]:
+    """A message's headers by lowercase name (a repeated header keeps its last value)."""
     return {name.decode().lower(): value.decode("latin-1") for name, value in event.headers}
 
 
@@ -80,6 +81,10 @@ class Responder:
         headers: Iterable[tuple[str, str]] = (),
     ) -> None:
         fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.send_whole(status, fields, body)
+
+    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> None:
+        """A whole response, its head and body in one write (the loop's connection writes it without h11)."""
         self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
 

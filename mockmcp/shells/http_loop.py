@@ -1,16 +1,20 @@
-"""HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
+"""HTTP/1.1 on one event loop: non-blocking sockets, a selector, a timer heap. No threads, no locks.
 
-`LoopServer` accepts connections and reads requests with h11; each whole request goes to
-`handle(connection, request, body)`, which answers at once or later (an SSE stream stays open and
-is written whenever the loop has its next event). `call_later` puts a timer on the loop. Writes
-never block: what the socket does not take waits in the connection's buffer and goes out when the
-socket is writable; a connection whose client reads slowly stops being read (its own requests wait)
-and stalls no other client. The loop watches the descriptor of `toolkit.Signals` beside the
-sockets: SIGINT and SIGTERM, or `stop_accepting()` from another thread, end it.
+`LoopServer` accepts connections and reads requests: the common shape (HTTP/1.1, a Content-Length
+body, keep-alive) with `http_request.parse`, anything else with h11, one request at a time, so a
+connection goes back to the common path once h11 has answered. Each whole request goes to
+`handle(connection, request, body)` as a `Request`, whichever read it; the handler answers at once
+or later (an SSE stream stays open and is written whenever the loop has its next event), with
+`respond` or h11 events through `send`, written as h11 writes them either way. `call_later` puts a
+timer on the loop. Writes never block: what the socket does not take waits in the connection's
+buffer and goes out when the socket is writable; a connection whose client reads slowly stops being
+read (its own requests wait) and stalls no other client. The loop watches the descriptor of
+`toolkit.Signals` beside the sockets: SIGINT and SIGTERM, or `stop_accepting()` from another
+thread, end it.
 
 Chosen over asyncio: the same shape as replay's stdio loop (a poll, a timer heap, a signal
-descriptor), no import cost for the stdio path, and h11 already turns bytes into events, so the
-loop has only descriptors and timers to look after.
+descriptor), no import cost for the stdio path, and the parsers already turn bytes into requests,
+so the loop has only descriptors and timers to look after.
 
 Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
 without a request in progress idle for `IDLE_TIMEOUT`, or a request not whole within it, is
@@ -40,19 +44,24 @@ from mockmcp.shells.http11 import (
     headers_of,
     no_delay,
 )
+from mockmcp.shells.http_request import MAX_HEAD, UNCOMMON, Outgoing, Request, parse, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["Connection", "LoopServer", "PAUSE_READING"]
+__all__ = ["PAUSE_READING", "Connection", "LoopServer", "Request"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 
 
 class Connection(Responder):
-    """One client connection: h11's state, what waits to be written, whether it is still there."""
+    """One client connection: what it sent that is not read yet, who reads and answers its current
+    request (`http_request` for the common shape, else h11), what waits to be written."""
 
     def __init__(self, server: LoopServer, sock: socket.socket) -> None:
         self.server, self.sock = server, sock
-        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 << 10)
+        self.inbox = bytearray()  # received, not yet read as a request (while h11 reads none)
+        self.head: tuple[Request, int, int] | None = None  # the request in the inbox whose body is coming
+        self.outgoing: Outgoing | None = None  # the answer to a request read without h11, until it is out
+        self.conn: h11.Connection | None = None  # h11, while it reads and answers an uncommon request
         self.out = bytearray()
         self.broken = False  # closed (by either side): whatever is sent now is dropped
         self.last = time.monotonic()
@@ -66,15 +75,42 @@ class Connection(Responder):
 
     def send(self, *events: Any) -> None:
         """Queue the events' bytes and write what the socket takes now (one write for them all)."""
-        # h11's LocalProtocolError is a bug of ours, whether or not the client is still there: it
-        # propagates to the loop, which reports it.
-        data = b"".join(self.conn.send(event) or b"" for event in events)
+        # h11's LocalProtocolError (or Outgoing's, which is h11's) is a bug of ours, whether or not
+        # the client is still there: it propagates to the loop, which reports it.
+        if self.conn is not None:
+            conn = self.conn
+            data = b"".join(conn.send(event) or b"" for event in events)
+        else:
+            outgoing = self._outgoing()
+            data = b"".join(outgoing.event(event) for event in events)
+        self._queue(data)
+
+    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> None:
+        if self.conn is not None:
+            super().send_whole(status, fields, body)
+        else:
+            self._queue(self._outgoing().whole(status, fields, body))
+
+    def _outgoing(self) -> Outgoing:
+        if self.outgoing is None:
+            raise h11.LocalProtocolError("a response with no request to answer")
+        return self.outgoing
+
+    def _queue(self, data: bytes) -> None:
         if self.broken:
             return
         self.out += data
         self._write()
-        if not self.broken and self.conn.our_state is h11.DONE:
-            self.server.call_later(0.0, self._next_cycle)
+        if self.broken:
+            return
+        if self.conn is not None:
+            if self.conn.our_state is h11.DONE:
+                self.server.call_later(0.0, self._next_cycle)
+        elif self.outgoing is not None and self.outgoing.done and not self.outgoing.closing:
+            self.outgoing = None  # the next request may be read now
+            if self.inbox:  # pipelined: read it on the loop's next turn, not inside this answer
+                self.server.call_later(0.0, self._next_cycle)
+            self._update()
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""
@@ -92,18 +128,28 @@ class Connection(Responder):
             del self.out[:sent]
         if not self.out:
             self._drained()
-        if self.out or self.conn.our_state is not h11.MUST_CLOSE:
+        if self.out or not self._must_close():
             self._update()
         else:
             self.close()
+
+    def _must_close(self) -> bool:
+        """Whether the connection ends once what waits is written (the answer said or forced Connection: close)."""
+        if self.conn is not None:
+            return self.conn.our_state is h11.MUST_CLOSE
+        return self.outgoing is not None and self.outgoing.done and self.outgoing.closing
 
     def _update(self) -> None:
         """Read unless too much waits to be written; watch for writability while anything does."""
         if self.broken:
             return
         # A client that sends faster than it reads (or pipelines without end) is read no further
-        # until it catches up; every other connection goes on as before.
-        reading = len(self.out) < PAUSE_READING and len(self.conn.trailing_data[0]) < PAUSE_READING
+        # until it catches up; every other connection goes on as before. What a request still being
+        # read brings is bounded by the head and body limits instead.
+        waiting = len(self.conn.trailing_data[0]) if self.conn is not None else 0
+        if self.outgoing is not None:
+            waiting += len(self.inbox)
+        reading = len(self.out) < PAUSE_READING and waiting < PAUSE_READING
         interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
         if interest != self.interest:
             selector = self.server.selector
@@ -145,29 +191,80 @@ class Connection(Responder):
             except OSError:
                 data = b""
             self.last = time.monotonic()
-            if not data and self.conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
-                self.close()  # the client has gone: nothing half-sent to complain about
-                return
-            if self.conn.their_state is not h11.ERROR:
-                self.conn.receive_data(data)
-            self._process()
+            if self.conn is None:
+                if data:
+                    self.inbox += data
+                    if self.outgoing is None:
+                        self._take()
+                    self._update()
+                    return
+                if not self.inbox or self.outgoing is not None:
+                    self.close()  # the client has gone: nothing half-sent to complain about
+                    return
+                self._to_h11()  # a request cut short: h11 says what it makes of it
+                self._process()
+            self._receive(data)
             self._update()
+
+    def _take(self) -> None:
+        """Read the request at the start of the inbox, if it is whole; an uncommon one goes to h11."""
+        found = self.head or parse(self.inbox, MAX_BODY)
+        if isinstance(found, str):
+            if found == UNCOMMON:
+                self._to_h11()
+                self._process()
+            return
+        request, start, length = self.head = found
+        if len(self.inbox) < start + length:
+            return  # its body is still coming
+        body = bytes(self.inbox[start : start + length])
+        del self.inbox[: start + length]
+        self.head, self.outgoing = None, Outgoing()
+        self.server.handle(self, request, body)
+
+    def _to_h11(self) -> None:
+        """Let h11 read (and answer) the request at the start of the inbox."""
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.conn.receive_data(bytes(self.inbox))
+        self.inbox.clear()
+        self.head = None
+
+    def _receive(self, data: bytes) -> None:
+        """What h11 makes of data received while it reads a request."""
+        assert self.conn is not None
+        if not data and self.conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
+            self.close()  # the client has gone: nothing half-sent to complain about
+            return
+        if self.conn.their_state is not h11.ERROR:
+            self.conn.receive_data(data)
+        self._process()
 
     def _next_cycle(self) -> None:
         if self.broken:
             return
-        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
-            self.conn.start_next_cycle()
-            self._process()  # a pipelined request may be waiting already
-        elif self.conn.our_state is h11.MUST_CLOSE and not self.out:
+        conn = self.conn
+        if conn is None:
+            if self.outgoing is None:
+                self._take()  # a request pipelined behind the last one
+                self._update()
+            return
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            # Back to the common path, with whatever the client sent after that request.
+            self.conn = None
+            self.inbox += conn.trailing_data[0]
+            self._take()
+            self._update()
+        elif conn.our_state is h11.MUST_CLOSE and not self.out:
             self.close()
 
     def _process(self) -> None:
+        conn = self.conn
+        assert conn is not None
         try:
             while not self.broken:
-                event = self.conn.next_event()
+                event = conn.next_event()
                 if event is h11.NEED_DATA:
-                    if self.conn.they_are_waiting_for_100_continue:
+                    if conn.they_are_waiting_for_100_continue:
                         self.send(h11.InformationalResponse(status_code=100, headers=[]))
                     return
                 if event is h11.PAUSED:
@@ -185,7 +282,7 @@ class Connection(Responder):
                 elif isinstance(event, h11.EndOfMessage) and self.request is not None:
                     request, body = self.request, bytes(self.body)
                     self.request, self.body = None, bytearray()
-                    self.server.handle(self, request, body)
+                    self.server.handle(self, request_of(request), body)
                     return  # the next request waits for this answer to end (_next_cycle)
                 elif isinstance(event, h11.ConnectionClosed):
                     self.close()
@@ -195,6 +292,7 @@ class Connection(Responder):
 
     def _unreadable(self, status: int, text: str) -> None:
         """Answer a request that cannot be read with an error status, then close, if an answer can still go."""
+        assert self.conn is not None
         if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
             self.respond(status, text.encode(), "text/plain", [("connection", "close")])
         if not self.out:
@@ -202,6 +300,8 @@ class Connection(Responder):
 
     def idle_since(self) -> float | None:
         """When this connection last made progress, if it waits for a request (None while answering one)."""
+        if self.conn is None:
+            return self.last if self.outgoing is None else None
         if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and self.conn.their_state is not h11.DONE:
             return self.last
         return None
@@ -220,7 +320,7 @@ class LoopServer(Listener):
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
 
-    def handle(self, connection: Connection, request: h11.Request, body: bytes) -> None:
+    def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         raise NotImplementedError
 
     def closed(self, connection: Connection) -> None:

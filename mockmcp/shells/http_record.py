@@ -57,7 +57,7 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.streamable import foreign, framing_seen, modern, session_error_seen
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import headers_of, no_delay
-from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer
+from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
@@ -593,8 +593,8 @@ class RecordingProxy(LoopServer):
             self.orphans.append(session)
             del self.orphans[:-64]  # the most recent are the ones that may reconnect
 
-    def handle(self, client: Connection, request: h11.Request, body: bytes) -> None:
-        headers = headers_of(request)
+    def handle(self, client: Connection, request: Request, body: bytes) -> None:
+        headers = request.fields
         refused = foreign(headers, self.allowed)  # a page rebinding a name to the proxy reaches no server
         if refused is not None:
             client.respond(*refused)

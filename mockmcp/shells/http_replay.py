@@ -50,8 +50,7 @@ from mockmcp.core.streamable import (
     sse_event,
     translated,
 )
-from mockmcp.shells.http11 import headers_of
-from mockmcp.shells.http_loop import Connection, LoopServer
+from mockmcp.shells.http_loop import Connection, LoopServer, Request
 
 __all__ = ["HttpReplay"]
 
@@ -73,22 +72,27 @@ class _Stream:
         if self.pending is not None:  # a message before the reply: the answer is a stream after all
             self.open_sse(*self.pending)
         if self.sse:
-            self.writer.send(h11.Data(data=sse_event(data, None if self.ids is None else next(self.ids))))
+            self.writer.send(h11.Data(data=self._encoded(data)))
         else:
             self.gathered.append(data)
 
+    def _encoded(self, data: bytes) -> bytes:
+        return sse_event(data, None if self.ids is None else next(self.ids))
+
     def open_sse(self, headers: list[tuple[str, str]], priming: bool = False) -> None:
+        """Answer with an SSE stream: its head, the priming event, what was gathered (and its end, when
+        the reply was among it), in one write."""
         self.pending = None
         fields = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), *headers]
-        self.writer.send(h11.Response(status_code=200, headers=fields))
+        events: list[Any] = [h11.Response(status_code=200, headers=fields)]
         if priming and self.ids is not None:
-            self.writer.send(h11.Data(data=priming_event(next(self.ids))))
-        self.sse = True
-        for data in self.gathered:
-            self.event(data)
+            events.append(h11.Data(data=priming_event(next(self.ids))))
+        events += [h11.Data(data=self._encoded(data)) for data in self.gathered]
         self.gathered.clear()
         if self.done:
-            self.writer.send(h11.EndOfMessage())
+            events.append(h11.EndOfMessage())
+        self.writer.send(*events)
+        self.sse = True
 
     def reply_alone(self, data: bytes) -> None:
         """The reply, the only message of a pending answer: one JSON body."""
@@ -216,6 +220,8 @@ class HttpReplay(LoopServer):
         self.path, self.stderr = path, stderr
         self.sessions: dict[str, _LiveSession] = {}
         self.stateless: _LiveSession | None = None
+        # The stateless session's aliases: a random part no recorded message holds, then a count.
+        self.alias_prefix, self.alias_count = secrets.token_hex(8), itertools.count(1)
         self.finished: list[Report] = []
         super().__init__(listen, allow_hosts)
         self.framing = Framing.of(cassette.meta)
@@ -258,8 +264,8 @@ class HttpReplay(LoopServer):
 
     # --- HTTP -----------------------------------------------------------------------------------
 
-    def handle(self, writer: Connection, request: h11.Request, body: bytes) -> None:
-        headers = headers_of(request)
+    def handle(self, writer: Connection, request: Request, body: bytes) -> None:
+        headers = request.fields
         admitted = admit(request.method, request.target.decode("latin-1"), headers, body, self.allowed, self.path)
         if isinstance(admitted, Answer):
             writer.respond(*admitted)
@@ -310,7 +316,7 @@ class HttpReplay(LoopServer):
             if session.id is None:
                 # Clients of the shared stateless session choose ids on their own, and two may
                 # both use 1 at once: the engine sees a unique id, the client gets its own back.
-                alias = f"mockmcp-{secrets.token_hex(8)}"
+                alias = f"mockmcp-{self.alias_prefix}-{next(self.alias_count)}"
                 session.aliases[alias] = message["id"]
                 message = {**message, "id": alias}
                 body = jsonrpc.encode(message)

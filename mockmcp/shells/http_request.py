@@ -1,0 +1,176 @@
+"""The common HTTP/1.1 request, read without h11, and the bytes of the response to it.
+
+Theory of operation. Nearly every request an MCP client sends has one shape: HTTP/1.1, one Host, a
+body of Content-Length bytes (or none), the connection kept alive. h11 reads it correctly, but its
+state machine, header normalisation and event objects were most of what a replayed call cost (a
+profile of `benchmarks/bench_http.py`). `parse` reads exactly that shape and nothing else: any
+other version, a Transfer-Encoding, an Expect, a Connection other than keep-alive, an Upgrade, an
+obs-fold, a bare CR or LF, a repeated Host or Content-Length, a character h11 would refuse, a head
+or body over the limit, is `UNCOMMON`, and the event loop hands those bytes to h11, which answers
+as it always did (400, 413, 431, 100 Continue, chunked bodies). So a request taken here is one h11
+takes the same way, and one h11 refuses never gets this far.
+
+`Outgoing` writes the response to such a request as h11 would write it (the same bytes: status
+line without a reason, the given headers, Content-Length or chunked framing, `Connection: close`
+honoured), and refuses what h11 refuses (a second response, data beyond the declared length) with
+h11's `LocalProtocolError`, a bug of ours.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+import h11
+
+__all__ = ["MAX_HEAD", "NEED_DATA", "Outgoing", "Request", "UNCOMMON", "parse", "request_of"]
+
+MAX_HEAD = 64 << 10  # bytes a request's line and headers may have (h11 answers 431 beyond)
+NEED_DATA = "need data"  # the head is not whole yet
+UNCOMMON = "uncommon"  # not the common shape: h11's to read
+
+# RFC 9110 tokens, and h11's own field value and request target (visible characters, obs-text in values).
+_TOKEN = rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+"
+_LINE = re.compile(rb"(" + _TOKEN + rb") ([\x21-\x7e]+) HTTP/1\.1")
+_FIELDS = re.compile(rb"(?:" + _TOKEN + rb":[ \t]*(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?[ \t]*\r\n)*")
+_VALUE = re.compile(r"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
+_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+_DIGITS = re.compile(r"[0-9]{1,10}")
+# Headers that make a request anything but the common shape.
+_UNCOMMON = frozenset({b"transfer-encoding", b"expect", b"upgrade"})
+
+
+class Request(NamedTuple):
+    """An HTTP request as the handlers see it, read by `parse` or by h11 (`request_of`)."""
+
+    method: bytes
+    target: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order, as h11 gives them
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header keeps its last)
+
+
+def request_of(event: h11.Request) -> Request:
+    """The `Request` of a request h11 read."""
+    headers = list(event.headers)
+    fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+    return Request(event.method, event.target, headers, fields)
+
+
+def parse(buffer: bytes | bytearray, max_body: int) -> tuple[Request, int, int] | str:
+    """Read the head of the request at the start of buffer.
+
+    Returns (the request, where its body starts, the body's length), or NEED_DATA while the head is
+    not whole, or UNCOMMON for anything but the common shape (h11 then reads the same bytes).
+    """
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        # h11 also ends a head at a blank line of a bare LF; such a head, or one too long, is its to judge
+        return UNCOMMON if b"\n\n" in buffer or len(buffer) > MAX_HEAD else NEED_DATA
+    if end > MAX_HEAD:
+        return UNCOMMON
+    head = bytes(buffer[: end + 2])  # each line with its CR LF
+    first = head.find(b"\r\n")
+    line = _LINE.fullmatch(head, 0, first)
+    # One match checks every header line (an obs-fold, a bare CR or LF, a stray character fail it).
+    if line is None or line[1] in (b"HEAD", b"CONNECT") or not _FIELDS.fullmatch(head, first + 2):
+        return UNCOMMON
+    headers = [_split(raw) for raw in head[first + 2 : -2].split(b"\r\n")] if end > first else []
+    names = [name for name, _value in headers]
+    if names.count(b"host") != 1 or not _UNCOMMON.isdisjoint(names):
+        return UNCOMMON
+    fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+    length = fields.get("content-length", "0")
+    if names.count(b"content-length") > 1 or not _DIGITS.fullmatch(length):
+        return UNCOMMON
+    if b"connection" in names and any(n == b"connection" and v.lower() != b"keep-alive" for n, v in headers):
+        return UNCOMMON
+    if int(length) > max_body:
+        return UNCOMMON
+    return Request(line[1], line[2], headers, fields), end + 4, int(length)
+
+
+def _split(raw: bytes) -> tuple[bytes, bytes]:
+    name, _colon, value = raw.partition(b":")
+    return name.lower(), value.strip(b" \t")
+
+
+def _checked(fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Headers to send, refused as h11 refuses them (a bug of ours, such as a CR LF in a value)."""
+    for name, value in fields:
+        if not (_NAME.fullmatch(name) and _VALUE.fullmatch(value)):
+            raise h11.LocalProtocolError(f"illegal header to send: {name!r}: {value!r}")
+    return fields
+
+
+class Outgoing:
+    """The response to one request `parse` read: h11's bytes, without h11."""
+
+    __slots__ = ("closing", "done", "remaining", "started")
+
+    def __init__(self) -> None:
+        self.started = False  # the head is out
+        self.done = False  # the whole response is out
+        self.remaining: int | None = None  # bytes the body still owes; None: chunked
+        self.closing = False  # the response said Connection: close
+
+    def whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> bytes:
+        """A whole response: its head (fields has its Content-Length) and body."""
+        self._start(_checked(fields))
+        self.done = True
+        return _head(status, b"", fields) + body
+
+    def event(self, event: Any) -> bytes:
+        """The bytes of one h11 event of the response."""
+        if isinstance(event, h11.InformationalResponse):
+            if self.started:
+                raise h11.LocalProtocolError("an informational response after the response began")
+            return _head(event.status_code, event.reason, _fields(event))
+        if isinstance(event, h11.Response):
+            fields = _fields(event)
+            self._start(fields)
+            names = [name.lower() for name, _ in fields]
+            if event.status_code in (204, 304):
+                self.remaining = 0
+            elif "content-length" in names and "transfer-encoding" not in names:
+                self.remaining = int(fields[names.index("content-length")][1])
+            else:  # a body of unknown length, framed as h11 frames it: its own Transfer-Encoding, last
+                fields = [f for f in fields if f[0].lower() not in ("content-length", "transfer-encoding")]
+                fields.append(("Transfer-Encoding", "chunked"))
+            return _head(event.status_code, event.reason, fields)
+        if not self.started or self.done:
+            when = "after" if self.done else "before"
+            raise h11.LocalProtocolError(f"can't send {type(event).__name__} {when} a response")
+        if isinstance(event, h11.Data):
+            return self._data(bytes(event.data))
+        if isinstance(event, h11.EndOfMessage):
+            if self.remaining:
+                raise h11.LocalProtocolError("Too little data for declared Content-Length")
+            self.done = True
+            return b"0\r\n\r\n" if self.remaining is None else b""
+        raise h11.LocalProtocolError(f"can't send {type(event).__name__} in a response")
+
+    def _start(self, fields: list[tuple[str, str]]) -> None:
+        if self.started:
+            raise h11.LocalProtocolError("a second response to the same request")
+        self.started = True
+        for name, value in fields:
+            if name.lower() == "connection" and "close" in (token.strip() for token in value.lower().split(",")):
+                self.closing = True
+
+    def _data(self, data: bytes) -> bytes:
+        if self.remaining is not None:
+            self.remaining -= len(data)
+            if self.remaining < 0:
+                raise h11.LocalProtocolError("Too much data for declared Content-Length")
+            return data
+        return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+
+
+def _fields(event: h11.Response | h11.InformationalResponse) -> list[tuple[str, str]]:
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in event.headers.raw_items()]
+
+
+def _head(status: int, reason: bytes, fields: list[tuple[str, str]]) -> bytes:
+    """A status line and headers, as h11 writes them."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in fields)
+    return b"HTTP/1.1 %d %s\r\n" % (status, reason) + head.encode("latin-1") + b"\r\n"
