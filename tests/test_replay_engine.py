@@ -1440,3 +1440,46 @@ def test_a_2026_input_required_asking_an_undeclared_capability_is_answered_32021
     # declared: the recorded input_required goes out
     [asked] = run(engine, [stateless_call(31, {"elicitation": {"form": {}}})])
     assert asked["result"]["resultType"] == "input_required"
+
+
+LOG_LATER = """
+version: 1
+interactions:
+- at: 1.0
+  request: {id: 1, method: tools/call, params: {name: start_logging}}
+  response: {result: {content: []}}
+  took: 0.5
+- at: 6.5
+  server:
+  - at: 6.5
+    notification: {method: notifications/message, params: {level: info, data: five seconds on}}
+"""
+START_LOGGING = b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"start_logging"}}'
+
+
+LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "five seconds on"}}
+
+
+@pytest.mark.parametrize(
+    ("timing", "expected"),
+    [
+        (0.0, [result(4, {"content": []}), LOG]),
+        (1.0, [0.5, result(4, {"content": []}), 5.0, LOG]),
+        (0.5, [0.25, result(4, {"content": []}), 2.5, LOG]),
+    ],
+)
+def test_an_unsolicited_message_keeps_its_recorded_distance_from_the_answer_before_it_with_timing(
+    timing: float, expected: list[Any]
+) -> None:
+    """A log the server sent 5 s after answering a call comes 5 s after the answer with --timing (scaled),
+    at once without; either way after the answer."""
+    engine = Replay(loads(LOG_LATER), Matcher.build(), timing=timing)
+    seen: list[Any] = []
+    actions = engine.receive(START_LOGGING)
+    while actions:
+        seen.extend(sent(actions))
+        wakes = [action for action in actions if isinstance(action, Wake)]
+        assert len(wakes) <= 1
+        seen.extend(wake.after for wake in wakes)
+        actions = engine.wake(wakes[0].job) if wakes else []
+    assert seen == expected

@@ -649,7 +649,15 @@ class Replay:
         """What waited for this interaction to play: unsolicited messages, then parked listen events."""
         out: list[Action] = []
         for index in self._unsolicited.pop(anchor, []):
-            out.extend(self._advance(self._new_job(index)))
+            job = self._new_job(index)
+            if anchor is not None and self.timing:
+                # With --timing, an unsolicited message keeps its recorded distance from the
+                # interaction before it (a log the server sent 5 s after a call comes 5 s after it).
+                before = self.cassette.interactions[anchor]
+                ended = response_time(before) if before.response is not None else before.at
+                if ended is not None and job.clock is not None and before.session == job.interaction.session:
+                    job.clock = min(ended, job.clock)
+            out.extend(self._advance(job))
         return out if anchor is None else out + self._unpark(anchor)
 
     def _ready(self, anchor: int, to_the_end: bool) -> bool:

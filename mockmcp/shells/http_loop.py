@@ -47,7 +47,7 @@ from mockmcp.shells.http11 import (
 from mockmcp.shells.http_request import MAX_HEAD, UNCOMMON, Outgoing, Request, parse, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["PAUSE_READING", "Connection", "LoopServer", "Request"]
+__all__ = ["Connection", "LoopServer", "PAUSE_READING", "Request"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 
