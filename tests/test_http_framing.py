@@ -268,3 +268,57 @@ def test_framing_learnt_while_recording_reaches_the_cassette_and_a_later_recordi
     assert cassettes.load(str(out)).meta["http"] == {"framing": "sse", "get_stream": True}
     record("new", {"framing": "sse", "event_ids": True})
     assert cassettes.load(str(out)).meta["http"] == {"framing": "sse", "event_ids": True}
+
+
+# A handshake-era server (the TypeScript SDK's) asked server/discover without a session by an auto host.
+NOT_INITIALIZED = b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}'
+MODERN_META = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+DISCOVER = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": MODERN_META}
+
+
+@pytest.mark.parametrize(
+    ("message", "body", "seen"),
+    [
+        (DISCOVER, NOT_INITIALIZED, {"missing": {"status": 400, "error": json.loads(NOT_INITIALIZED)["error"]}}),
+        # The 2026-07-28 header check is about the headers, not the session.
+        (DISCOVER, b'{"jsonrpc":"2.0","id":0,"error":{"code":-32020,"message":"header mismatch"}}', {}),
+        # initialize needs no session: its 400 is about something else.
+        (INIT, NOT_INITIALIZED, {}),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, NOT_INITIALIZED, {}),
+    ],
+)
+def test_a_request_turned_away_for_want_of_a_session_is_a_session_error_whatever_its_words(
+    message: Any, body: bytes, seen: Any
+) -> None:
+    assert session_error_seen({}, 400, body, message) == seen
+
+
+def test_a_request_turned_away_before_the_session_is_no_interaction(tmp_path: Path) -> None:
+    """The proxy journals a request as it passes; when the server turns it away for want of a
+    session, it journals that too, and the cassette keeps no interaction for it (only the shape)."""
+    path = tmp_path / "c.yaml"
+    journal = Journal(journal_path(str(path)), {})
+    journal.append("client", 0.1, [json.dumps(DISCOVER).encode()], 1)
+    journal.refused(0, 1)
+    journal.meta({"http": {"session_errors": session_error_seen({}, 400, NOT_INITIALIZED, DISCOVER)}})
+    journal.append("client", 0.2, [json.dumps(INIT).encode()], 0)
+    journal.append("server", 0.3, [json.dumps({"jsonrpc": "2.0", "id": 1, "result": INIT_RESULT}).encode()], 0)
+    journal.close()
+    cassette, _recovered, _notes = finish(str(path))
+    assert [i.method for i in cassette.interactions] == ["initialize"]
+    assert (
+        cassette.meta["http"]["session_errors"]["missing"]["error"]["message"] == "Bad Request: Server not initialized"
+    )
+
+
+def test_a_handshake_only_server_that_turned_a_sessionless_request_away_does_so_on_replay(tmp_path: Path) -> None:
+    """Not an SSE stream that never ends: the recorded 400, whole, as the real server answered."""
+    missing = session_error_seen({}, 400, NOT_INITIALIZED, DISCOVER)
+    with served(write(tmp_path, {"framing": "json", "session_errors": missing}), tmp_path) as server:
+        headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"}  # as the SDK sends
+        answer = raw(server.port, "POST", DISCOVER, headers)
+        assert (answer.status, answer.getheader("content-type")) == (400, "application/json")
+        assert json.loads(answer.read())["error"] == missing["missing"]["error"]
+        assert raw(server.port, "POST", INIT).status == 200  # the handshake goes on as recorded
+        report = server.stop()
+    assert report["misses"] == []

@@ -110,6 +110,13 @@ class Recorder:
             else:
                 self._server(one, line, at, stream, get)
 
+    def refused(self, request_id: Any) -> None:
+        """The request `request_id` never reached the session: the HTTP layer turned it away (a
+        session error, which the cassette keeps as `meta.http.session_errors`). It is no interaction."""
+        item = self._in_flight.pop(request_id, None)
+        if item is not None and not item.server:
+            self._items.remove(item)
+
     def _client(self, message: Any, line: bytes, at: float) -> None:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.REQUEST:

@@ -122,20 +122,29 @@ def framing_seen(
     return facts
 
 
-def session_error_seen(asked: dict[str, str], status: int, body: bytes) -> dict[str, Any]:
+def session_error_seen(asked: dict[str, str], status: int, body: bytes, message: Any = None) -> dict[str, Any]:
     """How a server answered a request whose session it does not know, or which named none
-    (`meta.http.session_errors`, for `session_error`); empty for any other answer."""
-    if status == 404 and "mcp-session-id" in asked:
-        name = "unknown"
-    elif status == 400 and "mcp-session-id" not in asked and b"session" in body.lower():
-        name = "missing"
-    else:
-        return {}
+    (`meta.http.session_errors`, for `session_error`); empty for any other answer.
+
+    Missing: a 400 whose JSON-RPC error says so, or any 400 JSON-RPC error (but a 2026-07-28 header
+    mismatch) to a request other than `initialize` sent without a session id (a handshake-era server
+    asked `server/discover` by an auto host answers "Server not initialized")."""
     try:
         error = jsonrpc.parse(body).get("error")
     except (ValueError, AttributeError):
         return {}
     if not (isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)):
+        return {}
+    sessionless_request = (
+        isinstance(message, dict) and "id" in message and message.get("method") not in (None, protocol.INITIALIZE)
+    )
+    if status == 404 and "mcp-session-id" in asked:
+        name = "unknown"
+    elif status == 400 and "mcp-session-id" not in asked:
+        if b"session" not in body.lower() and (not sessionless_request or error["code"] == INVALID_HEADER):
+            return {}
+        name = "missing"
+    else:
         return {}
     return {name: {"status": status, "error": {"code": error["code"], "message": error["message"]}}}
 

@@ -444,10 +444,13 @@ class _Exchange:
         # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
         # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
         answers = self.method == b"POST" and self.message is not None
-        if answers and body.strip() and self.json:
+        errors = session_error_seen(self.asked, response.status_code, body, self.message if answers else None)
+        if errors and answers and isinstance(self.message, dict) and "id" in self.message:
+            # Turned away before the session saw it: no interaction, but the shape replay answers with.
+            proxy.journal.refused(self.message["id"], self.session)
+        elif answers and body.strip() and self.json:
             proxy.record(SERVER, self.session, body)
         proxy.learn(framing_seen(self.method, response.status_code, self.message, None, framing))
-        errors = session_error_seen(self.asked, response.status_code, body)
         if errors:
             proxy.learn({"session_errors": {**proxy.http.get("session_errors", {}), **errors}})
 

@@ -231,6 +231,11 @@ class HttpReplay(LoopServer):
         )
         # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
         self.get_stream = unsolicited if self.framing.get_stream is None else self.framing.get_stream
+        # A server of the handshake era alone, recorded turning a request without a session away (an
+        # auto host's server/discover probe), turns every such request away here too.
+        eras = protocol.session_eras((i.message, i.response) for i in cassette.interactions)
+        recorded = self.framing.session_errors or {}
+        self.sessions_only = "missing" in recorded and protocol.STATELESS not in eras
 
     @property
     def url(self) -> str:
@@ -298,7 +303,7 @@ class HttpReplay(LoopServer):
             if found is None:
                 writer.respond(*session_error(self.framing, "unknown"))
             return found
-        if modern(headers, message):
+        if modern(headers, message) and not self.sessions_only:
             if self.stateless is None:
                 self.stateless = _LiveSession(self, None)
             return self.stateless

@@ -10,7 +10,8 @@ Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., 
 then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent, with
 `"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients), and
 `"r": ID` when a server line came on the stream of the client request ID (an HTTP POST's), `"g": 1`
-when it came on the session's GET stream. A line
+when it came on the session's GET stream. `{"x": ID}` (with its `"s"`) says that the HTTP layer
+turned the client request ID away (a session error): it never reached the session. A line
 `{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
 the server frames its answers); a later one wins.
 
@@ -109,6 +110,11 @@ class Journal:
         )
         self._write("".join(record + "\n" for record in records).encode())
 
+    def refused(self, request_id: Any, session: int = 0) -> None:
+        """Journal that the client request `request_id` was turned away before reaching the session."""
+        tag = {"s": session} if session else {}
+        self._write(json.dumps({"x": request_id, **tag}, separators=(",", ":")).encode() + b"\n")
+
     def meta(self, facts: dict[str, Any]) -> None:
         """Journal facts about the recording learnt along the way; they go into the cassette's meta."""
         self._write(json.dumps({"m": facts}, separators=(",", ":")).encode() + b"\n")
@@ -192,6 +198,9 @@ def read(path: str) -> Recovered:
                 learnt.update(event["m"])
                 continue
             recorder = recorders.setdefault(int(event.get("s", 0)), Recorder())
+            if "x" in event:
+                recorder.refused(event["x"])
+                continue
             line = event["l"].encode("utf-8", "surrogateescape")
             recorder.feed(_DIRECTIONS[event["d"]], line, event["t"], event.get("r"), bool(event.get("g")))
         except (ValueError, KeyError, TypeError, AttributeError):
