@@ -282,6 +282,8 @@ DISCOVER = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": MO
         (DISCOVER, NOT_INITIALIZED, {"missing": {"status": 400, "error": json.loads(NOT_INITIALIZED)["error"]}}),
         # The 2026-07-28 header check is about the headers, not the session.
         (DISCOVER, b'{"jsonrpc":"2.0","id":0,"error":{"code":-32020,"message":"header mismatch"}}', {}),
+        # A 2026-07-28 server's own error for the request (a 400 under the request's id) is the session's.
+        (DISCOVER, b'{"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"Unknown resource: x"}}', {}),
         # initialize needs no session: its 400 is about something else.
         (INIT, NOT_INITIALIZED, {}),
         ({"jsonrpc": "2.0", "method": "notifications/initialized"}, NOT_INITIALIZED, {}),

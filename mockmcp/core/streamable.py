@@ -122,25 +122,33 @@ def framing_seen(
     return facts
 
 
+_NO_ID = object()  # a message without an id: nothing an answer's id can equal
+
+
 def session_error_seen(asked: dict[str, str], status: int, body: bytes, message: Any = None) -> dict[str, Any]:
     """How a server answered a request whose session it does not know, or which named none
     (`meta.http.session_errors`, for `session_error`); empty for any other answer.
 
-    Missing: a 400 whose JSON-RPC error says so, or any 400 JSON-RPC error (but a 2026-07-28 header
-    mismatch) to a request other than `initialize` sent without a session id (a handshake-era server
-    asked `server/discover` by an auto host answers "Server not initialized")."""
+    Missing: a 400 to a request sent without a session id, whose JSON-RPC error is not the request's
+    own answer (its id is not the request's: the server turned the request away unread) and says
+    so, or answers a request other than `initialize` (a handshake-era server asked `server/discover`
+    by an auto host answers "Server not initialized"). A 2026-07-28 server answers a request's own
+    errors with 400 too, under the request's id: those are the session's messages."""
+    if status not in (400, 404):
+        return {}
     try:
-        error = jsonrpc.parse(body).get("error")
+        reply = jsonrpc.parse(body)
+        error = reply.get("error")
     except (ValueError, AttributeError):
         return {}
     if not (isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)):
         return {}
-    sessionless_request = (
-        isinstance(message, dict) and "id" in message and message.get("method") not in (None, protocol.INITIALIZE)
-    )
+    asked_id = message.get("id", _NO_ID) if isinstance(message, dict) else _NO_ID
+    turned_away = reply.get("id") != asked_id or type(reply.get("id")) is not type(asked_id)
+    sessionless_request = asked_id is not _NO_ID and message.get("method") not in (None, protocol.INITIALIZE)
     if status == 404 and "mcp-session-id" in asked:
         name = "unknown"
-    elif status == 400 and "mcp-session-id" not in asked:
+    elif status == 400 and "mcp-session-id" not in asked and turned_away:
         if b"session" not in body.lower() and (not sessionless_request or error["code"] == INVALID_HEADER):
             return {}
         name = "missing"
