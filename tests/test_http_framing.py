@@ -18,7 +18,15 @@ from sdk_host import text_of
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette import validation
 from mockmcp.cassette.files import journal_path
-from mockmcp.core.streamable import Framing, framing_seen, priming_event, session_error, session_error_seen, sse_event
+from mockmcp.core.streamable import (
+    Framing,
+    error_status_seen,
+    framing_seen,
+    priming_event,
+    session_error,
+    session_error_seen,
+    sse_event,
+)
 from mockmcp.errors import CassetteError
 from mockmcp.shells.journal import Journal, finish
 
@@ -146,6 +154,9 @@ def test_framing_of_a_cassette_without_the_field_is_the_old_default() -> None:
         ({"session_errors": {"gone": {}}}, "meta.http.session_errors.gone", "unknown key"),
         ({"session_errors": {"unknown": {"status": 200, "error": {}}}}, "session_errors.unknown.status", "400-599"),
         ({"session_errors": {"missing": {"status": 400, "error": {"code": 1}}}}, "error.message", "string"),
+        ({"error_status": {"-32602": 400}}, "meta.http.error_status", "a list of {code, status}"),
+        ({"error_status": [{"code": -32602, "status": 200}]}, "meta.http.error_status[0].status", "400-599"),
+        ({"error_status": [{"code": "x", "status": 400}]}, "meta.http.error_status[0].code", "integer"),
     ],
 )
 def test_a_wrong_http_field_is_refused_where_it_is(http: Any, place: str, says: str) -> None:
@@ -322,5 +333,59 @@ def test_a_handshake_only_server_that_turned_a_sessionless_request_away_does_so_
         assert (answer.status, answer.getheader("content-type")) == (400, "application/json")
         assert json.loads(answer.read())["error"] == missing["missing"]["error"]
         assert raw(server.port, "POST", INIT).status == 200  # the handshake goes on as recorded
+        report = server.stop()
+    assert report["misses"] == []
+
+
+# A 2026-07-28 SDK server answers a request's own error, alone as JSON, with the status its code maps to.
+UNKNOWN_RESOURCE = {"code": -32602, "message": "Unknown resource: other://x"}
+READ = {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "other://x", **MODERN_META}}
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "known", "seen"),
+    [
+        (400, {"id": 5, "error": UNKNOWN_RESOURCE}, None, {"error_status": [{"code": -32602, "status": 400}]}),
+        (400, {"id": 5, "error": UNKNOWN_RESOURCE}, [{"code": -32602, "status": 400}], {}),  # known already
+        (
+            404,
+            {"id": 5, "error": {"code": -32601, "message": "Method not found"}},
+            [{"code": -32602, "status": 400}],
+            {"error_status": [{"code": -32601, "status": 404}, {"code": -32602, "status": 400}]},
+        ),
+        (400, {"id": "5", "error": UNKNOWN_RESOURCE}, None, {}),  # not the request's own answer
+        (200, {"id": 5, "error": UNKNOWN_RESOURCE}, None, {}),  # no status of its own
+        (400, {"id": 5, "result": {}}, None, {}),
+    ],
+)
+def test_which_error_replies_came_with_an_http_status(status: int, body: Any, known: Any, seen: Any) -> None:
+    assert error_status_seen(status, json.dumps({"jsonrpc": "2.0", **body}).encode(), READ, known) == seen
+
+
+def stateless_cassette(tmp_path: Path, http: dict[str, Any]) -> Path:
+    path = tmp_path / "errors.yaml"
+    read = {k: v for k, v in READ.items() if k != "jsonrpc"}
+    call = {"id": 6, "method": "tools/call", "params": {"name": "read_file", "arguments": {}, **MODERN_META}}
+    interactions = [
+        {"request": read, "response": {"error": UNKNOWN_RESOURCE}},
+        {"request": call, "response": {"result": {"content": [], "isError": True, "resultType": "complete"}}},
+    ]
+    path.write_text(json.dumps({"version": 1, "meta": {"http": http}, "interactions": interactions}))
+    return path
+
+
+@pytest.mark.parametrize(("recorded", "status"), [([{"code": -32602, "status": 400}], 400), (None, 200)])
+def test_an_error_reply_goes_with_the_status_the_recorded_server_gave_it(
+    recorded: Any, status: int, tmp_path: Path
+) -> None:
+    with served(stateless_cassette(tmp_path, {"framing": "json", "error_status": recorded}), tmp_path) as server:
+        headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "resources/read", "mcp-name": "other://x"}
+        answer = raw(server.port, "POST", READ, headers)
+        assert (answer.status, json.loads(answer.read())["error"]) == (status, UNKNOWN_RESOURCE)
+        call = {"jsonrpc": "2.0", "id": 6, "method": "tools/call"}
+        call["params"] = {"name": "read_file", "arguments": {}, **MODERN_META}
+        headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "read_file"}
+        tool_error = raw(server.port, "POST", call, headers)  # a tool that failed is a result: 200
+        assert tool_error.status == 200 and json.loads(tool_error.read())["result"]["isError"] is True
         report = server.stop()
     assert report["misses"] == []

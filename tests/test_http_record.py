@@ -449,3 +449,45 @@ def test_which_session_a_message_belongs_to_when_the_target_issues_no_session_id
     finally:
         proxy.socket.close()
         journal.close()
+
+
+def post(url: str, message: dict[str, Any]) -> tuple[int, Any]:
+    """A 2026-07-28 request POSTed as the SDK client sends it; the HTTP status and the JSON answer."""
+    place = re.match(r"http://([^/]+)(/.*)", url)
+    assert place is not None
+    connection = http.client.HTTPConnection(place[1], timeout=30)
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": message["method"],
+    }
+    if "uri" in message["params"]:
+        headers["mcp-name"] = message["params"]["uri"]
+    connection.request("POST", place[2], json.dumps(message), headers)
+    answer = connection.getresponse()
+    return answer.status, json.loads(answer.read())
+
+
+def test_an_error_reply_keeps_its_http_status_through_the_proxy_and_on_replay(tmp_path: Path) -> None:
+    """A 2026-07-28 SDK server answers an unknown resource with 400 (its code's status): the proxy
+    passes it on, the cassette keeps that status for the code, and replay answers it the same."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    read = {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "other://x", "_meta": meta}}
+    out = tmp_path / "errors.yaml"
+    with notes_over_http() as target:
+        direct = post(target, read)
+        with recording(target, out) as url:
+            proxied = post(url, read)
+    assert direct[0] == 400 and proxied == direct
+    recorded = cassette.load(str(out))
+    assert recorded.meta["http"]["error_status"] == [{"code": -32602, "status": 400}]
+    assert [i.method for i in recorded.interactions] == ["resources/read"]  # a session's answer, no session error
+    with served(out, tmp_path) as server:
+        assert post(server.url, read) == direct
+        report = server.stop()
+    assert report["misses"] == []

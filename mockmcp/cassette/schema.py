@@ -172,6 +172,19 @@ def schema() -> dict[str, Any]:
                                 "properties": {name: {"$ref": "#/definitions/http_error"} for name in SESSION_ERRORS},
                                 "additionalProperties": False,
                             },
+                            {
+                                "type": ["array", "null"],
+                                "description": "the HTTP status of a lone reply holding each JSON-RPC error code",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "code": {"type": "integer"},
+                                        "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                                    },
+                                    "required": ["code", "status"],
+                                    "additionalProperties": False,
+                                },
+                            },
                         ),
                         strict=True,
                     )

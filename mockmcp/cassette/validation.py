@@ -56,7 +56,14 @@ INTERACTION_KEYS = (
 SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream")
 STREAMS = (GET_STREAM,)  # a server item's `stream`: the Streamable HTTP stream it came on, when not the request's
 EXIT_KEYS = ("status", "when")
-HTTP_KEYS = ("framing", "event_ids", "priming", "get_stream", "session_errors")  # meta.http: how the server framed
+HTTP_KEYS = (
+    "framing",
+    "event_ids",
+    "priming",
+    "get_stream",
+    "session_errors",
+    "error_status",
+)  # meta.http: how the server framed
 FRAMINGS = ("json", "sse")
 SESSION_ERRORS = ("unknown", "missing")  # a session id the server does not know, or none where one is needed
 REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit")  # knobs of a request's interaction only
@@ -523,3 +530,16 @@ def _http(meta: dict[str, Any]) -> None:
             raise Problem(where + ("error", "code"), "`code` must be an integer (a JSON-RPC error code)", fix)
         if not isinstance(error.get("message"), str):
             raise Problem(where + ("error", "message"), "`message` must be a string", fix)
+    statuses = http.get("error_status") or []
+    fix = "write e.g. `error_status: [{code: -32602, status: 400}, {code: -32601, status: 404}]`"
+    if not isinstance(statuses, list):
+        raise Problem(place + ("error_status",), "`error_status` must be a list of {code, status}", fix)
+    for index, pair in enumerate(statuses):
+        where = place + ("error_status", index)
+        _mapping(pair, where, fix)
+        _known_keys(pair, where, ("code", "status"))
+        if isinstance(pair.get("code"), bool) or not isinstance(pair.get("code"), int):
+            raise Problem(where + ("code",), "`code` must be an integer (a JSON-RPC error code)", fix)
+        status = pair.get("status")
+        if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
+            raise Problem(where + ("status",), f"`status` must be an HTTP error status (400-599), not {status!r}", fix)

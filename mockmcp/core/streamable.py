@@ -30,6 +30,7 @@ __all__ = [
     "admit",
     "batch_refusal",
     "error_body",
+    "error_status_seen",
     "foreign",
     "framing_seen",
     "header_mismatch",
@@ -68,18 +69,53 @@ class Framing(NamedTuple):
     priming: bool = False  # each request's stream begins with an event holding an id and no data
     get_stream: bool | None = None  # None: offered when the cassette has unsolicited messages
     session_errors: dict[str, Any] | None = None  # "unknown" / "missing": {status, error}
+    error_status: dict[int, int] | None = None  # JSON-RPC error code -> the HTTP status of its lone reply
 
     @classmethod
     def of(cls, meta: dict[str, Any]) -> Framing:
         """The framing a (validated) cassette's meta records."""
         http = meta.get("http") or {}
+        statuses = {pair["code"]: pair["status"] for pair in http.get("error_status") or ()}
         return cls(
             http.get("framing") == "sse",
             bool(http.get("event_ids")),
             bool(http.get("priming")),
             http.get("get_stream"),
             http.get("session_errors"),
+            statuses or None,
         )
+
+    def status_of(self, reply: bytes) -> int:
+        """The HTTP status a lone JSON reply goes with: the recorded server's for its error code, else 200."""
+        if not self.error_status or b'"error"' not in reply:
+            return 200
+        try:
+            error = jsonrpc.parse(reply).get("error")
+        except (ValueError, AttributeError):
+            return 200
+        code = error.get("code") if isinstance(error, dict) else None
+        return self.error_status.get(code, 200) if type(code) is int else 200
+
+
+def error_status_seen(status: int, body: bytes, message: Any, known: Any) -> dict[str, Any]:
+    """A request's own JSON-RPC error answered with an HTTP error status (a 2026-07-28 SDK server
+    answers -32602 with 400 and -32601 with 404): `meta.http.error_status`, the pairs `known` plus
+    this one; empty when there is nothing new."""
+    if status < 400 or not isinstance(message, dict) or "id" not in message:
+        return {}
+    try:
+        reply = jsonrpc.parse(body)
+    except ValueError:
+        return {}
+    error = reply.get("error") if isinstance(reply, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if type(code) is not int or reply.get("id") != message["id"] or type(reply.get("id")) is not type(message["id"]):
+        return {}
+    seen = {"code": code, "status": status}
+    if seen in (known or ()):
+        return {}
+    pairs = [pair for pair in known or () if pair.get("code") != code]
+    return {"error_status": sorted([*pairs, seen], key=lambda pair: -pair["code"])}
 
 
 # The MCP Python SDK's answers to session errors, used when the recording saw none of the server's own.

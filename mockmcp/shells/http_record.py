@@ -54,7 +54,7 @@ import h11
 from mockmcp import jsonrpc, protocol
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
-from mockmcp.core.streamable import foreign, framing_seen, modern, session_error_seen
+from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, modern, session_error_seen
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import headers_of, no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request
@@ -453,6 +453,8 @@ class _Exchange:
         proxy.learn(framing_seen(self.method, response.status_code, self.message, None, framing))
         if errors:
             proxy.learn({"session_errors": {**proxy.http.get("session_errors", {}), **errors}})
+        elif answers and response.status_code >= 400:
+            proxy.learn(error_status_seen(response.status_code, body, self.message, proxy.http.get("error_status")))
 
 
 class RecordingProxy(LoopServer):

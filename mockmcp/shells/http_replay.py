@@ -94,10 +94,10 @@ class _Stream:
         self.writer.send(*events)
         self.sse = True
 
-    def reply_alone(self, data: bytes) -> None:
-        """The reply, the only message of a pending answer: one JSON body."""
+    def reply_alone(self, data: bytes, status: int = 200) -> None:
+        """The reply, the only message of a pending answer: one JSON body (with the recorded server's status)."""
         assert self.pending is not None
-        self.writer.respond(200, data, headers=self.pending[0])
+        self.writer.respond(status, data, headers=self.pending[0])
         self.pending, self.done = None, True
 
     def finish(self) -> None:
@@ -168,7 +168,7 @@ class _LiveSession:
                 del self.aliases[send.request]
         if send.final and stream.pending is not None:
             del self.streams[send.request]
-            stream.reply_alone(data)
+            stream.reply_alone(data, self.server.framing.status_of(data))
             return
         stream.event(data)
         if send.final:
@@ -332,7 +332,7 @@ class HttpReplay(LoopServer):
             writer.respond(202, headers=extra)
             return
         if stream.done and len(stream.gathered) == 1 and not self.framing.sse:
-            writer.respond(200, stream.gathered[0], headers=extra)
+            writer.respond(self.framing.status_of(stream.gathered[0]), stream.gathered[0], headers=extra)
             return
         # the rest comes as the engine sends it (its timers are on the loop)
         if not self.framing.sse and not stream.gathered and not stream.done:
