@@ -129,6 +129,8 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     Missing: a 400 whose JSON-RPC error says so, or any 400 JSON-RPC error (but a 2026-07-28 header
     mismatch) to a request other than `initialize` sent without a session id (a handshake-era server
     asked `server/discover` by an auto host answers "Server not initialized")."""
+    if status not in (400, 404):  # every other answer, most of all a 2xx, is no session error: not parsed
+        return {}
     try:
         error = jsonrpc.parse(body).get("error")
     except (ValueError, AttributeError):
