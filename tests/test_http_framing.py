@@ -114,6 +114,8 @@ MISSING = b'{"jsonrpc":"2.0","id":"server-error","error":{"code":-32000,"message
         ({}, 400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', {}),
         ({"mcp-session-id": "x"}, 404, b"Not Found", {}),  # not JSON-RPC: nothing to replay
         ({"mcp-session-id": "x"}, 404, b'{"error":{"code":"a","message":"m"}}', {}),
+        ({}, 200, MISSING, {}),  # only a 400 or a 404 is one (a 2xx body is not even parsed)
+        ({"mcp-session-id": "x"}, 202, UNKNOWN, {}),
     ],
 )
 def test_which_answers_are_session_errors(asked: dict[str, str], status: int, body: bytes, seen: Any) -> None:

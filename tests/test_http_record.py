@@ -491,3 +491,36 @@ def test_an_error_reply_keeps_its_http_status_through_the_proxy_and_on_replay(tm
         assert post(server.url, read) == direct
         report = server.stop()
     assert report["misses"] == []
+
+
+def test_a_message_on_one_line_is_journaled_as_it_came_one_over_lines_as_one_line_and_redaction_applies(
+    tmp_path: Path,
+) -> None:
+    """`RecordingProxy.record`: a body or event already on one line is written as it came (the
+    journal's reader parses each line), one spread over lines becomes one compact line, anything not
+    JSON is kept line by line; with redaction the secret is gone from every one of them."""
+    path = tmp_path / "j.journal"
+    journal = Journal(str(path), {})
+    redactor = Redactor.build((), (r"sk-[a-z0-9]+",), {})
+    plain = RecordingProxy("http://127.0.0.1:9/mcp", ("127.0.0.1", 0), journal, Redactor())
+    redacting = RecordingProxy("http://127.0.0.1:9/mcp", ("127.0.0.1", 0), journal, redactor)
+    one_line = b' {"jsonrpc": "2.0", "id": 1, "result": {"key": "sk-abc123"}}\r\n'
+    spread = b'{\n  "jsonrpc": "2.0",\n  "id": 2,\n  "result": {"key": "sk-abc123"}\n}\n'
+    try:
+        plain.record("server", 0, one_line)
+        plain.record("server", 0, spread, stream=2)
+        plain.record("server", 0, b"not json\nat all\n")
+        redacting.record("server", 0, one_line)
+        redacting.record("server", 0, spread)
+    finally:
+        plain.socket.close()
+        redacting.socket.close()
+        journal.close()
+    journaled = [json.loads(line)["l"] for line in path.read_bytes().splitlines()[1:]]
+    assert journaled[:4] == [
+        '{"jsonrpc": "2.0", "id": 1, "result": {"key": "sk-abc123"}}',
+        '{"jsonrpc":"2.0","id":2,"result":{"key":"sk-abc123"}}',
+        "not json",
+        "at all",
+    ]
+    assert [json.loads(line)["result"]["key"] for line in journaled[4:]] == ["[REDACTED]"] * 2

@@ -11,9 +11,10 @@ recorded, so neither is an `Authorization`. The cassette is built from the journ
 stops.
 
 One event loop (`http_loop.py`) carries both sides: the clients' connections, and non-blocking
-connections to the target (h11's client side; TLS without blocking for an https target) in the
-same selector. No thread per connection, no lock. The upstream timeout is a timer on the loop (504
-when the answer's head is not there in time). A client that reads slowly pauses the reading of its
+connections to the target (each request written in one piece, its answer read by
+`http_request.ResponseReader`; TLS without blocking for an https target) in the same selector.
+No thread per connection, no lock. The upstream timeout is a timer on the loop (504 when the
+answer's head is not there in time). A client that reads slowly pauses the reading of its
 own answer from the target, no one else's; a client that left a request's stream does not stop the
 proxy reading and journaling it to its end (a GET stream it left is closed instead). On SIGINT or
 SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way end. (Resolving
@@ -56,8 +57,9 @@ from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, modern, session_error_seen
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import headers_of, no_delay
+from mockmcp.shells.http11 import no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request
+from mockmcp.shells.http_request import END, NEED_DATA, BadResponse, Response, ResponseReader, request_bytes
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
@@ -77,6 +79,9 @@ _HOP = {
     "content-encoding",
     "trailer",
 }
+
+# How a JSON text of one line starts (a UTF-16 or BOM-led one does not: it is parsed and re-encoded).
+_OPENING = (b"{", b"[")
 
 
 class SseEvents:
@@ -119,13 +124,13 @@ class SseEvents:
 
 
 class _Upstream:
-    """A non-blocking connection to the target, on the proxy's loop: h11's client side, TLS for https;
-    kept in the pool for the next request while the target keeps it open."""
+    """A non-blocking connection to the target, on the proxy's loop (TLS for https); kept in the pool
+    for the next request while the target keeps it open."""
 
     def __init__(self, proxy: RecordingProxy) -> None:
         target = proxy.target
         self.proxy, self.tls = proxy, target.scheme == "https"
-        self.conn = h11.Connection(h11.CLIENT)
+        self.reader = ResponseReader()  # the current request's answer
         self.exchange: _Exchange | None = None
         self.out = bytearray()
         self.connected = self.handshaking = self.paused = self.closed = False
@@ -210,7 +215,7 @@ class _Upstream:
                 self.close()
                 return
             self.heard = self.heard or bool(data)  # an end alone: a kept connection closed meanwhile
-            self.conn.receive_data(data)
+            self.reader.feed(data)
             self._events()
             # TLS may hold decrypted bytes the descriptor no longer signals.
             if not data or not (self.tls and self.sock.pending()):  # type: ignore[attr-defined]
@@ -220,28 +225,27 @@ class _Upstream:
         exchange = self.exchange
         try:
             while self.exchange is not None and not self.paused and not self.closed:
-                event = self.conn.next_event()
-                if event is h11.NEED_DATA:
+                event = self.reader.next_event()
+                if event is NEED_DATA:
                     break
-                if isinstance(event, h11.Response):
-                    self.exchange.head(event)
-                elif isinstance(event, h11.Data):
-                    self.exchange.data(bytes(event.data))
-                elif isinstance(event, h11.EndOfMessage):
+                if event is END:
                     exchange, self.exchange = self.exchange, None
                     exchange.end(self)
-                elif isinstance(event, h11.ConnectionClosed):
-                    raise h11.RemoteProtocolError("the connection closed before an answer")
-        except h11.RemoteProtocolError as exc:
+                elif isinstance(event, bytes):
+                    self.exchange.data(event)
+                elif isinstance(event, Response):
+                    self.exchange.head(event)
+        except BadResponse as exc:
             self.fail(OSError(f"the target broke off the HTTP exchange: {exc}"))
         if exchange is not None:
             exchange.flush()  # what one read brought goes to the client in one write
 
     # --- what an exchange does with it ------------------------------------------------------------
 
-    def send(self, exchange: _Exchange, events: tuple[Any, ...]) -> None:
+    def send(self, exchange: _Exchange, request: bytes) -> None:
         self.exchange, self.heard = exchange, False
-        self.out += b"".join(self.conn.send(event) or b"" for event in events)  # one write: see Connection.send
+        self.reader = ResponseReader(exchange.method)
+        self.out += request  # one write: see Connection.send
         if self.connected and not self.handshaking:
             try:
                 self._flush()
@@ -258,7 +262,7 @@ class _Upstream:
     def resume(self) -> None:
         if self.paused and not self.closed:
             self.paused = False
-            self._events()  # what h11 holds already
+            self._events()  # what the reader holds already
             if not self.closed and not self.paused:
                 try:
                     self._read()
@@ -268,11 +272,8 @@ class _Upstream:
             self._refresh()
 
     def reusable(self) -> bool:
-        """Whether the exchange ended cleanly both ways with the connection kept open; readies the next one."""
-        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE and not self.out:
-            self.conn.start_next_cycle()
-            return True
-        return False
+        """Whether the answer ended with the connection kept open (nothing after it) and the request all sent."""
+        return self.reader.keep and not self.out
 
     def fail(self, exc: OSError) -> None:
         exchange, self.exchange = self.exchange, None
@@ -308,7 +309,7 @@ class _Exchange:
         self.standalone = method == b"GET"
         # A request's stream carries what that request causes; the GET stream, and a batch's, name no one.
         self.owner = message.get("id") if isinstance(message, dict) and "method" in message else None
-        self.response: h11.Response | None = None
+        self.response: Response | None = None
         self.kept: list[tuple[str, str]] = []
         self.events: SseEvents | None = None  # while relaying an SSE stream
         self.body = bytearray()
@@ -319,7 +320,7 @@ class _Exchange:
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
 
-    def begin(self, request: tuple[Any, ...]) -> None:
+    def begin(self, request: bytes) -> None:
         self.request = request
         if self.standalone:
             self.proxy.streams[self.client] = self
@@ -377,16 +378,16 @@ class _Exchange:
             self.upstream.close()
         self._finish()
 
-    def head(self, response: h11.Response) -> None:
+    def head(self, response: Response) -> None:
         self.response = response
-        headers = headers_of(response)
+        headers = response.fields
         if self.proxy.initializes(self.message) and "mcp-session-id" in headers:
             self.proxy.sessions[headers["mcp-session-id"]] = self.session
             self.proxy.named.add(self.session)
         self.kept = [(k, v) for k, v in headers.items() if k not in _HOP]
         if headers.get("content-type", "").startswith("text/event-stream"):
             self.events = SseEvents()
-            self.outgoing.append(h11.Response(status_code=response.status_code, headers=self.kept))
+            self.outgoing.append(h11.Response(status_code=response.status, headers=self.kept))
             if self.standalone:  # the GET stream is the client's to hold open at once; a POST's head
                 self.flush()  # waits for its first event, to go in the same write
         else:
@@ -434,27 +435,25 @@ class _Exchange:
             seen = (events.ids, bool(events.primed), events.count == 1)
             self.outgoing.append(h11.EndOfMessage())
             self.flush()
-            proxy.learn(framing_seen(self.method, response.status_code, self.message, seen, framing))
+            proxy.learn(framing_seen(self.method, response.status, self.message, seen, framing))
             return
         body = bytes(self.body)
         headers = [*self.kept, ("content-length", str(len(body)))]
-        self.client.send(  # the client first, the journal then: it is not kept waiting for the disk
-            h11.Response(status_code=response.status_code, headers=headers), h11.Data(data=body), h11.EndOfMessage()
-        )
+        self.client.send_whole(response.status, headers, body)  # the client first, the journal then
         # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
         # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
         answers = self.method == b"POST" and self.message is not None
-        errors = session_error_seen(self.asked, response.status_code, body, self.message if answers else None)
+        errors = session_error_seen(self.asked, response.status, body, self.message if answers else None)
         if errors and answers and isinstance(self.message, dict) and "id" in self.message:
             # Turned away before the session saw it: no interaction, but the shape replay answers with.
             proxy.journal.refused(self.message["id"], self.session)
         elif answers and body.strip() and self.json:
             proxy.record(SERVER, self.session, body)
-        proxy.learn(framing_seen(self.method, response.status_code, self.message, None, framing))
+        proxy.learn(framing_seen(self.method, response.status, self.message, None, framing))
         if errors:
             proxy.learn({"session_errors": {**proxy.http.get("session_errors", {}), **errors}})
-        elif answers and response.status_code >= 400:
-            proxy.learn(error_status_seen(response.status_code, body, self.message, proxy.http.get("error_status")))
+        elif answers and response.status >= 400:
+            proxy.learn(error_status_seen(response.status, body, self.message, proxy.http.get("error_status")))
 
 
 class RecordingProxy(LoopServer):
@@ -478,7 +477,13 @@ class RecordingProxy(LoopServer):
         super().__init__(listen, allow_hosts)
         self.journal, self.redactor, self.timeout = journal, redactor, timeout
         self.path = self.target.path or "/"
-        self.target_path = (self.target.path or "/") + (f"?{self.target.query}" if self.target.query else "")
+        path = (self.target.path or "/") + (f"?{self.target.query}" if self.target.query else "")
+        self.target_host = ("host", self.target.netloc)
+        try:  # refused as h11 refuses it, once, rather than on every request
+            self.target_path = path.encode("ascii")
+            h11.Request(method="GET", target=self.target_path, headers=[self.target_host])
+        except (h11.LocalProtocolError, UnicodeEncodeError) as exc:
+            raise UsageError(f"--http-target {target!r} cannot be sent: {exc}", "write a plain http(s) URL") from exc
         self.tls = ssl.create_default_context() if self.target.scheme == "https" else None
         self.start = time.monotonic()
         self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
@@ -532,16 +537,19 @@ class RecordingProxy(LoopServer):
         else:
             upstream.close()
 
-    def record(
-        self, direction: str, session: int, data: bytes, stream: Any = None, message: Any = None, get: bool = False
-    ) -> None:
-        """Journal one message (a body or an event's data), as one compact line when it is JSON; stream:
-        the id of the request whose POST stream carried it (what comes there belongs to that request);
-        message: the data already parsed, when it was; get: it came on the session's GET stream."""
-        try:
-            lines = [jsonrpc.encode(jsonrpc.parse(data) if message is None else message)[:-1]]
-        except ValueError:
-            lines = [line for line in data.strip().split(b"\n") if line.strip()]
+    def record(self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False) -> None:
+        """Journal one message (a body or an event's data): one on a single line as it came (the
+        journal's reader parses every line, as the stdio recorder's wire lines), one spread over lines
+        as one compact line when it is JSON; stream: the id of the request whose POST stream carried
+        it (what comes there belongs to that request); get: it came on the session's GET stream."""
+        line = data.strip()
+        if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
+            lines = [line]
+        else:
+            try:
+                lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
+            except ValueError:
+                lines = [part for part in line.split(b"\n") if part.strip()]
         if lines:
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
@@ -612,16 +620,12 @@ class RecordingProxy(LoopServer):
         except ValueError:
             message = None
         session = self._session(client, request.method, headers, message)
-        fields = [("host", self.target.netloc), *((k, v) for k, v in headers.items() if k not in _HOP)]
-        fields.append(("content-length", str(len(body))))
-        events = (
-            h11.Request(method=request.method, target=self.target_path, headers=fields),
-            h11.Data(data=body),
-            h11.EndOfMessage(),
-        )
-        _Exchange(self, client, request.method, headers, message, session).begin(events)
+        # The fields were read as valid (the host was checked once, in __init__): written as they are.
+        fields = [self.target_host, *((k, v) for k, v in headers.items() if k not in _HOP)]
+        upstream = request_bytes(request.method, self.target_path, fields, body)
+        _Exchange(self, client, request.method, headers, message, session).begin(upstream)
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
-            self.record(CLIENT, session, body, message=message)
+            self.record(CLIENT, session, body)
 
 
 def _late(exchange: weakref.ref[_Exchange]) -> None:

@@ -14,6 +14,14 @@ takes the same way, and one h11 refuses never gets this far.
 line without a reason, the given headers, Content-Length or chunked framing, `Connection: close`
 honoured), and refuses what h11 refuses (a second response, data beyond the declared length) with
 h11's `LocalProtocolError`, a bug of ours.
+
+The other way round, for the recording proxy's connections to its target: `request_bytes` writes a
+request (request line, headers, Content-Length, body) in one piece, and `ResponseReader` reads the
+answer, fed as the bytes come: its head, its body by Content-Length, by chunked transfer-coding
+(chunk extensions and trailers read and dropped) or until the connection closes, and then whether
+the connection can take the next request. What it cannot read exactly (another HTTP version than
+1.x, a Transfer-Encoding other than chunked, a Content-Length beside it, a head over
+`MAX_HEAD`, a connection closed mid-answer) is `BadResponse`, which the proxy answers with a 502.
 """
 
 from __future__ import annotations
@@ -23,7 +31,20 @@ from typing import Any, NamedTuple
 
 import h11
 
-__all__ = ["MAX_HEAD", "NEED_DATA", "Outgoing", "Request", "UNCOMMON", "parse", "request_of"]
+__all__ = [
+    "BadResponse",
+    "END",
+    "MAX_HEAD",
+    "NEED_DATA",
+    "Outgoing",
+    "Request",
+    "Response",
+    "ResponseReader",
+    "UNCOMMON",
+    "parse",
+    "request_bytes",
+    "request_of",
+]
 
 MAX_HEAD = 64 << 10  # bytes a request's line and headers may have (h11 answers 431 beyond)
 NEED_DATA = "need data"  # the head is not whole yet
@@ -174,3 +195,193 @@ def _head(status: int, reason: bytes, fields: list[tuple[str, str]]) -> bytes:
     """A status line and headers, as h11 writes them."""
     head = "".join(f"{name}: {value}\r\n" for name, value in fields)
     return b"HTTP/1.1 %d %s\r\n" % (status, reason) + head.encode("latin-1") + b"\r\n"
+
+
+# --- the client side: a request to a server, and its answer --------------------------------------
+
+END = "end"  # the answer is whole
+_VCHARS = rb"[\x21-\x7e\x80-\xff]+"
+_STATUS = re.compile(rb"HTTP/1\.([0-9]) ([0-9]{3})(?: ([^\x00-\x08\x0a-\x1f\x7f]*))?")
+_FIELD = re.compile(rb"(" + _TOKEN + rb"):[ \t]*(" + _VCHARS + rb"(?:[ \t]+" + _VCHARS + rb")*)?[ \t]*")
+_CHUNK = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?")
+_HEAD_END = re.compile(rb"\n\r?\n")
+
+
+class Response(NamedTuple):
+    """The head of a server's answer, read by `ResponseReader`."""
+
+    status: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header keeps its last)
+
+
+class BadResponse(ValueError):
+    """An answer that is not HTTP/1.1 as `ResponseReader` reads it, or one cut off."""
+
+
+def request_bytes(method: bytes, target: bytes, fields: list[tuple[str, str]], body: bytes) -> bytes:
+    """A whole request in one piece: its line, the fields (already valid, Host first), Content-Length, the body."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in fields)
+    return b"%s %s HTTP/1.1\r\n%scontent-length: %d\r\n\r\n%s" % (
+        method,
+        target,
+        head.encode("latin-1"),
+        len(body),
+        body,
+    )
+
+
+class ResponseReader:
+    """The answer to one request, read from bytes fed as they come (`feed`; an empty feed: the
+    connection closed). `next_event` gives a `Response` (the head), then the body as `bytes`
+    pieces, then `END`; `NEED_DATA` while more must come first; raises `BadResponse`. After `END`,
+    `keep` says whether the connection can carry the next request."""
+
+    __slots__ = ("buffer", "closed", "head_only", "keep", "remaining", "state")
+
+    def __init__(self, method: bytes = b"GET") -> None:
+        self.buffer = bytearray()
+        self.closed = False  # the connection closed: nothing more will come
+        self.head_only = method == b"HEAD"
+        self.state = "head"  # head, length, chunk, data, crlf, trailers, close, done
+        self.remaining = 0  # bytes of the body (length) or of the chunk (data) still to come
+        self.keep = False
+
+    def feed(self, data: bytes) -> None:
+        if data:
+            self.buffer += data
+        else:
+            self.closed = True
+
+    def next_event(self) -> Response | bytes | str:
+        while True:
+            state, buffer = self.state, self.buffer
+            if state in ("length", "data", "close"):
+                if not buffer:
+                    if state == "close" and self.closed:
+                        return self._end(False)
+                    return self._need()
+                size = len(buffer) if state == "close" else min(self.remaining, len(buffer))
+                piece = bytes(buffer[:size])
+                del buffer[:size]
+                self.remaining -= size
+                if not self.remaining and state != "close":
+                    if state == "length":
+                        self.state = "done"
+                        self.keep = self.keep and not buffer
+                    else:
+                        self.state = "crlf"
+                return piece
+            if state == "done":
+                return END
+            if state == "head":
+                head = self._head()
+                if head is not None:
+                    return head
+            elif state == "chunk":
+                end = buffer.find(b"\r\n")
+                if end < 0:
+                    if len(buffer) > MAX_HEAD:
+                        raise BadResponse("a chunk header too long")
+                    return self._need()
+                chunk = _CHUNK.fullmatch(buffer, 0, end)
+                if chunk is None:
+                    raise BadResponse(f"a malformed chunk header {bytes(buffer[:end])[:80]!r}")
+                self.remaining = int(chunk[1], 16)  # before the buffer changes under the match
+                del buffer[: end + 2]
+                self.state = "data" if self.remaining else "trailers"
+            elif state == "crlf":
+                if len(buffer) < 2:
+                    return self._need()
+                if buffer[:2] != b"\r\n":
+                    raise BadResponse("a chunk not followed by CR LF")
+                del buffer[:2]
+                self.state = "chunk"
+            else:  # trailers: fields until an empty line, dropped
+                if buffer[:2] == b"\r\n":
+                    del buffer[:2]
+                    return self._end(self.keep and not buffer)
+                end = buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    if len(buffer) > MAX_HEAD:
+                        raise BadResponse("trailers too long")
+                    return self._need()
+                for line in bytes(buffer[:end]).split(b"\r\n"):
+                    if not _FIELD.fullmatch(line):
+                        raise BadResponse(f"a malformed trailer {line[:80]!r}")
+                del buffer[: end + 4]
+                return self._end(self.keep and not buffer)
+
+    def _need(self) -> str:
+        if self.closed:
+            where = "before an answer" if self.state == "head" else "in the middle of the answer"
+            raise BadResponse(f"the connection closed {where}")
+        return NEED_DATA
+
+    def _end(self, keep: bool) -> str:
+        self.state, self.keep = "done", keep
+        return END
+
+    def _head(self) -> Response | str | None:
+        """The head when it is whole, else NEED_DATA (None: an informational 1xx head, skipped)."""
+        buffer = self.buffer
+        found = _HEAD_END.search(buffer)
+        if found is None:
+            if len(buffer) > MAX_HEAD:
+                raise BadResponse(f"a head over {MAX_HEAD} bytes")
+            return self._need()
+        if found.start() > MAX_HEAD:
+            raise BadResponse(f"a head over {MAX_HEAD} bytes")
+        lines = bytes(buffer[: found.start()]).split(b"\n")
+        del buffer[: found.end()]
+        lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+        status = _STATUS.fullmatch(lines[0])
+        if status is None:
+            raise BadResponse(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+        headers: list[tuple[bytes, bytes]] = []
+        for line in lines[1:]:
+            if line[:1] in (b" ", b"\t") and headers:  # an obs-fold: unfolded, as h11 does
+                field = _FIELD.fullmatch(b"x:" + line)
+                if field is not None:
+                    name, value = headers.pop()
+                    headers.append((name, b" ".join(part for part in (value, field[2]) if part)))
+                    continue
+            field = _FIELD.fullmatch(line)
+            if field is None:
+                raise BadResponse(f"a malformed header line {line[:80]!r}")
+            headers.append((field[1].lower(), field[2] or b""))
+        code = int(status[2])
+        if code < 200:
+            if code == 101:
+                raise BadResponse("a switch of protocols (101) the proxy did not ask for")
+            return None  # 100 Continue, 103 Early Hints: the answer follows
+        fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+        self.keep = status[1] == b"1" and not _has_close(headers)
+        names = [name for name, _value in headers]
+        if self.head_only or code in (204, 304):
+            self.state = "done"
+            self.keep = self.keep and not buffer
+        elif b"transfer-encoding" in names:
+            codings = [value.strip(b" \t").lower() for name, value in headers if name == b"transfer-encoding"]
+            if codings != [b"chunked"] or b"content-length" in names:
+                raise BadResponse(f"a Transfer-Encoding it cannot read: {b', '.join(codings)!r}")
+            self.state = "chunk"
+        elif b"content-length" in names:
+            lengths = {value for name, value in headers if name == b"content-length"}
+            if len(lengths) != 1 or not re.fullmatch(rb"[0-9]{1,18}", next(iter(lengths))):
+                raise BadResponse(f"a bad Content-Length: {sorted(lengths)!r}")
+            self.remaining = int(next(iter(lengths)))
+            self.state = "length" if self.remaining else "done"
+            if not self.remaining:
+                self.keep = self.keep and not buffer
+        else:
+            self.state, self.keep = "close", False
+        return Response(code, status[3] or b"", headers, fields)
+
+
+def _has_close(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any(
+        name == b"connection" and b"close" in (token.strip(b" \t").lower() for token in value.split(b","))
+        for name, value in headers
+    )

@@ -56,6 +56,8 @@ _DIRECTIONS = {"c": CLIENT, "s": SERVER}
 _SYNC_EVERY = 1.0
 """Seconds between syncs of a journal to disk while lines come (and once more when it is closed)."""
 
+_compact = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps's, made once: a line is journaled per message
+
 
 class Journal:
     """An append-only journal file, created fresh (an existing one is never overwritten) and locked while open."""
@@ -102,10 +104,7 @@ class Journal:
             tag["g"] = 1
         # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
         records = (
-            json.dumps(
-                {"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag},
-                separators=(",", ":"),
-            )
+            _compact({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag})
             for line in lines
         )
         self._write("".join(record + "\n" for record in records).encode())
