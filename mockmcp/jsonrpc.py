@@ -235,9 +235,14 @@ def encode(message: Any) -> bytes:
 
     JSON escapes every newline inside strings, so the line holds no other.
     """
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    text = _ENCODER.encode(message)
     try:
         return text.encode() + b"\n"
     except UnicodeEncodeError:
         # A lone surrogate (legal in a JSON escape, not in UTF-8): keep it escaped, as it came.
-        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        return _ASCII_ENCODER.encode(message).encode() + b"\n"
+
+
+# Built once: `json.dumps` with arguments builds an encoder per call, a cost on every message.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))

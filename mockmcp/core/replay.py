@@ -86,6 +86,7 @@ class Exit(NamedTuple):
 
 Action = Send | Wake | Note | Exit
 _KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
+_UNREAD = object()  # `receive` without a parsed message: the line is read there
 
 
 class _Batch:
@@ -177,6 +178,7 @@ class Replay:
         # None until it declares any, and then server requests go out as recorded.
         self._capabilities: dict[str, Any] | None = None
         self._capability_notes: set[str] = set()  # differences from the recording already noted
+        self._recorded_capabilities: dict[int, str] = {}  # interaction -> its declared capabilities, canonical
         self._index(cassette)
 
     def _index(self, cassette: Cassette) -> None:
@@ -193,17 +195,24 @@ class Replay:
         """What to send before the host says anything: unsolicited messages recorded first."""
         return self._release(None)
 
-    def receive(self, line: bytes) -> list[Action]:
-        """Handle one line from the host."""
+    def receive(self, line: bytes, parsed: Any = _UNREAD) -> list[Action]:
+        """Handle one line from the host.
+
+        `parsed`: the line as `jsonrpc.parse` read it, when the shell has read it already (over HTTP, to
+        judge the POST), which spares reading it twice; it may carry another request id than the line.
+        """
         if self.ended:
             return []
-        try:
-            message = jsonrpc.parse(line)
-        except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
-            return [
-                Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
-                self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),
-            ]
+        if parsed is not _UNREAD:
+            message = parsed
+        else:
+            try:
+                message = jsonrpc.parse(line)
+            except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
+                return [
+                    Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
+                    self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),
+                ]
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             message = self.redactor.message(message, ids=False)  # the reply carries the host's id
         if jsonrpc.may_hold_lone_surrogates(line):  # and with the recorder's U+FFFD for a lone surrogate
@@ -294,8 +303,9 @@ class Replay:
         index = pick.interaction
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
-        out = self._version_note(method, params, index) + self._declared(method, params, index)
-        refused = self._needs_undeclared(message, index, batch)
+        declared = protocol.client_capabilities(method, params)
+        out = self._version_note(method, params, index) + self._declared(method, declared, index)
+        refused = self._needs_undeclared(message, declared, index, batch)
         if refused:
             self.report.plays[index] += 1
             return out + refused
@@ -719,18 +729,22 @@ class Replay:
             error = jsonrpc.error_response(message["id"], code, f"{said}: {method}", miss.error_data())
         return [Note(miss.render()), *self._answer(batch, error)]
 
-    def _declared(self, method: str, params: Any, index: int) -> list[Action]:
+    def _declared(self, method: str, live: dict[str, Any] | None, index: int) -> list[Action]:
         """Take in the capabilities the host declares, and note (once) how they differ from the recording's.
 
         A server may answer a host by what it declared (a shorter tool list without sampling), so
         answers recorded for another host's capabilities may not be what a real server would say.
         """
-        live = protocol.client_capabilities(method, params)
         if live is None:
             return []
         self._capabilities = live
         recorded = protocol.client_capabilities(method, self.cassette.interactions[index].params)
-        if recorded is None or canonical(recorded) == canonical(live):
+        if recorded is None:
+            return []
+        text = self._recorded_capabilities.get(index)
+        if text is None:  # each recording's capabilities are made canonical once, not on every request
+            text = self._recorded_capabilities[index] = canonical(recorded)
+        if text == canonical(live):
             return []
         differences = _capability_differences(recorded, live)
         if differences in self._capability_notes:
@@ -745,14 +759,15 @@ class Replay:
             )
         ]
 
-    def _needs_undeclared(self, message: dict[str, Any], index: int, batch: _Batch | None) -> list[Action]:
+    def _needs_undeclared(
+        self, message: dict[str, Any], declared: dict[str, Any] | None, index: int, batch: _Batch | None
+    ) -> list[Action]:
         """A stateless-era `input_required` answer asking what the live request did not declare: -32021.
 
         In the stateless era the server's requests travel inside the result (`inputRequests`), and a
         server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
         Empty when the recorded answer may go out.
         """
-        declared = protocol.client_capabilities(message["method"], message.get("params"))
         if declared is None:  # the usual case: nothing to check
             return []
         response = self.cassette.interactions[index].response

@@ -324,9 +324,8 @@ class HttpReplay(LoopServer):
                 alias = f"mockmcp-{self.alias_prefix}-{next(self.alias_count)}"
                 session.aliases[alias] = message["id"]
                 message = {**message, "id": alias}
-                body = jsonrpc.encode(message)
             session.streams[message["id"]] = stream
-        session.perform(session.engine.receive(body))
+        session.perform(session.engine.receive(body, message))
         if not is_request:
             self._after_notification(session, message)
             writer.respond(202, headers=extra)
@@ -361,7 +360,7 @@ class HttpReplay(LoopServer):
         session.batches.append(stream)
         for request_id in ids:
             session.streams[request_id] = stream
-        session.perform(session.engine.receive(body))
+        session.perform(session.engine.receive(body, batch))
         for message in batch:
             self._after_notification(session, message)
         if stream.done and len(stream.gathered) == 1 and not (self.framing.sse and ids):
