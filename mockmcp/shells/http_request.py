@@ -95,24 +95,24 @@ def parse(buffer: bytes | bytearray, max_body: int) -> tuple[Request, int, int] 
     # One match checks every header line (an obs-fold, a bare CR or LF, a stray character fail it).
     if line is None or line[1] in (b"HEAD", b"CONNECT") or not _FIELDS.fullmatch(head, first + 2):
         return UNCOMMON
-    headers = [_split(raw) for raw in head[first + 2 : -2].split(b"\r\n")] if end > first else []
+    headers: list[tuple[bytes, bytes]] = []
+    fields: dict[str, str] = {}
+    closing = False
+    for raw in head[first + 2 : -2].split(b"\r\n") if end > first else ():  # one pass: this runs per request
+        name, _colon, value = raw.partition(b":")
+        name, value = name.lower(), value.strip(b" \t")
+        headers.append((name, value))
+        fields[name.decode("latin-1")] = value.decode("latin-1")
+        closing = closing or (name == b"connection" and value.lower() != b"keep-alive")
     names = [name for name, _value in headers]
     if names.count(b"host") != 1 or not _UNCOMMON.isdisjoint(names):
         return UNCOMMON
-    fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
     length = fields.get("content-length", "0")
-    if names.count(b"content-length") > 1 or not _DIGITS.fullmatch(length):
-        return UNCOMMON
-    if b"connection" in names and any(n == b"connection" and v.lower() != b"keep-alive" for n, v in headers):
+    if names.count(b"content-length") > 1 or not _DIGITS.fullmatch(length) or closing:
         return UNCOMMON
     if int(length) > max_body:
         return UNCOMMON
     return Request(line[1], line[2], headers, fields), end + 4, int(length)
-
-
-def _split(raw: bytes) -> tuple[bytes, bytes]:
-    name, _colon, value = raw.partition(b":")
-    return name.lower(), value.strip(b" \t")
 
 
 def _checked(fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
