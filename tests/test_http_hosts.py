@@ -108,12 +108,18 @@ class _CountingTarget:
     SSE stream that sends nothing (`get_closed` is set once the other side closes it)."""
 
     def __init__(
-        self, tls: ssl.SSLContext | None = None, body: bytes = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+        self,
+        tls: ssl.SSLContext | None = None,
+        body: bytes = b'{"jsonrpc":"2.0","id":1,"result":{}}',
+        extra: list[tuple[str, str]] | None = None,
+        reason: bytes = b"",
     ) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.connections = 0
         self.tls, self.body = tls, body
+        self.extra, self.reason = extra or [], reason  # more headers, and the status line's reason, of every answer
+        self.asked: list[list[tuple[bytes, bytes]]] = []  # each request's headers as they arrived
         self.streamed = 0
         self.get_closed = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -148,8 +154,8 @@ class _CountingTarget:
                         return
                     conn.receive_data(data)
                 elif isinstance(event, h11.Request) and event.method == b"GET":
-                    sse = [("content-type", "text/event-stream")]
-                    sock.sendall(conn.send(h11.Response(status_code=200, headers=sse)) or b"")
+                    sse = [("content-type", "text/event-stream"), *self.extra]
+                    sock.sendall(conn.send(h11.Response(status_code=200, headers=sse, reason=self.reason)) or b"")
                     try:
                         while sock.recv(1 << 16):
                             pass
@@ -157,6 +163,8 @@ class _CountingTarget:
                         pass
                     self.get_closed.set()
                     return
+                elif isinstance(event, h11.Request):
+                    self.asked.append(list(event.headers.raw_items()))
                 elif isinstance(event, h11.Data):
                     asked += event.data
                 elif isinstance(event, h11.EndOfMessage) and b'"stream"' in asked:
@@ -172,8 +180,8 @@ class _CountingTarget:
                 elif isinstance(event, h11.EndOfMessage):
                     asked = b""
                     body = self.body
-                    headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
-                    out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
+                    headers = [("content-type", "application/json"), ("content-length", str(len(body))), *self.extra]
+                    out = conn.send(h11.Response(status_code=200, headers=headers, reason=self.reason)) or b""
                     sock.sendall(out + (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b""))
                     conn.start_next_cycle()
                 elif isinstance(event, h11.ConnectionClosed):
@@ -189,6 +197,46 @@ def test_the_proxy_keeps_its_connection_to_the_target_for_the_next_request(tmp_p
             for _ in range(5):
                 assert post(url)[0] == 200
         assert target.connections == 1  # a new TCP connection per request cost each call a round trip more
+    finally:
+        target.listener.close()
+
+
+def raw_exchange(url: str, request: bytes, until: bytes) -> bytes:
+    """What comes back on a socket to url for request's bytes, read until `until` is in it."""
+    found = re.match(r"http://([^/]+):(\d+)", url)
+    assert found
+    with socket.create_connection((found.group(1), int(found.group(2))), timeout=20) as sock:
+        sock.sendall(request)
+        answer = b""
+        while until not in answer:
+            data = sock.recv(1 << 16)
+            assert data, answer
+            answer += data
+    return answer
+
+
+def test_the_proxy_passes_the_status_reason_and_repeated_headers_as_they_came(tmp_path: Path) -> None:
+    cookies = [("set-cookie", "a=1"), ("set-cookie", "b=2")]
+    target = _CountingTarget(extra=cookies, reason=b"Fine Thanks")
+    try:
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+        with running(*command) as url:
+            host = url.split("/")[2]
+            body = json.dumps(INIT).encode()
+            head = (
+                f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+                "accept: application/json, text/event-stream\r\nx-trace: one\r\nx-trace: two\r\n"
+                f"content-length: {len(body)}\r\n\r\n"
+            )
+            answer = raw_exchange(url, head.encode() + body, b'"result"')  # a JSON body, whole
+            assert answer.startswith(b"HTTP/1.1 200 Fine Thanks\r\n")
+            assert b"set-cookie: a=1\r\nset-cookie: b=2\r\n" in answer.lower()
+            assert [v for k, v in target.asked[-1] if k.lower() == b"x-trace"] == [b"one", b"two"]
+            get = f"GET /mcp HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n\r\n"
+            answer = raw_exchange(url, get.encode(), b"\r\n\r\n")  # an SSE stream's head
+            assert answer.startswith(b"HTTP/1.1 200 Fine Thanks\r\n")
+            assert b"set-cookie: a=1\r\nset-cookie: b=2\r\n" in answer.lower()
     finally:
         target.listener.close()
 

@@ -85,11 +85,11 @@ class Connection(Responder):
             data = b"".join(outgoing.event(event) for event in events)
         self._queue(data)
 
-    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> None:
+    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes, reason: bytes = b"") -> None:
         if self.conn is not None:
-            super().send_whole(status, fields, body)
+            super().send_whole(status, fields, body, reason)
         else:
-            self._queue(self._outgoing().whole(status, fields, body))
+            self._queue(self._outgoing().whole(status, fields, body, reason))
 
     def _outgoing(self) -> Outgoing:
         if self.outgoing is None:

@@ -84,6 +84,11 @@ _HOP = {
 _OPENING = (b"{", b"[")
 
 
+def _passed(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    """The headers that pass the proxy, in order and as often as they came (less `_HOP`)."""
+    return [(k, v) for k, v in ((n.decode("latin-1"), v.decode("latin-1")) for n, v in headers) if k not in _HOP]
+
+
 class SseEvents:
     """Cuts an SSE byte stream into the data of its events, however the chunks fall.
 
@@ -384,10 +389,10 @@ class _Exchange:
         if self.proxy.initializes(self.message) and "mcp-session-id" in headers:
             self.proxy.sessions[headers["mcp-session-id"]] = self.session
             self.proxy.named.add(self.session)
-        self.kept = [(k, v) for k, v in headers.items() if k not in _HOP]
+        self.kept = _passed(response.headers)
         if headers.get("content-type", "").startswith("text/event-stream"):
             self.events = SseEvents()
-            self.outgoing.append(h11.Response(status_code=response.status, headers=self.kept))
+            self.outgoing.append(h11.Response(status_code=response.status, headers=self.kept, reason=response.reason))
             if self.standalone:  # the GET stream is the client's to hold open at once; a POST's head
                 self.flush()  # waits for its first event, to go in the same write
         else:
@@ -439,7 +444,7 @@ class _Exchange:
             return
         body = bytes(self.body)
         headers = [*self.kept, ("content-length", str(len(body)))]
-        self.client.send_whole(response.status, headers, body)  # the client first, the journal then
+        self.client.send_whole(response.status, headers, body, response.reason)  # the client first, the journal then
         # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
         # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
         answers = self.method == b"POST" and self.message is not None
@@ -621,7 +626,7 @@ class RecordingProxy(LoopServer):
             message = None
         session = self._session(client, request.method, headers, message)
         # The fields were read as valid (the host was checked once, in __init__): written as they are.
-        fields = [self.target_host, *((k, v) for k, v in headers.items() if k not in _HOP)]
+        fields = [self.target_host, *_passed(request.headers)]  # a repeated header passes as often as it came
         upstream = request_bytes(request.method, self.target_path, fields, body)
         _Exchange(self, client, request.method, headers, message, session).begin(upstream)
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)

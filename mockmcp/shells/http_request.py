@@ -11,7 +11,7 @@ as it always did (400, 413, 431, 100 Continue, chunked bodies). So a request tak
 takes the same way, and one h11 refuses never gets this far.
 
 `Outgoing` writes the response to such a request as h11 would write it (the same bytes: status
-line without a reason, the given headers, Content-Length or chunked framing, `Connection: close`
+line with the reason given (none by default), the given headers, Content-Length or chunked framing, `Connection: close`
 honoured), and refuses what h11 refuses (a second response, data beyond the declared length) with
 h11's `LocalProtocolError`, a bug of ours.
 
@@ -134,11 +134,11 @@ class Outgoing:
         self.remaining: int | None = None  # bytes the body still owes; None: chunked
         self.closing = False  # the response said Connection: close
 
-    def whole(self, status: int, fields: list[tuple[str, str]], body: bytes) -> bytes:
+    def whole(self, status: int, fields: list[tuple[str, str]], body: bytes, reason: bytes = b"") -> bytes:
         """A whole response: its head (fields has its Content-Length) and body."""
         self._start(_checked(fields))
         self.done = True
-        return _head(status, b"", fields) + body
+        return _head(status, reason, fields) + body
 
     def event(self, event: Any) -> bytes:
         """The bytes of one h11 event of the response."""
