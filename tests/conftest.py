@@ -90,8 +90,12 @@ def served(
     )
     try:
         assert proc.stderr is not None
-        found = re.search(r"http://\S+/mcp", proc.stderr.readline())
-        assert found, "the server says where it listens"
+        line = proc.stderr.readline()
+        found = re.search(r"http://\S+/mcp", line)
+        if not found:
+            proc.kill()
+            line += proc.stderr.read()
+        assert found, f"the server says where it listens; it said: {line!r}"
         yield Served(proc, found.group(0), report)
     finally:
         proc.kill()

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
 from conftest import SHIPPED, served
 
 LEGACY = SHIPPED / "notes-session.yaml"
@@ -60,3 +61,19 @@ def test_sessions_of_later_revisions_get_400_for_a_batch(tmp_path: Path) -> None
         assert status == 400 and "2025-03-26" in json.loads(body)["error"]["message"]
         status, _, _ = post(server.port, [LIST], {**session, "mcp-protocol-version": "2025-06-18"})
         assert status == 400
+
+
+def test_a_batch_waiting_on_a_delay_is_still_answered_as_the_recorded_server_framed_it(tmp_path: Path) -> None:
+    """A server answering JSON answers a batch with one JSON array, however long its members take."""
+    recorded = yaml.safe_load(LEGACY.read_text())
+    for interaction in recorded["interactions"]:
+        if interaction.get("request", {}).get("method") == "tools/call" and "notes.txt" in str(interaction["request"]):
+            interaction["delay"] = 0.3
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(yaml.safe_dump(recorded))
+    with served(slow, tmp_path) as server:
+        session = initialize(server.port, "2025-03-26")
+        status, headers, body = post(server.port, [LIST, READ], session)
+        assert status == 200 and headers["content-type"].startswith("application/json")
+        answers = {a["id"]: a for a in json.loads(body)}
+        assert answers[3]["result"]["content"][0]["text"] == "remember to buy milk" and "tools" in answers[2]["result"]

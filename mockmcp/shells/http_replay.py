@@ -150,6 +150,9 @@ class _LiveSession:
         stream = self.streams.get(send.request) if send.request is not None else None
         if stream is None and send.request is None and self.batches and send.data.startswith(b"["):
             stream = self._batch_of(send.data)
+            if stream is not None and stream.pending is not None:  # the array alone: one JSON body
+                stream.reply_alone(send.data)
+                return
             if stream is not None:
                 stream.event(send.data)
                 stream.finish()
@@ -368,6 +371,8 @@ class HttpReplay(LoopServer):
         elif not ids:  # notifications and responses only (none of them invalid)
             session.batches.remove(stream)
             writer.respond(202, headers=extra)
+        elif not self.framing.sse and not stream.gathered and not stream.done:
+            stream.pending = (extra, self.framing.priming)  # as for one request: JSON unless a message comes first
         else:
             stream.open_sse(extra, self.framing.priming)
 
