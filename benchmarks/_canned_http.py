@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The least a Streamable HTTP server can do: answer each request with a canned result, nothing checked.
 
-bench_http.py runs it to show the SDK client's own cost per call (no server can answer faster than
+bench_http.py runs it to show a client's own cost per call (a server can hardly answer faster than
 this one). Usage: `python _canned_http.py ANSWERS.json`, where the file maps a method to the result
 to answer it with; it prints `canned http://127.0.0.1:PORT/mcp` on stderr and serves until killed.
 Standard library only; one selectors loop; every request must have a Content-Length body (the SDK's do).

@@ -8,7 +8,7 @@ Three servers run side by side:
 - proxy   `mockmcp record --http-target REAL` in front of the real server
 
 and a fourth for scale, `canned` (`_canned_http.py`): the cassette's results answered from memory,
-nothing checked, the fastest any server could be; its time per call is the client's own.
+nothing checked, about the least a server can do; its time per call is the client's own.
 
 Two clients call them: the official MCP SDK's HTTP client (`mcp.Client(url)`), what a host sees,
 and `RawClient`, the same requests sent with the standard library, what the server itself costs
