@@ -249,3 +249,21 @@ def test_record_mode_new_keeps_a_session_whose_server_said_something_else_on_the
     assert len(same.interactions) == 1
     changed, _notes = merge(loads(logged("started", "a")), loads(logged("begun", "a")))
     assert [i.server[0].message["params"]["data"] for i in changed.interactions] == ["started", "begun"]
+
+
+def test_record_mode_new_keeps_a_session_whose_server_said_the_same_on_another_stream() -> None:
+    # Over HTTP, a log on the GET stream instead of the call's own stream is something a host can tell.
+    def logged(stream: str) -> str:
+        return (
+            "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: go}}\n  server:\n"
+            "  - notification: {method: notifications/message, params: {level: info, data: started}}\n"
+            f"{stream}  response: {{result: {{content: []}}}}\n"
+        )
+
+    from mockmcp.shells.journal import merge
+
+    on_get = "    stream: get\n"
+    same, _notes = merge(loads(logged(on_get)), loads(logged(on_get)))
+    assert len(same.interactions) == 1
+    changed, _notes = merge(loads(logged("")), loads(logged(on_get)))
+    assert [i.server[0].stream for i in changed.interactions] == [None, "get"]

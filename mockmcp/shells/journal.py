@@ -286,17 +286,18 @@ def _compare(
 
 
 def _said(interaction: Interaction, matcher: Matcher) -> list[str]:
-    """The server's messages on the way to the reply, as replay sends them: kind, method and params
-    without what varies between runs (matching's rule; a progress notification's token is the live one)."""
+    """The server's messages on the way to the reply, as replay sends them: kind, the stream it came on
+    (over HTTP, the request's own or the GET stream), method and params without what varies between
+    runs (matching's rule; a progress notification's token is the live one)."""
     said = []
     for item in interaction.server:
         if item.kind == "raw" or not isinstance(item.message, dict):
-            said.append(f"raw\0{item.message}")
+            said.append(f"raw\0{item.stream}\0{item.message}")
             continue
         method, params = item.message.get("method") or "", item.message.get("params")
         if method == "notifications/progress" and isinstance(params, dict):
             params = {key: value for key, value in params.items() if key != "progressToken"}
-        said.append(f"{item.kind}\0{matcher.key(method, params)}")
+        said.append(f"{item.kind}\0{item.stream}\0{matcher.key(method, params)}")
     return said
 
 
