@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from conftest import served, sse_messages
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from sdk_host import text_of
 
 from mockmcp.cassette import store as cassettes
@@ -257,6 +259,48 @@ def test_a_slow_lone_reply_is_framed_as_a_quick_one(
         body = slow.read().decode()
         [reply] = [json.loads(body)] if content_type == "application/json" else sse_messages(body)
         assert reply == {"jsonrpc": "2.0", "id": 5, "result": {"tools": [TOOL]}}
+        server.stop()
+
+
+def test_a_client_resuming_with_last_event_id_gets_the_rest_of_that_stream(tmp_path: Path) -> None:
+    """A recorded server with event ids had an event store: a client that lost a request's stream
+    and comes back with GET and Last-Event-ID gets what that stream sent after the id, then the rest."""
+    path = write(tmp_path, FRAMED)
+    data = json.loads(path.read_text())
+    data["interactions"][2]["delay"] = 0.5  # tools/list: the reply comes after the client has left
+    path.write_text(json.dumps(data))
+    with served(path, tmp_path) as server:
+        answer = raw(server.port, "POST", INIT)
+        session = {"mcp-session-id": answer.getheader("mcp-session-id") or ""}
+        answer.read()
+        left = raw(server.port, "POST", {**REQUEST, "id": 5}, session)
+        priming = [left.readline(), left.readline(), left.readline()]  # id, empty data, the event's end
+        assert priming[1:] == [b"data: \n", b"\n"] and priming[0].startswith(b"id: ")
+        left.close()  # the connection is gone; the reply is not sent yet
+        last = priming[0][4:].strip().decode()
+        resumed = raw(server.port, "GET", headers={**session, "last-event-id": last})
+        assert resumed.status == 200 and resumed.getheader("content-type") == "text/event-stream"
+        body = resumed.read().decode()  # the stream ends after the reply, as the request's own did
+        assert sse_messages(body) == [{"jsonrpc": "2.0", "id": 5, "result": {"tools": [TOOL]}}]
+        again = raw(server.port, "GET", headers={**session, "last-event-id": body.split("id: ")[-1].split()[0]})
+        assert (again.status, sse_messages(again.read().decode())) == (200, [])  # nothing after the reply
+        unknown = raw(server.port, "GET", headers={**session, "last-event-id": "no-such-event"})
+        assert (unknown.status, unknown.read()) == (200, b"")  # an empty stream, as the SDK's event store answers
+        server.stop()
+
+
+@pytest.mark.anyio
+async def test_the_sdk_client_resumes_a_stream_it_gave_up_on_and_gets_its_answer(tmp_path: Path) -> None:
+    """The SDK client leaves a stream quiet past its read timeout and resumes it with Last-Event-ID."""
+    path = write(tmp_path, FRAMED)
+    data = json.loads(path.read_text())
+    data["interactions"][2]["delay"] = 1.0  # tools/list, quiet for longer than the client waits to read
+    path.write_text(json.dumps(data))
+    with served(path, tmp_path) as server:
+        impatient = httpx2.AsyncClient(timeout=httpx2.Timeout(10, read=0.3))
+        with anyio.fail_after(20):
+            async with Client(streamable_http_client(server.url, http_client=impatient), mode="legacy") as client:
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["big"]
         server.stop()
 
 

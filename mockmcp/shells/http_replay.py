@@ -14,6 +14,11 @@ A request's server message that the recorded server sent on its GET stream (`str
 the GET stream too when the client has one open, else on the request's own stream, with a note.
 Timers (`Wake`) are timers on the loop; nothing runs concurrently, so nothing is locked.
 
+Resumption: when the recorded server gave its events ids (it had an event store), each session
+keeps its latest events (`_Sent`), and a GET with `Last-Event-ID` gets the events of that id's
+stream that came after it, and then the rest of that stream as it comes (an unknown or forgotten
+id: an empty stream that ends), as the SDK's resumable server answers.
+
 Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
 must carry it (400 without, 404 for an unknown or ended one); DELETE ends it. 2026-07-28 era:
 requests carry the protocol version in `_meta` and need no session; they all share one live
@@ -23,6 +28,7 @@ body. Every request's `Origin` and `Host` are checked against loopback and the b
 
 from __future__ import annotations
 
+import collections
 import itertools
 import secrets
 import sys
@@ -54,13 +60,44 @@ from mockmcp.shells.http_loop import Connection, LoopServer, Request
 
 __all__ = ["HttpReplay"]
 
+# What a session keeps of the events it sent, for a client resuming with Last-Event-ID (the
+# newest events, at most this many and this many bytes).
+RESUMABLE_EVENTS = 4096
+RESUMABLE_BYTES = 16 << 20
+
+
+class _Sent:
+    """A session's latest SSE events, each with its id and stream, for resumption; oldest forgotten first."""
+
+    def __init__(self) -> None:
+        self.events: collections.deque[tuple[str, _Stream, bytes]] = collections.deque()
+        self.size = 0
+
+    def add(self, event_id: str, stream: _Stream, frame: bytes) -> None:
+        self.events.append((event_id, stream, frame))
+        self.size += len(frame)
+        while len(self.events) > RESUMABLE_EVENTS or self.size > RESUMABLE_BYTES:
+            self.size -= len(self.events.popleft()[2])
+
+    def after(self, event_id: str) -> tuple[_Stream | None, list[bytes]]:
+        """The stream the event was sent on (None: not kept), and its events sent after it."""
+        stream: _Stream | None = None
+        frames: list[bytes] = []
+        for sent_id, sent_on, frame in self.events:
+            if stream is None:
+                stream = sent_on if sent_id == event_id else None
+            elif sent_on is stream:
+                frames.append(frame)
+        return stream, frames
+
 
 class _Stream:
     """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
 
-    def __init__(self, writer: Connection, ids: Iterator[str] | None = None) -> None:
+    def __init__(self, writer: Connection, ids: Iterator[str] | None = None, sent: _Sent | None = None) -> None:
         self.writer = writer
         self.ids = ids  # where its event ids come from, when the recorded server gave its events ids
+        self.sent = sent  # where its events are kept for resumption (with ids)
         self.gathered: list[bytes] = []
         self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.sse = False
@@ -77,7 +114,15 @@ class _Stream:
             self.gathered.append(data)
 
     def _encoded(self, data: bytes) -> bytes:
-        return sse_event(data, None if self.ids is None else next(self.ids))
+        if self.ids is None:
+            return sse_event(data)
+        event_id = next(self.ids)
+        return self.kept(event_id, sse_event(data, event_id))
+
+    def kept(self, event_id: str, frame: bytes) -> bytes:
+        if self.sent is not None:
+            self.sent.add(event_id, self, frame)
+        return frame
 
     def open_sse(self, headers: list[tuple[str, str]], priming: bool = False) -> None:
         """Answer with an SSE stream: its head, the priming event, what was gathered (and its end, when
@@ -86,7 +131,8 @@ class _Stream:
         fields = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), *headers]
         events: list[Any] = [h11.Response(status_code=200, headers=fields)]
         if priming and self.ids is not None:
-            events.append(h11.Data(data=priming_event(next(self.ids))))
+            event_id = next(self.ids)
+            events.append(h11.Data(data=self.kept(event_id, priming_event(event_id))))
         events += [h11.Data(data=self._encoded(data)) for data in self.gathered]
         self.gathered.clear()
         if self.done:
@@ -122,6 +168,7 @@ class _LiveSession:
         self.version: str | None = None  # the revision its initialize asked for
         # Event ids run through the session, as a resumable server's event store numbers them.
         self.ids = (str(n) for n in itertools.count(1)) if server.framing.event_ids else None
+        self.sent = _Sent() if self.ids is not None else None
         self.ended = False
         self.perform(self.engine.start())
 
@@ -177,6 +224,25 @@ class _LiveSession:
         if send.final:
             del self.streams[send.request]
             stream.finish()
+
+    def resume(self, writer: Connection, last: str) -> None:
+        """A GET with Last-Event-ID: what its stream sent after that event, then the rest as it comes."""
+        assert self.sent is not None
+        stream, frames = self.sent.after(last)
+        fields = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+        events: list[Any] = [h11.Response(status_code=200, headers=[*fields, ("mcp-session-id", self.id or "")])]
+        events += [h11.Data(data=frame) for frame in frames]
+        if stream is None or stream.done:
+            writer.send(*events, h11.EndOfMessage())
+            return
+        if self.server.framing.priming:
+            assert self.ids is not None
+            event_id = next(self.ids)
+            events.append(h11.Data(data=stream.kept(event_id, priming_event(event_id))))
+        if not stream.writer.broken:
+            stream.writer.abort()  # the client has left it; one connection carries a stream
+        stream.writer, stream.sse, stream.pending = writer, True, None
+        writer.send(*events)
 
     def _batch_of(self, data: bytes) -> _Stream | None:
         """The open batch an array of answers belongs to (by the ids it answers), now ended."""
@@ -319,7 +385,7 @@ class HttpReplay(LoopServer):
         if session.ended:
             writer.respond(*session_error(self.framing, "unknown"))
             return
-        stream = _Stream(writer, session.ids)
+        stream = _Stream(writer, session.ids, session.sent)
         if is_request:
             if session.id is None:
                 # Clients of the shared stateless session choose ids on their own, and two may
@@ -358,7 +424,7 @@ class HttpReplay(LoopServer):
             return
         extra = [("mcp-session-id", session.id)] if session.id else []
         ids = {m["id"] for m in batch if jsonrpc.classify(m).kind == jsonrpc.REQUEST}
-        stream = _Stream(writer, session.ids)
+        stream = _Stream(writer, session.ids, session.sent)
         stream.batch = ids | {None}  # None: what answers an invalid member (its id unreadable)
         session.batches.append(stream)
         for request_id in ids:
@@ -398,10 +464,13 @@ class HttpReplay(LoopServer):
         if session is None:
             writer.respond(*session_error(self.framing, "missing" if "mcp-session-id" not in headers else "unknown"))
             return
+        if "last-event-id" in headers and session.ids is not None:
+            session.resume(writer, headers["last-event-id"])
+            return
         if session.standalone_open():
             writer.respond(409, b"Conflict: this session's GET stream is already open", "text/plain")
             return
-        stream = session.standalone = _Stream(writer, session.ids)
+        stream = session.standalone = _Stream(writer, session.ids, session.sent)
         stream.open_sse([("mcp-session-id", session.id or "")])
         for data in session.backlog:
             stream.event(data)
