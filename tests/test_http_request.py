@@ -14,7 +14,7 @@ from typing import Any
 import h11
 import pytest
 
-from mockmcp.shells.http11 import IDLE_TIMEOUT, MAX_BODY, headers_of
+from mockmcp.shells.http11 import IDLE_TIMEOUT, MAX_BODY, REQUEST_TIMEOUT, headers_of
 from mockmcp.shells.http_loop import Connection, LoopServer, Request
 from mockmcp.shells.http_request import MAX_HEAD, NEED_DATA, UNCOMMON, Outgoing, parse, request_of
 
@@ -290,3 +290,50 @@ def test_a_connection_idle_or_half_sent_too_long_is_closed_not_one_being_answere
         connection.last = time.monotonic() - IDLE_TIMEOUT - 1
         server._sweep()
         assert connection.broken is closed
+
+
+@pytest.mark.parametrize(
+    ("sent", "expired"),
+    [
+        (b"", False),
+        (b"POST /mcp HTTP/1.1\r\nHo", True),
+        (b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\nhalf", True),
+        (b"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nhalf", True),
+        (b"GET /hold HTTP/1.1\r\nHost: x\r\n\r\n", False),
+        (b"GET /hold HTTP/1.1\r\nHost: x\r\n\r\nPOST /mcp HTTP/1.1\r\nHo", False),  # pipelined: its turn is later
+    ],
+    ids=["idle", "half a head", "half a body", "half a chunked body (h11)", "being answered", "pipelined behind"],
+)
+def test_a_request_trickling_in_past_its_deadline_gets_408_however_recent_its_last_byte(
+    sent: bytes, expired: bool
+) -> None:
+    """The idle rule alone let a client sending a byte a minute hold a connection for ever."""
+    with _connection() as (server, connection, peer):
+        server.connections.add(connection)
+        if sent:
+            peer.sendall(sent)
+            _pump(server, connection)
+        assert (connection.began is not None) is expired  # the first byte of a request still coming starts its clock
+        if expired:
+            connection.began = time.monotonic() - REQUEST_TIMEOUT - 1  # it began long ago; a byte came just now
+        server._sweep()
+        assert connection.broken is expired
+        if expired:
+            answer = _read_all(peer)
+            assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close" in answer
+            assert answer.endswith(f"within {REQUEST_TIMEOUT:g} s".encode())
+            assert server.seen == []
+
+
+def test_a_request_s_clock_runs_from_its_first_byte_and_stops_when_it_is_whole() -> None:
+    with _connection() as (server, connection, peer):
+        peer.sendall(SDK_POST[:10])
+        _pump(server, connection)
+        began = connection.began
+        assert began is not None
+        peer.sendall(SDK_POST[10:-5])
+        _pump(server, connection)
+        assert connection.began == began  # more bytes do not reset it, as they reset the idle clock
+        peer.sendall(SDK_POST[-5:])
+        _pump(server, connection)
+        assert connection.began is None and len(server.seen) == 1

@@ -20,6 +20,7 @@ from mockmcp.shells.toolkit import Signals
 
 __all__ = [
     "IDLE_TIMEOUT",
+    "REQUEST_TIMEOUT",
     "Listener",
     "MAX_BODY",
     "OUT_OF_RESOURCES",
@@ -32,6 +33,7 @@ __all__ = [
 
 MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
 IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
+REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive whole, from its first byte
 # accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
 OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} bytes"

@@ -17,8 +17,10 @@ descriptor), no import cost for the stdio path, and the parsers already turn byt
 so the loop has only descriptors and timers to look after.
 
 Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
-without a request in progress idle for `IDLE_TIMEOUT`, or a request not whole within it, is
-closed; running out of descriptors pauses accepting briefly instead of stopping the server.
+that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
+whole within `REQUEST_TIMEOUT` of its first byte gets 408 and the connection closes (so a client
+trickling a byte at a time cannot hold a connection); running out of descriptors pauses accepting
+briefly instead of stopping the server.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from mockmcp.shells.http11 import (
     IDLE_TIMEOUT,
     MAX_BODY,
     OUT_OF_RESOURCES,
+    REQUEST_TIMEOUT,
     TOO_LARGE,
     Listener,
     Responder,
@@ -65,6 +68,8 @@ class Connection(Responder):
         self.out = bytearray()
         self.broken = False  # closed (by either side): whatever is sent now is dropped
         self.last = time.monotonic()
+        self.began: float | None = None  # when the first byte of the request being read came
+        self.finishing = False  # a last answer of the connection's own is going out, then it closes
         self.request: h11.Request | None = None
         self.body = bytearray()
         self.interest = 0
@@ -135,6 +140,8 @@ class Connection(Responder):
 
     def _must_close(self) -> bool:
         """Whether the connection ends once what waits is written (the answer said or forced Connection: close)."""
+        if self.finishing:
+            return True
         if self.conn is not None:
             return self.conn.our_state is h11.MUST_CLOSE
         return self.outgoing is not None and self.outgoing.done and self.outgoing.closing
@@ -149,7 +156,7 @@ class Connection(Responder):
         waiting = len(self.conn.trailing_data[0]) if self.conn is not None else 0
         if self.outgoing is not None:
             waiting += len(self.inbox)
-        reading = len(self.out) < PAUSE_READING and waiting < PAUSE_READING
+        reading = len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not self.finishing
         interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
         if interest != self.interest:
             selector = self.server.selector
@@ -191,6 +198,8 @@ class Connection(Responder):
             except OSError:
                 data = b""
             self.last = time.monotonic()
+            if data and self.began is None and self.idle_since() is not None:
+                self.began = self.last  # a request begins
             if self.conn is None:
                 if data:
                     self.inbox += data
@@ -213,13 +222,17 @@ class Connection(Responder):
             if found == UNCOMMON:
                 self._to_h11()
                 self._process()
+            elif self.inbox and self.began is None:
+                self.began = time.monotonic()  # a request pipelined behind the last answer begins now
             return
         request, start, length = self.head = found
         if len(self.inbox) < start + length:
+            if self.began is None:
+                self.began = time.monotonic()
             return  # its body is still coming
         body = bytes(self.inbox[start : start + length])
         del self.inbox[: start + length]
-        self.head, self.outgoing = None, Outgoing()
+        self.head, self.outgoing, self.began = None, Outgoing(), None
         self.server.handle(self, request, body)
 
     def _to_h11(self) -> None:
@@ -281,7 +294,7 @@ class Connection(Responder):
                         return
                 elif isinstance(event, h11.EndOfMessage) and self.request is not None:
                     request, body = self.request, bytes(self.body)
-                    self.request, self.body = None, bytearray()
+                    self.request, self.body, self.began = None, bytearray(), None
                     self.server.handle(self, request_of(request), body)
                     return  # the next request waits for this answer to end (_next_cycle)
                 elif isinstance(event, h11.ConnectionClosed):
@@ -297,6 +310,17 @@ class Connection(Responder):
             self.respond(status, text.encode(), "text/plain", [("connection", "close")])
         if not self.out:
             self.close()
+
+    def expire(self) -> None:
+        """A request not whole in time: 408 (written here, whoever was reading it), then close."""
+        if self.out or self.broken:  # an answer of ours is still going out: nothing more can be said
+            self.close()
+            return
+        text = f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s".encode()
+        head = b"HTTP/1.1 408 \r\ncontent-type: text/plain\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+        self.out += head % len(text) + text
+        self.finishing = True
+        self._write()
 
     def idle_since(self) -> float | None:
         """When this connection last made progress, if it waits for a request (None while answering one)."""
@@ -392,10 +416,12 @@ class LoopServer(Listener):
         self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
 
     def _sweep(self) -> None:
-        """Close connections idle (or sending a request) for too long."""
-        limit = time.monotonic() - IDLE_TIMEOUT
+        """Close connections idle for too long, and answer 408 to requests not whole in time."""
+        now = time.monotonic()
         for connection in list(self.connections):
             since = connection.idle_since()
-            if since is not None and since < limit:
+            if since is not None and since < now - IDLE_TIMEOUT:
                 connection.close()
+            elif since is not None and connection.began is not None and connection.began < now - REQUEST_TIMEOUT:
+                connection.expire()
         self.call_later(IDLE_TIMEOUT / 4, self._sweep)
