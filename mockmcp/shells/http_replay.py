@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import collections
 import itertools
+import json
+import re
 import secrets
 import sys
 from collections.abc import Iterator
@@ -180,9 +182,17 @@ class _LiveSession:
             elif isinstance(action, Wake):
                 self.server.call_later(action.after, self._wake, action.job)
             elif isinstance(action, Note):
-                self.server.note(action.text)
+                self.server.note(self._shown(action.text) if self.aliases else action.text)
             elif isinstance(action, Exit):
                 self.server.end(self, abort=True)
+
+    def _shown(self, text: str) -> str:
+        """A note as the user knows the request: by the id its client gave it, never an alias."""
+        return re.sub(
+            rf"'mockmcp-{self.server.alias_prefix}-\d+'",
+            lambda found: repr(self.aliases.get(found[0][1:-1], found[0][1:-1])),
+            text,
+        )
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
@@ -335,6 +345,19 @@ class HttpReplay(LoopServer):
         elif self.stateless is session:
             self.stateless = None
         self.finished.append(session.engine.report)
+
+    def closed(self, connection: Connection) -> None:
+        """A 2026-07-28 client cancels a request by closing its response stream (that revision has no
+        client notifications over HTTP); in the handshake era a disconnect is not a cancellation."""
+        session = self.stateless
+        if session is None or session.ended:
+            return
+        for request_id, stream in list(session.streams.items()):
+            if stream.writer is connection and not stream.done:
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+                session.perform(session.engine.receive(json.dumps(cancel).encode(), cancel))
+                self._after_notification(session, cancel)
+                session.aliases.pop(request_id, None)
 
     # --- HTTP -----------------------------------------------------------------------------------
 
