@@ -7,8 +7,8 @@ and for a POST its `Accept` and `Content-Type`, the body's JSON, one message per
 message (or a non-empty batch, for `batch_refusal` to judge by the session's revision), and the
 2026-07-28 routing headers agreeing with the body. `Framing` is how the recorded server framed
 its answers (the cassette's `meta.http`): JSON bodies or SSE streams, event ids, a priming event,
-a GET stream, the shape of its session errors; `sse_event` encodes one SSE event. The HTTP shells
-(`shells/http_replay.py`, `shells/http_record.py`) do the I/O around it.
+a GET stream, the shape of its session errors; `sse_event` encodes one SSE event. Replay's endpoint
+(`core/endpoint.py`) and the recording proxy (`shells/http_record.py`) build on it.
 """
 
 from __future__ import annotations

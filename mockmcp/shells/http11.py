@@ -20,10 +20,10 @@ from mockmcp.shells.toolkit import Signals
 
 __all__ = [
     "IDLE_TIMEOUT",
-    "REQUEST_TIMEOUT",
     "Listener",
     "MAX_BODY",
     "OUT_OF_RESOURCES",
+    "REQUEST_TIMEOUT",
     "Responder",
     "TOO_LARGE",
     "headers_of",

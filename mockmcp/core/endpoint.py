@@ -1,0 +1,628 @@
+"""Replay's Streamable HTTP endpoint, sans-IO: HTTP requests in, what to write out.
+
+Theory of operation. The shell (`shells/http_replay.py`) hands over each whole request with the
+connection it came on (`request(conn, method, target, headers, body)`), each connection that
+closed (`closed(conn)`) and each timer that fired (`wake(token)`); every call returns what to do,
+in order: `Respond` (a whole answer), `Open` (an SSE stream's head), `Event` (encoded SSE events
+on an open stream), `End` (the stream's end), `Drop` (cut the connection mid-message, as a server
+that dies does), `Later` (call `wake(token)` after that long) and `Note` (a line for stderr). A
+connection is an opaque key (the shell's own object; a string in the tests); nothing here touches
+a socket, a clock or a thread, so every rule is a row of a table test (tests/test_endpoint.py).
+
+Admission (Host/Origin, path, method, headers, the body) is `streamable.admit`. A POST carries one
+client message (or, in a 2025-03-26 session, a batch). A notification or a response goes to its
+live session's engine and is answered 202. A request goes to the engine too; what the engine sends
+for it (its `Send.request`) is gathered on that request's stream: when the reply is all there is,
+it goes back as one JSON body, otherwise as an SSE stream that carries the interaction's server
+messages, then the reply, and ends. Unless the recorded server streamed every answer, an answer
+that has nothing to send yet (behind a `delay`, or a question on the GET stream) begins only when
+it knows which of the two it is. Messages that belong to no request (unsolicited ones, or those a
+client notification causes) go to the session's GET stream, held back until the client opens it.
+A request's server message that the recorded server sent on its GET stream (`stream: get`) goes on
+the GET stream too when the client has one open, else on the request's own stream, with a note.
+
+Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
+must carry it (400 without, 404 for an unknown or ended one, or as the recorded server answered);
+DELETE ends it. A disconnect is not a cancellation there. 2026-07-28 era: requests carry the
+protocol version in `_meta` and need no session; they all share one live session, whose clients
+choose their ids on their own, so the engine sees a unique alias and every message of the stream
+goes back with the client's own id; closing a request's stream cancels the request.
+
+Resumption: when the recorded server gave its events ids (it had an event store), each session
+keeps its latest events (`_Sent`), and a GET with `Last-Event-ID` gets the events of that id's
+stream that came after it, and then the rest of that stream as it comes (an unknown or forgotten
+id: an empty stream that ends), as the SDK's resumable server answers.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import re
+import secrets
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from mockmcp import jsonrpc, protocol
+from mockmcp.cassette.model import GET_STREAM, Cassette
+from mockmcp.core.matching import Matcher
+from mockmcp.core.redact import Redactor
+from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.core.report import Report
+from mockmcp.core.selection import Recordings
+from mockmcp.core.streamable import (
+    Answer,
+    Framing,
+    admit,
+    batch_refusal,
+    error_body,
+    modern,
+    priming_event,
+    session_error,
+    sse_event,
+    translated,
+)
+
+__all__ = [
+    "Drop",
+    "End",
+    "Endpoint",
+    "Event",
+    "Later",
+    "Note",
+    "Open",
+    "Out",
+    "RESUMABLE_BYTES",
+    "RESUMABLE_EVENTS",
+    "Respond",
+]
+
+# What a session keeps of the events it sent, for a client resuming with Last-Event-ID (the
+# newest events, at most this many and this many bytes).
+RESUMABLE_EVENTS = 4096
+RESUMABLE_BYTES = 16 << 20
+SSE_FIELDS = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
+
+
+class Respond(NamedTuple):
+    """Answer the request on conn with this whole answer."""
+
+    conn: Any
+    answer: Answer
+
+
+class Open(NamedTuple):
+    """Answer the request on conn with an SSE stream: 200 and these headers; its events follow."""
+
+    conn: Any
+    headers: tuple[tuple[str, str], ...]
+
+
+class Event(NamedTuple):
+    """Write these bytes (whole SSE events) on the stream open on conn."""
+
+    conn: Any
+    data: bytes
+
+
+class End(NamedTuple):
+    """The stream open on conn is whole."""
+
+    conn: Any
+
+
+class Drop(NamedTuple):
+    """Cut conn mid-message, as a server that dies does."""
+
+    conn: Any
+
+
+class Later(NamedTuple):
+    """Call `Endpoint.wake(token)` after `after` seconds."""
+
+    after: float
+    token: Any
+
+
+Out = Respond | Open | Event | End | Drop | Later | Note
+
+
+class _Sent:
+    """A session's latest SSE events, each with its id and stream, for resumption; oldest forgotten first."""
+
+    def __init__(self) -> None:
+        self.events: collections.deque[tuple[str, _Stream, bytes]] = collections.deque()
+        self.size = 0
+
+    def add(self, event_id: str, stream: _Stream, frame: bytes) -> None:
+        self.events.append((event_id, stream, frame))
+        self.size += len(frame)
+        while len(self.events) > RESUMABLE_EVENTS or self.size > RESUMABLE_BYTES:
+            self.size -= len(self.events.popleft()[2])
+
+    def after(self, event_id: str) -> tuple[_Stream | None, list[bytes]]:
+        """The stream the event was sent on (None: not kept), and its events sent after it."""
+        stream: _Stream | None = None
+        frames: list[bytes] = []
+        for sent_id, sent_on, frame in self.events:
+            if stream is None:
+                stream = sent_on if sent_id == event_id else None
+            elif sent_on is stream:
+                frames.append(frame)
+        return stream, frames
+
+
+class _Stream:
+    """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
+
+    def __init__(self, endpoint: Endpoint, conn: Any, session: _LiveSession) -> None:
+        self.endpoint, self.conn = endpoint, conn
+        self.ids = session.ids  # where its event ids come from, when the recorded server gave its events ids
+        self.sent = session.sent  # where its events are kept for resumption (with ids)
+        self.gathered: list[bytes] = []
+        self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
+        self.sse = False
+        self.done = False
+        self.lost = False  # its connection has closed: what it is sent now goes nowhere
+        # (headers, priming) of an answer not begun: a JSON body if the reply comes alone, else a stream
+        self.pending: tuple[tuple[tuple[str, str], ...], bool] | None = None
+        endpoint.live.setdefault(conn, []).append(self)
+
+    def _emit(self, action: Out) -> None:
+        if not self.lost:
+            self.endpoint.out.append(action)
+
+    def event(self, data: bytes) -> None:
+        if self.pending is not None:  # a message before the reply: the answer is a stream after all
+            self.open_sse(*self.pending)
+        if self.sse:
+            self._emit(Event(self.conn, self._encoded(data)))
+        else:
+            self.gathered.append(data)
+
+    def _encoded(self, data: bytes) -> bytes:
+        if self.ids is None:
+            return sse_event(data)
+        event_id = next(self.ids)
+        return self.kept(event_id, sse_event(data, event_id))
+
+    def kept(self, event_id: str, frame: bytes) -> bytes:
+        if self.sent is not None:
+            self.sent.add(event_id, self, frame)
+        return frame
+
+    def open_sse(self, headers: tuple[tuple[str, str], ...], priming: bool = False) -> None:
+        """Answer with an SSE stream: its head, the priming event, what was gathered (and its end, when
+        the reply was among it)."""
+        self.pending = None
+        self._emit(Open(self.conn, (*SSE_FIELDS, *headers)))
+        frames = []
+        if priming and self.ids is not None:
+            event_id = next(self.ids)
+            frames.append(self.kept(event_id, priming_event(event_id)))
+        frames += [self._encoded(data) for data in self.gathered]
+        self.gathered.clear()
+        if frames:
+            self._emit(Event(self.conn, b"".join(frames)))
+        self.sse = True
+        if self.done:  # the reply was among what was gathered
+            self._emit(End(self.conn))
+
+    def reply_alone(self, data: bytes, status: int = 200) -> None:
+        """The reply, the only message of a pending answer: one JSON body (with the recorded server's status)."""
+        assert self.pending is not None
+        self._emit(Respond(self.conn, Answer(status, data, headers=self.pending[0])))
+        self.pending = None
+        self._ended()
+
+    def finish(self) -> None:
+        if self.pending is not None:  # ended without a reply (cancelled, the session ended): an empty stream
+            self.open_sse(*self.pending)
+        self._ended()
+
+    def _ended(self) -> None:
+        """All it carries is out: its stream ends (if it is one), and it leaves its connection's list."""
+        if self.done:
+            return
+        if self.sse:
+            self._emit(End(self.conn))
+        self.done = True
+        streams = self.endpoint.live.get(self.conn)
+        if streams is not None and self in streams:
+            streams.remove(self)
+            if not streams:
+                del self.endpoint.live[self.conn]
+
+
+class _LiveSession:
+    """One client's session: its engine, its open streams, and what waits for its GET stream."""
+
+    def __init__(self, endpoint: Endpoint, session_id: str | None) -> None:
+        self.endpoint, self.id = endpoint, session_id
+        self.engine = Replay(
+            endpoint.cassette, endpoint.matcher, endpoint.redactor, endpoint.timing, endpoint.recordings
+        )
+        self.streams: dict[Any, _Stream] = {}
+        self.standalone: _Stream | None = None
+        self.backlog: list[bytes] = []
+        self.aliases: dict[str, Any] = {}  # stateless session: our unique request id -> the client's
+        self.batches: list[_Stream] = []  # streams of batches still awaiting their array of answers
+        self.version: str | None = None  # the revision its initialize asked for
+        # Event ids run through the session, as a resumable server's event store numbers them.
+        self.ids = (str(n) for n in itertools.count(1)) if endpoint.framing.event_ids else None
+        self.sent = _Sent() if self.ids is not None else None
+        self.ended = False
+        self.extra: tuple[tuple[str, str], ...] = (("mcp-session-id", session_id),) if session_id else ()
+        self.perform(self.engine.start())
+
+    def perform(self, actions: list[Action]) -> None:
+        """Carry out what the engine said."""
+        for action in actions:
+            if isinstance(action, Send):
+                self._route(action)
+            elif isinstance(action, Wake):
+                self.endpoint.out.append(Later(action.after, (self, action.job)))
+            elif isinstance(action, Note):
+                self.endpoint.out.append(Note(self._shown(action.text)) if self.aliases else action)
+            elif isinstance(action, Exit):
+                self.endpoint.end(self, abort=True)
+
+    def _shown(self, text: str) -> str:
+        """A note as the user knows the request: by the id its client gave it, never an alias."""
+        return re.sub(
+            rf"'mockmcp-{self.endpoint.alias_prefix}-\d+'",
+            lambda found: repr(self.aliases.get(found[0][1:-1], found[0][1:-1])),
+            text,
+        )
+
+    def _route(self, send: Send) -> None:
+        if send.stream == GET_STREAM and send.request is not None:
+            if self.standalone_open():
+                assert self.standalone is not None
+                self.standalone.event(send.data)  # a stateless session, whose ids are aliased, has no GET stream
+                return
+            request = self.aliases.get(send.request, send.request)
+            self.endpoint.out.append(
+                Note(
+                    f"mockmcp: {_what(send.data)} was recorded on the GET stream; the host has no GET stream "
+                    f"open, so it went on the stream of its request {request!r}"
+                )
+            )
+        stream = self.streams.get(send.request) if send.request is not None else None
+        if stream is None and send.request is None and self.batches and send.data.startswith(b"["):
+            stream = self._batch_of(send.data)
+            if stream is not None and stream.pending is not None:  # the array alone: one JSON body
+                stream.reply_alone(send.data)
+                return
+            if stream is not None:
+                stream.event(send.data)
+                stream.finish()
+                return
+        if stream is None:
+            if self.standalone_open():
+                assert self.standalone is not None
+                self.standalone.event(send.data)
+            else:
+                self.backlog.append(send.data)
+            return
+        data = send.data
+        if send.request in self.aliases:  # every message of the stream, not only the reply
+            data = translated(data, send.request, self.aliases[send.request])
+            if send.final:
+                del self.aliases[send.request]
+        if send.final and stream.pending is not None:
+            del self.streams[send.request]
+            stream.reply_alone(data, self.endpoint.framing.status_of(data))
+            return
+        stream.event(data)
+        if send.final:
+            del self.streams[send.request]
+            stream.finish()
+
+    def _batch_of(self, data: bytes) -> _Stream | None:
+        """The open batch an array of answers belongs to (by the ids it answers), now ended."""
+        try:
+            answered = {r.get("id") for r in jsonrpc.parse(data) if isinstance(r, dict)}
+        except (ValueError, TypeError, AttributeError):
+            return None
+        for stream in self.batches:
+            if stream.batch & answered:
+                self.batches.remove(stream)
+                for request_id in stream.batch:
+                    self.streams.pop(request_id, None)
+                return stream
+        return None
+
+    def standalone_open(self) -> bool:
+        """Whether the GET stream is there to take a message (a client that dropped it has not)."""
+        stream = self.standalone
+        if stream is not None and stream.lost:
+            stream.finish()
+        return stream is not None and not stream.done
+
+    def resume(self, conn: Any, last: str) -> None:
+        """A GET with Last-Event-ID: what its stream sent after that event, then the rest as it comes."""
+        assert self.sent is not None
+        stream, frames = self.sent.after(last)
+        out = self.endpoint.out
+        out.append(Open(conn, (*SSE_FIELDS, ("mcp-session-id", self.id or ""))))
+        if stream is None or stream.done:
+            out += [Event(conn, b"".join(frames))] if frames else []
+            out.append(End(conn))
+            return
+        if self.endpoint.framing.priming:
+            assert self.ids is not None
+            event_id = next(self.ids)
+            frames.append(stream.kept(event_id, priming_event(event_id)))
+        if frames:
+            out.append(Event(conn, b"".join(frames)))
+        if not stream.lost:
+            out.append(Drop(stream.conn))  # the client has left it; one connection carries a stream
+            self.endpoint.lose(stream.conn)
+        self.endpoint.live.setdefault(conn, []).append(stream)
+        stream.conn, stream.sse, stream.pending, stream.lost = conn, True, None, False
+
+
+class Endpoint:
+    """A cassette served at one Streamable HTTP endpoint, sans-IO: see the module's docstring.
+
+    `allowed`: the Host and Origin names requests may carry. `new_id` makes session ids and
+    `alias_prefix` is the random part of the stateless session's aliases (both fixed in tests).
+    """
+
+    def __init__(
+        self,
+        cassette: Cassette,
+        matcher: Matcher,
+        redactor: Redactor | None,
+        timing: float,
+        allowed: frozenset[str],
+        path: str = "/mcp",
+        new_id: Callable[[], str] = lambda: secrets.token_hex(16),
+        alias_prefix: str | None = None,
+    ) -> None:
+        self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
+        self.allowed, self.path, self.new_id = allowed, path, new_id
+        self.recordings = Recordings(cassette, matcher)
+        self.sessions: dict[str, _LiveSession] = {}
+        self.stateless: _LiveSession | None = None
+        # The stateless session's aliases: a random part no recorded message holds, then a count.
+        self.alias_prefix = alias_prefix or secrets.token_hex(8)
+        self.alias_count = itertools.count(1)
+        self.finished: list[Report] = []
+        self.live: dict[Any, list[_Stream]] = {}  # the streams not yet ended, by their connection
+        self.out: list[Out] = []  # what the call in progress returns
+        self.framing = Framing.of(cassette.meta)
+        unsolicited = any(
+            i.kind == "server" or (i.kind == "notification" and i.server) or any(s.stream for s in i.server)
+            for i in cassette.interactions
+        )
+        # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
+        self.get_stream = unsolicited if self.framing.get_stream is None else self.framing.get_stream
+        # A server of the handshake era alone, recorded turning a request without a session away (an
+        # auto host's server/discover probe), turns every such request away here too.
+        eras = protocol.session_eras((i.message, i.response) for i in cassette.interactions)
+        recorded = self.framing.session_errors or {}
+        self.sessions_only = "missing" in recorded and protocol.STATELESS not in eras
+
+    def _done(self) -> list[Out]:
+        out, self.out = self.out, []
+        return out
+
+    # --- what comes in ----------------------------------------------------------------------------
+
+    def request(self, conn: Any, method: bytes, target: str, headers: dict[str, str], body: bytes) -> list[Out]:
+        """A whole HTTP request on conn (headers by lowercase name); what to write, in order."""
+        admitted = admit(method, target, headers, body, self.allowed, self.path)
+        if isinstance(admitted, Answer):
+            self.out.append(Respond(conn, admitted))
+        elif method == b"GET":
+            self._get(conn, headers)
+        elif method == b"DELETE":
+            self._delete(conn, headers)
+        else:
+            session = self._session(conn, headers, admitted)
+            if session is not None and isinstance(admitted, list):
+                self._deliver_batch(conn, session, admitted, body, headers)
+            elif session is not None:
+                self._deliver(conn, session, admitted, body)
+        return self._done()
+
+    def wake(self, token: Any) -> list[Out]:
+        """A `Later` timer fired."""
+        session, job = token
+        if not session.ended:
+            session.perform(session.engine.wake(job))
+        return self._done()
+
+    def closed(self, conn: Any) -> list[Out]:
+        """conn has closed, either side having ended it: its streams go nowhere now. A 2026-07-28
+        client cancels a request by closing its stream (that revision has no client notifications
+        over HTTP); in the handshake era a disconnect is not a cancellation."""
+        session = self.stateless
+        streams = self.lose(conn)
+        if session is not None and not session.ended:
+            for request_id, stream in list(session.streams.items()):
+                if stream in streams:
+                    params = {"requestId": request_id}
+                    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+                    session.perform(session.engine.receive(json.dumps(cancel).encode(), cancel))
+                    self._after_notification(session, cancel)
+                    session.aliases.pop(request_id, None)
+        return self._done()
+
+    def shutdown(self) -> list[Out]:
+        """End every live session (their reports go to `finished`, in the order they ended)."""
+        for session in [*self.sessions.values(), *([self.stateless] if self.stateless else [])]:
+            self.end(session)
+        return self._done()
+
+    # --- the rules ----------------------------------------------------------------------------------
+
+    def lose(self, conn: Any) -> list[_Stream]:
+        """The streams on conn, from now on going nowhere."""
+        streams = self.live.pop(conn, [])
+        for stream in streams:
+            stream.lost = True
+        return streams
+
+    def end(self, session: _LiveSession, abort: bool = False) -> None:
+        """End a live session (DELETE, the `exit` knob, or shutdown): close its streams, keep its report."""
+        if session.ended:
+            return
+        session.ended = True
+        session.perform(session.engine.close())
+        for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
+            if abort and not stream.lost:
+                self.out.append(Drop(stream.conn))
+                self.lose(stream.conn)
+            stream.finish()
+        if session.id is not None:
+            self.sessions.pop(session.id, None)
+        elif self.stateless is session:
+            self.stateless = None
+        self.finished.append(session.engine.report)
+
+    def _session(self, conn: Any, headers: dict[str, str], message: Any) -> _LiveSession | None:
+        """The live session a message belongs to; answers the HTTP error itself when there is none."""
+        session_id = headers.get("mcp-session-id")
+        if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "id" in message:
+            session = _LiveSession(self, self.new_id())
+            assert session.id is not None
+            params = message.get("params")
+            version = params.get("protocolVersion") if isinstance(params, dict) else None
+            session.version = version if isinstance(version, str) else None
+            self.sessions[session.id] = session
+            return session
+        if session_id is not None:
+            found = self.sessions.get(session_id)
+            if found is None:
+                self.out.append(Respond(conn, session_error(self.framing, "unknown")))
+            return found
+        if modern(headers, message) and not self.sessions_only:
+            if self.stateless is None:
+                self.stateless = _LiveSession(self, None)
+            return self.stateless
+        self.out.append(Respond(conn, session_error(self.framing, "missing")))
+        return None
+
+    def _deliver(self, conn: Any, session: _LiveSession, message: Any, body: bytes) -> None:
+        is_request = isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))
+        if session.ended:
+            self.out.append(Respond(conn, session_error(self.framing, "unknown")))
+            return
+        if not is_request:
+            session.perform(session.engine.receive(body, message))
+            self._after_notification(session, message)
+            self.out.append(Respond(conn, Answer(202, headers=session.extra)))
+            return
+        stream = _Stream(self, conn, session)
+        if session.id is None:
+            # Clients of the shared stateless session choose ids on their own, and two may
+            # both use 1 at once: the engine sees a unique id, the client gets its own back.
+            alias = f"mockmcp-{self.alias_prefix}-{next(self.alias_count)}"
+            session.aliases[alias] = message["id"]
+            message = {**message, "id": alias}
+        session.streams[message["id"]] = stream
+        session.perform(session.engine.receive(body, message))
+        if stream.done and len(stream.gathered) == 1 and not self.framing.sse:
+            data = stream.gathered.pop()
+            self.out.append(Respond(conn, Answer(self.framing.status_of(data), data, headers=session.extra)))
+            return
+        # the rest comes as the engine sends it (its timers are the shell's)
+        if not self.framing.sse and not stream.gathered and not stream.done:
+            # Nothing for this request's own stream yet (a delay; or what it sent went on the GET stream): a
+            # server that answers a lone reply with JSON begins its answer only when it knows which it is.
+            stream.pending = (session.extra, self.framing.priming)
+            return
+        stream.open_sse(session.extra, self.framing.priming)
+
+    def _deliver_batch(
+        self, conn: Any, session: _LiveSession, batch: list[Any], body: bytes, headers: dict[str, str]
+    ) -> None:
+        """A 2025-03-26 batch: 202 when it holds no request, else its answers as one array (JSON, or
+        the last event of an SSE stream that carries the server's messages for its requests first)."""
+        refused = batch_refusal(headers, session.version)
+        if refused is not None:
+            self.out.append(Respond(conn, refused))
+            return
+        if session.ended:
+            self.out.append(Respond(conn, session_error(self.framing, "unknown")))
+            return
+        ids = {m["id"] for m in batch if jsonrpc.classify(m).kind == jsonrpc.REQUEST}
+        stream = _Stream(self, conn, session)
+        stream.batch = ids | {None}  # None: what answers an invalid member (its id unreadable)
+        session.batches.append(stream)
+        for request_id in ids:
+            session.streams[request_id] = stream
+        session.perform(session.engine.receive(body, batch))
+        for message in batch:
+            self._after_notification(session, message)
+        if stream.done and len(stream.gathered) == 1 and not (self.framing.sse and ids):
+            self.out.append(Respond(conn, Answer(200, stream.gathered.pop(), headers=session.extra)))
+            stream._ended()
+        elif not ids:  # notifications and responses only (none of them invalid)
+            session.batches.remove(stream)
+            self.out.append(Respond(conn, Answer(202, headers=session.extra)))
+            stream._ended()
+        elif not self.framing.sse and not stream.gathered and not stream.done:
+            # as for one request: JSON unless a message comes first
+            stream.pending = (session.extra, self.framing.priming)
+        else:
+            stream.open_sse(session.extra, self.framing.priming)
+
+    def _after_notification(self, session: _LiveSession, message: Any) -> None:
+        """A cancelled request's stream ends without a reply (the engine will never send one)."""
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params") or {}
+            stream = session.streams.pop(params.get("requestId"), None) if isinstance(params, dict) else None
+            if stream is not None:
+                stream.finish()
+
+    def _get(self, conn: Any, headers: dict[str, str]) -> None:
+        out = self.out
+        if "text/event-stream" not in headers.get("accept", ""):
+            out.append(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
+            return
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
+        if not self.get_stream:
+            text = "Method Not Allowed: the recorded server offered no GET stream"
+            if self.framing.get_stream is None:
+                text = "Method Not Allowed: this cassette has no unsolicited server messages"
+            body = error_body(None, jsonrpc.INVALID_REQUEST, text)
+            out.append(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
+            return
+        if session is None:
+            missing = "missing" if "mcp-session-id" not in headers else "unknown"
+            out.append(Respond(conn, session_error(self.framing, missing)))
+            return
+        if "last-event-id" in headers and session.ids is not None:
+            session.resume(conn, headers["last-event-id"])
+            return
+        if session.standalone_open():
+            out.append(Respond(conn, Answer(409, b"Conflict: this session's GET stream is already open", "text/plain")))
+            return
+        stream = session.standalone = _Stream(self, conn, session)
+        stream.open_sse((("mcp-session-id", session.id or ""),))
+        for data in session.backlog:
+            stream.event(data)
+        session.backlog.clear()
+
+    def _delete(self, conn: Any, headers: dict[str, str]) -> None:
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
+        if session is None:
+            missing = "missing" if "mcp-session-id" not in headers else "unknown"
+            self.out.append(Respond(conn, session_error(self.framing, missing)))
+            return
+        self.end(session)
+        self.out.append(Respond(conn, Answer(200)))
+
+
+def _what(data: bytes) -> str:
+    """A server message in a note: its method, or that it is a raw line."""
+    try:
+        method = jsonrpc.parse(data).get("method")
+    except (ValueError, AttributeError):
+        method = None
+    return method if isinstance(method, str) else "a raw line"
