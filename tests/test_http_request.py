@@ -4,6 +4,7 @@ memory against h11 itself, then on the loop's connection with every split of the
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import socket
 import time
@@ -14,6 +15,7 @@ from typing import Any
 import h11
 import pytest
 
+from mockmcp.shells import http_loop
 from mockmcp.shells.http11 import IDLE_TIMEOUT, MAX_BODY, REQUEST_TIMEOUT, headers_of
 from mockmcp.shells.http_loop import Connection, LoopServer, Request
 from mockmcp.shells.http_request import MAX_HEAD, NEED_DATA, UNCOMMON, Outgoing, parse, request_of
@@ -337,3 +339,58 @@ def test_a_request_s_clock_runs_from_its_first_byte_and_stops_when_it_is_whole()
         peer.sendall(SDK_POST[-5:])
         _pump(server, connection)
         assert connection.began is None and len(server.seen) == 1
+
+
+def test_requests_not_yet_whole_share_one_budget_and_big_ones_wait_when_it_is_spent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """However many connections send large bodies slowly, what they hold together stays bounded."""
+    monkeypatch.setattr(http_loop, "HELD_BUDGET", 300_000)
+    server = _Echo()
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        connections = []
+        for ours, peer in pairs:
+            ours.setblocking(False)
+            peer.settimeout(5)
+            connections.append(Connection(server, ours))
+            server.connections.add(connections[-1])
+        size = 400_000
+        head = b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % size
+
+        def feed(index: int, data: bytes) -> None:
+            """Send data to a connection, the loop reading it as it comes, while the loop reads at all."""
+            peer, connection = pairs[index][1], connections[index]
+            while data and connection.interest & selectors.EVENT_READ:
+                sent = peer.send(data[: 1 << 16])
+                data = data[sent:]
+                connection._ready(selectors.EVENT_READ)
+            if data:  # as much as the socket takes while the connection is not read
+                peer.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    peer.send(data)
+                peer.settimeout(5)
+            while connection.interest & selectors.EVENT_READ:  # what is still in the socket
+                before = (connection.held, len(server.seen))
+                connection._ready(selectors.EVENT_READ)
+                if (connection.held, len(server.seen)) == before:
+                    break
+
+        feed(0, head + b"a" * 200_000)
+        assert server.held == connections[0].held > 200_000
+        feed(1, head + b"b" * 120_000)  # the budget is spent now: this one, holding much, is not read
+        assert server.held > 300_000 and not connections[1].interest & selectors.EVENT_READ
+        feed(0, b"a" * 1000)  # the request that began first goes on, so one always can finish
+        assert connections[0].interest & selectors.EVENT_READ and server.starved == {connections[1]}
+        small = b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+        feed(2, small)  # a small request still gets through: only the big ones wait
+        assert [body for _request, body in server.seen] == [b"{}"]
+        connections[0].close()  # one of the big ones goes: the others are read again
+        assert server.held == connections[1].held and connections[1].interest & selectors.EVENT_READ
+        feed(1, b"b" * (size - 120_000))
+        assert [len(body) for _request, body in server.seen] == [2, size] and server.held == 0
+    finally:
+        for ours, peer in pairs:
+            ours.close()
+            peer.close()
+        server.socket.close()

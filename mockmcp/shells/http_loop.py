@@ -50,9 +50,14 @@ from mockmcp.shells.http11 import (
 from mockmcp.shells.http_request import MAX_HEAD, UNCOMMON, Outgoing, Request, parse, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["Connection", "LoopServer", "PAUSE_READING", "Request"]
+__all__ = ["HELD_ALONE", "HELD_BUDGET", "Connection", "LoopServer", "PAUSE_READING", "Request"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
+# Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
+# holding more than HELD_ALONE is read no further until others have finished (or timed out), except
+# the one whose request began first, so that one always goes on.
+HELD_BUDGET = 128 << 20
+HELD_ALONE = 64 << 10
 
 
 class Connection(Responder):
@@ -70,6 +75,7 @@ class Connection(Responder):
         self.last = time.monotonic()
         self.began: float | None = None  # when the first byte of the request being read came
         self.finishing = False  # a last answer of the connection's own is going out, then it closes
+        self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
         self.request: h11.Request | None = None
         self.body = bytearray()
         self.interest = 0
@@ -152,11 +158,17 @@ class Connection(Responder):
             return
         # A client that sends faster than it reads (or pipelines without end) is read no further
         # until it catches up; every other connection goes on as before. What a request still being
-        # read brings is bounded by the head and body limits instead.
+        # read brings is bounded by the head and body limits, and by the server's budget for all.
         waiting = len(self.conn.trailing_data[0]) if self.conn is not None else 0
+        held = len(self.inbox) + len(self.body) + waiting
+        if held != self.held:
+            self.server.hold(self, held)
         if self.outgoing is not None:
             waiting += len(self.inbox)
-        reading = len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not self.finishing
+        starved = held > HELD_ALONE and self.server.held > HELD_BUDGET and self is not self.server.eldest()
+        if starved:
+            self.server.starved.add(self)
+        reading = len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not self.finishing and not starved
         interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
         if interest != self.interest:
             selector = self.server.selector
@@ -176,6 +188,7 @@ class Connection(Responder):
             self.server.selector.unregister(self.sock)
             self.interest = 0
         self.server.connections.discard(self)
+        self.server.hold(self, 0)
         self.sock.close()
         self._drained()
         self.server.closed(self)
@@ -341,11 +354,29 @@ class LoopServer(Listener):
         self.connections: set[Connection] = set()
         self.timers: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
         self.sequence = 0
+        self.held = 0  # bytes of requests not yet whole, all connections together
+        self.starved: set[Connection] = set()  # connections not read for want of budget
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
 
     def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         raise NotImplementedError
+
+    def hold(self, connection: Connection, held: int) -> None:
+        """A connection now holds this many bytes of requests not yet whole; when that is less, the
+        connections that waited for budget are judged again (within budget, or the eldest, they go on)."""
+        less = held < connection.held
+        self.held += held - connection.held
+        connection.held = held
+        if less and self.starved:
+            starved, self.starved = self.starved, set()
+            for waiting in starved:
+                waiting._update()
+
+    def eldest(self) -> Connection | None:
+        """Of the connections holding more than HELD_ALONE, the one whose request began first."""
+        holding = [c for c in self.connections if c.held > HELD_ALONE and c.began is not None]
+        return min(holding, key=lambda c: c.began or 0.0, default=None)
 
     def closed(self, connection: Connection) -> None:
         """A connection has closed, either side having ended it (for a subclass that keeps track)."""
