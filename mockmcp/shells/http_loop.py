@@ -19,8 +19,9 @@ so the loop has only descriptors and timers to look after.
 Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
 that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
 whole within `REQUEST_TIMEOUT` of its first byte gets 408 and the connection closes (so a client
-trickling a byte at a time cannot hold a connection); running out of descriptors pauses accepting
-briefly instead of stopping the server.
+trickling a byte at a time cannot hold a connection); what requests not yet whole hold together is
+bounded by `HELD_BUDGET` (large ones beyond it wait, the earliest going on); running out of
+descriptors pauses accepting briefly instead of stopping the server.
 """
 
 from __future__ import annotations
