@@ -545,8 +545,10 @@ class RecordingProxy(LoopServer):
     def record(self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False) -> None:
         """Journal one message (a body or an event's data): one on a single line as it came (the
         journal's reader parses every line, as the stdio recorder's wire lines), one spread over lines
-        as one compact line when it is JSON; stream: the id of the request whose POST stream carried
-        it (what comes there belongs to that request); get: it came on the session's GET stream."""
+        as one compact line when it is JSON, and anything else whole, its lines and all (one event is
+        one message: replay sends it as one event again); stream: the id of the request whose POST
+        stream carried it (what comes there belongs to that request); get: it came on the session's
+        GET stream."""
         line = data.strip()
         if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
             lines = [line]
@@ -554,7 +556,7 @@ class RecordingProxy(LoopServer):
             try:
                 lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
             except ValueError:
-                lines = [part for part in line.split(b"\n") if part.strip()]
+                lines = [line.replace(b"\r\n", b"\n")] if line else []
         if lines:
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
