@@ -66,8 +66,9 @@ class Journal:
         self.path = path
         self.failure: OSError | None = None  # the first write that failed; nothing is journaled after it
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        # One lock for every writer (the proxies' threads), and a closed journal takes nothing more:
-        # a late line must never reach a file descriptor the process has since given to another file.
+        # One lock for every writer (the stdio proxy's two pump threads; the HTTP proxy has one loop), and
+        # a closed journal takes nothing more: a late line must never reach a file descriptor the process
+        # has since given to another file.
         self._lock = threading.Lock()
         self._synced = time.monotonic()
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
