@@ -32,6 +32,8 @@ REFUSALS = [
     ("foreign Host", b"POST", {**OK, "host": "evil.example:8000"}, LIST, "/mcp", 421, None),
     ("Host missing", b"POST", {k: v for k, v in OK.items() if k != "host"}, LIST, "/mcp", 421, None),
     ("foreign Origin", b"POST", {**OK, "origin": "https://evil.example"}, LIST, "/mcp", 403, None),
+    # a repeated Origin arrives joined: a page's origin behind a loopback one is still refused
+    ("two Origins", b"POST", {**OK, "origin": "http://127.0.0.1:8000, https://evil.example"}, LIST, "/mcp", 403, None),
     ("foreign Host before the path", b"GET", {**OK, "host": "evil.example"}, b"", "/other", 421, None),
     ("another path", b"POST", OK, LIST, "/other", 404, None),
     ("another method", b"PUT", OK, LIST, "/mcp", 405, None),

@@ -394,3 +394,19 @@ def test_requests_not_yet_whole_share_one_budget_and_big_ones_wait_when_it_is_sp
             ours.close()
             peer.close()
         server.socket.close()
+
+
+def test_a_repeated_header_s_values_are_joined_in_fields_whichever_parser_reads_it() -> None:
+    head = b"POST /mcp HTTP/1.1\r\nHost: x\r\nOrigin: http://127.0.0.1\r\nOrigin: https://evil.example\r\n"
+    common = parse(head + b"Content-Length: 2\r\n\r\n{}", MAX_BODY)
+    assert not isinstance(common, str)
+    connection = h11.Connection(h11.SERVER)
+    connection.receive_data(head + b"Transfer-Encoding: chunked\r\n\r\n")
+    event = connection.next_event()
+    assert isinstance(event, h11.Request)
+    for request in (common[0], request_of(event)):
+        assert request.fields["origin"] == "http://127.0.0.1, https://evil.example"
+        assert [value for name, value in request.headers if name == b"origin"] == [
+            b"http://127.0.0.1",
+            b"https://evil.example",
+        ]

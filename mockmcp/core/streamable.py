@@ -205,7 +205,7 @@ def foreign(headers: dict[str, str], allowed: frozenset[str]) -> Answer | None:
     if host not in allowed:
         return _text(421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)")
     origin = headers.get("origin")
-    if origin is not None and urlsplit(origin).hostname not in allowed:
+    if origin is not None and ("," in origin or urlsplit(origin).hostname not in allowed):  # one origin, or none
         return _text(403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)")
     return None
 

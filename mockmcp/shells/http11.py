@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import h11
 
 from mockmcp.core.streamable import LOOPBACK
-from mockmcp.shells.http_request import Request
+from mockmcp.shells.http_request import Request, fields_of
 from mockmcp.shells.toolkit import Signals
 
 __all__ = [
@@ -41,8 +41,8 @@ WILDCARD = frozenset({"0.0.0.0", "::", ""})
 
 
 def headers_of(event: h11.Request | h11.Response | Request) -> dict[str, str]:
-    """A message's headers by lowercase name (a repeated header keeps its last value)."""
-    return {name.decode().lower(): value.decode("latin-1") for name, value in event.headers}
+    """A message's headers by lowercase name (a repeated header's values joined by ", ")."""
+    return fields_of(list(event.headers))
 
 
 def own_addresses() -> set[str]:

@@ -41,6 +41,7 @@ __all__ = [
     "Response",
     "ResponseReader",
     "UNCOMMON",
+    "fields_of",
     "parse",
     "request_bytes",
     "request_of",
@@ -67,14 +68,22 @@ class Request(NamedTuple):
     method: bytes
     target: bytes
     headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order, as h11 gives them
-    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header keeps its last)
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header's values joined by ", ")
 
 
 def request_of(event: h11.Request) -> Request:
     """The `Request` of a request h11 read."""
     headers = list(event.headers)
-    fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
-    return Request(event.method, event.target, headers, fields)
+    return Request(event.method, event.target, headers, fields_of(headers))
+
+
+def fields_of(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Headers by lowercase name, a repeated header's values joined by ", " (as `parse` reads them)."""
+    fields: dict[str, str] = {}
+    for name, value in headers:
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+        fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return fields
 
 
 def parse(buffer: bytes | bytearray, max_body: int) -> tuple[Request, int, int] | str:
@@ -102,7 +111,8 @@ def parse(buffer: bytes | bytearray, max_body: int) -> tuple[Request, int, int] 
         name, _colon, value = raw.partition(b":")
         name, value = name.lower(), value.strip(b" \t")
         headers.append((name, value))
-        fields[name.decode("latin-1")] = value.decode("latin-1")
+        key, text = name.decode("latin-1"), value.decode("latin-1")
+        fields[key] = f"{fields[key]}, {text}" if key in fields else text
         closing = closing or (name == b"connection" and value.lower() != b"keep-alive")
     names = [name for name, _value in headers]
     if names.count(b"host") != 1 or not _UNCOMMON.isdisjoint(names):
