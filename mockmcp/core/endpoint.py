@@ -269,12 +269,16 @@ class _LiveSession:
                 self.endpoint.end(self, abort=True)
 
     def _shown(self, text: str) -> str:
-        """A note as the user knows the request: by the id its client gave it, never an alias."""
-        return re.sub(
-            rf"'mockmcp-{self.endpoint.alias_prefix}-\d+'",
-            lambda found: repr(self.aliases.get(found[0][1:-1], found[0][1:-1])),
-            text,
-        )
+        """A note as the user knows the request: by the id its client gave it, never an alias (quoted
+        as the note quotes it, 'as Python' or "as JSON")."""
+
+        def client_id(found: re.Match[str]) -> str:
+            alias = found[2]
+            if alias not in self.aliases:
+                return found[0]
+            return repr(self.aliases[alias]) if found[1] == "'" else json.dumps(self.aliases[alias])
+
+        return re.sub(rf"""(['"])(mockmcp-{self.endpoint.alias_prefix}-\d+)\1""", client_id, text)
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
@@ -586,7 +590,9 @@ class Endpoint:
             out.append(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
             return
         session = self.sessions.get(headers.get("mcp-session-id", ""))
-        if not self.get_stream:
+        # A server whose events had ids kept them to resume from, unless it was seen refusing GET.
+        resuming = "last-event-id" in headers and self.framing.event_ids and self.framing.get_stream is not False
+        if not self.get_stream and not resuming:
             text = "Method Not Allowed: the recorded server offered no GET stream"
             if self.framing.get_stream is None:
                 text = "Method Not Allowed: this cassette has no unsolicited server messages"
@@ -597,7 +603,7 @@ class Endpoint:
             missing = "missing" if "mcp-session-id" not in headers else "unknown"
             out.append(Respond(conn, session_error(self.framing, missing)))
             return
-        if "last-event-id" in headers and session.ids is not None:
+        if resuming and session.ids is not None:
             session.resume(conn, headers["last-event-id"])
             return
         if session.standalone_open():

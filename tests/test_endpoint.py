@@ -1,0 +1,1193 @@
+"""Replay's Streamable HTTP endpoint (`core/endpoint.py`), sans-IO: literal HTTP requests in, what to write out.
+
+Each row is a conversation with one `Endpoint`: literal POST/GET/DELETE requests (JSON-RPC bodies and
+headers as on the wire), connections closed, timers fired (`WAKE` fires the oldest `Later` not yet
+fired) and `shutdown()`, each with the outputs it must give, shown as readable tuples (SSE events
+decoded from their `data:` lines; `...` for a step whose outputs the row does not look at).
+
+Covered, a table per group:
+- handshake sessions: `initialize` starts one (`Mcp-Session-Id`); a missing id is 400, an unknown
+  or ended one 404 (the SDK's answers, or the recorded `session_errors`); DELETE ends a session;
+- a notification or the host's answer to a server request is answered 202;
+- framing: a lone reply as one JSON body (200, or the recorded `error_status`), a reply after server
+  messages as an SSE stream; `framing: sse`, `event_ids` numbered through the session, `priming`;
+- `delay`: nothing written until the timer fires, then JSON for a lone reply, a stream otherwise;
+- GET: 406, 405 (two texts), 400/404, 409 for a second one, allowed again once the first closed;
+  unsolicited messages held back until it opens; `stream: get` items on it, or on the request's stream;
+- 2026-07-28: no session; two clients with the same id each get their own id back (messages and
+  notes), and closing a request's connection cancels it (not so in the handshake era);
+- notifications/cancelled ends the request's stream without a reply;
+- 2025-03-26 batches: one JSON array (after a delay too), 202 for notifications only, 400 elsewhere;
+- resumption with Last-Event-ID; the `exit` knob; `shutdown()`; a foreign Host or Origin;
+- the bytes of an SSE answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any, NamedTuple
+
+import pytest
+
+from mockmcp.cassette.store import loads
+from mockmcp.core.endpoint import Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
+from mockmcp.core.matching import Matcher
+from mockmcp.core.streamable import LOOPBACK, Answer
+
+# --- cassettes -----------------------------------------------------------------------------------
+
+# A handshake-era session (indices in comments: notes name them).
+BASE = """
+- request:                                        # 0
+    id: 1
+    method: initialize
+    params: {protocolVersion: '2025-11-25', capabilities: {elicitation: {}}, clientInfo: {name: host, version: '1'}}
+  response:
+    result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: notes, version: '1'}}
+- notification: {method: notifications/initialized} # 1
+- request: {id: 2, method: tools/list}            # 2
+  response: {result: {tools: [{name: read}]}}
+- request: {id: 3, method: tools/call, params: {name: count, arguments: {}}}  # 3
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: counting}}
+  response: {result: {content: [{type: text, text: counted}]}}
+- request: {id: 4, method: tools/call, params: {name: slow, arguments: {}}}  # 4
+  delay: 2.5
+  response: {result: {content: [{type: text, text: at last}]}}
+- request: {id: 5, method: tools/call, params: {name: slow_log, arguments: {}}}  # 5
+  delay: 2.5
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: still here}}
+  response: {result: {content: [{type: text, text: logged}]}}
+- request: {id: 6, method: tools/call, params: {name: bad, arguments: {}}}  # 6
+  response: {error: {code: -32602, message: 'unknown tool: bad'}}
+- request: {id: 7, method: tools/call, params: {name: confirm, arguments: {}}}  # 7
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: asking}}
+  - request: {id: 0, method: elicitation/create, params: {message: Sure?, requestedSchema: {type: object}}}
+    response: {result: {action: accept, content: {}}}
+  response: {result: {content: [{type: text, text: confirmed}]}}
+- request: {id: 8, method: tools/call, params: {name: crash, arguments: {}}}  # 8
+  exit: {status: 1, when: before}
+- request: {id: 9, method: tools/call, params: {name: last, arguments: {}}}  # 9
+  response: {result: {content: [{type: text, text: bye}]}}
+  exit: 3
+"""
+
+# What makes a recorded server's GET stream worth offering: an unsolicited message (after ping), and
+# server items the recorded server sent on its GET stream.
+ON_GET = """
+- request: {id: 10, method: ping}                  # 10
+  response: {result: {}}
+- server:                                          # 11
+  - notification: {method: notifications/tools/list_changed}
+- request: {id: 11, method: tools/call, params: {name: side, arguments: {}}}  # 12
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: on the side}}
+    stream: get
+  response: {result: {content: [{type: text, text: sided}]}}
+- request: {id: 12, method: tools/call, params: {name: ask, arguments: {}}}  # 13
+  server:
+  - request: {id: 0, method: elicitation/create, params: {message: Sure?, requestedSchema: {type: object}}}
+    response: {result: {action: accept, content: {}}}
+    stream: get
+  response: {result: {content: [{type: text, text: asked}]}}
+"""
+
+# A 2026-07-28 server: no session, the protocol version in every request's _meta.
+STATELESS = """
+- request:                                        # 0
+    id: 1
+    method: tools/call
+    params: {name: slow, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  delay: 2.5
+  response: {result: {content: [{type: text, text: at last}], resultType: complete}}
+- request:                                        # 1
+    id: 2
+    method: subscriptions/listen
+    params: {notifications: {toolsListChanged: true}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  server:
+  - notification:
+      method: notifications/tools/list_changed
+      params: {_meta: {io.modelcontextprotocol/subscriptionId: 2}}
+- request:                                        # 2
+    id: 3
+    method: tools/call
+    params: {name: side, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: on the side}}
+    stream: get
+  response: {result: {content: [], resultType: complete}}
+"""
+
+
+def cassette(interactions: str, **http: Any) -> str:
+    """Cassette text of these interactions, with `meta.http` when given."""
+    meta = f"meta: {json.dumps({'http': http})}\n" if http else ""
+    return f"version: 1\n{meta}interactions:\n{interactions}"
+
+
+SSE = {"framing": "sse"}
+RECORDED_ERRORS = {
+    "missing": {"status": 401, "error": {"code": -32000, "message": "Bad Request: No valid session ID"}},
+    "unknown": {"status": 400, "error": {"code": -32001, "message": "No such session"}},
+}
+RECORDED_MISSING = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32000, "message": "Bad Request: No valid session ID"},
+}
+RECORDED_UNKNOWN = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "No such session"}}
+
+# --- requests ------------------------------------------------------------------------------------
+
+POST = {"host": "127.0.0.1:8000", "accept": "application/json, text/event-stream", "content-type": "application/json"}
+SESSION = {**POST, "mcp-session-id": "session-1"}
+GET = {"host": "127.0.0.1:8000", "accept": "text/event-stream", "mcp-session-id": "session-1"}
+MODERN = {**POST, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
+
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+    b'"capabilities":{"elicitation":{}},"clientInfo":{"name":"host","version":"1"}}}'
+)
+INITIALIZE_2025_03_26 = INITIALIZE.replace(b"2025-11-25", b"2025-03-26")
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+TOOLS_LIST = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+COUNT = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count","arguments":{}}}'
+SLOW = b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{}}}'
+SLOW_LOG = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow_log","arguments":{}}}'
+BAD = b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"bad","arguments":{}}}'
+CONFIRM = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"confirm","arguments":{}}}'
+CRASH = b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"crash","arguments":{}}}'
+LAST = b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"last","arguments":{}}}'
+PING = b'{"jsonrpc":"2.0","id":10,"method":"ping"}'
+SIDE = b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"side","arguments":{}}}'
+ASK = b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"ask","arguments":{}}}'
+ACCEPT = b'{"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{}}}'
+CANCEL_SLOW = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}'
+MODERN_SLOW = (
+    b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+)
+MODERN_SIDE = (
+    b'{"jsonrpc":"2.0","id":"s-1","method":"tools/call","params":{"name":"side","arguments":{},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+)
+MODERN_LISTEN = (
+    b'{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+)
+MODERN_INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+# --- what comes out ------------------------------------------------------------------------------
+
+SID = {"mcp-session-id": "session-1"}
+INIT_REPLY = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "notes", "version": "1"},
+    },
+}
+LIST_REPLY = {"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "read"}]}}
+COUNTING = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "counting"}}
+COUNT_REPLY = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "counted"}]}}
+SLOW_REPLY = {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "at last"}]}}
+STILL_HERE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "still here"}}
+SLOW_LOG_REPLY = {"jsonrpc": "2.0", "id": 5, "result": {"content": [{"type": "text", "text": "logged"}]}}
+BAD_REPLY = {"jsonrpc": "2.0", "id": 6, "error": {"code": -32602, "message": "unknown tool: bad"}}
+ASKING = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "asking"}}
+ELICIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "elicitation/create",
+    "params": {"message": "Sure?", "requestedSchema": {"type": "object"}},
+}
+CONFIRM_REPLY = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "confirmed"}]}}
+LAST_REPLY = {"jsonrpc": "2.0", "id": 9, "result": {"content": [{"type": "text", "text": "bye"}]}}
+PING_REPLY = {"jsonrpc": "2.0", "id": 10, "result": {}}
+LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+ON_THE_SIDE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "on the side"}}
+SIDE_REPLY = {"jsonrpc": "2.0", "id": 11, "result": {"content": [{"type": "text", "text": "sided"}]}}
+ASK_REPLY = {"jsonrpc": "2.0", "id": 12, "result": {"content": [{"type": "text", "text": "asked"}]}}
+MISSING = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Bad Request: Missing session ID"}}
+UNKNOWN = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}}
+MODERN_SLOW_REPLY = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "result": {"content": [{"type": "text", "text": "at last"}], "resultType": "complete"},
+}
+
+
+def listen_event(listen_id: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/tools/list_changed",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}},
+    }
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+class Step(NamedTuple):
+    """One thing that happens to the endpoint: a request, a connection closing, a timer, the shutdown."""
+
+    kind: str
+    conn: str = ""
+    headers: dict[str, str] | None = None
+    body: bytes = b""
+
+
+def post(conn: str, body: bytes, headers: dict[str, str] = SESSION) -> Step:
+    return Step("POST", conn, headers, body)
+
+
+def get(conn: str, headers: dict[str, str] = GET) -> Step:
+    return Step("GET", conn, headers)
+
+
+def delete(conn: str, headers: dict[str, str] = GET) -> Step:
+    return Step("DELETE", conn, {k: v for k, v in headers.items() if k != "accept"})
+
+
+def closed(conn: str) -> Step:
+    return Step("closed", conn)
+
+
+WAKE = Step("wake")
+SHUTDOWN = Step("shutdown")
+# The opening of the handshake session "session-1", whatever it writes.
+OPENING: list[tuple[Step, Any]] = [(post("c0", INITIALIZE, POST), ...), (post("c0", INITIALIZED), ...)]
+
+
+def endpoint_for(text: str) -> Endpoint:
+    """An endpoint serving the cassette text, with session ids session-1, session-2, ... and aliases mockmcp-test-N."""
+    count = itertools.count(1)
+    return Endpoint(
+        loads(text),
+        Matcher.build(),
+        None,
+        0.0,
+        LOOPBACK,
+        new_id=lambda: f"session-{next(count)}",
+        alias_prefix="test",
+    )
+
+
+def events(data: bytes) -> list[Any]:
+    """The SSE events in data, each its `data:` decoded as JSON (a raw line as text), or (id, message) when
+    it has an id; a priming event's message is None."""
+    assert data.endswith(b"\n\n"), data
+    decoded: list[Any] = []
+    for block in data.decode().split("\n\n")[:-1]:
+        fields: dict[str, list[str]] = {}
+        for line in block.split("\n"):
+            name, _, value = line.partition(": ")
+            fields.setdefault(name, []).append(value)
+        text = "\n".join(fields["data"])
+        message = None if text == "" else json.loads(text) if text.startswith("{") or text.startswith("[") else text
+        if message is not None:
+            assert fields.get("event") == ["message"], block
+        decoded.append((fields["id"][0], message) if "id" in fields else message)
+    return decoded
+
+
+def shown(outs: list[Out]) -> list[tuple[Any, ...]]:
+    """The outputs as readable tuples: bodies decoded, SSE events parsed, headers as dicts."""
+    readable: list[tuple[Any, ...]] = []
+    for out in outs:
+        if isinstance(out, Respond):
+            answer = out.answer
+            json_body = answer.body and answer.content_type == "application/json"
+            body = json.loads(answer.body) if json_body else answer.body.decode()
+            readable.append(("respond", out.conn, answer.status, body, dict(answer.headers)))
+        elif isinstance(out, Open):
+            assert out.headers[:2] == (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
+            readable.append(("open", out.conn, dict(out.headers[2:])))
+        elif isinstance(out, Event):
+            readable.append(("event", out.conn, events(out.data)))
+        elif isinstance(out, End):
+            readable.append(("end", out.conn))
+        elif isinstance(out, Drop):
+            readable.append(("drop", out.conn))
+        elif isinstance(out, Later):
+            readable.append(("later", out.after))
+        else:
+            assert isinstance(out, Note)
+            readable.append(("note", out.text))
+    return readable
+
+
+def perform(endpoint: Endpoint, step: Step, timers: list[Any]) -> list[Out]:
+    """Do the step; the timers it sets join the queue that `WAKE` fires from."""
+    if step.kind == "wake":
+        outs = endpoint.wake(timers.pop(0))
+    elif step.kind == "closed":
+        outs = endpoint.closed(step.conn)
+    elif step.kind == "shutdown":
+        outs = endpoint.shutdown()
+    else:
+        outs = endpoint.request(step.conn, step.kind.encode(), "/mcp", step.headers or {}, step.body)
+    timers += [out.token for out in outs if isinstance(out, Later)]
+    return outs
+
+
+def converse(text: str, steps: list[tuple[Step, Any]]) -> Endpoint:
+    """Play the steps on an endpoint for the cassette text; each step's outputs must be the ones it gives."""
+    endpoint = endpoint_for(text)
+    timers: list[Any] = []
+    seen = []
+    for step, expected in steps:
+        outs = perform(endpoint, step, timers)
+        seen.append(... if expected is ... else shown(outs))
+    assert seen == [expected for _, expected in steps]
+    return endpoint
+
+
+def sse_answer(conn: str, messages: list[Any], headers: dict[str, str] = SID) -> list[tuple[Any, ...]]:
+    """A whole SSE answer carrying the messages in one write."""
+    return [("open", conn, headers), ("event", conn, messages), ("end", conn)]
+
+
+# --- 1. handshake sessions -----------------------------------------------------------------------
+
+SESSIONS = [
+    pytest.param(
+        cassette(BASE),
+        [
+            (post("c1", INITIALIZE, POST), [("respond", "c1", 200, INIT_REPLY, SID)]),
+            (post("c2", INITIALIZE, POST), [("respond", "c2", 200, INIT_REPLY, {"mcp-session-id": "session-2"})]),
+            (
+                post("c3", TOOLS_LIST, {**POST, "mcp-session-id": "session-2"}),
+                [("respond", "c3", 200, LIST_REPLY, {"mcp-session-id": "session-2"})],
+            ),
+        ],
+        id="each initialize starts a session of its own",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [*OPENING, (post("c1", TOOLS_LIST, POST), [("respond", "c1", 400, MISSING, {})])],
+        id="a request without the session header",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [*OPENING, (post("c1", TOOLS_LIST, {**POST, "mcp-session-id": "nope"}), [("respond", "c1", 404, UNKNOWN, {})])],
+        id="an unknown session",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (delete("c1"), [("respond", "c1", 200, "", {})]),
+            (post("c2", TOOLS_LIST), [("respond", "c2", 404, UNKNOWN, {})]),
+            (delete("c3"), [("respond", "c3", 404, UNKNOWN, {})]),
+        ],
+        id="a session ended by DELETE",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [*OPENING, (delete("c1", {**GET, "mcp-session-id": "nope"}), [("respond", "c1", 404, UNKNOWN, {})])],
+        id="DELETE of an unknown session",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [*OPENING, (delete("c1", POST), [("respond", "c1", 400, MISSING, {})])],
+        id="DELETE without the session header",
+    ),
+    pytest.param(
+        cassette(BASE, session_errors=RECORDED_ERRORS),
+        [
+            *OPENING,
+            (post("c1", TOOLS_LIST, POST), [("respond", "c1", 401, RECORDED_MISSING, {})]),
+            (
+                post("c2", TOOLS_LIST, {**POST, "mcp-session-id": "nope"}),
+                [("respond", "c2", 400, RECORDED_UNKNOWN, {})],
+            ),
+        ],
+        id="the recorded session errors",
+    ),
+    pytest.param(
+        cassette(BASE, session_errors={"missing": RECORDED_ERRORS["missing"]}),
+        [(post("c1", MODERN_SLOW, {**MODERN, "mcp-name": "slow"}), [("respond", "c1", 401, RECORDED_MISSING, {})])],
+        id="a handshake-era server recorded turning a sessionless request away",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), SESSIONS)
+def test_a_handshake_session_is_known_by_its_id_until_it_ends(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 2. what is answered 202 ---------------------------------------------------------------------
+
+ACCEPTED = [
+    pytest.param(
+        cassette(BASE),
+        [(post("c1", INITIALIZE, POST), ...), (post("c2", INITIALIZED), [("respond", "c2", 202, "", SID)])],
+        id="a notification",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (post("c1", CONFIRM), [("open", "c1", SID), ("event", "c1", [ASKING, ELICIT])]),
+            (post("c2", ACCEPT), [("event", "c1", [CONFIRM_REPLY]), ("end", "c1"), ("respond", "c2", 202, "", SID)]),
+        ],
+        id="the host's answer to a server request",
+    ),
+    pytest.param(
+        cassette(STATELESS),
+        [(post("c1", MODERN_INITIALIZED, MODERN), [("respond", "c1", 202, "", {})])],
+        id="a 2026-07-28 notification, without a session",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), ACCEPTED)
+def test_a_notification_or_a_response_gets_202(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 3. framing ----------------------------------------------------------------------------------
+
+FRAMING = [
+    pytest.param(
+        cassette(BASE),
+        [*OPENING, (post("c1", TOOLS_LIST), [("respond", "c1", 200, LIST_REPLY, SID)])],
+        id="no meta.http: a lone reply as JSON",
+    ),
+    pytest.param(
+        cassette(BASE, framing="json"),
+        [*OPENING, (post("c1", BAD), [("respond", "c1", 200, BAD_REPLY, SID)])],
+        id="an error reply with 200 when no error_status is recorded",
+    ),
+    pytest.param(
+        cassette(BASE, error_status=[{"code": -32602, "status": 400}]),
+        [*OPENING, (post("c1", BAD), [("respond", "c1", 400, BAD_REPLY, SID)])],
+        id="an error reply with its recorded error_status",
+    ),
+    pytest.param(
+        cassette(BASE, framing="json"),
+        [*OPENING, (post("c1", COUNT), sse_answer("c1", [COUNTING, COUNT_REPLY]))],
+        id="a reply after a log as an SSE stream",
+    ),
+    pytest.param(
+        cassette(BASE, **SSE),
+        [*OPENING, (post("c1", TOOLS_LIST), sse_answer("c1", [LIST_REPLY]))],
+        id="framing sse: a lone reply as a stream too",
+    ),
+    pytest.param(
+        cassette(BASE, framing="sse", event_ids=True),
+        [
+            (post("c0", INITIALIZE, POST), sse_answer("c0", [("1", INIT_REPLY)])),
+            (post("c0", INITIALIZED), [("respond", "c0", 202, "", SID)]),
+            (post("c1", TOOLS_LIST), sse_answer("c1", [("2", LIST_REPLY)])),
+            (post("c2", COUNT), sse_answer("c2", [("3", COUNTING), ("4", COUNT_REPLY)])),
+        ],
+        id="event ids numbered through the session",
+    ),
+    pytest.param(
+        cassette(BASE, framing="sse", event_ids=True, priming=True),
+        [
+            (post("c0", INITIALIZE, POST), sse_answer("c0", [("1", None), ("2", INIT_REPLY)])),
+            (post("c0", INITIALIZED), [("respond", "c0", 202, "", SID)]),
+            (post("c1", TOOLS_LIST), sse_answer("c1", [("3", None), ("4", LIST_REPLY)])),
+            (post("c2", COUNT), sse_answer("c2", [("5", None), ("6", COUNTING), ("7", COUNT_REPLY)])),
+        ],
+        id="a priming event first on every stream",
+    ),
+    pytest.param(
+        cassette(BASE, event_ids=True, priming=True),
+        [
+            *OPENING,
+            (post("c1", TOOLS_LIST), [("respond", "c1", 200, LIST_REPLY, SID)]),
+            (post("c2", COUNT), sse_answer("c2", [("1", None), ("2", COUNTING), ("3", COUNT_REPLY)])),
+        ],
+        id="framing json with priming: a lone reply as JSON, a stream primed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), FRAMING)
+def test_a_reply_is_framed_as_the_recorded_server_framed_it(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 4. delays -----------------------------------------------------------------------------------
+
+DELAYS = [
+    pytest.param(
+        cassette(BASE),
+        [*OPENING, (post("c1", SLOW), [("later", 2.5)]), (WAKE, [("respond", "c1", 200, SLOW_REPLY, SID)])],
+        id="a lone reply: JSON once it comes",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (post("c1", SLOW_LOG), [("later", 2.5)]),
+            (
+                WAKE,
+                [("open", "c1", SID), ("event", "c1", [STILL_HERE]), ("event", "c1", [SLOW_LOG_REPLY]), ("end", "c1")],
+            ),
+        ],
+        id="a log first: a stream once it comes",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (post("c1", SLOW), [("later", 2.5)]),
+            (post("c2", TOOLS_LIST), [("respond", "c2", 200, LIST_REPLY, SID)]),
+            (WAKE, [("respond", "c1", 200, SLOW_REPLY, SID)]),
+        ],
+        id="other requests answered meanwhile",
+    ),
+    pytest.param(
+        cassette(BASE, **SSE),
+        [
+            *OPENING,
+            (post("c1", SLOW), [("later", 2.5), ("open", "c1", SID)]),
+            (WAKE, [("event", "c1", [SLOW_REPLY]), ("end", "c1")]),
+        ],
+        id="framing sse: the stream opens at once",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), DELAYS)
+def test_a_delayed_reply_begins_only_once_its_framing_is_known(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 5. the GET stream ---------------------------------------------------------------------------
+
+GETTABLE = BASE + ON_GET
+NO_GET_STREAM = "Method Not Allowed: the recorded server offered no GET stream"
+NO_UNSOLICITED = "Method Not Allowed: this cassette has no unsolicited server messages"
+ALLOW = {"allow": "POST, DELETE"}
+
+GETS = [
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (
+                get("c9", {**GET, "accept": "application/json"}),
+                [("respond", "c9", 406, "Not Acceptable: accept text/event-stream", {})],
+            ),
+        ],
+        id="406 without text/event-stream in Accept",
+    ),
+    pytest.param(
+        cassette(GETTABLE, get_stream=False),
+        [
+            *OPENING,
+            (
+                get("c9"),
+                [
+                    (
+                        "respond",
+                        "c9",
+                        405,
+                        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": NO_GET_STREAM}},
+                        ALLOW,
+                    )
+                ],
+            ),
+        ],
+        id="405 when the recorded server answered GET so",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (
+                get("c9"),
+                [
+                    (
+                        "respond",
+                        "c9",
+                        405,
+                        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": NO_UNSOLICITED}},
+                        ALLOW,
+                    )
+                ],
+            ),
+        ],
+        id="405 when there is nothing to send on it",
+    ),
+    pytest.param(
+        cassette(BASE, get_stream=True),
+        [*OPENING, (get("c9"), [("open", "c9", SID)])],
+        id="a recorded GET stream is offered with nothing to send",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (get("c9", {k: v for k, v in GET.items() if k != "mcp-session-id"}), [("respond", "c9", 400, MISSING, {})]),
+        ],
+        id="400 without a session",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [*OPENING, (get("c9", {**GET, "mcp-session-id": "nope"}), [("respond", "c9", 404, UNKNOWN, {})])],
+        id="404 for an unknown session",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (get("c8"), [("open", "c8", SID)]),
+            (get("c9"), [("respond", "c9", 409, "Conflict: this session's GET stream is already open", {})]),
+        ],
+        id="409 for a second one while the first is open",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [*OPENING, (get("c8"), [("open", "c8", SID)]), (closed("c8"), []), (get("c9"), [("open", "c9", SID)])],
+        id="another once the first one's connection closed",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (post("c1", PING), [("respond", "c1", 200, PING_REPLY, SID)]),
+            (get("c9"), [("open", "c9", SID), ("event", "c9", [LIST_CHANGED])]),
+        ],
+        id="an unsolicited message held back until it opens",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", PING), [("event", "c9", [LIST_CHANGED]), ("respond", "c1", 200, PING_REPLY, SID)]),
+        ],
+        id="an unsolicited message on it as it comes",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), GETS)
+def test_a_get_stream_is_offered_as_the_recorded_server_offered_it(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 6. `stream: get` ----------------------------------------------------------------------------
+
+SIDE_NOTE = (
+    "mockmcp: notifications/message was recorded on the GET stream; the host has no GET stream open, "
+    "so it went on the stream of its request 11"
+)
+ASK_NOTE = (
+    "mockmcp: elicitation/create was recorded on the GET stream; the host has no GET stream open, "
+    "so it went on the stream of its request 12"
+)
+
+ON_THE_GET_STREAM = [
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", SIDE), [("event", "c9", [ON_THE_SIDE]), ("respond", "c1", 200, SIDE_REPLY, SID)]),
+        ],
+        id="a log on the open GET stream, the reply alone as JSON",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [*OPENING, (post("c1", SIDE), [("note", SIDE_NOTE), *sse_answer("c1", [ON_THE_SIDE, SIDE_REPLY])])],
+        id="a log on the request's stream without a GET stream",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", ASK), [("event", "c9", [ELICIT])]),
+            (post("c2", ACCEPT), [("respond", "c1", 200, ASK_REPLY, SID), ("respond", "c2", 202, "", SID)]),
+        ],
+        id="a question on the GET stream, the reply to the request as JSON after its answer",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (post("c1", ASK), [("note", ASK_NOTE), ("open", "c1", SID), ("event", "c1", [ELICIT])]),
+            (post("c2", ACCEPT), [("event", "c1", [ASK_REPLY]), ("end", "c1"), ("respond", "c2", 202, "", SID)]),
+        ],
+        id="a question on the request's stream without a GET stream",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), ON_THE_GET_STREAM)
+def test_a_message_recorded_on_the_get_stream_goes_there_when_it_is_open(
+    text: str, steps: list[tuple[Step, Any]]
+) -> None:
+    converse(text, steps)
+
+
+# --- 7. 2026-07-28: one stateless session, the clients' own ids ----------------------------------
+
+SLOW_HEADERS = {**MODERN, "mcp-name": "slow"}
+LISTEN_HEADERS = {**MODERN, "mcp-method": "subscriptions/listen"}
+CANCELLED_7 = "mockmcp: the host cancelled request 7 (interactions[0]); it will not be answered"
+MODERN_SIDE_NOTE = (
+    "mockmcp: notifications/message was recorded on the GET stream; the host has no GET stream open, "
+    "so it went on the stream of its request 's-1'"
+)
+
+STATELESS_ROWS = [
+    pytest.param(
+        cassette(STATELESS),
+        [
+            (post("c1", MODERN_SLOW, SLOW_HEADERS), [("later", 2.5)]),
+            (WAKE, [("respond", "c1", 200, MODERN_SLOW_REPLY, {})]),
+        ],
+        id="no session needed",
+    ),
+    pytest.param(
+        cassette(STATELESS),
+        [
+            (post("c1", MODERN_SLOW, SLOW_HEADERS), [("later", 2.5)]),
+            (post("c2", MODERN_SLOW, SLOW_HEADERS), [("later", 2.5)]),
+            (WAKE, [("respond", "c1", 200, MODERN_SLOW_REPLY, {})]),
+            (WAKE, [("respond", "c2", 200, MODERN_SLOW_REPLY, {})]),
+        ],
+        id="two clients with the same id at once each get it back",
+    ),
+    pytest.param(
+        cassette(STATELESS),
+        [
+            (post("c1", MODERN_LISTEN, LISTEN_HEADERS), [("open", "c1", {}), ("event", "c1", [listen_event(1)])]),
+            (post("c2", MODERN_LISTEN, LISTEN_HEADERS), [("open", "c2", {}), ("event", "c2", [listen_event(1)])]),
+            (
+                post("c3", MODERN_LISTEN.replace(b'"id":1', b'"id":"l-3"'), LISTEN_HEADERS),
+                [("open", "c3", {}), ("event", "c3", [listen_event("l-3")])],
+            ),
+        ],
+        id="every message of a stream carries the client's id",
+    ),
+    pytest.param(
+        cassette(STATELESS),
+        [
+            (
+                post("c1", MODERN_SIDE, {**MODERN, "mcp-name": "side"}),
+                [
+                    ("note", MODERN_SIDE_NOTE),
+                    *sse_answer(
+                        "c1",
+                        [
+                            ON_THE_SIDE,
+                            {"jsonrpc": "2.0", "id": "s-1", "result": {"content": [], "resultType": "complete"}},
+                        ],
+                        {},
+                    ),
+                ],
+            ),
+        ],
+        id="a note names the client's id",
+    ),
+    pytest.param(
+        cassette(STATELESS),
+        [
+            (post("c1", MODERN_SLOW, SLOW_HEADERS), [("later", 2.5)]),
+            (closed("c1"), [("note", CANCELLED_7)]),
+            (WAKE, []),
+        ],
+        id="closing a request's connection cancels it",
+    ),
+    pytest.param(
+        cassette(STATELESS),
+        [
+            (post("c1", MODERN_SLOW, SLOW_HEADERS), [("later", 2.5)]),
+            (post("c2", MODERN_SLOW, SLOW_HEADERS), [("later", 2.5)]),
+            (closed("c1"), [("note", CANCELLED_7)]),
+            (WAKE, []),
+            (WAKE, [("respond", "c2", 200, MODERN_SLOW_REPLY, {})]),
+        ],
+        id="closing one of two requests with the same id cancels that one",
+    ),
+    pytest.param(
+        cassette(STATELESS),
+        [
+            (post("c1", MODERN_SLOW, SLOW_HEADERS), [("later", 2.5)]),
+            (WAKE, [("respond", "c1", 200, MODERN_SLOW_REPLY, {})]),
+            (closed("c1"), []),
+        ],
+        id="closing an answered request's connection cancels nothing",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (post("c1", SLOW), [("later", 2.5)]),
+            (closed("c1"), []),
+            (
+                post("c2", CANCEL_SLOW),
+                [
+                    ("note", "mockmcp: the host cancelled request 4 (interactions[4]); it will not be answered"),
+                    ("respond", "c2", 202, "", SID),
+                ],
+            ),
+        ],
+        id="handshake era: closing the connection cancels nothing",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), STATELESS_ROWS)
+def test_a_stateless_client_sees_only_its_own_ids(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 8. notifications/cancelled ------------------------------------------------------------------
+
+CANCELLED_4 = "mockmcp: the host cancelled request 4 (interactions[4]); it will not be answered"
+
+CANCELS = [
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (post("c1", SLOW), [("later", 2.5)]),
+            (
+                post("c2", CANCEL_SLOW),
+                [("note", CANCELLED_4), ("open", "c1", SID), ("end", "c1"), ("respond", "c2", 202, "", SID)],
+            ),
+            (WAKE, []),
+        ],
+        id="an answer not begun: an empty stream",
+    ),
+    pytest.param(
+        cassette(BASE, **SSE),
+        [
+            *OPENING,
+            (post("c1", SLOW), [("later", 2.5), ("open", "c1", SID)]),
+            (post("c2", CANCEL_SLOW), [("note", CANCELLED_4), ("end", "c1"), ("respond", "c2", 202, "", SID)]),
+            (WAKE, []),
+        ],
+        id="an open stream ends",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), CANCELS)
+def test_a_cancelled_request_s_stream_ends_without_a_reply(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 9. 2025-03-26 batches -----------------------------------------------------------------------
+
+OPENING_2025_03_26: list[tuple[Step, Any]] = [
+    (post("c0", INITIALIZE_2025_03_26, POST), ...),
+    (post("c0", INITIALIZED), ...),
+]
+CANCEL_UNKNOWN = (
+    b'[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":98}},'
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]'
+)
+
+BATCHES = [
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING_2025_03_26,
+            (post("c1", b"[" + TOOLS_LIST + b"," + BAD + b"]"), [("respond", "c1", 200, [LIST_REPLY, BAD_REPLY], SID)]),
+        ],
+        id="requests: one JSON array",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [*OPENING_2025_03_26, (post("c1", CANCEL_UNKNOWN), [("respond", "c1", 202, "", SID)])],
+        id="notifications only: 202",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING,
+            (
+                post("c1", b"[" + TOOLS_LIST + b"," + BAD + b"]"),
+                [
+                    (
+                        "respond",
+                        "c1",
+                        400,
+                        {
+                            "jsonrpc": "2.0",
+                            "id": None,
+                            "error": {
+                                "code": -32600,
+                                "message": (
+                                    "JSON-RPC batches exist only in revision 2025-03-26; this session speaks 2025-11-25"
+                                ),
+                            },
+                        },
+                        {},
+                    )
+                ],
+            ),
+        ],
+        id="another revision: 400",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING_2025_03_26,
+            (post("c1", b"[" + SLOW + b"," + TOOLS_LIST + b"]"), [("later", 2.5)]),
+            (WAKE, [("respond", "c1", 200, [LIST_REPLY, SLOW_REPLY], SID)]),
+        ],
+        id="a delayed member: the JSON array once it comes",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), BATCHES)
+def test_a_batch_gets_one_array_of_answers_in_2025_03_26_only(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 10. resumption ------------------------------------------------------------------------------
+
+
+def resume(conn: str, last_event_id: str) -> Step:
+    return get(conn, {**GET, "last-event-id": last_event_id})
+
+
+RESUMPTIONS = [
+    pytest.param(
+        cassette(BASE, event_ids=True, get_stream=True),
+        [
+            *OPENING,
+            (post("c1", COUNT), sse_answer("c1", [("1", COUNTING), ("2", COUNT_REPLY)])),
+            (resume("c2", "1"), sse_answer("c2", [("2", COUNT_REPLY)])),
+        ],
+        id="an ended stream: its events after the id, then its end",
+    ),
+    pytest.param(
+        cassette(BASE, event_ids=True, get_stream=True),
+        [*OPENING, (post("c1", COUNT), ...), (resume("c2", "99"), [("open", "c2", SID), ("end", "c2")])],
+        id="an unknown id: an empty stream",
+    ),
+    pytest.param(
+        cassette(BASE, event_ids=True, get_stream=True),
+        [
+            *OPENING,
+            (post("c1", CONFIRM), [("open", "c1", SID), ("event", "c1", [("1", ASKING), ("2", ELICIT)])]),
+            (resume("c2", "1"), [("open", "c2", SID), ("event", "c2", [("2", ELICIT)]), ("drop", "c1")]),
+            (
+                post("c3", ACCEPT),
+                [("event", "c2", [("3", CONFIRM_REPLY)]), ("end", "c2"), ("respond", "c3", 202, "", SID)],
+            ),
+        ],
+        id="a live stream: its later events, the old connection cut, the rest as it comes",
+    ),
+    pytest.param(
+        cassette(BASE, event_ids=True, get_stream=True),
+        [
+            *OPENING,
+            (post("c1", CONFIRM), ...),
+            (closed("c1"), []),
+            (resume("c2", "1"), [("open", "c2", SID), ("event", "c2", [("2", ELICIT)])]),
+        ],
+        id="a live stream whose connection closed: nothing to cut",
+    ),
+    pytest.param(
+        cassette(BASE, framing="sse", event_ids=True, priming=True, get_stream=True),
+        [
+            *OPENING,
+            (post("c1", SLOW_LOG), [("later", 2.5), ("open", "c1", SID), ("event", "c1", [("3", None)])]),
+            (resume("c2", "3"), [("open", "c2", SID), ("event", "c2", [("4", None)]), ("drop", "c1")]),
+            (WAKE, [("event", "c2", [("5", STILL_HERE)]), ("event", "c2", [("6", SLOW_LOG_REPLY)]), ("end", "c2")]),
+        ],
+        id="a primed stream behind a delay: primed again, the rest once it comes",
+    ),
+    pytest.param(
+        cassette(BASE, event_ids=True),
+        [
+            *OPENING,
+            (post("c1", CONFIRM), ...),
+            (resume("c2", "1"), [("open", "c2", SID), ("event", "c2", [("2", ELICIT)]), ("drop", "c1")]),
+        ],
+        id="event ids alone, no GET stream recorded",
+    ),
+    pytest.param(
+        cassette(BASE, event_ids=True, get_stream=False),
+        [
+            *OPENING,
+            (post("c1", CONFIRM), ...),
+            (
+                resume("c2", "1"),
+                [
+                    (
+                        "respond",
+                        "c2",
+                        405,
+                        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": NO_GET_STREAM}},
+                        ALLOW,
+                    )
+                ],
+            ),
+        ],
+        id="event ids, but the recorded server refused GET: no resuming either",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), RESUMPTIONS)
+def test_a_client_resuming_with_last_event_id_gets_the_rest_of_its_stream(
+    text: str, steps: list[tuple[Step, Any]]
+) -> None:
+    converse(text, steps)
+
+
+# --- 11. the exit knob ---------------------------------------------------------------------------
+
+EXITS = [
+    pytest.param(
+        cassette(BASE, get_stream=True),
+        [
+            *OPENING,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", SLOW), [("later", 2.5)]),
+            (
+                post("c2", CRASH),
+                [
+                    ("note", "mockmcp: interactions[8] ended the session with status 1 (before replying)"),
+                    ("drop", "c1"),
+                    ("drop", "c2"),
+                    ("drop", "c9"),
+                ],
+            ),
+            (post("c3", TOOLS_LIST), [("respond", "c3", 404, UNKNOWN, {})]),
+            (WAKE, []),
+        ],
+        id="before replying",
+    ),
+    pytest.param(
+        cassette(BASE, get_stream=True),
+        [
+            *OPENING,
+            (get("c9"), [("open", "c9", SID)]),
+            (
+                post("c2", LAST),
+                [
+                    ("note", "mockmcp: interactions[9] ended the session with status 3 (after replying)"),
+                    ("drop", "c9"),
+                    ("respond", "c2", 200, LAST_REPLY, SID),
+                ],
+            ),
+            (get("c3"), [("respond", "c3", 404, UNKNOWN, {})]),
+        ],
+        id="after replying",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), EXITS)
+def test_the_exit_knob_cuts_every_open_stream_and_ends_the_session(text: str, steps: list[tuple[Step, Any]]) -> None:
+    converse(text, steps)
+
+
+# --- 12. shutdown --------------------------------------------------------------------------------
+
+SHUTDOWNS = [
+    pytest.param(
+        cassette(BASE, framing="sse", get_stream=True),
+        [
+            *OPENING,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", SLOW), [("later", 2.5), ("open", "c1", SID)]),
+            (post("c2", INITIALIZE, POST), sse_answer("c2", [INIT_REPLY], {"mcp-session-id": "session-2"})),
+            (SHUTDOWN, [("end", "c1"), ("end", "c9")]),
+            (post("c3", TOOLS_LIST), [("respond", "c3", 404, UNKNOWN, {})]),
+            (WAKE, []),
+        ],
+        [[1, 1, 0, 0, 1, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]],
+        id="open streams end",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [*OPENING, (post("c1", SLOW), [("later", 2.5)]), (SHUTDOWN, [("open", "c1", SID), ("end", "c1")])],
+        [[1, 1, 0, 0, 1, 0, 0, 0, 0, 0]],
+        id="an answer not begun: an empty stream",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps", "plays"), SHUTDOWNS)
+def test_shutdown_ends_every_stream_and_keeps_every_session_s_report(
+    text: str, steps: list[tuple[Step, Any]], plays: list[list[int]]
+) -> None:
+    endpoint = converse(text, steps)
+    assert [report.plays for report in endpoint.finished] == plays
+
+
+# --- 13. Host and Origin -------------------------------------------------------------------------
+
+FOREIGN = [
+    pytest.param(
+        {**POST, "host": "evil.example:8000"},
+        ("respond", "c1", 421, "Invalid Host header: 'evil.example:8000' (allow it with --allow-host)", {}),
+        id="a foreign Host: 421",
+    ),
+    pytest.param(
+        {**POST, "origin": "https://evil.example"},
+        ("respond", "c1", 403, "Invalid Origin header: 'https://evil.example' (allow its host with --allow-host)", {}),
+        id="a foreign Origin: 403",
+    ),
+]
+
+
+@pytest.mark.parametrize(("headers", "refusal"), FOREIGN)
+def test_a_foreign_host_or_origin_is_refused_before_anything_else(headers: dict[str, str], refusal: Any) -> None:
+    converse(cassette(BASE), [(post("c1", INITIALIZE, headers), [refusal])])
+
+
+# --- the bytes, and a note ------------------------------------------------------------------------
+
+
+def test_an_answer_is_written_as_these_bytes() -> None:
+    endpoint = endpoint_for(cassette(BASE, framing="sse", event_ids=True, priming=True))
+    init_reply = (
+        b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},'
+        b'"serverInfo":{"name":"notes","version":"1"}}}'
+    )
+    assert endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE) == [
+        Open(
+            "c0",
+            (("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("mcp-session-id", "session-1")),
+        ),
+        Event("c0", b"id: 1\ndata: \n\nevent: message\nid: 2\ndata: " + init_reply + b"\n\n"),
+        End("c0"),
+    ]
+    json_endpoint = endpoint_for(cassette(BASE))
+    assert json_endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE) == [
+        Respond("c0", Answer(200, init_reply + b"\n", "application/json", (("mcp-session-id", "session-1"),)))
+    ]
+
+
+MODERN_MISS = (
+    b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","arguments":{},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+)
+
+
+def test_a_stateless_miss_note_names_the_client_s_id_never_the_alias() -> None:
+    endpoint = endpoint_for(cassette(STATELESS))
+    outs = shown(endpoint.request("c1", b"POST", "/mcp", {**MODERN, "mcp-name": "nope"}, MODERN_MISS))
+    assert [out[0] for out in outs] == ["note", "respond"]
+    assert outs[1][3]["id"] == 7
+    assert outs[0][1].splitlines()[:2] == [
+        "mockmcp: no recorded interaction matches this tools/call request",
+        '  incoming request (id 7): tools/call {"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},'
+        '"arguments":{},"name":"nope"}',
+    ]
