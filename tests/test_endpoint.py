@@ -947,6 +947,38 @@ BATCHES = [
         ],
         id="a delayed member: the JSON array once it comes",
     ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING_2025_03_26,
+            (post("c1", b"[" + SLOW + b"," + SLOW_LOG + b"]"), [("later", 2.5), ("later", 2.5)]),
+            (post("c2", CANCEL_SLOW), [("note", CANCELLED_4), ("respond", "c2", 202, "", SID)]),
+            (WAKE, []),
+            (
+                WAKE,
+                [
+                    ("open", "c1", SID),
+                    ("event", "c1", [STILL_HERE]),
+                    ("event", "c1", [[SLOW_LOG_REPLY]]),
+                    ("end", "c1"),
+                ],
+            ),
+        ],
+        id="a member cancelled: the stream waits for the others' answers",
+    ),
+    pytest.param(
+        cassette(BASE),
+        [
+            *OPENING_2025_03_26,
+            (post("c1", b"[" + SLOW + b"]"), [("later", 2.5)]),
+            (
+                post("c2", CANCEL_SLOW),
+                [("note", CANCELLED_4), ("open", "c1", SID), ("end", "c1"), ("respond", "c2", 202, "", SID)],
+            ),
+            (WAKE, []),
+        ],
+        id="every member cancelled: an empty stream",
+    ),
 ]
 
 
@@ -1191,3 +1223,14 @@ def test_a_stateless_miss_note_names_the_client_s_id_never_the_alias() -> None:
         '  incoming request (id 7): tools/call {"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},'
         '"arguments":{},"name":"nope"}',
     ]
+
+
+def test_the_stateless_session_numbers_its_events_but_keeps_none_to_resume() -> None:
+    """It has no GET stream, so nothing could ever resume from what it kept (nor free its connections)."""
+    endpoint = endpoint_for(cassette(STATELESS, framing="sse", event_ids=True))
+    for conn in ("c1", "c2", "c3"):
+        outs = shown(endpoint.request(conn, b"POST", "/mcp", {**MODERN, "mcp-name": "slow"}, MODERN_SLOW))
+        assert sorted(out[0] for out in outs) == ["later", "open"]
+        endpoint.closed(conn)
+    assert endpoint.stateless is not None and endpoint.stateless.ids is not None
+    assert endpoint.stateless.sent is None and endpoint.live == {}

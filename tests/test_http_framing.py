@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -435,3 +436,34 @@ def test_an_error_reply_goes_with_the_status_the_recorded_server_gave_it(
         assert tool_error.status == 200 and json.loads(tool_error.read())["result"]["isError"] is True
         report = server.stop()
     assert report["misses"] == []
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3], ids=["at once", "after a delay"])
+def test_a_server_dying_mid_answer_is_heard_until_it_dies(delay: float, tmp_path: Path) -> None:
+    """The `exit` knob over HTTP: what the server said before it died reaches the host, then the cut."""
+    path = write(tmp_path, {"framing": "json"})
+    data = json.loads(path.read_text())
+    words = {"method": "notifications/message", "params": {"level": "info", "data": "last words"}}
+    dying = {"id": 9, "method": "tools/call", "params": {"name": "dying", "arguments": {}}}
+    data["interactions"].append(
+        {"request": dying, "server": [{"notification": words}], "exit": {"status": 1, "when": "before"}, "delay": delay}
+    )
+    path.write_text(json.dumps(data))
+    with served(path, tmp_path) as server:
+        answer = raw(server.port, "POST", INIT)
+        session = answer.getheader("mcp-session-id") or ""
+        answer.read()
+        body = json.dumps({"jsonrpc": "2.0", **dying}).encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\ncontent-type: application/json\r\n"
+            f"accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        )
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(head.encode() + body)
+            heard = b""
+            while data_in := sock.recv(1 << 16):  # until the server cuts the connection
+                heard += data_in
+        assert heard.startswith(b"HTTP/1.1 200 ") and b"text/event-stream" in heard
+        assert b'"last words"' in heard and not heard.endswith(b"0\r\n\r\n")  # the stream never ended
+        assert raw(server.port, "POST", CALL, {"mcp-session-id": session}).status == 404  # the session is gone

@@ -382,11 +382,16 @@ def test_requests_not_yet_whole_share_one_budget_and_big_ones_wait_when_it_is_sp
         assert server.held > 300_000 and not connections[1].interest & selectors.EVENT_READ
         feed(0, b"a" * 1000)  # the request that began first goes on, so one always can finish
         assert connections[0].interest & selectors.EVENT_READ and server.starved == {connections[1]}
+        stale = time.monotonic() - IDLE_TIMEOUT - REQUEST_TIMEOUT
+        connections[1].last = connections[1].began = stale  # it has waited long: on us, not on its client
+        server._sweep()
+        assert not connections[1].broken
         small = b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
         feed(2, small)  # a small request still gets through: only the big ones wait
         assert [body for _request, body in server.seen] == [b"{}"]
-        connections[0].close()  # one of the big ones goes: the others are read again
+        connections[0].close()  # one of the big ones goes: the others are read again, their clocks afresh
         assert server.held == connections[1].held and connections[1].interest & selectors.EVENT_READ
+        assert connections[1].last > stale and connections[1].began is not None and connections[1].began > stale
         feed(1, b"b" * (size - 120_000))
         assert [len(body) for _request, body in server.seen] == [2, size] and server.held == 0
     finally:

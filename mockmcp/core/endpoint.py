@@ -251,7 +251,8 @@ class _LiveSession:
         self.version: str | None = None  # the revision its initialize asked for
         # Event ids run through the session, as a resumable server's event store numbers them.
         self.ids = (str(n) for n in itertools.count(1)) if endpoint.framing.event_ids else None
-        self.sent = _Sent() if self.ids is not None else None
+        # Only a session with an id has a GET stream, so only it can be resumed.
+        self.sent = _Sent() if self.ids is not None and session_id is not None else None
         self.ended = False
         self.extra: tuple[tuple[str, str], ...] = (("mcp-session-id", session_id),) if session_id else ()
         self.perform(self.engine.start())
@@ -479,6 +480,8 @@ class Endpoint:
         session.perform(session.engine.close())
         for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
             if abort and not stream.lost:
+                if stream.gathered:  # what the server said before it died goes out first, as a stream
+                    stream.open_sse(*(stream.pending or (session.extra, self.framing.priming)))
                 self.out.append(Drop(stream.conn))
                 self.lose(stream.conn)
             stream.finish()
@@ -530,6 +533,8 @@ class Endpoint:
             message = {**message, "id": alias}
         session.streams[message["id"]] = stream
         session.perform(session.engine.receive(body, message))
+        if stream.lost:
+            return  # the session died answering it (the exit knob): its connection is cut
         if stream.done and len(stream.gathered) == 1 and not self.framing.sse:
             data = stream.gathered.pop()
             self.out.append(Respond(conn, Answer(self.framing.status_of(data), data, headers=session.extra)))
@@ -561,6 +566,8 @@ class Endpoint:
         for request_id in ids:
             session.streams[request_id] = stream
         session.perform(session.engine.receive(body, batch))
+        if stream.lost:
+            return  # the session died answering it (the exit knob): its connection is cut
         for message in batch:
             self._after_notification(session, message)
         if stream.done and len(stream.gathered) == 1 and not (self.framing.sse and ids):
@@ -577,12 +584,20 @@ class Endpoint:
             stream.open_sse(session.extra, self.framing.priming)
 
     def _after_notification(self, session: _LiveSession, message: Any) -> None:
-        """A cancelled request's stream ends without a reply (the engine will never send one)."""
+        """A cancelled request's stream ends without a reply (the engine will never send one); a
+        batch's stream waits on for its other requests' answers, and ends when none is left."""
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             params = message.get("params") or {}
-            stream = session.streams.pop(params.get("requestId"), None) if isinstance(params, dict) else None
-            if stream is not None:
-                stream.finish()
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            stream = session.streams.pop(request_id, None)
+            if stream is None:
+                return
+            if stream.batch:
+                stream.batch.discard(request_id)
+                if stream.batch - {None}:
+                    return
+                session.batches.remove(stream)
+            stream.finish()
 
     def _get(self, conn: Any, headers: dict[str, str]) -> None:
         out = self.out

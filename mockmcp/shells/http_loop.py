@@ -189,8 +189,11 @@ class Connection(Responder):
             self.server.selector.unregister(self.sock)
             self.interest = 0
         self.server.connections.discard(self)
+        self.server.starved.discard(self)
         self.server.hold(self, 0)
         self.sock.close()
+        self.out.clear()  # nothing more can go out; what refers to the connection holds no buffer
+        self.inbox.clear()
         self._drained()
         self.server.closed(self)
 
@@ -371,8 +374,12 @@ class LoopServer(Listener):
         connection.held = held
         if less and self.starved:
             starved, self.starved = self.starved, set()
+            now = time.monotonic()
             for waiting in starved:
                 waiting._update()
+                if waiting not in self.starved:  # read again: its clocks start afresh (it waited on us)
+                    waiting.last = now
+                    waiting.began = now if waiting.began is not None else None
 
     def eldest(self) -> Connection | None:
         """Of the connections holding more than HELD_ALONE, the one whose request began first."""
@@ -451,6 +458,8 @@ class LoopServer(Listener):
         """Close connections idle for too long, and answer 408 to requests not whole in time."""
         now = time.monotonic()
         for connection in list(self.connections):
+            if connection in self.starved:
+                continue  # not read for want of budget: its silence is not its own
             since = connection.idle_since()
             if since is not None and since < now - IDLE_TIMEOUT:
                 connection.close()

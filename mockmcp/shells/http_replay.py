@@ -79,7 +79,7 @@ class HttpReplay(LoopServer):
                 self._flush(action.conn, gathered)
                 action.conn.respond(*action.answer)
             elif isinstance(action, Drop):
-                gathered.pop(action.conn, None)
+                self._flush(action.conn, gathered)  # what it sent before it died, then the cut
                 action.conn.abort()
             elif isinstance(action, Later):
                 self.call_later(action.after, self._wake, action.token)
