@@ -51,7 +51,7 @@ from mockmcp.shells.http11 import (
 from mockmcp.shells.http_request import MAX_HEAD, UNCOMMON, Outgoing, Request, parse, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["HELD_ALONE", "HELD_BUDGET", "Connection", "LoopServer", "PAUSE_READING", "Request"]
+__all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 # Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
