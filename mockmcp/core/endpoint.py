@@ -192,15 +192,18 @@ class _Stream:
             self.sent.add(event_id, self, frame)
         return frame
 
+    def primed(self) -> bytes:
+        """A priming event (the next id, no data), kept like any other event."""
+        assert self.ids is not None
+        event_id = next(self.ids)
+        return self.kept(event_id, priming_event(event_id))
+
     def open_sse(self, headers: tuple[tuple[str, str], ...], priming: bool = False) -> None:
         """Answer with an SSE stream: its head, the priming event, what was gathered (and its end, when
         the reply was among it)."""
         self.pending = None
         self._emit(Open(self.conn, (*SSE_FIELDS, *headers)))
-        frames = []
-        if priming and self.ids is not None:
-            event_id = next(self.ids)
-            frames.append(self.kept(event_id, priming_event(event_id)))
+        frames = [self.primed()] if priming and self.ids is not None else []
         frames += [self._encoded(data) for data in self.gathered]
         self.gathered.clear()
         if frames:
@@ -357,9 +360,7 @@ class _LiveSession:
             out.append(End(conn))
             return
         if self.endpoint.framing.priming:
-            assert self.ids is not None
-            event_id = next(self.ids)
-            frames.append(stream.kept(event_id, priming_event(event_id)))
+            frames.append(stream.primed())
         if frames:
             out.append(Event(conn, b"".join(frames)))
         if not stream.lost:
@@ -615,8 +616,7 @@ class Endpoint:
             out.append(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
             return
         if session is None:
-            missing = "missing" if "mcp-session-id" not in headers else "unknown"
-            out.append(Respond(conn, session_error(self.framing, missing)))
+            self._no_session(conn, headers)
             return
         if resuming and session.ids is not None:
             session.resume(conn, headers["last-event-id"])
@@ -630,11 +630,15 @@ class Endpoint:
             stream.event(data)
         session.backlog.clear()
 
+    def _no_session(self, conn: Any, headers: dict[str, str]) -> None:
+        """The session error for a GET or DELETE naming no live session: a missing id, or an unknown one."""
+        missing = "missing" if "mcp-session-id" not in headers else "unknown"
+        self.out.append(Respond(conn, session_error(self.framing, missing)))
+
     def _delete(self, conn: Any, headers: dict[str, str]) -> None:
         session = self.sessions.get(headers.get("mcp-session-id", ""))
         if session is None:
-            missing = "missing" if "mcp-session-id" not in headers else "unknown"
-            self.out.append(Respond(conn, session_error(self.framing, missing)))
+            self._no_session(conn, headers)
             return
         self.end(session)
         self.out.append(Respond(conn, Answer(200)))

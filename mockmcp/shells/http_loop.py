@@ -51,7 +51,7 @@ from mockmcp.shells.http11 import (
 from mockmcp.shells.http_request import MAX_HEAD, UNCOMMON, Outgoing, Request, parse, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request"]
+__all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 # Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
@@ -59,6 +59,20 @@ PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection
 # the one whose request began first, so that one always goes on.
 HELD_BUDGET = 128 << 20
 HELD_ALONE = 64 << 10
+
+
+def rewatch(
+    selector: selectors.BaseSelector, sock: socket.socket, old: int, new: int, ready: Callable[[int], None]
+) -> int:
+    """Watch sock for the events of `new` (0: not at all) instead of `old`; returns `new`."""
+    if new != old:
+        if not old:
+            selector.register(sock, new, ready)
+        elif not new:
+            selector.unregister(sock)
+        else:
+            selector.modify(sock, new, ready)
+    return new
 
 
 class Connection(Responder):
@@ -171,15 +185,7 @@ class Connection(Responder):
             self.server.starved.add(self)
         reading = len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not self.finishing and not starved
         interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
-        if interest != self.interest:
-            selector = self.server.selector
-            if not self.interest:
-                selector.register(self.sock, interest, self._ready)
-            elif not interest:
-                selector.unregister(self.sock)
-            else:
-                selector.modify(self.sock, interest, self._ready)
-            self.interest = interest
+        self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
 
     def close(self) -> None:
         if self.broken:

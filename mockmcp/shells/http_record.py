@@ -58,7 +58,7 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, modern, session_error_seen
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import no_delay
-from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request
+from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
 from mockmcp.shells.http_request import END, NEED_DATA, BadResponse, Response, ResponseReader, request_bytes
 from mockmcp.shells.journal import Journal
 
@@ -156,16 +156,8 @@ class _Upstream:
     # --- the loop ---------------------------------------------------------------------------------
 
     def _watch(self, interest: int) -> None:
-        if self.closed or interest == self.interest:
-            return
-        selector = self.proxy.selector
-        if not self.interest:
-            selector.register(self.sock, interest, self._ready)
-        elif not interest:
-            selector.unregister(self.sock)
-        else:
-            selector.modify(self.sock, interest, self._ready)
-        self.interest = interest
+        if not self.closed:
+            self.interest = rewatch(self.proxy.selector, self.sock, self.interest, interest, self._ready)
 
     def _refresh(self) -> None:
         """Watch for what the connection waits for: writability while bytes wait, else what the target says."""
