@@ -188,17 +188,26 @@ class _CountingTarget:
                     return
 
 
-def test_the_proxy_keeps_its_connection_to_the_target_for_the_next_request(tmp_path: Path) -> None:
-    target = _CountingTarget()
+@contextmanager
+def proxying(target: _CountingTarget, tmp_path: Path) -> Iterator[str]:
+    """`mockmcp record --http-target` in front of target (recording to out.yaml), and its URL; the
+    target stops listening afterwards."""
     try:
         out = tmp_path / "out.yaml"
-        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
-        with running(*command) as url:
-            for _ in range(5):
-                assert post(url)[0] == 200
-        assert target.connections == 1  # a new TCP connection per request cost each call a round trip more
+        with running(
+            "record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"
+        ) as url:
+            yield url
     finally:
         target.listener.close()
+
+
+def test_the_proxy_keeps_its_connection_to_the_target_for_the_next_request(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    with proxying(target, tmp_path) as url:
+        for _ in range(5):
+            assert post(url)[0] == 200
+    assert target.connections == 1  # a new TCP connection per request cost each call a round trip more
 
 
 def raw_exchange(url: str, request: bytes, until: bytes) -> bytes:
@@ -218,27 +227,22 @@ def raw_exchange(url: str, request: bytes, until: bytes) -> bytes:
 def test_the_proxy_passes_the_status_reason_and_repeated_headers_as_they_came(tmp_path: Path) -> None:
     cookies = [("set-cookie", "a=1"), ("set-cookie", "b=2")]
     target = _CountingTarget(extra=cookies, reason=b"Fine Thanks")
-    try:
-        out = tmp_path / "out.yaml"
-        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
-        with running(*command) as url:
-            host = url.split("/")[2]
-            body = json.dumps(INIT).encode()
-            head = (
-                f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-                "accept: application/json, text/event-stream\r\nx-trace: one\r\nx-trace: two\r\n"
-                f"content-length: {len(body)}\r\n\r\n"
-            )
-            answer = raw_exchange(url, head.encode() + body, b'"result"')  # a JSON body, whole
-            assert answer.startswith(b"HTTP/1.1 200 Fine Thanks\r\n")
-            assert b"set-cookie: a=1\r\nset-cookie: b=2\r\n" in answer.lower()
-            assert [v for k, v in target.asked[-1] if k.lower() == b"x-trace"] == [b"one", b"two"]
-            get = f"GET /mcp HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n\r\n"
-            answer = raw_exchange(url, get.encode(), b"\r\n\r\n")  # an SSE stream's head
-            assert answer.startswith(b"HTTP/1.1 200 Fine Thanks\r\n")
-            assert b"set-cookie: a=1\r\nset-cookie: b=2\r\n" in answer.lower()
-    finally:
-        target.listener.close()
+    with proxying(target, tmp_path) as url:
+        host = url.split("/")[2]
+        body = json.dumps(INIT).encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+            "accept: application/json, text/event-stream\r\nx-trace: one\r\nx-trace: two\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        )
+        answer = raw_exchange(url, head.encode() + body, b'"result"')  # a JSON body, whole
+        assert answer.startswith(b"HTTP/1.1 200 Fine Thanks\r\n")
+        assert b"set-cookie: a=1\r\nset-cookie: b=2\r\n" in answer.lower()
+        assert [v for k, v in target.asked[-1] if k.lower() == b"x-trace"] == [b"one", b"two"]
+        get = f"GET /mcp HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n\r\n"
+        answer = raw_exchange(url, get.encode(), b"\r\n\r\n")  # an SSE stream's head
+        assert answer.startswith(b"HTTP/1.1 200 Fine Thanks\r\n")
+        assert b"set-cookie: a=1\r\nset-cookie: b=2\r\n" in answer.lower()
 
 
 def test_many_clients_waiting_on_a_slow_target_cost_the_proxy_no_thread(tmp_path: Path) -> None:
@@ -317,50 +321,40 @@ def test_an_https_target_is_reached_over_tls_and_its_answer_comes_back_whole(tmp
 @pytest.mark.slow
 def test_a_client_that_reads_slowly_holds_back_its_own_stream_and_no_one_else(tmp_path: Path) -> None:
     target = _CountingTarget()
-    try:
-        out = tmp_path / "out.yaml"
-        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
-        with running(*command) as url:
-            port = int(url.split(":")[2].split("/")[0])
-            slow = socket.socket()
-            slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            slow.settimeout(30)
-            slow.connect(("127.0.0.1", port))
-            body = b'{"jsonrpc":"2.0","id":5,"method":"stream"}'
-            slow.sendall(
-                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                + body
-            )
-            deadline = time.monotonic() + 10
-            while target.streamed < 4 << 20 and time.monotonic() < deadline:  # the stream is under way
-                time.sleep(0.05)
-            assert post(url)[0] == 200  # another client is answered meanwhile
-            time.sleep(0.5)
-            # The proxy stopped reading the target for the client that does not read: of the 128 MiB
-            # no more went than the sockets' buffers (at most 32 MiB each way here) and the proxy's 1 MiB hold.
-            assert target.streamed < 64 << 20
-            received = 0
-            while chunk := slow.recv(1 << 20):  # to the end of the answer, when the proxy closes
-                received += len(chunk)
-            slow.close()
-            assert target.streamed == 128 * ((1 << 20) + 4)  # read in the end, all of it
-            assert received > 128 << 20
-    finally:
-        target.listener.close()
+    with proxying(target, tmp_path) as url:
+        port = int(url.split(":")[2].split("/")[0])
+        slow = socket.socket()
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        slow.settimeout(30)
+        slow.connect(("127.0.0.1", port))
+        body = b'{"jsonrpc":"2.0","id":5,"method":"stream"}'
+        slow.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        deadline = time.monotonic() + 10
+        while target.streamed < 4 << 20 and time.monotonic() < deadline:  # the stream is under way
+            time.sleep(0.05)
+        assert post(url)[0] == 200  # another client is answered meanwhile
+        time.sleep(0.5)
+        # The proxy stopped reading the target for the client that does not read: of the 128 MiB
+        # no more went than the sockets' buffers (at most 32 MiB each way here) and the proxy's 1 MiB hold.
+        assert target.streamed < 64 << 20
+        received = 0
+        while chunk := slow.recv(1 << 20):  # to the end of the answer, when the proxy closes
+            received += len(chunk)
+        slow.close()
+        assert target.streamed == 128 * ((1 << 20) + 4)  # read in the end, all of it
+        assert received > 128 << 20
 
 
 def test_a_get_stream_the_client_left_is_closed_at_the_target_too(tmp_path: Path) -> None:
     target = _CountingTarget()
-    try:
-        out = tmp_path / "out.yaml"
-        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
-        with running(*command) as url:
-            port = int(url.split(":")[2].split("/")[0])
-            with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
-                client.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
-                assert client.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
-            # the server's stream sends nothing more, yet the proxy closes it as its client left
-            assert target.get_closed.wait(10)
-    finally:
-        target.listener.close()
+    with proxying(target, tmp_path) as url:
+        port = int(url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+            assert client.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
+        # the server's stream sends nothing more, yet the proxy closes it as its client left
+        assert target.get_closed.wait(10)

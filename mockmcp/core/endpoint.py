@@ -448,7 +448,7 @@ class Endpoint:
         over HTTP); in the handshake era a disconnect is not a cancellation."""
         session = self.stateless
         streams = self.lose(conn)
-        if session is not None and not session.ended:
+        if streams and session is not None and not session.ended:  # most connections close with no stream live
             for request_id, stream in list(session.streams.items()):
                 if stream in streams:
                     params = {"requestId": request_id}
