@@ -24,7 +24,7 @@ from mockmcp.core.selection import Recordings, Selection
 
 __all__ = ["merge", "merged_meta"]
 
-UNCHANGED = "this session adds nothing the cassette does not already answer; the cassette is unchanged"
+_UNCHANGED = "this session adds nothing the cassette does not already answer; the cassette is unchanged"
 
 
 def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
@@ -50,9 +50,9 @@ def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
             added.extend(interaction._replace(session=number) for interaction in interactions)
             number += 1
     if not added:
-        notes.append(UNCHANGED)
-    interactions = old.interactions + tuple(added)
-    return old._replace(interactions=interactions, meta=merged_meta(old.meta, new.meta)), tuple(notes)
+        notes.append(_UNCHANGED)
+    kept = old.interactions + tuple(added)
+    return old._replace(interactions=kept, meta=merged_meta(old.meta, new.meta)), tuple(notes)
 
 
 def _compare(
