@@ -4,7 +4,8 @@
   cassette speaks, the answer a server of that revision gives, and a host that falls back on it
   (to `server/discover`, as the SDK's auto mode does) goes on with the recorded session;
 - a cassette recorded by a legacy host, then again by an auto host with `--mode new`, gains the
-  2026-07-28 session (the two eras never "match"), and replays to both hosts without a miss.
+  2026-07-28 session (the two eras never "match"), and replays to both hosts without a miss. This is
+  `--mode new` end to end; which sessions it adds, and its notes, have their rows in test_merge.py.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import json_type, params_era, render_place
 
-__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss"]
+__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "label"]
 
 MAX_CANDIDATES = 3
 
@@ -288,3 +288,10 @@ def _clipped(value: Any, levels: int = _DESCRIBED_DEPTH) -> Any:
 def _short(value: Any, limit: int = 120) -> str:
     text = canonical(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def label(interaction: Interaction) -> str:
+    """`tools/call read_file`: the method, and the tool, prompt or resource it names."""
+    params = interaction.params if isinstance(interaction.params, dict) else {}
+    name = params.get("name") or params.get("uri")
+    return f"{interaction.method or 'server'}" + (f" {name}" if isinstance(name, str) else "")

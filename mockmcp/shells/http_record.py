@@ -21,21 +21,9 @@ SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way e
 the target's name, when it is not an address, blocks the loop briefly each time a new connection
 to it opens; kept connections make that rare.)
 
-Which session a message belongs to, in this order:
-1. `initialize` starts a new handshake session, tied to the client connection that carried it;
-2. a known `Mcp-Session-Id` (the one the target issued in answer to that initialize) names its session;
-3. a message of the 2026-07-28 era (its version in `_meta` or the `MCP-Protocol-Version` header, or
-   a `server/discover`) goes to the one stateless session, never into a handshake session;
-4. otherwise (a target that issues no session id: an SDK server with `stateless_http`) the session
-   tied to the client connection the message came on. A connection that closes unties its session;
-   the first POST on a connection tied to none takes up such a session (a client that reconnected:
-   the SDK client drops its connection after every 202): the one whose latest request id comes just
-   before this request's (clients number their requests one by one), else the one untied last;
-5. otherwise the handshake session started last.
-Limits of rules 4-5: HTTP says nothing more about who a client is. Two clients that drop their
-connections at the same moment, at the same point of their numbering, may take up each other's
-session (harmless while their initializes were alike); a client that opens a second connection
-for requests in flight together may have those filed under another session.
+Which session each message belongs to is decided by `core.attribution` (its five rules and their
+limits are written there): the proxy tells it of every request, of the session id the target
+issued in answer to an initialize, and of every client connection that closes.
 """
 
 from __future__ import annotations
@@ -52,10 +40,11 @@ from urllib.parse import urlsplit
 
 import h11
 
-from mockmcp import jsonrpc, protocol
+from mockmcp import jsonrpc
+from mockmcp.core.attribution import Attribution
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
-from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, modern, session_error_seen
+from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, session_error_seen
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
@@ -378,9 +367,7 @@ class _Exchange:
     def head(self, response: Response) -> None:
         self.response = response
         headers = response.fields
-        if self.proxy.initializes(self.message) and "mcp-session-id" in headers:
-            self.proxy.sessions[headers["mcp-session-id"]] = self.session
-            self.proxy.named.add(self.session)
+        self.proxy.attribution.answered(self.session, self.message, headers.get("mcp-session-id"))
         self.kept = _passed(response.headers)
         if headers.get("content-type", "").startswith("text/event-stream"):
             self.events = SseEvents()
@@ -483,15 +470,7 @@ class RecordingProxy(LoopServer):
             raise UsageError(f"--http-target {target!r} cannot be sent: {exc}", "write a plain http(s) URL") from exc
         self.tls = ssl.create_default_context() if self.target.scheme == "https" else None
         self.start = time.monotonic()
-        self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
-        self.named: set[int] = set()  # the sessions the target issued an id for
-        # Telling clients apart when the target issues no session id (see the docstring):
-        self.bound: dict[Connection, int] = {}  # an open client connection -> its handshake session
-        self.orphans: list[int] = []  # sessions whose connection closed, the last closed last
-        self.last_id: dict[int, Any] = {}  # a handshake session -> the id of its latest request
-        self.latest: int | None = None  # the handshake session started last
-        self.stateless: int | None = None  # the 2026-07-28 requests' session
-        self.count = 0
+        self.attribution = Attribution()  # which session each message belongs to
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
         self.answering = 0  # POSTs (and DELETEs) whose answer is still being read from the target
         self.streams: dict[Connection, _Exchange] = {}  # the GET streams being relayed, by client connection
@@ -554,56 +533,11 @@ class RecordingProxy(LoopServer):
                 lines = [self.redactor.line(line) for line in lines]
             self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get)
 
-    @staticmethod
-    def initializes(message: Any) -> bool:
-        return isinstance(message, dict) and message.get("method") == protocol.INITIALIZE
-
-    def _new_session(self) -> int:
-        self.count += 1
-        return self.count - 1
-
-    def _session(self, client: Connection, method: bytes, headers: dict[str, str], message: Any) -> int:
-        """Which session a client message belongs to (a new one for `initialize`): see the docstring."""
-        if self.initializes(message):
-            number = self.latest = self.bound[client] = self._new_session()
-        else:
-            session_id = headers.get("mcp-session-id")
-            if session_id is not None and session_id in self.sessions:
-                return self.sessions[session_id]
-            if modern(headers, message):
-                if self.stateless is None:
-                    self.stateless = self._new_session()
-                return self.stateless
-            found = self.bound.get(client)
-            if found is None and method == b"POST" and self.orphans and session_id is None:
-                found = self.bound[client] = self._adopted(message)
-            if found is None:
-                found = self.latest if self.latest is not None else self._new_session()
-                self.latest = found
-            number = found
-        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
-        if request_id is not None:
-            self.last_id[number] = request_id
-        return number
-
-    def _adopted(self, message: Any) -> int:
-        """The session a client that reconnected takes up: the one whose last request id comes just
-        before this request's (the SDK numbers them one by one), else the one that lost its connection last."""
-        request_id = message.get("id") if isinstance(message, dict) else None
-        if isinstance(request_id, int) and not isinstance(request_id, bool):
-            for index in range(len(self.orphans) - 1, -1, -1):
-                if self.last_id.get(self.orphans[index]) == request_id - 1:
-                    return self.orphans.pop(index)
-        return self.orphans.pop()
-
     def closed(self, connection: Connection) -> None:
         stream = self.streams.pop(connection, None)
         if stream is not None:
             stream.abandon()
-        session = self.bound.pop(connection, None)
-        if session is not None and session not in self.named:
-            self.orphans.append(session)
-            del self.orphans[:-64]  # the most recent are the ones that may reconnect
+        self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
         headers = request.fields
@@ -618,7 +552,7 @@ class RecordingProxy(LoopServer):
             message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
-        session = self._session(client, request.method, headers, message)
+        session = self.attribution.request(client, request.method.decode("latin-1"), headers, message)
         # The fields were read as valid (the host was checked once, in __init__): written as they are.
         fields = [self.target_host, *_passed(request.headers)]  # a repeated header passes as often as it came
         upstream = request_bytes(request.method, self.target_path, fields, body)

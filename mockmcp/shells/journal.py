@@ -43,14 +43,13 @@ from typing import Any
 
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
-from mockmcp.cassette.model import Cassette, Interaction
-from mockmcp.core.matching import Matcher, answer_body, canonical
+from mockmcp.cassette.model import Cassette
+from mockmcp.core.merge import merge
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era
-from mockmcp.core.selection import Recordings, Selection
 from mockmcp.errors import CassetteError
 from mockmcp.shells.toolkit import write_all
 
-__all__ = ["Journal", "finish", "holder", "journal_path", "merge"]
+__all__ = ["Journal", "finish", "holder", "journal_path"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
 _SYNC_EVERY = 1.0
@@ -226,103 +225,12 @@ def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:
     return Cassette(interactions, {**meta, **era(interactions)})
 
 
-def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
-    """`--mode new`: the old interactions, then every interaction of each new session, in order.
-
-    A new session is kept whole (a stateful server answers the same request otherwise as its state
-    grows, so every occurrence counts) as a recorded session of its own (see `selection`), numbered
-    after the cassette's last; unless replaying the old cassette would already give every one of its
-    answers, in which case it adds nothing and is left out. Returns the cassette and notes for
-    stderr: one per request the cassette had that was answered otherwise this time.
-    """
-    matcher = Matcher.build()
-    recordings = Recordings(old, matcher)
-    number = 1 + max((i.session for i in old.interactions), default=-1)
-    added: list[Interaction] = []
-    notes: list[str] = []
-    for session in sorted({i.session for i in new.interactions}):
-        interactions = [i for i in new.interactions if i.session == session]
-        base = len(old.interactions) + len(added)  # where this session goes, if it is added
-        same, otherwise = _compare(old, Selection(recordings), matcher, interactions, base)
-        notes.extend(otherwise)
-        if not same:
-            added.extend(interaction._replace(session=number) for interaction in interactions)
-            number += 1
-    if not added:
-        notes.append("this session adds nothing the cassette does not already answer; the cassette is unchanged")
-    return old._replace(interactions=old.interactions + tuple(added)), tuple(notes)
-
-
-def _compare(
-    old: Cassette, selection: Selection, matcher: Matcher, interactions: list[Interaction], base: int
-) -> tuple[bool, list[str]]:
-    """Whether replaying the old cassette gives every answer of this session, and a note per request it
-    had that was answered otherwise (once per request: a growing state would say it at every call)."""
-    same = True
-    notes: list[str] = []
-    noted: set[str] = set()
-    for index, interaction in enumerate(interactions):
-        if interaction.kind != "request":
-            continue
-        key = matcher.key(interaction.method or "", interaction.params)
-        pick = selection.request(key)
-        if pick is None or pick.interaction is None:
-            same = False
-            continue
-        before = old.interactions[pick.interaction]
-        recorded = answer_body(before.response)
-        # A reply no response could hold is its raw line (see the recorder): two such differ by their lines.
-        # And what the server said on the way (logs, progress, its own requests) counts as much as the reply.
-        if (
-            canonical(recorded) == canonical(answer_body(interaction.response))
-            and before.raw_response == interaction.raw_response
-            and _said(before, matcher) == _said(interaction, matcher)
-        ):
-            continue
-        same = False
-        if key not in noted:
-            noted.add(key)
-            notes.append(_answered_otherwise(pick.interaction, recorded, base + index, interaction))
-    return same, notes
-
-
-def _said(interaction: Interaction, matcher: Matcher) -> list[str]:
-    """The server's messages on the way to the reply, as replay sends them: kind, the stream it came on
-    (over HTTP, the request's own or the GET stream), method and params without what varies between
-    runs (matching's rule; a progress notification's token is the live one)."""
-    said = []
-    for item in interaction.server:
-        if item.kind == "raw" or not isinstance(item.message, dict):
-            said.append(f"raw\0{item.stream}\0{item.message}")
-            continue
-        method, params = item.message.get("method") or "", item.message.get("params")
-        if method == "notifications/progress" and isinstance(params, dict):
-            params = {key: value for key, value in params.items() if key != "progressToken"}
-        said.append(f"{item.kind}\0{item.stream}\0{matcher.key(method, params)}")
-    return said
-
-
-def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interaction: Interaction) -> str:
-    from mockmcp.core.explain import describe_differences  # deferred: deepdiff, only for a difference
-    from mockmcp.tools.drift import label
-
-    found = describe_differences(recorded, answer_body(interaction.response), "now", "this answer", root="answer")
-    lines = [
-        f"{label(interaction)} was answered otherwise than in interactions[{old_index}] of the cassette; "
-        f"both are kept, this time's as interactions[{new_index}]:",
-        *(f"  - {text}" for _path, text in found[:3]),
-    ]
-    if len(found) > 3:
-        lines.append(f"  - and {len(found) - 3} more")
-    return "\n".join(lines)
-
-
 def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     """Build the cassette from its journal, merge as the journal's mode says, save atomically, remove the journal.
 
     A journal that holds no interaction writes nothing: the cassette, if any, stays as it was.
 
-    Returns the cassette written, what the journal held, and notes for stderr (see `merge`).
+    Returns the cassette written, what the journal held, and notes for stderr (see `core.merge`).
     """
     path = journal_path(cassette_path)
     live = holder(path)
@@ -342,7 +250,6 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         return (cassettes.load(cassette_path) if os.path.exists(cassette_path) else result), recovered, notes
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         result, notes = merge(cassettes.load(cassette_path), result)
-        result = result._replace(meta=_merged_meta(result.meta, recovered.cassette.meta))
     try:
         cassettes.save(result, cassette_path)
     except CassetteError as error:
@@ -361,21 +268,3 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         ) from error
     os.unlink(path)
     return result, recovered, notes
-
-
-def _merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The old cassette's meta, with when it was updated, the redaction rules of both recordings, and the
-    new recording's HTTP framing."""
-    meta = dict(old)
-    if new.get("recorded_at"):
-        meta["updated_at"] = new["recorded_at"]
-    rules = {
-        key: sorted({*old.get("redact", {}).get(key, []), *new.get("redact", {}).get(key, [])})
-        for key in ("env", "patterns")
-    }
-    rules = {key: values for key, values in rules.items() if values}
-    if rules:
-        meta["redact"] = rules
-    if new.get("http"):  # how the server frames its answers now
-        meta["http"] = new["http"]
-    return meta

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from mockmcp import protocol
 from mockmcp.cassette.model import KNOBS, Cassette, Interaction
+from mockmcp.core.explain import label
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
@@ -62,13 +63,6 @@ class Drift(NamedTuple):
         }
         lines.append(f"{len(self.entries)} interactions: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
         return "\n".join(lines)
-
-
-def label(interaction: Interaction) -> str:
-    """`tools/call read_file`: the method, and the tool, prompt or resource it names."""
-    params = interaction.params if isinstance(interaction.params, dict) else {}
-    name = params.get("name") or params.get("uri")
-    return f"{interaction.method or 'server'}" + (f" {name}" if isinstance(name, str) else "")
 
 
 def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: str = "live") -> Drift:

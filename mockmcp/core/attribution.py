@@ -1,0 +1,116 @@
+"""Which recorded session each message through the HTTP recording proxy belongs to. Pure.
+
+Theory of operation. Over stdio a recorder sees one session; a proxy in front of a Streamable HTTP
+server sees many clients at once, and must file every message under the session it belongs to, or
+replay would answer one client with another's answers. The proxy's shell tells `Attribution` what
+happened, one event at a time: a client request came on a connection (`request`, which says the
+session it belongs to), the target answered an initialize with a session id (`answered`), a client
+connection closed (`closed`). A connection is any hashable value that stands for one client
+connection; nothing here reads or writes.
+
+Which session a message belongs to, in this order:
+1. `initialize` starts a new handshake session, tied to the client connection that carried it;
+2. a known `Mcp-Session-Id` (the one the target issued in answer to that initialize) names its session;
+3. a message of the 2026-07-28 era (its version in `_meta` or the `MCP-Protocol-Version` header, or
+   a `server/discover`) goes to the one stateless session, never into a handshake session;
+4. otherwise (a target that issues no session id: an SDK server with `stateless_http`) the session
+   tied to the client connection the message came on. A connection that closes unties its session;
+   the first POST on a connection tied to none takes up such a session (a client that reconnected:
+   the SDK client drops its connection after every 202): the one whose latest request id comes just
+   before this request's (clients number their requests one by one), else the one untied last;
+5. otherwise the handshake session started last.
+Limits of rules 4-5: HTTP says nothing more about who a client is. Two clients that drop their
+connections at the same moment, at the same point of their numbering, may take up each other's
+session (harmless while their initializes were alike); a client that opens a second connection
+for requests in flight together may have those filed under another session. Only the 64 sessions
+untied last can be taken up (the most recent are the ones that may reconnect).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from mockmcp import protocol
+from mockmcp.core.streamable import modern
+
+__all__ = ["Attribution", "UNTIED_KEPT", "initializes"]
+
+UNTIED_KEPT = 64
+"""How many untied sessions (rule 4) wait to be taken up by a client that reconnects."""
+
+
+def initializes(message: Any) -> bool:
+    """Whether a client message is an `initialize` request (rule 1)."""
+    return isinstance(message, dict) and message.get("method") == protocol.INITIALIZE
+
+
+class Attribution:
+    """The sessions seen so far, and the ties between client connections and sessions."""
+
+    def __init__(self) -> None:
+        self.count = 0  # sessions numbered so far
+        self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
+        self.named: set[int] = set()  # the sessions the target issued an id for
+        self.bound: dict[Hashable, int] = {}  # an open client connection -> its handshake session
+        self.untied: list[int] = []  # sessions whose connection closed, the last closed last
+        self.last_id: dict[int, Any] = {}  # a handshake session -> the id of its latest request
+        self.latest: int | None = None  # the handshake session started last
+        self.stateless: int | None = None  # the 2026-07-28 requests' session
+
+    def request(self, connection: Hashable, verb: str, headers: Mapping[str, str], message: Any) -> int:
+        """The session of a client request on `connection` (`verb` its HTTP method, `headers` with
+        lower-case names, `message` the JSON-RPC body or None); a new one for `initialize`."""
+        if initializes(message):
+            number = self.latest = self.bound[connection] = self._new()
+        else:
+            session_id = headers.get("mcp-session-id")
+            if session_id is not None and session_id in self.sessions:
+                return self.sessions[session_id]
+            if modern(headers, message):
+                if self.stateless is None:
+                    self.stateless = self._new()
+                return self.stateless
+            found = self.bound.get(connection)
+            # Only a POST carries a request whose numbering can tell its client; a client that names a
+            # session id the target never issued is not one that lost its connection.
+            if found is None and verb == "POST" and self.untied and session_id is None:
+                found = self.bound[connection] = self._taken_up(message)
+            if found is None:
+                found = self.latest if self.latest is not None else self._new()
+                self.latest = found
+            number = found
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        if request_id is not None:
+            self.last_id[number] = request_id
+        return number
+
+    def answered(self, session: int, message: Any, session_id: str | None) -> None:
+        """The target answered `message` of `session` with this `Mcp-Session-Id` header (None: none).
+
+        Only the answer to an initialize issues a session id (rule 2); a named session is never
+        untied (its client names it again whatever connection it comes on)."""
+        if session_id is not None and initializes(message):
+            self.sessions[session_id] = session
+            self.named.add(session)
+
+    def closed(self, connection: Hashable) -> None:
+        """A client connection closed: its session, unless the target named it, waits to be taken up."""
+        session = self.bound.pop(connection, None)
+        if session is not None and session not in self.named:
+            self.untied.append(session)
+            del self.untied[:-UNTIED_KEPT]
+
+    def _new(self) -> int:
+        self.count += 1
+        return self.count - 1
+
+    def _taken_up(self, message: Any) -> int:
+        """The untied session a client that reconnected takes up: the one whose last request id comes
+        just before this request's, the most recently untied first, else the one untied last."""
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(request_id, int) and not isinstance(request_id, bool):
+            for index in range(len(self.untied) - 1, -1, -1):
+                if self.last_id.get(self.untied[index]) == request_id - 1:
+                    return self.untied.pop(index)
+        return self.untied.pop()

@@ -1,0 +1,136 @@
+"""`record --mode new`: what a new recording adds to the cassette there was. Pure.
+
+Theory of operation. A stateful server answers the same request otherwise as its state grows, so
+a new session is never folded into the old interactions request by request: it is kept whole, every
+occurrence of every request, as a recorded session of its own (replay follows one recorded session
+per live one: see `selection`), numbered after the cassette's last. A session that replaying the
+old cassette would already answer, every reply and everything the server said on the way alike,
+adds nothing and is left out, so recording the same run again leaves the cassette as it was. A
+request the cassette had that was answered otherwise this time is said once, with the differences,
+for stderr. The old interactions and meta are kept as written; the meta gains when it was updated,
+both recordings' redaction rules and the new recording's HTTP framing.
+
+The journal shell decides when this applies (its header says `--mode new` and a cassette exists)
+and does the reading and the atomic save.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.core.matching import Matcher, answer_body, canonical
+from mockmcp.core.selection import Recordings, Selection
+
+__all__ = ["merge", "merged_meta"]
+
+_UNCHANGED = "this session adds nothing the cassette does not already answer; the cassette is unchanged"
+
+
+def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
+    """`--mode new`: the old interactions, then every interaction of each new session, in order.
+
+    A new session is kept whole as a recorded session of its own, numbered after the cassette's
+    last, unless replaying the old cassette would already give every one of its answers (see the
+    module docstring). Returns the cassette, its meta the old one's updated by `merged_meta`, and
+    notes for stderr: one per request the cassette had that was answered otherwise this time, or
+    one saying the cassette is unchanged.
+    """
+    matcher = Matcher.build()
+    recordings = Recordings(old, matcher)
+    number = 1 + max((i.session for i in old.interactions), default=-1)
+    added: list[Interaction] = []
+    notes: list[str] = []
+    for session in sorted({i.session for i in new.interactions}):
+        interactions = [i for i in new.interactions if i.session == session]
+        base = len(old.interactions) + len(added)  # where this session goes, if it is added
+        same, otherwise = _compare(old, Selection(recordings), matcher, interactions, base)
+        notes.extend(otherwise)
+        if not same:
+            added.extend(interaction._replace(session=number) for interaction in interactions)
+            number += 1
+    if not added:
+        notes.append(_UNCHANGED)
+    kept = old.interactions + tuple(added)
+    return old._replace(interactions=kept, meta=merged_meta(old.meta, new.meta)), tuple(notes)
+
+
+def _compare(
+    old: Cassette, selection: Selection, matcher: Matcher, interactions: list[Interaction], base: int
+) -> tuple[bool, list[str]]:
+    """Whether replaying the old cassette gives every answer of this session, and a note per request it
+    had that was answered otherwise (once per request: a growing state would say it at every call)."""
+    same = True
+    notes: list[str] = []
+    noted: set[str] = set()
+    for index, interaction in enumerate(interactions):
+        if interaction.kind != "request":
+            continue
+        key = matcher.key(interaction.method or "", interaction.params)
+        pick = selection.request(key)
+        if pick is None or pick.interaction is None:
+            same = False
+            continue
+        before = old.interactions[pick.interaction]
+        recorded = answer_body(before.response)
+        # A reply no response could hold is its raw line (see the recorder): two such differ by their lines.
+        # And what the server said on the way (logs, progress, its own requests) counts as much as the reply.
+        if (
+            canonical(recorded) == canonical(answer_body(interaction.response))
+            and before.raw_response == interaction.raw_response
+            and _said(before, matcher) == _said(interaction, matcher)
+        ):
+            continue
+        same = False
+        if key not in noted:
+            noted.add(key)
+            notes.append(_answered_otherwise(pick.interaction, recorded, base + index, interaction))
+    return same, notes
+
+
+def _said(interaction: Interaction, matcher: Matcher) -> list[str]:
+    """The server's messages on the way to the reply, as replay sends them: kind, the stream it came on
+    (over HTTP, the request's own or the GET stream), method and params without what varies between
+    runs (matching's rule; a progress notification's token is the live one)."""
+    said = []
+    for item in interaction.server:
+        if item.kind == "raw" or not isinstance(item.message, dict):
+            said.append(f"raw\0{item.stream}\0{item.message}")
+            continue
+        method, params = item.message.get("method") or "", item.message.get("params")
+        if method == "notifications/progress" and isinstance(params, dict):
+            params = {key: value for key, value in params.items() if key != "progressToken"}
+        said.append(f"{item.kind}\0{item.stream}\0{matcher.key(method, params)}")
+    return said
+
+
+def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interaction: Interaction) -> str:
+    from mockmcp.core.explain import describe_differences, label  # deferred: only a difference pays for it
+
+    found = describe_differences(recorded, answer_body(interaction.response), "now", "this answer", root="answer")
+    lines = [
+        f"{label(interaction)} was answered otherwise than in interactions[{old_index}] of the cassette; "
+        f"both are kept, this time's as interactions[{new_index}]:",
+        *(f"  - {text}" for _path, text in found[:3]),
+    ]
+    if len(found) > 3:
+        lines.append(f"  - and {len(found) - 3} more")
+    return "\n".join(lines)
+
+
+def merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The old cassette's meta, with when it was updated, the redaction rules of both recordings, and the
+    new recording's HTTP framing (how the server frames its answers now)."""
+    meta = dict(old)
+    if new.get("recorded_at"):
+        meta["updated_at"] = new["recorded_at"]
+    rules = {
+        key: sorted({*old.get("redact", {}).get(key, []), *new.get("redact", {}).get(key, [])})
+        for key in ("env", "patterns")
+    }
+    rules = {key: values for key, values in rules.items() if values}
+    if rules:
+        meta["redact"] = rules
+    if new.get("http"):  # how the server frames its answers now
+        meta["http"] = new["http"]
+    return meta
