@@ -15,7 +15,7 @@ from __future__ import annotations
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, GET_STREAM, Cassette, Interaction, ServerItem
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
-from mockmcp.protocol import Place, render_place, yaml_type
+from mockmcp.words import Place, render_place, yaml_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import click
 from mockmcp import __version__
 from mockmcp.cli import options
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.protocol import RecordMode
+from mockmcp.words import RecordMode
 
 __all__ = ["ParsedValue", "cli", "main", "param_type"]
 

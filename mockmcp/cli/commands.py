@@ -12,7 +12,7 @@ import sys
 from mockmcp import __version__
 from mockmcp.cassette import store as cassettes
 from mockmcp.errors import CassetteError, StrictFailure, UsageError
-from mockmcp.protocol import RecordMode
+from mockmcp.words import RecordMode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

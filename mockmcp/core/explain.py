@@ -16,7 +16,8 @@ from typing import Any
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import depth
-from mockmcp.protocol import json_type, params_era, render_place
+from mockmcp.protocol import params_era
+from mockmcp.words import json_type, render_place
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss"]
 

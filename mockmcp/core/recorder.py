@@ -132,7 +132,7 @@ class Recorder:
             self._items.append(_Open("notification", _strip(message), _round(at)))
             params = message.get("params")
             if (
-                message["method"] == "notifications/cancelled"
+                message["method"] == protocol.CANCELLED
                 and isinstance(params, dict)
                 and jsonrpc.is_valid_id(params.get("requestId"))
             ):
@@ -185,12 +185,8 @@ class Recorder:
         """The client request a server message names, by progress token or subscription id (rules 1, 2)."""
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict):
-            token = params.get("progressToken")
-            if (
-                message.get("method") == "notifications/progress"
-                and jsonrpc.is_valid_id(token)
-                and token in self._tokens
-            ):
+            token = params.get(protocol.PROGRESS_TOKEN)
+            if message.get("method") == protocol.PROGRESS and jsonrpc.is_valid_id(token) and token in self._tokens:
                 return self._tokens[token]
             listen = protocol.meta(params).get(protocol.SUBSCRIPTION_ID_KEY)
             if jsonrpc.is_valid_id(listen) and listen in self._in_flight:

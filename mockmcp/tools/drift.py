@@ -133,8 +133,8 @@ def _server_messages(matcher: Matcher, interaction: Interaction) -> list[Any]:
             out.append({"raw": item.message})
             continue
         params = item.message.get("params")
-        if item.message["method"] == "notifications/progress" and isinstance(params, dict):
-            params = {k: v for k, v in params.items() if k != "progressToken"}
+        if item.message["method"] == protocol.PROGRESS and isinstance(params, dict):
+            params = {k: v for k, v in params.items() if k != protocol.PROGRESS_TOKEN}
         out.append({item.kind: item.message["method"], "params": matcher.normalize("", params)})
     return out
 

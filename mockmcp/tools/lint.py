@@ -25,14 +25,14 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from mockmcp import protocol
+from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
-from mockmcp.protocol import Place, render_place
 from mockmcp.tools.secrets_scan import FIX, scan
+from mockmcp.words import Place, render_place
 
 __all__ = [
     "ERROR",
@@ -51,9 +51,9 @@ WARNING = "warning"
 _RESULT_TYPES = ("complete", "input_required")
 _MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
 _RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
-# JSON-RPC reserves -32768..-32000 and defines these; -32000..-32099 is left to implementations
-# (MCP's own -32002 and -32020..-32022 sit inside it, and so does mockmcp's -32042).
-_DEFINED_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022})
+# JSON-RPC reserves -32768..-32000 and defines its own codes; -32000..-32099 is left to
+# implementations (MCP's codes sit inside it, and so does mockmcp's NO_MATCH).
+_DEFINED_CODES = jsonrpc.CODES | protocol.CODES
 _ID_FIX = "remove `id` (replay answers under the caller's id) or copy the request's id"
 
 
