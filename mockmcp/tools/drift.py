@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mockmcp import protocol
-from mockmcp.cassette.model import KNOBS, Cassette, Interaction
+from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
@@ -76,12 +76,12 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
     minted = frozenset(minted_values(recorded) | minted_values(other))
     pending: dict[str, list[int]] = {}
     for position, interaction in enumerate(other.interactions):
-        if interaction.kind != "server":
+        if interaction.kind != SERVER:
             pending.setdefault(_key(matcher, interaction, minted), []).append(position)
     offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
     entries = []
     for i, interaction in enumerate(recorded.interactions):
-        if interaction.kind == "server":
+        if interaction.kind == SERVER:
             continue
         queue = pending.get(_key(matcher, interaction, minted))
         j = queue.pop(0) if queue else None
@@ -129,7 +129,7 @@ def _server_messages(matcher: Matcher, interaction: Interaction) -> list[Any]:
     """What the server sent during an interaction, as compared: no ids, no progress tokens, no volatile _meta."""
     out: list[Any] = []
     for item in interaction.server:
-        if item.kind == "raw":
+        if item.kind == RAW:
             out.append({"raw": item.message})
             continue
         params = item.message.get("params")
@@ -163,7 +163,7 @@ def minted_values(cassette: Cassette) -> set[str]:
     seen: set[str] = set()
     echoed: set[str] = set()
     for interaction in cassette.interactions:
-        if interaction.kind != "server":
+        if interaction.kind != SERVER:
             echoed |= seen & _strings(interaction.params, any_key=True)
         seen |= _strings((interaction.response or {}).get("result"), any_key=False)
     return echoed
@@ -189,7 +189,7 @@ def _mask(value: Any, minted: frozenset[str]) -> Any:
     return map_strings(value, lambda text: "<minted>" if text in minted else text)
 
 
-_NO_KNOBS = Interaction("request")  # every knob at its default
+_NO_KNOBS = Interaction(REQUEST)  # every knob at its default
 _ANSWER = ("server", "response", "raw_response", "took")  # what the live session gives an interaction
 
 

@@ -27,7 +27,7 @@ import yaml
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import shapes, validation, yamlfile
-from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
@@ -243,7 +243,7 @@ def _check_era_key(interaction: Interaction, place: Place, eras: dict[str, str |
     """A request of a session that speaks only 2026-07-28 must name its version, as such a host's do: the
     era is part of what replay matches on (see `matching.Matcher.key`), so without it no such host's
     request ever matches this one."""
-    if interaction.kind != "request" or protocol.HANDSHAKE in eras or protocol.STATELESS not in eras:
+    if interaction.kind != REQUEST or protocol.HANDSHAKE in eras or protocol.STATELESS not in eras:
         return
     if protocol.params_era(interaction.params) == protocol.STATELESS:
         return
@@ -294,10 +294,10 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision
     if item.stream is not None and stateless:
         problem = f"`stream: {item.stream}` in the {protocol.STATELESS_VERSION} era, which has no GET stream"
         yield _Issue(place + ("stream",), WARNING, problem, "remove `stream`: replay sends it on the request's stream")
-    if item.kind == "raw":
+    if item.kind == RAW:
         return  # an exact line, meant to be whatever the user wrote
     yield from _check_message(item.message, place + (item.kind,), revision)
-    if item.kind == "request" and stateless:
+    if item.kind == REQUEST and stateless:
         problem = f"a server-to-client request in the {protocol.STATELESS_VERSION} era, which has none"
         yield _Issue(
             place + ("request",),
