@@ -22,7 +22,9 @@ revision is known.
 
 from __future__ import annotations
 
-from mockmcp.namedtuple import NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
 from mockmcp.protocol import (
     CANCELLED,
     CLIENT_CAPABILITIES_KEY,
@@ -39,11 +41,6 @@ from mockmcp.protocol import (
     SUBSCRIPTION_ID_KEY,
 )
 from mockmcp.words import Place
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
 
 __all__ = [
     "CONTENT_TYPES",

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from mockmcp import protocol
 from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction
+from mockmcp.core.explain import describe_differences
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
@@ -118,8 +119,6 @@ def _judge(
     sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
     if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
         return Entry(SAME, i, j, what)
-    from mockmcp.core.explain import describe_differences  # deferred: deepdiff only when something differs
-
     found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
     found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
     return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TextIO
@@ -293,8 +294,6 @@ def want_color(choice: str, stream: TextIO, environ: Mapping[str, str]) -> bool:
 
 def print_show(path: str, color: str = "auto", width: int | None = None) -> None:
     """`mockmcp show`: the transcript on stdout, sized and coloured for it, in symbols its encoding has."""
-    import shutil
-
     out = sys.stdout
     encoding, symbols = out.encoding or "utf-8", "".join(_UNICODE)
     ascii_only = symbols.encode(encoding, "replace").decode(encoding) != symbols
