@@ -14,13 +14,14 @@ from collections.abc import Callable
 from mockmcp.namedtuple import NamedTuple
 
 # MCP's _meta keys are defined in `protocol`; the shells still read them from here.
-from mockmcp.protocol import json_type
+from mockmcp.words import json_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "CODES",
     "Classified",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -46,6 +47,7 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR})  # JSON-RPC's own
 # mockmcp's own code, in the implementation-defined server range: the method is known to the
 # cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md.
 NO_MATCH = -32042

@@ -1,8 +1,8 @@
 """MCP's vocabulary, written once: eras, reserved `_meta` keys, what a session offers, how places read.
 
 `jsonrpc` owns JSON-RPC's facts (message shapes, error codes); this module owns the facts of MCP
-on top of it that more than one part of mockmcp needs, plus the few words mockmcp itself uses
-everywhere (record modes, places in a cassette, JSON type names in messages). Every function takes
+on top of it that more than one part of mockmcp needs (method, header and `_meta` names, error
+codes, revisions); mockmcp's own words (record modes, places in a cassette) are `words`'. Every function takes
 plain JSON values, as they are on the wire or in a cassette, and never fails on an odd shape: a
 hand-edited cassette may hold anything, and a fact that is not there is answered with None or an
 empty value.
@@ -15,36 +15,36 @@ From 2026-07-28 there is no handshake: every request names its version in
 "auto" mode that probes `server/discover`, is refused (-32601) and falls back to `initialize` shows
 only the handshake era, because a refused probe is no evidence.
 
-It imports only the standard library and `mockmcp.errors`: it is on every command's start-up path.
+It imports only the standard library: it is on every command's start-up path.
 """
 
 from __future__ import annotations
 
-import enum
-import json
-import re
-from collections.abc import Iterable, Sequence
-
-from mockmcp.errors import UsageError
+from collections.abc import Iterable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "CANCELLED",
     "CLIENT_CAPABILITIES_KEY",
+    "CODES",
     "DISCOVER",
     "HANDSHAKE",
     "INITIALIZE",
+    "INVALID_HEADER",
     "MINTED_KEYS",
     "MISSING_CAPABILITY",
     "PING",
+    "PROGRESS",
+    "PROGRESS_TOKEN",
     "PROTOCOL_VERSION_KEY",
-    "Place",
+    "RESOURCE_NOT_FOUND",
     "REVISIONS",
-    "RecordMode",
     "SERVER_INFO_KEY",
     "SERVER_REQUEST_CAPABILITIES",
+    "SESSION_HEADER",
     "SPEC_PREFIX",
     "STATELESS",
     "STATELESS_VERSION",
@@ -53,19 +53,25 @@ __all__ = [
     "UNSET_WHEN_EMPTY",
     "UNSUPPORTED_VERSION",
     "client_capabilities",
-    "json_type",
     "meta",
     "missing_capability",
     "offered_tools",
     "params_era",
     "progress_token",
     "protocol_version",
-    "render_place",
     "required_capabilities",
     "session_eras",
     "speaks_stateless",
-    "yaml_type",
+    "without_progress_token",
 ]
+
+# --- error codes MCP adds to JSON-RPC's (in its range for implementations, -32000..-32099) -----------
+
+RESOURCE_NOT_FOUND = -32002  # handshake era: resources/read of a URI the server does not have
+INVALID_HEADER = -32020  # 2026-07-28 over HTTP: the routing headers disagree with the body
+MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability the client did not declare
+UNSUPPORTED_VERSION = -32022  # 2026-07-28: a protocol version the server does not speak; data.supported lists its own
+CODES = frozenset({RESOURCE_NOT_FOUND, INVALID_HEADER, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
 
 # --- eras and versions -----------------------------------------------------------------------------
 
@@ -78,6 +84,10 @@ INITIALIZE = "initialize"
 DISCOVER = "server/discover"
 PING = "ping"  # a method of the handshake era only: 2026-07-28 servers answer it -32601
 TOOLS_LIST = "tools/list"
+CANCELLED = "notifications/cancelled"  # params.requestId: the sender no longer wants that request answered
+PROGRESS = "notifications/progress"  # params: progressToken, progress, total?, message?
+PROGRESS_TOKEN = "progressToken"  # in a request's params._meta, and in the params of its progress
+SESSION_HEADER = "mcp-session-id"  # Streamable HTTP's handshake-era session, lower case as headers are compared
 
 # MCP reserves the `io.modelcontextprotocol/` prefix for `_meta` keys of its own. In the stateless
 # era they travel on every message and change with every host (see `matching` and `drift`).
@@ -119,7 +129,15 @@ def _params(message: Any) -> Any:
 
 def progress_token(message: Any) -> Any:
     """The `params._meta.progressToken` a request asks progress under, or None."""
-    return meta(_params(message)).get("progressToken")
+    return meta(_params(message)).get(PROGRESS_TOKEN)
+
+
+def without_progress_token(method: Any, params: Any) -> Any:
+    """A notification's params as two recordings can compare them: a progress notification's without its
+    token (the live request's, so it differs run to run); any other params as they are."""
+    if method == PROGRESS and isinstance(params, dict):
+        return {key: value for key, value in params.items() if key != PROGRESS_TOKEN}
+    return params
 
 
 def protocol_version(message: Any) -> str | None:
@@ -203,8 +221,6 @@ def offered_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str] | None
 # in the stateless era in every request's `_meta`, where these requests travel inside an
 # `input_required` result as `inputRequests`, and a server answers -32021 instead when the
 # capability is missing).
-MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability the client did not declare
-UNSUPPORTED_VERSION = -32022  # 2026-07-28: a protocol version the server does not speak; data.supported lists its own
 SERVER_REQUEST_CAPABILITIES = {
     "roots/list": "roots",
     "sampling/createMessage": "sampling",
@@ -260,95 +276,3 @@ def required_capabilities(name: str) -> dict[str, Any]:
 def _params_of(message: Any) -> dict[str, Any]:
     params = _params(message)
     return params if isinstance(params, dict) else {}
-
-
-# --- places and type names -------------------------------------------------------------------------
-
-Place = tuple[str | int, ...]  # where a value sits in a cassette: ("interactions", 3, "response")
-_PLAIN = re.compile(r"[A-Za-z0-9_\-/$]+")
-
-
-def render_place(place: Sequence[Any]) -> str:
-    """`("interactions", 3, "response")` -> `interactions[3].response`: a place as every message names it.
-
-    The syntax is the one `--ignore` reads (see `matching.parse_path`): a key that is not plain is
-    quoted (`_meta["io.modelcontextprotocol/protocolVersion"]`), and a (key, value) pair names a
-    list item by its identity (`tools[name="read_file"]`).
-    """
-    out = ""
-    for part in place:
-        if isinstance(part, tuple):
-            out += f"[{part[0]}={json.dumps(part[1], ensure_ascii=False)}]"
-        elif isinstance(part, int):
-            out += f"[{part}]"
-        elif _PLAIN.fullmatch(str(part)):
-            out += f".{part}" if out else str(part)
-        else:
-            out += "[" + json.dumps(str(part), ensure_ascii=False) + "]"
-    return out
-
-
-# Python type -> (JSON's name, the cassette's YAML word with its article).
-_TYPES: dict[type, tuple[str, str]] = {
-    type(None): ("null", "nothing"),
-    bool: ("boolean", "a boolean"),
-    int: ("integer", "a number"),
-    float: ("number", "a number"),
-    str: ("string", "a string"),
-    list: ("array", "a list"),
-    dict: ("object", "a mapping"),
-}
-
-
-def json_type(value: Any, article: bool = False) -> str:
-    """JSON's name of value's type: null, boolean, integer, number, string, array or object.
-
-    With `article`, as a message says it: `an array`, `a string`, `null`. Integers are told apart
-    from other numbers because JSON-RPC ids and MCP error codes must be integers.
-    """
-    name = _TYPES[type(value)][0] if type(value) in _TYPES else type(value).__name__
-    if not article or name == "null":
-        return name
-    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
-
-
-def yaml_type(value: Any) -> str:
-    """What value is, in the words of a cassette's YAML: `a mapping`, `a list`, `a string`, `nothing`..."""
-    return _TYPES[type(value)][1] if type(value) in _TYPES else type(value).__name__
-
-
-# --- record modes ----------------------------------------------------------------------------------
-
-
-class RecordMode(str, enum.Enum):
-    """How a recording treats the cassette it would write (`mockmcp record --mode`, `--mockmcp-record`)."""
-
-    ALL = "all"  # record afresh, replacing the cassette
-    NEW = "new"  # keep the cassette, add the session whole unless the cassette already answers it
-    ONCE = "once"  # record only when the cassette does not exist; otherwise replay it
-    NONE = "none"  # never record: replay the cassette, a missing one is an error (the plugin's default)
-
-    def records(self, exists: bool) -> bool:
-        """Whether this mode records, given whether the cassette exists already."""
-        return self is not RecordMode.NONE and (self is not RecordMode.ONCE or not exists)
-
-    @classmethod
-    def choices(cls, allow_none: bool = False) -> tuple[str, ...]:
-        """The modes' values; `none` only with allow_none (`mockmcp record` is for recording: see `parse`)."""
-        return tuple(mode.value for mode in cls if allow_none or mode is not RecordMode.NONE)
-
-    @classmethod
-    def parse(cls, text: str, allow_none: bool = False) -> RecordMode:
-        """The mode named text; raises UsageError listing the valid ones.
-
-        `none` is accepted only with allow_none (the pytest plugin, where replaying is the point);
-        `mockmcp record` offers `choices()`, which leave it out, so click refuses it at the boundary.
-        """
-        valid = ", ".join(cls.choices(allow_none))
-        if text == RecordMode.NONE.value and not allow_none:
-            raise UsageError(
-                "record mode 'none' never records", f"to replay, run `mockmcp replay CASSETTE`; to record, use {valid}"
-            )
-        if text not in cls.choices(allow_none):
-            raise UsageError(f"unknown record mode {text!r}", f"use one of: {valid}")
-        return cls(text)

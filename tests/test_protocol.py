@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MOCKMCP, child_env
 
 from mockmcp import protocol
-from mockmcp.errors import UsageError
-from mockmcp.protocol import RecordMode
 
 V = "io.modelcontextprotocol/protocolVersion"  # written out: tests state the protocol's facts themselves
 
@@ -153,81 +148,14 @@ def test_the_tools_a_session_offers(why: str, exchanges: list[tuple[Any, Any]], 
     assert protocol.offered_tools(exchanges) == tools
 
 
-TYPES = [
-    # (value, JSON's name, with its article, the cassette's YAML word)
-    (None, "null", "null", "nothing"),
-    (True, "boolean", "a boolean", "a boolean"),
-    (3, "integer", "an integer", "a number"),
-    (1.5, "number", "a number", "a number"),
-    ("x", "string", "a string", "a string"),
-    ([1], "array", "an array", "a list"),
-    ({"a": 1}, "object", "an object", "a mapping"),
-]
-
-
-@pytest.mark.parametrize(("value", "name", "said", "yaml_word"), TYPES)
-def test_type_names(value: Any, name: str, said: str, yaml_word: str) -> None:
-    assert protocol.json_type(value) == name
-    assert protocol.json_type(value, article=True) == said
-    assert protocol.yaml_type(value) == yaml_word
-
-
-PLACES = [
-    ((), ""),
-    (("interactions",), "interactions"),
-    (("interactions", 3, "response"), "interactions[3].response"),
-    (("interactions", 0, "server", 1, "request", "params"), "interactions[0].server[1].request.params"),
-    (("_meta", "io.modelcontextprotocol/protocolVersion"), '_meta["io.modelcontextprotocol/protocolVersion"]'),
-    (("arguments", "my key"), 'arguments["my key"]'),
-    (("com.example/trace",), '["com.example/trace"]'),
-    (("tools", ("name", "read_file"), "description"), 'tools[name="read_file"].description'),
-]
-
-
-@pytest.mark.parametrize(("place", "text"), PLACES)
-def test_places_render_as_ignore_paths_read(place: tuple[Any, ...], text: str) -> None:
-    assert protocol.render_place(place) == text
-
-
 @pytest.mark.parametrize(
-    ("mode", "exists", "records"),
+    ("method", "params", "compared"),
     [
-        ("all", False, True),
-        ("all", True, True),
-        ("new", False, True),
-        ("new", True, True),
-        ("once", False, True),
-        ("once", True, False),
-        ("none", False, False),
-        ("none", True, False),
+        ("notifications/progress", {"progressToken": 3, "progress": 1, "total": 2}, {"progress": 1, "total": 2}),
+        ("notifications/progress", None, None),
+        ("notifications/message", {"progressToken": 3, "level": "info"}, {"progressToken": 3, "level": "info"}),
+        ("tools/call", {"name": "x"}, {"name": "x"}),
     ],
 )
-def test_when_a_record_mode_records(mode: str, exists: bool, records: bool) -> None:
-    assert RecordMode(mode).records(exists) is records
-
-
-def test_record_modes_parse_and_name_the_valid_ones() -> None:
-    assert RecordMode.parse("new") is RecordMode.NEW
-    assert RecordMode.parse("none", allow_none=True) is RecordMode.NONE
-    assert RecordMode.choices() == ("all", "new", "once")
-    assert RecordMode.choices(allow_none=True) == ("all", "new", "once", "none")
-    with pytest.raises(UsageError) as bad:
-        RecordMode.parse("sometimes", allow_none=True)
-    assert bad.value.fix == "use one of: all, new, once, none"
-    with pytest.raises(UsageError) as never:
-        RecordMode.parse("none")
-    assert "never records" in never.value.problem and "mockmcp replay" in (never.value.fix or "")
-
-
-def test_record_refuses_mode_none_at_the_boundary(tmp_path: Path) -> None:
-    out = tmp_path / "c.yaml"
-    done = subprocess.run(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", "none", "--", "true"],
-        capture_output=True,
-        timeout=30,
-        env=child_env(),
-    )
-    # click's Choice refuses it before anything starts, with the usage line and the valid modes.
-    assert done.returncode == 2 and b"Usage: mockmcp record" in done.stderr
-    assert b"'none' is not one of 'all', 'new', 'once'" in done.stderr
-    assert not out.exists()
+def test_only_a_progress_notification_loses_its_token_for_comparison(method: str, params: Any, compared: Any) -> None:
+    assert protocol.without_progress_token(method, params) == compared

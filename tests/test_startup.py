@@ -105,5 +105,6 @@ def test_the_check_sees_click_where_click_reads_the_command_line(warm_cache: Pat
     """A repeated option is left to click (see tests/test_cli.py): then click is imported, and the check says so."""
     imports, answer = replay(MOCKMCP, warm_cache, "--timing", "none", "--timing", "none")
     assert answer["result"] == RESULT
-    clicks = [m for m in imports.modules if m.startswith("click.")]
-    assert costly(imports.modules) == sorted(m for m in ["click", "typing", *clicks] if m not in imports.at_start)
+    clicks = {"click", *(m for m in imports.modules if m.startswith("click."))} - set(imports.at_start)
+    assert "click" in clicks
+    assert clicks <= set(costly(imports.modules))

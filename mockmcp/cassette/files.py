@@ -22,7 +22,11 @@ import json
 import os
 import stat
 import zlib
-from _operator import _compare_digest  # hmac.compare_digest itself, without the imports of hmac
+
+try:  # hmac.compare_digest itself, without hashlib's OpenSSL binding that hmac imports (start-up rules)
+    from _operator import _compare_digest
+except ImportError:  # another Python than CPython
+    from hmac import compare_digest as _compare_digest
 
 from mockmcp import __version__
 

@@ -14,6 +14,7 @@ written. `to_data` gives back the plain data a cassette file holds.
 
 from __future__ import annotations
 
+from mockmcp.jsonrpc import NOTIFICATION, REQUEST
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
@@ -28,6 +29,10 @@ __all__ = [
     "GET_STREAM",
     "Interaction",
     "KNOBS",
+    "NOTIFICATION",
+    "RAW",
+    "REQUEST",
+    "SERVER",
     "ServerItem",
 ]
 
@@ -36,12 +41,17 @@ AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
 # The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
 KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
+# What an interaction or a server item is: the client's REQUEST or NOTIFICATION (a server item: the
+# server's), SERVER for an interaction that is only what the server sent unprompted, RAW for a server
+# item that is a line written by hand, sent as it is. REQUEST and NOTIFICATION are JSON-RPC's words.
+SERVER = "server"
+RAW = "raw"
 # A server item's `stream` over Streamable HTTP: the session's GET stream (absent: the request's own).
 GET_STREAM = "get"
 
 
 class ServerItem(NamedTuple):
-    """One thing the server sent: kind is "notification", "request" (with the client's `response`) or "raw".
+    """One thing the server sent: kind is NOTIFICATION, REQUEST (with the client's `response`) or RAW.
 
     `stream` is GET_STREAM when a Streamable HTTP server sent it on the session's GET stream while
     the request was in flight (None: on the request's own stream, or over stdio).
@@ -72,7 +82,7 @@ class Interaction(NamedTuple):
     `raw_response` instead of it, `exit` (status, when) to end the session.
     """
 
-    kind: str  # "request", "notification" or "server" (unsolicited)
+    kind: str  # REQUEST, NOTIFICATION or SERVER (unsolicited)
     message: dict[str, Any] | None = None
     server: tuple[ServerItem, ...] = ()
     response: dict[str, Any] | None = None

@@ -21,14 +21,13 @@ would get a file of its own.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from mockmcp.cassette import shapes
 from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION
 from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS, STREAMS
 from mockmcp.protocol import REVISIONS
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["MODELINE", "SCHEMA_URL", "schema", "text"]
 
@@ -55,8 +54,6 @@ _DESCRIPTIONS = {
 
 def text() -> str:
     """The schema as the JSON text `mockmcp schema` prints and docs/cassette.schema.json holds."""
-    import json
-
     return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
 
 

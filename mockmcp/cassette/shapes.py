@@ -22,22 +22,25 @@ revision is known.
 
 from __future__ import annotations
 
-from mockmcp.namedtuple import NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
 from mockmcp.protocol import (
+    CANCELLED,
+    CLIENT_CAPABILITIES_KEY,
     DISCOVER,
     INITIALIZE,
     PING,
+    PROGRESS,
+    PROGRESS_TOKEN,
+    PROTOCOL_VERSION_KEY,
     REVISIONS,
     SERVER_INFO_KEY,
     SPEC_PREFIX,
     STATELESS_VERSION,
-    Place,
+    SUBSCRIPTION_ID_KEY,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
+from mockmcp.words import Place
 
 __all__ = [
     "CONTENT_TYPES",
@@ -158,8 +161,8 @@ PARAMS: dict[str, Shape] = {
     },
     "roots/list": _PARAMS,
     "notifications/initialized": _PARAMS,
-    "notifications/cancelled": {**_PARAMS, **dict.fromkeys(("requestId", "reason"))},
-    "notifications/progress": {**_PARAMS, **dict.fromkeys(("progressToken", "progress", "total", "message"))},
+    CANCELLED: {**_PARAMS, **dict.fromkeys(("requestId", "reason"))},
+    PROGRESS: {**_PARAMS, **dict.fromkeys((PROGRESS_TOKEN, "progress", "total", "message"))},
     "notifications/message": {**_PARAMS, **dict.fromkeys(("level", "logger", "data"))},
     "notifications/resources/updated": {**_PARAMS, "uri": None},
     "notifications/tools/list_changed": _PARAMS,
@@ -203,14 +206,14 @@ RESULTS: dict[str, Shape] = {
 # The `_meta` keys MCP itself defines; any other key is the sender's own (a reverse-DNS prefix), so
 # only a near miss of one of these is reported.
 META_KEYS = (
-    "progressToken",
-    "io.modelcontextprotocol/protocolVersion",
-    "io.modelcontextprotocol/clientInfo",
-    "io.modelcontextprotocol/clientCapabilities",
-    "io.modelcontextprotocol/serverInfo",
-    "io.modelcontextprotocol/logLevel",
-    "io.modelcontextprotocol/subscriptionId",
-    "io.modelcontextprotocol/related-task",
+    PROGRESS_TOKEN,
+    PROTOCOL_VERSION_KEY,
+    SPEC_PREFIX + "clientInfo",
+    CLIENT_CAPABILITIES_KEY,
+    SERVER_INFO_KEY,
+    SPEC_PREFIX + "logLevel",
+    SUBSCRIPTION_ID_KEY,
+    SPEC_PREFIX + "related-task",
 )
 
 

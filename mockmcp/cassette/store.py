@@ -22,7 +22,7 @@ from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, Server
 from mockmcp.cassette.validation import Problem, from_data
 from mockmcp.cassette.validation import cassette as validated
 from mockmcp.errors import CassetteError
-from mockmcp.protocol import Place, render_place
+from mockmcp.words import Place, render_place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

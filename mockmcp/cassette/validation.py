@@ -12,10 +12,22 @@ code (through `to_data`, so both take the same road as a file); both raise a loc
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, GET_STREAM, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import (
+    AFTER,
+    EXIT_WHEN,
+    FORMAT_VERSION,
+    GET_STREAM,
+    NOTIFICATION,
+    RAW,
+    REQUEST,
+    SERVER,
+    Cassette,
+    Interaction,
+    ServerItem,
+)
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
-from mockmcp.protocol import Place, render_place, yaml_type
+from mockmcp.words import Place, render_place, yaml_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -163,7 +175,7 @@ def _unknown_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) ->
 def _interaction(data: Any, place: Place) -> Interaction:
     _mapping(data, place, "each interaction is a mapping with `request`, `notification` or `server`")
     _known_keys(data, place, INTERACTION_KEYS)
-    kinds = [key for key in ("request", "notification") if key in data]
+    kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
     if len(kinds) > 1:
         raise Problem(
             place,
@@ -176,9 +188,9 @@ def _interaction(data: Any, place: Place) -> Interaction:
             "empty interaction: no `request`, `notification` or `server`",
             "add the client's message, or remove the item",
         )
-    kind = kinds[0] if kinds else "server"
-    message = None if not kinds else _message(data[kind], place + (kind,), kind == "request")
-    if "response" in data and kind != "request":
+    kind = kinds[0] if kinds else SERVER
+    message = None if not kinds else _message(data[kind], place + (kind,), kind == REQUEST)
+    if "response" in data and kind != REQUEST:
         raise Problem(
             place + ("response",),
             f"only a request gets a response, and this is a {kind}",
@@ -192,7 +204,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
             "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
         )
     for knob in REQUEST_ONLY:
-        if knob in data and kind != "request":
+        if knob in data and kind != REQUEST:
             raise Problem(
                 place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
             )
@@ -300,7 +312,7 @@ def response(data: Any, place: Place = ()) -> dict[str, Any]:
 def _server_item(data: Any, place: Place) -> ServerItem:
     _mapping(data, place, "a server item is `notification: {...}`, `request: {...}` or `raw: ...`")
     _known_keys(data, place, SERVER_KEYS)
-    kinds = [key for key in ("notification", "request", "raw") if key in data]
+    kinds = [key for key in (NOTIFICATION, REQUEST, RAW) if key in data]
     if len(kinds) != 1:
         raise Problem(
             place, "a server item has exactly one of `notification`, `request` and `raw`", "split it into several items"
@@ -314,12 +326,12 @@ def _server_item(data: Any, place: Place) -> ServerItem:
             f"unknown `stream` {stream!r}: it names the stream a Streamable HTTP server sent this on",
             f"write `stream: {GET_STREAM}` for the session's GET stream, or leave it out for the request's own",
         )
-    if kind == "raw":
+    if kind == RAW:
         if not isinstance(data["raw"], str):
             raise Problem(place + ("raw",), "`raw` is the exact line to send, as a string", "quote the line")
-        return ServerItem("raw", data["raw"], at=at, stream=stream)
-    message = _message(data[kind], place + (kind,), kind == "request")
-    if kind == "notification" and "response" in data:
+        return ServerItem(RAW, data["raw"], at=at, stream=stream)
+    message = _message(data[kind], place + (kind,), kind == REQUEST)
+    if kind == NOTIFICATION and "response" in data:
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
     answer = None if "response" not in data else response(data["response"], place + ("response",))
     return ServerItem(kind, message, answer, at, stream)

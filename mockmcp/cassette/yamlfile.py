@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from mockmcp.jsonrpc import depth
-from mockmcp.protocol import Place
+from mockmcp.words import Place
 
 __all__ = ["Refused", "compose", "dump", "dump_block", "line_in", "line_of", "lines", "load", "nodes"]
 

@@ -16,8 +16,20 @@ import click
 
 from mockmcp import __version__
 from mockmcp.cli import options
+from mockmcp.cli.commands import (
+    diff_cassettes,
+    record_http,
+    record_session,
+    recover_session,
+    verify_cassette,
+    write_schema,
+)
+from mockmcp.cli.exits import abort, fail
+from mockmcp.cli.replaying import replay_cassette
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.protocol import RecordMode
+from mockmcp.tools.lint import failed, lint_paths, summary
+from mockmcp.tools.show import print_show
+from mockmcp.words import RecordMode
 
 __all__ = ["ParsedValue", "cli", "main", "param_type"]
 
@@ -102,8 +114,6 @@ def replay(
     Requests are matched by method and params, never by id, and answered with the recorded
     response under the caller's id. A summary goes to stderr when the host closes stdin.
     """
-    from mockmcp.cli.commands import replay_cassette
-
     status = replay_cassette(cassette, ignores, strict, report_path, timing, listen, allow_hosts)
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
@@ -198,8 +208,6 @@ def record(
     Every line is forwarded unchanged both ways; the cassette is written atomically when the
     session ends. The default mode, once, never replaces a cassette that exists.
     """
-    from mockmcp.cli.commands import record_http, record_session
-
     if (target is None) == (not command):
         raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")
     if target is not None:
@@ -216,8 +224,6 @@ def record(
 @click.argument("cassette", type=click.Path(dir_okay=False))
 def recover(cassette: str) -> None:
     """Build CASSETTE from the journal an interrupted `mockmcp record` left beside it."""
-    from mockmcp.cli.commands import recover_session
-
     recover_session(cassette)
 
 
@@ -239,8 +245,6 @@ def show(cassette: str, color: str, width: int | None) -> None:
     One line per message with direction arrows, method and a short summary, the recorded timing,
     the fault knobs marked, and counts at the end.
     """
-    from mockmcp.tools.show import print_show
-
     print_show(cassette, color, width)
 
 
@@ -253,8 +257,6 @@ def lint(cassettes: tuple[str, ...], strict: bool) -> None:
     Prints every finding (file, line, place, problem, how to fix) and a summary to stdout.
     Exits 1 on any error, or with --strict on any warning.
     """
-    from mockmcp.tools.lint import failed, lint_paths, summary
-
     findings = lint_paths(cassettes)
     for finding in findings:
         click.echo(finding.render())
@@ -285,8 +287,6 @@ def verify(cassette: str, ignores: tuple[str, ...], update: bool, timeout: float
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
     apart); exit status 1 when anything drifted.
     """
-    from mockmcp.cli.commands import verify_cassette
-
     if verify_cassette(cassette, list(command), ignores, update, timeout):
         raise SystemExit(1)
 
@@ -297,8 +297,6 @@ def verify(cassette: str, ignores: tuple[str, ...], update: bool, timeout: float
 @_comparison_ignores
 def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
     """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
-    from mockmcp.cli.commands import diff_cassettes
-
     if diff_cassettes(first, second, ignores):
         raise SystemExit(1)
 
@@ -309,15 +307,11 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
 )
 def schema(output: str | None) -> None:
     """Print the JSON Schema of the cassette format, for YAML editors (see docs/cassette-format.md)."""
-    from mockmcp.cli.commands import write_schema
-
     write_schema(output)
 
 
 def main(argv: list[str] | None = None) -> Any:
     """Run the command line through click; errors become messages and exit codes in `mockmcp.cli.exits`."""
-    from mockmcp.cli.exits import abort, fail
-
     try:
         return cli.main(args=argv, prog_name="mockmcp", standalone_mode=False)
     except (MockmcpError, OSError) as error:  # OSError: a file or socket the command needed

@@ -1,156 +1,37 @@
-"""What the CLI's commands do, as plain functions over the domain objects (the CLI only adapts options).
+"""What the CLI's commands other than replay do, as plain functions over the domain objects.
 
-Each function prints its diagnostics to stderr and raises MockmcpError subclasses; none exits.
+The click commands in `app` only adapt options to these. Each prints its diagnostics to stderr and
+raises MockmcpError subclasses; none exits. Replay, on the launch path, is `replaying`'s.
 """
 
 from __future__ import annotations
 
-import gc
 import os
+import shlex
 import sys
+from typing import Any
 
 from mockmcp import __version__
+from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
-from mockmcp.errors import CassetteError, StrictFailure, UsageError
-from mockmcp.protocol import RecordMode
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from mockmcp.cassette.model import Cassette
-    from mockmcp.core.matching import Matcher
-    from mockmcp.core.redact import Redactor
-    from mockmcp.core.report import Report
-    from mockmcp.shells.journal import Journal
-    from mockmcp.shells.stdio_record import Outcome
+from mockmcp.cli.replaying import address, note, replay_cassette
+from mockmcp.core.matching import Matcher
+from mockmcp.core.redact import Redactor
+from mockmcp.errors import CassetteError, UsageError
+from mockmcp.shells.journal import Journal, finish, holder, journal_path
+from mockmcp.shells.live_server import drive
+from mockmcp.shells.stdio_record import Outcome, run_proxy
+from mockmcp.tools.drift import compare, updated
+from mockmcp.words import RecordMode
 
 __all__ = [
     "diff_cassettes",
     "record_http",
     "record_session",
     "recover_session",
-    "replay_cassette",
     "verify_cassette",
+    "write_schema",
 ]
-
-
-def _note(text: str) -> None:
-    print(f"mockmcp: {text}", file=sys.stderr, flush=True)
-
-
-def replay_cassette(
-    cassette: str,
-    ignores: tuple[str, ...] = (),
-    strict: bool = False,
-    report_path: str | None = None,
-    timing: float = 0.0,
-    listen: tuple[str, int] | None = None,
-    allow_hosts: tuple[str, ...] = (),
-) -> int:
-    """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
-    report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
-
-    Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
-    128 + the signal number when SIGINT or SIGTERM ended the session.
-    """
-    from mockmcp.cassette.files import journal_path
-    from mockmcp.core.matching import Matcher
-    from mockmcp.core.replay import Replay
-    from mockmcp.core.report import Report
-    from mockmcp.shells.stdio_replay import serve
-    from mockmcp.shells.toolkit import Signals
-
-    matcher = Matcher.build(ignores)
-    recorded = cassettes.load(cassette)
-    if os.path.exists(journal_path(cassette)):
-        _note(_journal_note(cassette, journal_path(cassette)))
-    redactor = _recorded_redactor(recorded.meta)
-    # The cassette lives as long as the process and holds no garbage: keep the collector from
-    # walking it again and again, which would make answering slower the bigger the cassette.
-    # (The launcher may have turned the collector off while starting up: it is on from here.)
-    gc.freeze()
-    gc.enable()
-    # A host ends a server by closing stdin (or the plugin its HTTP one by SIGTERM), maybe signalling again:
-    # signals stay caught until the report is written, so the report is always written.
-    if listen is not None:
-        with Signals():  # the serving loop catches the first signal; this one, any that come after it
-            reports = _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts)
-            report, status = Report.combine(recorded, reports), 0
-            _write_report(report, report_path)
-    else:
-        with Signals() as signals:
-            engine = Replay(recorded, matcher, redactor, timing)
-            status = serve(engine, signals=signals)
-            report = engine.report
-            _write_report(report, report_path)
-    if strict and not report.strict_ok:
-        raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
-    return status
-
-
-def _journal_note(cassette: str, journal: str) -> str:
-    """What replay says of a journal beside its cassette: a recording running now, or one interrupted."""
-    from mockmcp.shells.journal import holder
-
-    live = holder(journal)
-    if live is not None:
-        return f"a recording of {cassette} is running (process {live or 'unknown'}); replaying the cassette as it was"
-    return f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette"
-
-
-def _write_report(report: Report, report_path: str | None) -> None:
-    """The --report file (written first: stderr may be a pipe nobody reads), then the summary on stderr."""
-    if report_path:
-        from mockmcp.cassette.files import atomic_write
-
-        # {pid} lets one --report option serve a host that launches the server several times.
-        atomic_write(
-            report_path.replace("{pid}", str(os.getpid())),
-            report.json_text(),
-        )
-    print(report.summary(), file=sys.stderr, flush=True)
-
-
-def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
-    """The redaction rules the cassette was recorded with, if any (most have none: no import then)."""
-    if not meta.get("redact"):
-        return None
-    from mockmcp.core.redact import Redactor
-
-    return Redactor.from_meta(meta, os.environ)
-
-
-def _serve_http(
-    cassette: Cassette,
-    matcher: Matcher,
-    redactor: Redactor | None,
-    timing: float,
-    listen: tuple[str, int],
-    allow_hosts: tuple[str, ...],
-) -> list[Report]:
-    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
-    try:
-        from mockmcp.shells.http11 import serve_until_signalled
-        from mockmcp.shells.http_replay import HttpReplay
-    except ImportError as exc:
-        raise UsageError(
-            f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
-        ) from None
-    try:
-        server = HttpReplay(cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot listen on {_address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
-        ) from None
-    _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
-    serve_until_signalled(server)
-    return server.shutdown()
-
-
-def _address(listen: tuple[str, int]) -> str:
-    host, port = listen
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def record_session(
@@ -162,10 +43,8 @@ def record_session(
     grace: float,
 ) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
-    from mockmcp.shells.stdio_record import Outcome, run_proxy
-
     if mode is RecordMode.ONCE and os.path.exists(path):
-        _note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
+        note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
         return Outcome(replay_cassette(path), "replayed the existing cassette")
     redactor = _redactor(redact_env, redact_patterns)
     journal = _open_journal(path, mode, redactor, command)
@@ -192,7 +71,7 @@ def record_http(
     upstream_timeout: float = 60.0,
 ) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
-    try:
+    try:  # h11 is optional (mockmcp[http])
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_record import RecordingProxy
     except ImportError as exc:
@@ -200,7 +79,7 @@ def record_http(
             f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
         ) from None
     if mode is RecordMode.ONCE and os.path.exists(path):
-        _note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
+        note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
         replay_cassette(path, listen=listen, allow_hosts=allow_hosts)
         return
     redactor = _redactor(redact_env, redact_patterns)
@@ -211,16 +90,16 @@ def record_http(
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):
             raise UsageError(
-                f"cannot listen on {_address(listen)}: {exc.strerror or exc}",
+                f"cannot listen on {address(listen)}: {exc.strerror or exc}",
                 "choose another --listen port (0 takes any free one)",
             ) from None
         raise
     try:
-        _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
+        note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
         serve_until_signalled(proxy)
         unfinished = proxy.finish_answers(10.0)
         if unfinished:
-            _note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
+            note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
     finally:
         journal.close()
     _finish_recording(path, "stopped by a signal")
@@ -240,8 +119,6 @@ def _journal_failed(path: str, journal: Journal) -> None:
 
 
 def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> Redactor:
-    from mockmcp.core.redact import Redactor
-
     unset = [name for name in redact_env if not os.environ.get(name)]
     if unset:  # a secret the recording would keep: refused before anything is recorded
         names = ", ".join(unset)
@@ -256,8 +133,6 @@ def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> 
 
 def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
     """A fresh journal beside the cassette; refuses to start over the journal of an interrupted recording."""
-    from mockmcp.shells.journal import Journal, holder, journal_path
-
     live = holder(journal_path(path))
     if live is not None:
         raise CassetteError(
@@ -282,22 +157,20 @@ def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[
 
 
 def _finish_recording(path: str, reason: str) -> None:
-    from mockmcp.shells.journal import finish
-
     written, recovered, notes = finish(path)
     for text in notes:
-        _note(text)
+        note(text)
     if recovered.skipped:
         first = recovered.skipped[0][:80]
-        _note(
+        note(
             f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message a cassette can hold, "
             f"and are not in {path} (the first: {first!r})"
         )
     if not recovered.cassette.interactions:
         kept = f"{path} was left as it was" if os.path.exists(path) else f"no cassette was written to {path}"
-        _note(f"nothing was recorded; {kept}; {reason}")
+        note(f"nothing was recorded; {kept}; {reason}")
         return
-    _note(
+    note(
         f"recorded {len(recovered.cassette.interactions)} interactions into {path} "
         f"({len(written.interactions)} in the cassette); {reason}"
     )
@@ -305,20 +178,18 @@ def _finish_recording(path: str, reason: str) -> None:
 
 def recover_session(path: str) -> None:
     """Turn the journal of an interrupted recording into the cassette."""
-    from mockmcp.shells.journal import finish, journal_path
-
     if not os.path.exists(journal_path(path)):
         raise CassetteError(
             "no journal to recover", path=journal_path(path), fix="nothing to do: the last recording finished"
         )
     _written, recovered, notes = finish(path)
     for text in notes:
-        _note(text)
+        note(text)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
     if not recovered.cassette.interactions and not os.path.exists(path):
-        _note(f"the journal held no interaction, so no cassette was written to {path}{torn}")
+        note(f"the journal held no interaction, so no cassette was written to {path}{torn}")
         return
-    _note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
+    note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
 
 def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], update: bool, timeout: float) -> bool:
@@ -326,12 +197,6 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
     Returns True when drift remains: found, and not written into the cassette.
     """
-    import shlex
-
-    from mockmcp.core.matching import Matcher
-    from mockmcp.shells.live_server import drive
-    from mockmcp.tools.drift import compare, updated
-
     matcher = Matcher.build(ignores)
     recorded = cassettes.load(path)
     live = drive(recorded, command, timeout)
@@ -349,9 +214,6 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
 def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
     """Compare two cassettes the way verify compares a cassette with a live server; True when they differ."""
-    from mockmcp.core.matching import Matcher
-    from mockmcp.tools.drift import compare
-
     drift = compare(cassettes.load(first), cassettes.load(second), Matcher.build(ignores), "other")
     print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))
     return drift.drifted
@@ -359,10 +221,8 @@ def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
 
 def write_schema(output: str | None) -> None:
     """The cassette format's JSON Schema to stdout, or atomically to a file."""
-    from mockmcp.cassette import files, schema
-
     if output is None:
         sys.stdout.write(schema.text())
         return
     files.atomic_write(output, schema.text())
-    _note(f"wrote the cassette schema to {output}")
+    note(f"wrote the cassette schema to {output}")

@@ -6,23 +6,18 @@ reads the same whichever way the command line was read. Imported only when somet
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+from typing import NoReturn
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import NoReturn
-
-    from mockmcp.errors import MockmcpError
+from mockmcp.errors import MockmcpError
 
 __all__ = ["abort", "fail"]
 
 
 def fail(error: MockmcpError | OSError) -> NoReturn:
     """Show an error that ended the command, on stderr, and exit with its status (2 for a file or socket error)."""
-    import errno
-
-    from mockmcp.errors import MockmcpError
-
     if isinstance(error, MockmcpError):
         _say(f"mockmcp: error: {error.render()}")
         sys.exit(error.exit_code)
@@ -50,8 +45,6 @@ def _say(text: str) -> None:
 
 def _silence() -> None:
     """Point stdout and stderr at /dev/null, so that flushing them at exit cannot fail on the broken pipe."""
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     for fd in (1, 2):
         os.dup2(devnull, fd)

@@ -44,7 +44,7 @@ def _replay(values: dict[str, Any]) -> None:
     # garbage, so the collector's passes over them are wasted: it stays off until replay_cassette has
     # loaded the cassette, frozen what exists and turned it back on.
     gc.disable()
-    from mockmcp.cli.commands import replay_cassette
+    from mockmcp.cli.replaying import replay_cassette
     from mockmcp.errors import MockmcpError
 
     try:

@@ -13,10 +13,11 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.cassette.model import REQUEST, Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import depth
-from mockmcp.protocol import json_type, params_era, render_place
+from mockmcp.protocol import params_era
+from mockmcp.words import json_type, render_place
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "label"]
 
@@ -111,7 +112,7 @@ def explain_miss(
     live_era = params_era(params)
     scored = []
     for index, interaction in enumerate(cassette.interactions):
-        if interaction.kind == "request" and interaction.method == method:
+        if interaction.kind == REQUEST and interaction.method == method:
             recorded = matcher.normalize(method, interaction.params)
             other_era = params_era(interaction.params) != live_era
             scored.append((len(_leaves(recorded) ^ live_leaves) + other_era, index, recorded))

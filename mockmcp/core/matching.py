@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
-from mockmcp.protocol import INITIALIZE, SPEC_PREFIX, UNSET_WHEN_EMPTY, params_era
+from mockmcp.protocol import CANCELLED, INITIALIZE, PROGRESS_TOKEN, SPEC_PREFIX, UNSET_WHEN_EMPTY, params_era
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ __all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "parse_path"]
 # the 2026-07-28 per-request protocol version, client info, capabilities and log level, and
 # W3C trace context. All live in params._meta.
 DEFAULT_IGNORES = (
-    "_meta.progressToken",
+    f"_meta.{PROGRESS_TOKEN}",
     f'_meta["{SPEC_PREFIX}*"]',
     "_meta.traceparent",
     "_meta.tracestate",
@@ -41,7 +41,7 @@ DEFAULT_IGNORES = (
 # Methods matched on their name alone: initialize's client info and capabilities change with every
 # host version. notifications/cancelled names a live request id, and ids never decide a match.
 _METHOD_ONLY = {INITIALIZE}
-_IGNORED_BY_METHOD = {"notifications/cancelled": ("requestId",)}
+_IGNORED_BY_METHOD = {CANCELLED: ("requestId",)}
 
 _MASK = "<ignored by mockmcp>"
 _SEGMENT = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]|([^.\[\]]+)')

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp import protocol
+from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.selection import Recordings, Selection
 
@@ -64,7 +65,7 @@ def _compare(
     notes: list[str] = []
     noted: set[str] = set()
     for index, interaction in enumerate(interactions):
-        if interaction.kind != "request":
+        if interaction.kind != REQUEST:
             continue
         key = matcher.key(interaction.method or "", interaction.params)
         pick = selection.request(key)
@@ -94,12 +95,11 @@ def _said(interaction: Interaction, matcher: Matcher) -> list[str]:
     runs (matching's rule; a progress notification's token is the live one)."""
     said = []
     for item in interaction.server:
-        if item.kind == "raw" or not isinstance(item.message, dict):
+        if item.kind == RAW or not isinstance(item.message, dict):
             said.append(f"raw\0{item.stream}\0{item.message}")
             continue
-        method, params = item.message.get("method") or "", item.message.get("params")
-        if method == "notifications/progress" and isinstance(params, dict):
-            params = {key: value for key, value in params.items() if key != "progressToken"}
+        method = item.message.get("method") or ""
+        params = protocol.without_progress_token(method, item.message.get("params"))
         said.append(f"{item.kind}\0{item.stream}\0{matcher.key(method, params)}")
     return said
 

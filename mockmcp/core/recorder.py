@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette import validation
+from mockmcp.cassette import model, validation
 from mockmcp.cassette.model import GET_STREAM, Cassette, Interaction, ServerItem
 
 __all__ = [
@@ -69,7 +69,7 @@ class _Open:
         # In the order the server sent them: items attached at once and items decided later interleave.
         ordered = sorted([*self.server, *extra], key=lambda item: item["seq"])
         # Which stream an item came on matters only to a request, whose own stream is the other choice.
-        keep = self.kind == "request"
+        keep = self.kind == model.REQUEST
         items = tuple(
             ServerItem(i["kind"], i["message"], i.get("response"), i["at"], i.get("stream") if keep else None)
             for i in ordered
@@ -121,7 +121,7 @@ class Recorder:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.REQUEST:
             body = _strip(message)
-            item = _Open("request", body, _round(at))
+            item = _Open(model.REQUEST, body, _round(at))
             self._items.append(item)
             self._in_flight[message["id"]] = item
             self._cancelled.pop(message["id"], None)  # the id is reused: a late answer now belongs to this one
@@ -129,10 +129,10 @@ class Recorder:
             if jsonrpc.is_valid_id(token):
                 self._tokens[token] = item
         elif found.kind == jsonrpc.NOTIFICATION:
-            self._items.append(_Open("notification", _strip(message), _round(at)))
+            self._items.append(_Open(model.NOTIFICATION, _strip(message), _round(at)))
             params = message.get("params")
             if (
-                message["method"] == "notifications/cancelled"
+                message["method"] == protocol.CANCELLED
                 and isinstance(params, dict)
                 and jsonrpc.is_valid_id(params.get("requestId"))
             ):
@@ -163,13 +163,13 @@ class Recorder:
             _answered(self._cancelled.pop(message["id"]), message, at)
             return
         if found.kind == jsonrpc.NOTIFICATION:
-            entry = {"kind": "notification", "message": _strip(message), "at": _round(at), "seq": self._seq}
+            entry = {"kind": model.NOTIFICATION, "message": _strip(message), "at": _round(at), "seq": self._seq}
         elif found.kind == jsonrpc.REQUEST:
-            entry = {"kind": "request", "message": _strip(message), "at": _round(at), "seq": self._seq}
+            entry = {"kind": model.REQUEST, "message": _strip(message), "at": _round(at), "seq": self._seq}
             self._server_requests[message["id"]] = entry
         else:
             # YAML holds text only: bytes that are not UTF-8 are kept as U+FFFD.
-            entry = {"kind": "raw", "message": line.decode("utf-8", "replace"), "at": _round(at), "seq": self._seq}
+            entry = {"kind": model.RAW, "message": line.decode("utf-8", "replace"), "at": _round(at), "seq": self._seq}
         self._seq += 1
         if get:
             entry["stream"] = GET_STREAM
@@ -185,12 +185,8 @@ class Recorder:
         """The client request a server message names, by progress token or subscription id (rules 1, 2)."""
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict):
-            token = params.get("progressToken")
-            if (
-                message.get("method") == "notifications/progress"
-                and jsonrpc.is_valid_id(token)
-                and token in self._tokens
-            ):
+            token = params.get(protocol.PROGRESS_TOKEN)
+            if message.get("method") == protocol.PROGRESS and jsonrpc.is_valid_id(token) and token in self._tokens:
                 return self._tokens[token]
             listen = protocol.meta(params).get(protocol.SUBSCRIPTION_ID_KEY)
             if jsonrpc.is_valid_id(listen) and listen in self._in_flight:
@@ -200,9 +196,9 @@ class Recorder:
     def _idle_owner(self, at: float) -> _Open:
         """Where a server message goes when no client request is in flight (rules 5, 6)."""
         last = self._items[-1] if self._items else None
-        if last is not None and last.kind in ("notification", "server"):
+        if last is not None and last.kind in (model.NOTIFICATION, model.SERVER):
             return last
-        item = _Open("server", None, _round(at))
+        item = _Open(model.SERVER, None, _round(at))
         self._items.append(item)
         return item
 

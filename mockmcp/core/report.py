@@ -7,7 +7,7 @@ plugin reads it through `mockmcp replay --report FILE`).
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import Cassette
+from mockmcp.cassette.model import SERVER, Cassette
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
@@ -122,7 +122,7 @@ class Report:
         return [
             i
             for i, it in enumerate(self.cassette.interactions)
-            if it.kind != "server" and (not several or it.session in used)
+            if it.kind != SERVER and (not several or it.session in used)
         ]
 
     @property

@@ -23,7 +23,7 @@ request over all recorded sessions, so a session moved to goes on from the same 
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import Cassette
+from mockmcp.cassette.model import REQUEST, SERVER, Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.timeline import listen_holds, overtakers
 from mockmcp.namedtuple import NamedTuple
@@ -46,11 +46,11 @@ class Recordings:
         self.listen_holds = listen_holds(cassette.interactions)
         self.overtakers = overtakers(cassette.interactions)
         for i, interaction in enumerate(cassette.interactions):
-            if interaction.kind == "server" or interaction.method is None:
+            if interaction.kind == SERVER or interaction.method is None:
                 continue
-            table = self.requests if interaction.kind == "request" else self.notifications
+            table = self.requests if interaction.kind == REQUEST else self.notifications
             table.setdefault(matcher.key(interaction.method, interaction.params), []).append(i)
-            if interaction.kind == "request":
+            if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
 
 

@@ -7,7 +7,7 @@ read by the replay engine, which holds a message back until what it waits for ha
 from __future__ import annotations
 
 from mockmcp import protocol
-from mockmcp.cassette.model import Interaction
+from mockmcp.cassette.model import NOTIFICATION, REQUEST, SERVER, Interaction
 
 __all__ = ["listen_holds", "overtakers", "response_time"]
 
@@ -25,23 +25,21 @@ def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int],
     holds: dict[tuple[int, int], tuple[int, bool]] = {}
     for i, interaction in enumerate(interactions):
         for j, item in enumerate(interaction.server):
-            if item.kind != "notification" or item.at is None:
+            if item.kind != NOTIFICATION or item.at is None:
                 continue
             if protocol.SUBSCRIPTION_ID_KEY not in protocol.meta(item.message.get("params")):
                 continue
             anchor = None
             for k in range(i + 1, len(interactions)):
                 later = interactions[k]
-                if later.session != interaction.session or later.kind == "server" or later.at is None:
+                if later.session != interaction.session or later.kind == SERVER or later.at is None:
                     continue
                 if later.at > item.at:
                     break
                 anchor = k
             if anchor is not None:
                 answered = response_time(interactions[anchor])
-                to_the_end = interactions[anchor].kind == "notification" or (
-                    answered is not None and answered <= item.at
-                )
+                to_the_end = interactions[anchor].kind == NOTIFICATION or (answered is not None and answered <= item.at)
                 holds[(i, j)] = (anchor, to_the_end)
     return holds
 
@@ -55,7 +53,7 @@ def overtakers(interactions: tuple[Interaction, ...]) -> dict[int, tuple[int, ..
     """
     sessions: dict[int, list[int]] = {}
     for i, interaction in enumerate(interactions):
-        if interaction.kind == "request" and interaction.at is not None and interaction.took is not None:
+        if interaction.kind == REQUEST and interaction.at is not None and interaction.took is not None:
             sessions.setdefault(interaction.session, []).append(i)
     found: dict[int, tuple[int, ...]] = {}
     for indexes in sessions.values():

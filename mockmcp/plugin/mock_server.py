@@ -30,7 +30,7 @@ from mockmcp.errors import UsageError
 from mockmcp.plugin import http_server, keeping, launch
 from mockmcp.plugin.privacy import Privacy
 from mockmcp.plugin.story import render_miss
-from mockmcp.protocol import RecordMode
+from mockmcp.words import RecordMode
 
 __all__ = ["MODES", "MockServer", "MockServers", "Privacy", "check_mode", "server_command"]
 

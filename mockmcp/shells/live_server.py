@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from mockmcp import jsonrpc
+from mockmcp.cassette import model
 from mockmcp.cassette.model import Cassette
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.redact import Redactor
@@ -94,14 +95,14 @@ def drive(cassette: Cassette, command: list[str], timeout: float = 10.0, grace: 
     next_id = 1
     try:
         for interaction in cassette.interactions:
-            if interaction.kind == "server" or interaction.message is None:
+            if interaction.kind == model.SERVER or interaction.message is None:
                 continue
             body = {
                 k: v
                 for k, v in jsonrpc.map_strings(interaction.message, lambda text: minted.get(text, text)).items()
                 if k != "id"
             }
-            if interaction.kind == "notification":
+            if interaction.kind == model.NOTIFICATION:
                 live.send({"jsonrpc": "2.0", **body})
                 continue
             live.send({"jsonrpc": "2.0", "id": next_id, **body})
@@ -147,7 +148,7 @@ def _recorded_answers(cassette: Cassette) -> dict[str, list[dict[str, Any]]]:
     answers: dict[str, list[dict[str, Any]]] = {}
     for interaction in cassette.interactions:
         for item in interaction.server:
-            if item.kind == "request" and item.response is not None:
+            if item.kind == model.REQUEST and item.response is not None:
                 answers.setdefault(item.message["method"], []).append(item.response)
     return answers
 

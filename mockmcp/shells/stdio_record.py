@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 
 from mockmcp.core.redact import Redactor
+from mockmcp.errors import UsageError
 from mockmcp.shells.journal import Journal
 from mockmcp.shells.toolkit import LineSplitter, Signals, stop_child, wait_exit, write_all
 
@@ -191,8 +192,6 @@ def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: f
     try:
         proxy = _Proxy(command, journal, redactor, grace)
     except OSError as exc:
-        from mockmcp.errors import UsageError
-
         raise UsageError(
             f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`"
         ) from None

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mockmcp import protocol
-from mockmcp.cassette.model import KNOBS, Cassette, Interaction
-from mockmcp.core.explain import label
+from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction
+from mockmcp.core.explain import describe_differences, label
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
@@ -70,12 +70,12 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
     minted = frozenset(minted_values(recorded) | minted_values(other))
     pending: dict[str, list[int]] = {}
     for position, interaction in enumerate(other.interactions):
-        if interaction.kind != "server":
+        if interaction.kind != SERVER:
             pending.setdefault(_key(matcher, interaction, minted), []).append(position)
     offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
     entries = []
     for i, interaction in enumerate(recorded.interactions):
-        if interaction.kind == "server":
+        if interaction.kind == SERVER:
             continue
         queue = pending.get(_key(matcher, interaction, minted))
         j = queue.pop(0) if queue else None
@@ -112,8 +112,6 @@ def _judge(
     sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
     if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
         return Entry(SAME, i, j, what)
-    from mockmcp.core.explain import describe_differences  # deferred: deepdiff only when something differs
-
     found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
     found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
     return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))
@@ -123,12 +121,10 @@ def _server_messages(matcher: Matcher, interaction: Interaction) -> list[Any]:
     """What the server sent during an interaction, as compared: no ids, no progress tokens, no volatile _meta."""
     out: list[Any] = []
     for item in interaction.server:
-        if item.kind == "raw":
+        if item.kind == RAW:
             out.append({"raw": item.message})
             continue
-        params = item.message.get("params")
-        if item.message["method"] == "notifications/progress" and isinstance(params, dict):
-            params = {k: v for k, v in params.items() if k != "progressToken"}
+        params = protocol.without_progress_token(item.message["method"], item.message.get("params"))
         out.append({item.kind: item.message["method"], "params": matcher.normalize("", params)})
     return out
 
@@ -157,7 +153,7 @@ def minted_values(cassette: Cassette) -> set[str]:
     seen: set[str] = set()
     echoed: set[str] = set()
     for interaction in cassette.interactions:
-        if interaction.kind != "server":
+        if interaction.kind != SERVER:
             echoed |= seen & _strings(interaction.params, any_key=True)
         seen |= _strings((interaction.response or {}).get("result"), any_key=False)
     return echoed
@@ -183,7 +179,7 @@ def _mask(value: Any, minted: frozenset[str]) -> Any:
     return map_strings(value, lambda text: "<minted>" if text in minted else text)
 
 
-_NO_KNOBS = Interaction("request")  # every knob at its default
+_NO_KNOBS = Interaction(REQUEST)  # every knob at its default
 _ANSWER = ("server", "response", "raw_response", "took")  # what the live session gives an interaction
 
 

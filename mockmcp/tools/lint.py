@@ -25,14 +25,14 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from mockmcp import protocol
+from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import shapes, validation, yamlfile
-from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
-from mockmcp.protocol import Place, render_place
 from mockmcp.tools.secrets_scan import FIX, scan
+from mockmcp.words import Place, render_place
 
 __all__ = [
     "ERROR",
@@ -51,9 +51,9 @@ WARNING = "warning"
 _RESULT_TYPES = ("complete", "input_required")
 _MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
 _RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
-# JSON-RPC reserves -32768..-32000 and defines these; -32000..-32099 is left to implementations
-# (MCP's own -32002 and -32020..-32022 sit inside it, and so does mockmcp's -32042).
-_DEFINED_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022})
+# JSON-RPC reserves -32768..-32000 and defines its own codes; -32000..-32099 is left to
+# implementations (MCP's codes sit inside it, and so does mockmcp's NO_MATCH).
+_DEFINED_CODES = jsonrpc.CODES | protocol.CODES
 _ID_FIX = "remove `id` (replay answers under the caller's id) or copy the request's id"
 
 
@@ -243,7 +243,7 @@ def _check_era_key(interaction: Interaction, place: Place, eras: dict[str, str |
     """A request of a session that speaks only 2026-07-28 must name its version, as such a host's do: the
     era is part of what replay matches on (see `matching.Matcher.key`), so without it no such host's
     request ever matches this one."""
-    if interaction.kind != "request" or protocol.HANDSHAKE in eras or protocol.STATELESS not in eras:
+    if interaction.kind != REQUEST or protocol.HANDSHAKE in eras or protocol.STATELESS not in eras:
         return
     if protocol.params_era(interaction.params) == protocol.STATELESS:
         return
@@ -294,10 +294,10 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision
     if item.stream is not None and stateless:
         problem = f"`stream: {item.stream}` in the {protocol.STATELESS_VERSION} era, which has no GET stream"
         yield _Issue(place + ("stream",), WARNING, problem, "remove `stream`: replay sends it on the request's stream")
-    if item.kind == "raw":
+    if item.kind == RAW:
         return  # an exact line, meant to be whatever the user wrote
     yield from _check_message(item.message, place + (item.kind,), revision)
-    if item.kind == "request" and stateless:
+    if item.kind == REQUEST and stateless:
         problem = f"a server-to-client request in the {protocol.STATELESS_VERSION} era, which has none"
         yield _Issue(
             place + ("request",),

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import yaml
 
-from mockmcp.protocol import Place
+from mockmcp.words import Place
 
 __all__ = ["FIX", "SHOWN", "Secret", "scan"]
 

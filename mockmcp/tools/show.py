@@ -17,12 +17,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TextIO
 
 from mockmcp import protocol
-from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import NOTIFICATION, RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import load
 from mockmcp.errors import UsageError
 from mockmcp.tools.summary import PARAMS, RESULTS, summarize
@@ -111,10 +112,10 @@ def _counts(cassette: Cassette) -> list[_Span]:
     items = cassette.interactions
     replies = [item.response for item in items] + [s.response for item in items for s in item.server]
     results = [r["result"] for r in replies if r is not None and "result" in r]
-    faults = sum(len(_client_marks(i)) + len(_reply_marks(i)) + sum(s.kind == "raw" for s in i.server) for i in items)
+    faults = sum(len(_client_marks(i)) + len(_reply_marks(i)) + sum(s.kind == RAW for s in i.server) for i in items)
     counts = [
-        (sum(i.kind == "request" for i in items), "request", ""),
-        (sum(i.kind == "notification" for i in items), "notification", ""),
+        (sum(i.kind == REQUEST for i in items), "request", ""),
+        (sum(i.kind == NOTIFICATION for i in items), "notification", ""),
         (sum(len(i.server) for i in items), "server message", ""),
         (sum(r is not None and "error" in r for r in replies), "error", "error"),
         (sum(isinstance(r, dict) and r.get("isError") is True for r in results), "tool error", "tool"),
@@ -148,10 +149,10 @@ def _server_lines(item: ServerItem, layout: _Layout, index: str, unsolicited: bo
     if item.stream is not None:  # sent on the session's GET stream, not on its request's (Streamable HTTP)
         tail.append(("  (on the GET stream)", "dim"))
     head = _head(layout, item.at, index, layout.symbols.to_client)
-    if item.kind == "raw":
+    if item.kind == RAW:
         return [_Line(head, [(f"raw: {item.message}", "fault")], tail + _marks(layout, ["not JSON"]))]
     lines = [_Line(head, _message(item.message), tail)]
-    if item.kind == "request":
+    if item.kind == REQUEST:
         answer = (
             [("no answer recorded", "dim")] if item.response is None else _reply(item.message["method"], item.response)
         )
@@ -181,7 +182,7 @@ def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line
     )
     for server in item.server:
         lines += _server_lines(server, layout, index if not lines else "", item.message is None)
-    if item.kind == "request":
+    if item.kind == REQUEST:
         lines.append(_response_line(item, layout))
     if lines and _client_marks(item):  # delay and times act on the whole interaction: marked on its first line
         lines[0] = lines[0]._replace(tail=lines[0].tail + _marks(layout, _client_marks(item)))
@@ -293,8 +294,6 @@ def want_color(choice: str, stream: TextIO, environ: Mapping[str, str]) -> bool:
 
 def print_show(path: str, color: str = "auto", width: int | None = None) -> None:
     """`mockmcp show`: the transcript on stdout, sized and coloured for it, in symbols its encoding has."""
-    import shutil
-
     out = sys.stdout
     encoding, symbols = out.encoding or "utf-8", "".join(_UNICODE)
     ascii_only = symbols.encode(encoding, "replace").decode(encoding) != symbols

@@ -109,11 +109,11 @@ PARAMS: dict[str, Callable[[Any], str]] = {
     "elicitation/create": lambda p: f"{p.get('mode', 'form')}: {p['message']}",
     "initialize": lambda p: f"protocol {p['protocolVersion']}, client {_who(p['clientInfo'])}",
     "logging/setLevel": lambda p: str(p["level"]),
-    "notifications/cancelled": lambda p: (
+    protocol.CANCELLED: lambda p: (
         f"request {_compact(p['requestId'])}" + (f": {p['reason']}" if p.get("reason") else "")
     ),
     "notifications/message": _log,
-    "notifications/progress": _progress,
+    protocol.PROGRESS: _progress,
     "notifications/resources/updated": lambda p: str(p["uri"]),
     "prompts/get": _named,
     "resources/read": lambda p: str(p["uri"]),
@@ -149,7 +149,8 @@ def _quiet(data: Any) -> Any:
     out = {k: v for k, v in data.items() if k not in ("cacheScope", "ttlMs") and (k, v) != ("resultType", "complete")}
     meta = out.pop("_meta", None)
     if isinstance(meta, dict):
-        meta = {k: v for k, v in meta.items() if not k.startswith(protocol.SPEC_PREFIX) and k != "progressToken"}
+        own = (k for k in meta if not k.startswith(protocol.SPEC_PREFIX) and k != protocol.PROGRESS_TOKEN)
+        meta = {k: meta[k] for k in own}
     return out if not meta else {**out, "_meta": meta}
 
 

@@ -1,0 +1,142 @@
+"""`mockmcp replay`, the command on the launch path: a host's test suite starts it once per test.
+
+It follows the start-up rules (docs/architecture.md, "Start-up"): what a replay over stdio of a cached
+cassette uses is imported here; what only some replays use (a journal beside the cassette, a report
+file, redaction, HTTP) is imported where it is used. It prints its diagnostics to stderr and raises
+MockmcpError subclasses; it never exits.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+from mockmcp.cassette import store as cassettes
+from mockmcp.cassette.files import atomic_write, journal_path
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Replay
+from mockmcp.core.report import Report
+from mockmcp.errors import StrictFailure, UsageError
+from mockmcp.shells.stdio_replay import serve
+from mockmcp.shells.toolkit import Signals
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from mockmcp.cassette.model import Cassette
+    from mockmcp.core.redact import Redactor
+
+__all__ = ["address", "note", "replay_cassette"]
+
+
+def note(text: str) -> None:
+    """One diagnostic line on stderr, as every command says it."""
+    print(f"mockmcp: {text}", file=sys.stderr, flush=True)
+
+
+def replay_cassette(
+    cassette: str,
+    ignores: tuple[str, ...] = (),
+    strict: bool = False,
+    report_path: str | None = None,
+    timing: float = 0.0,
+    listen: tuple[str, int] | None = None,
+    allow_hosts: tuple[str, ...] = (),
+) -> int:
+    """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
+    report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
+
+    Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
+    128 + the signal number when SIGINT or SIGTERM ended the session.
+    """
+    matcher = Matcher.build(ignores)
+    recorded = cassettes.load(cassette)
+    if os.path.exists(journal_path(cassette)):
+        note(_journal_note(cassette, journal_path(cassette)))
+    redactor = _recorded_redactor(recorded.meta)
+    # The cassette lives as long as the process and holds no garbage: keep the collector from
+    # walking it again and again, which would make answering slower the bigger the cassette.
+    # (The launcher may have turned the collector off while starting up: it is on from here.)
+    gc.freeze()
+    gc.enable()
+    # A host ends a server by closing stdin (or the plugin its HTTP one by SIGTERM), maybe signalling again:
+    # signals stay caught until the report is written, so the report is always written.
+    if listen is not None:
+        with Signals():  # the serving loop catches the first signal; this one, any that come after it
+            reports = _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts)
+            report, status = Report.combine(recorded, reports), 0
+            _write_report(report, report_path)
+    else:
+        with Signals() as signals:
+            engine = Replay(recorded, matcher, redactor, timing)
+            status = serve(engine, signals=signals)
+            report = engine.report
+            _write_report(report, report_path)
+    if strict and not report.strict_ok:
+        raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
+    return status
+
+
+def _journal_note(cassette: str, journal: str) -> str:
+    """What replay says of a journal beside its cassette: a recording running now, or one interrupted."""
+    from mockmcp.shells.journal import holder
+
+    live = holder(journal)
+    if live is not None:
+        return f"a recording of {cassette} is running (process {live or 'unknown'}); replaying the cassette as it was"
+    return f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette"
+
+
+def _write_report(report: Report, report_path: str | None) -> None:
+    """The --report file (written first: stderr may be a pipe nobody reads), then the summary on stderr."""
+    if report_path:
+        # {pid} lets one --report option serve a host that launches the server several times.
+        atomic_write(
+            report_path.replace("{pid}", str(os.getpid())),
+            report.json_text(),
+        )
+    print(report.summary(), file=sys.stderr, flush=True)
+
+
+def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
+    """The redaction rules the cassette was recorded with, if any (most have none: no import then)."""
+    if not meta.get("redact"):
+        return None
+    from mockmcp.core.redact import Redactor
+
+    return Redactor.from_meta(meta, os.environ)
+
+
+def _serve_http(
+    cassette: Cassette,
+    matcher: Matcher,
+    redactor: Redactor | None,
+    timing: float,
+    listen: tuple[str, int],
+    allow_hosts: tuple[str, ...],
+) -> list[Report]:
+    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
+    try:
+        from mockmcp.shells.http11 import serve_until_signalled
+        from mockmcp.shells.http_replay import HttpReplay
+    except ImportError as exc:
+        raise UsageError(
+            f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
+        ) from None
+    try:
+        server = HttpReplay(cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
+        ) from None
+    note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
+    serve_until_signalled(server)
+    return server.shutdown()
+
+
+def address(listen: tuple[str, int]) -> str:
+    """HOST:PORT as a person writes it ([HOST]:PORT for IPv6)."""
+    host, port = listen
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
