@@ -436,3 +436,21 @@ def test_the_error_example_is_what_mockmcp_says() -> None:
     finding = lint.lint_text(mistake, "c.yaml")[0]
     assert example[0].endswith(f".respnse: {finding.problem}")
     assert example[1] == f"  how to fix: {finding.fix}"
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_between_pages_resolve() -> None:
+    for page in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            assert linked.exists(), f"{page.relative_to(ROOT)}: a link to {target}, which is not there"
+            if anchor:
+                headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
+                assert anchor in [slug(h) for h in headings], f"{page.relative_to(ROOT)}: no heading for {target}"
