@@ -122,6 +122,8 @@ def test_click_builds_replay_from_the_table() -> None:
     for param in options.REPLAY:
         assert all(flag in help_text for flag in param.flags)
         assert param.help[:30] in " ".join(help_text.split())
+    summary = " ".join(help_text.split("\n\n")[1].split())
+    assert summary == "Serve CASSETTE as an MCP server over stdio, or over Streamable HTTP with --http."
 
 
 @pytest.mark.parametrize(

@@ -164,7 +164,7 @@ async def test_unmatched_call_is_a_protocol_error_that_explains_itself(tmp_path:
 
 
 def test_the_example_host_replays_the_time_server_cassette() -> None:
-    """The README's record-then-replay walk-through, replay half: cassettes/time.yaml came from mcp-server-time."""
+    """docs/cli.md's recording of the time server, replay half: cassettes/time.yaml came from mcp-server-time."""
     convert = '{"source_timezone": "Europe/London", "time": "12:00", "target_timezone": "Asia/Tokyo"}'
     proc = subprocess.run(
         [

@@ -26,7 +26,7 @@ def test_all_is_sorted_and_complete(name: str) -> None:
 
 
 # The layers, lowest first: a module imports from its own layer and the ones below, never above, so
-# the folders show the architecture (see the README's map). Every import counts, deferred ones too.
+# the folders show the architecture (see the map in docs/architecture.md). Every import counts, deferred ones too.
 LAYERS = {
     "ground": 0,  # mockmcp/{errors,jsonrpc,protocol,words,namedtuple}.py and the package itself
     "cassette": 1,

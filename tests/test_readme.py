@@ -1,10 +1,13 @@
-"""The README runs as written: every fenced block of it (but the architecture section's) is checked here.
+"""The documentation runs as written: every fenced block of README.md and docs/*.md is checked here.
 
 Commands run from a copy of the checkout's examples, cassettes, benchmarks and test servers (so a command
 that writes a file writes it there), with `python`, `mockmcp` and `pytest` on PATH meaning this interpreter
 and this mockmcp. A block `$ COMMAND` followed by lines is a sample of what the command prints on stdout,
-compared line for line with what it prints. Every other block is claimed by one test below, by a line of it
-(`CLAIMS`); a new block that nothing claims fails `test_every_block_is_checked`.
+compared line for line with what it prints. A `text` block is a picture (the architecture's maps) and holds
+no command; a YAML block after a `<!-- recipe: NAME -->` line is a recipe of the faults cookbook, which
+tests/test_cookbook.py replays. Every other block is claimed by one test below, by a line of it (`CLAIMS`);
+a new block that nothing claims fails `test_every_block_is_checked`. A block repeated byte for byte on
+another page (the README's pytest example, say) is the same example, and is run once.
 """
 
 from __future__ import annotations
@@ -29,12 +32,18 @@ import yaml
 from conftest import ROOT, child_env
 from demo_host import SESSION
 from mcp import Client
+from test_cookbook import RECIPES
+
+import mockmcp
+from mockmcp.cli.app import cli
+from mockmcp.plugin.naming import MARKER_ARGUMENTS
+from mockmcp.tools import lint
 
 README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 TIMEOUT = 60  # seconds, for every command a block runs
-UNCHECKED_SECTION = "## Architecture"  # a map of the package, with no commands in it
 
-# A line of each block that is not a `$ COMMAND` sample, and the test that checks that block.
+# A line of each block that is neither a `$ COMMAND` sample, a picture nor a recipe, and the test that checks it.
 CLAIMS = {
     "python3 -m venv .venv": "test_quick_start",
     "mockmcp record -o my-notes.yaml": "test_record_then_replay",
@@ -51,46 +60,55 @@ CLAIMS = {
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
     "python benchmarks/bench_replay.py": "test_benchmarks",
+    "version: 1                       # required": "test_the_cassette_format_examples",
+    "framing: sse": "test_the_cassette_format_examples",
+    "# yaml-language-server: $schema=": "test_the_cassette_format_examples",
+    "interactions[2].respnse: unknown key": "test_the_error_example_is_what_mockmcp_says",
 }
 
 
 class Block(NamedTuple):
+    doc: str  # the page, as a path from the checkout
     lang: str
     text: str
-    line: int  # of the block's first line in README.md
+    line: int  # of the block's first line in the page
+    recipe: bool  # after a `<!-- recipe: NAME -->` line
 
     def __str__(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.doc}:{self.line}"
 
 
-def readme_blocks() -> list[Block]:
-    """The fenced blocks of the README, outside the architecture section."""
+def doc_blocks(path: Path) -> list[Block]:
+    """The fenced blocks of one page."""
     blocks: list[Block] = []
-    lines = README.read_text(encoding="utf-8").splitlines()
-    section, fence = "", None
+    name = path.relative_to(ROOT).as_posix()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    fence = None
     for number, line in enumerate(lines, 1):
-        if fence is None and line.startswith("## "):
-            section = line
-        elif line.startswith("```"):
+        if line.startswith("```"):
             if fence is None:
-                fence = (line[3:].strip(), number + 1)
+                recipe = number > 1 and lines[number - 2].startswith("<!-- recipe: ")
+                fence = (line[3:].strip(), number + 1, recipe)
             else:
-                lang, start = fence
-                if not section.startswith(UNCHECKED_SECTION):
-                    blocks.append(Block(lang, "\n".join(lines[start - 1 : number - 1]), start))
+                lang, start, recipe = fence
+                blocks.append(Block(name, lang, "\n".join(lines[start - 1 : number - 1]), start, recipe))
                 fence = None
-    assert fence is None, f"README.md:{fence[1] - 1}: a fenced block that never ends"
+    assert fence is None, f"{name}:{fence[1] - 1}: a fenced block that never ends"
     return blocks
 
 
-BLOCKS = readme_blocks()
-SAMPLES = [block for block in BLOCKS if block.text.startswith("$ ")]
+BLOCKS = [each for page in DOCS for each in doc_blocks(page)]
+SAMPLES = [b for n, b in enumerate(BLOCKS) if b.text.startswith("$ ") and b.text not in [a.text for a in BLOCKS[:n]]]
+PICTURES = [b for b in BLOCKS if b.lang == "text"]
+CLAIMED = [b for b in BLOCKS if not b.text.startswith("$ ") and b.lang != "text" and not b.recipe]
+ALL_TEXT = "\n".join(page.read_text(encoding="utf-8") for page in DOCS)
 
 
 def block(claim: str) -> Block:
-    found = [b for b in BLOCKS if claim in b.text and not b.text.startswith("$ ")]
-    assert len(found) == 1, f"{len(found)} README blocks hold {claim!r}: {[str(b) for b in found]}"
-    return found[0]
+    """The one block holding claim (a block repeated byte for byte on several pages counts once)."""
+    found = {b.text: b for b in reversed(CLAIMED) if claim in b.text}
+    assert len(found) == 1, f"{len(found)} different blocks hold {claim!r}: {[str(b) for b in found.values()]}"
+    return next(iter(found.values()))
 
 
 def commands(shell: Block) -> list[str]:
@@ -179,16 +197,50 @@ def recorded_session() -> str:
 
 
 def test_every_block_is_checked() -> None:
-    assert len(BLOCKS) >= 10, "the README's blocks were not found"
-    for each in BLOCKS:
-        if each.text.startswith("$ "):
-            continue
+    assert len(CLAIMED) >= 15 and len(SAMPLES) >= 5, "the pages' blocks were not found"
+    for each in CLAIMED:
         claims = [claim for claim in CLAIMS if claim in each.text]
         assert claims, f"{each}: no test checks this block: add a line of it to CLAIMS in {Path(__file__).name}"
         assert len({CLAIMS[claim] for claim in claims}) == 1, f"{each}: claimed by several tests: {claims}"
     for claim, test in CLAIMS.items():
         block(claim)  # each claim names exactly one block
         assert callable(globals().get(test)), f"CLAIMS names {test}, which is not a test of this module"
+
+
+def test_pictures_hold_no_commands_and_recipes_are_the_cookbooks() -> None:
+    for each in PICTURES:
+        commands = [line for line in each.text.splitlines() if line.startswith(("$ ", "mockmcp ", "python "))]
+        assert not commands, f"{each}: a picture holds commands, which nothing would run: {commands}"
+    recipes = [b for b in BLOCKS if b.recipe]
+    assert {b.doc for b in recipes} == {"docs/faults.md"}
+    assert sorted(b.text + "\n" for b in recipes) == sorted(RECIPES.values()), "test_cookbook.py reads other recipes"
+
+
+def test_each_command_and_option_is_documented() -> None:
+    """docs/cli.md has a section per command naming each of its options, and the README a line per command."""
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^## (.*?)\n(.*?)(?=^## |\Z)", page, re.S | re.M))
+    assert sorted(cli.commands) == ["diff", "lint", "record", "recover", "replay", "schema", "show", "verify"]
+    for name, command in cli.commands.items():
+        heading = next((h for h in sections if f"`mockmcp {name}`" in h), None)
+        assert heading, f"docs/cli.md: no section `## ... mockmcp {name} ...`"
+        line = re.search(rf"^\| `mockmcp {name}[ `]", README.read_text(encoding="utf-8"), re.M)
+        assert line, f"README.md: no line for mockmcp {name} in its table of commands"
+        for param in command.params:
+            for flag in param.opts:
+                if flag.startswith("-") and flag != "--help":
+                    assert f"`{flag}" in sections[heading], f"docs/cli.md, {heading}: {flag} is not explained"
+
+
+def test_each_plugin_option_is_documented() -> None:
+    page = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
+    source = (ROOT / "mockmcp" / "plugin" / "pytest_plugin.py").read_text(encoding="utf-8")
+    names = re.findall(r'add(?:option|ini)\(\s*"([-\w]+)"', source)
+    assert "--mockmcp-record" in names and "mockmcp_ignore" in names
+    for name in names:
+        assert f"`{name}" in page, f"docs/pytest.md: {name} is not explained"
+    for argument in MARKER_ARGUMENTS:
+        assert f"`{argument}=`" in page, f"docs/pytest.md: the marker argument {argument}= is not explained"
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[str(sample) for sample in SAMPLES])
@@ -209,7 +261,11 @@ def test_quick_start(checkout: Path) -> None:
     assert demo.returncode == 0, demo.stderr
     assert "remember to buy milk" in demo.stdout and "played 6 of 6 interactions" in demo.stdout
     # `python -m pytest` is this very suite; the install steps (a fresh virtual environment, packages from
-    # the index) are what `.ci/run` does on a clean clone, so they are checked there, not here.
+    # the index) are what `.ci/run` does on a clean clone, so they are checked there, not here: CI runs the
+    # README's test command byte for byte.
+    suite = commands(block("python3 -m venv .venv"))[1].split(" && ", 2)[2]
+    assert suite.startswith("python -m pip install")
+    assert (ROOT / ".ci" / "run").read_text().splitlines()[-1] == suite
 
 
 @pytest.mark.slow
@@ -293,8 +349,8 @@ async def test_record_over_http(checkout: Path) -> None:
 @pytest.mark.slow
 def test_the_pytest_example(checkout: Path) -> None:
     (checkout / "tests" / "test_notes.py").write_text(block("# what to record from").text + "\n")
-    named = re.search(r"`(tests/cassettes/test_notes/\S+\.yaml)`", README.read_text(encoding="utf-8"))
-    assert named, "the README names the example's cassette"
+    named = re.search(r"`(tests/cassettes/test_notes/\S+\.yaml)`", ALL_TEXT)
+    assert named, "the docs name the example's cassette"
     first, second = commands(block("pytest --mockmcp-record=once"))
     recorded = run(first, checkout)
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
@@ -311,7 +367,7 @@ def test_the_pytest_multi_server_example(checkout: Path) -> None:
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     folder = checkout / "tests" / "cassettes" / "test_agent" / "test_plans_the_day[asyncio]"
     assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
-    assert "test_plans_the_day[asyncio]/notes.yaml" in README.read_text(encoding="utf-8")
+    assert "test_plans_the_day[asyncio]/notes.yaml" in ALL_TEXT
     replayed = run("pytest tests/test_agent.py", checkout)
     assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
 
@@ -360,3 +416,41 @@ def test_benchmarks(checkout: Path) -> None:
         done = run(f"{command.split('#')[0].strip()} {smaller[script]}", checkout)
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
         assert "wall time" in done.stdout
+
+
+def test_the_cassette_format_examples(tmp_path: Path) -> None:
+    """docs/cassette-format.md's complete example loads; its meta.http loads; the schema line is what mockmcp writes."""
+    example = mockmcp.loads(block("version: 1                       # required").text, "example.yaml")
+    methods = [each.method for each in example.interactions]
+    assert methods == ["initialize", "notifications/initialized", "tools/call", None]
+    framing = mockmcp.loads("version: 1\n" + block("framing: sse").text + "\ninteractions: []\n", "framing.yaml")
+    assert framing.meta["http"]["framing"] == "sse"
+    mockmcp.save(example, str(tmp_path / "saved.yaml"))
+    first = (tmp_path / "saved.yaml").read_text().splitlines()[0]
+    assert first == block("# yaml-language-server: $schema=").text
+
+
+def test_the_error_example_is_what_mockmcp_says() -> None:
+    example = block("interactions[2].respnse: unknown key").text.splitlines()
+    mistake = "version: 1\ninteractions:\n- request: {method: ping}\n  respnse: {result: {}}\n"
+    finding = lint.lint_text(mistake, "c.yaml")[0]
+    assert example[0].endswith(f".respnse: {finding.problem}")
+    assert example[1] == f"  how to fix: {finding.fix}"
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_between_pages_resolve() -> None:
+    for page in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            assert linked.exists(), f"{page.relative_to(ROOT)}: a link to {target}, which is not there"
+            if anchor:
+                headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
+                assert anchor in [slug(h) for h in headings], f"{page.relative_to(ROOT)}: no heading for {target}"

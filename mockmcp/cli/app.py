@@ -109,10 +109,11 @@ def replay(
     listen: tuple[str, int] | None,
     allow_hosts: tuple[str, ...],
 ) -> None:
-    """Serve CASSETTE as an MCP server over stdio.
+    """Serve CASSETTE as an MCP server over stdio, or over Streamable HTTP with --http.
 
     Requests are matched by method and params, never by id, and answered with the recorded
-    response under the caller's id. A summary goes to stderr when the host closes stdin.
+    response under the caller's id. A summary goes to stderr when the session ends: over stdio
+    when the host closes stdin, over HTTP at SIGINT or SIGTERM.
     """
     status = replay_cassette(cassette, ignores, strict, report_path, timing, listen, allow_hosts)
     if status:
@@ -202,11 +203,12 @@ def record(
     upstream_timeout: float,
     command: tuple[str, ...],
 ) -> None:
-    """Run COMMAND as the server, proxy stdio to it, and record the session into a cassette.
+    """Record a session into a cassette: run COMMAND as the server and proxy stdio to it, or proxy HTTP.
 
-    Launch `mockmcp record -o CASSETTE -- SERVER ARGS...` from the host instead of the server.
-    Every line is forwarded unchanged both ways; the cassette is written atomically when the
-    session ends. The default mode, once, never replaces a cassette that exists.
+    Launch `mockmcp record -o CASSETTE -- SERVER ARGS...` from the host instead of the server, or
+    run `mockmcp record -o CASSETTE --http-target URL` and point the host at the proxy. Every
+    message is forwarded unchanged both ways; the cassette is written atomically when the session
+    ends. The default mode, once, never replaces a cassette that exists.
     """
     if (target is None) == (not command):
         raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")

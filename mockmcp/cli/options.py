@@ -97,7 +97,13 @@ REPLAY = (
         metavar="PATH",
         multiple=True,
     ),
-    Param("strict", ("--strict",), "flag", "Exit 1 when a request missed or a recorded interaction was never played."),
+    Param(
+        "strict",
+        ("--strict",),
+        "flag",
+        "Exit 1 when a request missed, a recorded interaction was never played, the host answered a server "
+        "request otherwise than recorded, or a server request was withheld.",
+    ),
     Param(
         "report_path",
         ("--report",),

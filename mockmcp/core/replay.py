@@ -45,7 +45,7 @@ __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
 
 # Value types on the start-up path are NamedTuples: defining one costs a sixth of a frozen,
-# slotted dataclass, and replay's start-up time is a feature (see the README's architecture).
+# slotted dataclass, and replay's start-up time is a feature (see docs/architecture.md, Start-up rules).
 # They are `mockmcp.namedtuple`'s, which builds them without importing typing.
 
 
