@@ -15,7 +15,7 @@ From 2026-07-28 there is no handshake: every request names its version in
 "auto" mode that probes `server/discover`, is refused (-32601) and falls back to `initialize` shows
 only the handshake era, because a refused probe is no evidence.
 
-It imports only the standard library: it is on every command's start-up path.
+It imports only the standard library: it is on the launch path (docs/architecture.md, "Start-up rules").
 """
 
 from __future__ import annotations

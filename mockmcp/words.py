@@ -2,7 +2,7 @@
 
 MCP's vocabulary is `protocol`'s; these are the words mockmcp itself uses everywhere, in its
 options and its messages (as vcrpy keeps its record modes apart from HTTP's facts). It imports only
-the standard library and `mockmcp.errors`: it is on every command's start-up path.
+the standard library and `mockmcp.errors`: it is on the launch path (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,24 @@ LAUNCHERS.append(
         marks=pytest.mark.skipif(SCRIPT is None, reason="no mockmcp console script next to this Python"),
     )
 )
+
+
+def launch_path() -> set[str]:
+    """The launch path's modules as docs/architecture.md lists them (its "Start-up rules", one `- ` line each)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Start-up rules", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^- `(mockmcp[\w.]*)`$", section, flags=re.M)
+    assert len(listed) == len(set(listed)), "a module is listed twice"
+    return set(listed)
+
+
+def test_a_cached_replay_imports_the_launch_path_the_docs_list(warm_cache: Path) -> None:
+    imports, _answer = replay(MOCKMCP, warm_cache)
+    imported = {m for m in imports.modules if m.split(".")[0] == "mockmcp"}
+    assert imported == launch_path(), (
+        f"imported but not listed: {sorted(imported - launch_path())}; "
+        f"listed but not imported: {sorted(launch_path() - imported)}"
+    )
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)

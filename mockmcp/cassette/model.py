@@ -1,8 +1,7 @@
 """The cassette model: a recorded MCP session as frozen data. The format's story: docs/cassette-format.md.
 
-The types are NamedTuples, immutable like frozen dataclasses, because they are defined on every
-replay's start-up path, where a NamedTuple costs a sixth of a frozen, slotted dataclass (and
-`mockmcp.namedtuple`'s, which mypy reads as typing's, spares that path importing typing).
+The types are immutable NamedTuples: the model is on the launch path (docs/architecture.md,
+"Start-up rules").
 
 The model checks nothing itself and imports nothing that does (`validation` imports the model,
 never the other way round). Plain data (a file's, a test's) becomes a Cassette through the one

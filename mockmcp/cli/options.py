@@ -8,7 +8,7 @@ parser refuses, `--http`, `--`, another command. The click command is built from
 (`mockmcp.cli.app`), and click's parameter types call the same parsers, so help, errors and values
 cannot drift apart; tests/test_cli.py checks that the two readers agree on a table of command lines.
 
-This module imports nothing costly: it is on the launch path.
+It is on the launch path (docs/architecture.md, "Start-up rules").
 """
 
 from __future__ import annotations
