@@ -7,19 +7,16 @@ recorded server message in order, then the response. A job pauses at a delay (un
 calls `wake`) or at a server-to-client request (until the host's answer arrives through
 `receive`), so a waiting job never holds up any other: each request is answered when it arrives.
 
-Matching is by key (see `matching`), and which recording of a key answers is `selection`'s: the
-same request asked again gets its recordings in order, each played `times` times, then the last
-one again or, with `after: unmatched`, a no-match error. Unsolicited server messages are released
-once the client interaction recorded just before them has played, or at start-up when nothing
-preceded them. A 2026-07-28 listen event is held the same way: its listen's job parks before it
-until the client interaction recorded last before it (by the recorded times), which caused it,
-has played, or, when that one was still in flight as the event came, has begun.
-
-Answers keep their recorded order. When the server answered a request that came while another was
-in flight before that other one (a fast call behind a slow one), the slower one's reply waits until
-the faster one has been answered (or cancelled) here too, or at most as long as the server took to
-answer it, for a host that does not ask the faster one this time. With `--timing`, the recorded
-times keep the order by themselves.
+Each policy has its own room, and this module plays jobs by what they say. Matching is by key
+(`matching`), and which recording of a key answers is `selection`'s: the same request asked again
+gets its recordings in order, each played `times` times, then the last one again or, with `after:
+unmatched`, a no-match error. What waits for what is `ordering`'s: unsolicited server messages
+until the interaction recorded before them has played, a 2026-07-28 listen event until what
+caused it has, a reply the recording gave after a faster call's until that one is answered (or the
+server's time is up; with `--timing`, the recorded times keep the order by themselves). What a
+server of the recorded revision answers where the cassette is silent (a ping, an opening of the
+other era, a host declaring other capabilities) is `emulation`'s; which recording goes on when the
+host answers a server request otherwise is `branching`'s.
 
 The engine serves one live session; over HTTP each live session has its own, all sharing one
 index of the recordings (`Recordings`).
@@ -29,7 +26,10 @@ from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.core import emulation
+from mockmcp.core.branching import answered_otherwise, left_behind
 from mockmcp.core.matching import Matcher, answer_body, canonical
+from mockmcp.core.ordering import GO, HELD, Ordering
 from mockmcp.core.report import Mismatch, Report, Withheld
 from mockmcp.core.selection import Recordings, Selection
 from mockmcp.core.timeline import response_time
@@ -106,9 +106,7 @@ class _Job:
     __slots__ = (
         "batch",
         "clock",
-        "holding",
         "id",
-        "in_order",
         "index",
         "interaction",
         "reply_id",
@@ -131,8 +129,6 @@ class _Job:
         self.waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
         self.clock = interaction.at  # with recorded timing: the recorded time reached so far
         self.slept = -1  # with recorded timing: the step whose wait is over
-        self.holding = False  # the reply waits for requests the recording answered before it
-        self.in_order = False  # the reply may go: what the recording answered before it has been (or time is up)
 
 
 class Replay:
@@ -158,16 +154,9 @@ class Replay:
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions = self.selection.sessions
-        self._unsolicited: dict[int | None, list[int]] = {}
         shared = self.selection.recordings
-        self._holds = shared.listen_holds  # (interaction, server item) -> what it waits for
-        # interaction -> later requests the recording answered before it; --timing keeps that order by itself
-        self._overtakers = {} if timing else shared.overtakers
-        self._answered: set[int] = set()  # interactions answered (or cancelled) at least once
-        self._held: dict[int, list[int]] = {}  # interaction -> jobs whose reply waits for it to be answered
-        self._parked: dict[int, list[int]] = {}  # interaction -> jobs parked until it begins or has played
-        self._begun: set[int] = set()  # interactions whose play has begun at least once
-        self._played: set[int] = set()  # interactions played to the end at least once
+        # --timing keeps the order of overtaken replies by itself
+        self.ordering = Ordering(cassette.interactions, shared.listen_holds, {} if timing else shared.overtakers)
         self._jobs: dict[int, _Job] = {}
         self._live: dict[Any, int] = {}  # live request id -> job
         self._awaiting: dict[Any, int] = {}  # our server-request id -> job
@@ -179,15 +168,6 @@ class Replay:
         self._capabilities: dict[str, Any] | None = None
         self._capability_notes: set[str] = set()  # differences from the recording already noted
         self._recorded_capabilities: dict[int, str] = {}  # interaction -> its declared capabilities, canonical
-        self._index(cassette)
-
-    def _index(self, cassette: Cassette) -> None:
-        anchor: int | None = None
-        for i, interaction in enumerate(cassette.interactions):
-            if interaction.kind == "server":
-                self._unsolicited.setdefault(anchor, []).append(i)
-            else:
-                anchor = i
 
     # --- the engine's interface to its shell ---------------------------------------------------
 
@@ -226,10 +206,10 @@ class Replay:
         job = self._jobs.get(job_id)
         if job is None:
             return []
-        if not job.holding:
+        if not self.ordering.held(job_id):
             return self._advance(job)
-        job.in_order = True  # held as long as the server took to answer: the reply goes now
-        waited = ", ".join(f"interactions[{k}]" for k in self._overtakers.get(job.index, ()) if k not in self._answered)
+        self.ordering.release(job_id)  # held as long as the server took to answer: the reply goes now
+        waited = ", ".join(f"interactions[{k}]" for k in self.ordering.waited(job.index))
         note = Note(
             f"mockmcp: answered interactions[{job.index}] after the {job.interaction.took}s its server took: the "
             f"recording answered {waited} first, which the host has not asked for (yet)"
@@ -255,8 +235,8 @@ class Replay:
             out.append(Note(f"mockmcp: {text}"))
         self._awaiting.clear()
         # Nor can the requests a held reply waits for: it goes now (the host may still be reading).
-        for job in [job for job in self._jobs.values() if job.holding and not job.in_order]:
-            job.in_order = True
+        for job in [job for job in self._jobs.values() if self.ordering.held(job.id)]:
+            self.ordering.release(job.id)
             out.extend(self._advance(job))
         return out
 
@@ -294,8 +274,9 @@ class Replay:
         if pick is None:
             if method == protocol.PING:
                 return self._ping(message, batch)
-            if method in (protocol.INITIALIZE, protocol.DISCOVER):
-                return self._other_era(message, batch)
+            refusal = emulation.other_era(message, self.cassette.interactions, self.cassette.path or "the cassette")
+            if refusal is not None:  # an opening of the era the cassette never recorded
+                return self._miss(message, batch, *refusal)
             return self._miss(message, batch)
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
@@ -314,65 +295,9 @@ class Replay:
         return out + self._advance(job)
 
     def _ping(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
-        """A ping the cassette never recorded: answered as a real server of the request's era answers it.
-
-        A handshake-era server answers `{}` at any time; 2026-07-28 has no `ping`, so its servers answer
-        -32601. Neither is a gap in the cassette, so neither is a miss.
-        """
-        reply_id = message["id"]
-        if not protocol.speaks_stateless(message):
-            return self._answer(batch, {"jsonrpc": "2.0", "id": reply_id, "result": {}})
-        # As the SDK's server answers a method it does not know: the method's name in `data`.
-        error = jsonrpc.error_response(reply_id, jsonrpc.METHOD_NOT_FOUND, "Method not found", protocol.PING)
-        note = Note(
-            f"mockmcp: the host sent ping in the {protocol.STATELESS_VERSION} era, which has no ping; "
-            "answered -32601 as a server of that revision does"
-        )
-        return [note, *self._answer(batch, error)]
-
-    def _other_era(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
-        """An opening the cassette has no recording of: answered as a server of the cassette's era answers it.
-
-        A cassette of 2026-07-28 sessions only is a server of that revision to the host: asked
-        `initialize`, it answers -32022 with the versions it speaks, which a client in auto mode takes
-        as its cue to probe `server/discover`. One of handshake-era sessions only answers
-        `server/discover` -32601, as such a server does, and the host falls back to `initialize`.
-        Either way the host opened in an era the recording never saw: a miss, saying how to record it.
-        """
-        method = message["method"]
-        eras = self._recorded_eras()
-        where = self.cassette.path or "the cassette"
-        if method == protocol.INITIALIZE and eras == [protocol.STATELESS]:
-            versions = sorted(
-                {v for i in self.cassette.interactions if (v := protocol.protocol_version(i.message)) is not None}
-            ) or [protocol.STATELESS_VERSION]
-            params = message.get("params")
-            requested = params.get("protocolVersion") if isinstance(params, dict) else None
-            reason = (
-                f"the host opened with initialize (the handshake era), and {where} holds only "
-                f"{protocol.STATELESS_VERSION} sessions; answered -32022 with the versions it recorded, as a "
-                "server of that revision does (a client in auto mode then probes server/discover)"
-            )
-            data: dict[str, Any] = {"supported": versions}
-            if isinstance(requested, str):
-                data["requested"] = requested
-            error = jsonrpc.error_response(
-                message["id"], protocol.UNSUPPORTED_VERSION, "Unsupported protocol version", data
-            )
-            return self._miss(message, batch, protocol.UNSUPPORTED_VERSION, reason, error)
-        if method == protocol.DISCOVER and eras == [protocol.HANDSHAKE]:
-            reason = (
-                f"the host probed server/discover (the {protocol.STATELESS_VERSION} era), and {where} holds only "
-                "handshake-era sessions; answered -32601, as a server of that era does (the host then falls back "
-                "to initialize)"
-            )
-            return self._miss(message, batch, jsonrpc.METHOD_NOT_FOUND, reason)
-        return self._miss(message, batch)
-
-    def _recorded_eras(self) -> list[str]:
-        """The eras the cassette's sessions speak, handshake first."""
-        exchanges = ((i.message, i.response) for i in self.cassette.interactions if i.kind == "request")
-        return list(protocol.session_eras(exchanges))
+        """A ping the cassette never recorded: answered as a server of the request's era answers it."""
+        answer, note = emulation.ping(message)
+        return ([] if note is None else [Note(note)]) + self._answer(batch, answer)
 
     def _notification(self, message: dict[str, Any]) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -406,23 +331,15 @@ class Replay:
         return out + self._advance(job)
 
     def _answered_otherwise(self, job: _Job, live: str) -> int | None:
-        """Another recording of the job's request in which the host answered the server as the live host did.
-
-        The server asked the same way up to this request (the same messages, the same earlier answers)
-        and was answered `live` (canonical JSON): so the cassette says what the server does then. A
-        cassette gets such recordings from `record --mode new`, run once per answer (docs/cassette-format.md).
-        """
+        """Another recording of the job's request in which the host answered the server as the live host
+        did (`live`, canonical JSON): see `branching`."""
         interaction = job.interaction
         if interaction.kind != "request" or interaction.message is None:
             return None
         at = job.step - 2  # the server request being answered: the step after it is next
         key = self.matcher.key(interaction.message["method"], interaction.params)
-        for index in self.selection.recordings.requests.get(key, ()):
-            other = self.cassette.interactions[index].server
-            alike = index != job.index and _asked_alike(interaction.server, other, at)
-            if alike and canonical(answer_body(other[at].response)) == live:
-                return index
-        return None
+        recordings = self.selection.recordings.requests.get(key, ())
+        return answered_otherwise(self.cassette.interactions, recordings, job.index, at, live)
 
     def _follow(self, job: _Job, index: int, item: ServerItem) -> Note:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
@@ -430,16 +347,10 @@ class Replay:
         self.report.plays[before] -= 1
         self.report.plays[index] += 1
         interactions = self.cassette.interactions
-        left, joined = interactions[before].session, interactions[index].session
-        if left != joined:  # what the live session played of the one it left stands for the start of the other
-            self.report.left.update(
-                i
-                for i, other in enumerate(interactions)
-                if (other.session == left and i >= before) or (other.session == joined and i < index)
-            )
+        self.report.left.update(left_behind(interactions, before, index))
         job.index, job.interaction = index, interactions[index]
-        self._begun.add(index)
-        self.selection.follow(joined)
+        self.ordering.begun(index)
+        self.selection.follow(interactions[index].session)
         return Note(
             f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
             f"as interactions[{index}] recorded it; replay goes on from there"
@@ -455,7 +366,7 @@ class Replay:
         note = Note(
             f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered"
         )
-        out = [note, *self._answered_now(job.index)]
+        out = [note, *self._resume(self.ordering.answered(job.index))]
         if job.batch is None or not _answers_in_batch(job.interaction):
             return out
         job.batch.pending -= 1
@@ -481,9 +392,7 @@ class Replay:
             step = job.step
             job.step += 1
             if step == 0:
-                if job.index not in self._begun:
-                    self._begun.add(job.index)
-                    out.extend(self._unpark(job.index))
+                out.extend(self._resume(self.ordering.begin(job.index)))
                 if interaction.delay:
                     out.append(Wake(interaction.delay, job.id))
                     return out
@@ -497,10 +406,8 @@ class Replay:
                 return out
             if step <= len(items):
                 item = items[step - 1]
-                hold = self._holds.get((job.index, step - 1))
-                if hold is not None and not self._ready(*hold):
+                if self.ordering.parks(job.id, job.index, step - 1):
                     job.step = step  # this event again, once what caused it has played
-                    self._parked.setdefault(hold[0], []).append(job.id)
                     return out
                 if item.kind == "request":
                     return out + self._ask(job, item)
@@ -515,32 +422,22 @@ class Replay:
     def _hold(self, job: _Job) -> list[Action] | None:
         """None when the job's reply may go; else what holding it back takes (nothing, when it is held already).
 
-        A reply waits for the later requests the recording answered before it, each until it has been
-        answered or cancelled here, and all at most as long as the server took to answer (then `wake`).
+        A reply waits for the later requests the recording answered before it (see `ordering`), at most
+        as long as the server took to answer (then `wake`).
         """
-        if job.in_order or job.reply_id is None or job.batch is not None:
+        if job.reply_id is None or job.batch is not None:
             return None
-        pending = [k for k in self._overtakers.get(job.index, ()) if k not in self._answered]
-        if not pending:
-            job.in_order = True
+        held = self.ordering.hold(job.id, job.index)
+        if held == GO:
             return None
-        if job.holding:
-            return []
-        job.holding = True
-        for k in pending:
-            self._held.setdefault(k, []).append(job.id)
-        return [Wake(job.interaction.took or 0.0, job.id)]
+        return [Wake(job.interaction.took or 0.0, job.id)] if held == HELD else []
 
-    def _answered_now(self, index: int) -> list[Action]:
-        """An interaction was answered or cancelled: the replies held for it go on (if nothing else holds them)."""
-        self._answered.add(index)
-        held = self._held.pop(index, None)
-        if held is None:
-            return []
+    def _resume(self, job_ids: list[int]) -> list[Action]:
+        """Go on with the jobs `ordering` let go (a job the host cancelled meanwhile is gone)."""
         out: list[Action] = []
-        for job_id in held:
+        for job_id in job_ids:
             job = self._jobs.get(job_id)
-            if job is not None and not job.in_order:
+            if job is not None:
                 out.extend(self._advance(job))
         return out
 
@@ -611,7 +508,7 @@ class Replay:
 
     def _finish(self, job: _Job) -> list[Action]:
         del self._jobs[job.id]
-        self._played.add(job.index)
+        self.ordering.played(job.index)
         if self._live.get(job.reply_id) == job.id:
             del self._live[job.reply_id]
         interaction = job.interaction
@@ -620,7 +517,7 @@ class Replay:
         if job.reply_id is not None and exit_when != "before":
             out.extend(self._reply(job))
         if job.reply_id is not None:
-            out.extend(self._answered_now(job.index))
+            out.extend(self._resume(self.ordering.answered(job.index)))
         if interaction.exit is not None:
             self.ended = True
             text = (
@@ -658,7 +555,7 @@ class Replay:
     def _release(self, anchor: int | None) -> list[Action]:
         """What waited for this interaction to play: unsolicited messages, then parked listen events."""
         out: list[Action] = []
-        for index in self._unsolicited.pop(anchor, []):
+        for index in self.ordering.unsolicited(anchor):
             job = self._new_job(index)
             if anchor is not None and self.timing:
                 # With --timing, an unsolicited message keeps its recorded distance from the
@@ -668,20 +565,7 @@ class Replay:
                 if ended is not None and job.clock is not None and before.session == job.interaction.session:
                     job.clock = min(ended, job.clock)
             out.extend(self._advance(job))
-        return out if anchor is None else out + self._unpark(anchor)
-
-    def _ready(self, anchor: int, to_the_end: bool) -> bool:
-        """Whether a listen event held for `anchor` may go: it has played (or begun, if not `to_the_end`)."""
-        return anchor in (self._played if to_the_end else self._begun)
-
-    def _unpark(self, anchor: int) -> list[Action]:
-        """Go on with the jobs parked for this interaction; one still not ready parks again."""
-        out: list[Action] = []
-        for job_id in self._parked.pop(anchor, []):
-            job = self._jobs.get(job_id)
-            if job is not None:  # the host may have cancelled its listen meanwhile
-                out.extend(self._advance(job))
-        return out
+        return out if anchor is None else out + self._resume(self.ordering.unpark(anchor))
 
     # --- answers -----------------------------------------------------------------------------------
 
@@ -730,11 +614,7 @@ class Replay:
         return [Note(miss.render()), *self._answer(batch, error)]
 
     def _declared(self, method: str, live: dict[str, Any] | None, index: int) -> list[Action]:
-        """Take in the capabilities the host declares, and note (once) how they differ from the recording's.
-
-        A server may answer a host by what it declared (a shorter tool list without sampling), so
-        answers recorded for another host's capabilities may not be what a real server would say.
-        """
+        """Take in the capabilities the host declares, and note (once) how they differ from the recording's."""
         if live is None:
             return []
         self._capabilities = live
@@ -746,85 +626,39 @@ class Replay:
             text = self._recorded_capabilities[index] = canonical(recorded)
         if text == canonical(live):
             return []
-        differences = _capability_differences(recorded, live)
+        differences = emulation.capability_differences(recorded, live)
         if differences in self._capability_notes:
             return []
         self._capability_notes.add(differences)
-        text = f"the host {differences} (interactions[{index}] {method})"
+        text, note = emulation.capability_note(differences, index, method)
         self.report.capabilities.append(text)
-        return [
-            Note(
-                f"mockmcp: {text}; its answers were recorded for the other capabilities, and server requests "
-                "the host did not declare a capability for are withheld"
-            )
-        ]
+        return [Note(note)]
 
     def _needs_undeclared(
         self, message: dict[str, Any], declared: dict[str, Any] | None, index: int, batch: _Batch | None
     ) -> list[Action]:
-        """A stateless-era `input_required` answer asking what the live request did not declare: -32021.
-
-        In the stateless era the server's requests travel inside the result (`inputRequests`), and a
-        server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
-        Empty when the recorded answer may go out.
-        """
+        """A stateless-era answer asking what the live request did not declare: -32021 (see `emulation`).
+        Empty when the recorded answer may go out."""
         if declared is None:  # the usual case: nothing to check
             return []
-        response = self.cassette.interactions[index].response
-        result = response.get("result") if isinstance(response, dict) else None
-        asks = result.get("inputRequests") if isinstance(result, dict) else None
-        if not isinstance(asks, dict):
+        refused = emulation.undeclared(message["id"], declared, self.cassette.interactions[index].response)
+        if refused is None:
             return []
-        for ask in asks.values():
-            missing = protocol.missing_capability(declared, ask)
-            if missing is not None:
-                break
-        else:
-            return []
-        withheld = Withheld(index, ask["method"], missing, "answered -32021, as a server of that revision does")
+        method, missing, error = refused
+        withheld = Withheld(index, method, missing, "answered -32021, as a server of that revision does")
         self.report.withheld.append(withheld)
-        data = {"requiredCapabilities": protocol.required_capabilities(missing)}
-        error = jsonrpc.error_response(
-            message["id"], protocol.MISSING_CAPABILITY, f"Client did not declare the {missing} capability", data
-        )
         return [Note(withheld.render()), *self._answer(batch, error)]
 
     def _version_note(self, method: str, params: Any, index: int) -> list[Action]:
-        if method != protocol.INITIALIZE or not isinstance(params, dict):
+        if method != protocol.INITIALIZE:
             return []
-        recorded = self.cassette.interactions[index].params
-        wanted = recorded.get("protocolVersion") if isinstance(recorded, dict) else None
-        asked = params.get("protocolVersion")
-        if wanted is None or asked == wanted:
+        found = emulation.version_note(params, self.cassette.interactions[index].params, index)
+        if found is None:
             return []
-        revisions = protocol.REVISIONS
-        if asked in revisions and wanted in revisions and revisions.index(asked) < revisions.index(wanted):
-            text = (
-                f"the host asks for protocol version {asked!r}, older than the {wanted!r} the recording's host "
-                f"asked for (interactions[{index}]): a server that speaks {asked!r} answers in it, and may offer "
-                "less; the answers are the recorded ones, of the newer version"
-            )
+        text, kept = found
+        if kept:
             self.report.capabilities.append(text)
-        else:
-            text = (
-                f"the host asks for protocol version {asked!r}, the cassette recorded {wanted!r}; answering as recorded"
-            )
         return [Note(f"mockmcp: {text}")]
-
-
-def _capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:
-    """How the live host's capabilities differ from the recording's host's, in words."""
-    parts = []
-    added = sorted(set(live) - set(recorded))
-    removed = sorted(set(recorded) - set(live))
-    changed = sorted(name for name in set(live) & set(recorded) if canonical(live[name]) != canonical(recorded[name]))
-    if added:
-        parts.append(f"declares {', '.join(added)}, which the recording's host did not")
-    if removed:
-        parts.append(f"does not declare {', '.join(removed)}, which the recording's host did")
-    if changed:
-        parts.append(f"declares {', '.join(changed)} otherwise than the recording's host")
-    return "; ".join(parts)
 
 
 def _as_recorded_text(message: Any) -> Any:
@@ -835,27 +669,6 @@ def _as_recorded_text(message: Any) -> Any:
     if isinstance(message, dict):
         return {key: value if key == "id" else jsonrpc.without_lone_surrogates(value) for key, value in message.items()}
     return jsonrpc.without_lone_surrogates(message)
-
-
-def _asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
-    """Whether two recordings' server messages agree up to the server request at `at`, and the host's
-    answers before it too. Notifications agree by method: a progress token differs between recordings."""
-    if len(first) <= at or len(second) <= at:
-        return False
-    for n, (one, other) in enumerate(zip(first[: at + 1], second[: at + 1], strict=True)):
-        if one.kind != other.kind:
-            return False
-        if one.kind == "raw":
-            if one.message != other.message:
-                return False
-            continue
-        if one.message.get("method") != other.message.get("method"):
-            return False
-        if one.kind == "request" and canonical(one.message.get("params")) != canonical(other.message.get("params")):
-            return False
-        if n < at and canonical(answer_body(one.response)) != canonical(answer_body(other.response)):
-            return False
-    return True
 
 
 def _answers_in_batch(interaction: Interaction) -> bool:
