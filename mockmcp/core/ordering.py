@@ -61,7 +61,8 @@ class Ordering:
         self._begun: set[int] = set()  # interactions whose play has begun at least once
         self._played: set[int] = set()  # interactions played to the end at least once
         self._answered: set[int] = set()  # interactions answered (or cancelled) at least once
-        self._parked: dict[int, list[Hashable]] = {}  # interaction -> jobs parked until it begins or has played
+        # interaction -> the jobs parked until it has played (True) or begun (False)
+        self._parked: dict[int, list[tuple[Hashable, bool]]] = {}
         self._held: dict[int, list[Hashable]] = {}  # interaction -> jobs whose reply waits for it to be answered
         self._holding: set[Hashable] = set()  # jobs whose reply is held
         self._released: set[Hashable] = set()  # jobs whose reply goes though it was held: time is up
@@ -81,22 +82,29 @@ class Ordering:
 
     def parks(self, key: Hashable, index: int, item: int) -> bool:
         """Whether job `key`, playing interactions[index], must wait before its server item `item`; if so it
-        is parked until what the event waits for is ready (`begin`, `unpark`)."""
+        is parked until what the event waits for is ready (`begin`, `unpark` hand it back)."""
         hold = self._holds.get((index, item))
         if hold is None:
             return False
         anchor, to_the_end = hold
         if anchor in (self._played if to_the_end else self._begun):
             return False
-        self._parked.setdefault(anchor, []).append(key)
+        self._parked.setdefault(anchor, []).append((key, to_the_end))
         return True
 
     def begin(self, index: int) -> list[Hashable]:
-        """interactions[index] begins to play: the jobs parked until it began (the first time only)."""
+        """interactions[index] begins to play: the jobs parked until it began (the first time only); those
+        parked until it has played stay parked."""
         if index in self._begun:
             return []
         self._begun.add(index)
-        return self.unpark(index)
+        parked = self._parked.pop(index, None)
+        if not parked:
+            return []
+        waiting = [(key, to_the_end) for key, to_the_end in parked if to_the_end]
+        if waiting:
+            self._parked[index] = waiting
+        return [key for key, to_the_end in parked if not to_the_end]
 
     def begun(self, index: int) -> None:
         """interactions[index] counts as begun, without releasing what waits for it (it plays on from
@@ -108,8 +116,8 @@ class Ordering:
         self._played.add(index)
 
     def unpark(self, anchor: int) -> list[Hashable]:
-        """The jobs parked for interactions[anchor]; one still not ready parks again when played on."""
-        return self._parked.pop(anchor, [])
+        """interactions[anchor] has played (`played` said so): every job parked for it, in the order they parked."""
+        return [key for key, _to_the_end in self._parked.pop(anchor, ())]
 
     # --- overtaken replies ----------------------------------------------------------------------------
 
