@@ -4,7 +4,8 @@ Pure, literal JSON-RPC: two recordings asked alike up to a server request when t
 messages agree (notifications by method, requests by method and params, raw lines byte for byte)
 and the host's earlier answers agree; the recording followed is one asked alike whose host answered
 as the live host did; leaving a recorded session for another leaves the rest of one and the start of
-the other unplayed. tests/test_host_answers.py shows the same through the engine and the SDK host.
+the other unplayed; a server request goes out under its recorded id unless that one is still in
+flight. tests/test_host_answers.py shows the same through the engine and the SDK host.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from mockmcp.cassette.model import Interaction, ServerItem
-from mockmcp.core.branching import answered_otherwise, asked_alike, left_behind
+from mockmcp.core.branching import Questions, answered_otherwise, asked_alike, left_behind
 from mockmcp.core.matching import canonical
 
 
@@ -114,3 +115,36 @@ def test_leaving_a_recorded_session_leaves_its_rest_and_the_start_of_the_other(
     before: int, index: int, left: set[int]
 ) -> None:
     assert left_behind(RECORDED, before, index) == left
+
+
+def roots(id: Any) -> ServerItem:
+    return ServerItem("request", {"jsonrpc": "2.0", "id": id, "method": "roots/list"})
+
+
+@pytest.mark.parametrize(
+    ("calls", "results"),
+    [
+        # the recorded id, as the server used it (0 too)
+        ([("ask", "j", roots(0)), ("answered", 0), ("answered", 0)], [0, ("j", roots(0)), None]),
+        # an id still awaiting an answer is replaced by a fresh one, never one in flight
+        ([("ask", "j", roots(1)), ("ask", "k", roots(1)), ("ask", "l", roots(1))], [1, 2, 3]),
+        ([("ask", "j", roots(2)), ("ask", "k", roots(1)), ("ask", "l", roots(1))], [2, 1, 3]),
+        # an answered id may be used again
+        ([("ask", "j", roots(1)), ("answered", 1), ("ask", "k", roots(1))], [1, ("j", roots(1)), 1]),
+        # an id that is no valid id is replaced
+        ([("ask", "j", roots(None)), ("ask", "k", roots(1.5))], [1, 2]),
+        # a string id and the integer of the same digits are two ids
+        ([("ask", "j", roots("1")), ("ask", "k", roots(1))], ["1", 1]),
+        # withdrawn: its answer is to an id never sent
+        ([("ask", "j", roots(4)), ("withdraw", 4), ("answered", 4)], [4, None, None]),
+        # the host can answer nothing more: all of them, in the order asked
+        (
+            [("ask", "j", roots(5)), ("ask", "k", roots(4)), ("abandon",), ("abandon",)],
+            [5, 4, [(5, "j", roots(5)), (4, "k", roots(4))], []],
+        ),
+    ],
+    ids=["recorded-id", "in-flight", "fresh-skips-in-flight", "reused", "invalid", "typed", "withdrawn", "abandoned"],
+)
+def test_the_ids_the_servers_questions_go_out_under(calls: list[tuple[Any, ...]], results: list[Any]) -> None:
+    questions = Questions()
+    assert [getattr(questions, name)(*args) for name, *args in calls] == results

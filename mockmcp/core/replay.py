@@ -15,8 +15,10 @@ until the interaction recorded before them has played, a 2026-07-28 listen event
 caused it has, a reply the recording gave after a faster call's until that one is answered (or the
 server's time is up; with `--timing`, the recorded times keep the order by themselves). What a
 server of the recorded revision answers where the cassette is silent (a ping, an opening of the
-other era, a host declaring other capabilities) is `emulation`'s; which recording goes on when the
-host answers a server request otherwise is `branching`'s.
+other era, a host declaring other capabilities) is `emulation`'s; the server's questions in flight,
+and which recording goes on when the host answers one otherwise, are `branching`'s; a batch's array
+of answers is `batch`'s; the live ids and tokens in recorded messages are `live`'s. The actions
+themselves are `actions`'.
 
 The engine serves one live session; over HTTP each live session has its own, all sharing one
 index of the recordings (`Recordings`).
@@ -26,98 +28,37 @@ from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
-from mockmcp.core import emulation
-from mockmcp.core.branching import answered_otherwise, left_behind
+from mockmcp.core import emulation, live
+from mockmcp.core.actions import Action, Exit, Note, Send, Wake
+from mockmcp.core.batch import Batch
+from mockmcp.core.branching import Questions, answered_otherwise, left_behind
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.ordering import GO, HELD, Ordering
 from mockmcp.core.report import Mismatch, Report, Withheld
 from mockmcp.core.selection import Recordings, Selection
 from mockmcp.core.timeline import response_time
-from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from mockmcp.core.emulation import Refusal
     from mockmcp.core.redact import Redactor
 
 __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
 
-# Value types on the start-up path are NamedTuples: defining one costs a sixth of a frozen,
-# slotted dataclass, and replay's start-up time is a feature (see the README's architecture).
-# They are `mockmcp.namedtuple`'s, which builds them without importing typing.
-
-
-class Send(NamedTuple):
-    """Write these bytes (one or more complete lines) to the host.
-
-    `request` is the live request id the message belongs to (None: it belongs to none, like an
-    unsolicited notification), `final` marks the reply that ends that request, and `stream` is the
-    recorded server item's (`model.GET_STREAM`: the recorded server sent it on the session's GET
-    stream): over stdio they do not matter; over HTTP they say which stream carries the message.
-    """
-
-    data: bytes
-    request: Any = None
-    final: bool = False
-    stream: str | None = None
-
-
-class Wake(NamedTuple):
-    """Call `Replay.wake(job)` after `after` seconds."""
-
-    after: float
-    job: int
-
-
-class Note(NamedTuple):
-    """A diagnostic for stderr; never for the protocol stream."""
-
-    text: str
-
-
-class Exit(NamedTuple):
-    """End the session (the cassette's `exit` knob): over stdio, close stdout and exit with this status;
-    over HTTP, end the live session, cutting its open streams."""
-
-    status: int
-
-
-Action = Send | Wake | Note | Exit
 _KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
 _UNREAD = object()  # `receive` without a parsed message: the line is read there
-
-
-class _Batch:
-    """A JSON-RPC batch being answered: its responses go out together, as one array."""
-
-    __slots__ = ("pending", "responses", "sealed")
-
-    def __init__(self) -> None:
-        self.pending = 0
-        self.responses: list[dict[str, Any]] = []
-        self.sealed = False
 
 
 class _Job:
     """One interaction being played to the host."""
 
-    __slots__ = (
-        "batch",
-        "clock",
-        "id",
-        "index",
-        "interaction",
-        "reply_id",
-        "slept",
-        "step",
-        "token",
-        "waiting",
-    )
+    __slots__ = ("batch", "clock", "id", "index", "interaction", "reply_id", "slept", "step", "token", "waiting")
 
     def __init__(
-        self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: _Batch | None
+        self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None
     ) -> None:
         self.id = id
         self.index = index
@@ -126,7 +67,7 @@ class _Job:
         self.token = token  # the live progress token; None when the request asked for no progress
         self.batch = batch
         self.step = 0
-        self.waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
+        self.waiting: Any = None  # the id of its server request awaiting the host's answer
         self.clock = interaction.at  # with recorded timing: the recorded time reached so far
         self.slept = -1  # with recorded timing: the step whose wait is over
 
@@ -159,9 +100,8 @@ class Replay:
         self.ordering = Ordering(cassette.interactions, shared.listen_holds, {} if timing else shared.overtakers)
         self._jobs: dict[int, _Job] = {}
         self._live: dict[Any, int] = {}  # live request id -> job
-        self._awaiting: dict[Any, int] = {}  # our server-request id -> job
+        self._questions = Questions()  # server requests awaiting the host's answer
         self._next_job = 0
-        self._next_server_id = 1
         self._tails: dict[int, bytes] = {}
         # What the live host declared (initialize's capabilities, or the last stateless request's);
         # None until it declares any, and then server requests go out as recorded.
@@ -196,7 +136,7 @@ class Replay:
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             message = self.redactor.message(message, ids=False)  # the reply carries the host's id
         if jsonrpc.may_hold_lone_surrogates(line):  # and with the recorder's U+FFFD for a lone surrogate
-            message = _as_recorded_text(message)
+            message = live.as_recorded(message)
         if isinstance(message, list):
             return self._receive_batch(message)
         return self._receive_one(message, None)
@@ -224,16 +164,14 @@ class Replay:
         """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, and
         replies held for requests the recording answered first go."""
         out: list[Action] = []
-        for server_id, job_id in list(self._awaiting.items()):
+        for asked, job_id, item in self._questions.abandon():
             job = self._jobs.pop(job_id)
-            assert job.waiting is not None
             text = (
-                f"the host closed the session before answering {job.waiting[1].message['method']} "
-                f"(id {server_id}) from interactions[{job.index}]"
+                f"the host closed the session before answering {item.message['method']} "
+                f"(id {asked}) from interactions[{job.index}]"
             )
             self.report.unanswered.append(text)
             out.append(Note(f"mockmcp: {text}"))
-        self._awaiting.clear()
         # Nor can the requests a held reply waits for: it goes now (the host may still be reading).
         for job in [job for job in self._jobs.values() if self.ordering.held(job.id)]:
             self.ordering.release(job.id)
@@ -245,14 +183,13 @@ class Replay:
     def _receive_batch(self, messages: list[Any]) -> list[Action]:
         if not messages:
             return [self._send(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))]
-        batch = _Batch()
+        batch = Batch()
         out: list[Action] = []
         for message in messages:
             out.extend(self._receive_one(message, batch))
-        batch.sealed = True
-        return out + self._flush_batch(batch)
+        return out + self._batched(batch.seal())
 
-    def _receive_one(self, message: Any, batch: _Batch | None) -> list[Action]:
+    def _receive_one(self, message: Any, batch: Batch | None) -> list[Action]:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.REQUEST:
             return self._request(message, batch)
@@ -268,24 +205,24 @@ class Replay:
             *self._answer(batch, error),
         ]
 
-    def _request(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
+    def _request(self, message: dict[str, Any], batch: Batch | None) -> list[Action]:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
         pick = self.selection.request(self.matcher.key(method, params))
         if pick is None:
-            if method == protocol.PING:
-                return self._ping(message, batch)
-            refusal = emulation.other_era(message, self.cassette.interactions, self.cassette.path or "the cassette")
-            if refusal is not None:  # an opening of the era the cassette never recorded
-                return self._miss(message, batch, *refusal)
-            return self._miss(message, batch)
+            if method == protocol.PING:  # answered as a server of the request's era answers it
+                answer, note = emulation.ping(message)
+                return ([] if note is None else [Note(note)]) + self._answer(batch, answer)
+            # an opening of the era the cassette never recorded is refused as its server refuses it
+            where = self.cassette.path or "the cassette"
+            return self._miss(message, batch, emulation.other_era(message, self.cassette.interactions, where))
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
-            return self._miss(message, batch, jsonrpc.NO_MATCH, reason)
+            return self._miss(message, batch, emulation.Refusal(jsonrpc.NO_MATCH, reason))
         index = pick.interaction
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         declared = protocol.client_capabilities(method, params)
-        out = self._version_note(method, params, index) + self._declared(method, declared, index)
+        out = self._unlike_the_recording(method, params, declared, index)
         refused = self._needs_undeclared(message, declared, index, batch)
         if refused:
             self.report.plays[index] += 1
@@ -293,11 +230,6 @@ class Replay:
         job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch)
         self._live[reply_id] = job.id
         return out + self._advance(job)
-
-    def _ping(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
-        """A ping the cassette never recorded: answered as a server of the request's era answers it."""
-        answer, note = emulation.ping(message)
-        return ([] if note is None else [Note(note)]) + self._answer(batch, answer)
 
     def _notification(self, message: dict[str, Any]) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -308,12 +240,10 @@ class Replay:
         return out if index is None else out + self._advance(self._new_job(index))
 
     def _host_response(self, message: dict[str, Any]) -> list[Action]:
-        job_id = self._awaiting.pop(message["id"], None)
-        if job_id is None:
+        asked = self._questions.answered(message["id"])
+        if asked is None:
             return [Note(f"mockmcp: ignored a response from the host to an id it was never sent ({message['id']!r})")]
-        job = self._jobs[job_id]
-        assert job.waiting is not None
-        item = job.waiting[1]
+        job, item = self._jobs[asked[0]], asked[1]
         job.waiting = None
         out: list[Action] = []
         live, recorded = answer_body(message), answer_body(item.response)
@@ -362,24 +292,21 @@ class Replay:
             return []
         job = self._jobs.pop(job_id)
         if job.waiting is not None:
-            self._awaiting.pop(job.waiting[0], None)
+            self._questions.withdraw(job.waiting)
         note = Note(
             f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered"
         )
         out = [note, *self._resume(self.ordering.answered(job.index))]
-        if job.batch is None or not _answers_in_batch(job.interaction):
-            return out
-        job.batch.pending -= 1
-        return out + self._flush_batch(job.batch)
+        return out if job.batch is None else out + self._batched(job.batch.cancelled(job.interaction))
 
     # --- playing interactions ---------------------------------------------------------------------
 
-    def _new_job(self, index: int, reply_id: Any = None, token: Any = _KEEP, batch: _Batch | None = None) -> _Job:
+    def _new_job(self, index: int, reply_id: Any = None, token: Any = _KEEP, batch: Batch | None = None) -> _Job:
         self.report.plays[index] += 1
         job = _Job(self._next_job, index, self.cassette.interactions[index], reply_id, token, batch)
         self._next_job += 1
-        if batch is not None and _answers_in_batch(job.interaction):
-            batch.pending += 1
+        if batch is not None:
+            batch.expect(job.interaction)
         self._jobs[job.id] = job
         return job
 
@@ -449,13 +376,10 @@ class Replay:
         return wait
 
     def _ask(self, job: _Job, item: ServerItem) -> list[Action]:
-        """Send a server-to-client request under its recorded id, so the host sees the ids the server used.
+        """Send a server-to-client request, under the id `Questions` gives it (its recorded one if it can).
 
         Not to a host that declared capabilities without the one the request needs, as a server must
         not send it: withheld with a note, and the interaction goes on as recorded.
-
-        Ids matter to hosts (id 0 is where falsy-id bugs live); only an id already in flight on this
-        session, which the host could not tell apart, is replaced by a fresh one, with a note.
         """
         missing = None if self._capabilities is None else protocol.missing_capability(self._capabilities, item.message)
         if missing is not None:  # a server must not send it: go on as the recording continues
@@ -463,47 +387,25 @@ class Replay:
             self.report.withheld.append(withheld)
             return [Note(withheld.render()), *self._advance(job)]
         out: list[Action] = []
+        job.waiting = asked = self._questions.ask(job.id, item)
         recorded = item.message.get("id")
-        server_id = recorded
-        if not jsonrpc.is_valid_id(recorded) or recorded in self._awaiting:
-            server_id = self._fresh_server_id()
-            if jsonrpc.is_valid_id(recorded):
-                out.append(
-                    Note(
-                        f"mockmcp: {item.message['method']} from interactions[{job.index}] went out with id "
-                        f"{server_id!r}: its recorded id {recorded!r} is still awaiting the host's answer"
-                    )
+        if asked != recorded and jsonrpc.is_valid_id(recorded):
+            out.append(
+                Note(
+                    f"mockmcp: {item.message['method']} from interactions[{job.index}] went out with id "
+                    f"{asked!r}: its recorded id {recorded!r} is still awaiting the host's answer"
                 )
-        job.waiting = (server_id, item)
-        self._awaiting[server_id] = job.id
+            )
         body = {k: v for k, v in item.message.items() if k != "id"}
-        out.append(Send(jsonrpc.encode({"jsonrpc": "2.0", "id": server_id, **body}), job.reply_id, stream=item.stream))
+        out.append(Send(jsonrpc.encode({"jsonrpc": "2.0", "id": asked, **body}), job.reply_id, stream=item.stream))
         return out
-
-    def _fresh_server_id(self) -> int:
-        """An id for a server request that no server request in flight on this session has."""
-        while self._next_server_id in self._awaiting:
-            self._next_server_id += 1
-        self._next_server_id += 1
-        return self._next_server_id - 1
 
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
         if item.kind == "raw":
-            text = item.message if item.message.endswith("\n") else item.message + "\n"
-            return [Send(text.encode(), job.reply_id, stream=item.stream)]
-        message = item.message
-        if job.token is not _KEEP:
-            params = message.get("params")
-            if message["method"] == "notifications/progress" and isinstance(params, dict):
-                if job.token is None:
-                    return []  # the live request asked for no progress
-                message = {**message, "params": {**params, "progressToken": job.token}}
-            meta = protocol.meta(params)
-            if protocol.SUBSCRIPTION_ID_KEY in meta:
-                message = {
-                    **message,
-                    "params": {**params, "_meta": {**meta, protocol.SUBSCRIPTION_ID_KEY: job.reply_id}},
-                }
+            return [Send(live.raw_line(item.message), job.reply_id, stream=item.stream)]
+        message = item.message if job.token is _KEEP else live.server_message(item.message, job.token, job.reply_id)
+        if message is None:
+            return []  # progress the live request did not ask for
         return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id, stream=item.stream)]
 
     def _finish(self, job: _Job) -> list[Action]:
@@ -534,23 +436,21 @@ class Replay:
             self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
             return []
         if interaction.raw_response is not None:
-            text = interaction.raw_response.replace("{{id}}", jsonrpc.encode(job.reply_id)[:-1].decode())
-            return [Send(text.encode() + (b"" if text.endswith("\n") else b"\n"), job.reply_id, final=True)]
+            return [Send(live.raw_reply(interaction.raw_response, job.reply_id), job.reply_id, final=True)]
         if interaction.response is None:
             return []
         if job.batch is None:
             return [Send(self._encoded_response(job), job.reply_id, final=True)]
         body = {k: v for k, v in interaction.response.items() if k != "id"}
-        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True)
+        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, expected=True)
 
     def _encoded_response(self, job: _Job) -> bytes:
         """The response line; the recorded body is encoded once per interaction, then only the id changes."""
         tail = self._tails.get(job.index)
         if tail is None:
             assert job.interaction.response is not None
-            body = {k: v for k, v in job.interaction.response.items() if k != "id"}
-            tail = self._tails[job.index] = jsonrpc.encode(body)[1:]  # without the opening brace
-        return b'{"jsonrpc":"2.0","id":' + jsonrpc.encode(job.reply_id)[:-1] + b"," + tail
+            tail = self._tails[job.index] = live.reply_tail(job.interaction.response)
+        return live.reply_line(job.reply_id, tail)
 
     def _release(self, anchor: int | None) -> list[Action]:
         """What waited for this interaction to play: unsolicited messages, then parked listen events."""
@@ -569,36 +469,25 @@ class Replay:
 
     # --- answers -----------------------------------------------------------------------------------
 
-    def _answer(self, batch: _Batch | None, response: dict[str, Any], counted: bool = False) -> list[Action]:
+    def _answer(self, batch: Batch | None, response: dict[str, Any], expected: bool = False) -> list[Action]:
         if batch is None:
             return [Send(jsonrpc.encode(response), response.get("id"), final=True)]
-        batch.responses.append(response)
-        if counted:
-            batch.pending -= 1
-        return self._flush_batch(batch)
+        return self._batched(batch.add(response, expected))
 
-    def _flush_batch(self, batch: _Batch) -> list[Action]:
-        if not batch.sealed or batch.pending > 0 or not batch.responses:
-            return []
-        responses, batch.responses = batch.responses, []
-        return [self._send(responses)]
+    def _batched(self, responses: list[dict[str, Any]] | None) -> list[Action]:
+        """A batch's array of responses, once it is whole."""
+        return [] if responses is None else [self._send(responses)]
 
     def _send(self, message: Any) -> Send:
         return Send(jsonrpc.encode(message))
 
-    def _miss(
-        self,
-        message: dict[str, Any],
-        batch: _Batch | None,
-        code: int = 0,
-        reason: str = "",
-        error: dict[str, Any] | None = None,
-    ) -> list[Action]:
+    def _miss(self, message: dict[str, Any], batch: Batch | None, refused: Refusal | None = None) -> list[Action]:
         """A request no recording answers: explained on stderr and in the report, answered with an error
-        (`error`, or one carrying the explanation's short form)."""
+        (the refusal's, or one carrying the explanation's short form)."""
         from mockmcp.core.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
         method = message["method"]
+        code, reason, error = refused or (0, "", None)
         if not code and method in self.selection.recordings.methods:
             code, reason = jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request"
         elif not code:
@@ -613,29 +502,38 @@ class Replay:
             error = jsonrpc.error_response(message["id"], code, f"{said}: {method}", miss.error_data())
         return [Note(miss.render()), *self._answer(batch, error)]
 
-    def _declared(self, method: str, live: dict[str, Any] | None, index: int) -> list[Action]:
-        """Take in the capabilities the host declares, and note (once) how they differ from the recording's."""
-        if live is None:
-            return []
-        self._capabilities = live
-        recorded = protocol.client_capabilities(method, self.cassette.interactions[index].params)
+    def _unlike_the_recording(
+        self, method: str, params: Any, declared: dict[str, Any] | None, index: int
+    ) -> list[Action]:
+        """Note how the live host differs from interactions[index]'s: the protocol version its `initialize`
+        asks for, and (once each) the capabilities it declares, which are taken in: a server answers a host
+        by what it declared (a shorter tool list without sampling), and server requests follow them."""
+        out: list[Action] = []
+        recorded = self.cassette.interactions[index].params
+        version = emulation.version_note(params, recorded, index) if method == protocol.INITIALIZE else None
+        if version is not None:
+            if version[1]:
+                self.report.capabilities.append(version[0])
+            out.append(Note(f"mockmcp: {version[0]}"))
+        if declared is None:
+            return out
+        self._capabilities = declared
+        recorded = protocol.client_capabilities(method, recorded)
         if recorded is None:
-            return []
+            return out
         text = self._recorded_capabilities.get(index)
         if text is None:  # each recording's capabilities are made canonical once, not on every request
             text = self._recorded_capabilities[index] = canonical(recorded)
-        if text == canonical(live):
-            return []
-        differences = emulation.capability_differences(recorded, live)
-        if differences in self._capability_notes:
-            return []
-        self._capability_notes.add(differences)
-        text, note = emulation.capability_note(differences, index, method)
-        self.report.capabilities.append(text)
-        return [Note(note)]
+        differences = "" if text == canonical(declared) else emulation.capability_differences(recorded, declared)
+        if differences and differences not in self._capability_notes:
+            self._capability_notes.add(differences)
+            text, note = emulation.capability_note(differences, index, method)
+            self.report.capabilities.append(text)
+            out.append(Note(note))
+        return out
 
     def _needs_undeclared(
-        self, message: dict[str, Any], declared: dict[str, Any] | None, index: int, batch: _Batch | None
+        self, message: dict[str, Any], declared: dict[str, Any] | None, index: int, batch: Batch | None
     ) -> list[Action]:
         """A stateless-era answer asking what the live request did not declare: -32021 (see `emulation`).
         Empty when the recorded answer may go out."""
@@ -648,34 +546,3 @@ class Replay:
         withheld = Withheld(index, method, missing, "answered -32021, as a server of that revision does")
         self.report.withheld.append(withheld)
         return [Note(withheld.render()), *self._answer(batch, error)]
-
-    def _version_note(self, method: str, params: Any, index: int) -> list[Action]:
-        if method != protocol.INITIALIZE:
-            return []
-        found = emulation.version_note(params, self.cassette.interactions[index].params, index)
-        if found is None:
-            return []
-        text, kept = found
-        if kept:
-            self.report.capabilities.append(text)
-        return [Note(f"mockmcp: {text}")]
-
-
-def _as_recorded_text(message: Any) -> Any:
-    """A parsed message (or batch) with lone surrogates replaced as the recorder replaced them; ids kept,
-    as the reply must carry the id the host sent."""
-    if isinstance(message, list):
-        return [_as_recorded_text(item) for item in message]
-    if isinstance(message, dict):
-        return {key: value if key == "id" else jsonrpc.without_lone_surrogates(value) for key, value in message.items()}
-    return jsonrpc.without_lone_surrogates(message)
-
-
-def _answers_in_batch(interaction: Interaction) -> bool:
-    """Whether playing this interaction ends in a JSON response, which a batch must wait for."""
-    return (
-        interaction.response is not None
-        and not interaction.drop
-        and interaction.raw_response is None
-        and (interaction.exit is None or interaction.exit[1] == "after")
-    )
