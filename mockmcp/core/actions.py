@@ -19,16 +19,26 @@ __all__ = ["Action", "Exit", "Note", "Send", "Wake"]
 class Send(NamedTuple):
     """Write these bytes (one or more complete lines) to the host.
 
-    `request` is the live request id the message belongs to (None: it belongs to none, like an
-    unsolicited notification), `final` marks the reply that ends that request, and `stream` is the
-    recorded server item's (`model.GET_STREAM`: the recorded server sent it on the session's GET
-    stream): over stdio they do not matter; over HTTP they say which stream carries the message.
+    Over stdio only the bytes matter. Over HTTP the other fields say where the message goes and how,
+    so that no shell reads back (or rewrites) what the engine wrote:
+
+    - `request`: the live request the message belongs to, by the shell's key for it (`Replay.receive`'s
+      `key`), else by its id; None: it belongs to none, like an unsolicited notification.
+    - `final`: this is the reply that ends that request.
+    - `stream`: the recorded server item's (`model.GET_STREAM`: the recorded server sent it on the
+      session's GET stream).
+    - `method`: a server message's method (None: a reply, or a raw line that is no JSON-RPC message).
+    - `code`: a reply's error code, when it is an error response (None: it is not).
+    - `batch`: the ids a batch's array of responses answers (empty: it answers no batch).
     """
 
     data: bytes
     request: Any = None
     final: bool = False
     stream: str | None = None
+    method: str | None = None
+    code: int | None = None
+    batch: tuple[Any, ...] = ()
 
 
 class Wake(NamedTuple):

@@ -16,7 +16,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["as_recorded", "raw_line", "raw_reply", "reply_line", "reply_tail", "server_message"]
+__all__ = [
+    "as_recorded",
+    "error_code",
+    "line_facts",
+    "raw_line",
+    "raw_reply",
+    "reply_line",
+    "reply_tail",
+    "server_message",
+]
 
 
 def as_recorded(message: Any) -> Any:
@@ -63,3 +72,22 @@ def reply_tail(response: dict[str, Any]) -> bytes:
 def reply_line(reply_id: Any, tail: bytes) -> bytes:
     """The line answering the live request `reply_id` with the recorded response whose `reply_tail` this is."""
     return b'{"jsonrpc":"2.0","id":' + jsonrpc.encode(reply_id)[:-1] + b"," + tail
+
+
+def error_code(response: Any) -> int | None:
+    """The error code of an error response (None: not one, or its code is no integer)."""
+    error = response.get("error") if isinstance(response, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if type(code) is int else None
+
+
+def line_facts(line: bytes) -> tuple[str | None, int | None]:
+    """What a line recorded raw says, when it is a JSON-RPC message: its method, and its error code
+    (an HTTP endpoint answers an error with the status the recorded server gave it). Read only for
+    lines recorded raw (a fault knob): the engine knows the rest from the message it encoded."""
+    try:
+        message = jsonrpc.parse(line)
+    except ValueError:
+        return None, None
+    method = message.get("method") if isinstance(message, dict) else None
+    return (method if isinstance(method, str) else None), error_code(message)

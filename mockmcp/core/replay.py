@@ -7,18 +7,13 @@ recorded server message in order, then the response. A job pauses at a delay (un
 calls `wake`) or at a server-to-client request (until the host's answer arrives through
 `receive`), so a waiting job never holds up any other: each request is answered when it arrives.
 
-Each policy has its own room, and this module plays jobs by what they say. Matching is by key
-(`matching`), and which recording of a key answers is `selection`'s: the same request asked again
-gets its recordings in order, each played `times` times, then the last one again or, with `after:
-unmatched`, a no-match error. What waits for what is `ordering`'s: unsolicited server messages
-until the interaction recorded before them has played, a 2026-07-28 listen event until what
-caused it has, a reply the recording gave after a faster call's until that one is answered (or the
-server's time is up; with `--timing`, the recorded times keep the order by themselves). What a
-server of the recorded revision answers where the cassette is silent (a ping, an opening of the
-other era, a host declaring other capabilities) is `emulation`'s; the server's questions in flight,
-and which recording goes on when the host answers one otherwise, are `branching`'s; a batch's array
-of answers is `batch`'s; the live ids and tokens in recorded messages are `live`'s. The actions
-themselves are `actions`'.
+Each policy has its own room, and this module plays jobs by what they say. Which recording answers
+a request is `selection`'s (by `matching`'s key). What waits for what is `ordering`'s: unsolicited
+messages, listen events, a reply the recording gave after a faster call's. What a server of the
+recorded revision answers where the cassette is silent (a ping, an opening of the other era, a host
+declaring other capabilities) is `emulation`'s; the server's questions in flight, and which
+recording goes on when the host answers one otherwise, are `branching`'s; a batch's array of
+answers is `batch`'s; the live ids and tokens in recorded messages are `live`'s.
 
 The engine serves one live session; over HTTP each live session has its own, all sharing one
 index of the recordings (`Recordings`).
@@ -55,15 +50,16 @@ _UNREAD = object()  # `receive` without a parsed message: the line is read there
 class _Job:
     """One interaction being played to the host."""
 
-    __slots__ = ("batch", "clock", "id", "index", "interaction", "reply_id", "slept", "step", "token", "waiting")
+    __slots__ = ("batch", "clock", "id", "index", "interaction", "key", "reply_id", "slept", "step", "token", "waiting")
 
     def __init__(
-        self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None
+        self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any
     ) -> None:
         self.id = id
         self.index = index
         self.interaction = interaction
         self.reply_id = reply_id  # the live request's id; None when there is no request to answer
+        self.key = key  # what the shell knows the live request by (`Send.request`): its key, else its id
         self.token = token  # the live progress token; None when the request asked for no progress
         self.batch = batch
         self.step = 0
@@ -87,10 +83,7 @@ class Replay:
 
         `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
         """
-        self.cassette = cassette
-        self.matcher = matcher
-        self.redactor = redactor
-        self.timing = timing
+        self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
         self.ended = False
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
@@ -99,10 +92,10 @@ class Replay:
         # --timing keeps the order of overtaken replies by itself
         self.ordering = Ordering(cassette.interactions, shared.listen_holds, {} if timing else shared.overtakers)
         self._jobs: dict[int, _Job] = {}
-        self._live: dict[Any, int] = {}  # live request id -> job
+        self._live: dict[Any, int] = {}  # live request (its key, else its id) -> job
         self._questions = Questions()  # server requests awaiting the host's answer
         self._next_job = 0
-        self._tails: dict[int, bytes] = {}
+        self._tails: dict[int, tuple[bytes, int | None]] = {}  # interaction -> its reply's tail and error code
         # What the live host declared (initialize's capabilities, or the last stateless request's);
         # None until it declares any, and then server requests go out as recorded.
         self._capabilities: dict[str, Any] | None = None
@@ -115,11 +108,15 @@ class Replay:
         """What to send before the host says anything: unsolicited messages recorded first."""
         return self._release(None)
 
-    def receive(self, line: bytes, parsed: Any = _UNREAD) -> list[Action]:
+    def receive(self, line: bytes, parsed: Any = _UNREAD, key: Any = None) -> list[Action]:
         """Handle one line from the host.
 
         `parsed`: the line as `jsonrpc.parse` read it, when the shell has read it already (over HTTP, to
-        judge the POST), which spares reading it twice; it may carry another request id than the line.
+        judge the POST), which spares reading it twice. `key`: the shell's own name for the live request
+        the message is (a request) or cancels (`notifications/cancelled`), when its id alone does not name
+        it (clients of a shared stateless session choose their ids on their own); what is sent for the
+        request carries it as `Send.request`, and the messages carry the request's own id. None: the
+        request's id names it.
         """
         if self.ended:
             return []
@@ -131,7 +128,7 @@ class Replay:
             except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
                 return [
                     Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
-                    self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),
+                    self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"), None, False),
                 ]
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             message = self.redactor.message(message, ids=False)  # the reply carries the host's id
@@ -139,7 +136,7 @@ class Replay:
             message = live.as_recorded(message)
         if isinstance(message, list):
             return self._receive_batch(message)
-        return self._receive_one(message, None)
+        return self._receive_one(message, None, key)
 
     def wake(self, job_id: int) -> list[Action]:
         """A delay the engine asked for is over."""
@@ -182,19 +179,20 @@ class Replay:
 
     def _receive_batch(self, messages: list[Any]) -> list[Action]:
         if not messages:
-            return [self._send(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))]
+            empty = jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch")
+            return [self._send(empty, None, False)]
         batch = Batch()
         out: list[Action] = []
         for message in messages:
             out.extend(self._receive_one(message, batch))
         return out + self._batched(batch.seal())
 
-    def _receive_one(self, message: Any, batch: Batch | None) -> list[Action]:
+    def _receive_one(self, message: Any, batch: Batch | None, key: Any = None) -> list[Action]:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.REQUEST:
-            return self._request(message, batch)
+            return self._request(message, batch, message["id"] if key is None else key)
         if found.kind == jsonrpc.NOTIFICATION:
-            return self._notification(message)
+            return self._notification(message, key)
         if found.kind == jsonrpc.RESPONSE:
             return self._host_response(message)
         if isinstance(message, dict) and ("result" in message or "error" in message) and "method" not in message:
@@ -202,40 +200,45 @@ class Replay:
         error = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
         return [
             Note(f"mockmcp: invalid message from the host ({found.problem}); answered -32600"),
-            *self._answer(batch, error),
+            *self._answer(batch, error, found.reply_id),
         ]
 
-    def _request(self, message: dict[str, Any], batch: Batch | None) -> list[Action]:
+    def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
         pick = self.selection.request(self.matcher.key(method, params))
         if pick is None:
             if method == protocol.PING:  # answered as a server of the request's era answers it
                 answer, note = emulation.ping(message)
-                return ([] if note is None else [Note(note)]) + self._answer(batch, answer)
+                return ([] if note is None else [Note(note)]) + self._answer(batch, answer, key)
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
-            return self._miss(message, batch, emulation.other_era(message, self.cassette.interactions, where))
+            return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
-            return self._miss(message, batch, emulation.Refusal(jsonrpc.NO_MATCH, reason))
+            return self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
         index = pick.interaction
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         declared = protocol.client_capabilities(method, params)
         out = self._unlike_the_recording(method, params, declared, index)
-        refused = self._needs_undeclared(message, declared, index, batch)
-        if refused:
+        response = self.cassette.interactions[index].response
+        refused = None if declared is None else emulation.undeclared(reply_id, declared, response)
+        if refused is not None:  # it asks what the request did not declare: -32021, as a server says
             self.report.plays[index] += 1
-            return out + refused
-        job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch)
-        self._live[reply_id] = job.id
+            withheld = Withheld(index, refused[0], refused[1], "answered -32021, as a server of that revision does")
+            self.report.withheld.append(withheld)
+            return [*out, Note(withheld.render()), *self._answer(batch, refused[2], key)]
+        job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch, key=key)
+        self._live[key] = job.id
         return out + self._advance(job)
 
-    def _notification(self, message: dict[str, Any]) -> list[Action]:
+    def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
         out: list[Action] = []
         if method == "notifications/cancelled" and isinstance(params, dict):
-            out.extend(self._cancel(params.get("requestId")))
+            request = params.get("requestId") if key is None else key
+            if key is not None or jsonrpc.is_valid_id(request):
+                out.extend(self._cancel(request))
         index = self.selection.notification(self.matcher.key(method, params), self.report.plays)
         return out if index is None else out + self._advance(self._new_job(index))
 
@@ -249,7 +252,7 @@ class Replay:
         live, recorded = answer_body(message), answer_body(item.response)
         if item.response is not None and canonical(recorded) != canonical(live):
             other = self._answered_otherwise(job, canonical(live))
-            if other is not None:
+            if other is not None:  # another recording says what the server does then
                 return [self._follow(job, other, item), *self._advance(job)]
             from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
 
@@ -261,15 +264,14 @@ class Replay:
         return out + self._advance(job)
 
     def _answered_otherwise(self, job: _Job, live: str) -> int | None:
-        """Another recording of the job's request in which the host answered the server as the live host
-        did (`live`, canonical JSON): see `branching`."""
-        interaction = job.interaction
-        if interaction.kind != "request" or interaction.message is None:
+        """Another recording of the job's request whose host answered as the live one did (see `branching`)."""
+        if job.interaction.kind != "request" or job.interaction.method is None:
             return None
-        at = job.step - 2  # the server request being answered: the step after it is next
-        key = self.matcher.key(interaction.message["method"], interaction.params)
-        recordings = self.selection.recordings.requests.get(key, ())
-        return answered_otherwise(self.cassette.interactions, recordings, job.index, at, live)
+        recordings = self.selection.recordings.requests.get(
+            self.matcher.key(job.interaction.method, job.interaction.params), ()
+        )
+        # job.step - 2: the server request being answered (the step after it is next)
+        return answered_otherwise(self.cassette.interactions, recordings, job.index, job.step - 2, live)
 
     def _follow(self, job: _Job, index: int, item: ServerItem) -> Note:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
@@ -286,24 +288,27 @@ class Replay:
             f"as interactions[{index}] recorded it; replay goes on from there"
         )
 
-    def _cancel(self, request_id: Any) -> list[Action]:
-        job_id = self._live.pop(request_id, None) if jsonrpc.is_valid_id(request_id) else None
+    def _cancel(self, request: Any) -> list[Action]:
+        """The host cancelled a live request (by its key, else its id): it will not be answered."""
+        job_id = self._live.pop(request, None)
         if job_id is None or job_id not in self._jobs:
             return []
         job = self._jobs.pop(job_id)
         if job.waiting is not None:
             self._questions.withdraw(job.waiting)
         note = Note(
-            f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered"
+            f"mockmcp: the host cancelled request {job.reply_id!r} (interactions[{job.index}]); it will not be answered"
         )
         out = [note, *self._resume(self.ordering.answered(job.index))]
         return out if job.batch is None else out + self._batched(job.batch.cancelled(job.interaction))
 
     # --- playing interactions ---------------------------------------------------------------------
 
-    def _new_job(self, index: int, reply_id: Any = None, token: Any = _KEEP, batch: Batch | None = None) -> _Job:
+    def _new_job(
+        self, index: int, reply_id: Any = None, token: Any = _KEEP, batch: Batch | None = None, key: Any = None
+    ) -> _Job:
         self.report.plays[index] += 1
-        job = _Job(self._next_job, index, self.cassette.interactions[index], reply_id, token, batch)
+        job = _Job(self._next_job, index, self.cassette.interactions[index], reply_id, token, batch, key)
         self._next_job += 1
         if batch is not None:
             batch.expect(job.interaction)
@@ -347,11 +352,8 @@ class Replay:
                 return out + self._finish(job)
 
     def _hold(self, job: _Job) -> list[Action] | None:
-        """None when the job's reply may go; else what holding it back takes (nothing, when it is held already).
-
-        A reply waits for the later requests the recording answered before it (see `ordering`), at most
-        as long as the server took to answer (then `wake`).
-        """
+        """None when the job's reply may go; else what holding it back takes (nothing, when it is held already):
+        it waits for what `ordering` says, at most as long as the server took to answer (then `wake`)."""
         if job.reply_id is None or job.batch is not None:
             return None
         held = self.ordering.hold(job.id, job.index)
@@ -390,29 +392,28 @@ class Replay:
         job.waiting = asked = self._questions.ask(job.id, item)
         recorded = item.message.get("id")
         if asked != recorded and jsonrpc.is_valid_id(recorded):
-            out.append(
-                Note(
-                    f"mockmcp: {item.message['method']} from interactions[{job.index}] went out with id "
-                    f"{asked!r}: its recorded id {recorded!r} is still awaiting the host's answer"
-                )
-            )
+            text = f"{item.message['method']} from interactions[{job.index}] went out with id {asked!r}"
+            out.append(Note(f"mockmcp: {text}: its recorded id {recorded!r} is still awaiting the host's answer"))
         body = {k: v for k, v in item.message.items() if k != "id"}
-        out.append(Send(jsonrpc.encode({"jsonrpc": "2.0", "id": asked, **body}), job.reply_id, stream=item.stream))
+        data = jsonrpc.encode({"jsonrpc": "2.0", "id": asked, **body})
+        out.append(Send(data, job.key, stream=item.stream, method=item.message["method"]))
         return out
 
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
         if item.kind == "raw":
-            return [Send(live.raw_line(item.message), job.reply_id, stream=item.stream)]
+            line = live.raw_line(item.message)
+            return [Send(line, job.key, stream=item.stream, method=live.line_facts(line)[0])]
         message = item.message if job.token is _KEEP else live.server_message(item.message, job.token, job.reply_id)
         if message is None:
             return []  # progress the live request did not ask for
-        return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id, stream=item.stream)]
+        data = jsonrpc.encode({"jsonrpc": "2.0", **message})
+        return [Send(data, job.key, stream=item.stream, method=message["method"])]
 
     def _finish(self, job: _Job) -> list[Action]:
         del self._jobs[job.id]
         self.ordering.played(job.index)
-        if self._live.get(job.reply_id) == job.id:
-            del self._live[job.reply_id]
+        if self._live.get(job.key) == job.id:
+            del self._live[job.key]
         interaction = job.interaction
         exit_when = interaction.exit[1] if interaction.exit is not None else None
         out: list[Action] = []
@@ -436,21 +437,23 @@ class Replay:
             self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
             return []
         if interaction.raw_response is not None:
-            return [Send(live.raw_reply(interaction.raw_response, job.reply_id), job.reply_id, final=True)]
+            line = live.raw_reply(interaction.raw_response, job.reply_id)
+            return [Send(line, job.key, final=True, code=live.line_facts(line)[1])]
         if interaction.response is None:
             return []
         if job.batch is None:
-            return [Send(self._encoded_response(job), job.reply_id, final=True)]
+            return [self._encoded_response(job)]
         body = {k: v for k, v in interaction.response.items() if k != "id"}
-        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, expected=True)
+        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, job.key, expected=True)
 
-    def _encoded_response(self, job: _Job) -> bytes:
-        """The response line; the recorded body is encoded once per interaction, then only the id changes."""
-        tail = self._tails.get(job.index)
-        if tail is None:
-            assert job.interaction.response is not None
-            tail = self._tails[job.index] = live.reply_tail(job.interaction.response)
-        return live.reply_line(job.reply_id, tail)
+    def _encoded_response(self, job: _Job) -> Send:
+        """The response; the recorded body is encoded once per interaction, then only the id changes."""
+        known = self._tails.get(job.index)
+        if known is None:
+            response = job.interaction.response
+            assert response is not None
+            known = self._tails[job.index] = (live.reply_tail(response), live.error_code(response))
+        return Send(live.reply_line(job.reply_id, known[0]), job.key, final=True, code=known[1])
 
     def _release(self, anchor: int | None) -> list[Action]:
         """What waited for this interaction to play: unsolicited messages, then parked listen events."""
@@ -469,19 +472,24 @@ class Replay:
 
     # --- answers -----------------------------------------------------------------------------------
 
-    def _answer(self, batch: Batch | None, response: dict[str, Any], expected: bool = False) -> list[Action]:
+    def _answer(self, batch: Batch | None, response: dict[str, Any], key: Any, expected: bool = False) -> list[Action]:
+        """A response to the live request `key`: sent, or kept for its batch's array."""
         if batch is None:
-            return [Send(jsonrpc.encode(response), response.get("id"), final=True)]
+            return [self._send(response, key)]
         return self._batched(batch.add(response, expected))
 
     def _batched(self, responses: list[dict[str, Any]] | None) -> list[Action]:
         """A batch's array of responses, once it is whole."""
-        return [] if responses is None else [self._send(responses)]
+        if responses is None:
+            return []
+        return [Send(jsonrpc.encode(responses), batch=tuple(response.get("id") for response in responses))]
 
-    def _send(self, message: Any) -> Send:
-        return Send(jsonrpc.encode(message))
+    def _send(self, response: dict[str, Any], key: Any, final: bool = True) -> Send:
+        return Send(jsonrpc.encode(response), key, final=final, code=live.error_code(response))
 
-    def _miss(self, message: dict[str, Any], batch: Batch | None, refused: Refusal | None = None) -> list[Action]:
+    def _miss(
+        self, message: dict[str, Any], batch: Batch | None, key: Any, refused: Refusal | None = None
+    ) -> list[Action]:
         """A request no recording answers: explained on stderr and in the report, answered with an error
         (the refusal's, or one carrying the explanation's short form)."""
         from mockmcp.core.explain import explain_miss  # deferred: a miss is the only user of deepdiff
@@ -500,7 +508,7 @@ class Replay:
             nomatch = code != jsonrpc.METHOD_NOT_FOUND
             said = "mockmcp: no recorded interaction matches" if nomatch else "Method not found"
             error = jsonrpc.error_response(message["id"], code, f"{said}: {method}", miss.error_data())
-        return [Note(miss.render()), *self._answer(batch, error)]
+        return [Note(miss.render()), *self._answer(batch, error, key)]
 
     def _unlike_the_recording(
         self, method: str, params: Any, declared: dict[str, Any] | None, index: int
@@ -531,18 +539,3 @@ class Replay:
             self.report.capabilities.append(text)
             out.append(Note(note))
         return out
-
-    def _needs_undeclared(
-        self, message: dict[str, Any], declared: dict[str, Any] | None, index: int, batch: Batch | None
-    ) -> list[Action]:
-        """A stateless-era answer asking what the live request did not declare: -32021 (see `emulation`).
-        Empty when the recorded answer may go out."""
-        if declared is None:  # the usual case: nothing to check
-            return []
-        refused = emulation.undeclared(message["id"], declared, self.cassette.interactions[index].response)
-        if refused is None:
-            return []
-        method, missing, error = refused
-        withheld = Withheld(index, method, missing, "answered -32021, as a server of that revision does")
-        self.report.withheld.append(withheld)
-        return [Note(withheld.render()), *self._answer(batch, error)]
