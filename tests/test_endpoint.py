@@ -9,13 +9,15 @@ Covered, a table per group:
 - handshake sessions: `initialize` starts one (`Mcp-Session-Id`); a missing id is 400, an unknown
   or ended one 404 (the SDK's answers, or the recorded `session_errors`); DELETE ends a session;
 - a notification or the host's answer to a server request is answered 202;
-- framing: a lone reply as one JSON body (200, or the recorded `error_status`), a reply after server
-  messages as an SSE stream; `framing: sse`, `event_ids` numbered through the session, `priming`;
+- framing: a lone reply as one JSON body (200, or the recorded `error_status` of its error code, a
+  raw reply's or a miss's too), a reply after server messages as an SSE stream; `framing: sse`,
+  `event_ids` numbered through the session, `priming`;
 - `delay`: nothing written until the timer fires, then JSON for a lone reply, a stream otherwise;
 - GET: 406, 405 (two texts), 400/404, 409 for a second one, allowed again once the first closed;
   unsolicited messages held back until it opens; `stream: get` items on it, or on the request's stream;
 - 2026-07-28: no session; two clients with the same id each get their own id back (messages and
-  notes), and closing a request's connection cancels it (not so in the handshake era);
+  notes, a raw reply's `{{id}}`; recorded text is never taken for an id), and closing a request's
+  connection cancels it (not so in the handshake era);
 - notifications/cancelled ends the request's stream without a reply;
 - 2025-03-26 batches: one JSON array (after a delay too), 202 for notifications only, 400 elsewhere;
 - resumption with Last-Event-ID; the `exit` knob; `shutdown()`; a foreign Host or Origin;

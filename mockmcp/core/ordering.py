@@ -13,10 +13,10 @@ recorded order between jobs, and this object owns all three: what is held, and w
   here too, or until the engine says time is up (it waits as long as the server took).
 
 Jobs are named by keys the engine chooses (any hashable, unique for the engine's life);
-interactions by their index in the cassette. The engine tells this object what happened (an
-interaction began, played, was answered); each method returns the keys of the jobs that may go on
-now, and the engine plays them on. A key handed back may name a job that is gone (cancelled
-meanwhile): the engine skips it.
+interactions by their index in the cassette. The engine asks before a job goes on (`parks`, `hold`)
+and tells what happened (an interaction began, played, was answered; a hold's time is up); what it
+is told returns the keys of the jobs that may go on now, and the engine plays them on. A key handed
+back may name a job that is gone (cancelled meanwhile): the engine skips it.
 """
 
 from __future__ import annotations
