@@ -9,13 +9,15 @@ Covered, a table per group:
 - handshake sessions: `initialize` starts one (`Mcp-Session-Id`); a missing id is 400, an unknown
   or ended one 404 (the SDK's answers, or the recorded `session_errors`); DELETE ends a session;
 - a notification or the host's answer to a server request is answered 202;
-- framing: a lone reply as one JSON body (200, or the recorded `error_status`), a reply after server
-  messages as an SSE stream; `framing: sse`, `event_ids` numbered through the session, `priming`;
+- framing: a lone reply as one JSON body (200, or the recorded `error_status` of its error code, a
+  raw reply's or a miss's too), a reply after server messages as an SSE stream; `framing: sse`,
+  `event_ids` numbered through the session, `priming`;
 - `delay`: nothing written until the timer fires, then JSON for a lone reply, a stream otherwise;
 - GET: 406, 405 (two texts), 400/404, 409 for a second one, allowed again once the first closed;
   unsolicited messages held back until it opens; `stream: get` items on it, or on the request's stream;
 - 2026-07-28: no session; two clients with the same id each get their own id back (messages and
-  notes), and closing a request's connection cancels it (not so in the handshake era);
+  notes, a raw reply's `{{id}}`; recorded text is never taken for an id), and closing a request's
+  connection cancels it (not so in the handshake era);
 - notifications/cancelled ends the request's stream without a reply;
 - 2025-03-26 batches: one JSON array (after a delay too), 202 for notifications only, 400 elsewhere;
 - resumption with Last-Event-ID; the `exit` knob; `shutdown()`; a foreign Host or Origin;
@@ -518,6 +520,71 @@ def test_a_reply_is_framed_as_the_recorded_server_framed_it(text: str, steps: li
     converse(text, steps)
 
 
+# A reply recorded raw (the fault knob), and a method the cassette never recorded: their error codes
+# choose the status as a recorded reply's does.
+RAW_ERROR = """
+- request: {id: 13, method: tools/call, params: {name: raw, arguments: {}}}
+  raw_response: '{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32602,"message":"raw"}}'
+- request: {id: 14, method: tools/call, params: {name: raw_ok, arguments: {}}}
+  raw_response: '{"jsonrpc":"2.0","id":{{id}},"result":{"error":{"code":-32602}}}'
+"""
+RAW = b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"raw","arguments":{}}}'
+RAW_OK = b'{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"raw_ok","arguments":{}}}'
+UNRECORDED = b'{"jsonrpc":"2.0","id":15,"method":"prompts/list"}'
+ERROR_STATUS = [{"code": -32602, "status": 400}, {"code": -32601, "status": 404}]
+
+ERROR_STATUS_ROWS = [
+    pytest.param(
+        cassette(BASE + RAW_ERROR, error_status=ERROR_STATUS),
+        [
+            *OPENING,
+            (
+                post("c1", RAW),
+                [
+                    (
+                        "respond",
+                        "c1",
+                        400,
+                        {"jsonrpc": "2.0", "id": 13, "error": {"code": -32602, "message": "raw"}},
+                        SID,
+                    )
+                ],
+            ),
+        ],
+        id="a raw error reply",
+    ),
+    pytest.param(
+        cassette(BASE + RAW_ERROR, error_status=ERROR_STATUS),
+        [
+            *OPENING,
+            (
+                post("c1", RAW_OK),
+                [("respond", "c1", 200, {"jsonrpc": "2.0", "id": 14, "result": {"error": {"code": -32602}}}, SID)],
+            ),
+        ],
+        id="a raw result that holds an error key",
+    ),
+    pytest.param(
+        cassette(BASE, error_status=ERROR_STATUS),
+        [*OPENING, (post("c1", UNRECORDED), [("note", ...), ("respond", "c1", 404, ..., SID)])],
+        id="a method never recorded",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), ERROR_STATUS_ROWS)
+def test_an_error_reply_gets_the_recorded_status_of_its_code(text: str, steps: list[tuple[Step, Any]]) -> None:
+    endpoint = endpoint_for(text)
+    timers: list[Any] = []
+    for step, expected in steps:
+        seen = shown(perform(endpoint, step, timers))
+        if expected is ...:
+            continue
+        assert len(seen) == len(expected)
+        for out, want in zip(seen, expected, strict=True):  # `...` stands for a part the row does not look at
+            assert len(out) == len(want) and all(w is ... or o == w for o, w in zip(out, want, strict=True))
+
+
 # --- 4. delays -----------------------------------------------------------------------------------
 
 DELAYS = [
@@ -847,6 +914,38 @@ STATELESS_ROWS = [
 @pytest.mark.parametrize(("text", "steps"), STATELESS_ROWS)
 def test_a_stateless_client_sees_only_its_own_ids(text: str, steps: list[tuple[Step, Any]]) -> None:
     converse(text, steps)
+
+
+# A raw reply says where the id goes; a recorded text that looks like the endpoint's key for the
+# request (mockmcp-test-1) is the recording's, and stays.
+STATELESS_RAW = """
+- request:
+    id: 1
+    method: tools/call
+    params: {name: raw, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  raw_response: '{ "id" : {{id}} ,"result":{"resultType":"complete","said":"mockmcp-test-1"} }'
+- request:
+    id: 2
+    method: tools/call
+    params: {name: echo, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  response: {result: {resultType: complete, said: mockmcp-test-2, "mockmcp-test-2": [mockmcp-test-2]}}
+"""
+MODERN_RAW = MODERN_SLOW.replace(b'"id":7', '"id":"a\u00e9"'.encode()).replace(b'"slow"', b'"raw"')
+MODERN_ECHO = MODERN_SLOW.replace(b'"slow"', b'"echo"')
+
+
+def test_a_stateless_reply_carries_the_client_s_id_where_the_recording_put_the_id() -> None:
+    endpoint = endpoint_for(cassette(STATELESS_RAW))
+    raw = endpoint.request("c1", b"POST", "/mcp", {**MODERN, "mcp-name": "raw"}, MODERN_RAW)
+    assert [out for out in raw if isinstance(out, Respond)] == [
+        Respond(
+            "c1",
+            Answer(200, '{ "id" : "a\u00e9" ,"result":{"resultType":"complete","said":"mockmcp-test-1"} }\n'.encode()),
+        )
+    ]
+    echo = shown(endpoint.request("c2", b"POST", "/mcp", {**MODERN, "mcp-name": "echo"}, MODERN_ECHO))
+    said = {"resultType": "complete", "said": "mockmcp-test-2", "mockmcp-test-2": ["mockmcp-test-2"]}
+    assert echo == [("respond", "c2", 200, {"jsonrpc": "2.0", "id": 7, "result": said}, {})]
 
 
 # --- 8. notifications/cancelled ------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core.streamable import LOOPBACK, Answer, admit, batch_refusal, sse_event, translated
+from mockmcp.core.streamable import LOOPBACK, Answer, admit, batch_refusal, sse_event
 
 ALLOWED = LOOPBACK | {"mcp.test"}
 OK = {
@@ -97,46 +97,6 @@ ADMITTED = [
 def test_what_the_endpoint_takes(rule: str, method: bytes, headers: dict[str, str], body: Any, expected: Any) -> None:
     target = "/mcp?x=1" if rule == "a query string" else "/mcp"
     assert _admit(method, headers, body, target) == expected, rule
-
-
-SUB = "io.modelcontextprotocol/subscriptionId"
-# (what the engine sent on the stream of the request it knew as "alias-1", what the client gets)
-TRANSLATED = [
-    ({"jsonrpc": "2.0", "id": "alias-1", "result": {}}, {"jsonrpc": "2.0", "id": 7, "result": {}}),
-    (
-        {
-            "jsonrpc": "2.0",
-            "method": "notifications/resources/updated",
-            "params": {"uri": "u", "_meta": {SUB: "alias-1", "k": 1}},
-        },
-        {
-            "jsonrpc": "2.0",
-            "method": "notifications/resources/updated",
-            "params": {"uri": "u", "_meta": {SUB: 7, "k": 1}},
-        },
-    ),
-    (  # the alias's text inside another string is not the alias
-        {"jsonrpc": "2.0", "id": "alias-1", "result": {"a": 'see "alias-1"', "b": ':"alias-1', "alias-1": ["alias-1"]}},
-        {"jsonrpc": "2.0", "id": 7, "result": {"a": 'see "alias-1"', "b": ':"alias-1', "alias-1": [7]}},
-    ),
-    (  # another request's subscription, or a message without one, is left alone
-        {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {SUB: "alias-2"}}},
-        {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {SUB: "alias-2"}}},
-    ),
-]
-
-
-@pytest.mark.parametrize(("sent", "seen"), TRANSLATED)
-def test_an_aliased_stream_shows_the_client_only_its_own_id(sent: dict[str, Any], seen: dict[str, Any]) -> None:
-    assert json.loads(translated(json.dumps(sent).encode(), "alias-1", 7)) == seen
-
-
-def test_a_raw_reply_is_left_as_written() -> None:
-    assert translated(b"not json", "alias-1", 7) == b"not json"
-    assert (
-        translated(b'{ "id" : "alias-1" ,"result":{} }', "alias-1", "a\u00e9")
-        == '{ "id" : "a\u00e9" ,"result":{} }'.encode()
-    )
 
 
 def test_an_sse_event_gives_each_line_its_own_data_field() -> None:

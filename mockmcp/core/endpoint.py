@@ -25,8 +25,12 @@ Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; ever
 must carry it (400 without, 404 for an unknown or ended one, or as the recorded server answered);
 DELETE ends it. A disconnect is not a cancellation there. 2026-07-28 era: requests carry the
 protocol version in `_meta` and need no session; they all share one live session, whose clients
-choose their ids on their own, so the engine sees a unique alias and every message of the stream
-goes back with the client's own id; closing a request's stream cancels the request.
+choose their ids on their own, so the endpoint gives the engine a unique key (an alias) for each
+request, by which the engine's `Send`s name it, while the messages carry the client's own id;
+closing a request's stream cancels the request.
+
+The engine's `Send`s say all the endpoint needs (the request, the method, the error code, a batch's
+ids), so nothing here reads back or rewrites what the engine wrote.
 
 Resumption: when the recorded server gave its events ids (it had an event store), each session
 keeps its latest events (`_Sent`), and a GET with `Last-Event-ID` gets the events of that id's
@@ -38,8 +42,6 @@ from __future__ import annotations
 
 import collections
 import itertools
-import json
-import re
 import secrets
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -61,7 +63,6 @@ from mockmcp.core.streamable import (
     priming_event,
     session_error,
     sse_event,
-    translated,
 )
 
 __all__ = [
@@ -161,6 +162,7 @@ class _Stream:
         self.ids = session.ids  # where its event ids come from, when the recorded server gave its events ids
         self.sent = session.sent  # where its events are kept for resumption (with ids)
         self.gathered: list[bytes] = []
+        self.code: int | None = None  # its reply's error code (for the status of a lone reply)
         self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.sse = False
         self.done = False
@@ -249,7 +251,7 @@ class _LiveSession:
         self.streams: dict[Any, _Stream] = {}
         self.standalone: _Stream | None = None
         self.backlog: list[bytes] = []
-        self.aliases: dict[str, Any] = {}  # stateless session: our unique request id -> the client's
+        self.aliases: dict[str, Any] = {}  # stateless session: our key for a request -> the client's id
         self.batches: list[_Stream] = []  # streams of batches still awaiting their array of answers
         self.version: str | None = None  # the revision its initialize asked for
         # Event ids run through the session, as a resumable server's event store numbers them.
@@ -268,21 +270,9 @@ class _LiveSession:
             elif isinstance(action, Wake):
                 self.endpoint.out.append(Later(action.after, (self, action.job)))
             elif isinstance(action, Note):
-                self.endpoint.out.append(Note(self._shown(action.text)) if self.aliases else action)
+                self.endpoint.out.append(action)
             elif isinstance(action, Exit):
                 self.endpoint.end(self, abort=True)
-
-    def _shown(self, text: str) -> str:
-        """A note as the user knows the request: by the id its client gave it, never an alias (quoted
-        as the note quotes it, 'as Python' or "as JSON")."""
-
-        def client_id(found: re.Match[str]) -> str:
-            alias = found[2]
-            if alias not in self.aliases:
-                return found[0]
-            return repr(self.aliases[alias]) if found[1] == "'" else json.dumps(self.aliases[alias])
-
-        return re.sub(rf"""(['"])(mockmcp-{self.endpoint.alias_prefix}-\d+)\1""", client_id, text)
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
@@ -290,16 +280,16 @@ class _LiveSession:
                 assert self.standalone is not None
                 self.standalone.event(send.data)  # a stateless session, whose ids are aliased, has no GET stream
                 return
-            request = self.aliases.get(send.request, send.request)
+            request, what = self.aliases.get(send.request, send.request), send.method or "a raw line"
             self.endpoint.out.append(
                 Note(
-                    f"mockmcp: {_what(send.data)} was recorded on the GET stream; the host has no GET stream "
+                    f"mockmcp: {what} was recorded on the GET stream; the host has no GET stream "
                     f"open, so it went on the stream of its request {request!r}"
                 )
             )
         stream = self.streams.get(send.request) if send.request is not None else None
-        if stream is None and send.request is None and self.batches and send.data.startswith(b"["):
-            stream = self._batch_of(send.data)
+        if stream is None and send.batch and self.batches:
+            stream = self._batch_of(send.batch)
             if stream is not None and stream.pending is not None:  # the array alone: one JSON body
                 stream.reply_alone(send.data)
                 return
@@ -314,28 +304,22 @@ class _LiveSession:
             else:
                 self.backlog.append(send.data)
             return
-        data = send.data
-        if send.request in self.aliases:  # every message of the stream, not only the reply
-            data = translated(data, send.request, self.aliases[send.request])
-            if send.final:
-                del self.aliases[send.request]
-        if send.final and stream.pending is not None:
-            del self.streams[send.request]
-            stream.reply_alone(data, self.endpoint.framing.status_of(data))
-            return
-        stream.event(data)
+        if send.final:
+            self.aliases.pop(send.request, None)
+            stream.code = send.code
+            if stream.pending is not None:
+                del self.streams[send.request]
+                stream.reply_alone(send.data, self.endpoint.framing.status_for(send.code))
+                return
+        stream.event(send.data)
         if send.final:
             del self.streams[send.request]
             stream.finish()
 
-    def _batch_of(self, data: bytes) -> _Stream | None:
+    def _batch_of(self, answered: tuple[Any, ...]) -> _Stream | None:
         """The open batch an array of answers belongs to (by the ids it answers), now ended."""
-        try:
-            answered = {r.get("id") for r in jsonrpc.parse(data) if isinstance(r, dict)}
-        except (ValueError, TypeError, AttributeError):
-            return None
         for stream in self.batches:
-            if stream.batch & answered:
+            if not stream.batch.isdisjoint(answered):
                 self.batches.remove(stream)
                 for request_id in stream.batch:
                     self.streams.pop(request_id, None)
@@ -449,13 +433,13 @@ class Endpoint:
         session = self.stateless
         streams = self.lose(conn)
         if streams and session is not None and not session.ended:  # most connections close with no stream live
-            for request_id, stream in list(session.streams.items()):
+            for key, stream in list(session.streams.items()):
                 if stream in streams:
-                    params = {"requestId": request_id}
+                    params = {"requestId": session.aliases.get(key, key)}  # as the client would name it
                     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
-                    session.perform(session.engine.receive(json.dumps(cancel).encode(), cancel))
-                    self._after_notification(session, cancel)
-                    session.aliases.pop(request_id, None)
+                    session.perform(session.engine.receive(jsonrpc.encode(cancel), cancel, key))
+                    self._cancelled(session, key)
+                    session.aliases.pop(key, None)
         return self._done()
 
     def shutdown(self) -> list[Out]:
@@ -526,19 +510,19 @@ class Endpoint:
             self.out.append(Respond(conn, Answer(202, headers=session.extra)))
             return
         stream = _Stream(self, conn, session)
+        key = None
         if session.id is None:
-            # Clients of the shared stateless session choose ids on their own, and two may
-            # both use 1 at once: the engine sees a unique id, the client gets its own back.
-            alias = f"mockmcp-{self.alias_prefix}-{next(self.alias_count)}"
-            session.aliases[alias] = message["id"]
-            message = {**message, "id": alias}
-        session.streams[message["id"]] = stream
-        session.perform(session.engine.receive(body, message))
+            # Clients of the shared stateless session choose ids on their own, and two may both use 1
+            # at once: the engine knows each request by a unique key, and answers with the client's id.
+            key = f"mockmcp-{self.alias_prefix}-{next(self.alias_count)}"
+            session.aliases[key] = message["id"]
+        session.streams[message["id"] if key is None else key] = stream
+        session.perform(session.engine.receive(body, message, key))
         if stream.lost:
             return  # the session died answering it (the exit knob): its connection is cut
         if stream.done and len(stream.gathered) == 1 and not self.framing.sse:
             data = stream.gathered.pop()
-            self.out.append(Respond(conn, Answer(self.framing.status_of(data), data, headers=session.extra)))
+            self.out.append(Respond(conn, Answer(self.framing.status_for(stream.code), data, headers=session.extra)))
             return
         # the rest comes as the engine sends it (its timers are the shell's)
         if not self.framing.sse and not stream.gathered and not stream.done:
@@ -589,16 +573,19 @@ class Endpoint:
         batch's stream waits on for its other requests' answers, and ends when none is left."""
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             params = message.get("params") or {}
-            request_id = params.get("requestId") if isinstance(params, dict) else None
-            stream = session.streams.pop(request_id, None)
-            if stream is None:
+            self._cancelled(session, params.get("requestId") if isinstance(params, dict) else None)
+
+    def _cancelled(self, session: _LiveSession, request: Any) -> None:
+        """The request (by its key, else its id) was cancelled: its stream ends, or its batch's when none is left."""
+        stream = session.streams.pop(request, None)
+        if stream is None:
+            return
+        if stream.batch:
+            stream.batch.discard(request)
+            if stream.batch - {None}:
                 return
-            if stream.batch:
-                stream.batch.discard(request_id)
-                if stream.batch - {None}:
-                    return
-                session.batches.remove(stream)
-            stream.finish()
+            session.batches.remove(stream)
+        stream.finish()
 
     def _get(self, conn: Any, headers: dict[str, str]) -> None:
         out = self.out
@@ -642,12 +629,3 @@ class Endpoint:
             return
         self.end(session)
         self.out.append(Respond(conn, Answer(200)))
-
-
-def _what(data: bytes) -> str:
-    """A server message in a note: its method, or that it is a raw line."""
-    try:
-        method = jsonrpc.parse(data).get("method")
-    except (ValueError, AttributeError):
-        method = None
-    return method if isinstance(method, str) else "a raw line"

@@ -7,19 +7,13 @@ recorded server message in order, then the response. A job pauses at a delay (un
 calls `wake`) or at a server-to-client request (until the host's answer arrives through
 `receive`), so a waiting job never holds up any other: each request is answered when it arrives.
 
-Matching is by key (see `matching`), and which recording of a key answers is `selection`'s: the
-same request asked again gets its recordings in order, each played `times` times, then the last
-one again or, with `after: unmatched`, a no-match error. Unsolicited server messages are released
-once the client interaction recorded just before them has played, or at start-up when nothing
-preceded them. A 2026-07-28 listen event is held the same way: its listen's job parks before it
-until the client interaction recorded last before it (by the recorded times), which caused it,
-has played, or, when that one was still in flight as the event came, has begun.
-
-Answers keep their recorded order. When the server answered a request that came while another was
-in flight before that other one (a fast call behind a slow one), the slower one's reply waits until
-the faster one has been answered (or cancelled) here too, or at most as long as the server took to
-answer it, for a host that does not ask the faster one this time. With `--timing`, the recorded
-times keep the order by themselves.
+Each policy has its own room, and this module plays jobs by what they say. Which recording answers
+a request is `selection`'s (by `matching`'s key). What waits for what is `ordering`'s: unsolicited
+messages, listen events, a reply the recording gave after a faster call's. What a server of the
+recorded revision answers where the cassette is silent (a ping, an opening of the other era, a host
+declaring other capabilities) is `emulation`'s; the server's questions in flight, and which
+recording goes on when the host answers one otherwise, are `branching`'s; a batch's array of
+answers is `batch`'s; the live ids and tokens in recorded messages are `live`'s.
 
 The engine serves one live session; over HTTP each live session has its own, all sharing one
 index of the recordings (`Recordings`).
@@ -29,110 +23,49 @@ from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.core import emulation, live
+from mockmcp.core.actions import Action, Exit, Note, Send, Wake
+from mockmcp.core.batch import Batch
+from mockmcp.core.branching import Questions, answered_otherwise, left_behind
 from mockmcp.core.matching import Matcher, answer_body, canonical
+from mockmcp.core.ordering import GO, HELD, Ordering
 from mockmcp.core.report import Mismatch, Report, Withheld
 from mockmcp.core.selection import Recordings, Selection
 from mockmcp.core.timeline import response_time
-from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from mockmcp.core.emulation import Refusal
     from mockmcp.core.redact import Redactor
 
 __all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
 
 
-# Value types on the start-up path are NamedTuples: defining one costs a sixth of a frozen,
-# slotted dataclass, and replay's start-up time is a feature (see docs/architecture.md, Start-up rules).
-# They are `mockmcp.namedtuple`'s, which builds them without importing typing.
-
-
-class Send(NamedTuple):
-    """Write these bytes (one or more complete lines) to the host.
-
-    `request` is the live request id the message belongs to (None: it belongs to none, like an
-    unsolicited notification), `final` marks the reply that ends that request, and `stream` is the
-    recorded server item's (`model.GET_STREAM`: the recorded server sent it on the session's GET
-    stream): over stdio they do not matter; over HTTP they say which stream carries the message.
-    """
-
-    data: bytes
-    request: Any = None
-    final: bool = False
-    stream: str | None = None
-
-
-class Wake(NamedTuple):
-    """Call `Replay.wake(job)` after `after` seconds."""
-
-    after: float
-    job: int
-
-
-class Note(NamedTuple):
-    """A diagnostic for stderr; never for the protocol stream."""
-
-    text: str
-
-
-class Exit(NamedTuple):
-    """End the session (the cassette's `exit` knob): over stdio, close stdout and exit with this status;
-    over HTTP, end the live session, cutting its open streams."""
-
-    status: int
-
-
-Action = Send | Wake | Note | Exit
 _KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
 _UNREAD = object()  # `receive` without a parsed message: the line is read there
-
-
-class _Batch:
-    """A JSON-RPC batch being answered: its responses go out together, as one array."""
-
-    __slots__ = ("pending", "responses", "sealed")
-
-    def __init__(self) -> None:
-        self.pending = 0
-        self.responses: list[dict[str, Any]] = []
-        self.sealed = False
 
 
 class _Job:
     """One interaction being played to the host."""
 
-    __slots__ = (
-        "batch",
-        "clock",
-        "holding",
-        "id",
-        "in_order",
-        "index",
-        "interaction",
-        "reply_id",
-        "slept",
-        "step",
-        "token",
-        "waiting",
-    )
+    __slots__ = ("batch", "clock", "id", "index", "interaction", "key", "reply_id", "slept", "step", "token", "waiting")
 
     def __init__(
-        self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: _Batch | None
+        self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any
     ) -> None:
         self.id = id
         self.index = index
         self.interaction = interaction
         self.reply_id = reply_id  # the live request's id; None when there is no request to answer
+        self.key = key  # what the shell knows the live request by (`Send.request`): its key, else its id
         self.token = token  # the live progress token; None when the request asked for no progress
         self.batch = batch
         self.step = 0
-        self.waiting: tuple[Any, ServerItem] | None = None  # (our id, item) of a server request in flight
+        self.waiting: Any = None  # the id of its server request awaiting the host's answer
         self.clock = interaction.at  # with recorded timing: the recorded time reached so far
         self.slept = -1  # with recorded timing: the step whose wait is over
-        self.holding = False  # the reply waits for requests the recording answered before it
-        self.in_order = False  # the reply may go: what the recording answered before it has been (or time is up)
 
 
 class Replay:
@@ -150,44 +83,24 @@ class Replay:
 
         `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
         """
-        self.cassette = cassette
-        self.matcher = matcher
-        self.redactor = redactor
-        self.timing = timing
+        self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
         self.ended = False
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions = self.selection.sessions
-        self._unsolicited: dict[int | None, list[int]] = {}
         shared = self.selection.recordings
-        self._holds = shared.listen_holds  # (interaction, server item) -> what it waits for
-        # interaction -> later requests the recording answered before it; --timing keeps that order by itself
-        self._overtakers = {} if timing else shared.overtakers
-        self._answered: set[int] = set()  # interactions answered (or cancelled) at least once
-        self._held: dict[int, list[int]] = {}  # interaction -> jobs whose reply waits for it to be answered
-        self._parked: dict[int, list[int]] = {}  # interaction -> jobs parked until it begins or has played
-        self._begun: set[int] = set()  # interactions whose play has begun at least once
-        self._played: set[int] = set()  # interactions played to the end at least once
+        # --timing keeps the order of overtaken replies by itself
+        self.ordering = Ordering(cassette.interactions, shared.listen_holds, {} if timing else shared.overtakers)
         self._jobs: dict[int, _Job] = {}
-        self._live: dict[Any, int] = {}  # live request id -> job
-        self._awaiting: dict[Any, int] = {}  # our server-request id -> job
+        self._live: dict[Any, int] = {}  # live request (its key, else its id) -> job
+        self._questions = Questions()  # server requests awaiting the host's answer
         self._next_job = 0
-        self._next_server_id = 1
-        self._tails: dict[int, bytes] = {}
+        self._tails: dict[int, tuple[bytes, int | None]] = {}  # interaction -> its reply's tail and error code
         # What the live host declared (initialize's capabilities, or the last stateless request's);
         # None until it declares any, and then server requests go out as recorded.
         self._capabilities: dict[str, Any] | None = None
         self._capability_notes: set[str] = set()  # differences from the recording already noted
         self._recorded_capabilities: dict[int, str] = {}  # interaction -> its declared capabilities, canonical
-        self._index(cassette)
-
-    def _index(self, cassette: Cassette) -> None:
-        anchor: int | None = None
-        for i, interaction in enumerate(cassette.interactions):
-            if interaction.kind == "server":
-                self._unsolicited.setdefault(anchor, []).append(i)
-            else:
-                anchor = i
 
     # --- the engine's interface to its shell ---------------------------------------------------
 
@@ -195,11 +108,15 @@ class Replay:
         """What to send before the host says anything: unsolicited messages recorded first."""
         return self._release(None)
 
-    def receive(self, line: bytes, parsed: Any = _UNREAD) -> list[Action]:
+    def receive(self, line: bytes, parsed: Any = _UNREAD, key: Any = None) -> list[Action]:
         """Handle one line from the host.
 
         `parsed`: the line as `jsonrpc.parse` read it, when the shell has read it already (over HTTP, to
-        judge the POST), which spares reading it twice; it may carry another request id than the line.
+        judge the POST), which spares reading it twice. `key`: the shell's own name for the live request
+        the message is (a request) or cancels (`notifications/cancelled`), when its id alone does not name
+        it (clients of a shared stateless session choose their ids on their own); what is sent for the
+        request carries it as `Send.request`, and the messages carry the request's own id. None: the
+        request's id names it.
         """
         if self.ended:
             return []
@@ -211,25 +128,25 @@ class Replay:
             except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
                 return [
                     Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
-                    self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")),
+                    self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"), None, False),
                 ]
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             message = self.redactor.message(message, ids=False)  # the reply carries the host's id
         if jsonrpc.may_hold_lone_surrogates(line):  # and with the recorder's U+FFFD for a lone surrogate
-            message = _as_recorded_text(message)
+            message = live.as_recorded(message)
         if isinstance(message, list):
             return self._receive_batch(message)
-        return self._receive_one(message, None)
+        return self._receive_one(message, None, key)
 
     def wake(self, job_id: int) -> list[Action]:
         """A delay the engine asked for is over."""
         job = self._jobs.get(job_id)
         if job is None:
             return []
-        if not job.holding:
+        if not self.ordering.held(job_id):
             return self._advance(job)
-        job.in_order = True  # held as long as the server took to answer: the reply goes now
-        waited = ", ".join(f"interactions[{k}]" for k in self._overtakers.get(job.index, ()) if k not in self._answered)
+        self.ordering.release(job_id)  # held as long as the server took to answer: the reply goes now
+        waited = ", ".join(f"interactions[{k}]" for k in self.ordering.waited(job.index))
         note = Note(
             f"mockmcp: answered interactions[{job.index}] after the {job.interaction.took}s its server took: the "
             f"recording answered {waited} first, which the host has not asked for (yet)"
@@ -244,19 +161,17 @@ class Replay:
         """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, and
         replies held for requests the recording answered first go."""
         out: list[Action] = []
-        for server_id, job_id in list(self._awaiting.items()):
+        for asked, job_id, item in self._questions.abandon():
             job = self._jobs.pop(job_id)
-            assert job.waiting is not None
             text = (
-                f"the host closed the session before answering {job.waiting[1].message['method']} "
-                f"(id {server_id}) from interactions[{job.index}]"
+                f"the host closed the session before answering {item.message['method']} "
+                f"(id {asked}) from interactions[{job.index}]"
             )
             self.report.unanswered.append(text)
             out.append(Note(f"mockmcp: {text}"))
-        self._awaiting.clear()
         # Nor can the requests a held reply waits for: it goes now (the host may still be reading).
-        for job in [job for job in self._jobs.values() if job.holding and not job.in_order]:
-            job.in_order = True
+        for job in [job for job in self._jobs.values() if self.ordering.held(job.id)]:
+            self.ordering.release(job.id)
             out.extend(self._advance(job))
         return out
 
@@ -264,20 +179,20 @@ class Replay:
 
     def _receive_batch(self, messages: list[Any]) -> list[Action]:
         if not messages:
-            return [self._send(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))]
-        batch = _Batch()
+            empty = jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch")
+            return [self._send(empty, None, False)]
+        batch = Batch()
         out: list[Action] = []
         for message in messages:
             out.extend(self._receive_one(message, batch))
-        batch.sealed = True
-        return out + self._flush_batch(batch)
+        return out + self._batched(batch.seal())
 
-    def _receive_one(self, message: Any, batch: _Batch | None) -> list[Action]:
+    def _receive_one(self, message: Any, batch: Batch | None, key: Any = None) -> list[Action]:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.REQUEST:
-            return self._request(message, batch)
+            return self._request(message, batch, message["id"] if key is None else key)
         if found.kind == jsonrpc.NOTIFICATION:
-            return self._notification(message)
+            return self._notification(message, key)
         if found.kind == jsonrpc.RESPONSE:
             return self._host_response(message)
         if isinstance(message, dict) and ("result" in message or "error" in message) and "method" not in message:
@@ -285,116 +200,59 @@ class Replay:
         error = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
         return [
             Note(f"mockmcp: invalid message from the host ({found.problem}); answered -32600"),
-            *self._answer(batch, error),
+            *self._answer(batch, error, found.reply_id),
         ]
 
-    def _request(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
+    def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
         pick = self.selection.request(self.matcher.key(method, params))
         if pick is None:
-            if method == protocol.PING:
-                return self._ping(message, batch)
-            if method in (protocol.INITIALIZE, protocol.DISCOVER):
-                return self._other_era(message, batch)
-            return self._miss(message, batch)
+            if method == protocol.PING:  # answered as a server of the request's era answers it
+                answer, note = emulation.ping(message)
+                return ([] if note is None else [Note(note)]) + self._answer(batch, answer, key)
+            # an opening of the era the cassette never recorded is refused as its server refuses it
+            where = self.cassette.path or "the cassette"
+            return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
-            return self._miss(message, batch, jsonrpc.NO_MATCH, reason)
+            return self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
         index = pick.interaction
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         declared = protocol.client_capabilities(method, params)
-        out = self._version_note(method, params, index) + self._declared(method, declared, index)
-        refused = self._needs_undeclared(message, declared, index, batch)
-        if refused:
+        out = self._unlike_the_recording(method, params, declared, index)
+        response = self.cassette.interactions[index].response
+        refused = None if declared is None else emulation.undeclared(reply_id, declared, response)
+        if refused is not None:  # it asks what the request did not declare: -32021, as a server says
             self.report.plays[index] += 1
-            return out + refused
-        job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch)
-        self._live[reply_id] = job.id
+            withheld = Withheld(index, refused[0], refused[1], "answered -32021, as a server of that revision does")
+            self.report.withheld.append(withheld)
+            return [*out, Note(withheld.render()), *self._answer(batch, refused[2], key)]
+        job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch, key=key)
+        self._live[key] = job.id
         return out + self._advance(job)
 
-    def _ping(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
-        """A ping the cassette never recorded: answered as a real server of the request's era answers it.
-
-        A handshake-era server answers `{}` at any time; 2026-07-28 has no `ping`, so its servers answer
-        -32601. Neither is a gap in the cassette, so neither is a miss.
-        """
-        reply_id = message["id"]
-        if not protocol.speaks_stateless(message):
-            return self._answer(batch, {"jsonrpc": "2.0", "id": reply_id, "result": {}})
-        # As the SDK's server answers a method it does not know: the method's name in `data`.
-        error = jsonrpc.error_response(reply_id, jsonrpc.METHOD_NOT_FOUND, "Method not found", protocol.PING)
-        note = Note(
-            f"mockmcp: the host sent ping in the {protocol.STATELESS_VERSION} era, which has no ping; "
-            "answered -32601 as a server of that revision does"
-        )
-        return [note, *self._answer(batch, error)]
-
-    def _other_era(self, message: dict[str, Any], batch: _Batch | None) -> list[Action]:
-        """An opening the cassette has no recording of: answered as a server of the cassette's era answers it.
-
-        A cassette of 2026-07-28 sessions only is a server of that revision to the host: asked
-        `initialize`, it answers -32022 with the versions it speaks, which a client in auto mode takes
-        as its cue to probe `server/discover`. One of handshake-era sessions only answers
-        `server/discover` -32601, as such a server does, and the host falls back to `initialize`.
-        Either way the host opened in an era the recording never saw: a miss, saying how to record it.
-        """
-        method = message["method"]
-        eras = self._recorded_eras()
-        where = self.cassette.path or "the cassette"
-        if method == protocol.INITIALIZE and eras == [protocol.STATELESS]:
-            versions = sorted(
-                {v for i in self.cassette.interactions if (v := protocol.protocol_version(i.message)) is not None}
-            ) or [protocol.STATELESS_VERSION]
-            params = message.get("params")
-            requested = params.get("protocolVersion") if isinstance(params, dict) else None
-            reason = (
-                f"the host opened with initialize (the handshake era), and {where} holds only "
-                f"{protocol.STATELESS_VERSION} sessions; answered -32022 with the versions it recorded, as a "
-                "server of that revision does (a client in auto mode then probes server/discover)"
-            )
-            data: dict[str, Any] = {"supported": versions}
-            if isinstance(requested, str):
-                data["requested"] = requested
-            error = jsonrpc.error_response(
-                message["id"], protocol.UNSUPPORTED_VERSION, "Unsupported protocol version", data
-            )
-            return self._miss(message, batch, protocol.UNSUPPORTED_VERSION, reason, error)
-        if method == protocol.DISCOVER and eras == [protocol.HANDSHAKE]:
-            reason = (
-                f"the host probed server/discover (the {protocol.STATELESS_VERSION} era), and {where} holds only "
-                "handshake-era sessions; answered -32601, as a server of that era does (the host then falls back "
-                "to initialize)"
-            )
-            return self._miss(message, batch, jsonrpc.METHOD_NOT_FOUND, reason)
-        return self._miss(message, batch)
-
-    def _recorded_eras(self) -> list[str]:
-        """The eras the cassette's sessions speak, handshake first."""
-        exchanges = ((i.message, i.response) for i in self.cassette.interactions if i.kind == "request")
-        return list(protocol.session_eras(exchanges))
-
-    def _notification(self, message: dict[str, Any]) -> list[Action]:
+    def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
         out: list[Action] = []
         if method == "notifications/cancelled" and isinstance(params, dict):
-            out.extend(self._cancel(params.get("requestId")))
+            request = params.get("requestId") if key is None else key
+            if key is not None or jsonrpc.is_valid_id(request):
+                out.extend(self._cancel(request))
         index = self.selection.notification(self.matcher.key(method, params), self.report.plays)
         return out if index is None else out + self._advance(self._new_job(index))
 
     def _host_response(self, message: dict[str, Any]) -> list[Action]:
-        job_id = self._awaiting.pop(message["id"], None)
-        if job_id is None:
+        asked = self._questions.answered(message["id"])
+        if asked is None:
             return [Note(f"mockmcp: ignored a response from the host to an id it was never sent ({message['id']!r})")]
-        job = self._jobs[job_id]
-        assert job.waiting is not None
-        item = job.waiting[1]
+        job, item = self._jobs[asked[0]], asked[1]
         job.waiting = None
         out: list[Action] = []
         live, recorded = answer_body(message), answer_body(item.response)
         if item.response is not None and canonical(recorded) != canonical(live):
             other = self._answered_otherwise(job, canonical(live))
-            if other is not None:
+            if other is not None:  # another recording says what the server does then
                 return [self._follow(job, other, item), *self._advance(job)]
             from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
 
@@ -406,23 +264,14 @@ class Replay:
         return out + self._advance(job)
 
     def _answered_otherwise(self, job: _Job, live: str) -> int | None:
-        """Another recording of the job's request in which the host answered the server as the live host did.
-
-        The server asked the same way up to this request (the same messages, the same earlier answers)
-        and was answered `live` (canonical JSON): so the cassette says what the server does then. A
-        cassette gets such recordings from `record --mode new`, run once per answer (docs/cassette-format.md).
-        """
-        interaction = job.interaction
-        if interaction.kind != "request" or interaction.message is None:
+        """Another recording of the job's request whose host answered as the live one did (see `branching`)."""
+        if job.interaction.kind != "request" or job.interaction.method is None:
             return None
-        at = job.step - 2  # the server request being answered: the step after it is next
-        key = self.matcher.key(interaction.message["method"], interaction.params)
-        for index in self.selection.recordings.requests.get(key, ()):
-            other = self.cassette.interactions[index].server
-            alike = index != job.index and _asked_alike(interaction.server, other, at)
-            if alike and canonical(answer_body(other[at].response)) == live:
-                return index
-        return None
+        recordings = self.selection.recordings.requests.get(
+            self.matcher.key(job.interaction.method, job.interaction.params), ()
+        )
+        # job.step - 2: the server request being answered (the step after it is next)
+        return answered_otherwise(self.cassette.interactions, recordings, job.index, job.step - 2, live)
 
     def _follow(self, job: _Job, index: int, item: ServerItem) -> Note:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
@@ -430,45 +279,39 @@ class Replay:
         self.report.plays[before] -= 1
         self.report.plays[index] += 1
         interactions = self.cassette.interactions
-        left, joined = interactions[before].session, interactions[index].session
-        if left != joined:  # what the live session played of the one it left stands for the start of the other
-            self.report.left.update(
-                i
-                for i, other in enumerate(interactions)
-                if (other.session == left and i >= before) or (other.session == joined and i < index)
-            )
+        self.report.left.update(left_behind(interactions, before, index))
         job.index, job.interaction = index, interactions[index]
-        self._begun.add(index)
-        self.selection.follow(joined)
+        self.ordering.begun(index)
+        self.selection.follow(interactions[index].session)
         return Note(
             f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
             f"as interactions[{index}] recorded it; replay goes on from there"
         )
 
-    def _cancel(self, request_id: Any) -> list[Action]:
-        job_id = self._live.pop(request_id, None) if jsonrpc.is_valid_id(request_id) else None
+    def _cancel(self, request: Any) -> list[Action]:
+        """The host cancelled a live request (by its key, else its id): it will not be answered."""
+        job_id = self._live.pop(request, None)
         if job_id is None or job_id not in self._jobs:
             return []
         job = self._jobs.pop(job_id)
         if job.waiting is not None:
-            self._awaiting.pop(job.waiting[0], None)
+            self._questions.withdraw(job.waiting)
         note = Note(
-            f"mockmcp: the host cancelled request {request_id!r} (interactions[{job.index}]); it will not be answered"
+            f"mockmcp: the host cancelled request {job.reply_id!r} (interactions[{job.index}]); it will not be answered"
         )
-        out = [note, *self._answered_now(job.index)]
-        if job.batch is None or not _answers_in_batch(job.interaction):
-            return out
-        job.batch.pending -= 1
-        return out + self._flush_batch(job.batch)
+        out = [note, *self._resume(self.ordering.answered(job.index))]
+        return out if job.batch is None else out + self._batched(job.batch.cancelled(job.interaction))
 
     # --- playing interactions ---------------------------------------------------------------------
 
-    def _new_job(self, index: int, reply_id: Any = None, token: Any = _KEEP, batch: _Batch | None = None) -> _Job:
+    def _new_job(
+        self, index: int, reply_id: Any = None, token: Any = _KEEP, batch: Batch | None = None, key: Any = None
+    ) -> _Job:
         self.report.plays[index] += 1
-        job = _Job(self._next_job, index, self.cassette.interactions[index], reply_id, token, batch)
+        job = _Job(self._next_job, index, self.cassette.interactions[index], reply_id, token, batch, key)
         self._next_job += 1
-        if batch is not None and _answers_in_batch(job.interaction):
-            batch.pending += 1
+        if batch is not None:
+            batch.expect(job.interaction)
         self._jobs[job.id] = job
         return job
 
@@ -481,9 +324,7 @@ class Replay:
             step = job.step
             job.step += 1
             if step == 0:
-                if job.index not in self._begun:
-                    self._begun.add(job.index)
-                    out.extend(self._unpark(job.index))
+                out.extend(self._resume(self.ordering.begin(job.index)))
                 if interaction.delay:
                     out.append(Wake(interaction.delay, job.id))
                     return out
@@ -497,10 +338,8 @@ class Replay:
                 return out
             if step <= len(items):
                 item = items[step - 1]
-                hold = self._holds.get((job.index, step - 1))
-                if hold is not None and not self._ready(*hold):
+                if self.ordering.parks(job.id, job.index, step - 1):
                     job.step = step  # this event again, once what caused it has played
-                    self._parked.setdefault(hold[0], []).append(job.id)
                     return out
                 if item.kind == "request":
                     return out + self._ask(job, item)
@@ -513,34 +352,21 @@ class Replay:
                 return out + self._finish(job)
 
     def _hold(self, job: _Job) -> list[Action] | None:
-        """None when the job's reply may go; else what holding it back takes (nothing, when it is held already).
-
-        A reply waits for the later requests the recording answered before it, each until it has been
-        answered or cancelled here, and all at most as long as the server took to answer (then `wake`).
-        """
-        if job.in_order or job.reply_id is None or job.batch is not None:
+        """None when the job's reply may go; else what holding it back takes (nothing, when it is held already):
+        it waits for what `ordering` says, at most as long as the server took to answer (then `wake`)."""
+        if job.reply_id is None or job.batch is not None:
             return None
-        pending = [k for k in self._overtakers.get(job.index, ()) if k not in self._answered]
-        if not pending:
-            job.in_order = True
+        held = self.ordering.hold(job.id, job.index)
+        if held == GO:
             return None
-        if job.holding:
-            return []
-        job.holding = True
-        for k in pending:
-            self._held.setdefault(k, []).append(job.id)
-        return [Wake(job.interaction.took or 0.0, job.id)]
+        return [Wake(job.interaction.took or 0.0, job.id)] if held == HELD else []
 
-    def _answered_now(self, index: int) -> list[Action]:
-        """An interaction was answered or cancelled: the replies held for it go on (if nothing else holds them)."""
-        self._answered.add(index)
-        held = self._held.pop(index, None)
-        if held is None:
-            return []
+    def _resume(self, job_ids: list[int]) -> list[Action]:
+        """Go on with the jobs `ordering` let go (a job the host cancelled meanwhile is gone)."""
         out: list[Action] = []
-        for job_id in held:
+        for job_id in job_ids:
             job = self._jobs.get(job_id)
-            if job is not None and not job.in_order:
+            if job is not None:
                 out.extend(self._advance(job))
         return out
 
@@ -552,13 +378,10 @@ class Replay:
         return wait
 
     def _ask(self, job: _Job, item: ServerItem) -> list[Action]:
-        """Send a server-to-client request under its recorded id, so the host sees the ids the server used.
+        """Send a server-to-client request, under the id `Questions` gives it (its recorded one if it can).
 
         Not to a host that declared capabilities without the one the request needs, as a server must
         not send it: withheld with a note, and the interaction goes on as recorded.
-
-        Ids matter to hosts (id 0 is where falsy-id bugs live); only an id already in flight on this
-        session, which the host could not tell apart, is replaced by a fresh one, with a note.
         """
         missing = None if self._capabilities is None else protocol.missing_capability(self._capabilities, item.message)
         if missing is not None:  # a server must not send it: go on as the recording continues
@@ -566,61 +389,38 @@ class Replay:
             self.report.withheld.append(withheld)
             return [Note(withheld.render()), *self._advance(job)]
         out: list[Action] = []
+        job.waiting = asked = self._questions.ask(job.id, item)
         recorded = item.message.get("id")
-        server_id = recorded
-        if not jsonrpc.is_valid_id(recorded) or recorded in self._awaiting:
-            server_id = self._fresh_server_id()
-            if jsonrpc.is_valid_id(recorded):
-                out.append(
-                    Note(
-                        f"mockmcp: {item.message['method']} from interactions[{job.index}] went out with id "
-                        f"{server_id!r}: its recorded id {recorded!r} is still awaiting the host's answer"
-                    )
-                )
-        job.waiting = (server_id, item)
-        self._awaiting[server_id] = job.id
+        if asked != recorded and jsonrpc.is_valid_id(recorded):
+            text = f"{item.message['method']} from interactions[{job.index}] went out with id {asked!r}"
+            out.append(Note(f"mockmcp: {text}: its recorded id {recorded!r} is still awaiting the host's answer"))
         body = {k: v for k, v in item.message.items() if k != "id"}
-        out.append(Send(jsonrpc.encode({"jsonrpc": "2.0", "id": server_id, **body}), job.reply_id, stream=item.stream))
+        data = jsonrpc.encode({"jsonrpc": "2.0", "id": asked, **body})
+        out.append(Send(data, job.key, stream=item.stream, method=item.message["method"]))
         return out
-
-    def _fresh_server_id(self) -> int:
-        """An id for a server request that no server request in flight on this session has."""
-        while self._next_server_id in self._awaiting:
-            self._next_server_id += 1
-        self._next_server_id += 1
-        return self._next_server_id - 1
 
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
         if item.kind == "raw":
-            text = item.message if item.message.endswith("\n") else item.message + "\n"
-            return [Send(text.encode(), job.reply_id, stream=item.stream)]
-        message = item.message
-        if job.token is not _KEEP:
-            params = message.get("params")
-            if message["method"] == "notifications/progress" and isinstance(params, dict):
-                if job.token is None:
-                    return []  # the live request asked for no progress
-                message = {**message, "params": {**params, "progressToken": job.token}}
-            meta = protocol.meta(params)
-            if protocol.SUBSCRIPTION_ID_KEY in meta:
-                message = {
-                    **message,
-                    "params": {**params, "_meta": {**meta, protocol.SUBSCRIPTION_ID_KEY: job.reply_id}},
-                }
-        return [Send(jsonrpc.encode({"jsonrpc": "2.0", **message}), job.reply_id, stream=item.stream)]
+            line = live.raw_line(item.message)
+            return [Send(line, job.key, stream=item.stream, method=live.line_facts(line)[0])]
+        message = item.message if job.token is _KEEP else live.server_message(item.message, job.token, job.reply_id)
+        if message is None:
+            return []  # progress the live request did not ask for
+        data = jsonrpc.encode({"jsonrpc": "2.0", **message})
+        return [Send(data, job.key, stream=item.stream, method=message["method"])]
 
     def _finish(self, job: _Job) -> list[Action]:
         del self._jobs[job.id]
-        self._played.add(job.index)
-        if self._live.get(job.reply_id) == job.id:
-            del self._live[job.reply_id]
+        self.ordering.played(job.index)
+        if self._live.get(job.key) == job.id:
+            del self._live[job.key]
         interaction = job.interaction
         exit_when = interaction.exit[1] if interaction.exit is not None else None
         out: list[Action] = []
         if job.reply_id is not None and exit_when != "before":
             out.extend(self._reply(job))
         if job.reply_id is not None:
-            out.extend(self._answered_now(job.index))
+            out.extend(self._resume(self.ordering.answered(job.index)))
         if interaction.exit is not None:
             self.ended = True
             text = (
@@ -637,28 +437,28 @@ class Replay:
             self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
             return []
         if interaction.raw_response is not None:
-            text = interaction.raw_response.replace("{{id}}", jsonrpc.encode(job.reply_id)[:-1].decode())
-            return [Send(text.encode() + (b"" if text.endswith("\n") else b"\n"), job.reply_id, final=True)]
+            line = live.raw_reply(interaction.raw_response, job.reply_id)
+            return [Send(line, job.key, final=True, code=live.line_facts(line)[1])]
         if interaction.response is None:
             return []
         if job.batch is None:
-            return [Send(self._encoded_response(job), job.reply_id, final=True)]
+            return [self._encoded_response(job)]
         body = {k: v for k, v in interaction.response.items() if k != "id"}
-        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, counted=True)
+        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, job.key, expected=True)
 
-    def _encoded_response(self, job: _Job) -> bytes:
-        """The response line; the recorded body is encoded once per interaction, then only the id changes."""
-        tail = self._tails.get(job.index)
-        if tail is None:
-            assert job.interaction.response is not None
-            body = {k: v for k, v in job.interaction.response.items() if k != "id"}
-            tail = self._tails[job.index] = jsonrpc.encode(body)[1:]  # without the opening brace
-        return b'{"jsonrpc":"2.0","id":' + jsonrpc.encode(job.reply_id)[:-1] + b"," + tail
+    def _encoded_response(self, job: _Job) -> Send:
+        """The response; the recorded body is encoded once per interaction, then only the id changes."""
+        known = self._tails.get(job.index)
+        if known is None:
+            response = job.interaction.response
+            assert response is not None
+            known = self._tails[job.index] = (live.reply_tail(response), live.error_code(response))
+        return Send(live.reply_line(job.reply_id, known[0]), job.key, final=True, code=known[1])
 
     def _release(self, anchor: int | None) -> list[Action]:
         """What waited for this interaction to play: unsolicited messages, then parked listen events."""
         out: list[Action] = []
-        for index in self._unsolicited.pop(anchor, []):
+        for index in self.ordering.unsolicited(anchor):
             job = self._new_job(index)
             if anchor is not None and self.timing:
                 # With --timing, an unsolicited message keeps its recorded distance from the
@@ -668,53 +468,34 @@ class Replay:
                 if ended is not None and job.clock is not None and before.session == job.interaction.session:
                     job.clock = min(ended, job.clock)
             out.extend(self._advance(job))
-        return out if anchor is None else out + self._unpark(anchor)
-
-    def _ready(self, anchor: int, to_the_end: bool) -> bool:
-        """Whether a listen event held for `anchor` may go: it has played (or begun, if not `to_the_end`)."""
-        return anchor in (self._played if to_the_end else self._begun)
-
-    def _unpark(self, anchor: int) -> list[Action]:
-        """Go on with the jobs parked for this interaction; one still not ready parks again."""
-        out: list[Action] = []
-        for job_id in self._parked.pop(anchor, []):
-            job = self._jobs.get(job_id)
-            if job is not None:  # the host may have cancelled its listen meanwhile
-                out.extend(self._advance(job))
-        return out
+        return out if anchor is None else out + self._resume(self.ordering.unpark(anchor))
 
     # --- answers -----------------------------------------------------------------------------------
 
-    def _answer(self, batch: _Batch | None, response: dict[str, Any], counted: bool = False) -> list[Action]:
+    def _answer(self, batch: Batch | None, response: dict[str, Any], key: Any, expected: bool = False) -> list[Action]:
+        """A response to the live request `key`: sent, or kept for its batch's array."""
         if batch is None:
-            return [Send(jsonrpc.encode(response), response.get("id"), final=True)]
-        batch.responses.append(response)
-        if counted:
-            batch.pending -= 1
-        return self._flush_batch(batch)
+            return [self._send(response, key)]
+        return self._batched(batch.add(response, expected))
 
-    def _flush_batch(self, batch: _Batch) -> list[Action]:
-        if not batch.sealed or batch.pending > 0 or not batch.responses:
+    def _batched(self, responses: list[dict[str, Any]] | None) -> list[Action]:
+        """A batch's array of responses, once it is whole."""
+        if responses is None:
             return []
-        responses, batch.responses = batch.responses, []
-        return [self._send(responses)]
+        return [Send(jsonrpc.encode(responses), batch=tuple(response.get("id") for response in responses))]
 
-    def _send(self, message: Any) -> Send:
-        return Send(jsonrpc.encode(message))
+    def _send(self, response: dict[str, Any], key: Any, final: bool = True) -> Send:
+        return Send(jsonrpc.encode(response), key, final=final, code=live.error_code(response))
 
     def _miss(
-        self,
-        message: dict[str, Any],
-        batch: _Batch | None,
-        code: int = 0,
-        reason: str = "",
-        error: dict[str, Any] | None = None,
+        self, message: dict[str, Any], batch: Batch | None, key: Any, refused: Refusal | None = None
     ) -> list[Action]:
         """A request no recording answers: explained on stderr and in the report, answered with an error
-        (`error`, or one carrying the explanation's short form)."""
+        (the refusal's, or one carrying the explanation's short form)."""
         from mockmcp.core.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
         method = message["method"]
+        code, reason, error = refused or (0, "", None)
         if not code and method in self.selection.recordings.methods:
             code, reason = jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request"
         elif not code:
@@ -727,142 +508,34 @@ class Replay:
             nomatch = code != jsonrpc.METHOD_NOT_FOUND
             said = "mockmcp: no recorded interaction matches" if nomatch else "Method not found"
             error = jsonrpc.error_response(message["id"], code, f"{said}: {method}", miss.error_data())
-        return [Note(miss.render()), *self._answer(batch, error)]
+        return [Note(miss.render()), *self._answer(batch, error, key)]
 
-    def _declared(self, method: str, live: dict[str, Any] | None, index: int) -> list[Action]:
-        """Take in the capabilities the host declares, and note (once) how they differ from the recording's.
-
-        A server may answer a host by what it declared (a shorter tool list without sampling), so
-        answers recorded for another host's capabilities may not be what a real server would say.
-        """
-        if live is None:
-            return []
-        self._capabilities = live
-        recorded = protocol.client_capabilities(method, self.cassette.interactions[index].params)
+    def _unlike_the_recording(
+        self, method: str, params: Any, declared: dict[str, Any] | None, index: int
+    ) -> list[Action]:
+        """Note how the live host differs from interactions[index]'s: the protocol version its `initialize`
+        asks for, and (once each) the capabilities it declares, which are taken in: a server answers a host
+        by what it declared (a shorter tool list without sampling), and server requests follow them."""
+        out: list[Action] = []
+        recorded = self.cassette.interactions[index].params
+        version = emulation.version_note(params, recorded, index) if method == protocol.INITIALIZE else None
+        if version is not None:
+            if version[1]:
+                self.report.capabilities.append(version[0])
+            out.append(Note(f"mockmcp: {version[0]}"))
+        if declared is None:
+            return out
+        self._capabilities = declared
+        recorded = protocol.client_capabilities(method, recorded)
         if recorded is None:
-            return []
+            return out
         text = self._recorded_capabilities.get(index)
         if text is None:  # each recording's capabilities are made canonical once, not on every request
             text = self._recorded_capabilities[index] = canonical(recorded)
-        if text == canonical(live):
-            return []
-        differences = _capability_differences(recorded, live)
-        if differences in self._capability_notes:
-            return []
-        self._capability_notes.add(differences)
-        text = f"the host {differences} (interactions[{index}] {method})"
-        self.report.capabilities.append(text)
-        return [
-            Note(
-                f"mockmcp: {text}; its answers were recorded for the other capabilities, and server requests "
-                "the host did not declare a capability for are withheld"
-            )
-        ]
-
-    def _needs_undeclared(
-        self, message: dict[str, Any], declared: dict[str, Any] | None, index: int, batch: _Batch | None
-    ) -> list[Action]:
-        """A stateless-era `input_required` answer asking what the live request did not declare: -32021.
-
-        In the stateless era the server's requests travel inside the result (`inputRequests`), and a
-        server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
-        Empty when the recorded answer may go out.
-        """
-        if declared is None:  # the usual case: nothing to check
-            return []
-        response = self.cassette.interactions[index].response
-        result = response.get("result") if isinstance(response, dict) else None
-        asks = result.get("inputRequests") if isinstance(result, dict) else None
-        if not isinstance(asks, dict):
-            return []
-        for ask in asks.values():
-            missing = protocol.missing_capability(declared, ask)
-            if missing is not None:
-                break
-        else:
-            return []
-        withheld = Withheld(index, ask["method"], missing, "answered -32021, as a server of that revision does")
-        self.report.withheld.append(withheld)
-        data = {"requiredCapabilities": protocol.required_capabilities(missing)}
-        error = jsonrpc.error_response(
-            message["id"], protocol.MISSING_CAPABILITY, f"Client did not declare the {missing} capability", data
-        )
-        return [Note(withheld.render()), *self._answer(batch, error)]
-
-    def _version_note(self, method: str, params: Any, index: int) -> list[Action]:
-        if method != protocol.INITIALIZE or not isinstance(params, dict):
-            return []
-        recorded = self.cassette.interactions[index].params
-        wanted = recorded.get("protocolVersion") if isinstance(recorded, dict) else None
-        asked = params.get("protocolVersion")
-        if wanted is None or asked == wanted:
-            return []
-        revisions = protocol.REVISIONS
-        if asked in revisions and wanted in revisions and revisions.index(asked) < revisions.index(wanted):
-            text = (
-                f"the host asks for protocol version {asked!r}, older than the {wanted!r} the recording's host "
-                f"asked for (interactions[{index}]): a server that speaks {asked!r} answers in it, and may offer "
-                "less; the answers are the recorded ones, of the newer version"
-            )
+        differences = "" if text == canonical(declared) else emulation.capability_differences(recorded, declared)
+        if differences and differences not in self._capability_notes:
+            self._capability_notes.add(differences)
+            text, note = emulation.capability_note(differences, index, method)
             self.report.capabilities.append(text)
-        else:
-            text = (
-                f"the host asks for protocol version {asked!r}, the cassette recorded {wanted!r}; answering as recorded"
-            )
-        return [Note(f"mockmcp: {text}")]
-
-
-def _capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:
-    """How the live host's capabilities differ from the recording's host's, in words."""
-    parts = []
-    added = sorted(set(live) - set(recorded))
-    removed = sorted(set(recorded) - set(live))
-    changed = sorted(name for name in set(live) & set(recorded) if canonical(live[name]) != canonical(recorded[name]))
-    if added:
-        parts.append(f"declares {', '.join(added)}, which the recording's host did not")
-    if removed:
-        parts.append(f"does not declare {', '.join(removed)}, which the recording's host did")
-    if changed:
-        parts.append(f"declares {', '.join(changed)} otherwise than the recording's host")
-    return "; ".join(parts)
-
-
-def _as_recorded_text(message: Any) -> Any:
-    """A parsed message (or batch) with lone surrogates replaced as the recorder replaced them; ids kept,
-    as the reply must carry the id the host sent."""
-    if isinstance(message, list):
-        return [_as_recorded_text(item) for item in message]
-    if isinstance(message, dict):
-        return {key: value if key == "id" else jsonrpc.without_lone_surrogates(value) for key, value in message.items()}
-    return jsonrpc.without_lone_surrogates(message)
-
-
-def _asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
-    """Whether two recordings' server messages agree up to the server request at `at`, and the host's
-    answers before it too. Notifications agree by method: a progress token differs between recordings."""
-    if len(first) <= at or len(second) <= at:
-        return False
-    for n, (one, other) in enumerate(zip(first[: at + 1], second[: at + 1], strict=True)):
-        if one.kind != other.kind:
-            return False
-        if one.kind == "raw":
-            if one.message != other.message:
-                return False
-            continue
-        if one.message.get("method") != other.message.get("method"):
-            return False
-        if one.kind == "request" and canonical(one.message.get("params")) != canonical(other.message.get("params")):
-            return False
-        if n < at and canonical(answer_body(one.response)) != canonical(answer_body(other.response)):
-            return False
-    return True
-
-
-def _answers_in_batch(interaction: Interaction) -> bool:
-    """Whether playing this interaction ends in a JSON response, which a batch must wait for."""
-    return (
-        interaction.response is not None
-        and not interaction.drop
-        and interaction.raw_response is None
-        and (interaction.exit is None or interaction.exit[1] == "after")
-    )
+            out.append(Note(note))
+        return out

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -39,7 +38,6 @@ __all__ = [
     "session_error",
     "session_error_seen",
     "sse_event",
-    "translated",
 ]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -85,16 +83,12 @@ class Framing(NamedTuple):
             statuses or None,
         )
 
-    def status_of(self, reply: bytes) -> int:
-        """The HTTP status a lone JSON reply goes with: the recorded server's for its error code, else 200."""
-        if not self.error_status or b'"error"' not in reply:
+    def status_for(self, code: int | None) -> int:
+        """The HTTP status a lone JSON reply goes with: the recorded server's for its error code (None:
+        the reply is no error response), else 200."""
+        if not self.error_status or code is None:
             return 200
-        try:
-            error = jsonrpc.parse(reply).get("error")
-        except (ValueError, AttributeError):
-            return 200
-        code = error.get("code") if isinstance(error, dict) else None
-        return self.error_status.get(code, 200) if type(code) is int else 200
+        return self.error_status.get(code, 200)
 
 
 def error_status_seen(status: int, body: bytes, message: Any, known: Any) -> dict[str, Any]:
@@ -292,32 +286,6 @@ def _decoded(value: str | None) -> str | None:
         return base64.b64decode(value[9:-2], validate=True).decode()
     except (binascii.Error, UnicodeDecodeError):
         return None
-
-
-def translated(data: bytes, alias: str, client_id: Any) -> bytes:
-    """A message on the stream of a request the engine knew by an alias, with the client's own id
-    wherever the alias stands: the reply's id, a `subscriptions/listen` notification's subscription
-    id. The alias is a token of ours that no recorded message holds, so a JSON string value equal to
-    it is where the engine put the request's id; it is replaced there byte for byte, and the rest of
-    the message (a raw line too) keeps its bytes. A value, not a key, and not text inside another
-    string: a string's own quotes are escaped, so the alias's quote opens a value only after `:`,
-    `,`, `[` or white space, and a key is followed by `:`."""
-    token = jsonrpc.encode(alias)[:-1]
-    at = data.find(token)
-    if at < 0:
-        return data
-    replacement, pieces, start = jsonrpc.encode(client_id)[:-1], [], 0
-    while at >= 0:
-        end = at + len(token)
-        if at > 0 and data[at - 1] in _BEFORE_VALUE and not _KEY_END.match(data, end):
-            pieces += [data[start:at], replacement]
-            start = end
-        at = data.find(token, end)
-    return b"".join([*pieces, data[start:]])
-
-
-_BEFORE_VALUE = frozenset(b":,[ \t\r\n")
-_KEY_END = re.compile(rb"[ \t\r\n]*:")
 
 
 def error_body(message: Any, code: int, text: str) -> bytes:

@@ -1,0 +1,150 @@
+"""Which recording replay follows when the host answers a server request otherwise: `core.branching`, row by row.
+
+Pure, literal JSON-RPC: two recordings asked alike up to a server request when their server
+messages agree (notifications by method, requests by method and params, raw lines byte for byte)
+and the host's earlier answers agree; the recording followed is one asked alike whose host answered
+as the live host did; leaving a recorded session for another leaves the rest of one and the start of
+the other unplayed; a server request goes out under its recorded id unless that one is still in
+flight. tests/test_host_answers.py shows the same through the engine and the SDK host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mockmcp.cassette.model import Interaction, ServerItem
+from mockmcp.core.branching import Questions, answered_otherwise, asked_alike, left_behind
+from mockmcp.core.matching import canonical
+
+
+def log(data: str, token: Any = None) -> ServerItem:
+    params: dict[str, Any] = {"level": "info", "data": data}
+    if token is not None:
+        params["_meta"] = {"progressToken": token}
+    return ServerItem("notification", {"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+
+def ask(message: str, answer: dict[str, Any], id: int = 0) -> ServerItem:
+    request = {"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {"message": message}}
+    return ServerItem("request", request, {"jsonrpc": "2.0", "id": id, "result": answer})
+
+
+ACCEPT = {"action": "accept", "content": {"confirm": True}}
+DECLINE = {"action": "decline"}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "at", "alike"),
+    [
+        ((log("a"), ask("sure?", ACCEPT)), (log("a"), ask("sure?", DECLINE)), 1, True),  # they differ in the answer
+        ((log("a"), ask("sure?", ACCEPT)), (log("other", token=3), ask("sure?", DECLINE)), 1, True),  # by method
+        ((log("a"), ask("sure?", ACCEPT)), (ask("sure?", ACCEPT), log("a")), 1, False),  # kinds differ
+        ((ask("sure?", ACCEPT),), (ask("really?", ACCEPT),), 0, False),  # the question differs
+        ((ask("sure?", ACCEPT, id=0),), (ask("sure?", DECLINE, id=9),), 0, True),  # ids never count
+        ((ask("one", ACCEPT), ask("two", ACCEPT)), (ask("one", DECLINE), ask("two", ACCEPT)), 1, False),  # earlier
+        ((ServerItem("raw", "{oops"), ask("s", ACCEPT)), (ServerItem("raw", "{oops"), ask("s", DECLINE)), 1, True),
+        ((ServerItem("raw", "{oops"), ask("s", ACCEPT)), (ServerItem("raw", "{opps"), ask("s", ACCEPT)), 1, False),
+        ((log("a"),), (log("a"), ask("sure?", ACCEPT)), 1, False),  # one never got that far
+    ],
+    ids=[
+        "same-question",
+        "notifications-by-method",
+        "another-kind",
+        "another-question",
+        "ids-never-count",
+        "an-earlier-answer-differs",
+        "raw-lines-alike",
+        "raw-lines-differ",
+        "too-short",
+    ],
+)
+def test_two_recordings_asked_alike_up_to_a_server_request(
+    first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int, alike: bool
+) -> None:
+    assert asked_alike(first, second, at) is alike
+    assert asked_alike(second, first, at) is alike
+
+
+def delete(*server: ServerItem, session: int = 0) -> Interaction:
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "delete_file"}}
+    return Interaction("request", request, server=server, response={"result": {"content": []}}, session=session)
+
+
+READ = Interaction("request", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read"}})
+RECORDED = (
+    delete(log("asking"), ask("sure?", ACCEPT)),
+    READ,
+    delete(log("asking"), ask("sure?", DECLINE), session=1),
+    READ._replace(session=1),
+    delete(log("asking"), ask("sure?", {"action": "cancel"}), session=2),
+)
+
+
+@pytest.mark.parametrize(
+    ("playing", "answer", "recordings", "followed"),
+    [
+        (0, DECLINE, (0, 2, 4), 2),
+        (0, {"action": "cancel"}, (0, 2, 4), 4),
+        (2, ACCEPT, (0, 2, 4), 0),
+        (0, ACCEPT, (0, 2, 4), None),  # the recording playing is never "another"
+        (0, {"action": "maybe"}, (0, 2, 4), None),  # no recording has that answer
+        (0, DECLINE, (0, 4), None),  # only the recordings of the same request count
+    ],
+    ids=["decline", "cancel", "accept", "the-same", "none-has-it", "another-request"],
+)
+def test_the_recording_followed_is_one_asked_alike_whose_host_answered_as_the_live_one(
+    playing: int, answer: dict[str, Any], recordings: tuple[int, ...], followed: int | None
+) -> None:
+    assert answered_otherwise(RECORDED, recordings, playing, 1, canonical({"result": answer})) == followed
+
+
+@pytest.mark.parametrize(
+    ("before", "index", "left"),
+    [
+        (0, 2, {0, 1}),  # the rest of session 0, from the interaction left; session 1 has nothing before it
+        (2, 0, {2, 3}),
+        (0, 3, {0, 1, 2}),  # joining mid-session: what came before in the session joined is left too
+        (0, 0, set()),
+        (2, 3, set()),  # the same session
+    ],
+    ids=["to-a-later-session", "to-an-earlier-session", "mid-session", "itself", "same-session"],
+)
+def test_leaving_a_recorded_session_leaves_its_rest_and_the_start_of_the_other(
+    before: int, index: int, left: set[int]
+) -> None:
+    assert left_behind(RECORDED, before, index) == left
+
+
+def roots(id: Any) -> ServerItem:
+    return ServerItem("request", {"jsonrpc": "2.0", "id": id, "method": "roots/list"})
+
+
+@pytest.mark.parametrize(
+    ("calls", "results"),
+    [
+        # the recorded id, as the server used it (0 too)
+        ([("ask", "j", roots(0)), ("answered", 0), ("answered", 0)], [0, ("j", roots(0)), None]),
+        # an id still awaiting an answer is replaced by a fresh one, never one in flight
+        ([("ask", "j", roots(1)), ("ask", "k", roots(1)), ("ask", "l", roots(1))], [1, 2, 3]),
+        ([("ask", "j", roots(2)), ("ask", "k", roots(1)), ("ask", "l", roots(1))], [2, 1, 3]),
+        # an answered id may be used again
+        ([("ask", "j", roots(1)), ("answered", 1), ("ask", "k", roots(1))], [1, ("j", roots(1)), 1]),
+        # an id that is no valid id is replaced
+        ([("ask", "j", roots(None)), ("ask", "k", roots(1.5))], [1, 2]),
+        # a string id and the integer of the same digits are two ids
+        ([("ask", "j", roots("1")), ("ask", "k", roots(1))], ["1", 1]),
+        # withdrawn: its answer is to an id never sent
+        ([("ask", "j", roots(4)), ("withdraw", 4), ("answered", 4)], [4, None, None]),
+        # the host can answer nothing more: all of them, in the order asked
+        (
+            [("ask", "j", roots(5)), ("ask", "k", roots(4)), ("abandon",), ("abandon",)],
+            [5, 4, [(5, "j", roots(5)), (4, "k", roots(4))], []],
+        ),
+    ],
+    ids=["recorded-id", "in-flight", "fresh-skips-in-flight", "reused", "invalid", "typed", "withdrawn", "abandoned"],
+)
+def test_the_ids_the_servers_questions_go_out_under(calls: list[tuple[Any, ...]], results: list[Any]) -> None:
+    questions = Questions()
+    assert [getattr(questions, name)(*args) for name, *args in calls] == results
