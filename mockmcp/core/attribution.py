@@ -64,7 +64,7 @@ class Attribution:
         if initializes(message):
             number = self.latest = self.bound[connection] = self._new()
         else:
-            session_id = headers.get("mcp-session-id")
+            session_id = headers.get(protocol.SESSION_HEADER)
             if session_id is not None and session_id in self.sessions:
                 return self.sessions[session_id]
             if modern(headers, message):

@@ -15,6 +15,7 @@ does then, and replay goes on from its next step, following its recorded session
 from __future__ import annotations
 
 from mockmcp import jsonrpc
+from mockmcp.cassette.model import RAW, REQUEST
 from mockmcp.core.matching import answer_body, canonical
 
 TYPE_CHECKING = False
@@ -35,13 +36,13 @@ def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], a
     for n, (one, other) in enumerate(zip(first[: at + 1], second[: at + 1], strict=True)):
         if one.kind != other.kind:
             return False
-        if one.kind == "raw":
+        if one.kind == RAW:
             if one.message != other.message:
                 return False
             continue
         if one.message.get("method") != other.message.get("method"):
             return False
-        if one.kind == "request" and canonical(one.message.get("params")) != canonical(other.message.get("params")):
+        if one.kind == REQUEST and canonical(one.message.get("params")) != canonical(other.message.get("params")):
             return False
         if n < at and canonical(answer_body(one.response)) != canonical(answer_body(other.response)):
             return False

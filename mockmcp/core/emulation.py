@@ -12,6 +12,7 @@ state, so each rule is a row of a table (tests/test_emulation.py).
 from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
+from mockmcp.cassette.model import REQUEST
 from mockmcp.core.matching import canonical
 from mockmcp.namedtuple import NamedTuple
 
@@ -61,7 +62,7 @@ def ping(message: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
 
 def recorded_eras(interactions: tuple[Interaction, ...]) -> list[str]:
     """The eras the cassette's sessions speak, handshake first."""
-    exchanges = ((i.message, i.response) for i in interactions if i.kind == "request")
+    exchanges = ((i.message, i.response) for i in interactions if i.kind == REQUEST)
     return list(protocol.session_eras(exchanges))
 
 

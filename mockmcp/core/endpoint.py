@@ -47,7 +47,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import GET_STREAM, Cassette
+from mockmcp.cassette.model import GET_STREAM, NOTIFICATION, SERVER, Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
@@ -259,7 +259,7 @@ class _LiveSession:
         # Only a session with an id has a GET stream, so only it can be resumed.
         self.sent = _Sent() if self.ids is not None and session_id is not None else None
         self.ended = False
-        self.extra: tuple[tuple[str, str], ...] = (("mcp-session-id", session_id),) if session_id else ()
+        self.extra: tuple[tuple[str, str], ...] = ((protocol.SESSION_HEADER, session_id),) if session_id else ()
         self.perform(self.engine.start())
 
     def perform(self, actions: list[Action]) -> None:
@@ -338,7 +338,7 @@ class _LiveSession:
         assert self.sent is not None
         stream, frames = self.sent.after(last)
         out = self.endpoint.out
-        out.append(Open(conn, (*SSE_FIELDS, ("mcp-session-id", self.id or ""))))
+        out.append(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
         if stream is None or stream.done:
             out += [Event(conn, b"".join(frames))] if frames else []
             out.append(End(conn))
@@ -385,7 +385,7 @@ class Endpoint:
         self.out: list[Out] = []  # what the call in progress returns
         self.framing = Framing.of(cassette.meta)
         unsolicited = any(
-            i.kind == "server" or (i.kind == "notification" and i.server) or any(s.stream for s in i.server)
+            i.kind == SERVER or (i.kind == NOTIFICATION and i.server) or any(s.stream for s in i.server)
             for i in cassette.interactions
         )
         # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
@@ -436,7 +436,7 @@ class Endpoint:
             for key, stream in list(session.streams.items()):
                 if stream in streams:
                     params = {"requestId": session.aliases.get(key, key)}  # as the client would name it
-                    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+                    cancel = {"jsonrpc": "2.0", "method": protocol.CANCELLED, "params": params}
                     session.perform(session.engine.receive(jsonrpc.encode(cancel), cancel, key))
                     self._cancelled(session, key)
                     session.aliases.pop(key, None)
@@ -478,7 +478,7 @@ class Endpoint:
 
     def _session(self, conn: Any, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
-        session_id = headers.get("mcp-session-id")
+        session_id = headers.get(protocol.SESSION_HEADER)
         if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "id" in message:
             session = _LiveSession(self, self.new_id())
             assert session.id is not None
@@ -571,7 +571,7 @@ class Endpoint:
     def _after_notification(self, session: _LiveSession, message: Any) -> None:
         """A cancelled request's stream ends without a reply (the engine will never send one); a
         batch's stream waits on for its other requests' answers, and ends when none is left."""
-        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+        if isinstance(message, dict) and message.get("method") == protocol.CANCELLED:
             params = message.get("params") or {}
             self._cancelled(session, params.get("requestId") if isinstance(params, dict) else None)
 
@@ -592,7 +592,7 @@ class Endpoint:
         if "text/event-stream" not in headers.get("accept", ""):
             out.append(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
             return
-        session = self.sessions.get(headers.get("mcp-session-id", ""))
+        session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
         # A server whose events had ids kept them to resume from, unless it was seen refusing GET.
         resuming = "last-event-id" in headers and self.framing.event_ids and self.framing.get_stream is not False
         if not self.get_stream and not resuming:
@@ -612,18 +612,18 @@ class Endpoint:
             out.append(Respond(conn, Answer(409, b"Conflict: this session's GET stream is already open", "text/plain")))
             return
         stream = session.standalone = _Stream(self, conn, session)
-        stream.open_sse((("mcp-session-id", session.id or ""),))
+        stream.open_sse(((protocol.SESSION_HEADER, session.id or ""),))
         for data in session.backlog:
             stream.event(data)
         session.backlog.clear()
 
     def _no_session(self, conn: Any, headers: dict[str, str]) -> None:
         """The session error for a GET or DELETE naming no live session: a missing id, or an unknown one."""
-        missing = "missing" if "mcp-session-id" not in headers else "unknown"
+        missing = "missing" if protocol.SESSION_HEADER not in headers else "unknown"
         self.out.append(Respond(conn, session_error(self.framing, missing)))
 
     def _delete(self, conn: Any, headers: dict[str, str]) -> None:
-        session = self.sessions.get(headers.get("mcp-session-id", ""))
+        session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
         if session is None:
             self._no_session(conn, headers)
             return

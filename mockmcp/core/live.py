@@ -43,10 +43,10 @@ def server_message(message: dict[str, Any], token: Any, reply_id: Any) -> dict[s
     `token`: a progress notification under that token (None: the request asked for no progress, so it is
     not sent), a listen event under the request's id; any other message as recorded."""
     params = message.get("params")
-    if message["method"] == "notifications/progress" and isinstance(params, dict):
+    if message["method"] == protocol.PROGRESS and isinstance(params, dict):
         if token is None:
             return None
-        message = {**message, "params": {**params, "progressToken": token}}
+        message = {**message, "params": {**params, protocol.PROGRESS_TOKEN: token}}
     meta = protocol.meta(params)
     if protocol.SUBSCRIPTION_ID_KEY in meta:
         message = {**message, "params": {**params, "_meta": {**meta, protocol.SUBSCRIPTION_ID_KEY: reply_id}}}

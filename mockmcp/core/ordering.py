@@ -21,6 +21,7 @@ back may name a job that is gone (cancelled meanwhile): the engine skips it.
 
 from __future__ import annotations
 
+from mockmcp.cassette.model import SERVER
 from mockmcp.core.timeline import listen_holds, overtakers
 
 TYPE_CHECKING = False
@@ -54,7 +55,7 @@ class Ordering:
         self._unsolicited: dict[int | None, list[int]] = {}
         anchor: int | None = None
         for i, interaction in enumerate(interactions):
-            if interaction.kind == "server":
+            if interaction.kind == SERVER:
                 self._unsolicited.setdefault(anchor, []).append(i)
             else:
                 anchor = i

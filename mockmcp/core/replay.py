@@ -22,7 +22,7 @@ index of the recordings (`Recordings`).
 from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.core import emulation, live
 from mockmcp.core.actions import Action, Exit, Note, Send, Wake
 from mockmcp.core.batch import Batch
@@ -235,7 +235,7 @@ class Replay:
     def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
         out: list[Action] = []
-        if method == "notifications/cancelled" and isinstance(params, dict):
+        if method == protocol.CANCELLED and isinstance(params, dict):
             request = params.get("requestId") if key is None else key
             if key is not None or jsonrpc.is_valid_id(request):
                 out.extend(self._cancel(request))
@@ -265,7 +265,7 @@ class Replay:
 
     def _answered_otherwise(self, job: _Job, live: str) -> int | None:
         """Another recording of the job's request whose host answered as the live one did (see `branching`)."""
-        if job.interaction.kind != "request" or job.interaction.method is None:
+        if job.interaction.kind != REQUEST or job.interaction.method is None:
             return None
         recordings = self.selection.recordings.requests.get(
             self.matcher.key(job.interaction.method, job.interaction.params), ()
@@ -341,7 +341,7 @@ class Replay:
                 if self.ordering.parks(job.id, job.index, step - 1):
                     job.step = step  # this event again, once what caused it has played
                     return out
-                if item.kind == "request":
+                if item.kind == REQUEST:
                     return out + self._ask(job, item)
                 out.extend(self._server_message(job, item))
             else:
@@ -400,7 +400,7 @@ class Replay:
         return out
 
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
-        if item.kind == "raw":
+        if item.kind == RAW:
             line = live.raw_line(item.message)
             return [Send(line, job.key, stream=item.stream, method=live.line_facts(line)[0])]
         message = item.message if job.token is _KEEP else live.server_message(item.message, job.token, job.reply_id)

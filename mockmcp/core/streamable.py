@@ -44,7 +44,6 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 METHODS = (b"POST", b"GET", b"DELETE")
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
 BATCH_REVISION = "2025-03-26"
-INVALID_HEADER = -32020  # the routing headers disagree with the body (2026-07-28)
 
 
 class Answer(NamedTuple):
@@ -176,10 +175,10 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     asked_id = message.get("id", _NO_ID) if isinstance(message, dict) else _NO_ID
     turned_away = reply.get("id") != asked_id or type(reply.get("id")) is not type(asked_id)
     sessionless_request = asked_id is not _NO_ID and message.get("method") not in (None, protocol.INITIALIZE)
-    if status == 404 and "mcp-session-id" in asked:
+    if status == 404 and protocol.SESSION_HEADER in asked:
         name = "unknown"
-    elif status == 400 and "mcp-session-id" not in asked and turned_away:
-        if b"session" not in body.lower() and (not sessionless_request or error["code"] == INVALID_HEADER):
+    elif status == 400 and protocol.SESSION_HEADER not in asked and turned_away:
+        if b"session" not in body.lower() and (not sessionless_request or error["code"] == protocol.INVALID_HEADER):
             return {}
         name = "missing"
     else:
@@ -237,7 +236,7 @@ def admit(
         return Answer(400, jsonrpc.encode(reply))
     mismatch = header_mismatch(headers, message)
     if mismatch:
-        return Answer(400, error_body(message, INVALID_HEADER, mismatch))
+        return Answer(400, error_body(message, protocol.INVALID_HEADER, mismatch))
     return message
 
 
