@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import shutil
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHIPPED
+from conftest import ROOT, SHIPPED, sse_messages
 
+from mockmcp import MockServer
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import UsageError
-from mockmcp.plugin.mock_server import server_command
+from mockmcp.plugin import http_server
+from mockmcp.plugin.harness import Harness, server_command
 from mockmcp.plugin.naming import cassette_name
 from mockmcp.plugin.privacy import Privacy
 
@@ -290,3 +296,99 @@ def test_a_miss_with_a_lone_surrogate_fails_its_test(pytester: pytest.Pytester) 
     result = run(pytester, "test_raw.py")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no recorded interaction matches this tools/call request*"])
+
+
+# --- over HTTP: the server takes its own port and says it --------------------------------------------
+
+GREETING = """
+version: 1
+interactions:
+- request:
+    id: 1
+    method: initialize
+    params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: t, version: '1'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: NAME, version: '1'}}}
+"""
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def server_name(url: str) -> str:
+    """Who answers `initialize` at url."""
+    port = int(url.split(":")[2].split("/")[0])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    connection.request("POST", "/mcp", body=json.dumps(INIT), headers=headers)
+    response = connection.getresponse()
+    text = response.read().decode()
+    connection.close()
+    is_sse = (response.getheader("content-type") or "").startswith("text/event-stream")
+    [message] = sse_messages(text) if is_sse else [json.loads(text)]
+    return str(message["result"]["serverInfo"]["name"])
+
+
+def harness_of(tmp_path: Path, name: str, mode: str = "none", server: list[str] | None = None) -> Harness:
+    cassette = tmp_path / f"{name}.yaml"
+    cassette.write_text(GREETING.replace("NAME", name))
+    workdir = tmp_path / f"{name}-work"
+    workdir.mkdir()
+    return Harness(cassette, mode, server, workdir)
+
+
+def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
+    public = {name for name in dir(MockServer) if not name.startswith("_")}
+    assert public == {"cassette", "command", "env", "start_http", "stdio_params"}
+
+
+def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches_its_own(tmp_path: Path) -> None:
+    harnesses = [harness_of(tmp_path, name) for name in ("first", "second")]
+    mocks = [MockServer(harness) for harness in harnesses]
+    urls: dict[int, str] = {}
+    starters = [threading.Thread(target=lambda i=i: urls.update({i: mocks[i].start_http()})) for i in range(2)]
+    for starter in starters:
+        starter.start()
+    for starter in starters:
+        starter.join(30)
+    assert urls[0] != urls[1] and all(url.startswith("http://127.0.0.1:") for url in urls.values())
+    assert mocks[0].start_http() == urls[0]  # started once
+    assert [server_name(urls[0]), server_name(urls[1])] == ["first", "second"]
+    for harness in harnesses:
+        harness.stop()
+        [report] = harness.reports()
+        assert isinstance(report, dict) and report["misses"] == [] and report["unplayed"] == []
+
+
+def test_a_mock_stopped_the_moment_it_said_its_url_still_writes_its_report(tmp_path: Path) -> None:
+    harness = harness_of(tmp_path, "quick")
+    harness.start_http()
+    began = time.monotonic()
+    harness.stop()  # SIGTERM right after the line: the server's signals are caught by then
+    assert time.monotonic() - began < 10
+    [report] = harness.reports()
+    assert isinstance(report, dict) and [u["method"] for u in report["unplayed"]] == ["initialize"]
+    assert "serving" in harness.stderr(harness.launches()[0])
+
+
+def test_a_server_that_ends_before_saying_its_url_is_a_clear_error(tmp_path: Path) -> None:
+    harness = harness_of(tmp_path, "gone")
+    harness.cassette.write_text("version: 1\ninteractions: {}\n")  # replay refuses it and exits
+    with pytest.raises(UsageError, match=r"ended before it said where it listens: .*interactions"):
+        harness.start_http()
+
+
+def test_a_server_that_never_says_its_url_is_given_up_on(tmp_path: Path) -> None:
+    silent = [sys.executable, "-c", "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"]
+    began = time.monotonic()
+    with pytest.raises(UsageError, match=r"did not say where it listens within 0.5 s: starting"):
+        http_server.start(silent, {}, tmp_path, replay=True, wait=0.5)
+    assert time.monotonic() - began < 10  # stopped, not waited for
+
+
+def test_recording_over_http_needs_the_real_servers_url(tmp_path: Path) -> None:
+    harness = harness_of(tmp_path, "rec", mode="all", server=[sys.executable, "server.py"])
+    with pytest.raises(UsageError, match="recording over HTTP needs the real server's URL"):
+        harness.start_http()

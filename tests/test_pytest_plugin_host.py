@@ -409,7 +409,7 @@ def mockmcp_server(notes_over_http):
 
 @pytest.mark.anyio
 async def test_reads_a_note_over_http(mockmcp):
-    async with Client(mockmcp.url, mode="legacy") as client:
+    async with Client(mockmcp.start_http(), mode="legacy") as client:
         result = await client.call_tool("read_file", {{"path": "notes.txt"}})
     assert result.content[0].text == "remember to buy milk"
 """

@@ -143,8 +143,9 @@ def _serve_http(
         raise UsageError(
             f"cannot listen on {_address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
-    _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
-    serve_until_signalled(server)
+    # Said once a signal would stop the serving loop: whoever waits for this line (the pytest plugin)
+    # may send SIGTERM as soon as it reads it.
+    serve_until_signalled(server, lambda: _note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
     return server.shutdown()
 
 
@@ -216,8 +217,8 @@ def record_http(
             ) from None
         raise
     try:
-        _note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
-        serve_until_signalled(proxy)
+        said = f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)"
+        serve_until_signalled(proxy, lambda: _note(said))  # said once a signal stops it (see _serve_http)
         unfinished = proxy.finish_answers(10.0)
         if unfinished:
             _note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
