@@ -58,6 +58,15 @@ class MockServer:
         """
         return self._harness.start_http()
 
+    @property
+    def url(self) -> str:
+        """`start_http()`, read as an attribute: the README's and docs' `Client(mockmcp.url)` still says it this way.
+
+        Starting a server is too much for reading an attribute to do: use `start_http()`. This goes
+        once the README and docs say `start_http()`.
+        """
+        return self.start_http()
+
     def __repr__(self) -> str:
         return f"<MockServer {self.cassette}>"
 
