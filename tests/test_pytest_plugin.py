@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -15,10 +16,13 @@ from conftest import ROOT, SHIPPED, sse_messages
 
 from mockmcp import MockServer
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.store import loads
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.plugin import http_server
 from mockmcp.plugin.harness import Harness, server_command
-from mockmcp.plugin.naming import cassette_name
+from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
@@ -88,9 +92,17 @@ def test_record_once_then_replay_without_the_server(pytester: pytest.Pytester) -
     run(pytester).assert_outcomes(passed=1)
 
 
+def shipped(pytester: pytest.Pytester, test: str = "test_reads_a_note", module: str = "test_host") -> Path:
+    """The test's cassette, a copy of the shipped session (recorded from the same notes server)."""
+    target = pytester.path / "cassettes" / module / f"{test}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)
+    return target
+
+
 def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester) -> None:
-    write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    """The one run end to end of a verdict failing a test (`test_the_verdict_*` has its rules)."""
+    shipped(pytester)
     write_host_tests(pytester, HOST_TESTS.replace('"notes.txt") ==', '"note.txt") =='))
     result = run(pytester)
     result.assert_outcomes(failed=1)
@@ -107,58 +119,14 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
 
 def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
-    target = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(SHIPPED / "notes-session.yaml", target)  # a whole session; the test uses a part
-    run(pytester).assert_outcomes(passed=1)
+    shipped(pytester)  # a whole session; the test uses a part (and passes without --mockmcp-strict: see above)
     result = run(pytester, "--mockmcp-strict")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*never asked for (strict): interactions[[]*[]] *"])
 
 
-DELETING_HOST = f"""
-import sys
-import pytest
-from mcp import Client
-from mcp_types import ElicitResult
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-async def confirm(_ctx, _params):
-    return ElicitResult(action="accept", content={{"confirm": True}})
-
-@pytest.mark.anyio
-@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
-async def test_deletes_a_note(mockmcp):
-    async with Client(mockmcp.stdio_params, mode="legacy", elicitation_callback=confirm) as client:
-        result = await client.call_tool("delete_file", {{"path": "notes.txt"}})
-    assert result.content[0].text == "deleted notes.txt"
-"""
-
-
-def test_a_host_answering_a_server_request_otherwise_fails_with_the_differences(pytester: pytest.Pytester) -> None:
-    """Recorded with the user accepting; a host whose elicitation handler now declines fails its test."""
-    write_host_tests(pytester, DELETING_HOST)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
-    run(pytester).assert_outcomes(passed=1)  # the same answer: the same verdict
-    write_host_tests(pytester, DELETING_HOST.replace('action="accept", content={"confirm": True}', 'action="decline"'))
-    result = run(pytester)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*could not serve this test as recorded*",
-            "*the host answered elicitation/create (from interactions[[]*[]]) differently from the recording:*",
-            '*result.action: recorded "accept", the host\'s "decline"*',
-        ]
-    )
-
-
 def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytester) -> None:
-    write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
-    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    cassette = shipped(pytester)
     before = cassette.read_bytes()
     failing = HOST_TESTS.replace('== "remember to buy milk"', '== "something else"')
     write_host_tests(pytester, failing)
@@ -181,7 +149,7 @@ def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pyt
 PARALLEL = (
     HOST_TESTS
     + """
-FILES = [("notes.txt", "remember to buy milk"), ("todo.md", "# Todo"), ("missing.txt", None)] * 4
+FILES = [("notes.txt", "remember to buy milk"), ("todo.md", "# Todo"), ("missing.txt", None)]
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("path", "expected"), FILES, ids=[f"{i}-{p}" for i, (p, _) in enumerate(FILES)])
@@ -197,13 +165,19 @@ async def test_parallel(mockmcp, path, expected):
 
 @pytest.mark.slow
 def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -> None:
+    """Two workers record into one folder at once (each keeping under the folder's lock), then replay."""
     write_host_tests(pytester, PARALLEL)
-    run(pytester, "-n", "2", "--mockmcp-record=once").assert_outcomes(passed=13)
+    run(pytester, "-n", "2", "--mockmcp-record=once").assert_outcomes(passed=4)
     folder = pytester.path / "cassettes" / "test_host"
     cassettes = sorted(p.name for p in folder.glob("*.yaml"))
-    assert len(cassettes) == 13 and "test_parallel_0-notes.txt_-" not in cassettes
+    assert cassettes == [
+        "test_parallel[0-notes.txt].yaml",
+        "test_parallel[1-todo.md].yaml",
+        "test_parallel[2-missing.txt].yaml",
+        "test_reads_a_note.yaml",
+    ]
     assert not list(folder.glob(".*recording*"))
-    run(pytester, "-n", "2").assert_outcomes(passed=13)
+    run(pytester, "-n", "2").assert_outcomes(passed=4)
 
 
 @pytest.mark.parametrize(
@@ -286,13 +260,8 @@ def test_host_sends_a_lone_surrogate(mockmcp):
 @pytest.mark.slow
 def test_a_miss_with_a_lone_surrogate_fails_its_test(pytester: pytest.Pytester) -> None:
     """The report of a miss whose id holds a lone surrogate is written, so the plugin sees the miss (no false pass)."""
-    write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
-    cassette = next((pytester.path / "cassettes").rglob("*.yaml"))
     write_host_tests(pytester, RAW_HOST, name="test_raw")
-    target = pytester.path / "cassettes" / "test_raw" / "test_host_sends_a_lone_surrogate.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(cassette, target)
+    shipped(pytester, "test_host_sends_a_lone_surrogate", "test_raw")
     result = run(pytester, "test_raw.py")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no recorded interaction matches this tools/call request*"])
@@ -393,3 +362,173 @@ def test_recording_over_http_needs_the_real_servers_url(tmp_path: Path) -> None:
     harness = harness_of(tmp_path, "rec", mode="all", server=[sys.executable, "server.py"])
     with pytest.raises(UsageError, match="recording over HTTP needs the real server's URL"):
         harness.start_http()
+
+
+# --- the rules of a test's settings and verdict, as tables ---------------------------------------------
+
+SERVER_A, SERVER_B = ["python", "a.py"], ["python", "b.py"]
+
+
+@pytest.mark.parametrize(
+    ("config", "markers", "settings"),
+    [
+        ({}, [], {}),
+        ({"server": SERVER_A, "strict": True}, [], {"server": SERVER_A, "strict": True}),
+        # a module's (or class's) marker, then the test's own: argument by argument, the nearer wins
+        (
+            {},
+            [((), {"server": SERVER_A, "strict": True}), ((), {"server": SERVER_B})],
+            {"server": SERVER_B, "strict": True},
+        ),
+        ({"record": "all", "ignore": ["x"]}, [((), {"record": "none"})], {"record": "none", "ignore": ["x"]}),
+        ({"redact_evn": ["X"], "strict": True}, [], {"strict": True}),  # a typo is left out (and is the problem)
+    ],
+    ids=["nothing", "the-config-fixture", "nearer-marker-wins", "marker-over-config", "typo-left-out"],
+)
+def test_settings_merge_the_config_fixture_then_markers_outermost_first(
+    config: dict[str, object], markers: list[tuple[tuple[object, ...], dict[str, object]]], settings: dict[str, object]
+) -> None:
+    assert merge_settings(config, markers)[0] == settings
+
+
+@pytest.mark.parametrize(
+    ("config", "markers", "problem"),
+    [
+        ({}, [((), {"strict": True})], None),
+        (
+            {"redact_evn": ["X"]},
+            [],
+            "the mockmcp_config fixture got an unknown argument redact_evn=['X'] (did you mean",
+        ),
+        ({}, [(("mine.yaml",), {})], "@pytest.mark.mockmcp takes keyword arguments only"),
+        (
+            {},
+            [((), {"strickt": True}), ((), {"cassete": "x"})],
+            "@pytest.mark.mockmcp got an unknown argument strickt=True (did you mean strict=?)",
+        ),
+        ({"redact_evn": []}, [((), {"strickt": True})], "the mockmcp_config fixture"),  # the first problem is told
+        (
+            {},
+            [((), {"before_record": "stamp"})],
+            "@pytest.mark.mockmcp: before_record must be a function of one message, got 'stamp'",
+        ),
+    ],
+    ids=["none", "config-typo", "positional", "outermost-first", "config-first", "before-record-not-callable"],
+)
+def test_the_first_problem_of_the_settings_is_told(
+    config: dict[str, object], markers: list[tuple[tuple[object, ...], dict[str, object]]], problem: str | None
+) -> None:
+    told = merge_settings(config, markers)[1]
+    assert told is None if problem is None else told is not None and told.startswith(problem)
+
+
+MISSED = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: read_file, arguments: {path: notes.txt}}}
+  response: {result: {content: [{type: text, text: remember to buy milk}]}}
+"""
+NOTE_TXT = (
+    b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"note.txt"}}}'
+)
+
+
+def a_miss() -> dict[str, object]:
+    """The report of a replay that missed a request (made by the engine, as replay's --report is)."""
+    engine = Replay(loads(MISSED), Matcher.build())
+    engine.receive(NOTE_TXT)
+    return dict(json.loads(engine.report.json_text()))
+
+
+def gone_pid() -> int:
+    """A pid no process has any more."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)
+    return gone.pid
+
+
+CLEAN: dict[str, object] = {"misses": [], "mismatches": [], "withheld": [], "unplayed": []}
+UNPLAYED = {**CLEAN, "unplayed": [{"interaction": 3, "method": "tools/call"}]}
+
+
+@pytest.mark.parametrize(
+    ("report", "strict", "told"),
+    [
+        (CLEAN, True, None),
+        (UNPLAYED, False, None),
+        (UNPLAYED, True, ["never asked for (strict): interactions[3] tools/call"]),
+        (
+            {**CLEAN, "mismatches": [{"explanation": 'the host answered elicitation/create differently: "decline"'}]},
+            False,
+            ['the host answered elicitation/create differently: "decline"'],
+        ),
+        (
+            {**CLEAN, "withheld": [{"explanation": "roots/list was not sent: the host no longer declares roots"}]},
+            False,
+            ["roots/list was not sent: the host no longer declares roots"],
+        ),
+        (
+            "miss",
+            False,
+            [
+                "no recorded interaction matches this tools/call request",
+                'incoming request (id 7): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
+                'arguments.path: recorded "notes.txt", incoming "note.txt"',
+                "@pytest.mark.mockmcp(ignore=['arguments.path']), or `mockmcp_ignore = arguments.path` in the ini",
+                "pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+            ],
+        ),
+        (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),
+        ("{not json", False, ["is unreadable"]),
+    ],
+    ids=["clean", "unplayed", "strict", "host-answered-otherwise", "withheld", "miss", "no-report", "unreadable"],
+)
+def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
+    tmp_path: Path, report: object, strict: bool, told: list[str] | None
+) -> None:
+    cassette = tmp_path / "notes.yaml"
+    cassette.write_text(MISSED)
+    harness = Harness(cassette, "none", None, tmp_path, strict=strict)
+    pid = gone_pid()
+    (tmp_path / f"launch-{pid}").touch()
+    (tmp_path / f"stderr-{pid}.txt").write_text("mockmcp: serving notes.yaml\n")
+    if report is not None:
+        text = json.dumps(a_miss()) if report == "miss" else report if isinstance(report, str) else json.dumps(report)
+        (tmp_path / f"report-{pid}.json").write_text(text)
+    verdict = harness.verdict("test_host.py::test_reads_a_note")
+    if told is None:
+        assert verdict is None
+        return
+    assert verdict is not None and verdict.startswith(f"mockmcp: {cassette} could not serve this test as recorded:")
+    for line in told:
+        assert line in verdict, verdict
+    assert "--ignore" not in verdict  # told in pytest's terms, not the command line's
+
+
+@pytest.mark.parametrize(
+    ("mode", "server", "exists", "env", "problem"),
+    [
+        ("none", None, True, {}, None),
+        (
+            "none",
+            None,
+            False,
+            {},
+            "no cassette at {cassette}; record it by running this test with --mockmcp-record=once",
+        ),
+        ("once", None, False, {}, "--mockmcp-record=once needs the real server to record {cassette}: name it with"),
+        ("once", SERVER_A, True, {}, None),  # once replays an existing cassette: no server needed, no secret
+        ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env names GROCERY, which is not set"),
+        ("new", SERVER_A, True, {"GROCERY": "milk"}, None),
+    ],
+)
+def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
+    tmp_path: Path, mode: str, server: list[str] | None, exists: bool, env: dict[str, str], problem: str | None
+) -> None:
+    cassette = tmp_path / "notes.yaml"
+    if exists:
+        cassette.write_text(MISSED)
+    harness = Harness(cassette, mode, server, tmp_path, privacy=Privacy(redact_env=("GROCERY",)))
+    harness.env = {key: value for key, value in harness.env.items() if key != "GROCERY"} | env
+    told = harness.problem_before("test_host.py::test_reads_a_note")
+    assert told is None if problem is None else told is not None and told.startswith(problem.format(cassette=cassette))

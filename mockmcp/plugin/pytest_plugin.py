@@ -26,7 +26,7 @@ from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.plugin import keeping
 from mockmcp.plugin.harness import MODES, Harness, check_mode, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
-from mockmcp.plugin.naming import MARKER_ARGUMENTS, cassette_name, marker_problem
+from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
 __all__ = [
@@ -77,16 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The test's settings: the `mockmcp_config` fixture's, then a module's or class's marker, then the test's own."""
-    config = dict(request.getfixturevalue("mockmcp_config"))
-    problem = marker_problem((), config, "the mockmcp_config fixture")
+    markers = [(marker.args, marker.kwargs) for marker in request.node.iter_markers("mockmcp")]
+    merged, problem = merge_settings(request.getfixturevalue("mockmcp_config"), markers[::-1])
     if problem:
         request.node.stash.setdefault(_PROBLEM, problem)
-    merged: dict[str, Any] = {k: v for k, v in config.items() if k in MARKER_ARGUMENTS}
-    for marker in reversed(list(request.node.iter_markers("mockmcp"))):
-        problem = marker_problem(marker.args, marker.kwargs)
-        if problem:
-            request.node.stash.setdefault(_PROBLEM, problem)
-        merged.update((k, v) for k, v in marker.kwargs.items() if k in MARKER_ARGUMENTS)
     return merged
 
 
