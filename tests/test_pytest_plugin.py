@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import mcp  # noqa: F401
 import pytest
 from conftest import ROOT, SHIPPED, sse_messages
 
@@ -62,7 +63,14 @@ def write_host_tests(pytester: pytest.Pytester, body: str = HOST_TESTS, name: st
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=120)
+    """Run pytest on the test files written: in this process, but for xdist.
+
+    A fresh interpreter costs a second or more, most of it importing the SDK; in this process the
+    SDK is imported once (by this module), as a run unloads only the modules it imported itself.
+    """
+    if "-n" in args:
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=120)
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
 
 def test_replay_passes_with_a_recorded_cassette(pytester: pytest.Pytester) -> None:
