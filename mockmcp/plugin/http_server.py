@@ -75,7 +75,11 @@ def start(command: list[str], env: Mapping[str, str], folder: Path, replay: bool
 
 
 def _relay(
-    pipe: IO[bytes], write: Callable[[bytes], object], log: IO[bytes] | None, said: list[bytes], found: queue.Queue
+    pipe: IO[bytes],
+    write: Callable[[bytes], object],
+    log: IO[bytes] | None,
+    said: list[bytes],
+    found: queue.Queue[str | None],
 ) -> None:
     """Copy the server's stderr line by line until it closes, telling `found` the URL its listening line names."""
     told = False
