@@ -441,10 +441,24 @@ NOTE_TXT = (
 )
 
 
-def a_miss() -> dict[str, object]:
-    """The report of a replay that missed a request (made by the engine, as replay's --report is)."""
-    engine = Replay(loads(MISSED), Matcher.build())
-    engine.receive(NOTE_TXT)
+ASKED = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: delete_file, arguments: {path: n.txt}}}
+  server:
+  - request: {id: 0, method: elicitation/create, params: {message: Delete n.txt?}}
+    response: {result: {action: accept, content: {confirm: true}}}
+  response: {result: {content: [{type: text, text: deleted n.txt}]}}
+"""
+DELETE = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"n.txt"}}}'
+DECLINE = b'{"jsonrpc":"2.0","id":0,"result":{"action":"decline"}}'
+
+
+def replayed(cassette: str, *lines: bytes) -> dict[str, object]:
+    """The report of a replay of `cassette` that received `lines` (made by the engine, as replay's --report is)."""
+    engine = Replay(loads(cassette), Matcher.build())
+    for line in lines:
+        engine.receive(line)
     return dict(json.loads(engine.report.json_text()))
 
 
@@ -466,9 +480,12 @@ UNPLAYED = {**CLEAN, "unplayed": [{"interaction": 3, "method": "tools/call"}]}
         (UNPLAYED, False, None),
         (UNPLAYED, True, ["never asked for (strict): interactions[3] tools/call"]),
         (
-            {**CLEAN, "mismatches": [{"explanation": 'the host answered elicitation/create differently: "decline"'}]},
+            "answered-otherwise",
             False,
-            ['the host answered elicitation/create differently: "decline"'],
+            [
+                "the host answered elicitation/create (from interactions[0]) differently from the recording:",
+                'result.action: recorded "accept", the host\'s "decline"',
+            ],
         ),
         (
             {**CLEAN, "withheld": [{"explanation": "roots/list was not sent: the host no longer declares roots"}]},
@@ -501,7 +518,11 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
     (tmp_path / f"launch-{pid}").touch()
     (tmp_path / f"stderr-{pid}.txt").write_text("mockmcp: serving notes.yaml\n")
     if report is not None:
-        text = json.dumps(a_miss()) if report == "miss" else report if isinstance(report, str) else json.dumps(report)
+        made = {"miss": (MISSED, NOTE_TXT), "answered-otherwise": (ASKED, DELETE, DECLINE)}
+        if isinstance(report, str):
+            text = json.dumps(replayed(*made[report])) if report in made else report
+        else:
+            text = json.dumps(report)
         (tmp_path / f"report-{pid}.json").write_text(text)
     verdict = harness.verdict("test_host.py::test_reads_a_note")
     if told is None:
