@@ -285,15 +285,17 @@ def mutants() -> list[tuple[str, str]]:
 
 
 MUTANTS = mutants()[::5]  # a fifth of them: each one is parsed three times over
+SHARDS = 4  # run as four tests, which pytest-xdist can give different workers
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_a_typed_value_fuzz_of_the_shipped_cassettes_gets_located_errors_or_a_working_replay(
-    tmp_path: Path,
+    tmp_path: Path, shard: int
 ) -> None:
-    assert len(MUTANTS) > 100
+    assert len(MUTANTS[shard::SHARDS]) > 100 // SHARDS
     refused = 0
-    for name, text in MUTANTS:
+    for name, text in MUTANTS[shard::SHARDS]:
         path = tmp_path / "c.yaml"
         path.write_text(text)
         errors = [f for f in lint.lint_file(str(path)) if f.severity == lint.ERROR and f.place != "meta"]
@@ -315,7 +317,7 @@ def test_a_typed_value_fuzz_of_the_shipped_cassettes_gets_located_errors_or_a_wo
                         jsonrpc.parse(action.data.split(b"\n")[0])
         show.render(cassette, color=False, width=100)
         yamlfile.dump(cassette.to_data())
-    assert refused > 20
+    assert refused > 20 // SHARDS
 
 
 # --- the cache of parsed cassettes ------------------------------------------------------------------

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import shutil
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+import mcp  # noqa: F401
 import pytest
-from conftest import ROOT, SHIPPED
+from conftest import ROOT, SHIPPED, sse_messages
 
+from mockmcp import MockServer
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.store import loads
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
-from mockmcp.plugin.mock_server import server_command
-from mockmcp.plugin.naming import cassette_name
+from mockmcp.plugin import http_server
+from mockmcp.plugin.harness import Harness, server_command
+from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
@@ -52,7 +63,14 @@ def write_host_tests(pytester: pytest.Pytester, body: str = HOST_TESTS, name: st
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=120)
+    """Run pytest on the test files written: in this process, but for xdist.
+
+    A fresh interpreter costs a second or more, most of it importing the SDK; in this process the
+    SDK is imported once (by this module), as a run unloads only the modules it imported itself.
+    """
+    if "-n" in args:
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=120)
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
 
 def test_replay_passes_with_a_recorded_cassette(pytester: pytest.Pytester) -> None:
@@ -82,9 +100,17 @@ def test_record_once_then_replay_without_the_server(pytester: pytest.Pytester) -
     run(pytester).assert_outcomes(passed=1)
 
 
+def shipped(pytester: pytest.Pytester, test: str = "test_reads_a_note", module: str = "test_host") -> Path:
+    """The test's cassette, a copy of the shipped session (recorded from the same notes server)."""
+    target = pytester.path / "cassettes" / module / f"{test}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)
+    return target
+
+
 def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester) -> None:
-    write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    """The one run end to end of a verdict failing a test (`test_the_verdict_*` has its rules)."""
+    shipped(pytester)
     write_host_tests(pytester, HOST_TESTS.replace('"notes.txt") ==', '"note.txt") =='))
     result = run(pytester)
     result.assert_outcomes(failed=1)
@@ -101,58 +127,14 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
 
 def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
-    target = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(SHIPPED / "notes-session.yaml", target)  # a whole session; the test uses a part
-    run(pytester).assert_outcomes(passed=1)
+    shipped(pytester)  # a whole session; the test uses a part (and passes without --mockmcp-strict: see above)
     result = run(pytester, "--mockmcp-strict")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*never asked for (strict): interactions[[]*[]] *"])
 
 
-DELETING_HOST = f"""
-import sys
-import pytest
-from mcp import Client
-from mcp_types import ElicitResult
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-async def confirm(_ctx, _params):
-    return ElicitResult(action="accept", content={{"confirm": True}})
-
-@pytest.mark.anyio
-@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
-async def test_deletes_a_note(mockmcp):
-    async with Client(mockmcp.stdio_params, mode="legacy", elicitation_callback=confirm) as client:
-        result = await client.call_tool("delete_file", {{"path": "notes.txt"}})
-    assert result.content[0].text == "deleted notes.txt"
-"""
-
-
-def test_a_host_answering_a_server_request_otherwise_fails_with_the_differences(pytester: pytest.Pytester) -> None:
-    """Recorded with the user accepting; a host whose elicitation handler now declines fails its test."""
-    write_host_tests(pytester, DELETING_HOST)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
-    run(pytester).assert_outcomes(passed=1)  # the same answer: the same verdict
-    write_host_tests(pytester, DELETING_HOST.replace('action="accept", content={"confirm": True}', 'action="decline"'))
-    result = run(pytester)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*could not serve this test as recorded*",
-            "*the host answered elicitation/create (from interactions[[]*[]]) differently from the recording:*",
-            '*result.action: recorded "accept", the host\'s "decline"*',
-        ]
-    )
-
-
 def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytester) -> None:
-    write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
-    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    cassette = shipped(pytester)
     before = cassette.read_bytes()
     failing = HOST_TESTS.replace('== "remember to buy milk"', '== "something else"')
     write_host_tests(pytester, failing)
@@ -175,7 +157,7 @@ def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pyt
 PARALLEL = (
     HOST_TESTS
     + """
-FILES = [("notes.txt", "remember to buy milk"), ("todo.md", "# Todo"), ("missing.txt", None)] * 4
+FILES = [("notes.txt", "remember to buy milk"), ("todo.md", "# Todo"), ("missing.txt", None)]
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("path", "expected"), FILES, ids=[f"{i}-{p}" for i, (p, _) in enumerate(FILES)])
@@ -191,13 +173,19 @@ async def test_parallel(mockmcp, path, expected):
 
 @pytest.mark.slow
 def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -> None:
+    """Two workers record into one folder at once (each keeping under the folder's lock), then replay."""
     write_host_tests(pytester, PARALLEL)
-    run(pytester, "-n", "2", "--mockmcp-record=once").assert_outcomes(passed=13)
+    run(pytester, "-n", "2", "--mockmcp-record=once").assert_outcomes(passed=4)
     folder = pytester.path / "cassettes" / "test_host"
     cassettes = sorted(p.name for p in folder.glob("*.yaml"))
-    assert len(cassettes) == 13 and "test_parallel_0-notes.txt_-" not in cassettes
+    assert cassettes == [
+        "test_parallel[0-notes.txt].yaml",
+        "test_parallel[1-todo.md].yaml",
+        "test_parallel[2-missing.txt].yaml",
+        "test_reads_a_note.yaml",
+    ]
     assert not list(folder.glob(".*recording*"))
-    run(pytester, "-n", "2").assert_outcomes(passed=13)
+    run(pytester, "-n", "2").assert_outcomes(passed=4)
 
 
 @pytest.mark.parametrize(
@@ -280,13 +268,296 @@ def test_host_sends_a_lone_surrogate(mockmcp):
 @pytest.mark.slow
 def test_a_miss_with_a_lone_surrogate_fails_its_test(pytester: pytest.Pytester) -> None:
     """The report of a miss whose id holds a lone surrogate is written, so the plugin sees the miss (no false pass)."""
-    write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
-    cassette = next((pytester.path / "cassettes").rglob("*.yaml"))
     write_host_tests(pytester, RAW_HOST, name="test_raw")
-    target = pytester.path / "cassettes" / "test_raw" / "test_host_sends_a_lone_surrogate.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(cassette, target)
+    shipped(pytester, "test_host_sends_a_lone_surrogate", "test_raw")
     result = run(pytester, "test_raw.py")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no recorded interaction matches this tools/call request*"])
+
+
+# --- over HTTP: the server takes its own port and says it --------------------------------------------
+
+GREETING = """
+version: 1
+interactions:
+- request:
+    id: 1
+    method: initialize
+    params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: t, version: '1'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: NAME, version: '1'}}}
+"""
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def server_name(url: str) -> str:
+    """Who answers `initialize` at url."""
+    port = int(url.split(":")[2].split("/")[0])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    connection.request("POST", "/mcp", body=json.dumps(INIT), headers=headers)
+    response = connection.getresponse()
+    text = response.read().decode()
+    connection.close()
+    is_sse = (response.getheader("content-type") or "").startswith("text/event-stream")
+    [message] = sse_messages(text) if is_sse else [json.loads(text)]
+    return str(message["result"]["serverInfo"]["name"])
+
+
+def harness_of(tmp_path: Path, name: str, mode: str = "none", server: list[str] | None = None) -> Harness:
+    cassette = tmp_path / f"{name}.yaml"
+    cassette.write_text(GREETING.replace("NAME", name))
+    workdir = tmp_path / f"{name}-work"
+    workdir.mkdir()
+    return Harness(cassette, mode, server, workdir)
+
+
+def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
+    public = {name for name in dir(MockServer) if not name.startswith("_")}
+    # `url` only until the README and docs say start_http().
+    assert public == {"cassette", "command", "env", "start_http", "stdio_params"}
+
+
+def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches_its_own(tmp_path: Path) -> None:
+    harnesses = [harness_of(tmp_path, name) for name in ("first", "second")]
+    mocks = [MockServer(harness) for harness in harnesses]
+    urls: dict[int, str] = {}
+    starters = [threading.Thread(target=lambda i=i: urls.update({i: mocks[i].start_http()})) for i in range(2)]
+    for starter in starters:
+        starter.start()
+    for starter in starters:
+        starter.join(30)
+    assert urls[0] != urls[1] and all(url.startswith("http://127.0.0.1:") for url in urls.values())
+    assert mocks[0].start_http() == urls[0]  # started once
+    assert [server_name(urls[0]), server_name(urls[1])] == ["first", "second"]
+    for harness in harnesses:
+        harness.stop()
+        [report] = harness.reports()
+        assert isinstance(report, dict) and report["misses"] == [] and report["unplayed"] == []
+
+
+def test_a_mock_stopped_the_moment_it_said_its_url_still_writes_its_report(tmp_path: Path) -> None:
+    harness = harness_of(tmp_path, "quick")
+    harness.start_http()
+    began = time.monotonic()
+    harness.stop()  # SIGTERM right after the line: the server's signals are caught by then
+    assert time.monotonic() - began < 10
+    [report] = harness.reports()
+    assert isinstance(report, dict) and [u["method"] for u in report["unplayed"]] == ["initialize"]
+    assert "serving" in harness.stderr(harness.launches()[0])
+
+
+def test_a_server_that_ends_before_saying_its_url_is_a_clear_error(tmp_path: Path) -> None:
+    harness = harness_of(tmp_path, "gone")
+    harness.cassette.write_text("version: 1\ninteractions: {}\n")  # replay refuses it and exits
+    with pytest.raises(UsageError, match=r"ended before it said where it listens: .*interactions"):
+        harness.start_http()
+
+
+def test_a_server_that_never_says_its_url_is_given_up_on(tmp_path: Path) -> None:
+    silent = [sys.executable, "-c", "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"]
+    began = time.monotonic()
+    with pytest.raises(UsageError, match=r"did not say where it listens within 0.5 s: starting"):
+        http_server.start(silent, {}, tmp_path, replay=True, wait=0.5)
+    assert time.monotonic() - began < 10  # stopped, not waited for
+
+
+def test_recording_over_http_needs_the_real_servers_url(tmp_path: Path) -> None:
+    harness = harness_of(tmp_path, "rec", mode="all", server=[sys.executable, "server.py"])
+    with pytest.raises(UsageError, match="recording over HTTP needs the real server's URL"):
+        harness.start_http()
+
+
+# --- the rules of a test's settings and verdict, as tables ---------------------------------------------
+
+SERVER_A, SERVER_B = ["python", "a.py"], ["python", "b.py"]
+
+
+@pytest.mark.parametrize(
+    ("config", "markers", "settings"),
+    [
+        ({}, [], {}),
+        ({"server": SERVER_A, "strict": True}, [], {"server": SERVER_A, "strict": True}),
+        # a module's (or class's) marker, then the test's own: argument by argument, the nearer wins
+        (
+            {},
+            [((), {"server": SERVER_A, "strict": True}), ((), {"server": SERVER_B})],
+            {"server": SERVER_B, "strict": True},
+        ),
+        ({"record": "all", "ignore": ["x"]}, [((), {"record": "none"})], {"record": "none", "ignore": ["x"]}),
+        ({"redact_evn": ["X"], "strict": True}, [], {"strict": True}),  # a typo is left out (and is the problem)
+    ],
+    ids=["nothing", "the-config-fixture", "nearer-marker-wins", "marker-over-config", "typo-left-out"],
+)
+def test_settings_merge_the_config_fixture_then_markers_outermost_first(
+    config: dict[str, object], markers: list[tuple[tuple[object, ...], dict[str, object]]], settings: dict[str, object]
+) -> None:
+    assert merge_settings(config, markers)[0] == settings
+
+
+@pytest.mark.parametrize(
+    ("config", "markers", "problem"),
+    [
+        ({}, [((), {"strict": True})], None),
+        (
+            {"redact_evn": ["X"]},
+            [],
+            "the mockmcp_config fixture got an unknown argument redact_evn=['X'] (did you mean",
+        ),
+        ({}, [(("mine.yaml",), {})], "@pytest.mark.mockmcp takes keyword arguments only"),
+        (
+            {},
+            [((), {"strickt": True}), ((), {"cassete": "x"})],
+            "@pytest.mark.mockmcp got an unknown argument strickt=True (did you mean strict=?)",
+        ),
+        ({"redact_evn": []}, [((), {"strickt": True})], "the mockmcp_config fixture"),  # the first problem is told
+        (
+            {},
+            [((), {"before_record": "stamp"})],
+            "@pytest.mark.mockmcp: before_record must be a function of one message, got 'stamp'",
+        ),
+    ],
+    ids=["none", "config-typo", "positional", "outermost-first", "config-first", "before-record-not-callable"],
+)
+def test_the_first_problem_of_the_settings_is_told(
+    config: dict[str, object], markers: list[tuple[tuple[object, ...], dict[str, object]]], problem: str | None
+) -> None:
+    told = merge_settings(config, markers)[1]
+    assert told is None if problem is None else told is not None and told.startswith(problem)
+
+
+MISSED = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: read_file, arguments: {path: notes.txt}}}
+  response: {result: {content: [{type: text, text: remember to buy milk}]}}
+"""
+NOTE_TXT = (
+    b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"note.txt"}}}'
+)
+
+
+ASKED = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: delete_file, arguments: {path: n.txt}}}
+  server:
+  - request: {id: 0, method: elicitation/create, params: {message: Delete n.txt?}}
+    response: {result: {action: accept, content: {confirm: true}}}
+  response: {result: {content: [{type: text, text: deleted n.txt}]}}
+"""
+DELETE = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"n.txt"}}}'
+DECLINE = b'{"jsonrpc":"2.0","id":0,"result":{"action":"decline"}}'
+
+
+def replayed(cassette: str, *lines: bytes) -> dict[str, object]:
+    """The report of a replay of `cassette` that received `lines` (made by the engine, as replay's --report is)."""
+    engine = Replay(loads(cassette), Matcher.build())
+    for line in lines:
+        engine.receive(line)
+    return dict(json.loads(engine.report.json_text()))
+
+
+def gone_pid() -> int:
+    """A pid no process has any more."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)
+    return gone.pid
+
+
+CLEAN: dict[str, object] = {"misses": [], "mismatches": [], "withheld": [], "unplayed": []}
+UNPLAYED = {**CLEAN, "unplayed": [{"interaction": 3, "method": "tools/call"}]}
+
+
+@pytest.mark.parametrize(
+    ("report", "strict", "told"),
+    [
+        (CLEAN, True, None),
+        (UNPLAYED, False, None),
+        (UNPLAYED, True, ["never asked for (strict): interactions[3] tools/call"]),
+        (
+            "answered-otherwise",
+            False,
+            [
+                "the host answered elicitation/create (from interactions[0]) differently from the recording:",
+                'result.action: recorded "accept", the host\'s "decline"',
+            ],
+        ),
+        (
+            {**CLEAN, "withheld": [{"explanation": "roots/list was not sent: the host no longer declares roots"}]},
+            False,
+            ["roots/list was not sent: the host no longer declares roots"],
+        ),
+        (
+            "miss",
+            False,
+            [
+                "no recorded interaction matches this tools/call request",
+                'incoming request (id 7): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
+                'arguments.path: recorded "notes.txt", incoming "note.txt"',
+                "@pytest.mark.mockmcp(ignore=['arguments.path']), or `mockmcp_ignore = arguments.path` in the ini",
+                "pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+            ],
+        ),
+        (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),
+        ("{not json", False, ["is unreadable"]),
+    ],
+    ids=["clean", "unplayed", "strict", "host-answered-otherwise", "withheld", "miss", "no-report", "unreadable"],
+)
+def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
+    tmp_path: Path, report: object, strict: bool, told: list[str] | None
+) -> None:
+    cassette = tmp_path / "notes.yaml"
+    cassette.write_text(MISSED)
+    harness = Harness(cassette, "none", None, tmp_path, strict=strict)
+    pid = gone_pid()
+    (tmp_path / f"launch-{pid}").touch()
+    (tmp_path / f"stderr-{pid}.txt").write_text("mockmcp: serving notes.yaml\n")
+    if report is not None:
+        made = {"miss": (MISSED, NOTE_TXT), "answered-otherwise": (ASKED, DELETE, DECLINE)}
+        if isinstance(report, str):
+            text = json.dumps(replayed(*made[report])) if report in made else report
+        else:
+            text = json.dumps(report)
+        (tmp_path / f"report-{pid}.json").write_text(text)
+    verdict = harness.verdict("test_host.py::test_reads_a_note")
+    if told is None:
+        assert verdict is None
+        return
+    assert verdict is not None and verdict.startswith(f"mockmcp: {cassette} could not serve this test as recorded:")
+    for line in told:
+        assert line in verdict, verdict
+    assert "--ignore" not in verdict  # told in pytest's terms, not the command line's
+
+
+@pytest.mark.parametrize(
+    ("mode", "server", "exists", "env", "problem"),
+    [
+        ("none", None, True, {}, None),
+        (
+            "none",
+            None,
+            False,
+            {},
+            "no cassette at {cassette}; record it by running this test with --mockmcp-record=once",
+        ),
+        ("once", None, False, {}, "--mockmcp-record=once needs the real server to record {cassette}: name it with"),
+        ("once", SERVER_A, True, {}, None),  # once replays an existing cassette: no server needed, no secret
+        ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env names GROCERY, which is not set"),
+        ("new", SERVER_A, True, {"GROCERY": "milk"}, None),
+    ],
+)
+def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
+    tmp_path: Path, mode: str, server: list[str] | None, exists: bool, env: dict[str, str], problem: str | None
+) -> None:
+    cassette = tmp_path / "notes.yaml"
+    if exists:
+        cassette.write_text(MISSED)
+    harness = Harness(cassette, mode, server, tmp_path, privacy=Privacy(redact_env=("GROCERY",)))
+    harness.env = {key: value for key, value in harness.env.items() if key != "GROCERY"} | env
+    told = harness.problem_before("test_host.py::test_reads_a_note")
+    assert told is None if problem is None else told is not None and told.startswith(problem.format(cassette=cassette))

@@ -6,13 +6,16 @@ import difflib
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from copy import deepcopy
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cassette import store as cassette
-from mockmcp.cassette.model import Cassette
+from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.core.matching import Matcher
 from mockmcp.shells.live_server import drive
 from mockmcp.tools import drift
@@ -48,6 +51,37 @@ def test_the_server_a_cassette_was_recorded_from_has_not_drifted(name: str, tmp_
     assert " 0 changed, 0 missing, 0 new" in proc.stdout
 
 
+def _answered(interaction: Interaction, method: str, change: Callable[[dict[str, Any]], None]) -> Interaction:
+    """The interaction, its result changed by `change` if it is a `method` request (a copy: the original stays)."""
+    if interaction.method != method or interaction.response is None:
+        return interaction
+    response = deepcopy(interaction.response)
+    change(response["result"])
+    return interaction._replace(response=response)
+
+
+def _bread(result: dict[str, Any]) -> None:
+    for item in result.get("content", []):
+        if item.get("text") == "remember to buy milk":
+            item["text"] = "remember to buy bread"
+
+
+def _titled(result: dict[str, Any]) -> None:
+    next(tool for tool in result["tools"] if tool["name"] == "read_file")["title"] = "Read a note"
+
+
+def _no_summarize(result: dict[str, Any]) -> None:
+    result["tools"] = [tool for tool in result["tools"] if tool["name"] != "summarize"]
+
+
+# Each variant of the notes server, as the change it makes to what a session hears (see notes_variant.py).
+LIVE_CHANGES: dict[str, Callable[[Interaction], Interaction]] = {
+    "changed-output": lambda i: _answered(i, "tools/call", _bread),
+    "removed-tool": lambda i: _answered(i, "tools/list", _no_summarize),
+    "new-field": lambda i: _answered(i, "tools/list", _titled),
+}
+
+
 @pytest.mark.parametrize(
     ("variant", "status", "detail"),
     [
@@ -69,9 +103,16 @@ def test_the_server_a_cassette_was_recorded_from_has_not_drifted(name: str, tmp_
     ],
 )
 def test_each_drift_is_reported_precisely(variant: str, status: str, detail: str) -> None:
-    proc = verify(SHIPPED / "notes-session.yaml", *VARIANT, variant)
-    assert proc.returncode == 1, proc.stderr
-    lines = proc.stdout.splitlines()
+    """What verify says of each change of tests/servers/notes_variant.py, from the live session it would see.
+
+    The live session is the shipped one with the variant's change made by hand: comparing and telling
+    are pure (`drift`); verify's driving of a live variant is test_update_writes_the_live_answers_*'s.
+    """
+    recorded = cassette.load(str(SHIPPED / "notes-session.yaml"))
+    live = recorded._replace(interactions=tuple(LIVE_CHANGES[variant](i) for i in recorded.interactions))
+    found = drift.compare(recorded, live, Matcher.build())
+    assert found.drifted
+    lines = found.render("mockmcp verify").splitlines()
     start = lines.index(next(line for line in lines if line.startswith(f"  {status}")))
     assert lines[start + 1].strip() == f"- {detail}"
 

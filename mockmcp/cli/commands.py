@@ -95,8 +95,8 @@ def record_http(
             ) from None
         raise
     try:
-        note(f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)")
-        serve_until_signalled(proxy)
+        said = f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)"
+        serve_until_signalled(proxy, lambda: note(said))  # said once a signal stops it (see replaying._serve_http)
         unfinished = proxy.finish_answers(10.0)
         if unfinished:
             note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")

@@ -131,8 +131,9 @@ def _serve_http(
         raise UsageError(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
-    note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)")
-    serve_until_signalled(server)
+    # Said once a signal would stop the serving loop: whoever waits for this line (the pytest plugin)
+    # may send SIGTERM as soon as it reads it.
+    serve_until_signalled(server, lambda: note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
     return server.shutdown()
 
 

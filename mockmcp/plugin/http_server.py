@@ -1,60 +1,118 @@
-"""A mock server over Streamable HTTP for one test: `mockmcp replay --http` (or `record --http-target`) on a free port.
+"""A mock server over Streamable HTTP for one test: `mockmcp replay --http 127.0.0.1:0` (or `record --listen`).
 
 The process is the command line's, started by the plugin rather than by the host (an HTTP host
 connects to a URL, it launches nothing), and stopped by the plugin after the test with SIGTERM,
 which is how both commands are meant to end: replay writes its report then, the recorder saves.
+
+Theory of operation. The port is the system's choice, made when the server binds port 0, and the
+server says it: its first line on stderr names the URL it serves (`mockmcp: serving CASSETTE at
+URL ...`, `mockmcp: recording URL -> TARGET ...`). A port chosen here and released before the
+server binds it could be taken meanwhile by another test's server (pytest-xdist runs several at
+once), and a connect to it would then reach the wrong one. A thread reads the server's stderr to
+the end, so the server never blocks on a full pipe; it copies each line where the server's stderr
+would have gone without the pipe (a replay's to its `stderr-<pid>.txt`, a recorder's to ours).
 """
 
 from __future__ import annotations
 
+import os
+import queue
+import re
 import signal
-import socket
 import subprocess
-import time
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import IO
 
 from mockmcp.errors import UsageError
+from mockmcp.plugin import launch
 
-__all__ = ["free_port", "start", "stop"]
+__all__ = ["Served", "start", "stop"]
 
-_START = 20.0  # seconds a server gets to listen
+_START = 20.0  # seconds a server gets to say where it listens
 _STOP = 20.0  # seconds it gets to save and exit after SIGTERM
+# The line the command line prints once it listens (see `cli/commands.py`), replay's or the recorder's.
+_LISTENING = re.compile(r"mockmcp: (?:serving .* at|recording) (https?://\S+)")
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now (the system's choice)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+class Served:
+    """A running server: its process, the URL it said it serves, and the thread reading its stderr."""
+
+    def __init__(self, process: subprocess.Popen[bytes], url: str, reader: threading.Thread) -> None:
+        self.process, self.url, self.reader = process, url, reader
 
 
-def start(command: list[str], env: Mapping[str, str], port: int, stderr: Path) -> subprocess.Popen[bytes]:
-    """Start `command`, which is to listen on `port`; returns once it does. Raises UsageError if it never does.
+def start(command: list[str], env: Mapping[str, str], folder: Path, replay: bool, wait: float = _START) -> Served:
+    """Start `command` (`mockmcp` on port 0); returns once it says its URL. Raises UsageError if it never does.
 
-    `stderr` is the file the command writes its diagnostics to (named by the process id, `{pid}`).
+    Its launch is noted in `folder` as the host's are (`launch-<pid>`); a replay's stderr goes to
+    `stderr-<pid>.txt` there, a recorder's to this process's stderr.
     """
-    process = subprocess.Popen(command, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + _START
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process
-        except OSError:
-            time.sleep(0.05)
-    stop(process)
-    said = Path(str(stderr).replace("{pid}", str(process.pid)))
-    text = said.read_text(errors="replace").strip() if said.exists() else ""
-    raise UsageError(f"the mock server over HTTP did not start listening on port {port}: {text or 'it said nothing'}")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop the server as its command means to be stopped (SIGTERM), killing it only if it will not end."""
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
+    process = subprocess.Popen(
+        command, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    (folder / f"{launch.PREFIX}{process.pid}").touch()
+    said: list[bytes] = []
+    found: queue.Queue[str | None] = queue.Queue()
+    # Closed by the reader, when the server's stderr closes.
+    log = open(folder / f"stderr-{process.pid}.txt", "ab") if replay else None  # noqa: SIM115
+    write: Callable[[bytes], object] = log.write if log is not None else (lambda line: os.write(2, line))
+    assert process.stderr is not None
+    reader = threading.Thread(target=_relay, args=(process.stderr, write, log, said, found), daemon=True)
+    reader.start()
     try:
-        process.wait(timeout=_STOP)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=_STOP)
+        url = found.get(timeout=wait)
+    except queue.Empty:
+        url, why = None, f"did not say where it listens within {wait:g} s"
+    else:
+        why = "ended before it said where it listens"
+    if url is not None:
+        return Served(process, url, reader)
+    stop(Served(process, "", reader))
+    text = b"".join(said[-20:]).decode(errors="replace").strip()
+    raise UsageError(f"the mock server over HTTP {why}: {text or 'it said nothing'}")
+
+
+def _relay(
+    pipe: IO[bytes],
+    write: Callable[[bytes], object],
+    log: IO[bytes] | None,
+    said: list[bytes],
+    found: queue.Queue[str | None],
+) -> None:
+    """Copy the server's stderr line by line until it closes, telling `found` the URL its listening line names."""
+    told = False
+    try:
+        for line in iter(pipe.readline, b""):
+            write(line)
+            if log is not None:
+                log.flush()  # the plugin reads the file while the server may still be running
+            if not told:
+                said.append(line)
+                listening = _LISTENING.match(line.decode(errors="replace"))
+                if listening:
+                    found.put(listening.group(1))
+                    told = True
+    finally:
+        if not told:
+            found.put(None)
+        pipe.close()
+        if log is not None:
+            log.close()
+
+
+def stop(served: Served) -> None:
+    """Stop the server as its command means to be stopped (SIGTERM), killing it only if it will not end.
+
+    Returns once its stderr is copied whole, so what it said is there for the verdict.
+    """
+    process = served.process
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=_STOP)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=_STOP)
+    served.reader.join(_STOP)

@@ -7,6 +7,7 @@ and that a recorder the host started and that has ended without a recording reco
 command runs in this same process, so the pid is the one replay puts in its report's name, and
 start-up costs nothing more than a plain `python -m mockmcp` (runpy is already loaded by `-m`). A
 replay's stderr goes to `stderr-<pid>.txt` in the same folder; a recorder's stays the host's.
+(A server over HTTP is started by the plugin itself, which notes it the same way: see `http_server`.)
 """
 
 from __future__ import annotations

@@ -1,141 +1,45 @@
-"""One host test's mock server: which cassette, which command to launch, and the verdict afterwards.
+"""What the `mockmcp` fixture hands a test: the mock server to launch (or connect to) instead of the real one.
 
-The pytest plugin is only hooks and fixtures over this module, so the rules live here once:
-
-- the cassette of a test: see `naming`;
-- the real server to record from: the command line, then the marker, then the fixture, then the ini
-  option, the first that names one;
-- record modes as in `mockmcp record`, with `none` (the default) never recording: a missing
-  cassette fails with the exact command that records it;
-- a recording goes to a staged file and becomes the cassette only when the test passed (see `keeping`);
-- replay reports are read after the test: a request the cassette could not answer, or a server
-  request the host answered differently from the recording, fails the test with the whole
-  explanation; so does a replay the host launched that left no report (it was killed before it
-  could say); strict also fails on interactions the host never asked for.
+Only what a test uses is here; the plugin's own bookkeeping (reports, verdict, keeping a
+recording) is `harness.Harness`, which the plugin holds beside it.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
-import subprocess
-import sys
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mockmcp.errors import UsageError
-from mockmcp.plugin import http_server, keeping, launch
-from mockmcp.plugin.privacy import Privacy
-from mockmcp.plugin.story import render_miss
-from mockmcp.words import RecordMode
+from mockmcp.plugin.harness import Harness
 
-__all__ = ["MODES", "MockServer", "MockServers", "Privacy", "check_mode", "server_command"]
-
-# The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
-# never does by accident).
-MODES = RecordMode.choices(allow_none=True)
-
-
-def check_mode(text: str) -> str:
-    """A record mode of the plugin; raises UsageError naming the valid ones."""
-    return RecordMode.parse(text, allow_none=True).value
-
-
-def server_command(*choices: str | Sequence[str] | None) -> list[str] | None:
-    """The first server command given, in precedence order; a string is split like a shell would."""
-    for choice in choices:
-        if choice:
-            return shlex.split(choice) if isinstance(choice, str) else [str(part) for part in choice]
-    return None
+__all__ = ["MockServer", "MockServers"]
 
 
 class MockServer:
-    """What the host under test launches for one test, and what came of it."""
+    """The mock server of one test: `command` and `env` (or `stdio_params`) to launch it, `start_http()` to serve it.
 
-    def __init__(
-        self,
-        cassette: Path,
-        mode: str,
-        server: list[str] | None,
-        workdir: Path,
-        ignores: Sequence[str] = (),
-        strict: bool = False,
-        privacy: Privacy | None = None,
-    ) -> None:
-        self.cassette = cassette
-        self.strict = strict
-        self.workdir = workdir  # this test's own folder, for replay reports
-        self.mode = check_mode(mode)
-        self.recording = RecordMode(self.mode).records(cassette.exists())
-        self.server = server
-        self._ignores = list(ignores)
-        self.privacy = privacy or Privacy()
-        self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
-        self._http: tuple[subprocess.Popen[bytes], int] | None = None  # the HTTP mock server, and its port
-        self.handed_out = False  # whether the test asked for the command: a server never launched records nothing
+    Over stdio the host launches it (as often as it likes); over Streamable HTTP the plugin starts
+    it when the test asks and stops it after the test. Either way the verdict comes after the test.
+    """
+
+    __slots__ = ("_harness",)
+
+    def __init__(self, harness: Harness) -> None:
+        self._harness = harness
 
     @property
-    def staged(self) -> Path:
-        """Where a recording is written before the test's verdict decides whether it is kept.
-
-        Beside the cassette, so that keeping it is one rename on the same file system.
-        """
-        return keeping.staged_path(self.cassette, os.getpid())
-
-    def _record_args(self) -> list[str]:
-        if self.mode == RecordMode.NEW.value and self.cassette.exists() and not self.staged.exists():
-            self.staged.write_bytes(self.cassette.read_bytes())
-        # A host may launch the server more than once in a test: later launches add to the first.
-        new = self.mode == RecordMode.NEW.value or self.staged.exists()
-        mode = (RecordMode.NEW if new else RecordMode.ALL).value
-        return ["record", "-o", str(self.staged), "--mode", mode, *self.privacy.record_args()]
-
-    def _replay_args(self) -> list[str]:
-        ignores = [arg for path in self._ignores for arg in ("--ignore", path)]
-        return ["replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]
-
-    def _launched(self, args: list[str]) -> list[str]:
-        return [sys.executable, "-m", launch.__name__, str(self.workdir), *args]
+    def cassette(self) -> Path:
+        """The test's cassette: replayed, or where its recording goes if the test passes."""
+        return self._harness.cassette
 
     @property
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server."""
-        self.handed_out = True
-        if self.recording:
-            return self._launched([*self._record_args(), "--", *(self.server or [])])
-        return self._launched(self._replay_args())
+        return self._harness.command()
 
     @property
-    def url(self) -> str:
-        """The URL of a Streamable HTTP mock server the host connects to; started on first use, stopped after the test.
-
-        When recording, it is the recording proxy in front of the real server, whose URL is `server`.
-        """
-        if self._http is None:
-            self.handed_out = True
-            port = http_server.free_port()
-            if self.recording:
-                target = self.server[0] if self.server and len(self.server) == 1 else ""
-                if not target.startswith(("http://", "https://")):
-                    raise UsageError(
-                        f"recording over HTTP needs the real server's URL as the server to record from, "
-                        f"got {self.server!r}",
-                        "name it as server='http://HOST:PORT/mcp' (the marker, --mockmcp-server, a fixture or the ini)",
-                    )
-                args = [*self._record_args(), "--http-target", target, "--listen", f"127.0.0.1:{port}"]
-            else:
-                args = [*self._replay_args(), "--http", f"127.0.0.1:{port}"]
-            stderr = self.workdir / "stderr-{pid}.txt"
-            self._http = (http_server.start(self._launched(args), self.env, port, stderr), port)
-        return f"http://127.0.0.1:{self._http[1]}/mcp"
-
-    def stop(self) -> None:
-        """Stop the HTTP mock server, if the test started one (again is harmless)."""
-        if self._http is not None:
-            http_server.stop(self._http[0])
+    def env(self) -> dict[str, str]:
+        """The environment to launch `command` with (the test's own, whole: the real server may need its keys)."""
+        return self._harness.env
 
     @property
     def stdio_params(self) -> Any:
@@ -145,101 +49,17 @@ class MockServer:
         command = self.command
         return StdioServerParameters(command=command[0], args=command[1:], env=self.env)
 
-    def problem_before(self, nodeid: str) -> str | None:
-        """Why the test cannot run at all (a missing cassette, no server to record from), or None."""
-        if self.recording and not self.server:
-            return (
-                f"--mockmcp-record={self.mode} needs the real server to record {self.cassette}: name it with "
-                "--mockmcp-server, @pytest.mark.mockmcp(server=[...]), a `mockmcp_server` fixture, or the "
-                "`mockmcp_server` ini option"
-            )
-        if self.recording and self.privacy.problem(self.env):
-            return f"mockmcp cannot record {self.cassette}: {self.privacy.problem(self.env)}"
-        if not self.recording and not self.cassette.exists():
-            return (
-                f"no cassette at {self.cassette}; record it by running this test with --mockmcp-record=once:\n"
-                f"  pytest --mockmcp-record=once {shlex.quote(nodeid)}\n"
-                '(a marker\'s record= wins over the option: a test marked record="none" is never recorded)'
-            )
-        return None
+    def start_http(self) -> str:
+        """Start the test's mock server over Streamable HTTP (once; it stops after the test); returns its URL.
 
-    def launches(self) -> list[int]:
-        """The pids of the replays the host launched in this test, oldest first."""
-        files = sorted(self.workdir.glob(launch.PREFIX + "*"), key=lambda p: p.stat().st_mtime)
-        return [int(p.name.removeprefix(launch.PREFIX)) for p in files]
+        The URL is `http://127.0.0.1:PORT/mcp`, on a port the server took for itself. When recording,
+        it is a recording proxy in front of the real server, whose URL is then the server to record from.
+        Raises UsageError if the server cannot start.
+        """
+        return self._harness.start_http()
 
-    def _report(self, pid: int, wait: float) -> dict[str, Any] | str:
-        """The report of the replay `pid`, or why there is none (waiting a little for one still exiting)."""
-        path = self.workdir / f"report-{pid}.json"
-        deadline = time.monotonic() + wait
-        while not path.exists() and keeping.alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        try:
-            report: dict[str, Any] = json.loads(path.read_text())
-        except FileNotFoundError:
-            said = "".join(f"\n  | {line}" for line in self.stderr(pid).splitlines()[-20:])
-            return (
-                f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
-                "stopped before it could say whether the cassette served every request, so this test cannot pass"
-                + (f"; its last words:{said}" if said else "")
-            )
-        except ValueError as error:
-            return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
-        return report
-
-    def stderr(self, pid: int) -> str:
-        """What the replay `pid` wrote to stderr (its notes and summary)."""
-        try:
-            return (self.workdir / f"stderr-{pid}.txt").read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def reports(self, wait: float = 3.0) -> list[dict[str, Any] | str]:
-        """The replay report of every launch in this test, oldest first; a string says why one is missing."""
-        return [self._report(pid, wait) for pid in self.launches()]
-
-    def verdict(self, nodeid: str) -> str | None:
-        """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
-        problems: list[str] = []
-        for report in self.reports():
-            if isinstance(report, str):
-                problems.append(report)
-                continue
-            problems.extend(render_miss(miss, nodeid) for miss in report["misses"])
-            # The host's answers to the server's requests count: a handler that regressed fails its test.
-            problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
-            # So do the capabilities it declares: a server request it no longer declares one for was withheld.
-            problems.extend(withheld["explanation"] for withheld in report.get("withheld", []))
-            if self.strict:
-                problems.extend(
-                    f"never asked for (strict): interactions[{u['interaction']}] {u['method']}"
-                    for u in report["unplayed"]
-                )
-        if not problems:
-            return None
-        return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
-
-    def keep_recording(self) -> bool:
-        """Make a finished recording the test's cassette (see `keeping.keep`); False when there was none."""
-        return keeping.keep(self.staged, self.cassette, self.privacy.finish, self._ignores)
-
-    def discard_recording(self) -> None:
-        """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
-        keeping.discard(self.staged)
-
-    def recorded_nothing(self) -> bool:
-        """Whether the host started the recorder, which ended without a recording: the host sent nothing."""
-        started = self.launches()
-        return bool(started) and not any(keeping.alive(pid) for pid in started) and not self.staged.exists()
-
-    def unfinished_journal(self) -> Path | None:
-        """The journal of a recording that never became a cassette (the recorder failed or was killed), if any."""
-        journal = keeping.journal(self.staged)
-        return journal if journal.exists() else None
-
-    def remove_leftovers(self) -> list[Path]:
-        """Remove what recordings of this cassette by test runs that died mid-way left behind; returns them."""
-        return keeping.leftovers(self.cassette)
+    def __repr__(self) -> str:
+        return f"<MockServer {self.cassette}>"
 
 
 class MockServers(dict[str, MockServer]):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["MARKER_ARGUMENTS", "cassette_name", "marker_problem"]
+__all__ = ["MARKER_ARGUMENTS", "cassette_name", "marker_problem", "merge_settings"]
 
 _FORBIDDEN = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 # File systems hold 255 bytes a name; the recording in progress adds `.`, `.<pid>.recording` and `.journal`.
@@ -63,3 +63,19 @@ def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = 
     if before_record is not None and not callable(before_record):
         return f"{where}: before_record must be a function of one message, got {before_record!r}"
     return None
+
+
+def merge_settings(
+    config: Mapping[str, Any], markers: Sequence[tuple[Sequence[Any], Mapping[str, Any]]]
+) -> tuple[dict[str, Any], str | None]:
+    """A test's settings: the `mockmcp_config` fixture's, then each marker's `(args, kwargs)`, outermost first.
+
+    A nearer marker wins over a farther one argument by argument, and any marker over the fixture.
+    Returns the settings (known arguments only) and the first problem found (see `marker_problem`), or None.
+    """
+    problems = [marker_problem((), config, "the mockmcp_config fixture")]
+    merged = {key: value for key, value in config.items() if key in MARKER_ARGUMENTS}
+    for args, kwargs in markers:
+        problems.append(marker_problem(args, kwargs))
+        merged.update((key, value) for key, value in kwargs.items() if key in MARKER_ARGUMENTS)
+    return merged, next((problem for problem in problems if problem), None)

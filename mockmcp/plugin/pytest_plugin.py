@@ -1,11 +1,11 @@
 """pytest plugin: a cassette per test, replayed by default, recorded when asked; misses fail the test.
 
-Only hooks and small fixtures, each answering one question; the rules are in `mock_server`,
-`naming`, `privacy` and `story`. Nothing here is autouse: a test that does not ask for the
-`mockmcp` fixture is untouched.
+Only hooks and small fixtures, each answering one question; the rules are in `harness`,
+`naming`, `privacy` and `story`; what a test sees is `mock_server.MockServer`. Nothing here is
+autouse: a test that does not ask for the `mockmcp` fixture is untouched.
 
     def test_reads_a_note(mockmcp):
-        async with Client(mockmcp.stdio_params) as client: ...   # or Client(mockmcp.url) over HTTP
+        async with Client(mockmcp.stdio_params) as client: ...   # or Client(mockmcp.start_http())
 
 Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-server "CMD ARGS"`,
 `--mockmcp-strict`, `--mockmcp-keep-failed`. Marker (and the `mockmcp_config` fixture): see
@@ -23,8 +23,11 @@ from typing import Any
 import pytest
 
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.plugin.mock_server import MODES, MockServer, MockServers, Privacy, check_mode, server_command
-from mockmcp.plugin.naming import MARKER_ARGUMENTS, cassette_name, marker_problem
+from mockmcp.plugin import keeping
+from mockmcp.plugin.harness import MODES, Harness, check_mode, server_command
+from mockmcp.plugin.mock_server import MockServer, MockServers
+from mockmcp.plugin.naming import cassette_name, merge_settings
+from mockmcp.plugin.privacy import Privacy
 
 __all__ = [
     "mockmcp",
@@ -39,7 +42,7 @@ __all__ = [
     "pytest_runtest_call",
 ]
 
-_KEY = pytest.StashKey[list[MockServer]]()
+_KEY = pytest.StashKey[list[Harness]]()
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
@@ -74,16 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The test's settings: the `mockmcp_config` fixture's, then a module's or class's marker, then the test's own."""
-    config = dict(request.getfixturevalue("mockmcp_config"))
-    problem = marker_problem((), config, "the mockmcp_config fixture")
+    markers = [(marker.args, marker.kwargs) for marker in request.node.iter_markers("mockmcp")]
+    merged, problem = merge_settings(request.getfixturevalue("mockmcp_config"), markers[::-1])
     if problem:
         request.node.stash.setdefault(_PROBLEM, problem)
-    merged: dict[str, Any] = {k: v for k, v in config.items() if k in MARKER_ARGUMENTS}
-    for marker in reversed(list(request.node.iter_markers("mockmcp"))):
-        problem = marker_problem(marker.args, marker.kwargs)
-        if problem:
-            request.node.stash.setdefault(_PROBLEM, problem)
-        merged.update((k, v) for k, v in marker.kwargs.items() if k in MARKER_ARGUMENTS)
     return merged
 
 
@@ -165,7 +162,7 @@ def mockmcp(
     mockmcp_cassette_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[MockServer | MockServers]:
-    """The mock server of this test: `.command`, `.stdio_params` and `.env` for the host to launch.
+    """The mock server of this test: `.command` and `.env` (or `.stdio_params`) to launch, or `.start_http()`.
 
     A test whose marker (or `mockmcp_servers` fixture) names several servers gets them by name
     instead, `mockmcp["notes"]`, each with its cassette in a folder named after the test.
@@ -180,41 +177,42 @@ def mockmcp(
         config.rootpath,
     )
 
-    def mock_server(cassette: Path, server: list[str] | None) -> MockServer:
+    def harness(cassette: Path, server: list[str] | None) -> Harness:
         _claim(request, cassette)
-        workdir = tmp_path_factory.mktemp("mockmcp")
-        mock = MockServer(cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy)
-        for path in mock.remove_leftovers():
+        for path in keeping.leftovers(cassette):
             note = f"mockmcp: removed {path}, left by a test run stopped mid-recording"
             request.node.warn(pytest.PytestWarning(note))
-        return mock
+        workdir = tmp_path_factory.mktemp("mockmcp")
+        return Harness(cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy)
 
     named = {**mockmcp_servers, **dict(marker.get("servers") or {})}
     given: MockServer | MockServers
     if named:
         folder = mockmcp_cassette_path.with_suffix("")
-        given = MockServers(
-            (str(name), mock_server(folder / cassette_name([str(name)]), server_command(command)))
-            for name, command in named.items()
-        )
-        mocks = list(given.values())
+        mocks = [
+            harness(folder / cassette_name([str(name)]), server_command(command)) for name, command in named.items()
+        ]
+        given = MockServers((str(name), MockServer(mock)) for name, mock in zip(named, mocks, strict=True))
     else:
         server = server_command(
             config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
         )
-        given = mock_server(mockmcp_cassette_path, server)
-        mocks = [given]
+        mocks = [harness(mockmcp_cassette_path, server)]
+        given = MockServer(mocks[0])
     request.node.stash[_KEY] = mocks  # a problem found before the test fails it in its call (see below)
     yield given
     for mock in mocks:
         mock.stop()
-    if _PROBLEM not in request.node.stash:
-        for mock in mocks:
+    for mock in mocks:
+        if mock.recording:
             _finish_recording(request, mock)
 
 
-def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
-    if not mock.recording or not mock.handed_out:
+def _finish_recording(request: pytest.FixtureRequest, mock: Harness) -> None:
+    if not mock.launches():  # a server never launched recorded nothing (in mode new, its staged copy goes)
+        mock.discard_recording()
+        return
+    if _PROBLEM in request.node.stash:
         return
     if request.node.stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
         try:
@@ -241,7 +239,7 @@ def _finish_recording(request: pytest.FixtureRequest, mock: MockServer) -> None:
         mock.discard_recording()
 
 
-def _verdict(mocks: list[MockServer], nodeid: str) -> str | None:
+def _verdict(mocks: list[Harness], nodeid: str) -> str | None:
     """What the replays of this test's servers could not do, each server's in turn; None if all went well."""
     found = [mock.verdict(nodeid) for mock in mocks if not mock.recording]
     return "\n\n".join(verdict for verdict in found if verdict) or None

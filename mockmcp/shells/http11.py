@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import h11
@@ -117,9 +117,15 @@ class _Serving(Protocol):
     def stop_accepting(self) -> None: ...
 
 
-def serve_until_signalled(server: _Serving) -> int:
-    """Serve until SIGINT or SIGTERM, then stop accepting connections; returns the signal's number."""
+def serve_until_signalled(server: _Serving, ready: Callable[[], None] | None = None) -> int:
+    """Serve until SIGINT or SIGTERM, then stop accepting connections; returns the signal's number.
+
+    `ready` is called once the signals are caught, before serving: a server that says where it
+    listens from there (see `cli/commands.py`) ends serving on a SIGTERM sent the moment it said so.
+    """
     with Signals() as signals:
+        if ready is not None:
+            ready()
         try:
             server.serve_forever(signals)
         finally:
