@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
@@ -24,8 +23,7 @@ __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "label"]
 MAX_CANDIDATES = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A recorded request close to the incoming one."""
 
     index: int
@@ -34,8 +32,7 @@ class Candidate:
     plays: int
 
 
-@dataclass(frozen=True, slots=True)
-class Miss:
+class Miss(NamedTuple):
     """An incoming request no recorded interaction answers, with the full story."""
 
     request_id: Any

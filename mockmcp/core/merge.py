@@ -20,6 +20,7 @@ from typing import Any
 
 from mockmcp import protocol
 from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction
+from mockmcp.core.explain import describe_differences, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.selection import Recordings, Selection
 
@@ -105,8 +106,6 @@ def _said(interaction: Interaction, matcher: Matcher) -> list[str]:
 
 
 def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interaction: Interaction) -> str:
-    from mockmcp.core.explain import describe_differences, label  # deferred: only a difference pays for it
-
     found = describe_differences(recorded, answer_body(interaction.response), "now", "this answer", root="answer")
     lines = [
         f"{label(interaction)} was answered otherwise than in interactions[{old_index}] of the cassette; "

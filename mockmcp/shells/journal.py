@@ -38,8 +38,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
@@ -143,8 +142,7 @@ class Journal:
             pass
 
 
-@dataclass(frozen=True, slots=True)
-class Recovered:
+class Recovered(NamedTuple):
     """What a journal holds: its header and the cassette rebuilt from its lines."""
 
     header: dict[str, Any]

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
@@ -43,8 +43,7 @@ __all__ = ["Outcome", "run_proxy"]
 _CHUNK = 1 << 16
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """How the session ended: the status to exit with and a sentence saying why."""
 
     status: int
