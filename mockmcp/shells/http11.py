@@ -85,8 +85,10 @@ class Responder:
         fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
         self.send_whole(status, fields, body)
 
-    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes, reason: bytes = b"") -> None:
-        """A whole response, its head and body in one write (the loop's connection writes it without h11)."""
+    def send_whole(
+        self, status: int, fields: list[tuple[str, str]] | list[tuple[bytes, bytes]], body: bytes, reason: bytes = b""
+    ) -> None:
+        """A whole response, its head and body in one write."""
         head = h11.Response(status_code=status, headers=fields, reason=reason)
         self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
