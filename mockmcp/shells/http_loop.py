@@ -103,7 +103,10 @@ class Connection(Responder):
         self.out += data
         self._write()
         if not self.broken and conn.our_state is h11.DONE:
-            self.server.call_later(0.0, self._next_cycle)  # a pipelined request is read on the loop's next turn
+            if conn.their_state is h11.DONE and not conn.trailing_data[0]:
+                conn.start_next_cycle()  # nothing pipelined: ready for the next request at once
+            else:  # a pipelined request is read on the loop's next turn, not inside this answer
+                self.server.call_later(0.0, self._next_cycle)
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""
