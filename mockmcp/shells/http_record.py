@@ -241,7 +241,7 @@ class _Upstream:
 
     # --- what an exchange does with it ------------------------------------------------------------
 
-    def send(self, exchange: _Exchange, request: list[Any]) -> None:
+    def send(self, exchange: _Exchange, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
         """Send the request's h11 events (its head, body and end) in one write, and read its answer."""
         self.exchange, self.heard = exchange, False
         conn = self.conn
@@ -326,7 +326,7 @@ class _Exchange:
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
 
-    def begin(self, request: list[Any]) -> None:
+    def begin(self, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
         self.request = request
         if self.standalone:
             self.proxy.streams[self.client] = self
@@ -632,7 +632,7 @@ class RecordingProxy(LoopServer):
         fields = [self.target_host, *_passed(request.headers)]  # a repeated header passes as often as it came
         length = (b"content-length", b"%d" % len(body))
         head = h11.Request(method=request.method, target=self.target_path, headers=[*fields, length])
-        upstream = [head, h11.Data(data=body), h11.EndOfMessage()]
+        upstream: list[h11.Request | h11.Data | h11.EndOfMessage] = [head, h11.Data(data=body), h11.EndOfMessage()]
         _Exchange(self, client, request.method, headers, message, session).begin(upstream)
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
             self.record(CLIENT, session, body)
