@@ -15,7 +15,6 @@ from typing import Any, Protocol
 import h11
 
 from mockmcp.core.streamable import LOOPBACK
-from mockmcp.shells.http_request import Request, fields_of
 from mockmcp.shells.toolkit import Signals
 
 __all__ = [
@@ -26,7 +25,6 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "Responder",
     "TOO_LARGE",
-    "headers_of",
     "no_delay",
     "serve_until_signalled",
 ]
@@ -38,11 +36,6 @@ REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive w
 OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} bytes"
 WILDCARD = frozenset({"0.0.0.0", "::", ""})
-
-
-def headers_of(event: h11.Request | h11.Response | Request) -> dict[str, str]:
-    """A message's headers by lowercase name (a repeated header's values joined by ", ")."""
-    return fields_of(list(event.headers))
 
 
 def own_addresses() -> set[str]:
@@ -85,8 +78,10 @@ class Responder:
         fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
         self.send_whole(status, fields, body)
 
-    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes, reason: bytes = b"") -> None:
-        """A whole response, its head and body in one write (the loop's connection writes it without h11)."""
+    def send_whole(
+        self, status: int, fields: list[tuple[str, str]] | list[tuple[bytes, bytes]], body: bytes, reason: bytes = b""
+    ) -> None:
+        """A whole response, its head and body in one write."""
         head = h11.Response(status_code=status, headers=fields, reason=reason)
         self.send(head, h11.Data(data=body), h11.EndOfMessage())
 

@@ -1,11 +1,9 @@
-"""HTTP/1.1 on one event loop: non-blocking sockets, a selector, a timer heap. No threads, no locks.
+"""HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
 
-`LoopServer` accepts connections and reads requests: the common shape (HTTP/1.1, a Content-Length
-body, keep-alive) with `http_request.parse`, anything else with h11, one request at a time, so a
-connection goes back to the common path once h11 has answered. Each whole request goes to
-`handle(connection, request, body)` as a `Request`, whichever read it; the handler answers at once
-or later (an SSE stream stays open and is written whenever the loop has its next event), with
-`respond` or h11 events through `send`, written as h11 writes them either way. `call_later` puts a
+`LoopServer` accepts connections and reads requests with h11 (one `h11.Connection` per client
+connection, one request at a time); each whole request goes to `handle(connection, request, body)`
+as a `Request`, which answers at once or later (an SSE stream stays open and is written whenever
+the loop has its next event), with `respond` or h11 events through `send`. `call_later` puts a
 timer on the loop. Writes never block: what the socket does not take waits in the connection's
 buffer and goes out when the socket is writable; a connection whose client reads slowly stops being
 read (its own requests wait) and stalls no other client. The loop watches the descriptor of
@@ -13,8 +11,8 @@ read (its own requests wait) and stalls no other client. The loop watches the de
 thread, end it.
 
 Chosen over asyncio: the same shape as replay's stdio loop (a poll, a timer heap, a signal
-descriptor), no import cost for the stdio path, and the parsers already turn bytes into requests,
-so the loop has only descriptors and timers to look after.
+descriptor), no import cost for the stdio path, and h11 already turns bytes into events, so the
+loop has only descriptors and timers to look after.
 
 Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
 that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
@@ -45,10 +43,9 @@ from mockmcp.shells.http11 import (
     TOO_LARGE,
     Listener,
     Responder,
-    headers_of,
     no_delay,
 )
-from mockmcp.shells.http_request import MAX_HEAD, UNCOMMON, Outgoing, Request, parse, request_of
+from mockmcp.shells.http_request import MAX_HEAD, Request, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
 __all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
@@ -76,22 +73,18 @@ def rewatch(
 
 
 class Connection(Responder):
-    """One client connection: what it sent that is not read yet, who reads and answers its current
-    request (`http_request` for the common shape, else h11), what waits to be written."""
+    """One client connection: h11's state for it, the request being read, what waits to be written."""
 
     def __init__(self, server: LoopServer, sock: socket.socket) -> None:
         self.server, self.sock = server, sock
-        self.inbox = bytearray()  # received, not yet read as a request (while h11 reads none)
-        self.head: tuple[Request, int, int] | None = None  # the request in the inbox whose body is coming
-        self.outgoing: Outgoing | None = None  # the answer to a request read without h11, until it is out
-        self.conn: h11.Connection | None = None  # h11, while it reads and answers an uncommon request
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         self.out = bytearray()
         self.broken = False  # closed (by either side): whatever is sent now is dropped
         self.last = time.monotonic()
         self.began: float | None = None  # when the first byte of the request being read came
         self.finishing = False  # a last answer of the connection's own is going out, then it closes
         self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
-        self.request: h11.Request | None = None
+        self.request: Request | None = None  # the request whose body is being read
         self.body = bytearray()
         self.interest = 0
         self.waiting: Callable[[], None] | None = None  # run once when what is queued has gone out, or never can
@@ -101,42 +94,19 @@ class Connection(Responder):
 
     def send(self, *events: Any) -> None:
         """Queue the events' bytes and write what the socket takes now (one write for them all)."""
-        # h11's LocalProtocolError (or Outgoing's, which is h11's) is a bug of ours, whether or not
-        # the client is still there: it propagates to the loop, which reports it.
-        if self.conn is not None:
-            conn = self.conn
-            data = b"".join(conn.send(event) or b"" for event in events)
-        else:
-            outgoing = self._outgoing()
-            data = b"".join(outgoing.event(event) for event in events)
-        self._queue(data)
-
-    def send_whole(self, status: int, fields: list[tuple[str, str]], body: bytes, reason: bytes = b"") -> None:
-        if self.conn is not None:
-            super().send_whole(status, fields, body, reason)
-        else:
-            self._queue(self._outgoing().whole(status, fields, body, reason))
-
-    def _outgoing(self) -> Outgoing:
-        if self.outgoing is None:
-            raise h11.LocalProtocolError("a response with no request to answer")
-        return self.outgoing
-
-    def _queue(self, data: bytes) -> None:
+        # h11's LocalProtocolError is a bug of ours, whether or not the client is still there: it
+        # propagates to the loop, which reports it.
+        conn = self.conn
+        data = b"".join([conn.send(event) or b"" for event in events])
         if self.broken:
             return
         self.out += data
         self._write()
-        if self.broken:
-            return
-        if self.conn is not None:
-            if self.conn.our_state is h11.DONE:
+        if not self.broken and conn.our_state is h11.DONE:
+            if conn.their_state is h11.DONE and not conn.trailing_data[0]:
+                conn.start_next_cycle()  # nothing pipelined: ready for the next request at once
+            else:  # a pipelined request is read on the loop's next turn, not inside this answer
                 self.server.call_later(0.0, self._next_cycle)
-        elif self.outgoing is not None and self.outgoing.done and not self.outgoing.closing:
-            self.outgoing = None  # the next request may be read now
-            if self.inbox:  # pipelined: read it on the loop's next turn, not inside this answer
-                self.server.call_later(0.0, self._next_cycle)
-            self._update()
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""
@@ -154,18 +124,10 @@ class Connection(Responder):
             del self.out[:sent]
         if not self.out:
             self._drained()
-        if self.out or not self._must_close():
+        if self.out or not (self.finishing or self.conn.our_state is h11.MUST_CLOSE):
             self._update()
         else:
-            self.close()
-
-    def _must_close(self) -> bool:
-        """Whether the connection ends once what waits is written (the answer said or forced Connection: close)."""
-        if self.finishing:
-            return True
-        if self.conn is not None:
-            return self.conn.our_state is h11.MUST_CLOSE
-        return self.outgoing is not None and self.outgoing.done and self.outgoing.closing
+            self.close()  # the answer said (or h11 made it say) Connection: close, and it is out
 
     def _update(self) -> None:
         """Read unless too much waits to be written; watch for writability while anything does."""
@@ -174,12 +136,10 @@ class Connection(Responder):
         # A client that sends faster than it reads (or pipelines without end) is read no further
         # until it catches up; every other connection goes on as before. What a request still being
         # read brings is bounded by the head and body limits, and by the server's budget for all.
-        waiting = len(self.conn.trailing_data[0]) if self.conn is not None else 0
-        held = len(self.inbox) + len(self.body) + waiting
+        waiting = len(self.conn.trailing_data[0])
+        held = waiting + len(self.body)
         if held != self.held:
             self.server.hold(self, held)
-        if self.outgoing is not None:
-            waiting += len(self.inbox)
         starved = held > HELD_ALONE and self.server.held > HELD_BUDGET and self is not self.server.eldest()
         if starved:
             self.server.starved.add(self)
@@ -199,7 +159,7 @@ class Connection(Responder):
         self.server.hold(self, 0)
         self.sock.close()
         self.out.clear()  # nothing more can go out; what refers to the connection holds no buffer
-        self.inbox.clear()
+        self.body = bytearray()
         self._drained()
         self.server.closed(self)
 
@@ -223,79 +183,30 @@ class Connection(Responder):
             self.last = time.monotonic()
             if data and self.began is None and self.idle_since() is not None:
                 self.began = self.last  # a request begins
-            if self.conn is None:
-                if data:
-                    self.inbox += data
-                    if self.outgoing is None:
-                        self._take()
-                    self._update()
-                    return
-                if not self.inbox or self.outgoing is not None:
-                    self.close()  # the client has gone: nothing half-sent to complain about
-                    return
-                self._to_h11()  # a request cut short: h11 says what it makes of it
-                self._process()
-            self._receive(data)
+            conn = self.conn
+            if not data and conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
+                self.close()  # the client has gone: nothing half-sent to complain about
+                return
+            if conn.their_state is not h11.ERROR:
+                conn.receive_data(data)
+            self._process()
             self._update()
-
-    def _take(self) -> None:
-        """Read the request at the start of the inbox, if it is whole; an uncommon one goes to h11."""
-        found = self.head or parse(self.inbox, MAX_BODY)
-        if isinstance(found, str):
-            if found == UNCOMMON:
-                self._to_h11()
-                self._process()
-            elif self.inbox and self.began is None:
-                self.began = time.monotonic()  # a request pipelined behind the last answer begins now
-            return
-        request, start, length = self.head = found
-        if len(self.inbox) < start + length:
-            if self.began is None:
-                self.began = time.monotonic()
-            return  # its body is still coming
-        body = bytes(self.inbox[start : start + length])
-        del self.inbox[: start + length]
-        self.head, self.outgoing, self.began = None, Outgoing(), None
-        self.server.handle(self, request, body)
-
-    def _to_h11(self) -> None:
-        """Let h11 read (and answer) the request at the start of the inbox."""
-        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        self.conn.receive_data(bytes(self.inbox))
-        self.inbox.clear()
-        self.head = None
-
-    def _receive(self, data: bytes) -> None:
-        """What h11 makes of data received while it reads a request."""
-        assert self.conn is not None
-        if not data and self.conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
-            self.close()  # the client has gone: nothing half-sent to complain about
-            return
-        if self.conn.their_state is not h11.ERROR:
-            self.conn.receive_data(data)
-        self._process()
 
     def _next_cycle(self) -> None:
         if self.broken:
             return
         conn = self.conn
-        if conn is None:
-            if self.outgoing is None:
-                self._take()  # a request pipelined behind the last one
-                self._update()
-            return
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
-            # Back to the common path, with whatever the client sent after that request.
-            self.conn = None
-            self.inbox += conn.trailing_data[0]
-            self._take()
+            conn.start_next_cycle()
+            if self.began is None and conn.trailing_data[0]:
+                self.began = time.monotonic()  # a request pipelined behind the last answer begins now
+            self._process()
             self._update()
         elif conn.our_state is h11.MUST_CLOSE and not self.out:
             self.close()
 
     def _process(self) -> None:
         conn = self.conn
-        assert conn is not None
         try:
             while not self.broken:
                 event = conn.next_event()
@@ -306,8 +217,8 @@ class Connection(Responder):
                 if event is h11.PAUSED:
                     return
                 if isinstance(event, h11.Request):
-                    self.request, self.body = event, bytearray()
-                    if int(headers_of(event).get("content-length", "0") or 0) > MAX_BODY:
+                    self.request, self.body = request_of(event), bytearray()
+                    if int(self.request.fields.get("content-length") or 0) > MAX_BODY:
                         self._unreadable(413, TOO_LARGE)
                         return
                 elif isinstance(event, h11.Data):
@@ -318,7 +229,7 @@ class Connection(Responder):
                 elif isinstance(event, h11.EndOfMessage) and self.request is not None:
                     request, body = self.request, bytes(self.body)
                     self.request, self.body, self.began = None, bytearray(), None
-                    self.server.handle(self, request_of(request), body)
+                    self.server.handle(self, request, body)
                     return  # the next request waits for this answer to end (_next_cycle)
                 elif isinstance(event, h11.ConnectionClosed):
                     self.close()
@@ -328,28 +239,24 @@ class Connection(Responder):
 
     def _unreadable(self, status: int, text: str) -> None:
         """Answer a request that cannot be read with an error status, then close, if an answer can still go."""
-        assert self.conn is not None
+        self.request, self.body = None, bytearray()
         if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
             self.respond(status, text.encode(), "text/plain", [("connection", "close")])
         if not self.out:
             self.close()
 
     def expire(self) -> None:
-        """A request not whole in time: 408 (written here, whoever was reading it), then close."""
+        """A request not whole in time: 408, then close (nothing more of it is read)."""
         if self.out or self.broken:  # an answer of ours is still going out: nothing more can be said
             self.close()
             return
-        text = f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s".encode()
-        head = b"HTTP/1.1 408 \r\ncontent-type: text/plain\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
-        self.out += head % len(text) + text
         self.finishing = True
-        self._write()
+        self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
 
     def idle_since(self) -> float | None:
         """When this connection last made progress, if it waits for a request (None while answering one)."""
-        if self.conn is None:
-            return self.last if self.outgoing is None else None
-        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and self.conn.their_state is not h11.DONE:
+        conn = self.conn
+        if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and conn.their_state is not h11.DONE:
             return self.last
         return None
 

@@ -11,8 +11,8 @@ recorded, so neither is an `Authorization`. The cassette is built from the journ
 stops.
 
 One event loop (`http_loop.py`) carries both sides: the clients' connections, and non-blocking
-connections to the target (each request written in one piece, its answer read by
-`http_request.ResponseReader`; TLS without blocking for an https target) in the same selector.
+connections to the target (h11's client side on each: a request written in one piece, its answer
+read as it comes; TLS without blocking for an https target) in the same selector.
 No thread per connection, no lock. The upstream timeout is a timer on the loop (504 when the
 answer's head is not there in time). A client that reads slowly pauses the reading of its
 own answer from the target, no one else's; a client that left a request's stream does not stop the
@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from mockmcp import jsonrpc
+from mockmcp import jsonrpc, protocol
 from mockmcp.core.attribution import Attribution
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
@@ -48,34 +48,35 @@ from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, se
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
-from mockmcp.shells.http_request import END, NEED_DATA, BadResponse, Response, ResponseReader, request_bytes
+from mockmcp.shells.http_request import MAX_HEAD, Response, response_of
 from mockmcp.shells.journal import Journal
 
 __all__ = ["RecordingProxy", "SseEvents"]
 
 # Not forwarded either way: they describe one hop, not the message.
 _HOP = {
-    "connection",
-    "keep-alive",
-    "transfer-encoding",
-    "te",
-    "upgrade",
-    "proxy-authorization",
-    "proxy-connection",
-    "host",
-    "content-length",
-    "accept-encoding",
-    "content-encoding",
-    "trailer",
+    b"connection",
+    b"keep-alive",
+    b"transfer-encoding",
+    b"te",
+    b"upgrade",
+    b"proxy-authorization",
+    b"proxy-connection",
+    b"host",
+    b"content-length",
+    b"accept-encoding",
+    b"content-encoding",
+    b"trailer",
 }
 
 # How a JSON text of one line starts (a UTF-16 or BOM-led one does not: it is parsed and re-encoded).
 _OPENING = (b"{", b"[")
 
 
-def _passed(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    """The headers that pass the proxy, in order and as often as they came (less `_HOP`)."""
-    return [(k, v) for k, v in ((n.decode("latin-1"), v.decode("latin-1")) for n, v in headers) if k not in _HOP]
+def _passed(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The headers that pass the proxy, in order and as often as they came (less `_HOP`), as bytes:
+    h11 writes a str as ASCII, and a value may hold obs-text."""
+    return [(name, value) for name, value in headers if name not in _HOP]
 
 
 class SseEvents:
@@ -124,7 +125,7 @@ class _Upstream:
     def __init__(self, proxy: RecordingProxy) -> None:
         target = proxy.target
         self.proxy, self.tls = proxy, target.scheme == "https"
-        self.reader = ResponseReader()  # the current request's answer
+        self.conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)  # this connection's exchanges
         self.exchange: _Exchange | None = None
         self.out = bytearray()
         self.connected = self.handshaking = self.paused = self.closed = False
@@ -201,37 +202,41 @@ class _Upstream:
                 self.close()
                 return
             self.heard = self.heard or bool(data)  # an end alone: a kept connection closed meanwhile
-            self.reader.feed(data)
+            self.conn.receive_data(data)
             self._events()
             # TLS may hold decrypted bytes the descriptor no longer signals.
             if not data or not (self.tls and self.sock.pending()):  # type: ignore[attr-defined]
                 return
 
     def _events(self) -> None:
-        exchange = self.exchange
+        exchange, conn = self.exchange, self.conn
         try:
             while self.exchange is not None and not self.paused and not self.closed:
-                event = self.reader.next_event()
-                if event is NEED_DATA:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
                     break
-                if event is END:
+                if isinstance(event, h11.Data):
+                    self.exchange.data(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage):  # its trailers, if any, dropped
                     exchange, self.exchange = self.exchange, None
                     exchange.end(self)
-                elif isinstance(event, bytes):
-                    self.exchange.data(event)
-                elif isinstance(event, Response):
-                    self.exchange.head(event)
-        except BadResponse as exc:
+                elif isinstance(event, h11.Response):
+                    self.exchange.head(response_of(event))
+                # else a 1xx (100 Continue, 103 Early Hints): the answer follows (h11 refuses a 101 unasked)
+        except h11.RemoteProtocolError as exc:
             self.fail(OSError(f"the target broke off the HTTP exchange: {exc}"))
         if exchange is not None:
             exchange.flush()  # what one read brought goes to the client in one write
 
     # --- what an exchange does with it ------------------------------------------------------------
 
-    def send(self, exchange: _Exchange, request: bytes) -> None:
+    def send(self, exchange: _Exchange, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
+        """Send the request's h11 events (its head, body and end) in one write, and read its answer."""
         self.exchange, self.heard = exchange, False
-        self.reader = ResponseReader(exchange.method)
-        self.out += request  # one write: see Connection.send
+        conn = self.conn
+        if conn.our_state is h11.DONE:  # a kept connection (`reusable`): its next exchange
+            conn.start_next_cycle()
+        self.out += b"".join([conn.send(event) or b"" for event in request])
         if self.connected and not self.handshaking:
             try:
                 self._flush()
@@ -248,7 +253,7 @@ class _Upstream:
     def resume(self) -> None:
         if self.paused and not self.closed:
             self.paused = False
-            self._events()  # what the reader holds already
+            self._events()  # what h11 holds already
             if not self.closed and not self.paused:
                 try:
                     self._read()
@@ -259,7 +264,11 @@ class _Upstream:
 
     def reusable(self) -> bool:
         """Whether the answer ended with the connection kept open (nothing after it) and the request all sent."""
-        return self.reader.keep and not self.out
+        conn = self.conn
+        # h11 says whether the connection outlives this exchange (HTTP/1.1, no Connection: close, the
+        # body's end known without a close); nothing may follow the answer, not even the close.
+        done = conn.our_state is h11.DONE and conn.their_state is h11.DONE
+        return done and conn.trailing_data == (b"", False) and not self.out
 
     def fail(self, exc: OSError) -> None:
         exchange, self.exchange = self.exchange, None
@@ -296,7 +305,7 @@ class _Exchange:
         # A request's stream carries what that request causes; the GET stream, and a batch's, name no one.
         self.owner = message.get("id") if isinstance(message, dict) and "method" in message else None
         self.response: Response | None = None
-        self.kept: list[tuple[str, str]] = []
+        self.kept: list[tuple[bytes, bytes]] = []
         self.events: SseEvents | None = None  # while relaying an SSE stream
         self.body = bytearray()
         self.upstream: _Upstream | None = None
@@ -306,7 +315,7 @@ class _Exchange:
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
 
-    def begin(self, request: bytes) -> None:
+    def begin(self, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
         self.request = request
         if self.standalone:
             self.proxy.streams[self.client] = self
@@ -367,7 +376,7 @@ class _Exchange:
     def head(self, response: Response) -> None:
         self.response = response
         headers = response.fields
-        self.proxy.attribution.answered(self.session, self.message, headers.get("mcp-session-id"))
+        self.proxy.attribution.answered(self.session, self.message, headers.get(protocol.SESSION_HEADER))
         self.kept = _passed(response.headers)
         if headers.get("content-type", "").startswith("text/event-stream"):
             self.events = SseEvents()
@@ -422,7 +431,7 @@ class _Exchange:
             proxy.learn(framing_seen(self.method, response.status, self.message, seen, framing))
             return
         body = bytes(self.body)
-        headers = [*self.kept, ("content-length", str(len(body)))]
+        headers = [*self.kept, (b"content-length", b"%d" % len(body))]
         self.client.send_whole(response.status, headers, body, response.reason)  # the client first, the journal then
         # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
         # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
@@ -462,9 +471,9 @@ class RecordingProxy(LoopServer):
         self.journal, self.redactor, self.timeout = journal, redactor, timeout
         self.path = self.target.path or "/"
         path = (self.target.path or "/") + (f"?{self.target.query}" if self.target.query else "")
-        self.target_host = ("host", self.target.netloc)
         try:  # refused as h11 refuses it, once, rather than on every request
             self.target_path = path.encode("ascii")
+            self.target_host = (b"host", self.target.netloc.encode("ascii"))
             h11.Request(method="GET", target=self.target_path, headers=[self.target_host])
         except (h11.LocalProtocolError, UnicodeEncodeError) as exc:
             raise UsageError(f"--http-target {target!r} cannot be sent: {exc}", "write a plain http(s) URL") from exc
@@ -553,9 +562,11 @@ class RecordingProxy(LoopServer):
         except ValueError:
             message = None
         session = self.attribution.request(client, request.method.decode("latin-1"), headers, message)
-        # The fields were read as valid (the host was checked once, in __init__): written as they are.
+        # The fields were read as valid, the target's host and path checked once (__init__): h11 refuses none.
         fields = [self.target_host, *_passed(request.headers)]  # a repeated header passes as often as it came
-        upstream = request_bytes(request.method, self.target_path, fields, body)
+        length = (b"content-length", b"%d" % len(body))
+        head = h11.Request(method=request.method, target=self.target_path, headers=[*fields, length])
+        upstream: list[h11.Request | h11.Data | h11.EndOfMessage] = [head, h11.Data(data=body), h11.EndOfMessage()]
         _Exchange(self, client, request.method, headers, message, session).begin(upstream)
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
             self.record(CLIENT, session, body)
