@@ -208,3 +208,9 @@ def streams_seen(url: str, call: dict[str, Any], answer: dict[str, Any], get: bo
             reader.join(10)
         for connection in connections:
             connection.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first: pytest-xdist hands tests out in collection order, so a slow one collected
+    last would keep one worker busy alone at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

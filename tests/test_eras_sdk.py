@@ -76,6 +76,7 @@ async def host(server: StdioServerParameters, mode: str) -> dict[str, Any]:
     return seen
 
 
+@pytest.mark.slow
 async def test_record_mode_new_adds_the_other_era_and_replays_both(tmp_path: Path) -> None:
     out = tmp_path / "notes.yaml"
     recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "new", "--", *SERVER)

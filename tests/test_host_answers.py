@@ -143,6 +143,7 @@ async def delete_then_read(server: StdioServerParameters, action: str) -> list[s
     return [deleted, read]
 
 
+@pytest.mark.slow
 async def test_a_cassette_recorded_with_both_answers_replays_each_under_strict(tmp_path: Path) -> None:
     out = tmp_path / "delete.yaml"
     recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "new", "--", *NOTES)

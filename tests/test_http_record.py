@@ -94,6 +94,7 @@ async def host_session(url: str, mode: str) -> dict[str, Any]:
     return {**seen, "logs": logs}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_recorded_through_the_proxy_then_replayed_the_host_sees_the_same(mode: str, tmp_path: Path) -> None:
     out = tmp_path / "notes.yaml"
@@ -142,6 +143,7 @@ def test_a_json_error_answering_a_get_is_not_recorded_as_a_message(tmp_path: Pat
     assert [i.method for i in recorded.interactions] == ["initialize"]
 
 
+@pytest.mark.slow
 def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
     out = tmp_path / "auth.yaml"
     init = {
@@ -170,6 +172,7 @@ def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
     assert "initialize" in text and "secret-token" not in text and "Bearer" not in text
 
 
+@pytest.mark.slow
 async def test_an_answer_the_client_refused_is_still_journaled(tmp_path: Path) -> None:
     out = tmp_path / "big.yaml"
     size = 2_000_000  # over the SDK client's 1 MiB limit for one SSE event: it gives up on the stream

@@ -142,6 +142,7 @@ async def answered_order(server: StdioServerParameters | str) -> list[str]:
     return order
 
 
+@pytest.mark.slow
 async def test_the_host_sees_the_recorded_order_of_overlapping_answers(tmp_path: Path) -> None:
     out, report = tmp_path / "sleepy.yaml", tmp_path / "report.json"
     assert await answered_order(params(*SLEEPY)) == ["waited 0.0", "waited 0.6"]

@@ -395,6 +395,7 @@ def wakeups(pid: int) -> int:
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
 def test_the_recorder_waits_without_polling_both_idle_and_in_the_grace_period(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"

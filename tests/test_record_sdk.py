@@ -42,6 +42,7 @@ async def session(server: StdioServerParameters, mode: str) -> dict[str, Any]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_recorded_session_equals_direct_and_replays_the_same(mode: str, tmp_path: Path) -> None:
     out = tmp_path / "notes.yaml"

@@ -134,6 +134,7 @@ def test_a_different_error_code_is_drift(tmp_path: Path) -> None:
     assert "- error.code: recorded -32000, live -32603" in proc.stdout
 
 
+@pytest.mark.slow
 def test_update_writes_the_live_answers_keeps_the_knobs_then_verifies_clean(tmp_path: Path) -> None:
     path = copy("notes-session.yaml", tmp_path)
     text = path.read_text()
@@ -157,6 +158,7 @@ def test_update_writes_the_live_answers_keeps_the_knobs_then_verifies_clean(tmp_
     assert verify(path, *NOTES).returncode == 1  # and the original server now drifts from it
 
 
+@pytest.mark.slow
 def test_update_keeps_a_commented_cassette_byte_identical_outside_the_answers_that_changed(tmp_path: Path) -> None:
     path = copy("notes-session.yaml", tmp_path)
     edited = (
