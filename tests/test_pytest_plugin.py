@@ -13,8 +13,11 @@ from pathlib import Path
 
 import mcp  # noqa: F401
 import pytest
+import yaml  # noqa: F401
 from conftest import ROOT, SHIPPED, sse_messages
 
+import mockmcp.cassette.yamledit
+import mockmcp.tools.drift  # noqa: F401
 from mockmcp import MockServer
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
@@ -67,6 +70,10 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
     A fresh interpreter costs a second or more, most of it importing the SDK; in this process the
     SDK is imported once (by this module), as a run unloads only the modules it imported itself.
+    For the same reason this module imports what keeping a recording loads (PyYAML, the YAML editor,
+    the drift comparison): imported afresh inside a run, YAML's node classes would be a second copy,
+    which the editor's isinstance checks miss, so a save would rewrite the whole file (comments lost)
+    instead of editing it in place as a real run does.
     """
     if "-n" in args:
         return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=120)
@@ -143,6 +150,25 @@ def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytes
     assert not list(cassette.parent.glob(".*recording*"))
     run(pytester, "--mockmcp-record=all", "--mockmcp-keep-failed").assert_outcomes(failed=1)
     assert cassette.read_bytes() != before  # asked for: kept
+
+
+def test_a_recording_test_that_took_the_command_and_never_launched_it_fails(pytester: pytest.Pytester) -> None:
+    """It would pass with no cassette written, and fail only on its next run, which replays."""
+    write_host_tests(
+        pytester,
+        HOST_HELPERS
+        + f"""
+@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+def test_takes_the_command_only(mockmcp):
+    assert mockmcp.command
+""",
+    )
+    result = run(pytester, "--mockmcp-record=once")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*nothing was recorded into*the test took the mock server's command but never launched it*"]
+    )
+    assert not list(pytester.path.rglob("*.yaml"))
 
 
 def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pytester) -> None:
@@ -318,8 +344,7 @@ def harness_of(tmp_path: Path, name: str, mode: str = "none", server: list[str] 
 
 def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
     public = {name for name in dir(MockServer) if not name.startswith("_")}
-    # `url` only until the README and docs say start_http().
-    assert public == {"cassette", "command", "env", "start_http", "stdio_params"}
+    assert public == {"cassette", "command", "env", "start_http", "stdio_params", "url"}  # url: deprecated
 
 
 def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches_its_own(tmp_path: Path) -> None:
@@ -333,6 +358,8 @@ def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches
         starter.join(30)
     assert urls[0] != urls[1] and all(url.startswith("http://127.0.0.1:") for url in urls.values())
     assert mocks[0].start_http() == urls[0]  # started once
+    with pytest.warns(DeprecationWarning, match="start_http"):
+        assert mocks[0].url == urls[0]
     assert [server_name(urls[0]), server_name(urls[1])] == ["first", "second"]
     for harness in harnesses:
         harness.stop()

@@ -78,6 +78,9 @@ class Harness:
         self.privacy = privacy or Privacy()
         self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
         self.http: http_server.Served | None = None  # the HTTP mock server, once the test started it
+        # Whether the test took the command to launch: a recording test that took it and never launched
+        # it would pass with no cassette written, and fail only on its next (replaying) run.
+        self.handed_out = False
         # Every launch records into one staged file with `--mode new`, so a host that launches the
         # server twice in a test gets both sessions; in mode new it starts from the cassette.
         if self.recording and self.mode == RecordMode.NEW.value and cassette.exists():
@@ -100,6 +103,7 @@ class Harness:
 
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server (each launch is noted in `workdir`)."""
+        self.handed_out = True
         args = [*self._record_args(), "--", *(self.server or [])] if self.recording else self._replay_args()
         return [sys.executable, "-m", launch.__name__, str(self.workdir), *args]
 

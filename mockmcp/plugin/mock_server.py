@@ -6,6 +6,7 @@ recording) is `harness.Harness`, which the plugin holds beside it.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,17 @@ class MockServer:
         Raises UsageError if the server cannot start.
         """
         return self._harness.start_http()
+
+    @property
+    def url(self) -> str:
+        """Deprecated: `start_http()`. Reading an attribute should not start a server; this goes in a later release."""
+        warnings.warn(
+            "mockmcp.url is deprecated: call mockmcp.start_http(), which starts the HTTP mock server and returns "
+            "its URL",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.start_http()
 
     def __repr__(self) -> str:
         return f"<MockServer {self.cassette}>"

@@ -211,6 +211,12 @@ def mockmcp(
 def _finish_recording(request: pytest.FixtureRequest, mock: Harness) -> None:
     if not mock.launches():  # a server never launched recorded nothing (in mode new, its staged copy goes)
         mock.discard_recording()
+        if mock.handed_out and _PROBLEM not in request.node.stash and request.node.stash.get(_PASSED, False):
+            pytest.fail(
+                f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
+                "but never launched it (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's server)",
+                pytrace=False,
+            )
         return
     if _PROBLEM in request.node.stash:
         return
