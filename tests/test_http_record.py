@@ -339,17 +339,16 @@ def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on
     assert report["misses"] == [] and report["mismatches"] == []
 
 
-async def two_clients_at_once(url: str) -> dict[str, list[str]]:
-    """Two handshake-era SDK clients connected at the same moment, each reading its own files, their
-    calls interleaved."""
+async def two_clients_at_once(url: str, modes: tuple[str, str]) -> dict[str, list[str]]:
+    """Two SDK clients connected at the same moment, each reading its own files, their calls interleaved."""
     plans = {"first": ["notes.txt", "todo.md"], "second": ["todo.md", "nope.txt"]}
     seen: dict[str, list[str]] = {name: [] for name in plans}
     both = anyio.Event()
     connected = 0
 
-    async def one(name: str) -> None:
+    async def one(name: str, mode: str) -> None:
         nonlocal connected
-        async with Client(url, mode="legacy") as client:
+        async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
             connected += 1
             if connected == 2:
                 both.set()
@@ -359,19 +358,23 @@ async def two_clients_at_once(url: str) -> dict[str, list[str]]:
 
     with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
-            for name in plans:
-                group.start_soon(one, name)
+            for name, mode in zip(plans, modes, strict=True):
+                group.start_soon(one, name, mode)
     return seen
 
 
 @pytest.mark.slow
-async def test_a_server_without_session_ids_two_clients_at_once_each_replays_what_it_saw(tmp_path: Path) -> None:
+@pytest.mark.parametrize("modes", [("legacy", "legacy"), ("legacy", "auto")], ids=["handshake", "both-eras"])
+async def test_a_server_without_session_ids_two_clients_at_once_each_replays_what_it_saw(
+    modes: tuple[str, str], tmp_path: Path
+) -> None:
     """A stateless SDK server issues no Mcp-Session-Id: the proxy tells the handshake clients apart by
-    the connection that carried each one's initialize (end to end; every rule of `core.attribution`,
-    a 2026-07-28 client kept out of handshake sessions among them, has its rows in test_attribution.py)."""
+    the connection that carried each one's initialize, and keeps a 2026-07-28 client out of them, and
+    replay serves both eras at once from one index (end to end; each rule of `core.attribution` has
+    its rows in test_attribution.py)."""
     out = tmp_path / "stateless.yaml"
     with notes_over_http(ROOT / "tests" / "servers" / "stateless_notes.py") as target, recording(target, out) as url:
-        live = await two_clients_at_once(url)
+        live = await two_clients_at_once(url, modes)
     assert live == {
         "first": ["remember to buy milk", "# Todo\n\n- write tests\n- ship it\n"],
         "second": ["# Todo\n\n- write tests\n- ship it\n", "Error executing tool read_file: no such file: nope.txt"],
@@ -383,7 +386,7 @@ async def test_a_server_without_session_ids_two_clients_at_once_each_replays_wha
             sessions.setdefault(interaction.session, []).append(interaction.message["params"]["arguments"]["path"])
     assert sorted(sessions.values()) == [["notes.txt", "todo.md"], ["todo.md", "nope.txt"]]
     with served(out, tmp_path) as server:
-        replayed = await two_clients_at_once(server.url)
+        replayed = await two_clients_at_once(server.url, modes)
         report = server.stop()
     assert replayed == live and report["misses"] == []
 
