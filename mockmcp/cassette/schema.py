@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from mockmcp.cassette import shapes
-from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION
+from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, NOTIFICATION, RAW, REQUEST
 from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS, STREAMS
 from mockmcp.protocol import REVISIONS
 
@@ -133,7 +133,7 @@ def schema() -> dict[str, Any]:
                 "type": "object",
                 "properties": server_properties,
                 "additionalProperties": False,
-                "oneOf": [{"required": [kind]} for kind in ("notification", "request", "raw")],
+                "oneOf": [{"required": [kind]} for kind in (NOTIFICATION, REQUEST, RAW)],
                 "dependencies": {"response": ["request"]},
                 "allOf": _by_method("request", "response", shapes.RESULTS),
             },

@@ -86,8 +86,8 @@ def other_era(message: dict[str, Any], interactions: tuple[Interaction, ...], wh
         requested = params.get("protocolVersion") if isinstance(params, dict) else None
         reason = (
             f"the host opened with initialize (the handshake era), and {where} holds only "
-            f"{protocol.STATELESS_VERSION} sessions; answered -32022 with the versions it recorded, as a "
-            "server of that revision does (a client in auto mode then probes server/discover)"
+            f"{protocol.STATELESS_VERSION} sessions; answered {protocol.UNSUPPORTED_VERSION} with the versions it "
+            "recorded, as a server of that revision does (a client in auto mode then probes server/discover)"
         )
         data: dict[str, Any] = {"supported": versions or [protocol.STATELESS_VERSION]}
         if isinstance(requested, str):

@@ -225,7 +225,12 @@ class Replay:
         refused = None if declared is None else emulation.undeclared(reply_id, declared, response)
         if refused is not None:  # it asks what the request did not declare: -32021, as a server says
             self.report.plays[index] += 1
-            withheld = Withheld(index, refused[0], refused[1], "answered -32021, as a server of that revision does")
+            withheld = Withheld(
+                index,
+                refused[0],
+                refused[1],
+                f"answered {protocol.MISSING_CAPABILITY}, as a server of that revision does",
+            )
             self.report.withheld.append(withheld)
             return [*out, Note(withheld.render()), *self._answer(batch, refused[2], key)]
         job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch, key=key)
