@@ -11,9 +11,11 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,6 +210,21 @@ def streams_seen(url: str, call: dict[str, Any], answer: dict[str, Any], get: bo
             reader.join(10)
         for connection in connections:
             connection.close()
+
+
+def serve_each_connection(listener: socket.socket, serve: Callable[[socket.socket], None]) -> None:
+    """A test's stand-in target: every connection `listener` accepts, until it is closed, is served by
+    `serve` on a thread of its own."""
+
+    def accept() -> None:
+        while True:
+            try:
+                sock, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(sock,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

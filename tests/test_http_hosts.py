@@ -20,7 +20,7 @@ from pathlib import Path
 
 import h11
 import pytest
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env, serve_each_connection
 
 INIT = {
     "jsonrpc": "2.0",
@@ -122,16 +122,11 @@ class _CountingTarget:
         self.asked: list[list[tuple[bytes, bytes]]] = []  # each request's headers as they arrived
         self.streamed = 0
         self.get_closed = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
+        serve_each_connection(self.listener, self._counted)
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                sock, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+    def _counted(self, sock: socket.socket) -> None:
+        self.connections += 1
+        self._serve(sock)
 
     def _serve(self, sock: socket.socket) -> None:
         if self.tls is not None:

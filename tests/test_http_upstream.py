@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import http.client
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from conftest import serve_each_connection
 from test_http_hosts import running
 
 from mockmcp.shells.http_request import MAX_HEAD
@@ -106,15 +106,7 @@ class _CannedTarget:
     def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                sock, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+        serve_each_connection(self.listener, self._serve)
 
     @staticmethod
     def _serve(sock: socket.socket) -> None:
