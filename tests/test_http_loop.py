@@ -230,6 +230,39 @@ def test_however_the_bytes_are_split_the_same_requests_are_read_and_answered(dat
             assert (server.seen, _read_all(peer)) == (whole, answers), cut
 
 
+@pytest.mark.parametrize("later", [False, True], ids=["answered at once", "the first answered later"])
+def test_requests_pipelined_before_the_client_half_closes_are_all_answered_then_it_closes(later: bool) -> None:
+    """A client may send all its requests and shut its side for writing: the end of its input comes
+    before their answers, and each is still answered (the first perhaps later, as the proxy does)."""
+    first = b"POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}" if later else SDK_POST
+    with _connection() as (server, connection, peer):
+        peer.sendall(first + CHUNKED + PUT)
+        peer.shutdown(socket.SHUT_WR)
+        connection._ready(selectors.EVENT_READ)
+        connection._ready(selectors.EVENT_READ)  # the end of input, read before the loop's timers run
+        if later:
+            connection.respond(200, b"held", "text/plain")
+        for _ in range(3):
+            _pump(server, connection)
+        answers = _read_all(peer)
+        assert [request.method for request, _body in server.seen] == [b"POST", b"POST", b"PUT"]
+        assert answers.count(b"HTTP/1.1 200 ") == 3
+        assert connection.broken  # nothing more can come: closed once the answers are out
+
+
+def test_the_answer_to_head_is_the_head_alone_and_the_connection_goes_on() -> None:
+    """Replay answers HEAD 405 with a body; h11 refuses to send a body to HEAD, and the connection
+    that made it refuse would be left open for ever."""
+    with _connection() as (server, connection, peer):
+        server.handle = lambda conn, _request, _body: conn.respond(405, b"Method Not Allowed", "text/plain")  # type: ignore[method-assign]
+        peer.sendall(b"HEAD /mcp HTTP/1.1\r\nHost: x\r\n\r\n" + PUT)
+        _pump(server, connection)
+        answers = _read_all(peer)
+    assert answers.count(b"HTTP/1.1 405 ") == 2 and not connection.broken
+    head, rest = answers.split(b"\r\n\r\n", 1)
+    assert b"content-length: 18" in head.lower() and rest.startswith(b"HTTP/1.1 405 ")  # the length, no body
+
+
 def test_a_request_cut_short_by_the_client_is_answered_400() -> None:
     with _connection() as (server, connection, peer):
         peer.sendall(SDK_POST[:-5])

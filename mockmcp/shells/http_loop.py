@@ -83,6 +83,8 @@ class Connection(Responder):
         self.last = time.monotonic()
         self.began: float | None = None  # when the first byte of the request being read came
         self.finishing = False  # a last answer of the connection's own is going out, then it closes
+        self.ended = False  # the client shut its side: nothing more is read, what it sent is still answered
+        self.head = False  # the request being answered is a HEAD: its answer's body is not sent
         self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
         self.request: Request | None = None  # the request whose body is being read
         self.body = bytearray()
@@ -97,13 +99,15 @@ class Connection(Responder):
         # h11's LocalProtocolError is a bug of ours, whether or not the client is still there: it
         # propagates to the loop, which reports it.
         conn = self.conn
+        if self.head:  # the answer to HEAD says what a GET's would be, its length included, without the body
+            events = tuple(event for event in events if not isinstance(event, h11.Data))
         data = b"".join([conn.send(event) or b"" for event in events])
         if self.broken:
             return
         self.out += data
         self._write()
         if not self.broken and conn.our_state is h11.DONE:
-            if conn.their_state is h11.DONE and not conn.trailing_data[0]:
+            if conn.their_state is h11.DONE and not conn.trailing_data[0] and not self.ended:
                 conn.start_next_cycle()  # nothing pipelined: ready for the next request at once
             else:  # a pipelined request is read on the loop's next turn, not inside this answer
                 self.server.call_later(0.0, self._next_cycle)
@@ -143,7 +147,9 @@ class Connection(Responder):
         starved = held > HELD_ALONE and self.server.held > HELD_BUDGET and self is not self.server.eldest()
         if starved:
             self.server.starved.add(self)
-        reading = len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not self.finishing and not starved
+        reading = (
+            len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not (self.finishing or self.ended or starved)
+        )
         interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
         self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
 
@@ -184,9 +190,14 @@ class Connection(Responder):
             if data and self.began is None and self.idle_since() is not None:
                 self.began = self.last  # a request begins
             conn = self.conn
-            if not data and conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
+            pipelined = bool(conn.trailing_data[0])
+            if not data and not pipelined and conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
                 self.close()  # the client has gone: nothing half-sent to complain about
                 return
+            # The end of input with requests pipelined before it (sent whole, then the client shut its side):
+            # each is still answered in turn, and h11 says ConnectionClosed after the last.
+            if not data:
+                self.ended = True
             if conn.their_state is not h11.ERROR:
                 conn.receive_data(data)
             self._process()
@@ -218,6 +229,7 @@ class Connection(Responder):
                     return
                 if isinstance(event, h11.Request):
                     self.request, self.body = request_of(event), bytearray()
+                    self.head = event.method == b"HEAD"
                     if int(self.request.fields.get("content-length") or 0) > MAX_BODY:
                         self._unreadable(413, TOO_LARGE)
                         return
@@ -232,7 +244,10 @@ class Connection(Responder):
                     self.server.handle(self, request, body)
                     return  # the next request waits for this answer to end (_next_cycle)
                 elif isinstance(event, h11.ConnectionClosed):
-                    self.close()
+                    if self.out:  # the last answer is still going out: closed once it is
+                        self.finishing = True
+                    else:
+                        self.close()
                     return
         except h11.RemoteProtocolError as exc:
             self._unreadable(exc.error_status_hint, f"Bad Request: {exc}")
@@ -346,6 +361,9 @@ class LoopServer(Listener):
             print("mockmcp: internal error (a bug in mockmcp; please report it):", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
+            # h11 takes nothing more on the connection it refused: dropped, not left open for ever.
+            for connection in [c for c in self.connections if c.conn.our_state is h11.ERROR]:
+                connection.abort()
 
     def _accept(self, _mask: int) -> None:
         for _ in range(64):  # a burst of connections, then the others' turn
