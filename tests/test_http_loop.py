@@ -263,6 +263,21 @@ def test_the_answer_to_head_is_the_head_alone_and_the_connection_goes_on() -> No
     assert b"content-length: 18" in head.lower() and rest.startswith(b"HTTP/1.1 405 ")  # the length, no body
 
 
+def test_bytes_after_a_last_request_never_take_the_place_of_its_answer() -> None:
+    """After `Connection: close` the client may send nothing more; if it does while its request is
+    being answered (the proxy waits on the target), that answer still goes, and then the connection closes."""
+    with _connection() as (server, connection, peer):
+        peer.sendall(b"POST /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
+        _pump(server, connection)
+        peer.sendall(b"x")
+        _pump(server, connection)
+        connection.respond(200, b"the answer", "text/plain")
+        _pump(server, connection)
+        answers = _read_all(peer)
+    assert answers.startswith(b"HTTP/1.1 200 ") and answers.endswith(b"the answer") and b" 400 " not in answers
+    assert connection.broken
+
+
 def test_a_request_cut_short_by_the_client_is_answered_400() -> None:
     with _connection() as (server, connection, peer):
         peer.sendall(SDK_POST[:-5])

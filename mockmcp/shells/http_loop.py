@@ -250,6 +250,11 @@ class Connection(Responder):
                         self.close()
                     return
         except h11.RemoteProtocolError as exc:
+            if conn.our_state is h11.SEND_RESPONSE and self.request is None:
+                # Bytes after a request handed over and not yet answered (after `Connection: close`, say):
+                # nothing more is read, and its own answer still goes (the proxy journals it), then close.
+                self.ended = self.finishing = True
+                return
             self._unreadable(exc.error_status_hint, f"Bad Request: {exc}")
 
     def _unreadable(self, status: int, text: str) -> None:
