@@ -190,8 +190,9 @@ class Connection(Responder):
             if data and self.began is None and self.idle_since() is not None:
                 self.began = self.last  # a request begins
             conn = self.conn
-            pipelined = bool(conn.trailing_data[0])
-            if not data and not pipelined and conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED):
+            # (trailing_data copies h11's buffer: looked at only when the input ended, never per read)
+            gone = conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED)
+            if not data and gone and not conn.trailing_data[0]:
                 self.close()  # the client has gone: nothing half-sent to complain about
                 return
             # The end of input with requests pipelined before it (sent whole, then the client shut its side):
