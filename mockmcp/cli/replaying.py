@@ -1,8 +1,8 @@
 """`mockmcp replay`, the command on the launch path: a host's test suite starts it once per test.
 
 It follows the start-up rules (docs/architecture.md, "Start-up"): what a replay over stdio of a cached
-cassette uses is imported here; what only some replays use (a journal beside the cassette, a report
-file, redaction, HTTP) is imported where it is used. It prints its diagnostics to stderr and raises
+cassette uses is imported here; what only some replays use (a journal beside the cassette,
+redaction, HTTP) is imported where it is used. It prints its diagnostics to stderr and raises
 MockmcpError subclasses; it never exits.
 """
 
