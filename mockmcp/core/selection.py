@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from mockmcp.cassette.model import REQUEST, SERVER, Cassette
 from mockmcp.core.matching import Matcher
-from mockmcp.core.timeline import listen_holds, overtakers
+from mockmcp.core.timeline import Causes
 from mockmcp.namedtuple import NamedTuple
 
 __all__ = ["Pick", "Recordings", "Selection"]
@@ -42,9 +42,8 @@ class Recordings:
         self.methods: set[str] = set()
         self.claims: dict[int, object] = {}  # recorded session -> the live session that claimed it
         self.several = any(interaction.session for interaction in cassette.interactions)
-        # What waits for what by the recorded times (see `timeline`): listen events, overtaken replies.
-        self.listen_holds = listen_holds(cassette.interactions)
-        self.overtakers = overtakers(cassette.interactions)
+        # What each recorded server message waits for, by the recorded times (see `timeline`).
+        self.causes = Causes(cassette.interactions)
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == SERVER or interaction.method is None:
                 continue
