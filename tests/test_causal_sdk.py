@@ -9,7 +9,8 @@ events in the same order:
 
 - a call the host cancels after its second progress notification: nothing but that progress before
   the cancel (no `-32800 Request cancelled`, which the SDK's HTTP server sends only after it), and
-  no progress after it; one test per transport and era;
+  no progress after it; one test per transport and era; and server-everything, which goes on
+  reporting progress after the cancel: that progress still comes after the cancel;
 - a host that stops waiting without cancelling gets no `-32800` at all (the real server sends none);
 - a fast call answered while a slow one reports progress: the same interleaving;
 - five requests written in one write, which the server answers in the order of their delays: the
@@ -51,6 +52,8 @@ from mcp_types import ElicitResult
 from mockmcp.cassette import store
 
 SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "causal.py")]
+NODE_DIR = ROOT / "tests" / "node"
+EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 CANCEL = {"n": 6, "interval": 0.3}  # cancelled after its second progress notification
 SLOW = {"n": 4, "interval": 0.3}  # reports progress while a fast call is answered
 FAST = {"seconds": 0}
@@ -190,10 +193,12 @@ def split_at_cancel(seen: list[Event], name: str) -> tuple[list[Event], list[Eve
 # --- the hosts ---------------------------------------------------------------------------------------------
 
 
-async def cancel_after_second_progress(client: Client, log: list[Any]) -> None:
-    """Call `steps` and cancel the call (the SDK's way: a cancel scope around call_tool, which sends
+async def cancel_after_second_progress(
+    client: Client, log: list[Any], tool: str = "steps", arguments: dict[str, Any] = CANCEL
+) -> None:
+    """Call `tool` and cancel the call (the SDK's way: a cancel scope around call_tool, which sends
     notifications/cancelled) once its second progress notification is in."""
-    name = label("steps", CANCEL)
+    name = label(tool, arguments)
     scope = anyio.CancelScope()
 
     async def progress(value: float, _total: float | None, _message: str | None) -> None:
@@ -202,7 +207,7 @@ async def cancel_after_second_progress(client: Client, log: list[Any]) -> None:
 
     with scope:
         try:
-            result = await client.call_tool("steps", CANCEL, progress_callback=progress)
+            result = await client.call_tool(tool, arguments, progress_callback=progress)
         except MCPError as error:
             log.append(("host", ("raised", name, error.error.code)))
         else:
@@ -363,6 +368,47 @@ def test_a_cancelled_call_gets_nothing_but_its_progress_before_the_cancel_and_no
     assert ("cancel", name) in recorded.replayed
     assert [event for event in replayed_after if event not in after] == [], f"after the cancel: {replayed_after}"
     assert recorded.report["misses"] == [], recorded.report["misses"]
+
+
+def needs_node() -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the TypeScript SDK host and server-everything cannot run")
+    if not EVERYTHING.is_file():
+        pytest.skip("tests/node has no node_modules: run `npm ci --prefix tests/node` (.ci/run does)")
+
+
+@pytest.mark.slow
+def test_progress_a_server_sends_after_the_cancel_waits_for_the_cancel(tmp_path: Path) -> None:
+    """server-everything (stdio) goes on reporting progress after the host's cancel, and never answers
+    the call. Replayed, that progress must not come before the cancel either."""
+    needs_node()
+    out = tmp_path / "everything.yaml"
+    tool, arguments = "trigger-long-running-operation", {"duration": 1.5, "steps": 5}
+    name = label(tool, arguments)
+
+    async def host(server: list[str]) -> list[Event]:
+        log: list[Any] = []
+        with anyio.fail_after(60):
+            async with Client(Tap(transport(server), log), mode="legacy") as client:
+                await client.list_tools()
+                await cancel_after_second_progress(client, log, tool, arguments)
+                await anyio.sleep(1.5)  # the server's last progress comes meanwhile
+        return events(log)
+
+    async def run() -> tuple[list[Event], list[Event]]:
+        reference = await host([*stdio("record", "-o", str(out), "--"), "node", str(EVERYTHING), "stdio"])
+        await wait_for_save(out)
+        return reference, await host(stdio("replay", str(out)))
+
+    reference, replayed = anyio.run(run)
+    before, after = split_at_cancel(reference, name)
+    assert before == [("call", name), ("progress", name, 1), ("progress", name, 2)], reference
+    assert [e for e in after if e[0] == "progress"] == [("progress", name, n) for n in (3, 4, 5)], reference
+    replayed_before, replayed_after = split_at_cancel(replayed, name)
+    assert replayed_before == before, f"before the host's cancel: replayed {replayed_before}, recorded {before}"
+    assert [e for e in replayed_after if e[0] in ("progress", "result", "error")] == [
+        e for e in after if e[0] in ("progress", "result", "error")
+    ]
 
 
 @pytest.mark.slow
@@ -553,8 +599,6 @@ def test_a_calls_question_always_comes_before_its_result(tmp_path: Path, aside: 
 
 # --- 5. the TypeScript SDK client --------------------------------------------------------------------------
 
-NODE_DIR = ROOT / "tests" / "node"
-EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 LONG_RUNNING = ("trigger-long-running-operation", {"duration": 1, "steps": 5})
 
 
@@ -569,10 +613,7 @@ def typescript_host(*server: str) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_the_typescript_client_gets_every_progress_notification(tmp_path: Path) -> None:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed: the TypeScript SDK host cannot run")
-    if not EVERYTHING.is_file():
-        pytest.skip("tests/node has no node_modules: run `npm ci --prefix tests/node` (.ci/run does)")
+    needs_node()
     out = tmp_path / "everything.yaml"
     direct = typescript_host(*stdio("record", "-o", str(out), "--"), "node", str(EVERYTHING), "stdio")
     sent = [
@@ -587,5 +628,6 @@ def test_the_typescript_client_gets_every_progress_notification(tmp_path: Path) 
     # comes in the same read as the result: directly, the last one is sometimes lost.
     assert progress in (sent, sent[:-1]), direct
     replayed = typescript_host(*stdio("replay", str(out)))
-    assert [event for event in replayed if "progress" in event] == [{"progress": n, "total": 5} for n in sent]
+    got = [event for event in replayed if "progress" in event]
+    assert got == [{"progress": n, "total": 5} for n in sent], f"replayed {replayed}, directly {direct}"
     assert replayed[-1] == direct[-1]
