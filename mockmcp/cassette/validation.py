@@ -65,7 +65,7 @@ INTERACTION_KEYS = (
     "took",
     "session",
 )
-SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream")
+SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream", "took")
 STREAMS = (GET_STREAM,)  # a server item's `stream`: the Streamable HTTP stream it came on, when not the request's
 EXIT_KEYS = ("status", "when")
 HTTP_KEYS = (
@@ -334,7 +334,14 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     if kind == NOTIFICATION and "response" in data:
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
     answer = None if "response" not in data else response(data["response"], place + ("response",))
-    return ServerItem(kind, message, answer, at, stream)
+    took = _seconds(data, "took", place)
+    if took is not None and answer is None:
+        raise Problem(
+            place + ("took",),
+            "`took` is the time the host took to answer a server request: this item has no `response`",
+            "remove `took`, or add the host's `response`",
+        )
+    return ServerItem(kind, message, answer, at, stream, took)
 
 
 def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
