@@ -198,6 +198,10 @@ def schema() -> dict[str, Any]:
                         "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
                         "required": ["code", "message"],
                     },
+                    "without_id": {
+                        "type": ["boolean", "null"],
+                        "description": "its body had no `id` member (JSON-RPC's is null)",
+                    },
                 },
                 "required": ["status", "error"],
                 "additionalProperties": False,

@@ -78,6 +78,7 @@ HTTP_KEYS = (
 )  # meta.http: how the server framed
 FRAMINGS = ("json", "sse")
 SESSION_ERRORS = ("unknown", "missing")  # a session id the server does not know, or none where one is needed
+SESSION_ERROR_KEYS = ("status", "error", "without_id")  # without_id: its body had no `id` member at all
 REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit")  # knobs of a request's interaction only
 # (`schema` builds the cassette's JSON Schema from these and the checks below: keep them in step.)
 
@@ -540,7 +541,9 @@ def _http(meta: dict[str, Any]) -> None:
         where = place + ("session_errors", name)
         fix = "write e.g. `{status: 404, error: {code: -32001, message: Session not found}}`"
         _mapping(answer, where, fix)
-        _known_keys(answer, where, ("status", "error"))
+        _known_keys(answer, where, SESSION_ERROR_KEYS)
+        if answer.get("without_id") is not None and not isinstance(answer["without_id"], bool):
+            raise Problem(where + ("without_id",), "`without_id` must be true or false", "write `without_id: true`")
         status = answer.get("status")
         if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
             raise Problem(where + ("status",), f"`status` must be an HTTP error status (400-599), not {status!r}", fix)

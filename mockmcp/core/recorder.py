@@ -108,7 +108,7 @@ class Recorder:
         # Server items waiting for one of the requests in flight when they came to be answered (rule 4):
         # each keeps those requests (`owners`, oldest first) and the interaction last before it (`after`).
         self._undecided: list[dict[str, Any]] = []
-        self._events: set[str] = set()  # the SSE event ids of the server lines recorded
+        self._events: dict[str, int] = {}  # SSE event id -> the hash of the server line recorded under it
         self._seq = 0  # arrival order of server items
         self.skipped: list[str] = []
 
@@ -118,13 +118,14 @@ class Recorder:
         """Take one complete line (without its newline) that `direction` sent `at` seconds into the session;
         stream: the id of the client request whose stream carried a server line, when known (rule 3);
         get: the server line came on the session's GET stream; event: the SSE event id it came under
-        (a line sent again under an id already recorded is not recorded again)."""
+        (the same line sent again under the same id is not recorded again)."""
         if not line.strip():
             return
         if event is not None and direction == SERVER:
-            if event in self._events:
+            # The line counts too: a server that numbers each stream's events on its own reuses ids.
+            if self._events.get(event) == hash(line):
                 return
-            self._events.add(event)
+            self._events[event] = hash(line)
         try:
             message = jsonrpc.parse(line)
         except ValueError:
