@@ -67,7 +67,7 @@ CLIENT = "client"
 SERVER = "server"
 
 
-@dataclass(slots=True, eq=False)  # compared by identity: two interactions may hold equal messages
+@dataclass(slots=True, eq=False)  # compared and hashed by identity: two interactions may hold equal messages
 class _Open:
     """An interaction under construction."""
 
@@ -105,9 +105,11 @@ class Recorder:
         self._cancelled: dict[Any, _Open] = {}  # client request id -> interaction the host cancelled, unanswered
         self._tokens: dict[Any, _Open] = {}  # progress token -> interaction
         self._server_requests: dict[Any, dict[str, Any]] = {}  # server request id -> item
-        # Server items waiting for one of the requests in flight when they came to be answered (rule 4):
-        # each keeps those requests (`owners`, oldest first) and the interaction last before it (`after`).
-        self._undecided: list[dict[str, Any]] = []
+        # Server items waiting for one of the requests in flight when they came to be answered (rule 4),
+        # by arrival: each keeps those requests (`owners`, oldest first) and the interaction last before
+        # it (`after`); and, for each such request, the items it may own (each is looked at once a request).
+        self._undecided: dict[int, dict[str, Any]] = {}
+        self._claims: dict[_Open, list[dict[str, Any]]] = {}
         self._events: dict[str, int] = {}  # SSE event id -> the hash of the server line recorded under it
         self._seq = 0  # arrival order of server items
         self.skipped: list[str] = []
@@ -143,10 +145,10 @@ class Recorder:
         item = self._in_flight.pop(request_id, None)
         if item is None:
             return
-        self._gone(item)
+        self._release(item, answered=False)
         if not item.server:
             index = self._index(item)
-            for entry in self._undecided:  # what came after it came after the one before it
+            for entry in self._undecided.values():  # what came after it came after the one before it
                 if entry["after"] is item:
                     entry["after"] = self._items[index - 1] if index else None
             del self._items[index]
@@ -175,7 +177,7 @@ class Recorder:
                 cancelled = self._in_flight.pop(params["requestId"], None)
                 if cancelled is not None:
                     self._cancelled[params["requestId"]] = cancelled
-                    self._gone(cancelled)
+                    self._release(cancelled, answered=False)
         elif (
             found.kind == jsonrpc.RESPONSE
             and message["id"] in self._server_requests
@@ -191,13 +193,14 @@ class Recorder:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.RESPONSE and message["id"] in self._in_flight:
             item = self._in_flight.pop(message["id"])
-            self._settle(item)
+            self._release(item, answered=True)
             _answered(item, message, at)
             return
         if found.kind == jsonrpc.RESPONSE and message["id"] in self._cancelled:
             # Late: what the server sent meanwhile belongs to the requests still in flight, not to this one.
             _answered(self._cancelled.pop(message["id"]), message, at)
             return
+        entry: dict[str, Any]
         if found.kind == jsonrpc.NOTIFICATION:
             entry = {"kind": model.NOTIFICATION, "message": _strip(message), "at": _round(at), "seq": self._seq}
         elif found.kind == jsonrpc.REQUEST:
@@ -213,46 +216,44 @@ class Recorder:
         if owner is not None:
             owner.server.append(entry)
         elif self._in_flight:
-            entry["owners"] = list(self._in_flight.values())
-            entry["after"] = self._items[-1]
-            self._undecided.append(entry)
+            owners = list(self._in_flight.values())
+            entry["owners"], entry["after"] = owners, self._items[-1]
+            self._undecided[entry["seq"]] = entry
+            for request in owners:
+                self._claims.setdefault(request, []).append(entry)
         else:
             self._idle_owner(at).server.append(entry)
 
-    def _settle(self, item: _Open) -> None:
-        """The request `item` is answered: it takes the undecided items it may own (rule 4), in order; a
-        question of the server's still waiting for the host's answer did not hold it up, so is not its."""
-        waiting = []
-        for entry in self._undecided:
-            if not any(owner is item for owner in entry["owners"]):
-                waiting.append(entry)
-            elif entry["kind"] == model.REQUEST and "response" not in entry:
-                entry["owners"] = [owner for owner in entry["owners"] if owner is not item]
-                waiting.append(entry)
-            else:
+    def _release(self, item: _Open, answered: bool) -> None:
+        """The request `item` draws no more server items: answered, it takes the undecided items it may
+        own (rule 4), in order, but a question of the server's still waiting for the host's answer (it
+        did not hold the request up); cancelled or turned away, it takes none."""
+        orphans = []
+        for entry in self._claims.pop(item, ()):
+            if entry["seq"] not in self._undecided:
+                continue  # another request took it
+            if answered and not (entry["kind"] == model.REQUEST and "response" not in entry):
+                del self._undecided[entry["seq"]]
                 item.server.append(entry)
-        self._undecided = waiting
-        self._orphans()
-
-    def _gone(self, item: _Open) -> None:
-        """The request `item` will draw no more server items (cancelled, turned away): none is filed under it."""
-        for entry in self._undecided:
+                continue
             entry["owners"] = [owner for owner in entry["owners"] if owner is not item]
-        self._orphans()
+            if not entry["owners"]:
+                orphans.append(entry)
+        for entry in orphans:
+            self._unprompted(entry)
 
-    def _orphans(self) -> None:
-        """Undecided items that no request they came during can own any more were unprompted (rule 4's
-        end): each goes into a server-only interaction right after the interaction last before it."""
-        for entry in [entry for entry in self._undecided if not entry["owners"]]:
-            self._undecided.remove(entry)
-            after = entry.pop("after")
-            index = self._index(after) + 1 if after is not None else 0
-            following = self._items[index] if index < len(self._items) else None
-            if following is None or following.kind != model.SERVER:
-                following = _Open(model.SERVER, None, entry["at"])
-                self._items.insert(index, following)
-            following.server.append(entry)
-            following.at = min(following.at, entry["at"]) if following.at is not None else entry["at"]
+    def _unprompted(self, entry: dict[str, Any]) -> None:
+        """An undecided item that no request it came during can own any more was unprompted (rule 4's
+        end): it goes into a server-only interaction right after the interaction last before it."""
+        del self._undecided[entry["seq"]]
+        after = entry.pop("after")
+        index = self._index(after) + 1 if after is not None else 0
+        following = self._items[index] if index < len(self._items) else None
+        if following is None or following.kind != model.SERVER:
+            following = _Open(model.SERVER, None, entry["at"])
+            self._items.insert(index, following)
+        following.server.append(entry)
+        following.at = min(following.at, entry["at"]) if following.at is not None else entry["at"]
 
     def _index(self, item: _Open) -> int:
         return next(index for index, each in enumerate(self._items) if each is item)
@@ -281,10 +282,10 @@ class Recorder:
     def cassette(self) -> Cassette:
         """Everything recorded so far as a Cassette, with the protocol era in its meta when known."""
         # The session ended (or is not over yet): an undecided item goes to the oldest of its requests.
-        extra: dict[int, list[dict[str, Any]]] = {}
-        for entry in self._undecided:
-            extra.setdefault(id(entry["owners"][0]), []).append(entry)
-        interactions = tuple(item.freeze(extra.get(id(item), ())) for item in self._items)
+        extra: dict[_Open, list[dict[str, Any]]] = {}
+        for entry in self._undecided.values():
+            extra.setdefault(entry["owners"][0], []).append(entry)
+        interactions = tuple(item.freeze(extra.get(item, ())) for item in self._items)
         return Cassette(interactions, {**self.meta, **era(interactions)})
 
 
