@@ -226,3 +226,53 @@ def test_a_get_stream_the_client_left_before_its_end_is_recorded_as_offered(tmp_
         post(replay.url, INITIALIZED, session)
         assert get_head(replay.url, session) == live
         replay.stop()
+
+
+def resume(url: str, session: str, last_event_id: str, answers: int) -> list[Any]:
+    """Come back to the session's GET stream with Last-Event-ID; read until `answers` responses have
+    come (and what came with them), then leave."""
+    connection = connect(url)
+    headers = {"accept": "text/event-stream", "mcp-session-id": session, "last-event-id": last_event_id}
+    connection.request("GET", urlsplit(url).path, headers=headers)
+    response = connection.getresponse()
+    assert response.status == 200
+    event, messages = "", []
+    while sum("id" in message for message in messages) < answers:
+        line = response.readline().decode()
+        assert line, f"the stream ended after {messages}"
+        event += line
+        if not line.strip():  # an event is whole
+            messages += sse_messages(event)
+            event = ""
+    connection.close()
+    return messages
+
+
+@pytest.mark.slow
+def test_what_the_typescript_sdk_server_sends_again_on_a_resumed_get_stream_is_recorded_once(tmp_path: Path) -> None:
+    """server-everything keeps every event and sends all those after Last-Event-ID, of every stream,
+    on the resumed GET stream: answers long given, which the recorder must not take for new messages
+    (they became raw lines of their own, or went with a call in flight), beside what it had kept for
+    a GET stream not open then, which is new (the host sees it only now)."""
+    out = tmp_path / "resumed.yaml"
+    with everything_over_http() as target, recording(target, out, "--listen", "127.0.0.1:0") as url:
+        connection = connect(url)
+        connection.request("POST", urlsplit(url).path, body=json.dumps(HANDSHAKE), headers=HEADERS)
+        response = connection.getresponse()
+        session, first = response.getheader("mcp-session-id"), re.search(r"id: (\S+)", response.read().decode())
+        connection.close()
+        assert session and first
+        post(url, INITIALIZED, session)
+        post(url, {"jsonrpc": "2.0", "id": 2, "method": "resources/list"}, session)
+        again = resume(url, session, first.group(1), 2)
+        post(url, LIST, session)
+    assert [message["id"] for message in again if "id" in message] == [1, 2]  # answered before: sent again
+    new = [{key: value for key, value in m.items() if key != "jsonrpc"} for m in again if "id" not in m]
+    made = store.load(str(out))
+    assert [(i.method, i.response is not None, i.server) for i in made.interactions if i.method] == [
+        ("initialize", True, ()),
+        ("notifications/initialized", False, ()),
+        ("resources/list", True, ()),
+        ("tools/list", True, ()),
+    ]
+    assert [s.message for i in made.interactions if i.method is None for s in i.server] == new
