@@ -41,7 +41,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env, http_recording, sdk_over_http, served
+from conftest import ROOT, child_env, notes_over_http, recording, served
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -330,7 +330,7 @@ def record_and_replay(
             recorded.replayed = await host(stdio("replay", str(out), "--report", str(report)), mode)
             recorded.report = json.loads(report.read_text())
             return recorded
-        with sdk_over_http(ROOT / "tests" / "servers" / "causal.py") as target, http_recording(target, out) as url:
+        with notes_over_http(ROOT / "tests" / "servers" / "causal.py") as target, recording(target, out) as url:
             reference = await host(url, mode)
         recorded = Recorded(out, reference)
         with served(out, folder) as replay:
@@ -444,7 +444,7 @@ def test_a_host_that_never_cancels_never_gets_the_late_answer_to_a_cancel(
         if transport_name == "stdio":
             direct = await abandon_after_second_progress(SERVER, "legacy")
             return direct, await abandon_after_second_progress(stdio("replay", str(cassette)), "legacy")
-        with sdk_over_http(ROOT / "tests" / "servers" / "causal.py") as target:
+        with notes_over_http(ROOT / "tests" / "servers" / "causal.py") as target:
             direct = await abandon_after_second_progress(target, "legacy")
         with served(cassette, tmp_path) as replay:
             replayed = await abandon_after_second_progress(replay.url, "legacy")

@@ -10,15 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import (
-    NOTES_SESSION,
-    ROOT,
-    SHIPPED,
-    http_recording,
-    sdk_over_http,
-    served,
-    streams_seen,
-)
+from conftest import NOTES_SESSION, ROOT, SHIPPED, notes_over_http, recording, served, streams_seen
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -43,7 +35,7 @@ async def host_session(url: str, mode: str) -> dict[str, Any]:
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_recorded_through_the_proxy_then_replayed_the_host_sees_the_same(mode: str, tmp_path: Path) -> None:
     out = tmp_path / "notes.yaml"
-    with sdk_over_http() as target, http_recording(target, out) as url:
+    with notes_over_http() as target, recording(target, out) as url:
         live = await host_session(url, mode)
     assert {key: live[key] for key in NOTES_SESSION} == NOTES_SESSION
     recorded = cassette.load(str(out))
@@ -70,7 +62,7 @@ def test_a_json_error_answering_a_get_is_not_recorded_as_a_message(tmp_path: Pat
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    with served(target_cassette, tmp_path) as target, http_recording(target.url, out) as url:
+    with served(target_cassette, tmp_path) as target, recording(target.url, out) as url:
         port = int(url.split(":")[2].split("/")[0])
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         accept = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -97,7 +89,7 @@ def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    with sdk_over_http() as target, http_recording(target, out) as url:
+    with notes_over_http() as target, recording(target, out) as url:
         port = int(url.split(":")[2].split("/")[0])
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         connection.request(
@@ -121,7 +113,7 @@ def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
 async def test_an_answer_the_client_refused_is_still_journaled(tmp_path: Path) -> None:
     out = tmp_path / "big.yaml"
     size = 2_000_000  # over the SDK client's 1 MiB limit for one SSE event: it gives up on the stream
-    with sdk_over_http() as target, http_recording(target, out) as url:
+    with notes_over_http() as target, recording(target, out) as url:
         with anyio.fail_after(60):
             async with Client(url, mode="legacy") as client:
                 with pytest.raises(Exception):  # noqa: B017 - whatever the SDK raises for it
@@ -157,7 +149,7 @@ async def test_replay_frames_answers_as_the_recorded_server_did_so_a_refused_eve
                     refused = True
                 return refused, text_of(await client.call_tool("read_file", {"path": "notes.txt"}))
 
-    with sdk_over_http() as target, http_recording(target, out) as url:
+    with notes_over_http() as target, recording(target, out) as url:
         assert await calls(url) == (True, "remember to buy milk")
     recorded = cassette.load(str(out))
     # The SDK client opens its GET stream on its own time: whether the session lasted until then varies.
@@ -203,7 +195,7 @@ async def both_asking(url: str) -> tuple[dict[str, str], list[str]]:
 
 async def test_two_calls_each_asking_the_host_on_its_own_stream_keep_their_own_questions(tmp_path: Path) -> None:
     out = tmp_path / "asking.yaml"
-    with sdk_over_http() as target, http_recording(target, out) as url:
+    with notes_over_http() as target, recording(target, out) as url:
         live, _ = await both_asking(url)
     assert live == {"summarize": "milk", "delete_file": "deleted todo.md"}
     calls = {
@@ -235,7 +227,7 @@ async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_a
             async with Client(url, mode="legacy", elicitation_callback=confirm) as client:
                 return text_of(await client.call_tool("confirm", {"what": "delete"}))
 
-    with sdk_over_http(ROOT / "tests" / "servers" / "get_stream.py") as target, http_recording(target, out) as url:
+    with notes_over_http(ROOT / "tests" / "servers" / "get_stream.py") as target, recording(target, out) as url:
         live = await call(url)
     assert live == "delete: accept {'confirm': True}"
     [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
@@ -264,7 +256,7 @@ def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
     answer = {"result": {"action": "accept", "content": {"confirm": True}}}
     script = ROOT / "tests" / "servers" / "get_stream.py"
-    with sdk_over_http(script, f"--{framing}") as target, http_recording(target, out) as url:
+    with notes_over_http(script, f"--{framing}") as target, recording(target, out) as url:
         live = streams_seen(url, call, answer)
     on_its_stream = ["notifications/message"] if framing == "sse" else []
     assert live == {
@@ -318,7 +310,7 @@ async def test_a_server_without_session_ids_two_clients_at_once_each_replays_wha
     replay serves both eras at once from one index (end to end; each rule of `core.attribution` has
     its rows in test_attribution.py)."""
     out = tmp_path / "stateless.yaml"
-    with sdk_over_http(ROOT / "tests" / "servers" / "stateless_notes.py") as target, http_recording(target, out) as url:
+    with notes_over_http(ROOT / "tests" / "servers" / "stateless_notes.py") as target, recording(target, out) as url:
         live = await two_clients_at_once(url, modes)
     assert live == {
         "first": ["remember to buy milk", "# Todo\n\n- write tests\n- ship it\n"],
@@ -364,9 +356,9 @@ def test_an_error_reply_keeps_its_http_status_through_the_proxy_and_on_replay(tm
     }
     read = {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "other://x", "_meta": meta}}
     out = tmp_path / "errors.yaml"
-    with sdk_over_http() as target:
+    with notes_over_http() as target:
         direct = post(target, read)
-        with http_recording(target, out) as url:
+        with recording(target, out) as url:
             proxied = post(url, read)
     assert direct[0] == 400 and proxied == direct
     recorded = cassette.load(str(out))
