@@ -122,7 +122,8 @@ class Causes:
             self.hard[(i, j + 1)] = (("played", anchor) if to_the_end else anchor,)
 
     def _cancelled(self, interactions: tuple[Interaction, ...]) -> None:
-        """Requests whose recorded answer came after the host cancelled them: the answer needs the cancel."""
+        """Requests the server sent messages for after the host cancelled them (`cancels`: a live cancel lets
+        them go on); a late answer needs the cancel (a host that never cancels never gets it)."""
         in_flight: dict[tuple[int, Any], int] = {}
         for i, interaction in enumerate(interactions):
             message = interaction.message
@@ -137,9 +138,12 @@ class Causes:
             cancelled = in_flight.get((interaction.session, params.get("requestId")))
             if cancelled is None:
                 continue
+            later = [at for at in self.moments[cancelled] if at is not None and at >= interaction.at]
+            if not later:
+                continue  # nothing came after the cancel: a live cancel ends the request
+            self.cancels[cancelled] = i
             answered = response_time(interactions[cancelled])
             if answered is not None and answered >= interaction.at:
-                self.cancels[cancelled] = i
                 last = len(interactions[cancelled].server) + 1
                 self.hard[(cancelled, last)] = (*self.hard.get((cancelled, last), ()), ("cancel", cancelled))
 
@@ -153,6 +157,9 @@ def message_times(interaction: Interaction) -> list[float | None]:
 
 
 def answer_time(interaction: Interaction, item: int) -> float | None:
-    """When the host answered the server request `interaction.server[item]`: no later than the next message
-    the server sent for the same interaction (which waited for it)."""
+    """When the host answered the server request `interaction.server[item]`: as recorded (`at + took`), else
+    no later than the next message the server sent for the same interaction (which waited for it)."""
+    asked = interaction.server[item]
+    if asked.at is not None and asked.took is not None:
+        return round(asked.at + asked.took, 4)
     return next((at for at in message_times(interaction)[item + 1 :] if at is not None), None)
