@@ -231,6 +231,27 @@ def serve_each_connection(listener: socket.socket, serve: Callable[[socket.socke
     threading.Thread(target=accept, daemon=True).start()
 
 
+def said(process: subprocess.Popen[str], pattern: str, who: str) -> re.Match[str]:
+    """The first line of the process's stderr that matches pattern (within 30 s); the rest of its stderr is
+    read on, so the pipe never fills."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    seen: list[str] = []
+    while True:
+        line = lines.get(timeout=30)
+        assert line is not None, f"{who} exited before saying where it listens:\n" + "".join(seen)
+        seen.append(line)
+        if found := re.search(pattern, line):
+            return found
+
+
 # --- recording over HTTP ----------------------------------------------------------------------------
 
 
@@ -246,22 +267,7 @@ def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *optio
         env=child_env(),
     )
     try:
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def drain() -> None:  # uvicorn logs the address it bound; the rest is read so the pipe never fills
-            assert server.stderr is not None
-            for line in server.stderr:
-                lines.put(line)
-            lines.put(None)
-
-        threading.Thread(target=drain, daemon=True).start()
-        seen: list[str] = []
-        while True:
-            line = lines.get(timeout=30)
-            assert line is not None, "the SDK server exited before saying where it listens:\n" + "".join(seen)
-            seen.append(line)
-            if found := re.search(r"Uvicorn running on (http://\S+)", line):
-                break
+        found = said(server, r"Uvicorn running on (http://\S+)", "the SDK server")  # uvicorn logs where it listens
         yield found.group(1) + "/mcp"
     finally:
         server.terminate()

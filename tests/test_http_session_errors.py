@@ -13,11 +13,9 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import queue
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import HANDSHAKE, ROOT, notes_over_http, recording, served, sse_messages
+from conftest import HANDSHAKE, ROOT, notes_over_http, recording, said, served, sse_messages
 
 from mockmcp.cassette import store
 from mockmcp.core.streamable import Framing, session_error, session_error_seen
@@ -171,20 +169,7 @@ def everything_over_http() -> Iterator[str]:
         env={**os.environ, "PORT": "0"},
     )
     try:
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def drain() -> None:  # the rest of its stderr is read so the pipe never fills
-            assert server.stderr is not None
-            for line in server.stderr:
-                lines.put(line)
-            lines.put(None)
-
-        threading.Thread(target=drain, daemon=True).start()
-        said: list[str] = []
-        while not (found := re.search(r"mockmcp-test-port (\d+)", said[-1] if said else "")):
-            line = lines.get(timeout=30)
-            assert line is not None, "server-everything exited before listening:\n" + "".join(said)
-            said.append(line)
+        found = said(server, r"mockmcp-test-port (\d+)", "server-everything")
         yield f"http://127.0.0.1:{found.group(1)}/mcp"
     finally:
         server.terminate()
