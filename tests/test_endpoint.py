@@ -766,7 +766,8 @@ ON_THE_GET_STREAM = [
         [
             *OPENING,
             (get("c9"), [("open", "c9", SID)]),
-            (post("c1", SIDE), [("event", "c9", [ON_THE_SIDE]), ("respond", "c1", 200, SIDE_REPLY, SID)]),
+            (post("c1", SIDE), [("event", "c9", [ON_THE_SIDE]), ("later", TURN)]),
+            (WAKE, [("respond", "c1", 200, SIDE_REPLY, SID)]),  # the reply, on another stream, after a turn
         ],
         id="a log on the open GET stream, the reply alone as JSON",
     ),

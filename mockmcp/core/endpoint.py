@@ -278,11 +278,14 @@ class _LiveSession:
         last = None
         for n, action in enumerate(actions):
             if isinstance(action, Send):
-                if last is not None and action.request != last and not action.batch:  # a batch: one stream
+                # the stream it goes on: its request's, or the GET stream (a batch's members: one stream)
+                on_get = action.request is None or (action.stream == GET_STREAM and self.standalone_open())
+                where = None if on_get else action.request
+                if last is not None and where != last[0] and not action.batch:
                     self.paced = list(actions[n:])
                     self.endpoint.out.append(Later(TURN, (self, _PACED)))
                     return
-                last = action.request
+                last = (where,)
                 self._route(action)
             elif isinstance(action, Wake):
                 self.endpoint.out.append(Later(action.after, (self, action.job)))
