@@ -4,11 +4,12 @@ One thread, one poll loop: lines from stdin go to the engine as they arrive, tim
 for (`Wake`) are kept in a heap, and whatever the engine returns is carried out at once. stdout
 carries only what the engine sends; notes go to stderr.
 
-Each message goes in a write of its own, and the next waits until the host has read it (at most
-`TURN` seconds; a pipe and a socket can tell, see `toolkit.unread_counter`): so a host's event loop
-gets a turn between two messages a real server sent apart, and a host that dispatches notifications
-a step after replies (the TypeScript SDK does) sees a call's progress before its result, as it does
-from the real server.
+A message that follows a notification or a server request goes in a write of its own, once the
+host has read what came before (at most `TURN` seconds; a pipe and a socket can tell, see
+`toolkit.unread_counter`): so a host's event loop gets a turn between them, and a host that
+dispatches notifications a step after replies (the TypeScript SDK does) sees a call's progress
+before its result, as it does from the real server. Replies that follow a reply go in one write
+with it (pipelined requests come in chunks): a host takes replies at once and in order.
 
 SIGINT and SIGTERM are a flag and a descriptor the loop polls beside stdin (see `toolkit.Signals`):
 a write already begun is finished, so the host never reads half a line, and then the session
@@ -51,6 +52,7 @@ class _Shell:
         self.sequence = 0
         self.host_gone = False
         self.outbox: list[bytes] = []
+        self.turns: list[int] = []  # the places in outbox after which the host gets a turn
         self.exit_status: int | None = None  # set when the cassette ends the session
         self.unread: Callable[[], int] | None = None  # how much of what was written the host has not read
 
@@ -58,6 +60,8 @@ class _Shell:
         for action in actions:
             if isinstance(action, Send):
                 self.outbox.append(action.data)
+                if not action.final:
+                    self.turns.append(len(self.outbox))
             elif isinstance(action, Wake):
                 import heapq  # deferred, like below: only a session with delays has timers
 
@@ -69,19 +73,24 @@ class _Shell:
                 self.exit_status = action.status
 
     def flush(self) -> None:
-        """Write what the engine sent, a message at a time, each once the host has read the one before."""
+        """Write what the engine sent: what follows a notification or a server request once the host has read
+        it, replies after replies in one write."""
         if not self.outbox:
             return
         whole = True
         try:
             if self.host_gone:
                 return
-            for n, data in enumerate(self.outbox):
-                if n:
+            start = 0
+            for end in [*self.turns, len(self.outbox)]:
+                if end <= start:
+                    continue
+                if start:
                     self.await_reader()
-                whole = write_whole(self.stdout, data, self.signals, PATIENCE)
+                whole = write_whole(self.stdout, b"".join(self.outbox[start:end]), self.signals, PATIENCE)
                 if not whole:
                     break
+                start = end
         except (BrokenPipeError, ConnectionResetError):
             self.host_gone = True
             print("mockmcp: the host stopped reading; nothing more can be sent", file=self.stderr, flush=True)
@@ -95,14 +104,20 @@ class _Shell:
                 )
         finally:
             self.outbox.clear()  # only now: what was being written is written, or can never be
+            self.turns.clear()
 
     def await_reader(self) -> None:
         """Until the host has read all that was written, at most `TURN` seconds (or a signal)."""
         if self.unread is None:
             self.unread = unread_counter(self.stdout) or (lambda: 0)
         deadline = time.monotonic() + TURN
+        spins = 0
         while self.unread() > 0 and self.signals.received is None and time.monotonic() < deadline:
-            time.sleep(0.0001)
+            spins += 1
+            if spins < 20:
+                os.sched_yield()  # the host, on this core or another, reads within microseconds
+            else:
+                time.sleep(0.0001)
 
     def fire_due_timers(self) -> None:
         now = time.monotonic()
