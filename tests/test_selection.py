@@ -60,18 +60,26 @@ def test_a_live_session_alone_plays_the_first_recorded_session_and_is_judged_on_
     assert engine.report.unplayed == []  # session 1 was never this live session's to play
 
 
-def test_interactions_added_by_record_mode_new_serve_alongside_the_first_session() -> None:
-    """`record --mode new` appends only what was new, as session 1: both serve one live session."""
+def test_a_session_without_its_own_opening_serves_after_the_first_sessions_opening() -> None:
+    """A read a recorded session lacks (this one's initialize) leaves it consistent: reads change nothing."""
     added = TWO_SESSIONS.replace(
         "- session: 1\n  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}\n"
         "  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}\n",  # noqa: E501 (a literal message, as on the wire)
         "",
     )
-    cassette = loads(added)
-    engine = Replay(cassette, Matcher.build())
+    engine = Replay(loads(added), Matcher.build())
     answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
-    assert answer(engine, 2, "tools/call", {"name": "other"}) == "other"
-    assert answer(engine, 3, "tools/call", {"name": "count"}) == "1"
+    assert answer(engine, 2, "tools/call", {"name": "count"}) == "1"  # both recorded it first: session 0's
+    assert answer(engine, 3, "tools/call", {"name": "other"}) == "other"  # only session 1 goes on so
+    assert engine.selection.bound == 1 and engine.report.mismatches == []
+    # A third count: session 1 recorded `other` after its count, so neither says what the server answers.
+    assert answer(engine, 4, "tools/call", {"name": "count"}) == "2"
+    [mismatch] = engine.report.mismatches
+    assert mismatch.differences == (
+        "recorded session 0: tools/call other (its 1st): it never recorded that request",
+        "recorded session 1: tools/call count (its 2nd): it recorded that request elsewhere than after 2 requests "
+        "that change state",
+    )
 
 
 def test_selection_in_one_session_plays_times_then_repeats_or_refuses() -> None:
@@ -83,9 +91,9 @@ def test_selection_in_one_session_plays_times_then_repeats_or_refuses() -> None:
     )
     selection = Selection(Recordings(cassette, Matcher.build()))
     key = Matcher.build().key("m", None)
-    assert [tuple(selection.request(key) or ()) for _ in range(4)] == [(0, False), (0, False), (1, False), (1, True)]
+    assert [tuple(selection.request(key) or ())[:2] for _ in range(4)] == [(0, False), (0, False), (1, False), (1, True)]
     once = Matcher.build().key("u", None)
-    assert [tuple(selection.request(once) or ()) for _ in range(2)] == [(2, False), (None, False)]
+    assert [tuple(selection.request(once) or ())[:2] for _ in range(2)] == [(2, False), (None, False)]
     assert selection.request(Matcher.build().key("never", None)) is None
 
 

@@ -26,11 +26,11 @@ from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerIt
 from mockmcp.core import emulation, live
 from mockmcp.core.actions import Action, Exit, Note, Send, Wake
 from mockmcp.core.batch import Batch
-from mockmcp.core.branching import Questions, answered_otherwise, left_behind
+from mockmcp.core.branching import Questions
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.ordering import GO, HELD, Ordering
 from mockmcp.core.report import Mismatch, Report, Withheld
-from mockmcp.core.selection import Recordings, Selection
+from mockmcp.core.selection import Exchange, Recordings, Selection
 from mockmcp.core.timeline import response_time
 
 TYPE_CHECKING = False
@@ -50,7 +50,20 @@ _UNREAD = object()  # `receive` without a parsed message: the line is read there
 class _Job:
     """One interaction being played to the host."""
 
-    __slots__ = ("batch", "clock", "id", "index", "interaction", "key", "reply_id", "slept", "step", "token", "waiting")
+    __slots__ = (
+        "batch",
+        "clock",
+        "exchange",
+        "id",
+        "index",
+        "interaction",
+        "key",
+        "reply_id",
+        "slept",
+        "step",
+        "token",
+        "waiting",
+    )
 
     def __init__(
         self, id: int, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any
@@ -66,6 +79,7 @@ class _Job:
         self.waiting: Any = None  # the id of its server request awaiting the host's answer
         self.clock = interaction.at  # with recorded timing: the recorded time reached so far
         self.slept = -1  # with recorded timing: the step whose wait is over
+        self.exchange: Exchange | None = None  # among several recorded sessions: what the host's answers are held to
 
 
 class Replay:
@@ -87,7 +101,7 @@ class Replay:
         self.ended = False
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
-        self.report.sessions = self.selection.sessions
+        self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
         shared = self.selection.recordings
         # --timing keeps the order of overtaken replies by itself
         self.ordering = Ordering(cassette.interactions, shared.listen_holds, {} if timing else shared.overtakers)
@@ -213,14 +227,15 @@ class Replay:
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
             return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
+        said = self._selected(method, pick)
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
-            return self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
+            return said + self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
         index = pick.interaction
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         declared = protocol.client_capabilities(method, params)
-        out = self._unlike_the_recording(method, params, declared, index)
+        out = said + self._unlike_the_recording(method, params, declared, index)
         response = self.cassette.interactions[index].response
         refused = None if declared is None else emulation.undeclared(reply_id, declared, response)
         if refused is not None:  # it asks what the request did not declare: -32021, as a server says
@@ -234,8 +249,19 @@ class Replay:
             self.report.withheld.append(withheld)
             return [*out, Note(withheld.render()), *self._answer(batch, refused[2], key)]
         job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch, key=key)
+        job.exchange = pick.exchange
         self._live[key] = job.id
         return out + self._advance(job)
+
+    def _selected(self, method: str, pick: Any) -> list[Action]:
+        """What selection said of its pick: that the live session moved to another recorded session, or that it
+        left every recorded session (a mismatch: replay no longer knows what the server answers)."""
+        out: list[Action] = [Note(pick.note)] if pick.note else []
+        if pick.why:
+            mismatch = Mismatch(pick.interaction, method, pick.differs, pick.why)
+            self.report.mismatches.append(mismatch)
+            out.append(Note(mismatch.render()))
+        return out
 
     def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -254,10 +280,13 @@ class Replay:
         job, item = self._jobs[asked[0]], asked[1]
         job.waiting = None
         out: list[Action] = []
+        if item.response is None:
+            return self._advance(job)
         live, recorded = answer_body(message), answer_body(item.response)
-        if item.response is not None and canonical(recorded) != canonical(live):
-            other = self._answered_otherwise(job, canonical(live))
-            if other is not None:  # another recording says what the server does then
+        # job.step - 2: the server request being answered (the step after it is next)
+        other = None if job.exchange is None else self.selection.answered(job.exchange, job.index, job.step - 2, canonical(live))
+        if canonical(recorded) != canonical(live):
+            if other is not None:  # a recorded session consistent with the live one says what the server does then
                 return [self._follow(job, other, item), *self._advance(job)]
             from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
 
@@ -268,26 +297,14 @@ class Replay:
             out.append(Note(mismatch.render()))
         return out + self._advance(job)
 
-    def _answered_otherwise(self, job: _Job, live: str) -> int | None:
-        """Another recording of the job's request whose host answered as the live one did (see `branching`)."""
-        if job.interaction.kind != REQUEST or job.interaction.method is None:
-            return None
-        recordings = self.selection.recordings.requests.get(
-            self.matcher.key(job.interaction.method, job.interaction.params), ()
-        )
-        # job.step - 2: the server request being answered (the step after it is next)
-        return answered_otherwise(self.cassette.interactions, recordings, job.index, job.step - 2, live)
-
     def _follow(self, job: _Job, index: int, item: ServerItem) -> Note:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
         before = job.index
         self.report.plays[before] -= 1
         self.report.plays[index] += 1
-        interactions = self.cassette.interactions
-        self.report.left.update(left_behind(interactions, before, index))
-        job.index, job.interaction = index, interactions[index]
+        self.selection.follow(index)
+        job.index, job.interaction = index, self.cassette.interactions[index]
         self.ordering.begun(index)
-        self.selection.follow(interactions[index].session)
         return Note(
             f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
             f"as interactions[{index}] recorded it; replay goes on from there"

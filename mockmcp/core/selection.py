@@ -1,64 +1,163 @@
-"""Which recorded interaction answers a live request. Pure.
+"""Which recorded interaction answers a live request, and which recorded session a live one follows. Pure.
 
 Theory of operation. `Recordings` indexes a cassette once: interactions by match key, in recorded
 order, and which recorded session each belongs to. It is shared by every live session a server
 holds (one over stdio, many over HTTP). Each live session has its own `Selection`, so its play
 counts start fresh.
 
-Within one recorded session, the same request asked again gets its recordings in order, each
-played `times` times; after the last is used up it repeats, unless it says `after: unmatched`.
+One recorded session (the common case): the same request asked again gets its recordings in
+order, each played `times` times; after the last is used up it repeats, unless it says
+`after: unmatched`.
 
-A cassette may hold several recorded sessions (`session: N` on an interaction; 0 when absent),
-from an HTTP proxy that saw many clients, or from `mockmcp record --mode new`. A live request is
-answered from a recorded session that has it: the one this live session is bound to, else the
-first that no other live session has claimed, else the first. The choice binds the live session
-(and claims the recorded one) only when it was a real choice, that is, when several sessions have
-the request: so a live session follows the recorded session it started like, while a request only
-one session has is answered from that one whatever the binding. A live session that asks a request
-more often than its recorded session did moves on to a free recorded session that asked it that
-often, and follows that one from then on: `--mode new` adds a stateful server's later session whole,
-so the sixth read of a growing state comes from the session that recorded six. Play counts are per
-request over all recorded sessions, so a session moved to goes on from the same count.
+Several recorded sessions (`session: N`; from an HTTP proxy that saw many clients, or from
+`mockmcp record --mode new`, which adds a stateful server's later session whole). A recorded
+answer is true only in the state the recorded server was in, so a live session is answered from a
+recorded session only while that session is *consistent* with it: while it says what the server
+answers after what this live session did. What the live session did is its *exchanges*: each
+request it sent (by match key), and the host's answers to the server requests played within it.
+Requests are of two kinds. One that *changes state* is any tools/call of a tool the recorded tool
+lists do not mark `readOnlyHint: true`, and any method not in `protocol.READ_METHODS`. One that
+*reads* (initialize, the list/get/read methods, ping, a read-only tool) changes nothing. A recorded
+session S is consistent with the live session when:
+
+- the live session's requests that change state are the first ones S recorded, in S's order (each
+  recording counted `times` times); one asked again right after S's last recording of it repeats it;
+- each read is one S recorded between the same two changes of state (the live session's n-th such
+  read since the last change takes S's n-th there; more repeat the last one there): reads may come in
+  any order, as hosts list tools and prompts in either order, but never from another state;
+- the host answered each server request as S's host did (`branching.answered_otherwise`).
+
+Client notifications are no exchanges: a host sends them at its own pace and a server answers none;
+they play from the recorded session being followed.
+
+A live request is answered from the recorded session the live session follows while that one is
+consistent. When it is not, the live session moves, with a note, to a consistent one: the first
+no other live session has claimed, else the first (so a request or an answer only another session
+recorded moves it there, and a dozen clients recorded with the same opening are replayed one
+recorded session each, in the order they start). When none is consistent, the live session has left
+every recording: replay cannot know what the server says, and reports a mismatch (fails --strict
+and the plugin's verdict) naming, for each recorded session, the first exchange that differs from
+it; it then answers as if there were one recorded session, from the one it followed.
+
+`taken`: recorded sessions earlier processes took (`mockmcp replay --state FILE`, which the pytest
+plugin gives every test), claimed before this process starts, so that a host that starts one
+server process per call meets the recorded sessions one after another, as the state evolved.
 """
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import REQUEST, SERVER, Cassette
-from mockmcp.core.matching import Matcher
+from mockmcp import protocol
+from mockmcp.cassette.model import REQUEST, SERVER, Cassette, Interaction
+from mockmcp.core.branching import answered_otherwise, asked_alike
+from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.timeline import listen_holds, overtakers
 from mockmcp.namedtuple import NamedTuple
 
-__all__ = ["Pick", "Recordings", "Selection"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["TAKEN", "Exchange", "Pick", "Recordings", "Selection", "changes_state"]
+
+TAKEN = "an earlier process"  # the claim on a recorded session an earlier process took (`--state`)
+
+
+def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
+    """Whether a recorded request may change the server's state: not a read by its method, nor a read-only tool."""
+    method, params = interaction.method, interaction.params
+    if method in protocol.READ_METHODS:
+        return False
+    return not (method == "tools/call" and isinstance(params, dict) and params.get("name") in read_only)
 
 
 class Recordings:
     """A cassette's interactions indexed by match key; shared by all live sessions of one server."""
 
-    def __init__(self, cassette: Cassette, matcher: Matcher) -> None:
+    def __init__(self, cassette: Cassette, matcher: Matcher, taken: Iterable[int] = ()) -> None:
         self.cassette = cassette
         self.matcher = matcher
         self.requests: dict[str, list[int]] = {}
         self.notifications: dict[str, list[int]] = {}
         self.methods: set[str] = set()
-        self.claims: dict[int, object] = {}  # recorded session -> the live session that claimed it
+        # recorded session -> the live session that claimed it (TAKEN: a process before this one)
+        self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
         self.several = any(interaction.session for interaction in cassette.interactions)
         # What waits for what by the recorded times (see `timeline`): listen events, overtaken replies.
         self.listen_holds = listen_holds(cassette.interactions)
         self.overtakers = overtakers(cassette.interactions)
+        keys: dict[int, str] = {}
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == SERVER or interaction.method is None:
                 continue
             table = self.requests if interaction.kind == REQUEST else self.notifications
-            table.setdefault(matcher.key(interaction.method, interaction.params), []).append(i)
+            keys[i] = key = matcher.key(interaction.method, interaction.params)
+            table.setdefault(key, []).append(i)
             if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
+        self.sessions = _Sessions(cassette.interactions, keys) if self.several else None
+
+
+class _Sessions:
+    """Each recorded session's steps, as consistency reads them (see the module docstring)."""
+
+    def __init__(self, interactions: tuple[Interaction, ...], keys: dict[int, str]) -> None:
+        self.keys = keys
+        self.order = sorted({interaction.session for interaction in interactions})
+        self.client: dict[int, set[int]] = {s: set() for s in self.order}  # each session's client messages
+        self.has: dict[int, set[str]] = {s: set() for s in self.order}  # the keys of each session's requests
+        self.writes: dict[int, list[int]] = {s: [] for s in self.order}  # its requests that change state, by times
+        self.reads: dict[tuple[int, str], list[tuple[int, int]]] = {}  # (session, key) -> [(changes before, index)]
+        self.last: dict[tuple[int, str], int] = {}  # (session, key) -> its last recording
+        self.changes: dict[str, bool] = {}  # key -> whether its request changes state
+        exchanges = ((it.message, it.response) for it in interactions if it.kind == REQUEST)
+        read_only = protocol.read_only_tools(exchanges)
+        for i, interaction in enumerate(interactions):
+            session = interaction.session
+            if interaction.kind != SERVER:
+                self.client[session].add(i)
+            key = keys.get(i)
+            if interaction.kind != REQUEST or key is None:
+                continue
+            self.last[(session, key)] = i
+            self.has[session].add(key)
+            if self.changes.setdefault(key, changes_state(interaction, read_only)):
+                self.writes[session].extend([i] * interaction.times)
+            else:
+                stretch = len(self.writes[session])
+                self.reads.setdefault((session, key), []).extend([(stretch, i)] * interaction.times)
+
+
+class _Track:
+    """How one recorded session stands against the live session."""
+
+    __slots__ = ("differs", "matched", "reads", "writes")
+
+    def __init__(self) -> None:
+        self.writes = 0  # its requests that change state the live session has played, in order
+        self.reads: dict[str, int] = {}  # key -> reads asked since the last change of state
+        self.matched: set[int] = set()  # its interactions that live exchanges had as their counterparts
+        self.differs: str | None = None  # the first live exchange it does not match (None: consistent)
+
+
+class Exchange(NamedTuple):
+    """A live request among several recorded sessions: how differences name it, and each consistent
+    session's recording of it (which the host's answers to its server requests are held against)."""
+
+    label: str
+    counterparts: dict[int, int]
 
 
 class Pick(NamedTuple):
-    """The answer to "which recording?": an index (None: used up and `after: unmatched`), and whether it repeats."""
+    """The answer to "which recording?": an index (None: used up and `after: unmatched`), whether it repeats,
+    a note (the live session moved to another recorded session), the differences when it left every recorded
+    session (one line per session), and the exchange (several recorded sessions only)."""
 
     interaction: int | None
     repeated: bool = False
+    note: str = ""
+    why: str = ""  # when it is a guess: why (a mismatch, with `differs`)
+    differs: tuple[str, ...] = ()
+    exchange: Exchange | None = None
 
 
 class Selection:
@@ -68,18 +167,160 @@ class Selection:
         self.recordings = recordings
         self.bound: int | None = None
         self.sessions: set[int] = set()  # recorded sessions this live session has used
-        self._asked: dict[int, int] = {}
+        self.left: set[int] = set()  # interactions not expected to play: of sessions it left, or stood for
+        self._asked: dict[str, int] = {}
+        self._notified: set[str] = set()  # the keys of the notifications it sent
+        index = recordings.sessions
+        self._tracks = {} if index is None else {s: _Track() for s in index.order}
+        self._diverged = False
 
     def request(self, key: str) -> Pick | None:
         """The recording that answers a request with this key; None when the cassette has none."""
         indexes = self.recordings.requests.get(key)
         if indexes is None:
             return None
-        # Counted by the first recording's index: an int is cheaper to look up than the key again.
-        first = indexes[0]
-        asked = self._asked.get(first, 0)
-        self._asked[first] = asked + 1
-        indexes = self._in_session(indexes, asked)
+        asked = self._asked.get(key, 0)
+        self._asked[key] = asked + 1
+        if self.recordings.sessions is None:  # the common case, on the hot path: one recorded session
+            self.sessions.add(0)
+            return self._counted(indexes, asked)
+        counterparts = {}
+        for session, track in self._tracks.items():
+            if track.differs is None:
+                found = self._counterpart(session, track, key, asked)
+                if found is not None:
+                    counterparts[session] = found
+        if not counterparts:
+            return self._unknown(key, indexes, asked)
+        chosen = self._choose(list(counterparts))
+        index, repeated = counterparts[chosen]
+        note = self._move(chosen, index) if chosen != self.bound else ""
+        interaction = self.recordings.cassette.interactions[index]
+        if repeated and interaction.after == "unmatched" and self.recordings.sessions.last[(chosen, key)] == index:
+            return Pick(None, note=note)
+        label = _label(interaction, asked)
+        return Pick(index, repeated, note, exchange=Exchange(label, {s: i for s, (i, _) in counterparts.items()}))
+
+    def notification(self, key: str, plays: list[int]) -> int | None:
+        """The recorded notification this one plays: the first not played yet, else the last."""
+        indexes = self.recordings.notifications.get(key)
+        if indexes is None:
+            return None
+        if self.recordings.several:
+            self._notified.add(key)
+            sessions = [self.recordings.cassette.interactions[i].session for i in indexes]
+            chosen = self.bound if self.bound in sessions else self._choose(list(dict.fromkeys(sessions)))
+            indexes = [i for i, session in zip(indexes, sessions, strict=True) if session == chosen]
+        return next((i for i in indexes if plays[i] == 0), indexes[-1])
+
+    def answered(self, exchange: Exchange, playing: int, at: int, live: str) -> int | None:
+        """The host answered the server request at step `at` of interactions[playing] with `live` (an answer's
+        body, canonical JSON). Recorded sessions whose host answered otherwise are no longer consistent.
+        Returns the recording to go on from when interactions[playing]'s host answered otherwise and a
+        consistent session's did as the live host (see `branching`); else None."""
+        interactions = self.recordings.cassette.interactions
+        played, counterparts = interactions[playing].server, exchange.counterparts
+        for session, index in counterparts.items():
+            track = self._tracks[session]
+            items = interactions[index].server
+            if track.differs is None and not (
+                asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live
+            ):
+                asked = played[at].message["method"]
+                track.differs = f"{exchange.label}: its host answered {asked} otherwise (interactions[{index}])"
+        consistent = [s for s in counterparts if self._tracks[s].differs is None]
+        # None left: the host's answer differs from every recording, which replay reports as such (a Mismatch);
+        # the requests that follow are not reported again.
+        self._diverged = self._diverged or all(track.differs for track in self._tracks.values())
+        ordered = [counterparts[s] for s in sorted(consistent, key=lambda s: not self._free(s))]
+        return answered_otherwise(interactions, ordered, playing, at, live)
+
+    def follow(self, index: int) -> str:
+        """Go on from interactions[index]: the live session follows its recorded session from now on."""
+        return self._move(self.recordings.cassette.interactions[index].session, index)
+
+    # --- several recorded sessions --------------------------------------------------------------
+
+    def _counterpart(self, session: int, track: _Track, key: str, asked: int) -> tuple[int, bool] | None:
+        """This session's recording of the live request, and whether it repeats; None (and why, in the
+        track) when the session does not say what the server answers it now."""
+        index = self.recordings.sessions
+        assert index is not None
+        if index.changes[key]:
+            if key not in index.has[session]:
+                return self._differs(track, key, asked, "it never recorded that request")
+            writes, done = index.writes[session], track.writes
+            if done < len(writes) and index.keys[writes[done]] == key:
+                track.writes += 1
+                track.reads.clear()
+                track.matched.add(writes[done])
+                return writes[done], False
+            if done and writes[done - 1] == index.last[(session, key)]:  # its last recording, asked again
+                return writes[done - 1], True
+            after = f"after {done} request{'s' * (done != 1)} that change state"
+            return self._differs(track, key, asked, f"it recorded that request elsewhere than {after}")
+        here = [i for stretch, i in index.reads.get((session, key), ()) if stretch == track.writes]
+        if not here:  # a read changes nothing: the session stays consistent, but cannot answer it
+            return None
+        n = track.reads[key] = track.reads.get(key, 0) + 1
+        track.matched.add(here[min(n, len(here)) - 1])
+        return here[min(n, len(here)) - 1], n > len(here)
+
+    def _differs(self, track: _Track, key: str, asked: int, why: str) -> None:
+        """The session no longer matches the live one: the first exchange that differs, and why."""
+        track.differs = f"{_label(self.recordings.cassette.interactions[self.recordings.requests[key][0]], asked)}: {why}"
+
+    def _free(self, session: int) -> bool:
+        return self.recordings.claims.get(session, self) is self
+
+    def _choose(self, sessions: list[int]) -> int:
+        """The session to follow among these: the one followed, else the first free, else the first."""
+        if self.bound in sessions:
+            return self.bound
+        return next((s for s in sessions if self._free(s)), sessions[0])
+
+    def _move(self, session: int, index: int) -> str:
+        """Follow `session` from interactions[index] on; returns the note for stderr ("" for the first choice)."""
+        before, self.bound = self.bound, session
+        self.sessions.add(session)
+        self.recordings.claims.setdefault(session, self)
+        index_of = self.recordings.sessions
+        if index_of is None or before is None:
+            return ""
+        # The rest of the session left is not expected to play, and the exchanges before, which the session
+        # joined matched, stand for its own.
+        self.left |= index_of.client[before]
+        self.left -= index_of.client[session]
+        self.left |= self._tracks[session].matched - {index}
+        self.left |= {i for i in index_of.client[session] if index_of.keys.get(i) in self._notified}
+        differs = self._tracks[before].differs
+        why = f": recorded session {before} does not match it ({differs})" if differs else ""
+        return f"mockmcp: the live session follows recorded session {session} from interactions[{index}] on{why}"
+
+    def _unknown(self, key: str, indexes: list[int], asked: int) -> Pick:
+        """No consistent recorded session answers the request: answered as if there were one recorded session,
+        from the one followed, with why (once, when the live session left every recorded session)."""
+        interactions = self.recordings.cassette.interactions
+        sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
+        chosen = self._choose(sessions)
+        if chosen != self.bound:
+            self.bound = chosen
+            self.sessions.add(chosen)
+        pick = self._counted([i for i in indexes if interactions[i].session == chosen], asked)
+        method = interactions[indexes[0]].method
+        if any(track.differs is None for track in self._tracks.values()):  # a read, in a state none recorded it in
+            label = _label(interactions[indexes[0]], asked)
+            why = f"no recorded session says what the server answers {method} after what this live session did"
+            return pick._replace(why=why, differs=(f"{label}: no recorded session still like this one recorded it at this point",))
+        if self._diverged:
+            return pick
+        self._diverged = True
+        why = f"the live session matches no recorded session any more, so {method} is answered from a guess"
+        differs = tuple(f"recorded session {s}: {track.differs}" for s, track in self._tracks.items())
+        return pick._replace(why=why, differs=differs)
+
+    def _counted(self, indexes: list[int], asked: int) -> Pick:
+        """The recording whose turn it is when the request was asked `asked` times before."""
         interactions = self.recordings.cassette.interactions
         for index in indexes:
             asked -= interactions[index].times
@@ -88,47 +329,11 @@ class Selection:
         last = indexes[-1]
         return Pick(None) if interactions[last].after == "unmatched" else Pick(last, repeated=True)
 
-    def notification(self, key: str, plays: list[int]) -> int | None:
-        """The recorded notification this one plays: the first not played yet, else the last."""
-        indexes = self.recordings.notifications.get(key)
-        if indexes is None:
-            return None
-        indexes = self._in_session(indexes)
-        return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
-    def follow(self, session: int) -> None:
-        """From now on, follow this recorded session: the live one behaved like it (the host answered the
-        server as that session's host did)."""
-        self.bound = session
-        self.sessions.add(session)
-        self.recordings.claims.setdefault(session, self)
-
-    def _in_session(self, indexes: list[int], asked: int | None = None) -> list[int]:
-        """The recordings of one recorded session; `asked`: how often this live session asked before."""
-        if not self.recordings.several:  # the common case, on the hot path: one recorded session
-            self.sessions.add(0)
-            return indexes
-        interactions = self.recordings.cassette.interactions
-        sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
-        chosen = sessions[0]
-        if len(sessions) > 1:
-            claims = self.recordings.claims
-            free = [s for s in sessions if claims.get(s, self) is self]
-            chosen = self.bound if self.bound in sessions else (free[0] if free else sessions[0])
-            if asked is not None and not self._has_turn(indexes, chosen, asked):
-                # Asked more often than the chosen session recorded: a free session that recorded it
-                # that often goes on (a stateful server asked the same thing again as its state grew).
-                moved = next((s for s in free if self._has_turn(indexes, s, asked)), None)
-                if moved is not None:
-                    chosen = self.bound = moved
-                    claims.setdefault(moved, self)
-            if self.bound is None:
-                self.bound = chosen
-                claims.setdefault(chosen, self)
-        self.sessions.add(chosen)
-        return [i for i in indexes if interactions[i].session == chosen]
-
-    def _has_turn(self, indexes: list[int], session: int, asked: int) -> bool:
-        """Whether that recorded session recorded the request more than `asked` times."""
-        interactions = self.recordings.cassette.interactions
-        return sum(interactions[i].times for i in indexes if interactions[i].session == session) > asked
+def _label(interaction: Interaction, asked: int) -> str:
+    """A live exchange as the differences name it: `tools/call add (its 2nd)`."""
+    params = interaction.params
+    name = f" {params['name']}" if isinstance(params, dict) and isinstance(params.get("name"), str) else ""
+    n = asked + 1
+    nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+    return f"{interaction.method}{name} (its {nth})"
