@@ -1,0 +1,143 @@
+"""Stateful servers recorded several times with `record --mode new`, replayed: never a silently wrong answer.
+
+The servers are real SDK servers (tests/servers/), recorded through `mockmcp record` by the SDK host.
+The enumeration drives the sans-IO engine with literal JSON-RPC (3^5 live sessions in a few seconds)
+and holds each answer against the real server's, asked the same in memory by the SDK's Client: replay
+either says what the server says, or has reported a mismatch by then. The other tests replay to the
+SDK host through `mockmcp replay`, as a host's suite does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import ROOT, child_env
+from mcp import Client, StdioServerParameters
+from mcp_types import ElicitResult
+
+from mockmcp.cassette.store import load
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Replay, Send
+
+sys.path.insert(0, str(ROOT / "tests" / "servers"))
+from elicit_counter import build  # noqa: E402 (a test server, beside the tests)
+
+pytestmark = pytest.mark.anyio
+MOCKMCP = [sys.executable, "-m", "mockmcp"]
+ANSWERS = ("accept", "decline", "cancel")
+
+
+def params(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=args[0], args=list(args[1:]), env=child_env(), cwd=str(ROOT))
+
+
+def elicited(action: str) -> ElicitResult:
+    return ElicitResult(action=action, content={"confirm": True} if action == "accept" else None)
+
+
+async def host_session(server: Any, answers: tuple[str, ...], statuses: int = 1) -> list[str]:
+    """The SDK host: lists the tools, then for each answer `ask` (answering the server's question so) and
+    `status` (`statuses` times)."""
+    current = [""]
+
+    async def elicit(_ctx: Any, _params: Any) -> ElicitResult:
+        return elicited(current[0])
+
+    said = []
+    with anyio.fail_after(30):
+        async with Client(server, mode="legacy", elicitation_callback=elicit) as client:
+            await client.list_tools()
+            for answer in answers:
+                current[0] = answer
+                said.append((await client.call_tool("ask", {})).content[0].text)
+                for _ in range(statuses):
+                    said.append((await client.call_tool("status", {})).content[0].text)
+    return said
+
+
+async def record(cassette: Path, host: Any, *server: str) -> Any:
+    """One recording session of `server` with `--mode new`, driven by `host(params)`; waits for the save."""
+    said = await host(params(*MOCKMCP, "record", "-o", str(cassette), "--mode", "new", "--", *server))
+    with anyio.fail_after(10):  # the recorder saves after the host leaves
+        while not cassette.exists() or Path(f"{cassette}.journal").exists():
+            await anyio.sleep(0.02)
+    return said
+
+
+def replayed(engine: Replay, answers: tuple[str, ...], statuses: int = 1) -> list[tuple[str, int]]:
+    """The live session of `host_session` in literal JSON-RPC: each answer's text, with the mismatches by then."""
+    ids = itertools.count(1)
+
+    def sent(line: dict[str, Any]) -> list[dict[str, Any]]:
+        actions = engine.receive(json.dumps({"jsonrpc": "2.0", **line}).encode())
+        return [json.loads(action.data) for action in actions if isinstance(action, Send)]
+
+    capabilities = {"elicitation": {"form": {}, "url": {}}}
+    sent({"id": next(ids), "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities}})
+    sent({"method": "notifications/initialized"})
+    sent({"id": next(ids), "method": "tools/list"})
+    said = []
+    for answer in answers:
+        [question] = sent({"id": next(ids), "method": "tools/call", "params": {"name": "ask", "arguments": {}}})
+        body = elicited(answer).model_dump(mode="json", by_alias=True, exclude_none=True)
+        [reply] = sent({"id": question["id"], "result": body})
+        said.append((reply["result"]["content"][0]["text"], len(engine.report.mismatches)))
+        for _ in range(statuses):
+            [reply] = sent({"id": next(ids), "method": "tools/call", "params": {"name": "status", "arguments": {}}})
+            said.append((reply["result"]["content"][0]["text"], len(engine.report.mismatches)))
+    return said
+
+
+@pytest.fixture(scope="module")
+def counter(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The elicitation counter recorded three times with `--mode new`: the host always accepting, always
+    declining, always cancelling, five times each."""
+    cassette = tmp_path_factory.mktemp("counter") / "counter.yaml"
+    server = [sys.executable, str(ROOT / "tests" / "servers" / "elicit_counter.py")]
+
+    async def recorded() -> None:
+        for answer in ANSWERS:
+            await record(cassette, lambda p, a=answer: host_session(p, (a,) * 5), *server)
+
+    anyio.run(recorded)
+    return cassette
+
+
+@pytest.mark.slow
+async def test_every_sequence_of_host_answers_gets_the_real_servers_answer_or_a_mismatch(counter: Path) -> None:
+    recorded = load(str(counter))
+    assert len({interaction.session for interaction in recorded.interactions}) == 3
+    exact = flagged = 0
+    for answers in itertools.product(ANSWERS, repeat=5):
+        real = await host_session(build(), answers)
+        replay = replayed(Replay(recorded, Matcher.build()), answers)
+        # Each answer is the real server's, or a mismatch was reported by the time it was given.
+        wrong = [(n, said, truth) for n, ((said, mismatches), truth) in enumerate(zip(replay, real)) if said != truth]
+        assert all(replay[n][1] for n, _, _ in wrong), (answers, wrong)
+        exact += not replay[-1][1]
+        flagged += bool(replay[-1][1])
+        if len(set(answers)) == 1:  # a recorded session, played whole
+            assert not replay[-1][1] and not wrong
+    assert (exact, flagged) == (3, 240)
+
+
+@pytest.mark.slow
+async def test_the_issues_answers_are_a_mismatch_and_a_status_asked_again_repeats_its_state(counter: Path) -> None:
+    """The issue's host: accept, status, decline, status twice. The decline follows no recording (the
+    declining one never accepted first), so it is reported, and no recording's counts are passed off as
+    the server's; a status asked twice in one state gets that state twice (`status` is read-only)."""
+    twice = replayed(Replay(load(str(counter)), Matcher.build()), ("accept",), statuses=3)
+    assert twice == [("accept number 1", 0)] + [("last accept; accepts 1, declines 0, cancels 0", 0)] * 3
+    engine = Replay(load(str(counter)), Matcher.build())
+    said = replayed(engine, ("accept", "decline"), statuses=2)
+    real = await host_session(build(), ("accept", "decline"), statuses=2)
+    assert [text for text, _ in said[:3]] == real[:3] and [n for _, n in said] == [0, 0, 0, 1, 1, 1]
+    [mismatch] = engine.report.mismatches
+    assert mismatch.method == "elicitation/create"
+    assert 'recorded "accept", the host\'s "decline"' in mismatch.differences[0]
