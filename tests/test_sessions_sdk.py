@@ -141,3 +141,49 @@ async def test_the_issues_answers_are_a_mismatch_and_a_status_asked_again_repeat
     [mismatch] = engine.report.mismatches
     assert mismatch.method == "elicitation/create"
     assert 'recorded "accept", the host\'s "decline"' in mismatch.differences[0]
+
+
+# --- a stateful server whose state outlives the process (as the reference memory server's file does) ---
+
+MEMORY = [sys.executable, str(ROOT / "tests" / "servers" / "memory_graph.py")]
+READ = ("read_graph", {})
+ADD = ("create_entities", {"names": ["milk"]})
+EMPTY, MILK = '{"entities": []}', '{"entities": ["milk"]}'
+
+
+async def memory_host(server: Any, *calls: tuple[str, dict[str, Any]]) -> list[str]:
+    """The SDK host: lists the tools, then makes these calls; returns their texts."""
+    with anyio.fail_after(30):
+        async with Client(server, mode="legacy") as client:
+            await client.list_tools()
+            return [(await client.call_tool(name, arguments)).content[0].text for name, arguments in calls]
+
+
+@pytest.mark.slow
+async def test_a_later_session_that_writes_is_replayed_with_what_it_wrote(tmp_path: Path) -> None:
+    """The issue's first failure: replayed, the session that added an entity reads it back, under --strict."""
+    cassette, store = tmp_path / "memory.yaml", str(tmp_path / "memory.json")
+    assert await record(cassette, lambda p: memory_host(p, READ), *MEMORY, store) == [EMPTY]
+    assert await record(cassette, lambda p: memory_host(p, ADD, READ), *MEMORY, store) == ["created milk", MILK]
+    report = tmp_path / "report.json"
+    replay = params(*MOCKMCP, "replay", str(cassette), "--strict", "--report", str(report))
+    assert await memory_host(replay, ADD, READ) == ["created milk", MILK]
+    summary = json.loads(report.read_text())
+    assert summary["strict_ok"] and summary["unplayed"] == [], summary
+    # The first session's host, replayed, still reads the empty graph.
+    assert await memory_host(params(*MOCKMCP, "replay", str(cassette), "--strict"), READ) == [EMPTY]
+
+
+@pytest.mark.slow
+async def test_one_process_per_call_meets_the_recorded_sessions_in_turn_with_a_state_file(tmp_path: Path) -> None:
+    cassette, store = tmp_path / "memory.yaml", str(tmp_path / "memory.json")
+    assert await record(cassette, lambda p: memory_host(p, READ, ADD), *MEMORY, store) == [EMPTY, "created milk"]
+    assert await record(cassette, lambda p: memory_host(p, READ), *MEMORY, store) == [MILK]
+    state = tmp_path / "state.json"
+    replay = params(*MOCKMCP, "replay", str(cassette), "--strict", "--state", str(state))
+    assert await memory_host(replay, READ, ADD) == [EMPTY, "created milk"]
+    assert await memory_host(replay, READ) == [MILK]
+    assert json.loads(state.read_text()) == {"cassette": str(cassette), "taken": [0, 1]}
+    # Without it, every process starts from the first recorded session (a host that reads once per process
+    # and another that keeps one process are told apart by nothing else).
+    assert await memory_host(params(*MOCKMCP, "replay", str(cassette)), READ) == [EMPTY]
