@@ -433,7 +433,9 @@ def test_an_http_host_records_through_the_proxy_and_replays_over_http(pytester: 
 
 
 # A host that starts the server once per call, against a server whose state outlives the process.
-ONE_SHOT = HOST_HELPERS + f"""
+ONE_SHOT = (
+    HOST_HELPERS
+    + f"""
 MEMORY = [sys.executable, {str(SERVERS / "memory_graph.py")!r}, "memory.json"]
 
 async def call(mockmcp, name, arguments):
@@ -447,6 +449,7 @@ async def test_remembers(mockmcp):
     assert await call(mockmcp, "create_entities", {{"names": ["milk"]}}) == "created milk"
     assert await call(mockmcp, "read_graph", {{}}) == '{{"entities": ["milk"]}}'
 """
+)
 
 
 @pytest.mark.slow

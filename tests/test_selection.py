@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mockmcp.cassette.store import loads
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay, Send
@@ -91,7 +93,12 @@ def test_selection_in_one_session_plays_times_then_repeats_or_refuses() -> None:
     )
     selection = Selection(Recordings(cassette, Matcher.build()))
     key = Matcher.build().key("m", None)
-    assert [tuple(selection.request(key) or ())[:2] for _ in range(4)] == [(0, False), (0, False), (1, False), (1, True)]
+    assert [tuple(selection.request(key) or ())[:2] for _ in range(4)] == [
+        (0, False),
+        (0, False),
+        (1, False),
+        (1, True),
+    ]
     once = Matcher.build().key("u", None)
     assert [tuple(selection.request(once) or ())[:2] for _ in range(2)] == [(2, False), (None, False)]
     assert selection.request(Matcher.build().key("never", None)) is None
@@ -169,3 +176,130 @@ def test_a_moved_live_session_never_takes_a_session_another_live_session_holds()
     answer(first, 2, "tools/call", {"name": "read"})
     answer(first, 3, "tools/call", {"name": "read"})  # session 1 is the second's: the first repeats
     assert first.report.repeats == {1: 1}
+
+
+# A stateful server recorded three times: a session that only read, one that added milk and read it back,
+# and one that added milk, then eggs. `read` is read-only by the tool list; `add` changes state.
+STATEFUL = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- request: {method: tools/list}
+  response: {result: {tools: [{name: read, annotations: {readOnlyHint: true}}, {name: add}]}}
+- request: {method: prompts/list}
+  response: {result: {prompts: []}}
+- request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '[]'}]}}
+- session: 1
+  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- session: 1
+  request: {method: prompts/list}
+  response: {result: {prompts: []}}
+- session: 1
+  request: {method: tools/call, params: {name: add, arguments: {name: milk}}}
+  response: {result: {content: [{type: text, text: added milk}]}}
+- session: 1
+  request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '[milk]'}]}}
+- session: 2
+  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- session: 2
+  request: {method: tools/call, params: {name: add, arguments: {name: milk}}}
+  response: {result: {content: [{type: text, text: added milk}]}}
+- session: 2
+  request: {method: tools/call, params: {name: add, arguments: {name: eggs}}}
+  response: {result: {content: [{type: text, text: added eggs}]}}
+- session: 2
+  request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '[eggs, milk]'}]}}
+"""
+
+LIST_TOOLS, LIST_PROMPTS = ("tools/list", None), ("prompts/list", None)
+READ = ("tools/call", {"name": "read"})
+MILK, EGGS = (
+    ("tools/call", {"name": "add", "arguments": {"name": "milk"}}),
+    (
+        "tools/call",
+        {"name": "add", "arguments": {"name": "eggs"}},
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("asked", "said", "bound", "mismatches"),
+    [
+        ([LIST_PROMPTS, LIST_TOOLS, READ], ["prompts", "tools", "[]"], 0, []),  # reads in another order
+        ([READ, READ], ["[]", "[]"], 0, []),  # a read asked again in the same state repeats
+        ([MILK, READ], ["added milk", "[milk]"], 1, []),  # a write only later sessions recorded moves there
+        ([READ, MILK, READ], ["[]", "added milk", "[milk]"], 1, []),  # a read before the write, then after it
+        ([LIST_PROMPTS, MILK, EGGS, READ], ["prompts", "added milk", "added eggs", "[eggs, milk]"], 2, []),
+        ([MILK, MILK, READ], ["added milk", "added milk", "[milk]"], 1, []),  # a write asked again repeats it
+        # Writes out of every recorded order: a mismatch naming where each recorded session differs.
+        (
+            [EGGS, READ],
+            ["added eggs", "[eggs, milk]"],
+            2,
+            [
+                "recorded session 0: tools/call add (its 1st): it never recorded that request",
+                "recorded session 1: tools/call add (its 1st): it never recorded that request",
+                "recorded session 2: tools/call add (its 1st): it recorded that request elsewhere than after 0 "
+                "requests that change state",
+            ],
+        ),
+        # A read in a state only a session that cannot say it recorded it in: replay guesses, and says so.
+        (
+            [MILK, EGGS, LIST_PROMPTS],
+            ["added milk", "added eggs", "prompts"],
+            2,
+            ["prompts/list (its 1st): no recorded session still like this one recorded it at this point"],
+        ),
+    ],
+    ids=[
+        "reads-reordered",
+        "read-twice",
+        "write-moves",
+        "read-write-read",
+        "two-writes",
+        "write-twice",
+        "out-of-order",
+        "read-in-unknown-state",
+    ],
+)
+def test_a_live_session_is_answered_from_a_recorded_session_consistent_with_what_it_did(
+    asked: list[tuple[str, object]], said: list[str], bound: int, mismatches: list[str]
+) -> None:
+    engine = Replay(loads(STATEFUL), Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    answers = []
+    for n, (method, params) in enumerate(asked, start=2):
+        found = answer(engine, n, method, params or {})
+        answers.append(found if isinstance(found, str) else next(iter(found["result"])))
+    assert answers == said
+    assert engine.selection.bound == bound
+    assert [d for m in engine.report.mismatches for d in m.differences] == mismatches
+
+
+def test_a_move_is_noted_and_an_earlier_processes_sessions_are_taken_last() -> None:
+    cassette = loads(STATEFUL)
+    engine = Replay(cassette, Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    line = json.dumps({"jsonrpc": "2.0", "id": 2, "method": MILK[0], "params": MILK[1]}).encode()
+    [note] = [a.text for a in engine.receive(line) if not isinstance(a, Send)]
+    answer(engine, 3, *READ)
+    # Session 1's opening is stood for by session 0's, which it left; only its prompts/list was never asked.
+    assert engine.report.unplayed == [5]
+    assert note == (
+        "mockmcp: the live session follows recorded session 1 from interactions[6] on: recorded session 0 does not "
+        "match it (tools/call add (its 1st): it never recorded that request)"
+    )
+    # `--state`: sessions 0 and 1 taken by earlier processes, so the opening binds session 2.
+    later = Replay(cassette, Matcher.build(), recordings=Recordings(cassette, Matcher.build(), taken=[0, 1]))
+    answer(later, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert later.selection.bound == 2
+    for n, (method, params) in enumerate([MILK, EGGS, READ], start=2):
+        line = json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).encode()
+        assert not [a for a in later.receive(line) if not isinstance(a, Send)]  # no move, no note
+    assert later.selection.bound == 2 and later.report.unplayed == []

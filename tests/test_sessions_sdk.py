@@ -26,7 +26,7 @@ from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay, Send
 
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
-from elicit_counter import build  # noqa: E402 (a test server, beside the tests)
+from elicit_counter import build  # a test server, beside the tests
 
 pytestmark = pytest.mark.anyio
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
@@ -79,7 +79,13 @@ def replayed(engine: Replay, answers: tuple[str, ...], statuses: int = 1) -> lis
         return [json.loads(action.data) for action in actions if isinstance(action, Send)]
 
     capabilities = {"elicitation": {"form": {}, "url": {}}}
-    sent({"id": next(ids), "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities}})
+    sent(
+        {
+            "id": next(ids),
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities},
+        }
+    )
     sent({"method": "notifications/initialized"})
     sent({"id": next(ids), "method": "tools/list"})
     said = []
@@ -118,7 +124,9 @@ async def test_every_sequence_of_host_answers_gets_the_real_servers_answer_or_a_
         real = await host_session(build(), answers)
         replay = replayed(Replay(recorded, Matcher.build()), answers)
         # Each answer is the real server's, or a mismatch was reported by the time it was given.
-        wrong = [(n, said, truth) for n, ((said, mismatches), truth) in enumerate(zip(replay, real)) if said != truth]
+        wrong = [
+            (n, said, truth) for n, ((said, _), truth) in enumerate(zip(replay, real, strict=True)) if said != truth
+        ]
         assert all(replay[n][1] for n, _, _ in wrong), (answers, wrong)
         exact += not replay[-1][1]
         flagged += bool(replay[-1][1])

@@ -284,8 +284,12 @@ class Replay:
             return self._advance(job)
         live, recorded = answer_body(message), answer_body(item.response)
         # job.step - 2: the server request being answered (the step after it is next)
-        other = None if job.exchange is None else self.selection.answered(job.exchange, job.index, job.step - 2, canonical(live))
-        if canonical(recorded) != canonical(live):
+        answered = canonical(live)
+        # Among several recorded sessions, the answer tells which are still like the live one (see `selection`).
+        other = (
+            None if job.exchange is None else self.selection.answered(job.exchange, job.index, job.step - 2, answered)
+        )
+        if canonical(recorded) != answered:
             if other is not None:  # a recorded session consistent with the live one says what the server does then
                 return [self._follow(job, other, item), *self._advance(job)]
             from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff

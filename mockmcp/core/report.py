@@ -33,12 +33,10 @@ class Mismatch(NamedTuple):
     head: str = ""
 
     def render(self) -> str:
-        head = (
-            f"{self.head}:"
-            if self.head
-            else f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording:"
+        head = self.head or (
+            f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording"
         )
-        return "\n".join([f"mockmcp: {head}", *(f"  - {d}" for d in self.differences)])
+        return "\n".join([f"mockmcp: {head}:", *(f"  - {d}" for d in self.differences)])
 
 
 class Withheld(NamedTuple):
@@ -180,7 +178,7 @@ class Report:
         for index in self.unplayed:
             lines.append(f"  unplayed: {self._label(index)}")
         for mismatch in self.mismatches:
-            if mismatch.head:
+            if mismatch.head or mismatch.interaction is None:
                 lines.append(f"  answered from a guess: {mismatch.head}:")
             else:
                 lines.append(f"  answer differed: {mismatch.method} in {self._label(mismatch.interaction)}")

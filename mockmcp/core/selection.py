@@ -57,7 +57,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["TAKEN", "Exchange", "Pick", "Recordings", "Selection", "changes_state"]
+__all__ = ["Exchange", "Pick", "Recordings", "Selection", "TAKEN", "changes_state"]
 
 TAKEN = "an earlier process"  # the claim on a recorded session an earlier process took (`--state`)
 
@@ -248,7 +248,8 @@ class Selection:
         assert index is not None
         if index.changes[key]:
             if key not in index.has[session]:
-                return self._differs(track, key, asked, "it never recorded that request")
+                self._differs(track, key, asked, "it never recorded that request")
+                return None
             writes, done = index.writes[session], track.writes
             if done < len(writes) and index.keys[writes[done]] == key:
                 track.writes += 1
@@ -258,7 +259,8 @@ class Selection:
             if done and writes[done - 1] == index.last[(session, key)]:  # its last recording, asked again
                 return writes[done - 1], True
             after = f"after {done} request{'s' * (done != 1)} that change state"
-            return self._differs(track, key, asked, f"it recorded that request elsewhere than {after}")
+            self._differs(track, key, asked, f"it recorded that request elsewhere than {after}")
+            return None
         here = [i for stretch, i in index.reads.get((session, key), ()) if stretch == track.writes]
         if not here:  # a read changes nothing: the session stays consistent, but cannot answer it
             return None
@@ -268,7 +270,9 @@ class Selection:
 
     def _differs(self, track: _Track, key: str, asked: int, why: str) -> None:
         """The session no longer matches the live one: the first exchange that differs, and why."""
-        track.differs = f"{_label(self.recordings.cassette.interactions[self.recordings.requests[key][0]], asked)}: {why}"
+        track.differs = (
+            f"{_label(self.recordings.cassette.interactions[self.recordings.requests[key][0]], asked)}: {why}"
+        )
 
     def _free(self, session: int) -> bool:
         return self.recordings.claims.get(session, self) is self
@@ -303,15 +307,17 @@ class Selection:
         interactions = self.recordings.cassette.interactions
         sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
         chosen = self._choose(sessions)
-        if chosen != self.bound:
-            self.bound = chosen
-            self.sessions.add(chosen)
         pick = self._counted([i for i in indexes if interactions[i].session == chosen], asked)
         method = interactions[indexes[0]].method
         if any(track.differs is None for track in self._tracks.values()):  # a read, in a state none recorded it in
             label = _label(interactions[indexes[0]], asked)
             why = f"no recorded session says what the server answers {method} after what this live session did"
-            return pick._replace(why=why, differs=(f"{label}: no recorded session still like this one recorded it at this point",))
+            return pick._replace(
+                why=why, differs=(f"{label}: no recorded session still like this one recorded it at this point",)
+            )
+        if chosen != self.bound:  # from now on, answered as if it were the only recorded session
+            self.bound = chosen
+            self.sessions.add(chosen)
         if self._diverged:
             return pick
         self._diverged = True
