@@ -13,31 +13,37 @@ Several recorded sessions (`session: N`; from an HTTP proxy that saw many client
 `mockmcp record --mode new`, which adds a stateful server's later session whole). A recorded
 answer is true only in the state the recorded server was in, so a live session is answered from a
 recorded session only while that session is *consistent* with it: while it says what the server
-answers after what this live session did. What the live session did is its *exchanges*: each
-request it sent (by match key), and the host's answers to the server requests played within it.
-Requests are of two kinds. One that *changes state* is any tools/call of a tool the recorded tool
-lists do not mark `readOnlyHint: true`, and any method not in `protocol.READ_METHODS`. One that
-*reads* (initialize, the list/get/read methods, ping, a read-only tool) changes nothing. A recorded
-session S is consistent with the live session when:
+answers after what this live session did (recorded sessions are taken to start alike). What the
+live session did is its *exchanges*: each request it sent (by match key, and how often it sent it),
+and the host's answers to the server requests played within it. A request either *changes state*
+(any tools/call of a tool the recorded tool lists do not mark `readOnlyHint: true`, any method not
+in `protocol.READ_METHODS`) or *reads* (initialize, the list/get/read methods, ping, a read-only
+tool). A recorded session S is consistent with the live session when:
 
-- the live session's requests that change state are the first ones S recorded, in S's order (each
-  recording counted `times` times); one asked again right after S's last recording of it repeats it;
-- each read is one S recorded between the same two changes of state (the live session's n-th such
-  read since the last change takes S's n-th there; more repeat the last one there): reads may come in
-  any order, as hosts list tools and prompts in either order, but never from another state;
-- the host answered each server request as S's host did (`branching.answered_otherwise`).
+- the live session's requests that change state are the first ones S recorded, in S's order (a
+  recording counted `times` times); one asked again right after S's last recording of it repeats
+  it (replay has always taken a request asked again for one that changes nothing more);
+- the host answered each server request as S's host did, S's server having asked alike.
 
-Client notifications are no exchanges: a host sends them at its own pace and a server answers none;
-they play from the recorded session being followed.
+Reads change nothing, so they never make a session inconsistent; a read is answered from a
+consistent session that recorded it between the same two changes of state (the n-th such read
+since the last change takes that session's n-th there; more repeat its last there): reads may
+come in any order, as hosts list tools and prompts in either order, but never from another state.
+
+Client notifications are no exchanges either: a host sends them at its own pace and a server
+answers none; they play from the recorded session being followed.
 
 A live request is answered from the recorded session the live session follows while that one is
-consistent. When it is not, the live session moves, with a note, to a consistent one: the first
-no other live session has claimed, else the first (so a request or an answer only another session
-recorded moves it there, and a dozen clients recorded with the same opening are replayed one
-recorded session each, in the order they start). When none is consistent, the live session has left
-every recording: replay cannot know what the server says, and reports a mismatch (fails --strict
-and the plugin's verdict) naming, for each recorded session, the first exchange that differs from
-it; it then answers as if there were one recorded session, from the one it followed.
+consistent and has it. Else the live session moves, with a note, to a consistent one that has it:
+the first no other live session has claimed, else the first (so a request or an answer only
+another session recorded moves it there, and a dozen clients recorded with the same opening are
+replayed one recorded session each, in the order they start). Two cases are a mismatch (failing
+--strict and the plugin's verdict), answered from a guess as if there were one recorded session:
+a read no consistent session recorded in the live session's state, and a live session consistent
+with no recorded session any more, whose mismatch names, for each recorded session, the first
+exchange that differs from it (once: what follows is guesswork it already failed for). When the
+host's answer is the first that differs from every recording, that answer is the mismatch
+(`branching`).
 
 `taken`: recorded sessions earlier processes took (`mockmcp replay --state FILE`, which the pytest
 plugin gives every test), claimed before this process starts, so that a host that starts one
