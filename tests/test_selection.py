@@ -303,3 +303,13 @@ def test_a_move_is_noted_and_an_earlier_processes_sessions_are_taken_last() -> N
         line = json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).encode()
         assert not [a for a in later.receive(line) if not isinstance(a, Send)]  # no move, no note
     assert later.selection.bound == 2 and later.report.unplayed == []
+
+
+def test_a_cassette_of_one_recorded_session_numbered_otherwise_is_answered_as_one() -> None:
+    """A hand-made cassette whose only session is `session: 1`: play counts alone, and its report counts it."""
+    engine = Replay(loads(GROWING.replace("- request:", "- session: 1\n  request:")), Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert answer(engine, 2, "tools/call", {"name": "add"}) == "added"  # out of the recorded order: as before
+    assert [answer(engine, n, "tools/call", {"name": "read"}) for n in (3, 4, 5)] == ["0", "0", "1"]
+    assert engine.report.mismatches == [] and engine.selection.sessions == {1}
+    assert engine.report.unplayed == [2, 6]  # its second opening, and the read it was not asked

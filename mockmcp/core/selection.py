@@ -100,7 +100,9 @@ class Recordings:
             table.setdefault(key, []).append(i)
             if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
-        self.sessions = _Sessions(cassette.interactions, keys) if self.several else None
+        numbers = sorted({interaction.session for interaction in cassette.interactions})
+        self.first = numbers[0] if numbers else 0  # the recorded session, when there is one
+        self.sessions = _Sessions(cassette.interactions, keys) if len(numbers) > 1 else None
 
 
 class _Sessions:
@@ -188,7 +190,7 @@ class Selection:
         asked = self._asked.get(key, 0)
         self._asked[key] = asked + 1
         if self.recordings.sessions is None:  # the common case, on the hot path: one recorded session
-            self.sessions.add(0)
+            self.sessions.add(self.recordings.first)
             return self._counted(indexes, asked)
         counterparts = {}
         for session, track in self._tracks.items():
