@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from mockmcp.cassette.model import Interaction
 from mockmcp.cassette.store import loads
+from mockmcp.core.consistency import changes_state, label
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay, Send
 from mockmcp.core.selection import Recordings, Selection
@@ -254,7 +256,7 @@ MILK, EGGS = (
             [MILK, EGGS, LIST_PROMPTS],
             ["added milk", "added eggs", "prompts"],
             2,
-            ["prompts/list (its 1st): no recorded session still like this one recorded it at this point"],
+            ["prompts/list (its 1st): no recorded session like this one recorded it here"],
         ),
     ],
     ids=[
@@ -313,3 +315,30 @@ def test_a_cassette_of_one_recorded_session_numbered_otherwise_is_answered_as_on
     assert [answer(engine, n, "tools/call", {"name": "read"}) for n in (3, 4, 5)] == ["0", "0", "1"]
     assert engine.report.mismatches == [] and engine.selection.sessions == {1}
     assert engine.report.unplayed == [2, 6]  # its second opening, and the read it was not asked
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "changes"),
+    [
+        ("initialize", {"protocolVersion": "2025-11-25"}, False),
+        ("tools/list", None, False),
+        ("resources/read", {"uri": "notes://a"}, False),
+        ("prompts/get", {"name": "review"}, False),
+        ("tools/call", {"name": "read"}, False),  # the tool list marks it readOnlyHint: true
+        ("tools/call", {"name": "add"}, True),
+        ("tools/call", {"name": "unlisted"}, True),  # no word on it: it may change state
+        ("logging/setLevel", {"level": "info"}, True),
+        ("resources/subscribe", {"uri": "notes://a"}, True),
+    ],
+)
+def test_what_changes_a_servers_state(method: str, params: object, changes: bool) -> None:
+    interaction = Interaction("request", {"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    assert changes_state(interaction, frozenset({"read"})) is changes
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"), [(0, "1st"), (1, "2nd"), (2, "3rd"), (3, "4th"), (10, "11th"), (21, "22nd")]
+)  # noqa: E501
+def test_an_exchange_is_named_by_its_request_and_how_often_it_was_asked(asked: int, said: str) -> None:
+    interaction = Interaction("request", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}})
+    assert label(interaction, asked) == f"tools/call add (its {said})"

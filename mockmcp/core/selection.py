@@ -10,28 +10,10 @@ order, each played `times` times; after the last is used up it repeats, unless i
 `after: unmatched`.
 
 Several recorded sessions (`session: N`; from an HTTP proxy that saw many clients, or from
-`mockmcp record --mode new`, which adds a stateful server's later session whole). A recorded
-answer is true only in the state the recorded server was in, so a live session is answered from a
-recorded session only while that session is *consistent* with it: while it says what the server
-answers after what this live session did (recorded sessions are taken to start alike). What the
-live session did is its *exchanges*: each request it sent (by match key, and how often it sent it),
-and the host's answers to the server requests played within it. A request either *changes state*
-(any tools/call of a tool the recorded tool lists do not mark `readOnlyHint: true`, any method not
-in `protocol.READ_METHODS`) or *reads* (initialize, the list/get/read methods, ping, a read-only
-tool). A recorded session S is consistent with the live session when:
-
-- the live session's requests that change state are the first ones S recorded, in S's order (a
-  recording counted `times` times); one asked again right after S's last recording of it repeats
-  it (replay has always taken a request asked again for one that changes nothing more);
-- the host answered each server request as S's host did, S's server having asked alike.
-
-Reads change nothing, so they never make a session inconsistent; a read is answered from a
-consistent session that recorded it between the same two changes of state (the n-th such read
-since the last change takes that session's n-th there; more repeat its last there): reads may
-come in any order, as hosts list tools and prompts in either order, but never from another state.
-
-Client notifications are no exchanges either: a host sends them at its own pace and a server
-answers none; they play from the recorded session being followed.
+`mockmcp record --mode new`, which adds a stateful server's later session whole). A live session
+is answered from a recorded session only while that session is *consistent* with what the live
+session did: `consistency` says when (requests that change state in the recorded order, reads
+between the same changes of state, the same host answers).
 
 A live request is answered from the recorded session the live session follows while that one is
 consistent and has it. Else the live session moves, with a note, to a consistent one that has it:
@@ -52,9 +34,9 @@ server process per call meets the recorded sessions one after another, as the st
 
 from __future__ import annotations
 
-from mockmcp import protocol
-from mockmcp.cassette.model import REQUEST, SERVER, Cassette, Interaction
+from mockmcp.cassette.model import REQUEST, SERVER, Cassette
 from mockmcp.core.branching import answered_otherwise, asked_alike
+from mockmcp.core.consistency import Steps, Track, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.timeline import listen_holds, overtakers
 from mockmcp.namedtuple import NamedTuple
@@ -63,17 +45,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["Exchange", "Pick", "Recordings", "Selection", "TAKEN", "changes_state"]
+__all__ = ["Exchange", "Pick", "Recordings", "Selection", "TAKEN"]
 
 TAKEN = "an earlier process"  # the claim on a recorded session an earlier process took (`--state`)
-
-
-def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
-    """Whether a recorded request may change the server's state: not a read by its method, nor a read-only tool."""
-    method, params = interaction.method, interaction.params
-    if method in protocol.READ_METHODS:
-        return False
-    return not (method == "tools/call" and isinstance(params, dict) and params.get("name") in read_only)
 
 
 class Recordings:
@@ -102,49 +76,7 @@ class Recordings:
                 self.methods.add(interaction.method)
         numbers = sorted({interaction.session for interaction in cassette.interactions})
         self.first = numbers[0] if numbers else 0  # the recorded session, when there is one
-        self.sessions = _Sessions(cassette.interactions, keys) if len(numbers) > 1 else None
-
-
-class _Sessions:
-    """Each recorded session's steps, as consistency reads them (see the module docstring)."""
-
-    def __init__(self, interactions: tuple[Interaction, ...], keys: dict[int, str]) -> None:
-        self.keys = keys
-        self.order = sorted({interaction.session for interaction in interactions})
-        self.client: dict[int, set[int]] = {s: set() for s in self.order}  # each session's client messages
-        self.has: dict[int, set[str]] = {s: set() for s in self.order}  # the keys of each session's requests
-        self.writes: dict[int, list[int]] = {s: [] for s in self.order}  # its requests that change state, by times
-        self.reads: dict[tuple[int, str], list[tuple[int, int]]] = {}  # (session, key) -> [(changes before, index)]
-        self.last: dict[tuple[int, str], int] = {}  # (session, key) -> its last recording
-        self.changes: dict[str, bool] = {}  # key -> whether its request changes state
-        exchanges = ((it.message, it.response) for it in interactions if it.kind == REQUEST)
-        read_only = protocol.read_only_tools(exchanges)
-        for i, interaction in enumerate(interactions):
-            session = interaction.session
-            if interaction.kind != SERVER:
-                self.client[session].add(i)
-            key = keys.get(i)
-            if interaction.kind != REQUEST or key is None:
-                continue
-            self.last[(session, key)] = i
-            self.has[session].add(key)
-            if self.changes.setdefault(key, changes_state(interaction, read_only)):
-                self.writes[session].extend([i] * interaction.times)
-            else:
-                stretch = len(self.writes[session])
-                self.reads.setdefault((session, key), []).extend([(stretch, i)] * interaction.times)
-
-
-class _Track:
-    """How one recorded session stands against the live session."""
-
-    __slots__ = ("differs", "matched", "reads", "writes")
-
-    def __init__(self) -> None:
-        self.writes = 0  # its requests that change state the live session has played, in order
-        self.reads: dict[str, int] = {}  # key -> reads asked since the last change of state
-        self.matched: set[int] = set()  # its interactions that live exchanges had as their counterparts
-        self.differs: str | None = None  # the first live exchange it does not match (None: consistent)
+        self.sessions = Steps(cassette.interactions, keys) if len(numbers) > 1 else None
 
 
 class Exchange(NamedTuple):
@@ -179,7 +111,7 @@ class Selection:
         self._asked: dict[str, int] = {}
         self._notified: set[str] = set()  # the keys of the notifications it sent
         index = recordings.sessions
-        self._tracks = {} if index is None else {s: _Track() for s in index.order}
+        self._tracks = {} if index is None else {s: Track() for s in index.order}
         self._diverged = False
 
     def request(self, key: str) -> Pick | None:
@@ -195,8 +127,10 @@ class Selection:
         counterparts = {}
         for session, track in self._tracks.items():
             if track.differs is None:
-                found = self._counterpart(session, track, key, asked)
-                if found is not None:
+                found = self.recordings.sessions.counterpart(session, track, key)
+                if isinstance(found, str):  # the first exchange that differs from this session
+                    track.differs = f"{label(self.recordings.cassette.interactions[indexes[0]], asked)}: {found}"
+                elif found is not None:
                     counterparts[session] = found
         if not counterparts:
             return self._unknown(key, indexes, asked)
@@ -206,8 +140,8 @@ class Selection:
         interaction = self.recordings.cassette.interactions[index]
         if repeated and interaction.after == "unmatched" and self.recordings.sessions.last[(chosen, key)] == index:
             return Pick(None, note=note)
-        label = _label(interaction, asked)
-        return Pick(index, repeated, note, exchange=Exchange(label, {s: i for s, (i, _) in counterparts.items()}))
+        exchange = Exchange(label(interaction, asked), {s: i for s, (i, _) in counterparts.items()})
+        return Pick(index, repeated, note, exchange=exchange)
 
     def notification(self, key: str, plays: list[int]) -> int | None:
         """The recorded notification this one plays: the first not played yet, else the last."""
@@ -249,39 +183,6 @@ class Selection:
 
     # --- several recorded sessions --------------------------------------------------------------
 
-    def _counterpart(self, session: int, track: _Track, key: str, asked: int) -> tuple[int, bool] | None:
-        """This session's recording of the live request, and whether it repeats; None (and why, in the
-        track) when the session does not say what the server answers it now."""
-        index = self.recordings.sessions
-        assert index is not None
-        if index.changes[key]:
-            if key not in index.has[session]:
-                self._differs(track, key, asked, "it never recorded that request")
-                return None
-            writes, done = index.writes[session], track.writes
-            if done < len(writes) and index.keys[writes[done]] == key:
-                track.writes += 1
-                track.reads.clear()
-                track.matched.add(writes[done])
-                return writes[done], False
-            if done and writes[done - 1] == index.last[(session, key)]:  # its last recording, asked again
-                return writes[done - 1], True
-            after = f"after {done} request{'s' * (done != 1)} that change state"
-            self._differs(track, key, asked, f"it recorded that request elsewhere than {after}")
-            return None
-        here = [i for stretch, i in index.reads.get((session, key), ()) if stretch == track.writes]
-        if not here:  # a read changes nothing: the session stays consistent, but cannot answer it
-            return None
-        n = track.reads[key] = track.reads.get(key, 0) + 1
-        track.matched.add(here[min(n, len(here)) - 1])
-        return here[min(n, len(here)) - 1], n > len(here)
-
-    def _differs(self, track: _Track, key: str, asked: int, why: str) -> None:
-        """The session no longer matches the live one: the first exchange that differs, and why."""
-        track.differs = (
-            f"{_label(self.recordings.cassette.interactions[self.recordings.requests[key][0]], asked)}: {why}"
-        )
-
     def _free(self, session: int) -> bool:
         return self.recordings.claims.get(session, self) is self
 
@@ -296,15 +197,15 @@ class Selection:
         before, self.bound = self.bound, session
         self.sessions.add(session)
         self.recordings.claims.setdefault(session, self)
-        index_of = self.recordings.sessions
-        if index_of is None or before is None:
+        steps = self.recordings.sessions
+        if steps is None or before is None:
             return ""
         # The rest of the session left is not expected to play, and the exchanges before, which the session
         # joined matched, stand for its own.
-        self.left |= index_of.client[before]
-        self.left -= index_of.client[session]
+        self.left |= steps.client[before]
+        self.left -= steps.client[session]
         self.left |= self._tracks[session].matched - {index}
-        self.left |= {i for i in index_of.client[session] if index_of.keys.get(i) in self._notified}
+        self.left |= {i for i in steps.client[session] if steps.keys.get(i) in self._notified}
         differs = self._tracks[before].differs
         why = f": recorded session {before} does not match it ({differs})" if differs else ""
         return f"mockmcp: the live session follows recorded session {session} from interactions[{index}] on{why}"
@@ -318,11 +219,9 @@ class Selection:
         pick = self._counted([i for i in indexes if interactions[i].session == chosen], asked)
         method = interactions[indexes[0]].method
         if any(track.differs is None for track in self._tracks.values()):  # a read, in a state none recorded it in
-            label = _label(interactions[indexes[0]], asked)
             why = f"no recorded session says what the server answers {method} after what this live session did"
-            return pick._replace(
-                why=why, differs=(f"{label}: no recorded session still like this one recorded it at this point",)
-            )
+            here = f"{label(interactions[indexes[0]], asked)}: no recorded session like this one recorded it here"
+            return pick._replace(why=why, differs=(here,))
         if chosen != self.bound:  # from now on, answered as if it were the only recorded session
             self.bound = chosen
             self.sessions.add(chosen)
@@ -342,12 +241,3 @@ class Selection:
                 return Pick(index)
         last = indexes[-1]
         return Pick(None) if interactions[last].after == "unmatched" else Pick(last, repeated=True)
-
-
-def _label(interaction: Interaction, asked: int) -> str:
-    """A live exchange as the differences name it: `tools/call add (its 2nd)`."""
-    params = interaction.params
-    name = f" {params['name']}" if isinstance(params, dict) and isinstance(params.get("name"), str) else ""
-    n = asked + 1
-    nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-    return f"{interaction.method}{name} (its {nth})"
