@@ -338,7 +338,7 @@ def test_what_changes_a_servers_state(method: str, params: object, changes: bool
 
 @pytest.mark.parametrize(
     ("asked", "said"), [(0, "1st"), (1, "2nd"), (2, "3rd"), (3, "4th"), (10, "11th"), (21, "22nd")]
-)  # noqa: E501
+)
 def test_an_exchange_is_named_by_its_request_and_how_often_it_was_asked(asked: int, said: str) -> None:
     interaction = Interaction("request", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}})
     assert label(interaction, asked) == f"tools/call add (its {said})"
