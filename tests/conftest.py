@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import queue
 import re
 import shutil
 import signal
@@ -102,6 +103,9 @@ def served(
     finally:
         proc.kill()
         proc.wait(10)
+
+
+# --- real SDK servers over Streamable HTTP, and the recording proxy in front of one ----------------
 
 
 # --- a Streamable HTTP client by hand, which sees the stream each server message comes on -------
@@ -225,6 +229,67 @@ def serve_each_connection(listener: socket.socket, serve: Callable[[socket.socke
             threading.Thread(target=serve, args=(sock,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
+
+
+# --- recording over HTTP ----------------------------------------------------------------------------
+
+
+@contextmanager
+def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *options: str) -> Iterator[str]:
+    """The example SDK server (or another, with these options) over Streamable HTTP, on a port the
+    system picks (never one probed and let go)."""
+    server = subprocess.Popen(
+        [sys.executable, str(script), "--http", "0", *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    try:
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def drain() -> None:  # uvicorn logs the address it bound; the rest is read so the pipe never fills
+            assert server.stderr is not None
+            for line in server.stderr:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=drain, daemon=True).start()
+        seen: list[str] = []
+        while True:
+            line = lines.get(timeout=30)
+            assert line is not None, "the SDK server exited before saying where it listens:\n" + "".join(seen)
+            seen.append(line)
+            if found := re.search(r"Uvicorn running on (http://\S+)", line):
+                break
+        yield found.group(1) + "/mcp"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@contextmanager
+def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
+    """`mockmcp record --http-target TARGET` (with these options) into out: yields the proxy's URL; on
+    leaving, SIGTERM stops the proxy, which saves the cassette."""
+    proxy = subprocess.Popen(
+        [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", target, *extra],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    try:
+        assert proxy.stderr is not None
+        found = re.search(r"recording (\S+)", proxy.stderr.readline())
+        assert found
+        yield found.group(1)
+        proxy.send_signal(signal.SIGTERM)
+        _out, err = proxy.communicate(timeout=30)
+        assert proxy.returncode == 0, err
+    finally:
+        proxy.kill()
+        proxy.wait(10)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from mockmcp.cassette.store import loads
-from mockmcp.core.endpoint import Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
+from mockmcp.core.endpoint import TURN, Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
 from mockmcp.core.matching import Matcher
 from mockmcp.core.streamable import LOOPBACK, Answer
 
@@ -725,7 +725,8 @@ GETS = [
         cassette(GETTABLE),
         [
             *OPENING,
-            (post("c1", PING), [("respond", "c1", 200, PING_REPLY, SID)]),
+            (post("c1", PING), [("later", TURN), ("respond", "c1", 200, PING_REPLY, SID)]),
+            (WAKE, []),  # the host's turn: the message for another stream waits for the stream
             (get("c9"), [("open", "c9", SID), ("event", "c9", [LIST_CHANGED])]),
         ],
         id="an unsolicited message held back until it opens",
@@ -735,7 +736,8 @@ GETS = [
         [
             *OPENING,
             (get("c9"), [("open", "c9", SID)]),
-            (post("c1", PING), [("event", "c9", [LIST_CHANGED]), ("respond", "c1", 200, PING_REPLY, SID)]),
+            (post("c1", PING), [("later", TURN), ("respond", "c1", 200, PING_REPLY, SID)]),
+            (WAKE, [("event", "c9", [LIST_CHANGED])]),  # a message for another stream, after the host's turn
         ],
         id="an unsolicited message on it as it comes",
     ),

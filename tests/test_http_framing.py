@@ -113,7 +113,8 @@ MISSING = b'{"jsonrpc":"2.0","id":"server-error","error":{"code":-32000,"message
         ({"mcp-session-id": "x"}, 404, UNKNOWN, {"unknown": {"status": 404, "error": json.loads(UNKNOWN)["error"]}}),
         ({}, 400, MISSING, {"missing": {"status": 400, "error": json.loads(MISSING)["error"]}}),
         ({}, 404, UNKNOWN, {}),  # no session named: not a session error
-        ({"mcp-session-id": "x"}, 400, MISSING, {}),  # a session named: a 400 is about something else
+        # A session named and turned away about it with 400, as the TypeScript SDK's example servers do.
+        ({"mcp-session-id": "x"}, 400, MISSING, {"unknown": {"status": 400, "error": json.loads(MISSING)["error"]}}),
         ({}, 400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', {}),
         ({"mcp-session-id": "x"}, 404, b"Not Found", {}),  # not JSON-RPC: nothing to replay
         ({"mcp-session-id": "x"}, 404, b'{"error":{"code":"a","message":"m"}}', {}),

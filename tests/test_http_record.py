@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import queue
 import re
-import signal
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, served, streams_seen
+from conftest import NOTES_SESSION, ROOT, SHIPPED, notes_over_http, recording, served, streams_seen
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -27,62 +20,6 @@ from mockmcp.shells.http_record import RecordingProxy
 from mockmcp.shells.journal import Journal
 
 pytestmark = pytest.mark.anyio
-
-
-@contextmanager
-def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *options: str) -> Iterator[str]:
-    """The example SDK server (or another, with these options) over Streamable HTTP, on a port the
-    system picks (never one probed and let go)."""
-    server = subprocess.Popen(
-        [sys.executable, str(script), "--http", "0", *options],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-    )
-    try:
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def drain() -> None:  # uvicorn logs the address it bound; the rest is read so the pipe never fills
-            assert server.stderr is not None
-            for line in server.stderr:
-                lines.put(line)
-            lines.put(None)
-
-        threading.Thread(target=drain, daemon=True).start()
-        seen: list[str] = []
-        while True:
-            line = lines.get(timeout=30)
-            assert line is not None, "the SDK server exited before saying where it listens:\n" + "".join(seen)
-            seen.append(line)
-            if found := re.search(r"Uvicorn running on (http://\S+)", line):
-                break
-        yield found.group(1) + "/mcp"
-    finally:
-        server.terminate()
-        server.wait(10)
-
-
-@contextmanager
-def recording(target: str, out: Path) -> Iterator[str]:
-    proxy = subprocess.Popen(
-        [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", target],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-        cwd=ROOT,
-    )
-    try:
-        assert proxy.stderr is not None
-        found = re.search(r"recording (\S+)", proxy.stderr.readline())
-        assert found
-        yield found.group(1)
-        proxy.send_signal(signal.SIGTERM)  # stops the proxy and saves the cassette
-        _out, err = proxy.communicate(timeout=30)
-        assert proxy.returncode == 0, err
-    finally:
-        proxy.kill()
-        proxy.wait(10)
 
 
 async def host_session(url: str, mode: str) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Answers keep the order the recording gave them: a fast call that came behind a slow one is answered first.
 
 Engine tests with literal JSON-RPC and recorded times (`at`, `took`):
-- the slow call's reply waits until the fast one, recorded as answered first, has been answered;
+- the slow call's reply waits until the fast request, sent before the recording answered the slow one,
+  has come, and then goes after the fast one's answer (the server's recorded order);
 - a host that does not ask the fast one gets the slow reply after the time the server took (a `Wake`),
-  with a note; one that cancels the fast one gets it at once;
-- requests that came in the other order, did not overlap, or with `--timing` (which keeps the order
-  by the recorded times) are answered as they come;
+  with a note; a `delay` on the fast one delays only it;
+- requests that came in the other order wait for each other at most as long as the server took;
+  those that did not overlap are answered as they come; `--timing` keeps the order too;
 and the SDK host, recording a real server with two calls in flight and replaying them (over stdio
 and over Streamable HTTP), sees the answers in the same order every time.
 """
@@ -67,53 +68,74 @@ def engine(timing: float = 0.0) -> Replay:
     return Replay(loads(OVERTAKEN), Matcher.build(), timing=timing)
 
 
+def wakes(actions: list[Any]) -> list[Wake]:
+    return [action for action in actions if isinstance(action, Wake)]
+
+
 def test_the_slow_reply_waits_for_the_fast_one_the_recording_answered_first() -> None:
     replay = engine()
     first = replay.receive(call("a", 1))
-    assert replies(first) == [] and [a for a in first if isinstance(a, Wake)] == [Wake(1.0, 0)]
+    [wake] = wakes(first)
+    assert replies(first) == [] and wake.after == 1.0  # at most as long as its server took
     assert replies(replay.receive(call("b", 0))) == [("b", "fast"), ("a", "slow")]
-    assert replay.wake(0) == []  # the hold's timer, once the reply went, does nothing
+    assert replay.holds(wake.job) is False and replay.wake(wake.job) == []  # the hold's timer does nothing now
     assert replies(replay.receive(call("c", 2))) == [("c", "later")]
 
 
 def test_a_host_that_never_asks_the_fast_one_gets_the_slow_reply_after_the_servers_time() -> None:
     replay = engine()
-    [wake] = [a for a in replay.receive(call("a", 1)) if isinstance(a, Wake)]
+    [wake] = wakes(replay.receive(call("a", 1)))
     actions = replay.wake(wake.job)
     assert replies(actions) == [("a", "slow")]
     [note] = [a.text for a in actions if isinstance(a, Note)]
-    assert "interactions[0] after the 1.0s its server took" in note and "interactions[1] first" in note
+    assert "interactions[0] goes on after the 1s its server took" in note
+    assert "had sent interactions[1] (tools/call) first" in note
+    # what it waited for counts as come from now on: a later request waits for nothing
+    assert replies(replay.receive(call("c", 2))) == [("c", "later")]
 
 
 def test_at_the_hosts_eof_a_held_reply_goes_at_once() -> None:
     replay = engine()
-    replay.receive(call("a", 1))
+    [wake] = wakes(replay.receive(call("a", 1)))
     assert replies(replay.close()) == [("a", "slow")]
-    assert replay.holds(0) is False  # nothing left for the shell to wait for
+    assert replay.holds(wake.job) is False  # nothing left for the shell to wait for
 
 
-def test_cancelling_the_fast_one_lets_the_slow_reply_go() -> None:
-    replay = Replay(
-        loads(OVERTAKEN.replace("  took: 0.05", "  took: 0.05\n  delay: 5")), Matcher.build()
-    )  # the fast one delayed by hand, so it can be cancelled while in flight
+def test_a_delay_on_the_fast_one_delays_only_it() -> None:
+    """The slow reply needed the fast request to have come, not its answer: a `delay` on the fast one (the
+    knob's "other requests are answered meanwhile") lets the slow reply go when the fast request comes."""
+    replay = Replay(loads(OVERTAKEN.replace("  took: 0.05", "  took: 0.05\n  delay: 5")), Matcher.build())
     replay.receive(call("a", 1))
-    assert replies(replay.receive(call("b", 0))) == []
-    assert replies(replay.receive(cancel("b"))) == [("a", "slow")]
+    after_b = replay.receive(call("b", 0))
+    assert replies(after_b) == [("a", "slow")]
+    assert [w.after for w in wakes(after_b)] == [5]
+    assert replies(replay.receive(cancel("b"))) == []  # cancelled behind its delay: never answered
 
 
-def test_requests_in_the_other_order_or_not_overlapping_are_answered_as_they_come() -> None:
+def test_requests_in_the_other_order_wait_for_each_other_at_most_the_servers_time() -> None:
     replay = engine()
-    assert replies(replay.receive(call("b", 0))) == [("b", "fast")]
-    assert replies(replay.receive(call("a", 1))) == [("a", "slow")]  # what the recording answered first, was
+    first = replay.receive(call("b", 0))  # the recording's host had sent a before b was answered
+    assert replies(first) == [] and [w.after for w in wakes(first)] == [0.05]
+    assert replies(replay.receive(call("a", 1))) == [("b", "fast"), ("a", "slow")]
     assert replies(replay.receive(call("c", 2))) == [("c", "later")]
 
 
-def test_recorded_timing_keeps_the_order_by_the_clock_instead() -> None:
+def test_requests_that_did_not_overlap_are_answered_as_they_come() -> None:
+    replay = engine()
+    replay.receive(call("a", 1))
+    replay.receive(call("b", 0))
+    assert replies(replay.receive(call("c", 2))) == [("c", "later")]
+    assert replies(replay.receive(call("c2", 2))) == [("c2", "later")]  # a repeat waits for nothing
+
+
+def test_recorded_timing_keeps_the_order_by_the_clock_too() -> None:
     replay = engine(timing=1.0)
-    assert [a for a in replay.receive(call("a", 1)) if isinstance(a, Wake)] == [Wake(1.0, 0)]
-    assert replies(replay.receive(call("b", 0))) == []  # its own 0.05 s first
-    assert replies(replay.wake(1)) == [("b", "fast")]
-    assert replies(replay.wake(0)) == [("a", "slow")]
+    [slow] = wakes(replay.receive(call("a", 1)))
+    assert slow.after == 1.0
+    [fast] = wakes(replay.receive(call("b", 0)))  # its own 0.05 s first
+    assert fast.after == pytest.approx(0.05)
+    assert replies(replay.wake(fast.job)) == [("b", "fast")]
+    assert replies(replay.wake(slow.job)) == [("a", "slow")]
 
 
 # --- the SDK host, through record and replay --------------------------------------------------------------

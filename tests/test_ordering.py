@@ -1,10 +1,9 @@
-"""What is held and what releases it: `core.ordering.Ordering`, as tables of calls and what each returns.
+"""What a recorded message waits for and what lets it go: `timeline.Causes` and `ordering.Ordering`, as tables.
 
-Pure, in memory. Each row is a conversation with the object: the engine's calls in order (an
-interaction began, played, was answered; a job asks whether its reply or listen event may go), and
-what each call returns. Interactions are literal JSON-RPC where the rule reads them (unsolicited
-anchors, recorded times); the holds themselves are given as `timeline` computes them. The engine
-shows the same rules end to end in tests/test_order.py and tests/test_replay_engine.py.
+Pure, in memory. Cassettes are literal YAML with recorded times; each row of a conversation is the
+engine's call (a job asks whether its next message may go: `check`; a client message came:
+`arrive`; a job waited as long as its server took: `give_up`) and what it returns. The engine shows
+the same rules end to end in tests/test_order.py and tests/test_replay_engine.py.
 """
 
 from __future__ import annotations
@@ -13,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from mockmcp.cassette.model import Interaction, ServerItem
-from mockmcp.core.ordering import GO, HELD, STILL_HELD, Ordering
-
-SUB = "io.modelcontextprotocol/subscriptionId"
+from mockmcp.cassette.model import Interaction
+from mockmcp.cassette.store import loads
+from mockmcp.core.ordering import BLOCKED, GO, HELD, Ordering
+from mockmcp.core.timeline import Causes
 
 
 def client(method: str, id: int | None = 1, at: float | None = None, took: float | None = None) -> Interaction:
@@ -51,93 +50,131 @@ def test_unsolicited_messages_go_after_the_interaction_recorded_before_them(
         assert ordering.unsolicited(anchor) == []  # each goes once
 
 
-# A listen event's hold: (interaction, server item) -> (the interaction it waits for, whether to its end).
-LISTEN_HOLDS = {(0, 0): (1, True), (0, 1): (2, False), (0, 2): (1, False)}
+# A slow call with progress; a fast call sent while it ran, answered before its second progress; the host
+# answered an elicitation of the fast call; then cancelled the slow one, which the server answered late.
+OVERLAP = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 1, method: tools/call, params: {name: slow, _meta: {progressToken: 1}}}
+  server:
+  - at: 0.1
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 1}}
+  - at: 0.6
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 2}}
+  response: {error: {code: 0, message: Request cancelled}}
+  took: 1.2
+- at: 0.2
+  request: {id: 2, method: tools/call, params: {name: fast}}
+  server:
+  - at: 0.3
+    request: {id: 0, method: elicitation/create, params: {message: sure?, requestedSchema: {type: object}}}
+    response: {result: {action: accept}}
+  response: {result: {content: []}}
+  took: 0.2
+- at: 1.0
+  notification: {method: notifications/cancelled, params: {requestId: 1}}
+"""
+
+
+def test_each_message_needs_the_client_events_recorded_before_it() -> None:
+    causes = Causes(loads(OVERLAP).interactions)
+    # client events in recorded order: the two calls, the host's answer (no later than the fast call's
+    # answer, which waited for it), the cancel
+    assert causes.events == {0: [0, 1, (1, 0), 2]}
+    assert causes.needs == {
+        (0, 1): 1,  # the first progress: only its own call
+        (0, 2): 3,  # the second: the fast call and the host's answer too
+        (0, 3): 4,  # the late answer: the cancel too
+        (1, 1): 2,  # the elicitation: both calls
+        (1, 2): 2,  # the fast call's answer: the host's answer, at the same moment, is its own job's order
+    }
+    assert causes.gaps[(0, 2)] == 0.5 and causes.gaps[(0, 3)] == 0.6  # from the message before, in its job
+    assert causes.hard == {(0, 3): (("cancel", 0),)}  # never without the cancel
+    assert causes.cancels == {0: 2}
 
 
 @pytest.mark.parametrize(
-    ("calls", "results"),
+    "conversation",
     [
-        # waits for interactions[1] to have played: parked, and let go when it has
-        ([("parks", "L", 0, 0), ("begin", 1), ("played", 1), ("unpark", 1)], [True, [], None, ["L"]]),
-        # played before the event came: it goes at once
-        ([("begin", 1), ("played", 1), ("parks", "L", 0, 0)], [[], None, False]),
-        # waits for interactions[2] only to have begun
-        ([("parks", "L", 0, 1), ("begin", 2), ("begin", 2)], [True, ["L"], []]),
-        ([("begin", 2), ("parks", "L", 0, 1)], [[], False]),
-        # begun by following another recording: counts as begun, lets nothing go until played
-        ([("parks", "L", 0, 1), ("begun", 2), ("parks", "M", 0, 1), ("unpark", 2)], [True, None, False, ["L"]]),
-        # an item without a hold never waits
-        ([("parks", "L", 0, 3), ("parks", "L", 3, 0)], [False, False]),
-        # two jobs parked for the same interaction go together, in the order they parked
-        ([("parks", "L", 0, 0), ("parks", "M", 0, 0), ("played", 1), ("unpark", 1)], [True, True, None, ["L", "M"]]),
-        # one waits for interactions[1] to have played, the other for it to have begun: each goes at its time
-        (
-            [("parks", "L", 0, 0), ("parks", "M", 0, 2), ("begin", 1), ("played", 1), ("unpark", 1)],
-            [True, True, ["M"], None, ["L"]],
+        pytest.param(
+            [
+                (("arrive", 0), []),
+                (("check", "slow", 0, 1), GO),
+                (("check", "slow", 0, 2), HELD),  # the fast call has not come
+                (("arrive", 1), []),
+                (("check", "fast", 1, 1), GO),
+                (("arrive", (1, 0)), ["slow"]),  # the host answered: the second progress may go
+                (("check", "slow", 0, 2), GO),
+                (("check", "slow", 0, 3), HELD),  # the late answer: after the recorded cancel notification
+                (("arrive", 2), []),  # it came, but the live host cancelled no request of this job
+                (("check", "slow", 0, 3), BLOCKED),  # and the server sent it only after a cancel
+                (("arrive", ("cancel", 0)), ["slow"]),
+                (("check", "slow", 0, 3), GO),
+            ],
+            id="as-recorded",
+        ),
+        pytest.param(
+            [
+                (("arrive", 0), []),
+                (("check", "slow", 0, 2), HELD),
+                (("give_up", "slow"), ["slow"]),  # as long as the server took: what it waited for counts as come
+                (("check", "slow", 0, 2), GO),
+                (("check", "other", 1, 2), GO),  # for every job
+                (("check", "slow", 0, 3), HELD),
+                (("give_up", "slow"), []),  # a hard need is never given up
+                (("check", "slow", 0, 3), BLOCKED),
+            ],
+            id="a-host-that-sends-less",
+        ),
+        pytest.param(
+            [
+                (("arrive", 1), []),  # the fast call first: its elicitation waits for the slow call to come
+                (("check", "fast", 1, 1), HELD),
+                (("arrive", 0), ["fast"]),
+            ],
+            id="another-order",
         ),
     ],
-    ids=["to-its-end", "played-already", "begun", "begun-already", "followed", "no-hold", "two-jobs", "each-its-time"],
 )
-def test_a_listen_event_waits_for_what_caused_it(calls: list[tuple[Any, ...]], results: list[Any]) -> None:
-    ordering = Ordering((), LISTEN_HOLDS, {})
-    assert [getattr(ordering, name)(*args) for name, *args in calls] == results
+def test_a_message_goes_once_what_came_before_it_has_come(conversation: list[tuple[tuple[Any, ...], Any]]) -> None:
+    ordering = Ordering.of(loads(OVERLAP).interactions)
+    for (call, *args), expected in conversation:
+        if call == "check":
+            assert ordering.check(*args, session=0) == expected, args
+        else:
+            assert getattr(ordering, call)(*args) == expected, (call, args)
 
 
-# interactions[0]'s reply was recorded after those to interactions[1] and [2]
-OVERTAKEN = {0: (1, 2)}
+def test_what_a_held_job_waits_for_is_named() -> None:
+    ordering = Ordering.of(loads(OVERLAP).interactions)
+    ordering.arrive(0)
+    assert ordering.check("slow", 0, 2, 0) == HELD
+    assert ordering.missing("slow") == [1, (1, 0)]
+    assert ordering.waits("slow") and ordering.blocked() == ["slow"]
+    assert ordering.gap(0, 2) == 0.5
 
 
-@pytest.mark.parametrize(
-    ("calls", "results"),
-    [
-        # held until both overtakers are answered; each answer lets it try again
-        (
-            [("hold", "a", 0), ("hold", "a", 0), ("answered", 1), ("hold", "a", 0), ("answered", 2), ("hold", "a", 0)],
-            [HELD, STILL_HELD, ["a"], STILL_HELD, ["a"], GO],
-        ),
-        # both answered before the reply was due: it goes at once, held by nothing
-        ([("answered", 2), ("answered", 1), ("hold", "a", 0), ("held", "a")], [[], [], GO, False]),
-        # time is up: released, it goes with what it waited for named
-        (
-            [("hold", "a", 0), ("held", "a"), ("answered", 1), ("waited", 0), ("release", "a"), ("hold", "a", 0)],
-            [HELD, True, ["a"], [2], None, GO],
-        ),
-        # a released reply is not let go again by a later answer
-        ([("hold", "a", 0), ("release", "a"), ("hold", "a", 0), ("answered", 1)], [HELD, None, GO, []]),
-        # a reply nothing overtook goes
-        ([("hold", "b", 1), ("waited", 1)], [GO, []]),
-        # two replies held for the same overtaker
-        ([("hold", "a", 0), ("hold", "b", 0), ("answered", 1)], [HELD, HELD, ["a", "b"]]),
-    ],
-    ids=["both-answered", "answered-first", "time-up", "released", "not-overtaken", "two-held"],
-)
-def test_an_overtaken_reply_waits_for_what_the_recording_answered_first(
-    calls: list[tuple[Any, ...]], results: list[Any]
-) -> None:
-    ordering = Ordering((), {}, OVERTAKEN)
-    assert [getattr(ordering, name)(*args) for name, *args in calls] == results
-
-
-# Recorded times: the slow call (at 0, took 1) was overtaken by the fast one (at 0.1, took 0.05).
-TIMED = (client("tools/call", 1, at=0.0, took=1.0), client("tools/call", 2, at=0.1, took=0.05))
-
-
-@pytest.mark.parametrize(("timed", "held"), [(False, HELD), (True, GO)], ids=["as-fast-as-possible", "timed"])
-def test_the_recorded_times_keep_the_order_by_themselves_when_they_are_replayed(timed: bool, held: str) -> None:
-    assert Ordering.of(TIMED, timed=timed).hold("a", 0) == held
-
-
-def test_a_listen_event_is_held_by_the_recorded_times() -> None:
-    """The event came after the call recorded before it was answered: it waits for that call to have played."""
-    listen = Interaction(
-        "request",
-        {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen"},
-        server=(ServerItem("notification", {"method": "notifications/x", "params": {"_meta": {SUB: 1}}}, at=2.0),),
-        at=0.0,
+def test_moving_to_another_recorded_session_counts_what_its_host_sent_before() -> None:
+    two = (
+        OVERLAP
+        + """- at: 0.0
+  session: 1
+  request: {id: 1, method: tools/list}
+  response: {result: {tools: []}}
+  took: 0.5
+- at: 0.1
+  session: 1
+  request: {id: 2, method: tools/call, params: {name: fast}}
+  response: {result: {content: []}}
+  took: 0.1
+"""
     )
-    ordering = Ordering.of((listen, client("tools/call", 2, at=1.0, took=0.5)))
-    assert ordering.parks("L", 0, 0) is True
-    assert ordering.begin(1) == []
-    ordering.played(1)
-    assert ordering.unpark(1) == ["L"]
+    ordering = Ordering.of(loads(two).interactions)
+    assert ordering.check("list", 3, 1, 1) == HELD  # tools/list's answer came after the call
+    assert ordering.joined(1, 0.2) == ["list"]
+
+
+def test_messages_without_recorded_times_wait_for_nothing() -> None:
+    untimed = Ordering.of((client("tools/call"), client("tools/call", 2)))
+    assert untimed.check("a", 0, 1, 0) == GO and untimed.check("b", 1, 1, 0) == GO

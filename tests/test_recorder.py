@@ -208,3 +208,181 @@ def test_what_comes_on_the_get_stream_is_filed_by_the_other_rules_and_marked_so(
     data = made.to_data()
     assert [item.get("stream") for item in data["interactions"][1]["server"]] == [None, "get", "get"]
     assert validation.from_data(data).interactions == made.interactions  # and it loads back the same
+
+
+def filed(made: cassette.Cassette) -> list[tuple[str | None, list[str]]]:
+    """Each interaction's client method (None: unprompted) and the methods (or raw lines) of its server items."""
+    return [
+        (i.method, [s.message["method"] if isinstance(s.message, dict) else s.message for s in i.server])
+        for i in made.interactions
+    ]
+
+
+UPDATED = note("notifications/resources/updated", {"uri": "file:///notes.txt"})
+
+
+def test_a_message_is_never_filed_under_a_request_sent_after_it_came() -> None:
+    """Rule 4: a call in flight, a notification naming nothing, then a faster call sent and answered
+    first. The faster call cannot have caused it: it waits for the call that was in flight."""
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "watch"})),
+        (SERVER, UPDATED),
+        (CLIENT, req(2, "tools/call", {"name": "poke"})),
+        (SERVER, res(2, {"content": []})),
+        (SERVER, res(1, {"content": []})),
+    )
+    assert filed(made) == [("tools/call", ["notifications/resources/updated"]), ("tools/call", [])]
+    assert made.interactions[0].server[0].at == 1.0  # and it keeps its time
+
+
+def test_a_message_sent_while_nothing_is_in_flight_stays_unprompted_at_its_time() -> None:
+    made = record(
+        (CLIENT, req(1, "resources/subscribe", {"uri": "file:///notes.txt"})),
+        (SERVER, res(1, {})),
+        (SERVER, UPDATED),
+        (CLIENT, req(2, "tools/call", {"name": "poke"})),
+        (SERVER, res(2, {"content": []})),
+    )
+    assert filed(made) == [
+        ("resources/subscribe", []),
+        (None, ["notifications/resources/updated"]),
+        ("tools/call", []),
+    ]
+    assert (made.interactions[1].at, made.interactions[1].server[0].at) == (2.0, 2.0)
+
+
+def test_a_question_the_host_has_not_answered_stays_with_the_call_that_waits_for_it() -> None:
+    """Over stdio nothing names the call a server request is for. Two calls in flight, the server asks
+    the host, answers the other call before the host answers: that call did not wait for the answer,
+    so the question is the slow call's, and replay cannot send its result before its question."""
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "delete_file"})),
+        (CLIENT, req(2, "tools/call", {"name": "poke"})),
+        (SERVER, req(0, "elicitation/create", {"message": "Delete?"})),
+        (SERVER, res(2, {"content": []})),
+        (CLIENT, res(0, {"action": "accept", "content": {"confirm": True}})),
+        (SERVER, res(1, {"content": []})),
+    )
+    assert filed(made) == [("tools/call", ["elicitation/create"]), ("tools/call", [])]
+    question = made.interactions[0].server[0]
+    assert (question.at, question.took, question.response) == (
+        2.0,
+        2.0,
+        {"result": {"action": "accept", "content": {"confirm": True}}},
+    )
+
+
+def test_a_question_the_host_answered_goes_to_the_call_answered_next() -> None:
+    """The same two calls, the host answering before either: nothing tells them apart but the order
+    of the answers (rule 4 as it was)."""
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "summarize"})),
+        (CLIENT, req(2, "tools/call", {"name": "poke"})),
+        (SERVER, req(0, "sampling/createMessage", {"messages": []})),
+        (CLIENT, res(0, {"role": "assistant", "content": {"type": "text", "text": "s"}, "model": "m"})),
+        (SERVER, res(2, {"content": []})),
+        (SERVER, res(1, {"content": []})),
+    )
+    assert filed(made) == [("tools/call", []), ("tools/call", ["sampling/createMessage"])]
+
+
+def test_a_message_whose_requests_were_all_cancelled_is_unprompted_at_the_place_it_came() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "slow"})),
+        (SERVER, note("notifications/message", {"level": "info", "data": "working"})),
+        (CLIENT, note("notifications/cancelled", {"requestId": 1})),
+        (CLIENT, req(2, "tools/list")),
+        (SERVER, res(2, {"tools": []})),
+    )
+    assert filed(made) == [
+        ("tools/call", []),
+        (None, ["notifications/message"]),
+        ("notifications/cancelled", []),
+        ("tools/list", []),
+    ]
+    assert made.interactions[1].at == 1.0
+
+
+def test_a_question_no_call_waited_for_is_unprompted_at_the_place_it_came() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "poke"})),
+        (SERVER, req(0, "roots/list")),
+        (SERVER, res(1, {"content": []})),
+        (CLIENT, res(0, {"roots": []})),
+        (CLIENT, req(2, "tools/list")),
+        (SERVER, res(2, {"tools": []})),
+    )
+    assert filed(made) == [("tools/call", []), (None, ["roots/list"]), ("tools/list", [])]
+    assert made.interactions[1].server[0].took == 2.0
+
+
+def test_at_the_end_an_undecided_message_goes_to_the_oldest_of_the_requests_it_came_during() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "slow"})),
+        (CLIENT, req(2, "tools/call", {"name": "slower"})),
+        (SERVER, UPDATED),
+        (CLIENT, req(3, "tools/call", {"name": "never"})),
+        (SERVER, res(1, {"content": []})),  # 1 takes it
+        (SERVER, note("notifications/message", {"level": "info", "data": "late"})),
+    )
+    assert filed(made) == [
+        ("tools/call", ["notifications/resources/updated"]),
+        ("tools/call", ["notifications/message"]),  # the oldest in flight when it came, not 3's
+        ("tools/call", []),
+    ]
+
+
+def test_a_request_turned_away_leaves_what_came_after_it_in_place() -> None:
+    recorder = Recorder({})
+    recorder.feed(CLIENT, json.dumps(req(1, "tools/call", {"name": "slow"})).encode(), 0.0)
+    recorder.feed(CLIENT, json.dumps(req(2, "tools/list")).encode(), 1.0)
+    recorder.feed(SERVER, json.dumps(UPDATED).encode(), 2.0, get=True)
+    recorder.refused(2)
+    recorder.feed(SERVER, json.dumps(res(1, {"content": []})).encode(), 3.0)
+    assert filed(recorder.cassette()) == [("tools/call", ["notifications/resources/updated"])]
+    recorder = Recorder({})
+    recorder.feed(CLIENT, json.dumps(req(2, "tools/list")).encode(), 1.0)
+    recorder.feed(SERVER, json.dumps(UPDATED).encode(), 2.0, get=True)
+    recorder.refused(2)
+    assert filed(recorder.cassette()) == [(None, ["notifications/resources/updated"])]
+
+
+def test_an_event_sent_again_on_a_resumed_stream_is_recorded_once_where_it_first_came() -> None:
+    """A server that keeps its events sends them again, under the same ids, to a client that comes back
+    with Last-Event-ID (server-everything sends every stream's): the same messages, recorded once."""
+    recorder = Recorder({})
+    lines: list[tuple[str, Any, Any, bool, str | None]] = [
+        (CLIENT, req(1, "resources/subscribe", {"uri": "file:///notes.txt"}), None, False, None),
+        (SERVER, res(1, {}), 1, False, "e1"),
+        (SERVER, UPDATED, None, True, "e2"),
+        (CLIENT, req(2, "tools/call", {"name": "poke"}), None, False, None),
+        (SERVER, res(1, {}), None, True, "e1"),  # the GET stream resumed: everything after its first event
+        (SERVER, UPDATED, None, True, "e2"),
+        (SERVER, res(2, {"content": []}), 2, False, "e3"),
+    ]
+    for at, (direction, message, stream, get, event) in enumerate(lines):
+        recorder.feed(direction, json.dumps(message).encode(), float(at), stream, get, event)
+    assert filed(recorder.cassette()) == [
+        ("resources/subscribe", []),
+        (None, ["notifications/resources/updated"]),
+        ("tools/call", []),
+    ]
+
+
+def test_the_time_of_the_host_s_answer_is_kept_and_loads_back() -> None:
+    made = record(
+        (CLIENT, req(1, "tools/call", {"name": "confirm"})),
+        (SERVER, req(0, "elicitation/create", {"message": "Sure?"})),
+        (CLIENT, res(0, {"action": "decline"})),
+        (SERVER, res(1, {"content": []})),
+    )
+    data = made.to_data()
+    assert data["interactions"][0]["server"] == [
+        {
+            "at": 1.0,
+            "request": {"id": 0, "method": "elicitation/create", "params": {"message": "Sure?"}},
+            "response": {"result": {"action": "decline"}},
+            "took": 1.0,
+        }
+    ]
+    assert validation.from_data(data).interactions == made.interactions

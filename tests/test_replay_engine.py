@@ -865,22 +865,33 @@ def play_out(engine: Replay, lines: Iterable[bytes]) -> list[Any]:
 @pytest.mark.parametrize(
     ("timing", "lines", "expected"),
     [
-        # The live host still waits for it: it gets the answer under its own id, and the next answer is only the next's.
-        pytest.param(0.0, [LATE_CALL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="live"),
-        pytest.param(1.0, [LATE_CALL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="live-timed"),
-        # The live host cancelled it too, before the recorded answer was due: nothing for it, ever.
-        pytest.param(1.0, [LATE_CALL, LATE_CANCEL, LATE_LIST], [result(8, {"tools": []})], id="cancelled-live"),
-        # Cancelled once answered: the cancel names no request in flight and changes nothing.
+        # The server answered only after the recorded host's cancel: a host that never cancels never gets that
+        # answer, and the next request's answer waits for the cancel only as long as its server took.
+        pytest.param(0.0, [LATE_CALL, LATE_LIST], [result(8, {"tools": []})], id="never-cancelled"),
+        pytest.param(1.0, [LATE_CALL, LATE_LIST], [result(8, {"tools": []})], id="never-cancelled-timed"),
+        # A host that cancels, as the recorded one did, gets the late answer after its cancel, under its own id.
         pytest.param(
-            0.0, [LATE_CALL, LATE_CANCEL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="late-cancel"
+            0.0, [LATE_CALL, LATE_CANCEL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="cancelled"
+        ),
+        pytest.param(
+            1.0, [LATE_CALL, LATE_CANCEL, LATE_LIST], [CANCELLED_ERROR, result(8, {"tools": []})], id="cancelled-timed"
         ),
     ],
 )
-def test_a_late_answer_goes_only_to_its_own_request_while_it_is_live(
-    timing: float, lines: list[bytes], expected: list[Any]
-) -> None:
+def test_a_late_answer_goes_only_after_the_host_cancels(timing: float, lines: list[bytes], expected: list[Any]) -> None:
     engine = Replay(loads(LATE_ANSWER), Matcher.build(), timing=timing)
     assert play_out(engine, lines) == expected
+
+
+def test_a_late_answer_never_sent_is_in_the_report() -> None:
+    engine = Replay(loads(LATE_ANSWER), Matcher.build())
+    assert sent(engine.receive(LATE_CALL)) == []
+    notes = [a.text for a in engine.close() if isinstance(a, Note)]
+    assert notes == [
+        "mockmcp: interactions[0]: its answer was not sent: the recorded server sent it only after the host "
+        "cancelled the request, and this host never did"
+    ]
+    assert engine.report.unanswered == [notes[0].removeprefix("mockmcp: ")]
 
 
 def test_a_recorded_late_answer_replays_under_the_live_id_never_as_a_raw_line() -> None:
@@ -1019,11 +1030,13 @@ SLOW_WROTE = result(60, {"content": [{"type": "text", "text": "slow"}]})
             [[LISTENING], [WROTE, UPDATED_A], [UPDATED_B, SLOW_WROTE]],
             id="each-after-its-cause",  # the slow call's event came before its answer: it goes as the call begins
         ),
-        pytest.param([WRITE_LINE, LISTEN_LINE], [[WROTE], [LISTENING, UPDATED_A]], id="cause-already-played"),
+        # the recorded host listened before it wrote: the write's answer waits for the listen, then all go in the
+        # recorded order
+        pytest.param([WRITE_LINE, LISTEN_LINE], [[], [LISTENING, WROTE, UPDATED_A]], id="cause-came-second"),
         pytest.param(
             [LISTEN_LINE, SLOW_WRITE_LINE, WRITE_LINE],
-            [[LISTENING], [SLOW_WROTE], [WROTE, UPDATED_A, UPDATED_B]],
-            id="in-recorded-order",  # b came after a: it waits behind it
+            [[LISTENING], [], [WROTE, UPDATED_A, UPDATED_B, SLOW_WROTE]],
+            id="in-recorded-order",  # the slow write's answer waits for the write the recorded host sent first
         ),
         pytest.param(
             [LISTEN_LINE, CANCEL_LISTEN_LINE, WRITE_LINE], [[LISTENING], [], [WROTE]], id="listen-cancelled-meanwhile"

@@ -118,10 +118,10 @@ def test_recorded_timing_waits_as_the_recording_did_scaled() -> None:
 
     engine = Replay(cassette, Matcher.build(), timing=0.5)
     first = engine.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')
-    assert first == [Wake(0.25, 0)]  # (1.5 - 1.0) * 0.5, then the log line
-    second = engine.wake(0)
-    assert [type(a).__name__ for a in second] == ["Send", "Wake"] and second[1] == Wake(0.75, 0)  # (3.0 - 1.5) * 0.5
-    third = engine.wake(0)
+    assert [type(a) for a in first] == [Wake] and first[0].after == 0.25  # (1.5 - 1.0) * 0.5, then the log line
+    second = engine.wake(first[0].job)
+    assert [type(a).__name__ for a in second] == ["Send", "Wake"] and second[1].after == 0.75  # (3.0 - 1.5) * 0.5
+    third = engine.wake(second[1].job)
     assert len(third) == 1 and json.loads(third[0].data)["id"] == 1
     assert (
         Replay(cassette, Matcher.build())

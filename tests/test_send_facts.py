@@ -130,11 +130,11 @@ def test_with_a_key_the_send_names_it_and_the_messages_carry_the_client_s_id(lin
 @pytest.mark.parametrize("keys", [("one", "two"), (("k", 1), ("k", 2))], ids=["strings", "any-hashable"])
 def test_a_cancellation_with_a_key_cancels_that_request_and_no_other_with_the_same_id(keys: tuple[Any, Any]) -> None:
     replay = Replay(loads(CASSETTE), Matcher.build())
-    assert [a for a in replay.receive(call(7, "slow"), key=keys[0]) if isinstance(a, Send)] == []
-    assert [a for a in replay.receive(call(7, "slow"), key=keys[1]) if isinstance(a, Send)] == []
+    [one] = replay.receive(call(7, "slow"), key=keys[0])  # a Wake: it waits for its delay
+    [two] = replay.receive(call(7, "slow"), key=keys[1])
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
     notes = replay.receive(json.dumps(cancel).encode(), cancel, key=keys[0])
     assert notes == [Note("mockmcp: the host cancelled request 7 (interactions[5]); it will not be answered")]
-    assert replay.wake(0) == []  # "one" is gone
-    [reply] = replay.wake(1)
+    assert replay.wake(one.job) == []  # "one" is gone
+    [reply] = replay.wake(two.job)
     assert isinstance(reply, Send) and reply.request == keys[1] and json.loads(reply.data)["id"] == 7

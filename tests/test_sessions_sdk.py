@@ -23,7 +23,7 @@ from mcp_types import ElicitResult
 
 from mockmcp.cassette.store import load
 from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay, Send
+from mockmcp.core.replay import Replay, Send, Wake
 
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from elicit_counter import build  # a test server, beside the tests
@@ -76,6 +76,9 @@ def replayed(engine: Replay, answers: tuple[str, ...], statuses: int = 1) -> lis
 
     def sent(line: dict[str, Any]) -> list[dict[str, Any]]:
         actions = engine.receive(json.dumps({"jsonrpc": "2.0", **line}).encode())
+        while wakes := [action for action in actions if isinstance(action, Wake)]:  # the time passes, as in a shell
+            actions = [action for action in actions if not isinstance(action, Wake)]
+            actions += [action for wake in wakes for action in engine.wake(wake.job)]
         return [json.loads(action.data) for action in actions if isinstance(action, Send)]
 
     capabilities = {"elicitation": {"form": {}, "url": {}}}

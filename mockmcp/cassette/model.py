@@ -53,7 +53,8 @@ class ServerItem(NamedTuple):
     """One thing the server sent: kind is NOTIFICATION, REQUEST (with the client's `response`) or RAW.
 
     `stream` is GET_STREAM when a Streamable HTTP server sent it on the session's GET stream while
-    the request was in flight (None: on the request's own stream, or over stdio).
+    the request was in flight (None: on the request's own stream, or over stdio). `took`: for a
+    server request, the seconds from it to the host's answer (`at + took`: when the answer came).
     """
 
     kind: str
@@ -61,6 +62,7 @@ class ServerItem(NamedTuple):
     response: dict[str, Any] | None = None
     at: float | None = None
     stream: str | None = None
+    took: float | None = None
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {} if self.at is None else {"at": self.at}
@@ -69,6 +71,8 @@ class ServerItem(NamedTuple):
             data["response"] = self.response
         if self.stream is not None:
             data["stream"] = self.stream
+        if self.took is not None:
+            data["took"] = self.took
         return data
 
 

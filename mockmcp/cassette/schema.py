@@ -98,6 +98,7 @@ def schema() -> dict[str, Any]:
             "enum": [*STREAMS, None],
             "description": "get: sent on the session's GET stream (Streamable HTTP); absent: on the request's own",
         },
+        "took": {**_SECONDS, "description": "seconds from this server request to the host's answer (informative)"},
     }
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
@@ -134,7 +135,7 @@ def schema() -> dict[str, Any]:
                 "properties": server_properties,
                 "additionalProperties": False,
                 "oneOf": [{"required": [kind]} for kind in (NOTIFICATION, REQUEST, RAW)],
-                "dependencies": {"response": ["request"]},
+                "dependencies": {"response": ["request"], "took": ["response"]},
                 "allOf": _by_method("request", "response", shapes.RESULTS),
             },
             "request": _message(identified=True),
@@ -196,6 +197,10 @@ def schema() -> dict[str, Any]:
                         "type": "object",
                         "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
                         "required": ["code", "message"],
+                    },
+                    "without_id": {
+                        "type": ["boolean", "null"],
+                        "description": "its body had no `id` member (JSON-RPC's is null)",
                     },
                 },
                 "required": ["status", "error"],

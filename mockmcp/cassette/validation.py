@@ -65,7 +65,7 @@ INTERACTION_KEYS = (
     "took",
     "session",
 )
-SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream")
+SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream", "took")
 STREAMS = (GET_STREAM,)  # a server item's `stream`: the Streamable HTTP stream it came on, when not the request's
 EXIT_KEYS = ("status", "when")
 HTTP_KEYS = (
@@ -78,6 +78,7 @@ HTTP_KEYS = (
 )  # meta.http: how the server framed
 FRAMINGS = ("json", "sse")
 SESSION_ERRORS = ("unknown", "missing")  # a session id the server does not know, or none where one is needed
+SESSION_ERROR_KEYS = ("status", "error", "without_id")  # without_id: its body had no `id` member at all
 REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit")  # knobs of a request's interaction only
 # (`schema` builds the cassette's JSON Schema from these and the checks below: keep them in step.)
 
@@ -334,7 +335,14 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     if kind == NOTIFICATION and "response" in data:
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
     answer = None if "response" not in data else response(data["response"], place + ("response",))
-    return ServerItem(kind, message, answer, at, stream)
+    took = _seconds(data, "took", place)
+    if took is not None and answer is None:
+        raise Problem(
+            place + ("took",),
+            "`took` is the time the host took to answer a server request: this item has no `response`",
+            "remove `took`, or add the host's `response`",
+        )
+    return ServerItem(kind, message, answer, at, stream, took)
 
 
 def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
@@ -533,7 +541,9 @@ def _http(meta: dict[str, Any]) -> None:
         where = place + ("session_errors", name)
         fix = "write e.g. `{status: 404, error: {code: -32001, message: Session not found}}`"
         _mapping(answer, where, fix)
-        _known_keys(answer, where, ("status", "error"))
+        _known_keys(answer, where, SESSION_ERROR_KEYS)
+        if answer.get("without_id") is not None and not isinstance(answer["without_id"], bool):
+            raise Problem(where + ("without_id",), "`without_id` must be true or false", "write `without_id: true`")
         status = answer.get("status")
         if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
             raise Problem(where + ("status",), f"`status` must be an HTTP error status (400-599), not {status!r}", fix)

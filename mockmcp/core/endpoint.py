@@ -119,6 +119,11 @@ class Drop(NamedTuple):
     conn: Any
 
 
+TURN = 0.005
+"""Seconds between two messages for different streams of a session, so the host takes them in that order."""
+_PACED = "paced"  # the `Later` token's job when it is the host's turn, not an engine's wake
+
+
 class Later(NamedTuple):
     """Call `Endpoint.wake(token)` after `after` seconds."""
 
@@ -260,12 +265,24 @@ class _LiveSession:
         self.sent = _Sent() if self.ids is not None and session_id is not None else None
         self.ended = False
         self.extra: tuple[tuple[str, str], ...] = ((protocol.SESSION_HEADER, session_id),) if session_id else ()
+        self.paced: list[Action] | None = None  # what the engine said that waits for the host's turn (`perform`)
         self.perform(self.engine.start())
 
     def perform(self, actions: list[Action]) -> None:
-        """Carry out what the engine said."""
-        for action in actions:
+        """Carry out what the engine said. A message for another stream than the one before it waits `TURN`
+        seconds (and what follows it with it): the host reads each stream on its own, and would otherwise
+        see a fast call's answer after the next progress of a slow call that the server sent after it."""
+        if self.paced is not None:
+            self.paced.extend(actions)  # in order, behind what waits already
+            return
+        last = None
+        for n, action in enumerate(actions):
             if isinstance(action, Send):
+                if last is not None and action.request != last and not action.batch:  # a batch: one stream
+                    self.paced = list(actions[n:])
+                    self.endpoint.out.append(Later(TURN, (self, _PACED)))
+                    return
+                last = action.request
                 self._route(action)
             elif isinstance(action, Wake):
                 self.endpoint.out.append(Later(action.after, (self, action.job)))
@@ -422,7 +439,12 @@ class Endpoint:
     def wake(self, token: Any) -> list[Out]:
         """A `Later` timer fired."""
         session, job = token
-        if not session.ended:
+        if session.ended:
+            return self._done()
+        if job is _PACED:
+            paced, session.paced = session.paced or [], None
+            session.perform(paced)
+        else:
             session.perform(session.engine.wake(job))
         return self._done()
 

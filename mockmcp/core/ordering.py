@@ -1,57 +1,60 @@
 """What a recorded message waits for before it goes, and what lets it go. Pure: no I/O, no clocks.
 
-Theory of operation. Replay plays each interaction as a *job* (see `replay`). Three rules keep the
-recorded order between jobs, and this object owns all three: what is held, and what releases it.
+Theory of operation. The recording holds the happens-before relation of its session: every server
+message was sent after the client messages recorded before it (`timeline.Causes`: the request it
+answers, earlier requests, a `notifications/cancelled`, the host's answers to server requests).
+Replay plays each interaction as a *job* (see `replay`), and before each server message of a job
+the engine asks `check`: the message goes only once the live host has sent the client messages that
+came before it in the recording. Which server message goes first, when several may, is the
+engine's: the earliest recorded.
 
-- **Unsolicited** server messages (interactions of kind `server`) go once the client interaction
-  recorded just before them has played, or at start-up when nothing was recorded before them.
-- A **listen event** (a notification of a 2026-07-28 `subscriptions/listen`) was caused by what the
-  host did last before the server sent it (`timeline.listen_holds`): its job *parks* before it
-  until that interaction has played, or only begun when it was still unanswered as the event came.
-- A **reply overtaken** in the recording (a slow call's, answered after a faster call that came
-  behind it: `timeline.overtakers`) is *held* until each of those has been answered or cancelled
-  here too, or until the engine says time is up (it waits as long as the server took).
+Client messages *arrive* (`arrive`): a request or notification the engine matched to an interaction
+(named by its index), a host's answer to a server request (`(interaction, item)`), a cancel
+(`("cancel", index)`), an interaction played to its end (`("played", index)`). Each recorded
+session has a *frontier*: how many of its client events, in recorded order, have all come. A
+message that needs more waits:
 
-Jobs are named by keys the engine chooses (any hashable, unique for the engine's life);
-interactions by their index in the cassette. The engine asks before a job goes on (`parks`, `hold`)
-and tells what happened (an interaction began, played, was answered; a hold's time is up); what it
-is told returns the keys of the jobs that may go on now, and the engine plays them on. A key handed
-back may name a job that is gone (cancelled meanwhile): the engine skips it.
+- for no longer than the server took to send it after the message before it in its job (`gaps`):
+  a host that never sends what the recording's host sent (it asks less, or in another order)
+  gets the message when the real server would have sent it. The engine asks for that wake-up
+  (`HELD`), and `give_up` then counts what was missing as come, for every later message too;
+- for ever, when the server could not have sent it without the event (`hard`): the late answer of
+  a request only after the live host cancelled it, a listen event only after what caused it
+  (`BLOCKED`). What is still blocked when the session ends was never sent (`blocked`).
+
+Unsolicited server messages (interactions of kind `server`) start once the client interaction
+recorded just before them has played (`unsolicited`), or at start-up when nothing came before.
+
+Jobs are named by keys the engine chooses (any hashable, unique for the engine's life). What
+`arrive` and `give_up` return are the keys of the jobs that may go on now; a key handed back may
+name a job that is gone (cancelled meanwhile): the engine skips it.
 """
 
 from __future__ import annotations
 
 from mockmcp.cassette.model import SERVER
-from mockmcp.core.timeline import listen_holds, overtakers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
     from mockmcp.cassette.model import Interaction
+    from mockmcp.core.timeline import Causes
 
-__all__ = ["GO", "HELD", "Ordering", "STILL_HELD"]
+__all__ = ["BLOCKED", "GO", "HELD", "Ordering"]
 
-# What `Ordering.hold` says of a reply.
+# What `Ordering.check` says of a message.
 GO = "go"  # it may go
-HELD = "held"  # it is held from now on: the engine starts the time it may wait
-STILL_HELD = "still held"  # it was held already, and still is
+HELD = "held"  # it waits for client messages, at most `gap` seconds (the engine wakes it, then `give_up`)
+BLOCKED = "blocked"  # it waits for a client message the server could not have sent it without
 
 
 class Ordering:
-    """The holds of one live session; see the module's docstring."""
+    """What one live session's jobs wait for; see the module's docstring."""
 
-    def __init__(
-        self,
-        interactions: tuple[Interaction, ...],
-        holds: dict[tuple[int, int], tuple[int, bool]],
-        overtaken: dict[int, tuple[int, ...]],
-    ) -> None:
-        """`holds` and `overtaken` are `timeline`'s, computed once per cassette (`selection.Recordings`
-        shares them between live sessions); `overtaken` is empty when the recorded times are replayed
-        (`--timing`), which keep the order by themselves."""
-        self._holds = holds
-        self._overtaken = overtaken
+    def __init__(self, interactions: tuple[Interaction, ...], causes: Causes) -> None:
+        """`causes` is computed once per cassette (`selection.Recordings` shares it between live sessions)."""
+        self.causes = causes
         self._unsolicited: dict[int | None, list[int]] = {}
         anchor: int | None = None
         for i, interaction in enumerate(interactions):
@@ -59,104 +62,110 @@ class Ordering:
                 self._unsolicited.setdefault(anchor, []).append(i)
             else:
                 anchor = i
-        self._begun: set[int] = set()  # interactions whose play has begun at least once
-        self._played: set[int] = set()  # interactions played to the end at least once
-        self._answered: set[int] = set()  # interactions answered (or cancelled) at least once
-        # interaction -> the jobs parked until it has played (True) or begun (False)
-        self._parked: dict[int, list[tuple[Hashable, bool]]] = {}
-        self._held: dict[int, list[Hashable]] = {}  # interaction -> jobs whose reply waits for it to be answered
-        self._holding: set[Hashable] = set()  # jobs whose reply is held
-        self._released: set[Hashable] = set()  # jobs whose reply goes though it was held: time is up
+        self._frontier: dict[int, int] = {}  # session -> how many of its client events have come
+        self._come: dict[int, set[int]] = {}  # session -> places beyond the frontier that have come
+        self._arrived: set[Hashable] = set()  # events that truly came (hard needs look here)
+        self._waiting: dict[Hashable, tuple[int, int, tuple[Hashable, ...]]] = {}  # job -> (session, needs, hard)
 
     @classmethod
-    def of(cls, interactions: tuple[Interaction, ...], timed: bool = False) -> Ordering:
-        """The holds of a cassette's interactions; `timed`: the recorded times are replayed."""
-        return cls(interactions, listen_holds(interactions), {} if timed else overtakers(interactions))
+    def of(cls, interactions: tuple[Interaction, ...]) -> Ordering:
+        from mockmcp.core.timeline import Causes
+
+        return cls(interactions, Causes(interactions))
 
     # --- unsolicited messages ---------------------------------------------------------------------
 
     def unsolicited(self, anchor: int | None) -> list[int]:
-        """The unsolicited interactions that go now that `anchor` has played (None: at start-up); each once."""
+        """The unsolicited interactions that start now that `anchor` has played (None: at start-up); each once."""
         return self._unsolicited.pop(anchor, [])
 
-    # --- listen events ------------------------------------------------------------------------------
+    # --- what a message waits for ---------------------------------------------------------------
 
-    def parks(self, key: Hashable, index: int, item: int) -> bool:
-        """Whether job `key`, playing interactions[index], must wait before its server item `item`; if so it
-        is parked until what the event waits for is ready (`begin`, `unpark` hand it back)."""
-        hold = self._holds.get((index, item))
-        if hold is None:
-            return False
-        anchor, to_the_end = hold
-        if anchor in (self._played if to_the_end else self._begun):
-            return False
-        self._parked.setdefault(anchor, []).append((key, to_the_end))
-        return True
-
-    def begin(self, index: int) -> list[Hashable]:
-        """interactions[index] begins to play: the jobs parked until it began (the first time only); those
-        parked until it has played stay parked."""
-        if index in self._begun:
-            return []
-        self._begun.add(index)
-        parked = self._parked.pop(index, None)
-        if not parked:
-            return []
-        waiting = [(key, to_the_end) for key, to_the_end in parked if to_the_end]
-        if waiting:
-            self._parked[index] = waiting
-        return [key for key, to_the_end in parked if not to_the_end]
-
-    def begun(self, index: int) -> None:
-        """interactions[index] counts as begun, without releasing what waits for it (it plays on from
-        another recording's step: what waits for it to begin goes when it has played)."""
-        self._begun.add(index)
-
-    def played(self, index: int) -> None:
-        """interactions[index] has played to its end (what waits for that goes by `unsolicited`, `unpark`)."""
-        self._played.add(index)
-
-    def unpark(self, anchor: int) -> list[Hashable]:
-        """interactions[anchor] has played (`played` said so): every job parked for it, in the order they parked."""
-        return [key for key, _to_the_end in self._parked.pop(anchor, ())]
-
-    # --- overtaken replies ----------------------------------------------------------------------------
-
-    def hold(self, key: Hashable, index: int) -> str:
-        """Whether the reply of job `key`, answering interactions[index], may go: `GO`, `HELD` (held from now
-        on), or `STILL_HELD`. It waits for the later requests the recording answered before it."""
-        if key in self._released:
-            self._released.discard(key)
+    def check(self, key: Hashable, index: int, step: int, session: int) -> str:
+        """Whether job `key`'s next message, step `step` of interactions[index] (of recorded `session`),
+        may go: `GO`, `HELD` (for at most `gap(index, step)` seconds) or `BLOCKED`. A job told to wait is
+        handed back by `arrive` (or `give_up`) once it may go."""
+        message = (index, step)
+        needs = self.causes.needs.get(message, 0)
+        hard = self.causes.hard.get(message, ())
+        soft = needs > self._frontier.get(session, 0)
+        if not soft and all(event in self._arrived for event in hard):
+            self._waiting.pop(key, None)
             return GO
-        pending = self.waited(index)
-        if not pending:
-            self._holding.discard(key)
-            return GO
-        if key in self._holding:
-            return STILL_HELD
-        self._holding.add(key)
-        for k in pending:
-            self._held.setdefault(k, []).append(key)
-        return HELD
+        self._waiting[key] = (session, needs, hard)
+        return HELD if soft else BLOCKED
 
-    def waited(self, index: int) -> list[int]:
-        """The interactions the reply to interactions[index] waits for: overtakers not answered yet."""
-        overtaken = self._overtaken.get(index)
-        return [k for k in overtaken if k not in self._answered] if overtaken else []
+    def gap(self, index: int, step: int) -> float:
+        """How long the recorded server took to send that message after the one before it in its interaction."""
+        return self.causes.gaps.get((index, step), 0.0)
 
-    def answered(self, index: int) -> list[Hashable]:
-        """interactions[index] was answered or cancelled: the held replies that may go on (if nothing else
-        holds them)."""
-        self._answered.add(index)
-        held = self._held.pop(index, None)
-        return [key for key in held if key in self._holding] if held else []
+    def missing(self, key: Hashable) -> list[Hashable]:
+        """The client events job `key` waits for that have not come (the soft ones: recorded events)."""
+        found = self._waiting.get(key)
+        if found is None:
+            return []
+        session, needs, _hard = found
+        come = self._come.get(session, set())
+        events = self.causes.events[session]
+        return [events[p] for p in range(self._frontier.get(session, 0), needs) if p not in come]
 
-    def held(self, key: Hashable) -> bool:
-        """Whether job `key`'s reply is held."""
-        return key in self._holding
+    def waits(self, key: Hashable) -> bool:
+        """Whether job `key` waits for something."""
+        return key in self._waiting
 
-    def release(self, key: Hashable) -> None:
-        """Job `key`'s reply goes though what it waits for has not been answered (time is up, or the host
-        can send nothing more)."""
-        self._holding.discard(key)
-        self._released.add(key)
+    def blocked(self) -> list[Hashable]:
+        """The jobs that wait (the session ends: nothing more can come)."""
+        return list(self._waiting)
+
+    # --- what comes ------------------------------------------------------------------------------
+
+    def arrive(self, event: Hashable) -> list[Hashable]:
+        """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
+        self._arrived.add(event)
+        found = self.causes.position.get(event)
+        if found is not None:
+            self._advance(*found)
+        return self._ready()
+
+    def joined(self, session: int, before: float | None) -> list[Hashable]:
+        """The live session goes on in another recorded session, at a message recorded at `before`: what that
+        session's host sent before it counts as come (the live host sent its like)."""
+        times = self.causes.times.get(session)
+        if not times or before is None:
+            return []
+        for place, at in enumerate(times):
+            if at >= before:
+                break
+            self._advance(session, place)
+        return self._ready()
+
+    def give_up(self, key: Hashable) -> list[Hashable]:
+        """Job `key` waited as long as the server took: what it waits for counts as come (for every job), and
+        the jobs that may go on now (it among them, unless a hard need still blocks it)."""
+        found = self._waiting.get(key)
+        if found is None:
+            return []
+        session, needs, _hard = found
+        for place in range(self._frontier.get(session, 0), needs):
+            self._advance(session, place)
+        return self._ready()
+
+    def _advance(self, session: int, place: int) -> None:
+        frontier = self._frontier.get(session, 0)
+        if place < frontier:
+            return
+        come = self._come.setdefault(session, set())
+        come.add(place)
+        while frontier in come:
+            come.discard(frontier)
+            frontier += 1
+        self._frontier[session] = frontier
+
+    def _ready(self) -> list[Hashable]:
+        ready = []
+        for key, (session, needs, hard) in self._waiting.items():
+            if needs <= self._frontier.get(session, 0) and all(event in self._arrived for event in hard):
+                ready.append(key)
+        for key in ready:
+            del self._waiting[key]
+        return ready

@@ -12,12 +12,26 @@ attached to the client interaction it belongs to:
 2. a notification carrying `_meta["io.modelcontextprotocol/subscriptionId"]`, by that listen id;
 3. otherwise, when it came on the stream of a client request still in flight (Streamable HTTP answers
    each request POST on a stream of its own), that request;
-4. otherwise, while client requests are in flight, the one the server answers next: a server sends
-   what a request causes before the request's response (when the session ends first, the oldest
-   request still in flight gets them);
+4. otherwise, while client requests are in flight, one of those: the one the server answers next
+   among the requests in flight when the message came (a server sends what a request causes
+   before the request's response; when the session ends first, the oldest of them still in flight
+   gets it). Never a request sent after the message came: that request cannot have caused it. A
+   server request the host has not answered yet is not filed under a request answered meanwhile
+   either (a handler that asks the host waits for the answer before it returns): over stdio,
+   where nothing names the request a question is for, this keeps a call's question with the call
+   that waited for it, not with a faster call in flight beside it. A message that is left with no
+   such request (they were all answered, cancelled or turned away) was unprompted after all
+   (rule 6), at the place it came;
 5. otherwise a client notification that is still the last thing the client said (a server often
    answers `notifications/initialized` with `roots/list`);
 6. otherwise it was unprompted, and keeps its place as a server-only interaction.
+
+Every item keeps the time it came (`at`), and a server request the time the host took to answer it
+(`took`), so replay can order what each side sent by time where the filing alone cannot say.
+
+A server line that a Streamable HTTP server sends again (on a GET stream the client resumed with
+`Last-Event-ID`, under the event id it had the first time) is the same message, already recorded
+where it first came: it is not recorded again.
 
 A server line that came on the session's GET stream (a server asking the host without naming the
 request it asks for) names no request's stream, so rule 3 never files it; when another rule files
@@ -53,7 +67,7 @@ CLIENT = "client"
 SERVER = "server"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # compared and hashed by identity: two interactions may hold equal messages
 class _Open:
     """An interaction under construction."""
 
@@ -71,7 +85,9 @@ class _Open:
         # Which stream an item came on matters only to a request, whose own stream is the other choice.
         keep = self.kind == model.REQUEST
         items = tuple(
-            ServerItem(i["kind"], i["message"], i.get("response"), i["at"], i.get("stream") if keep else None)
+            ServerItem(
+                i["kind"], i["message"], i.get("response"), i["at"], i.get("stream") if keep else None, i.get("took")
+            )
             for i in ordered
         )
         return Interaction(
@@ -89,16 +105,29 @@ class Recorder:
         self._cancelled: dict[Any, _Open] = {}  # client request id -> interaction the host cancelled, unanswered
         self._tokens: dict[Any, _Open] = {}  # progress token -> interaction
         self._server_requests: dict[Any, dict[str, Any]] = {}  # server request id -> item
-        self._undecided: list[dict[str, Any]] = []  # server items waiting for the next response (rule 3)
+        # Server items waiting for one of the requests in flight when they came to be answered (rule 4),
+        # by arrival: each keeps those requests (`owners`, oldest first) and the interaction last before
+        # it (`after`); and, for each such request, the items it may own (each is looked at once a request).
+        self._undecided: dict[int, dict[str, Any]] = {}
+        self._claims: dict[_Open, list[dict[str, Any]]] = {}
+        self._events: dict[str, int] = {}  # SSE event id -> the hash of the server line recorded under it
         self._seq = 0  # arrival order of server items
         self.skipped: list[str] = []
 
-    def feed(self, direction: str, line: bytes, at: float, stream: Any = None, get: bool = False) -> None:
+    def feed(
+        self, direction: str, line: bytes, at: float, stream: Any = None, get: bool = False, event: str | None = None
+    ) -> None:
         """Take one complete line (without its newline) that `direction` sent `at` seconds into the session;
         stream: the id of the client request whose stream carried a server line, when known (rule 3);
-        get: the server line came on the session's GET stream (rule 4)."""
+        get: the server line came on the session's GET stream; event: the SSE event id it came under
+        (the same line sent again under the same id is not recorded again)."""
         if not line.strip():
             return
+        if event is not None and direction == SERVER:
+            # The line counts too: a server that numbers each stream's events on its own reuses ids.
+            if self._events.get(event) == hash(line):
+                return
+            self._events[event] = hash(line)
         try:
             message = jsonrpc.parse(line)
         except ValueError:
@@ -114,8 +143,15 @@ class Recorder:
         """The request `request_id` never reached the session: the HTTP layer turned it away (a
         session error, which the cassette keeps as `meta.http.session_errors`). It is no interaction."""
         item = self._in_flight.pop(request_id, None)
-        if item is not None and not item.server:
-            self._items.remove(item)
+        if item is None:
+            return
+        self._release(item, answered=False)
+        if not item.server:
+            index = self._index(item)
+            for entry in self._undecided.values():  # what came after it came after the one before it
+                if entry["after"] is item:
+                    entry["after"] = self._items[index - 1] if index else None
+            del self._items[index]
 
     def _client(self, message: Any, line: bytes, at: float) -> None:
         found = jsonrpc.classify(message)
@@ -141,12 +177,15 @@ class Recorder:
                 cancelled = self._in_flight.pop(params["requestId"], None)
                 if cancelled is not None:
                     self._cancelled[params["requestId"]] = cancelled
+                    self._release(cancelled, answered=False)
         elif (
             found.kind == jsonrpc.RESPONSE
             and message["id"] in self._server_requests
             and _holdable(answer := _strip(message, keep_id=False))
         ):
-            self._server_requests.pop(message["id"])["response"] = answer
+            entry = self._server_requests.pop(message["id"])
+            entry["response"] = answer
+            entry["took"] = max(0.0, _round(at - entry["at"]))
         else:
             self.skipped.append(line.decode("utf-8", "replace"))
 
@@ -154,14 +193,14 @@ class Recorder:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.RESPONSE and message["id"] in self._in_flight:
             item = self._in_flight.pop(message["id"])
-            item.server.extend(self._undecided)
-            self._undecided.clear()
+            self._release(item, answered=True)
             _answered(item, message, at)
             return
         if found.kind == jsonrpc.RESPONSE and message["id"] in self._cancelled:
             # Late: what the server sent meanwhile belongs to the requests still in flight, not to this one.
             _answered(self._cancelled.pop(message["id"]), message, at)
             return
+        entry: dict[str, Any]
         if found.kind == jsonrpc.NOTIFICATION:
             entry = {"kind": model.NOTIFICATION, "message": _strip(message), "at": _round(at), "seq": self._seq}
         elif found.kind == jsonrpc.REQUEST:
@@ -177,9 +216,47 @@ class Recorder:
         if owner is not None:
             owner.server.append(entry)
         elif self._in_flight:
-            self._undecided.append(entry)
+            owners = list(self._in_flight.values())
+            entry["owners"], entry["after"] = owners, self._items[-1]
+            self._undecided[entry["seq"]] = entry
+            for request in owners:
+                self._claims.setdefault(request, []).append(entry)
         else:
             self._idle_owner(at).server.append(entry)
+
+    def _release(self, item: _Open, answered: bool) -> None:
+        """The request `item` draws no more server items: answered, it takes the undecided items it may
+        own (rule 4), in order, but a question of the server's still waiting for the host's answer (it
+        did not hold the request up); cancelled or turned away, it takes none."""
+        orphans = []
+        for entry in self._claims.pop(item, ()):
+            if entry["seq"] not in self._undecided:
+                continue  # another request took it
+            if answered and not (entry["kind"] == model.REQUEST and "response" not in entry):
+                del self._undecided[entry["seq"]]
+                item.server.append(entry)
+                continue
+            entry["owners"] = [owner for owner in entry["owners"] if owner is not item]
+            if not entry["owners"]:
+                orphans.append(entry)
+        for entry in orphans:
+            self._unprompted(entry)
+
+    def _unprompted(self, entry: dict[str, Any]) -> None:
+        """An undecided item that no request it came during can own any more was unprompted (rule 4's
+        end): it goes into a server-only interaction right after the interaction last before it."""
+        del self._undecided[entry["seq"]]
+        after = entry.pop("after")
+        index = self._index(after) + 1 if after is not None else 0
+        following = self._items[index] if index < len(self._items) else None
+        if following is None or following.kind != model.SERVER:
+            following = _Open(model.SERVER, None, entry["at"])
+            self._items.insert(index, following)
+        following.server.append(entry)
+        following.at = min(following.at, entry["at"]) if following.at is not None else entry["at"]
+
+    def _index(self, item: _Open) -> int:
+        return next(index for index, each in enumerate(self._items) if each is item)
 
     def _named_owner(self, message: Any) -> _Open | None:
         """The client request a server message names, by progress token or subscription id (rules 1, 2)."""
@@ -204,8 +281,11 @@ class Recorder:
 
     def cassette(self) -> Cassette:
         """Everything recorded so far as a Cassette, with the protocol era in its meta when known."""
-        oldest = next(iter(self._in_flight.values()), None)
-        interactions = tuple(item.freeze(self._undecided if item is oldest else ()) for item in self._items)
+        # The session ended (or is not over yet): an undecided item goes to the oldest of its requests.
+        extra: dict[_Open, list[dict[str, Any]]] = {}
+        for entry in self._undecided.values():
+            extra.setdefault(entry["owners"][0], []).append(entry)
+        interactions = tuple(item.freeze(extra.get(item, ())) for item in self._items)
         return Cassette(interactions, {**self.meta, **era(interactions)})
 
 

@@ -21,6 +21,8 @@ index of the recordings (`Recordings`).
 
 from __future__ import annotations
 
+import heapq
+
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.core import emulation, live
@@ -28,7 +30,7 @@ from mockmcp.core.actions import Action, Exit, Note, Send, Wake
 from mockmcp.core.batch import Batch
 from mockmcp.core.branching import Questions
 from mockmcp.core.matching import Matcher, answer_body, canonical
-from mockmcp.core.ordering import GO, HELD, Ordering
+from mockmcp.core.ordering import BLOCKED, HELD, Ordering
 from mockmcp.core.report import Mismatch, Report, Withheld
 from mockmcp.core.selection import Exchange, Recordings, Selection
 from mockmcp.core.timeline import response_time
@@ -51,6 +53,7 @@ class _Job:
     """One interaction being played to the host."""
 
     __slots__ = (
+        "alarm",
         "batch",
         "clock",
         "exchange",
@@ -58,6 +61,7 @@ class _Job:
         "index",
         "interaction",
         "key",
+        "queued",
         "reply_id",
         "slept",
         "step",
@@ -79,6 +83,8 @@ class _Job:
         self.waiting: Any = None  # the id of its server request awaiting the host's answer
         self.clock = interaction.at  # with recorded timing: the recorded time reached so far
         self.slept = -1  # with recorded timing: the step whose wait is over
+        self.alarm: int | None = None  # the `Wake` it sleeps until (a delay, a recorded wait, a hold)
+        self.queued = 0  # its entry in the engine's queue of jobs that go on (0: none)
         self.exchange: Exchange | None = None  # among several recorded sessions: what the host's answers are held to
 
 
@@ -103,9 +109,14 @@ class Replay:
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
         shared = self.selection.recordings
-        # --timing keeps the order of overtaken replies by itself
-        self.ordering = Ordering(cassette.interactions, shared.listen_holds, {} if timing else shared.overtakers)
+        self.ordering = Ordering(cassette.interactions, shared.causes)
+        self._moments = shared.causes.moments
         self._jobs: dict[int, _Job] = {}
+        self._queue: list[tuple[float, int, int]] = []  # jobs that go on: (next message's recorded time, order, job)
+        self._queued = 0
+        self._running = False
+        self._alarms: dict[int, int] = {}  # a Wake's token -> its job
+        self._next_alarm = 0
         self._live: dict[Any, int] = {}  # live request (its key, else its id) -> job
         self._questions = Questions()  # server requests awaiting the host's answer
         self._next_job = 0
@@ -152,28 +163,37 @@ class Replay:
             return self._receive_batch(message)
         return self._receive_one(message, None, key)
 
-    def wake(self, job_id: int) -> list[Action]:
-        """A delay the engine asked for is over."""
-        job = self._jobs.get(job_id)
-        if job is None:
-            return []
-        if not self.ordering.held(job_id):
+    def wake(self, token: int) -> list[Action]:
+        """A wait the engine asked for (`Wake`) is over."""
+        job = self._jobs.get(self._alarms.pop(token, -1))
+        if job is None or job.alarm != token:
+            return []  # the job is gone, or went on meanwhile
+        job.alarm = None
+        if not self.ordering.waits(job.id):
             return self._advance(job)
-        self.ordering.release(job_id)  # held as long as the server took to answer: the reply goes now
-        waited = ", ".join(f"interactions[{k}]" for k in self.ordering.waited(job.index))
-        note = Note(
-            f"mockmcp: answered interactions[{job.index}] after the {job.interaction.took}s its server took: the "
-            f"recording answered {waited} first, which the host has not asked for (yet)"
-        )
-        return [note, *self._advance(job)]
+        # Held as long as the server took to send it: what the recording's host sent first has not come.
+        missing = self.ordering.missing(job.id)
+        out: list[Action] = []
+        if missing:
+            what = ", ".join(self._event(event) for event in missing[:3]) + (", ..." if len(missing) > 3 else "")
+            out.append(
+                Note(
+                    f"mockmcp: interactions[{job.index}] goes on after the {self.ordering.gap(job.index, job.step):g}s "
+                    f"its server took: the recording's host had sent {what} first, which this host has not (yet)"
+                )
+            )
+        return out + self._resume(self.ordering.give_up(job.id))
 
-    def holds(self, job_id: int) -> bool:
-        """Whether a job is still to be played (False once it finished or the host cancelled its request)."""
-        return job_id in self._jobs
+    def holds(self, token: int) -> bool:
+        """Whether a wait the engine asked for still matters (False once its job finished, went on, or the
+        host cancelled its request)."""
+        job = self._jobs.get(self._alarms.get(token, -1))
+        return job is not None and job.alarm == token
 
     def close(self) -> list[Action]:
-        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, and
-        replies held for requests the recording answered first go."""
+        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, what
+        waits for the host's messages goes now (the host may still be reading), and what the server could
+        not have sent without a message the host never sent is never sent."""
         out: list[Action] = []
         for asked, job_id, item in self._questions.abandon():
             job = self._jobs.pop(job_id)
@@ -183,10 +203,24 @@ class Replay:
             )
             self.report.unanswered.append(text)
             out.append(Note(f"mockmcp: {text}"))
-        # Nor can the requests a held reply waits for: it goes now (the host may still be reading).
-        for job in [job for job in self._jobs.values() if self.ordering.held(job.id)]:
-            self.ordering.release(job.id)
-            out.extend(self._advance(job))
+        released: list[int] = []
+        for key in self.ordering.blocked():
+            released.extend(self.ordering.give_up(key))
+        out.extend(self._resume(released))
+        for key in self.ordering.blocked():
+            job = self._jobs.pop(key, None)
+            if job is None:
+                continue
+            what = "its answer" if job.step > len(job.interaction.server) else "the rest of what its server sent"
+            text = (
+                f"interactions[{job.index}]: {what} was not sent: the recorded server sent it only after the host "
+                "cancelled the request, and this host never did"
+                if job.index in self.ordering.causes.cancels
+                else f"interactions[{job.index}]: {what} was not sent: the recorded server sent it only after "
+                "what the host did before it, which this host never did"
+            )
+            self.report.unanswered.append(text)
+            out.append(Note(f"mockmcp: {text}"))
         return out
 
     # --- incoming messages --------------------------------------------------------------------
@@ -257,11 +291,19 @@ class Replay:
         """What selection said of its pick: that the live session moved to another recorded session, or that it
         left every recorded session (a mismatch: replay no longer knows what the server answers)."""
         out: list[Action] = [Note(pick.note)] if pick.note else []
+        if pick.note and pick.interaction is not None:  # it moved to another recorded session there
+            self._joined(pick.interaction)
         if pick.why:
             mismatch = Mismatch(pick.interaction, method, pick.differs, pick.why)
             self.report.mismatches.append(mismatch)
             out.append(Note(mismatch.render()))
         return out
+
+    def _joined(self, index: int) -> None:
+        """The live session goes on in interactions[index]'s recorded session: what that session's host sent
+        before it counts as come (the live host sent its like), for `ordering`."""
+        joined = self.cassette.interactions[index]
+        self._let_go(self.ordering.joined(joined.session, joined.at))
 
     def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -279,6 +321,7 @@ class Replay:
             return [Note(f"mockmcp: ignored a response from the host to an id it was never sent ({message['id']!r})")]
         job, item = self._jobs[asked[0]], asked[1]
         job.waiting = None
+        self._let_go(self.ordering.arrive((job.index, job.step - 2)))  # they go on with the job, below
         out: list[Action] = []
         if item.response is None:
             return self._advance(job)
@@ -306,26 +349,43 @@ class Replay:
         before = job.index
         self.report.plays[before] -= 1
         self.report.plays[index] += 1
+        interactions = self.cassette.interactions
+        job.index, job.interaction = index, interactions[index]
+        self._joined(index)
+        self._let_go(self.ordering.arrive(index))
+        # The live host's answer stands for the one recorded there: what waits for it there may go on.
+        self._let_go(self.ordering.arrive((index, job.step - 2)))
         self.selection.follow(index)
-        job.index, job.interaction = index, self.cassette.interactions[index]
-        self.ordering.begun(index)
         return Note(
             f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
             f"as interactions[{index}] recorded it; replay goes on from there"
         )
 
     def _cancel(self, request: Any) -> list[Action]:
-        """The host cancelled a live request (by its key, else its id): it will not be answered."""
+        """The host cancelled a live request (by its key, else its id). When the recording's host cancelled
+        it too and the server answered after that, the rest plays as recorded; otherwise it is not answered."""
         job_id = self._live.pop(request, None)
-        if job_id is None or job_id not in self._jobs:
+        job = None if job_id is None else self._jobs.get(job_id)
+        if job is None:
             return []
-        job = self._jobs.pop(job_id)
         if job.waiting is not None:
             self._questions.withdraw(job.waiting)
+        cancel = self.ordering.causes.cancels.get(job.index)
+        if cancel is not None and job.batch is None:
+            note = Note(
+                f"mockmcp: the host cancelled request {job.reply_id!r} (interactions[{job.index}]), as the recording's "
+                "host did: what its server sent after that follows"
+            )
+            if job.waiting is not None:
+                job.waiting = None
+                self._push(job)
+            released = self.ordering.arrive(("cancel", job.index)) + self.ordering.arrive(cancel)
+            return [note, *self._resume(released)]
+        del self._jobs[job_id]
         note = Note(
             f"mockmcp: the host cancelled request {job.reply_id!r} (interactions[{job.index}]); it will not be answered"
         )
-        out = [note, *self._resume(self.ordering.answered(job.index))]
+        out = [note, *self._resume(self.ordering.arrive(("cancel", job.index)))]
         return out if job.batch is None else out + self._batched(job.batch.cancelled(job.interaction))
 
     # --- playing interactions ---------------------------------------------------------------------
@@ -342,59 +402,127 @@ class Replay:
         return job
 
     def _advance(self, job: _Job) -> list[Action]:
-        """Play the job's steps until it finishes or must wait; the steps are delay, server items, response."""
-        out: list[Action] = []
-        interaction = job.interaction
-        items = interaction.server
-        while True:
-            step = job.step
-            job.step += 1
-            if step == 0:
-                out.extend(self._resume(self.ordering.begin(job.index)))
-                if interaction.delay:
-                    out.append(Wake(interaction.delay, job.id))
-                    return out
-                continue
-            wait = self._recorded_wait(
-                job, step, items[step - 1].at if step <= len(items) else response_time(interaction)
-            )
-            if wait:
-                job.step = step  # this step again, once the wait is over
-                out.append(Wake(wait, job.id))
-                return out
-            if step <= len(items):
-                item = items[step - 1]
-                if self.ordering.parks(job.id, job.index, step - 1):
-                    job.step = step  # this event again, once what caused it has played
-                    return out
-                if item.kind == REQUEST:
-                    return out + self._ask(job, item)
-                out.extend(self._server_message(job, item))
-            else:
-                held = self._hold(job)
-                if held is not None:
-                    job.step = step  # the reply again, once what the recording answered first has been
-                    return out + held
-                return out + self._finish(job)
-
-    def _hold(self, job: _Job) -> list[Action] | None:
-        """None when the job's reply may go; else what holding it back takes (nothing, when it is held already):
-        it waits for what `ordering` says, at most as long as the server took to answer (then `wake`)."""
-        if job.reply_id is None or job.batch is not None:
-            return None
-        held = self.ordering.hold(job.id, job.index)
-        if held == GO:
-            return None
-        return [Wake(job.interaction.took or 0.0, job.id)] if held == HELD else []
+        """Play the job on, with every job that may go on meanwhile (see `_run`)."""
+        self._push(job)
+        return self._run()
 
     def _resume(self, job_ids: list[int]) -> list[Action]:
-        """Go on with the jobs `ordering` let go (a job the host cancelled meanwhile is gone)."""
-        out: list[Action] = []
+        """Go on with the jobs `ordering` let go."""
+        self._let_go(job_ids)
+        return self._run()
+
+    def _let_go(self, job_ids: list[int]) -> None:
+        """Queue the jobs `ordering` let go (a job the host cancelled meanwhile is gone)."""
         for job_id in job_ids:
             job = self._jobs.get(job_id)
             if job is not None:
-                out.extend(self._advance(job))
+                self._push(job)
+
+    def _push(self, job: _Job) -> None:
+        """The job goes on: into the queue, by the recorded time of its next message."""
+        job.alarm = None  # whatever it slept until is moot now
+        if job.queued:
+            return
+        self._queued += 1
+        job.queued = self._queued
+        heapq.heappush(self._queue, (self._next_time(job), self._queued, job.id))
+
+    def _first(self, job: _Job) -> bool:
+        """Whether the queued job's next message goes before every other queued job's, by recorded time (stale
+        entries, of jobs that went on meanwhile or are gone, are dropped on the way)."""
+        queue = self._queue
+        own = False
+        while queue:
+            _at, entry, other = queue[0]
+            found = self._jobs.get(other)
+            if found is not None and found.queued == entry:
+                if found is not job:
+                    break
+                own = True  # its own entry: taken out, and put back if it does not go now
+            heapq.heappop(queue)
+        first = not queue or self._next_time(job) <= queue[0][0]
+        if own and not first:
+            job.queued = 0
+            self._push(job)
+        return first
+
+    def _next_time(self, job: _Job) -> float:
+        """The recorded time of the job's next message; -1 (before any other) when it has none."""
+        moments = self._moments[job.index]
+        step = job.step or 1
+        at = moments[step - 1] if step <= len(moments) else None
+        return -1.0 if at is None else at
+
+    def _run(self) -> list[Action]:
+        """Play the queued jobs one message at a time, the earliest recorded message first, so the server's
+        recorded order holds across jobs that go on together (a fast call's answer before a slow call's next
+        progress). A job stops when it must wait: a delay, its server request's answer, what `ordering` says."""
+        if self._running:
+            return []  # the loop below is running already, and takes what was queued
+        self._running = True
+        out: list[Action] = []
+        try:
+            while self._queue:
+                _at, entry, job_id = heapq.heappop(self._queue)
+                job = self._jobs.get(job_id)
+                if job is None or job.queued != entry:
+                    continue
+                job.queued = 0
+                sent = job.step > 0  # it sends a message now (step 0 only begins it)
+                out.extend(self._step(job))
+                # A job that sent goes on at once while its next message is not later than any other's: the
+                # recorder times the messages of one read alike, and they came in the order of their jobs.
+                while sent and job.queued and self._first(job):
+                    job.queued = 0
+                    out.extend(self._step(job))
+        finally:
+            self._running = False
         return out
+
+    def _step(self, job: _Job) -> list[Action]:
+        """Play the job's next step (a delay, a server item, the response); queued again when it can go on."""
+        interaction = job.interaction
+        items = interaction.server
+        step = job.step
+        if step == 0:
+            job.step = 1
+            self._let_go(self.ordering.arrive(job.index))  # its client message has come
+            if interaction.delay:
+                return [self._alarm(job, interaction.delay)]
+            self._push(job)
+            return []
+        wait = self._recorded_wait(job, step, items[step - 1].at if step <= len(items) else response_time(interaction))
+        if wait:
+            return [self._alarm(job, wait)]  # this step again, once the wait is over
+        if job.batch is None:
+            verdict = self.ordering.check(job.id, job.index, step, interaction.session)
+            if verdict == HELD:
+                return [self._alarm(job, self.ordering.gap(job.index, step))]
+            if verdict == BLOCKED:
+                return []
+        if step > len(items):
+            return self._finish(job)
+        job.step += 1
+        item = items[step - 1]
+        if item.kind == REQUEST:
+            return self._ask(job, item)
+        self._push(job)
+        return self._server_message(job, item)
+
+    def _event(self, event: Any) -> str:
+        """A recorded client event, for people: `interactions[3] (tools/call)`, or a host's answer."""
+        if isinstance(event, tuple):
+            index, item = event
+            method = self.cassette.interactions[index].server[item].message["method"]
+            return f"its answer to {method} of interactions[{index}]"
+        return f"interactions[{event}] ({self.cassette.interactions[event].method})"
+
+    def _alarm(self, job: _Job, after: float) -> Wake:
+        """Wake the job after `after` seconds."""
+        self._next_alarm += 1
+        job.alarm = self._next_alarm
+        self._alarms[job.alarm] = job.id
+        return Wake(after, job.alarm)
 
     def _recorded_wait(self, job: _Job, step: int, at: float | None) -> float:
         """With --timing: how long to wait before this step, as the recording took (scaled); else 0."""
@@ -413,7 +541,8 @@ class Replay:
         if missing is not None:  # a server must not send it: go on as the recording continues
             withheld = Withheld(job.index, item.message["method"], missing)
             self.report.withheld.append(withheld)
-            return [Note(withheld.render()), *self._advance(job)]
+            self._push(job)
+            return [Note(withheld.render())]
         out: list[Action] = []
         job.waiting = asked = self._questions.ask(job.id, item)
         recorded = item.message.get("id")
@@ -437,7 +566,7 @@ class Replay:
 
     def _finish(self, job: _Job) -> list[Action]:
         del self._jobs[job.id]
-        self.ordering.played(job.index)
+        self._let_go(self.ordering.arrive(("played", job.index)))
         if self._live.get(job.key) == job.id:
             del self._live[job.key]
         interaction = job.interaction
@@ -445,8 +574,6 @@ class Replay:
         out: list[Action] = []
         if job.reply_id is not None and exit_when != "before":
             out.extend(self._reply(job))
-        if job.reply_id is not None:
-            out.extend(self._resume(self.ordering.answered(job.index)))
         if interaction.exit is not None:
             self.ended = True
             text = (
@@ -482,7 +609,7 @@ class Replay:
         return Send(live.reply_line(job.reply_id, known[0]), job.key, final=True, code=known[1])
 
     def _release(self, anchor: int | None) -> list[Action]:
-        """What waited for this interaction to play: unsolicited messages, then parked listen events."""
+        """The unsolicited messages recorded after this interaction, now that it has played."""
         out: list[Action] = []
         for index in self.ordering.unsolicited(anchor):
             job = self._new_job(index)
@@ -493,8 +620,8 @@ class Replay:
                 ended = response_time(before) if before.response is not None else before.at
                 if ended is not None and job.clock is not None and before.session == job.interaction.session:
                     job.clock = min(ended, job.clock)
-            out.extend(self._advance(job))
-        return out if anchor is None else out + self._resume(self.ordering.unpark(anchor))
+            self._push(job)
+        return out + self._run()
 
     # --- answers -----------------------------------------------------------------------------------
 

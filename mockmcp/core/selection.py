@@ -38,7 +38,7 @@ from mockmcp.cassette.model import REQUEST, SERVER, Cassette
 from mockmcp.core.branching import answered_otherwise, asked_alike
 from mockmcp.core.consistency import Steps, Track, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
-from mockmcp.core.timeline import listen_holds, overtakers
+from mockmcp.core.timeline import Causes
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
@@ -62,9 +62,8 @@ class Recordings:
         # recorded session -> the live session that claimed it (TAKEN: a process before this one)
         self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
         self.several = any(interaction.session for interaction in cassette.interactions)
-        # What waits for what by the recorded times (see `timeline`): listen events, overtaken replies.
-        self.listen_holds = listen_holds(cassette.interactions)
-        self.overtakers = overtakers(cassette.interactions)
+        # What each recorded server message waits for, by the recorded times (see `timeline`).
+        self.causes = Causes(cassette.interactions)
         keys: dict[int, str] = {}
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == SERVER or interaction.method is None:

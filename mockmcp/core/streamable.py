@@ -124,7 +124,11 @@ _SDK_SESSION_ERRORS: dict[str, dict[str, Any]] = {
 def session_error(framing: Framing, name: str) -> Answer:
     """The answer to a request whose session is unknown (or ended), or missing, as the recorded server gave it."""
     answer = (framing.session_errors or {}).get(name) or _SDK_SESSION_ERRORS[name]
-    return Answer(answer["status"], jsonrpc.encode({"jsonrpc": "2.0", "id": None, "error": answer["error"]}))
+    # JSON-RPC says `"id": null`; some servers (the TypeScript SDK's examples) leave the id out.
+    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": answer["error"]}
+    if answer.get("without_id"):
+        del reply["id"]
+    return Answer(answer["status"], jsonrpc.encode(reply))
 
 
 def framing_seen(
@@ -158,6 +162,9 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     """How a server answered a request whose session it does not know, or which named none
     (`meta.http.session_errors`, for `session_error`); empty for any other answer.
 
+    Unknown: a request with a session id answered 404, or 400 turning it away about its session
+    (an ended session is unknown too). `without_id` when the body had no `id` member at all.
+
     Missing: a 400 to a request sent without a session id, whose JSON-RPC error is not the request's
     own answer (its id is not the request's: the server turned the request away unread) and says
     so, or answers a request other than `initialize` (a handshake-era server asked `server/discover`
@@ -175,15 +182,23 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     asked_id = message.get("id", _NO_ID) if isinstance(message, dict) else _NO_ID
     turned_away = reply.get("id") != asked_id or type(reply.get("id")) is not type(asked_id)
     sessionless_request = asked_id is not _NO_ID and message.get("method") not in (None, protocol.INITIALIZE)
-    if status == 404 and protocol.SESSION_HEADER in asked:
+    says_session = b"session" in body.lower()
+    if protocol.SESSION_HEADER in asked:
+        # 404 as the spec says (the MCP Python SDK), or 400 (the TypeScript SDK's example servers): a
+        # 400 only when it turns the request away about its session, not a request's own error.
+        if not (status == 404 or (turned_away and says_session)):
+            return {}
         name = "unknown"
-    elif status == 400 and protocol.SESSION_HEADER not in asked and turned_away:
-        if b"session" not in body.lower() and (not sessionless_request or error["code"] == protocol.INVALID_HEADER):
+    elif status == 400 and turned_away:
+        if not says_session and (not sessionless_request or error["code"] == protocol.INVALID_HEADER):
             return {}
         name = "missing"
     else:
         return {}
-    return {name: {"status": status, "error": {"code": error["code"], "message": error["message"]}}}
+    seen: dict[str, Any] = {"status": status, "error": {"code": error["code"], "message": error["message"]}}
+    if "id" not in reply:
+        seen["without_id"] = True
+    return {name: seen}
 
 
 def _asks(message: Any) -> bool:

@@ -1,15 +1,22 @@
 """When recorded messages may go, by the recorded times: what waits for what. Pure.
 
 Computed once per cassette (`selection.Recordings` holds the results for every live session) and
-read by the replay engine, which holds a message back until what it waits for has played.
+read by the replay engine (`ordering`), which holds a message back until what it waits for has come.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from mockmcp import protocol
 from mockmcp.cassette.model import NOTIFICATION, REQUEST, SERVER, Interaction
 
-__all__ = ["listen_holds", "overtakers", "response_time"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+    from typing import Any
+
+__all__ = ["Causes", "answer_time", "listen_holds", "message_times", "response_time"]
 
 
 def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
@@ -44,38 +51,115 @@ def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int],
     return holds
 
 
-def overtakers(interactions: tuple[Interaction, ...]) -> dict[int, tuple[int, ...]]:
-    """Request -> the later requests of its session that came while it was in flight and were answered first.
-
-    By the recorded times (`at`, `took`); interactions without them take no part. Within a session
-    the interactions stand in the order their messages came, so the scan stops at the first that
-    came after the reply: the cost is the number of overlapping requests, not the square of them.
-    """
-    sessions: dict[int, list[int]] = {}
-    for i, interaction in enumerate(interactions):
-        if interaction.kind == REQUEST and interaction.at is not None and interaction.took is not None:
-            sessions.setdefault(interaction.session, []).append(i)
-    found: dict[int, tuple[int, ...]] = {}
-    for indexes in sessions.values():
-        for n, i in enumerate(indexes):
-            first = interactions[i]
-            assert first.at is not None and first.took is not None
-            answered = first.at + first.took
-            faster = []
-            for k in indexes[n + 1 :]:
-                later = interactions[k]
-                assert later.at is not None and later.took is not None
-                if later.at >= answered:
-                    break
-                if later.at + later.took < answered:
-                    faster.append(k)
-            if faster:
-                found[i] = tuple(faster)
-    return found
-
-
 def response_time(interaction: Interaction) -> float | None:
-    """When the recorded response was sent, in seconds since the session began."""
+    """When the recorded response was sent, in seconds since the session began: to the recorder's 0.1 ms, as
+    the times it compares with are (0.0012 + 0.0283 is 0.0295, not a hair after a message at 0.0295)."""
     if interaction.at is None or interaction.took is None:
         return None
-    return interaction.at + interaction.took
+    return round(interaction.at + interaction.took, 4)
+
+
+class Causes:
+    """What each recorded server message waits for, by the recorded times: computed once per cassette.
+
+    A recorded session is a sequence of *client events* in the order of their recorded times: each
+    request and notification (named by its interaction's index) and each answer the host gave to a
+    server request (named `(interaction, item)`). A server message is named `(interaction, step)`:
+    step k of an interaction is its k-th server item, and step len(items) + 1 its response. It was
+    sent after every client event of its session recorded before it: its *needs* are that prefix,
+    kept as its length (`needs`). What the server could not have sent at all without some event is
+    a *hard* need (`hard`): the late answer of a request the host cancelled needs the cancel
+    (`("cancel", index)`), a listen event the interaction recorded before it (its index, or
+    `("played", index)` when that had been answered: the event came after its reply). Everything
+    without a recorded time takes no part: hand-written interactions need nothing beyond their
+    own order.
+    """
+
+    __slots__ = ("cancels", "events", "gaps", "hard", "moments", "needs", "position", "times")
+
+    def __init__(self, interactions: tuple[Interaction, ...]) -> None:
+        timed: dict[int, list[tuple[float, int, Hashable]]] = {}  # session -> (time, order, event)
+        order = 0
+        for i, interaction in enumerate(interactions):
+            session = timed.setdefault(interaction.session, [])
+            if interaction.kind != SERVER and interaction.at is not None:
+                session.append((interaction.at, order, i))
+                order += 1
+            for j, item in enumerate(interaction.server):
+                if item.kind == REQUEST and item.response is not None:
+                    answered = answer_time(interaction, j)
+                    if answered is not None:
+                        session.append((answered, order, (i, j)))
+                        order += 1
+        self.events: dict[int, list[Hashable]] = {}  # session -> its client events, in recorded order
+        self.times: dict[int, list[float]] = {}  # session -> their times
+        self.position: dict[Hashable, tuple[int, int]] = {}  # event -> (session, place)
+        for session, found in timed.items():
+            found.sort()
+            self.events[session] = [event for _at, _order, event in found]
+            self.times[session] = [at for at, _order, _event in found]
+            for place, event in enumerate(self.events[session]):
+                self.position[event] = (session, place)
+        self.needs: dict[tuple[int, int], int] = {}  # message -> how many of its session's events it waits for
+        self.gaps: dict[tuple[int, int], float] = {}  # message -> seconds from the message before it in its job
+        self.hard: dict[tuple[int, int], tuple[Hashable, ...]] = {}
+        self.cancels: dict[int, int] = {}  # cancelled request -> the notification that cancelled it
+        # interaction -> the recorded time of each of its messages (None: not recorded), by step - 1
+        self.moments = [tuple(message_times(interaction)) for interaction in interactions]
+        for i, interaction in enumerate(interactions):
+            times = self.times.get(interaction.session, [])
+            before = interaction.at
+            for step, at in enumerate(self.moments[i], start=1):
+                if at is None:
+                    continue
+                count = bisect_left(times, at)
+                if count:
+                    self.needs[(i, step)] = count
+                self.gaps[(i, step)] = round(max(0.0, at - before), 4) if before is not None else 0.0
+                before = at
+        self._cancelled(interactions)
+        for (i, j), (anchor, to_the_end) in listen_holds(interactions).items():
+            self.hard[(i, j + 1)] = (("played", anchor) if to_the_end else anchor,)
+
+    def _cancelled(self, interactions: tuple[Interaction, ...]) -> None:
+        """Requests the server sent messages for after the host cancelled them (`cancels`: a live cancel lets
+        them go on); a late answer needs the cancel (a host that never cancels never gets it)."""
+        in_flight: dict[tuple[int, Any], int] = {}
+        for i, interaction in enumerate(interactions):
+            message = interaction.message
+            if message is None:
+                continue
+            if interaction.kind == REQUEST:
+                in_flight[(interaction.session, message.get("id"))] = i
+                continue
+            params = message.get("params")
+            if message["method"] != protocol.CANCELLED or not isinstance(params, dict) or interaction.at is None:
+                continue
+            cancelled = in_flight.get((interaction.session, params.get("requestId")))
+            if cancelled is None:
+                continue
+            later = [at for at in self.moments[cancelled] if at is not None and at >= interaction.at]
+            if not later:
+                continue  # nothing came after the cancel: a live cancel ends the request
+            self.cancels[cancelled] = i
+            answered = response_time(interactions[cancelled])
+            if answered is not None and answered >= interaction.at:
+                last = len(interactions[cancelled].server) + 1
+                self.hard[(cancelled, last)] = (*self.hard.get((cancelled, last), ()), ("cancel", cancelled))
+
+
+def message_times(interaction: Interaction) -> list[float | None]:
+    """The recorded time of each server message of an interaction: its items, then its response (requests)."""
+    times = [item.at for item in interaction.server]
+    if interaction.kind == REQUEST:
+        times.append(response_time(interaction))
+    return times
+
+
+def answer_time(interaction: Interaction, item: int) -> float | None:
+    """When the host answered the server request `interaction.server[item]`: as recorded (`at + took`), else
+    no later than the next message the server sent for the same interaction (which waited for it)."""
+    asked = interaction.server[item]
+    if asked.at is not None and asked.took is not None:
+        return round(asked.at + asked.took, 4)
+    return next((at for at in message_times(interaction)[item + 1 :] if at is not None), None)

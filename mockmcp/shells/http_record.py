@@ -96,25 +96,30 @@ class SseEvents:
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event this chunk completes (events without data are left out)."""
+        return [data for _id, data in self.events(chunk)]
+
+    def events(self, chunk: bytes) -> list[tuple[str | None, bytes]]:
+        """The id (None: the event had none) and data of every event this chunk completes (events
+        without data are left out)."""
         if self._after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         self._after_cr = chunk.endswith(b"\r")
         start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
         self._pending += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        out = []
+        out: list[tuple[str | None, bytes]] = []
         while (end := self._pending.find(b"\n\n", start)) >= 0:
             event = bytes(self._pending[:end])
             del self._pending[: end + 2]
             start = 0
             lines = event.split(b"\n")
             data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
-            has_id = any(line.startswith(b"id:") for line in lines)
-            self.ids = self.ids or has_id
+            ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
+            self.ids = self.ids or bool(ids)
             if self.primed is None:
-                self.primed = has_id and not any(data)
+                self.primed = bool(ids) and not any(data)
             if any(data):
                 self.count += 1
-                out.append(b"\n".join(data))
+                out.append((ids[-1].decode("utf-8", "replace") if ids else None, b"\n".join(data)))
         return out
 
 
@@ -311,7 +316,7 @@ class _Exchange:
         self.upstream: _Upstream | None = None
         self.json = False  # a body (not a stream) that is JSON
         self.outgoing: list[Any] = []  # events for the client, written together (`flush`)
-        self.unjournaled: list[bytes] = []  # the data of the SSE events in them, journaled after
+        self.unjournaled: list[tuple[str | None, bytes]] = []  # the SSE events in them (id, data), journaled after
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
 
@@ -385,13 +390,16 @@ class _Exchange:
                 self.flush()  # waits for its first event, to go in the same write
         else:
             self.json = headers.get("content-type", "").startswith("application/json")
+        if self.standalone:  # whether the target offers a GET stream, known now: a client may leave it before its end
+            stream = (False, False, False) if self.events is not None else None
+            self.proxy.learn(framing_seen(self.method, response.status, None, stream, self.proxy.http.get("framing")))
 
     def data(self, chunk: bytes) -> None:
         if self.events is None:
             self.body += chunk
             return
         self.outgoing.append(h11.Data(data=chunk))
-        self.unjournaled += self.events.feed(chunk)
+        self.unjournaled += self.events.events(chunk)
 
     def flush(self) -> None:
         """Write what waits for the client in one write (dropped, h11 kept in step, if it has gone), then
@@ -405,8 +413,8 @@ class _Exchange:
             if len(client.out) > PAUSE_READING and self.upstream is not None and not self.done:  # a slow client
                 self.upstream.pause()
                 client.waiting = self._resume
-        for data in self.unjournaled:
-            self.proxy.record(SERVER, self.session, data, self.owner, get=self.standalone)
+        for event_id, data in self.unjournaled:
+            self.proxy.record(SERVER, self.session, data, self.owner, get=self.standalone, event=event_id)
         self.unjournaled.clear()
         if client.broken and self.standalone and not self.done:
             self.abandon()
@@ -522,13 +530,15 @@ class RecordingProxy(LoopServer):
         else:
             upstream.close()
 
-    def record(self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False) -> None:
+    def record(
+        self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False, event: str | None = None
+    ) -> None:
         """Journal one message (a body or an event's data): one on a single line as it came (the
         journal's reader parses every line, as the stdio recorder's wire lines), one spread over lines
         as one compact line when it is JSON, and anything else whole, its lines and all (one event is
         one message: replay sends it as one event again); stream: the id of the request whose POST
         stream carried it (what comes there belongs to that request); get: it came on the session's
-        GET stream."""
+        GET stream; event: the id of the SSE event it came as (a resumed stream sends events again)."""
         line = data.strip()
         if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
             lines = [line]
@@ -540,7 +550,7 @@ class RecordingProxy(LoopServer):
         if lines:
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
-            self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get)
+            self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get, event)
 
     def closed(self, connection: Connection) -> None:
         stream = self.streams.pop(connection, None)

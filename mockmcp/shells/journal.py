@@ -10,8 +10,10 @@ Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., 
 then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent, with
 `"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients), and
 `"r": ID` when a server line came on the stream of the client request ID (an HTTP POST's), `"g": 1`
-when it came on the session's GET stream. `{"x": ID}` (with its `"s"`) says that the HTTP layer
-turned the client request ID away (a session error): it never reached the session. A line
+when it came on the session's GET stream, `"e": ID` when it came as the SSE event of that id (a
+server that resumes a stream sends its events again under their ids). `{"x": ID}` (with its `"s"`)
+says that the HTTP layer turned the client request ID away (a session error): it never reached the
+session. A line
 `{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
 the server frames its answers); a later one wins.
 
@@ -92,15 +94,25 @@ class Journal:
                 )
 
     def append(
-        self, direction: str, at: float, lines: list[bytes], session: int = 0, stream: Any = None, get: bool = False
+        self,
+        direction: str,
+        at: float,
+        lines: list[bytes],
+        session: int = 0,
+        stream: Any = None,
+        get: bool = False,
+        event: str | None = None,
     ) -> None:
         """Journal lines that direction sent at one moment (in session N of several, on the stream of
-        client request `stream` when known, or on the session's GET stream), in one write."""
+        client request `stream` when known, or on the session's GET stream; as the SSE event `event`),
+        in one write."""
         tag: dict[str, Any] = {"s": session} if session else {}
         if stream is not None:
             tag["r"] = stream
         if get:
             tag["g"] = 1
+        if event is not None:
+            tag["e"] = event
         # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
         records = (
             _compact({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag})
@@ -199,7 +211,10 @@ def read(path: str) -> Recovered:
                 recorder.refused(event["x"])
                 continue
             line = event["l"].encode("utf-8", "surrogateescape")
-            recorder.feed(_DIRECTIONS[event["d"]], line, event["t"], event.get("r"), bool(event.get("g")))
+            event_id = event.get("e")
+            if event_id is not None and not isinstance(event_id, str):
+                raise TypeError("an event id is a string")
+            recorder.feed(_DIRECTIONS[event["d"]], line, event["t"], event.get("r"), bool(event.get("g")), event_id)
         except (ValueError, KeyError, TypeError, AttributeError):
             if number != len(lines):  # only the very last line may be torn
                 raise CassetteError(

@@ -4,6 +4,12 @@ One thread, one poll loop: lines from stdin go to the engine as they arrive, tim
 for (`Wake`) are kept in a heap, and whatever the engine returns is carried out at once. stdout
 carries only what the engine sends; notes go to stderr.
 
+Each message goes in a write of its own, and the next waits until the host has read it (at most
+`TURN` seconds; a pipe and a socket can tell, see `toolkit.unread_counter`): so a host's event loop
+gets a turn between two messages a real server sent apart, and a host that dispatches notifications
+a step after replies (the TypeScript SDK does) sees a call's progress before its result, as it does
+from the real server.
+
 SIGINT and SIGTERM are a flag and a descriptor the loop polls beside stdin (see `toolkit.Signals`):
 a write already begun is finished, so the host never reads half a line, and then the session
 ends with the status 128 + the signal number. More signals change nothing. Writes wait for room
@@ -21,10 +27,11 @@ import time
 
 from mockmcp import jsonrpc
 from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
-from mockmcp.shells.toolkit import LONGEST_WAIT, LineSplitter, Signals, write_whole
+from mockmcp.shells.toolkit import LONGEST_WAIT, LineSplitter, Signals, unread_counter, write_whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import TextIO
 
 __all__ = ["PATIENCE", "serve"]
@@ -32,6 +39,8 @@ __all__ = ["PATIENCE", "serve"]
 _CHUNK = 1 << 16
 PATIENCE = 2.0
 """Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
+TURN = 0.05
+"""Seconds the next message waits for the host to read the one before it; a busy host then gets both at once."""
 
 
 class _Shell:
@@ -43,6 +52,7 @@ class _Shell:
         self.host_gone = False
         self.outbox: list[bytes] = []
         self.exit_status: int | None = None  # set when the cassette ends the session
+        self.unread: Callable[[], int] | None = None  # how much of what was written the host has not read
 
     def perform(self, actions: list[Action]) -> None:
         for action in actions:
@@ -59,14 +69,19 @@ class _Shell:
                 self.exit_status = action.status
 
     def flush(self) -> None:
-        """Write what the engine sent, in one system call where possible (pipelined requests come in chunks)."""
+        """Write what the engine sent, a message at a time, each once the host has read the one before."""
         if not self.outbox:
             return
-        data = b"".join(self.outbox)
+        whole = True
         try:
             if self.host_gone:
                 return
-            whole = write_whole(self.stdout, data, self.signals, PATIENCE)
+            for n, data in enumerate(self.outbox):
+                if n:
+                    self.await_reader()
+                whole = write_whole(self.stdout, data, self.signals, PATIENCE)
+                if not whole:
+                    break
         except (BrokenPipeError, ConnectionResetError):
             self.host_gone = True
             print("mockmcp: the host stopped reading; nothing more can be sent", file=self.stderr, flush=True)
@@ -80,6 +95,14 @@ class _Shell:
                 )
         finally:
             self.outbox.clear()  # only now: what was being written is written, or can never be
+
+    def await_reader(self) -> None:
+        """Until the host has read all that was written, at most `TURN` seconds (or a signal)."""
+        if self.unread is None:
+            self.unread = unread_counter(self.stdout) or (lambda: 0)
+        deadline = time.monotonic() + TURN
+        while self.unread() > 0 and self.signals.received is None and time.monotonic() < deadline:
+            time.sleep(0.0001)
 
     def fire_due_timers(self) -> None:
         now = time.monotonic()
@@ -139,8 +162,10 @@ class _Shell:
         """After the host's EOF: send what is still due (delayed replies), then stop.
 
         A timer whose job is gone (the host cancelled the request behind a delay) is dropped rather
-        than waited for: it would answer nothing, and a host that closed stdin waits for the exit.
+        than waited for: it would answer nothing, and a host that closed stdin waits for the exit. What
+        waits for the host's messages goes at once (`Replay.close`): none can come any more.
         """
+        self.perform(self.engine.close())
         self.flush()
         if self.timers:
             import heapq

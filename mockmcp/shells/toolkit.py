@@ -120,6 +120,31 @@ def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool
     return True
 
 
+def unread_counter(fd: int) -> Callable[[], int] | None:
+    """A function that tells how many of the bytes written to fd its reader has not taken yet, for a pipe or
+    a socket (a host that spawned us over a socketpair, as Node does); None for anything else (a file, a
+    terminal), which cannot tell."""
+    import array
+    import fcntl
+    import stat
+    import termios
+
+    mode = os.fstat(fd).st_mode
+    request = termios.FIONREAD if stat.S_ISFIFO(mode) else termios.TIOCOUTQ if stat.S_ISSOCK(mode) else None
+    if request is None:
+        return None
+    count = array.array("i", [0])
+
+    def unread() -> int:
+        try:
+            fcntl.ioctl(fd, request, count)
+        except OSError:
+            return 0
+        return count[0]
+
+    return unread
+
+
 class LineSplitter:
     """Cuts a byte stream into lines (without their newline), in time linear in the stream's length.
 
