@@ -17,7 +17,9 @@ message that needs more waits:
 - for no longer than the server took to send it after the message before it in its job (`gaps`):
   a host that never sends what the recording's host sent (it asks less, or in another order)
   gets the message when the real server would have sent it. The engine asks for that wake-up
-  (`HELD`), and `give_up` then counts what was missing as come, for every later message too;
+  (`HELD`), and `give_up` lets the message go; what the host skipped (recorded before the latest
+  client message that came) then counts as come for every job, so a skipped request costs one
+  wait, while what is recorded later may still come;
 - for ever, when the server could not have sent it without the event (`hard`): the late answer of
   a request only after the live host cancelled it, a listen event only after what caused it
   (`BLOCKED`). What is still blocked when the session ends was never sent (`blocked`).
@@ -66,6 +68,8 @@ class Ordering:
         self._come: dict[int, set[int]] = {}  # session -> places beyond the frontier that have come
         self._arrived: set[Hashable] = set()  # events that truly came (hard needs look here)
         self._waiting: dict[Hashable, tuple[int, int, tuple[Hashable, ...]]] = {}  # job -> (session, needs, hard)
+        self._latest: dict[int, int] = {}  # session -> the place of the latest of its events that came
+        self._excused: dict[Hashable, int] = {}  # job -> how many events its next message goes without
 
     @classmethod
     def of(cls, interactions: tuple[Interaction, ...]) -> Ordering:
@@ -88,9 +92,10 @@ class Ordering:
         message = (index, step)
         needs = self.causes.needs.get(message, 0)
         hard = self.causes.hard.get(message, ())
-        soft = needs > self._frontier.get(session, 0)
+        soft = needs > self._frontier.get(session, 0) and needs > self._excused.get(key, 0)
         if not soft and all(event in self._arrived for event in hard):
             self._waiting.pop(key, None)
+            self._excused.pop(key, None)
             return GO
         self._waiting[key] = (session, needs, hard)
         return HELD if soft else BLOCKED
@@ -140,17 +145,26 @@ class Ordering:
         return self._ready()
 
     def give_up(self, key: Hashable) -> list[Hashable]:
-        """Job `key` waited as long as the server took: what it waits for counts as come (for every job), and
-        the jobs that may go on now (it among them, unless a hard need still blocks it)."""
+        """Job `key` waited as long as the server took: its message goes without what it waited for (unless a
+        hard need still blocks it). What the host skipped (recorded before the latest client message that
+        came) counts as come for every job from now on; what is recorded after it may still come. Returns
+        the jobs that may go on now."""
         found = self._waiting.get(key)
         if found is None:
             return []
-        session, needs, _hard = found
-        for place in range(self._frontier.get(session, 0), needs):
+        session, needs, hard = found
+        self._excused[key] = needs
+        for place in range(self._frontier.get(session, 0), min(needs, self._latest.get(session, -1))):
             self._advance(session, place)
-        return self._ready()
+        ready = self._ready()
+        if key not in ready and all(event in self._arrived for event in hard):
+            del self._waiting[key]
+            ready.append(key)
+        return ready
 
     def _advance(self, session: int, place: int) -> None:
+        if place > self._latest.get(session, -1):
+            self._latest[session] = place
         frontier = self._frontier.get(session, 0)
         if place < frontier:
             return

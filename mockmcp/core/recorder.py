@@ -44,7 +44,7 @@ a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
 A request the host cancels (`notifications/cancelled`, itself kept as the client notification it
 is) stops drawing server messages to itself, but a server may still answer it: that late answer
 is the cancelled request's `response`, never a line of its own, so replay sends it only under
-that request's id, and only while the live host still waits for it.
+that request's id, and only after the live host cancelled it too (see `timeline.Causes`).
 """
 
 from __future__ import annotations

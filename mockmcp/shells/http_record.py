@@ -319,6 +319,7 @@ class _Exchange:
         self.unjournaled: list[tuple[str | None, bytes]] = []  # the SSE events in them (id, data), journaled after
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
+        self.replied = False  # whether its stream carried the reply to its request
 
     def begin(self, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
         self.request = request
@@ -326,6 +327,7 @@ class _Exchange:
             self.proxy.streams[self.client] = self
         else:
             self.proxy.answering += 1
+            self.proxy.posts.setdefault(self.client, []).append(self)
         self.proxy.call_later(self.proxy.timeout, _late, weakref.ref(self))  # holds no answer for long
         self._send()
 
@@ -366,6 +368,25 @@ class _Exchange:
             self.proxy.streams.pop(self.client, None)
         else:
             self.proxy.answering -= 1
+            posts = self.proxy.posts.get(self.client)
+            if posts is not None and self in posts:
+                posts.remove(self)
+                if not posts:
+                    del self.proxy.posts[self.client]
+
+    def left(self) -> None:
+        """The client closed the connection of this POST before its answer ended. A 2026-07-28 client cancels
+        a request so (that revision sends no cancel notification over HTTP): journaled as the cancel replay
+        turns such a close into again, so that what the server sent after it waits for it on replay. The
+        target's answer is still read to its end and journaled."""
+        message = self.message
+        if self.done or self.replied or self.owner is None or not isinstance(message, dict):
+            return
+        if protocol.params_era(message.get("params")) != protocol.STATELESS:
+            return  # in the handshake era a disconnect is not a cancellation
+        self.flush()  # what came before the close is journaled before it
+        cancel = {"jsonrpc": "2.0", "method": protocol.CANCELLED, "params": {"requestId": self.owner}}
+        self.proxy.record(CLIENT, self.session, jsonrpc.encode(cancel))
 
     def abandon(self) -> None:
         """The client dropped its GET stream: close the server's too. (A client that dropped a
@@ -414,6 +435,8 @@ class _Exchange:
                 self.upstream.pause()
                 client.waiting = self._resume
         for event_id, data in self.unjournaled:
+            if not self.replied and self.owner is not None and b'"id"' in data:
+                self.replied = _replies_to(data, self.owner)
             self.proxy.record(SERVER, self.session, data, self.owner, get=self.standalone, event=event_id)
         self.unjournaled.clear()
         if client.broken and self.standalone and not self.done:
@@ -491,6 +514,7 @@ class RecordingProxy(LoopServer):
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
         self.answering = 0  # POSTs (and DELETEs) whose answer is still being read from the target
         self.streams: dict[Connection, _Exchange] = {}  # the GET streams being relayed, by client connection
+        self.posts: dict[Connection, list[_Exchange]] = {}  # the POSTs whose answers are being relayed
         self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
 
     @property
@@ -556,6 +580,8 @@ class RecordingProxy(LoopServer):
         stream = self.streams.pop(connection, None)
         if stream is not None:
             stream.abandon()
+        for exchange in self.posts.pop(connection, ()):
+            exchange.left()
         self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
@@ -580,6 +606,15 @@ class RecordingProxy(LoopServer):
         _Exchange(self, client, request.method, headers, message, session).begin(upstream)
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
             self.record(CLIENT, session, body)
+
+
+def _replies_to(data: bytes, request_id: Any) -> bool:
+    """Whether an SSE event's data is the reply to that request."""
+    try:
+        message = jsonrpc.parse(data)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
 
 
 def _late(exchange: weakref.ref[_Exchange]) -> None:
