@@ -32,7 +32,7 @@ from mockmcp.core.branching import Questions
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.ordering import BLOCKED, HELD, Ordering
 from mockmcp.core.report import Mismatch, Report, Withheld
-from mockmcp.core.selection import Exchange, Recordings, Selection
+from mockmcp.core.selection import Exchange, Pick, Recordings, Selection
 from mockmcp.core.timeline import response_time
 
 TYPE_CHECKING = False
@@ -287,7 +287,7 @@ class Replay:
         self._live[key] = job.id
         return out + self._advance(job)
 
-    def _selected(self, method: str, pick: Any) -> list[Action]:
+    def _selected(self, method: str, pick: Pick) -> list[Action]:
         """What selection said of its pick: that the live session moved to another recorded session, or that it
         left every recorded session (a mismatch: replay no longer knows what the server answers)."""
         out: list[Action] = [Note(pick.note)] if pick.note else []
@@ -326,9 +326,9 @@ class Replay:
         if item.response is None:
             return self._advance(job)
         live, recorded = answer_body(message), answer_body(item.response)
-        # job.step - 2: the server request being answered (the step after it is next)
         answered = canonical(live)
-        # Among several recorded sessions, the answer tells which are still like the live one (see `selection`).
+        # Among several recorded sessions, the answer tells which are still like the live one (see `selection`);
+        # job.step - 2 is the server request being answered (the step after it is next).
         other = (
             None if job.exchange is None else self.selection.answered(job.exchange, job.index, job.step - 2, answered)
         )
