@@ -19,7 +19,9 @@ tool). A recorded session S is consistent with the live session when:
 Reads change nothing, so they never make a session inconsistent; a read is answered from a
 consistent session that recorded it between the same two changes of state (the n-th such read
 since the last change takes that session's n-th there; more repeat its last there): reads may come
-in any order, as hosts list tools and prompts in either order, but never from another state.
+in any order, as hosts list tools and prompts in either order, but never from another state. A
+read no consistent session recorded in the live session's state (the tools listed again after a
+call, where no recorded host did) is a mismatch: a recording cannot say that nothing changed.
 
 Client notifications are no exchanges: a host sends them at its own pace and a server answers
 none. Nor is a request no recorded session has (a miss, reported as such).
