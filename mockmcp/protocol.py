@@ -40,6 +40,7 @@ __all__ = [
     "PROGRESS",
     "PROGRESS_TOKEN",
     "PROTOCOL_VERSION_KEY",
+    "READ_METHODS",
     "RESOURCE_NOT_FOUND",
     "REVISIONS",
     "SERVER_INFO_KEY",
@@ -59,6 +60,7 @@ __all__ = [
     "params_era",
     "progress_token",
     "protocol_version",
+    "read_only_tools",
     "required_capabilities",
     "session_eras",
     "speaks_stateless",
@@ -212,6 +214,41 @@ def offered_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str] | None
                 tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
             }
     return None if names is None else frozenset(names)
+
+
+# Client requests that change nothing on a server: the opening, ping, and the methods that list, get
+# or read what it offers. (A tools/call changes state unless its tool says `readOnlyHint: true`.)
+READ_METHODS = frozenset(
+    {
+        INITIALIZE,
+        DISCOVER,
+        PING,
+        TOOLS_LIST,
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+        "tasks/list",
+        "tasks/get",
+    }
+)
+
+
+def read_only_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str]:
+    """The tools a session's `tools/list` answers mark `annotations.readOnlyHint: true` (the tool changes nothing)."""
+    names: set[str] = set()
+    for message, response in exchanges:
+        result = _result(response)
+        if not isinstance(message, dict) or message.get("method") != TOOLS_LIST or result is None:
+            continue
+        tools = result.get("tools")
+        for tool in tools if isinstance(tools, list) else ():
+            hints = tool.get("annotations") if isinstance(tool, dict) else None
+            if isinstance(hints, dict) and hints.get("readOnlyHint") is True and isinstance(tool.get("name"), str):
+                names.add(tool["name"])
+    return frozenset(names)
 
 
 # --- client capabilities ---------------------------------------------------------------------------

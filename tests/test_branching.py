@@ -3,20 +3,23 @@
 Pure, literal JSON-RPC: two recordings asked alike up to a server request when their server
 messages agree (notifications by method, requests by method and params, raw lines byte for byte)
 and the host's earlier answers agree; the recording followed is one asked alike whose host answered
-as the live host did; leaving a recorded session for another leaves the rest of one and the start of
-the other unplayed; a server request goes out under its recorded id unless that one is still in
-flight. tests/test_host_answers.py shows the same through the engine and the SDK host.
+as the live host did, among the recorded sessions consistent with the live one (the engine's table
+at the end); a server request goes out under its recorded id unless that one is still in flight.
+tests/test_host_answers.py shows the same through the SDK host.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from mockmcp.cassette.model import Interaction, ServerItem
-from mockmcp.core.branching import Questions, answered_otherwise, asked_alike, left_behind
-from mockmcp.core.matching import canonical
+from mockmcp.cassette.store import loads
+from mockmcp.core.branching import Questions, answered_otherwise, asked_alike
+from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.replay import Replay, Send
 
 
 def log(data: str, token: Any = None) -> ServerItem:
@@ -100,23 +103,6 @@ def test_the_recording_followed_is_one_asked_alike_whose_host_answered_as_the_li
     assert answered_otherwise(RECORDED, recordings, playing, 1, canonical({"result": answer})) == followed
 
 
-@pytest.mark.parametrize(
-    ("before", "index", "left"),
-    [
-        (0, 2, {0, 1}),  # the rest of session 0, from the interaction left; session 1 has nothing before it
-        (2, 0, {2, 3}),
-        (0, 3, {0, 1, 2}),  # joining mid-session: what came before in the session joined is left too
-        (0, 0, set()),
-        (2, 3, set()),  # the same session
-    ],
-    ids=["to-a-later-session", "to-an-earlier-session", "mid-session", "itself", "same-session"],
-)
-def test_leaving_a_recorded_session_leaves_its_rest_and_the_start_of_the_other(
-    before: int, index: int, left: set[int]
-) -> None:
-    assert left_behind(RECORDED, before, index) == left
-
-
 def roots(id: Any) -> ServerItem:
     return ServerItem("request", {"jsonrpc": "2.0", "id": id, "method": "roots/list"})
 
@@ -148,3 +134,72 @@ def roots(id: Any) -> ServerItem:
 def test_the_ids_the_servers_questions_go_out_under(calls: list[tuple[Any, ...]], results: list[Any]) -> None:
     questions = Questions()
     assert [getattr(questions, name)(*args) for name, *args in calls] == results
+
+
+# --- among recorded sessions: an answer is followed only to a session whose earlier exchanges match -------
+
+COUNTER = "version: 1\ninteractions:\n" + "".join(
+    f"""- session: {session}
+  request: {{method: tools/list}}
+  response: {{result: {{tools: [{{name: ask}}, {{name: status, annotations: {{readOnlyHint: true}}}}]}}}}
+- session: {session}
+  request: {{method: tools/call, params: {{name: ask}}}}
+  server:
+  - request: {{id: 0, method: elicitation/create, params: {{message: Go on?}}}}
+    response: {{result: {{action: {action}}}}}
+  response: {{result: {{content: [{{type: text, text: {action} 1}}]}}}}
+- session: {session}
+  request: {{method: tools/call, params: {{name: status}}}}
+  response: {{result: {{content: [{{type: text, text: {action}s 1}}]}}}}
+- session: {session}
+  request: {{method: tools/call, params: {{name: ask}}}}
+  server:
+  - request: {{id: 0, method: elicitation/create, params: {{message: Go on?}}}}
+    response: {{result: {{action: {action}}}}}
+  response: {{result: {{content: [{{type: text, text: {action} 2}}]}}}}
+- session: {session}
+  request: {{method: tools/call, params: {{name: status}}}}
+  response: {{result: {{content: [{{type: text, text: {action}s 2}}]}}}}
+"""
+    for session, action in enumerate(["accept", "decline"])
+)
+
+
+def call(engine: Any, rid: int, name: str, answer: str | None = None) -> str:
+    """A tools/call in literal JSON-RPC; its server question, if any, answered `answer`. Returns the reply's text."""
+
+    def sent(message: dict[str, Any]) -> list[dict[str, Any]]:
+        actions = engine.receive(json.dumps({"jsonrpc": "2.0", **message}).encode())
+        return [json.loads(action.data) for action in actions if isinstance(action, Send)]
+
+    [out] = sent({"id": rid, "method": "tools/call", "params": {"name": name}})
+    if answer is not None:
+        [out] = sent({"id": out["id"], "result": {"action": answer}})
+    return str(out["result"]["content"][0]["text"])
+
+
+@pytest.mark.parametrize(
+    ("answers", "said", "mismatches"),
+    [
+        (["accept", "accept"], ["accept 1", "accepts 1", "accept 2", "accepts 2"], 0),
+        (["decline", "decline"], ["decline 1", "declines 1", "decline 2", "declines 2"], 0),  # followed at once
+        # The declining session never accepted first, so it says nothing of a decline after an accept: reported,
+        # and its count is not passed off as the server's.
+        (["accept", "decline"], ["accept 1", "accepts 1", "accept 2", "accepts 2"], 1),
+        (["decline", "accept"], ["decline 1", "declines 1", "decline 2", "declines 2"], 1),
+        (["cancel", "accept"], ["accept 1", "accepts 1", "accept 2", "accepts 2"], 1),  # reported once
+    ],
+    ids=["accepting", "declining", "accept-then-decline", "decline-then-accept", "no-such-answer"],
+)
+def test_a_host_answer_is_followed_only_to_a_session_whose_earlier_exchanges_match(
+    answers: list[str], said: list[str], mismatches: int
+) -> None:
+    engine = Replay(loads(COUNTER), Matcher.build())
+    engine.receive(b'{"jsonrpc":"2.0","id":"l","method":"tools/list"}')
+    texts = []
+    for n, answer in enumerate(answers):
+        texts += [call(engine, 2 * n, "ask", answer), call(engine, 2 * n + 1, "status")]
+    assert texts == said
+    assert len(engine.report.mismatches) == mismatches
+    if mismatches:  # the first exchange that differs is the host's answer, with the recording it differs from
+        assert engine.report.mismatches[0].method == "elicitation/create"

@@ -20,6 +20,8 @@ from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cli import options
 from mockmcp.cli.app import cli
+from mockmcp.cli.state import read_taken, write_taken
+from mockmcp.errors import UsageError
 
 NOTES = str(SHIPPED / "notes.yaml")
 REPLAY = cli.commands["replay"]
@@ -65,6 +67,7 @@ PLAIN = [
     ["--report=r.json", "--timing", "1e-3", "C.yaml", "--ignore", "x.y", "--strict"],
     ["C.yaml", "--ignore="],
     ["C.yaml", "--ignore", "a["],  # not a valid path: refused later, by the matcher, alike on both paths
+    ["C.yaml", "--state", "state.json"],
 ]
 
 # Command lines the launcher leaves to click: click reads or refuses them, and explains.
@@ -182,13 +185,15 @@ def test_verify_passes_the_servers_own_options_to_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "case",
-    ["missing cassette", "report into a file's folder"],
+    ["missing cassette", "report into a file's folder", "a state file that is not one"],
 )
 def test_an_error_past_the_options_reads_the_same_on_both_paths(case: str, tmp_path: Path) -> None:
     """The launcher takes the first command line; the repeated --strict sends the second through click."""
     plain = tmp_path / "plain"
     plain.write_text("")
     args = [str(tmp_path / "missing.yaml")] if case == "missing cassette" else [NOTES, "--report", f"{plain}/r.json"]
+    if case == "a state file that is not one":
+        args = [NOTES, "--state", str(plain)]
     assert read_fast([*args, "--strict"]) is not None
     assert read_fast([*args, "--strict", "--strict"]) is None
     fast = mockmcp("replay", *args, "--strict")
@@ -203,3 +208,38 @@ def test_version_and_help_go_through_click() -> None:
     assert version.returncode == 0 and version.stdout.startswith("mockmcp, version ")
     usage = mockmcp("replay")
     assert usage.returncode == 2 and "Missing argument 'CASSETTE'" in usage.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "cassette", "said"),
+    [
+        (None, "c.yaml", ()),  # no file yet: nothing taken
+        ('{"cassette": "{c}", "taken": [0, 2]}', "c.yaml", (0, 2)),
+        ("", "c.yaml", "not a mockmcp replay state file (Expecting value: line 1 column 1 (char 0))"),
+        ('{"cassette": "{c}"}', "c.yaml", "not a mockmcp replay state file ('taken')"),
+        ('{"cassette": "{c}", "taken": ["0"]}', "c.yaml", "`taken` must list recorded session numbers"),
+        ('{"cassette": "{c}", "taken": [0]}', "other.yaml", "holds the recorded sessions taken from "),
+    ],
+    ids=["missing", "taken", "empty", "no-taken", "not-numbers", "another-cassette"],
+)
+def test_a_state_file_is_read_or_refused_with_its_path_and_how_to_fix(
+    text: str | None, cassette: str, said: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = tmp_path / "state.json"
+    if text is not None:
+        state.write_text(text.replace("{c}", str(tmp_path / "c.yaml")))
+    if isinstance(said, tuple):
+        assert read_taken(str(state), cassette) == said
+        write_taken(str(state), cassette, {*said, 1})
+        assert read_taken(str(state), cassette) == tuple(sorted({*said, 1}))
+        return
+    with pytest.raises(UsageError) as raised:
+        read_taken(str(state), cassette)
+    assert str(raised.value).startswith(f"{state}: ") and said in str(raised.value)
+    assert f"delete {state}" in str(raised.value.fix)
+
+
+def test_a_state_file_is_for_replay_over_stdio() -> None:
+    refused = mockmcp("replay", NOTES, "--http", "0", "--state", "s.json")
+    assert refused.returncode == 2 and "--state is for replay over stdio" in refused.stderr

@@ -14,13 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHIPPED
+from conftest import ROOT, SHIPPED
 from test_pytest_plugin import HOST_HELPERS, NOTES_SERVER, run
 
 from mockmcp.cassette import store
 
 pytest_plugins = ["pytester"]
 
+SERVERS = ROOT / "tests" / "servers"
 PREAMBLE = HOST_HELPERS + f"SERVER = [sys.executable, {NOTES_SERVER!r}]\n"
 
 # Same-named tests in two classes and two modules, and parametrize ids that hold a path. The tests
@@ -429,3 +430,35 @@ def test_an_http_host_records_through_the_proxy_and_replays_over_http(pytester: 
     result.stdout.fnmatch_lines(
         ["*could not serve this test as recorded*", '*arguments.path: recorded "notes.txt", incoming "note.txt"*']
     )
+
+
+# A host that starts the server once per call, against a server whose state outlives the process.
+ONE_SHOT = (
+    HOST_HELPERS
+    + f"""
+MEMORY = [sys.executable, {str(SERVERS / "memory_graph.py")!r}, "memory.json"]
+
+async def call(mockmcp, name, arguments):
+    async with Client(mockmcp.stdio_params, mode="legacy") as client:
+        return (await client.call_tool(name, arguments)).content[0].text
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(server=MEMORY, strict=True)
+async def test_remembers(mockmcp):
+    assert await call(mockmcp, "read_graph", {{}}) == '{{"entities": []}}'
+    assert await call(mockmcp, "create_entities", {{"names": ["milk"]}}) == "created milk"
+    assert await call(mockmcp, "read_graph", {{}}) == '{{"entities": ["milk"]}}'
+"""
+)
+
+
+@pytest.mark.slow
+def test_one_process_per_call_sees_the_recorded_sessions_one_after_another(pytester: pytest.Pytester) -> None:
+    """Each replay the test launches takes the next recorded session (the plugin's state file): the third
+    process reads what the second wrote, as the real server said, not the first session's empty graph."""
+    pytester.makepyfile(test_memory=ONE_SHOT)
+    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    cassette = store.load(str(pytester.path / "cassettes" / "test_memory" / "test_remembers.yaml"))
+    assert sorted({interaction.session for interaction in cassette.interactions}) == [0, 1, 2]
+    (pytester.path / "memory.json").unlink()  # replay never starts the server
+    run(pytester).assert_outcomes(passed=1)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from mockmcp.cassette.model import Interaction
 from mockmcp.cassette.store import loads
+from mockmcp.core.consistency import changes_state, label
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay, Send
 from mockmcp.core.selection import Recordings, Selection
@@ -60,18 +64,26 @@ def test_a_live_session_alone_plays_the_first_recorded_session_and_is_judged_on_
     assert engine.report.unplayed == []  # session 1 was never this live session's to play
 
 
-def test_interactions_added_by_record_mode_new_serve_alongside_the_first_session() -> None:
-    """`record --mode new` appends only what was new, as session 1: both serve one live session."""
+def test_a_session_without_its_own_opening_serves_after_the_first_sessions_opening() -> None:
+    """A read a recorded session lacks (this one's initialize) leaves it consistent: reads change nothing."""
     added = TWO_SESSIONS.replace(
         "- session: 1\n  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}\n"
         "  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}\n",  # noqa: E501 (a literal message, as on the wire)
         "",
     )
-    cassette = loads(added)
-    engine = Replay(cassette, Matcher.build())
+    engine = Replay(loads(added), Matcher.build())
     answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
-    assert answer(engine, 2, "tools/call", {"name": "other"}) == "other"
-    assert answer(engine, 3, "tools/call", {"name": "count"}) == "1"
+    assert answer(engine, 2, "tools/call", {"name": "count"}) == "1"  # both recorded it first: session 0's
+    assert answer(engine, 3, "tools/call", {"name": "other"}) == "other"  # only session 1 goes on so
+    assert engine.selection.bound == 1 and engine.report.mismatches == []
+    # A third count: session 1 recorded `other` after its count, so neither says what the server answers.
+    assert answer(engine, 4, "tools/call", {"name": "count"}) == "2"
+    [mismatch] = engine.report.mismatches
+    assert mismatch.differences == (
+        "recorded session 0: tools/call other (its 1st): it never recorded that request",
+        "recorded session 1: tools/call count (its 2nd): it recorded that request elsewhere than after 2 requests "
+        "that change state",
+    )
 
 
 def test_selection_in_one_session_plays_times_then_repeats_or_refuses() -> None:
@@ -83,9 +95,14 @@ def test_selection_in_one_session_plays_times_then_repeats_or_refuses() -> None:
     )
     selection = Selection(Recordings(cassette, Matcher.build()))
     key = Matcher.build().key("m", None)
-    assert [tuple(selection.request(key) or ()) for _ in range(4)] == [(0, False), (0, False), (1, False), (1, True)]
+    assert [tuple(selection.request(key) or ())[:2] for _ in range(4)] == [
+        (0, False),
+        (0, False),
+        (1, False),
+        (1, True),
+    ]
     once = Matcher.build().key("u", None)
-    assert [tuple(selection.request(once) or ()) for _ in range(2)] == [(2, False), (None, False)]
+    assert [tuple(selection.request(once) or ())[:2] for _ in range(2)] == [(2, False), (None, False)]
     assert selection.request(Matcher.build().key("never", None)) is None
 
 
@@ -161,3 +178,167 @@ def test_a_moved_live_session_never_takes_a_session_another_live_session_holds()
     answer(first, 2, "tools/call", {"name": "read"})
     answer(first, 3, "tools/call", {"name": "read"})  # session 1 is the second's: the first repeats
     assert first.report.repeats == {1: 1}
+
+
+# A stateful server recorded three times: a session that only read, one that added milk and read it back,
+# and one that added milk, then eggs. `read` is read-only by the tool list; `add` changes state.
+STATEFUL = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- request: {method: tools/list}
+  response: {result: {tools: [{name: read, annotations: {readOnlyHint: true}}, {name: add}]}}
+- request: {method: prompts/list}
+  response: {result: {prompts: []}}
+- request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '[]'}]}}
+- session: 1
+  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- session: 1
+  request: {method: prompts/list}
+  response: {result: {prompts: []}}
+- session: 1
+  request: {method: tools/call, params: {name: add, arguments: {name: milk}}}
+  response: {result: {content: [{type: text, text: added milk}]}}
+- session: 1
+  request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '[milk]'}]}}
+- session: 2
+  request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- session: 2
+  request: {method: tools/call, params: {name: add, arguments: {name: milk}}}
+  response: {result: {content: [{type: text, text: added milk}]}}
+- session: 2
+  request: {method: tools/call, params: {name: add, arguments: {name: eggs}}}
+  response: {result: {content: [{type: text, text: added eggs}]}}
+- session: 2
+  request: {method: tools/call, params: {name: read}}
+  response: {result: {content: [{type: text, text: '[eggs, milk]'}]}}
+"""
+
+LIST_TOOLS, LIST_PROMPTS = ("tools/list", None), ("prompts/list", None)
+READ = ("tools/call", {"name": "read"})
+MILK, EGGS = (
+    ("tools/call", {"name": "add", "arguments": {"name": "milk"}}),
+    (
+        "tools/call",
+        {"name": "add", "arguments": {"name": "eggs"}},
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("asked", "said", "bound", "mismatches"),
+    [
+        ([LIST_PROMPTS, LIST_TOOLS, READ], ["prompts", "tools", "[]"], 0, []),  # reads in another order
+        ([READ, READ], ["[]", "[]"], 0, []),  # a read asked again in the same state repeats
+        ([MILK, READ], ["added milk", "[milk]"], 1, []),  # a write only later sessions recorded moves there
+        ([READ, MILK, READ], ["[]", "added milk", "[milk]"], 1, []),  # a read before the write, then after it
+        ([LIST_PROMPTS, MILK, EGGS, READ], ["prompts", "added milk", "added eggs", "[eggs, milk]"], 2, []),
+        ([MILK, MILK, READ], ["added milk", "added milk", "[milk]"], 1, []),  # a write asked again repeats it
+        # Writes out of every recorded order: a mismatch naming where each recorded session differs.
+        (
+            [EGGS, READ],
+            ["added eggs", "[eggs, milk]"],
+            2,
+            [
+                "recorded session 0: tools/call add (its 1st): it never recorded that request",
+                "recorded session 1: tools/call add (its 1st): it never recorded that request",
+                "recorded session 2: tools/call add (its 1st): it recorded that request elsewhere than after 0 "
+                "requests that change state",
+            ],
+        ),
+        # A read in a state only a session that cannot say it recorded it in: replay guesses, and says so.
+        (
+            [MILK, EGGS, LIST_PROMPTS],
+            ["added milk", "added eggs", "prompts"],
+            2,
+            ["prompts/list (its 1st): no recorded session like this one recorded it here"],
+        ),
+    ],
+    ids=[
+        "reads-reordered",
+        "read-twice",
+        "write-moves",
+        "read-write-read",
+        "two-writes",
+        "write-twice",
+        "out-of-order",
+        "read-in-unknown-state",
+    ],
+)
+def test_a_live_session_is_answered_from_a_recorded_session_consistent_with_what_it_did(
+    asked: list[tuple[str, object]], said: list[str], bound: int, mismatches: list[str]
+) -> None:
+    engine = Replay(loads(STATEFUL), Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    answers = []
+    for n, (method, params) in enumerate(asked, start=2):
+        found = answer(engine, n, method, params or {})
+        answers.append(found if isinstance(found, str) else next(iter(found["result"])))
+    assert answers == said
+    assert engine.selection.bound == bound
+    assert [d for m in engine.report.mismatches for d in m.differences] == mismatches
+
+
+def test_a_move_is_noted_and_an_earlier_processes_sessions_are_taken_last() -> None:
+    cassette = loads(STATEFUL)
+    engine = Replay(cassette, Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    line = json.dumps({"jsonrpc": "2.0", "id": 2, "method": MILK[0], "params": MILK[1]}).encode()
+    [note] = [a.text for a in engine.receive(line) if not isinstance(a, Send)]
+    answer(engine, 3, *READ)
+    # Session 1's opening is stood for by session 0's, which it left; only its prompts/list was never asked.
+    assert engine.report.unplayed == [5]
+    assert note == (
+        "mockmcp: the live session follows recorded session 1 from interactions[6] on: recorded session 0 does not "
+        "match it (tools/call add (its 1st): it never recorded that request)"
+    )
+    # `--state`: sessions 0 and 1 taken by earlier processes, so the opening binds session 2.
+    later = Replay(cassette, Matcher.build(), recordings=Recordings(cassette, Matcher.build(), taken=[0, 1]))
+    answer(later, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert later.selection.bound == 2
+    for n, (method, params) in enumerate([MILK, EGGS, READ], start=2):
+        line = json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).encode()
+        assert not [a for a in later.receive(line) if not isinstance(a, Send)]  # no move, no note
+    assert later.selection.bound == 2 and later.report.unplayed == []
+
+
+def test_a_cassette_of_one_recorded_session_numbered_otherwise_is_answered_as_one() -> None:
+    """A hand-made cassette whose only session is `session: 1`: play counts alone, and its report counts it."""
+    engine = Replay(loads(GROWING.replace("- request:", "- session: 1\n  request:")), Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert answer(engine, 2, "tools/call", {"name": "add"}) == "added"  # out of the recorded order: as before
+    assert [answer(engine, n, "tools/call", {"name": "read"}) for n in (3, 4, 5)] == ["0", "0", "1"]
+    assert engine.report.mismatches == [] and engine.selection.sessions == {1}
+    assert engine.report.unplayed == [2, 6]  # its second opening, and the read it was not asked
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "changes"),
+    [
+        ("initialize", {"protocolVersion": "2025-11-25"}, False),
+        ("tools/list", None, False),
+        ("resources/read", {"uri": "notes://a"}, False),
+        ("prompts/get", {"name": "review"}, False),
+        ("tools/call", {"name": "read"}, False),  # the tool list marks it readOnlyHint: true
+        ("tools/call", {"name": "add"}, True),
+        ("tools/call", {"name": "unlisted"}, True),  # no word on it: it may change state
+        ("logging/setLevel", {"level": "info"}, True),
+        ("resources/subscribe", {"uri": "notes://a"}, True),
+    ],
+)
+def test_what_changes_a_servers_state(method: str, params: object, changes: bool) -> None:
+    interaction = Interaction("request", {"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    assert changes_state(interaction, frozenset({"read"})) is changes
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"), [(0, "1st"), (1, "2nd"), (2, "3rd"), (3, "4th"), (10, "11th"), (21, "22nd")]
+)
+def test_an_exchange_is_named_by_its_request_and_how_often_it_was_asked(asked: int, said: str) -> None:
+    interaction = Interaction("request", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}})
+    assert label(interaction, asked) == f"tools/call add (its {said})"

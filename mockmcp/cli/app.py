@@ -108,6 +108,7 @@ def replay(
     timing: float,
     listen: tuple[str, int] | None,
     allow_hosts: tuple[str, ...],
+    state_path: str | None,
 ) -> None:
     """Serve CASSETTE as an MCP server over stdio, or over Streamable HTTP with --http.
 
@@ -115,7 +116,7 @@ def replay(
     response under the caller's id. A summary goes to stderr when the session ends: over stdio
     when the host closes stdin, over HTTP at SIGINT or SIGTERM.
     """
-    status = replay_cassette(cassette, ignores, strict, report_path, timing, listen, allow_hosts)
+    status = replay_cassette(cassette, ignores, strict, report_path, timing, listen, allow_hosts, state_path)
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
 

@@ -134,6 +134,14 @@ REPLAY = (
         metavar="NAME",
         multiple=True,
     ),
+    Param(
+        "state_path",
+        ("--state",),
+        "file",
+        "Over stdio: keep in this file which recorded sessions earlier replays took (created if missing), so this "
+        "one starts from the next: a host that starts one server per call sees the state evolve as recorded.",
+        metavar="FILE",
+    ),
 )
 
 

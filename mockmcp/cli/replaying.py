@@ -17,6 +17,7 @@ from mockmcp.cassette.files import atomic_write, journal_path
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.core.report import Report
+from mockmcp.core.selection import Recordings
 from mockmcp.errors import StrictFailure, UsageError
 from mockmcp.shells.stdio_replay import serve
 from mockmcp.shells.toolkit import Signals
@@ -44,6 +45,7 @@ def replay_cassette(
     timing: float = 0.0,
     listen: tuple[str, int] | None = None,
     allow_hosts: tuple[str, ...] = (),
+    state_path: str | None = None,
 ) -> int:
     """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
     report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
@@ -52,7 +54,17 @@ def replay_cassette(
     128 + the signal number when SIGINT or SIGTERM ended the session.
     """
     matcher = Matcher.build(ignores)
+    if state_path is not None and listen is not None:
+        raise UsageError(
+            "--state is for replay over stdio, one process per live session",
+            "leave it out: over --http one process serves every live session, each its own recorded session",
+        )
     recorded = cassettes.load(cassette)
+    taken: tuple[int, ...] = ()
+    if state_path is not None:
+        from mockmcp.cli.state import read_taken, write_taken  # deferred: only --state uses it
+
+        taken = read_taken(state_path, cassette)
     if os.path.exists(journal_path(cassette)):
         note(_journal_note(cassette, journal_path(cassette)))
     redactor = _recorded_redactor(recorded.meta)
@@ -70,9 +82,12 @@ def replay_cassette(
             _write_report(report, report_path)
     else:
         with Signals() as signals:
-            engine = Replay(recorded, matcher, redactor, timing)
+            recordings = Recordings(recorded, matcher, taken) if taken else None
+            engine = Replay(recorded, matcher, redactor, timing, recordings)
             status = serve(engine, signals=signals)
             report = engine.report
+            if state_path is not None:  # before the report: a host may start the next process once it is written
+                write_taken(state_path, cassette, {*taken, *report.sessions})
             _write_report(report, report_path)
     if strict and not report.strict_ok:
         raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")

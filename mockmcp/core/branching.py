@@ -9,6 +9,9 @@ otherwise than the recording being played, replay looks among the recordings of 
 for one in which the server asked the same way up to that question (the same messages, the same
 earlier answers) and the host answered as the live host did; that recording says what the server
 does then, and replay goes on from its next step, following its recorded session from then on.
+Only recordings of recorded sessions consistent with everything the live session did before count
+(`selection` says which, and passes them here): a declining recording says nothing of a decline
+that came after an accept its host never gave. None: the answer is a mismatch.
 `Questions` keeps the requests in flight by the id the host answers.
 """
 
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction, ServerItem
 
-__all__ = ["Questions", "answered_otherwise", "asked_alike", "left_behind"]
+__all__ = ["Questions", "answered_otherwise", "asked_alike"]
 
 
 def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
@@ -61,20 +64,6 @@ def answered_otherwise(
         if other != index and asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live:
             return other
     return None
-
-
-def left_behind(interactions: tuple[Interaction, ...], before: int, index: int) -> set[int]:
-    """What a live session leaves unplayed when it goes on from interactions[before] to interactions[index]
-    of another recorded session: the rest of the session it leaves, and the start of the one it joins
-    (what it played of the first stands for that). Empty when both are of the same session."""
-    left, joined = interactions[before].session, interactions[index].session
-    if left == joined:
-        return set()
-    return {
-        i
-        for i, other in enumerate(interactions)
-        if (other.session == left and i >= before) or (other.session == joined and i < index)
-    }
 
 
 class Questions:

@@ -28,11 +28,11 @@ from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerIt
 from mockmcp.core import emulation, live
 from mockmcp.core.actions import Action, Exit, Note, Send, Wake
 from mockmcp.core.batch import Batch
-from mockmcp.core.branching import Questions, answered_otherwise, left_behind
+from mockmcp.core.branching import Questions
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.ordering import BLOCKED, HELD, Ordering
 from mockmcp.core.report import Mismatch, Report, Withheld
-from mockmcp.core.selection import Recordings, Selection
+from mockmcp.core.selection import Exchange, Pick, Recordings, Selection
 from mockmcp.core.timeline import response_time
 
 TYPE_CHECKING = False
@@ -56,6 +56,7 @@ class _Job:
         "alarm",
         "batch",
         "clock",
+        "exchange",
         "id",
         "index",
         "interaction",
@@ -84,6 +85,7 @@ class _Job:
         self.slept = -1  # with recorded timing: the step whose wait is over
         self.alarm: int | None = None  # the `Wake` it sleeps until (a delay, a recorded wait, a hold)
         self.queued = 0  # its entry in the engine's queue of jobs that go on (0: none)
+        self.exchange: Exchange | None = None  # among several recorded sessions: what the host's answers are held to
 
 
 class Replay:
@@ -105,7 +107,7 @@ class Replay:
         self.ended = False
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
-        self.report.sessions = self.selection.sessions
+        self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
         shared = self.selection.recordings
         self.ordering = Ordering(cassette.interactions, shared.causes)
         self._moments = shared.causes.moments
@@ -259,14 +261,15 @@ class Replay:
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
             return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
+        said = self._selected(method, pick)
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
-            return self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
+            return said + self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
         index = pick.interaction
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         declared = protocol.client_capabilities(method, params)
-        out = self._unlike_the_recording(method, params, declared, index)
+        out = said + self._unlike_the_recording(method, params, declared, index)
         response = self.cassette.interactions[index].response
         refused = None if declared is None else emulation.undeclared(reply_id, declared, response)
         if refused is not None:  # it asks what the request did not declare: -32021, as a server says
@@ -280,8 +283,27 @@ class Replay:
             self.report.withheld.append(withheld)
             return [*out, Note(withheld.render()), *self._answer(batch, refused[2], key)]
         job = self._new_job(index, reply_id=reply_id, token=protocol.progress_token(message), batch=batch, key=key)
+        job.exchange = pick.exchange
         self._live[key] = job.id
         return out + self._advance(job)
+
+    def _selected(self, method: str, pick: Pick) -> list[Action]:
+        """What selection said of its pick: that the live session moved to another recorded session, or that it
+        left every recorded session (a mismatch: replay no longer knows what the server answers)."""
+        out: list[Action] = [Note(pick.note)] if pick.note else []
+        if pick.note and pick.interaction is not None:  # it moved to another recorded session there
+            self._joined(pick.interaction)
+        if pick.why:
+            mismatch = Mismatch(pick.interaction, method, pick.differs, pick.why)
+            self.report.mismatches.append(mismatch)
+            out.append(Note(mismatch.render()))
+        return out
+
+    def _joined(self, index: int) -> None:
+        """The live session goes on in interactions[index]'s recorded session: what that session's host sent
+        before it counts as come (the live host sent its like), for `ordering`."""
+        joined = self.cassette.interactions[index]
+        self._let_go(self.ordering.joined(joined.session, joined.at))
 
     def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
@@ -301,10 +323,17 @@ class Replay:
         job.waiting = None
         self._let_go(self.ordering.arrive((job.index, job.step - 2)))  # they go on with the job, below
         out: list[Action] = []
+        if item.response is None:
+            return self._advance(job)
         live, recorded = answer_body(message), answer_body(item.response)
-        if item.response is not None and canonical(recorded) != canonical(live):
-            other = self._answered_otherwise(job, canonical(live))
-            if other is not None:  # another recording says what the server does then
+        answered = canonical(live)
+        # Among several recorded sessions, the answer tells which are still like the live one (see `selection`);
+        # job.step - 2 is the server request being answered (the step after it is next).
+        other = (
+            None if job.exchange is None else self.selection.answered(job.exchange, job.index, job.step - 2, answered)
+        )
+        if canonical(recorded) != answered:
+            if other is not None:  # a recorded session consistent with the live one says what the server does then
                 return [self._follow(job, other, item), *self._advance(job)]
             from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
 
@@ -315,27 +344,18 @@ class Replay:
             out.append(Note(mismatch.render()))
         return out + self._advance(job)
 
-    def _answered_otherwise(self, job: _Job, live: str) -> int | None:
-        """Another recording of the job's request whose host answered as the live one did (see `branching`)."""
-        if job.interaction.kind != REQUEST or job.interaction.method is None:
-            return None
-        recordings = self.selection.recordings.requests.get(
-            self.matcher.key(job.interaction.method, job.interaction.params), ()
-        )
-        # job.step - 2: the server request being answered (the step after it is next)
-        return answered_otherwise(self.cassette.interactions, recordings, job.index, job.step - 2, live)
-
     def _follow(self, job: _Job, index: int, item: ServerItem) -> Note:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
         before = job.index
         self.report.plays[before] -= 1
         self.report.plays[index] += 1
         interactions = self.cassette.interactions
-        self.report.left.update(left_behind(interactions, before, index))
         job.index, job.interaction = index, interactions[index]
-        self.ordering.joined(interactions[index].session, interactions[index].at)
-        self.ordering.arrive(index)
-        self.selection.follow(interactions[index].session)
+        self._joined(index)
+        self._let_go(self.ordering.arrive(index))
+        # The live host's answer stands for the one recorded there: what waits for it there may go on.
+        self._let_go(self.ordering.arrive((index, job.step - 2)))
+        self.selection.follow(index)
         return Note(
             f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
             f"as interactions[{index}] recorded it; replay goes on from there"

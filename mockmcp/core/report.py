@@ -24,17 +24,19 @@ KEPT_MISSES = 100
 
 
 class Mismatch(NamedTuple):
-    """The host answered a replayed server-to-client request differently from the recording."""
+    """The host answered a replayed server-to-client request differently from the recording, or (with a `head`)
+    the live session left every recorded session, so a request was answered from a guess."""
 
-    interaction: int
+    interaction: int | None
     method: str
     differences: tuple[str, ...]
+    head: str = ""
 
     def render(self) -> str:
-        head = (
-            f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording:"
+        head = self.head or (
+            f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording"
         )
-        return "\n".join([f"mockmcp: {head}", *(f"  - {d}" for d in self.differences)])
+        return "\n".join([f"mockmcp: {head}:", *(f"  - {d}" for d in self.differences)])
 
 
 class Withheld(NamedTuple):
@@ -176,7 +178,10 @@ class Report:
         for index in self.unplayed:
             lines.append(f"  unplayed: {self._label(index)}")
         for mismatch in self.mismatches:
-            lines.append(f"  answer differed: {mismatch.method} in {self._label(mismatch.interaction)}")
+            if mismatch.head or mismatch.interaction is None:
+                lines.append(f"  answered from a guess: {mismatch.head}:")
+            else:
+                lines.append(f"  answer differed: {mismatch.method} in {self._label(mismatch.interaction)}")
             lines.extend(f"    - {difference}" for difference in mismatch.differences)
         for withheld in self.withheld:
             lines.append(

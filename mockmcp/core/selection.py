@@ -1,63 +1,102 @@
-"""Which recorded interaction answers a live request. Pure.
+"""Which recorded interaction answers a live request, and which recorded session a live one follows. Pure.
 
 Theory of operation. `Recordings` indexes a cassette once: interactions by match key, in recorded
 order, and which recorded session each belongs to. It is shared by every live session a server
 holds (one over stdio, many over HTTP). Each live session has its own `Selection`, so its play
 counts start fresh.
 
-Within one recorded session, the same request asked again gets its recordings in order, each
-played `times` times; after the last is used up it repeats, unless it says `after: unmatched`.
+One recorded session (the common case): the same request asked again gets its recordings in
+order, each played `times` times; after the last is used up it repeats, unless it says
+`after: unmatched`.
 
-A cassette may hold several recorded sessions (`session: N` on an interaction; 0 when absent),
-from an HTTP proxy that saw many clients, or from `mockmcp record --mode new`. A live request is
-answered from a recorded session that has it: the one this live session is bound to, else the
-first that no other live session has claimed, else the first. The choice binds the live session
-(and claims the recorded one) only when it was a real choice, that is, when several sessions have
-the request: so a live session follows the recorded session it started like, while a request only
-one session has is answered from that one whatever the binding. A live session that asks a request
-more often than its recorded session did moves on to a free recorded session that asked it that
-often, and follows that one from then on: `--mode new` adds a stateful server's later session whole,
-so the sixth read of a growing state comes from the session that recorded six. Play counts are per
-request over all recorded sessions, so a session moved to goes on from the same count.
+Several recorded sessions (`session: N`; from an HTTP proxy that saw many clients, or from
+`mockmcp record --mode new`, which adds a stateful server's later session whole). A live session
+is answered from a recorded session only while that session is *consistent* with what the live
+session did: `consistency` says when (requests that change state in the recorded order, reads
+between the same changes of state, the same host answers).
+
+A live request is answered from the recorded session the live session follows while that one is
+consistent and has it. Else the live session moves, with a note, to a consistent one that has it:
+the first no other live session has claimed, else the first (so a request or an answer only
+another session recorded moves it there, and a dozen clients recorded with the same opening are
+replayed one recorded session each, in the order they start). Two cases are a mismatch (failing
+--strict and the plugin's verdict), answered from a guess as if there were one recorded session:
+a read no consistent session recorded in the live session's state, and a live session consistent
+with no recorded session any more, whose mismatch names, for each recorded session, the first
+exchange that differs from it (once: what follows is guesswork it already failed for). When the
+host's answer is the first that differs from every recording, that answer is the mismatch
+(`branching`).
+
+`taken`: recorded sessions earlier processes took (`mockmcp replay --state FILE`, which the pytest
+plugin gives every test), claimed before this process starts, so that a host that starts one
+server process per call meets the recorded sessions one after another, as the state evolved.
 """
 
 from __future__ import annotations
 
 from mockmcp.cassette.model import REQUEST, SERVER, Cassette
-from mockmcp.core.matching import Matcher
+from mockmcp.core.branching import answered_otherwise, asked_alike
+from mockmcp.core.consistency import Steps, Track, label
+from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.timeline import Causes
 from mockmcp.namedtuple import NamedTuple
 
-__all__ = ["Pick", "Recordings", "Selection"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["Exchange", "Pick", "Recordings", "Selection", "TAKEN"]
+
+TAKEN = "an earlier process"  # the claim on a recorded session an earlier process took (`--state`)
 
 
 class Recordings:
     """A cassette's interactions indexed by match key; shared by all live sessions of one server."""
 
-    def __init__(self, cassette: Cassette, matcher: Matcher) -> None:
+    def __init__(self, cassette: Cassette, matcher: Matcher, taken: Iterable[int] = ()) -> None:
         self.cassette = cassette
         self.matcher = matcher
         self.requests: dict[str, list[int]] = {}
         self.notifications: dict[str, list[int]] = {}
         self.methods: set[str] = set()
-        self.claims: dict[int, object] = {}  # recorded session -> the live session that claimed it
+        # recorded session -> the live session that claimed it (TAKEN: a process before this one)
+        self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
         self.several = any(interaction.session for interaction in cassette.interactions)
         # What each recorded server message waits for, by the recorded times (see `timeline`).
         self.causes = Causes(cassette.interactions)
+        keys: dict[int, str] = {}
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == SERVER or interaction.method is None:
                 continue
             table = self.requests if interaction.kind == REQUEST else self.notifications
-            table.setdefault(matcher.key(interaction.method, interaction.params), []).append(i)
+            keys[i] = key = matcher.key(interaction.method, interaction.params)
+            table.setdefault(key, []).append(i)
             if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
+        numbers = sorted({interaction.session for interaction in cassette.interactions})
+        self.first = numbers[0] if numbers else 0  # the recorded session, when there is one
+        self.sessions = Steps(cassette.interactions, keys) if len(numbers) > 1 else None
+
+
+class Exchange(NamedTuple):
+    """A live request among several recorded sessions: how differences name it, and each consistent
+    session's recording of it (which the host's answers to its server requests are held against)."""
+
+    label: str
+    counterparts: dict[int, int]
 
 
 class Pick(NamedTuple):
-    """The answer to "which recording?": an index (None: used up and `after: unmatched`), and whether it repeats."""
+    """The answer to "which recording?": an index (None: used up and `after: unmatched`), whether it repeats,
+    a note (the live session moved to another recorded session), the differences when it left every recorded
+    session (one line per session), and the exchange (several recorded sessions only)."""
 
     interaction: int | None
     repeated: bool = False
+    note: str = ""
+    why: str = ""  # when it is a guess: why (a mismatch, with `differs`)
+    differs: tuple[str, ...] = ()
+    exchange: Exchange | None = None
 
 
 class Selection:
@@ -67,18 +106,133 @@ class Selection:
         self.recordings = recordings
         self.bound: int | None = None
         self.sessions: set[int] = set()  # recorded sessions this live session has used
-        self._asked: dict[int, int] = {}
+        self.left: set[int] = set()  # interactions not expected to play: of sessions it left, or stood for
+        self._asked: dict[str, int] = {}
+        self._notified: set[str] = set()  # the keys of the notifications it sent
+        index = recordings.sessions
+        self._tracks = {} if index is None else {s: Track() for s in index.order}
+        self._diverged = False
 
     def request(self, key: str) -> Pick | None:
         """The recording that answers a request with this key; None when the cassette has none."""
         indexes = self.recordings.requests.get(key)
         if indexes is None:
             return None
-        # Counted by the first recording's index: an int is cheaper to look up than the key again.
-        first = indexes[0]
-        asked = self._asked.get(first, 0)
-        self._asked[first] = asked + 1
-        indexes = self._in_session(indexes, asked)
+        asked = self._asked.get(key, 0)
+        self._asked[key] = asked + 1
+        if self.recordings.sessions is None:  # the common case, on the hot path: one recorded session
+            self.sessions.add(self.recordings.first)
+            return self._counted(indexes, asked)
+        counterparts = {}
+        for session, track in self._tracks.items():
+            if track.differs is None:
+                found = self.recordings.sessions.counterpart(session, track, key)
+                if isinstance(found, str):  # the first exchange that differs from this session
+                    track.differs = f"{label(self.recordings.cassette.interactions[indexes[0]], asked)}: {found}"
+                elif found is not None:
+                    counterparts[session] = found
+        if not counterparts:
+            return self._unknown(key, indexes, asked)
+        chosen = self._choose(list(counterparts))
+        index, repeated = counterparts[chosen]
+        note = self._move(chosen, index) if chosen != self.bound else ""
+        interaction = self.recordings.cassette.interactions[index]
+        if repeated and interaction.after == "unmatched" and self.recordings.sessions.last[(chosen, key)] == index:
+            return Pick(None, note=note)
+        exchange = Exchange(label(interaction, asked), {s: i for s, (i, _) in counterparts.items()})
+        return Pick(index, repeated, note, exchange=exchange)
+
+    def notification(self, key: str, plays: list[int]) -> int | None:
+        """The recorded notification this one plays: the first not played yet, else the last."""
+        indexes = self.recordings.notifications.get(key)
+        if indexes is None:
+            return None
+        if self.recordings.several:
+            self._notified.add(key)
+            sessions = [self.recordings.cassette.interactions[i].session for i in indexes]
+            chosen = self.bound if self.bound in sessions else self._choose(list(dict.fromkeys(sessions)))
+            indexes = [i for i, session in zip(indexes, sessions, strict=True) if session == chosen]
+        return next((i for i in indexes if plays[i] == 0), indexes[-1])
+
+    def answered(self, exchange: Exchange, playing: int, at: int, live: str) -> int | None:
+        """The host answered the server request at step `at` of interactions[playing] with `live` (an answer's
+        body, canonical JSON). Recorded sessions whose host answered otherwise are no longer consistent.
+        Returns the recording to go on from when interactions[playing]'s host answered otherwise and a
+        consistent session's did as the live host (see `branching`); else None."""
+        interactions = self.recordings.cassette.interactions
+        played, counterparts = interactions[playing].server, exchange.counterparts
+        for session, index in counterparts.items():
+            track = self._tracks[session]
+            items = interactions[index].server
+            if track.differs is None and not (
+                asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live
+            ):
+                asked = played[at].message["method"]
+                track.differs = f"{exchange.label}: its host answered {asked} otherwise (interactions[{index}])"
+        consistent = [s for s in counterparts if self._tracks[s].differs is None]
+        # None left: the host's answer differs from every recording, which replay reports as such (a Mismatch);
+        # the requests that follow are not reported again.
+        self._diverged = self._diverged or all(track.differs for track in self._tracks.values())
+        ordered = [counterparts[s] for s in sorted(consistent, key=lambda s: not self._free(s))]
+        return answered_otherwise(interactions, ordered, playing, at, live)
+
+    def follow(self, index: int) -> str:
+        """Go on from interactions[index]: the live session follows its recorded session from now on."""
+        return self._move(self.recordings.cassette.interactions[index].session, index)
+
+    # --- several recorded sessions --------------------------------------------------------------
+
+    def _free(self, session: int) -> bool:
+        return self.recordings.claims.get(session, self) is self
+
+    def _choose(self, sessions: list[int]) -> int:
+        """The session to follow among these: the one followed, else the first free, else the first."""
+        if self.bound in sessions:
+            return self.bound
+        return next((s for s in sessions if self._free(s)), sessions[0])
+
+    def _move(self, session: int, index: int) -> str:
+        """Follow `session` from interactions[index] on; returns the note for stderr ("" for the first choice)."""
+        before, self.bound = self.bound, session
+        self.sessions.add(session)
+        self.recordings.claims.setdefault(session, self)
+        steps = self.recordings.sessions
+        if steps is None or before is None:
+            return ""
+        # The rest of the session left is not expected to play, and the exchanges before, which the session
+        # joined matched, stand for its own.
+        self.left |= steps.client[before]
+        self.left -= steps.client[session]
+        self.left |= self._tracks[session].matched - {index}
+        self.left |= {i for i in steps.client[session] if steps.keys.get(i) in self._notified}
+        differs = self._tracks[before].differs
+        why = f": recorded session {before} does not match it ({differs})" if differs else ""
+        return f"mockmcp: the live session follows recorded session {session} from interactions[{index}] on{why}"
+
+    def _unknown(self, key: str, indexes: list[int], asked: int) -> Pick:
+        """No consistent recorded session answers the request: answered as if there were one recorded session,
+        from the one followed, with why (once, when the live session left every recorded session)."""
+        interactions = self.recordings.cassette.interactions
+        sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
+        chosen = self._choose(sessions)
+        pick = self._counted([i for i in indexes if interactions[i].session == chosen], asked)
+        method = interactions[indexes[0]].method
+        if any(track.differs is None for track in self._tracks.values()):  # a read, in a state none recorded it in
+            why = f"no recorded session says what the server answers {method} after what this live session did"
+            here = f"{label(interactions[indexes[0]], asked)}: no recorded session like this one recorded it here"
+            return pick._replace(why=why, differs=(here,))
+        if chosen != self.bound:  # from now on, answered as if it were the only recorded session
+            self.bound = chosen
+            self.sessions.add(chosen)
+        if self._diverged:
+            return pick
+        self._diverged = True
+        why = f"the live session matches no recorded session any more, so {method} is answered from a guess"
+        differs = tuple(f"recorded session {s}: {track.differs}" for s, track in self._tracks.items())
+        return pick._replace(why=why, differs=differs)
+
+    def _counted(self, indexes: list[int], asked: int) -> Pick:
+        """The recording whose turn it is when the request was asked `asked` times before."""
         interactions = self.recordings.cassette.interactions
         for index in indexes:
             asked -= interactions[index].times
@@ -86,48 +240,3 @@ class Selection:
                 return Pick(index)
         last = indexes[-1]
         return Pick(None) if interactions[last].after == "unmatched" else Pick(last, repeated=True)
-
-    def notification(self, key: str, plays: list[int]) -> int | None:
-        """The recorded notification this one plays: the first not played yet, else the last."""
-        indexes = self.recordings.notifications.get(key)
-        if indexes is None:
-            return None
-        indexes = self._in_session(indexes)
-        return next((i for i in indexes if plays[i] == 0), indexes[-1])
-
-    def follow(self, session: int) -> None:
-        """From now on, follow this recorded session: the live one behaved like it (the host answered the
-        server as that session's host did)."""
-        self.bound = session
-        self.sessions.add(session)
-        self.recordings.claims.setdefault(session, self)
-
-    def _in_session(self, indexes: list[int], asked: int | None = None) -> list[int]:
-        """The recordings of one recorded session; `asked`: how often this live session asked before."""
-        if not self.recordings.several:  # the common case, on the hot path: one recorded session
-            self.sessions.add(0)
-            return indexes
-        interactions = self.recordings.cassette.interactions
-        sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
-        chosen = sessions[0]
-        if len(sessions) > 1:
-            claims = self.recordings.claims
-            free = [s for s in sessions if claims.get(s, self) is self]
-            chosen = self.bound if self.bound in sessions else (free[0] if free else sessions[0])
-            if asked is not None and not self._has_turn(indexes, chosen, asked):
-                # Asked more often than the chosen session recorded: a free session that recorded it
-                # that often goes on (a stateful server asked the same thing again as its state grew).
-                moved = next((s for s in free if self._has_turn(indexes, s, asked)), None)
-                if moved is not None:
-                    chosen = self.bound = moved
-                    claims.setdefault(moved, self)
-            if self.bound is None:
-                self.bound = chosen
-                claims.setdefault(chosen, self)
-        self.sessions.add(chosen)
-        return [i for i in indexes if interactions[i].session == chosen]
-
-    def _has_turn(self, indexes: list[int], session: int, asked: int) -> bool:
-        """Whether that recorded session recorded the request more than `asked` times."""
-        interactions = self.recordings.cassette.interactions
-        return sum(interactions[i].times for i in indexes if interactions[i].session == session) > asked

@@ -104,7 +104,10 @@ class Harness:
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server (each launch is noted in `workdir`)."""
         self.handed_out = True
-        args = [*self._record_args(), "--", *(self.server or [])] if self.recording else self._replay_args()
+        # Each replay says in the test's state file which recorded session it took, so a host that launches
+        # the server once per call meets the recorded sessions one after another (see `mockmcp.cli.state`).
+        state = ["--state", str(self.workdir / "state.json")]
+        args = [*self._record_args(), "--", *(self.server or [])] if self.recording else [*self._replay_args(), *state]
         return [sys.executable, "-m", launch.__name__, str(self.workdir), *args]
 
     def start_http(self) -> str:

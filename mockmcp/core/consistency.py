@@ -1,0 +1,124 @@
+"""Whether a recorded session is consistent with what a live session did: the rule `selection` follows
+in a cassette of several recorded sessions. Pure.
+
+Theory of operation. A recorded answer is true only in the state the recorded server was in, so a
+live session is answered from a recorded session only while that session says what the server
+answers after what the live session did (recorded sessions are taken to start alike). What the
+live session did is its *exchanges*: each request it sent (by match key, and how often it sent it),
+and the host's answers to the server requests played within it. A request either *changes state*
+(any tools/call of a tool the recorded tool lists do not mark `readOnlyHint: true`, any method not
+in `protocol.READ_METHODS`) or *reads* (initialize, the list/get/read methods, ping, a read-only
+tool). A recorded session S is consistent with the live session when:
+
+- the live session's requests that change state are the first ones S recorded, in S's order (a
+  recording counted `times` times); one asked again right after S's last recording of it repeats
+  it (replay has always taken a request asked again for one that changes nothing more);
+- the host answered each server request as S's host did, S's server having asked alike (`selection`
+  holds each answer against each consistent session's recording, by `branching.asked_alike`).
+
+Reads change nothing, so they never make a session inconsistent; a read is answered from a
+consistent session that recorded it between the same two changes of state (the n-th such read
+since the last change takes that session's n-th there; more repeat its last there): reads may come
+in any order, as hosts list tools and prompts in either order, but never from another state. A
+read no consistent session recorded in the live session's state (the tools listed again after a
+call, where no recorded host did) is a mismatch: a recording cannot say that nothing changed.
+
+Client notifications are no exchanges: a host sends them at its own pace and a server answers
+none. Nor is a request no recorded session has (a miss, reported as such).
+
+Why this and not "the n-th time the live session sent a request, S's n-th recording of it": a
+stateful server answers a read by what came before it, so S's second `status` after two `ask`s is
+not the answer to a second `status` after one. Counting by changes of state keeps every read that
+S's server would answer alike (the enumeration in tests/test_sessions_sdk.py checks every sequence
+of five elicitation answers against the real server), and keeps reordered reads a pass.
+"""
+
+from __future__ import annotations
+
+from mockmcp import protocol
+from mockmcp.cassette.model import REQUEST, SERVER, Interaction
+
+__all__ = ["Steps", "Track", "changes_state", "label"]
+
+
+def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
+    """Whether a recorded request may change the server's state: not a read by its method, nor a read-only tool."""
+    method, params = interaction.method, interaction.params
+    if method in protocol.READ_METHODS:
+        return False
+    return not (method == "tools/call" and isinstance(params, dict) and params.get("name") in read_only)
+
+
+def label(interaction: Interaction, asked: int) -> str:
+    """A live exchange as differences name it, from a recording of its request and how often it was asked
+    before: `tools/call add (its 2nd)`."""
+    params = interaction.params
+    name = f" {params['name']}" if isinstance(params, dict) and isinstance(params.get("name"), str) else ""
+    n = asked + 1
+    nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+    return f"{interaction.method}{name} (its {nth})"
+
+
+class Track:
+    """How one recorded session stands against one live session."""
+
+    __slots__ = ("differs", "matched", "reads", "writes")
+
+    def __init__(self) -> None:
+        self.writes = 0  # its requests that change state the live session has played, in order
+        self.reads: dict[str, int] = {}  # key -> reads asked since the last change of state
+        self.matched: set[int] = set()  # its interactions that live exchanges had as their counterparts
+        self.differs: str | None = None  # the first live exchange it does not match (None: consistent)
+
+
+class Steps:
+    """Each recorded session's requests as the rule reads them, indexed once per cassette."""
+
+    def __init__(self, interactions: tuple[Interaction, ...], keys: dict[int, str]) -> None:
+        """`keys`: the match key of each client message, by index."""
+        self.keys = keys
+        self.order = sorted({interaction.session for interaction in interactions})
+        self.client: dict[int, set[int]] = {s: set() for s in self.order}  # each session's client messages
+        self.has: dict[int, set[str]] = {s: set() for s in self.order}  # the keys of each session's requests
+        self.writes: dict[int, list[int]] = {s: [] for s in self.order}  # its requests that change state, by times
+        self.reads: dict[tuple[int, str], list[tuple[int, int]]] = {}  # (session, key) -> [(changes before, index)]
+        self.last: dict[tuple[int, str], int] = {}  # (session, key) -> its last recording
+        self.changes: dict[str, bool] = {}  # key -> whether its request changes state
+        read_only = protocol.read_only_tools((it.message, it.response) for it in interactions if it.kind == REQUEST)
+        for i, interaction in enumerate(interactions):
+            session = interaction.session
+            if interaction.kind != SERVER:
+                self.client[session].add(i)
+            key = keys.get(i)
+            if interaction.kind != REQUEST or key is None:
+                continue
+            self.last[(session, key)] = i
+            self.has[session].add(key)
+            if self.changes.setdefault(key, changes_state(interaction, read_only)):
+                self.writes[session].extend([i] * interaction.times)
+            else:
+                stretch = len(self.writes[session])
+                self.reads.setdefault((session, key), []).extend([(stretch, i)] * interaction.times)
+
+    def counterpart(self, session: int, track: Track, key: str) -> tuple[int, bool] | str | None:
+        """The live request's recording in `session` (the track says how the session stands), and whether it
+        repeats; the track moves on. None: a read the session did not record in this state (it stays
+        consistent). A string: why the session is no longer consistent."""
+        if self.changes[key]:
+            if key not in self.has[session]:
+                return "it never recorded that request"
+            writes, done = self.writes[session], track.writes
+            if done < len(writes) and self.keys[writes[done]] == key:
+                track.writes += 1
+                track.reads.clear()
+                track.matched.add(writes[done])
+                return writes[done], False
+            if done and writes[done - 1] == self.last[(session, key)]:  # its last recording, asked again
+                return writes[done - 1], True
+            return f"it recorded that request elsewhere than after {done} request{'s' * (done != 1)} that change state"
+        here = [i for stretch, i in self.reads.get((session, key), ()) if stretch == track.writes]
+        if not here:
+            return None
+        n = track.reads[key] = track.reads.get(key, 0) + 1
+        track.matched.add(here[min(n, len(here)) - 1])
+        return here[min(n, len(here)) - 1], n > len(here)
