@@ -16,7 +16,7 @@ events in the same order:
 - five requests written in one write, which the server answers in the order of their delays: the
   answers come in that order;
 - two calls in flight, one of which asks the host (`elicitation/create`) first: its question always
-  comes before its result (20 rounds);
+  comes before its result (in every round);
 - the TypeScript SDK client, which drops progress that arrives in the same read as its result,
   gets every progress notification the server sent.
 
@@ -54,8 +54,8 @@ from mockmcp.cassette import store
 SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "causal.py")]
 NODE_DIR = ROOT / "tests" / "node"
 EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-CANCEL = {"n": 6, "interval": 0.3}  # cancelled after its second progress notification
-SLOW = {"n": 4, "interval": 0.3}  # reports progress while a fast call is answered
+CANCEL = {"n": 6, "interval": 0.15}  # cancelled after its second progress notification
+SLOW = {"n": 4, "interval": 0.15}  # reports progress while a fast call is answered
 FAST = {"seconds": 0}
 ERAS = [("stdio", "legacy"), ("stdio", "auto"), ("http", "legacy"), ("http", "auto")]
 
@@ -258,7 +258,7 @@ async def cancel_then_overlap(server: list[str] | str, mode: str) -> list[Event]
         async with Client(Tap(transport(server), log), mode=mode) as client:
             await client.list_tools()  # once now, not in the middle of the calls (the SDK lists after a first call)
             await cancel_after_second_progress(client, log)
-            await anyio.sleep(0.5)  # a late answer to the cancelled call comes meanwhile
+            await anyio.sleep(0.3)  # a late answer to the cancelled call comes meanwhile
             await fast_call_during_slow_one(client, log)
     return events(log)
 
@@ -397,7 +397,7 @@ def test_progress_a_server_sends_after_the_cancel_waits_for_the_cancel(tmp_path:
     the call. Replayed, that progress must not come before the cancel either."""
     needs_node()
     out = tmp_path / "everything.yaml"
-    tool, arguments = "trigger-long-running-operation", {"duration": 1.5, "steps": 5}
+    tool, arguments = "trigger-long-running-operation", {"duration": 1, "steps": 5}
     name = label(tool, arguments)
 
     async def host(server: list[str]) -> list[Event]:
@@ -406,7 +406,7 @@ def test_progress_a_server_sends_after_the_cancel_waits_for_the_cancel(tmp_path:
             async with Client(Tap(transport(server), log), mode="legacy") as client:
                 await client.list_tools()
                 await cancel_after_second_progress(client, log, tool, arguments)
-                await anyio.sleep(1.5)  # the server's last progress comes meanwhile
+                await anyio.sleep(1)  # the server's last progress comes meanwhile
         return events(log)
 
     async def run() -> tuple[list[Event], list[Event]]:
@@ -548,7 +548,7 @@ def test_five_pipelined_requests_are_answered_in_the_recorded_order(tmp_path: Pa
 
 # --- 4. a question before its call's result ----------------------------------------------------------------
 
-ROUNDS = 20
+ROUNDS = 6
 ASIDE = {"seconds": 0.03}  # answered while the host is still answering the question of the other call
 
 
