@@ -120,7 +120,7 @@ def test_notes_session_2026_and_time_summarize_their_results() -> None:
     assert in_order(
         time,
         [
-            "            ← versions 2026-07-28, server mcp-time 2026.10.19  (875 ms)",
+            "            ← versions 2026-07-28, server mcp-time 2026.10.19  (874 ms)",
             "            ← 2 tools: get_current_time, convert_time  (4 ms)",
             "+0.880s [2] → tools/call convert_time {source_timezone: Europe/London, time: 12:00, target_timezone: Asia/Tokyo}",  # noqa: E501 (a literal message, as on the wire)
             "+0.923s [3] → tools/call get_current_time {timezone: Mars/Olympus}",
