@@ -263,7 +263,7 @@ async def cancel_then_overlap(server: list[str] | str, mode: str) -> list[Event]
     return events(log)
 
 
-async def abandon_after_second_progress(server: list[str] | str, mode: str, patience: float = 1.0) -> list[Event]:
+async def abandon_after_second_progress(server: list[str] | str, mode: str, patience: float = 0.5) -> list[Event]:
     """A broken host: it calls `steps`, stops waiting after the second progress notification without
     cancelling (no notifications/cancelled), and keeps the connection open `patience` seconds more."""
     log: list[Any] = []
