@@ -356,6 +356,10 @@ class Recordings:
         return self.made[transport_name, mode]
 
 
+# One worker records the module's sessions once for all its tests (`--dist loadgroup`, pyproject.toml).
+pytestmark = pytest.mark.xdist_group("causal")
+
+
 @pytest.fixture(scope="module")
 def recordings(tmp_path_factory: pytest.TempPathFactory) -> Recordings:
     return Recordings(tmp_path_factory.mktemp("causal"))

@@ -129,6 +129,10 @@ class _CannedTarget:
                 pass
 
 
+# One worker records the module's sessions once for all its tests (`--dist loadgroup`, pyproject.toml).
+pytestmark = pytest.mark.xdist_group("upstream")
+
+
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """The proxy's host and port, in front of a `_CannedTarget`."""

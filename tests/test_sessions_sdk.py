@@ -28,7 +28,8 @@ from mockmcp.core.replay import Replay, Send, Wake
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from elicit_counter import build  # a test server, beside the tests
 
-pytestmark = pytest.mark.anyio
+# One worker records the module's cassettes once for all its tests (`--dist loadgroup`, pyproject.toml).
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("sessions")]
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
 ANSWERS = ("accept", "decline", "cancel")
 
