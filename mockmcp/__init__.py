@@ -6,6 +6,8 @@ The public API, for fixtures and helpers users write; every other module is inte
   (validated, with located errors; `save` writes atomically and keeps the file's permissions);
 - `Cassette`, `Interaction`, `ServerItem`: the cassette types (immutable; `._replace` to edit);
 - `MockServer`: what the pytest plugin's `mockmcp` fixture hands a test;
+- `transport(cassette, ignore=(), strict=False, timing=0.0)`: replay in the host's process, a transport
+  the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
 - `MockmcpError` and its kinds `CassetteError`, `UsageError`, `StrictFailure`.
 
 Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from mockmcp.cassette.store import load, loads, save
     from mockmcp.errors import CassetteError, MockmcpError, StrictFailure, UsageError
     from mockmcp.plugin.mock_server import MockServer
+    from mockmcp.shells.inprocess import transport
 
 __all__ = [
     "Cassette",
@@ -35,6 +38,7 @@ __all__ = [
     "load",
     "loads",
     "save",
+    "transport",
 ]
 
 __version__ = "0.1.0"
@@ -51,6 +55,7 @@ _HOMES = {
     "UsageError": "mockmcp.errors",
     "StrictFailure": "mockmcp.errors",
     "MockServer": "mockmcp.plugin.mock_server",
+    "transport": "mockmcp.shells.inprocess",
 }
 
 

@@ -56,6 +56,7 @@ CLAIMS = {
     "# what to record from": "test_the_pytest_example",
     "pytest --mockmcp-record=once": "test_the_pytest_example",
     "asyncio.run(main())": "test_the_sdk_without_the_plugin",
+    "anyio.run(in_process)": "test_replay_in_the_hosts_process",
     "# tests/test_agent.py: one test, two servers": "test_the_pytest_multi_server_example",
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
@@ -402,6 +403,13 @@ def test_the_sdk_without_the_plugin(checkout: Path) -> None:
     done = run("python host.py", checkout)
     assert done.returncode == 0, done.stderr
     assert "0 missed" in done.stderr, done.stderr
+
+
+def test_replay_in_the_hosts_process(checkout: Path) -> None:
+    (checkout / "in_process.py").write_text(block("anyio.run(in_process)").text + "\n")
+    done = run("python in_process.py", checkout)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["remember to buy milk", "0 missed"], done.stdout
 
 
 @pytest.mark.slow

@@ -1,0 +1,150 @@
+"""Replay in the host's own process: a transport the MCP SDK's `Client` takes, driving the same engine.
+
+Theory of operation. `transport(cassette)` is an async context manager that yields the pair of
+streams an SDK transport yields (what the host reads, `SessionMessage` or an exception for a line
+it cannot parse; what the host writes). A task on the host's event loop (anyio: asyncio or trio)
+takes each message the host writes, encodes it as the line it would have sent over stdio, and gives
+it to `Replay.receive`; what the engine sends is parsed back with the SDK's own parser, as its stdio
+client parses a line, and each message goes to the host as an item of its own, so the host takes
+one at a time, as from a server. A `Wake` is a timer task on the same loop. Matching, ordering,
+faults and the report are the engine's, so a session behaves as on stdio replay; only the bytes
+never leave the process.
+
+Leaving the block ends the session as a host closing stdin does (`Replay.close`): the summary goes
+to stderr, the report is `transport.report`, and with `strict=True` a session that `--strict`
+would fail raises `StrictFailure`, with the summary's reasons.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mockmcp import jsonrpc
+from mockmcp.cassette import store as cassettes
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Exit, Note, Replay, Send, Wake
+from mockmcp.errors import StrictFailure
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from anyio.abc import TaskGroup
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+    from mockmcp.cassette.model import Cassette
+    from mockmcp.core.report import Report
+
+__all__ = ["ReplayTransport", "transport"]
+
+
+def transport(
+    cassette: str | Cassette, *, ignore: tuple[str, ...] = (), strict: bool = False, timing: float = 0.0
+) -> ReplayTransport:
+    """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
+    this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
+    `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (a factor; 0 answers at once)."""
+    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing)
+
+
+class ReplayTransport:
+    """See the module's docstring. One session per `async with`; `report` is its report once it ended."""
+
+    def __init__(
+        self, cassette: str | Cassette, *, ignore: tuple[str, ...] = (), strict: bool = False, timing: float = 0.0
+    ) -> None:
+        self.cassette = cassette
+        self.ignore, self.strict, self.timing = ignore, strict, timing
+        self.report: Report | None = None
+        self._engine: Replay | None = None
+        self._group: TaskGroup | None = None
+        self._to_host: MemoryObjectSendStream[Any] | None = None
+        self._streams: tuple[Any, ...] = ()
+        self._types: Any = None
+
+    async def __aenter__(self) -> tuple[MemoryObjectReceiveStream[Any], MemoryObjectSendStream[Any]]:
+        from mcp import types  # deferred: only an in-process host pays for the SDK here
+
+        self._types = types
+        recorded = cassettes.load(self.cassette) if isinstance(self.cassette, str) else self.cassette
+        redactor = None
+        if recorded.meta.get("redact"):
+            import os
+
+            from mockmcp.core.redact import Redactor
+
+            redactor = Redactor.from_meta(recorded.meta, os.environ)
+        self._engine = Replay(recorded, Matcher.build(self.ignore), redactor, self.timing)
+        to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
+        host_writes, from_host = anyio.create_memory_object_stream[Any](math.inf)
+        self._to_host = to_host
+        self._streams = (to_host, host_reads, host_writes, from_host)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._perform(self._engine.start())
+        self._group.start_soon(self._serve, from_host)
+        return host_reads, host_writes
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._group is not None and self._engine is not None
+        engine = self._engine
+        self._group.cancel_scope.cancel()  # the reader and the timers: nothing more can come
+        await self._group.__aexit__(None, None, None)
+        if not engine.ended:
+            self._perform(engine.close())
+        for stream in self._streams:
+            stream.close()
+        self.report = engine.report
+        print(engine.report.summary(), file=sys.stderr, flush=True)
+        if exc_type is None and self.strict and not engine.report.strict_ok:
+            raise StrictFailure(f"strict: the session had {engine.report.strict_failures()} (see the summary above)")
+        return None
+
+    async def _serve(self, from_host: MemoryObjectReceiveStream[Any]) -> None:
+        """Every message the host writes, to the engine, as the line it would have sent."""
+        assert self._engine is not None
+        async for session_message in from_host:
+            message = session_message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            self._perform(self._engine.receive(jsonrpc.encode(message), message))
+            if self._engine.ended:
+                return
+
+    def _perform(self, actions: list[Any]) -> None:
+        assert self._to_host is not None and self._group is not None
+        for action in actions:
+            if isinstance(action, Send):
+                for line in action.data.splitlines():
+                    self._deliver(line)
+            elif isinstance(action, Wake):
+                self._group.start_soon(self._wake, action.after, action.job)
+            elif isinstance(action, Note):
+                print(action.text, file=sys.stderr, flush=True)
+            elif isinstance(action, Exit):
+                self._to_host.close()  # the host sees the session end, as when a server exits
+
+    def _deliver(self, line: bytes) -> None:
+        """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception)."""
+        assert self._to_host is not None
+        types = self._types
+        try:
+            item: Any = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError as exc:
+            self._to_host.send_nowait(exc)
+            return
+        from mcp.shared.message import SessionMessage
+
+        try:
+            self._to_host.send_nowait(SessionMessage(item))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the host has gone: nothing it could read
+
+    async def _wake(self, after: float, token: int) -> None:
+        await anyio.sleep(after)
+        assert self._engine is not None
+        if self._engine.holds(token):
+            self._perform(self._engine.wake(token))
