@@ -21,7 +21,10 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-import anyio
+try:
+    import anyio
+except ImportError as exc:  # the SDK brings anyio: a host that replays in process has it
+    raise ImportError("mockmcp.transport replays to the MCP Python SDK's Client: install it (pip install mcp)") from exc
 
 from mockmcp import jsonrpc
 from mockmcp.cassette import store as cassettes
