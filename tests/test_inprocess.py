@@ -2,7 +2,8 @@
 
 The same host (examples/sdk_host.py: sampling, elicitation, roots, progress, a tool error) plays a
 whole shipped session in process and over stdio replay, in both eras, and sees the same things; the
-report is the engine's, and `strict=True` fails a session `--strict` fails, naming why.
+report is the engine's, and `strict=True` fails a session `--strict` fails, naming why. Each test runs
+on asyncio and on trio.
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ from sdk_host import connect, full_session
 import mockmcp
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """In process, replay runs on the host's own event loop: both of anyio's."""
+    return str(request.param)
+
 
 SESSIONS = [("legacy", "cassettes/notes-session.yaml"), ("auto", "cassettes/notes-session-2026.yaml")]
 
