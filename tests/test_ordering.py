@@ -181,3 +181,14 @@ def test_moving_to_another_recorded_session_counts_what_its_host_sent_before() -
 def test_messages_without_recorded_times_wait_for_nothing() -> None:
     untimed = Ordering.of((client("tools/call"), client("tools/call", 2)))
     assert untimed.check("a", 0, 1, 0) == GO and untimed.check("b", 1, 1, 0) == GO
+
+
+def test_a_job_that_waited_its_time_goes_once_its_hard_need_comes_though_the_host_skipped_more() -> None:
+    """The late answer waited as long as the server took for what the host never sent (the fast call and
+    the host's answer, recorded after everything the host sent): it goes when the host cancels."""
+    ordering = Ordering.of(loads(OVERLAP).interactions)
+    ordering.arrive(0)
+    assert ordering.check("slow", 0, 3, 0) == HELD
+    assert ordering.give_up("slow") == []  # excused the soft part; the cancel is still to come
+    assert ordering.arrive(("cancel", 0)) == ["slow"]
+    assert ordering.check("slow", 0, 3, 0) == GO

@@ -92,13 +92,12 @@ class Ordering:
         message = (index, step)
         needs = self.causes.needs.get(message, 0)
         hard = self.causes.hard.get(message, ())
-        soft = needs > self._frontier.get(session, 0) and needs > self._excused.get(key, 0)
-        if not soft and all(event in self._arrived for event in hard):
+        if self._may_go(key, session, needs, hard):
             self._waiting.pop(key, None)
             self._excused.pop(key, None)
             return GO
         self._waiting[key] = (session, needs, hard)
-        return HELD if soft else BLOCKED
+        return HELD if self._soft(key, session, needs) else BLOCKED
 
     def gap(self, index: int, step: int) -> float:
         """How long the recorded server took to send that message after the one before it in its interaction."""
@@ -152,15 +151,11 @@ class Ordering:
         found = self._waiting.get(key)
         if found is None:
             return []
-        session, needs, hard = found
+        session, needs, _hard = found
         self._excused[key] = needs
         for place in range(self._frontier.get(session, 0), min(needs, self._latest.get(session, -1))):
             self._advance(session, place)
-        ready = self._ready()
-        if key not in ready and all(event in self._arrived for event in hard):
-            del self._waiting[key]
-            ready.append(key)
-        return ready
+        return self._ready()
 
     def _advance(self, session: int, place: int) -> None:
         if place > self._latest.get(session, -1):
@@ -175,10 +170,17 @@ class Ordering:
             frontier += 1
         self._frontier[session] = frontier
 
+    def _soft(self, key: Hashable, session: int, needs: int) -> bool:
+        """Whether the job still waits for recorded client events (neither come nor excused by `give_up`)."""
+        return needs > self._frontier.get(session, 0) and needs > self._excused.get(key, 0)
+
+    def _may_go(self, key: Hashable, session: int, needs: int, hard: tuple[Hashable, ...]) -> bool:
+        return not self._soft(key, session, needs) and all(event in self._arrived for event in hard)
+
     def _ready(self) -> list[Hashable]:
         ready = []
         for key, (session, needs, hard) in self._waiting.items():
-            if needs <= self._frontier.get(session, 0) and all(event in self._arrived for event in hard):
+            if self._may_go(key, session, needs, hard):
                 ready.append(key)
         for key in ready:
             del self._waiting[key]
