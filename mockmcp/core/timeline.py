@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from mockmcp import protocol
-from mockmcp.cassette.model import NOTIFICATION, REQUEST, SERVER, Interaction
+from mockmcp.cassette.model import NOTIFICATION, REQUEST, SERVER, Interaction, ServerItem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,6 +78,8 @@ class Causes:
     __slots__ = ("cancels", "events", "gaps", "hard", "moments", "needs", "position", "times")
 
     def __init__(self, interactions: tuple[Interaction, ...]) -> None:
+        # interaction -> the recorded time of each of its messages (None: not recorded), by step - 1
+        self.moments = [tuple(message_times(interaction)) for interaction in interactions]
         timed: dict[int, list[tuple[float, int, Hashable]]] = {}  # session -> (time, order, event)
         order = 0
         for i, interaction in enumerate(interactions):
@@ -87,7 +89,7 @@ class Causes:
                 order += 1
             for j, item in enumerate(interaction.server):
                 if item.kind == REQUEST and item.response is not None:
-                    answered = answer_time(interaction, j)
+                    answered = answer_time(item, self.moments[i][j + 1 :])
                     if answered is not None:
                         session.append((answered, order, (i, j)))
                         order += 1
@@ -104,8 +106,6 @@ class Causes:
         self.gaps: dict[tuple[int, int], float] = {}  # message -> seconds from the message before it in its job
         self.hard: dict[tuple[int, int], tuple[Hashable, ...]] = {}
         self.cancels: dict[int, int] = {}  # cancelled request -> the notification that cancelled it
-        # interaction -> the recorded time of each of its messages (None: not recorded), by step - 1
-        self.moments = [tuple(message_times(interaction)) for interaction in interactions]
         for i, interaction in enumerate(interactions):
             times = self.times.get(interaction.session, [])
             before = interaction.at
@@ -138,8 +138,8 @@ class Causes:
             cancelled = in_flight.get((interaction.session, params.get("requestId")))
             if cancelled is None:
                 continue
-            later = [at for at in self.moments[cancelled] if at is not None and at >= interaction.at]
-            if not later:
+            cancel_at = interaction.at
+            if not any(at is not None and at >= cancel_at for at in self.moments[cancelled]):
                 continue  # nothing came after the cancel: a live cancel ends the request
             self.cancels[cancelled] = i
             answered = response_time(interactions[cancelled])
@@ -156,10 +156,10 @@ def message_times(interaction: Interaction) -> list[float | None]:
     return times
 
 
-def answer_time(interaction: Interaction, item: int) -> float | None:
-    """When the host answered the server request `interaction.server[item]`: as recorded (`at + took`), else
-    no later than the next message the server sent for the same interaction (which waited for it)."""
-    asked = interaction.server[item]
+def answer_time(asked: ServerItem, after: tuple[float | None, ...]) -> float | None:
+    """When the host answered the server request `asked`: as recorded (`at + took`), else no later than the
+    next message the server sent for the same interaction (`after`: the times of those after it), which
+    waited for it."""
     if asked.at is not None and asked.took is not None:
         return round(asked.at + asked.took, 4)
-    return next((at for at in message_times(interaction)[item + 1 :] if at is not None), None)
+    return next((at for at in after if at is not None), None)
