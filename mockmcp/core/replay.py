@@ -448,10 +448,13 @@ class Replay:
 
     def _next_time(self, job: _Job) -> float:
         """The recorded time of the job's next message; -1 (before any other) when it has none."""
-        moments = self._moments[job.index]
-        step = job.step or 1
-        at = moments[step - 1] if step <= len(moments) else None
+        at = self._moment(job.index, job.step or 1)
         return -1.0 if at is None else at
+
+    def _moment(self, index: int, step: int) -> float | None:
+        """The recorded time of message `step` of interactions[index] (its items, then its response)."""
+        moments = self._moments[index]
+        return moments[step - 1] if step <= len(moments) else None
 
     def _run(self) -> list[Action]:
         """Play the queued jobs one message at a time, the earliest recorded message first, so the server's
@@ -491,7 +494,7 @@ class Replay:
                 return [self._alarm(job, interaction.delay)]
             self._push(job)
             return []
-        wait = self._recorded_wait(job, step, items[step - 1].at if step <= len(items) else response_time(interaction))
+        wait = self._recorded_wait(job, step, self._moment(job.index, step))
         if wait:
             return [self._alarm(job, wait)]  # this step again, once the wait is over
         if job.batch is None:
