@@ -81,7 +81,8 @@ class Steps:
         self.client: dict[int, set[int]] = {s: set() for s in self.order}  # each session's client messages
         self.has: dict[int, set[str]] = {s: set() for s in self.order}  # the keys of each session's requests
         self.writes: dict[int, list[int]] = {s: [] for s in self.order}  # its requests that change state, by times
-        self.reads: dict[tuple[int, str], list[tuple[int, int]]] = {}  # (session, key) -> [(changes before, index)]
+        # (session, key, changes of state before them) -> the recordings of that read there, by times
+        self.reads: dict[tuple[int, str, int], list[int]] = {}
         self.last: dict[tuple[int, str], int] = {}  # (session, key) -> its last recording
         self.changes: dict[str, bool] = {}  # key -> whether its request changes state
         read_only = protocol.read_only_tools((it.message, it.response) for it in interactions if it.kind == REQUEST)
@@ -98,7 +99,7 @@ class Steps:
                 self.writes[session].extend([i] * interaction.times)
             else:
                 stretch = len(self.writes[session])
-                self.reads.setdefault((session, key), []).extend([(stretch, i)] * interaction.times)
+                self.reads.setdefault((session, key, stretch), []).extend([i] * interaction.times)
 
     def counterpart(self, session: int, track: Track, key: str) -> tuple[int, bool] | str | None:
         """The live request's recording in `session` (the track says how the session stands), and whether it
@@ -116,7 +117,7 @@ class Steps:
             if done and writes[done - 1] == self.last[(session, key)]:  # its last recording, asked again
                 return writes[done - 1], True
             return f"it recorded that request elsewhere than after {done} request{'s' * (done != 1)} that change state"
-        here = [i for stretch, i in self.reads.get((session, key), ()) if stretch == track.writes]
+        here = self.reads.get((session, key, track.writes))
         if not here:
             return None
         n = track.reads[key] = track.reads.get(key, 0) + 1
