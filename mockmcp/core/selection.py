@@ -61,7 +61,6 @@ class Recordings:
         self.methods: set[str] = set()
         # recorded session -> the live session that claimed it (TAKEN: a process before this one)
         self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
-        self.several = any(interaction.session for interaction in cassette.interactions)
         # What each recorded server message waits for, by the recorded times (see `timeline`).
         self.causes = Causes(cassette.interactions)
         keys: dict[int, str] = {}
@@ -147,7 +146,7 @@ class Selection:
         indexes = self.recordings.notifications.get(key)
         if indexes is None:
             return None
-        if self.recordings.several:
+        if self.recordings.sessions is not None:  # several recorded sessions
             self._notified.add(key)
             sessions = [self.recordings.cassette.interactions[i].session for i in indexes]
             chosen = self.bound if self.bound in sessions else self._choose(list(dict.fromkeys(sessions)))
