@@ -8,6 +8,8 @@ The public API, for fixtures and helpers users write; every other module is inte
 - `MockServer`: what the pytest plugin's `mockmcp` fixture hands a test;
 - `transport(cassette, ignore=(), strict=False, timing=0.0)`: replay in the host's process, a transport
   the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
+- `recording(real, cassette, mode="once", ...)`: record in the host's process, a transport that passes
+  the session to the real server (`Client(mockmcp.recording(server, "cassettes/x.yaml"))`);
 - `MockmcpError` and its kinds `CassetteError`, `UsageError`, `StrictFailure`.
 
 Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from mockmcp.errors import CassetteError, MockmcpError, StrictFailure, UsageError
     from mockmcp.plugin.mock_server import MockServer
     from mockmcp.shells.inprocess import transport
+    from mockmcp.shells.inprocess_record import recording
 
 __all__ = [
     "Cassette",
@@ -37,6 +40,7 @@ __all__ = [
     "__version__",
     "load",
     "loads",
+    "recording",
     "save",
     "transport",
 ]
@@ -56,6 +60,7 @@ _HOMES = {
     "StrictFailure": "mockmcp.errors",
     "MockServer": "mockmcp.plugin.mock_server",
     "transport": "mockmcp.shells.inprocess",
+    "recording": "mockmcp.shells.inprocess_record",
 }
 
 

@@ -32,9 +32,9 @@ LAYERS = {
     "cassette": 1,
     "core": 2,
     "tools": 3,
-    "plugin": 3,
     "shells": 4,
     "cli": 5,
+    "plugin": 5,  # a front door, as the command line: it runs the shells (in the host's process too)
     "__main__": 6,
 }
 # The core does no I/O: of the cassette it sees the data and its validation, never the files.

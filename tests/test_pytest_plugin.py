@@ -344,7 +344,7 @@ def harness_of(tmp_path: Path, name: str, mode: str = "none", server: list[str] 
 
 def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
     public = {name for name in dir(MockServer) if not name.startswith("_")}
-    assert public == {"cassette", "command", "env", "start_http", "stdio_params", "url"}  # url: deprecated
+    assert public == {"cassette", "command", "env", "start_http", "stdio_params", "transport", "url"}  # url: deprecated
 
 
 def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches_its_own(tmp_path: Path) -> None:

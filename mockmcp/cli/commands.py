@@ -9,16 +9,14 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from typing import Any
 
-from mockmcp import __version__
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cli.replaying import address, note, replay_cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
-from mockmcp.shells.journal import Journal, finish, holder, journal_path
+from mockmcp.shells.journal import Journal, finish, journal_path, saved
 from mockmcp.shells.live_server import drive
 from mockmcp.shells.stdio_record import Outcome, run_proxy
 from mockmcp.tools.drift import compare, updated
@@ -46,8 +44,8 @@ def record_session(
     if mode is RecordMode.ONCE and os.path.exists(path):
         note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
         return Outcome(replay_cassette(path), "replayed the existing cassette")
-    redactor = _redactor(redact_env, redact_patterns)
-    journal = _open_journal(path, mode, redactor, command)
+    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ)
+    journal = Journal.fresh(path, mode, redactor, command)
     try:
         outcome = run_proxy(command, journal, redactor, grace)
     except UsageError:
@@ -55,8 +53,8 @@ def record_session(
         raise
     finally:
         journal.close()
-    _finish_recording(path, outcome.reason)
-    _journal_failed(path, journal)
+    _say(saved(path, outcome.reason))
+    journal.raise_failure(path)
     return outcome
 
 
@@ -82,8 +80,8 @@ def record_http(
         note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
         replay_cassette(path, listen=listen, allow_hosts=allow_hosts)
         return
-    redactor = _redactor(redact_env, redact_patterns)
-    journal = _open_journal(path, mode, redactor, [target])
+    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ)
+    journal = Journal.fresh(path, mode, redactor, [target])
     try:
         proxy = RecordingProxy(target, listen, journal, redactor, allow_hosts, upstream_timeout)
     except (UsageError, OSError) as exc:
@@ -102,78 +100,13 @@ def record_http(
             note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
     finally:
         journal.close()
-    _finish_recording(path, "stopped by a signal")
-    _journal_failed(path, journal)
+    _say(saved(path, "stopped by a signal"))
+    journal.raise_failure(path)
 
 
-def _journal_failed(path: str, journal: Journal) -> None:
-    """A journal that could not be written ends the command in failure, once the session and what it kept are saved."""
-    if journal.failure is not None:
-        why = journal.failure.strerror or journal.failure
-        raise CassetteError(
-            f"the recording is incomplete: the journal could not be written ({why}); "
-            "the cassette holds the session up to that point",
-            path=path,
-            fix="make room (or raise the file-size limit), then record again",
-        )
-
-
-def _redactor(redact_env: tuple[str, ...], redact_patterns: tuple[str, ...]) -> Redactor:
-    unset = [name for name in redact_env if not os.environ.get(name)]
-    if unset:  # a secret the recording would keep: refused before anything is recorded
-        names = ", ".join(unset)
-        raise UsageError(
-            f"--redact-env {names}: not set in the recorder's environment, so that secret could not be kept out "
-            "of the cassette",
-            "set it where mockmcp record runs (the MCP SDK's stdio_client passes a server only a few variables: "
-            f"name it in StdioServerParameters(env=...)), or leave out --redact-env {unset[0]}",
-        )
-    return Redactor.build(redact_env, redact_patterns, os.environ)
-
-
-def _open_journal(path: str, mode: RecordMode, redactor: Redactor, server: list[str]) -> Journal:
-    """A fresh journal beside the cassette; refuses to start over the journal of an interrupted recording."""
-    live = holder(journal_path(path))
-    if live is not None:
-        raise CassetteError(
-            f"a recording of this cassette is running (process {live or 'unknown'})",
-            path=journal_path(path),
-            fix="wait for it to end, or write another cassette",
-        )
-    if os.path.exists(journal_path(path)):
-        raise CassetteError(
-            "an interrupted recording of this cassette exists",
-            path=journal_path(path),
-            fix=f"run `mockmcp recover {path}` to turn it into the cassette, or delete the journal",
-        )
-    meta: dict[str, Any] = {
-        "recorded_at": cassettes.now_iso(),
-        "server": [redactor.text(part) for part in server],
-        "recorder": f"mockmcp {__version__}",
-    }
-    if redactor.rules():
-        meta["redact"] = redactor.rules()
-    return Journal(journal_path(path), {"mode": mode.value, "meta": meta})
-
-
-def _finish_recording(path: str, reason: str) -> None:
-    written, recovered, notes = finish(path)
+def _say(notes: list[str]) -> None:
     for text in notes:
         note(text)
-    if recovered.skipped:
-        first = recovered.skipped[0][:80]
-        note(
-            f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message a cassette can hold, "
-            f"and are not in {path} (the first: {first!r})"
-        )
-    if not recovered.cassette.interactions:
-        kept = f"{path} was left as it was" if os.path.exists(path) else f"no cassette was written to {path}"
-        note(f"nothing was recorded; {kept}; {reason}")
-        return
-    note(
-        f"recorded {len(recovered.cassette.interactions)} interactions into {path} "
-        f"({len(written.interactions)} in the cassette); {reason}"
-    )
 
 
 def recover_session(path: str) -> None:

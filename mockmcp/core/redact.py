@@ -55,6 +55,26 @@ class Redactor(NamedTuple):
         return cls(tuple(env_names), tuple(patterns), secrets, tuple(compiled))
 
     @classmethod
+    def for_recording(
+        cls,
+        env_names: tuple[str, ...],
+        patterns: tuple[str, ...],
+        environ: Mapping[str, str],
+        option: str = "--redact-env",
+    ) -> Redactor:
+        """`build`, for a recording: a variable to redact that is not set is refused before anything is
+        recorded, as its secret could not be kept out. `option` names the setting in the message."""
+        unset = [name for name in env_names if not environ.get(name)]
+        if unset:
+            raise UsageError(
+                f"{option} {', '.join(unset)}: not set in the recorder's environment, so that secret could not be "
+                "kept out of the cassette",
+                "set it where the recording runs (the MCP SDK's stdio_client passes a server only a few variables: "
+                f"name it in StdioServerParameters(env=...)), or leave out {option} {unset[0]}",
+            )
+        return cls.build(env_names, patterns, environ)
+
+    @classmethod
     def from_meta(cls, meta: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
         """The rules a cassette was recorded with, with secret values from this environment."""
         rules = meta.get("redact") or {}

@@ -19,6 +19,7 @@ URL of a server started for it.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -47,11 +48,18 @@ def check_mode(text: str) -> str:
     return RecordMode.parse(text, allow_none=True).value
 
 
-def server_command(*choices: str | Sequence[str] | None) -> list[str] | None:
-    """The first server command given, in precedence order; a string is split like a shell would."""
+def server_command(*choices: Any) -> Any:
+    """The first server given, in precedence order: a command line (a string is split like a shell would), or
+    an object only `transport` can record from (an SDK server object or transport), kept as it is."""
     for choice in choices:
-        if choice:
-            return shlex.split(choice) if isinstance(choice, str) else [str(part) for part in choice]
+        if isinstance(choice, str):
+            if choice:
+                return shlex.split(choice)
+        elif isinstance(choice, Sequence):
+            if choice:
+                return [str(part) for part in choice]
+        elif choice is not None:
+            return choice
     return None
 
 
@@ -62,7 +70,7 @@ class Harness:
         self,
         cassette: Path,
         mode: str,
-        server: list[str] | None,
+        server: Any,
         workdir: Path,
         ignores: Sequence[str] = (),
         strict: bool = False,
@@ -73,11 +81,13 @@ class Harness:
         self.workdir = workdir  # this test's own folder, for replay reports
         self.mode = check_mode(mode)
         self.recording = RecordMode(self.mode).records(cassette.exists())
-        self.server = server
+        self.server = server  # a command line, or an object to record from in process (see `server_command`)
         self.ignores = list(ignores)
         self.privacy = privacy or Privacy()
         self.env = dict(os.environ)  # the real server may need the user's keys; replay needs nothing more
         self.http: http_server.Served | None = None  # the HTTP mock server, once the test started it
+        self.inprocess: Any = None  # the in-process transport, once the test took it (see `transport`)
+        self.said = io.StringIO()  # what the in-process transport said (its notes and summaries)
         # Whether the test took the command to launch: a recording test that took it and never launched
         # it would pass with no cassette written, and fail only on its next (replaying) run.
         self.handed_out = False
@@ -101,13 +111,26 @@ class Harness:
         ignores = [arg for path in self.ignores for arg in ("--ignore", path)]
         return ["replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]
 
+    def _command_line(self, wanted: str) -> list[str]:
+        """The real server's command line (or URL), for `wanted`; raises UsageError for a server object."""
+        if self.server is None or isinstance(self.server, list):
+            return self.server or []
+        raise UsageError(
+            f"the server to record from is {self.server!r}, which only an in-process recording can reach, not {wanted}",
+            "have the host connect to `mockmcp.transport`, or name the server by a command line or URL",
+        )
+
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server (each launch is noted in `workdir`)."""
         self.handed_out = True
         # Each replay says in the test's state file which recorded session it took, so a host that launches
         # the server once per call meets the recorded sessions one after another (see `mockmcp.cli.state`).
         state = ["--state", str(self.workdir / "state.json")]
-        args = [*self._record_args(), "--", *(self.server or [])] if self.recording else [*self._replay_args(), *state]
+        args = (
+            [*self._record_args(), "--", *self._command_line("a command to launch")]
+            if self.recording
+            else [*self._replay_args(), *state]
+        )
         return [sys.executable, "-m", launch.__name__, str(self.workdir), *args]
 
     def start_http(self) -> str:
@@ -117,7 +140,8 @@ class Harness:
         """
         if self.http is None:
             if self.recording:
-                target = self.server[0] if self.server and len(self.server) == 1 else ""
+                server = self._command_line("a recording proxy over HTTP")
+                target = server[0] if len(server) == 1 else ""
                 if not target.startswith(("http://", "https://")):
                     raise UsageError(
                         f"recording over HTTP needs the real server's URL as the server to record from, "
@@ -130,6 +154,32 @@ class Harness:
             command = [sys.executable, "-m", "mockmcp", *args]
             self.http = http_server.start(command, self.env, self.workdir, replay=not self.recording)
         return self.http.url
+
+    def transport(self) -> Any:
+        """The in-process transport of this test (one for the whole test; each session through it is judged):
+        replaying the cassette, or recording the real server into the staged file (see `mockmcp.transport`)."""
+        self.handed_out = True
+        if self.inprocess is None:
+            if self.recording:
+                from mockmcp.shells.inprocess_record import RecordingTransport
+
+                self.inprocess = RecordingTransport(
+                    self.server,
+                    str(self.staged),
+                    RecordMode.NEW,
+                    self.privacy.redact_env,
+                    self.privacy.redact,
+                    log=self.said,
+                )
+            else:
+                from mockmcp.shells.inprocess import ReplayTransport
+
+                self.inprocess = ReplayTransport(self.cassette, ignore=tuple(self.ignores), log=self.said)
+        return self.inprocess
+
+    def sessions(self) -> int:
+        """How many sessions the host had with this test's server: launches, and sessions in process."""
+        return len(self.launches()) + (self.inprocess.sessions if self.inprocess is not None else 0)
 
     def stop(self) -> None:
         """Stop the HTTP mock server, if the test started one (again is harmless)."""
@@ -178,6 +228,12 @@ class Harness:
             return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
         return report
 
+    def sections(self) -> list[tuple[str, str]]:
+        """What each of the test's mock servers said on stderr (titled), for a failed test's report."""
+        said = [(f"mockmcp replay {pid} stderr", self.stderr(pid)) for pid in self.launches()]
+        said.append(("mockmcp in process", self.said.getvalue()))
+        return [(title, text) for title, text in said if text]
+
     def stderr(self, pid: int) -> str:
         """What the replay `pid` wrote to stderr (its notes and summary)."""
         try:
@@ -186,8 +242,12 @@ class Harness:
             return ""
 
     def reports(self, wait: float = 3.0) -> list[dict[str, Any] | str]:
-        """The replay report of every launch in this test, oldest first; a string says why one is missing."""
-        return [self._report(pid, wait) for pid in self.launches()]
+        """The replay report of every launch in this test, oldest first, then of every session in process;
+        a string says why one is missing."""
+        launched = [self._report(pid, wait) for pid in self.launches()]
+        if self.recording or self.inprocess is None:
+            return launched
+        return [*launched, *(report.to_json() for report in self.inprocess.reports)]
 
     def verdict(self, nodeid: str) -> str | None:
         """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
@@ -221,7 +281,9 @@ class Harness:
     def recorded_nothing(self) -> bool:
         """Whether the host started the recorder, which ended without a recording: the host sent nothing."""
         started = self.launches()
-        return bool(started) and not any(keeping.alive(pid) for pid in started) and not self.staged.exists()
+        if any(keeping.alive(pid) for pid in started):
+            return False
+        return self.sessions() > 0 and not self.staged.exists()
 
     def unfinished_journal(self) -> Path | None:
         """The journal of a recording that never became a cassette (the recorder failed or was killed), if any."""

@@ -50,6 +50,16 @@ class MockServer:
         command = self.command
         return StdioServerParameters(command=command[0], args=command[1:], env=self.env)
 
+    @property
+    def transport(self) -> Any:
+        """The test's mock server in this process, a transport the SDK's `Client` takes: `Client(mockmcp.transport)`.
+
+        It replays the cassette (see `mockmcp.transport`), or, when recording, passes the session to the real
+        server (see `mockmcp.recording`), which may then also be an SDK server object such as an `MCPServer`.
+        The same transport for the whole test; every session through it is judged after the test.
+        """
+        return self._harness.transport()
+
     def start_http(self) -> str:
         """Start the test's mock server over Streamable HTTP (once; it stops after the test); returns its URL.
 

@@ -109,8 +109,9 @@ def mockmcp_record_mode(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def mockmcp_server() -> list[str] | str | None:
-    """The real server to record from; override this fixture to name it in code."""
+def mockmcp_server() -> Any:
+    """The real server to record from; override this fixture to name it in code: a command line (a list, or a
+    string split as a shell would), a URL, or for `mockmcp.transport` an SDK server object such as an `MCPServer`."""
     return None
 
 
@@ -145,7 +146,7 @@ def _claim(request: pytest.FixtureRequest, cassette: Path) -> None:
 
 
 @pytest.fixture
-def mockmcp_servers() -> dict[str, list[str] | str | None]:
+def mockmcp_servers() -> dict[str, Any]:
     """The servers of a test that talks to several, by name, each with the real one to record from.
 
     Override this fixture to name them in code; the marker's `servers=` adds to it and wins by name.
@@ -157,8 +158,8 @@ def mockmcp_servers() -> dict[str, list[str] | str | None]:
 def mockmcp(
     request: pytest.FixtureRequest,
     mockmcp_record_mode: str,
-    mockmcp_server: list[str] | str | None,
-    mockmcp_servers: dict[str, list[str] | str | None],
+    mockmcp_server: Any,
+    mockmcp_servers: dict[str, Any],
     mockmcp_cassette_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[MockServer | MockServers]:
@@ -209,12 +210,13 @@ def mockmcp(
 
 
 def _finish_recording(request: pytest.FixtureRequest, mock: Harness) -> None:
-    if not mock.launches():  # a server never launched recorded nothing (in mode new, its staged copy goes)
+    if not mock.sessions():  # a server never launched recorded nothing (in mode new, its staged copy goes)
         mock.discard_recording()
         if mock.handed_out and _PROBLEM not in request.node.stash and request.node.stash.get(_PASSED, False):
             pytest.fail(
                 f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
-                "but never launched it (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's server)",
+                "but never launched it (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's server, or "
+                "connect the host to `mockmcp.transport`)",
                 pytrace=False,
             )
         return
@@ -274,9 +276,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         pytest.fail(verdict + said, pytrace=False)
     if failure is not None:
         for mock in mocks:  # the replay's notes (a cancelled request, a fault played) may say why
-            for pid in mock.launches():
-                if mock.stderr(pid):
-                    item.add_report_section("call", f"mockmcp replay {pid} stderr", mock.stderr(pid))
+            for title, text in mock.sections():
+                item.add_report_section("call", title, text)
         raise failure
     item.stash[_PASSED] = True
     return result

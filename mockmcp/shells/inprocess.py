@@ -18,8 +18,9 @@ would fail raises `StrictFailure`, with the summary's reasons.
 from __future__ import annotations
 
 import math
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 try:
     import anyio
@@ -29,7 +30,9 @@ except ImportError as exc:  # the SDK brings anyio: a host that replays in proce
 from mockmcp import jsonrpc
 from mockmcp.cassette import store as cassettes
 from mockmcp.core.matching import Matcher
+from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Exit, Note, Replay, Send, Wake
+from mockmcp.core.selection import Recordings
 from mockmcp.errors import StrictFailure
 
 if TYPE_CHECKING:
@@ -41,11 +44,25 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.report import Report
 
-__all__ = ["ReplayTransport", "transport"]
+__all__ = ["ReplayTransport", "Streams", "transport", "wire"]
+
+Streams = tuple["MemoryObjectReceiveStream[Any]", "MemoryObjectSendStream[Any]"]
+"""What an SDK transport yields: the stream the host reads (`SessionMessage`, or an exception for a line
+that would not parse), and the one it writes."""
+
+
+def wire(session_message: Any) -> tuple[bytes, dict[str, Any]]:
+    """An SDK `SessionMessage` as the line it is on the wire, and as that line's JSON value."""
+    message: dict[str, Any] = session_message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    return jsonrpc.encode(message), message
 
 
 def transport(
-    cassette: str | Cassette, *, ignore: tuple[str, ...] = (), strict: bool = False, timing: float = 0.0
+    cassette: str | os.PathLike[str] | Cassette,
+    *,
+    ignore: tuple[str, ...] = (),
+    strict: bool = False,
+    timing: float = 0.0,
 ) -> ReplayTransport:
     """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
     this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
@@ -54,33 +71,49 @@ def transport(
 
 
 class ReplayTransport:
-    """See the module's docstring. One session per `async with`; `report` is its report once it ended."""
+    """See the module's docstring. One session per `async with`; `report` is the last one's report once it
+    ended, `reports` every session's, `sessions` counts those begun. A later session starts from the
+    recorded sessions earlier ones left (see `core.selection`), as `mockmcp replay --state` does for a
+    host that starts a server per session."""
 
     def __init__(
-        self, cassette: str | Cassette, *, ignore: tuple[str, ...] = (), strict: bool = False, timing: float = 0.0
+        self,
+        cassette: str | os.PathLike[str] | Cassette,
+        *,
+        ignore: tuple[str, ...] = (),
+        strict: bool = False,
+        timing: float = 0.0,
+        log: TextIO | None = None,
     ) -> None:
+        """`log`: where the notes and the summary go (default: stderr, as `mockmcp replay` says them)."""
         self.cassette = cassette
-        self.ignore, self.strict, self.timing = ignore, strict, timing
+        self.ignore, self.strict, self.timing, self.log = ignore, strict, timing, log
         self.report: Report | None = None
+        self.reports: list[Report] = []
+        self.sessions = 0  # sessions begun
+        self._recorded: Cassette | None = None
         self._engine: Replay | None = None
         self._group: TaskGroup | None = None
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
         self._types: Any = None
 
-    async def __aenter__(self) -> tuple[MemoryObjectReceiveStream[Any], MemoryObjectSendStream[Any]]:
+    async def __aenter__(self) -> Streams:
         from mcp import types  # deferred: only an in-process host pays for the SDK here
 
         self._types = types
-        recorded = cassettes.load(self.cassette) if isinstance(self.cassette, str) else self.cassette
-        redactor = None
-        if recorded.meta.get("redact"):
-            import os
-
-            from mockmcp.core.redact import Redactor
-
-            redactor = Redactor.from_meta(recorded.meta, os.environ)
-        self._engine = Replay(recorded, Matcher.build(self.ignore), redactor, self.timing)
+        self.sessions += 1
+        if self._recorded is None:
+            cassette = self.cassette
+            self._recorded = (
+                cassettes.load(os.fspath(cassette)) if isinstance(cassette, (str, os.PathLike)) else cassette
+            )
+        recorded = self._recorded
+        redactor = Redactor.from_meta(recorded.meta, os.environ) if recorded.meta.get("redact") else None
+        matcher = Matcher.build(self.ignore)
+        taken = {session for report in self.reports for session in report.sessions}
+        recordings = Recordings(recorded, matcher, taken) if taken else None
+        self._engine = Replay(recorded, matcher, redactor, self.timing, recordings)
         to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
         host_writes, from_host = anyio.create_memory_object_stream[Any](math.inf)
         self._to_host = to_host
@@ -103,7 +136,8 @@ class ReplayTransport:
         for stream in self._streams:
             stream.close()
         self.report = engine.report
-        print(engine.report.summary(), file=sys.stderr, flush=True)
+        self.reports.append(engine.report)
+        print(engine.report.summary(), file=self.log or sys.stderr, flush=True)
         if exc_type is None and self.strict and not engine.report.strict_ok:
             raise StrictFailure(f"strict: the session had {engine.report.strict_failures()} (see the summary above)")
         return None
@@ -112,8 +146,7 @@ class ReplayTransport:
         """Every message the host writes, to the engine, as the line it would have sent."""
         assert self._engine is not None
         async for session_message in from_host:
-            message = session_message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-            self._perform(self._engine.receive(jsonrpc.encode(message), message))
+            self._perform(self._engine.receive(*wire(session_message)))
             if self._engine.ended:
                 return
 
@@ -126,7 +159,7 @@ class ReplayTransport:
             elif isinstance(action, Wake):
                 self._group.start_soon(self._wake, action.after, action.job)
             elif isinstance(action, Note):
-                print(action.text, file=sys.stderr, flush=True)
+                print(action.text, file=self.log or sys.stderr, flush=True)
             elif isinstance(action, Exit):
                 self._to_host.close()  # the host sees the session end, as when a server exits
 

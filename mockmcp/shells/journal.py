@@ -42,15 +42,17 @@ import threading
 import time
 from typing import Any, NamedTuple
 
+from mockmcp import __version__
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
 from mockmcp.cassette.model import Cassette
 from mockmcp.core.merge import merge
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era
+from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError
 from mockmcp.shells.toolkit import write_all
 
-__all__ = ["Journal", "finish", "holder", "journal_path"]
+__all__ = ["Journal", "finish", "holder", "journal_path", "saved"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
 _SYNC_EVERY = 1.0
@@ -152,6 +154,44 @@ class Journal:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+    @classmethod
+    def fresh(cls, cassette_path: str, mode: Any, redactor: Redactor, server: list[str]) -> Journal:
+        """The journal of a new recording of `cassette_path` in `mode` (a RecordMode), from the server named
+        by `server`; refuses to start over a recording that is running or one that was interrupted."""
+        path = journal_path(cassette_path)
+        live = holder(path)
+        if live is not None:
+            raise CassetteError(
+                f"a recording of this cassette is running (process {live or 'unknown'})",
+                path=path,
+                fix="wait for it to end, or write another cassette",
+            )
+        if os.path.exists(path):
+            raise CassetteError(
+                "an interrupted recording of this cassette exists",
+                path=path,
+                fix=f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal",
+            )
+        meta: dict[str, Any] = {
+            "recorded_at": cassettes.now_iso(),
+            "server": [redactor.text(part) for part in server],
+            "recorder": f"mockmcp {__version__}",
+        }
+        if redactor.rules():
+            meta["redact"] = redactor.rules()
+        return cls(path, {"mode": mode.value, "meta": meta})
+
+    def raise_failure(self, cassette_path: str) -> None:
+        """A journal that could not be written fails the recording, once the session and what it kept are saved."""
+        if self.failure is not None:
+            why = self.failure.strerror or self.failure
+            raise CassetteError(
+                f"the recording is incomplete: the journal could not be written ({why}); "
+                "the cassette holds the session up to that point",
+                path=cassette_path,
+                fix="make room (or raise the file-size limit), then record again",
+            )
 
 
 class Recovered(NamedTuple):
@@ -281,3 +321,24 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         ) from error
     os.unlink(path)
     return result, recovered, notes
+
+
+def saved(cassette_path: str, reason: str) -> list[str]:
+    """Finish a recording that ended (see `finish`); returns what to say of it, `reason` saying how it ended."""
+    written, recovered, notes = finish(cassette_path)
+    said = list(notes)
+    if recovered.skipped:
+        first = recovered.skipped[0][:80]
+        said.append(
+            f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message a cassette can hold, "
+            f"and are not in {cassette_path} (the first: {first!r})"
+        )
+    if not recovered.cassette.interactions:
+        exists = os.path.exists(cassette_path)
+        kept = f"{cassette_path} was left as it was" if exists else f"no cassette was written to {cassette_path}"
+        return [*said, f"nothing was recorded; {kept}; {reason}"]
+    return [
+        *said,
+        f"recorded {len(recovered.cassette.interactions)} interactions into {cassette_path} "
+        f"({len(written.interactions)} in the cassette); {reason}",
+    ]

@@ -1,0 +1,218 @@
+"""Record in the host's own process: a transport that passes the host's session to a real server and journals it.
+
+Theory of operation. `recording(real, cassette)` is an async context manager yielding the pair of
+streams an MCP SDK transport yields, like `transport` (see `inprocess`). The real server is reached
+through a transport of the SDK's own: `stdio_client` for stdio parameters or a command line,
+`streamable_http_client` for a URL, the SDK's in-memory transport for a server object, or any
+transport given as it is. Two tasks on the host's event loop pass each message on unchanged, one
+per direction, and journal it first, redacted, as the line it is on the wire (`Journal`, as
+`mockmcp record` journals). A message is journaled before it is passed on, so an answer is never
+journaled ahead of what it answers.
+
+Leaving the block ends the real session and builds the cassette from the journal, merged as the
+mode says, saved atomically (`journal.saved`), as when `mockmcp record` ends: a test that dies
+mid-session leaves the journal, which `mockmcp recover` turns into the cassette. Record modes are
+the plugin's: `once` (the default) records when the cassette does not exist and replays it
+otherwise, `new` adds the session to the cassette, `all` records afresh, `none` only replays. A
+second session through the same transport is added to the first's cassette (`new`), as the
+plugin's recordings add every launch of a test's server.
+
+What the recording cannot see, it does not record: an HTTP server is reached through the SDK's
+client, so the cassette holds the JSON-RPC messages, not the HTTP framing that `mockmcp record
+--http-target` learns; a line the server sent that the SDK could not parse reaches the host as
+the SDK's exception and is not journaled.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, TextIO
+
+import anyio
+
+from mockmcp.core.recorder import CLIENT, SERVER
+from mockmcp.core.redact import Redactor
+from mockmcp.errors import CassetteError, UsageError
+from mockmcp.shells.inprocess import ReplayTransport, Streams, wire
+from mockmcp.shells.journal import Journal, saved
+from mockmcp.words import RecordMode
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from anyio.abc import TaskGroup
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+    from mockmcp.core.report import Report
+
+__all__ = ["RecordingTransport", "recording"]
+
+
+def recording(
+    real: Any,
+    cassette: str | os.PathLike[str],
+    *,
+    mode: str = RecordMode.ONCE.value,
+    redact_env: tuple[str, ...] = (),
+    redact: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+    strict: bool = False,
+    timing: float = 0.0,
+) -> RecordingTransport:
+    """A transport for the MCP SDK's `Client` that records the session with `real` into `cassette` in this
+    process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
+
+    `real`: the server to record, as `StdioServerParameters`, a command line (a list: the server gets
+    this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
+    object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once, new or all
+    (see the module's docstring). `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
+    `--redact`; `ignore`, `strict` and `timing` apply when the mode replays (`mockmcp.transport`'s).
+    Raises UsageError for an unknown mode, a variable to redact that is not set, or a bad pattern.
+    """
+    return RecordingTransport(
+        real,
+        os.fspath(cassette),
+        RecordMode.parse(mode, allow_none=True),
+        redact_env,
+        redact,
+        ignore=ignore,
+        strict=strict,
+        timing=timing,
+    )
+
+
+class RecordingTransport:
+    """See the module's docstring. One session per `async with`; `sessions` counts them, `recorded` says whether the
+    last one was recorded (else it was replayed, and `report` is its report)."""
+
+    def __init__(
+        self,
+        real: Any,
+        cassette: str,
+        mode: RecordMode,
+        redact_env: tuple[str, ...] = (),
+        redact: tuple[str, ...] = (),
+        *,
+        ignore: tuple[str, ...] = (),
+        strict: bool = False,
+        timing: float = 0.0,
+        log: TextIO | None = None,
+    ) -> None:
+        """`log`: where what the recording (or replay) says goes (default: stderr)."""
+        self.real, self.cassette, self.mode, self.log = real, cassette, mode, log
+        self.redactor = Redactor.for_recording(tuple(redact_env), tuple(redact), os.environ, "redact_env")
+        self.replay = ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing, log=log)
+        self.recorded = False
+        self.sessions = 0
+        self._journal: Journal | None = None
+        self._stack: AsyncExitStack | None = None
+        self._group: TaskGroup | None = None
+        self._start = 0.0
+
+    @property
+    def report(self) -> Report | None:
+        """The report of the last session, when it was replayed."""
+        return self.replay.report
+
+    async def __aenter__(self) -> Streams:
+        mode = RecordMode.NEW if self.sessions else self.mode  # a later session adds to the first's cassette
+        self.sessions += 1
+        self.recorded = mode.records(os.path.exists(self.cassette))
+        if not self.recorded:
+            if not os.path.exists(self.cassette):  # mode none
+                raise CassetteError(
+                    "no such cassette, and the mode is none (never record)",
+                    path=self.cassette,
+                    fix="record it: mockmcp.recording(..., mode='once')",
+                )
+            return await self.replay.__aenter__()
+        real, server = _reach(self.real)
+        self._journal = Journal.fresh(self.cassette, mode, self.redactor, server)
+        self._stack = AsyncExitStack()
+        try:
+            real_read, real_write = await self._stack.enter_async_context(real)
+        except BaseException:
+            self._journal.discard()  # the server never started: nothing to recover later
+            raise
+        to_host, host_reads = anyio.create_memory_object_stream[Any](float("inf"))
+        host_writes, from_host = anyio.create_memory_object_stream[Any](float("inf"))
+        for stream in (to_host, host_reads, host_writes, from_host):
+            self._stack.push_async_exit(_closer(stream))
+        self._start = time.monotonic()
+        self._group = await self._stack.enter_async_context(anyio.create_task_group())
+        self._group.start_soon(self._pass, from_host, real_write, CLIENT)
+        self._group.start_soon(self._pass, real_read, to_host, SERVER)
+        return host_reads, host_writes
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        if not self.recorded:
+            return await self.replay.__aexit__(exc_type, exc, tb)
+        assert self._stack is not None and self._group is not None and self._journal is not None
+        journal = self._journal
+        self._group.cancel_scope.cancel()  # what comes after the host left is no part of its session
+        try:
+            await self._stack.aclose()  # the task group, the streams, then the real transport (its server stops)
+        finally:
+            journal.close()
+            how = (
+                "the host's session ended" if exc_type is None else f"the host's session ended with {exc_type.__name__}"
+            )
+            for text in saved(self.cassette, how):
+                print(f"mockmcp: {text}", file=self.log or sys.stderr, flush=True)
+        journal.raise_failure(self.cassette)
+        return None
+
+    async def _pass(self, source: Any, sink: MemoryObjectSendStream[Any] | Any, direction: str) -> None:
+        """Each message from one side to the other, journaled first; the end of one side, to the other."""
+        assert self._journal is not None
+        try:
+            async for item in source:
+                if not isinstance(item, Exception):  # what the SDK could not parse reaches the host, unrecorded
+                    line, _message = wire(item)
+                    self._journal.append(direction, time.monotonic() - self._start, [self.redactor.line(line)])
+                await sink.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass  # one side is gone: the other learns it below
+        finally:
+            await sink.aclose()
+
+
+def _closer(stream: MemoryObjectReceiveStream[Any] | MemoryObjectSendStream[Any]) -> Any:
+    async def close(*_exc: object) -> None:
+        stream.close()
+
+    return close
+
+
+def _reach(real: Any) -> tuple[Any, list[str]]:
+    """The SDK transport that reaches `real`, and how the cassette's `meta.server` names it."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    if isinstance(real, (list, tuple)) and real and all(isinstance(part, str) for part in real):
+        real = StdioServerParameters(command=real[0], args=list(real[1:]), env=dict(os.environ))
+    if isinstance(real, StdioServerParameters):
+        return stdio_client(real), [real.command, *real.args]
+    if isinstance(real, str) and real.startswith(("http://", "https://")):
+        from mcp.client.streamable_http import streamable_http_client
+
+        return streamable_http_client(real), [real]
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+
+    if isinstance(real, (Server, MCPServer)):
+        from mcp.client._memory import InMemoryTransport  # the SDK's own, as its Client(server) uses
+
+        return InMemoryTransport(real), [f"{type(real).__name__} {real.name!r} in process"]
+    if hasattr(real, "__aenter__") and hasattr(real, "__aexit__"):
+        return real, [type(real).__name__]
+    raise UsageError(
+        f"mockmcp.recording cannot reach {real!r} as a server",
+        "give StdioServerParameters, a command line as a list, a Streamable HTTP URL, an MCPServer, "
+        "or an MCP SDK transport",
+    )
