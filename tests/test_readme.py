@@ -57,6 +57,8 @@ CLAIMS = {
     "pytest --mockmcp-record=once": "test_the_pytest_example",
     "asyncio.run(main())": "test_the_sdk_without_the_plugin",
     "anyio.run(in_process)": "test_replay_in_the_hosts_process",
+    "anyio.run(record_two_ways)": "test_record_in_the_hosts_process",
+    "# tests/test_notes_in_process.py": "test_the_pytest_in_process_example",
     "# tests/test_agent.py: one test, two servers": "test_the_pytest_multi_server_example",
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
@@ -410,6 +412,28 @@ def test_replay_in_the_hosts_process(checkout: Path) -> None:
     done = run("python in_process.py", checkout)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-2:] == ["remember to buy milk", "0 missed"], done.stdout
+
+
+def test_record_in_the_hosts_process(checkout: Path) -> None:
+    (checkout / "record.py").write_text(block("anyio.run(record_two_ways)").text + "\n")
+    done = run("python record.py", checkout)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "remember to buy milk / 0 missed", done.stdout
+    for name in ("notes-memory.yaml", "notes-stdio.yaml"):
+        assert "tools/call" in (checkout / name).read_text()
+
+
+@pytest.mark.slow
+def test_the_pytest_in_process_example(checkout: Path) -> None:
+    (checkout / "tests" / "test_notes_in_process.py").write_text(block("# tests/test_notes_in_process.py").text + "\n")
+    said = re.search(r"`(pytest --mockmcp-record=once tests/test_notes_in_process.py)` records\s+`(\S+)`", ALL_TEXT)
+    assert said, "the docs name the command and the cassette it records"
+    recorded = run(said.group(1), checkout)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    cassette = yaml.safe_load((checkout / said.group(2)).read_text())
+    assert cassette["meta"]["server"] == ["MCPServer 'notes' in process"]
+    replayed = run("pytest tests/test_notes_in_process.py", checkout)
+    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
 
 
 @pytest.mark.slow

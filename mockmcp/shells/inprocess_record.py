@@ -195,7 +195,8 @@ def _reach(real: Any) -> tuple[Any, list[str]]:
     from mcp.client.stdio import stdio_client
 
     if isinstance(real, (list, tuple)) and real and all(isinstance(part, str) for part in real):
-        real = StdioServerParameters(command=real[0], args=list(real[1:]), env=dict(os.environ))
+        is_url = len(real) == 1 and real[0].startswith(("http://", "https://"))  # the plugin's servers are lists
+        real = real[0] if is_url else StdioServerParameters(command=real[0], args=list(real[1:]), env=dict(os.environ))
     if isinstance(real, StdioServerParameters):
         return stdio_client(real), [real.command, *real.args]
     if isinstance(real, str) and real.startswith(("http://", "https://")):
