@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env
+from conftest import ROOT, child_env, notes_over_http
 from mcp import StdioServerParameters
 from notes_server import server as notes
 from sdk_host import connect, full_session
@@ -25,7 +25,11 @@ from sdk_host import connect, full_session
 import mockmcp
 from mockmcp.cassette import store
 
-pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("inprocess-record")]
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.xdist_group("inprocess-record"),
+    pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),  # the example server logs so
+]
 
 NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
 
@@ -61,6 +65,19 @@ async def test_a_recording_replays_what_the_real_server_showed_in_process_and_ov
     assert await session(replay, mode) == direct
     assert replay.report is not None and replay.report.strict_ok
     assert await session(over_stdio(cassette), mode) == direct
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_server_over_http_is_recorded_by_its_url(tmp_path: Path, mode: str) -> None:
+    cassette = tmp_path / "notes.yaml"
+    with notes_over_http() as url:
+        recording = mockmcp.recording(url, cassette)
+        direct = await session(recording, mode)
+    assert store.load(str(cassette)).meta["server"] == [url]
+    replay = mockmcp.transport(cassette)
+    assert await session(replay, mode) == direct
+    assert replay.report is not None and replay.report.strict_ok
 
 
 async def test_the_modes_once_none_new_and_all_as_in_the_cli(tmp_path: Path) -> None:

@@ -117,6 +117,16 @@ async def test_session(mockmcp, mode, real):
         seen = await full_session(client)
     assert seen["progress"]
 
+from notes_server import server as notes
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(servers={{"stdio": SERVER, "memory": notes}})
+async def test_two_servers(mockmcp):
+    for name in ("stdio", "memory"):
+        async with connect(mockmcp[name].transport, "legacy") as client:
+            seen = await full_session(client)
+        assert seen["progress"]
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_replayed_over_stdio(mockmcp, mode):
@@ -131,11 +141,13 @@ def test_recorded_in_process_from_a_command_and_from_a_server_object_replays_bot
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_host=RECORDING_HOST)
-    recorded = run(pytester, "--mockmcp-record=once", "-k", "test_session")
-    recorded.assert_outcomes(passed=4)
+    recorded = run(pytester, "--mockmcp-record=once", "-k", "test_session or test_two_servers")
+    recorded.assert_outcomes(passed=5)
     folder = pytester.path / "cassettes" / "test_host"
     names = sorted(path.name for path in folder.iterdir())
-    assert names == [f"test_session[{mode}-{real}].yaml" for mode in ("auto", "legacy") for real in ("memory", "stdio")]
+    sessions = [f"test_session[{mode}-{real}].yaml" for mode in ("auto", "legacy") for real in ("memory", "stdio")]
+    assert names == [*sessions, "test_two_servers"]
+    assert sorted(path.name for path in (folder / "test_two_servers").iterdir()) == ["memory.yaml", "stdio.yaml"]
     for mode in ("legacy", "auto"):
         memory = store.load(str(folder / f"test_session[{mode}-memory].yaml"))
         assert memory.meta["server"] == ["MCPServer 'notes' in process"]
@@ -144,8 +156,8 @@ def test_recorded_in_process_from_a_command_and_from_a_server_object_replays_bot
         # The same server, in memory or over stdio: the same exchanges.
         assert [i.method for i in memory.interactions] == [i.method for i in over_stdio.interactions]
     # Each recording replays in process (a run without --mockmcp-record replays) and over stdio.
-    replayed = run(pytester, "-k", "test_session")
-    replayed.assert_outcomes(passed=4)
+    replayed = run(pytester, "-k", "test_session or test_two_servers")
+    replayed.assert_outcomes(passed=5)
     for mode in ("legacy", "auto"):
         for real in ("memory", "stdio"):
             shutil.copyfile(
