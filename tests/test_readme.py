@@ -126,12 +126,27 @@ def environment(bin_dir: Path) -> dict[str, str]:
     return env
 
 
+# The test extra installs trio (in-process replay runs on either backend), and with trio installed
+# anyio runs each async test once per backend: the pages' pytest examples would run twice, as
+# `[asyncio]` and `[trio]`. The checkout keeps them to asyncio, as a reader's install without trio
+# runs them (docs/pytest.md says what trio changes), and keeps the `[asyncio]` in their names.
+ASYNCIO_ONLY = """\
+import pytest
+
+
+@pytest.fixture(params=["asyncio"])
+def anyio_backend(request):
+    return request.param
+"""
+
+
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     """A folder laid out like the checkout, with `python`, `mockmcp` and `pytest` on PATH (see `run`)."""
     work = tmp_path / "checkout"
     for part in ("examples", "cassettes", "benchmarks", "tests/servers"):
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "conftest.py").write_text(ASYNCIO_ONLY)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     python = shlex.quote(sys.executable)

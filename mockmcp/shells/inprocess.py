@@ -12,7 +12,9 @@ never leave the process.
 
 Leaving the block ends the session as a host closing stdin does (`Replay.close`): the summary goes
 to stderr, the report is `transport.report`, and with `strict=True` a session that `--strict`
-would fail raises `StrictFailure`, with the summary's reasons.
+would fail raises `StrictFailure`, with the summary's reasons. Entered again, the transport plays a
+new session with a new engine, as a new `mockmcp replay` process would; two at once would share
+one report, so the second is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from mockmcp import jsonrpc
 from mockmcp.cassette import store as cassettes
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Exit, Note, Replay, Send, Wake
-from mockmcp.errors import StrictFailure
+from mockmcp.errors import StrictFailure, UsageError
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -54,7 +56,8 @@ def transport(
 
 
 class ReplayTransport:
-    """See the module's docstring. One session per `async with`; `report` is its report once it ended."""
+    """See the module's docstring. One session per `async with`, each with an engine of its own (entered
+    again, a new session, as a new `mockmcp replay` would be); `report` is the last one's once it ended."""
 
     def __init__(
         self, cassette: str | Cassette, *, ignore: tuple[str, ...] = (), strict: bool = False, timing: float = 0.0
@@ -69,6 +72,12 @@ class ReplayTransport:
         self._types: Any = None
 
     async def __aenter__(self) -> tuple[MemoryObjectReceiveStream[Any], MemoryObjectSendStream[Any]]:
+        if self._group is not None:  # one engine, one report: a second session at once would take them over
+            name = self.cassette if isinstance(self.cassette, str) else self.cassette.path or "a cassette"
+            raise UsageError(
+                f"mockmcp.transport({name!r}) is already in a session; it plays one at a time",
+                fix="give each session that runs at the same time a transport of its own (mockmcp.transport again)",
+            )
         from mcp import types  # deferred: only an in-process host pays for the SDK here
 
         self._types = types
@@ -102,7 +111,7 @@ class ReplayTransport:
             self._perform(engine.close())
         for stream in self._streams:
             stream.close()
-        self.report = engine.report
+        self.report, self._group = engine.report, None  # the transport may open a session again
         print(engine.report.summary(), file=sys.stderr, flush=True)
         if exc_type is None and self.strict and not engine.report.strict_ok:
             raise StrictFailure(f"strict: the session had {engine.report.strict_failures()} (see the summary above)")
