@@ -57,6 +57,7 @@ CLAIMS = {
     "pytest --mockmcp-record=once": "test_the_pytest_example",
     "asyncio.run(main())": "test_the_sdk_without_the_plugin",
     "anyio.run(in_process)": "test_replay_in_the_hosts_process",
+    "asyncio.run(with_fastmcp())": "test_replay_in_the_hosts_process_with_fastmcp",
     "# tests/test_agent.py: one test, two servers": "test_the_pytest_multi_server_example",
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
@@ -423,6 +424,13 @@ def test_the_sdk_without_the_plugin(checkout: Path) -> None:
 def test_replay_in_the_hosts_process(checkout: Path) -> None:
     (checkout / "in_process.py").write_text(block("anyio.run(in_process)").text + "\n")
     done = run("python in_process.py", checkout)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["remember to buy milk", "0 missed"], done.stdout
+
+
+def test_replay_in_the_hosts_process_with_fastmcp(checkout: Path) -> None:
+    (checkout / "with_fastmcp.py").write_text(block("asyncio.run(with_fastmcp())").text + "\n")
+    done = run("python with_fastmcp.py", checkout)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-2:] == ["remember to buy milk", "0 missed"], done.stdout
 

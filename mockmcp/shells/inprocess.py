@@ -14,7 +14,8 @@ Leaving the block ends the session as a host closing stdin does (`Replay.close`)
 to stderr, the report is `transport.report`, and with `strict=True` a session that `--strict`
 would fail raises `StrictFailure`, with the summary's reasons. Entered again, the transport plays a
 new session with a new engine, as a new `mockmcp replay` process would; two at once would share
-one report, so the second is refused.
+one report, so the second is refused. `for_fastmcp()` hands the transport to fastmcp's `Client`
+(shells/fastmcp_adapter.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.report import Report
+    from mockmcp.shells.fastmcp_adapter import SDKTransport
 
 __all__ = ["ReplayTransport", "transport"]
 
@@ -70,6 +72,14 @@ class ReplayTransport:
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
         self._types: Any = None
+
+    def for_fastmcp(self) -> SDKTransport:
+        """This transport as fastmcp's `Client` takes it: `fastmcp.Client(mockmcp.transport(...).for_fastmcp())`.
+
+        Each connection of that client is a session of this transport. Raises ImportError without fastmcp."""
+        from mockmcp.shells.fastmcp_adapter import for_fastmcp
+
+        return for_fastmcp(self)
 
     async def __aenter__(self) -> tuple[MemoryObjectReceiveStream[Any], MemoryObjectSendStream[Any]]:
         if self._group is not None:  # one engine, one report: a second session at once would take them over
