@@ -2,36 +2,35 @@
 
 The same host (examples/sdk_host.py: sampling, elicitation, roots, progress, a tool error) plays a
 whole shipped session in process and over stdio replay, in both eras, and sees the same things; the
-report is the engine's, and `strict=True` fails a session `--strict` fails, naming why. Each test runs
-on asyncio, and on trio where trio is installed.
+report is the engine's, and `strict=True` fails a session `--strict` fails, naming why. Delays, the
+recorded pace, a dropped reply and a host's cancel are timers and scopes on the host's own loop. Each
+test runs on both of anyio's backends, asyncio and trio.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from conftest import ROOT, child_env
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from sdk_host import connect, full_session
+from mcp_types import REQUEST_TIMEOUT
+from sdk_host import connect, full_session, text_of
 
 import mockmcp
 
 pytestmark = pytest.mark.anyio
 
 
-# trio is not in the test extra: with it installed, anyio runs every async test of a project (the
-# README's examples among them) once per backend. Where it is installed, these tests run on it too.
-BACKENDS = ["asyncio", *(["trio"] if importlib.util.find_spec("trio") else [])]
-
-
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
-    """In process, replay runs on the host's own event loop: each of anyio's backends installed."""
+    """In process, replay runs on the host's own event loop, whichever of anyio's backends it is. (The
+    other tests of the suite stay on asyncio: tests/conftest.py's fixture.)"""
     return str(request.param)
 
 
@@ -71,9 +70,116 @@ async def test_a_host_answer_that_differs_is_a_mismatch() -> None:
     async def decline(_ctx: Any, _params: Any) -> ElicitResult:
         return ElicitResult(action="decline")
 
-    from mcp import Client
-
     replay = mockmcp.transport(str(ROOT / "cassettes" / "notes-session.yaml"))
     async with Client(replay, mode="legacy", elicitation_callback=decline) as client:
         await client.call_tool("delete_file", {"path": "notes.txt"})
     assert replay.report is not None and [m.method for m in replay.report.mismatches] == ["elicitation/create"]
+
+
+async def test_a_transport_plays_one_session_at_a_time_and_a_new_one_when_entered_again() -> None:
+    replay = mockmcp.transport(str(ROOT / "cassettes" / "notes.yaml"))
+    async with replay:
+        with pytest.raises(mockmcp.UsageError, match=r"already in a session; it plays one at a time\n.*of its own"):
+            async with replay:
+                pass
+    for _ in range(2):
+        with anyio.fail_after(30):
+            async with Client(replay, mode="legacy") as host:
+                assert text_of(await host.call_tool("read_file", {"path": "notes.txt"})) == "remember to buy milk"
+        assert replay.report is not None and replay.report.missed == 0 and not replay.report.repeats
+
+
+FAULTS = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response:
+    result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: faults, version: '1'}}
+- notification: {method: notifications/initialized}
+- request: {method: tools/list}
+  response:
+    result:
+      tools:
+      - {name: slow, inputSchema: {type: object}}
+      - {name: fast, inputSchema: {type: object}}
+      - {name: hangs, inputSchema: {type: object}}
+      - {name: paced, inputSchema: {type: object}}
+- request: {method: tools/call, params: {name: slow, arguments: {}}}
+  delay: 0.5
+  response: {result: {content: [{type: text, text: slow}]}}
+- request: {method: tools/call, params: {name: fast, arguments: {}}}
+  response: {result: {content: [{type: text, text: fast}]}}
+- request: {method: tools/call, params: {name: hangs, arguments: {}}}
+  drop: true
+  response: {result: {content: [{type: text, text: never sent}]}}
+- at: 0.0
+  request: {method: tools/call, params: {name: paced, arguments: {}}}
+  response: {result: {content: [{type: text, text: paced}]}}
+  took: 0.4
+"""
+
+
+def faults(tmp_path: Path, **options: Any) -> Any:
+    path = tmp_path / "faults.yaml"
+    path.write_text(FAULTS)
+    return mockmcp.transport(str(path), **options)
+
+
+async def test_a_delay_is_a_timer_on_the_hosts_loop_and_holds_up_no_other_call(tmp_path: Path) -> None:
+    finished: dict[str, float] = {}
+    with anyio.fail_after(30):
+        async with Client(faults(tmp_path), mode="legacy") as host:
+            start = time.monotonic()
+
+            async def one(name: str) -> None:
+                result = await host.call_tool(name, {})
+                finished[text_of(result)] = time.monotonic() - start
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(one, "slow")
+                await anyio.sleep(0.05)
+                group.start_soon(one, "fast")
+    # Ordering, not speed: the fast call, sent second, is answered while the slow one still waits.
+    assert list(finished) == ["fast", "slow"] and finished["slow"] >= 0.5
+
+
+async def test_a_dropped_reply_ends_in_the_hosts_timeout_and_a_cancelled_call_in_the_hosts_scope(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replay = faults(tmp_path)
+    with anyio.fail_after(30):
+        async with Client(replay, mode="legacy") as host:
+            with pytest.raises(MCPError) as raised:
+                await host.call_tool("hangs", {}, read_timeout_seconds=0.3)
+            with anyio.move_on_after(0.1) as scope:  # the host gives up on the slow call itself
+                await host.call_tool("slow", {})
+            assert text_of(await host.call_tool("fast", {})) == "fast"  # the session goes on
+            await anyio.sleep(0.6)  # past the slow call's delay: its timer finds nothing to send
+            assert text_of(await host.call_tool("fast", {})) == "fast"
+            with anyio.move_on_after(0.1):
+                await host.call_tool("slow", {})  # and the block is left with its timer pending
+    assert raised.value.error.code == REQUEST_TIMEOUT and scope.cancelled_caught
+    # Each slow call's cancel reached the engine (the dropped reply's is accepted quietly, as over stdio).
+    assert capsys.readouterr().err.count("the host cancelled request") == 2
+    assert replay.report is not None and replay.report.missed == 0
+    assert [fault.endswith("was dropped") for fault in replay.report.faults] == [True]
+
+
+async def test_the_recorded_pace_waits_on_the_hosts_loop(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with Client(faults(tmp_path, timing=1.0), mode="legacy") as host:
+            start = time.monotonic()
+            assert text_of(await host.call_tool("paced", {})) == "paced"
+    assert time.monotonic() - start >= 0.4  # took: 0.4, at the recorded pace
+
+
+async def test_a_client_session_of_the_hosts_own_takes_the_streams() -> None:
+    from mcp import ClientSession
+
+    replay = mockmcp.transport(ROOT / "cassettes" / "notes-session.yaml")
+    with anyio.fail_after(30):
+        async with replay as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            result = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert result.content[0].text == "remember to buy milk"
+    assert replay.report is not None and replay.report.missed == 0

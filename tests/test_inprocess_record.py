@@ -177,3 +177,23 @@ async def test_a_host_killed_mid_session_leaves_a_journal_recover_turns_into_the
     assert recovered.returncode == 0, recovered.stderr
     methods = [interaction.method for interaction in store.load(str(cassette)).interactions]
     assert methods[:2] == ["initialize", "notifications/initialized"] and "tools/call" in methods
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # fastmcp's Client runs on asyncio
+async def test_fastmcp_records_and_replays_in_process(tmp_path: Path) -> None:
+    from fastmcp import Client
+
+    cassette = tmp_path / "notes.yaml"
+    for transport in (mockmcp.recording(notes, cassette), mockmcp.transport(cassette)):
+        with anyio.fail_after(30):
+            async with Client(transport.for_fastmcp()) as client:
+                result = await client.call_tool("read_file", {"path": "notes.txt"})
+        assert result.content[0].text == "remember to buy milk"
+    assert transport.report is not None and transport.report.missed == 0 and transport.report.strict_ok
+
+
+async def test_one_recording_records_one_session_at_a_time(tmp_path: Path) -> None:
+    recording = mockmcp.recording(notes, tmp_path / "notes.yaml")
+    async with recording:
+        with pytest.raises(mockmcp.UsageError, match="already in a session"):
+            await recording.__aenter__()

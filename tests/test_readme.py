@@ -59,6 +59,7 @@ CLAIMS = {
     "anyio.run(in_process)": "test_replay_in_the_hosts_process",
     "anyio.run(record_two_ways)": "test_record_in_the_hosts_process",
     "# tests/test_notes_in_process.py": "test_the_pytest_in_process_example",
+    "asyncio.run(with_fastmcp())": "test_replay_in_the_hosts_process_with_fastmcp",
     "# tests/test_agent.py: one test, two servers": "test_the_pytest_multi_server_example",
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
@@ -128,12 +129,27 @@ def environment(bin_dir: Path) -> dict[str, str]:
     return env
 
 
+# The test extra installs trio (in-process replay runs on either backend), and with trio installed
+# anyio runs each async test once per backend: the pages' pytest examples would run twice, as
+# `[asyncio]` and `[trio]`. The checkout keeps them to asyncio, as a reader's install without trio
+# runs them (docs/pytest.md says what trio changes), and keeps the `[asyncio]` in their names.
+ASYNCIO_ONLY = """\
+import pytest
+
+
+@pytest.fixture(params=["asyncio"])
+def anyio_backend(request):
+    return request.param
+"""
+
+
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     """A folder laid out like the checkout, with `python`, `mockmcp` and `pytest` on PATH (see `run`)."""
     work = tmp_path / "checkout"
     for part in ("examples", "cassettes", "benchmarks", "tests/servers"):
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "conftest.py").write_text(ASYNCIO_ONLY)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     python = shlex.quote(sys.executable)
@@ -434,6 +450,13 @@ def test_the_pytest_in_process_example(checkout: Path) -> None:
     assert cassette["meta"]["server"] == ["MCPServer 'notes' in process"]
     replayed = run("pytest tests/test_notes_in_process.py", checkout)
     assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+def test_replay_in_the_hosts_process_with_fastmcp(checkout: Path) -> None:
+    (checkout / "with_fastmcp.py").write_text(block("asyncio.run(with_fastmcp())").text + "\n")
+    done = run("python with_fastmcp.py", checkout)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["remember to buy milk", "0 missed"], done.stdout
 
 
 @pytest.mark.slow

@@ -12,7 +12,10 @@ never leave the process.
 
 Leaving the block ends the session as a host closing stdin does (`Replay.close`): the summary goes
 to stderr, the report is `transport.report`, and with `strict=True` a session that `--strict`
-would fail raises `StrictFailure`, with the summary's reasons.
+would fail raises `StrictFailure`, with the summary's reasons. Entered again, the transport plays a
+new session with a new engine, as a new `mockmcp replay` process would; two at once would share
+one report, so the second is refused. `for_fastmcp()` hands the transport to fastmcp's `Client`
+(shells/fastmcp_adapter.py).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Exit, Note, Replay, Send, Wake
 from mockmcp.core.selection import Recordings
-from mockmcp.errors import StrictFailure
+from mockmcp.errors import StrictFailure, UsageError
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.report import Report
+    from mockmcp.shells.fastmcp_adapter import SDKTransport
 
 __all__ = ["ReplayTransport", "Streams", "transport", "wire"]
 
@@ -71,7 +75,8 @@ def transport(
 
 
 class ReplayTransport:
-    """See the module's docstring. One session per `async with`; `report` is the last one's report once it
+    """See the module's docstring. One session per `async with`, each with an engine of its own (entered
+    again, a new session, as a new `mockmcp replay` would be); `report` is the last one's report once it
     ended, `reports` every session's, `sessions` counts those begun. A later session starts from the
     recorded sessions earlier ones left (see `core.selection`), as `mockmcp replay --state` does for a
     host that starts a server per session."""
@@ -98,7 +103,21 @@ class ReplayTransport:
         self._streams: tuple[Any, ...] = ()
         self._types: Any = None
 
+    def for_fastmcp(self) -> SDKTransport:
+        """This transport as fastmcp's `Client` takes it: `fastmcp.Client(mockmcp.transport(...).for_fastmcp())`.
+
+        Each connection of that client is a session of this transport. Raises ImportError without fastmcp."""
+        from mockmcp.shells.fastmcp_adapter import for_fastmcp
+
+        return for_fastmcp(self)
+
     async def __aenter__(self) -> Streams:
+        if self._group is not None:  # one engine, one report: a second session at once would take them over
+            name = self.cassette if isinstance(self.cassette, str) else self.cassette.path or "a cassette"
+            raise UsageError(
+                f"mockmcp.transport({name!r}) is already in a session; it plays one at a time",
+                fix="give each session that runs at the same time a transport of its own (mockmcp.transport again)",
+            )
         from mcp import types  # deferred: only an in-process host pays for the SDK here
 
         self._types = types
@@ -135,7 +154,7 @@ class ReplayTransport:
             self._perform(engine.close())
         for stream in self._streams:
             stream.close()
-        self.report = engine.report
+        self.report, self._group = engine.report, None  # the transport may open a session again
         self.reports.append(engine.report)
         print(engine.report.summary(), file=self.log or sys.stderr, flush=True)
         if exc_type is None and self.strict and not engine.report.strict_ok:

@@ -117,7 +117,18 @@ class RecordingTransport:
         """The report of the last session, when it was replayed."""
         return self.replay.report
 
+    def for_fastmcp(self) -> Any:
+        """This transport as fastmcp's `Client` takes it (see `ReplayTransport.for_fastmcp`)."""
+        from mockmcp.shells.fastmcp_adapter import for_fastmcp
+
+        return for_fastmcp(self)
+
     async def __aenter__(self) -> Streams:
+        if self._group is not None:  # one journal at a time: a second session at once would take it over
+            raise UsageError(
+                f"mockmcp.recording(..., {self.cassette!r}) is already in a session; it records one at a time",
+                "give each session that runs at the same time a recording of its own, into a cassette of its own",
+            )
         mode = RecordMode.NEW if self.sessions else self.mode  # a later session adds to the first's cassette
         self.sessions += 1
         self.recorded = mode.records(os.path.exists(self.cassette))
@@ -158,6 +169,7 @@ class RecordingTransport:
         try:
             await self._stack.aclose()  # the task group, the streams, then the real transport (its server stops)
         finally:
+            self._group = None  # the transport may open a session again
             journal.close()
             how = (
                 "the host's session ended" if exc_type is None else f"the host's session ended with {exc_type.__name__}"
