@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """Benchmark for replay in the host's process: one host session, the real server in memory vs its replay.
 
-The host is the MCP SDK's `Client` (mode legacy) on examples/notes_server.py: connect, `list_tools`,
-one `call_tool` (`read_file`). The session is recorded once through `mockmcp record` (not timed),
-then timed against, taking turns, R rounds each after a warm-up:
+The host is the MCP SDK's `Client` on examples/notes_server.py: connect, `list_tools`, one
+`call_tool` (`read_file`), in each of the SDK's modes: `auto` (its default; a 2026-07-28 session) and
+`legacy` (the handshake era). Each session is recorded once in process (`mockmcp.recording`, not
+timed), then timed against, taking turns, R rounds each after a warm-up:
 
   (a) the real server in memory: `Client(server)`, the SDK's documented way to test;
   (b) `mockmcp.transport(cassette)`: the replay in the same process;
   (c) `mockmcp replay` over stdio: a process per session.
 
-1. session   (b) over (a), median per session. Goal: <= 1.0x.
-2. calls     1000 sequential `read_file` calls in one session, (b) over (a). Goal: <= 1.0x.
-3. stdio     (c) over (a), for information.
+1. session   (b) over (a), median per session, mode auto. Goal: <= 1.0x.
+2. legacy    the same in mode legacy. Goal: <= 1.0x.
+3. calls     1000 sequential `read_file` calls in one session (legacy), (b) over (a). Goal: <= 1.0x.
+4. stdio     (c) over (a), mode auto, for information.
+
+In mode auto, `Client(server)` skips JSON-RPC altogether (the SDK hands a server object its requests
+as Python objects), while (b) keeps the framing every real transport has: each message is encoded,
+matched and parsed as over stdio.
 
 It needs the test extra (the SDK). Run from anywhere:
 
@@ -48,10 +54,10 @@ def notes_server() -> Any:
     return server
 
 
-async def one_session(target: Any, calls: int) -> tuple[float, float]:
+async def one_session(target: Any, calls: int, mode: str) -> tuple[float, float]:
     """(seconds for the whole session, seconds for its calls)."""
     start = time.perf_counter()
-    async with Client(target, mode="legacy") as client:
+    async with Client(target, mode=mode) as client:
         await client.list_tools()
         began = time.perf_counter()
         for _ in range(calls):
@@ -63,43 +69,39 @@ async def one_session(target: Any, calls: int) -> tuple[float, float]:
     return ended - start, ended - began
 
 
-def record(cassette: str, calls: int) -> None:
-    recorder = StdioServerParameters(
-        command=PY,
-        args=["-m", "mockmcp", "record", "--mode", "all", "-o", cassette, "--", PY, "examples/notes_server.py"],
-        env=CHILD_ENV,
-        cwd=ROOT,
-    )
-    anyio.run(one_session, recorder, calls)
-    deadline = time.monotonic() + 20
-    while (not os.path.exists(cassette) or os.path.exists(cassette + ".journal")) and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-
 def bench(rounds: int, calls: int) -> list[Result]:
     folder = tempfile.mkdtemp(prefix="mockmcp-bench-inprocess-")
-    one, many = os.path.join(folder, "one.yaml"), os.path.join(folder, "many.yaml")
-    record(one, 1)
-    record(many, calls)
-    stdio = StdioServerParameters(command=PY, args=["-m", "mockmcp", "replay", one], env=CHILD_ENV, cwd=ROOT)
     server = notes_server()
+    quiet = open(os.devnull, "w")  # noqa: SIM115 (open for the whole run)
+    cassettes = {}
+    for mode, n in (("auto", 1), ("legacy", 1), ("legacy", calls)):
+        cassettes[mode, n] = os.path.join(folder, f"{mode}-{n}.yaml")
+        anyio.run(one_session, mockmcp.recording(server, cassettes[mode, n], mode="all", log=quiet), n, mode)
+    stdio = StdioServerParameters(
+        command=PY, args=["-m", "mockmcp", "replay", cassettes["auto", 1]], env=CHILD_ENV, cwd=ROOT
+    )
     targets = {
-        "memory": lambda n: server,
-        "transport": lambda n: mockmcp.transport(one if n == 1 else many),
-        "stdio": lambda n: stdio,
+        "memory": lambda mode, n: server,
+        "transport": lambda mode, n: mockmcp.transport(cassettes[mode, n], log=quiet),
+        "stdio": lambda mode, n: stdio,
     }
-    times: dict[tuple[str, int], list[float]] = {}
-    for n, names in ((1, ("memory", "transport", "stdio")), (calls, ("memory", "transport"))):
+    plan = [
+        ("auto", 1, ("memory", "transport", "stdio")),
+        ("legacy", 1, ("memory", "transport")),
+        ("legacy", calls, ("memory", "transport")),
+    ]
+    times: dict[tuple[str, str, int], list[float]] = {}
+    for mode, n, names in plan:
         for name in names:  # a warm-up each
-            anyio.run(one_session, targets[name](n), n)
+            anyio.run(one_session, targets[name](mode, n), n, mode)
         for _ in range(rounds):
             for name in names:
-                whole, part = anyio.run(one_session, targets[name](n), n)
-                times.setdefault((name, n), []).append(whole if n == 1 else part)
+                whole, part = anyio.run(one_session, targets[name](mode, n), n, mode)
+                times.setdefault((name, mode, n), []).append(whole if n == 1 else part)
     median = {key: statistics.median(values) for key, values in times.items()}
-    values = {f"{name}_{n}": value for (name, n), value in median.items()}
+    values = {f"{name}_{mode}_{n}": value for (name, mode, n), value in median.items()}
 
-    def row(figure: str, subject: str, a: tuple[str, int], b: tuple[str, int], goal: float | None) -> Result:
+    def row(figure: str, subject: str, a: tuple[str, str, int], b: tuple[str, str, int], goal: float | None) -> Result:
         return Result(
             figure=figure,
             subject=subject,
@@ -111,18 +113,27 @@ def bench(rounds: int, calls: int) -> list[Result]:
         )
 
     return [
-        row("1. session", "mockmcp.transport vs Client(server)", ("transport", 1), ("memory", 1), 1.0),
-        row("2. calls", f"{calls} calls: transport vs Client(server)", ("transport", calls), ("memory", calls), 1.0),
-        row("3. stdio", "mockmcp replay over stdio vs Client(server)", ("stdio", 1), ("memory", 1), None),
+        row("1. session", "auto: transport vs Client(server)", ("transport", "auto", 1), ("memory", "auto", 1), 1.0),
+        row(
+            "2. legacy", "legacy: transport vs Client(server)", ("transport", "legacy", 1), ("memory", "legacy", 1), 1.0
+        ),
+        row(
+            "3. calls",
+            f"{calls} calls: transport vs Client(server)",
+            ("transport", "legacy", calls),
+            ("memory", "legacy", calls),
+            1.0,
+        ),
+        row("4. stdio", "replay over stdio vs Client(server)", ("stdio", "auto", 1), ("memory", "auto", 1), None),
     ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser(__doc__, "a short run: 200 calls, 3 rounds")
-    parser.add_argument("--rounds", type=int, help="timed sessions per target (median; 10, 3 with --quick)")
+    parser.add_argument("--rounds", type=int, help="timed sessions per target (median; 30, 3 with --quick)")
     parser.add_argument("--calls", type=int, help="calls in figure 2's session (1000, 200 with --quick)")
     args = parser.parse_args(argv)
-    rounds = args.rounds or (3 if args.quick else 10)
+    rounds = args.rounds or (3 if args.quick else 30)
     calls = args.calls or (200 if args.quick else 1000)
     print_heading("in-process", f"{rounds} rounds per target after a warm-up; figure 2: {calls} calls in one session")
     began = time.perf_counter()

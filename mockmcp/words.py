@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Place", "RecordMode", "json_type", "render_place", "yaml_type"]
+__all__ = ["Place", "RecordMode", "json_type", "render_place", "timing_factor", "yaml_type"]
 
 # --- places and type names -------------------------------------------------------------------------
 
@@ -110,3 +110,21 @@ class RecordMode(str, enum.Enum):
         if text not in cls.choices(allow_none):
             raise UsageError(f"unknown record mode {text!r}", f"use one of: {valid}")
         return cls(text)
+
+
+def timing_factor(value: str | float, argument: str | None = None) -> float:
+    """Replay's timing: none (answer at once), recorded (as recorded), or a factor scaling the recorded timing.
+
+    Returns the factor; raises UsageError for any other value, in terms of `--timing`, or of the Python
+    `argument` when one is named.
+    """
+    named = {"none": 0.0, "recorded": 1.0}
+    try:
+        factor = named[value] if isinstance(value, str) and value in named else float(value)
+    except (TypeError, ValueError):
+        factor = -1.0
+    if not factor >= 0 or factor == float("inf"):
+        said = f"{argument}={value!r}: " if argument else ""
+        fix = f"{argument}='recorded', or {argument}=0.5" if argument else "`--timing recorded`, or `--timing 0.5`"
+        raise UsageError(f"{said}{value!r} is neither none, recorded nor a factor", f"write e.g. {fix} (twice as fast)")
+    return factor

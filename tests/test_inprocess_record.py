@@ -197,3 +197,25 @@ async def test_one_recording_records_one_session_at_a_time(tmp_path: Path) -> No
     async with recording:
         with pytest.raises(mockmcp.UsageError, match="already in a session"):
             await recording.__aenter__()
+
+
+async def test_an_sdk_transport_serves_one_session_and_a_second_is_told(tmp_path: Path) -> None:
+    from mcp.client.stdio import stdio_client
+
+    recording = mockmcp.recording(
+        stdio_client(StdioServerParameters(command=NOTES[0], args=NOTES[1:])), tmp_path / "x.yaml"
+    )
+    await session(recording, "legacy")
+    with pytest.raises(mockmcp.UsageError, match="serves one session, and this is the second"):
+        await session(recording, "legacy")
+
+
+@pytest.mark.parametrize(("timing", "factor"), [("none", 0.0), ("recorded", 1.0), (0.5, 0.5), ("2", 2.0)])
+def test_timing_takes_what_replay_takes(timing: object, factor: float) -> None:
+    assert mockmcp.transport("cassettes/notes.yaml", timing=timing).timing == factor  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("timing", ["fast", -1.0, float("inf"), None])
+def test_a_timing_replay_cannot_take_is_refused_at_once(timing: object) -> None:
+    with pytest.raises(mockmcp.UsageError, match=r"timing=.* is neither none, recorded nor a factor"):
+        mockmcp.transport("cassettes/notes.yaml", timing=timing)  # type: ignore[arg-type]

@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["atomic_write", "journal_path", "read_cache", "write_cache"]
+__all__ = ["atomic_write", "digest", "journal_path", "read_cache", "write_cache"]
 
 
 def atomic_write(path: str, text: str) -> None:
@@ -114,10 +114,15 @@ def _blake2b(data: bytes, key: bytes = b"") -> str:
     return blake2b(data, digest_size=20, key=key).hexdigest()
 
 
+def digest(raw: bytes) -> str:
+    """The hash of a cassette's bytes, which tells one version of its file from another."""
+    return _blake2b(raw)
+
+
 def _entry(path: str, raw: bytes) -> tuple[str | None, dict[str, Any]]:
     """Where the cassette at path is cached, and the stamp its cache file must carry to be served."""
     real = os.path.realpath(path)
-    stamp = {"mockmcp": __version__, "source": real, "blake2b": _blake2b(raw)}
+    stamp = {"mockmcp": __version__, "source": real, "blake2b": digest(raw)}
     folder = _cache_folder()
     if folder is None:
         return None, stamp

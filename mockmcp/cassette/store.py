@@ -106,6 +106,26 @@ def load(path: str) -> Cassette:
         ) from None
     except OSError as exc:
         raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
+    digest = files.digest(raw)
+    known = _loaded.get(path)
+    if known is not None and known[0] == digest:
+        return known[1]
+    cassette = _load(path, raw, mode)
+    if len(_loaded) >= _KEEP_LOADED:
+        del _loaded[next(iter(_loaded))]  # the oldest
+    _loaded[path] = (digest, cassette)
+    return cassette
+
+
+# The cassettes this process loaded, by path, with the hash of the bytes each was loaded from: a process
+# that loads one again (a host's tests replaying in process) reads its bytes, and validates it only once.
+# A cassette is immutable, so it can be handed out again.
+_loaded: dict[str, tuple[str, Cassette]] = {}
+_KEEP_LOADED = 64
+
+
+def _load(path: str, raw: bytes, mode: int) -> Cassette:
+    """The cassette these bytes hold, through the cache of parsed cassettes; raises CassetteError."""
     data = files.read_cache(path, raw)
     if data is not None:
         try:

@@ -18,30 +18,13 @@ from collections.abc import Callable, Sequence
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
+from mockmcp.words import timing_factor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["PARSERS", "Param", "REPLAY", "parse_listen", "parse_timing", "read_plain"]
-
-
-def parse_timing(text: str) -> float:
-    """`--timing`: none (answer at once), recorded (as recorded), or a factor scaling the recorded timing.
-
-    Returns the factor; raises UsageError.
-    """
-    named = {"none": 0.0, "recorded": 1.0}
-    try:
-        factor = named[text] if text in named else float(text)
-    except ValueError:
-        factor = -1.0
-    if not factor >= 0 or factor == float("inf"):
-        raise UsageError(
-            f"{text!r} is neither none, recorded nor a factor",
-            "write e.g. `--timing recorded`, or `--timing 0.5` (twice as fast)",
-        )
-    return factor
+__all__ = ["PARSERS", "Param", "REPLAY", "parse_listen", "read_plain"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -70,7 +53,7 @@ def _plain_file(text: str) -> str:
 PARSERS: dict[str, Callable[[str], Any]] = {
     "file": _plain_file,
     "text": str,
-    "timing": parse_timing,
+    "timing": timing_factor,
     "listen": parse_listen,
 }
 

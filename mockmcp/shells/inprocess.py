@@ -37,6 +37,7 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Exit, Note, Replay, Send, Wake
 from mockmcp.core.selection import Recordings
 from mockmcp.errors import StrictFailure, UsageError
+from mockmcp.words import timing_factor
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -66,12 +67,14 @@ def transport(
     *,
     ignore: tuple[str, ...] = (),
     strict: bool = False,
-    timing: float = 0.0,
+    timing: str | float = 0.0,
+    log: TextIO | None = None,
 ) -> ReplayTransport:
     """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
     this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
-    `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (a factor; 0 answers at once)."""
-    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing)
+    `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (none, recorded, or a factor; 0 answers at
+    once); `log` is where the notes and summary go (default: stderr). Raises UsageError for a bad timing."""
+    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing, log=log)
 
 
 class ReplayTransport:
@@ -87,12 +90,13 @@ class ReplayTransport:
         *,
         ignore: tuple[str, ...] = (),
         strict: bool = False,
-        timing: float = 0.0,
+        timing: str | float = 0.0,
         log: TextIO | None = None,
     ) -> None:
         """`log`: where the notes and the summary go (default: stderr, as `mockmcp replay` says them)."""
         self.cassette = cassette
-        self.ignore, self.strict, self.timing, self.log = ignore, strict, timing, log
+        self.ignore, self.strict, self.log = ignore, strict, log
+        self.timing = timing_factor(timing, "timing")
         self.report: Report | None = None
         self.reports: list[Report] = []
         self.sessions = 0  # sessions begun

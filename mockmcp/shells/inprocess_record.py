@@ -60,7 +60,8 @@ def recording(
     redact: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
     strict: bool = False,
-    timing: float = 0.0,
+    timing: str | float = 0.0,
+    log: TextIO | None = None,
 ) -> RecordingTransport:
     """A transport for the MCP SDK's `Client` that records the session with `real` into `cassette` in this
     process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
@@ -69,7 +70,8 @@ def recording(
     this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
     object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once, new or all
     (see the module's docstring). `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
-    `--redact`; `ignore`, `strict` and `timing` apply when the mode replays (`mockmcp.transport`'s).
+    `--redact`; `ignore`, `strict` and `timing` apply when the mode replays (`mockmcp.transport`'s); `log`
+    is where what it says goes (default: stderr).
     Raises UsageError for an unknown mode, a variable to redact that is not set, or a bad pattern.
     """
     return RecordingTransport(
@@ -81,6 +83,7 @@ def recording(
         ignore=ignore,
         strict=strict,
         timing=timing,
+        log=log,
     )
 
 
@@ -98,7 +101,7 @@ class RecordingTransport:
         *,
         ignore: tuple[str, ...] = (),
         strict: bool = False,
-        timing: float = 0.0,
+        timing: str | float = 0.0,
         log: TextIO | None = None,
     ) -> None:
         """`log`: where what the recording (or replay) says goes (default: stderr)."""
@@ -141,6 +144,13 @@ class RecordingTransport:
                 )
             return await self.replay.__aenter__()
         real, server = _reach(self.real)
+        if real is self.real and self.sessions > 1:
+            raise UsageError(
+                f"mockmcp.recording(..., {self.cassette!r}) was given an SDK transport, which serves one session, "
+                "and this is the second",
+                "give the server as parameters, a command line, a URL or a server object (each session reaches it "
+                "afresh), or a new mockmcp.recording(...) with a new transport for each session",
+            )
         self._journal = Journal.fresh(self.cassette, mode, self.redactor, server)
         self._stack = AsyncExitStack()
         try:
