@@ -147,7 +147,8 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
 def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
     """Compare two cassettes the way verify compares a cassette with a live server; True when they differ."""
-    drift = compare(cassettes.load(first), cassettes.load(second), Matcher.build(ignores), "other")
+    recorded = cassettes.load(first)
+    drift = compare(recorded, cassettes.load(second), Matcher.build(ignores, recorded.meta), "other")
     print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))
     return drift.drifted
 

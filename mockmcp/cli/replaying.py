@@ -53,13 +53,13 @@ def replay_cassette(
     Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
     128 + the signal number when SIGINT or SIGTERM ended the session.
     """
-    matcher = Matcher.build(ignores)
     if state_path is not None and listen is not None:
         raise UsageError(
             "--state is for replay over stdio, one process per live session",
             "leave it out: over --http one process serves every live session, each its own recorded session",
         )
     recorded = cassettes.load(cassette)
+    matcher = Matcher.build(ignores, recorded.meta)
     taken: tuple[int, ...] = ()
     if state_path is not None:
         from mockmcp.cli.state import read_taken, write_taken  # deferred: only --state uses it

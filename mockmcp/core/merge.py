@@ -39,7 +39,7 @@ def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
     one saying the cassette is unchanged.
     """
     matcher = Matcher.build()
-    recordings = Recordings(old, matcher)
+    recordings = Recordings(old, Matcher.build((), old.meta))  # the cassette's own match rules count
     number = 1 + max((i.session for i in old.interactions), default=-1)
     added: list[Interaction] = []
     notes: list[str] = []
@@ -68,7 +68,7 @@ def _compare(
     for index, interaction in enumerate(interactions):
         if interaction.kind != REQUEST:
             continue
-        key = matcher.key(interaction.method or "", interaction.params)
+        key = selection.recordings.key(interaction.method or "", interaction.params)
         pick = selection.request(key)
         if pick is None or pick.interaction is None:
             same = False

@@ -253,7 +253,7 @@ class Replay:
 
     def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
-        pick = self.selection.request(self.matcher.key(method, params))
+        pick = self.selection.request(self.selection.recordings.key(method, params))
         if pick is None:
             if method == protocol.PING:  # answered as a server of the request's era answers it
                 answer, note = emulation.ping(message)
