@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
+from mockmcp.words import parse_substitution
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "text": str,
     "timing": parse_timing,
     "listen": parse_listen,
+    "substitution": parse_substitution,
 }
 
 
@@ -95,6 +97,15 @@ REPLAY = (
         "text",
         "A params path left out of matching (repeatable), e.g. arguments.when.",
         metavar="PATH",
+        multiple=True,
+    ),
+    Param(
+        "substitutions",
+        ("--substitute",),
+        "substitution",
+        "The value on this machine of a placeholder the cassette was recorded with, ${NAME} (repeatable); NAME "
+        "alone takes the environment variable NAME's value, as does a placeholder not given.",
+        metavar="NAME[=VALUE]",
         multiple=True,
     ),
     Param(

@@ -36,6 +36,7 @@ from mockmcp.core.selection import Recordings
 from mockmcp.errors import StrictFailure
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import TracebackType
 
     from anyio.abc import TaskGroup
@@ -63,11 +64,13 @@ def transport(
     ignore: tuple[str, ...] = (),
     strict: bool = False,
     timing: float = 0.0,
+    substitute: Mapping[str, str | None] | None = None,
 ) -> ReplayTransport:
     """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
     this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
-    `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (a factor; 0 answers at once)."""
-    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing)
+    `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (a factor; 0 answers at once); `substitute`
+    its `--substitute`, by name (`{"PROJECT": "/path"}`; None: the environment variable's value)."""
+    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing, substitute=substitute)
 
 
 class ReplayTransport:
@@ -84,10 +87,12 @@ class ReplayTransport:
         strict: bool = False,
         timing: float = 0.0,
         log: TextIO | None = None,
+        substitute: Mapping[str, str | None] | None = None,
     ) -> None:
         """`log`: where the notes and the summary go (default: stderr, as `mockmcp replay` says them)."""
         self.cassette = cassette
         self.ignore, self.strict, self.timing, self.log = ignore, strict, timing, log
+        self.substitute = tuple((substitute or {}).items())
         self.report: Report | None = None
         self.reports: list[Report] = []
         self.sessions = 0  # sessions begun
@@ -109,8 +114,8 @@ class ReplayTransport:
                 cassettes.load(os.fspath(cassette)) if isinstance(cassette, (str, os.PathLike)) else cassette
             )
         recorded = self._recorded
-        redactor = Redactor.from_meta(recorded.meta, os.environ) if recorded.meta.get("redact") else None
-        matcher = Matcher.build(self.ignore)
+        redactor = Redactor.for_replay(recorded.meta, os.environ, self.substitute, recorded.path or "the cassette")
+        matcher = Matcher.build(self.ignore, recorded.meta)
         taken = {session for report in self.reports for session in report.sessions}
         recordings = Recordings(recorded, matcher, taken) if taken else None
         self._engine = Replay(recorded, matcher, redactor, self.timing, recordings)
