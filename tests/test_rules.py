@@ -203,6 +203,7 @@ LOAD_ERRORS = [
     ("{arguments.q: subst}", 'interactions[0].match["arguments.q"]', "unknown matcher 'subst'"),
     ("{arguments.q: regex}", 'interactions[0].match["arguments.q"]', "`regex` needs its argument"),
     ("{arguments.q: {type: text}}", 'interactions[0].match["arguments.q"].type', "unknown JSON type 'text'"),
+    ("{arguments.q: {type: null}}", 'interactions[0].match["arguments.q"].type', "unknown JSON type None"),
     ("{arguments.q: {regex: '('}}", 'interactions[0].match["arguments.q"].regex', "is not a valid regular expression"),
     ("{arguments.q: {regex: 1}}", 'interactions[0].match["arguments.q"].regex', "a `regex` is a string"),
     ("{arguments.q: {regx: a}}", 'interactions[0].match["arguments.q"].regx', "unknown key 'regx'"),

@@ -633,7 +633,8 @@ def _matcher(matcher: Any, place: Place) -> None:
     _known_keys(matcher, place, MATCHER_ARGUMENTS)
     ((kind, argument),) = matcher.items()
     if kind == "type" and argument not in JSON_TYPES:
-        raise Problem(place + (kind,), f"unknown JSON type {argument!r}", f"use one of: {', '.join(JSON_TYPES)}")
+        quote = " (quoted: YAML reads a bare null as nothing)" if argument is None else ""
+        raise Problem(place + (kind,), f"unknown JSON type {argument!r}", f"use one of: {', '.join(JSON_TYPES)}{quote}")
     if kind == "regex":
         import re  # deferred: only cassettes with a regex pay for it
 

@@ -19,21 +19,29 @@ are the groups of its method tried, in recorded order, and the first that accept
 A rule other than `any` needs the path in the live request wherever the recording has it, and nowhere
 else (a `[*]` path names each item): a rule governs values, not whether they are there. `any` takes a
 value or none, as an ignore path does.
+
+A replay of a cassette with rules imports this module, so it keeps the start-up rules of the launch
+path (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, NamedTuple
 
-from mockmcp.cassette.model import Interaction
 from mockmcp.core.matching import Matcher, canonical, locate
+from mockmcp.namedtuple import NamedTuple
 from mockmcp.words import Path, json_type, parse_path, render_place
 
-__all__ = ["Group", "Rule", "refusal", "rules_of"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-_Located = dict[tuple[str | int, ...], Any]
+    from mockmcp.cassette.model import Interaction
+
+    _Located = dict[tuple[str | int, ...], Any]
+
+__all__ = ["Group", "Rule", "refusal", "rules_of"]
 
 
 class Rule(NamedTuple):
