@@ -1,4 +1,5 @@
-"""mockmcp's own words, written once: record modes, places in a cassette, the names of JSON types.
+"""mockmcp's own words, written once: record modes, places in a cassette and paths in params, the names of
+JSON types, placeholders.
 
 MCP's vocabulary is `protocol`'s; these are the words mockmcp itself uses everywhere, in its
 options and its messages (as vcrpy keeps its record modes apart from HTTP's facts). It imports only
@@ -18,7 +19,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Place", "RecordMode", "json_type", "render_place", "timing_factor", "yaml_type"]
+__all__ = [
+    "JSON_TYPES",
+    "NAME_PATTERN",
+    "Path",
+    "Place",
+    "RecordMode",
+    "json_type",
+    "parse_path",
+    "parse_substitution",
+    "placeholder",
+    "render_place",
+    "substitution_name",
+    "timing_factor",
+    "yaml_type",
+]
 
 # --- places and type names -------------------------------------------------------------------------
 
@@ -29,7 +44,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9_\-/$]+")
 def render_place(place: Sequence[Any]) -> str:
     """`("interactions", 3, "response")` -> `interactions[3].response`: a place as every message names it.
 
-    The syntax is the one `--ignore` reads (see `matching.parse_path`): a key that is not plain is
+    The syntax is the one `--ignore` reads (see `parse_path`): a key that is not plain is
     quoted (`_meta["io.modelcontextprotocol/protocolVersion"]`), and a (key, value) pair names a
     list item by its identity (`tools[name="read_file"]`).
     """
@@ -46,6 +61,35 @@ def render_place(place: Sequence[Any]) -> str:
     return out
 
 
+Path = tuple[str, ...]  # a params path as `parse_path` reads it: ("arguments", "items", "*", "id")
+_SEGMENT = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]|([^.\[\]]+)')
+
+
+def parse_path(text: str) -> Path:
+    """Split a params path (`--ignore`'s, a match rule's) into segments; raises UsageError on a malformed one.
+
+    Dotted, with a pattern per segment (`*` and `?` as in shell globs), `[N]` or `[*]` for list items
+    and `["..."]` for keys that hold dots: `arguments.when`, `items[*].id`, `_meta["io.example/key"]`.
+    """
+    segments: list[str] = []
+    pos = 0
+    while pos < len(text):
+        found = _SEGMENT.match(text, pos)
+        if found is None:
+            raise UsageError(
+                f"cannot read the params path {text!r} at character {pos + 1}",
+                'write segments separated by dots, e.g. `arguments.when` or `_meta["io.example/key"]`',
+            )
+        quoted, index, plain = found.groups()
+        segments.append(json.loads(f'"{quoted}"') if quoted is not None else index or plain)
+        pos = found.end()
+        if pos < len(text) and text[pos] == ".":
+            pos += 1
+    if not segments:
+        raise UsageError("empty params path", "name a params path such as `arguments.when`")
+    return tuple(segments)
+
+
 # Python type -> (JSON's name, the cassette's YAML word with its article).
 _TYPES: dict[type, tuple[str, str]] = {
     type(None): ("null", "nothing"),
@@ -56,6 +100,9 @@ _TYPES: dict[type, tuple[str, str]] = {
     list: ("array", "a list"),
     dict: ("object", "a mapping"),
 }
+
+
+JSON_TYPES = tuple(name for name, _word in _TYPES.values())  # null, boolean, integer, number, ...
 
 
 def json_type(value: Any, article: bool = False) -> str:
@@ -73,6 +120,42 @@ def json_type(value: Any, article: bool = False) -> str:
 def yaml_type(value: Any) -> str:
     """What value is, in the words of a cassette's YAML: `a mapping`, `a list`, `a string`, `nothing`..."""
     return _TYPES[type(value)][1] if type(value) in _TYPES else type(value).__name__
+
+
+# --- placeholders: values of the recording machine, written as ${NAME} -------------------------------
+
+NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"  # a substitution's name
+_NAME = re.compile(NAME_PATTERN)
+
+
+def placeholder(name: str) -> str:
+    """`${NAME}`: how a cassette writes the value a substitution named NAME stands for."""
+    return "${" + name + "}"
+
+
+def substitution_name(name: str, option: str = "--substitute") -> str:
+    """name, checked: letters, digits and `_`, not starting with a digit; raises UsageError."""
+    if not _NAME.fullmatch(name):
+        raise UsageError(
+            f"{option} {name!r}: a substitution's name is letters, digits and `_`, not starting with a digit",
+            f"write e.g. `{option} PROJECT=/path/to/project`",
+        )
+    return name
+
+
+def parse_substitution(text: str) -> tuple[str, str | None]:
+    """`--substitute NAME=VALUE` (the value) or `NAME` (the environment variable's): (name, value or None).
+
+    Raises UsageError for a bad name or an empty value.
+    """
+    name, equals, value = text.partition("=")
+    substitution_name(name)
+    if equals and not value:
+        raise UsageError(
+            f"--substitute {text!r}: an empty value would be found everywhere",
+            f"give the value (`{name}=/path`), or only the name to take the environment variable {name}'s",
+        )
+    return name, value if equals else None
 
 
 # --- record modes ----------------------------------------------------------------------------------

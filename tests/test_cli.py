@@ -68,6 +68,8 @@ PLAIN = [
     ["C.yaml", "--ignore="],
     ["C.yaml", "--ignore", "a["],  # not a valid path: refused later, by the matcher, alike on both paths
     ["C.yaml", "--state", "state.json"],
+    ["C.yaml", "--substitute", "PROJECT=/srv/app", "--substitute=HOME"],
+    ["C.yaml", "--substitute", "A=x=y"],  # the value is what follows the first `=`
 ]
 
 # Command lines the launcher leaves to click: click reads or refuses them, and explains.
@@ -95,6 +97,9 @@ DECLINED = [
     ["C.yaml", "--http", "99999"],
     ["{folder}"],
     ["C.yaml", "--report", "{folder}"],
+    ["C.yaml", "--substitute", "1A=/x"],
+    ["C.yaml", "--substitute", "A="],
+    ["C.yaml", "--substitute"],
 ]
 
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core.matching import Matcher, parse_path
+from mockmcp.core.matching import Matcher
 from mockmcp.errors import UsageError
+from mockmcp.words import parse_path
 
 MCP = "io.modelcontextprotocol/"
 CALL = {"name": "read_file", "arguments": {"path": "notes.txt"}}

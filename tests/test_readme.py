@@ -36,6 +36,9 @@ from test_cookbook import RECIPES
 
 import mockmcp
 from mockmcp.cli.app import cli
+from mockmcp.core.matching import Matcher
+from mockmcp.core.redact import Redactor
+from mockmcp.core.replay import Replay, Send
 from mockmcp.plugin.naming import MARKER_ARGUMENTS
 from mockmcp.tools import lint
 
@@ -68,6 +71,8 @@ CLAIMS = {
     "framing: sse": "test_the_cassette_format_examples",
     "# yaml-language-server: $schema=": "test_the_cassette_format_examples",
     "interactions[2].respnse: unknown key": "test_the_error_example_is_what_mockmcp_says",
+    "arguments.trace: any": "test_the_match_rules_example",
+    "substitute: [PROJECT]              # the names only": "test_the_substitution_example",
 }
 
 
@@ -483,6 +488,39 @@ def test_the_cassette_format_examples(tmp_path: Path) -> None:
     mockmcp.save(example, str(tmp_path / "saved.yaml"))
     first = (tmp_path / "saved.yaml").read_text().splitlines()[0]
     assert first == block("# yaml-language-server: $schema=").text
+
+
+def _answer(engine: Replay, method: str, params: dict[str, object]) -> dict[str, object]:
+    """What the replay engine answers a request (its one reply), in memory."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    [sent] = [action for action in engine.receive(line) if isinstance(action, Send)]
+    answer: dict[str, object] = json.loads(sent.data)
+    return answer
+
+
+def test_the_match_rules_example() -> None:
+    """A search worded anew passes every rule of docs/cassette-format.md's example; one its regex refuses
+    misses, and the miss names the rule."""
+    cassette = mockmcp.loads(block("arguments.trace: any").text, "search.yaml")
+    engine = Replay(cassette, Matcher.build((), cassette.meta))
+    anew = {"query": "weather in Rome", "limit": 3, "tags": ["wind", "rain"], "filters": {"lang": "en", "unit": "C"}}
+    answer = _answer(engine, "tools/call", {"name": "search", "arguments": {**anew, "request_id": 7}})
+    assert answer["result"] == cassette.interactions[0].response["result"]
+    missed = _answer(engine, "tools/call", {"name": "search", "arguments": {**anew, "query": "rain in Rome"}})
+    [difference] = missed["error"]["data"]["differences"]  # type: ignore[index]
+    assert difference.startswith("arguments.query: its match rule `{regex: 'weather in \\w+'}` refuses")
+    assert '"rain in Rome": the pattern does not match it whole' in difference
+
+
+def test_the_substitution_example() -> None:
+    """docs/cassette-format.md's substitution: a host in /ci/build/app matches, and reads its own folder."""
+    cassette = mockmcp.loads("version: 1\n" + block("substitute: [PROJECT]").text, "files.yaml")
+    redactor = Redactor.for_replay(cassette.meta, {}, [("PROJECT", "/ci/build/app")], "files.yaml")
+    engine = Replay(cassette, Matcher.build(), redactor)
+    params = {"name": "read_text_file", "arguments": {"path": "/ci/build/app/data/todo.txt"}}
+    answer = _answer(engine, "tools/call", params)
+    assert answer["result"] == {"content": [{"type": "text", "text": "read /ci/build/app/data/todo.txt: buy milk"}]}
+    assert "read /ci/build/app/data/todo.txt: buy milk" in ALL_TEXT.replace("\n", " ")
 
 
 def test_the_error_example_is_what_mockmcp_says() -> None:

@@ -64,6 +64,11 @@ REFUSED = [
     ("server: [{rawe: x}]", "an unknown server item key"),
     ("server: [{notification: {method: m}, response: {result: {}}}]", "a response to a notification"),
     ("notification: {method: m}", "both a request and a notification"),
+    ("match: {arguments.q: anything}", "an unknown matcher"),
+    ("match: {arguments.q: {type: text}}", "an unknown JSON type"),
+    ("match: {arguments.q: {regex: a, type: string}}", "a matcher of two keys"),
+    ("match: {arguments.q: {regx: a}}", "a misspelled matcher argument"),
+    ("match: [arguments.q]", "match rules that are not a mapping"),
 ]
 
 
@@ -82,8 +87,19 @@ def test_what_the_loader_refuses_the_schema_refuses(line: str, what: str) -> Non
         "version: 1\nintercations: []\n",
         "version: 1\ninteractions:\n- notification: {id: 1, method: m}\n",
         "version: 1\ninteractions:\n- delay: 1\n",
+        "version: 1\nmeta: {match: {ignor: [a]}}\ninteractions: []\n",
+        "version: 1\nmeta: {substitute: [PROJECT, 1abc]}\ninteractions: []\n",
+        "version: 1\ninteractions:\n- notification: {method: m}\n  match: {a: any}\n",
     ],
-    ids=["version", "top-level typo", "notification with an id", "empty interaction"],
+    ids=[
+        "version",
+        "top-level typo",
+        "notification with an id",
+        "empty interaction",
+        "meta.match typo",
+        "a bad substitution name",
+        "match rules on a notification",
+    ],
 )
 def test_more_that_both_refuse(text: str) -> None:
     data = yamlfile.load(text)

@@ -155,7 +155,7 @@ def test_a_bad_option_value_says_how_to_fix_it() -> None:
     proc = run([], NOTES, "--timing", "fast")
     assert proc.returncode == 2 and b"'--timing': 'fast' is neither none, recorded nor a factor" in proc.stderr
     proc = run([], NOTES, "--ignore", "a[")
-    assert proc.returncode == 2 and b"cannot read the ignore path" in proc.stderr
+    assert proc.returncode == 2 and b"cannot read the params path" in proc.stderr
 
 
 BIG = 5_000_000

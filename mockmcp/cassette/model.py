@@ -28,6 +28,8 @@ __all__ = [
     "GET_STREAM",
     "Interaction",
     "KNOBS",
+    "MATCHERS",
+    "MATCHER_ARGUMENTS",
     "NOTIFICATION",
     "RAW",
     "REQUEST",
@@ -40,6 +42,13 @@ AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
 # The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
 KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
+# A request's match rules (`match:`, params path -> matcher) compare a value otherwise than equal: a word
+# (`any`: any value, or none; `type`: a value of the recorded value's JSON type; `subset`: an object with
+# at least the recorded keys and values; `unordered`: the recorded list's items in any order), or a
+# mapping of one key with its argument (`{regex: PATTERN}`: a string the pattern matches whole;
+# `{type: NAME}`: a value of that JSON type).
+MATCHERS = ("any", "type", "subset", "unordered")
+MATCHER_ARGUMENTS = ("regex", "type")
 # What an interaction or a server item is: the client's REQUEST or NOTIFICATION (a server item: the
 # server's), SERVER for an interaction that is only what the server sent unprompted, RAW for a server
 # item that is a line written by hand, sent as it is. REQUEST and NOTIFICATION are JSON-RPC's words.
@@ -82,7 +91,8 @@ class Interaction(NamedTuple):
     The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
     `times` this interaction is played before the next recording of the same request takes over
     and `after` (repeat or unmatched) once the last one is used up, `drop` the reply, send
-    `raw_response` instead of it, `exit` (status, when) to end the session.
+    `raw_response` instead of it, `exit` (status, when) to end the session. `match`: the request's
+    match rules as written (params path -> matcher, see MATCHERS and MATCHER_ARGUMENTS), None when it has none.
     """
 
     kind: str  # REQUEST, NOTIFICATION or SERVER (unsolicited)
@@ -98,6 +108,7 @@ class Interaction(NamedTuple):
     raw_response: str | None = None
     exit: tuple[int, str] | None = None  # (status, "after" or "before")
     session: int = 0  # which recorded session, in a cassette of several
+    match: dict[str, Any] | None = None
 
     @property
     def method(self) -> str | None:
@@ -113,6 +124,8 @@ class Interaction(NamedTuple):
             data["session"] = self.session
         if self.message is not None:
             data[self.kind] = self.message
+        if self.match is not None:
+            data["match"] = self.match
         if self.delay:
             data["delay"] = self.delay
         if self.times != 1:

@@ -25,9 +25,27 @@ import json
 from typing import Any
 
 from mockmcp.cassette import shapes
-from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, NOTIFICATION, RAW, REQUEST
-from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS, STREAMS
+from mockmcp.cassette.model import (
+    AFTER,
+    EXIT_WHEN,
+    FORMAT_VERSION,
+    MATCHER_ARGUMENTS,
+    MATCHERS,
+    NOTIFICATION,
+    RAW,
+    REQUEST,
+)
+from mockmcp.cassette.validation import (
+    EXIT_KEYS,
+    FRAMINGS,
+    HTTP_KEYS,
+    META_MATCH_KEYS,
+    REQUEST_ONLY,
+    SESSION_ERRORS,
+    STREAMS,
+)
 from mockmcp.protocol import REVISIONS
+from mockmcp.words import JSON_TYPES, NAME_PATTERN
 
 __all__ = ["MODELINE", "SCHEMA_URL", "schema", "text"]
 
@@ -39,6 +57,7 @@ _DESCRIPTIONS = {
     "at": "seconds since the session began (informative; used by --timing recorded)",
     "request": "a request the client sent: method, optional params, optional id (kept for reference)",
     "notification": "a notification the client sent: method, optional params, no id",
+    "match": "match rules: a params path, then how its value is compared (any, type, subset, unordered, regex)",
     "delay": "seconds to wait before replaying this interaction",
     "times": "how many times this interaction is played before the next recording of the request takes over",
     "after": "once the last recording of a request has played its `times`: repeat it, or answer unmatched",
@@ -63,6 +82,7 @@ def schema() -> dict[str, Any]:
         "at": _SECONDS,
         "request": {"$ref": "#/definitions/request"},
         "notification": {"$ref": "#/definitions/notification"},
+        "match": {"type": "object", "additionalProperties": {"$ref": "#/definitions/matcher"}},
         "delay": _SECONDS,
         "times": {"type": "integer", "minimum": 1},
         "after": {"enum": list(AFTER)},
@@ -113,8 +133,36 @@ def schema() -> dict[str, Any]:
             },
             "meta": {
                 "type": ["object", "null"],
-                "description": "facts about the recording; `redact` is used by matching, `http` by replay over HTTP",
-                "properties": {"http": {"$ref": "#/definitions/http"}},
+                "description": "facts about the recording; `redact`, `substitute` and `match` are used by matching, "
+                "`http` by replay over HTTP",
+                "properties": {
+                    "http": {"$ref": "#/definitions/http"},
+                    "substitute": {
+                        "type": ["array", "null"],
+                        "description": "the names of the placeholders ${NAME} standing for values of the machine "
+                        "that recorded; replay is given each one's value on its own machine",
+                        "items": {"type": "string", "pattern": f"^{NAME_PATTERN}$"},
+                        "uniqueItems": True,
+                    },
+                    "match": {
+                        "type": ["object", "null"],
+                        "description": "match rules for the whole cassette",
+                        "properties": dict(
+                            zip(
+                                META_MATCH_KEYS,
+                                (
+                                    {
+                                        "type": ["array", "null"],
+                                        "items": {"type": "string"},
+                                        "description": "params paths left out of matching, as --ignore does",
+                                    },
+                                ),
+                                strict=True,
+                            )
+                        ),
+                        "additionalProperties": False,
+                    },
+                },
             },
             "interactions": {"type": "array", "items": {"$ref": "#/definitions/interaction"}},
         },
@@ -154,6 +202,27 @@ def schema() -> dict[str, Any]:
                 "oneOf": [{"required": ["result"]}, {"required": ["error"]}],
             },
             "status": {"type": "integer", "minimum": 0, "maximum": 255},
+            "matcher": {
+                "oneOf": [
+                    {"enum": list(MATCHERS)},
+                    *(
+                        {
+                            "type": "object",
+                            "properties": {kind: argument},
+                            "required": [kind],
+                            "additionalProperties": False,
+                        }
+                        for kind, argument in zip(
+                            MATCHER_ARGUMENTS,
+                            (
+                                {"type": "string", "description": "a pattern the whole string matches"},
+                                {"enum": list(JSON_TYPES)},
+                            ),
+                            strict=True,
+                        )
+                    ),
+                ]
+            },
             "http": {
                 "type": ["object", "null"],
                 "description": "how the recorded Streamable HTTP server framed its answers; replay does the same",

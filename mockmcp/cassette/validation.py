@@ -17,6 +17,8 @@ from mockmcp.cassette.model import (
     EXIT_WHEN,
     FORMAT_VERSION,
     GET_STREAM,
+    MATCHER_ARGUMENTS,
+    MATCHERS,
     NOTIFICATION,
     RAW,
     REQUEST,
@@ -25,9 +27,9 @@ from mockmcp.cassette.model import (
     Interaction,
     ServerItem,
 )
-from mockmcp.errors import CassetteError
+from mockmcp.errors import CassetteError, UsageError
 from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
-from mockmcp.words import Place, render_place, yaml_type
+from mockmcp.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ __all__ = [
     "EXIT_KEYS",
     "HTTP_KEYS",
     "INTERACTION_KEYS",
+    "META_MATCH_KEYS",
     "Problem",
     "REQUEST_ONLY",
     "SERVER_KEYS",
@@ -54,6 +57,7 @@ INTERACTION_KEYS = (
     "at",
     "request",
     "notification",
+    "match",
     "delay",
     "times",
     "after",
@@ -79,7 +83,8 @@ HTTP_KEYS = (
 FRAMINGS = ("json", "sse")
 SESSION_ERRORS = ("unknown", "missing")  # a session id the server does not know, or none where one is needed
 SESSION_ERROR_KEYS = ("status", "error", "without_id")  # without_id: its body had no `id` member at all
-REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit")  # knobs of a request's interaction only
+REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit", "match")  # of a request's interaction only
+META_MATCH_KEYS = ("ignore",)  # meta.match: rules for the whole cassette
 # (`schema` builds the cassette's JSON Schema from these and the checks below: keep them in step.)
 
 
@@ -119,6 +124,8 @@ def cassette(data: Any, path: str | None) -> Cassette:
     meta = data.get("meta") or {}
     _mapping(meta, ("meta",), "`meta` holds free-form facts about the recording as a mapping")
     _redact_rules(meta)
+    _substitute(meta)
+    _meta_match(meta)
     _http(meta)
     items = data.get("interactions")
     if not isinstance(items, list):
@@ -223,6 +230,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         raw_response=_text(data, "raw_response", place),
         exit=_exit(data, place),
         session=_count(data, "session", 0, place),
+        match=_match(data, place),
     )
 
 
@@ -565,3 +573,96 @@ def _http(meta: dict[str, Any]) -> None:
         status = pair.get("status")
         if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
             raise Problem(where + ("status",), f"`status` must be an HTTP error status (400-599), not {status!r}", fix)
+
+
+# --- match rules and substitutions (docs/cassette-format.md, "Match rules" and "Substitutions") ----------
+
+
+def _params_path(text: Any, place: Place) -> None:
+    """A params path as `--ignore` reads it (`words.parse_path`); raises Problem."""
+    try:
+        parse_path(text if isinstance(text, str) else "")
+    except UsageError as error:
+        raise Problem(place, error.problem, error.fix or "") from None
+
+
+def _meta_match(meta: dict[str, Any]) -> None:
+    """`meta.match`, the cassette's own match rules: `ignore`, params paths left out of matching."""
+    if meta.get("match") is None:
+        return
+    place: Place = ("meta", "match")
+    rules = _mapping(meta["match"], place, "write `match: {ignore: [arguments.when]}`")
+    _known_keys(rules, place, META_MATCH_KEYS)
+    paths = rules.get("ignore") or []
+    if not isinstance(paths, list):
+        raise Problem(
+            place + ("ignore",), "`ignore` must be a list of params paths", "write `ignore: [arguments.when]`"
+        )
+    for index, path in enumerate(paths):
+        _params_path(path, place + ("ignore", index))
+
+
+def _match(data: dict[str, Any], place: Place) -> dict[str, Any] | None:
+    """A request's `match:`, params path -> matcher (`model.MATCHERS`), as written; None when absent."""
+    if "match" not in data:
+        return None
+    place += ("match",)
+    rules = _mapping(
+        data["match"], place, "write e.g. `match: {arguments.query: any}`: a params path, then its matcher"
+    )
+    for path, matcher in rules.items():
+        _params_path(path, place + (path,))
+        _matcher(matcher, place + (path,))
+    return rules
+
+
+def _matcher(matcher: Any, place: Place) -> None:
+    """A matcher: a word of `model.MATCHERS`, or a mapping of one key of `model.MATCHER_ARGUMENTS`; raises Problem."""
+    fix = f"use one of: {', '.join(MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}"
+    if isinstance(matcher, str):
+        if matcher in MATCHER_ARGUMENTS and matcher not in MATCHERS:
+            raise Problem(place, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
+        if matcher not in MATCHERS:
+            from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
+
+            miss = near(matcher, MATCHERS + MATCHER_ARGUMENTS)
+            raise Problem(place, f"unknown matcher {matcher!r}", (f"did you mean `{miss}`? " if miss else "") + fix)
+        return
+    if not isinstance(matcher, dict) or len(matcher) != 1:
+        raise Problem(place, f"a matcher is a word or a mapping of one key, not {yaml_type(matcher)}", fix)
+    _known_keys(matcher, place, MATCHER_ARGUMENTS)
+    ((kind, argument),) = matcher.items()
+    if kind == "type" and argument not in JSON_TYPES:
+        quote = " (quoted: YAML reads a bare null as nothing)" if argument is None else ""
+        raise Problem(place + (kind,), f"unknown JSON type {argument!r}", f"use one of: {', '.join(JSON_TYPES)}{quote}")
+    if kind == "regex":
+        import re  # deferred: only cassettes with a regex pay for it
+
+        if not isinstance(argument, str):
+            raise Problem(place + (kind,), "a `regex` is a string", "quote the pattern")
+        try:
+            re.compile(argument)
+        except re.error as exc:
+            raise Problem(
+                place + (kind,),
+                f"{argument!r} is not a valid regular expression: {exc}",
+                "fix the pattern (Python `re` syntax; quote it in YAML)",
+            ) from None
+
+
+def _substitute(meta: dict[str, Any]) -> None:
+    """`meta.substitute`: the names of the placeholders (`${NAME}`) the recorder wrote, never their values."""
+    names = meta.get("substitute")
+    if names is None:
+        return
+    place: Place = ("meta", "substitute")
+    fix = "write `substitute: [PROJECT]`: the names, whose values replay is given on the machine it runs on"
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise Problem(place, "`substitute` must be a list of names", fix)
+    for index, name in enumerate(names):
+        try:
+            substitution_name(name, "substitute")
+        except UsageError as error:
+            raise Problem(place + (index,), error.problem, fix) from None
+        if name in names[:index]:
+            raise Problem(place + (index,), f"{name!r} is named twice", "name it once")

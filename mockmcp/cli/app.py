@@ -103,6 +103,7 @@ def cli() -> None:
 def replay(
     cassette: str,
     ignores: tuple[str, ...],
+    substitutions: tuple[tuple[str, str | None], ...],
     strict: bool,
     report_path: str | None,
     timing: float,
@@ -116,9 +117,22 @@ def replay(
     response under the caller's id. A summary goes to stderr when the session ends: over stdio
     when the host closes stdin, over HTTP at SIGINT or SIGTERM.
     """
-    status = replay_cassette(cassette, ignores, strict, report_path, timing, listen, allow_hosts, state_path)
+    status = replay_cassette(
+        cassette, ignores, strict, report_path, timing, listen, allow_hosts, state_path, substitutions
+    )
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
+
+
+_substitute = click.option(
+    "--substitute",
+    "substitutions",
+    multiple=True,
+    type=param_type("substitution"),
+    metavar="NAME[=VALUE]",
+    help="The placeholder ${NAME} stands for VALUE on this machine (NAME alone: the environment variable NAME's "
+    "value): recording writes it in VALUE's place, replay and verify put VALUE back (repeatable).",
+)
 
 
 # Not interspersed: from the first word of COMMAND on, every argument is the server's, its options too
@@ -151,6 +165,7 @@ def replay(
     metavar="REGEX",
     help="Replace whatever matches this pattern (repeatable).",
 )
+@_substitute
 @click.option(
     "--grace",
     default=2.0,
@@ -197,6 +212,7 @@ def record(
     mode: str,
     redact_env: tuple[str, ...],
     redact_patterns: tuple[str, ...],
+    substitutions: tuple[tuple[str, str | None], ...],
     grace: float,
     target: str | None,
     listen: tuple[str, int],
@@ -215,10 +231,20 @@ def record(
         raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")
     if target is not None:
         record_http(
-            cassette, target, listen, RecordMode(mode), redact_env, redact_patterns, allow_hosts, upstream_timeout
+            cassette,
+            target,
+            listen,
+            RecordMode(mode),
+            redact_env,
+            redact_patterns,
+            allow_hosts,
+            upstream_timeout,
+            substitutions,
         )
         return
-    outcome = record_session(cassette, list(command), RecordMode(mode), redact_env, redact_patterns, grace)
+    outcome = record_session(
+        cassette, list(command), RecordMode(mode), redact_env, redact_patterns, grace, substitutions
+    )
     if outcome.status:
         raise SystemExit(outcome.status)
 
@@ -281,16 +307,24 @@ _comparison_ignores = click.option(
 @cli.command()
 @click.argument("cassette", type=click.Path(dir_okay=False))
 @_comparison_ignores
+@_substitute
 @click.option("--update", is_flag=True, help="Write the live answers into the cassette (keeping its fault knobs).")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for each live answer.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def verify(cassette: str, ignores: tuple[str, ...], update: bool, timeout: float, command: tuple[str, ...]) -> None:
+def verify(
+    cassette: str,
+    ignores: tuple[str, ...],
+    substitutions: tuple[tuple[str, str | None], ...],
+    update: bool,
+    timeout: float,
+    command: tuple[str, ...],
+) -> None:
     """Drive the live server COMMAND with CASSETTE's client side and report every drift.
 
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
     apart); exit status 1 when anything drifted.
     """
-    if verify_cassette(cassette, list(command), ignores, update, timeout):
+    if verify_cassette(cassette, list(command), ignores, update, timeout, substitutions):
         raise SystemExit(1)
 
 

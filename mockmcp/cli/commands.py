@@ -39,12 +39,13 @@ def record_session(
     redact_env: tuple[str, ...],
     redact_patterns: tuple[str, ...],
     grace: float,
+    substitutions: tuple[tuple[str, str | None], ...] = (),
 ) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
     if mode is RecordMode.ONCE and os.path.exists(path):
         note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
-        return Outcome(replay_cassette(path), "replayed the existing cassette")
-    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ)
+        return Outcome(replay_cassette(path, substitutions=substitutions), "replayed the existing cassette")
+    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ, substitute=substitutions)
     journal = Journal.fresh(path, mode, redactor, command)
     try:
         outcome = run_proxy(command, journal, redactor, grace)
@@ -67,6 +68,7 @@ def record_http(
     redact_patterns: tuple[str, ...],
     allow_hosts: tuple[str, ...] = (),
     upstream_timeout: float = 60.0,
+    substitutions: tuple[tuple[str, str | None], ...] = (),
 ) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:  # h11 is optional (mockmcp[http])
@@ -78,9 +80,9 @@ def record_http(
         ) from None
     if mode is RecordMode.ONCE and os.path.exists(path):
         note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
-        replay_cassette(path, listen=listen, allow_hosts=allow_hosts)
+        replay_cassette(path, listen=listen, allow_hosts=allow_hosts, substitutions=substitutions)
         return
-    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ)
+    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ, substitute=substitutions)
     journal = Journal.fresh(path, mode, redactor, [target])
     try:
         proxy = RecordingProxy(target, listen, journal, redactor, allow_hosts, upstream_timeout)
@@ -125,14 +127,21 @@ def recover_session(path: str) -> None:
     note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
 
-def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], update: bool, timeout: float) -> bool:
+def verify_cassette(
+    path: str,
+    command: list[str],
+    ignores: tuple[str, ...],
+    update: bool,
+    timeout: float,
+    substitutions: tuple[tuple[str, str | None], ...] = (),
+) -> bool:
     """Compare a live server with the cassette (printing the drift report); with update, rewrite it.
 
     Returns True when drift remains: found, and not written into the cassette.
     """
-    matcher = Matcher.build(ignores)
     recorded = cassettes.load(path)
-    live = drive(recorded, command, timeout)
+    matcher = Matcher.build(ignores, recorded.meta)
+    live = drive(recorded, command, timeout, substitutions=substitutions)
     drift = compare(recorded, live, matcher, "live")
     print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
     if not (update and drift.drifted):
@@ -147,7 +156,8 @@ def verify_cassette(path: str, command: list[str], ignores: tuple[str, ...], upd
 
 def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
     """Compare two cassettes the way verify compares a cassette with a live server; True when they differ."""
-    drift = compare(cassettes.load(first), cassettes.load(second), Matcher.build(ignores), "other")
+    recorded = cassettes.load(first)
+    drift = compare(recorded, cassettes.load(second), Matcher.build(ignores, recorded.meta), "other")
     print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))
     return drift.drifted
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
-from mockmcp.words import timing_factor
+from mockmcp.words import parse_substitution, timing_factor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "text": str,
     "timing": timing_factor,
     "listen": parse_listen,
+    "substitution": parse_substitution,
 }
 
 
@@ -78,6 +79,15 @@ REPLAY = (
         "text",
         "A params path left out of matching (repeatable), e.g. arguments.when.",
         metavar="PATH",
+        multiple=True,
+    ),
+    Param(
+        "substitutions",
+        ("--substitute",),
+        "substitution",
+        "The value on this machine of a placeholder the cassette was recorded with, ${NAME} (repeatable); NAME "
+        "alone takes the environment variable NAME's value, as does a placeholder not given.",
+        metavar="NAME[=VALUE]",
         multiple=True,
     ),
     Param(

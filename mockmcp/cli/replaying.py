@@ -24,8 +24,6 @@ from mockmcp.shells.toolkit import Signals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.redact import Redactor
 
@@ -46,6 +44,7 @@ def replay_cassette(
     listen: tuple[str, int] | None = None,
     allow_hosts: tuple[str, ...] = (),
     state_path: str | None = None,
+    substitutions: tuple[tuple[str, str | None], ...] = (),
 ) -> int:
     """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
     report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
@@ -53,13 +52,13 @@ def replay_cassette(
     Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
     128 + the signal number when SIGINT or SIGTERM ended the session.
     """
-    matcher = Matcher.build(ignores)
     if state_path is not None and listen is not None:
         raise UsageError(
             "--state is for replay over stdio, one process per live session",
             "leave it out: over --http one process serves every live session, each its own recorded session",
         )
     recorded = cassettes.load(cassette)
+    matcher = Matcher.build(ignores, recorded.meta)
     taken: tuple[int, ...] = ()
     if state_path is not None:
         from mockmcp.cli.state import read_taken, write_taken  # deferred: only --state uses it
@@ -67,7 +66,7 @@ def replay_cassette(
         taken = read_taken(state_path, cassette)
     if os.path.exists(journal_path(cassette)):
         note(_journal_note(cassette, journal_path(cassette)))
-    redactor = _recorded_redactor(recorded.meta)
+    redactor = _recorded_redactor(recorded, substitutions)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
     # (The launcher may have turned the collector off while starting up: it is on from here.)
@@ -115,13 +114,14 @@ def _write_report(report: Report, report_path: str | None) -> None:
     print(report.summary(), file=sys.stderr, flush=True)
 
 
-def _recorded_redactor(meta: dict[str, Any]) -> Redactor | None:
-    """The redaction rules the cassette was recorded with, if any (most have none: no import then)."""
-    if not meta.get("redact"):
+def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], ...]) -> Redactor | None:
+    """The redaction rules and substitutions the cassette was recorded with, if any (most have none: no import
+    then); raises UsageError for a substitution whose value here is not given."""
+    if not recorded.meta.get("redact") and not recorded.meta.get("substitute"):
         return None
     from mockmcp.core.redact import Redactor
 
-    return Redactor.from_meta(meta, os.environ)
+    return Redactor.for_replay(recorded.meta, os.environ, given, recorded.path or "the cassette")
 
 
 def _serve_http(

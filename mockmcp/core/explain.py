@@ -18,18 +18,19 @@ from mockmcp.jsonrpc import depth
 from mockmcp.protocol import params_era
 from mockmcp.words import json_type, render_place
 
-__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "label"]
+__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "hand_edit", "label"]
 
 MAX_CANDIDATES = 3
 
 
 class Candidate(NamedTuple):
-    """A recorded request close to the incoming one."""
+    """A recorded request close to the incoming one; `ruled`: some of its match rules refused the incoming values."""
 
     index: int
     differences: tuple[str, ...]
     first_path: str
     plays: int
+    ruled: bool = False
 
 
 class Miss(NamedTuple):
@@ -85,6 +86,7 @@ class Miss(NamedTuple):
                     "plays": c.plays,
                     "differences": list(c.differences),
                     "first_path": c.first_path,
+                    "ruled": c.ruled,
                 }
                 for c in self.candidates
             ],
@@ -103,31 +105,38 @@ def explain_miss(
     code: int,
     reason: str,
 ) -> Miss:
-    """Rank the recorded requests of the same method against the incoming one and describe the best."""
-    live = matcher.normalize(method, params)
-    live_leaves = _leaves(live)
+    """Rank the recorded requests of the same method against the incoming one and describe the best.
+
+    A recording with match rules is compared without the paths its rules govern, and each rule that
+    refuses the incoming values is a difference of its own, which says the rule (see `rules`).
+    """
     live_era = params_era(params)
     scored = []
     for index, interaction in enumerate(cassette.interactions):
         if interaction.kind == REQUEST and interaction.method == method:
-            recorded = matcher.normalize(method, interaction.params)
+            refused: list[tuple[str, str]] = []
+            compare = matcher
+            if interaction.match:
+                from mockmcp.core.rules import Group  # only a cassette with match rules needs it
+
+                group = Group.of(matcher, interaction)
+                compare, refused = group.inner, group.refusals(method, params)
+            recorded, live = compare.normalize(method, interaction.params), compare.normalize(method, params)
             other_era = params_era(interaction.params) != live_era
-            scored.append((len(_leaves(recorded) ^ live_leaves) + other_era, index, recorded))
+            score = len(_leaves(recorded) ^ _leaves(live)) + len(refused) + other_era
+            scored.append((score, index, recorded, live, refused))
     scored.sort(key=lambda item: (item[0], item[1]))
     candidates = []
-    for _score, index, recorded in scored[:MAX_CANDIDATES]:
-        differences = describe_differences(recorded, live)
+    for _score, index, recorded, live, refused in scored[:MAX_CANDIDATES]:
+        differences = sorted(describe_differences(recorded, live) + refused)
         recorded_era = params_era(cassette.interactions[index].params)
         if recorded_era != live_era:
             differences.insert(0, ("", _other_era(recorded_era, live_era)))
         differences = differences or [("", _used_up(cassette.interactions[index]))]
+        # A path a rule refused is governed by that rule: loosen the rule rather than ignore the path.
+        first = next((path for path, _text in differences if path and (path, _text) not in refused), "")
         candidates.append(
-            Candidate(
-                index,
-                tuple(text for _path, text in differences),
-                differences[0][0] if differences else "",
-                plays[index],
-            )
+            Candidate(index, tuple(text for _path, text in differences), first, plays[index], bool(refused))
         )
     return Miss(request_id, method, params, code, reason, tuple(candidates), _fixes(cassette, method, candidates))
 
@@ -150,16 +159,26 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tupl
     command = shlex.join(str(part) for part in server) if isinstance(server, list) and server else "SERVER..."
     fixes = []
     if candidates and candidates[0].first_path:
+        path, index = candidates[0].first_path, candidates[0].index
         fixes.append(
-            f"if {candidates[0].first_path} varies from run to run, leave "
-            f"it out of matching: --ignore '{candidates[0].first_path}'"
+            f"if {path} varies from run to run, leave it out of matching: --ignore '{path}', or in the cassette "
+            f"`meta.match: {{ignore: ['{path}']}}` (for one request: a rule in interactions[{index}].match)"
         )
     fixes.append(f"if the host now asks something new, record it: mockmcp record --mode new -o {where} -- {command}")
-    if candidates:
-        fixes.append(f"or edit {where} by hand: interactions[{candidates[0].index}].request.params")
-    else:
-        fixes.append(f"or add an interaction for {method} to {where} by hand")
+    fixes.append(hand_edit(where, method, candidates[0] if candidates else None))
     return tuple(fixes)
+
+
+def hand_edit(where: str, method: str, best: Candidate | None) -> str:
+    """The last fix of a miss, the same at a shell and in pytest: which part of the cassette to edit."""
+    if best is None:
+        return f"or add an interaction for {method} to {where} by hand"
+    if best.ruled:
+        return (
+            f"or edit {where} by hand: interactions[{best.index}].match (a rule that refused it: "
+            f"`any` takes any value) or interactions[{best.index}].request.params"
+        )
+    return f"or edit {where} by hand: interactions[{best.index}].request.params"
 
 
 def describe_differences(

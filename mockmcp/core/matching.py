@@ -9,24 +9,27 @@ for 5000. Ids never enter a key.
 
 Ignore paths are dotted, relative to params, with fnmatch patterns per segment and brackets for
 keys that hold dots: `arguments.timestamp`, `_meta["io.modelcontextprotocol/*"]`, `items[*].id`
-(`items.*.id` and `items[0].id` work too).
+(`items.*.id` and `items[0].id` work too); their syntax is `words.parse_path`'s. A cassette's own
+ignore paths (`meta.match.ignore`) join the user's in `Matcher.build`. A request's match rules
+compare some values otherwise than equal: `rules` keys such requests apart, by this matcher's key of
+what the rules do not govern.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from fnmatch import fnmatchcase
 
-from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
 from mockmcp.protocol import CANCELLED, INITIALIZE, PROGRESS_TOKEN, SPEC_PREFIX, UNSET_WHEN_EMPTY, params_era
+from mockmcp.words import Path, parse_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "parse_path"]
+__all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "locate"]
 
 # What always varies between runs and hosts: the progress token (the SDK uses the request id),
 # the 2026-07-28 per-request protocol version, client info, capabilities and log level, and
@@ -44,32 +47,6 @@ _METHOD_ONLY = {INITIALIZE}
 _IGNORED_BY_METHOD = {CANCELLED: ("requestId",)}
 
 _MASK = "<ignored by mockmcp>"
-_SEGMENT = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]|([^.\[\]]+)')
-
-Path = tuple[str, ...]
-
-
-def parse_path(text: str) -> Path:
-    """Split an ignore path into segments; raises UsageError on a malformed one."""
-    segments: list[str] = []
-    pos = 0
-    while pos < len(text):
-        found = _SEGMENT.match(text, pos)
-        if found is None:
-            raise UsageError(
-                f"cannot read the ignore path {text!r} at character {pos + 1}",
-                'write segments separated by dots, e.g. `arguments.when` or `_meta["io.example/key"]`',
-            )
-        quoted, index, plain = found.groups()
-        segments.append(json.loads(f'"{quoted}"') if quoted is not None else index or plain)
-        pos = found.end()
-        if pos < len(text) and text[pos] == ".":
-            pos += 1
-    if not segments:
-        raise UsageError("empty ignore path", "name a params path such as `arguments.when`")
-    return tuple(segments)
-
-
 _DEFAULT_PATHS = tuple(parse_path(text) for text in DEFAULT_IGNORES)
 
 
@@ -79,9 +56,15 @@ class Matcher(NamedTuple):
     ignores: tuple[Path, ...]
 
     @classmethod
-    def build(cls, extra: tuple[str, ...] = ()) -> Matcher:
-        """The default volatile paths plus the user's; raises UsageError for a malformed path."""
-        return cls(_DEFAULT_PATHS + tuple(parse_path(text) for text in extra))
+    def build(cls, extra: tuple[str, ...] = (), meta: Mapping[str, Any] | None = None) -> Matcher:
+        """The default volatile paths, the cassette's own (`meta.match.ignore`, when `meta` is given) and the
+        user's (`--ignore`, the plugin's `ignore=`); raises UsageError for a malformed path."""
+        rules = (meta or {}).get("match") or {}
+        return cls(_DEFAULT_PATHS + tuple(parse_path(text) for text in (*(rules.get("ignore") or ()), *extra)))
+
+    def leaving_out(self, paths: tuple[Path, ...]) -> Matcher:
+        """This matcher, with more parsed paths left out (a request's match rules govern them)."""
+        return self._replace(ignores=self.ignores + paths)
 
     def normalize(self, method: str, params: Any) -> Any:
         """params without the ignored paths: what a match compares."""
@@ -128,6 +111,27 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 def canonical(value: Any) -> str:
     """Canonical JSON text: sorted keys, compact, exact types."""
     return _CANONICAL.encode(value)
+
+
+def locate(value: Any, path: Path) -> dict[tuple[str | int, ...], Any]:
+    """Where path leads in value, as `_without` reads it: each place it names (keys, list indexes) and its value."""
+    found: dict[tuple[str | int, ...], Any] = {}
+    stack: list[tuple[tuple[str | int, ...], Any, int]] = [((), value, 0)]
+    while stack:
+        place, item, depth = stack.pop()
+        if depth == len(path):
+            found[place] = item
+            continue
+        head = path[depth]
+        if isinstance(item, dict):
+            if not _is_pattern(head):
+                if head in item:
+                    stack.append((place + (head,), item[head], depth + 1))
+                continue
+            stack.extend((place + (key,), child, depth + 1) for key, child in item.items() if fnmatchcase(key, head))
+        elif isinstance(item, list):
+            stack.extend((place + (i,), child, depth + 1) for i, child in enumerate(item) if _index_matches(i, head))
+    return found
 
 
 def _without(value: Any, path: Path) -> Any:

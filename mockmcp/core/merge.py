@@ -39,7 +39,7 @@ def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
     one saying the cassette is unchanged.
     """
     matcher = Matcher.build()
-    recordings = Recordings(old, matcher)
+    recordings = Recordings(old, Matcher.build((), old.meta))  # the cassette's own match rules count
     number = 1 + max((i.session for i in old.interactions), default=-1)
     added: list[Interaction] = []
     notes: list[str] = []
@@ -68,7 +68,7 @@ def _compare(
     for index, interaction in enumerate(interactions):
         if interaction.kind != REQUEST:
             continue
-        key = matcher.key(interaction.method or "", interaction.params)
+        key = selection.recordings.key(interaction.method or "", interaction.params)
         pick = selection.request(key)
         if pick is None or pick.interaction is None:
             same = False
@@ -118,8 +118,8 @@ def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interacti
 
 
 def merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The old cassette's meta, with when it was updated, the redaction rules of both recordings, and the
-    new recording's HTTP framing (how the server frames its answers now)."""
+    """The old cassette's meta, with when it was updated, the redaction rules and the substitutions of both
+    recordings, and the new recording's HTTP framing (how the server frames its answers now)."""
     meta = dict(old)
     if new.get("recorded_at"):
         meta["updated_at"] = new["recorded_at"]
@@ -130,6 +130,9 @@ def merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     rules = {key: values for key, values in rules.items() if values}
     if rules:
         meta["redact"] = rules
+    names = list(dict.fromkeys([*old.get("substitute", []), *new.get("substitute", [])]))
+    if names:
+        meta["substitute"] = names
     if new.get("http"):  # how the server frames its answers now
         meta["http"] = new["http"]
     return meta

@@ -4,6 +4,11 @@ The recorder redacts each line before it touches the disk (journal and cassette 
 replay applies the same rules to incoming lines before matching, so a host that sends the real
 secret still matches the redacted recording. The rules (environment variable names and patterns,
 never values) are kept in the cassette's `meta.redact`, so replay knows them.
+
+A Redactor also carries the cassette's substitutions (`substitute`: machine values as `${NAME}`),
+applied with the secrets wherever lines are redacted, so every recorder and every replay that takes a
+Redactor substitutes too. The two stay apart: a secret is replaced for good, a substitution is
+expanded back in what replay sends (`Substitutions.expand`).
 """
 
 from __future__ import annotations
@@ -11,12 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from mockmcp.core.substitute import Substitutions
 from mockmcp.errors import UsageError
 from mockmcp.jsonrpc import encode, map_strings, parse
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 __all__ = ["Redactor"]
@@ -35,6 +42,7 @@ class Redactor(NamedTuple):
     patterns: tuple[str, ...] = ()
     secrets: tuple[tuple[str, str], ...] = ()  # (value, placeholder)
     compiled: tuple[re.Pattern[str], ...] = ()
+    substitutions: Substitutions = Substitutions()
 
     @classmethod
     def build(cls, env_names: tuple[str, ...], patterns: tuple[str, ...], environ: Mapping[str, str]) -> Redactor:
@@ -61,9 +69,13 @@ class Redactor(NamedTuple):
         patterns: tuple[str, ...],
         environ: Mapping[str, str],
         option: str = "--redact-env",
+        substitute: Iterable[tuple[str, str | None]] = (),
+        substitute_option: str = "--substitute",
     ) -> Redactor:
         """`build`, for a recording: a variable to redact that is not set is refused before anything is
-        recorded, as its secret could not be kept out. `option` names the setting in the message."""
+        recorded, as its secret could not be kept out. `option` names the setting in the message.
+        `substitute`: (name, value) pairs, a value None the variable's (see `Substitutions.build`, which
+        raises UsageError naming `substitute_option`)."""
         unset = [name for name in env_names if not environ.get(name)]
         if unset:
             raise UsageError(
@@ -72,7 +84,21 @@ class Redactor(NamedTuple):
                 "set it where the recording runs (the MCP SDK's stdio_client passes a server only a few variables: "
                 f"name it in StdioServerParameters(env=...)), or leave out {option} {unset[0]}",
             )
-        return cls.build(env_names, patterns, environ)
+        substitutions = Substitutions.build(substitute, environ, substitute_option)
+        return cls.build(env_names, patterns, environ)._replace(substitutions=substitutions)
+
+    @classmethod
+    def for_replay(
+        cls, meta: Mapping[str, Any], environ: Mapping[str, str], given: Iterable[tuple[str, str | None]], where: str
+    ) -> Redactor | None:
+        """What a replay of a cassette (`where` names it) applies to what the host sends: the redaction rules it
+        was recorded with, and its substitutions with the live values (`Substitutions.for_replay`, which
+        raises UsageError for one not given); None when it has neither."""
+        names = meta.get("substitute") or ()
+        if not meta.get("redact") and not names:
+            return None
+        substitutions = Substitutions.for_replay(names, given, environ, where)
+        return cls.from_meta(meta, environ)._replace(substitutions=substitutions)
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
@@ -81,11 +107,15 @@ class Redactor(NamedTuple):
         return cls.build(tuple(rules.get("env") or ()), tuple(rules.get("patterns") or ()), environ)
 
     def __bool__(self) -> bool:
-        return bool(self.secrets or self.compiled)
+        return bool(self.secrets or self.compiled or self.substitutions)
 
     def text(self, text: str) -> str:
-        """The text with every secret replaced by its placeholder."""
+        """The text with every secret replaced by its placeholder, then every substituted value by its own.
+
+        Secrets first: a secret must never survive inside a value that is expanded back.
+        """
         text = self._secrets(text)
+        text = self.substitutions.text(text)
         for pattern in self.compiled:
             text = pattern.sub(PATTERN_PLACEHOLDER, text)
         return text
@@ -99,7 +129,7 @@ class Redactor(NamedTuple):
         """A parsed JSON-RPC message (or batch) with its strings redacted: values, object keys and string ids.
 
         Values, not the line: a pattern must never break the JSON around a value. A string id loses
-        the secret values it holds but is left alone by patterns, which could make two ids one
+        the secret values it holds but is left alone by patterns and substitutions, which could make two ids one
         (ids never decide a match, and a request and its response are redacted alike, so they
         still pair up); with `ids=False` it stays whole, for a reply that carries the host's id.
         """

@@ -104,6 +104,8 @@ class Replay:
         `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
         """
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
+        # The live values of the cassette's placeholders (`${PROJECT}`), put back in all it sends (see `substitute`).
+        self._live_values = redactor.substitutions if redactor is not None else None
         self.ended = False
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
@@ -253,7 +255,7 @@ class Replay:
 
     def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
         method, params, reply_id = message["method"], message.get("params"), message["id"]
-        pick = self.selection.request(self.matcher.key(method, params))
+        pick = self.selection.request(self.selection.recordings.key(method, params))
         if pick is None:
             if method == protocol.PING:  # answered as a server of the request's era answers it
                 answer, note = emulation.ping(message)
@@ -552,16 +554,17 @@ class Replay:
         if asked != recorded and jsonrpc.is_valid_id(recorded):
             text = f"{item.message['method']} from interactions[{job.index}] went out with id {asked!r}"
             out.append(Note(f"mockmcp: {text}: its recorded id {recorded!r} is still awaiting the host's answer"))
-        body = {k: v for k, v in item.message.items() if k != "id"}
+        body = {k: v for k, v in self._expanded(item.message).items() if k != "id"}
         data = jsonrpc.encode({"jsonrpc": "2.0", "id": asked, **body})
         out.append(Send(data, job.key, stream=item.stream, method=item.message["method"]))
         return out
 
     def _server_message(self, job: _Job, item: ServerItem) -> list[Action]:
         if item.kind == RAW:
-            line = live.raw_line(item.message)
+            line = live.raw_line(self._expanded(item.message))
             return [Send(line, job.key, stream=item.stream, method=live.line_facts(line)[0])]
-        message = item.message if job.token is _KEEP else live.server_message(item.message, job.token, job.reply_id)
+        recorded = self._expanded(item.message)
+        message = recorded if job.token is _KEEP else live.server_message(recorded, job.token, job.reply_id)
         if message is None:
             return []  # progress the live request did not ask for
         data = jsonrpc.encode({"jsonrpc": "2.0", **message})
@@ -593,23 +596,31 @@ class Replay:
             self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
             return []
         if interaction.raw_response is not None:
-            line = live.raw_reply(interaction.raw_response, job.reply_id)
+            line = live.raw_reply(self._expanded(interaction.raw_response), job.reply_id)
             return [Send(line, job.key, final=True, code=live.line_facts(line)[1])]
         if interaction.response is None:
             return []
         if job.batch is None:
             return [self._encoded_response(job)]
-        body = {k: v for k, v in interaction.response.items() if k != "id"}
+        body = {k: v for k, v in self._expanded(interaction.response).items() if k != "id"}
         return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, job.key, expected=True)
 
     def _encoded_response(self, job: _Job) -> Send:
         """The response; the recorded body is encoded once per interaction, then only the id changes."""
         known = self._tails.get(job.index)
         if known is None:
-            response = job.interaction.response
+            response = self._expanded(job.interaction.response)
             assert response is not None
             known = self._tails[job.index] = (live.reply_tail(response), live.error_code(response))
         return Send(live.reply_line(job.reply_id, known[0]), job.key, final=True, code=known[1])
+
+    def _expanded(self, recorded: Any) -> Any:
+        """A recorded message, response or raw line as the host gets it: placeholders made the live values."""
+        if not self._live_values:
+            return recorded
+        if isinstance(recorded, str):
+            return self._live_values.expand_text(recorded)
+        return self._live_values.expand(recorded)
 
     def _release(self, anchor: int | None) -> list[Action]:
         """The unsolicited messages recorded after this interaction, now that it has played."""

@@ -34,7 +34,7 @@ server process per call meets the recorded sessions one after another, as the st
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import REQUEST, SERVER, Cassette
+from mockmcp.cassette.model import REQUEST, SERVER, Cassette, Interaction
 from mockmcp.core.branching import answered_otherwise, asked_alike
 from mockmcp.core.consistency import Steps, Track, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
@@ -44,6 +44,9 @@ from mockmcp.namedtuple import NamedTuple
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
+
+    from mockmcp.core.rules import Group
 
 __all__ = ["Exchange", "Pick", "Recordings", "Selection", "TAKEN"]
 
@@ -59,6 +62,8 @@ class Recordings:
         self.requests: dict[str, list[int]] = {}
         self.notifications: dict[str, list[int]] = {}
         self.methods: set[str] = set()
+        # method -> the groups of its recordings with match rules, in recorded order (see `rules`)
+        self.groups: dict[str, list[Group]] = {}
         # recorded session -> the live session that claimed it (TAKEN: a process before this one)
         self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
         # What each recorded server message waits for, by the recorded times (see `timeline`).
@@ -68,13 +73,34 @@ class Recordings:
             if interaction.kind == SERVER or interaction.method is None:
                 continue
             table = self.requests if interaction.kind == REQUEST else self.notifications
-            keys[i] = key = matcher.key(interaction.method, interaction.params)
+            keys[i] = key = (
+                self._group(interaction) if interaction.match else matcher.key(interaction.method, interaction.params)
+            )
             table.setdefault(key, []).append(i)
             if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
         numbers = sorted({interaction.session for interaction in cassette.interactions})
         self.first = numbers[0] if numbers else 0  # the recorded session, when there is one
         self.sessions = Steps(cassette.interactions, keys) if len(numbers) > 1 else None
+
+    def _group(self, interaction: Interaction) -> str:
+        """The key of a recording with match rules: its group's (see `rules`), the group kept by its method."""
+        from mockmcp.core.rules import Group  # deferred: only cassettes with match rules use it
+
+        group = Group.of(self.matcher, interaction)
+        groups = self.groups.setdefault(interaction.method or "", [])
+        if all(known.key != group.key for known in groups):
+            groups.append(group)
+        return group.key
+
+    def key(self, method: str, params: Any) -> str:
+        """The key a live request is answered by: its own when a recording has it (the fast path: an exact
+        recording wins), else that of the first group with match rules that accepts it, else its own (a miss)."""
+        key = self.matcher.key(method, params)
+        groups = self.groups.get(method)
+        if groups is None or key in self.requests:
+            return key
+        return next((group.key for group in groups if group.accepts(method, params)), key)
 
 
 class Exchange(NamedTuple):

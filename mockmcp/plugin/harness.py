@@ -109,7 +109,8 @@ class Harness:
 
     def _replay_args(self) -> list[str]:
         ignores = [arg for path in self.ignores for arg in ("--ignore", path)]
-        return ["replay", str(self.cassette), "--report", str(self.workdir / "report-{pid}.json"), *ignores]
+        report = str(self.workdir / "report-{pid}.json")
+        return ["replay", str(self.cassette), "--report", report, *ignores, *self.privacy.substitute_args()]
 
     def _command_line(self, wanted: str) -> list[str]:
         """The real server's command line (or URL), for `wanted`; raises UsageError for a server object."""
@@ -170,11 +171,14 @@ class Harness:
                     self.privacy.redact_env,
                     self.privacy.redact,
                     log=self.said,
+                    substitute=dict(self.privacy.substitute),
                 )
             else:
                 from mockmcp.shells.inprocess import ReplayTransport
 
-                self.inprocess = ReplayTransport(self.cassette, ignore=tuple(self.ignores), log=self.said)
+                self.inprocess = ReplayTransport(
+                    self.cassette, ignore=tuple(self.ignores), log=self.said, substitute=dict(self.privacy.substitute)
+                )
         return self.inprocess
 
     def sessions(self) -> int:

@@ -89,7 +89,7 @@ def keep(
         elif recorded is not None:
             # The recorded cassette with the live answers: what stays keeps its knobs and, as store.save edits
             # the file in place, its comments; what the host no longer asked goes.
-            drift = compare(recorded, live, Matcher.build(tuple(ignores)))
+            drift = compare(recorded, live, Matcher.build(tuple(ignores), recorded.meta))
             gone = {entry.recorded for entry in drift.entries if entry.other is None}
             kept, _notes = updated(recorded, live, drift)
             kept = kept._replace(interactions=tuple(it for i, it in enumerate(kept.interactions) if i not in gone))

@@ -13,6 +13,7 @@ import difflib
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 __all__ = ["MARKER_ARGUMENTS", "cassette_name", "marker_problem", "merge_settings"]
@@ -33,6 +34,7 @@ MARKER_ARGUMENTS = (
     "server",
     "servers",
     "strict",
+    "substitute",
 )
 
 
@@ -62,6 +64,15 @@ def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = 
     before_record = kwargs.get("before_record")
     if before_record is not None and not callable(before_record):
         return f"{where}: before_record must be a function of one message, got {before_record!r}"
+    substitute = kwargs.get("substitute")
+    if substitute is not None and not (
+        isinstance(substitute, Mapping)
+        and all(isinstance(k, str) and (v is None or isinstance(v, str | PurePath)) for k, v in substitute.items())
+    ):
+        return (
+            f"{where}: substitute maps names to the values they stand for, e.g. "
+            f"substitute={{'DATA': str(tmp_path)}} (None: the environment variable's value), got {substitute!r}"
+        )
     return None
 
 

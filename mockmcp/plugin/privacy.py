@@ -1,6 +1,8 @@
 """What a test's recording must not keep: secrets (redaction rules), values no rule catches, the user's paths.
 
-Redaction (`redact_env`, `redact`) is done by the recorder itself, before anything touches the disk.
+Redaction (`redact_env`, `redact`) is done by the recorder itself, before anything touches the disk,
+and so are substitutions (`substitute`, with the project's folder as `${PROJECT}` by default): values
+of this machine written as placeholders, which replay gets back as the values of the machine it runs on.
 `before_record` is a Python function, which a recorder in another process cannot call: it is
 applied to the finished recording, before it becomes the test's cassette (so use redaction, not
 it, for secrets). `meta.server` names the server by paths relative to the project, and `~` for
@@ -11,12 +13,13 @@ from __future__ import annotations
 
 import copy
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import UsageError
+from mockmcp.words import placeholder
 
 __all__ = ["Privacy"]
 
@@ -30,21 +33,43 @@ class Privacy(NamedTuple):
     redact: tuple[str, ...] = ()
     before_record: Hook | None = None
     project: Path | None = None
+    substitute: tuple[tuple[str, str | None], ...] = ()  # (name, value; None: the environment variable's)
+
+    @classmethod
+    def substitutions(
+        cls, project: Path, *given: Iterable[tuple[str, str | None]]
+    ) -> tuple[tuple[str, str | None], ...]:
+        """The substitutions of a test: `PROJECT` for the project's folder, then each source given (the ini
+        option's, the marker's), a later one winning by name."""
+        chosen: dict[str, str | None] = {} if len(str(project)) < 2 else {"PROJECT": str(project)}
+        for source in given:
+            chosen.update(source)
+        return tuple(chosen.items())
 
     def record_args(self) -> list[str]:
-        """The `mockmcp record` options that carry the redaction rules."""
+        """The `mockmcp record` options that carry the redaction rules and the substitutions."""
         env = [arg for name in self.redact_env for arg in ("--redact-env", name)]
-        return env + [arg for pattern in self.redact for arg in ("--redact", pattern)]
+        return env + [arg for pattern in self.redact for arg in ("--redact", pattern)] + self.substitute_args()
+
+    def substitute_args(self) -> list[str]:
+        """The `--substitute` options, for recording and replaying alike."""
+        return [arg for name, value in self.substitute for arg in ("--substitute", _given(name, value))]
 
     def problem(self, env: Mapping[str, str]) -> str | None:
         """Why recording with these rules would leak or redact nothing: a variable not set, or None."""
         unset = [name for name in self.redact_env if not env.get(name)]
-        if not unset:
-            return None
-        return (
-            f"redact_env names {', '.join(unset)}, which {'is' if len(unset) == 1 else 'are'} not set, so its "
-            "value could not be kept out of the cassette: set it to the real secret for the recording"
-        )
+        if unset:
+            return (
+                f"redact_env names {', '.join(unset)}, which {'is' if len(unset) == 1 else 'are'} not set, so its "
+                "value could not be kept out of the cassette: set it to the real secret for the recording"
+            )
+        unset = [name for name, value in self.substitute if value is None and not env.get(name)]
+        if unset:
+            return (
+                f"substitute names {', '.join(unset)} without a value, and the environment variable is not set: "
+                f"give the value (substitute={{{unset[0]!r}: '/path'}}) or set {unset[0]}"
+            )
+        return None
 
     def finish(self, cassette: Cassette) -> Cassette:
         """The recording as it may be kept: before_record applied to each message, meta.server made portable."""
@@ -57,6 +82,10 @@ class Privacy(NamedTuple):
         return cassette._replace(interactions=interactions, meta=meta)
 
     def _portable(self, part: str) -> str:
+        written = part  # as the recorder wrote it: values of this machine are placeholders already
+        for name, value in self.substitute:
+            if value is not None:
+                part = part.replace(placeholder(name), value)
         if part == sys.executable:
             return "python"
         path = Path(part)
@@ -66,7 +95,7 @@ class Privacy(NamedTuple):
             return path.relative_to(self.project).as_posix()
         if path.is_relative_to(Path.home()):
             return "~/" + path.relative_to(Path.home()).as_posix()
-        return part
+        return written
 
     def _hooked(self, interaction: Interaction) -> Interaction:
         server = tuple(
@@ -88,3 +117,7 @@ class Privacy(NamedTuple):
                 f"it returned {changed!r} for {message.get('method') or 'a response'}"
             )
         return changed
+
+
+def _given(name: str, value: str | None) -> str:
+    return name if value is None else f"{name}={value}"

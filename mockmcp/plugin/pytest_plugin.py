@@ -10,7 +10,7 @@ autouse: a test that does not ask for the `mockmcp` fixture is untouched.
 Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-server "CMD ARGS"`,
 `--mockmcp-strict`, `--mockmcp-keep-failed`. Marker (and the `mockmcp_config` fixture): see
 `naming.MARKER_ARGUMENTS`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`,
-`mockmcp_redact_env`, `mockmcp_redact`. Fixtures to override: `mockmcp_server`, `mockmcp_servers`,
+`mockmcp_redact_env`, `mockmcp_redact`, `mockmcp_substitute`. Fixtures to override: `mockmcp_server`, `mockmcp_servers`,
 `mockmcp_config`, `mockmcp_cassette_dir`, `mockmcp_cassette_path`, `mockmcp_record_mode`.
 """
 
@@ -28,6 +28,7 @@ from mockmcp.plugin.harness import MODES, Harness, check_mode, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
 from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
+from mockmcp.words import parse_substitution
 
 __all__ = [
     "mockmcp",
@@ -63,13 +64,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
     parser.addini("mockmcp_redact_env", "environment variables whose values never reach a cassette", type="linelist")
     parser.addini("mockmcp_redact", "regular expressions whose matches never reach a cassette", type="linelist")
+    parser.addini(
+        "mockmcp_substitute",
+        "NAME=VALUE (or NAME: the environment variable's value): VALUE is written as ${NAME} in cassettes, and "
+        "replayed as this machine's value; PROJECT is the project's folder unless given",
+        type="linelist",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mockmcp(server=None, servers=None, cassette=None, strict=False, ignore=(), record=None, "
-        "redact_env=(), redact=(), before_record=None): "
+        "redact_env=(), redact=(), before_record=None, substitute=None): "
         "settings of this test's mock MCP server",
     )
     config.stash[_CLAIMED] = {}
@@ -176,6 +183,7 @@ def mockmcp(
         tuple([*config.getini("mockmcp_redact"), *marker.get("redact", ())]),
         marker.get("before_record"),
         config.rootpath,
+        _substitutions(request, marker),
     )
 
     def harness(cassette: Path, server: list[str] | None) -> Harness:
@@ -207,6 +215,18 @@ def mockmcp(
     for mock in mocks:
         if mock.recording:
             _finish_recording(request, mock)
+
+
+def _substitutions(request: pytest.FixtureRequest, marker: dict[str, Any]) -> tuple[tuple[str, str | None], ...]:
+    """The test's substitutions: PROJECT (pytest's rootpath), the ini option's, the marker's (a bad one fails it)."""
+    ini = []
+    for line in request.config.getini("mockmcp_substitute"):
+        try:
+            ini.append(parse_substitution(line))
+        except UsageError as error:
+            request.node.stash.setdefault(_PROBLEM, f"the mockmcp_substitute ini option: {error}")
+    given = {str(k): None if v is None else str(v) for k, v in (marker.get("substitute") or {}).items()}
+    return Privacy.substitutions(request.config.rootpath, ini, given.items())
 
 
 def _finish_recording(request: pytest.FixtureRequest, mock: Harness) -> None:

@@ -19,7 +19,7 @@ __all__ = ["render_miss"]
 def render_miss(miss: dict[str, Any], nodeid: str) -> str:
     """The story of one miss from a replay report (`Miss.to_json`), with fixes for a pytest user."""
     closest = tuple(
-        Candidate(c["interaction"], tuple(c["differences"]), c.get("first_path", ""), c["plays"])
+        Candidate(c["interaction"], tuple(c["differences"]), c.get("first_path", ""), c["plays"], c.get("ruled", False))
         for c in miss.get("closest", [])
     )
     fixes = []
@@ -27,7 +27,9 @@ def render_miss(miss: dict[str, Any], nodeid: str) -> str:
     if path:
         fixes.append(
             f"if {path} varies from run to run, leave it out of matching: "
-            f"@pytest.mark.mockmcp(ignore=[{path!r}]), or `mockmcp_ignore = {path}` in the ini file"
+            f"@pytest.mark.mockmcp(ignore=[{path!r}]), or `mockmcp_ignore = {path}` in the ini file, or in the "
+            f"cassette `meta.match: {{ignore: [{path!r}]}}` (for one request: a rule in "
+            f"interactions[{closest[0].index}].match)"
         )
     fixes.append(f"if the host now asks something new, record it: pytest --mockmcp-record=new {shlex.quote(nodeid)}")
     fixes.append(miss["fixes"][-1])  # editing the cassette by hand: the same at a shell and in pytest

@@ -40,6 +40,7 @@ from mockmcp.errors import StrictFailure, UsageError
 from mockmcp.words import timing_factor
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import TracebackType
 
     from anyio.abc import TaskGroup
@@ -69,12 +70,15 @@ def transport(
     strict: bool = False,
     timing: str | float = 0.0,
     log: TextIO | None = None,
+    substitute: Mapping[str, str | None] | None = None,
 ) -> ReplayTransport:
     """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
     this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
     `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (none, recorded, or a factor; 0 answers at
-    once); `log` is where the notes and summary go (default: stderr). Raises UsageError for a bad timing."""
-    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing, log=log)
+    once); `substitute` its `--substitute`, by name (`{"PROJECT": "/path"}`; None: the environment
+    variable's value); `log` is where the notes and summary go (default: stderr). Raises UsageError for a
+    bad timing."""
+    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing, log=log, substitute=substitute)
 
 
 class ReplayTransport:
@@ -92,11 +96,13 @@ class ReplayTransport:
         strict: bool = False,
         timing: str | float = 0.0,
         log: TextIO | None = None,
+        substitute: Mapping[str, str | None] | None = None,
     ) -> None:
         """`log`: where the notes and the summary go (default: stderr, as `mockmcp replay` says them)."""
         self.cassette = cassette
         self.ignore, self.strict, self.log = ignore, strict, log
         self.timing = timing_factor(timing, "timing")
+        self.substitute = tuple((substitute or {}).items())
         self.report: Report | None = None
         self.reports: list[Report] = []
         self.sessions = 0  # sessions begun
@@ -132,8 +138,8 @@ class ReplayTransport:
                 cassettes.load(os.fspath(cassette)) if isinstance(cassette, (str, os.PathLike)) else cassette
             )
         recorded = self._recorded
-        redactor = Redactor.from_meta(recorded.meta, os.environ) if recorded.meta.get("redact") else None
-        matcher = Matcher.build(self.ignore)
+        redactor = Redactor.for_replay(recorded.meta, os.environ, self.substitute, recorded.path or "the cassette")
+        matcher = Matcher.build(self.ignore, recorded.meta)
         taken = {session for report in self.reports for session in report.sessions}
         recordings = Recordings(recorded, matcher, taken) if taken else None
         self._engine = Replay(recorded, matcher, redactor, self.timing, recordings)

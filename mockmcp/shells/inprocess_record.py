@@ -41,6 +41,7 @@ from mockmcp.shells.journal import Journal, saved
 from mockmcp.words import RecordMode
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import TracebackType
 
     from anyio.abc import TaskGroup
@@ -62,6 +63,7 @@ def recording(
     strict: bool = False,
     timing: str | float = 0.0,
     log: TextIO | None = None,
+    substitute: Mapping[str, str | None] | None = None,
 ) -> RecordingTransport:
     """A transport for the MCP SDK's `Client` that records the session with `real` into `cassette` in this
     process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
@@ -70,9 +72,10 @@ def recording(
     this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
     object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once, new or all
     (see the module's docstring). `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
-    `--redact`; `ignore`, `strict` and `timing` apply when the mode replays (`mockmcp.transport`'s); `log`
-    is where what it says goes (default: stderr).
-    Raises UsageError for an unknown mode, a variable to redact that is not set, or a bad pattern.
+    `--redact`, `substitute` its `--substitute` by name (`{"PROJECT": "/path"}`; None: the environment
+    variable's value), for recording and replaying alike; `ignore`, `strict` and `timing` apply when the
+    mode replays (`mockmcp.transport`'s); `log` is where what it says goes (default: stderr). Raises
+    UsageError for an unknown mode, a variable to redact or substitute that is not set, or a bad pattern.
     """
     return RecordingTransport(
         real,
@@ -84,6 +87,7 @@ def recording(
         strict=strict,
         timing=timing,
         log=log,
+        substitute=substitute,
     )
 
 
@@ -103,11 +107,17 @@ class RecordingTransport:
         strict: bool = False,
         timing: str | float = 0.0,
         log: TextIO | None = None,
+        substitute: Mapping[str, str | None] | None = None,
     ) -> None:
         """`log`: where what the recording (or replay) says goes (default: stderr)."""
         self.real, self.cassette, self.mode, self.log = real, cassette, mode, log
-        self.redactor = Redactor.for_recording(tuple(redact_env), tuple(redact), os.environ, "redact_env")
-        self.replay = ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing, log=log)
+        substitutions = tuple((substitute or {}).items())
+        self.redactor = Redactor.for_recording(
+            tuple(redact_env), tuple(redact), os.environ, "redact_env", substitutions, "substitute"
+        )
+        self.replay = ReplayTransport(
+            cassette, ignore=ignore, strict=strict, timing=timing, log=log, substitute=substitute
+        )
         self.recorded = False
         self.sessions = 0
         self._journal: Journal | None = None

@@ -180,6 +180,8 @@ class Journal:
         }
         if redactor.rules():
             meta["redact"] = redactor.rules()
+        if redactor.substitutions.names:
+            meta["substitute"] = list(redactor.substitutions.names)
         return cls(path, {"mode": mode.value, "meta": meta})
 
     def raise_failure(self, cassette_path: str) -> None:

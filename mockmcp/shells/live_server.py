@@ -58,7 +58,7 @@ class _Live:
         self.lines.put(None)
 
     def send(self, message: dict[str, Any]) -> None:
-        line = jsonrpc.encode(message)
+        line = jsonrpc.encode(self.redactor.substitutions.expand(message))
         self.recorder.feed(CLIENT, self.redactor.line(line[:-1]), time.monotonic() - self.start)
         assert self.process.stdin is not None
         try:
@@ -87,9 +87,22 @@ class _Live:
             pass
 
 
-def drive(cassette: Cassette, command: list[str], timeout: float = 10.0, grace: float = 2.0) -> Cassette:
-    """Play the cassette's client side to the live server; returns the live session as a cassette."""
-    live = _Live(command, {**cassette.meta, "server": command}, Redactor.from_meta(cassette.meta, os.environ))
+def drive(
+    cassette: Cassette,
+    command: list[str],
+    timeout: float = 10.0,
+    grace: float = 2.0,
+    substitutions: tuple[tuple[str, str | None], ...] = (),
+) -> Cassette:
+    """Play the cassette's client side to the live server; returns the live session as a cassette.
+
+    What is recorded of the live session is redacted and substituted as the cassette was (its rules, with
+    the live values of its placeholders: `substitutions` given, else the environment's), and placeholders
+    in what is sent are the live values. Raises UsageError for a placeholder whose value is unknown.
+    """
+    where = cassette.path or "the cassette"
+    redactor = Redactor.for_replay(cassette.meta, os.environ, substitutions, where) or Redactor()
+    live = _Live(command, {**cassette.meta, "server": command}, redactor)
     answers = _recorded_answers(cassette)
     minted: dict[str, str] = {}
     next_id = 1

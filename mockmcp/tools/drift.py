@@ -17,6 +17,7 @@ from mockmcp import protocol
 from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction
 from mockmcp.core.explain import describe_differences, label
 from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.rules import Group
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
 
@@ -77,8 +78,11 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
     for i, interaction in enumerate(recorded.interactions):
         if interaction.kind == SERVER:
             continue
-        queue = pending.get(_key(matcher, interaction, minted))
-        j = queue.pop(0) if queue else None
+        if interaction.match:  # its match rules say which of the other's requests are its
+            j = _ruled(matcher, interaction, other, pending, minted)
+        else:
+            queue = pending.get(_key(matcher, interaction, minted))
+            j = queue.pop(0) if queue else None
         entries.append(_judge(i, interaction, j, other, matcher, other_name, offered, minted))
     leftover = sorted(j for queue in pending.values() for j in queue)
     entries.extend(Entry(NEW, None, j, label(other.interactions[j])) for j in leftover)
@@ -87,6 +91,25 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
 
 def _key(matcher: Matcher, interaction: Interaction, minted: frozenset[str]) -> str:
     return matcher.key(interaction.method or "", _mask(interaction.params, minted))
+
+
+def _ruled(
+    matcher: Matcher, interaction: Interaction, other: Cassette, pending: dict[str, list[int]], minted: frozenset[str]
+) -> int | None:
+    """The first of the other's unpaired requests a recorded request with match rules accepts (`rules`), taken."""
+    message = dict(interaction.message or {}, params=_mask(interaction.params, minted))
+    group = Group.of(matcher, interaction._replace(message=message))
+    accepted = [
+        (j, queue)
+        for queue in pending.values()
+        for j in queue
+        if group.accepts(other.interactions[j].method or "", _mask(other.interactions[j].params, minted))
+    ]
+    if not accepted:
+        return None
+    j, queue = min(accepted, key=lambda pair: pair[0])
+    queue.remove(j)
+    return j
 
 
 def _judge(

@@ -31,6 +31,7 @@ from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerIt
 from mockmcp.cassette.store import loads
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
+from mockmcp.tools.match_check import rule_issues
 from mockmcp.tools.secrets_scan import FIX, scan
 from mockmcp.words import Place, render_place
 
@@ -199,6 +200,8 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS, eras)
     for index, interaction in zip(indices, cassette.interactions, strict=True):
         yield from _check_interaction(interaction, ("interactions", index), context)
+    for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
+        yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
 
 
 def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | None:

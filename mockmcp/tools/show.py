@@ -3,7 +3,8 @@
 One line per message, in cassette order: `→` what the client sent, `←` what the server sent. A
 client message carries its interaction's index (`[3]` is `interactions[3]`, as errors and edits
 name it), lines start with the recorded offset (`+0.977s`), a response ends with how long it took,
-and each fault knob is marked on the line whose behaviour it changes. In a cassette of several
+and each fault knob is marked on the line whose behaviour it changes, as are a request's match rules
+(`match: arguments.query regex`). In a cassette of several
 recorded sessions, a rule line marks where each begins. Counts close the transcript.
 
 Rendering is pure: a line is built as three groups of (text, style) spans (the head with timing and
@@ -27,6 +28,7 @@ from mockmcp.cassette.model import NOTIFICATION, RAW, REQUEST, Cassette, Interac
 from mockmcp.cassette.store import load
 from mockmcp.errors import UsageError
 from mockmcp.tools.summary import PARAMS, RESULTS, summarize
+from mockmcp.words import placeholder
 
 __all__ = ["print_show", "render", "show_file", "want_color"]
 
@@ -175,11 +177,10 @@ def _response_line(item: Interaction, layout: _Layout) -> _Line:
 
 def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
     index = f"[{n}]"
-    lines = (
-        []
-        if item.message is None
-        else [_Line(_head(layout, item.at, index, layout.symbols.to_server), _message(item.message), [])]
-    )
+    rules = ", ".join(f"{path} {_matcher(how)}" for path, how in (item.match or {}).items())
+    tail = [(f"  match: {rules}", "dim")] if rules else []
+    head = _head(layout, item.at, index, layout.symbols.to_server)
+    lines = [] if item.message is None else [_Line(head, _message(item.message), tail)]
     for server in item.server:
         lines += _server_lines(server, layout, index if not lines else "", item.message is None)
     if item.kind == REQUEST:
@@ -189,14 +190,25 @@ def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line
     return lines
 
 
+def _matcher(how: Any) -> str:
+    """A match rule's matcher, short: `regex`, `type integer`, `any`."""
+    if isinstance(how, dict):
+        ((kind, argument),) = how.items()
+        return kind if kind == "regex" else f"{kind} {argument}"
+    return str(how)
+
+
 def _header(cassette: Cassette) -> list[list[_Span]]:
     meta = cassette.meta
     server = meta.get("server")
+    ignored = (meta.get("match") or {}).get("ignore") or []
     facts = [
         f"{meta['era']} era" if meta.get("era") else "",
         f"protocol {meta['protocol_version']}" if meta.get("protocol_version") else "",
         f"server: {shlex.join(map(str, server)) if isinstance(server, list) else server}" if server else "",
         f"recorded {meta['recorded_at']}" if meta.get("recorded_at") else "",
+        f"matching ignores {', '.join(ignored)}" if ignored else "",
+        "placeholders " + ", ".join(placeholder(name) for name in meta["substitute"]) if meta.get("substitute") else "",
     ]
     facts = [fact for fact in facts if fact]
     head = [(f"{cassette.path or '<cassette>'}{':' if facts else ''}", "bold")] + [(fact, "") for fact in facts]

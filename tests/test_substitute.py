@@ -1,0 +1,328 @@
+"""Substitutions (`core/substitute.py`, carried by `core/redact.Redactor`): values of the recording machine
+written as `${NAME}`, and the live machine's values put back. Tables in memory, then the shells that take
+a Redactor: the engine (stdio and in process), the HTTP endpoint, the in-process recorder, and the CLI.
+
+Covered:
+- `--substitute` as the command line reads it; names, values, the environment, the longest value first;
+- text both ways, keys too, ids never; secrets before substitutions, and never put back;
+- what replay needs: each name of `meta.substitute` given or in the environment, else a located refusal;
+- the engine: a live request matches, and every kind of thing it sends carries the live values;
+  the host's answers are compared in placeholders;
+- over HTTP (the endpoint, in memory) and in process (recorded with `mockmcp.recording`, replayed from
+  another folder with `mockmcp.transport`); `mockmcp replay` without a value exits 2 saying which.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import MOCKMCP, child_env
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+import mockmcp
+from mockmcp.cassette.store import loads
+from mockmcp.core.endpoint import Endpoint, Respond
+from mockmcp.core.matching import Matcher
+from mockmcp.core.redact import Redactor
+from mockmcp.core.replay import Replay, Send
+from mockmcp.core.streamable import LOOPBACK
+from mockmcp.core.substitute import Substitutions
+from mockmcp.errors import UsageError
+from mockmcp.words import parse_substitution
+
+# --- the words ---------------------------------------------------------------------------------------
+
+PARSED = [
+    ("PROJECT=/home/ann/app", ("PROJECT", "/home/ann/app")),
+    ("HOME", ("HOME", None)),
+    ("A_1=x=y", ("A_1", "x=y")),
+    ("_tmp=/tmp/t", ("_tmp", "/tmp/t")),
+]
+
+
+@pytest.mark.parametrize(("text", "parsed"), PARSED)
+def test_the_option_reads_a_name_and_a_value(text: str, parsed: tuple[str, str | None]) -> None:
+    assert parse_substitution(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["1A=/x", "A-B=/x", "=/x", "A=", "", "A B"])
+def test_the_option_refuses_a_bad_name_or_an_empty_value(text: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_substitution(text)
+    assert caught.value.fix
+
+
+BUILT = [
+    # (given, environment, the (value, placeholder) pairs, longest value first)
+    ([("PROJECT", "/home/ann/app")], {}, (("/home/ann/app", "${PROJECT}"),)),
+    ([("HOME", None)], {"HOME": "/home/ann"}, (("/home/ann", "${HOME}"),)),
+    (
+        [("PROJECT", "/home/ann/app"), ("TMP", "/home/ann/app/.tmp/t0"), ("HOME", "/home/ann")],
+        {},
+        (("/home/ann/app/.tmp/t0", "${TMP}"), ("/home/ann/app", "${PROJECT}"), ("/home/ann", "${HOME}")),
+    ),
+]
+
+
+@pytest.mark.parametrize(("given", "environ", "pairs"), BUILT)
+def test_values_are_taken_as_given_or_from_the_environment(
+    given: list[tuple[str, str | None]], environ: dict[str, str], pairs: tuple[tuple[str, str], ...]
+) -> None:
+    built = Substitutions.build(given, environ, "--substitute")
+    assert built.pairs == pairs and built.names == tuple(name for name, _ in given)
+
+
+REFUSED = [
+    ([("HOME", None)], {}, "--substitute HOME: the environment variable HOME is not set"),
+    ([("A", "/x/y"), ("A", "/z/w")], {}, "--substitute A is given twice"),
+    ([("A", "/")], {}, "a value this short would be found in text that has nothing to do with it"),
+    ([("A", "  x ")], {}, "a value this short"),
+]
+
+
+@pytest.mark.parametrize(("given", "environ", "problem"), REFUSED)
+def test_a_value_that_cannot_stand_for_anything_is_refused(
+    given: list[tuple[str, str | None]], environ: dict[str, str], problem: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        Substitutions.build(given, environ, "--substitute")
+    assert problem in caught.value.problem and caught.value.fix
+
+
+# --- text both ways ------------------------------------------------------------------------------------
+
+SUBS = Substitutions.build([("PROJECT", "/home/ann/app"), ("TMP", "/home/ann/app/.tmp")], {}, "--substitute")
+
+BOTH_WAYS = [
+    ("/home/ann/app/data/todo.txt", "${PROJECT}/data/todo.txt"),
+    ("file:///home/ann/app", "file://${PROJECT}"),
+    ("/home/ann/app/.tmp/x and /home/ann/app/y", "${TMP}/x and ${PROJECT}/y"),
+    ("/home/ann/application", "${PROJECT}lication"),  # text, not path segments: it still comes back whole
+    ("nothing here", "nothing here"),
+]
+
+
+@pytest.mark.parametrize(("live", "written"), BOTH_WAYS)
+def test_a_value_is_written_as_its_placeholder_and_comes_back(live: str, written: str) -> None:
+    assert SUBS.text(live) == written
+    assert SUBS.expand_text(written) == live
+
+
+def test_keys_are_substituted_and_ids_never() -> None:
+    redactor = Redactor()._replace(substitutions=SUBS)
+    message = {"jsonrpc": "2.0", "id": "/home/ann/app", "result": {"/home/ann/app/a": ["/home/ann/app/b", 1]}}
+    written = redactor.message(message)
+    assert written == {"jsonrpc": "2.0", "id": "/home/ann/app", "result": {"${PROJECT}/a": ["${PROJECT}/b", 1]}}
+    assert SUBS.expand({"id": "${PROJECT}", "params": written["result"]}) == {
+        "id": "${PROJECT}",
+        "params": {"/home/ann/app/a": ["/home/ann/app/b", 1]},
+    }
+
+
+def test_a_secret_goes_first_and_never_comes_back() -> None:
+    environ = {"TOKEN": "s3cr3t-value"}
+    redactor = Redactor.for_recording(("TOKEN",), (), environ, substitute=[("PROJECT", "/home/ann/app")])
+    line = b'{"jsonrpc":"2.0","id":1,"result":{"text":"/home/ann/app/s3cr3t-value"}}'
+    written = json.loads(redactor.line(line))
+    assert written["result"]["text"] == "${PROJECT}/[REDACTED:TOKEN]"
+    assert redactor.substitutions.expand(written)["result"]["text"] == "/home/ann/app/[REDACTED:TOKEN]"
+
+
+# --- what replay needs ------------------------------------------------------------------------------------
+
+
+def test_replay_takes_each_name_as_given_else_from_the_environment() -> None:
+    meta = {"substitute": ["PROJECT", "DATA"]}
+    given = [("PROJECT", "/ci/app"), ("OTHER", "/not/listed")]  # a value the cassette does not name is left out
+    redactor = Redactor.for_replay(meta, {"DATA": "/srv/data"}, given, "c.yaml")
+    assert redactor is not None
+    assert redactor.substitutions.pairs == (("/srv/data", "${DATA}"), ("/ci/app", "${PROJECT}"))
+    assert Redactor.for_replay({}, {}, given, "c.yaml") is None  # nothing to do: nothing is imported or built
+
+
+def test_replay_refuses_a_name_whose_value_it_does_not_know() -> None:
+    with pytest.raises(UsageError) as caught:
+        Redactor.for_replay({"substitute": ["PROJECT"]}, {}, [], "cassettes/files.yaml")
+    assert caught.value.problem.startswith("cassettes/files.yaml was recorded with `${PROJECT}`")
+    assert "--substitute PROJECT=VALUE" in (caught.value.fix or "")
+
+
+# --- the engine ----------------------------------------------------------------------------------------
+
+FILES = """
+version: 1
+meta: {substitute: [PROJECT], redact: {env: [TOKEN]}}
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25', capabilities: {roots: {}}}}
+  response:
+    result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: files, version: '1'}}
+- request: {method: tools/call, params: {name: read, arguments: {path: '${PROJECT}/todo.txt'}}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: {'${PROJECT}/todo.txt': read}}}
+  - request: {id: 0, method: roots/list}
+    response: {result: {roots: [{uri: 'file://${PROJECT}'}]}}
+  - raw: 'plain text about ${PROJECT}'
+  response: {result: {content: [{type: text, text: 'read ${PROJECT}/todo.txt [REDACTED:TOKEN]'}]}}
+- request: {method: tools/call, params: {name: raw, arguments: {path: '${PROJECT}'}}}
+  raw_response: '{"jsonrpc":"2.0","id":{{id}},"result":{"path":"${PROJECT}"}}'
+"""
+
+
+def request(id: int, method: str, params: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).encode()
+
+
+def sent(actions: list[Any]) -> list[Any]:
+    """What the engine sent: each line as JSON, a line that is not JSON as text."""
+    out = []
+    for action in actions:
+        if isinstance(action, Send):
+            text = action.data.decode().strip()
+            out.append(json.loads(text) if text.startswith("{") else text)
+    return out
+
+
+def test_replay_matches_with_the_live_value_and_sends_it_back_everywhere() -> None:
+    cassette = loads(FILES, "files.yaml")
+    environ = {"TOKEN": "tok-123456"}
+    redactor = Redactor.for_replay(cassette.meta, environ, [("PROJECT", "/ci/app")], "files.yaml")
+    engine = Replay(cassette, Matcher.build(), redactor)
+    opening = {"protocolVersion": "2025-11-25", "capabilities": {"roots": {}}}
+    engine.receive(request(1, "initialize", opening))
+    first = sent(engine.receive(request(2, "tools/call", {"name": "read", "arguments": {"path": "/ci/app/todo.txt"}})))
+    assert first == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": {"/ci/app/todo.txt": "read"}},
+        },
+        {"jsonrpc": "2.0", "id": 0, "method": "roots/list"},
+    ]
+    # The host answers with its own folder, which is compared as the recording's placeholder: no mismatch.
+    answer = json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"roots": [{"uri": "file:///ci/app"}]}}).encode()
+    rest = sent(engine.receive(answer))
+    assert rest == [
+        "plain text about /ci/app",
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {"content": [{"type": "text", "text": "read /ci/app/todo.txt [REDACTED:TOKEN]"}]},
+        },
+    ]  # the secret's placeholder is never put back
+    raw = sent(engine.receive(request(3, "tools/call", {"name": "raw", "arguments": {"path": "/ci/app"}})))
+    assert raw == [{"jsonrpc": "2.0", "id": 3, "result": {"path": "/ci/app"}}]
+    assert not engine.report.mismatches and not engine.report.misses
+
+
+def test_a_request_with_the_recording_machines_path_misses() -> None:
+    cassette = loads(FILES, "files.yaml")
+    redactor = Redactor.for_replay(cassette.meta, {}, [("PROJECT", "/ci/app")], "files.yaml")
+    engine = Replay(cassette, Matcher.build(), redactor)
+    missed = sent(
+        engine.receive(request(2, "tools/call", {"name": "read", "arguments": {"path": "/home/ann/todo.txt"}}))
+    )
+    difference = missed[0]["error"]["data"]["differences"][0]
+    assert difference == 'arguments.path: recorded "${PROJECT}/todo.txt", incoming "/home/ann/todo.txt"'
+
+
+# --- over HTTP, in process, and at the command line ---------------------------------------------------------
+
+STATELESS = """
+version: 1
+meta: {substitute: [DATA]}
+interactions:
+- request:
+    method: tools/call
+    params: {name: list, arguments: {root: '${DATA}'}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  response: {result: {content: [{type: text, text: '${DATA}/a.txt'}], resultType: complete}}
+"""
+
+
+def test_the_http_endpoint_substitutes_as_the_engine_does() -> None:
+    cassette = loads(STATELESS, "list.yaml")
+    redactor = Redactor.for_replay(cassette.meta, {}, [("DATA", "/srv/data")], "list.yaml")
+    endpoint = Endpoint(cassette, Matcher.build(), redactor, 0.0, LOOPBACK)
+    params = {
+        "name": "list",
+        "arguments": {"root": "/srv/data"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
+    }
+    headers = {
+        "host": "127.0.0.1:8000",
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "list",
+    }
+    [answer] = [
+        out
+        for out in endpoint.request("c1", b"POST", "/mcp", headers, request(7, "tools/call", params))
+        if isinstance(out, Respond)
+    ]
+    assert json.loads(answer.answer.body)["result"]["content"] == [{"type": "text", "text": "/srv/data/a.txt"}]
+
+
+files = MCPServer("files")
+
+
+@files.tool()
+def where(folder: str) -> str:
+    """Echo a folder, as a server that speaks in absolute paths does."""
+    return f"listed {folder}"
+
+
+@pytest.mark.anyio
+async def test_recorded_in_process_in_one_folder_replayed_in_process_in_another(tmp_path: Path) -> None:
+    cassette = tmp_path / "where.yaml"
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    with anyio.fail_after(30):
+        async with Client(mockmcp.recording(files, cassette, substitute={"DATA": first})) as client:
+            said = await client.call_tool("where", {"folder": first})
+        assert said.content[0].text == f"listed {first}"
+        text = cassette.read_text()
+        assert first not in text and "listed ${DATA}" in text and "substitute: [DATA]" in text
+        async with Client(mockmcp.transport(cassette, strict=True, substitute={"DATA": second})) as client:
+            said = await client.call_tool("where", {"folder": second})
+    assert said.content[0].text == f"listed {second}"
+
+
+def test_replay_without_a_value_exits_2_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text(STATELESS)
+    env = {key: value for key, value in child_env().items() if key != "DATA"}
+    done = subprocess.run([*MOCKMCP, "replay", str(path)], input=b"", capture_output=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert b"was recorded with `${DATA}`" in done.stderr and b"--substitute DATA=VALUE" in done.stderr
+
+
+# A server that answers whether the path it was sent exists (`${DATA}/todo.txt` as written does not).
+EXISTS = """
+import json, os, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        exists = os.path.exists(message["params"]["arguments"]["path"])
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"exists": exists}}), flush=True)
+"""
+
+
+def test_verify_sends_the_live_values_and_compares_in_placeholders(tmp_path: Path) -> None:
+    (tmp_path / "todo.txt").write_text("buy milk")
+    path = tmp_path / "files.yaml"
+    path.write_text(
+        "version: 1\nmeta: {substitute: [DATA]}\ninteractions:\n"
+        "- request: {method: tools/call, params: {name: stat, arguments: {path: '${DATA}/todo.txt'}}}\n"
+        "  response: {result: {exists: true}}\n"
+    )
+    command = [*MOCKMCP, "verify", str(path), "--substitute", f"DATA={tmp_path}", "--", sys.executable, "-c", EXISTS]
+    done = subprocess.run(command, capture_output=True, text=True, env=child_env(), timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "same     [0] tools/call stat" in done.stdout
