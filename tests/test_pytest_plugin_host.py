@@ -190,7 +190,7 @@ def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pyt
     assert not [p.name for p in folder.iterdir() if p.suffix != ".yaml" or p.name.startswith(".")]
 
 
-def test_leftovers_of_a_run_killed_mid_recording_are_removed_and_no_lock_files_are_left(
+def test_leftovers_of_a_run_killed_mid_recording_are_cleared_its_session_kept_and_no_lock_files_are_left(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_host=FAULTS)
@@ -206,8 +206,15 @@ def test_leftovers_of_a_run_killed_mid_recording_are_removed_and_no_lock_files_a
         path.write_text("{}\n")
     result = run(pytester, "--mockmcp-record=once", "-k", "test_reads")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*mockmcp: removed *.test_reads.*.recording.yaml*stopped mid-recording*"])
-    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.yaml"]
+    result.stdout.fnmatch_lines(
+        [
+            "*mockmcp: removed *.test_reads.*.recording.yaml, left by a test run stopped mid-recording*",
+            "*mockmcp: a test run stopped mid-recording left its session in *test_reads.yaml.journal: "
+            "`mockmcp recover *test_reads.yaml` makes it the cassette*",
+        ]
+    )
+    # The session the journal holds is never thrown away: it waits beside the cassette for `mockmcp recover`.
+    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.yaml", "test_reads.yaml.journal"]
 
 
 TWO_SERVERS = (

@@ -107,18 +107,37 @@ def discard(staged: Path) -> None:
             leftover.unlink()
 
 
-def leftovers(cassette: Path) -> list[Path]:
-    """Remove what recordings of `cassette` by test runs that died mid-way left behind; returns them.
+def leftovers(cassette: Path) -> list[str]:
+    """Clear what recordings of `cassette` by test runs that died mid-way left behind; returns what to say.
 
     A test run killed while recording never reached its verdict, so, as with a failed test, its
-    recording is not kept: the staged file and journal of a process no longer alive are removed.
+    recording does not become the cassette: the staged file of a process no longer alive is removed.
+    Its journal holds the session, which is never thrown away: it is moved beside the cassette, as
+    `CASSETTE.journal`, where `mockmcp recover CASSETTE` makes it the cassette (replay says it is there),
+    unless a journal is there already, when it stays where it is, named in the warning.
     """
     pattern = glob.escape(f".{cassette.stem}.") + "*" + glob.escape(".recording.yaml")
-    removed = []
+    said = []
     for path in [*cassette.parent.glob(pattern), *cassette.parent.glob(pattern + ".journal")]:
         pid = path.name[len(cassette.stem) + 2 :].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            removed.append(path)
-    return removed
+        if not pid.isdigit() or int(pid) == os.getpid() or alive(int(pid)):
+            continue
+        if path.suffix == ".journal":
+            beside = journal(cassette)
+            if not beside.exists():
+                with contextlib.suppress(FileNotFoundError):
+                    path.rename(beside)
+                    path = beside
+            said.append(
+                f"a test run stopped mid-recording left its session in {path}: `mockmcp recover {cassette}` "
+                "makes it the cassette (delete the journal to forget it)"
+                if path == beside
+                else f"a test run stopped mid-recording left its session in {path} (a journal is beside the "
+                f"cassette already): rename it to {beside.name} once that one is recovered, then `mockmcp recover "
+                f"{cassette}`"
+            )
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        said.append(f"removed {path}, left by a test run stopped mid-recording")
+    return said

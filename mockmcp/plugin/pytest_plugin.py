@@ -188,9 +188,8 @@ def mockmcp(
 
     def harness(cassette: Path, server: list[str] | None) -> Harness:
         _claim(request, cassette)
-        for path in keeping.leftovers(cassette):
-            note = f"mockmcp: removed {path}, left by a test run stopped mid-recording"
-            request.node.warn(pytest.PytestWarning(note))
+        for said in keeping.leftovers(cassette):
+            request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
         workdir = tmp_path_factory.mktemp("mockmcp")
         return Harness(cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy)
 
