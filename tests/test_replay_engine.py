@@ -109,7 +109,7 @@ interactions:
 - request: {id: 2, method: tools/list}
   response:
     result:
-      tools: [{name: read_file}]
+      tools: [{name: read_file, inputSchema: {type: object}}]
 - request:
     id: 3
     method: tools/call
@@ -133,7 +133,7 @@ INIT_RESULT = {
     "capabilities": {"tools": {}},
     "serverInfo": {"name": "notes", "version": "1.0.0"},
 }
-LIST_RESULT = {"tools": [{"name": "read_file"}]}
+LIST_RESULT = {"tools": [{"name": "read_file", "inputSchema": {"type": "object"}}]}
 NOTES_RESULT = {"content": [{"type": "text", "text": "remember to buy milk"}], "isError": False}
 MISSING_RESULT = {"content": [{"type": "text", "text": "no such file: missing.txt"}], "isError": True}
 

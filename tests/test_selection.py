@@ -188,7 +188,9 @@ interactions:
 - request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
   response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
 - request: {method: tools/list}
-  response: {result: {tools: [{name: read, annotations: {readOnlyHint: true}}, {name: add}]}}
+  response:
+    result:
+      tools: [{name: read, inputSchema: {}, annotations: {readOnlyHint: true}}, {name: add, inputSchema: {}}]
 - request: {method: prompts/list}
   response: {result: {prompts: []}}
 - request: {method: tools/call, params: {name: read}}
