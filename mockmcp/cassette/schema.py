@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from mockmcp.cassette import shapes
-from mockmcp.cassette.model import AFTER, EXIT_WHEN, FORMAT_VERSION, NOTIFICATION, RAW, REQUEST
+from mockmcp.cassette.model import AFTER, ANY_TIMES, EXIT_WHEN, FORMAT_VERSION, NOTIFICATION, RAW, REQUEST
 from mockmcp.cassette.validation import EXIT_KEYS, FRAMINGS, HTTP_KEYS, REQUEST_ONLY, SESSION_ERRORS, STREAMS
 from mockmcp.protocol import REVISIONS
 
@@ -40,7 +40,8 @@ _DESCRIPTIONS = {
     "request": "a request the client sent: method, optional params, optional id (kept for reference)",
     "notification": "a notification the client sent: method, optional params, no id",
     "delay": "seconds to wait before replaying this interaction",
-    "times": "how many times this interaction is played before the next recording of the request takes over",
+    "times": "how many times this interaction is played before the next recording of the request takes over; "
+    "`any`: as often as the host asks (never a repeat, so --strict allows it)",
     "after": "once the last recording of a request has played its `times`: repeat it, or answer unmatched",
     "server": "what the server sent because of the client message, in order",
     "drop": "true never sends the reply",
@@ -64,7 +65,7 @@ def schema() -> dict[str, Any]:
         "request": {"$ref": "#/definitions/request"},
         "notification": {"$ref": "#/definitions/notification"},
         "delay": _SECONDS,
-        "times": {"type": "integer", "minimum": 1},
+        "times": {"anyOf": [{"type": "integer", "minimum": 1}, {"const": ANY_TIMES}]},
         "after": {"enum": list(AFTER)},
         "server": {"type": ["array", "null"], "items": {"$ref": "#/definitions/server_item"}},
         "drop": {"type": "boolean"},

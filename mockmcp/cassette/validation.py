@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from mockmcp.cassette.model import (
     AFTER,
+    ANY_TIMES,
     EXIT_WHEN,
     FORMAT_VERSION,
     GET_STREAM,
@@ -228,7 +229,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         delay=_delay(data, place),
         at=_seconds(data, "at", place),
         took=_seconds(data, "took", place),
-        times=_count(data, "times", 1, place),
+        times=_times(data, place),
         after=_choice(data, "after", AFTER, place),
         drop=_flag(data, "drop", place),
         raw_response=_text(data, "raw_response", place),
@@ -244,6 +245,22 @@ def _count(data: dict[str, Any], key: str, least: int, place: Place) -> int:
             place + (key,), f"`{key}` must be a whole number, at least {least}", f"write e.g. `{key}: {least + 1}`"
         )
     return value
+
+
+def _times(data: dict[str, Any], place: Place) -> int | str:
+    """`times`: a count, or `any` (played as often as asked, which makes `after` meaningless)."""
+    if data.get("times") != ANY_TIMES:
+        try:
+            return _count(data, "times", 1, place)
+        except Problem as problem:
+            raise Problem(problem.place, problem.problem + f", or `{ANY_TIMES}`", problem.fix) from None
+    if "after" in data:
+        raise Problem(
+            place + ("after",),
+            f"`after` never applies to an interaction with `times: {ANY_TIMES}`, which is never used up",
+            "remove `after`, or give `times` a number",
+        )
+    return ANY_TIMES
 
 
 def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], place: Place) -> str:
