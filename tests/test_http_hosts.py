@@ -107,6 +107,18 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
             assert status == 504 and "0.5 s" in text
 
 
+def test_a_recording_whose_target_is_down_writes_no_cassette_and_says_why(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as free:
+        port = free.getsockname()[1]  # nothing listens there once it is closed
+    down = f"http://127.0.0.1:{port}/mcp"
+    out = tmp_path / "out.yaml"
+    command = ["record", "--mode", "all", "-o", str(out), "--http-target", down]
+    why = f"could not reach {down}: cannot connect to 127.0.0.1:{port}: Connection refused"
+    with running(*command, silent=why) as url:
+        assert post(url)[0] == 502
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # no cassette, no journal
+
+
 class _CountingTarget:
     """A plain HTTP/1.1 server that answers every request with a JSON body and counts connections; a
     request whose body says "stream" gets an SSE stream of 128 MiB instead, in comment events that

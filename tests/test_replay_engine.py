@@ -194,7 +194,35 @@ def test_asked_more_often_than_recorded_gives_the_answers_in_order_then_the_last
     ]
     assert engine.report.repeats == {1: 1}
     assert engine.report.plays == [1, 2]
-    assert "repeated" in engine.report.summary()
+    assert "interactions[1] tools/call roll: asked 1 more time than recorded; the last answer was repeated" in (
+        engine.report.summary()
+    )
+    # A repeat fails strict: the host asked more than the recording says the server answered.
+    assert not engine.report.strict_ok
+    assert engine.report.strict_failures() == "1 request asked more often than recorded"
+
+
+@pytest.mark.parametrize(
+    ("recordings", "knobs", "answered", "repeats", "again"),
+    [
+        (1, "  times: any\n", [1, 1, 1], {}, ""),  # as often as asked: never used up, never a repeat
+        (2, "  times: 2\n", [1, 1, 2], {}, ""),
+        (2, "", [1, 2, 2], {1: 1}, "the last answer was repeated"),
+        (1, "  drop: true\n", [], {0: 2}, "played again, unanswered (`drop`)"),  # no answer to repeat
+    ],
+    ids=["any", "two", "once", "dropped"],
+)
+def test_times_any_answers_as_often_as_asked_and_a_repeat_says_what_it_played(
+    recordings: int, knobs: str, answered: list[int], repeats: dict[int, int], again: str
+) -> None:
+    cassette = TWICE if recordings == 2 else TWICE.split("- request: {id: 2")[0]
+    engine = engine_for(cassette.replace("  response:", knobs + "  response:", 1))
+    out = run(engine, [roll(10), roll(11), roll(12)])
+    assert [int(message["result"]["content"][0]["text"]) for message in out] == answered
+    assert engine.report.repeats == repeats
+    assert engine.report.strict_ok is (not repeats)
+    summary = engine.report.summary()
+    assert (again in summary) if again else ("repeated:" not in summary)
 
 
 def test_requests_in_another_order_each_get_their_own_answer() -> None:

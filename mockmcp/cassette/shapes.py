@@ -436,7 +436,11 @@ def shape_of(name: str, value: Any) -> Shape | None:
 
 def result_label(method: str) -> str:
     """`a tools/call result`, `an initialize result`: how findings name the result of a method."""
-    return f"{'an' if method[:1] in 'aeiou' else 'a'} {method} result"
+    return _a(f"{method} result")
+
+
+def _a(words: str) -> str:
+    return f"{'an' if words[:1] in 'aeiou' else 'a'} {words}"
 
 
 # --- answers a host can read ------------------------------------------------------------------------
@@ -586,7 +590,7 @@ def _value(value: Any, name: str, place: Place) -> Iterator[Flaw]:
         if kind == "text" and "text" in value and not isinstance(value["text"], str):
             problem = f"the `text` of a text content block is a string, not {yaml_type(value['text'])}"
             yield Flaw(place + ("text",), problem, "quote it")
-        yield from _holds(value, CONTENT_TYPES[kind], f"content:{kind}", place, f"a {kind} content block")
+        yield from _holds(value, CONTENT_TYPES[kind], f"content:{kind}", place, _a(f"{kind} content block"))
 
 
 def near(key: str, known: Any) -> str | None:
