@@ -82,6 +82,12 @@ FLAWS: list[tuple[str, Any, list[tuple[str, str, str]]]] = [
         [("messages[0].content.type", "unknown content type 'txt'", "did you mean `text`?")],
     ),
     ("resources/read", {"contents": [{"text": "x"}]}, [("contents[0]", "a resource's contents needs `uri`", "")]),
+    ("resources/read", {"contents": [{"uri": "a"}]}, [("contents[0]", "contents needs `text` or `blob`", "base64")]),
+    (
+        "tools/call",
+        {"content": [{"type": "resource", "resource": {"uri": "a", "blob": "AA=="}}]},
+        [],
+    ),
     ("ping", 3, [("", "a result must be an object", "`result: {}` for none")]),
     ("x/own", "anything", []),  # a method MCP does not define: whatever its server says
 ]
@@ -112,6 +118,10 @@ UNANSWERED: list[tuple[str, list[tuple[str, str, str]]]] = [
                 "did you mean the interaction's `response`? indent `response:` as far as `request:`",
             )
         ],
+    ),
+    (
+        "- request:\n    id: 1\n    method: tools/call\n    respone: {result: {content: []}}\n",
+        [("interactions[0].request.respone", "`respone` is inside the request", "did you mean the interaction's")],
     ),
     (CALL + "  drop: true\n", []),
     (CALL + "  raw_response: '{\"id\": {{id}}}'\n", []),

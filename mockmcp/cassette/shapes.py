@@ -581,6 +581,8 @@ def _value(value: Any, name: str, place: Place) -> Iterator[Flaw]:
         yield Flaw(place, f"{what} is a mapping, not {yaml_type(value)}", "write it as `key: value` lines")
         return
     if name != "content":
+        if name == "resource_contents" and "text" not in value and "blob" not in value:
+            yield Flaw(place, f"{what} needs `text` or `blob`", f"add `text: ...` (or `blob:` in base64){_ON_PURPOSE}")
         yield from _holds(value, SHAPES[name], name, place, what)
         return
     kind = value.get("type")

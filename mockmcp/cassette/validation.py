@@ -664,11 +664,14 @@ def _explained(interaction: Interaction, index: int, cancels: dict[tuple[int, bo
 
 
 def _unanswered(interaction: Interaction, place: Place) -> Problem:
+    from mockmcp.cassette.shapes import near  # deferred: see `served_problems`
+
     message = interaction.message or {}
-    if "response" in message:
+    inside = next((str(key) for key in message if key == "response" or near(str(key), ("response",))), None)
+    if inside is not None:  # written one level too deep (or misspelt there too)
         return Problem(
-            place + (REQUEST, "response"),
-            "`response` is inside the request, so the request has no response: replay would never answer it",
+            place + (REQUEST, inside),
+            f"`{inside}` is inside the request, so the request has no response: replay would never answer it",
             "did you mean the interaction's `response`? indent `response:` as far as `request:`, not under it",
         )
     return Problem(
