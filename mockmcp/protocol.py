@@ -33,7 +33,9 @@ __all__ = [
     "DISCOVER",
     "HANDSHAKE",
     "INITIALIZE",
+    "INPUT_REQUIRED",
     "INVALID_HEADER",
+    "LISTEN",
     "MINTED_KEYS",
     "MISSING_CAPABILITY",
     "PING",
@@ -42,6 +44,7 @@ __all__ = [
     "PROTOCOL_VERSION_KEY",
     "READ_METHODS",
     "RESOURCE_NOT_FOUND",
+    "RESULT_TYPES",
     "REVISIONS",
     "SERVER_INFO_KEY",
     "SERVER_REQUEST_CAPABILITIES",
@@ -87,6 +90,7 @@ DISCOVER = "server/discover"
 PING = "ping"  # a method of the handshake era only: 2026-07-28 servers answer it -32601
 TOOLS_LIST = "tools/list"
 CANCELLED = "notifications/cancelled"  # params.requestId: the sender no longer wants that request answered
+LISTEN = "subscriptions/listen"  # 2026-07-28: a stream of notifications, answered only when it ends (if ever)
 PROGRESS = "notifications/progress"  # params: progressToken, progress, total?, message?
 PROGRESS_TOKEN = "progressToken"  # in a request's params._meta, and in the params of its progress
 SESSION_HEADER = "mcp-session-id"  # Streamable HTTP's handshake-era session, lower case as headers are compared
@@ -98,6 +102,10 @@ PROTOCOL_VERSION_KEY = SPEC_PREFIX + "protocolVersion"
 SUBSCRIPTION_ID_KEY = SPEC_PREFIX + "subscriptionId"  # on a notification: the listen request it belongs to
 SERVER_INFO_KEY = SPEC_PREFIX + "serverInfo"  # in the result of server/discover
 CLIENT_CAPABILITIES_KEY = SPEC_PREFIX + "clientCapabilities"  # on every stateless-era request
+# A 2026-07-28 result's `resultType`: the answer itself, or a request for the client's input (which the
+# client sends with its retry of the same request).
+INPUT_REQUIRED = "input_required"
+RESULT_TYPES = ("complete", INPUT_REQUIRED)
 
 # Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
 # multi-round-trip state, 2025-11-25 tasks, URL elicitation).

@@ -141,7 +141,11 @@ def test_the_ids_the_servers_questions_go_out_under(calls: list[tuple[Any, ...]]
 COUNTER = "version: 1\ninteractions:\n" + "".join(
     f"""- session: {session}
   request: {{method: tools/list}}
-  response: {{result: {{tools: [{{name: ask}}, {{name: status, annotations: {{readOnlyHint: true}}}}]}}}}
+  response:
+    result:
+      tools:
+      - {{name: ask, inputSchema: {{type: object}}}}
+      - {{name: status, inputSchema: {{type: object}}, annotations: {{readOnlyHint: true}}}}
 - session: {session}
   request: {{method: tools/call, params: {{name: ask}}}}
   server:

@@ -218,7 +218,7 @@ def test_save_is_atomic_and_keeps_the_old_file_on_failure(tmp_path: Path, monkey
 
     monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
-        cassette.save(cassette.loads(HEAD + "- request: {method: x}\n"), str(target))
+        cassette.save(cassette.loads(HEAD + "- request: {method: x}\n  response: {result: {}}\n"), str(target))
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"], "the temporary file is removed"
 
@@ -244,11 +244,11 @@ def test_a_changed_cassette_is_parsed_again_and_a_bad_edit_still_gets_its_line(
 ) -> None:
     monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "c.yaml"
-    path.write_text(HEAD + "- request: {method: a}\n")
+    path.write_text(HEAD + "- request: {method: a}\n  response: {result: {}}\n")
     assert cassette.load(str(path)).interactions[0].method == "a"
-    path.write_text(HEAD + "- request: {method: b}\n")
+    path.write_text(HEAD + "- request: {method: b}\n  response: {result: {}}\n")
     assert cassette.load(str(path)).interactions[0].method == "b"
-    path.write_text(HEAD + "- request: {method: b}\n  typo: 1\n")
+    path.write_text(HEAD + "- request: {method: b}\n  typo: 1\n  response: {result: {}}\n")
     with pytest.raises(CassetteError) as raised:
         cassette.load(str(path))
     assert raised.value.line == 4 and raised.value.place == "interactions[0].typo"
@@ -259,7 +259,7 @@ def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     path = tmp_path / "c.yaml"
-    path.write_text(HEAD + "- request: {method: a}\n")
+    path.write_text(HEAD + "- request: {method: a}\n  response: {result: {}}\n")
     cassette.load(str(path))
     assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"]
 
@@ -333,7 +333,9 @@ def test_the_checked_constructor_raises_at_once_with_the_place() -> None:
         "built.yaml: interactions[0].response: a response has exactly one of `result` and `error`\n"
         "  how to fix: keep the one the server sent"
     )
-    built = cassette.from_data({"version": 1, "interactions": [{"request": {"method": "x"}}]})
+    built = cassette.from_data(
+        {"version": 1, "interactions": [{"request": {"method": "x"}, "response": {"result": {}}}]}
+    )
     assert validation.checked(built) == built
     assert cassette.loads(cassette.dump(built)).interactions == built.interactions
 

@@ -49,7 +49,7 @@ BASE = """
     result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: notes, version: '1'}}
 - notification: {method: notifications/initialized} # 1
 - request: {id: 2, method: tools/list}            # 2
-  response: {result: {tools: [{name: read}]}}
+  response: {result: {tools: [{name: read, inputSchema: {type: object}}]}}
 - request: {id: 3, method: tools/call, params: {name: count, arguments: {}}}  # 3
   server:
   - notification: {method: notifications/message, params: {level: info, data: counting}}
@@ -194,7 +194,7 @@ INIT_REPLY = {
         "serverInfo": {"name": "notes", "version": "1"},
     },
 }
-LIST_REPLY = {"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "read"}]}}
+LIST_REPLY = {"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "read", "inputSchema": {"type": "object"}}]}}
 COUNTING = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "counting"}}
 COUNT_REPLY = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "counted"}]}}
 SLOW_REPLY = {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "at last"}]}}
@@ -931,7 +931,7 @@ STATELESS_RAW = """
     id: 2
     method: tools/call
     params: {name: echo, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
-  response: {result: {resultType: complete, said: mockmcp-test-2, "mockmcp-test-2": [mockmcp-test-2]}}
+  response: {result: {content: [], resultType: complete, said: mockmcp-test-2, "mockmcp-test-2": [mockmcp-test-2]}}
 """
 MODERN_RAW = MODERN_SLOW.replace(b'"id":7', '"id":"a\u00e9"'.encode()).replace(b'"slow"', b'"raw"')
 MODERN_ECHO = MODERN_SLOW.replace(b'"slow"', b'"echo"')
@@ -947,7 +947,7 @@ def test_a_stateless_reply_carries_the_client_s_id_where_the_recording_put_the_i
         )
     ]
     echo = shown(endpoint.request("c2", b"POST", "/mcp", {**MODERN, "mcp-name": "echo"}, MODERN_ECHO))
-    said = {"resultType": "complete", "said": "mockmcp-test-2", "mockmcp-test-2": ["mockmcp-test-2"]}
+    said = {"content": [], "resultType": "complete", "said": "mockmcp-test-2", "mockmcp-test-2": ["mockmcp-test-2"]}
     assert echo == [("respond", "c2", 200, {"jsonrpc": "2.0", "id": 7, "result": said}, {})]
 
 

@@ -28,7 +28,7 @@ interactions:
   response: {result: {protocolVersion: '2025-06-18', capabilities: {tools: {}}, serverInfo: {name: n, version: '1'}}}
 - notification: {method: notifications/initialized}
 - request: {id: 2, method: tools/list}
-  response: {result: {tools: [{name: read_file}]}}
+  response: {result: {tools: [{name: read_file, inputSchema: {type: object}}]}}
 """
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
@@ -45,7 +45,7 @@ interactions:
     id: 2
     method: tools/list
     params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
-  response: {result: {tools: [{name: read_file}], resultType: complete}}
+  response: {result: {tools: [{name: read_file, inputSchema: {type: object}}], resultType: complete}}
 """
 
 
@@ -80,7 +80,9 @@ def test_a_2026_request_never_gets_a_handshake_era_answer() -> None:
     assert "recorded in the handshake era, and this request speaks the stateless era" in noted(actions)
     assert "mockmcp record --mode new -o" in noted(actions)
     # the same request in the recorded era still plays
-    assert one_reply(engine.receive(line(8, "tools/list")))["result"] == {"tools": [{"name": "read_file"}]}
+    assert one_reply(engine.receive(line(8, "tools/list")))["result"] == {
+        "tools": [{"name": "read_file", "inputSchema": {"type": "object"}}]
+    }
 
 
 def test_a_handshake_era_request_never_gets_a_2026_answer() -> None:

@@ -145,12 +145,12 @@ def test_a_deep_result_is_recorded_saved_through_the_journal_and_played_back(tmp
 
 def test_a_message_deeper_than_mockmcp_reads_is_a_located_error() -> None:
     deep = json.dumps(nested(jsonrpc.MAX_DEPTH))  # the message adds one more level
-    text = CASSETTE % "" + f"- request: {{method: m, params: {deep}}}\n"
+    text = CASSETTE % "" + f"- request: {{method: m, params: {deep}}}\n  response: {{result: {{}}}}\n"
     with pytest.raises(CassetteError) as caught:
         store.loads(text, "deep.yaml")
     assert caught.value.line == 6 and caught.value.place.startswith("interactions[1].request.params.x.a")
     assert f"more than {jsonrpc.MAX_DEPTH} levels" in caught.value.problem
-    assert not store.loads(text.replace('{"a": 1}', "1"), "ok.yaml").interactions[1].response  # one level less loads
+    assert store.loads(text.replace('{"a": 1}', "1"), "ok.yaml").interactions[1].method == "m"  # one level less loads
 
 
 # --- the report ----------------------------------------------------------------------------------
@@ -472,7 +472,10 @@ def test_a_recorded_pace_longer_than_poll_can_wait_does_not_end_the_session(tmp_
     from conftest import child_env
 
     path = tmp_path / "c.yaml"
-    slow = "- at: 0\n  request: {method: tools/call, params: {name: slow}}\n  took: 1e12\n  response: {result: {}}\n"
+    slow = (
+        "- at: 0\n  request: {method: tools/call, params: {name: slow}}\n  took: 1e12\n"
+        "  response: {result: {content: []}}\n"
+    )
     path.write_text(CASSETTE % "" + slow)
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockmcp", "replay", str(path), "--timing", "recorded"],

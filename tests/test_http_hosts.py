@@ -31,8 +31,11 @@ INIT = {
 
 
 @contextmanager
-def started(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """A mockmcp command that prints its URL on its first stderr line, and that URL; stopped by SIGTERM."""
+def started(*args: str, silent: str = "") -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A mockmcp command that prints its URL on its first stderr line, and that URL; stopped by SIGTERM.
+
+    `silent`: a recording proxy whose target answered nothing, which must exit 2 writing no cassette, and
+    say this (why the target did not answer)."""
     proc = subprocess.Popen([*MOCKMCP, *args], stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT)
     try:
         assert proc.stderr is not None
@@ -41,16 +44,19 @@ def started(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
         assert found, line
         yield proc, found.group(1)
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-        assert proc.returncode == 0
+        _out, said = proc.communicate(timeout=30)
+        if silent:
+            assert proc.returncode == 2 and "the server answered none of the" in said and silent in said, said
+        else:
+            assert proc.returncode == 0, said
     finally:
         proc.kill()
         proc.wait(10)
 
 
 @contextmanager
-def running(*args: str) -> Iterator[str]:
-    with started(*args) as (_proc, url):
+def running(*args: str, silent: str = "") -> Iterator[str]:
+    with started(*args, silent=silent) as (_proc, url):
         yield url
 
 
@@ -84,7 +90,7 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
         port = target.getsockname()[1]
         out = tmp_path / "out.yaml"
         command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{port}/mcp"]
-        with running(*command, "--upstream-timeout", "0.5") as url:
+        with running(*command, "--upstream-timeout", "0.5", silent="did not answer within 0.5 s") as url:
             assert url.startswith("http://127.0.0.1:")  # loopback unless told otherwise
             proxy_port = url.split(":")[2].split("/")[0]
             status, text = post(url, {"host": f"rebound.example:{proxy_port}"})
@@ -99,6 +105,18 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
             assert not reached
             status, text = post(url)  # a target that never answers: 504, not a hung request
             assert status == 504 and "0.5 s" in text
+
+
+def test_a_recording_whose_target_is_down_writes_no_cassette_and_says_why(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as free:
+        port = free.getsockname()[1]  # nothing listens there once it is closed
+    down = f"http://127.0.0.1:{port}/mcp"
+    out = tmp_path / "out.yaml"
+    command = ["record", "--mode", "all", "-o", str(out), "--http-target", down]
+    why = f"could not reach {down}: cannot connect to 127.0.0.1:{port}: Connection refused"
+    with running(*command, silent=why) as url:
+        assert post(url)[0] == 502
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # no cassette, no journal
 
 
 class _CountingTarget:
@@ -254,7 +272,7 @@ def test_many_clients_waiting_on_a_slow_target_cost_the_proxy_no_thread(tmp_path
             "--http-target",
             f"http://127.0.0.1:{target.getsockname()[1]}/mcp",
         ]
-        with started(*command, "--upstream-timeout", "20") as (proc, url):
+        with started(*command, "--upstream-timeout", "20", silent="(the host got 502 Bad Gateway)") as (proc, url):
             threads = len(os.listdir(f"/proc/{proc.pid}/task"))
             answers: list[int] = []
             waiting = [threading.Thread(target=lambda: answers.append(post(url)[0])) for _ in range(clients)]

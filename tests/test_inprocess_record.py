@@ -137,6 +137,18 @@ async def test_a_server_that_cannot_start_leaves_no_cassette_and_no_journal(tmp_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_server_that_dies_at_start_leaves_no_cassette_and_raises_why(tmp_path: Path) -> None:
+    cassette = tmp_path / "notes.yaml"
+    typo = [sys.executable, "-m", "notes_servr"]  # a module name mistyped: Python says so and exits 1
+    with pytest.raises(mockmcp.CassetteError) as raised:
+        await session(mockmcp.recording(typo, cassette), "legacy")
+    assert raised.value.path == str(cassette)
+    assert raised.value.problem.startswith("the server answered none of the 1 request the host sent")
+    assert "so no cassette was written" in raised.value.problem
+    assert list(tmp_path.iterdir()) == []  # no cassette, no journal
+
+
 async def test_what_cannot_be_a_server_is_told(tmp_path: Path) -> None:
     with pytest.raises(mockmcp.UsageError, match="cannot reach 42 as a server"):
         await session(mockmcp.recording(42, tmp_path / "x.yaml"), "legacy")

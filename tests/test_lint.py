@@ -19,7 +19,9 @@ HEAD = "version: 1\ninteractions:\n"
 STATELESS = "version: 1\nmeta: {era: stateless}\ninteractions:\n"
 # A tools/list offering one tool, read_file: lines 3-7 of the cassette.
 TOOLS = (
-    HEAD + "- request: {id: 1, method: tools/list}\n  response:\n    result:\n      tools:\n      - {name: read_file}\n"
+    HEAD
+    + "- request: {id: 1, method: tools/list}\n  response:\n    result:\n      tools:\n"
+    + "      - {name: read_file, inputSchema: {}}\n"
 )
 CALL = "- request:\n    method: tools/call\n    params: {name: %s}\n  response:\n"  # 4 lines
 
@@ -115,21 +117,22 @@ BROKEN = [
         "unknown key 'eror' in a JSON-RPC response; did you mean `error`?",
     ),
     (
-        HEAD + "- request:\n    method: tools/call\n    parms: {name: read_file}\n",
+        HEAD
+        + "- request:\n    method: tools/call\n    parms: {name: read_file}\n  response: {result: {content: []}}\n",
         5,
         "interactions[0].request.parms",
         "error",
         "unknown key 'parms' in a JSON-RPC message; did you mean `params`?",
     ),
     (
-        HEAD + "- request:\n    method: tools/list\n    params: [1]\n",
+        HEAD + "- request:\n    method: tools/list\n    params: [1]\n  response: {result: {tools: []}}\n",
         5,
         "interactions[0].request.params",
         "warning",
         "`params` is a list",
     ),
     (
-        HEAD + "- request:\n    method: ping\n    jsonrpc: '1.0'\n",
+        HEAD + "- request:\n    method: ping\n    jsonrpc: '1.0'\n  response: {result: {}}\n",
         5,
         "interactions[0].request.jsonrpc",
         "error",
@@ -164,21 +167,21 @@ BROKEN = [
         12,
         "interactions[1].response.result",
         "error",
-        "needs a `content` list",
+        "a tools/call result needs `content`",
     ),
     (
         TOOLS + CALL % "read_file" + "    result:\n      content: hello\n",
         13,
         "interactions[1].response.result.content",
         "error",
-        "needs a `content` list",
+        "`content` is a list, not a string",
     ),
     (
         TOOLS + CALL % "read_file" + "    result:\n      content:\n      - text: hi\n",
         14,
         "interactions[1].response.result.content[0]",
         "error",
-        "a mapping with a `type` string",
+        "a content block needs a `type` string",
     ),
     (
         TOOLS + CALL % "read_file" + "    result:\n      content: []\n      isError: 'yes'\n",
@@ -292,7 +295,8 @@ BROKEN = [
     (
         HEAD
         + "- request:\n    method: tools/call\n    params:\n      name: fetch\n"
-        + f"      arguments: {{headers: {{Authorization: '{FAKE['bearer']}'}}}}\n",
+        + f"      arguments: {{headers: {{Authorization: '{FAKE['bearer']}'}}}}\n"
+        + "  response: {result: {content: []}}\n",
         7,
         "interactions[0].request.params.arguments.headers.Authorization",
         "warning",
@@ -337,12 +341,14 @@ CLEAN = [
     (
         "values already redacted",
         HEAD
-        + "- request: {method: x, params: {auth: 'Bearer [REDACTED:TOKEN]', key: '[REDACTED]', k2: 'sk-[REDACTED]'}}\n",
+        + "- request: {method: x, params: {auth: 'Bearer [REDACTED:TOKEN]', key: '[REDACTED]', k2: 'sk-[REDACTED]'}}\n"
+        + "  response: {result: {}}\n",
     ),
     (
         "key-like runs inside longer words",
         HEAD
-        + "- request: {method: x, params: {a: task-0123456789abcdefghijklmn, b: mask-0123456789abcdefghijklmnop}}\n",
+        + "- request: {method: x, params: {a: task-0123456789abcdefghijklmn, b: mask-0123456789abcdefghijklmnop}}\n"
+        + "  response: {result: {}}\n",
     ),
     ("raw lines are whatever the user wrote", HEAD + '- server:\n  - raw: \'{"id": null, "result": 3}\'\n'),
 ]
@@ -401,7 +407,8 @@ def test_a_credential_in_a_broken_file_is_still_reported(tmp_path: Path) -> None
 
 
 def test_a_bearer_jwt_is_one_finding(tmp_path: Path) -> None:
-    findings = findings_of(tmp_path, HEAD + "- request: {method: x, params: {auth: 'Bearer " + FAKE["jwt"] + "'}}\n")
+    text = HEAD + "- request: {method: x, params: {auth: 'Bearer " + FAKE["jwt"] + "'}}\n  response: {result: {}}\n"
+    findings = findings_of(tmp_path, text)
     assert [finding.problem.split(" (")[0] for finding in findings] == ["a bearer token"]
 
 
@@ -504,12 +511,14 @@ TYPOS = [
     (CALL % "read_file" + "    result:\n      content: [{type: text, txt: hi}]\n", "txt", "text"),
     (CALL % "read_file" + "    result:\n      contnet: []\n      content: []\n", "contnet", "content"),
     (
-        "- request: {method: initialize}\n  response:\n    result: {protocolVersion: '2025-11-25', serverinfo: {}}\n",
+        "- request: {method: initialize}\n  response:\n"
+        "    result: {protocolVersion: '2025-11-25', capabilities: {}, serverinfo: {}}\n",
         "serverinfo",
         "serverInfo",
     ),
     (
-        "- request: {method: initialize}\n  response:\n    result:\n      capabilities: {tool: {}}\n",
+        "- request: {method: initialize}\n  response:\n    result:\n      capabilities: {tool: {}}\n"
+        "      protocolVersion: '2025-11-25'\n      serverInfo: {name: s, version: '1'}\n",
         "tool",
         "tools",
     ),
@@ -612,7 +621,8 @@ def init(version: str, asked: str | None = None) -> str:
     """An answered initialize agreeing on version (the client asking `asked`, by default the same)."""
     return (
         f"- request: {{method: initialize, params: {{protocolVersion: '{asked or version}'}}}}\n"
-        f"  response: {{result: {{protocolVersion: '{version}', capabilities: {{}}}}}}\n"
+        f"  response: {{result: {{protocolVersion: '{version}', capabilities: {{}},"
+        f" serverInfo: {{name: s, version: '1'}}}}}}\n"
     )
 
 
@@ -623,7 +633,8 @@ def stateless(method: str, params: str = "") -> str:
 
 
 DISCOVER = (
-    stateless("server/discover") + "  response: {result: {supportedVersions: ['2026-07-28'], resultType: complete}}\n"
+    stateless("server/discover")
+    + "  response: {result: {supportedVersions: ['2026-07-28'], capabilities: {}, resultType: complete}}\n"
 )
 
 # (cassette body, the place of the key, the problem's words): the one finding each gets, a warning.
@@ -644,13 +655,14 @@ OTHER_REVISION = [
         "`ttlMs` in a tools/list result is a 2026-07-28 key; this session speaks 2025-11-25",
     ),
     (
-        init("2025-03-26") + "- request: {method: tools/list}\n  response: {result: {tools: [{name: a, title: A}]}}\n",
+        init("2025-03-26")
+        + "- request: {method: tools/list}\n  response: {result: {tools: [{name: a, title: A, inputSchema: {}}]}}\n",
         "interactions[1].response.result.tools[0].title",
         "`title` in a tool is a key of 2025-06-18 and later; this session speaks 2025-03-26",
     ),
     (
         "- request: {method: initialize, params: {protocolVersion: '2024-11-05'}}\n"
-        "  response: {result: {protocolVersion: '2024-11-05', capabilities: {completions: {}}}}\n",
+        "  response: {result: {protocolVersion: '2024-11-05', capabilities: {completions: {}}, serverInfo: {name: s, version: '1'}}}\n",  # noqa: E501
         "interactions[0].response.result.capabilities.completions",
         "`completions` in the server's capabilities is a key of 2025-03-26 and later; this session speaks 2024-11-05",
     ),
@@ -663,7 +675,8 @@ OTHER_REVISION = [
     (
         DISCOVER
         + stateless("tools/list")
-        + "  response: {result: {resultType: complete, tools: [{name: a, execution: {taskSupport: optional}}]}}\n",
+        + "  response: {result: {resultType: complete,"
+        + " tools: [{name: a, inputSchema: {}, execution: {taskSupport: optional}}]}}\n",
         "interactions[1].response.result.tools[0].execution",
         "`execution` in a tool is a 2025-11-25 key; this session speaks 2026-07-28",
     ),
@@ -783,7 +796,7 @@ OTHER_OPENING = [
     ),
     (
         stateless("server/discover")
-        + "  response: {result: {supportedVersions: ['2026-07-28'], serverInfo: {name: s}, resultType: complete}}\n",
+        + "  response: {result: {supportedVersions: ['2026-07-28'], capabilities: {}, serverInfo: {name: s}, resultType: complete}}\n",  # noqa: E501
         "interactions[0].response.result.serverInfo",
         "`serverInfo` in a server/discover result is a key of the initialize result (2024-11-05 to 2025-11-25); "
         "this session speaks 2026-07-28",
@@ -791,7 +804,8 @@ OTHER_OPENING = [
     ),
     (
         "- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}\n"
-        "  response: {result: {protocolVersion: '2025-11-25', supportedVersions: ['2025-11-25']}}\n",
+        "  response: {result: {protocolVersion: '2025-11-25', supportedVersions: ['2025-11-25'], capabilities: {},"
+        " serverInfo: {name: s, version: '1'}}}\n",
         "interactions[0].response.result.supportedVersions",
         "`supportedVersions` in an initialize result is a key of the server/discover result (2026-07-28); "
         "this session speaks 2025-11-25",
@@ -804,8 +818,12 @@ OTHER_OPENING = [
 def test_a_key_of_the_other_eras_opening_answer_says_what_this_one_says(
     body: str, place: str, words: str, fix: str
 ) -> None:
-    [finding] = lint.lint_text(HEAD + body, "c.yaml")
+    *refused, finding = lint.lint_text(HEAD + body, "c.yaml")
     assert (finding.severity, finding.place, finding.problem, finding.fix) == ("warning", place, words, fix)
+    if refused:  # written instead of the key this result needs: a host refuses it, and so does loading
+        [(severity, problem, hint)] = [(error.severity, error.problem, error.fix) for error in refused]
+        assert severity == "error" and problem == "a server/discover result needs `supportedVersions`"
+        assert hint == "`protocolVersion` is the other era's opening answer's key: write `supportedVersions` instead"
 
 
 # (why it is fine, cassette body): no finding at all.

@@ -193,14 +193,12 @@ def test_the_old_interactions_are_kept_as_they_were() -> None:
 
 
 def test_a_note_names_at_most_three_differences() -> None:
-    many = "- request: {method: tools/call, params: {name: many}}\n  response: {result: {a: 1, b: 1, c: 1, d: 1, e: 1}}"
-    other = (
-        "- request: {method: tools/call, params: {name: many}}\n  response: {result: {a: 2, b: 2, c: 2, d: 2, e: 2}}"
-    )
+    many = "- request: {method: x, params: {name: many}}\n  response: {result: {a: 1, b: 1, c: 1, d: 1, e: 1}}"
+    other = "- request: {method: x, params: {name: many}}\n  response: {result: {a: 2, b: 2, c: 2, d: 2, e: 2}}"
     _result, [note] = merge(cassette(many), cassette(other))
     lines = note.split("\n")
     assert lines[0] == (
-        "tools/call many was answered otherwise than in interactions[0] of the cassette; "
+        "x many was answered otherwise than in interactions[0] of the cassette; "
         "both are kept, this time's as interactions[1]:"
     )
     assert lines[1:] == [

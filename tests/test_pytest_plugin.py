@@ -496,8 +496,9 @@ def gone_pid() -> int:
     return gone.pid
 
 
-CLEAN: dict[str, object] = {"misses": [], "mismatches": [], "withheld": [], "unplayed": []}
+CLEAN: dict[str, object] = {"misses": [], "mismatches": [], "withheld": [], "unplayed": [], "repeats": []}
 UNPLAYED = {**CLEAN, "unplayed": [{"interaction": 3, "method": "tools/call"}]}
+REPEATED = {**CLEAN, "repeats": [{"interaction": 2, "method": "tools/call", "extra": 2}]}
 
 
 @pytest.mark.parametrize(
@@ -506,6 +507,15 @@ UNPLAYED = {**CLEAN, "unplayed": [{"interaction": 3, "method": "tools/call"}]}
         (CLEAN, True, None),
         (UNPLAYED, False, None),
         (UNPLAYED, True, ["never asked for (strict): interactions[3] tools/call"]),
+        (REPEATED, False, None),
+        (
+            REPEATED,
+            True,
+            [
+                "asked more often than recorded (strict): interactions[2] tools/call, 2 more times",
+                "write `times: any` in that interaction",
+            ],
+        ),
         (
             "answered-otherwise",
             False,
@@ -533,7 +543,18 @@ UNPLAYED = {**CLEAN, "unplayed": [{"interaction": 3, "method": "tools/call"}]}
         (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),
         ("{not json", False, ["is unreadable"]),
     ],
-    ids=["clean", "unplayed", "strict", "host-answered-otherwise", "withheld", "miss", "no-report", "unreadable"],
+    ids=[
+        "clean",
+        "unplayed",
+        "strict",
+        "repeated",
+        "strict-repeated",
+        "host-answered-otherwise",
+        "withheld",
+        "miss",
+        "no-report",
+        "unreadable",
+    ],
 )
 def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
     tmp_path: Path, report: object, strict: bool, told: list[str] | None

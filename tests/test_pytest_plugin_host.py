@@ -18,6 +18,7 @@ from conftest import ROOT, SHIPPED
 from test_pytest_plugin import HOST_HELPERS, NOTES_SERVER, run
 
 from mockmcp.cassette import store
+from mockmcp.tools import lint
 
 pytest_plugins = ["pytester"]
 
@@ -469,3 +470,88 @@ def test_one_process_per_call_sees_the_recorded_sessions_one_after_another(pytes
     assert sorted({interaction.session for interaction in cassette.interactions}) == [0, 1, 2]
     (pytester.path / "memory.json").unlink()  # replay never starts the server
     run(pytester).assert_outcomes(passed=1)
+
+
+# The mistakes of a hand edit, each in a hand-made cassette of its own: a handshake and a tools/list, then the
+# edited answer to the host's call of read_file (interactions[3], from line 14). Each must fail its test with
+# the place, from the plugin as from `mockmcp lint`: never a pass, never a wait for ever.
+MADE_BY_HAND = """\
+version: 1
+interactions:
+- request: {method: initialize}
+  response:
+    result:
+      protocolVersion: '2025-11-25'
+      capabilities: {tools: {}}
+      serverInfo: {name: notes, version: '1'}
+- notification: {method: notifications/initialized}
+- request: {method: tools/list}
+  response: {result: {tools: [{name: read_file, inputSchema: {type: object}}]}}
+- request:
+    method: tools/call
+    params: {name: read_file, arguments: {path: notes.txt}}
+"""
+ANSWERED = "  response:\n    result: {content: [{type: text, text: remember to buy milk}]%s}\n"
+MISTAKES = {  # cassette -> (the edit, the place of its error)
+    "under.yaml": (
+        "    response:\n      result: {content: [{type: text, text: hi}]}\n",
+        "interactions[3].request.response",
+    ),
+    "yes.yaml": (ANSWERED % ", isError: 'yes'", "interactions[3].response.result.isError"),
+    "typo.yaml": (ANSWERED % ", isErorr: true", "interactions[3].response.result.isErorr"),
+    "txt.yaml": (ANSWERED.replace("type: text", "type: txt") % "", "interactions[3].response.result.content[0].type"),
+}
+
+HAND_EDITS = (
+    HOST_HELPERS
+    + """
+pytestmark = pytest.mark.anyio
+
+@pytest.mark.mockmcp(cassette="under.yaml", record="none")
+async def test_response_under_its_request(mockmcp):
+    await read(mockmcp, "notes.txt")
+
+@pytest.mark.mockmcp(cassette="yes.yaml", record="none")
+async def test_is_error_yes(mockmcp):
+    await read(mockmcp, "notes.txt")
+
+@pytest.mark.mockmcp(cassette="typo.yaml", record="none")
+async def test_is_error_misspelt(mockmcp):
+    await read(mockmcp, "notes.txt")
+
+@pytest.mark.mockmcp(cassette="txt.yaml", record="none")
+async def test_content_type_txt(mockmcp):
+    await read(mockmcp, "notes.txt")
+
+@pytest.mark.mockmcp(cassette="once.yaml", record="none", strict=True)
+async def test_asked_twice(mockmcp):
+    async with Client(mockmcp.stdio_params, mode="legacy") as client:
+        for _ in range(2):
+            await client.call_tool("read_file", {"path": "notes.txt"})
+
+@pytest.mark.mockmcp(cassette="missing.yaml", record="none")
+async def test_no_such_cassette(mockmcp):
+    await read(mockmcp, "notes.txt")
+"""
+)
+
+
+def test_each_mistake_of_a_hand_edit_fails_its_test_and_lint_at_its_place(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_edits=HAND_EDITS)
+    folder = pytester.path / "cassettes" / "test_edits"
+    folder.mkdir(parents=True)
+    for name, (edit, _place) in MISTAKES.items():
+        (folder / name).write_text(MADE_BY_HAND + edit)
+    (folder / "once.yaml").write_text(MADE_BY_HAND + ANSWERED % "")
+    result = run(pytester)
+    result.assert_outcomes(failed=6)
+    said = result.stdout.str()
+    for name, (_edit, place) in MISTAKES.items():
+        [finding] = [f for f in lint.lint_file(str(folder / name)) if f.severity == lint.ERROR]
+        assert finding.place == place
+        # The replay the host launched refused the cassette with the same place and line, and its test says so.
+        assert f"| mockmcp: error: {folder / name}:{finding.line}: {place}: {finding.problem}" in said, name
+    assert "did you mean the interaction's `response`?" in said
+    assert "asked more often than recorded (strict): interactions[3] tools/call, 1 more time" in said
+    assert lint.lint_file(str(folder / "once.yaml")) == []  # a sound cassette: only the host's repeat is wrong
+    assert f"no cassette at {folder / 'missing.yaml'}" in said  # the path the marker's cassette= resolves to

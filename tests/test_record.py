@@ -115,22 +115,51 @@ def test_bytes_pass_unchanged_both_ways_and_replay_reproduces_them(tmp_path: Pat
     assert not (tmp_path / "c.yaml.journal").exists()
 
 
-def test_a_server_that_crashes_mid_call_leaves_a_valid_cassette(tmp_path: Path) -> None:
+def test_a_server_that_crashes_mid_call_leaves_a_cassette_that_ends_there_too(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     crash = req(2, "tools/crash", {"_meta": {"progressToken": "t"}})
-    status, _stdout, stderr = run_record(out, [INIT, CALL, crash], "--crash-on", "tools/crash")
-    assert status == 3, stderr
-    assert "exited with status 3 (it failed or crashed)" in stderr
+    proc = record(out, "--crash-on", "tools/crash")
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(INIT + CALL + crash)
+        proc.stdin.flush()  # and the host keeps stdin open: the server is the one that ends the session
+        proc.wait(timeout=30)
+        stderr = proc.communicate(timeout=30)[1].decode()
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, stderr
+    assert "the server exited with status 3 (it failed or crashed)" in stderr
+    assert "1 request(s) the server never answered, as it exited first, are kept with `exit`" in stderr
     recorded = cassette.load(str(out))
     assert [i.method for i in recorded.interactions] == ["initialize", "tools/call", "tools/crash"]
     crashed = recorded.interactions[2]
     assert crashed.response is None and crashed.server[0].message["method"] == "notifications/progress"
-    # The replay shows the host the same: answers, then the progress (with the live token), then
-    # nothing for the request the crash cut off.
+    assert crashed.exit == (3, "before")
+    # The replay shows the host the same: answers, then the progress (with the live token), then the
+    # end of the session where the request the crash cut off was (not a wait for ever).
     live = req(7, "tools/crash", {"_meta": {"progressToken": "live"}})
     replayed = [json.loads(line) for line in replay_lines(out, [INIT, CALL, live]).splitlines()]
     assert [m.get("id") for m in replayed] == [0, 1, None]
     assert replayed[2]["params"]["progressToken"] == "live"
+
+
+def test_a_server_that_dies_at_start_leaves_no_cassette_and_says_why(tmp_path: Path) -> None:
+    out = tmp_path / "c.yaml"
+    typo = [sys.executable, "-m", "notes_servr"]  # a module name mistyped: Python says so and exits 1
+    proc = subprocess.run(
+        [*MOCKMCP, "record", "-o", str(out), "--grace", "0.5", "--", *typo],
+        input=INIT,
+        capture_output=True,
+        timeout=30,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 2, stderr
+    assert "the server answered none of the 1 request the host sent, so no cassette was written" in stderr
+    assert "the server exited with status 1" in stderr
+    assert "its stderr ended with:\n  | " in stderr and "No module named notes_servr" in stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # no cassette, no journal
 
 
 def test_sigterm_to_the_recorder_is_passed_on_and_the_session_saved(tmp_path: Path) -> None:
@@ -315,7 +344,7 @@ def test_every_pipelined_request_gets_its_own_answer_in_the_cassette(tmp_path: P
     recorded = cassette.load(str(out))
     assert [i.kind for i in recorded.interactions] == ["request"] * 601
     for interaction in recorded.interactions[1:]:
-        assert interaction.response == {"result": {"echo": interaction.params}}
+        assert interaction.response == {"result": {"echo": interaction.params, "content": []}}
         assert interaction.server == ()
 
 
@@ -529,7 +558,9 @@ def test_after_a_half_close_the_servers_whole_answer_is_forwarded_and_recorded(t
     assert answers[1]["result"]["echo"]["arguments"]["x"] == "b" * 4_000_000
     assert proc.returncode == 0
     recorded = cassette.load(str(out)).interactions
-    assert recorded[1].response == {"result": {"echo": {"name": "echo", "arguments": {"x": "b" * 4_000_000}}}}
+    assert recorded[1].response == {
+        "result": {"echo": {"name": "echo", "arguments": {"x": "b" * 4_000_000}}, "content": []}
+    }
 
 
 def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_process(tmp_path: Path) -> None:

@@ -119,12 +119,12 @@ def test_odd_tokens_and_text_that_yaml_cannot_hold_do_not_break_the_recording() 
         (CLIENT, req(1, "tools/call", {"name": "x", "_meta": {"progressToken": {"t": 1}}})),
         (SERVER, note("notifications/progress", {"progressToken": {"t": 1}, "progress": 1})),
         (SERVER, b"warning: \xff\xfe bad bytes"),
-        (SERVER, b'{"jsonrpc":"2.0","id":1,"result":{"text":"cut emoji \\ud83d"}}'),
+        (SERVER, b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"cut emoji \\ud83d"}]}}'),
     )
     text = cassette.dump(made)  # must be writable
     again = cassette.loads(text)
     call = again.interactions[0]
-    assert call.response == {"result": {"text": "cut emoji \ufffd"}}
+    assert call.response == {"result": {"content": [{"type": "text", "text": "cut emoji \ufffd"}]}}
     assert call.server[1].message == "warning: \ufffd\ufffd bad bytes"
 
 

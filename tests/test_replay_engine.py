@@ -109,7 +109,7 @@ interactions:
 - request: {id: 2, method: tools/list}
   response:
     result:
-      tools: [{name: read_file}]
+      tools: [{name: read_file, inputSchema: {type: object}}]
 - request:
     id: 3
     method: tools/call
@@ -133,7 +133,7 @@ INIT_RESULT = {
     "capabilities": {"tools": {}},
     "serverInfo": {"name": "notes", "version": "1.0.0"},
 }
-LIST_RESULT = {"tools": [{"name": "read_file"}]}
+LIST_RESULT = {"tools": [{"name": "read_file", "inputSchema": {"type": "object"}}]}
 NOTES_RESULT = {"content": [{"type": "text", "text": "remember to buy milk"}], "isError": False}
 MISSING_RESULT = {"content": [{"type": "text", "text": "no such file: missing.txt"}], "isError": True}
 
@@ -194,7 +194,35 @@ def test_asked_more_often_than_recorded_gives_the_answers_in_order_then_the_last
     ]
     assert engine.report.repeats == {1: 1}
     assert engine.report.plays == [1, 2]
-    assert "repeated" in engine.report.summary()
+    assert "interactions[1] tools/call roll: asked 1 more time than recorded; the last answer was repeated" in (
+        engine.report.summary()
+    )
+    # A repeat fails strict: the host asked more than the recording says the server answered.
+    assert not engine.report.strict_ok
+    assert engine.report.strict_failures() == "1 request asked more often than recorded"
+
+
+@pytest.mark.parametrize(
+    ("recordings", "knobs", "answered", "repeats", "again"),
+    [
+        (1, "  times: any\n", [1, 1, 1], {}, ""),  # as often as asked: never used up, never a repeat
+        (2, "  times: 2\n", [1, 1, 2], {}, ""),
+        (2, "", [1, 2, 2], {1: 1}, "the last answer was repeated"),
+        (1, "  drop: true\n", [], {0: 2}, "played again, unanswered (`drop`)"),  # no answer to repeat
+    ],
+    ids=["any", "two", "once", "dropped"],
+)
+def test_times_any_answers_as_often_as_asked_and_a_repeat_says_what_it_played(
+    recordings: int, knobs: str, answered: list[int], repeats: dict[int, int], again: str
+) -> None:
+    cassette = TWICE if recordings == 2 else TWICE.split("- request: {id: 2")[0]
+    engine = engine_for(cassette.replace("  response:", knobs + "  response:", 1))
+    out = run(engine, [roll(10), roll(11), roll(12)])
+    assert [int(message["result"]["content"][0]["text"]) for message in out] == answered
+    assert engine.report.repeats == repeats
+    assert engine.report.strict_ok is (not repeats)
+    summary = engine.report.summary()
+    assert (again in summary) if again else ("repeated:" not in summary)
 
 
 def test_requests_in_another_order_each_get_their_own_answer() -> None:
@@ -1408,8 +1436,9 @@ def test_a_host_declaring_more_than_the_recording_is_noted_once_and_not_a_failur
     assert "answers were recorded for the other capabilities" in note
     assert notes(engine.receive(richer)) == []  # the same difference again: noted once
     run(engine, [INITIALIZED, TOOLS_LIST, READ_NOTES, READ_MISSING])
-    assert engine.report.strict_ok and engine.report.withheld == []
-    assert len(engine.report.capabilities) == 1
+    # No failure for the capabilities: strict fails on the initialize asked twice only.
+    assert engine.report.strict_failures() == "1 request asked more often than recorded"
+    assert engine.report.withheld == [] and len(engine.report.capabilities) == 1
 
 
 def test_without_declared_capabilities_server_requests_go_out_as_recorded() -> None:

@@ -56,6 +56,19 @@ def test_each_live_session_follows_a_recorded_session_of_its_own() -> None:
     assert first.report.repeats == {} and second.report.repeats == {}
 
 
+@pytest.mark.parametrize(("times", "repeats"), [("", {1: 2}), ("  times: any\n", {})], ids=["once", "any"])
+def test_times_any_is_no_repeat_among_several_recorded_sessions(times: str, repeats: dict[int, int]) -> None:
+    knobbed = TWO_SESSIONS.replace(
+        "- request: {method: tools/call, params: {name: count}}\n",
+        "- request: {method: tools/call, params: {name: count}}\n" + times,
+        1,
+    )
+    engine = Replay(loads(knobbed), Matcher.build())
+    answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+    assert [answer(engine, n, "tools/call", {"name": "count"}) for n in (2, 3, 4)] == ["1", "1", "1"]
+    assert engine.report.repeats == repeats
+
+
 def test_a_live_session_alone_plays_the_first_recorded_session_and_is_judged_on_it() -> None:
     cassette = loads(TWO_SESSIONS)
     engine = Replay(cassette, Matcher.build())
@@ -188,7 +201,9 @@ interactions:
 - request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
   response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
 - request: {method: tools/list}
-  response: {result: {tools: [{name: read, annotations: {readOnlyHint: true}}, {name: add}]}}
+  response:
+    result:
+      tools: [{name: read, inputSchema: {}, annotations: {readOnlyHint: true}}, {name: add, inputSchema: {}}]
 - request: {method: prompts/list}
   response: {result: {prompts: []}}
 - request: {method: tools/call, params: {name: read}}

@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, SHIPPED, child_env
 
 from mockmcp.cassette import store as cassette
+from mockmcp.cassette.model import REQUEST, Cassette, Interaction
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.tools import show
 
@@ -225,7 +226,9 @@ def test_the_counts_include_the_faults() -> None:
 
 def test_fault_marks_stay_whole_when_the_summary_is_cut() -> None:
     line = lines_of(
-        "- request: {method: tools/call, params: {name: slow, arguments: {text: " + "x" * 200 + "}}}\n  delay: 2\n", 50
+        "- request: {method: tools/call, params: {name: slow, arguments: {text: " + "x" * 200 + "}}}\n  delay: 2\n"
+        "  response: {result: {content: []}}\n",
+        50,
     )[0]
     assert len(line) == 50 and line.endswith("…  ⚠ delay 2s")
 
@@ -235,21 +238,21 @@ SUMMARIES = [
     (
         "initialize",
         {"protocolVersion": "2025-06-18", "clientInfo": {"name": "host", "version": "2"}},
-        {"protocolVersion": "2025-06-18", "serverInfo": {"name": "srv", "version": "1"}},
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "srv", "version": "1"}},
         "initialize protocol 2025-06-18, client host 2",
         "protocol 2025-06-18, server srv 1",
     ),
     (
         "server/discover",
         {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
-        {"supportedVersions": ["2025-11-25", "2026-07-28"], "resultType": "complete"},
+        {"supportedVersions": ["2025-11-25", "2026-07-28"], "capabilities": {}, "resultType": "complete"},
         "server/discover",
         "versions 2025-11-25, 2026-07-28",
     ),
     (
         "tools/list",
         None,
-        {"tools": [{"name": "a"}, {"name": "b"}], "nextCursor": "c2"},
+        {"tools": [{"name": "a", "inputSchema": {}}, {"name": "b", "inputSchema": {}}], "nextCursor": "c2"},
         "tools/list",
         "2 tools: a, b, more after nextCursor",
     ),
@@ -291,7 +294,8 @@ SUMMARIES = [
         "tasks/get {taskId: t-1}",
         "{taskId: t-1, status: working}",
     ),
-    # a shape the summarizer does not expect is shown as it is, never a crash
+    # a shape the summarizer does not expect is shown as it is, never a crash (loading refuses these: a cassette
+    # built in code is shown all the same)
     (
         "tools/call",
         {"arguments": {"a": 1}},
@@ -305,16 +309,9 @@ SUMMARIES = [
 
 @pytest.mark.parametrize(("method", "params", "result", "asked", "answered"), SUMMARIES)
 def test_each_method_has_its_summary(method: str, params: object, result: object, asked: str, answered: str) -> None:
-    data = {
-        "version": 1,
-        "interactions": [
-            {
-                "request": {"id": 1, "method": method, **({"params": params} if params is not None else {})},
-                "response": {"result": result},
-            }
-        ],
-    }
-    lines = show.render(cassette.from_data(data), False, 200).splitlines()[1:-1]
+    request = {"id": 1, "method": method, **({"params": params} if params is not None else {})}
+    built = Cassette((Interaction(REQUEST, request, response={"result": result}),), {})
+    lines = show.render(built, False, 200).splitlines()[1:-1]
     assert lines == [f"[0] → {asked}", f"    ← {answered}"]
 
 
@@ -347,14 +344,16 @@ def test_server_notifications_and_a_client_notification_are_summarized() -> None
 
 def test_a_request_without_a_response_and_odd_text_stay_on_one_line() -> None:
     text = """\
-- request: {method: tools/call, params: {name: t, arguments: {s: "a\\nb"}}}
+- request: {id: 1, method: tools/call, params: {name: t, arguments: {s: "a\\nb"}}}
+- notification: {method: notifications/cancelled, params: {requestId: 1}}
 - request: {method: tools/call, params: {name: u}}
   response: {result: {content: [{type: text, text: "line one\\n\\n  line two\\u001b[31m red\\ttab"}]}}
 """
     assert lines_of(text) == [
         '[0] → tools/call t {s: "a\\nb"}',
         "    ← no response recorded",
-        "[1] → tools/call u",
+        "[1] → notifications/cancelled request 1",
+        "[2] → tools/call u",
         "    ← line one line two\\x1b[31m red tab",  # no line break, no escape sequence reaches the terminal
     ]
 
@@ -364,7 +363,7 @@ def test_both_eras_are_named_when_a_host_probed_first() -> None:
 - request: {method: server/discover}
   response: {error: {code: -32601, message: Method not found}}
 - request: {method: initialize, params: {protocolVersion: '2025-11-25', clientInfo: {name: h}}}
-  response: {result: {protocolVersion: '2025-11-25', serverInfo: {name: s}}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
 - request: {method: tools/list, params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}}
   response: {result: {tools: []}}
 """

@@ -310,7 +310,8 @@ for line in sys.stdin:
     message = json.loads(line)
     if "id" in message:
         exists = os.path.exists(message["params"]["arguments"]["path"])
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"exists": exists}}), flush=True)
+        result = {"content": [], "structuredContent": {"exists": exists}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
 """
 
 
@@ -320,7 +321,7 @@ def test_verify_sends_the_live_values_and_compares_in_placeholders(tmp_path: Pat
     path.write_text(
         "version: 1\nmeta: {substitute: [DATA]}\ninteractions:\n"
         "- request: {method: tools/call, params: {name: stat, arguments: {path: '${DATA}/todo.txt'}}}\n"
-        "  response: {result: {exists: true}}\n"
+        "  response: {result: {content: [], structuredContent: {exists: true}}}\n"
     )
     command = [*MOCKMCP, "verify", str(path), "--substitute", f"DATA={tmp_path}", "--", sys.executable, "-c", EXISTS]
     done = subprocess.run(command, capture_output=True, text=True, env=child_env(), timeout=60)

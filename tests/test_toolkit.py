@@ -306,7 +306,7 @@ interactions:
     method: tools/call
     params: {name: echo, arguments: {x: 1}}
   response:
-    result: {echo: {name: echo, arguments: {x: 1}}}
+    result: {content: [], echo: {name: echo, arguments: {x: 1}}}
 """
 
 
@@ -317,7 +317,7 @@ def test_verify_ends_against_a_server_that_ignores_eof_and_sigterm(tmp_path: Pat
     live = drive(store.load(str(path)), [*SCRIPTED, "--ignore-eof", "--ignore-term"], timeout=10, grace=0.3)
     assert time.monotonic() - start < 10
     assert [i.method for i in live.interactions[:2]] == ["initialize", "tools/call"]
-    assert live.interactions[1].response == {"result": {"echo": {"name": "echo", "arguments": {"x": 1}}}}
+    assert live.interactions[1].response == {"result": {"echo": {"name": "echo", "arguments": {"x": 1}}, "content": []}}
     # What it sent after the EOF, before SIGKILL, is kept too.
     assert (
         live.interactions[-1].kind == "server" and live.interactions[-1].server[0].message["params"]["data"] == "late"

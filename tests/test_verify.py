@@ -246,11 +246,13 @@ def _paged(first_page: list[str]) -> Cassette:
             "interactions": [
                 {
                     "request": {"id": 1, "method": "tools/list"},
-                    "response": {"result": {"tools": [{"name": n} for n in first_page], "nextCursor": "c"}},
+                    "response": {
+                        "result": {"tools": [{"name": n, "inputSchema": {}} for n in first_page], "nextCursor": "c"}
+                    },
                 },
                 {
                     "request": {"id": 2, "method": "tools/list", "params": {"cursor": "c"}},
-                    "response": {"result": {"tools": [{"name": "write"}]}},
+                    "response": {"result": {"tools": [{"name": "write", "inputSchema": {}}]}},
                 },
                 {
                     "request": {"id": 3, "method": "tools/call", "params": {"name": "read"}},

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AFTER",
+    "ANY_TIMES",
     "Cassette",
     "EXIT_WHEN",
     "FORMAT_VERSION",
@@ -39,6 +40,7 @@ __all__ = [
 
 FORMAT_VERSION = 1
 AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
+ANY_TIMES = "any"  # `times: any`: played as often as asked, never used up (no repeat, so `--strict` allows it)
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
 # The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
 KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
@@ -90,9 +92,10 @@ class Interaction(NamedTuple):
 
     The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
     `times` this interaction is played before the next recording of the same request takes over
-    and `after` (repeat or unmatched) once the last one is used up, `drop` the reply, send
-    `raw_response` instead of it, `exit` (status, when) to end the session. `match`: the request's
-    match rules as written (params path -> matcher, see MATCHERS and MATCHER_ARGUMENTS), None when it has none.
+    (ANY_TIMES: as often as asked) and `after` (repeat or unmatched) once the last one is used up,
+    `drop` the reply, send `raw_response` instead of it, `exit` (status, when) to end the session. `match`:
+    the request's match rules as written (params path -> matcher, see MATCHERS and MATCHER_ARGUMENTS), None
+    when it has none.
     """
 
     kind: str  # REQUEST, NOTIFICATION or SERVER (unsolicited)
@@ -102,7 +105,7 @@ class Interaction(NamedTuple):
     delay: float = 0.0
     at: float | None = None
     took: float | None = None
-    times: int = 1
+    times: int | str = 1  # a count, or ANY_TIMES
     after: str = "repeat"
     drop: bool = False
     raw_response: str | None = None
@@ -113,6 +116,12 @@ class Interaction(NamedTuple):
     @property
     def method(self) -> str | None:
         return None if self.message is None else self.message["method"]
+
+    @property
+    def counted(self) -> int:
+        """The plays its `times` counts before the next recording of its request takes over (`times: any`,
+        which none takes over from: its first)."""
+        return self.times if isinstance(self.times, int) else 1
 
     @property
     def params(self) -> Any:

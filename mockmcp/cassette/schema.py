@@ -27,6 +27,7 @@ from typing import Any
 from mockmcp.cassette import shapes
 from mockmcp.cassette.model import (
     AFTER,
+    ANY_TIMES,
     EXIT_WHEN,
     FORMAT_VERSION,
     MATCHER_ARGUMENTS,
@@ -59,7 +60,8 @@ _DESCRIPTIONS = {
     "notification": "a notification the client sent: method, optional params, no id",
     "match": "match rules: a params path, then how its value is compared (any, type, subset, unordered, regex)",
     "delay": "seconds to wait before replaying this interaction",
-    "times": "how many times this interaction is played before the next recording of the request takes over",
+    "times": "how many times this interaction is played before the next recording of the request takes over; "
+    "`any`: as often as the host asks (never a repeat, so --strict allows it)",
     "after": "once the last recording of a request has played its `times`: repeat it, or answer unmatched",
     "server": "what the server sent because of the client message, in order",
     "drop": "true never sends the reply",
@@ -84,7 +86,7 @@ def schema() -> dict[str, Any]:
         "notification": {"$ref": "#/definitions/notification"},
         "match": {"type": "object", "additionalProperties": {"$ref": "#/definitions/matcher"}},
         "delay": _SECONDS,
-        "times": {"type": "integer", "minimum": 1},
+        "times": {"anyOf": [{"type": "integer", "minimum": 1}, {"const": ANY_TIMES}]},
         "after": {"enum": list(AFTER)},
         "server": {"type": ["array", "null"], "items": {"$ref": "#/definitions/server_item"}},
         "drop": {"type": "boolean"},

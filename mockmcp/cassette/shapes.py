@@ -30,30 +30,39 @@ from mockmcp.protocol import (
     CLIENT_CAPABILITIES_KEY,
     DISCOVER,
     INITIALIZE,
+    INPUT_REQUIRED,
+    LISTEN,
     PING,
     PROGRESS,
     PROGRESS_TOKEN,
     PROTOCOL_VERSION_KEY,
+    RESULT_TYPES,
     REVISIONS,
     SERVER_INFO_KEY,
     SPEC_PREFIX,
     STATELESS_VERSION,
     SUBSCRIPTION_ID_KEY,
 )
-from mockmcp.words import Place
+from mockmcp.words import Place, yaml_type
 
 __all__ = [
+    "CONTENT_TYPE",
     "CONTENT_TYPES",
     "ERROR",
+    "Flaw",
     "META_KEYS",
+    "NOT_AN_OBJECT",
     "OPENINGS",
     "PARAMS",
+    "REQUIRED",
     "RESULTS",
     "SHAPES",
     "SPANS",
     "Unknown",
+    "answer_flaws",
     "defined_in",
     "near",
+    "result_label",
     "revision_note",
     "revision_span",
     "shape_of",
@@ -107,6 +116,8 @@ CONTENT_TYPES: dict[str, Shape] = {
     "resource_link": {"type": None, **SHAPES["resource"]},
     "resource": {"type": None, "resource": "resource_contents", "annotations": "annotations", "_meta": None},
 }
+
+CONTENT_TYPE = "content type"  # what an `Unknown` that is a content block's `type`, not a key, is
 
 ERROR: Shape = dict.fromkeys(("code", "message", "data"))
 
@@ -276,7 +287,7 @@ SPANS: dict[str, dict[str, tuple[str, str]]] = {
         **dict.fromkeys(
             ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status"), _TASKS
         ),
-        **dict.fromkeys((DISCOVER, "subscriptions/listen"), _MRTR),
+        **dict.fromkeys((DISCOVER, LISTEN), _MRTR),
     },
 }
 
@@ -329,6 +340,23 @@ class Unknown(NamedTuple):
     revisions: tuple[str, ...] = ()
     noun: str = "key"  # what `key` is: a key, or a content block's `type` ("content type")
 
+    def typo(self) -> tuple[str, str] | None:
+        """(what is wrong, how to fix it) when no host reads past this: a near miss of a key MCP defines, or a
+        content `type` no revision defines (a host refuses the whole answer); None for a key merely unknown
+        (a server may send keys of its own) or of another revision."""
+        if self.revisions:
+            return None
+        if self.noun == CONTENT_TYPE:
+            hint = f"did you mean `{self.near}`? " if self.near else ""
+            problem = f"unknown content type {self.key!r}: a host refuses the whole message"
+            return problem, f"{hint}use one of: {', '.join(self.known)}"
+        if self.near is None:
+            return None
+        return (
+            f"unknown key {self.key!r} in {self.what}; did you mean `{self.near}`?",
+            f"rename it `{self.near}`: as it is, no host reads it",
+        )
+
 
 def unknown_keys(
     value: Any, shape: Shape, place: Place, what: str, revision: str | None = None, scopes: tuple[str, ...] = ()
@@ -368,11 +396,15 @@ def unknown_keys(
 
 def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterator[Unknown]:
     shape = shape_of(name, value)
+    if name == "content" and shape is None and isinstance(value, dict) and isinstance(value.get("type"), str):
+        kind, known = value["type"], tuple(CONTENT_TYPES)
+        yield Unknown(place + ("type",), kind, "a content block", known, near(kind, known), (), CONTENT_TYPE)
+        return
     if shape is not None and name == "content" and revision in REVISIONS:
         revisions = defined_in(("content_type",), value["type"])
         if revision not in revisions:
             known = tuple(kind for kind in CONTENT_TYPES if revision in defined_in(("content_type",), kind))
-            yield Unknown(place + ("type",), value["type"], "a content block", known, None, revisions, "content type")
+            yield Unknown(place + ("type",), value["type"], "a content block", known, None, revisions, CONTENT_TYPE)
             return
     if shape is not None:
         label = f"a {value['type']} content block" if name == "content" else _LABELS.get(name, f"a {name}")
@@ -400,6 +432,167 @@ def shape_of(name: str, value: Any) -> Shape | None:
     if name == "meta":
         return None  # open: see `META_KEYS`
     return SHAPES.get(name)
+
+
+def result_label(method: str) -> str:
+    """`a tools/call result`, `an initialize result`: how findings name the result of a method."""
+    return _a(f"{method} result")
+
+
+def _a(words: str) -> str:
+    return f"{'an' if words[:1] in 'aeiou' else 'a'} {words}"
+
+
+# --- answers a host can read ------------------------------------------------------------------------
+#
+# What replay serves as the answer to a request has to be one the host can read as meant. Where the
+# keys above only say what a key *may* be, these say what a host built on the official SDK refuses
+# (it raises a validation error: a `content` missing, a block of type `txt`, a tool without
+# `inputSchema`) or silently reads otherwise (`isError: "yes"` taken as true, `isErorr` ignored so a
+# failure reads as a success). Every revision requires these, so they hold whatever the session's
+# revision; what only one revision lacks stays a warning of `mockmcp lint` (a host ignores a key it
+# does not read). Loading refuses such an answer, and `mockmcp record` keeps a real server's answer
+# that breaks them as the exact line it sent (`raw_response`), where a fault is written on purpose too.
+
+# The keys a value must hold, by shape name, `result:METHOD`, or `content:TYPE` (the SDK's required fields).
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "result:initialize": ("protocolVersion", "capabilities", "serverInfo"),
+    "result:server/discover": ("supportedVersions", "capabilities"),
+    "result:tools/list": ("tools",),
+    "result:tools/call": ("content",),
+    "result:prompts/list": ("prompts",),
+    "result:prompts/get": ("messages",),
+    "result:resources/list": ("resources",),
+    "result:resources/templates/list": ("resourceTemplates",),
+    "result:resources/read": ("contents",),
+    "result:completion/complete": ("completion",),
+    "implementation": ("name", "version"),
+    "icon": ("src",),
+    "tool": ("name", "inputSchema"),
+    "prompt": ("name",),
+    "prompt_argument": ("name",),
+    "prompt_message": ("role", "content"),
+    "resource": ("name", "uri"),
+    "resource_template": ("name", "uriTemplate"),
+    "resource_contents": ("uri",),
+    "completion": ("values",),
+    "root": ("uri",),
+    "content:text": ("text",),
+    "content:image": ("data", "mimeType"),
+    "content:audio": ("data", "mimeType"),
+    "content:resource_link": ("name", "uri"),
+    "content:resource": ("resource",),
+}
+_EXAMPLES = {  # how to write a required key that is missing, where a plain `KEY: ...` says too little
+    "content": "`content: [{type: text, text: ...}]` (`content: []` if the tool says nothing)",
+    "inputSchema": "`inputSchema: {type: object}`",
+    "serverInfo": "`serverInfo: {name: ..., version: ...}`",
+    "capabilities": "`capabilities: {}`",
+}
+NOT_AN_OBJECT = (
+    "a result must be an object (every MCP result is one)",
+    "write it as `key: value` lines; `result: {}` for none",
+)
+_ON_PURPOSE = "; to send it so on purpose (a host's error handling), write the whole reply as `raw_response`"
+
+
+class Flaw(NamedTuple):
+    """Why a host cannot read an answer as MCP means it: where, what, how to fix."""
+
+    place: Place
+    problem: str
+    fix: str
+
+
+def answer_flaws(method: str, result: Any, place: Place) -> list[Flaw]:
+    """What makes `result`, the answer to a `method` request at `place`, one a host cannot read as meant
+    (see above), in the order of the text (the first is what loading says); nothing for a method MCP does
+    not define here. A 2026-07-28 `input_required` result is held only to its keys: what it asks for
+    comes before the answer."""
+    shape = RESULTS.get(method)
+    if shape is None:
+        return []
+    what = result_label(method)
+    if not isinstance(result, dict):
+        return [Flaw(place, *NOT_AN_OBJECT)]
+    kind = result.get("resultType", RESULT_TYPES[0])
+    if kind not in RESULT_TYPES:  # no telling what the rest should hold
+        fix = f"use one of: {', '.join(RESULT_TYPES)}"
+        return [Flaw(place + ("resultType",), f"unknown `resultType` {kind!r}", fix)]
+    found = [
+        Flaw(unknown.place, *typo)
+        for unknown in unknown_keys(result, shape, place, what, None, ("result", f"result:{method}"))
+        if (typo := unknown.typo()) is not None
+    ]
+    if kind != INPUT_REQUIRED:
+        if method == "tools/call" and not isinstance(result.get("isError", False), bool):
+            problem = f"`isError` must be true or false, not {result['isError']!r} (a host reads it as it likes)"
+            fix = "write `isError: true` (the tool ran and failed) or `isError: false`"
+            found.append(Flaw(place + ("isError",), problem, fix))
+        found += _holds(result, shape, f"result:{method}", place, what)
+    return sorted(found, key=lambda flaw: _position(result, flaw.place[len(place) :]))
+
+
+def _position(value: Any, steps: Place) -> tuple[int, ...]:
+    """Where the place `steps` below value comes in the text: its keys' and items' positions, in order (a
+    place above another comes first)."""
+    position = []
+    for step in steps:
+        if isinstance(value, dict) and step in value:
+            position.append(list(value).index(step))
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
+            position.append(step)
+            value = value[step]
+        else:
+            position.append(0)
+            value = None
+    return tuple(position)
+
+
+def _holds(value: dict[str, Any], shape: Shape, name: str, place: Place, what: str) -> Iterator[Flaw]:
+    """The required keys of a value of the named shape, and the values it holds of shapes of their own."""
+    # The other era's opening answer's keys, by the key of this one they stand for (`protocolVersion` written
+    # where a server/discover result says `supportedVersions`).
+    swapped = {instead: other for other, instead in OPENINGS.get(name.removeprefix("result:"), ((), {}))[1].items()}
+    for key in REQUIRED.get(name, ()):
+        if key in value or any(near(str(other), (key,)) for other in value):  # a typo says it already
+            continue
+        fix = f"add {_EXAMPLES.get(key, f'`{key}: ...`')}{_ON_PURPOSE}"
+        if swapped.get(key) in value:
+            fix = f"`{swapped[key]}` is the other era's opening answer's key: write `{key}` instead"
+        yield Flaw(place, f"{what} needs `{key}`", fix)
+    for key, child in shape.items():
+        if child is None or child == "meta" or key not in value:
+            continue
+        item = value[key]
+        if not child.startswith("["):
+            yield from _value(item, child, place + (key,))
+        elif not isinstance(item, list):
+            yield Flaw(place + (key,), f"`{key}` is a list, not {yaml_type(item)}", f"write `{key}: [...]`")
+        else:
+            for index, element in enumerate(item):
+                yield from _value(element, child[1:-1], place + (key, index))
+
+
+def _value(value: Any, name: str, place: Place) -> Iterator[Flaw]:
+    what = "a content block" if name == "content" else _LABELS.get(name, f"a {name}")
+    if not isinstance(value, dict):
+        yield Flaw(place, f"{what} is a mapping, not {yaml_type(value)}", "write it as `key: value` lines")
+        return
+    if name != "content":
+        if name == "resource_contents" and "text" not in value and "blob" not in value:
+            yield Flaw(place, f"{what} needs `text` or `blob`", f"add `text: ...` (or `blob:` in base64){_ON_PURPOSE}")
+        yield from _holds(value, SHAPES[name], name, place, what)
+        return
+    kind = value.get("type")
+    if not isinstance(kind, str):
+        yield Flaw(place, "a content block needs a `type` string", "write e.g. `{type: text, text: ...}`")
+    elif kind in CONTENT_TYPES:  # an unknown one is a typo (`unknown_keys`)
+        if kind == "text" and "text" in value and not isinstance(value["text"], str):
+            problem = f"the `text` of a text content block is a string, not {yaml_type(value['text'])}"
+            yield Flaw(place + ("text",), problem, "quote it")
+        yield from _holds(value, CONTENT_TYPES[kind], f"content:{kind}", place, _a(f"{kind} content block"))
 
 
 def near(key: str, known: Any) -> str | None:

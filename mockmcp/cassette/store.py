@@ -129,7 +129,9 @@ def _load(path: str, raw: bytes, mode: int) -> Cassette:
     data = files.read_cache(path, raw)
     if data is not None:
         try:
-            return validated(data, path)
+            # Cached only once these very bytes passed every check, the checks of what replay serves
+            # included: those are left out here, off the launch path (see `validation.served_problems`).
+            return validated(data, path, served=False)
         except Problem:
             pass  # not what this cassette parses to: read the cassette itself, which has the last word
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from mockmcp.cassette.model import (
     AFTER,
+    ANY_TIMES,
     EXIT_WHEN,
     FORMAT_VERSION,
     GET_STREAM,
@@ -29,6 +30,7 @@ from mockmcp.cassette.model import (
 )
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
+from mockmcp.protocol import CANCELLED, LISTEN
 from mockmcp.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 
 TYPE_CHECKING = False
@@ -50,6 +52,8 @@ __all__ = [
     "from_data",
     "problems",
     "response",
+    "served_problems",
+    "served_response",
 ]
 
 TOP_KEYS = ("version", "meta", "interactions")
@@ -109,8 +113,12 @@ def checked(built: Cassette) -> Cassette:
     return from_data(built.to_data(), built.path)
 
 
-def cassette(data: Any, path: str | None) -> Cassette:
-    """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it)."""
+def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
+    """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it).
+
+    `served=False` leaves out the checks of what replay serves (`served_problems`): `store.load` does so
+    for data cached from this very file, which passed them when it was cached.
+    """
     _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
     _json_data(data)
     _known_keys(data, (), TOP_KEYS)
@@ -135,6 +143,9 @@ def cassette(data: Any, path: str | None) -> Cassette:
             "write `interactions:` followed by `- request: ...` items",
         )
     interactions = tuple(_interaction(item, ("interactions", i)) for i, item in enumerate(items))
+    if served:
+        for problem in served_problems(list(enumerate(interactions))):
+            raise problem
     return Cassette(interactions, meta, path)
 
 
@@ -167,6 +178,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
                 valid.append((index, _interaction(item, place)))
         except Problem as problem:
             found.append(problem)
+    found += served_problems(valid)
     return found, valid
 
 
@@ -224,7 +236,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         delay=_delay(data, place),
         at=_seconds(data, "at", place),
         took=_seconds(data, "took", place),
-        times=_count(data, "times", 1, place),
+        times=_times(data, place),
         after=_choice(data, "after", AFTER, place),
         drop=_flag(data, "drop", place),
         raw_response=_text(data, "raw_response", place),
@@ -241,6 +253,22 @@ def _count(data: dict[str, Any], key: str, least: int, place: Place) -> int:
             place + (key,), f"`{key}` must be a whole number, at least {least}", f"write e.g. `{key}: {least + 1}`"
         )
     return value
+
+
+def _times(data: dict[str, Any], place: Place) -> int | str:
+    """`times`: a count, or `any` (played as often as asked, which makes `after` meaningless)."""
+    if data.get("times") != ANY_TIMES:
+        try:
+            return _count(data, "times", 1, place)
+        except Problem as problem:
+            raise Problem(problem.place, problem.problem + f", or `{ANY_TIMES}`", problem.fix) from None
+    if "after" in data:
+        raise Problem(
+            place + ("after",),
+            f"`after` never applies to an interaction with `times: {ANY_TIMES}`, which is never used up",
+            "remove `after`, or give `times` a number",
+        )
+    return ANY_TIMES
 
 
 def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], place: Place) -> str:
@@ -295,6 +323,17 @@ def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
         fix = "use a string or an integer" if is_request else "remove `id`: a notification has none"
         raise Problem(place + ("id",), "bad `id`", fix)
     return message
+
+
+def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]:
+    """A response replay can serve to a `method` request: one `response` takes, whose result a host reads as
+    MCP defines it (see `shapes.answer_flaws`); raises Problem for the first flaw."""
+    from mockmcp.cassette import shapes  # deferred: off the launch path (see `served_problems`)
+
+    answer = response(data, place)
+    for flaw in shapes.answer_flaws(method, answer.get("result"), place + ("result",)) if "result" in answer else ():
+        raise Problem(*flaw)
+    return answer
 
 
 def response(data: Any, place: Place = ()) -> dict[str, Any]:
@@ -666,3 +705,79 @@ def _substitute(meta: dict[str, Any]) -> None:
             raise Problem(place + (index,), error.problem, fix) from None
         if name in names[:index]:
             raise Problem(place + (index,), f"{name!r} is named twice", "name it once")
+
+
+# --- what replay serves: answers a host can read, and an answer for every request ------------------
+
+
+def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem]:
+    """What replay would serve wrongly, for interactions valid one by one (with their places), in order:
+
+    - a response whose result a host cannot read as meant (`served_response`), where it is sent;
+    - a request that nothing answers: no `response`, and nothing that says why (`drop`, `raw_response`,
+      `exit`, a later `notifications/cancelled` of its id in its session, or a `subscriptions/listen`,
+      whose answer comes only when the stream ends). Replay could never answer it: the host would wait
+      for ever, so the cassette is refused rather than served.
+
+    A cassette cached from its file passed these when it was cached, so a replay started on it (the
+    launch path) skips them; they run wherever a cassette is parsed or built afresh.
+    """
+    from mockmcp.cassette import shapes  # deferred: see above
+
+    cancels = _cancels(interactions)
+    found: list[Problem] = []
+    for index, interaction in interactions:
+        if interaction.kind != REQUEST:
+            continue
+        place: Place = ("interactions", index)
+        before = interaction.exit is not None and interaction.exit[1] == "before"
+        sent = not interaction.drop and interaction.raw_response is None and not before
+        if interaction.response is not None and sent and "result" in interaction.response:
+            result = interaction.response["result"]
+            at = place + ("response", "result")
+            found += [Problem(*flaw) for flaw in shapes.answer_flaws(str(interaction.method), result, at)]
+        elif interaction.response is None and not _explained(interaction, index, cancels):
+            found.append(_unanswered(interaction, place))
+    return found
+
+
+def _cancels(interactions: list[tuple[int, Interaction]]) -> dict[tuple[int, bool, Any], int]:
+    """Where the host cancelled a request: (session, the id as JSON types tell ids apart) -> its last cancel."""
+    found = {}
+    for index, interaction in interactions:
+        params = interaction.params if interaction.kind == NOTIFICATION and interaction.method == CANCELLED else None
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if is_valid_id(request_id):
+            found[(interaction.session, isinstance(request_id, str), request_id)] = index
+    return found
+
+
+def _explained(interaction: Interaction, index: int, cancels: dict[tuple[int, bool, Any], int]) -> bool:
+    """Whether a request without a response says why it has none (see `served_problems`)."""
+    if interaction.drop or interaction.raw_response is not None or interaction.exit is not None:
+        return True
+    if interaction.method == LISTEN:
+        return True
+    request_id = (interaction.message or {}).get("id")
+    if not is_valid_id(request_id):
+        return False
+    return cancels.get((interaction.session, isinstance(request_id, str), request_id), -1) > index
+
+
+def _unanswered(interaction: Interaction, place: Place) -> Problem:
+    from mockmcp.cassette.shapes import near  # deferred: see `served_problems`
+
+    message = interaction.message or {}
+    inside = next((str(key) for key in message if key == "response" or near(str(key), ("response",))), None)
+    if inside is not None:  # written one level too deep (or misspelt there too)
+        return Problem(
+            place + (REQUEST, inside),
+            f"`{inside}` is inside the request, so the request has no response: replay would never answer it",
+            "did you mean the interaction's `response`? indent `response:` as far as `request:`, not under it",
+        )
+    return Problem(
+        place,
+        "a request without a `response`: replay would never answer it, and the host would wait for ever",
+        "add the server's `response` (`result: ...` or `error: {code, message}`); to test a host's timeout, "
+        "say so with `drop: true` (never answered), or end the session there with `exit`",
+    )

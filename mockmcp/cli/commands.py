@@ -14,6 +14,7 @@ from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cli.replaying import address, note, replay_cassette
 from mockmcp.core.matching import Matcher
+from mockmcp.core.recorder import silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.shells.journal import Journal, finish, journal_path, saved
@@ -54,7 +55,7 @@ def record_session(
         raise
     finally:
         journal.close()
-    _say(saved(path, outcome.reason))
+    _say(saved(path, outcome.why()))
     journal.raise_failure(path)
     return outcome
 
@@ -102,7 +103,8 @@ def record_http(
             note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
     finally:
         journal.close()
-    _say(saved(path, "stopped by a signal"))
+    trouble = f"; {proxy.trouble}" if proxy.trouble else ""
+    _say(saved(path, "stopped by a signal" + trouble))
     journal.raise_failure(path)
 
 
@@ -121,6 +123,11 @@ def recover_session(path: str) -> None:
     for text in notes:
         note(text)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
+    asked = silent(recovered.cassette.interactions)
+    if asked:
+        kept = f"{path} was left as it was" if os.path.exists(path) else f"no cassette was written to {path}"
+        note(f"the server answered none of the {asked} request(s) the journal holds, so {kept}{torn}")
+        return
     if not recovered.cassette.interactions and not os.path.exists(path):
         note(f"the journal held no interaction, so no cassette was written to {path}{torn}")
         return

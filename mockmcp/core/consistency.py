@@ -96,10 +96,10 @@ class Steps:
             self.last[(session, key)] = i
             self.has[session].add(key)
             if self.changes.setdefault(key, changes_state(interaction, read_only)):
-                self.writes[session].extend([i] * interaction.times)
+                self.writes[session].extend([i] * interaction.counted)
             else:
                 stretch = len(self.writes[session])
-                self.reads.setdefault((session, key, stretch), []).extend([i] * interaction.times)
+                self.reads.setdefault((session, key, stretch), []).extend([i] * interaction.counted)
 
     def counterpart(self, session: int, track: Track, key: str) -> tuple[int, bool] | str | None:
         """The live request's recording in `session` (the track says how the session stands), and whether it

@@ -38,6 +38,11 @@ request it asks for) names no request's stream, so rule 3 never files it; when a
 it under a request, it is marked `stream: get`, so that replay over HTTP sends it on the GET stream
 again rather than on the request's own.
 
+A request the server never answered is kept with `drop: true` when the host left before its answer
+(or the recording was cut short), and with `exit: {status, when: before}` when the server ended the
+session first (`ended`): replay then does what the server did, where a request with no response and
+no word why would leave the host waiting for ever (loading refuses it).
+
 The client's answers to server requests are attached to those requests. A server line that is not
 a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
 
@@ -54,13 +59,14 @@ from typing import Any
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import model, validation
-from mockmcp.cassette.model import GET_STREAM, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import EXIT_WHEN, GET_STREAM, Cassette, Interaction, ServerItem
 
 __all__ = [
     "CLIENT",
     "Recorder",
     "SERVER",
     "era",
+    "silent",
 ]
 
 CLIENT = "client"
@@ -78,8 +84,10 @@ class _Open:
     response: dict[str, Any] | None = None
     raw_response: str | None = None  # a reply no cassette can hold as a response (see `_reply`)
     took: float | None = None
+    exit: int | None = None  # the server ended the session, exiting with this status, before answering it
+    cancelled: bool = False  # the host cancelled it (a `notifications/cancelled` of its id follows it)
 
-    def freeze(self, extra: list[dict[str, Any]] | tuple[()] = ()) -> Interaction:
+    def freeze(self, extra: list[dict[str, Any]] | tuple[()] = (), unanswered: bool = False) -> Interaction:
         # In the order the server sent them: items attached at once and items decided later interleave.
         ordered = sorted([*self.server, *extra], key=lambda item: item["seq"])
         # Which stream an item came on matters only to a request, whose own stream is the other choice.
@@ -91,7 +99,15 @@ class _Open:
             for i in ordered
         )
         return Interaction(
-            self.kind, self.message, items, self.response, raw_response=self.raw_response, at=self.at, took=self.took
+            self.kind,
+            self.message,
+            items,
+            self.response,
+            raw_response=self.raw_response,
+            at=self.at,
+            took=self.took,
+            drop=unanswered and self.exit is None,
+            exit=None if self.exit is None else (self.exit, EXIT_WHEN[1]),  # before: instead of the reply
         )
 
 
@@ -153,6 +169,14 @@ class Recorder:
                     entry["after"] = self._items[index - 1] if index else None
             del self._items[index]
 
+    def ended(self, status: int) -> None:
+        """The server ended the session on its own, exiting with `status`: the requests still in flight were
+        never answered because it was gone. Each is kept with `exit` (before its reply), so that replay ends
+        the session where the server did."""
+        for item in self._in_flight.values():
+            if item.message is not None and item.message["method"] != protocol.LISTEN and item.response is None:
+                item.exit = status
+
     def _client(self, message: Any, line: bytes, at: float) -> None:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.REQUEST:
@@ -176,6 +200,7 @@ class Recorder:
                 # only its own late answer, should the server send one.
                 cancelled = self._in_flight.pop(params["requestId"], None)
                 if cancelled is not None:
+                    cancelled.cancelled = True
                     self._cancelled[params["requestId"]] = cancelled
                     self._release(cancelled, answered=False)
         elif (
@@ -285,7 +310,7 @@ class Recorder:
         extra: dict[_Open, list[dict[str, Any]]] = {}
         for entry in self._undecided.values():
             extra.setdefault(entry["owners"][0], []).append(entry)
-        interactions = tuple(item.freeze(extra.get(item, ())) for item in self._items)
+        interactions = tuple(item.freeze(extra.get(item, ()), _unanswered(item)) for item in self._items)
         return Cassette(interactions, {**self.meta, **era(interactions)})
 
 
@@ -295,6 +320,33 @@ def era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
     for name, version in eras.items():
         return {"era": name} if version is None else {"era": name, "protocol_version": version}
     return {}
+
+
+def _unanswered(item: _Open) -> bool:
+    """Whether the server never answered this request, and nothing else says why: the host left first, the
+    recording was cut short, or the host sent its id again before the answer came. Such a request is kept
+    with `drop`, which replay plays as what happened: no answer (`ended` has marked those the server left
+    unanswered as it exited; a cancelled request is explained by its cancel, a listen's answer comes only
+    when its stream ends)."""
+    if item.kind != model.REQUEST or item.message is None or item.cancelled:
+        return False
+    if item.response is not None or item.raw_response is not None or item.exit is not None:
+        return False
+    return bool(item.message["method"] != protocol.LISTEN)
+
+
+def silent(interactions: tuple[Interaction, ...]) -> int:
+    """How many requests the host sent, when the server answered none of them; else 0.
+
+    Such a recording holds nothing of the server (it died at start, its URL was unreachable): replayed,
+    it would answer nothing, every time, however the server is fixed. So `mockmcp record` writes no
+    cassette of it, and says why (see `journal.saved`). A session in which the host asked nothing is
+    not silent: there was nothing to answer.
+    """
+    requests = [i for i in interactions if i.kind == model.REQUEST]
+    if any(i.response is not None or i.raw_response is not None for i in requests):
+        return 0
+    return len(requests)
 
 
 def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
@@ -310,18 +362,23 @@ def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
 def _answered(item: _Open, message: dict[str, Any], at: float) -> None:
     """Close a client request with the server's reply, sent `at` seconds into the session."""
     answer = _strip(message, keep_id=False)
-    if _holdable(answer):
+    assert item.message is not None
+    if _holdable(answer, item.message["method"]):
         item.response = answer
     else:
         item.raw_response = _reply_template(message)
     item.took = _round(at - item.at) if item.at is not None else None
 
 
-def _holdable(answer: dict[str, Any]) -> bool:
+def _holdable(answer: dict[str, Any], method: str | None = None) -> bool:
     """Whether a cassette can hold this response (as `_strip` keeps it) as one: an `error` without an
-    integer `code`, say, it cannot."""
+    integer `code`, say, it cannot; nor, as the answer to a `method` request, a result no host reads as
+    MCP means it (`validation.served_response`: a content block of an unknown type, `isError: "yes"`)."""
     try:
-        validation.response(answer)
+        if method is None:
+            validation.response(answer)
+        else:
+            validation.served_response(method, answer)
     except validation.Problem:
         return False
     return True

@@ -134,15 +134,17 @@ class Report:
 
     @property
     def strict_ok(self) -> bool:
-        """What --strict demands: no misses, nothing left unplayed, the host answering as recorded, and
-        declaring every capability the recorded server requests need."""
-        return not self.missed and not self.unplayed and not self.mismatches and not self.withheld
+        """What --strict demands: no misses, nothing left unplayed, no request asked more often than recorded
+        (`times: any` allows it), the host answering as recorded, and declaring every capability the recorded
+        server requests need."""
+        return not (self.missed or self.unplayed or self.repeats or self.mismatches or self.withheld)
 
     def strict_failures(self) -> str:
         """What --strict found wrong, counted: `1 miss, 2 answers that differed`."""
         counts = (
             (self.missed, "miss", "misses"),
             (len(self.unplayed), "unplayed interaction", "unplayed interactions"),
+            (len(self.repeats), "request asked more often than recorded", "requests asked more often than recorded"),
             (len(self.mismatches), "answer that differed", "answers that differed"),
             (len(self.withheld), "server request withheld", "server requests withheld"),
         )
@@ -155,6 +157,17 @@ class Report:
         if isinstance(params, dict) and isinstance(params.get("name"), str):
             label += f" {params['name']}"
         return label
+
+    def _again(self, index: int) -> str:
+        """What a repeat of interactions[index] played again: its answer, or what stands in for one."""
+        interaction = self.cassette.interactions[index]
+        if interaction.drop:
+            return "played again, unanswered (`drop`)"
+        if interaction.raw_response is not None:
+            return "its `raw_response` was sent again"
+        if interaction.response is None:
+            return "played again; it has no answer to repeat"
+        return "the last answer was repeated"
 
     def summary(self) -> str:
         """A few lines for stderr."""
@@ -169,7 +182,7 @@ class Report:
         for index, extra in sorted(self.repeats.items()):
             lines.append(
                 f"  repeated: {self._label(index)}: asked {extra} more "
-                f"time{'s' * (extra != 1)} than recorded; the last answer was repeated"
+                f"time{'s' * (extra != 1)} than recorded; {self._again(index)}"
             )
         for miss in self.misses:
             lines.append(f"  missed: {miss.method} (id {miss.request_id!r}): {miss.reason}")

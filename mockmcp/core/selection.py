@@ -6,8 +6,8 @@ holds (one over stdio, many over HTTP). Each live session has its own `Selection
 counts start fresh.
 
 One recorded session (the common case): the same request asked again gets its recordings in
-order, each played `times` times; after the last is used up it repeats, unless it says
-`after: unmatched`.
+order, each played `times` times (`times: any`: as often as asked, no repeat); after the last is used
+up it repeats (a repeat `--strict` fails), unless it says `after: unmatched`.
 
 Several recorded sessions (`session: N`; from an HTTP proxy that saw many clients, or from
 `mockmcp record --mode new`, which adds a stateful server's later session whole). A live session
@@ -34,7 +34,7 @@ server process per call meets the recorded sessions one after another, as the st
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import REQUEST, SERVER, Cassette, Interaction
+from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction
 from mockmcp.core.branching import answered_otherwise, asked_alike
 from mockmcp.core.consistency import Steps, Track, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
@@ -162,6 +162,7 @@ class Selection:
         index, repeated = counterparts[chosen]
         note = self._move(chosen, index) if chosen != self.bound else ""
         interaction = self.recordings.cassette.interactions[index]
+        repeated = repeated and interaction.times != ANY_TIMES
         if repeated and interaction.after == "unmatched" and self.recordings.sessions.last[(chosen, key)] == index:
             return Pick(None, note=note)
         exchange = Exchange(label(interaction, asked), {s: i for s, (i, _) in counterparts.items()})
@@ -260,7 +261,9 @@ class Selection:
         """The recording whose turn it is when the request was asked `asked` times before."""
         interactions = self.recordings.cassette.interactions
         for index in indexes:
-            asked -= interactions[index].times
+            if interactions[index].times == ANY_TIMES:  # as often as asked: never used up, never a repeat
+                return Pick(index)
+            asked -= interactions[index].counted
             if asked < 0:
                 return Pick(index)
         last = indexes[-1]

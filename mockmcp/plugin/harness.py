@@ -11,7 +11,8 @@ The pytest plugin is only hooks and fixtures over this module, so the rules live
 - replay reports are read after the test: a request the cassette could not answer, or a server
   request the host answered differently from the recording, fails the test with the whole
   explanation; so does a replay the host launched that left no report (it was killed before it
-  could say); strict also fails on interactions the host never asked for.
+  could say); strict also fails on interactions the host never asked for, and on requests it asked more
+  often than recorded.
 
 What the test itself sees of all this is `mock_server.MockServer`: the command to launch, or the
 URL of a server started for it.
@@ -61,6 +62,16 @@ def server_command(*choices: Any) -> Any:
         elif choice is not None:
             return choice
     return None
+
+
+def _repeated(repeat: dict[str, Any]) -> str:
+    """A request the host asked more often than recorded, as strict fails it."""
+    extra = repeat["extra"]
+    return (
+        f"asked more often than recorded (strict): interactions[{repeat['interaction']}] {repeat['method']}, "
+        f"{extra} more time{'s' * (extra != 1)} (the last recording answered again); if the host may ask it "
+        "as often as it likes, write `times: any` in that interaction"
+    )
 
 
 class Harness:
@@ -270,6 +281,7 @@ class Harness:
                     f"never asked for (strict): interactions[{u['interaction']}] {u['method']}"
                     for u in report["unplayed"]
                 )
+                problems.extend(_repeated(repeat) for repeat in report["repeats"])
         if not problems:
             return None
         return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)

@@ -345,6 +345,8 @@ class _Exchange:
                 self.upstream.exchange = None
                 self.upstream.close()
             text = f"Gateway Timeout: the target did not answer within {self.proxy.timeout:g} s (--upstream-timeout)"
+            target, timeout = self.proxy.url_of_target, self.proxy.timeout
+            self.proxy.trouble = f"{target} did not answer within {timeout:g} s (the host got 504 Gateway Timeout)"
             self.client.respond(504, text.encode(), "text/plain")
             self._finish()
 
@@ -355,6 +357,11 @@ class _Exchange:
             # A kept connection the target closed meanwhile: the request never reached it, try anew.
             self._send()
             return
+        target, why = self.proxy.url_of_target, exc.strerror or exc
+        if upstream is not None and upstream.heard:
+            self.proxy.trouble = f"the connection to {target} broke: {why}"
+        else:
+            self.proxy.trouble = f"could not reach {target}: {why} (the host got 502 Bad Gateway)"
         if not self.started:
             self.outgoing.clear()
             self.client.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
@@ -516,6 +523,8 @@ class RecordingProxy(LoopServer):
         self.streams: dict[Connection, _Exchange] = {}  # the GET streams being relayed, by client connection
         self.posts: dict[Connection, list[_Exchange]] = {}  # the POSTs whose answers are being relayed
         self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
+        self.url_of_target = target
+        self.trouble: str | None = None  # the last time the target could not be reached, or did not answer
 
     @property
     def url(self) -> str:

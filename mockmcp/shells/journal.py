@@ -15,7 +15,8 @@ server that resumes a stream sends its events again under their ids). `{"x": ID}
 says that the HTTP layer turned the client request ID away (a session error): it never reached the
 session. A line
 `{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
-the server frames its answers); a later one wins.
+the server frames its answers); a later one wins. `{"z": STATUS}` says that the server ended the session
+on its own, exiting with STATUS, before the host did: the requests still unanswered then never were.
 
 A journal holds the session before redaction of its structure is checked by anyone, so it is
 created 0600. The recorder holds an exclusive lock on it (`flock`) for the recording's life, and
@@ -47,7 +48,7 @@ from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
 from mockmcp.cassette.model import Cassette
 from mockmcp.core.merge import merge
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era, silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError
 from mockmcp.shells.toolkit import write_all
@@ -126,6 +127,10 @@ class Journal:
         """Journal that the client request `request_id` was turned away before reaching the session."""
         tag = {"s": session} if session else {}
         self._write(json.dumps({"x": request_id, **tag}, separators=(",", ":")).encode() + b"\n")
+
+    def ended(self, status: int) -> None:
+        """Journal that the server ended the session on its own, exiting with `status` (see `Recorder.ended`)."""
+        self._write(json.dumps({"z": status}).encode() + b"\n")
 
     def meta(self, facts: dict[str, Any]) -> None:
         """Journal facts about the recording learnt along the way; they go into the cassette's meta."""
@@ -249,6 +254,9 @@ def read(path: str) -> Recovered:
                 learnt.update(event["m"])
                 continue
             recorder = recorders.setdefault(int(event.get("s", 0)), Recorder())
+            if "z" in event:
+                recorder.ended(int(event["z"]))
+                continue
             if "x" in event:
                 recorder.refused(event["x"])
                 continue
@@ -283,7 +291,8 @@ def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:
 def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     """Build the cassette from its journal, merge as the journal's mode says, save atomically, remove the journal.
 
-    A journal that holds no interaction writes nothing: the cassette, if any, stays as it was.
+    A journal that holds no interaction, or in which the server answered none of the host's requests
+    (`recorder.silent`), writes nothing: the cassette, if any, stays as it was.
 
     Returns the cassette written, what the journal held, and notes for stderr (see `core.merge`).
     """
@@ -298,9 +307,9 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     recovered = read(path)
     result = recovered.cassette
     notes: tuple[str, ...] = ()
-    if not result.interactions:
-        # Nothing was recorded: never replace a cassette with an empty one, nor write one where there
-        # was none (`--mode once` would replay it next time, answering nothing).
+    if not result.interactions or silent(result.interactions):
+        # Nothing was recorded, or nothing of the server: never replace a cassette with one that answers
+        # nothing, nor write one where there was none (`--mode once` would replay it from then on).
         os.unlink(path)
         return (cassettes.load(cassette_path) if os.path.exists(cassette_path) else result), recovered, notes
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
@@ -326,8 +335,21 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
 
 
 def saved(cassette_path: str, reason: str) -> list[str]:
-    """Finish a recording that ended (see `finish`); returns what to say of it, `reason` saying how it ended."""
+    """Finish a recording that ended (see `finish`); returns what to say of it, `reason` saying how it ended.
+
+    Raises CassetteError when the server answered none of the host's requests: nothing was written, and
+    `reason` (how the server ended, what it said, the address it could not be reached at) says why.
+    """
     written, recovered, notes = finish(cassette_path)
+    asked = silent(recovered.cassette.interactions)
+    if asked:
+        kept = f"{cassette_path} was left as it was" if os.path.exists(cassette_path) else "no cassette was written"
+        raise CassetteError(
+            f"the server answered none of the {asked} request{'s' * (asked != 1)} the host sent, so {kept}: "
+            f"a cassette of it would answer nothing, every time; {reason}",
+            path=cassette_path,
+            fix="make the server start and answer (run its command by hand, or check its URL), then record again",
+        )
     said = list(notes)
     if recovered.skipped:
         first = recovered.skipped[0][:80]
@@ -339,6 +361,12 @@ def saved(cassette_path: str, reason: str) -> list[str]:
         exists = os.path.exists(cassette_path)
         kept = f"{cassette_path} was left as it was" if exists else f"no cassette was written to {cassette_path}"
         return [*said, f"nothing was recorded; {kept}; {reason}"]
+    dropped = sum(i.drop for i in recovered.cassette.interactions)
+    ended = sum(i.exit is not None for i in recovered.cassette.interactions)
+    if dropped:
+        said.append(f"{dropped} request(s) still unanswered when the session ended are kept with `drop: true`")
+    if ended:
+        said.append(f"{ended} request(s) the server never answered, as it exited first, are kept with `exit`")
     return [
         *said,
         f"recorded {len(recovered.cassette.interactions)} interactions into {cassette_path} "

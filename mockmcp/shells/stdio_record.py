@@ -15,6 +15,11 @@ main thread only watches the lifecycle:
   so the host sees the end, and report its status;
 - SIGINT or SIGTERM to the recorder: pass it on to the server, then end the same way.
 
+The server's stderr passes through to ours as it comes (a third pump), and its last lines are kept:
+a recording in which the server answered nothing (it died at start) is no cassette, and the error
+that says so quotes them (see `journal.saved`). When the server exits before the host closed stdin,
+the journal says so (`Journal.ended`): the requests it left unanswered are kept with `exit`.
+
 The main thread waits on descriptors, never on a clock: the server's exit (`toolkit.wait_exit`)
 and the `Signals` descriptor, which a signal wakes and so does the host->server pump at EOF.
 After the server's stdout is drained, the caller builds the cassette from the journal.
@@ -43,11 +48,23 @@ __all__ = ["Outcome", "run_proxy"]
 _CHUNK = 1 << 16
 
 
+_TAIL_BYTES = 4096  # how much of the server's stderr is kept to quote (its last lines)
+_TAIL_LINES = 10
+
+
 class Outcome(NamedTuple):
-    """How the session ended: the status to exit with and a sentence saying why."""
+    """How the session ended: the status to exit with, a sentence saying why, and the last lines the
+    server wrote to stderr (for a recording that failed)."""
 
     status: int
     reason: str
+    stderr: tuple[str, ...] = ()
+
+    def why(self) -> str:
+        """The reason, with the server's last words on stderr when it said any."""
+        if not self.stderr:
+            return self.reason
+        return self.reason + "; its stderr ended with:" + "".join(f"\n  | {line}" for line in self.stderr)
 
 
 class _Proxy:
@@ -62,7 +79,12 @@ class _Proxy:
         self.midline = False  # the server has sent part of a line, not yet its newline
         self.forwarding = False  # a chunk of the server's is being written to the host
         self.signals = Signals(relay=self.pass_on)
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.exited_first = False  # the server exited while the host still had stdin open
+        self.tail = b""  # the last bytes the server wrote to stderr
+        self.stderr_done = threading.Event()
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+        )
 
     def record(self, direction: str, lines: list[bytes]) -> None:
         if self.redactor:
@@ -125,6 +147,27 @@ class _Proxy:
         finally:
             self.server_done.set()
 
+    def server_stderr(self) -> None:
+        """Pass the server's stderr through to ours, unchanged, keeping its tail; read to its end even when
+        ours is gone, so the server never blocks on it."""
+        assert self.process.stderr is not None
+        sink: int | None = 2
+        try:
+            while chunk := os.read(self.process.stderr.fileno(), _CHUNK):
+                self.tail = (self.tail + chunk)[-_TAIL_BYTES:]
+                if sink is not None:
+                    sink = self._forward(sink, chunk)
+        except OSError:
+            pass
+        finally:
+            self.stderr_done.set()
+
+    def last_words(self) -> tuple[str, ...]:
+        """The last lines the server wrote to stderr (waiting a grace period for a grandchild holding it)."""
+        self.stderr_done.wait(self.grace)
+        lines = self.tail.decode("utf-8", "replace").splitlines()
+        return tuple(line[:200] for line in lines[-_TAIL_LINES:] if line.strip())
+
     def busy(self) -> bool:
         """Whether the server is in the middle of a line: a chunk of it is being written to the host (which
         may read slowly; the server waits on it then), or part of it came within the last grace period."""
@@ -156,12 +199,18 @@ class _Proxy:
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 ended = "killed" if ended == "killed" else "terminated"
                 break
+        # Whether it went first: decided now, before the host (which sees its stdout close) closes stdin too.
+        self.exited_first = ended == "exited" and not self.host_eof.is_set() and self.signals.received is None
         # The server is gone; a grandchild may still hold its stdout open: the drain gets a grace period.
         gone = time.monotonic()
         while not self.server_done.wait(self._until(gone)):
             if self._overdue(gone):
                 break
-        return self._outcome(ended != "exited")
+        outcome = self._outcome(ended != "exited")
+        if self.exited_first:  # after what it sent: the requests in flight now were never answered
+            with self.lock:
+                self.journal.ended(outcome.status)
+        return outcome._replace(stderr=self.last_words())
 
     def _patience(self) -> float | None:
         """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""
@@ -196,6 +245,7 @@ def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: f
         ) from None
     with proxy.signals:
         threading.Thread(target=proxy.host_to_server, daemon=True, name="host->server").start()
+        threading.Thread(target=proxy.server_stderr, daemon=True, name="server stderr").start()
         reader = threading.Thread(target=proxy.server_to_host, daemon=True, name="server->host")
         reader.start()
         outcome = proxy.wait()

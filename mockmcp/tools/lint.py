@@ -49,7 +49,6 @@ __all__ = [
 ERROR = "error"
 WARNING = "warning"
 
-_RESULT_TYPES = ("complete", "input_required")
 _MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
 _RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
 # JSON-RPC reserves -32768..-32000 and defines its own codes; -32000..-32099 is left to
@@ -149,6 +148,7 @@ def lint_text(text: str, path: str) -> list[Finding]:
             cassette = Cassette(tuple(i for _index, i in valid), meta if isinstance(meta, dict) else {})
     if valid:
         issues += _check_cassette(cassette, [index for index, _interaction in valid])
+    issues = _one_per_place(issues)
     issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
     issues += _duplicate_keys(nodes)
     issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
@@ -157,6 +157,21 @@ def lint_text(text: str, path: str) -> list[Finding]:
         for issue in issues
     ]
     return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
+    """The issues, but one error per place, and no warning where there is an error: loading's problems
+    (`validation.problems`) and the checks below may see the same mistake (a key under the wrong parent is
+    an unknown key too), and the error says it best."""
+    errors = {issue.place for issue in issues if issue.severity == ERROR}
+    told: set[Place] = set()
+    kept = []
+    for issue in issues:
+        if issue.place in (told if issue.severity == ERROR else errors):
+            continue
+        told.add(issue.place)
+        kept.append(issue)
+    return kept
 
 
 def summary(findings: list[Finding], files: int) -> str:
@@ -333,19 +348,13 @@ def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> 
     if "error" in response:
         yield from _check_error(response["error"], place + ("error",))
     elif not isinstance(response["result"], dict):
-        yield _Issue(
-            place + ("result",),
-            ERROR,
-            "a result must be an object (every MCP result is one)",
-            "write it as `key: value` lines; `result: {}` for none",
-        )
+        yield _Issue(place + ("result",), ERROR, *shapes.NOT_AN_OBJECT)
 
 
 def _check_result(method: Any, response: dict[str, Any], place: Place, revision: str | None) -> Iterator[_Issue]:
     if method in shapes.RESULTS:
         result = response.get("result")
-        article = "an" if str(method)[0] in "aeiou" else "a"
-        what, scopes, at = f"{article} {method} result", ("result", f"result:{method}"), place + ("result",)
+        what, scopes, at = shapes.result_label(method), ("result", f"result:{method}"), place + ("result",)
         for found in shapes.unknown_keys(result, shapes.RESULTS[method], at, what, revision, scopes):
             yield _other_opening(method, found, at, revision) or _unknown(found, revision=revision)
 
@@ -375,9 +384,9 @@ def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) 
         if found.noun != "key":
             return _Issue(found.place, WARNING, problem, f"use one of {revision}'s: {', '.join(found.known)}")
         return _Issue(found.place, WARNING, problem, f"remove it: a {revision} host does not read it")
-    if found.near is not None:
-        problem = f"unknown key {found.key!r} in {found.what}; did you mean `{found.near}`?"
-        return _Issue(found.place, ERROR, problem, f"rename it `{found.near}`: as it is, no host reads it")
+    typo = found.typo()
+    if typo is not None:
+        return _Issue(found.place, ERROR, *typo)
     problem = f"unknown key {found.key!r} in {found.what} (replayed as it is, but no host reads it)"
     return _Issue(found.place, WARNING, problem, fix or f"use one of: {', '.join(found.known)}")
 
@@ -407,44 +416,14 @@ def _check_result_type(result: dict[str, Any], place: Place) -> Iterator[_Issue]
         yield _Issue(
             place, WARNING, problem, "add `resultType: complete` (`input_required` for a multi-round-trip request)"
         )
-    elif result["resultType"] not in _RESULT_TYPES:
-        problem = f"unknown `resultType` {result['resultType']!r}"
-        yield _Issue(place + ("resultType",), ERROR, problem, f"use one of: {', '.join(_RESULT_TYPES)}")
 
 
 def _check_tool_call(
     request: dict[str, Any], response: dict[str, Any], place: Place, tools: frozenset[str] | None
 ) -> Iterator[_Issue]:
-    result = response.get("result")
-    # An input_required result asks the host for input; its content comes with the retry.
-    if isinstance(result, dict) and result.get("resultType") != "input_required":
-        yield from _check_tool_result(result, place + ("result",))
     params = request.get("params")
     name = params.get("name") if isinstance(params, dict) else None
     yield from _check_layers(response, name if isinstance(name, str) else None, place, tools)
-
-
-def _check_tool_result(result: dict[str, Any], place: Place) -> Iterator[_Issue]:
-    content = result.get("content")
-    if not isinstance(content, list):
-        fix = "add `content: [{type: text, text: ...}]` (`content: []` if the tool says nothing)"
-        yield _Issue(
-            place if content is None else place + ("content",), ERROR, "a tools/call result needs a `content` list", fix
-        )
-    else:
-        for index, item in enumerate(content):
-            if not isinstance(item, dict) or not isinstance(item.get("type"), str):
-                yield _Issue(
-                    place + ("content", index),
-                    ERROR,
-                    "a content item is a mapping with a `type` string",
-                    "write e.g. `{type: text, text: ...}`",
-                )
-    if not isinstance(result.get("isError", False), bool):
-        problem = f"`isError` must be true or false, not {result['isError']!r}"
-        yield _Issue(
-            place + ("isError",), ERROR, problem, "write `isError: true` (the tool ran and failed) or `isError: false`"
-        )
 
 
 def _check_layers(

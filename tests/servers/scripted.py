@@ -1,6 +1,7 @@
 """A small stdio JSON-RPC server whose misbehaviour is chosen on the command line, for recorder tests.
 
-It answers every request with `{"echo": params}` (initialize with a handshake-era result), and:
+It answers every request with `{"echo": params}` (a tools/call's with `content: []` too, initialize with a
+handshake-era result), and:
   --crash-on METHOD   on that request: send a progress notification, then exit with status 3
   --raw               send a line that is not JSON before each answer
   --ignore-eof        keep running after stdin closes, and send a late notification then
@@ -62,8 +63,8 @@ def main() -> int:
                 "capabilities": {},
                 "serverInfo": {"name": "scripted", "version": "1"},
             }
-        else:
-            result = {"echo": message.get("params")}
+        else:  # a tools/call result holds `content`, as every host reads one
+            result = {"echo": message.get("params"), **({"content": []} if message["method"] == "tools/call" else {})}
         if args.echo_env:
             result["env"] = os.environ.get(args.echo_env)
         send({"jsonrpc": "2.0", "id": message["id"], "result": result})
