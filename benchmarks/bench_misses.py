@@ -42,8 +42,8 @@ def miss(proc: subprocess.Popen[bytes], n: int) -> None:
     proc.stdin.write(json.dumps(message).encode() + b"\n")
     proc.stdin.flush()
     answer = json.loads(proc.stdout.readline())
-    if answer.get("id") != n or answer.get("error", {}).get("code") != -32042:
-        raise SystemExit(f"ERROR: request {n} got {answer!r}, not a -32042 miss")
+    if answer.get("id") != n or answer.get("error", {}).get("code") != -32099:
+        raise SystemExit(f"ERROR: request {n} got {answer!r}, not a -32099 miss")
 
 
 def main() -> int:

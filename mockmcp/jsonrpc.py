@@ -49,8 +49,10 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR})  # JSON-RPC's own
 # mockmcp's own code, in the implementation-defined server range: the method is known to the
-# cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md.
-NO_MATCH = -32042
+# cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md. The
+# last code of the range, farthest from those MCP assigns from its start (-32002, -32020..-32022,
+# -32042): a host must never take a miss for a message of the protocol.
+NO_MATCH = -32099
 
 
 # How deep a message may nest (an object or array is one level, its items the next). Python's own

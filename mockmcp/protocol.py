@@ -56,6 +56,7 @@ __all__ = [
     "TOOLS_LIST",
     "UNSET_WHEN_EMPTY",
     "UNSUPPORTED_VERSION",
+    "URL_ELICITATION_REQUIRED",
     "client_capabilities",
     "meta",
     "missing_capability",
@@ -76,7 +77,10 @@ RESOURCE_NOT_FOUND = -32002  # handshake era: resources/read of a URI the server
 INVALID_HEADER = -32020  # 2026-07-28 over HTTP: the routing headers disagree with the body
 MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability the client did not declare
 UNSUPPORTED_VERSION = -32022  # 2026-07-28: a protocol version the server does not speak; data.supported lists its own
-CODES = frozenset({RESOURCE_NOT_FOUND, INVALID_HEADER, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
+URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 on: the request needs the user to visit a URL first (data.elicitations)
+CODES = frozenset(
+    {RESOURCE_NOT_FOUND, INVALID_HEADER, MISSING_CAPABILITY, UNSUPPORTED_VERSION, URL_ELICITATION_REQUIRED}
+)
 
 # --- eras and versions -----------------------------------------------------------------------------
 

@@ -80,7 +80,7 @@ async def retry(host: Client) -> None:
         except MCPError as error:
             outcomes.append(f"{error.error.code} {error.error.message}")
     assert outcomes[:3] == ["-32603 try again", "-32603 try again", "ok"]
-    assert outcomes[3].startswith("-32042 mockmcp: no recorded interaction matches")
+    assert outcomes[3].startswith("-32099 mockmcp: no recorded interaction matches")
 
 
 async def server_messages(host: Client) -> None:

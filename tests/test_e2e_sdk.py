@@ -154,7 +154,7 @@ async def test_unmatched_call_is_a_protocol_error_that_explains_itself(tmp_path:
                 await client.call_tool("read_file", {"path": "note.txt"})
             still = await client.call_tool("read_file", {"path": "notes.txt"})
     error = raised.value.error
-    assert error.code == -32042
+    assert error.code == -32099
     assert "no recorded interaction matches" in error.message
     assert error.data["closest"] == "interactions[3]"
     assert any("arguments.path" in d and "notes.txt" in d and "note.txt" in d for d in error.data["differences"])

@@ -223,4 +223,4 @@ async def test_fail_twice_then_succeed(tmp_path: Path) -> None:
                 except MCPError as error:
                     outcomes.append(f"{error.error.code} {error.error.message}")
     assert outcomes[:3] == ["-32603 try again", "-32603 try again", "finally"]
-    assert outcomes[3].startswith("-32042 mockmcp: no recorded interaction matches")
+    assert outcomes[3].startswith("-32099 mockmcp: no recorded interaction matches")

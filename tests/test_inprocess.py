@@ -60,7 +60,7 @@ async def test_strict_fails_at_close_with_the_reason_and_the_report_says_what_mi
     with pytest.raises(mockmcp.StrictFailure, match="1 miss"):
         async with connect(replay, "legacy") as client:
             with pytest.raises(MCPError, match="no recorded interaction matches: tools/call"):
-                await client.call_tool("read_file", {"path": "elsewhere.txt"})  # answered -32042, as over stdio
+                await client.call_tool("read_file", {"path": "elsewhere.txt"})  # answered -32099, as over stdio
     assert replay.report is not None and replay.report.missed == 1
 
 

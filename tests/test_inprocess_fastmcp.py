@@ -53,7 +53,7 @@ EVENTS: list[tuple[Any, ...]] = [
     ("roots listed", "file:///home/user/notes"),
     ("resource", "remember to buy milk"),
     ("prompt", "Please review this note:\n\nremember to buy milk"),
-    ("protocol error", -32042, "mockmcp: no recorded interaction matches: tools/call"),
+    ("protocol error", -32099, "mockmcp: no recorded interaction matches: tools/call"),
 ]
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc
+from mockmcp import jsonrpc, protocol
 
 # --- classify: the valid shapes --------------------------------------------------------------
 
@@ -183,6 +183,7 @@ def test_error_codes_are_the_documented_ones() -> None:
     assert (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST, jsonrpc.METHOD_NOT_FOUND) == (-32700, -32600, -32601)
     assert (jsonrpc.INVALID_PARAMS, jsonrpc.INTERNAL_ERROR) == (-32602, -32603)
     assert -32099 <= jsonrpc.NO_MATCH <= -32000  # implementation-defined server error range
+    assert jsonrpc.NO_MATCH not in protocol.CODES  # never a code of MCP's: a host must not take a miss for one
 
 
 # --- encode ----------------------------------------------------------------------------------

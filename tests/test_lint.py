@@ -308,8 +308,8 @@ BROKEN = [
 CLEAN = [
     # (why it is fine, cassette text): no finding at all.
     (
-        "an error with data, and mockmcp's own -32042",
-        HEAD + "- request: {method: x}\n  response:\n    error: {code: -32042, message: m, data: {a: 1}}\n",
+        "an error with data, and mockmcp's own -32099",
+        HEAD + "- request: {method: x}\n  response:\n    error: {code: -32099, message: m, data: {a: 1}}\n",
     ),
     (
         "an application error code outside the reserved range",

@@ -69,7 +69,7 @@ async def test_every_matcher_answers_the_host_and_a_refused_call_names_the_rule(
             with pytest.raises(MCPError) as refused:
                 await host.call_tool("search", {**asked, "query": "rain in Rome"})
     assert [found.content[0].text, again.content[0].text, planned.content[0].text] == ["rain, 12 C"] * 2 + ["planned"]
-    assert refused.value.error.code == -32042
+    assert refused.value.error.code == -32099
     [difference] = refused.value.error.data["differences"]
     assert difference == (
         "arguments.query: its match rule `{regex: 'weather in \\w+'}` refuses \"rain in Rome\": "

@@ -165,7 +165,7 @@ REFUSALS = [
 def test_a_miss_names_the_rule_that_refused(arguments: dict[str, Any], difference: str) -> None:
     engine = Replay(loads(SEARCHES, "s.yaml"), Matcher.build())
     error = ask(engine, "lookup", arguments)
-    assert error["code"] == -32042
+    assert error["code"] == -32099
     assert difference in error["data"]["differences"]
     [miss] = engine.report.misses
     assert miss.candidates[0].ruled and miss.candidates[0].first_path == ""  # no --ignore hint for a ruled path

@@ -44,7 +44,7 @@ BAD_INPUT = [
     (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', None),
     (b'{"jsonrpc":"2.0","id":99,"result":{}}', None),
     (b'{"jsonrpc":"2.0","id":3,"method":"tools/nope"}', {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601}}),
-    (b'{"jsonrpc":"2.0","id":"x","method":"tools/cal"}', {"jsonrpc": "2.0", "id": "x", "error": {"code": -32042}}),
+    (b'{"jsonrpc":"2.0","id":"x","method":"tools/cal"}', {"jsonrpc": "2.0", "id": "x", "error": {"code": -32099}}),
 ]
 
 
@@ -96,7 +96,7 @@ def test_eof_prints_a_summary_on_stderr_and_writes_the_report(tmp_path: Path) ->
     assert "closest recorded requests" in stderr and "how to fix" in stderr
     data = json.loads(report.read_text())
     assert data["played"] == 1 and data["interactions"] == 6
-    assert data["misses"][0]["code"] == -32042 and data["misses"][0]["closest"][0]["interaction"] in (3, 4)
+    assert data["misses"][0]["code"] == -32099 and data["misses"][0]["closest"][0]["interaction"] in (3, 4)
     assert data["repeats"] == [{"interaction": 3, "method": "tools/call", "extra": 1}]
     assert not list(tmp_path.glob(".mockmcp-*")), "no temporary file is left behind"
 
