@@ -107,6 +107,7 @@ class ReplayTransport:
         self.reports: list[Report] = []
         self.sessions = 0  # sessions begun
         self._recorded: Cassette | None = None
+        self._recordings: Recordings | None = None
         self._engine: Replay | None = None
         self._group: TaskGroup | None = None
         self._to_host: MemoryObjectSendStream[Any] | None = None
@@ -139,10 +140,10 @@ class ReplayTransport:
             )
         recorded = self._recorded
         redactor = Redactor.for_replay(recorded.meta, os.environ, self.substitute, recorded.path or "the cassette")
-        matcher = Matcher.build(self.ignore, recorded.meta)
-        taken = {session for report in self.reports for session in report.sessions}
-        recordings = Recordings(recorded, matcher, taken) if taken else None
-        self._engine = Replay(recorded, matcher, redactor, self.timing, recordings)
+        if self._recordings is None:  # one index for every session, as over HTTP: each claims what it took
+            self._recordings = Recordings(recorded, Matcher.build(self.ignore, recorded.meta))
+        recordings = self._recordings
+        self._engine = Replay(recorded, recordings.matcher, redactor, self.timing, recordings)
         to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
         host_writes, from_host = anyio.create_memory_object_stream[Any](math.inf)
         self._to_host = to_host
