@@ -35,6 +35,7 @@ __all__ = [
     "INITIALIZE",
     "INVALID_HEADER",
     "MINTED_KEYS",
+    "NAMED_BY",
     "MISSING_CAPABILITY",
     "PING",
     "PROGRESS",
@@ -102,6 +103,10 @@ CLIENT_CAPABILITIES_KEY = SPEC_PREFIX + "clientCapabilities"  # on every statele
 # Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
 # multi-round-trip state, 2025-11-25 tasks, URL elicitation).
 MINTED_KEYS = frozenset({"nextCursor", "requestState", "taskId", "elicitationId"})
+
+# The param that names what a request asks for (a tool, a prompt): a request naming one no recording
+# names is a new request, not a changed one.
+NAMED_BY: dict[str, str] = {"tools/call": "name", "prompts/get": "name"}
 
 # Optional params that say "none given" whether they are left out, null or an empty object: each is
 # `X | None = None` in the SDK's types (mcp_types), and servers read `arguments or {}`. Hosts differ

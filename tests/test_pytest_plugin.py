@@ -26,7 +26,7 @@ from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.plugin import http_server
 from mockmcp.plugin.harness import Harness, server_command
-from mockmcp.plugin.naming import cassette_name, merge_settings
+from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
@@ -127,7 +127,7 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*no recorded interaction matches this tools/call request*",
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*@pytest.mark.mockmcp(ignore=[[]'arguments.path'[]]), or `mockmcp_ignore = arguments.path` in the ini*",
-            "*pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
         ]
     )
 
@@ -527,7 +527,7 @@ UNPLAYED = {**CLEAN, "unplayed": [{"interaction": 3, "method": "tools/call"}]}
                 'incoming request (id 7): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
                 'arguments.path: recorded "notes.txt", incoming "note.txt"',
                 "@pytest.mark.mockmcp(ignore=['arguments.path']), or `mockmcp_ignore = arguments.path` in the ini",
-                "pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+                "record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
             ],
         ),
         (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),
@@ -588,3 +588,100 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
     harness.env = {key: value for key, value in harness.env.items() if key != "GROCERY"} | env
     told = harness.problem_before("test_host.py::test_reads_a_note")
     assert told is None if problem is None else told is not None and told.startswith(problem.format(cassette=cassette))
+
+
+@pytest.mark.parametrize(
+    ("origin", "live", "text", "server", "told", "untold"),
+    [
+        (
+            Origin("faults.yaml", Path("/t/cassettes/test_host")),
+            False,
+            None,
+            None,
+            [
+                "no cassette at {cassette}; the marker's cassette='faults.yaml' is a path from the module's cassette "
+                "folder, <test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette> "
+                "(here /t/cassettes/test_host)",
+                "pytest --mockmcp-record=once test_host.py::test_reads_a_note",
+            ],
+            [],
+        ),
+        (
+            Origin(hand_made=True),
+            False,
+            None,
+            None,
+            ['no cassette at {cassette}.\nThis test is marked record="none": its cassette is hand-made'],
+            ["pytest --mockmcp-record"],
+        ),
+        (
+            Origin(),
+            False,
+            "version: 1\ninteractions: [\n",
+            None,
+            ["cannot be loaded:\n{cassette}:3: not valid YAML"],
+            [],
+        ),
+        (
+            Origin(),
+            False,
+            "version: 1\ninteractions:\n- request: {id: 1, method: 7}\n",
+            None,
+            ["cannot be loaded:\n{cassette}:3: interactions[0].request: a message needs a `method` string"],
+            ["killed"],
+        ),
+        (Origin(), True, None, None, ["--mockmcp-live needs the real server of {cassette}"], []),
+        (Origin(), True, None, SERVER_A, None, []),  # live: no cassette needed, none read
+    ],
+    ids=["cassette-given", "hand-made", "broken-yaml", "invalid", "live-without-server", "live"],
+)
+def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
+    tmp_path: Path,
+    origin: Origin,
+    live: bool,
+    text: str | None,
+    server: list[str] | None,
+    told: list[str] | None,
+    untold: list[str],
+) -> None:
+    cassette = tmp_path / "notes.yaml"
+    if text is not None:
+        cassette.write_text(text)
+    harness = Harness(cassette, "none", server, tmp_path, origin=origin, live=live)
+    said = harness.problem_before("test_host.py::test_reads_a_note")
+    if told is None:
+        assert said is None
+        return
+    assert said is not None
+    for line in told:
+        assert line.format(cassette=cassette) in said, said
+    for line in untold:
+        assert line not in said, said
+
+
+def test_a_broken_cassette_fails_each_way_of_launching_before_the_host_launches_anything(
+    pytester: pytest.Pytester,
+) -> None:
+    body = """
+import pytest
+
+pytestmark = pytest.mark.mockmcp(cassette="broken.yaml")
+
+def test_command(mockmcp):
+    raise AssertionError(f"the body ran: {mockmcp.command}")
+
+def test_transport(mockmcp):
+    raise AssertionError(f"the body ran: {mockmcp.transport}")
+
+def test_http(mockmcp):
+    raise AssertionError(f"the body ran: {mockmcp.start_http()}")
+"""
+    pytester.makepyfile(test_host=body)
+    broken = pytester.path / "cassettes" / "test_host" / "broken.yaml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("version: 1\ninteractions:\n- request: {id: 1, method: tools/list}\n  respnse: {result: {}}\n")
+    result = run(pytester)
+    result.assert_outcomes(failed=3)
+    text = result.stdout.str()
+    assert text.count("the cassette of this test cannot be loaded") == 3, text
+    assert f"{broken}:4: interactions[0]" in text and "the body ran" not in text and "killed" not in text
