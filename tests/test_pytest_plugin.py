@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import http.client
 import json
 import shutil
@@ -25,7 +26,7 @@ from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.plugin import http_server
-from mockmcp.plugin.harness import Harness, server_command
+from mockmcp.plugin.harness import Harness, days_old, server_command
 from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
@@ -685,3 +686,103 @@ def test_http(mockmcp):
     text = result.stdout.str()
     assert text.count("the cassette of this test cannot be loaded") == 3, text
     assert f"{broken}:4: interactions[0]" in text and "the body ran" not in text and "killed" not in text
+
+
+def test_orphans_lists_the_cassettes_no_collected_test_uses_and_fails_the_run(pytester: pytest.Pytester) -> None:
+    body = """
+import pytest
+
+def test_uses_its_own(mockmcp):
+    pass
+
+@pytest.mark.mockmcp(cassette="shared.yaml")
+def test_uses_a_named_one(mockmcp):
+    pass
+
+def test_without_mockmcp():
+    pass
+"""
+    pytester.makepyfile(test_host=body)
+    folder = pytester.path / "cassettes" / "test_host"
+    folder.mkdir(parents=True)
+    for name in ("test_uses_its_own.yaml", "shared.yaml", "test_without_mockmcp.yaml", ".x.1.recording.yaml"):
+        (folder / name).write_text("version: 1\ninteractions: []\n")
+    (pytester.path / "cassettes" / "test_gone").mkdir()
+    (pytester.path / "cassettes" / "test_gone" / "test_old.yaml").write_text("version: 1\ninteractions: []\n")
+    result = run(pytester, "--collect-only", "-q", "--mockmcp-orphans")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "mockmcp: 2 cassettes that no collected test uses*",
+            "  cassettes/test_gone/test_old.yaml",
+            "  cassettes/test_host/test_without_mockmcp.yaml",
+        ]
+    )
+    assert "shared.yaml" not in result.stdout.str() and "recording" not in result.stdout.str()
+    for name in ("test_without_mockmcp.yaml", "../test_gone/test_old.yaml"):
+        (folder / name).unlink()
+    result = run(pytester, "--mockmcp-orphans")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["mockmcp: every cassette in the cassette folders is used by a collected test"])
+
+
+def test_max_age_warns_about_an_old_cassette_and_fails_it_under_strict(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host="def test_old(mockmcp):\n    pass\n\ndef test_young(mockmcp):\n    pass\n")
+    folder = pytester.path / "cassettes" / "test_host"
+    folder.mkdir(parents=True)
+    (folder / "test_old.yaml").write_text("version: 1\nmeta: {recorded_at: '2020-01-01T00:00:00Z'}\ninteractions: []\n")
+    young = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    (folder / "test_young.yaml").write_text(f"version: 1\nmeta: {{recorded_at: '{young}'}}\ninteractions: []\n")
+    result = run(pytester, "--mockmcp-max-age=30")
+    result.assert_outcomes(passed=2, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*test_old.yaml was recorded * days ago (2020-01-01T00:00:00Z), more than the 30 days*"]
+    )
+    pytester.makeini("[pytest]\nmockmcp_max_age = 30\n")
+    result = run(pytester, "--mockmcp-strict")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["mockmcp: *test_old.yaml was recorded * days ago*", "FAILED test_host.py::test_old*"])
+    assert run(pytester, "--mockmcp-max-age=soon").ret == pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.mark.parametrize(
+    ("recorded_at", "days"),
+    [
+        ("2026-01-01T00:00:00Z", 31.0),
+        ("2026-01-31T12:00:00+00:00", 0.5),
+        (datetime.datetime(2026, 1, 30), 2.0),  # a date YAML read as a timestamp, without a zone: UTC
+        ("last week", None),
+        (None, None),
+        (20260101, None),
+    ],
+)
+def test_days_old(recorded_at: object, days: float | None) -> None:
+    assert days_old(recorded_at, datetime.datetime(2026, 2, 1, tzinfo=datetime.timezone.utc)) == days
+
+
+def test_live_runs_against_the_real_server_and_writes_nothing(pytester: pytest.Pytester) -> None:
+    body = (
+        HOST_HELPERS
+        + f"""
+pytestmark = pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+
+@pytest.mark.anyio
+async def test_over_stdio(mockmcp):
+    assert mockmcp.command[1] == {NOTES_SERVER!r}
+    assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+@pytest.mark.anyio
+async def test_in_process(mockmcp):
+    async with Client(mockmcp.transport, mode="legacy") as client:
+        result = await client.call_tool("read_file", {{"path": "notes.txt"}})
+    assert result.content[0].text == "remember to buy milk"
+
+def test_over_http(mockmcp):
+    with pytest.raises(Exception, match="running live over HTTP needs the real server's URL"):
+        mockmcp.start_http()
+"""
+    )
+    write_host_tests(pytester, body)
+    result = run(pytester, "--mockmcp-live", "--mockmcp-strict")
+    result.assert_outcomes(passed=3)
+    assert not (pytester.path / "cassettes").exists()
