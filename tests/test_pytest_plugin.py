@@ -15,7 +15,7 @@ from pathlib import Path
 import mcp  # noqa: F401
 import pytest
 import yaml  # noqa: F401
-from conftest import ROOT, SHIPPED, sse_messages
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env, sse_messages
 
 import mockmcp.cassette.yamledit
 import mockmcp.tools.drift  # noqa: F401
@@ -98,11 +98,27 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     )
 
 
-def test_record_once_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
+def test_record_once_record_again_unchanged_verify_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
     run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
     cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
     assert cassette.exists() and not list(cassette.parent.glob(".*recording*"))
+    # Recorded again from a server that says the same: the file is byte for byte what it was (an empty git diff).
+    recorded = cassette.read_bytes()
+    time.sleep(1.1)  # so a new recorded_at would differ
+    run(pytester, "--mockmcp-record=all").assert_outcomes(passed=1)
+    assert cassette.read_bytes() == recorded
+    # verify with no command runs the server meta.server names, from the project's folder.
+    verified = subprocess.run(
+        [*MOCKMCP, "verify", str(cassette), "--substitute", f"PROJECT={pytester.path}"],
+        cwd=pytester.path,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert f"against {sys.executable} {NOTES_SERVER}" in verified.stdout
     # The server is gone: replay alone must serve the same test.
     write_host_tests(pytester, HOST_TESTS.replace(repr(NOTES_SERVER), repr("/nonexistent/server.py")))
     run(pytester).assert_outcomes(passed=1)
