@@ -28,6 +28,7 @@ from mockmcp.cassette import shapes
 from mockmcp.cassette.model import (
     AFTER,
     EXIT_WHEN,
+    EXPECTS,
     FORMAT_VERSION,
     MATCHER_ARGUMENTS,
     MATCHERS,
@@ -68,6 +69,7 @@ _DESCRIPTIONS = {
     "exit": "end the session here: `exit: 1` after the reply, or `{status: 1, when: before}` instead of it",
     "took": "seconds from request to response (informative; used by --timing recorded)",
     "session": "which recorded session the interaction belongs to, in a cassette of several",
+    "expect": "fault: a deliberate fault, written by hand; lint keeps quiet about its warnings",
 }
 
 
@@ -105,6 +107,7 @@ def schema() -> dict[str, Any]:
         },
         "took": _SECONDS,
         "session": {"type": "integer", "minimum": 0},
+        "expect": {"enum": list(EXPECTS)},
     }
     for key, description in _DESCRIPTIONS.items():
         interaction_properties[key] = {**interaction_properties[key], "description": description}

@@ -149,6 +149,7 @@ def lint_text(text: str, path: str) -> list[Finding]:
             cassette = Cassette(tuple(i for _index, i in valid), meta if isinstance(meta, dict) else {})
     if valid:
         issues += _check_cassette(cassette, [index for index, _interaction in valid])
+        issues = _unless_expected(issues, valid)
     issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
     issues += _duplicate_keys(nodes)
     issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
@@ -157,6 +158,12 @@ def lint_text(text: str, path: str) -> list[Finding]:
         for issue in issues
     ]
     return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _unless_expected(issues: list[_Issue], valid: list[tuple[int, Interaction]]) -> list[_Issue]:
+    """The issues without the warnings on interactions marked `expect: fault`: a deliberate fault is meant."""
+    meant = {("interactions", index) for index, interaction in valid if interaction.expect == "fault"}
+    return [issue for issue in issues if issue.severity == ERROR or tuple(issue.place[:2]) not in meant]
 
 
 def summary(findings: list[Finding], files: int) -> str:
