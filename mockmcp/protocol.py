@@ -38,6 +38,7 @@ __all__ = [
     "LISTEN",
     "MINTED_KEYS",
     "MISSING_CAPABILITY",
+    "NAMED_BY",
     "PING",
     "PROGRESS",
     "PROGRESS_TOKEN",
@@ -114,6 +115,10 @@ RESULT_TYPES = ("complete", INPUT_REQUIRED)
 # Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
 # multi-round-trip state, 2025-11-25 tasks, URL elicitation).
 MINTED_KEYS = frozenset({"nextCursor", "requestState", "taskId", "elicitationId"})
+
+# The param that names what a request asks for (a tool, a prompt): a request naming one no recording
+# names is a new request, not a changed one.
+NAMED_BY: dict[str, str] = {"tools/call": "name", "prompts/get": "name"}
 
 # Optional params that say "none given" whether they are left out, null or an empty object: each is
 # `X | None = None` in the SDK's types (mcp_types), and servers read `arguments or {}`. Hosts differ

@@ -905,3 +905,18 @@ def test_a_stateless_sessions_request_without_its_version_is_a_warning_with_the_
 def test_a_handshake_session_needs_no_version_in_its_requests() -> None:
     text = HEAD + init("2025-11-25") + "- request: {method: tools/list}\n  response: {result: {tools: []}}\n"
     assert lint.lint_text(text, "c.yaml") == []
+
+
+def test_expect_fault_keeps_lint_quiet_about_the_warnings_of_a_deliberate_fault_only() -> None:
+    fault = "{id: 1, result: {content: [{type: text, text: x}], isError: true, extra: 1}}"
+    text = (
+        "version: 1\ninteractions:\n"
+        f"- request: {{id: 1, method: tools/call, params: {{name: read, arguments: {{}}}}}}\n  response: {fault}\n"
+        f"- request: {{id: 2, method: tools/call, params: {{name: read, arguments: {{}}}}}}\n"
+        f"  expect: fault\n  response: {fault}\n"
+    )
+    findings = lint.lint_text(text, "c.yaml")
+    assert [(f.place, f.severity) for f in findings] == [("interactions[0].response.result.extra", lint.WARNING)]
+    wrong = lint.lint_text(text.replace("expect: fault", "expect: failure"), "c.yaml")
+    assert ("interactions[1].expect", lint.ERROR) in [(f.place, f.severity) for f in wrong]
+    assert any("use one of: fault" in f.fix for f in wrong)

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.core.explain import record_fix, record_mode
 from mockmcp.core.matching import Matcher
 from mockmcp.errors import UsageError
 from mockmcp.words import parse_path
@@ -438,3 +440,30 @@ def test_parse_path_rejects_malformed(text: str) -> None:
 def test_build_rejects_malformed_user_paths(text: str) -> None:
     with pytest.raises(UsageError):
         Matcher.build(("arguments.when", text))
+
+
+_META_2026 = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+_RECORDED = Cassette(
+    (
+        Interaction("request", {"id": 1, "method": "tools/call", "params": {"name": "read", "arguments": {"p": 1}}}),
+        Interaction("request", {"id": 2, "method": "resources/read", "params": {"uri": "file:///a"}}),
+    ),
+    {},
+)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "mode"),
+    [
+        ("tools/call", {"name": "read", "arguments": {"p": 2}}, "all"),  # the same tool, other arguments: changed
+        ("tools/call", {"name": "write", "arguments": {"p": 1}}, "new"),  # a tool no recording calls: new
+        ("tools/call", {"name": "read", "arguments": {"p": 2}, **_META_2026}, "new"),  # the other era goes beside
+        ("resources/read", {"uri": "file:///b"}, "all"),  # no name to tell by: the method's recording changed
+        ("prompts/get", {"name": "greet"}, "new"),  # a method no recording has
+        ("tools/list", None, "new"),
+    ],
+)
+def test_a_miss_suggests_all_for_a_changed_request_and_new_for_a_new_one(method: str, params: Any, mode: str) -> None:
+    assert record_mode(_RECORDED, method, params) == mode
+    fix = record_fix(mode, "pytest --mockmcp-record={mode} T")
+    assert fix.endswith(f"pytest --mockmcp-record={mode} T")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import http.client
 import json
 import shutil
@@ -14,7 +15,7 @@ from pathlib import Path
 import mcp  # noqa: F401
 import pytest
 import yaml  # noqa: F401
-from conftest import ROOT, SHIPPED, sse_messages
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env, sse_messages
 
 import mockmcp.cassette.yamledit
 import mockmcp.tools.drift  # noqa: F401
@@ -25,8 +26,8 @@ from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.plugin import http_server
-from mockmcp.plugin.harness import Harness, server_command
-from mockmcp.plugin.naming import cassette_name, merge_settings
+from mockmcp.plugin.harness import Harness, days_old, server_command
+from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
@@ -97,11 +98,27 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     )
 
 
-def test_record_once_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
+def test_record_once_record_again_unchanged_verify_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
     run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
     cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
     assert cassette.exists() and not list(cassette.parent.glob(".*recording*"))
+    # Recorded again from a server that says the same: the file is byte for byte what it was (an empty git diff).
+    recorded = cassette.read_bytes()
+    time.sleep(1.1)  # so a new recorded_at would differ
+    run(pytester, "--mockmcp-record=all").assert_outcomes(passed=1)
+    assert cassette.read_bytes() == recorded
+    # verify with no command runs the server meta.server names, from the project's folder.
+    verified = subprocess.run(
+        [*MOCKMCP, "verify", str(cassette), "--substitute", f"PROJECT={pytester.path}"],
+        cwd=pytester.path,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert f"against {sys.executable} {NOTES_SERVER}" in verified.stdout
     # The server is gone: replay alone must serve the same test.
     write_host_tests(pytester, HOST_TESTS.replace(repr(NOTES_SERVER), repr("/nonexistent/server.py")))
     run(pytester).assert_outcomes(passed=1)
@@ -127,7 +144,7 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*no recorded interaction matches this tools/call request*",
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*@pytest.mark.mockmcp(ignore=[[]'arguments.path'[]]), or `mockmcp_ignore = arguments.path` in the ini*",
-            "*pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
         ]
     )
 
@@ -537,7 +554,7 @@ REPEATED = {**CLEAN, "repeats": [{"interaction": 2, "method": "tools/call", "ext
                 'incoming request (id 7): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
                 'arguments.path: recorded "notes.txt", incoming "note.txt"',
                 "@pytest.mark.mockmcp(ignore=['arguments.path']), or `mockmcp_ignore = arguments.path` in the ini",
-                "pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+                "record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
             ],
         ),
         (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),
@@ -609,3 +626,200 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
     harness.env = {key: value for key, value in harness.env.items() if key != "GROCERY"} | env
     told = harness.problem_before("test_host.py::test_reads_a_note")
     assert told is None if problem is None else told is not None and told.startswith(problem.format(cassette=cassette))
+
+
+@pytest.mark.parametrize(
+    ("origin", "live", "text", "server", "told", "untold"),
+    [
+        (
+            Origin("faults.yaml", Path("/t/cassettes/test_host")),
+            False,
+            None,
+            None,
+            [
+                "no cassette at {cassette}; the marker's cassette='faults.yaml' is a path from the module's cassette "
+                "folder, <test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette> "
+                "(here /t/cassettes/test_host)",
+                "pytest --mockmcp-record=once test_host.py::test_reads_a_note",
+            ],
+            [],
+        ),
+        (
+            Origin(hand_made=True),
+            False,
+            None,
+            None,
+            ['no cassette at {cassette}.\nThis test is marked record="none": its cassette is hand-made'],
+            ["pytest --mockmcp-record"],
+        ),
+        (
+            Origin(),
+            False,
+            "version: 1\ninteractions: [\n",
+            None,
+            ["cannot be loaded:\n{cassette}:3: not valid YAML"],
+            [],
+        ),
+        (
+            Origin(),
+            False,
+            "version: 1\ninteractions:\n- request: {id: 1, method: 7}\n",
+            None,
+            ["cannot be loaded:\n{cassette}:3: interactions[0].request: a message needs a `method` string"],
+            ["killed"],
+        ),
+        (Origin(), True, None, None, ["--mockmcp-live needs the real server of {cassette}"], []),
+        (Origin(), True, None, SERVER_A, None, []),  # live: no cassette needed, none read
+    ],
+    ids=["cassette-given", "hand-made", "broken-yaml", "invalid", "live-without-server", "live"],
+)
+def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
+    tmp_path: Path,
+    origin: Origin,
+    live: bool,
+    text: str | None,
+    server: list[str] | None,
+    told: list[str] | None,
+    untold: list[str],
+) -> None:
+    cassette = tmp_path / "notes.yaml"
+    if text is not None:
+        cassette.write_text(text)
+    harness = Harness(cassette, "none", server, tmp_path, origin=origin, live=live)
+    said = harness.problem_before("test_host.py::test_reads_a_note")
+    if told is None:
+        assert said is None
+        return
+    assert said is not None
+    for line in told:
+        assert line.format(cassette=cassette) in said, said
+    for line in untold:
+        assert line not in said, said
+
+
+def test_a_broken_cassette_fails_each_way_of_launching_before_the_host_launches_anything(
+    pytester: pytest.Pytester,
+) -> None:
+    body = """
+import pytest
+
+pytestmark = pytest.mark.mockmcp(cassette="broken.yaml")
+
+def test_command(mockmcp):
+    raise AssertionError(f"the body ran: {mockmcp.command}")
+
+def test_transport(mockmcp):
+    raise AssertionError(f"the body ran: {mockmcp.transport}")
+
+def test_http(mockmcp):
+    raise AssertionError(f"the body ran: {mockmcp.start_http()}")
+"""
+    pytester.makepyfile(test_host=body)
+    broken = pytester.path / "cassettes" / "test_host" / "broken.yaml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("version: 1\ninteractions:\n- request: {id: 1, method: tools/list}\n  respnse: {result: {}}\n")
+    result = run(pytester)
+    result.assert_outcomes(failed=3)
+    text = result.stdout.str()
+    assert text.count("the cassette of this test cannot be loaded") == 3, text
+    assert f"{broken}:4: interactions[0]" in text and "the body ran" not in text and "killed" not in text
+
+
+def test_orphans_lists_the_cassettes_no_collected_test_uses_and_fails_the_run(pytester: pytest.Pytester) -> None:
+    body = """
+import pytest
+
+def test_uses_its_own(mockmcp):
+    pass
+
+@pytest.mark.mockmcp(cassette="shared.yaml")
+def test_uses_a_named_one(mockmcp):
+    pass
+
+def test_without_mockmcp():
+    pass
+"""
+    pytester.makepyfile(test_host=body)
+    folder = pytester.path / "cassettes" / "test_host"
+    folder.mkdir(parents=True)
+    for name in ("test_uses_its_own.yaml", "shared.yaml", "test_without_mockmcp.yaml", ".x.1.recording.yaml"):
+        (folder / name).write_text("version: 1\ninteractions: []\n")
+    (pytester.path / "cassettes" / "test_gone").mkdir()
+    (pytester.path / "cassettes" / "test_gone" / "test_old.yaml").write_text("version: 1\ninteractions: []\n")
+    result = run(pytester, "--collect-only", "-q", "--mockmcp-orphans")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "mockmcp: 2 cassettes that no collected test uses*",
+            "  cassettes/test_gone/test_old.yaml",
+            "  cassettes/test_host/test_without_mockmcp.yaml",
+        ]
+    )
+    assert "shared.yaml" not in result.stdout.str() and "recording" not in result.stdout.str()
+    for name in ("test_without_mockmcp.yaml", "../test_gone/test_old.yaml"):
+        (folder / name).unlink()
+    result = run(pytester, "--mockmcp-orphans")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["mockmcp: every cassette in the cassette folders is used by a collected test"])
+
+
+def test_max_age_warns_about_an_old_cassette_and_fails_it_under_strict(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_host="def test_old(mockmcp):\n    pass\n\ndef test_young(mockmcp):\n    pass\n")
+    folder = pytester.path / "cassettes" / "test_host"
+    folder.mkdir(parents=True)
+    (folder / "test_old.yaml").write_text("version: 1\nmeta: {recorded_at: '2020-01-01T00:00:00Z'}\ninteractions: []\n")
+    young = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    (folder / "test_young.yaml").write_text(f"version: 1\nmeta: {{recorded_at: '{young}'}}\ninteractions: []\n")
+    result = run(pytester, "--mockmcp-max-age=30")
+    result.assert_outcomes(passed=2, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*test_old.yaml was recorded * days ago (2020-01-01T00:00:00Z), more than the 30 days*"]
+    )
+    pytester.makeini("[pytest]\nmockmcp_max_age = 30\n")
+    result = run(pytester, "--mockmcp-strict")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["mockmcp: *test_old.yaml was recorded * days ago*", "FAILED test_host.py::test_old*"])
+    assert run(pytester, "--mockmcp-max-age=soon").ret == pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.mark.parametrize(
+    ("recorded_at", "days"),
+    [
+        ("2026-01-01T00:00:00Z", 31.0),
+        ("2026-01-31T12:00:00+00:00", 0.5),
+        (datetime.datetime(2026, 1, 30), 2.0),  # a date YAML read as a timestamp, without a zone: UTC
+        ("last week", None),
+        (None, None),
+        (20260101, None),
+    ],
+)
+def test_days_old(recorded_at: object, days: float | None) -> None:
+    assert days_old(recorded_at, datetime.datetime(2026, 2, 1, tzinfo=datetime.timezone.utc)) == days
+
+
+def test_live_runs_against_the_real_server_and_writes_nothing(pytester: pytest.Pytester) -> None:
+    body = (
+        HOST_HELPERS
+        + f"""
+pytestmark = pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+
+@pytest.mark.anyio
+async def test_over_stdio(mockmcp):
+    assert mockmcp.command[1] == {NOTES_SERVER!r}
+    assert await read(mockmcp, "notes.txt") == "remember to buy milk"
+
+@pytest.mark.anyio
+async def test_in_process(mockmcp):
+    async with Client(mockmcp.transport, mode="legacy") as client:
+        result = await client.call_tool("read_file", {{"path": "notes.txt"}})
+    assert result.content[0].text == "remember to buy milk"
+
+def test_over_http(mockmcp):
+    with pytest.raises(Exception, match="running live over HTTP needs the real server's URL"):
+        mockmcp.start_http()
+"""
+    )
+    write_host_tests(pytester, body)
+    result = run(pytester, "--mockmcp-live", "--mockmcp-strict")
+    result.assert_outcomes(passed=3)
+    assert not (pytester.path / "cassettes").exists()

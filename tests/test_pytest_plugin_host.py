@@ -308,7 +308,7 @@ def test_a_miss_is_told_once_in_pytest_terms_with_the_tool_and_arguments_first(p
             '*incoming request (id *): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*leave it out of matching: @pytest.mark.mockmcp(ignore=[[]'arguments.path'[]])*mockmcp_ignore*",
-            "*record it: pytest --mockmcp-record=new test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
         ]
     )
     text = result.stdout.str() + result.stderr.str()
@@ -549,8 +549,9 @@ def test_each_mistake_of_a_hand_edit_fails_its_test_and_lint_at_its_place(pytest
     for name, (_edit, place) in MISTAKES.items():
         [finding] = [f for f in lint.lint_file(str(folder / name)) if f.severity == lint.ERROR]
         assert finding.place == place
-        # The replay the host launched refused the cassette with the same place and line, and its test says so.
-        assert f"| mockmcp: error: {folder / name}:{finding.line}: {place}: {finding.problem}" in said, name
+        # The plugin refused the cassette before the test's body, with the same place and line as lint.
+        located = f"{folder / name}:{finding.line}: {place}: {finding.problem}"
+        assert f"the cassette of this test cannot be loaded:\n{located}" in said, name
     assert "did you mean the interaction's `response`?" in said
     assert "asked more often than recorded (strict): interactions[3] tools/call, 1 more time" in said
     assert lint.lint_file(str(folder / "once.yaml")) == []  # a sound cassette: only the host's repeat is wrong

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,9 @@ from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette.model import Cassette, Interaction
+from mockmcp.cli.commands import recorded_command
 from mockmcp.core.matching import Matcher
+from mockmcp.errors import UsageError
 from mockmcp.shells.live_server import drive
 from mockmcp.tools import drift
 
@@ -270,3 +273,28 @@ def test_a_tool_listed_on_an_earlier_page_is_still_offered(first_page: list[str]
     assert (call.label, call.status) == ("tools/call read", status)
     if status == "missing":
         assert call.details == ("the tool 'read' is no longer offered by tools/list",)
+
+
+@pytest.mark.parametrize(
+    ("server", "command"),
+    [
+        (["python", "server.py", "--root", "${PROJECT}/data"], ["/usr/bin/python3", "server.py", "--root", "/p/data"]),
+        (["~/bin/notes", "-v"], [os.path.expanduser("~/bin/notes"), "-v"]),
+        (["node", "python"], ["node", "python"]),  # only the command itself is the interpreter
+        (None, "names no server command in meta.server"),
+        ([], "names no server command in meta.server"),
+        (["http://127.0.0.1:8000/mcp"], "over HTTP, which verify cannot drive"),
+    ],
+)
+def test_verify_without_a_command_runs_the_server_meta_server_names(server: Any, command: Any) -> None:
+    meta = {} if server is None else {"server": server}
+
+    def expand(text: str) -> str:
+        return text.replace("${PROJECT}", "/p")
+
+    if isinstance(command, list):
+        assert recorded_command(meta, expand, "/usr/bin/python3", "c.yaml") == command
+    else:
+        with pytest.raises(UsageError, match=command) as caught:
+            recorded_command(meta, expand, "/usr/bin/python3", "c.yaml")
+        assert "mockmcp verify c.yaml -- SERVER ARGS" in str(caught.value.fix)

@@ -25,6 +25,7 @@ __all__ = [
     "ANY_TIMES",
     "Cassette",
     "EXIT_WHEN",
+    "EXPECTS",
     "FORMAT_VERSION",
     "GET_STREAM",
     "Interaction",
@@ -50,6 +51,9 @@ KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
 # mapping of one key with its argument (`{regex: PATTERN}`: a string the pattern matches whole;
 # `{type: NAME}`: a value of that JSON type).
 MATCHERS = ("any", "type", "subset", "unordered")
+# `expect:` what a person says an interaction is meant to be: `fault`, a deliberate fault (lint keeps quiet
+# about the warnings it would give it).
+EXPECTS = ("fault",)
 MATCHER_ARGUMENTS = ("regex", "type")
 # What an interaction or a server item is: the client's REQUEST or NOTIFICATION (a server item: the
 # server's), SERVER for an interaction that is only what the server sent unprompted, RAW for a server
@@ -112,6 +116,7 @@ class Interaction(NamedTuple):
     exit: tuple[int, str] | None = None  # (status, "after" or "before")
     session: int = 0  # which recorded session, in a cassette of several
     match: dict[str, Any] | None = None
+    expect: str | None = None  # one of EXPECTS, written by hand
 
     @property
     def method(self) -> str | None:
@@ -135,6 +140,8 @@ class Interaction(NamedTuple):
             data[self.kind] = self.message
         if self.match is not None:
             data["match"] = self.match
+        if self.expect is not None:
+            data["expect"] = self.expect
         if self.delay:
             data["delay"] = self.delay
         if self.times != 1:

@@ -29,6 +29,7 @@ from mockmcp.cassette.model import (
     AFTER,
     ANY_TIMES,
     EXIT_WHEN,
+    EXPECTS,
     FORMAT_VERSION,
     MATCHER_ARGUMENTS,
     MATCHERS,
@@ -70,6 +71,7 @@ _DESCRIPTIONS = {
     "exit": "end the session here: `exit: 1` after the reply, or `{status: 1, when: before}` instead of it",
     "took": "seconds from request to response (informative; used by --timing recorded)",
     "session": "which recorded session the interaction belongs to, in a cassette of several",
+    "expect": "fault: a deliberate fault, written by hand; lint keeps quiet about its warnings",
 }
 
 
@@ -107,6 +109,7 @@ def schema() -> dict[str, Any]:
         },
         "took": _SECONDS,
         "session": {"type": "integer", "minimum": 0},
+        "expect": {"enum": list(EXPECTS)},
     }
     for key, description in _DESCRIPTIONS.items():
         interaction_properties[key] = {**interaction_properties[key], "description": description}

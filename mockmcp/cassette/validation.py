@@ -16,6 +16,7 @@ from mockmcp.cassette.model import (
     AFTER,
     ANY_TIMES,
     EXIT_WHEN,
+    EXPECTS,
     FORMAT_VERSION,
     GET_STREAM,
     MATCHER_ARGUMENTS,
@@ -72,6 +73,7 @@ INTERACTION_KEYS = (
     "exit",
     "took",
     "session",
+    "expect",
 )
 SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream", "took")
 STREAMS = (GET_STREAM,)  # a server item's `stream`: the Streamable HTTP stream it came on, when not the request's
@@ -243,6 +245,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         exit=_exit(data, place),
         session=_count(data, "session", 0, place),
         match=_match(data, place),
+        expect=None if "expect" not in data else _choice(data, "expect", EXPECTS, place),
     )
 
 

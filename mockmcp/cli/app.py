@@ -310,7 +310,7 @@ _comparison_ignores = click.option(
 @_substitute
 @click.option("--update", is_flag=True, help="Write the live answers into the cassette (keeping its fault knobs).")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for each live answer.")
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def verify(
     cassette: str,
     ignores: tuple[str, ...],
@@ -322,7 +322,7 @@ def verify(
     """Drive the live server COMMAND with CASSETTE's client side and report every drift.
 
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
-    apart); exit status 1 when anything drifted.
+    apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted.
     """
     if verify_cassette(cassette, list(command), ignores, update, timeout, substitutions):
         raise SystemExit(1)

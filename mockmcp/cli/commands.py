@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
@@ -27,6 +29,7 @@ __all__ = [
     "diff_cassettes",
     "record_http",
     "record_session",
+    "recorded_command",
     "recover_session",
     "verify_cassette",
     "write_schema",
@@ -147,6 +150,9 @@ def verify_cassette(
     Returns True when drift remains: found, and not written into the cassette.
     """
     recorded = cassettes.load(path)
+    if not command:
+        redactor = Redactor.for_replay(recorded.meta, os.environ, substitutions, path) or Redactor()
+        command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)
     matcher = Matcher.build(ignores, recorded.meta)
     live = drive(recorded, command, timeout, substitutions=substitutions)
     drift = compare(recorded, live, matcher, "live")
@@ -159,6 +165,30 @@ def verify_cassette(
         print(f"  {sentence}")
     print(f"updated {path} with the live answers")
     return False
+
+
+def recorded_command(meta: dict[str, Any], expand: Callable[[str], str], python: str, where: str) -> list[str]:
+    """The server command a cassette's `meta.server` names, as this machine runs it; raises UsageError.
+
+    Its `${NAME}` placeholders take their values here (`expand`), `python` (how the plugin writes the
+    interpreter it ran under) is this one, and `~/` the home folder; relative paths stay relative to
+    the folder verify runs in, as the plugin wrote them relative to the project's.
+    """
+    server = meta.get("server")
+    if not (isinstance(server, list) and server and all(isinstance(part, str) for part in server)):
+        raise UsageError(
+            f"{where} names no server command in meta.server, and none was given",
+            f"give it after `--`: mockmcp verify {where} -- SERVER ARGS...",
+        )
+    if len(server) == 1 and server[0].startswith(("http://", "https://")):
+        raise UsageError(
+            f"{where} was recorded from {server[0]} over HTTP, which verify cannot drive",
+            f"give a command that runs the server over stdio after `--`: mockmcp verify {where} -- SERVER ARGS...",
+        )
+    command = [expand(part) for part in server]
+    if command[0] == "python":
+        command[0] = python
+    return [os.path.expanduser(part) if part.startswith("~/") else part for part in command]
 
 
 def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:

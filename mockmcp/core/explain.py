@@ -15,10 +15,19 @@ from typing import Any, NamedTuple
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import depth
-from mockmcp.protocol import params_era
+from mockmcp.protocol import NAMED_BY, params_era
 from mockmcp.words import json_type, render_place
 
-__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "hand_edit", "label"]
+__all__ = [
+    "Candidate",
+    "Miss",
+    "describe_differences",
+    "explain_miss",
+    "hand_edit",
+    "label",
+    "record_fix",
+    "record_mode",
+]
 
 MAX_CANDIDATES = 3
 
@@ -43,6 +52,7 @@ class Miss(NamedTuple):
     reason: str
     candidates: tuple[Candidate, ...]
     fixes: tuple[str, ...]
+    record: str = "new"  # the record mode that fixes it: `record_mode`
 
     def render(self) -> str:
         """The story for stderr: reason, request, closest candidates with differences, how to fix."""
@@ -91,6 +101,7 @@ class Miss(NamedTuple):
                 for c in self.candidates
             ],
             "fixes": list(self.fixes),
+            "record": self.record,
             "explanation": self.render(),
         }
 
@@ -138,7 +149,35 @@ def explain_miss(
         candidates.append(
             Candidate(index, tuple(text for _path, text in differences), first, plays[index], bool(refused))
         )
-    return Miss(request_id, method, params, code, reason, tuple(candidates), _fixes(cassette, method, candidates))
+    mode = record_mode(cassette, method, params)
+    fixes = _fixes(cassette, method, candidates, mode)
+    return Miss(request_id, method, params, code, reason, tuple(candidates), fixes, mode)
+
+
+def record_mode(cassette: Cassette, method: str, params: Any) -> str:
+    """The record mode that fixes a miss: `new` for a new request, `all` for a changed one.
+
+    A request is new when no recording of its era has its method, or (for a tool call, a prompt)
+    names what no such recording names: `new` adds it (another era's session, too, goes beside).
+    Otherwise the host changed a request it made before, and adding a second session beside the
+    stale one would leave that one unplayed for ever: record the cassette again (`all`).
+    """
+    key = NAMED_BY.get(method)
+    named = params.get(key) if key and isinstance(params, dict) else None
+    era = params_era(params)
+    for interaction in cassette.interactions:
+        if interaction.kind == REQUEST and interaction.method == method and params_era(interaction.params) == era:
+            recorded = interaction.params
+            if named is None or (isinstance(recorded, dict) and recorded.get(key) == named):
+                return "all"
+    return "new"
+
+
+def record_fix(mode: str, command: str) -> str:
+    """The fix of a miss that records: `command` with the mode in it (`{mode}` marks where)."""
+    if mode == "all":
+        return f"if the host changed this request on purpose, record the cassette again: {command.format(mode=mode)}"
+    return f"if the host now asks something new, record it: {command.format(mode=mode)}"
 
 
 def _other_era(recorded: str, live: str) -> str:
@@ -153,7 +192,7 @@ def _used_up(interaction: Interaction) -> str:
     return f"the same request, but used up: recorded to play {times}, then `after: {interaction.after}`"
 
 
-def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tuple[str, ...]:
+def _fixes(cassette: Cassette, method: str, candidates: list[Candidate], mode: str) -> tuple[str, ...]:
     where = cassette.path or "CASSETTE"
     server = cassette.meta.get("server")
     command = shlex.join(str(part) for part in server) if isinstance(server, list) and server else "SERVER..."
@@ -164,7 +203,7 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate]) -> tupl
             f"if {path} varies from run to run, leave it out of matching: --ignore '{path}', or in the cassette "
             f"`meta.match: {{ignore: ['{path}']}}` (for one request: a rule in interactions[{index}].match)"
         )
-    fixes.append(f"if the host now asks something new, record it: mockmcp record --mode new -o {where} -- {command}")
+    fixes.append(record_fix(mode, f"mockmcp record --mode {{mode}} -o {where} -- {command}"))
     fixes.append(hand_edit(where, method, candidates[0] if candidates else None))
     return tuple(fixes)
 

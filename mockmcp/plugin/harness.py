@@ -20,6 +20,7 @@ URL of a server started for it.
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import os
@@ -33,11 +34,12 @@ from typing import Any
 
 from mockmcp.errors import UsageError
 from mockmcp.plugin import http_server, keeping, launch
+from mockmcp.plugin.naming import CASSETTE_RULE, Origin
 from mockmcp.plugin.privacy import Privacy
 from mockmcp.plugin.story import render_miss
 from mockmcp.words import RecordMode
 
-__all__ = ["Harness", "MODES", "check_mode", "server_command"]
+__all__ = ["Harness", "MODES", "check_mode", "days_old", "server_command"]
 
 # The plugin's record modes: `mockmcp record`'s, and `none`, the default, which never records (so CI
 # never does by accident).
@@ -47,6 +49,20 @@ MODES = RecordMode.choices(allow_none=True)
 def check_mode(text: str) -> str:
     """A record mode of the plugin; raises UsageError naming the valid ones."""
     return RecordMode.parse(text, allow_none=True).value
+
+
+def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
+    """How many days before `now` a cassette's `meta.recorded_at` is; None when it has no readable date."""
+    if isinstance(recorded_at, str):
+        try:
+            recorded_at = datetime.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(recorded_at, datetime.datetime):
+        return None
+    if recorded_at.tzinfo is None:
+        recorded_at = recorded_at.replace(tzinfo=datetime.timezone.utc)
+    return (now - recorded_at).total_seconds() / 86400
 
 
 def server_command(*choices: Any) -> Any:
@@ -86,12 +102,18 @@ class Harness:
         ignores: Sequence[str] = (),
         strict: bool = False,
         privacy: Privacy | None = None,
+        *,
+        origin: Origin | None = None,
+        live: bool = False,
     ) -> None:
         self.cassette = cassette
         self.strict = strict
         self.workdir = workdir  # this test's own folder, for replay reports
         self.mode = check_mode(mode)
-        self.recording = RecordMode(self.mode).records(cassette.exists())
+        self.origin = origin or Origin()
+        # Live: the host talks to the real server itself; nothing is recorded, replayed or judged.
+        self.live = live
+        self.recording = not live and RecordMode(self.mode).records(cassette.exists())
         self.server = server  # a command line, or an object to record from in process (see `server_command`)
         self.ignores = list(ignores)
         self.privacy = privacy or Privacy()
@@ -135,6 +157,8 @@ class Harness:
     def command(self) -> list[str]:
         """The command line the host launches instead of the real server (each launch is noted in `workdir`)."""
         self.handed_out = True
+        if self.live:
+            return self._command_line("a command to launch")
         # Each replay says in the test's state file which recorded session it took, so a host that launches
         # the server once per call meets the recorded sessions one after another (see `mockmcp.cli.state`).
         state = ["--state", str(self.workdir / "state.json")]
@@ -145,22 +169,28 @@ class Harness:
         )
         return [sys.executable, "-m", launch.__name__, str(self.workdir), *args]
 
+    def _url(self) -> str:
+        """The real server's URL, for a recording proxy over HTTP or a live run; raises UsageError for a command."""
+        server = self._command_line("a server over HTTP")
+        target = server[0] if len(server) == 1 else ""
+        if not target.startswith(("http://", "https://")):
+            raise UsageError(
+                f"{'running live' if self.live else 'recording'} over HTTP needs the real server's URL as the "
+                f"server to record from, got {self.server!r}",
+                "name it as server='http://HOST:PORT/mcp' (the marker, --mockmcp-server, a fixture or the ini)",
+            )
+        return target
+
     def start_http(self) -> str:
         """Start the Streamable HTTP mock server of this test, once; returns its URL. Raises UsageError.
 
         When recording, it is the recording proxy in front of the real server, whose URL is `server`.
         """
+        if self.live:
+            return self._url()
         if self.http is None:
             if self.recording:
-                server = self._command_line("a recording proxy over HTTP")
-                target = server[0] if len(server) == 1 else ""
-                if not target.startswith(("http://", "https://")):
-                    raise UsageError(
-                        f"recording over HTTP needs the real server's URL as the server to record from, "
-                        f"got {self.server!r}",
-                        "name it as server='http://HOST:PORT/mcp' (the marker, --mockmcp-server, a fixture or the ini)",
-                    )
-                args = [*self._record_args(), "--http-target", target, "--listen", "127.0.0.1:0"]
+                args = [*self._record_args(), "--http-target", self._url(), "--listen", "127.0.0.1:0"]
             else:
                 args = [*self._replay_args(), "--http", "127.0.0.1:0"]
             command = [sys.executable, "-m", "mockmcp", *args]
@@ -171,6 +201,10 @@ class Harness:
         """The in-process transport of this test (one for the whole test; each session through it is judged):
         replaying the cassette, or recording the real server into the staged file (see `mockmcp.transport`)."""
         self.handed_out = True
+        if self.live:
+            from mockmcp.shells.inprocess_record import reach
+
+            return reach(self.server)[0]
         if self.inprocess is None:
             if self.recording:
                 from mockmcp.shells.inprocess_record import RecordingTransport
@@ -202,22 +236,78 @@ class Harness:
             http_server.stop(self.http)
 
     def problem_before(self, nodeid: str) -> str | None:
-        """Why the test cannot run at all (a missing cassette, no server to record from), or None."""
-        if self.recording and not self.server:
+        """Why the test cannot run at all (a missing or broken cassette, no server to record from), or None.
+
+        Asked before the test body, so a cassette that cannot load fails the test with its own located
+        error before the host launches anything (and not as a replay that died).
+        """
+        if (self.recording or self.live) and not self.server:
+            asked = "--mockmcp-live" if self.live else f"--mockmcp-record={self.mode}"
             return (
-                f"--mockmcp-record={self.mode} needs the real server to record {self.cassette}: name it with "
+                f"{asked} needs the real server {'of' if self.live else 'to record'} {self.cassette}: name it with "
                 "--mockmcp-server, @pytest.mark.mockmcp(server=[...]), a `mockmcp_server` fixture, or the "
                 "`mockmcp_server` ini option"
             )
+        if self.live:
+            return None
         if self.recording and self.privacy.problem(self.env):
             return f"mockmcp cannot record {self.cassette}: {self.privacy.problem(self.env)}"
         if not self.recording and not self.cassette.exists():
-            return (
-                f"no cassette at {self.cassette}; record it by running this test with --mockmcp-record=once:\n"
-                f"  pytest --mockmcp-record=once {shlex.quote(nodeid)}\n"
-                '(a marker\'s record= wins over the option: a test marked record="none" is never recorded)'
-            )
+            return self._missing(nodeid)
+        if self.cassette.exists() and (not self.recording or self.mode == RecordMode.NEW.value):
+            return self._unloadable()
         return None
+
+    def _missing(self, nodeid: str) -> str:
+        said = f"no cassette at {self.cassette}"
+        if self.origin.given is not None:
+            said += (
+                f"; the marker's cassette={self.origin.given!r} is a path from the module's cassette folder, "
+                f"{CASSETTE_RULE} (here {self.origin.folder}); move the file there, or give cassette= that path "
+                "(an absolute one, or `../` to leave the folder)"
+            )
+        if self.origin.hand_made:
+            return (
+                f'{said}.\nThis test is marked record="none": its cassette is hand-made, never recorded. Write it '
+                "there by hand (docs/faults.md has recipes), or copy a recorded cassette there and edit it; or remove "
+                "record= from the marker to let --mockmcp-record=once record it"
+            )
+        return (
+            f"{said}; record it by running this test with --mockmcp-record=once:\n"
+            f"  pytest --mockmcp-record=once {shlex.quote(nodeid)}"
+        )
+
+    def _unloadable(self) -> str | None:
+        """The cassette's own error (YAML, validation), located, if it cannot load; loading is cached."""
+        from mockmcp.cassette import store  # deferred: the plugin's load path stays without YAML
+        from mockmcp.errors import CassetteError
+
+        try:
+            store.load(str(self.cassette))
+        except CassetteError as error:
+            return f"mockmcp: the cassette of this test cannot be loaded:\n{error.render()}"
+        return None
+
+    def too_old(self, max_days: float, nodeid: str) -> str | None:
+        """Why the replayed cassette is older than `max_days` by its `meta.recorded_at`, or None."""
+        if self.recording or self.live or self.origin.hand_made or not self.cassette.exists():
+            return None
+        from mockmcp.cassette import store  # loaded (and cached) already by `problem_before`
+        from mockmcp.errors import CassetteError
+
+        try:
+            recorded_at = store.load(str(self.cassette)).meta.get("recorded_at")
+        except CassetteError:
+            return None  # told by `problem_before`
+        age = days_old(recorded_at, datetime.datetime.now(datetime.timezone.utc))
+        if age is None or age <= max_days:
+            return None
+        return (
+            f"mockmcp: {self.cassette} was recorded {age:.0f} days ago ({recorded_at}), more than the "
+            f"{max_days:g} days --mockmcp-max-age (or mockmcp_max_age) allows: check it against the real server "
+            f"(`mockmcp verify {shlex.quote(str(self.cassette))}`) or record it again "
+            f"(pytest --mockmcp-record=all {shlex.quote(nodeid)})"
+        )
 
     def launches(self) -> list[int]:
         """The pids of the servers launched in this test (by the host, or for it over HTTP), oldest first."""
@@ -271,7 +361,7 @@ class Harness:
             if isinstance(report, str):
                 problems.append(report)
                 continue
-            problems.extend(render_miss(miss, nodeid) for miss in report["misses"])
+            problems.extend(render_miss(miss, nodeid, self.origin.hand_made) for miss in report["misses"])
             # The host's answers to the server's requests count: a handler that regressed fails its test.
             problems.extend(mismatch["explanation"] for mismatch in report.get("mismatches", []))
             # So do the capabilities it declares: a server request it no longer declares one for was withheld.

@@ -5,7 +5,7 @@ keeping it is one rename on the same file system) and becomes the cassette only 
 verdict says so, under a lock on the folder (no lock file left beside the cassettes). Over an
 existing cassette it keeps the fault knobs of the interactions the new session pairs with, as
 `mockmcp verify --update` does, and the file's permissions; an empty recording never replaces a
-cassette that has interactions.
+cassette that has interactions, and one in which no message changed leaves the file as it was.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
 
 __all__ = ["alive", "discard", "journal", "keep", "leftovers", "lock", "staged_path"]
+
+# The meta keys that only say when: kept as they were by a re-recording in which no message changed,
+# so that it leaves the file byte for byte as it was (the interactions' own `at`/`took` stay too, as
+# `drift.updated` keeps every interaction judged the same).
+_DATES = ("recorded_at", "updated_at")
 
 
 @contextlib.contextmanager
@@ -93,6 +98,9 @@ def keep(
             gone = {entry.recorded for entry in drift.entries if entry.other is None}
             kept, _notes = updated(recorded, live, drift)
             kept = kept._replace(interactions=tuple(it for i, it in enumerate(kept.interactions) if i not in gone))
+            if kept.interactions == recorded.interactions:  # no message changed: no date churns in the diff
+                dates = {key: recorded.meta[key] for key in _DATES if key in recorded.meta}
+                kept = kept._replace(meta={**kept.meta, **dates})
             store.save(kept, str(cassette))  # atomic, with the old file's permissions
         else:
             store.save(live, str(cassette))  # atomic, with the old file's permissions if there is one

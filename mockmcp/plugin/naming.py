@@ -13,10 +13,13 @@ import difflib
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import PurePath
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, NamedTuple
 
-__all__ = ["MARKER_ARGUMENTS", "cassette_name", "marker_problem", "merge_settings"]
+__all__ = ["CASSETTE_RULE", "MARKER_ARGUMENTS", "Origin", "cassette_name", "marker_problem", "merge_settings"]
+
+# Where the marker's `cassette=` resolves, told in the failure about a missing one (docs/pytest.md says it too).
+CASSETTE_RULE = "<test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette>"
 
 _FORBIDDEN = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 # File systems hold 255 bytes a name; the recording in progress adds `.`, `.<pid>.recording` and `.journal`.
@@ -36,6 +39,18 @@ MARKER_ARGUMENTS = (
     "strict",
     "substitute",
 )
+
+
+class Origin(NamedTuple):
+    """Where a test's cassette and record mode came from, for the messages about them.
+
+    `given`: the marker's `cassette=` as written (None: named after the test); `folder`: the module's
+    cassette folder it is a path from; `hand_made`: the marker says `record="none"`, so no record mode applies.
+    """
+
+    given: str | None = None
+    folder: Path | None = None
+    hand_made: bool = False
 
 
 def cassette_name(parts: Sequence[str]) -> str:

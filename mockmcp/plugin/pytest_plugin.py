@@ -8,8 +8,9 @@ autouse: a test that does not ask for the `mockmcp` fixture is untouched.
         async with Client(mockmcp.stdio_params) as client: ...   # or Client(mockmcp.start_http())
 
 Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-server "CMD ARGS"`,
-`--mockmcp-strict`, `--mockmcp-keep-failed`. Marker (and the `mockmcp_config` fixture): see
-`naming.MARKER_ARGUMENTS`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_ignore`,
+`--mockmcp-strict`, `--mockmcp-keep-failed`, `--mockmcp-max-age=DAYS`, `--mockmcp-orphans`,
+`--mockmcp-live`. Marker (and the `mockmcp_config` fixture): see
+`naming.MARKER_ARGUMENTS`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_max_age`, `mockmcp_ignore`,
 `mockmcp_redact_env`, `mockmcp_redact`, `mockmcp_substitute`. Fixtures to override: `mockmcp_server`, `mockmcp_servers`,
 `mockmcp_config`, `mockmcp_cassette_dir`, `mockmcp_cassette_path`, `mockmcp_record_mode`.
 """
@@ -23,10 +24,10 @@ from typing import Any
 import pytest
 
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.plugin import keeping
+from mockmcp.plugin import keeping, orphans
 from mockmcp.plugin.harness import MODES, Harness, check_mode, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
-from mockmcp.plugin.naming import cassette_name, merge_settings
+from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 from mockmcp.words import parse_substitution
 
@@ -47,6 +48,8 @@ _KEY = pytest.StashKey[list[Harness]]()
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
+_MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
+_USED = pytest.StashKey[orphans.Used]()  # for --mockmcp-orphans: the cassette folders and the cassettes tests use
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,10 +60,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--mockmcp-strict", action="store_true", help="fail tests that leave recorded interactions unplayed"
     )
     group.addoption("--mockmcp-keep-failed", action="store_true", help="keep recordings of failed tests too")
+    group.addoption(
+        "--mockmcp-max-age",
+        default=None,
+        metavar="DAYS",
+        help="warn about a replayed cassette recorded more than DAYS ago (fail with --mockmcp-strict)",
+    )
+    group.addoption(
+        "--mockmcp-orphans",
+        action="store_true",
+        help="list the cassettes in the cassette folders that no collected test uses; the run fails if any",
+    )
+    group.addoption(
+        "--mockmcp-live",
+        action="store_true",
+        help="run the tests against the real servers: no cassette is read or written, nothing judged",
+    )
     parser.addini("mockmcp_server", "the real server to record from, as a command line")
     parser.addini(
         "mockmcp_cassette_dir", "cassette folder, relative to each test file; a folder per test module goes in it"
     )
+    parser.addini("mockmcp_max_age", "as --mockmcp-max-age: the age in days past which a cassette is old")
     parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
     parser.addini("mockmcp_redact_env", "environment variables whose values never reach a cassette", type="linelist")
     parser.addini("mockmcp_redact", "regular expressions whose matches never reach a cassette", type="linelist")
@@ -80,6 +100,49 @@ def pytest_configure(config: pytest.Config) -> None:
         "settings of this test's mock MCP server",
     )
     config.stash[_CLAIMED] = {}
+    config.stash[_MAX_AGE] = _max_age(config)
+    config.stash[_USED] = orphans.Used()
+
+
+def _max_age(config: pytest.Config) -> float | None:
+    given = config.getoption("--mockmcp-max-age") or config.getini("mockmcp_max_age")
+    if not given:
+        return None
+    try:
+        days = float(given)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:  # also NaN
+        raise pytest.UsageError(
+            f"mockmcp: the max age of a cassette is a number of days, got {given!r}: e.g. --mockmcp-max-age=90"
+        )
+    return days
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With --mockmcp-orphans: note the cassettes every collected test would use, by the naming rule."""
+    if config.getoption("--mockmcp-orphans"):
+        folder = config.getini("mockmcp_cassette_dir") or "cassettes"
+        for item in items:
+            config.stash[_USED].collect(item, folder)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """With --mockmcp-orphans: the cassettes no collected test uses."""
+    if config.getoption("--mockmcp-orphans"):
+        used = config.stash[_USED]
+        used.add(config.stash[_CLAIMED])  # what tests that ran named, fixtures included
+        terminalreporter.write_line(orphans.report(used.orphans(), config.rootpath))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """--mockmcp-orphans fails a run that found any (exit status 1), so CI holds the line."""
+    config = session.config
+    if config.getoption("--mockmcp-orphans") and exitstatus == 0:
+        used = config.stash[_USED]
+        used.add(config.stash[_CLAIMED])
+        if used.orphans():
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -178,6 +241,7 @@ def mockmcp(
     config, marker = request.config, _marker(request)
     strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
     ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
+    named = {**mockmcp_servers, **dict(marker.get("servers") or {})}
     privacy = Privacy(
         tuple([*config.getini("mockmcp_redact_env"), *marker.get("redact_env", ())]),
         tuple([*config.getini("mockmcp_redact"), *marker.get("redact", ())]),
@@ -186,34 +250,57 @@ def mockmcp(
         _substitutions(request, marker),
     )
 
+    given = marker.get("cassette")
+    origin = Origin(
+        None if not given or named else str(given),
+        request.getfixturevalue("mockmcp_cassette_dir"),
+        marker.get("record") == "none",
+    )
+    live = bool(config.getoption("--mockmcp-live"))
+
     def harness(cassette: Path, server: list[str] | None) -> Harness:
         _claim(request, cassette)
         for said in keeping.leftovers(cassette):
             request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
         workdir = tmp_path_factory.mktemp("mockmcp")
-        return Harness(cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy)
+        return Harness(
+            cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy, origin=origin, live=live
+        )
 
-    named = {**mockmcp_servers, **dict(marker.get("servers") or {})}
-    given: MockServer | MockServers
+    mock_server: MockServer | MockServers
     if named:
         folder = mockmcp_cassette_path.with_suffix("")
         mocks = [
             harness(folder / cassette_name([str(name)]), server_command(command)) for name, command in named.items()
         ]
-        given = MockServers((str(name), MockServer(mock)) for name, mock in zip(named, mocks, strict=True))
+        mock_server = MockServers((str(name), MockServer(mock)) for name, mock in zip(named, mocks, strict=True))
     else:
         server = server_command(
             config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
         )
         mocks = [harness(mockmcp_cassette_path, server)]
-        given = MockServer(mocks[0])
+        mock_server = MockServer(mocks[0])
     request.node.stash[_KEY] = mocks  # a problem found before the test fails it in its call (see below)
-    yield given
+    _check_age(request, mocks, strict)
+    yield mock_server
     for mock in mocks:
         mock.stop()
     for mock in mocks:
         if mock.recording:
             _finish_recording(request, mock)
+
+
+def _check_age(request: pytest.FixtureRequest, mocks: list[Harness], strict: bool) -> None:
+    """A replayed cassette older than the max age: a warning, or with strict a failure of the test."""
+    max_age = request.config.stash[_MAX_AGE]
+    if max_age is None:
+        return
+    for mock in mocks:
+        told = mock.too_old(max_age, request.node.nodeid)
+        if told and strict:
+            request.node.stash.setdefault(_PROBLEM, told)
+        elif told:
+            request.node.warn(pytest.PytestWarning(told))
 
 
 def _substitutions(request: pytest.FixtureRequest, marker: dict[str, Any]) -> tuple[tuple[str, str | None], ...]:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from mockmcp.core.explain import Candidate, Miss
+from mockmcp.core.explain import Candidate, Miss, record_fix
 
 __all__ = ["render_miss"]
 
 
-def render_miss(miss: dict[str, Any], nodeid: str) -> str:
-    """The story of one miss from a replay report (`Miss.to_json`), with fixes for a pytest user."""
+def render_miss(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> str:
+    """The story of one miss from a replay report (`Miss.to_json`), with fixes for a pytest user.
+
+    `hand_made`: the test's marker says `record="none"`, so no record mode applies to it.
+    """
     closest = tuple(
         Candidate(c["interaction"], tuple(c["differences"]), c.get("first_path", ""), c["plays"], c.get("ruled", False))
         for c in miss.get("closest", [])
@@ -31,10 +34,12 @@ def render_miss(miss: dict[str, Any], nodeid: str) -> str:
             f"cassette `meta.match: {{ignore: [{path!r}]}}` (for one request: a rule in "
             f"interactions[{closest[0].index}].match)"
         )
-    fixes.append(f"if the host now asks something new, record it: pytest --mockmcp-record=new {shlex.quote(nodeid)}")
+    mode = miss.get("record", "new")
+    if not hand_made:
+        fixes.append(record_fix(mode, f"pytest --mockmcp-record={{mode}} {shlex.quote(nodeid)}"))
     fixes.append(miss["fixes"][-1])  # editing the cassette by hand: the same at a shell and in pytest
     params = miss["params"]
     if isinstance(params, dict):
         params = {key: value for key, value in params.items() if key != "_meta"}
-    told = Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], closest, tuple(fixes))
+    told = Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], closest, tuple(fixes), mode)
     return told.render()

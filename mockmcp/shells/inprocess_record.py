@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from mockmcp.core.report import Report
 
-__all__ = ["RecordingTransport", "recording"]
+__all__ = ["RecordingTransport", "reach", "recording"]
 
 
 def recording(
@@ -153,7 +153,7 @@ class RecordingTransport:
                     fix="record it: mockmcp.recording(..., mode='once')",
                 )
             return await self.replay.__aenter__()
-        real, server = _reach(self.real)
+        real, server = reach(self.real)
         if real is self.real and self.sessions > 1:
             raise UsageError(
                 f"mockmcp.recording(..., {self.cassette!r}) was given an SDK transport, which serves one session, "
@@ -221,8 +221,8 @@ def _closer(stream: MemoryObjectReceiveStream[Any] | MemoryObjectSendStream[Any]
     return close
 
 
-def _reach(real: Any) -> tuple[Any, list[str]]:
-    """The SDK transport that reaches `real`, and how the cassette's `meta.server` names it."""
+def reach(real: Any) -> tuple[Any, list[str]]:
+    """The SDK transport that reaches `real`, and how the cassette's `meta.server` names it; raises UsageError."""
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 

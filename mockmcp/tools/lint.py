@@ -148,6 +148,7 @@ def lint_text(text: str, path: str) -> list[Finding]:
             cassette = Cassette(tuple(i for _index, i in valid), meta if isinstance(meta, dict) else {})
     if valid:
         issues += _check_cassette(cassette, [index for index, _interaction in valid])
+        issues = _unless_expected(issues, valid)
     issues = _one_per_place(issues)
     issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
     issues += _duplicate_keys(nodes)
@@ -172,6 +173,12 @@ def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
         told.add(issue.place)
         kept.append(issue)
     return kept
+
+
+def _unless_expected(issues: list[_Issue], valid: list[tuple[int, Interaction]]) -> list[_Issue]:
+    """The issues without the warnings on interactions marked `expect: fault`: a deliberate fault is meant."""
+    meant = {("interactions", index) for index, interaction in valid if interaction.expect == "fault"}
+    return [issue for issue in issues if issue.severity == ERROR or tuple(issue.place[:2]) not in meant]
 
 
 def summary(findings: list[Finding], files: int) -> str:
