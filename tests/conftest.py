@@ -298,7 +298,26 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
         proxy.wait(10)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Slow tests first: pytest-xdist hands tests out in collection order, so a slow one collected
     last would keep one worker busy alone at the end of the run."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    _keep_xdist_groups(config, items)
+
+
+def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` (pyproject.toml) gives all the tests of an `xdist_group` to one worker: the
+    scheduler reads the group from a suffix `@group` that pytest-xdist's workers add to the node ids they
+    collect. From pytest 9.2 on, a node id is read from a structured id that xdist 3.8 does not change
+    (pytest-dev/pytest-xdist#1386), so the groups were ignored without a word, and both workers recorded
+    a module's shared sessions. Where the suffix is missing, it is added here as xdist means to; on a
+    pytest or an xdist where xdist's own suffix takes, this does nothing."""
+    if not getattr(config.option, "loadgroup", False):  # set on xdist's workers only
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks})
+        suffix = "@" + "_".join(names)
+        structured = getattr(item, "_id", None)
+        if names and not item.nodeid.endswith(suffix) and hasattr(structured, "parse"):
+            item._id = type(structured).parse(item.nodeid + suffix)
