@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -272,6 +272,24 @@ def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *optio
     finally:
         server.terminate()
         server.wait(10)
+
+
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[Callable[..., str]]:
+    """`http_server(script, *options)`: the URL of that SDK server over Streamable HTTP (`notes_over_http`,
+    by default the example server), started on first use and kept for the worker's later tests: a server
+    costs a second or two to start. Only for a server that keeps nothing from one session to the next
+    (not tests/servers/attribution.py, whose tools wait on events set once)."""
+    urls: dict[tuple[str, ...], str] = {}
+    with ExitStack() as running:
+
+        def url(script: Path = ROOT / "examples" / "notes_server.py", *options: str) -> str:
+            key = (str(script), *options)
+            if key not in urls:
+                urls[key] = running.enter_context(notes_over_http(script, *options))
+            return urls[key]
+
+        yield url
 
 
 @contextmanager
