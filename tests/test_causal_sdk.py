@@ -494,7 +494,7 @@ def test_a_fast_call_answered_while_a_slow_one_reports_progress_keeps_its_place(
 
 # --- 3. a burst of pipelined requests ----------------------------------------------------------------------
 
-BURST = [0.8, 0.2, 0.6, 0.0, 0.4]  # the wait of requests 1..5: the server answers 4, 2, 5, 3, 1
+BURST = [0.4, 0.1, 0.3, 0.0, 0.2]  # the wait of requests 1..5: the server answers 4, 2, 5, 3, 1
 
 
 def line(message: dict[str, Any]) -> bytes:
