@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -314,6 +314,16 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
     finally:
         proxy.kill()
         proxy.wait(10)
+
+
+@pytest.hookimpl(wrapper=True, optionalhook=True)  # optional: a run without pytest-xdist never calls it
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
+    """`-n auto` starts one worker more than pytest-xdist would (one per core): a test here spends
+    about a quarter of its time waiting (on a server starting, a recorded delay, a grace period),
+    time in which another worker can use the core. PYTEST_XDIST_AUTO_NUM_WORKERS, when set, is
+    taken as it is."""
+    workers = yield
+    return workers if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else workers + 1
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
