@@ -17,8 +17,8 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +274,24 @@ def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *optio
         server.wait(10)
 
 
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[Callable[..., str]]:
+    """`http_server(script, *options)`: the URL of that SDK server over Streamable HTTP (`notes_over_http`,
+    by default the example server), started on first use and kept for the worker's later tests: a server
+    costs a second or two to start. Only for a server that keeps nothing from one session to the next
+    (not tests/servers/attribution.py, whose tools wait on events set once)."""
+    urls: dict[tuple[str, ...], str] = {}
+    with ExitStack() as running:
+
+        def url(script: Path = ROOT / "examples" / "notes_server.py", *options: str) -> str:
+            key = (str(script), *options)
+            if key not in urls:
+                urls[key] = running.enter_context(notes_over_http(script, *options))
+            return urls[key]
+
+        yield url
+
+
 @contextmanager
 def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
     """`mockmcp record --http-target TARGET` (with these options) into out: yields the proxy's URL; on
@@ -298,7 +316,36 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
         proxy.wait(10)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True, optionalhook=True)  # optional: a run without pytest-xdist never calls it
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
+    """`-n auto` starts one worker more than pytest-xdist would (one per core): a test here spends
+    about a quarter of its time waiting (on a server starting, a recorded delay, a grace period),
+    time in which another worker can use the core. PYTEST_XDIST_AUTO_NUM_WORKERS, when set, is
+    taken as it is."""
+    workers = yield
+    return workers if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else workers + 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Slow tests first: pytest-xdist hands tests out in collection order, so a slow one collected
     last would keep one worker busy alone at the end of the run."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    _keep_xdist_groups(config, items)
+
+
+def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` (pyproject.toml) gives all the tests of an `xdist_group` to one worker: the
+    scheduler reads the group from a suffix `@group` that pytest-xdist's workers add to the node ids they
+    collect. From pytest 9.2 on, a node id is read from a structured id that xdist 3.8 does not change
+    (pytest-dev/pytest-xdist#1386), so the groups were ignored without a word, and both workers recorded
+    a module's shared sessions. Where the suffix is missing, it is added here as xdist means to; on a
+    pytest or an xdist where xdist's own suffix takes, this does nothing."""
+    if not getattr(config.option, "loadgroup", False):  # set on xdist's workers only
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks})
+        suffix = "@" + "_".join(names)
+        structured = getattr(item, "_id", None)
+        if names and not item.nodeid.endswith(suffix) and hasattr(structured, "parse"):
+            item._id = type(structured).parse(item.nodeid + suffix)

@@ -20,7 +20,8 @@ events in the same order:
 - the TypeScript SDK client, which drops progress that arrives in the same read as its result,
   gets every progress notification the server sent.
 
-Each recording is made once per module (a fixture) and shared by the tests that read it.
+Each recording is made once per module (a fixture) and shared by the tests that read it; the SDK server
+over HTTP is started once (conftest's `http_server`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env, notes_over_http, recording, served
+from conftest import ROOT, child_env, recording, served
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -317,9 +318,10 @@ class Recorded:
 
 
 def record_and_replay(
-    host: Callable[[list[str] | str, str], Any], transport_name: str, mode: str, folder: Path
+    host: Callable[[list[str] | str, str], Any], transport_name: str, mode: str, folder: Path, target: Callable[[], str]
 ) -> Recorded:
-    """Record `host`'s session with tests/servers/causal.py over that transport, then replay it to the same host."""
+    """Record `host`'s session with tests/servers/causal.py over that transport (over HTTP, the server at
+    `target()`), then replay it to the same host."""
     out, report = folder / "causal.yaml", folder / "report.json"
 
     async def run() -> Recorded:
@@ -330,7 +332,7 @@ def record_and_replay(
             recorded.replayed = await host(stdio("replay", str(out), "--report", str(report)), mode)
             recorded.report = json.loads(report.read_text())
             return recorded
-        with notes_over_http(ROOT / "tests" / "servers" / "causal.py") as target, recording(target, out) as url:
+        with recording(target(), out) as url:
             reference = await host(url, mode)
         recorded = Recorded(out, reference)
         with served(out, folder) as replay:
@@ -342,33 +344,39 @@ def record_and_replay(
 
 
 class Recordings:
-    """Each (transport, era) session recorded and replayed once, on first use."""
+    """Each (transport, era) session recorded and replayed once, on first use; over HTTP, from the one
+    tests/servers/causal.py the worker runs (conftest's `http_server`)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, http_server: Callable[..., str]) -> None:
         self.folder = folder
         self.made: dict[tuple[str, str], Recorded] = {}
+        self.http_server = lambda: http_server(ROOT / "tests" / "servers" / "causal.py")
 
     def get(self, transport_name: str, mode: str) -> Recorded:
         if (transport_name, mode) not in self.made:
             folder = self.folder / f"{transport_name}-{mode}"
             folder.mkdir()
-            self.made[transport_name, mode] = record_and_replay(cancel_then_overlap, transport_name, mode, folder)
+            self.made[transport_name, mode] = record_and_replay(
+                cancel_then_overlap, transport_name, mode, folder, self.http_server
+            )
         return self.made[transport_name, mode]
 
 
-# One worker records the module's sessions once for all its tests (`--dist loadgroup`, pyproject.toml).
-pytestmark = pytest.mark.xdist_group("causal")
+# The tests that read the shared recordings run on one worker, which makes them once (`--dist loadgroup`,
+# pyproject.toml); the module's other tests go wherever there is room.
+shared = pytest.mark.xdist_group("causal")
 
 
 @pytest.fixture(scope="module")
-def recordings(tmp_path_factory: pytest.TempPathFactory) -> Recordings:
-    return Recordings(tmp_path_factory.mktemp("causal"))
+def recordings(tmp_path_factory: pytest.TempPathFactory, http_server: Callable[..., str]) -> Recordings:
+    return Recordings(tmp_path_factory.mktemp("causal"), http_server)
 
 
 # --- 1. cancel ---------------------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
+@shared
 @pytest.mark.parametrize(("transport_name", "mode"), ERAS)
 def test_a_cancelled_call_gets_nothing_but_its_progress_before_the_cancel_and_no_progress_after(
     recordings: Recordings, transport_name: str, mode: str
@@ -430,6 +438,7 @@ def test_progress_a_server_sends_after_the_cancel_waits_for_the_cancel(tmp_path:
 
 
 @pytest.mark.slow
+@shared
 @pytest.mark.parametrize("transport_name", ["stdio", "http"])
 def test_a_host_that_never_cancels_never_gets_the_late_answer_to_a_cancel(
     recordings: Recordings, transport_name: str, tmp_path: Path
@@ -448,8 +457,7 @@ def test_a_host_that_never_cancels_never_gets_the_late_answer_to_a_cancel(
         if transport_name == "stdio":
             direct = await abandon_after_second_progress(SERVER, "legacy")
             return direct, await abandon_after_second_progress(stdio("replay", str(cassette)), "legacy")
-        with notes_over_http(ROOT / "tests" / "servers" / "causal.py") as target:
-            direct = await abandon_after_second_progress(target, "legacy")
+        direct = await abandon_after_second_progress(recordings.http_server(), "legacy")
         with served(cassette, tmp_path) as replay:
             replayed = await abandon_after_second_progress(replay.url, "legacy")
             replay.stop()
@@ -465,6 +473,7 @@ def test_a_host_that_never_cancels_never_gets_the_late_answer_to_a_cancel(
 
 
 @pytest.mark.slow
+@shared
 @pytest.mark.parametrize(("transport_name", "mode"), ERAS)
 def test_a_fast_call_answered_while_a_slow_one_reports_progress_keeps_its_place(
     recordings: Recordings, transport_name: str, mode: str
@@ -485,7 +494,7 @@ def test_a_fast_call_answered_while_a_slow_one_reports_progress_keeps_its_place(
 
 # --- 3. a burst of pipelined requests ----------------------------------------------------------------------
 
-BURST = [0.8, 0.2, 0.6, 0.0, 0.4]  # the wait of requests 1..5: the server answers 4, 2, 5, 3, 1
+BURST = [0.4, 0.1, 0.3, 0.0, 0.2]  # the wait of requests 1..5: the server answers 4, 2, 5, 3, 1
 
 
 def line(message: dict[str, Any]) -> bytes:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import http.client
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, notes_over_http, recording, served, streams_seen
+from conftest import NOTES_SESSION, ROOT, SHIPPED, recording, served, streams_seen
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -33,13 +34,15 @@ async def host_session(url: str, mode: str) -> dict[str, Any]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_recorded_through_the_proxy_then_replayed_the_host_sees_the_same(mode: str, tmp_path: Path) -> None:
+async def test_recorded_through_the_proxy_then_replayed_the_host_sees_the_same(
+    mode: str, tmp_path: Path, http_server: Callable[..., str]
+) -> None:
     out = tmp_path / "notes.yaml"
-    with notes_over_http() as target, recording(target, out) as url:
+    with recording(http_server(), out) as url:
         live = await host_session(url, mode)
     assert {key: live[key] for key in NOTES_SESSION} == NOTES_SESSION
     recorded = cassette.load(str(out))
-    assert recorded.meta["server"] == [target]
+    assert recorded.meta["server"] == [http_server()]
     # The handshake-era SDK server streams every answer; the 2026-07-28 one sends a lone reply as JSON.
     assert recorded.meta["http"]["framing"] == ("sse" if mode == "legacy" else "json")
     with served(out, tmp_path) as server:
@@ -81,7 +84,7 @@ def test_a_json_error_answering_a_get_is_not_recorded_as_a_message(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
+def test_authorization_headers_never_reach_the_cassette(tmp_path: Path, http_server: Callable[..., str]) -> None:
     out = tmp_path / "auth.yaml"
     init = {
         "jsonrpc": "2.0",
@@ -89,7 +92,7 @@ def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    with notes_over_http() as target, recording(target, out) as url:
+    with recording(http_server(), out) as url:
         port = int(url.split(":")[2].split("/")[0])
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         connection.request(
@@ -109,53 +112,59 @@ def test_authorization_headers_never_reach_the_cassette(tmp_path: Path) -> None:
     assert "initialize" in text and "secret-token" not in text and "Bearer" not in text
 
 
+BIG = 2_000_000  # over the SDK client's 1 MiB limit for one SSE event: it gives up on the stream
+
+
+async def big_then_read(url: str) -> tuple[bool, str]:
+    """Asks for a BIG answer, which the SDK client refuses, then reads a note in the same session: whether the
+    big call was refused, and the note."""
+    with anyio.fail_after(60):
+        async with Client(url, mode="legacy") as client:
+            try:
+                with anyio.fail_after(10):
+                    await client.call_tool("big", {"size": BIG})
+                refused = False
+            except Exception:  # whatever the SDK raises for it
+                refused = True
+            return refused, text_of(await client.call_tool("read_file", {"path": "notes.txt"}))
+
+
+@pytest.fixture(scope="module")
+def big_recording(tmp_path_factory: pytest.TempPathFactory, http_server: Callable[..., str]) -> Path:
+    """`big_then_read` recorded through the proxy once, for the two tests that read it. The proxy is stopped
+    as soon as the host is done: it still reads the big answer to its end before it saves."""
+    out = tmp_path_factory.mktemp("big") / "big.yaml"
+    with recording(http_server(), out) as url:
+        assert anyio.run(big_then_read, url) == (True, "remember to buy milk")
+    return out
+
+
+# The two tests of the big answer read one recording: one worker runs them and makes it (`--dist loadgroup`).
+big_shared = pytest.mark.xdist_group("http-record-big")
+
+
 @pytest.mark.slow
-async def test_an_answer_the_client_refused_is_still_journaled(tmp_path: Path) -> None:
-    out = tmp_path / "big.yaml"
-    size = 2_000_000  # over the SDK client's 1 MiB limit for one SSE event: it gives up on the stream
-    with notes_over_http() as target, recording(target, out) as url:
-        with anyio.fail_after(60):
-            async with Client(url, mode="legacy") as client:
-                with pytest.raises(Exception):  # noqa: B017 - whatever the SDK raises for it
-                    with anyio.fail_after(10):
-                        await client.call_tool("big", {"size": size})
-                after = await client.call_tool("read_file", {"path": "notes.txt"})
-                assert text_of(after) == "remember to buy milk"
-        # stopped at once: the proxy still reads the big answer to its end before it saves
-    recorded = cassette.load(str(out))
+@big_shared
+def test_an_answer_the_client_refused_is_still_journaled(big_recording: Path) -> None:
+    recorded = cassette.load(str(big_recording))
     calls = [i for i in recorded.interactions if i.message and i.message.get("method") == "tools/call"]
     assert [c.message["params"]["name"] for c in calls] == ["big", "read_file"]
     big = calls[0].response
-    assert big is not None and len(big["result"]["content"][0]["text"]) == size
+    assert big is not None and len(big["result"]["content"][0]["text"]) == BIG
 
 
+@big_shared
 async def test_replay_frames_answers_as_the_recorded_server_did_so_a_refused_event_is_refused_again(
-    tmp_path: Path,
+    big_recording: Path, tmp_path: Path
 ) -> None:
     """The SDK server answers every request with an SSE stream: recorded as `meta.http`, replay does
     the same, so an answer over the SDK client's 1 MiB event limit fails on replay as it did live
     (tests/test_http_framing.py: without the field, a lone reply goes as one JSON body, which it takes)."""
-    out = tmp_path / "big.yaml"
-    size = 2_000_000
-
-    async def calls(url: str) -> tuple[bool, str]:
-        with anyio.fail_after(60):
-            async with Client(url, mode="legacy") as client:
-                try:
-                    with anyio.fail_after(10):
-                        await client.call_tool("big", {"size": size})
-                    refused = False
-                except Exception:  # whatever the SDK raises for it
-                    refused = True
-                return refused, text_of(await client.call_tool("read_file", {"path": "notes.txt"}))
-
-    with notes_over_http() as target, recording(target, out) as url:
-        assert await calls(url) == (True, "remember to buy milk")
-    recorded = cassette.load(str(out))
+    recorded = cassette.load(str(big_recording))
     # The SDK client opens its GET stream on its own time: whether the session lasted until then varies.
     assert recorded.meta["http"] in ({"framing": "sse", "get_stream": True}, {"framing": "sse"})
-    with served(out, tmp_path) as server:
-        assert await calls(server.url) == (True, "remember to buy milk")
+    with served(big_recording, tmp_path) as server:
+        assert await big_then_read(server.url) == (True, "remember to buy milk")
         report = server.stop()
     assert report["misses"] == []
 
@@ -193,9 +202,11 @@ async def both_asking(url: str) -> tuple[dict[str, str], list[str]]:
     return seen, order
 
 
-async def test_two_calls_each_asking_the_host_on_its_own_stream_keep_their_own_questions(tmp_path: Path) -> None:
+async def test_two_calls_each_asking_the_host_on_its_own_stream_keep_their_own_questions(
+    tmp_path: Path, http_server: Callable[..., str]
+) -> None:
     out = tmp_path / "asking.yaml"
-    with notes_over_http() as target, recording(target, out) as url:
+    with recording(http_server(), out) as url:
         live, _ = await both_asking(url)
     assert live == {"summarize": "milk", "delete_file": "deleted todo.md"}
     calls = {
@@ -211,7 +222,9 @@ async def test_two_calls_each_asking_the_host_on_its_own_stream_keep_their_own_q
     assert report["misses"] == []
 
 
-async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_and_on_replay(tmp_path: Path) -> None:
+async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_and_on_replay(
+    tmp_path: Path, http_server: Callable[..., str]
+) -> None:
     """The server asks without naming the call that needs the answer, so the SDK sends it on the
     session's GET stream while the call's POST waits: the proxy passes it on at once, records it
     with the call in flight, and replay asks it again."""
@@ -227,7 +240,7 @@ async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_a
             async with Client(url, mode="legacy", elicitation_callback=confirm) as client:
                 return text_of(await client.call_tool("confirm", {"what": "delete"}))
 
-    with notes_over_http(ROOT / "tests" / "servers" / "get_stream.py") as target, recording(target, out) as url:
+    with recording(http_server(ROOT / "tests" / "servers" / "get_stream.py"), out) as url:
         live = await call(url)
     assert live == "delete: accept {'confirm': True}"
     [asked] = [i for i in cassette.load(str(out)).interactions if i.method == "tools/call"]
@@ -246,7 +259,7 @@ async def test_a_question_on_the_get_stream_reaches_the_host_through_the_proxy_a
 @pytest.mark.slow
 @pytest.mark.parametrize("framing", ["sse", "json"])
 def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on_replay(
-    framing: str, tmp_path: Path
+    framing: str, tmp_path: Path, http_server: Callable[..., str]
 ) -> None:
     """Watched by hand on both streams: the server logs once on the call's stream (not in JSON, where
     the SDK drops it), then logs and asks on the GET stream; through the proxy and on replay of what
@@ -255,8 +268,8 @@ def test_what_the_server_sent_on_its_get_stream_comes_on_the_get_stream_again_on
     params = {"name": "confirm", "arguments": {"what": "x"}}
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
     answer = {"result": {"action": "accept", "content": {"confirm": True}}}
-    script = ROOT / "tests" / "servers" / "get_stream.py"
-    with notes_over_http(script, f"--{framing}") as target, recording(target, out) as url:
+    target = http_server(ROOT / "tests" / "servers" / "get_stream.py", *(["--json"] if framing == "json" else []))
+    with recording(target, out) as url:
         live = streams_seen(url, call, answer)
     on_its_stream = ["notifications/message"] if framing == "sse" else []
     assert live == {
@@ -303,14 +316,14 @@ async def two_clients_at_once(url: str, modes: tuple[str, str]) -> dict[str, lis
 @pytest.mark.slow
 @pytest.mark.parametrize("modes", [("legacy", "legacy"), ("legacy", "auto")], ids=["handshake", "both-eras"])
 async def test_a_server_without_session_ids_two_clients_at_once_each_replays_what_it_saw(
-    modes: tuple[str, str], tmp_path: Path
+    modes: tuple[str, str], tmp_path: Path, http_server: Callable[..., str]
 ) -> None:
     """A stateless SDK server issues no Mcp-Session-Id: the proxy tells the handshake clients apart by
     the connection that carried each one's initialize, and keeps a 2026-07-28 client out of them, and
     replay serves both eras at once from one index (end to end; each rule of `core.attribution` has
     its rows in test_attribution.py)."""
     out = tmp_path / "stateless.yaml"
-    with notes_over_http(ROOT / "tests" / "servers" / "stateless_notes.py") as target, recording(target, out) as url:
+    with recording(http_server(ROOT / "tests" / "servers" / "stateless_notes.py"), out) as url:
         live = await two_clients_at_once(url, modes)
     assert live == {
         "first": ["remember to buy milk", "# Todo\n\n- write tests\n- ship it\n"],
@@ -346,7 +359,9 @@ def post(url: str, message: dict[str, Any]) -> tuple[int, Any]:
     return answer.status, json.loads(answer.read())
 
 
-def test_an_error_reply_keeps_its_http_status_through_the_proxy_and_on_replay(tmp_path: Path) -> None:
+def test_an_error_reply_keeps_its_http_status_through_the_proxy_and_on_replay(
+    tmp_path: Path, http_server: Callable[..., str]
+) -> None:
     """A 2026-07-28 SDK server answers an unknown resource with 400 (its code's status): the proxy
     passes it on, the cassette keeps that status for the code, and replay answers it the same."""
     meta = {
@@ -356,10 +371,10 @@ def test_an_error_reply_keeps_its_http_status_through_the_proxy_and_on_replay(tm
     }
     read = {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "other://x", "_meta": meta}}
     out = tmp_path / "errors.yaml"
-    with notes_over_http() as target:
-        direct = post(target, read)
-        with recording(target, out) as url:
-            proxied = post(url, read)
+    target = http_server()
+    direct = post(target, read)
+    with recording(target, out) as url:
+        proxied = post(url, read)
     assert direct[0] == 400 and proxied == direct
     recorded = cassette.load(str(out))
     assert recorded.meta["http"]["error_status"] == [{"code": -32602, "status": 400}]

@@ -16,14 +16,14 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import HANDSHAKE, ROOT, notes_over_http, recording, said, served, sse_messages
+from conftest import HANDSHAKE, ROOT, recording, said, served, sse_messages
 
 from mockmcp.cassette import store
 from mockmcp.core.streamable import Framing, session_error, session_error_seen
@@ -195,11 +195,13 @@ def test_the_typescript_sdk_servers_session_errors_and_get_stream_replay_as_reco
 
 
 @pytest.mark.slow
-def test_a_get_stream_the_client_left_before_its_end_is_recorded_as_offered(tmp_path: Path) -> None:
+def test_a_get_stream_the_client_left_before_its_end_is_recorded_as_offered(
+    tmp_path: Path, http_server: Callable[..., str]
+) -> None:
     """The MCP Python SDK's server keeps the GET stream open until the session ends; a client that
     leaves it first still recorded that the server offers one, so replay answers GET 200, not 405."""
     out = tmp_path / "notes.yaml"
-    with notes_over_http() as target, recording(target, out) as url:
+    with recording(http_server(), out) as url:
         status, session, _body = post(url, HANDSHAKE)
         assert status == 200 and session
         post(url, INITIALIZED, session)

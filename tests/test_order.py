@@ -167,32 +167,42 @@ async def answered_order(server: StdioServerParameters | str) -> list[str]:
     return order
 
 
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The SDK host's session with tests/servers/sleepy.py, recorded once for the module's replays. Through the
+    recorder, which passes each line on as it comes, the host sees the real server's order: the fast answer first."""
+    out = tmp_path_factory.mktemp("order") / "sleepy.yaml"
+
+    async def record() -> list[str]:
+        recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--", *SLEEPY)
+        order = await answered_order(recorder)
+        with anyio.fail_after(10):  # the recorder saves after the host leaves
+            while not out.exists():
+                await anyio.sleep(0.02)
+        return order
+
+    assert anyio.run(record) == ["waited 0.0", "waited 0.6"]
+    return out
+
+
+# Both replays read the one recording: one worker runs them and makes it (`--dist loadgroup`, pyproject.toml).
+shared = pytest.mark.xdist_group("order")
+
+
 @pytest.mark.slow
-async def test_the_host_sees_the_recorded_order_of_overlapping_answers(tmp_path: Path) -> None:
-    out, report = tmp_path / "sleepy.yaml", tmp_path / "report.json"
-    assert await answered_order(params(*SLEEPY)) == ["waited 0.0", "waited 0.6"]
-    assert await answered_order(params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--", *SLEEPY)) == [
-        "waited 0.0",
-        "waited 0.6",
-    ]
-    with anyio.fail_after(10):  # the recorder saves after the host leaves
-        while not out.exists():
-            await anyio.sleep(0.02)
-    replay = params(sys.executable, "-m", "mockmcp", "replay", str(out), "--report", str(report))
+@shared
+async def test_the_host_sees_the_recorded_order_of_overlapping_answers(recorded: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    replay = params(sys.executable, "-m", "mockmcp", "replay", str(recorded), "--report", str(report))
     assert await answered_order(replay) == ["waited 0.0", "waited 0.6"]
     summary = json.loads(report.read_text())
     assert summary["misses"] == [] and summary["unplayed"] == []
 
 
-async def test_over_http_too(tmp_path: Path) -> None:
+@shared
+async def test_over_http_too(recorded: Path, tmp_path: Path) -> None:
     """The same cassette served over Streamable HTTP: each answer on its own POST, in the recorded order."""
-    out = tmp_path / "sleepy.yaml"
-    recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--", *SLEEPY)
-    assert await answered_order(recorder) == ["waited 0.0", "waited 0.6"]
-    with anyio.fail_after(10):
-        while not out.exists():
-            await anyio.sleep(0.02)
-    with served(out, tmp_path) as server:
+    with served(recorded, tmp_path) as server:
         order = await answered_order(server.url)
         report = server.stop()
     assert order == ["waited 0.0", "waited 0.6"]

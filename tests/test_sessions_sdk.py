@@ -28,8 +28,10 @@ from mockmcp.core.replay import Replay, Send, Wake
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from elicit_counter import build  # a test server, beside the tests
 
-# One worker records the module's cassettes once for all its tests (`--dist loadgroup`, pyproject.toml).
-pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("sessions")]
+pytestmark = pytest.mark.anyio
+# The tests that read the shared cassette run on one worker, which records it once (`--dist loadgroup`,
+# pyproject.toml); the module's other tests go wherever there is room.
+shared = pytest.mark.xdist_group("sessions")
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
 ANSWERS = ("accept", "decline", "cancel")
 
@@ -120,6 +122,7 @@ def counter(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
+@shared
 async def test_every_sequence_of_host_answers_gets_the_real_servers_answer_or_a_mismatch(counter: Path) -> None:
     """Each of the 243 sequences: every answer replay gives before it reports a mismatch is the real server's,
     and the first answer given with a mismatch reported differs from the real server's (the report was due).
@@ -153,6 +156,7 @@ async def test_every_sequence_of_host_answers_gets_the_real_servers_answer_or_a_
 
 
 @pytest.mark.slow
+@shared
 async def test_the_issues_answers_are_a_mismatch_and_a_status_asked_again_repeats_its_state(counter: Path) -> None:
     """The issue's host: accept, status, decline, status twice. The decline follows no recording (the
     declining one never accepted first), so it is reported, and no recording's counts are passed off as

@@ -5,7 +5,7 @@ message belongs to (the message comes while one call is in flight; another call 
                                                      which uvicorn logs)
 
 - `watch`: tells the host a resource changed, through the session and naming no request (over HTTP
-  it goes on the GET stream), then waits until `poke` has been called, and returns just after it;
+  it goes on the GET stream), then waits until `poke` has been called, and returns after it;
 - `poke`: lets `watch` return;
 - `delete`: once `hurry` has begun, asks the host to confirm through the session (naming no request:
   over stdio nothing tells which call a question is for), and returns the answer;
@@ -36,7 +36,7 @@ async def watch(ctx: Context) -> str:
     """Say the notes changed, then wait for a poke."""
     await ctx.session.send_resource_updated("notes://today")
     await poked.wait()
-    await asyncio.sleep(0.1)  # poke's answer goes first: over HTTP the two answers race on streams of their own
+    await asyncio.sleep(0.1)  # poke's answer reaches the host first, over HTTP too (each on a stream of its own)
     return "watched"
 
 
