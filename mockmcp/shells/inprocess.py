@@ -63,24 +63,6 @@ def wire(session_message: Any) -> tuple[bytes, dict[str, Any]]:
     return jsonrpc.encode(message), message
 
 
-def transport(
-    cassette: str | os.PathLike[str] | Cassette,
-    *,
-    ignore: tuple[str, ...] = (),
-    strict: bool = False,
-    timing: str | float = 0.0,
-    log: TextIO | None = None,
-    substitute: Mapping[str, str | None] | None = None,
-) -> ReplayTransport:
-    """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
-    this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
-    `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (none, recorded, or a factor; 0 answers at
-    once); `substitute` its `--substitute`, by name (`{"PROJECT": "/path"}`; None: the environment
-    variable's value); `log` is where the notes and summary go (default: stderr). Raises UsageError for a
-    bad timing."""
-    return ReplayTransport(cassette, ignore=ignore, strict=strict, timing=timing, log=log, substitute=substitute)
-
-
 class ReplayTransport:
     """See the module's docstring. One session per `async with`, each with an engine of its own (entered
     again, a new session, as a new `mockmcp replay` would be); `report` is the last one's report once it
@@ -98,7 +80,12 @@ class ReplayTransport:
         log: TextIO | None = None,
         substitute: Mapping[str, str | None] | None = None,
     ) -> None:
-        """`log`: where the notes and the summary go (default: stderr, as `mockmcp replay` says them)."""
+        """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
+        this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
+        `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (none, recorded, or a factor; 0 answers at
+        once); `substitute` its `--substitute`, by name (`{"PROJECT": "/path"}`; None: the environment
+        variable's value); `log` is where the notes and summary go (default: stderr). Raises UsageError for a
+        bad timing."""
         self.cassette = cassette
         self.ignore, self.strict, self.log = ignore, strict, log
         self.timing = timing_factor(timing, "timing")
@@ -214,3 +201,7 @@ class ReplayTransport:
         assert self._engine is not None
         if self._engine.holds(token):
             self._perform(self._engine.wake(token))
+
+
+transport = ReplayTransport
+"""`mockmcp.transport(cassette, ...)`: the public name of the class (see its `__init__`)."""

@@ -52,45 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["RecordingTransport", "reach", "recording"]
 
 
-def recording(
-    real: Any,
-    cassette: str | os.PathLike[str],
-    *,
-    mode: str = RecordMode.ONCE.value,
-    redact_env: tuple[str, ...] = (),
-    redact: tuple[str, ...] = (),
-    ignore: tuple[str, ...] = (),
-    strict: bool = False,
-    timing: str | float = 0.0,
-    log: TextIO | None = None,
-    substitute: Mapping[str, str | None] | None = None,
-) -> RecordingTransport:
-    """A transport for the MCP SDK's `Client` that records the session with `real` into `cassette` in this
-    process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
-
-    `real`: the server to record, as `StdioServerParameters`, a command line (a list: the server gets
-    this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
-    object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once, new or all
-    (see the module's docstring). `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
-    `--redact`, `substitute` its `--substitute` by name (`{"PROJECT": "/path"}`; None: the environment
-    variable's value), for recording and replaying alike; `ignore`, `strict` and `timing` apply when the
-    mode replays (`mockmcp.transport`'s); `log` is where what it says goes (default: stderr). Raises
-    UsageError for an unknown mode, a variable to redact or substitute that is not set, or a bad pattern.
-    """
-    return RecordingTransport(
-        real,
-        os.fspath(cassette),
-        RecordMode.parse(mode, allow_none=True),
-        redact_env,
-        redact,
-        ignore=ignore,
-        strict=strict,
-        timing=timing,
-        log=log,
-        substitute=substitute,
-    )
-
-
 class RecordingTransport:
     """See the module's docstring. One session per `async with`; `sessions` counts them, `recorded` says whether the
     last one was recorded (else it was replayed, and `report` is its report)."""
@@ -98,8 +59,8 @@ class RecordingTransport:
     def __init__(
         self,
         real: Any,
-        cassette: str,
-        mode: RecordMode,
+        cassette: str | os.PathLike[str],
+        mode: str | RecordMode = RecordMode.ONCE,
         redact_env: tuple[str, ...] = (),
         redact: tuple[str, ...] = (),
         *,
@@ -109,14 +70,26 @@ class RecordingTransport:
         log: TextIO | None = None,
         substitute: Mapping[str, str | None] | None = None,
     ) -> None:
-        """`log`: where what the recording (or replay) says goes (default: stderr)."""
-        self.real, self.cassette, self.mode, self.log = real, cassette, mode, log
+        """A transport for the MCP SDK's `Client` that records the session with `real` into `cassette` in this
+        process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
+
+        `real`: the server to record, as `StdioServerParameters`, a command line (a list: the server gets
+        this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
+        object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once, new or all
+        (see the module's docstring). `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
+        `--redact`, `substitute` its `--substitute` by name (`{"PROJECT": "/path"}`; None: the environment
+        variable's value), for recording and replaying alike; `ignore`, `strict` and `timing` apply when the
+        mode replays (`mockmcp.transport`'s); `log` is where what it says goes (default: stderr). Raises
+        UsageError for an unknown mode, a variable to redact or substitute that is not set, or a bad pattern.
+        """
+        self.real, self.cassette, self.log = real, os.fspath(cassette), log
+        self.mode = mode if isinstance(mode, RecordMode) else RecordMode.parse(mode, allow_none=True)
         substitutions = tuple((substitute or {}).items())
         self.redactor = Redactor.for_recording(
             tuple(redact_env), tuple(redact), os.environ, "redact_env", substitutions, "substitute"
         )
         self.replay = ReplayTransport(
-            cassette, ignore=ignore, strict=strict, timing=timing, log=log, substitute=substitute
+            self.cassette, ignore=ignore, strict=strict, timing=timing, log=log, substitute=substitute
         )
         self.recorded = False
         self.sessions = 0
@@ -249,3 +222,7 @@ def reach(real: Any) -> tuple[Any, list[str]]:
         "give StdioServerParameters, a command line as a list, a Streamable HTTP URL, an MCPServer, "
         "or an MCP SDK transport",
     )
+
+
+recording = RecordingTransport
+"""`mockmcp.recording(real, cassette, ...)`: the public name of the class (see its `__init__`)."""
