@@ -119,10 +119,11 @@ def digest(raw: bytes) -> str:
     return _blake2b(raw)
 
 
-def _entry(path: str, raw: bytes) -> tuple[str | None, dict[str, Any]]:
-    """Where the cassette at path is cached, and the stamp its cache file must carry to be served."""
+def _entry(path: str, hashed: str) -> tuple[str | None, dict[str, Any]]:
+    """Where the cassette at path is cached, and the stamp its cache file must carry to be served (`hashed`:
+    the `digest` of its bytes)."""
     real = os.path.realpath(path)
-    stamp = {"mockmcp": __version__, "source": real, "blake2b": digest(raw)}
+    stamp = {"mockmcp": __version__, "source": real, "blake2b": hashed}
     folder = _cache_folder()
     if folder is None:
         return None, stamp
@@ -177,15 +178,15 @@ def _key(folder: str, create: bool) -> bytes | None:
     return key
 
 
-def read_cache(path: str, raw: bytes) -> Any:
-    """The data cached for the cassette at path whose bytes are raw, or None (a miss).
+def read_cache(path: str, raw: bytes, hashed: str) -> Any:
+    """The data cached for the cassette at path whose bytes are raw (their `digest`: hashed), or None (a miss).
 
     Served only from a regular file of this user's (read as `_read_private` says), no larger than
     the cassette could make it, signed with this user's key, whose stamp holds the hash of these
     very bytes: an edit that keeps the size and the time (`cp -p`, `touch -r`) changes the hash.
     Any problem reading it is a miss.
     """
-    file, stamp = _entry(path, raw)
+    file, stamp = _entry(path, hashed)
     if file is None:
         return None
     blob = _read_private(file, _SIZE_FACTOR * len(raw) + _SIZE_SLACK)
@@ -204,14 +205,15 @@ def read_cache(path: str, raw: bytes) -> Any:
     return cached.get("data")
 
 
-def write_cache(path: str, raw: bytes, data: Any, mode: int) -> None:
-    """Cache the parsed data of the cassette whose bytes are raw; the cache file gets the cassette's mode.
+def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
+    """Cache the parsed data of the cassette whose bytes have the `digest` hashed; the cache file gets the
+    cassette's mode.
 
     The folder is made private (0700) when it is created; the file is written under a fresh,
     unpredictable name (mkstemp: never through a link) and renamed into place. A cache that cannot
     be written is skipped, leaving no temporary file behind.
     """
-    file, stamp = _entry(path, raw)
+    file, stamp = _entry(path, hashed)
     if file is None:
         return
     try:

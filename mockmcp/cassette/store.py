@@ -110,7 +110,7 @@ def load(path: str) -> Cassette:
     known = _loaded.get(path)
     if known is not None and known[0] == digest:
         return known[1]
-    cassette = _load(path, raw, mode)
+    cassette = _load(path, raw, digest, mode)
     if len(_loaded) >= _KEEP_LOADED:
         del _loaded[next(iter(_loaded))]  # the oldest
     _loaded[path] = (digest, cassette)
@@ -124,9 +124,9 @@ _loaded: dict[str, tuple[str, Cassette]] = {}
 _KEEP_LOADED = 64
 
 
-def _load(path: str, raw: bytes, mode: int) -> Cassette:
+def _load(path: str, raw: bytes, digest: str, mode: int) -> Cassette:
     """The cassette these bytes hold, through the cache of parsed cassettes; raises CassetteError."""
-    data = files.read_cache(path, raw)
+    data = files.read_cache(path, raw, digest)
     if data is not None:
         try:
             # Cached only once these very bytes passed every check, the checks of what replay serves
@@ -140,7 +140,7 @@ def _load(path: str, raw: bytes, mode: int) -> Cassette:
         raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
     data = _parse(text, path)
     cassette = _validate(data, text, path)
-    files.write_cache(path, raw, data, mode)
+    files.write_cache(path, digest, data, mode)
     return cassette
 
 
