@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "CACHED_RESULTS",
     "CANCELLED",
     "CLIENT_CAPABILITIES_KEY",
     "CODES",
@@ -58,6 +59,7 @@ __all__ = [
     "UNSET_WHEN_EMPTY",
     "UNSUPPORTED_VERSION",
     "URL_ELICITATION_REQUIRED",
+    "as_era_requires",
     "client_capabilities",
     "meta",
     "missing_capability",
@@ -111,6 +113,9 @@ CLIENT_CAPABILITIES_KEY = SPEC_PREFIX + "clientCapabilities"  # on every statele
 # client sends with its retry of the same request).
 INPUT_REQUIRED = "input_required"
 RESULT_TYPES = ("complete", INPUT_REQUIRED)
+# The 2026-07-28 results that carry cache hints (`ttlMs`, `cacheScope`), and the hints of one not cached.
+CACHED_RESULTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
+_NOT_CACHED = {"ttlMs": 0, "cacheScope": "private"}
 
 # Where MCP servers put values they mint for the client to echo back (pagination, 2026-07-28
 # multi-round-trip state, 2025-11-25 tasks, URL elicitation).
@@ -188,6 +193,20 @@ def speaks_stateless(message: Any, header: str | None = None) -> bool:
 def _result(response: Any) -> dict[str, Any] | None:
     result = response.get("result") if isinstance(response, dict) else None
     return result if isinstance(result, dict) else None
+
+
+def as_era_requires(method: str, response: Any) -> Any:
+    """A response to a stateless-era `method` request, with what that era requires of a result and a
+    hand-written answer may leave out: `resultType` (`complete`: it needs no more input) on every
+    result, and on a list's or a read's the cache hints, as the official SDK's servers send them when a
+    server says nothing of caching (`ttlMs: 0`, `cacheScope: private`). What the answer says stays."""
+    result = _result(response)
+    if result is None:
+        return response
+    required = {"resultType": RESULT_TYPES[0], **(_NOT_CACHED if method in CACHED_RESULTS else {})}
+    if required.keys() <= result.keys():
+        return response
+    return {**response, "result": {**required, **result}}
 
 
 def session_eras(exchanges: Iterable[tuple[Any, Any]]) -> dict[str, str | None]:

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from mockmcp import jsonrpc, protocol
+from mockmcp.cassette import model
 from mockmcp.cassette.store import loads
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Note, Replay, Send
@@ -149,3 +150,71 @@ def test_an_initialize_asking_a_newer_version_is_noted_but_not_as_older() -> Non
     actions = engine.receive(line(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}))
     assert "the cassette recorded '2025-06-18'; answering as recorded" in noted(actions)
     assert engine.report.capabilities == []
+
+
+# --- a request written without the era's `_meta` (a recipe) speaks its one-era session's era ------
+
+RECIPE = "- request: {method: tools/call, params: {name: read_file, arguments: {}}}\n"
+ANSWER = "  response: {result: {content: [{type: text, text: quota}], isError: true}}\n"
+
+
+def two_sessions(first: str, second: str) -> str:
+    """A cassette of two recorded sessions: `first` (its items of session 1) and `second` (of session 2)."""
+    return "version: 1\ninteractions:\n" + first + second.replace("- request:", "- session: 2\n  request:")
+
+
+WRITTEN_ERAS = [
+    # (the cassette, the era each interaction speaks)
+    (STATELESS + RECIPE + ANSWER, [protocol.STATELESS] * 3),
+    (HANDSHAKE + RECIPE + ANSWER, [protocol.HANDSHAKE] * 4),
+    # meta.era says it where no message shows an era
+    ("version: 1\nmeta: {era: stateless}\ninteractions:\n" + RECIPE + ANSWER, [protocol.STATELESS]),
+    ("version: 1\ninteractions:\n" + RECIPE + ANSWER, [protocol.HANDSHAKE]),
+    # a session of both eras: a request without a version is a handshake-era host's
+    (
+        HANDSHAKE + STATELESS.split("interactions:\n")[1] + RECIPE + ANSWER,
+        [protocol.HANDSHAKE] * 3 + [protocol.STATELESS] * 2 + [protocol.HANDSHAKE],
+    ),
+]
+
+
+def test_a_request_written_without_a_version_speaks_the_era_of_its_session_when_that_is_only_stateless() -> None:
+    for text, expected in WRITTEN_ERAS:
+        assert model.written_eras(loads(text)) == expected, text
+    # each recorded session by its own messages
+    body = HANDSHAKE.split("interactions:\n")[1]
+    stateless = STATELESS.split("interactions:\n")[1]
+    cassette = loads(two_sessions(body + RECIPE + ANSWER, stateless + RECIPE + ANSWER))
+    assert model.written_eras(cassette) == [protocol.HANDSHAKE] * 4 + [protocol.STATELESS] * 3
+
+
+def test_a_recipe_in_a_2026_session_answers_a_2026_request_with_the_result_type_that_era_requires() -> None:
+    engine = replay(STATELESS + RECIPE + ANSWER)
+    reply = one_reply(engine.receive(line(7, "tools/call", {"name": "read_file", "arguments": {}, "_meta": META})))
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {"content": [{"type": "text", "text": "quota"}], "isError": True, "resultType": "complete"},
+    }
+    # a result type written is kept; a handshake-era host's request is another era's and misses
+    kept = ANSWER.replace("isError: true", "isError: true, resultType: input_required, inputRequests: {}")
+    engine = replay(STATELESS + RECIPE + kept)
+    reply = one_reply(engine.receive(line(8, "tools/call", {"name": "read_file", "arguments": {}, "_meta": META})))
+    assert reply["result"]["resultType"] == "input_required"
+    handshake_era = {"name": "read_file", "arguments": {}}
+    miss = one_reply(replay(STATELESS + RECIPE + ANSWER).receive(line(9, "tools/call", handshake_era)))
+    assert miss["error"]["code"] == -32099
+
+
+def test_a_recorded_2026_answer_without_a_result_type_is_sent_as_recorded() -> None:
+    recorded = STATELESS.replace(", resultType: complete}}\n", "}}\n")
+    engine = replay(recorded)
+    reply = one_reply(engine.receive(line(3, "tools/list", {"_meta": META})))
+    assert "resultType" not in reply["result"]
+
+
+def test_a_list_written_without_a_version_in_a_2026_session_gets_the_cache_hints_a_host_of_that_era_needs() -> None:
+    listed = "- request: {method: tools/list}\n  response: {result: {tools: [], ttlMs: 5}}\n"
+    engine = replay(STATELESS.split("- request:\n    id: 2")[0] + listed)
+    reply = one_reply(engine.receive(line(4, "tools/list", {"_meta": META})))
+    assert reply["result"] == {"resultType": "complete", "ttlMs": 5, "cacheScope": "private", "tools": []}

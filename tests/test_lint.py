@@ -191,13 +191,6 @@ BROKEN = [
         "must be true or false, not 'yes'",
     ),
     (
-        STATELESS + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n",
-        6,
-        "interactions[0].response.result",
-        "warning",
-        "without `resultType`",
-    ),
-    (
         HEAD
         + "- request:\n    method: tools/list\n    params:\n      _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}\n"  # noqa: E501 (a literal message, as on the wire)
         "  response:\n    result: {tools: []}\n",
@@ -468,7 +461,8 @@ def test_the_command_fails_on_an_error_and_prints_every_finding_sorted(tmp_path:
         + FAKE["slack"]
         + "\n"
         + STATELESS
-        + "- request: {method: tools/list}\n  response:\n    result: {tools: []}\n"
+        + "- request: {method: tools/list, params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}}\n"
+        + "  response:\n    result: {tools: []}\n"
     )
     proc = run_lint(str(tmp_path / "b.yaml"), str(tmp_path / "a.yaml"))
     assert proc.returncode == 1, proc.stderr
@@ -889,17 +883,18 @@ def test_the_spans_name_revisions_in_order_and_keys_their_shapes_hold() -> None:
                 assert key in shapes.SHAPES[scope], (scope, key)
 
 
-# --- a 2026-07-28 session's requests name their version ------------------------------------------
+# --- a request written without a version in a 2026-07-28 session speaks that era (a recipe) ------
 
 
-def test_a_stateless_sessions_request_without_its_version_is_a_warning_with_the_fix() -> None:
-    text = (
-        HEAD + DISCOVER + "- request: {method: tools/list}\n  response: {result: {tools: [], resultType: complete}}\n"
-    )
+def test_a_stateless_sessions_request_written_without_its_version_lints_clean_as_replay_matches_it() -> None:
+    # Replay matches it as a 2026-07-28 request and gives its result `resultType` (tests/test_eras.py).
+    text = HEAD + DISCOVER + "- request: {method: tools/list}\n  response: {result: {tools: []}}\n"
+    assert lint.lint_text(text, "c.yaml") == []
+    # one that names its version is held to the era's rules as written
+    text = HEAD + DISCOVER + stateless("tools/list") + "  response: {result: {tools: []}}\n"
     [finding] = lint.lint_text(text, "c.yaml")
-    assert (finding.severity, finding.place, finding.line) == ("warning", "interactions[1].request", 5)
-    assert "is never matched" in finding.problem and protocol.PROTOCOL_VERSION_KEY in finding.problem
-    assert finding.fix == f"add `_meta: {{{protocol.PROTOCOL_VERSION_KEY}: '2026-07-28'}}` to its params"
+    assert (finding.severity, finding.place) == ("warning", "interactions[1].response.result")
+    assert "without `resultType`" in finding.problem
 
 
 def test_a_handshake_session_needs_no_version_in_its_requests() -> None:

@@ -13,6 +13,7 @@ written. `to_data` gives back the plain data a cassette file holds.
 
 from __future__ import annotations
 
+from mockmcp import protocol
 from mockmcp.jsonrpc import NOTIFICATION, REQUEST
 from mockmcp.namedtuple import NamedTuple
 
@@ -37,6 +38,8 @@ __all__ = [
     "REQUEST",
     "SERVER",
     "ServerItem",
+    "session_eras",
+    "written_eras",
 ]
 
 FORMAT_VERSION = 1
@@ -176,3 +179,29 @@ class Cassette(NamedTuple):
             "meta": self.meta,
             "interactions": [interaction.to_data() for interaction in self.interactions],
         }
+
+
+def session_eras(cassette: Cassette) -> dict[int, dict[str, str | None]]:
+    """Each recorded session's eras, as its messages show them (`protocol.session_eras`)."""
+    exchanges: dict[int, list[tuple[Any, Any]]] = {}
+    for interaction in cassette.interactions:
+        exchanges.setdefault(interaction.session, []).append((interaction.message, interaction.response))
+    return {session: protocol.session_eras(pairs) for session, pairs in exchanges.items()}
+
+
+def written_eras(cassette: Cassette) -> list[str]:
+    """The era each interaction's client message speaks, as replay matches it (`matching.Matcher.key`).
+
+    Its own when its `_meta` names a protocol version (`protocol.params_era`). A message written
+    without one (a hand-written recipe, as the faults cookbook gives them) speaks its session's era
+    when that session speaks only the stateless one (its messages say so, or `meta.era` where they
+    show no era at all): every host of that era names its version, so such a request would otherwise
+    never be matched. Elsewhere, handshake.
+    """
+    eras = session_eras(cassette)
+    stated = cassette.meta.get("era") == protocol.STATELESS
+    sole = {session for session, shown in eras.items() if list(shown) == [protocol.STATELESS] or (not shown and stated)}
+    return [
+        protocol.STATELESS if interaction.session in sole else protocol.params_era(interaction.params)
+        for interaction in cassette.interactions
+    ]

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from mockmcp.protocol import (
+    CACHED_RESULTS,
     CANCELLED,
     CLIENT_CAPABILITIES_KEY,
     DISCOVER,
@@ -241,10 +242,7 @@ _HANDSHAKE = (REVISIONS[0], REVISIONS[REVISIONS.index(STATELESS_VERSION) - 1])
 _NAMED = {"title": _SINCE_0618, "icons": _SINCE_1125, "_meta": _SINCE_0618}
 SPANS: dict[str, dict[str, tuple[str, str]]] = {
     "result": dict.fromkeys(("resultType", "inputRequests", "requestState"), _MRTR),
-    **{
-        f"result:{method}": dict.fromkeys(("ttlMs", "cacheScope"), _MRTR)
-        for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
-    },
+    **{f"result:{method}": dict.fromkeys(("ttlMs", "cacheScope"), _MRTR) for method in CACHED_RESULTS},
     "result:tools/call": {"structuredContent": _SINCE_0618, "task": _TASKS},
     "params": dict.fromkeys(("inputResponses", "requestState"), _MRTR),
     "params:tools/call": {"task": _TASKS},

@@ -12,7 +12,7 @@ import json
 import shlex
 from typing import Any, NamedTuple
 
-from mockmcp.cassette.model import REQUEST, Cassette, Interaction
+from mockmcp.cassette.model import REQUEST, Cassette, Interaction, written_eras
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import NAMED_BY, params_era
@@ -122,6 +122,7 @@ def explain_miss(
     refuses the incoming values is a difference of its own, which says the rule (see `rules`).
     """
     live_era = params_era(params)
+    eras = written_eras(cassette)
     scored = []
     for index, interaction in enumerate(cassette.interactions):
         if interaction.kind == REQUEST and interaction.method == method:
@@ -130,17 +131,17 @@ def explain_miss(
             if interaction.match:
                 from mockmcp.core.rules import Group  # only a cassette with match rules needs it
 
-                group = Group.of(matcher, interaction)
+                group = Group.of(matcher, interaction, eras[index])
                 compare, refused = group.inner, group.refusals(method, params)
             recorded, live = compare.normalize(method, interaction.params), compare.normalize(method, params)
-            other_era = params_era(interaction.params) != live_era
+            other_era = eras[index] != live_era
             score = len(_leaves(recorded) ^ _leaves(live)) + len(refused) + other_era
             scored.append((score, index, recorded, live, refused))
     scored.sort(key=lambda item: (item[0], item[1]))
     candidates = []
     for _score, index, recorded, live, refused in scored[:MAX_CANDIDATES]:
         differences = sorted(describe_differences(recorded, live) + refused)
-        recorded_era = params_era(cassette.interactions[index].params)
+        recorded_era = eras[index]
         if recorded_era != live_era:
             differences.insert(0, ("", _other_era(recorded_era, live_era)))
         differences = differences or [("", _used_up(cassette.interactions[index]))]
@@ -165,8 +166,8 @@ def record_mode(cassette: Cassette, method: str, params: Any) -> str:
     key = NAMED_BY.get(method)
     named = params.get(key) if key and isinstance(params, dict) else None
     era = params_era(params)
-    for interaction in cassette.interactions:
-        if interaction.kind == REQUEST and interaction.method == method and params_era(interaction.params) == era:
+    for interaction, written in zip(cassette.interactions, written_eras(cassette), strict=True):
+        if interaction.kind == REQUEST and interaction.method == method and written == era:
             recorded = interaction.params
             if named is None or (isinstance(recorded, dict) and recorded.get(key) == named):
                 return "all"

@@ -602,14 +602,23 @@ class Replay:
             return []
         if job.batch is None:
             return [self._encoded_response(job)]
-        body = {k: v for k, v in self._expanded(interaction.response).items() if k != "id"}
+        body = {k: v for k, v in self._response(job).items() if k != "id"}
         return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, job.key, expected=True)
+
+    def _response(self, job: _Job) -> Any:
+        """The recorded response as the host gets it: placeholders made the live values; and a hand-written
+        request's answer in a stateless session (`model.written_eras`) completed as that era requires."""
+        response = self._expanded(job.interaction.response)
+        era = self.selection.recordings.eras[job.index]
+        if era == protocol.STATELESS and protocol.params_era(job.interaction.params) != era:
+            return protocol.as_era_requires(job.interaction.method or "", response)
+        return response
 
     def _encoded_response(self, job: _Job) -> Send:
         """The response; the recorded body is encoded once per interaction, then only the id changes."""
         known = self._tails.get(job.index)
         if known is None:
-            response = self._expanded(job.interaction.response)
+            response = self._response(job)
             assert response is not None
             known = self._tails[job.index] = (live.reply_tail(response), live.error_code(response))
         return Send(live.reply_line(job.reply_id, known[0]), job.key, final=True, code=known[1])

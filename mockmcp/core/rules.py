@@ -89,12 +89,12 @@ class Group(NamedTuple):
     key: str  # the group's key (base, rules, what of the recorded values they read)
 
     @classmethod
-    def of(cls, matcher: Matcher, interaction: Interaction) -> Group:
-        """The group of a recorded request with rules (`interaction.match`)."""
+    def of(cls, matcher: Matcher, interaction: Interaction, era: str | None = None) -> Group:
+        """The group of a recorded request with rules (`interaction.match`); `era` as `model.written_eras` gives it."""
         method, params = interaction.method or "", interaction.params
         rules = rules_of(interaction.match or {})
         inner = matcher.leaving_out(tuple(rule.path for rule in rules))
-        base = inner.key(method, params)
+        base = inner.key(method, params, era)
         normal = matcher.normalize(method, params)
         recorded = tuple(locate(normal, rule.path) for rule in rules)
         read = [

@@ -34,7 +34,7 @@ server process per call meets the recorded sessions one after another, as the st
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction
+from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.core.branching import answered_otherwise, asked_alike
 from mockmcp.core.consistency import Steps, Track, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
@@ -69,12 +69,16 @@ class Recordings:
         # What each recorded server message waits for, by the recorded times (see `timeline`).
         self.causes = Causes(cassette.interactions)
         keys: dict[int, str] = {}
+        # The era each recording speaks (a request written without one speaks its stateless session's).
+        self.eras = eras = written_eras(cassette)
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == SERVER or interaction.method is None:
                 continue
             table = self.requests if interaction.kind == REQUEST else self.notifications
             keys[i] = key = (
-                self._group(interaction) if interaction.match else matcher.key(interaction.method, interaction.params)
+                self._group(interaction, eras[i])
+                if interaction.match
+                else matcher.key(interaction.method, interaction.params, eras[i])
             )
             table.setdefault(key, []).append(i)
             if interaction.kind == REQUEST:
@@ -83,11 +87,11 @@ class Recordings:
         self.first = numbers[0] if numbers else 0  # the recorded session, when there is one
         self.sessions = Steps(cassette.interactions, keys) if len(numbers) > 1 else None
 
-    def _group(self, interaction: Interaction) -> str:
+    def _group(self, interaction: Interaction, era: str) -> str:
         """The key of a recording with match rules: its group's (see `rules`), the group kept by its method."""
         from mockmcp.core.rules import Group  # deferred: only cassettes with match rules use it
 
-        group = Group.of(self.matcher, interaction)
+        group = Group.of(self.matcher, interaction, era)
         groups = self.groups.setdefault(interaction.method or "", [])
         if all(known.key != group.key for known in groups):
             groups.append(group)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mockmcp import protocol
-from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction
+from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.core.explain import describe_differences, label
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.core.rules import Group
@@ -70,18 +70,19 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
     """Pair the two cassettes' client interactions and judge each pair."""
     minted = frozenset(minted_values(recorded) | minted_values(other))
     pending: dict[str, list[int]] = {}
+    other_eras, eras = written_eras(other), written_eras(recorded)
     for position, interaction in enumerate(other.interactions):
         if interaction.kind != SERVER:
-            pending.setdefault(_key(matcher, interaction, minted), []).append(position)
+            pending.setdefault(_key(matcher, interaction, minted, other_eras[position]), []).append(position)
     offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
     entries = []
     for i, interaction in enumerate(recorded.interactions):
         if interaction.kind == SERVER:
             continue
         if interaction.match:  # its match rules say which of the other's requests are its
-            j = _ruled(matcher, interaction, other, pending, minted)
+            j = _ruled(matcher, interaction, other, pending, minted, eras[i])
         else:
-            queue = pending.get(_key(matcher, interaction, minted))
+            queue = pending.get(_key(matcher, interaction, minted, eras[i]))
             j = queue.pop(0) if queue else None
         entries.append(_judge(i, interaction, j, other, matcher, other_name, offered, minted))
     leftover = sorted(j for queue in pending.values() for j in queue)
@@ -89,16 +90,21 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
     return Drift(tuple(entries), other_name)
 
 
-def _key(matcher: Matcher, interaction: Interaction, minted: frozenset[str]) -> str:
-    return matcher.key(interaction.method or "", _mask(interaction.params, minted))
+def _key(matcher: Matcher, interaction: Interaction, minted: frozenset[str], era: str) -> str:
+    return matcher.key(interaction.method or "", _mask(interaction.params, minted), era)
 
 
 def _ruled(
-    matcher: Matcher, interaction: Interaction, other: Cassette, pending: dict[str, list[int]], minted: frozenset[str]
+    matcher: Matcher,
+    interaction: Interaction,
+    other: Cassette,
+    pending: dict[str, list[int]],
+    minted: frozenset[str],
+    era: str,
 ) -> int | None:
     """The first of the other's unpaired requests a recorded request with match rules accepts (`rules`), taken."""
     message = dict(interaction.message or {}, params=_mask(interaction.params, minted))
-    group = Group.of(matcher, interaction._replace(message=message))
+    group = Group.of(matcher, interaction._replace(message=message), era)
     accepted = [
         (j, queue)
         for queue in pending.values()

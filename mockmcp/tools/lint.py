@@ -27,7 +27,7 @@ import yaml
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import shapes, validation, yamlfile
-from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
@@ -214,14 +214,9 @@ def _data(text: str) -> Any:
 def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     """Checks of each interaction; indices are their places in the file (the valid ones of a broken file)."""
     offered = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
-    sessions = {interaction.session for interaction in cassette.interactions}
-    eras = {
-        session: protocol.session_eras((i.message, i.response) for i in cassette.interactions if i.session == session)
-        for session in sessions
-    }
-    context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS, eras)
-    for index, interaction in zip(indices, cassette.interactions, strict=True):
-        yield from _check_interaction(interaction, ("interactions", index), context)
+    context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS, session_eras(cassette))
+    for index, interaction, era in zip(indices, cassette.interactions, written_eras(cassette), strict=True):
+        yield from _check_interaction(interaction, ("interactions", index), context, era)
     for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
         yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
 
@@ -239,16 +234,18 @@ def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | No
     return eras.get(protocol.HANDSHAKE) or eras.get(protocol.STATELESS)
 
 
-def _check_interaction(interaction: Interaction, place: Place, context: _Context) -> Iterator[_Issue]:
+def _check_interaction(interaction: Interaction, place: Place, context: _Context, era: str) -> Iterator[_Issue]:
+    """`era`: the one replay matches the interaction in (`model.written_eras`)."""
     message, response = interaction.message, interaction.response
     eras = context.eras.get(interaction.session, {})
     revision = _revision(interaction, eras)
     if message is not None:
         yield from _check_message(message, place + (interaction.kind,), revision)
-        yield from _check_era_key(interaction, place, eras)
     # Also judged per message: one that speaks the stateless era is held to its rules whatever the
     # meta says (a refused `server/discover` probe of a handshake-era host has no result to judge).
-    stateless = context.stateless or protocol.speaks_stateless(message)
+    stateless = context.stateless or protocol.speaks_stateless(message) or era == protocol.STATELESS
+    # A request written without the era's `_meta` (a recipe) gets `resultType` from replay if it has none.
+    versioned = protocol.params_era(interaction.params) == protocol.STATELESS
     for index, item in enumerate(interaction.server):
         yield from _check_server_item(item, place + ("server", index), stateless, revision)
     if response is None or message is None:
@@ -258,27 +255,10 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     yield from _check_response(response, place + ("response",), message.get("id"))
     yield from _check_result(interaction.method, response, place + ("response",), revision)
     result = response.get("result")
-    if stateless and isinstance(result, dict):
+    if stateless and versioned and isinstance(result, dict):
         yield from _check_result_type(result, place + ("response", "result"))
     if interaction.method == "tools/call":
         yield from _check_tool_call(message, response, place + ("response",), context.tools)
-
-
-def _check_era_key(interaction: Interaction, place: Place, eras: dict[str, str | None]) -> Iterator[_Issue]:
-    """A request of a session that speaks only 2026-07-28 must name its version, as such a host's do: the
-    era is part of what replay matches on (see `matching.Matcher.key`), so without it no such host's
-    request ever matches this one."""
-    if interaction.kind != REQUEST or protocol.HANDSHAKE in eras or protocol.STATELESS not in eras:
-        return
-    if protocol.params_era(interaction.params) == protocol.STATELESS:
-        return
-    version = eras[protocol.STATELESS] or protocol.STATELESS_VERSION
-    problem = (
-        f'a request without `_meta["{protocol.PROTOCOL_VERSION_KEY}"]` in a {version} session: '
-        f"every {version} host's request names its version, so this one is never matched"
-    )
-    fix = f"add `_meta: {{{protocol.PROTOCOL_VERSION_KEY}: '{version}'}}` to its params"
-    yield _Issue(place + (interaction.kind,), WARNING, problem, fix)
 
 
 def _check_message(message: dict[str, Any], place: Place, revision: str | None = None) -> Iterator[_Issue]:
