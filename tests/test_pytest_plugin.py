@@ -406,7 +406,7 @@ def test_a_server_that_never_says_its_url_is_given_up_on(tmp_path: Path) -> None
     silent = [sys.executable, "-c", "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"]
     began = time.monotonic()
     with pytest.raises(UsageError, match=r"did not say where it listens within 0.5 s: starting"):
-        http_server.start(silent, {}, tmp_path, replay=True, wait=0.5)
+        http_server.start(silent, {}, tmp_path, wait=0.5)
     assert time.monotonic() - began < 10  # stopped, not waited for
 
 
@@ -740,25 +740,32 @@ def test_uses_a_named_one(mockmcp):
 
 def test_without_mockmcp():
     pass
+
+@pytest.mark.mockmcp(servers={"notes": ["notes-server"], "time": ["time-server"]})
+def test_two_servers(mockmcp):
+    pass
 """
     pytester.makepyfile(test_host=body)
     folder = pytester.path / "cassettes" / "test_host"
-    folder.mkdir(parents=True)
+    (folder / "test_two_servers").mkdir(parents=True)
     for name in ("test_uses_its_own.yaml", "shared.yaml", "test_without_mockmcp.yaml", ".x.1.recording.yaml"):
         (folder / name).write_text("version: 1\ninteractions: []\n")
+    for name in ("notes", "time", "memory"):  # a server's cassette each; `memory` is no longer one of them
+        (folder / "test_two_servers" / f"{name}.yaml").write_text("version: 1\ninteractions: []\n")
     (pytester.path / "cassettes" / "test_gone").mkdir()
     (pytester.path / "cassettes" / "test_gone" / "test_old.yaml").write_text("version: 1\ninteractions: []\n")
     result = run(pytester, "--collect-only", "-q", "--mockmcp-orphans")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "mockmcp: 2 cassettes that no collected test uses*",
+            "mockmcp: 3 cassettes that no collected test uses*",
             "  cassettes/test_gone/test_old.yaml",
+            "  cassettes/test_host/test_two_servers/memory.yaml",
             "  cassettes/test_host/test_without_mockmcp.yaml",
         ]
     )
     assert "shared.yaml" not in result.stdout.str() and "recording" not in result.stdout.str()
-    for name in ("test_without_mockmcp.yaml", "../test_gone/test_old.yaml"):
+    for name in ("test_without_mockmcp.yaml", "../test_gone/test_old.yaml", "test_two_servers/memory.yaml"):
         (folder / name).unlink()
     result = run(pytester, "--mockmcp-orphans")
     assert result.ret == pytest.ExitCode.OK

@@ -556,3 +556,46 @@ def test_each_mistake_of_a_hand_edit_fails_its_test_and_lint_at_its_place(pytest
     assert "asked more often than recorded (strict): interactions[3] tools/call, 1 more time" in said
     assert lint.lint_file(str(folder / "once.yaml")) == []  # a sound cassette: only the host's repeat is wrong
     assert f"no cassette at {folder / 'missing.yaml'}" in said  # the path the marker's cassette= resolves to
+
+
+TOLERANT = """
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+with socket.create_server(("127.0.0.1", 0)) as free:
+    DOWN = f"http://127.0.0.1:{free.getsockname()[1]}/mcp"  # nothing listens there once it is closed
+PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+
+# A host that shrugs off a server that fails (it logs and goes on): its test passes, so only the
+# plugin can say that the recording it asked for did not happen.
+@pytest.mark.mockmcp(server=[sys.executable, "-c", "import sys; sys.stdin.readline(); sys.exit(3)"])
+def test_server_dies_at_start(mockmcp):
+    proc = subprocess.Popen(mockmcp.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=mockmcp.env)
+    proc.communicate(PING + b"\\n", timeout=60)
+
+@pytest.mark.mockmcp(server=DOWN)
+def test_upstream_down(mockmcp):
+    post = urllib.request.Request(mockmcp.start_http(), PING, {
+        "content-type": "application/json", "accept": "application/json, text/event-stream"})
+    with pytest.raises(urllib.error.HTTPError):
+        urllib.request.urlopen(post, timeout=30)
+"""
+
+
+def test_a_recording_the_server_never_answered_fails_its_test_with_why_even_when_the_host_goes_on(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_host=TOLERANT)
+    result = run(pytester, "--mockmcp-record=once")
+    result.assert_outcomes(passed=2, errors=2)
+    out = result.stdout.str()
+    for name in ("test_server_dies_at_start", "test_upstream_down"):
+        assert f"mockmcp: no recording of {pytester.path / 'cassettes' / 'test_host' / name}.yaml was kept" in out
+    assert "the server exited with status 3 (it failed or crashed)" in out
+    assert re.search(r"could not reach http://127\.0\.0\.1:\d+/mcp: cannot connect to", out)
+    assert not list((pytester.path / "cassettes" / "test_host").iterdir())  # no cassette, no journal

@@ -298,3 +298,19 @@ def test_verify_without_a_command_runs_the_server_meta_server_names(server: Any,
         with pytest.raises(UsageError, match=command) as caught:
             recorded_command(meta, expand, "/usr/bin/python3", "c.yaml")
         assert "mockmcp verify c.yaml -- SERVER ARGS" in str(caught.value.fix)
+
+
+def test_update_keeps_the_redaction_rules_and_substitutions_of_both_sessions_and_the_live_rest_of_meta() -> None:
+    recorded = Cassette(
+        (),
+        {"server": ["old"], "redact": {"env": ["TOKEN"]}, "substitute": ["PROJECT"], "note": "hand-written"},
+    )
+    live = Cassette((), {"server": ["new"], "redact": {"patterns": ["sk-[a-z]+"]}, "recorded_at": "2026-12-04"})
+    meta = drift.updated(recorded, live, drift.compare(recorded, live, Matcher.build()))[0].meta
+    assert meta == {
+        "server": ["new"],
+        "note": "hand-written",
+        "recorded_at": "2026-12-04",
+        "redact": {"env": ["TOKEN"], "patterns": ["sk-[a-z]+"]},
+        "substitute": ["PROJECT"],
+    }

@@ -194,7 +194,7 @@ class Harness:
             else:
                 args = [*self._replay_args(), "--http", "127.0.0.1:0"]
             command = [sys.executable, "-m", "mockmcp", *args]
-            self.http = http_server.start(command, self.env, self.workdir, replay=not self.recording)
+            self.http = http_server.start(command, self.env, self.workdir)
         return self.http.url
 
     def transport(self) -> Any:
@@ -335,14 +335,14 @@ class Harness:
 
     def sections(self) -> list[tuple[str, str]]:
         """What each of the test's mock servers said on stderr (titled), for a failed test's report."""
-        said = [(f"mockmcp replay {pid} stderr", self.stderr(pid)) for pid in self.launches()]
+        said = [(f"mockmcp {self._verb} {pid} stderr", self.stderr(pid)) for pid in self.launches()]
         said.append(("mockmcp in process", self.said.getvalue()))
         return [(title, text) for title, text in said if text]
 
     def stderr(self, pid: int) -> str:
         """What the replay `pid` wrote to stderr (its notes and summary)."""
         try:
-            return (self.workdir / f"stderr-{pid}.txt").read_text(errors="replace")
+            return (self.workdir / launch.STDERR.format(pid=pid)).read_text(errors="replace")
         except FileNotFoundError:
             return ""
 
@@ -383,6 +383,24 @@ class Harness:
     def discard_recording(self) -> None:
         """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
         keeping.discard(self.staged)
+
+    @property
+    def _verb(self) -> str:
+        return "record" if self.recording else "replay"
+
+    def refused_recordings(self) -> list[str]:
+        """Why each recorder of this test that has ended with a failure wrote nothing (a server that answered
+        nothing, or could not be reached): its exit status and its last words."""
+        out = []
+        for pid in self.launches():
+            try:
+                status = int((self.workdir / launch.STATUS.format(pid=pid)).read_text())
+            except (FileNotFoundError, ValueError):
+                continue
+            if status != 0:
+                said = "".join(f"\n  | {line}" for line in self.stderr(pid).splitlines()[-12:])
+                out.append(f"the recorder (pid {pid}) exited with status {status}" + (f":{said}" if said else ""))
+        return out
 
     def recorded_nothing(self) -> bool:
         """Whether the host started the recorder, which ended without a recording: the host sent nothing."""

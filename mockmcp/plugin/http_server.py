@@ -9,19 +9,18 @@ server says it: its first line on stderr names the URL it serves (`mockmcp: serv
 URL ...`, `mockmcp: recording URL -> TARGET ...`). A port chosen here and released before the
 server binds it could be taken meanwhile by another test's server (pytest-xdist runs several at
 once), and a connect to it would then reach the wrong one. A thread reads the server's stderr to
-the end, so the server never blocks on a full pipe; it copies each line where the server's stderr
-would have gone without the pipe (a replay's to its `stderr-<pid>.txt`, a recorder's to ours).
+the end, so the server never blocks on a full pipe; it copies each line to the server's
+`stderr-<pid>.txt`, as a launch's (see `launch`), and `stop` notes the status it exited with.
 """
 
 from __future__ import annotations
 
-import os
 import queue
 import re
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -39,15 +38,15 @@ _LISTENING = re.compile(r"mockmcp: (?:serving .* at|recording) (https?://\S+)")
 class Served:
     """A running server: its process, the URL it said it serves, and the thread reading its stderr."""
 
-    def __init__(self, process: subprocess.Popen[bytes], url: str, reader: threading.Thread) -> None:
-        self.process, self.url, self.reader = process, url, reader
+    def __init__(self, process: subprocess.Popen[bytes], url: str, reader: threading.Thread, folder: Path) -> None:
+        self.process, self.url, self.reader, self.folder = process, url, reader, folder
 
 
-def start(command: list[str], env: Mapping[str, str], folder: Path, replay: bool, wait: float = _START) -> Served:
+def start(command: list[str], env: Mapping[str, str], folder: Path, wait: float = _START) -> Served:
     """Start `command` (`mockmcp` on port 0); returns once it says its URL. Raises UsageError if it never does.
 
-    Its launch is noted in `folder` as the host's are (`launch-<pid>`); a replay's stderr goes to
-    `stderr-<pid>.txt` there, a recorder's to this process's stderr.
+    Its launch is noted in `folder` as the host's are (`launch-<pid>`), its stderr goes to
+    `stderr-<pid>.txt` there.
     """
     process = subprocess.Popen(
         command, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -56,10 +55,9 @@ def start(command: list[str], env: Mapping[str, str], folder: Path, replay: bool
     said: list[bytes] = []
     found: queue.Queue[str | None] = queue.Queue()
     # Closed by the reader, when the server's stderr closes.
-    log = open(folder / f"stderr-{process.pid}.txt", "ab") if replay else None  # noqa: SIM115
-    write: Callable[[bytes], object] = log.write if log is not None else (lambda line: os.write(2, line))
+    log = open(folder / launch.STDERR.format(pid=process.pid), "ab")  # noqa: SIM115
     assert process.stderr is not None
-    reader = threading.Thread(target=_relay, args=(process.stderr, write, log, said, found), daemon=True)
+    reader = threading.Thread(target=_relay, args=(process.stderr, log, said, found), daemon=True)
     reader.start()
     try:
         url = found.get(timeout=wait)
@@ -68,26 +66,19 @@ def start(command: list[str], env: Mapping[str, str], folder: Path, replay: bool
     else:
         why = "ended before it said where it listens"
     if url is not None:
-        return Served(process, url, reader)
-    stop(Served(process, "", reader))
+        return Served(process, url, reader, folder)
+    stop(Served(process, "", reader, folder))
     text = b"".join(said[-20:]).decode(errors="replace").strip()
     raise UsageError(f"the mock server over HTTP {why}: {text or 'it said nothing'}")
 
 
-def _relay(
-    pipe: IO[bytes],
-    write: Callable[[bytes], object],
-    log: IO[bytes] | None,
-    said: list[bytes],
-    found: queue.Queue[str | None],
-) -> None:
+def _relay(pipe: IO[bytes], log: IO[bytes], said: list[bytes], found: queue.Queue[str | None]) -> None:
     """Copy the server's stderr line by line until it closes, telling `found` the URL its listening line names."""
     told = False
     try:
         for line in iter(pipe.readline, b""):
-            write(line)
-            if log is not None:
-                log.flush()  # the plugin reads the file while the server may still be running
+            log.write(line)
+            log.flush()  # the plugin reads the file while the server may still be running
             if not told:
                 said.append(line)
                 listening = _LISTENING.match(line.decode(errors="replace"))
@@ -98,8 +89,7 @@ def _relay(
         if not told:
             found.put(None)
         pipe.close()
-        if log is not None:
-            log.close()
+        log.close()
 
 
 def stop(served: Served) -> None:
@@ -116,3 +106,4 @@ def stop(served: Served) -> None:
             process.kill()
             process.wait(timeout=_STOP)
     served.reader.join(_STOP)
+    launch.exited(str(served.folder), process.pid, process.returncode)

@@ -3,11 +3,12 @@
 The plugin hands this command to the host instead of a bare `mockmcp replay` (or `record`), so that
 it knows every replay the host really started (one `launch-<pid>` file each) and can fail a test
 whose replay left no report: killed before it could write one, its verdict is unknown, never clean;
-and that a recorder the host started and that has ended without a recording recorded nothing. The
-command runs in this same process, so the pid is the one replay puts in its report's name, and
-start-up costs nothing more than a plain `python -m mockmcp` (runpy is already loaded by `-m`). A
-replay's stderr goes to `stderr-<pid>.txt` in the same folder; a recorder's stays the host's.
-(A server over HTTP is started by the plugin itself, which notes it the same way: see `http_server`.)
+and that a recorder the host started ended without a recording, and why. The command runs in this
+same process, so the pid is the one replay puts in its report's name, and start-up costs nothing
+more than a plain `python -m mockmcp` (runpy is already loaded by `-m`). Its stderr goes to
+`stderr-<pid>.txt` in the same folder, and the status it exits with to `status-<pid>` (a process
+killed writes none). (A server over HTTP is started by the plugin itself, which notes it the same
+way: see `http_server`.)
 """
 
 from __future__ import annotations
@@ -16,19 +17,33 @@ import os
 import runpy
 import sys
 
-__all__ = ["PREFIX"]
+__all__ = ["PREFIX", "STATUS", "STDERR"]
 
 PREFIX = "launch-"  # `launch-<pid>`: process pid was launched for the test whose reports go in the folder
+STDERR = "stderr-{pid}.txt"  # what it said: a replay's notes and summary, why a recorder wrote nothing
+STATUS = "status-{pid}"  # the status it exited with, once it has
+
+
+def exited(folder: str, pid: int, status: int | None) -> None:
+    """Note the status `pid` exited with (None: 0)."""
+    with open(os.path.join(folder, STATUS.format(pid=pid)), "w") as file:
+        file.write(str(status or 0))
 
 
 if __name__ == "__main__":
-    with open(os.path.join(sys.argv[1], f"{PREFIX}{os.getpid()}"), "x"):
+    folder, pid = sys.argv[1], os.getpid()
+    with open(os.path.join(folder, f"{PREFIX}{pid}"), "x"):
         pass
-    if sys.argv[2:3] == ["replay"]:
-        # Replay's notes go to a file the plugin reads, not to the host's stderr: a miss is then told once,
-        # in the test's failure (in pytest's terms), and the notes of a replay that left no report with it.
-        errors = os.open(os.path.join(sys.argv[1], f"stderr-{os.getpid()}.txt"), os.O_WRONLY | os.O_CREAT, 0o644)
-        os.dup2(errors, 2)
-        os.close(errors)
+    # The notes go to a file the plugin reads, not to the host's stderr: a miss is then told once, in
+    # the test's failure (in pytest's terms), and so is why a recording was refused.
+    errors = os.open(os.path.join(folder, STDERR.format(pid=pid)), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.dup2(errors, 2)
+    os.close(errors)
     sys.argv = ["mockmcp", *sys.argv[2:]]
-    runpy.run_module("mockmcp", run_name="__main__", alter_sys=True)
+    try:
+        runpy.run_module("mockmcp", run_name="__main__", alter_sys=True)
+    except SystemExit as ending:
+        code = ending.code
+        exited(folder, pid, code if isinstance(code, int) or code is None else 1)  # a message: status 1
+        raise
+    exited(folder, pid, 0)

@@ -343,6 +343,9 @@ def _finish_recording(request: pytest.FixtureRequest, mock: Harness) -> None:
                     pytrace=False,
                 )
             mock.discard_recording()
+            refused = mock.refused_recordings()
+            if refused:  # as the CLI: no cassette that would lie, and the test says why
+                pytest.fail(f"mockmcp: no recording of {mock.cassette} was kept: " + "\n".join(refused), pytrace=False)
             if mock.recorded_nothing():  # as the CLI: no cassette written, an existing one left as it was
                 return
             pytest.fail(

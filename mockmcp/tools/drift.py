@@ -17,6 +17,7 @@ from mockmcp import protocol
 from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.core.explain import describe_differences, label
 from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.merge import merged_meta
 from mockmcp.core.rules import Group
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
@@ -241,7 +242,14 @@ def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette,
     interactions += [
         live.interactions[entry.other] for entry in drift.entries if entry.status == NEW and entry.other is not None
     ]
-    return recorded._replace(interactions=tuple(interactions), meta={**recorded.meta, **live.meta}), notes
+    # What the server says now, but the redaction rules and substitutions of both (a rule the live run was
+    # not given still holds for the recorded messages kept).
+    both = {key: value for key, value in merged_meta(recorded.meta, live.meta).items() if key in _UNITED}
+    meta = {**{key: value for key, value in {**recorded.meta, **live.meta}.items() if key not in _UNITED}, **both}
+    return recorded._replace(interactions=tuple(interactions), meta=meta), notes
+
+
+_UNITED = ("redact", "substitute")
 
 
 def _minted_back(recorded: Cassette, live: Cassette, drift: Drift) -> dict[str, str]:
