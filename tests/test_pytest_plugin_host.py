@@ -532,8 +532,25 @@ async def test_asked_twice(mockmcp):
 @pytest.mark.mockmcp(cassette="missing.yaml", record="none")
 async def test_no_such_cassette(mockmcp):
     await read(mockmcp, "notes.txt")
+
+@pytest.mark.mockmcp(cassette="recipe-2026.yaml", record="none", strict=True)
+async def test_recipe_written_without_an_era_in_a_2026_cassette(mockmcp):
+    async with Client(mockmcp.stdio_params) as client:  # the SDK's default: 2026-07-28 first
+        result = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert result.is_error and result.content[0].text == "quota exceeded"
 """
 )
+# Not a mistake: a recipe written without `_meta` (as the faults cookbook's are) in a cassette of 2026-07-28
+# alone speaks that era (`model.written_eras`), so a host of that era is answered by it.
+RECIPE_2026 = """\
+version: 1
+interactions:
+- request: {method: server/discover}
+  response:
+    result: {supportedVersions: ['2026-07-28'], capabilities: {tools: {}}, resultType: complete}
+- request: {method: tools/call, params: {name: read_file, arguments: {path: notes.txt}}}
+  response: {result: {content: [{type: text, text: quota exceeded}], isError: true}}
+"""
 
 
 def test_each_mistake_of_a_hand_edit_fails_its_test_and_lint_at_its_place(pytester: pytest.Pytester) -> None:
@@ -543,8 +560,10 @@ def test_each_mistake_of_a_hand_edit_fails_its_test_and_lint_at_its_place(pytest
     for name, (edit, _place) in MISTAKES.items():
         (folder / name).write_text(MADE_BY_HAND + edit)
     (folder / "once.yaml").write_text(MADE_BY_HAND + ANSWERED % "")
+    (folder / "recipe-2026.yaml").write_text(RECIPE_2026)
     result = run(pytester)
-    result.assert_outcomes(failed=6)
+    result.assert_outcomes(failed=6, passed=1)
+    assert lint.lint_file(str(folder / "recipe-2026.yaml")) == []
     said = result.stdout.str()
     for name, (_edit, place) in MISTAKES.items():
         [finding] = [f for f in lint.lint_file(str(folder / name)) if f.severity == lint.ERROR]
