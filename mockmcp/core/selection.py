@@ -53,19 +53,38 @@ __all__ = ["Exchange", "Pick", "Recordings", "Selection", "TAKEN"]
 TAKEN = "an earlier process"  # the claim on a recorded session an earlier process took (`--state`)
 
 
+# What `Recordings._index` builds, kept for the cassette it was built for (and kept alive, so its id stays its
+# own) by (id of the cassette, matcher), the oldest let go first.
+_INDEX = ("requests", "notifications", "methods", "groups", "causes", "eras", "first", "sessions")
+_INDEXES: dict[tuple[int, Matcher], tuple[Cassette, dict[str, Any]]] = {}
+_MEMO = 16
+
+
 class Recordings:
     """A cassette's interactions indexed by match key; shared by all live sessions of one server."""
 
     def __init__(self, cassette: Cassette, matcher: Matcher, taken: Iterable[int] = ()) -> None:
         self.cassette = cassette
         self.matcher = matcher
+        # recorded session -> the live session that claimed it (TAKEN: a process before this one)
+        self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
+        # The index is read only once built: one per cassette and matcher serves every later server of it
+        # (a host's tests start one per test, in process; `store.load` gives an unchanged file's cassette again).
+        memo = _INDEXES.get((id(cassette), matcher))
+        if memo is None or memo[0] is not cassette:
+            self._index(cassette, matcher)
+            if len(_INDEXES) >= _MEMO:
+                del _INDEXES[next(iter(_INDEXES))]
+            _INDEXES[(id(cassette), matcher)] = (cassette, {name: vars(self)[name] for name in _INDEX})
+        else:
+            vars(self).update(memo[1])
+
+    def _index(self, cassette: Cassette, matcher: Matcher) -> None:
         self.requests: dict[str, list[int]] = {}
         self.notifications: dict[str, list[int]] = {}
         self.methods: set[str] = set()
         # method -> the groups of its recordings with match rules, in recorded order (see `rules`)
         self.groups: dict[str, list[Group]] = {}
-        # recorded session -> the live session that claimed it (TAKEN: a process before this one)
-        self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
         # What each recorded server message waits for, by the recorded times (see `timeline`).
         self.causes = Causes(cassette.interactions)
         keys: dict[int, str] = {}
