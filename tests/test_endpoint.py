@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from typing import Any, NamedTuple
 
 import pytest
@@ -1284,6 +1285,52 @@ FOREIGN = [
 @pytest.mark.parametrize(("headers", "refusal"), FOREIGN)
 def test_a_foreign_host_or_origin_is_refused_before_anything_else(headers: dict[str, str], refusal: Any) -> None:
     converse(cassette(BASE), [(post("c1", INITIALIZE, headers), [refusal])])
+
+
+# No URL parser takes an unclosed `[`: such a Host, Origin or target is refused, never an exception.
+NO_URL = [
+    ({**POST, "host": "[::1"}, "/mcp", 421, "Invalid Host header: '[::1'"),
+    ({**POST, "host": "127.0.0.1:8000]"}, "/mcp", 421, "Invalid Host header"),
+    ({**POST, "origin": "http://[::1"}, "/mcp", 403, "Invalid Origin header: 'http://[::1'"),
+    (POST, "//[/mcp", 400, "Bad Request: the request target '//[/mcp' is not a URL path"),
+    (POST, "http://[::1/mcp", 400, "is not a URL path"),
+    (POST, "/mcp?x=[", None, ""),  # a `[` in the query is no URL error: the request is served
+]
+
+
+@pytest.mark.parametrize(("headers", "target", "status", "words"), NO_URL)
+def test_a_host_origin_or_target_no_url_parser_takes_is_refused(
+    headers: dict[str, str], target: str, status: int | None, words: str
+) -> None:
+    [out, *_] = endpoint_for(cassette(BASE)).request("c1", b"POST", target, headers, INITIALIZE)
+    if status is None:
+        assert not isinstance(out, Respond) or out.answer.status == 200
+        return
+    assert isinstance(out, Respond) and out.answer.status == status
+    assert words in out.answer.body.decode()
+
+
+def test_a_seeded_fuzz_of_requests_never_raises() -> None:
+    """Requests built from hostile pieces in every position (method, target, each header, body): every one
+    is answered or refused, and the endpoint goes on serving a good session afterwards."""
+    rng = random.Random(20261204)
+    hostile = ["[", "]", "[::1", "http://[::1", "//[", "%", "%zz", "\u00e9", "\x00", ":", "::", "@", "#", "?", " ", ""]
+    keys = ["host", "origin", "accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"]
+    bodies = [INITIALIZE, TOOLS_LIST, INITIALIZED, b"[", b"{", b"[]", b"null", b'{"jsonrpc":"2.0","id":[' * 3, b""]
+    endpoint = endpoint_for(cassette(BASE))
+    for n in range(2000):
+        headers = dict(POST)
+        for key in rng.sample(keys, rng.randint(0, 3)):
+            headers[key] = rng.choice([headers.get(key, ""), ""]) + "".join(rng.choices(hostile, k=rng.randint(1, 3)))
+        target = rng.choice(["/mcp", "//", "/"]) + "".join(rng.choices(hostile, k=rng.randint(0, 3)))
+        method = rng.choice([b"POST", b"GET", b"DELETE", b"PUT"])
+        outs = endpoint.request(f"f{n}", method, target, headers, rng.choice(bodies))
+        for out in outs:
+            if isinstance(out, Respond):
+                assert 200 <= out.answer.status < 600
+        endpoint.closed(f"f{n}")
+    [reply, *_] = endpoint.request("good", b"POST", "/mcp", POST, INITIALIZE)
+    assert reply.answer.status == 200 if isinstance(reply, Respond) else isinstance(reply, Open)
 
 
 # --- the bytes, and a note ------------------------------------------------------------------------

@@ -371,3 +371,39 @@ def test_a_get_stream_the_client_left_is_closed_at_the_target_too(tmp_path: Path
             assert client.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
         # the server's stream sends nothing more, yet the proxy closes it as its client left
         assert target.get_closed.wait(10)
+
+
+UNPARSEABLE = [  # (what is changed in a good POST, the status it gets): a URL no parser takes is refused
+    ("host: [::1", b"421"),
+    ("origin: http://[::1", b"403"),
+    ("target //[/mcp", b"400"),
+]
+
+
+def _post_with(url: str, change: str) -> bytes:
+    host = url.split("/")[2]
+    body = json.dumps(INIT).encode()
+    target, extra = "/mcp", ""
+    if change.startswith("host: "):
+        host = change.removeprefix("host: ")
+    elif change.startswith("target "):
+        target = change.removeprefix("target ")
+    else:
+        extra = change + "\r\n"
+    head = (
+        f"POST {target} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+        f"accept: application/json, text/event-stream\r\n{extra}content-length: {len(body)}\r\n\r\n"
+    )
+    return raw_exchange(url, head.encode() + body, b"\r\n\r\n")
+
+
+def test_a_request_no_url_parser_takes_is_refused_and_both_servers_go_on(tmp_path: Path) -> None:
+    target = _CountingTarget()
+    with (
+        running("replay", "--http", "127.0.0.1:0", str(SHIPPED / "notes.yaml")) as replay,
+        proxying(target, tmp_path) as proxy,
+    ):
+        for url in (replay, proxy):
+            for change, status in UNPARSEABLE:
+                assert _post_with(url, change).startswith(b"HTTP/1.1 " + status), (url, change)
+            assert post(url)[0] == 200  # still serving: and each exits 0 when stopped (`started`)

@@ -443,3 +443,39 @@ def test_a_repeated_header_s_values_are_joined_in_fields_and_kept_apart_in_heade
     assert request.fields["origin"] == "http://127.0.0.1, https://evil.example"
     origins = [value for name, value in request.headers if name == b"origin"]
     assert origins == [b"http://127.0.0.1", b"https://evil.example"]
+
+
+def test_an_exception_serving_one_connection_is_reported_and_closes_only_that_one(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    class _Broken(_Echo):
+        def handle(self, connection: Connection, request: Request, body: bytes) -> None:
+            if request.target == b"/boom":
+                raise ValueError("a bug of ours")
+            super().handle(connection, request, body)
+
+    server = _Broken()
+    pairs = [socket.socketpair() for _ in range(2)]
+    try:
+        connections = []
+        for ours, peer in pairs:
+            ours.setblocking(False)
+            peer.settimeout(5)
+            connection = Connection(server, ours)
+            server.connections.add(connection)
+            connections.append(connection)
+        bad, good = (peer for _ours, peer in pairs)
+        bad.sendall(b"GET /boom HTTP/1.1\r\nHost: x\r\n\r\n")
+        good.sendall(b"GET /fine HTTP/1.1\r\nHost: x\r\n\r\n")
+        for connection in connections:
+            server._run(connection._ready, selectors.EVENT_READ)  # as the loop runs what the selector says
+        assert bad.recv(1) == b""  # closed
+        assert good.recv(1 << 16).startswith(b"HTTP/1.1 200")
+        assert connections[1] in server.connections and connections[0] not in server.connections
+        said = capfd.readouterr().err
+        assert "mockmcp: internal error (a bug in mockmcp; please report it):" in said and "a bug of ours" in said
+    finally:
+        for ours, peer in pairs:
+            ours.close()
+            peer.close()
+        server.socket.close()

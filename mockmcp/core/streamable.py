@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from mockmcp import jsonrpc, protocol
 
@@ -38,6 +38,8 @@ __all__ = [
     "session_error",
     "session_error_seen",
     "sse_event",
+    "target_path",
+    "wrong_target",
 ]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -207,14 +209,42 @@ def _asks(message: Any) -> bool:
     return any(jsonrpc.classify(m).kind == jsonrpc.REQUEST for m in messages if isinstance(m, dict))
 
 
+def _split(text: str) -> SplitResult | None:
+    """The parts of a URL, or None for text no URL parser takes (an unclosed `[`, say)."""
+    try:
+        return urlsplit(text)
+    except ValueError:
+        return None
+
+
+def _hostname(url: str) -> str | None:
+    parts = _split(url)
+    return None if parts is None else parts.hostname
+
+
+def target_path(target: str) -> str | None:
+    """The path of a request target, or None when it is not one (a request for it is refused)."""
+    parts = _split(target)
+    return None if parts is None else parts.path
+
+
 def foreign(headers: dict[str, str], allowed: frozenset[str]) -> Answer | None:
-    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed."""
-    host = urlsplit("//" + headers.get("host", "")).hostname
-    if host not in allowed:
+    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed (or no URL)."""
+    if _hostname("//" + headers.get("host", "")) not in allowed:
         return _text(421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)")
     origin = headers.get("origin")
-    if origin is not None and ("," in origin or urlsplit(origin).hostname not in allowed):  # one origin, or none
+    if origin is not None and ("," in origin or _hostname(origin) not in allowed):  # one origin, or none
         return _text(403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)")
+    return None
+
+
+def wrong_target(target: str, path: str) -> Answer | None:
+    """400 for a request target that is no URL path, 404 for another path than the endpoint's; else None."""
+    found = target_path(target)
+    if found is None:
+        return _text(400, f"Bad Request: the request target {target!r} is not a URL path")
+    if found != path:
+        return _text(404, f"Not Found: the MCP endpoint is {path}")
     return None
 
 
@@ -225,8 +255,9 @@ def admit(
     refused = foreign(headers, allowed)
     if refused is not None:
         return refused
-    if urlsplit(target).path != path:
-        return _text(404, f"Not Found: the MCP endpoint is {path}")
+    wrong = wrong_target(target, path)
+    if wrong is not None:
+        return wrong
     if method not in METHODS:
         return Answer(405, b"Method Not Allowed", "text/plain", (("allow", "GET, POST, DELETE"),))
     if method != b"POST":

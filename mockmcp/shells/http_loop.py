@@ -361,14 +361,17 @@ class LoopServer(Listener):
             self._run(callback, *args)
 
     def _run(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run one callback of the loop. An exception from it is a bug of ours: reported, and the connection it
+        was serving closed (as are those h11 refuses to go on with), never the server's end: every other
+        session goes on, and the report and the recording are still written when the server stops."""
         try:
             callback(*args)
-        except h11.LocalProtocolError:
+        except Exception:
             print("mockmcp: internal error (a bug in mockmcp; please report it):", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
-            # h11 takes nothing more on the connection it refused: dropped, not left open for ever.
-            for connection in [c for c in self.connections if c.conn.our_state is h11.ERROR]:
+            serving = [getattr(callback, "__self__", None), *args]
+            for connection in [c for c in self.connections if c in serving or c.conn.our_state is h11.ERROR]:
                 connection.abort()
 
     def _accept(self, _mask: int) -> None:

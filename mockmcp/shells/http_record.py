@@ -44,7 +44,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.core.attribution import Attribution
 from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
-from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, session_error_seen
+from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, session_error_seen, wrong_target
 from mockmcp.errors import UsageError
 from mockmcp.shells.http11 import no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
@@ -599,8 +599,9 @@ class RecordingProxy(LoopServer):
         if refused is not None:
             client.respond(*refused)
             return
-        if urlsplit(request.target.decode("latin-1")).path != self.path:
-            client.respond(404, f"Not Found: the MCP endpoint is {self.path}".encode(), "text/plain")
+        wrong = wrong_target(request.target.decode("latin-1"), self.path)
+        if wrong is not None:
+            client.respond(*wrong)
             return
         try:
             message = jsonrpc.parse(body) if body.strip() else None
