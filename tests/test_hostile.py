@@ -497,3 +497,29 @@ def test_a_recorded_pace_longer_than_poll_can_wait_does_not_end_the_session(tmp_
     finally:
         proc.kill()
         proc.communicate(timeout=30)
+
+
+DUPLICATES = [  # (the text after `version: 1`, the lines of the two keys, the key)
+    ("interactions: []\ninteractions:\n- request: {method: ping}\n  response: {result: {}}\n", (2, 3), "interactions"),
+    (
+        "interactions:\n- request: {method: tools/list}\n  response: {error: {code: -32603, message: x}}\n"
+        "  response: {result: {tools: []}}\n",
+        (4, 5),
+        "response",
+    ),
+    ("interactions:\n- request: {method: ping, method: tools/list}\n  response: {result: {}}\n", (3, 3), "method"),
+]
+
+
+@pytest.mark.parametrize(("text", "lines", "key"), DUPLICATES)
+def test_a_duplicate_key_is_refused_at_load_naming_both_lines_and_lint_says_it_once(
+    text: str, lines: tuple[int, int], key: str, tmp_path: Path
+) -> None:
+    with pytest.raises(CassetteError) as caught:
+        store.loads("version: 1\n" + text, "dup.yaml")
+    assert caught.value.line == lines[1]
+    assert f"duplicate key {key!r} (lines {lines[0]} and {lines[1]})" in caught.value.problem
+    path = tmp_path / "dup.yaml"
+    path.write_text("version: 1\n" + text)
+    found = [f for f in lint.lint_file(str(path)) if "duplicate key" in f.problem]
+    assert [(f.line, f.severity) for f in found] == [(lines[1], lint.ERROR)]

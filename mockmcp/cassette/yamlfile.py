@@ -53,6 +53,31 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                 f"this value cannot be read ({exc})", "correct or quote that value", node.start_mark
             ) from None
 
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # YAML keeps the last of two equal keys: a hand-injected `error:` above the recorded `response:`,
+        # or a second `interactions:`, would silently be lost. Refused, naming both lines.
+        first: dict[str, int] = {}
+        for key, _value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                line = key.start_mark.line + 1
+                if key.value not in first:
+                    first[key.value] = line
+                else:
+                    raise Refused(
+                        f"duplicate key {key.value!r} (lines {first[key.value]} and {line}): YAML would keep "
+                        "only the last one, and lose the first without a word",
+                        "remove one of them, or merge the two",
+                        key.start_mark,
+                    )
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+
+
+class _LastKeyWins(_Loader):
+    """The loader that keeps the last of two equal keys, as YAML itself does."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        return _BaseLoader.construct_mapping(self, node, deep)  # type: ignore[no-any-return]
+
 
 class Refused(yaml.constructor.ConstructorError):
     """Well-formed YAML that a cassette cannot hold, with its place (`problem_mark`) and how to fix it."""
@@ -145,12 +170,13 @@ _Dumper.add_representer(
 )
 
 
-def load(text: str) -> Any:
+def load(text: str, last_key_wins: bool = False) -> Any:
     """Parse YAML text into plain data (dicts, lists, strings, numbers, booleans, None).
 
-    Raises yaml.YAMLError with a mark on a syntax error.
+    Raises yaml.YAMLError with a mark on a syntax error, and Refused for what a cassette cannot hold (a
+    duplicate key among them, unless `last_key_wins`: lint reads on, and says where both are).
     """
-    return yaml.load(text, Loader=_Loader)
+    return yaml.load(text, Loader=_LastKeyWins if last_key_wins else _Loader)
 
 
 def dump(data: Any) -> str:

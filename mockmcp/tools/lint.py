@@ -206,7 +206,7 @@ _UNREADABLE = object()
 def _data(text: str) -> Any:
     """The plain data of the text, or _UNREADABLE when it is not YAML mockmcp reads."""
     try:
-        return yamlfile.load(text)
+        return yamlfile.load(text, last_key_wins=True)  # `_duplicate_keys` says where both are
     except (yaml.YAMLError, ValueError):
         return _UNREADABLE
 
