@@ -231,6 +231,7 @@ KNOBS = [
     ("  delay: 1e400\n", "interactions[0].delay", "not a JSON number"),
     ("  delay: 3000000\n", "interactions[0].delay", "at most 86400 seconds"),
     ("  at: .inf\n", "interactions[0].at", "must be a number"),
+    ("  took: 1e300\n", "interactions[0].took", "at most 86400 seconds"),  # --timing recorded waits it
 ]
 META = [
     ("meta: {redact: [API_KEY]}\n", "meta.redact", "expected a mapping"),
@@ -465,7 +466,7 @@ def test_what_the_recorder_forwards_but_json_data_cannot_hold_is_saved_raw(body:
     assert reply.decode() in {interaction.raw_response, *(item.message for item in interaction.server)}
 
 
-def test_a_recorded_pace_longer_than_poll_can_wait_does_not_end_the_session(tmp_path: Path) -> None:
+def test_the_longest_recorded_pace_loading_allows_does_not_end_the_session(tmp_path: Path) -> None:
     import subprocess
     import sys
 
@@ -473,7 +474,7 @@ def test_a_recorded_pace_longer_than_poll_can_wait_does_not_end_the_session(tmp_
 
     path = tmp_path / "c.yaml"
     slow = (
-        "- at: 0\n  request: {method: tools/call, params: {name: slow}}\n  took: 1e12\n"
+        "- at: 0\n  request: {method: tools/call, params: {name: slow}}\n  took: 86400\n"
         "  response: {result: {content: []}}\n"
     )
     path.write_text(CASSETTE % "" + slow)

@@ -237,7 +237,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         response=None if "response" not in data else response(data["response"], place + ("response",)),
         delay=_delay(data, place),
         at=_seconds(data, "at", place),
-        took=_seconds(data, "took", place),
+        took=_waited(data, "took", place, _TOOK_FIX),
         times=_times(data, place),
         after=_choice(data, "after", AFTER, place),
         drop=_flag(data, "drop", place),
@@ -385,7 +385,7 @@ def _server_item(data: Any, place: Place) -> ServerItem:
     if kind == NOTIFICATION and "response" in data:
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
     answer = None if "response" not in data else response(data["response"], place + ("response",))
-    took = _seconds(data, "took", place)
+    took = _waited(data, "took", place, _TOOK_FIX)
     if took is not None and answer is None:
         raise Problem(
             place + ("took",),
@@ -534,14 +534,18 @@ def _within_depth(place: Place) -> None:
 
 
 def _delay(data: dict[str, Any], place: Place) -> float:
-    delay = _seconds(data, "delay", place) or 0.0
-    if delay > _MAX_DELAY:
-        raise Problem(
-            place + ("delay",),
-            f"`delay` is at most {_MAX_DELAY:.0f} seconds (a day), not {delay:g}",
-            "write e.g. `delay: 30`; to never answer, use `drop: true`",
-        )
-    return delay
+    return _waited(data, "delay", place, "write e.g. `delay: 30`; to never answer, use `drop: true`") or 0.0
+
+
+def _waited(data: dict[str, Any], key: str, place: Place, fix: str) -> float | None:
+    """Seconds replay may wait out (`delay`; `took`, with `--timing recorded`): at most a day."""
+    seconds = _seconds(data, key, place)
+    if seconds is not None and seconds > _MAX_DELAY:
+        raise Problem(place + (key,), f"`{key}` is at most {_MAX_DELAY:.0f} seconds (a day), not {seconds:g}", fix)
+    return seconds
+
+
+_TOOK_FIX = "write the seconds the answer took, e.g. `took: 0.25` (`--timing recorded` waits that long)"
 
 
 def _redact_rules(meta: dict[str, Any]) -> None:
