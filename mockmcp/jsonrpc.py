@@ -39,6 +39,7 @@ __all__ = [
     "map_strings",
     "may_hold_lone_surrogates",
     "parse",
+    "reply_id_of_unread",
     "without_lone_surrogates",
 ]
 
@@ -206,7 +207,77 @@ def parse(line: bytes | str) -> Any:
     else:
         if brackets <= MAX_DEPTH or depth(value) <= MAX_DEPTH:  # the count bounds the depth, cheaply
             return value
-    raise ValueError(f"nested more than {MAX_DEPTH} levels deep, more than mockmcp reads")
+    raise _TooDeep(f"nested more than {MAX_DEPTH} levels deep, more than mockmcp reads")
+
+
+class _TooDeep(ValueError):
+    """A JSON text nested deeper than mockmcp reads (`parse`)."""
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def reply_id_of_unread(line: bytes | str, error: ValueError) -> Any:
+    """The id to answer a text `parse` refused with: None (JSON-RPC's null), but for a message refused only as
+    nested too deep, the top-level `id` a shallow scan finds, so that the host's request is answered under its
+    own id rather than left to wait for its timeout (a real server, which parses it, answers it)."""
+    if not isinstance(error, _TooDeep):
+        return None
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    try:
+        found = _top_level_id(text)
+    except ValueError:
+        return None
+    return found if is_valid_id(found) else None
+
+
+def _top_level_id(text: str) -> Any:
+    """The value of the top-level object's `id` (None: it has none), skipping other values without reading
+    them; raises ValueError on what is no such object."""
+    at = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
+    if text[at : at + 1] != "{":
+        raise ValueError("not an object")
+    at += 1
+    while True:
+        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+        key = _STRING.match(text, at)
+        if key is None:
+            raise ValueError("no key")
+        at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
+        if text[at : at + 1] != ":":
+            raise ValueError("no colon")
+        at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+        if json.loads(key.group()) == "id":
+            return None if text[at : at + 1] in ("{", "[") else _DECODER.raw_decode(text, at)[0]
+        at = _skip_value(text, at)
+        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+        if text[at : at + 1] != ",":
+            return None
+        at += 1
+
+
+def _skip_value(text: str, at: int) -> int:
+    """Where the JSON value at `at` ends, found by counting brackets outside strings (never by reading it)."""
+    if text[at : at + 1] not in ("{", "["):
+        return _DECODER.raw_decode(text, at)[1]
+    level = 0
+    while at < len(text):
+        char = text[at]
+        if char == '"':
+            string = _STRING.match(text, at)
+            if string is None:
+                raise ValueError("an unclosed string")
+            at = string.end()
+            continue
+        if char in "{[":
+            level += 1
+        elif char in "}]":
+            level -= 1
+            if level == 0:
+                return at + 1
+        at += 1
+    raise ValueError("an unclosed value")
 
 
 # A lone surrogate reaches a parsed value only through a `\uD800`-`\uDFFF` escape, or as the raw

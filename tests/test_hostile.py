@@ -81,6 +81,7 @@ def test_a_line_nested_too_deep_is_a_parse_error_and_the_session_goes_on(levels:
     line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + b'{"a":' * levels + b"1" + b"}" * levels + b"}"
     [reply] = sent(replay, line)
     assert reply["error"]["code"] == jsonrpc.PARSE_ERROR and f"{jsonrpc.MAX_DEPTH} levels" in reply["error"]["message"]
+    assert reply["id"] == 1  # found by a shallow scan: the host's call ends now, not at its timeout
     assert sent(replay, CALL % 2) == [{"jsonrpc": "2.0", "id": 2, "result": {"content": []}}]
 
 

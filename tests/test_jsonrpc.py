@@ -272,3 +272,30 @@ def test_without_lone_surrogates_replaces_them_with_u_fffd(value: Any, expected:
 def test_without_lone_surrogates_returns_a_value_without_any_as_it_is() -> None:
     value = {"text": "😀 whole", "n": [1, 2.5, True]}
     assert jsonrpc.without_lone_surrogates(value) is value
+
+
+DEEP = "[" * (jsonrpc.MAX_DEPTH + 5) + "]" * (jsonrpc.MAX_DEPTH + 5)
+UNREAD_IDS = [
+    # (a text too deep to read, the id its answer goes under)
+    ('{"jsonrpc":"2.0","id":7,"method":"m","params":' + DEEP + "}", 7),
+    ('{"jsonrpc":"2.0","method":"m","params":' + DEEP + ',"id":"a\\"b"}', 'a"b'),  # after the deep part
+    ('{"params":{"s":"}]{[","x":' + DEEP + '}, "id" : -3}', -3),  # brackets inside strings do not count
+    ('{"jsonrpc":"2.0","method":"m","params":' + DEEP + "}", None),  # a notification: no id
+    ('{"id":' + DEEP + "}", None),  # an id that is no id
+    ('{"id":true,"params":' + DEEP + "}", None),
+    ("[" + DEEP + "]", None),  # a batch: answered as a whole, with null
+    ('{"params":' + DEEP[: jsonrpc.MAX_DEPTH + 5], None),  # cut short
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), UNREAD_IDS)
+def test_a_message_refused_as_too_deep_is_answered_under_its_top_level_id(text: str, expected: object) -> None:
+    with pytest.raises(ValueError) as refused:
+        jsonrpc.parse(text)
+    assert jsonrpc.reply_id_of_unread(text.encode(), refused.value) == expected
+
+
+def test_a_text_that_is_not_json_is_answered_with_null_whatever_it_holds() -> None:
+    with pytest.raises(ValueError) as refused:
+        jsonrpc.parse('{"id": 1, "x": NaN}')
+    assert jsonrpc.reply_id_of_unread('{"id": 1, "x": NaN}', refused.value) is None

@@ -155,7 +155,13 @@ class Replay:
             except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
                 return [
                     Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
-                    self._send(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"), None, False),
+                    self._send(
+                        jsonrpc.error_response(
+                            jsonrpc.reply_id_of_unread(line, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}"
+                        ),
+                        None,
+                        False,
+                    ),
                 ]
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             message = self.redactor.message(message, ids=False)  # the reply carries the host's id

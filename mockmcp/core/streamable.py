@@ -271,7 +271,10 @@ def admit(
     try:
         message = jsonrpc.parse(body)
     except ValueError as exc:
-        return Answer(400, error_body(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}"))
+        reply = jsonrpc.error_response(
+            jsonrpc.reply_id_of_unread(body, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}"
+        )
+        return Answer(400, jsonrpc.encode(reply))
     if isinstance(message, list):  # a batch: its messages are judged one by one, as JSON-RPC says
         if not message:
             return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
