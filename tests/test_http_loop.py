@@ -479,3 +479,17 @@ def test_an_exception_serving_one_connection_is_reported_and_closes_only_that_on
             ours.close()
             peer.close()
         server.socket.close()
+
+
+def test_a_request_with_both_content_length_and_transfer_encoding_is_answered_then_the_connection_closes() -> None:
+    """RFC 9112 6.1: the chunks are the body, and the connection closes after the answer, since a peer on
+    the way may have framed the request by its length (what follows could be a smuggled request)."""
+    both = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+    with _connection() as (server, connection, peer):
+        peer.sendall(both + PUT)
+        for _ in range(2):
+            _pump(server, connection)
+        answers = _read_all(peer)
+        assert [(request.method, body) for request, body in server.seen] == [(b"POST", b"{}")]  # the PUT is not read
+        assert answers.count(b"HTTP/1.1 200 ") == 1 and b"connection: close\r\n" in answers.lower()
+        assert connection.broken

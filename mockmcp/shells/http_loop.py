@@ -85,6 +85,7 @@ class Connection(Responder):
         self.finishing = False  # a last answer of the connection's own is going out, then it closes
         self.ended = False  # the client shut its side: nothing more is read, what it sent is still answered
         self.head = False  # the request being answered is a HEAD: its answer's body is not sent
+        self.smuggled = False  # it came with both Content-Length and Transfer-Encoding: answered, then closed
         self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
         self.request: Request | None = None  # the request whose body is being read
         self.body = bytearray()
@@ -101,6 +102,8 @@ class Connection(Responder):
         conn = self.conn
         if self.head:  # the answer to HEAD says what a GET's would be, its length included, without the body
             events = tuple(event for event in events if not isinstance(event, h11.Data))
+        if self.smuggled:  # and h11 closes the connection once the answer is out
+            events = tuple(_closing(event) if isinstance(event, h11.Response) else event for event in events)
         data = b"".join([conn.send(event) or b"" for event in events])
         if self.broken:
             return
@@ -231,6 +234,10 @@ class Connection(Responder):
                 if isinstance(event, h11.Request):
                     self.request, self.body = request_of(event), bytearray()
                     self.head = event.method == b"HEAD"
+                    # Both framings at once: the chunks are the body (RFC 9112 6.1), but a peer on the way
+                    # may have read it by its length, so nothing more is read from the connection.
+                    fields = self.request.fields
+                    self.smuggled = "content-length" in fields and "transfer-encoding" in fields
                     if int(self.request.fields.get("content-length") or 0) > MAX_BODY:
                         self._unreadable(413, TOO_LARGE)
                         return
@@ -280,6 +287,14 @@ class Connection(Responder):
         if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and conn.their_state is not h11.DONE:
             return self.last
         return None
+
+
+def _closing(response: h11.Response) -> h11.Response:
+    """The answer's head, saying `Connection: close`."""
+    headers = [(name, value) for name, value in response.headers.raw_items() if name.lower() != b"connection"]
+    return h11.Response(
+        status_code=response.status_code, headers=[*headers, (b"connection", b"close")], reason=response.reason
+    )
 
 
 class LoopServer(Listener):
