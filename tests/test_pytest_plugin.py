@@ -157,6 +157,22 @@ def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.
     result.stdout.fnmatch_lines(["*never asked for (strict): interactions[[]*[]] *"])
 
 
+def test_a_replay_the_test_took_and_no_host_started_fails_under_strict_and_is_told_otherwise(
+    pytester: pytest.Pytester,
+) -> None:
+    body = "def test_forgets_to_launch(mockmcp):\n    command = mockmcp.command\n\n"
+    body += "def test_only_reads_the_path(mockmcp):\n    assert mockmcp.cassette.name.endswith('.yaml')\n"
+    pytester.makepyfile(test_host=body)
+    for test in ("test_forgets_to_launch", "test_only_reads_the_path"):
+        shipped(pytester, test)
+    result = run(pytester, "--mockmcp-strict")
+    result.assert_outcomes(failed=1, passed=1)  # the path alone asks for no server
+    result.stdout.fnmatch_lines(["*never started (strict): the test took the mock server of *but no host started it*"])
+    result = run(pytester)
+    result.assert_outcomes(passed=2, warnings=1)
+    result.stdout.fnmatch_lines(["*PytestWarning: mockmcp: the test took the mock server of *no host started it*"])
+
+
 def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytester) -> None:
     cassette = shipped(pytester)
     before = cassette.read_bytes()

@@ -354,9 +354,22 @@ class Harness:
             return launched
         return [*launched, *(report.to_json() for report in self.inprocess.reports)]
 
+    def never_started(self) -> str | None:
+        """After the test: why it is suspicious when the test took this server (its command, parameters,
+        transport) and no host ever started it: nothing was played, so nothing was judged. None otherwise."""
+        if not self.handed_out or self.live or self.sessions():  # live: the real server, never judged
+            return None
+        return (
+            f"mockmcp: the test took the mock server of {self.cassette} but no host started it, so nothing of "
+            "the cassette was played or judged (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's "
+            "server, or connect the host to `mockmcp.transport`)"
+        )
+
     def verdict(self, nodeid: str) -> str | None:
         """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
         problems: list[str] = []
+        if self.strict and self.never_started():
+            problems.append("never started (strict): " + str(self.never_started()).removeprefix("mockmcp: "))
         for report in self.reports():
             if isinstance(report, str):
                 problems.append(report)

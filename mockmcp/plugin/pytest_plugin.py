@@ -388,5 +388,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             for title, text in mock.sections():
                 item.add_report_section("call", title, text)
         raise failure
+    for mock in mocks:  # strict failed it above; a test that is not strict is told
+        unstarted = None if mock.recording or mock.strict else mock.never_started()
+        if unstarted:
+            item.warn(pytest.PytestWarning(unstarted))
     item.stash[_PASSED] = True
     return result
