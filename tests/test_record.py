@@ -563,6 +563,35 @@ def test_after_a_half_close_the_servers_whole_answer_is_forwarded_and_recorded(t
     }
 
 
+def test_a_call_answered_after_the_hosts_half_close_and_after_the_grace_period_is_forwarded_and_recorded(
+    tmp_path: Path,
+) -> None:
+    """A host that half-closes stdin may still read the answers to what it asked: the server is not stopped
+    while a request is in flight (here a 3 s call, with the default grace of 2 s), only once it has answered."""
+    out = tmp_path / "c.yaml"
+    slow = req(1, "tools/slow", {"name": "slow"})
+    proc = subprocess.Popen(
+        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", *SCRIPTED, "--slow", "3"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    try:
+        stdout, stderr = proc.communicate(INIT + slow, timeout=60)  # writes, closes stdin, reads to the end
+    finally:
+        proc.kill()
+    assert [answer["id"] for answer in parsed(stdout)] == [0, 1], stderr
+    assert proc.returncode == 0 and b"the host closed stdin; the server exited with status 0" in stderr
+    recorded = cassette.load(str(out)).interactions
+    assert [(i.method, i.response is not None, i.drop) for i in recorded] == [
+        ("initialize", True, False),
+        ("tools/slow", True, False),
+    ]
+    assert recorded[1].took is not None and recorded[1].took >= 3
+
+
 def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_process(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     journal = tmp_path / "c.yaml.journal"

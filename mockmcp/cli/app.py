@@ -172,7 +172,8 @@ _substitute = click.option(
     show_default=True,
     type=float,
     help=(
-        "Seconds the server gets to exit after stdin closes (a line it is sending is let through first), "
+        "Seconds the server gets to exit after stdin closes and the requests in flight are answered "
+        "(a line it is sending is let through first), "
         "and again after SIGTERM."
     ),
 )

@@ -5,11 +5,13 @@ host, chunk by chunk and unchanged, so the host cannot tell the proxy is there. 
 cuts its stream into lines and appends every line, redacted, to the journal (see `journal`). The
 main thread only watches the lifecycle:
 
-- the host closes stdin: close the server's stdin; `grace` seconds later, SIGTERM, then SIGKILL a
-  grace period later (a server that ignores EOF cannot hang the recorder); what the server sends
-  meanwhile is forwarded and recorded. A line the server is in the middle of sending is let
-  through first, however long a slow host takes to read it, as long as its bytes keep coming (a
-  host may half-close stdin right after a large request and still read its answer): see `busy`;
+- the host closes stdin: close the server's stdin; once no request of the host's is in flight
+  (unanswered and not cancelled: a host may half-close stdin and still read the answers to what it
+  asked, however long they take) and `grace` seconds have passed since then (and since the EOF),
+  SIGTERM, then SIGKILL a grace period later (a server that ignores EOF cannot hang the
+  recorder); what the server sends meanwhile is forwarded and recorded. A line the server is in the
+  middle of sending is let through first, however long a slow host takes to read it, as long as its
+  bytes keep coming: see `busy`;
 - the server exits or crashes: forward what it wrote until its stdout ends (should a grandchild
   hold it open: for `grace` seconds more, and while a line is under way), then close our stdout
   so the host sees the end, and report its status;
@@ -31,15 +33,18 @@ thread can never wait for an EOF that will not come.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from mockmcp import protocol
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
+from mockmcp.jsonrpc import is_valid_id
 from mockmcp.shells.journal import Journal
 from mockmcp.shells.toolkit import LineSplitter, Signals, stop_child, wait_exit, write_all
 
@@ -76,6 +81,8 @@ class _Proxy:
         self.server_done = threading.Event()
         self.eof_at = self.start  # when the host closed stdin
         self.activity = self.start  # when the server last sent something
+        self.in_flight: set[Any] = set()  # the ids of the host's requests not yet answered (nor cancelled)
+        self.answered_at = self.start  # when the server last answered one of them
         self.midline = False  # the server has sent part of a line, not yet its newline
         self.forwarding = False  # a chunk of the server's is being written to the host
         self.signals = Signals(relay=self.pass_on)
@@ -112,6 +119,7 @@ class _Proxy:
                 self.activity, self.midline = time.monotonic(), splitter.unfinished()
             if lines:
                 self.record(direction, lines)
+                self._track(server, lines)
             if sink is not None:
                 self.forwarding = server  # a slow host is no idle server: see `busy`
                 sink = self._forward(sink, chunk)
@@ -119,6 +127,29 @@ class _Proxy:
         rest = splitter.rest()
         if rest:
             self.record(direction, [rest])
+
+    def _track(self, server: bool, lines: list[bytes]) -> None:
+        """Keep `in_flight` up to date with these lines; wake the main thread when the last answer came."""
+        for line in lines:
+            try:
+                parsed = json.loads(line)
+            except ValueError:
+                continue
+            for message in parsed if isinstance(parsed, list) else [parsed]:
+                if not isinstance(message, dict) or not is_valid_id(message.get("id")):
+                    if not server and isinstance(message, dict) and message.get("method") == protocol.CANCELLED:
+                        params = message.get("params")
+                        cancelled = params.get("requestId") if isinstance(params, dict) else None
+                        if is_valid_id(cancelled):
+                            self.in_flight.discard(cancelled)
+                    continue
+                if not server and "method" in message:
+                    self.in_flight.add(message["id"])
+                elif server and "method" not in message:
+                    self.in_flight.discard(message["id"])
+                    self.answered_at = time.monotonic()
+        if server and not self.in_flight and self.host_eof.is_set():
+            self.signals.wake()  # the grace period may start now
 
     def _forward(self, sink: int, chunk: bytes) -> int | None:
         try:
@@ -193,7 +224,7 @@ class _Proxy:
                 # The signal passed on should end the server: escalate, a grace period apart.
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 break
-            if self.host_eof.is_set() and self._overdue(self.eof_at):
+            if self.host_eof.is_set() and not self.in_flight and self._overdue(self._quiet_since()):
                 # The host's EOF should have ended the server: escalate, a grace period apart.
                 self.process.terminate()
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
@@ -214,9 +245,14 @@ class _Proxy:
 
     def _patience(self) -> float | None:
         """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""
-        if not self.host_eof.is_set():
-            return None  # the host's EOF wakes the wait (see `host_to_server`)
-        return self._until(self.eof_at)
+        if not self.host_eof.is_set() or self.in_flight:
+            return None  # the host's EOF wakes the wait (see `host_to_server`), and so does the last answer
+        return self._until(self._quiet_since())
+
+    def _quiet_since(self) -> float:
+        """Since when the session has had nothing more to finish: the host's EOF, or the last answer after it
+        (a server's own messages, a log line every second, say, do not put off its end)."""
+        return max(self.eof_at, self.answered_at)
 
     def _outcome(self, terminated: bool) -> Outcome:
         code = self.process.wait()

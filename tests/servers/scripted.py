@@ -10,6 +10,7 @@ handshake-era result), and:
   --echo-env NAME     put the value of that environment variable into every answer
   --fail-code CODE    answer `tools/fail` with a JSON-RPC error of that code
   --odd-error         answer `tools/odd` with an error whose code is not an integer (no cassette can hold it)
+  --slow SECONDS      answer `tools/slow` that many seconds late (after the host's stdin closed, too)
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def main() -> int:
     parser.add_argument("--echo-env")
     parser.add_argument("--fail-code", type=int)
     parser.add_argument("--odd-error", action="store_true")
+    parser.add_argument("--slow", type=float, default=0.0)
     args = parser.parse_args()
     if args.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -51,6 +53,8 @@ def main() -> int:
             return 3
         if args.raw:
             sys.stdout.write("a line that is not JSON\n")
+        if message["method"] == "tools/slow":
+            time.sleep(args.slow)
         if message["method"] == "tools/odd" and args.odd_error:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": "E_ODD", "message": "odd"}})
             continue
