@@ -472,6 +472,7 @@ def test_an_exception_serving_one_connection_is_reported_and_closes_only_that_on
         assert bad.recv(1) == b""  # closed
         assert good.recv(1 << 16).startswith(b"HTTP/1.1 200")
         assert connections[1] in server.connections and connections[0] not in server.connections
+        server.notes.flush()
         said = capfd.readouterr().err
         assert "mockmcp: internal error (a bug in mockmcp; please report it):" in said and "a bug of ours" in said
     finally:

@@ -490,7 +490,6 @@ def test_on_a_terminal_auto_colours_unless_no_color(no_color: str, coloured: boo
 
 def test_a_cassette_of_several_sessions_marks_where_each_begins() -> None:
     lines = lines_of(
-        "version: 1\ninteractions:\n"
         "- request: {method: ping}\n  response: {result: {}}\n"
         "- session: 1\n  request: {method: ping}\n  response: {result: {}}\n"
         "- session: 1\n  notification: {method: notifications/initialized}\n"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -334,3 +336,28 @@ def test_signals_ignore_sigxfsz_so_a_file_size_limit_is_an_error_not_death() -> 
         assert signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL
     finally:
         signal.signal(signal.SIGXFSZ, before)
+
+
+def test_a_spool_never_blocks_its_caller_on_an_unread_pipe_and_says_how_much_it_dropped() -> None:
+    read_end, write_end = os.pipe()
+    stream = os.fdopen(write_end, "w")
+    spool = toolkit.Spool(stream, limit=10_000)
+    try:
+        started = time.monotonic()
+        for n in range(5_000):  # ~140 KB: more than the pipe and the limit hold together
+            spool.say(f"mockmcp: note {n:05d} of a session nobody reads")
+        assert time.monotonic() - started < 5  # loose: a blocking write would wait for ever
+        said = b""
+        os.set_blocking(read_end, False)
+        deadline = time.monotonic() + 10
+        while b"note 04999" not in said and time.monotonic() < deadline:
+            spool.say("mockmcp: note 04999 of a session nobody reads")  # once the reader came, it goes
+            time.sleep(0.01)
+            with contextlib.suppress(BlockingIOError):
+                said += os.read(read_end, 1 << 20)
+        lines = said.decode().splitlines()
+        assert lines[0] == "mockmcp: note 00000 of a session nobody reads"  # in order, from the first
+        assert any(re.fullmatch(r"mockmcp: \d+ note\(s\) dropped here: stderr was not being read", x) for x in lines)
+    finally:
+        os.close(read_end)
+        stream.close()

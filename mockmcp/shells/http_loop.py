@@ -46,7 +46,7 @@ from mockmcp.shells.http11 import (
     no_delay,
 )
 from mockmcp.shells.http_request import MAX_HEAD, Request, request_of
-from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
+from mockmcp.shells.toolkit import LONGEST_WAIT, Signals, Spool
 
 __all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
 
@@ -311,6 +311,7 @@ class LoopServer(Listener):
         self.starved: set[Connection] = set()  # connections not read for want of budget
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
+        self.notes = Spool(sys.stderr)  # what the server says: never a write the loop waits on
 
     def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         raise NotImplementedError
@@ -364,6 +365,7 @@ class LoopServer(Listener):
                 if fd >= 0 and fd in self.selector.get_map():
                     self.selector.unregister(fd)
             self.socket.close()
+            self.notes.flush()  # what it said is out before whatever is said next
 
     def turn(self, longest: float = LONGEST_WAIT) -> None:
         """Wait up to `longest` seconds for a descriptor or the next timer, and run what is due."""
@@ -382,9 +384,7 @@ class LoopServer(Listener):
         try:
             callback(*args)
         except Exception:
-            print("mockmcp: internal error (a bug in mockmcp; please report it):", file=sys.stderr)
-            traceback.print_exc(file=sys.stderr)
-            sys.stderr.flush()
+            self.notes.say("mockmcp: internal error (a bug in mockmcp; please report it):\n" + traceback.format_exc())
             serving = [getattr(callback, "__self__", None), *args]
             for connection in [c for c in self.connections if c in serving or c.conn.our_state is h11.ERROR]:
                 connection.abort()
@@ -398,7 +398,7 @@ class LoopServer(Listener):
             except OSError as exc:
                 if exc.errno not in OUT_OF_RESOURCES:
                     raise
-                print(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying", file=sys.stderr, flush=True)
+                self.notes.say(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying")
                 self.selector.unregister(self.socket)  # a connection that ends frees a descriptor
                 self.call_later(0.1, self._resume_accepting)
                 return

@@ -12,8 +12,7 @@ without sockets.
 
 from __future__ import annotations
 
-import sys
-from typing import Any, TextIO
+from typing import Any
 
 import h11
 
@@ -38,11 +37,10 @@ class HttpReplay(LoopServer):
         timing: float,
         listen: tuple[str, int],
         path: str = "/mcp",
-        stderr: TextIO = sys.stderr,
         allow_hosts: tuple[str, ...] = (),
     ) -> None:
         super().__init__(listen, allow_hosts)
-        self.path, self.stderr = path, stderr
+        self.path = path
         self.endpoint = Endpoint(cassette, matcher, redactor, timing, frozenset(self.allowed), path)
 
     @property
@@ -60,6 +58,7 @@ class HttpReplay(LoopServer):
         """Stop serving, end every live session; returns the report of each, in the order they ended."""
         self.stop_accepting()
         self._carry_out(self.endpoint.shutdown())
+        self.notes.flush()  # the notes, then the summaries
         return self.endpoint.finished
 
     def _wake(self, token: Any) -> None:
@@ -84,7 +83,7 @@ class HttpReplay(LoopServer):
             elif isinstance(action, Later):
                 self.call_later(action.after, self._wake, action.token)
             elif isinstance(action, Note):
-                print(action.text, file=self.stderr, flush=True)
+                self.notes.say(action.text)
         for conn in list(gathered):
             self._flush(conn, gathered)
 
