@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
+import signal
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, recording, served, streams_seen
+from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, recording, served, streams_seen
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -112,6 +115,7 @@ def test_authorization_headers_never_reach_the_cassette(tmp_path: Path, http_ser
     assert "initialize" in text and "secret-token" not in text and "Bearer" not in text
 
 
+SLEEPY = ROOT / "tests" / "servers" / "sleepy.py"
 BIG = 2_000_000  # over the SDK client's 1 MiB limit for one SSE event: it gives up on the stream
 
 
@@ -416,3 +420,53 @@ def test_a_message_on_one_line_is_journaled_as_it_came_one_over_lines_as_one_lin
         "not json\nat all",
     ]
     assert [json.loads(line)["result"]["key"] for line in journaled[3:]] == ["[REDACTED]"] * 2
+
+
+@pytest.mark.anyio
+async def test_a_second_signal_during_the_drain_cuts_it_short_and_the_cassette_is_still_saved_whole(
+    tmp_path: Path, http_server: Callable[..., str]
+) -> None:
+    """SIGINT stops the proxy, which waits for the answers under way (a 30 s call); SIGTERM a second later cuts
+    that wait short: the recording is saved all the same, the call left unanswered, and the exit status says
+    which signal ended it (it was 143 with no message, and only the journal, before)."""
+    out = tmp_path / "c.yaml"
+    proxy = subprocess.Popen(
+        [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", http_server(SLEEPY)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    try:
+        assert proxy.stderr is not None
+        found = re.search(r"recording (\S+)", proxy.stderr.readline())
+        assert found
+        said, first = "", ""
+        # The host's transport breaks when the proxy goes: what it raises on leaving is not this test's concern
+        # (what the test expects is checked after the block).
+        with anyio.fail_after(60), contextlib.suppress(Exception):
+            async with Client(found.group(1), mode="legacy") as client:
+                first = text_of(await client.call_tool("wait", {"seconds": 0}))
+
+                async def slow_call() -> None:
+                    with contextlib.suppress(Exception):  # the proxy leaves it unanswered when cut short
+                        await client.call_tool("wait", {"seconds": 30})
+
+                async with anyio.create_task_group() as calls:
+                    calls.start_soon(slow_call)
+                    await anyio.sleep(0.5)  # the call is under way
+                    proxy.send_signal(signal.SIGINT)
+                    await anyio.sleep(1.0)
+                    proxy.send_signal(signal.SIGTERM)
+                    _out, said = await anyio.to_thread.run_sync(lambda: proxy.communicate(timeout=30))
+                    calls.cancel_scope.cancel()
+    finally:
+        proxy.kill()
+        proxy.wait(10)
+    assert first == "waited 0.0"
+    assert proxy.returncode == 128 + signal.SIGTERM, said
+    assert "still coming from the target when asked again to stop are left out" in said
+    recorded = cassette.load(str(out)).interactions
+    calls_recorded = [i for i in recorded if i.method == "tools/call"]
+    assert [i.params["arguments"] for i in calls_recorded] == [{"seconds": 0}, {"seconds": 30}]
+    assert calls_recorded[0].response is not None and calls_recorded[1].drop  # unanswered: kept with drop

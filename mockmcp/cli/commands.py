@@ -25,6 +25,10 @@ from mockmcp.shells.stdio_record import Outcome, run_proxy
 from mockmcp.tools.drift import compare, updated
 from mockmcp.words import RecordMode
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mockmcp.shells.toolkit import Signals
+
 __all__ = [
     "diff_cassettes",
     "record_http",
@@ -98,17 +102,32 @@ def record_http(
                 "choose another --listen port (0 takes any free one)",
             ) from None
         raise
-    try:
-        said = f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)"
-        serve_until_signalled(proxy, lambda: note(said))  # said once a signal stops it (see replaying._serve_http)
-        unfinished = proxy.finish_answers(10.0)
-        if unfinished:
-            note(f"{unfinished} answer(s) still coming from the target after 10 s are left out")
+    said = f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)"
+    again: list[int] = []
+
+    def save(signals: Signals) -> None:
+        """The answers under way, then the cassette, with the signals still caught: a second one only cuts the
+        wait for those answers short (and the exit status says it), never the save."""
+        first = signals.count
+        try:
+            unfinished = proxy.finish_answers(10.0, signals)
+            if unfinished:
+                cut = "when asked again to stop" if signals.count > first else "after 10 s"
+                note(f"{unfinished} answer(s) still coming from the target {cut} are left out")
+        finally:
+            journal.close()
+        trouble = f"; {proxy.trouble}" if proxy.trouble else ""
+        _say(saved(path, "stopped by a signal" + trouble))
+        journal.raise_failure(path)
+        if signals.count > first and signals.received is not None:
+            again.append(128 + signals.received)
+
+    try:  # said once a signal stops it (see replaying._serve_http)
+        serve_until_signalled(proxy, lambda: note(said), after=save)
     finally:
-        journal.close()
-    trouble = f"; {proxy.trouble}" if proxy.trouble else ""
-    _say(saved(path, "stopped by a signal" + trouble))
-    journal.raise_failure(path)
+        journal.close()  # again is harmless; what it holds is recovered by `mockmcp recover`
+    if again:
+        raise SystemExit(again[0])
 
 
 def _say(notes: list[str]) -> None:

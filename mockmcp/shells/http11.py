@@ -112,11 +112,15 @@ class _Serving(Protocol):
     def stop_accepting(self) -> None: ...
 
 
-def serve_until_signalled(server: _Serving, ready: Callable[[], None] | None = None) -> int:
+def serve_until_signalled(
+    server: _Serving, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
+) -> int:
     """Serve until SIGINT or SIGTERM, then stop accepting connections; returns the signal's number.
 
     `ready` is called once the signals are caught, before serving: a server that says where it
     listens from there (see `cli/commands.py`) ends serving on a SIGTERM sent the moment it said so.
+    `after` runs once serving stopped, with the signals still caught (a second one may cut short what it
+    waits for, never end the process before it is done: a recording is saved whole).
     """
     with Signals() as signals:
         if ready is not None:
@@ -125,4 +129,6 @@ def serve_until_signalled(server: _Serving, ready: Callable[[], None] | None = N
             server.serve_forever(signals)
         finally:
             server.stop_accepting()
+        if after is not None:
+            after(signals)
     return signals.received or 0

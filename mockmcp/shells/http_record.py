@@ -51,6 +51,10 @@ from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Requ
 from mockmcp.shells.http_request import MAX_HEAD, Response, response_of
 from mockmcp.shells.journal import Journal
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mockmcp.shells.toolkit import Signals
+
 __all__ = ["RecordingProxy", "SseEvents"]
 
 # Not forwarded either way: they describe one hop, not the message.
@@ -307,6 +311,11 @@ class _Exchange:
         self.proxy, self.client, self.method, self.asked = proxy, client, method, asked
         self.message, self.session = message, session
         self.standalone = method == b"GET"
+        # What a stop waits for (`finish_answers`): not a GET stream, nor a 2026-07-28 listen, whose stream
+        # ends only when the client leaves it.
+        self.awaited = not self.standalone and not (
+            isinstance(message, dict) and message.get("method") == protocol.LISTEN
+        )
         # A request's stream carries what that request causes; the GET stream, and a batch's, name no one.
         self.owner = message.get("id") if isinstance(message, dict) and "method" in message else None
         self.response: Response | None = None
@@ -326,7 +335,7 @@ class _Exchange:
         if self.standalone:
             self.proxy.streams[self.client] = self
         else:
-            self.proxy.answering += 1
+            self.proxy.answering += self.awaited
             self.proxy.posts.setdefault(self.client, []).append(self)
         self.proxy.call_later(self.proxy.timeout, _late, weakref.ref(self))  # holds no answer for long
         self._send()
@@ -374,7 +383,7 @@ class _Exchange:
         if self.standalone:
             self.proxy.streams.pop(self.client, None)
         else:
-            self.proxy.answering -= 1
+            self.proxy.answering -= self.awaited
             posts = self.proxy.posts.get(self.client)
             if posts is not None and self in posts:
                 posts.remove(self)
@@ -537,14 +546,23 @@ class RecordingProxy(LoopServer):
             self.http.update(changed)
             self.journal.meta({"http": dict(self.http)})
 
-    def finish_answers(self, timeout: float) -> int:
+    def finish_answers(self, timeout: float, signals: Signals | None = None) -> int:
         """After the loop stopped accepting: go on serving the answers still being read, for up to
-        timeout seconds (a stop must not lose them to a client that stopped reading one); returns how
-        many are left unfinished."""
+        timeout seconds (a stop must not lose them to a client that stopped reading one), or until
+        another signal comes; returns how many are left unfinished."""
         self.stopping = False  # the listener is closed; the loop runs on for what is under way
         deadline = time.monotonic() + timeout
-        while self.answering and (left := deadline - time.monotonic()) > 0:
-            self.turn(left)
+        seen = signals.count if signals is not None else 0
+        if signals is not None:
+            self.selector.register(signals.fileno(), selectors.EVENT_READ, lambda _mask: signals.drain())
+        try:
+            while self.answering and (left := deadline - time.monotonic()) > 0:
+                if signals is not None and signals.count > seen:
+                    break  # asked again to stop: what is under way is left out, the recording still saved
+                self.turn(left)
+        finally:
+            if signals is not None:
+                self.selector.unregister(signals.fileno())
         self.stopping = True
         for upstream in list(self.idle):
             upstream.close()

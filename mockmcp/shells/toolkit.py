@@ -205,6 +205,7 @@ class Signals:
 
     def __init__(self, relay: Callable[[int], None] | None = None) -> None:
         self.received: int | None = None
+        self.count = 0  # how many came: a second one may cut short what the first began (a drain)
         self._relay = relay
         # The pipe lives as long as this object, not just the `with` block: a thread may still call
         # wake() after the block, and a descriptor closed under it could meanwhile name another file.
@@ -235,6 +236,7 @@ class Signals:
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         self.received = signum
+        self.count += 1
         if self._relay is not None:
             self._relay(signum)
 

@@ -1,9 +1,12 @@
 """An MCP server (official SDK) whose one tool answers after the given number of seconds.
 
-Two calls in flight, a slow one first: the real server answers the fast one first.
+Two calls in flight, a slow one first: the real server answers the fast one first. `--http PORT`: over
+Streamable HTTP (0: a port the system picks), as `examples/notes_server.py`.
 """
 
 from __future__ import annotations
+
+import sys
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -19,4 +22,7 @@ async def wait(seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
