@@ -412,16 +412,20 @@ def test_requests_not_yet_whole_share_one_budget_and_big_ones_wait_when_it_is_sp
         assert server.held > 300_000 and not connections[1].interest & selectors.EVENT_READ
         feed(0, b"a" * 1000)  # the request that began first goes on, so one always can finish
         assert connections[0].interest & selectors.EVENT_READ and server.starved == {connections[1]}
-        stale = time.monotonic() - IDLE_TIMEOUT - REQUEST_TIMEOUT
-        connections[1].last = connections[1].began = stale  # it has waited long: on us, not on its client
+        stale = time.monotonic() - IDLE_TIMEOUT - 10
+        # It has waited long, on us, not on its client: since its first byte, and for budget since just after.
+        connections[1].last = connections[1].began = stale
+        connections[1].starved_since = stale + 1
         server._sweep()
         assert not connections[1].broken
         small = b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
         feed(2, small)  # a small request still gets through: only the big ones wait
         assert [body for _request, body in server.seen] == [b"{}"]
-        connections[0].close()  # one of the big ones goes: the others are read again, their clocks afresh
+        connections[0].close()  # one of the big ones goes: the others are read again, their idle clocks afresh
         assert server.held == connections[1].held and connections[1].interest & selectors.EVENT_READ
-        assert connections[1].last > stale and connections[1].began is not None and connections[1].began > stale
+        assert connections[1].last > stale and connections[1].began == stale  # its deadline is not reset
+        assert IDLE_TIMEOUT + 8 < connections[1].waited < IDLE_TIMEOUT + 10  # but counts that wait, up to a limit
+        assert not connections[1].overdue(time.monotonic())
         feed(1, b"b" * (size - 120_000))
         assert [len(body) for _request, body in server.seen] == [2, size] and server.held == 0
     finally:
@@ -494,3 +498,21 @@ def test_a_request_with_both_content_length_and_transfer_encoding_is_answered_th
         assert [(request.method, body) for request, body in server.seen] == [(b"POST", b"{}")]  # the PUT is not read
         assert answers.count(b"HTTP/1.1 200 ") == 1 and b"connection: close\r\n" in answers.lower()
         assert connection.broken
+
+
+def test_a_request_that_waits_for_budget_past_its_deadline_and_as_long_again_is_refused_503() -> None:
+    """Waiting for the shared budget stretches a request's deadline, never without end (requests starved
+    for ever held their connections, and the budget, for ever)."""
+    with _connection() as (server, connection, peer):
+        server.connections.add(connection)
+        peer.sendall(SDK_POST[:-5])
+        _pump(server, connection)
+        now = time.monotonic()
+        connection.began, connection.starved_since = now - 2 * REQUEST_TIMEOUT + 5, now - REQUEST_TIMEOUT
+        server.starved.add(connection)  # as the budget leaves it unread
+        server._sweep()
+        assert not connection.broken  # within its deadline, stretched by the wait
+        connection.began = now - 2 * REQUEST_TIMEOUT - 1
+        server._sweep()
+        assert connection.broken and _read_all(peer).startswith(b"HTTP/1.1 503 ")
+        assert server.starved == set()

@@ -85,6 +85,8 @@ class Connection(Responder):
         self.finishing = False  # a last answer of the connection's own is going out, then it closes
         self.ended = False  # the client shut its side: nothing more is read, what it sent is still answered
         self.head = False  # the request being answered is a HEAD: its answer's body is not sent
+        self.waited = 0.0  # seconds the request being read waited for budget, before it was read again
+        self.starved_since: float | None = None  # since when it waits for budget (None: it does not)
         self.smuggled = False  # it came with both Content-Length and Transfer-Encoding: answered, then closed
         self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
         self.request: Request | None = None  # the request whose body is being read
@@ -150,6 +152,8 @@ class Connection(Responder):
         starved = held > HELD_ALONE and self.server.held > HELD_BUDGET and self is not self.server.eldest()
         if starved:
             self.server.starved.add(self)
+            if self.starved_since is None:
+                self.starved_since = time.monotonic()
         reading = (
             len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not (self.finishing or self.ended or starved)
         )
@@ -191,7 +195,7 @@ class Connection(Responder):
                 data = b""
             self.last = time.monotonic()
             if data and self.began is None and self.idle_since() is not None:
-                self.began = self.last  # a request begins
+                self.began, self.waited = self.last, 0.0  # a request begins
             conn = self.conn
             # (trailing_data copies h11's buffer: looked at only when the input ended, never per read)
             gone = conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED)
@@ -214,7 +218,7 @@ class Connection(Responder):
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
             conn.start_next_cycle()
             if self.began is None and conn.trailing_data[0]:
-                self.began = time.monotonic()  # a request pipelined behind the last answer begins now
+                self.began, self.waited = time.monotonic(), 0.0  # a request pipelined behind the last answer begins
             self._process()
             self._update()
         elif conn.our_state is h11.MUST_CLOSE and not self.out:
@@ -274,12 +278,25 @@ class Connection(Responder):
             self.close()
 
     def expire(self) -> None:
-        """A request not whole in time: 408, then close (nothing more of it is read)."""
+        """A request not whole in time: 408 (503 while it waits for the server's budget), then close (nothing more
+        of it is read)."""
         if self.out or self.broken:  # an answer of ours is still going out: nothing more can be said
             self.close()
             return
         self.finishing = True
+        if self in self.server.starved:
+            self._unreadable(503, "Service Unavailable: too many large requests are arriving at once; try again")
+            return
         self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
+
+    def overdue(self, now: float) -> bool:
+        """Whether the request being read has taken too long: REQUEST_TIMEOUT from its first byte, and as long
+        again at most for the time it was not read for want of the server's budget (it waited on us, not on
+        its client; but a request that waits for ever would hold its connection, and its budget, for ever)."""
+        if self.began is None:
+            return False
+        waited = self.waited + (now - self.starved_since if self.starved_since is not None else 0.0)
+        return now - self.began > REQUEST_TIMEOUT + min(waited, REQUEST_TIMEOUT)
 
     def idle_since(self) -> float | None:
         """When this connection last made progress, if it waits for a request (None while answering one)."""
@@ -327,9 +344,10 @@ class LoopServer(Listener):
             now = time.monotonic()
             for waiting in starved:
                 waiting._update()
-                if waiting not in self.starved:  # read again: its clocks start afresh (it waited on us)
+                if waiting not in self.starved:  # read again: its idle clock starts afresh (it waited on us)
                     waiting.last = now
-                    waiting.began = now if waiting.began is not None else None
+                    waiting.waited += now - (waiting.starved_since or now)
+                    waiting.starved_since = None
 
     def eldest(self) -> Connection | None:
         """Of the connections holding more than HELD_ALONE, the one whose request began first."""
@@ -413,11 +431,13 @@ class LoopServer(Listener):
         """Close connections idle for too long, and answer 408 to requests not whole in time."""
         now = time.monotonic()
         for connection in list(self.connections):
-            if connection in self.starved:
-                continue  # not read for want of budget: its silence is not its own
+            if connection in self.starved:  # not read for want of budget: its silence is not its own
+                if connection.overdue(now):
+                    connection.expire()
+                continue
             since = connection.idle_since()
             if since is not None and since < now - IDLE_TIMEOUT:
                 connection.close()
-            elif since is not None and connection.began is not None and connection.began < now - REQUEST_TIMEOUT:
+            elif since is not None and connection.overdue(now):
                 connection.expire()
         self.call_later(IDLE_TIMEOUT / 4, self._sweep)
