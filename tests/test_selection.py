@@ -357,3 +357,40 @@ def test_what_changes_a_servers_state(method: str, params: object, changes: bool
 def test_an_exchange_is_named_by_its_request_and_how_often_it_was_asked(asked: int, said: str) -> None:
     interaction = Interaction("request", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}})
     assert label(interaction, asked) == f"tools/call add (its {said})"
+
+
+# --- sessions alike -------------------------------------------------------------------------------
+
+# Three clients that did the same (at other times, under other ids), and one that went on to another call.
+OPENING = (
+    "  request: {id: %d, method: initialize, params: {protocolVersion: '2025-11-25'}}\n"
+    "  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}\n"
+)
+ALIKE = (
+    "version: 1\ninteractions:\n"
+    + "".join(
+        f"- session: {s}\n  at: {s}.5\n"
+        + OPENING % (10 * s)
+        + f"- session: {s}\n  request: {{id: {10 * s + 1}, method: tools/call, params: {{name: count}}}}\n"
+        "  response: {result: {content: [{type: text, text: '1'}]}}\n"
+        for s in range(4)
+    )
+    + "- session: 3\n  request: {method: tools/call, params: {name: other}}\n"
+    "  response: {result: {content: [{type: text, text: other}]}}\n"
+)
+
+
+def test_sessions_alike_are_one_class_held_against_once_and_each_live_session_takes_a_member_of_its_own() -> None:
+    cassette = loads(ALIKE)
+    recordings = Recordings(cassette, Matcher.build())
+    assert recordings.alike is not None and recordings.alike.members == {0: [0, 1, 2], 3: [3]}
+    engines = [Replay(cassette, Matcher.build(), recordings=recordings) for _ in range(3)]
+    for n, engine in enumerate(engines):
+        answer(engine, 1, "initialize", {"protocolVersion": "2025-11-25"})
+        assert answer(engine, 2, "tools/call", {"name": "count"}) == "1"
+        assert engine.selection._tracks.keys() == {0, 3}  # one track per class, not per session
+        assert engine.selection.sessions == {n}  # each a session of its own, free when taken
+        assert engine.report.plays[2 * n : 2 * n + 2] == [1, 1]  # its own interactions played
+    # The live session that goes on as session 3 did follows it, leaving the class it was in.
+    assert answer(engines[0], 3, "tools/call", {"name": "other"}) == "other"
+    assert engines[0].selection.bound == 3

@@ -31,14 +31,20 @@ stateful server answers a read by what came before it, so S's second `status` af
 not the answer to a second `status` after one. Counting by changes of state keeps every read that
 S's server would answer alike (the enumeration in tests/test_sessions_sdk.py checks every sequence
 of five elicitation answers against the real server), and keeps reordered reads a pass.
+
+Recorded sessions that are alike (`Alike`: the same messages in the same order, what varies between
+runs aside) are consistent together or not at all, so a live session is held against the first of
+each such class only, and takes a member of it when it takes one: a cassette of 2,000 sessions that
+alike clients recorded through the HTTP proxy costs a request what one recorded session costs.
 """
 
 from __future__ import annotations
 
 from mockmcp import protocol
-from mockmcp.cassette.model import REQUEST, SERVER, Interaction
+from mockmcp.cassette.model import RAW, REQUEST, SERVER, Interaction
+from mockmcp.core.matching import Matcher, answer_body, canonical
 
-__all__ = ["Steps", "Track", "changes_state", "label"]
+__all__ = ["Alike", "Steps", "Track", "changes_state", "label", "server_said"]
 
 
 def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
@@ -123,3 +129,62 @@ class Steps:
         n = track.reads[key] = track.reads.get(key, 0) + 1
         track.matched.add(here[min(n, len(here)) - 1])
         return here[min(n, len(here)) - 1], n > len(here)
+
+
+def server_said(interaction: Interaction, matcher: Matcher, answers: bool = False) -> list[str]:
+    """The server's messages on the way to the reply, as replay sends them: kind, the stream it came on
+    (over HTTP, the request's own or the GET stream), method and params without what varies between
+    runs (matching's rule; a progress notification's token is the live one); with `answers`, the host's
+    answer to each server request too."""
+    said = []
+    for item in interaction.server:
+        if item.kind == RAW or not isinstance(item.message, dict):
+            said.append(f"raw\0{item.stream}\0{item.message}")
+            continue
+        method = item.message.get("method") or ""
+        params = protocol.without_progress_token(method, item.message.get("params"))
+        answer = "" if item.response is None or not answers else "\0" + canonical(answer_body(item.response))
+        said.append(f"{item.kind}\0{item.stream}\0{matcher.key(method, params)}{answer}")
+    return said
+
+
+class Alike:
+    """The recorded sessions, in classes of sessions alike: each interaction in turn has the same match key,
+    answer, server messages and knobs (ids and times aside). What holds of one holds of each (see the
+    module's docstring); `members` keeps each class by its first session, in recorded order."""
+
+    def __init__(self, interactions: tuple[Interaction, ...], keys: dict[int, str], matcher: Matcher) -> None:
+        self.items: dict[int, list[int]] = {}  # session -> its interactions, in order
+        self.position: dict[int, int] = {}  # interaction -> its place in its session
+        for i, interaction in enumerate(interactions):
+            items = self.items.setdefault(interaction.session, [])
+            self.position[i] = len(items)
+            items.append(i)
+        firsts: dict[str, int] = {}
+        self.members: dict[int, list[int]] = {}  # the first session of a class -> its sessions, in order
+        self.first: dict[int, int] = {}  # session -> the first session of its class
+        for session, items in self.items.items():
+            shape = canonical([_shape(interactions[i], keys.get(i), matcher) for i in items])
+            first = firsts.setdefault(shape, session)
+            self.members.setdefault(first, []).append(session)
+            self.first[session] = first
+
+    def mapped(self, index: int, session: int) -> int:
+        """The interaction of `session` at the place interactions[index] has in its own (alike) session."""
+        return self.items[session][self.position[index]]
+
+
+def _shape(interaction: Interaction, key: str | None, matcher: Matcher) -> list[object]:
+    """What of a recorded interaction decides how replay plays it, ids and times aside."""
+    answer = None if interaction.response is None else canonical(answer_body(interaction.response))
+    knobs = [interaction.counted, interaction.times, interaction.after, interaction.drop, interaction.exit]
+    return [
+        interaction.kind,
+        key,
+        answer,
+        interaction.raw_response,
+        interaction.delay,
+        interaction.match and canonical(interaction.match),
+        *knobs,
+        server_said(interaction, matcher, answers=True),
+    ]

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockmcp import protocol
-from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction
+from mockmcp.cassette.model import REQUEST, Cassette, Interaction
+from mockmcp.core.consistency import server_said
 from mockmcp.core.explain import describe_differences, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.selection import Recordings, Selection
@@ -80,7 +80,7 @@ def _compare(
         if (
             canonical(recorded) == canonical(answer_body(interaction.response))
             and before.raw_response == interaction.raw_response
-            and _said(before, matcher) == _said(interaction, matcher)
+            and server_said(before, matcher) == server_said(interaction, matcher)
         ):
             continue
         same = False
@@ -88,21 +88,6 @@ def _compare(
             noted.add(key)
             notes.append(_answered_otherwise(pick.interaction, recorded, base + index, interaction))
     return same, notes
-
-
-def _said(interaction: Interaction, matcher: Matcher) -> list[str]:
-    """The server's messages on the way to the reply, as replay sends them: kind, the stream it came on
-    (over HTTP, the request's own or the GET stream), method and params without what varies between
-    runs (matching's rule; a progress notification's token is the live one)."""
-    said = []
-    for item in interaction.server:
-        if item.kind == RAW or not isinstance(item.message, dict):
-            said.append(f"raw\0{item.stream}\0{item.message}")
-            continue
-        method = item.message.get("method") or ""
-        params = protocol.without_progress_token(method, item.message.get("params"))
-        said.append(f"{item.kind}\0{item.stream}\0{matcher.key(method, params)}")
-    return said
 
 
 def _answered_otherwise(old_index: int, recorded: Any, new_index: int, interaction: Interaction) -> str:

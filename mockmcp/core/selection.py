@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.core.branching import answered_otherwise, asked_alike
-from mockmcp.core.consistency import Steps, Track, label
+from mockmcp.core.consistency import Alike, Steps, Track, label
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.timeline import Causes
 from mockmcp.namedtuple import NamedTuple
@@ -55,7 +55,7 @@ TAKEN = "an earlier process"  # the claim on a recorded session an earlier proce
 
 # What `Recordings._index` builds, kept for the cassette it was built for (and kept alive, so its id stays its
 # own) by (id of the cassette, matcher), the oldest let go first.
-_INDEX = ("requests", "notifications", "methods", "groups", "causes", "eras", "first", "sessions")
+_INDEX = ("requests", "notifications", "methods", "groups", "causes", "eras", "first", "sessions", "alike")
 _INDEXES: dict[tuple[int, Matcher], tuple[Cassette, dict[str, Any]]] = {}
 _MEMO = 16
 
@@ -105,6 +105,8 @@ class Recordings:
         numbers = sorted({interaction.session for interaction in cassette.interactions})
         self.first = numbers[0] if numbers else 0  # the recorded session, when there is one
         self.sessions = Steps(cassette.interactions, keys) if len(numbers) > 1 else None
+        # Sessions alike, consistent together or not at all: a live session is held against the first of each.
+        self.alike = Alike(cassette.interactions, keys, matcher) if self.sessions is not None else None
 
     def _group(self, interaction: Interaction, era: str) -> str:
         """The key of a recording with match rules: its group's (see `rules`), the group kept by its method."""
@@ -157,8 +159,9 @@ class Selection:
         self.left: set[int] = set()  # interactions not expected to play: of sessions it left, or stood for
         self._asked: dict[str, int] = {}
         self._notified: set[str] = set()  # the keys of the notifications it sent
-        index = recordings.sessions
-        self._tracks = {} if index is None else {s: Track() for s in index.order}
+        alike = recordings.alike
+        # By the first session of each class of sessions alike (see `consistency.Alike`).
+        self._tracks = {} if alike is None else {s: Track() for s in alike.members}
         self._diverged = False
 
     def request(self, key: str) -> Pick | None:
@@ -171,7 +174,7 @@ class Selection:
         if self.recordings.sessions is None:  # the common case, on the hot path: one recorded session
             self.sessions.add(self.recordings.first)
             return self._counted(indexes, asked)
-        counterparts = {}
+        counterparts = {}  # by the first session of a class of sessions alike
         for session, track in self._tracks.items():
             if track.differs is None:
                 found = self.recordings.sessions.counterpart(session, track, key)
@@ -181,8 +184,9 @@ class Selection:
                     counterparts[session] = found
         if not counterparts:
             return self._unknown(key, indexes, asked)
-        chosen = self._choose(list(counterparts))
-        index, repeated = counterparts[chosen]
+        chosen = self._member(self._choose_class(list(counterparts)))
+        index, repeated = counterparts[self._first(chosen)]
+        index = self._mapped(index, chosen)
         note = self._move(chosen, index) if chosen != self.bound else ""
         interaction = self.recordings.cassette.interactions[index]
         repeated = repeated and interaction.times != ANY_TIMES
@@ -222,7 +226,10 @@ class Selection:
         # None left: the host's answer differs from every recording, which replay reports as such (a Mismatch);
         # the requests that follow are not reported again.
         self._diverged = self._diverged or all(track.differs for track in self._tracks.values())
-        ordered = [counterparts[s] for s in sorted(consistent, key=lambda s: not self._free(s))]
+        members = [self._member(s) for s in consistent]
+        ordered = [
+            self._mapped(counterparts[self._first(m)], m) for m in sorted(members, key=lambda m: not self._free(m))
+        ]
         return answered_otherwise(interactions, ordered, playing, at, live)
 
     def follow(self, index: int) -> str:
@@ -240,6 +247,42 @@ class Selection:
             return self.bound
         return next((s for s in sessions if self._free(s)), sessions[0])
 
+    def _first(self, session: int) -> int:
+        """The first session of the class of sessions alike that `session` is in."""
+        alike = self.recordings.alike
+        return session if alike is None else alike.first[session]
+
+    def _choose_class(self, firsts: list[int]) -> int:
+        """Among classes of sessions alike (by their first sessions): the followed one's, else the first with a
+        free session, else the first."""
+        if self.bound is not None and self._first(self.bound) in firsts:
+            return self._first(self.bound)
+        return next((f for f in firsts if self._free(self._member(f))), firsts[0])
+
+    def _member(self, first: int) -> int:
+        """The session to follow of the class whose first session this is: the one followed, else its first
+        free one, else its first."""
+        alike = self.recordings.alike
+        if alike is None:
+            return first
+        members = alike.members[first]
+        if self.bound is not None and alike.first[self.bound] == first:
+            return self.bound
+        return next((s for s in members if self._free(s)), first)
+
+    def _named(self, first: int) -> str:
+        """A class of sessions alike as differences name it: `3`, or `3 (and 1,999 alike)`."""
+        alike = self.recordings.alike
+        more = 0 if alike is None else len(alike.members[first]) - 1
+        return f"{first} (and {more:,} alike)" if more else str(first)
+
+    def _mapped(self, index: int, session: int) -> int:
+        """The interaction of `session` that stands where interactions[index] stands in its alike session."""
+        alike = self.recordings.alike
+        if alike is None or self.recordings.cassette.interactions[index].session == session:
+            return index
+        return alike.mapped(index, session)
+
     def _move(self, session: int, index: int) -> str:
         """Follow `session` from interactions[index] on; returns the note for stderr ("" for the first choice)."""
         before, self.bound = self.bound, session
@@ -252,9 +295,9 @@ class Selection:
         # joined matched, stand for its own.
         self.left |= steps.client[before]
         self.left -= steps.client[session]
-        self.left |= self._tracks[session].matched - {index}
+        self.left |= {self._mapped(i, session) for i in self._tracks[self._first(session)].matched} - {index}
         self.left |= {i for i in steps.client[session] if steps.keys.get(i) in self._notified}
-        differs = self._tracks[before].differs
+        differs = self._tracks[self._first(before)].differs
         why = f": recorded session {before} does not match it ({differs})" if differs else ""
         return f"mockmcp: the live session follows recorded session {session} from interactions[{index}] on{why}"
 
@@ -277,7 +320,7 @@ class Selection:
             return pick
         self._diverged = True
         why = f"the live session matches no recorded session any more, so {method} is answered from a guess"
-        differs = tuple(f"recorded session {s}: {track.differs}" for s, track in self._tracks.items())
+        differs = tuple(f"recorded session {self._named(s)}: {track.differs}" for s, track in self._tracks.items())
         return pick._replace(why=why, differs=differs)
 
     def _counted(self, indexes: list[int], asked: int) -> Pick:
