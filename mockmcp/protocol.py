@@ -51,6 +51,7 @@ __all__ = [
     "SERVER_INFO_KEY",
     "SERVER_REQUEST_CAPABILITIES",
     "SESSION_HEADER",
+    "SESSION_IDLE",
     "SPEC_PREFIX",
     "STATELESS",
     "STATELESS_VERSION",
@@ -113,6 +114,9 @@ CLIENT_CAPABILITIES_KEY = SPEC_PREFIX + "clientCapabilities"  # on every statele
 # client sends with its retry of the same request).
 INPUT_REQUIRED = "input_required"
 RESULT_TYPES = ("complete", INPUT_REQUIRED)
+# How long a Streamable HTTP session may stay idle (no request being served, no GET stream open) before the
+# server ends it and its id answers 404: the official SDK server's default.
+SESSION_IDLE = 1800.0
 # The 2026-07-28 results that carry cache hints (`ttlMs`, `cacheScope`), and the hints of one not cached.
 CACHED_RESULTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
 _NOT_CACHED = {"ttlMs": 0, "cacheScope": "private"}

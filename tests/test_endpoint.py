@@ -267,8 +267,9 @@ SHUTDOWN = Step("shutdown")
 OPENING: list[tuple[Step, Any]] = [(post("c0", INITIALIZE, POST), ...), (post("c0", INITIALIZED), ...)]
 
 
-def endpoint_for(text: str) -> Endpoint:
-    """An endpoint serving the cassette text, with session ids session-1, session-2, ... and aliases mockmcp-test-N."""
+def endpoint_for(text: str, session_idle: float | None = None) -> Endpoint:
+    """An endpoint serving the cassette text, with session ids session-1, session-2, ... and aliases mockmcp-test-N;
+    sessions never idle out unless `session_idle` says after how long (its timers would be in every table)."""
     count = itertools.count(1)
     return Endpoint(
         loads(text),
@@ -278,6 +279,7 @@ def endpoint_for(text: str) -> Endpoint:
         LOOPBACK,
         new_id=lambda: f"session-{next(count)}",
         alias_prefix="test",
+        session_idle=session_idle,
     )
 
 
@@ -1383,3 +1385,54 @@ def test_the_stateless_session_numbers_its_events_but_keeps_none_to_resume() -> 
         endpoint.closed(conn)
     assert endpoint.stateless is not None and endpoint.stateless.ids is not None
     assert endpoint.stateless.sent is None and endpoint.live == {}
+
+
+# --- sessions that stay idle, and what waits for a GET stream -------------------------------------
+
+
+def _later(outs: list[Out]) -> list[Later]:
+    return [out for out in outs if isinstance(out, Later)]
+
+
+def test_a_session_idle_for_the_limit_is_ended_and_its_id_then_answers_404() -> None:
+    endpoint = endpoint_for(cassette(BASE), session_idle=30.0)
+    [watch] = _later(endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE))
+    assert watch.after == 30.0
+    assert _later(endpoint.request("c0", b"POST", "/mcp", SESSION, INITIALIZED)) == []  # one watch at a time
+    # It did something since the watch began: the watch begins again, and ends it when nothing came since.
+    [again] = _later(endpoint.wake(watch.token))
+    assert endpoint.sessions.keys() == {"session-1"} and endpoint.finished == []
+    outs = endpoint.wake(again.token)
+    assert [out.text for out in outs if isinstance(out, Note)] == [
+        "mockmcp: session session-1 was idle for 30 s: ended"
+    ]
+    assert endpoint.sessions == {} and len(endpoint.finished) == 1  # its report is kept, as after a DELETE
+    [refused] = endpoint.request("c1", b"POST", "/mcp", SESSION, TOOLS_LIST)
+    assert isinstance(refused, Respond) and refused.answer.status == 404
+
+
+def test_a_session_with_its_get_stream_open_or_a_request_under_way_is_not_idle() -> None:
+    endpoint = endpoint_for(cassette(GETTABLE), session_idle=30.0)
+    [watch] = _later(endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE))
+    endpoint.request("c9", b"GET", "/mcp", GET, b"")  # the GET stream stays open
+    [again] = _later(endpoint.wake(watch.token))
+    [_] = _later(endpoint.wake(again.token))  # nothing came, but the stream is open: watched on
+    assert endpoint.sessions.keys() == {"session-1"}
+    # Without a limit, no watch at all.
+    assert _later(endpoint_for(cassette(BASE)).request("c0", b"POST", "/mcp", POST, INITIALIZE)) == []
+
+
+def test_what_waits_for_a_get_stream_is_bounded_the_oldest_dropped_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mockmcp.core.endpoint.BACKLOG_EVENTS", 0)  # so the one unsolicited message overflows it
+    endpoint = endpoint_for(cassette(GETTABLE))
+    endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
+    [turn] = _later(endpoint.request("c1", b"POST", "/mcp", SESSION, PING))
+    endpoint.wake(turn.token)  # the host's turn: the message for the GET stream, which is not open
+    session = endpoint.sessions["session-1"]
+    assert session.backlog == [] and session.dropped == 1
+    outs = endpoint.request("c9", b"GET", "/mcp", GET, b"")
+    notes = [out.text for out in outs if isinstance(out, Note)]
+    assert notes == [
+        "mockmcp: session session-1: 1 message(s) for its GET stream were dropped, the oldest first, while none "
+        "was open (at most 0 wait for it)"
+    ]

@@ -110,6 +110,7 @@ def replay(
     listen: tuple[str, int] | None,
     allow_hosts: tuple[str, ...],
     state_path: str | None,
+    session_idle: float | None,
 ) -> None:
     """Serve CASSETTE as an MCP server over stdio, or over Streamable HTTP with --http.
 
@@ -118,7 +119,7 @@ def replay(
     when the host closes stdin, over HTTP at SIGINT or SIGTERM.
     """
     status = replay_cassette(
-        cassette, ignores, strict, report_path, timing, listen, allow_hosts, state_path, substitutions
+        cassette, ignores, strict, report_path, timing, listen, allow_hosts, state_path, substitutions, session_idle
     )
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session

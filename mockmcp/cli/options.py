@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
+from mockmcp.protocol import SESSION_IDLE
 from mockmcp.words import parse_substitution, timing_factor
 
 TYPE_CHECKING = False
@@ -41,6 +42,21 @@ def parse_listen(text: str) -> tuple[str, int]:
     return (host.strip("[]") or "127.0.0.1"), number
 
 
+def parse_idle(text: str) -> float | None:
+    """`--session-idle`: seconds (more than 0), or `never`."""
+    if text == "never":
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise UsageError(
+            f"--session-idle {text!r} is neither a number of seconds nor never", "write e.g. 1800, or never"
+        )
+    return seconds
+
+
 def _plain_file(text: str) -> str:
     """A file path as click.Path(dir_okay=False) takes it; refuses (for click to explain) what click would refuse."""
     if os.path.isdir(text) or (os.path.exists(text) and not os.access(text, os.R_OK)):
@@ -56,6 +72,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "timing": timing_factor,
     "listen": parse_listen,
     "substitution": parse_substitution,
+    "idle": parse_idle,
 }
 
 
@@ -134,6 +151,15 @@ REPLAY = (
         "Over stdio: keep in this file which recorded sessions earlier replays took (created if missing), so this "
         "one starts from the next: a host that starts one server per call sees the state evolve as recorded.",
         metavar="FILE",
+    ),
+    Param(
+        "session_idle",
+        ("--session-idle",),
+        "idle",
+        "With --http: end a session after this many seconds with no request under way and no GET stream open, "
+        "as the SDK's server does (its id then answers 404); never: keep it until DELETE or the end.",
+        metavar="SECONDS",
+        default=f"{SESSION_IDLE:g}",
     ),
 )
 

@@ -12,6 +12,7 @@ import gc
 import os
 import sys
 
+from mockmcp import protocol
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import atomic_write, journal_path
 from mockmcp.core.matching import Matcher
@@ -45,6 +46,7 @@ def replay_cassette(
     allow_hosts: tuple[str, ...] = (),
     state_path: str | None = None,
     substitutions: tuple[tuple[str, str | None], ...] = (),
+    session_idle: float | None = protocol.SESSION_IDLE,
 ) -> int:
     """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
     report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
@@ -76,7 +78,7 @@ def replay_cassette(
     # signals stay caught until the report is written, so the report is always written.
     if listen is not None:
         with Signals():  # the serving loop catches the first signal; this one, any that come after it
-            reports = _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts)
+            reports = _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts, session_idle)
             report, status = Report.combine(recorded, reports), 0
             _write_report(report, report_path)
     else:
@@ -131,6 +133,7 @@ def _serve_http(
     timing: float,
     listen: tuple[str, int],
     allow_hosts: tuple[str, ...],
+    session_idle: float | None,
 ) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:
@@ -141,7 +144,9 @@ def _serve_http(
             f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
         ) from None
     try:
-        server = HttpReplay(cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts)
+        server = HttpReplay(
+            cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts, session_idle=session_idle
+        )
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"

@@ -83,6 +83,8 @@ __all__ = [
 # newest events, at most this many and this many bytes).
 RESUMABLE_EVENTS = 4096
 RESUMABLE_BYTES = 16 << 20
+# What a session keeps for its GET stream while none is open (the oldest let go first, and counted).
+BACKLOG_EVENTS = 1024
 SSE_FIELDS = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
 
 
@@ -122,6 +124,7 @@ class Drop(NamedTuple):
 TURN = 0.005
 """Seconds between two messages for different streams of a session, so the host takes them in that order."""
 _PACED = "paced"  # the `Later` token's job when it is the host's turn, not an engine's wake
+_IDLE = "idle"  # (_IDLE, n): the `Later` token's job that ends the session if it did nothing since its n-th step
 
 
 class Later(NamedTuple):
@@ -266,7 +269,21 @@ class _LiveSession:
         self.ended = False
         self.extra: tuple[tuple[str, str], ...] = ((protocol.SESSION_HEADER, session_id),) if session_id else ()
         self.paced: list[Action] | None = None  # what the engine said that waits for the host's turn (`perform`)
+        self.steps = 0  # requests, GETs and DELETEs that named it: what makes it not idle
+        self.watched = False  # a timer will see whether it stayed idle (`Endpoint.touch`)
+        self.dropped = 0  # what its GET stream was not given, the backlog being full (said when it opens)
         self.perform(self.engine.start())
+
+    def idle(self) -> bool:
+        """Whether nothing of the session is under way: no request being answered, no GET stream open."""
+        return not self.streams and not self.batches and not self.standalone_open()
+
+    def hold(self, data: bytes) -> None:
+        """Keep a message for the GET stream not open yet; past BACKLOG_EVENTS, the oldest goes."""
+        self.backlog.append(data)
+        if len(self.backlog) > BACKLOG_EVENTS:
+            del self.backlog[0]
+            self.dropped += 1
 
     def perform(self, actions: list[Action]) -> None:
         """Carry out what the engine said. A message for another stream than the one before it waits `TURN`
@@ -322,7 +339,7 @@ class _LiveSession:
                 assert self.standalone is not None
                 self.standalone.event(send.data)
             else:
-                self.backlog.append(send.data)
+                self.hold(send.data)
             return
         if send.final:
             self.aliases.pop(send.request, None)
@@ -391,8 +408,10 @@ class Endpoint:
         path: str = "/mcp",
         new_id: Callable[[], str] = lambda: secrets.token_hex(16),
         alias_prefix: str | None = None,
+        session_idle: float | None = protocol.SESSION_IDLE,
     ) -> None:
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
+        self.session_idle = session_idle  # None: sessions live until DELETE or shutdown
         self.allowed, self.path, self.new_id = allowed, path, new_id
         self.recordings = Recordings(cassette, matcher)
         self.sessions: dict[str, _LiveSession] = {}
@@ -433,6 +452,8 @@ class Endpoint:
             self._delete(conn, headers)
         else:
             session = self._session(conn, headers, admitted)
+            if session is not None:
+                self.touch(session)
             if session is not None and isinstance(admitted, list):
                 self._deliver_batch(conn, session, admitted, body, headers)
             elif session is not None:
@@ -444,7 +465,9 @@ class Endpoint:
         session, job = token
         if session.ended:
             return self._done()
-        if job is _PACED:
+        if isinstance(job, tuple) and job[0] == _IDLE:
+            self._idle_check(session, job[1])
+        elif job is _PACED:
             paced, session.paced = session.paced or [], None
             session.perform(paced)
         else:
@@ -474,6 +497,27 @@ class Endpoint:
         return self._done()
 
     # --- the rules ----------------------------------------------------------------------------------
+
+    def touch(self, session: _LiveSession) -> None:
+        """The session was named by a request: not idle."""
+        session.steps += 1
+        self._watch(session)
+
+    def _watch(self, session: _LiveSession) -> None:
+        """One timer at a time watches whether a session with an id stays idle (see `_idle_check`)."""
+        if self.session_idle is not None and session.id is not None and not session.watched:
+            session.watched = True
+            self.out.append(Later(self.session_idle, (session, (_IDLE, session.steps))))
+
+    def _idle_check(self, session: _LiveSession, steps: int) -> None:
+        """The watch timer fired: a session that did nothing since, and has nothing under way, ends (as a DELETE
+        ends it, its report kept); else the watch begins again (so it ends within twice the limit of its last step)."""
+        session.watched = False
+        if session.steps == steps and session.idle():
+            self.out.append(Note(f"mockmcp: session {session.id} was idle for {self.session_idle:g} s: ended"))
+            self.end(session)
+            return
+        self._watch(session)
 
     def lose(self, conn: Any) -> list[_Stream]:
         """The streams on conn, from now on going nowhere."""
@@ -630,6 +674,7 @@ class Endpoint:
         if session is None:
             self._no_session(conn, headers)
             return
+        self.touch(session)
         if resuming and session.ids is not None:
             session.resume(conn, headers["last-event-id"])
             return
@@ -638,6 +683,14 @@ class Endpoint:
             return
         stream = session.standalone = _Stream(self, conn, session)
         stream.open_sse(((protocol.SESSION_HEADER, session.id or ""),))
+        if session.dropped:
+            self.out.append(
+                Note(
+                    f"mockmcp: session {session.id}: {session.dropped} message(s) for its GET stream were dropped, "
+                    f"the oldest first, while none was open (at most {BACKLOG_EVENTS} wait for it)"
+                )
+            )
+            session.dropped = 0
         for data in session.backlog:
             stream.event(data)
         session.backlog.clear()

@@ -16,6 +16,7 @@ from typing import Any
 
 import h11
 
+from mockmcp import protocol
 from mockmcp.cassette.model import Cassette
 from mockmcp.core.endpoint import Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
 from mockmcp.core.matching import Matcher
@@ -38,10 +39,13 @@ class HttpReplay(LoopServer):
         listen: tuple[str, int],
         path: str = "/mcp",
         allow_hosts: tuple[str, ...] = (),
+        session_idle: float | None = protocol.SESSION_IDLE,
     ) -> None:
         super().__init__(listen, allow_hosts)
         self.path = path
-        self.endpoint = Endpoint(cassette, matcher, redactor, timing, frozenset(self.allowed), path)
+        self.endpoint = Endpoint(
+            cassette, matcher, redactor, timing, frozenset(self.allowed), path, session_idle=session_idle
+        )
 
     @property
     def url(self) -> str:
