@@ -70,6 +70,8 @@ PLAIN = [
     ["C.yaml", "--state", "state.json"],
     ["C.yaml", "--substitute", "PROJECT=/srv/app", "--substitute=HOME"],
     ["C.yaml", "--substitute", "A=x=y"],  # the value is what follows the first `=`
+    ["C.yaml", "--session-idle", "never"],  # taken, and meaningful with --http only
+    ["C.yaml", "--session-idle=90"],
 ]
 
 # Command lines the launcher leaves to click: click reads or refuses them, and explains.
@@ -98,6 +100,8 @@ DECLINED = [
     ["{folder}"],
     ["C.yaml", "--report", "{folder}"],
     ["C.yaml", "--substitute", "1A=/x"],
+    ["C.yaml", "--session-idle", "0"],
+    ["C.yaml", "--session-idle", "soon"],
     ["C.yaml", "--substitute", "A="],
     ["C.yaml", "--substitute"],
 ]
