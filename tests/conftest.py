@@ -293,9 +293,9 @@ def http_server() -> Iterator[Callable[..., str]]:
 
 
 @contextmanager
-def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
-    """`mockmcp record --http-target TARGET` (with these options) into out: yields the proxy's URL; on
-    leaving, SIGTERM stops the proxy, which saves the cassette."""
+def recording_proxy(target: str, out: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`mockmcp record --http-target TARGET` (with these options) into out, and its URL; killed on leaving
+    if it is still running (stopping it is the caller's)."""
     proxy = subprocess.Popen(
         [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", target, *extra],
         stderr=subprocess.PIPE,
@@ -307,13 +307,20 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
         assert proxy.stderr is not None
         found = re.search(r"recording (\S+)", proxy.stderr.readline())
         assert found
-        yield found.group(1)
-        proxy.send_signal(signal.SIGTERM)
-        _out, err = proxy.communicate(timeout=30)
-        assert proxy.returncode == 0, err
+        yield proxy, found.group(1)
     finally:
         proxy.kill()
         proxy.wait(10)
+
+
+@contextmanager
+def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
+    """`recording_proxy`, whose URL it yields; on leaving, SIGTERM stops the proxy, which saves the cassette."""
+    with recording_proxy(target, out, *extra) as (proxy, url):
+        yield url
+        proxy.send_signal(signal.SIGTERM)
+        _out, err = proxy.communicate(timeout=30)
+        assert proxy.returncode == 0, err
 
 
 @pytest.hookimpl(wrapper=True, optionalhook=True)  # optional: a run without pytest-xdist never calls it

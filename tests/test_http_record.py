@@ -7,14 +7,13 @@ import http.client
 import json
 import re
 import signal
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, NOTES_SESSION, ROOT, SHIPPED, child_env, recording, served, streams_seen
+from conftest import NOTES_SESSION, ROOT, SHIPPED, recording, recording_proxy, served, streams_seen
 from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
@@ -430,22 +429,12 @@ async def test_a_second_signal_during_the_drain_cuts_it_short_and_the_cassette_i
     that wait short: the recording is saved all the same, the call left unanswered, and the exit status says
     which signal ended it (it was 143 with no message, and only the journal, before)."""
     out = tmp_path / "c.yaml"
-    proxy = subprocess.Popen(
-        [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", http_server(SLEEPY)],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-        cwd=ROOT,
-    )
-    try:
-        assert proxy.stderr is not None
-        found = re.search(r"recording (\S+)", proxy.stderr.readline())
-        assert found
+    with recording_proxy(http_server(SLEEPY), out) as (proxy, url):
         said, first = "", ""
         # The host's transport breaks when the proxy goes: what it raises on leaving is not this test's concern
         # (what the test expects is checked after the block).
         with anyio.fail_after(60), contextlib.suppress(Exception):
-            async with Client(found.group(1), mode="legacy") as client:
+            async with Client(url, mode="legacy") as client:
                 first = text_of(await client.call_tool("wait", {"seconds": 0}))
 
                 async def slow_call() -> None:
@@ -460,9 +449,6 @@ async def test_a_second_signal_during_the_drain_cuts_it_short_and_the_cassette_i
                     proxy.send_signal(signal.SIGTERM)
                     _out, said = await anyio.to_thread.run_sync(lambda: proxy.communicate(timeout=30))
                     calls.cancel_scope.cancel()
-    finally:
-        proxy.kill()
-        proxy.wait(10)
     assert first == "waited 0.0"
     assert proxy.returncode == 128 + signal.SIGTERM, said
     assert "still coming from the target when asked again to stop are left out" in said

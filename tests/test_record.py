@@ -570,14 +570,7 @@ def test_a_call_answered_after_the_hosts_half_close_and_after_the_grace_period_i
     while a request is in flight (here a 3 s call, with the default grace of 2 s), only once it has answered."""
     out = tmp_path / "c.yaml"
     slow = req(1, "tools/slow", {"name": "slow"})
-    proc = subprocess.Popen(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", *SCRIPTED, "--slow", "3"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env(),
-        cwd=ROOT,
-    )
+    proc = record(out, "--slow", "3", extra=("--grace", "2"))  # the default grace (the last given counts)
     try:
         stdout, stderr = proc.communicate(INIT + slow, timeout=60)  # writes, closes stdin, reads to the end
     finally:
