@@ -210,9 +210,7 @@ class Page:
 
     def evaluate(self, expression: str) -> Any:
         """The value of a script expression in the page (awaited if a promise); raises RuntimeError if it threw."""
-        done = self.send(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
-        )
+        done = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in done:
             raise RuntimeError(f"{expression}: {done['exceptionDetails']}")
         return done["result"].get("value")

@@ -100,7 +100,8 @@ def _script_json(data: Any) -> str:
 def render_page(view: dict[str, Any]) -> str:
     """The page's HTML text for `html_view.page_view`'s data."""
     parts = {
-        "title": html.escape(str(view["title"])),
+        # A title from a test's name or a path may hold a lone surrogate, which UTF-8 cannot: kept escaped.
+        "title": html.escape(str(view["title"]).encode("utf-8", "backslashreplace").decode()),
         "style": (_PAGE / "timeline.css").read_text(encoding="utf-8"),
         "script": (_PAGE / "timeline.js").read_text(encoding="utf-8"),
         "data": _script_json(view),
