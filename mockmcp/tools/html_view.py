@@ -53,8 +53,8 @@ def _named(message: Any) -> str:
     params = message.get("params") if isinstance(message, dict) else None
     if not isinstance(params, dict):
         return ""
-    key = protocol.NAMED_BY.get(str(message.get("method")), "uri")
-    return params[key] if isinstance(params.get(key), str) else ""
+    keys = [protocol.NAMED_BY[message.get("method")]] if message.get("method") in protocol.NAMED_BY else ["name", "uri"]
+    return next((params[key] for key in keys if isinstance(params.get(key), str)), "")
 
 
 def _message(message: dict[str, Any], direction: str, kind: str, line: int | None, at: float | None) -> dict[str, Any]:

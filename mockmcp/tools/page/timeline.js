@@ -66,19 +66,18 @@
   function message(msg, lane) {
     const fold = el("details", "msg " + msg.dir + (msg.depth ? " depth" + msg.depth : ""));
     const head = el("summary");
-    head.append(el("span", "arrow", ARROW[msg.dir]));
-    if (msg.method && msg.kind !== "response" && msg.kind !== "answer") head.append(el("span", "method", msg.method));
-    if (msg.text) head.append(el("span", "text " + (msg.style || ""), msg.text));
-    for (const mark of msg.marks || []) head.append(el("span", "mark", "⚠ " + mark));
-    if (msg.took) head.append(el("span", "took", msg.took));
-    if (msg.differed) {
+    // Spans with spaces between them, so that copied text and a screen reader read words apart.
+    const parts = [el("span", "arrow", ARROW[msg.dir])];
+    if (msg.method && msg.kind !== "response" && msg.kind !== "answer") parts.push(el("span", "method", msg.method));
+    if (msg.text) parts.push(el("span", "text " + (msg.style || ""), msg.text));
+    for (const mark of msg.marks || []) parts.push(el("span", "mark", "⚠ " + mark));
+    if (msg.took) parts.push(el("span", "took", msg.took));
+    for (const [key, said] of [["differed", "answer differed"], ["withheld", "withheld"]]) {
+      if (!msg[key]) continue;
       fold.classList.add("differed");
-      head.append(el("span", "mark bad", "answer differed"));
+      parts.push(el("span", "mark bad", said));
     }
-    if (msg.withheld) {
-      fold.classList.add("differed");
-      head.append(el("span", "mark bad", "withheld"));
-    }
+    parts.forEach((part, k) => head.append(...(k ? [" ", part] : [part])));
     fold.append(head, el("div", "body"));
     fold.addEventListener("toggle", () => fold.open && fillBody(fold, msg, lane));
     return fold;
@@ -176,7 +175,7 @@
       rec.append(box);
     });
     const cell = el("div", "live");
-    const asked = { dir: "to", kind: "request", method: miss.method, text: miss.text, marks: [], json: miss.json };
+    const asked = { dir: "to", kind: "request", method: miss.method, name: miss.name, text: miss.text, marks: [], json: miss.json };
     const fold = message(asked, lane);
     fold.classList.add("missed");
     cell.append(el("span", "badge bad", "missed: " + miss.reason), fold);
