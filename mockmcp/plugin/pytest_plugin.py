@@ -408,7 +408,8 @@ def _timeline(item: pytest.Item, mocks: list[Harness], failed: bool) -> Path | N
     when = item.config.getoption("--mockmcp-html")
     if not mocks or when == "none" or (when == "failed" and not failed):
         return None
-    page = timeline.write_timeline(mocks, item.stash.get(_NAMES, [""] * len(mocks)), item.nodeid, item.name)
+    names = item.stash.get(_NAMES, [""] * len(mocks))
+    page = timeline.write_timeline(mocks, names, item.nodeid, item.name, item.config.rootpath)
     if page is not None:
         item.stash[_PAGE] = page
     return page

@@ -23,8 +23,7 @@ from typing import Any
 from mockmcp.cassette import store
 from mockmcp.cassette.files import atomic_write
 from mockmcp.cassette.model import Cassette
-from mockmcp.cassette.yamlfile import compose as compose_yaml
-from mockmcp.cassette.yamlfile import lines, nodes
+from mockmcp.cassette.yamlfile import shallow_lines
 from mockmcp.errors import UsageError
 from mockmcp.tools.html_view import Lane, page_view
 
@@ -43,6 +42,7 @@ __all__ = [
 ]
 
 _PAGE = pathlib.Path(__file__).with_name("page")
+_DEEPEST = 5  # the deepest place a page links to: interactions[n].server[k].response
 RUNNERS = ("cli", "pytest")  # how the user ran what the page explains: the form its fix commands take
 
 
@@ -72,17 +72,22 @@ def read_report(path: str, interactions: int) -> dict[str, Any]:
     return report
 
 
-def lane_for(cassette: str | Cassette, reports: list[dict[str, Any]] | None = None, name: str = "") -> Lane:
+def lane_for(
+    cassette: str | Cassette, reports: list[dict[str, Any]] | None = None, name: str = "", shown: str | None = None
+) -> Lane:
     """A lane of the page: the cassette (a path: loaded, raising CassetteError as replay would), the reports of its
-    live sessions, and where each interaction starts in its file."""
+    live sessions, and where each interaction starts in its file; `shown`: the cassette's path as the page names it
+    (default: as given)."""
     loaded = store.load(cassette) if isinstance(cassette, str) else cassette
     path = loaded.path or ""
     try:
         with open(path, encoding="utf-8") as handle:
-            where = lines(nodes(compose_yaml(handle.read())))
+            where = shallow_lines(handle.read(), _DEEPEST)
     except (OSError, UnicodeDecodeError):  # a cassette built in memory, or its file gone: no links to lines
         where = {}
     href = pathlib.Path(os.path.abspath(path)).as_uri() if where else ""
+    if shown is not None:
+        loaded = loaded._replace(path=shown)
     return Lane(name, loaded, tuple(reports or ()), where, href)
 
 

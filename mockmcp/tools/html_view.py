@@ -22,9 +22,10 @@ from typing import Any, NamedTuple
 from mockmcp import protocol
 from mockmcp.cassette.model import RAW, REQUEST, SERVER, Cassette, Interaction, ServerItem
 from mockmcp.core.timeline import message_times
+from mockmcp.errors import UsageError
 from mockmcp.tools.show import client_marks, counts, header, matcher, reply, reply_marks
 from mockmcp.tools.summary import PARAMS, summarize
-from mockmcp.words import Place
+from mockmcp.words import Place, parse_path
 
 __all__ = ["Lane", "lane_view", "page_view"]
 
@@ -245,7 +246,13 @@ def _miss(miss: dict[str, Any], lane: Lane) -> dict[str, Any]:
         if isinstance(c, dict) and 0 <= c.get("interaction", -1) < len(lane.cassette.interactions)
     ]
     incoming = {"method": miss["method"], "params": miss.get("params")}
+    first = closest[0].get("first_path", "") if closest else ""
+    try:
+        hit = list(parse_path(first)) if first else []  # where the closest recording differs, in the incoming params
+    except UsageError:
+        hit = []
     return {
+        "hit": hit,
         "miss": True,
         "id": miss.get("id"),
         "method": miss["method"],

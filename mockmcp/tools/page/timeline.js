@@ -21,8 +21,9 @@
   }
 
   // --- JSON, folded and unfolded ---------------------------------------------------------------------
-  function jsonTree(value, key) {
-    const line = el("div", "jl");
+  // hit: the path (keys and indexes as text) still to follow to the value to highlight; [] marks this one.
+  function jsonTree(value, key, hit) {
+    const line = el("div", "jl" + (hit && !hit.length ? " hit" : ""));
     if (key !== undefined) line.append(el("span", "jk", JSON.stringify(key)), ": ");
     const open = Array.isArray(value) ? "[" : "{";
     if (value !== null && typeof value === "object" && Object.keys(value).length) {
@@ -33,7 +34,10 @@
       head.append(el("span", "jn", " " + plural(keys.length, Array.isArray(value) ? "item" : "key")));
       fold.append(head);
       const body = el("div", "jb");
-      for (const k of keys) body.append(jsonTree(value[k], Array.isArray(value) ? undefined : k));
+      for (const k of keys) {
+        const next = hit && hit.length && String(hit[0]) === k ? hit.slice(1) : null;
+        body.append(jsonTree(value[k], Array.isArray(value) ? undefined : k, next));
+      }
       fold.append(body, el("div", "jc", Array.isArray(value) ? "]" : "}"));
       line.append(fold);
     } else {
@@ -49,7 +53,7 @@
     const body = fold.querySelector(".body");
     if (msg.line) body.append(location(lane, msg.line, true));
     if (typeof msg.json === "string") body.append(el("pre", "raw", msg.json));
-    else if (msg.json !== null && msg.json !== undefined) body.append(jsonTree(msg.json));
+    else if (msg.json !== null && msg.json !== undefined) body.append(jsonTree(msg.json, undefined, msg.hit || null));
     else body.append(el("p", "dim", "nothing recorded"));
   }
 
@@ -175,7 +179,8 @@
       rec.append(box);
     });
     const cell = el("div", "live");
-    const asked = { dir: "to", kind: "request", method: miss.method, name: miss.name, text: miss.text, marks: [], json: miss.json };
+    const asked = { dir: "to", kind: "request", method: miss.method, name: miss.name, text: miss.text, marks: [] };
+    Object.assign(asked, { json: miss.json, hit: miss.hit });
     const fold = message(asked, lane);
     fold.classList.add("missed");
     cell.append(el("span", "badge bad", "missed: " + miss.reason), fold);
