@@ -22,7 +22,7 @@ from chromium import Chromium, find
 
 ROOT = Path(__file__).resolve().parent.parent
 
-TEST = '''
+TEST = """
 import pytest
 from mcp import Client
 
@@ -39,7 +39,7 @@ async def test_reads_two_notes(mockmcp):
         found = await client.call_tool("read_file", {"path": "notes.txt"})
         other = await client.call_tool("read_file", {"path": "note.txt"})  # never recorded: a miss
     assert found.content[0].text == "remember to buy milk" and not other.is_error
-'''
+"""
 
 
 def main() -> int:
