@@ -421,7 +421,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     page = item.stash.get(_PAGE, None)
     if page is not None and report.when == "call" and item.config.pluginmanager.hasplugin("html"):
-        from pytest_html import extras  # present: pytest-html is the plugin registered as "html"
+        from pytest_html import extras  # type: ignore[import-untyped]  # present: the plugin registered as "html"
 
         report.extras = [*getattr(report, "extras", []), extras.url(page.as_uri(), name="mockmcp timeline")]
     return report
