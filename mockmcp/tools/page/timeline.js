@@ -206,6 +206,10 @@
     if (lane.facts.length) head.append(el("p", "facts", lane.facts.join(" · ")));
     if (lane.description) head.append(el("p", "dim", lane.description));
     head.append(el("p", "counts", lane.counts.join(" · ")));
+    if (!lane.live && data.runner === "pytest") {
+      const said = "no live session reported: the host never started this server, or its replay was killed first";
+      head.append(el("p", "livesum bad", said));
+    }
     if (lane.live) {
       const live = lane.live;
       const said = [
