@@ -110,6 +110,21 @@ def test_a_lane_holds_every_message_with_shows_words_and_its_line_in_the_file() 
     assert lane["counts"][-1] == "era: handshake" and "protocol 2025-11-25" in lane["facts"]
 
 
+FLOW = """{"version": 1, "interactions": [
+  {"request": {"id": 1, "method": "ping"}, "response": {"result": {}}},
+  {"request": {"id": 2}, "server": [{"notification": {}},
+   {"request": {"id": 3}, "response": {}}], "response": {"result": {"a": [1, {"b": 2}]}}}]}
+"""
+
+
+@pytest.mark.parametrize("text", [*(path.read_text() for path in sorted(SHIPPED.glob("*.yaml"))), FLOW])
+def test_shallow_lines_agree_with_the_node_tree_to_their_depth(text: str) -> None:
+    from mockmcp.cassette.yamlfile import compose, lines, nodes, shallow_lines
+
+    deep = {place: line for place, line in lines(nodes(compose(text))).items() if len(place) <= 5}
+    assert shallow_lines(text, 5) == deep and len(deep) > 5
+
+
 def test_input_required_rounds_are_grouped() -> None:
     rows = html_view.lane_view(lane_for(str(SHIPPED / "notes-session-2026.yaml")))["rows"]
     rounds = {row["n"]: row.get("round") for row in rows}
