@@ -30,6 +30,11 @@ from mockmcp.words import Place, parse_path
 __all__ = ["Lane", "lane_view", "page_view"]
 
 TO, FROM = "to", "from"  # to the server (what the host sent), from it
+_SHOWN = 400  # characters of a summary on its row; the whole message is in its JSON, unfolded
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
 class Lane(NamedTuple):
@@ -64,7 +69,7 @@ def _message(message: dict[str, Any], direction: str, kind: str, line: int | Non
         "kind": kind,
         "method": message["method"],
         "name": _named(message),
-        "text": summarize(PARAMS, message["method"], message.get("params")),
+        "text": _cut(summarize(PARAMS, message["method"], message.get("params"))),
         "at": at,
         "line": line,
         "marks": [],
@@ -83,7 +88,7 @@ def _answer(method: str | None, response: dict[str, Any] | None, direction: str,
         "kind": "response" if direction == FROM else "answer",
         "method": method,
         "name": "",
-        "text": text,
+        "text": _cut(text),
         "style": style,
         "error": error,
         "line": line,
@@ -95,8 +100,16 @@ def _answer(method: str | None, response: dict[str, Any] | None, direction: str,
 def _server(item: ServerItem, place: Place, lane: Lane, unsolicited: bool) -> list[dict[str, Any]]:
     line = lane.lines.get(place)
     if item.kind == RAW:
-        raw = {"dir": FROM, "kind": "raw", "method": "", "name": "", "text": f"raw: {item.message}", "at": item.at}
-        return [{**raw, "style": "fault", "line": line, "marks": ["not JSON"], "json": item.message, "depth": 1}]
+        raw: dict[str, Any] = {
+            "dir": FROM,
+            "kind": "raw",
+            "method": "",
+            "name": "",
+            "text": _cut(f"raw: {item.message}"),
+            "at": item.at,
+        }
+        raw.update(style="fault", line=line, marks=["not JSON"], json=item.message, depth=0 if unsolicited else 1)
+        return [raw]
     sent = _message(item.message, FROM, item.kind, line, item.at)
     sent["marks"] += ["unsolicited"] * unsolicited + ["on the GET stream"] * (item.stream is not None)
     sent["depth"] = 0 if unsolicited else 1  # under the request it came for
@@ -155,7 +168,7 @@ def _interaction(n: int, item: Interaction, lane: Lane, cancelled_by: int | None
     if item.kind == REQUEST:
         response = _answer(item.method, item.response, FROM, lane.lines.get((*place, "response")))
         if item.raw_response is not None:
-            response.update(text=f"raw: {item.raw_response}", style="fault", json=item.raw_response)
+            response.update(text=_cut(f"raw: {item.raw_response}"), style="fault", json=item.raw_response)
         took = item.took
         response["took"] = None if took is None else (f"{took * 1000:.0f} ms" if took < 1 else f"{took:.2f} s")
         response["marks"] += reply_marks(item)
@@ -257,7 +270,7 @@ def _miss(miss: dict[str, Any], lane: Lane) -> dict[str, Any]:
         "id": miss.get("id"),
         "method": miss["method"],
         "name": _named(incoming),
-        "text": summarize(PARAMS, miss["method"], miss.get("params")),
+        "text": _cut(summarize(PARAMS, miss["method"], miss.get("params"))),
         "reason": miss.get("reason", ""),
         "closest": closest,
         "fixes": list(miss.get("fixes", [])),

@@ -51,13 +51,13 @@
     if (fold.dataset.filled) return;
     fold.dataset.filled = "yes";
     const body = fold.querySelector(".body");
-    if (msg.line) body.append(location(lane, msg.line, true));
+    if (msg.line) body.append(lineLink(lane, msg.line, true));
     if (typeof msg.json === "string") body.append(el("pre", "raw", msg.json));
     else if (msg.json !== null && msg.json !== undefined) body.append(jsonTree(msg.json, undefined, msg.hit || null));
     else body.append(el("p", "dim", "nothing recorded"));
   }
 
-  function location(lane, line, long) {
+  function lineLink(lane, line, long) {
     const link = el("a", "loc", long ? lane.cassette + ":" + line : "L" + line);
     if (lane.href) link.href = lane.href;
     link.title = "the cassette at " + lane.cassette + ":" + line;
@@ -104,7 +104,7 @@
     gutter.append(el("span", "idx", "[" + row.n + "]"));
     const first = row.msgs[0];
     if (first && first.at !== null && first.at !== undefined) gutter.append(el("span", "at", "+" + first.at.toFixed(3) + "s"));
-    if (row.line) gutter.append(location(lane, row.line, false));
+    if (row.line) gutter.append(lineLink(lane, row.line, false));
     const rec = el("div", "rec");
     for (const msg of row.msgs) rec.append(message(msg, lane));
     const notes = [];
@@ -174,7 +174,7 @@
       const link = el("a", "jump", (k + 1) + ". interactions[" + c.interaction + "]");
       link.href = "#l" + laneIndex + "-i" + c.interaction;
       head.append(link, " " + (c.plays ? "already played " + plural(c.plays, "time") : "not played yet") + " ");
-      if (c.line) head.append(location(lane, c.line, true));
+      if (c.line) head.append(lineLink(lane, c.line, true));
       box.append(head, differences(c.differences));
       rec.append(box);
     });
