@@ -309,6 +309,7 @@ def test_show_html_refuses_what_it_cannot_use(args: list[str], said: str, tmp_pa
         ("[]", "it has no `plays` list"),
         ('{"plays": [1, 1]}', "the report counts 2 interactions, the cassette has 6"),
         ('{"plays": [1, 1, 1, 1, 1, 1], "misses": {}}', "`misses` is not a list of objects"),
+        (json.dumps({"plays": [1] * 6, "cassette": str(ROOT / "examples" / "weather.yaml")}), "is of the cassette "),
     ],
 )
 def test_a_report_that_is_not_one_of_this_cassette_is_refused_with_its_file(
@@ -317,7 +318,7 @@ def test_a_report_that_is_not_one_of_this_cassette_is_refused_with_its_file(
     report = tmp_path / "report.json"
     report.write_text(text)
     with pytest.raises(UsageError, match=re.escape(said)) as refused:
-        read_report(str(report), 6)
+        read_report(str(report), 6, str(ROOT / "cassettes" / "notes.yaml"))
     assert refused.value.problem.startswith(f"{report}: ") and "mockmcp replay --report FILE" in str(refused.value.fix)
 
 

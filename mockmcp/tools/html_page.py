@@ -46,9 +46,9 @@ _DEEPEST = 5  # the deepest place a page links to: interactions[n].server[k].res
 RUNNERS = ("cli", "pytest")  # how the user ran what the page explains: the form its fix commands take
 
 
-def read_report(path: str, interactions: int) -> dict[str, Any]:
-    """A replay report (`mockmcp replay --report FILE`) of a cassette of `interactions` interactions; raises
-    UsageError naming the file and what is wrong with it."""
+def read_report(path: str, interactions: int, cassette: str | None = None) -> dict[str, Any]:
+    """A replay report (`mockmcp replay --report FILE`) of a cassette of `interactions` interactions (the file
+    `cassette`, when given); raises UsageError naming the file and what is wrong with it."""
     fix = "give the file `mockmcp replay --report FILE` wrote while replaying this very cassette"
     try:
         with open(path, encoding="utf-8") as handle:
@@ -66,6 +66,9 @@ def read_report(path: str, interactions: int) -> dict[str, Any]:
             "for another version of the cassette",
             fix,
         )
+    named = report.get("cassette")
+    if cassette and isinstance(named, str) and os.path.isfile(named) and not os.path.samefile(named, cassette):
+        raise UsageError(f"{path}: the report is of the cassette {named}, not of {cassette}", fix)
     for key in ("misses", "unplayed", "repeats", "mismatches", "withheld"):
         if not isinstance(report.get(key, []), list) or not all(isinstance(x, dict) for x in report.get(key, [])):
             raise UsageError(f"{path}: not a replay report: `{key}` is not a list of objects", fix)
@@ -128,7 +131,7 @@ def write_page(output: str, lanes: list[Lane], title: str, runner: str = "cli") 
 def write_show_page(cassette: str, report_paths: tuple[str, ...], output: str) -> str:
     """`mockmcp show --html`: the cassette, and what the replays whose reports are given did; returns output."""
     lane = lane_for(cassette)
-    reports = [read_report(path, len(lane.cassette.interactions)) for path in report_paths]
+    reports = [read_report(path, len(lane.cassette.interactions), cassette) for path in report_paths]
     title = f"mockmcp: {cassette}" + (" replayed" if reports else "")
     return write_page(output, [lane._replace(reports=tuple(reports))], title)
 
