@@ -235,12 +235,12 @@ def _findings(lane: Lane, rows: list[dict[str, Any]]) -> list[str]:
             (w, "withheld") for w in report.get("withheld", [])
         ]:
             n = found.get("interaction")
-            if n is None or not 0 <= n < len(rows):
+            if not isinstance(n, int) or not 0 <= n < len(rows) or not rows[n]["msgs"]:
                 notes.append(found.get("explanation", ""))
                 continue
             row = rows[n]
-            asked = next((m for m in row["msgs"] if m["kind"] == REQUEST and m["method"] == found["method"]), None)
-            target = asked or row["msgs"][0]
+            asked = (m for m in row["msgs"] if (m["dir"], m["kind"], m["method"]) == (FROM, REQUEST, found["method"]))
+            target = next(asked, row["msgs"][0])
             detail = found.get("differences") or [found.get("explanation", "")]
             target.setdefault(key, []).extend(detail)
             row["live"][key] = True
