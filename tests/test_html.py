@@ -157,8 +157,9 @@ def test_fault_knobs_are_marked_as_show_marks_them_and_cancellations_with_their_
     rows = view_of("version: 1\ninteractions:\n" + FAULTS)["rows"]
     assert rows[0]["msgs"][0]["marks"] == ["delay 2.5s", "times 2"]  # show's words, on the first line
     assert rows[0]["msgs"][1]["marks"] == ["dropped"]
-    assert rows[1]["cancelled"] == 2
-    assert [m["marks"] for m in rows[1]["msgs"]] == [[], [], ["after the cancel"], ["late: after the cancel"]]
+    assert rows[1]["cancelled"] == 2 and rows[2]["cancels"] == 1
+    late = ["after the cancel", "late answer, after the cancel"]
+    assert [m.get("late") for m in rows[1]["msgs"]] == [None, None, *late]
     raw = rows[3]["msgs"][1]
     assert (raw["text"], raw["style"], raw["json"]) == ("raw: not json {", "fault", "not json {")
     assert raw["marks"] == ["raw reply", "exit 3 after reply"]

@@ -111,7 +111,7 @@ def _server(item: ServerItem, place: Place, lane: Lane, unsolicited: bool) -> li
         raw.update(style="fault", line=line, marks=["not JSON"], json=item.message, depth=0 if unsolicited else 1)
         return [raw]
     sent = _message(item.message, FROM, item.kind, line, item.at)
-    sent["marks"] += ["unsolicited"] * unsolicited + ["on the GET stream"] * (item.stream is not None)
+    sent["notes"] = ["unsolicited"] * unsolicited + ["on the GET stream"] * (item.stream is not None)
     sent["depth"] = 0 if unsolicited else 1  # under the request it came for
     if item.kind != REQUEST:
         return [sent]
@@ -193,7 +193,7 @@ def _mark_late(item: Interaction, msgs: list[dict[str, Any]], cancel: Interactio
     sent = [m for m in msgs if m["dir"] == FROM]
     for message, at in zip(sent, times, strict=False):
         if at is not None and cancel.at is not None and at >= cancel.at:
-            message["marks"].append("late: after the cancel" if message["kind"] == "response" else "after the cancel")
+            message["late"] = "late answer, after the cancel" if message["kind"] == "response" else "after the cancel"
 
 
 def _live(lane: Lane, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -283,6 +283,8 @@ def lane_view(lane: Lane) -> dict[str, Any]:
     cassette = lane.cassette
     cancels = _cancels(cassette.interactions)
     rows = [_interaction(n, item, lane, cancels.get(n)) for n, item in enumerate(cassette.interactions)]
+    for cancelled, cancel in cancels.items():
+        rows[cancel]["cancels"] = cancelled
     for first, chain in _rounds(cassette.interactions).items():
         for k, n in enumerate(chain, 1):
             rows[n]["round"] = {"first": first, "k": k, "of": len(chain)}

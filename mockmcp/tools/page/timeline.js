@@ -74,7 +74,9 @@
     const parts = [el("span", "arrow", ARROW[msg.dir])];
     if (msg.method && msg.kind !== "response" && msg.kind !== "answer") parts.push(el("span", "method", msg.method));
     if (msg.text) parts.push(el("span", "text " + (msg.style || ""), msg.text));
+    for (const note of msg.notes || []) parts.push(el("span", "took", "(" + note + ")"));
     for (const mark of msg.marks || []) parts.push(el("span", "mark", "⚠ " + mark));
+    if (msg.late) parts.push(el("span", "mark late", "↯ " + msg.late));
     if (msg.took) parts.push(el("span", "took", msg.took));
     for (const [key, said] of [["differed", "answer differed"], ["withheld", "withheld"]]) {
       if (!msg[key]) continue;
@@ -90,9 +92,9 @@
   function msgKinds(msg) {
     const kinds = [];
     if (msg.error) kinds.push("error");
-    if ((msg.marks || []).some((m) => m !== "unsolicited" && m !== "on the GET stream")) kinds.push("fault");
+    if ((msg.marks || []).length) kinds.push("fault");
     if (msg.differed || msg.withheld) kinds.push("differed");
-    if ((msg.marks || []).some((m) => m.indexOf("cancel") >= 0)) kinds.push("cancel");
+    if (msg.late) kinds.push("cancel");
     return kinds;
   }
 
@@ -110,11 +112,12 @@
     const notes = [];
     if (row.match) notes.push("match: " + row.match);
     if (row.cancelled !== null && row.cancelled !== undefined) notes.push("cancelled by the host in [" + row.cancelled + "]");
+    if (row.cancels !== undefined) notes.push("cancels the request of [" + row.cancels + "]");
     if (row.round) notes.push("input_required round " + row.round.k + " of " + row.round.of);
     for (const text of notes) rec.append(el("p", "note", text));
     node.append(gutter, rec);
     const kinds = new Set();
-    if (row.cancelled !== null && row.cancelled !== undefined) kinds.add("cancel");
+    if ((row.cancelled !== null && row.cancelled !== undefined) || row.cancels !== undefined) kinds.add("cancel");
     if (lane.live) node.append(liveCell(row, node, kinds));
     return { node, kinds, msgs: row.msgs };
   }
