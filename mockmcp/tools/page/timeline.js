@@ -292,9 +292,13 @@
       if (job.next >= job.lane.rows.length) queue.shift();
       else drawOne(job);
     }
-    if (queue.length) setTimeout(pump, 0);
+    if (queue.length) later.postMessage(null);
     else finished();
   }
+  // A message to itself lets the browser paint and take input between slices, without setTimeout's clamp.
+  const channel = new MessageChannel();
+  const later = channel.port2;
+  channel.port1.onmessage = pump;
 
   // --- filters and keys --------------------------------------------------------------------------------
   const filters = { q: "", method: "", tool: "", dir: "", kind: "" };
