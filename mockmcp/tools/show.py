@@ -10,7 +10,8 @@ recorded sessions, a rule line marks where each begins. Counts close the transcr
 Rendering is pure: a line is built as three groups of (text, style) spans (the head with timing and
 arrow, the summary, the tail with timings and fault marks), cut to the width on its visible text
 (the summary gives way first, so marks are never cut off), and only then coloured, so colour never
-changes what fits. `show_file` loads; `print_show` is the shell the CLI calls.
+changes what fits. `show_file` loads; `print_show` is the shell the CLI calls. The HTML timeline
+(`html_view`) takes its summaries and marks from here too (`reply`, `client_marks`, `reply_marks`...).
 """
 
 from __future__ import annotations
