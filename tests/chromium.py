@@ -7,7 +7,7 @@ distribution's packages); `find()` says where it is, or None.
 
     with Chromium(find()) as browser:
         page = browser.page(1280, 800)
-        page.open("file:///tmp/page.html")
+        page.open(Path("page.html").resolve().as_uri())
         page.evaluate("document.title")
 """
 
