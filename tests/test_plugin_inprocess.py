@@ -67,6 +67,7 @@ def _verdicts(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for match in re.finditer(r"_+ (test_\w+)\[(stdio|inprocess)\] _+\n(.*?)(?=\n_{5,} |\n=+ )", text, re.S):
         name, way, body = match.groups()
+        body = re.sub(r"(the session as a timeline: )\S+", r"\1PAGE", body)  # each test's page has a folder of its own
         found[f"{name}[{way}]"] = body.replace(f"[{way}]", "[WAY]")
     return found
 

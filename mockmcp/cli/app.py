@@ -106,6 +106,7 @@ def replay(
     substitutions: tuple[tuple[str, str | None], ...],
     strict: bool,
     report_path: str | None,
+    html_path: str | None,
     timing: float,
     listen: tuple[str, int] | None,
     allow_hosts: tuple[str, ...],
@@ -119,7 +120,17 @@ def replay(
     when the host closes stdin, over HTTP at SIGINT or SIGTERM.
     """
     status = replay_cassette(
-        cassette, ignores, strict, report_path, timing, listen, allow_hosts, state_path, substitutions, session_idle
+        cassette,
+        ignores,
+        strict,
+        report_path,
+        timing,
+        listen,
+        allow_hosts,
+        state_path,
+        substitutions,
+        html_path,
+        session_idle,
     )
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
@@ -270,13 +281,37 @@ def recover(cassette: str) -> None:
 @click.option(
     "--width", type=click.IntRange(min=20), metavar="COLUMNS", help="Line width (default: the terminal's, else 100)."
 )
-def show(cassette: str, color: str, width: int | None) -> None:
-    """Print CASSETTE as a transcript to read at a glance.
+@click.option("--html", "html", is_flag=True, help="Write an HTML timeline instead (to the -o file).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="With --html: the page to write.")
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="REPORT",
+    help="With --html: a replay's --report of this cassette, shown beside it (repeatable, one per live session).",
+)
+def show(
+    cassette: str, color: str, width: int | None, html: bool, output: str | None, reports: tuple[str, ...]
+) -> None:
+    """Print CASSETTE as a transcript to read at a glance, or with --html write it as a page.
 
     One line per message with direction arrows, method and a short summary, the recorded timing,
-    the fault knobs marked, and counts at the end.
+    the fault knobs marked, and counts at the end. `--html -o FILE.html` draws the same as a timeline
+    in one self-contained file; with `--report`, what a live replay did is beside what was recorded.
     """
-    print_show(cassette, color, width)
+    if not html:
+        if output or reports:
+            raise UsageError("-o and --report are options of `show --html`", "add --html, or leave them out")
+        print_show(cassette, color, width)
+        return
+    if not output:
+        raise UsageError(
+            "`show --html` needs the file to write", f"add -o FILE.html: mockmcp show --html {cassette} -o page.html"
+        )
+    from mockmcp.tools.html_page import write_show_page  # deferred: only --html draws a page
+
+    click.echo(f"mockmcp: wrote {write_show_page(cassette, reports, output)}", err=True)
 
 
 @cli.command()

@@ -121,6 +121,14 @@ REPLAY = (
         "Write the session summary as JSON to this file ({pid} in it becomes the process id).",
     ),
     Param(
+        "html_path",
+        ("--html",),
+        "file",
+        "Write the session as an HTML timeline to this file when it ends ({pid} as in --report): what was "
+        "recorded beside what the host did, each miss with the closest recordings and how they differ.",
+        metavar="FILE",
+    ),
+    Param(
         "timing",
         ("--timing",),
         "timing",

@@ -46,6 +46,7 @@ def replay_cassette(
     allow_hosts: tuple[str, ...] = (),
     state_path: str | None = None,
     substitutions: tuple[tuple[str, str | None], ...] = (),
+    html_path: str | None = None,
     session_idle: float | None = protocol.SESSION_IDLE,
 ) -> int:
     """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
@@ -80,7 +81,7 @@ def replay_cassette(
         with Signals():  # the serving loop catches the first signal; this one, any that come after it
             reports = _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts, session_idle)
             report, status = Report.combine(recorded, reports), 0
-            _write_report(report, report_path)
+            _write_report(report, report_path, html_path)
     else:
         with Signals() as signals:
             recordings = Recordings(recorded, matcher, taken) if taken else None
@@ -89,7 +90,7 @@ def replay_cassette(
             report = engine.report
             if state_path is not None:  # before the report: a host may start the next process once it is written
                 write_taken(state_path, cassette, {*taken, *report.sessions})
-            _write_report(report, report_path)
+            _write_report(report, report_path, html_path)
     if strict and not report.strict_ok:
         raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
     return status
@@ -105,14 +106,20 @@ def _journal_note(cassette: str, journal: str) -> str:
     return f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette"
 
 
-def _write_report(report: Report, report_path: str | None) -> None:
-    """The --report file (written first: stderr may be a pipe nobody reads), then the summary on stderr."""
+def _write_report(report: Report, report_path: str | None, html_path: str | None = None) -> None:
+    """The --report file and the --html page (written first: stderr may be a pipe nobody reads), then the summary
+    on stderr."""
     if report_path:
         # {pid} lets one --report option serve a host that launches the server several times.
         atomic_write(
             report_path.replace("{pid}", str(os.getpid())),
             report.json_text(),
         )
+    if html_path:
+        from mockmcp.tools.html_page import write_replay_page  # deferred: only --html draws a page
+
+        page = write_replay_page(report, html_path.replace("{pid}", str(os.getpid())))
+        note(f"the session as a timeline: {page}")
     print(report.summary(), file=sys.stderr, flush=True)
 
 

@@ -36,7 +36,7 @@ from mockmcp.errors import UsageError
 from mockmcp.plugin import http_server, keeping, launch
 from mockmcp.plugin.naming import CASSETTE_RULE, Origin
 from mockmcp.plugin.privacy import Privacy
-from mockmcp.plugin.story import render_miss
+from mockmcp.plugin.story import pytest_fixes, render_miss
 from mockmcp.words import RecordMode
 
 __all__ = ["Harness", "MODES", "check_mode", "days_old", "server_command"]
@@ -388,6 +388,20 @@ class Harness:
         if not problems:
             return None
         return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
+
+    def told_reports(self, nodeid: str) -> list[dict[str, Any]]:
+        """The reports of this test's replays (none when recording or live), each miss's fixes in pytest's terms."""
+        if self.recording or self.live:
+            return []
+        told = []
+        for report in self.reports(wait=0.0):
+            if isinstance(report, dict):
+                misses = [
+                    {**miss, "fixes": list(pytest_fixes(miss, nodeid, self.origin.hand_made))}
+                    for miss in report.get("misses", [])
+                ]
+                told.append({**report, "misses": misses})
+        return told
 
     def keep_recording(self) -> bool:
         """Make a finished recording the test's cassette (see `keeping.keep`); False when there was none."""

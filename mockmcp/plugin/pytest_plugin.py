@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.plugin import keeping, orphans
+from mockmcp.plugin import keeping, orphans, timeline
 from mockmcp.plugin.harness import MODES, Harness, check_mode, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
 from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
@@ -42,6 +42,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_runtest_call",
+    "pytest_runtest_makereport",
 ]
 
 _KEY = pytest.StashKey[list[Harness]]()
@@ -50,6 +51,8 @@ _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may 
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
 _USED = pytest.StashKey[orphans.Used]()  # for --mockmcp-orphans: the cassette folders and the cassettes tests use
+_NAMES = pytest.StashKey[list[str]]()  # the test's servers by name ("" for a test's one server)
+_PAGE = pytest.StashKey[Path]()  # the test's timeline page, once written
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,6 +73,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--mockmcp-orphans",
         action="store_true",
         help="list the cassettes in the cassette folders that no collected test uses; the run fails if any",
+    )
+    group.addoption(
+        "--mockmcp-html",
+        choices=timeline.WHEN,
+        default="failed",
+        help="write an HTML timeline of the replayed session for each failed test (the default), every test, or none",
     )
     group.addoption(
         "--mockmcp-live",
@@ -281,6 +290,7 @@ def mockmcp(
         mocks = [harness(mockmcp_cassette_path, server)]
         mock_server = MockServer(mocks[0])
     request.node.stash[_KEY] = mocks  # a problem found before the test fails it in its call (see below)
+    request.node.stash[_NAMES] = [str(name) for name in named] if named else [""]
     _check_age(request, mocks, strict)
     yield mock_server
     for mock in mocks:
@@ -380,13 +390,17 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
     verdict = _verdict(mocks, item.nodeid)
+    page = _timeline(item, mocks, failed=bool(verdict) or failure is not None)
+    shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""
     if verdict:
         said = f"\n\nThe test failed with: {failure!r}" if failure else ""
-        pytest.fail(verdict + said, pytrace=False)
+        pytest.fail(verdict + said + shown, pytrace=False)
     if failure is not None:
         for mock in mocks:  # the replay's notes (a cancelled request, a fault played) may say why
             for title, text in mock.sections():
                 item.add_report_section("call", title, text)
+        if page:
+            item.add_report_section("call", "mockmcp timeline", shown.strip())
         raise failure
     for mock in mocks:  # strict failed it above; a test that is not strict is told
         unstarted = None if mock.recording or mock.strict else mock.never_started()
@@ -394,3 +408,31 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             item.warn(pytest.PytestWarning(unstarted))
     item.stash[_PASSED] = True
     return result
+
+
+def _timeline(item: pytest.Item, mocks: list[Harness], failed: bool) -> Path | None:
+    """The test's timeline page, when --mockmcp-html asks for one for this test (by default: a failed one)."""
+    when = item.config.getoption("--mockmcp-html")
+    if not mocks or when == "none" or (when == "failed" and not failed):
+        return None
+    names = item.stash.get(_NAMES, [""] * len(mocks))
+    try:
+        page = timeline.write_timeline(mocks, names, item.nodeid, item.name, item.config.rootpath)
+    except OSError as error:  # the page is an aid: the test's verdict stands without it
+        item.warn(pytest.PytestWarning(f"mockmcp: the timeline page could not be written: {error}"))
+        return None
+    if page is not None:
+        item.stash[_PAGE] = page
+    return page
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """With pytest-html: a link to the test's timeline page among the extras of its report."""
+    report = yield
+    page = item.stash.get(_PAGE, None)
+    if page is not None and report.when == "call" and item.config.pluginmanager.hasplugin("html"):
+        from pytest_html import extras  # type: ignore[import-untyped]  # present: the plugin registered as "html"
+
+        report.extras = [*getattr(report, "extras", []), extras.url(page.as_uri(), name="mockmcp timeline")]
+    return report

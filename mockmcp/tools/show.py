@@ -10,7 +10,8 @@ recorded sessions, a rule line marks where each begins. Counts close the transcr
 Rendering is pure: a line is built as three groups of (text, style) spans (the head with timing and
 arrow, the summary, the tail with timings and fault marks), cut to the width on its visible text
 (the summary gives way first, so marks are never cut off), and only then coloured, so colour never
-changes what fits. `show_file` loads; `print_show` is the shell the CLI calls.
+changes what fits. `show_file` loads; `print_show` is the shell the CLI calls. The HTML timeline
+(`html_view`) takes its summaries and marks from here too (`reply`, `client_marks`, `reply_marks`...).
 """
 
 from __future__ import annotations
@@ -30,7 +31,18 @@ from mockmcp.errors import UsageError
 from mockmcp.tools.summary import PARAMS, RESULTS, summarize
 from mockmcp.words import placeholder
 
-__all__ = ["print_show", "render", "show_file", "want_color"]
+__all__ = [
+    "client_marks",
+    "counts",
+    "header",
+    "matcher",
+    "print_show",
+    "render",
+    "reply",
+    "reply_marks",
+    "show_file",
+    "want_color",
+]
 
 _Span = tuple[str, str]  # (text, style); style "" is plain
 _ANSI = {"to": "36", "from": "32", "error": "31", "tool": "33", "fault": "35", "dim": "2", "bold": "1"}
@@ -61,7 +73,7 @@ class _Layout(NamedTuple):
     tag: int
 
 
-def _reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
+def reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
     """A response's summary, styled: protocol errors, tool errors, input_required, or the result."""
     if "error" in response:
         error = response["error"]
@@ -87,7 +99,7 @@ def _reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
 # --- fault knobs and counts --------------------------------------------------------------------------
 
 
-def _client_marks(item: Interaction) -> list[str]:
+def client_marks(item: Interaction) -> list[str]:
     """Knobs that change when or whether the client message is answered: delay, times and after."""
     marks = [f"delay {item.delay:g}s"] if item.delay else []
     plays = ([f"times {item.times}"] if item.times != 1 else []) + (
@@ -96,7 +108,7 @@ def _client_marks(item: Interaction) -> list[str]:
     return marks + ([", ".join(plays)] if plays else [])
 
 
-def _reply_marks(item: Interaction) -> list[str]:
+def reply_marks(item: Interaction) -> list[str]:
     """Knobs that change the reply itself: drop, raw_response, exit."""
     marks = ["dropped"] if item.drop else []
     marks += ["raw reply"] if item.raw_response is not None else []
@@ -110,11 +122,11 @@ def _eras(cassette: Cassette) -> list[str]:
     return sorted(eras, key=lambda era: (era != protocol.HANDSHAKE, era))
 
 
-def _counts(cassette: Cassette) -> list[_Span]:
+def counts(cassette: Cassette) -> list[_Span]:
     items = cassette.interactions
     replies = [item.response for item in items] + [s.response for item in items for s in item.server]
     results = [r["result"] for r in replies if r is not None and "result" in r]
-    faults = sum(len(_client_marks(i)) + len(_reply_marks(i)) + sum(s.kind == RAW for s in i.server) for i in items)
+    faults = sum(len(client_marks(i)) + len(reply_marks(i)) + sum(s.kind == RAW for s in i.server) for i in items)
     counts = [
         (sum(i.kind == REQUEST for i in items), "request", ""),
         (sum(i.kind == NOTIFICATION for i in items), "notification", ""),
@@ -156,7 +168,7 @@ def _server_lines(item: ServerItem, layout: _Layout, index: str, unsolicited: bo
     lines = [_Line(head, _message(item.message), tail)]
     if item.kind == REQUEST:
         answer = (
-            [("no answer recorded", "dim")] if item.response is None else _reply(item.message["method"], item.response)
+            [("no answer recorded", "dim")] if item.response is None else reply(item.message["method"], item.response)
         )
         lines.append(_Line(_head(layout, None, "", layout.symbols.to_server, indent=2), answer, []))
     return lines
@@ -166,18 +178,18 @@ def _response_line(item: Interaction, layout: _Layout) -> _Line:
     if item.raw_response is not None:
         body = [(f"raw: {item.raw_response}", "fault")]
     else:
-        body = [("no response recorded", "dim")] if item.response is None else _reply(item.method, item.response)
+        body = [("no response recorded", "dim")] if item.response is None else reply(item.method, item.response)
     took = (
         []
         if item.took is None
         else [(f"  ({item.took * 1000:.0f} ms)" if item.took < 1 else f"  ({item.took:.2f} s)", "dim")]
     )
-    return _Line(_head(layout, None, "", layout.symbols.to_client), body, took + _marks(layout, _reply_marks(item)))
+    return _Line(_head(layout, None, "", layout.symbols.to_client), body, took + _marks(layout, reply_marks(item)))
 
 
 def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
     index = f"[{n}]"
-    rules = ", ".join(f"{path} {_matcher(how)}" for path, how in (item.match or {}).items())
+    rules = ", ".join(f"{path} {matcher(how)}" for path, how in (item.match or {}).items())
     tail = [(f"  match: {rules}", "dim")] if rules else []
     head = _head(layout, item.at, index, layout.symbols.to_server)
     lines = [] if item.message is None else [_Line(head, _message(item.message), tail)]
@@ -185,12 +197,12 @@ def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line
         lines += _server_lines(server, layout, index if not lines else "", item.message is None)
     if item.kind == REQUEST:
         lines.append(_response_line(item, layout))
-    if lines and _client_marks(item):  # delay and times act on the whole interaction: marked on its first line
-        lines[0] = lines[0]._replace(tail=lines[0].tail + _marks(layout, _client_marks(item)))
+    if lines and client_marks(item):  # delay and times act on the whole interaction: marked on its first line
+        lines[0] = lines[0]._replace(tail=lines[0].tail + _marks(layout, client_marks(item)))
     return lines
 
 
-def _matcher(how: Any) -> str:
+def matcher(how: Any) -> str:
     """A match rule's matcher, short: `regex`, `type integer`, `any`."""
     if isinstance(how, dict):
         ((kind, argument),) = how.items()
@@ -198,7 +210,7 @@ def _matcher(how: Any) -> str:
     return str(how)
 
 
-def _header(cassette: Cassette) -> list[list[_Span]]:
+def header(cassette: Cassette) -> list[list[_Span]]:
     meta = cassette.meta
     server = meta.get("server")
     ignored = (meta.get("match") or {}).get("ignore") or []
@@ -279,14 +291,14 @@ def render(cassette: Cassette, color: bool, width: int, *, ascii_only: bool = Fa
     stamps = [i.at for i in cassette.interactions] + [s.at for i in cassette.interactions for s in i.server]
     clock = max((len(f"+{at:.3f}s") for at in stamps if at is not None), default=0)
     layout = _Layout(symbols, clock, len(f"[{max(len(cassette.interactions) - 1, 0)}]"))
-    header = _header(cassette)
-    lines = _wrap(header[0], width, symbols.more, first=" ") + [_cut(h, width, symbols.more) for h in header[1:]]
+    top = header(cassette)
+    lines = _wrap(top[0], width, symbols.more, first=" ") + [_cut(h, width, symbols.more) for h in top[1:]]
     several = any(item.session for item in cassette.interactions)
     for n, item in enumerate(cassette.interactions):
         if several and (n == 0 or item.session != cassette.interactions[n - 1].session):
             lines.append(_cut(_session_mark(item.session, cassette, symbols), width, symbols.more))
         lines += [_fit(line, width, symbols.more) for line in _interaction_lines(n, item, layout)]
-    lines += _wrap(_counts(cassette), width, symbols.more)
+    lines += _wrap(counts(cassette), width, symbols.more)
     return "".join(_paint(line, color) + "\n" for line in lines)
 
 

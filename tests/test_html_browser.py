@@ -1,0 +1,190 @@
+"""The HTML timeline in a real headless browser: the system's Chromium, over its DevTools pipe (tests/chromium.py).
+
+One browser for the whole module (and one worker: the xdist group), a tab per page. Without a Chromium
+these tests skip, saying so; `.ci/run` installs the distribution's package when it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chromium import Chromium, Page, find
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+
+from mockmcp.cassette import store
+from mockmcp.tools.html_page import lane_for, write_page
+
+pytestmark = pytest.mark.xdist_group("chromium")
+
+HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "demo-host", "version": "1.0"}}
+DEMO = [  # the README's demo host: its session, then a note the cassette never recorded
+    {"jsonrpc": "2.0", "id": 100, "method": "initialize", "params": HELLO},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {
+        "jsonrpc": "2.0",
+        "id": 101,
+        "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "notes.txt"}},
+    },
+    {
+        "jsonrpc": "2.0",
+        "id": 102,
+        "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "note.txt"}},
+    },
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Chromium]:
+    executable = find()
+    if executable is None:
+        pytest.skip("no Chromium on this machine: `apt-get install chromium` (.ci/run installs it when it can)")
+    chromium = Chromium(executable)
+    try:
+        yield chromium
+    finally:
+        chromium.close()  # the browser and its helpers, by the process group it was started in
+
+
+@pytest.fixture
+def tab(browser: Chromium) -> Iterator[Page]:
+    page = browser.page(1280, 800)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def failed_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`mockmcp replay --html` of the README's demo session: one miss, three interactions unplayed."""
+    out = tmp_path_factory.mktemp("pages") / "demo.html"
+    lines = "".join(json.dumps(message) + "\n" for message in DEMO)
+    done = subprocess.run(
+        [*MOCKMCP, "replay", "cassettes/notes.yaml", "--html", str(out)],
+        input=lines,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=child_env(),
+        timeout=30,
+    )
+    assert done.returncode == 0 and out.exists(), done.stderr
+    return out
+
+
+def visible_text(tab: Page, selector: str) -> list[str]:
+    """The text a person sees in each element the selector finds (hidden ones left out)."""
+    script = f"Array.from(document.querySelectorAll({json.dumps(selector)})).filter(e => e.offsetParent !== null)"
+    return list(tab.evaluate(script + ".map(e => e.innerText)"))
+
+
+def test_the_failed_page_opens_from_disk_with_no_console_error_and_no_request(tab: Page, failed_page: Path) -> None:
+    tab.open(failed_page.as_uri())
+    assert tab.problems() == []
+    assert tab.requests() == [failed_page.as_uri()]  # its own document, nothing else
+    assert tab.evaluate("document.title") == "mockmcp replay: cassettes/notes.yaml"
+    assert visible_text(tab, "#verdict") == ["replayed: 1 miss, 3 unplayed, 0 answers differed"]
+
+
+def test_the_seeded_miss_shows_where_it_differs_and_unplayed_entries_are_marked(tab: Page, failed_page: Path) -> None:
+    tab.open(failed_page.as_uri())
+    (miss,) = visible_text(tab, ".row.miss")
+    assert 'arguments.path: recorded "notes.txt", incoming "note.txt"' in miss
+    assert "→ tools/call read_file {path: note.txt}" in miss
+    assert "mockmcp record --mode all -o cassettes/notes.yaml" in miss
+    assert tab.evaluate("document.querySelector('.row.miss .path').innerText") == "arguments.path"
+    # The miss stands after the recording closest to it; the greyed rows are the three the host never asked for.
+    order = tab.evaluate("Array.from(document.querySelectorAll('.row')).map(r => r.id || 'miss')")
+    assert order == ["l0-i0", "l0-i1", "l0-i2", "l0-i3", "miss", "l0-i4", "l0-i5"]
+    unplayed = tab.evaluate(
+        "Array.from(document.querySelectorAll('.row.unplayed')).map(r => "
+        "[r.id, r.querySelector('.badge').innerText, getComputedStyle(r.querySelector('.rec')).opacity])"
+    )
+    assert unplayed == [[f"l0-i{n}", "never asked: unplayed", "0.55"] for n in (2, 4, 5)]
+
+
+def test_a_message_folds_and_unfolds_from_the_keyboard(tab: Page, failed_page: Path) -> None:
+    tab.open(failed_page.as_uri())
+    summary = "document.querySelector('#l0-i3 details.msg > summary')"
+    tab.evaluate(f"{summary}.focus()")
+    tab.press("Enter", "Enter", "\r")
+    assert tab.evaluate(f"{summary}.parentElement.open") is True
+    tab.wait(f"{summary}.parentElement.dataset.filled === 'yes'")  # built when first unfolded
+    unfolded = tab.evaluate(f"{summary}.parentElement.querySelector('.body').innerText")
+    assert "cassettes/notes.yaml:39" in unfolded and '"read_file"' in unfolded and '"notes.txt"' in unfolded
+    tab.press("Enter", "Enter", "\r")
+    assert tab.evaluate(f"{summary}.parentElement.open") is False
+    # The keys: `n` moves to the first problem, `/` to the search field.
+    tab.evaluate("document.activeElement.blur()")
+    tab.press("n", "KeyN", "n")
+    assert tab.evaluate("document.activeElement.closest('.row').id") == "l0-i2"
+    tab.press("/", "Slash", "/")
+    assert tab.evaluate("document.activeElement.id") == "q"
+
+
+def test_filters_by_kind_method_tool_direction_and_search(tab: Page, failed_page: Path) -> None:
+    tab.open(failed_page.as_uri())
+
+    def shown(**chosen: str) -> list[str]:
+        for name in ("q", "method", "tool", "dir", "kind"):
+            value = json.dumps(chosen.get(name, ""))
+            field = f"document.getElementById('{name}')"
+            tab.evaluate(f"(e => {{ e.value = {value}; e.dispatchEvent(new Event('input')); }})({field})")
+        return list(
+            tab.evaluate("Array.from(document.querySelectorAll('.row:not([hidden])')).map(r => r.id || 'miss')")
+        )
+
+    assert shown(kind="miss") == ["miss"]
+    assert shown(kind="unplayed") == ["l0-i2", "l0-i4", "l0-i5"]
+    assert shown(kind="error") == ["l0-i4", "l0-i5"]  # a tool error and a protocol error
+    assert shown(method="tools/list") == ["l0-i2"]
+    assert shown(tool="read_file", kind="problem") == ["miss", "l0-i4", "l0-i5"]
+    assert shown(dir="to", method="notifications/initialized") == ["l0-i1"]
+    assert shown(dir="from", method="notifications/initialized") == []
+    assert shown(q="No Such File") == ["l0-i4"]  # any case
+    assert tab.evaluate("document.getElementById('shown').innerText") == "1 of 7 rows"
+    tab.press("Escape", "Escape")
+    assert len(shown()) == 7
+
+
+def test_readable_at_1280x800_and_on_a_narrow_window_with_one_lane_per_server(tab: Page, tmp_path: Path) -> None:
+    out = tmp_path / "two.html"
+    lanes = [
+        lane_for(str(SHIPPED / "notes-session.yaml"), name="notes"),
+        lane_for(str(SHIPPED / "time.yaml"), name="time"),
+    ]
+    write_page(str(out), lanes, "two servers", "pytest")
+    tab.open(out.as_uri())
+    assert tab.problems() == []
+    boxes = tab.evaluate("Array.from(document.querySelectorAll('.lane')).map(l => l.getBoundingClientRect().toJSON())")
+    assert [round(b["top"]) for b in boxes] == [round(boxes[0]["top"])] * 2  # side by side at 1280
+    assert boxes[1]["left"] > boxes[0]["right"] and boxes[1]["right"] <= 1280
+    assert tab.evaluate("document.scrollingElement.scrollWidth") <= 1280
+    tab.resize(420, 800)
+    tab.wait("document.querySelector('.lane:nth-child(2)').getBoundingClientRect().left < 50")  # stacked
+    assert tab.evaluate("document.scrollingElement.scrollWidth") <= 420
+    notes = visible_text(tab, ".lanehead h2")
+    assert notes[0].startswith("notes") and notes[1].startswith("time")
+
+
+def test_hostile_text_in_a_cassette_shows_as_text_and_runs_nothing(tab: Page, tmp_path: Path) -> None:
+    hostile = "</script><script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
+    cassette = tmp_path / "hostile.yaml"
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": hostile}}
+    answer = {"result": {"content": [{"type": "text", "text": hostile}]}}
+    cassette.write_text(
+        "version: 1\ninteractions:\n- request: " + json.dumps(message) + "\n  response: " + json.dumps(answer) + "\n"
+    )
+    store.load(str(cassette))
+    out = tmp_path / "hostile.html"
+    write_page(str(out), [lane_for(str(cassette))], hostile, "cli")
+    tab.open(out.as_uri())
+    assert tab.evaluate("typeof window.pwned") == "undefined" and tab.problems() == []
+    assert tab.evaluate("document.querySelectorAll('img').length") == 0
+    assert tab.evaluate("document.title") == hostile
+    assert hostile in tab.evaluate("document.querySelector('.row').innerText")
+    assert tab.requests() == [out.as_uri()]
