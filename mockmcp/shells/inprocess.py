@@ -132,13 +132,12 @@ class ReplayTransport:
         recordings = self._recordings
         self._engine = Replay(recorded, recordings.matcher, redactor, self.timing, recordings)
         to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
-        host_writes, from_host = anyio.create_memory_object_stream[Any](math.inf)
+        host_writes = _HostWrites(self)
         self._to_host = to_host
-        self._streams = (to_host, host_reads, host_writes, from_host)
-        self._group = anyio.create_task_group()
+        self._streams = (to_host, host_reads, host_writes)
+        self._group = anyio.create_task_group()  # the engine's timers
         await self._group.__aenter__()
         self._perform(self._engine.start())
-        self._group.start_soon(self._serve, from_host)
         return host_reads, host_writes
 
     async def __aexit__(
@@ -159,13 +158,11 @@ class ReplayTransport:
             raise StrictFailure(f"strict: the session had {engine.report.strict_failures()} (see the summary above)")
         return None
 
-    async def _serve(self, from_host: MemoryObjectReceiveStream[Any]) -> None:
-        """Every message the host writes, to the engine, as the line it would have sent."""
+    def _receive(self, session_message: Any) -> None:
+        """A message the host writes, to the engine, as the line it would have sent."""
         assert self._engine is not None
-        async for session_message in from_host:
+        if not self._engine.ended:
             self._perform(self._engine.receive(*wire(session_message)))
-            if self._engine.ended:
-                return
 
     def _perform(self, actions: list[Any]) -> None:
         assert self._to_host is not None and self._group is not None
@@ -201,6 +198,33 @@ class ReplayTransport:
         assert self._engine is not None
         if self._engine.holds(token):
             self._perform(self._engine.wake(token))
+
+
+class _HostWrites:
+    """The stream the host writes to (the SDK's `WriteStream`): each message goes to the engine at once, in the
+    host's own task, and what the engine sends is in the host's read stream when `send` returns (no task of
+    the transport's own wakes for it)."""
+
+    def __init__(self, transport: ReplayTransport) -> None:
+        self.transport, self.closed = transport, False
+
+    async def send(self, item: Any) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        self.transport._receive(item)
+        await anyio.lowlevel.checkpoint()  # as a memory stream's send: the host's other tasks get their turn
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    async def __aenter__(self) -> _HostWrites:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self.closed = True
 
 
 transport = ReplayTransport
