@@ -105,12 +105,20 @@ RULES = [
         id="2: a session id the target issued names its session, whatever the connection",
     ),
     pytest.param(
-        [post("a", init(), 0), answered(0, call(1), "s-x"), post("b", init(), 1), post("c", call(2), 1, sid("s-x"))],
-        id="2: only the answer to an initialize issues a session id",
+        [post("a", init(), 0), answered(0, call(1), "s-x"), post("b", init(), 1), post("c", call(2), 2, sid("s-x"))],
+        id="2: only the answer to an initialize issues a session id (another is a stray's: rule 5)",
     ),
     pytest.param(
-        [post("a", init(), 0), answered(0, init(), None), post("b", init(), 1), post("c", call(1), 1, sid("s-a"))],
-        id="2: an id the target never issued names no session: rule 5",
+        [
+            post("a", init(), 0),
+            answered(0, init(), None),
+            post("b", init(), 1),
+            post("c", call(1), 2, sid("s-a")),
+            post("d", call(2), 2, sid("s-a")),
+            post("c", call(1), 3, sid("s-b")),
+            post("b", call(3), 1),
+        ],
+        id="5: an id the target never issued names a session of its own, never another client's",
     ),
     pytest.param(
         [
@@ -173,7 +181,7 @@ RULES = [
             post("d", INITIALIZED, 0),
             post("e", call(9), 1),
         ],
-        id="4: no numbering continued: the session untied last is taken up first; none left: rule 5",
+        id="4: no numbering continued: the session untied last is taken up first; none left: rule 6",
     ),
     pytest.param(
         [
@@ -186,8 +194,8 @@ RULES = [
         id="4: only a POST takes up an untied session (a GET stream names no request)",
     ),
     pytest.param(
-        [post("a1", init(), 0), post("b1", init(), 1), closed("a1"), post("a2", call(1), 1, sid("s-?"))],
-        id="4: a request naming an unknown session id takes up no untied session",
+        [post("a1", init(), 0), post("b1", init(), 1), closed("a1"), post("a2", call(1), 2, sid("s-?"))],
+        id="4: a request naming an unknown session id takes up no untied session (rule 5)",
     ),
     pytest.param(
         [

@@ -18,8 +18,12 @@ Which session a message belongs to, in this order:
    the first POST on a connection tied to none takes up such a session (a client that reconnected:
    the SDK client drops its connection after every 202): the one whose latest request id comes just
    before this request's (clients number their requests one by one), else the one untied last;
-5. otherwise the handshake session started last.
-Limits of rules 4-5: HTTP says nothing more about who a client is. Two clients that drop their
+5. a `Mcp-Session-Id` the target never issued (a stray client, or one whose session the target ended
+   before the recording began) names a session of its own, one per such id: what the target answers
+   it (a 404, say) is never filed under another client's session, where it could pass for the
+   answer to a request of the same id;
+6. otherwise the handshake session started last.
+Limits of rules 4 and 6: HTTP says nothing more about who a client is. Two clients that drop their
 connections at the same moment, at the same point of their numbering, may take up each other's
 session (harmless while their initializes were alike); a client that opens a second connection
 for requests in flight together may have those filed under another session. Only the 64 sessions
@@ -57,6 +61,7 @@ class Attribution:
         self.last_id: dict[int, Any] = {}  # a handshake session -> the id of its latest request
         self.latest: int | None = None  # the handshake session started last
         self.stateless: int | None = None  # the 2026-07-28 requests' session
+        self.strays: dict[str, int] = {}  # a session id the target never issued -> its own session (rule 5)
 
     def request(self, connection: Hashable, verb: str, headers: Mapping[str, str], message: Any) -> int:
         """The session of a client request on `connection` (`verb` its HTTP method, `headers` with
@@ -71,6 +76,10 @@ class Attribution:
                 if self.stateless is None:
                     self.stateless = self._new()
                 return self.stateless
+            if session_id is not None:
+                if session_id not in self.strays:
+                    self.strays[session_id] = self._new()
+                return self.strays[session_id]
             found = self.bound.get(connection)
             # Only a POST carries a request whose numbering can tell its client; a client that names a
             # session id the target never issued is not one that lost its connection.
