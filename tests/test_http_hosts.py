@@ -426,3 +426,25 @@ def test_replay_over_http_goes_on_serving_when_nobody_reads_its_stderr() -> None
         connection.close()
         assert proc.stderr is not None
         assert b"older" in os.read(proc.stderr.fileno(), 1 << 16)  # the notes were there, unread till now
+
+
+def test_a_target_that_sends_its_head_and_then_stalls_gets_the_client_a_504_not_a_wait_for_ever(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as target:
+        port = target.getsockname()[1]
+
+        def head_then_nothing() -> None:
+            conn, _ = target.accept()
+            conn.recv(1 << 16)
+            conn.sendall(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc"')
+            time.sleep(5)  # and nothing more, until long after the upstream timeout
+            conn.close()
+
+        threading.Thread(target=head_then_nothing, daemon=True).start()
+        out = tmp_path / "out.yaml"
+        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{port}/mcp"]
+        stall = "stopped sending an answer for 0.5 s (the host got 504 Gateway Timeout)"
+        with running(*command, "--upstream-timeout", "0.5", silent=stall) as url:
+            started = time.monotonic()
+            status, text = post(url)
+            assert status == 504 and "stopped sending its answer for 0.5 s" in text
+            assert time.monotonic() - started < 4

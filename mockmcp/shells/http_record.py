@@ -329,6 +329,7 @@ class _Exchange:
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
         self.replied = False  # whether its stream carried the reply to its request
+        self.last_byte = 0.0  # when the last byte of its body (not a stream) came
 
     def begin(self, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
         self.request = request
@@ -358,6 +359,24 @@ class _Exchange:
             self.proxy.trouble = f"{target} did not answer within {timeout:g} s (the host got 504 Gateway Timeout)"
             self.client.respond(504, text.encode(), "text/plain")
             self._finish()
+
+    def stalled(self) -> None:
+        """The timer of a body: a target that sent its head and then nothing for the upstream timeout gets cut,
+        and the client a 504 (the body goes to it whole, so nothing of it has gone yet), not a wait for ever."""
+        if self.done or self.events is not None:
+            return
+        quiet = time.monotonic() - self.last_byte
+        if quiet < self.proxy.timeout:
+            self.proxy.call_later(self.proxy.timeout - quiet, _stalled, weakref.ref(self))
+            return
+        if self.upstream is not None:
+            self.upstream.exchange = None
+            self.upstream.close()
+        target, timeout = self.proxy.url_of_target, self.proxy.timeout
+        self.proxy.trouble = f"{target} stopped sending an answer for {timeout:g} s (the host got 504 Gateway Timeout)"
+        text = f"Gateway Timeout: the target stopped sending its answer for {timeout:g} s (--upstream-timeout)"
+        self.client.respond(504, text.encode(), "text/plain")
+        self._finish()
 
     def failed(self, upstream: _Upstream | None, exc: OSError) -> None:
         if self.done:
@@ -427,6 +446,9 @@ class _Exchange:
                 self.flush()  # waits for its first event, to go in the same write
         else:
             self.json = headers.get("content-type", "").startswith("application/json")
+            # A body (not a stream, where a pause is a server's right) must keep coming: see `stalled`.
+            self.last_byte = time.monotonic()
+            self.proxy.call_later(self.proxy.timeout, _stalled, weakref.ref(self))
         if self.standalone:  # whether the target offers a GET stream, known now: a client may leave it before its end
             stream = (False, False, False) if self.events is not None else None
             self.proxy.learn(framing_seen(self.method, response.status, None, stream, self.proxy.http.get("framing")))
@@ -434,6 +456,7 @@ class _Exchange:
     def data(self, chunk: bytes) -> None:
         if self.events is None:
             self.body += chunk
+            self.last_byte = time.monotonic()
             return
         self.outgoing.append(h11.Data(data=chunk))
         self.unjournaled += self.events.events(chunk)
@@ -643,6 +666,13 @@ def _replies_to(data: bytes, request_id: Any) -> bool:
     except ValueError:
         return False
     return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
+
+
+def _stalled(exchange: weakref.ref[_Exchange]) -> None:
+    """The timer of an answer's body, for an exchange that may be over and gone."""
+    found = exchange()
+    if found is not None:
+        found.stalled()
 
 
 def _late(exchange: weakref.ref[_Exchange]) -> None:
