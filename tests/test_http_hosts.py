@@ -61,6 +61,12 @@ def running(*args: str, silent: str = "") -> Iterator[str]:
 
 
 def post(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """POST an initialize to url (with these headers too): the status and the body."""
+    return post_answer(url, headers)[:2]
+
+
+def post_answer(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, dict[str, str]]:
+    """`post`, and the answer's headers by lower-case name."""
     found = re.match(r"http://([^/]+):(\d+)(/\S*)", url)
     assert found
     connection = http.client.HTTPConnection(found.group(1), int(found.group(2)), timeout=20)
@@ -69,7 +75,7 @@ def post(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
     response = connection.getresponse()
     text = response.read().decode()
     connection.close()
-    return response.status, text
+    return response.status, text, {name.lower(): value for name, value in response.getheaders()}
 
 
 def test_replay_on_every_interface_serves_the_machine_s_own_names_and_those_allowed(tmp_path: Path) -> None:
@@ -448,3 +454,16 @@ def test_a_target_that_sends_its_head_and_then_stalls_gets_the_client_a_504_not_
             status, text = post(url)
             assert status == 504 and "stopped sending its answer for 0.5 s" in text
             assert time.monotonic() - started < 4
+
+
+def test_a_redirect_to_the_target_names_the_proxy_so_a_client_that_follows_it_is_still_recorded(
+    tmp_path: Path,
+) -> None:
+    target = _CountingTarget()
+    target.extra = [("location", f"http://127.0.0.1:{target.port}/mcp/v2?x=1")]
+    with proxying(target, tmp_path) as url:
+        status, _text, headers = post_answer(url)
+        assert status == 200 and headers["location"] == url.rsplit("/", 1)[0] + "/mcp/v2?x=1"
+    target = _CountingTarget(extra=[("location", "https://elsewhere.example/mcp")])  # another origin: as it came
+    with proxying(target, tmp_path) as url:
+        assert post_answer(url)[2]["location"] == "https://elsewhere.example/mcp"

@@ -438,7 +438,7 @@ class _Exchange:
         self.response = response
         headers = response.fields
         self.proxy.attribution.answered(self.session, self.message, headers.get(protocol.SESSION_HEADER))
-        self.kept = _passed(response.headers)
+        self.kept = [self.proxy.through(name, value) for name, value in _passed(response.headers)]
         if headers.get("content-type", "").startswith("text/event-stream"):
             self.events = SseEvents()
             self.outgoing.append(h11.Response(status_code=response.status, headers=self.kept, reason=response.reason))
@@ -557,6 +557,14 @@ class RecordingProxy(LoopServer):
         self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
         self.url_of_target = target
         self.trouble: str | None = None  # the last time the target could not be reached, or did not answer
+
+    def through(self, name: bytes, value: bytes) -> tuple[bytes, bytes]:
+        """A header of the target's answer as the client gets it: a `Location` on the target's origin (a
+        redirect) names the proxy's instead, so that a client that follows it still talks through the proxy."""
+        origin = f"{self.target.scheme}://{self.target.netloc}".encode("ascii")
+        if name == b"location" and (value == origin or value.startswith(origin + b"/")):
+            return name, self.origin.encode("ascii") + value[len(origin) :]
+        return name, value
 
     @property
     def url(self) -> str:
