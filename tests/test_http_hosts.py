@@ -190,10 +190,13 @@ class _CountingTarget:
                     sse = [("content-type", "text/event-stream")]
                     sock.sendall(conn.send(h11.Response(status_code=200, headers=sse)) or b"")
                     event_data = b": " + b"x" * (1 << 20) + b"\n\n"
-                    for _ in range(128):
-                        sock.sendall(conn.send(h11.Data(data=event_data)) or b"")
-                        self.streamed += len(event_data)
-                    sock.sendall(conn.send(h11.EndOfMessage()) or b"")
+                    try:
+                        for _ in range(128):
+                            sock.sendall(conn.send(h11.Data(data=event_data)) or b"")
+                            self.streamed += len(event_data)
+                        sock.sendall(conn.send(h11.EndOfMessage()) or b"")
+                    except OSError:
+                        return  # the proxy cut the stream
                     conn.start_next_cycle()
                     asked = b""
                 elif isinstance(event, h11.EndOfMessage):
@@ -467,3 +470,28 @@ def test_a_redirect_to_the_target_names_the_proxy_so_a_client_that_follows_it_is
     target = _CountingTarget(extra=[("location", "https://elsewhere.example/mcp")])  # another origin: as it came
     with proxying(target, tmp_path) as url:
         assert post_answer(url)[2]["location"] == "https://elsewhere.example/mcp"
+
+
+def test_a_stream_its_client_left_is_read_on_for_the_upstream_timeout_at_most(tmp_path: Path) -> None:
+    """What the target sends on a request's stream after its client left is still recorded, but a stream that
+    goes on without end would grow the journal without end (and hold a stop for ever): cut after the timeout."""
+    target = _CountingTarget()
+    out = tmp_path / "out.yaml"
+    command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+    try:
+        with started(*command, "--upstream-timeout", "0.5") as (proc, url):
+            port = int(url.split(":")[2].split("/")[0])
+            assert post(url)[0] == 200  # a session the cassette can hold
+            body = b'{"jsonrpc":"2.0","id":5,"method":"stream"}'
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as leaving:
+                leaving.sendall(
+                    b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                leaving.recv(1)  # the stream has begun; then the client leaves it
+            time.sleep(1.5)
+            assert proc.poll() is None
+        assert target.streamed < 128 * ((1 << 20) + 4)  # not read to its end
+    finally:
+        target.listener.close()

@@ -58,6 +58,11 @@ if TYPE_CHECKING:
 __all__ = ["RecordingProxy", "SseEvents"]
 
 # Not forwarded either way: they describe one hop, not the message.
+# What of a stream whose client left is still read and journaled (the rest of an answer it gave up on, as
+# the SDK client gives up on an event over 1 MiB), for --upstream-timeout seconds at most: an endless
+# stream would otherwise grow the journal without end.
+AFTER_GONE_BYTES = 64 << 20
+
 _HOP = {
     b"connection",
     b"keep-alive",
@@ -330,6 +335,8 @@ class _Exchange:
         self.done = False
         self.replied = False  # whether its stream carried the reply to its request
         self.last_byte = 0.0  # when the last byte of its body (not a stream) came
+        self.gone_at: float | None = None  # when its client left it before its end
+        self.after_gone = 0  # bytes of its stream read since
 
     def begin(self, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
         self.request = request
@@ -415,6 +422,8 @@ class _Exchange:
         turns such a close into again, so that what the server sent after it waits for it on replay. The
         target's answer is still read to its end and journaled."""
         message = self.message
+        if self.gone_at is None:
+            self.gone_at = time.monotonic()
         if self.done or self.replied or self.owner is None or not isinstance(message, dict):
             return
         if protocol.params_era(message.get("params")) != protocol.STATELESS:
@@ -458,6 +467,16 @@ class _Exchange:
             self.body += chunk
             self.last_byte = time.monotonic()
             return
+        if self.gone_at is not None:  # the client left: the rest is read for the cassette, not without end
+            self.after_gone += len(chunk)
+            if self.after_gone > AFTER_GONE_BYTES or time.monotonic() - self.gone_at > self.proxy.timeout:
+                self.flush()
+                self.proxy.trouble = (
+                    f"an answer its client had left was still coming from {self.proxy.url_of_target} "
+                    f"after {self.proxy.timeout:g} s or {AFTER_GONE_BYTES >> 20} MiB: cut there"
+                )
+                self.abandon()
+                return
         self.outgoing.append(h11.Data(data=chunk))
         self.unjournaled += self.events.events(chunk)
 
