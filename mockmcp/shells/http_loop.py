@@ -24,7 +24,9 @@ descriptors pauses accepting briefly instead of stopping the server.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+import os
 import selectors
 import socket
 import sys
@@ -314,6 +316,13 @@ def _closing(response: h11.Response) -> h11.Response:
     )
 
 
+_BUSY_TEXT = b"Service Unavailable: too many connections; try again soon"
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 1\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s" % (len(_BUSY_TEXT), _BUSY_TEXT)
+)
+
+
 class LoopServer(Listener):
     """A listening socket, its connections and timers, served on one event loop until stopped."""
 
@@ -329,6 +338,10 @@ class LoopServer(Listener):
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
         self.notes = Spool(sys.stderr)  # what the server says: never a write the loop waits on
+        # A descriptor kept in reserve while serving, to tell a connection 503 when every other one is taken
+        # (`_refuse_one`).
+        self._reserve: int | None = None
+        self._refusing = False  # connections are being told 503 for want of descriptors
 
     def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         raise NotImplementedError
@@ -374,6 +387,8 @@ class LoopServer(Listener):
         if signals is not None:
             self.selector.register(self._wakeup.fileno(), selectors.EVENT_READ, lambda _mask: self._wakeup.drain())
         self.call_later(IDLE_TIMEOUT / 4, self._sweep)
+        with contextlib.suppress(OSError):
+            self._reserve = os.open(os.devnull, os.O_RDONLY)
         try:
             while not self.stopping and (signals is None or signals.received is None):
                 self.turn()
@@ -383,6 +398,9 @@ class LoopServer(Listener):
                 if fd >= 0 and fd in self.selector.get_map():
                     self.selector.unregister(fd)
             self.socket.close()
+            if self._reserve is not None:
+                os.close(self._reserve)
+                self._reserve = None
             self.notes.flush()  # what it said is out before whatever is said next
 
     def turn(self, longest: float = LONGEST_WAIT) -> None:
@@ -416,6 +434,8 @@ class LoopServer(Listener):
             except OSError as exc:
                 if exc.errno not in OUT_OF_RESOURCES:
                     raise
+                if self._refuse_one():
+                    continue
                 self.notes.say(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying")
                 self.selector.unregister(self.socket)  # a connection that ends frees a descriptor
                 self.call_later(0.1, self._resume_accepting)
@@ -423,6 +443,30 @@ class LoopServer(Listener):
             sock.setblocking(False)
             no_delay(sock)
             self.connections.add(Connection(self, sock))
+            self._refusing = False
+
+    def _refuse_one(self) -> bool:
+        """Out of descriptors: the one kept in reserve takes the waiting connection, which is told 503 at once
+        (not left to wait for ever while every descriptor is held), then the reserve is taken again. False when
+        there is no reserve, or no connection was waiting."""
+        if self._reserve is None:
+            return False
+        os.close(self._reserve)
+        self._reserve = None
+        try:
+            sock, _address = self.socket.accept()
+        except OSError:
+            sock = None
+        if sock is not None:
+            with sock, contextlib.suppress(OSError):
+                sock.setblocking(False)
+                sock.send(_BUSY)
+            if not self._refusing:  # said once for each stretch of refusals
+                self.notes.say("mockmcp: out of file descriptors: new connections get 503 until some close")
+            self._refusing = True
+        with contextlib.suppress(OSError):
+            self._reserve = os.open(os.devnull, os.O_RDONLY)
+        return sock is not None
 
     def _resume_accepting(self) -> None:
         self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
