@@ -24,6 +24,7 @@ from mockmcp.cli.commands import (
     verify_cassette,
     write_schema,
 )
+from mockmcp.cli.executing import exec_cassette
 from mockmcp.cli.exits import abort, fail
 from mockmcp.cli.replaying import replay_cassette
 from mockmcp.errors import MockmcpError, UsageError
@@ -249,6 +250,51 @@ def record(
         raise SystemExit(outcome.status)
 
 
+# Not interspersed, as `record`: from the first word of the server's command on, every argument is the server's.
+@cli.command("exec", context_settings={"allow_interspersed_args": False})
+@click.option("--cassette", required=True, type=click.Path(dir_okay=False), help="The test's cassette.")
+@click.option(
+    "--record-mode",
+    "mode",
+    default=RecordMode.NONE.value,
+    show_default=True,
+    type=click.Choice(RecordMode.choices(allow_none=True)),
+    help="none: replay, a missing cassette is an error; once: record only if the cassette is missing, "
+    "else replay; new: add this session; all: record afresh.",
+)
+@click.option("--strict", is_flag=True, help="When replaying: exit 1 on anything --strict refuses in replay.")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    help="Write what happened as JSON (docs/report.md); {pid} becomes the process id.",
+)
+@click.option("--ignore", "ignores", multiple=True, metavar="PATH", help="When replaying: as replay --ignore.")
+@_substitute
+@click.option("--grace", default=2.0, show_default=True, type=float, help="When recording: as record --grace.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def exec_(
+    cassette: str,
+    mode: str,
+    strict: bool,
+    report_path: str | None,
+    ignores: tuple[str, ...],
+    substitutions: tuple[tuple[str, str | None], ...],
+    grace: float,
+    command: tuple[str, ...],
+) -> None:
+    """Replay CASSETTE, or record the server COMMAND into it, as the record mode says: for test runners.
+
+    `mockmcp exec --cassette C --record-mode once -- SERVER ARGS...` is what a host's test launches
+    instead of its server. The verdict is the exit status and the --report file.
+    """
+    status = exec_cassette(
+        cassette, RecordMode(mode), list(command), strict, report_path, ignores, substitutions, grace
+    )
+    if status:
+        raise SystemExit(status)
+
+
 @cli.command()
 @click.argument("cassette", type=click.Path(dir_okay=False))
 def recover(cassette: str) -> None:
@@ -342,9 +388,10 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the schema to this file (default: stdout)."
 )
-def schema(output: str | None) -> None:
+@click.option("--report", is_flag=True, help="The schema of the --report JSON instead (docs/report.md).")
+def schema(output: str | None, report: bool) -> None:
     """Print the JSON Schema of the cassette format, for YAML editors (see docs/cassette-format.md)."""
-    write_schema(output)
+    write_schema(output, report)
 
 
 def main(argv: list[str] | None = None) -> Any:
