@@ -1,0 +1,141 @@
+"""integrations/node, the helper for TypeScript hosts' tests, run by vitest and by node:test against the
+mockmcp this interpreter has installed from the checkout.
+
+Each runner runs its file once (a module-scoped run, one xdist group each, so the two run side by side);
+the tests below read its results: the test named `fails: ...` must fail with mockmcp's explanation of
+the miss, every other must pass. Without node or the helper's node_modules, they skip and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, child_env
+
+from mockmcp.plugin.naming import cassette_name
+
+NODE_DIR = ROOT / "integrations" / "node"
+TIMEOUT = 120  # seconds, for one runner's whole file
+FAILING = "echo > fails: a request the cassette never recorded"
+PASSING = ["echo > replays the cassette named after the test", "echo > records once, then replays"]
+
+
+def needs_node() -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the TypeScript helper's tests (vitest, node:test) cannot run")
+    if not (NODE_DIR / "node_modules" / "vitest").is_dir():
+        pytest.skip("integrations/node has no node_modules: run `npm ci --prefix integrations/node` (.ci/run does)")
+
+
+def mockmcp_command() -> str:
+    """The `mockmcp` script the test environment installed from the checkout (beside this interpreter)."""
+    script = Path(sys.executable).parent / "mockmcp"
+    if not script.exists():
+        pytest.skip(f"no mockmcp script beside {Path(sys.executable).name}: install mockmcp into this environment")
+    return str(script)
+
+
+def run_node(command: list[str], record_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = child_env()
+    env.update(MOCKMCP=mockmcp_command(), RECORD_DIR=str(record_dir))
+    env.pop("MOCKMCP_RECORD", None)  # the tests say their own record modes
+    return subprocess.run(command, cwd=NODE_DIR, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def vitest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """Each vitest test's full name -> its status and failure text."""
+    needs_node()
+    work = tmp_path_factory.mktemp("vitest")
+    out = work / "results.json"
+    vitest = str(NODE_DIR / "node_modules" / ".bin" / "vitest")
+    done = run_node([vitest, "run", "--reporter=json", f"--outputFile={out}"], work)
+    assert out.exists(), done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    return {
+        " > ".join([*test["ancestorTitles"], test["title"]]): (test["status"], "\n".join(test["failureMessages"]))
+        for file in results["testResults"]
+        for test in file["assertionResults"]
+    }
+
+
+@pytest.fixture(scope="module")
+def node_test(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """Each node:test test's name (under its suite) -> its status and failure text, read from TAP."""
+    needs_node()
+    work = tmp_path_factory.mktemp("node-test")
+    done = run_node(["node", "--test", "--test-reporter=tap", "test/helper.node.mjs"], work)
+    results: dict[str, tuple[str, str]] = {}
+    for found in re.finditer(r"^    (not ok|ok) \d+ - (.*)\n((?:      .*\n)*)", done.stdout, re.M):
+        status = "passed" if found.group(1) == "ok" else "failed"
+        results["echo > " + found.group(2)] = (status, found.group(3))
+    assert results, done.stdout + done.stderr
+    return results
+
+
+RUNNERS = [
+    pytest.param("vitest", marks=[pytest.mark.slow, pytest.mark.xdist_group("vitest")]),
+    pytest.param("node_test", marks=[pytest.mark.slow, pytest.mark.xdist_group("node-test")]),
+]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_the_helpers_tests_pass_and_record_once_then_replay(runner: str, request: pytest.FixtureRequest) -> None:
+    results = request.getfixturevalue(runner)
+    assert sorted(results) == sorted([*PASSING, FAILING])
+    for name in PASSING:
+        status, said = results[name]
+        assert status == "passed", f"{runner}: {name}: {said}"
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_a_miss_fails_its_test_with_mockmcps_explanation(runner: str, request: pytest.FixtureRequest) -> None:
+    status, said = request.getfixturevalue(runner)[FAILING]
+    assert status == "failed"
+    for words in (
+        "could not serve this test as recorded",
+        "mockmcp: no recorded interaction matches this tools/call request",
+        'arguments.text: recorded "hello", incoming "goodbye"',
+        "how to fix:",
+        'in this test: record: "all" records it',
+    ):
+        assert words in said, f"{runner}: {words!r} not in the failure:\n{said}"
+
+
+NAMES = [
+    ["echo", "reads a note"],
+    ["a/b", 'c:d*e?"f<g>h|i\\j'],
+    [".hidden"],
+    ["ctl\x01\x7f"],
+    ["x" * 250],
+    ["é" * 150],
+    ["日本語" * 40, "テスト"],
+]
+
+
+def test_the_helper_names_cassettes_as_the_plugin_does() -> None:
+    """One rule in two languages: the helper's cassetteName and the plugin's cassette_name agree on a table."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the TypeScript helper cannot run")
+    script = (
+        "import { cassetteName } from './index.js';"
+        "const names = JSON.parse(process.argv[1]);"
+        "console.log(JSON.stringify(names.map(cassetteName)));"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script, json.dumps(NAMES)],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [cassette_name(parts) for parts in NAMES]
