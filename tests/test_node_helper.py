@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from conftest import ROOT, child_env
@@ -24,7 +24,11 @@ from mockmcp.plugin.naming import cassette_name
 NODE_DIR = ROOT / "integrations" / "node"
 TIMEOUT = 120  # seconds, for one runner's whole file
 FAILING = "echo > fails: a request the cassette never recorded"
-PASSING = ["echo > replays the cassette named after the test", "echo > records once, then replays"]
+PASSING = [
+    "echo > replays the cassette named after the test",
+    "echo > records once, then replays",
+    "the host echoes a note",  # examples/, the examples docs/other-languages.md shows
+]
 
 
 def needs_node() -> None:
@@ -68,14 +72,24 @@ def vitest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str
 
 @pytest.fixture(scope="module")
 def node_test(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
-    """Each node:test test's name (under its suite) -> its status and failure text, read from TAP."""
+    """Each node:test test's full name -> its status and failure text, read from its JUnit report."""
     needs_node()
     work = tmp_path_factory.mktemp("node-test")
-    done = run_node(["node", "--test", "--test-reporter=tap", "test/helper.node.mjs"], work)
+    files = ["test/helper.node.mjs", "examples/notes.node.mjs"]
+    done = run_node(["node", "--test", "--test-reporter=junit", *files], work)
     results: dict[str, tuple[str, str]] = {}
-    for found in re.finditer(r"^    (not ok|ok) \d+ - (.*)\n((?:      .*\n)*)", done.stdout, re.M):
-        status = "passed" if found.group(1) == "ok" else "failed"
-        results["echo > " + found.group(2)] = (status, found.group(3))
+
+    def walk(element: ElementTree.Element, names: list[str]) -> None:
+        for child in element:
+            if child.tag == "testsuite":
+                walk(child, [*names, child.get("name", "")])
+            elif child.tag == "testcase":
+                failure = child.find("failure")
+                said = "" if failure is None else (failure.get("message", "") + "\n" + (failure.text or ""))
+                status = "passed" if failure is None else "failed"
+                results[" > ".join([*names, child.get("name", "")])] = (status, said)
+
+    walk(ElementTree.fromstring(done.stdout), [])
     assert results, done.stdout + done.stderr
     return results
 

@@ -50,7 +50,8 @@ def line(id_: int, method: str, params: dict[str, Any] | None = None) -> bytes:
 
 
 def opening(capabilities: dict[str, Any]) -> bytes:
-    params = {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "2"}}
+    params = {"protocolVersion": "2025-11-25", "capabilities": capabilities}
+    params["clientInfo"] = {"name": "t", "version": "2"}
     return line(1, "initialize", params)
 
 

@@ -80,7 +80,7 @@ def _missing(cassette: str, command: list[str]) -> UsageError:
     return UsageError(
         f"no cassette at {cassette}, and record mode none never records",
         f"record it once: mockmcp exec --cassette {shlex.quote(cassette)} --record-mode once -- {server} "
-        "(a test helper: record: \"once\"), or check the cassette's path",
+        '(a test helper: record: "once"), or check the cassette\'s path',
     )
 
 
