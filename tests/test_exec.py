@@ -14,10 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cassette.store import load
+from mockmcp.cli import options
+from mockmcp.cli.app import cli
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 
@@ -131,3 +134,62 @@ def test_a_host_of_the_other_era_is_told_who_recorded_the_cassette_and_to_record
         "test (`mockmcp record --mode new`)" in miss["reason"]
     )
     assert miss["record"] == "new" and any("mockmcp record --mode new -o" in fix for fix in miss["fixes"])
+
+
+def read_by_click(args: list[str]) -> dict[str, Any] | None:
+    try:
+        with cli.commands["exec"].make_context("exec", list(args)) as ctx:
+            values = dict(ctx.params)
+    except (click.ClickException, click.exceptions.Exit):
+        return None
+    values["command"] = list(values["command"])
+    return values
+
+
+def read_fast(args: list[str]) -> dict[str, Any] | None:
+    split = args.index("--") if "--" in args else len(args)
+    values = options.read_plain(options.EXEC, args[:split])
+    return None if values is None else {**values, "command": args[split + 1 :]}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--cassette", "c.yaml"],
+        ["--cassette=c.yaml", "--record-mode", "once", "--", "node", "s.js", "--", "-x"],
+        ["--strict", "--cassette", "c.yaml", "--report", "r-{pid}.json", "--ignore", "a.b", "--ignore", "c", "--"],
+        ["--cassette", "c.yaml", "--substitute", "HOME=/h", "--grace", "0.5", "--record-mode=all", "--", "srv"],
+    ],
+)
+def test_the_launcher_reads_an_exec_command_line_as_click_does(args: list[str]) -> None:
+    """`exec` replays on the launch path: the launcher reads its plain command lines itself, from the same table."""
+    fast = read_fast(args)
+    assert fast is not None and fast == read_by_click(args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],  # no --cassette: click says it is required
+        ["--report", "r.json"],
+        ["--cassette", "c.yaml", "--record-mode", "sometimes"],
+        ["--cassette", "c.yaml", "--grace", "-1"],
+        ["--cassette", "c.yaml", "node", "s.js"],  # a server without `--`: click reads that
+    ],
+)
+def test_what_the_launcher_leaves_to_click(args: list[str]) -> None:
+    assert read_fast(args) is None
+
+
+def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path: Path) -> None:
+    env = {**child_env(), "MOCKMCP_CACHE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    command = [*MOCKMCP, "exec", "--cassette", str(SHIPPED / "notes.yaml"), "--", "python", "server.py"]
+    said = ""
+    for _ in range(2):  # the first parses the cassette and caches it; the second is what a test suite sees
+        done = subprocess.run(command, input="", capture_output=True, text=True, env=env, timeout=30)
+        assert done.returncode == 0, done.stderr
+        said = done.stderr
+    names = [line.split("|")[2].strip() for line in said.splitlines() if line.startswith("import time:")][1:]
+    after_site = names[names.index("site") + 1 :]
+    assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio")]
+    assert "mockmcp.cli.executing" in after_site and "mockmcp.cli.app" not in after_site

@@ -81,14 +81,17 @@ def _param(param: options.Param) -> Callable[[Callable[..., Any]], Callable[...,
         return click.argument(param.dest, type=param_type(param.kind))
     if param.kind == "flag":
         return click.option(*param.flags, param.dest, is_flag=True, help=param.help)
+    # A required option is given no default at all: from click 8.3 on, an explicit default=None satisfies it.
+    default = {} if param.required else {"default": param.default}
     return click.option(
         *param.flags,
         param.dest,
         type=param_type(param.kind),
-        default=param.default,
+        **default,
         show_default=param.default is not None,
         metavar=param.metavar,
         multiple=param.multiple,
+        required=param.required,
         help=param.help,
     )
 
@@ -252,30 +255,11 @@ def record(
 
 # Not interspersed, as `record`: from the first word of the server's command on, every argument is the server's.
 @cli.command("exec", context_settings={"allow_interspersed_args": False})
-@click.option("--cassette", required=True, type=click.Path(dir_okay=False), help="The test's cassette.")
-@click.option(
-    "--record-mode",
-    "mode",
-    default=RecordMode.NONE.value,
-    show_default=True,
-    type=click.Choice(RecordMode.choices(allow_none=True)),
-    help="none: replay, a missing cassette is an error; once: record only if the cassette is missing, "
-    "else replay; new: add this session; all: record afresh.",
-)
-@click.option("--strict", is_flag=True, help="When replaying: exit 1 on anything --strict refuses in replay.")
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False),
-    help="Write what happened as JSON (docs/report.md); {pid} becomes the process id.",
-)
-@click.option("--ignore", "ignores", multiple=True, metavar="PATH", help="When replaying: as replay --ignore.")
-@_substitute
-@click.option("--grace", default=2.0, show_default=True, type=float, help="When recording: as record --grace.")
+@_params(options.EXEC)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def exec_(
     cassette: str,
-    mode: str,
+    mode: RecordMode,
     strict: bool,
     report_path: str | None,
     ignores: tuple[str, ...],
@@ -286,11 +270,9 @@ def exec_(
     """Replay CASSETTE, or record the server COMMAND into it, as the record mode says: for test runners.
 
     `mockmcp exec --cassette C --record-mode once -- SERVER ARGS...` is what a host's test launches
-    instead of its server. The verdict is the exit status and the --report file.
+    instead of its server. The verdict is the exit status and the --report file (docs/report.md).
     """
-    status = exec_cassette(
-        cassette, RecordMode(mode), list(command), strict, report_path, ignores, substitutions, grace
-    )
+    status = exec_cassette(cassette, mode, list(command), strict, report_path, ignores, substitutions, grace)
     if status:
         raise SystemExit(status)
 

@@ -8,16 +8,16 @@ record), then runs the very code paths of `mockmcp record` and `mockmcp replay`.
 exit status and the `--report` file; a host's transport rarely shows the status, so the report says
 every outcome (docs/report.md): the replay's report, or that this launch recorded, or why it could
 do neither.
+
+A replay by exec is on the launch path (docs/architecture.md, "Start-up rules"): what only a
+recording or a failure needs is imported where it is used.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shlex
 
 from mockmcp.cassette.files import atomic_write
-from mockmcp.cli.commands import record_session
 from mockmcp.cli.replaying import replay_cassette
 from mockmcp.core.report import REPORT_VERSION
 from mockmcp.errors import MockmcpError, StrictFailure, UsageError
@@ -63,6 +63,10 @@ def _record(
     substitutions: tuple[tuple[str, str | None], ...],
     grace: float,
 ) -> int:
+    import shlex
+
+    from mockmcp.cli.commands import record_session  # deferred: the recorder is not on the launch path
+
     if not command:
         raise UsageError(
             f"record mode {mode.value} records {cassette}, and no server was given to record from",
@@ -76,6 +80,8 @@ def _record(
 
 
 def _missing(cassette: str, command: list[str]) -> UsageError:
+    import shlex
+
     server = shlex.join(command) if command else "SERVER ARGS..."
     return UsageError(
         f"no cassette at {cassette}, and record mode none never records",
@@ -86,4 +92,6 @@ def _missing(cassette: str, command: list[str]) -> UsageError:
 
 def _write(report: str | None, data: dict[str, object]) -> None:
     if report:
+        import json
+
         atomic_write(report, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
