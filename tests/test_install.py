@@ -41,15 +41,20 @@ def run(command: list[str], **options: object) -> subprocess.CompletedProcess[st
     return done
 
 
+def source(tmp_path: Path) -> Path:
+    """What a build of the checkout reads, copied: building in the checkout would leave build/ and *.egg-info."""
+    folder = tmp_path / "source"
+    folder.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, folder / name)
+    shutil.copytree(ROOT / "mockmcp", folder / "mockmcp", ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
 @pytest.mark.slow
 def test_the_wheel_installs_with_its_http_extra_in_a_clean_venv_and_replays(tmp_path: Path) -> None:
-    source, dist = tmp_path / "source", tmp_path / "dist"
-    # what a build reads, copied: building in the checkout itself would leave build/ and *.egg-info there
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copyfile(ROOT / name, source / name)
-    shutil.copytree(ROOT / "mockmcp", source / "mockmcp", ignore=shutil.ignore_patterns("__pycache__"))
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source)])
+    dist = tmp_path / "dist"
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source(tmp_path))])
     [wheel] = dist.glob("mockmcp-*-py3-none-any.whl")
     target = tmp_path / "clean"
     venv.create(target, with_pip=False)  # this pip installs into it: a clean venv without ensurepip's wait
@@ -80,6 +85,7 @@ def test_uvx_and_pipx_run_mockmcp_from_the_checkout(tool: str, tmp_path: Path) -
     found = shutil.which(tool)
     if found is None:
         pytest.skip(f"{tool} is not installed here; docs/other-languages.md shows its command")
-    spec = ["--from", str(ROOT)] if tool == "uvx" else ["run", "--spec", str(ROOT)]
+    checkout = str(source(tmp_path))
+    spec = ["--from", checkout] if tool == "uvx" else ["run", "--spec", checkout]
     done = run([found, *spec, "mockmcp", "--version"], cwd=tmp_path)
     assert done.stdout.startswith("mockmcp, version ")
