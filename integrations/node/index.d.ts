@@ -55,6 +55,19 @@ export interface MockServer {
 }
 
 export function server(test: TestIdentity, options?: Options): MockServer;
+
+export interface HttpMockServer extends MockServer {
+  /** Where it serves Streamable HTTP (or its recording proxy listens): for StreamableHTTPClientTransport. */
+  url: string;
+  /** SIGTERM: it writes its report, then exits. */
+  stop(): Promise<void>;
+}
+
+/** The test's mock server over Streamable HTTP, started; `server` in options is the real server's URL. */
+export function httpServer(
+  test: TestIdentity,
+  options?: Omit<Options, "server"> & { server?: string },
+): Promise<HttpMockServer>;
 export function cassetteName(parts: string[]): string;
 export function cassettePath(test: TestIdentity, options?: Options): string;
 export function problems(report: Report, strict?: boolean): string[];

@@ -8,7 +8,9 @@
 // closed and throws with mockmcp's explanation of every request the cassette could not answer.
 // The cassette is named as the pytest plugin names it: `<test dir>/cassettes/<test file>/<test>.yaml`.
 
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, extname, join, resolve } from "node:path";
@@ -78,6 +80,31 @@ function mockmcpCommand(options) {
   return Array.isArray(given) ? given : [given];
 }
 
+function prepare(test, options, extra, server) {
+  const cassette = cassettePath(test, options);
+  const mode = recordMode(options);
+  const reports = mkdtempSync(join(tmpdir(), "mockmcp-"));
+  const [command, ...prefix] = mockmcpCommand(options);
+  const args = [...prefix, "exec", "--cassette", cassette, "--record-mode", mode, ...extra];
+  args.push("--report", join(reports, "report-{pid}.json"));
+  if (options.strict) args.push("--strict");
+  for (const path of options.ignore ?? []) args.push("--ignore", path);
+  args.push("--", ...server);
+  const env = Object.fromEntries(Object.entries(process.env).filter(([, value]) => typeof value === "string"));
+  let verdict; // checked once, however many times it is asked (by the test and by a hook)
+  const mock = { command, args, env, cassette, mode, reports, check: (wait) => (verdict ??= check(mock, options, wait)) };
+  return mock;
+}
+
+function checkWhenDone(test, mock) {
+  if (test && typeof test.after === "function" && typeof test.fullName === "string") {
+    test.after(() => mock.check()); // node:test: a hook that throws fails its test
+  } else if (test && typeof test.onTestFinished === "function") {
+    test.onTestFinished(() => mock.check()); // vitest's test context
+  }
+  return mock;
+}
+
 /**
  * The mock server of one test: `{command, args, env}` for `StdioClientTransport`, and `check()`.
  *
@@ -87,24 +114,40 @@ function mockmcpCommand(options) {
  * Given node:test's `t` or vitest's test context, the check runs by itself when the test ends.
  */
 export function server(test, options = {}) {
-  const cassette = cassettePath(test, options);
-  const mode = recordMode(options);
-  const reports = mkdtempSync(join(tmpdir(), "mockmcp-"));
-  const [command, ...prefix] = mockmcpCommand(options);
-  const args = [...prefix, "exec", "--cassette", cassette, "--record-mode", mode];
-  args.push("--report", join(reports, "report-{pid}.json"));
-  if (options.strict) args.push("--strict");
-  for (const path of options.ignore ?? []) args.push("--ignore", path);
-  args.push("--", ...(options.server ?? []));
-  const env = Object.fromEntries(Object.entries(process.env).filter(([, value]) => typeof value === "string"));
-  let verdict; // checked once, however many times it is asked (by the test and by a hook)
-  const mock = { command, args, env, cassette, mode, reports, check: (wait) => (verdict ??= check(mock, options, wait)) };
-  if (test && typeof test.after === "function" && typeof test.fullName === "string") {
-    test.after(() => mock.check()); // node:test: a hook that throws fails its test
-  } else if (test && typeof test.onTestFinished === "function") {
-    test.onTestFinished(() => mock.check()); // vitest's test context
-  }
-  return mock;
+  return checkWhenDone(test, prepare(test, options, [], options.server ?? []));
+}
+
+/**
+ * The mock server of one test over Streamable HTTP, started: `{url, stop(), check()}`; `check()` stops it
+ * first. Its options are `server()`'s, but `server` is the real server's URL, to record from.
+ */
+export async function httpServer(test, options = {}) {
+  const mock = prepare(test, options, ["--http", "127.0.0.1:0"], options.server ? [options.server] : []);
+  const child = spawn(mock.command, mock.args, { env: mock.env, stdio: ["ignore", "ignore", "pipe"] });
+  const exited = once(child, "exit");
+  let said = "";
+  child.stderr.setEncoding("utf8");
+  mock.url = await new Promise((resolve, reject) => {
+    child.stderr.on("data", (chunk) => {
+      said += chunk;
+      const found = said.match(/http:\/\/\S+\/mcp/); // where it serves (or its recording proxy listens)
+      if (found) resolve(found[0]);
+    });
+    child.on("error", reject);
+    exited.then(([status]) => reject(new Error(`mockmcp exited with status ${status} before serving:\n${said}`)));
+  });
+  mock.stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM"); // how a server over HTTP is stopped: it writes its report, then exits
+      await exited;
+    }
+  };
+  const checked = mock.check;
+  mock.check = async (wait) => {
+    await mock.stop();
+    return checked(wait);
+  };
+  return checkWhenDone(test, mock);
 }
 
 async function readReports(folder, wait) {

@@ -265,6 +265,7 @@ def exec_(
     ignores: tuple[str, ...],
     substitutions: tuple[tuple[str, str | None], ...],
     grace: float,
+    listen: tuple[str, int] | None,
     command: tuple[str, ...],
 ) -> None:
     """Replay CASSETTE, or record the server COMMAND into it, as the record mode says: for test runners.
@@ -272,7 +273,7 @@ def exec_(
     `mockmcp exec --cassette C --record-mode once -- SERVER ARGS...` is what a host's test launches
     instead of its server. The verdict is the exit status and the --report file (docs/report.md).
     """
-    status = exec_cassette(cassette, mode, list(command), strict, report_path, ignores, substitutions, grace)
+    status = exec_cassette(cassette, mode, list(command), strict, report_path, ignores, substitutions, grace, listen)
     if status:
         raise SystemExit(status)
 

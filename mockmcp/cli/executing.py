@@ -35,19 +35,22 @@ def exec_cassette(
     ignores: tuple[str, ...] = (),
     substitutions: tuple[tuple[str, str | None], ...] = (),
     grace: float = 2.0,
+    listen: tuple[str, int] | None = None,
 ) -> int:
     """Record COMMAND into the cassette or replay it, as `mode` says; returns the exit status.
 
+    With listen, over Streamable HTTP until SIGINT or SIGTERM: replay serves there, and a recording is a
+    proxy there to the URL that COMMAND is.
     Raises what `record` and `replay` raise (the report says it first), and UsageError for a missing
     cassette under `none` or a recording without a server command.
     """
     report = report_path.replace("{pid}", str(os.getpid())) if report_path else None
     try:
         if mode.records(os.path.exists(cassette)):
-            return _record(cassette, mode, command, report, substitutions, grace)
+            return _record(cassette, mode, command, report, substitutions, grace, listen)
         if not os.path.exists(cassette):
             raise _missing(cassette, command)
-        return replay_cassette(cassette, ignores, strict, report, substitutions=substitutions)
+        return replay_cassette(cassette, ignores, strict, report, listen=listen, substitutions=substitutions)
     except StrictFailure:
         raise  # the replay's own report says it
     except MockmcpError as error:
@@ -62,10 +65,11 @@ def _record(
     report: str | None,
     substitutions: tuple[tuple[str, str | None], ...],
     grace: float,
+    listen: tuple[str, int] | None,
 ) -> int:
     import shlex
 
-    from mockmcp.cli.commands import record_session  # deferred: the recorder is not on the launch path
+    from mockmcp.cli.commands import record_http, record_session  # deferred: not on the launch path
 
     if not command:
         raise UsageError(
@@ -73,6 +77,16 @@ def _record(
             f"name the real server after `--`: mockmcp exec --cassette {shlex.quote(cassette)} "
             f"--record-mode {mode.value} -- SERVER ARGS...",
         )
+    if listen is not None:
+        if len(command) != 1 or not command[0].startswith(("http://", "https://")):
+            raise UsageError(
+                f"with --http, the server to record from is its URL, got {shlex.join(command)}",
+                "name it after `--`: mockmcp exec --http 0 --cassette C --record-mode once -- http://HOST:PORT/mcp",
+            )
+        record_http(cassette, command[0], listen, mode, (), (), substitutions=substitutions)
+        recorded = {"mode": mode.value, "status": 0, "outcome": "stopped by a signal"}
+        _write(report, {"version": REPORT_VERSION, "cassette": cassette, "recorded": recorded})
+        return 0
     outcome = record_session(cassette, command, mode, (), (), grace, substitutions)
     recorded = {"mode": mode.value, "status": outcome.status, "outcome": outcome.why()}
     _write(report, {"version": REPORT_VERSION, "cassette": cassette, "recorded": recorded})

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> Any:
         values = options.read_plain(options.REPLAY, args[1:], declined=("listen",))
     elif args[:1] == ["exec"]:  # a test runner's replay (or recording): the server's command line follows `--`
         split = args.index("--") if "--" in args else len(args)
-        values = options.read_plain(options.EXEC, args[1:split])
+        values = options.read_plain(options.EXEC, args[1:split], declined=("listen",))
         if values is not None:
             values["command"] = args[split + 1 :]
     if values is None:

@@ -185,6 +185,14 @@ EXEC = (
         multiple=True,
     ),
     Param("grace", ("--grace",), "seconds", "When recording: as record --grace.", metavar="SECONDS", default="2"),
+    Param(
+        "listen",
+        ("--http",),
+        "listen",
+        "Over Streamable HTTP at http://HOST:PORT/mcp (port 0: any free one; the URL is printed on stderr) until "
+        "SIGTERM: replay serves there, a recording proxies to the URL given as the server.",
+        metavar="[HOST:]PORT",
+    ),
 )
 
 

@@ -3,8 +3,8 @@
 // expects exactly the test named "fails" to fail.
 import { describe, expect, test } from "vitest";
 
-import { server } from "@mockmcp/node";
-import { ECHO_SERVER, echo } from "./host.mjs";
+import { httpServer, server } from "@mockmcp/node";
+import { ECHO_SERVER, echo, echoOverHttp } from "./host.mjs";
 
 describe("echo", () => {
   test("replays the cassette named after the test", async () => {
@@ -12,6 +12,14 @@ describe("echo", () => {
     expect(mock.cassette).toMatch(/test\/cassettes\/helper\.vitest\/echo\.replays the cassette named after the test\.yaml$/);
     expect(await echo(mock, "hello")).toBe("hello");
     const [report] = await mock.check();
+    expect(report.played).toBe(report.interactions);
+  });
+
+  test("replays over Streamable HTTP", async () => {
+    const mock = await httpServer(expect.getState(), { strict: true });
+    expect(mock.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(await echoOverHttp(mock, "hello")).toBe("hello");
+    const [report] = await mock.check(); // stops the server, which writes its report
     expect(report.played).toBe(report.interactions);
   });
 

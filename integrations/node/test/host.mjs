@@ -17,3 +17,16 @@ export async function echo(mock, text) {
     await client.close();
   }
 }
+
+/** The same call over Streamable HTTP, to the URL of `mock` (an `httpServer`). */
+export async function echoOverHttp(mock, text) {
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const client = new Client({ name: "echo-host", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mock.url)));
+  try {
+    const result = await client.callTool({ name: "echo", arguments: { text } });
+    return result.content[0].text;
+  } finally {
+    await client.close();
+  }
+}
