@@ -82,7 +82,7 @@ def _param(param: options.Param) -> Callable[[Callable[..., Any]], Callable[...,
     if param.kind == "flag":
         return click.option(*param.flags, param.dest, is_flag=True, help=param.help)
     # A required option is given no default at all: from click 8.3 on, an explicit default=None satisfies it.
-    default = {} if param.required else {"default": param.default}
+    default: dict[str, Any] = {} if param.required else {"default": param.default}
     return click.option(
         *param.flags,
         param.dest,
