@@ -18,11 +18,13 @@ from collections.abc import Callable, Sequence
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
-from mockmcp.words import RecordMode, parse_substitution, timing_factor
+from mockmcp.words import parse_substitution, timing_factor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from mockmcp.words import RecordMode
 
 __all__ = ["EXEC", "PARSERS", "Param", "REPLAY", "parse_listen", "read_plain"]
 
@@ -60,19 +62,21 @@ def _seconds(text: str) -> float:
 
 
 def _record_mode(text: str) -> RecordMode:
+    from mockmcp.words import RecordMode  # `exec`'s only (the words module is loaded already)
+
     return RecordMode.parse(text, allow_none=True)
 
 
 # What a value's kind means to the launcher; mockmcp.cli.app gives click a parameter type of the
 # same kind, calling the same parser (click.Path for "file").
 PARSERS: dict[str, Callable[[str], Any]] = {
+    "seconds": _seconds,
+    "record_mode": _record_mode,
     "file": _plain_file,
     "text": str,
     "timing": timing_factor,
     "listen": parse_listen,
     "substitution": parse_substitution,
-    "seconds": _seconds,
-    "record_mode": _record_mode,
 }
 
 
