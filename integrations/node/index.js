@@ -124,7 +124,7 @@ export function server(test, options = {}) {
 export async function httpServer(test, options = {}) {
   const mock = prepare(test, options, ["--http", "127.0.0.1:0"], options.server ? [options.server] : []);
   const child = spawn(mock.command, mock.args, { env: mock.env, stdio: ["ignore", "ignore", "pipe"] });
-  const exited = once(child, "exit");
+  const exited = once(child, "exit").catch(() => [null]); // a spawn that failed says so through "error"
   let said = "";
   child.stderr.setEncoding("utf8");
   mock.url = await new Promise((resolve, reject) => {
