@@ -30,6 +30,7 @@ __all__ = [
     "CACHED_RESULTS",
     "CANCELLED",
     "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
     "CODES",
     "DISCOVER",
     "HANDSHAKE",
@@ -62,6 +63,7 @@ __all__ = [
     "URL_ELICITATION_REQUIRED",
     "as_era_requires",
     "client_capabilities",
+    "client_info",
     "meta",
     "missing_capability",
     "offered_tools",
@@ -110,6 +112,7 @@ PROTOCOL_VERSION_KEY = SPEC_PREFIX + "protocolVersion"
 SUBSCRIPTION_ID_KEY = SPEC_PREFIX + "subscriptionId"  # on a notification: the listen request it belongs to
 SERVER_INFO_KEY = SPEC_PREFIX + "serverInfo"  # in the result of server/discover
 CLIENT_CAPABILITIES_KEY = SPEC_PREFIX + "clientCapabilities"  # on every stateless-era request
+CLIENT_INFO_KEY = SPEC_PREFIX + "clientInfo"  # on every stateless-era request; `initialize` has params.clientInfo
 # A 2026-07-28 result's `resultType`: the answer itself, or a request for the client's input (which the
 # client sends with its retry of the same request).
 INPUT_REQUIRED = "input_required"
@@ -315,6 +318,18 @@ def client_capabilities(method: Any, params: Any) -> dict[str, Any] | None:
     if found is None:
         found = meta(params).get(CLIENT_CAPABILITIES_KEY)
     return found if isinstance(found, dict) else None
+
+
+def client_info(method: Any, params: Any) -> str | None:
+    """The host a client request names, as `name version` (`initialize`'s clientInfo, or a stateless-era
+    request's `_meta` one); None when it names none."""
+    found = params.get("clientInfo") if method == INITIALIZE and isinstance(params, dict) else None
+    if found is None:
+        found = meta(params).get(CLIENT_INFO_KEY)
+    if not isinstance(found, dict) or not isinstance(found.get("name"), str):
+        return None
+    version = found.get("version")
+    return f"{found['name']} {version}" if isinstance(version, str) else found["name"]
 
 
 def missing_capability(capabilities: Any, request: Any) -> str | None:

@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,39 @@ atexit.register(shutil.rmtree, _CACHE, True)
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def is_report(data: Any) -> bool:
+    """Whether JSON data is a `--report` (a replay's, or `mockmcp exec`'s of a recording or a failed launch)."""
+    return isinstance(data, dict) and (
+        "strict_ok" in data or ("cassette" in data and ("recorded" in data or "error" in data))
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reports_keep_their_contract(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every report this run's tests wrote (all in its temporary folders) validates against the report's JSON
+    Schema (docs/report.md): checked once the tests are done, failing the last one's teardown if one does not."""
+    yield
+    import jsonschema
+
+    from mockmcp.core.report_schema import schema
+
+    validator = jsonschema.Draft7Validator(schema())
+    wrong = []
+    for path in tmp_path_factory.getbasetemp().rglob("*.json"):
+        try:
+            # regular files only, and not huge: tests leave FIFOs and links to /dev/zero where a cache file was
+            found = path.lstat()
+            if not stat.S_ISREG(found.st_mode) or found.st_size > 16 << 20:
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue  # not JSON (a test's deliberately broken file), or gone
+        error = jsonschema.exceptions.best_match(validator.iter_errors(data)) if is_report(data) else None
+        if error is not None:
+            wrong.append(f"{path}: {'.'.join(map(str, error.absolute_path)) or 'the report'}: {error.message}")
+    assert not wrong, "reports that break their schema:\n" + "\n".join(wrong[:20])
 
 
 def child_env() -> dict[str, str]:

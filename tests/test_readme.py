@@ -73,6 +73,12 @@ CLAIMS = {
     "interactions[2].respnse: unknown key": "test_the_error_example_is_what_mockmcp_says",
     "arguments.trace: any": "test_the_match_rules_example",
     "substitute: [PROJECT]              # the names only": "test_the_substitution_example",
+    "pip wheel --no-deps -w dist path/to/mockmcp": "test_the_other_languages_page",
+    "// integrations/node/examples/notes.vitest.mjs": "test_the_other_languages_page",
+    "// integrations/node/examples/notes.node.mjs": "test_the_other_languages_page",
+    "// mockmcp_test.go": "test_the_other_languages_page",
+    "// echo_test.go": "test_the_other_languages_page",
+    "TokioChildProcess::new(command)": "test_the_other_languages_page",
 }
 
 
@@ -244,7 +250,7 @@ def test_each_command_and_option_is_documented() -> None:
     """docs/cli.md has a section per command naming each of its options, and the README a line per command."""
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     sections = dict(re.findall(r"^## (.*?)\n(.*?)(?=^## |\Z)", page, re.S | re.M))
-    assert sorted(cli.commands) == ["diff", "lint", "record", "recover", "replay", "schema", "show", "verify"]
+    assert sorted(cli.commands) == ["diff", "exec", "lint", "record", "recover", "replay", "schema", "show", "verify"]
     for name, command in cli.commands.items():
         heading = next((h for h in sections if f"`mockmcp {name}`" in h), None)
         assert heading, f"docs/cli.md: no section `## ... mockmcp {name} ...`"
@@ -547,3 +553,22 @@ def test_links_between_pages_resolve() -> None:
             if anchor:
                 headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
                 assert anchor in [slug(h) for h in headings], f"{page.relative_to(ROOT)}: no heading for {target}"
+
+
+def test_the_other_languages_page() -> None:
+    """docs/other-languages.md: its TypeScript blocks are the examples tests/test_node_helper.py runs under
+    vitest and node:test, its Go blocks are what tests/test_go_helper.py runs (read from the page), its
+    install block is what tests/test_install.py does, and its Rust block (not compiled: no crates registry)
+    runs `mockmcp exec` with options it has."""
+    page = [b for b in CLAIMED if b.doc == "docs/other-languages.md"]
+    for each in (b for b in page if b.lang == "js"):
+        example = ROOT / each.text.splitlines()[0].removeprefix("// ")
+        assert example.read_text(encoding="utf-8") == each.text + "\n", f"{each}: not {example.name} as it is"
+    go = [b.text.splitlines()[0].split(":")[0] for b in page if b.lang == "go"]
+    assert go == ["// mockmcp_test.go", "// echo_test.go"]
+    [install] = [b for b in page if b.lang == "sh"]
+    assert "--no-deps" in install.text and "[http]" in install.text
+    [rust] = [b for b in page if b.lang == "rust"]
+    options = {flag for param in cli.commands["exec"].params for flag in param.opts}
+    used = set(re.findall(r'"(--[a-z-]+)"', rust.text)) - {"--"}
+    assert used and used <= options, used - options

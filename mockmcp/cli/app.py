@@ -24,6 +24,7 @@ from mockmcp.cli.commands import (
     verify_cassette,
     write_schema,
 )
+from mockmcp.cli.executing import exec_cassette
 from mockmcp.cli.exits import abort, fail
 from mockmcp.cli.replaying import replay_cassette
 from mockmcp.errors import MockmcpError, UsageError
@@ -80,14 +81,17 @@ def _param(param: options.Param) -> Callable[[Callable[..., Any]], Callable[...,
         return click.argument(param.dest, type=param_type(param.kind))
     if param.kind == "flag":
         return click.option(*param.flags, param.dest, is_flag=True, help=param.help)
+    # A required option is given no default at all: from click 8.3 on, an explicit default=None satisfies it.
+    default: dict[str, Any] = {} if param.required else {"default": param.default}
     return click.option(
         *param.flags,
         param.dest,
         type=param_type(param.kind),
-        default=param.default,
+        **default,
         show_default=param.default is not None,
         metavar=param.metavar,
         multiple=param.multiple,
+        required=param.required,
         help=param.help,
     )
 
@@ -262,6 +266,31 @@ def record(
         raise SystemExit(outcome.status)
 
 
+# Not interspersed, as `record`: from the first word of the server's command on, every argument is the server's.
+@cli.command("exec", context_settings={"allow_interspersed_args": False})
+@_params(options.EXEC)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def exec_(
+    cassette: str,
+    mode: RecordMode,
+    strict: bool,
+    report_path: str | None,
+    ignores: tuple[str, ...],
+    substitutions: tuple[tuple[str, str | None], ...],
+    grace: float,
+    listen: tuple[str, int] | None,
+    command: tuple[str, ...],
+) -> None:
+    """Replay CASSETTE, or record the server COMMAND into it, as the record mode says: for test runners.
+
+    `mockmcp exec --cassette C --record-mode once -- SERVER ARGS...` is what a host's test launches
+    instead of its server. The verdict is the exit status and the --report file (docs/report.md).
+    """
+    status = exec_cassette(cassette, mode, list(command), strict, report_path, ignores, substitutions, grace, listen)
+    if status:
+        raise SystemExit(status)
+
+
 @cli.command()
 @click.argument("cassette", type=click.Path(dir_okay=False))
 def recover(cassette: str) -> None:
@@ -379,9 +408,10 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the schema to this file (default: stdout)."
 )
-def schema(output: str | None) -> None:
+@click.option("--report", is_flag=True, help="The schema of the --report JSON instead (docs/report.md).")
+def schema(output: str | None, report: bool) -> None:
     """Print the JSON Schema of the cassette format, for YAML editors (see docs/cassette-format.md)."""
-    write_schema(output)
+    write_schema(output, report)
 
 
 def main(argv: list[str] | None = None) -> Any:

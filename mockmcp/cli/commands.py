@@ -15,6 +15,7 @@ from typing import Any
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cli.replaying import address, note, replay_cassette
+from mockmcp.core import report_schema
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import silent
 from mockmcp.core.redact import Redactor
@@ -218,10 +219,11 @@ def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
     return drift.drifted
 
 
-def write_schema(output: str | None) -> None:
-    """The cassette format's JSON Schema to stdout, or atomically to a file."""
+def write_schema(output: str | None, report: bool = False) -> None:
+    """The cassette format's JSON Schema (with report: the --report JSON's) to stdout, or atomically to a file."""
+    text = report_schema.text() if report else schema.text()
     if output is None:
-        sys.stdout.write(schema.text())
+        sys.stdout.write(text)
         return
-    files.atomic_write(output, schema.text())
-    note(f"wrote the cassette schema to {output}")
+    files.atomic_write(output, text)
+    note(f"wrote the {'report' if report else 'cassette'} schema to {output}")

@@ -28,27 +28,38 @@ def main(argv: list[str] | None = None) -> Any:
     if args[:1] == ["replay"]:
         # Serving over HTTP is long-lived, its start-up time does not count: click reads that command line.
         values = options.read_plain(options.REPLAY, args[1:], declined=("listen",))
+    elif args[:1] == ["exec"]:  # a test runner's replay (or recording): the server's command line follows `--`
+        split = args.index("--") if "--" in args else len(args)
+        values = options.read_plain(options.EXEC, args[1:split], declined=("listen",))
+        if values is not None:
+            values["command"] = args[split + 1 :]
     if values is None:
         from mockmcp.cli.app import main as click_main
 
         return click_main(argv)
-    _replay(values)
+    _run(values)
     return None
 
 
-def _replay(values: dict[str, Any]) -> None:
-    """What the click command `replay` does with its values, errors handled as click's main handles them."""
+def _run(values: dict[str, Any]) -> None:
+    """What the click command `replay` (or `exec`) does with its values, errors handled as click's main does."""
     import gc
 
     # Starting up makes objects that live as long as the process (modules, the cassette) and next to no
     # garbage, so the collector's passes over them are wasted: it stays off until replay_cassette has
     # loaded the cassette, frozen what exists and turned it back on.
     gc.disable()
-    from mockmcp.cli.replaying import replay_cassette
     from mockmcp.errors import MockmcpError
 
     try:
-        status = replay_cassette(**values)
+        if "command" in values:
+            from mockmcp.cli.executing import exec_cassette
+
+            status = exec_cassette(**values)
+        else:
+            from mockmcp.cli.replaying import replay_cassette
+
+            status = replay_cassette(**values)
     except (MockmcpError, OSError) as error:
         from mockmcp.cli.exits import fail
 

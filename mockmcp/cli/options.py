@@ -25,7 +25,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["PARSERS", "Param", "REPLAY", "parse_listen", "read_plain"]
+    from mockmcp.words import RecordMode
+
+__all__ = ["EXEC", "PARSERS", "Param", "REPLAY", "parse_listen", "read_plain"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -64,9 +66,28 @@ def _plain_file(text: str) -> str:
     return text
 
 
+def _seconds(text: str) -> float:
+    """A number of seconds, 0 or more; raises UsageError."""
+    try:
+        seconds = float(text)
+        if not seconds >= 0:  # also refuses NaN
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"cannot read {text!r} as seconds", "write a number of seconds, e.g. 2 or 0.5") from None
+    return seconds
+
+
+def _record_mode(text: str) -> RecordMode:
+    from mockmcp.words import RecordMode  # `exec`'s only (the words module is loaded already)
+
+    return RecordMode.parse(text, allow_none=True)
+
+
 # What a value's kind means to the launcher; mockmcp.cli.app gives click a parameter type of the
 # same kind, calling the same parser (click.Path for "file").
 PARSERS: dict[str, Callable[[str], Any]] = {
+    "seconds": _seconds,
+    "record_mode": _record_mode,
     "file": _plain_file,
     "text": str,
     "timing": timing_factor,
@@ -86,6 +107,7 @@ class Param(NamedTuple):
     metavar: str | None = None
     default: str | None = None  # as written on the command line; parsed like a given value
     multiple: bool = False
+    required: bool = False  # an option that must be given (the launcher leaves a command line without it to click)
 
 
 REPLAY = (
@@ -172,6 +194,46 @@ REPLAY = (
 )
 
 
+# `mockmcp exec`'s options; the server's command line follows `--`. A replay by exec is on the launch path too.
+EXEC = (
+    Param("cassette", ("--cassette",), "file", "The test's cassette.", metavar="C", required=True),
+    Param(
+        "mode",
+        ("--record-mode",),
+        "record_mode",
+        "none: replay, a missing cassette is an error; once: record only if the cassette is missing, else replay; "
+        "new: add this session; all: record afresh.",
+        metavar="none|once|new|all",
+        default="none",
+    ),
+    Param("strict", ("--strict",), "flag", "When replaying: exit 1 on anything replay --strict refuses."),
+    Param(
+        "report_path",
+        ("--report",),
+        "file",
+        "Write what happened as JSON (docs/report.md); {pid} in it becomes the process id.",
+    ),
+    Param("ignores", ("--ignore",), "text", "When replaying: as replay --ignore (repeatable).", "PATH", None, True),
+    Param(
+        "substitutions",
+        ("--substitute",),
+        "substitution",
+        "The placeholder ${NAME} stands for VALUE on this machine, as in replay and record (repeatable).",
+        metavar="NAME[=VALUE]",
+        multiple=True,
+    ),
+    Param("grace", ("--grace",), "seconds", "When recording: as record --grace.", metavar="SECONDS", default="2"),
+    Param(
+        "listen",
+        ("--http",),
+        "listen",
+        "Over Streamable HTTP at http://HOST:PORT/mcp (port 0: any free one; the URL is printed on stderr) until "
+        "SIGTERM: replay serves there, a recording proxies to the URL given as the server.",
+        metavar="[HOST:]PORT",
+    ),
+)
+
+
 def read_plain(params: Sequence[Param], args: Sequence[str], declined: Sequence[str] = ()) -> dict[str, Any] | None:
     """The values of a plain, well-formed command line, as click would read them; None for anything else.
 
@@ -202,6 +264,8 @@ def read_plain(params: Sequence[Param], args: Sequence[str], declined: Sequence[
                 return None
             value = rest.pop(0)
         texts.setdefault(param.dest, []).append(value)
+    if any(param.required and param.dest not in texts for param in params):
+        return None
     arguments = [param for param in params if not param.flags]
     if len(positional) != len(arguments):
         return None

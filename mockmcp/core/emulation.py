@@ -88,6 +88,7 @@ def other_era(message: dict[str, Any], interactions: tuple[Interaction, ...], wh
             f"the host opened with initialize (the handshake era), and {where} holds only "
             f"{protocol.STATELESS_VERSION} sessions; answered {protocol.UNSUPPORTED_VERSION} with the versions it "
             "recorded, as a server of that revision does (a client in auto mode then probes server/discover)"
+            + _recorded_by(interactions)
         )
         data: dict[str, Any] = {"supported": versions or [protocol.STATELESS_VERSION]}
         if isinstance(requested, str):
@@ -100,10 +101,18 @@ def other_era(message: dict[str, Any], interactions: tuple[Interaction, ...], wh
         reason = (
             f"the host probed server/discover (the {protocol.STATELESS_VERSION} era), and {where} holds only "
             "handshake-era sessions; answered -32601, as a server of that era does (the host then falls back "
-            "to initialize)"
+            "to initialize)" + _recorded_by(interactions)
         )
         return Refusal(jsonrpc.METHOD_NOT_FOUND, reason)
     return None
+
+
+def _recorded_by(interactions: tuple[Interaction, ...]) -> str:
+    """Which host recorded the cassette (from the clientInfo its requests named), and what to do: a cassette
+    answers in the era its host spoke, so the host under test records its own session into it."""
+    hosts = sorted({h for i in interactions if i.kind == REQUEST and (h := protocol.client_info(i.method, i.params))})
+    by = f"the cassette was recorded by the host {', '.join(hosts)}" if hosts else "the cassette was recorded by a host"
+    return f"; {by}, which spoke the other era: record with the host you test (`mockmcp record --mode new`)"
 
 
 def capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:

@@ -16,7 +16,11 @@ if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-
 
     from mockmcp.core.explain import Miss
 
-__all__ = ["KEPT_MISSES", "Mismatch", "Report", "Withheld"]
+__all__ = ["KEPT_MISSES", "Mismatch", "REPORT_VERSION", "Report", "Withheld"]
+
+# The report is a contract with tools in any language (docs/report.md; its JSON Schema is
+# `mockmcp.core.report_schema`): within a version keys are only ever added, never renamed or removed.
+REPORT_VERSION = 1
 
 # A host that retries a miss for minutes must not grow the report without end: the first misses
 # are kept whole (params and explanation), the rest only counted.
@@ -220,6 +224,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "version": REPORT_VERSION,
             "cassette": self.cassette.path,
             "interactions": len(self._client_indexes()),
             "played": len(self._client_indexes()) - len(self.unplayed),

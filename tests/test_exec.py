@@ -1,0 +1,195 @@
+"""`mockmcp exec`: the plugin's record modes for a test runner in any language, and what its report says;
+and the explanation a host of the other era gets, which names the host that recorded the cassette.
+
+The rule deciding whether a launch records is `RecordMode.records` (tests/test_words.py has its table);
+here each outcome runs once as a real subprocess, with tests/servers/scripted.py as the real server.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+
+from mockmcp.cassette.store import load
+from mockmcp.cli import options
+from mockmcp.cli.app import cli
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Replay
+
+SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
+OPEN = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "ts-host", "version": "1"}},
+}
+CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
+
+
+def launch(cassette: Path, mode: str, *messages: dict[str, Any], server: list[str] = SERVER, strict: bool = False):
+    """Run `mockmcp exec` as a host's test would, sending messages then closing stdin: (process, report)."""
+    report = cassette.parent / "report-{pid}.json"
+    options = ["--strict"] if strict else []
+    done = subprocess.run(
+        [
+            *MOCKMCP,
+            "exec",
+            "--cassette",
+            str(cassette),
+            "--record-mode",
+            mode,
+            "--report",
+            str(report),
+            *options,
+            "--",
+            *server,
+        ],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+    )
+    [written] = cassette.parent.glob("report-*.json")
+    data = json.loads(written.read_text())
+    written.unlink()
+    return done, data
+
+
+def test_once_records_a_missing_cassette_then_replays_it_and_none_replays_it(tmp_path: Path) -> None:
+    cassette = tmp_path / "cassettes" / "test_x" / "test_y.yaml"
+    cassette.parent.mkdir(parents=True)
+    done, report = launch(cassette, "once", OPEN, CALL)
+    assert done.returncode == 0, done.stderr
+    assert report["recorded"]["mode"] == "once" and report["recorded"]["status"] == 0
+    assert cassette.exists() and len(load(str(cassette)).interactions) == 2
+    done, report = launch(cassette, "once", OPEN, CALL, server=[], strict=True)
+    assert done.returncode == 0, done.stderr
+    assert "recorded" not in report and report["played"] == 2 and report["strict_ok"]
+    done, report = launch(cassette, "none", OPEN, {**CALL, "params": {"name": "other"}}, strict=True)
+    assert done.returncode == 1
+    [miss] = report["misses"]
+    assert "how to fix:" in miss["explanation"] and miss["record"] == "new"
+
+
+def test_all_records_afresh_over_a_cassette(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.yaml"
+    shutil.copyfile(SHIPPED / "notes.yaml", cassette)
+    done, report = launch(cassette, "all", OPEN)
+    assert done.returncode == 0, done.stderr
+    assert report["recorded"] == {"mode": "all", "status": 0, "outcome": report["recorded"]["outcome"]}
+    assert [i.method for i in load(str(cassette)).interactions] == ["initialize"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "server", "said"),
+    [
+        ("none", SERVER, "no cassette at {c}, and record mode none never records"),
+        ("once", [], "record mode once records {c}, and no server was given to record from"),
+    ],
+)
+def test_what_exec_cannot_do_is_said_in_its_report_with_the_fix(
+    tmp_path: Path, mode: str, server: list[str], said: str
+) -> None:
+    cassette = tmp_path / "c.yaml"
+    done, report = launch(cassette, mode, OPEN, server=server)
+    assert done.returncode == 2
+    assert report["error"].startswith(said.format(c=cassette)) and "how to fix: " in report["error"]
+    assert "mockmcp exec --cassette" in report["error"] and "--record-mode once" in report["error"]
+    assert report["error"] in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("cassette", "opening", "words"),
+    [
+        (
+            "notes-session-2026.yaml",
+            OPEN,
+            "holds only 2026-07-28 sessions; answered -32022",
+        ),
+        (
+            "notes.yaml",
+            {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}},
+            "holds only handshake-era sessions; answered -32601",
+        ),
+    ],
+)
+def test_a_host_of_the_other_era_is_told_who_recorded_the_cassette_and_to_record_its_own(
+    cassette: str, opening: dict[str, Any], words: str
+) -> None:
+    engine = Replay(load(str(SHIPPED / cassette)), Matcher.build())
+    engine.receive(json.dumps(opening).encode())
+    [miss] = engine.report.to_json()["misses"]
+    assert words in miss["reason"]
+    assert (
+        "the cassette was recorded by the host mcp 0.1.0, which spoke the other era: record with the host you "
+        "test (`mockmcp record --mode new`)" in miss["reason"]
+    )
+    assert miss["record"] == "new" and any("mockmcp record --mode new -o" in fix for fix in miss["fixes"])
+
+
+def read_by_click(args: list[str]) -> dict[str, Any] | None:
+    try:
+        with cli.commands["exec"].make_context("exec", list(args)) as ctx:
+            values = dict(ctx.params)
+    except (click.ClickException, click.exceptions.Exit):
+        return None
+    values["command"] = list(values["command"])
+    return values
+
+
+def read_fast(args: list[str]) -> dict[str, Any] | None:
+    split = args.index("--") if "--" in args else len(args)
+    values = options.read_plain(options.EXEC, args[:split])
+    return None if values is None else {**values, "command": args[split + 1 :]}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--cassette", "c.yaml"],
+        ["--cassette=c.yaml", "--record-mode", "once", "--", "node", "s.js", "--", "-x"],
+        ["--strict", "--cassette", "c.yaml", "--report", "r-{pid}.json", "--ignore", "a.b", "--ignore", "c", "--"],
+        ["--cassette", "c.yaml", "--substitute", "HOME=/h", "--grace", "0.5", "--record-mode=all", "--", "srv"],
+    ],
+)
+def test_the_launcher_reads_an_exec_command_line_as_click_does(args: list[str]) -> None:
+    """`exec` replays on the launch path: the launcher reads its plain command lines itself, from the same table."""
+    fast = read_fast(args)
+    assert fast is not None and fast == read_by_click(args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],  # no --cassette: click says it is required
+        ["--report", "r.json"],
+        ["--cassette", "c.yaml", "--record-mode", "sometimes"],
+        ["--cassette", "c.yaml", "--grace", "-1"],
+        ["--cassette", "c.yaml", "node", "s.js"],  # a server without `--`: click reads that
+    ],
+)
+def test_what_the_launcher_leaves_to_click(args: list[str]) -> None:
+    assert read_fast(args) is None
+
+
+def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path: Path) -> None:
+    env = {**child_env(), "MOCKMCP_CACHE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    command = [*MOCKMCP, "exec", "--cassette", str(SHIPPED / "notes.yaml"), "--", "python", "server.py"]
+    said = ""
+    for _ in range(2):  # the first parses the cassette and caches it; the second is what a test suite sees
+        done = subprocess.run(command, input="", capture_output=True, text=True, env=env, timeout=30)
+        assert done.returncode == 0, done.stderr
+        said = done.stderr
+    names = [line.split("|")[2].strip() for line in said.splitlines() if line.startswith("import time:")][1:]
+    after_site = names[names.index("site") + 1 :]
+    assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio")]
+    assert "mockmcp.cli.executing" in after_site and "mockmcp.cli.app" not in after_site

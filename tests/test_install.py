@@ -1,0 +1,89 @@
+"""Install anywhere: a wheel built from the checkout installs with its `http` extra into a clean virtual
+environment (no test dependencies, no checkout on the path) and replays there, as docs/other-languages.md
+says; `uvx` and `pipx` run it from the checkout where they are installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SHIPPED
+
+from mockmcp.cassette import schema
+
+TIMEOUT = 300  # seconds: building and installing fetch the build backend and dependencies when not cached
+OPEN = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "any", "version": "1"}},
+}
+
+
+def clean_env() -> dict[str, str]:
+    """This environment without what points into the checkout or the test environment."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("PYTEST")}
+    ours = Path(sys.executable).parent
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != ours)
+    return env
+
+
+def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=clean_env(), **options)  # type: ignore[call-overload]
+    assert done.returncode == 0, f"{command}: {done.stdout}{done.stderr}"
+    return done
+
+
+def source(tmp_path: Path) -> Path:
+    """What a build of the checkout reads, copied: building in the checkout would leave build/ and *.egg-info."""
+    folder = tmp_path / "source"
+    folder.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, folder / name)
+    shutil.copytree(ROOT / "mockmcp", folder / "mockmcp", ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_with_its_http_extra_in_a_clean_venv_and_replays(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source(tmp_path))])
+    [wheel] = dist.glob("mockmcp-*-py3-none-any.whl")
+    target = tmp_path / "clean"
+    venv.create(target, with_pip=False)  # this pip installs into it: a clean venv without ensurepip's wait
+    python = target / "bin" / "python"
+    run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", f"{wheel}[http]"])
+    mockmcp = str(target / "bin" / "mockmcp")
+    assert run([mockmcp, "--version"], cwd=tmp_path).stdout.startswith("mockmcp, version ")
+    cassette = tmp_path / "notes.yaml"
+    shutil.copyfile(SHIPPED / "notes.yaml", cassette)
+    report = tmp_path / "report.json"
+    done = run([mockmcp, "replay", str(cassette), "--report", str(report)], cwd=tmp_path, input=json.dumps(OPEN) + "\n")
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["id"] == 1 and "serverInfo" in answer["result"]
+    assert json.loads(report.read_text())["played"] == 1
+    # the extra took (replay over HTTP imports h11), and mockmcp runs from the venv, not from the checkout
+    where = "import h11, mockmcp.shells.http11, mockmcp; print(mockmcp.__file__)"
+    assert run([str(python), "-c", where], cwd=tmp_path).stdout.startswith(str(target))
+    # the cassettes' schema, for an editor that cannot reach its address: written from the installed package
+    run([mockmcp, "schema", "-o", str(tmp_path / "cassette.schema.json")], cwd=tmp_path)
+    assert (tmp_path / "cassette.schema.json").read_text() == schema.text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["uvx", "pipx"])
+def test_uvx_and_pipx_run_mockmcp_from_the_checkout(tool: str, tmp_path: Path) -> None:
+    found = shutil.which(tool)
+    if found is None:
+        pytest.skip(f"{tool} is not installed here; docs/other-languages.md shows its command")
+    checkout = str(source(tmp_path))
+    spec = ["--from", checkout] if tool == "uvx" else ["run", "--spec", checkout]
+    done = run([found, *spec, "mockmcp", "--version"], cwd=tmp_path)
+    assert done.stdout.startswith("mockmcp, version ")

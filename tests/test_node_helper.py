@@ -1,0 +1,158 @@
+"""integrations/node, the helper for TypeScript hosts' tests, run by vitest and by node:test against the
+mockmcp this interpreter has installed from the checkout.
+
+Each runner runs its file once (a module-scoped run, one xdist group each, so the two run side by side);
+the tests below read its results: the test named `fails: ...` must fail with mockmcp's explanation of
+the miss, every other must pass. Without node or the helper's node_modules, they skip and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from conftest import ROOT, child_env
+
+from mockmcp.plugin.naming import cassette_name
+
+NODE_DIR = ROOT / "integrations" / "node"
+TIMEOUT = 120  # seconds, for one runner's whole file
+FAILING = "echo > fails: a request the cassette never recorded"
+PASSING = [
+    "echo > replays the cassette named after the test",
+    "echo > records once, then replays",
+    "the host echoes a note",  # examples/, the examples docs/other-languages.md shows
+]
+
+
+def needs_node() -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the TypeScript helper's tests (vitest, node:test) cannot run")
+    if not (NODE_DIR / "node_modules" / "vitest").is_dir():
+        pytest.skip("integrations/node has no node_modules: run `npm ci --prefix integrations/node` (.ci/run does)")
+
+
+def mockmcp_command() -> str:
+    """The `mockmcp` script the test environment installed from the checkout (beside this interpreter)."""
+    script = Path(sys.executable).parent / "mockmcp"
+    if not script.exists():
+        pytest.skip(f"no mockmcp script beside {Path(sys.executable).name}: install mockmcp into this environment")
+    return str(script)
+
+
+def run_node(command: list[str], record_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = child_env()
+    env.update(MOCKMCP=mockmcp_command(), RECORD_DIR=str(record_dir))
+    env.pop("MOCKMCP_RECORD", None)  # the tests say their own record modes
+    return subprocess.run(command, cwd=NODE_DIR, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def vitest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """Each vitest test's full name -> its status and failure text."""
+    needs_node()
+    work = tmp_path_factory.mktemp("vitest")
+    out = work / "results.json"
+    vitest = str(NODE_DIR / "node_modules" / ".bin" / "vitest")
+    done = run_node([vitest, "run", "--reporter=json", f"--outputFile={out}"], work)
+    assert out.exists(), done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    return {
+        " > ".join([*test["ancestorTitles"], test["title"]]): (test["status"], "\n".join(test["failureMessages"]))
+        for file in results["testResults"]
+        for test in file["assertionResults"]
+    }
+
+
+@pytest.fixture(scope="module")
+def node_test(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """Each node:test test's full name -> its status and failure text, read from its JUnit report."""
+    needs_node()
+    work = tmp_path_factory.mktemp("node-test")
+    files = ["test/helper.node.mjs", "examples/notes.node.mjs"]
+    done = run_node(["node", "--test", "--test-reporter=junit", *files], work)
+    results: dict[str, tuple[str, str]] = {}
+
+    def walk(element: ElementTree.Element, names: list[str]) -> None:
+        for child in element:
+            if child.tag == "testsuite":
+                walk(child, [*names, child.get("name", "")])
+            elif child.tag == "testcase":
+                failure = child.find("failure")
+                said = "" if failure is None else (failure.get("message", "") + "\n" + (failure.text or ""))
+                status = "passed" if failure is None else "failed"
+                results[" > ".join([*names, child.get("name", "")])] = (status, said)
+
+    walk(ElementTree.fromstring(done.stdout), [])
+    assert results, done.stdout + done.stderr
+    return results
+
+
+RUNNERS = [
+    pytest.param("vitest", marks=[pytest.mark.slow, pytest.mark.xdist_group("vitest")]),
+    pytest.param("node_test", marks=[pytest.mark.slow, pytest.mark.xdist_group("node-test")]),
+]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_the_helpers_tests_pass_record_once_then_replay_and_serve_http(
+    runner: str, request: pytest.FixtureRequest
+) -> None:
+    results = request.getfixturevalue(runner)
+    passing = [*PASSING, *(["echo > replays over Streamable HTTP"] if runner == "vitest" else [])]
+    assert sorted(results) == sorted([*passing, FAILING])
+    for name in passing:
+        status, said = results[name]
+        assert status == "passed", f"{runner}: {name}: {said}"
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_a_miss_fails_its_test_with_mockmcps_explanation(runner: str, request: pytest.FixtureRequest) -> None:
+    status, said = request.getfixturevalue(runner)[FAILING]
+    assert status == "failed"
+    for words in (
+        "could not serve this test as recorded",
+        "mockmcp: no recorded interaction matches this tools/call request",
+        'arguments.text: recorded "hello", incoming "goodbye"',
+        "how to fix:",
+        'in this test: record: "all" records it',
+    ):
+        assert words in said, f"{runner}: {words!r} not in the failure:\n{said}"
+
+
+NAMES = [
+    ["echo", "reads a note"],
+    ["a/b", 'c:d*e?"f<g>h|i\\j'],
+    [".hidden"],
+    ["ctl\x01\x7f"],
+    ["x" * 250],
+    ["é" * 150],
+    ["日本語" * 40, "テスト"],
+]
+
+
+def test_the_helper_names_cassettes_as_the_plugin_does() -> None:
+    """One rule in two languages: the helper's cassetteName and the plugin's cassette_name agree on a table."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the TypeScript helper cannot run")
+    script = (
+        "import { cassetteName } from './index.js';"
+        "const names = JSON.parse(process.argv[1]);"
+        "console.log(JSON.stringify(names.map(cassetteName)));"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script, json.dumps(NAMES)],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [cassette_name(parts) for parts in NAMES]

@@ -1,0 +1,148 @@
+"""The report is a contract (docs/report.md): its JSON Schema is built from the keys the writers write, and
+every kind of report validates against it: a clean replay, misses, repeats, unplayed interactions, answers
+that differed, withheld server requests, several sessions over HTTP, and `mockmcp exec`'s reports of a
+recording and of a launch that could not start. (tests/conftest.py validates every report file the rest of
+the suite writes as well.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import MOCKMCP, ROOT, child_env
+
+from mockmcp.cassette.store import loads
+from mockmcp.core import report_schema
+from mockmcp.core.matching import Matcher
+from mockmcp.core.replay import Replay, Send
+from mockmcp.core.report import REPORT_VERSION, Report
+
+VALIDATOR = jsonschema.Draft7Validator(report_schema.schema())
+
+CASSETTE = """
+version: 1
+interactions:
+- request: {id: 1, method: initialize, params: {protocolVersion: '2025-11-25', capabilities: {roots: {}},
+    clientInfo: {name: h, version: '1'}}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: s, version: '1'}}}
+- request: {id: 2, method: tools/call, params: {name: read, arguments: {path: a.txt}}}
+  response: {result: {content: [{type: text, text: milk}]}}
+- request: {id: 3, method: tools/call, params: {name: ask}}
+  server:
+  - request: {id: 0, method: roots/list}
+    response: {result: {roots: [{uri: 'file:///x'}]}}
+  response: {result: {content: []}}
+- request: {id: 4, method: tools/list}
+  response: {result: {tools: []}}
+"""
+
+
+def line(id_: int, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def opening(capabilities: dict[str, Any]) -> bytes:
+    params = {"protocolVersion": "2025-11-25", "capabilities": capabilities}
+    params["clientInfo"] = {"name": "t", "version": "2"}
+    return line(1, "initialize", params)
+
+
+READ = line(2, "tools/call", {"name": "read", "arguments": {"path": "a.txt"}})
+
+
+def session(*lines: bytes, answer: dict[str, Any] | None = None) -> Report:
+    """The report of one session fed these lines; a server request is answered with `answer`."""
+    engine = Replay(loads(CASSETTE, "cassettes/x.yaml"), Matcher.build())
+    for each in lines:
+        for action in engine.receive(each):
+            asked = [json.loads(x) for x in action.data.splitlines()] if isinstance(action, Send) else []
+            for message in asked:
+                if "method" in message and "id" in message:
+                    reply = {"jsonrpc": "2.0", "id": message["id"], "result": answer or {"roots": []}}
+                    engine.receive(json.dumps(reply).encode())
+    return engine.report
+
+
+def kinds() -> dict[str, dict[str, Any]]:
+    roots = {"roots": {}}
+    ask = line(3, "tools/call", {"name": "ask"})
+    every = [opening(roots), READ, ask, line(4, "tools/list")]
+    clean = session(*every, answer={"roots": [{"uri": "file:///x"}]})
+    http = Report.combine(clean.cassette, [clean, session(opening(roots), line(9, "nope"))])
+    return {
+        "clean": clean.to_json(),
+        "miss": session(opening(roots), line(2, "tools/call", {"name": "read", "arguments": {"path": "b"}})).to_json(),
+        "unknown method": session(line(5, "prompts/list")).to_json(),
+        "unplayed": session(opening(roots)).to_json(),
+        "repeat": session(*every, READ, answer={"roots": [{"uri": "file:///x"}]}).to_json(),
+        "mismatch": session(*every, answer={"roots": []}).to_json(),
+        "withheld": session(opening({}), ask).to_json(),
+        "http, two sessions": http.to_json(),
+        "exec recorded": {
+            "version": REPORT_VERSION,
+            "cassette": "c.yaml",
+            "recorded": {"mode": "once", "status": 0, "outcome": "the host closed stdin"},
+        },
+        "exec error": {"version": REPORT_VERSION, "cassette": "c.yaml", "error": "no cassette at c.yaml"},
+    }
+
+
+KINDS = kinds()
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_of_report_validates(kind: str) -> None:
+    VALIDATOR.validate(KINDS[kind])
+
+
+def test_the_kinds_cover_what_a_report_can_say() -> None:
+    said = {key for report in KINDS.values() for key, value in report.items() if value}
+    assert said >= {"misses", "repeats", "unplayed", "mismatches", "withheld", "capabilities", "recorded", "error"}
+    assert KINDS["clean"]["strict_ok"] and not KINDS["miss"]["strict_ok"]
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda r: r.pop("version"), "version"),
+        (lambda r: r.update(version=2), "version"),
+        (lambda r: r.pop("misses"), "misses"),
+        (lambda r: r["misses"][0].pop("explanation"), "explanation"),
+        (lambda r: r.update(played="3"), "played"),
+        (lambda r: r.update(error="both"), "error"),
+    ],
+)
+def test_what_the_schema_refuses(change: Any, why: str) -> None:
+    report = json.loads(json.dumps(KINDS["miss"]))
+    change(report)
+    assert not VALIDATOR.is_valid(report), why
+
+
+def test_the_schemas_keys_are_the_writers_keys_in_order() -> None:
+    assert tuple(KINDS["clean"]) == report_schema.REPLAY_KEYS
+    assert tuple(KINDS["miss"]["misses"][0]) == tuple(report_schema.MISS_KEYS)
+    assert tuple(KINDS["exec recorded"]) == report_schema.RECORDED_KEYS
+    jsonschema.Draft7Validator.check_schema(report_schema.schema())
+
+
+def test_docs_report_describes_every_key_as_the_schema_does() -> None:
+    page = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([a-z_.\[\]]+)` \| (.*) \|$", page, re.M))
+    described = {key: text for key, (_shape, text) in report_schema.KEYS.items()}
+    described |= {f"misses[].{key}": text for key, (_shape, text) in report_schema.MISS_KEYS.items()}
+    assert rows == described
+
+
+def test_the_command_prints_the_report_schema() -> None:
+    done = subprocess.run(
+        [*MOCKMCP, "schema", "--report"], capture_output=True, text=True, env=child_env(), timeout=30, check=True
+    )
+    assert json.loads(done.stdout) == report_schema.schema()
