@@ -299,8 +299,10 @@ def read_toml(text: str, path: str | None = None) -> tuple[Any, Spans]:
     spans: Spans = {}
     table: list[str] = []
     pos = 0
-    key_line = re.compile(r"[ \t]*(?P<key>(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')(?:[ \t]*\.[ \t]*"
-                          r"(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*'))*)[ \t]*=[ \t]*")
+    key_line = re.compile(
+        r"[ \t]*(?P<key>(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')(?:[ \t]*\.[ \t]*"
+        r"(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*'))*)[ \t]*=[ \t]*"
+    )
     while pos < len(text):
         end = text.find("\n", pos)
         end = len(text) if end < 0 else end

@@ -2,13 +2,14 @@
 
 Every host keeps its servers under a key of its own, and names their fields its own way:
 
-| format | hosts | servers under | stdio | remote |
-|---|---|---|---|---|
-| `mcpServers` | Claude Desktop, Claude Code (`.mcp.json`), Cursor, Windsurf, fastmcp, the Inspector | `mcpServers` | `command`, `args`, `env` | `url` (Windsurf: `serverUrl`), `headers` |
-| `vscode` | VS Code (`.vscode/mcp.json`, or `mcp.servers` in settings) | `servers` | `command`, `args`, `env` | `type: http`, `url`, `headers` |
-| `zed` | Zed's settings | `context_servers` | `command` (or `command.path`), `args`, `env` | `url`, `headers` |
-| `goose` | goose (YAML) | `extensions` | `cmd`, `args`, `envs`, `env_keys` | `type: streamable_http`, `uri`, `headers` |
-| `codex` | Codex (TOML) | `mcp_servers` | `command`, `args`, `env`, `env_vars` | `url`, `http_headers`, `bearer_token_env_var` |
+- `mcpServers` (Claude Desktop, Claude Code's `.mcp.json`, Cursor, Windsurf, fastmcp, the Inspector):
+  servers under `mcpServers`; stdio `command`, `args`, `env`; remote `url` (Windsurf: `serverUrl`), `headers`.
+- `vscode` (`.vscode/mcp.json`, or `mcp.servers` in settings): under `servers`, the same fields, and
+  `type: http`; `${input:ID}` and `${env:VAR}` references.
+- `zed` (settings): under `context_servers`; `command` (or the older `command.path`), `args`, `env`; `url`.
+- `goose` (YAML): under `extensions`; `cmd`, `args`, `envs`, `env_keys`; `type: streamable_http` with `uri`.
+- `codex` (TOML): under `mcp_servers`; `command`, `args`, `env`, `env_vars`; `url`, `http_headers`,
+  `bearer_token_env_var`.
 
 A file's format is told by its shape (the key its servers are under) and its name (`.toml`, `.yaml`);
 `--format` overrides both. SSE entries (the transport before Streamable HTTP) and goose's built-in
@@ -145,7 +146,9 @@ def read_config(text: str, fmt: str, path: str | None = None) -> Config:
             path=path,
             fix=f"check the file, or name another format: --format {'|'.join(FORMATS)}",
         )
-    entries = tuple(_entry(str(name), (*root, name), body, shape, spans, path, text) for name, body in _at(data, root).items())
+    entries = tuple(
+        _entry(str(name), (*root, name), body, shape, spans, path, text) for name, body in _at(data, root).items()
+    )
     return Config(fmt, text, data, spans, entries, path)
 
 

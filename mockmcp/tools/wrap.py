@@ -100,9 +100,7 @@ def secrets(config: Config, entry: Entry) -> tuple[list[str], list[tuple[str, st
     return list(dict.fromkeys(names)), list(found.items())
 
 
-def wrapped_command(
-    config: Config, entry: Entry, python: str, cassette: str, replay: bool, mode: str
-) -> list[str]:
+def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, replay: bool, mode: str) -> list[str]:
     """The command line a stdio entry runs once wrapped: `python -m mockmcp record ... -- COMMAND ARGS`, or replay."""
     command = entry.command()
     if "mockmcp" in command[:3] or command[0].endswith("/mockmcp"):
@@ -148,16 +146,22 @@ def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str,
         if entry.name in commands and entry.command_place is not None:
             command = commands[entry.name]
             place = entry.command_place
-            edits.append((config.spans[place][0], Edit(entry.name, place, _text(command[0]), config.span_text(place)), ""))
+            edits.append(
+                (config.spans[place][0], Edit(entry.name, place, _text(command[0]), config.span_text(place)), "")
+            )
             if entry.args_place is not None:
                 args = entry.args_place
-                edits.append((config.spans[args][0], Edit(entry.name, args, _text(command[1:]), config.span_text(args)), ""))
+                edits.append(
+                    (config.spans[args][0], Edit(entry.name, args, _text(command[1:]), config.span_text(args)), "")
+                )
             else:
                 inserted = _inserted(config, place, _text(command[1:]))
                 edits.append((config.spans[place][1], Edit(entry.name, place, inserted, None), ""))
         elif entry.name in urls and entry.url_place is not None:
             place = entry.url_place
-            edits.append((config.spans[place][0], Edit(entry.name, place, _text(urls[entry.name]), config.span_text(place)), ""))
+            edits.append(
+                (config.spans[place][0], Edit(entry.name, place, _text(urls[entry.name]), config.span_text(place)), "")
+            )
     text = config.text
     for where, edit, _ in sorted(edits, key=lambda each: each[0], reverse=True):
         if edit.original is None:
