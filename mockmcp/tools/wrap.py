@@ -1,7 +1,7 @@
 """`mockmcp wrap`'s rules: a host's config with every server going through mockmcp, and back again. Pure.
 
 Theory of operation. A derived config is the user's text with a few values replaced, nothing
-else: a stdio entry's `command` and `args` become `python -m mockmcp record -o CASSETTE ... --
+else: a stdio entry's `command` and `args` become `python -m mockmcp record -o CASSETTE ...
 COMMAND ARGS` (or `replay CASSETTE`), a remote entry's URL a local one where `mockmcp serve` listens.
 Each change is an `Edit`: where it is (the place of the value), the text wrap wrote, and the text it
 replaced (None when wrap inserted `args` an entry had none of). Undoing is the same edits read the
@@ -101,7 +101,7 @@ def secrets(config: Config, entry: Entry) -> tuple[list[str], list[tuple[str, st
 
 
 def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, replay: bool, mode: str) -> list[str]:
-    """The command line a stdio entry runs once wrapped: `python -m mockmcp record ... -- COMMAND ARGS`, or replay."""
+    """The command line a stdio entry runs once wrapped: `python -m mockmcp record ... COMMAND ARGS`, or replay."""
     command = entry.command()
     if "mockmcp" in command[:3] or command[0].endswith("/mockmcp"):
         raise ConfigError(
@@ -114,7 +114,10 @@ def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, re
     if replay:
         return [python, "-m", "mockmcp", "replay", cassette, *given]
     hidden = [arg for name in redact for arg in ("--redact-env", name)]
-    return [python, "-m", "mockmcp", "record", "-o", cassette, "--mode", mode, *hidden, *given, "--", *command]
+    # No `--` before the server's command unless it needs one: `record` reads every word from the command's
+    # first on as the server's, and a host may pass a `--` on (the Inspector's CLI ends its own options there).
+    dashes = ["--"] if command[0].startswith("-") else []
+    return [python, "-m", "mockmcp", "record", "-o", cassette, "--mode", mode, *hidden, *given, *dashes, *command]
 
 
 def remote(config: Config, entry: Entry, port: int, cassette: str) -> Remote:
