@@ -47,6 +47,7 @@ class Served:
             journal = Journal.fresh(remote.cassette, mode, redactor, [remote.url])
             try:
                 proxy = RecordingProxy(target, listen, journal, redactor)
+                proxy.path = remote.path  # the local endpoint the derived config names; the target's path is its own
             except BaseException:
                 journal.discard()
                 raise

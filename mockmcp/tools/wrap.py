@@ -23,13 +23,23 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
 
 from mockmcp.errors import ConfigError
 from mockmcp.tools.configtext import Place
 from mockmcp.tools.hostconfig import FORMATS, Config, Entry, references
 
-__all__ = ["Edit", "Remote", "cassette_names", "derive", "local_url", "remote", "restore", "secrets", "wrapped_command"]
+__all__ = [
+    "Edit",
+    "LOCAL_PATH",
+    "Remote",
+    "cassette_names",
+    "derive",
+    "local_url",
+    "remote",
+    "restore",
+    "secrets",
+    "wrapped_command",
+]
 
 
 class Edit(NamedTuple):
@@ -46,6 +56,9 @@ class Edit(NamedTuple):
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Edit:
         return cls(str(data["entry"]), tuple(data["place"]), str(data["wrapped"]), data.get("original"))
+
+
+LOCAL_PATH = "/mcp"
 
 
 class Remote(NamedTuple):
@@ -133,7 +146,9 @@ def remote(config: Config, entry: Entry, port: int, cassette: str) -> Remote:
     env_headers = entry.data.get("env_http_headers")  # Codex: header -> the variable holding its value
     if isinstance(env_headers, dict):
         names += [str(value) for value in env_headers.values()]
-    return Remote(entry.name, url, port, urlsplit(url).path or "/", cassette, tuple(dict.fromkeys(names)))
+    # The local endpoint is always /mcp: the proxy forwards to the target's own path, which may hold references
+    # (`${BASE_URL}/mcp`) only `mockmcp serve` expands.
+    return Remote(entry.name, url, port, LOCAL_PATH, cassette, tuple(dict.fromkeys(names)))
 
 
 def local_url(port: int, path: str) -> str:
@@ -176,8 +191,11 @@ def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str,
 
 def _inserted(config: Config, after: Place, args: str) -> str:
     """The text that adds `args` after the command's value, in the file's own syntax."""
-    if config.format == "codex":
-        return f"\nargs = {args}"
+    if config.format == "codex":  # the command's own key, `command` or `mcp_servers.x.command`, with `args` for it
+        line_start = config.text.rfind("\n", 0, config.spans[after][0]) + 1
+        key = config.text[line_start : config.spans[after][0]].split("=")[0].rstrip()
+        named = next((word for word in ("command", '"command"', "'command'") if key.endswith(word)), "command")
+        return f"\n{key[: len(key) - len(named)]}args = {args}"
     if config.format == "goose":
         entry_start = config.spans[after[:-1]][0]
         if config.text.startswith("{", entry_start):
