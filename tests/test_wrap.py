@@ -44,7 +44,9 @@ CONFIGS: dict[str, tuple[str, str]] = {
     ),
     "claude_code": (
         ".mcp.json",
-        """{"mcpServers":{"github":{"type":"stdio","command":"npx","args":["-y","@modelcontextprotocol/server-github"],"env":{"GITHUB_TOKEN":"${GITHUB_TOKEN}"}},"api":{"type":"http","url":"${API_BASE_URL:-https://api.example.com}/mcp","headers":{"Authorization":"Bearer ${API_KEY}"}}}}""",
+        '{"mcpServers":{"github":{"type":"stdio","command":"npx","args":["-y","@modelcontextprotocol/server-github"],'
+        '"env":{"GITHUB_TOKEN":"${GITHUB_TOKEN}"}},"api":{"type":"http",'
+        '"url":"${API_BASE_URL:-https://api.example.com}/mcp","headers":{"Authorization":"Bearer ${API_KEY}"}}}}',
     ),
     "cursor": (
         "mcp.json",
@@ -77,7 +79,8 @@ CONFIGS: dict[str, tuple[str, str]] = {
     "fastmcp": (
         "fastmcp.json",
         """{"mcpServers": {"weather": {"url": "http://127.0.0.1:8000/mcp", "transport": "http"},
- "local": {"command": "python", "args": ["./server.py", "--verbose"], "env": {"LOG_LEVEL": "DEBUG"}, "cwd": "/tmp", "keep_alive": false}}}
+ "local": {"command": "python", "args": ["./server.py", "--verbose"], "env": {"LOG_LEVEL": "DEBUG"},
+           "cwd": "/tmp", "keep_alive": false}}}
 """,
     ),
     "inspector": (
@@ -363,7 +366,7 @@ def test_a_stdio_entry_becomes_a_record_command_in_front_of_its_own(host: str, n
 
 
 def test_replay_runs_the_cassette_with_the_same_substitutions() -> None:
-    derived, config, _edits = wrapped("claude_desktop", replay=True)
+    derived, _config, _edits = wrapped("claude_desktop", replay=True)
     entry = servers("mcpServers", load("mcpServers", derived))["notes"]
     assert [entry["command"], *entry["args"]] == [*MOCKMCP, "replay", "/c/notes.yaml", "--substitute", "HOME=${HOME}"]
     assert entry["env"] == {"NOTES_KEY": "s3cret", "EMPTY": ""}
@@ -405,7 +408,7 @@ def test_a_remote_entry_points_at_a_local_port_and_names_its_secrets(
     [("cursor", "legacy", "SSE"), ("inspector", "events", "SSE"), ("goose", "developer", "built-in")],
 )
 def test_sse_and_built_in_entries_are_left_as_they_are(host: str, name: str, why: str) -> None:
-    derived, config, _edits = wrapped(host)
+    _derived, config, _edits = wrapped(host)
     entry = next(e for e in config.entries if e.name == name)
     assert entry.kind == "skipped" and why in entry.why
     assert entry_of(host, name) == servers(config.format, config.data)[name]
@@ -468,5 +471,5 @@ def test_a_wrapped_config_and_two_servers_sharing_a_cassette_are_refused() -> No
     with pytest.raises(ConfigError, match="runs mockmcp already"):
         wrapped_command(config, db, PY, "/c/db.yaml", False, "once")
     shared = read_config('{"mcpServers": {"a/b": {"command": "x"}, "a:b": {"command": "y"}}}', "mcpServers")
-    with pytest.raises(ConfigError, match="would share the cassette a_b.yaml"):
+    with pytest.raises(ConfigError, match=r"would share the cassette a_b\.yaml"):
         cassette_names(shared.entries)
