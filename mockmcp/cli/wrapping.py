@@ -80,6 +80,10 @@ def wrap_config(
     fmt: str | None,
 ) -> str:
     """Write the derived config (or wrap the config in place); returns the path written. Raises ConfigError."""
+    if in_place and (os.path.exists(path + BACKUP) or os.path.exists(path + SIDECAR)):
+        raise ConfigError(
+            "is wrapped already (its backup is there)", path=path, fix=f"run `mockmcp unwrap {path}` first"
+        )
     raw, text = _read(path)
     config = read_config(text, fmt or detect(path, text), path)
     out = path if in_place else output or derived_path(path)
@@ -108,10 +112,6 @@ def wrap_config(
     source_mode = os.stat(path).st_mode & 0o777
     backup = path + BACKUP if in_place else None
     if backup is not None:
-        if os.path.exists(backup) or os.path.exists(path + SIDECAR):
-            raise ConfigError(
-                "is wrapped already (its backup is there)", path=path, fix=f"run `mockmcp unwrap {path}` first"
-            )
         _write(backup, text, None, source_mode)
     sidecar = {
         "wrapped_by": "mockmcp wrap",
