@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import sys
 from pathlib import Path
@@ -24,10 +23,20 @@ from mockmcp.cassette import files
 from mockmcp.cli.replaying import note
 from mockmcp.errors import ConfigError, UsageError
 from mockmcp.tools.hostconfig import FORMATS, Config, detect, read_config
-from mockmcp.tools.wrap import Edit, Remote, cassette_names, derive, local_url, remote, restore, wrapped_command
+from mockmcp.tools.wrap import (
+    Edit,
+    Remote,
+    cassette_names,
+    derive,
+    expand,
+    local_url,
+    remote,
+    restore,
+    wrapped_command,
+)
 from mockmcp.words import RecordMode
 
-__all__ = ["BACKUP", "SIDECAR", "derived_path", "serve_config", "unwrap_config", "wrap_config"]
+__all__ = ["BACKUP", "SIDECAR", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
 
 SIDECAR = ".mockmcp-wrap.json"  # beside the file wrap wrote
 BACKUP = ".mockmcp-backup"  # beside a config wrapped in place
@@ -48,6 +57,11 @@ def _read(path: str) -> tuple[bytes, str]:
         return raw, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 text (byte {exc.start})", path=path, fix="save the config as UTF-8") from None
+
+
+def read_text(path: str) -> str:
+    """A config's text (UTF-8); raises ConfigError for a missing or undecodable file."""
+    return _read(path)[1]
 
 
 def _write(path: str, text: str, read: bytes | None, mode: int | None = None) -> None:
@@ -201,32 +215,6 @@ def unwrap_config(path: str) -> None:
     note(f"unwrapped {path}")
 
 
-_REF = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def _expanded(url: str, where: str) -> str:
-    """A remote entry's URL with `${VAR}`, `${env:VAR}`, `${VAR:-default}` taken from this environment, as the host
-    takes them from its own."""
-
-    def value(found: re.Match[str]) -> str:
-        name, default = found.group(1), found.group(2)
-        if os.environ.get(name):
-            return os.environ[name]
-        if default is not None:
-            return default
-        raise UsageError(
-            f"{where}: the URL names ${{{name}}}, which is not set", f"set {name} where mockmcp serve runs"
-        )
-
-    expanded = _REF.sub(value, url)
-    if "${" in expanded:
-        raise UsageError(
-            f"{where}: the URL holds a reference mockmcp cannot expand: {url}",
-            "write the URL, or an environment variable",
-        )
-    return expanded
-
-
 def serve_config(path: str, upstream_timeout: float = 60.0) -> None:
     """Run the recording proxies (or replays) of every remote server of a wrapped config, until SIGINT or SIGTERM."""
     sidecar = _sidecar(path)
@@ -244,7 +232,7 @@ def serve_config(path: str, upstream_timeout: float = 60.0) -> None:
     running: list[Served] = []
     try:
         for served in remotes:
-            target = _expanded(served.url, served.name)
+            target = expand(served.url, os.environ, served.name)
             running.append(Served.start(served, target, mode, bool(sidecar["replay"])))
     except BaseException:
         for each in running:

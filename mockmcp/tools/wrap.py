@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from mockmcp.errors import ConfigError
+from mockmcp.errors import ConfigError, UsageError
 from mockmcp.tools.configtext import Place
 from mockmcp.tools.hostconfig import FORMATS, Config, Entry, references
 
@@ -34,6 +34,7 @@ __all__ = [
     "Remote",
     "cassette_names",
     "derive",
+    "expand",
     "local_url",
     "remote",
     "restore",
@@ -149,6 +150,32 @@ def remote(config: Config, entry: Entry, port: int, cassette: str) -> Remote:
     # The local endpoint is always /mcp: the proxy forwards to the target's own path, which may hold references
     # (`${BASE_URL}/mcp`) only `mockmcp serve` expands.
     return Remote(entry.name, url, port, LOCAL_PATH, cassette, tuple(dict.fromkeys(names)))
+
+
+_EXPANDABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand(text: str, environ: Mapping[str, str], where: str) -> str:
+    """text with `${VAR}`, `${env:VAR}`, `${VAR:-default}` taken from environ, as a host takes them from its own;
+    raises UsageError (naming `where`) for a variable not set, or a reference only the host knows (`${input:...}`)."""
+
+    def value(found: re.Match[str]) -> str:
+        name, default = found.group(1), found.group(2)
+        if environ.get(name):
+            return environ[name]
+        if default is not None:
+            return default
+        raise UsageError(
+            f"{where}: the config names ${{{name}}}, which is not set", f"set {name} here, as for the host"
+        )
+
+    expanded = _EXPANDABLE.sub(value, text)
+    if "${" in expanded:
+        raise UsageError(
+            f"{where}: {text!r} holds a reference only the host can expand",
+            "write the value, or an environment variable",
+        )
+    return expanded
 
 
 def local_url(port: int, path: str) -> str:
