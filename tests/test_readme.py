@@ -73,6 +73,15 @@ CLAIMS = {
     "interactions[2].respnse: unknown key": "test_the_error_example_is_what_mockmcp_says",
     "arguments.trace: any": "test_the_match_rules_example",
     "substitute: [PROJECT]              # the names only": "test_the_substitution_example",
+    "mockmcp wrap .mcp.json --in-place": "test_the_wrap_commands",
+    "# tests/test_host_config.py": "test_the_pytest_config_example",
+    '"@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"': "test_the_wrap_examples",
+    '"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}': "test_the_wrap_examples",
+    '"search": {"serverUrl": "https://search.example.com/mcp"}': "test_the_wrap_examples",
+    "// asks for the key once, and hands it to the server": "test_the_wrap_examples",
+    '"postgres": {"source": "custom"': "test_the_wrap_examples",
+    'envs: {GITHUB_PERSONAL_ACCESS_TOKEN: "<token>"}': "test_the_wrap_examples",
+    'command = "npx"   # comments stay': "test_the_wrap_examples",
 }
 
 
@@ -244,7 +253,19 @@ def test_each_command_and_option_is_documented() -> None:
     """docs/cli.md has a section per command naming each of its options, and the README a line per command."""
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     sections = dict(re.findall(r"^## (.*?)\n(.*?)(?=^## |\Z)", page, re.S | re.M))
-    assert sorted(cli.commands) == ["diff", "lint", "record", "recover", "replay", "schema", "show", "verify"]
+    assert sorted(cli.commands) == [
+        "diff",
+        "lint",
+        "record",
+        "recover",
+        "replay",
+        "schema",
+        "serve",
+        "show",
+        "unwrap",
+        "verify",
+        "wrap",
+    ]
     for name, command in cli.commands.items():
         heading = next((h for h in sections if f"`mockmcp {name}`" in h), None)
         assert heading, f"docs/cli.md: no section `## ... mockmcp {name} ...`"
@@ -385,6 +406,19 @@ def test_the_pytest_example(checkout: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_the_pytest_config_example(checkout: Path) -> None:
+    """The host's own config, every server a mock server: recording it makes a cassette per server."""
+    (checkout / "tests" / "test_host_config.py").write_text(block("# tests/test_host_config.py").text + "\n")
+    servers = {"notes": {"command": "python", "args": ["examples/notes_server.py"], "env": {"NOTES_KEY": "k-123456"}}}
+    (checkout / "tests" / "host.mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    recorded = run("pytest --mockmcp-record=once tests/test_host_config.py", checkout)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    folder = checkout / "tests" / "cassettes" / "test_host_config"
+    cassette = folder / "test_reads_a_note_through_the_hosts_config[asyncio]" / "notes.yaml"
+    assert yaml.safe_load(cassette.read_text())["meta"]["redact"] == {"env": ["NOTES_KEY"]}
+
+
 def test_the_pytest_multi_server_example(checkout: Path) -> None:
     (checkout / "tests" / "test_agent.py").write_text(block("# tests/test_agent.py").text + "\n")
     recorded = run("pytest --mockmcp-record=once tests/test_agent.py", checkout)
@@ -534,6 +568,39 @@ def test_the_error_example_is_what_mockmcp_says() -> None:
 def slug(heading: str) -> str:
     """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_wrap_commands(checkout: Path) -> None:
+    """The wrap page's commands, on its Claude Code example: copies, in place, and back to the same bytes."""
+    original = block('"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}').text + "\n"
+    (checkout / ".mcp.json").write_text(original)
+    for command in commands(block("mockmcp wrap .mcp.json --in-place")):
+        done = run(command, checkout)
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+    assert (checkout / ".mcp.json").read_text() == original
+    recording = json.loads((checkout / ".mcp.mockmcp.json").read_text())["mcpServers"]
+    replaying = json.loads((checkout / "replay.json").read_text())["mcpServers"]
+    assert recording["github"]["args"][2:4] == ["record", "-o"] and replaying["github"]["args"][2] == "replay"
+    assert recording["api"]["url"].startswith("http://127.0.0.1:")
+
+
+def test_the_wrap_examples() -> None:
+    """Every host's example on the wrap page is wrapped (each server through mockmcp) and unwrapped to its bytes."""
+    from mockmcp.tools.hostconfig import detect, read_config
+    from mockmcp.tools.wrap import cassette_names, derive, local_url, restore, wrapped_command
+
+    examples = [b for b in doc_blocks(ROOT / "docs" / "wrap.md") if b.lang in ("json", "jsonc", "yaml", "toml")]
+    assert len(examples) == 7
+    for example in examples:
+        path, text = {"yaml": "config.yaml", "toml": "config.toml"}.get(example.lang, "mcp.json"), example.text + "\n"
+        config = read_config(text, detect(path, text), path)
+        names = cassette_names(config.entries)
+        stdio = [e for e in config.entries if e.kind == "stdio"]
+        wrapped = {e.name: wrapped_command(config, e, "python", names[e.name], False, "once") for e in stdio}
+        urls = {e.name: local_url(8000, "/mcp") for e in config.entries if e.kind == "http"}
+        derived, edits = derive(config, wrapped, urls)
+        assert all(e.kind != "skipped" for e in config.entries), example
+        assert restore(read_config(derived, config.format), edits) == (text, []), example
 
 
 def test_links_between_pages_resolve() -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 # Imported once here, not again inside each pytester run (a second copy of a class fails isinstance checks):
 # the host, and what its client proxies load while a test runs.
-import fastmcp  # noqa: F401
+import fastmcp
 import fastmcp.server.providers.proxy  # noqa: F401
 import mcp.server.request_state  # noqa: F401
 import pytest

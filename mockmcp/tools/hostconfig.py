@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from mockmcp.errors import ConfigError
 from mockmcp.tools.configtext import Place, Span, read_json, read_toml, read_yaml
 
-__all__ = ["FORMATS", "Config", "Entry", "Shape", "detect", "read_config", "references"]
+__all__ = ["Config", "Entry", "FORMATS", "Shape", "detect", "read_config", "references"]
 
 
 class Shape(NamedTuple):
