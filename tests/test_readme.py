@@ -27,6 +27,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import anyio
+
+# Imported once here, not again inside each pytester run of the config example (a second copy of a
+# class fails isinstance checks): its host, and what that host's client proxies load while it runs.
+import fastmcp.server.providers.proxy  # noqa: F401
+import mcp.server.request_state  # noqa: F401
 import pytest
 import yaml
 from conftest import ROOT, child_env
@@ -41,6 +46,8 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Replay, Send
 from mockmcp.plugin.naming import MARKER_ARGUMENTS
 from mockmcp.tools import lint
+
+pytest_plugins = ["pytester"]
 
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
@@ -75,6 +82,7 @@ CLAIMS = {
     "substitute: [PROJECT]              # the names only": "test_the_substitution_example",
     "mockmcp wrap .mcp.json --in-place": "test_the_wrap_commands",
     "# tests/test_host_config.py": "test_the_pytest_config_example",
+    '"args": ["examples/notes_server.py"]': "test_the_pytest_config_example",
     '"@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"': "test_the_wrap_examples",
     '"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}': "test_the_wrap_examples",
     '"search": {"serverUrl": "https://search.example.com/mcp"}': "test_the_wrap_examples",
@@ -407,16 +415,35 @@ def test_the_pytest_example(checkout: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.slow
-def test_the_pytest_config_example(checkout: Path) -> None:
-    """The host's own config, every server a mock server: recording it makes a cassette per server."""
-    (checkout / "tests" / "test_host_config.py").write_text(block("# tests/test_host_config.py").text + "\n")
-    servers = {"notes": {"command": "python", "args": ["examples/notes_server.py"], "env": {"NOTES_KEY": "k-123456"}}}
-    (checkout / "tests" / "host.mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    recorded = run("pytest --mockmcp-record=once tests/test_host_config.py", checkout)
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    folder = checkout / "tests" / "cassettes" / "test_host_config"
-    cassette = folder / "test_reads_a_note_through_the_hosts_config[asyncio]" / "notes.yaml"
-    assert yaml.safe_load(cassette.read_text())["meta"]["redact"] == {"env": ["NOTES_KEY"]}
+def test_the_pytest_config_example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/pytest.md's host config and test, run by pytester in this process (a fresh pytest costs seconds):
+    recorded, replayed, then a request only the time server's cassette cannot answer fails naming it alone."""
+    bin_dir = pytester.path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')  # as in `checkout`
+    (bin_dir / "python").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shutil.copytree(ROOT / "examples", pytester.path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "host.mcp.json").write_text(block('"args": ["examples/notes_server.py"]').text)
+    test = block("# tests/test_host_config.py").text + "\n"
+    (pytester.path / "tests" / "test_host_config.py").write_text(test)
+    pytester.makeconftest(ASYNCIO_ONLY)
+
+    def run_here(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+    run_here("--mockmcp-record=once").assert_outcomes(passed=1)
+    folder = pytester.path / "tests" / "cassettes" / "test_host_config" / "test_plans_the_day[asyncio]"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
+    assert yaml.safe_load((folder / "notes.yaml").read_text())["meta"]["redact"] == {"env": ["NOTES_KEY"]}
+    assert "k-7a6b5c4d" not in (folder / "notes.yaml").read_text()
+    run_here().assert_outcomes(passed=1)
+    (pytester.path / "tests" / "test_host_config.py").write_text(test.replace("Asia/Tokyo", "Europe/Paris"))
+    failed = run_here()
+    failed.assert_outcomes(failed=1)
+    assert f"{folder / 'time.yaml'} could not serve this test" in failed.stdout.str()
+    assert "notes.yaml could not serve" not in failed.stdout.str()
 
 
 def test_the_pytest_multi_server_example(checkout: Path) -> None:
