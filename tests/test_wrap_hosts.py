@@ -10,14 +10,14 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, ROOT, child_env, notes_over_http, said
+from conftest import MOCKMCP, ROOT, child_env, said
 from fastmcp import Client
 
 from mockmcp.cli.app import main
@@ -69,36 +69,39 @@ async def host_session(config: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_fastmcp_records_a_wrapped_config_then_replays_it_with_the_servers_gone(tmp_path: Path) -> None:
+async def test_fastmcp_records_a_wrapped_config_then_replays_it_with_the_servers_gone(
+    tmp_path: Path, http_server: Callable[..., str]
+) -> None:
     notes = tmp_path / "notes_server.py"
     shutil.copy(ROOT / "examples" / "notes_server.py", notes)  # removed before the replay
     python = sys.executable
-    with notes_over_http() as url:
-        config = tmp_path / "mcp.json"
-        config.write_text(
-            json.dumps(
-                {
-                    "mcpServers": {
-                        "notes": {"command": python, "args": [str(notes)]},
-                        "time": {"command": python, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
-                        "web": {"url": url},
-                        "echo": {
-                            "command": python,
-                            "args": [str(ROOT / "tests" / "servers" / "env_echo.py")],
-                            "env": {"ECHO_SECRET": SECRET},
-                        },
-                    }
-                },
-                indent=2,
-            )
+    url = http_server()  # the SDK server over HTTP this worker shares; the replay below never reaches it
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "notes": {"command": python, "args": [str(notes)]},
+                    "time": {"command": python, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
+                    "web": {"url": url},
+                    "echo": {
+                        "command": python,
+                        "args": [str(ROOT / "tests" / "servers" / "env_echo.py")],
+                        "env": {"ECHO_SECRET": SECRET},
+                    },
+                }
+            },
+            indent=2,
         )
-        recording = tmp_path / "recording.json"
-        derived = wrap(config, recording)
-        assert derived["mcpServers"]["web"]["url"].startswith("http://127.0.0.1:")
-        assert derived["mcpServers"]["echo"]["env"] == {"ECHO_SECRET": SECRET}  # the host still hands it over
-        with serving(recording):
-            recorded = await host_session(derived)
-    notes.unlink()
+    )
+    recording = tmp_path / "recording.json"
+    derived = wrap(config, recording)
+    assert derived["mcpServers"]["web"]["url"].startswith("http://127.0.0.1:")
+    assert derived["mcpServers"]["echo"]["env"] == {"ECHO_SECRET": SECRET}  # the host still hands it over
+    with serving(recording):
+        recorded = await host_session(derived)
+    notes.unlink()  # the stdio servers are gone, and the web server's URL leads nowhere
+    config.write_text(config.read_text().replace(url, "http://127.0.0.1:9/mcp"))
     cassettes = tmp_path / "cassettes"
     assert sorted(p.name for p in cassettes.glob("*.yaml")) == ["echo.yaml", "notes.yaml", "time.yaml", "web.yaml"]
     assert recorded["echo_getenv"] == [f"ECHO_SECRET is {SECRET}"]
