@@ -473,3 +473,12 @@ def test_a_wrapped_config_and_two_servers_sharing_a_cassette_are_refused() -> No
     shared = read_config('{"mcpServers": {"a/b": {"command": "x"}, "a:b": {"command": "y"}}}', "mcpServers")
     with pytest.raises(ConfigError, match=r"would share the cassette a_b\.yaml"):
         cassette_names(shared.entries)
+
+
+@pytest.mark.parametrize("host", sorted(CONFIGS))
+def test_references_stay_references_in_the_derived_config(host: str) -> None:
+    """The host expands them, in the derived config as in the original: every one is still there, unexpanded."""
+    derived, config, _edits = wrapped(host)
+    for written, _name in references(config.text):
+        assert derived.count(written) >= config.text.count(written), written
+    assert "hush" not in derived and "s3cret" not in derived.replace('"NOTES_KEY": "s3cret"', "")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mockmcp.tools.hostconfig import FORMATS, Config, detect, read_config
+from mockmcp.tools.hostconfig import Config, detect, read_config
 from mockmcp.tools.wrap import derive, expand
 
 __all__ = ["Configured", "config_path", "read_configured"]
@@ -57,10 +57,8 @@ def read_configured(path: Path, environ: Mapping[str, str]) -> Configured:
             servers[entry.name] = [expand(str(entry.value(entry.url_place)), environ, where)]
         elif entry.kind == "stdio":
             servers[entry.name] = [expand(part, environ, where) for part in entry.command()]
-            shape = FORMATS[config.format]
-            holder = entry.data.get("command") if isinstance(entry.data.get("command"), dict) else entry.data
-            given = holder.get(shape.env) or entry.data.get(shape.env) or {}
-            env[entry.name] = {str(k): expand(str(v), environ, where) for k, v in given.items() if v not in ("", None)}
+            given = entry.env(config.format).items()
+            env[entry.name] = {k: expand(v, environ, where) for k, v in given if v}
             secrets[entry.name] = tuple(env[entry.name])
     return Configured(path, config, servers, env, secrets)
 

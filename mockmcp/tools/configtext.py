@@ -108,7 +108,7 @@ class _Json:
         raw = text[self.pos : end + 1]
         try:
             value: str = json.loads(raw)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise self.fail(f"a string JSON cannot read ({exc.msg})") from None
         self.pos = end + 1
         return value
@@ -195,7 +195,7 @@ def _yaml_spans(node: Any, place: Place, spans: Spans) -> int:
     """Note the span of node and of everything in it; returns where it ends."""
     import yaml
 
-    end = node.end_mark.index
+    end: int = node.end_mark.index
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             end = _yaml_spans(value, (*place, str(key.value)), spans)

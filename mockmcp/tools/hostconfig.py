@@ -78,11 +78,23 @@ class Entry(NamedTuple):
     url_place: Place | None = None
     why: str = ""  # of a skipped entry
 
+    def holder(self) -> Mapping[str, Any]:
+        """The mapping that holds the command's args and env: the entry, or Zed's older `command` object."""
+        command = self.data.get("command")
+        return command if isinstance(command, dict) else self.data
+
     def command(self) -> list[str]:
         """The command line the host would launch: command and args, as written (references unexpanded)."""
-        holder = self.data.get("command") if isinstance(self.data.get("command"), dict) else self.data
-        args = holder.get("args") or []
+        args = self.holder().get("args") or []
         return [str(self.value(self.command_place)), *(str(arg) for arg in args)]
+
+    def env(self, fmt: str) -> dict[str, str]:
+        """What a stdio entry adds to its server's environment, as written (references unexpanded)."""
+        key = FORMATS[fmt].env
+        env = self.holder().get(key) or self.data.get(key) or {}
+        if not isinstance(env, dict):
+            return {}
+        return {str(name): "" if value is None else str(value) for name, value in env.items()}
 
     def value(self, place: Place | None) -> Any:
         value: Any = self.data

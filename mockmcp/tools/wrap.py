@@ -101,9 +101,7 @@ def secrets(config: Config, entry: Entry) -> tuple[list[str], list[tuple[str, st
     """A stdio entry's secrets: the variables to redact (env keys with a value, listed names), and the
     `${...}` references of its command line as (placeholder name, reference), each name once."""
     shape = FORMATS[config.format]
-    holder = entry.data.get("command") if isinstance(entry.data.get("command"), dict) else entry.data
-    env = holder.get(shape.env) or entry.data.get(shape.env) or {}
-    names = [str(key) for key, value in env.items() if value not in ("", None)] if isinstance(env, dict) else []
+    names = [key for key, value in entry.env(config.format).items() if value]
     for listed in shape.secret_lists:
         value = entry.data.get(listed)
         names += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
