@@ -83,7 +83,7 @@ async def test_fastmcp_records_a_wrapped_config_then_replays_it_with_the_servers
                 "mcpServers": {
                     "notes": {"command": python, "args": [str(notes)]},
                     "time": {"command": python, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
-                    "web": {"url": url, "headers": {"Authorization": f"Bearer {SECRET}"}},  # passed on, never kept
+                    "web": {"url": url, "headers": {"Authorization": f"Bearer {SECRET}"}},  # never in a cassette
                     "echo": {
                         "command": python,
                         "args": [str(ROOT / "tests" / "servers" / "env_echo.py")],
