@@ -6,15 +6,16 @@ No process runs here: `tests/test_wrap_cli.py` runs the command's files, `tests/
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 import pytest
 import yaml
 
-from mockmcp.errors import ConfigError
+from mockmcp.errors import ConfigError, UsageError
 from mockmcp.tools.hostconfig import detect, read_config, references
-from mockmcp.tools.wrap import cassette_names, derive, local_url, remote, restore, wrapped_command
+from mockmcp.tools.wrap import cassette_names, derive, expand, local_url, remote, restore, wrapped_command
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -484,3 +485,26 @@ def test_references_stay_references_in_the_derived_config(host: str) -> None:
     for written, _name in references(config.text):
         kept = config.text.count(written) - urls.count(written)
         assert derived.count(written) >= kept, written
+
+
+EXPANSIONS = [
+    ("${BASE}/mcp", {"BASE": "https://x.example"}, "https://x.example/mcp"),
+    ("${env:BASE}/mcp", {"BASE": "https://x.example"}, "https://x.example/mcp"),
+    ("${BASE:-https://default.example}/mcp", {}, "https://default.example/mcp"),
+    ("${BASE:-https://default.example}/mcp", {"BASE": "https://x.example"}, "https://x.example/mcp"),
+    ("https://plain.example/mcp", {}, "https://plain.example/mcp"),
+]
+
+
+@pytest.mark.parametrize(("text", "environ", "expected"), EXPANSIONS)
+def test_what_serve_and_the_plugin_expand_as_the_host_would(text: str, environ: dict[str, str], expected: str) -> None:
+    assert expand(text, environ, "web") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "said"), [("${BASE}/mcp", "BASE}, which is not set"), ("${input:key}", "only the host")]
+)
+def test_a_reference_that_cannot_be_expanded_is_refused(text: str, said: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(said)) as raised:
+        expand(text, {}, "web")
+    assert raised.value.render().startswith("web: ") and "how to fix" in raised.value.render()

@@ -108,3 +108,24 @@ def test_cassettes_go_where_asked_and_the_mode_is_passed_on(config: Path, tmp_pa
         "url"
     ] == "https://example.com/mcp"
     assert os.path.isabs(sidecar["remote"][0]["cassette"])
+
+
+def test_the_plugins_derived_config_points_each_server_at_its_mock_server(config: Path, tmp_path: Path) -> None:
+    """What `mockmcp.config` writes for `config=`: the stdio command the plugin gives, the remote URL it started."""
+    from mockmcp.plugin.configured import read_configured
+
+    hosted = read_configured(config, {})
+    assert hosted.servers == {"notes": ["python", "notes.py"], "web": ["https://example.com/mcp"]}
+    assert (hosted.env, hosted.secrets) == ({"notes": {"KEY": "s3cret"}}, {"notes": ("KEY",)})
+    out = tmp_path / "derived"
+    out.mkdir()
+    written = hosted.derived(
+        out, {"notes": ["/py", "-m", "mockmcp", "replay", "x.yaml"]}, "http://127.0.0.1:1/{}".format
+    )
+    servers = json.loads(written.read_text(encoding="utf-8-sig"))["mcpServers"]
+    assert servers["notes"] == {
+        "command": "/py",
+        "args": ["-m", "mockmcp", "replay", "x.yaml"],
+        "env": {"KEY": "s3cret"},
+    }
+    assert servers["web"] == {"url": "http://127.0.0.1:1/web"}

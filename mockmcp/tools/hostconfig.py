@@ -149,7 +149,12 @@ def _at(data: Any, place: Place) -> Any:
 def read_config(text: str, fmt: str, path: str | None = None) -> Config:
     """Read a config in a known format and find its server entries; raises ConfigError."""
     shape = FORMATS[fmt]
-    data, spans = shape.reader(text, path)
+    try:
+        data, spans = shape.reader(text, path)
+    except ConfigError as error:  # the file's syntax, or a --format that names another language
+        language = {read_json: "JSON", read_yaml: "YAML", read_toml: "TOML"}[shape.reader]
+        fix = f"{error.fix}; the {fmt} format is {language}: check --format, if given"
+        raise ConfigError(error.problem, path=error.path, line=error.line, fix=fix) from None
     root = next((place for place in shape.roots if isinstance(_at(data, place), dict)), None)
     if root is None:
         where = " or ".join(".".join(map(str, place)) for place in shape.roots)
