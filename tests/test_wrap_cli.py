@@ -129,3 +129,11 @@ def test_the_plugins_derived_config_points_each_server_at_its_mock_server(config
         "env": {"KEY": "s3cret"},
     }
     assert servers["web"] == {"url": "http://127.0.0.1:1/web"}
+
+
+def test_a_config_with_nothing_to_wrap_says_why_and_writes_nothing(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {"old": {"url": "http://127.0.0.1:1/sse"}}}')
+    with pytest.raises(ConfigError, match="no server to wrap \\(old: an SSE server") as raised:
+        wrapping.wrap_config(str(config), None, False, False, RecordMode.ONCE, None, None)
+    assert "how to fix" in raised.value.render() and sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]

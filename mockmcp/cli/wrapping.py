@@ -121,7 +121,10 @@ def wrap_config(
             urls[entry.name] = local_url(served.port, served.path)
             remotes.append(served)
     if not commands and not urls:
-        raise ConfigError("no server to wrap: every entry was skipped", path=path, fix="see the notes above")
+        said = "; ".join(f"{entry.name}: {entry.why}" for entry in config.entries) or "it lists none"
+        raise ConfigError(
+            f"no server to wrap ({said})", path=path, fix="wrap a config that lists a stdio or Streamable HTTP server"
+        )
     derived, edits = derive(config, commands, urls)
     source_mode = os.stat(path).st_mode & 0o777
     backup = path + BACKUP if in_place else None
