@@ -73,7 +73,9 @@ def _write(path: str, text: str, read: bytes | None, mode: int | None = None) ->
             path=path,
             fix="run the command again",
         )
-    files.atomic_write(path, text)
+    if mode is not None and now is None:  # made with its mode first: a config's copy may hold secrets
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+    files.atomic_write(path, text)  # (keeps the mode the file has)
     if mode is not None:
         os.chmod(path, mode)
 
@@ -149,8 +151,9 @@ def wrap_config(
         if backup is not None:
             os.unlink(backup)
         raise
-    files.atomic_write(out + SIDECAR, json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n")
-    os.chmod(out + SIDECAR, source_mode)
+    _write(
+        out + SIDECAR, json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n", _current(out + SIDECAR), source_mode
+    )
     _tell(config, out, commands, urls, replay, folder)
     return out
 
