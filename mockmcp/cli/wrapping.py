@@ -73,9 +73,15 @@ def _write(path: str, text: str, read: bytes | None, mode: int | None = None) ->
             path=path,
             fix="run the command again",
         )
-    if mode is not None and now is None:  # made with its mode first: a config's copy may hold secrets
+    made = mode is not None and now is None
+    if made:  # made with its mode first: a config's copy may hold secrets
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
-    files.atomic_write(path, text)  # (keeps the mode the file has)
+    try:
+        files.atomic_write(path, text)  # (keeps the mode the file has)
+    except BaseException:
+        if made:
+            os.unlink(path)
+        raise
     if mode is not None:
         os.chmod(path, mode)
 
