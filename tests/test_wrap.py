@@ -452,6 +452,12 @@ BAD = [
     ("config.toml", "[mcp_servers.a]\ncommand = \n", "TOML cannot read it", ""),
     ("config.yaml", "extensions: [\n", "YAML cannot read it", ""),
     ("config.toml", '[mcp_servers]\na = { command = "x" }\n', "cannot change in place", "mcp_servers.a"),
+    (
+        "config.yaml",
+        "common: &npx [-y, x]\nextensions:\n  a: {cmd: npx, args: *npx}\n",
+        "a YAML alias",
+        "config.yaml:3:",
+    ),
 ]
 
 

@@ -197,6 +197,10 @@ def _entry(
                     "(a dotted key or a table of its own)",
                     "write `command` and `args` as `key = value` lines under the server's [table] header",
                 )
+            if needed is not None and not _inside(spans, needed, place):
+                raise fail(  # a YAML alias: changing the value where it is written would change its other uses
+                    f"this entry's `{needed[-1]}` is written elsewhere (a YAML alias)", "write it in the entry itself"
+                )
         return Entry(name, "stdio", place, body, command_place, args_place)
     if url_key is not None:
         url = body[url_key]
@@ -208,6 +212,13 @@ def _entry(
             raise fail("this entry's URL is written in a way mockmcp cannot change in place", "write it as `url = ...`")
         return Entry(name, "http", place, body, url_place=(*place, url_key))
     return Entry(name, "skipped", place, body, why=f"no {shape.command} and no URL (a built-in or unknown kind)")
+
+
+def _inside(spans: dict[Place, Span], value: Place, entry: Place) -> bool:
+    """Whether a value's text lies within its entry's (a reader that gives tables no span: yes)."""
+    if entry not in spans:
+        return True
+    return spans[entry][0] <= spans[value][0] and spans[value][1] <= spans[entry][1]
 
 
 def _value(body: Mapping[str, Any], place: Place, at: Place) -> Any:
