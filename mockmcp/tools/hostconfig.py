@@ -208,8 +208,11 @@ def _entry(
             raise fail(f"`{url_key}` must be a string", 'write e.g. "url": "https://example.com/mcp"')
         if kind == "sse" or urlsplit(url).path.rstrip("/").endswith("/sse"):
             return Entry(name, "skipped", place, body, why="an SSE server: mockmcp records stdio and Streamable HTTP")
-        if (*place, url_key) not in spans:
-            raise fail("this entry's URL is written in a way mockmcp cannot change in place", "write it as `url = ...`")
+        if (*place, url_key) not in spans or not _inside(spans, (*place, url_key), place):
+            raise fail(
+                "this entry's URL is written in a way mockmcp cannot change in place (a dotted key, a YAML alias)",
+                f"write `{url_key}` in the entry itself",
+            )
         return Entry(name, "http", place, body, url_place=(*place, url_key))
     return Entry(name, "skipped", place, body, why=f"no {shape.command} and no URL (a built-in or unknown kind)")
 
