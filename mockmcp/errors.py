@@ -2,6 +2,7 @@
 
     MockmcpError              anything mockmcp refuses to do; knows its exit code and renders itself
     ├── CassetteError         a cassette that cannot be read: file, line, place, problem, fix
+    ├── ConfigError           a host's MCP config that `mockmcp wrap` cannot read or change: file, line, fix
     ├── UsageError            a bad option or argument (e.g. an --ignore path that does not parse)
     └── StrictFailure         --strict and the session had misses or unplayed interactions
 
@@ -11,7 +12,7 @@ place that turns errors into exit codes) and the pytest plugin can both show or 
 
 from __future__ import annotations
 
-__all__ = ["CassetteError", "MockmcpError", "StrictFailure", "UsageError"]
+__all__ = ["CassetteError", "ConfigError", "MockmcpError", "StrictFailure", "UsageError"]
 
 
 class MockmcpError(Exception):
@@ -52,6 +53,19 @@ class CassetteError(MockmcpError):
             where += f":{self.line}"
         head = f"{where}: {self.place}: {self.problem}" if self.place else f"{where}: {self.problem}"
         return head if not self.fix else f"{head}\n  how to fix: {self.fix}"
+
+
+class ConfigError(MockmcpError):
+    """A host's MCP config (`mockmcp wrap`, `unwrap`, `serve`) that cannot be read or changed: which file, where,
+    what and how to fix it, told as a cassette's error is."""
+
+    def __init__(
+        self, problem: str, *, path: str | None = None, place: str = "", line: int | None = None, fix: str | None = None
+    ) -> None:
+        self.path, self.place, self.line = path, place, line
+        super().__init__(problem, fix)
+
+    render = CassetteError.render
 
 
 class UsageError(MockmcpError):

@@ -27,6 +27,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import anyio
+
+# Imported once here, not again inside each pytester run of the config example (a second copy of a
+# class fails isinstance checks): its host, and what that host's client proxies load while it runs.
+import fastmcp.server.providers.proxy  # noqa: F401
+import mcp.server.request_state  # noqa: F401
 import pytest
 import yaml
 from conftest import ROOT, child_env
@@ -41,6 +46,8 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Replay, Send
 from mockmcp.plugin.naming import MARKER_ARGUMENTS
 from mockmcp.tools import lint
+
+pytest_plugins = ["pytester"]
 
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
@@ -79,6 +86,16 @@ CLAIMS = {
     "// mockmcp_test.go": "test_the_other_languages_page",
     "// echo_test.go": "test_the_other_languages_page",
     "TokioChildProcess::new(command)": "test_the_other_languages_page",
+    "mockmcp wrap .mcp.json --in-place": "test_the_wrap_commands",
+    "# tests/test_host_config.py": "test_the_pytest_config_example",
+    '"args": ["examples/notes_server.py"]': "test_the_pytest_config_example",
+    '"@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"': "test_the_wrap_examples",
+    '"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}': "test_the_wrap_examples",
+    '"search": {"serverUrl": "https://search.example.com/mcp"}': "test_the_wrap_examples",
+    "// asks for the key once, and hands it to the server": "test_the_wrap_examples",
+    '"postgres": {"source": "custom"': "test_the_wrap_examples",
+    'envs: {GITHUB_PERSONAL_ACCESS_TOKEN: "<token>"}': "test_the_wrap_examples",
+    'command = "npx"   # comments stay': "test_the_wrap_examples",
 }
 
 
@@ -250,7 +267,20 @@ def test_each_command_and_option_is_documented() -> None:
     """docs/cli.md has a section per command naming each of its options, and the README a line per command."""
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     sections = dict(re.findall(r"^## (.*?)\n(.*?)(?=^## |\Z)", page, re.S | re.M))
-    assert sorted(cli.commands) == ["diff", "exec", "lint", "record", "recover", "replay", "schema", "show", "verify"]
+    assert sorted(cli.commands) == [
+        "diff",
+        "exec",
+        "lint",
+        "record",
+        "recover",
+        "replay",
+        "schema",
+        "serve",
+        "show",
+        "unwrap",
+        "verify",
+        "wrap",
+    ]
     for name, command in cli.commands.items():
         heading = next((h for h in sections if f"`mockmcp {name}`" in h), None)
         assert heading, f"docs/cli.md: no section `## ... mockmcp {name} ...`"
@@ -391,6 +421,38 @@ def test_the_pytest_example(checkout: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_the_pytest_config_example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/pytest.md's host config and test, run by pytester in this process (a fresh pytest costs seconds):
+    recorded, replayed, then a request only the time server's cassette cannot answer fails naming it alone."""
+    bin_dir = pytester.path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')  # as in `checkout`
+    (bin_dir / "python").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shutil.copytree(ROOT / "examples", pytester.path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "host.mcp.json").write_text(block('"args": ["examples/notes_server.py"]').text)
+    test = block("# tests/test_host_config.py").text + "\n"
+    (pytester.path / "tests" / "test_host_config.py").write_text(test)
+    pytester.makeconftest(ASYNCIO_ONLY)
+
+    def run_here(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+    run_here("--mockmcp-record=once").assert_outcomes(passed=1)
+    folder = pytester.path / "tests" / "cassettes" / "test_host_config" / "test_plans_the_day[asyncio]"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
+    assert yaml.safe_load((folder / "notes.yaml").read_text())["meta"]["redact"] == {"env": ["NOTES_KEY"]}
+    assert "k-7a6b5c4d" not in (folder / "notes.yaml").read_text()
+    run_here().assert_outcomes(passed=1)
+    (pytester.path / "tests" / "test_host_config.py").write_text(test.replace("Asia/Tokyo", "Europe/Paris"))
+    failed = run_here()
+    failed.assert_outcomes(failed=1)
+    assert f"{folder / 'time.yaml'} could not serve this test" in failed.stdout.str()
+    assert "notes.yaml could not serve" not in failed.stdout.str()
+
+
 def test_the_pytest_multi_server_example(checkout: Path) -> None:
     (checkout / "tests" / "test_agent.py").write_text(block("# tests/test_agent.py").text + "\n")
     recorded = run("pytest --mockmcp-record=once tests/test_agent.py", checkout)
@@ -540,6 +602,39 @@ def test_the_error_example_is_what_mockmcp_says() -> None:
 def slug(heading: str) -> str:
     """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_wrap_commands(checkout: Path) -> None:
+    """The wrap page's commands, on its Claude Code example: copies, in place, and back to the same bytes."""
+    original = block('"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}').text + "\n"
+    (checkout / ".mcp.json").write_text(original)
+    for command in commands(block("mockmcp wrap .mcp.json --in-place")):
+        done = run(command, checkout)
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+    assert (checkout / ".mcp.json").read_text() == original
+    recording = json.loads((checkout / ".mcp.mockmcp.json").read_text())["mcpServers"]
+    replaying = json.loads((checkout / "replay.json").read_text())["mcpServers"]
+    assert recording["github"]["args"][2:4] == ["record", "-o"] and replaying["github"]["args"][2] == "replay"
+    assert recording["api"]["url"].startswith("http://127.0.0.1:")
+
+
+def test_the_wrap_examples() -> None:
+    """Every host's example on the wrap page is wrapped (each server through mockmcp) and unwrapped to its bytes."""
+    from mockmcp.tools.hostconfig import detect, read_config
+    from mockmcp.tools.wrap import cassette_names, derive, local_url, restore, wrapped_command
+
+    examples = [b for b in doc_blocks(ROOT / "docs" / "wrap.md") if b.lang in ("json", "jsonc", "yaml", "toml")]
+    assert len(examples) == 7
+    for example in examples:
+        path, text = {"yaml": "config.yaml", "toml": "config.toml"}.get(example.lang, "mcp.json"), example.text + "\n"
+        config = read_config(text, detect(path, text), path)
+        names = cassette_names(config.entries)
+        stdio = [e for e in config.entries if e.kind == "stdio"]
+        wrapped = {e.name: wrapped_command(config, e, "python", names[e.name], False, "once") for e in stdio}
+        urls = {e.name: local_url(8000, "/mcp") for e in config.entries if e.kind == "http"}
+        derived, edits = derive(config, wrapped, urls)
+        assert all(e.kind != "skipped" for e in config.entries), example
+        assert restore(read_config(derived, config.format), edits) == (text, []), example
 
 
 def test_links_between_pages_resolve() -> None:

@@ -27,7 +27,9 @@ from mockmcp.cli.commands import (
 from mockmcp.cli.executing import exec_cassette
 from mockmcp.cli.exits import abort, fail
 from mockmcp.cli.replaying import replay_cassette
+from mockmcp.cli.wrapping import serve_config, unwrap_config, wrap_config
 from mockmcp.errors import MockmcpError, UsageError
+from mockmcp.tools.hostconfig import FORMATS
 from mockmcp.tools.lint import failed, lint_paths, summary
 from mockmcp.tools.show import print_show
 from mockmcp.words import RecordMode
@@ -289,6 +291,64 @@ def exec_(
     status = exec_cassette(cassette, mode, list(command), strict, report_path, ignores, substitutions, grace, listen)
     if status:
         raise SystemExit(status)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--record", "replay", flag_value=False, default=False, help="Every server records (the default).")
+@click.option("--replay", "replay", flag_value=True, help="Every server replays its cassette.")
+@click.option(
+    "--mode",
+    default=RecordMode.ONCE.value,
+    show_default=True,
+    type=click.Choice(RecordMode.choices()),
+    help="With --record, as `mockmcp record --mode`: once records what has no cassette yet and replays the rest.",
+)
+@click.option(
+    "--cassettes",
+    type=click.Path(file_okay=False),
+    help="Where the cassettes go, one per server (default: cassettes/ beside the derived config).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="The derived config (default: NAME.mockmcp.EXT beside CONFIG).",
+)
+@click.option(
+    "--in-place", is_flag=True, help="Change CONFIG itself, after a backup beside it (`mockmcp unwrap` restores it)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(FORMATS)),
+    help="The config's format, when its name and shape do not tell.",
+)
+def wrap(
+    config: str, replay: bool, mode: str, cassettes: str | None, output: str | None, in_place: bool, fmt: str | None
+) -> None:
+    """Write a host's MCP CONFIG again with every server going through mockmcp: record, or replay.
+
+    Stdio servers run `mockmcp record` (or `replay`) in front of their command; remote servers point at a
+    local port that `mockmcp serve DERIVED` serves. Everything else in the file stays as it was.
+    """
+    if in_place and output:
+        raise click.UsageError("--in-place changes CONFIG itself: leave out -o")
+    wrap_config(config, output, in_place, replay, RecordMode(mode), cassettes, fmt)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+def unwrap(config: str) -> None:
+    """Undo `mockmcp wrap` on the file it wrote (a derived copy, or CONFIG wrapped --in-place)."""
+    unwrap_config(config)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+def serve(config: str) -> None:
+    """Run the recording proxies (or replays) of every remote server of a wrapped CONFIG until Ctrl-C or SIGTERM."""
+    serve_config(config)
 
 
 @cli.command()

@@ -7,6 +7,7 @@ recording) is `harness.Harness`, which the plugin holds beside it.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,23 @@ class MockServer:
 
 
 class MockServers(dict[str, MockServer]):
-    """The mock servers of a test that talks to several, by name: `mockmcp["notes"].stdio_params`."""
+    """The mock servers of a test that talks to several, by name: `mockmcp["notes"].stdio_params`.
+
+    With the marker's `config=`, `config` is the host's config with every server going through its mock server.
+    """
+
+    derive: Callable[[], Path] | None = None  # set by the plugin for a test with `config=`
+    _config: Path | None = None
+
+    @property
+    def config(self) -> Path:
+        """The test's host config, derived: each stdio server launches its mock server, each remote one points at
+        its mock server over HTTP (started now). Written once, in the test's own folder."""
+        if self.derive is None:
+            raise AttributeError("mockmcp.config is for a test marked with config=: @pytest.mark.mockmcp(config=PATH)")
+        if self._config is None:
+            self._config = self.derive()
+        return self._config
 
     def __missing__(self, name: str) -> MockServer:
         known = ", ".join(repr(key) for key in self) or "none"

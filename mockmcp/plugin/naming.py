@@ -30,6 +30,7 @@ _SUFFIX = ".yaml"
 MARKER_ARGUMENTS = (
     "before_record",
     "cassette",
+    "config",
     "ignore",
     "record",
     "redact",

@@ -17,6 +17,7 @@ Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-serve
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ import pytest
 
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.plugin import keeping, orphans, timeline
+from mockmcp.plugin.configured import Configured, config_path, read_configured
 from mockmcp.plugin.harness import MODES, Harness, check_mode, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
 from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
@@ -104,7 +106,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mockmcp(server=None, servers=None, cassette=None, strict=False, ignore=(), record=None, "
+        "mockmcp(server=None, servers=None, config=None, cassette=None, strict=False, ignore=(), record=None, "
         "redact_env=(), redact=(), before_record=None, substitute=None): "
         "settings of this test's mock MCP server",
     )
@@ -251,6 +253,9 @@ def mockmcp(
     strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
     ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
     named = {**mockmcp_servers, **dict(marker.get("servers") or {})}
+    hosted = _configured(request, marker)
+    if hosted is not None:
+        named = {**hosted.servers, **named}
     privacy = Privacy(
         tuple([*config.getini("mockmcp_redact_env"), *marker.get("redact_env", ())]),
         tuple([*config.getini("mockmcp_redact"), *marker.get("redact", ())]),
@@ -267,22 +272,34 @@ def mockmcp(
     )
     live = bool(config.getoption("--mockmcp-live"))
 
-    def harness(cassette: Path, server: list[str] | None) -> Harness:
+    def harness(cassette: Path, server: list[str] | None, name: str | None = None) -> Harness:
         _claim(request, cassette)
         for said in keeping.leftovers(cassette):
             request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
         workdir = tmp_path_factory.mktemp("mockmcp")
-        return Harness(
-            cassette, mockmcp_record_mode, server, workdir, ignores, strict, privacy, origin=origin, live=live
-        )
+        own = privacy
+        if hosted is not None and name in hosted.secrets:  # a config's env keys: the host hands them to the server
+            own = privacy._replace(redact_env=tuple(dict.fromkeys([*privacy.redact_env, *hosted.secrets[name]])))
+        mock = Harness(cassette, mockmcp_record_mode, server, workdir, ignores, strict, own, origin=origin, live=live)
+        if hosted is not None and name in hosted.env:
+            mock.env.update(hosted.env[name])
+        return mock
 
     mock_server: MockServer | MockServers
     if named:
         folder = mockmcp_cassette_path.with_suffix("")
         mocks = [
-            harness(folder / cassette_name([str(name)]), server_command(command)) for name, command in named.items()
+            harness(folder / cassette_name([str(name)]), server_command(command), str(name))
+            for name, command in named.items()
         ]
         mock_server = MockServers((str(name), MockServer(mock)) for name, mock in zip(named, mocks, strict=True))
+        if hosted is not None:
+            by_name = dict(zip(named, mocks, strict=True))
+            mock_server.derive = lambda: hosted.derived(
+                tmp_path_factory.mktemp("config"),
+                {name: by_name[name].command() for name in hosted.servers},
+                lambda name: by_name[name].start_http(),
+            )
     else:
         server = server_command(
             config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
@@ -298,6 +315,18 @@ def mockmcp(
     for mock in mocks:
         if mock.recording:
             _finish_recording(request, mock)
+
+
+def _configured(request: pytest.FixtureRequest, marker: dict[str, Any]) -> Configured | None:
+    """The host config the marker's `config=` names, read (a config that cannot be read fails the test)."""
+    given = marker.get("config")
+    if not given:
+        return None
+    try:
+        return read_configured(config_path(request.config.rootpath, given), os.environ)
+    except MockmcpError as error:
+        request.node.stash.setdefault(_PROBLEM, f"@pytest.mark.mockmcp(config={given!r}): {error.render()}")
+        return None
 
 
 def _check_age(request: pytest.FixtureRequest, mocks: list[Harness], strict: bool) -> None:

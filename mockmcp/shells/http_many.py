@@ -1,0 +1,39 @@
+"""Several HTTP servers of mockmcp (recording proxies, replays) in one process, until SIGINT or SIGTERM.
+
+Theory of operation. Each server is a `LoopServer` with its own selector, timers and connections,
+sharing nothing with the others, so each runs its loop in a thread of its own; the main thread holds
+the signal handlers (only it can) and waits on their descriptor. At a signal, or when one loop ends
+by itself (a bug it reported), every server is told to stop accepting (safe from any thread), the
+threads are joined, and the caller finishes each server in the main thread: answers still under
+way, the recording saved, the replay's report. `mockmcp serve` runs the remote servers of a wrapped
+config this way.
+"""
+
+from __future__ import annotations
+
+import select
+import threading
+from collections.abc import Callable, Sequence
+
+from mockmcp.shells.http_loop import LoopServer
+from mockmcp.shells.toolkit import Signals
+
+__all__ = ["serve_together"]
+
+
+def serve_together(servers: Sequence[LoopServer], ready: Callable[[], None] | None = None) -> int:
+    """Serve every server until SIGINT or SIGTERM; returns the signal's number (0: a loop ended by itself)."""
+    with Signals() as signals:
+        threads = [threading.Thread(target=server.serve_forever, daemon=True) for server in servers]
+        for thread in threads:
+            thread.start()
+        if ready is not None:
+            ready()
+        while signals.received is None and all(thread.is_alive() for thread in threads):
+            select.select([signals.fileno()], [], [], 0.5)
+            signals.drain()
+        for server in servers:
+            server.stop_accepting()
+        for thread in threads:
+            thread.join(10.0)
+    return signals.received or 0
