@@ -187,6 +187,28 @@ def checkout(tmp_path: Path) -> Path:
     return work
 
 
+@pytest.fixture
+def here(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`checkout`, laid out in pytester's folder, for the pages' pytest commands run in this process (`pytest_here`):
+    a fresh pytest process costs seconds of start-up, and these commands are run several times."""
+    for part in ("examples", "cassettes", "tests/servers"):
+        shutil.copytree(ROOT / part, pytester.path / part, ignore=shutil.ignore_patterns("__pycache__"))
+    pytester.makeconftest(ASYNCIO_ONLY)
+    bin_dir = pytester.path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')  # as in `checkout`
+    (bin_dir / "python").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return pytester.path
+
+
+def pytest_here(pytester: pytest.Pytester, command: str) -> pytest.RunResult:
+    """A page's `pytest ...` command, run in this process in `here`'s folder."""
+    program, *args = shlex.split(command, comments=True)
+    assert program == "pytest", command
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+
 def run(command: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """Run one README command with bash, as a reader would in the checkout's folder."""
     return subprocess.run(
@@ -407,17 +429,15 @@ async def test_record_over_http(checkout: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_pytest_example(checkout: Path) -> None:
-    (checkout / "tests" / "test_notes.py").write_text(block("# what to record from").text + "\n")
+def test_the_pytest_example(pytester: pytest.Pytester, here: Path) -> None:
+    (here / "tests").mkdir(exist_ok=True)
+    (here / "tests" / "test_notes.py").write_text(block("# what to record from").text + "\n")
     named = re.search(r"`(tests/cassettes/test_notes/\S+\.yaml)`", ALL_TEXT)
     assert named, "the docs name the example's cassette"
     first, second = commands(block("pytest --mockmcp-record=once"))
-    recorded = run(first, checkout)
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    assert (checkout / named.group(1)).exists(), list((checkout / "tests").rglob("*.yaml"))
-    replayed = run(second, checkout)
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    assert "1 passed" in replayed.stdout
+    pytest_here(pytester, first).assert_outcomes(passed=1)
+    assert (here / named.group(1)).exists(), list((here / "tests").rglob("*.yaml"))
+    pytest_here(pytester, second).assert_outcomes(passed=1)
 
 
 @pytest.mark.slow
@@ -453,29 +473,27 @@ def test_the_pytest_config_example(pytester: pytest.Pytester, monkeypatch: pytes
     assert "notes.yaml could not serve" not in failed.stdout.str()
 
 
-def test_the_pytest_multi_server_example(checkout: Path) -> None:
-    (checkout / "tests" / "test_agent.py").write_text(block("# tests/test_agent.py").text + "\n")
-    recorded = run("pytest --mockmcp-record=once tests/test_agent.py", checkout)
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    folder = checkout / "tests" / "cassettes" / "test_agent" / "test_plans_the_day[asyncio]"
+def test_the_pytest_multi_server_example(pytester: pytest.Pytester, here: Path) -> None:
+    (here / "tests").mkdir(exist_ok=True)
+    (here / "tests" / "test_agent.py").write_text(block("# tests/test_agent.py").text + "\n")
+    pytest_here(pytester, "pytest --mockmcp-record=once tests/test_agent.py").assert_outcomes(passed=1)
+    folder = here / "tests" / "cassettes" / "test_agent" / "test_plans_the_day[asyncio]"
     assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
     assert "test_plans_the_day[asyncio]/notes.yaml" in ALL_TEXT
-    replayed = run("pytest tests/test_agent.py", checkout)
-    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
+    pytest_here(pytester, "pytest tests/test_agent.py").assert_outcomes(passed=1)
 
 
 @pytest.mark.slow
-def test_the_pytest_http_example(checkout: Path) -> None:
+def test_the_pytest_http_example(pytester: pytest.Pytester, here: Path, checkout: Path) -> None:
     text = block("# tests/test_notes_http.py").text
     target = "mockmcp replay --http 0 cassettes/notes-session.yaml"  # stands for the real server at port 8000
     with running(target, checkout, r"http://\S+/mcp") as (_, served):
-        test_file = checkout / "tests" / "test_notes_http.py"
+        (here / "tests").mkdir(exist_ok=True)
+        test_file = here / "tests" / "test_notes_http.py"
         test_file.write_text(text.replace("http://127.0.0.1:8000/mcp", served.group(0)) + "\n")
-        recorded = run("pytest --mockmcp-record=once tests/test_notes_http.py", checkout)
-        assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    assert (checkout / "tests" / "cassettes" / "test_notes_http" / "test_reads_a_note_over_http[asyncio].yaml").exists()
-    replayed = run("pytest tests/test_notes_http.py", checkout)  # the real server is gone
-    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
+        pytest_here(pytester, "pytest --mockmcp-record=once tests/test_notes_http.py").assert_outcomes(passed=1)
+    assert (here / "tests" / "cassettes" / "test_notes_http" / "test_reads_a_note_over_http[asyncio].yaml").exists()
+    pytest_here(pytester, "pytest tests/test_notes_http.py").assert_outcomes(passed=1)  # the real server is gone
 
 
 def test_the_python_api_example(checkout: Path) -> None:
@@ -513,16 +531,15 @@ def test_record_in_the_hosts_process(checkout: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_pytest_in_process_example(checkout: Path) -> None:
-    (checkout / "tests" / "test_notes_in_process.py").write_text(block("# tests/test_notes_in_process.py").text + "\n")
+def test_the_pytest_in_process_example(pytester: pytest.Pytester, here: Path) -> None:
+    (here / "tests").mkdir(exist_ok=True)
+    (here / "tests" / "test_notes_in_process.py").write_text(block("# tests/test_notes_in_process.py").text + "\n")
     said = re.search(r"`(pytest --mockmcp-record=once tests/test_notes_in_process.py)` records\s+`(\S+)`", ALL_TEXT)
     assert said, "the docs name the command and the cassette it records"
-    recorded = run(said.group(1), checkout)
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    cassette = yaml.safe_load((checkout / said.group(2)).read_text())
+    pytest_here(pytester, said.group(1)).assert_outcomes(passed=1)
+    cassette = yaml.safe_load((here / said.group(2)).read_text())
     assert cassette["meta"]["server"] == ["MCPServer 'notes' in process"]
-    replayed = run("pytest tests/test_notes_in_process.py", checkout)
-    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
+    pytest_here(pytester, "pytest tests/test_notes_in_process.py").assert_outcomes(passed=1)
 
 
 def test_replay_in_the_hosts_process_with_fastmcp(checkout: Path) -> None:
