@@ -122,7 +122,11 @@ class Replay:
         self._live: dict[Any, int] = {}  # live request (its key, else its id) -> job
         self._questions = Questions()  # server requests awaiting the host's answer
         self._next_job = 0
-        self._tails: dict[int, tuple[bytes, int | None]] = {}  # interaction -> its reply's tail and error code
+        # interaction -> its reply's tail and error code; without live values to write into them, the same for
+        # every live session of the recordings, so kept with them (a host's tests start one server per test)
+        self._tails: dict[int, tuple[bytes, int | None]] = (
+            self.selection.recordings.tails if not self._live_values else {}
+        )
         # What the live host declared (initialize's capabilities, or the last stateless request's);
         # None until it declares any, and then server requests go out as recorded.
         self._capabilities: dict[str, Any] | None = None

@@ -55,7 +55,7 @@ TAKEN = "an earlier process"  # the claim on a recorded session an earlier proce
 
 # What `Recordings._index` builds, kept for the cassette it was built for (and kept alive, so its id stays its
 # own) by (id of the cassette, matcher), the oldest let go first.
-_INDEX = ("requests", "notifications", "methods", "groups", "causes", "eras", "first", "sessions", "alike")
+_INDEX = ("requests", "notifications", "methods", "groups", "causes", "eras", "first", "sessions", "alike", "tails")
 _INDEXES: dict[tuple[int, Matcher], tuple[Cassette, dict[str, Any]]] = {}
 _MEMO = 16
 
@@ -68,6 +68,7 @@ class Recordings:
         self.matcher = matcher
         # recorded session -> the live session that claimed it (TAKEN: a process before this one)
         self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
+
         # The index is read only once built: one per cassette and matcher serves every later server of it
         # (a host's tests start one per test, in process; `store.load` gives an unchanged file's cassette again).
         memo = _INDEXES.get((id(cassette), matcher))
@@ -80,6 +81,9 @@ class Recordings:
             vars(self).update(memo[1])
 
     def _index(self, cassette: Cassette, matcher: Matcher) -> None:
+        # interaction -> its reply as sent, encoded once for every live session without live values to write
+        # into it (`Replay._encoded_response`): filled as replies are first sent
+        self.tails: dict[int, tuple[bytes, int | None]] = {}
         self.requests: dict[str, list[int]] = {}
         self.notifications: dict[str, list[int]] = {}
         self.methods: set[str] = set()

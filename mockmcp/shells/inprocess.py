@@ -106,6 +106,7 @@ class ReplayTransport:
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
         self._types: Any = None
+        self._message: Any = None  # the SDK's SessionMessage
 
     def for_fastmcp(self) -> SDKTransport:
         """This transport as fastmcp's `Client` takes it: `fastmcp.Client(mockmcp.transport(...).for_fastmcp())`.
@@ -123,8 +124,9 @@ class ReplayTransport:
                 fix="give each session that runs at the same time a transport of its own (mockmcp.transport again)",
             )
         from mcp import types  # deferred: only an in-process host pays for the SDK here
+        from mcp.shared.message import SessionMessage
 
-        self._types = types
+        self._types, self._message = types, SessionMessage
         self.sessions += 1
         if self._recorded is None:
             cassette = self.cassette
@@ -192,10 +194,8 @@ class ReplayTransport:
         except ValueError as exc:
             self._to_host.send_nowait(exc)
             return
-        from mcp.shared.message import SessionMessage
-
         try:
-            self._to_host.send_nowait(SessionMessage(item))
+            self._to_host.send_nowait(self._message(item))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the host has gone: nothing it could read
 
@@ -218,7 +218,8 @@ class _HostWrites:
         if self.closed:
             raise anyio.ClosedResourceError
         self.transport._receive(item)
-        await anyio.lowlevel.checkpoint()  # as a memory stream's send: the host's other tasks get their turn
+        # A cancellation point, as any send is; the host waits for the answer next, which lets its other tasks run.
+        await anyio.lowlevel.checkpoint_if_cancelled()
 
     def close(self) -> None:
         self.closed = True
