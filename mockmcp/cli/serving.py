@@ -21,6 +21,7 @@ from mockmcp.shells.http_loop import LoopServer
 from mockmcp.shells.http_record import RecordingProxy
 from mockmcp.shells.http_replay import HttpReplay
 from mockmcp.shells.journal import Journal, saved
+from mockmcp.shells.toolkit import Signals
 from mockmcp.tools.wrap import Remote
 from mockmcp.words import RecordMode
 
@@ -65,8 +66,9 @@ class Served:
         if self.journal is not None:
             self.journal.discard()
 
-    def finish(self) -> MockmcpError | None:
-        """After the loops stopped: save the recording or say the replay's summary; the error, if any."""
+    def finish(self, signals: Signals | None = None) -> MockmcpError | None:
+        """After the loops stopped: save the recording or say the replay's summary; the error, if any. Another of
+        `signals` cuts the wait for the answers still under way short, never the save."""
         try:
             if isinstance(self.server, HttpReplay):
                 cassette = store.load(self.remote.cassette)
@@ -75,7 +77,7 @@ class Served:
                 return None
             assert isinstance(self.server, RecordingProxy) and self.journal is not None
             try:
-                unfinished = self.server.finish_answers(10.0)
+                unfinished = self.server.finish_answers(10.0, signals)
                 if unfinished:
                     note(f"{self.remote.name}: {unfinished} answer(s) still coming after 10 s are left out")
             finally:

@@ -21,7 +21,7 @@ from typing import Any
 
 from mockmcp.cassette import files
 from mockmcp.cli.replaying import note
-from mockmcp.errors import ConfigError, UsageError
+from mockmcp.errors import ConfigError, MockmcpError, UsageError
 from mockmcp.tools.hostconfig import FORMATS, Config, detect, read_config
 from mockmcp.tools.wrap import (
     Edit,
@@ -35,6 +35,10 @@ from mockmcp.tools.wrap import (
     wrapped_command,
 )
 from mockmcp.words import RecordMode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mockmcp.shells.toolkit import Signals
 
 __all__ = ["BACKUP", "SIDECAR", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
 
@@ -256,7 +260,11 @@ def serve_config(path: str, upstream_timeout: float = 60.0) -> None:
             note(each.said)
         note("serving until Ctrl-C or SIGTERM")
 
-    serve_together([each.server for each in running], ready)
-    failures = [error for each in running if (error := each.finish()) is not None]
+    failures: list[MockmcpError] = []
+
+    def finish(signals: Signals) -> None:
+        failures.extend(error for each in running if (error := each.finish(signals)) is not None)
+
+    serve_together([each.server for each in running], ready, finish)
     if failures:
         raise failures[0]

@@ -21,8 +21,13 @@ from mockmcp.shells.toolkit import Signals
 __all__ = ["serve_together"]
 
 
-def serve_together(servers: Sequence[LoopServer], ready: Callable[[], None] | None = None) -> int:
-    """Serve every server until SIGINT or SIGTERM; returns the signal's number (0: a loop ended by itself)."""
+def serve_together(
+    servers: Sequence[LoopServer],
+    ready: Callable[[], None] | None = None,
+    after: Callable[[Signals], None] | None = None,
+) -> int:
+    """Serve every server until SIGINT or SIGTERM; returns the signal's number (0: a loop ended by itself).
+    `after` finishes them with the signals still caught (a second one may cut a wait short, never the saves)."""
     with Signals() as signals:
         threads = [threading.Thread(target=server.serve_forever, daemon=True) for server in servers]
         for thread in threads:
@@ -36,4 +41,6 @@ def serve_together(servers: Sequence[LoopServer], ready: Callable[[], None] | No
             server.stop_accepting()
         for thread in threads:
             thread.join(10.0)
+        if after is not None:
+            after(signals)
     return signals.received or 0
