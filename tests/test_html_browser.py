@@ -14,29 +14,12 @@ from pathlib import Path
 import pytest
 from chromium import Chromium, Page, find
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from test_html import DEMO
 
 from mockmcp.cassette import store
 from mockmcp.tools.html_page import lane_for, write_page
 
 pytestmark = pytest.mark.xdist_group("chromium")
-
-HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "demo-host", "version": "1.0"}}
-DEMO = [  # the README's demo host: its session, then a note the cassette never recorded
-    {"jsonrpc": "2.0", "id": 100, "method": "initialize", "params": HELLO},
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {
-        "jsonrpc": "2.0",
-        "id": 101,
-        "method": "tools/call",
-        "params": {"name": "read_file", "arguments": {"path": "notes.txt"}},
-    },
-    {
-        "jsonrpc": "2.0",
-        "id": 102,
-        "method": "tools/call",
-        "params": {"name": "read_file", "arguments": {"path": "note.txt"}},
-    },
-]
 
 
 @pytest.fixture(scope="session")
