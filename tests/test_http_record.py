@@ -421,6 +421,7 @@ def test_a_message_on_one_line_is_journaled_as_it_came_one_over_lines_as_one_lin
     assert [json.loads(line)["result"]["key"] for line in journaled[3:]] == ["[REDACTED]"] * 2
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_second_signal_during_the_drain_cuts_it_short_and_the_cassette_is_still_saved_whole(
     tmp_path: Path, http_server: Callable[..., str]

@@ -98,6 +98,7 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     )
 
 
+@pytest.mark.slow
 def test_record_once_record_again_unchanged_verify_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
     run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)

@@ -538,6 +538,7 @@ def test_a_full_disk_is_said_once_and_nothing_after_it_is_journaled(
     assert b"tools/call" not in Path(path).read_bytes()
 
 
+@pytest.mark.slow
 def test_after_a_half_close_the_servers_whole_answer_is_forwarded_and_recorded(tmp_path: Path) -> None:
     """The host sends a large request, closes stdin at once, and reads the answer only well after the grace
     period: the server, waiting on that slow reader, is not stopped, and the host reads every byte."""
@@ -563,6 +564,7 @@ def test_after_a_half_close_the_servers_whole_answer_is_forwarded_and_recorded(t
     }
 
 
+@pytest.mark.slow
 def test_a_call_answered_after_the_hosts_half_close_and_after_the_grace_period_is_forwarded_and_recorded(
     tmp_path: Path,
 ) -> None:
