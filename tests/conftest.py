@@ -26,6 +26,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The suite's subprocesses (hundreds: replays, recorders, servers, pytest runs and the plugin's launches) write
+# and read bytecode caches as on an ordinary machine: an environment that turns them off would have each one
+# compile all it imports again. This process itself is started already; only its children see the change.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 SHIPPED = ROOT / "cassettes"
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
 sys.path.insert(0, str(ROOT / "examples"))  # the tests' SDK host is examples/sdk_host.py
