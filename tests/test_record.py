@@ -587,6 +587,22 @@ def test_a_call_answered_after_the_hosts_half_close_and_after_the_grace_period_i
     assert recorded[1].took is not None and recorded[1].took >= 3
 
 
+def test_a_call_the_host_cancelled_before_its_half_close_is_not_waited_for(tmp_path: Path) -> None:
+    """What the recorder waits for after the EOF is what its own core reads as in flight: a cancelled call is
+    not (its server, busy with it, gets the grace period from the EOF, then SIGTERM)."""
+    out = tmp_path / "c.yaml"
+    slow = req(1, "tools/slow", {"name": "slow"})
+    cancel = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}).encode()
+    proc = record(out, "--slow", "30")
+    try:
+        started = time.monotonic()
+        _stdout, stderr = proc.communicate(INIT + slow + cancel + b"\n", timeout=60)
+    finally:
+        proc.kill()
+    assert time.monotonic() - started < 15, stderr  # not the 30 s call
+    assert b"did not exit within 0.5s of the host closing stdin" in stderr
+
+
 def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_process(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     journal = tmp_path / "c.yaml.journal"

@@ -386,3 +386,18 @@ def test_the_time_of_the_host_s_answer_is_kept_and_loads_back() -> None:
         }
     ]
     assert validation.from_data(data).interactions == made.interactions
+
+
+def test_what_is_awaited_is_the_requests_in_flight_but_a_cancelled_one_and_a_listen() -> None:
+    recorder = Recorder()
+    feeds = [
+        (CLIENT, req(1, "tools/call", {"name": "a"})),
+        (CLIENT, req(2, "tools/call", {"name": "b"})),
+        (CLIENT, req(3, "subscriptions/listen", {})),  # answered only when its stream ends
+        (CLIENT, req(4, "tools/call", {"name": "c"})),
+        (CLIENT, note("notifications/cancelled", {"requestId": 2})),
+        (SERVER, res(4, {"content": []})),
+    ]
+    for n, (direction, message) in enumerate(feeds):
+        recorder.feed(direction, json.dumps(message).encode(), float(n))
+    assert recorder.awaited() == {1}

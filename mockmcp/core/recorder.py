@@ -177,6 +177,13 @@ class Recorder:
             if item.message is not None and item.message["method"] != protocol.LISTEN and item.response is None:
                 item.exit = status
 
+    def awaited(self) -> set[Any]:
+        """The ids of the host's requests the server has yet to answer: in flight, not cancelled, and not a
+        2026-07-28 listen (answered only when its stream ends)."""
+        return {
+            key for key, item in self._in_flight.items() if item.message and item.message["method"] != protocol.LISTEN
+        }
+
     def _client(self, message: Any, line: bytes, at: float) -> None:
         found = jsonrpc.classify(message)
         if found.kind == jsonrpc.REQUEST:

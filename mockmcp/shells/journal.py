@@ -234,6 +234,21 @@ def holder(path: str) -> int | None:
 
 def read(path: str) -> Recovered:
     """Rebuild the session from a journal; a torn last line (the recorder was killed) is dropped."""
+    header, recorders, learnt, torn = _replayed(path)
+    skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
+    return Recovered(header, _sessions({**(header.get("meta") or {}), **learnt}, recorders), torn, skipped)
+
+
+def awaited(path: str) -> set[Any]:
+    """The ids of the host's requests a journal's server has yet to answer (`Recorder.awaited`), as journaled
+    so far; every session's of a journal of one (a stdio recording)."""
+    _header, recorders, _learnt, _torn = _replayed(path)
+    return {key for recorder in recorders.values() for key in recorder.awaited()}
+
+
+def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str, Any], bool]:
+    """The journal fed to a recorder per session: its header, the recorders, the facts it learnt, whether its
+    last line was torn. Raises CassetteError for what is not a journal, or a damaged line before the last."""
     with open(path, "rb") as handle:
         lines = handle.read().split(b"\n")
     try:
@@ -274,8 +289,7 @@ def read(path: str) -> Recovered:
                     fix="remove that line and run `mockmcp recover` again",
                 ) from None
             torn = True
-    skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
-    return Recovered(header, _sessions({**(header.get("meta") or {}), **learnt}, recorders), torn, skipped)
+    return header, recorders, learnt, torn
 
 
 def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:

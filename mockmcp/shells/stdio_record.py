@@ -41,10 +41,10 @@ import threading
 import time
 from typing import Any, NamedTuple
 
-from mockmcp import protocol
 from mockmcp.core.redact import Redactor
-from mockmcp.errors import UsageError
+from mockmcp.errors import CassetteError, UsageError
 from mockmcp.jsonrpc import is_valid_id
+from mockmcp.shells import journal as journals
 from mockmcp.shells.journal import Journal
 from mockmcp.shells.toolkit import LineSplitter, Signals, stop_child, wait_exit, write_all
 
@@ -81,7 +81,9 @@ class _Proxy:
         self.server_done = threading.Event()
         self.eof_at = self.start  # when the host closed stdin
         self.activity = self.start  # when the server last sent something
-        self.in_flight: set[Any] = set()  # the ids of the host's requests not yet answered (nor cancelled)
+        self.in_flight: set[Any] = set()  # after the host's EOF: its requests the server has yet to answer
+        self.watching = False  # the host's EOF came: the server's lines are read for the requests they answer
+        self.answered: set[Any] = set()  # the ids the server answered since then
         self.answered_at = self.start  # when the server last answered one of them
         self.midline = False  # the server has sent part of a line, not yet its newline
         self.forwarding = False  # a chunk of the server's is being written to the host
@@ -119,7 +121,8 @@ class _Proxy:
                 self.activity, self.midline = time.monotonic(), splitter.unfinished()
             if lines:
                 self.record(direction, lines)
-                self._track(server, lines)
+                if server and self.watching:
+                    self._answered(lines)
             if sink is not None:
                 self.forwarding = server  # a slow host is no idle server: see `busy`
                 sink = self._forward(sink, chunk)
@@ -128,28 +131,27 @@ class _Proxy:
         if rest:
             self.record(direction, [rest])
 
-    def _track(self, server: bool, lines: list[bytes]) -> None:
-        """Keep `in_flight` up to date with these lines; wake the main thread when the last answer came."""
+    def _answered(self, lines: list[bytes]) -> None:
+        """After the host's EOF: the requests in flight that these server lines answer; the main thread is woken
+        when none is left (its grace period starts then). Only then is a line read for what it answers: the
+        requests in flight at the EOF come from the journal, once (see `host_to_server`)."""
+        ids = []
         for line in lines:
-            try:
-                parsed = json.loads(line)
+            try:  # as journaled: the ids there are the redacted lines'
+                parsed = json.loads(self.redactor.line(line) if self.redactor else line)
             except ValueError:
                 continue
             for message in parsed if isinstance(parsed, list) else [parsed]:
-                if not isinstance(message, dict) or not is_valid_id(message.get("id")):
-                    if not server and isinstance(message, dict) and message.get("method") == protocol.CANCELLED:
-                        params = message.get("params")
-                        cancelled = params.get("requestId") if isinstance(params, dict) else None
-                        if is_valid_id(cancelled):
-                            self.in_flight.discard(cancelled)
-                    continue
-                if not server and "method" in message:
-                    self.in_flight.add(message["id"])
-                elif server and "method" not in message:
-                    self.in_flight.discard(message["id"])
-                    self.answered_at = time.monotonic()
-        if server and not self.in_flight and self.host_eof.is_set():
-            self.signals.wake()  # the grace period may start now
+                if isinstance(message, dict) and "method" not in message and is_valid_id(message.get("id")):
+                    ids.append(message["id"])
+        if not ids:
+            return
+        with self.lock:
+            self.answered.update(ids)
+            self.in_flight.difference_update(ids)
+            self.answered_at = time.monotonic()
+            if not self.in_flight and self.host_eof.is_set():
+                self.signals.wake()  # the grace period may start now
 
     def _forward(self, sink: int, chunk: bytes) -> int | None:
         try:
@@ -168,7 +170,16 @@ class _Proxy:
             except OSError:
                 pass
             self.eof_at = time.monotonic()
-            self.host_eof.set()  # the server has its EOF: its grace period starts now
+            # The requests in flight now, as the recorder's own core reads the journal (cancelled ones and a
+            # 2026-07-28 listen left out); the answers journaled from here on are read as they come.
+            self.watching = True
+            try:
+                waiting = journals.awaited(self.journal.path)
+            except (OSError, CassetteError):  # a journal that could not be written: the grace starts at the EOF
+                waiting = set()
+            with self.lock:
+                self.in_flight = waiting - self.answered
+            self.host_eof.set()  # the server has its EOF: its grace period starts once they are answered
             self.signals.wake()
 
     def server_to_host(self) -> None:
