@@ -7,14 +7,13 @@ these tests skip, saying so; `.ci/run` installs the distribution's package when 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from chromium import Chromium, Page, find
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env
-from test_html import DEMO
+from conftest import SHIPPED
+from test_html import replay
 
 from mockmcp.cassette import store
 from mockmcp.tools.html_page import lane_for, write_page
@@ -45,16 +44,7 @@ def tab(browser: Chromium) -> Iterator[Page]:
 def failed_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`mockmcp replay --html` of the README's demo session: one miss, three interactions unplayed."""
     out = tmp_path_factory.mktemp("pages") / "demo.html"
-    lines = "".join(json.dumps(message) + "\n" for message in DEMO)
-    done = subprocess.run(
-        [*MOCKMCP, "replay", "cassettes/notes.yaml", "--html", str(out)],
-        input=lines,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=child_env(),
-        timeout=30,
-    )
+    done = replay("cassettes/notes.yaml", "--html", str(out))
     assert done.returncode == 0 and out.exists(), done.stderr
     return out
 

@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 from sdk_host import connect, full_session, text_of
+from test_faults_sdk import slow_then_fast
 
 import mockmcp
 
@@ -126,19 +127,9 @@ def faults(tmp_path: Path, **options: Any) -> Any:
 
 
 async def test_a_delay_is_a_timer_on_the_hosts_loop_and_holds_up_no_other_call(tmp_path: Path) -> None:
-    finished: dict[str, float] = {}
     with anyio.fail_after(30):
         async with Client(faults(tmp_path), mode="legacy") as host:
-            start = time.monotonic()
-
-            async def one(name: str) -> None:
-                result = await host.call_tool(name, {})
-                finished[text_of(result)] = time.monotonic() - start
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(one, "slow")
-                await anyio.sleep(0.05)
-                group.start_soon(one, "fast")
+            finished = await slow_then_fast(host)
     # Ordering, not speed: the fast call, sent second, is answered while the slow one still waits.
     assert list(finished) == ["fast", "slow"] and finished["slow"] >= 0.5
 
