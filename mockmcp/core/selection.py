@@ -188,7 +188,7 @@ class Selection:
                     counterparts[session] = found
         if not counterparts:
             return self._unknown(key, indexes, asked)
-        chosen = self._member(self._choose_class(list(counterparts)))
+        chosen = self._choose_class(list(counterparts))
         index, repeated = counterparts[self._first(chosen)]
         index = self._mapped(index, chosen)
         note = self._move(chosen, index) if chosen != self.bound else ""
@@ -251,41 +251,40 @@ class Selection:
             return self.bound
         return next((s for s in sessions if self._free(s)), sessions[0])
 
+    # Among several recorded sessions only (`Recordings.sessions`, and with it `Recordings.alike`, is set).
+
+    @property
+    def _alike(self) -> Alike:
+        alike = self.recordings.alike
+        assert alike is not None
+        return alike
+
     def _first(self, session: int) -> int:
         """The first session of the class of sessions alike that `session` is in."""
-        alike = self.recordings.alike
-        return session if alike is None else alike.first[session]
+        return self._alike.first[session]
 
     def _choose_class(self, firsts: list[int]) -> int:
-        """Among classes of sessions alike (by their first sessions): the followed one's, else the first with a
-        free session, else the first."""
+        """The session to follow among classes of sessions alike (by their first sessions): the one followed,
+        else the first free session of the first class that has one, else the first class's first."""
         if self.bound is not None and self._first(self.bound) in firsts:
-            return self._first(self.bound)
-        return next((f for f in firsts if self._free(self._member(f))), firsts[0])
+            return self.bound
+        free = (s for first in firsts for s in self._alike.members[first] if self._free(s))
+        return next(free, firsts[0])
 
     def _member(self, first: int) -> int:
-        """The session to follow of the class whose first session this is: the one followed, else its first
-        free one, else its first."""
-        alike = self.recordings.alike
-        if alike is None:
-            return first
-        members = alike.members[first]
-        if self.bound is not None and alike.first[self.bound] == first:
-            return self.bound
-        return next((s for s in members if self._free(s)), first)
+        """The session to follow of the class whose first session this is (`_choose_class` of it alone)."""
+        return self._choose_class([first])
 
     def _named(self, first: int) -> str:
         """A class of sessions alike as differences name it: `3`, or `3 (and 1,999 alike)`."""
-        alike = self.recordings.alike
-        more = 0 if alike is None else len(alike.members[first]) - 1
+        more = len(self._alike.members[first]) - 1
         return f"{first} (and {more:,} alike)" if more else str(first)
 
     def _mapped(self, index: int, session: int) -> int:
         """The interaction of `session` that stands where interactions[index] stands in its alike session."""
-        alike = self.recordings.alike
-        if alike is None or self.recordings.cassette.interactions[index].session == session:
+        if self.recordings.cassette.interactions[index].session == session:
             return index
-        return alike.mapped(index, session)
+        return self._alike.mapped(index, session)
 
     def _move(self, session: int, index: int) -> str:
         """Follow `session` from interactions[index] on; returns the note for stderr ("" for the first choice)."""
