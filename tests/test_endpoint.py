@@ -1429,7 +1429,7 @@ def test_what_waits_for_a_get_stream_is_bounded_the_oldest_dropped_and_counted(m
     [turn] = _later(endpoint.request("c1", b"POST", "/mcp", SESSION, PING))
     endpoint.wake(turn.token)  # the host's turn: the message for the GET stream, which is not open
     session = endpoint.sessions["session-1"]
-    assert session.backlog == [] and session.dropped == 1
+    assert list(session.backlog) == [] and session.dropped == 1
     outs = endpoint.request("c9", b"GET", "/mcp", GET, b"")
     notes = [out.text for out in outs if isinstance(out, Note)]
     assert notes == [

@@ -258,7 +258,7 @@ class _LiveSession:
         )
         self.streams: dict[Any, _Stream] = {}
         self.standalone: _Stream | None = None
-        self.backlog: list[bytes] = []
+        self.backlog: collections.deque[bytes] = collections.deque()
         self.aliases: dict[str, Any] = {}  # stateless session: our key for a request -> the client's id
         self.batches: list[_Stream] = []  # streams of batches still awaiting their array of answers
         self.version: str | None = None  # the revision its initialize asked for
@@ -282,7 +282,7 @@ class _LiveSession:
         """Keep a message for the GET stream not open yet; past BACKLOG_EVENTS, the oldest goes."""
         self.backlog.append(data)
         if len(self.backlog) > BACKLOG_EVENTS:
-            del self.backlog[0]
+            self.backlog.popleft()
             self.dropped += 1
 
     def perform(self, actions: list[Action]) -> None:
