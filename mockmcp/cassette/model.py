@@ -189,16 +189,16 @@ def session_eras(cassette: Cassette) -> dict[int, dict[str, str | None]]:
     return {session: protocol.session_eras(pairs) for session, pairs in exchanges.items()}
 
 
-def written_eras(cassette: Cassette) -> list[str]:
+def written_eras(cassette: Cassette, eras: dict[int, dict[str, str | None]] | None = None) -> list[str]:
     """The era each interaction's client message speaks, as replay matches it (`matching.Matcher.key`).
 
     Its own when its `_meta` names a protocol version (`protocol.params_era`). A message written
     without one (a hand-written recipe, as the faults cookbook gives them) speaks its session's era
     when that session speaks only the stateless one (its messages say so, or `meta.era` where they
     show no era at all): every host of that era names its version, so such a request would otherwise
-    never be matched. Elsewhere, handshake.
+    never be matched. Elsewhere, handshake. `eras`: `session_eras(cassette)`, when the caller has it already.
     """
-    eras = session_eras(cassette)
+    eras = session_eras(cassette) if eras is None else eras
     stated = cassette.meta.get("era") == protocol.STATELESS
     sole = {session for session, shown in eras.items() if list(shown) == [protocol.STATELESS] or (not shown and stated)}
     return [

@@ -215,7 +215,8 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     """Checks of each interaction; indices are their places in the file (the valid ones of a broken file)."""
     offered = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
     context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS, session_eras(cassette))
-    for index, interaction, era in zip(indices, cassette.interactions, written_eras(cassette), strict=True):
+    written = written_eras(cassette, context.eras)
+    for index, interaction, era in zip(indices, cassette.interactions, written, strict=True):
         yield from _check_interaction(interaction, ("interactions", index), context, era)
     for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
         yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
