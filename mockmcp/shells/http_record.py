@@ -563,6 +563,7 @@ class RecordingProxy(LoopServer):
         try:  # refused as h11 refuses it, once, rather than on every request
             self.target_path = path.encode("ascii")
             self.target_host = (b"host", self.target.netloc.encode("ascii"))
+            self.target_origin = f"{self.target.scheme}://{self.target.netloc}".encode("ascii")
             h11.Request(method="GET", target=self.target_path, headers=[self.target_host])
         except (h11.LocalProtocolError, UnicodeEncodeError) as exc:
             raise UsageError(f"--http-target {target!r} cannot be sent: {exc}", "write a plain http(s) URL") from exc
@@ -580,7 +581,7 @@ class RecordingProxy(LoopServer):
     def through(self, name: bytes, value: bytes) -> tuple[bytes, bytes]:
         """A header of the target's answer as the client gets it: a `Location` on the target's origin (a
         redirect) names the proxy's instead, so that a client that follows it still talks through the proxy."""
-        origin = f"{self.target.scheme}://{self.target.netloc}".encode("ascii")
+        origin = self.target_origin
         if name == b"location" and (value == origin or value.startswith(origin + b"/")):
             return name, self.origin.encode("ascii") + value[len(origin) :]
         return name, value
