@@ -89,7 +89,7 @@ def test_each_recorded_answer_gets_what_the_server_said_then(result: dict[str, A
     assert followed == ([] if result["action"] == "accept" else [followed[0]])
     if followed:
         assert "as interactions[2] recorded it" in followed[0]
-    assert sum(engine.report.plays) == 2
+    assert sum(engine.report.plays.values()) == 2
     assert engine.report.unplayed == []  # the session left stands for the start of the one followed
 
 

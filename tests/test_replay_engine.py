@@ -164,7 +164,7 @@ def test_a_whole_session_in_recorded_order() -> None:
     out = run(engine, [INITIALIZE, INITIALIZED, TOOLS_LIST, READ_NOTES, READ_MISSING])
     assert out == [result(1, INIT_RESULT), result(2, LIST_RESULT), result(3, NOTES_RESULT), result(4, MISSING_RESULT)]
     assert engine.report.unplayed == []
-    assert engine.report.plays == [1, 1, 1, 1, 1]
+    assert engine.report.plays_by_index() == [1, 1, 1, 1, 1]
     assert engine.report.strict_ok
 
 
@@ -193,7 +193,7 @@ def test_asked_more_often_than_recorded_gives_the_answers_in_order_then_the_last
         result(12, {"content": [{"type": "text", "text": "2"}]}),
     ]
     assert engine.report.repeats == {1: 1}
-    assert engine.report.plays == [1, 2]
+    assert engine.report.plays_by_index() == [1, 2]
     assert "interactions[1] tools/call roll: asked 1 more time than recorded; the last answer was repeated" in (
         engine.report.summary()
     )

@@ -390,7 +390,7 @@ def test_sessions_alike_are_one_class_held_against_once_and_each_live_session_ta
         assert answer(engine, 2, "tools/call", {"name": "count"}) == "1"
         assert engine.selection._tracks.keys() == {0, 3}  # one track per class, not per session
         assert engine.selection.sessions == {n}  # each a session of its own, free when taken
-        assert engine.report.plays[2 * n : 2 * n + 2] == [1, 1]  # its own interactions played
+        assert engine.report.plays_by_index()[2 * n : 2 * n + 2] == [1, 1]  # its own interactions played
     # The live session that goes on as session 3 did follows it, leaving the class it was in.
     assert answer(engines[0], 3, "tools/call", {"name": "other"}) == "other"
     assert engines[0].selection.bound == 3

@@ -8,6 +8,7 @@ exactly with deepdiff, down to a depth (deeper values are compared as their JSON
 
 from __future__ import annotations
 
+import collections
 import json
 import shlex
 from typing import Any, NamedTuple
@@ -109,7 +110,7 @@ class Miss(NamedTuple):
 def explain_miss(
     cassette: Cassette,
     matcher: Matcher,
-    plays: list[int],
+    plays: collections.Counter[int],
     request_id: Any,
     method: str,
     params: Any,

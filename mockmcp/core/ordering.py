@@ -34,8 +34,6 @@ name a job that is gone (cancelled meanwhile): the engine skips it.
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import SERVER
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -54,16 +52,11 @@ BLOCKED = "blocked"  # it waits for a client message the server could not have s
 class Ordering:
     """What one live session's jobs wait for; see the module's docstring."""
 
-    def __init__(self, interactions: tuple[Interaction, ...], causes: Causes) -> None:
-        """`causes` is computed once per cassette (`selection.Recordings` shares it between live sessions)."""
+    def __init__(self, causes: Causes) -> None:
+        """`causes` is computed once per cassette (`selection.Recordings` shares it between live sessions), so a
+        live session's own state holds only what it did, never anything the size of the cassette."""
         self.causes = causes
-        self._unsolicited: dict[int | None, list[int]] = {}
-        anchor: int | None = None
-        for i, interaction in enumerate(interactions):
-            if interaction.kind == SERVER:
-                self._unsolicited.setdefault(anchor, []).append(i)
-            else:
-                anchor = i
+        self._started: set[int | None] = set()  # the anchors whose unsolicited interactions have started
         self._frontier: dict[int, int] = {}  # session -> how many of its client events have come
         self._come: dict[int, set[int]] = {}  # session -> places beyond the frontier that have come
         self._arrived: set[Hashable] = set()  # events that truly came (hard needs look here)
@@ -75,13 +68,16 @@ class Ordering:
     def of(cls, interactions: tuple[Interaction, ...]) -> Ordering:
         from mockmcp.core.timeline import Causes
 
-        return cls(interactions, Causes(interactions))
+        return cls(Causes(interactions))
 
     # --- unsolicited messages ---------------------------------------------------------------------
 
     def unsolicited(self, anchor: int | None) -> list[int]:
         """The unsolicited interactions that start now that `anchor` has played (None: at start-up); each once."""
-        return self._unsolicited.pop(anchor, [])
+        if anchor in self._started:
+            return []
+        self._started.add(anchor)
+        return list(self.causes.unsolicited.get(anchor, ()))
 
     # --- what a message waits for ---------------------------------------------------------------
 

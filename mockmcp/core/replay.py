@@ -111,7 +111,7 @@ class Replay:
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
         shared = self.selection.recordings
-        self.ordering = Ordering(cassette.interactions, shared.causes)
+        self.ordering = Ordering(shared.causes)
         self._moments = shared.causes.moments
         self._jobs: dict[int, _Job] = {}
         self._queue: list[tuple[float, int, int]] = []  # jobs that go on: (next message's recorded time, order, job)

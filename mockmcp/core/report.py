@@ -7,6 +7,8 @@ plugin reads it through `mockmcp replay --report FILE`).
 
 from __future__ import annotations
 
+import collections
+
 from mockmcp.cassette.model import SERVER, Cassette
 from mockmcp.namedtuple import NamedTuple
 
@@ -78,7 +80,9 @@ class Report:
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
-        self.plays = [0] * len(cassette.interactions)  # times each interaction was played
+        # Times each interaction was played, by its index (0 for one not played): only what was played, so that
+        # a live session costs no more on a cassette of 20,000 interactions than on one of 20 (HTTP keeps many).
+        self.plays: collections.Counter[int] = collections.Counter()
         self.repeats: dict[int, int] = {}  # interaction -> times asked beyond its recordings
         self.misses: list[Miss] = []  # the first KEPT_MISSES of them
         self.missed = 0  # all of them
@@ -98,7 +102,7 @@ class Report:
         """One report for several live sessions of one cassette (HTTP): what any of them played counts."""
         total = cls(cassette)
         for report in reports:
-            total.plays = [a + b for a, b in zip(total.plays, report.plays, strict=True)]
+            total.plays.update(report.plays)
             for index, extra in report.repeats.items():
                 total.repeats[index] = total.repeats.get(index, 0) + extra
             total.misses += report.misses[: KEPT_MISSES - len(total.misses)]
@@ -111,6 +115,10 @@ class Report:
             total.sessions |= report.sessions
             total.left |= report.left
         return total
+
+    def plays_by_index(self) -> list[int]:
+        """Times each interaction was played, in the cassette's order (the report's `plays`)."""
+        return [self.plays[i] for i in range(len(self.cassette.interactions))]
 
     def add_miss(self, miss: Miss) -> None:
         """Count a miss, and keep it whole while fewer than KEPT_MISSES are kept."""
@@ -228,7 +236,7 @@ class Report:
             "cassette": self.cassette.path,
             "interactions": len(self._client_indexes()),
             "played": len(self._client_indexes()) - len(self.unplayed),
-            "plays": self.plays,
+            "plays": self.plays_by_index(),
             "repeats": [
                 {"interaction": i, "method": self.cassette.interactions[i].method, "extra": n}
                 for i, n in sorted(self.repeats.items())

@@ -43,6 +43,7 @@ from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import collections
     from collections.abc import Iterable
     from typing import Any
 
@@ -199,7 +200,7 @@ class Selection:
         exchange = Exchange(label(interaction, asked), {s: i for s, (i, _) in counterparts.items()})
         return Pick(index, repeated, note, exchange=exchange)
 
-    def notification(self, key: str, plays: list[int]) -> int | None:
+    def notification(self, key: str, plays: collections.Counter[int]) -> int | None:
         """The recorded notification this one plays: the first not played yet, else the last."""
         indexes = self.recordings.notifications.get(key)
         if indexes is None:

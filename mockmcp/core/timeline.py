@@ -75,14 +75,21 @@ class Causes:
     own order.
     """
 
-    __slots__ = ("cancels", "events", "gaps", "hard", "moments", "needs", "position", "times")
+    __slots__ = ("cancels", "events", "gaps", "hard", "moments", "needs", "position", "times", "unsolicited")
 
     def __init__(self, interactions: tuple[Interaction, ...]) -> None:
         # interaction -> the recorded time of each of its messages (None: not recorded), by step - 1
         self.moments = [tuple(message_times(interaction)) for interaction in interactions]
+        # the client interaction recorded last before each unsolicited one (None: none) -> those unsolicited ones
+        unsolicited: dict[int | None, list[int]] = {}
         timed: dict[int, list[tuple[float, int, Hashable]]] = {}  # session -> (time, order, event)
         order = 0
+        anchor: int | None = None
         for i, interaction in enumerate(interactions):
+            if interaction.kind == SERVER:
+                unsolicited.setdefault(anchor, []).append(i)
+            else:
+                anchor = i
             session = timed.setdefault(interaction.session, [])
             if interaction.kind != SERVER and interaction.at is not None:
                 session.append((interaction.at, order, i))
@@ -93,6 +100,7 @@ class Causes:
                     if answered is not None:
                         session.append((answered, order, (i, j)))
                         order += 1
+        self.unsolicited = {anchor: tuple(indexes) for anchor, indexes in unsolicited.items()}
         self.events: dict[int, list[Hashable]] = {}  # session -> its client events, in recorded order
         self.times: dict[int, list[float]] = {}  # session -> their times
         self.position: dict[Hashable, tuple[int, int]] = {}  # event -> (session, place)
