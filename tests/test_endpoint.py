@@ -36,7 +36,7 @@ import pytest
 from mockmcp.cassette.store import loads
 from mockmcp.core.endpoint import TURN, Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
 from mockmcp.core.matching import Matcher
-from mockmcp.core.streamable import LOOPBACK, Answer
+from mockmcp.core.streamable import KEEPALIVE_COMMENT, LOOPBACK, Answer
 
 # --- cassettes -----------------------------------------------------------------------------------
 
@@ -267,9 +267,10 @@ SHUTDOWN = Step("shutdown")
 OPENING: list[tuple[Step, Any]] = [(post("c0", INITIALIZE, POST), ...), (post("c0", INITIALIZED), ...)]
 
 
-def endpoint_for(text: str, session_idle: float | None = None) -> Endpoint:
+def endpoint_for(text: str, session_idle: float | None = None, **bounds: Any) -> Endpoint:
     """An endpoint serving the cassette text, with session ids session-1, session-2, ... and aliases mockmcp-test-N;
-    sessions never idle out unless `session_idle` says after how long (its timers would be in every table)."""
+    sessions never idle out and streams get no keep-alive unless `session_idle` and `keepalive` say after how long
+    (their timers would be in every table); `bounds`: the other bounds (`streams`, `unread`)."""
     count = itertools.count(1)
     return Endpoint(
         loads(text),
@@ -280,6 +281,7 @@ def endpoint_for(text: str, session_idle: float | None = None) -> Endpoint:
         new_id=lambda: f"session-{next(count)}",
         alias_prefix="test",
         session_idle=session_idle,
+        **{"keepalive": None, **bounds},
     )
 
 
@@ -313,6 +315,8 @@ def shown(outs: list[Out]) -> list[tuple[Any, ...]]:
         elif isinstance(out, Open):
             assert out.headers[:2] == (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
             readable.append(("open", out.conn, dict(out.headers[2:])))
+        elif isinstance(out, Event) and out.data == KEEPALIVE_COMMENT:
+            readable.append(("keep-alive", out.conn))
         elif isinstance(out, Event):
             readable.append(("event", out.conn, events(out.data)))
         elif isinstance(out, End):
@@ -341,9 +345,10 @@ def perform(endpoint: Endpoint, step: Step, timers: list[Any]) -> list[Out]:
     return outs
 
 
-def converse(text: str, steps: list[tuple[Step, Any]]) -> Endpoint:
-    """Play the steps on an endpoint for the cassette text; each step's outputs must be the ones it gives."""
-    endpoint = endpoint_for(text)
+def converse(text: str, steps: list[tuple[Step, Any]], **bounds: Any) -> Endpoint:
+    """Play the steps on an endpoint for the cassette text (with these bounds: see `endpoint_for`); each step's
+    outputs must be the ones it gives."""
+    endpoint = endpoint_for(text, **bounds)
     timers: list[Any] = []
     seen = []
     for step, expected in steps:
@@ -1265,7 +1270,7 @@ def test_shutdown_ends_every_stream_and_keeps_every_session_s_report(
     text: str, steps: list[tuple[Step, Any]], plays: list[list[int]]
 ) -> None:
     endpoint = converse(text, steps)
-    assert [report.plays for report in endpoint.finished] == plays
+    assert [report.plays_by_index() for report in endpoint.finished] == plays
 
 
 # --- 13. Host and Origin -------------------------------------------------------------------------
@@ -1436,3 +1441,249 @@ def test_what_waits_for_a_get_stream_is_bounded_the_oldest_dropped_and_counted(m
         "mockmcp: session session-1: 1 message(s) for its GET stream were dropped, the oldest first, while none "
         "was open (at most 0 wait for it)"
     ]
+
+
+# --- bounds: GET streams at the cap, keep-alive, an unread GET stream, resumption's budget ---------
+
+S2 = {"mcp-session-id": "session-2"}
+S3 = {"mcp-session-id": "session-3"}
+# The opening of "session-2" and "session-3", whatever they write.
+OPENING_2 = [(post("c0", INITIALIZE, POST), ...), (post("c0", INITIALIZED, {**SESSION, **S2}), ...)]
+OPENING_3 = [(post("c0", INITIALIZE, POST), ...), (post("c0", INITIALIZED, {**SESSION, **S3}), ...)]
+AT_THE_CAP = (
+    "mockmcp: 2 GET streams are open, the most this server keeps open at once: the one of session session-2, "
+    "quiet for longest, was ended"
+)
+UNREAD_NOTE = (
+    "mockmcp: session session-1: the client of its GET stream left more than 1048576 bytes unread, so the stream "
+    "was cut; what it is sent now is {}"
+)
+
+STREAMS_AT_THE_CAP = [
+    pytest.param(
+        [
+            *OPENING,
+            *OPENING_2,
+            *OPENING_3,
+            (get("c1"), [("open", "c1", SID)]),
+            (get("c2", {**GET, **S2}), [("open", "c2", S2)]),
+            # session-1's stream says something: session-2's is now the one quiet for longest
+            (post("c4", SIDE), [("event", "c1", [ON_THE_SIDE]), ("later", TURN)]),
+            (WAKE, [("respond", "c4", 200, SIDE_REPLY, SID)]),
+            # a request's stream that is answering (it waits for the host's answer) is never ended for a GET stream
+            (post("c5", CONFIRM, {**SESSION, **S3}), [("open", "c5", S3), ("event", "c5", [ASKING, ELICIT])]),
+            (get("c3", {**GET, **S3}), [("note", AT_THE_CAP), ("end", "c2"), ("open", "c3", S3)]),
+            (
+                post("c6", ACCEPT, {**SESSION, **S3}),
+                [("event", "c5", [CONFIRM_REPLY]), ("end", "c5"), ("respond", "c6", 202, "", S3)],
+            ),
+            # the client of session-2 opens its stream again (as an SDK client does a second later)
+            (
+                get("c7", {**GET, **S2}),
+                [("note", AT_THE_CAP.replace("session-2", "session-1")), ("end", "c1"), ("open", "c7", S2)],
+            ),
+        ],
+        id="the quietest GET stream ends, never a request's stream that is answering",
+    ),
+    pytest.param(
+        [
+            *OPENING,
+            *OPENING_2,
+            *OPENING_3,
+            (get("c1"), [("open", "c1", SID)]),
+            (get("c2", {**GET, **S2}), [("open", "c2", S2)]),
+            (closed("c1"), []),  # a stream whose client left is no longer counted
+            (get("c3", {**GET, **S3}), [("open", "c3", S3)]),
+        ],
+        id="a GET stream whose connection closed leaves room",
+    ),
+]
+
+
+@pytest.mark.parametrize("steps", STREAMS_AT_THE_CAP)
+def test_at_the_cap_of_get_streams_opening_one_ends_the_one_quiet_for_longest(steps: list[tuple[Step, Any]]) -> None:
+    converse(cassette(GETTABLE), steps, streams=2)
+
+
+def test_a_session_whose_get_stream_was_ended_at_the_cap_expires_when_idle() -> None:
+    """An open GET stream holds its session as in the SDK server; once the cap ended it, the session idles out."""
+    endpoint = endpoint_for(cassette(GETTABLE), session_idle=30.0, streams=1)
+    [watch] = _later(endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE))
+    endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
+    endpoint.request("c1", b"GET", "/mcp", GET, b"")
+    [again] = _later(endpoint.wake(watch.token))  # its GET stream is open: watched on
+    endpoint.request("c2", b"GET", "/mcp", {**GET, **S2}, b"")  # session-1's stream ends at the cap
+    outs = endpoint.wake(again.token)
+    assert [out.text for out in outs if isinstance(out, Note)] == [
+        "mockmcp: session session-1 was idle for 30 s: ended"
+    ]
+    assert list(endpoint.sessions) == ["session-2"]
+
+
+KEEPALIVES = [
+    pytest.param(
+        [
+            *OPENING,
+            (get("c1"), [("open", "c1", SID), ("later", 15.0)]),
+            (WAKE, [("keep-alive", "c1"), ("later", 15.0)]),  # nothing said for 15 s
+            (WAKE, [("keep-alive", "c1"), ("later", 15.0)]),  # a comment is not saying something
+            (post("c2", SIDE), [("event", "c1", [ON_THE_SIDE]), ("later", TURN)]),
+            (WAKE, [("later", 15.0)]),  # (the keep-alive timer was set first) it said something since: no comment
+            (WAKE, [("respond", "c2", 200, SIDE_REPLY, SID)]),
+            (WAKE, [("keep-alive", "c1"), ("later", 15.0)]),
+            (closed("c1"), []),
+            (WAKE, []),  # its client has gone: no more timers
+        ],
+        id="a quiet GET stream, until its client leaves",
+    ),
+    pytest.param(
+        [
+            *OPENING,
+            (post("c1", CONFIRM), [("open", "c1", SID), ("event", "c1", [ASKING, ELICIT]), ("later", 15.0)]),
+            (WAKE, [("keep-alive", "c1"), ("later", 15.0)]),
+            (post("c2", ACCEPT), [("event", "c1", [CONFIRM_REPLY]), ("end", "c1"), ("respond", "c2", 202, "", SID)]),
+            (WAKE, []),  # it has ended
+        ],
+        id="a request's stream that waits, until it ends",
+    ),
+]
+
+
+@pytest.mark.parametrize("steps", KEEPALIVES)
+def test_an_sse_stream_that_says_nothing_for_a_while_carries_a_keep_alive_comment(
+    steps: list[tuple[Step, Any]],
+) -> None:
+    converse(cassette(GETTABLE), steps, keepalive=15.0)
+
+
+UNREAD = {"c1": (1 << 20) + 1}  # bytes each connection's client has left unread
+
+UNREAD_GET_STREAMS = [
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (get("c1"), [("open", "c1", SID)]),
+            (
+                post("c2", SIDE),
+                [("note", UNREAD_NOTE.format("held for its next GET stream")), ("drop", "c1"), ("later", TURN)],
+            ),
+            (WAKE, [("respond", "c2", 200, SIDE_REPLY, SID)]),
+            (get("c3"), [("open", "c3", SID), ("event", "c3", [ON_THE_SIDE])]),
+        ],
+        id="cut; what it was sent waits for the next GET stream",
+    ),
+    pytest.param(
+        cassette(GETTABLE),
+        [
+            *OPENING,
+            (post("c1", CONFIRM), [("open", "c1", SID), ("event", "c1", [ASKING, ELICIT])]),
+            (post("c2", ACCEPT), [("event", "c1", [CONFIRM_REPLY]), ("end", "c1"), ("respond", "c2", 202, "", SID)]),
+        ],
+        id="a request's stream is never cut: it ends with its answer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), UNREAD_GET_STREAMS)
+def test_a_get_stream_whose_client_reads_nothing_is_cut_past_the_unread_limit(
+    text: str, steps: list[tuple[Step, Any]]
+) -> None:
+    converse(text, steps, unread=lambda conn: UNREAD.get(conn, 0))
+
+
+def test_a_get_stream_cut_for_its_unread_bytes_is_resumed_from_the_last_event_its_client_read() -> None:
+    unread: dict[str, int] = {}
+    endpoint = endpoint_for(cassette(GETTABLE, event_ids=True), unread=lambda conn: unread.get(conn, 0))
+    timers: list[Any] = []
+    for step in [*(step for step, _ in OPENING), get("c1"), post("c2", PING)]:
+        perform(endpoint, step, timers)
+    assert shown(perform(endpoint, WAKE, timers)) == [("event", "c1", [("1", LIST_CHANGED)])]
+    unread["c1"] = (1 << 20) + 1  # and its client reads no more
+    assert shown(perform(endpoint, post("c2", SIDE), timers)) == [
+        ("note", UNREAD_NOTE.format("resumable with Last-Event-ID")),
+        ("drop", "c1"),
+        ("later", TURN),
+    ]
+    perform(endpoint, WAKE, timers)
+    # Resumed: what it missed, on the session's GET stream again, which goes on as it was.
+    assert shown(perform(endpoint, resume("c3", "1"), timers)) == [
+        ("open", "c3", SID),
+        ("event", "c3", [("2", ON_THE_SIDE)]),
+    ]
+    assert shown(perform(endpoint, post("c4", SIDE), timers)) == [
+        ("event", "c3", [("3", ON_THE_SIDE)]),
+        ("later", TURN),
+    ]
+
+
+def test_what_is_kept_to_resume_from_is_one_budget_for_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oldest events go first whichever session sent them, and a session that ends takes its own along."""
+    monkeypatch.setattr("mockmcp.core.endpoint.RESUMABLE_EVENTS", 2)
+    endpoint = endpoint_for(cassette(BASE, event_ids=True, get_stream=True))
+    for session in (SESSION, {**SESSION, **S2}):
+        endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
+        endpoint.request("c0", b"POST", "/mcp", session, INITIALIZED)
+    endpoint.request("c1", b"POST", "/mcp", SESSION, COUNT)  # session-1's events 1 and 2
+    endpoint.request("c2", b"POST", "/mcp", {**SESSION, **S2}, COUNT)  # session-2's 1 and 2: session-1's go
+    assert shown(endpoint.request("c3", b"GET", "/mcp", {**GET, "last-event-id": "1"}, b"")) == [
+        ("open", "c3", SID),
+        ("end", "c3"),
+    ]
+    resumed = shown(endpoint.request("c4", b"GET", "/mcp", {**GET, **S2, "last-event-id": "1"}, b""))
+    assert resumed == sse_answer("c4", [("2", COUNT_REPLY)], S2)
+    endpoint.request("c5", b"DELETE", "/mcp", {**GET, **S2}, b"")
+    assert (len(endpoint.sent.events), endpoint.sent.size) == (0, 0)
+
+
+def test_a_seeded_fuzz_of_conversations_keeps_every_bound() -> None:
+    """Sessions opening, resuming and leaving GET streams, asking and answering, timers firing, clients that read
+    nothing: never more GET streams open than the cap, nothing written on a stream after its end or its
+    connection's close, and what is kept to resume from within its budget and only for live sessions."""
+    rng = random.Random(28)
+    unread: dict[str, int] = {}
+    endpoint = endpoint_for(
+        cassette(GETTABLE, event_ids=True),
+        session_idle=60.0,
+        streams=3,
+        keepalive=15.0,
+        unread=lambda conn: unread.get(conn, 0),
+    )
+    timers: list[Any] = []
+    over: set[str] = set()  # connections whose stream ended, was cut, or closed
+    for n in range(3000):
+        conn = f"c{n}"
+        session = rng.choice([*endpoint.sessions, "session-0"])  # (session-0: an unknown one)
+        headers, get_headers = {**SESSION, "mcp-session-id": session}, {**GET, "mcp-session-id": session}
+        step = rng.choice(
+            [
+                post(conn, INITIALIZE, POST) if len(endpoint.sessions) < 6 else WAKE,
+                post(conn, INITIALIZED, headers),
+                post(conn, rng.choice([SIDE, PING, CONFIRM, ASK, COUNT]), headers),
+                post(conn, rng.choice([SIDE, PING, CONFIRM, ASK, COUNT]), headers),
+                post(conn, ACCEPT, headers),
+                get(conn, get_headers),
+                get(conn, get_headers),
+                get(conn, {**get_headers, "last-event-id": str(rng.randint(1, 40))}),
+                delete(conn, get_headers) if rng.random() < 0.2 else WAKE,
+                closed(f"c{rng.randrange(n)}" if n else conn),
+                WAKE,
+            ]
+        )
+        if step.kind == "wake" and not timers:
+            continue
+        if rng.random() < 0.05 and endpoint.standing:  # the client of a GET stream stops reading
+            unread[rng.choice(list(endpoint.standing)).conn] = (1 << 20) + 1
+        outs = perform(endpoint, step, timers)
+        if step.kind == "closed":
+            over.add(step.conn)
+        for out in outs:
+            if isinstance(out, Event | End | Drop):
+                assert out.conn not in over, (n, step, out)
+            if isinstance(out, End | Drop):
+                over.add(out.conn)
+        assert len(endpoint.standing) <= 3
+        assert all(not stream.done and not stream.lost for stream in endpoint.standing)
+        live = set(endpoint.sessions.values())
+        assert all(kept in live for kept, *_ in endpoint.sent.events)
+        assert len(endpoint.sent.events) <= 4096

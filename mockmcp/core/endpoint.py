@@ -32,10 +32,32 @@ closing a request's stream cancels the request.
 The engine's `Send`s say all the endpoint needs (the request, the method, the error code, a batch's
 ids), so nothing here reads back or rewrites what the engine wrote.
 
-Resumption: when the recorded server gave its events ids (it had an event store), each session
-keeps its latest events (`_Sent`), and a GET with `Last-Event-ID` gets the events of that id's
-stream that came after it, and then the rest of that stream as it comes (an unknown or forgotten
-id: an empty stream that ends), as the SDK's resumable server answers.
+Resumption: when the recorded server gave its events ids (it had an event store), the server keeps
+the latest events of its sessions (`_Sent`), and a GET with `Last-Event-ID` gets the events of that
+id's stream that came after it, and then the rest of that stream as it comes (an unknown or
+forgotten id: an empty stream that ends), as the SDK's resumable server answers; resuming the GET
+stream after it ended opens it again. What is kept is one budget for the whole server
+(`RESUMABLE_EVENTS`, `RESUMABLE_BYTES`), the oldest forgotten first, and a session's events go
+when it ends: a thousand idle sessions cost no more than one.
+
+Bounds. Nothing a client leaves open grows without end:
+- GET streams stay open with nothing to answer, each holding a connection: at most `streams` are
+  open at once (the shell derives it from its descriptor limit, leaving room for requests). At the
+  cap, opening another ends the one that has sent nothing for longest, cleanly (its end, so an SDK
+  client opens it again later), never a request's stream that is answering.
+- Every SSE stream that has sent nothing for `keepalive` seconds carries a comment (as the SDK
+  server's sse-starlette pings every 15 s), so proxies keep it and a client that vanished shows up
+  as a failed write, which closes its connection. A stream is not ended for being quiet: a GET
+  stream waits for notifications whenever they come, and the SDK server keeps it open too.
+- A GET stream whose client has left more than `UNREAD_BYTES` unread (the shell's write buffer,
+  `unread(conn)`) is cut, with a note, instead of its buffer growing by every event; its events
+  stay resumable (with event ids), else wait for the next GET stream like any message with none open.
+- What waits for a GET stream while none is open is at most `BACKLOG_EVENTS` messages, the oldest
+  dropped and counted.
+- A session with an id that does nothing for `session_idle` seconds ends, as a DELETE ends it. A
+  request being answered or an open GET stream holds it, as in the SDK server (its transport counts
+  an open GET stream as a request in flight); the cap on GET streams bounds how many sessions that
+  can hold, and a stream ended at the cap, or whose client vanished, leaves its session to expire.
 """
 
 from __future__ import annotations
@@ -54,6 +76,7 @@ from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.core.streamable import (
+    KEEPALIVE_COMMENT,
     Answer,
     Framing,
     admit,
@@ -70,6 +93,7 @@ __all__ = [
     "End",
     "Endpoint",
     "Event",
+    "KEEPALIVE",
     "Later",
     "Note",
     "Open",
@@ -77,14 +101,17 @@ __all__ = [
     "RESUMABLE_BYTES",
     "RESUMABLE_EVENTS",
     "Respond",
+    "UNREAD_BYTES",
 ]
 
-# What a session keeps of the events it sent, for a client resuming with Last-Event-ID (the
-# newest events, at most this many and this many bytes).
+# What the server keeps of the events its sessions sent, for a client resuming with Last-Event-ID: the
+# newest events of all sessions together, at most this many and this many bytes.
 RESUMABLE_EVENTS = 4096
 RESUMABLE_BYTES = 16 << 20
 # What a session keeps for its GET stream while none is open (the oldest let go first, and counted).
 BACKLOG_EVENTS = 1024
+KEEPALIVE = 15.0  # seconds an SSE stream may send nothing before it carries a keep-alive comment
+UNREAD_BYTES = 1 << 20  # bytes a GET stream's client may leave unread before the stream is cut
 SSE_FIELDS = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
 
 
@@ -125,6 +152,7 @@ TURN = 0.005
 """Seconds between two messages for different streams of a session, so the host takes them in that order."""
 _PACED = "paced"  # the `Later` token's job when it is the host's turn, not an engine's wake
 _IDLE = "idle"  # (_IDLE, n): the `Later` token's job that ends the session if it did nothing since its n-th step
+_BEAT = "beat"  # (_BEAT, stream, beat, said): the `Later` token's job that keeps a quiet stream alive
 
 
 class Later(NamedTuple):
@@ -138,54 +166,81 @@ Out = Respond | Open | Event | End | Drop | Later | Note
 
 
 class _Sent:
-    """A session's latest SSE events, each with its id and stream, for resumption; oldest forgotten first."""
+    """The latest SSE events of every session, each with its id and stream, for resumption: one budget for the
+    server (not one per session), the oldest forgotten first, and a session's forgotten when it ends."""
 
     def __init__(self) -> None:
-        self.events: collections.deque[tuple[str, _Stream, bytes]] = collections.deque()
+        self.events: collections.deque[tuple[_LiveSession, str, _Stream, bytes]] = collections.deque()
         self.size = 0
 
-    def add(self, event_id: str, stream: _Stream, frame: bytes) -> None:
-        self.events.append((event_id, stream, frame))
+    def add(self, session: _LiveSession, event_id: str, stream: _Stream, frame: bytes) -> None:
+        self.events.append((session, event_id, stream, frame))
         self.size += len(frame)
+        session.kept += 1
         while len(self.events) > RESUMABLE_EVENTS or self.size > RESUMABLE_BYTES:
-            self.size -= len(self.events.popleft()[2])
+            gone, _id, _stream, frame = self.events.popleft()
+            self.size -= len(frame)
+            gone.kept -= 1
 
-    def after(self, event_id: str) -> tuple[_Stream | None, list[bytes]]:
-        """The stream the event was sent on (None: not kept), and its events sent after it."""
+    def after(self, session: _LiveSession, event_id: str) -> tuple[_Stream | None, list[bytes]]:
+        """The stream the session's event was sent on (None: not kept), and its events sent after it."""
         stream: _Stream | None = None
         frames: list[bytes] = []
-        for sent_id, sent_on, frame in self.events:
+        for sent_by, sent_id, sent_on, frame in self.events:
+            if sent_by is not session:
+                continue
             if stream is None:
                 stream = sent_on if sent_id == event_id else None
             elif sent_on is stream:
                 frames.append(frame)
         return stream, frames
 
+    def forget(self, session: _LiveSession) -> None:
+        """The session ended: nothing can resume its streams now, so its events go."""
+        if session.kept:
+            self.events = collections.deque(event for event in self.events if event[0] is not session)
+            self.size = sum(len(event[3]) for event in self.events)
+            session.kept = 0
+
 
 class _Stream:
     """What one request (or the GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
 
     def __init__(self, endpoint: Endpoint, conn: Any, session: _LiveSession) -> None:
-        self.endpoint, self.conn = endpoint, conn
+        self.endpoint, self.conn, self.session = endpoint, conn, session
         self.ids = session.ids  # where its event ids come from, when the recorded server gave its events ids
-        self.sent = session.sent  # where its events are kept for resumption (with ids)
         self.gathered: list[bytes] = []
         self.code: int | None = None  # its reply's error code (for the status of a lone reply)
         self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.sse = False
         self.done = False
         self.lost = False  # its connection has closed: what it is sent now goes nowhere
+        self.get = False  # it is its session's GET stream (counted among the server's `standing` streams)
+        self.said = 0  # events it has sent (keep-alive comments aside): what tells a quiet stream
+        self.beat = 0  # which keep-alive timer is its own (one at a time; an older one is let go)
         # (headers, priming) of an answer not begun: a JSON body if the reply comes alone, else a stream
         self.pending: tuple[tuple[tuple[str, str], ...], bool] | None = None
         endpoint.live.setdefault(conn, []).append(self)
 
     def _emit(self, action: Out) -> None:
-        if not self.lost:
-            self.endpoint.out.append(action)
+        if self.lost:
+            return
+        if isinstance(action, Event):
+            self.said += 1
+            if self.get and self in self.endpoint.standing:  # the streams in the order they last said something
+                self.endpoint.standing.move_to_end(self)
+        self.endpoint.out.append(action)
 
     def event(self, data: bytes) -> None:
         if self.pending is not None:  # a message before the reply: the answer is a stream after all
             self.open_sse(*self.pending)
+        if self.get and not self.done and self.endpoint.unread(self.conn) > UNREAD_BYTES:
+            self.endpoint.cut_unread(self)
+            if self.ids is None:
+                self.session.hold(data)  # for the GET stream the client opens next
+            else:
+                self._encoded(data)  # numbered and kept: the client resuming from its last event gets it
+            return
         if self.sse:
             self._emit(Event(self.conn, self._encoded(data)))
         else:
@@ -198,8 +253,9 @@ class _Stream:
         return self.kept(event_id, sse_event(data, event_id))
 
     def kept(self, event_id: str, frame: bytes) -> bytes:
-        if self.sent is not None:
-            self.sent.add(event_id, self, frame)
+        session = self.session
+        if session.sent is not None:
+            session.sent.add(session, event_id, self, frame)
         return frame
 
     def primed(self) -> bytes:
@@ -221,6 +277,8 @@ class _Stream:
         self.sse = True
         if self.done:  # the reply was among what was gathered
             self._emit(End(self.conn))
+        else:
+            self.endpoint.keep_alive(self)
 
     def reply_alone(self, data: bytes, status: int = 200) -> None:
         """The reply, the only message of a pending answer: one JSON body (with the recorded server's status)."""
@@ -241,6 +299,7 @@ class _Stream:
         if self.sse:
             self._emit(End(self.conn))
         self.done = True
+        self.endpoint.standing.pop(self, None)
         streams = self.endpoint.live.get(self.conn)
         if streams is not None and self in streams:
             streams.remove(self)
@@ -264,8 +323,9 @@ class _LiveSession:
         self.version: str | None = None  # the revision its initialize asked for
         # Event ids run through the session, as a resumable server's event store numbers them.
         self.ids = (str(n) for n in itertools.count(1)) if endpoint.framing.event_ids else None
-        # Only a session with an id has a GET stream, so only it can be resumed.
-        self.sent = _Sent() if self.ids is not None and session_id is not None else None
+        # Only a session with an id has a GET stream, so only it can be resumed; the store is the server's.
+        self.sent = endpoint.sent if self.ids is not None and session_id is not None else None
+        self.kept = 0  # how many of its events the store holds
         self.ended = False
         self.extra: tuple[tuple[str, str], ...] = ((protocol.SESSION_HEADER, session_id),) if session_id else ()
         self.paced: list[Action] | None = None  # what the engine said that waits for the host's turn (`perform`)
@@ -373,8 +433,14 @@ class _LiveSession:
     def resume(self, conn: Any, last: str) -> None:
         """A GET with Last-Event-ID: what its stream sent after that event, then the rest as it comes."""
         assert self.sent is not None
-        stream, frames = self.sent.after(last)
-        out = self.endpoint.out
+        stream, frames = self.sent.after(self, last)
+        endpoint = self.endpoint
+        if stream is not None and stream.get and stream.done and not self.standalone_open():
+            endpoint.open_get(conn, self, frames)  # the GET stream again: what it missed, then the rest as it comes
+            return
+        out = endpoint.out
+        if stream is not None and stream.get and not stream.done and stream.lost:
+            endpoint.make_room()  # it counts among the open GET streams again
         out.append(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
         if stream is None or stream.done:
             out += [Event(conn, b"".join(frames))] if frames else []
@@ -386,9 +452,12 @@ class _LiveSession:
             out.append(Event(conn, b"".join(frames)))
         if not stream.lost:
             out.append(Drop(stream.conn))  # the client has left it; one connection carries a stream
-            self.endpoint.lose(stream.conn)
-        self.endpoint.live.setdefault(conn, []).append(stream)
+            endpoint.lose(stream.conn)
+        endpoint.live.setdefault(conn, []).append(stream)
         stream.conn, stream.sse, stream.pending, stream.lost = conn, True, None, False
+        if stream.get:
+            endpoint.standing[stream] = None
+        endpoint.keep_alive(stream)
 
 
 class Endpoint:
@@ -396,6 +465,8 @@ class Endpoint:
 
     `allowed`: the Host and Origin names requests may carry. `new_id` makes session ids and
     `alias_prefix` is the random part of the stateless session's aliases (both fixed in tests).
+    `session_idle`, `streams` and `keepalive` are the bounds of the module's docstring (None: none);
+    `unread(conn)` says how many bytes written to conn its client has not read yet (the shell's buffer).
     """
 
     def __init__(
@@ -409,9 +480,16 @@ class Endpoint:
         new_id: Callable[[], str] = lambda: secrets.token_hex(16),
         alias_prefix: str | None = None,
         session_idle: float | None = protocol.SESSION_IDLE,
+        streams: int | None = None,
+        keepalive: float | None = KEEPALIVE,
+        unread: Callable[[Any], int] = lambda conn: 0,
     ) -> None:
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
         self.session_idle = session_idle  # None: sessions live until DELETE or shutdown
+        self.streams, self.keepalive, self.unread = streams, keepalive, unread
+        # The open GET streams, the one that has said nothing for longest first (`make_room`).
+        self.standing: collections.OrderedDict[_Stream, None] = collections.OrderedDict()
+        self.sent = _Sent()  # the events kept for resumption, all sessions' together
         self.allowed, self.path, self.new_id = allowed, path, new_id
         self.recordings = Recordings(cassette, matcher)
         self.sessions: dict[str, _LiveSession] = {}
@@ -467,6 +545,8 @@ class Endpoint:
             return self._done()
         if isinstance(job, tuple) and job[0] == _IDLE:
             self._idle_check(session, job[1])
+        elif isinstance(job, tuple) and job[0] == _BEAT:
+            self._beat(*job[1:])
         elif job is _PACED:
             paced, session.paced = session.paced or [], None
             session.perform(paced)
@@ -524,7 +604,50 @@ class Endpoint:
         streams = self.live.pop(conn, [])
         for stream in streams:
             stream.lost = True
+            self.standing.pop(stream, None)
         return streams
+
+    def keep_alive(self, stream: _Stream) -> None:
+        """Watch an open SSE stream: each `keepalive` seconds in which it said nothing, a comment (`_beat`)."""
+        if self.keepalive is not None:
+            stream.beat += 1
+            self.out.append(Later(self.keepalive, (stream.session, (_BEAT, stream, stream.beat, stream.said))))
+
+    def _beat(self, stream: _Stream, beat: int, said: int) -> None:
+        """A stream's keep-alive timer fired: a comment if it said nothing since the last, and the next timer;
+        nothing more once it has ended, lost its connection, or has a newer timer (it was resumed)."""
+        if stream.done or stream.lost or stream.beat != beat:
+            return
+        if stream.said == said:  # a comment does not count as saying something: a GET stream stays as quiet
+            self.out.append(Event(stream.conn, KEEPALIVE_COMMENT))
+        self.keep_alive(stream)
+
+    def make_room(self) -> None:
+        """Before a GET stream opens: at the cap, the one that has said nothing for longest ends, cleanly (an SDK
+        client opens it again a second later, and its session is then as any other: it expires when idle)."""
+        while self.streams is not None and len(self.standing) >= self.streams and self.standing:
+            quiet = next(iter(self.standing))
+            self.out.append(
+                Note(
+                    f"mockmcp: {len(self.standing)} GET streams are open, the most this server keeps open at once: "
+                    f"the one of session {quiet.session.id}, quiet for longest, was ended"
+                )
+            )
+            quiet.finish()
+
+    def cut_unread(self, stream: _Stream) -> None:
+        """A GET stream's client has left more than UNREAD_BYTES unread: its connection is cut (what waits in its
+        buffer is let go), instead of the buffer growing by every event."""
+        kept = "resumable with Last-Event-ID" if stream.ids is not None else "held for its next GET stream"
+        self.out.append(
+            Note(
+                f"mockmcp: session {stream.session.id}: the client of its GET stream left more than {UNREAD_BYTES} "
+                f"bytes unread, so the stream was cut; what it is sent now is {kept}"
+            )
+        )
+        self.out.append(Drop(stream.conn))
+        self.lose(stream.conn)
+        stream.finish()
 
     def end(self, session: _LiveSession, abort: bool = False) -> None:
         """End a live session (DELETE, the `exit` knob, or shutdown): close its streams, keep its report."""
@@ -539,6 +662,7 @@ class Endpoint:
                 self.out.append(Drop(stream.conn))
                 self.lose(stream.conn)
             stream.finish()
+        self.sent.forget(session)
         if session.id is not None:
             self.sessions.pop(session.id, None)
         elif self.stateless is session:
@@ -681,8 +805,17 @@ class Endpoint:
         if session.standalone_open():
             out.append(Respond(conn, Answer(409, b"Conflict: this session's GET stream is already open", "text/plain")))
             return
+        self.open_get(conn, session)
+
+    def open_get(self, conn: Any, session: _LiveSession, frames: list[bytes] | None = None) -> None:
+        """Open the session's GET stream on conn: the frames given (resumed ones), then what waited for it."""
+        self.make_room()
         stream = session.standalone = _Stream(self, conn, session)
+        stream.get = True
+        self.standing[stream] = None
         stream.open_sse(((protocol.SESSION_HEADER, session.id or ""),))
+        if frames:
+            stream._emit(Event(conn, b"".join(frames)))
         if session.dropped:
             self.out.append(
                 Note(

@@ -23,6 +23,7 @@ from mockmcp import jsonrpc, protocol
 __all__ = [
     "Answer",
     "Framing",
+    "KEEPALIVE_COMMENT",
     "LOOPBACK",
     "METHODS",
     "NAMED",
@@ -347,6 +348,11 @@ def sse_event(data: bytes, event_id: str | None = None) -> bytes:
     lines = data.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
     head = b"event: message\n" if event_id is None else b"event: message\nid: " + event_id.encode() + b"\n"
     return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+
+
+# What a stream that has sent nothing for a while carries: an SSE comment, which every client skips. It keeps
+# proxies from timing the stream out, and a write to a client that has vanished fails, so its connection closes.
+KEEPALIVE_COMMENT = b": keep-alive\n\n"
 
 
 def priming_event(event_id: str) -> bytes:

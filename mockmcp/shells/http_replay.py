@@ -7,7 +7,9 @@ What the endpoint returns is written here: a whole answer at once, and the heads
 of SSE streams gathered per connection, so that what one call produced for a connection goes out
 in one write (an SSE stream's head with its first events, or several events together). Nothing
 runs concurrently, so nothing is locked; every HTTP rule is the endpoint's, and tested there
-without sockets.
+without sockets. What the endpoint cannot know, the shell tells it: how many GET streams the
+descriptors it may hold leave room for (`stream_limit`), and how much of what was written to a
+connection its client has not read yet (`Connection.out`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,26 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.report import Report
 from mockmcp.shells.http_loop import Connection, LoopServer, Request
 
-__all__ = ["HttpReplay"]
+__all__ = ["HttpReplay", "stream_limit"]
+
+# Descriptors the server holds whatever its clients do: the standard three, the listener, the selector, the
+# signal descriptors, the reserve kept to refuse a connection with 503, and a few for what the process opens
+# (a report, a journal, a cassette loaded again).
+_OWN_DESCRIPTORS = 16
+
+
+def stream_limit() -> int:
+    """How many GET streams may be open at once: three quarters of the descriptors the process may open beyond
+    the server's own, so that a quarter is always left for requests (1,024 descriptors: 756 streams)."""
+    try:
+        import resource  # POSIX: elsewhere, the usual limit is assumed
+    except ImportError:
+        soft = 1024
+    else:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY or soft > 1 << 20:
+            soft = 1 << 20
+    return max(1, (soft - _OWN_DESCRIPTORS) * 3 // 4)
 
 
 class HttpReplay(LoopServer):
@@ -44,7 +65,15 @@ class HttpReplay(LoopServer):
         super().__init__(listen, allow_hosts)
         self.path = path
         self.endpoint = Endpoint(
-            cassette, matcher, redactor, timing, frozenset(self.allowed), path, session_idle=session_idle
+            cassette,
+            matcher,
+            redactor,
+            timing,
+            frozenset(self.allowed),
+            path,
+            session_idle=session_idle,
+            streams=stream_limit(),
+            unread=_unread,
         )
 
     @property
@@ -96,3 +125,8 @@ class HttpReplay(LoopServer):
         events = gathered.pop(conn, None)
         if events:
             conn.send(*events)
+
+
+def _unread(conn: Connection) -> int:
+    """Bytes written to conn that its client has not read yet (the kernel's buffers aside)."""
+    return len(conn.out)
