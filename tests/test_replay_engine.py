@@ -53,6 +53,7 @@ from mockmcp.cassette.store import dump, loads
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.replay import Action, Note, Replay, Send, Wake
+from mockmcp.core.report import Report
 
 # --- helpers -------------------------------------------------------------------------------------
 
@@ -168,6 +169,16 @@ def test_a_whole_session_in_recorded_order() -> None:
     assert engine.report.strict_ok
 
 
+def test_a_session_keeps_counts_only_for_what_it_played_and_its_report_lists_every_interaction() -> None:
+    """A live session's report costs what it did, not the cassette's size (HTTP keeps one per live session)."""
+    engine = engine_for(NOTES)
+    run(engine, [INITIALIZE, READ_NOTES])
+    assert dict(engine.report.plays) == {0: 1, 3: 1}  # initialize and read_file notes.txt
+    assert engine.report.to_json()["plays"] == [1, 0, 0, 1, 0]
+    both = Report.combine(engine.cassette, [engine.report, engine.report])
+    assert (dict(both.plays), both.to_json()["plays"]) == ({0: 2, 3: 2}, [2, 0, 0, 2, 0])
+
+
 # --- repeats and order ---------------------------------------------------------------------------
 
 TWICE = """
@@ -194,6 +205,7 @@ def test_asked_more_often_than_recorded_gives_the_answers_in_order_then_the_last
     ]
     assert engine.report.repeats == {1: 1}
     assert engine.report.plays_by_index() == [1, 2]
+    assert engine.report.to_json()["plays"] == [1, 2]
     assert "interactions[1] tools/call roll: asked 1 more time than recorded; the last answer was repeated" in (
         engine.report.summary()
     )
