@@ -21,7 +21,10 @@ Covered, a table per group:
 - notifications/cancelled ends the request's stream without a reply;
 - 2025-03-26 batches: one JSON array (after a delay too), 202 for notifications only, 400 elsewhere;
 - resumption with Last-Event-ID; the `exit` knob; `shutdown()`; a foreign Host or Origin;
-- the bytes of an SSE answer.
+- the bytes of an SSE answer;
+- bounds: GET streams at the cap (the quietest ends), keep-alive comments on quiet streams, a GET
+  stream whose client reads nothing cut, resumption one budget for the server, and a seeded fuzz
+  of whole conversations holding every bound.
 """
 
 from __future__ import annotations
