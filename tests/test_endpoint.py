@@ -39,6 +39,7 @@ import pytest
 from mockmcp.cassette.store import loads
 from mockmcp.core.endpoint import TURN, Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
 from mockmcp.core.matching import Matcher
+from mockmcp.core.report import Report
 from mockmcp.core.streamable import KEEPALIVE_COMMENT, LOOPBACK, Answer
 
 # --- cassettes -----------------------------------------------------------------------------------
@@ -1690,3 +1691,15 @@ def test_a_seeded_fuzz_of_conversations_keeps_every_bound() -> None:
         live = set(endpoint.sessions.values())
         assert all(kept in live for kept, *_ in endpoint.sent.events)
         assert len(endpoint.sent.events) <= 4096
+
+
+def test_the_reports_of_many_ended_sessions_are_folded_into_one_that_counts_them_all() -> None:
+    endpoint = endpoint_for(cassette(BASE))
+    for n in range(1, 201):
+        headers = {**SESSION, "mcp-session-id": f"session-{n}"}
+        endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
+        endpoint.request("c0", b"POST", "/mcp", headers, TOOLS_LIST)
+        endpoint.request("c0", b"DELETE", "/mcp", headers, b"")
+    assert len(endpoint.finished) <= 65
+    total = Report.combine(endpoint.finished[0].cassette, endpoint.finished)
+    assert total.plays_by_index()[:3] == [200, 0, 200]

@@ -58,6 +58,8 @@ Bounds. Nothing a client leaves open grows without end:
   request being answered or an open GET stream holds it, as in the SDK server (its transport counts
   an open GET stream as a request in flight); the cap on GET streams bounds how many sessions that
   can hold, and a stream ended at the cap, or whose client vanished, leaves its session to expire.
+  A live session holds only what it did (its engine shares everything the size of the cassette), and
+  the reports of ended sessions are folded into one past `FINISHED` of them.
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ RESUMABLE_EVENTS = 4096
 RESUMABLE_BYTES = 16 << 20
 # What a session keeps for its GET stream while none is open (the oldest let go first, and counted).
 BACKLOG_EVENTS = 1024
+FINISHED = 64  # reports of ended sessions kept apart (see `Endpoint.finished`)
 KEEPALIVE = 15.0  # seconds an SSE stream may send nothing before it carries a keep-alive comment
 UNREAD_BYTES = 1 << 20  # bytes a GET stream's client may leave unread before the stream is cut
 SSE_FIELDS = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
@@ -497,6 +500,8 @@ class Endpoint:
         # The stateless session's aliases: a random part no recorded message holds, then a count.
         self.alias_prefix = alias_prefix or secrets.token_hex(8)
         self.alias_count = itertools.count(1)
+        # The reports of the sessions that ended, in the order they ended; past FINISHED of them, folded into one
+        # (`Report.combine`, what the shells make of them at the end anyway), so that ended sessions cost nothing.
         self.finished: list[Report] = []
         self.live: dict[Any, list[_Stream]] = {}  # the streams not yet ended, by their connection
         self.out: list[Out] = []  # what the call in progress returns
@@ -668,6 +673,8 @@ class Endpoint:
         elif self.stateless is session:
             self.stateless = None
         self.finished.append(session.engine.report)
+        if len(self.finished) > FINISHED:
+            self.finished = [Report.combine(self.cassette, self.finished)]
 
     def _session(self, conn: Any, headers: dict[str, str], message: Any) -> _LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
