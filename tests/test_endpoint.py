@@ -1443,8 +1443,26 @@ def test_what_waits_for_a_get_stream_is_bounded_the_oldest_dropped_and_counted(m
     notes = [out.text for out in outs if isinstance(out, Note)]
     assert notes == [
         "mockmcp: session session-1: 1 message(s) for its GET stream were dropped, the oldest first, while none "
-        "was open (at most 0 wait for it)"
+        "was open (at most 0 messages and 1048576 bytes wait for it)"
     ]
+
+
+def test_what_waits_for_a_get_stream_is_bounded_in_bytes_too_the_newest_always_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("mockmcp.core.endpoint.BACKLOG_BYTES", 10)
+    endpoint = endpoint_for(cassette(GETTABLE))
+    endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
+    session = endpoint.sessions["session-1"]
+    for message in (b"one", b"two", b"three", b"a message longer than the bound"):
+        session.hold(message)
+    assert (list(session.backlog), session.backlog_size, session.dropped) == (
+        [b"a message longer than the bound"],
+        31,
+        3,
+    )
+    session.hold(b"four")
+    assert (list(session.backlog), session.backlog_size, session.dropped) == ([b"four"], 4, 4)
 
 
 # --- bounds: GET streams at the cap, keep-alive, an unread GET stream, resumption's budget ---------

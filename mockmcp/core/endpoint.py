@@ -52,7 +52,8 @@ Bounds. Nothing a client leaves open grows without end:
 - A GET stream whose client has left more than `UNREAD_BYTES` unread (the shell's write buffer,
   `unread(conn)`) is cut, with a note, instead of its buffer growing by every event; its events
   stay resumable (with event ids), else wait for the next GET stream like any message with none open.
-- What waits for a GET stream while none is open is at most `BACKLOG_EVENTS` messages, the oldest
+- What waits for a GET stream while none is open is at most `BACKLOG_EVENTS` messages and
+  `BACKLOG_BYTES` (the newest message always kept), the oldest
   dropped and counted.
 - A session with an id that does nothing for `session_idle` seconds ends, as a DELETE ends it. A
   request being answered or an open GET stream holds it, as in the SDK server (its transport counts
@@ -112,6 +113,7 @@ RESUMABLE_EVENTS = 4096
 RESUMABLE_BYTES = 16 << 20
 # What a session keeps for its GET stream while none is open (the oldest let go first, and counted).
 BACKLOG_EVENTS = 1024
+BACKLOG_BYTES = 1 << 20
 FINISHED = 64  # reports of ended sessions kept apart (see `Endpoint.finished`)
 KEEPALIVE = 15.0  # seconds an SSE stream may send nothing before it carries a keep-alive comment
 UNREAD_BYTES = 1 << 20  # bytes a GET stream's client may leave unread before the stream is cut
@@ -321,6 +323,7 @@ class _LiveSession:
         self.streams: dict[Any, _Stream] = {}
         self.standalone: _Stream | None = None
         self.backlog: collections.deque[bytes] = collections.deque()
+        self.backlog_size = 0  # its bytes
         self.aliases: dict[str, Any] = {}  # stateless session: our key for a request -> the client's id
         self.batches: list[_Stream] = []  # streams of batches still awaiting their array of answers
         self.version: str | None = None  # the revision its initialize asked for
@@ -342,10 +345,11 @@ class _LiveSession:
         return not self.streams and not self.batches and not self.standalone_open()
 
     def hold(self, data: bytes) -> None:
-        """Keep a message for the GET stream not open yet; past BACKLOG_EVENTS, the oldest goes."""
+        """Keep a message for the GET stream not open yet; past BACKLOG_EVENTS or BACKLOG_BYTES, the oldest go."""
         self.backlog.append(data)
-        if len(self.backlog) > BACKLOG_EVENTS:
-            self.backlog.popleft()
+        self.backlog_size += len(data)
+        while len(self.backlog) > BACKLOG_EVENTS or (self.backlog_size > BACKLOG_BYTES and len(self.backlog) > 1):
+            self.backlog_size -= len(self.backlog.popleft())
             self.dropped += 1
 
     def perform(self, actions: list[Action]) -> None:
@@ -827,13 +831,14 @@ class Endpoint:
             self.out.append(
                 Note(
                     f"mockmcp: session {session.id}: {session.dropped} message(s) for its GET stream were dropped, "
-                    f"the oldest first, while none was open (at most {BACKLOG_EVENTS} wait for it)"
+                    f"the oldest first, while none was open (at most {BACKLOG_EVENTS} messages and {BACKLOG_BYTES} "
+                    "bytes wait for it)"
                 )
             )
             session.dropped = 0
-        for data in session.backlog:
+        waiting, session.backlog, session.backlog_size = session.backlog, collections.deque(), 0
+        for data in waiting:
             stream.event(data)
-        session.backlog.clear()
 
     def _no_session(self, conn: Any, headers: dict[str, str]) -> None:
         """The session error for a GET or DELETE naming no live session: a missing id, or an unknown one."""
