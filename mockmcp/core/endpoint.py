@@ -53,8 +53,7 @@ Bounds. Nothing a client leaves open grows without end:
   `unread(conn)`) is cut, with a note, instead of its buffer growing by every event; its events
   stay resumable (with event ids), else wait for the next GET stream like any message with none open.
 - What waits for a GET stream while none is open is at most `BACKLOG_EVENTS` messages and
-  `BACKLOG_BYTES` (the newest message always kept), the oldest
-  dropped and counted.
+  `BACKLOG_BYTES` (the newest message always kept), the oldest dropped and counted.
 - A session with an id that does nothing for `session_idle` seconds ends, as a DELETE ends it. A
   request being answered or an open GET stream holds it, as in the SDK server (its transport counts
   an open GET stream as a request in flight); the cap on GET streams bounds how many sessions that
