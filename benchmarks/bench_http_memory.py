@@ -8,12 +8,16 @@ read once what was sent has been answered.
 1. per session   sessions that only `initialize` and then stay idle (their expiry is 30 min away):
                  RSS after 1, 100 and 1,000 of them; the figure is the KB each session adds
                  between 100 and 1,000. Goal: <= 16 KB (a session's state is what it did, never a
-                 copy of anything the size of the cassette; it was 153 KB).
+                 copy of anything the size of the cassette; it was 162 KB).
+   traced        the same in one process, without the HTTP server around it: the bytes tracemalloc
+                 sees each session's `initialize` leave allocated in the endpoint (`core/endpoint`),
+                 between 100 and 1,000 sessions (info: RSS moves by whole pages and arenas, this
+                 by the byte).
 2. per event     one session opens its GET stream and never reads it, while the server sends it
                  events of 4.8 KB: RSS after 1,000, 10,000 and 50,000 events; the figure is the KB
                  each event adds between 10,000 and 50,000. Goal: <= 0.1 KB (flat: past 1 MiB
                  unread the stream is cut, and what waits for the next GET stream is capped; it was
-                 4.8 KB, every event kept in the write buffer).
+                 4.7 KB, every event kept in the write buffer).
 
 The events are the server's answer to a client notification the cassette recorded (the POST gets
 202 at once), not a tool call's: a tool call's log on the GET stream and its reply on the
@@ -175,6 +179,49 @@ def per_session(cassette: str, marks: tuple[int, ...]) -> Result:
     )
 
 
+# Run in a child, so that `--source` chooses the mockmcp measured: argv is the cassette and the session marks.
+TRACED = """
+import gc, itertools, json, sys, tracemalloc
+from mockmcp.cassette.store import load
+from mockmcp.core.endpoint import Endpoint
+from mockmcp.core.matching import Matcher
+cassette = load(sys.argv[1])
+low, high = int(sys.argv[2]), int(sys.argv[3])
+count = itertools.count()
+endpoint = Endpoint(cassette, Matcher.build(), None, 0.0, frozenset({"127.0.0.1"}), new_id=lambda: str(next(count)))
+headers = {"host": "127.0.0.1", "accept": "application/json, text/event-stream", "content-type": "application/json"}
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": json.loads(sys.argv[4])}).encode()
+for _ in range(low):
+    endpoint.request("c", b"POST", "/mcp", headers, body)
+gc.collect()
+tracemalloc.start()
+before = tracemalloc.get_traced_memory()[0]
+for _ in range(high - low):
+    endpoint.request("c", b"POST", "/mcp", headers, body)
+gc.collect()
+print((tracemalloc.get_traced_memory()[0] - before) / (high - low))
+"""
+
+
+def traced_per_session(cassette: str, marks: tuple[int, ...]) -> Result:
+    """Bytes each session's initialize leaves allocated in the endpoint, by tracemalloc, between the last marks."""
+    low, high = marks[-2], marks[-1]
+    command = [PY, "-c", TRACED, cassette, str(low), str(high), json.dumps(OPEN)]
+    done = subprocess.run(command, capture_output=True, text=True, env=ENV, cwd=os.path.dirname(cassette), timeout=600)
+    if done.returncode != 0:
+        raise BenchError(f"the traced run failed:\n{done.stderr[-2000:]}")
+    each = float(done.stdout.split()[-1]) / 1024
+    return Result(
+        "   traced",
+        f"bytes allocated per session in the endpoint ({high:,} vs {low:,}), by tracemalloc",
+        {"kb_per_session_traced": each},
+        f"{each:.1f} KB per session",
+        None,
+        None,
+        figure_text=f"{each:.1f} KB",
+    )
+
+
 def per_event(cassette: str, marks: tuple[int, ...]) -> Result:
     """RSS after each mark of events sent to a GET stream never read; the KB each adds between the last two."""
     rss: dict[int, int] = {}
@@ -234,6 +281,7 @@ def main() -> int:
         with replay(cassette):  # once, so that each figure's replay starts from the cache of the parsed cassette,
             pass  # as a host's suite does: parsing leaves memory behind that would hide what sessions add
         results = guarded("1. per session", "RSS per idle session", None, lambda: [per_session(cassette, sessions)])
+        results += guarded("   traced", "per session, traced", None, lambda: [traced_per_session(cassette, sessions)])
         results += guarded("2. per event", "RSS per unread event", None, lambda: [per_event(cassette, events)])
 
     def details(rows: list[Result]) -> None:
