@@ -20,6 +20,9 @@ it knows which of the two it is. Messages that belong to no request (unsolicited
 client notification causes) go to the session's GET stream, held back until the client opens it.
 A request's server message that the recorded server sent on its GET stream (`stream: get`) goes on
 the GET stream too when the client has one open, else on the request's own stream, with a note.
+A request whose answer broke off in the recording (`drop: cut`, the engine's `Cut`) has its stream's
+connection cut after what that stream carried before (an answer not begun, as a lone JSON reply would
+be: cut with nothing), as the recorded server's was; the session and its other streams go on.
 
 Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
 must carry it (400 without, 404 for an unknown or ended one, or as the recorded server answered);
@@ -50,7 +53,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import GET_STREAM, NOTIFICATION, SERVER, Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
-from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.core.replay import Action, Cut, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.core.streamable import (
@@ -229,6 +232,18 @@ class _Stream:
         self.pending = None
         self._ended()
 
+    def cut(self, opening: tuple[tuple[tuple[str, str], ...], bool]) -> None:
+        """Break the answer off, as a server that dies does: what was gathered for it goes out first, as a
+        stream (`opening`: the headers and priming of one not begun), then its connection is cut. A server
+        that streams every answer has begun its stream by then, gathered or not; one that answers a lone
+        reply as JSON has sent nothing yet."""
+        if not self.lost:
+            if not self.sse and (self.gathered or self.endpoint.framing.sse):
+                self.open_sse(*(self.pending or opening))
+            self.endpoint.out.append(Drop(self.conn))
+            self.endpoint.lose(self.conn)
+        self.finish()
+
     def finish(self) -> None:
         if self.pending is not None:  # ended without a reply (cancelled, the session ended): an empty stream
             self.open_sse(*self.pending)
@@ -310,6 +325,21 @@ class _LiveSession:
                 self.endpoint.out.append(action)
             elif isinstance(action, Exit):
                 self.endpoint.end(self, abort=True)
+            elif isinstance(action, Cut):
+                self._cut(action.request)
+
+    def _cut(self, request: Any) -> None:
+        """The request's answer breaks off (`drop: cut`): its stream's connection is cut after what it was sent,
+        and only it; the session goes on. A batch's members share one stream: all their answers break off."""
+        stream = self.streams.pop(request, None)
+        self.aliases.pop(request, None)
+        if stream is None:
+            return  # the client left it already (a cancel ended it)
+        if stream in self.batches:
+            self.batches.remove(stream)
+            for member in stream.batch:
+                self.streams.pop(member, None)
+        stream.cut((self.extra, self.endpoint.framing.priming))
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
@@ -533,12 +563,10 @@ class Endpoint:
         session.ended = True
         session.perform(session.engine.close())
         for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
-            if abort and not stream.lost:
-                if stream.gathered:  # what the server said before it died goes out first, as a stream
-                    stream.open_sse(*(stream.pending or (session.extra, self.framing.priming)))
-                self.out.append(Drop(stream.conn))
-                self.lose(stream.conn)
-            stream.finish()
+            if abort:  # what the server said before it died goes out first, then the cut
+                stream.cut((session.extra, self.framing.priming))
+            else:
+                stream.finish()
         if session.id is not None:
             self.sessions.pop(session.id, None)
         elif self.stateless is session:

@@ -24,9 +24,9 @@ from __future__ import annotations
 import heapq
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.core import emulation, live
-from mockmcp.core.actions import Action, Exit, Note, Send, Wake
+from mockmcp.core.actions import Action, Cut, Exit, Note, Send, Wake
 from mockmcp.core.batch import Batch
 from mockmcp.core.branching import Questions
 from mockmcp.core.matching import Matcher, answer_body, canonical
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from mockmcp.core.emulation import Refusal
     from mockmcp.core.redact import Redactor
 
-__all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
+__all__ = ["Action", "Cut", "Exit", "Note", "Replay", "Send", "Wake"]
 
 
 _KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
@@ -602,6 +602,12 @@ class Replay:
     def _reply(self, job: _Job) -> list[Action]:
         """The reply to the live request: the recorded response, or what the fault knobs say instead."""
         interaction = job.interaction
+        if interaction.drop == CUT:
+            self.report.faults.append(
+                f"interactions[{job.index}]: the answer to request {job.reply_id!r} broke off before its reply "
+                "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
+            )
+            return [Cut(job.key)]
         if interaction.drop:
             self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
             return []
