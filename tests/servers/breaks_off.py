@@ -25,26 +25,29 @@ TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("halfway
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # connections are kept, and an SSE stream is chunked
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 (the base class's name)
+    def do_GET(self) -> None:
         self._whole(405, b"", "text/plain")  # no GET stream
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         self._whole(200, b"", "text/plain")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         message = json.loads(self.rfile.read(int(self.headers["content-length"])))
         method, params = message.get("method"), message.get("params") or {}
         if "id" not in message:  # a notification
             self._whole(202, b"", "text/plain")
         elif method == "initialize":
-            self._reply(message, {
-                "protocolVersion": params["protocolVersion"],
-                "capabilities": {"tools": {}, "logging": {}},
-                "serverInfo": {"name": "breaks-off", "version": "1"},
-            })
+            self._reply(
+                message,
+                {
+                    "protocolVersion": params["protocolVersion"],
+                    "capabilities": {"tools": {}, "logging": {}},
+                    "serverInfo": {"name": "breaks-off", "version": "1"},
+                },
+            )
         elif method == "tools/list":
             self._reply(message, {"tools": TOOLS})
         elif params.get("name") == "halfway":
