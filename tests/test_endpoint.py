@@ -1093,6 +1093,37 @@ def test_a_batch_gets_one_array_of_answers_in_2025_03_26_only(text: str, steps: 
     converse(text, steps)
 
 
+# After BASE: requests whose recorded answers broke off (`drop: cut`), after a message, before anything, after
+# a delay (sections 10 and 11b).
+CUT_OFF = """
+- request: {id: 20, method: tools/call, params: {name: halfway, arguments: {}}}  # 10
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: halfway}}
+  drop: cut
+- request: {id: 21, method: tools/call, params: {name: at_once, arguments: {}}}  # 11
+  drop: cut
+- request: {id: 22, method: tools/call, params: {name: later, arguments: {}}}  # 12
+  delay: 2.5
+  drop: cut
+"""
+HALFWAY = b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"halfway","arguments":{}}}'
+AT_ONCE = b'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"at_once","arguments":{}}}'
+LATER = b'{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"later","arguments":{}}}'
+HALFWAY_LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "halfway"}}
+STATELESS_CUT = """
+- request:
+    id: 1
+    method: tools/call
+    params: {name: halfway, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: halfway}}
+  drop: cut
+"""
+MODERN_HALFWAY = (
+    b'{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"halfway","arguments":{},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+)
+
 # --- 10. resumption ------------------------------------------------------------------------------
 
 
@@ -1177,6 +1208,16 @@ RESUMPTIONS = [
         ],
         id="event ids, but the recorded server refused GET: no resuming either",
     ),
+    pytest.param(
+        cassette(BASE + CUT_OFF, event_ids=True, get_stream=True),
+        [
+            *OPENING,
+            (post("c1", HALFWAY), [("open", "c1", SID), ("event", "c1", [("1", HALFWAY_LOG)]), ("drop", "c1")]),
+            (resume("c2", "1"), [("open", "c2", SID), ("drop", "c2")]),
+            (resume("c3", "0"), [("open", "c3", SID), ("end", "c3")]),  # an id it never sent: an empty stream
+        ],
+        id="a stream that broke off (`drop: cut`): resumed, it breaks off again",
+    ),
 ]
 
 
@@ -1235,37 +1276,7 @@ def test_the_exit_knob_cuts_every_open_stream_and_ends_the_session(text: str, st
     converse(text, steps)
 
 
-# --- 11b. answers that break off (`drop: cut`) --------------------------------------------------------
-
-# After BASE: requests whose recorded answers broke off, after a message, before anything, after a delay.
-CUT_OFF = """
-- request: {id: 20, method: tools/call, params: {name: halfway, arguments: {}}}  # 10
-  server:
-  - notification: {method: notifications/message, params: {level: info, data: halfway}}
-  drop: cut
-- request: {id: 21, method: tools/call, params: {name: at_once, arguments: {}}}  # 11
-  drop: cut
-- request: {id: 22, method: tools/call, params: {name: later, arguments: {}}}  # 12
-  delay: 2.5
-  drop: cut
-"""
-HALFWAY = b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"halfway","arguments":{}}}'
-AT_ONCE = b'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"at_once","arguments":{}}}'
-LATER = b'{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"later","arguments":{}}}'
-HALFWAY_LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "halfway"}}
-STATELESS_CUT = """
-- request:
-    id: 1
-    method: tools/call
-    params: {name: halfway, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
-  server:
-  - notification: {method: notifications/message, params: {level: info, data: halfway}}
-  drop: cut
-"""
-MODERN_HALFWAY = (
-    b'{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"halfway","arguments":{},'
-    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
-)
+# --- 11b. answers that break off (`drop: cut`) ----------------------------------------------------
 
 CUTS = [
     pytest.param(

@@ -38,7 +38,8 @@ ids), so nothing here reads back or rewrites what the engine wrote.
 Resumption: when the recorded server gave its events ids (it had an event store), each session
 keeps its latest events (`_Sent`), and a GET with `Last-Event-ID` gets the events of that id's
 stream that came after it, and then the rest of that stream as it comes (an unknown or forgotten
-id: an empty stream that ends), as the SDK's resumable server answers.
+id: an empty stream that ends), as the SDK's resumable server answers; a stream that broke off
+(`drop: cut`) breaks off again.
 """
 
 from __future__ import annotations
@@ -178,6 +179,7 @@ class _Stream:
         self.sse = False
         self.done = False
         self.lost = False  # its connection has closed: what it is sent now goes nowhere
+        self.broken = False  # its answer broke off (`cut`): a client resuming it sees it break again
         # (headers, priming) of an answer not begun: a JSON body if the reply comes alone, else a stream
         self.pending: tuple[tuple[tuple[str, str], ...], bool] | None = None
         endpoint.live.setdefault(conn, []).append(self)
@@ -237,6 +239,7 @@ class _Stream:
         stream (`opening`: the headers and priming of one not begun), then its connection is cut. A server
         that streams every answer has begun its stream by then, gathered or not; one that answers a lone
         reply as JSON has sent nothing yet."""
+        self.broken = True
         if not self.lost:
             if not self.sse and (self.gathered or self.endpoint.framing.sse):
                 self.open_sse(*(self.pending or opening))
@@ -408,7 +411,9 @@ class _LiveSession:
         out.append(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
         if stream is None or stream.done:
             out += [Event(conn, b"".join(frames))] if frames else []
-            out.append(End(conn))
+            # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
+            # tries again a few times, then gives up, as it does with a server that died).
+            out.append(Drop(conn) if stream is not None and stream.broken else End(conn))
             return
         if self.endpoint.framing.priming:
             frames.append(stream.primed())
