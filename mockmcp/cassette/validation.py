@@ -285,13 +285,15 @@ def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], place: Pla
 def _drop(data: dict[str, Any], place: Place) -> bool | str:
     """`drop`: true (the reply never comes), or `cut` (nor does the rest of the answer: it breaks off there)."""
     value = data.get("drop", False)
-    if not isinstance(value, bool) and value != CUT:
+    if isinstance(value, bool):
+        return value
+    if value != CUT:
         raise Problem(
             place + ("drop",),
             f"`drop` must be true, false or `{CUT}`, not {value!r}",
             f"write `drop: true` (the reply never comes) or `drop: {CUT}` (the answer breaks off there)",
         )
-    return value
+    return CUT
 
 
 def _text(data: dict[str, Any], key: str, place: Place) -> str | None:
