@@ -10,12 +10,15 @@ it saw its stream break.
 
 from __future__ import annotations
 
+import http.client
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -28,6 +31,7 @@ from mockmcp.cassette import store
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 BREAKS_OFF = ROOT / "tests" / "servers" / "breaks_off.py"
+VERSION = "2026-07-28"
 
 
 @contextmanager
@@ -106,3 +110,34 @@ def test_a_json_body_broken_off_is_cut_with_nothing_on_replay(tmp_path: Path) ->
     assert replayed == live
     [call] = [i for i in store.load(str(out)).interactions if i.params and i.params.get("name") == "at_once"]
     assert call.drop == "cut" and call.took is not None
+
+
+def test_a_2026_request_whose_stream_broke_off_is_kept_as_cut_not_as_cancelled_by_its_client(tmp_path: Path) -> None:
+    """In the 2026-07-28 revision a client cancels a request by closing its stream; the proxy, cutting the
+    client's connection as the target cut its own, must not take that close for the client's cancel."""
+    out = tmp_path / "modern.yaml"
+    call = {
+        "jsonrpc": "2.0",
+        "id": "c-1",
+        "method": "tools/call",
+        "params": {"name": "halfway", "arguments": {}, "_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}},
+    }
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with breaks_off() as target, recording(target, out) as url:
+        where = urlsplit(url)
+        connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=10)
+        connection.request("POST", where.path, body=json.dumps(call), headers=headers)
+        answer = connection.getresponse()
+        assert answer.getheader("content-type") == "text/event-stream"
+        with pytest.raises(http.client.IncompleteRead) as broken:
+            answer.read()
+        assert b'"data": "halfway"' in broken.value.partial  # what came before the cut, then the cut
+        connection.close()
+        # an answered call too: a recording in which the server answered nothing is no cassette
+        connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=10)
+        whole = {**call, "id": "c-2", "params": {**call["params"], "name": "whole"}}
+        connection.request("POST", where.path, body=json.dumps(whole), headers=headers)
+        assert b'"whole"' in connection.getresponse().read()
+        connection.close()
+    cut, answered = store.load(str(out)).interactions  # and no notifications/cancelled between them
+    assert (cut.drop, len(cut.server), answered.drop) == ("cut", 1, False)
