@@ -1,7 +1,8 @@
 """The replay engine: a cassette and incoming lines in, actions out. No I/O, no clocks, no sleeping.
 
 Theory of operation. Every incoming line goes through `receive`, which returns what the shell must
-do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr. A
+do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr, `Cut`
+a request's answer off where the recorded one broke off (`drop: cut`), `Exit` the session. A
 matched request starts a *job* that walks its interaction's steps: an optional delay, then each
 recorded server message in order, then the response. A job pauses at a delay (until the shell
 calls `wake`) or at a server-to-client request (until the host's answer arrives through
