@@ -35,10 +35,10 @@ VERSION = "2026-07-28"
 
 
 @contextmanager
-def breaks_off() -> Iterator[str]:
-    """The target that breaks answers off, on a port the system picks: its URL."""
+def breaks_off(*options: str) -> Iterator[str]:
+    """The target that breaks answers off (with these options), on a port the system picks: its URL."""
     server = subprocess.Popen(
-        [sys.executable, str(BREAKS_OFF), "--http", "0"], stdout=subprocess.PIPE, text=True, env=child_env()
+        [sys.executable, str(BREAKS_OFF), "--http", "0", *options], stdout=subprocess.PIPE, text=True, env=child_env()
     )
     try:
         assert server.stdout is not None
@@ -76,9 +76,10 @@ async def calls(url: str, names: list[str]) -> tuple[list[Any], list[Any], list[
     return seen, logs, ended
 
 
-def record_then_replay(names: list[str], out: Path, tmp_path: Path) -> tuple[Any, Any]:
-    """The host's calls live through the recording proxy, then on replay of what it recorded."""
-    with breaks_off() as target, recording(target, out) as url:
+def record_then_replay(names: list[str], out: Path, tmp_path: Path, *options: str) -> tuple[Any, Any]:
+    """The host's calls live through the recording proxy (the target given these options), then on replay of
+    what it recorded."""
+    with breaks_off(*options) as target, recording(target, out) as url:
         live = anyio.run(calls, url, names)
     with served(out, tmp_path) as server:
         replayed = anyio.run(calls, server.url, names)
@@ -87,12 +88,22 @@ def record_then_replay(names: list[str], out: Path, tmp_path: Path) -> tuple[Any
     return live, replayed
 
 
+# Without event ids the SDK's host gives up on a broken stream at once; with them it tries to resume it with
+# `Last-Event-ID` (a GET, twice, a second apart), and gives up when the server refuses.
+BROKEN = {
+    "no event ids": ((), "SSE stream ended without a response"),
+    "event ids": (("--ids",), "SSE stream ended and reconnection attempts were exhausted"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BROKEN))
 def test_a_stream_broken_off_after_a_message_breaks_off_there_on_replay_and_the_session_goes_on(
-    tmp_path: Path,
+    kind: str, tmp_path: Path
 ) -> None:
+    options, why = BROKEN[kind]
     out = tmp_path / "halfway.yaml"
-    live, replayed = record_then_replay(["whole", "halfway", "whole"], out, tmp_path)
-    assert live == (["whole", ("MCPError", -32000, "SSE stream ended without a response"), "whole"], ["halfway"], [])
+    live, replayed = record_then_replay(["whole", "halfway", "whole"], out, tmp_path, *options)
+    assert live == (["whole", ("MCPError", -32000, why), "whole"], ["halfway"], [])
     assert replayed == live
     [call] = [i for i in store.load(str(out)).interactions if i.params and i.params.get("name") == "halfway"]
     assert (call.drop, [item.message["method"] for item in call.server], call.response) == (

@@ -422,11 +422,16 @@ class _Exchange:
 
     def _broken_off(self) -> None:
         """The target broke its answer off: the client's connection is cut as the target's was, and the cut
-        journaled, after what came before it, for each request it was the answer of."""
+        journaled, after what came before it, for each request it was the answer of; what its events showed
+        of the target's framing (their ids, a priming event) is learnt, as from a stream that ended."""
         outgoing, self.outgoing = self.outgoing, []
         if outgoing:  # an SSE head still waiting for its first event goes now: the client sees the stream begin
             self.client.send(*outgoing)
         self.flush()  # journals the events that came
+        proxy, response, events = self.proxy, self.response, self.events
+        if events is not None and response is not None:  # what its events showed (ids, priming) holds all the same
+            seen = (events.ids, bool(events.primed), False)
+            proxy.learn(framing_seen(self.method, response.status, self.message, seen, proxy.http.get("framing")))
         if not self.replied:
             at = time.monotonic() - self.proxy.start
             for request_id in _asked(self.message):

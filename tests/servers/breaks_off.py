@@ -3,7 +3,10 @@ that crashes mid-answer or a front end that times out does: its connection ends 
 head and before the HTTP message's end. Written on raw HTTP, since a real server's framework never
 lets a tool cut its own connection.
 
-    python tests/servers/breaks_off.py --http PORT    (0: any free port; the first line says the URL)
+    python tests/servers/breaks_off.py --http PORT [--ids]    (0: any free port; the first line says the URL)
+
+With --ids its events have ids (as a server with an event store gives them), so that a client may try to
+resume a broken stream with `Last-Event-ID`; it offers no GET stream to resume it on.
 
 Its tools, all without arguments:
 - `halfway`: an SSE stream that carries a log message, then breaks off (no reply);
@@ -53,7 +56,8 @@ class Handler(BaseHTTPRequestHandler):
         elif params.get("name") == "halfway":
             self._head(200, "text/event-stream", chunked=True)
             log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "halfway"}}
-            event = b"event: message\r\ndata: " + json.dumps(log).encode() + b"\r\n\r\n"
+            event_id = b"id: 1\r\n" if "--ids" in sys.argv else b""
+            event = b"event: message\r\n" + event_id + b"data: " + json.dumps(log).encode() + b"\r\n\r\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))  # and never the last chunk
             self.close_connection = True
         elif params.get("name") == "at_once":
