@@ -2,10 +2,11 @@
 SDK's host sees the same both times, and the session goes on where the SDK goes on.
 
 The target (tests/servers/breaks_off.py) breaks two answers off after their heads: an SSE stream
-after a log message (the SDK's host: `MCPError`, "SSE stream ended without a response"; the session
-goes on), and a JSON body (the SDK's client fails as a whole, `httpx2.RemoteProtocolError`). Without
-the cut kept, replay would hold the first stream open for ever, and the host would wait where, live,
-it saw its stream break.
+after a log message (the SDK's host: `MCPError`, "SSE stream ended without a response"; with event
+ids, after trying to resume the stream with `Last-Event-ID`; the session goes on), and a JSON body
+(the SDK's client fails as a whole, `httpx2.RemoteProtocolError`). Without the cut kept, replay
+would hold the first stream open for ever, and the host would wait where, live, it saw its stream
+break.
 """
 
 from __future__ import annotations

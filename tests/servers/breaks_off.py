@@ -1,4 +1,4 @@
-"""A Streamable HTTP MCP server (handshake era, no event ids) that breaks some answers off, as a server
+"""A Streamable HTTP MCP server (handshake era) that breaks some answers off, as a server
 that crashes mid-answer or a front end that times out does: its connection ends after the answer's
 head and before the HTTP message's end. Written on raw HTTP, since a real server's framework never
 lets a tool cut its own connection.
