@@ -211,8 +211,9 @@ def test_asked_more_often_than_recorded_gives_the_answers_in_order_then_the_last
         (2, "  times: 2\n", [1, 1, 2], {}, ""),
         (2, "", [1, 2, 2], {1: 1}, "the last answer was repeated"),
         (1, "  drop: true\n", [], {0: 2}, "played again, unanswered (`drop`)"),  # no answer to repeat
+        (1, "  drop: cut\n", [], {0: 2}, "played again, broken off again (`drop: cut`)"),
     ],
-    ids=["any", "two", "once", "dropped"],
+    ids=["any", "two", "once", "dropped", "cut"],
 )
 def test_times_any_answers_as_often_as_asked_and_a_repeat_says_what_it_played(
     recordings: int, knobs: str, answered: list[int], repeats: dict[int, int], again: str
