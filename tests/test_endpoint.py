@@ -1328,6 +1328,16 @@ CUTS = [
         ],
         id="2026-07-28: the cut is no cancellation, and the next request is answered",
     ),
+    pytest.param(
+        cassette(BASE + CUT_OFF, get_stream=True),
+        [
+            *OPENING_2025_03_26,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", b"[" + TOOLS_LIST + b"," + AT_ONCE + b"]"), [("drop", "c1")]),
+            (post("c2", TOOLS_LIST), [("respond", "c2", 200, LIST_REPLY, SID)]),
+        ],
+        id="a batch's member: the batch's one stream, its array never on the GET stream",
+    ),
 ]
 
 

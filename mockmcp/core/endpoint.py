@@ -367,6 +367,8 @@ class _LiveSession:
                 stream.event(send.data)
                 stream.finish()
                 return
+        if stream is None and send.batch:
+            return  # the batch's one stream broke off (`drop: cut` of a member): its array goes nowhere
         if stream is None:
             if self.standalone_open():
                 assert self.standalone is not None
