@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env
+from conftest import ROOT, child_env, served
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -65,6 +65,15 @@ async def crash(host: Client) -> None:
     assert raised.value.error.code == CONNECTION_CLOSED
 
 
+async def broken_off(host: Client) -> None:
+    # over stdio (and in process) the answer cannot break off alone: no reply comes (over HTTP: below)
+    with pytest.raises(MCPError) as raised:
+        await host.call_tool("fetch", {}, read_timeout_seconds=0.5)
+    assert raised.value.error.code == REQUEST_TIMEOUT
+    assert LOGS == ["fetching"]
+    assert (await host.list_tools()).tools[0].name == "fetch"
+
+
 async def malformed_line(host: Client) -> None:
     with pytest.raises(MCPError) as raised:
         await host.call_tool("fetch", {}, read_timeout_seconds=1)
@@ -101,6 +110,7 @@ CHECKS: dict[str, Check] = {
     "slow-call": slow_call,
     "hang": hang,
     "crash": crash,
+    "broken-off": broken_off,
     "malformed-line": malformed_line,
     "retry": retry,
     "server-messages": server_messages,
@@ -161,3 +171,32 @@ async def test_each_recipe_replays_to_the_sdk_host_as_documented(name: str, era:
     with anyio.fail_after(30):
         async with Client(server, mode=mode, logging_callback=on_log) as host:
             await CHECKS[name](host)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", sorted(ERAS))
+async def test_the_broken_off_recipe_cuts_the_call_s_stream_over_http_and_the_session_goes_on(
+    era: str, tmp_path: Path
+) -> None:
+    opening, mode = ERAS[era]
+    path = tmp_path / "broken-off.yaml"
+    path.write_text(opening + RECIPES["broken-off"])
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params.data)
+
+    with served(path, tmp_path) as server:
+        with anyio.fail_after(30):
+            async with Client(server.url, mode=mode, logging_callback=on_log) as host:
+                with pytest.raises(MCPError) as raised:
+                    await host.call_tool("fetch", {})
+                assert (raised.value.error.code, raised.value.error.message) == (
+                    CONNECTION_CLOSED,
+                    "SSE stream ended without a response",
+                )
+                assert logs == ["fetching"]
+                assert (await host.list_tools()).tools[0].name == "fetch"
+        report = server.stop()
+    assert report["faults"] and "broke off before its reply" in report["faults"][0]

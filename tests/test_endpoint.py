@@ -20,7 +20,8 @@ Covered, a table per group:
   connection cancels it (not so in the handshake era);
 - notifications/cancelled ends the request's stream without a reply;
 - 2025-03-26 batches: one JSON array (after a delay too), 202 for notifications only, 400 elsewhere;
-- resumption with Last-Event-ID; the `exit` knob; `shutdown()`; a foreign Host or Origin;
+- resumption with Last-Event-ID; the `exit` knob; an answer that broke off (`drop: cut`: its stream,
+  and only it, cut after what it carried); `shutdown()`; a foreign Host or Origin;
 - the bytes of an SSE answer;
 - bounds: GET streams at the cap (the quietest ends), keep-alive comments on quiet streams, a GET
   stream whose client reads nothing cut, resumption one budget for the server, and a seeded fuzz
@@ -1101,6 +1102,37 @@ def test_a_batch_gets_one_array_of_answers_in_2025_03_26_only(text: str, steps: 
     converse(text, steps)
 
 
+# After BASE: requests whose recorded answers broke off (`drop: cut`), after a message, before anything, after
+# a delay (sections 10 and 11b).
+CUT_OFF = """
+- request: {id: 20, method: tools/call, params: {name: halfway, arguments: {}}}  # 10
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: halfway}}
+  drop: cut
+- request: {id: 21, method: tools/call, params: {name: at_once, arguments: {}}}  # 11
+  drop: cut
+- request: {id: 22, method: tools/call, params: {name: later, arguments: {}}}  # 12
+  delay: 2.5
+  drop: cut
+"""
+HALFWAY = b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"halfway","arguments":{}}}'
+AT_ONCE = b'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"at_once","arguments":{}}}'
+LATER = b'{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"later","arguments":{}}}'
+HALFWAY_LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "halfway"}}
+STATELESS_CUT = """
+- request:
+    id: 1
+    method: tools/call
+    params: {name: halfway, arguments: {}, _meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: halfway}}
+  drop: cut
+"""
+MODERN_HALFWAY = (
+    b'{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"halfway","arguments":{},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+)
+
 # --- 10. resumption ------------------------------------------------------------------------------
 
 
@@ -1185,6 +1217,16 @@ RESUMPTIONS = [
         ],
         id="event ids, but the recorded server refused GET: no resuming either",
     ),
+    pytest.param(
+        cassette(BASE + CUT_OFF, event_ids=True, get_stream=True),
+        [
+            *OPENING,
+            (post("c1", HALFWAY), [("open", "c1", SID), ("event", "c1", [("1", HALFWAY_LOG)]), ("drop", "c1")]),
+            (resume("c2", "1"), [("open", "c2", SID), ("drop", "c2")]),
+            (resume("c3", "0"), [("open", "c3", SID), ("end", "c3")]),  # an id it never sent: an empty stream
+        ],
+        id="a stream that broke off (`drop: cut`): resumed, it breaks off again",
+    ),
 ]
 
 
@@ -1241,6 +1283,81 @@ EXITS = [
 @pytest.mark.parametrize(("text", "steps"), EXITS)
 def test_the_exit_knob_cuts_every_open_stream_and_ends_the_session(text: str, steps: list[tuple[Step, Any]]) -> None:
     converse(text, steps)
+
+
+# --- 11b. answers that break off (`drop: cut`) ----------------------------------------------------
+
+CUTS = [
+    pytest.param(
+        cassette(BASE + CUT_OFF),
+        [
+            *OPENING,
+            (post("c1", HALFWAY), [("open", "c1", SID), ("event", "c1", [HALFWAY_LOG]), ("drop", "c1")]),
+            (post("c2", TOOLS_LIST), [("respond", "c2", 200, LIST_REPLY, SID)]),
+        ],
+        id="what its stream carried goes out, then its connection is cut; the session goes on",
+    ),
+    pytest.param(
+        cassette(BASE + CUT_OFF),
+        [
+            *OPENING,
+            (post("c1", AT_ONCE), [("drop", "c1")]),
+            (closed("c1"), []),
+            (post("c2", TOOLS_LIST), [("respond", "c2", 200, LIST_REPLY, SID)]),
+        ],
+        id="a server that answers a lone reply as JSON: cut with nothing",
+    ),
+    pytest.param(
+        cassette(BASE + CUT_OFF, framing="sse"),
+        [*OPENING, (post("c1", AT_ONCE), [("open", "c1", SID), ("drop", "c1")])],
+        id="a server that streams every answer: its stream's head, then the cut",
+    ),
+    pytest.param(
+        cassette(BASE + CUT_OFF, get_stream=True),
+        [
+            *OPENING,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", LATER), [("later", 2.5)]),
+            (post("c2", COUNT), sse_answer("c2", [COUNTING, COUNT_REPLY])),
+            (WAKE, [("drop", "c1")]),
+            (post("c3", PING), [("respond", "c3", 200, {"jsonrpc": "2.0", "id": 10, "result": {}}, SID)]),
+        ],
+        id="after a delay: only its own connection, not the GET stream nor the session",
+    ),
+    pytest.param(
+        cassette(STATELESS_CUT + STATELESS),
+        [
+            (
+                post("c1", MODERN_HALFWAY, {**MODERN, "mcp-name": "halfway"}),
+                [("open", "c1", {}), ("event", "c1", [HALFWAY_LOG]), ("drop", "c1")],
+            ),
+            (closed("c1"), []),
+            (post("c2", MODERN_SLOW, {**MODERN, "mcp-name": "slow"}), [("later", 2.5)]),
+            (WAKE, [("respond", "c2", 200, MODERN_SLOW_REPLY, {})]),
+        ],
+        id="2026-07-28: the cut is no cancellation, and the next request is answered",
+    ),
+    pytest.param(
+        cassette(BASE + CUT_OFF, get_stream=True),
+        [
+            *OPENING_2025_03_26,
+            (get("c9"), [("open", "c9", SID)]),
+            (post("c1", b"[" + TOOLS_LIST + b"," + AT_ONCE + b"]"), [("drop", "c1")]),
+            (post("c2", TOOLS_LIST), [("respond", "c2", 200, LIST_REPLY, SID)]),
+        ],
+        id="a batch's member: the batch's one stream, its array never on the GET stream",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "steps"), CUTS)
+def test_an_answer_that_broke_off_is_cut_after_what_its_stream_carried(
+    text: str, steps: list[tuple[Step, Any]]
+) -> None:
+    endpoint = converse(text, steps)
+    endpoint.shutdown()
+    faults = [fault for report in endpoint.finished for fault in report.faults]
+    assert len(faults) == 1 and "broke off before its reply (`drop: cut`" in faults[0]
 
 
 # --- 12. shutdown --------------------------------------------------------------------------------

@@ -153,6 +153,11 @@ FAULTS = """\
 """
 
 
+def test_an_answer_that_broke_off_is_marked_as_show_marks_it() -> None:
+    text = "version: 1\ninteractions:\n- request: {id: 1, method: tools/call, params: {name: x}}\n  drop: cut\n"
+    assert view_of(text)["rows"][0]["msgs"][1]["marks"] == ["cut off"]
+
+
 def test_fault_knobs_are_marked_as_show_marks_them_and_cancellations_with_their_late_answers() -> None:
     rows = view_of("version: 1\ninteractions:\n" + FAULTS)["rows"]
     assert rows[0]["msgs"][0]["marks"] == ["delay 2.5s", "times 2"]  # show's words, on the first line

@@ -1,6 +1,8 @@
 """What the recording proxy makes of its target's answers: each one it can read whole comes back to
-the client (status, reason and body), whatever its framing; one it cannot read whole is a 502. One
-proxy in front of a target that answers each request with the bytes of the row the request names."""
+the client (status, reason and body), whatever its framing; one it cannot read is a 502; one whose
+connection ends after its head and before its end was broken off, and the client's connection is cut
+as the target's was. One proxy in front of a target that answers each request with the bytes of the
+row the request names."""
 
 from __future__ import annotations
 
@@ -92,12 +94,17 @@ UNREADABLE: dict[str, bytes] = {
     "a malformed trailer": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nno colon here\r\n\r\n",
     "a switch of protocols": b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n",
     "closed before the head ended": b"HTTP/1.1 200 OK\r\nContent-Len",
-    "closed before the body ended": b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}",
-    "closed inside a chunked body": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
     "a head over the limit": b"HTTP/1.1 200 OK\r\nX-A: " + b"a" * 2 * MAX_HEAD + b"\r\n\r\n",
 }
 
-ANSWERS = [answer for answer, _method, _seen in READ.values()] + list(UNREADABLE.values())
+# Answers the target broke off, its head whole: a body goes to the client whole, so it gets nothing of one,
+# only its connection closed (the SSE answers' cuts: test_http_cut.py).
+BROKEN_OFF: dict[str, bytes] = {
+    "closed before the body ended": b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}",
+    "closed inside a chunked body": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
+}
+
+ANSWERS = [answer for answer, _method, _seen in READ.values()] + list(UNREADABLE.values()) + list(BROKEN_OFF.values())
 
 
 class _CannedTarget:
@@ -176,7 +183,15 @@ def test_an_answer_that_cannot_be_read_whole_is_a_502(name: str, proxy: tuple[st
     assert (status, text.startswith(b"Bad Gateway: ")) == (502, True), text
 
 
+@pytest.mark.parametrize("name", list(BROKEN_OFF))
+def test_an_answer_broken_off_after_its_head_cuts_the_client_s_connection_with_nothing(
+    name: str, proxy: tuple[str, int]
+) -> None:
+    with pytest.raises(http.client.RemoteDisconnected):
+        _ask(proxy, len(READ) + len(UNREADABLE) + list(BROKEN_OFF).index(name))
+
+
 def test_the_502_says_why(proxy: tuple[str, int]) -> None:
-    _status, _reason, text = _ask(proxy, len(READ) + list(UNREADABLE).index("closed before the body ended"))
+    _status, _reason, text = _ask(proxy, len(READ) + list(UNREADABLE).index("a chunk size that is not hex"))
     why = b"Bad Gateway: the target broke off the HTTP exchange: "
     assert text.startswith(why) and len(text) > len(why)  # then what was wrong with it

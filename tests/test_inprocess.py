@@ -156,6 +156,30 @@ async def test_a_dropped_reply_ends_in_the_hosts_timeout_and_a_cancelled_call_in
     assert [fault.endswith("was dropped") for fault in replay.report.faults] == [True]
 
 
+BREAKS_OFF = """\
+- request: {method: tools/call, params: {name: breaks, arguments: {}}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: halfway}}
+  drop: cut
+"""
+
+
+async def test_an_answer_that_breaks_off_in_process_is_no_reply_after_what_came_before_it(tmp_path: Path) -> None:
+    """In process, as over stdio, every request shares one stream, which one answer cannot break: the host
+    gets what came before the cut, then its call times out, and the session goes on."""
+    path = tmp_path / "breaks.yaml"
+    path.write_text(FAULTS + BREAKS_OFF)
+    replay = mockmcp.transport(str(path))
+    logs: list[Any] = []
+    with anyio.fail_after(30):
+        async with connect(replay, "legacy", logs=logs) as host:
+            with pytest.raises(MCPError) as raised:
+                await host.call_tool("breaks", {}, read_timeout_seconds=0.3)
+            assert text_of(await host.call_tool("fast", {})) == "fast"
+    assert raised.value.error.code == REQUEST_TIMEOUT and logs == ["halfway"]
+    assert replay.report is not None and ["broke off before its reply" in f for f in replay.report.faults] == [True]
+
+
 async def test_the_recorded_pace_waits_on_the_hosts_loop(tmp_path: Path) -> None:
     with anyio.fail_after(30):
         async with Client(faults(tmp_path, timing=1.0), mode="legacy") as host:

@@ -915,3 +915,14 @@ def test_expect_fault_keeps_lint_quiet_about_the_warnings_of_a_deliberate_fault_
     wrong = lint.lint_text(text.replace("expect: fault", "expect: failure"), "c.yaml")
     assert ("interactions[1].expect", lint.ERROR) in [(f.place, f.severity) for f in wrong]
     assert any("use one of: fault" in f.fix for f in wrong)
+
+
+def test_a_broken_off_answer_is_a_warning_unless_it_is_a_meant_fault_and_a_bad_drop_an_error() -> None:
+    call = "- request: {id: %d, method: tools/call, params: {name: read, arguments: {}}}\n  drop: cut\n"
+    text = HEAD + call % 1 + call % 2 + "  expect: fault\n" + (call % 3).replace("drop: cut", "drop: yes please")
+    findings = [(f.line, f.place, f.severity) for f in lint.lint_text(text, "c.yaml")]
+    assert findings == [(4, "interactions[0].drop", lint.WARNING), (9, "interactions[2].drop", lint.ERROR)]
+    said = {f.place: f for f in lint.lint_text(text, "c.yaml")}
+    assert "breaks off before its reply (`drop: cut`)" in said["interactions[0].drop"].problem
+    assert "expect: fault" in said["interactions[0].drop"].fix
+    assert "must be true, false or `cut`" in said["interactions[2].drop"].problem

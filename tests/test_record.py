@@ -715,3 +715,32 @@ def test_the_journal_keeps_which_stream_a_server_line_came_on(tmp_path: Path) ->
     assert [json.loads(line).get("g") for line in Path(path).read_text().splitlines()[1:]] == [None, None, 1, None]
     [call] = journals.read(path).cassette.interactions
     assert [(item.message["params"]["data"], item.stream) for item in call.server] == [(1, None), (2, "get")]
+
+
+def test_the_journal_keeps_where_the_server_broke_an_answer_off_and_recover_rebuilds_it(tmp_path: Path) -> None:
+    """`"b"` says that the server broke off its answer to a request (over HTTP: its stream ended before the
+    HTTP message did), after what the journal holds before it; the cassette built from the journal (at the
+    end, or by `recover`, the same code) keeps that request with `drop: cut`, `took` saying when."""
+    from mockmcp.shells import journal as journals
+
+    out = tmp_path / "c.yaml"
+    journal = journals.Journal(str(out) + ".journal", {"mode": "all", "meta": {}})
+    for session in (0, 2):  # one session of several too
+        journal.append("client", 1.0, [CALL.strip()], session)
+        halfway = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"halfway"}}'
+        journal.append("server", 1.25, [halfway], session, stream=1)
+        journal.cut(1, 1.5, session)
+        journal.append("client", 2.0, [req(2, "tools/call", {"name": "echo"}).strip()], session)
+        journal.append("server", 2.5, [b'{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'], session, stream=2)
+    journal.close()
+    said = journals.saved(str(out), "the proxy stopped")
+    assert "2 request(s) whose answer the server broke off are kept with `drop: cut`" in said
+    made = cassette.load(str(out))
+    kept = [(i.session, i.drop, i.took, [s.message["params"]["data"] for s in i.server]) for i in made.interactions]
+    assert kept == [
+        (0, "cut", 0.5, ["halfway"]),
+        (0, False, 0.5, []),
+        (2, "cut", 0.5, ["halfway"]),
+        (2, False, 0.5, []),
+    ]
+    assert "drop: cut" in out.read_text()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette import validation
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
@@ -401,3 +403,72 @@ def test_what_is_awaited_is_the_requests_in_flight_but_a_cancelled_one_and_a_lis
     for n, (direction, message) in enumerate(feeds):
         recorder.feed(direction, json.dumps(message).encode(), float(n))
     assert recorder.awaited() == {1}
+
+
+# What the server did to a request's answer, as the HTTP proxy journals it: each row's steps are fed in
+# order, one second apart ("cut" marks the server breaking the answer of request 1 off), then what the
+# cassette keeps of request 1: its `drop`, its `took` (the seconds to its cut, or to its reply), and the
+# methods of its server items.
+CUT_ROWS = {
+    "cut after a message on its stream: `drop: cut`, when, and what came before it": (
+        [
+            (CLIENT, req(1, "tools/call", {"name": "halfway"}), None),
+            (SERVER, note("notifications/message", {"level": "info", "data": "halfway"}), 1),
+            "cut",
+        ],
+        ("cut", 2.0, ["notifications/message"]),
+    ),
+    "cut before anything": ([(CLIENT, req(1, "tools/call", {"name": "x"}), None), "cut"], ("cut", 1.0, [])),
+    "unanswered and never cut: the host left first, `drop: true`": (
+        [(CLIENT, req(1, "tools/call", {"name": "x"}), None)],
+        (True, None, []),
+    ),
+    "cut, then answered on a stream the client resumed: the answer is kept, no cut": (
+        [
+            (CLIENT, req(1, "tools/call", {"name": "x"}), None),
+            "cut",
+            (SERVER, res(1, {"content": []}), None),
+        ],
+        (False, 2.0, []),
+    ),
+    "answered, then its stream broke: the answer is kept, no cut": (
+        [
+            (CLIENT, req(1, "tools/call", {"name": "x"}), None),
+            (SERVER, res(1, {"content": []}), 1),
+            "cut",
+        ],
+        (False, 1.0, []),
+    ),
+    "cancelled by the host, then cut: the cancel says why it has no answer": (
+        [
+            (CLIENT, req(1, "tools/call", {"name": "x"}), None),
+            (CLIENT, note("notifications/cancelled", {"requestId": 1}), None),
+            "cut",
+        ],
+        (False, None, []),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CUT_ROWS))
+def test_an_answer_the_server_broke_off_is_kept_with_drop_cut_unless_it_was_answered(name: str) -> None:
+    steps, kept = CUT_ROWS[name]
+    recorder = Recorder({})
+    for at, step in enumerate(steps):
+        if step == "cut":
+            recorder.cut(1, float(at))
+        else:
+            direction, message, stream = step
+            recorder.feed(direction, json.dumps(message).encode(), float(at), stream)
+    made = recorder.cassette()
+    call = made.interactions[0]
+    assert (call.drop, call.took, [item.message["method"] for item in call.server]) == kept
+    assert validation.from_data(made.to_data()).interactions == made.interactions  # and it loads back the same
+
+
+def test_a_cut_request_is_not_awaited_any_more() -> None:
+    recorder = Recorder()
+    recorder.feed(CLIENT, json.dumps(req(1, "tools/call", {"name": "a"})).encode(), 0.0)
+    recorder.feed(CLIENT, json.dumps(req(2, "tools/call", {"name": "b"})).encode(), 0.0)
+    recorder.cut(1, 1.0)
+    assert recorder.awaited() == {2}

@@ -34,6 +34,8 @@ Covered:
   out; a lone surrogate (escaped, or raw bytes) matches the recorder's U+FFFD, through the recorder
   and after redaction, and the reply keeps the host's id;
 - the report: `unplayed` lists interactions never asked; `plays` counts;
+- `drop: cut`: the server messages before it, then `Cut` of the live request instead of a reply (over
+  stdio, nothing: no reply), a fault line in the report; `drop: true`: nothing at all;
 - client capabilities: a server request the host declared no capability for is withheld (noted,
   counted, failing --strict) and the interaction goes on; a 2026-07-28 `input_required` asking
   what the request did not declare is -32021; capabilities unlike the recording's are noted once.
@@ -52,7 +54,7 @@ from mockmcp import jsonrpc
 from mockmcp.cassette.store import dump, loads
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder
-from mockmcp.core.replay import Action, Note, Replay, Send, Wake
+from mockmcp.core.replay import Action, Cut, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -221,8 +223,9 @@ def test_asked_more_often_than_recorded_gives_the_answers_in_order_then_the_last
         (2, "  times: 2\n", [1, 1, 2], {}, ""),
         (2, "", [1, 2, 2], {1: 1}, "the last answer was repeated"),
         (1, "  drop: true\n", [], {0: 2}, "played again, unanswered (`drop`)"),  # no answer to repeat
+        (1, "  drop: cut\n", [], {0: 2}, "played again, broken off again (`drop: cut`)"),
     ],
-    ids=["any", "two", "once", "dropped"],
+    ids=["any", "two", "once", "dropped", "cut"],
 )
 def test_times_any_answers_as_often_as_asked_and_a_repeat_says_what_it_played(
     recordings: int, knobs: str, answered: list[int], repeats: dict[int, int], again: str
@@ -1537,3 +1540,33 @@ def test_an_unsolicited_message_keeps_its_recorded_distance_from_the_answer_befo
         seen.extend(wake.after for wake in wakes)
         actions = engine.wake(wakes[0].job) if wakes else []
     assert seen == expected
+
+
+# --- an answer that breaks off -------------------------------------------------------------------
+
+BROKEN_OFF = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: halfway, arguments: {}}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: halfway}}
+  drop: cut
+- request: {id: 2, method: tools/call, params: {name: lost, arguments: {}}}
+  drop: true
+"""
+HALFWAY = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"halfway","arguments":{}}}'
+LOST = b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"lost","arguments":{}}}'
+
+
+def test_a_broken_off_answer_sends_what_came_before_it_then_cuts_the_request_and_the_report_says_so() -> None:
+    engine = engine_for(BROKEN_OFF)
+    actions = engine.receive(HALFWAY)
+    kinds = [(type(action).__name__, sent([action]) or [getattr(action, "request", None)]) for action in actions]
+    log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "halfway"}}
+    assert kinds == [("Send", [log]), ("Cut", [7])]  # the shell cuts request 7's stream; over stdio, nothing
+    assert [action for action in engine.receive(LOST) if isinstance(action, (Send, Cut))] == []
+    assert engine.report.faults == [
+        "interactions[0]: the answer to request 7 broke off before its reply "
+        "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)",
+        "interactions[1]: the reply to request 8 was dropped",
+    ]

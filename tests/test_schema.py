@@ -59,6 +59,7 @@ REFUSED = [
     ("after: never", "an unknown `after`"),
     ("delay: -1", "a negative delay"),
     ("drop: 'yes'", "a flag that is not a boolean"),
+    ("drop: cutt", "a drop that is neither a flag nor `cut`"),
     ("exit: {status: 1, wen: before}", "an unknown exit key"),
     ("exit: 300", "an exit status above 255"),
     ("response: {result: {}, error: {code: 1, message: m}}", "a response with both"),
@@ -80,6 +81,13 @@ def test_what_the_loader_refuses_the_schema_refuses(line: str, what: str) -> Non
     with pytest.raises(CassetteError):
         validation.from_data(data)
     assert list(VALIDATOR.iter_errors(data)), what
+
+
+@pytest.mark.parametrize("line", ["drop: true", "drop: cut", "drop: false"])
+def test_what_the_loader_takes_the_schema_takes(line: str) -> None:
+    data: Any = yamlfile.load(REQUEST + f"  {line}\n" + ANSWER)
+    validation.from_data(data)
+    assert list(VALIDATOR.iter_errors(data)) == []
 
 
 @pytest.mark.parametrize(

@@ -196,6 +196,23 @@ FAULTS = """\
 """
 
 
+BROKEN_OFF = """\
+- request: {id: 1, method: tools/call, params: {name: halfway, arguments: {}}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: halfway}}
+  drop: cut
+  took: 0.25
+"""
+
+
+def test_an_answer_that_broke_off_is_marked_cut_off_on_its_reply_line() -> None:
+    assert lines_of(BROKEN_OFF) == [
+        "[0] → tools/call halfway {}",
+        "    ← notifications/message info: halfway",
+        "    ← no response recorded  (250 ms)  ⚠ cut off",
+    ]
+
+
 def test_each_fault_knob_is_marked_on_the_line_it_changes() -> None:
     assert lines_of(FAULTS) == [
         "        [0] ← notifications/tools/list_changed  (unsolicited)",

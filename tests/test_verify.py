@@ -314,3 +314,17 @@ def test_update_keeps_the_redaction_rules_and_substitutions_of_both_sessions_and
         "redact": {"env": ["TOKEN"], "patterns": ["sk-[a-z]+"]},
         "substitute": ["PROJECT"],
     }
+
+
+@pytest.mark.parametrize(("expect", "kept"), [(None, False), ("fault", "cut")])
+def test_update_replaces_a_recorded_cut_with_the_live_answer_but_keeps_one_written_as_a_fault(
+    expect: str | None, kept: Any
+) -> None:
+    call = {"id": 1, "method": "tools/call", "params": {"name": "halfway", "arguments": {}}}
+    recorded = Cassette((Interaction("request", call, drop="cut", took=0.1, expect=expect),), {})
+    answer = {"result": {"content": [{"type": "text", "text": "whole"}]}}
+    live = Cassette((Interaction("request", call, response=answer, took=0.2),), {})
+    made, notes = drift.updated(recorded, live, drift.compare(recorded, live, Matcher.build()))
+    [interaction] = made.interactions
+    assert (interaction.drop, interaction.response, interaction.took) == (kept, answer, 0.2)
+    assert notes == ([] if expect is None else ["kept drop on [0] tools/call halfway"])

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AFTER",
     "ANY_TIMES",
+    "CUT",
     "Cassette",
     "EXIT_WHEN",
     "EXPECTS",
@@ -46,6 +47,9 @@ FORMAT_VERSION = 1
 AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
 ANY_TIMES = "any"  # `times: any`: played as often as asked, never used up (no repeat, so `--strict` allows it)
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
+# `drop: cut`: the reply never comes, and the request's answer breaks off there (over Streamable HTTP, its
+# stream's connection is cut after the server messages before it); `drop: true`: the reply never comes.
+CUT = "cut"
 # The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
 KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
 # A request's match rules (`match:`, params path -> matcher) compare a value otherwise than equal: a word
@@ -100,9 +104,9 @@ class Interaction(NamedTuple):
     The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
     `times` this interaction is played before the next recording of the same request takes over
     (ANY_TIMES: as often as asked) and `after` (repeat or unmatched) once the last one is used up,
-    `drop` the reply, send `raw_response` instead of it, `exit` (status, when) to end the session. `match`:
-    the request's match rules as written (params path -> matcher, see MATCHERS and MATCHER_ARGUMENTS), None
-    when it has none.
+    `drop` the reply (True: the host waits on; CUT: its answer breaks off there), send `raw_response`
+    instead of it, `exit` (status, when) to end the session. `match`: the request's match rules as
+    written (params path -> matcher, see MATCHERS and MATCHER_ARGUMENTS), None when it has none.
     """
 
     kind: str  # REQUEST, NOTIFICATION or SERVER (unsolicited)
@@ -114,7 +118,7 @@ class Interaction(NamedTuple):
     took: float | None = None
     times: int | str = 1  # a count, or ANY_TIMES
     after: str = "repeat"
-    drop: bool = False
+    drop: bool | str = False  # or CUT
     raw_response: str | None = None
     exit: tuple[int, str] | None = None  # (status, "after" or "before")
     session: int = 0  # which recorded session, in a cassette of several
@@ -154,7 +158,7 @@ class Interaction(NamedTuple):
         if self.server:
             data["server"] = [item.to_data() for item in self.server]
         if self.drop:
-            data["drop"] = True
+            data["drop"] = self.drop
         if self.raw_response is not None:
             data["raw_response"] = self.raw_response
         if self.response is not None:

@@ -28,6 +28,7 @@ from mockmcp.cassette import shapes
 from mockmcp.cassette.model import (
     AFTER,
     ANY_TIMES,
+    CUT,
     EXIT_WHEN,
     EXPECTS,
     FORMAT_VERSION,
@@ -65,7 +66,8 @@ _DESCRIPTIONS = {
     "`any`: as often as the host asks (never a repeat, so --strict allows it)",
     "after": "once the last recording of a request has played its `times`: repeat it, or answer unmatched",
     "server": "what the server sent because of the client message, in order",
-    "drop": "true never sends the reply",
+    "drop": "true never sends the reply; cut: the answer breaks off there instead (over Streamable HTTP, the "
+    "request's stream is cut after the server messages before it)",
     "raw_response": "this exact line is sent instead of the reply; {{id}} becomes the caller's id",
     "response": "the server's answer: `result` or `error`",
     "exit": "end the session here: `exit: 1` after the reply, or `{status: 1, when: before}` instead of it",
@@ -91,7 +93,7 @@ def schema() -> dict[str, Any]:
         "times": {"anyOf": [{"type": "integer", "minimum": 1}, {"const": ANY_TIMES}]},
         "after": {"enum": list(AFTER)},
         "server": {"type": ["array", "null"], "items": {"$ref": "#/definitions/server_item"}},
-        "drop": {"type": "boolean"},
+        "drop": {"enum": [True, False, CUT]},
         "raw_response": {"type": ["string", "null"]},
         "response": {"$ref": "#/definitions/response"},
         "exit": {

@@ -15,6 +15,7 @@ from __future__ import annotations
 from mockmcp.cassette.model import (
     AFTER,
     ANY_TIMES,
+    CUT,
     EXIT_WHEN,
     EXPECTS,
     FORMAT_VERSION,
@@ -240,7 +241,7 @@ def _interaction(data: Any, place: Place) -> Interaction:
         took=_waited(data, "took", place, _TOOK_FIX),
         times=_times(data, place),
         after=_choice(data, "after", AFTER, place),
-        drop=_flag(data, "drop", place),
+        drop=_drop(data, place),
         raw_response=_text(data, "raw_response", place),
         exit=_exit(data, place),
         session=_count(data, "session", 0, place),
@@ -281,11 +282,18 @@ def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], place: Pla
     return str(value)
 
 
-def _flag(data: dict[str, Any], key: str, place: Place) -> bool:
-    value = data.get(key, False)
-    if not isinstance(value, bool):
-        raise Problem(place + (key,), f"`{key}` must be true or false", f"write `{key}: true`")
-    return value
+def _drop(data: dict[str, Any], place: Place) -> bool | str:
+    """`drop`: true (the reply never comes), or `cut` (nor does the rest of the answer: it breaks off there)."""
+    value = data.get("drop", False)
+    if isinstance(value, bool):
+        return value
+    if value != CUT:
+        raise Problem(
+            place + ("drop",),
+            f"`drop` must be true, false or `{CUT}`, not {value!r}",
+            f"write `drop: true` (the reply never comes) or `drop: {CUT}` (the answer breaks off there)",
+        )
+    return CUT
 
 
 def _text(data: dict[str, Any], key: str, place: Place) -> str | None:
@@ -786,5 +794,6 @@ def _unanswered(interaction: Interaction, place: Place) -> Problem:
         place,
         "a request without a `response`: replay would never answer it, and the host would wait for ever",
         "add the server's `response` (`result: ...` or `error: {code, message}`); to test a host's timeout, "
-        "say so with `drop: true` (never answered), or end the session there with `exit`",
+        "say so with `drop: true` (never answered) or `drop: cut` (its answer breaks off), or end the session "
+        "there with `exit`",
     )

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Action", "Exit", "Note", "Send", "Wake"]
+__all__ = ["Action", "Cut", "Exit", "Note", "Send", "Wake"]
 
 
 class Send(NamedTuple):
@@ -59,4 +59,13 @@ class Exit(NamedTuple):
     status: int
 
 
-Action = Send | Wake | Note | Exit
+class Cut(NamedTuple):
+    """The answer to the live request `request` (named as `Send.request` names it) breaks off here, before its
+    reply (the cassette's `drop: cut`). Over Streamable HTTP, the connection of that request's stream is cut,
+    and only it: the session goes on. Over stdio and in process, where every request shares one stream,
+    nothing is sent: the host sees no reply, as with `drop: true`."""
+
+    request: Any
+
+
+Action = Send | Wake | Note | Exit | Cut

@@ -20,6 +20,9 @@ it knows which of the two it is. Messages that belong to no request (unsolicited
 client notification causes) go to the session's GET stream, held back until the client opens it.
 A request's server message that the recorded server sent on its GET stream (`stream: get`) goes on
 the GET stream too when the client has one open, else on the request's own stream, with a note.
+A request whose answer broke off in the recording (`drop: cut`, the engine's `Cut`) has its stream's
+connection cut after what that stream carried before (an answer not begun, as a lone JSON reply would
+be: cut with nothing), as the recorded server's was; the session and its other streams go on.
 
 Handshake era: `initialize` starts a live session and its `Mcp-Session-Id`; every later message
 must carry it (400 without, 404 for an unknown or ended one, or as the recorded server answered);
@@ -36,8 +39,8 @@ Resumption: when the recorded server gave its events ids (it had an event store)
 the latest events of its sessions (`_Sent`), and a GET with `Last-Event-ID` gets the events of that
 id's stream that came after it, and then the rest of that stream as it comes (an unknown or
 forgotten id: an empty stream that ends), as the SDK's resumable server answers; resuming the GET
-stream after it ended opens it again. What is kept is one budget for the whole server
-(`RESUMABLE_EVENTS`, `RESUMABLE_BYTES`), the oldest forgotten first, and a session's events go
+stream after it ended opens it again; a stream that broke off (`drop: cut`) breaks off again. What
+is kept is one budget for the whole server (`RESUMABLE_EVENTS`, `RESUMABLE_BYTES`), the oldest forgotten first, and a session's events go
 when it ends: a thousand idle sessions cost no more than one.
 
 Bounds. Nothing a client leaves open grows without end:
@@ -74,7 +77,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import GET_STREAM, NOTIFICATION, SERVER, Cassette
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
-from mockmcp.core.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.core.replay import Action, Cut, Exit, Note, Replay, Send, Wake
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.core.streamable import (
@@ -222,6 +225,7 @@ class _Stream:
         self.get = False  # it is its session's GET stream (counted among the server's `standing` streams)
         self.said = 0  # events it has sent (keep-alive comments aside): what tells a quiet stream
         self.beat = 0  # which keep-alive timer is its own (one at a time; an older one is let go)
+        self.broken = False  # its answer broke off (`cut`): a client resuming it sees it break again
         # (headers, priming) of an answer not begun: a JSON body if the reply comes alone, else a stream
         self.pending: tuple[tuple[tuple[str, str], ...], bool] | None = None
         endpoint.live.setdefault(conn, []).append(self)
@@ -290,6 +294,19 @@ class _Stream:
         self._emit(Respond(self.conn, Answer(status, data, headers=self.pending[0])))
         self.pending = None
         self._ended()
+
+    def cut(self, opening: tuple[tuple[tuple[str, str], ...], bool]) -> None:
+        """Break the answer off, as a server that dies does: what was gathered for it goes out first, as a
+        stream (`opening`: the headers and priming of one not begun), then its connection is cut. A server
+        that streams every answer has begun its stream by then, gathered or not; one that answers a lone
+        reply as JSON has sent nothing yet."""
+        self.broken = True
+        if not self.lost:
+            if not self.sse and (self.gathered or self.endpoint.framing.sse):
+                self.open_sse(*(self.pending or opening))
+            self.endpoint.out.append(Drop(self.conn))
+            self.endpoint.lose(self.conn)
+        self.finish()
 
     def finish(self) -> None:
         if self.pending is not None:  # ended without a reply (cancelled, the session ended): an empty stream
@@ -376,6 +393,21 @@ class _LiveSession:
                 self.endpoint.out.append(action)
             elif isinstance(action, Exit):
                 self.endpoint.end(self, abort=True)
+            elif isinstance(action, Cut):
+                self._cut(action.request)
+
+    def _cut(self, request: Any) -> None:
+        """The request's answer breaks off (`drop: cut`): its stream's connection is cut after what it was sent,
+        and only it; the session goes on. A batch's members share one stream: all their answers break off."""
+        stream = self.streams.pop(request, None)
+        self.aliases.pop(request, None)
+        if stream is None:
+            return  # the client left it already (a cancel ended it)
+        if stream in self.batches:
+            self.batches.remove(stream)
+            for member in stream.batch:
+                self.streams.pop(member, None)
+        stream.cut((self.extra, self.endpoint.framing.priming))
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
@@ -400,6 +432,8 @@ class _LiveSession:
                 stream.event(send.data)
                 stream.finish()
                 return
+        if stream is None and send.batch:
+            return  # the batch's one stream broke off (`drop: cut` of a member): its array goes nowhere
         if stream is None:
             if self.standalone_open():
                 assert self.standalone is not None
@@ -450,7 +484,9 @@ class _LiveSession:
         out.append(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
         if stream is None or stream.done:
             out += [Event(conn, b"".join(frames))] if frames else []
-            out.append(End(conn))
+            # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
+            # tries again a few times, then gives up, as it does with a server that died).
+            out.append(Drop(conn) if stream is not None and stream.broken else End(conn))
             return
         if self.endpoint.framing.priming:
             frames.append(stream.primed())
@@ -664,12 +700,10 @@ class Endpoint:
         session.ended = True
         session.perform(session.engine.close())
         for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
-            if abort and not stream.lost:
-                if stream.gathered:  # what the server said before it died goes out first, as a stream
-                    stream.open_sse(*(stream.pending or (session.extra, self.framing.priming)))
-                self.out.append(Drop(stream.conn))
-                self.lose(stream.conn)
-            stream.finish()
+            if abort:  # what the server said before it died goes out first, then the cut
+                stream.cut((session.extra, self.framing.priming))
+            else:
+                stream.finish()
         self.sent.forget(session)
         if session.id is not None:
             self.sessions.pop(session.id, None)

@@ -39,9 +39,12 @@ it under a request, it is marked `stream: get`, so that replay over HTTP sends i
 again rather than on the request's own.
 
 A request the server never answered is kept with `drop: true` when the host left before its answer
-(or the recording was cut short), and with `exit: {status, when: before}` when the server ended the
-session first (`ended`): replay then does what the server did, where a request with no response and
-no word why would leave the host waiting for ever (loading refuses it).
+(or the recording was cut short), with `drop: cut` when the server broke its answer off (`cut`: over
+Streamable HTTP, the request's stream or body ended before the HTTP message did), `took` then saying
+when, and with `exit: {status, when: before}` when the server ended the session first (`ended`):
+replay then does what the server did, where a request with no response and no word why would leave
+the host waiting for ever (loading refuses it). A cut request stays in flight: should its answer
+still come (on a stream the client resumed), that answer is its response, and no cut is kept.
 
 The client's answers to server requests are attached to those requests. A server line that is not
 a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
@@ -59,7 +62,7 @@ from typing import Any
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import model, validation
-from mockmcp.cassette.model import EXIT_WHEN, GET_STREAM, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import CUT, EXIT_WHEN, GET_STREAM, Cassette, Interaction, ServerItem
 
 __all__ = [
     "CLIENT",
@@ -86,6 +89,7 @@ class _Open:
     took: float | None = None
     exit: int | None = None  # the server ended the session, exiting with this status, before answering it
     cancelled: bool = False  # the host cancelled it (a `notifications/cancelled` of its id follows it)
+    cut: float | None = None  # when the server broke its answer off, if it did (seconds since the request)
 
     def freeze(self, extra: list[dict[str, Any]] | tuple[()] = (), unanswered: bool = False) -> Interaction:
         # In the order the server sent them: items attached at once and items decided later interleave.
@@ -98,6 +102,7 @@ class _Open:
             )
             for i in ordered
         )
+        broke = unanswered and self.cut is not None
         return Interaction(
             self.kind,
             self.message,
@@ -105,8 +110,8 @@ class _Open:
             self.response,
             raw_response=self.raw_response,
             at=self.at,
-            took=self.took,
-            drop=unanswered and self.exit is None,
+            took=self.cut if broke else self.took,
+            drop=(CUT if broke else True) if unanswered and self.exit is None else False,
             exit=None if self.exit is None else (self.exit, EXIT_WHEN[1]),  # before: instead of the reply
         )
 
@@ -169,6 +174,13 @@ class Recorder:
                     entry["after"] = self._items[index - 1] if index else None
             del self._items[index]
 
+    def cut(self, request_id: Any, at: float) -> None:
+        """The server broke off its answer to the request `request_id` `at` seconds into the session, after
+        what it had sent for it (fed before this): unanswered in the end, it is kept with `drop: cut`."""
+        item = self._in_flight.get(request_id)
+        if item is not None and item.cut is None:
+            item.cut = _round(max(0.0, at - (item.at or 0.0)))
+
     def ended(self, status: int) -> None:
         """The server ended the session on its own, exiting with `status`: the requests still in flight were
         never answered because it was gone. Each is kept with `exit` (before its reply), so that replay ends
@@ -178,10 +190,12 @@ class Recorder:
                 item.exit = status
 
     def awaited(self) -> set[Any]:
-        """The ids of the host's requests the server has yet to answer: in flight, not cancelled, and not a
-        2026-07-28 listen (answered only when its stream ends)."""
+        """The ids of the host's requests the server has yet to answer: in flight, not cancelled, not broken off,
+        and not a 2026-07-28 listen (answered only when its stream ends)."""
         return {
-            key for key, item in self._in_flight.items() if item.message and item.message["method"] != protocol.LISTEN
+            key
+            for key, item in self._in_flight.items()
+            if item.message and item.message["method"] != protocol.LISTEN and item.cut is None
         }
 
     def _client(self, message: Any, line: bytes, at: float) -> None:

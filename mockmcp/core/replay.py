@@ -1,7 +1,8 @@
 """The replay engine: a cassette and incoming lines in, actions out. No I/O, no clocks, no sleeping.
 
 Theory of operation. Every incoming line goes through `receive`, which returns what the shell must
-do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr. A
+do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr, `Cut`
+a request's answer off where the recorded one broke off (`drop: cut`), `Exit` the session. A
 matched request starts a *job* that walks its interaction's steps: an optional delay, then each
 recorded server message in order, then the response. A job pauses at a delay (until the shell
 calls `wake`) or at a server-to-client request (until the host's answer arrives through
@@ -24,9 +25,9 @@ from __future__ import annotations
 import heapq
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.core import emulation, live
-from mockmcp.core.actions import Action, Exit, Note, Send, Wake
+from mockmcp.core.actions import Action, Cut, Exit, Note, Send, Wake
 from mockmcp.core.batch import Batch
 from mockmcp.core.branching import Questions
 from mockmcp.core.matching import Matcher, answer_body, canonical
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from mockmcp.core.emulation import Refusal
     from mockmcp.core.redact import Redactor
 
-__all__ = ["Action", "Exit", "Note", "Replay", "Send", "Wake"]
+__all__ = ["Action", "Cut", "Exit", "Note", "Replay", "Send", "Wake"]
 
 
 _KEEP = object()  # a job that is not answering a live request: server messages go out as recorded
@@ -602,6 +603,12 @@ class Replay:
     def _reply(self, job: _Job) -> list[Action]:
         """The reply to the live request: the recorded response, or what the fault knobs say instead."""
         interaction = job.interaction
+        if interaction.drop == CUT:
+            self.report.faults.append(
+                f"interactions[{job.index}]: the answer to request {job.reply_id!r} broke off before its reply "
+                "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
+            )
+            return [Cut(job.key)]
         if interaction.drop:
             self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
             return []

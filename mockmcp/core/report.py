@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 
-from mockmcp.cassette.model import SERVER, Cassette
+from mockmcp.cassette.model import CUT, SERVER, Cassette
 from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
@@ -173,6 +173,8 @@ class Report:
     def _again(self, index: int) -> str:
         """What a repeat of interactions[index] played again: its answer, or what stands in for one."""
         interaction = self.cassette.interactions[index]
+        if interaction.drop == CUT:
+            return "played again, broken off again (`drop: cut`)"
         if interaction.drop:
             return "played again, unanswered (`drop`)"
         if interaction.raw_response is not None:

@@ -82,7 +82,10 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "capabilities": (_TEXTS, "how the host's declared capabilities differ from the recording's host's (a note)"),
     "unanswered": (_TEXTS, "requests of the host left unanswered when the session ended (a note)"),
-    "faults": (_TEXTS, "fault knobs of the cassette that took effect (a dropped reply, an ended session)"),
+    "faults": (
+        _TEXTS,
+        "fault knobs of the cassette that took effect (a dropped reply, an answer broken off, an ended session)",
+    ),
     "strict_ok": (
         {"type": "boolean"},
         "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld",

@@ -16,7 +16,12 @@ read as it comes; TLS without blocking for an https target) in the same selector
 No thread per connection, no lock. The upstream timeout is a timer on the loop (504 when the
 answer's head is not there in time). A client that reads slowly pauses the reading of its
 own answer from the target, no one else's; a client that left a request's stream does not stop the
-proxy reading and journaling it to its end (a GET stream it left is closed instead). On SIGINT or
+proxy reading and journaling it to its end (a GET stream it left is closed instead). A target whose
+connection ends after an answer's head and before its end broke that answer off: the client sees
+the same (what came of a stream, then its connection cut; of a body, which goes whole, nothing), and
+the cut is journaled after what came before it (`Journal.cut`), so that replay breaks it off there
+too (`drop: cut`); an answer the target could not be read for (no head, or one that is not HTTP)
+is a 502 Bad Gateway saying why. On SIGINT or
 SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way end. (Resolving
 the target's name, when it is not an address, blocks the loop briefly each time a new connection
 to it opens; kept connections make that rare.)
@@ -145,6 +150,7 @@ class _Upstream:
         self.connected = self.handshaking = self.paused = self.closed = False
         self.reused = False  # whether it served a request before the one it is sending
         self.heard = False  # whether the target said anything about the current request
+        self.eof = False  # the target closed its side of the connection
         self.interest = 0
         port = target.port or (443 if self.tls else 80)
         family, kind, proto, _name, address = socket.getaddrinfo(target.hostname, port, type=socket.SOCK_STREAM)[0]
@@ -194,7 +200,7 @@ class _Upstream:
             self._flush()
             self._read()
         except OSError as exc:  # ssl.SSLError is one too
-            self.fail(exc)
+            self.fail(exc, broke=True)
             return
         self._refresh()
 
@@ -216,6 +222,7 @@ class _Upstream:
                 self.close()
                 return
             self.heard = self.heard or bool(data)  # an end alone: a kept connection closed meanwhile
+            self.eof = not data
             self.conn.receive_data(data)
             self._events()
             # TLS may hold decrypted bytes the descriptor no longer signals.
@@ -237,8 +244,8 @@ class _Upstream:
                 elif isinstance(event, h11.Response):
                     self.exchange.head(response_of(event))
                 # else a 1xx (100 Continue, 103 Early Hints): the answer follows (h11 refuses a 101 unasked)
-        except h11.RemoteProtocolError as exc:
-            self.fail(OSError(f"the target broke off the HTTP exchange: {exc}"))
+        except h11.RemoteProtocolError as exc:  # at the end of the connection: the target broke its answer off
+            self.fail(OSError(f"the target broke off the HTTP exchange: {exc}"), broke=self.eof)
         if exchange is not None:
             exchange.flush()  # what one read brought goes to the client in one write
 
@@ -255,7 +262,7 @@ class _Upstream:
             try:
                 self._flush()
             except OSError as exc:
-                self.fail(exc)
+                self.fail(exc, broke=True)
                 return
         self._refresh()
 
@@ -272,7 +279,7 @@ class _Upstream:
                 try:
                     self._read()
                 except OSError as exc:
-                    self.fail(exc)
+                    self.fail(exc, broke=True)
                     return
             self._refresh()
 
@@ -284,11 +291,13 @@ class _Upstream:
         done = conn.our_state is h11.DONE and conn.their_state is h11.DONE
         return done and conn.trailing_data == (b"", False) and not self.out
 
-    def fail(self, exc: OSError) -> None:
+    def fail(self, exc: OSError, broke: bool = False) -> None:
+        """The exchange under way cannot go on; `broke`: its connection ended (closed or reset), rather than
+        the target saying something that is not HTTP."""
         exchange, self.exchange = self.exchange, None
         self.close()
         if exchange is not None:
-            exchange.failed(self, exc)
+            exchange.failed(self, exc, broke)
 
     def close(self) -> None:
         if self.closed:
@@ -385,7 +394,11 @@ class _Exchange:
         self.client.respond(504, text.encode(), "text/plain")
         self._finish()
 
-    def failed(self, upstream: _Upstream | None, exc: OSError) -> None:
+    def failed(self, upstream: _Upstream | None, exc: OSError, broke: bool = False) -> None:
+        """The answer cannot come whole. When its head had come and then its connection ended (`broke`), the
+        target broke it off: the client sees the same (what came of a stream, then its connection cut; of
+        a body, which goes whole, nothing), and the cut is journaled after what came before it. Before the
+        head, the client gets 502 Bad Gateway saying why."""
         if self.done:
             return
         if upstream is not None and upstream.reused and not upstream.heard:
@@ -397,12 +410,34 @@ class _Exchange:
             self.proxy.trouble = f"the connection to {target} broke: {why}"
         else:
             self.proxy.trouble = f"could not reach {target}: {why} (the host got 502 Bad Gateway)"
+        if broke and self.response is not None:
+            self._broken_off()
+            return
         if not self.started:
             self.outgoing.clear()
             self.client.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
         else:
             self.client.abort()  # the answer cannot be whole: the client sees it break, as the target's did
         self._finish()
+
+    def _broken_off(self) -> None:
+        """The target broke its answer off: the client's connection is cut as the target's was, and the cut
+        journaled, after what came before it, for each request it was the answer of; what its events showed
+        of the target's framing (their ids, a priming event) is learnt, as from a stream that ended."""
+        outgoing, self.outgoing = self.outgoing, []
+        if outgoing:  # an SSE head still waiting for its first event goes now: the client sees the stream begin
+            self.client.send(*outgoing)
+        self.flush()  # journals the events that came
+        proxy, response, events = self.proxy, self.response, self.events
+        if events is not None and response is not None:  # what its events showed (ids, priming) holds all the same
+            seen = (events.ids, bool(events.primed), False)
+            proxy.learn(framing_seen(self.method, response.status, self.message, seen, proxy.http.get("framing")))
+        if not self.replied:
+            at = time.monotonic() - self.proxy.start
+            for request_id in _asked(self.message):
+                self.proxy.journal.cut(request_id, at, self.session)
+        self._finish()  # before the cut: the client's close is no cancellation of its own (`left`)
+        self.client.abort()
 
     def _finish(self) -> None:
         self.done = True
@@ -685,6 +720,12 @@ class RecordingProxy(LoopServer):
         _Exchange(self, client, request.method, headers, message, session).begin(upstream)
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
             self.record(CLIENT, session, body)
+
+
+def _asked(message: Any) -> list[Any]:
+    """The ids of the requests a POST carried: its request's, or a batch's requests' (none for a GET's)."""
+    messages = message if isinstance(message, list) else [message]
+    return [m["id"] for m in messages if jsonrpc.classify(m).kind == jsonrpc.REQUEST]
 
 
 def _replies_to(data: bytes, request_id: Any) -> bool:

@@ -184,6 +184,7 @@ class ReplayTransport:
                 print(action.text, file=self.log or sys.stderr, flush=True)
             elif isinstance(action, Exit):
                 self._to_host.close()  # the host sees the session end, as when a server exits
+            # A Cut (`drop: cut`) sends nothing: every request shares the one stream, which one answer may not break.
 
     def _deliver(self, line: bytes) -> None:
         """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception)."""

@@ -13,7 +13,9 @@ then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the se
 when it came on the session's GET stream, `"e": ID` when it came as the SSE event of that id (a
 server that resumes a stream sends its events again under their ids). `{"x": ID}` (with its `"s"`)
 says that the HTTP layer turned the client request ID away (a session error): it never reached the
-session. A line
+session. `{"b": ID, "t": seconds}` (with its `"s"`) says that the server broke off its answer to the
+client request ID then (its stream, or its body, ended before the HTTP message did), after the lines
+journaled before it. A line
 `{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
 the server frames its answers); a later one wins. `{"z": STATUS}` says that the server ended the session
 on its own, exiting with STATUS, before the host did: the requests still unanswered then never were.
@@ -46,7 +48,7 @@ from typing import Any, NamedTuple
 from mockmcp import __version__
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
-from mockmcp.cassette.model import Cassette
+from mockmcp.cassette.model import CUT, Cassette
 from mockmcp.core.merge import merge
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era, silent
 from mockmcp.core.redact import Redactor
@@ -127,6 +129,11 @@ class Journal:
         """Journal that the client request `request_id` was turned away before reaching the session."""
         tag = {"s": session} if session else {}
         self._write(json.dumps({"x": request_id, **tag}, separators=(",", ":")).encode() + b"\n")
+
+    def cut(self, request_id: Any, at: float, session: int = 0) -> None:
+        """Journal that the server broke off its answer to the client request `request_id`, `at` seconds in."""
+        tag = {"s": session} if session else {}
+        self._write(_compact({"b": request_id, "t": round(at, 4), **tag}).encode() + b"\n")
 
     def ended(self, status: int) -> None:
         """Journal that the server ended the session on its own, exiting with `status` (see `Recorder.ended`)."""
@@ -275,6 +282,9 @@ def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str,
             if "x" in event:
                 recorder.refused(event["x"])
                 continue
+            if "b" in event:
+                recorder.cut(event["b"], float(event["t"]))
+                continue
             line = event["l"].encode("utf-8", "surrogateescape")
             event_id = event.get("e")
             if event_id is not None and not isinstance(event_id, str):
@@ -375,10 +385,13 @@ def saved(cassette_path: str, reason: str) -> list[str]:
         exists = os.path.exists(cassette_path)
         kept = f"{cassette_path} was left as it was" if exists else f"no cassette was written to {cassette_path}"
         return [*said, f"nothing was recorded; {kept}; {reason}"]
-    dropped = sum(i.drop for i in recovered.cassette.interactions)
+    dropped = sum(i.drop is True for i in recovered.cassette.interactions)
+    cut = sum(i.drop == CUT for i in recovered.cassette.interactions)
     ended = sum(i.exit is not None for i in recovered.cassette.interactions)
     if dropped:
         said.append(f"{dropped} request(s) still unanswered when the session ended are kept with `drop: true`")
+    if cut:
+        said.append(f"{cut} request(s) whose answer the server broke off are kept with `drop: cut`")
     if ended:
         said.append(f"{ended} request(s) the server never answered, as it exited first, are kept with `exit`")
     return [

@@ -71,6 +71,7 @@ class _Shell:
                 print(action.text, file=self.stderr, flush=True)
             elif isinstance(action, Exit):
                 self.exit_status = action.status
+            # A Cut (`drop: cut`) sends nothing: every request shares stdout, which one answer may not break.
 
     def flush(self) -> None:
         """Write what the engine sent: what follows a notification or a server request once the host has read

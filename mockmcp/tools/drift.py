@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from mockmcp import protocol
-from mockmcp.cassette.model import KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction, written_eras
+from mockmcp.cassette.model import CUT, KNOBS, RAW, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.core.explain import describe_differences, label
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.core.merge import merged_meta
@@ -218,7 +218,9 @@ def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette,
 
     An interaction judged the same stays as recorded (and so does its text, comments and all: see
     `store.save`); a changed or missing one takes the live answer (`server`, `response`,
-    `raw_response`, `took`) and keeps its request and its hand-made fault knobs; requests only the
+    `raw_response`, `took`) and keeps its request and its hand-made fault knobs (a `drop: cut` the recorder
+    wrote where the server broke its answer off is the server's, so the live answer replaces it, unless it
+    says `expect: fault`); requests only the
     live session made are added at the end; unsolicited server messages stay as recorded. Values the
     server minted anew (cursors, `requestState`) are written as recorded, so the requests that echo
     them still match. Returns the cassette and a sentence per interaction whose knobs were kept, or
@@ -235,8 +237,10 @@ def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette,
             notes.append(f"kept the recorded answer of [{entry.recorded}] {entry.label}: there was no live answer")
             continue
         answer = {field: _unmint(getattr(new, field), back) for field in _ANSWER}
-        interactions[entry.recorded] = old._replace(**answer)
-        knobs = [knob for knob in KNOBS if getattr(old, knob) != getattr(_NO_KNOBS, knob)]
+        if old.drop == CUT and old.expect is None:  # the recorded server broke its answer off: no knob of a person's
+            answer["drop"] = new.drop
+        interactions[entry.recorded] = written = old._replace(**answer)
+        knobs = [knob for knob in KNOBS if getattr(written, knob) != getattr(_NO_KNOBS, knob)]
         if knobs:
             notes.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
     interactions += [

@@ -27,7 +27,7 @@ import yaml
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import shapes, validation, yamlfile
-from mockmcp.cassette.model import RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
+from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
@@ -249,6 +249,14 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     versioned = protocol.params_era(interaction.params) == protocol.STATELESS
     for index, item in enumerate(interaction.server):
         yield from _check_server_item(item, place + ("server", index), stateless, revision)
+    if interaction.drop == CUT:  # the recorder writes it where the server broke its answer off: a fault of its
+        yield _Issue(
+            place + ("drop",),
+            WARNING,
+            "the answer to this request breaks off before its reply (`drop: cut`): the recorded server cut it "
+            "(it crashed, or something between timed out), and replay cuts it again",
+            "record again once the server answers; if the cut is meant (to test the host), mark it `expect: fault`",
+        )
     if response is None or message is None:
         return
     if interaction.method == protocol.INITIALIZE:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple, TextIO
 
 from mockmcp import protocol
-from mockmcp.cassette.model import NOTIFICATION, RAW, REQUEST, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import CUT, NOTIFICATION, RAW, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import load
 from mockmcp.errors import UsageError
 from mockmcp.tools.summary import PARAMS, RESULTS, summarize
@@ -109,8 +109,8 @@ def client_marks(item: Interaction) -> list[str]:
 
 
 def reply_marks(item: Interaction) -> list[str]:
-    """Knobs that change the reply itself: drop, raw_response, exit."""
-    marks = ["dropped"] if item.drop else []
+    """Knobs that change the reply itself: drop (`cut off`: its answer breaks off there), raw_response, exit."""
+    marks = (["cut off"] if item.drop == CUT else ["dropped"]) if item.drop else []
     marks += ["raw reply"] if item.raw_response is not None else []
     return marks + ([f"exit {item.exit[0]} {item.exit[1]} reply"] if item.exit is not None else [])
 
