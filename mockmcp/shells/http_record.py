@@ -46,7 +46,7 @@ from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, session_error_seen, wrong_target
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import no_delay
+from mockmcp.shells.http11 import MAX_BODY, no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
 from mockmcp.shells.http_request import MAX_HEAD, Response, response_of
 from mockmcp.shells.journal import Journal
@@ -62,6 +62,16 @@ __all__ = ["RecordingProxy", "SseEvents"]
 # the SDK client gives up on an event over 1 MiB), for --upstream-timeout seconds at most: an endless
 # stream would otherwise grow the journal without end.
 AFTER_GONE_BYTES = 64 << 20
+# The most of one message (a body, an SSE event) the proxy keeps for the cassette; what is longer still
+# goes to the client whole, as it comes, but is not journaled as its bytes (see `_Exchange`). Smaller than
+# the 64 MiB line mockmcp reads anywhere (`jsonrpc.MAX_LINE`) because what is kept is held several times
+# over on its way to the cassette (the journal's line, its parse, the YAML), and a cassette is read by
+# every replay: it is the largest request body mockmcp's HTTP side takes, and far more than an MCP message
+# needs (the SDK client refuses an SSE event over 1 MiB).
+KEPT_LIMIT = MAX_BODY
+# A body up to this size goes to the client whole, at its end, its head with it in one write (see
+# benchmarks/README.md); a longer one goes on as it comes, its head first.
+WHOLE = 1 << 20
 
 _HOP = {
     b"connection",
@@ -94,42 +104,77 @@ class SseEvents:
     Lines may end in CRLF, LF or CR, and a chunk may end between the CR and the LF of one line end.
     Each chunk is scanned once: the cost is linear in the stream, however big an event is. On the
     way it notes whether events carried ids, and whether the first was a priming event (an id alone).
+
+    An event longer than `limit` bytes is not kept: from the moment the event being read grows past
+    it, its bytes are counted and dropped (the stream's bytes still go to the client: this only reads
+    what passes), and the event comes out as its size, an int, in place of its data (with its id when
+    that came before the limit was passed). So what this holds at any time is at most `limit` bytes,
+    and one chunk.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = KEPT_LIMIT if limit is None else limit
         self._pending = bytearray()
         self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
+        self._skipped: int | None = None  # bytes dropped of the event being read, once past the limit
+        self._skipped_id: str | None = None  # the id of that event, when it came before the limit was passed
         self.ids = False
         self.primed: bool | None = None  # None until the first event is whole
         self.count = 0  # events with data
 
-    def feed(self, chunk: bytes) -> list[bytes]:
-        """The data of every event this chunk completes (events without data are left out)."""
+    def feed(self, chunk: bytes) -> list[bytes | int]:
+        """The data of every event this chunk completes (events without data are left out; one over the
+        limit is its size)."""
         return [data for _id, data in self.events(chunk)]
 
-    def events(self, chunk: bytes) -> list[tuple[str | None, bytes]]:
+    def events(self, chunk: bytes) -> list[tuple[str | None, bytes | int]]:
         """The id (None: the event had none) and data of every event this chunk completes (events
-        without data are left out)."""
+        without data are left out; for an event over the limit, its size in bytes instead of its data)."""
         if self._after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         self._after_cr = chunk.endswith(b"\r")
         start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
         self._pending += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        out: list[tuple[str | None, bytes]] = []
+        out: list[tuple[str | None, bytes | int]] = []
         while (end := self._pending.find(b"\n\n", start)) >= 0:
-            event = bytes(self._pending[:end])
+            if self._skipped is not None:
+                out.append(self._seen(self._skipped_id, True, self._skipped + end))
+                self._skipped = None
+            else:
+                out.extend(self._event(bytes(self._pending[:end])))
             del self._pending[: end + 2]
             start = 0
-            lines = event.split(b"\n")
-            data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
-            ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
-            self.ids = self.ids or bool(ids)
-            if self.primed is None:
-                self.primed = bool(ids) and not any(data)
-            if any(data):
-                self.count += 1
-                out.append((ids[-1].decode("utf-8", "replace") if ids else None, b"\n".join(data)))
+        if self._skipped is None and len(self._pending) > self.limit:
+            self._skip()
+        if self._skipped is not None:  # only the last byte is kept: a blank line may begin with it
+            self._skipped += len(self._pending) - 1
+            del self._pending[:-1]
         return out
+
+    def _event(self, event: bytes) -> list[tuple[str | None, bytes | int]]:
+        lines = event.split(b"\n")
+        data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+        ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
+        event_id = ids[-1].decode("utf-8", "replace") if ids else None
+        if not any(data):
+            self._seen(event_id, False, 0)
+            return []
+        return [self._seen(event_id, True, b"\n".join(data) if len(event) <= self.limit else len(event))]
+
+    def _skip(self) -> None:
+        """The event being read has grown past the limit: its id, if it came first, is kept, the rest dropped."""
+        head = bytes(self._pending[: 1 << 16]).split(b"\n")[:-1]  # its whole lines there: an id comes first
+        ids = [line[3:].removeprefix(b" ") for line in head if line.startswith(b"id:")]
+        self._skipped_id = ids[-1].decode("utf-8", "replace") if ids else None
+        self._skipped = 0
+
+    def _seen(self, event_id: str | None, data: bool, kept: bytes | int) -> tuple[str | None, bytes | int]:
+        """Note an event's id and whether it had data; what `events` gives of it."""
+        self.ids = self.ids or event_id is not None
+        if self.primed is None:
+            self.primed = event_id is not None and not data
+        self.count += data
+        return event_id, kept
 
 
 class _Upstream:
@@ -301,8 +346,19 @@ class _Upstream:
 
 
 class _Exchange:
-    """One request forwarded to the target and its answer passed back: a JSON body whole, an SSE stream
-    event by event, every message journaled on the way."""
+    """One request forwarded to the target and its answer passed back: a body up to `WHOLE` whole, a longer
+    one and an SSE stream as they come, every message journaled on the way.
+
+    What it holds is bounded, however long the answer: the body read so far while it is at most
+    `KEPT_LIMIT` (for the journal, and for one write while it is at most `WHOLE`), the SSE event being
+    read likewise (`SseEvents`), and what the client has not yet taken (a slow client pauses the reading
+    of this answer from the target beyond `PAUSE_READING`). A message longer than `KEPT_LIMIT` reaches the
+    client whole and is journaled as its size (`RecordingProxy.unkept`): when it is the reply to the
+    request, the cassette holds an error in its place, which says so (`Recorder.unkept`), so the call is
+    never lost and replay answers it at once. A body is known to be the reply to the request POSTed; an
+    SSE event on the request's stream is taken for it when the stream ends without another reply (a
+    server ends a request's stream with its reply), anything else over the limit is only said.
+    """
 
     def __init__(
         self,
@@ -326,11 +382,14 @@ class _Exchange:
         self.response: Response | None = None
         self.kept: list[tuple[bytes, bytes]] = []
         self.events: SseEvents | None = None  # while relaying an SSE stream
-        self.body = bytearray()
+        self.body = bytearray()  # what came of a body, while it is at most KEPT_LIMIT
+        self.size = 0  # the length of the body so far
+        self.streaming = False  # the body goes to the client as it comes (longer than WHOLE), its head gone first
+        self.unsure: tuple[int, float] | None = None  # an event over the limit on its stream: its size, when
         self.upstream: _Upstream | None = None
         self.json = False  # a body (not a stream) that is JSON
         self.outgoing: list[Any] = []  # events for the client, written together (`flush`)
-        self.unjournaled: list[tuple[str | None, bytes]] = []  # the SSE events in them (id, data), journaled after
+        self.unjournaled: list[tuple[str | None, bytes | int]] = []  # their SSE events (id, data), journaled after
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
         self.replied = False  # whether its stream carried the reply to its request
@@ -369,7 +428,8 @@ class _Exchange:
 
     def stalled(self) -> None:
         """The timer of a body: a target that sent its head and then nothing for the upstream timeout gets cut,
-        and the client a 504 (the body goes to it whole, so nothing of it has gone yet), not a wait for ever."""
+        not waited for for ever. The client gets a 504 while nothing of the answer has gone to it; once some
+        has (a body longer than WHOLE), its connection is cut instead, as the target's was."""
         if self.done or self.events is not None:
             return
         quiet = time.monotonic() - self.last_byte
@@ -380,6 +440,11 @@ class _Exchange:
             self.upstream.exchange = None
             self.upstream.close()
         target, timeout = self.proxy.url_of_target, self.proxy.timeout
+        if self.streaming:
+            self.proxy.trouble = f"{target} stopped sending an answer for {timeout:g} s (the host's connection was cut)"
+            self._finish()  # before the cut: a client that leaves an answer over is no cancel of its request
+            self.client.abort()
+            return
         self.proxy.trouble = f"{target} stopped sending an answer for {timeout:g} s (the host got 504 Gateway Timeout)"
         text = f"Gateway Timeout: the target stopped sending its answer for {timeout:g} s (--upstream-timeout)"
         self.client.respond(504, text.encode(), "text/plain")
@@ -464,8 +529,7 @@ class _Exchange:
 
     def data(self, chunk: bytes) -> None:
         if self.events is None:
-            self.body += chunk
-            self.last_byte = time.monotonic()
+            self._body(chunk)
             return
         if self.gone_at is not None:  # the client left: the rest is read for the cassette, not without end
             self.after_gone += len(chunk)
@@ -480,6 +544,27 @@ class _Exchange:
         self.outgoing.append(h11.Data(data=chunk))
         self.unjournaled += self.events.events(chunk)
 
+    def _body(self, chunk: bytes) -> None:
+        """A piece of a body: kept while the body is at most KEPT_LIMIT, and gathered for one write while it is
+        at most WHOLE; beyond, it goes on as it came (the head first, with the target's length when it gave one)."""
+        self.last_byte = time.monotonic()
+        self.size += len(chunk)
+        if self.streaming:
+            self.outgoing.append(h11.Data(data=chunk))
+        if self.size <= KEPT_LIMIT or not self.streaming:
+            self.body += chunk
+        if not self.streaming and self.size > min(WHOLE, KEPT_LIMIT):
+            response = self.response
+            assert response is not None
+            fields, framing = response.fields, []  # no length: chunked (or to the close, for HTTP/1.0)
+            if "content-length" in fields and "transfer-encoding" not in fields:
+                framing = [(b"content-length", fields["content-length"].encode("latin-1"))]
+            head = h11.Response(status_code=response.status, headers=[*self.kept, *framing], reason=response.reason)
+            self.outgoing += [head, h11.Data(data=bytes(self.body))]
+            self.streaming = True
+        if self.size > KEPT_LIMIT and self.body:
+            self.body = bytearray()  # too long for the cassette: not kept
+
     def flush(self) -> None:
         """Write what waits for the client in one write (dropped, h11 kept in step, if it has gone), then
         journal its messages: the client is not kept waiting for the disk."""
@@ -493,12 +578,27 @@ class _Exchange:
                 self.upstream.pause()
                 client.waiting = self._resume
         for event_id, data in self.unjournaled:
+            if self.unsure is not None:  # an event after it: the one over the limit was not the reply
+                self._unsure(reply=False)
+            if isinstance(data, int):  # an event over the limit: its size
+                if self.owner is not None and not self.replied:
+                    self.unsure = (data, time.monotonic())  # the reply, if the stream ends with it
+                else:
+                    self.proxy.unkept(self.session, data, self.owner, get=self.standalone)
+                continue
             if not self.replied and self.owner is not None and b'"id"' in data:
                 self.replied = _replies_to(data, self.owner)
             self.proxy.record(SERVER, self.session, data, self.owner, get=self.standalone, event=event_id)
         self.unjournaled.clear()
+        if self.done and self.unsure is not None:  # the stream ended with it: it was the reply
+            self._unsure(reply=True)
         if client.broken and self.standalone and not self.done:
             self.abandon()
+
+    def _unsure(self, reply: bool) -> None:
+        assert self.unsure is not None
+        (size, at), self.unsure = self.unsure, None
+        self.proxy.unkept(self.session, size, self.owner, reply=reply, at=at)
 
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
@@ -519,9 +619,13 @@ class _Exchange:
             self.flush()
             proxy.learn(framing_seen(self.method, response.status, self.message, seen, framing))
             return
-        body = bytes(self.body)
-        headers = [*self.kept, (b"content-length", b"%d" % len(body))]
-        self.client.send_whole(response.status, headers, body, response.reason)  # the client first, the journal then
+        body = bytes(self.body)  # empty when longer than KEPT_LIMIT
+        if self.streaming:
+            self.outgoing.append(h11.EndOfMessage())
+            self.flush()
+        else:
+            headers = [*self.kept, (b"content-length", b"%d" % len(body))]  # the client first, the journal then
+            self.client.send_whole(response.status, headers, body, response.reason)
         # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
         # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
         answers = self.method == b"POST" and self.message is not None
@@ -529,6 +633,9 @@ class _Exchange:
         if errors and answers and isinstance(self.message, dict) and "id" in self.message:
             # Turned away before the session saw it: no interaction, but the shape replay answers with.
             proxy.journal.refused(self.message["id"], self.session)
+        elif answers and self.json and self.size > KEPT_LIMIT:
+            for request_id in _request_ids(self.message):  # the reply to each (a batch's: the replies to all)
+                proxy.unkept(self.session, self.size, request_id, reply=True)
         elif answers and body.strip() and self.json:
             proxy.record(SERVER, self.session, body)
         proxy.learn(framing_seen(self.method, response.status, self.message, None, framing))
@@ -654,6 +761,14 @@ class RecordingProxy(LoopServer):
                 lines = [self.redactor.line(line) for line in lines]
             self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get, event)
 
+    def unkept(
+        self, session: int, size: int, stream: Any, get: bool = False, reply: bool = False, at: float | None = None
+    ) -> None:
+        """Journal that a server message of `size` bytes, over KEPT_LIMIT, came (at that moment, or `at`) and is
+        not kept: on the stream of request `stream` (its reply, with `reply`), or on the session's GET stream."""
+        when = (time.monotonic() if at is None else at) - self.start
+        self.journal.unkept(when, size, KEPT_LIMIT, session, stream, get, reply)
+
     def closed(self, connection: Connection) -> None:
         stream = self.streams.pop(connection, None)
         if stream is not None:
@@ -685,6 +800,12 @@ class RecordingProxy(LoopServer):
         _Exchange(self, client, request.method, headers, message, session).begin(upstream)
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
             self.record(CLIENT, session, body)
+
+
+def _request_ids(message: Any) -> list[Any]:
+    """The ids of the requests in a POSTed message (a batch holds several)."""
+    messages = message if isinstance(message, list) else [message]
+    return [m["id"] for m in messages if isinstance(m, dict) and "method" in m and jsonrpc.is_valid_id(m.get("id"))]
 
 
 def _replies_to(data: bytes, request_id: Any) -> bool:
