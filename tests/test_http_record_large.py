@@ -20,10 +20,11 @@ from conftest import MOCKMCP, ROOT, child_env, serve_each_connection, served, ss
 
 from mockmcp import jsonrpc
 from mockmcp.cassette import store
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept
 from mockmcp.core.redact import Redactor
 from mockmcp.shells import http_record
 from mockmcp.shells.http_loop import PAUSE_READING
-from mockmcp.shells.http_record import RecordingProxy
+from mockmcp.shells.http_record import RecordingProxy, SseEvents
 from mockmcp.shells.journal import Journal, saved
 from mockmcp.words import RecordMode
 
@@ -217,3 +218,127 @@ def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_
     assert answered[-1] == {"jsonrpc": "2.0", "id": 7, "error": stand_in["error"]}
     lint = subprocess.run([*MOCKMCP, "lint", str(out)], capture_output=True, text=True, timeout=60, env=child_env())
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+# --- the rules alone, in memory ---------------------------------------------------------------------------
+
+# An SSE stream, the limit, and what `SseEvents.events` gives: (id, data), or for an event over the limit
+# (id, its size in bytes) in place of its data.
+OVER: dict[str, tuple[bytes, int, list[tuple[str | None, bytes | int]]]] = {
+    "under the limit": (b"id: 1\ndata: abc\n\n", 16, [("1", b"abc")]),
+    "one over it, between two under": (
+        b"data: a\n\nid: 2\ndata: " + b"x" * 40 + b"\n\ndata: b\n\n",
+        16,
+        [(None, b"a"), ("2", 6 + 6 + 40), (None, b"b")],
+    ),
+    "its id after its data, past the limit, is not known": (b"data: " + b"x" * 40 + b"\nid: 3\n\n", 16, [(None, 52)]),
+    "its id within the limit is": (b"id: 3\nid:4\ndata: " + b"x" * 40 + b"\n\n", 16, [("4", 6 + 5 + 6 + 40)]),
+    "CRLF line ends count as one byte": (
+        b"data: " + b"x" * 40 + b"\r\n\r\ndata: c\r\n\r\n",
+        16,
+        [(None, 46), (None, b"c")],
+    ),
+    "several data lines": (b"data: " + b"x" * 10 + b"\ndata: " + b"y" * 10 + b"\n\n", 16, [(None, 16 + 1 + 16)]),
+    "a comment over the limit is unread, so counted": (
+        b": " + b"x" * 40 + b"\n\ndata: d\n\n",
+        16,
+        [(None, 42), (None, b"d")],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(OVER))
+def test_an_sse_event_over_the_limit_is_its_size_however_the_chunks_fall(name: str) -> None:
+    stream, limit, expected = OVER[name]
+    assert SseEvents(limit).events(stream) == expected
+    for cut in range(len(stream) + 1):
+        events = SseEvents(limit)
+        assert events.events(stream[:cut]) + events.events(stream[cut:]) == expected
+    events, seen = SseEvents(limit), []
+    for at in range(len(stream)):  # a byte at a time: never more than the limit and a chunk held
+        seen += events.events(stream[at : at + 1])
+        assert len(events._pending) <= limit + 1
+    assert seen == expected
+
+
+CALL = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big"}}'
+REPLY = b'{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'
+CANCEL = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}'
+# What the journal says of a session, as Recorder calls: ("line", direction, line) or ("unkept", stream, get,
+# reply) for a server message of 1000 bytes over a limit of 100; then the call's answer in the cassette and
+# the facts kept for the note.
+UNKEPT: dict[str, tuple[list[tuple[Any, ...]], Any, list[Unkept]]] = {
+    "the call's reply": (
+        [("line", CLIENT, CALL), ("unkept", 2, False, True)],
+        "stand-in",
+        [Unkept(1000, 100, 1.0, 2, "tools/call", False, True)],
+    ),
+    "a message on its stream before its reply": (
+        [("line", CLIENT, CALL), ("unkept", 2, False, False), ("line", SERVER, REPLY)],
+        {"result": {"content": []}},
+        [Unkept(1000, 100, 1.0, 2, "tools/call", False, False)],
+    ),
+    "on the GET stream, during the call": (
+        [("line", CLIENT, CALL), ("unkept", None, True, False), ("line", SERVER, REPLY)],
+        {"result": {"content": []}},
+        [Unkept(1000, 100, 1.0, None, None, True, False)],
+    ),
+    "the reply of a call the host cancelled": (
+        [("line", CLIENT, CALL), ("line", CLIENT, CANCEL), ("unkept", 2, False, True)],
+        "stand-in",
+        [Unkept(1000, 100, 1.0, 2, "tools/call", False, True)],
+    ),
+    "a reply to no request": ([("unkept", 9, False, True)], None, [Unkept(1000, 100, 1.0, 9, None, False, False)]),
+}
+
+
+@pytest.mark.parametrize("name", list(UNKEPT))
+def test_a_message_not_kept_answers_its_call_with_an_error_only_when_it_was_the_reply(name: str) -> None:
+    fed, answer, facts = UNKEPT[name]
+    recorder = Recorder()
+    for step in fed:
+        if step[0] == "line":
+            recorder.feed(step[1], step[2], 0.5)
+        else:
+            recorder.unkept(1000, 100, 1.0, *step[1:])
+    calls = [i for i in recorder.cassette().interactions if i.method == "tools/call"]
+    assert recorder.unkept_messages == facts
+    if answer is None:
+        assert calls == []
+        return
+    [got] = [call.response for call in calls]
+    if answer == "stand-in":
+        error = got["error"]
+        assert (error["code"], error["data"]) == (jsonrpc.NOT_RECORDED, {"size": 1000, "limit": 100})
+        assert (
+            "this tools/call request (id 2)" in error["message"]
+            and "1,000 bytes, more than the 100" in error["message"]
+        )
+        assert calls[0].took == 0.5
+    else:
+        assert got == answer
+
+
+def test_the_notes_say_where_each_message_not_kept_was_and_how_to_fix_it(tmp_path: Path) -> None:
+    """Through the journal, as `mockmcp record` and `mockmcp recover` alike save a recording: the stand-in's
+    place in the cassette, or the stream and time of a message the cassette does not hold."""
+    out = tmp_path / "c.yaml"
+    journal = Journal.fresh(str(out), RecordMode.ALL, Redactor(), ["http://x/mcp"])
+    journal.append(CLIENT, 0.1, [json.dumps(INIT).encode()], 1)
+    journal.append(SERVER, 0.2, [answer_of(INIT)], 1)
+    journal.append(CLIENT, 0.3, [CALL], 1)
+    journal.unkept(0.4, 5_000_000, 1_000_000, 1, None, True)  # on the GET stream
+    journal.unkept(0.5, 7_000_000, 1_000_000, 1, 2, False, reply=True)
+    journal.close()
+    notes = saved(str(out), "stopped")
+    recorded = store.load(str(out))
+    assert recorded.interactions[1].response["error"]["code"] == jsonrpc.NOT_RECORDED
+    assert notes[:2] == [
+        f"{out}: a server message on the GET stream of session 1, 0.4 s into the recording, was 5,000,000 bytes, "
+        "over the 1,000,000 a recording keeps of one message: it is not in the cassette, and replay does not send "
+        "it; to record it, have the server send less in one message (a page at a time, say)",
+        f"{out}: interactions[1].response: the answer to tools/call request 2 of session 1 was 7,000,000 bytes, "
+        "over the 1,000,000 a recording keeps of one message: the cassette holds an error (-32098) in its place, "
+        "which replay answers with; to record it, have the server send less in one message (a page at a time, "
+        "say), or write the answer there by hand",
+    ]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import selectors
 import socket
 import ssl
@@ -105,11 +106,11 @@ class SseEvents:
     Each chunk is scanned once: the cost is linear in the stream, however big an event is. On the
     way it notes whether events carried ids, and whether the first was a priming event (an id alone).
 
-    An event longer than `limit` bytes is not kept: from the moment the event being read grows past
-    it, its bytes are counted and dropped (the stream's bytes still go to the client: this only reads
-    what passes), and the event comes out as its size, an int, in place of its data (with its id when
-    that came before the limit was passed). So what this holds at any time is at most `limit` bytes,
-    and one chunk.
+    An event longer than `limit` bytes (its lines, with LF line ends) is not kept: from the moment the
+    event being read grows past it, its bytes are counted and dropped (the stream's bytes still go to
+    the client: this only reads what passes), and the event comes out as its size, an int, in place of
+    its data, with the id of an `id:` line among its first `limit` bytes. So what this holds at any time
+    is at most `limit` bytes and one chunk, and what it gives does not depend on how the chunks fall.
     """
 
     def __init__(self, limit: int | None = None) -> None:
@@ -152,6 +153,8 @@ class SseEvents:
         return out
 
     def _event(self, event: bytes) -> list[tuple[str | None, bytes | int]]:
+        if len(event) > self.limit:
+            return [self._seen(_early_id(event, self.limit), True, len(event))]
         lines = event.split(b"\n")
         data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
         ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
@@ -159,13 +162,11 @@ class SseEvents:
         if not any(data):
             self._seen(event_id, False, 0)
             return []
-        return [self._seen(event_id, True, b"\n".join(data) if len(event) <= self.limit else len(event))]
+        return [self._seen(event_id, True, b"\n".join(data))]
 
     def _skip(self) -> None:
-        """The event being read has grown past the limit: its id, if it came first, is kept, the rest dropped."""
-        head = bytes(self._pending[: 1 << 16]).split(b"\n")[:-1]  # its whole lines there: an id comes first
-        ids = [line[3:].removeprefix(b" ") for line in head if line.startswith(b"id:")]
-        self._skipped_id = ids[-1].decode("utf-8", "replace") if ids else None
+        """The event being read has grown past the limit: its id, if it came early, is kept, the rest dropped."""
+        self._skipped_id = _early_id(self._pending, self.limit)
         self._skipped = 0
 
     def _seen(self, event_id: str | None, data: bool, kept: bytes | int) -> tuple[str | None, bytes | int]:
@@ -175,6 +176,16 @@ class SseEvents:
             self.primed = event_id is not None and not data
         self.count += data
         return event_id, kept
+
+
+_ID_LINE = re.compile(rb"^id: ?([^\n]*)\n", re.MULTILINE)
+
+
+def _early_id(event: bytes | bytearray, limit: int) -> str | None:
+    """The id of an SSE event over the limit: the last `id:` line that ends within its first `limit` bytes."""
+    with memoryview(event) as view, view[:limit] as early:  # read where it is, not copied
+        ids = _ID_LINE.findall(early)
+    return ids[-1].decode("utf-8", "replace") if ids else None
 
 
 class _Upstream:
