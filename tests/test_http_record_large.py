@@ -37,6 +37,7 @@ INIT = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x" * BIG}}
 
 
 def call(request_id: int, name: str) -> dict[str, Any]:
@@ -56,7 +57,8 @@ def answer_of(request: dict[str, Any]) -> bytes:
 
 class _Target:
     """A Streamable HTTP server of one tool that answers in `framing`: a JSON body with its length, a chunked
-    JSON body, or an SSE stream of one event; on keep-alive connections."""
+    JSON body, an SSE stream of one event, or (`sse-log`) the big text as a log message on the call's stream,
+    then a small reply; on keep-alive connections."""
 
     def __init__(self, framing: str) -> None:
         self.framing = framing
@@ -91,9 +93,12 @@ class _Target:
             return b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n"
         answer = answer_of(request)
         head = b"HTTP/1.1 200 OK\r\nmcp-session-id: s1\r\n"
-        if self.framing == "sse":
-            event = b"event: message\r\ndata: " + answer + b"\r\n\r\n"
-            return head + b"content-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s" % (len(event), event)
+        if self.framing.startswith("sse"):
+            sent = [answer]
+            if self.framing == "sse-log" and request["params"].get("name") == "big":
+                sent = [json.dumps(LOG).encode(), answer_of(call(request["id"], "small"))]
+            events = b"".join(b"event: message\r\ndata: " + data + b"\r\n\r\n" for data in sent)
+            return head + b"content-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s" % (len(events), events)
         head += b"content-type: application/json\r\n"
         if self.framing == "json":
             return head + b"content-length: %d\r\n\r\n%s" % (len(answer), answer)
@@ -103,17 +108,15 @@ class _Target:
 
 
 @contextmanager
-def proxy_in_front_of(target: str, out: Path) -> Iterator[tuple[RecordingProxy, list[int]]]:
-    """The recording proxy on a thread, recording into out, and the most bytes it held at once (what its
-    exchanges kept of a body or an SSE event, and what waited for its client), after each piece it read; on
-    leaving, it stops and the cassette is saved (its notes in the list's place... see `stop`)."""
+def proxy_in_front_of(target: str, out: Path, timeout: float = 20) -> Iterator[RecordingProxy]:
+    """The recording proxy on a thread, recording into out; on leaving, it stops as `mockmcp record` does
+    (the answers under way, then the journal closed: `saved` makes the cassette)."""
     journal = Journal.fresh(str(out), RecordMode.ALL, Redactor(), [target])
-    proxy = RecordingProxy(target, ("127.0.0.1", 0), journal, Redactor(), timeout=20)
+    proxy = RecordingProxy(target, ("127.0.0.1", 0), journal, Redactor(), timeout=timeout)
     thread = threading.Thread(target=proxy.serve_forever, daemon=True)
     thread.start()
-    held: list[int] = [0]
     try:
-        yield proxy, held
+        yield proxy
     finally:
         proxy.stop_accepting()
         thread.join(20)
@@ -122,6 +125,7 @@ def proxy_in_front_of(target: str, out: Path) -> Iterator[tuple[RecordingProxy, 
 
 
 def held_by(exchange: Any) -> int:
+    """What an exchange holds: of a body or an SSE event for the journal, and for its client to take."""
     pending = len(exchange.events._pending) if exchange.events is not None else 0
     return len(exchange.body) + pending + len(exchange.client.out)
 
@@ -158,10 +162,11 @@ def session_through(url: str) -> tuple[list[Any], bytes]:
         connection.close()
 
 
-@pytest.mark.parametrize("framing", ["json", "chunked", "sse"])
-def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_the_call_answered_by_an_error(
-    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def recorded_through_the_proxy(
+    framing: str, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Any], bytes, list[int], list[str]]:
+    """`session_through` the proxy in front of a `_Target` in that framing, with the proxy's limit at LIMIT:
+    what the host got (as `session_through`), what the proxy held after each piece it read, the notes."""
     monkeypatch.setattr(http_record, "KEPT_LIMIT", LIMIT)
     most: list[int] = []
     relayed = http_record._Exchange.data
@@ -171,13 +176,21 @@ def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_
         most.append(held_by(exchange))
 
     monkeypatch.setattr(http_record._Exchange, "data", data)
-    target, out = _Target(framing), tmp_path / "big.yaml"
+    target = _Target(framing)
     try:
-        with proxy_in_front_of(target.url, out) as (proxy, _held):
+        with proxy_in_front_of(target.url, out) as proxy:
             live, big = session_through(proxy.url)
     finally:
         target.listener.close()
-    notes = saved(str(out), "stopped")
+    return live, big, most, saved(str(out), "stopped")
+
+
+@pytest.mark.parametrize("framing", ["json", "chunked", "sse"])
+def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_the_call_answered_by_an_error(
+    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "big.yaml"
+    live, big, most, notes = recorded_through_the_proxy(framing, out, monkeypatch)
 
     # The host got every byte, as the target sent it.
     expected = answer_of(call(2, "big"))
@@ -342,3 +355,54 @@ def test_the_notes_say_where_each_message_not_kept_was_and_how_to_fix_it(tmp_pat
         "which replay answers with; to record it, have the server send less in one message (a page at a time, "
         "say), or write the answer there by hand",
     ]
+
+
+def test_a_message_over_the_limit_before_the_reply_on_its_stream_is_said_and_the_reply_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "log.yaml"
+    live, _big, most, notes = recorded_through_the_proxy("sse-log", out, monkeypatch)
+    assert live == [LOG, json.loads(answer_of(call(2, "small"))), json.loads(answer_of(call(3, "small")))]
+    assert max(most) <= LIMIT + PAUSE_READING + (256 << 10)
+    recorded = store.load(str(out))
+    big_call = recorded.interactions[2]
+    assert big_call.server == () and big_call.response == {"result": {"content": [{"type": "text", "text": "small"}]}}
+    [note] = [n for n in notes if "over the" in n]
+    assert note.startswith(f"{out}: a server message on the stream of tools/call request 2, ")
+    assert "it is not in the cassette, and replay does not send it" in note
+
+
+def test_a_body_that_stalls_after_part_of_it_went_to_the_host_cuts_the_hosts_connection(tmp_path: Path) -> None:
+    """Before any of the body has gone, a stall gets the host a 504 (tests/test_http_hosts.py); once part of
+    it has (a body longer than WHOLE goes as it comes), no status can be said any more: the host's connection
+    is cut, as the target's was, rather than left waiting."""
+    sent, done = 2 * http_record.WHOLE, threading.Event()
+    with socket.create_server(("127.0.0.1", 0)) as target:
+
+        def part_then_nothing() -> None:
+            conn, _ = target.accept()
+            with conn:
+                conn.recv(1 << 16)
+                head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % (2 * sent)
+                conn.sendall(head + b"x" * sent)
+                done.wait(20)  # and nothing more until the test is over
+
+        threading.Thread(target=part_then_nothing, daemon=True).start()
+        try:
+            with proxy_in_front_of(
+                f"http://127.0.0.1:{target.getsockname()[1]}/mcp", tmp_path / "c.yaml", 0.5
+            ) as proxy:
+                connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+                connection.request("POST", "/mcp", json.dumps(call(2, "big")), {"content-type": "application/json"})
+                response = connection.getresponse()
+                assert response.status == 200
+                with pytest.raises(http.client.IncompleteRead) as cut:
+                    response.read()
+                connection.close()
+        finally:
+            done.set()
+    assert len(cut.value.partial) == sent
+    assert (
+        proxy.trouble is not None
+        and "stopped sending an answer for 0.5 s (the host's connection was cut)" in proxy.trouble
+    )
