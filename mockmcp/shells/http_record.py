@@ -4,17 +4,20 @@ Theory of operation. Every request to the proxy's endpoint is sent on to the tar
 (less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), on a connection kept
 from an earlier request when the target left one open (a new one costs a round trip), after the
 same Host/Origin check as replay's (`core.streamable.foreign`); and the answer comes back as it
-goes: a JSON body whole, an SSE stream chunk by chunk as the server writes it. On the way, every
-JSON-RPC message in a POST body, a JSON answer or an SSE event is journaled like the stdio
-recorder's lines, redacted first, tagged with the session it belongs to. Headers are never
-recorded, so neither is an `Authorization`. The cassette is built from the journal when the proxy
-stops.
+goes: a body up to `WHOLE` whole (its head with it, in one write), a longer one and an SSE stream
+chunk by chunk as the server writes it. On the way, every JSON-RPC message in a POST body, a JSON
+answer or an SSE event is journaled like the stdio recorder's lines, redacted first, tagged with the
+session it belongs to; one over `KEPT_LIMIT` only as its size, so that the proxy's memory stays
+bounded however long an answer is (`_Exchange` says what the cassette holds for it). Headers are
+never recorded, so neither is an `Authorization`. The cassette is built from the journal when the
+proxy stops.
 
 One event loop (`http_loop.py`) carries both sides: the clients' connections, and non-blocking
 connections to the target (h11's client side on each: a request written in one piece, its answer
 read as it comes; TLS without blocking for an https target) in the same selector.
 No thread per connection, no lock. The upstream timeout is a timer on the loop (504 when the
-answer's head is not there in time). A client that reads slowly pauses the reading of its
+answer's head is not there in time, or a body stalls before any of it went to the client; a cut
+connection once some has). A client that reads slowly pauses the reading of its
 own answer from the target, no one else's; a client that left a request's stream does not stop the
 proxy reading and journaling it to its end (a GET stream it left is closed instead). On SIGINT or
 SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way end. (Resolving
