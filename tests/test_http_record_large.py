@@ -58,10 +58,11 @@ def answer_of(request: dict[str, Any]) -> bytes:
 class _Target:
     """A Streamable HTTP server of one tool that answers in `framing`: a JSON body with its length, a chunked
     JSON body, an SSE stream of one event, or (`sse-log`) the big text as a log message on the call's stream,
-    then a small reply; on keep-alive connections."""
+    then a small reply; on keep-alive connections. A `gated` target keeps the last 64 KiB of the big answer
+    until `go` is set (by a client that has read part of it already)."""
 
-    def __init__(self, framing: str) -> None:
-        self.framing = framing
+    def __init__(self, framing: str, gated: bool = False) -> None:
+        self.framing, self.gated, self.go = framing, gated, threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/mcp"
         serve_each_connection(self.listener, self._serve)
@@ -72,7 +73,12 @@ class _Target:
             try:
                 while head := self._head(reading):
                     body = reading.read(int(head.get("content-length", "0")))
-                    sock.sendall(self._answer(json.loads(body) if body else None))
+                    answer = self._answer(json.loads(body) if body else None)
+                    if self.gated and len(answer) > BIG:
+                        sock.sendall(answer[: -(64 << 10)])
+                        self.go.wait(60)  # longer than the client waits: the proxy must pass on what came
+                        answer = answer[-(64 << 10) :]
+                    sock.sendall(answer)
             except (OSError, ValueError):
                 pass
 
@@ -130,13 +136,16 @@ def held_by(exchange: Any) -> int:
     return len(exchange.body) + pending + len(exchange.client.out)
 
 
-def post(connection: http.client.HTTPConnection, message: dict[str, Any], session: str | None) -> tuple[Any, bytes]:
+def post(
+    connection: http.client.HTTPConnection, message: dict[str, Any], session: str | None, read: int | None = None
+) -> tuple[Any, bytes]:
+    """POST a message (in that session), and read its answer (its first `read` bytes only, when given)."""
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     if session:
         headers["mcp-session-id"] = session
     connection.request("POST", "/mcp", json.dumps(message), headers)
     response = connection.getresponse()
-    return response, response.read()
+    return response, response.read(read)
 
 
 def messages(response: Any, body: bytes) -> list[Any]:
@@ -145,16 +154,21 @@ def messages(response: Any, body: bytes) -> list[Any]:
     return [json.loads(body)] if body else []
 
 
-def session_through(url: str) -> tuple[list[Any], bytes]:
+def session_through(url: str, go: threading.Event | None = None) -> tuple[list[Any], bytes]:
     """initialize, initialized, tools/call big, tools/call small, on one connection: the calls' messages, and
-    the big call's body as it came."""
+    the big call's body as it came (with `go`: a MiB of it read first, then `go` set)."""
     host, port = url.split("/")[2].rsplit(":", 1)
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
     try:
         response, _ = post(connection, INIT, None)
         session = response.getheader("mcp-session-id")
         post(connection, INITIALIZED, session)
-        response, big = post(connection, call(2, "big"), session)
+        if go is None:
+            response, big = post(connection, call(2, "big"), session)
+        else:
+            response, part = post(connection, call(2, "big"), session, read=1 << 20)
+            go.set()
+            big = part + response.read()
         answers = messages(response, big)
         response, small = post(connection, call(3, "small"), session)
         return answers + messages(response, small), big
@@ -163,11 +177,12 @@ def session_through(url: str) -> tuple[list[Any], bytes]:
 
 
 def recorded_through_the_proxy(
-    framing: str, out: Path, monkeypatch: pytest.MonkeyPatch
+    framing: str, out: Path, monkeypatch: pytest.MonkeyPatch, limit: int = LIMIT, gated: bool = False
 ) -> tuple[list[Any], bytes, list[int], list[str]]:
-    """`session_through` the proxy in front of a `_Target` in that framing, with the proxy's limit at LIMIT:
-    what the host got (as `session_through`), what the proxy held after each piece it read, the notes."""
-    monkeypatch.setattr(http_record, "KEPT_LIMIT", LIMIT)
+    """`session_through` the proxy in front of a `_Target` in that framing (`gated` or not), with the proxy's
+    limit at `limit`: what the host got (as `session_through`), what the proxy held after each piece it read,
+    the notes."""
+    monkeypatch.setattr(http_record, "KEPT_LIMIT", limit)
     most: list[int] = []
     relayed = http_record._Exchange.data
 
@@ -176,10 +191,10 @@ def recorded_through_the_proxy(
         most.append(held_by(exchange))
 
     monkeypatch.setattr(http_record._Exchange, "data", data)
-    target = _Target(framing)
+    target = _Target(framing, gated)
     try:
         with proxy_in_front_of(target.url, out) as proxy:
-            live, big = session_through(proxy.url)
+            live, big = session_through(proxy.url, target.go if gated else None)
     finally:
         target.listener.close()
     return live, big, most, saved(str(out), "stopped")
@@ -355,6 +370,20 @@ def test_the_notes_say_where_each_message_not_kept_was_and_how_to_fix_it(tmp_pat
         "which replay answers with; to record it, have the server send less in one message (a page at a time, "
         "say), or write the answer there by hand",
     ]
+
+
+@pytest.mark.parametrize("framing", ["json", "chunked"])
+def test_a_body_under_the_limit_but_over_whole_goes_on_as_it_comes_and_is_recorded_whole(
+    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The target holds back the end of its answer until the host has read a MiB of it: the host can only have
+    done so if the proxy passed the answer on before its end."""
+    out = tmp_path / "kept.yaml"
+    _live, big, _most, notes = recorded_through_the_proxy(framing, out, monkeypatch, limit=2 * BIG, gated=True)
+    assert big == answer_of(call(2, "big")) and len(big) > http_record.WHOLE
+    assert not any("over the" in note for note in notes)
+    [answer] = [i.response for i in store.load(str(out)).interactions if i.method == "tools/call"][:1]
+    assert answer == {"result": json.loads(big)["result"]}
 
 
 def test_a_message_over_the_limit_before_the_reply_on_its_stream_is_said_and_the_reply_recorded(

@@ -595,7 +595,7 @@ class _Exchange:
             if self.unsure is not None:  # an event after it: the one over the limit was not the reply
                 self._unsure(reply=False)
             if isinstance(data, int):  # an event over the limit: its size
-                if self.owner is not None and not self.replied:
+                if self.owner is not None and self.awaited and not self.replied:  # (a listen's: notifications)
                     self.unsure = (data, time.monotonic())  # the reply, if the stream ends with it
                 else:
                     self.proxy.unkept(self.session, data, self.owner, get=self.standalone)

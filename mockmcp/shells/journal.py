@@ -332,7 +332,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     A journal that holds no interaction, or in which the server answered none of the host's requests
     (`recorder.silent`), writes nothing: the cassette, if any, stays as it was.
 
-    Returns the cassette written, what the journal held, and notes for stderr (see `core.merge`).
+    Returns the cassette written, what the journal held, and notes for stderr (see `core.merge`; and one for
+    each server message the recorder did not keep, as it was over its limit).
     """
     path = journal_path(cassette_path)
     live = holder(path)
@@ -369,7 +370,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
             fix=f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`",
         ) from error
     os.unlink(path)
-    return result, recovered, notes
+    unkept = tuple(_unkept_note(cassette_path, result, session, fact) for session, fact in recovered.unkept)
+    return result, recovered, notes + unkept
 
 
 def _unkept_note(cassette_path: str, written: Cassette, session: int, fact: Unkept) -> str:
@@ -425,7 +427,6 @@ def saved(cassette_path: str, reason: str) -> list[str]:
             f"{len(recovered.skipped)} line(s) the host sent were no JSON-RPC message a cassette can hold, "
             f"and are not in {cassette_path} (the first: {first!r})"
         )
-    said += [_unkept_note(cassette_path, written, session, fact) for session, fact in recovered.unkept]
     if not recovered.cassette.interactions:
         exists = os.path.exists(cassette_path)
         kept = f"{cassette_path} was left as it was" if exists else f"no cassette was written to {cassette_path}"
