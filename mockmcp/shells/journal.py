@@ -12,8 +12,8 @@ then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the se
 `"r": ID` when a server line came on the stream of the client request ID (an HTTP POST's), `"g": 1`
 when it came on the session's GET stream, `"e": ID` when it came as the SSE event of that id (a
 server that resumes a stream sends its events again under their ids). `{"d": "s", "t": seconds,
-"o": N, "max": L}` (tagged likewise, with `"a": 1` when it was the reply to request `"r"`) stands for a
-server message of N bytes the recorder did not keep, as it was over its limit of L bytes. `{"x": ID}` (with its `"s"`)
+"o": N, "max": L}`, tagged likewise (`"a": 1`: it was the reply to request `"r"`), stands for a server
+message of N bytes the recorder did not keep, as it was over its limit of L bytes. `{"x": ID}` (with its `"s"`)
 says that the HTTP layer turned the client request ID away (a session error): it never reached the
 session. A line
 `{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
@@ -370,23 +370,32 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
             fix=f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`",
         ) from error
     os.unlink(path)
-    unkept = tuple(_unkept_note(cassette_path, result, session, fact) for session, fact in recovered.unkept)
+    taken: set[int] = set()
+    unkept = tuple(_unkept_note(cassette_path, result, session, fact, taken) for session, fact in recovered.unkept)
     return result, recovered, notes + unkept
 
 
-def _unkept_note(cassette_path: str, written: Cassette, session: int, fact: Unkept) -> str:
+def _unkept_note(cassette_path: str, written: Cassette, session: int, fact: Unkept, taken: set[int]) -> str:
     """What to say of a server message the recorder did not keep (over its limit): where, which, how long, and
-    how to fix it."""
+    how to fix it. A reply's place is the first interaction of its session and id answered by the stand-in
+    error, and not `taken` by an earlier note (an id may be used again)."""
     of = f" of session {session}" if session else ""
     over = f"{fact.size:,} bytes, over the {fact.limit:,} a recording keeps of one message"
     fix = "to record it, have the server send less in one message (a page at a time, say)"
     if fact.reply:
         place = cassette_path
         for index, interaction in enumerate(written.interactions):
-            message, response = interaction.message or {}, interaction.response or {}
-            code = response.get("error", {}).get("code") if isinstance(response.get("error"), dict) else None
-            if interaction.session == session and message.get("id") == fact.request and code == jsonrpc.NOT_RECORDED:
+            error = (interaction.response or {}).get("error")
+            if (
+                index not in taken
+                and interaction.session == session
+                and (interaction.message or {}).get("id") == fact.request
+                and isinstance(error, dict)
+                and error.get("code") == jsonrpc.NOT_RECORDED
+            ):
+                taken.add(index)
                 place = f"{cassette_path}: interactions[{index}].response"
+                break
         return (
             f"{place}: the answer to {fact.method} request {fact.request!r}{of} was {over}: the cassette holds an "
             f"error ({jsonrpc.NOT_RECORDED}) in its place, which replay answers with; {fix}, or write the answer "
