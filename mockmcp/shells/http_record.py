@@ -73,6 +73,9 @@ AFTER_GONE_BYTES = 64 << 20
 # every replay: it is the largest request body mockmcp's HTTP side takes, and far more than an MCP message
 # needs (the SDK client refuses an SSE event over 1 MiB).
 KEPT_LIMIT = MAX_BODY
+# What one read from the target takes at most: a long answer passes in pieces this size, each one write to its
+# client (a smaller piece costs more turns of the loop per MB: 64 KiB relayed a body at half the speed).
+_READ = 1 << 18
 # A body up to this size goes to the client whole, at its end, its head with it in one write (see
 # benchmarks/README.md); a longer one goes on as it comes, its head first.
 WHOLE = 1 << 20
@@ -138,9 +141,12 @@ class SseEvents:
             chunk = chunk[1:]
         self._after_cr = chunk.endswith(b"\r")
         start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
-        self._pending += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if b"\r" in chunk:  # (each test a scan at memory speed: a long line passes the quicker)
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self._pending += chunk
         out: list[tuple[str | None, bytes | int]] = []
-        while (end := self._pending.find(b"\n\n", start)) >= 0:
+        # An event ends only where a line of this chunk ends: what came before holds no blank line any more.
+        while b"\n" in chunk and (end := self._pending.find(b"\n\n", start)) >= 0:
             if self._skipped is not None:
                 out.append(self._seen(self._skipped_id, True, self._skipped + end))
                 self._skipped = None
@@ -268,7 +274,8 @@ class _Upstream:
     def _read(self) -> None:
         while not self.closed and not self.paused:
             try:
-                data = self.sock.recv(1 << 16)
+                # A head is read MAX_HEAD at a time: h11 holds it to that limit only while it is incomplete.
+                data = self.sock.recv(MAX_HEAD if self.exchange is None or self.exchange.response is None else _READ)
             except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 return
             if self.exchange is None:  # idle in the pool: the target closed it, or says something unasked
