@@ -69,9 +69,10 @@ AFTER_GONE_BYTES = 64 << 20
 # The most of one message (a body, an SSE event) the proxy keeps for the cassette; what is longer still
 # goes to the client whole, as it comes, but is not journaled as its bytes (see `_Exchange`). Smaller than
 # the 64 MiB line mockmcp reads anywhere (`jsonrpc.MAX_LINE`) because what is kept is held several times
-# over on its way to the cassette (the journal's line, its parse, the YAML), and a cassette is read by
-# every replay: it is the largest request body mockmcp's HTTP side takes, and far more than an MCP message
-# needs (the SDK client refuses an SSE event over 1 MiB).
+# over on its way to the cassette (the journal's line, its parse, the YAML: a 16 MB answer takes the proxy
+# near 180 MB while it saves, benchmarks/bench_proxy_memory.py), and a cassette is read by every replay:
+# it is the largest request body mockmcp's HTTP side takes, and far more than an MCP message needs (the
+# SDK client refuses an SSE event over 1 MiB).
 KEPT_LIMIT = MAX_BODY
 # What one read from the target takes at most: a long answer passes in pieces this size, each one write to its
 # client (a smaller piece costs more turns of the loop per MB: 64 KiB relayed a body at half the speed).
