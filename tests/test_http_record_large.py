@@ -235,7 +235,7 @@ def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_
         report = server.stop()
     assert report["misses"] == []
     assert replayed[0]["error"] == stand_in["error"] and replayed[1] == live[1]
-    lines = [INIT, INITIALIZED, {**call(7, "big")}]
+    lines = [INIT, INITIALIZED, call(7, "big")]
     stdio = subprocess.run(
         [*MOCKMCP, "replay", str(out)],
         input="".join(json.dumps(line) + "\n" for line in lines),
