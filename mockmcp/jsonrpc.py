@@ -29,6 +29,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_LINE",
     "METHOD_NOT_FOUND",
+    "NOT_RECORDED",
     "NO_MATCH",
     "PARSE_ERROR",
     "classify",
@@ -54,6 +55,9 @@ CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAM
 # last code of the range, farthest from those MCP assigns from its start (-32002, -32020..-32022,
 # -32042): a host must never take a miss for a message of the protocol.
 NO_MATCH = -32099
+# mockmcp's own code, beside it: the cassette holds this error where the server's answer was too long for a
+# recording to keep (the HTTP recording proxy's limit); its message says how long, and which request.
+NOT_RECORDED = -32098
 
 
 # How deep a message may nest (an object or array is one level, its items the next). Python's own

@@ -46,6 +46,13 @@ replay then does what the server did, where a request with no response and no wo
 the host waiting for ever (loading refuses it). A cut request stays in flight: should its answer
 still come (on a stream the client resumed), that answer is its response, and no cut is kept.
 
+A server message the HTTP recording proxy did not keep, as it was over its limit, comes as its size
+(`unkept`). When it was the reply to a request, the request is answered with an error that says so
+(`jsonrpc.NOT_RECORDED`, its message naming the request and the size): the cassette still holds the
+call, and replay answers it at once with what happened rather than leave the host waiting, or play
+a reply that never was. Every such message is kept as a fact (`Unkept`) for the note said when the
+recording is saved.
+
 The client's answers to server requests are attached to those requests. A server line that is not
 a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
 
@@ -63,17 +70,33 @@ from typing import Any
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import model, validation
 from mockmcp.cassette.model import CUT, EXIT_WHEN, GET_STREAM, Cassette, Interaction, ServerItem
+from mockmcp.namedtuple import NamedTuple
 
 __all__ = [
     "CLIENT",
     "Recorder",
     "SERVER",
+    "Unkept",
     "era",
     "silent",
 ]
 
 CLIENT = "client"
 SERVER = "server"
+
+
+class Unkept(NamedTuple):
+    """A server message not kept, as it was over the recorder's limit: how long it was, the limit, when it came,
+    the request on whose stream it came (and that request's method), whether it came on the GET stream, and
+    whether it was that request's reply (then answered by a NOT_RECORDED error in the cassette)."""
+
+    size: int
+    limit: int
+    at: float
+    request: Any
+    method: str | None
+    get: bool
+    reply: bool
 
 
 @dataclass(slots=True, eq=False)  # compared and hashed by identity: two interactions may hold equal messages
@@ -134,6 +157,7 @@ class Recorder:
         self._events: dict[str, int] = {}  # SSE event id -> the hash of the server line recorded under it
         self._seq = 0  # arrival order of server items
         self.skipped: list[str] = []
+        self.unkept_messages: list[Unkept] = []
 
     def feed(
         self, direction: str, line: bytes, at: float, stream: Any = None, get: bool = False, event: str | None = None
@@ -159,6 +183,25 @@ class Recorder:
                 self._client(one, line, at)
             else:
                 self._server(one, line, at, stream, get)
+
+    def unkept(
+        self, size: int, limit: int, at: float, stream: Any = None, get: bool = False, reply: bool = False
+    ) -> None:
+        """The server sent a message of `size` bytes, over the recorder's `limit`, which was not kept, `at` seconds
+        into the session (on the stream of client request `stream`, or the GET stream); with `reply` it was that
+        request's reply: the request is answered with a NOT_RECORDED error saying so."""
+        item = (self._in_flight.get(stream) or self._cancelled.get(stream)) if jsonrpc.is_valid_id(stream) else None
+        method = item.message["method"] if item is not None and item.message is not None else None
+        answered = reply and item is not None
+        self.unkept_messages.append(Unkept(size, limit, _round(at), stream, method, get, answered))
+        if answered:
+            text = (
+                f"mockmcp recorded no answer to this {method} request (id {stream!r}): the server's answer was "
+                f"{size:,} bytes, more than the {limit:,} a recording keeps of one message (it went on to the host "
+                "whole); record a shorter answer, or write this response into the cassette by hand"
+            )
+            data = {"size": size, "limit": limit}
+            self._server(jsonrpc.error_response(stream, jsonrpc.NOT_RECORDED, text, data), b"", at, stream, False)
 
     def refused(self, request_id: Any) -> None:
         """The request `request_id` never reached the session: the HTTP layer turned it away (a

@@ -4,17 +4,20 @@ Theory of operation. Every request to the proxy's endpoint is sent on to the tar
 (less hop-by-hop headers, and `Accept-Encoding`, so bodies stay readable), on a connection kept
 from an earlier request when the target left one open (a new one costs a round trip), after the
 same Host/Origin check as replay's (`core.streamable.foreign`); and the answer comes back as it
-goes: a JSON body whole, an SSE stream chunk by chunk as the server writes it. On the way, every
-JSON-RPC message in a POST body, a JSON answer or an SSE event is journaled like the stdio
-recorder's lines, redacted first, tagged with the session it belongs to. Headers are never
-recorded, so neither is an `Authorization`. The cassette is built from the journal when the proxy
-stops.
+goes: a body up to `WHOLE` whole (its head with it, in one write), a longer one and an SSE stream
+chunk by chunk as the server writes it. On the way, every JSON-RPC message in a POST body, a JSON
+answer or an SSE event is journaled like the stdio recorder's lines, redacted first, tagged with the
+session it belongs to; one over `KEPT_LIMIT` only as its size, so that the proxy's memory stays
+bounded however long an answer is (`_Exchange` says what the cassette holds for it). Headers are
+never recorded, so neither is an `Authorization`. The cassette is built from the journal when the
+proxy stops.
 
 One event loop (`http_loop.py`) carries both sides: the clients' connections, and non-blocking
 connections to the target (h11's client side on each: a request written in one piece, its answer
 read as it comes; TLS without blocking for an https target) in the same selector.
 No thread per connection, no lock. The upstream timeout is a timer on the loop (504 when the
-answer's head is not there in time). A client that reads slowly pauses the reading of its
+answer's head is not there in time, or a body stalls before any of it went to the client; a cut
+connection once some has). A client that reads slowly pauses the reading of its
 own answer from the target, no one else's; a client that left a request's stream does not stop the
 proxy reading and journaling it to its end (a GET stream it left is closed instead). A target whose
 connection ends after an answer's head and before its end broke that answer off: the client sees
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import selectors
 import socket
 import ssl
@@ -51,7 +55,7 @@ from mockmcp.core.recorder import CLIENT, SERVER
 from mockmcp.core.redact import Redactor
 from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, session_error_seen, wrong_target
 from mockmcp.errors import UsageError
-from mockmcp.shells.http11 import no_delay
+from mockmcp.shells.http11 import MAX_BODY, no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
 from mockmcp.shells.http_request import MAX_HEAD, Response, response_of
 from mockmcp.shells.journal import Journal
@@ -67,6 +71,20 @@ __all__ = ["RecordingProxy", "SseEvents"]
 # the SDK client gives up on an event over 1 MiB), for --upstream-timeout seconds at most: an endless
 # stream would otherwise grow the journal without end.
 AFTER_GONE_BYTES = 64 << 20
+# The most of one message (a body, an SSE event) the proxy keeps for the cassette; what is longer still
+# goes to the client whole, as it comes, but is not journaled as its bytes (see `_Exchange`). Smaller than
+# the 64 MiB line mockmcp reads anywhere (`jsonrpc.MAX_LINE`) because what is kept is held several times
+# over on its way to the cassette (the journal's line, its parse, the YAML: a 16 MB answer takes the proxy
+# near 180 MB while it saves, benchmarks/bench_proxy_memory.py), and a cassette is read by every replay:
+# it is the largest request body mockmcp's HTTP side takes, and far more than an MCP message needs (the
+# SDK client refuses an SSE event over 1 MiB).
+KEPT_LIMIT = MAX_BODY
+# What one read from the target takes at most: a long answer passes in pieces this size, each one write to its
+# client (a smaller piece costs more turns of the loop per MB: 64 KiB relayed a body at half the speed).
+_READ = 1 << 18
+# A body up to this size goes to the client whole, at its end, its head with it in one write (see
+# benchmarks/README.md); a longer one goes on as it comes, its head first.
+WHOLE = 1 << 20
 
 _HOP = {
     b"connection",
@@ -99,42 +117,90 @@ class SseEvents:
     Lines may end in CRLF, LF or CR, and a chunk may end between the CR and the LF of one line end.
     Each chunk is scanned once: the cost is linear in the stream, however big an event is. On the
     way it notes whether events carried ids, and whether the first was a priming event (an id alone).
+
+    An event longer than `limit` bytes (its lines, with LF line ends) is not kept: from the moment the
+    event being read grows past it, its bytes are counted and dropped (the stream's bytes still go to
+    the client: this only reads what passes), and the event comes out as its size, an int, in place of
+    its data, with the id of an `id:` line among its first `limit` bytes. So what this holds at any time
+    is at most `limit` bytes and one chunk, and what it gives does not depend on how the chunks fall.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = KEPT_LIMIT if limit is None else limit
         self._pending = bytearray()
         self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
+        self._skipped: int | None = None  # bytes dropped of the event being read, once past the limit
+        self._skipped_id: str | None = None  # the id of that event, when it came before the limit was passed
         self.ids = False
         self.primed: bool | None = None  # None until the first event is whole
         self.count = 0  # events with data
 
-    def feed(self, chunk: bytes) -> list[bytes]:
-        """The data of every event this chunk completes (events without data are left out)."""
+    def feed(self, chunk: bytes) -> list[bytes | int]:
+        """The data of every event this chunk completes (events without data are left out; one over the
+        limit is its size)."""
         return [data for _id, data in self.events(chunk)]
 
-    def events(self, chunk: bytes) -> list[tuple[str | None, bytes]]:
+    def events(self, chunk: bytes) -> list[tuple[str | None, bytes | int]]:
         """The id (None: the event had none) and data of every event this chunk completes (events
-        without data are left out)."""
+        without data are left out; for an event over the limit, its size in bytes instead of its data)."""
         if self._after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         self._after_cr = chunk.endswith(b"\r")
         start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
-        self._pending += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        out: list[tuple[str | None, bytes]] = []
-        while (end := self._pending.find(b"\n\n", start)) >= 0:
-            event = bytes(self._pending[:end])
+        if b"\r" in chunk:  # (each test a scan at memory speed: a long line passes the quicker)
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self._pending += chunk
+        out: list[tuple[str | None, bytes | int]] = []
+        # An event ends only where a line of this chunk ends: what came before holds no blank line any more.
+        while b"\n" in chunk and (end := self._pending.find(b"\n\n", start)) >= 0:
+            if self._skipped is not None:
+                out.append(self._seen(self._skipped_id, True, self._skipped + end))
+                self._skipped = None
+            else:
+                out.extend(self._event(bytes(self._pending[:end])))
             del self._pending[: end + 2]
             start = 0
-            lines = event.split(b"\n")
-            data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
-            ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
-            self.ids = self.ids or bool(ids)
-            if self.primed is None:
-                self.primed = bool(ids) and not any(data)
-            if any(data):
-                self.count += 1
-                out.append((ids[-1].decode("utf-8", "replace") if ids else None, b"\n".join(data)))
+        if self._skipped is None and len(self._pending) > self.limit:
+            self._skip()
+        if self._skipped is not None:  # only the last byte is kept: a blank line may begin with it
+            self._skipped += len(self._pending) - 1
+            del self._pending[:-1]
         return out
+
+    def _event(self, event: bytes) -> list[tuple[str | None, bytes | int]]:
+        if len(event) > self.limit:
+            return [self._seen(_early_id(event, self.limit), True, len(event))]
+        lines = event.split(b"\n")
+        data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+        ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
+        event_id = ids[-1].decode("utf-8", "replace") if ids else None
+        if not any(data):
+            self._seen(event_id, False, 0)
+            return []
+        return [self._seen(event_id, True, b"\n".join(data))]
+
+    def _skip(self) -> None:
+        """The event being read has grown past the limit: its id, if it came early, is kept, the rest dropped."""
+        self._skipped_id = _early_id(self._pending, self.limit)
+        self._skipped = 0
+
+    def _seen(self, event_id: str | None, data: bool, kept: bytes | int) -> tuple[str | None, bytes | int]:
+        """Note an event's id and whether it had data; what `events` gives of it."""
+        self.ids = self.ids or event_id is not None
+        if self.primed is None:
+            self.primed = event_id is not None and not data
+        self.count += data
+        return event_id, kept
+
+
+_ID_LINE = re.compile(rb"^id: ?([^\n]*)\n", re.MULTILINE)
+
+
+def _early_id(event: bytes | bytearray, limit: int) -> str | None:
+    """The id of an SSE event over the limit: the last `id:` line that ends within its first `limit` bytes."""
+    with memoryview(event) as view, view[:limit] as early:  # read where it is, not copied
+        ids = _ID_LINE.findall(early)
+    return ids[-1].decode("utf-8", "replace") if ids else None
 
 
 class _Upstream:
@@ -215,7 +281,8 @@ class _Upstream:
     def _read(self) -> None:
         while not self.closed and not self.paused:
             try:
-                data = self.sock.recv(1 << 16)
+                # A head is read MAX_HEAD at a time: h11 holds it to that limit only while it is incomplete.
+                data = self.sock.recv(MAX_HEAD if self.exchange is None or self.exchange.response is None else _READ)
             except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 return
             if self.exchange is None:  # idle in the pool: the target closed it, or says something unasked
@@ -310,8 +377,19 @@ class _Upstream:
 
 
 class _Exchange:
-    """One request forwarded to the target and its answer passed back: a JSON body whole, an SSE stream
-    event by event, every message journaled on the way."""
+    """One request forwarded to the target and its answer passed back: a body up to `WHOLE` whole, a longer
+    one and an SSE stream as they come, every message journaled on the way.
+
+    What it holds is bounded, however long the answer: the body read so far while it is at most
+    `KEPT_LIMIT` (for the journal, and for one write while it is at most `WHOLE`), the SSE event being
+    read likewise (`SseEvents`), and what the client has not yet taken (a slow client pauses the reading
+    of this answer from the target beyond `PAUSE_READING`). A message longer than `KEPT_LIMIT` reaches the
+    client whole and is journaled as its size (`RecordingProxy.unkept`): when it is the reply to the
+    request, the cassette holds an error in its place, which says so (`Recorder.unkept`), so the call is
+    never lost and replay answers it at once. A body is known to be the reply to the request POSTed; an
+    SSE event on the request's stream is taken for it when the stream ends without another reply (a
+    server ends a request's stream with its reply), anything else over the limit is only said.
+    """
 
     def __init__(
         self,
@@ -335,11 +413,14 @@ class _Exchange:
         self.response: Response | None = None
         self.kept: list[tuple[bytes, bytes]] = []
         self.events: SseEvents | None = None  # while relaying an SSE stream
-        self.body = bytearray()
+        self.body = bytearray()  # what came of a body, while it is at most KEPT_LIMIT
+        self.size = 0  # the length of the body so far
+        self.streaming = False  # the body goes to the client as it comes (longer than WHOLE), its head gone first
+        self.unsure: tuple[int, float] | None = None  # an event over the limit on its stream: its size, when
         self.upstream: _Upstream | None = None
         self.json = False  # a body (not a stream) that is JSON
         self.outgoing: list[Any] = []  # events for the client, written together (`flush`)
-        self.unjournaled: list[tuple[str | None, bytes]] = []  # the SSE events in them (id, data), journaled after
+        self.unjournaled: list[tuple[str | None, bytes | int]] = []  # their SSE events (id, data), journaled after
         self.started = False  # whether the client has been sent the answer's head
         self.done = False
         self.replied = False  # whether its stream carried the reply to its request
@@ -378,7 +459,8 @@ class _Exchange:
 
     def stalled(self) -> None:
         """The timer of a body: a target that sent its head and then nothing for the upstream timeout gets cut,
-        and the client a 504 (the body goes to it whole, so nothing of it has gone yet), not a wait for ever."""
+        not waited for for ever. The client gets a 504 while nothing of the answer has gone to it; once some
+        has (a body longer than WHOLE), its connection is cut instead, as the target's was."""
         if self.done or self.events is not None:
             return
         quiet = time.monotonic() - self.last_byte
@@ -389,6 +471,11 @@ class _Exchange:
             self.upstream.exchange = None
             self.upstream.close()
         target, timeout = self.proxy.url_of_target, self.proxy.timeout
+        if self.streaming:
+            self.proxy.trouble = f"{target} stopped sending an answer for {timeout:g} s (the host's connection was cut)"
+            self._finish()  # before the cut: a client that leaves an answer over is no cancel of its request
+            self.client.abort()
+            return
         self.proxy.trouble = f"{target} stopped sending an answer for {timeout:g} s (the host got 504 Gateway Timeout)"
         text = f"Gateway Timeout: the target stopped sending its answer for {timeout:g} s (--upstream-timeout)"
         self.client.respond(504, text.encode(), "text/plain")
@@ -396,9 +483,9 @@ class _Exchange:
 
     def failed(self, upstream: _Upstream | None, exc: OSError, broke: bool = False) -> None:
         """The answer cannot come whole. When its head had come and then its connection ended (`broke`), the
-        target broke it off: the client sees the same (what came of a stream, then its connection cut; of
-        a body, which goes whole, nothing), and the cut is journaled after what came before it. Before the
-        head, the client gets 502 Bad Gateway saying why."""
+        target broke it off: the client sees the same (what came of it, then its connection cut: of a body
+        up to 1 MiB, which goes whole at its end, nothing), and the cut is journaled after what came before
+        it. Before the head, the client gets 502 Bad Gateway saying why."""
         if self.done:
             return
         if upstream is not None and upstream.reused and not upstream.heard:
@@ -499,8 +586,7 @@ class _Exchange:
 
     def data(self, chunk: bytes) -> None:
         if self.events is None:
-            self.body += chunk
-            self.last_byte = time.monotonic()
+            self._body(chunk)
             return
         if self.gone_at is not None:  # the client left: the rest is read for the cassette, not without end
             self.after_gone += len(chunk)
@@ -515,6 +601,27 @@ class _Exchange:
         self.outgoing.append(h11.Data(data=chunk))
         self.unjournaled += self.events.events(chunk)
 
+    def _body(self, chunk: bytes) -> None:
+        """A piece of a body: kept while the body is at most KEPT_LIMIT, and gathered for one write while it is
+        at most WHOLE; beyond, it goes on as it came (the head first, with the target's length when it gave one)."""
+        self.last_byte = time.monotonic()
+        self.size += len(chunk)
+        if self.streaming:
+            self.outgoing.append(h11.Data(data=chunk))
+        if self.size <= KEPT_LIMIT or not self.streaming:
+            self.body += chunk
+        if not self.streaming and self.size > min(WHOLE, KEPT_LIMIT):
+            response = self.response
+            assert response is not None
+            fields, framing = response.fields, []  # no length: chunked (or to the close, for HTTP/1.0)
+            if "content-length" in fields and "transfer-encoding" not in fields:
+                framing = [(b"content-length", fields["content-length"].encode("latin-1"))]
+            head = h11.Response(status_code=response.status, headers=[*self.kept, *framing], reason=response.reason)
+            self.outgoing += [head, h11.Data(data=bytes(self.body))]
+            self.streaming = True
+        if self.size > KEPT_LIMIT and self.body:
+            self.body = bytearray()  # too long for the cassette: not kept
+
     def flush(self) -> None:
         """Write what waits for the client in one write (dropped, h11 kept in step, if it has gone), then
         journal its messages: the client is not kept waiting for the disk."""
@@ -528,12 +635,27 @@ class _Exchange:
                 self.upstream.pause()
                 client.waiting = self._resume
         for event_id, data in self.unjournaled:
+            if self.unsure is not None:  # an event after it: the one over the limit was not the reply
+                self._unsure(reply=False)
+            if isinstance(data, int):  # an event over the limit: its size
+                if self.owner is not None and self.awaited and not self.replied:  # (a listen's: notifications)
+                    self.unsure = (data, time.monotonic())  # the reply, if the stream ends with it
+                else:
+                    self.proxy.unkept(self.session, data, self.owner, get=self.standalone)
+                continue
             if not self.replied and self.owner is not None and b'"id"' in data:
                 self.replied = _replies_to(data, self.owner)
             self.proxy.record(SERVER, self.session, data, self.owner, get=self.standalone, event=event_id)
         self.unjournaled.clear()
+        if self.done and self.unsure is not None:  # the stream ended with it: it was the reply
+            self._unsure(reply=True)
         if client.broken and self.standalone and not self.done:
             self.abandon()
+
+    def _unsure(self, reply: bool) -> None:
+        assert self.unsure is not None
+        (size, at), self.unsure = self.unsure, None
+        self.proxy.unkept(self.session, size, self.owner, reply=reply, at=at)
 
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
@@ -554,9 +676,13 @@ class _Exchange:
             self.flush()
             proxy.learn(framing_seen(self.method, response.status, self.message, seen, framing))
             return
-        body = bytes(self.body)
-        headers = [*self.kept, (b"content-length", b"%d" % len(body))]
-        self.client.send_whole(response.status, headers, body, response.reason)  # the client first, the journal then
+        body = bytes(self.body)  # empty when longer than KEPT_LIMIT
+        if self.streaming:
+            self.outgoing.append(h11.EndOfMessage())
+            self.flush()
+        else:
+            headers = [*self.kept, (b"content-length", b"%d" % len(body))]  # the client first, the journal then
+            self.client.send_whole(response.status, headers, body, response.reason)
         # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error)
         # is the HTTP layer's, no message of the session, and would be filed under a request in flight.
         answers = self.method == b"POST" and self.message is not None
@@ -564,6 +690,9 @@ class _Exchange:
         if errors and answers and isinstance(self.message, dict) and "id" in self.message:
             # Turned away before the session saw it: no interaction, but the shape replay answers with.
             proxy.journal.refused(self.message["id"], self.session)
+        elif answers and self.json and self.size > KEPT_LIMIT:
+            for request_id in _asked(self.message):  # the reply to each (a batch's: the replies to all)
+                proxy.unkept(self.session, self.size, request_id, reply=True)
         elif answers and body.strip() and self.json:
             proxy.record(SERVER, self.session, body)
         proxy.learn(framing_seen(self.method, response.status, self.message, None, framing))
@@ -688,6 +817,14 @@ class RecordingProxy(LoopServer):
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
             self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get, event)
+
+    def unkept(
+        self, session: int, size: int, stream: Any, get: bool = False, reply: bool = False, at: float | None = None
+    ) -> None:
+        """Journal that a server message of `size` bytes, over KEPT_LIMIT, came (at that moment, or `at`) and is
+        not kept: on the stream of request `stream` (its reply, with `reply`), or on the session's GET stream."""
+        when = (time.monotonic() if at is None else at) - self.start
+        self.journal.unkept(when, size, KEPT_LIMIT, session, stream, get, reply)
 
     def closed(self, connection: Connection) -> None:
         stream = self.streams.pop(connection, None)

@@ -11,7 +11,9 @@ then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the se
 `"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients), and
 `"r": ID` when a server line came on the stream of the client request ID (an HTTP POST's), `"g": 1`
 when it came on the session's GET stream, `"e": ID` when it came as the SSE event of that id (a
-server that resumes a stream sends its events again under their ids). `{"x": ID}` (with its `"s"`)
+server that resumes a stream sends its events again under their ids). `{"d": "s", "t": seconds,
+"o": N, "max": L}`, tagged likewise (`"a": 1`: it was the reply to request `"r"`), stands for a server
+message of N bytes the recorder did not keep, as it was over its limit of L bytes. `{"x": ID}` (with its `"s"`)
 says that the HTTP layer turned the client request ID away (a session error): it never reached the
 session. `{"b": ID, "t": seconds}` (with its `"s"`) says that the server broke off its answer to the
 client request ID then (its stream, or its body, ended before the HTTP message did), after the lines
@@ -45,12 +47,12 @@ import threading
 import time
 from typing import Any, NamedTuple
 
-from mockmcp import __version__
+from mockmcp import __version__, jsonrpc
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
 from mockmcp.cassette.model import CUT, Cassette
 from mockmcp.core.merge import merge
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder, era, silent
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept, era, silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError
 from mockmcp.shells.toolkit import write_all
@@ -111,19 +113,23 @@ class Journal:
         """Journal lines that direction sent at one moment (in session N of several, on the stream of
         client request `stream` when known, or on the session's GET stream; as the SSE event `event`),
         in one write."""
-        tag: dict[str, Any] = {"s": session} if session else {}
-        if stream is not None:
-            tag["r"] = stream
-        if get:
-            tag["g"] = 1
-        if event is not None:
-            tag["e"] = event
+        tag = _tag(session, stream, get, event)
         # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
         records = (
             _compact({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag})
             for line in lines
         )
         self._write("".join(record + "\n" for record in records).encode())
+
+    def unkept(
+        self, at: float, size: int, limit: int, session: int, stream: Any, get: bool, reply: bool = False
+    ) -> None:
+        """Journal that the server sent a message of `size` bytes, over the recorder's `limit`, which is not kept
+        (tagged as `append` tags a line; `reply`: it was the reply to the client request `stream`)."""
+        record = {"d": "s", "t": round(at, 4), "o": size, "max": limit, **_tag(session, stream, get)}
+        if reply:
+            record["a"] = 1
+        self._write(_compact(record).encode() + b"\n")
 
     def refused(self, request_id: Any, session: int = 0) -> None:
         """Journal that the client request `request_id` was turned away before reaching the session."""
@@ -208,6 +214,18 @@ class Journal:
             )
 
 
+def _tag(session: int, stream: Any, get: bool, event: str | None = None) -> dict[str, Any]:
+    """What a journal record says of where a line came: its session, the request stream, the GET stream, the event."""
+    tag: dict[str, Any] = {"s": session} if session else {}
+    if stream is not None:
+        tag["r"] = stream
+    if get:
+        tag["g"] = 1
+    if event is not None:
+        tag["e"] = event
+    return tag
+
+
 class Recovered(NamedTuple):
     """What a journal holds: its header and the cassette rebuilt from its lines."""
 
@@ -215,6 +233,7 @@ class Recovered(NamedTuple):
     cassette: Cassette
     torn: bool
     skipped: tuple[str, ...] = ()  # client lines no cassette can hold as messages, so not in the cassette
+    unkept: tuple[tuple[int, Unkept], ...] = ()  # server messages over the recorder's limit, by session
 
 
 def holder(path: str) -> int | None:
@@ -243,7 +262,8 @@ def read(path: str) -> Recovered:
     """Rebuild the session from a journal; a torn last line (the recorder was killed) is dropped."""
     header, recorders, learnt, torn = _replayed(path)
     skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
-    return Recovered(header, _sessions({**(header.get("meta") or {}), **learnt}, recorders), torn, skipped)
+    unkept = tuple((number, fact) for number in sorted(recorders) for fact in recorders[number].unkept_messages)
+    return Recovered(header, _sessions({**(header.get("meta") or {}), **learnt}, recorders), torn, skipped, unkept)
 
 
 def awaited(path: str) -> set[Any]:
@@ -285,6 +305,10 @@ def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str,
             if "b" in event:
                 recorder.cut(event["b"], float(event["t"]))
                 continue
+            if "o" in event:
+                at, stream, get, reply = event["t"], event.get("r"), bool(event.get("g")), bool(event.get("a"))
+                recorder.unkept(int(event["o"]), int(event["max"]), at, stream, get, reply)
+                continue
             line = event["l"].encode("utf-8", "surrogateescape")
             event_id = event.get("e")
             if event_id is not None and not isinstance(event_id, str):
@@ -318,7 +342,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     A journal that holds no interaction, or in which the server answered none of the host's requests
     (`recorder.silent`), writes nothing: the cassette, if any, stays as it was.
 
-    Returns the cassette written, what the journal held, and notes for stderr (see `core.merge`).
+    Returns the cassette written, what the journal held, and notes for stderr (see `core.merge`; and one for
+    each server message the recorder did not keep, as it was over its limit).
     """
     path = journal_path(cassette_path)
     live = holder(path)
@@ -355,7 +380,47 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
             fix=f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`",
         ) from error
     os.unlink(path)
-    return result, recovered, notes
+    taken: set[int] = set()
+    unkept = tuple(_unkept_note(cassette_path, result, session, fact, taken) for session, fact in recovered.unkept)
+    return result, recovered, notes + unkept
+
+
+def _unkept_note(cassette_path: str, written: Cassette, session: int, fact: Unkept, taken: set[int]) -> str:
+    """What to say of a server message the recorder did not keep (over its limit): where, which, how long, and
+    how to fix it. A reply's place is the first interaction of its session and id answered by the stand-in
+    error, and not `taken` by an earlier note (an id may be used again)."""
+    of = f" of session {session}" if session else ""
+    over = f"{fact.size:,} bytes, over the {fact.limit:,} a recording keeps of one message"
+    fix = "to record it, have the server send less in one message (a page at a time, say)"
+    if fact.reply:
+        place = cassette_path
+        for index, interaction in enumerate(written.interactions):
+            error = (interaction.response or {}).get("error")
+            if (
+                index not in taken
+                and interaction.session == session
+                and (interaction.message or {}).get("id") == fact.request
+                and isinstance(error, dict)
+                and error.get("code") == jsonrpc.NOT_RECORDED
+            ):
+                taken.add(index)
+                place = f"{cassette_path}: interactions[{index}].response"
+                break
+        return (
+            f"{place}: the answer to {fact.method} request {fact.request!r}{of} was {over}: the cassette holds an "
+            f"error ({jsonrpc.NOT_RECORDED}) in its place, which replay answers with; {fix}, or write the answer "
+            "there by hand"
+        )
+    if fact.get:
+        came = "on the GET stream"
+    elif fact.request is not None:
+        came = f"on the stream of {fact.method or 'the'} request {fact.request!r}"
+    else:
+        came = "on a stream"
+    return (
+        f"{cassette_path}: a server message {came}{of}, {fact.at:g} s into the recording, was {over}: it is not "
+        f"in the cassette, and replay does not send it; {fix}"
+    )
 
 
 def saved(cassette_path: str, reason: str) -> list[str]:

@@ -1,0 +1,440 @@
+"""The recording proxy and answers longer than it keeps: every byte reaches the client as it comes, what the
+proxy holds stays bounded, and the cassette keeps the call with an error standing in for the answer, which
+replay (over HTTP and over stdio) answers at once. One target over real sockets, the proxy on a thread of
+this process with its limit lowered (so a few MiB stand for hundreds); the rules alone in memory."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MOCKMCP, ROOT, child_env, serve_each_connection, served, sse_messages
+
+from mockmcp import jsonrpc
+from mockmcp.cassette import store
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept
+from mockmcp.core.redact import Redactor
+from mockmcp.shells import http_record
+from mockmcp.shells.http_loop import PAUSE_READING
+from mockmcp.shells.http_record import RecordingProxy, SseEvents
+from mockmcp.shells.journal import Journal, saved
+from mockmcp.words import RecordMode
+
+LIMIT = 256 << 10  # the proxy's KEPT_LIMIT in these tests
+# What the proxy may hold beyond the kept part of one message and its client's pause: a read from the target
+# (256 KiB) past the pause, and its framing.
+SLACK = 512 << 10
+BIG = 6 << 20  # the answer's text: far over the limit, and over WHOLE
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x" * BIG}}
+
+
+def call(request_id: int, name: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": {}}}
+
+
+def answer_of(request: dict[str, Any]) -> bytes:
+    """The target's JSON-RPC answer to a request: tool `big` answers BIG bytes of text."""
+    if request["method"] == "initialize":
+        info = {"name": "big", "version": "1"}
+        result: dict[str, Any] = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": info}
+    else:
+        text = "x" * BIG if request["params"]["name"] == "big" else "small"
+        result = {"content": [{"type": "text", "text": text}]}
+    return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+
+
+class _Target:
+    """A Streamable HTTP server of one tool that answers in `framing`: a JSON body with its length, a chunked
+    JSON body, an SSE stream of one event, or (`sse-log`) the big text as a log message on the call's stream,
+    then a small reply; on keep-alive connections. A `gated` target keeps the last 64 KiB of the big answer
+    until `go` is set (by a client that has read part of it already)."""
+
+    def __init__(self, framing: str, gated: bool = False) -> None:
+        self.framing, self.gated, self.go = framing, gated, threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/mcp"
+        serve_each_connection(self.listener, self._serve)
+
+    def _serve(self, sock: socket.socket) -> None:
+        with sock, sock.makefile("rb") as reading:
+            sock.settimeout(20)
+            try:
+                while head := self._head(reading):
+                    body = reading.read(int(head.get("content-length", "0")))
+                    answer = self._answer(json.loads(body) if body else None)
+                    if self.gated and len(answer) > BIG:
+                        sock.sendall(answer[: -(64 << 10)])
+                        self.go.wait(60)  # longer than the client waits: the proxy must pass on what came
+                        answer = answer[-(64 << 10) :]
+                    sock.sendall(answer)
+            except (OSError, ValueError):
+                pass
+
+    @staticmethod
+    def _head(reading: Any) -> dict[str, str]:
+        fields: dict[str, str] = {}
+        if not reading.readline():
+            return fields
+        while (line := reading.readline().strip()) != b"":
+            name, _, value = line.decode().partition(":")
+            fields[name.lower()] = value.strip()
+        return fields or {"request": "without headers"}
+
+    def _answer(self, request: dict[str, Any] | None) -> bytes:
+        if request is None:  # a GET: no stream offered
+            return b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n"
+        if "id" not in request:
+            return b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n"
+        answer = answer_of(request)
+        head = b"HTTP/1.1 200 OK\r\nmcp-session-id: s1\r\n"
+        if self.framing.startswith("sse"):
+            sent = [answer]
+            if self.framing == "sse-log" and request["params"].get("name") == "big":
+                sent = [json.dumps(LOG).encode(), answer_of(call(request["id"], "small"))]
+            events = b"".join(b"event: message\r\ndata: " + data + b"\r\n\r\n" for data in sent)
+            return head + b"content-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s" % (len(events), events)
+        head += b"content-type: application/json\r\n"
+        if self.framing == "json":
+            return head + b"content-length: %d\r\n\r\n%s" % (len(answer), answer)
+        pieces = [answer[at : at + 100_000] for at in range(0, len(answer), 100_000)]
+        chunks = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces)
+        return head + b"transfer-encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+
+
+@contextmanager
+def proxy_in_front_of(target: str, out: Path, timeout: float = 20) -> Iterator[RecordingProxy]:
+    """The recording proxy on a thread, recording into out; on leaving, it stops as `mockmcp record` does
+    (the answers under way, then the journal closed: `saved` makes the cassette)."""
+    journal = Journal.fresh(str(out), RecordMode.ALL, Redactor(), [target])
+    proxy = RecordingProxy(target, ("127.0.0.1", 0), journal, Redactor(), timeout=timeout)
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop_accepting()
+        thread.join(20)
+        proxy.finish_answers(10)
+        journal.close()
+
+
+def held_by(exchange: Any) -> int:
+    """What an exchange holds: of a body or an SSE event for the journal, and for its client to take."""
+    pending = len(exchange.events._pending) if exchange.events is not None else 0
+    return len(exchange.body) + pending + len(exchange.client.out)
+
+
+def post(
+    connection: http.client.HTTPConnection, message: dict[str, Any], session: str | None, read: int | None = None
+) -> tuple[Any, bytes]:
+    """POST a message (in that session), and read its answer (its first `read` bytes only, when given)."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if session:
+        headers["mcp-session-id"] = session
+    connection.request("POST", "/mcp", json.dumps(message), headers)
+    response = connection.getresponse()
+    return response, response.read(read)
+
+
+def messages(response: Any, body: bytes) -> list[Any]:
+    if response.getheader("content-type", "").startswith("text/event-stream"):
+        return sse_messages(body.decode())
+    return [json.loads(body)] if body else []
+
+
+def session_through(url: str, go: threading.Event | None = None) -> tuple[list[Any], bytes]:
+    """initialize, initialized, tools/call big, tools/call small, on one connection: the calls' messages, and
+    the big call's body as it came (with `go`: a MiB of it read first, then `go` set)."""
+    host, port = url.split("/")[2].rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        response, _ = post(connection, INIT, None)
+        session = response.getheader("mcp-session-id")
+        post(connection, INITIALIZED, session)
+        if go is None:
+            response, big = post(connection, call(2, "big"), session)
+        else:
+            response, part = post(connection, call(2, "big"), session, read=1 << 20)
+            go.set()
+            big = part + response.read()
+        answers = messages(response, big)
+        response, small = post(connection, call(3, "small"), session)
+        return answers + messages(response, small), big
+    finally:
+        connection.close()
+
+
+def recorded_through_the_proxy(
+    framing: str, out: Path, monkeypatch: pytest.MonkeyPatch, limit: int = LIMIT, gated: bool = False
+) -> tuple[list[Any], bytes, list[int], list[str]]:
+    """`session_through` the proxy in front of a `_Target` in that framing (`gated` or not), with the proxy's
+    limit at `limit`: what the host got (as `session_through`), what the proxy held after each piece it read,
+    the notes."""
+    monkeypatch.setattr(http_record, "KEPT_LIMIT", limit)
+    most: list[int] = []
+    relayed = http_record._Exchange.data
+
+    def data(exchange: Any, chunk: bytes) -> None:
+        relayed(exchange, chunk)
+        most.append(held_by(exchange))
+
+    monkeypatch.setattr(http_record._Exchange, "data", data)
+    target = _Target(framing, gated)
+    try:
+        with proxy_in_front_of(target.url, out) as proxy:
+            live, big = session_through(proxy.url, target.go if gated else None)
+    finally:
+        target.listener.close()
+    return live, big, most, saved(str(out), "stopped")
+
+
+@pytest.mark.parametrize("framing", ["json", "chunked", "sse"])
+def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_the_call_answered_by_an_error(
+    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "big.yaml"
+    live, big, most, notes = recorded_through_the_proxy(framing, out, monkeypatch)
+
+    # The host got every byte, as the target sent it.
+    expected = answer_of(call(2, "big"))
+    assert framing == "sse" or big == expected
+    assert live[0] == json.loads(expected) and live[1]["result"]["content"][0]["text"] == "small"
+    # What the proxy held at once stayed bounded: the kept part of one message and one pause's worth for
+    # the client, never the answer.
+    assert len(most) > 4 and max(most) <= LIMIT + PAUSE_READING + SLACK
+
+    recorded = store.load(str(out))
+    assert [i.method for i in recorded.interactions] == ["initialize", "notifications/initialized", *["tools/call"] * 2]
+    stand_in = recorded.interactions[2].response
+    assert stand_in is not None and stand_in["error"]["code"] == jsonrpc.NOT_RECORDED
+    size = stand_in["error"]["data"]["size"]
+    assert size >= BIG and f"{size:,} bytes" in stand_in["error"]["message"]
+    assert recorded.interactions[3].response == {"result": {"content": [{"type": "text", "text": "small"}]}}
+    [note] = [n for n in notes if "over the" in n]
+    assert note.startswith(f"{out}: interactions[2].response: the answer to tools/call request 2 was")
+    assert f"{size:,} bytes, over the {LIMIT:,}" in note and "have the server send less" in note
+
+    # Replay answers the call at once with the stand-in, under the live id, over HTTP and over stdio.
+    with served(out, tmp_path) as server:
+        replayed, _ = session_through(server.url)
+        report = server.stop()
+    assert report["misses"] == []
+    assert replayed[0]["error"] == stand_in["error"] and replayed[1] == live[1]
+    lines = [INIT, INITIALIZED, call(7, "big")]
+    stdio = subprocess.run(
+        [*MOCKMCP, "replay", str(out)],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    answered = [json.loads(line) for line in stdio.stdout.splitlines()]
+    assert answered[-1] == {"jsonrpc": "2.0", "id": 7, "error": stand_in["error"]}
+    lint = subprocess.run([*MOCKMCP, "lint", str(out)], capture_output=True, text=True, timeout=60, env=child_env())
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+# --- the rules alone, in memory ---------------------------------------------------------------------------
+
+# An SSE stream, the limit, and what `SseEvents.events` gives: (id, data), or for an event over the limit
+# (id, its size in bytes) in place of its data.
+OVER: dict[str, tuple[bytes, int, list[tuple[str | None, bytes | int]]]] = {
+    "under the limit": (b"id: 1\ndata: abc\n\n", 16, [("1", b"abc")]),
+    "one over it, between two under": (
+        b"data: a\n\nid: 2\ndata: " + b"x" * 40 + b"\n\ndata: b\n\n",
+        16,
+        [(None, b"a"), ("2", 6 + 6 + 40), (None, b"b")],
+    ),
+    "its id after its data, past the limit, is not known": (b"data: " + b"x" * 40 + b"\nid: 3\n\n", 16, [(None, 52)]),
+    "its id within the limit is": (b"id: 3\nid:4\ndata: " + b"x" * 40 + b"\n\n", 16, [("4", 6 + 5 + 6 + 40)]),
+    "CRLF line ends count as one byte": (
+        b"data: " + b"x" * 40 + b"\r\n\r\ndata: c\r\n\r\n",
+        16,
+        [(None, 46), (None, b"c")],
+    ),
+    "several data lines": (b"data: " + b"x" * 10 + b"\ndata: " + b"y" * 10 + b"\n\n", 16, [(None, 16 + 1 + 16)]),
+    "a comment over the limit is unread, so counted": (
+        b": " + b"x" * 40 + b"\n\ndata: d\n\n",
+        16,
+        [(None, 42), (None, b"d")],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(OVER))
+def test_an_sse_event_over_the_limit_is_its_size_however_the_chunks_fall(name: str) -> None:
+    stream, limit, expected = OVER[name]
+    assert SseEvents(limit).events(stream) == expected
+    for cut in range(len(stream) + 1):
+        events = SseEvents(limit)
+        assert events.events(stream[:cut]) + events.events(stream[cut:]) == expected
+    events, seen = SseEvents(limit), []
+    for at in range(len(stream)):  # a byte at a time: never more than the limit and a chunk held
+        seen += events.events(stream[at : at + 1])
+        assert len(events._pending) <= limit + 1
+    assert seen == expected
+
+
+CALL = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big"}}'
+REPLY = b'{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'
+CANCEL = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}'
+# What the journal says of a session, as Recorder calls: ("line", direction, line) or ("unkept", stream, get,
+# reply) for a server message of 1000 bytes over a limit of 100; then the call's answer in the cassette and
+# the facts kept for the note.
+UNKEPT: dict[str, tuple[list[tuple[Any, ...]], Any, list[Unkept]]] = {
+    "the call's reply": (
+        [("line", CLIENT, CALL), ("unkept", 2, False, True)],
+        "stand-in",
+        [Unkept(1000, 100, 1.0, 2, "tools/call", False, True)],
+    ),
+    "a message on its stream before its reply": (
+        [("line", CLIENT, CALL), ("unkept", 2, False, False), ("line", SERVER, REPLY)],
+        {"result": {"content": []}},
+        [Unkept(1000, 100, 1.0, 2, "tools/call", False, False)],
+    ),
+    "on the GET stream, during the call": (
+        [("line", CLIENT, CALL), ("unkept", None, True, False), ("line", SERVER, REPLY)],
+        {"result": {"content": []}},
+        [Unkept(1000, 100, 1.0, None, None, True, False)],
+    ),
+    "the reply of a call the host cancelled": (
+        [("line", CLIENT, CALL), ("line", CLIENT, CANCEL), ("unkept", 2, False, True)],
+        "stand-in",
+        [Unkept(1000, 100, 1.0, 2, "tools/call", False, True)],
+    ),
+    "a reply to no request": ([("unkept", 9, False, True)], None, [Unkept(1000, 100, 1.0, 9, None, False, False)]),
+}
+
+
+@pytest.mark.parametrize("name", list(UNKEPT))
+def test_a_message_not_kept_answers_its_call_with_an_error_only_when_it_was_the_reply(name: str) -> None:
+    fed, answer, facts = UNKEPT[name]
+    recorder = Recorder()
+    for step in fed:
+        if step[0] == "line":
+            recorder.feed(step[1], step[2], 0.5)
+        else:
+            recorder.unkept(1000, 100, 1.0, *step[1:])
+    calls = [i for i in recorder.cassette().interactions if i.method == "tools/call"]
+    assert recorder.unkept_messages == facts
+    if answer is None:
+        assert calls == []
+        return
+    [got] = [call.response for call in calls]
+    if answer == "stand-in":
+        error = got["error"]
+        assert (error["code"], error["data"]) == (jsonrpc.NOT_RECORDED, {"size": 1000, "limit": 100})
+        assert (
+            "this tools/call request (id 2)" in error["message"]
+            and "1,000 bytes, more than the 100" in error["message"]
+        )
+        assert calls[0].took == 0.5
+    else:
+        assert got == answer
+
+
+def test_the_notes_say_where_each_message_not_kept_was_and_how_to_fix_it(tmp_path: Path) -> None:
+    """Through the journal, as `mockmcp record` and `mockmcp recover` alike save a recording: the stand-in's
+    place in the cassette, or the stream and time of a message the cassette does not hold."""
+    out = tmp_path / "c.yaml"
+    journal = Journal.fresh(str(out), RecordMode.ALL, Redactor(), ["http://x/mcp"])
+    journal.append(CLIENT, 0.1, [json.dumps(INIT).encode()], 1)
+    journal.append(SERVER, 0.2, [answer_of(INIT)], 1)
+    journal.append(CLIENT, 0.3, [CALL], 1)
+    journal.unkept(0.4, 5_000_000, 1_000_000, 1, None, True)  # on the GET stream
+    journal.unkept(0.5, 7_000_000, 1_000_000, 1, 2, False, reply=True)
+    journal.close()
+    notes = saved(str(out), "stopped")
+    recorded = store.load(str(out))
+    assert recorded.interactions[1].response["error"]["code"] == jsonrpc.NOT_RECORDED
+    assert notes[:2] == [
+        f"{out}: a server message on the GET stream of session 1, 0.4 s into the recording, was 5,000,000 bytes, "
+        "over the 1,000,000 a recording keeps of one message: it is not in the cassette, and replay does not send "
+        "it; to record it, have the server send less in one message (a page at a time, say)",
+        f"{out}: interactions[1].response: the answer to tools/call request 2 of session 1 was 7,000,000 bytes, "
+        "over the 1,000,000 a recording keeps of one message: the cassette holds an error (-32098) in its place, "
+        "which replay answers with; to record it, have the server send less in one message (a page at a time, "
+        "say), or write the answer there by hand",
+    ]
+
+
+@pytest.mark.parametrize("framing", ["json", "chunked"])
+def test_a_body_under_the_limit_but_over_whole_goes_on_as_it_comes_and_is_recorded_whole(
+    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The target holds back the end of its answer until the host has read a MiB of it: the host can only have
+    done so if the proxy passed the answer on before its end."""
+    out = tmp_path / "kept.yaml"
+    _live, big, _most, notes = recorded_through_the_proxy(framing, out, monkeypatch, limit=2 * BIG, gated=True)
+    assert big == answer_of(call(2, "big")) and len(big) > http_record.WHOLE
+    assert not any("over the" in note for note in notes)
+    [answer] = [i.response for i in store.load(str(out)).interactions if i.method == "tools/call"][:1]
+    assert answer == {"result": json.loads(big)["result"]}
+
+
+def test_a_message_over_the_limit_before_the_reply_on_its_stream_is_said_and_the_reply_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "log.yaml"
+    live, _big, most, notes = recorded_through_the_proxy("sse-log", out, monkeypatch)
+    assert live == [LOG, json.loads(answer_of(call(2, "small"))), json.loads(answer_of(call(3, "small")))]
+    assert max(most) <= LIMIT + PAUSE_READING + SLACK
+    recorded = store.load(str(out))
+    big_call = recorded.interactions[2]
+    assert big_call.server == () and big_call.response == {"result": {"content": [{"type": "text", "text": "small"}]}}
+    [note] = [n for n in notes if "over the" in n]
+    assert note.startswith(f"{out}: a server message on the stream of tools/call request 2, ")
+    assert "it is not in the cassette, and replay does not send it" in note
+
+
+def test_a_body_that_stalls_after_part_of_it_went_to_the_host_cuts_the_hosts_connection(tmp_path: Path) -> None:
+    """Before any of the body has gone, a stall gets the host a 504 (tests/test_http_hosts.py); once part of
+    it has (a body longer than WHOLE goes as it comes), no status can be said any more: the host's connection
+    is cut, as the target's was, rather than left waiting."""
+    sent, done = 2 * http_record.WHOLE, threading.Event()
+    with socket.create_server(("127.0.0.1", 0)) as target:
+
+        def part_then_nothing() -> None:
+            conn, _ = target.accept()
+            with conn:
+                conn.recv(1 << 16)
+                head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % (2 * sent)
+                conn.sendall(head + b"x" * sent)
+                done.wait(20)  # and nothing more until the test is over
+
+        threading.Thread(target=part_then_nothing, daemon=True).start()
+        try:
+            with proxy_in_front_of(
+                f"http://127.0.0.1:{target.getsockname()[1]}/mcp", tmp_path / "c.yaml", 0.5
+            ) as proxy:
+                connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+                connection.request("POST", "/mcp", json.dumps(call(2, "big")), {"content-type": "application/json"})
+                response = connection.getresponse()
+                assert response.status == 200
+                with pytest.raises(http.client.IncompleteRead) as cut:
+                    response.read()
+                connection.close()
+        finally:
+            done.set()
+    assert len(cut.value.partial) == sent
+    assert (
+        proxy.trouble is not None
+        and "stopped sending an answer for 0.5 s (the host's connection was cut)" in proxy.trouble
+    )
