@@ -40,8 +40,9 @@ the latest events of its sessions (`_Sent`), and a GET with `Last-Event-ID` gets
 id's stream that came after it, and then the rest of that stream as it comes (an unknown or
 forgotten id: an empty stream that ends), as the SDK's resumable server answers; resuming the GET
 stream after it ended opens it again; a stream that broke off (`drop: cut`) breaks off again. What
-is kept is one budget for the whole server (`RESUMABLE_EVENTS`, `RESUMABLE_BYTES`), the oldest forgotten first, and a session's events go
-when it ends: a thousand idle sessions cost no more than one.
+is kept is one budget for the whole server (`RESUMABLE_EVENTS`, `RESUMABLE_BYTES`), the oldest
+forgotten first, and a session's events go when it ends: a thousand idle sessions cost no more
+than one.
 
 Bounds. Nothing a client leaves open grows without end:
 - GET streams stay open with nothing to answer, each holding a connection: at most `streams` are
