@@ -926,3 +926,14 @@ def test_a_broken_off_answer_is_a_warning_unless_it_is_a_meant_fault_and_a_bad_d
     assert "breaks off before its reply (`drop: cut`)" in said["interactions[0].drop"].problem
     assert "expect: fault" in said["interactions[0].drop"].fix
     assert "must be true, false or `cut`" in said["interactions[2].drop"].problem
+
+
+def test_an_answer_the_recorder_did_not_keep_is_a_warning_unless_it_is_a_meant_fault() -> None:
+    stand_in = (
+        "- request: {id: %d, method: tools/call, params: {name: read, arguments: {}}}\n"
+        "  response: {error: {code: -32098, message: not kept, data: {size: 20000000, limit: 16777216}}}\n"
+    )
+    text = HEAD + stand_in % 1 + stand_in % 2 + "  expect: fault\n"
+    [found] = lint.lint_text(text, "c.yaml")
+    assert (found.line, found.place, found.severity) == (4, "interactions[0].response", lint.WARNING)
+    assert "not kept" in found.problem and "by hand" in found.fix and "expect: fault" in found.fix

@@ -262,6 +262,16 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     if interaction.method == protocol.INITIALIZE:
         revision = eras.get(protocol.HANDSHAKE)  # the answer speaks the version the server chose
     yield from _check_response(response, place + ("response",), message.get("id"))
+    error = response.get("error")
+    if isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED:  # the HTTP recorder's stand-in
+        yield _Issue(
+            place + ("response",),
+            WARNING,
+            "the recorded answer was not kept (longer than a recording keeps of one message): replay answers "
+            f"this request with the {jsonrpc.NOT_RECORDED} error standing in for it, where the live server answered",
+            "write the answer into `response` by hand (or make the server answer shorter and record again); if the "
+            "error is meant (to test the host), mark it `expect: fault`",
+        )
     yield from _check_result(interaction.method, response, place + ("response",), revision)
     result = response.get("result")
     if stateless and versioned and isinstance(result, dict):
