@@ -20,14 +20,18 @@ import atexit
 import json
 import os
 import platform
+import queue
+import re
 import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,6 +212,43 @@ class Process:
 
 
 # --- reporting -------------------------------------------------------------------------------------
+
+
+@contextmanager
+def listening(
+    command: list[str], pattern: str, env: Mapping[str, str] = CHILD_ENV, cwd: str | None = None, wait: float = 30.0
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A child server, and the first group of `pattern` in the first line of its stderr that matches it (its
+    URL); its stderr is read to the end so the pipe never fills. Stopped with SIGTERM, killed if it lingers."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        seen: list[str] = []
+        while True:
+            try:
+                line = lines.get(timeout=wait)
+            except queue.Empty:
+                raise BenchError(f"{command[:4]}: no address within {wait:g} s:\n{''.join(seen)}") from None
+            if line is None:
+                raise BenchError(f"{command[:4]} exited before saying where it listens:\n{''.join(seen)}")
+            seen.append(line)
+            if found := re.search(pattern, line):
+                break
+        yield proc, found.group(1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
 
 
 @dataclass

@@ -41,14 +41,9 @@ import http.client
 import json
 import multiprocessing
 import os
-import queue
-import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -57,7 +52,7 @@ from typing import Any
 
 import anyio
 import yaml
-from _harness import CHILD_ENV, PY, ROOT, BenchError, Result, guarded, make_parser, print_heading, report
+from _harness import PY, ROOT, BenchError, Result, guarded, listening, make_parser, print_heading, report
 from mcp import Client
 
 NOTES_SERVER = os.path.join(ROOT, "examples", "notes_server.py")
@@ -66,37 +61,10 @@ ARGS = {"path": "notes.txt"}
 
 
 @contextmanager
-def child(command: list[str], pattern: str, stop: int = signal.SIGTERM) -> Iterator[str]:
-    """A child server; yields the URL its stderr names (`pattern`'s first group); stopped by `stop`."""
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=CHILD_ENV)
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def drain() -> None:  # the pipe is read to its end so it never fills
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        seen: list[str] = []
-        while True:
-            try:
-                line = lines.get(timeout=30)
-            except queue.Empty:
-                raise BenchError(f"{command[:4]}: no address within 30 s:\n{''.join(seen)}") from None
-            if line is None:
-                raise BenchError(f"{command[:4]} exited before saying where it listens:\n{''.join(seen)}")
-            seen.append(line)
-            if found := re.search(pattern, line):
-                break
-        yield found.group(1)
-        proc.send_signal(stop)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+def child(command: list[str], pattern: str) -> Iterator[str]:
+    """A child server; yields the URL its stderr names (`pattern`'s first group)."""
+    with listening(command, pattern) as (_proc, url):
+        yield url
 
 
 def real_server() -> Any:

@@ -38,19 +38,16 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import queue
-import re
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from _harness import CHILD_ENV, PY, BenchError, Result, guarded, make_parser, print_heading, report
+from _harness import CHILD_ENV, PY, BenchError, Result, guarded, listening, make_parser, print_heading, report
 
 INTERACTIONS = 20_000
 EVENT_TEXT = "x" * 4700  # with its JSON-RPC and SSE framing, an event of about 4.8 KB
@@ -88,42 +85,13 @@ def write_cassette(path: str) -> None:
 
 @contextmanager
 def replay(cassette: str) -> Iterator[tuple[int, int]]:
-    """`mockmcp replay --http 0` of the cassette; yields its pid and port. Its stderr is read to the end (so
-    it never fills); stopped with SIGTERM."""
+    """`mockmcp replay --http 0` of the cassette; yields its pid and port."""
     command = [PY, "-m", "mockmcp", "replay", cassette, "--http", "0"]
-    proc = subprocess.Popen(  # run in the cassette's folder: `-m` puts the current folder first on the path
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV, cwd=os.path.dirname(cassette)
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def drain() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        seen: list[str] = []
-        while True:
-            try:
-                line = lines.get(timeout=120)
-            except queue.Empty:
-                raise BenchError(f"no address within 120 s:\n{''.join(seen)}") from None
-            if line is None:
-                raise BenchError(f"the replay exited before saying where it listens:\n{''.join(seen)}")
-            seen.append(line)
-            if found := re.search(r"(http://\S+)/mcp", line):
-                break
-        port = urllib.parse.urlsplit(found.group(1)).port
+    # run in the cassette's folder: `-m` puts the current folder first on the path
+    with listening(command, r"(http://\S+)/mcp", ENV, os.path.dirname(cassette), wait=120) as (proc, url):
+        port = urllib.parse.urlsplit(url).port
         assert port is not None
         yield proc.pid, port
-        proc.terminate()
-        proc.wait(60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
 
 
 def rss_kb(pid: int) -> int:
