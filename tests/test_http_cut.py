@@ -114,6 +114,19 @@ def test_a_stream_broken_off_after_a_message_breaks_off_there_on_replay_and_the_
     )
 
 
+def test_a_stream_that_ends_without_its_reply_is_kept_as_cut_and_the_host_sees_the_same_on_replay(
+    tmp_path: Path,
+) -> None:
+    """A stream the server ends as a stream ends, its reply never sent: the SDK's host gives up on the call as
+    on a stream broken off; replay, which would otherwise hold the stream open for ever, breaks it off."""
+    out = tmp_path / "ends.yaml"
+    live, replayed = record_then_replay(["ends", "whole"], out, tmp_path)
+    assert live == ([("MCPError", -32000, "SSE stream ended without a response"), "whole"], ["halfway"], [])
+    assert replayed == live
+    [call] = [i for i in store.load(str(out)).interactions if i.params and i.params.get("name") == "ends"]
+    assert (call.drop, call.response) == ("cut", None)
+
+
 def test_a_json_body_broken_off_is_cut_with_nothing_on_replay(tmp_path: Path) -> None:
     out = tmp_path / "at_once.yaml"
     live, replayed = record_then_replay(["whole", "at_once"], out, tmp_path)

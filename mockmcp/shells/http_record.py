@@ -519,12 +519,17 @@ class _Exchange:
         if events is not None and response is not None:  # what its events showed (ids, priming) holds all the same
             seen = (events.ids, bool(events.primed), False)
             proxy.learn(framing_seen(self.method, response.status, self.message, seen, proxy.http.get("framing")))
+        self._cut_unreplied()
+        self._finish()  # before the cut: the client's close is no cancellation of its own (`left`)
+        self.client.abort()
+
+    def _cut_unreplied(self) -> None:
+        """Journal a cut for each request this answer was the answer of and did not reply to (a request
+        answered after all, on a resumed stream, keeps its answer: `Recorder.cut`)."""
         if not self.replied:
             at = time.monotonic() - self.proxy.start
             for request_id in _asked(self.message):
                 self.proxy.journal.cut(request_id, at, self.session)
-        self._finish()  # before the cut: the client's close is no cancellation of its own (`left`)
-        self.client.abort()
 
     def _finish(self) -> None:
         self.done = True
@@ -674,6 +679,11 @@ class _Exchange:
             seen = (events.ids, bool(events.primed), events.count == 1)
             self.outgoing.append(h11.EndOfMessage())
             self.flush()
+            if self.awaited and self.gone_at is None:
+                # A request's stream that ended without its reply: the host gives up on the call as on a stream
+                # broken off (the SDK's: "SSE stream ended without a response"), where replay of a `drop: true`
+                # would hold the stream open for ever. So it is kept as a cut too.
+                self._cut_unreplied()
             proxy.learn(framing_seen(self.method, response.status, self.message, seen, framing))
             return
         body = bytes(self.body)  # empty when longer than KEPT_LIMIT

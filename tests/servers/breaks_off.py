@@ -10,6 +10,7 @@ resume a broken stream with `Last-Event-ID`; it offers no GET stream to resume i
 
 Its tools, all without arguments:
 - `halfway`: an SSE stream that carries a log message, then breaks off (no reply);
+- `ends`: an SSE stream that carries a log message, then ends as a stream ends, without a reply;
 - `at_once`: a JSON body that breaks off after its first bytes;
 - `whole`: answered, as one JSON body (the session goes on after a cut).
 """
@@ -22,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 SESSION = "breaks-off-1"
-TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("halfway", "at_once", "whole")]
+TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("halfway", "ends", "at_once", "whole")]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -53,13 +54,16 @@ class Handler(BaseHTTPRequestHandler):
             )
         elif method == "tools/list":
             self._reply(message, {"tools": TOOLS})
-        elif params.get("name") == "halfway":
+        elif params.get("name") in ("halfway", "ends"):
             self._head(200, "text/event-stream", chunked=True)
             log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "halfway"}}
             event_id = b"id: 1\r\n" if "--ids" in sys.argv else b""
             event = b"event: message\r\n" + event_id + b"data: " + json.dumps(log).encode() + b"\r\n\r\n"
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))  # and never the last chunk
-            self.close_connection = True
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            if params["name"] == "ends":
+                self.wfile.write(b"0\r\n\r\n")  # the stream's end, the reply never sent
+            else:
+                self.close_connection = True  # and never the last chunk
         elif params.get("name") == "at_once":
             body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}}).encode()
             self._head(200, "application/json", length=len(body))
