@@ -926,3 +926,19 @@ def test_a_broken_off_answer_is_a_warning_unless_it_is_a_meant_fault_and_a_bad_d
     assert "breaks off before its reply (`drop: cut`)" in said["interactions[0].drop"].problem
     assert "expect: fault" in said["interactions[0].drop"].fix
     assert "must be true, false or `cut`" in said["interactions[2].drop"].problem
+
+
+def test_the_recordings_stand_in_for_an_answer_too_long_says_so_not_that_the_layer_is_wrong() -> None:
+    stand_in = (
+        "    error:\n      code: -32098\n      message: mockmcp recorded no answer to this tools/call request\n"
+        "      data: {size: 40000144, limit: 16777216}\n"
+    )
+    meant = (CALL % "read_file").replace("- request:", "- expect: fault\n  request:")
+    text = TOOLS + CALL % "read_file" + stand_in + meant + stand_in
+    [finding] = lint.lint_text(text, "c.yaml")
+    assert (finding.place, finding.severity) == ("interactions[1].response.error", lint.WARNING)
+    assert "(it was 40,000,144 bytes, over the 16,777,216 a recording keeps of one message)" in finding.problem
+    assert "write the answer here by hand" in finding.fix and "expect: fault" in finding.fix
+    # Another server error answering an offered tool is still the layer confusion it was.
+    [other] = lint.lint_text(TOOLS + CALL % "read_file" + stand_in.replace("-32098", "-32097"), "c.yaml")
+    assert "a host raises it, the model never reads it" in other.problem
