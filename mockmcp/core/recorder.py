@@ -197,8 +197,8 @@ class Recorder:
         if answered:
             text = (
                 f"mockmcp recorded no answer to this {method} request (id {stream!r}): the server's answer was "
-                f"{size:,} bytes, more than the {limit:,} a recording keeps of one message (it went on to the host "
-                "whole); record a shorter answer, or write this response into the cassette by hand"
+                f"{size:,} bytes, more than the {limit:,} a recording keeps of one message (passed on to the host "
+                "as it came, not kept); record a shorter answer, or write this response into the cassette by hand"
             )
             data = {"size": size, "limit": limit}
             self._server(jsonrpc.error_response(stream, jsonrpc.NOT_RECORDED, text, data), b"", at, stream, False)
