@@ -245,8 +245,11 @@ class _Stream:
     def event(self, data: bytes) -> None:
         if self.pending is not None:  # a message before the reply: the answer is a stream after all
             self.open_sse(*self.pending)
-        unread = self.endpoint.unread(self.conn) + self.endpoint.queued(self.conn)
-        if self.get and not self.done and unread > UNREAD_BYTES:
+        if (
+            self.get
+            and not self.done
+            and self.endpoint.unread(self.conn) + self.endpoint.queued(self.conn) > UNREAD_BYTES
+        ):
             self.endpoint.cut_unread(self)
             if self.ids is None:
                 self.session.hold(data)  # for the GET stream the client opens next
