@@ -439,7 +439,7 @@ CUT_ROWS = {
         ],
         (False, 1.0, []),
     ),
-    "cut, then cancelled by the host (the TypeScript SDK's client, at its timeout): the cut is the server's": (
+    "cut, then cancelled by the host at its timeout, as the TypeScript SDK client does: the cut is kept": (
         [
             (CLIENT, req(1, "tools/call", {"name": "halfway"}), None),
             (SERVER, note("notifications/message", {"level": "info", "data": "halfway"}), 1),
