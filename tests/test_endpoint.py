@@ -24,7 +24,8 @@ Covered, a table per group:
   and only it, cut after what it carried); `shutdown()`; a foreign Host or Origin;
 - the bytes of an SSE answer;
 - bounds: GET streams at the cap (the quietest ends), keep-alive comments on quiet streams, a GET
-  stream whose client reads nothing cut, resumption one budget for the server, and a seeded fuzz
+  stream whose client reads nothing cut (also within one interaction's burst of messages, which the
+  shell writes only once the call returns), resumption one budget for the server, and a seeded fuzz
   of whole conversations holding every bound.
 """
 
@@ -1838,3 +1839,44 @@ def test_the_reports_of_many_ended_sessions_are_folded_into_one_that_counts_them
     assert len(endpoint.finished) <= 65
     total = Report.combine(endpoint.finished[0].cassette, endpoint.finished)
     assert total.plays_by_index()[:3] == [200, 0, 200]
+
+
+BURST = """
+- request: {id: 13, method: tools/call, params: {name: burst, arguments: {}}}
+  server:
+  - notification: {method: notifications/message, params: {level: info, data: one}}
+    stream: get
+  - notification: {method: notifications/message, params: {level: info, data: two}}
+    stream: get
+  - notification: {method: notifications/message, params: {level: info, data: three}}
+    stream: get
+  response: {result: {content: [{type: text, text: burst}]}}
+"""
+BURST_CALL = b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"burst","arguments":{}}}'
+
+
+def test_one_answers_burst_on_the_get_stream_counts_toward_its_unread_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell writes a call's events only once the call returns, so its buffer (`unread`) does not yet hold the
+    burst's first messages when the later ones come: they count all the same, or one interaction's messages
+    would fill the buffer whole, however long, before the limit is looked at."""
+    monkeypatch.setattr("mockmcp.core.endpoint.UNREAD_BYTES", 150)  # two of these events, not three
+    endpoint = endpoint_for(cassette(GETTABLE + BURST))  # a client that has read all it was sent (unread: 0)
+    timers: list[Any] = []
+    for step in [*(step for step, _ in OPENING), get("c1")]:
+        perform(endpoint, step, timers)
+    said = shown(perform(endpoint, post("c2", BURST_CALL), timers))
+    note = UNREAD_NOTE.replace("1048576", "150").format("held for its next GET stream")
+    assert said == [
+        ("event", "c1", [{**ON_THE_SIDE, "params": {"level": "info", "data": "one"}}]),
+        ("event", "c1", [{**ON_THE_SIDE, "params": {"level": "info", "data": "two"}}]),
+        ("note", note),
+        ("drop", "c1"),
+        ("later", TURN),
+    ]
+    reply = {"jsonrpc": "2.0", "id": 13, "result": {"content": [{"type": "text", "text": "burst"}]}}
+    assert shown(perform(endpoint, WAKE, timers)) == [("respond", "c2", 200, reply, SID)]
+    # The third waits for the next GET stream, as any message with none open.
+    assert shown(perform(endpoint, get("c3"), timers)) == [
+        ("open", "c3", SID),
+        ("event", "c3", [{**ON_THE_SIDE, "params": {"level": "info", "data": "three"}}]),
+    ]

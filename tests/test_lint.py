@@ -928,12 +928,17 @@ def test_a_broken_off_answer_is_a_warning_unless_it_is_a_meant_fault_and_a_bad_d
     assert "must be true, false or `cut`" in said["interactions[2].drop"].problem
 
 
-def test_an_answer_the_recorder_did_not_keep_is_a_warning_unless_it_is_a_meant_fault() -> None:
+def test_the_recordings_stand_in_for_an_answer_too_long_says_so_not_that_the_layer_is_wrong() -> None:
     stand_in = (
-        "- request: {id: %d, method: tools/call, params: {name: read, arguments: {}}}\n"
-        "  response: {error: {code: -32098, message: not kept, data: {size: 20000000, limit: 16777216}}}\n"
+        "    error:\n      code: -32098\n      message: mockmcp recorded no answer to this tools/call request\n"
+        "      data: {size: 40000144, limit: 16777216}\n"
     )
-    text = HEAD + stand_in % 1 + stand_in % 2 + "  expect: fault\n"
-    [found] = lint.lint_text(text, "c.yaml")
-    assert (found.line, found.place, found.severity) == (4, "interactions[0].response", lint.WARNING)
-    assert "not kept" in found.problem and "by hand" in found.fix and "expect: fault" in found.fix
+    meant = (CALL % "read_file").replace("- request:", "- expect: fault\n  request:")
+    text = TOOLS + CALL % "read_file" + stand_in + meant + stand_in
+    [finding] = lint.lint_text(text, "c.yaml")
+    assert (finding.place, finding.severity) == ("interactions[1].response.error", lint.WARNING)
+    assert "(it was 40,000,144 bytes, over the 16,777,216 a recording keeps of one message)" in finding.problem
+    assert "write the answer here by hand" in finding.fix and "expect: fault" in finding.fix
+    # Another server error answering an offered tool is still the layer confusion it was.
+    [other] = lint.lint_text(TOOLS + CALL % "read_file" + stand_in.replace("-32098", "-32097"), "c.yaml")
+    assert "a host raises it, the model never reads it" in other.problem

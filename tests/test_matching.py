@@ -13,17 +13,20 @@ Covered, as tables over `Matcher.build(...).key` and `.normalize`:
 - user ignore paths: `arguments.when`, `items[*].id`, `items.*.id`, `items.0.id`, `items[0].id`,
   `_meta["a.b/c"]`, fnmatch patterns, and an ignore path ending at a list element;
 - `parse_path` on well-formed paths, and `mockmcp.errors.UsageError` for malformed ones, also
-  through `Matcher.build`.
+  through `Matcher.build`;
+- a miss's fix that records again names the record mode, and records from where the cassette was
+  recorded: the server's command after `--`, or `--http-target URL` for one the HTTP proxy recorded.
 """
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import pytest
 
 from mockmcp.cassette.model import Cassette, Interaction
-from mockmcp.core.explain import record_fix, record_mode
+from mockmcp.core.explain import explain_miss, record_fix, record_mode
 from mockmcp.core.matching import Matcher
 from mockmcp.errors import UsageError
 from mockmcp.words import parse_path
@@ -467,3 +470,19 @@ def test_a_miss_suggests_all_for_a_changed_request_and_new_for_a_new_one(method:
     assert record_mode(_RECORDED, method, params) == mode
     fix = record_fix(mode, "pytest --mockmcp-record={mode} T")
     assert fix.endswith(f"pytest --mockmcp-record={mode} T")
+
+
+@pytest.mark.parametrize(
+    ("server", "source"),
+    [
+        (["python", "server.py"], "-- python server.py"),
+        (["http://127.0.0.1:8000/mcp"], "--http-target http://127.0.0.1:8000/mcp (then point the host at the proxy)"),
+        (None, "-- SERVER..."),
+    ],
+)
+def test_a_miss_records_again_from_where_the_cassette_was_recorded(server: Any, source: str) -> None:
+    # A URL after `--` would be run as a command: a cassette the HTTP proxy recorded is recorded by it again.
+    recorded = _RECORDED._replace(meta={} if server is None else {"server": server}, path="c.yaml")
+    params = {"name": "read", "arguments": {"p": 2}}
+    miss = explain_miss(recorded, Matcher.build(()), collections.Counter(), 7, "tools/call", params, -32099, "")
+    assert record_fix("all", f"mockmcp record --mode {{mode}} -o c.yaml {source}") in miss.fixes

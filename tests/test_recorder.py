@@ -439,6 +439,15 @@ CUT_ROWS = {
         ],
         (False, 1.0, []),
     ),
+    "cut, then cancelled by the host at its timeout, as the TypeScript SDK client does: the cut is kept": (
+        [
+            (CLIENT, req(1, "tools/call", {"name": "halfway"}), None),
+            (SERVER, note("notifications/message", {"level": "info", "data": "halfway"}), 1),
+            "cut",
+            (CLIENT, note("notifications/cancelled", {"requestId": 1}), None),
+        ],
+        ("cut", 2.0, ["notifications/message"]),
+    ),
     "cancelled by the host, then cut: the cancel says why it has no answer": (
         [
             (CLIENT, req(1, "tools/call", {"name": "x"}), None),

@@ -39,6 +39,7 @@ __all__ = [
     "REQUEST",
     "SERVER",
     "ServerItem",
+    "recorded_url",
     "session_eras",
     "written_eras",
 ]
@@ -183,6 +184,18 @@ class Cassette(NamedTuple):
             "meta": self.meta,
             "interactions": [interaction.to_data() for interaction in self.interactions],
         }
+
+
+def recorded_url(meta: dict[str, Any]) -> str | None:
+    """The endpoint URL a cassette recorded over HTTP (`record --http-target`) names as its `meta.server`, else None.
+
+    The recording proxy writes the target's URL alone where the stdio recorder writes the server's command,
+    so a fix that records again, or verify, tells the two apart by it.
+    """
+    server = meta.get("server")
+    if not (isinstance(server, list) and len(server) == 1 and isinstance(server[0], str)):
+        return None
+    return server[0] if server[0].startswith(("http://", "https://")) else None
 
 
 def session_eras(cassette: Cassette) -> dict[int, dict[str, str | None]]:

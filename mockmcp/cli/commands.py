@@ -14,6 +14,7 @@ from typing import Any
 
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
+from mockmcp.cassette.model import recorded_url
 from mockmcp.cli.replaying import address, note, replay_cassette
 from mockmcp.core import report_schema
 from mockmcp.core.matching import Matcher
@@ -200,9 +201,10 @@ def recorded_command(meta: dict[str, Any], expand: Callable[[str], str], python:
             f"{where} names no server command in meta.server, and none was given",
             f"give it after `--`: mockmcp verify {where} -- SERVER ARGS...",
         )
-    if len(server) == 1 and server[0].startswith(("http://", "https://")):
+    url = recorded_url(meta)
+    if url:
         raise UsageError(
-            f"{where} was recorded from {server[0]} over HTTP, which verify cannot drive",
+            f"{where} was recorded from {url} over HTTP, which verify cannot drive",
             f"give a command that runs the server over stdio after `--`: mockmcp verify {where} -- SERVER ARGS...",
         )
     command = [expand(part) for part in server]

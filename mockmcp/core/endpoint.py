@@ -54,7 +54,9 @@ Bounds. Nothing a client leaves open grows without end:
   as a failed write, which closes its connection. A stream is not ended for being quiet: a GET
   stream waits for notifications whenever they come, and the SDK server keeps it open too.
 - A GET stream whose client has left more than `UNREAD_BYTES` unread (the shell's write buffer,
-  `unread(conn)`) is cut, with a note, instead of its buffer growing by every event; its events
+  `unread(conn)`, and what this call has queued for it, which the shell writes only once the call
+  returns: one interaction may send many messages at once) is cut, with a note, instead of its
+  buffer growing by every event; its events
   stay resumable (with event ids), else wait for the next GET stream like any message with none open.
 - What waits for a GET stream while none is open is at most `BACKLOG_EVENTS` messages and
   `BACKLOG_BYTES` (the newest message always kept), the oldest dropped and counted.
@@ -243,7 +245,11 @@ class _Stream:
     def event(self, data: bytes) -> None:
         if self.pending is not None:  # a message before the reply: the answer is a stream after all
             self.open_sse(*self.pending)
-        if self.get and not self.done and self.endpoint.unread(self.conn) > UNREAD_BYTES:
+        if (
+            self.get
+            and not self.done
+            and self.endpoint.unread(self.conn) + self.endpoint.queued(self.conn) > UNREAD_BYTES
+        ):
             self.endpoint.cut_unread(self)
             if self.ids is None:
                 self.session.hold(data)  # for the GET stream the client opens next
@@ -545,6 +551,9 @@ class Endpoint:
         self.finished: list[Report] = []
         self.live: dict[Any, list[_Stream]] = {}  # the streams not yet ended, by their connection
         self.out: list[Out] = []  # what the call in progress returns
+        # Of `out` so far (`queued`): how many outputs are counted, and the bytes of their events by connection.
+        self.counted = 0
+        self.queued_bytes: dict[Any, int] = {}
         self.framing = Framing.of(cassette.meta)
         unsolicited = any(
             i.kind == SERVER or (i.kind == NOTIFICATION and i.server) or any(s.stream for s in i.server)
@@ -560,7 +569,18 @@ class Endpoint:
 
     def _done(self) -> list[Out]:
         out, self.out = self.out, []
+        self.counted, self.queued_bytes = 0, {}
         return out
+
+    def queued(self, conn: Any) -> int:
+        """Bytes of the events the call in progress has for conn: the shell's buffer (`unread`) holds them only once
+        the call returns. Counted as `out` grows (it only grows until `_done`), so a burst costs its length once."""
+        while self.counted < len(self.out):
+            out = self.out[self.counted]
+            self.counted += 1
+            if isinstance(out, Event):
+                self.queued_bytes[out.conn] = self.queued_bytes.get(out.conn, 0) + len(out.data)
+        return self.queued_bytes.get(conn, 0)
 
     # --- what comes in ----------------------------------------------------------------------------
 

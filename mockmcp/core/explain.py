@@ -13,7 +13,7 @@ import json
 import shlex
 from typing import Any, NamedTuple
 
-from mockmcp.cassette.model import REQUEST, Cassette, Interaction, written_eras
+from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url, written_eras
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import NAMED_BY, params_era
@@ -198,6 +198,9 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate], mode: s
     where = cassette.path or "CASSETTE"
     server = cassette.meta.get("server")
     command = shlex.join(str(part) for part in server) if isinstance(server, list) and server else "SERVER..."
+    url = recorded_url(cassette.meta)
+    # A cassette recorded through the HTTP proxy names the target's URL, which `--` would run as a command.
+    source = f"--http-target {shlex.quote(url)} (then point the host at the proxy)" if url else f"-- {command}"
     fixes = []
     if candidates and candidates[0].first_path:
         path, index = candidates[0].first_path, candidates[0].index
@@ -205,7 +208,7 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate], mode: s
             f"if {path} varies from run to run, leave it out of matching: --ignore '{path}', or in the cassette "
             f"`meta.match: {{ignore: ['{path}']}}` (for one request: a rule in interactions[{index}].match)"
         )
-    fixes.append(record_fix(mode, f"mockmcp record --mode {{mode}} -o {where} -- {command}"))
+    fixes.append(record_fix(mode, f"mockmcp record --mode {{mode}} -o {where} {source}"))
     fixes.append(hand_edit(where, method, candidates[0] if candidates else None))
     return tuple(fixes)
 

@@ -44,7 +44,9 @@ Streamable HTTP, the request's stream or body ended before the HTTP message did)
 when, and with `exit: {status, when: before}` when the server ended the session first (`ended`):
 replay then does what the server did, where a request with no response and no word why would leave
 the host waiting for ever (loading refuses it). A cut request stays in flight: should its answer
-still come (on a stream the client resumed), that answer is its response, and no cut is kept.
+still come (on a stream the client resumed), that answer is its response, and no cut is kept; should
+the host cancel it afterwards (the TypeScript SDK's client does when its timeout passes), the cut is
+kept all the same, as the server's doing.
 
 A server message the HTTP recording proxy did not keep, as it was over its limit, comes as its size
 (`unkept`). When it was the reply to a request, the request is answered with an error that says so
@@ -197,8 +199,8 @@ class Recorder:
         if answered:
             text = (
                 f"mockmcp recorded no answer to this {method} request (id {stream!r}): the server's answer was "
-                f"{size:,} bytes, more than the {limit:,} a recording keeps of one message (it went on to the host "
-                "whole); record a shorter answer, or write this response into the cassette by hand"
+                f"{size:,} bytes, more than the {limit:,} a recording keeps of one message (passed on to the host "
+                "as it came, not kept); record a shorter answer, or write this response into the cassette by hand"
             )
             data = {"size": size, "limit": limit}
             self._server(jsonrpc.error_response(stream, jsonrpc.NOT_RECORDED, text, data), b"", at, stream, False)
@@ -390,9 +392,10 @@ def _unanswered(item: _Open) -> bool:
     """Whether the server never answered this request, and nothing else says why: the host left first, the
     recording was cut short, or the host sent its id again before the answer came. Such a request is kept
     with `drop`, which replay plays as what happened: no answer (`ended` has marked those the server left
-    unanswered as it exited; a cancelled request is explained by its cancel, a listen's answer comes only
-    when its stream ends)."""
-    if item.kind != model.REQUEST or item.message is None or item.cancelled:
+    unanswered as it exited; a cancelled request is explained by its cancel, unless the server had broken its
+    answer off before it, as a host cancels a call that broke off when it gives up waiting; a listen's answer
+    comes only when its stream ends)."""
+    if item.kind != model.REQUEST or item.message is None or (item.cancelled and item.cut is None):
         return False
     if item.response is not None or item.raw_response is not None or item.exit is not None:
         return False

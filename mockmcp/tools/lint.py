@@ -9,9 +9,11 @@ revision of the message's session defines them (`shapes`; a typo, or a key of an
 a 2026-07-28 request that does not name its version (no host of that revision could match it),
 and *layer confusion*, a tool failure recorded as a
 protocol error or a malformed request answered as a tool error, which hosts treat very
-differently. Two checks read the text itself, because parsing hides what they look for: duplicate
-mapping keys (PyYAML silently keeps the last one) and credentials (see `secrets_scan`; a secret
-in a comment or in a file that does not parse is committed all the same).
+differently, and what the recording could not keep (an answer the server broke off, the stand-in
+error for an answer too long to keep), which replay serves as recorded. Two checks read the text
+itself, because parsing hides what they look for: duplicate mapping keys (PyYAML silently keeps
+the last one) and credentials (see `secrets_scan`; a secret in a comment or in a file that does not
+parse is committed all the same).
 
 Errors are what replay would serve wrongly or a host would reject; warnings are legal but
 probably not meant. Everything here is pure apart from `lint_file` reading a file; the CLI prints
@@ -259,25 +261,40 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
         )
     if response is None or message is None:
         return
+    yield from _check_not_recorded(response, place + ("response",))
     if interaction.method == protocol.INITIALIZE:
         revision = eras.get(protocol.HANDSHAKE)  # the answer speaks the version the server chose
     yield from _check_response(response, place + ("response",), message.get("id"))
-    error = response.get("error")
-    if isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED:  # the HTTP recorder's stand-in
-        yield _Issue(
-            place + ("response",),
-            WARNING,
-            "the recorded answer was not kept (longer than a recording keeps of one message): replay answers "
-            f"this request with the {jsonrpc.NOT_RECORDED} error standing in for it, where the live server answered",
-            "write the answer into `response` by hand (or make the server answer shorter and record again); if the "
-            "error is meant (to test the host), mark it `expect: fault`",
-        )
     yield from _check_result(interaction.method, response, place + ("response",), revision)
     result = response.get("result")
     if stateless and versioned and isinstance(result, dict):
         yield from _check_result_type(result, place + ("response", "result"))
     if interaction.method == "tools/call":
         yield from _check_tool_call(message, response, place + ("response",), context.tools)
+
+
+def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    """The recording proxy's stand-in (`jsonrpc.NOT_RECORDED`) where the server's answer was too long to keep:
+    replay answers the error, never what the server said, so a test of the real answer needs it written in."""
+    error = response.get("error")
+    if not (isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED):
+        return
+    data = error.get("data")
+    size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
+    how_long = (
+        f" (it was {size:,} bytes, over the {limit:,} a recording keeps of one message)"
+        if isinstance(size, int) and isinstance(limit, int)
+        else ""
+    )
+    yield _Issue(
+        place + ("error",),
+        WARNING,
+        f"the recording kept no answer to this request{how_long}: replay answers the stand-in error "
+        f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered",
+        "write the answer here by hand (`result:` in place of `error:`), or record again with the server "
+        "sending less in one message (a page at a time, say); if the error is meant (to test the host), "
+        "mark it `expect: fault`",
+    )
 
 
 def _check_message(message: dict[str, Any], place: Place, revision: str | None = None) -> Iterator[_Issue]:
@@ -442,7 +459,9 @@ def _check_layers(
     """
     offered = name is not None and tools is not None and name in tools
     code = (response.get("error") or {}).get("code")
-    if offered and code is not None and (code == -32603 or -32099 <= code <= -32000):
+    # The recording's stand-in for an answer too long to keep is no failure at all (`_check_not_recorded`).
+    wrong_layer = code is not None and code != jsonrpc.NOT_RECORDED and (code == -32603 or -32099 <= code <= -32000)
+    if offered and wrong_layer:
         problem = (
             f"a call of the offered tool {name!r} answered with JSON-RPC error {code}: "
             "a host raises it, the model never reads it"
