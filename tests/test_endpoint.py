@@ -767,12 +767,15 @@ def test_a_get_stream_is_offered_as_the_recorded_server_offered_it(text: str, st
 
 SIDE_NOTE = (
     "mockmcp: notifications/message was recorded on the GET stream; the host has no GET stream open, "
-    "so it went on the stream of its request 11"
+    "so it went on the stream of its request 11 (and so do the request's next ones)"
 )
 ASK_NOTE = (
     "mockmcp: elicitation/create was recorded on the GET stream; the host has no GET stream open, "
-    "so it went on the stream of its request 12"
+    "so it went on the stream of its request 12 (and so do the request's next ones)"
 )
+
+_SIDE_LOG = "  - notification: {method: notifications/message, params: {level: info, data: on the side}}\n    stream: get\n"
+ON_THE_SIDE_AGAIN = {**ON_THE_SIDE, "params": {"level": "info", "data": "again"}}
 
 ON_THE_GET_STREAM = [
     pytest.param(
@@ -789,6 +792,17 @@ ON_THE_GET_STREAM = [
         cassette(GETTABLE),
         [*OPENING, (post("c1", SIDE), [("note", SIDE_NOTE), *sse_answer("c1", [ON_THE_SIDE, SIDE_REPLY])])],
         id="a log on the request's stream without a GET stream",
+    ),
+    pytest.param(
+        cassette(GETTABLE.replace(_SIDE_LOG, _SIDE_LOG + _SIDE_LOG.replace("on the side", "again"))),
+        [
+            *OPENING,
+            (
+                post("c1", SIDE),
+                [("note", SIDE_NOTE), *sse_answer("c1", [ON_THE_SIDE, ON_THE_SIDE_AGAIN, SIDE_REPLY])],
+            ),
+        ],
+        id="two logs on the request's stream without a GET stream: one note for both",
     ),
     pytest.param(
         cassette(GETTABLE),
@@ -826,7 +840,7 @@ LISTEN_HEADERS = {**MODERN, "mcp-method": "subscriptions/listen"}
 CANCELLED_7 = "mockmcp: the host cancelled request 7 (interactions[0]); it will not be answered"
 MODERN_SIDE_NOTE = (
     "mockmcp: notifications/message was recorded on the GET stream; the host has no GET stream open, "
-    "so it went on the stream of its request 's-1'"
+    "so it went on the stream of its request 's-1' (and so do the request's next ones)"
 )
 
 STATELESS_ROWS = [

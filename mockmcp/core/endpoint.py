@@ -360,6 +360,7 @@ class _LiveSession:
         self.paced: list[Action] | None = None  # what the engine said that waits for the host's turn (`perform`)
         self.steps = 0  # requests, GETs and DELETEs that named it: what makes it not idle
         self.watched = False  # a timer will see whether it stayed idle (`Endpoint.touch`)
+        self.rerouted: Any = None  # the request whose GET-stream messages were last said to go on its own stream
         self.dropped = 0  # what its GET stream was not given, the backlog being full (said when it opens)
         self.perform(self.engine.start())
 
@@ -422,13 +423,15 @@ class _LiveSession:
                 assert self.standalone is not None
                 self.standalone.event(send.data)  # a stateless session, whose ids are aliased, has no GET stream
                 return
-            request, what = self.aliases.get(send.request, send.request), send.method or "a raw line"
-            self.endpoint.out.append(
-                Note(
-                    f"mockmcp: {what} was recorded on the GET stream; the host has no GET stream "
-                    f"open, so it went on the stream of its request {request!r}"
+            if self.rerouted != send.request:  # said once for a request's run of them, not for each
+                self.rerouted = send.request
+                request, what = self.aliases.get(send.request, send.request), send.method or "a raw line"
+                self.endpoint.out.append(
+                    Note(
+                        f"mockmcp: {what} was recorded on the GET stream; the host has no GET stream open, so it "
+                        f"went on the stream of its request {request!r} (and so do the request's next ones)"
+                    )
                 )
-            )
         stream = self.streams.get(send.request) if send.request is not None else None
         if stream is None and send.batch and self.batches:
             stream = self._batch_of(send.batch)
