@@ -251,6 +251,41 @@ def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
 
+@pytest.mark.parametrize("framing", ["json", "sse"])
+def test_an_answer_not_kept_is_filed_where_it_began_so_replay_answers_it_before_what_the_host_sent_meanwhile(
+    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host that gives up on a long answer (as the SDK's client gives up on an SSE event over 1 MiB) goes on
+    with other requests before the answer's end. Its stand-in is filed at the answer's start, before those
+    requests, so replay answers it at once; filed at its end, replay would hold it back until the host sent
+    what it sent meanwhile, which a host waiting for the answer never does."""
+    monkeypatch.setattr(http_record, "KEPT_LIMIT", LIMIT)
+    target = _Target(framing, gated=True)
+    out = tmp_path / "gave-up.yaml"
+    try:
+        with proxy_in_front_of(target.url, out) as proxy:
+            host, port = proxy.url.split("/")[2].rsplit(":", 1)
+            first = http.client.HTTPConnection(host, int(port), timeout=30)
+            other = http.client.HTTPConnection(host, int(port), timeout=30)
+            response, _ = post(first, INIT, None)
+            session = response.getheader("mcp-session-id")
+            post(first, INITIALIZED, session)
+            response, _part = post(first, call(2, "big"), session, read=1 << 20)  # and no further: it gave up
+            answered, small = post(other, call(3, "small"), session)
+            target.go.set()
+            response.read()
+            first.close()
+            other.close()
+    finally:
+        target.listener.close()
+    saved(str(out), "stopped")
+    big, later = store.load(str(out)).interactions[2:4]
+    assert big.response is not None and big.response["error"]["code"] == jsonrpc.NOT_RECORDED
+    assert messages(answered, small)[0]["result"]["content"][0]["text"] == "small"
+    assert big.at is not None and big.took is not None and later.at is not None
+    assert big.at + big.took <= later.at  # the stand-in came before the request the host sent meanwhile
+
+
 # --- the rules alone, in memory ---------------------------------------------------------------------------
 
 # An SSE stream, the limit, and what `SseEvents.events` gives: (id, data), or for an event over the limit

@@ -167,6 +167,10 @@ class SseEvents:
             del self._pending[:-1]
         return out
 
+    def between(self) -> bool:
+        """Whether no event is being read: the next chunk begins one."""
+        return self._skipped is None and not self._pending
+
     def _event(self, event: bytes) -> list[tuple[str | None, bytes | int]]:
         if len(event) > self.limit:
             return [self._seen(_early_id(event, self.limit), True, len(event))]
@@ -417,6 +421,10 @@ class _Exchange:
         self.size = 0  # the length of the body so far
         self.streaming = False  # the body goes to the client as it comes (longer than WHOLE), its head gone first
         self.unsure: tuple[int, float] | None = None  # an event over the limit on its stream: its size, when
+        # When the message being read began (the answer's head; an SSE event's first chunk): a message not kept
+        # is filed at its start, as its host could read it from then on (and may give up on it early), so that
+        # replay answers its stand-in at once, not after what the recording's host sent meanwhile.
+        self.began = 0.0
         self.upstream: _Upstream | None = None
         self.json = False  # a body (not a stream) that is JSON
         self.outgoing: list[Any] = []  # events for the client, written together (`flush`)
@@ -571,7 +579,7 @@ class _Exchange:
         self._finish()
 
     def head(self, response: Response) -> None:
-        self.response = response
+        self.response, self.began = response, time.monotonic()
         headers = response.fields
         self.proxy.attribution.answered(self.session, self.message, headers.get(protocol.SESSION_HEADER))
         self.kept = [self.proxy.through(name, value) for name, value in _passed(response.headers)]
@@ -604,6 +612,8 @@ class _Exchange:
                 self.abandon()
                 return
         self.outgoing.append(h11.Data(data=chunk))
+        if self.events.between():
+            self.began = time.monotonic()
         self.unjournaled += self.events.events(chunk)
 
     def _body(self, chunk: bytes) -> None:
@@ -644,9 +654,9 @@ class _Exchange:
                 self._unsure(reply=False)
             if isinstance(data, int):  # an event over the limit: its size
                 if self.owner is not None and self.awaited and not self.replied:  # (a listen's: notifications)
-                    self.unsure = (data, time.monotonic())  # the reply, if the stream ends with it
+                    self.unsure = (data, self.began)  # the reply, if the stream ends with it
                 else:
-                    self.proxy.unkept(self.session, data, self.owner, get=self.standalone)
+                    self.proxy.unkept(self.session, data, self.owner, get=self.standalone, at=self.began)
                 continue
             if not self.replied and self.owner is not None and b'"id"' in data:
                 self.replied = _replies_to(data, self.owner)
@@ -702,7 +712,7 @@ class _Exchange:
             proxy.journal.refused(self.message["id"], self.session)
         elif answers and self.json and self.size > KEPT_LIMIT:
             for request_id in _asked(self.message):  # the reply to each (a batch's: the replies to all)
-                proxy.unkept(self.session, self.size, request_id, reply=True)
+                proxy.unkept(self.session, self.size, request_id, reply=True, at=self.began)
         elif answers and body.strip() and self.json:
             proxy.record(SERVER, self.session, body)
         proxy.learn(framing_seen(self.method, response.status, self.message, None, framing))
