@@ -774,7 +774,9 @@ ASK_NOTE = (
     "so it went on the stream of its request 12 (and so do the request's next ones)"
 )
 
-_SIDE_LOG = "  - notification: {method: notifications/message, params: {level: info, data: on the side}}\n    stream: get\n"
+_SIDE_LOG = (
+    "  - notification: {method: notifications/message, params: {level: info, data: on the side}}\n    stream: get\n"
+)
 ON_THE_SIDE_AGAIN = {**ON_THE_SIDE, "params": {"level": "info", "data": "again"}}
 
 ON_THE_GET_STREAM = [
