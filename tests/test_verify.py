@@ -195,7 +195,7 @@ def diff(first: Path, second: Path) -> subprocess.CompletedProcess[str]:
 
 
 def edited(tmp_path: Path, name: str, change: str) -> Path:
-    data = cassette.load(str(SHIPPED / "notes-session.yaml")).to_data()
+    data = deepcopy(cassette.load(str(SHIPPED / "notes-session.yaml")).to_data())  # the loaded one is shared
     interactions = data["interactions"]
     if change == "answer":
         interactions[3]["response"]["result"]["content"][0]["text"] = "remember to buy tea"

@@ -179,6 +179,8 @@ class Cassette(NamedTuple):
     path: str | None = None
 
     def to_data(self) -> dict[str, Any]:
+        """The plain data of the file. Its messages are the cassette's own dicts, not copies: a loaded cassette
+        is shared by every load of its file in the process (`store.load`), so copy what is to be changed."""
         return {
             "version": FORMAT_VERSION,
             "meta": self.meta,
