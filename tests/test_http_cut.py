@@ -127,6 +127,22 @@ def test_a_stream_that_ends_without_its_reply_is_kept_as_cut_and_the_host_sees_t
     assert (call.drop, call.response) == ("cut", None)
 
 
+def test_a_call_the_proxy_answered_for_a_server_gone_fails_at_once_on_replay_too(tmp_path: Path) -> None:
+    """The server dies on a call: the proxy answers it, and the calls after it, 502 itself (the SDK's host: an
+    error for each call). Kept unanswered, replay would hold those calls for ever; each is kept answered by an
+    error saying what happened, which replay answers at once."""
+    out = tmp_path / "dies.yaml"
+    live, replayed = record_then_replay(["whole", "dies", "whole"], out, tmp_path)
+    gone = ("MCPError", -32603, "Server returned an error response")
+    assert live == (["whole", gone, gone], [], [])
+    seen, logs, ended = replayed
+    assert (seen[0], logs, ended) == ("whole", [], [])
+    assert [(kind, code) for kind, code, _message in seen[1:]] == [("MCPError", -32098)] * 2
+    assert all("the host got HTTP 502 from the recording proxy" in message for _kind, _code, message in seen[1:])
+    dies = [i for i in store.load(str(out)).interactions if i.params and i.params.get("name") == "dies"]
+    assert [(i.drop, i.response and i.response["error"]["data"]) for i in dies] == [(False, {"status": 502})]
+
+
 def test_a_json_body_broken_off_is_cut_with_nothing_on_replay(tmp_path: Path) -> None:
     out = tmp_path / "at_once.yaml"
     live, replayed = record_then_replay(["whole", "at_once"], out, tmp_path)

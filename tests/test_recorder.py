@@ -9,7 +9,7 @@ import pytest
 
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette import validation
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder, silent
 
 
 def record(*lines: tuple[str, Any]) -> cassette.Cassette:
@@ -481,3 +481,25 @@ def test_a_cut_request_is_not_awaited_any_more() -> None:
     recorder.feed(CLIENT, json.dumps(req(2, "tools/call", {"name": "b"})).encode(), 0.0)
     recorder.cut(1, 1.0)
     assert recorder.awaited() == {2}
+
+
+@pytest.mark.parametrize("answered_one", [True, False], ids=["another answered", "none answered"])
+def test_a_request_the_server_never_got_to_answer_is_answered_by_a_stand_in_that_says_so(answered_one: bool) -> None:
+    recorder = Recorder()
+    recorder.feed(CLIENT, json.dumps(req(1, "tools/call", {"name": "a"})).encode(), 0.0)
+    recorder.feed(CLIENT, json.dumps(req(2, "tools/call", {"name": "b"})).encode(), 0.5)
+    if answered_one:
+        recorder.feed(SERVER, json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}).encode(), 0.7)
+    else:
+        recorder.unreached(1, 0.7, 504, "Gateway Timeout")
+    recorder.unreached(2, 1.5, 502, "Bad Gateway: connection refused")
+    recorder.unreached(9, 1.6, 502, "a request never sent")  # no such request: nothing
+    made = recorder.cassette()
+    call = made.interactions[1]
+    assert call.response is not None and call.took == 1.0 and not call.drop
+    error = call.response["error"]
+    assert (error["code"], error["data"]) == (-32098, {"status": 502})
+    assert "tools/call request (id 2)" in error["message"] and "the host got HTTP 502" in error["message"]
+    assert "Bad Gateway: connection refused" in error["message"] and "by hand" in error["message"]
+    # Stand-ins alone are no answer of the server's: such a recording is as silent as one with none.
+    assert silent(made.interactions) == (0 if answered_one else 2)

@@ -205,6 +205,27 @@ class Recorder:
             data = {"size": size, "limit": limit}
             self._server(jsonrpc.error_response(stream, jsonrpc.NOT_RECORDED, text, data), b"", at, stream, False)
 
+    def unreached(self, request_id: Any, at: float, status: int, why: str) -> None:
+        """The HTTP recorder got no answer to the request `request_id` from the server and answered its host
+        `status` itself, `at` seconds into the session, saying `why`: the request is answered in the cassette
+        by a NOT_RECORDED error that says so (the host got a failure at once; replay gives one at once too,
+        where a request kept unanswered would hold the host waiting for ever)."""
+        item = self._in_flight.get(request_id)
+        if item is None or item.message is None:
+            return
+        text = (
+            f"mockmcp recorded no answer to this {item.message['method']} request (id {request_id!r}): the server "
+            f"gave none (the host got HTTP {status} from the recording proxy: {why}); record again with the server "
+            "up, or write this response into the cassette by hand"
+        )
+        self._server(
+            jsonrpc.error_response(request_id, jsonrpc.NOT_RECORDED, text, {"status": status}),
+            b"",
+            at,
+            request_id,
+            False,
+        )
+
     def refused(self, request_id: Any) -> None:
         """The request `request_id` never reached the session: the HTTP layer turned it away (a
         session error, which the cassette keeps as `meta.http.session_errors`). It is no interaction."""
@@ -411,9 +432,18 @@ def silent(interactions: tuple[Interaction, ...]) -> int:
     not silent: there was nothing to answer.
     """
     requests = [i for i in interactions if i.kind == model.REQUEST]
-    if any(i.response is not None or i.raw_response is not None for i in requests):
+    if any(i.raw_response is not None or not (i.response is None or _unreached(i.response)) for i in requests):
         return 0
     return len(requests)
+
+
+def _unreached(response: dict[str, Any]) -> bool:
+    """Whether a response is the stand-in `Recorder.unreached` writes, for an answer the server never gave."""
+    error = response.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return (
+        error is not None and error.get("code") == jsonrpc.NOT_RECORDED and isinstance(data, dict) and "status" in data
+    )
 
 
 def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:

@@ -462,8 +462,7 @@ class _Exchange:
             text = f"Gateway Timeout: the target did not answer within {self.proxy.timeout:g} s (--upstream-timeout)"
             target, timeout = self.proxy.url_of_target, self.proxy.timeout
             self.proxy.trouble = f"{target} did not answer within {timeout:g} s (the host got 504 Gateway Timeout)"
-            self.client.respond(504, text.encode(), "text/plain")
-            self._finish()
+            self._gateway_error(504, text)
 
     def stalled(self) -> None:
         """The timer of a body: a target that sent its head and then nothing for the upstream timeout gets cut,
@@ -486,8 +485,7 @@ class _Exchange:
             return
         self.proxy.trouble = f"{target} stopped sending an answer for {timeout:g} s (the host got 504 Gateway Timeout)"
         text = f"Gateway Timeout: the target stopped sending its answer for {timeout:g} s (--upstream-timeout)"
-        self.client.respond(504, text.encode(), "text/plain")
-        self._finish()
+        self._gateway_error(504, text)
 
     def failed(self, upstream: _Upstream | None, exc: OSError, broke: bool = False) -> None:
         """The answer cannot come whole. When its head had come and then its connection ended (`broke`), the
@@ -510,9 +508,20 @@ class _Exchange:
             return
         if not self.started:
             self.outgoing.clear()
-            self.client.respond(502, f"Bad Gateway: {exc}".encode(), "text/plain")
-        else:
-            self.client.abort()  # the answer cannot be whole: the client sees it break, as the target's did
+            self._gateway_error(502, f"Bad Gateway: {exc}")
+            return
+        self.client.abort()  # the answer cannot be whole: the client sees it break, as the target's did
+        self._finish()
+
+    def _gateway_error(self, status: int, text: str) -> None:
+        """The proxy answers the client itself (502, 504): the target gave no answer. Each request it carried is
+        kept answered by an error that says so (`Recorder.unreached`), as a stand-in for the answer no one
+        recorded, where a request kept unanswered would hold a replaying host waiting for ever."""
+        self.client.respond(status, text.encode(), "text/plain")
+        if self.method == b"POST":
+            at = time.monotonic() - self.proxy.start
+            for request_id in _asked(self.message):
+                self.proxy.journal.unreached(request_id, at, status, text, self.session)
         self._finish()
 
     def _broken_off(self) -> None:

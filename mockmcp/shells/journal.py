@@ -141,6 +141,12 @@ class Journal:
         tag = {"s": session} if session else {}
         self._write(_compact({"b": request_id, "t": round(at, 4), **tag}).encode() + b"\n")
 
+    def unreached(self, request_id: Any, at: float, status: int, why: str, session: int = 0) -> None:
+        """Journal that the client request `request_id` got no answer from the server, `at` seconds in: the HTTP
+        recorder answered it `status` itself, saying `why` (see `Recorder.unreached`)."""
+        tag = {"s": session} if session else {}
+        self._write(_compact({"n": request_id, "t": round(at, 4), "h": status, "w": why, **tag}).encode() + b"\n")
+
     def ended(self, status: int) -> None:
         """Journal that the server ended the session on its own, exiting with `status` (see `Recorder.ended`)."""
         self._write(json.dumps({"z": status}).encode() + b"\n")
@@ -304,6 +310,9 @@ def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str,
                 continue
             if "b" in event:
                 recorder.cut(event["b"], float(event["t"]))
+                continue
+            if "n" in event:
+                recorder.unreached(event["n"], float(event["t"]), int(event["h"]), str(event["w"]))
                 continue
             if "o" in event:
                 at, stream, get, reply = event["t"], event.get("r"), bool(event.get("g")), bool(event.get("a"))

@@ -12,18 +12,20 @@ Its tools, all without arguments:
 - `halfway`: an SSE stream that carries a log message, then breaks off (no reply);
 - `ends`: an SSE stream that carries a log message, then ends as a stream ends, without a reply;
 - `at_once`: a JSON body that breaks off after its first bytes;
-- `whole`: answered, as one JSON body (the session goes on after a cut).
+- `whole`: answered, as one JSON body (the session goes on after a cut);
+- `dies`: the server exits at once, answering nothing (every later request finds no server).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 SESSION = "breaks-off-1"
-TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("halfway", "ends", "at_once", "whole")]
+TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("halfway", "ends", "at_once", "whole", "dies")]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -64,6 +66,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")  # the stream's end, the reply never sent
             else:
                 self.close_connection = True  # and never the last chunk
+        elif params.get("name") == "dies":
+            os._exit(0)
         elif params.get("name") == "at_once":
             body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}}).encode()
             self._head(200, "application/json", length=len(body))
