@@ -1608,7 +1608,8 @@ OPENING_2 = [(post("c0", INITIALIZE, POST), ...), (post("c0", INITIALIZED, {**SE
 OPENING_3 = [(post("c0", INITIALIZE, POST), ...), (post("c0", INITIALIZED, {**SESSION, **S3}), ...)]
 AT_THE_CAP = (
     "mockmcp: 2 GET streams are open, the most this server keeps open at once: the one of session session-2, "
-    "quiet for longest, was ended"
+    "quiet for longest, was ended (the most follows the limit of open files: raise it with `ulimit -n` before "
+    "starting the replay)"
 )
 UNREAD_NOTE = (
     "mockmcp: session session-1: the client of its GET stream left more than 1048576 bytes unread, so the stream "

@@ -698,7 +698,8 @@ class Endpoint:
             self.out.append(
                 Note(
                     f"mockmcp: {len(self.standing)} GET streams are open, the most this server keeps open at once: "
-                    f"the one of session {quiet.session.id}, quiet for longest, was ended"
+                    f"the one of session {quiet.session.id}, quiet for longest, was ended (the most follows the "
+                    "limit of open files: raise it with `ulimit -n` before starting the replay)"
                 )
             )
             quiet.finish()
