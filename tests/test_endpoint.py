@@ -39,9 +39,9 @@ from typing import Any, NamedTuple
 import pytest
 
 from mockmcp.cassette.store import loads
-from mockmcp.core.endpoint import TURN, Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
+from mockmcp.core.endpoint import FINISHED, TURN, Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
 from mockmcp.core.matching import Matcher
-from mockmcp.core.report import Report
+from mockmcp.core.report import KEPT_MISSES, Report
 from mockmcp.core.streamable import KEEPALIVE_COMMENT, LOOPBACK, Answer
 
 # --- cassettes -----------------------------------------------------------------------------------
@@ -1897,3 +1897,61 @@ def test_one_answers_burst_on_the_get_stream_counts_toward_its_unread_bytes(monk
         ("open", "c3", SID),
         ("event", "c3", [{**ON_THE_SIDE, "params": {"level": "info", "data": "three"}}]),
     ]
+
+
+def test_an_exit_in_one_session_never_cuts_a_connection_another_now_uses() -> None:
+    """Session 1's GET stream on connection g1 is ended at the cap (cleanly: g1 stays open, HTTP/1.1 keeps it),
+    and g1 then carries session 2's slow request. Session 1's `exit` knob cuts what session 1 has open, never g1,
+    which its ended GET stream no longer holds."""
+    endpoint = endpoint_for(cassette(BASE + ON_GET, get_stream=True), streams=1)
+    for sid in ("session-1", "session-2"):
+        endpoint.request("i", b"POST", "/mcp", POST, INITIALIZE)
+        endpoint.request("i", b"POST", "/mcp", {**POST, "mcp-session-id": sid}, INITIALIZED)
+    get = {"host": "127.0.0.1:8000", "accept": "text/event-stream"}
+    endpoint.request("g1", b"GET", "/mcp", {**get, "mcp-session-id": "session-1"}, b"")
+    endpoint.request("g2", b"GET", "/mcp", {**get, "mcp-session-id": "session-2"}, b"")  # ends session 1's
+    endpoint.request("g1", b"POST", "/mcp", {**POST, "mcp-session-id": "session-2"}, SLOW)  # g1 reused
+    outs = endpoint.request("c1", b"POST", "/mcp", {**POST, "mcp-session-id": "session-1"}, CRASH)
+    assert [out.conn for out in outs if isinstance(out, Drop)] == ["c1"]
+
+
+def test_a_session_whose_client_left_a_call_that_is_never_answered_still_expires() -> None:
+    """Handshake era: the host calls a `drop: true` request and goes away (its connection closes; no cancel, as
+    a process that dies sends none). A stream going nowhere holds no session: it expires when idle."""
+    never = "- request: {id: 30, method: tools/call, params: {name: never, arguments: {}}}\n  drop: true\n"
+    body = b'{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"never","arguments":{}}}'
+    endpoint = endpoint_for(cassette(BASE + never), session_idle=10.0)
+    sid = {**POST, "mcp-session-id": "session-1"}
+    timers = [out.token for out in endpoint.request("i", b"POST", "/mcp", POST, INITIALIZE) if hasattr(out, "token")]
+    endpoint.request("i", b"POST", "/mcp", sid, INITIALIZED)
+    endpoint.request("c1", b"POST", "/mcp", sid, body)
+    endpoint.closed("c1")
+    for _ in range(5):  # fifty idle seconds
+        if not timers:
+            break
+        timers += [out.token for out in endpoint.wake(timers.pop(0)) if hasattr(out, "token")]
+    assert "session-1" not in endpoint.sessions
+
+
+def test_a_batch_whose_member_breaks_off_later_is_cut_not_answered_without_it() -> None:
+    """2025-03-26: a batch of tools/list and a call whose answer breaks off after 2.5 s (`drop: cut`). The
+    batch's one stream waits for it and breaks off with it, never answering the array without it."""
+    endpoint = endpoint_for(cassette(GETTABLE + CUT_OFF))
+    timers: list = []
+    for step, _ in OPENING_2025_03_26:
+        perform(endpoint, step, timers)
+    first = shown(perform(endpoint, post("c1", b"[" + TOOLS_LIST + b"," + LATER + b"]"), timers))
+    later = shown(perform(endpoint, WAKE, timers))
+    assert first == [("later", 2.5)] and later == [("drop", "c1")], (first, later)
+
+
+def test_ended_sessions_cost_nothing_once_folded() -> None:
+    """Past FINISHED ended sessions, their reports are folded into one, which keeps at most KEPT_MISSES of each
+    kind of finding: 300 sessions that each hit a `drop: cut` do not keep 300 fault lines."""
+    endpoint = endpoint_for(cassette(BASE + CUT_OFF))
+    for n in range(1, 301):
+        endpoint.request("i", b"POST", "/mcp", POST, INITIALIZE)
+        sid = {**POST, "mcp-session-id": f"session-{n}"}
+        endpoint.request(f"c{n}", b"POST", "/mcp", sid, AT_ONCE)
+        endpoint.request("d", b"DELETE", "/mcp", {"host": "127.0.0.1:8000", "mcp-session-id": f"session-{n}"}, b"")
+    assert sum(len(report.faults) for report in endpoint.finished) <= KEPT_MISSES + FINISHED

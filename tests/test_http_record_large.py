@@ -10,6 +10,7 @@ import json
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from conftest import MOCKMCP, ROOT, child_env, serve_each_connection, served, ss
 
 from mockmcp import jsonrpc
 from mockmcp.cassette import store
+from mockmcp.cassette.model import CUT
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept
 from mockmcp.core.redact import Redactor
 from mockmcp.shells import http_record
@@ -475,3 +477,143 @@ def test_a_body_that_stalls_after_part_of_it_went_to_the_host_cuts_the_hosts_con
         proxy.trouble is not None
         and "stopped sending an answer for 0.5 s (the host's connection was cut)" in proxy.trouble
     )
+
+
+def _stalling_target(listener: socket.socket, done: threading.Event, whole: bool) -> None:
+    """initialize answered; tools/call: a head, part of a body (over WHOLE, or under it), then nothing."""
+
+    def serve(sock: socket.socket) -> None:
+        with sock, sock.makefile("rb") as reading:
+            while True:
+                line = reading.readline()
+                if not line:
+                    return
+                fields = {}
+                while (h := reading.readline().strip()) != b"":
+                    name, _, value = h.decode().partition(":")
+                    fields[name.lower()] = value.strip()
+                body = reading.read(int(fields.get("content-length", "0")))
+                message = json.loads(body) if body else None
+                if message is None or "id" not in message:
+                    sock.sendall(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+                    continue
+                head = b"HTTP/1.1 200 OK\r\nmcp-session-id: s1\r\ncontent-type: application/json\r\n"
+                if message["method"] == "initialize":
+                    result = {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "s", "version": "1"},
+                    }
+                    answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+                    sock.sendall(head + b"content-length: %d\r\n\r\n%s" % (len(answer), answer))
+                    continue
+                sent = 2 * http_record.WHOLE if not whole else 1000
+                sock.sendall(head + b"content-length: %d\r\n\r\n" % (2 * sent) + b"x" * sent)
+                done.wait(20)
+                return
+
+    serve_each_connection(listener, serve)
+
+
+def _record_stall(tmp_path: Path, whole: bool) -> tuple[int | None, object]:
+    done = threading.Event()
+    out = tmp_path / "c.yaml"
+    with socket.create_server(("127.0.0.1", 0)) as target:
+        _stalling_target(target, done, whole)
+        status: int | None = None
+        try:
+            with proxy_in_front_of(f"http://127.0.0.1:{target.getsockname()[1]}/mcp", out, 0.5) as proxy:
+                connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+                response, _ = post(connection, INIT, None)
+                session = response.getheader("mcp-session-id")
+                post(connection, INITIALIZED, session)
+                try:
+                    response, _ = post(connection, call(2, "big"), session)
+                    status = response.status
+                except http.client.IncompleteRead:
+                    status = None  # the host's connection was cut
+                connection.close()
+        finally:
+            done.set()
+    saved(str(out), "stopped")
+    [called] = [i for i in store.load(str(out)).interactions if i.method == "tools/call"]
+    return status, called
+
+
+def test_a_body_that_stalls_after_part_of_it_went_is_recorded_as_cut(tmp_path: Path) -> None:
+    """Live, the host's connection was cut mid-body: the cassette replays a cut (`drop: cut`), not a request
+    left open for ever (`drop: true`)."""
+    status, called = _record_stall(tmp_path, whole=False)
+    assert status is None
+    assert called.drop == CUT, called
+
+
+def test_a_host_that_reads_a_long_body_slowly_gets_it_whole(tmp_path: Path) -> None:
+    """The target sends its whole 16 MiB answer at once; the host reads its head, then takes longer than the
+    upstream timeout before reading the rest. The proxy's reading from the target waits for the host meanwhile
+    (its buffer full): that is no target that stopped sending, and the host gets the answer whole."""
+    size = 16 << 20
+    with socket.create_server(("127.0.0.1", 0)) as target:
+
+        def whole_at_once(sock: socket.socket) -> None:
+            with sock:
+                sock.recv(1 << 16)
+                head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % size
+                try:
+                    sock.sendall(head + b"x" * size)
+                    sock.recv(1)
+                except OSError:
+                    pass
+
+        serve_each_connection(target, whole_at_once)
+        with proxy_in_front_of(f"http://127.0.0.1:{target.getsockname()[1]}/mcp", tmp_path / "c.yaml", 0.5) as proxy:
+            connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+            connection.request("POST", "/mcp", json.dumps(call(2, "big")), {"content-type": "application/json"})
+            response = connection.getresponse()
+            time.sleep(1.5)  # a host busy elsewhere for longer than the upstream timeout
+            body = response.read()
+            connection.close()
+    assert len(body) == size, proxy.trouble
+
+
+def test_an_event_of_exactly_the_limit_is_kept_however_the_chunks_fall() -> None:
+    """An event of exactly `limit` bytes is kept, whether its blank line comes in the chunk of its last line or
+    in the next one."""
+
+    def given(*chunks: bytes) -> list:
+        events = SseEvents(8)
+        return [event for chunk in chunks for event in events.events(chunk)]
+
+    assert given(b"data: ab\n\n") == [(None, b"ab")]
+    assert given(b"data: ab\n", b"\n") == [(None, b"ab")]
+    assert given(b"data: ab\r", b"\n\r\n") == [(None, b"ab")]
+
+
+def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK's host gives up on an SSE event over 1 MiB and closes the stream. The proxy reads on for the
+    cassette, but only AFTER_GONE_BYTES (64 MiB; 1 MiB here) of it: a reply longer than that is left mid-event,
+    and is still said (a note) and kept as what the host saw, an answer that broke off, not a call left open."""
+    monkeypatch.setattr(http_record, "KEPT_LIMIT", 256 << 10)
+    monkeypatch.setattr(http_record, "AFTER_GONE_BYTES", 1 << 20)
+    target = _Target("sse")
+    out = tmp_path / "c.yaml"
+    try:
+        with proxy_in_front_of(target.url, out) as proxy:
+            connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+            response, _ = post(connection, INIT, None)
+            session = response.getheader("mcp-session-id")
+            post(connection, INITIALIZED, session)
+            post(connection, call(2, "big"), session, read=1 << 20)  # the host reads a MiB, then gives up
+            connection.close()
+            other = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+            post(other, call(3, "small"), session)
+            other.close()
+    finally:
+        target.listener.close()
+    notes = saved(str(out), "stopped")
+    [big] = [i for i in store.load(str(out)).interactions if i.method == "tools/call"][:1]
+    error = (big.response or {}).get("error") or {}
+    assert error.get("code") == jsonrpc.NOT_RECORDED or big.drop == CUT, (big.drop, big.response, notes)
+    assert any("over the" in note for note in notes), notes  # the message not kept is said

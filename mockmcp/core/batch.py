@@ -22,6 +22,8 @@ __all__ = ["Batch", "answers_in_batch"]
 
 def answers_in_batch(interaction: Interaction) -> bool:
     """Whether playing this interaction ends in a JSON response, which a batch must wait for."""
+    if interaction.drop == "cut":
+        return True  # the batch waits for it, and then breaks off with it
     return (
         interaction.response is not None
         and not interaction.drop

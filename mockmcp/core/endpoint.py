@@ -366,7 +366,11 @@ class _LiveSession:
 
     def idle(self) -> bool:
         """Whether nothing of the session is under way: no request being answered, no GET stream open."""
-        return not self.streams and not self.batches and not self.standalone_open()
+        return (
+            all(s.lost for s in self.streams.values())
+            and all(s.lost for s in self.batches)
+            and not self.standalone_open()
+        )
 
     def hold(self, data: bytes) -> None:
         """Keep a message for the GET stream not open yet; past BACKLOG_EVENTS or BACKLOG_BYTES, the oldest go."""
@@ -725,7 +729,7 @@ class Endpoint:
         session.ended = True
         session.perform(session.engine.close())
         for stream in [*session.streams.values(), *([session.standalone] if session.standalone else [])]:
-            if abort:  # what the server said before it died goes out first, then the cut
+            if abort and not stream.done:  # what the server said before it died goes out first, then the cut
                 stream.cut((session.extra, self.framing.priming))
             else:
                 stream.finish()

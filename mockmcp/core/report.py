@@ -99,7 +99,8 @@ class Report:
 
     @classmethod
     def combine(cls, cassette: Cassette, reports: list[Report]) -> Report:
-        """One report for several live sessions of one cassette (HTTP): what any of them played counts."""
+        """One report for several live sessions of one cassette (HTTP): what any of them played counts; of what
+        they say (misses, mismatches, faults...), the first KEPT_MISSES of each kind."""
         total = cls(cassette)
         for report in reports:
             total.plays.update(report.plays)
@@ -107,11 +108,12 @@ class Report:
                 total.repeats[index] = total.repeats.get(index, 0) + extra
             total.misses += report.misses[: KEPT_MISSES - len(total.misses)]
             total.missed += report.missed
-            total.mismatches += report.mismatches
-            total.withheld += report.withheld
+            # Each list kept to KEPT_MISSES entries, as misses are: a verdict needs only whether one is there,
+            # and a server folding the reports of many sessions (`Endpoint`) must not grow by every one.
+            for name in ("mismatches", "withheld", "unanswered", "faults"):
+                kept, more = getattr(total, name), getattr(report, name)
+                kept += more[: KEPT_MISSES - len(kept)]
             total.capabilities += [text for text in report.capabilities if text not in total.capabilities]
-            total.unanswered += report.unanswered
-            total.faults += report.faults
             total.sessions |= report.sessions
             total.left |= report.left
         return total

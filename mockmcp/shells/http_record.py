@@ -160,7 +160,7 @@ class SseEvents:
                 out.extend(self._event(bytes(self._pending[:end])))
             del self._pending[: end + 2]
             start = 0
-        if self._skipped is None and len(self._pending) > self.limit:
+        if self._skipped is None and len(self._pending) - self._pending.endswith(b"\n") > self.limit:
             self._skip()
         if self._skipped is not None:  # only the last byte is kept: a blank line may begin with it
             self._skipped += len(self._pending) - 1
@@ -170,6 +170,10 @@ class SseEvents:
     def between(self) -> bool:
         """Whether no event is being read: the next chunk begins one."""
         return self._skipped is None and not self._pending
+
+    def skipping(self) -> int | None:
+        """The bytes so far of an event over the limit being read, if one is."""
+        return None if self._skipped is None else self._skipped + len(self._pending)
 
     def _event(self, event: bytes) -> list[tuple[str | None, bytes | int]]:
         if len(event) > self.limit:
@@ -470,6 +474,8 @@ class _Exchange:
         has (a body longer than WHOLE), its connection is cut instead, as the target's was."""
         if self.done or self.events is not None:
             return
+        if self.upstream is not None and self.upstream.paused:  # waiting for the client, not the target
+            self.last_byte = time.monotonic()
         quiet = time.monotonic() - self.last_byte
         if quiet < self.proxy.timeout:
             self.proxy.call_later(self.proxy.timeout - quiet, _stalled, weakref.ref(self))
@@ -480,6 +486,7 @@ class _Exchange:
         target, timeout = self.proxy.url_of_target, self.proxy.timeout
         if self.streaming:
             self.proxy.trouble = f"{target} stopped sending an answer for {timeout:g} s (the host's connection was cut)"
+            self._cut_unreplied()
             self._finish()  # before the cut: a client that leaves an answer over is no cancel of its request
             self.client.abort()
             return
@@ -532,6 +539,8 @@ class _Exchange:
         if outgoing:  # an SSE head still waiting for its first event goes now: the client sees the stream begin
             self.client.send(*outgoing)
         self.flush()  # journals the events that came
+        if self.unsure is not None:  # an event over the limit before the cut: not the reply, which never came
+            self._unsure(reply=False)
         proxy, response, events = self.proxy, self.response, self.events
         if events is not None and response is not None:  # what its events showed (ids, priming) holds all the same
             seen = (events.ids, bool(events.primed), False)
@@ -585,6 +594,8 @@ class _Exchange:
         if self.upstream is not None:
             self.upstream.exchange = None
             self.upstream.close()
+        if self.unsure is not None:  # an event over the limit, and no end of its stream to say it was the reply
+            self._unsure(reply=False)
         self._finish()
 
     def head(self, response: Response) -> None:
@@ -618,6 +629,11 @@ class _Exchange:
                     f"an answer its client had left was still coming from {self.proxy.url_of_target} "
                     f"after {self.proxy.timeout:g} s or {AFTER_GONE_BYTES >> 20} MiB: cut there"
                 )
+                skipped = self.events.skipping()
+                if skipped is not None:  # an event over the limit was being read: said, as any other
+                    self.proxy.unkept(self.session, skipped, self.owner, get=self.standalone, at=self.began)
+                if self.awaited:
+                    self._cut_unreplied()  # its client gave up on it: replay breaks it off, not holds it open
                 self.abandon()
                 return
         self.outgoing.append(h11.Data(data=chunk))
@@ -683,6 +699,7 @@ class _Exchange:
 
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
+            self.last_byte = time.monotonic()
             self.upstream.resume()
 
     def end(self, upstream: _Upstream) -> None:
