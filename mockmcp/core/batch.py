@@ -6,10 +6,13 @@ reads the members one by one; some are answered at once (a miss, an invalid memb
 jobs that may wait (a delay, a server request to the host). So the array goes when the batch is
 *sealed* (every member read) and no job that ends in a JSON response is still pending; a job the
 host cancels counts as done. A job that ends otherwise (a dropped reply, a raw line, the session
-ending before its reply) adds nothing to wait for.
+ending before its reply) adds nothing to wait for; one whose answer breaks off (`drop: cut`) is
+waited for, and the batch's one stream breaks off with it.
 """
 
 from __future__ import annotations
+
+from mockmcp.cassette.model import CUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +25,7 @@ __all__ = ["Batch", "answers_in_batch"]
 
 def answers_in_batch(interaction: Interaction) -> bool:
     """Whether playing this interaction ends in a JSON response, which a batch must wait for."""
-    if interaction.drop == "cut":
+    if interaction.drop == CUT:
         return True  # the batch waits for it, and then breaks off with it
     return (
         interaction.response is not None
