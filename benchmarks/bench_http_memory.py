@@ -94,6 +94,24 @@ def replay(cassette: str) -> Iterator[tuple[int, int]]:
         yield proc.pid, port
 
 
+def growth(figure: str, subject: str, unit: str, rss: dict[int, int], goal_kb: float, digits: int) -> Result:
+    """The figure of what RSS grows by per `unit` between the last two marks (rss: KB at each mark)."""
+    marks = sorted(rss)
+    low, high = marks[-2], marks[-1]
+    each = (rss[high] - rss[low]) / (high - low)
+    shown = ", ".join(f"{rss[m] / 1024:.1f} MB after {m:,}" for m in marks)
+    verdict = "PASS" if each <= goal_kb else "MISS"
+    return Result(
+        figure,
+        subject,
+        {f"rss_kb_{m}": rss[m] for m in marks} | {f"kb_per_{unit}": each},
+        f"{each:.{digits}f} KB per {unit} ({shown})",
+        None,
+        None,
+        figure_text=f"{each:.{digits}f} KB ({verdict}: goal <= {goal_kb} KB)",
+    )
+
+
 def rss_kb(pid: int) -> int:
     """The process's resident memory, in KB."""
     with open(f"/proc/{pid}/status", encoding="ascii") as status:
@@ -133,18 +151,8 @@ def per_session(cassette: str, marks: tuple[int, ...]) -> Result:
                 opened += 1
             rss[mark] = rss_kb(pid)
         connection.close()
-    low, high = marks[-2], marks[-1]
-    each = (rss[high] - rss[low]) / (high - low)
-    shown = ", ".join(f"{rss[m] / 1024:.1f} MB after {m:,}" for m in marks)
-    return Result(
-        "1. per session",
-        f"RSS per idle session ({high:,} vs {low:,}), a {INTERACTIONS:,}-interaction cassette",
-        {f"rss_kb_{m}": rss[m] for m in marks} | {"kb_per_session": each},
-        f"{each:.1f} KB per session ({shown})",
-        None,
-        None,
-        figure_text=f"{each:.1f} KB ({'PASS' if each <= SESSION_GOAL_KB else 'MISS'}: goal <= {SESSION_GOAL_KB} KB)",
-    )
+    subject = f"RSS per idle session ({marks[-1]:,} vs {marks[-2]:,}), a {INTERACTIONS:,}-interaction cassette"
+    return growth("1. per session", subject, "session", rss, SESSION_GOAL_KB, 1)
 
 
 # Run in a child, so that `--source` chooses the mockmcp measured: argv is the cassette and the session marks.
@@ -212,18 +220,8 @@ def per_event(cassette: str, marks: tuple[int, ...]) -> Result:
             rss[mark] = rss_kb(pid)
         connection.close()
         stream.close()
-    low, high = marks[-2], marks[-1]
-    each = (rss[high] - rss[low]) / (high - low)
-    shown = ", ".join(f"{rss[m] / 1024:.1f} MB after {m:,}" for m in marks)
-    return Result(
-        "2. per event",
-        f"RSS per event of 4.8 KB to a GET stream never read ({high:,} vs {low:,})",
-        {f"rss_kb_{m}": rss[m] for m in marks} | {"kb_per_event": each},
-        f"{each:.3f} KB per event ({shown})",
-        None,
-        None,
-        figure_text=f"{each:.3f} KB ({'PASS' if each <= EVENT_GOAL_KB else 'MISS'}: goal <= {EVENT_GOAL_KB} KB)",
-    )
+    subject = f"RSS per event of 4.8 KB to a GET stream never read ({marks[-1]:,} vs {marks[-2]:,})"
+    return growth("2. per event", subject, "event", rss, EVENT_GOAL_KB, 3)
 
 
 def main() -> int:
