@@ -50,9 +50,13 @@ def failed_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def visible_text(tab: Page, selector: str) -> list[str]:
-    """The text a person sees in each element the selector finds (hidden ones left out)."""
-    script = f"Array.from(document.querySelectorAll({json.dumps(selector)})).filter(e => e.offsetParent !== null)"
-    return list(tab.evaluate(script + ".map(e => e.innerText)"))
+    """The text a person sees in each element the selector finds (hidden ones left out), each scrolled into view
+    first: a row off screen is not drawn (`content-visibility: auto`), and its innerText may be empty then."""
+    found = f"Array.from(document.querySelectorAll({json.dumps(selector)})).filter(e => e.offsetParent !== null)"
+    frame = "new Promise(done => requestAnimationFrame(() => done()))"
+    script = f"(async () => {{ const out = []; for (const e of {found}) {{ e.scrollIntoView({{block: 'nearest'}}); "
+    script += f"await {frame}; out.push(e.innerText); }} return out; }})()"
+    return list(tab.evaluate(script))
 
 
 def test_the_failed_page_opens_from_disk_with_no_console_error_and_no_request(tab: Page, failed_page: Path) -> None:
