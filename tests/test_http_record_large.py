@@ -617,3 +617,47 @@ def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_c
     error = (big.response or {}).get("error") or {}
     assert error.get("code") == jsonrpc.NOT_RECORDED or big.drop == CUT, (big.drop, big.response, notes)
     assert any("over the" in note for note in notes), notes  # the message not kept is said
+
+
+def test_the_note_on_a_stand_in_points_at_the_one_this_recording_wrote(tmp_path: Path) -> None:
+    """`--mode new` adds a recording's session numbered after the cassette's last: the note on its stand-in names
+    the stand-in this recording wrote, never one an earlier recording left."""
+    init = json.dumps(INIT).encode()
+    init_reply = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "s", "version": "1"},
+            },
+        }
+    ).encode()
+
+    def record(path: str, mode: RecordMode, extra: bool) -> list[str]:
+        journal = Journal.fresh(path, mode, Redactor(), ["http://127.0.0.1:1/mcp"])
+        journal.append(CLIENT, 0.0, [init], 1, None, False, None)
+        journal.append(SERVER, 0.1, [init_reply], 1, None, False, None)
+        journal.append(CLIENT, 0.2, [json.dumps(INITIALIZED).encode()], 1, None, False, None)
+        journal.append(CLIENT, 0.3, [json.dumps(call(2, "big")).encode()], 1, None, False, None)
+        journal.unkept(0.4, 1 << 30, 1 << 24, 1, 2, False, reply=True)
+        if extra:
+            journal.append(CLIENT, 0.5, [json.dumps(call(3, "small")).encode()], 1, None, False, None)
+            reply = {"jsonrpc": "2.0", "id": 3, "result": {"content": []}}
+            journal.append(SERVER, 0.6, [json.dumps(reply).encode()], 1, 3, False, None)
+        journal.close()
+        return saved(path, "stopped")
+
+    path = str(tmp_path / "c.yaml")
+    record(path, RecordMode.ALL, extra=False)
+    notes = record(path, RecordMode.NEW, extra=True)
+    written = store.load(path).interactions
+    last = max(y.session for y in written)
+    mine = [
+        i
+        for i, x in enumerate(written)
+        if x.session == last and ((x.response or {}).get("error") or {}).get("code") == jsonrpc.NOT_RECORDED
+    ]
+    [note] = [note for note in notes if "over the" in note]
+    assert mine and f"interactions[{mine[0]}].response" in note and f"of session {last}" in note, (mine, notes)

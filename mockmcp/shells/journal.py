@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 from mockmcp import __version__, jsonrpc
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
-from mockmcp.cassette.model import CUT, Cassette
+from mockmcp.cassette.model import CUT, Cassette, Interaction
 from mockmcp.core.merge import merge
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept, era, silent
 from mockmcp.core.redact import Redactor
@@ -370,8 +370,11 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         # nothing, nor write one where there was none (`--mode once` would replay it from then on).
         os.unlink(path)
         return (cassettes.load(cassette_path) if os.path.exists(cassette_path) else result), recovered, notes
+    start, numbers = 0, {number: number for number in {i.session for i in result.interactions}}
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
-        result, notes = merge(cassettes.load(cassette_path), result)
+        old = cassettes.load(cassette_path)
+        result, notes = merge(old, result)
+        start, numbers = len(old.interactions), _renumbered(recovered.cassette, result, len(old.interactions))
     try:
         cassettes.save(result, cassette_path)
     except CassetteError as error:
@@ -389,16 +392,40 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
             fix=f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`",
         ) from error
     os.unlink(path)
-    taken: set[int] = set()
-    unkept = tuple(_unkept_note(cassette_path, result, session, fact, taken) for session, fact in recovered.unkept)
+    taken = set(range(start))  # the stand-ins of earlier recordings are none of this one's
+    unkept = tuple(
+        _unkept_note(cassette_path, result, session, numbers.get(session), fact, taken)
+        for session, fact in recovered.unkept
+    )
     return result, recovered, notes + unkept
 
 
-def _unkept_note(cassette_path: str, written: Cassette, session: int, fact: Unkept, taken: set[int]) -> str:
+def _renumbered(new: Cassette, written: Cassette, start: int) -> dict[int, int]:
+    """The number each session of the new recording has in the cassette written, for those `merge` added after
+    the old cassette's `start` interactions (in order, renumbered; one alike to what the cassette had is not)."""
+    added: dict[int, list[Interaction]] = {}
+    for interaction in written.interactions[start:]:
+        added.setdefault(interaction.session, []).append(interaction._replace(session=0))
+    groups = iter(sorted(added.items()))
+    group = next(groups, None)
+    numbers: dict[int, int] = {}
+    for session in sorted({i.session for i in new.interactions}):
+        mine = [i._replace(session=0) for i in new.interactions if i.session == session]
+        if group is not None and group[1] == mine:
+            numbers[session] = group[0]
+            group = next(groups, None)
+    return numbers
+
+
+def _unkept_note(
+    cassette_path: str, written: Cassette, session: int, number: int | None, fact: Unkept, taken: set[int]
+) -> str:
     """What to say of a server message the recorder did not keep (over its limit): where, which, how long, and
-    how to fix it. A reply's place is the first interaction of its session and id answered by the stand-in
-    error, and not `taken` by an earlier note (an id may be used again)."""
-    of = f" of session {session}" if session else ""
+    how to fix it. A reply's place is the first interaction of its session (`number` in the cassette written:
+    None when it was not written, alike to one the cassette had) and id answered by the stand-in error, and not
+    `taken` by an earlier note (an id may be used again)."""
+    shown = session if number is None else number  # the session as the cassette numbers it
+    of = f" of session {shown}" if shown else ""
     over = f"{fact.size:,} bytes, over the {fact.limit:,} a recording keeps of one message"
     fix = "to record it, have the server send less in one message (a page at a time, say)"
     if fact.reply:
@@ -407,7 +434,7 @@ def _unkept_note(cassette_path: str, written: Cassette, session: int, fact: Unke
             error = (interaction.response or {}).get("error")
             if (
                 index not in taken
-                and interaction.session == session
+                and interaction.session == number
                 and (interaction.message or {}).get("id") == fact.request
                 and isinstance(error, dict)
                 and error.get("code") == jsonrpc.NOT_RECORDED
