@@ -404,10 +404,10 @@ def test_the_notes_say_where_each_message_not_kept_was_and_how_to_fix_it(tmp_pat
     recorded = store.load(str(out))
     assert recorded.interactions[1].response["error"]["code"] == jsonrpc.NOT_RECORDED
     assert notes[:2] == [
-        f"{out}: a server message on the GET stream of session 1, 0.4 s into the recording, was 5,000,000 bytes, "
+        f"{out}: a server message on the GET stream, 0.4 s into the recording, was 5,000,000 bytes, "
         "over the 1,000,000 a recording keeps of one message: it is not in the cassette, and replay does not send "
         "it; to record it, have the server send less in one message (a page at a time, say)",
-        f"{out}: interactions[1].response: the answer to tools/call request 2 of session 1 was 7,000,000 bytes, "
+        f"{out}: interactions[1].response: the answer to tools/call request 2 was 7,000,000 bytes, "
         "over the 1,000,000 a recording keeps of one message: the cassette holds an error (-32098) in its place, "
         "which replay answers with; to record it, have the server send less in one message (a page at a time, "
         "say), or write the answer there by hand",

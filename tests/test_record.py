@@ -725,7 +725,7 @@ def test_the_journal_keeps_where_the_server_broke_an_answer_off_and_recover_rebu
 
     out = tmp_path / "c.yaml"
     journal = journals.Journal(str(out) + ".journal", {"mode": "all", "meta": {}})
-    for session in (0, 2):  # one session of several too
+    for session in (0, 2):  # one session of several too (the journal's session 1 left nothing: no number)
         journal.append("client", 1.0, [CALL.strip()], session)
         halfway = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"halfway"}}'
         journal.append("server", 1.25, [halfway], session, stream=1)
@@ -740,7 +740,26 @@ def test_the_journal_keeps_where_the_server_broke_an_answer_off_and_recover_rebu
     assert kept == [
         (0, "cut", 0.5, ["halfway"]),
         (0, False, 0.5, []),
-        (2, "cut", 0.5, ["halfway"]),
-        (2, False, 0.5, []),
+        (1, "cut", 0.5, ["halfway"]),
+        (1, False, 0.5, []),
     ]
     assert "drop: cut" in out.read_text()
+
+
+def test_a_session_that_left_no_interaction_takes_no_number(tmp_path: Path) -> None:
+    """Over HTTP a probe the server turns away (the SDK host's `server/discover` in auto mode) is a session of the
+    proxy's that leaves no interaction: the cassette numbers the sessions it holds from 0, so that one recorded
+    session reads as one."""
+    from mockmcp.shells import journal as journals
+
+    out = tmp_path / "c.yaml"
+    journal = journals.Journal(str(out) + ".journal", {"mode": "all", "meta": {}})
+    journal.append("client", 0.5, [req(1, "server/discover", {}).strip()], 0)
+    journal.refused(1, 0)
+    journal.append("client", 1.0, [req(2, "tools/call", {"name": "echo"}).strip()], 1)
+    journal.append("server", 1.5, [b'{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'], 1, stream=2)
+    journal.close()
+    journals.saved(str(out), "the proxy stopped")
+    made = cassette.load(str(out))
+    assert [(i.session, i.method) for i in made.interactions] == [(0, "tools/call")]
+    assert "session:" not in out.read_text()

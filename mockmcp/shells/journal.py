@@ -268,8 +268,20 @@ def read(path: str) -> Recovered:
     """Rebuild the session from a journal; a torn last line (the recorder was killed) is dropped."""
     header, recorders, learnt, torn = _replayed(path)
     skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
-    unkept = tuple((number, fact) for number in sorted(recorders) for fact in recorders[number].unkept_messages)
-    return Recovered(header, _sessions({**(header.get("meta") or {}), **learnt}, recorders), torn, skipped, unkept)
+    built = {number: recorders[number].cassette().interactions for number in sorted(recorders)}
+    # A session that left no interaction (a probe the server turned away) takes no number: the sessions are
+    # numbered as they come in the cassette, from 0.
+    numbers = {number: n for n, number in enumerate(number for number, made in built.items() if made)}
+    interactions = tuple(
+        interaction._replace(session=numbers[number]) for number, made in built.items() for interaction in made
+    )
+    cassette = Cassette(interactions, {**(header.get("meta") or {}), **learnt, **era(interactions)})
+    unkept = tuple(
+        (numbers.get(number, number), fact)
+        for number in sorted(recorders)
+        for fact in recorders[number].unkept_messages
+    )
+    return Recovered(header, cassette, torn, skipped, unkept)
 
 
 def awaited(path: str) -> set[Any]:
@@ -333,16 +345,6 @@ def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str,
                 ) from None
             torn = True
     return header, recorders, learnt, torn
-
-
-def _sessions(meta: dict[str, Any], recorders: dict[int, Recorder]) -> Cassette:
-    """One cassette of every session's interactions, a session after another, each tagged with its number."""
-    interactions = tuple(
-        interaction._replace(session=number)
-        for number in sorted(recorders)
-        for interaction in recorders[number].cassette().interactions
-    )
-    return Cassette(interactions, {**meta, **era(interactions)})
 
 
 def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
