@@ -942,3 +942,19 @@ def test_the_recordings_stand_in_for_an_answer_too_long_says_so_not_that_the_lay
     # Another server error answering an offered tool is still the layer confusion it was.
     [other] = lint.lint_text(TOOLS + CALL % "read_file" + stand_in.replace("-32098", "-32097"), "c.yaml")
     assert "a host raises it, the model never reads it" in other.problem
+
+
+@pytest.mark.parametrize(("status", "why"), [(502, "the server was gone"), (504, "silent past --upstream-timeout")])
+def test_the_recordings_stand_in_for_an_answer_the_server_never_gave_says_so_not_that_it_was_too_long(
+    status: int, why: str
+) -> None:
+    stand_in = (
+        "    error:\n      code: -32098\n      message: mockmcp recorded no answer to this tools/call request\n"
+        f"      data: {{status: {status}}}\n"
+    )
+    [finding] = lint.lint_text(TOOLS + CALL % "read_file" + stand_in, "c.yaml")
+    assert (finding.place, finding.severity) == ("interactions[1].response.error", lint.WARNING)
+    assert f"the server gave none (the host got HTTP {status} from the recording proxy" in finding.problem
+    assert why in finding.problem and "bytes" not in finding.problem
+    assert "record again with the server up" in finding.fix and "a page at a time" not in finding.fix
+    assert "write the answer here by hand" in finding.fix and "expect: fault" in finding.fix

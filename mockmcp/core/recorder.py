@@ -432,12 +432,12 @@ def silent(interactions: tuple[Interaction, ...]) -> int:
     not silent: there was nothing to answer.
     """
     requests = [i for i in interactions if i.kind == model.REQUEST]
-    if any(i.raw_response is not None or not (i.response is None or _unreached(i.response)) for i in requests):
+    if any(i.raw_response is not None or not (i.response is None or unreached(i.response)) for i in requests):
         return 0
     return len(requests)
 
 
-def _unreached(response: dict[str, Any]) -> bool:
+def unreached(response: dict[str, Any]) -> bool:
     """Whether a response is the stand-in `Recorder.unreached` writes, for an answer the server never gave."""
     error = response.get("error")
     data = error.get("data") if isinstance(error, dict) else None

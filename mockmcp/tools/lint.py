@@ -31,6 +31,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
+from mockmcp.core.recorder import unreached
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
 from mockmcp.tools.match_check import rule_issues
@@ -274,12 +275,27 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
 
 
 def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:
-    """The recording proxy's stand-in (`jsonrpc.NOT_RECORDED`) where the server's answer was too long to keep:
-    replay answers the error, never what the server said, so a test of the real answer needs it written in."""
+    """The recording proxy's stand-in (`jsonrpc.NOT_RECORDED`) where the server's answer was too long to keep, or
+    where the server gave none and the proxy answered the host 502 or 504 itself (`recorder.unreached`): replay
+    answers the error, never what the server said, so a test of the real answer needs it written in."""
     error = response.get("error")
     if not (isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED):
         return
+    by_hand = "write the answer here by hand (`result:` in place of `error:`)"
+    meant = "if the error is meant (to test the host), mark it `expect: fault`"
     data = error.get("data")
+    if unreached(response):
+        status = data["status"]
+        why = "was silent past --upstream-timeout" if status == 504 else "was gone"
+        yield _Issue(
+            place + ("error",),
+            WARNING,
+            f"the recording kept no answer to this request: the server gave none (the host got HTTP {status} from "
+            f"the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in its "
+            "place, at once",
+            f"record again with the server up and answering, or {by_hand}; {meant}",
+        )
+        return
     size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
     how_long = (
         f" (it was {size:,} bytes, over the {limit:,} a recording keeps of one message)"
@@ -291,9 +307,7 @@ def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Iss
         WARNING,
         f"the recording kept no answer to this request{how_long}: replay answers the stand-in error "
         f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered",
-        "write the answer here by hand (`result:` in place of `error:`), or record again with the server "
-        "sending less in one message (a page at a time, say); if the error is meant (to test the host), "
-        "mark it `expect: fault`",
+        f"{by_hand}, or record again with the server sending less in one message (a page at a time, say); {meant}",
     )
 
 
