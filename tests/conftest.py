@@ -25,11 +25,17 @@ from typing import Any
 
 import pytest
 
+import mockmcp
+
 ROOT = Path(__file__).resolve().parent.parent
 # The suite's subprocesses (hundreds: replays, recorders, servers, pytest runs and the plugin's launches) write
 # and read bytecode caches as on an ordinary machine: an environment that turns them off would have each one
 # compile all it imports again. This process itself is started already; only its children see the change.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# Every process the suite starts imports this checkout's mockmcp, whatever the environment's install points at (a
+# copy of this folder, a second clone sharing one virtual environment): children inherit os.environ, so the
+# plugin's own launches and the pytest runs inside tests, which never see child_env(), get it too.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
 SHIPPED = ROOT / "cassettes"
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
 sys.path.insert(0, str(ROOT / "examples"))  # the tests' SDK host is examples/sdk_host.py
@@ -93,10 +99,8 @@ def reports_keep_their_contract(tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 
 def child_env() -> dict[str, str]:
-    """The environment for mockmcp subprocesses: this one, with the project importable."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
+    """The environment for mockmcp subprocesses: this one, which has the project importable (see PYTHONPATH above)."""
+    return dict(os.environ)
 
 
 class Served:
@@ -359,6 +363,16 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
         proxy.send_signal(signal.SIGTERM)
         _out, err = proxy.communicate(timeout=30)
         assert proxy.returncode == 0, err
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse a run whose process has another copy's package (a copy of the checkout run with the `pytest` its
+    environment's editable install wrote): every test would test that one."""
+    if not (ROOT / "mockmcp").samefile(Path(mockmcp.__file__).parent):
+        raise pytest.UsageError(
+            f"this run imports mockmcp from {Path(mockmcp.__file__).parent}, not from {ROOT / 'mockmcp'}: "
+            f"run `python -m pytest` in {ROOT}, or `pip install -e .` there"
+        )
 
 
 @pytest.hookimpl(wrapper=True, optionalhook=True)  # optional: a run without pytest-xdist never calls it

@@ -1,13 +1,17 @@
-"""Package hygiene: every module's public API is an explicit, sorted __all__ of names it defines."""
+"""Package hygiene: every module's public API is an explicit, sorted __all__ of names it defines; and the package
+the suite tests is this checkout's, in its own process and in those it starts."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 import mockmcp
 
@@ -77,3 +81,19 @@ def test_imports_run_down_the_layers(name: str) -> None:
         assert LAYERS[_layer(target)] <= LAYERS[own], f"{name} ({own}) imports {target} ({_layer(target)})"
         if own == "core" and _layer(target) == "cassette":
             assert target in CORE_MAY_USE, f"{name} is pure but imports {target}"
+
+
+def test_the_suite_and_every_process_it_starts_import_this_checkouts_package(tmp_path: Path) -> None:
+    # A copy of the checkout keeps a virtual environment whose editable install points at the original: the
+    # processes tests start away from the checkout (the plugin's launches in a pytest run inside a test) would
+    # import that one and test other code than this, passing or failing for nothing here.
+    assert Path(mockmcp.__file__).resolve().parent == ROOT / "mockmcp"
+    done = subprocess.run(
+        [sys.executable, "-c", "import mockmcp; print(mockmcp.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).resolve().parent == ROOT / "mockmcp"
