@@ -63,11 +63,11 @@ def answer_of(request: dict[str, Any]) -> bytes:
 class _Target:
     """A Streamable HTTP server of one tool that answers in `framing`: a JSON body with its length, a chunked
     JSON body, an SSE stream of one event, or (`sse-log`) the big text as a log message on the call's stream,
-    then a small reply; on keep-alive connections. A `gated` target keeps the last 64 KiB of the big answer
-    until `go` is set (by a client that has read part of it already)."""
+    then a small reply; on keep-alive connections. A `gated` target keeps the last `held` bytes (64 KiB) of the big
+    answer until `go` is set (by a client that has read part of it already)."""
 
-    def __init__(self, framing: str, gated: bool = False) -> None:
-        self.framing, self.gated, self.go = framing, gated, threading.Event()
+    def __init__(self, framing: str, gated: bool = False, held: int = 64 << 10) -> None:
+        self.framing, self.gated, self.held, self.go = framing, gated, held, threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/mcp"
         serve_each_connection(self.listener, self._serve)
@@ -80,9 +80,9 @@ class _Target:
                     body = reading.read(int(head.get("content-length", "0")))
                     answer = self._answer(json.loads(body) if body else None)
                     if self.gated and len(answer) > BIG:
-                        sock.sendall(answer[: -(64 << 10)])
+                        sock.sendall(answer[: -self.held])
                         self.go.wait(60)  # longer than the client waits: the proxy must pass on what came
-                        answer = answer[-(64 << 10) :]
+                        answer = answer[-self.held :]
                     sock.sendall(answer)
             except (OSError, ValueError):
                 pass
@@ -617,6 +617,40 @@ def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_c
     error = (big.response or {}).get("error") or {}
     assert error.get("code") == jsonrpc.NOT_RECORDED or big.drop == CUT, (big.drop, big.response, notes)
     assert any("over the" in note for note in notes), notes  # the message not kept is said
+
+
+def test_a_reply_the_host_gave_up_on_is_cut_where_the_host_left_not_where_the_proxy_stopped_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host leaves a reply over its limit and goes on with its next call; the proxy reads on and cuts the reply
+    only later, past AFTER_GONE_BYTES (1 MiB here; the target holds 2 MiB back until the next call is answered).
+    The cut is filed where the host left, before its next call, so that replay cuts the reply at once: filed where
+    the proxy stopped, replay would hold the reply open until the recorded moment, waiting for a next call the
+    replaying host, still waiting for the reply, cannot send."""
+    monkeypatch.setattr(http_record, "KEPT_LIMIT", 256 << 10)
+    monkeypatch.setattr(http_record, "AFTER_GONE_BYTES", 1 << 20)
+    target = _Target("sse", gated=True, held=2 << 20)
+    out = tmp_path / "c.yaml"
+    try:
+        with proxy_in_front_of(target.url, out) as proxy:
+            connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+            response, _ = post(connection, INIT, None)
+            session = response.getheader("mcp-session-id")
+            post(connection, INITIALIZED, session)
+            # Most of what came before the held part: what is left of it is under AFTER_GONE_BYTES.
+            post(connection, call(2, "big"), session, read=BIG - (2 << 20) - (512 << 10))
+            connection.close()
+            other = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
+            post(other, call(3, "small"), session)
+            other.close()
+            target.go.set()  # the held part comes: over AFTER_GONE_BYTES since the host left, the proxy cuts
+    finally:
+        target.listener.close()
+    notes = saved(str(out), "stopped")
+    big, small = [i for i in store.load(str(out)).interactions if i.method == "tools/call"]
+    assert big.drop == CUT, (big.drop, big.response, notes)
+    assert big.at is not None and big.took is not None and small.at is not None
+    assert big.at + big.took <= small.at, (big.at, big.took, small.at)
 
 
 def test_the_note_on_a_stand_in_points_at_the_one_this_recording_wrote(tmp_path: Path) -> None:

@@ -549,11 +549,11 @@ class _Exchange:
         self._finish()  # before the cut: the client's close is no cancellation of its own (`left`)
         self.client.abort()
 
-    def _cut_unreplied(self) -> None:
-        """Journal a cut for each request this answer was the answer of and did not reply to (a request
-        answered after all, on a resumed stream, keeps its answer: `Recorder.cut`)."""
+    def _cut_unreplied(self, when: float | None = None) -> None:
+        """Journal a cut, now or at the monotonic time `when`, for each request this answer was the answer of
+        and did not reply to (a request answered after all, on a resumed stream, keeps its answer: `Recorder.cut`)."""
         if not self.replied:
-            at = time.monotonic() - self.proxy.start
+            at = (time.monotonic() if when is None else when) - self.proxy.start
             for request_id in _asked(self.message):
                 self.proxy.journal.cut(request_id, at, self.session)
 
@@ -632,8 +632,10 @@ class _Exchange:
                 skipped = self.events.skipping()
                 if skipped is not None:  # an event over the limit was being read: said, as any other
                     self.proxy.unkept(self.session, skipped, self.owner, get=self.standalone, at=self.began)
-                if self.awaited:
-                    self._cut_unreplied()  # its client gave up on it: replay breaks it off, not holds it open
+                if self.awaited:  # its client gave up on it: replay breaks it off, not holds it open, and where
+                    # the client left, as the host went on from there (filed now, replay would hold the reply
+                    # until what the host sent meanwhile, which a host still waiting for the reply never sends)
+                    self._cut_unreplied(self.gone_at)
                 self.abandon()
                 return
         self.outgoing.append(h11.Data(data=chunk))
