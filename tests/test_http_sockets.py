@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mockmcp.core.streamable import sse_event
-from mockmcp.shells.http11 import MAX_BODY
+from mockmcp.shells.http11 import MAX_BODY, reason_of
 from mockmcp.shells.http_loop import Connection, LoopServer, Request
 from mockmcp.shells.http_record import SseEvents
 
@@ -71,7 +71,7 @@ def test_a_response_goes_out_in_one_write_on_a_no_delay_socket() -> None:
                 chunk = client.recv(4096)
                 assert chunk, "the server closed the connection"
                 reply += chunk
-            assert reply.startswith(b"HTTP/1.1 200 ")
+            assert reply.startswith(b"HTTP/1.1 200 OK\r\n")  # with its reason phrase, which a client may show
     assert server.seen == [(1, 1), (1, 1)]  # TCP_NODELAY set; head, body and end in one write
 
 
@@ -176,3 +176,10 @@ def test_sse_events_with_any_line_ending_however_the_chunks_fall(ending: bytes) 
     for cut in range(len(stream) + 1):  # every place a chunk may end, between CR and LF too
         events = SseEvents()
         assert events.feed(stream[:cut]) + events.feed(stream[cut:]) == [b"{}", b"a\nb"]
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"), [(200, b"OK"), (502, b"Bad Gateway"), (421, b"Misdirected Request"), (599, b"")]
+)
+def test_a_status_of_our_own_goes_with_its_usual_reason_phrase(status: int, reason: bytes) -> None:
+    assert reason_of(status) == reason

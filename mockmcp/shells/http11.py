@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import socket
 from collections.abc import Callable, Iterable
+from http import HTTPStatus
 from typing import Any, Protocol
 
 import h11
@@ -26,6 +27,7 @@ __all__ = [
     "Responder",
     "TOO_LARGE",
     "no_delay",
+    "reason_of",
     "serve_until_signalled",
 ]
 
@@ -79,11 +81,24 @@ class Responder:
         self.send_whole(status, fields, body)
 
     def send_whole(
-        self, status: int, fields: list[tuple[str, str]] | list[tuple[bytes, bytes]], body: bytes, reason: bytes = b""
+        self,
+        status: int,
+        fields: list[tuple[str, str]] | list[tuple[bytes, bytes]],
+        body: bytes,
+        reason: bytes | None = None,
     ) -> None:
-        """A whole response, its head and body in one write."""
-        head = h11.Response(status_code=status, headers=fields, reason=reason)
+        """A whole response, its head and body in one write; without a reason phrase given, the status's usual one
+        (a client may show it, as the TypeScript SDK shows `statusText` in its errors)."""
+        head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
         self.send(head, h11.Data(data=body), h11.EndOfMessage())
+
+
+def reason_of(status: int) -> bytes:
+    """The usual reason phrase of an HTTP status ("OK", "Bad Gateway"), empty for a status without one."""
+    try:
+        return HTTPStatus(status).phrase.encode("ascii")
+    except ValueError:
+        return b""
 
 
 class Listener:

@@ -102,7 +102,9 @@ class HttpReplay(LoopServer):
         gathered: dict[Connection, list[Any]] = {}
         for action in actions:
             if isinstance(action, Open):
-                gathered.setdefault(action.conn, []).append(h11.Response(status_code=200, headers=list(action.headers)))
+                gathered.setdefault(action.conn, []).append(
+                    h11.Response(status_code=200, headers=list(action.headers), reason=b"OK")
+                )
             elif isinstance(action, Event):
                 gathered.setdefault(action.conn, []).append(h11.Data(data=action.data))
             elif isinstance(action, End):
