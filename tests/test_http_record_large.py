@@ -379,7 +379,7 @@ def test_a_message_not_kept_answers_its_call_with_an_error_only_when_it_was_the_
         error = got["error"]
         assert (error["code"], error["data"]) == (jsonrpc.NOT_RECORDED, {"size": 1000, "limit": 100})
         assert (
-            "this tools/call request (id 2)" in error["message"]
+            "this tools/call request (id 2 when recorded)" in error["message"]
             and "1,000 bytes, more than the 100" in error["message"]
         )
         # Passed on, never "whole": the host may have refused it (the SDK client leaves past 1 MiB of an event).

@@ -499,7 +499,7 @@ def test_a_request_the_server_never_got_to_answer_is_answered_by_a_stand_in_that
     assert call.response is not None and call.took == 1.0 and not call.drop
     error = call.response["error"]
     assert (error["code"], error["data"]) == (-32098, {"status": 502})
-    assert "tools/call request (id 2)" in error["message"] and "the host got HTTP 502" in error["message"]
+    assert "tools/call request (id 2 when recorded)" in error["message"] and "the host got HTTP 502" in error["message"]
     assert "Bad Gateway: connection refused" in error["message"] and "by hand" in error["message"]
     # Stand-ins alone are no answer of the server's: such a recording is as silent as one with none.
     assert silent(made.interactions) == (0 if answered_one else 2)

@@ -198,9 +198,10 @@ class Recorder:
         self.unkept_messages.append(Unkept(size, limit, _round(at), stream, method, get, answered))
         if answered:
             text = (
-                f"mockmcp recorded no answer to this {method} request (id {stream!r}): the server's answer was "
-                f"{size:,} bytes, more than the {limit:,} a recording keeps of one message (passed on to the host "
-                "as it came, not kept); record a shorter answer, or write this response into the cassette by hand"
+                f"mockmcp recorded no answer to this {method} request (id {stream!r} when recorded): the server's "
+                f"answer was {size:,} bytes, more than the {limit:,} a recording keeps of one message (passed on to "
+                "the host as it came, not kept); record a shorter answer, or write this response into the cassette "
+                "by hand"
             )
             data = {"size": size, "limit": limit}
             self._server(jsonrpc.error_response(stream, jsonrpc.NOT_RECORDED, text, data), b"", at, stream, False)
@@ -214,9 +215,9 @@ class Recorder:
         if item is None or item.message is None:
             return
         text = (
-            f"mockmcp recorded no answer to this {item.message['method']} request (id {request_id!r}): the server "
-            f"gave none (the host got HTTP {status} from the recording proxy: {why}); record again with the server "
-            "up, or write this response into the cassette by hand"
+            f"mockmcp recorded no answer to this {item.message['method']} request (id {request_id!r} when recorded): "
+            f"the server gave none (the host got HTTP {status} from the recording proxy: {why}); record again with "
+            "the server up, or write this response into the cassette by hand"
         )
         self._server(
             jsonrpc.error_response(request_id, jsonrpc.NOT_RECORDED, text, {"status": status}),

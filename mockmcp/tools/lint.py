@@ -256,9 +256,11 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
         yield _Issue(
             place + ("drop",),
             WARNING,
-            "the answer to this request breaks off before its reply (`drop: cut`): the recorded server cut it "
-            "(it crashed, or something between timed out), and replay cuts it again",
-            "record again once the server answers; if the cut is meant (to test the host), mark it `expect: fault`",
+            "the answer to this request breaks off before its reply (`drop: cut`): it broke off in the recording "
+            "(the server crashed, something between timed out, or the host gave up on the answer), and replay cuts "
+            "it again",
+            "record again once the server answers whole; if the cut is meant (to test the host), mark it "
+            "`expect: fault`",
         )
     if response is None or message is None:
         return
