@@ -153,6 +153,15 @@ def post(
     return response, response.read(read)
 
 
+def initialized(port: int) -> tuple[http.client.HTTPConnection, str | None]:
+    """A connection to the proxy on that port, and the session it opened (initialize, then initialized)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    response, _ = post(connection, INIT, None)
+    session = response.getheader("mcp-session-id")
+    post(connection, INITIALIZED, session)
+    return connection, session
+
+
 def messages(response: Any, body: bytes) -> list[Any]:
     if response.getheader("content-type", "").startswith("text/event-stream"):
         return sse_messages(body.decode())
@@ -601,10 +610,7 @@ def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_c
     out = tmp_path / "c.yaml"
     try:
         with proxy_in_front_of(target.url, out) as proxy:
-            connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
-            response, _ = post(connection, INIT, None)
-            session = response.getheader("mcp-session-id")
-            post(connection, INITIALIZED, session)
+            connection, session = initialized(proxy.port)
             post(connection, call(2, "big"), session, read=1 << 20)  # the host reads a MiB, then gives up
             connection.close()
             other = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
@@ -633,10 +639,7 @@ def test_a_reply_the_host_gave_up_on_is_cut_where_the_host_left_not_where_the_pr
     out = tmp_path / "c.yaml"
     try:
         with proxy_in_front_of(target.url, out) as proxy:
-            connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
-            response, _ = post(connection, INIT, None)
-            session = response.getheader("mcp-session-id")
-            post(connection, INITIALIZED, session)
+            connection, session = initialized(proxy.port)
             # Most of what came before the held part: what is left of it is under AFTER_GONE_BYTES.
             post(connection, call(2, "big"), session, read=BIG - (2 << 20) - (512 << 10))
             connection.close()
