@@ -90,7 +90,8 @@ SERVER = "server"
 class Unkept(NamedTuple):
     """A server message not kept, as it was over the recorder's limit: how long it was, the limit, when it came,
     the request on whose stream it came (and that request's method), whether it came on the GET stream, and
-    whether it was that request's reply (then answered by a NOT_RECORDED error in the cassette)."""
+    whether it was that request's reply (then answered by a NOT_RECORDED error in the cassette); `read_whole`:
+    False when the recorder stopped reading it before its end (`size` is then what it had read)."""
 
     size: int
     limit: int
@@ -99,6 +100,7 @@ class Unkept(NamedTuple):
     method: str | None
     get: bool
     reply: bool
+    read_whole: bool = True
 
 
 @dataclass(slots=True, eq=False)  # compared and hashed by identity: two interactions may hold equal messages
@@ -187,7 +189,14 @@ class Recorder:
                 self._server(one, line, at, stream, get)
 
     def unkept(
-        self, size: int, limit: int, at: float, stream: Any = None, get: bool = False, reply: bool = False
+        self,
+        size: int,
+        limit: int,
+        at: float,
+        stream: Any = None,
+        get: bool = False,
+        reply: bool = False,
+        read_whole: bool = True,
     ) -> None:
         """The server sent a message of `size` bytes, over the recorder's `limit`, which was not kept, `at` seconds
         into the session (on the stream of client request `stream`, or the GET stream); with `reply` it was that
@@ -195,7 +204,7 @@ class Recorder:
         item = (self._in_flight.get(stream) or self._cancelled.get(stream)) if jsonrpc.is_valid_id(stream) else None
         method = item.message["method"] if item is not None and item.message is not None else None
         answered = reply and item is not None
-        self.unkept_messages.append(Unkept(size, limit, _round(at), stream, method, get, answered))
+        self.unkept_messages.append(Unkept(size, limit, _round(at), stream, method, get, answered, read_whole))
         if answered:
             text = (
                 f"mockmcp recorded no answer to this {method} request (id {stream!r} when recorded): the server's "

@@ -631,7 +631,9 @@ class _Exchange:
                 )
                 skipped = self.events.skipping()
                 if skipped is not None:  # an event over the limit was being read: said, as any other
-                    self.proxy.unkept(self.session, skipped, self.owner, get=self.standalone, at=self.began)
+                    self.proxy.unkept(
+                        self.session, skipped, self.owner, get=self.standalone, at=self.began, read_whole=False
+                    )
                 if self.awaited:  # its client gave up on it: replay breaks it off, not holds it open, and where
                     # the client left, as the host went on from there (filed now, replay would hold the reply
                     # until what the host sent meanwhile, which a host still waiting for the reply never sends)
@@ -867,12 +869,20 @@ class RecordingProxy(LoopServer):
             self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get, event)
 
     def unkept(
-        self, session: int, size: int, stream: Any, get: bool = False, reply: bool = False, at: float | None = None
+        self,
+        session: int,
+        size: int,
+        stream: Any,
+        get: bool = False,
+        reply: bool = False,
+        at: float | None = None,
+        read_whole: bool = True,
     ) -> None:
         """Journal that a server message of `size` bytes, over KEPT_LIMIT, came (at that moment, or `at`) and is
-        not kept: on the stream of request `stream` (its reply, with `reply`), or on the session's GET stream."""
+        not kept: on the stream of request `stream` (its reply, with `reply`), or on the session's GET stream;
+        not `read_whole`: the proxy stopped reading it after `size` bytes."""
         when = (time.monotonic() if at is None else at) - self.start
-        self.journal.unkept(when, size, KEPT_LIMIT, session, stream, get, reply)
+        self.journal.unkept(when, size, KEPT_LIMIT, session, stream, get, reply, read_whole)
 
     def closed(self, connection: Connection) -> None:
         stream = self.streams.pop(connection, None)

@@ -122,13 +122,24 @@ class Journal:
         self._write("".join(record + "\n" for record in records).encode())
 
     def unkept(
-        self, at: float, size: int, limit: int, session: int, stream: Any, get: bool, reply: bool = False
+        self,
+        at: float,
+        size: int,
+        limit: int,
+        session: int,
+        stream: Any,
+        get: bool,
+        reply: bool = False,
+        read_whole: bool = True,
     ) -> None:
         """Journal that the server sent a message of `size` bytes, over the recorder's `limit`, which is not kept
-        (tagged as `append` tags a line; `reply`: it was the reply to the client request `stream`)."""
+        (tagged as `append` tags a line; `reply`: it was the reply to the client request `stream`; not
+        `read_whole`: the recorder stopped reading it after `size` bytes)."""
         record = {"d": "s", "t": round(at, 4), "o": size, "max": limit, **_tag(session, stream, get)}
         if reply:
             record["a"] = 1
+        if not read_whole:
+            record["p"] = 1
         self._write(_compact(record).encode() + b"\n")
 
     def refused(self, request_id: Any, session: int = 0) -> None:
@@ -328,7 +339,7 @@ def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str,
                 continue
             if "o" in event:
                 at, stream, get, reply = event["t"], event.get("r"), bool(event.get("g")), bool(event.get("a"))
-                recorder.unkept(int(event["o"]), int(event["max"]), at, stream, get, reply)
+                recorder.unkept(int(event["o"]), int(event["max"]), at, stream, get, reply, not event.get("p"))
                 continue
             line = event["l"].encode("utf-8", "surrogateescape")
             event_id = event.get("e")
@@ -428,7 +439,8 @@ def _unkept_note(
     `taken` by an earlier note (an id may be used again)."""
     shown = session if number is None else number  # the session as the cassette numbers it
     of = f" of session {shown}" if shown else ""
-    over = f"{fact.size:,} bytes, over the {fact.limit:,} a recording keeps of one message"
+    read = "" if fact.read_whole else "more than "  # the recorder stopped reading it: its size is what it read
+    over = f"{read}{fact.size:,} bytes, over the {fact.limit:,} a recording keeps of one message"
     fix = "to record it, have the server send less in one message (a page at a time, say)"
     if fact.reply:
         place = cassette_path
