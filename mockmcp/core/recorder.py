@@ -80,7 +80,9 @@ __all__ = [
     "SERVER",
     "Unkept",
     "era",
+    "over_limit",
     "silent",
+    "unreached",
 ]
 
 CLIENT = "client"
@@ -212,8 +214,7 @@ class Recorder:
                 "the host as it came, not kept); record a shorter answer, or write this response into the cassette "
                 "by hand"
             )
-            data = {"size": size, "limit": limit}
-            self._server(jsonrpc.error_response(stream, jsonrpc.NOT_RECORDED, text, data), b"", at, stream, False)
+            self._stand_in(stream, at, text, {"size": size, "limit": limit})
 
     def unreached(self, request_id: Any, at: float, status: int, why: str) -> None:
         """The HTTP recorder got no answer to the request `request_id` from the server and answered its host
@@ -228,13 +229,11 @@ class Recorder:
             f"the server gave none (the host got HTTP {status} from the recording proxy: {why}); record again with "
             "the server up, or write this response into the cassette by hand"
         )
-        self._server(
-            jsonrpc.error_response(request_id, jsonrpc.NOT_RECORDED, text, {"status": status}),
-            b"",
-            at,
-            request_id,
-            False,
-        )
+        self._stand_in(request_id, at, text, {"status": status})
+
+    def _stand_in(self, request_id: Any, at: float, text: str, data: dict[str, Any]) -> None:
+        """Answer the request, `at` seconds in, with the NOT_RECORDED error saying why no answer was kept."""
+        self._server(jsonrpc.error_response(request_id, jsonrpc.NOT_RECORDED, text, data), b"", at, request_id, False)
 
     def refused(self, request_id: Any) -> None:
         """The request `request_id` never reached the session: the HTTP layer turned it away (a
@@ -445,6 +444,11 @@ def silent(interactions: tuple[Interaction, ...]) -> int:
     if any(i.raw_response is not None or not (i.response is None or unreached(i.response)) for i in requests):
         return 0
     return len(requests)
+
+
+def over_limit(size: int, limit: int) -> str:
+    """How an answer not kept is told (the journal's note, lint): its size against the recorder's limit."""
+    return f"{size:,} bytes, over the {limit:,} a recording keeps of one message"
 
 
 def unreached(response: dict[str, Any]) -> bool:

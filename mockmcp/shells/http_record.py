@@ -526,7 +526,7 @@ class _Exchange:
         recorded, where a request kept unanswered would hold a replaying host waiting for ever."""
         self.client.respond(status, text.encode(), "text/plain")
         if self.method == b"POST":
-            at = time.monotonic() - self.proxy.start
+            at = self.proxy.elapsed()
             for request_id in _asked(self.message):
                 self.proxy.journal.unreached(request_id, at, status, text, self.session)
         self._finish()
@@ -553,7 +553,7 @@ class _Exchange:
         """Journal a cut, now or at the monotonic time `when`, for each request this answer was the answer of
         and did not reply to (a request answered after all, on a resumed stream, keeps its answer: `Recorder.cut`)."""
         if not self.replied:
-            at = (time.monotonic() if when is None else when) - self.proxy.start
+            at = self.proxy.elapsed(when)
             for request_id in _asked(self.message):
                 self.proxy.journal.cut(request_id, at, self.session)
 
@@ -866,23 +866,26 @@ class RecordingProxy(LoopServer):
         if lines:
             if self.redactor:
                 lines = [self.redactor.line(line) for line in lines]
-            self.journal.append(direction, time.monotonic() - self.start, lines, session, stream, get, event)
+            self.journal.append(direction, self.elapsed(), lines, session, stream, get, event)
+
+    def elapsed(self, moment: float | None = None) -> float:
+        """Seconds from the proxy's start to now, or to the monotonic time `moment`: a time in the journal."""
+        return (time.monotonic() if moment is None else moment) - self.start
 
     def unkept(
         self,
         session: int,
         size: int,
         stream: Any,
+        at: float,
         get: bool = False,
         reply: bool = False,
-        at: float | None = None,
         read_whole: bool = True,
     ) -> None:
-        """Journal that a server message of `size` bytes, over KEPT_LIMIT, came (at that moment, or `at`) and is
+        """Journal that a server message of `size` bytes, over KEPT_LIMIT, began at the monotonic time `at` and is
         not kept: on the stream of request `stream` (its reply, with `reply`), or on the session's GET stream;
         not `read_whole`: the proxy stopped reading it after `size` bytes."""
-        when = (time.monotonic() if at is None else at) - self.start
-        self.journal.unkept(when, size, KEPT_LIMIT, session, stream, get, reply, read_whole)
+        self.journal.unkept(self.elapsed(at), size, KEPT_LIMIT, session, stream, get, reply, read_whole)
 
     def closed(self, connection: Connection) -> None:
         stream = self.streams.pop(connection, None)

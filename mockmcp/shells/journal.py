@@ -52,7 +52,7 @@ from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
 from mockmcp.cassette.model import CUT, Cassette, Interaction
 from mockmcp.core.merge import merge
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept, era, silent
+from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept, era, over_limit, silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError
 from mockmcp.shells.toolkit import write_all
@@ -81,7 +81,7 @@ class Journal:
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX)  # a fresh file: nobody else can hold it yet
         header = {"mockmcp_journal": 1, **header, "pid": os.getpid()}
-        self._write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+        self._record(header)
 
     def _write(self, data: bytes) -> None:
         with self._lock:
@@ -140,31 +140,32 @@ class Journal:
             record["a"] = 1
         if not read_whole:
             record["p"] = 1
-        self._write(_compact(record).encode() + b"\n")
+        self._record(record)
 
     def refused(self, request_id: Any, session: int = 0) -> None:
         """Journal that the client request `request_id` was turned away before reaching the session."""
-        tag = {"s": session} if session else {}
-        self._write(json.dumps({"x": request_id, **tag}, separators=(",", ":")).encode() + b"\n")
+        self._record({"x": request_id, **_tag(session, None, False)})
 
     def cut(self, request_id: Any, at: float, session: int = 0) -> None:
         """Journal that the server broke off its answer to the client request `request_id`, `at` seconds in."""
-        tag = {"s": session} if session else {}
-        self._write(_compact({"b": request_id, "t": round(at, 4), **tag}).encode() + b"\n")
+        self._record({"b": request_id, "t": round(at, 4), **_tag(session, None, False)})
 
     def unreached(self, request_id: Any, at: float, status: int, why: str, session: int = 0) -> None:
         """Journal that the client request `request_id` got no answer from the server, `at` seconds in: the HTTP
         recorder answered it `status` itself, saying `why` (see `Recorder.unreached`)."""
-        tag = {"s": session} if session else {}
-        self._write(_compact({"n": request_id, "t": round(at, 4), "h": status, "w": why, **tag}).encode() + b"\n")
+        self._record({"n": request_id, "t": round(at, 4), "h": status, "w": why, **_tag(session, None, False)})
+
+    def _record(self, record: dict[str, Any]) -> None:
+        """Journal one record (the header, a fact, not a line the session sent) as one line of compact JSON."""
+        self._write(_compact(record).encode() + b"\n")
 
     def ended(self, status: int) -> None:
         """Journal that the server ended the session on its own, exiting with `status` (see `Recorder.ended`)."""
-        self._write(json.dumps({"z": status}).encode() + b"\n")
+        self._record({"z": status})
 
     def meta(self, facts: dict[str, Any]) -> None:
         """Journal facts about the recording learnt along the way; they go into the cassette's meta."""
-        self._write(json.dumps({"m": facts}, separators=(",", ":")).encode() + b"\n")
+        self._record({"m": facts})
 
     def _sync(self) -> None:
         assert self._fd is not None
@@ -440,7 +441,7 @@ def _unkept_note(
     shown = session if number is None else number  # the session as the cassette numbers it
     of = f" of session {shown}" if shown else ""
     read = "" if fact.read_whole else "more than "  # the recorder stopped reading it: its size is what it read
-    over = f"{read}{fact.size:,} bytes, over the {fact.limit:,} a recording keeps of one message"
+    over = read + over_limit(fact.size, fact.limit)
     fix = "to record it, have the server send less in one message (a page at a time, say)"
     if fact.reply:
         place = cassette_path

@@ -31,7 +31,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
-from mockmcp.core.recorder import unreached
+from mockmcp.core.recorder import over_limit, unreached
 from mockmcp.errors import CassetteError
 from mockmcp.jsonrpc import is_valid_id
 from mockmcp.tools.match_check import rule_issues
@@ -299,11 +299,7 @@ def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Iss
         )
         return
     size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
-    how_long = (
-        f" (it was {size:,} bytes, over the {limit:,} a recording keeps of one message)"
-        if isinstance(size, int) and isinstance(limit, int)
-        else ""
-    )
+    how_long = f" (it was {over_limit(size, limit)})" if isinstance(size, int) and isinstance(limit, int) else ""
     yield _Issue(
         place + ("error",),
         WARNING,
