@@ -179,7 +179,7 @@ ROWS = [
 def test_which_sessions_a_new_recording_adds(
     old: list[str], new: list[str], merged: list[tuple[int, str, str]], notes: list[str]
 ) -> None:
-    result, said = merge(cassette(*old), cassette(*new))
+    result, said, _numbers = merge(cassette(*old), cassette(*new))
     assert [(i.session, i.params["name"], answered(i)) for i in result.interactions] == merged
     assert list(said) == notes
 
@@ -187,7 +187,7 @@ def test_which_sessions_a_new_recording_adds(
 def test_the_old_interactions_are_kept_as_they_were() -> None:
     """Not rebuilt: the old cassette's own interaction objects (the YAML edit keeps what was written)."""
     old = cassette(call("read", "0"), call("read", "1"))
-    result, _notes = merge(old, cassette(call("list", "a")))
+    result, _notes, _numbers = merge(old, cassette(call("list", "a")))
     assert result.interactions[:2] == old.interactions
     assert all(a is b for a, b in zip(result.interactions, old.interactions, strict=False))
 
@@ -195,7 +195,7 @@ def test_the_old_interactions_are_kept_as_they_were() -> None:
 def test_a_note_names_at_most_three_differences() -> None:
     many = "- request: {method: x, params: {name: many}}\n  response: {result: {a: 1, b: 1, c: 1, d: 1, e: 1}}"
     other = "- request: {method: x, params: {name: many}}\n  response: {result: {a: 2, b: 2, c: 2, d: 2, e: 2}}"
-    _result, [note] = merge(cassette(many), cassette(other))
+    _result, [note], _numbers = merge(cassette(many), cassette(other))
     lines = note.split("\n")
     assert lines[0] == (
         "x many was answered otherwise than in interactions[0] of the cassette; "
@@ -259,7 +259,7 @@ STATELESS_SESSION = f"""\
 def test_a_session_of_the_other_era_is_added_as_its_requests_never_match() -> None:
     """The same call, answered the same, from a 2026-07-28 host: a request of the other era is not
     one the cassette answers (replay would not play it), so the session is added, without a note."""
-    result, notes = merge(cassette(HANDSHAKE_SESSION), cassette(STATELESS_SESSION))
+    result, notes, _numbers = merge(cassette(HANDSHAKE_SESSION), cassette(STATELESS_SESSION))
     assert [(i.session, i.method) for i in result.interactions] == [
         (0, "initialize"),
         (0, "tools/call"),
@@ -267,7 +267,7 @@ def test_a_session_of_the_other_era_is_added_as_its_requests_never_match() -> No
         (1, "tools/call"),
     ]
     assert notes == ()
-    again, notes = merge(result, cassette(STATELESS_SESSION))
+    again, notes, _numbers = merge(result, cassette(STATELESS_SESSION))
     assert again.interactions == result.interactions and notes == (UNCHANGED,)
 
 

@@ -29,20 +29,21 @@ __all__ = ["merge", "merged_meta"]
 _UNCHANGED = "this session adds nothing the cassette does not already answer; the cassette is unchanged"
 
 
-def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
+def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...], dict[int, int]]:
     """`--mode new`: the old interactions, then every interaction of each new session, in order.
 
     A new session is kept whole as a recorded session of its own, numbered after the cassette's
     last, unless replaying the old cassette would already give every one of its answers (see the
-    module docstring). Returns the cassette, its meta the old one's updated by `merged_meta`, and
+    module docstring). Returns the cassette, its meta the old one's updated by `merged_meta`;
     notes for stderr: one per request the cassette had that was answered otherwise this time, or
-    one saying the cassette is unchanged.
+    one saying the cassette is unchanged; and the number each new session that was added has in it.
     """
     matcher = Matcher.build()
     recordings = Recordings(old, Matcher.build((), old.meta))  # the cassette's own match rules count
     number = 1 + max((i.session for i in old.interactions), default=-1)
     added: list[Interaction] = []
     notes: list[str] = []
+    numbers: dict[int, int] = {}
     for session in sorted({i.session for i in new.interactions}):
         interactions = [i for i in new.interactions if i.session == session]
         base = len(old.interactions) + len(added)  # where this session goes, if it is added
@@ -50,11 +51,12 @@ def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...]]:
         notes.extend(otherwise)
         if not same:
             added.extend(interaction._replace(session=number) for interaction in interactions)
+            numbers[session] = number
             number += 1
     if not added:
         notes.append(_UNCHANGED)
     kept = old.interactions + tuple(added)
-    return old._replace(interactions=kept, meta=merged_meta(old.meta, new.meta)), tuple(notes)
+    return old._replace(interactions=kept, meta=merged_meta(old.meta, new.meta)), tuple(notes), numbers
 
 
 def _compare(

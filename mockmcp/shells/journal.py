@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 from mockmcp import __version__, jsonrpc
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import journal_path
-from mockmcp.cassette.model import CUT, Cassette, Interaction
+from mockmcp.cassette.model import CUT, Cassette
 from mockmcp.core.merge import merge
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept, era, over_limit, silent
 from mockmcp.core.redact import Redactor
@@ -387,8 +387,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     start, numbers = 0, {number: number for number in {i.session for i in result.interactions}}
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         old = cassettes.load(cassette_path)
-        result, notes = merge(old, result)
-        start, numbers = len(old.interactions), _renumbered(recovered.cassette, result, len(old.interactions))
+        result, notes, numbers = merge(old, result)
+        start = len(old.interactions)
     try:
         cassettes.save(result, cassette_path)
     except CassetteError as error:
@@ -412,23 +412,6 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         for session, fact in recovered.unkept
     )
     return result, recovered, notes + unkept
-
-
-def _renumbered(new: Cassette, written: Cassette, start: int) -> dict[int, int]:
-    """The number each session of the new recording has in the cassette written, for those `merge` added after
-    the old cassette's `start` interactions (in order, renumbered; one alike to what the cassette had is not)."""
-    added: dict[int, list[Interaction]] = {}
-    for interaction in written.interactions[start:]:
-        added.setdefault(interaction.session, []).append(interaction._replace(session=0))
-    groups = iter(sorted(added.items()))
-    group = next(groups, None)
-    numbers: dict[int, int] = {}
-    for session in sorted({i.session for i in new.interactions}):
-        mine = [i._replace(session=0) for i in new.interactions if i.session == session]
-        if group is not None and group[1] == mine:
-            numbers[session] = group[0]
-            group = next(groups, None)
-    return numbers
 
 
 def _unkept_note(
