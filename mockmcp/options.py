@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 else:
     Substitution = tuple
 
+
 class ReplayOptions(NamedTuple):
     """How a cassette is replayed, whatever it is served over."""
 
