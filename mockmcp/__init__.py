@@ -10,7 +10,7 @@ The public API, for fixtures and helpers users write; every other module is inte
   process, a transport the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
 - `recording(real, cassette, mode="once", ...)`: record in the host's process, a transport that passes
   the session to the real server (`Client(mockmcp.recording(server, "cassettes/x.yaml"))`);
-- `MockmcpError` and its kinds `CassetteError`, `UsageError`, `StrictFailure`.
+- `MockmcpError` and its kinds `CassetteError`, `ConfigError`, `UsageError`, `StrictFailure`.
 
 Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
 package on every launch, and must not pay for YAML or the plugin it never uses. This package sits
@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette, Interaction, ServerItem
     from mockmcp.cassette.store import load, loads, save
-    from mockmcp.errors import CassetteError, MockmcpError, StrictFailure, UsageError
+    from mockmcp.errors import CassetteError, ConfigError, MockmcpError, StrictFailure, UsageError
     from mockmcp.plugin.mock_server import MockServer
     from mockmcp.shells.inprocess import transport
     from mockmcp.shells.inprocess_record import recording
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Cassette",
     "CassetteError",
+    "ConfigError",
     "Interaction",
     "MockServer",
     "MockmcpError",
@@ -56,6 +57,7 @@ _HOMES = {
     "save": "mockmcp.cassette.store",
     "MockmcpError": "mockmcp.errors",
     "CassetteError": "mockmcp.errors",
+    "ConfigError": "mockmcp.errors",
     "UsageError": "mockmcp.errors",
     "StrictFailure": "mockmcp.errors",
     "MockServer": "mockmcp.plugin.mock_server",
@@ -76,4 +78,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted(__all__)  # the curated names only: what users touch
