@@ -385,9 +385,34 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int,
     return workers if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else workers + 1
 
 
+# The developer's fast loop (`python -m pytest -m fast`): the modules whose tests run in memory (tables of the
+# pure rules, the engine, the endpoint, the shells' parts), no subprocess, no server, no browser.
+FAST = frozenset(
+    {
+        "test_answers", "test_attribution", "test_batch", "test_branching", "test_emulation", "test_endpoint",
+        "test_eras", "test_http_endpoint", "test_http_loop", "test_http_sockets", "test_http_upstream",
+        "test_jsonrpc", "test_live", "test_matching", "test_merge", "test_namedtuple", "test_ordering",
+        "test_protocol", "test_public_api", "test_recorder", "test_replay_engine", "test_report_schema",
+        "test_rules", "test_selection", "test_send_facts", "test_structure", "test_substitute", "test_words",
+        "test_wrap",
+    }
+)  # fmt: skip
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """`-m fast` reads only the fast loop's modules: importing the others (the SDK, fastmcp) costs seconds."""
+    name = collection_path.name
+    if config.option.markexpr == "fast" and name.startswith("test_") and name.endswith(".py"):
+        return collection_path.stem not in FAST or None
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Slow tests first: pytest-xdist hands tests out in collection order, so a slow one collected
-    last would keep one worker busy alone at the end of the run."""
+    last would keep one worker busy alone at the end of the run. The fast loop's modules are marked."""
+    for item in items:
+        if item.module is not None and item.module.__name__ in FAST:
+            item.add_marker(pytest.mark.fast)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     _keep_xdist_groups(config, items)
 
