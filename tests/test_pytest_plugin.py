@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import http.client
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,8 +26,9 @@ from mockmcp.cassette.store import loads
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
+from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import http_server
-from mockmcp.plugin.harness import Harness, days_old, server_command
+from mockmcp.plugin.harness import Harness, Target, days_old, server_command
 from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
@@ -94,20 +96,20 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record=once*"]
+        ["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record-mode=once*"]
     )
 
 
 @pytest.mark.slow
 def test_record_once_record_again_unchanged_verify_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
     assert cassette.exists() and not list(cassette.parent.glob(".*recording*"))
     # Recorded again from a server that says the same: the file is byte for byte what it was (an empty git diff).
     recorded = cassette.read_bytes()
     time.sleep(1.1)  # so a new recorded_at would differ
-    run(pytester, "--mockmcp-record=all").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=all").assert_outcomes(passed=1)
     assert cassette.read_bytes() == recorded
     # verify with no command runs the server meta.server names, from the project's folder.
     verified = subprocess.run(
@@ -145,7 +147,7 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*no recorded interaction matches this tools/call request*",
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*@pytest.mark.mockmcp(ignore=[[]'arguments.path'[]]), or `mockmcp_ignore = arguments.path` in the ini*",
-            "*record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
         ]
     )
 
@@ -179,10 +181,10 @@ def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytes
     before = cassette.read_bytes()
     failing = HOST_TESTS.replace('== "remember to buy milk"', '== "something else"')
     write_host_tests(pytester, failing)
-    run(pytester, "--mockmcp-record=all").assert_outcomes(failed=1)
+    run(pytester, "--mockmcp-record-mode=all").assert_outcomes(failed=1)
     assert cassette.read_bytes() == before
     assert not list(cassette.parent.glob(".*recording*"))
-    run(pytester, "--mockmcp-record=all", "--mockmcp-keep-failed").assert_outcomes(failed=1)
+    run(pytester, "--mockmcp-record-mode=all", "--mockmcp-keep-failed").assert_outcomes(failed=1)
     assert cassette.read_bytes() != before  # asked for: kept
 
 
@@ -197,7 +199,7 @@ def test_takes_the_command_only(mockmcp):
     assert mockmcp.command
 """,
     )
-    result = run(pytester, "--mockmcp-record=once")
+    result = run(pytester, "--mockmcp-record-mode=once")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
         ["*nothing was recorded into*the test took the mock server's command but never launched it*"]
@@ -209,9 +211,9 @@ def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pyt
     write_host_tests(
         pytester, HOST_TESTS.replace(f"@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])\n", "")
     )
-    result = run(pytester, "--mockmcp-record=once")
+    result = run(pytester, "--mockmcp-record-mode=once")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*--mockmcp-record=once needs the real server*--mockmcp-server*mockmcp_server*"])
+    result.stdout.fnmatch_lines(["*--mockmcp-record-mode=once needs the real server*--mockmcp-server*mockmcp_server*"])
 
 
 PARALLEL = (
@@ -236,7 +238,7 @@ def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -
     """Two workers record into one folder at once (each keeping under the folder's lock: what parallel workers
     can get wrong), then every cassette replays (in this process, as one worker would)."""
     write_host_tests(pytester, PARALLEL)
-    run(pytester, "-n", "2", "--mockmcp-record=once").assert_outcomes(passed=4)
+    run(pytester, "-n", "2", "--mockmcp-record-mode=once").assert_outcomes(passed=4)
     folder = pytester.path / "cassettes" / "test_host"
     cassettes = sorted(p.name for p in folder.glob("*.yaml"))
     assert cassettes == [
@@ -369,12 +371,28 @@ def server_name(url: str) -> str:
     return str(message["result"]["serverInfo"]["name"])
 
 
+def make_harness(
+    cassette: Path,
+    workdir: Path,
+    mode: str = "none",
+    server: list[str] | None = None,
+    *,
+    strict: bool = False,
+    redact_env: tuple[str, ...] = (),
+    origin: Origin | None = None,
+    live: bool = False,
+) -> Harness:
+    """A test's harness as the fixtures build it: its target, and the options as values."""
+    target = Target(cassette, server, origin or Origin(), live)
+    return Harness(target, RecordOptions(mode, redact_env), ReplayOptions(strict=strict), workdir, os.environ)
+
+
 def harness_of(tmp_path: Path, name: str, mode: str = "none", server: list[str] | None = None) -> Harness:
     cassette = tmp_path / f"{name}.yaml"
     cassette.write_text(GREETING.replace("NAME", name))
     workdir = tmp_path / f"{name}-work"
     workdir.mkdir()
-    return Harness(cassette, mode, server, workdir)
+    return make_harness(cassette, workdir, mode, server)
 
 
 def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
@@ -572,7 +590,7 @@ REPEATED = {**CLEAN, "repeats": [{"interaction": 2, "method": "tools/call", "ext
                 'incoming request (id 7): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
                 'arguments.path: recorded "notes.txt", incoming "note.txt"',
                 "@pytest.mark.mockmcp(ignore=['arguments.path']), or `mockmcp_ignore = arguments.path` in the ini",
-                "record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
+                "record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
             ],
         ),
         (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),
@@ -596,7 +614,7 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
 ) -> None:
     cassette = tmp_path / "notes.yaml"
     cassette.write_text(MISSED)
-    harness = Harness(cassette, "none", None, tmp_path, strict=strict)
+    harness = make_harness(cassette, tmp_path, strict=strict)
     pid = gone_pid()
     (tmp_path / f"launch-{pid}").touch()
     (tmp_path / f"stderr-{pid}.txt").write_text("mockmcp: serving notes.yaml\n")
@@ -626,9 +644,15 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
             None,
             False,
             {},
-            "no cassette at {cassette}; record it by running this test with --mockmcp-record=once",
+            "no cassette at {cassette}; record it by running this test with --mockmcp-record-mode=once",
         ),
-        ("once", None, False, {}, "--mockmcp-record=once needs the real server to record {cassette}: name it with"),
+        (
+            "once",
+            None,
+            False,
+            {},
+            "--mockmcp-record-mode=once needs the real server to record {cassette}: name it with",
+        ),
         ("once", SERVER_A, True, {}, None),  # once replays an existing cassette: no server needed, no secret
         ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env names GROCERY, which is not set"),
         ("new", SERVER_A, True, {"GROCERY": "milk"}, None),
@@ -640,7 +664,7 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
     cassette = tmp_path / "notes.yaml"
     if exists:
         cassette.write_text(MISSED)
-    harness = Harness(cassette, mode, server, tmp_path, privacy=Privacy(redact_env=("GROCERY",)))
+    harness = make_harness(cassette, tmp_path, mode, server, redact_env=("GROCERY",))
     harness.env = {key: value for key, value in harness.env.items() if key != "GROCERY"} | env
     told = harness.problem_before("test_host.py::test_reads_a_note")
     assert told is None if problem is None else told is not None and told.startswith(problem.format(cassette=cassette))
@@ -658,7 +682,7 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
                 "no cassette at {cassette}; the marker's cassette='faults.yaml' is a path from the module's cassette "
                 "folder, <test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette> "
                 "(here /t/cassettes/test_host)",
-                "pytest --mockmcp-record=once test_host.py::test_reads_a_note",
+                "pytest --mockmcp-record-mode=once test_host.py::test_reads_a_note",
             ],
             [],
         ),
@@ -703,7 +727,7 @@ def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
     cassette = tmp_path / "notes.yaml"
     if text is not None:
         cassette.write_text(text)
-    harness = Harness(cassette, "none", server, tmp_path, origin=origin, live=live)
+    harness = make_harness(cassette, tmp_path, "none", server, origin=origin, live=live)
     said = harness.problem_before("test_host.py::test_reads_a_note")
     if told is None:
         assert said is None

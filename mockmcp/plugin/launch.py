@@ -17,7 +17,7 @@ import os
 import runpy
 import sys
 
-__all__ = ["PREFIX", "STATUS", "STDERR"]
+__all__ = ["PREFIX", "STATUS", "STDERR", "exited", "launches", "said", "status"]
 
 PREFIX = "launch-"  # `launch-<pid>`: process pid was launched for the test whose reports go in the folder
 STDERR = "stderr-{pid}.txt"  # what it said: a replay's notes and summary, why a recorder wrote nothing
@@ -28,6 +28,31 @@ def exited(folder: str, pid: int, status: int | None) -> None:
     """Note the status `pid` exited with (None: 0)."""
     with open(os.path.join(folder, STATUS.format(pid=pid)), "w") as file:
         file.write(str(status or 0))
+
+
+def launches(folder: str) -> list[int]:
+    """The pids noted in folder, oldest first."""
+    names = [name for name in os.listdir(folder) if name.startswith(PREFIX)]
+    names.sort(key=lambda name: os.stat(os.path.join(folder, name)).st_mtime)
+    return [int(name.removeprefix(PREFIX)) for name in names]
+
+
+def said(folder: str, pid: int) -> str:
+    """What `pid` wrote to stderr ("" if nothing)."""
+    try:
+        with open(os.path.join(folder, STDERR.format(pid=pid)), errors="replace") as file:
+            return file.read()
+    except FileNotFoundError:
+        return ""
+
+
+def status(folder: str, pid: int) -> int | None:
+    """The status `pid` exited with; None while it runs, or if it was killed."""
+    try:
+        with open(os.path.join(folder, STATUS.format(pid=pid))) as file:
+            return int(file.read())
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 if __name__ == "__main__":

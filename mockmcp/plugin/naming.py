@@ -16,7 +16,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple
 
-__all__ = ["CASSETTE_RULE", "MARKER_ARGUMENTS", "Origin", "cassette_name", "marker_problem", "merge_settings"]
+import pytest
+
+__all__ = [
+    "CASSETTE_RULE",
+    "MARKER_ARGUMENTS",
+    "Origin",
+    "cassette_name",
+    "marker_problem",
+    "markers",
+    "merge_settings",
+    "module_folder",
+    "own_cassette",
+]
 
 # Where the marker's `cassette=` resolves, told in the failure about a missing one (docs/pytest.md says it too).
 CASSETTE_RULE = "<test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette>"
@@ -65,6 +77,22 @@ def cassette_name(parts: Sequence[str]) -> str:
         room = _MAX_BYTES - len(_SUFFIX) - len(digest) - 1
         name = name.encode()[:room].decode(errors="ignore") + "-" + digest
     return name + _SUFFIX
+
+
+def module_folder(test_file: Path, folder: str) -> Path:
+    """A test module's cassette folder: `<folder>/<module>` beside the test file."""
+    return (test_file.parent / folder / test_file.stem).resolve()
+
+
+def markers(item: Any) -> list[tuple[Sequence[Any], Mapping[str, Any]]]:
+    """The (args, kwargs) of a test's `mockmcp` markers, outermost first: a module's, a class's, its own."""
+    return [(marker.args, marker.kwargs) for marker in item.iter_markers("mockmcp")][::-1]
+
+
+def own_cassette(item: Any) -> str:
+    """The file name of a test's cassette when its marker names none: its classes (outermost first), then itself."""
+    classes = [node.name for node in item.listchain() if isinstance(node, pytest.Class)]
+    return cassette_name([*classes, item.name])
 
 
 def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = "@pytest.mark.mockmcp") -> str | None:

@@ -1,11 +1,9 @@
 """`pytest --mockmcp-orphans`: the cassettes in the cassette folders that no collected test uses.
 
-Each collected test that takes the `mockmcp` fixture names its cassettes by the naming rule (its
-marker's `cassette=` and `servers=`, else its name: see `naming`), without running: so the scan
-works under `--collect-only`. A test that ran adds what it really used, which covers cassettes a
-`mockmcp_cassette_path` or `mockmcp_servers` fixture names. Every `*.yaml` under the cassette
-folder of a test file's folder that neither names is an orphan; a recording in progress (a hidden
-staged file) is not a cassette.
+Each collected test that takes the `mockmcp` fixture names its cassettes by the naming rule, without
+running (so the scan works under `--collect-only`); a test that ran adds what it really used, which
+covers cassettes that fixtures name. Every `*.yaml` under a cassette folder that neither names is an
+orphan; a recording in progress (a hidden staged file) is not a cassette.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mockmcp.plugin.naming import cassette_name, merge_settings
+from mockmcp.plugin.naming import cassette_name, markers, merge_settings, module_folder, own_cassette
 
 __all__ = ["Used", "report"]
 
@@ -33,16 +31,13 @@ class Used:
             return
         test_file = Path(item.path)
         self.folders.add((test_file.parent / folder_name).resolve())
-        folder = (test_file.parent / folder_name / test_file.stem).resolve()
-        markers = [(marker.args, marker.kwargs) for marker in item.iter_markers("mockmcp")]
-        settings, _problem = merge_settings({}, markers[::-1])
+        folder = module_folder(test_file, folder_name)
+        settings, _problem = merge_settings({}, markers(item))
         given = settings.get("cassette")
-        classes = [node.name for node in item.listchain() if type(node).__name__ == "Class"]
-        own = (folder / str(given)).resolve() if given else folder / cassette_name([*classes, item.name])
+        own = (folder / str(given)).resolve() if given else folder / own_cassette(item)
         servers = settings.get("servers") or {}
-        if servers:
-            self.cassettes.update(own.with_suffix("") / cassette_name([str(name)]) for name in servers)
-        else:
+        self.cassettes.update(own.with_suffix("") / cassette_name([str(name)]) for name in servers)
+        if not servers:
             self.cassettes.add(own)
 
     def add(self, cassettes: Iterable[Path]) -> None:
@@ -54,9 +49,7 @@ class Used:
         found = set()
         for folder in self.folders:
             for root, _dirs, names in os.walk(folder):
-                found.update(
-                    Path(root, name).resolve() for name in names if name.endswith(".yaml") and not name.startswith(".")
-                )
+                found.update(Path(root, n).resolve() for n in names if n.endswith(".yaml") and not n.startswith("."))
         return sorted(found - self.cassettes)
 
 

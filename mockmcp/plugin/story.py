@@ -37,7 +37,9 @@ def pytest_fixes(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> 
             f"interactions[{closest[0].index}].match)"
         )
     if not hand_made:
-        fixes.append(record_fix(miss.get("record", "new"), f"pytest --mockmcp-record={{mode}} {shlex.quote(nodeid)}"))
+        fixes.append(
+            record_fix(miss.get("record", "new"), f"pytest --mockmcp-record-mode={{mode}} {shlex.quote(nodeid)}")
+        )
     fixes.append(miss["fixes"][-1])  # editing the cassette by hand: the same at a shell and in pytest
     return tuple(fixes)
 
