@@ -98,6 +98,42 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     result.stdout.fnmatch_lines(
         ["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record-mode=once*"]
     )
+    # The option's old spelling still records, and says it is deprecated.
+    result = run(pytester, "--mockmcp-record=once")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*mockmcp: --mockmcp-record is deprecated, write --mockmcp-record-mode=once*"])
+    assert (pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "mode", "warned"),
+    [
+        ([], "none", False),
+        (["--mockmcp-record-mode=all"], "all", False),
+        (["--mockmcp-record-mode", "new"], "new", False),
+        (["--mockmcp-record=once"], "once", True),
+        (["--mockmcp-record-mode=all", "--mockmcp-record=once"], "all", True),  # the new spelling wins
+    ],
+)
+def test_the_record_mode_option_and_its_deprecated_spelling(
+    pytester: pytest.Pytester, args: list[str], mode: str, warned: bool
+) -> None:
+    body = "def test_mode(mockmcp_record_mode, pytestconfig):\n    assert mockmcp_record_mode == {mode!r}\n"
+    body += "    assert pytestconfig.getoption('--mockmcp-record') == pytestconfig.getoption('--mockmcp-record-mode')\n"
+    pytester.makepyfile(test_mode=body.format(mode=mode))
+    result = run(pytester, *args)
+    result.assert_outcomes(passed=1, warnings=int(warned))
+    assert ("--mockmcp-record is deprecated" in result.stdout.str()) is warned
+
+
+@pytest.mark.parametrize("args", [["--mockmcp-record-mode=sometimes"], ["--mockmcp-record=sometimes"]])
+def test_an_unknown_record_mode_is_a_usage_error_naming_the_valid_ones(
+    pytester: pytest.Pytester, args: list[str]
+) -> None:
+    pytester.makepyfile(test_mode="def test_mode(mockmcp_record_mode):\n    pass\n")
+    result = run(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--mockmcp-record-mode=sometimes: unknown record mode 'sometimes'*"])
 
 
 @pytest.mark.slow
@@ -125,6 +161,31 @@ def test_record_once_record_again_unchanged_verify_then_replay_without_the_serve
     # The server is gone: replay alone must serve the same test.
     write_host_tests(pytester, HOST_TESTS.replace(repr(NOTES_SERVER), repr("/nonexistent/server.py")))
     run(pytester).assert_outcomes(passed=1)
+
+
+CASSETTE_DIR_FIXTURE = """
+import pytest
+
+@pytest.fixture
+def mockmcp_cassette_dir(request):
+    return request.path.parent / "recorded"
+"""
+
+
+def test_a_conftest_overrides_one_fixture_at_a_time(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    mode = "\n@pytest.fixture\ndef mockmcp_record_mode():\n    return {!r}\n"
+    pytester.makeconftest(CASSETTE_DIR_FIXTURE + mode.format("once"))
+    run(pytester).assert_outcomes(passed=1)  # recorded: the conftest's mode, without the option
+    assert [p.relative_to(pytester.path).as_posix() for p in pytester.path.rglob("*.yaml")] == [
+        "recorded/test_reads_a_note.yaml"
+    ]
+    pytester.makeconftest(CASSETTE_DIR_FIXTURE)
+    run(pytester).assert_outcomes(passed=1)  # replayed from the conftest's folder
+    pytester.makeconftest(CASSETTE_DIR_FIXTURE + mode.format("sometimes"))
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*the mockmcp_record_mode fixture returned 'sometimes': unknown record mode*"])
 
 
 def shipped(pytester: pytest.Pytester, test: str = "test_reads_a_note", module: str = "test_host") -> Path:

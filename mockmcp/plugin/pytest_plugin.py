@@ -280,7 +280,10 @@ def _ini_substitutions(request: pytest.FixtureRequest) -> list[tuple[str, str | 
 @pytest.fixture
 def mockmcp_record_options(mockmcp_record_mode: str, mockmcp_privacy: Privacy) -> RecordOptions:
     """How this test's servers are recorded: its record mode, and what the recorder redacts and substitutes."""
-    return mockmcp_privacy.options(mockmcp_record_mode)
+    try:
+        return mockmcp_privacy.options(mockmcp_record_mode)
+    except UsageError as error:  # a conftest's own mode
+        pytest.fail(f"mockmcp: the mockmcp_record_mode fixture returned {mockmcp_record_mode!r}: {error}", False)
 
 
 @pytest.fixture
