@@ -29,7 +29,7 @@ from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import http_server
 from mockmcp.plugin.harness import Harness, Target, days_old, server_command
-from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
+from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
@@ -440,11 +440,11 @@ def make_harness(
     *,
     strict: bool = False,
     redact_env: tuple[str, ...] = (),
-    origin: Origin | None = None,
+    fields: dict[str, object] | None = None,
     live: bool = False,
 ) -> Harness:
     """A test's harness as the fixtures build it: its target, and the options as values."""
-    target = Target(cassette, server, origin or Origin(), live)
+    target = Target(cassette, server, live=live)._replace(**(fields or {}))
     return Harness(target, RecordOptions(mode, redact_env), ReplayOptions(strict=strict), workdir, os.environ)
 
 
@@ -732,10 +732,10 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
 
 
 @pytest.mark.parametrize(
-    ("origin", "live", "text", "server", "told", "untold"),
+    ("fields", "live", "text", "server", "told", "untold"),
     [
         (
-            Origin("faults.yaml", Path("/t/cassettes/test_host")),
+            {"given": "faults.yaml", "folder": Path("/t/cassettes/test_host")},
             False,
             None,
             None,
@@ -748,7 +748,7 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
             [],
         ),
         (
-            Origin(hand_made=True),
+            {"hand_made": True},
             False,
             None,
             None,
@@ -756,7 +756,7 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
             ["pytest --mockmcp-record"],
         ),
         (
-            Origin(),
+            {},
             False,
             "version: 1\ninteractions: [\n",
             None,
@@ -764,21 +764,21 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
             [],
         ),
         (
-            Origin(),
+            {},
             False,
             "version: 1\ninteractions:\n- request: {id: 1, method: 7}\n",
             None,
             ["cannot be loaded:\n{cassette}:3: interactions[0].request: a message needs a `method` string"],
             ["killed"],
         ),
-        (Origin(), True, None, None, ["--mockmcp-live needs the real server of {cassette}"], []),
-        (Origin(), True, None, SERVER_A, None, []),  # live: no cassette needed, none read
+        ({}, True, None, None, ["--mockmcp-live needs the real server of {cassette}"], []),
+        ({}, True, None, SERVER_A, None, []),  # live: no cassette needed, none read
     ],
     ids=["cassette-given", "hand-made", "broken-yaml", "invalid", "live-without-server", "live"],
 )
 def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
     tmp_path: Path,
-    origin: Origin,
+    fields: dict[str, object],
     live: bool,
     text: str | None,
     server: list[str] | None,
@@ -788,7 +788,7 @@ def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
     cassette = tmp_path / "notes.yaml"
     if text is not None:
         cassette.write_text(text)
-    harness = make_harness(cassette, tmp_path, "none", server, origin=origin, live=live)
+    harness = make_harness(cassette, tmp_path, "none", server, fields=fields, live=live)
     said = harness.problem_before("test_host.py::test_reads_a_note")
     if told is None:
         assert said is None

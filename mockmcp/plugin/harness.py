@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from mockmcp.errors import CassetteError, MockmcpError, UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import http_server, keeping, launch
-from mockmcp.plugin.naming import CASSETTE_RULE, Origin
+from mockmcp.plugin.naming import CASSETTE_RULE
 from mockmcp.plugin.privacy import problem, record_args, substitute_args
 from mockmcp.plugin.story import pytest_fixes, render_miss
 from mockmcp.words import RecordMode
@@ -36,11 +36,13 @@ __all__ = ["Harness", "Target", "days_old", "server_command"]
 
 
 class Target(NamedTuple):
-    """What one mock server of a test stands for: its cassette, the real server, and how the test named them."""
+    """What one mock server of a test stands for, and how the test named it (for the messages about it)."""
 
     cassette: Path
     server: Any = None  # a command line (a list), an object only in-process recording reaches (see `transport`)
-    origin: Origin = Origin()
+    given: str | None = None  # the marker's `cassette=` as written (None: named after the test)
+    folder: Path | None = None  # the module's cassette folder, which `given` is a path from
+    hand_made: bool = False  # the marker says `record="none"`: no record mode applies
     live: bool = False  # the host talks to the real server itself: nothing recorded, replayed or judged
 
 
@@ -219,14 +221,14 @@ class Harness:
         return None
 
     def _missing(self, nodeid: str) -> str:
-        said, origin = f"no cassette at {self.cassette}", self.target.origin
-        if origin.given is not None:
+        said, target = f"no cassette at {self.cassette}", self.target
+        if target.given is not None:
             said += (
-                f"; the marker's cassette={origin.given!r} is a path from the module's cassette folder, "
-                f"{CASSETTE_RULE} (here {origin.folder}); move the file there, or give cassette= that path "
+                f"; the marker's cassette={target.given!r} is a path from the module's cassette folder, "
+                f"{CASSETTE_RULE} (here {target.folder}); move the file there, or give cassette= that path "
                 "(an absolute one, or `../` to leave the folder)"
             )
-        if origin.hand_made:
+        if target.hand_made:
             return (
                 f'{said}.\nThis test is marked record="none": its cassette is hand-made, never recorded. Write it '
                 "there by hand (docs/faults.md has recipes), or copy a recorded cassette there and edit it; or remove "
@@ -251,16 +253,17 @@ class Harness:
             return f"mockmcp: the cassette of this test cannot be loaded:\n{error.render()}"
         return None
 
-    def too_old(self, max_days: float, nodeid: str) -> str | None:
+    def too_old(self, max_days: float | None, nodeid: str) -> str | None:
         """Why the replayed cassette is older than `max_days` by its `meta.recorded_at`, or None."""
-        if self.recording or self.target.live or self.target.origin.hand_made or not self.cassette.exists():
+        old_enough = max_days is not None and not (self.recording or self.target.live or self.target.hand_made)
+        if not old_enough or not self.cassette.exists():
             return None
         try:
             recorded_at = self._loaded().meta.get("recorded_at")
         except CassetteError:
             return None  # told by `problem_before`
         age = days_old(recorded_at, datetime.datetime.now(datetime.timezone.utc))
-        if age is None or age <= max_days:
+        if age is None or age <= float(max_days or 0):
             return None
         where = shlex.quote(str(self.cassette))
         return (
@@ -331,7 +334,7 @@ class Harness:
             if isinstance(report, str):
                 problems.append(report)
                 continue
-            problems.extend(render_miss(miss, nodeid, self.target.origin.hand_made) for miss in report["misses"])
+            problems.extend(render_miss(miss, nodeid, self.target.hand_made) for miss in report["misses"])
             # The host's answers to the server's requests count: a handler that regressed fails its test;
             # so do the capabilities it declares: a server request it no longer declares one for was withheld.
             problems.extend(
@@ -348,7 +351,7 @@ class Harness:
         """The reports of this test's replays (none when recording or live), each miss's fixes in pytest's terms."""
         if self.recording or self.target.live:
             return []
-        hand_made = self.target.origin.hand_made
+        hand_made = self.target.hand_made
         return [
             {**report, "misses": [{**m, "fixes": list(pytest_fixes(m, nodeid, hand_made))} for m in report["misses"]]}
             for report in self.reports(wait=0.0)

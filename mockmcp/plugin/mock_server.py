@@ -95,17 +95,15 @@ class MockServers(dict[str, MockServer]):
     With the marker's `config=`, `config` is the host's config with every server going through its mock server.
     """
 
-    def __init__(
-        self, servers: dict[str, MockServer], hosted: Configured | None = None, temp: TempPathFactory | None = None
-    ) -> None:
-        super().__init__(servers)
+    def __init__(self, mocks: dict[str, Harness], hosted: Configured | None, temp: TempPathFactory) -> None:
+        super().__init__((name, MockServer(mock)) for name, mock in mocks.items())
         self._hosted, self._temp, self._config = hosted, temp, None
 
     @property
     def config(self) -> Path:
         """The test's host config, derived: each stdio server launches its mock server, each remote one points at
         its mock server over HTTP (started now). Written once, in the test's own folder."""
-        if self._hosted is None or self._temp is None:
+        if self._hosted is None:
             raise AttributeError("mockmcp.config is for a test marked with config=: @pytest.mark.mockmcp(config=PATH)")
         if self._config is None:
             commands = {name: self[name].command for name in self._hosted.servers}

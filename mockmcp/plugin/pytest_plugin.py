@@ -16,15 +16,14 @@ import pytest
 
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import keeping, orphans, timeline
+from mockmcp.plugin import keeping, naming, timeline
 from mockmcp.plugin.configured import Configured, config_path, read_configured
 from mockmcp.plugin.harness import Harness, Target, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
-from mockmcp.plugin.naming import Origin, cassette_name, markers, merge_settings, module_folder, own_cassette
 from mockmcp.plugin.privacy import Privacy
 from mockmcp.words import RecordMode, parse_substitution
 
-__all__ = [
+__all__ = [  # the fixtures, each of which a conftest.py may override
     "mockmcp",
     "mockmcp_cassette_dir",
     "mockmcp_cassette_name",
@@ -37,23 +36,16 @@ __all__ = [
     "mockmcp_server",
     "mockmcp_servers",
     "mockmcp_settings",
-    "pytest_addoption",
-    "pytest_collection_modifyitems",
-    "pytest_configure",
-    "pytest_runtest_call",
-    "pytest_runtest_makereport",
-    "pytest_sessionfinish",
-    "pytest_terminal_summary",
 ]
 
 _MOCKS = pytest.StashKey[dict[str, Harness]]()  # the test's servers by name ("" for a test's one server)
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
+_PAGE = pytest.StashKey[Path]()  # the test's timeline page, once written
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
-_USED = pytest.StashKey[orphans.Used]()  # for --mockmcp-orphans: the cassette folders and the cassettes tests use
-_PAGE = pytest.StashKey[Path]()  # the test's timeline page, once written
+_USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -113,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_MODE] = _record_mode(config)
     config.stash[_CLAIMED] = {}
     config.stash[_MAX_AGE] = _max_age(config)
-    config.stash[_USED] = orphans.Used()
+    config.stash[_USED] = (set(), set())
 
 
 def _record_mode(config: pytest.Config) -> str:
@@ -149,21 +141,26 @@ def _max_age(config: pytest.Config) -> float | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With --mockmcp-orphans: note the cassettes every collected test would use, by the naming rule."""
-    if config.getoption("--mockmcp-orphans"):
-        for item in items:
-            config.stash[_USED].collect(item, _folder_name(config))
+    folders, used = config.stash[_USED]
+    for item in items if config.getoption("--mockmcp-orphans") else []:
+        if "mockmcp" in getattr(item, "fixturenames", ()):
+            folders.add((Path(item.path).parent / _folder_name(config)).resolve())
+            settings, _problem = naming.merge_settings({}, naming.markers(item))
+            given, servers = settings.get("cassette"), settings.get("servers") or {}
+            folder = naming.module_folder(Path(item.path), _folder_name(config))
+            own = (folder / str(given)).resolve() if given else folder / _own_name(item)
+            used.update([naming.server_cassette(own, name) for name in servers] or [own])
 
 
 def _orphans(config: pytest.Config) -> list[Path]:
-    used = config.stash[_USED]
-    used.add(config.stash[_CLAIMED])  # what tests that ran named, fixtures included
-    return used.orphans()
+    folders, used = config.stash[_USED]
+    return naming.orphans(folders, [*used, *config.stash[_CLAIMED]])  # and what tests that ran named, fixtures included
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """With --mockmcp-orphans: the cassettes no collected test uses."""
     if config.getoption("--mockmcp-orphans"):
-        terminalreporter.write_line(orphans.report(_orphans(config), config.rootpath))
+        terminalreporter.write_line(naming.orphans_report(_orphans(config), config.rootpath))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -181,6 +178,13 @@ def _folder_name(config: pytest.Config) -> str:
     return str(config.getini("mockmcp_cassette_dir") or "cassettes")
 
 
+def _own_name(item: pytest.Item) -> str:
+    """A test's cassette when its marker names none: its classes (outermost first), then itself."""
+    return naming.cassette_name(
+        [*(node.name for node in item.listchain() if isinstance(node, pytest.Class)), item.name]
+    )
+
+
 # --- the fixtures, each answering one question; a conftest.py overrides any of them --------------------
 
 
@@ -193,7 +197,7 @@ def mockmcp_config() -> dict[str, Any]:
 @pytest.fixture
 def mockmcp_settings(request: pytest.FixtureRequest, mockmcp_config: dict[str, Any]) -> dict[str, Any]:
     """The test's settings: the `mockmcp_config` fixture's, then a module's or class's marker, then the test's own."""
-    merged, problem = merge_settings(mockmcp_config, markers(request.node))
+    merged, problem = naming.merge_settings(mockmcp_config, naming.markers(request.node))
     if problem:
         _problem(request, problem)
     return merged
@@ -233,13 +237,13 @@ def mockmcp_servers() -> dict[str, Any]:
 @pytest.fixture
 def mockmcp_cassette_dir(request: pytest.FixtureRequest) -> Path:
     """This module's cassette folder: `<ini mockmcp_cassette_dir, default cassettes>/<module>` beside the test."""
-    return module_folder(Path(request.node.path), _folder_name(request.config))
+    return naming.module_folder(Path(request.node.path), _folder_name(request.config))
 
 
 @pytest.fixture
 def mockmcp_cassette_name(request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any]) -> str:
     """This test's cassette as a path from the cassette folder: the marker's `cassette=`, else `<Class>.<test>.yaml`."""
-    return str(mockmcp_settings.get("cassette") or own_cassette(request.node))
+    return str(mockmcp_settings.get("cassette") or _own_name(request.node))
 
 
 @pytest.fixture
@@ -319,21 +323,16 @@ def mockmcp(
     hosted = _configured(request, settings)
     named = {**(hosted.servers if hosted else {}), **mockmcp_servers, **dict(settings.get("servers") or {})}
     given = None if not settings.get("cassette") or named else str(settings["cassette"])
-    origin = Origin(given, mockmcp_cassette_dir, _hand_made(settings))
-    target = Target(mockmcp_cassette_path, None, origin, bool(config.getoption("--mockmcp-live")))
-    record, replay = mockmcp_record_options, mockmcp_replay_options
-    mock_server: MockServer | MockServers
-    if named:
-        mocks = _several(request, named, target, (record, replay), hosted)
-        mock_server = MockServers({name: MockServer(mock) for name, mock in mocks.items()}, hosted, tmp_path_factory)
-    else:
+    live = bool(config.getoption("--mockmcp-live"))
+    target = Target(mockmcp_cassette_path, None, given, mockmcp_cassette_dir, _hand_made(settings), live)
+    if not named:
         choices = (config.getoption("--mockmcp-server"), settings.get("server"), mockmcp_server)
         target = target._replace(server=server_command(*choices, config.getini("mockmcp_server")))
-        mocks = {"": _harness(request, target, record, replay, {})}
-        mock_server = MockServer(mocks[""])
+    targets = {str(name): _target(target, name, command) for name, command in named.items()} or {"": target}
+    options = (mockmcp_record_options, mockmcp_replay_options)
+    mocks = {name: _harness(request, target, options, hosted, name) for name, target in targets.items()}
     request.node.stash[_MOCKS] = mocks  # a problem found before the test fails it in its call (see below)
-    _check_age(request, list(mocks.values()), replay.strict)
-    yield mock_server
+    yield MockServers(mocks, hosted, tmp_path_factory) if named else MockServer(mocks[""])
     for mock in mocks.values():
         mock.stop()
     for mock in mocks.values():
@@ -361,59 +360,46 @@ def _configured(request: pytest.FixtureRequest, settings: dict[str, Any]) -> Con
         return None
 
 
-def _several(
-    request: pytest.FixtureRequest,
-    named: dict[Any, Any],
-    target: Target,
-    options: tuple[RecordOptions, ReplayOptions],
-    hosted: Configured | None,
-) -> dict[str, Harness]:
-    """Each server of a test that talks to several, its cassette in a folder named after the test's; with a host
-    config, the environment its entry adds, whose keys the recording redacts (the host hands them on)."""
-    (record, replay), mocks = options, {}
-    for name, command in named.items():
-        own, env = record, hosted.env.get(name, {}) if hosted else {}
-        secrets = hosted.secrets.get(name, ()) if hosted else ()
-        if secrets:
-            own = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *secrets])))
-        cassette = target.cassette.with_suffix("") / cassette_name([str(name)])
-        server = target._replace(cassette=cassette, server=server_command(command))
-        mocks[str(name)] = _harness(request, server, own, replay, env)
-    return mocks
+def _target(test: Target, name: Any, command: Any) -> Target:
+    """One server of a test that talks to several: its own cassette, in a folder named after the test's."""
+    return test._replace(cassette=naming.server_cassette(test.cassette, name), server=server_command(command))
 
 
 def _harness(
-    request: pytest.FixtureRequest, target: Target, record: RecordOptions, replay: ReplayOptions, env: dict[str, str]
+    request: pytest.FixtureRequest,
+    target: Target,
+    options: tuple[RecordOptions, ReplayOptions],
+    hosted: Configured | None,
+    name: str,
 ) -> Harness:
-    """One mock server of the test, in a folder of its own, once its cassette is claimed and cleared of leftovers."""
-    _claim(request, target.cassette)
-    for said in keeping.leftovers(target.cassette):
-        request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
-    workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
-    return Harness(target, record, replay, workdir, {**os.environ, **env})
+    """One mock server of the test, in a folder of its own, once its cassette is claimed and cleared of leftovers.
 
-
-def _claim(request: pytest.FixtureRequest, cassette: Path) -> None:
-    """Two tests whose names differ only in characters a file name cannot hold would share a cassette."""
-    claimed = request.config.stash[_CLAIMED]
-    other = claimed.setdefault(cassette, request.node.nodeid)
-    if other != request.node.nodeid and not request.getfixturevalue("mockmcp_settings").get("cassette"):
+    A server of a host config gets the environment its entry adds, whose keys its recording redacts.
+    """
+    nodeid, claimed = request.node.nodeid, request.config.stash[_CLAIMED]
+    other = claimed.setdefault(target.cassette, nodeid)
+    if other != nodeid and not request.getfixturevalue("mockmcp_settings").get("cassette"):
         _problem(
             request,
-            f"{request.node.nodeid} and {other} would share the cassette {cassette}; give this test its own "
+            f"{nodeid} and {other} would share the cassette {target.cassette}; give this test its own "
             "with @pytest.mark.mockmcp(cassette=...)",
         )
-
-
-def _check_age(request: pytest.FixtureRequest, mocks: list[Harness], strict: bool) -> None:
-    """A replayed cassette older than the max age: a warning, or with strict a failure of the test."""
-    max_age = request.config.stash[_MAX_AGE]
-    for mock in mocks if max_age is not None else []:
-        told = mock.too_old(max_age, request.node.nodeid)
-        if told and strict:
-            _problem(request, told)
-        elif told:
-            request.node.warn(pytest.PytestWarning(told))
+    for said in keeping.leftovers(target.cassette):
+        request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
+    (record, replay), env, secrets = (
+        options,
+        *((hosted.env.get(name, {}), hosted.secrets.get(name, ())) if hosted else ({}, ())),
+    )
+    if secrets:
+        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *secrets])))
+    workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
+    mock = Harness(target, record, replay, workdir, {**os.environ, **env})
+    told = mock.too_old(request.config.stash[_MAX_AGE], nodeid)
+    if told and replay.strict:  # an old cassette: a warning, or with strict a failure of the test
+        _problem(request, told)
+    elif told:
+        request.node.warn(pytest.PytestWarning(told))
+    return mock
 
 
 def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Privacy) -> None:
