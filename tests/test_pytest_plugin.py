@@ -27,8 +27,8 @@ from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import http_server
-from mockmcp.plugin.harness import Harness, Target, days_old, server_command
+from mockmcp.plugin import http_server, story
+from mockmcp.plugin.harness import Harness, Target, server_command
 from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
@@ -477,7 +477,7 @@ def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches
     assert [server_name(urls[0]), server_name(urls[1])] == ["first", "second"]
     for harness in harnesses:
         harness.stop()
-        [report] = harness.reports()
+        [report] = story.reports(harness)
         assert isinstance(report, dict) and report["misses"] == [] and report["unplayed"] == []
 
 
@@ -487,7 +487,7 @@ def test_a_mock_stopped_the_moment_it_said_its_url_still_writes_its_report(tmp_p
     began = time.monotonic()
     harness.stop()  # SIGTERM right after the line: the server's signals are caught by then
     assert time.monotonic() - began < 10
-    [report] = harness.reports()
+    [report] = story.reports(harness)
     assert isinstance(report, dict) and [u["method"] for u in report["unplayed"]] == ["initialize"]
     assert "serving" in harness.stderr(harness.launches()[0])
 
@@ -686,7 +686,7 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
         else:
             text = json.dumps(report)
         (tmp_path / f"report-{pid}.json").write_text(text)
-    verdict = harness.verdict("test_host.py::test_reads_a_note")
+    verdict = story.verdict(harness, "test_host.py::test_reads_a_note")
     if told is None:
         assert verdict is None
         return
@@ -727,7 +727,7 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
         cassette.write_text(MISSED)
     harness = make_harness(cassette, tmp_path, mode, server, redact_env=("GROCERY",))
     harness.env = {key: value for key, value in harness.env.items() if key != "GROCERY"} | env
-    told = harness.problem_before("test_host.py::test_reads_a_note")
+    told = story.problem_before(harness, "test_host.py::test_reads_a_note")
     assert told is None if problem is None else told is not None and told.startswith(problem.format(cassette=cassette))
 
 
@@ -789,7 +789,7 @@ def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
     if text is not None:
         cassette.write_text(text)
     harness = make_harness(cassette, tmp_path, "none", server, fields=fields, live=live)
-    said = harness.problem_before("test_host.py::test_reads_a_note")
+    said = story.problem_before(harness, "test_host.py::test_reads_a_note")
     if told is None:
         assert said is None
         return
@@ -906,7 +906,7 @@ def test_max_age_warns_about_an_old_cassette_and_fails_it_under_strict(pytester:
     ],
 )
 def test_days_old(recorded_at: object, days: float | None) -> None:
-    assert days_old(recorded_at, datetime.datetime(2026, 2, 1, tzinfo=datetime.timezone.utc)) == days
+    assert story.days_old(recorded_at, datetime.datetime(2026, 2, 1, tzinfo=datetime.timezone.utc)) == days
 
 
 def test_live_runs_against_the_real_server_and_writes_nothing(pytester: pytest.Pytester) -> None:

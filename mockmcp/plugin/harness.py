@@ -1,38 +1,28 @@
-"""The plugin's side of one test's mock server: what the host launches, and the verdict after the test.
+"""The plugin's side of one test's mock server: what the host launches (or connects to), with the test's options.
 
-A recording goes to a staged file and becomes the cassette only when the test passed (`keeping`).
-Replay reports are read after the test: a request the cassette could not answer, a server request
-the host answered otherwise, or a replay that left no report (killed before it could say) fails the
-test with the whole explanation; strict also fails on what the host never asked for, or asked more
-often than recorded. What the test itself sees is `mock_server.MockServer`.
+Every launch is noted in the test's own folder (`launch`), where `story` reads what each left after
+the test. A recording goes to a staged file, which becomes the cassette only when the test passed
+(`keeping`). What the test itself sees of it is `mock_server.MockServer`.
 """
 
 from __future__ import annotations
 
-import datetime
 import io
-import json
 import os
 import shlex
 import shutil
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from mockmcp.errors import CassetteError, MockmcpError, UsageError
+from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import http_server, keeping, launch
-from mockmcp.plugin.naming import CASSETTE_RULE
-from mockmcp.plugin.privacy import problem, record_args, substitute_args
-from mockmcp.plugin.story import pytest_fixes, render_miss
+from mockmcp.plugin.privacy import record_args, substitute_args
 from mockmcp.words import RecordMode
 
-if TYPE_CHECKING:
-    from mockmcp.cassette.model import Cassette
-
-__all__ = ["Harness", "Target", "days_old", "server_command"]
+__all__ = ["Harness", "Target", "server_command"]
 
 
 class Target(NamedTuple):
@@ -44,20 +34,6 @@ class Target(NamedTuple):
     folder: Path | None = None  # the module's cassette folder, which `given` is a path from
     hand_made: bool = False  # the marker says `record="none"`: no record mode applies
     live: bool = False  # the host talks to the real server itself: nothing recorded, replayed or judged
-
-
-def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
-    """How many days before `now` a cassette's `meta.recorded_at` is; None when it has no readable date."""
-    if isinstance(recorded_at, str):
-        try:
-            recorded_at = datetime.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    if not isinstance(recorded_at, datetime.datetime):
-        return None
-    if recorded_at.tzinfo is None:
-        recorded_at = recorded_at.replace(tzinfo=datetime.timezone.utc)
-    return (now - recorded_at).total_seconds() / 86400
 
 
 def server_command(*choices: Any) -> Any:
@@ -196,82 +172,6 @@ class Harness:
         if self.http is not None:
             http_server.stop(self.http)
 
-    def problem_before(self, nodeid: str) -> str | None:
-        """Why the test cannot run at all (a missing or broken cassette, no server to record from), or None.
-
-        Asked before the test body, so a cassette that cannot load fails the test with its own located
-        error before the host launches anything (and not as a replay that died).
-        """
-        live, cassette = self.target.live, self.cassette
-        if (self.recording or live) and not self.target.server:
-            asked = "--mockmcp-live" if live else f"--mockmcp-record-mode={self.mode.value}"
-            return (
-                f"{asked} needs the real server {'of' if live else 'to record'} {cassette}: name it with "
-                "--mockmcp-server, @pytest.mark.mockmcp(server=[...]), a `mockmcp_server` fixture, or the "
-                "`mockmcp_server` ini option"
-            )
-        if live:
-            return None
-        if self.recording and problem(self.record, self.env):
-            return f"mockmcp cannot record {cassette}: {problem(self.record, self.env)}"
-        if not self.recording and not cassette.exists():
-            return self._missing(nodeid)
-        if cassette.exists() and (not self.recording or self.mode is RecordMode.NEW):
-            return self._unloadable()
-        return None
-
-    def _missing(self, nodeid: str) -> str:
-        said, target = f"no cassette at {self.cassette}", self.target
-        if target.given is not None:
-            said += (
-                f"; the marker's cassette={target.given!r} is a path from the module's cassette folder, "
-                f"{CASSETTE_RULE} (here {target.folder}); move the file there, or give cassette= that path "
-                "(an absolute one, or `../` to leave the folder)"
-            )
-        if target.hand_made:
-            return (
-                f'{said}.\nThis test is marked record="none": its cassette is hand-made, never recorded. Write it '
-                "there by hand (docs/faults.md has recipes), or copy a recorded cassette there and edit it; or remove "
-                "record= from the marker to let --mockmcp-record-mode=once record it"
-            )
-        return (
-            f"{said}; record it by running this test with --mockmcp-record-mode=once:\n"
-            f"  pytest --mockmcp-record-mode=once {shlex.quote(nodeid)}"
-        )
-
-    def _loaded(self) -> Cassette:
-        """The cassette, loaded (and cached); raises CassetteError."""
-        from mockmcp.cassette import store  # deferred: the plugin's load path stays without YAML
-
-        return store.load(str(self.cassette))
-
-    def _unloadable(self) -> str | None:
-        """The cassette's own error (YAML, validation), located, if it cannot load."""
-        try:
-            self._loaded()
-        except CassetteError as error:
-            return f"mockmcp: the cassette of this test cannot be loaded:\n{error.render()}"
-        return None
-
-    def too_old(self, max_days: float | None, nodeid: str) -> str | None:
-        """Why the replayed cassette is older than `max_days` by its `meta.recorded_at`, or None."""
-        old_enough = max_days is not None and not (self.recording or self.target.live or self.target.hand_made)
-        if not old_enough or not self.cassette.exists():
-            return None
-        try:
-            recorded_at = self._loaded().meta.get("recorded_at")
-        except CassetteError:
-            return None  # told by `problem_before`
-        age = days_old(recorded_at, datetime.datetime.now(datetime.timezone.utc))
-        if age is None or age <= float(max_days or 0):
-            return None
-        where = shlex.quote(str(self.cassette))
-        return (
-            f"mockmcp: {self.cassette} was recorded {age:.0f} days ago ({recorded_at}), more than the "
-            f"{max_days:g} days --mockmcp-max-age (or mockmcp_max_age) allows: check it against the real server "
-            f"(`mockmcp verify {where}`) or record it again (pytest --mockmcp-record-mode=all {shlex.quote(nodeid)})"
-        )
-
     def launches(self) -> list[int]:
         """The pids of the servers launched in this test (by the host, or for it over HTTP), oldest first."""
         return launch.launches(str(self.workdir))
@@ -280,130 +180,6 @@ class Harness:
         """What the server `pid` wrote to stderr (a replay's notes and summary)."""
         return launch.said(str(self.workdir), pid)
 
-    def _report(self, pid: int, wait: float) -> dict[str, Any] | str:
-        """The report of the replay `pid`, or why there is none (waiting a little for one still exiting)."""
-        path = Path(str(self.replay.report).replace("{pid}", str(pid)))
-        deadline = time.monotonic() + wait
-        while not path.exists() and keeping.alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        try:
-            report: dict[str, Any] = json.loads(path.read_text())
-        except FileNotFoundError:
-            said = "".join(f"\n  | {line}" for line in self.stderr(pid).splitlines()[-20:])
-            return (
-                f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
-                "stopped before it could say whether the cassette served every request, so this test cannot pass"
-                + (f"; its last words:{said}" if said else "")
-            )
-        except ValueError as error:
-            return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
-        return report
-
-    def reports(self, wait: float = 3.0) -> list[dict[str, Any] | str]:
-        """The replay report of every launch in this test, oldest first, then of every session in process;
-        a string says why one is missing."""
-        launched = [self._report(pid, wait) for pid in self.launches()]
-        if self.recording or self.inprocess is None:
-            return launched
-        return [*launched, *(report.to_json() for report in self.inprocess.reports)]
-
-    def sections(self) -> list[tuple[str, str]]:
-        """What each of the test's mock servers said on stderr (titled), for a failed test's report."""
-        verb = "record" if self.recording else "replay"
-        said = [(f"mockmcp {verb} {pid} stderr", self.stderr(pid)) for pid in self.launches()]
-        said.append(("mockmcp in process", self.said.getvalue()))
-        return [(title, text) for title, text in said if text]
-
-    def never_started(self) -> str | None:
-        """After the test: why it is suspicious when the test took this server (its command, parameters,
-        transport) and no host ever started it: nothing was played, so nothing was judged. None otherwise."""
-        if not self.handed_out or self.target.live or self.sessions():  # live: the real server, never judged
-            return None
-        return (
-            f"mockmcp: the test took the mock server of {self.cassette} but no host started it, so nothing of "
-            "the cassette was played or judged (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's "
-            "server, or connect the host to `mockmcp.transport`)"
-        )
-
-    def verdict(self, nodeid: str) -> str | None:
-        """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
-        strict, problems = self.replay.strict, []
-        if strict and self.never_started():
-            problems.append("never started (strict): " + str(self.never_started()).removeprefix("mockmcp: "))
-        for report in self.reports():
-            if isinstance(report, str):
-                problems.append(report)
-                continue
-            problems.extend(render_miss(miss, nodeid, self.target.hand_made) for miss in report["misses"])
-            # The host's answers to the server's requests count: a handler that regressed fails its test;
-            # so do the capabilities it declares: a server request it no longer declares one for was withheld.
-            problems.extend(
-                told["explanation"] for told in [*report.get("mismatches", []), *report.get("withheld", [])]
-            )
-            if strict:
-                problems.extend(f"never asked for (strict): {_at(unplayed)}" for unplayed in report["unplayed"])
-                problems.extend(_repeated(repeat) for repeat in report["repeats"])
-        if not problems:
-            return None
-        return f"mockmcp: {self.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
-
-    def told_reports(self, nodeid: str) -> list[dict[str, Any]]:
-        """The reports of this test's replays (none when recording or live), each miss's fixes in pytest's terms."""
-        if self.recording or self.target.live:
-            return []
-        hand_made = self.target.hand_made
-        return [
-            {**report, "misses": [{**m, "fixes": list(pytest_fixes(m, nodeid, hand_made))} for m in report["misses"]]}
-            for report in self.reports(wait=0.0)
-            if isinstance(report, dict)
-        ]
-
-    def keep_recording(self, finish: Callable[[Cassette], Cassette]) -> str | None:
-        """Make the finished recording the test's cassette, `finish` applied (see `keeping.keep`); returns why
-        the test fails instead (the recorder failed, the recording could not be kept), or None."""
-        try:
-            if keeping.keep(self.staged, self.cassette, finish, self.replay.ignores):
-                return None
-        except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
-            self.discard_recording()
-            return f"mockmcp: the recording of {self.cassette} could not be kept: {error}"
-        journal = keeping.journal(self.staged)
-        if journal.exists():  # the session is in it: never delete it
-            return (
-                f"mockmcp: the recording of {self.cassette} was not saved (the recorder's stderr says why); "
-                f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`"
-            )
-        self.discard_recording()
-        refused = [said for pid in self.launches() if (said := self._refused(pid))]
-        if refused:  # as the CLI: no cassette that would lie, and the test says why
-            return f"mockmcp: no recording of {self.cassette} was kept: " + "\n".join(refused)
-        # The host started the recorder, which ended without a recording: the host sent nothing. As the CLI
-        # does then, no cassette is written, and an existing one is left as it was.
-        if self.sessions() and not self.staged.exists() and not any(map(keeping.alive, self.launches())):
-            return None
-        return f"mockmcp: the recording of {self.cassette} did not finish (did the host close the server?)"
-
-    def _refused(self, pid: int) -> str | None:
-        """Why the recorder `pid` wrote nothing, if it ended with a failure: its exit status and its last words."""
-        status = launch.status(str(self.workdir), pid)
-        if not status:
-            return None
-        said = "".join(f"\n  | {line}" for line in self.stderr(pid).splitlines()[-12:])
-        return f"the recorder (pid {pid}) exited with status {status}" + (f":{said}" if said else "")
-
     def discard_recording(self) -> None:
         """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
         keeping.discard(self.staged)
-
-
-def _at(entry: dict[str, Any]) -> str:
-    return f"interactions[{entry['interaction']}] {entry['method']}"
-
-
-def _repeated(repeat: dict[str, Any]) -> str:
-    """A request the host asked more often than recorded, as strict fails it."""
-    extra = repeat["extra"]
-    return (
-        f"asked more often than recorded (strict): {_at(repeat)}, {extra} more time{'s' * (extra != 1)} (the last "
-        "recording answered again); if the host may ask it as often as it likes, write `times: any` in that interaction"
-    )

@@ -16,7 +16,7 @@ import pytest
 
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import keeping, naming, timeline
+from mockmcp.plugin import keeping, naming, story, timeline
 from mockmcp.plugin.configured import Configured, config_path, read_configured
 from mockmcp.plugin.harness import Harness, Target, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
@@ -394,7 +394,7 @@ def _harness(
         record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *secrets])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
-    told = mock.too_old(request.config.stash[_MAX_AGE], nodeid)
+    told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
     if told and replay.strict:  # an old cassette: a warning, or with strict a failure of the test
         _problem(request, told)
     elif told:
@@ -416,7 +416,7 @@ def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Pr
     elif _PROBLEM in stash:
         return
     elif stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
-        told = mock.keep_recording(privacy.finish)
+        told = story.kept(mock, privacy.finish)
     else:
         mock.discard_recording()
     if told:
@@ -427,7 +427,7 @@ def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Pr
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: fail it with the replay's explanation if the cassette could not serve it."""
     mocks = item.stash.get(_MOCKS, {})
-    problems = [problem for mock in mocks.values() if (problem := mock.problem_before(item.nodeid))]
+    problems = [problem for mock in mocks.values() if (problem := story.problem_before(mock, item.nodeid))]
     problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
@@ -440,7 +440,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     for mock in mocks.values():  # an HTTP mock server writes its report (or saves its recording) when stopped
         mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
-    found = [mock.verdict(item.nodeid) for mock in mocks.values() if not mock.recording]
+    found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
     verdict = "\n\n".join(told for told in found if told)
     page = _timeline(item, mocks, failed=bool(verdict) or failure is not None)
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""
@@ -449,13 +449,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         pytest.fail(verdict + said + shown, pytrace=False)
     if failure is not None:
         for mock in mocks.values():  # the replay's notes (a cancelled request, a fault played) may say why
-            for title, text in mock.sections():
+            for title, text in story.sections(mock):
                 item.add_report_section("call", title, text)
         if page:
             item.add_report_section("call", "mockmcp timeline", shown.strip())
         raise failure
     for mock in mocks.values():  # strict failed it above; a test that is not strict is told
-        unstarted = None if mock.recording or mock.replay.strict else mock.never_started()
+        unstarted = None if mock.recording or mock.replay.strict else story.never_started(mock)
         if unstarted:
             item.warn(pytest.PytestWarning(unstarted))
     item.stash[_PASSED] = True

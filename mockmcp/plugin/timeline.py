@@ -13,6 +13,7 @@ from typing import Any
 from mockmcp.errors import MockmcpError
 from mockmcp.plugin.harness import Harness
 from mockmcp.plugin.naming import cassette_name
+from mockmcp.plugin.story import told_reports
 
 __all__ = ["WHEN", "write_timeline"]
 
@@ -30,7 +31,7 @@ def write_timeline(mocks: dict[str, Harness], nodeid: str, test_name: str, root:
             continue
         try:
             shown = os.path.relpath(mock.cassette, root) if mock.cassette.is_relative_to(root) else None
-            lanes.append(lane_for(str(mock.cassette), _named_as(mock.told_reports(nodeid), mock, shown), name, shown))
+            lanes.append(lane_for(str(mock.cassette), _named_as(told_reports(mock, nodeid), mock, shown), name, shown))
         except MockmcpError:  # a cassette that cannot load: the test fails with its own located error
             continue
     if not lanes:
