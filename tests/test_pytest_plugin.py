@@ -27,7 +27,7 @@ from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import http_server, story
+from mockmcp.plugin import http_server, keeping, story
 from mockmcp.plugin.harness import Harness, Target, server_command
 from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
@@ -454,6 +454,26 @@ def harness_of(tmp_path: Path, name: str, mode: str = "none", server: list[str] 
     workdir = tmp_path / f"{name}-work"
     workdir.mkdir()
     return make_harness(cassette, workdir, mode, server)
+
+
+@pytest.mark.parametrize(
+    ("launched", "problem", "passed", "keep_failed", "handed_out", "fate"),
+    [
+        (True, False, True, False, True, "keep"),
+        (True, False, False, True, True, "keep"),  # --mockmcp-keep-failed
+        (True, False, False, False, True, "discard"),  # a failed test never overwrites a good cassette
+        (True, True, False, False, True, "leave"),  # it could not run as asked, and fails saying why
+        (True, True, False, True, True, "leave"),
+        (False, False, True, False, True, "unlaunched"),  # it took the command and never launched it
+        (False, False, True, False, False, "discard"),  # it never took the command: nothing to record
+        (False, False, False, False, True, "discard"),  # it failed already: said once
+        (False, True, False, False, True, "discard"),
+    ],
+)
+def test_what_becomes_of_a_recording_after_its_test(
+    launched: bool, problem: bool, passed: bool, keep_failed: bool, handed_out: bool, fate: str
+) -> None:
+    assert keeping.fate(launched, problem, passed, keep_failed, handed_out) == fate
 
 
 def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:

@@ -1,14 +1,10 @@
 """`python -m mockmcp.plugin.launch FOLDER ARGS...`: note this launch in FOLDER, then run `mockmcp ARGS...`.
 
-The plugin hands this command to the host instead of a bare `mockmcp replay` (or `record`), so that
-it knows every replay the host really started (one `launch-<pid>` file each) and can fail a test
-whose replay left no report: killed before it could write one, its verdict is unknown, never clean;
-and that a recorder the host started ended without a recording, and why. The command runs in this
-same process, so the pid is the one replay puts in its report's name, and start-up costs nothing
-more than a plain `python -m mockmcp` (runpy is already loaded by `-m`). Its stderr goes to
-`stderr-<pid>.txt` in the same folder, and the status it exits with to `status-<pid>` (a process
-killed writes none). (A server over HTTP is started by the plugin itself, which notes it the same
-way: see `http_server`.)
+The host launches this instead of a bare `mockmcp replay` (or `record`), so the plugin knows every
+server the host really started: a replay killed before its report fails its test (its verdict is
+unknown, never clean), and a recorder that wrote nothing says why. It runs `mockmcp` in this same
+process (the pid is the one in the report's name; no start-up cost beyond `python -m mockmcp`); its
+stderr goes to `stderr-<pid>.txt`, its exit status to `status-<pid>` (none if killed).
 """
 
 from __future__ import annotations

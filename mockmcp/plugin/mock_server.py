@@ -1,7 +1,6 @@
 """What the `mockmcp` fixture hands a test: the mock server to launch (or connect to) instead of the real one.
 
-Only what a test uses is here; the plugin's own bookkeeping (reports, verdict, keeping a
-recording) is `harness.Harness`, which the plugin holds beside it.
+Only what a test uses is here; the plugin's side of it is `harness.Harness`.
 """
 
 from __future__ import annotations

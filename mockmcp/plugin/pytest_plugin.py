@@ -205,10 +205,8 @@ def mockmcp_settings(request: pytest.FixtureRequest, mockmcp_config: dict[str, A
 
 @pytest.fixture
 def mockmcp_record_mode(request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any]) -> str:
-    """The record mode of this test: the marker's `record=`, else the run's `--mockmcp-record-mode`.
-
-    The marker wins, so a hand-made fault cassette marked `record="none"` survives `--mockmcp-record-mode=all`.
-    """
+    """The record mode of this test: the marker's `record=` (so a hand-made cassette marked `record="none"` survives
+    `--mockmcp-record-mode=all`), else the run's `--mockmcp-record-mode`."""
     chosen = mockmcp_settings.get("record")
     if chosen is not None:
         try:
@@ -227,10 +225,8 @@ def mockmcp_server() -> Any:
 
 @pytest.fixture
 def mockmcp_servers() -> dict[str, Any]:
-    """The servers of a test that talks to several, by name, each with the real one to record from.
-
-    Override this fixture to name them in code; the marker's `servers=` adds to it and wins by name.
-    """
+    """The servers of a test that talks to several, by name, each with the real one to record from; the marker's
+    `servers=` adds to them and wins by name."""
     return {}
 
 
@@ -314,11 +310,8 @@ def mockmcp(
     mockmcp_replay_options: ReplayOptions,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[MockServer | MockServers]:
-    """The mock server of this test: `.command` and `.env` (or `.stdio_params`) to launch, or `.start_http()`.
-
-    A test whose marker (or `mockmcp_servers` fixture) names several servers gets them by name
-    instead, `mockmcp["notes"]`, each with its cassette in a folder named after the test.
-    """
+    """The mock server of this test: `.command` and `.env` (or `.stdio_params`) to launch, or `.start_http()`;
+    with several servers, each by name, `mockmcp["notes"]`, its cassette in a folder named after the test."""
     config, settings = request.config, mockmcp_settings
     hosted = _configured(request, settings)
     named = {**(hosted.servers if hosted else {}), **mockmcp_servers, **dict(settings.get("servers") or {})}
@@ -372,10 +365,8 @@ def _harness(
     hosted: Configured | None,
     name: str,
 ) -> Harness:
-    """One mock server of the test, in a folder of its own, once its cassette is claimed and cleared of leftovers.
-
-    A server of a host config gets the environment its entry adds, whose keys its recording redacts.
-    """
+    """One mock server of the test, in a folder of its own, once its cassette is claimed and cleared of leftovers;
+    a server of a host config with the environment its entry adds, whose keys its recording redacts."""
     nodeid, claimed = request.node.nodeid, request.config.stash[_CLAIMED]
     other = claimed.setdefault(target.cassette, nodeid)
     if other != nodeid and not request.getfixturevalue("mockmcp_settings").get("cassette"):
@@ -386,12 +377,9 @@ def _harness(
         )
     for said in keeping.leftovers(target.cassette):
         request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
-    (record, replay), env, secrets = (
-        options,
-        *((hosted.env.get(name, {}), hosted.secrets.get(name, ())) if hosted else ({}, ())),
-    )
-    if secrets:
-        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *secrets])))
+    (record, replay), env = options, hosted.env.get(name, {}) if hosted else {}
+    if hosted and hosted.secrets.get(name):
+        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *hosted.secrets[name]])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
     told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
@@ -404,21 +392,19 @@ def _harness(
 
 def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Privacy) -> None:
     """Keep the test's recording as its cassette if the test passed (or --mockmcp-keep-failed), else forget it."""
-    stash, told = request.node.stash, None
-    if not mock.sessions():  # a server never launched recorded nothing (in mode new, its staged copy goes)
-        mock.discard_recording()
-        if mock.handed_out and _PROBLEM not in stash and stash.get(_PASSED, False):
-            told = (
-                f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
-                "but never launched it (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's server, or "
-                "connect the host to `mockmcp.transport`)"
-            )
-    elif _PROBLEM in stash:
+    stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
+    fate = keeping.fate(mock.sessions() > 0, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, mock.handed_out)
+    if fate == "leave":
         return
-    elif stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
-        told = story.kept(mock, privacy.finish)
-    else:
+    told = story.kept(mock, privacy.finish) if fate == "keep" else None
+    if fate != "keep":
         mock.discard_recording()
+    if fate == "unlaunched":
+        told = (
+            f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
+            "but never launched it (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's server, or "
+            "connect the host to `mockmcp.transport`)"
+        )
     if told:
         pytest.fail(told, pytrace=False)
 
