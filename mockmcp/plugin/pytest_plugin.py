@@ -248,7 +248,8 @@ def mockmcp_cassette_path(
 ) -> Path:
     """This test's cassette (with several servers, the folder of theirs is named after it)."""
     path = mockmcp_cassette_dir / mockmcp_cassette_name
-    return path.resolve() if mockmcp_settings.get("cassette") else path  # a path given may leave the folder
+    given = mockmcp_settings.get("cassette") or path.name != mockmcp_cassette_name  # it may leave the folder
+    return path.resolve() if given else path
 
 
 @pytest.fixture
