@@ -142,7 +142,7 @@ def test_recorded_in_process_from_a_command_and_from_a_server_object_replays_bot
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_host=RECORDING_HOST)
-    recorded = run(pytester, "--mockmcp-record=once", "-k", "test_session or test_two_servers")
+    recorded = run(pytester, "--mockmcp-record-mode=once", "-k", "test_session or test_two_servers")
     recorded.assert_outcomes(passed=5)
     folder = pytester.path / "cassettes" / "test_host"
     names = sorted(path.name for path in folder.iterdir())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import http.client
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,9 +26,10 @@ from mockmcp.cassette.store import loads
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.errors import UsageError
-from mockmcp.plugin import http_server
-from mockmcp.plugin.harness import Harness, days_old, server_command
-from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
+from mockmcp.options import RecordOptions, ReplayOptions
+from mockmcp.plugin import http_server, keeping, story
+from mockmcp.plugin.harness import Harness, Target, server_command
+from mockmcp.plugin.naming import cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
 
 pytest_plugins = ["pytester"]
@@ -94,20 +96,56 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record=once*"]
+        ["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record-mode=once*"]
     )
+    # The option's old spelling still records, and says it is deprecated.
+    result = run(pytester, "--mockmcp-record=once")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*mockmcp: --mockmcp-record is deprecated, write --mockmcp-record-mode=once*"])
+    assert (pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "mode", "warned"),
+    [
+        ([], "none", False),
+        (["--mockmcp-record-mode=all"], "all", False),
+        (["--mockmcp-record-mode", "new"], "new", False),
+        (["--mockmcp-record=once"], "once", True),
+        (["--mockmcp-record-mode=all", "--mockmcp-record=once"], "all", True),  # the new spelling wins
+    ],
+)
+def test_the_record_mode_option_and_its_deprecated_spelling(
+    pytester: pytest.Pytester, args: list[str], mode: str, warned: bool
+) -> None:
+    body = "def test_mode(mockmcp_record_mode, pytestconfig):\n    assert mockmcp_record_mode == {mode!r}\n"
+    body += "    assert pytestconfig.getoption('--mockmcp-record') == pytestconfig.getoption('--mockmcp-record-mode')\n"
+    pytester.makepyfile(test_mode=body.format(mode=mode))
+    result = run(pytester, *args)
+    result.assert_outcomes(passed=1, warnings=int(warned))
+    assert ("--mockmcp-record is deprecated" in result.stdout.str()) is warned
+
+
+@pytest.mark.parametrize("args", [["--mockmcp-record-mode=sometimes"], ["--mockmcp-record=sometimes"]])
+def test_an_unknown_record_mode_is_a_usage_error_naming_the_valid_ones(
+    pytester: pytest.Pytester, args: list[str]
+) -> None:
+    pytester.makepyfile(test_mode="def test_mode(mockmcp_record_mode):\n    pass\n")
+    result = run(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--mockmcp-record-mode=sometimes: unknown record mode 'sometimes'*"])
 
 
 @pytest.mark.slow
 def test_record_once_record_again_unchanged_verify_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
     assert cassette.exists() and not list(cassette.parent.glob(".*recording*"))
     # Recorded again from a server that says the same: the file is byte for byte what it was (an empty git diff).
     recorded = cassette.read_bytes()
     time.sleep(1.1)  # so a new recorded_at would differ
-    run(pytester, "--mockmcp-record=all").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=all").assert_outcomes(passed=1)
     assert cassette.read_bytes() == recorded
     # verify with no command runs the server meta.server names, from the project's folder.
     verified = subprocess.run(
@@ -123,6 +161,31 @@ def test_record_once_record_again_unchanged_verify_then_replay_without_the_serve
     # The server is gone: replay alone must serve the same test.
     write_host_tests(pytester, HOST_TESTS.replace(repr(NOTES_SERVER), repr("/nonexistent/server.py")))
     run(pytester).assert_outcomes(passed=1)
+
+
+CASSETTE_DIR_FIXTURE = """
+import pytest
+
+@pytest.fixture
+def mockmcp_cassette_dir(request):
+    return request.path.parent / "recorded"
+"""
+
+
+def test_a_conftest_overrides_one_fixture_at_a_time(pytester: pytest.Pytester) -> None:
+    write_host_tests(pytester)
+    mode = "\n@pytest.fixture\ndef mockmcp_record_mode():\n    return {!r}\n"
+    pytester.makeconftest(CASSETTE_DIR_FIXTURE + mode.format("once"))
+    run(pytester).assert_outcomes(passed=1)  # recorded: the conftest's mode, without the option
+    assert [p.relative_to(pytester.path).as_posix() for p in pytester.path.rglob("*.yaml")] == [
+        "recorded/test_reads_a_note.yaml"
+    ]
+    pytester.makeconftest(CASSETTE_DIR_FIXTURE)
+    run(pytester).assert_outcomes(passed=1)  # replayed from the conftest's folder
+    pytester.makeconftest(CASSETTE_DIR_FIXTURE + mode.format("sometimes"))
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*the mockmcp_record_mode fixture returned 'sometimes': unknown record mode*"])
 
 
 def shipped(pytester: pytest.Pytester, test: str = "test_reads_a_note", module: str = "test_host") -> Path:
@@ -145,7 +208,7 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*no recorded interaction matches this tools/call request*",
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*@pytest.mark.mockmcp(ignore=[[]'arguments.path'[]]), or `mockmcp_ignore = arguments.path` in the ini*",
-            "*record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
         ]
     )
 
@@ -179,10 +242,10 @@ def test_a_failed_test_does_not_overwrite_a_good_cassette(pytester: pytest.Pytes
     before = cassette.read_bytes()
     failing = HOST_TESTS.replace('== "remember to buy milk"', '== "something else"')
     write_host_tests(pytester, failing)
-    run(pytester, "--mockmcp-record=all").assert_outcomes(failed=1)
+    run(pytester, "--mockmcp-record-mode=all").assert_outcomes(failed=1)
     assert cassette.read_bytes() == before
     assert not list(cassette.parent.glob(".*recording*"))
-    run(pytester, "--mockmcp-record=all", "--mockmcp-keep-failed").assert_outcomes(failed=1)
+    run(pytester, "--mockmcp-record-mode=all", "--mockmcp-keep-failed").assert_outcomes(failed=1)
     assert cassette.read_bytes() != before  # asked for: kept
 
 
@@ -197,7 +260,7 @@ def test_takes_the_command_only(mockmcp):
     assert mockmcp.command
 """,
     )
-    result = run(pytester, "--mockmcp-record=once")
+    result = run(pytester, "--mockmcp-record-mode=once")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
         ["*nothing was recorded into*the test took the mock server's command but never launched it*"]
@@ -209,9 +272,9 @@ def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pyt
     write_host_tests(
         pytester, HOST_TESTS.replace(f"@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])\n", "")
     )
-    result = run(pytester, "--mockmcp-record=once")
+    result = run(pytester, "--mockmcp-record-mode=once")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*--mockmcp-record=once needs the real server*--mockmcp-server*mockmcp_server*"])
+    result.stdout.fnmatch_lines(["*--mockmcp-record-mode=once needs the real server*--mockmcp-server*mockmcp_server*"])
 
 
 PARALLEL = (
@@ -236,7 +299,7 @@ def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -
     """Two workers record into one folder at once (each keeping under the folder's lock: what parallel workers
     can get wrong), then every cassette replays (in this process, as one worker would)."""
     write_host_tests(pytester, PARALLEL)
-    run(pytester, "-n", "2", "--mockmcp-record=once").assert_outcomes(passed=4)
+    run(pytester, "-n", "2", "--mockmcp-record-mode=once").assert_outcomes(passed=4)
     folder = pytester.path / "cassettes" / "test_host"
     cassettes = sorted(p.name for p in folder.glob("*.yaml"))
     assert cassettes == [
@@ -369,12 +432,48 @@ def server_name(url: str) -> str:
     return str(message["result"]["serverInfo"]["name"])
 
 
+def make_harness(
+    cassette: Path,
+    workdir: Path,
+    mode: str = "none",
+    server: list[str] | None = None,
+    *,
+    strict: bool = False,
+    redact_env: tuple[str, ...] = (),
+    fields: dict[str, object] | None = None,
+    live: bool = False,
+) -> Harness:
+    """A test's harness as the fixtures build it: its target, and the options as values."""
+    target = Target(cassette, server, live=live)._replace(**(fields or {}))
+    return Harness(target, RecordOptions(mode, redact_env), ReplayOptions(strict=strict), workdir, os.environ)
+
+
 def harness_of(tmp_path: Path, name: str, mode: str = "none", server: list[str] | None = None) -> Harness:
     cassette = tmp_path / f"{name}.yaml"
     cassette.write_text(GREETING.replace("NAME", name))
     workdir = tmp_path / f"{name}-work"
     workdir.mkdir()
-    return Harness(cassette, mode, server, workdir)
+    return make_harness(cassette, workdir, mode, server)
+
+
+@pytest.mark.parametrize(
+    ("launched", "problem", "passed", "keep_failed", "handed_out", "fate"),
+    [
+        (True, False, True, False, True, "keep"),
+        (True, False, False, True, True, "keep"),  # --mockmcp-keep-failed
+        (True, False, False, False, True, "discard"),  # a failed test never overwrites a good cassette
+        (True, True, False, False, True, "leave"),  # it could not run as asked, and fails saying why
+        (True, True, False, True, True, "leave"),
+        (False, False, True, False, True, "unlaunched"),  # it took the command and never launched it
+        (False, False, True, False, False, "discard"),  # it never took the command: nothing to record
+        (False, False, False, False, True, "discard"),  # it failed already: said once
+        (False, True, False, False, True, "discard"),
+    ],
+)
+def test_what_becomes_of_a_recording_after_its_test(
+    launched: bool, problem: bool, passed: bool, keep_failed: bool, handed_out: bool, fate: str
+) -> None:
+    assert keeping.fate(launched, problem, passed, keep_failed, handed_out) == fate
 
 
 def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
@@ -398,7 +497,7 @@ def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches
     assert [server_name(urls[0]), server_name(urls[1])] == ["first", "second"]
     for harness in harnesses:
         harness.stop()
-        [report] = harness.reports()
+        [report] = story.reports(harness)
         assert isinstance(report, dict) and report["misses"] == [] and report["unplayed"] == []
 
 
@@ -408,7 +507,7 @@ def test_a_mock_stopped_the_moment_it_said_its_url_still_writes_its_report(tmp_p
     began = time.monotonic()
     harness.stop()  # SIGTERM right after the line: the server's signals are caught by then
     assert time.monotonic() - began < 10
-    [report] = harness.reports()
+    [report] = story.reports(harness)
     assert isinstance(report, dict) and [u["method"] for u in report["unplayed"]] == ["initialize"]
     assert "serving" in harness.stderr(harness.launches()[0])
 
@@ -572,7 +671,7 @@ REPEATED = {**CLEAN, "repeats": [{"interaction": 2, "method": "tools/call", "ext
                 'incoming request (id 7): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
                 'arguments.path: recorded "notes.txt", incoming "note.txt"',
                 "@pytest.mark.mockmcp(ignore=['arguments.path']), or `mockmcp_ignore = arguments.path` in the ini",
-                "record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
+                "record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
             ],
         ),
         (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),
@@ -596,7 +695,7 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
 ) -> None:
     cassette = tmp_path / "notes.yaml"
     cassette.write_text(MISSED)
-    harness = Harness(cassette, "none", None, tmp_path, strict=strict)
+    harness = make_harness(cassette, tmp_path, strict=strict)
     pid = gone_pid()
     (tmp_path / f"launch-{pid}").touch()
     (tmp_path / f"stderr-{pid}.txt").write_text("mockmcp: serving notes.yaml\n")
@@ -607,7 +706,7 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
         else:
             text = json.dumps(report)
         (tmp_path / f"report-{pid}.json").write_text(text)
-    verdict = harness.verdict("test_host.py::test_reads_a_note")
+    verdict = story.verdict(harness, "test_host.py::test_reads_a_note")
     if told is None:
         assert verdict is None
         return
@@ -626,9 +725,15 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
             None,
             False,
             {},
-            "no cassette at {cassette}; record it by running this test with --mockmcp-record=once",
+            "no cassette at {cassette}; record it by running this test with --mockmcp-record-mode=once",
         ),
-        ("once", None, False, {}, "--mockmcp-record=once needs the real server to record {cassette}: name it with"),
+        (
+            "once",
+            None,
+            False,
+            {},
+            "--mockmcp-record-mode=once needs the real server to record {cassette}: name it with",
+        ),
         ("once", SERVER_A, True, {}, None),  # once replays an existing cassette: no server needed, no secret
         ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env names GROCERY, which is not set"),
         ("new", SERVER_A, True, {"GROCERY": "milk"}, None),
@@ -640,17 +745,17 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
     cassette = tmp_path / "notes.yaml"
     if exists:
         cassette.write_text(MISSED)
-    harness = Harness(cassette, mode, server, tmp_path, privacy=Privacy(redact_env=("GROCERY",)))
+    harness = make_harness(cassette, tmp_path, mode, server, redact_env=("GROCERY",))
     harness.env = {key: value for key, value in harness.env.items() if key != "GROCERY"} | env
-    told = harness.problem_before("test_host.py::test_reads_a_note")
+    told = story.problem_before(harness, "test_host.py::test_reads_a_note")
     assert told is None if problem is None else told is not None and told.startswith(problem.format(cassette=cassette))
 
 
 @pytest.mark.parametrize(
-    ("origin", "live", "text", "server", "told", "untold"),
+    ("fields", "live", "text", "server", "told", "untold"),
     [
         (
-            Origin("faults.yaml", Path("/t/cassettes/test_host")),
+            {"given": "faults.yaml", "folder": Path("/t/cassettes/test_host")},
             False,
             None,
             None,
@@ -658,12 +763,12 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
                 "no cassette at {cassette}; the marker's cassette='faults.yaml' is a path from the module's cassette "
                 "folder, <test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette> "
                 "(here /t/cassettes/test_host)",
-                "pytest --mockmcp-record=once test_host.py::test_reads_a_note",
+                "pytest --mockmcp-record-mode=once test_host.py::test_reads_a_note",
             ],
             [],
         ),
         (
-            Origin(hand_made=True),
+            {"hand_made": True},
             False,
             None,
             None,
@@ -671,7 +776,7 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
             ["pytest --mockmcp-record"],
         ),
         (
-            Origin(),
+            {},
             False,
             "version: 1\ninteractions: [\n",
             None,
@@ -679,21 +784,21 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
             [],
         ),
         (
-            Origin(),
+            {},
             False,
             "version: 1\ninteractions:\n- request: {id: 1, method: 7}\n",
             None,
             ["cannot be loaded:\n{cassette}:3: interactions[0].request: a message needs a `method` string"],
             ["killed"],
         ),
-        (Origin(), True, None, None, ["--mockmcp-live needs the real server of {cassette}"], []),
-        (Origin(), True, None, SERVER_A, None, []),  # live: no cassette needed, none read
+        ({}, True, None, None, ["--mockmcp-live needs the real server of {cassette}"], []),
+        ({}, True, None, SERVER_A, None, []),  # live: no cassette needed, none read
     ],
     ids=["cassette-given", "hand-made", "broken-yaml", "invalid", "live-without-server", "live"],
 )
 def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
     tmp_path: Path,
-    origin: Origin,
+    fields: dict[str, object],
     live: bool,
     text: str | None,
     server: list[str] | None,
@@ -703,8 +808,8 @@ def test_what_stops_a_test_before_its_body_names_the_cassette_and_the_rule(
     cassette = tmp_path / "notes.yaml"
     if text is not None:
         cassette.write_text(text)
-    harness = Harness(cassette, "none", server, tmp_path, origin=origin, live=live)
-    said = harness.problem_before("test_host.py::test_reads_a_note")
+    harness = make_harness(cassette, tmp_path, "none", server, fields=fields, live=live)
+    said = story.problem_before(harness, "test_host.py::test_reads_a_note")
     if told is None:
         assert said is None
         return
@@ -821,7 +926,7 @@ def test_max_age_warns_about_an_old_cassette_and_fails_it_under_strict(pytester:
     ],
 )
 def test_days_old(recorded_at: object, days: float | None) -> None:
-    assert days_old(recorded_at, datetime.datetime(2026, 2, 1, tzinfo=datetime.timezone.utc)) == days
+    assert story.days_old(recorded_at, datetime.datetime(2026, 2, 1, tzinfo=datetime.timezone.utc)) == days
 
 
 def test_live_runs_against_the_real_server_and_writes_nothing(pytester: pytest.Pytester) -> None:

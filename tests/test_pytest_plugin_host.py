@@ -182,7 +182,7 @@ def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pyt
     fault_before = fault.read_bytes()
     nothing_before = nothing.read_bytes()
 
-    run(pytester, "--mockmcp-record=all").assert_outcomes(passed=3)
+    run(pytester, "--mockmcp-record-mode=all").assert_outcomes(passed=3)
     assert fault.read_bytes() == fault_before  # record="none": never re-recorded
     delays = [i.delay for i in store.load(str(reads)).interactions if i.method == "tools/call"]
     assert delays == [0.2]  # re-recorded from the server, the hand-made knob kept
@@ -206,7 +206,7 @@ def test_leftovers_of_a_run_killed_mid_recording_are_cleared_its_session_kept_an
     ]
     for path in leftovers:
         path.write_text("{}\n")
-    result = run(pytester, "--mockmcp-record=once", "-k", "test_reads")
+    result = run(pytester, "--mockmcp-record-mode=once", "-k", "test_reads")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
@@ -244,7 +244,7 @@ class TestAgent:
 @pytest.mark.slow
 def test_a_test_talking_to_two_servers_gets_a_cassette_and_a_verdict_for_each(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_agent=TWO_SERVERS)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     folder = pytester.path / "cassettes" / "test_agent" / "TestAgent.test_plans_the_day"
     assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
     assert "mcp_server_time" in " ".join(store.load(str(folder / "time.yaml")).meta["server"])
@@ -309,7 +309,7 @@ def test_a_miss_is_told_once_in_pytest_terms_with_the_tool_and_arguments_first(p
             '*incoming request (id *): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*leave it out of matching: @pytest.mark.mockmcp(ignore=[[]'arguments.path'[]])*mockmcp_ignore*",
-            "*record the cassette again: pytest --mockmcp-record=all test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
         ]
     )
     text = result.stdout.str() + result.stderr.str()
@@ -360,7 +360,7 @@ def test_a_recording_is_redacted_hooked_and_names_the_server_by_project_paths(
     # Recording with GROCERY unset fails the test before it runs: test_a_test_that_cannot_run_as_asked_*.
     cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
     monkeypatch.setenv("GROCERY", "milk")
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     text = cassette.read_text()
     assert "milk" not in text and "[REDACTED:GROCERY]" in text
     recorded = store.load(str(cassette))
@@ -395,7 +395,7 @@ def anyio_backend():
 @pytest.fixture(scope="session")
 def notes_over_http(pytestconfig):
     \"\"\"The real server, over Streamable HTTP: only needed when recording.\"\"\"
-    if pytestconfig.getoption("--mockmcp-record") == "none":
+    if pytestconfig.getoption("--mockmcp-record-mode") == "none":
         yield None
         return
     with socket.socket() as probe:
@@ -428,7 +428,7 @@ async def test_reads_a_note_over_http(mockmcp):
 @pytest.mark.slow
 def test_an_http_host_records_through_the_proxy_and_replays_over_http(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_host=HTTP_HOST)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note_over_http.yaml"
     methods = [i.method for i in store.load(str(cassette)).interactions]
     assert "initialize" in methods and "tools/call" in methods
@@ -466,7 +466,7 @@ def test_one_process_per_call_sees_the_recorded_sessions_one_after_another(pytes
     """Each replay the test launches takes the next recorded session (the plugin's state file): the third
     process reads what the second wrote, as the real server said, not the first session's empty graph."""
     pytester.makepyfile(test_memory=ONE_SHOT)
-    run(pytester, "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     cassette = store.load(str(pytester.path / "cassettes" / "test_memory" / "test_remembers.yaml"))
     assert sorted({interaction.session for interaction in cassette.interactions}) == [0, 1, 2]
     (pytester.path / "memory.json").unlink()  # replay never starts the server
@@ -611,7 +611,7 @@ def test_a_recording_the_server_never_answered_fails_its_test_with_why_even_when
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_host=TOLERANT)
-    result = run(pytester, "--mockmcp-record=once")
+    result = run(pytester, "--mockmcp-record-mode=once")
     result.assert_outcomes(passed=2, errors=2)
     out = result.stdout.str()
     for name in ("test_server_dies_at_start", "test_upstream_down"):

@@ -64,7 +64,7 @@ CLAIMS = {
     "mockmcp replay --http 8000": "test_replay_over_http",
     "mockmcp record --http-target": "test_record_over_http",
     "# what to record from": "test_the_pytest_example",
-    "pytest --mockmcp-record=once": "test_the_pytest_example",
+    "pytest --mockmcp-record-mode=once": "test_the_pytest_example",
     "asyncio.run(main())": "test_the_sdk_without_the_plugin",
     "anyio.run(in_process)": "test_replay_in_the_hosts_process",
     "anyio.run(record_two_ways)": "test_record_in_the_hosts_process",
@@ -434,7 +434,7 @@ def test_the_pytest_example(pytester: pytest.Pytester, here: Path) -> None:
     (here / "tests" / "test_notes.py").write_text(block("# what to record from").text + "\n")
     named = re.search(r"`(tests/cassettes/test_notes/\S+\.yaml)`", ALL_TEXT)
     assert named, "the docs name the example's cassette"
-    first, second = commands(block("pytest --mockmcp-record=once"))
+    first, second = commands(block("pytest --mockmcp-record-mode=once"))
     pytest_here(pytester, first).assert_outcomes(passed=1)
     assert (here / named.group(1)).exists(), list((here / "tests").rglob("*.yaml"))
     pytest_here(pytester, second).assert_outcomes(passed=1)

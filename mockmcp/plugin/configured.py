@@ -1,12 +1,9 @@
 """The marker's `config=`: the servers of a host's own MCP config, each a mock server of the test.
 
-`@pytest.mark.mockmcp(config=".mcp.json")` (a path from the project's folder, pytest's rootpath)
-reads the config in any format `mockmcp wrap` reads, and gives each server it lists (stdio or
-Streamable HTTP) to the test as `mockmcp[name]`, with its own cassette and verdict, as `servers=`
-does. A stdio server's `env` goes to its mock server's environment, and each of its keys is redacted
-from the recording; `${VAR}` references in a command or URL take this environment's values.
-`mockmcp.config` is the config again, in its own format, with every server going through its mock
-server: for a host that takes a config file (`Client(json.load(...))`, `claude --mcp-config`).
+`config=".mcp.json"` (from pytest's rootpath), in any format `mockmcp wrap` reads, gives each server
+it lists to the test as `mockmcp[name]`, as `servers=` does; a stdio server's `env` goes to its mock
+server's environment, its keys redacted from the recording. `mockmcp.config` is the config again with
+every server going through its mock server, for a host that takes a config file.
 """
 
 from __future__ import annotations

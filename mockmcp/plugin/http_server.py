@@ -1,16 +1,9 @@
-"""A mock server over Streamable HTTP for one test: `mockmcp replay --http 127.0.0.1:0` (or `record --listen`).
+"""A test's mock server over Streamable HTTP: `mockmcp replay --http 127.0.0.1:0` (or `record --listen`).
 
-The process is the command line's, started by the plugin rather than by the host (an HTTP host
-connects to a URL, it launches nothing), and stopped by the plugin after the test with SIGTERM,
-which is how both commands are meant to end: replay writes its report then, the recorder saves.
-
-Theory of operation. The port is the system's choice, made when the server binds port 0, and the
-server says it: its first line on stderr names the URL it serves (`mockmcp: serving CASSETTE at
-URL ...`, `mockmcp: recording URL -> TARGET ...`). A port chosen here and released before the
-server binds it could be taken meanwhile by another test's server (pytest-xdist runs several at
-once), and a connect to it would then reach the wrong one. A thread reads the server's stderr to
-the end, so the server never blocks on a full pipe; it copies each line to the server's
-`stderr-<pid>.txt`, as a launch's (see `launch`), and `stop` notes the status it exited with.
+The plugin starts it (an HTTP host launches nothing) and stops it after the test with SIGTERM, as
+the command means to end: replay writes its report, the recorder saves. The server binds port 0 and
+names its URL on stderr: a port picked here and freed could be taken by another xdist worker's
+server. A thread copies its stderr to `stderr-<pid>.txt` (see `launch`), so it never blocks.
 """
 
 from __future__ import annotations
@@ -22,7 +15,7 @@ import subprocess
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from mockmcp.errors import UsageError
 from mockmcp.plugin import launch
@@ -35,19 +28,18 @@ _STOP = 20.0  # seconds it gets to save and exit after SIGTERM
 _LISTENING = re.compile(r"mockmcp: (?:serving .* at|recording) (https?://\S+)")
 
 
-class Served:
-    """A running server: its process, the URL it said it serves, and the thread reading its stderr."""
+class Served(NamedTuple):
+    """A running server: its process, the URL it said it serves, the thread reading its stderr, its folder."""
 
-    def __init__(self, process: subprocess.Popen[bytes], url: str, reader: threading.Thread, folder: Path) -> None:
-        self.process, self.url, self.reader, self.folder = process, url, reader, folder
+    process: subprocess.Popen[bytes]
+    url: str
+    reader: threading.Thread
+    folder: Path
 
 
 def start(command: list[str], env: Mapping[str, str], folder: Path, wait: float = _START) -> Served:
-    """Start `command` (`mockmcp` on port 0); returns once it says its URL. Raises UsageError if it never does.
-
-    Its launch is noted in `folder` as the host's are (`launch-<pid>`), its stderr goes to
-    `stderr-<pid>.txt` there.
-    """
+    """Start `command` (`mockmcp` on port 0), noted in `folder` as the host's launches are; returns once it says
+    its URL. Raises UsageError if it never does."""
     process = subprocess.Popen(
         command, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -93,10 +85,7 @@ def _relay(pipe: IO[bytes], log: IO[bytes], said: list[bytes], found: queue.Queu
 
 
 def stop(served: Served) -> None:
-    """Stop the server as its command means to be stopped (SIGTERM), killing it only if it will not end.
-
-    Returns once its stderr is copied whole, so what it said is there for the verdict.
-    """
+    """Stop the server with SIGTERM (killing it only if it will not end); returns once its stderr is copied whole."""
     process = served.process
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

@@ -1,11 +1,9 @@
 """Keeping a test's recording: where it waits for the verdict, how it becomes the cassette, what is left behind.
 
-A recording is written to a staged file beside the cassette (`.<name>.<pid>.recording.yaml`, so
-keeping it is one rename on the same file system) and becomes the cassette only when the test's
-verdict says so, under a lock on the folder (no lock file left beside the cassettes). Over an
-existing cassette it keeps the fault knobs of the interactions the new session pairs with, as
-`mockmcp verify --update` does, and the file's permissions; an empty recording never replaces a
-cassette that has interactions, and one in which no message changed leaves the file as it was.
+A recording waits in a staged file beside the cassette, so keeping it is one rename, under a lock on
+the folder (no lock file is left). Over a cassette it keeps the fault knobs of the interactions the
+session pairs with, as `mockmcp verify --update` does; a recording in which no message changed
+leaves the file as it was, and an empty one never replaces a cassette that has interactions.
 """
 
 from __future__ import annotations
@@ -18,14 +16,14 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mockmcp.cassette import files
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
 
-__all__ = ["alive", "discard", "journal", "keep", "leftovers", "lock", "staged_path"]
+__all__ = ["alive", "discard", "fate", "journal", "keep", "leftovers", "lock", "staged_path"]
 
 # The meta keys that only say when: kept as they were by a re-recording in which no message changed,
 # so that it leaves the file byte for byte as it was (the interactions' own `at`/`took` stay too, as
@@ -64,6 +62,17 @@ def staged_path(cassette: Path, pid: int) -> Path:
 def journal(staged: Path) -> Path:
     """The recorder's journal of a staged recording."""
     return Path(files.journal_path(str(staged)))
+
+
+def fate(launched: bool, problem: bool, passed: bool, keep_failed: bool, handed_out: bool) -> str:
+    """What becomes of a test's recording once the test is over: `keep` it as the cassette, `discard` it, `leave`
+    it (the test could not run as asked, and fails saying why), or `unlaunched`: discard it, and fail the test,
+    which took the command and never launched it (it would pass with no cassette, and fail on its next run)."""
+    if not launched:  # nothing recorded (in mode new, the staged copy of the cassette goes)
+        return "unlaunched" if handed_out and passed and not problem else "discard"
+    if problem:
+        return "leave"
+    return "keep" if passed or keep_failed else "discard"
 
 
 def keep(
@@ -118,11 +127,9 @@ def discard(staged: Path) -> None:
 def leftovers(cassette: Path) -> list[str]:
     """Clear what recordings of `cassette` by test runs that died mid-way left behind; returns what to say.
 
-    A test run killed while recording never reached its verdict, so, as with a failed test, its
-    recording does not become the cassette: the staged file of a process no longer alive is removed.
-    Its journal holds the session, which is never thrown away: it is moved beside the cassette, as
-    `CASSETTE.journal`, where `mockmcp recover CASSETTE` makes it the cassette (replay says it is there),
-    unless a journal is there already, when it stays where it is, named in the warning.
+    Such a recording never had its verdict: its staged file goes, as a failed test's would. Its journal
+    holds the session and is never thrown away: it moves beside the cassette as `CASSETTE.journal`, for
+    `mockmcp recover`, unless one is there already (then it stays, named in the warning).
     """
     pattern = glob.escape(f".{cassette.stem}.") + "*" + glob.escape(".recording.yaml")
     said = []

@@ -1,14 +1,10 @@
 """`python -m mockmcp.plugin.launch FOLDER ARGS...`: note this launch in FOLDER, then run `mockmcp ARGS...`.
 
-The plugin hands this command to the host instead of a bare `mockmcp replay` (or `record`), so that
-it knows every replay the host really started (one `launch-<pid>` file each) and can fail a test
-whose replay left no report: killed before it could write one, its verdict is unknown, never clean;
-and that a recorder the host started ended without a recording, and why. The command runs in this
-same process, so the pid is the one replay puts in its report's name, and start-up costs nothing
-more than a plain `python -m mockmcp` (runpy is already loaded by `-m`). Its stderr goes to
-`stderr-<pid>.txt` in the same folder, and the status it exits with to `status-<pid>` (a process
-killed writes none). (A server over HTTP is started by the plugin itself, which notes it the same
-way: see `http_server`.)
+The host launches this instead of a bare `mockmcp replay` (or `record`), so the plugin knows every
+server the host really started: a replay killed before its report fails its test (its verdict is
+unknown, never clean), and a recorder that wrote nothing says why. It runs `mockmcp` in this same
+process (the pid is the one in the report's name; no start-up cost beyond `python -m mockmcp`); its
+stderr goes to `stderr-<pid>.txt`, its exit status to `status-<pid>` (none if killed).
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ import os
 import runpy
 import sys
 
-__all__ = ["PREFIX", "STATUS", "STDERR"]
+__all__ = ["PREFIX", "STATUS", "STDERR", "exited", "launches", "said", "status"]
 
 PREFIX = "launch-"  # `launch-<pid>`: process pid was launched for the test whose reports go in the folder
 STDERR = "stderr-{pid}.txt"  # what it said: a replay's notes and summary, why a recorder wrote nothing
@@ -28,6 +24,31 @@ def exited(folder: str, pid: int, status: int | None) -> None:
     """Note the status `pid` exited with (None: 0)."""
     with open(os.path.join(folder, STATUS.format(pid=pid)), "w") as file:
         file.write(str(status or 0))
+
+
+def launches(folder: str) -> list[int]:
+    """The pids noted in folder, oldest first."""
+    names = [name for name in os.listdir(folder) if name.startswith(PREFIX)]
+    names.sort(key=lambda name: os.stat(os.path.join(folder, name)).st_mtime)
+    return [int(name.removeprefix(PREFIX)) for name in names]
+
+
+def said(folder: str, pid: int) -> str:
+    """What `pid` wrote to stderr ("" if nothing)."""
+    try:
+        with open(os.path.join(folder, STDERR.format(pid=pid)), errors="replace") as file:
+            return file.read()
+    except FileNotFoundError:
+        return ""
+
+
+def status(folder: str, pid: int) -> int | None:
+    """The status `pid` exited with; None while it runs, or if it was killed."""
+    try:
+        with open(os.path.join(folder, STATUS.format(pid=pid))) as file:
+            return int(file.read())
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 if __name__ == "__main__":

@@ -1,17 +1,20 @@
 """What the `mockmcp` fixture hands a test: the mock server to launch (or connect to) instead of the real one.
 
-Only what a test uses is here; the plugin's own bookkeeping (reports, verdict, keeping a
-recording) is `harness.Harness`, which the plugin holds beside it.
+Only what a test uses is here; the plugin's side of it is `harness.Harness`.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockmcp.plugin.harness import Harness
+
+if TYPE_CHECKING:
+    from pytest import TempPathFactory
+
+    from mockmcp.plugin.configured import Configured
 
 __all__ = ["MockServer", "MockServers"]
 
@@ -91,18 +94,23 @@ class MockServers(dict[str, MockServer]):
     With the marker's `config=`, `config` is the host's config with every server going through its mock server.
     """
 
-    derive: Callable[[], Path] | None = None  # set by the plugin for a test with `config=`
-    _config: Path | None = None
+    def __init__(self, mocks: dict[str, Harness], hosted: Configured | None, temp: TempPathFactory) -> None:
+        super().__init__((name, MockServer(mock)) for name, mock in mocks.items())
+        self._hosted, self._temp, self._config = hosted, temp, None
 
     @property
     def config(self) -> Path:
         """The test's host config, derived: each stdio server launches its mock server, each remote one points at
         its mock server over HTTP (started now). Written once, in the test's own folder."""
-        if self.derive is None:
+        if self._hosted is None:
             raise AttributeError("mockmcp.config is for a test marked with config=: @pytest.mark.mockmcp(config=PATH)")
         if self._config is None:
-            self._config = self.derive()
+            commands = {name: self[name].command for name in self._hosted.servers}
+            self._config = self._hosted.derived(self._temp.mktemp("config"), commands, self._url)
         return self._config
+
+    def _url(self, name: str) -> str:
+        return self[name].start_http()
 
     def __missing__(self, name: str) -> MockServer:
         known = ", ".join(repr(key) for key in self) or "none"

@@ -1,22 +1,33 @@
-"""Where a test's cassette lives and what its marker may say: the plugin's naming and checking rules.
+"""Where a test's cassettes live, what its marker may say, and which cassettes no test uses.
 
 A cassette is `<test dir>/cassettes/<test module>/<Class>.<test>[params].yaml`, as pytest-recording
-names them: the classes around a test are part of its name, so `TestMilk::test_read` and
-`TestTodo::test_read` never share one. Characters a file name cannot hold (`/ \\ : * ? " < > |` and
-control characters) become `_`; so a parametrize id never names another folder. Only a name too long
-for a file system is cut, and then keeps a hash of the whole, to stay unique.
+names them, so `TestMilk::test_read` and `TestTodo::test_read` never share one. Characters a file
+name cannot hold (`/ \\ : * ? " < > |`, control characters) become `_`, so a parametrize id never
+names another folder; only a name too long for a file system is cut, keeping a hash of the whole.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Any, NamedTuple
+from typing import Any
 
-__all__ = ["CASSETTE_RULE", "MARKER_ARGUMENTS", "Origin", "cassette_name", "marker_problem", "merge_settings"]
+__all__ = [
+    "CASSETTE_RULE",
+    "MARKER_ARGUMENTS",
+    "cassette_name",
+    "marker_problem",
+    "markers",
+    "merge_settings",
+    "module_folder",
+    "orphans",
+    "orphans_report",
+    "server_cassette",
+]
 
 # Where the marker's `cassette=` resolves, told in the failure about a missing one (docs/pytest.md says it too).
 CASSETTE_RULE = "<test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette>"
@@ -27,31 +38,8 @@ _MAX_BYTES = 200
 _SUFFIX = ".yaml"
 
 # Every argument `@pytest.mark.mockmcp(...)` takes; anything else is a typo that would be silently ignored.
-MARKER_ARGUMENTS = (
-    "before_record",
-    "cassette",
-    "config",
-    "ignore",
-    "record",
-    "redact",
-    "redact_env",
-    "server",
-    "servers",
-    "strict",
-    "substitute",
-)
-
-
-class Origin(NamedTuple):
-    """Where a test's cassette and record mode came from, for the messages about them.
-
-    `given`: the marker's `cassette=` as written (None: named after the test); `folder`: the module's
-    cassette folder it is a path from; `hand_made`: the marker says `record="none"`, so no record mode applies.
-    """
-
-    given: str | None = None
-    folder: Path | None = None
-    hand_made: bool = False
+MARKER_ARGUMENTS = ("before_record", "cassette", "config", "ignore", "record", "redact", "redact_env", "server")
+MARKER_ARGUMENTS += ("servers", "strict", "substitute")  # sorted, as the messages list them
 
 
 def cassette_name(parts: Sequence[str]) -> str:
@@ -65,6 +53,21 @@ def cassette_name(parts: Sequence[str]) -> str:
         room = _MAX_BYTES - len(_SUFFIX) - len(digest) - 1
         name = name.encode()[:room].decode(errors="ignore") + "-" + digest
     return name + _SUFFIX
+
+
+def module_folder(test_file: Path, folder: str) -> Path:
+    """A test module's cassette folder: `<folder>/<module>` beside the test file."""
+    return (test_file.parent / folder / test_file.stem).resolve()
+
+
+def server_cassette(own: Path, name: Any) -> Path:
+    """The cassette of the server `name` of a test that talks to several: in a folder named after the test's."""
+    return own.with_suffix("") / cassette_name([str(name)])
+
+
+def markers(item: Any) -> list[tuple[Sequence[Any], Mapping[str, Any]]]:
+    """The (args, kwargs) of a test's `mockmcp` markers, outermost first: a module's, a class's, its own."""
+    return [(marker.args, marker.kwargs) for marker in item.iter_markers("mockmcp")][::-1]
 
 
 def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = "@pytest.mark.mockmcp") -> str | None:
@@ -106,3 +109,24 @@ def merge_settings(
         problems.append(marker_problem(args, kwargs))
         merged.update((key, value) for key, value in kwargs.items() if key in MARKER_ARGUMENTS)
     return merged, next((problem for problem in problems if problem), None)
+
+
+def orphans(folders: Iterable[Path], used: Iterable[Path]) -> list[Path]:
+    """Every cassette under the folders that is not used, sorted; a recording in progress (hidden) is none."""
+    found = set()
+    for folder in folders:
+        for root, _dirs, names in os.walk(folder):
+            found.update(Path(root, n).resolve() for n in names if n.endswith(".yaml") and not n.startswith("."))
+    return sorted(found - {Path(path).resolve() for path in used})
+
+
+def orphans_report(orphans: list[Path], root: Path) -> str:
+    """What `--mockmcp-orphans` shows: each orphan from the project's folder, or that there is none."""
+    if not orphans:
+        return "mockmcp: every cassette in the cassette folders is used by a collected test"
+    noun = "cassette" if len(orphans) == 1 else "cassettes"
+    return (
+        f"mockmcp: {len(orphans)} {noun} that no collected test uses (delete them, or give a test "
+        "@pytest.mark.mockmcp(cassette=...) that uses them):\n"
+        + "\n".join(f"  {os.path.relpath(path, root)}" for path in orphans)
+    )

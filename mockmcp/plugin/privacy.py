@@ -1,12 +1,10 @@
 """What a test's recording must not keep: secrets (redaction rules), values no rule catches, the user's paths.
 
-Redaction (`redact_env`, `redact`) is done by the recorder itself, before anything touches the disk,
-and so are substitutions (`substitute`, with the project's folder as `${PROJECT}` by default): values
-of this machine written as placeholders, which replay gets back as the values of the machine it runs on.
+Redaction and substitutions (the project's folder as `${PROJECT}` by default) are done by the
+recorder itself, before anything touches the disk: they travel to it as `RecordOptions`.
 `before_record` is a Python function, which a recorder in another process cannot call: it is
-applied to the finished recording, before it becomes the test's cassette (so use redaction, not
-it, for secrets). `meta.server` names the server by paths relative to the project, and `~` for
-the home folder, so a cassette never shows where a user keeps their files.
+applied to the finished recording, before it becomes the test's cassette. `meta.server` names the
+server by paths relative to the project, and `~` for the home folder.
 """
 
 from __future__ import annotations
@@ -19,9 +17,10 @@ from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import UsageError
-from mockmcp.words import placeholder
+from mockmcp.options import RecordOptions, Substitution
+from mockmcp.words import RecordMode, placeholder
 
-__all__ = ["Privacy"]
+__all__ = ["Privacy", "problem", "record_args", "substitute_args"]
 
 Hook = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -33,43 +32,21 @@ class Privacy(NamedTuple):
     redact: tuple[str, ...] = ()
     before_record: Hook | None = None
     project: Path | None = None
-    substitute: tuple[tuple[str, str | None], ...] = ()  # (name, value; None: the environment variable's)
+    substitute: tuple[Substitution, ...] = ()  # (name, value; None: the environment variable's)
 
     @classmethod
-    def substitutions(
-        cls, project: Path, *given: Iterable[tuple[str, str | None]]
-    ) -> tuple[tuple[str, str | None], ...]:
-        """The substitutions of a test: `PROJECT` for the project's folder, then each source given (the ini
-        option's, the marker's), a later one winning by name."""
+    def substitutions(cls, project: Path, *given: Iterable[Substitution]) -> tuple[Substitution, ...]:
+        """`PROJECT` for the project's folder, then each source given (the ini option's, the marker's), a later
+        one winning by name."""
         chosen: dict[str, str | None] = {} if len(str(project)) < 2 else {"PROJECT": str(project)}
         for source in given:
             chosen.update(source)
         return tuple(chosen.items())
 
-    def record_args(self) -> list[str]:
-        """The `mockmcp record` options that carry the redaction rules and the substitutions."""
-        env = [arg for name in self.redact_env for arg in ("--redact-env", name)]
-        return env + [arg for pattern in self.redact for arg in ("--redact", pattern)] + self.substitute_args()
-
-    def substitute_args(self) -> list[str]:
-        """The `--substitute` options, for recording and replaying alike."""
-        return [arg for name, value in self.substitute for arg in ("--substitute", _given(name, value))]
-
-    def problem(self, env: Mapping[str, str]) -> str | None:
-        """Why recording with these rules would leak or redact nothing: a variable not set, or None."""
-        unset = [name for name in self.redact_env if not env.get(name)]
-        if unset:
-            return (
-                f"redact_env names {', '.join(unset)}, which {'is' if len(unset) == 1 else 'are'} not set, so its "
-                "value could not be kept out of the cassette: set it to the real secret for the recording"
-            )
-        unset = [name for name, value in self.substitute if value is None and not env.get(name)]
-        if unset:
-            return (
-                f"substitute names {', '.join(unset)} without a value, and the environment variable is not set: "
-                f"give the value (substitute={{{unset[0]!r}: '/path'}}) or set {unset[0]}"
-            )
-        return None
+    def options(self, mode: str) -> RecordOptions:
+        """The recorder's options in record mode `mode`; raises UsageError for an unknown mode."""
+        parsed = RecordMode.parse(mode, allow_none=True).value
+        return RecordOptions(parsed, self.redact_env, self.redact, self.substitute)
 
     def finish(self, cassette: Cassette) -> Cassette:
         """The recording as it may be kept: before_record applied to each message, meta.server made portable."""
@@ -119,5 +96,31 @@ class Privacy(NamedTuple):
         return changed
 
 
-def _given(name: str, value: str | None) -> str:
-    return name if value is None else f"{name}={value}"
+def record_args(options: RecordOptions) -> list[str]:
+    """The `mockmcp record` options that carry the redaction rules and the substitutions."""
+    env = [arg for name in options.redact_env for arg in ("--redact-env", name)]
+    patterns = [arg for pattern in options.redact_patterns for arg in ("--redact", pattern)]
+    return env + patterns + substitute_args(options.substitutions)
+
+
+def substitute_args(substitutions: Iterable[Substitution]) -> list[str]:
+    """The `--substitute` options, for recording and replaying alike."""
+    given = (name if value is None else f"{name}={value}" for name, value in substitutions)
+    return [arg for text in given for arg in ("--substitute", text)]
+
+
+def problem(options: RecordOptions, env: Mapping[str, str]) -> str | None:
+    """Why recording with these options would leak or redact nothing: a variable not set, or None."""
+    unset = [name for name in options.redact_env if not env.get(name)]
+    if unset:
+        return (
+            f"redact_env names {', '.join(unset)}, which {'is' if len(unset) == 1 else 'are'} not set, so its "
+            "value could not be kept out of the cassette: set it to the real secret for the recording"
+        )
+    unset = [name for name, value in options.substitutions if value is None and not env.get(name)]
+    if unset:
+        return (
+            f"substitute names {', '.join(unset)} without a value, and the environment variable is not set: "
+            f"give the value (substitute={{{unset[0]!r}: '/path'}}) or set {unset[0]}"
+        )
+    return None

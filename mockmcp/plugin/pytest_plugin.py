@@ -1,18 +1,8 @@
 """pytest plugin: a cassette per test, replayed by default, recorded when asked; misses fail the test.
 
-Only hooks and small fixtures, each answering one question; the rules are in `harness`,
-`naming`, `privacy` and `story`; what a test sees is `mock_server.MockServer`. Nothing here is
-autouse: a test that does not ask for the `mockmcp` fixture is untouched.
-
-    def test_reads_a_note(mockmcp):
-        async with Client(mockmcp.stdio_params) as client: ...   # or Client(mockmcp.start_http())
-
-Options: `--mockmcp-record={none,once,new,all}` (default none), `--mockmcp-server "CMD ARGS"`,
-`--mockmcp-strict`, `--mockmcp-keep-failed`, `--mockmcp-max-age=DAYS`, `--mockmcp-orphans`,
-`--mockmcp-live`. Marker (and the `mockmcp_config` fixture): see
-`naming.MARKER_ARGUMENTS`. Ini: `mockmcp_server`, `mockmcp_cassette_dir`, `mockmcp_max_age`, `mockmcp_ignore`,
-`mockmcp_redact_env`, `mockmcp_redact`, `mockmcp_substitute`. Fixtures to override: `mockmcp_server`, `mockmcp_servers`,
-`mockmcp_config`, `mockmcp_cassette_dir`, `mockmcp_cassette_path`, `mockmcp_record_mode`.
+Only hooks and a stack of small fixtures, each answering one question, which a conftest.py overrides
+one at a time (docs/pytest.md lists them): the options reach `harness.Harness` as values built here
+once. Nothing is autouse: a test that does not ask for the `mockmcp` fixture is untouched.
 """
 
 from __future__ import annotations
@@ -25,49 +15,51 @@ from typing import Any
 import pytest
 
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.plugin import keeping, orphans, timeline
+from mockmcp.options import RecordOptions, ReplayOptions
+from mockmcp.plugin import keeping, naming, story, timeline
 from mockmcp.plugin.configured import Configured, config_path, read_configured
-from mockmcp.plugin.harness import MODES, Harness, check_mode, server_command
+from mockmcp.plugin.harness import Harness, Target, server_command
 from mockmcp.plugin.mock_server import MockServer, MockServers
-from mockmcp.plugin.naming import Origin, cassette_name, merge_settings
 from mockmcp.plugin.privacy import Privacy
-from mockmcp.words import parse_substitution
+from mockmcp.words import RecordMode, parse_substitution
 
-__all__ = [
+__all__ = [  # the fixtures, each of which a conftest.py may override
     "mockmcp",
     "mockmcp_cassette_dir",
+    "mockmcp_cassette_name",
     "mockmcp_cassette_path",
     "mockmcp_config",
+    "mockmcp_privacy",
     "mockmcp_record_mode",
+    "mockmcp_record_options",
+    "mockmcp_replay_options",
     "mockmcp_server",
     "mockmcp_servers",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_runtest_call",
-    "pytest_runtest_makereport",
+    "mockmcp_settings",
 ]
 
-_KEY = pytest.StashKey[list[Harness]]()
+_MOCKS = pytest.StashKey[dict[str, Harness]]()  # the test's servers by name ("" for a test's one server)
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
-_CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
-_MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
-_USED = pytest.StashKey[orphans.Used]()  # for --mockmcp-orphans: the cassette folders and the cassettes tests use
-_NAMES = pytest.StashKey[list[str]]()  # the test's servers by name ("" for a test's one server)
 _PAGE = pytest.StashKey[Path]()  # the test's timeline page, once written
+_CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
+_MODE = pytest.StashKey[str]()  # the run's record mode, parsed
+_MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
+_USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockmcp", "mockmcp: replay and record MCP sessions")
-    group.addoption("--mockmcp-record", choices=MODES, default="none", help="record mode (default: none, never record)")
-    group.addoption("--mockmcp-server", default=None, help="the real server to record from, as a command line")
+    modes = ", ".join(RecordMode.choices(allow_none=True))
+    group.addoption("--mockmcp-record-mode", metavar="MODE", help=f"{modes} (default: none, never record)")
+    group.addoption("--mockmcp-record", metavar="MODE", help="deprecated spelling of --mockmcp-record-mode")
+    group.addoption("--mockmcp-server", help="the real server to record from, as a command line")
     group.addoption(
         "--mockmcp-strict", action="store_true", help="fail tests that leave recorded interactions unplayed"
     )
     group.addoption("--mockmcp-keep-failed", action="store_true", help="keep recordings of failed tests too")
     group.addoption(
         "--mockmcp-max-age",
-        default=None,
         metavar="DAYS",
         help="warn about a replayed cassette recorded more than DAYS ago (fail with --mockmcp-strict)",
     )
@@ -110,9 +102,26 @@ def pytest_configure(config: pytest.Config) -> None:
         "redact_env=(), redact=(), before_record=None, substitute=None): "
         "settings of this test's mock MCP server",
     )
+    config.stash[_MODE] = _record_mode(config)
     config.stash[_CLAIMED] = {}
     config.stash[_MAX_AGE] = _max_age(config)
-    config.stash[_USED] = orphans.Used()
+    config.stash[_USED] = (set(), set())
+
+
+def _record_mode(config: pytest.Config) -> str:
+    """--mockmcp-record-mode, or its old spelling with a warning (pytest-recording owns --record-mode)."""
+    given, old = config.getoption("--mockmcp-record-mode"), config.getoption("--mockmcp-record")
+    if old is not None and not hasattr(config, "workerinput"):  # told once, by xdist's controller
+        deprecated = f"mockmcp: --mockmcp-record is deprecated, write --mockmcp-record-mode={old}"
+        config.issue_config_time_warning(pytest.PytestDeprecationWarning(deprecated), stacklevel=2)
+    text = given or old or RecordMode.NONE.value
+    try:
+        mode = RecordMode.parse(text, allow_none=True).value
+    except UsageError as error:
+        raise pytest.UsageError(f"mockmcp: --mockmcp-record-mode={text}: {error}") from None
+    # A conftest that reads either option gets the mode the run uses ("none" when neither is given).
+    config.option.mockmcp_record_mode = config.option.mockmcp_record = mode
+    return mode
 
 
 def _max_age(config: pytest.Config) -> float | None:
@@ -132,61 +141,79 @@ def _max_age(config: pytest.Config) -> float | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With --mockmcp-orphans: note the cassettes every collected test would use, by the naming rule."""
-    if config.getoption("--mockmcp-orphans"):
-        folder = config.getini("mockmcp_cassette_dir") or "cassettes"
-        for item in items:
-            config.stash[_USED].collect(item, folder)
+    folders, used = config.stash[_USED]
+    for item in items if config.getoption("--mockmcp-orphans") else []:
+        if "mockmcp" in getattr(item, "fixturenames", ()):
+            folders.add((Path(item.path).parent / _folder_name(config)).resolve())
+            settings, _problem = naming.merge_settings({}, naming.markers(item))
+            given, servers = settings.get("cassette"), settings.get("servers") or {}
+            folder = naming.module_folder(Path(item.path), _folder_name(config))
+            own = (folder / str(given)).resolve() if given else folder / _own_name(item)
+            used.update([naming.server_cassette(own, name) for name in servers] or [own])
+
+
+def _orphans(config: pytest.Config) -> list[Path]:
+    folders, used = config.stash[_USED]
+    return naming.orphans(folders, [*used, *config.stash[_CLAIMED]])  # and what tests that ran named, fixtures included
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """With --mockmcp-orphans: the cassettes no collected test uses."""
     if config.getoption("--mockmcp-orphans"):
-        used = config.stash[_USED]
-        used.add(config.stash[_CLAIMED])  # what tests that ran named, fixtures included
-        terminalreporter.write_line(orphans.report(used.orphans(), config.rootpath))
+        terminalreporter.write_line(naming.orphans_report(_orphans(config), config.rootpath))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """--mockmcp-orphans fails a run that found any (exit status 1), so CI holds the line."""
-    config = session.config
-    if config.getoption("--mockmcp-orphans") and exitstatus == 0:
-        used = config.stash[_USED]
-        used.add(config.stash[_CLAIMED])
-        if used.orphans():
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if session.config.getoption("--mockmcp-orphans") and exitstatus == 0 and _orphans(session.config):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """The test's settings: the `mockmcp_config` fixture's, then a module's or class's marker, then the test's own."""
-    markers = [(marker.args, marker.kwargs) for marker in request.node.iter_markers("mockmcp")]
-    merged, problem = merge_settings(request.getfixturevalue("mockmcp_config"), markers[::-1])
-    if problem:
-        request.node.stash.setdefault(_PROBLEM, problem)
-    return merged
+def _problem(request: pytest.FixtureRequest, told: str) -> None:
+    """Why the test cannot run as asked: the first one told fails it in its call (see pytest_runtest_call)."""
+    request.node.stash.setdefault(_PROBLEM, told)
+
+
+def _folder_name(config: pytest.Config) -> str:
+    return str(config.getini("mockmcp_cassette_dir") or "cassettes")
+
+
+def _own_name(item: pytest.Item) -> str:
+    """A test's cassette when its marker names none: its classes (outermost first), then itself."""
+    return naming.cassette_name(
+        [*(node.name for node in item.listchain() if isinstance(node, pytest.Class)), item.name]
+    )
+
+
+# --- the fixtures, each answering one question; a conftest.py overrides any of them --------------------
 
 
 @pytest.fixture
 def mockmcp_config() -> dict[str, Any]:
-    """Settings for every test in its scope, as the marker takes them; override it in a conftest.py.
-
-    A marker's arguments win over it, one by one.
-    """
+    """Settings for every test in its scope, as the marker takes them; a marker's arguments win over it, one by one."""
     return {}
 
 
 @pytest.fixture
-def mockmcp_record_mode(request: pytest.FixtureRequest) -> str:
-    """The record mode of this test: the marker's `record=`, else the run's `--mockmcp-record`.
+def mockmcp_settings(request: pytest.FixtureRequest, mockmcp_config: dict[str, Any]) -> dict[str, Any]:
+    """The test's settings: the `mockmcp_config` fixture's, then a module's or class's marker, then the test's own."""
+    merged, problem = naming.merge_settings(mockmcp_config, naming.markers(request.node))
+    if problem:
+        _problem(request, problem)
+    return merged
 
-    The marker wins, so a hand-made fault cassette marked `record="none"` survives `--mockmcp-record=all`.
-    """
-    chosen = _marker(request).get("record")
+
+@pytest.fixture
+def mockmcp_record_mode(request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any]) -> str:
+    """The record mode of this test: the marker's `record=` (so a hand-made cassette marked `record="none"` survives
+    `--mockmcp-record-mode=all`), else the run's `--mockmcp-record-mode`."""
+    chosen = mockmcp_settings.get("record")
     if chosen is not None:
         try:
-            return check_mode(str(chosen))
+            return RecordMode.parse(str(chosen), allow_none=True).value
         except UsageError as error:
-            request.node.stash.setdefault(_PROBLEM, f"@pytest.mark.mockmcp(record={chosen!r}): {error}")
-    return str(request.config.getoption("--mockmcp-record"))
+            _problem(request, f"@pytest.mark.mockmcp(record={chosen!r}): {error}")
+    return request.config.stash[_MODE]
 
 
 @pytest.fixture
@@ -197,215 +224,197 @@ def mockmcp_server() -> Any:
 
 
 @pytest.fixture
+def mockmcp_servers() -> dict[str, Any]:
+    """The servers of a test that talks to several, by name, each with the real one to record from; the marker's
+    `servers=` adds to them and wins by name."""
+    return {}
+
+
+@pytest.fixture
 def mockmcp_cassette_dir(request: pytest.FixtureRequest) -> Path:
     """This module's cassette folder: `<ini mockmcp_cassette_dir, default cassettes>/<module>` beside the test."""
-    test_file = Path(request.node.path)
-    folder = request.config.getini("mockmcp_cassette_dir") or "cassettes"
-    return (test_file.parent / folder / test_file.stem).resolve()
+    return naming.module_folder(Path(request.node.path), _folder_name(request.config))
 
 
 @pytest.fixture
-def mockmcp_cassette_path(request: pytest.FixtureRequest, mockmcp_cassette_dir: Path) -> Path:
-    """This test's cassette: the marker's `cassette` (a path from the cassette folder), else `<Class>.<test>.yaml`."""
-    given = _marker(request).get("cassette")
-    if given:
-        return (mockmcp_cassette_dir / str(given)).resolve()
-    classes = [node.name for node in request.node.listchain() if isinstance(node, pytest.Class)]
-    return mockmcp_cassette_dir / cassette_name([*classes, request.node.name])
-
-
-def _claim(request: pytest.FixtureRequest, cassette: Path) -> None:
-    """Two tests whose names differ only in characters a file name cannot hold would share a cassette."""
-    claimed = request.config.stash[_CLAIMED]
-    other = claimed.setdefault(cassette, request.node.nodeid)
-    if other != request.node.nodeid and not _marker(request).get("cassette"):
-        request.node.stash.setdefault(
-            _PROBLEM,
-            f"{request.node.nodeid} and {other} would share the cassette {cassette}; give this test its own "
-            "with @pytest.mark.mockmcp(cassette=...)",
-        )
+def mockmcp_cassette_name(request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any]) -> str:
+    """This test's cassette as a path from the cassette folder: the marker's `cassette=`, else `<Class>.<test>.yaml`."""
+    return str(mockmcp_settings.get("cassette") or _own_name(request.node))
 
 
 @pytest.fixture
-def mockmcp_servers() -> dict[str, Any]:
-    """The servers of a test that talks to several, by name, each with the real one to record from.
+def mockmcp_cassette_path(
+    mockmcp_cassette_dir: Path, mockmcp_cassette_name: str, mockmcp_settings: dict[str, Any]
+) -> Path:
+    """This test's cassette (with several servers, the folder of theirs is named after it)."""
+    path = mockmcp_cassette_dir / mockmcp_cassette_name
+    given = mockmcp_settings.get("cassette") or path.name != mockmcp_cassette_name  # it may leave the folder
+    return path.resolve() if given else path
 
-    Override this fixture to name them in code; the marker's `servers=` adds to it and wins by name.
-    """
-    return {}
+
+@pytest.fixture
+def mockmcp_privacy(request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any]) -> Privacy:
+    """What this test's recordings keep: redaction and substitutions, the ini options' then the marker's."""
+    ini, settings = request.config.getini, mockmcp_settings
+    given = {str(k): None if v is None else str(v) for k, v in (settings.get("substitute") or {}).items()}
+    substitute = Privacy.substitutions(request.config.rootpath, _ini_substitutions(request), given.items())
+    return Privacy(
+        tuple([*ini("mockmcp_redact_env"), *settings.get("redact_env", ())]),
+        tuple([*ini("mockmcp_redact"), *settings.get("redact", ())]),
+        settings.get("before_record"),
+        request.config.rootpath,
+        substitute,
+    )
+
+
+def _ini_substitutions(request: pytest.FixtureRequest) -> list[tuple[str, str | None]]:
+    """The mockmcp_substitute ini option's substitutions (a bad one fails the test)."""
+    read = []
+    for line in request.config.getini("mockmcp_substitute"):
+        try:
+            read.append(parse_substitution(line))
+        except UsageError as error:
+            _problem(request, f"the mockmcp_substitute ini option: {error}")
+    return read
+
+
+@pytest.fixture
+def mockmcp_record_options(mockmcp_record_mode: str, mockmcp_privacy: Privacy) -> RecordOptions:
+    """How this test's servers are recorded: its record mode, and what the recorder redacts and substitutes."""
+    try:
+        return mockmcp_privacy.options(mockmcp_record_mode)
+    except UsageError as error:  # a conftest's own mode
+        pytest.fail(f"mockmcp: the mockmcp_record_mode fixture returned {mockmcp_record_mode!r}: {error}", False)
+
+
+@pytest.fixture
+def mockmcp_replay_options(
+    request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any], mockmcp_privacy: Privacy
+) -> ReplayOptions:
+    """How this test's cassettes are replayed: the params paths left out of matching, strict, the substitutions."""
+    config = request.config
+    ignores = (*config.getini("mockmcp_ignore"), *mockmcp_settings.get("ignore", ()))
+    strict = bool(config.getoption("--mockmcp-strict") or mockmcp_settings.get("strict"))
+    return ReplayOptions(tuple(ignores), strict, substitutions=mockmcp_privacy.substitute)
 
 
 @pytest.fixture
 def mockmcp(
     request: pytest.FixtureRequest,
-    mockmcp_record_mode: str,
+    mockmcp_settings: dict[str, Any],
     mockmcp_server: Any,
     mockmcp_servers: dict[str, Any],
+    mockmcp_cassette_dir: Path,
     mockmcp_cassette_path: Path,
+    mockmcp_privacy: Privacy,
+    mockmcp_record_options: RecordOptions,
+    mockmcp_replay_options: ReplayOptions,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[MockServer | MockServers]:
-    """The mock server of this test: `.command` and `.env` (or `.stdio_params`) to launch, or `.start_http()`.
-
-    A test whose marker (or `mockmcp_servers` fixture) names several servers gets them by name
-    instead, `mockmcp["notes"]`, each with its cassette in a folder named after the test.
-    """
-    config, marker = request.config, _marker(request)
-    strict = bool(config.getoption("--mockmcp-strict") or marker.get("strict"))
-    ignores = [*config.getini("mockmcp_ignore"), *marker.get("ignore", ())]
-    named = {**mockmcp_servers, **dict(marker.get("servers") or {})}
-    hosted = _configured(request, marker)
-    if hosted is not None:
-        named = {**hosted.servers, **named}
-    privacy = Privacy(
-        tuple([*config.getini("mockmcp_redact_env"), *marker.get("redact_env", ())]),
-        tuple([*config.getini("mockmcp_redact"), *marker.get("redact", ())]),
-        marker.get("before_record"),
-        config.rootpath,
-        _substitutions(request, marker),
-    )
-
-    given = marker.get("cassette")
-    origin = Origin(
-        None if not given or named else str(given),
-        request.getfixturevalue("mockmcp_cassette_dir"),
-        marker.get("record") == "none",
-    )
+    """The mock server of this test: `.command` and `.env` (or `.stdio_params`) to launch, or `.start_http()`;
+    with several servers, each by name, `mockmcp["notes"]`, its cassette in a folder named after the test."""
+    config, settings = request.config, mockmcp_settings
+    hosted = _configured(request, settings)
+    named = {**(hosted.servers if hosted else {}), **mockmcp_servers, **dict(settings.get("servers") or {})}
+    given = None if not settings.get("cassette") or named else str(settings["cassette"])
     live = bool(config.getoption("--mockmcp-live"))
-
-    def harness(cassette: Path, server: list[str] | None, name: str | None = None) -> Harness:
-        _claim(request, cassette)
-        for said in keeping.leftovers(cassette):
-            request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
-        workdir = tmp_path_factory.mktemp("mockmcp")
-        own = privacy
-        if hosted is not None and name in hosted.secrets:  # a config's env keys: the host hands them to the server
-            own = privacy._replace(redact_env=tuple(dict.fromkeys([*privacy.redact_env, *hosted.secrets[name]])))
-        mock = Harness(cassette, mockmcp_record_mode, server, workdir, ignores, strict, own, origin=origin, live=live)
-        if hosted is not None and name in hosted.env:
-            mock.env.update(hosted.env[name])
-        return mock
-
-    mock_server: MockServer | MockServers
-    if named:
-        folder = mockmcp_cassette_path.with_suffix("")
-        mocks = [
-            harness(folder / cassette_name([str(name)]), server_command(command), str(name))
-            for name, command in named.items()
-        ]
-        mock_server = MockServers((str(name), MockServer(mock)) for name, mock in zip(named, mocks, strict=True))
-        if hosted is not None:
-            by_name = dict(zip(named, mocks, strict=True))
-            mock_server.derive = lambda: hosted.derived(
-                tmp_path_factory.mktemp("config"),
-                {name: by_name[name].command() for name in hosted.servers},
-                lambda name: by_name[name].start_http(),
-            )
-    else:
-        server = server_command(
-            config.getoption("--mockmcp-server"), marker.get("server"), mockmcp_server, config.getini("mockmcp_server")
-        )
-        mocks = [harness(mockmcp_cassette_path, server)]
-        mock_server = MockServer(mocks[0])
-    request.node.stash[_KEY] = mocks  # a problem found before the test fails it in its call (see below)
-    request.node.stash[_NAMES] = [str(name) for name in named] if named else [""]
-    _check_age(request, mocks, strict)
-    yield mock_server
-    for mock in mocks:
+    target = Target(mockmcp_cassette_path, None, given, mockmcp_cassette_dir, _hand_made(settings), live)
+    if not named:
+        choices = (config.getoption("--mockmcp-server"), settings.get("server"), mockmcp_server)
+        target = target._replace(server=server_command(*choices, config.getini("mockmcp_server")))
+    targets = {str(name): _target(target, name, command) for name, command in named.items()} or {"": target}
+    options = (mockmcp_record_options, mockmcp_replay_options)
+    mocks = {name: _harness(request, target, options, hosted, name) for name, target in targets.items()}
+    request.node.stash[_MOCKS] = mocks  # a problem found before the test fails it in its call (see below)
+    yield MockServers(mocks, hosted, tmp_path_factory) if named else MockServer(mocks[""])
+    for mock in mocks.values():
         mock.stop()
-    for mock in mocks:
+    for mock in mocks.values():
         if mock.recording:
-            _finish_recording(request, mock)
+            _finish_recording(request, mock, mockmcp_privacy)
 
 
-def _configured(request: pytest.FixtureRequest, marker: dict[str, Any]) -> Configured | None:
+def _hand_made(settings: dict[str, Any]) -> bool:
+    """Whether the marker says `record="none"`: the cassette is written by hand, and no record mode applies."""
+    try:
+        return RecordMode.parse(str(settings.get("record")), allow_none=True) is RecordMode.NONE
+    except UsageError:
+        return False
+
+
+def _configured(request: pytest.FixtureRequest, settings: dict[str, Any]) -> Configured | None:
     """The host config the marker's `config=` names, read (a config that cannot be read fails the test)."""
-    given = marker.get("config")
+    given = settings.get("config")
     if not given:
         return None
     try:
         return read_configured(config_path(request.config.rootpath, given), os.environ)
     except MockmcpError as error:
-        request.node.stash.setdefault(_PROBLEM, f"@pytest.mark.mockmcp(config={given!r}): {error.render()}")
+        _problem(request, f"@pytest.mark.mockmcp(config={given!r}): {error.render()}")
         return None
 
 
-def _check_age(request: pytest.FixtureRequest, mocks: list[Harness], strict: bool) -> None:
-    """A replayed cassette older than the max age: a warning, or with strict a failure of the test."""
-    max_age = request.config.stash[_MAX_AGE]
-    if max_age is None:
+def _target(test: Target, name: Any, command: Any) -> Target:
+    """One server of a test that talks to several: its own cassette, in a folder named after the test's."""
+    return test._replace(cassette=naming.server_cassette(test.cassette, name), server=server_command(command))
+
+
+def _harness(
+    request: pytest.FixtureRequest,
+    target: Target,
+    options: tuple[RecordOptions, ReplayOptions],
+    hosted: Configured | None,
+    name: str,
+) -> Harness:
+    """One mock server of the test, in a folder of its own, once its cassette is claimed and cleared of leftovers;
+    a server of a host config with the environment its entry adds, whose keys its recording redacts."""
+    nodeid, claimed = request.node.nodeid, request.config.stash[_CLAIMED]
+    other = claimed.setdefault(target.cassette, nodeid)
+    if other != nodeid and not request.getfixturevalue("mockmcp_settings").get("cassette"):
+        _problem(
+            request,
+            f"{nodeid} and {other} would share the cassette {target.cassette}; give this test its own "
+            "with @pytest.mark.mockmcp(cassette=...)",
+        )
+    for said in keeping.leftovers(target.cassette):
+        request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
+    (record, replay), env = options, hosted.env.get(name, {}) if hosted else {}
+    if hosted and hosted.secrets.get(name):
+        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *hosted.secrets[name]])))
+    workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
+    mock = Harness(target, record, replay, workdir, {**os.environ, **env})
+    told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
+    if told and replay.strict:  # an old cassette: a warning, or with strict a failure of the test
+        _problem(request, told)
+    elif told:
+        request.node.warn(pytest.PytestWarning(told))
+    return mock
+
+
+def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Privacy) -> None:
+    """Keep the test's recording as its cassette if the test passed (or --mockmcp-keep-failed), else forget it."""
+    stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
+    fate = keeping.fate(mock.sessions() > 0, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, mock.handed_out)
+    if fate == "leave":
         return
-    for mock in mocks:
-        told = mock.too_old(max_age, request.node.nodeid)
-        if told and strict:
-            request.node.stash.setdefault(_PROBLEM, told)
-        elif told:
-            request.node.warn(pytest.PytestWarning(told))
-
-
-def _substitutions(request: pytest.FixtureRequest, marker: dict[str, Any]) -> tuple[tuple[str, str | None], ...]:
-    """The test's substitutions: PROJECT (pytest's rootpath), the ini option's, the marker's (a bad one fails it)."""
-    ini = []
-    for line in request.config.getini("mockmcp_substitute"):
-        try:
-            ini.append(parse_substitution(line))
-        except UsageError as error:
-            request.node.stash.setdefault(_PROBLEM, f"the mockmcp_substitute ini option: {error}")
-    given = {str(k): None if v is None else str(v) for k, v in (marker.get("substitute") or {}).items()}
-    return Privacy.substitutions(request.config.rootpath, ini, given.items())
-
-
-def _finish_recording(request: pytest.FixtureRequest, mock: Harness) -> None:
-    if not mock.sessions():  # a server never launched recorded nothing (in mode new, its staged copy goes)
+    told = story.kept(mock, privacy.finish) if fate == "keep" else None
+    if fate != "keep":
         mock.discard_recording()
-        if mock.handed_out and _PROBLEM not in request.node.stash and request.node.stash.get(_PASSED, False):
-            pytest.fail(
-                f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
-                "but never launched it (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's server, or "
-                "connect the host to `mockmcp.transport`)",
-                pytrace=False,
-            )
-        return
-    if _PROBLEM in request.node.stash:
-        return
-    if request.node.stash.get(_PASSED, False) or request.config.getoption("--mockmcp-keep-failed"):
-        try:
-            kept = mock.keep_recording()
-        except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
-            mock.discard_recording()
-            pytest.fail(f"mockmcp: the recording of {mock.cassette} could not be kept: {error}", pytrace=False)
-        if not kept:
-            journal = mock.unfinished_journal()
-            if journal is not None:  # the session is in it: never delete it
-                pytest.fail(
-                    f"mockmcp: the recording of {mock.cassette} was not saved (the recorder's stderr says why); "
-                    f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`",
-                    pytrace=False,
-                )
-            mock.discard_recording()
-            refused = mock.refused_recordings()
-            if refused:  # as the CLI: no cassette that would lie, and the test says why
-                pytest.fail(f"mockmcp: no recording of {mock.cassette} was kept: " + "\n".join(refused), pytrace=False)
-            if mock.recorded_nothing():  # as the CLI: no cassette written, an existing one left as it was
-                return
-            pytest.fail(
-                f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)",
-                pytrace=False,
-            )
-    else:
-        mock.discard_recording()
-
-
-def _verdict(mocks: list[Harness], nodeid: str) -> str | None:
-    """What the replays of this test's servers could not do, each server's in turn; None if all went well."""
-    found = [mock.verdict(nodeid) for mock in mocks if not mock.recording]
-    return "\n\n".join(verdict for verdict in found if verdict) or None
+    if fate == "unlaunched":
+        told = (
+            f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
+            "but never launched it (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's server, or "
+            "connect the host to `mockmcp.transport`)"
+        )
+    if told:
+        pytest.fail(told, pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: fail it with the replay's explanation if the cassette could not serve it."""
-    mocks = item.stash.get(_KEY, [])
-    problems = [problem for mock in mocks if (problem := mock.problem_before(item.nodeid))]
+    mocks = item.stash.get(_MOCKS, {})
+    problems = [problem for mock in mocks.values() if (problem := story.problem_before(mock, item.nodeid))]
     problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
@@ -415,38 +424,38 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         failure: Exception | None = error
     else:
         failure = None
-    for mock in mocks:  # an HTTP mock server writes its report (or saves its recording) when stopped
+    for mock in mocks.values():  # an HTTP mock server writes its report (or saves its recording) when stopped
         mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
-    verdict = _verdict(mocks, item.nodeid)
+    found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
+    verdict = "\n\n".join(told for told in found if told)
     page = _timeline(item, mocks, failed=bool(verdict) or failure is not None)
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""
     if verdict:
         said = f"\n\nThe test failed with: {failure!r}" if failure else ""
         pytest.fail(verdict + said + shown, pytrace=False)
     if failure is not None:
-        for mock in mocks:  # the replay's notes (a cancelled request, a fault played) may say why
-            for title, text in mock.sections():
+        for mock in mocks.values():  # the replay's notes (a cancelled request, a fault played) may say why
+            for title, text in story.sections(mock):
                 item.add_report_section("call", title, text)
         if page:
             item.add_report_section("call", "mockmcp timeline", shown.strip())
         raise failure
-    for mock in mocks:  # strict failed it above; a test that is not strict is told
-        unstarted = None if mock.recording or mock.strict else mock.never_started()
+    for mock in mocks.values():  # strict failed it above; a test that is not strict is told
+        unstarted = None if mock.recording or mock.replay.strict else story.never_started(mock)
         if unstarted:
             item.warn(pytest.PytestWarning(unstarted))
     item.stash[_PASSED] = True
     return result
 
 
-def _timeline(item: pytest.Item, mocks: list[Harness], failed: bool) -> Path | None:
+def _timeline(item: pytest.Item, mocks: dict[str, Harness], failed: bool) -> Path | None:
     """The test's timeline page, when --mockmcp-html asks for one for this test (by default: a failed one)."""
     when = item.config.getoption("--mockmcp-html")
     if not mocks or when == "none" or (when == "failed" and not failed):
         return None
-    names = item.stash.get(_NAMES, [""] * len(mocks))
     try:
-        page = timeline.write_timeline(mocks, names, item.nodeid, item.name, item.config.rootpath)
+        page = timeline.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath)
     except OSError as error:  # the page is an aid: the test's verdict stands without it
         item.warn(pytest.PytestWarning(f"mockmcp: the timeline page could not be written: {error}"))
         return None

@@ -13,29 +13,30 @@ from typing import Any
 from mockmcp.errors import MockmcpError
 from mockmcp.plugin.harness import Harness
 from mockmcp.plugin.naming import cassette_name
+from mockmcp.plugin.story import told_reports
 
 __all__ = ["WHEN", "write_timeline"]
 
 WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a page
 
 
-def write_timeline(mocks: list[Harness], names: list[str], nodeid: str, test_name: str, root: Path) -> Path | None:
-    """The page of the test's replayed sessions (None when it replayed nothing: recording, live, no cassette);
-    cassettes are named from `root`, the run's root folder, as a node id is."""
+def write_timeline(mocks: dict[str, Harness], nodeid: str, test_name: str, root: Path) -> Path | None:
+    """The page of the test's replayed sessions, a lane per server by name (None when it replayed nothing:
+    recording, live, no cassette); cassettes are named from `root`, the run's root folder, as a node id is."""
     from mockmcp.tools.html_page import lane_for, write_page  # deferred: only a page to write needs them
 
     lanes = []
-    for name, mock in zip(names, mocks, strict=True):
-        if mock.recording or mock.live or not mock.cassette.exists():
+    for name, mock in mocks.items():
+        if mock.recording or mock.target.live or not mock.cassette.exists():
             continue
         try:
             shown = os.path.relpath(mock.cassette, root) if mock.cassette.is_relative_to(root) else None
-            lanes.append(lane_for(str(mock.cassette), _named_as(mock.told_reports(nodeid), mock, shown), name, shown))
+            lanes.append(lane_for(str(mock.cassette), _named_as(told_reports(mock, nodeid), mock, shown), name, shown))
         except MockmcpError:  # a cassette that cannot load: the test fails with its own located error
             continue
     if not lanes:
         return None
-    page = mocks[0].workdir / cassette_name([test_name]).removesuffix(".yaml")
+    page = next(iter(mocks.values())).workdir / cassette_name([test_name]).removesuffix(".yaml")
     page = page.with_name(page.name + ".html")
     write_page(str(page), lanes, f"mockmcp: {nodeid}", runner="pytest")
     return page
