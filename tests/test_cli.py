@@ -2,8 +2,10 @@
 
 - `mockmcp.cli.options.read_plain` (the launcher's reader) and the click command built from the
   same table give the same values for every plain command line, and the reader declines the rest.
-- Bad values of --mode, --timing, --http and --listen, and an option typo before `--`, end with
+- Bad values of --record-mode, --timing, --http and seconds, and an option typo before `--`, end with
   click's usage and exit status 2, before anything starts; a server's own options still reach it.
+- One spelling per concept in every command's help, docs/cli.md names every option and no other, and
+  each spelling of mockmcp 0.x still works for a release, saying its new spelling on stderr.
 - An error past the options reads the same whichever reader took the command line.
 """
 
@@ -145,13 +147,22 @@ def test_click_builds_replay_from_the_table() -> None:
         (["replay", NOTES, "--http", "99999"], "Invalid value for '--http': cannot read '99999' as [HOST:]PORT"),
         (["replay", NOTES, "--http", "localhost"], "Invalid value for '--http': cannot read 'localhost'"),
         (
-            ["record", "-o", "x.yaml", "--http-target", "http://127.0.0.1:9/mcp", "--listen", "nine"],
-            "Invalid value for '--listen': cannot read 'nine' as [HOST:]PORT",
+            ["record", "-o", "x.yaml", "--http-target", "http://127.0.0.1:9/mcp", "--http", "nine"],
+            "Invalid value for '--http': cannot read 'nine' as [HOST:]PORT",
         ),
-        (["record", "-o", "x.yaml", "--mode", "sometimes", "--", "true"], "'sometimes' is not one of 'all', 'new'"),
-        (["record", "-o", "x.yaml", "--mode", "ALL", "--", "true"], "'ALL' is not one of 'all', 'new', 'once'"),
-        (["record", "-o", "x.yaml", "--mdoe", "all", "--", "true"], "No such option '--mdoe'. Did you mean '--mode'?"),
+        (
+            ["record", "-o", "x.yaml", "--record-mode", "sometimes", "--", "true"],
+            "unknown record mode 'sometimes'\n  how to fix: use one of: once, new_episodes, rewrite",
+        ),
+        (["record", "-o", "x.yaml", "--record-mode", "ALL", "--", "true"], "unknown record mode 'ALL'"),
+        (["record", "-o", "x.yaml", "--record-mode", "none", "--", "true"], "record mode 'none' never records"),
+        (
+            ["record", "-o", "x.yaml", "--record-mdoe", "rewrite", "--", "true"],
+            "No such option '--record-mdoe'. Did you mean '--record-mode'?",
+        ),
+        (["record", "-o", "x.yaml", "--grace", "-1", "--", "true"], "cannot read '-1' as seconds"),
         (["verify", NOTES, "--tiemout", "3", "--", "true"], "No such option '--tiemout'. Did you mean '--timeout'?"),
+        (["verify", NOTES, "--timeout", "soon", "--", "true"], "cannot read 'soon' as seconds"),
     ],
 )
 def test_a_bad_option_fails_at_the_boundary_with_usage(args: list[str], expected: str, tmp_path: Path) -> None:
@@ -179,7 +190,7 @@ def test_record_passes_the_servers_own_options_to_it(dashes: list[str], tmp_path
     seen = tmp_path / "argv.txt"
     out = tmp_path / "c.yaml"
     server = [sys.executable, "-c", ARGV_SERVER, str(seen), "--its-flag", "--mode", "x"]
-    proc = mockmcp("record", "-o", str(out), "--mode", "all", "--grace", "5", *dashes, *server)
+    proc = mockmcp("record", "-o", str(out), "--record-mode", "rewrite", "--grace", "5", *dashes, *server)
     assert proc.returncode == 0, proc.stderr
     assert seen.read_text() == "--its-flag --mode x"
 

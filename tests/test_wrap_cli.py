@@ -100,10 +100,20 @@ def test_the_derived_copy_is_the_default_and_never_replaces_a_file_it_did_not_wr
 
 
 def test_cassettes_go_where_asked_and_the_mode_is_passed_on(config: Path, tmp_path: Path) -> None:
-    wrap(config, "--cassettes", str(tmp_path / "tapes"), "--mode", "new", "-o", str(tmp_path / "out.json"))
+    wrap(
+        config,
+        "--cassettes",
+        str(tmp_path / "tapes"),
+        "--record-mode",
+        "new_episodes",
+        "-o",
+        str(tmp_path / "out.json"),
+    )
     notes = json.loads((tmp_path / "out.json").read_text(encoding="utf-8-sig"))["mcpServers"]["notes"]
-    assert notes["args"][3:8] == ["-o", str(tmp_path / "tapes" / "notes.yaml"), "--mode", "new", "--redact-env"]
+    cassette = str(tmp_path / "tapes" / "notes.yaml")
+    assert notes["args"][3:8] == ["-o", cassette, "--record-mode", "new_episodes", "--redact-env"]
     sidecar = json.loads((tmp_path / ("out.json" + wrapping.SIDECAR)).read_text())
+    assert sidecar["mode"] == "new"  # the stored value, as sidecars written before kept it
     assert [r["name"] for r in sidecar["remote"]] == ["web"] and sidecar["remote"][0][
         "url"
     ] == "https://example.com/mcp"

@@ -15,12 +15,14 @@ from typing import Any
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
+from mockmcp.cli.options import BOUNDS, Serving
 from mockmcp.cli.replaying import address, note, replay_cassette
 from mockmcp.core import report_schema
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
+from mockmcp.options import Bounds, RecordOptions, ReplayOptions
 from mockmcp.shells.journal import Journal, finish, journal_path, saved
 from mockmcp.shells.live_server import drive
 from mockmcp.shells.stdio_record import Outcome, run_proxy
@@ -42,23 +44,17 @@ __all__ = [
 ]
 
 
-def record_session(
-    path: str,
-    command: list[str],
-    mode: RecordMode,
-    redact_env: tuple[str, ...],
-    redact_patterns: tuple[str, ...],
-    grace: float,
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-) -> Outcome:
+def record_session(path: str, command: list[str], options: RecordOptions) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
+    mode = RecordMode(options.mode)
     if mode is RecordMode.ONCE and os.path.exists(path):
-        note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
-        return Outcome(replay_cassette(path, substitutions=substitutions), "replayed the existing cassette")
-    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ, substitute=substitutions)
+        note(f"{path} exists and the mode is once: replaying it (record afresh with --record-mode rewrite)")
+        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions))
+        return Outcome(replayed, "replayed the existing cassette")
+    redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, command)
     try:
-        outcome = run_proxy(command, journal, redactor, grace)
+        outcome = run_proxy(command, journal, redactor, options.grace)
     except UsageError:
         journal.discard()  # the server never started: nothing to recover later
         raise
@@ -69,17 +65,7 @@ def record_session(
     return outcome
 
 
-def record_http(
-    path: str,
-    target: str,
-    listen: tuple[str, int],
-    mode: RecordMode,
-    redact_env: tuple[str, ...],
-    redact_patterns: tuple[str, ...],
-    allow_hosts: tuple[str, ...] = (),
-    upstream_timeout: float = 60.0,
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-) -> None:
+def record_http(path: str, target: str, options: RecordOptions, serving: Serving, bounds: Bounds = BOUNDS) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:  # h11 is optional (mockmcp[http])
         from mockmcp.shells.http11 import serve_until_signalled
@@ -88,20 +74,21 @@ def record_http(
         raise UsageError(
             f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
         ) from None
+    mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
     if mode is RecordMode.ONCE and os.path.exists(path):
-        note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
-        replay_cassette(path, listen=listen, allow_hosts=allow_hosts, substitutions=substitutions)
+        note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --record-mode rewrite)")
+        replay_cassette(path, ReplayOptions(substitutions=options.substitutions), serving._replace(listen=listen))
         return
-    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ, substitute=substitutions)
+    redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, [target])
     try:
-        proxy = RecordingProxy(target, listen, journal, redactor, allow_hosts, upstream_timeout)
+        proxy = RecordingProxy(target, listen, journal, redactor, serving.allow_hosts, bounds.upstream_timeout)
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):
             raise UsageError(
                 f"cannot listen on {address(listen)}: {exc.strerror or exc}",
-                "choose another --listen port (0 takes any free one)",
+                "choose another --http port (0 takes any free one)",
             ) from None
         raise
     said = f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)"
@@ -130,6 +117,12 @@ def record_http(
         journal.close()  # again is harmless; what it holds is recovered by `mockmcp recover`
     if again:
         raise SystemExit(again[0])
+
+
+def _redactor(options: RecordOptions) -> Redactor:
+    """What a recording keeps out of the cassette and writes as `${NAME}`: the same for every way of recording."""
+    env, patterns, substitute = options.redact_env, options.redact_patterns, options.substitutions
+    return Redactor.for_recording(env, patterns, os.environ, substitute=substitute)
 
 
 def _say(notes: list[str]) -> None:

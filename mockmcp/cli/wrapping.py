@@ -127,7 +127,7 @@ def wrap_config(
     for entry in config.entries:
         cassette = str(folder / names.get(entry.name, ""))
         if entry.kind == "stdio":
-            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.value)
+            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.word)
         elif entry.kind == "http":
             served = remote(config, entry, _free_port(), cassette)
             urls[entry.name] = local_url(served.port, served.path)

@@ -138,7 +138,7 @@ class Harness:
         return keeping.staged_path(self.cassette, os.getpid())
 
     def _record_args(self) -> list[str]:
-        return ["record", "-o", str(self.staged), "--mode", RecordMode.NEW.value, *self.privacy.record_args()]
+        return ["record", "-o", str(self.staged), "--record-mode", RecordMode.NEW.word, *self.privacy.record_args()]
 
     def _replay_args(self) -> list[str]:
         ignores = [arg for path in self.ignores for arg in ("--ignore", path)]
@@ -190,7 +190,7 @@ class Harness:
             return self._url()
         if self.http is None:
             if self.recording:
-                args = [*self._record_args(), "--http-target", self._url(), "--listen", "127.0.0.1:0"]
+                args = [*self._record_args(), "--http-target", self._url(), "--http", "127.0.0.1:0"]
             else:
                 args = [*self._replay_args(), "--http", "127.0.0.1:0"]
             command = [sys.executable, "-m", "mockmcp", *args]
