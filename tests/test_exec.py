@@ -175,9 +175,9 @@ def test_a_host_of_the_other_era_is_told_who_recorded_the_cassette_and_to_record
     assert words in miss["reason"]
     assert (
         "the cassette was recorded by the host mcp 0.1.0, which spoke the other era: record with the host you "
-        "test (`mockmcp record --mode new`)" in miss["reason"]
+        "test (`mockmcp record --record-mode new_episodes`)" in miss["reason"]
     )
-    assert miss["record"] == "new" and any("mockmcp record --mode new -o" in fix for fix in miss["fixes"])
+    assert miss["record"] == "new" and any("mockmcp record --record-mode new_episodes -o" in fix for fix in miss["fixes"])
 
 
 def read_by_click(args: list[str]) -> dict[str, Any] | None:

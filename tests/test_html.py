@@ -181,7 +181,7 @@ def test_a_report_puts_each_miss_after_its_closest_recording_and_marks_what_was_
     assert miss["closest"][0]["interaction"] == 3 and miss["closest"][0]["line"] == 39
     assert miss["closest"][0]["differences"] == ['arguments.path: recorded "notes.txt", incoming "note.txt"']
     assert miss["fixes"][1].endswith(
-        "mockmcp record --mode all -o cassettes/notes.yaml -- python examples/notes_server.py"
+        "mockmcp record --record-mode rewrite -o cassettes/notes.yaml -- python examples/notes_server.py"
     )
     states = {row["n"]: row["live"]["state"] for row in lane["rows"] if "n" in row}
     assert states == {0: "played", 1: "played", 2: "unplayed", 3: "played", 4: "unplayed", 5: "unplayed"}
