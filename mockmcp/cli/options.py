@@ -193,7 +193,7 @@ RECORD_MODE = Param(
     "record_mode",
     "once: record only if the cassette does not exist, else replay it; new_episodes: add this session to the "
     "cassette; rewrite: record afresh.",
-    metavar="|".join(RecordMode.words()),
+    metavar="MODE",
     default="once",
 )
 REDACT_ENV = Param(
@@ -290,7 +290,6 @@ EXEC = (
     RECORD_MODE._replace(
         kind="any_mode",
         help=f"none: replay, a missing cassette is an error; {RECORD_MODE.help}",
-        metavar="|".join(RecordMode.words(allow_none=True)),
         default="none",
     ),
     _also(STRICT, "When replaying: exit 1 on anything replay --strict refuses."),
