@@ -117,195 +117,108 @@ class Param(NamedTuple):
     required: bool = False  # an option that must be given (the launcher leaves a command line without it to click)
 
 
-def _also(param: Param, help: str, **changes: Any) -> Param:
-    """The same concept with the help a command gives it."""
-    return param._replace(help=help, **changes)
+def _option(spelling: str, dest: str, kind: str, help: str, **more: Any) -> Param:
+    """A Param written as help shows it: `"-o --output CASSETTE"` (the metavar last, in capitals or brackets)."""
+    words = spelling.split()
+    metavar = words.pop() if not words[-1].startswith("-") else None
+    return Param(dest, tuple(words), kind, help, metavar, **more)
 
 
+# The parameters, one per concept, shared by the commands that take it: a table, laid out by hand.
+# fmt: off
 CASSETTE = Param("cassette", (), "file", metavar="CASSETTE")
 # Where a server's command line follows (record, exec), the cassette is an option: the one file written.
-CASSETTE_OPTION = Param(
-    "cassette", ("-o", "--output"), "file", "The cassette to write (or replay).", "CASSETTE", required=True
-)
-IGNORE = Param(
-    "ignores",
-    ("--ignore",),
-    "text",
-    "A params path left out of matching (repeatable), e.g. arguments.when.",
-    metavar="PATH",
+CASSETTE_OPTION = _option("-o --output CASSETTE", "cassette", "file", "The cassette to write.", required=True)
+IGNORE = _option(
+    "--ignore PATH", "ignores", "text", "A params path left out of matching (repeatable), e.g. arguments.when.",
     multiple=True,
 )
-SUBSTITUTE = Param(
-    "substitutions",
-    ("--substitute",),
-    "substitution",
-    "The placeholder ${NAME} stands for VALUE on this machine (NAME alone: the environment variable NAME's "
-    "value): recording writes it in VALUE's place, replay and verify put VALUE back (repeatable).",
-    metavar="NAME[=VALUE]",
+SUBSTITUTE = _option(
+    "--substitute NAME[=VALUE]", "substitutions", "substitution",
+    "The placeholder ${NAME} stands for VALUE on this machine (NAME alone: the environment variable NAME's value): "
+    "recording writes it in VALUE's place, replay and verify put VALUE back (repeatable).",
     multiple=True,
 )
-STRICT = Param(
-    "strict",
-    ("--strict",),
-    "flag",
-    "Exit 1 when a request missed, a recorded interaction was never played, the host answered a server "
-    "request otherwise than recorded, or a server request was withheld.",
+STRICT = _option(
+    "--strict", "strict", "flag", "Exit 1 when a request missed, a recorded interaction was never played, the host "
+    "answered a server request otherwise than recorded, or a server request was withheld.",
 )
-REPORT = Param(
-    "report", ("--report",), "file", "Write the session's JSON report to FILE ({pid} in it: the process id).", "FILE"
+REPORT = _option("--report FILE", "report", "file", "Write the session's JSON report to FILE ({pid}: the process id).")
+HTML = _option(
+    "--html FILE", "html", "file", "Write the session as an HTML timeline to FILE when it ends ({pid} as in "
+    "--report): what was recorded beside what the host did, each miss with the closest recordings.",
 )
-HTML = Param(
-    "html",
-    ("--html",),
-    "file",
-    "Write the session as an HTML timeline to FILE when it ends ({pid} as in --report): what was recorded "
-    "beside what the host did, each miss with the closest recordings and how they differ.",
-    metavar="FILE",
+LISTEN = _option(
+    "--http [HOST:]PORT", "listen", "listen", "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+    "(HOST: 127.0.0.1; port 0: any free one, the URL is printed on stderr; needs mockmcp[http]).",
 )
-LISTEN = Param(
-    "listen",
-    ("--http",),
-    "listen",
-    "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: 127.0.0.1; port 0: any free "
-    "one, the URL is printed on stderr; needs mockmcp[http]).",
-    metavar="[HOST:]PORT",
+ALLOW_HOST = _option(
+    "--allow-host NAME", "allow_hosts", "text", "With --http: a host name or address requests may name in Host and "
+    "Origin, beyond loopback and the bound address (repeatable).", multiple=True,
 )
-ALLOW_HOST = Param(
-    "allow_hosts",
-    ("--allow-host",),
-    "text",
-    "With --http: a host name or address requests may name in Host and Origin, beyond loopback and the "
-    "bound address (repeatable).",
-    metavar="NAME",
-    multiple=True,
+TARGET = _option(
+    "--http-target URL", "target", "text", "Record a Streamable HTTP server instead: a proxy at --http (default: "
+    "any free port) to this endpoint URL (needs mockmcp[http]).",
 )
-TARGET = Param(
-    "target",
-    ("--http-target",),
-    "text",
-    "Record a Streamable HTTP server instead: a proxy at --http (default: any free port) to this endpoint URL "
-    "(needs mockmcp[http]).",
-    metavar="URL",
+RECORD_MODE = _option(
+    "--record-mode MODE", "mode", "record_mode", "once: record only if the cassette does not exist, else replay "
+    "it; new_episodes: add this session to the cassette; rewrite: record afresh.", default="once",
 )
-RECORD_MODE = Param(
-    "mode",
-    ("--record-mode",),
-    "record_mode",
-    "once: record only if the cassette does not exist, else replay it; new_episodes: add this session to the "
-    "cassette; rewrite: record afresh.",
-    metavar="MODE",
-    default="once",
+REDACT_ENV = _option(
+    "--redact-env NAME", "redact_env", "text", "Replace the value of this environment variable wherever it "
+    "appears (repeatable).", multiple=True,
 )
-REDACT_ENV = Param(
-    "redact_env",
-    ("--redact-env",),
-    "text",
-    "Replace the value of this environment variable wherever it appears (repeatable).",
-    "NAME",
-    multiple=True,
+REDACT = _option(
+    "--redact REGEX", "redact_patterns", "text", "Replace whatever matches it (repeatable).", multiple=True
 )
-REDACT = Param(
-    "redact_patterns",
-    ("--redact",),
-    "text",
-    "Replace whatever matches this pattern (repeatable).",
-    metavar="REGEX",
-    multiple=True,
+GRACE = _option(
+    "--grace SECONDS", "grace", "seconds", "Seconds the server gets to exit after stdin closes and the requests in "
+    "flight are answered (a line it is sending is let through first), and again after SIGTERM.", default="2",
 )
-GRACE = Param(
-    "grace",
-    ("--grace",),
-    "seconds",
-    "Seconds the server gets to exit after stdin closes and the requests in flight are answered (a line it is "
-    "sending is let through first), and again after SIGTERM.",
-    metavar="SECONDS",
-    default="2",
-)
-UPSTREAM_TIMEOUT = Param(
-    "upstream_timeout",
-    ("--upstream-timeout",),
-    "seconds",
-    "With --http-target: how long the target may take to start answering a request (504 after).",
-    metavar="SECONDS",
-    default="60",
+UPSTREAM_TIMEOUT = _option(
+    "--upstream-timeout SECONDS", "upstream_timeout", "seconds", "With --http-target: how long the target may "
+    "take to start answering a request (504 after).", default="60",
 )
 
 REPLAY = (
     CASSETTE,
     IGNORE,
-    _also(
-        SUBSTITUTE,
-        "The value on this machine of a placeholder the cassette was recorded with, ${NAME} (repeatable); NAME "
-        "alone takes the environment variable NAME's value, as does a placeholder not given.",
-    ),
+    SUBSTITUTE,
     STRICT,
     REPORT,
     HTML,
-    Param(
-        "timing",
-        ("--timing",),
-        "timing",
-        "none: answer at once; recorded: as fast as the server did; or a factor scaling that (0.5 is twice as fast).",
-        metavar="HOW",
-        default="none",
+    _option(
+        "--timing HOW", "timing", "timing", "none: answer at once; recorded: as fast as the server did; or a "
+        "factor scaling that (0.5 is twice as fast).", default="none",
     ),
     LISTEN,
     ALLOW_HOST,
-    Param(
-        "state",
-        ("--state",),
-        "file",
-        "Over stdio: keep in this file which recorded sessions earlier replays took (created if missing), so this "
-        "one starts from the next: a host that starts one server per call sees the state evolve as recorded.",
-        metavar="FILE",
+    _option(
+        "--state FILE", "state", "file", "Over stdio: keep in this file which recorded sessions earlier replays "
+        "took (created if missing), so this one starts from the next, as a host that starts one server per call "
+        "would see the state evolve as recorded.",
     ),
-    Param(
-        "session_idle",
-        ("--session-idle",),
-        "idle",
-        "With --http: end a session after this many seconds with no request under way and no GET stream open, "
-        "as the SDK's server does (its id then answers 404); never: keep it until DELETE or the end.",
-        metavar="SECONDS",
+    _option(
+        "--session-idle SECONDS", "session_idle", "idle", "With --http: end a session after this many seconds "
+        "with no request under way and no GET stream open (its id then answers 404); never: keep it.",
         default=f"{SESSION_IDLE:g}",
     ),
 )
 
 # `mockmcp record`'s options; the server's command line follows them.
 RECORD = (
-    CASSETTE_OPTION._replace(help="The cassette to write."),
-    RECORD_MODE,
-    REDACT_ENV,
-    REDACT,
-    SUBSTITUTE,
-    GRACE,
-    TARGET,
-    _also(LISTEN, "With --http-target: where the proxy listens (default: 127.0.0.1, any free port)."),
-    ALLOW_HOST,
-    UPSTREAM_TIMEOUT,
+    CASSETTE_OPTION, RECORD_MODE, REDACT_ENV, REDACT, SUBSTITUTE, GRACE, TARGET, LISTEN, ALLOW_HOST, UPSTREAM_TIMEOUT,
 )
 
-# `mockmcp exec`'s options; the server's command line follows `--`. A replay by exec is on the launch path too.
+# `mockmcp exec`'s options (replay's apply when it replays, record's when it records); the server's command line
+# follows `--`. A replay by exec is on the launch path too.
 EXEC = (
-    CASSETTE_OPTION,
-    RECORD_MODE._replace(
-        kind="any_mode",
-        help=f"none: replay, a missing cassette is an error; {RECORD_MODE.help}",
-        default="none",
-    ),
-    _also(STRICT, "When replaying: exit 1 on anything replay --strict refuses."),
-    _also(REPORT, "Write what happened as JSON (docs/report.md) to FILE; {pid} in it becomes the process id."),
-    _also(IGNORE, "When replaying: as replay --ignore (repeatable)."),
-    SUBSTITUTE,
-    _also(REDACT_ENV, "When recording: as record --redact-env (repeatable)."),
-    _also(REDACT, "When recording: as record --redact (repeatable)."),
-    _also(GRACE, "When recording: as record --grace."),
-    _also(TARGET, "When recording: record this Streamable HTTP endpoint URL through a proxy at --http."),
-    _also(
-        LISTEN,
-        "Over Streamable HTTP at http://HOST:PORT/mcp (port 0: any free one; the URL is printed on stderr) until "
-        "SIGTERM: replay serves there, a recording is a proxy there to --http-target.",
-    ),
+    CASSETTE_OPTION._replace(help="The test's cassette, replayed or recorded into."),
+    RECORD_MODE._replace(kind="any_mode", help=f"none: replay, a missing cassette is an error; {RECORD_MODE.help}",
+                         default="none"),
+    STRICT, REPORT, IGNORE, SUBSTITUTE, REDACT_ENV, REDACT, GRACE, TARGET, LISTEN,
 )
+# fmt: on
 
 
 def read_plain(params: Sequence[Param], args: Sequence[str], declined: Sequence[str] = ()) -> dict[str, Any] | None:

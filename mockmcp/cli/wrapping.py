@@ -122,21 +122,7 @@ def wrap_config(
             fix="name another file with -o, or move this one away",
         )
     folder = Path(cassettes or Path(out).parent / "cassettes").absolute()
-    names = cassette_names(config.entries)
-    commands, urls, remotes = {}, {}, []
-    for entry in config.entries:
-        cassette = str(folder / names.get(entry.name, ""))
-        if entry.kind == "stdio":
-            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.word)
-        elif entry.kind == "http":
-            served = remote(config, entry, _free_port(), cassette)
-            urls[entry.name] = local_url(served.port, served.path)
-            remotes.append(served)
-    if not commands and not urls:
-        said = "; ".join(f"{entry.name}: {entry.why}" for entry in config.entries) or "it lists none"
-        raise ConfigError(
-            f"no server to wrap ({said})", path=path, fix="wrap a config that lists a stdio or Streamable HTTP server"
-        )
+    commands, urls, remotes = _wrapped(config, folder, replay, mode)
     derived, edits = derive(config, commands, urls)
     source_mode = os.stat(path).st_mode & 0o777
     backup = path + BACKUP if in_place else None
@@ -161,11 +147,32 @@ def wrap_config(
         if backup is not None:
             os.unlink(backup)
         raise
-    _write(
-        out + SIDECAR, json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n", _current(out + SIDECAR), source_mode
-    )
+    text = json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n"
+    _write(out + SIDECAR, text, _current(out + SIDECAR), source_mode)
     _tell(config, out, commands, urls, replay, folder)
     return out
+
+
+def _wrapped(
+    config: Config, folder: Path, replay: bool, mode: RecordMode
+) -> tuple[dict[str, list[str]], dict[str, str], list[Remote]]:
+    """Each server's new value: a stdio one's command line, a remote one's local URL (and what serve runs)."""
+    names = cassette_names(config.entries)
+    commands, urls, remotes = {}, {}, []
+    for entry in config.entries:
+        cassette = str(folder / names.get(entry.name, ""))
+        if entry.kind == "stdio":
+            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.word)
+        elif entry.kind == "http":
+            served = remote(config, entry, _free_port(), cassette)
+            urls[entry.name] = local_url(served.port, served.path)
+            remotes.append(served)
+    if not commands and not urls:
+        said = "; ".join(f"{entry.name}: {entry.why}" for entry in config.entries) or "it lists none"
+        raise ConfigError(
+            f"no server to wrap ({said})", path=config.path, fix="wrap a config that lists a stdio or Streamable HTTP server"
+        )
+    return commands, urls, remotes
 
 
 def _current(path: str) -> bytes | None:
