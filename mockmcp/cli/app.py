@@ -27,10 +27,11 @@ from mockmcp.cli.commands import (
 )
 from mockmcp.cli.executing import exec_command
 from mockmcp.cli.exits import abort, fail
+from mockmcp.cli.options import option
 from mockmcp.cli.replaying import deprecated, note, replay_cassette
-from mockmcp.cli.wrapping import serve_config, unwrap_config, wrap_config
+from mockmcp.cli.wrapping import Wrapping, serve_config, unwrap_config, wrap_config
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.options import Bounds, RecordOptions
+from mockmcp.options import Bounds, RecordOptions, ReplayOptions
 from mockmcp.tools.hostconfig import FORMATS
 from mockmcp.tools.lint import failed, lint_paths, summary
 from mockmcp.tools.show import print_show
@@ -66,6 +67,12 @@ def param_type(kind: str) -> _ParamType:
         return click.Path(dir_okay=False)
     if kind == "text":
         return click.STRING
+    if kind == "folder":
+        return click.Path(file_okay=False)
+    if kind == "columns":
+        return click.IntRange(min=20)
+    if kind.startswith("choice:"):
+        return click.Choice(kind.removeprefix("choice:").split("|"))
     if kind in ("record_mode", "any_mode"):  # the launcher refuses 0.x's words; here they work, and say so
         return ParsedValue(kind, lambda text: _record_mode(text, kind == "any_mode"))
     return ParsedValue(kind, options.PARSERS[kind])
@@ -142,6 +149,38 @@ class _Command(click.Command):
         return out
 
 
+# The other commands' parameters, written as the tables of `mockmcp.cli.options` are.
+# fmt: off
+WRAP = (
+    options.RECORD_MODE._replace(help="With --record: as record --record-mode, for every server."),
+    option("--cassettes DIR", "cassettes", "folder", "Where the cassettes go (default: cassettes/ beside the output)."),
+    option("-o --output FILE", "output", "file", "The derived config (default: NAME.mockmcp.EXT beside CONFIG)."),
+    option("--in-place", "in_place", "flag", "Change CONFIG itself, after a backup beside it (unwrap restores it)."),
+    option("--format", "fmt", "choice:" + "|".join(sorted(FORMATS)), "The config's format, if its name and shape "
+           "do not tell."),
+)
+SHOW = (
+    option("--color", "color", "choice:auto|always|never", "auto: colour when stdout is a terminal and NO_COLOR is "
+           "not set.", default="auto"),
+    option("--width COLUMNS", "width", "columns", "Line width (default: the terminal's, else 100)."),
+    options.HTML._replace(help="Write the cassette as an HTML timeline to FILE instead."),
+    option("--with-report FILE", "reports", "file", "With --html: a replay's --report of this cassette, shown "
+           "beside it (repeatable, one per live session).", multiple=True),
+)
+SCHEMA = (
+    option("-o --output FILE", "output", "file", "Write the schema to this file (default: stdout)."),
+    option("--for", "which", "choice:cassette|report", "report: the --report JSON's (docs/report.md).",
+           default="cassette"),
+)
+VERIFY = (
+    options.IGNORE._replace(help="A params or result path left out of the comparison (repeatable)."),
+    options.SUBSTITUTE,
+    option("--update", "update", "flag", "Write the live answers into the cassette (keeping its fault knobs)."),
+    option("--timeout SECONDS", "timeout", "seconds", "Seconds to wait for each live answer.", default="10"),
+)
+# fmt: on
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mockmcp")
 def cli() -> None:
@@ -211,46 +250,16 @@ def exec_(**values: Any) -> None:
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--record", "replay", flag_value=False, default=False, help="Every server records (the default).")
 @click.option("--replay", "replay", flag_value=True, help="Every server replays its cassette.")
-@_params([options.RECORD_MODE._replace(help="With --record: as record --record-mode, for every server.")])
-@click.option(
-    "--cassettes",
-    type=click.Path(file_okay=False),
-    metavar="DIR",
-    help="Where the cassettes go, one per server (default: cassettes/ beside the derived config).",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="The derived config (default: NAME.mockmcp.EXT beside CONFIG).",
-)
-@click.option(
-    "--in-place", is_flag=True, help="Change CONFIG itself, after a backup beside it (`mockmcp unwrap` restores it)."
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(FORMATS)),
-    help="The config's format, when its name and shape do not tell.",
-)
-def wrap(
-    config: str,
-    replay: bool,
-    mode: RecordMode,
-    cassettes: str | None,
-    output: str | None,
-    in_place: bool,
-    fmt: str | None,
-) -> None:
+@_params(WRAP)
+def wrap(config: str, **values: Any) -> None:
     """Write a host's MCP CONFIG again with every server going through mockmcp: record, or replay.
 
     Stdio servers run `mockmcp record` (or `replay`) in front of their command; remote servers point at a
     local port that `mockmcp serve DERIVED` serves. Everything else in the file stays as it was.
     """
-    if in_place and output:
+    if values["in_place"] and values["output"]:
         raise click.UsageError("--in-place changes CONFIG itself: leave out -o")
-    wrap_config(config, output, in_place, replay, mode, cassettes, fmt)
+    wrap_config(config, options.build(Wrapping, values))
 
 
 @cli.command()
@@ -276,25 +285,7 @@ def recover(cassette: str) -> None:
 
 @cli.command(cls=_Command, renamed={"-o": ("--html",), "--output": ("--html",), "--report": ("--with-report",)})
 @click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
-@click.option(
-    "--color",
-    default="auto",
-    show_default=True,
-    type=click.Choice(["auto", "always", "never"]),
-    help="auto: colour when stdout is a terminal and NO_COLOR is not set.",
-)
-@click.option(
-    "--width", type=click.IntRange(min=20), metavar="COLUMNS", help="Line width (default: the terminal's, else 100)."
-)
-@_params([options.HTML._replace(help="Write the cassette as an HTML timeline to FILE instead.")])
-@click.option(
-    "--with-report",
-    "reports",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="With --html: a replay's --report of this cassette, shown beside it (repeatable, one per live session).",
-)
+@_params(SHOW)
 def show(cassette: str, color: str, width: int | None, html: str | None, reports: tuple[str, ...]) -> None:
     """Print CASSETTE as a transcript to read at a glance, or with --html FILE write it as a page.
 
@@ -329,42 +320,24 @@ def lint(cassettes: tuple[str, ...], strict: bool) -> None:
         raise SystemExit(1)
 
 
-# `verify` and `diff` compare the same way, so they leave the same paths out.
-_comparison_ignores = _params(
-    [options.IGNORE._replace(help="A params or result path left out of the comparison (repeatable).")]
-)
-
-
 @cli.command()
 @click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
-@_comparison_ignores
-@_params([options.SUBSTITUTE])
-@click.option("--update", is_flag=True, help="Write the live answers into the cassette (keeping its fault knobs).")
-@_params(
-    [options.Param("timeout", ("--timeout",), "seconds", "Seconds to wait for each live answer.", "SECONDS", "10")]
-)
+@_params(VERIFY)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def verify(
-    cassette: str,
-    ignores: tuple[str, ...],
-    substitutions: tuple[tuple[str, str | None], ...],
-    update: bool,
-    timeout: float,
-    command: tuple[str, ...],
-) -> None:
+def verify(cassette: str, command: tuple[str, ...], update: bool, timeout: float, **values: Any) -> None:
     """Drive the live server COMMAND with CASSETTE's client side and report every drift.
 
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
     apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted.
     """
-    if verify_cassette(cassette, list(command), ignores, update, timeout, substitutions):
+    if verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout):
         raise SystemExit(1)
 
 
 @cli.command()
 @click.argument("first", type=click.Path(dir_okay=False), metavar="CASSETTE")
 @click.argument("second", type=click.Path(dir_okay=False), metavar="CASSETTE")
-@_comparison_ignores
+@_params(VERIFY[:1])  # `verify` and `diff` compare the same way, so they leave the same paths out
 def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
     """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
     if diff_cassettes(first, second, ignores):
@@ -372,21 +345,7 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
 
 
 @cli.command(cls=_Command, renamed={"--report": ("--for", "report")})
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Write the schema to this file (default: stdout).",
-)
-@click.option(
-    "--for",
-    "which",
-    default="cassette",
-    show_default=True,
-    type=click.Choice(["cassette", "report"]),
-    help="report: the schema of the --report JSON (docs/report.md).",
-)
+@_params(SCHEMA)
 def schema(output: str | None, which: str) -> None:
     """Print the JSON Schema of the cassette format, for YAML editors (see docs/cassette-format.md)."""
     write_schema(output, which == "report")

@@ -151,24 +151,18 @@ def recover_session(path: str) -> None:
     note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
 
-def verify_cassette(
-    path: str,
-    command: list[str],
-    ignores: tuple[str, ...],
-    update: bool,
-    timeout: float,
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-) -> bool:
-    """Compare a live server with the cassette (printing the drift report); with update, rewrite it.
+def verify_cassette(path: str, command: list[str], compared: ReplayOptions, update: bool, timeout: float) -> bool:
+    """Compare a live server with the cassette (printing the drift report); with update, rewrite it. Of compared,
+    the paths left out (ignores) and the values of the cassette's placeholders here (substitutions) count.
 
     Returns True when drift remains: found, and not written into the cassette.
     """
     recorded = cassettes.load(path)
     if not command:
-        redactor = Redactor.for_replay(recorded.meta, os.environ, substitutions, path) or Redactor()
+        redactor = Redactor.for_replay(recorded.meta, os.environ, compared.substitutions, path) or Redactor()
         command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)
-    matcher = Matcher.build(ignores, recorded.meta)
-    live = drive(recorded, command, timeout, substitutions=substitutions)
+    matcher = Matcher.build(compared.ignores, recorded.meta)
+    live = drive(recorded, command, timeout, substitutions=compared.substitutions)
     drift = compare(recorded, live, matcher, "live")
     print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
     if not (update and drift.drifted):

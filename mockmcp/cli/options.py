@@ -27,7 +27,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["EXEC", "PARSERS", "Param", "RECORD", "REPLAY", "STDIO", "Serving", "build", "parse_listen", "read_plain"]
+__all__ = [
+    "EXEC",
+    "PARSERS",
+    "Param",
+    "RECORD",
+    "REPLAY",
+    "STDIO",
+    "Serving",
+    "build",
+    "option",
+    "parse_listen",
+    "read_plain",
+]
 
 
 class Serving(NamedTuple):
@@ -117,7 +129,7 @@ class Param(NamedTuple):
     required: bool = False  # an option that must be given (the launcher leaves a command line without it to click)
 
 
-def _option(spelling: str, dest: str, kind: str, help: str, **more: Any) -> Param:
+def option(spelling: str, dest: str, kind: str, help: str, **more: Any) -> Param:
     """A Param written as help shows it: `"-o --output CASSETTE"` (the metavar last, in capitals or brackets)."""
     words = spelling.split()
     metavar = words.pop() if not words[-1].startswith("-") else None
@@ -128,54 +140,54 @@ def _option(spelling: str, dest: str, kind: str, help: str, **more: Any) -> Para
 # fmt: off
 CASSETTE = Param("cassette", (), "file", metavar="CASSETTE")
 # Where a server's command line follows (record, exec), the cassette is an option: the one file written.
-CASSETTE_OPTION = _option("-o --output CASSETTE", "cassette", "file", "The cassette to write.", required=True)
-IGNORE = _option(
+CASSETTE_OPTION = option("-o --output CASSETTE", "cassette", "file", "The cassette to write.", required=True)
+IGNORE = option(
     "--ignore PATH", "ignores", "text", "A params path left out of matching (repeatable), e.g. arguments.when.",
     multiple=True,
 )
-SUBSTITUTE = _option(
+SUBSTITUTE = option(
     "--substitute NAME[=VALUE]", "substitutions", "substitution",
     "The placeholder ${NAME} stands for VALUE on this machine (NAME alone: the environment variable NAME's value): "
     "recording writes it in VALUE's place, replay and verify put VALUE back (repeatable).",
     multiple=True,
 )
-STRICT = _option(
+STRICT = option(
     "--strict", "strict", "flag", "Exit 1 when a request missed, a recorded interaction was never played, the host "
     "answered a server request otherwise than recorded, or a server request was withheld.",
 )
-REPORT = _option("--report FILE", "report", "file", "Write the session's JSON report to FILE ({pid}: the process id).")
-HTML = _option(
+REPORT = option("--report FILE", "report", "file", "Write the session's JSON report to FILE ({pid}: the process id).")
+HTML = option(
     "--html FILE", "html", "file", "Write the session as an HTML timeline to FILE when it ends ({pid} as in "
     "--report): what was recorded beside what the host did, each miss with the closest recordings.",
 )
-LISTEN = _option(
+LISTEN = option(
     "--http [HOST:]PORT", "listen", "listen", "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
     "(HOST: 127.0.0.1; port 0: any free one, the URL is printed on stderr; needs mockmcp[http]).",
 )
-ALLOW_HOST = _option(
+ALLOW_HOST = option(
     "--allow-host NAME", "allow_hosts", "text", "With --http: a host name or address requests may name in Host and "
     "Origin, beyond loopback and the bound address (repeatable).", multiple=True,
 )
-TARGET = _option(
+TARGET = option(
     "--http-target URL", "target", "text", "Record a Streamable HTTP server instead: a proxy at --http (default: "
     "any free port) to this endpoint URL (needs mockmcp[http]).",
 )
-RECORD_MODE = _option(
+RECORD_MODE = option(
     "--record-mode MODE", "mode", "record_mode", "once: record only if the cassette does not exist, else replay "
     "it; new_episodes: add this session to the cassette; rewrite: record afresh.", default="once",
 )
-REDACT_ENV = _option(
+REDACT_ENV = option(
     "--redact-env NAME", "redact_env", "text", "Replace the value of this environment variable wherever it "
     "appears (repeatable).", multiple=True,
 )
-REDACT = _option(
+REDACT = option(
     "--redact REGEX", "redact_patterns", "text", "Replace whatever matches it (repeatable).", multiple=True
 )
-GRACE = _option(
+GRACE = option(
     "--grace SECONDS", "grace", "seconds", "Seconds the server gets to exit after stdin closes and the requests in "
     "flight are answered (a line it is sending is let through first), and again after SIGTERM.", default="2",
 )
-UPSTREAM_TIMEOUT = _option(
+UPSTREAM_TIMEOUT = option(
     "--upstream-timeout SECONDS", "upstream_timeout", "seconds", "With --http-target: how long the target may "
     "take to start answering a request (504 after).", default="60",
 )
@@ -187,18 +199,18 @@ REPLAY = (
     STRICT,
     REPORT,
     HTML,
-    _option(
+    option(
         "--timing HOW", "timing", "timing", "none: answer at once; recorded: as fast as the server did; or a "
         "factor scaling that (0.5 is twice as fast).", default="none",
     ),
     LISTEN,
     ALLOW_HOST,
-    _option(
+    option(
         "--state FILE", "state", "file", "Over stdio: keep in this file which recorded sessions earlier replays "
         "took (created if missing), so this one starts from the next, as a host that starts one server per call "
         "would see the state evolve as recorded.",
     ),
-    _option(
+    option(
         "--session-idle SECONDS", "session_idle", "idle", "With --http: end a session after this many seconds "
         "with no request under way and no GET stream open (its id then answers 404); never: keep it.",
         default=f"{SESSION_IDLE:g}",

@@ -17,7 +17,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp.cassette import files
 from mockmcp.cli.replaying import note
@@ -40,7 +40,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.shells.toolkit import Signals
 
-__all__ = ["BACKUP", "SIDECAR", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
+__all__ = ["BACKUP", "SIDECAR", "Wrapping", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
 
 SIDECAR = ".mockmcp-wrap.json"  # beside the file wrap wrote
 BACKUP = ".mockmcp-backup"  # beside a config wrapped in place
@@ -96,22 +96,26 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wrap_config(
-    path: str,
-    output: str | None,
-    in_place: bool,
-    replay: bool,
-    mode: RecordMode,
-    cassettes: str | None,
-    fmt: str | None,
-) -> str:
+class Wrapping(NamedTuple):
+    """What `mockmcp wrap` was asked: how every server goes through mockmcp, and what is written where."""
+
+    replay: bool = False  # every server replays its cassette (else records, in mode)
+    mode: RecordMode = RecordMode.ONCE
+    output: str | None = None  # the derived config (None: NAME.mockmcp.EXT beside the config)
+    in_place: bool = False  # the config itself, after a backup
+    cassettes: str | None = None  # their folder (None: cassettes/ beside what is written)
+    fmt: str | None = None  # the config's format, when its name and shape do not tell
+
+
+def wrap_config(path: str, how: Wrapping) -> str:
     """Write the derived config (or wrap the config in place); returns the path written. Raises ConfigError."""
+    output, in_place, replay, mode = how.output, how.in_place, how.replay, how.mode
     if in_place and (os.path.exists(path + BACKUP) or os.path.exists(path + SIDECAR)):
         raise ConfigError(
             "is wrapped already (its backup is there)", path=path, fix=f"run `mockmcp unwrap {path}` first"
         )
     raw, text = _read(path)
-    config = read_config(text, fmt or detect(path, text), path)
+    config = read_config(text, how.fmt or detect(path, text), path)
     out = path if in_place else output or derived_path(path)
     if not in_place and os.path.abspath(out) == os.path.abspath(path):
         raise UsageError("-o names the config itself", "to change the config, say --in-place (a backup is written)")
@@ -121,7 +125,7 @@ def wrap_config(
             path=out,
             fix="name another file with -o, or move this one away",
         )
-    folder = Path(cassettes or Path(out).parent / "cassettes").absolute()
+    folder = Path(how.cassettes or Path(out).parent / "cassettes").absolute()
     commands, urls, remotes = _wrapped(config, folder, replay, mode)
     derived, edits = derive(config, commands, urls)
     source_mode = os.stat(path).st_mode & 0o777
@@ -170,7 +174,9 @@ def _wrapped(
     if not commands and not urls:
         said = "; ".join(f"{entry.name}: {entry.why}" for entry in config.entries) or "it lists none"
         raise ConfigError(
-            f"no server to wrap ({said})", path=config.path, fix="wrap a config that lists a stdio or Streamable HTTP server"
+            f"no server to wrap ({said})",
+            path=config.path,
+            fix="wrap a config that lists a stdio or Streamable HTTP server",
         )
     return commands, urls, remotes
 
