@@ -16,15 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mockmcp import __version__
-from mockmcp.cli import options
-from mockmcp.cli.commands import (
-    diff_cassettes,
-    record_http,
-    record_session,
-    recover_session,
-    verify_cassette,
-    write_schema,
-)
+from mockmcp.cli import commands, options
 from mockmcp.cli.executing import exec_command
 from mockmcp.cli.exits import abort, fail
 from mockmcp.cli.options import option
@@ -222,9 +214,11 @@ def record(cassette: str, target: str | None, command: tuple[str, ...], **values
         raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")
     recording = options.build(RecordOptions, values)
     if target is not None:
-        record_http(cassette, target, recording, options.build(options.Serving, values), options.build(Bounds, values))
+        commands.record_http(
+            cassette, target, recording, options.build(options.Serving, values), options.build(Bounds, values)
+        )
         return
-    outcome = record_session(cassette, list(command), recording)
+    outcome = commands.record_session(cassette, list(command), recording)
     if outcome.status:
         raise SystemExit(outcome.status)
 
@@ -280,7 +274,7 @@ def serve(config: str) -> None:
 @click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
 def recover(cassette: str) -> None:
     """Build CASSETTE from the journal an interrupted `mockmcp record` left beside it."""
-    recover_session(cassette)
+    commands.recover_session(cassette)
 
 
 @cli.command(cls=_Command, renamed={"-o": ("--html",), "--output": ("--html",), "--report": ("--with-report",)})
@@ -330,7 +324,7 @@ def verify(cassette: str, command: tuple[str, ...], update: bool, timeout: float
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
     apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted.
     """
-    if verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout):
+    if commands.verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout):
         raise SystemExit(1)
 
 
@@ -340,7 +334,7 @@ def verify(cassette: str, command: tuple[str, ...], update: bool, timeout: float
 @_params(VERIFY[:1])  # `verify` and `diff` compare the same way, so they leave the same paths out
 def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
     """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
-    if diff_cassettes(first, second, ignores):
+    if commands.diff_cassettes(first, second, ignores):
         raise SystemExit(1)
 
 
@@ -348,7 +342,7 @@ def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
 @_params(SCHEMA)
 def schema(output: str | None, which: str) -> None:
     """Print the JSON Schema of the cassette format, for YAML editors (see docs/cassette-format.md)."""
-    write_schema(output, which == "report")
+    commands.write_schema(output, which == "report")
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -16,7 +16,7 @@ from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
 from mockmcp.cli.options import BOUNDS, Serving
-from mockmcp.cli.replaying import address, note, replay_cassette
+from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
 from mockmcp.core import report_schema
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import silent
@@ -71,9 +71,7 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_record import RecordingProxy
     except ImportError as exc:
-        raise UsageError(
-            f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
-        ) from None
+        raise http_extra("recording", exc) from None
     mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
     if mode is RecordMode.ONCE and os.path.exists(path):
         note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --record-mode rewrite)")

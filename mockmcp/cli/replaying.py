@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.redact import Redactor
 
-__all__ = ["address", "deprecated", "note", "replay_cassette"]
+__all__ = ["address", "deprecated", "http_extra", "note", "replay_cassette"]
 
 
 def note(text: str) -> None:
@@ -139,9 +139,7 @@ def _serve_http(
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
-        raise UsageError(
-            f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
-        ) from None
+        raise http_extra("replay", exc) from None
     try:
         listen = serving.listen or ("127.0.0.1", 0)
         server = HttpReplay(
@@ -161,6 +159,12 @@ def _serve_http(
     # may send SIGTERM as soon as it reads it.
     serve_until_signalled(server, lambda: note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
     return server.shutdown()
+
+
+def http_extra(what: str, missing: ImportError) -> UsageError:
+    """What a command says when serving over HTTP needs h11, the http extra, and it is not installed."""
+    said = f"{what} over HTTP needs the http extra ({missing.name or missing} is missing)"
+    return UsageError(said, "pip install 'mockmcp[http]'")
 
 
 def address(listen: tuple[str, int]) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mockmcp.cassette import files
-from mockmcp.cli.replaying import note
+from mockmcp.cli.replaying import http_extra, note
 from mockmcp.errors import ConfigError, MockmcpError, UsageError
 from mockmcp.tools.hostconfig import FORMATS, Config, detect, read_config
 from mockmcp.tools.wrap import (
@@ -153,7 +153,7 @@ def wrap_config(path: str, how: Wrapping) -> str:
         raise
     text = json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n"
     _write(out + SIDECAR, text, _current(out + SIDECAR), source_mode)
-    _tell(config, out, commands, urls, replay, folder)
+    _tell(config, out, commands, urls, replay)
     return out
 
 
@@ -185,11 +185,11 @@ def _current(path: str) -> bytes | None:
     return Path(path).read_bytes() if os.path.exists(path) else None
 
 
-def _tell(config: Config, out: str, commands: dict[str, Any], urls: dict[str, str], replay: bool, folder: Path) -> None:
+def _tell(config: Config, out: str, commands: dict[str, list[str]], urls: dict[str, str], replay: bool) -> None:
     doing = "replays" if replay else "records"
     for entry in config.entries:
-        if entry.name in commands:
-            note(f"{entry.name}: {doing} {folder / (commands[entry.name][4] if replay else commands[entry.name][5])}")
+        if entry.name in commands:  # the cassette's absolute path, where the command line names it
+            note(f"{entry.name}: {doing} {commands[entry.name][4] if replay else commands[entry.name][5]}")
         elif entry.name in urls:
             note(f"{entry.name}: points at {urls[entry.name]}, which `mockmcp serve {out}` {doing}")
         else:
@@ -254,9 +254,7 @@ def serve_config(path: str, upstream_timeout: float = 60.0) -> None:
         from mockmcp.cli.serving import Served
         from mockmcp.shells.http_many import serve_together
     except ImportError as exc:
-        raise UsageError(
-            f"serving over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
-        ) from None
+        raise http_extra("serving", exc) from None
     mode = RecordMode(sidecar["mode"])
     running: list[Served] = []
     try:
