@@ -8,7 +8,9 @@ here each outcome runs once as a real subprocess, with tests/servers/scripted.py
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -177,7 +179,9 @@ def test_a_host_of_the_other_era_is_told_who_recorded_the_cassette_and_to_record
         "the cassette was recorded by the host mcp 0.1.0, which spoke the other era: record with the host you "
         "test (`mockmcp record --record-mode new_episodes`)" in miss["reason"]
     )
-    assert miss["record"] == "new" and any("mockmcp record --record-mode new_episodes -o" in fix for fix in miss["fixes"])
+    assert miss["record"] == "new" and any(
+        "mockmcp record --record-mode new_episodes -o" in fix for fix in miss["fixes"]
+    )
 
 
 def read_by_click(args: list[str]) -> dict[str, Any] | None:
@@ -242,3 +246,39 @@ def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path:
     after_site = names[names.index("site") + 1 :]
     assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio")]
     assert "mockmcp.cli.executing" in after_site and "mockmcp.cli.app" not in after_site
+
+
+@pytest.mark.parametrize(
+    ("spelling", "note"),
+    [
+        (["--http-target", "{url}"], None),
+        (
+            ["--http", "127.0.0.1:0", "--", "{url}"],
+            "a URL after `--` in exec --http is deprecated: write --http-target",
+        ),
+    ],
+)
+def test_exec_records_over_http_from_its_target(
+    spelling: list[str], note: str | None, tmp_path: Path, http_server: Any
+) -> None:
+    """`--http-target URL` (a proxy at --http, by default any free port) and 0.x's URL after `--` alike."""
+    target, cassette, report = http_server(), tmp_path / "c.yaml", tmp_path / "r.json"
+    args = [arg.replace("{url}", target) for arg in spelling]
+    proc = subprocess.Popen(
+        [*MOCKMCP, "exec", "-o", str(cassette), "--record-mode", "once", "--report", str(report), *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline() for _ in range(2 if note else 1)]
+        assert re.search(rf"recording http://127\.0\.0\.1:\d+/mcp -> {re.escape(target)} into ", lines[-1]), lines
+        assert (note is None) or lines[0].startswith(f"mockmcp: {note} "), lines
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    recorded = json.loads(report.read_text())["recorded"]
+    assert recorded["mode"] == "once" and recorded["outcome"] == "stopped by a signal"
