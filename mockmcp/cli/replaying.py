@@ -75,7 +75,7 @@ def replay_cassette(
     # signals stay caught until the report is written, so the report is always written.
     if serving.listen is not None:
         with Signals():  # the serving loop catches the first signal; this one, any that come after it
-            reports = _serve_http(recorded, matcher, redactor, options.timing, serving, bounds)
+            reports = _serve_http((recorded, matcher, redactor, options.timing), serving, bounds)
             report, status = Report.combine(recorded, reports), 0
             _write_report(report, options)
     else:
@@ -127,37 +127,25 @@ def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], 
 
 
 def _serve_http(
-    cassette: Cassette,
-    matcher: Matcher,
-    redactor: Redactor | None,
-    timing: float,
-    serving: Serving,
-    bounds: Bounds,
+    engine: tuple[Cassette, Matcher, Redactor | None, float], serving: Serving, bounds: Bounds
 ) -> list[Report]:
-    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
+    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report.
+    engine: what each session's engine is built from (the cassette, its matcher and redactor, the timing)."""
     try:
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
         raise http_extra("replay", exc) from None
+    listen = serving.listen or ("127.0.0.1", 0)
     try:
-        listen = serving.listen or ("127.0.0.1", 0)
-        server = HttpReplay(
-            cassette,
-            matcher,
-            redactor,
-            timing,
-            listen,
-            allow_hosts=serving.allow_hosts,
-            session_idle=bounds.session_idle,
-        )
+        server = HttpReplay(*engine, listen, allow_hosts=serving.allow_hosts, session_idle=bounds.session_idle)
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
     # Said once a signal would stop the serving loop: whoever waits for this line (the pytest plugin)
     # may send SIGTERM as soon as it reads it.
-    serve_until_signalled(server, lambda: note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
+    serve_until_signalled(server, lambda: note(f"serving {engine[0].path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
     return server.shutdown()
 
 
