@@ -44,7 +44,20 @@ def record(
 ) -> subprocess.Popen[bytes]:
     """Start a recorder of the scripted server; `new_session` puts both in a process group of their own."""
     return subprocess.Popen(
-        [*MOCKMCP, "record", "-o", str(out), "--record-mode", mode, "--grace", "0.5", *extra, "--", *SCRIPTED, *server_args],
+        [
+            *MOCKMCP,
+            "record",
+            "-o",
+            str(out),
+            "--record-mode",
+            mode,
+            "--grace",
+            "0.5",
+            *extra,
+            "--",
+            *SCRIPTED,
+            *server_args,
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

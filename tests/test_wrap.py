@@ -334,7 +334,16 @@ ENTRIES = [
     (
         "goose",
         "github",
-        [*MOCKMCP, "record", "-o", "/c/github.yaml", "--record-mode", "once", "--redact-env", "GITHUB_PERSONAL_ACCESS_TOKEN"]
+        [
+            *MOCKMCP,
+            "record",
+            "-o",
+            "/c/github.yaml",
+            "--record-mode",
+            "once",
+            "--redact-env",
+            "GITHUB_PERSONAL_ACCESS_TOKEN",
+        ]
         + ["npx", "-y", "@modelcontextprotocol/server-github"],
     ),
     # codex: a quoted table name, a literal string
