@@ -244,7 +244,7 @@ def unwrap_config(path: str) -> None:
     note(f"unwrapped {path}")
 
 
-def serve_config(path: str, upstream_timeout: float = 60.0) -> None:
+def serve_config(path: str) -> None:
     """Run the recording proxies (or replays) of every remote server of a wrapped config, until SIGINT or SIGTERM."""
     sidecar = _sidecar(path)
     remotes = [Remote(**served) for served in sidecar["remote"]]
