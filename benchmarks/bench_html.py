@@ -4,7 +4,7 @@
 Builds a cassette of N interactions (5000 by default: tool calls, a quarter of them with progress
 and a log message, some tool errors and protocol errors, a server request with the host's answer
 every fiftieth), a report of a live replay of it (most played, some unplayed, 20 misses), writes the
-page as `mockmcp show --html --report` does, opens it from disk in the system's Chromium (headless,
+page as `mockmcp show --html --with-report` does, opens it from disk in the system's Chromium (headless,
 driven over its DevTools pipe by tests/chromium.py) and reads:
 
 - drawn: from the start of navigation to the last row on the page (the page draws its rows in

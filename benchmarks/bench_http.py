@@ -72,7 +72,7 @@ def real_server() -> Any:
 
 
 def proxy(target: str, out: str) -> Any:
-    command = [PY, "-m", "mockmcp", "record", "--mode", "all", "-o", out, "--http-target", target + "/mcp"]
+    command = [PY, "-m", "mockmcp", "record", "--record-mode", "rewrite", "-o", out, "--http-target", target + "/mcp"]
     return child(command, r"recording (http://\S+)")
 
 

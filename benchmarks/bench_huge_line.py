@@ -3,7 +3,7 @@
 
 A server answers one request with a single line of N MB (the answer's text is N MB of "x"); the
 host writes the request and reads until the whole line has come. The time from the request to the
-last byte is taken through the recorder (`mockmcp record -o CASSETTE --mode all -- SERVER`) and
+last byte is taken through the recorder (`mockmcp record -o CASSETTE --record-mode rewrite -- SERVER`) and
 direct, for each size, in the same run. Line splitting in the recorder is linear, so its time
 should grow in proportion to N, like the direct one; a quadratic splitter took 2.4/9.4/20.5 s
 for 20/40/60 MB where a direct pipe took under 0.2 s. For information, not a pass/fail figure:
@@ -68,7 +68,8 @@ def main() -> int:
             direct = timed([*server, str(size)], size)
             cassette = os.path.join(folder, f"huge-{size}.yaml")
             recorded = timed(
-                [PY, "-m", "mockmcp", "record", "-o", cassette, "--mode", "all", "--", *server, str(size)], size
+                [PY, "-m", "mockmcp", "record", "-o", cassette, "--record-mode", "rewrite", "--", *server, str(size)],
+                size,
             )
             print(f"{size / 1e6:>6g} {direct:>9.3f} {recorded:>11.3f} {recorded / direct:>6.1f}x", flush=True)
     return 0

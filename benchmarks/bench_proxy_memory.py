@@ -111,7 +111,7 @@ def proxied(target: str, framing: str, size: int, folder: str) -> tuple[float, f
     """Through a fresh proxy: seconds, its peak MB when the answer is read, and just before its exit; its MB at
     the start."""
     out = os.path.join(folder, f"{framing}.yaml")
-    command = [PY, "-m", "mockmcp", "record", "--mode", "all", "-o", out, "--http-target", target]
+    command = [PY, "-m", "mockmcp", "record", "--record-mode", "rewrite", "-o", out, "--http-target", target]
     proxy = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=CHILD_ENV, cwd=ROOT)
     assert proxy.stderr is not None
     try:

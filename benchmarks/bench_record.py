@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmarks for `mockmcp record`: pipelined throughput, added latency, flat cost over a session.
 
-`mockmcp record -o CASSETTE --mode all -- SERVER...` sits between a host and a real server as a
+`mockmcp record -o CASSETTE --record-mode rewrite -- SERVER...` sits between a host and a real server as a
 transparent stdio proxy, journaling every line as it passes. Each figure compares it with the same
 server reached directly, measured in the same run on the same machine:
 
@@ -154,12 +154,13 @@ class Direct(Server):
 
 
 class Recording(Server):
-    """`python -m mockmcp record -o FOLDER/NAME.yaml --mode all -- python -c FAST_SERVER`."""
+    """`python -m mockmcp record -o FOLDER/NAME.yaml --record-mode rewrite -- python -c FAST_SERVER`."""
 
     def __init__(self, folder: str, name: str, expected_requests: int, full_check: bool = False) -> None:
         self.cassette = os.path.join(folder, name + ".yaml")
         self.full_check = full_check  # load the cassette with mockmcp's loader even when a scan finds it right
-        argv = [PY, "-m", "mockmcp", "record", "-o", self.cassette, "--mode", "all", "--", PY, "-c", FAST_SERVER]
+        recorder = [PY, "-m", "mockmcp", "record", "-o", self.cassette, "--record-mode", "rewrite"]
+        argv = [*recorder, "--", PY, "-c", FAST_SERVER]
         super().__init__(
             argv, "recorder", stop_timeout=RECORD_STOP_TIMEOUT + RECORD_STOP_PER_REQUEST * expected_requests
         )

@@ -4,8 +4,8 @@
     python benchmarks/bench_rewrite.py --interactions 5000
 
 Three saves over a cassette of N recorded tool calls, each the median of 5: the same data (nothing
-to change), one interaction added at the end (`record --mode new`), every interaction's timings
-changed (`record --mode all` over the file); and the floor, `store.dump` of the same cassette
+to change), one interaction added at the end (`record --record-mode new_episodes`), every interaction's timings
+changed (`record --record-mode rewrite` over the file); and the floor, `store.dump` of the same cassette
 written to a new file. The edit parses the old text and the result once each, which a fresh dump
 does not, so it costs a few times the floor; the figure to watch is that it stays linear.
 """

@@ -162,12 +162,24 @@ def parse_substitution(text: str) -> tuple[str, str | None]:
 
 
 class RecordMode(str, enum.Enum):
-    """How a recording treats the cassette it would write (`mockmcp record --mode`, `--mockmcp-record`)."""
+    """How a recording treats the cassette it would write (`--record-mode`, the plugin's `--mockmcp-record`).
 
-    ALL = "all"  # record afresh, replacing the cassette
-    NEW = "new"  # keep the cassette, add the session whole unless the cassette already answers it
+    A mode's value is the name journals, `wrap`'s sidecars and reports store (unchanged since 0.x); `word`
+    is how the command line spells it: pytest-recording's name wherever the meaning is the same, its
+    `rewrite` for replacing the cassette. vcrpy's `all` (record without replaying, and keep what the
+    cassette holds) is not offered: `new_episodes` keeps the cassette and adds the session, recorded
+    whole. The table of differences is in docs/cli.md ("Record modes").
+    """
+
+    ALL = "all"  # rewrite: record afresh, replacing the cassette
+    NEW = "new"  # new_episodes: keep the cassette, add the session whole unless the cassette already answers it
     ONCE = "once"  # record only when the cassette does not exist; otherwise replay it
     NONE = "none"  # never record: replay the cassette, a missing one is an error (the plugin's default)
+
+    @property
+    def word(self) -> str:
+        """The command line's name of this mode."""
+        return _WORDS[self]
 
     def records(self, exists: bool) -> bool:
         """Whether this mode records, given whether the cassette exists already."""
@@ -175,24 +187,50 @@ class RecordMode(str, enum.Enum):
 
     @classmethod
     def choices(cls, allow_none: bool = False) -> tuple[str, ...]:
-        """The modes' values; `none` only with allow_none (`mockmcp record` is for recording: see `parse`)."""
+        """The modes' stored values; `none` only with allow_none (`mockmcp record` is for recording)."""
         return tuple(mode.value for mode in cls if allow_none or mode is not RecordMode.NONE)
 
     @classmethod
-    def parse(cls, text: str, allow_none: bool = False) -> RecordMode:
-        """The mode named text; raises UsageError listing the valid ones.
+    def words(cls, allow_none: bool = False) -> tuple[str, ...]:
+        """The command line's names, in the order help lists them; `none` only with allow_none."""
+        return tuple(word for word, mode in _BY_WORD.items() if allow_none or mode is not RecordMode.NONE)
 
-        `none` is accepted only with allow_none (the pytest plugin, where replaying is the point);
-        `mockmcp record` offers `choices()`, which leave it out, so click refuses it at the boundary.
+    @classmethod
+    def parse(cls, text: str, allow_none: bool = False, old: bool = True) -> RecordMode:
+        """The mode named text: a word, or (with old) a stored value, the spelling of mockmcp 0.x (see
+        `deprecated`); raises UsageError listing the valid words.
+
+        `none` is accepted only with allow_none (the pytest plugin and `exec`, where replaying is the point);
+        `mockmcp record` and `wrap` are for recording.
         """
-        valid = ", ".join(cls.choices(allow_none))
-        if text == RecordMode.NONE.value and not allow_none:
+        valid = ", ".join(cls.words(allow_none))
+        mode = _BY_WORD.get(text) or (_OLD.get(text) if old else None)
+        if mode is RecordMode.NONE and not allow_none:
             raise UsageError(
                 "record mode 'none' never records", f"to replay, run `mockmcp replay CASSETTE`; to record, use {valid}"
             )
-        if text not in cls.choices(allow_none):
+        if mode is None:
             raise UsageError(f"unknown record mode {text!r}", f"use one of: {valid}")
-        return cls(text)
+        return mode
+
+    @classmethod
+    def deprecated(cls, text: str) -> str | None:
+        """The one-line note for a mode written as mockmcp 0.x spelled it (None for a word of today)."""
+        mode = None if text in _BY_WORD else _OLD.get(text)
+        if mode is None:
+            return None
+        said = {RecordMode.ALL: " (pytest-recording's all keeps the cassette: that is new_episodes here)"}
+        return f"record mode {text} is deprecated: write {mode.word}{said.get(mode, '')}"
+
+
+_BY_WORD = {
+    "none": RecordMode.NONE,
+    "once": RecordMode.ONCE,
+    "new_episodes": RecordMode.NEW,
+    "rewrite": RecordMode.ALL,
+}
+_WORDS = {mode: word for word, mode in _BY_WORD.items()}
+_OLD = {"new": RecordMode.NEW, "all": RecordMode.ALL}  # mockmcp 0.x's words (and the stored values)
 
 
 def timing_factor(value: str | float, argument: str | None = None) -> float:

@@ -339,7 +339,7 @@ def recording_proxy(target: str, out: Path, *extra: str) -> Iterator[tuple[subpr
     """`mockmcp record --http-target TARGET` (with these options) into out, and its URL; killed on leaving
     if it is still running (stopping it is the caller's)."""
     proxy = subprocess.Popen(
-        [*MOCKMCP, "record", "--mode", "all", "-o", str(out), "--http-target", target, *extra],
+        [*MOCKMCP, "record", "--record-mode", "rewrite", "-o", str(out), "--http-target", target, *extra],
         stderr=subprocess.PIPE,
         text=True,
         env=child_env(),

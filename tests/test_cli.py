@@ -2,13 +2,17 @@
 
 - `mockmcp.cli.options.read_plain` (the launcher's reader) and the click command built from the
   same table give the same values for every plain command line, and the reader declines the rest.
-- Bad values of --mode, --timing, --http and --listen, and an option typo before `--`, end with
+- Bad values of --record-mode, --timing, --http and seconds, and an option typo before `--`, end with
   click's usage and exit status 2, before anything starts; a server's own options still reach it.
+- One spelling per concept in every command's help, docs/cli.md names every option and no other, and
+  each spelling of mockmcp 0.x still works for a release, saying its new spelling on stderr.
 - An error past the options reads the same whichever reader took the command line.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +20,7 @@ from typing import Any
 
 import click
 import pytest
+from click.testing import CliRunner
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cli import options
@@ -145,13 +150,22 @@ def test_click_builds_replay_from_the_table() -> None:
         (["replay", NOTES, "--http", "99999"], "Invalid value for '--http': cannot read '99999' as [HOST:]PORT"),
         (["replay", NOTES, "--http", "localhost"], "Invalid value for '--http': cannot read 'localhost'"),
         (
-            ["record", "-o", "x.yaml", "--http-target", "http://127.0.0.1:9/mcp", "--listen", "nine"],
-            "Invalid value for '--listen': cannot read 'nine' as [HOST:]PORT",
+            ["record", "-o", "x.yaml", "--http-target", "http://127.0.0.1:9/mcp", "--http", "nine"],
+            "Invalid value for '--http': cannot read 'nine' as [HOST:]PORT",
         ),
-        (["record", "-o", "x.yaml", "--mode", "sometimes", "--", "true"], "'sometimes' is not one of 'all', 'new'"),
-        (["record", "-o", "x.yaml", "--mode", "ALL", "--", "true"], "'ALL' is not one of 'all', 'new', 'once'"),
-        (["record", "-o", "x.yaml", "--mdoe", "all", "--", "true"], "No such option '--mdoe'. Did you mean '--mode'?"),
+        (
+            ["record", "-o", "x.yaml", "--record-mode", "sometimes", "--", "true"],
+            "unknown record mode 'sometimes'\n  how to fix: use one of: once, new_episodes, rewrite",
+        ),
+        (["record", "-o", "x.yaml", "--record-mode", "ALL", "--", "true"], "unknown record mode 'ALL'"),
+        (["record", "-o", "x.yaml", "--record-mode", "none", "--", "true"], "record mode 'none' never records"),
+        (
+            ["record", "-o", "x.yaml", "--record-mdoe", "rewrite", "--", "true"],
+            "No such option '--record-mdoe'. Did you mean '--record-mode'?",
+        ),
+        (["record", "-o", "x.yaml", "--grace", "-1", "--", "true"], "cannot read '-1' as seconds"),
         (["verify", NOTES, "--tiemout", "3", "--", "true"], "No such option '--tiemout'. Did you mean '--timeout'?"),
+        (["verify", NOTES, "--timeout", "soon", "--", "true"], "cannot read 'soon' as seconds"),
     ],
 )
 def test_a_bad_option_fails_at_the_boundary_with_usage(args: list[str], expected: str, tmp_path: Path) -> None:
@@ -179,7 +193,7 @@ def test_record_passes_the_servers_own_options_to_it(dashes: list[str], tmp_path
     seen = tmp_path / "argv.txt"
     out = tmp_path / "c.yaml"
     server = [sys.executable, "-c", ARGV_SERVER, str(seen), "--its-flag", "--mode", "x"]
-    proc = mockmcp("record", "-o", str(out), "--mode", "all", "--grace", "5", *dashes, *server)
+    proc = mockmcp("record", "-o", str(out), "--record-mode", "rewrite", "--grace", "5", *dashes, *server)
     assert proc.returncode == 0, proc.stderr
     assert seen.read_text() == "--its-flag --mode x"
 
@@ -252,3 +266,201 @@ def test_a_state_file_is_read_or_refused_with_its_path_and_how_to_fix(
 def test_a_state_file_is_for_replay_over_stdio() -> None:
     refused = mockmcp("replay", NOTES, "--http", "0", "--state", "s.json")
     assert refused.returncode == 2 and "--state is for replay over stdio" in refused.stderr
+
+
+# --- one word per concept ------------------------------------------------------------------------------------
+
+COMMANDS = sorted(cli.commands)
+
+
+@functools.cache
+def help_text(*command: str) -> str:
+    """What `mockmcp [COMMAND] --help` prints (click's own rendering, in this process)."""
+    done = CliRunner().invoke(cli, [*command, "--help"], prog_name="mockmcp", terminal_width=80)
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+OPTION_LINE = re.compile(r"^  (-\w, )?(--[\w-]+)(?: (\S+))?(?:\s{2,}|$)")
+
+
+def help_options(command: str) -> dict[str, str]:
+    """The options `mockmcp COMMAND --help` shows: each long spelling -> its metavar ("" for a flag), "-o" too."""
+    text = help_text(command)
+    shown: dict[str, str] = {}
+    for line in text.split("Options:", 1)[1].splitlines():
+        found = OPTION_LINE.match(line)
+        if found and found.group(2) != "--help":
+            short, flag, metavar = found.groups()
+            shown[flag] = metavar or ""
+            if short:
+                shown[short.rstrip(", ")] = f"{flag} {metavar or ''}".strip()
+    return shown
+
+
+HELP = {command: help_options(command) for command in COMMANDS}
+
+# Each concept's one spelling: the option and its metavar wherever a command takes it.
+SPELLINGS = {
+    "--output": {"CASSETTE", "FILE"},  # the one file a command writes: the cassette where a server command follows
+    "-o": {"--output CASSETTE", "--output FILE"},
+    "--report": {"FILE"},
+    "--html": {"FILE"},
+    "--with-report": {"FILE"},
+    "--http": {"[HOST:]PORT"},
+    "--http-target": {"URL"},
+    "--record-mode": {"MODE"},
+    "--grace": {"SECONDS"},
+    "--timeout": {"SECONDS"},
+    "--upstream-timeout": {"SECONDS"},
+    "--session-idle": {"SECONDS"},
+    "--strict": {""},
+    "--fail-on-warning": {""},
+}
+OLD = ["--mode", "--listen", "--cassette"]  # spellings no command's help may show
+SECONDS = {"--grace", "--timeout", "--upstream-timeout", "--session-idle"}
+
+
+def test_every_commands_help_spells_each_concept_one_way() -> None:
+    for flag, spellings in SPELLINGS.items():
+        metavars = {shown[flag] for shown in HELP.values() if flag in shown}
+        assert metavars and metavars <= spellings, (flag, metavars)
+    for command, shown in HELP.items():
+        assert not set(OLD) & set(shown), command
+        # a duration is SECONDS, and SECONDS is a duration
+        assert {flag for flag, metavar in shown.items() if metavar == "SECONDS"} <= SECONDS, command
+        usage = help_text(command).splitlines()[0]
+        # the cassette: positional, or the option that writes it where a server command follows; never both
+        assert not ("CASSETTE" in usage and shown.get("--output") == "CASSETTE"), command
+    assert {c for c, shown in HELP.items() if "--strict" in shown} == {"replay", "exec"}
+    assert {c for c, shown in HELP.items() if shown.get("--output") == "CASSETTE"} == {"record", "exec"}
+    positional = {c for c in COMMANDS if "CASSETTE" in help_text(c).splitlines()[0]}
+    assert positional == {"replay", "recover", "lint", "show", "verify", "diff"}
+    assert all(f"  {command} " in help_text() for command in COMMANDS)
+
+
+def documented() -> dict[frozenset[str], set[str]]:
+    """docs/cli.md's option tables: the commands a section names in its heading -> the options its tables name."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    tables: dict[frozenset[str], set[str]] = {}
+    for section in text.split("\n## ")[1:]:
+        heading, _, body = section.partition("\n")
+        commands = frozenset(re.findall(r"`mockmcp (\w+)`", heading))
+        if not commands:
+            continue
+        rows = [line.split(" | ")[0] for line in body.splitlines() if line.startswith("| `-")]
+        tables[commands] = {flag for row in rows for flag in re.findall(r"`(--?[a-z][\w-]*)", row)}
+    return tables
+
+
+def test_docs_name_every_option_of_every_command_and_no_other() -> None:
+    tables = documented()
+    assert set().union(*tables) == set(COMMANDS)
+    for commands, named in tables.items():
+        options = {flag for command in commands for flag in HELP[command]}
+        assert named == options, (
+            f"{sorted(commands)}: only in docs/cli.md {named - options}, undocumented {options - named}"
+        )
+
+
+# Each spelling of mockmcp 0.x, the spelling that replaces it, and the note it earns; click reads both alike.
+DEPRECATED = [
+    (
+        "record",
+        ["-o", "c.yaml", "--mode", "all", "--", "srv"],
+        ["-o", "c.yaml", "--record-mode", "rewrite", "--", "srv"],
+        ["--mode is deprecated: write --record-mode", "record mode all is deprecated: write rewrite"],
+    ),
+    (
+        "record",
+        ["-o", "c.yaml", "--mode=new", "srv", "--mode", "x"],
+        ["-o", "c.yaml", "--record-mode=new_episodes", "srv", "--mode", "x"],
+        ["--mode is deprecated: write --record-mode", "record mode new is deprecated: write new_episodes"],
+    ),
+    (
+        "record",
+        ["-o", "c.yaml", "--http-target", "http://h/mcp", "--listen", "8000"],
+        ["-o", "c.yaml", "--http-target", "http://h/mcp", "--http", "8000"],
+        ["--listen is deprecated: write --http"],
+    ),
+    (
+        "wrap",
+        ["cfg.json", "--mode", "once"],
+        ["cfg.json", "--record-mode", "once"],
+        ["--mode is deprecated: write --record-mode"],
+    ),
+    (
+        "exec",
+        ["--cassette", "c.yaml", "--", "srv"],
+        ["-o", "c.yaml", "--", "srv"],
+        ["--cassette is deprecated: write --output"],
+    ),
+    (
+        "exec",
+        ["-o", "c.yaml", "--record-mode", "new"],
+        ["-o", "c.yaml", "--record-mode", "new_episodes"],
+        ["record mode new is deprecated: write new_episodes"],
+    ),
+    (
+        "lint",
+        ["--strict", "c.yaml"],
+        ["--fail-on-warning", "c.yaml"],
+        ["--strict is deprecated: write --fail-on-warning"],
+    ),
+    ("show", ["--html", "c.yaml", "-o", "p.html"], ["c.yaml", "--html", "p.html"], ["-o is deprecated: write --html"]),
+    (
+        "show",
+        ["c.yaml", "--html", "--output=p.html", "--report", "r.json"],
+        ["c.yaml", "--html", "p.html", "--with-report", "r.json"],
+        ["--output is deprecated: write --html", "--report is deprecated: write --with-report"],
+    ),
+    ("schema", ["--report"], ["--for", "report"], ["--report is deprecated: write --for report"]),
+]
+
+
+def parsed(command: str, args: list[str]) -> dict[str, Any]:
+    with cli.commands[command].make_context(command, list(args)) as ctx:
+        return dict(ctx.params)
+
+
+@pytest.mark.parametrize(
+    ("command", "old", "new", "notes"), DEPRECATED, ids=lambda v: " ".join(v) if isinstance(v, list) else v
+)
+def test_an_old_spelling_still_works_for_a_release_and_names_its_new_one(
+    command: str, old: list[str], new: list[str], notes: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert parsed(command, new) == parsed(command, old)
+    said = capsys.readouterr().err.splitlines()
+    assert [line for line in said if "deprecated" in line] == [f"mockmcp: {note}" + said_rest(note) for note in notes]
+
+
+def said_rest(note: str) -> str:
+    return (
+        " (the old spelling goes in the next release)"
+        if not note.startswith("record mode")
+        else (
+            " (pytest-recording's all keeps the cassette: that is new_episodes here)"
+            if note.endswith("rewrite")
+            else ""
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "status", "out"),
+    [
+        (["lint", "--strict", "examples/weather.yaml"], 1, "1 file: 0 errors, 1 warning"),
+        (["schema", "--report"], 0, '"title"'),
+    ],
+)
+def test_old_spellings_run_as_before(old: list[str], status: int, out: str) -> None:
+    done = mockmcp(*old)
+    assert done.returncode == status and out in done.stdout, done.stderr
+    assert done.stderr.startswith(f"mockmcp: {old[1]} is deprecated: write "), done.stderr
+
+
+def test_show_html_dash_o_still_writes_the_page(tmp_path: Path) -> None:
+    page = tmp_path / "p.html"
+    done = mockmcp("show", "--html", NOTES, "-o", str(page))
+    assert done.returncode == 0 and page.read_text().startswith("<!doctype html>"), done.stderr
+    assert "mockmcp: -o is deprecated: write --html" in done.stderr

@@ -79,7 +79,7 @@ def test_a_2026_request_never_gets_a_handshake_era_answer() -> None:
     [miss] = engine.report.misses
     assert miss.candidates[0].index == 2
     assert "recorded in the handshake era, and this request speaks the stateless era" in noted(actions)
-    assert "mockmcp record --mode new -o" in noted(actions)
+    assert "mockmcp record --record-mode new_episodes -o" in noted(actions)
     # the same request in the recorded era still plays
     assert one_reply(engine.receive(line(8, "tools/list")))["result"] == {
         "tools": [{"name": "read_file", "inputSchema": {"type": "object"}}]
@@ -107,7 +107,7 @@ def test_a_2026_cassette_asked_initialize_answers_unsupported_version_with_what_
         },
     }
     text = noted(actions)
-    assert "holds only 2026-07-28 sessions" in text and "mockmcp record --mode new -o" in text
+    assert "holds only 2026-07-28 sessions" in text and "mockmcp record --record-mode new_episodes -o" in text
     [miss] = engine.report.misses  # the recording has no answer for that era: --strict fails
     assert miss.code == protocol.UNSUPPORTED_VERSION
 
@@ -118,7 +118,7 @@ def test_a_handshake_cassette_probed_with_server_discover_says_it_is_of_the_othe
     assert one_reply(actions)["error"]["code"] == jsonrpc.METHOD_NOT_FOUND  # the host falls back to initialize
     text = noted(actions)
     assert "holds only handshake-era sessions" in text and "falls back to initialize" in text
-    assert "mockmcp record --mode new -o" in text
+    assert "mockmcp record --record-mode new_episodes -o" in text
     assert len(engine.report.misses) == 1
 
 

@@ -79,7 +79,9 @@ async def host(server: StdioServerParameters, mode: str) -> dict[str, Any]:
 @pytest.mark.slow
 async def test_record_mode_new_adds_the_other_era_and_replays_both(tmp_path: Path) -> None:
     out = tmp_path / "notes.yaml"
-    recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "new", "--", *SERVER)
+    recorder = params(
+        sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--record-mode", "new_episodes", "--", *SERVER
+    )
     # What the real server says in each era is what the host heard through the recorder (which forwards
     # the session as it is, in both eras: see test_record_sdk.py).
     live = {}

@@ -8,7 +8,9 @@ here each outcome runs once as a real subprocess, with tests/servers/scripted.py
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +44,7 @@ def launch(cassette: Path, mode: str, *messages: dict[str, Any], server: list[st
         [
             *MOCKMCP,
             "exec",
-            "--cassette",
+            "-o",
             str(cassette),
             "--record-mode",
             mode,
@@ -80,13 +82,57 @@ def test_once_records_a_missing_cassette_then_replays_it_and_none_replays_it(tmp
     assert "how to fix:" in miss["explanation"] and miss["record"] == "new"
 
 
-def test_all_records_afresh_over_a_cassette(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["rewrite", "all"])
+def test_rewrite_records_afresh_over_a_cassette_and_all_still_does_saying_so(tmp_path: Path, mode: str) -> None:
     cassette = tmp_path / "c.yaml"
     shutil.copyfile(SHIPPED / "notes.yaml", cassette)
-    done, report = launch(cassette, "all", OPEN)
+    done, report = launch(cassette, mode, OPEN)
     assert done.returncode == 0, done.stderr
     assert report["recorded"] == {"mode": "all", "status": 0, "outcome": report["recorded"]["outcome"]}
     assert [i.method for i in load(str(cassette)).interactions] == ["initialize"]
+    said = "mockmcp: record mode all is deprecated: write rewrite"
+    assert (said in done.stderr) is (mode == "all"), done.stderr
+
+
+def test_exec_redacts_a_recording_as_record_does(tmp_path: Path) -> None:
+    """The secret of the environment and the pattern's match never reach the journal nor the cassette."""
+    cassette, secret = tmp_path / "c.yaml", "sk-live-5f2b9c8e1a7d4e3f"
+    call = {**CALL, "params": {"name": "echo", "arguments": {"key": secret, "token": "Bearer abc.def.ghi"}}}
+    redact = ["--redact-env", "API_KEY", "--redact", r"Bearer [A-Za-z0-9.]+"]
+    proc = subprocess.Popen(
+        [
+            *MOCKMCP,
+            "exec",
+            "-o",
+            str(cassette),
+            "--record-mode",
+            "once",
+            *redact,
+            "--",
+            *SERVER,
+            "--echo-env",
+            "API_KEY",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**child_env(), "API_KEY": secret},
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in (OPEN, call)).encode())
+        proc.stdin.flush()
+        answers = [proc.stdout.readline(), proc.stdout.readline()]  # both answered: both journaled
+        journal = Path(str(cassette) + ".journal").read_bytes()
+        _rest, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    assert secret.encode() in answers[1]  # the host still sees the real value
+    assert b"[REDACTED:API_KEY]" in journal and secret.encode() not in journal and b"abc.def.ghi" not in journal
+    text = cassette.read_bytes()
+    assert secret.encode() not in text and b"abc.def.ghi" not in text and b"[REDACTED:API_KEY]" in text
+    assert load(str(cassette)).meta["redact"] == {"env": ["API_KEY"], "patterns": [r"Bearer [A-Za-z0-9.]+"]}
 
 
 @pytest.mark.parametrize(
@@ -103,7 +149,7 @@ def test_what_exec_cannot_do_is_said_in_its_report_with_the_fix(
     done, report = launch(cassette, mode, OPEN, server=server)
     assert done.returncode == 2
     assert report["error"].startswith(said.format(c=cassette)) and "how to fix: " in report["error"]
-    assert "mockmcp exec --cassette" in report["error"] and "--record-mode once" in report["error"]
+    assert "mockmcp exec -o" in report["error"] and "--record-mode once" in report["error"]
     assert report["error"] in done.stderr
 
 
@@ -131,9 +177,11 @@ def test_a_host_of_the_other_era_is_told_who_recorded_the_cassette_and_to_record
     assert words in miss["reason"]
     assert (
         "the cassette was recorded by the host mcp 0.1.0, which spoke the other era: record with the host you "
-        "test (`mockmcp record --mode new`)" in miss["reason"]
+        "test (`mockmcp record --record-mode new_episodes`)" in miss["reason"]
     )
-    assert miss["record"] == "new" and any("mockmcp record --mode new -o" in fix for fix in miss["fixes"])
+    assert miss["record"] == "new" and any(
+        "mockmcp record --record-mode new_episodes -o" in fix for fix in miss["fixes"]
+    )
 
 
 def read_by_click(args: list[str]) -> dict[str, Any] | None:
@@ -148,17 +196,18 @@ def read_by_click(args: list[str]) -> dict[str, Any] | None:
 
 def read_fast(args: list[str]) -> dict[str, Any] | None:
     split = args.index("--") if "--" in args else len(args)
-    values = options.read_plain(options.EXEC, args[:split])
+    values = options.read_plain(options.EXEC, args[:split], declined=("listen", "target"))
     return None if values is None else {**values, "command": args[split + 1 :]}
 
 
 @pytest.mark.parametrize(
     "args",
     [
-        ["--cassette", "c.yaml"],
-        ["--cassette=c.yaml", "--record-mode", "once", "--", "node", "s.js", "--", "-x"],
-        ["--strict", "--cassette", "c.yaml", "--report", "r-{pid}.json", "--ignore", "a.b", "--ignore", "c", "--"],
-        ["--cassette", "c.yaml", "--substitute", "HOME=/h", "--grace", "0.5", "--record-mode=all", "--", "srv"],
+        ["-o", "c.yaml"],
+        ["--output=c.yaml", "--record-mode", "once", "--", "node", "s.js", "--", "-x"],
+        ["--strict", "-o", "c.yaml", "--report", "r-{pid}.json", "--ignore", "a.b", "--ignore", "c", "--"],
+        ["-o", "c.yaml", "--substitute", "HOME=/h", "--grace", "0.5", "--record-mode=rewrite", "--", "srv"],
+        ["-o", "c.yaml", "--redact-env", "API_KEY", "--redact", "sk-[a-z]+", "--record-mode", "new_episodes", "--"],
     ],
 )
 def test_the_launcher_reads_an_exec_command_line_as_click_does(args: list[str]) -> None:
@@ -170,11 +219,15 @@ def test_the_launcher_reads_an_exec_command_line_as_click_does(args: list[str]) 
 @pytest.mark.parametrize(
     "args",
     [
-        [],  # no --cassette: click says it is required
+        [],  # no -o: click says it is required
         ["--report", "r.json"],
-        ["--cassette", "c.yaml", "--record-mode", "sometimes"],
-        ["--cassette", "c.yaml", "--grace", "-1"],
-        ["--cassette", "c.yaml", "node", "s.js"],  # a server without `--`: click reads that
+        ["-o", "c.yaml", "--record-mode", "sometimes"],
+        ["-o", "c.yaml", "--record-mode", "all"],  # 0.x's word: click reads it and says so
+        ["--cassette", "c.yaml"],  # 0.x's spelling: the same
+        ["-o", "c.yaml", "--grace", "-1"],
+        ["-o", "c.yaml", "--http", "0"],
+        ["-o", "c.yaml", "--http-target", "http://127.0.0.1:9/mcp"],
+        ["-o", "c.yaml", "node", "s.js"],  # a server without `--`: click reads that
     ],
 )
 def test_what_the_launcher_leaves_to_click(args: list[str]) -> None:
@@ -183,7 +236,7 @@ def test_what_the_launcher_leaves_to_click(args: list[str]) -> None:
 
 def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path: Path) -> None:
     env = {**child_env(), "MOCKMCP_CACHE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
-    command = [*MOCKMCP, "exec", "--cassette", str(SHIPPED / "notes.yaml"), "--", "python", "server.py"]
+    command = [*MOCKMCP, "exec", "-o", str(SHIPPED / "notes.yaml"), "--", "python", "server.py"]
     said = ""
     for _ in range(2):  # the first parses the cassette and caches it; the second is what a test suite sees
         done = subprocess.run(command, input="", capture_output=True, text=True, env=env, timeout=30)
@@ -193,3 +246,39 @@ def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path:
     after_site = names[names.index("site") + 1 :]
     assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio")]
     assert "mockmcp.cli.executing" in after_site and "mockmcp.cli.app" not in after_site
+
+
+@pytest.mark.parametrize(
+    ("spelling", "note"),
+    [
+        (["--http-target", "{url}"], None),
+        (
+            ["--http", "127.0.0.1:0", "--", "{url}"],
+            "a URL after `--` in exec --http is deprecated: write --http-target",
+        ),
+    ],
+)
+def test_exec_records_over_http_from_its_target(
+    spelling: list[str], note: str | None, tmp_path: Path, http_server: Any
+) -> None:
+    """`--http-target URL` (a proxy at --http, by default any free port) and 0.x's URL after `--` alike."""
+    target, cassette, report = http_server(), tmp_path / "c.yaml", tmp_path / "r.json"
+    args = [arg.replace("{url}", target) for arg in spelling]
+    proc = subprocess.Popen(
+        [*MOCKMCP, "exec", "-o", str(cassette), "--record-mode", "once", "--report", str(report), *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline() for _ in range(2 if note else 1)]
+        assert re.search(rf"recording http://127\.0\.0\.1:\d+/mcp -> {re.escape(target)} into ", lines[-1]), lines
+        assert (note is None) or lines[0].startswith(f"mockmcp: {note} "), lines
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    recorded = json.loads(report.read_text())["recorded"]
+    assert recorded["mode"] == "once" and recorded["outcome"] == "stopped by a signal"

@@ -146,7 +146,9 @@ async def delete_then_read(server: StdioServerParameters, action: str) -> list[s
 @pytest.mark.slow
 async def test_a_cassette_recorded_with_both_answers_replays_each_under_strict(tmp_path: Path) -> None:
     out = tmp_path / "delete.yaml"
-    recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "new", "--", *NOTES)
+    recorder = params(
+        sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--record-mode", "new_episodes", "--", *NOTES
+    )
     # What the real server says to each answer is what the host heard through the recorder (which
     # forwards the session as it is: see test_record_sdk.py).
     recorded = {}

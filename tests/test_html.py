@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import mcp  # noqa: F401
 import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
@@ -181,7 +182,7 @@ def test_a_report_puts_each_miss_after_its_closest_recording_and_marks_what_was_
     assert miss["closest"][0]["interaction"] == 3 and miss["closest"][0]["line"] == 39
     assert miss["closest"][0]["differences"] == ['arguments.path: recorded "notes.txt", incoming "note.txt"']
     assert miss["fixes"][1].endswith(
-        "mockmcp record --mode all -o cassettes/notes.yaml -- python examples/notes_server.py"
+        "mockmcp record --record-mode rewrite -o cassettes/notes.yaml -- python examples/notes_server.py"
     )
     states = {row["n"]: row["live"]["state"] for row in lane["rows"] if "n" in row}
     assert states == {0: "played", 1: "played", 2: "unplayed", 3: "played", 4: "unplayed", 5: "unplayed"}
@@ -284,7 +285,7 @@ def test_show_html_with_a_report_and_replay_html_write_the_same_session(
     report.write_text(json.dumps(demo_report))
     shown = tmp_path / "shown.html"
     cli.main(
-        ["show", "--html", "cassettes/notes.yaml", "--report", str(report), "-o", str(shown)], standalone_mode=False
+        ["show", "cassettes/notes.yaml", "--html", str(shown), "--with-report", str(report)], standalone_mode=False
     )
     done = replay("cassettes/notes.yaml", "--html", str(tmp_path / "replay-{pid}.html"))
     assert done.returncode == 0, done.stderr
@@ -296,15 +297,15 @@ def test_show_html_with_a_report_and_replay_html_write_the_same_session(
 
 
 @pytest.mark.parametrize(
-    ("args", "said"),
+    ("args", "error", "said"),
     [
-        (["--html"], "`show --html` needs the file to write"),
-        (["-o", "x.html"], "-o and --report are options of `show --html`"),
-        (["--html", "-o", "x.html", "--report", "missing.json"], "missing.json: cannot read the report"),
+        (["--html"], click.UsageError, "Option '--html' requires an argument"),
+        (["--with-report", "r.json"], UsageError, "--with-report is an option of `show --html FILE`"),
+        (["--html", "x.html", "--with-report", "missing.json"], UsageError, "missing.json: cannot read the report"),
     ],
 )
-def test_show_html_refuses_what_it_cannot_use(args: list[str], said: str, tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match=re.escape(said)):
+def test_show_html_refuses_what_it_cannot_use(args: list[str], error: type, said: str, tmp_path: Path) -> None:
+    with pytest.raises(error, match=re.escape(said)):
         cli.main(["show", "cassettes/notes.yaml", *args], standalone_mode=False)
 
 

@@ -72,7 +72,7 @@ def test_the_seeded_miss_shows_where_it_differs_and_unplayed_entries_are_marked(
     (miss,) = visible_text(tab, ".row.miss")
     assert 'arguments.path: recorded "notes.txt", incoming "note.txt"' in miss
     assert "→ tools/call read_file {path: note.txt}" in miss
-    assert "mockmcp record --mode all -o cassettes/notes.yaml" in miss
+    assert "mockmcp record --record-mode rewrite -o cassettes/notes.yaml" in miss
     assert tab.evaluate("document.querySelector('.row.miss .path').innerText") == "arguments.path"
     # The miss stands after the recording closest to it; the greyed rows are the three the host never asked for.
     order = tab.evaluate("Array.from(document.querySelectorAll('.row')).map(r => r.id || 'miss')")

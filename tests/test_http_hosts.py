@@ -95,7 +95,15 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
     with socket.create_server(("127.0.0.1", 0)) as target:  # accepts connections, never answers
         port = target.getsockname()[1]
         out = tmp_path / "out.yaml"
-        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{port}/mcp"]
+        command = [
+            "record",
+            "--record-mode",
+            "rewrite",
+            "-o",
+            str(out),
+            "--http-target",
+            f"http://127.0.0.1:{port}/mcp",
+        ]
         with running(*command, "--upstream-timeout", "0.5", silent="did not answer within 0.5 s") as url:
             assert url.startswith("http://127.0.0.1:")  # loopback unless told otherwise
             proxy_port = url.split(":")[2].split("/")[0]
@@ -118,7 +126,7 @@ def test_a_recording_whose_target_is_down_writes_no_cassette_and_says_why(tmp_pa
         port = free.getsockname()[1]  # nothing listens there once it is closed
     down = f"http://127.0.0.1:{port}/mcp"
     out = tmp_path / "out.yaml"
-    command = ["record", "--mode", "all", "-o", str(out), "--http-target", down]
+    command = ["record", "--record-mode", "rewrite", "-o", str(out), "--http-target", down]
     why = f"could not reach {down}: cannot connect to 127.0.0.1:{port}: Connection refused"
     with running(*command, silent=why) as url:
         assert post(url)[0] == 502
@@ -217,7 +225,7 @@ def proxying(target: _CountingTarget, tmp_path: Path) -> Iterator[str]:
     try:
         out = tmp_path / "out.yaml"
         with running(
-            "record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"
+            "record", "--record-mode", "rewrite", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"
         ) as url:
             yield url
     finally:
@@ -274,8 +282,8 @@ def test_many_clients_waiting_on_a_slow_target_cost_the_proxy_no_thread(tmp_path
         out = tmp_path / "out.yaml"
         command = [
             "record",
-            "--mode",
-            "all",
+            "--record-mode",
+            "rewrite",
             "-o",
             str(out),
             "--http-target",
@@ -314,7 +322,15 @@ def test_an_https_target_is_reached_over_tls_and_its_answer_comes_back_whole(tmp
     target = _CountingTarget(tls, body)
     try:
         out = tmp_path / "out.yaml"
-        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"https://127.0.0.1:{target.port}/mcp"]
+        command = [
+            "record",
+            "--record-mode",
+            "rewrite",
+            "-o",
+            str(out),
+            "--http-target",
+            f"https://127.0.0.1:{target.port}/mcp",
+        ]
         proc = subprocess.Popen(
             [*MOCKMCP, *command],
             stderr=subprocess.PIPE,
@@ -450,7 +466,15 @@ def test_a_target_that_sends_its_head_and_then_stalls_gets_the_client_a_504_not_
 
         threading.Thread(target=head_then_nothing, daemon=True).start()
         out = tmp_path / "out.yaml"
-        command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{port}/mcp"]
+        command = [
+            "record",
+            "--record-mode",
+            "rewrite",
+            "-o",
+            str(out),
+            "--http-target",
+            f"http://127.0.0.1:{port}/mcp",
+        ]
         stall = "stopped sending an answer for 0.5 s (the host got 504 Gateway Timeout)"
         with running(*command, "--upstream-timeout", "0.5", silent=stall) as url:
             started = time.monotonic()
@@ -477,7 +501,15 @@ def test_a_stream_its_client_left_is_read_on_for_the_upstream_timeout_at_most(tm
     goes on without end would grow the journal without end (and hold a stop for ever): cut after the timeout."""
     target = _CountingTarget()
     out = tmp_path / "out.yaml"
-    command = ["record", "--mode", "all", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"]
+    command = [
+        "record",
+        "--record-mode",
+        "rewrite",
+        "-o",
+        str(out),
+        "--http-target",
+        f"http://127.0.0.1:{target.port}/mcp",
+    ]
     try:
         with started(*command, "--upstream-timeout", "0.5") as (proc, url):
             port = int(url.split(":")[2].split("/")[0])

@@ -179,7 +179,7 @@ def everything_over_http() -> Iterator[str]:
 @pytest.mark.slow
 def test_the_typescript_sdk_servers_session_errors_and_get_stream_replay_as_recorded(tmp_path: Path) -> None:
     out = tmp_path / "everything.yaml"
-    with everything_over_http() as target, recording(target, out, "--listen", "127.0.0.1:0") as url:
+    with everything_over_http() as target, recording(target, out, "--http", "127.0.0.1:0") as url:
         live = session_answers(url)
     assert live["get"] == (200, "text/event-stream", None)
     assert live["unknown_post"] == (400, json.loads(TS_UNKNOWN))
@@ -242,7 +242,7 @@ def test_what_the_typescript_sdk_server_sends_again_on_a_resumed_get_stream_is_r
     (they became raw lines of their own, or went with a call in flight), beside what it had kept for
     a GET stream not open then, which is new (the host sees it only now)."""
     out = tmp_path / "resumed.yaml"
-    with everything_over_http() as target, recording(target, out, "--listen", "127.0.0.1:0") as url:
+    with everything_over_http() as target, recording(target, out, "--http", "127.0.0.1:0") as url:
         connection = connect(url)
         connection.request("POST", urlsplit(url).path, body=json.dumps(HANDSHAKE), headers=HEADERS)
         response = connection.getresponse()

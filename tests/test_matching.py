@@ -485,4 +485,4 @@ def test_a_miss_records_again_from_where_the_cassette_was_recorded(server: Any, 
     recorded = _RECORDED._replace(meta={} if server is None else {"server": server}, path="c.yaml")
     params = {"name": "read", "arguments": {"p": 2}}
     miss = explain_miss(recorded, Matcher.build(()), collections.Counter(), 7, "tools/call", params, -32099, "")
-    assert record_fix("all", f"mockmcp record --mode {{mode}} -o c.yaml {source}") in miss.fixes
+    assert record_fix("all", f"mockmcp record --record-mode rewrite -o c.yaml {source}") in miss.fixes

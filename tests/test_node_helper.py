@@ -121,7 +121,7 @@ def test_a_miss_fails_its_test_with_mockmcps_explanation(runner: str, request: p
         "mockmcp: no recorded interaction matches this tools/call request",
         'arguments.text: recorded "hello", incoming "goodbye"',
         "how to fix:",
-        'in this test: record: "all" records it',
+        'in this test: record: "rewrite" records it',
     ):
         assert words in said, f"{runner}: {words!r} not in the failure:\n{said}"
 

@@ -132,7 +132,7 @@ def test_unknown_marker_arguments_fail_the_test_naming_the_known_ones(pytester: 
             f"*unknown argument cassete='mine.yaml' (did you mean cassette=?); {known}*",
             "*takes keyword arguments only*got [[]'mine.yaml'[]]*",
             "*record='sometimes'*unknown record mode*",
-            "*use one of: all, new, once, none*",
+            "*use one of: none, once, new_episodes, rewrite*",
         ]
     )
 

@@ -37,14 +37,27 @@ CALL = req(1, "tools/call", {"name": "echo", "arguments": {"x": 1}})
 def record(
     out: Path,
     *server_args: str,
-    mode: str = "all",
+    mode: str = "rewrite",
     extra: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     new_session: bool = False,
 ) -> subprocess.Popen[bytes]:
     """Start a recorder of the scripted server; `new_session` puts both in a process group of their own."""
     return subprocess.Popen(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", mode, "--grace", "0.5", *extra, "--", *SCRIPTED, *server_args],
+        [
+            *MOCKMCP,
+            "record",
+            "-o",
+            str(out),
+            "--record-mode",
+            mode,
+            "--grace",
+            "0.5",
+            *extra,
+            "--",
+            *SCRIPTED,
+            *server_args,
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -215,7 +228,7 @@ def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_pa
             os.killpg(proc.pid, signal.SIGKILL)
     assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
     again = subprocess.run(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", *SCRIPTED],
+        [*MOCKMCP, "record", "-o", str(out), "--record-mode", "rewrite", "--", *SCRIPTED],
         capture_output=True,
         timeout=30,
         env=child_env(),
@@ -231,12 +244,12 @@ def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_pa
 def test_modes(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     bad = subprocess.run(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", "sometimes", "--", "true"],
+        [*MOCKMCP, "record", "-o", str(out), "--record-mode", "sometimes", "--", "true"],
         capture_output=True,
         timeout=30,
         env=child_env(),
     )
-    assert bad.returncode == 2 and b"'sometimes' is not one of 'all', 'new', 'once'" in bad.stderr
+    assert bad.returncode == 2 and b"unknown record mode 'sometimes'" in bad.stderr
     # once, no cassette yet: records.
     assert run_record(out, [INIT, CALL], mode="once")[0] == 0
     # once, cassette exists: replays it, never starting the server (here one that cannot start).
@@ -252,7 +265,7 @@ def test_modes(tmp_path: Path) -> None:
     # new: end to end, a request the cassette has, answered otherwise this time: both kept, and stderr says
     # so. (Which sessions `--mode new` adds, and its notes, have their rows in test_merge.py.)
     env = {**child_env(), "WHO": "me"}
-    code, _stdout, stderr = run_record(out, [INIT, CALL], "--echo-env", "WHO", mode="new", env=env)
+    code, _stdout, stderr = run_record(out, [INIT, CALL], "--echo-env", "WHO", mode="new_episodes", env=env)
     assert code == 0
     assert (
         "mockmcp: tools/call echo was answered otherwise than in interactions[1] of the cassette; both are kept, "
@@ -261,14 +274,14 @@ def test_modes(tmp_path: Path) -> None:
     assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
     other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
     # all: replaces it.
-    assert run_record(out, [INIT, other], mode="all")[0] == 0
+    assert run_record(out, [INIT, other], mode="rewrite")[0] == 0
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
     assert cassette.load(str(out)).interactions[1].params["arguments"] == {"x": 2}
 
 
 def test_mode_new_keeps_the_cassette_as_written_and_adds_the_session_after_it(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
-    assert run_record(out, [INIT, CALL], mode="all")[0] == 0
+    assert run_record(out, [INIT, CALL], mode="rewrite")[0] == 0
     text = out.read_text()
     hand = (
         "# Recorded once, then edited by hand.\n"
@@ -277,7 +290,7 @@ def test_mode_new_keeps_the_cassette_as_written_and_adds_the_session_after_it(tm
     )
     out.write_text(hand)
     other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
-    assert run_record(out, [INIT, other], mode="new")[0] == 0
+    assert run_record(out, [INIT, other], mode="new_episodes")[0] == 0
     after = out.read_text()
     changes = [line for line in difflib.ndiff(hand.splitlines(), after.splitlines()) if line[:1] in "+-?"]
     # Nothing removed or rewritten: when it was updated, then the new session, before the closing comment.
@@ -487,7 +500,7 @@ def test_a_journal_that_cannot_be_written_leaves_the_session_going_and_ends_in_f
     out = tmp_path / "c.yaml"
     calls = [req(n, "tools/call", {"name": "echo", "arguments": {"x": "a" * 2000}}) for n in range(1, 301)]
     proc = subprocess.Popen(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--grace", "0.5", "--", *SCRIPTED],
+        [*MOCKMCP, "record", "-o", str(out), "--record-mode", "rewrite", "--grace", "0.5", "--", *SCRIPTED],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -615,7 +628,7 @@ def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_proces
             [*MOCKMCP, "replay", str(out)], capture_output=True, timeout=30, env=child_env(), input=INIT
         )
         assert f"is running (process {first.pid}); replaying the cassette as it was" in replayed.stderr.decode()
-        for command in (["record", "-o", str(out), "--mode", "all", "--", *SCRIPTED], ["recover", str(out)]):
+        for command in (["record", "-o", str(out), "--record-mode", "rewrite", "--", *SCRIPTED], ["recover", str(out)]):
             refused = subprocess.run([*MOCKMCP, *command], capture_output=True, timeout=30, env=child_env(), input=b"")
             assert refused.returncode == 2
             assert f"(process {first.pid})" in refused.stderr.decode(), refused.stderr
@@ -674,7 +687,7 @@ def test_a_session_that_records_nothing_writes_no_cassette_and_once_then_records
     # And a session that records nothing leaves an existing cassette as it was.
     before = out.read_bytes()
     proc = subprocess.run(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", "all", "--", "true"],
+        [*MOCKMCP, "record", "-o", str(out), "--record-mode", "rewrite", "--", "true"],
         input=b"",
         capture_output=True,
         timeout=30,

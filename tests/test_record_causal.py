@@ -92,7 +92,7 @@ def filed(path: Path) -> dict[str, list[tuple[str, str | None, bool]]]:
 async def test_over_stdio_messages_stay_with_the_call_in_flight_and_replay_sends_them_there(tmp_path: Path) -> None:
     out = tmp_path / "causal.yaml"
     live = await host(
-        params(*[sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "all", "--"], *SERVER)
+        params(*[sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--record-mode", "rewrite", "--"], *SERVER)
     )
     assert live == SEEN
     assert filed(out) == {

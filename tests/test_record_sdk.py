@@ -48,7 +48,8 @@ async def test_recorded_session_equals_direct_and_replays_the_same(mode: str, tm
     out = tmp_path / "notes.yaml"
     direct = await session(params(*SERVER), mode)
     recorded = await session(
-        params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--mode", "all", "--", *SERVER), mode
+        params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--record-mode", "rewrite", "--", *SERVER),
+        mode,
     )
     assert recorded == direct
     assert {key: direct[key] for key in NOTES_SESSION} == NOTES_SESSION

@@ -60,7 +60,7 @@ def test_verify_applies_the_cassettes_redaction(tmp_path: Path) -> None:
     server = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py"), "--echo-env", "API_KEY"]
     line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami"}}\n'
     recorded = subprocess.run(
-        [*MOCKMCP, "record", "--mode", "all", "--redact-env", "API_KEY", "-o", str(out), "--", *server],
+        [*MOCKMCP, "record", "--record-mode", "rewrite", "--redact-env", "API_KEY", "-o", str(out), "--", *server],
         input=line,
         capture_output=True,
         timeout=60,

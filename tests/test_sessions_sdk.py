@@ -66,7 +66,7 @@ async def host_session(server: Any, answers: tuple[str, ...], statuses: int = 1)
 
 async def record(cassette: Path, host: Any, *server: str) -> Any:
     """One recording session of `server` with `--mode new`, driven by `host(params)`; waits for the save."""
-    said = await host(params(*MOCKMCP, "record", "-o", str(cassette), "--mode", "new", "--", *server))
+    said = await host(params(*MOCKMCP, "record", "-o", str(cassette), "--record-mode", "new_episodes", "--", *server))
     with anyio.fail_after(10):  # the recorder saves after the host leaves
         while not cassette.exists() or Path(f"{cassette}.journal").exists():
             await anyio.sleep(0.02)

@@ -124,7 +124,7 @@ def test_a_different_error_code_is_drift(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     lines = b'{"jsonrpc":"2.0","id":1,"method":"tools/fail","params":{"name":"x"}}\n'
     recorded = subprocess.run(
-        [*MOCKMCP, "record", "-o", str(path), "--mode", "all", "--", *SCRIPTED, "--fail-code", "-32000"],
+        [*MOCKMCP, "record", "-o", str(path), "--record-mode", "rewrite", "--", *SCRIPTED, "--fail-code", "-32000"],
         input=lines,
         capture_output=True,
         timeout=60,

@@ -66,14 +66,43 @@ def test_when_a_record_mode_records(mode: str, exists: bool, records: bool) -> N
     assert RecordMode(mode).records(exists) is records
 
 
-def test_record_modes_parse_and_name_the_valid_ones() -> None:
-    assert RecordMode.parse("new") is RecordMode.NEW
-    assert RecordMode.parse("none", allow_none=True) is RecordMode.NONE
-    assert RecordMode.choices() == ("all", "new", "once")
-    assert RecordMode.choices(allow_none=True) == ("all", "new", "once", "none")
+@pytest.mark.parametrize(
+    ("text", "old", "mode", "note"),
+    [
+        ("none", False, RecordMode.NONE, None),
+        ("once", False, RecordMode.ONCE, None),
+        ("new_episodes", False, RecordMode.NEW, None),
+        ("rewrite", False, RecordMode.ALL, None),
+        ("new", True, RecordMode.NEW, "record mode new is deprecated: write new_episodes"),
+        (
+            "all",
+            True,
+            RecordMode.ALL,
+            "record mode all is deprecated: write rewrite "
+            "(pytest-recording's all keeps the cassette: that is new_episodes here)",
+        ),
+    ],
+)
+def test_record_modes_are_pytest_recordings_words_and_0x_words_say_their_new_name(
+    text: str, old: bool, mode: RecordMode, note: str | None
+) -> None:
+    assert RecordMode.parse(text, allow_none=True) is mode
+    assert RecordMode.deprecated(text) == note
+    assert mode.word == (text if not old else {"new": "new_episodes", "all": "rewrite"}[text])
+    if old:  # the launcher's reading refuses them, so that click reads them and says so
+        with pytest.raises(UsageError):
+            RecordMode.parse(text, allow_none=True, old=False)
+    else:
+        assert RecordMode.parse(text, allow_none=True, old=False) is mode
+
+
+def test_record_modes_name_the_valid_ones() -> None:
+    assert RecordMode.words() == ("once", "new_episodes", "rewrite")
+    assert RecordMode.words(allow_none=True) == ("none", "once", "new_episodes", "rewrite")
+    assert RecordMode.choices(allow_none=True) == ("all", "new", "once", "none")  # what journals and reports store
     with pytest.raises(UsageError) as bad:
         RecordMode.parse("sometimes", allow_none=True)
-    assert bad.value.fix == "use one of: all, new, once, none"
+    assert bad.value.fix == "use one of: none, once, new_episodes, rewrite"
     with pytest.raises(UsageError) as never:
         RecordMode.parse("none")
     assert "never records" in never.value.problem and "mockmcp replay" in (never.value.fix or "")
@@ -82,12 +111,12 @@ def test_record_modes_parse_and_name_the_valid_ones() -> None:
 def test_record_refuses_mode_none_at_the_boundary(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     done = subprocess.run(
-        [*MOCKMCP, "record", "-o", str(out), "--mode", "none", "--", "true"],
+        [*MOCKMCP, "record", "-o", str(out), "--record-mode", "none", "--", "true"],
         capture_output=True,
         timeout=30,
         env=child_env(),
     )
-    # click's Choice refuses it before anything starts, with the usage line and the valid modes.
+    # Refused before anything starts, with the usage line and the valid modes.
     assert done.returncode == 2 and b"Usage: mockmcp record" in done.stderr
-    assert b"'none' is not one of 'all', 'new', 'once'" in done.stderr
+    assert b"record mode 'none' never records" in done.stderr and b"use once, new_episodes, rewrite" in done.stderr
     assert not out.exists()

@@ -317,16 +317,16 @@ ENTRIES = [
     (
         "claude_desktop",
         "notes",
-        [*MOCKMCP, "record", "-o", "/c/notes.yaml", "--mode", "once", "--redact-env", "NOTES_KEY"]
+        [*MOCKMCP, "record", "-o", "/c/notes.yaml", "--record-mode", "once", "--redact-env", "NOTES_KEY"]
         + ["--substitute", "HOME=${HOME}", "python", "notes_server.py", "--root", "${HOME}/notes"],
     ),
     # no args: args are added
-    ("windsurf", "db", [*MOCKMCP, "record", "-o", "/c/db.yaml", "--mode", "once", "db-mcp"]),
+    ("windsurf", "db", [*MOCKMCP, "record", "-o", "/c/db.yaml", "--record-mode", "once", "db-mcp"]),
     # VS Code: ${input:...} and ${workspaceFolder} in args, an input in env
     (
         "vscode",
         "perplexity",
-        [*MOCKMCP, "record", "-o", "/c/perplexity.yaml", "--mode", "once", "--redact-env", "PERPLEXITY_API_KEY"]
+        [*MOCKMCP, "record", "-o", "/c/perplexity.yaml", "--record-mode", "once", "--redact-env", "PERPLEXITY_API_KEY"]
         + ["--substitute", "input_api_key=${input:api-key}", "--substitute", "workspaceFolder=${workspaceFolder}"]
         + ["npx", "-y", "server-perplexity-ask", "--key", "${input:api-key}", "--dir", "${workspaceFolder}"],
     ),
@@ -334,11 +334,20 @@ ENTRIES = [
     (
         "goose",
         "github",
-        [*MOCKMCP, "record", "-o", "/c/github.yaml", "--mode", "once", "--redact-env", "GITHUB_PERSONAL_ACCESS_TOKEN"]
+        [
+            *MOCKMCP,
+            "record",
+            "-o",
+            "/c/github.yaml",
+            "--record-mode",
+            "once",
+            "--redact-env",
+            "GITHUB_PERSONAL_ACCESS_TOKEN",
+        ]
         + ["npx", "-y", "@modelcontextprotocol/server-github"],
     ),
     # codex: a quoted table name, a literal string
-    ("codex", "time server", [*MOCKMCP, "record", "-o", "/c/time_server.yaml", "--mode", "once", "uvx"]),
+    ("codex", "time server", [*MOCKMCP, "record", "-o", "/c/time_server.yaml", "--record-mode", "once", "uvx"]),
     # zed's older form: command.path
     (
         "zed",
@@ -348,7 +357,7 @@ ENTRIES = [
             "record",
             "-o",
             "/c/old-style.yaml",
-            "--mode",
+            "--record-mode",
             "once",
             "--redact-env",
             "OLD_KEY",

@@ -13,8 +13,8 @@ import pytest
 
 import mockmcp.cli.wrapping as wrapping
 from mockmcp.cli.app import main
+from mockmcp.cli.wrapping import Wrapping
 from mockmcp.errors import ConfigError, UsageError
-from mockmcp.words import RecordMode
 
 # CRLF line ends, a byte-order mark, a comment-free JSON the way an editor on another system saves it.
 ORIGINAL = (
@@ -45,7 +45,7 @@ def test_in_place_writes_a_backup_and_unwrap_restores_the_exact_bytes(config: Pa
     assert config.read_bytes().count(b"\r\n") == ORIGINAL.count(b"\r\n")
     assert (config.stat().st_mode & 0o777, backup.stat().st_mode & 0o777) == (0o600, 0o600)
     with pytest.raises(ConfigError, match="wrapped already"):
-        wrapping.wrap_config(str(config), None, True, False, RecordMode.ONCE, None, None)
+        wrapping.wrap_config(str(config), Wrapping(in_place=True))
     main(["unwrap", str(config)])
     assert config.read_bytes() == ORIGINAL
     assert sorted(p.name for p in config.parent.iterdir()) == [".mcp.json"]
@@ -61,7 +61,7 @@ def test_in_place_refuses_a_file_changed_after_it_was_read(config: Path, monkeyp
 
     monkeypatch.setattr(wrapping, "derive", meanwhile)
     with pytest.raises(ConfigError, match="changed after mockmcp read it") as raised:
-        wrapping.wrap_config(str(config), None, True, False, RecordMode.ONCE, None, None)
+        wrapping.wrap_config(str(config), Wrapping(in_place=True))
     assert str(config) in raised.value.render() and "how to fix" in raised.value.render()
     assert config.read_bytes() == by_the_host  # the host's change is kept, nothing else written
     assert sorted(p.name for p in config.parent.iterdir()) == [".mcp.json"]
@@ -90,9 +90,9 @@ def test_the_derived_copy_is_the_default_and_never_replaces_a_file_it_did_not_wr
     mine = config.with_name("mine.json")
     mine.write_text("{}")
     with pytest.raises(ConfigError, match="mockmcp wrap did not write it"):
-        wrapping.wrap_config(str(config), str(mine), False, False, RecordMode.ONCE, None, None)
+        wrapping.wrap_config(str(config), Wrapping(output=str(mine)))
     with pytest.raises(UsageError, match="names the config itself"):
-        wrapping.wrap_config(str(config), str(config), False, False, RecordMode.ONCE, None, None)
+        wrapping.wrap_config(str(config), Wrapping(output=str(config)))
     main(["unwrap", str(derived)])
     assert derived.read_bytes() == ORIGINAL
     with pytest.raises(ConfigError, match="did not write this file"):
@@ -100,10 +100,20 @@ def test_the_derived_copy_is_the_default_and_never_replaces_a_file_it_did_not_wr
 
 
 def test_cassettes_go_where_asked_and_the_mode_is_passed_on(config: Path, tmp_path: Path) -> None:
-    wrap(config, "--cassettes", str(tmp_path / "tapes"), "--mode", "new", "-o", str(tmp_path / "out.json"))
+    wrap(
+        config,
+        "--cassettes",
+        str(tmp_path / "tapes"),
+        "--record-mode",
+        "new_episodes",
+        "-o",
+        str(tmp_path / "out.json"),
+    )
     notes = json.loads((tmp_path / "out.json").read_text(encoding="utf-8-sig"))["mcpServers"]["notes"]
-    assert notes["args"][3:8] == ["-o", str(tmp_path / "tapes" / "notes.yaml"), "--mode", "new", "--redact-env"]
+    cassette = str(tmp_path / "tapes" / "notes.yaml")
+    assert notes["args"][3:8] == ["-o", cassette, "--record-mode", "new_episodes", "--redact-env"]
     sidecar = json.loads((tmp_path / ("out.json" + wrapping.SIDECAR)).read_text())
+    assert sidecar["mode"] == "new"  # the stored value, as sidecars written before kept it
     assert [r["name"] for r in sidecar["remote"]] == ["web"] and sidecar["remote"][0][
         "url"
     ] == "https://example.com/mcp"
@@ -135,5 +145,5 @@ def test_a_config_with_nothing_to_wrap_says_why_and_writes_nothing(tmp_path: Pat
     config = tmp_path / "mcp.json"
     config.write_text('{"mcpServers": {"old": {"url": "http://127.0.0.1:1/sse"}}}')
     with pytest.raises(ConfigError, match="no server to wrap \\(old: an SSE server") as raised:
-        wrapping.wrap_config(str(config), None, False, False, RecordMode.ONCE, None, None)
+        wrapping.wrap_config(str(config), Wrapping())
     assert "how to fix" in raised.value.render() and sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]

@@ -1,6 +1,6 @@
 // Types of index.js, for TypeScript hosts' tests.
 
-export type RecordMode = "none" | "once" | "new" | "all";
+export type RecordMode = "none" | "once" | "new_episodes" | "rewrite";
 
 export const MODES: readonly RecordMode[];
 export const REPORT_VERSION: 1;

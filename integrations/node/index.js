@@ -2,7 +2,7 @@
 // after the client closed. Plain ESM, no build step, nothing imported but Node's own modules.
 //
 // Theory of operation. A test spawns its server as a command; `server()` returns that command as
-// `mockmcp exec --cassette C --record-mode M --report DIR/report-{pid}.json -- REAL SERVER...`, so
+// `mockmcp exec -o C --record-mode M --report DIR/report-{pid}.json -- REAL SERVER...`, so
 // the record modes, the recording and the replay are mockmcp's own (docs/other-languages.md). Each
 // launch writes a report (docs/report.md, version 1); `check()` reads them all once the client has
 // closed and throws with mockmcp's explanation of every request the cassette could not answer.
@@ -16,7 +16,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-export const MODES = ["none", "once", "new", "all"];
+export const MODES = ["none", "once", "new_episodes", "rewrite"];
+const OLD_MODES = { new: "new_episodes", all: "rewrite" }; // mockmcp 0.x's words, for one release
 export const REPORT_VERSION = 1;
 
 const FORBIDDEN = /[\x00-\x1f\x7f/\\:*?"<>|]/g;
@@ -68,7 +69,9 @@ export function cassettePath(test, options = {}) {
 }
 
 function recordMode(options) {
-  const mode = options.record ?? process.env.MOCKMCP_RECORD ?? "none";
+  const given = options.record ?? process.env.MOCKMCP_RECORD ?? "none";
+  const mode = OLD_MODES[given] ?? given;
+  if (mode !== given) console.error(`mockmcp: record mode ${given} is deprecated: write ${mode}`);
   if (!MODES.includes(mode)) {
     throw new TypeError(`mockmcp: unknown record mode ${JSON.stringify(mode)}; use one of: ${MODES.join(", ")}`);
   }
@@ -85,7 +88,7 @@ function prepare(test, options, extra, server) {
   const mode = recordMode(options);
   const reports = mkdtempSync(join(tmpdir(), "mockmcp-"));
   const [command, ...prefix] = mockmcpCommand(options);
-  const args = [...prefix, "exec", "--cassette", cassette, "--record-mode", mode, ...extra];
+  const args = [...prefix, "exec", "-o", cassette, "--record-mode", mode, ...extra];
   args.push("--report", join(reports, "report-{pid}.json"));
   if (options.strict) args.push("--strict");
   for (const path of options.ignore ?? []) args.push("--ignore", path);
@@ -108,7 +111,7 @@ function checkWhenDone(test, mock) {
 /**
  * The mock server of one test: `{command, args, env}` for `StdioClientTransport`, and `check()`.
  *
- * options: `cassette` (a path), `record` (none, once, new, all; default $MOCKMCP_RECORD, else none),
+ * options: `cassette` (a path), `record` (none, once, new_episodes, rewrite; default $MOCKMCP_RECORD, else none),
  * `server` (the real server's command line, to record from), `strict`, `ignore` (params paths),
  * `mockmcp` (how to run mockmcp; default $MOCKMCP, else `mockmcp` on PATH), `cassetteDir`.
  * Given node:test's `t` or vitest's test context, the check runs by itself when the test ends.
@@ -122,7 +125,8 @@ export function server(test, options = {}) {
  * first. Its options are `server()`'s, but `server` is the real server's URL, to record from.
  */
 export async function httpServer(test, options = {}) {
-  const mock = prepare(test, options, ["--http", "127.0.0.1:0"], options.server ? [options.server] : []);
+  const target = options.server ? ["--http-target", options.server] : [];
+  const mock = prepare(test, options, ["--http", "127.0.0.1:0", ...target], []);
   const child = spawn(mock.command, mock.args, { env: mock.env, stdio: ["ignore", "ignore", "pipe"] });
   const exited = once(child, "exit").catch(() => [null]); // a spawn that failed says so through "error"
   let said = "";
@@ -173,7 +177,7 @@ export function problems(report, strict = false) {
   }
   const out = [];
   for (const miss of report.misses) {
-    out.push(`${miss.explanation}\n  in this test: record: "${miss.record}" records it (with the real server as server:)`);
+    out.push(`${miss.explanation}\n  in this test: record: "${OLD_MODES[miss.record] ?? miss.record}" records it (with the real server as server:)`);
   }
   out.push(...report.mismatches.map((m) => m.explanation), ...report.withheld.map((w) => w.explanation));
   if (report.missed > report.misses.length) out.push(`mockmcp: ${report.missed - report.misses.length} more misses`);

@@ -1,9 +1,10 @@
 """The command line: short adapters from options to the domain objects, built with click.
 
 `mockmcp.cli.launch` is the entry point: it reads a plain `mockmcp replay` command line itself and
-hands everything else here. `replay`'s parameters are therefore built from the table in
-`mockmcp.cli.options`, and every option value with a parser of its own is read by that parser,
-through a click parameter type, so that a bad value fails here, with usage, and completes in a shell.
+hands everything else here. The parameters are built from the tables of `mockmcp.cli.options`, and
+every option value with a parser of its own is read by that parser, through a click parameter type,
+so that a bad value fails here, with usage, and completes in a shell. The spellings of mockmcp 0.x
+are rewritten to today's before click reads them, each saying so once on stderr (`_Command`).
 """
 
 from __future__ import annotations
@@ -15,20 +16,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mockmcp import __version__
-from mockmcp.cli import options
-from mockmcp.cli.commands import (
-    diff_cassettes,
-    record_http,
-    record_session,
-    recover_session,
-    verify_cassette,
-    write_schema,
-)
-from mockmcp.cli.executing import exec_cassette
+from mockmcp.cli import commands, options
+from mockmcp.cli.executing import exec_command
 from mockmcp.cli.exits import abort, fail
-from mockmcp.cli.replaying import replay_cassette
-from mockmcp.cli.wrapping import serve_config, unwrap_config, wrap_config
+from mockmcp.cli.options import option
+from mockmcp.cli.replaying import deprecated, note, replay_cassette
+from mockmcp.cli.wrapping import Wrapping, serve_config, unwrap_config, wrap_config
 from mockmcp.errors import MockmcpError, UsageError
+from mockmcp.options import Bounds, RecordOptions, ReplayOptions
 from mockmcp.tools.hostconfig import FORMATS
 from mockmcp.tools.lint import failed, lint_paths, summary
 from mockmcp.tools.show import print_show
@@ -64,7 +59,23 @@ def param_type(kind: str) -> _ParamType:
         return click.Path(dir_okay=False)
     if kind == "text":
         return click.STRING
+    if kind == "folder":
+        return click.Path(file_okay=False)
+    if kind == "columns":
+        return click.IntRange(min=20)
+    if kind.startswith("choice:"):
+        return click.Choice(kind.removeprefix("choice:").split("|"))
+    if kind in ("record_mode", "any_mode"):  # the launcher refuses 0.x's words; here they work, and say so
+        return ParsedValue(kind, lambda text: _record_mode(text, kind == "any_mode"))
     return ParsedValue(kind, options.PARSERS[kind])
+
+
+def _record_mode(text: str, allow_none: bool) -> RecordMode:
+    mode = RecordMode.parse(text, allow_none)
+    said = RecordMode.deprecated(text)
+    if said:
+        note(said)
+    return mode
 
 
 def _params(table: Sequence[options.Param]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -98,6 +109,70 @@ def _param(param: options.Param) -> Callable[[Callable[..., Any]], Callable[...,
     )
 
 
+class _Command(click.Command):
+    """A command that still reads the spellings of mockmcp 0.x for one release: each old option is rewritten
+    to today's before click reads the command line, with one line on stderr saying which (docs/cli.md)."""
+
+    def __init__(self, *args: Any, renamed: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.renamed = renamed or {}
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, self.respell(args, ctx.allow_interspersed_args))
+
+    def respell(self, args: list[str], interspersed: bool = True) -> list[str]:
+        """args with the old options rewritten, up to `--` or (not interspersed) the server's first word."""
+        valued = {flag for p in self.params if isinstance(p, click.Option) and not p.is_flag for flag in p.opts}
+        old = [arg.partition("=")[0] for arg in args if arg.partition("=")[0] in self.renamed]
+        # `show --html -o FILE` (0.x) is `show --html FILE`: the bare --html goes once -o takes its place.
+        out, rest = [], [arg for arg in args if not (arg == "--html" and {"-o", "--output"} & set(old))]
+        while rest:
+            arg = rest.pop(0)
+            flag, equals, value = arg.partition("=")
+            if arg == "--" or (not flag.startswith("-") and not interspersed):
+                return [*out, arg, *rest]
+            new = self.renamed.get(flag)
+            if new is not None:
+                deprecated(flag, " ".join(new))
+                flag = new[0]
+            out += [arg] if new is None else [f"{flag}={value}"] if equals else list(new)
+            if flag in valued and not equals and rest:
+                out.append(rest.pop(0))
+        return out
+
+
+# The other commands' parameters, written as the tables of `mockmcp.cli.options` are.
+# fmt: off
+WRAP = (
+    options.RECORD_MODE._replace(help="With --record: as record --record-mode, for every server."),
+    option("--cassettes DIR", "cassettes", "folder", "Where the cassettes go (default: cassettes/ beside the output)."),
+    option("-o --output FILE", "output", "file", "The derived config (default: NAME.mockmcp.EXT beside CONFIG)."),
+    option("--in-place", "in_place", "flag", "Change CONFIG itself, after a backup beside it (unwrap restores it)."),
+    option("--format", "fmt", "choice:" + "|".join(sorted(FORMATS)), "The config's format, if its name and shape "
+           "do not tell."),
+)
+SHOW = (
+    option("--color", "color", "choice:auto|always|never", "auto: colour when stdout is a terminal and NO_COLOR is "
+           "not set.", default="auto"),
+    option("--width COLUMNS", "width", "columns", "Line width (default: the terminal's, else 100)."),
+    options.HTML._replace(help="Write the cassette as an HTML timeline to FILE instead."),
+    option("--with-report FILE", "reports", "file", "With --html: a replay's --report of this cassette, shown "
+           "beside it (repeatable, one per live session).", multiple=True),
+)
+SCHEMA = (
+    option("-o --output FILE", "output", "file", "Write the schema to this file (default: stdout)."),
+    option("--for", "which", "choice:cassette|report", "report: the --report JSON's (docs/report.md).",
+           default="cassette"),
+)
+VERIFY = (
+    options.IGNORE._replace(help="A params or result path left out of the comparison (repeatable)."),
+    options.SUBSTITUTE,
+    option("--update", "update", "flag", "Write the live answers into the cassette (keeping its fault knobs)."),
+    option("--timeout SECONDS", "timeout", "seconds", "Seconds to wait for each live answer.", default="10"),
+)
+# fmt: on
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mockmcp")
 def cli() -> None:
@@ -106,235 +181,79 @@ def cli() -> None:
 
 @cli.command()
 @_params(options.REPLAY)
-def replay(
-    cassette: str,
-    ignores: tuple[str, ...],
-    substitutions: tuple[tuple[str, str | None], ...],
-    strict: bool,
-    report_path: str | None,
-    html_path: str | None,
-    timing: float,
-    listen: tuple[str, int] | None,
-    allow_hosts: tuple[str, ...],
-    state_path: str | None,
-    session_idle: float | None,
-) -> None:
+def replay(**values: Any) -> None:
     """Serve CASSETTE as an MCP server over stdio, or over Streamable HTTP with --http.
 
     Requests are matched by method and params, never by id, and answered with the recorded
     response under the caller's id. A summary goes to stderr when the session ends: over stdio
     when the host closes stdin, over HTTP at SIGINT or SIGTERM.
     """
-    status = replay_cassette(
-        cassette,
-        ignores,
-        strict,
-        report_path,
-        timing,
-        listen,
-        allow_hosts,
-        state_path,
-        substitutions,
-        html_path,
-        session_idle,
-    )
+    status = replay_cassette(*options.replay_call(values))
     if status:
         raise SystemExit(status)  # the cassette's `exit` knob, or 128 + the signal that ended the session
 
 
-_substitute = click.option(
-    "--substitute",
-    "substitutions",
-    multiple=True,
-    type=param_type("substitution"),
-    metavar="NAME[=VALUE]",
-    help="The placeholder ${NAME} stands for VALUE on this machine (NAME alone: the environment variable NAME's "
-    "value): recording writes it in VALUE's place, replay and verify put VALUE back (repeatable).",
-)
-
-
 # Not interspersed: from the first word of COMMAND on, every argument is the server's, its options too
 # (a `--` before COMMAND says the same); an unknown option before it is a typo, reported as such.
-@cli.command(context_settings={"allow_interspersed_args": False})
-@click.option(
-    "-o", "--output", "cassette", required=True, type=click.Path(dir_okay=False), help="The cassette to write."
+@cli.command(
+    cls=_Command,
+    context_settings={"allow_interspersed_args": False},
+    renamed={"--mode": ("--record-mode",), "--listen": ("--http",)},
 )
-@click.option(
-    "--mode",
-    default=RecordMode.ONCE.value,
-    show_default=True,
-    type=click.Choice(RecordMode.choices()),
-    help=(
-        "all: record afresh; new: add this session to the cassette; "
-        "once: record only if the cassette does not exist, else replay it."
-    ),
-)
-@click.option(
-    "--redact-env",
-    "redact_env",
-    multiple=True,
-    metavar="NAME",
-    help="Replace the value of this environment variable wherever it appears (repeatable).",
-)
-@click.option(
-    "--redact",
-    "redact_patterns",
-    multiple=True,
-    metavar="REGEX",
-    help="Replace whatever matches this pattern (repeatable).",
-)
-@_substitute
-@click.option(
-    "--grace",
-    default=2.0,
-    show_default=True,
-    type=float,
-    help=(
-        "Seconds the server gets to exit after stdin closes and the requests in flight are answered "
-        "(a line it is sending is let through first), "
-        "and again after SIGTERM."
-    ),
-)
-@click.option(
-    "--http-target",
-    "target",
-    metavar="URL",
-    help="Record a Streamable HTTP server instead: a reverse proxy to this endpoint URL (needs mockmcp[http]).",
-)
-@click.option(
-    "--listen",
-    default="127.0.0.1:0",
-    show_default=True,
-    type=param_type("listen"),
-    metavar="[HOST:]PORT",
-    help="With --http-target: where the proxy listens (port 0: any free port).",
-)
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="NAME",
-    help="With --http-target: a host name or address requests may name in Host and Origin, beyond loopback "
-    "and the --listen address (repeatable).",
-)
-@click.option(
-    "--upstream-timeout",
-    default=60.0,
-    show_default=True,
-    type=float,
-    metavar="SECONDS",
-    help="With --http-target: how long the target may take to start answering a request (504 after).",
-)
+@_params(options.RECORD)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def record(
-    cassette: str,
-    mode: str,
-    redact_env: tuple[str, ...],
-    redact_patterns: tuple[str, ...],
-    substitutions: tuple[tuple[str, str | None], ...],
-    grace: float,
-    target: str | None,
-    listen: tuple[str, int],
-    allow_hosts: tuple[str, ...],
-    upstream_timeout: float,
-    command: tuple[str, ...],
-) -> None:
+def record(cassette: str, target: str | None, command: tuple[str, ...], **values: Any) -> None:
     """Record a session into a cassette: run COMMAND as the server and proxy stdio to it, or proxy HTTP.
 
     Launch `mockmcp record -o CASSETTE -- SERVER ARGS...` from the host instead of the server, or
     run `mockmcp record -o CASSETTE --http-target URL` and point the host at the proxy. Every
     message is forwarded unchanged both ways; the cassette is written atomically when the session
-    ends. The default mode, once, never replaces a cassette that exists.
+    ends. The default record mode, once, never replaces a cassette that exists.
     """
     if (target is None) == (not command):
         raise click.UsageError("name the server to record: a command after `--`, or --http-target URL (one of them)")
+    recording = options.build(RecordOptions, values)
     if target is not None:
-        record_http(
-            cassette,
-            target,
-            listen,
-            RecordMode(mode),
-            redact_env,
-            redact_patterns,
-            allow_hosts,
-            upstream_timeout,
-            substitutions,
+        commands.record_http(
+            cassette, target, recording, options.build(options.Serving, values), options.build(Bounds, values)
         )
         return
-    outcome = record_session(
-        cassette, list(command), RecordMode(mode), redact_env, redact_patterns, grace, substitutions
-    )
+    outcome = commands.record_session(cassette, list(command), recording)
     if outcome.status:
         raise SystemExit(outcome.status)
 
 
 # Not interspersed, as `record`: from the first word of the server's command on, every argument is the server's.
-@cli.command("exec", context_settings={"allow_interspersed_args": False})
+@cli.command(
+    "exec", cls=_Command, context_settings={"allow_interspersed_args": False}, renamed={"--cassette": ("--output",)}
+)
 @_params(options.EXEC)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def exec_(
-    cassette: str,
-    mode: RecordMode,
-    strict: bool,
-    report_path: str | None,
-    ignores: tuple[str, ...],
-    substitutions: tuple[tuple[str, str | None], ...],
-    grace: float,
-    listen: tuple[str, int] | None,
-    command: tuple[str, ...],
-) -> None:
+def exec_(**values: Any) -> None:
     """Replay CASSETTE, or record the server COMMAND into it, as the record mode says: for test runners.
 
-    `mockmcp exec --cassette C --record-mode once -- SERVER ARGS...` is what a host's test launches
+    `mockmcp exec -o CASSETTE --record-mode once -- SERVER ARGS...` is what a host's test launches
     instead of its server. The verdict is the exit status and the --report file (docs/report.md).
     """
-    status = exec_cassette(cassette, mode, list(command), strict, report_path, ignores, substitutions, grace, listen)
+    status = exec_command(values)
     if status:
         raise SystemExit(status)
 
 
-@cli.command()
+@cli.command(cls=_Command, renamed={"--mode": ("--record-mode",)})
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--record", "replay", flag_value=False, default=False, help="Every server records (the default).")
 @click.option("--replay", "replay", flag_value=True, help="Every server replays its cassette.")
-@click.option(
-    "--mode",
-    default=RecordMode.ONCE.value,
-    show_default=True,
-    type=click.Choice(RecordMode.choices()),
-    help="With --record, as `mockmcp record --mode`: once records what has no cassette yet and replays the rest.",
-)
-@click.option(
-    "--cassettes",
-    type=click.Path(file_okay=False),
-    help="Where the cassettes go, one per server (default: cassettes/ beside the derived config).",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="The derived config (default: NAME.mockmcp.EXT beside CONFIG).",
-)
-@click.option(
-    "--in-place", is_flag=True, help="Change CONFIG itself, after a backup beside it (`mockmcp unwrap` restores it)."
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(FORMATS)),
-    help="The config's format, when its name and shape do not tell.",
-)
-def wrap(
-    config: str, replay: bool, mode: str, cassettes: str | None, output: str | None, in_place: bool, fmt: str | None
-) -> None:
+@_params(WRAP)
+def wrap(config: str, **values: Any) -> None:
     """Write a host's MCP CONFIG again with every server going through mockmcp: record, or replay.
 
     Stdio servers run `mockmcp record` (or `replay`) in front of their command; remote servers point at a
     local port that `mockmcp serve DERIVED` serves. Everything else in the file stays as it was.
     """
-    if in_place and output:
+    if values["in_place"] and values["output"]:
         raise click.UsageError("--in-place changes CONFIG itself: leave out -o")
-    wrap_config(config, output, in_place, replay, RecordMode(mode), cassettes, fmt)
+    wrap_config(config, options.build(Wrapping, values))
 
 
 @cli.command()
@@ -352,65 +271,40 @@ def serve(config: str) -> None:
 
 
 @cli.command()
-@click.argument("cassette", type=click.Path(dir_okay=False))
+@click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
 def recover(cassette: str) -> None:
     """Build CASSETTE from the journal an interrupted `mockmcp record` left beside it."""
-    recover_session(cassette)
+    commands.recover_session(cassette)
 
 
-@cli.command()
-@click.argument("cassette", type=click.Path(dir_okay=False))
-@click.option(
-    "--color",
-    default="auto",
-    show_default=True,
-    type=click.Choice(["auto", "always", "never"]),
-    help="auto: colour when stdout is a terminal and NO_COLOR is not set.",
-)
-@click.option(
-    "--width", type=click.IntRange(min=20), metavar="COLUMNS", help="Line width (default: the terminal's, else 100)."
-)
-@click.option("--html", "html", is_flag=True, help="Write an HTML timeline instead (to the -o file).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="With --html: the page to write.")
-@click.option(
-    "--report",
-    "reports",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    metavar="REPORT",
-    help="With --html: a replay's --report of this cassette, shown beside it (repeatable, one per live session).",
-)
-def show(
-    cassette: str, color: str, width: int | None, html: bool, output: str | None, reports: tuple[str, ...]
-) -> None:
-    """Print CASSETTE as a transcript to read at a glance, or with --html write it as a page.
+@cli.command(cls=_Command, renamed={"-o": ("--html",), "--output": ("--html",), "--report": ("--with-report",)})
+@click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
+@_params(SHOW)
+def show(cassette: str, color: str, width: int | None, html: str | None, reports: tuple[str, ...]) -> None:
+    """Print CASSETTE as a transcript to read at a glance, or with --html FILE write it as a page.
 
     One line per message with direction arrows, method and a short summary, the recorded timing,
-    the fault knobs marked, and counts at the end. `--html -o FILE.html` draws the same as a timeline
-    in one self-contained file; with `--report`, what a live replay did is beside what was recorded.
+    the fault knobs marked, and counts at the end. `--html FILE.html` draws the same as a timeline
+    in one self-contained file; with `--with-report`, what a live replay did is beside what was recorded.
     """
     if not html:
-        if output or reports:
-            raise UsageError("-o and --report are options of `show --html`", "add --html, or leave them out")
+        if reports:
+            raise UsageError("--with-report is an option of `show --html FILE`", "add --html FILE, or leave it out")
         print_show(cassette, color, width)
         return
-    if not output:
-        raise UsageError(
-            "`show --html` needs the file to write", f"add -o FILE.html: mockmcp show --html {cassette} -o page.html"
-        )
     from mockmcp.tools.html_page import write_show_page  # deferred: only --html draws a page
 
-    click.echo(f"mockmcp: wrote {write_show_page(cassette, reports, output)}", err=True)
+    click.echo(f"mockmcp: wrote {write_show_page(cassette, reports, html)}", err=True)
 
 
-@cli.command()
-@click.argument("cassettes", nargs=-1, required=True, type=click.Path())
-@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
+@cli.command(cls=_Command, renamed={"--strict": ("--fail-on-warning",)})
+@click.argument("cassettes", nargs=-1, required=True, type=click.Path(), metavar="CASSETTE...")
+@click.option("--fail-on-warning", "strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
 def lint(cassettes: tuple[str, ...], strict: bool) -> None:
     """Check each CASSETTE before a test run: YAML, structure, JSON-RPC and MCP shapes, credentials.
 
     Prints every finding (file, line, place, problem, how to fix) and a summary to stdout.
-    Exits 1 on any error, or with --strict on any warning.
+    Exits 1 on any error, or with --fail-on-warning on any warning.
     """
     findings = lint_paths(cassettes)
     for finding in findings:
@@ -420,58 +314,35 @@ def lint(cassettes: tuple[str, ...], strict: bool) -> None:
         raise SystemExit(1)
 
 
-# `verify` and `diff` compare the same way, so they leave the same paths out.
-_comparison_ignores = click.option(
-    "--ignore",
-    "ignores",
-    multiple=True,
-    metavar="PATH",
-    help="A params or result path left out of the comparison (repeatable).",
-)
-
-
 @cli.command()
-@click.argument("cassette", type=click.Path(dir_okay=False))
-@_comparison_ignores
-@_substitute
-@click.option("--update", is_flag=True, help="Write the live answers into the cassette (keeping its fault knobs).")
-@click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for each live answer.")
+@click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
+@_params(VERIFY)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def verify(
-    cassette: str,
-    ignores: tuple[str, ...],
-    substitutions: tuple[tuple[str, str | None], ...],
-    update: bool,
-    timeout: float,
-    command: tuple[str, ...],
-) -> None:
+def verify(cassette: str, command: tuple[str, ...], update: bool, timeout: float, **values: Any) -> None:
     """Drive the live server COMMAND with CASSETTE's client side and report every drift.
 
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
     apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted.
     """
-    if verify_cassette(cassette, list(command), ignores, update, timeout, substitutions):
+    if commands.verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout):
         raise SystemExit(1)
 
 
 @cli.command()
-@click.argument("first", type=click.Path(dir_okay=False))
-@click.argument("second", type=click.Path(dir_okay=False))
-@_comparison_ignores
+@click.argument("first", type=click.Path(dir_okay=False), metavar="CASSETTE")
+@click.argument("second", type=click.Path(dir_okay=False), metavar="CASSETTE")
+@_params(VERIFY[:1])  # `verify` and `diff` compare the same way, so they leave the same paths out
 def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
     """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
-    if diff_cassettes(first, second, ignores):
+    if commands.diff_cassettes(first, second, ignores):
         raise SystemExit(1)
 
 
-@cli.command()
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="Write the schema to this file (default: stdout)."
-)
-@click.option("--report", is_flag=True, help="The schema of the --report JSON instead (docs/report.md).")
-def schema(output: str | None, report: bool) -> None:
+@cli.command(cls=_Command, renamed={"--report": ("--for", "report")})
+@_params(SCHEMA)
+def schema(output: str | None, which: str) -> None:
     """Print the JSON Schema of the cassette format, for YAML editors (see docs/cassette-format.md)."""
-    write_schema(output, report)
+    commands.write_schema(output, which == "report")
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -15,12 +15,14 @@ from typing import Any
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
-from mockmcp.cli.replaying import address, note, replay_cassette
+from mockmcp.cli.options import BOUNDS, Serving
+from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
 from mockmcp.core import report_schema
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
+from mockmcp.options import Bounds, RecordOptions, ReplayOptions
 from mockmcp.shells.journal import Journal, finish, journal_path, saved
 from mockmcp.shells.live_server import drive
 from mockmcp.shells.stdio_record import Outcome, run_proxy
@@ -42,23 +44,17 @@ __all__ = [
 ]
 
 
-def record_session(
-    path: str,
-    command: list[str],
-    mode: RecordMode,
-    redact_env: tuple[str, ...],
-    redact_patterns: tuple[str, ...],
-    grace: float,
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-) -> Outcome:
+def record_session(path: str, command: list[str], options: RecordOptions) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
+    mode = RecordMode(options.mode)
     if mode is RecordMode.ONCE and os.path.exists(path):
-        note(f"{path} exists and the mode is once: replaying it (record afresh with --mode all)")
-        return Outcome(replay_cassette(path, substitutions=substitutions), "replayed the existing cassette")
-    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ, substitute=substitutions)
+        note(f"{path} exists and the mode is once: replaying it (record afresh with --record-mode rewrite)")
+        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions))
+        return Outcome(replayed, "replayed the existing cassette")
+    redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, command)
     try:
-        outcome = run_proxy(command, journal, redactor, grace)
+        outcome = run_proxy(command, journal, redactor, options.grace)
     except UsageError:
         journal.discard()  # the server never started: nothing to recover later
         raise
@@ -69,39 +65,28 @@ def record_session(
     return outcome
 
 
-def record_http(
-    path: str,
-    target: str,
-    listen: tuple[str, int],
-    mode: RecordMode,
-    redact_env: tuple[str, ...],
-    redact_patterns: tuple[str, ...],
-    allow_hosts: tuple[str, ...] = (),
-    upstream_timeout: float = 60.0,
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-) -> None:
+def record_http(path: str, target: str, options: RecordOptions, serving: Serving, bounds: Bounds = BOUNDS) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:  # h11 is optional (mockmcp[http])
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_record import RecordingProxy
     except ImportError as exc:
-        raise UsageError(
-            f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
-        ) from None
+        raise http_extra("recording", exc) from None
+    mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
     if mode is RecordMode.ONCE and os.path.exists(path):
-        note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --mode all)")
-        replay_cassette(path, listen=listen, allow_hosts=allow_hosts, substitutions=substitutions)
+        note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --record-mode rewrite)")
+        replay_cassette(path, ReplayOptions(substitutions=options.substitutions), serving._replace(listen=listen))
         return
-    redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ, substitute=substitutions)
+    redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, [target])
     try:
-        proxy = RecordingProxy(target, listen, journal, redactor, allow_hosts, upstream_timeout)
+        proxy = RecordingProxy(target, listen, journal, redactor, serving.allow_hosts, bounds.upstream_timeout)
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):
             raise UsageError(
                 f"cannot listen on {address(listen)}: {exc.strerror or exc}",
-                "choose another --listen port (0 takes any free one)",
+                "choose another --http port (0 takes any free one)",
             ) from None
         raise
     said = f"recording {proxy.url} -> {target} into {path} (Ctrl-C or SIGTERM to stop and save)"
@@ -132,6 +117,12 @@ def record_http(
         raise SystemExit(again[0])
 
 
+def _redactor(options: RecordOptions) -> Redactor:
+    """What a recording keeps out of the cassette and writes as `${NAME}`: the same for every way of recording."""
+    env, patterns, substitute = options.redact_env, options.redact_patterns, options.substitutions
+    return Redactor.for_recording(env, patterns, os.environ, substitute=substitute)
+
+
 def _say(notes: list[str]) -> None:
     for text in notes:
         note(text)
@@ -158,24 +149,18 @@ def recover_session(path: str) -> None:
     note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
 
-def verify_cassette(
-    path: str,
-    command: list[str],
-    ignores: tuple[str, ...],
-    update: bool,
-    timeout: float,
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-) -> bool:
-    """Compare a live server with the cassette (printing the drift report); with update, rewrite it.
+def verify_cassette(path: str, command: list[str], compared: ReplayOptions, update: bool, timeout: float) -> bool:
+    """Compare a live server with the cassette (printing the drift report); with update, rewrite it. Of compared,
+    the paths left out (ignores) and the values of the cassette's placeholders here (substitutions) count.
 
     Returns True when drift remains: found, and not written into the cassette.
     """
     recorded = cassettes.load(path)
     if not command:
-        redactor = Redactor.for_replay(recorded.meta, os.environ, substitutions, path) or Redactor()
+        redactor = Redactor.for_replay(recorded.meta, os.environ, compared.substitutions, path) or Redactor()
         command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)
-    matcher = Matcher.build(ignores, recorded.meta)
-    live = drive(recorded, command, timeout, substitutions=substitutions)
+    matcher = Matcher.build(compared.ignores, recorded.meta)
+    live = drive(recorded, command, timeout, substitutions=compared.substitutions)
     drift = compare(recorded, live, matcher, "live")
     print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
     if not (update and drift.drifted):

@@ -1,13 +1,11 @@
 """`mockmcp exec`: one command for a test runner in any language, with the pytest plugin's record modes.
 
 Theory of operation. A host's test in TypeScript, Go or Rust spawns its server as a command; it
-points that command at `mockmcp exec --cassette C --record-mode M -- SERVER...`, which decides, as
-the plugin does, whether this launch records or replays (`RecordMode.records`: `none` replays and a
-missing cassette is an error; `once` records only when the cassette is missing; `new` and `all`
-record), then runs the very code paths of `mockmcp record` and `mockmcp replay`. The verdict is the
-exit status and the `--report` file; a host's transport rarely shows the status, so the report says
-every outcome (docs/report.md): the replay's report, or that this launch recorded, or why it could
-do neither.
+points that command at `mockmcp exec -o C --record-mode M -- SERVER...`, which decides, as the
+plugin does, whether this launch records or replays (`RecordMode.records`), then runs the very code
+paths of `mockmcp record` (with its redaction) and `mockmcp replay`. The verdict is the exit status
+and the `--report` file; a host's transport rarely shows the status, so the report says every
+outcome (docs/report.md): the replay's report, or that this launch recorded, or why it could do neither.
 
 A replay by exec is on the launch path (docs/architecture.md, "Start-up rules"): what only a
 recording or a failure needs is imported where it is used.
@@ -18,39 +16,38 @@ from __future__ import annotations
 import os
 
 from mockmcp.cassette.files import atomic_write
-from mockmcp.cli.replaying import replay_cassette
+from mockmcp.cli.options import STDIO, Serving, build
+from mockmcp.cli.replaying import deprecated, replay_cassette
 from mockmcp.core.report import REPORT_VERSION
 from mockmcp.errors import MockmcpError, StrictFailure, UsageError
+from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.words import RecordMode
 
-__all__ = ["exec_cassette"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["exec_cassette", "exec_command"]
 
 
 def exec_cassette(
-    cassette: str,
-    mode: RecordMode,
-    command: list[str],
-    strict: bool = False,
-    report_path: str | None = None,
-    ignores: tuple[str, ...] = (),
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-    grace: float = 2.0,
-    listen: tuple[str, int] | None = None,
+    cassette: str, server: list[str], replay: ReplayOptions, record: RecordOptions, serving: Serving = STDIO
 ) -> int:
-    """Record COMMAND into the cassette or replay it, as `mode` says; returns the exit status.
+    """Record the server into the cassette or replay it, as `record.mode` says; returns the exit status.
 
-    With listen, over Streamable HTTP until SIGINT or SIGTERM: replay serves there, and a recording is a
-    proxy there to the URL that COMMAND is.
+    server is the server's command line, or with serving.listen the URL to record from (`--http-target`):
+    over Streamable HTTP until SIGINT or SIGTERM, replay serves there, and a recording is a proxy there.
     Raises what `record` and `replay` raise (the report says it first), and UsageError for a missing
-    cassette under `none` or a recording without a server command.
+    cassette under `none` or a recording without a server.
     """
-    report = report_path.replace("{pid}", str(os.getpid())) if report_path else None
+    report = replay.report.replace("{pid}", str(os.getpid())) if replay.report else None
+    mode = RecordMode(record.mode)
     try:
         if mode.records(os.path.exists(cassette)):
-            return _record(cassette, mode, command, report, substitutions, grace, listen)
+            return _record(cassette, server, record, serving, report)
         if not os.path.exists(cassette):
-            raise _missing(cassette, command)
-        return replay_cassette(cassette, ignores, strict, report, listen=listen, substitutions=substitutions)
+            raise _missing(cassette, server)
+        return replay_cassette(cassette, replay._replace(report=report), serving)
     except StrictFailure:
         raise  # the replay's own report says it
     except MockmcpError as error:
@@ -58,48 +55,54 @@ def exec_cassette(
         raise
 
 
-def _record(
-    cassette: str,
-    mode: RecordMode,
-    command: list[str],
-    report: str | None,
-    substitutions: tuple[tuple[str, str | None], ...],
-    grace: float,
-    listen: tuple[str, int] | None,
-) -> int:
+def _record(cassette: str, server: list[str], record: RecordOptions, serving: Serving, report: str | None) -> int:
     import shlex
 
     from mockmcp.cli.commands import record_http, record_session  # deferred: not on the launch path
 
-    if not command:
+    mode = RecordMode(record.mode)
+    if not server:
         raise UsageError(
-            f"record mode {mode.value} records {cassette}, and no server was given to record from",
-            f"name the real server after `--`: mockmcp exec --cassette {shlex.quote(cassette)} "
-            f"--record-mode {mode.value} -- SERVER ARGS...",
+            f"record mode {mode.word} records {cassette}, and no server was given to record from",
+            f"name the real server after `--`: mockmcp exec -o {shlex.quote(cassette)} "
+            f"--record-mode {mode.word} -- SERVER ARGS...",
         )
-    if listen is not None:
-        if len(command) != 1 or not command[0].startswith(("http://", "https://")):
+    if serving.listen is not None:
+        if len(server) != 1 or not server[0].startswith(("http://", "https://")):
             raise UsageError(
-                f"with --http, the server to record from is its URL, got {shlex.join(command)}",
-                "name it after `--`: mockmcp exec --http 0 --cassette C --record-mode once -- http://HOST:PORT/mcp",
+                f"with --http, the server to record from is its URL, got {shlex.join(server)}",
+                "name it: mockmcp exec --http 0 -o C --record-mode once --http-target http://HOST:PORT/mcp",
             )
-        record_http(cassette, command[0], listen, mode, (), (), substitutions=substitutions)
-        recorded = {"mode": mode.value, "status": 0, "outcome": "stopped by a signal"}
-        _write(report, {"version": REPORT_VERSION, "cassette": cassette, "recorded": recorded})
-        return 0
-    outcome = record_session(cassette, command, mode, (), (), grace, substitutions)
-    recorded = {"mode": mode.value, "status": outcome.status, "outcome": outcome.why()}
+        record_http(cassette, server[0], record, serving)
+        status, outcome = 0, "stopped by a signal"
+    else:
+        ended = record_session(cassette, server, record)
+        status, outcome = ended.status, ended.why()
+    recorded = {"mode": mode.value, "status": status, "outcome": outcome}
     _write(report, {"version": REPORT_VERSION, "cassette": cassette, "recorded": recorded})
-    return outcome.status
+    return status
 
 
-def _missing(cassette: str, command: list[str]) -> UsageError:
+def exec_command(values: dict[str, Any]) -> int:
+    """`exec_cassette` on the values of `options.EXEC` and the command after `--`, as both readers give them."""
+    command, target, serving = list(values["command"]), values["target"], build(Serving, values)
+    if target is not None:
+        if command:
+            raise UsageError("name one server: --http-target URL, or a command after `--`", "leave one of them out")
+        command, serving = [target], serving._replace(listen=serving.listen or ("127.0.0.1", 0))
+    elif serving.listen is not None and len(command) == 1 and command[0].startswith(("http://", "https://")):
+        deprecated("a URL after `--` in exec --http", f"--http-target {command[0]}")
+    replay, record = build(ReplayOptions, values), build(RecordOptions, values)
+    return exec_cassette(values["cassette"], command, replay, record, serving)
+
+
+def _missing(cassette: str, server: list[str]) -> UsageError:
     import shlex
 
-    server = shlex.join(command) if command else "SERVER ARGS..."
+    named = shlex.join(server) if server else "SERVER ARGS..."
     return UsageError(
         f"no cassette at {cassette}, and record mode none never records",
-        f"record it once: mockmcp exec --cassette {shlex.quote(cassette)} --record-mode once -- {server} "
+        f"record it once: mockmcp exec -o {shlex.quote(cassette)} --record-mode once -- {named} "
         '(a test helper: record: "once"), or check the cassette\'s path',
     )
 

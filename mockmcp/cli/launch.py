@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> Any:
         values = options.read_plain(options.REPLAY, args[1:], declined=("listen",))
     elif args[:1] == ["exec"]:  # a test runner's replay (or recording): the server's command line follows `--`
         split = args.index("--") if "--" in args else len(args)
-        values = options.read_plain(options.EXEC, args[1:split], declined=("listen",))
+        values = options.read_plain(options.EXEC, args[1:split], declined=("listen", "target"))
         if values is not None:
             values["command"] = args[split + 1 :]
     if values is None:
@@ -53,13 +53,14 @@ def _run(values: dict[str, Any]) -> None:
 
     try:
         if "command" in values:
-            from mockmcp.cli.executing import exec_cassette
+            from mockmcp.cli.executing import exec_command
 
-            status = exec_cassette(**values)
+            status = exec_command(values)
         else:
+            from mockmcp.cli.options import replay_call
             from mockmcp.cli.replaying import replay_cassette
 
-            status = replay_cassette(**values)
+            status = replay_cassette(*replay_call(values))
     except (MockmcpError, OSError) as error:
         from mockmcp.cli.exits import fail
 

@@ -1,12 +1,13 @@
-"""The options of `mockmcp replay` as data, and the parsers of option values: one definition, two readers.
+"""The commands' options as data, and the parsers of option values: one definition, two readers.
 
-Theory of operation. A host's test suite starts `mockmcp replay` once per test, and importing click
-costs more than everything else a cached replay does before its first answer. So the launcher
-(`mockmcp.cli.launch`) reads a plain, well-formed replay command line itself, from the table
-`REPLAY` below, and hands anything else to click: help, an unknown or repeated option, a value its
-parser refuses, `--http`, `--`, another command. The click command is built from the same table
+Theory of operation. A host's test suite starts `mockmcp replay` (or `exec`) once per test, and
+importing click costs more than everything else a cached replay does before its first answer. So the
+launcher (`mockmcp.cli.launch`) reads a plain, well-formed command line itself, from the tables
+below, and hands anything else to click: help, an unknown, old or repeated option, a value its
+parser refuses, `--http`, another command. The click commands are built from the same tables
 (`mockmcp.cli.app`), and click's parameter types call the same parsers, so help, errors and values
-cannot drift apart; tests/test_cli.py checks that the two readers agree on a table of command lines.
+cannot drift apart. Each concept is one `Param` written once and shared by every command that takes
+it (docs/cli.md, "One word per concept"); the values travel on as `mockmcp.options` values (`build`).
 
 It is on the launch path (docs/architecture.md, "Start-up rules").
 """
@@ -18,16 +19,50 @@ from collections.abc import Callable, Sequence
 
 from mockmcp.errors import UsageError
 from mockmcp.namedtuple import NamedTuple
+from mockmcp.options import Bounds, ReplayOptions
 from mockmcp.protocol import SESSION_IDLE
-from mockmcp.words import parse_substitution, timing_factor
+from mockmcp.words import RecordMode, parse_substitution, timing_factor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from mockmcp.words import RecordMode
+__all__ = [
+    "EXEC",
+    "PARSERS",
+    "Param",
+    "RECORD",
+    "REPLAY",
+    "STDIO",
+    "Serving",
+    "build",
+    "option",
+    "parse_listen",
+    "read_plain",
+]
 
-__all__ = ["EXEC", "PARSERS", "Param", "REPLAY", "parse_listen", "read_plain"]
+
+class Serving(NamedTuple):
+    """Where a replay (or a recording proxy) is served: over stdio, or over Streamable HTTP at listen."""
+
+    listen: tuple[str, int] | None = None  # (host, port); None: stdio
+    allow_hosts: tuple[str, ...] = ()  # names requests may give in Host and Origin, beyond loopback
+    state: str | None = None  # over stdio: the file of the recorded sessions earlier replays took
+
+
+STDIO = Serving()
+PLAIN = ReplayOptions()  # answer at once, match exactly, judge nothing, write no report
+BOUNDS = Bounds()  # the product's
+
+
+def build(kind: Any, values: dict[str, Any]) -> Any:
+    """A value of `kind` (ReplayOptions, RecordOptions, Serving, Bounds) from a command's values, field by name."""
+    return kind(**{name: values[name] for name in kind._fields if name in values})
+
+
+def replay_call(values: dict[str, Any]) -> tuple[str, ReplayOptions, Serving, Bounds]:
+    """`replay_cassette`'s arguments from the values of REPLAY, as both readers of the command line give them."""
+    return values["cassette"], build(ReplayOptions, values), build(Serving, values), build(Bounds, values)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -44,18 +79,17 @@ def parse_listen(text: str) -> tuple[str, int]:
     return (host.strip("[]") or "127.0.0.1"), number
 
 
-def parse_idle(text: str) -> float | None:
-    """`--session-idle`: seconds (more than 0), or `never`."""
-    if text == "never":
+def parse_seconds(text: str, never: bool = False) -> float | None:
+    """SECONDS: a number, 0 or more (with never: more than 0, or `never`, read as None); raises UsageError."""
+    if never and text == "never":
         return None
     try:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        raise UsageError(
-            f"--session-idle {text!r} is neither a number of seconds nor never", "write e.g. 1800, or never"
-        )
+    if not (seconds > 0 if never else seconds >= 0) or seconds == float("inf"):  # also refuses NaN
+        fix = "write a number of seconds, e.g. 2 or 0.5" + (", or never" if never else "")
+        raise UsageError(f"cannot read {text!r} as seconds", fix)
     return seconds
 
 
@@ -66,41 +100,26 @@ def _plain_file(text: str) -> str:
     return text
 
 
-def _seconds(text: str) -> float:
-    """A number of seconds, 0 or more; raises UsageError."""
-    try:
-        seconds = float(text)
-        if not seconds >= 0:  # also refuses NaN
-            raise ValueError
-    except ValueError:
-        raise UsageError(f"cannot read {text!r} as seconds", "write a number of seconds, e.g. 2 or 0.5") from None
-    return seconds
-
-
-def _record_mode(text: str) -> RecordMode:
-    from mockmcp.words import RecordMode  # `exec`'s only (the words module is loaded already)
-
-    return RecordMode.parse(text, allow_none=True)
-
-
 # What a value's kind means to the launcher; mockmcp.cli.app gives click a parameter type of the
-# same kind, calling the same parser (click.Path for "file").
+# same kind, calling the same parser (click.Path for "file"). The launcher refuses a record mode
+# spelled the old way, so that click reads it and says it is deprecated.
 PARSERS: dict[str, Callable[[str], Any]] = {
-    "seconds": _seconds,
-    "record_mode": _record_mode,
+    "seconds": parse_seconds,
+    "idle": lambda text: parse_seconds(text, never=True),
+    "record_mode": lambda text: RecordMode.parse(text, old=False),
+    "any_mode": lambda text: RecordMode.parse(text, allow_none=True, old=False),
     "file": _plain_file,
     "text": str,
     "timing": timing_factor,
     "listen": parse_listen,
     "substitution": parse_substitution,
-    "idle": parse_idle,
 }
 
 
 class Param(NamedTuple):
     """One parameter of a command: where its value goes, how it is written, how its text is read."""
 
-    dest: str  # the command function's parameter
+    dest: str  # the command function's parameter (a field of an options value where there is one)
     flags: tuple[str, ...]  # () for a positional argument
     kind: str  # "flag", or a key of PARSERS
     help: str = ""
@@ -110,128 +129,108 @@ class Param(NamedTuple):
     required: bool = False  # an option that must be given (the launcher leaves a command line without it to click)
 
 
+def option(spelling: str, dest: str, kind: str, help: str, **more: Any) -> Param:
+    """A Param written as help shows it: `"-o --output CASSETTE"` (the metavar last, in capitals or brackets)."""
+    words = spelling.split()
+    metavar = words.pop() if not words[-1].startswith("-") else None
+    return Param(dest, tuple(words), kind, help, metavar, **more)
+
+
+# The parameters, one per concept, shared by the commands that take it: a table, laid out by hand.
+# fmt: off
+CASSETTE = Param("cassette", (), "file", metavar="CASSETTE")
+# Where a server's command line follows (record, exec), the cassette is an option: the one file written.
+CASSETTE_OPTION = option("-o --output CASSETTE", "cassette", "file", "The cassette to write.", required=True)
+IGNORE = option(
+    "--ignore PATH", "ignores", "text", "A params path left out of matching (repeatable), e.g. arguments.when.",
+    multiple=True,
+)
+SUBSTITUTE = option(
+    "--substitute NAME[=VALUE]", "substitutions", "substitution",
+    "The placeholder ${NAME} stands for VALUE on this machine (NAME alone: the environment variable NAME's value): "
+    "recording writes it in VALUE's place, replay and verify put VALUE back (repeatable).",
+    multiple=True,
+)
+STRICT = option(
+    "--strict", "strict", "flag", "Exit 1 when a request missed, a recorded interaction was never played, the host "
+    "answered a server request otherwise than recorded, or a server request was withheld.",
+)
+REPORT = option("--report FILE", "report", "file", "Write the session's JSON report to FILE ({pid}: the process id).")
+HTML = option(
+    "--html FILE", "html", "file", "Write the session as an HTML timeline to FILE when it ends ({pid} as in "
+    "--report): what was recorded beside what the host did, each miss with the closest recordings.",
+)
+LISTEN = option(
+    "--http [HOST:]PORT", "listen", "listen", "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+    "(HOST: 127.0.0.1; port 0: any free one, the URL is printed on stderr; needs mockmcp[http]).",
+)
+ALLOW_HOST = option(
+    "--allow-host NAME", "allow_hosts", "text", "With --http: a host name or address requests may name in Host and "
+    "Origin, beyond loopback and the bound address (repeatable).", multiple=True,
+)
+TARGET = option(
+    "--http-target URL", "target", "text", "Record a Streamable HTTP server instead: a proxy at --http (default: "
+    "any free port) to this endpoint URL (needs mockmcp[http]).",
+)
+RECORD_MODE = option(
+    "--record-mode MODE", "mode", "record_mode", "once: record only if the cassette does not exist, else replay "
+    "it; new_episodes: add this session to the cassette; rewrite: record afresh.", default="once",
+)
+REDACT_ENV = option(
+    "--redact-env NAME", "redact_env", "text", "Replace the value of this environment variable wherever it "
+    "appears (repeatable).", multiple=True,
+)
+REDACT = option(
+    "--redact REGEX", "redact_patterns", "text", "Replace whatever matches it (repeatable).", multiple=True
+)
+GRACE = option(
+    "--grace SECONDS", "grace", "seconds", "Seconds the server gets to exit after stdin closes and the requests in "
+    "flight are answered (a line it is sending is let through first), and again after SIGTERM.", default="2",
+)
+UPSTREAM_TIMEOUT = option(
+    "--upstream-timeout SECONDS", "upstream_timeout", "seconds", "With --http-target: how long the target may "
+    "take to start answering a request (504 after).", default="60",
+)
+
 REPLAY = (
-    Param("cassette", (), "file"),
-    Param(
-        "ignores",
-        ("--ignore",),
-        "text",
-        "A params path left out of matching (repeatable), e.g. arguments.when.",
-        metavar="PATH",
-        multiple=True,
+    CASSETTE,
+    IGNORE,
+    SUBSTITUTE,
+    STRICT,
+    REPORT,
+    HTML,
+    option(
+        "--timing HOW", "timing", "timing", "none: answer at once; recorded: as fast as the server did; or a "
+        "factor scaling that (0.5 is twice as fast).", default="none",
     ),
-    Param(
-        "substitutions",
-        ("--substitute",),
-        "substitution",
-        "The value on this machine of a placeholder the cassette was recorded with, ${NAME} (repeatable); NAME "
-        "alone takes the environment variable NAME's value, as does a placeholder not given.",
-        metavar="NAME[=VALUE]",
-        multiple=True,
+    LISTEN,
+    ALLOW_HOST,
+    option(
+        "--state FILE", "state", "file", "Over stdio: keep in this file which recorded sessions earlier replays "
+        "took (created if missing), so this one starts from the next, as a host that starts one server per call "
+        "would see the state evolve as recorded.",
     ),
-    Param(
-        "strict",
-        ("--strict",),
-        "flag",
-        "Exit 1 when a request missed, a recorded interaction was never played, the host answered a server "
-        "request otherwise than recorded, or a server request was withheld.",
-    ),
-    Param(
-        "report_path",
-        ("--report",),
-        "file",
-        "Write the session summary as JSON to this file ({pid} in it becomes the process id).",
-    ),
-    Param(
-        "html_path",
-        ("--html",),
-        "file",
-        "Write the session as an HTML timeline to this file when it ends ({pid} as in --report): what was "
-        "recorded beside what the host did, each miss with the closest recordings and how they differ.",
-        metavar="FILE",
-    ),
-    Param(
-        "timing",
-        ("--timing",),
-        "timing",
-        "none: answer at once; recorded: as fast as the server did; or a factor scaling that (0.5 is twice as fast).",
-        metavar="HOW",
-        default="none",
-    ),
-    Param(
-        "listen",
-        ("--http",),
-        "listen",
-        "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: 127.0.0.1; needs mockmcp[http]).",
-        metavar="[HOST:]PORT",
-    ),
-    Param(
-        "allow_hosts",
-        ("--allow-host",),
-        "text",
-        "With --http: a host name or address requests may name in Host and Origin, beyond loopback and the "
-        "bound address (repeatable).",
-        metavar="NAME",
-        multiple=True,
-    ),
-    Param(
-        "state_path",
-        ("--state",),
-        "file",
-        "Over stdio: keep in this file which recorded sessions earlier replays took (created if missing), so this "
-        "one starts from the next: a host that starts one server per call sees the state evolve as recorded.",
-        metavar="FILE",
-    ),
-    Param(
-        "session_idle",
-        ("--session-idle",),
-        "idle",
-        "With --http: end a session after this many seconds with no request under way and no GET stream open, "
-        "as the SDK's server does (its id then answers 404); never: keep it until DELETE or the end.",
-        metavar="SECONDS",
+    option(
+        "--session-idle SECONDS", "session_idle", "idle", "With --http: end a session after this many seconds "
+        "with no request under way and no GET stream open (its id then answers 404); never: keep it.",
         default=f"{SESSION_IDLE:g}",
     ),
 )
 
-
-# `mockmcp exec`'s options; the server's command line follows `--`. A replay by exec is on the launch path too.
-EXEC = (
-    Param("cassette", ("--cassette",), "file", "The test's cassette.", metavar="C", required=True),
-    Param(
-        "mode",
-        ("--record-mode",),
-        "record_mode",
-        "none: replay, a missing cassette is an error; once: record only if the cassette is missing, else replay; "
-        "new: add this session; all: record afresh.",
-        metavar="none|once|new|all",
-        default="none",
-    ),
-    Param("strict", ("--strict",), "flag", "When replaying: exit 1 on anything replay --strict refuses."),
-    Param(
-        "report_path",
-        ("--report",),
-        "file",
-        "Write what happened as JSON (docs/report.md); {pid} in it becomes the process id.",
-    ),
-    Param("ignores", ("--ignore",), "text", "When replaying: as replay --ignore (repeatable).", "PATH", None, True),
-    Param(
-        "substitutions",
-        ("--substitute",),
-        "substitution",
-        "The placeholder ${NAME} stands for VALUE on this machine, as in replay and record (repeatable).",
-        metavar="NAME[=VALUE]",
-        multiple=True,
-    ),
-    Param("grace", ("--grace",), "seconds", "When recording: as record --grace.", metavar="SECONDS", default="2"),
-    Param(
-        "listen",
-        ("--http",),
-        "listen",
-        "Over Streamable HTTP at http://HOST:PORT/mcp (port 0: any free one; the URL is printed on stderr) until "
-        "SIGTERM: replay serves there, a recording proxies to the URL given as the server.",
-        metavar="[HOST:]PORT",
-    ),
+# `mockmcp record`'s options; the server's command line follows them.
+RECORD = (
+    CASSETTE_OPTION, RECORD_MODE, REDACT_ENV, REDACT, SUBSTITUTE, GRACE, TARGET, LISTEN, ALLOW_HOST, UPSTREAM_TIMEOUT,
 )
+
+# `mockmcp exec`'s options (replay's apply when it replays, record's when it records); the server's command line
+# follows `--`. A replay by exec is on the launch path too.
+EXEC = (
+    CASSETTE_OPTION._replace(help="The test's cassette, replayed or recorded into."),
+    RECORD_MODE._replace(kind="any_mode", help=f"none: replay, a missing cassette is an error; {RECORD_MODE.help}",
+                         default="none"),
+    STRICT, REPORT, IGNORE, SUBSTITUTE, REDACT_ENV, REDACT, GRACE, TARGET, LISTEN,
+)
+# fmt: on
 
 
 def read_plain(params: Sequence[Param], args: Sequence[str], declined: Sequence[str] = ()) -> dict[str, Any] | None:

@@ -12,14 +12,15 @@ import gc
 import os
 import sys
 
-from mockmcp import protocol
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import atomic_write, journal_path
+from mockmcp.cli.options import BOUNDS, PLAIN, STDIO, Serving
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.errors import StrictFailure, UsageError
+from mockmcp.options import Bounds, ReplayOptions
 from mockmcp.shells.stdio_replay import serve
 from mockmcp.shells.toolkit import Signals
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
     from mockmcp.core.redact import Redactor
 
-__all__ = ["address", "note", "replay_cassette"]
+__all__ = ["address", "deprecated", "http_extra", "note", "replay_cassette"]
 
 
 def note(text: str) -> None:
@@ -36,40 +37,35 @@ def note(text: str) -> None:
     print(f"mockmcp: {text}", file=sys.stderr, flush=True)
 
 
+def deprecated(old: str, new: str) -> None:
+    """The one line an old spelling earns: it still works for this release, and which spelling replaces it."""
+    note(f"{old} is deprecated: write {new} (the old spelling goes in the next release)")
+
+
 def replay_cassette(
-    cassette: str,
-    ignores: tuple[str, ...] = (),
-    strict: bool = False,
-    report_path: str | None = None,
-    timing: float = 0.0,
-    listen: tuple[str, int] | None = None,
-    allow_hosts: tuple[str, ...] = (),
-    state_path: str | None = None,
-    substitutions: tuple[tuple[str, str | None], ...] = (),
-    html_path: str | None = None,
-    session_idle: float | None = protocol.SESSION_IDLE,
+    cassette: str, options: ReplayOptions = PLAIN, serving: Serving = STDIO, bounds: Bounds = BOUNDS
 ) -> int:
-    """Serve a cassette over stdio (or over HTTP at listen) until the host closes stdin; summary to stderr,
-    report to a file. The parameters are those of `mockmcp.cli.options.REPLAY`.
+    """Serve a cassette over stdio (or over HTTP at serving.listen) until the host closes stdin; summary to
+    stderr, report to a file.
 
     Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
     128 + the signal number when SIGINT or SIGTERM ended the session.
     """
-    if state_path is not None and listen is not None:
+    if serving.state is not None and serving.listen is not None:
         raise UsageError(
             "--state is for replay over stdio, one process per live session",
             "leave it out: over --http one process serves every live session, each its own recorded session",
         )
     recorded = cassettes.load(cassette)
-    matcher = Matcher.build(ignores, recorded.meta)
+    matcher = Matcher.build(options.ignores, recorded.meta)
     taken: tuple[int, ...] = ()
-    if state_path is not None:
+    if serving.state is not None:
         from mockmcp.cli.state import read_taken, write_taken  # deferred: only --state uses it
 
-        taken = read_taken(state_path, cassette)
+        taken = read_taken(serving.state, cassette)
     if os.path.exists(journal_path(cassette)):
         note(_journal_note(cassette, journal_path(cassette)))
-    redactor = _recorded_redactor(recorded, substitutions)
+    redactor = _recorded_redactor(recorded, options.substitutions)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
     # (The launcher may have turned the collector off while starting up: it is on from here.)
@@ -77,21 +73,21 @@ def replay_cassette(
     gc.enable()
     # A host ends a server by closing stdin (or the plugin its HTTP one by SIGTERM), maybe signalling again:
     # signals stay caught until the report is written, so the report is always written.
-    if listen is not None:
+    if serving.listen is not None:
         with Signals():  # the serving loop catches the first signal; this one, any that come after it
-            reports = _serve_http(recorded, matcher, redactor, timing, listen, allow_hosts, session_idle)
+            reports = _serve_http((recorded, matcher, redactor, options.timing), serving, bounds)
             report, status = Report.combine(recorded, reports), 0
-            _write_report(report, report_path, html_path)
+            _write_report(report, options)
     else:
         with Signals() as signals:
             recordings = Recordings(recorded, matcher, taken) if taken else None
-            engine = Replay(recorded, matcher, redactor, timing, recordings)
+            engine = Replay(recorded, matcher, redactor, options.timing, recordings)
             status = serve(engine, signals=signals)
             report = engine.report
-            if state_path is not None:  # before the report: a host may start the next process once it is written
-                write_taken(state_path, cassette, {*taken, *report.sessions})
-            _write_report(report, report_path, html_path)
-    if strict and not report.strict_ok:
+            if serving.state is not None:  # before the report: a host may start the next process once it is written
+                write_taken(serving.state, cassette, {*taken, *report.sessions})
+            _write_report(report, options)
+    if options.strict and not report.strict_ok:
         raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
     return status
 
@@ -106,19 +102,16 @@ def _journal_note(cassette: str, journal: str) -> str:
     return f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette"
 
 
-def _write_report(report: Report, report_path: str | None, html_path: str | None = None) -> None:
+def _write_report(report: Report, options: ReplayOptions) -> None:
     """The --report file and the --html page (written first: stderr may be a pipe nobody reads), then the summary
     on stderr."""
-    if report_path:
+    if options.report:
         # {pid} lets one --report option serve a host that launches the server several times.
-        atomic_write(
-            report_path.replace("{pid}", str(os.getpid())),
-            report.json_text(),
-        )
-    if html_path:
+        atomic_write(options.report.replace("{pid}", str(os.getpid())), report.json_text())
+    if options.html:
         from mockmcp.tools.html_page import write_replay_page  # deferred: only --html draws a page
 
-        page = write_replay_page(report, html_path.replace("{pid}", str(os.getpid())))
+        page = write_replay_page(report, options.html.replace("{pid}", str(os.getpid())))
         note(f"the session as a timeline: {page}")
     print(report.summary(), file=sys.stderr, flush=True)
 
@@ -134,34 +127,32 @@ def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], 
 
 
 def _serve_http(
-    cassette: Cassette,
-    matcher: Matcher,
-    redactor: Redactor | None,
-    timing: float,
-    listen: tuple[str, int],
-    allow_hosts: tuple[str, ...],
-    session_idle: float | None,
+    engine: tuple[Cassette, Matcher, Redactor | None, float], serving: Serving, bounds: Bounds
 ) -> list[Report]:
-    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
+    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report.
+    engine: what each session's engine is built from (the cassette, its matcher and redactor, the timing)."""
     try:
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
-        raise UsageError(
-            f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
-        ) from None
+        raise http_extra("replay", exc) from None
+    listen = serving.listen or ("127.0.0.1", 0)
     try:
-        server = HttpReplay(
-            cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts, session_idle=session_idle
-        )
+        server = HttpReplay(*engine, listen, allow_hosts=serving.allow_hosts, session_idle=bounds.session_idle)
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
     # Said once a signal would stop the serving loop: whoever waits for this line (the pytest plugin)
     # may send SIGTERM as soon as it reads it.
-    serve_until_signalled(server, lambda: note(f"serving {cassette.path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
+    serve_until_signalled(server, lambda: note(f"serving {engine[0].path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
     return server.shutdown()
+
+
+def http_extra(what: str, missing: ImportError) -> UsageError:
+    """What a command says when serving over HTTP needs h11, the http extra, and it is not installed."""
+    said = f"{what} over HTTP needs the http extra ({missing.name or missing} is missing)"
+    return UsageError(said, "pip install 'mockmcp[http]'")
 
 
 def address(listen: tuple[str, int]) -> str:

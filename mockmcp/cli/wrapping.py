@@ -17,10 +17,10 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp.cassette import files
-from mockmcp.cli.replaying import note
+from mockmcp.cli.replaying import http_extra, note
 from mockmcp.errors import ConfigError, MockmcpError, UsageError
 from mockmcp.tools.hostconfig import FORMATS, Config, detect, read_config
 from mockmcp.tools.wrap import (
@@ -40,7 +40,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.shells.toolkit import Signals
 
-__all__ = ["BACKUP", "SIDECAR", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
+__all__ = ["BACKUP", "SIDECAR", "Wrapping", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
 
 SIDECAR = ".mockmcp-wrap.json"  # beside the file wrap wrote
 BACKUP = ".mockmcp-backup"  # beside a config wrapped in place
@@ -96,22 +96,26 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wrap_config(
-    path: str,
-    output: str | None,
-    in_place: bool,
-    replay: bool,
-    mode: RecordMode,
-    cassettes: str | None,
-    fmt: str | None,
-) -> str:
+class Wrapping(NamedTuple):
+    """What `mockmcp wrap` was asked: how every server goes through mockmcp, and what is written where."""
+
+    replay: bool = False  # every server replays its cassette (else records, in mode)
+    mode: RecordMode = RecordMode.ONCE
+    output: str | None = None  # the derived config (None: NAME.mockmcp.EXT beside the config)
+    in_place: bool = False  # the config itself, after a backup
+    cassettes: str | None = None  # their folder (None: cassettes/ beside what is written)
+    fmt: str | None = None  # the config's format, when its name and shape do not tell
+
+
+def wrap_config(path: str, how: Wrapping) -> str:
     """Write the derived config (or wrap the config in place); returns the path written. Raises ConfigError."""
+    output, in_place, replay, mode = how.output, how.in_place, how.replay, how.mode
     if in_place and (os.path.exists(path + BACKUP) or os.path.exists(path + SIDECAR)):
         raise ConfigError(
             "is wrapped already (its backup is there)", path=path, fix=f"run `mockmcp unwrap {path}` first"
         )
     raw, text = _read(path)
-    config = read_config(text, fmt or detect(path, text), path)
+    config = read_config(text, how.fmt or detect(path, text), path)
     out = path if in_place else output or derived_path(path)
     if not in_place and os.path.abspath(out) == os.path.abspath(path):
         raise UsageError("-o names the config itself", "to change the config, say --in-place (a backup is written)")
@@ -121,22 +125,8 @@ def wrap_config(
             path=out,
             fix="name another file with -o, or move this one away",
         )
-    folder = Path(cassettes or Path(out).parent / "cassettes").absolute()
-    names = cassette_names(config.entries)
-    commands, urls, remotes = {}, {}, []
-    for entry in config.entries:
-        cassette = str(folder / names.get(entry.name, ""))
-        if entry.kind == "stdio":
-            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.value)
-        elif entry.kind == "http":
-            served = remote(config, entry, _free_port(), cassette)
-            urls[entry.name] = local_url(served.port, served.path)
-            remotes.append(served)
-    if not commands and not urls:
-        said = "; ".join(f"{entry.name}: {entry.why}" for entry in config.entries) or "it lists none"
-        raise ConfigError(
-            f"no server to wrap ({said})", path=path, fix="wrap a config that lists a stdio or Streamable HTTP server"
-        )
+    folder = Path(how.cassettes or Path(out).parent / "cassettes").absolute()
+    commands, urls, remotes = _wrapped(config, folder, replay, mode)
     derived, edits = derive(config, commands, urls)
     source_mode = os.stat(path).st_mode & 0o777
     backup = path + BACKUP if in_place else None
@@ -161,22 +151,45 @@ def wrap_config(
         if backup is not None:
             os.unlink(backup)
         raise
-    _write(
-        out + SIDECAR, json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n", _current(out + SIDECAR), source_mode
-    )
-    _tell(config, out, commands, urls, replay, folder)
+    text = json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n"
+    _write(out + SIDECAR, text, _current(out + SIDECAR), source_mode)
+    _tell(config, out, commands, urls, replay)
     return out
+
+
+def _wrapped(
+    config: Config, folder: Path, replay: bool, mode: RecordMode
+) -> tuple[dict[str, list[str]], dict[str, str], list[Remote]]:
+    """Each server's new value: a stdio one's command line, a remote one's local URL (and what serve runs)."""
+    names = cassette_names(config.entries)
+    commands, urls, remotes = {}, {}, []
+    for entry in config.entries:
+        cassette = str(folder / names.get(entry.name, ""))
+        if entry.kind == "stdio":
+            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.word)
+        elif entry.kind == "http":
+            served = remote(config, entry, _free_port(), cassette)
+            urls[entry.name] = local_url(served.port, served.path)
+            remotes.append(served)
+    if not commands and not urls:
+        said = "; ".join(f"{entry.name}: {entry.why}" for entry in config.entries) or "it lists none"
+        raise ConfigError(
+            f"no server to wrap ({said})",
+            path=config.path,
+            fix="wrap a config that lists a stdio or Streamable HTTP server",
+        )
+    return commands, urls, remotes
 
 
 def _current(path: str) -> bytes | None:
     return Path(path).read_bytes() if os.path.exists(path) else None
 
 
-def _tell(config: Config, out: str, commands: dict[str, Any], urls: dict[str, str], replay: bool, folder: Path) -> None:
+def _tell(config: Config, out: str, commands: dict[str, list[str]], urls: dict[str, str], replay: bool) -> None:
     doing = "replays" if replay else "records"
     for entry in config.entries:
-        if entry.name in commands:
-            note(f"{entry.name}: {doing} {folder / (commands[entry.name][4] if replay else commands[entry.name][5])}")
+        if entry.name in commands:  # the cassette's absolute path, where the command line names it
+            note(f"{entry.name}: {doing} {commands[entry.name][4] if replay else commands[entry.name][5]}")
         elif entry.name in urls:
             note(f"{entry.name}: points at {urls[entry.name]}, which `mockmcp serve {out}` {doing}")
         else:
@@ -231,7 +244,7 @@ def unwrap_config(path: str) -> None:
     note(f"unwrapped {path}")
 
 
-def serve_config(path: str, upstream_timeout: float = 60.0) -> None:
+def serve_config(path: str) -> None:
     """Run the recording proxies (or replays) of every remote server of a wrapped config, until SIGINT or SIGTERM."""
     sidecar = _sidecar(path)
     remotes = [Remote(**served) for served in sidecar["remote"]]
@@ -241,9 +254,7 @@ def serve_config(path: str, upstream_timeout: float = 60.0) -> None:
         from mockmcp.cli.serving import Served
         from mockmcp.shells.http_many import serve_together
     except ImportError as exc:
-        raise UsageError(
-            f"serving over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
-        ) from None
+        raise http_extra("serving", exc) from None
     mode = RecordMode(sidecar["mode"])
     running: list[Served] = []
     try:

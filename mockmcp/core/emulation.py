@@ -112,7 +112,8 @@ def _recorded_by(interactions: tuple[Interaction, ...]) -> str:
     answers in the era its host spoke, so the host under test records its own session into it."""
     hosts = sorted({h for i in interactions if i.kind == REQUEST and (h := protocol.client_info(i.method, i.params))})
     by = f"the cassette was recorded by the host {', '.join(hosts)}" if hosts else "the cassette was recorded by a host"
-    return f"; {by}, which spoke the other era: record with the host you test (`mockmcp record --mode new`)"
+    fix = "record with the host you test (`mockmcp record --record-mode new_episodes`)"
+    return f"; {by}, which spoke the other era: {fix}"
 
 
 def capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:

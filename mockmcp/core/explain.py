@@ -17,7 +17,7 @@ from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url,
 from mockmcp.core.matching import Matcher, canonical
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import NAMED_BY, params_era
-from mockmcp.words import json_type, render_place
+from mockmcp.words import RecordMode, json_type, render_place
 
 __all__ = [
     "Candidate",
@@ -208,7 +208,8 @@ def _fixes(cassette: Cassette, method: str, candidates: list[Candidate], mode: s
             f"if {path} varies from run to run, leave it out of matching: --ignore '{path}', or in the cassette "
             f"`meta.match: {{ignore: ['{path}']}}` (for one request: a rule in interactions[{index}].match)"
         )
-    fixes.append(record_fix(mode, f"mockmcp record --mode {{mode}} -o {where} {source}"))
+    word = RecordMode(mode).word  # the command line's name of the mode the fix records with
+    fixes.append(record_fix(mode, f"mockmcp record --record-mode {word} -o {where} {source}"))
     fixes.append(hand_edit(where, method, candidates[0] if candidates else None))
     return tuple(fixes)
 

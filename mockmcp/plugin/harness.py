@@ -67,7 +67,7 @@ class Harness:
         self.said = io.StringIO()  # what the in-process transport said (its notes and summaries)
         # A recording test that took the command and never launched it would pass with no cassette written.
         self.handed_out = False
-        # Every launch records into one staged file with `--mode new`, so a host that launches the
+        # Every launch records into one staged file with `--record-mode new_episodes`, so a host that launches the
         # server twice in a test gets both sessions; in mode new it starts from the cassette.
         if self.recording and self.mode is RecordMode.NEW and target.cassette.exists():
             shutil.copyfile(target.cassette, self.staged)
@@ -84,7 +84,7 @@ class Harness:
     def _args(self) -> list[str]:
         """`mockmcp record` into the staged file, or `mockmcp replay` of the cassette, with the test's options."""
         if self.recording:
-            return ["record", "-o", str(self.staged), "--mode", RecordMode.NEW.value, *record_args(self.record)]
+            return ["record", "-o", str(self.staged), "--record-mode", RecordMode.NEW.word, *record_args(self.record)]
         ignores = [arg for path in self.replay.ignores for arg in ("--ignore", path)]
         report = ["--report", str(self.replay.report)]
         return ["replay", str(self.cassette), *report, *ignores, *substitute_args(self.replay.substitutions)]
@@ -130,8 +130,8 @@ class Harness:
         if self.target.live:
             return self._url()
         if self.http is None:
-            serve = ["--http-target", self._url(), "--listen"] if self.recording else ["--http"]
-            command = [sys.executable, "-m", "mockmcp", *self._args(), *serve, "127.0.0.1:0"]
+            serve = ["--http-target", self._url()] if self.recording else []
+            command = [sys.executable, "-m", "mockmcp", *self._args(), *serve, "--http", "127.0.0.1:0"]
             self.http = http_server.start(command, self.env, self.workdir)
         return self.http.url
 

@@ -50,7 +50,7 @@ _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockmcp", "mockmcp: replay and record MCP sessions")
-    modes = ", ".join(RecordMode.choices(allow_none=True))
+    modes = ", ".join(RecordMode.words(allow_none=True))
     group.addoption("--mockmcp-record-mode", metavar="MODE", help=f"{modes} (default: none, never record)")
     group.addoption("--mockmcp-record", metavar="MODE", help="deprecated spelling of --mockmcp-record-mode")
     group.addoption("--mockmcp-server", help="the real server to record from, as a command line")
@@ -115,6 +115,9 @@ def _record_mode(config: pytest.Config) -> str:
         deprecated = f"mockmcp: --mockmcp-record is deprecated, write --mockmcp-record-mode={old}"
         config.issue_config_time_warning(pytest.PytestDeprecationWarning(deprecated), stacklevel=2)
     text = given or old or RecordMode.NONE.value
+    said = RecordMode.deprecated(text)
+    if said is not None and not hasattr(config, "workerinput"):
+        config.issue_config_time_warning(pytest.PytestDeprecationWarning(f"mockmcp: {said}"), stacklevel=2)
     try:
         mode = RecordMode.parse(text, allow_none=True).value
     except UsageError as error:

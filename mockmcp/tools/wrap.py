@@ -129,7 +129,8 @@ def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, re
     # No `--` before the server's command unless it needs one: `record` reads every word from the command's
     # first on as the server's, and a host may pass a `--` on (the Inspector's CLI ends its own options there).
     dashes = ["--"] if command[0].startswith("-") else []
-    return [python, "-m", "mockmcp", "record", "-o", cassette, "--mode", mode, *hidden, *given, *dashes, *command]
+    mockmcp = [python, "-m", "mockmcp", "record", "-o", cassette, "--record-mode", mode]
+    return [*mockmcp, *hidden, *given, *dashes, *command]
 
 
 def remote(config: Config, entry: Entry, port: int, cassette: str) -> Remote:
