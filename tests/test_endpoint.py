@@ -39,10 +39,11 @@ from typing import Any, NamedTuple
 import pytest
 
 from mockmcp.cassette.store import loads
-from mockmcp.core.endpoint import FINISHED, TURN, Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
+from mockmcp.core.endpoint import TURN, Drop, End, Endpoint, Event, Hooks, Later, Note, Open, Out, Respond, Serving
 from mockmcp.core.matching import Matcher
 from mockmcp.core.report import KEPT_MISSES, Report
 from mockmcp.core.streamable import KEEPALIVE_COMMENT, LOOPBACK, Answer
+from mockmcp.options import Bounds
 
 # --- cassettes -----------------------------------------------------------------------------------
 
@@ -278,17 +279,10 @@ def endpoint_for(text: str, session_idle: float | None = None, **bounds: Any) ->
     sessions never idle out and streams get no keep-alive unless `session_idle` and `keepalive` say after how long
     (their timers would be in every table); `bounds`: the other bounds (`streams`, `unread`)."""
     count = itertools.count(1)
-    return Endpoint(
-        loads(text),
-        Matcher.build(),
-        None,
-        0.0,
-        LOOPBACK,
-        new_id=lambda: f"session-{next(count)}",
-        alias_prefix="test",
-        session_idle=session_idle,
-        **{"keepalive": None, **bounds},
-    )
+    unread = bounds.pop("unread", lambda conn: 0)
+    hooks = Hooks(unread, new_id=lambda: f"session-{next(count)}", alias_prefix="test")
+    limits = Bounds(**{"keepalive": None, "session_idle": session_idle, **bounds})
+    return Endpoint(Serving(loads(text), Matcher.build()), LOOPBACK, limits, hooks=hooks)
 
 
 def events(data: bytes) -> list[Any]:
@@ -1527,7 +1521,7 @@ def test_the_stateless_session_numbers_its_events_but_keeps_none_to_resume() -> 
         assert sorted(out[0] for out in outs) == ["later", "open"]
         endpoint.closed(conn)
     assert endpoint.stateless is not None and endpoint.stateless.ids is not None
-    assert endpoint.stateless.sent is None and endpoint.live == {}
+    assert not endpoint.resumable.events and endpoint.shared.conns.live == {}
 
 
 # --- sessions that stay idle, and what waits for a GET stream -------------------------------------
@@ -1565,14 +1559,13 @@ def test_a_session_with_its_get_stream_open_or_a_request_under_way_is_not_idle()
     assert _later(endpoint_for(cassette(BASE)).request("c0", b"POST", "/mcp", POST, INITIALIZE)) == []
 
 
-def test_what_waits_for_a_get_stream_is_bounded_the_oldest_dropped_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("mockmcp.core.endpoint.BACKLOG_EVENTS", 0)  # so the one unsolicited message overflows it
-    endpoint = endpoint_for(cassette(GETTABLE))
+def test_what_waits_for_a_get_stream_is_bounded_the_oldest_dropped_and_counted() -> None:
+    endpoint = endpoint_for(cassette(GETTABLE), backlog_events=0)  # so the one unsolicited message overflows it
     endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
     [turn] = _later(endpoint.request("c1", b"POST", "/mcp", SESSION, PING))
     endpoint.wake(turn.token)  # the host's turn: the message for the GET stream, which is not open
     session = endpoint.sessions["session-1"]
-    assert list(session.backlog) == [] and session.dropped == 1
+    assert list(session.backlog.waiting) == [] and session.backlog.dropped == 1
     outs = endpoint.request("c9", b"GET", "/mcp", GET, b"")
     notes = [out.text for out in outs if isinstance(out, Note)]
     assert notes == [
@@ -1581,22 +1574,19 @@ def test_what_waits_for_a_get_stream_is_bounded_the_oldest_dropped_and_counted(m
     ]
 
 
-def test_what_waits_for_a_get_stream_is_bounded_in_bytes_too_the_newest_always_kept(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr("mockmcp.core.endpoint.BACKLOG_BYTES", 10)
-    endpoint = endpoint_for(cassette(GETTABLE))
+def test_what_waits_for_a_get_stream_is_bounded_in_bytes_too_the_newest_always_kept() -> None:
+    endpoint = endpoint_for(cassette(GETTABLE), backlog_bytes=10)
     endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
-    session = endpoint.sessions["session-1"]
+    backlog = endpoint.sessions["session-1"].backlog
     for message in (b"one", b"two", b"three", b"a message longer than the bound"):
-        session.hold(message)
-    assert (list(session.backlog), session.backlog_size, session.dropped) == (
+        backlog.hold(message)
+    assert (list(backlog.waiting), backlog.bytes, backlog.dropped) == (
         [b"a message longer than the bound"],
         31,
         3,
     )
-    session.hold(b"four")
-    assert (list(session.backlog), session.backlog_size, session.dropped) == ([b"four"], 4, 4)
+    backlog.hold(b"four")
+    assert (list(backlog.waiting), backlog.bytes, backlog.dropped) == ([b"four"], 4, 4)
 
 
 # --- bounds: GET streams at the cap, keep-alive, an unread GET stream, resumption's budget ---------
@@ -1774,10 +1764,9 @@ def test_a_get_stream_cut_for_its_unread_bytes_is_resumed_from_the_last_event_it
     ]
 
 
-def test_what_is_kept_to_resume_from_is_one_budget_for_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_is_kept_to_resume_from_is_one_budget_for_the_server() -> None:
     """The oldest events go first whichever session sent them, and a session that ends takes its own along."""
-    monkeypatch.setattr("mockmcp.core.endpoint.RESUMABLE_EVENTS", 2)
-    endpoint = endpoint_for(cassette(BASE, event_ids=True, get_stream=True))
+    endpoint = endpoint_for(cassette(BASE, event_ids=True, get_stream=True), resumable_events=2)
     for session in (SESSION, {**SESSION, **S2}):
         endpoint.request("c0", b"POST", "/mcp", POST, INITIALIZE)
         endpoint.request("c0", b"POST", "/mcp", session, INITIALIZED)
@@ -1790,7 +1779,7 @@ def test_what_is_kept_to_resume_from_is_one_budget_for_the_server(monkeypatch: p
     resumed = shown(endpoint.request("c4", b"GET", "/mcp", {**GET, **S2, "last-event-id": "1"}, b""))
     assert resumed == sse_answer("c4", [("2", COUNT_REPLY)], S2)
     endpoint.request("c5", b"DELETE", "/mcp", {**GET, **S2}, b"")
-    assert (len(endpoint.sent.events), endpoint.sent.size) == (0, 0)
+    assert (len(endpoint.resumable.events), endpoint.resumable.size) == (0, 0)
 
 
 def test_a_seeded_fuzz_of_conversations_keeps_every_bound() -> None:
@@ -1840,10 +1829,10 @@ def test_a_seeded_fuzz_of_conversations_keeps_every_bound() -> None:
             if isinstance(out, End | Drop):
                 over.add(out.conn)
         assert len(endpoint.standing) <= 3
-        assert all(not stream.done and not stream.lost for stream in endpoint.standing)
+        assert all(stream.state in ("open", "quiet") for stream in endpoint.standing)
         live = set(endpoint.sessions.values())
-        assert all(kept in live for kept, *_ in endpoint.sent.events)
-        assert len(endpoint.sent.events) <= 4096
+        assert all(kept in live for kept, *_ in endpoint.resumable.events)
+        assert len(endpoint.resumable.events) <= 4096
 
 
 def test_the_reports_of_many_ended_sessions_are_folded_into_one_that_counts_them_all() -> None:
@@ -1872,12 +1861,12 @@ BURST = """
 BURST_CALL = b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"burst","arguments":{}}}'
 
 
-def test_one_answers_burst_on_the_get_stream_counts_toward_its_unread_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_answers_burst_on_the_get_stream_counts_toward_its_unread_bytes() -> None:
     """The shell writes a call's events only once the call returns, so its buffer (`unread`) does not yet hold the
     burst's first messages when the later ones come: they count all the same, or one interaction's messages
     would fill the buffer whole, however long, before the limit is looked at."""
-    monkeypatch.setattr("mockmcp.core.endpoint.UNREAD_BYTES", 150)  # two of these events, not three
-    endpoint = endpoint_for(cassette(GETTABLE + BURST))  # a client that has read all it was sent (unread: 0)
+    # A client that has read all it was sent (unread: 0), and a bound of two of these events, not three.
+    endpoint = endpoint_for(cassette(GETTABLE + BURST), unread_bytes=150)
     timers: list[Any] = []
     for step in [*(step for step, _ in OPENING), get("c1")]:
         perform(endpoint, step, timers)
@@ -1946,7 +1935,7 @@ def test_a_batch_whose_member_breaks_off_later_is_cut_not_answered_without_it() 
 
 
 def test_ended_sessions_cost_nothing_once_folded() -> None:
-    """Past FINISHED ended sessions, their reports are folded into one, which keeps at most KEPT_MISSES of each
+    """Past `Bounds.finished` ended sessions, their reports are folded into one, which keeps at most KEPT_MISSES of each
     kind of finding: 300 sessions that each hit a `drop: cut` do not keep 300 fault lines."""
     endpoint = endpoint_for(cassette(BASE + CUT_OFF))
     for n in range(1, 301):
@@ -1954,4 +1943,4 @@ def test_ended_sessions_cost_nothing_once_folded() -> None:
         sid = {**POST, "mcp-session-id": f"session-{n}"}
         endpoint.request(f"c{n}", b"POST", "/mcp", sid, AT_ONCE)
         endpoint.request("d", b"DELETE", "/mcp", {"host": "127.0.0.1:8000", "mcp-session-id": f"session-{n}"}, b"")
-    assert sum(len(report.faults) for report in endpoint.finished) <= KEPT_MISSES + FINISHED
+    assert sum(len(report.faults) for report in endpoint.finished) <= KEPT_MISSES + Bounds().finished

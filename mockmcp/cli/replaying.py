@@ -144,6 +144,8 @@ def _serve_http(
 ) -> list[Report]:
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report."""
     try:
+        from mockmcp.core.endpoint import Serving
+        from mockmcp.options import Bounds
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
@@ -151,9 +153,8 @@ def _serve_http(
             f"replay over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
         ) from None
     try:
-        server = HttpReplay(
-            cassette, matcher, redactor, timing, listen, allow_hosts=allow_hosts, session_idle=session_idle
-        )
+        serving, bounds = Serving(cassette, matcher, redactor, timing), Bounds(session_idle=session_idle)
+        server = HttpReplay(serving, listen, allow_hosts=allow_hosts, bounds=bounds)
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
