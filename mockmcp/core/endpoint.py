@@ -39,20 +39,7 @@ from mockmcp.core.selection import Recordings
 from mockmcp.core.streamable import Answer, Framing, admit, batch_refusal, error_body, modern, session_error
 from mockmcp.options import Bounds
 
-__all__ = [
-    "TURN",
-    "Drop",
-    "End",
-    "Endpoint",
-    "Event",
-    "Hooks",
-    "Later",
-    "Note",
-    "Open",
-    "Out",
-    "Respond",
-    "Serving",
-]
+__all__ = ["TURN", "Drop", "End", "Endpoint", "Event", "Hooks", "Later", "Note", "Open", "Out", "Respond", "Serving"]
 
 IDLE = "idle"  # (IDLE, n): the `Later` token's job that ends the session if it did nothing since its n-th step
 
@@ -111,15 +98,6 @@ class Endpoint:
         # auto host's server/discover probe), turns every such request away here too.
         eras = protocol.session_eras((i.message, i.response) for i in cassette.interactions)
         self.sessions_only = "missing" in (framing.session_errors or {}) and protocol.STATELESS not in eras
-
-    @property
-    def standing(self) -> Any:
-        """The open GET streams, the one that has said nothing for longest first."""
-        return self.shared.conns.standing
-
-    @property
-    def resumable(self) -> Resumable:
-        return self.shared.resumable
 
     # --- what comes in ----------------------------------------------------------------------------
 

@@ -1,23 +1,19 @@
-"""One live session at replay's HTTP endpoint: its engine, the streams its requests are answered on, its GET
-stream and what waits for it, and resumption with Last-Event-ID.
-
-What the engine sends for a request (`Send.request`) goes on that request's stream; what belongs to no
-request goes on the GET stream, held back while none is open. A message for another stream than the one
-before it waits `TURN` seconds: the host reads each stream on its own, and would otherwise see a fast
-call's answer after the next progress of a slow call that the server sent after it.
-"""
+"""One live session at replay's HTTP endpoint: its engine, the streams its requests are answered on (what the
+engine sends for a request, `Send.request`), its GET stream (what belongs to no request, held back while none
+is open), and resumption with Last-Event-ID."""
 
 from __future__ import annotations
 
 import collections
+import itertools
 from typing import Any
 
 from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import GET_STREAM
-from mockmcp.core import stream_state as ss
 from mockmcp.core.actions import Action, Cut, Exit, Note, Send, Wake
-from mockmcp.core.endpoint_stream import SSE_FIELDS, Drop, End, Event, Later, Open, Respond, Shared, Stream, counted_ids
+from mockmcp.core.endpoint_stream import SSE_FIELDS, Drop, End, Event, Later, Open, Respond, Shared, Stream
 from mockmcp.core.replay import Replay
+from mockmcp.core.stream_state import ENDED
 from mockmcp.core.streamable import Answer
 
 __all__ = ["TURN", "Backlog", "LiveSession", "make_room"]
@@ -62,7 +58,7 @@ def make_room(shared: Shared) -> None:
                 "limit of open files: raise it with `ulimit -n` before starting the replay)"
             )
         )
-        quiet.finish()
+        quiet.step("finish")
 
 
 class LiveSession:
@@ -76,7 +72,8 @@ class LiveSession:
         self.aliases: dict[str, Any] = {}  # stateless session: our key for a request -> the client's id
         self.batches: list[Stream] = []  # streams of batches still awaiting their array of answers
         self.version: str | None = None  # the revision its initialize asked for
-        self.ids = counted_ids() if shared.framing.event_ids else None  # its event ids, when the recorded had them
+        # Event ids run through the session, as a resumable server's event store numbers them.
+        self.ids = (str(n) for n in itertools.count(1)) if shared.framing.event_ids else None
         self.paced: list[Action] | None = None  # what the engine said that waits for the host's turn
         self.steps = 0  # requests, GETs and DELETEs that named it: what makes it not idle
         self.rerouted: Any = None  # the request whose GET-stream messages were last said to go on its own stream
@@ -97,8 +94,8 @@ class LiveSession:
         """Whether the GET stream is there to take a message (a client that dropped it has not)."""
         stream = self.standalone
         if stream is not None and stream.left:
-            stream.finish()
-        return stream is not None and stream.state in (ss.OPEN, ss.QUIET)
+            stream.step("finish")
+        return stream is not None and stream.state in ("open", "quiet")
 
     def request(self, conn: Any, message: Any, body: bytes, key: Any) -> None:
         """A request (`key`: the engine's name for it, else its id): its answer, or the stream it goes on."""
@@ -108,8 +105,7 @@ class LiveSession:
         stream.settle(alone=not self.shared.framing.sse)
 
     def batch(self, conn: Any, batch: list[Any], body: bytes) -> None:
-        """A 2025-03-26 batch: 202 when it holds no request, else its answers as one array (JSON, or the last
-        event of an SSE stream that carries the server's messages for its requests first)."""
+        """A 2025-03-26 batch: 202 when it holds no request, else its answers as one array."""
         ids = {m["id"] for m in batch if jsonrpc.classify(m).kind == jsonrpc.REQUEST}
         stream = Stream(self.shared, conn, self, (self.extra, self.shared.framing.priming))
         stream.batch = ids | {None}  # None: what answers an invalid member (its id unreadable)
@@ -119,10 +115,10 @@ class LiveSession:
         self.perform(self.engine.receive(body, batch))
         for message in batch:
             self.notified(message)
-        if not ids and stream.state == ss.GATHERING:  # notifications and responses only (none of them invalid)
+        if not ids and stream.state == "gathering":  # notifications and responses only (none of them invalid)
             self.batches.remove(stream)
             self.shared.outbox.add(Respond(conn, Answer(202, headers=self.extra)))
-            stream.step(ss.ANSWERED)
+            stream.step("answered")
             return
         stream.settle(alone=not (self.shared.framing.sse and ids))
 
@@ -148,10 +144,12 @@ class LiveSession:
             if stream.batch - {None}:
                 return
             self.batches.remove(stream)
-        stream.finish()
+        stream.step("finish")
 
     def perform(self, actions: list[Action]) -> None:
-        """Carry out what the engine said, paced by `TURN` between streams."""
+        """Carry out what the engine said. A message for another stream than the one before it waits `TURN` seconds
+        (and what follows with it): the host reads each stream on its own, and would otherwise see a fast call's
+        answer after the next progress of a slow call that the server sent after it."""
         if self.paced is not None:
             self.paced.extend(actions)  # in order, behind what waits already
             return
@@ -187,7 +185,7 @@ class LiveSession:
             self.batches.remove(stream)
             for member in stream.batch:
                 self.streams.pop(member, None)
-        stream.cut()
+        stream.step("cut")
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
@@ -256,25 +254,25 @@ class LiveSession:
     def resume(self, conn: Any, last: str) -> None:
         """A GET with Last-Event-ID: what its stream sent after that event, then the rest as it comes."""
         stream, frames = self.shared.resumable.after(self, last)
-        if stream is not None and stream.get and stream.state in ss.ENDED and not self.standalone_open():
+        if stream is not None and stream.get and stream.state in ENDED and not self.standalone_open():
             self.open_get(conn, frames)  # the GET stream again: what it missed, then the rest as it comes
             return
         outbox = self.shared.outbox
-        if stream is not None and stream.get and stream.state == ss.LOST:
+        if stream is not None and stream.get and stream.state == "lost":
             make_room(self.shared)  # it counts among the open GET streams again
         outbox.add(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
-        if stream is None or stream.state in ss.ENDED:
+        if stream is None or stream.state in ENDED:
             if frames:
                 outbox.add(Event(conn, b"".join(frames)))
             # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
             # tries again a few times, then gives up, as it does with a server that died).
-            outbox.add(Drop(conn) if stream is not None and stream.state == ss.BROKEN else End(conn))
+            outbox.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
             return
         if self.shared.framing.priming:
-            frames.append(stream.primed())
+            frames.append(stream.numbered(None))
         if frames:
             outbox.add(Event(conn, b"".join(frames)))
-        stream.resume(conn)
+        stream.step("resume", conn)
 
     def end(self, abort: bool = False) -> None:
         """End it (DELETE, the `exit` knob, idle, or shutdown): close its streams and forget its events."""
@@ -283,10 +281,8 @@ class LiveSession:
         self.ended = True
         self.perform(self.engine.close())
         for stream in [*self.streams.values(), *([self.standalone] if self.standalone else [])]:
-            if (
-                abort and stream.state not in ss.ENDED
-            ):  # what the server said before it died goes out first, then the cut
-                stream.cut()
+            if abort and stream.state not in ENDED:  # what the server said before it died goes out first, then the cut
+                stream.step("cut")
             else:
-                stream.finish()
+                stream.step("finish")
         self.shared.resumable.forget(self)
