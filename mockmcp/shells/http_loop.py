@@ -18,8 +18,8 @@ Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a
 that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
 whole within `REQUEST_TIMEOUT` of its first byte gets 408 and the connection closes (so a client
 trickling a byte at a time cannot hold a connection); what requests not yet whole hold together is
-bounded by `HELD_BUDGET` (large ones beyond it wait, the earliest going on); running out of
-descriptors pauses accepting briefly instead of stopping the server.
+bounded by the server's `held_budget` (large ones beyond it wait, the earliest going on); running out
+of descriptors pauses accepting briefly instead of stopping the server.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from mockmcp.shells.http11 import (
 from mockmcp.shells.http_request import MAX_HEAD, Request, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals, Spool
 
-__all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
+__all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 # Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
@@ -151,9 +151,10 @@ class Connection(Responder):
         held = waiting + len(self.body)
         if held != self.held:
             self.server.hold(self, held)
-        starved = held > HELD_ALONE and self.server.held > HELD_BUDGET and self is not self.server.eldest()
+        budget = self.server.budget
+        starved = held > HELD_ALONE and budget.held > budget.limit and self is not self.server.eldest()
         if starved:
-            self.server.starved.add(self)
+            budget.starved.add(self)
             if self.starved_since is None:
                 self.starved_since = time.monotonic()
         reading = (
@@ -170,7 +171,7 @@ class Connection(Responder):
             self.server.selector.unregister(self.sock)
             self.interest = 0
         self.server.connections.discard(self)
-        self.server.starved.discard(self)
+        self.server.budget.starved.discard(self)
         self.server.hold(self, 0)
         self.sock.close()
         self.out.clear()  # nothing more can go out; what refers to the connection holds no buffer
@@ -286,7 +287,7 @@ class Connection(Responder):
             self.close()
             return
         self.finishing = True
-        if self in self.server.starved:
+        if self in self.server.budget.starved:
             self._unreadable(503, "Service Unavailable: too many large requests are arriving at once; try again")
             return
         self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
@@ -323,18 +324,28 @@ _BUSY = (
 )
 
 
+class Budget:
+    """What requests not yet whole hold, all connections together, against the most they may hold (`limit`)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0  # bytes of requests not yet whole, all connections together
+        self.starved: set[Connection] = set()  # connections not read for want of budget
+
+
 class LoopServer(Listener):
     """A listening socket, its connections and timers, served on one event loop until stopped."""
 
-    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
+    def __init__(
+        self, listen: tuple[str, int], allow_hosts: Iterable[str] = (), held_budget: int = HELD_BUDGET
+    ) -> None:
         super().__init__(listen, allow_hosts)
         self.socket.setblocking(False)
         self.selector = selectors.DefaultSelector()
         self.connections: set[Connection] = set()
         self.timers: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
         self.sequence = 0
-        self.held = 0  # bytes of requests not yet whole, all connections together
-        self.starved: set[Connection] = set()  # connections not read for want of budget
+        self.budget = Budget(held_budget)
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
         self.notes = Spool(sys.stderr)  # what the server says: never a write the loop waits on
@@ -349,15 +360,15 @@ class LoopServer(Listener):
     def hold(self, connection: Connection, held: int) -> None:
         """A connection now holds this many bytes of requests not yet whole; when that is less, the
         connections that waited for budget are judged again (within budget, or the eldest, they go on)."""
-        less = held < connection.held
-        self.held += held - connection.held
+        less, budget = held < connection.held, self.budget
+        budget.held += held - connection.held
         connection.held = held
-        if less and self.starved:
-            starved, self.starved = self.starved, set()
+        if less and budget.starved:
+            starved, budget.starved = budget.starved, set()
             now = time.monotonic()
             for waiting in starved:
                 waiting._update()
-                if waiting not in self.starved:  # read again: its idle clock starts afresh (it waited on us)
+                if waiting not in budget.starved:  # read again: its idle clock starts afresh (it waited on us)
                     waiting.last = now
                     waiting.waited += now - (waiting.starved_since or now)
                     waiting.starved_since = None
@@ -475,7 +486,7 @@ class LoopServer(Listener):
         """Close connections idle for too long, and answer 408 to requests not whole in time."""
         now = time.monotonic()
         for connection in list(self.connections):
-            if connection in self.starved:  # not read for want of budget: its silence is not its own
+            if connection in self.budget.starved:  # not read for want of budget: its silence is not its own
                 if connection.overdue(now):
                     connection.expire()
                 continue
