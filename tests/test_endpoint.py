@@ -1557,7 +1557,7 @@ def test_the_stateless_session_numbers_its_events_but_keeps_none_to_resume() -> 
         assert sorted(out[0] for out in outs) == ["later", "open"]
         endpoint.closed(conn)
     assert endpoint.stateless is not None and endpoint.stateless.ids is not None
-    assert not endpoint.shared.resumable.events and endpoint.shared.conns.live == {}
+    assert not endpoint.shared.resumable.events and endpoint.shared.wire.live == {}
 
 
 # --- sessions that stay idle, and what waits for a GET stream -------------------------------------
@@ -1853,8 +1853,8 @@ def test_a_seeded_fuzz_of_conversations_keeps_every_bound() -> None:
         )
         if step.kind == "wake" and not timers:
             continue
-        if rng.random() < 0.05 and endpoint.shared.conns.standing:  # the client of a GET stream stops reading
-            unread[rng.choice(list(endpoint.shared.conns.standing)).conn] = (1 << 20) + 1
+        if rng.random() < 0.05 and endpoint.shared.wire.standing:  # the client of a GET stream stops reading
+            unread[rng.choice(list(endpoint.shared.wire.standing)).conn] = (1 << 20) + 1
         outs = perform(endpoint, step, timers)
         if step.kind == "closed":
             over.add(step.conn)
@@ -1863,8 +1863,8 @@ def test_a_seeded_fuzz_of_conversations_keeps_every_bound() -> None:
                 assert out.conn not in over, (n, step, out)
             if isinstance(out, End | Drop):
                 over.add(out.conn)
-        assert len(endpoint.shared.conns.standing) <= 3
-        assert all(stream.state in ("open", "quiet") for stream in endpoint.shared.conns.standing)
+        assert len(endpoint.shared.wire.standing) <= 3
+        assert all(stream.state in ("open", "quiet") for stream in endpoint.shared.wire.standing)
         live = set(endpoint.sessions.values())
         assert all(kept in live for kept, *_ in endpoint.shared.resumable.events)
         assert len(endpoint.shared.resumable.events) <= 4096

@@ -1,11 +1,7 @@
-"""Replay's Streamable HTTP endpoint, sans-IO: HTTP requests in, what to write out.
-
-The shell hands over each whole request with the connection it came on, each connection that closed, and each
-timer that fired; every call returns what to do, in order (`Out`). A connection is an opaque key (a string in
-the tests), so every rule is a row of a table test (tests/test_endpoint.py). The sessions (`endpoint_session`)
-and their streams (`endpoint_stream`, whose states are `stream_state`'s table) do the rest; what clients leave
-open is bounded by `options.Bounds`.
-"""
+"""Replay's Streamable HTTP endpoint, sans-IO: each whole request with the connection it came on, each connection
+closed and each timer fired in; what to write out (`Out`), in order. A connection is an opaque key (a string in the
+tests), so every rule is a row of a table test. Here: admission, which session a request belongs to, GET and DELETE;
+the sessions (`endpoint_session`) and their streams (`endpoint_stream`, `stream_state`) do the rest."""
 
 from __future__ import annotations
 
@@ -18,19 +14,7 @@ from mockmcp import jsonrpc, protocol
 from mockmcp.cassette.model import NOTIFICATION, SERVER, Cassette
 from mockmcp.core.actions import Note
 from mockmcp.core.endpoint_session import PACED, TURN, LiveSession
-from mockmcp.core.endpoint_stream import (
-    Connections,
-    Drop,
-    End,
-    Event,
-    Later,
-    Open,
-    Out,
-    Outbox,
-    Respond,
-    Resumable,
-    Shared,
-)
+from mockmcp.core.endpoint_stream import Drop, End, Event, Later, Open, Out, Respond, Resumable, Shared, Wire
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Replay
@@ -78,7 +62,7 @@ class Endpoint:
         cassette = serving.cassette
         framing = Framing.of(cassette.meta)
         self.serving, self.allowed, self.path, self.new_id = serving, allowed, path, hooks.new_id
-        self.shared = Shared(framing, bounds, Outbox(), Connections(), Resumable(bounds), hooks.unread)
+        self.shared = Shared(framing, bounds, Wire(), Resumable(bounds), hooks.unread)
         self.recordings = Recordings(cassette, serving.matcher)  # shared by every session's engine
         self.sessions: dict[str, LiveSession] = {}
         self.stateless: LiveSession | None = None
@@ -116,13 +100,13 @@ class Endpoint:
                 self.touch(session)
                 self._post(conn, session, admitted, body, headers)
                 self._settled(session)
-        return self.shared.outbox.take()
+        return self.shared.wire.take()
 
     def wake(self, token: Any) -> list[Out]:
         """A `Later` timer fired."""
         session, job = token
         if session.ended:
-            return self.shared.outbox.take()
+            return self.shared.wire.take()
         if isinstance(job, tuple) and job[0] == IDLE:
             self._idle_check(session, job[1])
         elif isinstance(job, tuple):
@@ -133,14 +117,14 @@ class Endpoint:
         else:
             session.perform(session.engine.wake(job))
         self._settled(session)
-        return self.shared.outbox.take()
+        return self.shared.wire.take()
 
     def closed(self, conn: Any) -> list[Out]:
         """conn has closed, either side having ended it: its streams go nowhere now. A 2026-07-28
         client cancels a request by closing its stream (that revision has no client notifications
         over HTTP); in the handshake era a disconnect is not a cancellation."""
-        streams = list(self.shared.conns.live.get(conn, []))
-        self.shared.conns.lose(conn)
+        streams = list(self.shared.wire.live.get(conn, []))
+        self.shared.wire.lose(conn)
         session = self.stateless
         if streams and session is not None and not session.ended:  # most connections close with no stream live
             for key, stream in list(session.streams.items()):
@@ -151,13 +135,13 @@ class Endpoint:
                     session.cancelled(key)
                     session.aliases.pop(key, None)
             self._settled(session)
-        return self.shared.outbox.take()
+        return self.shared.wire.take()
 
     def shutdown(self) -> list[Out]:
         """End every live session (their reports go to `finished`, in the order they ended)."""
         for session in [*self.sessions.values(), *([self.stateless] if self.stateless else [])]:
             self.end(session)
-        return self.shared.outbox.take()
+        return self.shared.wire.take()
 
     # --- sessions ---------------------------------------------------------------------------------
 
@@ -203,9 +187,8 @@ class Endpoint:
             self.finished = [Report.combine(self.serving.cassette, self.finished)]
 
     def _new_session(self, session_id: str | None) -> LiveSession:
-        serving = self.serving
-        engine = Replay(serving.cassette, serving.matcher, serving.redactor, serving.timing, self.recordings)
-        return LiveSession(self.shared, session_id, engine)
+        cassette, matcher, redactor, timing = self.serving
+        return LiveSession(self.shared, session_id, Replay(cassette, matcher, redactor, timing, self.recordings))
 
     def _session(self, conn: Any, headers: dict[str, str], message: Any) -> LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""
@@ -292,4 +275,4 @@ class Endpoint:
         self._say(Respond(conn, Answer(200)))
 
     def _say(self, out: Out) -> None:
-        self.shared.outbox.add(out)
+        self.shared.wire.add(out)

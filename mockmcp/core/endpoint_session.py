@@ -20,6 +20,19 @@ __all__ = ["TURN", "Backlog", "LiveSession", "make_room"]
 
 TURN = 0.005  # seconds between two messages for different streams of a session, so the host takes them in order
 PACED = "paced"  # the `Later` token's job when it is the host's turn, not an engine's wake
+AT_THE_CAP = (
+    "mockmcp: {} GET streams are open, the most this server keeps open at once: the one of session {}, quiet for "
+    "longest, was ended (the most follows the limit of open files: raise it with `ulimit -n` before starting the "
+    "replay)"
+)
+REROUTED = (
+    "mockmcp: {} was recorded on the GET stream; the host has no GET stream open, so it went on the stream of its "
+    "request {!r} (and so do the request's next ones)"
+)
+DROPPED = (
+    "mockmcp: session {}: {} message(s) for its GET stream were dropped, the oldest first, while none was open "
+    "(at most {} messages and {} bytes wait for it)"
+)
 
 
 class Backlog:
@@ -48,16 +61,10 @@ class Backlog:
 def make_room(shared: Shared) -> None:
     """Before a GET stream opens: at the cap, the one that has said nothing for longest ends, cleanly (an SDK
     client opens it again a second later, and its session is then as any other: it expires when idle)."""
-    standing, cap = shared.conns.standing, shared.bounds.streams
+    standing, cap = shared.wire.standing, shared.bounds.streams
     while cap is not None and standing and len(standing) >= cap:
         quiet = next(iter(standing))
-        shared.outbox.add(
-            Note(
-                f"mockmcp: {len(standing)} GET streams are open, the most this server keeps open at once: "
-                f"the one of session {quiet.session.id}, quiet for longest, was ended (the most follows the "
-                "limit of open files: raise it with `ulimit -n` before starting the replay)"
-            )
-        )
+        shared.wire.add(Note(AT_THE_CAP.format(len(standing), quiet.session.id)))
         quiet.step("finish")
 
 
@@ -117,7 +124,7 @@ class LiveSession:
             self.notified(message)
         if not ids and stream.state == "gathering":  # notifications and responses only (none of them invalid)
             self.batches.remove(stream)
-            self.shared.outbox.add(Respond(conn, Answer(202, headers=self.extra)))
+            self.shared.wire.add(Respond(conn, Answer(202, headers=self.extra)))
             stream.step("answered")
             return
         stream.settle(alone=not (self.shared.framing.sse and ids))
@@ -126,7 +133,7 @@ class LiveSession:
         """A notification, or the host's answer to a server request: to the engine, and 202."""
         self.perform(self.engine.receive(body, message))
         self.notified(message)
-        self.shared.outbox.add(Respond(conn, Answer(202, headers=self.extra)))
+        self.shared.wire.add(Respond(conn, Answer(202, headers=self.extra)))
 
     def notified(self, message: Any) -> None:
         """A cancelled request's stream ends without a reply (the engine will never send one)."""
@@ -161,14 +168,14 @@ class LiveSession:
                 where = None if on_get else action.request
                 if last is not None and where != last[0] and not action.batch:
                     self.paced = list(actions[n:])
-                    self.shared.outbox.add(Later(TURN, (self, PACED)))
+                    self.shared.wire.add(Later(TURN, (self, PACED)))
                     return
                 last = (where,)
                 self._route(action)
             elif isinstance(action, Wake):
-                self.shared.outbox.add(Later(action.after, (self, action.job)))
+                self.shared.wire.add(Later(action.after, (self, action.job)))
             elif isinstance(action, Note):
-                self.shared.outbox.add(action)
+                self.shared.wire.add(action)
             elif isinstance(action, Exit):
                 self.end(abort=True)
             elif isinstance(action, Cut):
@@ -196,12 +203,7 @@ class LiveSession:
             if self.rerouted != send.request:  # said once for a request's run of them, not for each
                 self.rerouted = send.request
                 request, what = self.aliases.get(send.request, send.request), send.method or "a raw line"
-                self.shared.outbox.add(
-                    Note(
-                        f"mockmcp: {what} was recorded on the GET stream; the host has no GET stream open, so it "
-                        f"went on the stream of its request {request!r} (and so do the request's next ones)"
-                    )
-                )
+                self.shared.wire.add(Note(REROUTED.format(what, request)))
         stream = self.streams.get(send.request) if send.request is not None else None
         if stream is None and send.batch:
             stream = self._batch_of(send.batch)
@@ -209,17 +211,20 @@ class LiveSession:
                 stream.send(send.data, reply=True)
             return  # (None: the batch's one stream broke off, `drop: cut` of a member: its array goes nowhere)
         if stream is None:
-            if self.standalone_open():
-                assert self.standalone is not None
-                self.standalone.send(send.data)
-            else:
-                self.backlog.hold(send.data)
+            self._unsolicited(send.data)
             return
         if send.final:
             self.aliases.pop(send.request, None)
             del self.streams[send.request]
             stream.status = self.shared.framing.status_for(send.code)
         stream.send(send.data, reply=send.final)
+
+    def _unsolicited(self, data: bytes) -> None:
+        """A message for the GET stream: on it, or held until one opens."""
+        if self.standalone is not None and self.standalone_open():
+            self.standalone.send(data)
+        else:
+            self.backlog.hold(data)
 
     def _batch_of(self, answered: tuple[Any, ...]) -> Stream | None:
         """The open batch an array of answers belongs to (by the ids it answers), now ended."""
@@ -241,15 +246,9 @@ class LiveSession:
         waiting, dropped = self.backlog.take()
         if dropped:
             bounds = self.shared.bounds
-            self.shared.outbox.add(
-                Note(
-                    f"mockmcp: session {self.id}: {dropped} message(s) for its GET stream were dropped, the oldest "
-                    f"first, while none was open (at most {bounds.backlog_events} messages and {bounds.backlog_bytes} "
-                    "bytes wait for it)"
-                )
-            )
+            self.shared.wire.add(Note(DROPPED.format(self.id, dropped, bounds.backlog_events, bounds.backlog_bytes)))
         for data in waiting:
-            stream.send(data)
+            self._unsolicited(data)  # (on it, unless its client reads nothing: then they wait again)
 
     def resume(self, conn: Any, last: str) -> None:
         """A GET with Last-Event-ID: what its stream sent after that event, then the rest as it comes."""
@@ -257,21 +256,21 @@ class LiveSession:
         if stream is not None and stream.get and stream.state in ENDED and not self.standalone_open():
             self.open_get(conn, frames)  # the GET stream again: what it missed, then the rest as it comes
             return
-        outbox = self.shared.outbox
+        wire = self.shared.wire
         if stream is not None and stream.get and stream.state == "lost":
             make_room(self.shared)  # it counts among the open GET streams again
-        outbox.add(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
+        wire.add(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
         if stream is None or stream.state in ENDED:
             if frames:
-                outbox.add(Event(conn, b"".join(frames)))
+                wire.add(Event(conn, b"".join(frames)))
             # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
             # tries again a few times, then gives up, as it does with a server that died).
-            outbox.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
+            wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
             return
         if self.shared.framing.priming:
             frames.append(stream.numbered(None))
         if frames:
-            outbox.add(Event(conn, b"".join(frames)))
+            wire.add(Event(conn, b"".join(frames)))
         stream.step("resume", conn)
 
     def end(self, abort: bool = False) -> None:

@@ -1,6 +1,6 @@
-"""The streams of replay's HTTP endpoint, what they write, and what they share: what one call writes
-(`Outbox`), which streams hold which connection (`Connections`), the events kept to resume from (`Resumable`).
-A `Stream` keeps the state `stream_state` gives it and carries out the effects it names."""
+"""The streams of replay's HTTP endpoint, what they write, and what they share: what one call writes and which
+streams hold which connection (`Wire`), and the events kept to resume from (`Resumable`). A `Stream` keeps the
+state `stream_state` gives it and carries out the effects it names."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from mockmcp.core.stream_state import RIDING, SILENT, step
 from mockmcp.core.streamable import KEEPALIVE_COMMENT, Answer, Framing, priming_event, sse_event
 from mockmcp.options import Bounds
 
-__all__ = ["Connections", "Drop", "End", "Event", "Later", "Open", "Out", "Outbox", "Respond", "Resumable", "Stream"]
+__all__ = ["Drop", "End", "Event", "Later", "Open", "Out", "Respond", "Resumable", "Shared", "Stream", "Wire"]
 
 SSE_FIELDS = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
 Head = tuple[tuple[tuple[str, str], ...], bool]  # a stream's headers beside SSE_FIELDS; whether it is primed
@@ -50,13 +50,16 @@ class Later(NamedTuple):  # call `Endpoint.wake(token)` after `after` seconds
 Out = Respond | Open | Event | End | Drop | Later | Note
 
 
-class Outbox:
-    """What the call in progress returns, and the bytes of its events by connection: the shell writes them only
-    once the call returns, so a connection's unread bytes are the shell's buffer's and these."""
+class Wire:
+    """What the call in progress writes (`out`; and `queued`, the bytes of its events by connection: the shell writes
+    them only once the call returns), which streams hold each connection, and the open GET streams (`standing`),
+    the one that has said nothing for longest first."""
 
     def __init__(self) -> None:
         self.out: list[Out] = []
         self.queued: dict[Any, int] = {}
+        self.live: dict[Any, list[Stream]] = {}
+        self.standing: collections.OrderedDict[Stream, None] = collections.OrderedDict()
 
     def add(self, out: Out) -> None:
         self.out.append(out)
@@ -66,14 +69,6 @@ class Outbox:
     def take(self) -> list[Out]:
         out, self.out, self.queued = self.out, [], {}
         return out
-
-
-class Connections:
-    """The streams that hold each connection, and the open GET streams, the one quiet for longest first."""
-
-    def __init__(self) -> None:
-        self.live: dict[Any, list[Stream]] = {}
-        self.standing: collections.OrderedDict[Stream, None] = collections.OrderedDict()
 
     def place(self, stream: Stream) -> None:
         """It holds its connection while it rides it, and counts among the GET streams while one is open."""
@@ -138,8 +133,7 @@ class Shared(NamedTuple):
 
     framing: Framing
     bounds: Bounds
-    outbox: Outbox
-    conns: Connections
+    wire: Wire
     resumable: Resumable
     unread: Callable[[Any], int]  # bytes written to a connection that its client has not read (the shell's buffer)
 
@@ -154,7 +148,7 @@ class Stream:
         self.status = 200  # of its reply, if that comes alone as JSON
         self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.beats = 0  # which keep-alive timer is its own (one at a time; an older one is let go)
-        shared.conns.place(self)
+        shared.wire.place(self)
 
     @property
     def left(self) -> bool:
@@ -165,11 +159,11 @@ class Stream:
         self.state, effects = step(self.state, event)
         for effect in effects:
             self._do(effect, data)
-        self.shared.conns.place(self)
+        self.shared.wire.place(self)
 
     def send(self, data: bytes, reply: bool = False) -> None:
         """A message for it (`reply`: the last it carries); a GET stream whose client reads nothing is cut."""
-        unread = self.shared.unread(self.conn) + self.shared.outbox.queued.get(self.conn, 0)
+        unread = self.shared.unread(self.conn) + self.shared.wire.queued.get(self.conn, 0)
         over = self.get and self.state in ("open", "quiet") and unread > self.shared.bounds.unread_bytes
         self.step("overflow" if over else "reply" if reply else "message", data)
 
@@ -202,7 +196,7 @@ class Stream:
 
     def _do(self, effect: str, data: Any) -> None:
         """One effect `stream_state` names."""
-        add, bounds = self.shared.outbox.add, self.shared.bounds
+        add, bounds = self.shared.wire.add, self.shared.bounds
         if effect == "gather":
             self.gathered.append(data)
         elif effect == "json":
@@ -222,7 +216,7 @@ class Stream:
                 text = f"the client of its GET stream left more than {bounds.unread_bytes} bytes unread, so the stream"
                 add(Note(f"mockmcp: session {self.session.id}: {text} was cut; what it is sent now is {kept}"))
             add(Drop(self.conn))
-            self.shared.conns.lose(self.conn, but=self)
+            self.shared.wire.lose(self.conn, but=self)
             if effect == "spill" and self.session.ids is None:
                 self.session.backlog.hold(data)  # for the GET stream the client opens next
             elif effect == "spill":
@@ -239,6 +233,6 @@ class Stream:
 
     def _said(self, frames: bytes) -> None:
         if frames:
-            if self in self.shared.conns.standing:  # the GET streams in the order they last said something
-                self.shared.conns.standing.move_to_end(self)
-            self.shared.outbox.add(Event(self.conn, frames))
+            if self in self.shared.wire.standing:  # the GET streams in the order they last said something
+                self.shared.wire.standing.move_to_end(self)
+            self.shared.wire.add(Event(self.conn, frames))
