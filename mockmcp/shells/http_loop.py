@@ -102,7 +102,7 @@ class Connection(Responder):
         self.body = bytearray()
         self.interest = 0
         self.waiting: Callable[[], None] | None = None  # run once when what is queued has gone out, or never can
-        self._update()
+        self.watch()
 
     # --- writing ---------------------------------------------------------------------------------
 
@@ -143,11 +143,11 @@ class Connection(Responder):
         if not self.out:
             self._drained()
         if self.out or not (self.finishing or self.conn.our_state is h11.MUST_CLOSE):
-            self._update()
+            self.watch()
         else:
             self.close()  # the answer said (or h11 made it say) Connection: close, and it is out
 
-    def _update(self) -> None:
+    def watch(self) -> None:
         """Read unless too much waits to be written; watch for writability while anything does."""
         if self.broken:
             return
@@ -219,7 +219,7 @@ class Connection(Responder):
             if conn.their_state is not h11.ERROR:
                 conn.receive_data(data)
             self._process()
-            self._update()
+            self.watch()
 
     def _next_cycle(self) -> None:
         if self.broken:
@@ -230,7 +230,7 @@ class Connection(Responder):
             if self.reading.began is None and conn.trailing_data[0]:  # a request pipelined behind the last answer
                 self.reading.began, self.reading.waited = time.monotonic(), 0.0
             self._process()
-            self._update()
+            self.watch()
         elif conn.our_state is h11.MUST_CLOSE and not self.out:
             self.close()
 
@@ -375,7 +375,7 @@ class LoopServer(Listener):
             starved, budget.starved = budget.starved, set()
             now = time.monotonic()
             for waiting in starved:
-                waiting._update()
+                waiting.watch()
                 if waiting not in budget.starved:  # read again: its idle clock starts afresh (it waited on us)
                     waiting.last = now
                     waiting.reading.waited += now - (waiting.reading.starved_since or now)
