@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mockmcp.core.actions import Note
 from mockmcp.core.stream_state import RIDING, SILENT, step
 from mockmcp.core.streamable import KEEPALIVE_COMMENT, Answer, Framing, priming_event, sse_event
 from mockmcp.options import Bounds
+
+if TYPE_CHECKING:
+    from mockmcp.core.endpoint_session import LiveSession
 
 __all__ = ["Drop", "End", "Event", "Later", "Open", "Out", "Respond", "Resumable", "Shared", "Stream", "Wire"]
 
@@ -97,11 +100,11 @@ class Resumable:
 
     def __init__(self, bounds: Bounds) -> None:
         self.bounds = bounds
-        self.events: collections.deque[tuple[Any, str, Stream, bytes]] = collections.deque()
+        self.events: collections.deque[tuple[LiveSession, str, Stream, bytes]] = collections.deque()
         self.size = 0
-        self.kept: collections.Counter[Any] = collections.Counter()  # by session
+        self.kept: collections.Counter[LiveSession] = collections.Counter()  # by session
 
-    def add(self, session: Any, event_id: str, stream: Stream, frame: bytes) -> None:
+    def add(self, session: LiveSession, event_id: str, stream: Stream, frame: bytes) -> None:
         self.events.append((session, event_id, stream, frame))
         self.size += len(frame)
         self.kept[session] += 1
@@ -110,7 +113,7 @@ class Resumable:
             self.size -= len(frame)
             self.kept[gone] -= 1
 
-    def after(self, session: Any, event_id: str) -> tuple[Stream | None, list[bytes]]:
+    def after(self, session: LiveSession, event_id: str) -> tuple[Stream | None, list[bytes]]:
         """The stream the session's event was sent on (None: not kept), and its events sent after it."""
         stream: Stream | None = None
         frames: list[bytes] = []
@@ -121,7 +124,7 @@ class Resumable:
                 frames.append(frame)
         return stream, frames
 
-    def forget(self, session: Any) -> None:
+    def forget(self, session: LiveSession) -> None:
         """The session ended: nothing can resume its streams now, so its events go."""
         if self.kept.pop(session, 0):
             self.events = collections.deque(event for event in self.events if event[0] is not session)
@@ -141,7 +144,7 @@ class Shared(NamedTuple):
 class Stream:
     """What one request (or a session's GET stream) is sent: gathered first, then a JSON body or an SSE stream."""
 
-    def __init__(self, shared: Shared, conn: Any, session: Any, head: Head, get: bool = False) -> None:
+    def __init__(self, shared: Shared, conn: Any, session: LiveSession, head: Head, get: bool = False) -> None:
         self.shared, self.conn, self.session, self.head, self.get = shared, conn, session, head, get
         self.state = "gathering"
         self.gathered: list[bytes] = []
@@ -156,6 +159,7 @@ class Stream:
         return self.state in SILENT
 
     def step(self, event: str, data: Any = b"") -> None:
+        """Take the event (`data`: the message, or the connection it is resumed on) as `stream_state` says."""
         self.state, effects = step(self.state, event)
         for effect in effects:
             self._do(effect, data)
