@@ -23,7 +23,7 @@ from mockmcp.core.selection import Recordings
 from mockmcp.core.streamable import Answer, Framing, admit, batch_refusal, error_body, modern, session_error
 from mockmcp.options import Bounds
 
-__all__ = ["TURN", "Drop", "End", "Endpoint", "Event", "Hooks", "Later", "Note", "Open", "Out", "Respond", "Serving"]
+__all__ = ["Drop", "End", "Endpoint", "Event", "Hooks", "Later", "Note", "Open", "Out", "Respond", "Serving", "TURN"]
 
 IDLE = "idle"  # (IDLE, n): the `Later` token's job that ends the session if it did nothing since its n-th step
 

@@ -16,7 +16,7 @@ from mockmcp.core.replay import Replay
 from mockmcp.core.stream_state import ENDED
 from mockmcp.core.streamable import Answer
 
-__all__ = ["TURN", "Backlog", "LiveSession", "make_room"]
+__all__ = ["Backlog", "LiveSession", "TURN", "make_room"]
 
 TURN = 0.005  # seconds between two messages for different streams of a session, so the host takes them in order
 PACED = "paced"  # the `Later` token's job when it is the host's turn, not an engine's wake
