@@ -159,12 +159,13 @@ def per_session(cassette: str, marks: tuple[int, ...]) -> Result:
 TRACED = """
 import gc, itertools, json, sys, tracemalloc
 from mockmcp.cassette.store import load
-from mockmcp.core.endpoint import Endpoint
+from mockmcp.core.endpoint import Endpoint, Hooks, SessionParts
 from mockmcp.core.matching import Matcher
 cassette = load(sys.argv[1])
 low, high = int(sys.argv[2]), int(sys.argv[3])
 count = itertools.count()
-endpoint = Endpoint(cassette, Matcher.build(), None, 0.0, frozenset({"127.0.0.1"}), new_id=lambda: str(next(count)))
+hooks = Hooks(new_id=lambda: str(next(count)))
+endpoint = Endpoint(SessionParts(cassette, Matcher.build()), frozenset({"127.0.0.1"}), hooks=hooks)
 headers = {"host": "127.0.0.1", "accept": "application/json, text/event-stream", "content-type": "application/json"}
 body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": json.loads(sys.argv[4])}).encode()
 for _ in range(low):

@@ -53,7 +53,7 @@ class Bounds(NamedTuple):
     backlog_events: int = 1024  # messages a session keeps for a GET stream while none is open
     backlog_bytes: int = 1 << 20  # ... and their bytes
     finished: int = 64  # reports of ended sessions kept apart before they are folded into one
-    keepalive: float = 15.0  # seconds an SSE stream may say nothing before it carries a comment
+    keepalive: float | None = 15.0  # seconds an SSE stream may say nothing before it carries a comment (None: never)
     unread_bytes: int = 1 << 20  # bytes a GET stream's client may leave unread before the stream is cut
     streams: int | None = None  # GET streams open at once (None: the shell derives it from its descriptors)
     # The recording proxy.

@@ -32,8 +32,8 @@ PUT = b"PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nz"
 class _Echo(LoopServer):
     """Answers each request with what it read: method, target, headers and body."""
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0))
+    def __init__(self, held_budget: int = http_loop.HELD_BUDGET) -> None:
+        super().__init__(("127.0.0.1", 0), held_budget=held_budget)
         self.seen: list[tuple[Request, bytes]] = []
 
     def handle(self, connection: Connection, request: Request, body: bytes) -> None:
@@ -331,9 +331,11 @@ def test_a_request_trickling_in_past_its_deadline_gets_408_however_recent_its_la
         if sent:
             peer.sendall(sent)
             _pump(server, connection)
-        assert (connection.began is not None) is expired  # the first byte of a request still coming starts its clock
+        assert (
+            connection.reading.began is not None
+        ) is expired  # the first byte of a request still coming starts its clock
         if expired:
-            connection.began = time.monotonic() - REQUEST_TIMEOUT - 1  # it began long ago; a byte came just now
+            connection.reading.began = time.monotonic() - REQUEST_TIMEOUT - 1  # it began long ago; a byte came just now
         server._sweep()
         assert connection.broken is expired
         if expired:
@@ -347,14 +349,14 @@ def test_a_request_s_clock_runs_from_its_first_byte_and_stops_when_it_is_whole()
     with _connection() as (server, connection, peer):
         peer.sendall(SDK_POST[:10])
         _pump(server, connection)
-        began = connection.began
+        began = connection.reading.began
         assert began is not None
         peer.sendall(SDK_POST[10:-5])
         _pump(server, connection)
-        assert connection.began == began  # more bytes do not reset it, as they reset the idle clock
+        assert connection.reading.began == began  # more bytes do not reset it, as they reset the idle clock
         peer.sendall(SDK_POST[-5:])
         _pump(server, connection)
-        assert connection.began is None and len(server.seen) == 1
+        assert connection.reading.began is None and len(server.seen) == 1
 
 
 def test_a_request_pipelined_behind_an_answer_starts_its_clock_when_that_answer_is_out() -> None:
@@ -362,21 +364,18 @@ def test_a_request_pipelined_behind_an_answer_starts_its_clock_when_that_answer_
         server.connections.add(connection)
         peer.sendall(b"GET /hold HTTP/1.1\r\nHost: x\r\n\r\nPOST /mcp HTTP/1.1\r\nHo")
         _pump(server, connection)
-        assert connection.began is None  # its turn has not come
+        assert connection.reading.began is None  # its turn has not come
         connection.respond(200)
         _pump(server, connection)
-        assert connection.began is not None
-        connection.began = time.monotonic() - REQUEST_TIMEOUT - 1
+        assert connection.reading.began is not None
+        connection.reading.began = time.monotonic() - REQUEST_TIMEOUT - 1
         server._sweep()
         assert _read_all(peer).endswith(f"within {REQUEST_TIMEOUT:g} s".encode()) and connection.broken
 
 
-def test_requests_not_yet_whole_share_one_budget_and_big_ones_wait_when_it_is_spent(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_requests_not_yet_whole_share_one_budget_and_big_ones_wait_when_it_is_spent() -> None:
     """However many connections send large bodies slowly, what they hold together stays bounded."""
-    monkeypatch.setattr(http_loop, "HELD_BUDGET", 300_000)
-    server = _Echo()
+    server = _Echo(held_budget=300_000)
     pairs = [socket.socketpair() for _ in range(3)]
     try:
         connections = []
@@ -401,33 +400,37 @@ def test_requests_not_yet_whole_share_one_budget_and_big_ones_wait_when_it_is_sp
                     peer.send(data)
                 peer.settimeout(5)
             while connection.interest & selectors.EVENT_READ:  # what is still in the socket
-                before = (connection.held, len(server.seen))
+                before = (connection.reading.held, len(server.seen))
                 connection._ready(selectors.EVENT_READ)
-                if (connection.held, len(server.seen)) == before:
+                if (connection.reading.held, len(server.seen)) == before:
                     break
 
         feed(0, head + b"a" * 200_000)
-        assert server.held == connections[0].held >= 200_000  # the body so far (the head is read: a Request)
+        assert (
+            server.budget.held == connections[0].reading.held >= 200_000
+        )  # the body so far (the head is read: a Request)
         feed(1, head + b"b" * 120_000)  # the budget is spent now: this one, holding much, is not read
-        assert server.held > 300_000 and not connections[1].interest & selectors.EVENT_READ
+        assert server.budget.held > 300_000 and not connections[1].interest & selectors.EVENT_READ
         feed(0, b"a" * 1000)  # the request that began first goes on, so one always can finish
-        assert connections[0].interest & selectors.EVENT_READ and server.starved == {connections[1]}
+        assert connections[0].interest & selectors.EVENT_READ and server.budget.starved == {connections[1]}
         stale = time.monotonic() - IDLE_TIMEOUT - 10
         # It has waited long, on us, not on its client: since its first byte, and for budget since just after.
-        connections[1].last = connections[1].began = stale
-        connections[1].starved_since = stale + 1
+        connections[1].last = connections[1].reading.began = stale
+        connections[1].reading.starved_since = stale + 1
         server._sweep()
         assert not connections[1].broken
         small = b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
         feed(2, small)  # a small request still gets through: only the big ones wait
         assert [body for _request, body in server.seen] == [b"{}"]
         connections[0].close()  # one of the big ones goes: the others are read again, their idle clocks afresh
-        assert server.held == connections[1].held and connections[1].interest & selectors.EVENT_READ
-        assert connections[1].last > stale and connections[1].began == stale  # its deadline is not reset
-        assert IDLE_TIMEOUT + 8 < connections[1].waited < IDLE_TIMEOUT + 10  # but counts that wait, up to a limit
+        assert server.budget.held == connections[1].reading.held and connections[1].interest & selectors.EVENT_READ
+        assert connections[1].last > stale and connections[1].reading.began == stale  # its deadline is not reset
+        assert (
+            IDLE_TIMEOUT + 8 < connections[1].reading.waited < IDLE_TIMEOUT + 10
+        )  # but counts that wait, up to a limit
         assert not connections[1].overdue(time.monotonic())
         feed(1, b"b" * (size - 120_000))
-        assert [len(body) for _request, body in server.seen] == [2, size] and server.held == 0
+        assert [len(body) for _request, body in server.seen] == [2, size] and server.budget.held == 0
     finally:
         for ours, peer in pairs:
             ours.close()
@@ -508,11 +511,14 @@ def test_a_request_that_waits_for_budget_past_its_deadline_and_as_long_again_is_
         peer.sendall(SDK_POST[:-5])
         _pump(server, connection)
         now = time.monotonic()
-        connection.began, connection.starved_since = now - 2 * REQUEST_TIMEOUT + 5, now - REQUEST_TIMEOUT
-        server.starved.add(connection)  # as the budget leaves it unread
+        connection.reading.began, connection.reading.starved_since = (
+            now - 2 * REQUEST_TIMEOUT + 5,
+            now - REQUEST_TIMEOUT,
+        )
+        server.budget.starved.add(connection)  # as the budget leaves it unread
         server._sweep()
         assert not connection.broken  # within its deadline, stretched by the wait
-        connection.began = now - 2 * REQUEST_TIMEOUT - 1
+        connection.reading.began = now - 2 * REQUEST_TIMEOUT - 1
         server._sweep()
         assert connection.broken and _read_all(peer).startswith(b"HTTP/1.1 503 ")
-        assert server.starved == set()
+        assert server.budget.starved == set()

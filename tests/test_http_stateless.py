@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import queue
 import signal
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +69,10 @@ def test_a_2026_client_closing_its_request_s_stream_cancels_the_request(tmp_path
     call = {"id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {}, "_meta": meta}}
     answer = {"result": {"content": [{"type": "text", "text": "done"}], "isError": False, "resultType": "complete"}}
     cassette = tmp_path / "slow.yaml"
-    cassette.write_text(
-        json.dumps({"version": 1, "interactions": [{"request": call, "response": answer, "delay": 30}]})
-    )
+    # A server that streams every answer: the stream's head comes at once, so the client knows the call is
+    # under way (waiting on its delay) before it gives up on it.
+    interactions = [{"request": call, "response": answer, "delay": 30}]
+    cassette.write_text(json.dumps({"version": 1, "meta": {"http": {"framing": "sse"}}, "interactions": interactions}))
     headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
@@ -79,11 +81,16 @@ def test_a_2026_client_closing_its_request_s_stream_cancels_the_request(tmp_path
         "mcp-name": "slow",
     }
     with served(cassette, tmp_path) as server:
+        said: queue.Queue[str] = queue.Queue()
+        assert server.proc.stderr is not None
+        threading.Thread(target=lambda: [said.put(line) for line in server.proc.stderr], daemon=True).start()
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         connection.request("POST", "/mcp", body=json.dumps({"jsonrpc": "2.0", **call, "id": 7}), headers=headers)
-        time.sleep(0.3)  # the call waits on its delay
+        assert connection.getresponse().status == 200  # the stream is open: the call waits on its delay
         connection.close()  # the client gives up on it
-        time.sleep(0.3)
+        cancelled = "the host cancelled request 7 (interactions[0]); it will not be answered"  # its own id
+        lines = [said.get(timeout=10)]
+        while cancelled not in lines[-1]:
+            lines.append(said.get(timeout=10))  # (queue.Empty after 10 s without it: the test fails)
         server.proc.send_signal(signal.SIGTERM)
-        _, stderr = server.proc.communicate(timeout=20)
-    assert "the host cancelled request 7 (interactions[0]); it will not be answered" in stderr  # its own id
+        assert server.proc.wait(timeout=20) == 0

@@ -28,7 +28,7 @@ from mcp.server.mcpserver import MCPServer
 
 import mockmcp
 from mockmcp.cassette.store import loads
-from mockmcp.core.endpoint import Endpoint, Respond
+from mockmcp.core.endpoint import Endpoint, Respond, SessionParts
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Replay, Send
@@ -248,7 +248,7 @@ interactions:
 def test_the_http_endpoint_substitutes_as_the_engine_does() -> None:
     cassette = loads(STATELESS, "list.yaml")
     redactor = Redactor.for_replay(cassette.meta, {}, [("DATA", "/srv/data")], "list.yaml")
-    endpoint = Endpoint(cassette, Matcher.build(), redactor, 0.0, LOOPBACK)
+    endpoint = Endpoint(SessionParts(cassette, Matcher.build(), redactor), LOOPBACK)
     params = {
         "name": "list",
         "arguments": {"root": "/srv/data"},

@@ -132,13 +132,14 @@ def _serve_http(
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report.
     engine: what each session's engine is built from (the cassette, its matcher and redactor, the timing)."""
     try:
+        from mockmcp.core.endpoint import SessionParts
         from mockmcp.shells.http11 import serve_until_signalled
         from mockmcp.shells.http_replay import HttpReplay
     except ImportError as exc:
         raise http_extra("replay", exc) from None
     listen = serving.listen or ("127.0.0.1", 0)
     try:
-        server = HttpReplay(*engine, listen, allow_hosts=serving.allow_hosts, session_idle=bounds.session_idle)
+        server = HttpReplay(SessionParts(*engine), listen, allow_hosts=serving.allow_hosts, bounds=bounds)
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"

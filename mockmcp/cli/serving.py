@@ -13,6 +13,7 @@ import sys
 
 from mockmcp.cassette import store
 from mockmcp.cli.replaying import address, note
+from mockmcp.core.endpoint import SessionParts
 from mockmcp.core.matching import Matcher
 from mockmcp.core.redact import Redactor
 from mockmcp.core.report import Report
@@ -42,7 +43,9 @@ class Served:
             if replay or not mode.records(os.path.exists(remote.cassette)):
                 cassette = store.load(remote.cassette)
                 redactor = Redactor.for_replay(cassette.meta, os.environ, (), remote.cassette)
-                server = HttpReplay(cassette, Matcher.build((), cassette.meta), redactor, 0.0, listen, remote.path)
+                server = HttpReplay(
+                    SessionParts(cassette, Matcher.build((), cassette.meta), redactor), listen, remote.path
+                )
                 return cls(remote, server, f"{remote.name}: replaying {remote.cassette} at {server.url}", None)
             redactor = Redactor.for_recording(remote.secrets, (), os.environ, option=f"{remote.name}: the variable")
             journal = Journal.fresh(remote.cassette, mode, redactor, [remote.url])

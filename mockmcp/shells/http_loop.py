@@ -18,8 +18,8 @@ Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a
 that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
 whole within `REQUEST_TIMEOUT` of its first byte gets 408 and the connection closes (so a client
 trickling a byte at a time cannot hold a connection); what requests not yet whole hold together is
-bounded by `HELD_BUDGET` (large ones beyond it wait, the earliest going on); running out of
-descriptors pauses accepting briefly instead of stopping the server.
+bounded by the server's `held_budget` (large ones beyond it wait, the earliest going on); running out
+of descriptors pauses accepting briefly instead of stopping the server.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from mockmcp.shells.http11 import (
 from mockmcp.shells.http_request import MAX_HEAD, Request, request_of
 from mockmcp.shells.toolkit import LONGEST_WAIT, Signals, Spool
 
-__all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
+__all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
 # Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
@@ -74,6 +74,16 @@ def rewatch(
     return new
 
 
+class Reading:
+    """The request a connection is reading, as the server's clocks and budget see it."""
+
+    def __init__(self) -> None:
+        self.began: float | None = None  # when its first byte came
+        self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
+        self.waited = 0.0  # seconds it waited for budget, before it was read again
+        self.starved_since: float | None = None  # since when it waits for budget (None: it does not)
+
+
 class Connection(Responder):
     """One client connection: h11's state for it, the request being read, what waits to be written."""
 
@@ -83,19 +93,16 @@ class Connection(Responder):
         self.out = bytearray()
         self.broken = False  # closed (by either side): whatever is sent now is dropped
         self.last = time.monotonic()
-        self.began: float | None = None  # when the first byte of the request being read came
         self.finishing = False  # a last answer of the connection's own is going out, then it closes
         self.ended = False  # the client shut its side: nothing more is read, what it sent is still answered
         self.head = False  # the request being answered is a HEAD: its answer's body is not sent
-        self.waited = 0.0  # seconds the request being read waited for budget, before it was read again
-        self.starved_since: float | None = None  # since when it waits for budget (None: it does not)
         self.smuggled = False  # it came with both Content-Length and Transfer-Encoding: answered, then closed
-        self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
+        self.reading = Reading()  # the request being read, as the clocks and the server's budget see it
         self.request: Request | None = None  # the request whose body is being read
         self.body = bytearray()
         self.interest = 0
         self.waiting: Callable[[], None] | None = None  # run once when what is queued has gone out, or never can
-        self._update()
+        self.watch()
 
     # --- writing ---------------------------------------------------------------------------------
 
@@ -136,11 +143,11 @@ class Connection(Responder):
         if not self.out:
             self._drained()
         if self.out or not (self.finishing or self.conn.our_state is h11.MUST_CLOSE):
-            self._update()
+            self.watch()
         else:
             self.close()  # the answer said (or h11 made it say) Connection: close, and it is out
 
-    def _update(self) -> None:
+    def watch(self) -> None:
         """Read unless too much waits to be written; watch for writability while anything does."""
         if self.broken:
             return
@@ -149,13 +156,14 @@ class Connection(Responder):
         # read brings is bounded by the head and body limits, and by the server's budget for all.
         waiting = len(self.conn.trailing_data[0])
         held = waiting + len(self.body)
-        if held != self.held:
+        if held != self.reading.held:
             self.server.hold(self, held)
-        starved = held > HELD_ALONE and self.server.held > HELD_BUDGET and self is not self.server.eldest()
+        budget = self.server.budget
+        starved = held > HELD_ALONE and budget.held > budget.limit and self is not self.server.eldest()
         if starved:
-            self.server.starved.add(self)
-            if self.starved_since is None:
-                self.starved_since = time.monotonic()
+            budget.starved.add(self)
+            if self.reading.starved_since is None:
+                self.reading.starved_since = time.monotonic()
         reading = (
             len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not (self.finishing or self.ended or starved)
         )
@@ -170,7 +178,7 @@ class Connection(Responder):
             self.server.selector.unregister(self.sock)
             self.interest = 0
         self.server.connections.discard(self)
-        self.server.starved.discard(self)
+        self.server.budget.starved.discard(self)
         self.server.hold(self, 0)
         self.sock.close()
         self.out.clear()  # nothing more can go out; what refers to the connection holds no buffer
@@ -196,8 +204,8 @@ class Connection(Responder):
             except OSError:
                 data = b""
             self.last = time.monotonic()
-            if data and self.began is None and self.idle_since() is not None:
-                self.began, self.waited = self.last, 0.0  # a request begins
+            if data and self.reading.began is None and self.idle_since() is not None:
+                self.reading.began, self.reading.waited = self.last, 0.0  # a request begins
             conn = self.conn
             # (trailing_data copies h11's buffer: looked at only when the input ended, never per read)
             gone = conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED)
@@ -211,7 +219,7 @@ class Connection(Responder):
             if conn.their_state is not h11.ERROR:
                 conn.receive_data(data)
             self._process()
-            self._update()
+            self.watch()
 
     def _next_cycle(self) -> None:
         if self.broken:
@@ -219,10 +227,10 @@ class Connection(Responder):
         conn = self.conn
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
             conn.start_next_cycle()
-            if self.began is None and conn.trailing_data[0]:
-                self.began, self.waited = time.monotonic(), 0.0  # a request pipelined behind the last answer begins
+            if self.reading.began is None and conn.trailing_data[0]:  # a request pipelined behind the last answer
+                self.reading.began, self.reading.waited = time.monotonic(), 0.0
             self._process()
-            self._update()
+            self.watch()
         elif conn.our_state is h11.MUST_CLOSE and not self.out:
             self.close()
 
@@ -254,7 +262,7 @@ class Connection(Responder):
                         return
                 elif isinstance(event, h11.EndOfMessage) and self.request is not None:
                     request, body = self.request, bytes(self.body)
-                    self.request, self.body, self.began = None, bytearray(), None
+                    self.request, self.body, self.reading.began = None, bytearray(), None
                     self.server.handle(self, request, body)
                     return  # the next request waits for this answer to end (_next_cycle)
                 elif isinstance(event, h11.ConnectionClosed):
@@ -286,7 +294,7 @@ class Connection(Responder):
             self.close()
             return
         self.finishing = True
-        if self in self.server.starved:
+        if self in self.server.budget.starved:
             self._unreadable(503, "Service Unavailable: too many large requests are arriving at once; try again")
             return
         self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
@@ -295,10 +303,11 @@ class Connection(Responder):
         """Whether the request being read has taken too long: REQUEST_TIMEOUT from its first byte, and as long
         again at most for the time it was not read for want of the server's budget (it waited on us, not on
         its client; but a request that waits for ever would hold its connection, and its budget, for ever)."""
-        if self.began is None:
+        reading = self.reading
+        if reading.began is None:
             return False
-        waited = self.waited + (now - self.starved_since if self.starved_since is not None else 0.0)
-        return now - self.began > REQUEST_TIMEOUT + min(waited, REQUEST_TIMEOUT)
+        waited = reading.waited + (now - reading.starved_since if reading.starved_since is not None else 0.0)
+        return now - reading.began > REQUEST_TIMEOUT + min(waited, REQUEST_TIMEOUT)
 
     def idle_since(self) -> float | None:
         """When this connection last made progress, if it waits for a request (None while answering one)."""
@@ -323,18 +332,28 @@ _BUSY = (
 )
 
 
+class Budget:
+    """What requests not yet whole hold, all connections together, against the most they may hold (`limit`)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0  # bytes of requests not yet whole, all connections together
+        self.starved: set[Connection] = set()  # connections not read for want of budget
+
+
 class LoopServer(Listener):
     """A listening socket, its connections and timers, served on one event loop until stopped."""
 
-    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
+    def __init__(
+        self, listen: tuple[str, int], allow_hosts: Iterable[str] = (), held_budget: int = HELD_BUDGET
+    ) -> None:
         super().__init__(listen, allow_hosts)
         self.socket.setblocking(False)
         self.selector = selectors.DefaultSelector()
         self.connections: set[Connection] = set()
         self.timers: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
         self.sequence = 0
-        self.held = 0  # bytes of requests not yet whole, all connections together
-        self.starved: set[Connection] = set()  # connections not read for want of budget
+        self.budget = Budget(held_budget)
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
         self.notes = Spool(sys.stderr)  # what the server says: never a write the loop waits on
@@ -349,23 +368,23 @@ class LoopServer(Listener):
     def hold(self, connection: Connection, held: int) -> None:
         """A connection now holds this many bytes of requests not yet whole; when that is less, the
         connections that waited for budget are judged again (within budget, or the eldest, they go on)."""
-        less = held < connection.held
-        self.held += held - connection.held
-        connection.held = held
-        if less and self.starved:
-            starved, self.starved = self.starved, set()
+        less, budget = held < connection.reading.held, self.budget
+        budget.held += held - connection.reading.held
+        connection.reading.held = held
+        if less and budget.starved:
+            starved, budget.starved = budget.starved, set()
             now = time.monotonic()
             for waiting in starved:
-                waiting._update()
-                if waiting not in self.starved:  # read again: its idle clock starts afresh (it waited on us)
+                waiting.watch()
+                if waiting not in budget.starved:  # read again: its idle clock starts afresh (it waited on us)
                     waiting.last = now
-                    waiting.waited += now - (waiting.starved_since or now)
-                    waiting.starved_since = None
+                    waiting.reading.waited += now - (waiting.reading.starved_since or now)
+                    waiting.reading.starved_since = None
 
     def eldest(self) -> Connection | None:
         """Of the connections holding more than HELD_ALONE, the one whose request began first."""
-        holding = [c for c in self.connections if c.held > HELD_ALONE and c.began is not None]
-        return min(holding, key=lambda c: c.began or 0.0, default=None)
+        holding = [c for c in self.connections if c.reading.held > HELD_ALONE and c.reading.began is not None]
+        return min(holding, key=lambda c: c.reading.began or 0.0, default=None)
 
     def closed(self, connection: Connection) -> None:
         """A connection has closed, either side having ended it (for a subclass that keeps track)."""
@@ -475,7 +494,7 @@ class LoopServer(Listener):
         """Close connections idle for too long, and answer 408 to requests not whole in time."""
         now = time.monotonic()
         for connection in list(self.connections):
-            if connection in self.starved:  # not read for want of budget: its silence is not its own
+            if connection in self.budget.starved:  # not read for want of budget: its silence is not its own
                 if connection.overdue(now):
                     connection.expire()
                 continue

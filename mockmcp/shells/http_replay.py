@@ -18,12 +18,22 @@ from typing import Any
 
 import h11
 
-from mockmcp import protocol
-from mockmcp.cassette.model import Cassette
-from mockmcp.core.endpoint import Drop, End, Endpoint, Event, Later, Note, Open, Out, Respond
-from mockmcp.core.matching import Matcher
-from mockmcp.core.redact import Redactor
+from mockmcp.core.endpoint import (
+    BOUNDS,
+    Drop,
+    End,
+    Endpoint,
+    Event,
+    Hooks,
+    Later,
+    Note,
+    Open,
+    Out,
+    Respond,
+    SessionParts,
+)
 from mockmcp.core.report import Report
+from mockmcp.options import Bounds
 from mockmcp.shells.http_loop import Connection, LoopServer, Request
 
 __all__ = ["HttpReplay", "stream_limit"]
@@ -53,28 +63,17 @@ class HttpReplay(LoopServer):
 
     def __init__(
         self,
-        cassette: Cassette,
-        matcher: Matcher,
-        redactor: Redactor | None,
-        timing: float,
+        serving: SessionParts,
         listen: tuple[str, int],
         path: str = "/mcp",
         allow_hosts: tuple[str, ...] = (),
-        session_idle: float | None = protocol.SESSION_IDLE,
+        bounds: Bounds = BOUNDS,
     ) -> None:
         super().__init__(listen, allow_hosts)
         self.path = path
-        self.endpoint = Endpoint(
-            cassette,
-            matcher,
-            redactor,
-            timing,
-            frozenset(self.allowed),
-            path,
-            session_idle=session_idle,
-            streams=stream_limit(),
-            unread=_unread,
-        )
+        if bounds.streams is None:
+            bounds = bounds._replace(streams=stream_limit())
+        self.endpoint = Endpoint(serving, frozenset(self.allowed), bounds, path, Hooks(unread=_unread))
 
     @property
     def url(self) -> str:
