@@ -562,7 +562,8 @@ NEVER_RECORDED = (
     "mockmcp: the cassette never recorded the method 'prompts/list'\n"
     "  incoming request (id 15): prompts/list null\n"
     "  how to fix:\n"
-    "    1. if the host now asks something new, record it: mockmcp record --mode new -o CASSETTE -- SERVER...\n"
+    "    1. if the host now asks something new, record it: "
+    "mockmcp record --record-mode new_episodes -o CASSETTE -- SERVER...\n"
     "    2. or add an interaction for prompts/list to CASSETTE by hand"
 )
 PROMPTS_LIST_NOT_FOUND = {

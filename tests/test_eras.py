@@ -1,7 +1,7 @@
 """The protocol era takes part in replay, as it does for a real server (literal JSON-RPC through the engine).
 
 - a 2026-07-28 request never gets a handshake-era answer, nor the other way round: a miss whose
-  story says the recording is of the other era (and `record --mode new` then adds the new era's
+  story says the recording is of the other era (and `record --record-mode new_episodes` then adds the new era's
   answers, as the two no longer "match": tests/test_record.py);
 - a cassette of 2026-07-28 sessions only, asked `initialize`, answers -32022 with the versions it
   recorded, as a server of that revision does; one of handshake-era sessions only, asked

@@ -1,11 +1,11 @@
-"""The SDK host meets a cassette of the other era (both directions) and `record --mode new` across eras.
+"""The SDK host meets a cassette of the other era (both directions) and `record --record-mode new_episodes` across eras.
 
 - a legacy host (initialize only) meeting a 2026-07-28 cassette gets -32022 naming the versions the
   cassette speaks, the answer a server of that revision gives, and a host that falls back on it
   (to `server/discover`, as the SDK's auto mode does) goes on with the recorded session;
-- a cassette recorded by a legacy host, then again by an auto host with `--mode new`, gains the
+- a cassette recorded by a legacy host, then again by an auto host with `--record-mode new_episodes`, gains the
   2026-07-28 session (the two eras never "match"), and replays to both hosts without a miss. This is
-  `--mode new` end to end; which sessions it adds, and its notes, have their rows in test_merge.py.
+  `--record-mode new_episodes` end to end; which sessions it adds, and its notes, have their rows in test_merge.py.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The host's answers count: a cassette that recorded the server under several host answers replays each.
 
 Engine tests (literal JSON-RPC): a tools/call whose server asks the host (elicitation) was recorded
-twice, the host accepting in one session and declining in the other (as `record --mode new` run
+twice, the host accepting in one session and declining in the other (as `record --record-mode new_episodes` run
 once per answer makes it). A live host that declines gets what the server said then, and the rest
 of the session follows the declining recording; one that accepts gets the other; one that answers
 neither way is a mismatch (failing --strict) and hears the recording it was playing.
-The SDK host does the same through `record --mode new` and `replay --strict`.
+The SDK host does the same through `record --record-mode new_episodes` and `replay --strict`.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def test_earlier_answers_must_agree_too() -> None:
     assert len(engine.report.mismatches) == 1
 
 
-# --- the SDK host: record each answer with --mode new, then replay both under --strict -----------------
+# --- the SDK host: record each answer with --record-mode new_episodes, then replay both under --strict -----------------
 
 pytestmark = pytest.mark.anyio
 NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]

@@ -1,4 +1,4 @@
-"""`record --mode new` (`core/merge.py`), sans-IO: the cassette there was and a new recording in, the
+"""`record --record-mode new_episodes` (`core/merge.py`), sans-IO: the cassette there was and a new recording in, the
 cassette to write and the notes for stderr out.
 
 Each row: the old cassette and the new recording as lists of interactions (literal JSON-RPC

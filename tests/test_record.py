@@ -263,7 +263,7 @@ def test_modes(tmp_path: Path) -> None:
     assert proc.returncode == 0 and json.loads(proc.stdout)["result"]["echo"]["arguments"] == {"x": 1}
     assert b"replaying it" in proc.stderr
     # new: end to end, a request the cassette has, answered otherwise this time: both kept, and stderr says
-    # so. (Which sessions `--mode new` adds, and its notes, have their rows in test_merge.py.)
+    # so. (Which sessions `--record-mode new_episodes` adds, and its notes, have their rows in test_merge.py.)
     env = {**child_env(), "WHO": "me"}
     code, _stdout, stderr = run_record(out, [INIT, CALL], "--echo-env", "WHO", mode="new_episodes", env=env)
     assert code == 0

@@ -143,7 +143,7 @@ def test_recorded_timing_waits_as_the_recording_did_scaled() -> None:
     )
 
 
-# A stateful server recorded twice with `record --mode new`: the first session read the state once,
+# A stateful server recorded twice with `record --record-mode new_episodes`: the first session read the state once,
 # the second read it three times as it grew; merge keeps the second whole as session 1.
 GROWING = """\
 version: 1

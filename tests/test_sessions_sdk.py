@@ -1,4 +1,4 @@
-"""Stateful servers recorded several times with `record --mode new`, replayed: never a silently wrong answer.
+"""Stateful servers recorded several times with `record --record-mode new_episodes`, replayed: never a silently wrong answer.
 
 The servers are real SDK servers (tests/servers/), recorded through `mockmcp record` by the SDK host.
 The enumeration drives the sans-IO engine with literal JSON-RPC (3^5 live sessions in a few seconds)
@@ -65,7 +65,7 @@ async def host_session(server: Any, answers: tuple[str, ...], statuses: int = 1)
 
 
 async def record(cassette: Path, host: Any, *server: str) -> Any:
-    """One recording session of `server` with `--mode new`, driven by `host(params)`; waits for the save."""
+    """One recording session of `server` with `--record-mode new_episodes`, driven by `host(params)`; waits for the save."""
     said = await host(params(*MOCKMCP, "record", "-o", str(cassette), "--record-mode", "new_episodes", "--", *server))
     with anyio.fail_after(10):  # the recorder saves after the host leaves
         while not cassette.exists() or Path(f"{cassette}.journal").exists():
@@ -108,7 +108,7 @@ def replayed(engine: Replay, answers: tuple[str, ...], statuses: int = 1) -> lis
 
 @pytest.fixture(scope="module")
 def counter(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The elicitation counter recorded three times with `--mode new`: the host always accepting, always
+    """The elicitation counter recorded three times with `--record-mode new_episodes`: the host always accepting, always
     declining, always cancelling, five times each."""
     cassette = tmp_path_factory.mktemp("counter") / "counter.yaml"
     server = [sys.executable, str(ROOT / "tests" / "servers" / "elicit_counter.py")]
