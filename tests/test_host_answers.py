@@ -120,7 +120,7 @@ def test_earlier_answers_must_agree_too() -> None:
     assert len(engine.report.mismatches) == 1
 
 
-# --- the SDK host: record each answer with --record-mode new_episodes, then replay both under --strict -----------------
+# --- the SDK host: record each answer with --record-mode new_episodes, then replay both under --strict ---
 
 pytestmark = pytest.mark.anyio
 NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]

@@ -658,8 +658,8 @@ def test_a_reply_the_host_gave_up_on_is_cut_where_the_host_left_not_where_the_pr
 
 
 def test_the_note_on_a_stand_in_points_at_the_one_this_recording_wrote(tmp_path: Path) -> None:
-    """`--record-mode new_episodes` adds a recording's session numbered after the cassette's last: the note on its stand-in names
-    the stand-in this recording wrote, never one an earlier recording left."""
+    """`--record-mode new_episodes` adds a recording's session numbered after the cassette's last: the note on its
+    stand-in names the stand-in this recording wrote, never one an earlier recording left."""
     init = json.dumps(INIT).encode()
     init_reply = json.dumps(
         {

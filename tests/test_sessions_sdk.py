@@ -1,4 +1,4 @@
-"""Stateful servers recorded several times with `record --record-mode new_episodes`, replayed: never a silently wrong answer.
+"""Stateful servers recorded several times with `record --record-mode new_episodes`, replayed: never a wrong answer.
 
 The servers are real SDK servers (tests/servers/), recorded through `mockmcp record` by the SDK host.
 The enumeration drives the sans-IO engine with literal JSON-RPC (3^5 live sessions in a few seconds)
@@ -65,7 +65,7 @@ async def host_session(server: Any, answers: tuple[str, ...], statuses: int = 1)
 
 
 async def record(cassette: Path, host: Any, *server: str) -> Any:
-    """One recording session of `server` with `--record-mode new_episodes`, driven by `host(params)`; waits for the save."""
+    """One recording session of `server` (`--record-mode new_episodes`) driven by `host(params)`; waits for its save."""
     said = await host(params(*MOCKMCP, "record", "-o", str(cassette), "--record-mode", "new_episodes", "--", *server))
     with anyio.fail_after(10):  # the recorder saves after the host leaves
         while not cassette.exists() or Path(f"{cassette}.journal").exists():
