@@ -21,6 +21,7 @@ from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
+from mockmcp.options import Bounds
 from mockmcp.shells.journal import Journal, finish, journal_path, saved
 from mockmcp.shells.live_server import drive
 from mockmcp.shells.stdio_record import Outcome, run_proxy
@@ -83,7 +84,7 @@ def record_http(
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:  # h11 is optional (mockmcp[http])
         from mockmcp.shells.http11 import serve_until_signalled
-        from mockmcp.shells.http_record import RecordingProxy
+        from mockmcp.shells.http_record import ProxyOptions, RecordingProxy
     except ImportError as exc:
         raise UsageError(
             f"recording over HTTP needs the http extra ({exc.name or exc} is missing)", "pip install 'mockmcp[http]'"
@@ -95,7 +96,8 @@ def record_http(
     redactor = Redactor.for_recording(redact_env, redact_patterns, os.environ, substitute=substitutions)
     journal = Journal.fresh(path, mode, redactor, [target])
     try:
-        proxy = RecordingProxy(target, listen, journal, redactor, allow_hosts, upstream_timeout)
+        options = ProxyOptions(allow_hosts, Bounds(upstream_timeout=upstream_timeout))
+        proxy = RecordingProxy(target, listen, journal, redactor, options)
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):
