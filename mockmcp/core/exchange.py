@@ -130,24 +130,6 @@ def asked(method: bytes, headers: dict[str, str], message: Any) -> Asked:
 class Exchange:
     """One request's exchange with the target; each event returns what the shell should do, in order."""
 
-    __slots__ = (
-        "answer",
-        "began",
-        "body",
-        "bounds",
-        "events",
-        "gone",
-        "last_byte",
-        "outgoing",
-        "phase",
-        "replied",
-        "request",
-        "size",
-        "started",
-        "unjournaled",
-        "unsure",
-    )
-
     def __init__(self, request: Asked, bounds: Bounds) -> None:
         self.request, self.bounds, self.phase = request, bounds, SENT
         self.answer: tuple[int, bool, bytes | None] = (0, False, None)  # its status, JSON or not, its length
@@ -292,12 +274,12 @@ class Exchange:
 
     def _answer_whole(self, now: float) -> list[Action]:
         body = bytes(self.body)
-        return [Finish(), Whole(body), *self._answered(body)]
+        return [Finish(), Whole(body), *_answered(self, body)]
 
     def _answer_streamed(self, now: float) -> list[Action]:
         body = bytes(self.body)  # empty when longer than kept_bytes
         self.outgoing.append(END)
-        return [Finish(), *self._flush(True), *self._answered(body)]
+        return [Finish(), *self._flush(True), *_answered(self, body)]
 
     def _stream_ended(self, now: float) -> list[Action]:
         assert self.events is not None
@@ -426,28 +408,6 @@ class Exchange:
         (size, at), self.unsure = self.unsure, None
         return Unkept(size, self.request.owner, at, reply=reply)
 
-    def _answered(self, body: bytes) -> list[Action]:
-        """What a body tells the journal: the reply to the message POSTed, or its session's error."""
-        request, (status, json, _length) = self.request, self.answer
-        message = request.message
-        # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error) is the
-        # HTTP layer's, no message of the session, and would be filed under a request in flight.
-        answers = request.method == b"POST" and message is not None
-        errors = session_error_seen(request.headers, status, body, message if answers else None)
-        out: list[Action] = []
-        if errors and answers and isinstance(message, dict) and "id" in message:
-            out.append(Refused(message["id"]))  # turned away before the session saw it: the shape replay answers
-        elif answers and json and self.size > self.bounds.kept_bytes:
-            out += [Unkept(self.size, request_id, self.began, reply=True) for request_id in request.ids]
-        elif answers and json and body.strip():
-            out.append(Record(SERVER, body))
-        out.append(Framing(status, message, None))
-        if errors:
-            out.append(SessionErrors(errors))
-        elif answers and status >= 400:
-            out.append(ErrorStatus(status, body, message))
-        return out
-
     def _refuse(self, status: int, text: str) -> list[Action]:
         """The proxy answers the client itself: each request it carried is kept answered by an error that says
         so (`Recorder.unreached`), where a request kept unanswered would hold a replaying host for ever."""
@@ -457,6 +417,29 @@ class Exchange:
     def _cut_unreplied(self, at: float) -> list[Action]:
         """A cut for each request this answer was the answer of and did not reply to."""
         return [] if self.replied else [Cut(request_id, at) for request_id in self.request.ids]
+
+
+def _answered(x: Exchange, body: bytes) -> list[Action]:
+    """What a body tells the journal: the reply to the message POSTed, or its session's error."""
+    request, (status, json, _length) = x.request, x.answer
+    message = request.message
+    # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error) is the
+    # HTTP layer's, no message of the session, and would be filed under a request in flight.
+    answers = request.method == b"POST" and message is not None
+    errors = session_error_seen(request.headers, status, body, message if answers else None)
+    out: list[Action] = []
+    if errors and answers and isinstance(message, dict) and "id" in message:
+        out.append(Refused(message["id"]))  # turned away before the session saw it: the shape replay answers
+    elif answers and json and x.size > x.bounds.kept_bytes:
+        out += [Unkept(x.size, request_id, x.began, reply=True) for request_id in request.ids]
+    elif answers and json and body.strip():
+        out.append(Record(SERVER, body))
+    out.append(Framing(status, message, None))
+    if errors:
+        out.append(SessionErrors(errors))
+    elif answers and status >= 400:
+        out.append(ErrorStatus(status, body, message))
+    return out
 
 
 def _latin1(text: str | None) -> bytes | None:

@@ -55,18 +55,8 @@ _READ = 1 << 18
 
 # Not forwarded either way: they describe one hop, not the message.
 _HOP = {
-    b"connection",
-    b"keep-alive",
-    b"transfer-encoding",
-    b"te",
-    b"upgrade",
-    b"proxy-authorization",
-    b"proxy-connection",
-    b"host",
-    b"content-length",
-    b"accept-encoding",
-    b"content-encoding",
-    b"trailer",
+    *b"connection keep-alive transfer-encoding te upgrade proxy-authorization proxy-connection host".split(),
+    *b"content-length accept-encoding content-encoding trailer".split(),
 }
 
 # How a JSON text of one line starts (a UTF-16 or BOM-led one does not: it is parsed and re-encoded).
@@ -124,8 +114,8 @@ class _Upstream:
                 if code:
                     raise OSError(code, f"cannot connect to {self.proxy.target.parts.netloc}: {os.strerror(code)}")
                 self.connected = True
-                if self.proxy.tls is not None:
-                    self.sock = self.proxy.tls.wrap_socket(
+                if self.proxy.target.tls is not None:
+                    self.sock = self.proxy.target.tls.wrap_socket(
                         self.sock, server_hostname=self.proxy.target.parts.hostname, do_handshake_on_connect=False
                     )
                     self.handshaking = True
@@ -396,7 +386,9 @@ _DO: dict[type, Callable[..., None]] = {
     ex.Wait: lambda x, after: x.proxy.call_later(after, _timer, weakref.ref(x), _Exchange.stalled),
     ex.Finish: _Exchange._finish,
     ex.Record: lambda x, direction, *rest: x.proxy.record(direction, x.session, *rest),
-    ex.Unkept: lambda x, size, *rest: x.proxy.unkept(x.session, size, *rest),
+    ex.Unkept: lambda x, size, stream, at, *rest: x.proxy.journal.unkept(
+        x.proxy.elapsed(at), size, x.proxy.bounds.kept_bytes, x.session, stream, *rest
+    ),
     ex.Cut: lambda x, request_id, at: x.proxy.journal.cut(request_id, x.proxy.elapsed(at), x.session),
     ex.Unreached: lambda x, request_id, *said: x.proxy.journal.unreached(
         request_id, x.proxy.elapsed(), *said, x.session
@@ -424,6 +416,7 @@ class _Target(NamedTuple):
     path: bytes
     host: tuple[bytes, bytes]
     origin: bytes
+    tls: ssl.SSLContext | None  # for https
 
 
 class RecordingProxy(LoopServer):
@@ -441,7 +434,6 @@ class RecordingProxy(LoopServer):
         super().__init__(listen, options.allow_hosts)
         self.journal, self.redactor, self.bounds = journal, redactor, options.bounds
         self.path = self.target.parts.path or "/"
-        self.tls = ssl.create_default_context() if self.target.parts.scheme == "https" else None
         self.start = time.monotonic()
         self.attribution = Attribution()  # which session each message belongs to
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
@@ -509,12 +501,8 @@ class RecordingProxy(LoopServer):
     def record(
         self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False, event: str | None = None
     ) -> None:
-        """Journal one message (a body or an event's data): one on a single line as it came (the
-        journal's reader parses every line, as the stdio recorder's wire lines), one spread over lines
-        as one compact line when it is JSON, and anything else whole, its lines and all (one event is
-        one message: replay sends it as one event again); stream: the id of the request whose POST
-        stream carried it (what comes there belongs to that request); get: it came on the session's
-        GET stream; event: the id of the SSE event it came as (a resumed stream sends events again)."""
+        """Journal one message (a body or an event's data; the rest as `ex.Record`): one line as it came, one
+        spread over lines as one compact line when it is JSON, anything else whole (one event is one message)."""
         line = data.strip()
         if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
             lines = [line]
@@ -531,21 +519,6 @@ class RecordingProxy(LoopServer):
     def elapsed(self, moment: float | None = None) -> float:
         """Seconds from the proxy's start to now, or to the monotonic time `moment`: a time in the journal."""
         return (time.monotonic() if moment is None else moment) - self.start
-
-    def unkept(
-        self,
-        session: int,
-        size: int,
-        stream: Any,
-        at: float,
-        get: bool = False,
-        reply: bool = False,
-        read_whole: bool = True,
-    ) -> None:
-        """Journal that a server message of `size` bytes, over kept_bytes, began at the monotonic time `at` and is
-        not kept: on the stream of request `stream` (its reply, with `reply`), or on the session's GET stream;
-        not `read_whole`: the proxy stopped reading it after `size` bytes."""
-        self.journal.unkept(self.elapsed(at), size, self.bounds.kept_bytes, session, stream, get, reply, read_whole)
 
     def closed(self, connection: Connection) -> None:
         stream = self.streams.pop(connection, None)
@@ -592,7 +565,8 @@ def _target(target: str) -> _Target:
         h11.Request(method="GET", target=path.encode("ascii"), headers=[host])
     except (h11.LocalProtocolError, UnicodeEncodeError) as exc:
         raise UsageError(f"--http-target {target!r} cannot be sent: {exc}", "write a plain http(s) URL") from exc
-    return _Target(target, parts, path.encode("ascii"), host, origin)
+    tls = ssl.create_default_context() if parts.scheme == "https" else None
+    return _Target(target, parts, path.encode("ascii"), host, origin, tls)
 
 
 def _timer(exchange: weakref.ref[_Exchange], what: Callable[[_Exchange], None]) -> None:
