@@ -48,7 +48,7 @@ TRANSITIONS: dict[tuple[str, str], tuple[str, str]] = {
     (WHOLE, "data"): (WHOLE, "gathered"),
     (WHOLE, "grown"): (STREAMED, "stream"),  # past whole_bytes or kept_bytes: the head goes, the rest as it comes
     (WHOLE, "end"): (DONE, "answer_whole"),
-    (WHOLE, "stalled"): (DONE, "stall_504"),  # nothing of it went to the client yet: 504
+    (WHOLE, "stalled"): (DONE, "time_out"),  # nothing of it went to the client yet: 504
     (WHOLE, "failed"): (DONE, "fail"),  # the target said something that is not HTTP: 502
     (WHOLE, "broke"): (DONE, "break_off"),  # its connection ended: the client's is cut, it sees nothing
     (WHOLE, "left"): (WHOLE, "leave"),
@@ -293,28 +293,19 @@ class Exchange:
             out += self._cut_unreplied(now)
         return [*out, Framing(self.answer[0], self.request.message, seen)]
 
-    def _time_out(self) -> list[Action]:
+    def _time_out(self, *_now: float) -> list[Action]:
         timeout = self.bounds.upstream_timeout
-        said = f"{{target}} did not answer within {timeout:g} s (the host got 504 Gateway Timeout)"
-        text = f"Gateway Timeout: the target did not answer within {timeout:g} s (--upstream-timeout)"
-        return [Close(), Trouble(said), *self._refuse(504, text)]
-
-    def _stall_504(self, now: float) -> list[Action]:
-        timeout = self.bounds.upstream_timeout
-        said = f"{{target}} stopped sending an answer for {timeout:g} s (the host got 504 Gateway Timeout)"
-        text = f"Gateway Timeout: the target stopped sending its answer for {timeout:g} s (--upstream-timeout)"
-        return [Close(), Trouble(said), *self._refuse(504, text)]
+        if self.answer[0]:  # its head came, then its body stopped
+            said, text = f"stopped sending an answer for {timeout:g} s", f"stopped sending its answer for {timeout:g} s"
+        else:
+            said = text = f"did not answer within {timeout:g} s"
+        text = f"Gateway Timeout: the target {text} (--upstream-timeout)"
+        return [Close(), Trouble(f"{{target}} {said} (the host got 504 Gateway Timeout)"), *self._refuse(504, text)]
 
     def _stall_cut(self, now: float) -> list[Action]:
-        said = f"{{target}} stopped sending an answer for {self.bounds.upstream_timeout:g} s"
+        said = f"stopped sending an answer for {self.bounds.upstream_timeout:g} s (the host's connection was cut)"
         # Finished before the cut: a client whose answer is cut is no cancel of its request (`leave`).
-        return [
-            Close(),
-            Trouble(said + " (the host's connection was cut)"),
-            *self._cut_unreplied(now),
-            Finish(),
-            Abort(),
-        ]
+        return [Close(), Trouble("{target} " + said), *self._cut_unreplied(now), Finish(), Abort()]
 
     def _fail(self, now: float, error: str) -> list[Action]:
         if not self.started:
