@@ -1,17 +1,12 @@
 """The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server.
 
-Every request to the proxy's endpoint goes on to the target as it came (less hop-by-hop headers, and
-`Accept-Encoding`, so bodies stay readable), after the same Host/Origin check as replay's, on a connection
-kept from an earlier request when the target left one open; its answer comes back as it goes, every
-JSON-RPC message on the way journaled (redacted, tagged with its session: `core.attribution`). Headers are
-never recorded. What each exchange does, and when (a body whole or as it comes, SSE events kept or only
-sized, 502/504, an answer cut), is `core.exchange`'s to say; this shell reads and writes the sockets.
-
-One event loop (`http_loop.py`) carries both sides: the clients' connections and non-blocking connections
-to the target (h11's client side; TLS without blocking for https), in one selector, with the timeouts as
-its timers. A client that reads slowly pauses the reading of its own answer from the target, no one
-else's. On SIGINT or SIGTERM the proxy stops accepting, and `finish_answers` lets answers under way end.
-(Resolving the target's name blocks the loop briefly each time a new connection to it opens.)
+Every request goes on to the target as it came (less hop-by-hop headers, and `Accept-Encoding`, so bodies
+stay readable), after replay's Host/Origin check, on a connection the target left open when there is one;
+its answer comes back as it goes, every JSON-RPC message on the way journaled (redacted, tagged with its
+session by `core.attribution`; headers never). What an exchange does and when (a body whole or as it
+comes, events kept or only sized, 502/504, a cut) is `core.exchange`'s to say; this shell does the I/O:
+one loop (`http_loop.py`) for the clients' connections and the target's (h11's client side, TLS without
+blocking), the timeouts as its timers. A slow client pauses the reading of its own answer, no one else's.
 """
 
 from __future__ import annotations
@@ -85,6 +80,7 @@ class _Upstream:
         self.eof = False  # the target closed its side of the connection
         self.interest = 0
         port = target.port or (443 if self.tls else 80)
+        # (A name, not an address, is resolved here, blocking the loop briefly: kept connections make it rare.)
         family, kind, proto, _name, address = socket.getaddrinfo(target.hostname, port, type=socket.SOCK_STREAM)[0]
         self.sock: socket.socket = socket.socket(family, kind, proto)
         self.sock.setblocking(False)
