@@ -123,7 +123,7 @@ def asked(method: bytes, headers: dict[str, str], message: Any) -> Asked:
     """The `Asked` of a request forwarded."""
     get, named = method == b"GET", isinstance(message, dict) and "method" in message
     listen = named and message.get("method") == protocol.LISTEN
-    ids = tuple(_asked(message))
+    ids = tuple(_request_ids(message))
     return Asked(method, headers, message, get, not get and not listen, message.get("id") if named else None, ids)
 
 
@@ -437,7 +437,7 @@ def _latin1(text: str | None) -> bytes | None:
     return None if text is None else text.encode("latin-1")
 
 
-def _asked(message: Any) -> list[Any]:
+def _request_ids(message: Any) -> list[Any]:
     """The ids of the requests a POST carried: its request's, or a batch's requests'."""
     messages = message if isinstance(message, list) else [message]
     return [m["id"] for m in messages if jsonrpc.classify(m).kind == jsonrpc.REQUEST]
