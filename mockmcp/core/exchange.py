@@ -1,16 +1,13 @@
-"""The recording proxy's exchange: one request forwarded to the target and its answer, as a state machine.
+"""The recording proxy's exchange, one request forwarded to the target and its answer, as a state machine.
 
-Sans-IO, as h11: the shell (`shells/http_record.py`) tells an `Exchange` what happened, with the time it
-happened (the answer's head, a piece of it, its end, a timer, the target's connection breaking, the client
-leaving), and does what it answers, in order: write to the client, journal, learn how the target frames its
-answers. `TRANSITIONS` is the whole of it: a phase and an event give the next phase and the step that says
-what to do; a pair it does not list changes nothing (a timer of a phase left behind, a client that leaves an
-answer already over).
+Sans-IO, as h11: the shell (`shells/http_record.py`) tells an `Exchange` what happened and when (the answer's
+head, a piece of it, its end, a timer, the target's connection breaking, the client leaving), and does what it
+answers, in order. `TRANSITIONS` is the whole of it: a phase and an event give the next phase and the step that
+says what to do; a pair it does not list changes nothing (a timer of a phase left behind, say).
 
-What an exchange holds is bounded however long the answer: a body while it is at most `kept_bytes` (gathered
-for one write while at most `whole_bytes`), the SSE event being read likewise (`SseEvents`), the client's
-bytes until the shell's next write. A message over `kept_bytes` reaches the client all the same and is
-journaled as its size (`Unkept`): a body is the reply to the request POSTed; an SSE event on a request's
+What it holds is bounded however long the answer: a body while at most `kept_bytes` (for one write while at most
+`whole_bytes`), the SSE event being read likewise (`SseEvents`). A message over `kept_bytes` reaches the client
+and is journaled as its size (`Unkept`): a body is the reply to the request POSTed; an event on a request's
 stream is taken for its reply when the stream ends without another (a server ends it with the reply).
 """
 
