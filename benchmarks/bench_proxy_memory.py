@@ -36,7 +36,7 @@ import time
 from _harness import CHILD_ENV, PY, ROOT
 
 GOAL_MB = 100
-KEPT_LIMIT = 16 << 20  # mockmcp.shells.http_record.KEPT_LIMIT (not imported: h11 is not this script's)
+KEPT_LIMIT = 16 << 20  # the proxy's default, mockmcp.options.Bounds().kept_bytes
 HEAD = b'{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"'
 TAIL = b'"}]}}'
 REQUEST = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}'

@@ -12,8 +12,8 @@ import pytest
 from mockmcp.cassette import schema, store, yamlfile
 from mockmcp.cassette.files import journal_path
 from mockmcp.core.recorder import CLIENT, SERVER
+from mockmcp.core.sse import SseEvents
 from mockmcp.errors import CassetteError
-from mockmcp.shells.http_record import SseEvents
 from mockmcp.shells.journal import Journal, read
 from mockmcp.tools import lint
 

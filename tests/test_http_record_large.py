@@ -1,7 +1,7 @@
 """The recording proxy and answers longer than it keeps: every byte reaches the client as it comes, what the
 proxy holds stays bounded, and the cassette keeps the call with an error standing in for the answer, which
 replay (over HTTP and over stdio) answers at once. One target over real sockets, the proxy on a thread of
-this process with its limit lowered (so a few MiB stand for hundreds); the rules alone in memory."""
+this process with its bounds lowered (so a few MiB stand for hundreds); the rules alone in memory."""
 
 from __future__ import annotations
 
@@ -24,13 +24,15 @@ from mockmcp.cassette import store
 from mockmcp.cassette.model import CUT
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept
 from mockmcp.core.redact import Redactor
-from mockmcp.shells import http_record
+from mockmcp.core.sse import SseEvents
+from mockmcp.options import Bounds
 from mockmcp.shells.http_loop import PAUSE_READING
-from mockmcp.shells.http_record import RecordingProxy, SseEvents
+from mockmcp.shells.http_record import ProxyOptions, RecordingProxy
 from mockmcp.shells.journal import Journal, saved
 from mockmcp.words import RecordMode
 
-LIMIT = 256 << 10  # the proxy's KEPT_LIMIT in these tests
+LIMIT = 256 << 10  # the most of one message the proxy keeps, in these tests (`Bounds.kept_bytes`)
+WHOLE = Bounds().whole_bytes  # a body up to this goes whole
 # What the proxy may hold beyond the kept part of one message and its client's pause: a read from the target
 # (256 KiB) past the pause, and its framing.
 SLACK = 512 << 10
@@ -118,12 +120,15 @@ class _Target:
         return head + b"transfer-encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
 
 
+PATIENT = Bounds(upstream_timeout=20)  # the product's bounds, but a shorter upstream timeout
+
+
 @contextmanager
-def proxy_in_front_of(target: str, out: Path, timeout: float = 20) -> Iterator[RecordingProxy]:
+def proxy_in_front_of(target: str, out: Path, bounds: Bounds = PATIENT) -> Iterator[RecordingProxy]:
     """The recording proxy on a thread, recording into out; on leaving, it stops as `mockmcp record` does
     (the answers under way, then the journal closed: `saved` makes the cassette)."""
     journal = Journal.fresh(str(out), RecordMode.ALL, Redactor(), [target])
-    proxy = RecordingProxy(target, ("127.0.0.1", 0), journal, Redactor(), timeout=timeout)
+    proxy = RecordingProxy(target, ("127.0.0.1", 0), journal, Redactor(), ProxyOptions(bounds=bounds))
     thread = threading.Thread(target=proxy.serve_forever, daemon=True)
     thread.start()
     try:
@@ -133,12 +138,6 @@ def proxy_in_front_of(target: str, out: Path, timeout: float = 20) -> Iterator[R
         thread.join(20)
         proxy.finish_answers(10)
         journal.close()
-
-
-def held_by(exchange: Any) -> int:
-    """What an exchange holds: of a body or an SSE event for the journal, and for its client to take."""
-    pending = len(exchange.events._pending) if exchange.events is not None else 0
-    return len(exchange.body) + pending + len(exchange.client.out)
 
 
 def post(
@@ -191,35 +190,26 @@ def session_through(url: str, go: threading.Event | None = None) -> tuple[list[A
 
 
 def recorded_through_the_proxy(
-    framing: str, out: Path, monkeypatch: pytest.MonkeyPatch, limit: int = LIMIT, gated: bool = False
-) -> tuple[list[Any], bytes, list[int], list[str]]:
+    framing: str, out: Path, limit: int = LIMIT, gated: bool = False
+) -> tuple[list[Any], bytes, int, list[str]]:
     """`session_through` the proxy in front of a `_Target` in that framing (`gated` or not), with the proxy's
-    limit at `limit`: what the host got (as `session_through`), what the proxy held after each piece it read,
-    the notes."""
-    monkeypatch.setattr(http_record, "KEPT_LIMIT", limit)
-    most: list[int] = []
-    relayed = http_record._Exchange.data
-
-    def data(exchange: Any, chunk: bytes) -> None:
-        relayed(exchange, chunk)
-        most.append(held_by(exchange))
-
-    monkeypatch.setattr(http_record._Exchange, "data", data)
+    limit at `limit`: what the host got (as `session_through`), the most the proxy held of an answer after a
+    piece of it (`RecordingProxy.peak`), the notes."""
     target = _Target(framing, gated)
     try:
-        with proxy_in_front_of(target.url, out) as proxy:
+        with proxy_in_front_of(target.url, out, Bounds(upstream_timeout=20, kept_bytes=limit)) as proxy:
             live, big = session_through(proxy.url, target.go if gated else None)
     finally:
         target.listener.close()
-    return live, big, most, saved(str(out), "stopped")
+    return live, big, proxy.peak, saved(str(out), "stopped")
 
 
 @pytest.mark.parametrize("framing", ["json", "chunked", "sse"])
 def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_the_call_answered_by_an_error(
-    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    framing: str, tmp_path: Path
 ) -> None:
     out = tmp_path / "big.yaml"
-    live, big, most, notes = recorded_through_the_proxy(framing, out, monkeypatch)
+    live, big, peak, notes = recorded_through_the_proxy(framing, out)
 
     # The host got every byte, as the target sent it.
     expected = answer_of(call(2, "big"))
@@ -227,7 +217,7 @@ def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_
     assert live[0] == json.loads(expected) and live[1]["result"]["content"][0]["text"] == "small"
     # What the proxy held at once stayed bounded: the kept part of one message and one pause's worth for
     # the client, never the answer.
-    assert len(most) > 4 and max(most) <= LIMIT + PAUSE_READING + SLACK
+    assert 0 < peak <= LIMIT + PAUSE_READING + SLACK
 
     recorded = store.load(str(out))
     assert [i.method for i in recorded.interactions] == ["initialize", "notifications/initialized", *["tools/call"] * 2]
@@ -264,17 +254,16 @@ def test_an_answer_over_the_limit_reaches_the_host_whole_and_the_cassette_holds_
 
 @pytest.mark.parametrize("framing", ["json", "sse"])
 def test_an_answer_not_kept_is_filed_where_it_began_so_replay_answers_it_before_what_the_host_sent_meanwhile(
-    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    framing: str, tmp_path: Path
 ) -> None:
     """A host that gives up on a long answer (as the SDK's client gives up on an SSE event over 1 MiB) goes on
     with other requests before the answer's end. Its stand-in is filed at the answer's start, before those
     requests, so replay answers it at once; filed at its end, replay would hold it back until the host sent
     what it sent meanwhile, which a host waiting for the answer never does."""
-    monkeypatch.setattr(http_record, "KEPT_LIMIT", LIMIT)
     target = _Target(framing, gated=True)
     out = tmp_path / "gave-up.yaml"
     try:
-        with proxy_in_front_of(target.url, out) as proxy:
+        with proxy_in_front_of(target.url, out, Bounds(upstream_timeout=20, kept_bytes=LIMIT)) as proxy:
             host, port = proxy.url.split("/")[2].rsplit(":", 1)
             first = http.client.HTTPConnection(host, int(port), timeout=30)
             other = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -334,7 +323,7 @@ def test_an_sse_event_over_the_limit_is_its_size_however_the_chunks_fall(name: s
     events, seen = SseEvents(limit), []
     for at in range(len(stream)):  # a byte at a time: never more than the limit and a chunk held
         seen += events.events(stream[at : at + 1])
-        assert len(events._pending) <= limit + 1
+        assert events.held() <= limit + 1
     assert seen == expected
 
 
@@ -425,25 +414,23 @@ def test_the_notes_say_where_each_message_not_kept_was_and_how_to_fix_it(tmp_pat
 
 @pytest.mark.parametrize("framing", ["json", "chunked"])
 def test_a_body_under_the_limit_but_over_whole_goes_on_as_it_comes_and_is_recorded_whole(
-    framing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    framing: str, tmp_path: Path
 ) -> None:
     """The target holds back the end of its answer until the host has read a MiB of it: the host can only have
     done so if the proxy passed the answer on before its end."""
     out = tmp_path / "kept.yaml"
-    _live, big, _most, notes = recorded_through_the_proxy(framing, out, monkeypatch, limit=2 * BIG, gated=True)
-    assert big == answer_of(call(2, "big")) and len(big) > http_record.WHOLE
+    _live, big, _peak, notes = recorded_through_the_proxy(framing, out, limit=2 * BIG, gated=True)
+    assert big == answer_of(call(2, "big")) and len(big) > WHOLE
     assert not any("over the" in note for note in notes)
     [answer] = [i.response for i in store.load(str(out)).interactions if i.method == "tools/call"][:1]
     assert answer == {"result": json.loads(big)["result"]}
 
 
-def test_a_message_over_the_limit_before_the_reply_on_its_stream_is_said_and_the_reply_recorded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_message_over_the_limit_before_the_reply_on_its_stream_is_said_and_the_reply_recorded(tmp_path: Path) -> None:
     out = tmp_path / "log.yaml"
-    live, _big, most, notes = recorded_through_the_proxy("sse-log", out, monkeypatch)
+    live, _big, peak, notes = recorded_through_the_proxy("sse-log", out)
     assert live == [LOG, json.loads(answer_of(call(2, "small"))), json.loads(answer_of(call(3, "small")))]
-    assert max(most) <= LIMIT + PAUSE_READING + SLACK
+    assert 0 < peak <= LIMIT + PAUSE_READING + SLACK
     recorded = store.load(str(out))
     big_call = recorded.interactions[2]
     assert big_call.server == () and big_call.response == {"result": {"content": [{"type": "text", "text": "small"}]}}
@@ -456,7 +443,7 @@ def test_a_body_that_stalls_after_part_of_it_went_to_the_host_cuts_the_hosts_con
     """Before any of the body has gone, a stall gets the host a 504 (tests/test_http_hosts.py); once part of
     it has (a body longer than WHOLE goes as it comes), no status can be said any more: the host's connection
     is cut, as the target's was, rather than left waiting."""
-    sent, done = 2 * http_record.WHOLE, threading.Event()
+    sent, done = 2 * WHOLE, threading.Event()
     with socket.create_server(("127.0.0.1", 0)) as target:
 
         def part_then_nothing() -> None:
@@ -470,7 +457,7 @@ def test_a_body_that_stalls_after_part_of_it_went_to_the_host_cuts_the_hosts_con
         threading.Thread(target=part_then_nothing, daemon=True).start()
         try:
             with proxy_in_front_of(
-                f"http://127.0.0.1:{target.getsockname()[1]}/mcp", tmp_path / "c.yaml", 0.5
+                f"http://127.0.0.1:{target.getsockname()[1]}/mcp", tmp_path / "c.yaml", Bounds(upstream_timeout=0.5)
             ) as proxy:
                 connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
                 connection.request("POST", "/mcp", json.dumps(call(2, "big")), {"content-type": "application/json"})
@@ -516,7 +503,7 @@ def _stalling_target(listener: socket.socket, done: threading.Event, whole: bool
                     answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
                     sock.sendall(head + b"content-length: %d\r\n\r\n%s" % (len(answer), answer))
                     continue
-                sent = 2 * http_record.WHOLE if not whole else 1000
+                sent = 2 * WHOLE if not whole else 1000
                 sock.sendall(head + b"content-length: %d\r\n\r\n" % (2 * sent) + b"x" * sent)
                 done.wait(20)
                 return
@@ -531,7 +518,9 @@ def _record_stall(tmp_path: Path, whole: bool) -> tuple[int | None, object]:
         _stalling_target(target, done, whole)
         status: int | None = None
         try:
-            with proxy_in_front_of(f"http://127.0.0.1:{target.getsockname()[1]}/mcp", out, 0.5) as proxy:
+            with proxy_in_front_of(
+                f"http://127.0.0.1:{target.getsockname()[1]}/mcp", out, Bounds(upstream_timeout=0.5)
+            ) as proxy:
                 connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
                 response, _ = post(connection, INIT, None)
                 session = response.getheader("mcp-session-id")
@@ -575,7 +564,9 @@ def test_a_host_that_reads_a_long_body_slowly_gets_it_whole(tmp_path: Path) -> N
                     pass
 
         serve_each_connection(target, whole_at_once)
-        with proxy_in_front_of(f"http://127.0.0.1:{target.getsockname()[1]}/mcp", tmp_path / "c.yaml", 0.5) as proxy:
+        with proxy_in_front_of(
+            f"http://127.0.0.1:{target.getsockname()[1]}/mcp", tmp_path / "c.yaml", Bounds(upstream_timeout=0.5)
+        ) as proxy:
             connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
             connection.request("POST", "/mcp", json.dumps(call(2, "big")), {"content-type": "application/json"})
             response = connection.getresponse()
@@ -598,18 +589,18 @@ def test_an_event_of_exactly_the_limit_is_kept_however_the_chunks_fall() -> None
     assert given(b"data: ab\r", b"\n\r\n") == [(None, b"ab")]
 
 
-def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_cassette(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+# A proxy that keeps 256 KiB of a message, and reads 1 MiB of an answer its client left (for the cassette).
+GIVE_UP = Bounds(upstream_timeout=20, kept_bytes=256 << 10, after_gone_bytes=1 << 20)
+
+
+def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_cassette(tmp_path: Path) -> None:
     """The SDK's host gives up on an SSE event over 1 MiB and closes the stream. The proxy reads on for the
-    cassette, but only AFTER_GONE_BYTES (64 MiB; 1 MiB here) of it: a reply longer than that is left mid-event,
+    cassette, but only `after_gone_bytes` (64 MiB; 1 MiB here) of it: a reply longer than that is left mid-event,
     and is still said (a note) and kept as what the host saw, an answer that broke off, not a call left open."""
-    monkeypatch.setattr(http_record, "KEPT_LIMIT", 256 << 10)
-    monkeypatch.setattr(http_record, "AFTER_GONE_BYTES", 1 << 20)
     target = _Target("sse")
     out = tmp_path / "c.yaml"
     try:
-        with proxy_in_front_of(target.url, out) as proxy:
+        with proxy_in_front_of(target.url, out, GIVE_UP) as proxy:
             connection, session = initialized(proxy.port)
             post(connection, call(2, "big"), session, read=1 << 20)  # the host reads a MiB, then gives up
             connection.close()
@@ -627,27 +618,25 @@ def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_c
 
 
 def test_a_reply_the_host_gave_up_on_is_cut_where_the_host_left_not_where_the_proxy_stopped_reading(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """The host leaves a reply over its limit and goes on with its next call; the proxy reads on and cuts the reply
-    only later, past AFTER_GONE_BYTES (1 MiB here; the target holds 2 MiB back until the next call is answered).
+    only later, past `after_gone_bytes` (1 MiB here; the target holds 2 MiB back until the next call is answered).
     The cut is filed where the host left, before its next call, so that replay cuts the reply at once: filed where
     the proxy stopped, replay would hold the reply open until the recorded moment, waiting for a next call the
     replaying host, still waiting for the reply, cannot send."""
-    monkeypatch.setattr(http_record, "KEPT_LIMIT", 256 << 10)
-    monkeypatch.setattr(http_record, "AFTER_GONE_BYTES", 1 << 20)
     target = _Target("sse", gated=True, held=2 << 20)
     out = tmp_path / "c.yaml"
     try:
-        with proxy_in_front_of(target.url, out) as proxy:
+        with proxy_in_front_of(target.url, out, GIVE_UP) as proxy:
             connection, session = initialized(proxy.port)
-            # Most of what came before the held part: what is left of it is under AFTER_GONE_BYTES.
+            # Most of what came before the held part: what is left of it is under after_gone_bytes.
             post(connection, call(2, "big"), session, read=BIG - (2 << 20) - (512 << 10))
             connection.close()
             other = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
             post(other, call(3, "small"), session)
             other.close()
-            target.go.set()  # the held part comes: over AFTER_GONE_BYTES since the host left, the proxy cuts
+            target.go.set()  # the held part comes: over after_gone_bytes since the host left, the proxy cuts
     finally:
         target.listener.close()
     notes = saved(str(out), "stopped")

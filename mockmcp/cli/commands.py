@@ -69,7 +69,7 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:  # h11 is optional (mockmcp[http])
         from mockmcp.shells.http11 import serve_until_signalled
-        from mockmcp.shells.http_record import RecordingProxy
+        from mockmcp.shells.http_record import ProxyOptions, RecordingProxy
     except ImportError as exc:
         raise http_extra("recording", exc) from None
     mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
@@ -80,7 +80,7 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
     redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, [target])
     try:
-        proxy = RecordingProxy(target, listen, journal, redactor, serving.allow_hosts, bounds.upstream_timeout)
+        proxy = RecordingProxy(target, listen, journal, redactor, ProxyOptions(serving.allow_hosts, bounds))
     except (UsageError, OSError) as exc:
         journal.discard()  # nothing can have been recorded
         if isinstance(exc, OSError):

@@ -1,0 +1,117 @@
+"""An SSE byte stream cut into its events as the recording proxy reads it, whatever the chunks.
+
+Pure: it only reads what passes (the stream's bytes go to the client all the same), and holds at most one
+event up to its limit and one chunk, so that a recording proxy's memory stays bounded however long an event.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mockmcp.options import Bounds
+
+__all__ = ["SseEvents"]
+
+
+class SseEvents:
+    """Cuts an SSE byte stream into the data of its events, however the chunks fall.
+
+    Lines may end in CRLF, LF or CR, and a chunk may end between the CR and the LF of one line end.
+    Each chunk is scanned once: the cost is linear in the stream, however big an event is. On the
+    way it notes whether events carried ids, and whether the first was a priming event (an id alone).
+
+    An event longer than `limit` bytes (its lines, with LF line ends) is not kept: from the moment the
+    event being read grows past it, its bytes are counted and dropped (the stream's bytes still go to
+    the client: this only reads what passes), and the event comes out as its size, an int, in place of
+    its data, with the id of an `id:` line among its first `limit` bytes. So what this holds at any time
+    is at most `limit` bytes and one chunk, and what it gives does not depend on how the chunks fall.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = Bounds().kept_bytes if limit is None else limit
+        self._pending = bytearray()
+        self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
+        self._skipped: int | None = None  # bytes dropped of the event being read, once past the limit
+        self._skipped_id: str | None = None  # the id of that event, when it came before the limit was passed
+        self.ids = False
+        self.primed: bool | None = None  # None until the first event is whole
+        self.count = 0  # events with data
+
+    def feed(self, chunk: bytes) -> list[bytes | int]:
+        """The data of every event this chunk completes (events without data are left out; one over the
+        limit is its size)."""
+        return [data for _id, data in self.events(chunk)]
+
+    def events(self, chunk: bytes) -> list[tuple[str | None, bytes | int]]:
+        """The id (None: the event had none) and data of every event this chunk completes (events
+        without data are left out; for an event over the limit, its size in bytes instead of its data)."""
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self._after_cr = chunk.endswith(b"\r")
+        start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
+        if b"\r" in chunk:  # (each test a scan at memory speed: a long line passes the quicker)
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self._pending += chunk
+        out: list[tuple[str | None, bytes | int]] = []
+        # An event ends only where a line of this chunk ends: what came before holds no blank line any more.
+        while b"\n" in chunk and (end := self._pending.find(b"\n\n", start)) >= 0:
+            if self._skipped is not None:
+                out.append(self._seen(self._skipped_id, True, self._skipped + end))
+                self._skipped = None
+            else:
+                out.extend(self._event(bytes(self._pending[:end])))
+            del self._pending[: end + 2]
+            start = 0
+        if self._skipped is None and len(self._pending) - self._pending.endswith(b"\n") > self.limit:
+            self._skip()
+        if self._skipped is not None:  # only the last byte is kept: a blank line may begin with it
+            self._skipped += len(self._pending) - 1
+            del self._pending[:-1]
+        return out
+
+    def between(self) -> bool:
+        """Whether no event is being read: the next chunk begins one."""
+        return self._skipped is None and not self._pending
+
+    def held(self) -> int:
+        """The bytes it holds: of the event being read, at most the limit and a chunk."""
+        return len(self._pending)
+
+    def skipping(self) -> int | None:
+        """The bytes so far of an event over the limit being read, if one is."""
+        return None if self._skipped is None else self._skipped + len(self._pending)
+
+    def _event(self, event: bytes) -> list[tuple[str | None, bytes | int]]:
+        if len(event) > self.limit:
+            return [self._seen(_early_id(event, self.limit), True, len(event))]
+        lines = event.split(b"\n")
+        data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+        ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
+        event_id = ids[-1].decode("utf-8", "replace") if ids else None
+        if not any(data):
+            self._seen(event_id, False, 0)
+            return []
+        return [self._seen(event_id, True, b"\n".join(data))]
+
+    def _skip(self) -> None:
+        """The event being read has grown past the limit: its id, if it came early, is kept, the rest dropped."""
+        self._skipped_id = _early_id(self._pending, self.limit)
+        self._skipped = 0
+
+    def _seen(self, event_id: str | None, data: bool, kept: bytes | int) -> tuple[str | None, bytes | int]:
+        """Note an event's id and whether it had data; what `events` gives of it."""
+        self.ids = self.ids or event_id is not None
+        if self.primed is None:
+            self.primed = event_id is not None and not data
+        self.count += data
+        return event_id, kept
+
+
+_ID_LINE = re.compile(rb"^id: ?([^\n]*)\n", re.MULTILINE)
+
+
+def _early_id(event: bytes | bytearray, limit: int) -> str | None:
+    """The id of an SSE event over the limit: the last `id:` line that ends within its first `limit` bytes."""
+    with memoryview(event) as view, view[:limit] as early:  # read where it is, not copied
+        ids = _ID_LINE.findall(early)
+    return ids[-1].decode("utf-8", "replace") if ids else None
