@@ -27,14 +27,45 @@ def test_the_schema_is_a_valid_draft_7_schema() -> None:
     jsonschema.Draft7Validator.check_schema(schema.schema())
 
 
-def test_its_keys_are_validations_own() -> None:
+def _rows(row: validation.Field) -> list[validation.Field]:
+    return [row, *(below for child in row.rows for below in _rows(child))]
+
+
+def test_its_properties_are_the_rows_of_validations_table_in_order() -> None:
     built = schema.schema()
     definitions = built["definitions"]
-    assert tuple(built["properties"]) == validation.TOP_KEYS
-    assert tuple(definitions["interaction"]["properties"]) == validation.INTERACTION_KEYS
-    assert tuple(definitions["server_item"]["properties"]) == validation.SERVER_KEYS
-    assert tuple(definitions["interaction"]["properties"]["exit"]["oneOf"][1]["properties"]) == validation.EXIT_KEYS
+    interaction = definitions["interaction"]["properties"]
+    assert tuple(built["properties"]) == ("version", "meta", "interactions")
+    assert tuple(built["properties"]["meta"]["properties"]) == ("redact", "substitute", "match", "http")
+    # The order an unknown key's fix lists them in ("use one of: at, request, ...").
+    assert tuple(interaction) == (
+        *("at", "request", "notification", "match", "delay", "times", "after", "server"),
+        *("drop", "raw_response", "response", "exit", "took", "session", "expect"),
+    )
+    server_item = ("at", "notification", "request", "response", "raw", "stream", "took")
+    assert tuple(definitions["server_item"]["properties"]) == server_item
+    assert tuple(interaction["exit"]["oneOf"][1]["properties"]) == ("status", "when")
     assert set(definitions["interaction"]["dependencies"]) == {*validation.REQUEST_ONLY, "response"}
+    # Every kind a row has is one validation checks and the schema emits.
+    assert {row.kind for row in _rows(validation.CASSETTE)} <= set(validation.KINDS) == set(schema._EMIT)
+
+
+def test_a_rows_values_and_bounds_are_the_schemas() -> None:
+    built = schema.schema()
+    interaction = built["definitions"]["interaction"]["properties"]
+    assert interaction["delay"] == {
+        "type": ["number", "null"],
+        "minimum": 0,
+        "maximum": 86400.0,
+        "description": "seconds to wait before replaying this interaction",
+    }
+    assert interaction["drop"]["enum"] == [False, True, "cut"]
+    assert interaction["exit"]["oneOf"][0] == {"type": "integer", "minimum": 0, "maximum": 255}
+    assert built["properties"]["version"]["const"] == 1
+    assert built["required"] == ["version", "interactions"]
+    http = built["properties"]["meta"]["properties"]["http"]
+    assert http["properties"]["framing"]["enum"] == ["json", "sse", None]
+    assert http["properties"]["session_errors"]["properties"]["missing"]["required"] == ["status", "error"]
 
 
 def test_the_shipped_schema_file_is_the_one_built() -> None:
