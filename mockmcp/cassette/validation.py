@@ -15,26 +15,10 @@ code (through `to_data`, the road a file takes); both raise a located CassetteEr
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import (
-    AFTER,
-    ANY_TIMES,
-    CUT,
-    EXIT_WHEN,
-    EXPECTS,
-    FORMAT_VERSION,
-    GET_STREAM,
-    MATCHER_ARGUMENTS,
-    MATCHERS,
-    NOTIFICATION,
-    RAW,
-    REQUEST,
-    SERVER,
-    Cassette,
-    Interaction,
-    ServerItem,
-)
+from mockmcp.cassette import model
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import CassetteError, UsageError
-from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
+from mockmcp.jsonrpc import MAX_DEPTH, NOTIFICATION, REQUEST, is_valid_id
 from mockmcp.namedtuple import NamedTuple
 from mockmcp.protocol import CANCELLED, LISTEN
 from mockmcp.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
@@ -98,7 +82,6 @@ def _http_error(name: str) -> Field:
     ))
 
 
-_SECONDS = "seconds from request to response (informative; used by --timing recorded)"
 _SERVER_ROWS = (
     Field("at", "seconds", null=True),
     Field("notification", "message"),
@@ -106,8 +89,8 @@ _SERVER_ROWS = (
     Field("response", "response"),
     Field("raw", "text", "a line sent exactly as written"),
     Field("stream", "choice", "get: sent on the session's GET stream (Streamable HTTP); absent: on the request's own",
-          f"write `stream: {GET_STREAM}` for the session's GET stream, or leave it out for the request's own",
-          (GET_STREAM,), null=True,
+          f"write `stream: {model.GET_STREAM}` for the session's GET stream, or leave it out for the request's own",
+          (model.GET_STREAM,), null=True,
           problem="unknown `stream` {value!r}: it names the stream a Streamable HTTP server sent this on"),
     Field("took", "seconds", "seconds from this server request to the host's answer (informative)", _TOOK_FIX,
           (_DAY,), null=True),
@@ -124,15 +107,16 @@ _INTERACTION_ROWS = (
           "takes over; `any`: as often as the host asks (never a repeat, so --strict allows it)",
           "write e.g. `times: 2`", (1,), default=1, problem="`{key}` must be a whole number, at least {low}, or `any`"),
     Field("after", "choice", "once the last recording of a request has played its `times`: repeat it, or answer "
-          "unmatched", values=AFTER, default=AFTER[0]),
+          "unmatched", values=model.AFTER, default=model.AFTER[0]),
     Field("server", "list", "what the server sent because of the client message, in order",
           "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
           rows=(Field("messages", "server_item", fix="a server item is `notification: {...}`, `request: {...}` or "
                       "`raw: ...`", rows=_SERVER_ROWS),), default=(), null=True),
     Field("drop", "choice", "true never sends the reply; cut: the answer breaks off there instead (over Streamable "
           "HTTP, the request's stream is cut after the server messages before it)",
-          f"write `drop: true` (the reply never comes) or `drop: {CUT}` (the answer breaks off there)",
-          (False, True, CUT), default=False, problem=f"`{{key}}` must be true, false or `{CUT}`, not {{value!r}}"),
+          f"write `drop: true` (the reply never comes) or `drop: {model.CUT}` (the answer breaks off there)",
+          (False, True, model.CUT), default=False,
+          problem=f"`{{key}}` must be true, false or `{model.CUT}`, not {{value!r}}"),
     Field("raw_response", "text", "this exact line is sent instead of the reply; {{id}} becomes the caller's id",
           null=True),
     Field("response", "response", "the server's answer: `result` or `error`"),
@@ -140,13 +124,14 @@ _INTERACTION_ROWS = (
           "instead of it", _EXIT_FIX, rows=(
               Field("status", "int", fix=_EXIT_FIX, values=(0, 255), required=True,
                     problem="an exit `status` is a whole number from 0 to 255"),
-              Field("when", "choice", values=EXIT_WHEN, default=EXIT_WHEN[0]),
+              Field("when", "choice", values=model.EXIT_WHEN, default=model.EXIT_WHEN[0]),
           )),
-    Field("took", "seconds", _SECONDS, _TOOK_FIX, (_DAY,), null=True),
+    Field("took", "seconds", "seconds from request to response (informative; used by --timing recorded)", _TOOK_FIX,
+          (_DAY,), null=True),
     Field("session", "int", "which recorded session the interaction belongs to, in a cassette of several",
           "write e.g. `session: 1`", (0,), default=0),
     Field("expect", "choice", "fault: a deliberate fault, written by hand; lint keeps quiet about its warnings",
-          values=EXPECTS),
+          values=model.EXPECTS),
 )
 _META_ROWS = (
     Field("redact", "table", "what replay redacts in what the host sends, as the recording did",
@@ -185,10 +170,10 @@ _META_ROWS = (
 )
 CASSETTE = Field("", "table", "A recorded MCP session, both directions, in order (docs/cassette-format.md).",
                  "a cassette is a mapping with `version`, `meta` and `interactions`", rows=(
-    Field("version", "choice", f"the cassette format; this mockmcp reads {FORMAT_VERSION}",
-          f"set `version: {FORMAT_VERSION}`, or upgrade mockmcp if the cassette comes from a newer one",
-          (FORMAT_VERSION,), required=True,
-          problem=f"unknown cassette version {{value!r}}; this mockmcp reads version {FORMAT_VERSION}"),
+    Field("version", "choice", f"the cassette format; this mockmcp reads {model.FORMAT_VERSION}",
+          f"set `version: {model.FORMAT_VERSION}`, or upgrade mockmcp if the cassette comes from a newer one",
+          (model.FORMAT_VERSION,), required=True,
+          problem=f"unknown cassette version {{value!r}}; this mockmcp reads version {model.FORMAT_VERSION}"),
     Field("meta", "open", "facts about the recording; `redact`, `substitute` and `match` are used by matching, "
           "`http` by replay over HTTP", "`meta` holds free-form facts about the recording as a mapping",
           rows=_META_ROWS, null=True),
@@ -197,7 +182,7 @@ CASSETTE = Field("", "table", "A recorded MCP session, both directions, in order
                       "`server`", rows=_INTERACTION_ROWS),)),
 ))
 REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit", "match")  # of a request's interaction only
-_MATCHER_ROWS = tuple(Field(name, "") for name in MATCHER_ARGUMENTS)  # a matcher with an argument: one of these
+_MATCHER_ROWS = tuple(Field(name, "") for name in model.MATCHER_ARGUMENTS)  # a matcher with an argument: one of these
 # fmt: on
 
 
@@ -232,9 +217,8 @@ def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
     _json_data(data)
     _known_keys(data, (), CASSETTE.rows)
     interactions = tuple(_fields(data, (), CASSETTE.rows)["interactions"])
-    if served:
-        for problem in served_problems(list(enumerate(interactions))):
-            raise problem
+    for problem in served_problems(list(enumerate(interactions))) if served else ():
+        raise problem
     return Cassette(interactions, data.get("meta") or {}, path)
 
 
@@ -244,39 +228,32 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
     For a file with several mistakes (lint reports them all at once): each unknown key, then at most
     one other problem per interaction, since what follows a broken value cannot be judged.
     """
-    found: list[Problem] = []
-    valid: list[tuple[int, Interaction]] = []
     if not isinstance(data, dict):
-        found.append(Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping"))
-        return found, valid
-    found += _unknown_keys(data, (), CASSETTE.rows)
+        return [Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping")], []
+    found, valid = _unknown_keys(data, (), CASSETTE.rows), []  # type: list[Problem], list[tuple[int, Interaction]]
     try:
         cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
     except Problem as problem:
         found.append(problem)
     items = data.get("interactions")
-    if not isinstance(items, list):
-        return found, valid
-    item = CASSETTE.rows[2].rows[0]
-    for index, value in enumerate(items):
+    for index, value in enumerate(items if isinstance(items, list) else ()):
         place: Place = ("interactions", index)
-        unknown = _unknown_keys(value, place, item.rows) if isinstance(value, dict) else []
+        unknown = _unknown_keys(value, place, _INTERACTION.rows) if isinstance(value, dict) else []
         found += unknown
         try:
             if not unknown:
                 _json_data(value, place)
-                valid.append((index, _interaction(value, place, item)))
+                valid.append((index, _interaction(value, place, _INTERACTION)))
         except Problem as problem:
             found.append(problem)
-    found += served_problems(valid)
-    return found, valid
+    return found + served_problems(valid), valid
 
 
-# --- each kind of value: (value, place, row) -> the value as the model holds it, or Problem -----------
+# --- each kind of value: (value, place, row) -> the value as the model holds it, or Problem ---------------
 
 
 def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict[str, Any]:
-    """Each row's value in data (a mapping already known to hold no other keys), checked, in the rows' order."""
+    """Each row's value in data (a mapping known to hold no other keys), checked in the rows' order."""
     values = {}
     for row in rows:
         value = data.get(row.name, _ABSENT)
@@ -311,20 +288,15 @@ def _list(value: Any, place: Place, row: Field) -> list[Any]:
 
 def _int(value: Any, place: Place, row: Field) -> int:
     low, high = (*row.values, None, None)[:2]
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or (low is not None and value < low)
-        or (high is not None and value > high)
-    ):
-        problem = row.problem or "`{key}` must be a whole number, at least {low}"
-        raise Problem(place, problem.format(key=place[-1], value=value, low=low), row.fix)
-    return value
+    if isinstance(value, int) and not isinstance(value, bool) and (low is None or low <= value <= (high or value)):
+        return value
+    problem = row.problem or "`{key}` must be a whole number, at least {low}"
+    raise Problem(place, problem.format(key=place[-1], value=value, low=low), row.fix)
 
 
 def _times(value: Any, place: Place, row: Field) -> int | str:
     """`times`: a count, or `any` (played as often as asked, which makes `after` meaningless)."""
-    return ANY_TIMES if value == ANY_TIMES else _int(value, place, row)
+    return model.ANY_TIMES if value == model.ANY_TIMES else _int(value, place, row)
 
 
 def _seconds(value: Any, place: Place, row: Field) -> float:
@@ -338,30 +310,25 @@ def _seconds(value: Any, place: Place, row: Field) -> float:
 
 
 def _choice(value: Any, place: Place, row: Field) -> Any:
-    # `true` is not `1`, nor `1` true: a bool matches a bool only.
-    for choice in row.values:
+    for choice in row.values:  # `true` is not `1`, nor `1` true: a bool matches a bool only
         if choice == value and isinstance(choice, bool) == isinstance(value, bool):
             return choice
     problem = (row.problem or "unknown `{key}` {value!r}").format(key=place[-1], value=value)
     raise Problem(place, problem, row.fix or f"use one of: {', '.join(map(str, row.values))}")
 
 
-def _flag(value: Any, place: Place, row: Field) -> bool:
-    if not isinstance(value, bool):
-        raise Problem(place, f"`{place[-1]}` must be true or false", f"write `{place[-1]}: true`")
+def _typed(value: Any, place: Place, row: Field) -> Any:
+    kind, problem, fix = _TYPED[row.kind]
+    if not isinstance(value, kind):
+        raise Problem(place, problem.format(key=place[-1]), fix.format(key=place[-1]) or row.fix)
     return value
 
 
-def _string(value: Any, place: Place, row: Field) -> str:
-    if not isinstance(value, str):
-        raise Problem(place, f"`{place[-1]}` must be a string", row.fix)
-    return value
-
-
-def _text(value: Any, place: Place, row: Field) -> str:
-    if not isinstance(value, str):
-        raise Problem(place, f"`{place[-1]}` is the exact line to send, as a string", "quote the line")
-    return value
+_TYPED = {  # the kinds that are a JSON type and nothing more: (the type, what is wrong, how to fix it)
+    "flag": (bool, "`{key}` must be true or false", "write `{key}: true`"),
+    "string": (str, "`{key}` must be a string", ""),
+    "text": (str, "`{key}` is the exact line to send, as a string", "quote the line"),
+}
 
 
 def _regex(value: str, place: Place, row: Field) -> str:
@@ -398,15 +365,12 @@ def _exit(value: Any, place: Place, row: Field) -> tuple[int, str]:
 def _message(data: Any, place: Place, row: Field) -> dict[str, Any]:
     message = _mapping(data, place, "a message is a mapping with `method` and optional `params`")
     if not isinstance(message.get("method"), str):
-        raise Problem(
-            place, "a message needs a `method` string", _meant(message, ("method",)) or "add e.g. `method: tools/call`"
-        )
-    if "params" in message and not isinstance(message["params"], (dict, list)):
-        raise Problem(
-            place + ("params",),
-            f"`params` must be a mapping (or, by position, a list), not {yaml_type(message['params'])}",
-            "write the params as `key: value` lines",
-        )
+        fix = _meant(message, ("method",)) or "add e.g. `method: tools/call`"
+        raise Problem(place, "a message needs a `method` string", fix)
+    params = message.get("params", {})
+    if not isinstance(params, (dict, list)):
+        problem = f"`params` must be a mapping (or, by position, a list), not {yaml_type(params)}"
+        raise Problem(place + ("params",), problem, "write the params as `key: value` lines")
     if "id" in message and not (row.name == REQUEST and is_valid_id(message["id"])):
         fix = "use a string or an integer" if row.name == REQUEST else "remove `id`: a notification has none"
         raise Problem(place + ("id",), "bad `id`", fix)
@@ -414,23 +378,22 @@ def _message(data: Any, place: Place, row: Field) -> dict[str, Any]:
 
 
 def response(data: Any, place: Place = (), row: Field | None = None) -> dict[str, Any]:
-    """A response as a cassette keeps it (without `id`); raises Problem when a cassette cannot hold it as one."""
-    response = _mapping(data, place, "a response is a mapping with `result` or `error`")
-    # Other keys are a message's fields, kept and replayed as on the wire (the recorder keeps what a
-    # server adds); `mockmcp lint` warns about them.
-    if ("result" in response) == ("error" in response):
-        fix = _meant(response, ("result", "error")) or "keep the one the server sent"
+    """A response as a cassette keeps it (without `id`); raises Problem when a cassette cannot hold it as one.
+
+    Keys besides `result` and `error` are a message's fields, kept and replayed as on the wire (the
+    recorder keeps what a server adds); `mockmcp lint` warns about them."""
+    answer = _mapping(data, place, "a response is a mapping with `result` or `error`")
+    if ("result" in answer) == ("error" in answer):
+        fix = _meant(answer, ("result", "error")) or "keep the one the server sent"
         raise Problem(place, "a response has exactly one of `result` and `error`", fix)
-    if "error" in response:
-        error = _mapping(response["error"], place + ("error",), "an error is a mapping with `code` and `message`")
-        code = error.get("code")
-        if not isinstance(code, int) or isinstance(code, bool):
-            fix = _meant(error, ("code",)) or "use e.g. -32602 (invalid params)"
-            raise Problem(place + ("error", "code"), "an error `code` must be an integer", fix)
-        if not isinstance(error.get("message"), str):
-            fix = _meant(error, ("message",)) or "add `message: ...`"
-            raise Problem(place + ("error", "message"), "an error needs a `message` string", fix)
-    return response
+    error = _mapping(answer.get("error", {}), place + ("error",), "an error is a mapping with `code` and `message`")
+    if "error" in answer and (isinstance(error.get("code"), bool) or not isinstance(error.get("code"), int)):
+        fix = _meant(error, ("code",)) or "use e.g. -32602 (invalid params)"
+        raise Problem(place + ("error", "code"), "an error `code` must be an integer", fix)
+    if "error" in answer and not isinstance(error.get("message"), str):
+        fix = _meant(error, ("message",)) or "add `message: ...`"
+        raise Problem(place + ("error", "message"), "an error needs a `message` string", fix)
+    return answer
 
 
 def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]:
@@ -445,102 +408,80 @@ def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]
 
 
 def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
-    """A request's `match:`, params path -> matcher (`model.MATCHERS`), as written."""
+    """A request's `match:`, params path -> matcher (a word of `model.MATCHERS`, or `{regex: ...}`, `{type: ...}`)."""
     rules = _mapping(data, place, "write e.g. `match: {arguments.query: any}`: a params path, then its matcher")
+    fix = f"use one of: {', '.join(model.MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}"
     for path, matcher in rules.items():
-        _path(path, place + (path,), row)
-        _matcher(matcher, place + (path,))
+        at = place + (path,)
+        _path(path, at, row)
+        if isinstance(matcher, str) and matcher in model.MATCHER_ARGUMENTS and matcher not in model.MATCHERS:
+            raise Problem(at, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
+        if isinstance(matcher, str) and matcher not in model.MATCHERS:
+            miss = _near(matcher, model.MATCHERS + model.MATCHER_ARGUMENTS)
+            raise Problem(at, f"unknown matcher {matcher!r}", (f"did you mean `{miss}`? " if miss else "") + fix)
+        if not isinstance(matcher, (str, dict)) or (isinstance(matcher, dict) and len(matcher) != 1):
+            raise Problem(at, f"a matcher is a word or a mapping of one key, not {yaml_type(matcher)}", fix)
+        if isinstance(matcher, dict):
+            _known_keys(matcher, at, _MATCHER_ROWS)
+            _argument(*next(iter(matcher.items())), at)
     return rules
 
 
-def _matcher(matcher: Any, place: Place) -> None:
-    """A matcher: a word of `model.MATCHERS`, or a mapping of one key of `model.MATCHER_ARGUMENTS`; raises Problem."""
-    fix = f"use one of: {', '.join(MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}"
-    if isinstance(matcher, str):
-        if matcher in MATCHER_ARGUMENTS and matcher not in MATCHERS:
-            raise Problem(place, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
-        if matcher not in MATCHERS:
-            from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
-
-            miss = near(matcher, MATCHERS + MATCHER_ARGUMENTS)
-            raise Problem(place, f"unknown matcher {matcher!r}", (f"did you mean `{miss}`? " if miss else "") + fix)
-        return
-    if not isinstance(matcher, dict) or len(matcher) != 1:
-        raise Problem(place, f"a matcher is a word or a mapping of one key, not {yaml_type(matcher)}", fix)
-    _known_keys(matcher, place, _MATCHER_ROWS)
-    ((kind, argument),) = matcher.items()
+def _argument(kind: str, argument: Any, place: Place) -> None:
+    """A matcher's argument: a JSON type's name (`type`), or a pattern (`regex`)."""
     if kind == "type" and argument not in JSON_TYPES:
         quote = " (quoted: YAML reads a bare null as nothing)" if argument is None else ""
         raise Problem(place + (kind,), f"unknown JSON type {argument!r}", f"use one of: {', '.join(JSON_TYPES)}{quote}")
+    if kind == "regex" and not isinstance(argument, str):
+        raise Problem(place + (kind,), "a `regex` is a string", "quote the pattern")
     if kind == "regex":
-        if not isinstance(argument, str):
-            raise Problem(place + (kind,), "a `regex` is a string", "quote the pattern")
         _regex(argument, place + (kind,), Field(kind, "", fix="fix the pattern (Python `re` syntax; quote it in YAML)"))
 
 
-# --- what is not one field's: an interaction's client message, and a server item's kind ----------------
+# --- what is not one field's: an interaction's client message, and a server item's kind ---------------
 
 
 def _interaction(data: Any, place: Place, row: Field) -> Interaction:
-    _mapping(data, place, row.fix)
-    _known_keys(data, place, row.rows)
+    _known_keys(_mapping(data, place, row.fix), place, row.rows)
     kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
+    kind = kinds[0] if kinds else model.SERVER
     if len(kinds) > 1:
-        raise Problem(
-            place,
-            "an interaction has one client message: `request` or `notification`, not both",
-            "split it into two interactions",
-        )
-    if not kinds and SERVER not in data:
-        raise Problem(
-            place,
-            "empty interaction: no `request`, `notification` or `server`",
-            "add the client's message, or remove the item",
-        )
-    kind = kinds[0] if kinds else SERVER
+        problem = "an interaction has one client message: `request` or `notification`, not both"
+        raise Problem(place, problem, "split it into two interactions")
+    if not kinds and model.SERVER not in data:
+        problem = "empty interaction: no `request`, `notification` or `server`"
+        raise Problem(place, problem, "add the client's message, or remove the item")
     if "response" in data and kind != REQUEST:
-        raise Problem(
-            place + ("response",),
-            f"only a request gets a response, and this is a {kind}",
-            "remove `response`, or make the client message a `request`",
-        )
-    for knob in REQUEST_ONLY:
-        if knob in data and kind != REQUEST:
-            raise Problem(
-                place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
-            )
-    if data.get("times") == ANY_TIMES and "after" in data:
-        raise Problem(
-            place + ("after",),
-            f"`after` never applies to an interaction with `times: {ANY_TIMES}`, which is never used up",
-            "remove `after`, or give `times` a number",
-        )
+        problem = f"only a request gets a response, and this is a {kind}"
+        raise Problem(place + ("response",), problem, "remove `response`, or make the client message a `request`")
+    knob = next((knob for knob in REQUEST_ONLY if knob in data and kind != REQUEST), None)
+    if knob is not None:
+        raise Problem(place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`")
+    if data.get("times") == model.ANY_TIMES and "after" in data:
+        problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
+        raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
     values = _fields(data, place, row.rows)
+    message, server = values[kind] if kinds else None, tuple(values.pop(model.SERVER))
     del values[REQUEST], values[NOTIFICATION]
-    return Interaction(kind=kind, message=data.get(kind) if kinds else None, server=tuple(values.pop(SERVER)), **values)
+    return Interaction(kind, message, server, **values)
 
 
 def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
-    _mapping(data, place, row.fix)
-    _known_keys(data, place, row.rows)
-    kinds = [key for key in (NOTIFICATION, REQUEST, RAW) if key in data]
+    _known_keys(_mapping(data, place, row.fix), place, row.rows)
+    kinds = [key for key in (NOTIFICATION, REQUEST, model.RAW) if key in data]
     if len(kinds) != 1:
-        raise Problem(
-            place, "a server item has exactly one of `notification`, `request` and `raw`", "split it into several items"
-        )
+        problem = "a server item has exactly one of `notification`, `request` and `raw`"
+        raise Problem(place, problem, "split it into several items")
     if NOTIFICATION in data and "response" in data:
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
     values = _fields(data, place, row.rows)
     if values["took"] is not None and values["response"] is None:
-        raise Problem(
-            place + ("took",),
-            "`took` is the time the host took to answer a server request: this item has no `response`",
-            "remove `took`, or add the host's `response`",
-        )
+        problem = "`took` is the time the host took to answer a server request: this item has no `response`"
+        raise Problem(place + ("took",), problem, "remove `took`, or add the host's `response`")
     return ServerItem(kinds[0], values[kinds[0]], values["response"], values["at"], values["stream"], values["took"])
 
 
-KINDS = {
+KINDS = {  # each kind of value, by its name in the table (`schema` emits each too)
     "open": _table,  # a mapping that may hold keys of its own besides its rows'
     "table": _table,  # a mapping of its rows' keys only
     "list": _list,
@@ -548,9 +489,9 @@ KINDS = {
     "times": _times,
     "seconds": _seconds,
     "choice": _choice,
-    "flag": _flag,
-    "string": _string,
-    "text": _text,
+    "flag": _typed,
+    "string": _typed,
+    "text": _typed,
     "regex": _regex,
     "name": _name,
     "path": _path,
@@ -562,17 +503,22 @@ KINDS = {
     "server_item": _server_item,
 }
 _STRINGS = ("string", "regex", "name")  # a list of these is refused whole when an item is no string
+_INTERACTION = CASSETTE.rows[2].rows[0]
 
 
-# --- mappings, keys and near misses ---------------------------------------------------------------
+# --- mappings, keys and near misses ----------------------------------------------------------------
+
+
+def _near(key: str, known: tuple[str, ...]) -> str | None:
+    from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
+
+    return near(key, known)
 
 
 def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
     """`rename `reslt` to `result``, when a key of data is a near miss of a wanted one it lacks; else None."""
-    from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
-
     for key in data:
-        miss = near(str(key), wanted)
+        miss = _near(str(key), wanted)
         if miss is not None and miss not in data:
             return f"did you mean `{miss}`? rename `{key}` to `{miss}`"
     return None
@@ -593,19 +539,14 @@ def _known_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> 
 def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> list[Problem]:
     known = tuple(row.name for row in rows)
     found = []
-    for key in data:
-        if key not in known:
-            from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
-
-            miss = near(str(key), known)
-            hint = f"did you mean `{miss}`? " if miss else ""
-            found.append(Problem(place + (str(key),), f"unknown key {key!r}", f"{hint}use one of: {', '.join(known)}"))
+    for key in (key for key in data if key not in known):
+        miss = _near(str(key), known)
+        fix = (f"did you mean `{miss}`? " if miss else "") + f"use one of: {', '.join(known)}"
+        found.append(Problem(place + (str(key),), f"unknown key {key!r}", fix))
     return found
 
 
-# --- JSON data, and knobs in range (what YAML can say and JSON-RPC cannot) ------------------------
-
-_SHOWN = 8  # how much of a too-deep place an error spells out
+# --- JSON data (what YAML can say and JSON-RPC cannot) ------------------------------------------------
 
 
 def _json_data(data: Any, at: Place = ()) -> None:
@@ -615,35 +556,45 @@ def _json_data(data: Any, at: Place = ()) -> None:
     a strict JSON reader refuses each, so the cassette does. The walk keeps its own stack, so a deep
     value is a located Problem, never a RecursionError. Raises Problem for the first such value.
     """
-    if _plainly_json(data):
-        return
-    stack: list[tuple[Place, Any]] = [(at, data)]
+    stack: list[tuple[Place, Any]] = [] if _plainly_json(data) else [(at, data)]
     while stack:
         place, value = stack.pop()
-        if isinstance(value, dict):
+        if isinstance(value, (dict, list)):
             _within_depth(place)
+        if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise Problem(
-                        place + (str(key),),
-                        f"the key {key!r} is {_kind(key)}; JSON keys are strings",
-                        f'quote the key: `"{key}": ...`',
-                    )
+                    problem = f"the key {key!r} is {_kind(key)}; JSON keys are strings"
+                    raise Problem(place + (str(key),), problem, f'quote the key: `"{key}": ...`')
                 stack.append((place + (key,), item))
         elif isinstance(value, list):
-            _within_depth(place)
             stack.extend((place + (index,), item) for index, item in enumerate(value))
         elif isinstance(value, float) and not -_LARGEST <= value <= _LARGEST:  # also NaN
-            raise Problem(
-                place,
-                f"{value} is not a JSON number (`.nan`, `.inf` or a number too large for a float)",
-                "write a finite number, or quote it to keep it as text",
-            )
+            problem = f"{value} is not a JSON number (`.nan`, `.inf` or a number too large for a float)"
+            raise Problem(place, problem, "write a finite number, or quote it to keep it as text")
         elif not (value is None or isinstance(value, (str, int, float))):  # bool is an int
-            raise Problem(place, f"{_kind(value)} is not JSON data", _NOT_JSON_FIX.get(type(value).__name__, _QUOTE))
+            fix = _NOT_JSON.get(type(value).__name__, ("", "quote it to keep it as a string"))[1]
+            raise Problem(place, f"{_kind(value)} is not JSON data", fix)
 
 
 _LARGEST = 1.7976931348623157e308
+_SHOWN = 8  # how much of a too-deep place an error spells out
+_NOT_JSON = {  # what YAML can say and JSON cannot: what it is, and how to write it instead
+    "bytes": (
+        "binary data (`!!binary`)",
+        "write binary data as a base64 string (without `!!binary`), as MCP does for blobs",
+    ),
+    "set": ("a set (`!!set`)", "write a list (`[a, b]`) instead of `!!set`"),
+    "date": ("a date (`!!timestamp`)", "quote it (`'2025-01-01'`): JSON has no dates, only strings"),
+    "datetime": (
+        "a timestamp (`!!timestamp`)",
+        "quote it (`'2025-01-01T10:00:00Z'`): JSON has no timestamps, only strings",
+    ),
+}
+
+
+def _kind(value: Any) -> str:
+    return _NOT_JSON.get(type(value).__name__, (yaml_type(value),))[0]
 
 
 def _plainly_json(data: Any) -> bool:
@@ -652,13 +603,9 @@ def _plainly_json(data: Any) -> bool:
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
-        if type(value) is dict:
-            if not all(type(key) is str for key in value):
-                return False
-            items = value.values()
-        else:
-            items = value
-        for item in items:
+        if type(value) is dict and not all(type(key) is str for key in value):
+            return False
+        for item in value.values() if type(value) is dict else value:
             kind = type(item)
             if kind is str or kind is int or kind is bool or item is None:
                 continue
@@ -671,39 +618,18 @@ def _plainly_json(data: Any) -> bool:
     return True
 
 
-_QUOTE = "quote it to keep it as a string"
-_NOT_JSON_FIX = {
-    "bytes": "write binary data as a base64 string (without `!!binary`), as MCP does for blobs",
-    "set": "write a list (`[a, b]`) instead of `!!set`",
-    "date": "quote it (`'2025-01-01'`): JSON has no dates, only strings",
-    "datetime": "quote it (`'2025-01-01T10:00:00Z'`): JSON has no timestamps, only strings",
-}
-
-
-def _kind(value: Any) -> str:
-    names = {
-        "bytes": "binary data (`!!binary`)",
-        "set": "a set (`!!set`)",
-        "date": "a date (`!!timestamp`)",
-        "datetime": "a timestamp (`!!timestamp`)",
-    }
-    return names.get(type(value).__name__, yaml_type(value))
-
-
 def _within_depth(place: Place) -> None:
     """A container at place is at most MAX_DEPTH levels deep in its message, as `jsonrpc.parse` reads messages."""
     # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
     envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
-    if len(place) - envelope <= MAX_DEPTH:
-        return
-    raise Problem(
-        place[:_SHOWN],
-        f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels",
-        "flatten the value, or keep the message as a `raw` line",
-    )
+    if len(place) - envelope > MAX_DEPTH:
+        problem = (
+            f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels"
+        )
+        raise Problem(place[:_SHOWN], problem, "flatten the value, or keep the message as a `raw` line")
 
 
-# --- what replay serves: answers a host can read, and an answer for every request ------------------
+# --- what replay serves: answers a host can read, and an answer for every request -------------------------
 
 
 def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem]:
@@ -722,18 +648,14 @@ def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem
 
     cancels = _cancels(interactions)
     found: list[Problem] = []
-    for index, interaction in interactions:
-        if interaction.kind != REQUEST:
-            continue
+    for index, one in ((index, one) for index, one in interactions if one.kind == REQUEST):
         place: Place = ("interactions", index)
-        before = interaction.exit is not None and interaction.exit[1] == "before"
-        sent = not interaction.drop and interaction.raw_response is None and not before
-        if interaction.response is not None and sent and "result" in interaction.response:
-            result = interaction.response["result"]
+        sent = not one.drop and one.raw_response is None and not (one.exit is not None and one.exit[1] == "before")
+        if one.response is not None and sent and "result" in one.response:
             at = place + ("response", "result")
-            found += [Problem(*flaw) for flaw in shapes.answer_flaws(str(interaction.method), result, at)]
-        elif interaction.response is None and not _explained(interaction, index, cancels):
-            found.append(_unanswered(interaction, place))
+            found += [Problem(*flaw) for flaw in shapes.answer_flaws(str(one.method), one.response["result"], at)]
+        elif one.response is None and not _explained(one, index, cancels):
+            found.append(_unanswered(one, place))
     return found
 
 
@@ -752,19 +674,15 @@ def _explained(interaction: Interaction, index: int, cancels: dict[tuple[int, bo
     """Whether a request without a response says why it has none (see `served_problems`)."""
     if interaction.drop or interaction.raw_response is not None or interaction.exit is not None:
         return True
-    if interaction.method == LISTEN:
-        return True
     request_id = (interaction.message or {}).get("id")
-    if not is_valid_id(request_id):
-        return False
+    if interaction.method == LISTEN or not is_valid_id(request_id):
+        return interaction.method == LISTEN
     return cancels.get((interaction.session, isinstance(request_id, str), request_id), -1) > index
 
 
 def _unanswered(interaction: Interaction, place: Place) -> Problem:
-    from mockmcp.cassette.shapes import near  # deferred: see `served_problems`
-
     message = interaction.message or {}
-    inside = next((str(key) for key in message if key == "response" or near(str(key), ("response",))), None)
+    inside = next((str(key) for key in message if key == "response" or _near(str(key), ("response",))), None)
     if inside is not None:  # written one level too deep (or misspelt there too)
         return Problem(
             place + (REQUEST, inside),
