@@ -98,7 +98,7 @@ def schema() -> dict[str, Any]:
                 "type": "object",
                 "properties": _keys(
                     {key: child for shape in shapes.CONTENT_TYPES.values() for key, child in shape.items()},
-                    ("content", "resource"),
+                    tuple(f"content:{kind}" for kind in shapes.CONTENT_TYPES),
                 )
                 | {"type": {"type": "string", "enum": list(shapes.CONTENT_TYPES)}},
             },

@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from mockmcp.protocol import (
-    CACHED_RESULTS,
     CANCELLED,
     CLIENT_CAPABILITIES_KEY,
     DISCOVER,
@@ -67,17 +66,32 @@ __all__ = [
 
 Shape = dict[str, "str | None"]
 _REQUIRED: dict[str, tuple[str, ...]] = {}  # by shape name, `result:METHOD` or `content:TYPE`: the `!` keys
+# The revisions that define a key not every revision does, as (first, last), by scope: a name of `SHAPES`,
+# `content:TYPE`, `params:METHOD` or `result:METHOD` (from the tables' words), or `content_type`, `meta`,
+# `method` (below). Checked against the specification's schema of each revision and, for 2025-11-25 and
+# 2026-07-28, the official SDK's types (`mcp_types`).
+SPANS: dict[str, dict[str, tuple[str, str]]] = {}
+_LAST = REVISIONS[-1]
+_TASKS = ("2025-11-25", "2025-11-25")  # tasks came with 2025-11-25 and went with 2026-07-28
+_MRTR = (STATELESS_VERSION, STATELESS_VERSION)  # 2026-07-28: multi-round-trip requests, result caching
+_SINCE = {"@0326": ("2025-03-26", _LAST), "@0618": ("2025-06-18", _LAST), "@1125": ("2025-11-25", _LAST)}
+_WORD_SPANS = {**_SINCE, "@tasks": _TASKS, "@2026": _MRTR}
 
 
 def _shapes(scope: str, words: dict[str, str]) -> dict[str, Shape]:
     """Shapes by name, each from its words: `key`, `key:name` (a value of the named shape), `key:[name]` (a
-    list of them); `key!` is a key the official SDK requires (a host refuses a value without it: `_REQUIRED`)."""
+    list of them); `key!` is a key the official SDK requires (a host refuses a value without it: `_REQUIRED`);
+    `key@0618` a key of 2025-06-18 and later (`@0326`, `@1125` alike), `@tasks` of 2025-11-25 alone, `@2026`
+    of 2026-07-28 alone (`SPANS`)."""
     table = {}
     for name, text in words.items():
         shape: Shape = {}
         table[name] = shape
         for word in text.split():
             key, _, child = word.partition(":")
+            key, at, span = key.partition("@")
+            if at:
+                SPANS.setdefault(scope + name, {})[key.rstrip("!")] = _WORD_SPANS[at + span]
             if key.endswith("!"):
                 key = key[:-1]
                 _REQUIRED[scope + name] = (*_REQUIRED.get(scope + name, ()), key)
@@ -85,28 +99,30 @@ def _shapes(scope: str, words: dict[str, str]) -> dict[str, Shape]:
     return table
 
 
-_NAMED = "name! title"
-_RESOURCE = f"{_NAMED} uri! description mimeType size _meta annotations:annotations icons:[icon]"
+_NAMED = "name! title@0618"
+_ICONS = "icons@1125:[icon]"
+_RESOURCE = f"{_NAMED} uri! description mimeType size _meta@0618 annotations:annotations {_ICONS}"
 SHAPES: dict[str, Shape] = _shapes("", {
-    "implementation": f"{_NAMED} version! description websiteUrl icons",
-    "client_capabilities": "experimental sampling elicitation roots extensions tasks",
-    "server_capabilities": "experimental logging prompts resources tools completions extensions tasks",
+    "implementation": f"{_NAMED} version! description@1125 websiteUrl@1125 icons@1125",
+    "client_capabilities": "experimental sampling elicitation@0618 roots extensions@2026 tasks@tasks",
+    "server_capabilities": "experimental logging prompts resources tools completions@0326 extensions@2026 tasks@tasks",
     "icon": "src! mimeType sizes theme",
-    "annotations": "audience priority lastModified",
-    "tool": f"{_NAMED} description inputSchema! outputSchema execution _meta annotations:tool_annotations icons:[icon]",
+    "annotations": "audience priority lastModified@0618",
+    "tool": f"{_NAMED} description inputSchema! outputSchema@0618 execution@tasks _meta@0618 "
+    f"annotations@0326:tool_annotations {_ICONS}",
     "tool_annotations": "title readOnlyHint destructiveHint idempotentHint openWorldHint",
-    "prompt": f"{_NAMED} description _meta arguments:[prompt_argument] icons:[icon]",
+    "prompt": f"{_NAMED} description _meta@0618 arguments:[prompt_argument] {_ICONS}",
     "prompt_argument": f"{_NAMED} description required",
     "prompt_message": "role! content!:content",
     "resource": _RESOURCE,
-    "resource_template": f"{_NAMED} uriTemplate! description mimeType _meta annotations:annotations icons:[icon]",
-    "resource_contents": "uri! mimeType text blob _meta",
+    "resource_template": f"{_NAMED} uriTemplate! description mimeType _meta@0618 annotations:annotations {_ICONS}",
+    "resource_contents": "uri! mimeType text blob _meta@0618",
     "completion": "values! total hasMore",
-    "root": "uri! name _meta",
+    "root": "uri! name _meta@0618",
 })  # fmt: skip
 
 # Content blocks, by their `type`; a type not listed here is not checked.
-_BLOCK = "annotations:annotations _meta"
+_BLOCK = "annotations:annotations _meta@0618"
 CONTENT_TYPES: dict[str, Shape] = _shapes("content:", {
     "text": f"type text! {_BLOCK}",
     "image": f"type data! mimeType! {_BLOCK}",
@@ -119,15 +135,15 @@ ERROR: Shape = dict.fromkeys(("code", "message", "data"))
 
 # What every params and every result may hold besides its own keys: `_meta`, and in 2026-07-28 the
 # multi-round-trip keys (a retry's `inputResponses` and `requestState`; an `input_required` result).
-_PARAMS, _RETRY = "_meta:meta", "inputResponses requestState"
-_RESULT, _CACHED = "_meta:meta resultType inputRequests requestState", "ttlMs cacheScope nextCursor"
+_PARAMS, _RETRY = "_meta:meta", "inputResponses@2026 requestState@2026"
+_RESULT, _CACHED = "_meta:meta resultType@2026 inputRequests@2026 requestState@2026", "ttlMs@2026 cacheScope@2026"
 _SAMPLING = "messages modelPreferences systemPrompt includeContext temperature maxTokens stopSequences metadata"
 PARAMS: dict[str, Shape] = _shapes("params:", {
     "initialize": f"{_PARAMS} protocolVersion capabilities:client_capabilities clientInfo:implementation",
     "server/discover": _PARAMS,
     "ping": _PARAMS,
     "tools/list": f"{_PARAMS} cursor",
-    "tools/call": f"{_PARAMS} {_RETRY} name arguments task",
+    "tools/call": f"{_PARAMS} {_RETRY} name arguments task@tasks",
     "prompts/list": f"{_PARAMS} cursor",
     "prompts/get": f"{_PARAMS} {_RETRY} name arguments",
     "resources/list": f"{_PARAMS} cursor",
@@ -135,14 +151,14 @@ PARAMS: dict[str, Shape] = _shapes("params:", {
     "resources/read": f"{_PARAMS} {_RETRY} uri",
     "resources/subscribe": f"{_PARAMS} uri",
     "resources/unsubscribe": f"{_PARAMS} uri",
-    "completion/complete": f"{_PARAMS} ref argument context",
+    "completion/complete": f"{_PARAMS} ref argument context@0618",
     "logging/setLevel": f"{_PARAMS} level",
-    "sampling/createMessage": f"{_PARAMS} {_SAMPLING} tools toolChoice task",
-    "elicitation/create": f"{_PARAMS} mode message requestedSchema url elicitationId task",
+    "sampling/createMessage": f"{_PARAMS} {_SAMPLING} tools@1125 toolChoice@1125 task@tasks",
+    "elicitation/create": f"{_PARAMS} mode@1125 message requestedSchema url@1125 elicitationId@1125 task@tasks",
     "roots/list": _PARAMS,
     "notifications/initialized": _PARAMS,
     CANCELLED: f"{_PARAMS} requestId reason",
-    PROGRESS: f"{_PARAMS} {PROGRESS_TOKEN} progress total message",
+    PROGRESS: f"{_PARAMS} {PROGRESS_TOKEN} progress total message@0326",
     "notifications/message": f"{_PARAMS} level logger data",
     "notifications/resources/updated": f"{_PARAMS} uri",
     **{f"notifications/{kind}/list_changed": _PARAMS for kind in ("tools", "prompts", "resources", "roots")},
@@ -150,15 +166,16 @@ PARAMS: dict[str, Shape] = _shapes("params:", {
 RESULTS: dict[str, Shape] = _shapes("result:", {
     "initialize": f"{_RESULT} protocolVersion! capabilities!:server_capabilities serverInfo!:implementation "
     "instructions",
-    "server/discover": f"{_RESULT} {_CACHED} supportedVersions! capabilities!:server_capabilities instructions",
+    "server/discover": f"{_RESULT} ttlMs cacheScope nextCursor supportedVersions! capabilities!:server_capabilities "
+    "instructions",
     "ping": _RESULT,
-    "tools/list": f"{_RESULT} {_CACHED} tools!:[tool]",
-    "tools/call": f"{_RESULT} content!:[content] structuredContent isError task",
-    "prompts/list": f"{_RESULT} {_CACHED} prompts!:[prompt]",
+    "tools/list": f"{_RESULT} {_CACHED} nextCursor tools!:[tool]",
+    "tools/call": f"{_RESULT} content!:[content] structuredContent@0618 isError task@tasks",
+    "prompts/list": f"{_RESULT} {_CACHED} nextCursor prompts!:[prompt]",
     "prompts/get": f"{_RESULT} description messages!:[prompt_message]",
-    "resources/list": f"{_RESULT} {_CACHED} resources!:[resource]",
-    "resources/templates/list": f"{_RESULT} {_CACHED} resourceTemplates!:[resource_template]",
-    "resources/read": f"{_RESULT} {_CACHED} contents!:[resource_contents]",
+    "resources/list": f"{_RESULT} {_CACHED} nextCursor resources!:[resource]",
+    "resources/templates/list": f"{_RESULT} {_CACHED} nextCursor resourceTemplates!:[resource_template]",
+    "resources/read": f"{_RESULT} {_CACHED} nextCursor contents!:[resource_contents]",
     "resources/subscribe": _RESULT,
     "resources/unsubscribe": _RESULT,
     "completion/complete": f"{_RESULT} completion!:completion",
@@ -182,64 +199,23 @@ META_KEYS = (
 )
 
 
-# The revisions that define a key not every revision does, as (first, last), by scope: a name of
-# `SHAPES`, `content` (every content block), `params` or `result` (of every method), or
-# `params:METHOD` / `result:METHOD`. A key listed in no scope of its shape is in every revision.
-# Checked against the specification's schema of each revision and, for 2025-11-25 and 2026-07-28,
-# the official SDK's types (`mcp_types`).
-_MRTR = (STATELESS_VERSION, STATELESS_VERSION)  # 2026-07-28: multi-round-trip requests, result caching
-_TASKS = ("2025-11-25", "2025-11-25")  # tasks came with 2025-11-25 and went with 2026-07-28
-_SINCE_0618 = ("2025-06-18", STATELESS_VERSION)
-_SINCE_1125 = ("2025-11-25", STATELESS_VERSION)
+# Not keys of a shape, but judged the same way: a content block's `type`, a `_meta` key MCP defines, a
+# message's `method` (what PROTOCOL's eras say: no `initialize`, `ping`, `logging/setLevel` or
+# server-to-client request in 2026-07-28; tasks only in 2025-11-25).
 _HANDSHAKE = (REVISIONS[0], REVISIONS[REVISIONS.index(STATELESS_VERSION) - 1])
-_NAMED = {"title": _SINCE_0618, "icons": _SINCE_1125, "_meta": _SINCE_0618}
-SPANS: dict[str, dict[str, tuple[str, str]]] = {
-    "result": dict.fromkeys(("resultType", "inputRequests", "requestState"), _MRTR),
-    **{f"result:{method}": dict.fromkeys(("ttlMs", "cacheScope"), _MRTR) for method in CACHED_RESULTS},
-    "result:tools/call": {"structuredContent": _SINCE_0618, "task": _TASKS},
-    "params": dict.fromkeys(("inputResponses", "requestState"), _MRTR),
-    "params:tools/call": {"task": _TASKS},
-    "params:sampling/createMessage": {"task": _TASKS, "tools": _SINCE_1125, "toolChoice": _SINCE_1125},
-    "params:elicitation/create": {"task": _TASKS, **dict.fromkeys(("mode", "url", "elicitationId"), _SINCE_1125)},
-    "params:completion/complete": {"context": _SINCE_0618},
-    "params:notifications/progress": {"message": ("2025-03-26", STATELESS_VERSION)},
-    "implementation": {"title": _SINCE_0618, **dict.fromkeys(("description", "websiteUrl", "icons"), _SINCE_1125)},
-    "client_capabilities": {"elicitation": _SINCE_0618, "tasks": _TASKS, "extensions": _MRTR},
-    "server_capabilities": {"completions": ("2025-03-26", STATELESS_VERSION), "tasks": _TASKS, "extensions": _MRTR},
-    "annotations": {"lastModified": _SINCE_0618},
-    "tool": {
-        **_NAMED,
-        "outputSchema": _SINCE_0618,
-        "annotations": ("2025-03-26", STATELESS_VERSION),
-        "execution": _TASKS,
-    },
-    "prompt": _NAMED,
-    "prompt_argument": {"title": _SINCE_0618},
-    "resource": _NAMED,
-    "resource_template": _NAMED,
-    "resource_contents": {"_meta": _SINCE_0618},
-    "root": {"_meta": _SINCE_0618},
-    "content": {"_meta": _SINCE_0618},
-    # Not keys of a shape, but judged the same way: a content block's `type`, a `_meta` key MCP
-    # defines, a message's `method` (what PROTOCOL's eras say: no `initialize`, `ping`,
-    # `logging/setLevel` or server-to-client request in 2026-07-28; tasks only in 2025-11-25).
-    "content_type": {"audio": ("2025-03-26", STATELESS_VERSION), "resource_link": _SINCE_0618},
-    "meta": {
-        **dict.fromkeys((key for key in META_KEYS if key.startswith(SPEC_PREFIX)), _MRTR),
-        f"{SPEC_PREFIX}related-task": _TASKS,
-    },
-    "method": {
-        **dict.fromkeys(
-            (INITIALIZE, PING, "logging/setLevel", "notifications/initialized", "sampling/createMessage", "roots/list"),
-            _HANDSHAKE,
-        ),
-        "elicitation/create": ("2025-06-18", "2025-11-25"),
-        "notifications/elicitation/complete": _SINCE_1125,
-        **dict.fromkeys(
-            ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status"), _TASKS
-        ),
-        **dict.fromkeys((DISCOVER, LISTEN), _MRTR),
-    },
+_TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status")
+_HANDSHAKE_METHODS = (INITIALIZE, PING, "logging/setLevel", "notifications/initialized", "sampling/createMessage")
+SPANS["content_type"] = {"audio": _SINCE["@0326"], "resource_link": _SINCE["@0618"]}
+SPANS["meta"] = {
+    **dict.fromkeys((key for key in META_KEYS if key.startswith(SPEC_PREFIX)), _MRTR),
+    f"{SPEC_PREFIX}related-task": _TASKS,
+}
+SPANS["method"] = {
+    **dict.fromkeys((*_HANDSHAKE_METHODS, "roots/list"), _HANDSHAKE),
+    "elicitation/create": ("2025-06-18", "2025-11-25"),
+    "notifications/elicitation/complete": _SINCE["@1125"],
+    **dict.fromkeys(_TASK_METHODS, _TASKS),
+    **dict.fromkeys((DISCOVER, LISTEN), _MRTR),
 }
 
 
@@ -359,7 +335,7 @@ def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterat
             return
     if shape is not None:
         label = f"a {value['type']} content block" if name == "content" else _LABELS.get(name, f"a {name}")
-        scopes = ("content", "resource") if name == "content" else (name,)
+        scopes = (f"content:{value['type']}",) if name == "content" else (name,)
         yield from unknown_keys(value, shape, place, label, revision, scopes)
 
 
