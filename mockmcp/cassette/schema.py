@@ -41,7 +41,7 @@ def schema() -> dict[str, Any]:
     """The JSON Schema (draft-07) of a cassette, as plain data."""
     interaction = CASSETTE.rows[2].rows[0]
     server_item = interaction.rows[7].rows[0]
-    by_method = _by_method(shapes.RESULTS)
+    by_method = _by_method((REQUEST, "method"), ("response", "result"), shapes.RESULTS, "result")
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_URL,
@@ -166,44 +166,29 @@ _EMIT: dict[str, Callable[[Field], dict[str, Any]]] = {
 
 
 def _message(identified: bool) -> dict[str, Any]:
+    by_method = _by_method(("method",), ("params",), shapes.PARAMS, "params")
     properties: dict[str, Any] = {"method": {"type": "string"}, "params": {"type": ["object", "array"]}}
     if identified:
         properties["id"] = {"type": ["string", "integer"]}
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": ["method"],
-        "allOf": [
-            {
-                "if": {"properties": {"method": {"const": method}}, "required": ["method"]},
-                "then": {
-                    "properties": {
-                        "params": {"type": "object", "properties": _keys(shape, ("params", f"params:{method}"))}
-                    }
-                },
-            }
-            for method, shape in shapes.PARAMS.items()
-        ],
-    }
+    return {"type": "object", "properties": properties, "required": ["method"], "allOf": by_method}
 
 
-def _by_method(results: dict[str, shapes.Shape]) -> list[dict[str, Any]]:
-    """For each method, the keys its result may hold, offered inside `response.result` (never required)."""
+def _by_method(method: tuple[str, ...], value: tuple[str, ...], table: dict[str, Any], scope: str) -> list[Any]:
+    """For each method of the table (where `method` leads to it), the keys the value at `value` may hold:
+    offered by an editor, never required (`params` of a message, `result` of a request's response)."""
     return [
         {
-            "if": {"properties": {REQUEST: {"properties": {"method": {"const": method}}}}, "required": [REQUEST]},
-            "then": {
-                "properties": {
-                    "response": {
-                        "properties": {
-                            "result": {"type": "object", "properties": _keys(shape, ("result", f"result:{method}"))}
-                        }
-                    }
-                }
-            },
+            "if": {**_at(method, {"const": name}), "required": [method[0]]},
+            "then": _at(value, {"type": "object", "properties": _keys(shape, (f"{scope}:{name}",))}),
         }
-        for method, shape in results.items()
+        for name, shape in table.items()
     ]
+
+
+def _at(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
+    for key in reversed(path):
+        leaf = {"properties": {key: leaf}}
+    return leaf
 
 
 def _keys(shape: shapes.Shape, scopes: tuple[str, ...] = ()) -> dict[str, Any]:

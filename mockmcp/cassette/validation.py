@@ -481,27 +481,15 @@ def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
     return ServerItem(kinds[0], values[kinds[0]], values["response"], values["at"], values["stream"], values["took"])
 
 
-KINDS = {  # each kind of value, by its name in the table (`schema` emits each too)
-    "open": _table,  # a mapping that may hold keys of its own besides its rows'
-    "table": _table,  # a mapping of its rows' keys only
-    "list": _list,
-    "int": _int,
-    "times": _times,
-    "seconds": _seconds,
-    "choice": _choice,
-    "flag": _typed,
-    "string": _typed,
-    "text": _typed,
-    "regex": _regex,
-    "name": _name,
-    "path": _path,
-    "exit": _exit,
-    "message": _message,
-    "response": response,
-    "match": _match,
-    "interaction": _interaction,
-    "server_item": _server_item,
+# fmt: off
+KINDS = {  # each kind of value by its name in the table, and its check (`schema` emits each too)
+    "open": _table, "table": _table,  # a mapping that may hold keys besides its rows' (`open`), or may not
+    "list": _list, "int": _int, "times": _times, "seconds": _seconds, "choice": _choice,
+    "flag": _typed, "string": _typed, "text": _typed, "regex": _regex, "name": _name, "path": _path,
+    "exit": _exit, "message": _message, "response": response, "match": _match,
+    "interaction": _interaction, "server_item": _server_item,
 }
+# fmt: on
 _STRINGS = ("string", "regex", "name")  # a list of these is refused whole when an item is no string
 _INTERACTION = CASSETTE.rows[2].rows[0]
 
