@@ -473,6 +473,7 @@ def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
         problem = "a server item has exactly one of `notification`, `request` and `raw`"
         raise Problem(place, problem, "split it into several items")
     if NOTIFICATION in data and "response" in data:
+        _message(data[NOTIFICATION], place + (NOTIFICATION,), row.rows[1])  # a problem of its own comes first
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
     values = _fields(data, place, row.rows)
     if values["took"] is not None and values["response"] is None:
@@ -588,7 +589,7 @@ def _kind(value: Any) -> str:
 def _plainly_json(data: Any) -> bool:
     """The quick pass of `_json_data`, run on every load: True when every value is plainly JSON data
     and no container is deep enough to need a look at its place (the walk with places then finds the problem)."""
-    stack = [(data, 1)]
+    stack = [([data], 0)]  # data itself may be a scalar (an interaction written as `- 3`)
     while stack:
         value, depth = stack.pop()
         if type(value) is dict and not all(type(key) is str for key in value):
