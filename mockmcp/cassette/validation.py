@@ -253,18 +253,34 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
 
 
 def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict[str, Any]:
-    """Each row's value in data (a mapping known to hold no other keys), checked in the rows' order."""
-    values = {}
-    for row in rows:
-        value = data.get(row.name, _ABSENT)
-        if (value is _ABSENT and not row.required) or (value is None and row.null):
-            values[row.name] = row.default
-        else:
-            values[row.name] = KINDS[row.kind](None if value is _ABSENT else value, place + (row.name,), row)
+    """Each row's value in data (a mapping known to hold no keys but its rows' and, if open, its own), checked
+    in the order of the text; a row absent (or null, where null means absent) has its default."""
+    _, names, defaults, required = _INDEX.get(id(rows)) or _index(rows)
+    values = defaults.copy()
+    for key, value in data.items():
+        row = names.get(key)
+        if row is not None and (value is not None or not row.null):
+            values[key] = KINDS[row.kind](value, place + (key,), row)
+    for row in required:
+        if row.name not in data:
+            values[row.name] = KINDS[row.kind](None, place + (row.name,), row)
     return values
 
 
-_ABSENT = object()
+def _index(rows: tuple[Field, ...]) -> tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]:
+    """A table's rows by name, the values of those absent, and the required ones: made once for each table."""
+    names = {row.name: row for row in rows}
+    defaults = {row.name: row.default for row in rows if not row.required}
+    _INDEX[id(rows)] = (
+        rows,
+        names,
+        defaults,
+        tuple(row for row in rows if row.required),
+    )  # rows kept: the id stays theirs
+    return _INDEX[id(rows)]
+
+
+_INDEX: dict[int, tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]] = {}
 
 
 def _table(value: Any, place: Place, row: Field) -> dict[str, Any]:
@@ -454,9 +470,11 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
     if "response" in data and kind != REQUEST:
         problem = f"only a request gets a response, and this is a {kind}"
         raise Problem(place + ("response",), problem, "remove `response`, or make the client message a `request`")
-    knob = next((knob for knob in REQUEST_ONLY if knob in data and kind != REQUEST), None)
-    if knob is not None:
-        raise Problem(place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`")
+    for knob in REQUEST_ONLY if kind != REQUEST else ():
+        if knob in data:
+            raise Problem(
+                place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
+            )
     if data.get("times") == model.ANY_TIMES and "after" in data:
         problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
         raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
@@ -526,6 +544,8 @@ def _known_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> 
 
 
 def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> list[Problem]:
+    if (_INDEX.get(id(rows)) or _index(rows))[1].keys() >= data.keys():
+        return []
     known = tuple(row.name for row in rows)
     found = []
     for key in (key for key in data if key not in known):
@@ -637,7 +657,9 @@ def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem
 
     cancels = _cancels(interactions)
     found: list[Problem] = []
-    for index, one in ((index, one) for index, one in interactions if one.kind == REQUEST):
+    for index, one in interactions:
+        if one.kind != REQUEST:
+            continue
         place: Place = ("interactions", index)
         sent = not one.drop and one.raw_response is None and not (one.exit is not None and one.exit[1] == "before")
         if one.response is not None and sent and "result" in one.response:
