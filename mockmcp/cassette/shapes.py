@@ -188,15 +188,9 @@ RESULTS: dict[str, Shape] = _shapes("result:", {
 # The `_meta` keys MCP itself defines; any other key is the sender's own (a reverse-DNS prefix), so
 # only a near miss of one of these is reported.
 META_KEYS = (
-    PROGRESS_TOKEN,
-    PROTOCOL_VERSION_KEY,
-    SPEC_PREFIX + "clientInfo",
-    CLIENT_CAPABILITIES_KEY,
-    SERVER_INFO_KEY,
-    SPEC_PREFIX + "logLevel",
-    SUBSCRIPTION_ID_KEY,
-    SPEC_PREFIX + "related-task",
-)
+    PROGRESS_TOKEN, PROTOCOL_VERSION_KEY, SPEC_PREFIX + "clientInfo", CLIENT_CAPABILITIES_KEY, SERVER_INFO_KEY,
+    SPEC_PREFIX + "logLevel", SUBSCRIPTION_ID_KEY, SPEC_PREFIX + "related-task",
+)  # fmt: skip
 
 
 # Not keys of a shape, but judged the same way: a content block's `type`, a `_meta` key MCP defines, a
@@ -322,7 +316,9 @@ def unknown_keys(
 
 
 def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterator[Unknown]:
-    shape = shape_of(name, value)
+    """The unknown keys of a value of the named shape (a content block's by its `type`; `meta` is open)."""
+    kind = value.get("type") if name == "content" and isinstance(value, dict) else None
+    shape = SHAPES.get(name) if name != "content" else CONTENT_TYPES.get(kind) if isinstance(kind, str) else None
     if name == "content" and shape is None and isinstance(value, dict) and isinstance(value.get("type"), str):
         kind, known = value["type"], tuple(CONTENT_TYPES)
         yield Unknown(place + ("type",), kind, "a content block", known, near(kind, known), (), CONTENT_TYPE)
@@ -349,16 +345,6 @@ _LABELS = {
     "resource_template": "a resource template",
     "resource_contents": "a resource's contents",
 }
-
-
-def shape_of(name: str, value: Any) -> Shape | None:
-    """The known keys of a value of the named shape (a content block's by its `type`), or None if unchecked."""
-    if name == "content":
-        kind = value.get("type") if isinstance(value, dict) else None
-        return CONTENT_TYPES.get(kind) if isinstance(kind, str) else None
-    if name == "meta":
-        return None  # open: see `META_KEYS`
-    return SHAPES.get(name)
 
 
 def result_label(method: str) -> str:

@@ -255,7 +255,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
 def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict[str, Any]:
     """Each row's value in data (a mapping known to hold no keys but its rows' and, if open, its own), checked
     in the order of the text; a row absent (or null, where null means absent) has its default."""
-    _, names, defaults, required = _INDEX.get(id(rows)) or _index(rows)
+    _, names, defaults, required = _index(rows)
     values = defaults.copy()
     for key, value in data.items():
         row = names.get(key)
@@ -269,15 +269,12 @@ def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict
 
 def _index(rows: tuple[Field, ...]) -> tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]:
     """A table's rows by name, the values of those absent, and the required ones: made once for each table."""
-    names = {row.name: row for row in rows}
-    defaults = {row.name: row.default for row in rows if not row.required}
-    _INDEX[id(rows)] = (
-        rows,
-        names,
-        defaults,
-        tuple(row for row in rows if row.required),
-    )  # rows kept: the id stays theirs
-    return _INDEX[id(rows)]
+    index = _INDEX.get(id(rows))
+    if index is None:  # the rows are kept in it, so that their id stays theirs
+        defaults = {row.name: row.default for row in rows if not row.required}
+        index = (rows, {row.name: row for row in rows}, defaults, tuple(row for row in rows if row.required))
+        _INDEX[id(rows)] = index
+    return index
 
 
 _INDEX: dict[int, tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]] = {}
@@ -544,7 +541,7 @@ def _known_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> 
 
 
 def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> list[Problem]:
-    if (_INDEX.get(id(rows)) or _index(rows))[1].keys() >= data.keys():
+    if _index(rows)[1].keys() >= data.keys():
         return []
     known = tuple(row.name for row in rows)
     found = []
