@@ -39,71 +39,76 @@ def text() -> str:
 
 def schema() -> dict[str, Any]:
     """The JSON Schema (draft-07) of a cassette, as plain data."""
-    interaction = CASSETTE.rows[2].rows[0]
-    server_item = interaction.rows[7].rows[0]
-    by_method = _by_method((REQUEST, "method"), ("response", "result"), shapes.RESULTS, "result")
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_URL,
         "title": "mockmcp cassette",
         **_property(CASSETTE),
-        "definitions": {
-            "interaction": {
-                **_table(interaction),
-                "anyOf": [{"required": [key]} for key in (REQUEST, NOTIFICATION, "server")],
-                "not": {"required": [REQUEST, NOTIFICATION]},
-                "dependencies": {key: [REQUEST] for key in (*REQUEST_ONLY, "response")},
-                "allOf": by_method,
-            },
-            "server_item": {
-                **_table(server_item),
-                "oneOf": [{"required": [kind]} for kind in (NOTIFICATION, REQUEST, RAW)],
-                "dependencies": {"response": [REQUEST], "took": ["response"]},
-                "allOf": by_method,
-            },
-            "request": _message(identified=True),
-            "notification": {**_message(identified=False), "not": {"required": ["id"]}},
-            "response": {
-                "type": "object",
-                "properties": {
-                    "result": {"description": "what the server answered"},
-                    "error": {
-                        "type": "object",
-                        "properties": _keys(shapes.ERROR)
-                        | {"code": {"type": "integer"}, "message": {"type": "string"}},
-                        "required": ["code", "message"],
-                    },
-                },
-                "oneOf": [{"required": ["result"]}, {"required": ["error"]}],
-            },
-            "matcher": {
-                "oneOf": [
-                    {"enum": list(MATCHERS)},
-                    *(
-                        {
-                            "type": "object",
-                            "properties": {kind: argument},
-                            "required": [kind],
-                            "additionalProperties": False,
-                        }
-                        for kind, argument in (
-                            ("regex", {"type": "string", "description": "a pattern the whole string matches"}),
-                            ("type", {"enum": list(JSON_TYPES)}),
-                        )
-                    ),
-                ]
-            },
-            **{name: {"type": "object", "properties": _keys(shape, (name,))} for name, shape in shapes.SHAPES.items()},
-            "content": {
-                "type": "object",
-                "properties": _keys(
-                    {key: child for shape in shapes.CONTENT_TYPES.values() for key, child in shape.items()},
-                    tuple(f"content:{kind}" for kind in shapes.CONTENT_TYPES),
-                )
-                | {"type": {"type": "string", "enum": list(shapes.CONTENT_TYPES)}},
-            },
-            "meta": {"type": "object", "properties": {key: {} for key in shapes.META_KEYS}},
+        "definitions": {**_rules(), **_messages(), **_shapes()},
+    }
+
+
+def _rules() -> dict[str, Any]:
+    """An interaction and a server item: their rows, and what JSON Schema can say of the rules beside them
+    (`validation._interaction`, `validation._server_item`)."""
+    interaction = CASSETTE.rows[2].rows[0]
+    by_method = _by_method((REQUEST, "method"), ("response", "result"), shapes.RESULTS, "result")
+    return {
+        "interaction": {
+            **_table(interaction),
+            "anyOf": [{"required": [key]} for key in (REQUEST, NOTIFICATION, "server")],
+            "not": {"required": [REQUEST, NOTIFICATION]},
+            "dependencies": {key: [REQUEST] for key in (*REQUEST_ONLY, "response")},
+            "allOf": by_method,
         },
+        "server_item": {
+            **_table(interaction.rows[7].rows[0]),
+            "oneOf": [{"required": [kind]} for kind in (NOTIFICATION, REQUEST, RAW)],
+            "dependencies": {"response": [REQUEST], "took": ["response"]},
+            "allOf": by_method,
+        },
+    }
+
+
+def _messages() -> dict[str, Any]:
+    """The messages a cassette holds (`validation._message`, `validation.response`), and a match rule's matcher."""
+    arguments = {"regex": {"type": "string", "description": "a pattern the whole string matches"}}
+    arguments["type"] = {"enum": list(JSON_TYPES)}
+    error = {"code": {"type": "integer"}, "message": {"type": "string"}}
+    return {
+        "request": _message(identified=True),
+        "notification": {**_message(identified=False), "not": {"required": ["id"]}},
+        "response": {
+            "type": "object",
+            "properties": {
+                "result": {"description": "what the server answered"},
+                "error": {"type": "object", "properties": _keys(shapes.ERROR) | error, "required": list(error)},
+            },
+            "oneOf": [{"required": ["result"]}, {"required": ["error"]}],
+        },
+        "matcher": {
+            "oneOf": [
+                {"enum": list(MATCHERS)},
+                *(
+                    {"type": "object", "properties": {kind: of}, "required": [kind], "additionalProperties": False}
+                    for kind, of in arguments.items()
+                ),
+            ]
+        },
+    }
+
+
+def _shapes() -> dict[str, Any]:
+    """The keys of MCP's values (`shapes`): a tool, a content block (of any type), `_meta`."""
+    content = {key: child for shape in shapes.CONTENT_TYPES.values() for key, child in shape.items()}
+    scopes = tuple(f"content:{kind}" for kind in shapes.CONTENT_TYPES)
+    return {
+        **{name: {"type": "object", "properties": _keys(shape, (name,))} for name, shape in shapes.SHAPES.items()},
+        "content": {
+            "type": "object",
+            "properties": _keys(content, scopes) | {"type": {"type": "string", "enum": list(shapes.CONTENT_TYPES)}},
+        },
+        "meta": {"type": "object", "properties": {key: {} for key in shapes.META_KEYS}},
     }
 
 
