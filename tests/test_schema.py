@@ -78,6 +78,16 @@ def test_every_shipped_cassette_is_valid(path: Path) -> None:
     assert errors == []
 
 
+RECIPES = re.findall(r"<!-- recipe: ([\w-]+) -->\n```yaml\n(.*?)```", (ROOT / "docs" / "faults.md").read_text(), re.S)
+
+
+@pytest.mark.parametrize(("name", "recipe"), RECIPES, ids=[name for name, _recipe in RECIPES])
+def test_every_fault_recipe_in_the_docs_is_valid_for_both(name: str, recipe: str) -> None:
+    data = yamlfile.load("version: 1\ninteractions:\n" + recipe)
+    validation.from_data(data)
+    assert [error.message for error in VALIDATOR.iter_errors(data)] == []
+
+
 REQUEST = "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: a}}\n"
 ANSWER = "  response: {result: {content: []}}\n"
 GOOD = REQUEST + ANSWER
@@ -103,6 +113,12 @@ REFUSED = [
     ("match: {arguments.q: {regex: a, type: string}}", "a matcher of two keys"),
     ("match: {arguments.q: {regx: a}}", "a misspelled matcher argument"),
     ("match: [arguments.q]", "match rules that are not a mapping"),
+    ("delay: 100000", "a delay over a day"),
+    ("took: -1", "a negative took"),
+    ("session: -1", "a session below 0"),
+    ("expect: faults", "an unknown `expect`"),
+    ("raw_response: 3", "a raw response that is no string"),
+    ("server: [{notification: {method: m}, stream: post}]", "an unknown stream"),
 ]
 
 
@@ -131,6 +147,13 @@ def test_what_the_loader_takes_the_schema_takes(line: str) -> None:
         "version: 1\nmeta: {match: {ignor: [a]}}\ninteractions: []\n",
         "version: 1\nmeta: {substitute: [PROJECT, 1abc]}\ninteractions: []\n",
         "version: 1\ninteractions:\n- notification: {method: m}\n  match: {a: any}\n",
+        "version: true\ninteractions: []\n",
+        "version: 1\nmeta: []\ninteractions: []\n",
+        "version: 1\nmeta: {redact: {env: A}}\ninteractions: []\n",
+        "version: 1\nmeta: {redact: {names: [A]}}\ninteractions: []\n",
+        "version: 1\nmeta: {http: {framing: xml}}\ninteractions: []\n",
+        "version: 1\nmeta: {http: {session_errors: {unknown: {status: 200, error: {code: 1, message: m}}}}}\n"
+        "interactions: []\n",
     ],
     ids=[
         "version",
@@ -140,6 +163,12 @@ def test_what_the_loader_takes_the_schema_takes(line: str) -> None:
         "meta.match typo",
         "a bad substitution name",
         "match rules on a notification",
+        "a version that is no number",
+        "meta that is no mapping",
+        "redacted names that are no list",
+        "an unknown redact key",
+        "an unknown framing",
+        "a session error's status that is no error",
     ],
 )
 def test_more_that_both_refuse(text: str) -> None:

@@ -1,9 +1,9 @@
 """Validating cassette data: plain data in, model objects out, or a Problem naming the place.
 
 The format is described once, as a table of `Field`s (`CASSETTE` and the rows it nests): each key's
-name, kind, allowed values, whether it is required, what it means and how to write it. `_check`
-holds a value to its row, so each problem says where it is and what to write instead; `schema`
-emits the JSON Schema from the same rows. A key no row names is an error naming those that exist,
+name, kind, allowed values, whether it is required, what it means and how to write it. Each kind's
+check (`KINDS`) holds a value to its row, so each problem says where it is and what to write
+instead; `schema` emits the JSON Schema from the same rows. A key no row names is an error naming those that exist,
 so a misspelled fault knob is never a silent no-op. What is not one field's (which client message
 an interaction has, what only a request may carry, what replay would serve wrongly) is the small
 functions after the table.
