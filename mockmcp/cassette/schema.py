@@ -72,8 +72,8 @@ def _rules() -> dict[str, Any]:
 
 def _messages() -> dict[str, Any]:
     """The messages a cassette holds (`validation._message`, `validation.response`), and a match rule's matcher."""
-    arguments = {"regex": {"type": "string", "description": "a pattern the whole string matches"}}
-    arguments["type"] = {"enum": list(JSON_TYPES)}
+    regex = {"type": "string", "description": "a pattern the whole string matches"}
+    arguments: dict[str, Any] = {"regex": regex, "type": {"enum": list(JSON_TYPES)}}
     error = {"code": {"type": "integer"}, "message": {"type": "string"}}
     return {
         "request": _message(identified=True),

@@ -230,7 +230,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
     """
     if not isinstance(data, dict):
         return [Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping")], []
-    found, valid = _unknown_keys(data, (), CASSETTE.rows), []  # type: list[Problem], list[tuple[int, Interaction]]
+    found, valid = _unknown_keys(data, (), CASSETTE.rows), list[tuple[int, Interaction]]()
     try:
         cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
     except Problem as problem:
@@ -606,7 +606,7 @@ def _kind(value: Any) -> str:
 def _plainly_json(data: Any) -> bool:
     """The quick pass of `_json_data`, run on every load: True when every value is plainly JSON data
     and no container is deep enough to need a look at its place (the walk with places then finds the problem)."""
-    stack = [([data], 0)]  # data itself may be a scalar (an interaction written as `- 3`)
+    stack: list[tuple[Any, int]] = [([data], 0)]  # data itself may be a scalar (an interaction written as `- 3`)
     while stack:
         value, depth = stack.pop()
         if type(value) is dict and not all(type(key) is str for key in value):
