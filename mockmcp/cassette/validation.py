@@ -565,8 +565,10 @@ def _json_data(data: Any, at: Place = ()) -> None:
     stack: list[tuple[Place, Any]] = [] if _plainly_json(data) else [(at, data)]
     while stack:
         place, value = stack.pop()
-        if isinstance(value, (dict, list)):
-            _within_depth(place)
+        # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
+        envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
+        if isinstance(value, (dict, list)) and len(place) - envelope > MAX_DEPTH:  # as `jsonrpc.parse` reads them
+            raise Problem(place[:_SHOWN], _TOO_DEEP, "flatten the value, or keep the message as a `raw` line")
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
@@ -585,18 +587,15 @@ def _json_data(data: Any, at: Place = ()) -> None:
 
 _LARGEST = 1.7976931348623157e308
 _SHOWN = 8  # how much of a too-deep place an error spells out
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels"
 _NOT_JSON = {  # what YAML can say and JSON cannot: what it is, and how to write it instead
-    "bytes": (
-        "binary data (`!!binary`)",
-        "write binary data as a base64 string (without `!!binary`), as MCP does for blobs",
-    ),
+    "bytes": ("binary data (`!!binary`)",
+              "write binary data as a base64 string (without `!!binary`), as MCP does for blobs"),
     "set": ("a set (`!!set`)", "write a list (`[a, b]`) instead of `!!set`"),
     "date": ("a date (`!!timestamp`)", "quote it (`'2025-01-01'`): JSON has no dates, only strings"),
-    "datetime": (
-        "a timestamp (`!!timestamp`)",
-        "quote it (`'2025-01-01T10:00:00Z'`): JSON has no timestamps, only strings",
-    ),
-}
+    "datetime": ("a timestamp (`!!timestamp`)",
+                 "quote it (`'2025-01-01T10:00:00Z'`): JSON has no timestamps, only strings"),
+}  # fmt: skip
 
 
 def _kind(value: Any) -> str:
@@ -622,17 +621,6 @@ def _plainly_json(data: Any) -> bool:
             elif kind is not float or not -_LARGEST <= item <= _LARGEST:
                 return False
     return True
-
-
-def _within_depth(place: Place) -> None:
-    """A container at place is at most MAX_DEPTH levels deep in its message, as `jsonrpc.parse` reads messages."""
-    # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
-    envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
-    if len(place) - envelope > MAX_DEPTH:
-        problem = (
-            f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels"
-        )
-        raise Problem(place[:_SHOWN], problem, "flatten the value, or keep the message as a `raw` line")
 
 
 # --- what replay serves: answers a host can read, and an answer for every request -------------------------
