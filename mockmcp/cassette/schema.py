@@ -22,9 +22,9 @@ from typing import Any
 
 from mockmcp.cassette import shapes
 from mockmcp.cassette.model import ANY_TIMES, MATCHERS, NOTIFICATION, RAW, REQUEST
-from mockmcp.cassette.validation import CASSETTE, REQUEST_ONLY, Field
+from mockmcp.cassette.validation import CASSETTE, MATCHER, REQUEST_ONLY, Field
 from mockmcp.protocol import REVISIONS
-from mockmcp.words import JSON_TYPES, NAME_PATTERN
+from mockmcp.words import NAME_PATTERN
 
 __all__ = ["MODELINE", "SCHEMA_URL", "schema", "text"]
 
@@ -72,8 +72,6 @@ def _rules() -> dict[str, Any]:
 
 def _messages() -> dict[str, Any]:
     """The messages a cassette holds (`validation._message`, `validation.response`), and a match rule's matcher."""
-    regex = {"type": "string", "description": "a pattern the whole string matches"}
-    arguments: dict[str, Any] = {"regex": regex, "type": {"enum": list(JSON_TYPES)}}
     error = {"code": {"type": "integer"}, "message": {"type": "string"}}
     return {
         "request": _message(identified=True),
@@ -89,10 +87,7 @@ def _messages() -> dict[str, Any]:
         "matcher": {
             "oneOf": [
                 {"enum": list(MATCHERS)},
-                *(
-                    {"type": "object", "properties": {kind: of}, "required": [kind], "additionalProperties": False}
-                    for kind, of in arguments.items()
-                ),
+                *({**_table(MATCHER._replace(rows=(one,))), "required": [one.name]} for one in MATCHER.rows),
             ]
         },
     }

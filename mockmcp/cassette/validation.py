@@ -31,6 +31,7 @@ __all__ = [
     "CASSETTE",
     "Field",
     "KINDS",
+    "MATCHER",
     "Problem",
     "REQUEST_ONLY",
     "cassette",
@@ -182,7 +183,12 @@ CASSETTE = Field("", "table", "A recorded MCP session, both directions, in order
                       "`server`", rows=_INTERACTION_ROWS),)),
 ))
 REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit", "match")  # of a request's interaction only
-_MATCHER_ROWS = tuple(Field(name, "") for name in model.MATCHER_ARGUMENTS)  # a matcher with an argument: one of these
+MATCHER = Field("", "table", fix=f"use one of: {', '.join(model.MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}",
+                rows=(  # a matcher that is no word of `model.MATCHERS`: one of these, with its argument
+    Field("regex", "regex", "a pattern the whole string matches",
+          "fix the pattern (Python `re` syntax; quote it in YAML)"),
+    Field("type", "choice", values=JSON_TYPES, problem="unknown JSON type {value!r}"),
+))
 # fmt: on
 
 
@@ -327,7 +333,8 @@ def _choice(value: Any, place: Place, row: Field) -> Any:
         if choice == value and isinstance(choice, bool) == isinstance(value, bool):
             return choice
     problem = (row.problem or "unknown `{key}` {value!r}").format(key=place[-1], value=value)
-    raise Problem(place, problem, row.fix or f"use one of: {', '.join(map(str, row.values))}")
+    quote = " (quoted: YAML reads a bare null as nothing)" if value is None and "null" in row.values else ""
+    raise Problem(place, problem, row.fix or f"use one of: {', '.join(map(str, row.values))}{quote}")
 
 
 def _typed(value: Any, place: Place, row: Field) -> Any:
@@ -344,9 +351,11 @@ _TYPED = {  # the kinds that are a JSON type and nothing more: (the type, what i
 }
 
 
-def _regex(value: str, place: Place, row: Field) -> str:
+def _regex(value: Any, place: Place, row: Field) -> str:
     import re  # deferred: only cassettes with a pattern pay for it
 
+    if not isinstance(value, str):
+        raise Problem(place, f"a `{place[-1]}` is a string", "quote the pattern")
     try:
         re.compile(value)
     except re.error as exc:
@@ -421,9 +430,8 @@ def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]
 
 
 def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
-    """A request's `match:`, params path -> matcher (a word of `model.MATCHERS`, or `{regex: ...}`, `{type: ...}`)."""
+    """A request's `match:`, params path -> matcher (a word of `model.MATCHERS`, or one of `MATCHER`)."""
     rules = _mapping(data, place, "write e.g. `match: {arguments.query: any}`: a params path, then its matcher")
-    fix = f"use one of: {', '.join(model.MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}"
     for path, matcher in rules.items():
         at = place + (path,)
         _path(path, at, row)
@@ -431,24 +439,14 @@ def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
             raise Problem(at, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
         if isinstance(matcher, str) and matcher not in model.MATCHERS:
             miss = _near(matcher, model.MATCHERS + model.MATCHER_ARGUMENTS)
-            raise Problem(at, f"unknown matcher {matcher!r}", (f"did you mean `{miss}`? " if miss else "") + fix)
+            hint = f"did you mean `{miss}`? " if miss else ""
+            raise Problem(at, f"unknown matcher {matcher!r}", hint + MATCHER.fix)
         if not isinstance(matcher, (str, dict)) or (isinstance(matcher, dict) and len(matcher) != 1):
-            raise Problem(at, f"a matcher is a word or a mapping of one key, not {yaml_type(matcher)}", fix)
+            problem = f"a matcher is a word or a mapping of one key, not {yaml_type(matcher)}"
+            raise Problem(at, problem, MATCHER.fix)
         if isinstance(matcher, dict):
-            _known_keys(matcher, at, _MATCHER_ROWS)
-            _argument(*next(iter(matcher.items())), at)
+            _table(matcher, at, MATCHER)
     return rules
-
-
-def _argument(kind: str, argument: Any, place: Place) -> None:
-    """A matcher's argument: a JSON type's name (`type`), or a pattern (`regex`)."""
-    if kind == "type" and argument not in JSON_TYPES:
-        quote = " (quoted: YAML reads a bare null as nothing)" if argument is None else ""
-        raise Problem(place + (kind,), f"unknown JSON type {argument!r}", f"use one of: {', '.join(JSON_TYPES)}{quote}")
-    if kind == "regex" and not isinstance(argument, str):
-        raise Problem(place + (kind,), "a `regex` is a string", "quote the pattern")
-    if kind == "regex":
-        _regex(argument, place + (kind,), Field(kind, "", fix="fix the pattern (Python `re` syntax; quote it in YAML)"))
 
 
 # --- what is not one field's: an interaction's client message, and a server item's kind ---------------
