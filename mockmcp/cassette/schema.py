@@ -87,7 +87,7 @@ def _messages() -> dict[str, Any]:
         "matcher": {
             "oneOf": [
                 {"enum": list(MATCHERS)},
-                *({**_table(MATCHER._replace(rows=(one,))), "required": [one.name]} for one in MATCHER.rows),
+                *({**_table(Field("", "table", rows=(one,))), "required": [one.name]} for one in MATCHER.rows),
             ]
         },
     }

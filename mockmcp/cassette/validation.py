@@ -19,7 +19,6 @@ from mockmcp.cassette import model
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.jsonrpc import MAX_DEPTH, NOTIFICATION, REQUEST, is_valid_id
-from mockmcp.namedtuple import NamedTuple
 from mockmcp.protocol import CANCELLED, LISTEN
 from mockmcp.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 
@@ -44,21 +43,31 @@ __all__ = [
 ]
 
 
-class Field(NamedTuple):
+class Field:
     """One key of a mapping in the format. `kind` (a key of `KINDS`) says how its value is checked;
     `doc` is what an editor shows; `fix` how to write it; `problem` what is wrong when the kind's own
-    words do not say it (`{key}`, `{value!r}`, `{low}` filled in)."""
+    words do not say it (`{key}`, `{value!r}`, `{low}` filled in).
 
-    name: str
-    kind: str
-    doc: str = ""
-    fix: str = ""
-    values: tuple[Any, ...] = ()  # a choice's values; an int's (least, most); seconds' most; a list's ("unique",)
-    rows: tuple[Field, ...] = ()  # a mapping's keys; a list's one row for its items (named for what they are)
-    default: Any = None  # the value when absent (or null, where `null` says null means absent)
-    null: bool = False
-    required: bool = False  # absent is checked as null (and so refused)
-    problem: str = ""
+    A class with slots, not a NamedTuple: every replay's start builds the table, and defining a
+    NamedTuple costs more than building all its rows. A row is never changed once built."""
+
+    __slots__ = ("default", "doc", "fix", "kind", "name", "null", "problem", "required", "rows", "values")
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        doc: str = "",
+        fix: str = "",
+        values: tuple[Any, ...] = (),  # a choice's values; an int's (least, most); seconds' most; a list's ("unique",)
+        rows: tuple[Field, ...] = (),  # a mapping's keys; a list's one row for its items (named for what they are)
+        default: Any = None,  # the value when absent (or null, where `null` says null means absent)
+        null: bool = False,
+        required: bool = False,  # absent is checked as null (and so refused)
+        problem: str = "",
+    ) -> None:
+        self.name, self.kind, self.doc, self.fix, self.values = name, kind, doc, fix, values
+        self.rows, self.default, self.null, self.required, self.problem = rows, default, null, required, problem
 
 
 _DAY = 86400.0  # the most replay waits: more is a mistake, and the timers that wait it out have limits of their own
