@@ -86,17 +86,26 @@ def _shapes(scope: str, words: dict[str, str]) -> dict[str, Shape]:
     table = {}
     for name, text in words.items():
         shape: Shape = {}
-        table[name] = shape
         for word in text.split():
-            key, _, child = word.partition(":")
-            key, at, span = key.partition("@")
-            if at:
-                SPANS.setdefault(scope + name, {})[key.rstrip("!")] = _WORD_SPANS[at + span]
-            if key.endswith("!"):
-                key = key[:-1]
+            key, child, needed, span = _WORDS.get(word) or _word(word)
+            shape[key] = child
+            if needed:
                 _REQUIRED[scope + name] = (*_REQUIRED.get(scope + name, ()), key)
-            shape[key] = child or None
+            if span:
+                SPANS.setdefault(scope + name, {})[key] = span
+        table[name] = shape
     return table
+
+
+def _word(word: str) -> tuple[str, str | None, bool, tuple[str, str] | None]:
+    """One word of a shape, read once: its key, the shape of its value, whether it is required, its span."""
+    head, _, child = word.partition(":")
+    key, at, span = head.partition("@")
+    _WORDS[word] = (key.rstrip("!"), child or None, key.endswith("!"), _WORD_SPANS[at + span] if at else None)
+    return _WORDS[word]
+
+
+_WORDS: dict[str, tuple[str, str | None, bool, tuple[str, str] | None]] = {}
 
 
 _NAMED = "name! title@0618"
