@@ -137,6 +137,142 @@ def test_a_broken_cassette_says_file_line_place_problem_and_fix(
     assert rendered.startswith(f"{path}:{line}: ") and "how to fix:" in rendered
 
 
+# --- the format's table: each kind of field, its exact words ---------------------------------------------
+
+ANSWERED = HEAD + "- request: {method: tools/call, params: {name: a}}\n  response: {result: {content: []}}\n"
+TOOK_FIX = "write the seconds the answer took, e.g. `took: 0.25` (`--timing recorded` waits that long)"
+EXIT_FIX = "write `exit: 1` (after the reply) or `exit: {status: 1, when: before}`"
+ANSWER_FIX = "write e.g. `{status: 404, error: {code: -32001, message: Session not found}}`"
+STATUS_FIX = "write e.g. `error_status: [{code: -32602, status: 400}, {code: -32601, status: 404}]`"
+NAMES_FIX = "write `substitute: [PROJECT]`: the names, whose values replay is given on the machine it runs on"
+# (what is added to the answered request, or `meta:` / `version:` of an empty cassette; place, problem, fix)
+FIELDS = [
+    ("  delay: soon", "delay", "`delay` must be a number of seconds, at least 0", "write e.g. `delay: 0.5`"),
+    ("  took: 100000", "took", "`took` is at most 86400 seconds (a day), not 100000", TOOK_FIX),
+    ("  session: -1", "session", "`session` must be a whole number, at least 0", "write e.g. `session: 1`"),
+    ("  times: 0", "times", "`times` must be a whole number, at least 1, or `any`", "write e.g. `times: 2`"),
+    ("  after: never", "after", "unknown `after` 'never'", "use one of: repeat, unmatched"),
+    (
+        "  drop: 1",  # a number is no flag
+        "drop",
+        "`drop` must be true, false or `cut`, not 1",
+        "write `drop: true` (the reply never comes) or `drop: cut` (the answer breaks off there)",
+    ),
+    ("  exit: 300", "exit.status", "an exit `status` is a whole number from 0 to 255", EXIT_FIX),
+    ("  exit: {status: 1, when: later}", "exit.when", "unknown `when` 'later'", "use one of: after, before"),
+    ("  exit: {status: 1, wen: x}", "exit.wen", "unknown key 'wen'", "did you mean `when`? use one of: status, when"),
+    ("  raw_response: 3", "raw_response", "`raw_response` is the exact line to send, as a string", "quote the line"),
+    ("  expect: faults", "expect", "unknown `expect` 'faults'", "use one of: fault"),
+    (
+        "  server: {a: 1}",
+        "server",
+        "`server` must be a list of messages",
+        "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
+    ),
+    (
+        "  server: [{request: {method: m}, took: 1}]",
+        "server[0].took",
+        "`took` is the time the host took to answer a server request: this item has no `response`",
+        "remove `took`, or add the host's `response`",
+    ),
+    (
+        "  server: [{notification: {method: m}, stream: post}]",
+        "server[0].stream",
+        "unknown `stream` 'post': it names the stream a Streamable HTTP server sent this on",
+        "write `stream: get` for the session's GET stream, or leave it out for the request's own",
+    ),
+    (
+        "  server: [{notification: {params: {}}, response: {result: {}}}]",  # the message's own problem first
+        "server[0].notification",
+        "a message needs a `method` string",
+        "add e.g. `method: tools/call`",
+    ),
+    (
+        "  times: any\n  after: repeat",
+        "after",
+        "`after` never applies to an interaction with `times: any`, which is never used up",
+        "remove `after`, or give `times` a number",
+    ),
+    # Refused since the table: the loader took these for empty, the schema never did.
+    (
+        "meta: []",
+        "meta",
+        "expected a mapping, got a list",
+        "`meta` holds free-form facts about the recording as a mapping",
+    ),
+    ("version: true", "version", "unknown cassette version True; this mockmcp reads version 1", "set `version: 1`"),
+    ("meta: {redact: {env: [1]}}", "meta.redact.env", "`env` must be a list of strings", "write `env: [...]`"),
+    ("meta: {http: {priming: 'yes'}}", "meta.http.priming", "`priming` must be true or false", "write `priming: true`"),
+    (
+        "meta: {http: {framing: xml}}",
+        "meta.http.framing",
+        "`framing` is json or sse, not 'xml'",
+        "write `framing: sse` (an SSE stream for every request) or `framing: json` (a JSON body when it can)",
+    ),
+    (
+        "meta: {http: {session_errors: {unknown: {status: 200, error: {code: 1, message: m}}}}}",
+        "meta.http.session_errors.unknown.status",
+        "`status` must be an HTTP error status (400-599), not 200",
+        ANSWER_FIX,
+    ),
+    (
+        "meta: {http: {session_errors: {missing: {status: 404, error: {code: 1}}}}}",
+        "meta.http.session_errors.missing.error.message",
+        "`message` must be a string",
+        ANSWER_FIX,
+    ),
+    (
+        "meta: {http: {error_status: [{code: x, status: 400}]}}",
+        "meta.http.error_status[0].code",
+        "`code` must be an integer (a JSON-RPC error code)",
+        STATUS_FIX,
+    ),
+    (
+        "meta: {substitute: [PROJECT, 1abc]}",
+        "meta.substitute[1]",
+        "substitute '1abc': a substitution's name is letters, digits and `_`, not starting with a digit",
+        NAMES_FIX,
+    ),
+    (
+        "meta: {redact: {patterns: ['sk-[']}}",
+        "meta.redact.patterns[0]",
+        "'sk-[' is not a valid regular expression: unterminated character set at position 3",
+        "fix the pattern (Python `re` syntax)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "place", "problem", "fix"), FIELDS, ids=[row[0].strip() for row in FIELDS])
+def test_each_kind_of_field_says_its_place_problem_and_fix(line: str, place: str, problem: str, fix: str) -> None:
+    if line.startswith(("meta", "version")):
+        text = "version: 1\n" * line.startswith("meta") + line + "\ninteractions: []\n"
+    else:
+        text, place = ANSWERED + line + "\n", f"interactions[0].{place}"
+    with pytest.raises(CassetteError) as raised:
+        validation.from_data(yamlfile.load(text))
+    assert (raised.value.place, raised.value.problem) == (place, problem)
+    assert raised.value.fix is not None and raised.value.fix.startswith(fix)
+
+
+def test_what_the_table_takes_becomes_the_model() -> None:
+    text = ANSWERED.replace(
+        "response:",
+        "delay: 2\n  times: any\n  drop: cut\n  exit: 3\n  session: 1\n  server: [{raw: x, at: 1}]\n  response:",
+    )
+    [interaction] = validation.from_data(yamlfile.load(text)).interactions
+    assert interaction == Interaction(
+        "request",
+        {"method": "tools/call", "params": {"name": "a"}},
+        (ServerItem("raw", "x", at=1.0),),
+        {"result": {"content": []}},
+        delay=2.0,
+        times="any",
+        drop="cut",
+        exit=(3, "after"),
+        session=1,
+    )
+
+
 def test_a_missing_cassette_says_how_to_record_one(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="no such cassette") as raised:
         cassette.load(str(tmp_path / "nope.yaml"))

@@ -27,14 +27,45 @@ def test_the_schema_is_a_valid_draft_7_schema() -> None:
     jsonschema.Draft7Validator.check_schema(schema.schema())
 
 
-def test_its_keys_are_validations_own() -> None:
+def _rows(row: validation.Field) -> list[validation.Field]:
+    return [row, *(below for child in row.rows for below in _rows(child))]
+
+
+def test_its_properties_are_the_rows_of_validations_table_in_order() -> None:
     built = schema.schema()
     definitions = built["definitions"]
-    assert tuple(built["properties"]) == validation.TOP_KEYS
-    assert tuple(definitions["interaction"]["properties"]) == validation.INTERACTION_KEYS
-    assert tuple(definitions["server_item"]["properties"]) == validation.SERVER_KEYS
-    assert tuple(definitions["interaction"]["properties"]["exit"]["oneOf"][1]["properties"]) == validation.EXIT_KEYS
+    interaction = definitions["interaction"]["properties"]
+    assert tuple(built["properties"]) == ("version", "meta", "interactions")
+    assert tuple(built["properties"]["meta"]["properties"]) == ("redact", "substitute", "match", "http")
+    # The order an unknown key's fix lists them in ("use one of: at, request, ...").
+    assert tuple(interaction) == (
+        *("at", "request", "notification", "match", "delay", "times", "after", "server"),
+        *("drop", "raw_response", "response", "exit", "took", "session", "expect"),
+    )
+    server_item = ("at", "notification", "request", "response", "raw", "stream", "took")
+    assert tuple(definitions["server_item"]["properties"]) == server_item
+    assert tuple(interaction["exit"]["oneOf"][1]["properties"]) == ("status", "when")
     assert set(definitions["interaction"]["dependencies"]) == {*validation.REQUEST_ONLY, "response"}
+    # Every kind a row has is one validation checks and the schema emits.
+    assert {row.kind for row in _rows(validation.CASSETTE)} <= set(validation.KINDS) == set(schema._EMIT)
+
+
+def test_a_rows_values_and_bounds_are_the_schemas() -> None:
+    built = schema.schema()
+    interaction = built["definitions"]["interaction"]["properties"]
+    assert interaction["delay"] == {
+        "type": ["number", "null"],
+        "minimum": 0,
+        "maximum": 86400.0,
+        "description": "seconds to wait before replaying this interaction",
+    }
+    assert interaction["drop"]["enum"] == [False, True, "cut"]
+    assert interaction["exit"]["oneOf"][0] == {"type": "integer", "minimum": 0, "maximum": 255}
+    assert built["properties"]["version"]["const"] == 1
+    assert built["required"] == ["version", "interactions"]
+    http = built["properties"]["meta"]["properties"]["http"]
+    assert http["properties"]["framing"]["enum"] == ["json", "sse", None]
+    assert http["properties"]["session_errors"]["properties"]["missing"]["required"] == ["status", "error"]
 
 
 def test_the_shipped_schema_file_is_the_one_built() -> None:
@@ -45,6 +76,16 @@ def test_the_shipped_schema_file_is_the_one_built() -> None:
 def test_every_shipped_cassette_is_valid(path: Path) -> None:
     errors = [error.message for error in VALIDATOR.iter_errors(yamlfile.load(path.read_text()))]
     assert errors == []
+
+
+RECIPES = re.findall(r"<!-- recipe: ([\w-]+) -->\n```yaml\n(.*?)```", (ROOT / "docs" / "faults.md").read_text(), re.S)
+
+
+@pytest.mark.parametrize(("name", "recipe"), RECIPES, ids=[name for name, _recipe in RECIPES])
+def test_every_fault_recipe_in_the_docs_is_valid_for_both(name: str, recipe: str) -> None:
+    data = yamlfile.load("version: 1\ninteractions:\n" + recipe)
+    validation.from_data(data)
+    assert [error.message for error in VALIDATOR.iter_errors(data)] == []
 
 
 REQUEST = "version: 1\ninteractions:\n- request: {method: tools/call, params: {name: a}}\n"
@@ -72,6 +113,12 @@ REFUSED = [
     ("match: {arguments.q: {regex: a, type: string}}", "a matcher of two keys"),
     ("match: {arguments.q: {regx: a}}", "a misspelled matcher argument"),
     ("match: [arguments.q]", "match rules that are not a mapping"),
+    ("delay: 100000", "a delay over a day"),
+    ("took: -1", "a negative took"),
+    ("session: -1", "a session below 0"),
+    ("expect: faults", "an unknown `expect`"),
+    ("raw_response: 3", "a raw response that is no string"),
+    ("server: [{notification: {method: m}, stream: post}]", "an unknown stream"),
 ]
 
 
@@ -100,6 +147,13 @@ def test_what_the_loader_takes_the_schema_takes(line: str) -> None:
         "version: 1\nmeta: {match: {ignor: [a]}}\ninteractions: []\n",
         "version: 1\nmeta: {substitute: [PROJECT, 1abc]}\ninteractions: []\n",
         "version: 1\ninteractions:\n- notification: {method: m}\n  match: {a: any}\n",
+        "version: true\ninteractions: []\n",
+        "version: 1\nmeta: []\ninteractions: []\n",
+        "version: 1\nmeta: {redact: {env: A}}\ninteractions: []\n",
+        "version: 1\nmeta: {redact: {names: [A]}}\ninteractions: []\n",
+        "version: 1\nmeta: {http: {framing: xml}}\ninteractions: []\n",
+        "version: 1\nmeta: {http: {session_errors: {unknown: {status: 200, error: {code: 1, message: m}}}}}\n"
+        "interactions: []\n",
     ],
     ids=[
         "version",
@@ -109,6 +163,12 @@ def test_what_the_loader_takes_the_schema_takes(line: str) -> None:
         "meta.match typo",
         "a bad substitution name",
         "match rules on a notification",
+        "a version that is no number",
+        "meta that is no mapping",
+        "redacted names that are no list",
+        "an unknown redact key",
+        "an unknown framing",
+        "a session error's status that is no error",
     ],
 )
 def test_more_that_both_refuse(text: str) -> None:

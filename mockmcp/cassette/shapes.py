@@ -10,14 +10,13 @@ other unknown key a warning. The same `near` serves the cassette's own keys (`re
 validation, and the JSON Schema (`schema`) is built from these tables and validation's.
 
 The tables hold the keys of every revision from 2024-11-05 to 2026-07-28 (checked against the
-specification's schemas and the official SDK's types). A shape maps each known key to the shape
-its value has when that is checked too: another shape's name for a mapping, `[name]` for a list of
-such mappings, or None (free-form, or a scalar). `SPANS` says which revisions define a key that
-not all of them do (`resultType` is 2026-07-28's alone, a tool's `title` came with 2025-06-18), so
-a message is checked against the revision its session speaks: a key of another revision is no
-typo, but a host of this one does not read it (`Unknown.revisions` names where it belongs). Given
-no revision (a session that names none, or one mockmcp does not know), every key of every
-revision is known.
+specification's schemas and the official SDK's types), each shape written as its words (`_shapes`):
+the keys, which ones a host requires, and the shape a value has when that is checked too. As data,
+a shape maps each key to another shape's name (a mapping), `[name]` (a list of them) or None.
+`SPANS` says which revisions define a key that not all of them do (`resultType` is 2026-07-28's
+alone, a tool's `title` came with 2025-06-18), so a message is checked against the revision its
+session speaks: a key of another revision is no typo, but a host of this one does not read it
+(`Unknown.revisions` names where it belongs). Given no revision, every key of every one is known.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from mockmcp.protocol import (
-    CACHED_RESULTS,
     CANCELLED,
     CLIENT_CAPABILITIES_KEY,
     DISCOVER,
@@ -47,15 +45,12 @@ from mockmcp.protocol import (
 from mockmcp.words import Place, yaml_type
 
 __all__ = [
-    "CONTENT_TYPE",
     "CONTENT_TYPES",
     "ERROR",
-    "Flaw",
     "META_KEYS",
     "NOT_AN_OBJECT",
     "OPENINGS",
     "PARAMS",
-    "REQUIRED",
     "RESULTS",
     "SHAPES",
     "SPANS",
@@ -66,227 +61,164 @@ __all__ = [
     "result_label",
     "revision_note",
     "revision_span",
-    "shape_of",
     "unknown_keys",
 ]
 
 Shape = dict[str, "str | None"]
+_REQUIRED: dict[str, tuple[str, ...]] = {}  # by shape name, `result:METHOD` or `content:TYPE`: the `!` keys
+# The revisions that define a key not every revision does, as (first, last), by scope: a name of `SHAPES`,
+# `content:TYPE`, `params:METHOD` or `result:METHOD` (from the tables' words), or `content_type`, `meta`,
+# `method` (below). Checked against the specification's schema of each revision and, for 2025-11-25 and
+# 2026-07-28, the official SDK's types (`mcp_types`).
+SPANS: dict[str, dict[str, tuple[str, str]]] = {}
+_LAST = REVISIONS[-1]
+_TASKS = ("2025-11-25", "2025-11-25")  # tasks came with 2025-11-25 and went with 2026-07-28
+_MRTR = (STATELESS_VERSION, STATELESS_VERSION)  # 2026-07-28: multi-round-trip requests, result caching
+_SINCE = {"@0326": ("2025-03-26", _LAST), "@0618": ("2025-06-18", _LAST), "@1125": ("2025-11-25", _LAST)}
+_WORD_SPANS = {**_SINCE, "@tasks": _TASKS, "@2026": _MRTR}
 
-_ICONS = "[icon]"
-SHAPES: dict[str, Shape] = {
-    "implementation": dict.fromkeys(("name", "title", "version", "description", "websiteUrl", "icons")),
-    "client_capabilities": dict.fromkeys(("experimental", "sampling", "elicitation", "roots", "extensions", "tasks")),
-    "server_capabilities": dict.fromkeys(
-        ("experimental", "logging", "prompts", "resources", "tools", "completions", "extensions", "tasks")
-    ),
-    "icon": dict.fromkeys(("src", "mimeType", "sizes", "theme")),
-    "annotations": dict.fromkeys(("audience", "priority", "lastModified")),
-    "tool": {
-        **dict.fromkeys(("name", "title", "description", "inputSchema", "outputSchema", "execution", "_meta")),
-        "annotations": "tool_annotations",
-        "icons": _ICONS,
-    },
-    "tool_annotations": dict.fromkeys(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")),
-    "prompt": {
-        **dict.fromkeys(("name", "title", "description", "_meta")),
-        "arguments": "[prompt_argument]",
-        "icons": _ICONS,
-    },
-    "prompt_argument": dict.fromkeys(("name", "title", "description", "required")),
-    "prompt_message": {"role": None, "content": "content"},
-    "resource": {
-        **dict.fromkeys(("name", "title", "uri", "description", "mimeType", "size", "_meta")),
-        "annotations": "annotations",
-        "icons": _ICONS,
-    },
-    "resource_template": {
-        **dict.fromkeys(("name", "title", "uriTemplate", "description", "mimeType", "_meta")),
-        "annotations": "annotations",
-        "icons": _ICONS,
-    },
-    "resource_contents": dict.fromkeys(("uri", "mimeType", "text", "blob", "_meta")),
-    "completion": dict.fromkeys(("values", "total", "hasMore")),
-    "root": dict.fromkeys(("uri", "name", "_meta")),
-}
+
+def _shapes(scope: str, words: dict[str, str]) -> dict[str, Shape]:
+    """Shapes by name, each from its words: `key`, `key:name` (a value of the named shape), `key:[name]` (a
+    list of them); `key!` is a key the official SDK requires (a host refuses a value without it: `_REQUIRED`);
+    `key@0618` a key of 2025-06-18 and later (`@0326`, `@1125` alike), `@tasks` of 2025-11-25 alone, `@2026`
+    of 2026-07-28 alone (`SPANS`)."""
+    table = {}
+    for name, text in words.items():
+        shape: Shape = {}
+        for word in text.split():
+            key, child, needed, span = _WORDS.get(word) or _word(word)
+            shape[key] = child
+            if needed:
+                _REQUIRED[scope + name] = (*_REQUIRED.get(scope + name, ()), key)
+            if span:
+                SPANS.setdefault(scope + name, {})[key] = span
+        table[name] = shape
+    return table
+
+
+def _word(word: str) -> tuple[str, str | None, bool, tuple[str, str] | None]:
+    """One word of a shape, read once: its key, the shape of its value, whether it is required, its span."""
+    head, _, child = word.partition(":")
+    key, at, span = head.partition("@")
+    _WORDS[word] = (key.rstrip("!"), child or None, key.endswith("!"), _WORD_SPANS[at + span] if at else None)
+    return _WORDS[word]
+
+
+_WORDS: dict[str, tuple[str, str | None, bool, tuple[str, str] | None]] = {}
+
+
+_NAMED = "name! title@0618"
+_ICONS = "icons@1125:[icon]"
+_RESOURCE = f"{_NAMED} uri! description mimeType size _meta@0618 annotations:annotations {_ICONS}"
+SHAPES: dict[str, Shape] = _shapes("", {
+    "implementation": f"{_NAMED} version! description@1125 websiteUrl@1125 icons@1125",
+    "client_capabilities": "experimental sampling elicitation@0618 roots extensions@2026 tasks@tasks",
+    "server_capabilities": "experimental logging prompts resources tools completions@0326 extensions@2026 tasks@tasks",
+    "icon": "src! mimeType sizes theme",
+    "annotations": "audience priority lastModified@0618",
+    "tool": f"{_NAMED} description inputSchema! outputSchema@0618 execution@tasks _meta@0618 "
+    f"annotations@0326:tool_annotations {_ICONS}",
+    "tool_annotations": "title readOnlyHint destructiveHint idempotentHint openWorldHint",
+    "prompt": f"{_NAMED} description _meta@0618 arguments:[prompt_argument] {_ICONS}",
+    "prompt_argument": f"{_NAMED} description required",
+    "prompt_message": "role! content!:content",
+    "resource": _RESOURCE,
+    "resource_template": f"{_NAMED} uriTemplate! description mimeType _meta@0618 annotations:annotations {_ICONS}",
+    "resource_contents": "uri! mimeType text blob _meta@0618",
+    "completion": "values! total hasMore",
+    "root": "uri! name _meta@0618",
+})  # fmt: skip
 
 # Content blocks, by their `type`; a type not listed here is not checked.
-CONTENT_TYPES: dict[str, Shape] = {
-    "text": {"type": None, "text": None, "annotations": "annotations", "_meta": None},
-    "image": {"type": None, "data": None, "mimeType": None, "annotations": "annotations", "_meta": None},
-    "audio": {"type": None, "data": None, "mimeType": None, "annotations": "annotations", "_meta": None},
-    "resource_link": {"type": None, **SHAPES["resource"]},
-    "resource": {"type": None, "resource": "resource_contents", "annotations": "annotations", "_meta": None},
-}
-
+_BLOCK = "annotations:annotations _meta@0618"
+CONTENT_TYPES: dict[str, Shape] = _shapes("content:", {
+    "text": f"type text! {_BLOCK}",
+    "image": f"type data! mimeType! {_BLOCK}",
+    "audio": f"type data! mimeType! {_BLOCK}",
+    "resource_link": f"type {_RESOURCE}",
+    "resource": f"type resource!:resource_contents {_BLOCK}",
+})  # fmt: skip
 CONTENT_TYPE = "content type"  # what an `Unknown` that is a content block's `type`, not a key, is
-
 ERROR: Shape = dict.fromkeys(("code", "message", "data"))
 
 # What every params and every result may hold besides its own keys: `_meta`, and in 2026-07-28 the
 # multi-round-trip keys (a retry's `inputResponses` and `requestState`; an `input_required` result).
-_PARAMS: Shape = {"_meta": "meta"}
-_RETRY: Shape = dict.fromkeys(("inputResponses", "requestState"))
-_RESULT: Shape = {"_meta": "meta", **dict.fromkeys(("resultType", "inputRequests", "requestState"))}
-_CACHED: Shape = dict.fromkeys(("ttlMs", "cacheScope", "nextCursor"))
-
-PARAMS: dict[str, Shape] = {
-    "initialize": {
-        **_PARAMS,
-        "protocolVersion": None,
-        "capabilities": "client_capabilities",
-        "clientInfo": "implementation",
-    },
+_PARAMS, _RETRY = "_meta:meta", "inputResponses@2026 requestState@2026"
+_RESULT, _CACHED = "_meta:meta resultType@2026 inputRequests@2026 requestState@2026", "ttlMs@2026 cacheScope@2026"
+_SAMPLING = "messages modelPreferences systemPrompt includeContext temperature maxTokens stopSequences metadata"
+PARAMS: dict[str, Shape] = _shapes("params:", {
+    "initialize": f"{_PARAMS} protocolVersion capabilities:client_capabilities clientInfo:implementation",
     "server/discover": _PARAMS,
     "ping": _PARAMS,
-    "tools/list": {**_PARAMS, "cursor": None},
-    "tools/call": {**_PARAMS, **_RETRY, **dict.fromkeys(("name", "arguments", "task"))},
-    "prompts/list": {**_PARAMS, "cursor": None},
-    "prompts/get": {**_PARAMS, **_RETRY, **dict.fromkeys(("name", "arguments"))},
-    "resources/list": {**_PARAMS, "cursor": None},
-    "resources/templates/list": {**_PARAMS, "cursor": None},
-    "resources/read": {**_PARAMS, **_RETRY, "uri": None},
-    "resources/subscribe": {**_PARAMS, "uri": None},
-    "resources/unsubscribe": {**_PARAMS, "uri": None},
-    "completion/complete": {**_PARAMS, **dict.fromkeys(("ref", "argument", "context"))},
-    "logging/setLevel": {**_PARAMS, "level": None},
-    "sampling/createMessage": {
-        **_PARAMS,
-        **dict.fromkeys(
-            (
-                "messages",
-                "modelPreferences",
-                "systemPrompt",
-                "includeContext",
-                "temperature",
-                "maxTokens",
-                "stopSequences",
-                "metadata",
-                "tools",
-                "toolChoice",
-                "task",
-            )
-        ),
-    },
-    "elicitation/create": {
-        **_PARAMS,
-        **dict.fromkeys(("mode", "message", "requestedSchema", "url", "elicitationId", "task")),
-    },
+    "tools/list": f"{_PARAMS} cursor",
+    "tools/call": f"{_PARAMS} {_RETRY} name arguments task@tasks",
+    "prompts/list": f"{_PARAMS} cursor",
+    "prompts/get": f"{_PARAMS} {_RETRY} name arguments",
+    "resources/list": f"{_PARAMS} cursor",
+    "resources/templates/list": f"{_PARAMS} cursor",
+    "resources/read": f"{_PARAMS} {_RETRY} uri",
+    "resources/subscribe": f"{_PARAMS} uri",
+    "resources/unsubscribe": f"{_PARAMS} uri",
+    "completion/complete": f"{_PARAMS} ref argument context@0618",
+    "logging/setLevel": f"{_PARAMS} level",
+    "sampling/createMessage": f"{_PARAMS} {_SAMPLING} tools@1125 toolChoice@1125 task@tasks",
+    "elicitation/create": f"{_PARAMS} mode@1125 message requestedSchema url@1125 elicitationId@1125 task@tasks",
     "roots/list": _PARAMS,
     "notifications/initialized": _PARAMS,
-    CANCELLED: {**_PARAMS, **dict.fromkeys(("requestId", "reason"))},
-    PROGRESS: {**_PARAMS, **dict.fromkeys((PROGRESS_TOKEN, "progress", "total", "message"))},
-    "notifications/message": {**_PARAMS, **dict.fromkeys(("level", "logger", "data"))},
-    "notifications/resources/updated": {**_PARAMS, "uri": None},
-    "notifications/tools/list_changed": _PARAMS,
-    "notifications/prompts/list_changed": _PARAMS,
-    "notifications/resources/list_changed": _PARAMS,
-    "notifications/roots/list_changed": _PARAMS,
-}
-
-RESULTS: dict[str, Shape] = {
-    "initialize": {
-        **_RESULT,
-        "protocolVersion": None,
-        "capabilities": "server_capabilities",
-        "serverInfo": "implementation",
-        "instructions": None,
-    },
-    "server/discover": {
-        **_RESULT,
-        **_CACHED,
-        "supportedVersions": None,
-        "capabilities": "server_capabilities",
-        "instructions": None,
-    },
+    CANCELLED: f"{_PARAMS} requestId reason",
+    PROGRESS: f"{_PARAMS} {PROGRESS_TOKEN} progress total message@0326",
+    "notifications/message": f"{_PARAMS} level logger data",
+    "notifications/resources/updated": f"{_PARAMS} uri",
+    **{f"notifications/{kind}/list_changed": _PARAMS for kind in ("tools", "prompts", "resources", "roots")},
+})  # fmt: skip
+RESULTS: dict[str, Shape] = _shapes("result:", {
+    "initialize": f"{_RESULT} protocolVersion! capabilities!:server_capabilities serverInfo!:implementation "
+    "instructions",
+    "server/discover": f"{_RESULT} ttlMs cacheScope nextCursor supportedVersions! capabilities!:server_capabilities "
+    "instructions",
     "ping": _RESULT,
-    "tools/list": {**_RESULT, **_CACHED, "tools": "[tool]"},
-    "tools/call": {**_RESULT, "content": "[content]", "structuredContent": None, "isError": None, "task": None},
-    "prompts/list": {**_RESULT, **_CACHED, "prompts": "[prompt]"},
-    "prompts/get": {**_RESULT, "description": None, "messages": "[prompt_message]"},
-    "resources/list": {**_RESULT, **_CACHED, "resources": "[resource]"},
-    "resources/templates/list": {**_RESULT, **_CACHED, "resourceTemplates": "[resource_template]"},
-    "resources/read": {**_RESULT, **_CACHED, "contents": "[resource_contents]"},
+    "tools/list": f"{_RESULT} {_CACHED} nextCursor tools!:[tool]",
+    "tools/call": f"{_RESULT} content!:[content] structuredContent@0618 isError task@tasks",
+    "prompts/list": f"{_RESULT} {_CACHED} nextCursor prompts!:[prompt]",
+    "prompts/get": f"{_RESULT} description messages!:[prompt_message]",
+    "resources/list": f"{_RESULT} {_CACHED} nextCursor resources!:[resource]",
+    "resources/templates/list": f"{_RESULT} {_CACHED} nextCursor resourceTemplates!:[resource_template]",
+    "resources/read": f"{_RESULT} {_CACHED} nextCursor contents!:[resource_contents]",
     "resources/subscribe": _RESULT,
     "resources/unsubscribe": _RESULT,
-    "completion/complete": {**_RESULT, "completion": "completion"},
+    "completion/complete": f"{_RESULT} completion!:completion",
     "logging/setLevel": _RESULT,
-    "sampling/createMessage": {**_RESULT, **dict.fromkeys(("role", "content", "model", "stopReason"))},
-    "elicitation/create": {**_RESULT, **dict.fromkeys(("action", "content"))},
-    "roots/list": {**_RESULT, "roots": "[root]"},
-}
+    "sampling/createMessage": f"{_RESULT} role content model stopReason",
+    "elicitation/create": f"{_RESULT} action content",
+    "roots/list": f"{_RESULT} roots:[root]",
+})  # fmt: skip
 
 # The `_meta` keys MCP itself defines; any other key is the sender's own (a reverse-DNS prefix), so
 # only a near miss of one of these is reported.
 META_KEYS = (
-    PROGRESS_TOKEN,
-    PROTOCOL_VERSION_KEY,
-    SPEC_PREFIX + "clientInfo",
-    CLIENT_CAPABILITIES_KEY,
-    SERVER_INFO_KEY,
-    SPEC_PREFIX + "logLevel",
-    SUBSCRIPTION_ID_KEY,
-    SPEC_PREFIX + "related-task",
-)
+    PROGRESS_TOKEN, PROTOCOL_VERSION_KEY, SPEC_PREFIX + "clientInfo", CLIENT_CAPABILITIES_KEY, SERVER_INFO_KEY,
+    SPEC_PREFIX + "logLevel", SUBSCRIPTION_ID_KEY, SPEC_PREFIX + "related-task",
+)  # fmt: skip
 
 
-# The revisions that define a key not every revision does, as (first, last), by scope: a name of
-# `SHAPES`, `content` (every content block), `params` or `result` (of every method), or
-# `params:METHOD` / `result:METHOD`. A key listed in no scope of its shape is in every revision.
-# Checked against the specification's schema of each revision and, for 2025-11-25 and 2026-07-28,
-# the official SDK's types (`mcp_types`).
-_MRTR = (STATELESS_VERSION, STATELESS_VERSION)  # 2026-07-28: multi-round-trip requests, result caching
-_TASKS = ("2025-11-25", "2025-11-25")  # tasks came with 2025-11-25 and went with 2026-07-28
-_SINCE_0618 = ("2025-06-18", STATELESS_VERSION)
-_SINCE_1125 = ("2025-11-25", STATELESS_VERSION)
+# Not keys of a shape, but judged the same way: a content block's `type`, a `_meta` key MCP defines, a
+# message's `method` (what PROTOCOL's eras say: no `initialize`, `ping`, `logging/setLevel` or
+# server-to-client request in 2026-07-28; tasks only in 2025-11-25).
 _HANDSHAKE = (REVISIONS[0], REVISIONS[REVISIONS.index(STATELESS_VERSION) - 1])
-_NAMED = {"title": _SINCE_0618, "icons": _SINCE_1125, "_meta": _SINCE_0618}
-SPANS: dict[str, dict[str, tuple[str, str]]] = {
-    "result": dict.fromkeys(("resultType", "inputRequests", "requestState"), _MRTR),
-    **{f"result:{method}": dict.fromkeys(("ttlMs", "cacheScope"), _MRTR) for method in CACHED_RESULTS},
-    "result:tools/call": {"structuredContent": _SINCE_0618, "task": _TASKS},
-    "params": dict.fromkeys(("inputResponses", "requestState"), _MRTR),
-    "params:tools/call": {"task": _TASKS},
-    "params:sampling/createMessage": {"task": _TASKS, "tools": _SINCE_1125, "toolChoice": _SINCE_1125},
-    "params:elicitation/create": {"task": _TASKS, **dict.fromkeys(("mode", "url", "elicitationId"), _SINCE_1125)},
-    "params:completion/complete": {"context": _SINCE_0618},
-    "params:notifications/progress": {"message": ("2025-03-26", STATELESS_VERSION)},
-    "implementation": {"title": _SINCE_0618, **dict.fromkeys(("description", "websiteUrl", "icons"), _SINCE_1125)},
-    "client_capabilities": {"elicitation": _SINCE_0618, "tasks": _TASKS, "extensions": _MRTR},
-    "server_capabilities": {"completions": ("2025-03-26", STATELESS_VERSION), "tasks": _TASKS, "extensions": _MRTR},
-    "annotations": {"lastModified": _SINCE_0618},
-    "tool": {
-        **_NAMED,
-        "outputSchema": _SINCE_0618,
-        "annotations": ("2025-03-26", STATELESS_VERSION),
-        "execution": _TASKS,
-    },
-    "prompt": _NAMED,
-    "prompt_argument": {"title": _SINCE_0618},
-    "resource": _NAMED,
-    "resource_template": _NAMED,
-    "resource_contents": {"_meta": _SINCE_0618},
-    "root": {"_meta": _SINCE_0618},
-    "content": {"_meta": _SINCE_0618},
-    # Not keys of a shape, but judged the same way: a content block's `type`, a `_meta` key MCP
-    # defines, a message's `method` (what PROTOCOL's eras say: no `initialize`, `ping`,
-    # `logging/setLevel` or server-to-client request in 2026-07-28; tasks only in 2025-11-25).
-    "content_type": {"audio": ("2025-03-26", STATELESS_VERSION), "resource_link": _SINCE_0618},
-    "meta": {
-        **dict.fromkeys((key for key in META_KEYS if key.startswith(SPEC_PREFIX)), _MRTR),
-        f"{SPEC_PREFIX}related-task": _TASKS,
-    },
-    "method": {
-        **dict.fromkeys(
-            (INITIALIZE, PING, "logging/setLevel", "notifications/initialized", "sampling/createMessage", "roots/list"),
-            _HANDSHAKE,
-        ),
-        "elicitation/create": ("2025-06-18", "2025-11-25"),
-        "notifications/elicitation/complete": _SINCE_1125,
-        **dict.fromkeys(
-            ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status"), _TASKS
-        ),
-        **dict.fromkeys((DISCOVER, LISTEN), _MRTR),
-    },
+_TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status")
+_HANDSHAKE_METHODS = (INITIALIZE, PING, "logging/setLevel", "notifications/initialized", "sampling/createMessage")
+SPANS["content_type"] = {"audio": _SINCE["@0326"], "resource_link": _SINCE["@0618"]}
+SPANS["meta"] = {
+    **dict.fromkeys((key for key in META_KEYS if key.startswith(SPEC_PREFIX)), _MRTR),
+    f"{SPEC_PREFIX}related-task": _TASKS,
+}
+SPANS["method"] = {
+    **dict.fromkeys((*_HANDSHAKE_METHODS, "roots/list"), _HANDSHAKE),
+    "elicitation/create": ("2025-06-18", "2025-11-25"),
+    "notifications/elicitation/complete": _SINCE["@1125"],
+    **dict.fromkeys(_TASK_METHODS, _TASKS),
+    **dict.fromkeys((DISCOVER, LISTEN), _MRTR),
 }
 
 
@@ -393,7 +325,9 @@ def unknown_keys(
 
 
 def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterator[Unknown]:
-    shape = shape_of(name, value)
+    """The unknown keys of a value of the named shape (a content block's by its `type`; `meta` is open)."""
+    kind = value.get("type") if name == "content" and isinstance(value, dict) else None
+    shape = SHAPES.get(name) if name != "content" else CONTENT_TYPES.get(kind) if isinstance(kind, str) else None
     if name == "content" and shape is None and isinstance(value, dict) and isinstance(value.get("type"), str):
         kind, known = value["type"], tuple(CONTENT_TYPES)
         yield Unknown(place + ("type",), kind, "a content block", known, near(kind, known), (), CONTENT_TYPE)
@@ -406,7 +340,7 @@ def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterat
             return
     if shape is not None:
         label = f"a {value['type']} content block" if name == "content" else _LABELS.get(name, f"a {name}")
-        scopes = ("content", "resource") if name == "content" else (name,)
+        scopes = (f"content:{value['type']}",) if name == "content" else (name,)
         yield from unknown_keys(value, shape, place, label, revision, scopes)
 
 
@@ -422,16 +356,6 @@ _LABELS = {
 }
 
 
-def shape_of(name: str, value: Any) -> Shape | None:
-    """The known keys of a value of the named shape (a content block's by its `type`), or None if unchecked."""
-    if name == "content":
-        kind = value.get("type") if isinstance(value, dict) else None
-        return CONTENT_TYPES.get(kind) if isinstance(kind, str) else None
-    if name == "meta":
-        return None  # open: see `META_KEYS`
-    return SHAPES.get(name)
-
-
 def result_label(method: str) -> str:
     """`a tools/call result`, `an initialize result`: how findings name the result of a method."""
     return _a(f"{method} result")
@@ -444,43 +368,14 @@ def _a(words: str) -> str:
 # --- answers a host can read ------------------------------------------------------------------------
 #
 # What replay serves as the answer to a request has to be one the host can read as meant. Where the
-# keys above only say what a key *may* be, these say what a host built on the official SDK refuses
-# (it raises a validation error: a `content` missing, a block of type `txt`, a tool without
-# `inputSchema`) or silently reads otherwise (`isError: "yes"` taken as true, `isErorr` ignored so a
-# failure reads as a success). Every revision requires these, so they hold whatever the session's
+# keys above only say what a key *may* be, the `!` keys and the rules below say what a host built on
+# the official SDK refuses (it raises a validation error: a `content` missing, a block of type `txt`,
+# a tool without `inputSchema`) or silently reads otherwise (`isError: "yes"` taken as true, `isErorr`
+# ignored so a failure reads as a success). Every revision requires these, so they hold whatever the session's
 # revision; what only one revision lacks stays a warning of `mockmcp lint` (a host ignores a key it
 # does not read). Loading refuses such an answer, and `mockmcp record` keeps a real server's answer
 # that breaks them as the exact line it sent (`raw_response`), where a fault is written on purpose too.
 
-# The keys a value must hold, by shape name, `result:METHOD`, or `content:TYPE` (the SDK's required fields).
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "result:initialize": ("protocolVersion", "capabilities", "serverInfo"),
-    "result:server/discover": ("supportedVersions", "capabilities"),
-    "result:tools/list": ("tools",),
-    "result:tools/call": ("content",),
-    "result:prompts/list": ("prompts",),
-    "result:prompts/get": ("messages",),
-    "result:resources/list": ("resources",),
-    "result:resources/templates/list": ("resourceTemplates",),
-    "result:resources/read": ("contents",),
-    "result:completion/complete": ("completion",),
-    "implementation": ("name", "version"),
-    "icon": ("src",),
-    "tool": ("name", "inputSchema"),
-    "prompt": ("name",),
-    "prompt_argument": ("name",),
-    "prompt_message": ("role", "content"),
-    "resource": ("name", "uri"),
-    "resource_template": ("name", "uriTemplate"),
-    "resource_contents": ("uri",),
-    "completion": ("values",),
-    "root": ("uri",),
-    "content:text": ("text",),
-    "content:image": ("data", "mimeType"),
-    "content:audio": ("data", "mimeType"),
-    "content:resource_link": ("name", "uri"),
-    "content:resource": ("resource",),
-}
 _EXAMPLES = {  # how to write a required key that is missing, where a plain `KEY: ...` says too little
     "content": "`content: [{type: text, text: ...}]` (`content: []` if the tool says nothing)",
     "inputSchema": "`inputSchema: {type: object}`",
@@ -553,7 +448,7 @@ def _holds(value: dict[str, Any], shape: Shape, name: str, place: Place, what: s
     # The other era's opening answer's keys, by the key of this one they stand for (`protocolVersion` written
     # where a server/discover result says `supportedVersions`).
     swapped = {instead: other for other, instead in OPENINGS.get(name.removeprefix("result:"), ((), {}))[1].items()}
-    for key in REQUIRED.get(name, ()):
+    for key in _REQUIRED.get(name, ()):
         if key in value or any(near(str(other), (key,)) for other in value):  # a typo says it already
             continue
         fix = f"add {_EXAMPLES.get(key, f'`{key}: ...`')}{_ON_PURPOSE}"

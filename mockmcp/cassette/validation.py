@@ -1,37 +1,24 @@
 """Validating cassette data: plain data in, model objects out, or a Problem naming the place.
 
-Each function takes the data and the place it came from (`("interactions", 3, "response")`), so that
-every problem can say where it is, and what to write instead. The keys each mapping may hold are
-listed once here; anything else is an error naming them, so a misspelled fault knob is never a
-silent no-op.
+The format is described once, as a table of `Field`s (`CASSETTE` and the rows it nests): each key's
+name, kind, allowed values, whether it is required, what it means and how to write it. Each kind's
+check (`KINDS`) holds a value to its row, so each problem says where it is and what to write
+instead; `schema` emits the JSON Schema from the same rows. A key no row names is an error naming those that exist,
+so a misspelled fault knob is never a silent no-op. What is not one field's (which client message
+an interaction has, what only a request may carry, what replay would serve wrongly) is the small
+functions after the table.
 
 `from_data` is the one checked constructor of a Cassette, and `checked` re-validates one built in
-code (through `to_data`, so both take the same road as a file); both raise a located CassetteError.
-`store` calls `cassette` directly, to add the line in the file to a Problem's place.
+code (through `to_data`, the road a file takes); both raise a located CassetteError. `store` calls
+`cassette` directly, to add the line in the file to a Problem's place.
 """
 
 from __future__ import annotations
 
-from mockmcp.cassette.model import (
-    AFTER,
-    ANY_TIMES,
-    CUT,
-    EXIT_WHEN,
-    EXPECTS,
-    FORMAT_VERSION,
-    GET_STREAM,
-    MATCHER_ARGUMENTS,
-    MATCHERS,
-    NOTIFICATION,
-    RAW,
-    REQUEST,
-    SERVER,
-    Cassette,
-    Interaction,
-    ServerItem,
-)
+from mockmcp.cassette import model
+from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import CassetteError, UsageError
-from mockmcp.jsonrpc import MAX_DEPTH, is_valid_id
+from mockmcp.jsonrpc import MAX_DEPTH, NOTIFICATION, REQUEST, is_valid_id
 from mockmcp.protocol import CANCELLED, LISTEN
 from mockmcp.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 
@@ -40,15 +27,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "EXIT_KEYS",
-    "HTTP_KEYS",
-    "INTERACTION_KEYS",
-    "META_MATCH_KEYS",
+    "CASSETTE",
+    "Field",
+    "KINDS",
+    "MATCHER",
     "Problem",
     "REQUEST_ONLY",
-    "SERVER_KEYS",
-    "STREAMS",
-    "TOP_KEYS",
     "cassette",
     "checked",
     "from_data",
@@ -58,41 +42,163 @@ __all__ = [
     "served_response",
 ]
 
-TOP_KEYS = ("version", "meta", "interactions")
-INTERACTION_KEYS = (
-    "at",
-    "request",
-    "notification",
-    "match",
-    "delay",
-    "times",
-    "after",
-    "server",
-    "drop",
-    "raw_response",
-    "response",
-    "exit",
-    "took",
-    "session",
-    "expect",
+
+class Field:
+    """One key of a mapping in the format. `kind` (a key of `KINDS`) says how its value is checked;
+    `doc` is what an editor shows; `fix` how to write it; `problem` what is wrong when the kind's own
+    words do not say it (`{key}`, `{value!r}`, `{low}` filled in).
+
+    A class with slots, not a NamedTuple: every replay's start builds the table, and defining a
+    NamedTuple costs more than building all its rows. A row is never changed once built."""
+
+    __slots__ = ("default", "doc", "fix", "kind", "name", "null", "problem", "required", "rows", "values")
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        doc: str = "",
+        fix: str = "",
+        values: tuple[Any, ...] = (),  # a choice's values; an int's (least, most); seconds' most; a list's ("unique",)
+        rows: tuple[Field, ...] = (),  # a mapping's keys; a list's one row for its items (named for what they are)
+        default: Any = None,  # the value when absent (or null, where `null` says null means absent)
+        null: bool = False,
+        required: bool = False,  # absent is checked as null (and so refused)
+        problem: str = "",
+    ) -> None:
+        self.name, self.kind, self.doc, self.fix, self.values = name, kind, doc, fix, values
+        self.rows, self.default, self.null, self.required, self.problem = rows, default, null, required, problem
+
+
+_DAY = 86400.0  # the most replay waits: more is a mistake, and the timers that wait it out have limits of their own
+_TOOK_FIX = "write the seconds the answer took, e.g. `took: 0.25` (`--timing recorded` waits that long)"
+_EXIT_FIX = "write `exit: 1` (after the reply) or `exit: {status: 1, when: before}`"
+_ANSWER_FIX = "write e.g. `{status: 404, error: {code: -32001, message: Session not found}}`"
+_STATUS_FIX = "write e.g. `error_status: [{code: -32602, status: 400}, {code: -32601, status: 404}]`"
+_NAMES_FIX = "write `substitute: [PROJECT]`: the names, whose values replay is given on the machine it runs on"
+_HTTP_STATUS = "`status` must be an HTTP error status (400-599), not {value!r}"
+_CODE = "`code` must be an integer (a JSON-RPC error code)"
+
+
+# fmt: off
+def _http_error(name: str) -> Field:
+    return Field(name, "table", fix=_ANSWER_FIX, rows=(
+        Field("status", "int", fix=_ANSWER_FIX, values=(400, 599), required=True, problem=_HTTP_STATUS),
+        Field("error", "open", fix=_ANSWER_FIX, required=True, rows=(
+            Field("code", "int", fix=_ANSWER_FIX, required=True, problem=_CODE),
+            Field("message", "string", fix=_ANSWER_FIX, required=True),
+        )),
+        Field("without_id", "flag", "its body had no `id` member (JSON-RPC's is null)", null=True),
+    ))
+
+
+_SERVER_ROWS = (
+    Field("at", "seconds", null=True),
+    Field("notification", "message"),
+    Field("request", "message"),
+    Field("response", "response"),
+    Field("raw", "text", "a line sent exactly as written"),
+    Field("stream", "choice", "get: sent on the session's GET stream (Streamable HTTP); absent: on the request's own",
+          f"write `stream: {model.GET_STREAM}` for the session's GET stream, or leave it out for the request's own",
+          (model.GET_STREAM,), null=True,
+          problem="unknown `stream` {value!r}: it names the stream a Streamable HTTP server sent this on"),
+    Field("took", "seconds", "seconds from this server request to the host's answer (informative)", _TOOK_FIX,
+          (_DAY,), null=True),
 )
-SERVER_KEYS = ("at", "notification", "request", "response", "raw", "stream", "took")
-STREAMS = (GET_STREAM,)  # a server item's `stream`: the Streamable HTTP stream it came on, when not the request's
-EXIT_KEYS = ("status", "when")
-HTTP_KEYS = (
-    "framing",
-    "event_ids",
-    "priming",
-    "get_stream",
-    "session_errors",
-    "error_status",
-)  # meta.http: how the server framed
-FRAMINGS = ("json", "sse")
-SESSION_ERRORS = ("unknown", "missing")  # a session id the server does not know, or none where one is needed
-SESSION_ERROR_KEYS = ("status", "error", "without_id")  # without_id: its body had no `id` member at all
+_INTERACTION_ROWS = (
+    Field("at", "seconds", "seconds since the session began (informative; used by --timing recorded)", null=True),
+    Field("request", "message", "a request the client sent: method, optional params, optional id (kept for reference)"),
+    Field("notification", "message", "a notification the client sent: method, optional params, no id"),
+    Field("match", "match", "match rules: a params path, then how its value is compared "
+          "(any, type, subset, unordered, regex)"),
+    Field("delay", "seconds", "seconds to wait before replaying this interaction",
+          "write e.g. `delay: 30`; to never answer, use `drop: true`", (_DAY,), default=0.0, null=True),
+    Field("times", "times", "how many times this interaction is played before the next recording of the request "
+          "takes over; `any`: as often as the host asks (never a repeat, so --strict allows it)",
+          "write e.g. `times: 2`", (1,), default=1, problem="`{key}` must be a whole number, at least {low}, or `any`"),
+    Field("after", "choice", "once the last recording of a request has played its `times`: repeat it, or answer "
+          "unmatched", values=model.AFTER, default=model.AFTER[0]),
+    Field("server", "list", "what the server sent because of the client message, in order",
+          "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
+          rows=(Field("messages", "server_item", fix="a server item is `notification: {...}`, `request: {...}` or "
+                      "`raw: ...`", rows=_SERVER_ROWS),), default=(), null=True),
+    Field("drop", "choice", "true never sends the reply; cut: the answer breaks off there instead (over Streamable "
+          "HTTP, the request's stream is cut after the server messages before it)",
+          f"write `drop: true` (the reply never comes) or `drop: {model.CUT}` (the answer breaks off there)",
+          (False, True, model.CUT), default=False,
+          problem=f"`{{key}}` must be true, false or `{model.CUT}`, not {{value!r}}"),
+    Field("raw_response", "text", "this exact line is sent instead of the reply; {{id}} becomes the caller's id",
+          null=True),
+    Field("response", "response", "the server's answer: `result` or `error`"),
+    Field("exit", "exit", "end the session here: `exit: 1` after the reply, or `{status: 1, when: before}` "
+          "instead of it", _EXIT_FIX, rows=(
+              Field("status", "int", fix=_EXIT_FIX, values=(0, 255), required=True,
+                    problem="an exit `status` is a whole number from 0 to 255"),
+              Field("when", "choice", values=model.EXIT_WHEN, default=model.EXIT_WHEN[0]),
+          )),
+    Field("took", "seconds", "seconds from request to response (informative; used by --timing recorded)", _TOOK_FIX,
+          (_DAY,), null=True),
+    Field("session", "int", "which recorded session the interaction belongs to, in a cassette of several",
+          "write e.g. `session: 1`", (0,), default=0),
+    Field("expect", "choice", "fault: a deliberate fault, written by hand; lint keeps quiet about its warnings",
+          values=model.EXPECTS),
+)
+_META_ROWS = (
+    Field("redact", "table", "what replay redacts in what the host sends, as the recording did",
+          "write `redact: {env: [NAME], patterns: [REGEX]}`", null=True, rows=(
+              Field("env", "list", "the names of environment variables whose values were redacted",
+                    "write `env: [...]`", rows=(Field("strings", "string"),), null=True),
+              Field("patterns", "list", "regular expressions whose matches were redacted", "write `patterns: [...]`",
+                    rows=(Field("strings", "regex", fix="fix the pattern (Python `re` syntax)"),), null=True),
+          )),
+    Field("substitute", "list", "the names of the placeholders ${NAME} standing for values of the machine that "
+          "recorded; replay is given each one's value on its own machine", _NAMES_FIX, ("unique",),
+          (Field("names", "name", fix=_NAMES_FIX),), null=True),
+    Field("match", "table", "match rules for the whole cassette", "write `match: {ignore: [arguments.when]}`",
+          null=True, rows=(
+              Field("ignore", "list", "params paths left out of matching, as --ignore does",
+                    "write `ignore: [arguments.when]`", rows=(Field("params paths", "path"),), null=True),
+          )),
+    Field("http", "table", "how the recorded Streamable HTTP server framed its answers; replay does the same",
+          "write e.g. `http: {framing: sse, event_ids: true, get_stream: true}`", null=True, rows=(
+              Field("framing", "choice", "json: a JSON body if it can; sse: SSE",
+                    "write `framing: sse` (an SSE stream for every request) or `framing: json` (a JSON body when "
+                    "it can)", ("json", "sse"), null=True, problem="`framing` is json or sse, not {value!r}"),
+              Field("event_ids", "flag", "its SSE events carried ids", null=True),
+              Field("priming", "flag", "each stream began with an id alone", null=True),
+              Field("get_stream", "flag", "it offered a GET stream (false: 405)", null=True),
+              Field("session_errors", "table", "its answers to a session id it did not know, or to none where one "
+                    "was needed", "write `session_errors: {unknown: {status: 404, error: {...}}}`", null=True,
+                    rows=(_http_error("unknown"), _http_error("missing"))),
+              Field("error_status", "list", "the HTTP status of a lone reply holding each JSON-RPC error code",
+                    _STATUS_FIX, null=True, rows=(Field("{code, status}", "table", fix=_STATUS_FIX, rows=(
+                        Field("code", "int", fix=_STATUS_FIX, required=True, problem=_CODE),
+                        Field("status", "int", fix=_STATUS_FIX, values=(400, 599), required=True,
+                              problem=_HTTP_STATUS),
+                    )),)),
+          )),
+)
+CASSETTE = Field("", "table", "A recorded MCP session, both directions, in order (docs/cassette-format.md).",
+                 "a cassette is a mapping with `version`, `meta` and `interactions`", rows=(
+    Field("version", "choice", f"the cassette format; this mockmcp reads {model.FORMAT_VERSION}",
+          f"set `version: {model.FORMAT_VERSION}`, or upgrade mockmcp if the cassette comes from a newer one",
+          (model.FORMAT_VERSION,), required=True,
+          problem=f"unknown cassette version {{value!r}}; this mockmcp reads version {model.FORMAT_VERSION}"),
+    Field("meta", "open", "facts about the recording; `redact`, `substitute` and `match` are used by matching, "
+          "`http` by replay over HTTP", "`meta` holds free-form facts about the recording as a mapping",
+          rows=_META_ROWS, null=True),
+    Field("interactions", "list", fix="write `interactions:` followed by `- request: ...` items", required=True,
+          rows=(Field("", "interaction", fix="each interaction is a mapping with `request`, `notification` or "
+                      "`server`", rows=_INTERACTION_ROWS),)),
+))
 REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit", "match")  # of a request's interaction only
-META_MATCH_KEYS = ("ignore",)  # meta.match: rules for the whole cassette
-# (`schema` builds the cassette's JSON Schema from these and the checks below: keep them in step.)
+MATCHER = Field("", "table", fix=f"use one of: {', '.join(model.MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}",
+                rows=(  # a matcher that is no word of `model.MATCHERS`: one of these, with its argument
+    Field("regex", "regex", "a pattern the whole string matches",
+          "fix the pattern (Python `re` syntax; quote it in YAML)"),
+    Field("type", "choice", values=JSON_TYPES, problem="unknown JSON type {value!r}"),
+))
+# fmt: on
 
 
 class Problem(Exception):
@@ -122,34 +228,13 @@ def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
     `served=False` leaves out the checks of what replay serves (`served_problems`): `store.load` does so
     for data cached from this very file, which passed them when it was cached.
     """
-    _mapping(data, (), "a cassette is a mapping with `version`, `meta` and `interactions`")
+    _mapping(data, (), CASSETTE.fix)
     _json_data(data)
-    _known_keys(data, (), TOP_KEYS)
-    version = data.get("version")
-    if version != FORMAT_VERSION:
-        raise Problem(
-            ("version",),
-            f"unknown cassette version {version!r}; this mockmcp reads version {FORMAT_VERSION}",
-            f"set `version: {FORMAT_VERSION}`, or upgrade mockmcp if the cassette comes from a newer one",
-        )
-    meta = data.get("meta") or {}
-    _mapping(meta, ("meta",), "`meta` holds free-form facts about the recording as a mapping")
-    _redact_rules(meta)
-    _substitute(meta)
-    _meta_match(meta)
-    _http(meta)
-    items = data.get("interactions")
-    if not isinstance(items, list):
-        raise Problem(
-            ("interactions",),
-            "`interactions` must be a list",
-            "write `interactions:` followed by `- request: ...` items",
-        )
-    interactions = tuple(_interaction(item, ("interactions", i)) for i, item in enumerate(items))
-    if served:
-        for problem in served_problems(list(enumerate(interactions))):
-            raise problem
-    return Cassette(interactions, meta, path)
+    _known_keys(data, (), CASSETTE.rows)
+    interactions = tuple(_fields(data, (), CASSETTE.rows)["interactions"])
+    for problem in served_problems(list(enumerate(interactions))) if served else ():
+        raise problem
+    return Cassette(interactions, data.get("meta") or {}, path)
 
 
 def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
@@ -158,182 +243,188 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
     For a file with several mistakes (lint reports them all at once): each unknown key, then at most
     one other problem per interaction, since what follows a broken value cannot be judged.
     """
-    found: list[Problem] = []
-    valid: list[tuple[int, Interaction]] = []
     if not isinstance(data, dict):
-        found.append(Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping"))
-        return found, valid
-    found += _unknown_keys(data, (), TOP_KEYS)
+        return [Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping")], []
+    found, valid = _unknown_keys(data, (), CASSETTE.rows), list[tuple[int, Interaction]]()
     try:
         cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
     except Problem as problem:
         found.append(problem)
     items = data.get("interactions")
-    if not isinstance(items, list):
-        return found, valid
-    for index, item in enumerate(items):
+    for index, value in enumerate(items if isinstance(items, list) else ()):
         place: Place = ("interactions", index)
-        unknown = _unknown_keys(item, place, INTERACTION_KEYS) if isinstance(item, dict) else []
+        unknown = _unknown_keys(value, place, _INTERACTION.rows) if isinstance(value, dict) else []
         found += unknown
         try:
             if not unknown:
-                _json_data(item, place)
-                valid.append((index, _interaction(item, place)))
+                _json_data(value, place)
+                valid.append((index, _interaction(value, place, _INTERACTION)))
         except Problem as problem:
             found.append(problem)
-    found += served_problems(valid)
-    return found, valid
+    return found + served_problems(valid), valid
 
 
-def _unknown_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> list[Problem]:
-    found = []
-    for key in data:
-        try:
-            _known_keys({key: None}, place, known)
-        except Problem as problem:
-            found.append(problem)
-    return found
+# --- each kind of value: (value, place, row) -> the value as the model holds it, or Problem ---------------
 
 
-def _interaction(data: Any, place: Place) -> Interaction:
-    _mapping(data, place, "each interaction is a mapping with `request`, `notification` or `server`")
-    _known_keys(data, place, INTERACTION_KEYS)
-    kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
-    if len(kinds) > 1:
-        raise Problem(
-            place,
-            "an interaction has one client message: `request` or `notification`, not both",
-            "split it into two interactions",
-        )
-    if not kinds and "server" not in data:
-        raise Problem(
-            place,
-            "empty interaction: no `request`, `notification` or `server`",
-            "add the client's message, or remove the item",
-        )
-    kind = kinds[0] if kinds else SERVER
-    message = None if not kinds else _message(data[kind], place + (kind,), kind == REQUEST)
-    if "response" in data and kind != REQUEST:
-        raise Problem(
-            place + ("response",),
-            f"only a request gets a response, and this is a {kind}",
-            "remove `response`, or make the client message a `request`",
-        )
-    server = data.get("server") or []
-    if not isinstance(server, list):
-        raise Problem(
-            place + ("server",),
-            "`server` must be a list of messages",
-            "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
-        )
-    for knob in REQUEST_ONLY:
-        if knob in data and kind != REQUEST:
-            raise Problem(
-                place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
-            )
-    return Interaction(
-        kind=kind,
-        message=message,
-        server=tuple(_server_item(item, place + ("server", i)) for i, item in enumerate(server)),
-        response=None if "response" not in data else response(data["response"], place + ("response",)),
-        delay=_delay(data, place),
-        at=_seconds(data, "at", place),
-        took=_waited(data, "took", place, _TOOK_FIX),
-        times=_times(data, place),
-        after=_choice(data, "after", AFTER, place),
-        drop=_drop(data, place),
-        raw_response=_text(data, "raw_response", place),
-        exit=_exit(data, place),
-        session=_count(data, "session", 0, place),
-        match=_match(data, place),
-        expect=None if "expect" not in data else _choice(data, "expect", EXPECTS, place),
-    )
+def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict[str, Any]:
+    """Each row's value in data (a mapping known to hold no keys but its rows' and, if open, its own), checked
+    in the order of the text; a row absent (or null, where null means absent) has its default."""
+    _, names, defaults, required = _index(rows)
+    values = defaults.copy()
+    for key, value in data.items():
+        row = names.get(key)
+        if row is not None and (value is not None or not row.null):
+            values[key] = KINDS[row.kind](value, place + (key,), row)
+    for row in required:
+        if row.name not in data:
+            values[row.name] = KINDS[row.kind](None, place + (row.name,), row)
+    return values
 
 
-def _count(data: dict[str, Any], key: str, least: int, place: Place) -> int:
-    value = data.get(key, least)
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise Problem(
-            place + (key,), f"`{key}` must be a whole number, at least {least}", f"write e.g. `{key}: {least + 1}`"
-        )
-    return value
+def _index(rows: tuple[Field, ...]) -> tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]:
+    """A table's rows by name, the values of those absent, and the required ones: made once for each table."""
+    index = _INDEX.get(id(rows))
+    if index is None:  # the rows are kept in it, so that their id stays theirs
+        defaults = {row.name: row.default for row in rows if not row.required}
+        index = (rows, {row.name: row for row in rows}, defaults, tuple(row for row in rows if row.required))
+        _INDEX[id(rows)] = index
+    return index
 
 
-def _times(data: dict[str, Any], place: Place) -> int | str:
-    """`times`: a count, or `any` (played as often as asked, which makes `after` meaningless)."""
-    if data.get("times") != ANY_TIMES:
-        try:
-            return _count(data, "times", 1, place)
-        except Problem as problem:
-            raise Problem(problem.place, problem.problem + f", or `{ANY_TIMES}`", problem.fix) from None
-    if "after" in data:
-        raise Problem(
-            place + ("after",),
-            f"`after` never applies to an interaction with `times: {ANY_TIMES}`, which is never used up",
-            "remove `after`, or give `times` a number",
-        )
-    return ANY_TIMES
+_INDEX: dict[int, tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]] = {}
 
 
-def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], place: Place) -> str:
-    value = data.get(key, choices[0])
-    if value not in choices:
-        raise Problem(place + (key,), f"unknown `{key}` {value!r}", f"use one of: {', '.join(choices)}")
-    return str(value)
+def _table(value: Any, place: Place, row: Field) -> dict[str, Any]:
+    data = _mapping(value, place, row.fix)
+    if row.kind != "open":
+        _known_keys(data, place, row.rows)
+    return _fields(data, place, row.rows)
 
 
-def _drop(data: dict[str, Any], place: Place) -> bool | str:
-    """`drop`: true (the reply never comes), or `cut` (nor does the rest of the answer: it breaks off there)."""
-    value = data.get("drop", False)
-    if isinstance(value, bool):
+def _list(value: Any, place: Place, row: Field) -> list[Any]:
+    (item,) = row.rows
+    if not isinstance(value, list) or (item.kind in _STRINGS and not all(isinstance(one, str) for one in value)):
+        raise Problem(place, f"`{place[-1]}` must be a list" + (f" of {item.name}" if item.name else ""), row.fix)
+    checked = []
+    for index, one in enumerate(value):
+        checked.append(KINDS[item.kind](one, place + (index,), item))
+        if row.values and one in value[:index]:
+            raise Problem(place + (index,), f"{one!r} is named twice", "name it once")
+    return checked
+
+
+def _int(value: Any, place: Place, row: Field) -> int:
+    low, high = (*row.values, None, None)[:2]
+    if isinstance(value, int) and not isinstance(value, bool) and (low is None or low <= value <= (high or value)):
         return value
-    if value != CUT:
-        raise Problem(
-            place + ("drop",),
-            f"`drop` must be true, false or `{CUT}`, not {value!r}",
-            f"write `drop: true` (the reply never comes) or `drop: {CUT}` (the answer breaks off there)",
-        )
-    return CUT
+    problem = row.problem or "`{key}` must be a whole number, at least {low}"
+    raise Problem(place, problem.format(key=place[-1], value=value, low=low), row.fix)
 
 
-def _text(data: dict[str, Any], key: str, place: Place) -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise Problem(place + (key,), f"`{key}` is the exact line to send, as a string", "quote the line")
+def _times(value: Any, place: Place, row: Field) -> int | str:
+    """`times`: a count, or `any` (played as often as asked, which makes `after` meaningless)."""
+    return model.ANY_TIMES if value == model.ANY_TIMES else _int(value, place, row)
+
+
+def _seconds(value: Any, place: Place, row: Field) -> float:
+    """Seconds: informative (`at`), or waited out by replay (`delay`; `took`, `--timing recorded`): a day at most."""
+    key = place[-1]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise Problem(place, f"`{key}` must be a number of seconds, at least 0", f"write e.g. `{key}: 0.5`")
+    if row.values and value > row.values[0]:
+        raise Problem(place, f"`{key}` is at most {row.values[0]:.0f} seconds (a day), not {float(value):g}", row.fix)
+    return float(value)
+
+
+def _choice(value: Any, place: Place, row: Field) -> Any:
+    for choice in row.values:  # `true` is not `1`, nor `1` true: a bool matches a bool only
+        if choice == value and isinstance(choice, bool) == isinstance(value, bool):
+            return choice
+    problem = (row.problem or "unknown `{key}` {value!r}").format(key=place[-1], value=value)
+    quote = " (quoted: YAML reads a bare null as nothing)" if value is None and "null" in row.values else ""
+    raise Problem(place, problem, row.fix or f"use one of: {', '.join(map(str, row.values))}{quote}")
+
+
+def _typed(value: Any, place: Place, row: Field) -> Any:
+    kind, problem, fix = _TYPED[row.kind]
+    if not isinstance(value, kind):
+        raise Problem(place, problem.format(key=place[-1]), fix.format(key=place[-1]) or row.fix)
     return value
 
 
-def _exit(data: dict[str, Any], place: Place) -> tuple[int, str] | None:
-    if "exit" not in data:
-        return None
-    value = data["exit"]
-    fix = "write `exit: 1` (after the reply) or `exit: {status: 1, when: before}`"
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = {"status": value}
-    value = _mapping(value, place + ("exit",), fix)
-    _known_keys(value, place + ("exit",), EXIT_KEYS)
-    status = value.get("status")
-    if isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 255:
-        raise Problem(place + ("exit", "status"), "an exit `status` is a whole number from 0 to 255", fix)
-    return status, _choice(value, "when", EXIT_WHEN, place + ("exit",))
+_TYPED = {  # the kinds that are a JSON type and nothing more: (the type, what is wrong, how to fix it)
+    "flag": (bool, "`{key}` must be true or false", "write `{key}: true`"),
+    "string": (str, "`{key}` must be a string", ""),
+    "text": (str, "`{key}` is the exact line to send, as a string", "quote the line"),
+}
 
 
-def _message(data: Any, place: Place, is_request: bool) -> dict[str, Any]:
+def _regex(value: Any, place: Place, row: Field) -> str:
+    import re  # deferred: only cassettes with a pattern pay for it
+
+    if not isinstance(value, str):
+        raise Problem(place, f"a `{place[-1]}` is a string", "quote the pattern")
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise Problem(place, f"{value!r} is not a valid regular expression: {exc}", row.fix) from None
+    return value
+
+
+def _name(value: str, place: Place, row: Field) -> str:
+    try:
+        return substitution_name(value, "substitute")
+    except UsageError as error:
+        raise Problem(place, error.problem, row.fix) from None
+
+
+def _path(value: Any, place: Place, row: Field) -> Any:
+    """A params path as `--ignore` reads it (`words.parse_path`)."""
+    try:
+        parse_path(value if isinstance(value, str) else "")
+    except UsageError as error:
+        raise Problem(place, error.problem, error.fix or "") from None
+    return value
+
+
+def _exit(value: Any, place: Place, row: Field) -> tuple[int, str]:
+    values = _table({"status": value} if isinstance(value, int) and not isinstance(value, bool) else value, place, row)
+    return values["status"], values["when"]
+
+
+def _message(data: Any, place: Place, row: Field) -> dict[str, Any]:
     message = _mapping(data, place, "a message is a mapping with `method` and optional `params`")
     if not isinstance(message.get("method"), str):
-        raise Problem(
-            place, "a message needs a `method` string", _meant(message, ("method",)) or "add e.g. `method: tools/call`"
-        )
-    if "params" in message and not isinstance(message["params"], (dict, list)):
-        raise Problem(
-            place + ("params",),
-            f"`params` must be a mapping (or, by position, a list), not {yaml_type(message['params'])}",
-            "write the params as `key: value` lines",
-        )
-    if "id" in message and not (is_request and is_valid_id(message["id"])):
-        fix = "use a string or an integer" if is_request else "remove `id`: a notification has none"
+        fix = _meant(message, ("method",)) or "add e.g. `method: tools/call`"
+        raise Problem(place, "a message needs a `method` string", fix)
+    params = message.get("params", {})
+    if not isinstance(params, (dict, list)):
+        problem = f"`params` must be a mapping (or, by position, a list), not {yaml_type(params)}"
+        raise Problem(place + ("params",), problem, "write the params as `key: value` lines")
+    if "id" in message and not (row.name == REQUEST and is_valid_id(message["id"])):
+        fix = "use a string or an integer" if row.name == REQUEST else "remove `id`: a notification has none"
         raise Problem(place + ("id",), "bad `id`", fix)
     return message
+
+
+def response(data: Any, place: Place = (), row: Field | None = None) -> dict[str, Any]:
+    """A response as a cassette keeps it (without `id`); raises Problem when a cassette cannot hold it as one.
+
+    Keys besides `result` and `error` are a message's fields, kept and replayed as on the wire (the
+    recorder keeps what a server adds); `mockmcp lint` warns about them."""
+    answer = _mapping(data, place, "a response is a mapping with `result` or `error`")
+    if ("result" in answer) == ("error" in answer):
+        fix = _meant(answer, ("result", "error")) or "keep the one the server sent"
+        raise Problem(place, "a response has exactly one of `result` and `error`", fix)
+    error = _mapping(answer.get("error", {}), place + ("error",), "an error is a mapping with `code` and `message`")
+    if "error" in answer and (isinstance(error.get("code"), bool) or not isinstance(error.get("code"), int)):
+        fix = _meant(error, ("code",)) or "use e.g. -32602 (invalid params)"
+        raise Problem(place + ("error", "code"), "an error `code` must be an integer", fix)
+    if "error" in answer and not isinstance(error.get("message"), str):
+        fix = _meant(error, ("message",)) or "add `message: ...`"
+        raise Problem(place + ("error", "message"), "an error needs a `message` string", fix)
+    return answer
 
 
 def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]:
@@ -347,68 +438,98 @@ def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]
     return answer
 
 
-def response(data: Any, place: Place = ()) -> dict[str, Any]:
-    """A response as a cassette keeps it (without `id`); raises Problem when a cassette cannot hold it as one."""
-    response = _mapping(data, place, "a response is a mapping with `result` or `error`")
-    # Other keys are a message's fields, kept and replayed as on the wire (the recorder keeps what a
-    # server adds); `mockmcp lint` warns about them.
-    if ("result" in response) == ("error" in response):
-        fix = _meant(response, ("result", "error")) or "keep the one the server sent"
-        raise Problem(place, "a response has exactly one of `result` and `error`", fix)
-    if "error" in response:
-        error = response["error"]
-        _mapping(error, place + ("error",), "an error is a mapping with `code` and `message`")
-        code = error.get("code")
-        if not isinstance(code, int) or isinstance(code, bool):
-            fix = _meant(error, ("code",)) or "use e.g. -32602 (invalid params)"
-            raise Problem(place + ("error", "code"), "an error `code` must be an integer", fix)
-        if not isinstance(error.get("message"), str):
-            fix = _meant(error, ("message",)) or "add `message: ...`"
-            raise Problem(place + ("error", "message"), "an error needs a `message` string", fix)
-    return response
+def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
+    """A request's `match:`, params path -> matcher (a word of `model.MATCHERS`, or one of `MATCHER`)."""
+    rules = _mapping(data, place, "write e.g. `match: {arguments.query: any}`: a params path, then its matcher")
+    for path, matcher in rules.items():
+        at = place + (path,)
+        _path(path, at, row)
+        if isinstance(matcher, str) and matcher in model.MATCHER_ARGUMENTS and matcher not in model.MATCHERS:
+            raise Problem(at, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
+        if isinstance(matcher, str) and matcher not in model.MATCHERS:
+            miss = _near(matcher, model.MATCHERS + model.MATCHER_ARGUMENTS)
+            hint = f"did you mean `{miss}`? " if miss else ""
+            raise Problem(at, f"unknown matcher {matcher!r}", hint + MATCHER.fix)
+        if not isinstance(matcher, (str, dict)) or (isinstance(matcher, dict) and len(matcher) != 1):
+            problem = f"a matcher is a word or a mapping of one key, not {yaml_type(matcher)}"
+            raise Problem(at, problem, MATCHER.fix)
+        if isinstance(matcher, dict):
+            _table(matcher, at, MATCHER)
+    return rules
 
 
-def _server_item(data: Any, place: Place) -> ServerItem:
-    _mapping(data, place, "a server item is `notification: {...}`, `request: {...}` or `raw: ...`")
-    _known_keys(data, place, SERVER_KEYS)
-    kinds = [key for key in (NOTIFICATION, REQUEST, RAW) if key in data]
+# --- what is not one field's: an interaction's client message, and a server item's kind ---------------
+
+
+def _interaction(data: Any, place: Place, row: Field) -> Interaction:
+    _known_keys(_mapping(data, place, row.fix), place, row.rows)
+    kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
+    kind = kinds[0] if kinds else model.SERVER
+    if len(kinds) > 1:
+        problem = "an interaction has one client message: `request` or `notification`, not both"
+        raise Problem(place, problem, "split it into two interactions")
+    if not kinds and model.SERVER not in data:
+        problem = "empty interaction: no `request`, `notification` or `server`"
+        raise Problem(place, problem, "add the client's message, or remove the item")
+    if "response" in data and kind != REQUEST:
+        problem = f"only a request gets a response, and this is a {kind}"
+        raise Problem(place + ("response",), problem, "remove `response`, or make the client message a `request`")
+    for knob in REQUEST_ONLY if kind != REQUEST else ():
+        if knob in data:
+            raise Problem(
+                place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
+            )
+    if data.get("times") == model.ANY_TIMES and "after" in data:
+        problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
+        raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
+    values = _fields(data, place, row.rows)
+    message, server = values[kind] if kinds else None, tuple(values.pop(model.SERVER))
+    del values[REQUEST], values[NOTIFICATION]
+    return Interaction(kind, message, server, **values)
+
+
+def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
+    _known_keys(_mapping(data, place, row.fix), place, row.rows)
+    kinds = [key for key in (NOTIFICATION, REQUEST, model.RAW) if key in data]
     if len(kinds) != 1:
-        raise Problem(
-            place, "a server item has exactly one of `notification`, `request` and `raw`", "split it into several items"
-        )
-    kind = kinds[0]
-    at = _seconds(data, "at", place)
-    stream = data.get("stream")
-    if stream is not None and stream not in STREAMS:
-        raise Problem(
-            place + ("stream",),
-            f"unknown `stream` {stream!r}: it names the stream a Streamable HTTP server sent this on",
-            f"write `stream: {GET_STREAM}` for the session's GET stream, or leave it out for the request's own",
-        )
-    if kind == RAW:
-        if not isinstance(data["raw"], str):
-            raise Problem(place + ("raw",), "`raw` is the exact line to send, as a string", "quote the line")
-        return ServerItem(RAW, data["raw"], at=at, stream=stream)
-    message = _message(data[kind], place + (kind,), kind == REQUEST)
-    if kind == NOTIFICATION and "response" in data:
+        problem = "a server item has exactly one of `notification`, `request` and `raw`"
+        raise Problem(place, problem, "split it into several items")
+    if NOTIFICATION in data and "response" in data:
+        _message(data[NOTIFICATION], place + (NOTIFICATION,), row.rows[1])  # a problem of its own comes first
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
-    answer = None if "response" not in data else response(data["response"], place + ("response",))
-    took = _waited(data, "took", place, _TOOK_FIX)
-    if took is not None and answer is None:
-        raise Problem(
-            place + ("took",),
-            "`took` is the time the host took to answer a server request: this item has no `response`",
-            "remove `took`, or add the host's `response`",
-        )
-    return ServerItem(kind, message, answer, at, stream, took)
+    values = _fields(data, place, row.rows)
+    if values["took"] is not None and values["response"] is None:
+        problem = "`took` is the time the host took to answer a server request: this item has no `response`"
+        raise Problem(place + ("took",), problem, "remove `took`, or add the host's `response`")
+    return ServerItem(kinds[0], values[kinds[0]], values["response"], values["at"], values["stream"], values["took"])
+
+
+# fmt: off
+KINDS = {  # each kind of value by its name in the table, and its check (`schema` emits each too)
+    "open": _table, "table": _table,  # a mapping that may hold keys besides its rows' (`open`), or may not
+    "list": _list, "int": _int, "times": _times, "seconds": _seconds, "choice": _choice,
+    "flag": _typed, "string": _typed, "text": _typed, "regex": _regex, "name": _name, "path": _path,
+    "exit": _exit, "message": _message, "response": response, "match": _match,
+    "interaction": _interaction, "server_item": _server_item,
+}
+# fmt: on
+_STRINGS = ("string", "regex", "name")  # a list of these is refused whole when an item is no string
+_INTERACTION = CASSETTE.rows[2].rows[0]
+
+
+# --- mappings, keys and near misses ----------------------------------------------------------------
+
+
+def _near(key: str, known: tuple[str, ...]) -> str | None:
+    from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
+
+    return near(key, known)
 
 
 def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
     """`rename `reslt` to `result``, when a key of data is a near miss of a wanted one it lacks; else None."""
-    from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
-
     for key in data:
-        miss = near(str(key), wanted)
+        miss = _near(str(key), wanted)
         if miss is not None and miss not in data:
             return f"did you mean `{miss}`? rename `{key}` to `{miss}`"
     return None
@@ -421,29 +542,24 @@ def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
     return data
 
 
-def _known_keys(data: dict[str, Any], place: Place, known: tuple[str, ...]) -> None:
-    for key in data:
-        if key not in known:
-            from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
-
-            miss = near(str(key), known)
-            hint = f"did you mean `{miss}`? " if miss else ""
-            raise Problem(place + (str(key),), f"unknown key {key!r}", f"{hint}use one of: {', '.join(known)}")
+def _known_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> None:
+    for problem in _unknown_keys(data, place, rows):
+        raise problem
 
 
-def _seconds(data: dict[str, Any], key: str, place: Place) -> float | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise Problem(place + (key,), f"`{key}` must be a number of seconds, at least 0", f"write e.g. `{key}: 0.5`")
-    return float(value)
+def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> list[Problem]:
+    if _index(rows)[1].keys() >= data.keys():
+        return []
+    known = tuple(row.name for row in rows)
+    found = []
+    for key in (key for key in data if key not in known):
+        miss = _near(str(key), known)
+        fix = (f"did you mean `{miss}`? " if miss else "") + f"use one of: {', '.join(known)}"
+        found.append(Problem(place + (str(key),), f"unknown key {key!r}", fix))
+    return found
 
 
-# --- JSON data, and knobs in range (what YAML can say and JSON-RPC cannot) ------------------------
-
-_MAX_DELAY = 86400.0  # a day: more is a mistake, and the timers that wait it out have limits of their own
-_SHOWN = 8  # how much of a too-deep place an error spells out
+# --- JSON data (what YAML can say and JSON-RPC cannot) ------------------------------------------------
 
 
 def _json_data(data: Any, at: Place = ()) -> None:
@@ -453,50 +569,55 @@ def _json_data(data: Any, at: Place = ()) -> None:
     a strict JSON reader refuses each, so the cassette does. The walk keeps its own stack, so a deep
     value is a located Problem, never a RecursionError. Raises Problem for the first such value.
     """
-    if _plainly_json(data):
-        return
-    stack: list[tuple[Place, Any]] = [(at, data)]
+    stack: list[tuple[Place, Any]] = [] if _plainly_json(data) else [(at, data)]
     while stack:
         place, value = stack.pop()
+        # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
+        envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
+        if isinstance(value, (dict, list)) and len(place) - envelope > MAX_DEPTH:  # as `jsonrpc.parse` reads them
+            raise Problem(place[:_SHOWN], _TOO_DEEP, "flatten the value, or keep the message as a `raw` line")
         if isinstance(value, dict):
-            _within_depth(place)
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise Problem(
-                        place + (str(key),),
-                        f"the key {key!r} is {_kind(key)}; JSON keys are strings",
-                        f'quote the key: `"{key}": ...`',
-                    )
+                    problem = f"the key {key!r} is {_kind(key)}; JSON keys are strings"
+                    raise Problem(place + (str(key),), problem, f'quote the key: `"{key}": ...`')
                 stack.append((place + (key,), item))
         elif isinstance(value, list):
-            _within_depth(place)
             stack.extend((place + (index,), item) for index, item in enumerate(value))
         elif isinstance(value, float) and not -_LARGEST <= value <= _LARGEST:  # also NaN
-            raise Problem(
-                place,
-                f"{value} is not a JSON number (`.nan`, `.inf` or a number too large for a float)",
-                "write a finite number, or quote it to keep it as text",
-            )
+            problem = f"{value} is not a JSON number (`.nan`, `.inf` or a number too large for a float)"
+            raise Problem(place, problem, "write a finite number, or quote it to keep it as text")
         elif not (value is None or isinstance(value, (str, int, float))):  # bool is an int
-            raise Problem(place, f"{_kind(value)} is not JSON data", _NOT_JSON_FIX.get(type(value).__name__, _QUOTE))
+            fix = _NOT_JSON.get(type(value).__name__, ("", "quote it to keep it as a string"))[1]
+            raise Problem(place, f"{_kind(value)} is not JSON data", fix)
 
 
 _LARGEST = 1.7976931348623157e308
+_SHOWN = 8  # how much of a too-deep place an error spells out
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels"
+_NOT_JSON = {  # what YAML can say and JSON cannot: what it is, and how to write it instead
+    "bytes": ("binary data (`!!binary`)",
+              "write binary data as a base64 string (without `!!binary`), as MCP does for blobs"),
+    "set": ("a set (`!!set`)", "write a list (`[a, b]`) instead of `!!set`"),
+    "date": ("a date (`!!timestamp`)", "quote it (`'2025-01-01'`): JSON has no dates, only strings"),
+    "datetime": ("a timestamp (`!!timestamp`)",
+                 "quote it (`'2025-01-01T10:00:00Z'`): JSON has no timestamps, only strings"),
+}  # fmt: skip
+
+
+def _kind(value: Any) -> str:
+    return _NOT_JSON.get(type(value).__name__, (yaml_type(value),))[0]
 
 
 def _plainly_json(data: Any) -> bool:
     """The quick pass of `_json_data`, run on every load: True when every value is plainly JSON data
     and no container is deep enough to need a look at its place (the walk with places then finds the problem)."""
-    stack = [(data, 1)]
+    stack: list[tuple[Any, int]] = [([data], 0)]  # data itself may be a scalar (an interaction written as `- 3`)
     while stack:
         value, depth = stack.pop()
-        if type(value) is dict:
-            if not all(type(key) is str for key in value):
-                return False
-            items = value.values()
-        else:
-            items = value
-        for item in items:
+        if type(value) is dict and not all(type(key) is str for key in value):
+            return False
+        for item in value.values() if type(value) is dict else value:
             kind = type(item)
             if kind is str or kind is int or kind is bool or item is None:
                 continue
@@ -509,220 +630,7 @@ def _plainly_json(data: Any) -> bool:
     return True
 
 
-_QUOTE = "quote it to keep it as a string"
-_NOT_JSON_FIX = {
-    "bytes": "write binary data as a base64 string (without `!!binary`), as MCP does for blobs",
-    "set": "write a list (`[a, b]`) instead of `!!set`",
-    "date": "quote it (`'2025-01-01'`): JSON has no dates, only strings",
-    "datetime": "quote it (`'2025-01-01T10:00:00Z'`): JSON has no timestamps, only strings",
-}
-
-
-def _kind(value: Any) -> str:
-    names = {
-        "bytes": "binary data (`!!binary`)",
-        "set": "a set (`!!set`)",
-        "date": "a date (`!!timestamp`)",
-        "datetime": "a timestamp (`!!timestamp`)",
-    }
-    return names.get(type(value).__name__, yaml_type(value))
-
-
-def _within_depth(place: Place) -> None:
-    """A container at place is at most MAX_DEPTH levels deep in its message, as `jsonrpc.parse` reads messages."""
-    # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
-    envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
-    if len(place) - envelope <= MAX_DEPTH:
-        return
-    raise Problem(
-        place[:_SHOWN],
-        f"nested more than {MAX_DEPTH} levels deep below here; mockmcp reads messages up to {MAX_DEPTH} levels",
-        "flatten the value, or keep the message as a `raw` line",
-    )
-
-
-def _delay(data: dict[str, Any], place: Place) -> float:
-    return _waited(data, "delay", place, "write e.g. `delay: 30`; to never answer, use `drop: true`") or 0.0
-
-
-def _waited(data: dict[str, Any], key: str, place: Place, fix: str) -> float | None:
-    """Seconds replay may wait out (`delay`; `took`, with `--timing recorded`): at most a day."""
-    seconds = _seconds(data, key, place)
-    if seconds is not None and seconds > _MAX_DELAY:
-        raise Problem(place + (key,), f"`{key}` is at most {_MAX_DELAY:.0f} seconds (a day), not {seconds:g}", fix)
-    return seconds
-
-
-_TOOK_FIX = "write the seconds the answer took, e.g. `took: 0.25` (`--timing recorded` waits that long)"
-
-
-def _redact_rules(meta: dict[str, Any]) -> None:
-    """`meta.redact`, which replay applies to what the host sends: `env` names and `patterns`, lists of strings."""
-    if meta.get("redact") is None:
-        return
-    import re  # deferred: only cassettes recorded with redaction pay for it
-
-    place: Place = ("meta", "redact")
-    rules = _mapping(meta["redact"], place, "write `redact: {env: [NAME], patterns: [REGEX]}`")
-    _known_keys(rules, place, ("env", "patterns"))
-    for key in ("env", "patterns"):
-        items = rules.get(key) or []
-        if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-            raise Problem(place + (key,), f"`{key}` must be a list of strings", f"write `{key}: [...]`")
-    for index, pattern in enumerate(rules.get("patterns") or []):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise Problem(
-                place + ("patterns", index),
-                f"{pattern!r} is not a valid regular expression: {exc}",
-                "fix the pattern (Python `re` syntax)",
-            ) from None
-
-
-def _http(meta: dict[str, Any]) -> None:
-    """`meta.http`, how a Streamable HTTP server framed its answers (replay frames them the same way)."""
-    if meta.get("http") is None:
-        return
-    place: Place = ("meta", "http")
-    http = _mapping(meta["http"], place, "write e.g. `http: {framing: sse, event_ids: true, get_stream: true}`")
-    _known_keys(http, place, HTTP_KEYS)
-    if http.get("framing") is not None and http["framing"] not in FRAMINGS:
-        raise Problem(
-            place + ("framing",),
-            f"`framing` is json or sse, not {http['framing']!r}",
-            "write `framing: sse` (an SSE stream for every request) or `framing: json` (a JSON body when it can)",
-        )
-    for key in ("event_ids", "priming", "get_stream"):
-        if http.get(key) is not None and not isinstance(http[key], bool):
-            raise Problem(place + (key,), f"`{key}` must be true or false", f"write `{key}: true`")
-    errors = http.get("session_errors") or {}
-    _mapping(errors, place + ("session_errors",), "write `session_errors: {unknown: {status: 404, error: {...}}}`")
-    _known_keys(errors, place + ("session_errors",), SESSION_ERRORS)
-    for name, answer in errors.items():
-        where = place + ("session_errors", name)
-        fix = "write e.g. `{status: 404, error: {code: -32001, message: Session not found}}`"
-        _mapping(answer, where, fix)
-        _known_keys(answer, where, SESSION_ERROR_KEYS)
-        if answer.get("without_id") is not None and not isinstance(answer["without_id"], bool):
-            raise Problem(where + ("without_id",), "`without_id` must be true or false", "write `without_id: true`")
-        status = answer.get("status")
-        if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
-            raise Problem(where + ("status",), f"`status` must be an HTTP error status (400-599), not {status!r}", fix)
-        error = _mapping(answer.get("error"), where + ("error",), fix)
-        if isinstance(error.get("code"), bool) or not isinstance(error.get("code"), int):
-            raise Problem(where + ("error", "code"), "`code` must be an integer (a JSON-RPC error code)", fix)
-        if not isinstance(error.get("message"), str):
-            raise Problem(where + ("error", "message"), "`message` must be a string", fix)
-    statuses = http.get("error_status") or []
-    fix = "write e.g. `error_status: [{code: -32602, status: 400}, {code: -32601, status: 404}]`"
-    if not isinstance(statuses, list):
-        raise Problem(place + ("error_status",), "`error_status` must be a list of {code, status}", fix)
-    for index, pair in enumerate(statuses):
-        where = place + ("error_status", index)
-        _mapping(pair, where, fix)
-        _known_keys(pair, where, ("code", "status"))
-        if isinstance(pair.get("code"), bool) or not isinstance(pair.get("code"), int):
-            raise Problem(where + ("code",), "`code` must be an integer (a JSON-RPC error code)", fix)
-        status = pair.get("status")
-        if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
-            raise Problem(where + ("status",), f"`status` must be an HTTP error status (400-599), not {status!r}", fix)
-
-
-# --- match rules and substitutions (docs/cassette-format.md, "Match rules" and "Substitutions") ----------
-
-
-def _params_path(text: Any, place: Place) -> None:
-    """A params path as `--ignore` reads it (`words.parse_path`); raises Problem."""
-    try:
-        parse_path(text if isinstance(text, str) else "")
-    except UsageError as error:
-        raise Problem(place, error.problem, error.fix or "") from None
-
-
-def _meta_match(meta: dict[str, Any]) -> None:
-    """`meta.match`, the cassette's own match rules: `ignore`, params paths left out of matching."""
-    if meta.get("match") is None:
-        return
-    place: Place = ("meta", "match")
-    rules = _mapping(meta["match"], place, "write `match: {ignore: [arguments.when]}`")
-    _known_keys(rules, place, META_MATCH_KEYS)
-    paths = rules.get("ignore") or []
-    if not isinstance(paths, list):
-        raise Problem(
-            place + ("ignore",), "`ignore` must be a list of params paths", "write `ignore: [arguments.when]`"
-        )
-    for index, path in enumerate(paths):
-        _params_path(path, place + ("ignore", index))
-
-
-def _match(data: dict[str, Any], place: Place) -> dict[str, Any] | None:
-    """A request's `match:`, params path -> matcher (`model.MATCHERS`), as written; None when absent."""
-    if "match" not in data:
-        return None
-    place += ("match",)
-    rules = _mapping(
-        data["match"], place, "write e.g. `match: {arguments.query: any}`: a params path, then its matcher"
-    )
-    for path, matcher in rules.items():
-        _params_path(path, place + (path,))
-        _matcher(matcher, place + (path,))
-    return rules
-
-
-def _matcher(matcher: Any, place: Place) -> None:
-    """A matcher: a word of `model.MATCHERS`, or a mapping of one key of `model.MATCHER_ARGUMENTS`; raises Problem."""
-    fix = f"use one of: {', '.join(MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}"
-    if isinstance(matcher, str):
-        if matcher in MATCHER_ARGUMENTS and matcher not in MATCHERS:
-            raise Problem(place, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
-        if matcher not in MATCHERS:
-            from mockmcp.cassette.shapes import near  # deferred: only a cassette with a problem needs it
-
-            miss = near(matcher, MATCHERS + MATCHER_ARGUMENTS)
-            raise Problem(place, f"unknown matcher {matcher!r}", (f"did you mean `{miss}`? " if miss else "") + fix)
-        return
-    if not isinstance(matcher, dict) or len(matcher) != 1:
-        raise Problem(place, f"a matcher is a word or a mapping of one key, not {yaml_type(matcher)}", fix)
-    _known_keys(matcher, place, MATCHER_ARGUMENTS)
-    ((kind, argument),) = matcher.items()
-    if kind == "type" and argument not in JSON_TYPES:
-        quote = " (quoted: YAML reads a bare null as nothing)" if argument is None else ""
-        raise Problem(place + (kind,), f"unknown JSON type {argument!r}", f"use one of: {', '.join(JSON_TYPES)}{quote}")
-    if kind == "regex":
-        import re  # deferred: only cassettes with a regex pay for it
-
-        if not isinstance(argument, str):
-            raise Problem(place + (kind,), "a `regex` is a string", "quote the pattern")
-        try:
-            re.compile(argument)
-        except re.error as exc:
-            raise Problem(
-                place + (kind,),
-                f"{argument!r} is not a valid regular expression: {exc}",
-                "fix the pattern (Python `re` syntax; quote it in YAML)",
-            ) from None
-
-
-def _substitute(meta: dict[str, Any]) -> None:
-    """`meta.substitute`: the names of the placeholders (`${NAME}`) the recorder wrote, never their values."""
-    names = meta.get("substitute")
-    if names is None:
-        return
-    place: Place = ("meta", "substitute")
-    fix = "write `substitute: [PROJECT]`: the names, whose values replay is given on the machine it runs on"
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-        raise Problem(place, "`substitute` must be a list of names", fix)
-    for index, name in enumerate(names):
-        try:
-            substitution_name(name, "substitute")
-        except UsageError as error:
-            raise Problem(place + (index,), error.problem, fix) from None
-        if name in names[:index]:
-            raise Problem(place + (index,), f"{name!r} is named twice", "name it once")
-
-
-# --- what replay serves: answers a host can read, and an answer for every request ------------------
+# --- what replay serves: answers a host can read, and an answer for every request -------------------------
 
 
 def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem]:
@@ -741,18 +649,16 @@ def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem
 
     cancels = _cancels(interactions)
     found: list[Problem] = []
-    for index, interaction in interactions:
-        if interaction.kind != REQUEST:
+    for index, one in interactions:
+        if one.kind != REQUEST:
             continue
         place: Place = ("interactions", index)
-        before = interaction.exit is not None and interaction.exit[1] == "before"
-        sent = not interaction.drop and interaction.raw_response is None and not before
-        if interaction.response is not None and sent and "result" in interaction.response:
-            result = interaction.response["result"]
+        sent = not one.drop and one.raw_response is None and not (one.exit is not None and one.exit[1] == "before")
+        if one.response is not None and sent and "result" in one.response:
             at = place + ("response", "result")
-            found += [Problem(*flaw) for flaw in shapes.answer_flaws(str(interaction.method), result, at)]
-        elif interaction.response is None and not _explained(interaction, index, cancels):
-            found.append(_unanswered(interaction, place))
+            found += [Problem(*flaw) for flaw in shapes.answer_flaws(str(one.method), one.response["result"], at)]
+        elif one.response is None and not _explained(one, index, cancels):
+            found.append(_unanswered(one, place))
     return found
 
 
@@ -771,19 +677,15 @@ def _explained(interaction: Interaction, index: int, cancels: dict[tuple[int, bo
     """Whether a request without a response says why it has none (see `served_problems`)."""
     if interaction.drop or interaction.raw_response is not None or interaction.exit is not None:
         return True
-    if interaction.method == LISTEN:
-        return True
     request_id = (interaction.message or {}).get("id")
-    if not is_valid_id(request_id):
-        return False
+    if interaction.method == LISTEN or not is_valid_id(request_id):
+        return interaction.method == LISTEN
     return cancels.get((interaction.session, isinstance(request_id, str), request_id), -1) > index
 
 
 def _unanswered(interaction: Interaction, place: Place) -> Problem:
-    from mockmcp.cassette.shapes import near  # deferred: see `served_problems`
-
     message = interaction.message or {}
-    inside = next((str(key) for key in message if key == "response" or near(str(key), ("response",))), None)
+    inside = next((str(key) for key in message if key == "response" or _near(str(key), ("response",))), None)
     if inside is not None:  # written one level too deep (or misspelt there too)
         return Problem(
             place + (REQUEST, inside),
