@@ -13,7 +13,7 @@ from __future__ import annotations
 from mockmcp.namedtuple import NamedTuple
 from mockmcp.protocol import SESSION_IDLE
 
-__all__ = ["Bounds", "RecordOptions", "ReplayOptions", "Substitution"]
+__all__ = ["BOUNDS", "Bounds", "RecordOptions", "ReplayOptions", "Substitution"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,3 +61,6 @@ class Bounds(NamedTuple):
     kept_bytes: int = 16 << 20  # the most of one message kept for the cassette (longer: passed on, not kept)
     whole_bytes: int = 1 << 20  # a body up to this goes to the client whole; a longer one as it comes
     after_gone_bytes: int = 64 << 20  # what of a stream whose client left is still read and journaled
+
+
+BOUNDS = Bounds()  # the product's

@@ -15,14 +15,14 @@ from typing import Any
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
-from mockmcp.cli.options import BOUNDS, Serving
+from mockmcp.cli.options import Serving
 from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
 from mockmcp.core import report_schema
 from mockmcp.core.matching import Matcher
 from mockmcp.core.recorder import silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
-from mockmcp.options import Bounds, RecordOptions, ReplayOptions
+from mockmcp.options import BOUNDS, Bounds, RecordOptions, ReplayOptions
 from mockmcp.shells.journal import Journal, finish, journal_path, saved
 from mockmcp.shells.live_server import drive
 from mockmcp.shells.stdio_record import Outcome, run_proxy

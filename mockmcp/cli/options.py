@@ -52,7 +52,6 @@ class Serving(NamedTuple):
 
 STDIO = Serving()
 PLAIN = ReplayOptions()  # answer at once, match exactly, judge nothing, write no report
-BOUNDS = Bounds()  # the product's
 
 
 def build(kind: Any, values: dict[str, Any]) -> Any:

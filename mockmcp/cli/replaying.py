@@ -14,13 +14,13 @@ import sys
 
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import atomic_write, journal_path
-from mockmcp.cli.options import BOUNDS, PLAIN, STDIO, Serving
+from mockmcp.cli.options import PLAIN, STDIO, Serving
 from mockmcp.core.matching import Matcher
 from mockmcp.core.replay import Replay
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.errors import StrictFailure, UsageError
-from mockmcp.options import Bounds, ReplayOptions
+from mockmcp.options import BOUNDS, Bounds, ReplayOptions
 from mockmcp.shells.stdio_replay import serve
 from mockmcp.shells.toolkit import Signals
 

@@ -21,7 +21,7 @@ from mockmcp.core.replay import Replay
 from mockmcp.core.report import Report
 from mockmcp.core.selection import Recordings
 from mockmcp.core.streamable import Answer, Framing, admit, batch_refusal, error_body, modern, session_error
-from mockmcp.options import Bounds
+from mockmcp.options import BOUNDS, Bounds
 
 __all__ = [
     "Drop",
@@ -58,7 +58,7 @@ class Hooks(NamedTuple):
     alias_prefix: str | None = None  # the random part of the stateless session's aliases (None: random)
 
 
-BOUNDS, HOOKS = Bounds(), Hooks()
+HOOKS = Hooks()
 
 
 class Endpoint:

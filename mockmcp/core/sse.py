@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mockmcp.options import Bounds
+from mockmcp.options import BOUNDS
 
 __all__ = ["SseEvents"]
 
@@ -28,7 +28,7 @@ class SseEvents:
     """
 
     def __init__(self, limit: int | None = None) -> None:
-        self.limit = Bounds().kept_bytes if limit is None else limit
+        self.limit = BOUNDS.kept_bytes if limit is None else limit
         self._pending = bytearray()
         self._after_cr = False  # the last chunk ended in CR: an LF starting this one ends no further line
         self._skipped: int | None = None  # bytes dropped of the event being read, once past the limit

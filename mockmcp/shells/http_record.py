@@ -31,7 +31,7 @@ from mockmcp.core.recorder import CLIENT
 from mockmcp.core.redact import Redactor
 from mockmcp.core.streamable import error_status_seen, foreign, framing_seen, wrong_target
 from mockmcp.errors import UsageError
-from mockmcp.options import Bounds
+from mockmcp.options import BOUNDS, Bounds
 from mockmcp.protocol import SESSION_HEADER
 from mockmcp.shells.http11 import no_delay
 from mockmcp.shells.http_loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
@@ -401,7 +401,7 @@ class ProxyOptions(NamedTuple):
     """How a recording proxy serves, beside what it records."""
 
     allow_hosts: tuple[str, ...] = ()  # Host names it answers besides its own address (`streamable.foreign`)
-    bounds: Bounds = Bounds()  # upstream_timeout, kept_bytes, whole_bytes, after_gone_bytes
+    bounds: Bounds = BOUNDS  # upstream_timeout, kept_bytes, whole_bytes, after_gone_bytes
 
 
 class _Target(NamedTuple):

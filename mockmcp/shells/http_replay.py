@@ -19,7 +19,6 @@ from typing import Any
 import h11
 
 from mockmcp.core.endpoint import (
-    BOUNDS,
     Drop,
     End,
     Endpoint,
@@ -33,7 +32,7 @@ from mockmcp.core.endpoint import (
     SessionParts,
 )
 from mockmcp.core.report import Report
-from mockmcp.options import Bounds
+from mockmcp.options import BOUNDS, Bounds
 from mockmcp.shells.http_loop import Connection, LoopServer, Request
 
 __all__ = ["HttpReplay", "stream_limit"]
