@@ -109,6 +109,31 @@ class Ordering:
         events = self.causes.events[session]
         return [events[p] for p in range(self._frontier.get(session, 0), needs) if p not in come]
 
+    def overdue(self, key: Hashable, index: int, step: int, interactions: tuple[Interaction, ...]) -> str | None:
+        """The note for job `key` going on after the `gap` without what it waited for (None: nothing is missing)."""
+        missing = self.missing(key)
+        if not missing:
+            return None
+        what = ", ".join(_event(event, interactions) for event in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        return (
+            f"mockmcp: interactions[{index}] goes on after the {self.gap(index, step):g}s its server took: "
+            f"the recording's host had sent {what} first, which this host has not (yet)"
+        )
+
+    def unsent(self, index: int, answer: bool) -> str:
+        """Why interactions[index]'s `answer` (else the rest of its server's messages) was never sent, the
+        session over while it waited for what its server could not have sent it without."""
+        what = "its answer" if answer else "the rest of what its server sent"
+        if index in self.causes.cancels:
+            return (
+                f"interactions[{index}]: {what} was not sent: the recorded server sent it only after the host "
+                "cancelled the request, and this host never did"
+            )
+        return (
+            f"interactions[{index}]: {what} was not sent: the recorded server sent it only after what the host did "
+            "before it, which this host never did"
+        )
+
     def waits(self, key: Hashable) -> bool:
         """Whether job `key` waits for something."""
         return key in self._waiting
@@ -181,3 +206,12 @@ class Ordering:
         for key in ready:
             del self._waiting[key]
         return ready
+
+
+def _event(event: Hashable, interactions: tuple[Interaction, ...]) -> str:
+    """A recorded client event, for people: `interactions[3] (tools/call)`, or a host's answer."""
+    if isinstance(event, tuple):
+        index, item = event
+        method = interactions[index].server[item].message["method"]
+        return f"its answer to {method} of interactions[{index}]"
+    return f"interactions[{event}] ({interactions[event].method})"
