@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction, ServerItem
 
-__all__ = ["Questions", "answered_otherwise", "asked_alike"]
+__all__ = ["Questions", "answered_otherwise", "asked_alike", "differences"]
 
 
 def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
@@ -64,6 +64,14 @@ def answered_otherwise(
         if other != index and asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live:
             return other
     return None
+
+
+def differences(recorded: Any, answered: Any) -> tuple[str, ...]:
+    """How the host's answer differs from the recorded one (their bodies), in words, for the mismatch."""
+    from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
+
+    found = describe_differences(recorded, answered, "the host's", "the host's answer", root="answer")
+    return tuple(text for _path, text in found)
 
 
 class Questions:

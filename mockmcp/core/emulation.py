@@ -18,6 +18,7 @@ from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
     from typing import Any
 
     from mockmcp.cassette.model import Interaction
@@ -30,6 +31,7 @@ __all__ = [
     "other_era",
     "ping",
     "recorded_eras",
+    "refusal",
     "undeclared",
     "version_note",
 ]
@@ -42,6 +44,17 @@ class Refusal(NamedTuple):
     code: int
     reason: str
     error: dict[str, Any] | None = None
+
+
+def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> Refusal:
+    """How replay refuses a request no recording answers: as `refused` says (a server of the recorded revision
+    refusing it), else "no match" for a `recorded` method (its error carrying the miss's explanation), else
+    "method not found", as a server that never heard of the method answers."""
+    if refused is not None:
+        return refused
+    if method in recorded:
+        return Refusal(jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request")
+    return Refusal(jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}")
 
 
 def ping(message: dict[str, Any]) -> tuple[dict[str, Any], str | None]:

@@ -11,14 +11,15 @@ the recording holds, byte for byte where it was recorded raw.
 from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import RAW
-from mockmcp.core.actions import Send
+from mockmcp.cassette.model import CUT, RAW
+from mockmcp.core.actions import Cut, Send
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from mockmcp.cassette.model import Interaction, ServerItem
+    from mockmcp.core.actions import Action
     from mockmcp.core.substitute import Substitutions
 
 __all__ = [
@@ -143,18 +144,26 @@ class Writer:
         data = jsonrpc.encode({"jsonrpc": "2.0", **message})
         return [Send(data, request, stream=item.stream, method=message["method"])]
 
-    def reply(self, index: int, interaction: Interaction, reply_id: Any, request: Any) -> list[Send]:
-        """The reply to the live request outside a batch: the recorded response, or the raw line recorded instead."""
+    def reply(self, index: int, interaction: Interaction, reply_id: Any, request: Any) -> tuple[list[Action], str]:
+        """The reply to the live request outside a batch (in one: `response`): the recorded response, the raw
+        line recorded instead, or what the fault knobs say; and the fault, for the report ("": none)."""
+        if interaction.drop == CUT:
+            cut = "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
+            return [
+                Cut(request)
+            ], f"interactions[{index}]: the answer to request {reply_id!r} broke off before its reply {cut}"
+        if interaction.drop:
+            return [], f"interactions[{index}]: the reply to request {reply_id!r} was dropped"
         if interaction.raw_response is not None:
             line = raw_reply(self.expanded(interaction.raw_response), reply_id)
-            return [Send(line, request, final=True, code=line_facts(line)[1])]
+            return [Send(line, request, final=True, code=line_facts(line)[1])], ""
         if interaction.response is None:
-            return []
+            return [], ""
         known = self._tails.get(index)  # the recorded body is encoded once per interaction; only the id changes
         if known is None:
             response = self.response(index, interaction)
             known = self._tails[index] = (reply_tail(response), error_code(response))
-        return [Send(reply_line(reply_id, known[0]), request, final=True, code=known[1])]
+        return [Send(reply_line(reply_id, known[0]), request, final=True, code=known[1])], ""
 
     def response(self, index: int, interaction: Interaction) -> Any:
         """The recorded response as the host gets it: placeholders made the live values; and a hand-written

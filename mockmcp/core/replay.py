@@ -18,14 +18,14 @@ of the recordings (`Recordings`).
 from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
-from mockmcp.cassette.model import CUT, REQUEST
-from mockmcp.core import emulation, live, ordering
+from mockmcp.core import emulation, live
 from mockmcp.core.actions import Action, Cut, Exit, Note, Send, Wake
-from mockmcp.core.batch import Batch
-from mockmcp.core.branching import Questions
+from mockmcp.core.batch import Batch, array
+from mockmcp.core.branching import differences
 from mockmcp.core.matching import Matcher, answer_body, canonical
+from mockmcp.core.play import Player, answer
 from mockmcp.core.report import Mismatch, Report, Withheld
-from mockmcp.core.schedule import ABANDON, ASK, BLOCK, CANCEL, ENDED, FINISH, GO, HOLD, SLEEPING, Schedule
+from mockmcp.core.schedule import ABANDON, BLOCK, CANCEL, ENDED, GO, SLEEPING
 from mockmcp.core.selection import Pick, Recordings, Selection
 
 TYPE_CHECKING = False
@@ -58,34 +58,32 @@ class Replay:
         `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
         """
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
-        self.ended = False
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
-        shared = self.selection.recordings
-        self.ordering = ordering.Ordering(shared.causes)
-        self.schedule = Schedule(shared.causes.moments, timing)
-        # The live values of the cassette's placeholders (`${PROJECT}`), put back in all it sends (see `substitute`).
-        self.writer = live.Writer(redactor.substitutions if redactor is not None else None, shared.tails, shared.eras)
-        self.capabilities = emulation.Capabilities()
-        self.questions = Questions()  # server requests awaiting the host's answer
-        self.requests: dict[Any, Job] = {}  # live request (its key, else its id) -> its job
+        self.player = player = Player(self.report, self.selection.recordings, redactor, timing)
+        # what the engine shares with its player: the jobs, what they wait for, the questions they asked
+        self.schedule, self.ordering, self.questions = player.schedule, player.ordering, player.questions
+        self.requests = player.requests  # live request (its key, else its id) -> its job
+
+    @property
+    def ended(self) -> bool:
+        """Whether an interaction's `exit` ended the session: nothing more is read or sent."""
+        return self.player.ended
 
     # --- the engine's interface to its shell ---------------------------------------------------
 
     def start(self) -> list[Action]:
         """What to send before the host says anything: unsolicited messages recorded first."""
-        return self._release(None)
+        return self.player.release(None)
 
     def receive(self, line: bytes, parsed: Any = _UNREAD, key: Any = None) -> list[Action]:
         """Handle one line from the host.
 
-        `parsed`: the line as `jsonrpc.parse` read it, when the shell has read it already (over HTTP, to
-        judge the POST), which spares reading it twice. `key`: the shell's own name for the live request
-        the message is (a request) or cancels (`notifications/cancelled`), when its id alone does not name
-        it (clients of a shared stateless session choose their ids on their own); what is sent for the
-        request carries it as `Send.request`, and the messages carry the request's own id. None: the
-        request's id names it.
+        `parsed`: the line as `jsonrpc.parse` read it, when the shell has (over HTTP, to judge the POST).
+        `key`: the shell's own name for the live request the message is or cancels, when its id alone does
+        not name it (clients of a shared stateless session choose their ids on their own); what is sent for
+        the request carries it as `Send.request`. None: the request's id names it.
         """
         if self.ended:
             return []
@@ -94,13 +92,7 @@ class Replay:
             try:
                 message = jsonrpc.parse(line)
             except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
-                error = jsonrpc.error_response(
-                    jsonrpc.reply_id_of_unread(line, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}"
-                )
-                return [
-                    Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"),
-                    self._send(error, None, False),
-                ]
+                return _unreadable(line, exc)
         if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
             message = self.redactor.message(message, ids=False)  # the reply carries the host's id
         if jsonrpc.may_hold_lone_surrogates(line):  # and with the recorder's U+FFFD for a lone surrogate
@@ -108,14 +100,10 @@ class Replay:
         if not isinstance(message, list):
             return self._receive_one(message, None, key)
         if not message:
-            return [
-                self._send(
-                    jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"), None, False
-                )
-            ]
+            return [_sent(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))]
         batch = Batch()
         out = [action for member in message for action in self._receive_one(member, batch)]
-        return out + self._batched(batch.seal())
+        return out + array(batch.seal())
 
     def wake(self, token: int) -> list[Action]:
         """A wait the engine asked for (`Wake`) is over."""
@@ -124,11 +112,11 @@ class Replay:
             return []  # the job is gone, or went on meanwhile
         if job.state is SLEEPING:
             self.schedule.move(job, GO)
-            return self.schedule.run(self._step)
+            return self.player.run()
         # Held as long as the server took to send it: what the recording's host sent first has not come.
         note = self.ordering.overdue(job, job.index, job.step, self.cassette.interactions)
         self.schedule.move(job, BLOCK)  # until `give_up` lets it go, unless its server could not go on
-        return ([] if note is None else [Note(note)]) + self._resume(self.ordering.give_up(job))
+        return ([] if note is None else [Note(note)]) + self.player.run(self.ordering.give_up(job))
 
     def holds(self, token: int) -> bool:
         """Whether a wait the engine asked for still matters (False once its job finished, went on, or the
@@ -147,7 +135,7 @@ class Replay:
                 f"the host closed the session before answering {method} (id {asked}) from interactions[{job.index}]"
             )
         released = [job for waiting in self.ordering.blocked() for job in self.ordering.give_up(waiting)]
-        out = [Note(f"mockmcp: {text}") for text in texts] + self._resume(released)
+        out = [Note(f"mockmcp: {text}") for text in texts] + self.player.run(released)
         for job in self.ordering.blocked():
             if job.state not in ENDED:  # one the host cancelled has ended already
                 self.schedule.move(job, ABANDON)
@@ -170,15 +158,15 @@ class Replay:
             return [Note(f"mockmcp: ignored a malformed response from the host: {found.problem}")]
         error = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
         note = Note(f"mockmcp: invalid message from the host ({found.problem}); answered -32600")
-        return [note, *self._answer(batch, error, found.reply_id)]
+        return [note, *answer(batch, error, found.reply_id)]
 
     def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
         pick = self.selection.request(self.selection.recordings.key(method, params))
         if pick is None:
             if method == protocol.PING:  # answered as a server of the request's era answers it
-                answer, note = emulation.ping(message)
-                return ([] if note is None else [Note(note)]) + self._answer(batch, answer, key)
+                pong, note = emulation.ping(message)
+                return ([] if note is None else [Note(note)]) + answer(batch, pong, key)
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
             return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
@@ -191,7 +179,7 @@ class Replay:
         if pick.repeated:
             self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
         declared = protocol.client_capabilities(method, params)
-        for note, text in self.capabilities.take(method, params, declared, interaction.params, index):
+        for note, text in self.player.capabilities.take(method, params, declared, interaction.params, index):
             self.report.capabilities.extend(() if text is None else (text,))
             out.append(Note(note))
         refused = None if declared is None else emulation.undeclared(message["id"], declared, interaction.response)
@@ -199,11 +187,11 @@ class Replay:
             self.report.plays[index] += 1
             instead = f"answered {protocol.MISSING_CAPABILITY}, as a server of that revision does"
             self.report.withheld.append(Withheld(index, refused[0], refused[1], instead))
-            return [*out, Note(self.report.withheld[-1].render()), *self._answer(batch, refused[2], key)]
-        job = self._new_job(index, message["id"], protocol.progress_token(message), batch, key)
+            return [*out, Note(self.report.withheld[-1].render()), *answer(batch, refused[2], key)]
+        job = self.player.begin(index, message["id"], protocol.progress_token(message), batch, key)
         job.exchange = pick.exchange
         self.requests[key] = job
-        return out + self.schedule.run(self._step)
+        return out + self.player.run()
 
     def _selected(self, method: str, pick: Pick) -> list[Action]:
         """What selection said of its pick: that the live session moved to another recorded session, or that it
@@ -231,8 +219,8 @@ class Replay:
                 out.extend(self._cancel(request))
         index = self.selection.notification(self.matcher.key(method, params), self.report.plays)
         if index is not None:
-            self._new_job(index)
-            out.extend(self.schedule.run(self._step))
+            self.player.begin(index)
+            out.extend(self.player.run())
         return out
 
     def _host_response(self, message: dict[str, Any]) -> list[Action]:
@@ -251,13 +239,11 @@ class Replay:
             if canonical(recorded) != live_answer and other is not None:
                 out.append(self._follow(job, other, item))  # a consistent recorded session says what the server does
             elif canonical(recorded) != live_answer:
-                from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
-
-                found = describe_differences(recorded, answered, "the host's", "the host's answer", root="answer")
-                self.report.mismatches.append(Mismatch(job.index, item.message["method"], tuple(t for _p, t in found)))
+                differs = differences(recorded, answered)
+                self.report.mismatches.append(Mismatch(job.index, item.message["method"], differs))
                 out.append(Note(self.report.mismatches[-1].render()))
         self.schedule.move(job, GO)
-        return out + self.schedule.run(self._step)
+        return out + self.player.run()
 
     def _follow(self, job: Job, index: int, item: ServerItem) -> Note:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
@@ -292,125 +278,11 @@ class Replay:
             released = self.ordering.arrive(("cancel", job.index)) + self.ordering.arrive(cancel)
             return [
                 Note(f"{said}, as the recording's host did: what its server sent after that follows"),
-                *self._resume(released),
+                *self.player.run(released),
             ]
         self.schedule.move(job, CANCEL)
-        out = [Note(f"{said}; it will not be answered"), *self._resume(self.ordering.arrive(("cancel", job.index)))]
-        return out if job.batch is None else out + self._batched(job.batch.cancelled(job.interaction))
-
-    # --- playing interactions ---------------------------------------------------------------------
-
-    def _new_job(
-        self, index: int, reply_id: Any = None, token: Any = live.KEEP, batch: Batch | None = None, key: Any = None
-    ) -> Job:
-        self.report.plays[index] += 1
-        job = self.schedule.add(index, self.cassette.interactions[index], reply_id, token, batch, key)
-        if batch is not None:
-            batch.expect(job.interaction)
-        return job
-
-    def _resume(self, jobs: list[Job]) -> list[Action]:
-        """Go on with the jobs `ordering` let go."""
-        self.schedule.let_go(jobs)
-        return self.schedule.run(self._step)
-
-    def _step(self, job: Job) -> list[Action]:
-        """Play the job's next step (a delay, a server item, the response), and move it on (see `schedule`)."""
-        interaction, step = job.interaction, job.step
-        if step == 0:
-            job.step = 1
-            self.schedule.let_go(self.ordering.arrive(job.index))  # its client message has come
-            if interaction.delay:
-                return [self.schedule.sleep(job, interaction.delay)]
-            self.schedule.move(job, GO)
-            return []
-        wait = self.schedule.wait(job)
-        if wait:
-            return [self.schedule.sleep(job, wait)]  # this step again, once the wait is over
-        verdict = (
-            ordering.GO if job.batch is not None else self.ordering.check(job, job.index, step, interaction.session)
-        )
-        if verdict == ordering.HELD:
-            return [self.schedule.sleep(job, self.ordering.gap(job.index, step), HOLD)]
-        if verdict == ordering.BLOCKED:
-            self.schedule.move(job, BLOCK)
-            return []
-        if step > len(interaction.server):
-            return self._finish(job)
-        job.step += 1
-        item = interaction.server[step - 1]
-        if item.kind != REQUEST:
-            self.schedule.move(job, GO)
-            return self.writer.notification(item, job.token, job.reply_id, job.key)  # type: ignore[return-value]
-        missing = self.capabilities.missing(item.message)
-        if missing is not None:  # a server must not send it: go on as the recording continues
-            self.report.withheld.append(Withheld(job.index, item.message["method"], missing))
-            self.schedule.move(job, GO)
-            return [Note(self.report.withheld[-1].render())]
-        self.schedule.move(job, ASK)
-        job.waiting = asked = self.questions.ask(job, item)  # its recorded id, unless that one awaits an answer
-        recorded, out = item.message.get("id"), []
-        if asked != recorded and jsonrpc.is_valid_id(recorded):
-            text = f"{item.message['method']} from interactions[{job.index}] went out with id {asked!r}"
-            out.append(Note(f"mockmcp: {text}: its recorded id {recorded!r} is still awaiting the host's answer"))
-        return [*out, self.writer.question(item, asked, job.key)]
-
-    def _finish(self, job: Job) -> list[Action]:
-        self.schedule.move(job, FINISH)
-        self.schedule.let_go(self.ordering.arrive(("played", job.index)))
-        if self.requests.get(job.key) is job:
-            del self.requests[job.key]
-        interaction = job.interaction
-        exit_when = interaction.exit[1] if interaction.exit is not None else None
-        out = self._reply(job) if job.reply_id is not None and exit_when != "before" else []
-        if interaction.exit is None:
-            return out + self._release(job.index)
-        self.ended = True
-        text = f"interactions[{job.index}] ended the session with status {interaction.exit[0]} ({exit_when} replying)"
-        self.report.faults.append(text)
-        return [*out, Note(f"mockmcp: {text}"), Exit(interaction.exit[0])]
-
-    def _reply(self, job: Job) -> list[Action]:
-        """The reply to the live request: the recorded response, or what the fault knobs say instead."""
-        interaction = job.interaction
-        if interaction.drop == CUT:
-            self.report.faults.append(
-                f"interactions[{job.index}]: the answer to request {job.reply_id!r} broke off before its reply "
-                "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
-            )
-            return [Cut(job.key)]
-        if interaction.drop:
-            self.report.faults.append(f"interactions[{job.index}]: the reply to request {job.reply_id!r} was dropped")
-            return []
-        if job.batch is None or interaction.raw_response is not None or interaction.response is None:
-            return self.writer.reply(job.index, interaction, job.reply_id, job.key)  # type: ignore[return-value]
-        body = {k: v for k, v in self.writer.response(job.index, interaction).items() if k != "id"}
-        return self._answer(job.batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, job.key, expected=True)
-
-    def _release(self, anchor: int | None) -> list[Action]:
-        """The unsolicited messages recorded after this interaction, now that it has played."""
-        for index in self.ordering.unsolicited(anchor):
-            job = self._new_job(index)
-            if anchor is not None:
-                self.schedule.after(job, self.cassette.interactions[anchor])
-        return self.schedule.run(self._step)
-
-    # --- answers -----------------------------------------------------------------------------------
-
-    def _answer(self, batch: Batch | None, response: dict[str, Any], key: Any, expected: bool = False) -> list[Action]:
-        """A response to the live request `key`: sent, or kept for its batch's array."""
-        if batch is None:
-            return [self._send(response, key)]
-        return self._batched(batch.add(response, expected))
-
-    def _batched(self, responses: list[dict[str, Any]] | None) -> list[Action]:
-        """A batch's array of responses, once it is whole."""
-        if responses is None:
-            return []
-        return [Send(jsonrpc.encode(responses), batch=tuple(response.get("id") for response in responses))]
-
-    def _send(self, response: dict[str, Any], key: Any, final: bool = True) -> Send:
-        return Send(jsonrpc.encode(response), key, final=final, code=live.error_code(response))
+        out = [Note(f"{said}; it will not be answered"), *self.player.run(self.ordering.arrive(("cancel", job.index)))]
+        return out if job.batch is None else out + array(job.batch.cancelled(job.interaction))
 
     def _miss(
         self, message: dict[str, Any], batch: Batch | None, key: Any, refused: Refusal | None = None
@@ -420,11 +292,7 @@ class Replay:
         from mockmcp.core.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
         method, request_id, params = message["method"], message["id"], message.get("params")
-        code, reason, error = refused or (0, "", None)
-        if not code and method in self.selection.recordings.methods:
-            code, reason = jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request"
-        elif not code:
-            code, reason = jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}"
+        code, reason, error = emulation.refusal(method, refused, self.selection.recordings.methods)
         miss = explain_miss(self.cassette, self.matcher, self.report.plays, request_id, method, params, code, reason)
         self.report.add_miss(miss)
         if error is None:
@@ -432,4 +300,15 @@ class Replay:
                 "mockmcp: no recorded interaction matches" if code != jsonrpc.METHOD_NOT_FOUND else "Method not found"
             )
             error = jsonrpc.error_response(request_id, code, f"{said}: {method}", miss.error_data())
-        return [Note(miss.render()), *self._answer(batch, error, key)]
+        return [Note(miss.render()), *answer(batch, error, key)]
+
+
+def _sent(response: dict[str, Any]) -> Send:
+    """An answer to a line that names no request (`final`: False, so no request's stream ends with it)."""
+    return Send(jsonrpc.encode(response), code=live.error_code(response))
+
+
+def _unreadable(line: bytes, exc: ValueError) -> list[Action]:
+    """A line that is no JSON: answered -32700, with the id it seems to carry (a reply no request ends)."""
+    error = jsonrpc.error_response(jsonrpc.reply_id_of_unread(line, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}")
+    return [Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"), _sent(error)]

@@ -70,27 +70,16 @@ ENDED = (DONE, CANCELLED, ABANDONED)
 GO, PLAY, SLEEP, HOLD, BLOCK, ASK = "go", "play", "sleep", "hold", "block", "ask"
 FINISH, CANCEL, ABANDON = "finish", "cancel", "abandon"
 
-TRANSITIONS = {
-    (QUEUED, GO): QUEUED,  # it is queued already, and keeps its place
-    (QUEUED, PLAY): PLAYING,
-    (PLAYING, GO): QUEUED,  # it sent a message (or began) and goes on
-    (PLAYING, SLEEP): SLEEPING,
-    (PLAYING, HOLD): HELD,
-    (PLAYING, BLOCK): BLOCKED,
-    (PLAYING, ASK): ASKING,
-    (PLAYING, FINISH): DONE,
-    (SLEEPING, GO): QUEUED,  # its Wake
-    (HELD, GO): QUEUED,  # what it waited for came, or its Wake (the server took no longer)
-    (HELD, BLOCK): BLOCKED,  # its Wake came, but it waits for what its server could not have sent it without
-    (BLOCKED, GO): QUEUED,
-    (ASKING, GO): QUEUED,  # the host answered, or cancelled the request as the recording's host did
-    (SLEEPING, CANCEL): CANCELLED,
-    (HELD, CANCEL): CANCELLED,
-    (BLOCKED, CANCEL): CANCELLED,
-    (ASKING, CANCEL): CANCELLED,
-    (HELD, ABANDON): ABANDONED,
-    (BLOCKED, ABANDON): ABANDONED,
-    (ASKING, ABANDON): ABANDONED,
+TRANSITIONS = {  # state -> event -> the state it moves to; a job moves no other way
+    QUEUED: {GO: QUEUED, PLAY: PLAYING},  # GO: it is queued already, and keeps its place
+    PLAYING: {GO: QUEUED, SLEEP: SLEEPING, HOLD: HELD, BLOCK: BLOCKED, ASK: ASKING, FINISH: DONE},
+    SLEEPING: {GO: QUEUED, CANCEL: CANCELLED},  # GO: its Wake
+    HELD: {GO: QUEUED, BLOCK: BLOCKED, CANCEL: CANCELLED, ABANDON: ABANDONED},  # BLOCK: its Wake, yet a hard need
+    BLOCKED: {GO: QUEUED, CANCEL: CANCELLED, ABANDON: ABANDONED},
+    ASKING: {GO: QUEUED, CANCEL: CANCELLED, ABANDON: ABANDONED},  # GO: answered, or cancelled as recorded
+    DONE: {},
+    CANCELLED: {},
+    ABANDONED: {},
 }
 
 
@@ -150,7 +139,7 @@ class Schedule:
 
     def move(self, job: Job, event: str) -> None:
         """`event` happened to the job: it moves as `TRANSITIONS` says (ValueError: the table has no such move)."""
-        state = TRANSITIONS.get((job.state, event))
+        state = TRANSITIONS[job.state].get(event)
         if state is None:
             raise ValueError(f"mockmcp: a {job.state} job of interactions[{job.index}] cannot {event} (engine bug)")
         if job.alarm:  # whatever it slept until is moot now
