@@ -72,7 +72,7 @@ def test_the_table_holds_these_moves_and_no_other() -> None:
 )
 def test_a_job_moves_as_the_table_says_or_not_at_all(state: str, event: str) -> None:
     schedule = Schedule(MOMENTS)
-    job = schedule.add(1, RECORDED[1], None, None, None, None)
+    job = schedule.add(Job(1, RECORDED[1], None, None, None, None))
     job.state = state
     expected = {(s, e): to for s, e, to in MOVES}.get((state, event))
     if expected is None:
@@ -106,8 +106,8 @@ def player(schedule: Schedule, played: list[str], asks: int | None = None) -> Ca
 
 def test_the_earliest_recorded_message_goes_first_across_jobs() -> None:
     schedule, played = Schedule(MOMENTS), []
-    first = schedule.add(0, RECORDED[0], 1, None, None, 1)
-    second = schedule.add(1, RECORDED[1], 2, None, None, 2)
+    first = schedule.add(Job(0, RECORDED[0], 1, None, None, 1))
+    second = schedule.add(Job(1, RECORDED[1], 2, None, None, 2))
     actions = schedule.run(player(schedule, played))
     assert played == ["0.1", "1.1", "0.2", "0.3"]  # 0.0, 0.5, 1.0, 2.0: the recorded server's order
     assert actions == [Note(text) for text in played]
@@ -116,19 +116,19 @@ def test_the_earliest_recorded_message_goes_first_across_jobs() -> None:
 
 def test_messages_recorded_alike_go_in_the_order_of_their_jobs() -> None:
     schedule, played = Schedule(MOMENTS), []
-    schedule.add(2, RECORDED[2], 1, None, None, 1)
-    schedule.add(1, RECORDED[1], 2, None, None, 2)
+    schedule.add(Job(2, RECORDED[2], 1, None, None, 1))
+    schedule.add(Job(1, RECORDED[1], 2, None, None, 2))
     schedule.run(player(schedule, played))
     assert played == ["2.1", "1.1"]
 
 
 def test_a_sleeping_job_holds_up_no_other_and_goes_on_at_its_wake() -> None:
     schedule, played = Schedule(MOMENTS), []
-    slow = schedule.add(0, RECORDED[0], 1, None, None, 1)
+    slow = schedule.add(Job(0, RECORDED[0], 1, None, None, 1))
     slow.step, slow.state = 1, "playing"  # as the engine does with a `delay` before its first message
     wake = schedule.sleep(slow, 5.0)
     assert wake == Wake(5.0, wake.job) and slow.state == "sleeping" and schedule.holds(wake.job)
-    schedule.add(1, RECORDED[1], 2, None, None, 2)
+    schedule.add(Job(1, RECORDED[1], 2, None, None, 2))
     schedule.run(player(schedule, played))
     assert played == ["1.1"] and slow.state == "sleeping"
     assert schedule.woken(wake.job) is slow
@@ -141,7 +141,7 @@ def test_a_sleeping_job_holds_up_no_other_and_goes_on_at_its_wake() -> None:
 def test_a_wait_is_moot_once_its_job_went_on_without_it() -> None:
     """A held job that `ordering` lets go before its Wake: the Wake does nothing, and its entry is not played twice."""
     schedule, played = Schedule(MOMENTS), []
-    held = schedule.add(1, RECORDED[1], 1, None, None, 1)
+    held = schedule.add(Job(1, RECORDED[1], 1, None, None, 1))
     held.step, held.state = 1, "playing"
     wake = schedule.sleep(held, 0.5, "hold")
     schedule.let_go([held, held])  # handed back twice: queued once
@@ -152,7 +152,7 @@ def test_a_wait_is_moot_once_its_job_went_on_without_it() -> None:
 
 def test_a_cancelled_job_never_plays_again() -> None:
     schedule, played = Schedule(MOMENTS), []
-    asking = schedule.add(0, RECORDED[0], 1, None, None, 1)
+    asking = schedule.add(Job(0, RECORDED[0], 1, None, None, 1))
     schedule.run(player(schedule, played, asks=1))
     assert played == ["0.1"] and asking.state == "asking"
     schedule.move(asking, "cancel")
@@ -167,11 +167,11 @@ def test_a_job_queued_while_the_schedule_runs_is_played_by_the_run_under_way() -
 
     def starting_another(job: Job) -> list[Action]:
         if job.index == 1 and job.step == 1:  # as an unsolicited message begins when an interaction ends
-            schedule.add(2, RECORDED[2], None, None, None, None)
+            schedule.add(Job(2, RECORDED[2], None, None, None, None))
             inner.append(schedule.run(step))
         return step(job)
 
-    schedule.add(1, RECORDED[1], 1, None, None, 1)
+    schedule.add(Job(1, RECORDED[1], 1, None, None, 1))
     assert schedule.run(starting_another) == [Note("1.1"), Note("2.1")]
     assert inner == [[]]
 
@@ -183,7 +183,7 @@ def test_a_job_queued_while_the_schedule_runs_is_played_by_the_run_under_way() -
 )
 def test_with_timing_each_message_waits_as_long_as_the_recording_took(timing: float, waits: list[float]) -> None:
     schedule = Schedule(MOMENTS, timing)
-    job = schedule.add(0, RECORDED[0], 1, None, None, 1)  # recorded at 0.0; its messages at 0.0, 1.0, 2.0
+    job = schedule.add(Job(0, RECORDED[0], 1, None, None, 1))  # recorded at 0.0; its messages at 0.0, 1.0, 2.0
     for step, wait in enumerate(waits, 1):
         job.step = step
         assert schedule.wait(job) == wait
@@ -203,6 +203,6 @@ def test_with_timing_an_unsolicited_message_keeps_its_distance_from_what_it_foll
     before: Interaction, clock: float
 ) -> None:
     schedule = Schedule(MOMENTS, 1.0)
-    job = schedule.add(1, RECORDED[1], None, None, None, None)  # recorded at 0.4, its message at 0.5
+    job = schedule.add(Job(1, RECORDED[1], None, None, None, None))  # recorded at 0.4, its message at 0.5
     schedule.after(job, before)
     assert job.clock == clock

@@ -134,10 +134,6 @@ class Ordering:
             "before it, which this host never did"
         )
 
-    def waits(self, key: Hashable) -> bool:
-        """Whether job `key` waits for something."""
-        return key in self._waiting
-
     def blocked(self) -> list[Hashable]:
         """The jobs that wait (the session ends: nothing more can come)."""
         return list(self._waiting)

@@ -1,11 +1,8 @@
-"""What goes out to the host: each job's steps played, by what the recording says. No I/O.
+"""What goes out to the host: each job's next step played as the recording says, and the job moved on. No I/O.
 
-Theory of operation. `Replay` takes what the host sends and starts jobs; `schedule.run` hands each
-job that may go on to `Player.step`, which plays its next step (its delay, a wait as long as the
-recording took, a server notification or request, the reply) and moves the job on: queued again,
-asleep until a `Wake`, held or blocked by `ordering`, asking the host, or done. A job done lets the
-unsolicited messages recorded after its interaction begin.
-
+`Replay` takes what the host sends and begins jobs; `schedule.run` hands each job that may go on to
+`Player.step`: its delay, a wait as long as the recording took, what `ordering` holds it for, a server
+notification or request, the reply. A job done lets the unsolicited messages recorded after it begin.
 It is on the launch path (docs/architecture.md, "Start-up rules").
 """
 
@@ -18,7 +15,7 @@ from mockmcp.core.actions import Exit, Note, Send
 from mockmcp.core.batch import array
 from mockmcp.core.branching import Questions
 from mockmcp.core.report import Withheld
-from mockmcp.core.schedule import ASK, BLOCK, FINISH, GO, HOLD, Schedule
+from mockmcp.core.schedule import Job, Schedule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +27,6 @@ if TYPE_CHECKING:
     from mockmcp.core.batch import Batch
     from mockmcp.core.redact import Redactor
     from mockmcp.core.report import Report
-    from mockmcp.core.schedule import Job
     from mockmcp.core.selection import Recordings
 
 __all__ = ["Player", "answer"]
@@ -45,18 +41,6 @@ def answer(batch: Batch | None, response: dict[str, Any], key: Any, expected: bo
 
 class Player:
     """Plays one live session's jobs; what the engine shares with it are the attributes."""
-
-    __slots__ = (
-        "capabilities",
-        "cassette",
-        "ended",
-        "ordering",
-        "questions",
-        "report",
-        "requests",
-        "schedule",
-        "writer",
-    )
 
     def __init__(self, report: Report, recordings: Recordings, redactor: Redactor | None, timing: float) -> None:
         self.cassette: Cassette = recordings.cassette
@@ -76,7 +60,7 @@ class Player:
     ) -> Job:
         """A job playing interactions[index] (for the live request `reply_id`, named `key` by the shell)."""
         self.report.plays[index] += 1
-        job = self.schedule.add(index, self.cassette.interactions[index], reply_id, token, batch, key)
+        job = self.schedule.add(Job(index, self.cassette.interactions[index], reply_id, token, batch, key))
         if batch is not None:
             batch.expect(job.interaction)
         return job
@@ -102,7 +86,7 @@ class Player:
             self.schedule.let_go(self.ordering.arrive(job.index))  # its client message has come
             if interaction.delay:
                 return [self.schedule.sleep(job, interaction.delay)]
-            self.schedule.move(job, GO)
+            self.schedule.move(job, "go")
             return []
         wait = self.schedule.wait(job)
         if wait:
@@ -111,9 +95,9 @@ class Player:
             ordering.GO if job.batch is not None else self.ordering.check(job, job.index, step, interaction.session)
         )
         if verdict == ordering.HELD:
-            return [self.schedule.sleep(job, self.ordering.gap(job.index, step), HOLD)]
+            return [self.schedule.sleep(job, self.ordering.gap(job.index, step), "hold")]
         if verdict == ordering.BLOCKED:
-            self.schedule.move(job, BLOCK)
+            self.schedule.move(job, "block")
             return []
         if step > len(interaction.server):
             return self._finish(job)
@@ -121,7 +105,7 @@ class Player:
         item = interaction.server[step - 1]
         if item.kind == REQUEST:
             return self._ask(job, item)
-        self.schedule.move(job, GO)
+        self.schedule.move(job, "go")
         return self.writer.notification(item, job.token, job.reply_id, job.key)  # type: ignore[return-value]
 
     def _ask(self, job: Job, item: ServerItem) -> list[Action]:
@@ -130,9 +114,9 @@ class Player:
         missing = self.capabilities.missing(item.message)
         if missing is not None:  # the interaction goes on as recorded
             self.report.withheld.append(Withheld(job.index, item.message["method"], missing))
-            self.schedule.move(job, GO)
+            self.schedule.move(job, "go")
             return [Note(self.report.withheld[-1].render())]
-        self.schedule.move(job, ASK)
+        self.schedule.move(job, "ask")
         job.waiting = asked = self.questions.ask(job, item)
         recorded, out = item.message.get("id"), []
         if asked != recorded and jsonrpc.is_valid_id(recorded):
@@ -141,7 +125,7 @@ class Player:
         return [*out, self.writer.question(item, asked, job.key)]
 
     def _finish(self, job: Job) -> list[Action]:
-        self.schedule.move(job, FINISH)
+        self.schedule.move(job, "finish")
         self.schedule.let_go(self.ordering.arrive(("played", job.index)))
         if self.requests.get(job.key) is job:
             del self.requests[job.key]

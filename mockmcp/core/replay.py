@@ -4,15 +4,12 @@ Theory of operation. Every incoming line goes through `receive`, which returns w
 do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr, `Cut` a
 request's answer off where the recorded one broke off (`drop: cut`), `Exit` the session. A matched
 request starts a *job* that walks its interaction's steps: an optional delay, each recorded server
-message, the response; a waiting job (a delay, a server request to the host) holds up no other job.
-What state a job is in, and which plays next, is `schedule`'s; which recording answers a request,
-`selection`'s; what waits for what, `ordering`'s; what a server of the recorded revision says where
-the cassette is silent, `emulation`'s; the server's questions in flight and the recording that goes
-on when the host answers otherwise, `branching`'s; a batch's array, `batch`'s; what is sent of the
-recording (live ids, tokens and values), `live`'s. This module plays jobs by what they say.
-
-The engine serves one live session; over HTTP each live session has its own, all sharing one index
-of the recordings (`Recordings`).
+message, the response (`play`); a waiting job (a delay, a server request to the host) holds up no
+other. Each policy has a module of its own: a job's states and which plays next, `schedule`; which
+recording answers, `selection`; what waits for what, `ordering`; what a server says where the cassette
+is silent, `emulation`; the host's answers to the server's questions, `branching`; a batch's array,
+`batch`; the live values in what is sent, `live`. This module takes what comes in, by what they say.
+The engine serves one live session; over HTTP each has its own, all sharing one `Recordings`.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from mockmcp.core.branching import differences
 from mockmcp.core.matching import Matcher, answer_body, canonical
 from mockmcp.core.play import Player, answer
 from mockmcp.core.report import Mismatch, Report, Withheld
-from mockmcp.core.schedule import ABANDON, BLOCK, CANCEL, ENDED, GO, SLEEPING
+from mockmcp.core.schedule import ENDED
 from mockmcp.core.selection import Pick, Recordings, Selection
 
 TYPE_CHECKING = False
@@ -110,12 +107,12 @@ class Replay:
         job = self.schedule.woken(token)
         if job is None:
             return []  # the job is gone, or went on meanwhile
-        if job.state is SLEEPING:
-            self.schedule.move(job, GO)
+        if job.state == "sleeping":
+            self.schedule.move(job, "go")
             return self.player.run()
         # Held as long as the server took to send it: what the recording's host sent first has not come.
         note = self.ordering.overdue(job, job.index, job.step, self.cassette.interactions)
-        self.schedule.move(job, BLOCK)  # until `give_up` lets it go, unless its server could not go on
+        self.schedule.move(job, "block")  # until `give_up` lets it go, unless its server could not go on
         return ([] if note is None else [Note(note)]) + self.player.run(self.ordering.give_up(job))
 
     def holds(self, token: int) -> bool:
@@ -129,7 +126,7 @@ class Replay:
         not have sent without a message the host never sent is never sent."""
         texts = []
         for asked, job, item in self.questions.abandon():
-            self.schedule.move(job, ABANDON)
+            self.schedule.move(job, "abandon")
             method = item.message["method"]
             texts.append(
                 f"the host closed the session before answering {method} (id {asked}) from interactions[{job.index}]"
@@ -138,7 +135,7 @@ class Replay:
         out = [Note(f"mockmcp: {text}") for text in texts] + self.player.run(released)
         for job in self.ordering.blocked():
             if job.state not in ENDED:  # one the host cancelled has ended already
-                self.schedule.move(job, ABANDON)
+                self.schedule.move(job, "abandon")
                 texts.append(self.ordering.unsent(job.index, job.step > len(job.interaction.server)))
                 out.append(Note(f"mockmcp: {texts[-1]}"))
         self.report.unanswered.extend(texts)
@@ -242,7 +239,7 @@ class Replay:
                 differs = differences(recorded, answered)
                 self.report.mismatches.append(Mismatch(job.index, item.message["method"], differs))
                 out.append(Note(self.report.mismatches[-1].render()))
-        self.schedule.move(job, GO)
+        self.schedule.move(job, "go")
         return out + self.player.run()
 
     def _follow(self, job: Job, index: int, item: ServerItem) -> Note:
@@ -274,13 +271,13 @@ class Replay:
         if cancel is not None and job.batch is None:
             if job.waiting is not None:
                 job.waiting = None
-                self.schedule.move(job, GO)
+                self.schedule.move(job, "go")
             released = self.ordering.arrive(("cancel", job.index)) + self.ordering.arrive(cancel)
             return [
                 Note(f"{said}, as the recording's host did: what its server sent after that follows"),
                 *self.player.run(released),
             ]
-        self.schedule.move(job, CANCEL)
+        self.schedule.move(job, "cancel")
         out = [Note(f"{said}; it will not be answered"), *self.player.run(self.ordering.arrive(("cancel", job.index)))]
         return out if job.batch is None else out + array(job.batch.cancelled(job.interaction))
 

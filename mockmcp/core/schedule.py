@@ -29,58 +29,36 @@ if TYPE_CHECKING:
     from mockmcp.core.batch import Batch
     from mockmcp.core.selection import Exchange
 
-__all__ = [
-    "ABANDON",
-    "ABANDONED",
-    "ASK",
-    "ASKING",
-    "BLOCK",
-    "BLOCKED",
-    "CANCEL",
-    "CANCELLED",
-    "DONE",
-    "ENDED",
-    "FINISH",
-    "GO",
-    "HELD",
-    "HOLD",
-    "Job",
-    "PLAY",
-    "PLAYING",
-    "QUEUED",
-    "SLEEP",
-    "SLEEPING",
-    "Schedule",
-    "TRANSITIONS",
-]
+__all__ = ["ENDED", "Job", "Schedule", "TRANSITIONS"]
 
-# A job's states.
-QUEUED = "queued"  # it may go on: in the heap, by its next message's recorded time
-PLAYING = "playing"  # the engine plays its next step
-SLEEPING = "sleeping"  # until its Wake: a `delay`, or (--timing) as long as the recorded server took
-HELD = "held"  # until `ordering` lets it go, or at most until its Wake: the recording's host sent more first
-BLOCKED = "blocked"  # until `ordering` lets it go: its server could not have sent it without what has not come
-ASKING = "asking"  # until the host answers its server request
-DONE = "done"  # played to its end
-CANCELLED = "cancelled"  # the host cancelled its request: nothing more is sent
-ABANDONED = "abandoned"  # the host closed the session while the job waited for it
-ENDED = (DONE, CANCELLED, ABANDONED)
-
-# What happens to a job.
-GO, PLAY, SLEEP, HOLD, BLOCK, ASK = "go", "play", "sleep", "hold", "block", "ask"
-FINISH, CANCEL, ABANDON = "finish", "cancel", "abandon"
-
-TRANSITIONS = {  # state -> event -> the state it moves to; a job moves no other way
-    QUEUED: {GO: QUEUED, PLAY: PLAYING},  # GO: it is queued already, and keeps its place
-    PLAYING: {GO: QUEUED, SLEEP: SLEEPING, HOLD: HELD, BLOCK: BLOCKED, ASK: ASKING, FINISH: DONE},
-    SLEEPING: {GO: QUEUED, CANCEL: CANCELLED},  # GO: its Wake
-    HELD: {GO: QUEUED, BLOCK: BLOCKED, CANCEL: CANCELLED, ABANDON: ABANDONED},  # BLOCK: its Wake, yet a hard need
-    BLOCKED: {GO: QUEUED, CANCEL: CANCELLED, ABANDON: ABANDONED},
-    ASKING: {GO: QUEUED, CANCEL: CANCELLED, ABANDON: ABANDONED},  # GO: answered, or cancelled as recorded
-    DONE: {},
-    CANCELLED: {},
-    ABANDONED: {},
+# A job's states, and what it waits for in each:
+#   queued     nothing: it is in the heap, by its next message's recorded time
+#   playing    nothing: the engine plays its next step (`Schedule.run`)
+#   sleeping   its Wake: a `delay`, or (--timing) as long as the recorded server took
+#   held       `ordering`, or at most its Wake: the recording's host had sent more first
+#   blocked    `ordering`: its server could not have sent the message without what has not come
+#   asking     the host's answer to its server request
+#   done, cancelled (by the host), abandoned (the host closed the session while it waited): it has ended
+# What happens to a job is an event (the engine's `move`); a job moves only as this table says.
+TRANSITIONS = {
+    "queued": {"go": "queued", "play": "playing"},  # go: it is queued already, and keeps its place
+    "playing": {
+        "go": "queued",
+        "sleep": "sleeping",
+        "hold": "held",
+        "block": "blocked",
+        "ask": "asking",
+        "finish": "done",
+    },
+    "sleeping": {"go": "queued", "cancel": "cancelled"},  # go: its Wake
+    "held": {"go": "queued", "block": "blocked", "cancel": "cancelled", "abandon": "abandoned"},  # block: at its Wake
+    "blocked": {"go": "queued", "cancel": "cancelled", "abandon": "abandoned"},
+    "asking": {"go": "queued", "cancel": "cancelled", "abandon": "abandoned"},  # go: answered, or cancelled as recorded
+    "done": {},
+    "cancelled": {},
+    "abandoned": {},
 }
+ENDED = ("done", "cancelled", "abandoned")
 
 
 class Job:
@@ -110,7 +88,7 @@ class Job:
         self.reply_id = reply_id  # the live request's id; None when there is no request to answer
         self.key = key  # what the shell knows the live request by (`Send.request`): its key, else its id
         self.token = token  # the live progress token (None: none asked; `live.KEEP`: no live request)
-        self.state, self.step, self.entry, self.alarm = QUEUED, 0, 0, 0  # step: the next message (0: begin)
+        self.state, self.step, self.entry, self.alarm = "queued", 0, 0, 0  # step: the next message (0: begin)
         self.waiting: Any = None  # the id of its server request awaiting the host's answer
         self.clock, self.slept = interaction.at, -1  # --timing: the recorded time reached, the step slept before
         self.exchange: Exchange | None = None  # among several recorded sessions: what the host's answers are held to
@@ -129,11 +107,8 @@ class Schedule:
         self._entries = self._tokens = 0
         self._running = False
 
-    def add(
-        self, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any
-    ) -> Job:
-        """A new job, queued to begin (its fields as `Job`'s)."""
-        job = Job(index, interaction, reply_id, token, batch, key)
+    def add(self, job: Job) -> Job:
+        """A new job, queued to begin."""
         self._push(job)
         return job
 
@@ -146,7 +121,7 @@ class Schedule:
             del self._alarms[job.alarm]
             job.alarm = 0
         job.state = state
-        if state is not QUEUED:
+        if state != "queued":
             job.entry = 0
         elif not job.entry:
             self._push(job)
@@ -155,10 +130,10 @@ class Schedule:
         """Queue the jobs `ordering` let go (one the host cancelled meanwhile has ended)."""
         for job in jobs:
             if job.state not in ENDED:
-                self.move(job, GO)
+                self.move(job, "go")
 
-    def sleep(self, job: Job, after: float, event: str = SLEEP) -> Wake:
-        """The job waits (`SLEEP` or `HOLD`) until the shell wakes it, `after` seconds from now."""
+    def sleep(self, job: Job, after: float, event: str = "sleep") -> Wake:
+        """The job waits ("sleep" or "hold") until the shell wakes it, `after` seconds from now."""
         self.move(job, event)
         self._tokens += 1
         job.alarm = self._tokens
@@ -190,12 +165,12 @@ class Schedule:
                 if job.entry != entry:
                     continue
                 sent = job.step > 0  # it sends a message now (step 0 only begins it)
-                self.move(job, PLAY)
+                self.move(job, "play")
                 out.extend(step(job))
                 # A job that sent goes on at once while its next message is not later than any other's: the
                 # recorder times the messages of one read alike, and they came in the order of their jobs.
-                while sent and job.state is QUEUED and self._first(job):
-                    self.move(job, PLAY)
+                while sent and job.state == "queued" and self._first(job):
+                    self.move(job, "play")
                     out.extend(step(job))
         finally:
             self._running = False
@@ -217,8 +192,10 @@ class Schedule:
     def after(self, job: Job, before: Interaction) -> None:
         """With --timing, an unsolicited message keeps its recorded distance from the interaction it follows
         (a log the server sent 5 s after a call comes 5 s after it)."""
+        if not self._timing or job.clock is None or before.session != job.interaction.session:
+            return
         ended = response_time(before) if before.response is not None else before.at
-        if self._timing and ended is not None and job.clock is not None and before.session == job.interaction.session:
+        if ended is not None:
             job.clock = min(ended, job.clock)
 
     def _push(self, job: Job) -> None:
