@@ -67,7 +67,8 @@ class Player:
 
     def run(self, jobs: Iterable[Job] = ()) -> list[Action]:
         """Go on with `jobs` (the ones `ordering` let go), and play every job that may go on."""
-        self.schedule.let_go(jobs)
+        if jobs:
+            self.schedule.let_go(jobs)
         return self.schedule.run(self.step)
 
     def release(self, anchor: int | None) -> list[Action]:
@@ -144,7 +145,8 @@ class Player:
         interaction, batch = job.interaction, job.batch
         if batch is None or interaction.drop or interaction.raw_response is not None or interaction.response is None:
             sent, fault = self.writer.reply(job.index, interaction, job.reply_id, job.key)
-            self.report.faults.extend((fault,) if fault else ())
+            if fault:
+                self.report.faults.append(fault)
             return sent
         body = {k: v for k, v in self.writer.response(job.index, interaction).items() if k != "id"}
         return answer(batch, {"jsonrpc": "2.0", "id": job.reply_id, **body}, job.key, expected=True)

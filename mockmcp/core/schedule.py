@@ -165,12 +165,12 @@ class Schedule:
                 if job.entry != entry:
                     continue
                 sent = job.step > 0  # it sends a message now (step 0 only begins it)
-                self.move(job, "play")
+                job.state, job.entry = "playing", 0  # "play": a job with a live entry is queued (and has no alarm)
                 out.extend(step(job))
                 # A job that sent goes on at once while its next message is not later than any other's: the
                 # recorder times the messages of one read alike, and they came in the order of their jobs.
                 while sent and job.state == "queued" and self._first(job):
-                    self.move(job, "play")
+                    job.state, job.entry = "playing", 0
                     out.extend(step(job))
         finally:
             self._running = False
@@ -183,8 +183,10 @@ class Schedule:
 
     def wait(self, job: Job) -> float:
         """With --timing: how long before the job's next message, as the recording took (scaled); else 0."""
+        if not self._timing:
+            return 0.0
         at = self.moment(job.index, job.step)
-        if not self._timing or at is None or job.clock is None or job.slept == job.step:
+        if at is None or job.clock is None or job.slept == job.step:
             return 0.0
         wait, job.clock, job.slept = max(0.0, at - job.clock) * self._timing, at, job.step
         return wait
