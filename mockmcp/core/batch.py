@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from mockmcp.cassette.model import Interaction
+    from mockmcp.core.actions import Action
 
 __all__ = ["Batch", "answers_in_batch", "array"]
 
@@ -37,7 +38,7 @@ def answers_in_batch(interaction: Interaction) -> bool:
     )
 
 
-def array(responses: list[dict[str, Any]] | None) -> list[Send]:
+def array(responses: list[dict[str, Any]] | None) -> list[Action]:
     """What to send of a batch's responses (`Batch`'s methods return them once the array is whole)."""
     if responses is None:
         return []

@@ -85,7 +85,7 @@ class Questions:
     __slots__ = ("_awaiting", "_next")
 
     def __init__(self) -> None:
-        self._awaiting: dict[Any, tuple[Hashable, ServerItem]] = {}  # our id -> (the job asking, what it asked)
+        self._awaiting: dict[Any, tuple[Any, ServerItem]] = {}  # our id -> (the job asking, what it asked)
         self._next = 1
 
     def ask(self, job: Hashable, item: ServerItem) -> Any:
@@ -100,7 +100,7 @@ class Questions:
         self._awaiting[asked] = (job, item)
         return asked
 
-    def answered(self, asked: Any) -> tuple[Hashable, ServerItem] | None:
+    def answered(self, asked: Any) -> tuple[Any, ServerItem] | None:
         """The host answered id `asked`: the job that asked and what (None: no request of ours has that id)."""
         return self._awaiting.pop(asked, None)
 
@@ -108,7 +108,7 @@ class Questions:
         """The job that asked is gone (the host cancelled its request): no answer is awaited."""
         self._awaiting.pop(asked, None)
 
-    def abandon(self) -> list[tuple[Any, Hashable, ServerItem]]:
+    def abandon(self) -> list[tuple[Any, Any, ServerItem]]:
         """The host can answer nothing more: every request awaiting an answer, (id, job, item), in the order asked."""
         abandoned = [(asked, job, item) for asked, (job, item) in self._awaiting.items()]
         self._awaiting.clear()

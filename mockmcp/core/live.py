@@ -132,7 +132,7 @@ class Writer:
         data = jsonrpc.encode({"jsonrpc": "2.0", "id": asked, **body})
         return Send(data, request, stream=item.stream, method=item.message["method"])
 
-    def notification(self, item: ServerItem, token: Any, reply_id: Any, request: Any) -> list[Send]:
+    def notification(self, item: ServerItem, token: Any, reply_id: Any, request: Any) -> list[Action]:
         """A server notification (or a line recorded raw) sent while answering the live request `reply_id`."""
         if item.kind == RAW:
             line = raw_line(self.expanded(item.message))

@@ -37,6 +37,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Hashable
+    from typing import Any
 
     from mockmcp.cassette.model import Interaction
     from mockmcp.core.timeline import Causes
@@ -134,13 +135,13 @@ class Ordering:
             "before it, which this host never did"
         )
 
-    def blocked(self) -> list[Hashable]:
+    def blocked(self) -> list[Any]:
         """The jobs that wait (the session ends: nothing more can come)."""
         return list(self._waiting)
 
     # --- what comes ------------------------------------------------------------------------------
 
-    def arrive(self, event: Hashable) -> list[Hashable]:
+    def arrive(self, event: Hashable) -> list[Any]:
         """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
         self._arrived.add(event)
         found = self.causes.position.get(event)
@@ -148,7 +149,7 @@ class Ordering:
             self._advance(*found)
         return self._ready()
 
-    def joined(self, session: int, before: float | None) -> list[Hashable]:
+    def joined(self, session: int, before: float | None) -> list[Any]:
         """The live session goes on in another recorded session, at a message recorded at `before`: what that
         session's host sent before it counts as come (the live host sent its like)."""
         times = self.causes.times.get(session)
@@ -160,7 +161,7 @@ class Ordering:
             self._advance(session, place)
         return self._ready()
 
-    def give_up(self, key: Hashable) -> list[Hashable]:
+    def give_up(self, key: Hashable) -> list[Any]:
         """Job `key` waited as long as the server took: its message goes without what it waited for (unless a
         hard need still blocks it). What the host skipped (recorded before the latest client message that
         came) counts as come for every job from now on; what is recorded after it may still come. Returns
@@ -194,7 +195,7 @@ class Ordering:
     def _may_go(self, key: Hashable, session: int, needs: int, hard: tuple[Hashable, ...]) -> bool:
         return not self._soft(key, session, needs) and all(event in self._arrived for event in hard)
 
-    def _ready(self) -> list[Hashable]:
+    def _ready(self) -> list[Any]:
         ready = []
         for key, (session, needs, hard) in self._waiting.items():
             if self._may_go(key, session, needs, hard):
@@ -204,7 +205,7 @@ class Ordering:
         return ready
 
 
-def _event(event: Hashable, interactions: tuple[Interaction, ...]) -> str:
+def _event(event: Any, interactions: tuple[Interaction, ...]) -> str:
     """A recorded client event, for people: `interactions[3] (tools/call)`, or a host's answer."""
     if isinstance(event, tuple):
         index, item = event

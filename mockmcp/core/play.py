@@ -36,7 +36,7 @@ def answer(batch: Batch | None, response: dict[str, Any], key: Any, expected: bo
     """A response to the live request `key`: sent, or kept for its batch's array (`expected`: by a job)."""
     if batch is None:
         return [Send(jsonrpc.encode(response), key, final=True, code=live.error_code(response))]
-    return array(batch.add(response, expected))  # type: ignore[return-value]
+    return array(batch.add(response, expected))
 
 
 class Player:
@@ -107,7 +107,7 @@ class Player:
         if item.kind == REQUEST:
             return self._ask(job, item)
         self.schedule.move(job, "go")
-        return self.writer.notification(item, job.token, job.reply_id, job.key)  # type: ignore[return-value]
+        return self.writer.notification(item, job.token, job.reply_id, job.key)
 
     def _ask(self, job: Job, item: ServerItem) -> list[Action]:
         """A server request, under the id `Questions` gives it (its recorded one if it can); not to a host that

@@ -132,7 +132,8 @@ class Replay:
                 f"the host closed the session before answering {method} (id {asked}) from interactions[{job.index}]"
             )
         released = [job for waiting in self.ordering.blocked() for job in self.ordering.give_up(waiting)]
-        out = [Note(f"mockmcp: {text}") for text in texts] + self.player.run(released)
+        out: list[Action] = [Note(f"mockmcp: {text}") for text in texts]
+        out += self.player.run(released)
         for job in self.ordering.blocked():
             if job.state not in ENDED:  # one the host cancelled has ended already
                 self.schedule.move(job, "abandon")
@@ -163,7 +164,8 @@ class Replay:
         if pick is None:
             if method == protocol.PING:  # answered as a server of the request's era answers it
                 pong, note = emulation.ping(message)
-                return ([] if note is None else [Note(note)]) + answer(batch, pong, key)
+                said: list[Action] = [] if note is None else [Note(note)]
+                return said + answer(batch, pong, key)
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
             return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
