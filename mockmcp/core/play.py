@@ -19,7 +19,7 @@ from mockmcp.core.schedule import Job, Schedule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Sequence
     from typing import Any
 
     from mockmcp.cassette.model import Cassette, ServerItem
@@ -65,7 +65,7 @@ class Player:
             batch.expect(job.interaction)
         return job
 
-    def run(self, jobs: Iterable[Job] = ()) -> list[Action]:
+    def run(self, jobs: Sequence[Job] = ()) -> list[Action]:
         """Go on with `jobs` (the ones `ordering` let go), and play every job that may go on."""
         if jobs:
             self.schedule.let_go(jobs)
