@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mockmcp.cassette.model import Interaction
+from mockmcp.core.actions import Send
 from mockmcp.core.batch import Batch, answers_in_batch, array
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
@@ -69,5 +70,6 @@ def test_a_batch_answers_with_one_array_once_it_is_whole(calls: list[tuple[Any, 
 def test_the_array_goes_as_one_line_naming_the_ids_it_answers() -> None:
     assert array(None) == []
     [sent] = array([A, B])
+    assert isinstance(sent, Send)
     assert sent.data == json.dumps([A, B], separators=(",", ":")).encode() + b"\n"
     assert sent.batch == (1, 2) and sent.request is None and not sent.final

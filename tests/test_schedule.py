@@ -105,7 +105,7 @@ def player(schedule: Schedule, played: list[str], asks: int | None = None) -> Ca
 
 
 def test_the_earliest_recorded_message_goes_first_across_jobs() -> None:
-    schedule, played = Schedule(MOMENTS), []
+    schedule, played = Schedule(MOMENTS), list[str]()
     first = schedule.add(Job(0, RECORDED[0], 1, None, None, 1))
     second = schedule.add(Job(1, RECORDED[1], 2, None, None, 2))
     actions = schedule.run(player(schedule, played))
@@ -115,7 +115,7 @@ def test_the_earliest_recorded_message_goes_first_across_jobs() -> None:
 
 
 def test_messages_recorded_alike_go_in_the_order_of_their_jobs() -> None:
-    schedule, played = Schedule(MOMENTS), []
+    schedule, played = Schedule(MOMENTS), list[str]()
     schedule.add(Job(2, RECORDED[2], 1, None, None, 1))
     schedule.add(Job(1, RECORDED[1], 2, None, None, 2))
     schedule.run(player(schedule, played))
@@ -123,7 +123,7 @@ def test_messages_recorded_alike_go_in_the_order_of_their_jobs() -> None:
 
 
 def test_a_sleeping_job_holds_up_no_other_and_goes_on_at_its_wake() -> None:
-    schedule, played = Schedule(MOMENTS), []
+    schedule, played = Schedule(MOMENTS), list[str]()
     slow = schedule.add(Job(0, RECORDED[0], 1, None, None, 1))
     slow.step, slow.state = 1, "playing"  # as the engine does with a `delay` before its first message
     wake = schedule.sleep(slow, 5.0)
@@ -140,7 +140,7 @@ def test_a_sleeping_job_holds_up_no_other_and_goes_on_at_its_wake() -> None:
 
 def test_a_wait_is_moot_once_its_job_went_on_without_it() -> None:
     """A held job that `ordering` lets go before its Wake: the Wake does nothing, and its entry is not played twice."""
-    schedule, played = Schedule(MOMENTS), []
+    schedule, played = Schedule(MOMENTS), list[str]()
     held = schedule.add(Job(1, RECORDED[1], 1, None, None, 1))
     held.step, held.state = 1, "playing"
     wake = schedule.sleep(held, 0.5, "hold")
@@ -151,7 +151,7 @@ def test_a_wait_is_moot_once_its_job_went_on_without_it() -> None:
 
 
 def test_a_cancelled_job_never_plays_again() -> None:
-    schedule, played = Schedule(MOMENTS), []
+    schedule, played = Schedule(MOMENTS), list[str]()
     asking = schedule.add(Job(0, RECORDED[0], 1, None, None, 1))
     schedule.run(player(schedule, played, asks=1))
     assert played == ["0.1"] and asking.state == "asking"
@@ -161,7 +161,7 @@ def test_a_cancelled_job_never_plays_again() -> None:
 
 
 def test_a_job_queued_while_the_schedule_runs_is_played_by_the_run_under_way() -> None:
-    schedule, played = Schedule(MOMENTS), []
+    schedule, played = Schedule(MOMENTS), list[str]()
     inner: list[list[Action]] = []
     step = player(schedule, played)
 

@@ -21,7 +21,7 @@ from mockmcp.core.timeline import response_time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
     from mockmcp.cassette.model import Interaction
@@ -99,7 +99,7 @@ class Schedule:
 
     __slots__ = ("_alarms", "_entries", "_heap", "_moments", "_running", "_timing", "_tokens")
 
-    def __init__(self, moments: list[tuple[float | None, ...]], timing: float = 0.0) -> None:
+    def __init__(self, moments: Sequence[tuple[float | None, ...]], timing: float = 0.0) -> None:
         """`moments`: each interaction's messages' recorded times (`timeline.Causes`); `timing` as `Replay`'s."""
         self._moments, self._timing = moments, timing
         self._heap: list[tuple[float, int, Job]] = []
