@@ -8,12 +8,14 @@ batches are tested end to end in tests/test_replay_engine.py and over HTTP in te
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from mockmcp.cassette.model import Interaction
-from mockmcp.core.batch import Batch, answers_in_batch
+from mockmcp.core.actions import Send
+from mockmcp.core.batch import Batch, answers_in_batch, array
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
 ANSWERED = Interaction("request", CALL, response={"result": {}})
@@ -63,3 +65,11 @@ def test_what_a_batch_waits_for(interaction: Interaction, answers: bool) -> None
 def test_a_batch_answers_with_one_array_once_it_is_whole(calls: list[tuple[Any, ...]], results: list[Any]) -> None:
     batch = Batch()
     assert [getattr(batch, name)(*args) for name, *args in calls] == results
+
+
+def test_the_array_goes_as_one_line_naming_the_ids_it_answers() -> None:
+    assert array(None) == []
+    [sent] = array([A, B])
+    assert isinstance(sent, Send)
+    assert sent.data == json.dumps([A, B], separators=(",", ":")).encode() + b"\n"
+    assert sent.batch == (1, 2) and sent.request is None and not sent.final

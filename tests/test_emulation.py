@@ -208,3 +208,44 @@ def test_an_initialize_asking_another_version_is_noted_and_an_older_one_reported
     assert found is not None
     text, report = found
     assert start in text and report == kept
+
+
+@pytest.mark.parametrize(
+    ("method", "refused", "expected"),
+    [
+        ("tools/call", emulation.Refusal(-32022, "other era"), emulation.Refusal(-32022, "other era")),
+        ("tools/call", None, (-32099, "no recorded interaction matches this tools/call request", None)),
+        ("prompts/get", None, (-32601, "the cassette never recorded the method 'prompts/get'", None)),
+    ],
+    ids=["as-the-server-refuses", "a-recorded-method", "a-method-never-recorded"],
+)
+def test_a_request_no_recording_answers_is_refused(method: str, refused: Any, expected: tuple[Any, ...]) -> None:
+    assert emulation.refusal(method, refused, frozenset({"tools/call", "initialize"})) == expected
+
+
+def test_the_live_hosts_capabilities_are_taken_in_and_each_difference_noted_once() -> None:
+    capabilities = emulation.Capabilities()
+    assert capabilities.missing(SAMPLE) is None  # nothing declared yet: server requests go out as recorded
+    recorded: dict[str, Any] = {"protocolVersion": "2025-06-18", "capabilities": {"sampling": {}}}
+    live: dict[str, Any] = {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}}}
+    differs = (
+        "declares roots, which the recording's host did not; does not declare sampling, which the recording's host did"
+    )
+    text = f"the host {differs} (interactions[0] initialize)"
+    [(note, kept)] = capabilities.take("initialize", live, live["capabilities"], recorded, 0)
+    assert note.startswith(f"mockmcp: {text}; ") and kept == text
+    assert capabilities.missing(SAMPLE) == "sampling"
+    assert capabilities.take("initialize", live, live["capabilities"], recorded, 0) == []  # noted once
+    assert capabilities.take("initialize", recorded, recorded["capabilities"], recorded, 0) == []  # alike
+    assert capabilities.missing(SAMPLE) is None
+
+
+def test_a_request_declaring_nothing_leaves_what_the_host_declared() -> None:
+    capabilities = emulation.Capabilities()
+    capabilities.take("initialize", {"capabilities": {}}, {}, {"capabilities": {}}, 0)
+    assert capabilities.take("tools/list", None, None, None, 1) == [] and capabilities.missing(SAMPLE) == "sampling"
+    older = {"protocolVersion": "2024-11-05", "capabilities": {}}
+    [(note, kept)] = capabilities.take(
+        "initialize", older, {}, {"protocolVersion": "2025-06-18", "capabilities": {}}, 0
+    )
+    assert note.startswith("mockmcp: the host asks for protocol version '2024-11-05', older") and kept == note[9:]

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from mockmcp.cassette.model import Interaction
 from mockmcp.core import live
+from mockmcp.core.actions import Cut, Send
 
 SUB = "io.modelcontextprotocol/subscriptionId"
 PROGRESS = {"method": "notifications/progress", "params": {"progressToken": 3, "progress": 1}}
@@ -96,3 +98,40 @@ def test_a_raw_line_goes_out_as_written_with_one_newline() -> None:
 )
 def test_what_the_host_sends_is_read_as_the_recorder_wrote_it(message: Any, read: Any) -> None:
     assert live.as_recorded(message) == read
+
+
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
+ANSWERED = Interaction("request", CALL, response={"result": {"n": 1}})
+
+
+@pytest.mark.parametrize(
+    ("interaction", "sent", "fault"),
+    [
+        (ANSWERED, [Send(b'{"jsonrpc":"2.0","id":"r","result":{"n":1}}\n', "k", final=True)], ""),
+        (
+            ANSWERED._replace(response={"error": {"code": -32000, "message": "m"}}),
+            [Send(b'{"jsonrpc":"2.0","id":"r","error":{"code":-32000,"message":"m"}}\n', "k", final=True, code=-32000)],
+            "",
+        ),
+        (ANSWERED._replace(drop=True), [], "interactions[3]: the reply to request 'r' was dropped"),
+        (
+            ANSWERED._replace(drop="cut"),
+            [Cut("k")],
+            "interactions[3]: the answer to request 'r' broke off before its reply (`drop: cut`: over HTTP its "
+            "stream was cut; over stdio, no reply)",
+        ),
+        (
+            ANSWERED._replace(raw_response='{"jsonrpc":"2.0","id":{{id}},"error":{"code":-1,"message":"x"}}'),
+            [Send(b'{"jsonrpc":"2.0","id":"r","error":{"code":-1,"message":"x"}}\n', "k", final=True, code=-1)],
+            "",
+        ),
+        (ANSWERED._replace(response=None), [], ""),
+    ],
+    ids=["recorded", "an-error", "dropped", "cut", "raw", "none-recorded"],
+)
+def test_the_reply_is_what_the_recording_and_its_fault_knobs_say(
+    interaction: Interaction, sent: list[Any], fault: str
+) -> None:
+    writer = live.Writer(None, {}, {3: "handshake"})
+    assert writer.reply(3, interaction, "r", "k") == (sent, fault)
+    assert writer.reply(3, interaction, "r", "k") == (sent, fault)  # the second from the encoded tail

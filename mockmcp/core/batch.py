@@ -12,15 +12,18 @@ waited for, and the batch's one stream breaks off with it.
 
 from __future__ import annotations
 
+from mockmcp import jsonrpc
 from mockmcp.cassette.model import CUT
+from mockmcp.core.actions import Send
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from mockmcp.cassette.model import Interaction
+    from mockmcp.core.actions import Action
 
-__all__ = ["Batch", "answers_in_batch"]
+__all__ = ["Batch", "answers_in_batch", "array"]
 
 
 def answers_in_batch(interaction: Interaction) -> bool:
@@ -33,6 +36,13 @@ def answers_in_batch(interaction: Interaction) -> bool:
         and interaction.raw_response is None
         and (interaction.exit is None or interaction.exit[1] == "after")
     )
+
+
+def array(responses: list[dict[str, Any]] | None) -> list[Action]:
+    """What to send of a batch's responses (`Batch`'s methods return them once the array is whole)."""
+    if responses is None:
+        return []
+    return [Send(jsonrpc.encode(responses), batch=tuple(response.get("id") for response in responses))]
 
 
 class Batch:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction, ServerItem
 
-__all__ = ["Questions", "answered_otherwise", "asked_alike"]
+__all__ = ["Questions", "answered_otherwise", "asked_alike", "differences"]
 
 
 def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
@@ -66,6 +66,14 @@ def answered_otherwise(
     return None
 
 
+def differences(recorded: Any, answered: Any) -> tuple[str, ...]:
+    """How the host's answer differs from the recorded one (their bodies), in words, for the mismatch."""
+    from mockmcp.core.explain import describe_differences  # deferred: only a difference pays for deepdiff
+
+    found = describe_differences(recorded, answered, "the host's", "the host's answer", root="answer")
+    return tuple(text for _path, text in found)
+
+
 class Questions:
     """The server requests awaiting the host's answer on one live session, by the id each went out under.
 
@@ -77,7 +85,7 @@ class Questions:
     __slots__ = ("_awaiting", "_next")
 
     def __init__(self) -> None:
-        self._awaiting: dict[Any, tuple[Hashable, ServerItem]] = {}  # our id -> (the job asking, what it asked)
+        self._awaiting: dict[Any, tuple[Any, ServerItem]] = {}  # our id -> (the job asking, what it asked)
         self._next = 1
 
     def ask(self, job: Hashable, item: ServerItem) -> Any:
@@ -92,7 +100,7 @@ class Questions:
         self._awaiting[asked] = (job, item)
         return asked
 
-    def answered(self, asked: Any) -> tuple[Hashable, ServerItem] | None:
+    def answered(self, asked: Any) -> tuple[Any, ServerItem] | None:
         """The host answered id `asked`: the job that asked and what (None: no request of ours has that id)."""
         return self._awaiting.pop(asked, None)
 
@@ -100,7 +108,7 @@ class Questions:
         """The job that asked is gone (the host cancelled its request): no answer is awaited."""
         self._awaiting.pop(asked, None)
 
-    def abandon(self) -> list[tuple[Any, Hashable, ServerItem]]:
+    def abandon(self) -> list[tuple[Any, Any, ServerItem]]:
         """The host can answer nothing more: every request awaiting an answer, (id, job, item), in the order asked."""
         abandoned = [(asked, job, item) for asked, (job, item) in self._awaiting.items()]
         self._awaiting.clear()

@@ -18,17 +18,20 @@ from mockmcp.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
     from typing import Any
 
     from mockmcp.cassette.model import Interaction
 
 __all__ = [
+    "Capabilities",
     "Refusal",
     "capability_differences",
     "capability_note",
     "other_era",
     "ping",
     "recorded_eras",
+    "refusal",
     "undeclared",
     "version_note",
 ]
@@ -41,6 +44,17 @@ class Refusal(NamedTuple):
     code: int
     reason: str
     error: dict[str, Any] | None = None
+
+
+def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> Refusal:
+    """How replay refuses a request no recording answers: as `refused` says (a server of the recorded revision
+    refusing it), else "no match" for a `recorded` method (its error carrying the miss's explanation), else
+    "method not found", as a server that never heard of the method answers."""
+    if refused is not None:
+        return refused
+    if method in recorded:
+        return Refusal(jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request")
+    return Refusal(jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}")
 
 
 def ping(message: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -166,6 +180,49 @@ def undeclared(request_id: Any, declared: dict[str, Any], response: Any) -> tupl
     data = {"requiredCapabilities": protocol.required_capabilities(missing)}
     text = f"Client did not declare the {missing} capability"
     return ask["method"], missing, jsonrpc.error_response(request_id, protocol.MISSING_CAPABILITY, text, data)
+
+
+class Capabilities:
+    """What the live host declared (initialize's capabilities, or the last stateless request's), held against
+    what the recording's host declared; the one stateful rule here, as a host declares once for a session."""
+
+    __slots__ = ("_canonical", "_noted", "declared")
+
+    def __init__(self) -> None:
+        self.declared: dict[str, Any] | None = None  # None until it declares any: server requests go as recorded
+        self._noted: set[str] = set()  # differences from the recording already noted
+        self._canonical: dict[int, str] = {}  # interaction -> its declared capabilities, canonical
+
+    def missing(self, message: dict[str, Any]) -> str | None:
+        """The capability a server request needs that the live host did not declare (None: it may go out)."""
+        return None if self.declared is None else protocol.missing_capability(self.declared, message)
+
+    def take(
+        self, method: str, params: Any, declared: dict[str, Any] | None, recorded: Any, index: int
+    ) -> list[tuple[str, str | None]]:
+        """What to note of how the live request differs from interactions[index]'s (its `recorded` params), and
+        what of it the report keeps (None: nothing): the protocol version its `initialize` asks for, and (once
+        each) the capabilities it `declared`, which are taken in: a server answers a host by what it declared,
+        and server requests follow them."""
+        notes: list[tuple[str, str | None]] = []
+        version = version_note(params, recorded, index) if method == protocol.INITIALIZE else None
+        if version is not None:
+            notes.append((f"mockmcp: {version[0]}", version[0] if version[1] else None))
+        if declared is None:
+            return notes
+        self.declared = declared
+        recorded = protocol.client_capabilities(method, recorded)
+        if recorded is None:
+            return notes
+        text = self._canonical.get(index)
+        if text is None:  # each recording's capabilities are made canonical once, not on every request
+            text = self._canonical[index] = canonical(recorded)
+        differences = "" if text == canonical(declared) else capability_differences(recorded, declared)
+        if differences and differences not in self._noted:
+            self._noted.add(differences)
+            text, note = capability_note(differences, index, method)
+            notes.append((note, text))
+        return notes
 
 
 def version_note(params: Any, recorded: Any, index: int) -> tuple[str, bool] | None:

@@ -11,12 +11,20 @@ the recording holds, byte for byte where it was recorded raw.
 from __future__ import annotations
 
 from mockmcp import jsonrpc, protocol
+from mockmcp.cassette.model import CUT, RAW
+from mockmcp.core.actions import Cut, Send
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from mockmcp.cassette.model import Interaction, ServerItem
+    from mockmcp.core.actions import Action
+    from mockmcp.core.substitute import Substitutions
+
 __all__ = [
+    "KEEP",
+    "Writer",
     "as_recorded",
     "error_code",
     "line_facts",
@@ -91,3 +99,77 @@ def line_facts(line: bytes) -> tuple[str | None, int | None]:
         return None, None
     method = message.get("method") if isinstance(message, dict) else None
     return (method if isinstance(method, str) else None), error_code(message)
+
+
+KEEP = object()  # the token of a job answering no live request: its server messages go out as recorded
+
+
+class Writer:
+    """What one live session is sent of the recording: its placeholders (`${PROJECT}`) made the live values,
+    the ids and tokens the live session's (above); each `Send` carrying what a shell needs to route it."""
+
+    __slots__ = ("_eras", "_tails", "_values")
+
+    def __init__(self, values: Substitutions | None, tails: dict[int, tuple[bytes, int | None]], eras: Any) -> None:
+        """`tails`: interaction -> its reply's tail and error code, shared by the live sessions of the recordings
+        (a host's tests start one server per test) unless live values are written into them; `eras`: each
+        interaction's era (`model.written_eras`)."""
+        self._values = values or None
+        self._tails = tails if self._values is None else {}
+        self._eras = eras
+
+    def expanded(self, recorded: Any) -> Any:
+        """A recorded message, response or raw line as the host gets it: placeholders made the live values."""
+        if self._values is None:
+            return recorded
+        if isinstance(recorded, str):
+            return self._values.expand_text(recorded)
+        return self._values.expand(recorded)
+
+    def question(self, item: ServerItem, asked: Any, request: Any) -> Send:
+        """A server request, under the id it goes out under (`branching.Questions`)."""
+        body = {k: v for k, v in self.expanded(item.message).items() if k != "id"}
+        data = jsonrpc.encode({"jsonrpc": "2.0", "id": asked, **body})
+        return Send(data, request, stream=item.stream, method=item.message["method"])
+
+    def notification(self, item: ServerItem, token: Any, reply_id: Any, request: Any) -> list[Action]:
+        """A server notification (or a line recorded raw) sent while answering the live request `reply_id`."""
+        if item.kind == RAW:
+            line = raw_line(self.expanded(item.message))
+            return [Send(line, request, stream=item.stream, method=line_facts(line)[0])]
+        recorded = self.expanded(item.message)
+        message = recorded if token is KEEP else server_message(recorded, token, reply_id)
+        if message is None:
+            return []  # progress the live request did not ask for
+        data = jsonrpc.encode({"jsonrpc": "2.0", **message})
+        return [Send(data, request, stream=item.stream, method=message["method"])]
+
+    def reply(self, index: int, interaction: Interaction, reply_id: Any, request: Any) -> tuple[list[Action], str]:
+        """The reply to the live request outside a batch (in one: `response`): the recorded response, the raw
+        line recorded instead, or what the fault knobs say; and the fault, for the report ("": none)."""
+        if interaction.drop == CUT:
+            cut = "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
+            return [
+                Cut(request)
+            ], f"interactions[{index}]: the answer to request {reply_id!r} broke off before its reply {cut}"
+        if interaction.drop:
+            return [], f"interactions[{index}]: the reply to request {reply_id!r} was dropped"
+        if interaction.raw_response is not None:
+            line = raw_reply(self.expanded(interaction.raw_response), reply_id)
+            return [Send(line, request, final=True, code=line_facts(line)[1])], ""
+        if interaction.response is None:
+            return [], ""
+        known = self._tails.get(index)  # the recorded body is encoded once per interaction; only the id changes
+        if known is None:
+            response = self.response(index, interaction)
+            known = self._tails[index] = (reply_tail(response), error_code(response))
+        return [Send(reply_line(reply_id, known[0]), request, final=True, code=known[1])], ""
+
+    def response(self, index: int, interaction: Interaction) -> Any:
+        """The recorded response as the host gets it: placeholders made the live values; and a hand-written
+        request's answer in a stateless session (`model.written_eras`) completed as that era requires."""
+        response = self.expanded(interaction.response)
+        era = self._eras[index]
+        if era == protocol.STATELESS and protocol.params_era(interaction.params) != era:
+            return protocol.as_era_requires(interaction.method or "", response)
+        return response

@@ -37,6 +37,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Hashable
+    from typing import Any
 
     from mockmcp.cassette.model import Interaction
     from mockmcp.core.timeline import Causes
@@ -109,17 +110,38 @@ class Ordering:
         events = self.causes.events[session]
         return [events[p] for p in range(self._frontier.get(session, 0), needs) if p not in come]
 
-    def waits(self, key: Hashable) -> bool:
-        """Whether job `key` waits for something."""
-        return key in self._waiting
+    def overdue(self, key: Hashable, index: int, step: int, interactions: tuple[Interaction, ...]) -> str | None:
+        """The note for job `key` going on after the `gap` without what it waited for (None: nothing is missing)."""
+        missing = self.missing(key)
+        if not missing:
+            return None
+        what = ", ".join(_event(event, interactions) for event in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        return (
+            f"mockmcp: interactions[{index}] goes on after the {self.gap(index, step):g}s its server took: "
+            f"the recording's host had sent {what} first, which this host has not (yet)"
+        )
 
-    def blocked(self) -> list[Hashable]:
+    def unsent(self, index: int, answer: bool) -> str:
+        """Why interactions[index]'s `answer` (else the rest of its server's messages) was never sent, the
+        session over while it waited for what its server could not have sent it without."""
+        what = "its answer" if answer else "the rest of what its server sent"
+        if index in self.causes.cancels:
+            return (
+                f"interactions[{index}]: {what} was not sent: the recorded server sent it only after the host "
+                "cancelled the request, and this host never did"
+            )
+        return (
+            f"interactions[{index}]: {what} was not sent: the recorded server sent it only after what the host did "
+            "before it, which this host never did"
+        )
+
+    def blocked(self) -> list[Any]:
         """The jobs that wait (the session ends: nothing more can come)."""
         return list(self._waiting)
 
     # --- what comes ------------------------------------------------------------------------------
 
-    def arrive(self, event: Hashable) -> list[Hashable]:
+    def arrive(self, event: Hashable) -> list[Any]:
         """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
         self._arrived.add(event)
         found = self.causes.position.get(event)
@@ -127,7 +149,7 @@ class Ordering:
             self._advance(*found)
         return self._ready()
 
-    def joined(self, session: int, before: float | None) -> list[Hashable]:
+    def joined(self, session: int, before: float | None) -> list[Any]:
         """The live session goes on in another recorded session, at a message recorded at `before`: what that
         session's host sent before it counts as come (the live host sent its like)."""
         times = self.causes.times.get(session)
@@ -139,7 +161,7 @@ class Ordering:
             self._advance(session, place)
         return self._ready()
 
-    def give_up(self, key: Hashable) -> list[Hashable]:
+    def give_up(self, key: Hashable) -> list[Any]:
         """Job `key` waited as long as the server took: its message goes without what it waited for (unless a
         hard need still blocks it). What the host skipped (recorded before the latest client message that
         came) counts as come for every job from now on; what is recorded after it may still come. Returns
@@ -173,7 +195,7 @@ class Ordering:
     def _may_go(self, key: Hashable, session: int, needs: int, hard: tuple[Hashable, ...]) -> bool:
         return not self._soft(key, session, needs) and all(event in self._arrived for event in hard)
 
-    def _ready(self) -> list[Hashable]:
+    def _ready(self) -> list[Any]:
         ready = []
         for key, (session, needs, hard) in self._waiting.items():
             if self._may_go(key, session, needs, hard):
@@ -181,3 +203,12 @@ class Ordering:
         for key in ready:
             del self._waiting[key]
         return ready
+
+
+def _event(event: Any, interactions: tuple[Interaction, ...]) -> str:
+    """A recorded client event, for people: `interactions[3] (tools/call)`, or a host's answer."""
+    if isinstance(event, tuple):
+        index, item = event
+        method = interactions[index].server[item].message["method"]
+        return f"its answer to {method} of interactions[{index}]"
+    return f"interactions[{event}] ({interactions[event].method})"
