@@ -27,6 +27,7 @@ from mockmcp.words import placeholder
 __all__ = [
     "client_marks",
     "counts",
+    "duration",
     "header",
     "matcher",
     "print_show",
@@ -159,11 +160,12 @@ def _response_line(item: Interaction, layout: _Layout) -> _Line:
         body = [(f"raw: {item.raw_response}", "fault")]
     else:
         body = [("no response recorded", "dim")] if item.response is None else reply(item.method, item.response)
-    took = [] if item.took is None else [(f"  ({_duration(item.took)})", "dim")]
+    took = [] if item.took is None else [(f"  ({duration(item.took)})", "dim")]
     return _Line(_head(layout, None, "", layout.symbols.to_client), body, took + _marks(layout, reply_marks(item)))
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """How long a response took, as show and the HTML timeline say it: `12 ms`, `1.50 s`."""
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
