@@ -19,18 +19,7 @@ import yaml
 from mockmcp.jsonrpc import depth
 from mockmcp.words import Place
 
-__all__ = [
-    "Refused",
-    "compose",
-    "dump",
-    "dump_block",
-    "line_in",
-    "line_of",
-    "lines",
-    "load",
-    "nodes",
-    "shallow_lines",
-]
+__all__ = ["Refused", "compose", "dump", "dump_block", "line_in", "line_of", "lines", "load", "nodes", "shallow_lines"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -23,16 +23,7 @@ from mockmcp.cassette import model, validation
 from mockmcp.cassette.model import CUT, EXIT_WHEN, GET_STREAM, Cassette, Interaction, ServerItem
 from mockmcp.namedtuple import NamedTuple
 
-__all__ = [
-    "CLIENT",
-    "Recorder",
-    "SERVER",
-    "Unkept",
-    "era",
-    "over_limit",
-    "silent",
-    "unreached",
-]
+__all__ = ["CLIENT", "Recorder", "SERVER", "Unkept", "era", "over_limit", "silent", "unreached"]
 
 CLIENT = "client"
 SERVER = "server"

@@ -1,12 +1,9 @@
 """Drift: how a cassette differs from a live server's answers, or from another cassette. Pure.
 
-Theory of operation. Interactions are paired by the one definition of "the same request"
-(`matching`), in order, as replay pairs them; responses are compared after normalizing away what
-always varies: ids, progress tokens, the per-request `io.modelcontextprotocol/*` and trace `_meta`
-keys, the user's --ignore paths, and values the server mints and the client echoes (cursors, task
-ids, `requestState`), which differ on every run by design. Each recorded interaction is then
-`same`, `changed` (with the exact differences), or `missing` (the other side has no such request,
-or its server no longer knows the method or the tool); interactions only the other side has are `new`.
+Interactions are paired as replay pairs them (`matching`), in order; responses are compared without
+what always varies (ids, progress tokens, per-request `_meta`, --ignore paths, and values the server
+mints and the client echoes). Each recorded interaction is `same`, `changed` (with the differences) or
+`missing` (no such request, or its method or tool is gone); those only the other side has are `new`.
 """
 
 from __future__ import annotations
@@ -22,14 +19,7 @@ from mockmcp.core.rules import Group
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
 
-__all__ = [
-    "Drift",
-    "Entry",
-    "compare",
-    "label",
-    "minted_values",
-    "updated",
-]
+__all__ = ["Drift", "Entry", "compare", "label", "minted_values", "updated"]
 
 SAME, CHANGED, MISSING, NEW = "same", "changed", "missing", "new"
 
@@ -60,10 +50,10 @@ class Drift(NamedTuple):
             where = f"[{entry.recorded}]" if entry.recorded is not None else f"{self.other_name}[{entry.other}]"
             lines.append(f"  {entry.status:<8} {where} {entry.label}")
             lines.extend(f"           - {detail}" for detail in entry.details)
-        counts = {
-            status: sum(1 for e in self.entries if e.status == status) for status in (SAME, CHANGED, MISSING, NEW)
-        }
-        lines.append(f"{len(self.entries)} interactions: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+        counts = ", ".join(
+            f"{sum(e.status == status for e in self.entries)} {status}" for status in (SAME, CHANGED, MISSING, NEW)
+        )
+        lines.append(f"{len(self.entries)} interactions: {counts}")
         return "\n".join(lines)
 
 
@@ -106,11 +96,12 @@ def _ruled(
     """The first of the other's unpaired requests a recorded request with match rules accepts (`rules`), taken."""
     message = dict(interaction.message or {}, params=_mask(interaction.params, minted))
     group = Group.of(matcher, interaction._replace(message=message), era)
+    others = other.interactions
     accepted = [
         (j, queue)
         for queue in pending.values()
         for j in queue
-        if group.accepts(other.interactions[j].method or "", _mask(other.interactions[j].params, minted))
+        if group.accepts(others[j].method or "", _mask(others[j].params, minted))
     ]
     if not accepted:
         return None
@@ -215,17 +206,10 @@ _ANSWER = ("server", "response", "raw_response", "took")  # what the live sessio
 
 def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
     """The recorded cassette with the live answers where they drifted, and the live session's new requests.
-
-    An interaction judged the same stays as recorded (and so does its text, comments and all: see
-    `store.save`); a changed or missing one takes the live answer (`server`, `response`,
-    `raw_response`, `took`) and keeps its request and its hand-made fault knobs (a `drop: cut` the recorder
-    wrote where the server broke its answer off is the server's, so the live answer replaces it, unless it
-    says `expect: fault`); requests only the
-    live session made are added at the end; unsolicited server messages stay as recorded. Values the
-    server minted anew (cursors, `requestState`) are written as recorded, so the requests that echo
-    them still match. Returns the cassette and a sentence per interaction whose knobs were kept, or
-    whose recorded answer was kept because there was no live one.
-    """
+    A drifted interaction takes the live answer and keeps its request and hand-made knobs (a recorded
+    `drop: cut` is the server's, not a person's); values the server minted anew are written as recorded,
+    so the requests that echo them still match. Returns it and a note per interaction whose knobs (or
+    recorded answer, with no live one) were kept."""
     interactions = list(recorded.interactions)
     back = _minted_back(recorded, live, drift)
     notes: list[str] = []
@@ -243,11 +227,8 @@ def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette,
         knobs = [knob for knob in KNOBS if getattr(written, knob) != getattr(_NO_KNOBS, knob)]
         if knobs:
             notes.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
-    interactions += [
-        live.interactions[entry.other] for entry in drift.entries if entry.status == NEW and entry.other is not None
-    ]
-    # What the server says now, but the redaction rules and substitutions of both (a rule the live run was
-    # not given still holds for the recorded messages kept).
+    interactions += [live.interactions[e.other] for e in drift.entries if e.status == NEW and e.other is not None]
+    # What the server says now, but the redaction rules and substitutions of both (for the messages kept).
     both = {key: value for key, value in merged_meta(recorded.meta, live.meta).items() if key in _UNITED}
     meta = {**{key: value for key, value in {**recorded.meta, **live.meta}.items() if key not in _UNITED}, **both}
     return recorded._replace(interactions=tuple(interactions), meta=meta), notes
@@ -262,9 +243,8 @@ def _minted_back(recorded: Cassette, live: Cassette, drift: Drift) -> dict[str, 
     back: dict[str, str] = {}
     for entry in drift.entries:
         if entry.recorded is not None and entry.other is not None:
-            _pair_strings(
-                recorded.interactions[entry.recorded].params, live.interactions[entry.other].params, minted, back
-            )
+            old, new = recorded.interactions[entry.recorded], live.interactions[entry.other]
+            _pair_strings(old.params, new.params, minted, back)
     return back
 
 
@@ -283,7 +263,5 @@ def _unmint(value: Any, back: dict[str, str]) -> Any:
     if not back or value is None:
         return value
     if isinstance(value, tuple):  # server items
-        return tuple(
-            item._replace(message=_unmint(item.message, back), response=_unmint(item.response, back)) for item in value
-        )
+        return tuple(i._replace(message=_unmint(i.message, back), response=_unmint(i.response, back)) for i in value)
     return map_strings(value, lambda text: back.get(text, text))

@@ -31,15 +31,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.core.report import Report
 
-__all__ = [
-    "RUNNERS",
-    "lane_for",
-    "read_report",
-    "render_page",
-    "write_page",
-    "write_replay_page",
-    "write_show_page",
-]
+__all__ = ["RUNNERS", "lane_for", "read_report", "render_page", "write_page", "write_replay_page", "write_show_page"]
 
 _PAGE = pathlib.Path(__file__).with_name("page")
 _DEEPEST = 5  # the deepest place a page links to: interactions[n].server[k].response

@@ -26,16 +26,7 @@ from mockmcp.tools.match_check import rule_issues
 from mockmcp.tools.secrets_scan import FIX, scan
 from mockmcp.words import Place, render_place
 
-__all__ = [
-    "ERROR",
-    "Finding",
-    "WARNING",
-    "failed",
-    "lint_file",
-    "lint_paths",
-    "lint_text",
-    "summary",
-]
+__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
 
 ERROR = "error"
 WARNING = "warning"
