@@ -38,7 +38,8 @@ def rule_issues(cassette: Cassette, indices: list[int]) -> Iterator[RuleIssue]:
             found = locate(params, rule.path)
             if not found and rule.kind != "any":
                 meant = near(rule.text, _paths(params))
-                problem = f"`{rule.text}` leads nowhere in the recorded request, so its rule accepts only a request without that value"
+                nowhere = f"`{rule.text}` leads nowhere in the recorded request"
+                problem = f"{nowhere}, so its rule accepts only a request without that value"
                 fix = (
                     f"did you mean `{meant}`?" if meant else "name a path the recorded params have (relative to params)"
                 )
