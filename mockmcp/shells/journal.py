@@ -69,12 +69,10 @@ class Journal:
                     self._sync()
             except OSError as exc:  # ENOSPC, EFBIG (SIGXFSZ is ignored), EIO...: the session goes on
                 self.failure = exc
-                print(
-                    f"mockmcp: error: cannot write the journal {self.path}: {exc.strerror or exc}; "
-                    "the session goes on, but nothing more of it is recorded (what was is kept)",
-                    file=sys.stderr,
-                    flush=True,
+                said = (
+                    f"mockmcp: error: cannot write the journal {self.path}: {exc.strerror or exc}; the session goes on"
                 )
+                print(f"{said}, but nothing more of it is recorded (what was is kept)", file=sys.stderr, flush=True)
 
     def append(
         self,
@@ -88,12 +86,9 @@ class Journal:
     ) -> None:
         """Journal lines `direction` sent at one moment, in one write (tagged as the module says)."""
         tag = _tag(session, stream, get, event)
-        # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
-        records = (
-            _compact({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag})
-            for line in lines
-        )
-        self._write("".join(record + "\n" for record in records).encode())
+        texts = (line.decode("utf-8", "surrogateescape") for line in lines)  # bytes not UTF-8 survive, escaped
+        records = (_compact({"d": direction[0], "t": round(at, 4), "l": text, **tag}) + "\n" for text in texts)
+        self._write("".join(records).encode())
 
     def unkept(
         self,
@@ -162,22 +157,13 @@ class Journal:
         path = journal_path(cassette_path)
         live = holder(path)
         if live is not None:
-            raise CassetteError(
-                f"a recording of this cassette is running (process {live or 'unknown'})",
-                path=path,
-                fix="wait for it to end, or write another cassette",
-            )
+            problem = f"a recording of this cassette is running (process {live or 'unknown'})"
+            raise CassetteError(problem, path=path, fix="wait for it to end, or write another cassette")
         if os.path.exists(path):
-            raise CassetteError(
-                "an interrupted recording of this cassette exists",
-                path=path,
-                fix=f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal",
-            )
-        meta: dict[str, Any] = {
-            "recorded_at": cassettes.now_iso(),
-            "server": [redactor.text(part) for part in server],
-            "recorder": f"mockmcp {__version__}",
-        }
+            fix = f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal"
+            raise CassetteError("an interrupted recording of this cassette exists", path=path, fix=fix)
+        meta: dict[str, Any] = {"recorded_at": cassettes.now_iso(), "server": [redactor.text(part) for part in server]}
+        meta["recorder"] = f"mockmcp {__version__}"
         if redactor.rules():
             meta["redact"] = redactor.rules()
         if redactor.substitutions.names:
@@ -187,13 +173,10 @@ class Journal:
     def raise_failure(self, cassette_path: str) -> None:
         """A journal that could not be written fails the recording, once what it kept is saved."""
         if self.failure is not None:
-            why = self.failure.strerror or self.failure
-            raise CassetteError(
-                f"the recording is incomplete: the journal could not be written ({why}); "
-                "the cassette holds the session up to that point",
-                path=cassette_path,
-                fix="make room (or raise the file-size limit), then record again",
-            )
+            why = f"the journal could not be written ({self.failure.strerror or self.failure})"
+            problem = f"the recording is incomplete: {why}; the cassette holds the session up to that point"
+            fix = "make room (or raise the file-size limit), then record again"
+            raise CassetteError(problem, path=cassette_path, fix=fix)
 
 
 def _tag(session: int, stream: Any, get: bool, event: str | None = None) -> dict[str, Any]:
@@ -317,11 +300,9 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     path = journal_path(cassette_path)
     live = holder(path)
     if live is not None:
-        raise CassetteError(
-            f"a recording is still writing this journal (process {live or 'unknown'})",
-            path=path,
-            fix="let that recording end (or stop it): it writes the cassette itself when it does",
-        )
+        problem = f"a recording is still writing this journal (process {live or 'unknown'})"
+        fix = "let that recording end (or stop it): it writes the cassette itself when it does"
+        raise CassetteError(problem, path=path, fix=fix)
     recovered = read(path)
     result = recovered.cassette
     notes: tuple[str, ...] = ()
@@ -339,17 +320,12 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         cassettes.save(result, cassette_path)
     except CassetteError as error:
         # The recorder keeps what a cassette cannot hold as `raw`, so this is a bug of ours: the journal stays.
-        raise CassetteError(
-            f"the recording could not be saved: {error.render()}",
-            path=path,
-            fix=f"the session is kept in this journal; report the problem, then `mockmcp recover {cassette_path}`",
-        ) from error
+        fix = f"the session is kept in this journal; report the problem, then `mockmcp recover {cassette_path}`"
+        raise CassetteError(f"the recording could not be saved: {error.render()}", path=path, fix=fix) from error
     except OSError as error:  # a full disk, a file-size limit: the journal stays, the old cassette too
-        raise CassetteError(
-            f"the recording could not be saved to {cassette_path}: {error.strerror or error}",
-            path=path,
-            fix=f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`",
-        ) from error
+        problem = f"the recording could not be saved to {cassette_path}: {error.strerror or error}"
+        fix = f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`"
+        raise CassetteError(problem, path=path, fix=fix) from error
     os.unlink(path)
     taken = set(range(start))  # the stand-ins of earlier recordings are none of this one's
     unkept = tuple(
@@ -373,13 +349,8 @@ def _unkept_note(
         place = cassette_path
         for index, interaction in enumerate(written.interactions):
             error = (interaction.response or {}).get("error")
-            if (
-                index not in taken
-                and interaction.session == number
-                and (interaction.message or {}).get("id") == fact.request
-                and isinstance(error, dict)
-                and error.get("code") == jsonrpc.NOT_RECORDED
-            ):
+            asked = interaction.session == number and (interaction.message or {}).get("id") == fact.request
+            if asked and index not in taken and isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED:
                 taken.add(index)
                 place = f"{cassette_path}: interactions[{index}].response"
                 break
@@ -407,12 +378,12 @@ def saved(cassette_path: str, reason: str) -> list[str]:
     asked = silent(recovered.cassette.interactions)
     if asked:
         kept = f"{cassette_path} was left as it was" if os.path.exists(cassette_path) else "no cassette was written"
-        raise CassetteError(
+        problem = (
             f"the server answered none of the {asked} request{'s' * (asked != 1)} the host sent, so {kept}: "
-            f"a cassette of it would answer nothing, every time; {reason}",
-            path=cassette_path,
-            fix="make the server start and answer (run its command by hand, or check its URL), then record again",
+            f"a cassette of it would answer nothing, every time; {reason}"
         )
+        fix = "make the server start and answer (run its command by hand, or check its URL), then record again"
+        raise CassetteError(problem, path=cassette_path, fix=fix)
     said = list(notes)
     if recovered.skipped:
         first = recovered.skipped[0][:80]
@@ -424,17 +395,12 @@ def saved(cassette_path: str, reason: str) -> list[str]:
         exists = os.path.exists(cassette_path)
         kept = f"{cassette_path} was left as it was" if exists else f"no cassette was written to {cassette_path}"
         return [*said, f"nothing was recorded; {kept}; {reason}"]
-    dropped = sum(i.drop is True for i in recovered.cassette.interactions)
-    cut = sum(i.drop == CUT for i in recovered.cassette.interactions)
-    ended = sum(i.exit is not None for i in recovered.cassette.interactions)
-    if dropped:
-        said.append(f"{dropped} request(s) still unanswered when the session ended are kept with `drop: true`")
-    if cut:
-        said.append(f"{cut} request(s) whose answer the server broke off are kept with `drop: cut`")
-    if ended:
-        said.append(f"{ended} request(s) the server never answered, as it exited first, are kept with `exit`")
-    return [
-        *said,
-        f"recorded {len(recovered.cassette.interactions)} interactions into {cassette_path} "
-        f"({len(written.interactions)} in the cassette); {reason}",
+    items = recovered.cassette.interactions
+    kinds = [
+        (sum(i.drop is True for i in items), "still unanswered when the session ended are kept with `drop: true`"),
+        (sum(i.drop == CUT for i in items), "whose answer the server broke off are kept with `drop: cut`"),
+        (sum(i.exit is not None for i in items), "the server never answered, as it exited first, are kept with `exit`"),
     ]
+    said += [f"{count} request(s) {what}" for count, what in kinds if count]
+    recorded = f"recorded {len(items)} interactions into {cassette_path} ({len(written.interactions)} in the cassette)"
+    return [*said, f"{recorded}; {reason}"]
