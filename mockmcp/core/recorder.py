@@ -138,13 +138,11 @@ class Recorder:
         answered = reply and item is not None
         self.unkept_messages.append(Unkept(size, limit, _round(at), stream, method, get, answered, read_whole))
         if answered:
-            text = (
-                f"mockmcp recorded no answer to this {method} request (id {stream!r} when recorded): the server's "
-                f"answer was {size:,} bytes, more than the {limit:,} a recording keeps of one message (passed on to "
-                "the host as it came, not kept); record a shorter answer, or write this response into the cassette "
-                "by hand"
+            why = (
+                f"the server's answer was {size:,} bytes, more than the {limit:,} a recording keeps of one message "
+                "(passed on to the host as it came, not kept); record a shorter answer"
             )
-            self._stand_in(stream, at, text, {"size": size, "limit": limit})
+            self._stand_in(stream, method, at, why, {"size": size, "limit": limit})
 
     def unreached(self, request_id: Any, at: float, status: int, why: str) -> None:
         """The server never answered `request_id` and the HTTP recorder answered the host `status` itself: the
@@ -152,14 +150,15 @@ class Recorder:
         item = self._in_flight.get(request_id)
         if item is None or item.message is None:
             return
-        text = (
-            f"mockmcp recorded no answer to this {item.message['method']} request (id {request_id!r} when recorded): "
-            f"the server gave none (the host got HTTP {status} from the recording proxy: {why}); record again with "
-            "the server up, or write this response into the cassette by hand"
+        gave = f"the server gave none (the host got HTTP {status} from the recording proxy: {why})"
+        self._stand_in(
+            request_id, item.message["method"], at, f"{gave}; record again with the server up", {"status": status}
         )
-        self._stand_in(request_id, at, text, {"status": status})
 
-    def _stand_in(self, request_id: Any, at: float, text: str, data: dict[str, Any]) -> None:
+    def _stand_in(self, request_id: Any, method: Any, at: float, why: str, data: dict[str, Any]) -> None:
+        """Answer the request with the NOT_RECORDED error saying `why` no answer was kept."""
+        text = f"mockmcp recorded no answer to this {method} request (id {request_id!r} when recorded): {why}"
+        text += ", or write this response into the cassette by hand"
         self._server(jsonrpc.error_response(request_id, jsonrpc.NOT_RECORDED, text, data), b"", at, request_id, False)
 
     def refused(self, request_id: Any) -> None:
