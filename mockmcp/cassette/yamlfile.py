@@ -39,9 +39,8 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         try:
             return super().construct_object(node, deep)
         except ValueError as exc:  # a scalar its tag cannot hold (`!!float .inf x`, an int of 5000 digits)
-            raise Refused(
-                f"this value cannot be read ({exc})", "correct or quote that value", node.start_mark
-            ) from None
+            problem = f"this value cannot be read ({exc})"
+            raise Refused(problem, "correct or quote that value", node.start_mark) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         # YAML keeps the last of two equal keys: a hand-injected `error:` above the recorded `response:`

@@ -95,18 +95,16 @@ class RecordingTransport:
     async def __aenter__(self) -> Streams:
         if self._group is not None:  # one journal at a time: a second session at once would take it over
             fix = "give each session that runs at the same time a recording of its own, into a cassette of its own"
-            raise UsageError(
-                f"mockmcp.recording(..., {self.cassette!r}) is already in a session; it records one at a time", fix
-            )
+            problem = f"mockmcp.recording(..., {self.cassette!r}) is already in a session; it records one at a time"
+            raise UsageError(problem, fix)
         mode = RecordMode.NEW if self.sessions else self.mode  # a later session adds to the first's cassette
         self.sessions += 1
         self.recorded = mode.records(os.path.exists(self.cassette))
         if not self.recorded:
             if not os.path.exists(self.cassette):  # mode none
                 fix = "record it: mockmcp.recording(..., mode='once')"
-                raise CassetteError(
-                    "no such cassette, and the mode is none (never record)", path=self.cassette, fix=fix
-                )
+                problem = "no such cassette, and the mode is none (never record)"
+                raise CassetteError(problem, path=self.cassette, fix=fix)
             return await self.replay.__aenter__()
         real, server = reach(self.real)
         if real is self.real and self.sessions > 1:

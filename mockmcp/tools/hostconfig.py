@@ -189,9 +189,8 @@ def _entry(
                 )
             if needed is not None and not _inside(spans, needed, place):
                 # a YAML alias: changing the value where it is written would change its other uses
-                raise fail(
-                    f"this entry's `{needed[-1]}` is written elsewhere (a YAML alias)", "write it in the entry itself"
-                )
+                elsewhere = f"this entry's `{needed[-1]}` is written elsewhere (a YAML alias)"
+                raise fail(elsewhere, "write it in the entry itself")
         return Entry(name, "stdio", place, body, command_place, args_place)
     if url_key is not None:
         url = body[url_key]

@@ -214,15 +214,13 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     for index, item in enumerate(interaction.server):
         yield from _check_server_item(item, place + ("server", index), stateless, revision)
     if interaction.drop == CUT:  # the recorder writes it where the server broke its answer off: a fault of its
-        yield _Issue(
-            place + ("drop",),
-            WARNING,
+        problem = (
             "the answer to this request breaks off before its reply (`drop: cut`): it broke off in the recording "
             "(the server crashed, something between timed out, or the host gave up on the answer), and replay cuts "
-            "it again",
-            "record again once the server answers whole; if the cut is meant (to test the host), mark it "
-            "`expect: fault`",
+            "it again"
         )
+        meant = "if the cut is meant (to test the host), mark it `expect: fault`"
+        yield _Issue(place + ("drop",), WARNING, problem, f"record again once the server answers whole; {meant}")
     if response is None or message is None:
         return
     yield from _check_not_recorded(response, place + ("response",))
@@ -232,9 +230,8 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     yield from _check_result(interaction.method, response, place + ("response",), revision)
     result = response.get("result")
     if stateless and versioned and isinstance(result, dict) and "resultType" not in result:
-        problem = (
-            f"a {protocol.STATELESS_VERSION} result without `resultType`; hosts of that era expect one on every result"
-        )
+        version = protocol.STATELESS_VERSION
+        problem = f"a {version} result without `resultType`; hosts of that era expect one on every result"
         fix = "add `resultType: complete` (`input_required` for a multi-round-trip request)"
         yield _Issue(place + ("response", "result"), WARNING, problem, fix)
     if interaction.method == "tools/call":
@@ -253,24 +250,26 @@ def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Iss
     if unreached(response):
         status = data["status"]
         why = "was silent past --upstream-timeout" if status == 504 else "was gone"
+        problem = (
+            f"the recording kept no answer to this request: the server gave none (the host got HTTP {status} from "
+            f"the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in its "
+            "place, at once"
+        )
         yield _Issue(
             place + ("error",),
             WARNING,
-            f"the recording kept no answer to this request: the server gave none (the host got HTTP {status} from "
-            f"the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in its "
-            "place, at once",
+            problem,
             f"record again with the server up and answering, or {by_hand}; {meant}",
         )
         return
     size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
     how_long = f" (it was {over_limit(size, limit)})" if isinstance(size, int) and isinstance(limit, int) else ""
-    yield _Issue(
-        place + ("error",),
-        WARNING,
+    problem = (
         f"the recording kept no answer to this request{how_long}: replay answers the stand-in error "
-        f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered",
-        f"{by_hand}, or record again with the server sending less in one message (a page at a time, say); {meant}",
+        f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered"
     )
+    fix = f"{by_hand}, or record again with the server sending less in one message (a page at a time, say); {meant}"
+    yield _Issue(place + ("error",), WARNING, problem, fix)
 
 
 def _check_message(message: dict[str, Any], place: Place, revision: str | None = None) -> Iterator[_Issue]:

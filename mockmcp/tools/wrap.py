@@ -105,10 +105,9 @@ def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, re
     """The command line a stdio entry runs once wrapped: `python -m mockmcp record ... COMMAND ARGS`, or replay."""
     command = entry.command()
     if "mockmcp" in command[:3] or command[0].endswith("/mockmcp"):
+        fix = "run `mockmcp unwrap` on it first, or wrap the original config"
         raise ConfigError(
-            f"the server {entry.name!r} runs mockmcp already: this config is wrapped",
-            path=config.path,
-            fix="run `mockmcp unwrap` on it first, or wrap the original config",
+            f"the server {entry.name!r} runs mockmcp already: this config is wrapped", path=config.path, fix=fix
         )
     redact, substitute = secrets(config, entry)
     given = [arg for name, written in substitute for arg in ("--substitute", f"{name}={written}")]
@@ -152,9 +151,8 @@ def expand(text: str, environ: Mapping[str, str], where: str) -> str:
             return environ[name]
         if default is not None:
             return default
-        raise UsageError(
-            f"{where}: the config names ${{{name}}}, which is not set", f"set {name} here, as for the host"
-        )
+        problem = f"{where}: the config names ${{{name}}}, which is not set"
+        raise UsageError(problem, f"set {name} here, as for the host")
 
     expanded = _EXPANDABLE.sub(value, text)
     if "${" in expanded:
