@@ -14,7 +14,7 @@ import shlex
 from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url, written_eras
-from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.matching import Matcher, canonical, short
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import NAMED_BY, params_era
 from mockmcp.words import json_type, render_place
@@ -324,9 +324,8 @@ def _clipped(value: Any, levels: int = _DESCRIBED_DEPTH) -> Any:
     return top
 
 
-def _short(value: Any, limit: int = 120) -> str:
-    text = canonical(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(value: Any) -> str:
+    return short(value, 120)
 
 
 def label(interaction: Interaction) -> str:

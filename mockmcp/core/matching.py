@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "locate"]
+__all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "locate", "short"]
 
 # What always varies between runs and hosts, all in params._meta: the progress token, MCP's own keys, trace context.
 DEFAULT_IGNORES = (
@@ -92,6 +92,12 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 def canonical(value: Any) -> str:
     """Canonical JSON text: sorted keys, compact, exact types."""
     return _CANONICAL.encode(value)
+
+
+def short(value: Any, limit: int) -> str:
+    """A value's canonical JSON text, cut to `limit` characters with `...`, for a sentence."""
+    text = canonical(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def locate(value: Any, path: Path) -> dict[tuple[str | int, ...], Any]:

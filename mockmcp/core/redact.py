@@ -26,10 +26,6 @@ __all__ = ["Redactor"]
 PATTERN_PLACEHOLDER = "[REDACTED]"
 
 
-def _env_placeholder(name: str) -> str:
-    return f"[REDACTED:{name}]"
-
-
 class Redactor(NamedTuple):
     """Secret values (with their placeholders) and patterns to replace in recorded text."""
 
@@ -43,7 +39,7 @@ class Redactor(NamedTuple):
     def build(cls, env_names: tuple[str, ...], patterns: tuple[str, ...], environ: Mapping[str, str]) -> Redactor:
         """Rules from variable names (their values read from environ) and regular expressions; raises
         UsageError for a pattern that does not compile."""
-        secrets = tuple((environ[name], _env_placeholder(name)) for name in env_names if environ.get(name))
+        secrets = tuple((environ[name], f"[REDACTED:{name}]") for name in env_names if environ.get(name))
         compiled = []
         for pattern in patterns:
             try:

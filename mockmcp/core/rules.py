@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from mockmcp.core.matching import Matcher, canonical, locate
+from mockmcp.core.matching import Matcher, canonical, locate, short
 from mockmcp.namedtuple import NamedTuple
 from mockmcp.words import Path, json_type, parse_path, render_place
 
@@ -167,6 +167,5 @@ def _not_in(recorded: Any, live: Any, under: tuple[str, ...]) -> str | None:
     return None
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    text = canonical(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(value: Any) -> str:
+    return short(value, 80)

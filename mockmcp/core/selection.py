@@ -202,7 +202,7 @@ class Selection:
         consistent = [s for s in counterparts if self._tracks[s].differs is None]
         # None left: replay reports this answer as the mismatch; the requests that follow are not reported again.
         self._diverged = self._diverged or all(track.differs for track in self._tracks.values())
-        members = [self._member(s) for s in consistent]
+        members = [self._choose_class([s]) for s in consistent]  # the session each class would follow
         ordered = [
             self._mapped(counterparts[self._first(m)], m) for m in sorted(members, key=lambda m: not self._free(m))
         ]
@@ -238,10 +238,6 @@ class Selection:
             return self.bound
         free = (s for first in firsts for s in self._alike.members[first] if self._free(s))
         return next(free, firsts[0])
-
-    def _member(self, first: int) -> int:
-        """The session to follow of the class whose first session this is (`_choose_class` of it alone)."""
-        return self._choose_class([first])
 
     def _named(self, first: int) -> str:
         """A class of sessions alike as differences name it: `3`, or `3 (and 1,999 alike)`."""
