@@ -67,8 +67,7 @@ __all__ = [
     "without_progress_token",
 ]
 
-# --- error codes MCP adds to JSON-RPC's (in its range for implementations, -32000..-32099) -----------
-
+# Error codes MCP adds to JSON-RPC's (in its range for implementations, -32000..-32099).
 RESOURCE_NOT_FOUND = -32002  # handshake era: resources/read of a URI the server does not have
 INVALID_HEADER = -32020  # 2026-07-28 over HTTP: the routing headers disagree with the body
 MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability the client did not declare
@@ -77,8 +76,6 @@ URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 on: the request needs the user t
 CODES = frozenset(
     {RESOURCE_NOT_FOUND, INVALID_HEADER, MISSING_CAPABILITY, UNSUPPORTED_VERSION, URL_ELICITATION_REQUIRED}
 )
-
-# --- eras and versions -----------------------------------------------------------------------------
 
 HANDSHAKE = "handshake"  # the era of `initialize` (up to 2025-11-25)
 STATELESS = "stateless"  # the era of per-request versions (2026-07-28)
@@ -242,8 +239,6 @@ READ_METHODS = frozenset(
 )
 
 
-# --- client capabilities ---------------------------------------------------------------------------
-
 # The server-to-client requests, each with the client capability it needs (a server must not send one the
 # client did not declare; in the stateless era it answers -32021 instead).
 SERVER_REQUEST_CAPABILITIES = {
@@ -256,21 +251,23 @@ SERVER_REQUEST_CAPABILITIES = {
 def client_capabilities(method: Any, params: Any) -> dict[str, Any] | None:
     """The capabilities a client request declares (`initialize`'s for the session, a stateless-era request's
     in its `_meta`); None when it declares none (not the same as `{}`)."""
-    found = params.get("capabilities") if method == INITIALIZE and isinstance(params, dict) else None
-    if found is None:
-        found = meta(params).get(CLIENT_CAPABILITIES_KEY)
-    return found if isinstance(found, dict) else None
+    return _declared(method, params, "capabilities", CLIENT_CAPABILITIES_KEY)
 
 
 def client_info(method: Any, params: Any) -> str | None:
     """The host a client request names (as for capabilities), as `name version`; None when it names none."""
-    found = params.get("clientInfo") if method == INITIALIZE and isinstance(params, dict) else None
-    if found is None:
-        found = meta(params).get(CLIENT_INFO_KEY)
-    if not isinstance(found, dict) or not isinstance(found.get("name"), str):
+    found = _declared(method, params, "clientInfo", CLIENT_INFO_KEY) or {}
+    if not isinstance(found.get("name"), str):
         return None
     version = found.get("version")
     return f"{found['name']} {version}" if isinstance(version, str) else found["name"]
+
+
+def _declared(method: Any, params: Any, key: str, meta_key: str) -> dict[str, Any] | None:
+    """What `initialize` declares in `params[key]` for its session, or a stateless-era request in its `_meta`."""
+    found = params.get(key) if method == INITIALIZE and isinstance(params, dict) else None
+    found = meta(params).get(meta_key) if found is None else found
+    return found if isinstance(found, dict) else None
 
 
 def missing_capability(capabilities: Any, request: Any) -> str | None:
