@@ -137,9 +137,8 @@ def explain_miss(
         differences = differences or [("", _used_up(cassette.interactions[index]))]
         # A path a rule refused is governed by that rule: loosen the rule rather than ignore the path.
         first = next((path for path, _text in differences if path and (path, _text) not in refused), "")
-        candidates.append(
-            Candidate(index, tuple(text for _path, text in differences), first, plays[index], bool(refused))
-        )
+        texts = tuple(text for _path, text in differences)
+        candidates.append(Candidate(index, texts, first, plays[index], bool(refused)))
     mode = record_mode(cassette, method, params)
     fixes = _fixes(cassette, method, candidates, mode)
     return Miss(request_id, method, params, code, reason, tuple(candidates), fixes, mode)
@@ -167,10 +166,10 @@ def record_fix(mode: str, command: str) -> str:
 
 
 def _other_era(recorded: str, live: str) -> str:
-    eras = (
-        f"recorded in the {recorded} era, and this request speaks the {live} era (a protocol version in `_meta` or not)"
+    speaks = f"this request speaks the {live} era (a protocol version in `_meta` or not)"
+    return (
+        f"recorded in the {recorded} era, and {speaks}: a server answers the two eras differently, so they never match"
     )
-    return f"{eras}: a server answers the two eras differently, so they never match"
 
 
 def _used_up(interaction: Interaction) -> str:
