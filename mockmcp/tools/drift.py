@@ -60,82 +60,77 @@ class Drift(NamedTuple):
 def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: str = "live") -> Drift:
     """Pair the two cassettes' client interactions and judge each pair."""
     minted = frozenset(minted_values(recorded) | minted_values(other))
+    offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
+    pairing = _Pairing(matcher, minted, other, other_name, offered)
     pending: dict[str, list[int]] = {}
     other_eras, eras = written_eras(other), written_eras(recorded)
     for position, interaction in enumerate(other.interactions):
         if interaction.kind != SERVER:
-            pending.setdefault(_key(matcher, interaction, minted, other_eras[position]), []).append(position)
-    offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
+            pending.setdefault(pairing.key(interaction, other_eras[position]), []).append(position)
     entries = []
     for i, interaction in enumerate(recorded.interactions):
         if interaction.kind == SERVER:
             continue
         if interaction.match:  # its match rules say which of the other's requests are its
-            j = _ruled(matcher, interaction, other, pending, minted, eras[i])
+            j = pairing.ruled(interaction, pending, eras[i])
         else:
-            queue = pending.get(_key(matcher, interaction, minted, eras[i]))
+            queue = pending.get(pairing.key(interaction, eras[i]))
             j = queue.pop(0) if queue else None
-        entries.append(_judge(i, interaction, j, other, matcher, other_name, offered, minted))
+        entries.append(pairing.judge(i, interaction, j))
     leftover = sorted(j for queue in pending.values() for j in queue)
     entries.extend(Entry(NEW, None, j, label(other.interactions[j])) for j in leftover)
     return Drift(tuple(entries), other_name)
 
 
-def _key(matcher: Matcher, interaction: Interaction, minted: frozenset[str], era: str) -> str:
-    return matcher.key(interaction.method or "", _mask(interaction.params, minted), era)
+class _Pairing(NamedTuple):
+    """What pairing the recorded interactions with the other cassette's, and judging each pair, holds to."""
 
+    matcher: Matcher
+    minted: frozenset[str]  # values a server minted, masked so that their echoes compare equal
+    other: Cassette
+    name: str  # how differences name the other side: "live", or a file
+    offered: frozenset[str] | None  # the tools the other side's tools/list offers
 
-def _ruled(
-    matcher: Matcher,
-    interaction: Interaction,
-    other: Cassette,
-    pending: dict[str, list[int]],
-    minted: frozenset[str],
-    era: str,
-) -> int | None:
-    """The first of the other's unpaired requests a recorded request with match rules accepts (`rules`), taken."""
-    message = dict(interaction.message or {}, params=_mask(interaction.params, minted))
-    group = Group.of(matcher, interaction._replace(message=message), era)
-    others = other.interactions
-    accepted = [
-        (j, queue)
-        for queue in pending.values()
-        for j in queue
-        if group.accepts(others[j].method or "", _mask(others[j].params, minted))
-    ]
-    if not accepted:
-        return None
-    j, queue = min(accepted, key=lambda pair: pair[0])
-    queue.remove(j)
-    return j
+    def key(self, interaction: Interaction, era: str) -> str:
+        return self.matcher.key(interaction.method or "", _mask(interaction.params, self.minted), era)
 
+    def ruled(self, interaction: Interaction, pending: dict[str, list[int]], era: str) -> int | None:
+        """The first of the other's unpaired requests a recorded request with match rules accepts, taken."""
+        message = dict(interaction.message or {}, params=_mask(interaction.params, self.minted))
+        group = Group.of(self.matcher, interaction._replace(message=message), era)
+        others = self.other.interactions
+        accepted = [
+            (j, queue)
+            for queue in pending.values()
+            for j in queue
+            if group.accepts(others[j].method or "", _mask(others[j].params, self.minted))
+        ]
+        if not accepted:
+            return None
+        j, queue = min(accepted, key=lambda pair: pair[0])
+        queue.remove(j)
+        return j
 
-def _judge(
-    i: int,
-    recorded: Interaction,
-    j: int | None,
-    other: Cassette,
-    matcher: Matcher,
-    name: str,
-    offered: frozenset[str] | None,
-    minted: frozenset[str],
-) -> Entry:
-    what = label(recorded)
-    if j is None:
-        return Entry(MISSING, i, None, what, (f"the {name} session has no such {recorded.kind}",))
-    live = other.interactions[j]
-    gone = _gone(recorded, live, offered)
-    if gone:
-        return Entry(MISSING, i, j, what, (gone,))
-    if live.response is None and recorded.response is not None:
-        return Entry(CHANGED, i, j, what, (f"no {name} answer: the server exited, or took longer than the timeout",))
-    a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
-    sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
-    if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
-        return Entry(SAME, i, j, what)
-    found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
-    found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
-    return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))
+    def judge(self, i: int, recorded: Interaction, j: int | None) -> Entry:
+        """The verdict on interactions[i] against the other's interactions[j] (None: unpaired)."""
+        what, name, matcher, minted = label(recorded), self.name, self.matcher, self.minted
+        if j is None:
+            return Entry(MISSING, i, None, what, (f"the {name} session has no such {recorded.kind}",))
+        live = self.other.interactions[j]
+        gone = _gone(recorded, live, self.offered)
+        if gone:
+            return Entry(MISSING, i, j, what, (gone,))
+        if live.response is None and recorded.response is not None:
+            return Entry(
+                CHANGED, i, j, what, (f"no {name} answer: the server exited, or took longer than the timeout",)
+            )
+        a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
+        sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
+        if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
+            return Entry(SAME, i, j, what)
+        found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
+        found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
+        return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))
 
 
 def _server_messages(matcher: Matcher, interaction: Interaction) -> list[Any]:
