@@ -34,17 +34,9 @@ class CassetteError(MockmcpError):
     """A cassette could not be loaded or saved; says which file, where, what and how to fix it."""
 
     def __init__(
-        self,
-        problem: str,
-        *,
-        path: str | None = None,
-        place: str = "",
-        line: int | None = None,
-        fix: str | None = None,
+        self, problem: str, *, path: str | None = None, place: str = "", line: int | None = None, fix: str | None = None
     ) -> None:
-        self.path = path
-        self.place = place
-        self.line = line
+        self.path, self.place, self.line = path, place, line
         super().__init__(problem, fix)
 
     def render(self) -> str:
@@ -56,8 +48,8 @@ class CassetteError(MockmcpError):
 
 
 class ConfigError(MockmcpError):
-    """A host's MCP config (`mockmcp wrap`, `unwrap`, `serve`) that cannot be read or changed: which file, where,
-    what and how to fix it, told as a cassette's error is."""
+    """A host's MCP config (`mockmcp wrap`, `unwrap`, `serve`) that cannot be read or changed, told as a
+    cassette's error is."""
 
     def __init__(
         self, problem: str, *, path: str | None = None, place: str = "", line: int | None = None, fix: str | None = None

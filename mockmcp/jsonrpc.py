@@ -12,8 +12,6 @@ import re
 from collections.abc import Callable
 
 from mockmcp.namedtuple import NamedTuple
-
-# MCP's _meta keys are defined in `protocol`; the shells still read them from here.
 from mockmcp.words import json_type
 
 TYPE_CHECKING = False
@@ -50,20 +48,13 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR})  # JSON-RPC's own
-# mockmcp's own code, in the implementation-defined server range: the method is known to the
-# cassette, but no recorded interaction has these params. Documented in docs/cassette-format.md. The
-# last code of the range, farthest from those MCP assigns from its start (-32002, -32020..-32022,
-# -32042): a host must never take a miss for a message of the protocol.
-NO_MATCH = -32099
-# mockmcp's own code, beside it: the cassette holds this error where the server's answer was too long for a
-# recording to keep (the HTTP recording proxy's limit); its message says how long, and which request.
-NOT_RECORDED = -32098
+# mockmcp's own codes, at the end of the server range, farthest from those MCP assigns from its start:
+NO_MATCH = -32099  # no recorded interaction answers the request
+NOT_RECORDED = -32098  # the cassette's stand-in for an answer the recording could not keep
 
 
-# How deep a message may nest (an object or array is one level, its items the next). Python's own
-# JSON reader gives up near 1000 levels, and every walk over a message (matching, explaining a
-# miss, redaction, YAML) needs room on the stack too, so mockmcp reads messages up to this depth
-# and answers a deeper one -32700; no MCP message comes near it.
+# How deep a message may nest: Python's JSON reader gives up near 1000 levels and every walk over a message
+# needs stack too, so a deeper one is answered -32700; no MCP message comes near it.
 MAX_DEPTH = 512
 # How long a line (or HTTP body) may be: a host's runaway line is answered -32700, not buffered without end.
 MAX_LINE = 64 * 1024 * 1024
@@ -80,11 +71,8 @@ def is_valid_id(value: object) -> bool:
 
 
 class Classified(NamedTuple):
-    """What one parsed JSON value is: kind is request, notification, response or invalid.
-
-    For an invalid message, `problem` says why and `reply_id` is the id to answer with (null when
-    the id itself is unreadable); a response is never answered, so its problems only get a note.
-    """
+    """What one parsed JSON value is (request, notification, response or invalid); for an invalid one,
+    `problem` says why and `reply_id` is the id to answer with (None when unreadable)."""
 
     kind: str
     message: Any
@@ -116,9 +104,8 @@ def _classify_call(message: dict[str, Any], has_id: bool, reply_id: Any) -> Clas
     if not has_id:
         return Classified(NOTIFICATION, message)
     if reply_id is None:
-        return Classified(
-            INVALID, message, f'"id" must be a string or an integer, got {json_type(message["id"], article=True)}'
-        )
+        got = json_type(message["id"], article=True)
+        return Classified(INVALID, message, f'"id" must be a string or an integer, got {got}')
     return Classified(REQUEST, message, reply_id=reply_id)
 
 
@@ -139,10 +126,7 @@ def error_response(reply_id: Any, code: int, message: str, data: Any = None) -> 
 
 
 def map_strings(value: Any, change: Callable[[str], str], keys: bool = False) -> Any:
-    """A copy of a JSON value with every string value (and, with keys, every key) passed through change.
-
-    The walk keeps its own stack, so a value of any depth is copied.
-    """
+    """A copy of a JSON value (of any depth) with every string value (and, with keys, every key) changed."""
     pending: list[tuple[Any, Any]] = []
 
     def copy(item: Any) -> Any:
@@ -194,11 +178,7 @@ _DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
 
 def parse(line: bytes | str) -> Any:
     """One JSON text (a wire line, an HTTP body) as a value; raises ValueError saying why it is not one.
-
-    Stricter than `json.loads`, in the ways a strict peer is: no NaN or Infinity (nor a number too
-    large for a float), at most MAX_DEPTH levels of nesting (a deeper text, which `json.loads`
-    may even fail on with RecursionError, is refused the same way), and at most MAX_LINE bytes.
-    """
+    Stricter than `json.loads` as a strict peer is: no NaN or Infinity, at most MAX_DEPTH levels, MAX_LINE bytes."""
     if len(line) > MAX_LINE:
         raise ValueError(f"the line is longer than {MAX_LINE // (1024 * 1024)} MiB, more than mockmcp reads")
     if isinstance(line, bytes):
@@ -223,9 +203,8 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def reply_id_of_unread(line: bytes | str, error: ValueError) -> Any:
-    """The id to answer a text `parse` refused with: None (JSON-RPC's null), but for a message refused only as
-    nested too deep, the top-level `id` a shallow scan finds, so that the host's request is answered under its
-    own id rather than left to wait for its timeout (a real server, which parses it, answers it)."""
+    """The id to answer a text `parse` refused with: None, but for one only nested too deep, the top-level `id`
+    a shallow scan finds, so the host is answered under its own id rather than left waiting."""
     if not isinstance(error, _TooDeep):
         return None
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
@@ -237,8 +216,7 @@ def reply_id_of_unread(line: bytes | str, error: ValueError) -> Any:
 
 
 def _top_level_id(text: str) -> Any:
-    """The value of the top-level object's `id` (None: it has none), skipping other values without reading
-    them; raises ValueError on what is no such object."""
+    """The top-level object's `id` (None: none), other values skipped unread; ValueError for no such object."""
     at = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
     if text[at : at + 1] != "{":
         raise ValueError("not an object")
@@ -284,8 +262,7 @@ def _skip_value(text: str, at: int) -> int:
     raise ValueError("an unclosed value")
 
 
-# A lone surrogate reaches a parsed value only through a `\uD800`-`\uDFFF` escape, or as the raw
-# UTF-8-like bytes that `json.loads` lets through on bytes (it decodes with surrogatepass).
+# A lone surrogate comes only as a `\uD800`-`\uDFFF` escape, or as bytes json lets through (surrogatepass).
 _SURROGATE_IN_LINE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -296,12 +273,8 @@ def may_hold_lone_surrogates(line: bytes) -> bool:
 
 
 def without_lone_surrogates(value: Any) -> Any:
-    """value with every lone surrogate in its strings and keys replaced by U+FFFD; value itself when it holds none.
-
-    A JSON escape may carry half of a surrogate pair (a cut emoji, `\\ud83d`), which no UTF-8 text
-    holds, so neither does a cassette (YAML is text): the recorder keeps U+FFFD in its place, and
-    replay makes the same substitution in what the host sends before matching, through this one rule.
-    """
+    """value with every lone surrogate (a cut emoji, which no YAML text holds) in strings and keys as U+FFFD;
+    the one rule for the recorder and for what replay matches. value itself when it holds none."""
     try:
         json.dumps(value, ensure_ascii=False).encode()
     except UnicodeEncodeError:
@@ -310,10 +283,7 @@ def without_lone_surrogates(value: Any) -> Any:
 
 
 def encode(message: Any) -> bytes:
-    """One message as one line (of stdio, or an HTTP body): compact JSON, UTF-8, newline-terminated.
-
-    JSON escapes every newline inside strings, so the line holds no other.
-    """
+    """One message as one line (of stdio, or an HTTP body): compact JSON, UTF-8, newline-terminated."""
     text = _ENCODER.encode(message)
     try:
         return text.encode() + b"\n"

@@ -1,24 +1,10 @@
 """`NamedTuple` for the start-up path: typing's class syntax, built by `collections.namedtuple` alone.
 
-Theory of operation. A host's test suite starts `mockmcp replay` once per test, so start-up time is
-a feature. Measured on the replay launch path (Python 3.11): importing `typing` costs about 2 ms,
-and each `class X(typing.NamedTuple)` under `from __future__ import annotations` turns every field's
-annotation into a `typing.ForwardRef`, one `compile()` each (36 fields in 13 classes on that path):
-together 3-4 ms of the ~15 ms mockmcp adds to a bare Python's start. This module gives the same
-class syntax (fields with annotations and defaults, methods, properties, classmethods, a docstring)
-and the same class: `collections.namedtuple(name, fields, defaults=..., module=...)` with the body's
-attributes set on it, exactly what `typing.NamedTuple` returns, minus the ForwardRefs. The
-annotations are read as the strings they are and never evaluated.
-
-mypy sees typing's own `NamedTuple` (the `TYPE_CHECKING` branch below), so type checking is
-unchanged. At run time the differences from typing's, none of which mockmcp relies on (and
-tests/test_namedtuple.py checks the rest against typing's on the same class bodies):
-
-- `__annotations__` holds the annotation strings (typing's holds ForwardRefs of them; both resolve
-  the same through `typing.get_type_hints`);
-- no `Generic` base, no `__orig_bases__`, and no functional form `NamedTuple("X", [...])`;
-- the class body's annotations must be strings: modules using it have `from __future__ import
-  annotations` (as all of mockmcp's do), else defining the class raises TypeError.
+Importing `typing` and turning each field's annotation into a `ForwardRef` cost 3-4 ms of the ~15 ms
+mockmcp adds to a bare Python's start. This gives the same class syntax and the same class (a
+namedtuple with the body's attributes set on it), the annotations kept as strings, never evaluated.
+mypy sees typing's own. Unlike typing's: no `Generic` base, no functional form, and the module must
+use `from __future__ import annotations` (tests/test_namedtuple.py holds the rest to typing's).
 """
 
 from __future__ import annotations
@@ -34,19 +20,8 @@ __all__ = ["NamedTuple"]
 
 # As typing's: what the body may not define (namedtuple's own machinery), and what it does not copy.
 _PROHIBITED = frozenset(
-    {
-        "__new__",
-        "__init__",
-        "__slots__",
-        "__getnewargs__",
-        "_fields",
-        "_field_defaults",
-        "_make",
-        "_replace",
-        "_asdict",
-        "_source",
-    }
-)
+    {"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults", "_make", "_replace", "_asdict"}
+) | {"_source"}
 _SPECIAL = frozenset({"__module__", "__name__", "__annotations__", "__classcell__"})
 
 
@@ -81,9 +56,8 @@ def _defaults(annotations: dict[str, str], ns: dict[str, Any]) -> list[Any]:
             named.append(name)
         elif named:
             plural = "s" if len(named) > 1 else ""
-            raise TypeError(
-                f"Non-default namedtuple field {name} cannot follow default field{plural} {', '.join(named)}"
-            )
+            fields = ", ".join(named)
+            raise TypeError(f"Non-default namedtuple field {name} cannot follow default field{plural} {fields}")
     return [ns[name] for name in named]
 
 

@@ -1,19 +1,9 @@
 """Files: atomic writes, and the cache of parsed cassettes that keeps YAML off the start-up path.
 
-Theory of operation for the cache. Parsing YAML is the slowest part of starting a replay (importing
-PyYAML alone costs more than the rest of mockmcp), and a host's test suite starts the same
-cassettes again and again. So the data parsed from a cassette is kept as JSON in a cache folder,
-stamped with the cassette's path and a hash of its bytes (not its size and time, which an edit
-can keep: `cp -p`, `touch -r`), and signed with a key only this user can read (`key` in the
-folder), so no one else can write a file replay would serve; a stamp or a signature that does
-not match is a miss. Only this user's regular files are read, never through a link, within a
-size bound; anything odd is a miss. The cached
-data is validated again on every load, exactly like freshly parsed data, and data that fails is
-parsed afresh from the cassette, so the cache can make loading faster but never different.
-
-The folder is `$MOCKMCP_CACHE_DIR`, else `$XDG_CACHE_HOME/mockmcp`, else `~/.cache/mockmcp`; set
-`MOCKMCP_CACHE_DIR` to an empty string to turn the cache off. A cache that cannot be written is
-silently skipped: it is only ever an optimization.
+A cassette's parsed data is kept as JSON, stamped with its path and a hash of its bytes (an edit can keep
+size and time), signed with a key only this user can read, and read only from this user's regular files
+(never through a link, within a size bound); anything odd is a miss. Cached data is validated again on
+every load, so the cache makes loading faster but never different; one that cannot be written is skipped.
 """
 
 from __future__ import annotations
@@ -38,14 +28,8 @@ __all__ = ["atomic_write", "digest", "journal_path", "read_cache", "write_cache"
 
 
 def atomic_write(path: str, text: str) -> None:
-    """Write text to path so that readers see the old file or the new one, never a part.
-
-    The data is flushed to disk before the rename, and the folder after it, so a crash cannot
-    leave a half-written file under the real name nor lose the rename; on any failure the
-    temporary file is removed and the old file kept. The file keeps the mode it had (a new one
-    gets the umask's). A path that is a symbolic link is written through: its target is replaced,
-    the link stays.
-    """
+    """Write text to path so that readers see the old file or the new one, never a part, even after a crash
+    (synced before the rename, the folder after it). The file keeps its mode; a link's target is replaced."""
     import tempfile  # deferred: it costs start-up time, and replay writes files only on request
 
     if os.path.islink(path):
@@ -120,8 +104,7 @@ def digest(raw: bytes) -> str:
 
 
 def _entry(path: str, hashed: str) -> tuple[str | None, dict[str, Any]]:
-    """Where the cassette at path is cached, and the stamp its cache file must carry to be served (`hashed`:
-    the `digest` of its bytes)."""
+    """Where the cassette at path is cached, and the stamp its cache file must carry to be served."""
     real = os.path.realpath(path)
     stamp = {"mockmcp": __version__, "source": real, "blake2b": hashed}
     folder = _cache_folder()
@@ -141,8 +124,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _read_private(file: str, limit: int) -> bytes | None:
-    """The bytes of file when it is a regular file of this user's, read without following a link or
-    waiting (a FIFO is not read), and no longer than limit; None otherwise."""
+    """The bytes of file when it is this user's regular file (no link, no FIFO) within limit; None otherwise."""
     try:
         fd = os.open(file, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except OSError:
@@ -160,11 +142,8 @@ def _read_private(file: str, limit: int) -> bytes | None:
 
 
 def _key(folder: str, create: bool) -> bytes | None:
-    """This user's secret for the cache folder, made on first use: a cache file signed without it is a miss.
-
-    Anyone who can read a cassette can compute its hash, so the hash alone would let them write a
-    cache file that replay serves; only the owner of the folder can read this key.
-    """
+    """This user's secret for the cache folder, made on first use: anyone who can read a cassette can compute
+    its hash, so a cache file is served only when signed with this key."""
     key = _read_private(os.path.join(folder, _KEY_FILE), _KEY_SIZE)
     if key is not None or not create:
         return key if key is not None and len(key) == _KEY_SIZE else None
@@ -179,13 +158,7 @@ def _key(folder: str, create: bool) -> bytes | None:
 
 
 def read_cache(path: str, raw: bytes, hashed: str) -> Any:
-    """The data cached for the cassette at path whose bytes are raw (their `digest`: hashed), or None (a miss).
-
-    Served only from a regular file of this user's (read as `_read_private` says), no larger than
-    the cassette could make it, signed with this user's key, whose stamp holds the hash of these
-    very bytes: an edit that keeps the size and the time (`cp -p`, `touch -r`) changes the hash.
-    Any problem reading it is a miss.
-    """
+    """The data cached for the cassette at path whose bytes are raw (their `digest`: hashed), or None (a miss)."""
     file, stamp = _entry(path, hashed)
     if file is None:
         return None
@@ -206,13 +179,8 @@ def read_cache(path: str, raw: bytes, hashed: str) -> Any:
 
 
 def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
-    """Cache the parsed data of the cassette whose bytes have the `digest` hashed; the cache file gets the
-    cassette's mode.
-
-    The folder is made private (0700) when it is created; the file is written under a fresh,
-    unpredictable name (mkstemp: never through a link) and renamed into place. A cache that cannot
-    be written is skipped, leaving no temporary file behind.
-    """
+    """Cache the parsed data of the cassette whose bytes have the `digest` hashed, with the cassette's mode, in
+    a folder made 0700, under a fresh name (mkstemp) renamed into place; skipped when it cannot be written."""
     file, stamp = _entry(path, hashed)
     if file is None:
         return
@@ -228,8 +196,7 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
         key = _key(os.path.dirname(file), create=True)
         if key is None:
             return
-        # Not atomic_write: a cache needs no fsync (a torn file only fails to parse, a miss), and
-        # this runs on the first start of every cassette, where time counts.
+        # Not atomic_write: a cache needs no fsync (a torn file is a miss), and first starts count.
         fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=os.path.dirname(file))
         os.fchmod(fd, mode & 0o666)
         with os.fdopen(fd, "wb") as handle:

@@ -1,16 +1,8 @@
-"""Loading and saving cassettes, checked both ways: a recorded MCP session as data.
+"""Loading and saving cassettes, checked both ways: `save` never writes what `load` would refuse.
 
-A cassette is a list of interactions in the order they happened. Each interaction is one message
-the client sent (a `request` or a `notification`) with everything the server sent because of it
-(`server`: notifications, server-to-client requests with the client's recorded response, raw lines),
-then, for a request, the `response`. An interaction with only `server` holds messages the server
-sent unprompted, at their place in the session. Messages are kept as plain dicts, as on the wire
-(without the constant `"jsonrpc": "2.0"`), so nothing a model does not know is lost.
-
-Loading validates everything, and so does saving (a cassette built in code is checked before it is
-written, so `save` never writes what `load` would refuse); a problem raises CassetteError naming
-the place (`interactions[3].response`) and, when loaded from a file, the file and line. Plain data
-becomes a Cassette through `from_data`, the one checked constructor.
+A problem raises CassetteError naming the place (`interactions[3].response`) and, from a file, the file
+and line. Loading goes through the cache of parsed cassettes (`files`); saving over an existing file
+rewrites it in place (`yamledit`), so what did not change keeps its text and comments. On the launch path.
 """
 
 from __future__ import annotations
@@ -62,13 +54,11 @@ def _parse(text: str, path: str | None) -> Any:
         problem = getattr(exc, "problem", None) or str(exc)
         if isinstance(exc, yamlfile.Refused):
             raise CassetteError(problem, path=path, line=line, fix=exc.fix) from None
-        raise CassetteError(
-            f"not valid YAML: {problem}", path=path, line=line, fix="correct the YAML syntax at that line"
-        ) from None
+        fix = "correct the YAML syntax at that line"
+        raise CassetteError(f"not valid YAML: {problem}", path=path, line=line, fix=fix) from None
     except ValueError as exc:  # a scalar its tag cannot hold: an integer of 5000 digits, `!!float 1e`
-        raise CassetteError(
-            f"a value in the YAML cannot be read: {exc}", path=path, fix="correct or quote that value"
-        ) from None
+        fix = "correct or quote that value"
+        raise CassetteError(f"a value in the YAML cannot be read: {exc}", path=path, fix=fix) from None
 
 
 def _validate(data: Any, text: str | None, path: str | None) -> Cassette:
@@ -77,13 +67,9 @@ def _validate(data: Any, text: str | None, path: str | None) -> Cassette:
     except Problem as problem:
         from mockmcp.cassette import yamlfile
 
-        raise CassetteError(
-            problem.problem,
-            path=path,
-            place=render_place(problem.place),
-            line=None if text is None else yamlfile.line_of(text, problem.place),
-            fix=problem.fix,
-        ) from None
+        line = None if text is None else yamlfile.line_of(text, problem.place)
+        place = render_place(problem.place)
+        raise CassetteError(problem.problem, path=path, place=place, line=line, fix=problem.fix) from None
 
 
 def load(path: str) -> Cassette:
@@ -94,16 +80,11 @@ def load(path: str) -> Cassette:
             raw = handle.read()
     except FileNotFoundError:
         if os.path.exists(files.journal_path(path)):
-            raise CassetteError(
-                "no such cassette, but the journal of an interrupted recording of it exists",
-                path=path,
-                fix=f"run `mockmcp recover {path}` to turn {files.journal_path(path)} into the cassette",
-            ) from None
-        raise CassetteError(
-            "no such cassette",
-            path=path,
-            fix="check the path, or record one with `mockmcp record -o PATH -- SERVER...`",
-        ) from None
+            problem = "no such cassette, but the journal of an interrupted recording of it exists"
+            fix = f"run `mockmcp recover {path}` to turn {files.journal_path(path)} into the cassette"
+            raise CassetteError(problem, path=path, fix=fix) from None
+        fix = "check the path, or record one with `mockmcp record -o PATH -- SERVER...`"
+        raise CassetteError("no such cassette", path=path, fix=fix) from None
     except OSError as exc:
         raise CassetteError(f"cannot read the cassette: {exc}", path=path) from None
     digest = files.digest(raw)
@@ -117,9 +98,8 @@ def load(path: str) -> Cassette:
     return cassette
 
 
-# The cassettes this process loaded, by path, with the hash of the bytes each was loaded from: a process
-# that loads one again (a host's tests replaying in process) reads its bytes, and validates it only once.
-# A cassette is immutable, so it can be handed out again.
+# The cassettes this process loaded, by path, with the hash of their bytes: one loaded again (a host's tests
+# replaying in process) is validated only once; a cassette is immutable, so it can be handed out again.
 _loaded: dict[str, tuple[str, Cassette]] = {}
 _KEEP_LOADED = 64
 
@@ -145,13 +125,8 @@ def _load(path: str, raw: bytes, digest: str, mode: int) -> Cassette:
 
 
 def save(cassette: Cassette, path: str) -> None:
-    """Check the cassette, then write it atomically (the old file stays whole until the new one is complete).
-
-    A cassette already at path is rewritten in place (see `yamledit`): the interactions, entries and
-    knobs that stay keep their text, comments and key order; only what changed is written anew (so
-    a file keeps its first lines, with or without the schema's comment that `dump` writes).
-    Raises CassetteError naming the place of the first problem (and the target file); nothing is written then.
-    """
+    """Check the cassette, then write it atomically; a file already at path is rewritten in place, only what
+    changed written anew. Raises CassetteError naming the place of the first problem (nothing is written)."""
     cassette = cassette._replace(path=path)
     old = _old_text(path)
     if old is None:
@@ -179,13 +154,9 @@ def _old_text(path: str) -> str | None:
 
 
 def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict[str, Any]:
-    """The cassette's data (`data`), holding the old file's own data wherever it means the same.
-
-    An interaction that did not change is its old item as written (`exit: 1` stays so, not its long
-    form); one that changed keeps, entry by entry, what did not (its request, its knobs). Which old
-    interaction a changed one was is found by its client message. The data is that of `to_data`
-    for everything else, so the rewrite changes only what changed.
-    """
+    """The cassette's data, holding the old file's own data wherever it means the same: an unchanged
+    interaction as written (`exit: 1` stays so); a changed one (found by its client message) keeps, entry by
+    entry, what did not change."""
     from mockmcp.cassette import yamledit
 
     try:
@@ -243,19 +214,16 @@ def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item:
     def field(key: str) -> str:
         return "message" if key in ("request", "notification") else key
 
-    kept = {
-        key: value
-        for key, value in raw.items()
-        if hasattr(new, field(key)) and yamledit.same(getattr(old, field(key)), getattr(new, field(key)))
-    }
+    def same(key: str) -> bool:
+        return hasattr(new, field(key)) and yamledit.same(getattr(old, field(key)), getattr(new, field(key)))
+
+    kept = {key: value for key, value in raw.items() if same(key)}
     return {**kept, **{key: value for key, value in item.items() if key not in kept}}
 
 
 def dump(cassette: Cassette) -> str:
-    """The cassette as YAML text, once it is checked; raises CassetteError naming the place of a problem.
-
-    The first line names the format's JSON Schema for YAML editors (see `schema`).
-    """
+    """The cassette as YAML text (its first line naming the JSON Schema for editors), once it is checked;
+    raises CassetteError naming the place of a problem."""
     from mockmcp.cassette import yamlfile
     from mockmcp.cassette.schema import MODELINE
 

@@ -1,20 +1,12 @@
 """Rewriting a cassette's YAML text in place: only what changed is written again.
 
-Theory of operation. People explain their edits in comments, and order keys as they read best;
-PyYAML's loader drops both, so writing a cassette again from its data would lose them on every
-`verify --update` or `record --mode new`. A round-trip YAML library (ruamel.yaml) keeps them, but
-is a new dependency, slower to import and to parse, and loads a second dialect beside ours. This
-module instead edits the text: `compose` gives every node of the old text its start and end, the
-old and the new data are compared from the root down, and only the entries whose values differ
-are replaced, each by the standard dump of its new value (`yamlfile.dump`) indented to where it
-stands. Equal entries, comments, blank lines and key order stay byte for byte; keys the new data
-adds go after the mapping's last; items a list gains go where they belong in it.
-
-Descending stops at flow collections (`{a: 1}`, `[1, 2]`), which are replaced whole, and at any
-change the text cannot take in place (removing the first key of a list item), which replaces the
-enclosing entry instead. Every result is parsed back and compared with the data (JSON types exact);
-should it differ, `rewrite` gives None and the caller writes the data afresh, so an edit can lose
-comments but never data.
+PyYAML drops comments and key order, so writing a cassette afresh would lose a person's notes on every
+`verify --update` (a round-trip library would be a second dialect and a slower import). So the old and
+new data are compared from the root down over `compose`'s nodes, and only entries whose values differ
+are replaced, each by the standard dump of its new value indented where it stands. Flow collections,
+and changes the text cannot take in place, replace the enclosing entry. The result is parsed back and
+compared (JSON types exact): should it differ, `rewrite` gives None and the caller writes afresh, so an
+edit can lose comments but never data.
 """
 
 from __future__ import annotations
@@ -39,11 +31,8 @@ _UNPARSED = object()
 
 
 def rewrite(text: str, data: Any, old: Any = _UNPARSED) -> str | None:
-    """The text of data, written as an edit of text (a cassette's old YAML): see the module's docstring.
-
-    old is the data of text when the caller has parsed it already (None: it does not parse).
-    Returns None when the text cannot be edited into data (the caller writes data afresh).
-    """
+    """The text of data, written as an edit of text (old: its data if parsed already, None if it does not
+    parse). Returns None when the text cannot be edited into data."""
     if not text.endswith("\n"):
         text += "\n"
     if old is _UNPARSED:

@@ -1,13 +1,9 @@
 """The YAML dialect of cassettes: JSON's data model in a file people can read and edit.
 
-Loading uses libyaml's safe loader when present, with JSON-like scalars only: `2025-11-25` stays a
-string (plain YAML 1.1 would make it a date), and so do `yes`, `on`, `012` and `1:20`. Dumping
-quotes anything another YAML reader could take for something else, writes multi-line strings as
-literal blocks and long prose as folded blocks, and keeps keys in the order they were given.
-It also finds the line a place starts on, from one parse (`compose`, `nodes`, `lines`), for
-located errors and lint's findings. Only cassette loading and saving and the tools import this
-module, and a load served from the cache of parsed cassettes (see `files`) does not: PyYAML costs
-more start-up time than the rest of mockmcp.
+Loading takes JSON-like scalars only (`2025-11-25`, `yes`, `012` stay strings) and refuses aliases and
+duplicate keys; dumping quotes what another reader could take for something else, writes multi-line
+strings as blocks and keeps key order. It also finds the line a place starts on, for located errors.
+PyYAML costs more start-up than the rest of mockmcp: a load served from the cache never imports this.
 """
 
 from __future__ import annotations
@@ -23,63 +19,44 @@ import yaml
 from mockmcp.jsonrpc import depth
 from mockmcp.words import Place
 
-__all__ = [
-    "Refused",
-    "compose",
-    "dump",
-    "dump_block",
-    "line_in",
-    "line_of",
-    "lines",
-    "load",
-    "nodes",
-    "shallow_lines",
-]
+__all__ = ["Refused", "compose", "dump", "dump_block", "line_in", "line_of", "lines", "load", "nodes", "shallow_lines"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """Safe loader whose implicit scalars are JSON's: null, true/false, decimal ints and floats.
-
-    It refuses aliases: mockmcp never writes anchors, and an alias makes one node stand for many
-    (nine levels of ten aliases in 624 bytes stand for a billion values, which exhausts memory once
-    anything walks them). Tags that JSON has no value for (`!!binary`, `!!set`, `!!timestamp`) load,
-    and validation refuses them with their place.
-    """
+    """Safe loader whose implicit scalars are JSON's. It refuses aliases (a billion values fit in 624 bytes of
+    them) and duplicate keys; tags JSON has no value for load, and validation refuses them with their place."""
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         # The constructor meets a node a second time only through an alias (or a merge key, `<<`).
         if node in self.constructed_objects or node in self.recursive_objects:
-            raise Refused(
-                "an alias (`*name`) repeats the value anchored here (`&name`); cassettes hold no anchors or aliases",
-                "write the value out in full where it is used, without `&name`",
-                node.start_mark,
+            problem = (
+                "an alias (`*name`) repeats the value anchored here (`&name`); cassettes hold no anchors or aliases"
             )
+            raise Refused(problem, "write the value out in full where it is used, without `&name`", node.start_mark)
         try:
             return super().construct_object(node, deep)
         except ValueError as exc:  # a scalar its tag cannot hold (`!!float .inf x`, an int of 5000 digits)
-            raise Refused(
-                f"this value cannot be read ({exc})", "correct or quote that value", node.start_mark
-            ) from None
+            problem = f"this value cannot be read ({exc})"
+            raise Refused(problem, "correct or quote that value", node.start_mark) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        # YAML keeps the last of two equal keys: a hand-injected `error:` above the recorded `response:`,
-        # or a second `interactions:`, would silently be lost. Refused, naming both lines.
+        # YAML keeps the last of two equal keys: a hand-injected `error:` above the recorded `response:`
+        # would silently be lost.
         first: dict[str, int] = {}
         for key, _value in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                line = key.start_mark.line + 1
-                if key.value not in first:
-                    first[key.value] = line
-                else:
-                    raise Refused(
-                        f"duplicate key {key.value!r} (lines {first[key.value]} and {line}): YAML would keep "
-                        "only the last one, and lose the first without a word",
-                        "remove one of them, or merge the two",
-                        key.start_mark,
-                    )
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            line = key.start_mark.line + 1
+            if key.value in first:
+                problem = (
+                    f"duplicate key {key.value!r} (lines {first[key.value]} and {line}): YAML would keep "
+                    "only the last one, and lose the first without a word"
+                )
+                raise Refused(problem, "remove one of them, or merge the two", key.start_mark)
+            first[key.value] = line
         return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
 
 
@@ -166,7 +143,7 @@ _Dumper.add_representer(dict, _represent_dict)
 
 
 class _BlockDict(dict[Any, Any]):
-    """A mapping dumped in block style however small: an entry written on its own (see `dump_block`)."""
+    """A mapping dumped in block style however small (see `dump_block`)."""
 
 
 class _BlockList(list[Any]):
@@ -182,11 +159,8 @@ _Dumper.add_representer(
 
 
 def load(text: str, last_key_wins: bool = False) -> Any:
-    """Parse YAML text into plain data (dicts, lists, strings, numbers, booleans, None).
-
-    Raises yaml.YAMLError with a mark on a syntax error, and Refused for what a cassette cannot hold (a
-    duplicate key among them, unless `last_key_wins`: lint reads on, and says where both are).
-    """
+    """Parse YAML text into plain data. Raises yaml.YAMLError with a mark on a syntax error, and Refused for what
+    a cassette cannot hold (a duplicate key too, unless `last_key_wins`: lint reads on and says where both are)."""
     return yaml.load(text, Loader=_LastKeyWins if last_key_wins else _Loader)
 
 
@@ -198,11 +172,8 @@ def dump(data: Any) -> str:
 
 @contextlib.contextmanager
 def _room_for(data: Any) -> Iterator[None]:
-    """Recursion room for PyYAML's representer (a few frames a level) on deeply nested data.
-
-    The data is JSON data of bounded depth (validation refuses messages nested deeper than
-    `jsonrpc.MAX_DEPTH`), so the room needed is bounded too; the old limit is put back after.
-    """
+    """Recursion room for PyYAML's representer on deeply nested data (bounded: validation refuses deeper
+    than `jsonrpc.MAX_DEPTH`); the old limit is put back after."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 1000 + _FRAMES_PER_LEVEL * depth(data)))
     try:
@@ -215,10 +186,7 @@ _FRAMES_PER_LEVEL = 4
 
 
 def dump_block(data: dict[str, Any] | list[Any]) -> str:
-    """Like `dump`, with the top level in block style (`key: value` lines, `- item` lines) however small.
-
-    The rewriter (`yamledit`) writes entries and list items into an existing block this way.
-    """
+    """Like `dump`, with the top level in block style however small (how `yamledit` writes into a block)."""
     top = _BlockDict(data) if isinstance(data, dict) else _BlockList(data)
     with _room_for(data):
         return yaml.dump(top, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
@@ -252,12 +220,8 @@ def nodes(root: yaml.Node | None) -> list[tuple[Place, yaml.Node]]:
 
 
 def lines(found: list[tuple[Place, yaml.Node]]) -> dict[Place, int]:
-    """Where each place starts (1-based line; a mapping entry's is its key's), from one parse of the text.
-
-    Looking a place up in this index, rather than parsing the text again for each one, keeps lint
-    linear (200 findings in a 1000-line cassette once took 2.6 s). Under a duplicated key the last
-    one wins, as it does when the cassette is loaded.
-    """
+    """Where each place starts (1-based line; a mapping entry's is its key's), from one parse, so lint stays
+    linear. Under a duplicated key the last one wins, as when the cassette is loaded."""
     index = {place: node.start_mark.line + 1 for place, node in found}
     # A mapping entry is where its key is: a block value starts a line below (`response:` then `result:`).
     for place, node in found:
@@ -280,12 +244,8 @@ def line_of(text: str, place: Place) -> int | None:
 
 
 def shallow_lines(text: str, deepest: int) -> dict[Place, int]:
-    """Where each place at most `deepest` levels down starts, as `lines` tells it, from YAML's events alone.
-
-    For a whole cassette's places (the HTML timeline links each message to its line): building the
-    node tree of a 5000-interaction cassette takes seconds, its event stream a tenth of that. Text
-    that does not parse gives what came before the error.
-    """
+    """Where each place at most `deepest` levels down starts, as `lines` tells it, from YAML's events alone (a
+    tenth of the node tree's time on a large cassette). Text that does not parse gives what came before the error."""
     found: dict[Place, int] = {}
     # Each open collection: [place, is a mapping, next sequence index, key awaited, the current key, key's line].
     stack: list[list[Any]] = []

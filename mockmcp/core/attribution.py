@@ -1,33 +1,17 @@
 """Which recorded session each message through the HTTP recording proxy belongs to. Pure.
 
-Theory of operation. Over stdio a recorder sees one session; a proxy in front of a Streamable HTTP
-server sees many clients at once, and must file every message under the session it belongs to, or
-replay would answer one client with another's answers. The proxy's shell tells `Attribution` what
-happened, one event at a time: a client request came on a connection (`request`, which says the
-session it belongs to), the target answered an initialize with a session id (`answered`), a client
-connection closed (`closed`). A connection is any hashable value that stands for one client
-connection; nothing here reads or writes.
-
-Which session a message belongs to, in this order:
-1. `initialize` starts a new handshake session, tied to the client connection that carried it;
-2. a known `Mcp-Session-Id` (the one the target issued in answer to that initialize) names its session;
-3. a message of the 2026-07-28 era (its version in `_meta` or the `MCP-Protocol-Version` header, or
-   a `server/discover`) goes to the one stateless session, never into a handshake session;
-4. otherwise (a target that issues no session id: an SDK server with `stateless_http`) the session
-   tied to the client connection the message came on. A connection that closes unties its session;
-   the first POST on a connection tied to none takes up such a session (a client that reconnected:
-   the SDK client drops its connection after every 202): the one whose latest request id comes just
-   before this request's (clients number their requests one by one), else the one untied last;
-5. a `Mcp-Session-Id` the target never issued (a stray client, or one whose session the target ended
-   before the recording began) names a session of its own, one per such id: what the target answers
-   it (a 404, say) is never filed under another client's session, where it could pass for the
-   answer to a request of the same id;
+A proxy in front of a Streamable HTTP server sees many clients at once; the shell tells `Attribution`
+each request (with its connection, any hashable), each answered initialize, each closed connection:
+1. `initialize` starts a handshake session, tied to its connection;
+2. a `Mcp-Session-Id` the target issued names its session;
+3. a 2026-07-28 message goes to the one stateless session;
+4. with no session id (a `stateless_http` server), the session tied to the connection; a closed
+   connection unties it, and the first POST on an untied connection takes up the untied session whose
+   latest request id comes just before its own, else the one untied last (of the last UNTIED_KEPT);
+5. a session id the target never issued names a session of its own (its 404 is no one else's answer);
 6. otherwise the handshake session started last.
-Limits of rules 4 and 6: HTTP says nothing more about who a client is. Two clients that drop their
-connections at the same moment, at the same point of their numbering, may take up each other's
-session (harmless while their initializes were alike); a client that opens a second connection
-for requests in flight together may have those filed under another session. Only the 64 sessions
-untied last can be taken up (the most recent are the ones that may reconnect).
+HTTP says no more of who a client is: two clients reconnecting at the same moment and point of their
+numbering may swap sessions.
 """
 
 from __future__ import annotations
@@ -40,8 +24,7 @@ from mockmcp.core.streamable import modern
 
 __all__ = ["Attribution", "UNTIED_KEPT", "initializes"]
 
-UNTIED_KEPT = 64
-"""How many untied sessions (rule 4) wait to be taken up by a client that reconnects."""
+UNTIED_KEPT = 64  # untied sessions (rule 4) that wait to be taken up by a client that reconnects
 
 
 def initializes(message: Any) -> bool:
@@ -95,10 +78,8 @@ class Attribution:
         return number
 
     def answered(self, session: int, message: Any, session_id: str | None) -> None:
-        """The target answered `message` of `session` with this `Mcp-Session-Id` header (None: none).
-
-        Only the answer to an initialize issues a session id (rule 2); a named session is never
-        untied (its client names it again whatever connection it comes on)."""
+        """The target answered `message` of `session` with this `Mcp-Session-Id` (None: none); only an
+        initialize's answer issues one (rule 2), and a named session is never untied."""
         if session_id is not None and initializes(message):
             self.sessions[session_id] = session
             self.named.add(session)

@@ -1,41 +1,14 @@
 """Whether a recorded session is consistent with what a live session did: the rule `selection` follows
 in a cassette of several recorded sessions. Pure.
 
-Theory of operation. A recorded answer is true only in the state the recorded server was in, so a
-live session is answered from a recorded session only while that session says what the server
-answers after what the live session did (recorded sessions are taken to start alike). What the
-live session did is its *exchanges*: each request it sent (by match key, and how often it sent it),
-and the host's answers to the server requests played within it. A request either *changes state*
-(any tools/call of a tool the recorded tool lists do not mark `readOnlyHint: true`, any method not
-in `protocol.READ_METHODS`) or *reads* (initialize, the list/get/read methods, ping, a read-only
-tool). A recorded session S is consistent with the live session when:
-
-- the live session's requests that change state are the first ones S recorded, in S's order (a
-  recording counted `times` times); one asked again right after S's last recording of it repeats
-  it (replay has always taken a request asked again for one that changes nothing more);
-- the host answered each server request as S's host did, S's server having asked alike (`selection`
-  holds each answer against each consistent session's recording, by `branching.asked_alike`).
-
-Reads change nothing, so they never make a session inconsistent; a read is answered from a
-consistent session that recorded it between the same two changes of state (the n-th such read
-since the last change takes that session's n-th there; more repeat its last there): reads may come
-in any order, as hosts list tools and prompts in either order, but never from another state. A
-read no consistent session recorded in the live session's state (the tools listed again after a
-call, where no recorded host did) is a mismatch: a recording cannot say that nothing changed.
-
-Client notifications are no exchanges: a host sends them at its own pace and a server answers
-none. Nor is a request no recorded session has (a miss, reported as such).
-
-Why this and not "the n-th time the live session sent a request, S's n-th recording of it": a
-stateful server answers a read by what came before it, so S's second `status` after two `ask`s is
-not the answer to a second `status` after one. Counting by changes of state keeps every read that
-S's server would answer alike (the enumeration in tests/test_sessions_sdk.py checks every sequence
-of five elicitation answers against the real server), and keeps reordered reads a pass.
-
-Recorded sessions that are alike (`Alike`: the same messages in the same order, what varies between
-runs aside) are consistent together or not at all, so a live session is held against the first of
-each such class only, and takes a member of it when it takes one: a cassette of 2,000 sessions that
-alike clients recorded through the HTTP proxy costs a request what one recorded session costs.
+A recorded answer is true only in the state its server was in. A request either *changes state* (a
+method not in `protocol.READ_METHODS`, a tool not marked `readOnlyHint`) or *reads*. A recorded session
+S is consistent while the live session's requests that change state are S's first ones, in S's order
+(one asked again right after S's last recording of it repeats it), and its host answered each server
+request as S's did. Reads never make S inconsistent: the n-th read of a key since the last change
+takes S's n-th there (reads may come in any order, never from another state; none there is a
+mismatch). Client notifications and misses are no exchanges. Sessions `Alike` (the same messages,
+ids and times aside) are held against once, as one class.
 """
 
 from __future__ import annotations
@@ -56,8 +29,8 @@ def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
 
 
 def label(interaction: Interaction, asked: int) -> str:
-    """A live exchange as differences name it, from a recording of its request and how often it was asked
-    before: `tools/call add (its 2nd)`."""
+    """A live exchange as differences name it, from a recording of its request and how often it was asked:
+    `tools/call add (its 2nd)`."""
     params = interaction.params
     name = f" {params['name']}" if isinstance(params, dict) and isinstance(params.get("name"), str) else ""
     n = asked + 1
@@ -108,9 +81,8 @@ class Steps:
                 self.reads.setdefault((session, key, stretch), []).extend([i] * interaction.counted)
 
     def counterpart(self, session: int, track: Track, key: str) -> tuple[int, bool] | str | None:
-        """The live request's recording in `session` (the track says how the session stands), and whether it
-        repeats; the track moves on. None: a read the session did not record in this state (it stays
-        consistent). A string: why the session is no longer consistent."""
+        """The live request's recording in `session`, and whether it repeats; the track moves on. None: a read
+        not recorded in this state (still consistent). A string: why the session is no longer consistent."""
         if self.changes[key]:
             if key not in self.has[session]:
                 return "it never recorded that request"
@@ -132,10 +104,8 @@ class Steps:
 
 
 def server_said(interaction: Interaction, matcher: Matcher, answers: bool = False) -> list[str]:
-    """The server's messages on the way to the reply, as replay sends them: kind, the stream it came on
-    (over HTTP, the request's own or the GET stream), method and params without what varies between
-    runs (matching's rule; a progress notification's token is the live one); with `answers`, the host's
-    answer to each server request too."""
+    """The server's messages on the way to the reply as replay sends them (kind, stream, match key), with
+    `answers` the host's answer to each server request too."""
     said = []
     for item in interaction.server:
         if item.kind == RAW or not isinstance(item.message, dict):
@@ -149,9 +119,8 @@ def server_said(interaction: Interaction, matcher: Matcher, answers: bool = Fals
 
 
 class Alike:
-    """The recorded sessions, in classes of sessions alike: each interaction in turn has the same match key,
-    answer, server messages and knobs (ids and times aside). What holds of one holds of each (see the
-    module's docstring); `members` keeps each class by its first session, in recorded order."""
+    """The recorded sessions in classes of sessions alike (each interaction in turn the same key, answer, server
+    messages and knobs); `members` keeps each class by its first session, in recorded order."""
 
     def __init__(self, interactions: tuple[Interaction, ...], keys: dict[int, str], matcher: Matcher) -> None:
         self.items: dict[int, list[int]] = {}  # session -> its interactions, in order
@@ -178,13 +147,5 @@ def _shape(interaction: Interaction, key: str | None, matcher: Matcher) -> list[
     """What of a recorded interaction decides how replay plays it, ids and times aside."""
     answer = None if interaction.response is None else canonical(answer_body(interaction.response))
     knobs = [interaction.counted, interaction.times, interaction.after, interaction.drop, interaction.exit]
-    return [
-        interaction.kind,
-        key,
-        answer,
-        interaction.raw_response,
-        interaction.delay,
-        interaction.match and canonical(interaction.match),
-        *knobs,
-        server_said(interaction, matcher, answers=True),
-    ]
+    shape = [interaction.kind, key, answer, interaction.raw_response, interaction.delay]
+    return shape + [interaction.match and canonical(interaction.match), *knobs, server_said(interaction, matcher, True)]

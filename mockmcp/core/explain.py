@@ -14,7 +14,7 @@ import shlex
 from typing import Any, NamedTuple
 
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url, written_eras
-from mockmcp.core.matching import Matcher, canonical
+from mockmcp.core.matching import Matcher, canonical, short
 from mockmcp.jsonrpc import depth
 from mockmcp.protocol import NAMED_BY, params_era
 from mockmcp.words import RecordMode, json_type, render_place
@@ -42,6 +42,10 @@ class Candidate(NamedTuple):
     plays: int
     ruled: bool = False
 
+    def to_json(self) -> dict[str, Any]:
+        facts = {"interaction": self.index, "plays": self.plays, "differences": list(self.differences)}
+        return {**facts, "first_path": self.first_path, "ruled": self.ruled}
+
 
 class Miss(NamedTuple):
     """An incoming request no recorded interaction answers, with the full story."""
@@ -64,11 +68,8 @@ class Miss(NamedTuple):
         if self.candidates:
             lines.append("  closest recorded requests:")
         for n, candidate in enumerate(self.candidates, 1):
-            played = (
-                f"already played {candidate.plays} time{'s' * (candidate.plays != 1)}"
-                if candidate.plays
-                else "not played yet"
-            )
+            plays = candidate.plays
+            played = f"already played {plays} time{'s' * (plays != 1)}" if plays else "not played yet"
             lines.append(f"    {n}. interactions[{candidate.index}] ({played})")
             lines.extend(f"       - {difference}" for difference in candidate.differences)
         lines.append("  how to fix:")
@@ -91,16 +92,7 @@ class Miss(NamedTuple):
             "params": self.params,
             "code": self.code,
             "reason": self.reason,
-            "closest": [
-                {
-                    "interaction": c.index,
-                    "plays": c.plays,
-                    "differences": list(c.differences),
-                    "first_path": c.first_path,
-                    "ruled": c.ruled,
-                }
-                for c in self.candidates
-            ],
+            "closest": [candidate.to_json() for candidate in self.candidates],
             "fixes": list(self.fixes),
             "record": self.record,
             "explanation": self.render(),
@@ -117,11 +109,8 @@ def explain_miss(
     code: int,
     reason: str,
 ) -> Miss:
-    """Rank the recorded requests of the same method against the incoming one and describe the best.
-
-    A recording with match rules is compared without the paths its rules govern, and each rule that
-    refuses the incoming values is a difference of its own, which says the rule (see `rules`).
-    """
+    """Rank the recorded requests of the same method against the incoming one and describe the best; a
+    recording with match rules is compared without the paths they govern, each refusing rule a difference."""
     live_era = params_era(params)
     eras = written_eras(cassette)
     scored = []
@@ -148,22 +137,16 @@ def explain_miss(
         differences = differences or [("", _used_up(cassette.interactions[index]))]
         # A path a rule refused is governed by that rule: loosen the rule rather than ignore the path.
         first = next((path for path, _text in differences if path and (path, _text) not in refused), "")
-        candidates.append(
-            Candidate(index, tuple(text for _path, text in differences), first, plays[index], bool(refused))
-        )
+        texts = tuple(text for _path, text in differences)
+        candidates.append(Candidate(index, texts, first, plays[index], bool(refused)))
     mode = record_mode(cassette, method, params)
     fixes = _fixes(cassette, method, candidates, mode)
     return Miss(request_id, method, params, code, reason, tuple(candidates), fixes, mode)
 
 
 def record_mode(cassette: Cassette, method: str, params: Any) -> str:
-    """The record mode that fixes a miss: `new` for a new request, `all` for a changed one.
-
-    A request is new when no recording of its era has its method, or (for a tool call, a prompt)
-    names what no such recording names: `new` adds it (another era's session, too, goes beside).
-    Otherwise the host changed a request it made before, and adding a second session beside the
-    stale one would leave that one unplayed for ever: record the cassette again (`all`).
-    """
+    """The record mode that fixes a miss: `new` for a new request (no recording of its era has its method,
+    or names what it names), `all` for a changed one (a session beside the stale one would leave it unplayed)."""
     key = NAMED_BY.get(method)
     named = params.get(key) if key and isinstance(params, dict) else None
     era = params_era(params)
@@ -183,9 +166,9 @@ def record_fix(mode: str, command: str) -> str:
 
 
 def _other_era(recorded: str, live: str) -> str:
+    speaks = f"this request speaks the {live} era (a protocol version in `_meta` or not)"
     return (
-        f"recorded in the {recorded} era, and this request speaks the {live} era (a protocol version in "
-        f"`_meta` or not): a server answers the two eras differently, so they never match"
+        f"recorded in the {recorded} era, and {speaks}: a server answers the two eras differently, so they never match"
     )
 
 
@@ -234,20 +217,14 @@ def describe_differences(
     root: str = "params",
     by_identity: bool = False,
 ) -> list[tuple[str, str]]:
-    """Exact differences between a recorded value and another, as (path, sentence) pairs.
-
-    The sentences call the other side `other_name` ("incoming", "live") and what holds it `holder`;
-    `root` names the whole value when the difference is the value itself. With `by_identity`, list
-    items that carry a `name` or `uri` (tools, prompts, resources) are paired by it rather than by
-    position, a mere change of order is not a difference, and paths name such items:
-    `tools[name="read_file"].title`.
-    """
+    """Exact differences between a recorded value and another, as sorted (path, sentence) pairs; `root` names
+    the whole value. With `by_identity`, list items with a `name` or `uri` are paired by it, not by position
+    (a change of order is no difference), and paths name them: `tools[name="read_file"].title`."""
     from deepdiff import DeepDiff  # deferred: see the module docstring
 
     recorded, other = _clipped(recorded), _clipped(other)
-    diff = DeepDiff(
-        recorded, other, view="tree", verbose_level=2, iterable_compare_func=_same_item if by_identity else None
-    )
+    pairing = _same_item if by_identity else None
+    diff = DeepDiff(recorded, other, view="tree", verbose_level=2, iterable_compare_func=pairing)
     out: list[tuple[str, str]] = []
     for report_type, items in sorted(diff.items()):
         if report_type == "iterable_item_moved":
@@ -347,9 +324,8 @@ def _clipped(value: Any, levels: int = _DESCRIBED_DEPTH) -> Any:
     return top
 
 
-def _short(value: Any, limit: int = 120) -> str:
-    text = canonical(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(value: Any) -> str:
+    return short(value, 120)
 
 
 def label(interaction: Interaction) -> str:

@@ -1,18 +1,9 @@
 """The one definition of "the same request": method and params, minus what varies between runs.
 
-Theory of operation: both the recorded and the incoming params are normalized (volatile paths
-removed, containers emptied by that removal dropped, optional keys a host sent empty dropped, as
-`protocol.UNSET_WHEN_EMPTY` lists them), then serialized canonically (sorted keys,
-exact JSON types, so `1`, `1.0` and `true` stay different). Equal keys mean a match; the replay
-engine indexes recorded interactions by key, so matching costs the same for 10 interactions as
-for 5000. Ids never enter a key.
-
-Ignore paths are dotted, relative to params, with fnmatch patterns per segment and brackets for
-keys that hold dots: `arguments.timestamp`, `_meta["io.modelcontextprotocol/*"]`, `items[*].id`
-(`items.*.id` and `items[0].id` work too); their syntax is `words.parse_path`'s. A cassette's own
-ignore paths (`meta.match.ignore`) join the user's in `Matcher.build`. A request's match rules
-compare some values otherwise than equal: `rules` keys such requests apart, by this matcher's key of
-what the rules do not govern.
+Params are normalized (ignored paths removed, containers emptied by that dropped, optional keys sent
+empty dropped) and serialized canonically (sorted keys, exact JSON types): equal keys are a match, so
+the engine finds a recording by key whatever the cassette's size. Ids never enter a key. Ignore paths
+are `words.parse_path`'s; a cassette's own (`meta.match.ignore`) join the user's in `Matcher.build`.
 """
 
 from __future__ import annotations
@@ -29,11 +20,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "locate"]
+__all__ = ["DEFAULT_IGNORES", "Matcher", "answer_body", "locate", "short"]
 
-# What always varies between runs and hosts: the progress token (the SDK uses the request id),
-# the 2026-07-28 per-request protocol version, client info, capabilities and log level, and
-# W3C trace context. All live in params._meta.
+# What always varies between runs and hosts, all in params._meta: the progress token, MCP's own keys, trace context.
 DEFAULT_IGNORES = (
     f"_meta.{PROGRESS_TOKEN}",
     f'_meta["{SPEC_PREFIX}*"]',
@@ -78,22 +67,14 @@ class Matcher(NamedTuple):
         return None if params == {} else params
 
     def key(self, method: str, params: Any, era: str | None = None) -> str:
-        """The canonical match key of a request or notification.
-
-        The protocol era takes part: a stateless-era request (a protocol version in its `_meta`,
-        whose value matching otherwise ignores) never matches a handshake-era one, whose answer has
-        another shape. `era` overrides the one params show (`protocol.params_era`).
-        """
+        """The canonical match key of a request or notification; the era takes part (a stateless-era request
+        never matches a handshake-era one), `era` overriding the one params show."""
         return method + "\0" + (era or params_era(params)) + "\0" + canonical(self.normalize(method, params))
 
 
 def answer_body(response: Any) -> Any:
-    """What of a response counts when the host's answer is compared with the recorded one.
-
-    Its `result` or `error`, never its id, and without what varies between runs in the result's
-    `_meta` (the same keys matching leaves out of params); a `_meta` emptied by that is none.
-    `--ignore` paths are relative to a request's params, so they do not apply here.
-    """
+    """What of a response counts when the host's answer is compared with the recorded one: its `result` or
+    `error`, without the result's `_meta` keys that DEFAULT_IGNORES names (not the user's: those are params')."""
     if not isinstance(response, dict):
         return response
     body = {key: value for key, value in response.items() if key in ("result", "error")}
@@ -111,6 +92,12 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 def canonical(value: Any) -> str:
     """Canonical JSON text: sorted keys, compact, exact types."""
     return _CANONICAL.encode(value)
+
+
+def short(value: Any, limit: int) -> str:
+    """A value's canonical JSON text, cut to `limit` characters with `...`, for a sentence."""
+    text = canonical(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def locate(value: Any, path: Path) -> dict[tuple[str | int, ...], Any]:
@@ -135,10 +122,7 @@ def locate(value: Any, path: Path) -> dict[tuple[str | int, ...], Any]:
 
 
 def _without(value: Any, path: Path) -> Any:
-    """A copy of value with every match of path removed; containers emptied by the removal go too.
-
-    Returns value itself when nothing matched, so the common case copies nothing.
-    """
+    """A copy of value with every match of path removed, containers emptied by it too; value itself if none."""
     head, rest = path[0], path[1:]
     if isinstance(value, dict):
         if not _is_pattern(head):  # the common case: one lookup, no scan
@@ -181,17 +165,11 @@ def _without(value: Any, path: Path) -> Any:
 
 
 def _without_unset(method: str, params: Any) -> Any:
-    """params without the optional keys sent empty (null, or `{}`), which say the same as leaving them out.
-
-    Which keys those are is MCP's fact (`protocol.UNSET_WHEN_EMPTY`). Returns params itself when none is.
-    """
+    """params without the optional keys sent empty (`protocol.UNSET_WHEN_EMPTY`); params itself when none is."""
     if not isinstance(params, dict):
         return params
-    unset = [
-        key
-        for key in UNSET_WHEN_EMPTY["*"] + UNSET_WHEN_EMPTY.get(method, ())
-        if key in params and (params[key] is None or params[key] == {})
-    ]
+    optional = UNSET_WHEN_EMPTY["*"] + UNSET_WHEN_EMPTY.get(method, ())
+    unset = [key for key in optional if key in params and (params[key] is None or params[key] == {})]
     return {k: v for k, v in params.items() if k not in unset} if unset else params
 
 

@@ -1,17 +1,9 @@
 """`record --mode new`: what a new recording adds to the cassette there was. Pure.
 
-Theory of operation. A stateful server answers the same request otherwise as its state grows, so
-a new session is never folded into the old interactions request by request: it is kept whole, every
-occurrence of every request, as a recorded session of its own (replay follows one recorded session
-per live one: see `selection`), numbered after the cassette's last. A session that replaying the
-old cassette would already answer, every reply and everything the server said on the way alike,
-adds nothing and is left out, so recording the same run again leaves the cassette as it was. A
-request the cassette had that was answered otherwise this time is said once, with the differences,
-for stderr. The old interactions and meta are kept as written; the meta gains when it was updated,
-both recordings' redaction rules and the new recording's HTTP framing.
-
-The journal shell decides when this applies (its header says `--mode new` and a cassette exists)
-and does the reading and the atomic save.
+A stateful server answers the same request otherwise as its state grows, so a new session is never
+folded in request by request: it is kept whole, as a recorded session of its own numbered after the
+cassette's last, unless replaying the old cassette would already answer it alike (then recording the
+same run again leaves the cassette as it was). The old interactions and meta are kept as written.
 """
 
 from __future__ import annotations
@@ -30,14 +22,9 @@ _UNCHANGED = "this session adds nothing the cassette does not already answer; th
 
 
 def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...], dict[int, int]]:
-    """`--mode new`: the old interactions, then every interaction of each new session, in order.
-
-    A new session is kept whole as a recorded session of its own, numbered after the cassette's
-    last, unless replaying the old cassette would already give every one of its answers (see the
-    module docstring). Returns the cassette, its meta the old one's updated by `merged_meta`;
-    notes for stderr: one per request the cassette had that was answered otherwise this time, or
-    one saying the cassette is unchanged; and the number each new session that was added has in it.
-    """
+    """`--mode new`: the old interactions, then each new session not already answered alike, whole.
+    Returns the cassette (meta by `merged_meta`), notes for stderr (a request answered otherwise this time,
+    or the cassette unchanged), and the number each added session has in it."""
     matcher = Matcher.build()
     recordings = Recordings(old, Matcher.build((), old.meta))  # the cassette's own match rules count
     number = 1 + max((i.session for i in old.interactions), default=-1)
@@ -77,12 +64,11 @@ def _compare(
             continue
         before = old.interactions[pick.interaction]
         recorded = answer_body(before.response)
-        # A reply no response could hold is its raw line (see the recorder): two such differ by their lines.
-        # And what the server said on the way (logs, progress, its own requests) counts as much as the reply.
-        if (
-            canonical(recorded) == canonical(answer_body(interaction.response))
-            and before.raw_response == interaction.raw_response
-            and server_said(before, matcher) == server_said(interaction, matcher)
+        # A raw reply differs by its line; what the server said on the way counts as much as the reply.
+        alike = canonical(recorded) == canonical(answer_body(interaction.response))
+        if alike and (before.raw_response, server_said(before, matcher)) == (
+            interaction.raw_response,
+            server_said(interaction, matcher),
         ):
             continue
         same = False
@@ -110,11 +96,11 @@ def merged_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     meta = dict(old)
     if new.get("recorded_at"):
         meta["updated_at"] = new["recorded_at"]
-    rules = {
+    both = {
         key: sorted({*old.get("redact", {}).get(key, []), *new.get("redact", {}).get(key, [])})
         for key in ("env", "patterns")
     }
-    rules = {key: values for key, values in rules.items() if values}
+    rules = {key: values for key, values in both.items() if values}
     if rules:
         meta["redact"] = rules
     names = list(dict.fromkeys([*old.get("substitute", []), *new.get("substitute", [])]))

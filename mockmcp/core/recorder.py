@@ -1,67 +1,16 @@
-"""Turning the observed messages of a session into a cassette. Pure: lines and times in, a Cassette out.
+"""The observed lines of a session -> a cassette. Pure: lines and times in, a Cassette out.
 
-The shells feed it lines (through the journal): the stdio proxy each line either side wrote, the
-HTTP proxy each request body, response body and SSE event's data, as one compact line.
-
-Theory of operation. Every line either side sends is fed in order with its direction and time. A
-client request or notification opens an interaction. A server response closes the client request
-with its id (client and server ids are separate namespaces). Anything else the server sends is
-attached to the client interaction it belongs to:
-
-1. a progress notification, by its `progressToken`;
-2. a notification carrying `_meta["io.modelcontextprotocol/subscriptionId"]`, by that listen id;
-3. otherwise, when it came on the stream of a client request still in flight (Streamable HTTP answers
-   each request POST on a stream of its own), that request;
-4. otherwise, while client requests are in flight, one of those: the one the server answers next
-   among the requests in flight when the message came (a server sends what a request causes
-   before the request's response; when the session ends first, the oldest of them still in flight
-   gets it). Never a request sent after the message came: that request cannot have caused it. A
-   server request the host has not answered yet is not filed under a request answered meanwhile
-   either (a handler that asks the host waits for the answer before it returns): over stdio,
-   where nothing names the request a question is for, this keeps a call's question with the call
-   that waited for it, not with a faster call in flight beside it. A message that is left with no
-   such request (they were all answered, cancelled or turned away) was unprompted after all
-   (rule 6), at the place it came;
-5. otherwise a client notification that is still the last thing the client said (a server often
-   answers `notifications/initialized` with `roots/list`);
-6. otherwise it was unprompted, and keeps its place as a server-only interaction.
-
-Every item keeps the time it came (`at`), and a server request the time the host took to answer it
-(`took`), so replay can order what each side sent by time where the filing alone cannot say.
-
-A server line that a Streamable HTTP server sends again (on a GET stream the client resumed with
-`Last-Event-ID`, under the event id it had the first time) is the same message, already recorded
-where it first came: it is not recorded again.
-
-A server line that came on the session's GET stream (a server asking the host without naming the
-request it asks for) names no request's stream, so rule 3 never files it; when another rule files
-it under a request, it is marked `stream: get`, so that replay over HTTP sends it on the GET stream
-again rather than on the request's own.
-
-A request the server never answered is kept with `drop: true` when the host left before its answer
-(or the recording was cut short), with `drop: cut` when the server broke its answer off (`cut`: over
-Streamable HTTP, the request's stream or body ended before the HTTP message did), `took` then saying
-when, and with `exit: {status, when: before}` when the server ended the session first (`ended`):
-replay then does what the server did, where a request with no response and no word why would leave
-the host waiting for ever (loading refuses it). A cut request stays in flight: should its answer
-still come (on a stream the client resumed), that answer is its response, and no cut is kept; should
-the host cancel it afterwards (the TypeScript SDK's client does when its timeout passes), the cut is
-kept all the same, as the server's doing.
-
-A server message the HTTP recording proxy did not keep, as it was over its limit, comes as its size
-(`unkept`). When it was the reply to a request, the request is answered with an error that says so
-(`jsonrpc.NOT_RECORDED`, its message naming the request and the size): the cassette still holds the
-call, and replay answers it at once with what happened rather than leave the host waiting, or play
-a reply that never was. Every such message is kept as a fact (`Unkept`) for the note said when the
-recording is saved.
-
-The client's answers to server requests are attached to those requests. A server line that is not
-a JSON-RPC message is kept as `raw`, so replay reproduces it byte for byte.
-
-A request the host cancels (`notifications/cancelled`, itself kept as the client notification it
-is) stops drawing server messages to itself, but a server may still answer it: that late answer
-is the cancelled request's `response`, never a line of its own, so replay sends it only under
-that request's id, and only after the live host cancelled it too (see `timeline.Causes`).
+A client request or notification opens an interaction; a server response closes the client request
+with its id. Anything else the server sends is filed under the client interaction it belongs to:
+1. a progress notification, by its `progressToken`; 2. a notification with a subscription id, by that
+listen; 3. what came on a request's own stream (HTTP), that request; 4. while requests are in flight,
+the one of them the server answers next (what a request causes comes before its response; never a
+request sent later, never one answered while a question of the server's to the host still waits);
+5. a client notification still the last thing the client said; 6. else a server-only interaction.
+Items keep when they came (`at`, `took`), so replay can order by time where filing cannot say.
+A request never answered is kept with `drop: true`, `drop: cut` (the server broke it off) or
+`exit` (the server ended first), so replay does what happened instead of leaving the host waiting.
+A late answer to a cancelled request is that request's response, never a line of its own.
 """
 
 from __future__ import annotations
@@ -74,26 +23,15 @@ from mockmcp.cassette import model, validation
 from mockmcp.cassette.model import CUT, EXIT_WHEN, GET_STREAM, Cassette, Interaction, ServerItem
 from mockmcp.namedtuple import NamedTuple
 
-__all__ = [
-    "CLIENT",
-    "Recorder",
-    "SERVER",
-    "Unkept",
-    "era",
-    "over_limit",
-    "silent",
-    "unreached",
-]
+__all__ = ["CLIENT", "Recorder", "SERVER", "Unkept", "era", "over_limit", "silent", "unreached"]
 
 CLIENT = "client"
 SERVER = "server"
 
 
 class Unkept(NamedTuple):
-    """A server message not kept, as it was over the recorder's limit: how long it was, the limit, when it came,
-    the request on whose stream it came (and that request's method), whether it came on the GET stream, and
-    whether it was that request's reply (then answered by a NOT_RECORDED error in the cassette); `read_whole`:
-    False when the recorder stopped reading it before its end (`size` is then what it had read)."""
+    """A server message over the recorder's limit, not kept; `reply`: the request was answered by a
+    NOT_RECORDED error instead; `read_whole`: False when reading stopped early (`size` is what was read)."""
 
     size: int
     limit: int
@@ -107,8 +45,6 @@ class Unkept(NamedTuple):
 
 @dataclass(slots=True, eq=False)  # compared and hashed by identity: two interactions may hold equal messages
 class _Open:
-    """An interaction under construction."""
-
     kind: str
     message: dict[str, Any] | None
     at: float | None
@@ -121,10 +57,8 @@ class _Open:
     cut: float | None = None  # when the server broke its answer off, if it did (seconds since the request)
 
     def freeze(self, extra: list[dict[str, Any]] | tuple[()] = (), unanswered: bool = False) -> Interaction:
-        # In the order the server sent them: items attached at once and items decided later interleave.
-        ordered = sorted([*self.server, *extra], key=lambda item: item["seq"])
-        # Which stream an item came on matters only to a request, whose own stream is the other choice.
-        keep = self.kind == model.REQUEST
+        ordered = sorted([*self.server, *extra], key=lambda item: item["seq"])  # as sent: filed later interleave
+        keep = self.kind == model.REQUEST  # the stream matters only where a request's own is the other choice
         items = tuple(
             ServerItem(
                 i["kind"], i["message"], i.get("response"), i["at"], i.get("stream") if keep else None, i.get("took")
@@ -155,9 +89,8 @@ class Recorder:
         self._cancelled: dict[Any, _Open] = {}  # client request id -> interaction the host cancelled, unanswered
         self._tokens: dict[Any, _Open] = {}  # progress token -> interaction
         self._server_requests: dict[Any, dict[str, Any]] = {}  # server request id -> item
-        # Server items waiting for one of the requests in flight when they came to be answered (rule 4),
-        # by arrival: each keeps those requests (`owners`, oldest first) and the interaction last before
-        # it (`after`); and, for each such request, the items it may own (each is looked at once a request).
+        # Rule 4's items by arrival, each with its possible `owners` (oldest first) and the interaction
+        # `after` which it came; and for each such request, the items it may own.
         self._undecided: dict[int, dict[str, Any]] = {}
         self._claims: dict[_Open, list[dict[str, Any]]] = {}
         self._events: dict[str, int] = {}  # SSE event id -> the hash of the server line recorded under it
@@ -168,10 +101,8 @@ class Recorder:
     def feed(
         self, direction: str, line: bytes, at: float, stream: Any = None, get: bool = False, event: str | None = None
     ) -> None:
-        """Take one complete line (without its newline) that `direction` sent `at` seconds into the session;
-        stream: the id of the client request whose stream carried a server line, when known (rule 3);
-        get: the server line came on the session's GET stream; event: the SSE event id it came under
-        (the same line sent again under the same id is not recorded again)."""
+        """Take one line (no newline) `direction` sent `at` seconds in; stream: the client request whose stream
+        carried it (rule 3); get: it came on the GET stream; event: its SSE event id (a resent one is skipped)."""
         if not line.strip():
             return
         if event is not None and direction == SERVER:
@@ -200,44 +131,38 @@ class Recorder:
         reply: bool = False,
         read_whole: bool = True,
     ) -> None:
-        """The server sent a message of `size` bytes, over the recorder's `limit`, which was not kept, `at` seconds
-        into the session (on the stream of client request `stream`, or the GET stream); with `reply` it was that
-        request's reply: the request is answered with a NOT_RECORDED error saying so."""
+        """A server message over `limit` was not kept; with `reply` it was the reply to `stream`, which is then
+        answered by a NOT_RECORDED error saying so."""
         item = (self._in_flight.get(stream) or self._cancelled.get(stream)) if jsonrpc.is_valid_id(stream) else None
         method = item.message["method"] if item is not None and item.message is not None else None
         answered = reply and item is not None
         self.unkept_messages.append(Unkept(size, limit, _round(at), stream, method, get, answered, read_whole))
         if answered:
-            text = (
-                f"mockmcp recorded no answer to this {method} request (id {stream!r} when recorded): the server's "
-                f"answer was {size:,} bytes, more than the {limit:,} a recording keeps of one message (passed on to "
-                "the host as it came, not kept); record a shorter answer, or write this response into the cassette "
-                "by hand"
+            why = (
+                f"the server's answer was {size:,} bytes, more than the {limit:,} a recording keeps of one message "
+                "(passed on to the host as it came, not kept); record a shorter answer"
             )
-            self._stand_in(stream, at, text, {"size": size, "limit": limit})
+            self._stand_in(stream, method, at, why, {"size": size, "limit": limit})
 
     def unreached(self, request_id: Any, at: float, status: int, why: str) -> None:
-        """The HTTP recorder got no answer to the request `request_id` from the server and answered its host
-        `status` itself, `at` seconds into the session, saying `why`: the request is answered in the cassette
-        by a NOT_RECORDED error that says so (the host got a failure at once; replay gives one at once too,
-        where a request kept unanswered would hold the host waiting for ever)."""
+        """The server never answered `request_id` and the HTTP recorder answered the host `status` itself: the
+        cassette answers it by a NOT_RECORDED error too, so replay fails at once as the host did."""
         item = self._in_flight.get(request_id)
         if item is None or item.message is None:
             return
-        text = (
-            f"mockmcp recorded no answer to this {item.message['method']} request (id {request_id!r} when recorded): "
-            f"the server gave none (the host got HTTP {status} from the recording proxy: {why}); record again with "
-            "the server up, or write this response into the cassette by hand"
+        gave = f"the server gave none (the host got HTTP {status} from the recording proxy: {why})"
+        self._stand_in(
+            request_id, item.message["method"], at, f"{gave}; record again with the server up", {"status": status}
         )
-        self._stand_in(request_id, at, text, {"status": status})
 
-    def _stand_in(self, request_id: Any, at: float, text: str, data: dict[str, Any]) -> None:
-        """Answer the request, `at` seconds in, with the NOT_RECORDED error saying why no answer was kept."""
+    def _stand_in(self, request_id: Any, method: Any, at: float, why: str, data: dict[str, Any]) -> None:
+        """Answer the request with the NOT_RECORDED error saying `why` no answer was kept."""
+        text = f"mockmcp recorded no answer to this {method} request (id {request_id!r} when recorded): {why}"
+        text += ", or write this response into the cassette by hand"
         self._server(jsonrpc.error_response(request_id, jsonrpc.NOT_RECORDED, text, data), b"", at, request_id, False)
 
     def refused(self, request_id: Any) -> None:
-        """The request `request_id` never reached the session: the HTTP layer turned it away (a
-        session error, which the cassette keeps as `meta.http.session_errors`). It is no interaction."""
+        """The HTTP layer turned `request_id` away (a session error, kept in meta.http): no interaction."""
         item = self._in_flight.pop(request_id, None)
         if item is None:
             return
@@ -250,23 +175,19 @@ class Recorder:
             del self._items[index]
 
     def cut(self, request_id: Any, at: float) -> None:
-        """The server broke off its answer to the request `request_id` `at` seconds into the session, after
-        what it had sent for it (fed before this): unanswered in the end, it is kept with `drop: cut`."""
+        """The server broke off its answer to `request_id`: unanswered in the end, it is kept with `drop: cut`."""
         item = self._in_flight.get(request_id)
         if item is not None and item.cut is None:
             item.cut = _round(max(0.0, at - (item.at or 0.0)))
 
     def ended(self, status: int) -> None:
-        """The server ended the session on its own, exiting with `status`: the requests still in flight were
-        never answered because it was gone. Each is kept with `exit` (before its reply), so that replay ends
-        the session where the server did."""
+        """The server exited with `status`: requests in flight are kept with `exit`, so replay ends there too."""
         for item in self._in_flight.values():
             if item.message is not None and item.message["method"] != protocol.LISTEN and item.response is None:
                 item.exit = status
 
     def awaited(self) -> set[Any]:
-        """The ids of the host's requests the server has yet to answer: in flight, not cancelled, not broken off,
-        and not a 2026-07-28 listen (answered only when its stream ends)."""
+        """The ids of the host's requests the server has yet to answer (not cancelled, cut, or a listen)."""
         return {
             key
             for key, item in self._in_flight.items()
@@ -287,17 +208,13 @@ class Recorder:
         elif found.kind == jsonrpc.NOTIFICATION:
             self._items.append(_Open(model.NOTIFICATION, _strip(message), _round(at)))
             params = message.get("params")
-            if (
-                message["method"] == protocol.CANCELLED
-                and isinstance(params, dict)
-                and jsonrpc.is_valid_id(params.get("requestId"))
-            ):
-                # The host gave up on it: it no longer draws the server's later messages to itself,
-                # only its own late answer, should the server send one.
-                cancelled = self._in_flight.pop(params["requestId"], None)
+            gone = params.get("requestId") if isinstance(params, dict) else None
+            if message["method"] == protocol.CANCELLED and jsonrpc.is_valid_id(gone):
+                # It no longer draws the server's later messages to itself, only its own late answer.
+                cancelled = self._in_flight.pop(gone, None)
                 if cancelled is not None:
                     cancelled.cancelled = True
-                    self._cancelled[params["requestId"]] = cancelled
+                    self._cancelled[gone] = cancelled
                     self._release(cancelled, answered=False)
         elif (
             found.kind == jsonrpc.RESPONSE
@@ -321,14 +238,11 @@ class Recorder:
             # Late: what the server sent meanwhile belongs to the requests still in flight, not to this one.
             _answered(self._cancelled.pop(message["id"]), message, at)
             return
-        entry: dict[str, Any]
-        if found.kind == jsonrpc.NOTIFICATION:
-            entry = {"kind": model.NOTIFICATION, "message": _strip(message), "at": _round(at), "seq": self._seq}
-        elif found.kind == jsonrpc.REQUEST:
-            entry = {"kind": model.REQUEST, "message": _strip(message), "at": _round(at), "seq": self._seq}
-            self._server_requests[message["id"]] = entry
-        else:
-            # YAML holds text only: bytes that are not UTF-8 are kept as U+FFFD.
+        if found.kind in (jsonrpc.NOTIFICATION, jsonrpc.REQUEST):
+            entry: dict[str, Any] = {"kind": found.kind, "message": _strip(message), "at": _round(at), "seq": self._seq}
+            if found.kind == jsonrpc.REQUEST:
+                self._server_requests[message["id"]] = entry
+        else:  # YAML holds text only: bytes that are not UTF-8 are kept as U+FFFD
             entry = {"kind": model.RAW, "message": line.decode("utf-8", "replace"), "at": _round(at), "seq": self._seq}
         self._seq += 1
         if get:
@@ -346,9 +260,8 @@ class Recorder:
             self._idle_owner(at).server.append(entry)
 
     def _release(self, item: _Open, answered: bool) -> None:
-        """The request `item` draws no more server items: answered, it takes the undecided items it may
-        own (rule 4), in order, but a question of the server's still waiting for the host's answer (it
-        did not hold the request up); cancelled or turned away, it takes none."""
+        """`item` draws no more server items: answered, it takes the undecided ones it may own (rule 4) but a
+        server question still waiting for the host (it did not hold the request up); else it takes none."""
         orphans = []
         for entry in self._claims.pop(item, ()):
             if entry["seq"] not in self._undecided:
@@ -364,8 +277,7 @@ class Recorder:
             self._unprompted(entry)
 
     def _unprompted(self, entry: dict[str, Any]) -> None:
-        """An undecided item that no request it came during can own any more was unprompted (rule 4's
-        end): it goes into a server-only interaction right after the interaction last before it."""
+        """An undecided item no request can own any more: into a server-only interaction where it came."""
         del self._undecided[entry["seq"]]
         after = entry.pop("after")
         index = self._index(after) + 1 if after is not None else 0
@@ -402,7 +314,7 @@ class Recorder:
 
     def cassette(self) -> Cassette:
         """Everything recorded so far as a Cassette, with the protocol era in its meta when known."""
-        # The session ended (or is not over yet): an undecided item goes to the oldest of its requests.
+        # An undecided item goes to the oldest of its requests.
         extra: dict[_Open, list[dict[str, Any]]] = {}
         for entry in self._undecided.values():
             extra.setdefault(entry["owners"][0], []).append(entry)
@@ -419,12 +331,8 @@ def era(interactions: tuple[Interaction, ...]) -> dict[str, str]:
 
 
 def _unanswered(item: _Open) -> bool:
-    """Whether the server never answered this request, and nothing else says why: the host left first, the
-    recording was cut short, or the host sent its id again before the answer came. Such a request is kept
-    with `drop`, which replay plays as what happened: no answer (`ended` has marked those the server left
-    unanswered as it exited; a cancelled request is explained by its cancel, unless the server had broken its
-    answer off before it, as a host cancels a call that broke off when it gives up waiting; a listen's answer
-    comes only when its stream ends)."""
+    """Whether the server never answered this request and nothing else (an exit, a cancel before any cut,
+    a listen's open stream) says why: it is kept with `drop`."""
     if item.kind != model.REQUEST or item.message is None or (item.cancelled and item.cut is None):
         return False
     if item.response is not None or item.raw_response is not None or item.exit is not None:
@@ -433,13 +341,8 @@ def _unanswered(item: _Open) -> bool:
 
 
 def silent(interactions: tuple[Interaction, ...]) -> int:
-    """How many requests the host sent, when the server answered none of them; else 0.
-
-    Such a recording holds nothing of the server (it died at start, its URL was unreachable): replayed,
-    it would answer nothing, every time, however the server is fixed. So `mockmcp record` writes no
-    cassette of it, and says why (see `journal.saved`). A session in which the host asked nothing is
-    not silent: there was nothing to answer.
-    """
+    """How many requests the host sent, when the server answered none of them (a server dead at start:
+    `record` writes no cassette of it); else 0."""
     requests = [i for i in interactions if i.kind == model.REQUEST]
     if any(i.raw_response is not None or not (i.response is None or unreached(i.response)) for i in requests):
         return 0
@@ -455,23 +358,17 @@ def unreached(response: dict[str, Any]) -> bool:
     """Whether a response is the stand-in `Recorder.unreached` writes, for an answer the server never gave."""
     error = response.get("error")
     data = error.get("data") if isinstance(error, dict) else None
-    return (
-        error is not None and error.get("code") == jsonrpc.NOT_RECORDED and isinstance(data, dict) and "status" in data
-    )
+    return isinstance(data, dict) and error.get("code") == jsonrpc.NOT_RECORDED and "status" in data
 
 
 def _strip(message: dict[str, Any], keep_id: bool = True) -> dict[str, Any]:
-    """The message as the cassette keeps it: without the constant jsonrpc field (and the id, for responses).
-
-    A lone surrogate (legal in a JSON escape, a cut emoji) cannot be written as YAML text: it is kept as U+FFFD.
-    """
+    """The message as the cassette keeps it: no `jsonrpc` (nor id, for responses), U+FFFD for a lone surrogate."""
     body = {k: v for k, v in message.items() if k != "jsonrpc" and (keep_id or k != "id")}
     cleaned: dict[str, Any] = jsonrpc.without_lone_surrogates(body)
     return cleaned
 
 
 def _answered(item: _Open, message: dict[str, Any], at: float) -> None:
-    """Close a client request with the server's reply, sent `at` seconds into the session."""
     answer = _strip(message, keep_id=False)
     assert item.message is not None
     if _holdable(answer, item.message["method"]):
@@ -482,9 +379,7 @@ def _answered(item: _Open, message: dict[str, Any], at: float) -> None:
 
 
 def _holdable(answer: dict[str, Any], method: str | None = None) -> bool:
-    """Whether a cassette can hold this response (as `_strip` keeps it) as one: an `error` without an
-    integer `code`, say, it cannot; nor, as the answer to a `method` request, a result no host reads as
-    MCP means it (`validation.served_response`: a content block of an unknown type, `isError: "yes"`)."""
+    """Whether a cassette can hold this response as one (and as an answer to `method`, one a host can read)."""
     try:
         if method is None:
             validation.response(answer)
@@ -496,8 +391,7 @@ def _holdable(answer: dict[str, Any], method: str | None = None) -> bool:
 
 
 def _reply_template(message: dict[str, Any]) -> str:
-    """A reply the cassette cannot hold as a response, kept as the line replay sends instead (`raw_response`):
-    the message as the server sent it, with `{{id}}` where its id was, so the host gets it under its own id."""
+    """A reply no response can hold, as the line replay sends (`raw_response`), `{{id}}` where its id was."""
     line = jsonrpc.encode({**message, "id": "{{id}}"})[:-1].decode("utf-8", "replace")
     return line.replace('"id":"{{id}}"', '"id":{{id}}', 1)
 

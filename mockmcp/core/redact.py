@@ -1,14 +1,9 @@
-"""Keeping secrets out of cassettes: replace each secret with a visible placeholder, in every line.
+"""Keeping secrets out of cassettes: each secret replaced with a visible placeholder, in every line.
 
-The recorder redacts each line before it touches the disk (journal and cassette alike), and the
-replay applies the same rules to incoming lines before matching, so a host that sends the real
-secret still matches the redacted recording. The rules (environment variable names and patterns,
-never values) are kept in the cassette's `meta.redact`, so replay knows them.
-
-A Redactor also carries the cassette's substitutions (`substitute`: machine values as `${NAME}`),
-applied with the secrets wherever lines are redacted, so every recorder and every replay that takes a
-Redactor substitutes too. The two stay apart: a secret is replaced for good, a substitution is
-expanded back in what replay sends (`Substitutions.expand`).
+The recorder redacts each line before it touches the disk, and replay applies the same rules to what
+comes in before matching, so a host sending the real secret still matches. The cassette keeps the
+rules (`meta.redact`: names and patterns, never values). A Redactor carries the substitutions too, so
+whatever redacts substitutes; but a secret is replaced for good, a substitution expanded back.
 """
 
 from __future__ import annotations
@@ -31,10 +26,6 @@ __all__ = ["Redactor"]
 PATTERN_PLACEHOLDER = "[REDACTED]"
 
 
-def _env_placeholder(name: str) -> str:
-    return f"[REDACTED:{name}]"
-
-
 class Redactor(NamedTuple):
     """Secret values (with their placeholders) and patterns to replace in recorded text."""
 
@@ -46,20 +37,16 @@ class Redactor(NamedTuple):
 
     @classmethod
     def build(cls, env_names: tuple[str, ...], patterns: tuple[str, ...], environ: Mapping[str, str]) -> Redactor:
-        """Rules from variable names (their values read from environ) and regular expressions.
-
-        Raises UsageError for a pattern that does not compile.
-        """
-        secrets = tuple((environ[name], _env_placeholder(name)) for name in env_names if environ.get(name))
+        """Rules from variable names (their values read from environ) and regular expressions; raises
+        UsageError for a pattern that does not compile."""
+        secrets = tuple((environ[name], f"[REDACTED:{name}]") for name in env_names if environ.get(name))
         compiled = []
         for pattern in patterns:
             try:
                 compiled.append(re.compile(pattern))
             except re.error as exc:
-                raise UsageError(
-                    f"--redact {pattern!r} is not a valid regular expression: {exc}",
-                    "fix the pattern (Python `re` syntax)",
-                ) from None
+                problem = f"--redact {pattern!r} is not a valid regular expression: {exc}"
+                raise UsageError(problem, "fix the pattern (Python `re` syntax)") from None
         return cls(tuple(env_names), tuple(patterns), secrets, tuple(compiled))
 
     @classmethod
@@ -72,10 +59,8 @@ class Redactor(NamedTuple):
         substitute: Iterable[tuple[str, str | None]] = (),
         substitute_option: str = "--substitute",
     ) -> Redactor:
-        """`build`, for a recording: a variable to redact that is not set is refused before anything is
-        recorded, as its secret could not be kept out. `option` names the setting in the message.
-        `substitute`: (name, value) pairs, a value None the variable's (see `Substitutions.build`, which
-        raises UsageError naming `substitute_option`)."""
+        """`build`, for a recording: a variable to redact that is not set is refused (UsageError naming `option`)
+        before anything is recorded; `substitute` as `Substitutions.build` takes it."""
         unset = [name for name in env_names if not environ.get(name)]
         if unset:
             raise UsageError(
@@ -91,9 +76,8 @@ class Redactor(NamedTuple):
     def for_replay(
         cls, meta: Mapping[str, Any], environ: Mapping[str, str], given: Iterable[tuple[str, str | None]], where: str
     ) -> Redactor | None:
-        """What a replay of a cassette (`where` names it) applies to what the host sends: the redaction rules it
-        was recorded with, and its substitutions with the live values (`Substitutions.for_replay`, which
-        raises UsageError for one not given); None when it has neither."""
+        """What a replay of a cassette applies to what the host sends: its redaction rules and its substitutions
+        with the live values (`Substitutions.for_replay`); None when it has neither."""
         names = meta.get("substitute") or ()
         if not meta.get("redact") and not names:
             return None
@@ -110,10 +94,8 @@ class Redactor(NamedTuple):
         return bool(self.secrets or self.compiled or self.substitutions)
 
     def text(self, text: str) -> str:
-        """The text with every secret replaced by its placeholder, then every substituted value by its own.
-
-        Secrets first: a secret must never survive inside a value that is expanded back.
-        """
+        """The text with every secret replaced by its placeholder, then every substituted value by its own
+        (secrets first: a secret must never survive inside a value that is expanded back)."""
         text = self._secrets(text)
         text = self.substitutions.text(text)
         for pattern in self.compiled:
@@ -126,13 +108,9 @@ class Redactor(NamedTuple):
         return text
 
     def message(self, message: Any, ids: bool = True) -> Any:
-        """A parsed JSON-RPC message (or batch) with its strings redacted: values, object keys and string ids.
-
-        Values, not the line: a pattern must never break the JSON around a value. A string id loses
-        the secret values it holds but is left alone by patterns and substitutions, which could make two ids one
-        (ids never decide a match, and a request and its response are redacted alike, so they
-        still pair up); with `ids=False` it stays whole, for a reply that carries the host's id.
-        """
+        """A parsed message (or batch) with its strings redacted value by value, so a pattern never breaks the
+        JSON. A string id loses only secret values (patterns could make two ids one); with `ids=False` it stays
+        whole, for a reply that carries the host's id."""
         if not self:
             return message
         if isinstance(message, list):

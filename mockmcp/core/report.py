@@ -1,8 +1,5 @@
-"""What a replay did: interactions played, repeated, missed, left unplayed, answers that differed,
-server requests withheld from a host that did not declare their capability.
-
-Pure data with two renderings: a short text summary for stderr, and JSON for tools (the pytest
-plugin reads it through `mockmcp replay --report FILE`).
+"""What a replay did: interactions played, repeated, missed, left unplayed, answers that differed, server
+requests withheld. Pure data with two renderings: a summary for stderr, and JSON for tools (`--report`).
 """
 
 from __future__ import annotations
@@ -20,12 +17,9 @@ if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-
 
 __all__ = ["KEPT_MISSES", "Mismatch", "REPORT_VERSION", "Report", "Withheld"]
 
-# The report is a contract with tools in any language (docs/report.md; its JSON Schema is
-# `mockmcp.core.report_schema`): within a version keys are only ever added, never renamed or removed.
+# A contract with tools in any language (docs/report.md): within a version keys are only ever added.
 REPORT_VERSION = 1
-
-# A host that retries a miss for minutes must not grow the report without end: the first misses
-# are kept whole (params and explanation), the rest only counted.
+# A host that retries a miss for minutes must not grow the report without end: the rest are only counted.
 KEPT_MISSES = 100
 
 
@@ -39,10 +33,13 @@ class Mismatch(NamedTuple):
     head: str = ""
 
     def render(self) -> str:
-        head = self.head or (
-            f"the host answered {self.method} (from interactions[{self.interaction}]) differently from the recording"
-        )
+        where = f"{self.method} (from interactions[{self.interaction}])"
+        head = self.head or f"the host answered {where} differently from the recording"
         return "\n".join([f"mockmcp: {head}:", *(f"  - {d}" for d in self.differences)])
+
+    def to_json(self) -> dict[str, Any]:
+        facts = {"interaction": self.interaction, "method": self.method, "differences": list(self.differences)}
+        return {**facts, "explanation": self.render()}
 
 
 class Withheld(NamedTuple):
@@ -59,29 +56,20 @@ class Withheld(NamedTuple):
             f"the {self.capability} capability, which the recording's host did; {self.instead}"
         )
 
+    def to_json(self) -> dict[str, Any]:
+        facts = {"interaction": self.interaction, "method": self.method, "capability": self.capability}
+        return {**facts, "explanation": self.render()}
+
 
 class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
-    __slots__ = (
-        "capabilities",
-        "cassette",
-        "faults",
-        "left",
-        "mismatches",
-        "missed",
-        "misses",
-        "plays",
-        "repeats",
-        "sessions",
-        "unanswered",
-        "withheld",
-    )
+    __slots__ = ("capabilities", "cassette", "faults", "left", "mismatches", "missed", "misses", "plays", "repeats")
+    __slots__ += ("sessions", "unanswered", "withheld")
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
-        # Times each interaction was played, by its index (0 for one not played): only what was played, so that
-        # a live session costs no more on a cassette of 20,000 interactions than on one of 20 (HTTP keeps many).
+        # Times each interaction was played, only what was played: a live session costs the same on any cassette.
         self.plays: collections.Counter[int] = collections.Counter()
         self.repeats: dict[int, int] = {}  # interaction -> times asked beyond its recordings
         self.misses: list[Miss] = []  # the first KEPT_MISSES of them
@@ -93,8 +81,8 @@ class Report:
         self.unanswered: list[str] = []
         self.faults: list[str] = []  # fault knobs that took effect (dropped replies, an ended session)
         self.sessions: set[int] = set()  # recorded sessions the live session used (set by the engine)
-        # Interactions not expected to play: the rest of a recorded session the live one left for another, as
-        # its host answered the server as that one's did, and the part of that one before where it joined.
+        # Interactions not expected to play: the rest of a recorded session the live one left, and the part of
+        # the one it joined before where it joined.
         self.left: set[int] = set()
 
     @classmethod
@@ -108,8 +96,7 @@ class Report:
                 total.repeats[index] = total.repeats.get(index, 0) + extra
             total.misses += report.misses[: KEPT_MISSES - len(total.misses)]
             total.missed += report.missed
-            # Each list kept to KEPT_MISSES entries, as misses are: a verdict needs only whether one is there,
-            # and a server folding the reports of many sessions (`Endpoint`) must not grow by every one.
+            # Each list kept to KEPT_MISSES entries too: a server folding many sessions' reports must stay bounded.
             for name in ("mismatches", "withheld", "unanswered", "faults"):
                 kept, more = getattr(total, name), getattr(report, name)
                 kept += more[: KEPT_MISSES - len(kept)]
@@ -129,17 +116,10 @@ class Report:
             self.misses.append(miss)
 
     def _client_indexes(self) -> list[int]:
-        """The interactions a host could have asked for: those of the recorded sessions it used.
-
-        A cassette of several recorded sessions is not expected to be played whole by one live session.
-        """
-        several = any(it.session for it in self.cassette.interactions)
-        used = self.sessions or {0}
-        return [
-            i
-            for i, it in enumerate(self.cassette.interactions)
-            if it.kind != SERVER and (not several or it.session in used)
-        ]
+        """The interactions a host could have asked for: those of the recorded sessions it used."""
+        items = self.cassette.interactions
+        several, used = any(it.session for it in items), self.sessions or {0}
+        return [i for i, it in enumerate(items) if it.kind != SERVER and (not several or it.session in used)]
 
     @property
     def unplayed(self) -> list[int]:
@@ -148,9 +128,7 @@ class Report:
 
     @property
     def strict_ok(self) -> bool:
-        """What --strict demands: no misses, nothing left unplayed, no request asked more often than recorded
-        (`times: any` allows it), the host answering as recorded, and declaring every capability the recorded
-        server requests need."""
+        """What --strict demands: no misses, nothing unplayed, no repeats, no answers that differed, none withheld."""
         return not (self.missed or self.unplayed or self.repeats or self.mismatches or self.withheld)
 
     def strict_failures(self) -> str:
@@ -196,10 +174,8 @@ class Report:
         )
         lines = [head]
         for index, extra in sorted(self.repeats.items()):
-            lines.append(
-                f"  repeated: {self._label(index)}: asked {extra} more "
-                f"time{'s' * (extra != 1)} than recorded; {self._again(index)}"
-            )
+            times = f"{extra} more time{'s' * (extra != 1)}"
+            lines.append(f"  repeated: {self._label(index)}: asked {times} than recorded; {self._again(index)}")
         for miss in self.misses:
             lines.append(f"  missed: {miss.method} (id {miss.request_id!r}): {miss.reason}")
         if self.missed > len(self.misses):
@@ -213,10 +189,8 @@ class Report:
                 lines.append(f"  answer differed: {mismatch.method} in {self._label(mismatch.interaction)}")
             lines.extend(f"    - {difference}" for difference in mismatch.differences)
         for withheld in self.withheld:
-            lines.append(
-                f"  withheld: {withheld.method} in {self._label(withheld.interaction)}: "
-                f"the host did not declare {withheld.capability}"
-            )
+            where = f"{withheld.method} in {self._label(withheld.interaction)}"
+            lines.append(f"  withheld: {where}: the host did not declare {withheld.capability}")
         lines.extend(f"  capabilities: {text}" for text in self.capabilities)
         lines.extend(f"  {text}" for text in self.unanswered)
         lines.extend(f"  fault: {text}" for text in self.faults)
@@ -248,24 +222,8 @@ class Report:
             "misses": [miss.to_json() for miss in self.misses],
             "missed": self.missed,  # more than `misses` lists when over KEPT_MISSES
             "unplayed": [{"interaction": i, "method": self.cassette.interactions[i].method} for i in self.unplayed],
-            "mismatches": [
-                {
-                    "interaction": m.interaction,
-                    "method": m.method,
-                    "differences": list(m.differences),
-                    "explanation": m.render(),
-                }
-                for m in self.mismatches
-            ],
-            "withheld": [
-                {
-                    "interaction": w.interaction,
-                    "method": w.method,
-                    "capability": w.capability,
-                    "explanation": w.render(),
-                }
-                for w in self.withheld
-            ],
+            "mismatches": [mismatch.to_json() for mismatch in self.mismatches],
+            "withheld": [withheld.to_json() for withheld in self.withheld],
             "capabilities": self.capabilities,
             "unanswered": self.unanswered,
             "faults": self.faults,

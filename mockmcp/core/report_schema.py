@@ -1,15 +1,9 @@
 """The `--report` JSON as a JSON Schema: the contract with test tools in any language (docs/report.md).
 
-Theory of operation. A report is what one mock server did in one session, written for a tool to
-read: `mockmcp replay --report FILE` writes the replay's (`Report.to_json`), and `mockmcp exec
---report FILE` writes the same, or, when that launch recorded or could not start, a short report
-saying so. Every report has `version` and `cassette`; the rest depends on which of the three it is,
-so the schema is one object of every key, and a `oneOf` of what each kind requires.
-
-Each key is described here, once: `docs/report.md` shows these descriptions as its table (a test
-holds the two together), and a test holds the replay report's keys, in order, to what
-`Report.to_json` writes, so the schema cannot drift from the writer. Within a version keys are only
-ever added; a tool reading version 1 ignores keys it does not know.
+A report is a replay's (`Report.to_json`), or `mockmcp exec`'s saying it recorded or could not start:
+every one has `version` and `cassette`, so the schema is one object of every key and a `oneOf` of what
+each kind requires. Each key is described here once (docs/report.md shows these descriptions, and a
+test holds the replay keys to what `Report.to_json` writes); within a version keys are only added.
 """
 
 from __future__ import annotations
@@ -21,28 +15,28 @@ from mockmcp.core.report import REPORT_VERSION
 
 __all__ = ["KEYS", "MISS_KEYS", "RECORDED_KEYS", "REPLAY_KEYS", "schema", "text"]
 
-_INDEX = {"type": "integer", "minimum": 0}
+_INDEX = _COUNT = {"type": "integer", "minimum": 0}
 _METHOD = {"type": "string"}
-_TEXTS = {"type": "array", "items": {"type": "string"}}
+_TEXT = {"type": "string"}
+_TEXTS = {"type": "array", "items": _TEXT}
 
 
 def _object(properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties)}
 
 
+def _list(facts: dict[str, Any]) -> dict[str, Any]:
+    """A list of findings: these facts, and the `explanation` text to show."""
+    return {"type": "array", "items": _object({**facts, "explanation": _TEXT})}
+
+
 # Every key of a report: its schema and what it means (the descriptions are docs/report.md's table).
 KEYS: dict[str, tuple[dict[str, Any], str]] = {
     "version": ({"const": REPORT_VERSION}, f"the report format: {REPORT_VERSION}"),
     "cassette": ({"type": ["string", "null"]}, "the cassette's path, as it was given"),
-    "interactions": (
-        {"type": "integer", "minimum": 0},
-        "client messages the host could have sent: those of the recorded sessions it used",
-    ),
-    "played": ({"type": "integer", "minimum": 0}, "how many of them it did send"),
-    "plays": (
-        {"type": "array", "items": {"type": "integer", "minimum": 0}},
-        "times each `interactions[i]` of the cassette was played, by index",
-    ),
+    "interactions": (_COUNT, "client messages the host could have sent: those of the recorded sessions it used"),
+    "played": (_COUNT, "how many of them it did send"),
+    "plays": ({"type": "array", "items": _COUNT}, "times each `interactions[i]` of the cassette was played, by index"),
     "repeats": (
         {"type": "array", "items": _object({"interaction": _INDEX, "method": _METHOD, "extra": _INDEX})},
         "requests asked more often than recorded: `extra` times more (the last answer was sent again)",
@@ -51,33 +45,18 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
         {"type": "array", "items": {"$ref": "#/definitions/miss"}},
         "requests the cassette could not answer, the first 100 in full (see `misses[]` below)",
     ),
-    "missed": ({"type": "integer", "minimum": 0}, "all the misses, also those past the first 100"),
+    "missed": (_COUNT, "all the misses, also those past the first 100"),
     "unplayed": (
         {"type": "array", "items": _object({"interaction": _INDEX, "method": _METHOD})},
         "recorded client messages the host never sent",
     ),
     "mismatches": (
-        {
-            "type": "array",
-            "items": _object(
-                {
-                    "interaction": {"type": ["integer", "null"], "minimum": 0},
-                    "method": _METHOD,
-                    "differences": _TEXTS,
-                    "explanation": {"type": "string"},
-                }
-            ),
-        },
+        _list({"interaction": {"type": ["integer", "null"], "minimum": 0}, "method": _METHOD, "differences": _TEXTS}),
         "the host answered a server request otherwise than recorded, or (`interaction` null) left every "
         "recorded session; `explanation` is the text to show",
     ),
     "withheld": (
-        {
-            "type": "array",
-            "items": _object(
-                {"interaction": _INDEX, "method": _METHOD, "capability": _METHOD, "explanation": {"type": "string"}}
-            ),
-        },
+        _list({"interaction": _INDEX, "method": _METHOD, "capability": _METHOD}),
         "recorded server requests not sent, as the host did not declare the capability they need",
     ),
     "capabilities": (_TEXTS, "how the host's declared capabilities differ from the recording's host's (a note)"),
@@ -91,13 +70,7 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
         "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld",
     ),
     "recorded": (
-        _object(
-            {
-                "mode": {"enum": ["once", "new", "all"]},
-                "status": {"type": "integer"},
-                "outcome": {"type": "string"},
-            }
-        ),
+        _object({"mode": {"enum": ["once", "new", "all"]}, "status": {"type": "integer"}, "outcome": _TEXT}),
         "`mockmcp exec` only: this launch recorded the real server into the cassette instead of replaying; "
         "`status` is the recorder's exit status, `outcome` how the session ended",
     ),
@@ -113,13 +86,7 @@ REPLAY_KEYS = tuple(key for key in KEYS if key not in ("recorded", "error"))
 RECORDED_KEYS = ("version", "cassette", "recorded")
 
 _CANDIDATE = _object(
-    {
-        "interaction": _INDEX,
-        "plays": _INDEX,
-        "differences": _TEXTS,
-        "first_path": {"type": "string"},
-        "ruled": {"type": "boolean"},
-    }
+    {"interaction": _INDEX, "plays": _INDEX, "differences": _TEXTS, "first_path": _TEXT, "ruled": {"type": "boolean"}}
 )
 
 # Each entry of `misses`, in the order `Miss.to_json` writes its keys.

@@ -1,27 +1,12 @@
 """A request's match rules (`match:` in its interaction): values compared otherwise than equal. Pure.
 
-Theory of operation. A rule names a params path and a matcher (`model.MATCHERS`, `MATCHER_ARGUMENTS`):
-`any`, `type`, `subset`, `unordered`, `{regex: PATTERN}`, `{type: NAME}`. A live request meets a
-recorded one with rules when two things hold: its params, without the paths the rules govern, have the
-recording's key (`matching.Matcher.key`, the cassette's ignores and all), and every rule accepts the live
-values at its path against the recorded ones. The values are read from params as matching normalizes
-them (`Matcher.normalize`), so what is ignored anyway is never judged.
-
-Such a request cannot be found by its exact key, which is what keeps matching a dict lookup
-(`selection.Recordings`). So recordings with rules are kept apart, in groups: the same method, the same
-key without the governed paths, the same rules and the same recorded values under the rules that read
-them (`subset`, `unordered`; `type` reads only the type). A group has a key of its own, under which
-`Recordings` indexes its interactions as it indexes the others by their keys: play counts, `times`,
-`after` and several recorded sessions treat a group as one request. A live request is first looked up
-by its exact key (the fast path, and an exact recording wins); only when no recording has that key
-are the groups of its method tried, in recorded order, and the first that accepts it answers.
-
-A rule other than `any` needs the path in the live request wherever the recording has it, and nowhere
-else (a `[*]` path names each item): a rule governs values, not whether they are there. `any` takes a
-value or none, as an ignore path does.
-
-A replay of a cassette with rules imports this module, so it keeps the start-up rules of the launch
-path (docs/architecture.md).
+A live request meets a recording with rules when its params without the governed paths have the
+recording's key, and every rule accepts the live values at its path (read as `Matcher.normalize`
+leaves them). Such a request cannot be found by its exact key, so recordings with rules are kept in
+groups (the same method, key without the governed paths, rules, and recorded values the rules read),
+each under a key of its own that `Recordings` indexes like any other; a live request tries its
+method's groups only when its exact key found nothing. A rule other than `any` needs the path in the
+live request wherever the recording has it, and nowhere else. On the launch path when a cassette has rules.
 """
 
 from __future__ import annotations
@@ -29,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from mockmcp.core.matching import Matcher, canonical, locate
+from mockmcp.core.matching import Matcher, canonical, locate, short
 from mockmcp.namedtuple import NamedTuple
 from mockmcp.words import Path, json_type, parse_path, render_place
 
@@ -79,7 +64,7 @@ def rules_of(match: dict[str, Any]) -> tuple[Rule, ...]:
 
 
 class Group(NamedTuple):
-    """The recordings of one request with rules; see the module's docstring."""
+    """The recordings of one request with rules, under a key of their own."""
 
     rules: tuple[Rule, ...]
     outer: Matcher  # the cassette's matcher
@@ -97,9 +82,9 @@ class Group(NamedTuple):
         base = inner.key(method, params, era)
         normal = matcher.normalize(method, params)
         recorded = tuple(locate(normal, rule.path) for rule in rules)
+        pairs = zip(rules, recorded, strict=True)
         read = [
-            [rule.text, rule.render(), sorted((render_place(k), _read(rule, v)) for k, v in found.items())]
-            for rule, found in zip(rules, recorded, strict=True)
+            [r.text, r.render(), sorted((render_place(k), _read(r, v)) for k, v in found.items())] for r, found in pairs
         ]
         return cls(rules, matcher, inner, base, recorded, base + "\0match\0" + canonical(read))
 
@@ -182,6 +167,5 @@ def _not_in(recorded: Any, live: Any, under: tuple[str, ...]) -> str | None:
     return None
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    text = canonical(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(value: Any) -> str:
+    return short(value, 80)

@@ -1,35 +1,14 @@
 """Which recorded interaction answers a live request, and which recorded session a live one follows. Pure.
 
-Theory of operation. `Recordings` indexes a cassette once: interactions by match key, in recorded
-order, and which recorded session each belongs to. It is shared by every live session a server
-holds (one over stdio, many over HTTP). Each live session has its own `Selection`, so its play
-counts start fresh.
-
-One recorded session (the common case): the same request asked again gets its recordings in
-order, each played `times` times (`times: any`: as often as asked, no repeat); after the last is used
-up it repeats (a repeat `--strict` fails), unless it says `after: unmatched`.
-
-Several recorded sessions (`session: N`; from an HTTP proxy that saw many clients, or from
-`mockmcp record --mode new`, which adds a stateful server's later session whole). A live session
-is answered from a recorded session only while that session is *consistent* with what the live
-session did: `consistency` says when (requests that change state in the recorded order, reads
-between the same changes of state, the same host answers).
-
-A live request is answered from the recorded session the live session follows while that one is
-consistent and has it. Else the live session moves, with a note, to a consistent one that has it:
-the first no other live session has claimed, else the first (so a request or an answer only
-another session recorded moves it there, and a dozen clients recorded with the same opening are
-replayed one recorded session each, in the order they start). Two cases are a mismatch (failing
---strict and the plugin's verdict), answered from a guess as if there were one recorded session:
-a read no consistent session recorded in the live session's state, and a live session consistent
-with no recorded session any more, whose mismatch names, for each recorded session, the first
-exchange that differs from it (once: what follows is guesswork it already failed for). When the
-host's answer is the first that differs from every recording, that answer is the mismatch
-(`branching`).
-
-`taken`: recorded sessions earlier processes took (`mockmcp replay --state FILE`, which the pytest
-plugin gives every test), claimed before this process starts, so that a host that starts one
-server process per call meets the recorded sessions one after another, as the state evolved.
+`Recordings` indexes a cassette once (by match key, in recorded order) for every live session of a
+server; each live session has its own `Selection` and play counts. A request asked again gets its
+recordings in order, each played `times` times, the last then repeated unless `after: unmatched`.
+With several recorded sessions, a live one is answered from a recorded session only while that one is
+consistent with what it did (`consistency`); else it moves, with a note, to a consistent one that has
+the request: the first no other live session claimed (so clients recorded alike replay one recorded
+session each), else the first. A read no consistent session recorded in this state, or a live session
+consistent with none any more, is a mismatch answered from a guess. `taken`: sessions earlier
+processes claimed (`replay --state`), so one server process per call meets them in turn.
 """
 
 from __future__ import annotations
@@ -54,8 +33,8 @@ __all__ = ["Exchange", "Pick", "Recordings", "Selection", "TAKEN"]
 TAKEN = "an earlier process"  # the claim on a recorded session an earlier process took (`--state`)
 
 
-# What `Recordings._index` builds, kept for the cassette it was built for (and kept alive, so its id stays its
-# own) by (id of the cassette, matcher), the oldest let go first.
+# What `Recordings._index` builds, by (id of the cassette, matcher), the cassette kept alive so its id stays its
+# own; the oldest let go first.
 _INDEX = ("requests", "notifications", "methods", "groups", "causes", "eras", "first", "sessions", "alike", "tails")
 _INDEXES: dict[tuple[int, Matcher], tuple[Cassette, dict[str, Any]]] = {}
 _MEMO = 16
@@ -70,8 +49,7 @@ class Recordings:
         # recorded session -> the live session that claimed it (TAKEN: a process before this one)
         self.claims: dict[int, object] = dict.fromkeys(taken, TAKEN)
 
-        # The index is read only once built: one per cassette and matcher serves every later server of it
-        # (a host's tests start one per test, in process; `store.load` gives an unchanged file's cassette again).
+        # One index per cassette and matcher serves every later server of it (a host's tests start one a test).
         memo = _INDEXES.get((id(cassette), matcher))
         if memo is None or memo[0] is not cassette:
             self._index(cassette, matcher)
@@ -82,28 +60,24 @@ class Recordings:
             vars(self).update(memo[1])
 
     def _index(self, cassette: Cassette, matcher: Matcher) -> None:
-        # interaction -> its reply as sent, encoded once for every live session without live values to write
-        # into it (`Replay._encoded_response`): filled as replies are first sent
+        # interaction -> its reply encoded once for every live session without live values (filled as sent)
         self.tails: dict[int, tuple[bytes, int | None]] = {}
         self.requests: dict[str, list[int]] = {}
         self.notifications: dict[str, list[int]] = {}
         self.methods: set[str] = set()
         # method -> the groups of its recordings with match rules, in recorded order (see `rules`)
         self.groups: dict[str, list[Group]] = {}
-        # What each recorded server message waits for, by the recorded times (see `timeline`).
         self.causes = Causes(cassette.interactions)
         keys: dict[int, str] = {}
-        # The era each recording speaks (a request written without one speaks its stateless session's).
         self.eras = eras = written_eras(cassette)
         for i, interaction in enumerate(cassette.interactions):
             if interaction.kind == SERVER or interaction.method is None:
                 continue
             table = self.requests if interaction.kind == REQUEST else self.notifications
-            keys[i] = key = (
-                self._group(interaction, eras[i])
-                if interaction.match
-                else matcher.key(interaction.method, interaction.params, eras[i])
-            )
+            if interaction.match:
+                keys[i] = key = self._group(interaction, eras[i])
+            else:
+                keys[i] = key = matcher.key(interaction.method, interaction.params, eras[i])
             table.setdefault(key, []).append(i)
             if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
@@ -124,8 +98,8 @@ class Recordings:
         return group.key
 
     def key(self, method: str, params: Any) -> str:
-        """The key a live request is answered by: its own when a recording has it (the fast path: an exact
-        recording wins), else that of the first group with match rules that accepts it, else its own (a miss)."""
+        """The key a live request is answered by: its own when a recording has it (an exact recording wins),
+        else that of the first group with match rules that accepts it, else its own (a miss)."""
         key = self.matcher.key(method, params)
         groups = self.groups.get(method)
         if groups is None or key in self.requests:
@@ -143,8 +117,7 @@ class Exchange(NamedTuple):
 
 class Pick(NamedTuple):
     """The answer to "which recording?": an index (None: used up and `after: unmatched`), whether it repeats,
-    a note (the live session moved to another recorded session), the differences when it left every recorded
-    session (one line per session), and the exchange (several recorded sessions only)."""
+    a note when the live session moved, and when it is a guess why and how it differs (one line a session)."""
 
     interaction: int | None
     repeated: bool = False
@@ -213,10 +186,9 @@ class Selection:
         return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
     def answered(self, exchange: Exchange, playing: int, at: int, live: str) -> int | None:
-        """The host answered the server request at step `at` of interactions[playing] with `live` (an answer's
-        body, canonical JSON). Recorded sessions whose host answered otherwise are no longer consistent.
-        Returns the recording to go on from when interactions[playing]'s host answered otherwise and a
-        consistent session's did as the live host (see `branching`); else None."""
+        """The host answered the server request at step `at` of interactions[playing] with `live` (canonical
+        JSON): sessions whose host answered otherwise are no longer consistent. Returns the recording to go on
+        from when another consistent session's host answered as the live one (see `branching`); else None."""
         interactions = self.recordings.cassette.interactions
         played, counterparts = interactions[playing].server, exchange.counterparts
         for session, index in counterparts.items():
@@ -228,10 +200,9 @@ class Selection:
                 asked = played[at].message["method"]
                 track.differs = f"{exchange.label}: its host answered {asked} otherwise (interactions[{index}])"
         consistent = [s for s in counterparts if self._tracks[s].differs is None]
-        # None left: the host's answer differs from every recording, which replay reports as such (a Mismatch);
-        # the requests that follow are not reported again.
+        # None left: replay reports this answer as the mismatch; the requests that follow are not reported again.
         self._diverged = self._diverged or all(track.differs for track in self._tracks.values())
-        members = [self._member(s) for s in consistent]
+        members = [self._choose_class([s]) for s in consistent]  # the session each class would follow
         ordered = [
             self._mapped(counterparts[self._first(m)], m) for m in sorted(members, key=lambda m: not self._free(m))
         ]
@@ -241,8 +212,6 @@ class Selection:
         """Go on from interactions[index]: the live session follows its recorded session from now on."""
         return self._move(self.recordings.cassette.interactions[index].session, index)
 
-    # --- several recorded sessions --------------------------------------------------------------
-
     def _free(self, session: int) -> bool:
         return self.recordings.claims.get(session, self) is self
 
@@ -251,8 +220,6 @@ class Selection:
         if self.bound in sessions:
             return self.bound
         return next((s for s in sessions if self._free(s)), sessions[0])
-
-    # Among several recorded sessions only (`Recordings.sessions`, and with it `Recordings.alike`, is set).
 
     @property
     def _alike(self) -> Alike:
@@ -266,15 +233,11 @@ class Selection:
 
     def _choose_class(self, firsts: list[int]) -> int:
         """The session to follow among classes of sessions alike (by their first sessions): the one followed,
-        else the first free session of the first class that has one, else the first class's first."""
+        else the first free session of the first class with one, else the first class's first."""
         if self.bound is not None and self._first(self.bound) in firsts:
             return self.bound
         free = (s for first in firsts for s in self._alike.members[first] if self._free(s))
         return next(free, firsts[0])
-
-    def _member(self, first: int) -> int:
-        """The session to follow of the class whose first session this is (`_choose_class` of it alone)."""
-        return self._choose_class([first])
 
     def _named(self, first: int) -> str:
         """A class of sessions alike as differences name it: `3`, or `3 (and 1,999 alike)`."""
@@ -295,8 +258,7 @@ class Selection:
         steps = self.recordings.sessions
         if steps is None or before is None:
             return ""
-        # The rest of the session left is not expected to play, and the exchanges before, which the session
-        # joined matched, stand for its own.
+        # The rest of the session left is not expected to play; the joined one's matched exchanges stand for its own.
         self.left |= steps.client[before]
         self.left -= steps.client[session]
         self.left |= {self._mapped(i, session) for i in self._tracks[self._first(session)].matched} - {index}
@@ -306,8 +268,8 @@ class Selection:
         return f"mockmcp: the live session follows recorded session {session} from interactions[{index}] on{why}"
 
     def _unknown(self, key: str, indexes: list[int], asked: int) -> Pick:
-        """No consistent recorded session answers the request: answered as if there were one recorded session,
-        from the one followed, with why (once, when the live session left every recorded session)."""
+        """No consistent recorded session answers the request: answered from the one followed, as if it were the
+        only one, with why (once, when the live session left every recorded session)."""
         interactions = self.recordings.cassette.interactions
         sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
         chosen = self._choose(sessions)

@@ -1,18 +1,10 @@
-"""Substitutions: values of the machine that recorded (the project's folder, a temporary folder, any
-environment variable's value) written in a cassette as placeholders, `${PROJECT}`, and put back as the
-values of the machine that replays. Pure.
+"""Substitutions: values of the recording machine (the project's folder, a variable's value) written in a
+cassette as placeholders, `${PROJECT}`, and put back as the values of the machine that replays. Pure.
 
-Theory of operation. Redaction's reversible sibling, and it travels with it (`redact.Redactor` holds
-both, so every place that redacts substitutes too): the recorder replaces each value with its
-placeholder in every line before it touches the disk, and replay does the same to what the host sends
-before matching, so a cassette recorded in `/home/ann/app` is matched by a host in `/ci/build/app`. What
-replay sends (answers, the server's messages and requests, raw lines) has its placeholders expanded to
-the live values, so the host reads its own paths. A secret is never expanded: only names listed here
-are, and a redaction placeholder is not one.
-
-Values are replaced as text, the longest first (a temporary folder inside the project takes its own
-name), in every string and object key of a message but its id. The cassette keeps the names in
-`meta.substitute`, never the values: replay is given them on the machine it runs on.
+Redaction's reversible sibling, carried by the same `Redactor`: replaced in every line before it is
+written and in what the host sends before matching, so a cassette recorded in `/home/ann/app` matches a
+host in `/ci/build/app`; expanded in what replay sends. Values are replaced as text, the longest first,
+in every string and key but ids; the cassette keeps only the names (`meta.substitute`).
 """
 
 from __future__ import annotations
@@ -38,11 +30,8 @@ class Substitutions(NamedTuple):
 
     @classmethod
     def build(cls, given: Iterable[tuple[str, str | None]], environ: Mapping[str, str], option: str) -> Substitutions:
-        """From (name, value) pairs; a value None is the environment variable of that name's.
-
-        Raises UsageError for a bad or repeated name, a variable that is not set, or a value too short
-        to stand for anything (it would be found everywhere); `option` names the setting in messages.
-        """
+        """From (name, value) pairs, a value None the environment variable's. Raises UsageError (naming `option`)
+        for a bad or repeated name, a variable not set, or a value too short to stand for anything."""
         values: dict[str, str] = {}
         for name, value in given:
             substitution_name(name, option)
@@ -51,10 +40,8 @@ class Substitutions(NamedTuple):
             if value is None:
                 value = environ.get(name)
                 if not value:
-                    raise UsageError(
-                        f"{option} {name}: the environment variable {name} is not set, so its value is unknown",
-                        f"give the value: {option} {name}=VALUE, or set {name}",
-                    )
+                    problem = f"{option} {name}: the environment variable {name} is not set, so its value is unknown"
+                    raise UsageError(problem, f"give the value: {option} {name}=VALUE, or set {name}")
             values[name] = _checked(name, value, option)
         pairs = sorted(((value, placeholder(name)) for name, value in values.items()), key=lambda p: -len(p[0]))
         return cls(tuple(values), tuple(pairs))
@@ -63,9 +50,8 @@ class Substitutions(NamedTuple):
     def for_replay(
         cls, names: Iterable[str], given: Iterable[tuple[str, str | None]], environ: Mapping[str, str], where: str
     ) -> Substitutions:
-        """The live values of the names a cassette's `meta.substitute` lists: each as given (`--substitute`, the
-        plugin's), else its environment variable's. Values given for names the cassette does not list are
-        left out. Raises UsageError naming the cassette (`where`) for a name whose value is unknown here."""
+        """The live values of the names a cassette's `meta.substitute` lists, each as given, else its environment
+        variable's (others given are left out). Raises UsageError naming `where` for one unknown here."""
         offered = dict(given)
         wanted = []
         for name in names:
@@ -101,17 +87,12 @@ class Substitutions(NamedTuple):
         if not self:
             return message
         if isinstance(message, dict):
-            return {
-                key: value if key == "id" else map_strings(value, self.expand_text, keys=True)
-                for key, value in message.items()
-            }
+            return {k: v if k == "id" else map_strings(v, self.expand_text, keys=True) for k, v in message.items()}
         return map_strings(message, self.expand_text, keys=True)
 
 
 def _checked(name: str, value: str, option: str) -> str:
     if len(value.strip()) < 2:
-        raise UsageError(
-            f"{option} {name}={value!r}: a value this short would be found in text that has nothing to do with it",
-            f"give the whole value {name} stands for, e.g. an absolute path",
-        )
+        problem = f"{option} {name}={value!r}: a value this short would be found in text that has nothing to do with it"
+        raise UsageError(problem, f"give the whole value {name} stands for, e.g. an absolute path")
     return value

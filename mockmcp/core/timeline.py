@@ -20,15 +20,9 @@ __all__ = ["Causes", "answer_time", "listen_holds", "message_times", "response_t
 
 
 def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
-    """What each listen event must wait for: (interaction, item) -> (interaction, whether to its end).
-
-    A listen event (a notification tagged with a subscription id) belongs to its listen request's
-    interaction, but was caused by what the host did last before the server sent it: the last
-    client interaction of the same session whose recorded `at` is not after the event's. The event
-    waits for it to have played, or only to have begun when it was still unanswered as the event
-    came (a call that reports as it goes, another listen). An event that came before anything but
-    its listen, or without recorded times, waits for nothing.
-    """
+    """What each listen event must wait for: (interaction, item) -> (interaction, whether to its end). A listen
+    event was caused by the host's last client interaction of its session recorded before it: it waits for
+    that to have played, or only begun when it was still unanswered then."""
     holds: dict[tuple[int, int], tuple[int, bool]] = {}
     for i, interaction in enumerate(interactions):
         for j, item in enumerate(interaction.server):
@@ -52,8 +46,7 @@ def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int],
 
 
 def response_time(interaction: Interaction) -> float | None:
-    """When the recorded response was sent, in seconds since the session began: to the recorder's 0.1 ms, as
-    the times it compares with are (0.0012 + 0.0283 is 0.0295, not a hair after a message at 0.0295)."""
+    """When the recorded response was sent, rounded to the recorder's 0.1 ms as the times it is compared with."""
     if interaction.at is None or interaction.took is None:
         return None
     return round(interaction.at + interaction.took, 4)
@@ -62,17 +55,11 @@ def response_time(interaction: Interaction) -> float | None:
 class Causes:
     """What each recorded server message waits for, by the recorded times: computed once per cassette.
 
-    A recorded session is a sequence of *client events* in the order of their recorded times: each
-    request and notification (named by its interaction's index) and each answer the host gave to a
-    server request (named `(interaction, item)`). A server message is named `(interaction, step)`:
-    step k of an interaction is its k-th server item, and step len(items) + 1 its response. It was
-    sent after every client event of its session recorded before it: its *needs* are that prefix,
-    kept as its length (`needs`). What the server could not have sent at all without some event is
-    a *hard* need (`hard`): the late answer of a request the host cancelled needs the cancel
-    (`("cancel", index)`), a listen event the interaction recorded before it (its index, or
-    `("played", index)` when that had been answered: the event came after its reply). Everything
-    without a recorded time takes no part: hand-written interactions need nothing beyond their
-    own order.
+    A session's *client events* (its requests and notifications by index, the host's answers to server
+    requests as `(interaction, item)`) are ordered by time. A server message `(interaction, step)` (step k:
+    its k-th item; len(items) + 1: the response) *needs* every event of its session recorded before it;
+    a *hard* need is one it could not come without: a late answer needs the cancel (`("cancel", i)`), a
+    listen event its cause (`i`, or `("played", i)`). What has no recorded time takes no part.
     """
 
     __slots__ = ("cancels", "events", "gaps", "hard", "moments", "needs", "position", "times", "unsolicited")
@@ -130,8 +117,8 @@ class Causes:
             self.hard[(i, j + 1)] = (("played", anchor) if to_the_end else anchor,)
 
     def _cancelled(self, interactions: tuple[Interaction, ...]) -> None:
-        """Requests the server sent messages for after the host cancelled them (`cancels`: a live cancel lets
-        them go on); a late answer needs the cancel (a host that never cancels never gets it)."""
+        """Requests the server sent messages for after the host cancelled them (`cancels`); a late answer needs
+        the cancel."""
         in_flight: dict[tuple[int, Any], int] = {}
         for i, interaction in enumerate(interactions):
             message = interaction.message
@@ -165,9 +152,8 @@ def message_times(interaction: Interaction) -> list[float | None]:
 
 
 def answer_time(asked: ServerItem, after: tuple[float | None, ...]) -> float | None:
-    """When the host answered the server request `asked`: as recorded (`at + took`), else no later than the
-    next message the server sent for the same interaction (`after`: the times of those after it), which
-    waited for it."""
+    """When the host answered the server request `asked`: as recorded, else by the next message the server
+    sent for the interaction (`after`: the times of those after it), which waited for it."""
     if asked.at is not None and asked.took is not None:
         return round(asked.at + asked.took, 4)
     return next((at for at in after if at is not None), None)

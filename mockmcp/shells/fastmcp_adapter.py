@@ -1,23 +1,9 @@
 """fastmcp's `Client` over an SDK transport: `fastmcp.Client(mockmcp.transport("x.yaml").for_fastmcp())`.
 
-Theory of operation. The MCP SDK's `Client` takes a transport, an async context manager that yields
-the pair of streams (what the host reads, what it writes). fastmcp's `Client` takes a
-`ClientTransport` instead, whose one abstract method, `connect_session`, is an async context manager
-that yields a `ClientSession` not yet initialized (fastmcp negotiates the era itself). `SDKTransport`
-is that method over any SDK transport: it enters the transport, builds the session on its streams
-with the class and callbacks fastmcp passes, and leaves both in reverse order. The base class's
-other methods stay as they are: nothing outlives a session to `close()`, there is no session id,
-and auth is refused.
-
-fastmcp's `Client` calls `connect_session` from a background task of its own (asyncio's: its `Client`
-does not run on trio) and enters it once per connection: nested `async with client` blocks share
-one session, and a client entered again after its last block ended calls `connect_session` again.
-The wrapped transport is entered again with it, so `mockmcp.transport` starts a new session, with an
-engine of its own, as a host that launched `mockmcp replay` again would (fastmcp's own stdio
-transport keeps its process and session between connections unless `keep_alive=False`).
-
-fastmcp is imported with this module, which `for_fastmcp()` imports on first use: a host that never
-asks for it never pays for it.
+fastmcp's `Client` takes a `ClientTransport`, whose `connect_session` yields a `ClientSession` not yet
+initialized; `SDKTransport` is that method over any SDK transport (an async context manager yielding
+the two streams), entered anew for each connection, so `mockmcp.transport` starts a new session as a
+relaunched `mockmcp replay` would. fastmcp is imported only with this module (`for_fastmcp()`).
 """
 
 from __future__ import annotations
@@ -46,7 +32,7 @@ def for_fastmcp(transport: AbstractAsyncContextManager[tuple[Any, Any]]) -> SDKT
 
 
 class SDKTransport(ClientTransport):
-    """See the module's docstring. A session per `connect_session`, each entering `transport` anew."""
+    """A session per `connect_session` (fastmcp calls it once a connection), each entering `transport` anew."""
 
     def __init__(self, transport: AbstractAsyncContextManager[tuple[Any, Any]]) -> None:
         self.transport = transport

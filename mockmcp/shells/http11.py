@@ -1,8 +1,6 @@
-"""HTTP/1.1 plumbing shared by the HTTP shells (both on the event loop of `http_loop.py`): limits,
-TCP_NODELAY, the listening socket and the addresses a server bound to every interface answers to,
-the one way a connection answers (`Responder`), and `serve_until_signalled`, which serves until
-SIGINT or SIGTERM: the loop watches the signal descriptor of `toolkit.Signals` beside its sockets,
-so nothing is raised into it.
+"""HTTP/1.1 plumbing shared by the HTTP shells (on `http_loop`'s event loop): limits, TCP_NODELAY, the
+listening socket and the names it answers to, the one way a connection answers (`Responder`), and
+`serve_until_signalled` (the loop watches the signal descriptor, so nothing is raised into it).
 """
 
 from __future__ import annotations
@@ -87,8 +85,8 @@ class Responder:
         body: bytes,
         reason: bytes | None = None,
     ) -> None:
-        """A whole response, its head and body in one write; without a reason phrase given, the status's usual one
-        (a client may show it, as the TypeScript SDK shows `statusText` in its errors)."""
+        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
+        (the TypeScript SDK shows it in its errors)."""
         head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
         self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
@@ -108,8 +106,7 @@ class Listener:
         family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
         self.socket = socket.create_server(listen, family=family, backlog=128)
         self.host, self.port = listen[0], self.socket.getsockname()[1]
-        # The Host and Origin names requests may carry: loopback, the bound host (every address of
-        # the machine when bound to all interfaces), and those the user allows.
+        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
         own = own_addresses() if self.host in WILDCARD else set()
         self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
 
@@ -130,13 +127,9 @@ class _Serving(Protocol):
 def serve_until_signalled(
     server: _Serving, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
 ) -> int:
-    """Serve until SIGINT or SIGTERM, then stop accepting connections; returns the signal's number.
-
-    `ready` is called once the signals are caught, before serving: a server that says where it
-    listens from there (see `cli/commands.py`) ends serving on a SIGTERM sent the moment it said so.
-    `after` runs once serving stopped, with the signals still caught (a second one may cut short what it
-    waits for, never end the process before it is done: a recording is saved whole).
-    """
+    """Serve until SIGINT or SIGTERM, then stop accepting; returns the signal's number. `ready` runs once the
+    signals are caught (a SIGTERM sent the moment it says where it listens still ends serving), `after` once
+    serving stopped, signals still caught (a second one may cut a wait short, never a save)."""
     with Signals() as signals:
         if ready is not None:
             ready()

@@ -1,12 +1,9 @@
 """Several HTTP servers of mockmcp (recording proxies, replays) in one process, until SIGINT or SIGTERM.
 
-Theory of operation. Each server is a `LoopServer` with its own selector, timers and connections,
-sharing nothing with the others, so each runs its loop in a thread of its own; the main thread holds
-the signal handlers (only it can) and waits on their descriptor. At a signal, or when one loop ends
-by itself (a bug it reported), every server is told to stop accepting (safe from any thread), the
-threads are joined, and the caller finishes each server in the main thread: answers still under
-way, the recording saved, the replay's report. `mockmcp serve` runs the remote servers of a wrapped
-config this way.
+Each `LoopServer` shares nothing with the others, so each runs its loop in a thread of its own; the
+main thread holds the signal handlers and waits on their descriptor. At a signal, or when a loop ends
+by itself, every server stops accepting, the threads are joined, and the caller finishes each server
+in the main thread (answers under way, recordings saved, reports). `mockmcp serve` runs this way.
 """
 
 from __future__ import annotations

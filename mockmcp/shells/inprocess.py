@@ -1,21 +1,10 @@
 """Replay in the host's own process: a transport the MCP SDK's `Client` takes, driving the same engine.
 
-Theory of operation. `transport(cassette)` is an async context manager that yields the pair of
-streams an SDK transport yields (what the host reads, `SessionMessage` or an exception for a line
-it cannot parse; what the host writes). A task on the host's event loop (anyio: asyncio or trio)
-takes each message the host writes, encodes it as the line it would have sent over stdio, and gives
-it to `Replay.receive`; what the engine sends is parsed back with the SDK's own parser, as its stdio
-client parses a line, and each message goes to the host as an item of its own, so the host takes
-one at a time, as from a server. A `Wake` is a timer task on the same loop. Matching, ordering,
-faults and the report are the engine's, so a session behaves as on stdio replay; only the bytes
-never leave the process.
-
-Leaving the block ends the session as a host closing stdin does (`Replay.close`): the summary goes
-to stderr, the report is `transport.report`, and with `strict=True` a session that `--strict`
-would fail raises `StrictFailure`, with the summary's reasons. Entered again, the transport plays a
-new session with a new engine, as a new `mockmcp replay` process would; two at once would share
-one report, so the second is refused. `for_fastmcp()` hands the transport to fastmcp's `Client`
-(shells/fastmcp_adapter.py).
+A message the host writes is encoded as the line it would have sent over stdio and given to
+`Replay.receive` in the host's own task; what the engine sends is parsed back with the SDK's parser
+and put in the host's read stream one message at a time; a `Wake` is a timer task on the host's loop
+(anyio). So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the
+block ends the session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
 """
 
 from __future__ import annotations
@@ -37,6 +26,7 @@ from mockmcp.core.redact import Redactor
 from mockmcp.core.replay import Exit, Note, Replay, Send, Wake
 from mockmcp.core.selection import Recordings
 from mockmcp.errors import StrictFailure, UsageError
+from mockmcp.options import ReplayOptions
 from mockmcp.words import timing_factor
 
 if TYPE_CHECKING:
@@ -52,14 +42,13 @@ if TYPE_CHECKING:
 
 __all__ = ["ReplayTransport", "Streams", "transport", "wire"]
 
+# What an SDK transport yields: the stream the host reads (`SessionMessage`, or an exception), the one it writes.
 Streams = tuple["MemoryObjectReceiveStream[Any]", "MemoryObjectSendStream[Any]"]
-"""What an SDK transport yields: the stream the host reads (`SessionMessage`, or an exception for a line
-that would not parse), and the one it writes."""
 
 
 def wire(session_message: Any) -> tuple[bytes, dict[str, Any]]:
-    """An SDK `SessionMessage` as the line it is on the wire, and as that line's JSON value (read back from the
-    line pydantic writes, which costs a third of building the value in Python and encoding it)."""
+    """An SDK `SessionMessage` as the line it is on the wire, and its JSON value (read back from pydantic's line:
+    a third of the cost of building the value in Python)."""
     model = session_message.message
     try:
         line = model.model_dump_json(by_alias=True, exclude_unset=True).encode()
@@ -70,11 +59,9 @@ def wire(session_message: Any) -> tuple[bytes, dict[str, Any]]:
 
 
 class ReplayTransport:
-    """See the module's docstring. One session per `async with`, each with an engine of its own (entered
-    again, a new session, as a new `mockmcp replay` would be); `report` is the last one's report once it
-    ended, `reports` every session's, `sessions` counts those begun. A later session starts from the
-    recorded sessions earlier ones left (see `core.selection`), as `mockmcp replay --state` does for a
-    host that starts a server per session."""
+    """One session per `async with`, each with an engine of its own, as a new `mockmcp replay` would be (two
+    at once are refused); a later one starts from the recorded sessions earlier ones left, as with `--state`.
+    `report` is the last session's report once it ended, `reports` every session's, `sessions` counts them."""
 
     def __init__(
         self,
@@ -92,10 +79,9 @@ class ReplayTransport:
         once); `substitute` its `--substitute`, by name (`{"PROJECT": "/path"}`; None: the environment
         variable's value); `log` is where the notes and summary go (default: stderr). Raises UsageError for a
         bad timing."""
-        self.cassette = cassette
-        self.ignore, self.strict, self.log = ignore, strict, log
-        self.timing = timing_factor(timing, "timing")
-        self.substitute = tuple((substitute or {}).items())
+        self.cassette, self.log = cassette, log
+        factor = timing_factor(timing, "timing")
+        self.options = ReplayOptions(ignore, strict, factor, tuple((substitute or {}).items()))
         self.report: Report | None = None
         self.reports: list[Report] = []
         self.sessions = 0  # sessions begun
@@ -105,13 +91,11 @@ class ReplayTransport:
         self._group: TaskGroup | None = None
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
-        self._types: Any = None
-        self._message: Any = None  # the SDK's SessionMessage
+        self._sdk: Any = None  # mcp.types and SessionMessage, imported on the first session
 
     def for_fastmcp(self) -> SDKTransport:
-        """This transport as fastmcp's `Client` takes it: `fastmcp.Client(mockmcp.transport(...).for_fastmcp())`.
-
-        Each connection of that client is a session of this transport. Raises ImportError without fastmcp."""
+        """This transport as fastmcp's `Client` takes it, each connection a session: `fastmcp.Client(
+        mockmcp.transport(...).for_fastmcp())`. Raises ImportError without fastmcp."""
         from mockmcp.shells.fastmcp_adapter import for_fastmcp
 
         return for_fastmcp(self)
@@ -119,26 +103,25 @@ class ReplayTransport:
     async def __aenter__(self) -> Streams:
         if self._group is not None:  # one engine, one report: a second session at once would take them over
             name = self.cassette if isinstance(self.cassette, str) else self.cassette.path or "a cassette"
-            raise UsageError(
-                f"mockmcp.transport({name!r}) is already in a session; it plays one at a time",
-                fix="give each session that runs at the same time a transport of its own (mockmcp.transport again)",
-            )
+            fix = "give each session that runs at the same time a transport of its own (mockmcp.transport again)"
+            raise UsageError(f"mockmcp.transport({name!r}) is already in a session; it plays one at a time", fix=fix)
         from mcp import types  # deferred: only an in-process host pays for the SDK here
         from mcp.shared.message import SessionMessage
 
-        self._types, self._message = types, SessionMessage
+        self._sdk = types, SessionMessage
         self.sessions += 1
         if self._recorded is None:
             cassette = self.cassette
             self._recorded = (
                 cassettes.load(os.fspath(cassette)) if isinstance(cassette, (str, os.PathLike)) else cassette
             )
-        recorded = self._recorded
-        redactor = Redactor.for_replay(recorded.meta, os.environ, self.substitute, recorded.path or "the cassette")
+        recorded, options = self._recorded, self.options
+        where = recorded.path or "the cassette"
+        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
         if self._recordings is None:  # one index for every session, as over HTTP: each claims what it took
-            self._recordings = Recordings(recorded, Matcher.build(self.ignore, recorded.meta))
+            self._recordings = Recordings(recorded, Matcher.build(options.ignores, recorded.meta))
         recordings = self._recordings
-        self._engine = Replay(recorded, recordings.matcher, redactor, self.timing, recordings)
+        self._engine = Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
         to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
         host_writes = _HostWrites(self)
         self._to_host = to_host
@@ -162,9 +145,14 @@ class ReplayTransport:
         self.report, self._group = engine.report, None  # the transport may open a session again
         self.reports.append(engine.report)
         print(engine.report.summary(), file=self.log or sys.stderr, flush=True)
-        if exc_type is None and self.strict and not engine.report.strict_ok:
+        if exc_type is None and self.options.strict and not engine.report.strict_ok:
             raise StrictFailure(f"strict: the session had {engine.report.strict_failures()} (see the summary above)")
         return None
+
+    @property
+    def timing(self) -> float:
+        """The timing factor sessions replay at (0: at once)."""
+        return self.options.timing
 
     def _receive(self, session_message: Any) -> None:
         """A message the host writes, to the engine, as the line it would have sent."""
@@ -189,14 +177,14 @@ class ReplayTransport:
     def _deliver(self, line: bytes) -> None:
         """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception)."""
         assert self._to_host is not None
-        types = self._types
+        types, session_message = self._sdk
         try:
             item: Any = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValueError as exc:
             self._to_host.send_nowait(exc)
             return
         try:
-            self._to_host.send_nowait(self._message(item))
+            self._to_host.send_nowait(session_message(item))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the host has gone: nothing it could read
 
@@ -208,9 +196,8 @@ class ReplayTransport:
 
 
 class _HostWrites:
-    """The stream the host writes to (the SDK's `WriteStream`): each message goes to the engine at once, in the
-    host's own task, and what the engine sends is in the host's read stream when `send` returns (no task of
-    the transport's own wakes for it)."""
+    """The stream the host writes to (the SDK's `WriteStream`): each message goes to the engine in the host's own
+    task, so what the engine sends is in the host's read stream when `send` returns."""
 
     def __init__(self, transport: ReplayTransport) -> None:
         self.transport, self.closed = transport, False

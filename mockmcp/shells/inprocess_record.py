@@ -1,26 +1,10 @@
 """Record in the host's own process: a transport that passes the host's session to a real server and journals it.
 
-Theory of operation. `recording(real, cassette)` is an async context manager yielding the pair of
-streams an MCP SDK transport yields, like `transport` (see `inprocess`). The real server is reached
-through a transport of the SDK's own: `stdio_client` for stdio parameters or a command line,
-`streamable_http_client` for a URL, the SDK's in-memory transport for a server object, or any
-transport given as it is. Two tasks on the host's event loop pass each message on unchanged, one
-per direction, and journal it first, redacted, as the line it is on the wire (`Journal`, as
-`mockmcp record` journals). A message is journaled before it is passed on, so an answer is never
-journaled ahead of what it answers.
-
-Leaving the block ends the real session and builds the cassette from the journal, merged as the
-mode says, saved atomically (`journal.saved`), as when `mockmcp record` ends: a test that dies
-mid-session leaves the journal, which `mockmcp recover` turns into the cassette. Record modes are
-the plugin's: `once` (the default) records when the cassette does not exist and replays it
-otherwise, `new` adds the session to the cassette, `all` records afresh, `none` only replays. A
-second session through the same transport is added to the first's cassette (`new`), as the
-plugin's recordings add every launch of a test's server.
-
-What the recording cannot see, it does not record: an HTTP server is reached through the SDK's
-client, so the cassette holds the JSON-RPC messages, not the HTTP framing that `mockmcp record
---http-target` learns; a line the server sent that the SDK could not parse reaches the host as
-the SDK's exception and is not journaled.
+The real server is reached through a transport of the SDK's own (`reach`); two tasks on the host's loop
+pass each message on unchanged, journaling it first, redacted, as its wire line (`Journal`, as
+`mockmcp record` does), so an answer is never journaled ahead of what it answers. Leaving the block
+builds the cassette from the journal (`journal.saved`). Record modes are the plugin's; a second session
+is added to the first's cassette. What the SDK hides (HTTP framing, a line it cannot parse) is not recorded.
 """
 
 from __future__ import annotations
@@ -53,8 +37,8 @@ __all__ = ["RecordingTransport", "reach", "recording"]
 
 
 class RecordingTransport:
-    """See the module's docstring. One session per `async with`; `sessions` counts them, `recorded` says whether the
-    last one was recorded (else it was replayed, and `report` is its report)."""
+    """One session per `async with`; `sessions` counts them, `recorded` says whether the last one was recorded
+    (else it was replayed, and `report` is its report)."""
 
     def __init__(
         self,
@@ -75,8 +59,8 @@ class RecordingTransport:
 
         `real`: the server to record, as `StdioServerParameters`, a command line (a list: the server gets
         this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
-        object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once, new or all
-        (see the module's docstring). `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
+        object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once (record when
+        the cassette does not exist), new or all. `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
         `--redact`, `substitute` its `--substitute` by name (`{"PROJECT": "/path"}`; None: the environment
         variable's value), for recording and replaying alike; `ignore`, `strict` and `timing` apply when the
         mode replays (`mockmcp.transport`'s); `log` is where what it says goes (default: stderr). Raises
@@ -85,9 +69,8 @@ class RecordingTransport:
         self.real, self.cassette, self.log = real, os.fspath(cassette), log
         self.mode = mode if isinstance(mode, RecordMode) else RecordMode.parse(mode, allow_none=True)
         substitutions = tuple((substitute or {}).items())
-        self.redactor = Redactor.for_recording(
-            tuple(redact_env), tuple(redact), os.environ, "redact_env", substitutions, "substitute"
-        )
+        redacted = (tuple(redact_env), tuple(redact), os.environ, "redact_env")
+        self.redactor = Redactor.for_recording(*redacted, substitutions, "substitute")
         self.replay = ReplayTransport(
             self.cassette, ignore=ignore, strict=strict, timing=timing, log=log, substitute=substitute
         )
@@ -111,20 +94,17 @@ class RecordingTransport:
 
     async def __aenter__(self) -> Streams:
         if self._group is not None:  # one journal at a time: a second session at once would take it over
-            raise UsageError(
-                f"mockmcp.recording(..., {self.cassette!r}) is already in a session; it records one at a time",
-                "give each session that runs at the same time a recording of its own, into a cassette of its own",
-            )
+            fix = "give each session that runs at the same time a recording of its own, into a cassette of its own"
+            problem = f"mockmcp.recording(..., {self.cassette!r}) is already in a session; it records one at a time"
+            raise UsageError(problem, fix)
         mode = RecordMode.NEW if self.sessions else self.mode  # a later session adds to the first's cassette
         self.sessions += 1
         self.recorded = mode.records(os.path.exists(self.cassette))
         if not self.recorded:
             if not os.path.exists(self.cassette):  # mode none
-                raise CassetteError(
-                    "no such cassette, and the mode is none (never record)",
-                    path=self.cassette,
-                    fix="record it: mockmcp.recording(..., mode='once')",
-                )
+                fix = "record it: mockmcp.recording(..., mode='once')"
+                problem = "no such cassette, and the mode is none (never record)"
+                raise CassetteError(problem, path=self.cassette, fix=fix)
             return await self.replay.__aenter__()
         real, server = reach(self.real)
         if real is self.real and self.sessions > 1:
@@ -164,9 +144,7 @@ class RecordingTransport:
         finally:
             self._group = None  # the transport may open a session again
             journal.close()
-            how = (
-                "the host's session ended" if exc_type is None else f"the host's session ended with {exc_type.__name__}"
-            )
+            how = "the host's session ended" + ("" if exc_type is None else f" with {exc_type.__name__}")
             for text in saved(self.cassette, how):
                 print(f"mockmcp: {text}", file=self.log or sys.stderr, flush=True)
         journal.raise_failure(self.cassette)

@@ -1,40 +1,18 @@
 """The recording journal: every line of a session appended as it passes, so no session is lost.
 
-`mockmcp record` appends each (already redacted) line to `CASSETTE.journal` the moment it is
-forwarded: one small write per message, so recording cost stays flat as the session grows, and a
-`kill -9` of the recorder loses at most the line being written. The cassette is always built from
-the journal, at the end of a recording or later by `mockmcp recover CASSETTE`, then saved
-atomically, and only then is the journal removed.
+`record` appends each (redacted) line to `CASSETTE.journal` as it is forwarded: one small write a
+message, so the cost stays flat and a `kill -9` loses at most one line. The cassette is built from
+the journal (at the end, or by `mockmcp recover`), saved atomically, and only then is it removed.
+The journal is made 0600 (nothing in it is checked yet), `flock`ed while written (`holder` tells a
+live recording from an interrupted one), synced at most once a `_SYNC_EVERY`; a write that fails is
+said once and ends the journaling, never the session (`failure` fails the recording at its end).
 
-Format: JSON lines. The first is a header (`{"mockmcp_journal": 1, "mode": ..., "meta": {...}, "pid": N}`),
-then one `{"d": "c"|"s", "t": seconds, "l": line}` per line the client or the server sent, with
-`"s": N` when it belongs to the Nth session of several (an HTTP proxy sees many clients), and
-`"r": ID` when a server line came on the stream of the client request ID (an HTTP POST's), `"g": 1`
-when it came on the session's GET stream, `"e": ID` when it came as the SSE event of that id (a
-server that resumes a stream sends its events again under their ids). `{"d": "s", "t": seconds,
-"o": N, "max": L}`, tagged likewise (`"a": 1`: it was the reply to request `"r"`), stands for a server
-message of N bytes the recorder did not keep, as it was over its limit of L bytes. `{"x": ID}` (with its `"s"`)
-says that the HTTP layer turned the client request ID away (a session error): it never reached the
-session. `{"b": ID, "t": seconds}` (with its `"s"`) says that the server broke off its answer to the
-client request ID then (its stream, or its body, ended before the HTTP message did), after the lines
-journaled before it. A line
-`{"m": {...}}` adds facts learnt along the way to the header's meta (the HTTP proxy's `http`: how
-the server frames its answers); a later one wins. `{"z": STATUS}` says that the server ended the session
-on its own, exiting with STATUS, before the host did: the requests still unanswered then never were.
-
-A journal holds the session before redaction of its structure is checked by anyone, so it is
-created 0600. The recorder holds an exclusive lock on it (`flock`) for the recording's life, and
-its header names the recorder's pid: `holder(path)` tells a live recording from an interrupted one,
-so `record` and `recover` can refuse to touch a journal that is still being written.
-
-A journal that cannot be written (a full disk, a file-size limit) must not end the session: the
-host's answers still pass. The first failure is said once, on stderr; nothing more is journaled
-(so only the very last line can be torn, which `read` expects); `failure` keeps the error for the
-recorder to report when the session ends.
-
-The journal is synced to disk (`fdatasync`) at most once a `_SYNC_EVERY` seconds as lines come,
-and when it is closed: a crash of the machine loses at most that much of the session, and the
-forwarding path pays one sync a second, not one a line.
+Format, JSON lines: a header `{"mockmcp_journal": 1, "mode", "meta", "pid"}`, then per line sent
+`{"d": "c"|"s", "t": seconds, "l": line}`, tagged `"s"` (session N of several), `"r"` (on client
+request ID's stream), `"g": 1` (GET stream), `"e"` (SSE event id). Facts: `{"o": N, "max": L}` a
+server message not kept (`"a": 1` the reply to `"r"`, `"p": 1` not read whole); `{"x": ID}` a request
+turned away; `{"b": ID}` an answer broken off; `{"n": ID, "h", "w"}` no answer, the proxy answered
+status h; `{"m": {...}}` meta learnt (a later one wins); `{"z": STATUS}` the server exited first.
 """
 
 from __future__ import annotations
@@ -60,8 +38,7 @@ from mockmcp.shells.toolkit import write_all
 __all__ = ["Journal", "finish", "holder", "journal_path", "saved"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
-_SYNC_EVERY = 1.0
-"""Seconds between syncs of a journal to disk while lines come (and once more when it is closed)."""
+_SYNC_EVERY = 1.0  # seconds between syncs while lines come
 
 _compact = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps's, made once: a line is journaled per message
 
@@ -73,9 +50,8 @@ class Journal:
         self.path = path
         self.failure: OSError | None = None  # the first write that failed; nothing is journaled after it
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        # One lock for every writer (the stdio proxy's two pump threads; the HTTP proxy has one loop), and
-        # a closed journal takes nothing more: a late line must never reach a file descriptor the process
-        # has since given to another file.
+        # One lock for every writer (the stdio proxy's two threads); a closed journal takes nothing more, so a
+        # late line never reaches a descriptor since given to another file.
         self._lock = threading.Lock()
         self._synced = time.monotonic()
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
@@ -93,12 +69,10 @@ class Journal:
                     self._sync()
             except OSError as exc:  # ENOSPC, EFBIG (SIGXFSZ is ignored), EIO...: the session goes on
                 self.failure = exc
-                print(
-                    f"mockmcp: error: cannot write the journal {self.path}: {exc.strerror or exc}; "
-                    "the session goes on, but nothing more of it is recorded (what was is kept)",
-                    file=sys.stderr,
-                    flush=True,
+                said = (
+                    f"mockmcp: error: cannot write the journal {self.path}: {exc.strerror or exc}; the session goes on"
                 )
+                print(f"{said}, but nothing more of it is recorded (what was is kept)", file=sys.stderr, flush=True)
 
     def append(
         self,
@@ -110,16 +84,11 @@ class Journal:
         get: bool = False,
         event: str | None = None,
     ) -> None:
-        """Journal lines that direction sent at one moment (in session N of several, on the stream of
-        client request `stream` when known, or on the session's GET stream; as the SSE event `event`),
-        in one write."""
+        """Journal lines `direction` sent at one moment, in one write (tagged as the module says)."""
         tag = _tag(session, stream, get, event)
-        # surrogateescape keeps bytes that are not UTF-8; json escapes them, so they survive.
-        records = (
-            _compact({"d": direction[0], "t": round(at, 4), "l": line.decode("utf-8", "surrogateescape"), **tag})
-            for line in lines
-        )
-        self._write("".join(record + "\n" for record in records).encode())
+        texts = (line.decode("utf-8", "surrogateescape") for line in lines)  # bytes not UTF-8 survive, escaped
+        records = (_compact({"d": direction[0], "t": round(at, 4), "l": text, **tag}) + "\n" for text in texts)
+        self._write("".join(records).encode())
 
     def unkept(
         self,
@@ -132,9 +101,7 @@ class Journal:
         reply: bool = False,
         read_whole: bool = True,
     ) -> None:
-        """Journal that the server sent a message of `size` bytes, over the recorder's `limit`, which is not kept
-        (tagged as `append` tags a line; `reply`: it was the reply to the client request `stream`; not
-        `read_whole`: the recorder stopped reading it after `size` bytes)."""
+        """Journal a server message of `size` bytes over `limit`, not kept (see `Recorder.unkept`)."""
         record = {"d": "s", "t": round(at, 4), "o": size, "max": limit, **_tag(session, stream, get)}
         if reply:
             record["a"] = 1
@@ -143,28 +110,21 @@ class Journal:
         self._record(record)
 
     def refused(self, request_id: Any, session: int = 0) -> None:
-        """Journal that the client request `request_id` was turned away before reaching the session."""
         self._record({"x": request_id, **_tag(session, None, False)})
 
     def cut(self, request_id: Any, at: float, session: int = 0) -> None:
-        """Journal that the server broke off its answer to the client request `request_id`, `at` seconds in."""
         self._record({"b": request_id, "t": round(at, 4), **_tag(session, None, False)})
 
     def unreached(self, request_id: Any, at: float, status: int, why: str, session: int = 0) -> None:
-        """Journal that the client request `request_id` got no answer from the server, `at` seconds in: the HTTP
-        recorder answered it `status` itself, saying `why` (see `Recorder.unreached`)."""
         self._record({"n": request_id, "t": round(at, 4), "h": status, "w": why, **_tag(session, None, False)})
 
     def _record(self, record: dict[str, Any]) -> None:
-        """Journal one record (the header, a fact, not a line the session sent) as one line of compact JSON."""
         self._write(_compact(record).encode() + b"\n")
 
     def ended(self, status: int) -> None:
-        """Journal that the server ended the session on its own, exiting with `status` (see `Recorder.ended`)."""
         self._record({"z": status})
 
     def meta(self, facts: dict[str, Any]) -> None:
-        """Journal facts about the recording learnt along the way; they go into the cassette's meta."""
         self._record({"m": facts})
 
     def _sync(self) -> None:
@@ -193,27 +153,17 @@ class Journal:
 
     @classmethod
     def fresh(cls, cassette_path: str, mode: Any, redactor: Redactor, server: list[str]) -> Journal:
-        """The journal of a new recording of `cassette_path` in `mode` (a RecordMode), from the server named
-        by `server`; refuses to start over a recording that is running or one that was interrupted."""
+        """The journal of a new recording; refuses to start over one running or interrupted (CassetteError)."""
         path = journal_path(cassette_path)
         live = holder(path)
         if live is not None:
-            raise CassetteError(
-                f"a recording of this cassette is running (process {live or 'unknown'})",
-                path=path,
-                fix="wait for it to end, or write another cassette",
-            )
+            problem = f"a recording of this cassette is running (process {live or 'unknown'})"
+            raise CassetteError(problem, path=path, fix="wait for it to end, or write another cassette")
         if os.path.exists(path):
-            raise CassetteError(
-                "an interrupted recording of this cassette exists",
-                path=path,
-                fix=f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal",
-            )
-        meta: dict[str, Any] = {
-            "recorded_at": cassettes.now_iso(),
-            "server": [redactor.text(part) for part in server],
-            "recorder": f"mockmcp {__version__}",
-        }
+            fix = f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal"
+            raise CassetteError("an interrupted recording of this cassette exists", path=path, fix=fix)
+        meta: dict[str, Any] = {"recorded_at": cassettes.now_iso(), "server": [redactor.text(part) for part in server]}
+        meta["recorder"] = f"mockmcp {__version__}"
         if redactor.rules():
             meta["redact"] = redactor.rules()
         if redactor.substitutions.names:
@@ -221,19 +171,15 @@ class Journal:
         return cls(path, {"mode": mode.value, "meta": meta})
 
     def raise_failure(self, cassette_path: str) -> None:
-        """A journal that could not be written fails the recording, once the session and what it kept are saved."""
+        """A journal that could not be written fails the recording, once what it kept is saved."""
         if self.failure is not None:
-            why = self.failure.strerror or self.failure
-            raise CassetteError(
-                f"the recording is incomplete: the journal could not be written ({why}); "
-                "the cassette holds the session up to that point",
-                path=cassette_path,
-                fix="make room (or raise the file-size limit), then record again",
-            )
+            why = f"the journal could not be written ({self.failure.strerror or self.failure})"
+            problem = f"the recording is incomplete: {why}; the cassette holds the session up to that point"
+            fix = "make room (or raise the file-size limit), then record again"
+            raise CassetteError(problem, path=cassette_path, fix=fix)
 
 
 def _tag(session: int, stream: Any, get: bool, event: str | None = None) -> dict[str, Any]:
-    """What a journal record says of where a line came: its session, the request stream, the GET stream, the event."""
     tag: dict[str, Any] = {"s": session} if session else {}
     if stream is not None:
         tag["r"] = stream
@@ -245,8 +191,6 @@ def _tag(session: int, stream: Any, get: bool, event: str | None = None) -> dict
 
 
 class Recovered(NamedTuple):
-    """What a journal holds: its header and the cassette rebuilt from its lines."""
-
     header: dict[str, Any]
     cassette: Cassette
     torn: bool
@@ -281,8 +225,7 @@ def read(path: str) -> Recovered:
     header, recorders, learnt, torn = _replayed(path)
     skipped = tuple(line for recorder in recorders.values() for line in recorder.skipped)
     built = {number: recorders[number].cassette().interactions for number in sorted(recorders)}
-    # A session that left no interaction (a probe the server turned away) takes no number: the sessions are
-    # numbered as they come in the cassette, from 0.
+    # Sessions are numbered as they come in the cassette; one that left no interaction takes no number.
     numbers = {number: n for n, number in enumerate(number for number, made in built.items() if made)}
     interactions = tuple(
         interaction._replace(session=numbers[number]) for number, made in built.items() for interaction in made
@@ -297,15 +240,14 @@ def read(path: str) -> Recovered:
 
 
 def awaited(path: str) -> set[Any]:
-    """The ids of the host's requests a journal's server has yet to answer (`Recorder.awaited`), as journaled
-    so far; every session's of a journal of one (a stdio recording)."""
+    """The ids of the host's requests the journal's server has yet to answer (`Recorder.awaited`), so far."""
     _header, recorders, _learnt, _torn = _replayed(path)
     return {key for recorder in recorders.values() for key in recorder.awaited()}
 
 
 def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str, Any], bool]:
-    """The journal fed to a recorder per session: its header, the recorders, the facts it learnt, whether its
-    last line was torn. Raises CassetteError for what is not a journal, or a damaged line before the last."""
+    """The journal fed to a recorder per session: header, recorders, meta learnt, whether the last line was torn.
+    Raises CassetteError for what is not a journal, or a damaged line before the last."""
     with open(path, "rb") as handle:
         lines = handle.read().split(b"\n")
     try:
@@ -326,56 +268,41 @@ def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str,
                 learnt.update(event["m"])
                 continue
             recorder = recorders.setdefault(int(event.get("s", 0)), Recorder())
+            stream, get = event.get("r"), bool(event.get("g"))
             if "z" in event:
                 recorder.ended(int(event["z"]))
-                continue
-            if "x" in event:
+            elif "x" in event:
                 recorder.refused(event["x"])
-                continue
-            if "b" in event:
+            elif "b" in event:
                 recorder.cut(event["b"], float(event["t"]))
-                continue
-            if "n" in event:
+            elif "n" in event:
                 recorder.unreached(event["n"], float(event["t"]), int(event["h"]), str(event["w"]))
-                continue
-            if "o" in event:
-                at, stream, get, reply = event["t"], event.get("r"), bool(event.get("g")), bool(event.get("a"))
-                recorder.unkept(int(event["o"]), int(event["max"]), at, stream, get, reply, not event.get("p"))
-                continue
-            line = event["l"].encode("utf-8", "surrogateescape")
-            event_id = event.get("e")
-            if event_id is not None and not isinstance(event_id, str):
+            elif "o" in event:
+                reply = bool(event.get("a"))
+                recorder.unkept(int(event["o"]), int(event["max"]), event["t"], stream, get, reply, not event.get("p"))
+            elif isinstance(event_id := event.get("e"), str) or event_id is None:
+                line = event["l"].encode("utf-8", "surrogateescape")
+                recorder.feed(_DIRECTIONS[event["d"]], line, event["t"], stream, get, event_id)
+            else:
                 raise TypeError("an event id is a string")
-            recorder.feed(_DIRECTIONS[event["d"]], line, event["t"], event.get("r"), bool(event.get("g")), event_id)
         except (ValueError, KeyError, TypeError, AttributeError):
             if number != len(lines):  # only the very last line may be torn
-                raise CassetteError(
-                    "damaged journal line",
-                    path=path,
-                    line=number,
-                    fix="remove that line and run `mockmcp recover` again",
-                ) from None
+                fix = "remove that line and run `mockmcp recover` again"
+                raise CassetteError("damaged journal line", path=path, line=number, fix=fix) from None
             torn = True
     return header, recorders, learnt, torn
 
 
 def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
-    """Build the cassette from its journal, merge as the journal's mode says, save atomically, remove the journal.
-
-    A journal that holds no interaction, or in which the server answered none of the host's requests
-    (`recorder.silent`), writes nothing: the cassette, if any, stays as it was.
-
-    Returns the cassette written, what the journal held, and notes for stderr (see `core.merge`; and one for
-    each server message the recorder did not keep, as it was over its limit).
-    """
+    """Build the cassette from its journal, merge as its mode says, save atomically, remove the journal.
+    A journal with nothing of the server writes nothing. Returns the cassette, what the journal held, and
+    notes for stderr (merge's, and one per message not kept)."""
     path = journal_path(cassette_path)
     live = holder(path)
     if live is not None:
-        raise CassetteError(
-            f"a recording is still writing this journal (process {live or 'unknown'})",
-            path=path,
-            fix="let that recording end (or stop it): it writes the cassette itself when it does",
-        )
+        problem = f"a recording is still writing this journal (process {live or 'unknown'})"
+        fix = "let that recording end (or stop it): it writes the cassette itself when it does"
+        raise CassetteError(problem, path=path, fix=fix)
     recovered = read(path)
     result = recovered.cassette
     notes: tuple[str, ...] = ()
@@ -392,19 +319,13 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     try:
         cassettes.save(result, cassette_path)
     except CassetteError as error:
-        # The recorder keeps what a cassette cannot hold as `raw`, so this is a bug of ours: the
-        # journal (the whole session) stays, and the message says where it is.
-        raise CassetteError(
-            f"the recording could not be saved: {error.render()}",
-            path=path,
-            fix=f"the session is kept in this journal; report the problem, then `mockmcp recover {cassette_path}`",
-        ) from error
+        # The recorder keeps what a cassette cannot hold as `raw`, so this is a bug of ours: the journal stays.
+        fix = f"the session is kept in this journal; report the problem, then `mockmcp recover {cassette_path}`"
+        raise CassetteError(f"the recording could not be saved: {error.render()}", path=path, fix=fix) from error
     except OSError as error:  # a full disk, a file-size limit: the journal stays, the old cassette too
-        raise CassetteError(
-            f"the recording could not be saved to {cassette_path}: {error.strerror or error}",
-            path=path,
-            fix=f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`",
-        ) from error
+        problem = f"the recording could not be saved to {cassette_path}: {error.strerror or error}"
+        fix = f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`"
+        raise CassetteError(problem, path=path, fix=fix) from error
     os.unlink(path)
     taken = set(range(start))  # the stand-ins of earlier recordings are none of this one's
     unkept = tuple(
@@ -417,10 +338,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
 def _unkept_note(
     cassette_path: str, written: Cassette, session: int, number: int | None, fact: Unkept, taken: set[int]
 ) -> str:
-    """What to say of a server message the recorder did not keep (over its limit): where, which, how long, and
-    how to fix it. A reply's place is the first interaction of its session (`number` in the cassette written:
-    None when it was not written, alike to one the cassette had) and id answered by the stand-in error, and not
-    `taken` by an earlier note (an id may be used again)."""
+    """What to say of a server message not kept. A reply's place is the first stand-in error of its session
+    (`number` in the cassette written; None when not written) and id not `taken` by an earlier note."""
     shown = session if number is None else number  # the session as the cassette numbers it
     of = f" of session {shown}" if shown else ""
     read = "" if fact.read_whole else "more than "  # the recorder stopped reading it: its size is what it read
@@ -430,13 +349,8 @@ def _unkept_note(
         place = cassette_path
         for index, interaction in enumerate(written.interactions):
             error = (interaction.response or {}).get("error")
-            if (
-                index not in taken
-                and interaction.session == number
-                and (interaction.message or {}).get("id") == fact.request
-                and isinstance(error, dict)
-                and error.get("code") == jsonrpc.NOT_RECORDED
-            ):
+            asked = interaction.session == number and (interaction.message or {}).get("id") == fact.request
+            if asked and index not in taken and isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED:
                 taken.add(index)
                 place = f"{cassette_path}: interactions[{index}].response"
                 break
@@ -459,20 +373,17 @@ def _unkept_note(
 
 def saved(cassette_path: str, reason: str) -> list[str]:
     """Finish a recording that ended (see `finish`); returns what to say of it, `reason` saying how it ended.
-
-    Raises CassetteError when the server answered none of the host's requests: nothing was written, and
-    `reason` (how the server ended, what it said, the address it could not be reached at) says why.
-    """
+    Raises CassetteError when the server answered none of the host's requests (nothing was written)."""
     written, recovered, notes = finish(cassette_path)
     asked = silent(recovered.cassette.interactions)
     if asked:
         kept = f"{cassette_path} was left as it was" if os.path.exists(cassette_path) else "no cassette was written"
-        raise CassetteError(
+        problem = (
             f"the server answered none of the {asked} request{'s' * (asked != 1)} the host sent, so {kept}: "
-            f"a cassette of it would answer nothing, every time; {reason}",
-            path=cassette_path,
-            fix="make the server start and answer (run its command by hand, or check its URL), then record again",
+            f"a cassette of it would answer nothing, every time; {reason}"
         )
+        fix = "make the server start and answer (run its command by hand, or check its URL), then record again"
+        raise CassetteError(problem, path=cassette_path, fix=fix)
     said = list(notes)
     if recovered.skipped:
         first = recovered.skipped[0][:80]
@@ -484,17 +395,12 @@ def saved(cassette_path: str, reason: str) -> list[str]:
         exists = os.path.exists(cassette_path)
         kept = f"{cassette_path} was left as it was" if exists else f"no cassette was written to {cassette_path}"
         return [*said, f"nothing was recorded; {kept}; {reason}"]
-    dropped = sum(i.drop is True for i in recovered.cassette.interactions)
-    cut = sum(i.drop == CUT for i in recovered.cassette.interactions)
-    ended = sum(i.exit is not None for i in recovered.cassette.interactions)
-    if dropped:
-        said.append(f"{dropped} request(s) still unanswered when the session ended are kept with `drop: true`")
-    if cut:
-        said.append(f"{cut} request(s) whose answer the server broke off are kept with `drop: cut`")
-    if ended:
-        said.append(f"{ended} request(s) the server never answered, as it exited first, are kept with `exit`")
-    return [
-        *said,
-        f"recorded {len(recovered.cassette.interactions)} interactions into {cassette_path} "
-        f"({len(written.interactions)} in the cassette); {reason}",
+    items = recovered.cassette.interactions
+    kinds = [
+        (sum(i.drop is True for i in items), "still unanswered when the session ended are kept with `drop: true`"),
+        (sum(i.drop == CUT for i in items), "whose answer the server broke off are kept with `drop: cut`"),
+        (sum(i.exit is not None for i in items), "the server never answered, as it exited first, are kept with `exit`"),
     ]
+    said += [f"{count} request(s) {what}" for count, what in kinds if count]
+    recorded = f"recorded {len(items)} interactions into {cassette_path} ({len(written.interactions)} in the cassette)"
+    return [*said, f"{recorded}; {reason}"]

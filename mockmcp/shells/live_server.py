@@ -1,12 +1,9 @@
 """`mockmcp verify`: drive a live server with a cassette's client side, and record what it answers.
 
-Theory of operation. The cassette's client messages are sent in order, each request with a fresh
-id, and its response awaited before the next (as the recording had it). Values the server minted
-and the client echoed (cursors, task ids, `requestState`) are taken from the live answers: once a
-recorded answer's minted value is known to differ live, later requests carry the live one. The
-server's own requests are answered with the client's recorded answers, by method, in recorded
-order. Every line both ways goes to a `Recorder`, so the live session becomes a cassette that
-`drift.compare` judges against the recorded one, exactly as `mockmcp diff` judges two files.
+Client messages go in order, each request with a fresh id, its response awaited before the next.
+Values the server minted and the client echoed are taken from the live answers once they differ; the
+server's own requests get the client's recorded answers, by method. Every line goes to a `Recorder`,
+so the live session becomes a cassette that `drift.compare` judges against the recorded one.
 """
 
 from __future__ import annotations
@@ -37,9 +34,8 @@ class _Live:
         try:
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         except OSError as exc:
-            raise UsageError(
-                f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`"
-            ) from None
+            problem = f"cannot start the server {command[0]!r}: {exc.strerror or exc}"
+            raise UsageError(problem, "check the command after `--`") from None
         self.start = time.monotonic()
         self.redactor = redactor  # the cassette's own rules: what is recorded (and maybe written) is redacted
         self.recorder = Recorder(meta)
@@ -94,12 +90,8 @@ def drive(
     grace: float = 2.0,
     substitutions: tuple[tuple[str, str | None], ...] = (),
 ) -> Cassette:
-    """Play the cassette's client side to the live server; returns the live session as a cassette.
-
-    What is recorded of the live session is redacted and substituted as the cassette was (its rules, with
-    the live values of its placeholders: `substitutions` given, else the environment's), and placeholders
-    in what is sent are the live values. Raises UsageError for a placeholder whose value is unknown.
-    """
+    """Play the cassette's client side to the live server; returns the live session as a cassette, redacted and
+    substituted as the cassette was. Raises UsageError for a placeholder whose value is unknown."""
     where = cassette.path or "the cassette"
     redactor = Redactor.for_replay(cassette.meta, os.environ, substitutions, where) or Redactor()
     live = _Live(command, {**cassette.meta, "server": command}, redactor)
@@ -110,11 +102,8 @@ def drive(
         for interaction in cassette.interactions:
             if interaction.kind == model.SERVER or interaction.message is None:
                 continue
-            body = {
-                k: v
-                for k, v in jsonrpc.map_strings(interaction.message, lambda text: minted.get(text, text)).items()
-                if k != "id"
-            }
+            echoed = jsonrpc.map_strings(interaction.message, lambda text: minted.get(text, text))
+            body = {k: v for k, v in echoed.items() if k != "id"}
             if interaction.kind == model.NOTIFICATION:
                 live.send({"jsonrpc": "2.0", **body})
                 continue
@@ -144,14 +133,11 @@ def _await(
         if found.kind == jsonrpc.RESPONSE and message["id"] == request_id:
             return dict(message)
         if found.kind == jsonrpc.REQUEST:
-            recorded = answers.get(message["method"]) or [
-                {
-                    "error": {
-                        "code": jsonrpc.METHOD_NOT_FOUND,
-                        "message": "mockmcp verify: the cassette has no answer to this",
-                    }
-                }
-            ]
+            unknown = {
+                "code": jsonrpc.METHOD_NOT_FOUND,
+                "message": "mockmcp verify: the cassette has no answer to this",
+            }
+            recorded = answers.get(message["method"]) or [{"error": unknown}]
             reply = recorded.pop(0) if len(recorded) > 1 else recorded[0]
             live.send({"jsonrpc": "2.0", "id": message["id"], **{k: v for k, v in reply.items() if k != "id"}})
 

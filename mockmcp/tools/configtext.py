@@ -1,21 +1,10 @@
 """Where each value sits in a host's config file: JSON with comments, YAML and TOML read with spans. Pure.
 
-Theory of operation. `mockmcp wrap` changes a few values of a config a person wrote (a server's
-command and args, or its URL) and must leave every other byte as it was: comments, key order,
-blank lines, the quoting a person chose. So it never writes a parsed config out again; it reads
-where each value's text starts and ends, and replaces those spans only. Each reader here returns the
-parsed data (plain dicts, lists and scalars) and a map from a value's place (a tuple of keys and
-indexes) to its span `(start, end)` in the text, in characters.
-
-- JSON, JSONC (VS Code, Zed): a small recursive reader, with `//` and `/* */` comments and trailing
-  commas, as those editors accept them.
-- YAML (goose): PyYAML's composer, whose nodes carry their marks; a block list's span ends where its
-  last item ends.
-- TOML (Codex): the values come from `tomllib` (`tomli` before Python 3.11); the spans from a scan of
-  `key = value` lines under the `[table]` headers, which knows TOML's strings, arrays and inline
-  tables well enough to find where a value ends.
-
-A text none of them can read raises `ConfigError` with the line and what to fix.
+`mockmcp wrap` must leave every byte it does not change as a person wrote it (comments, order,
+quoting), so it never writes a parsed config out again: each reader returns the data and a map from
+a value's place (keys and indexes) to its span `(start, end)` in the text, and only spans are replaced.
+JSON/JSONC: a small reader (comments, trailing commas); YAML: PyYAML's composer marks; TOML: `tomllib`
+for the values, a scan of `key = value` lines under `[table]` headers for the spans.
 """
 
 from __future__ import annotations
@@ -37,8 +26,6 @@ Spans = dict[Place, Span]
 def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
-
-# --- JSON with comments ----------------------------------------------------------------------------
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _WORDS = {"true": True, "false": False, "null": None}
@@ -167,9 +154,6 @@ def read_json(text: str, path: str | None = None) -> tuple[Any, Spans]:
     return data, reader.spans
 
 
-# --- YAML ------------------------------------------------------------------------------------------
-
-
 def read_yaml(text: str, path: str | None = None) -> tuple[Any, Spans]:
     """YAML: the data and each value's span (PyYAML's marks). Raises ConfigError."""
     import yaml
@@ -179,12 +163,9 @@ def read_yaml(text: str, path: str | None = None) -> tuple[Any, Spans]:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(
-            f"YAML cannot read it: {getattr(exc, 'problem', None) or exc}",
-            path=path,
-            line=mark.line + 1 if mark is not None else None,
-            fix="fix the file's syntax",
-        ) from None
+        line = mark.line + 1 if mark is not None else None
+        problem = f"YAML cannot read it: {getattr(exc, 'problem', None) or exc}"
+        raise ConfigError(problem, path=path, line=line, fix="fix the file's syntax") from None
     spans: Spans = {}
     if root is not None:
         _yaml_spans(root, (), spans)
@@ -207,8 +188,6 @@ def _yaml_spans(node: Any, place: Place, spans: Spans) -> int:
     spans[place] = (node.start_mark.index, end)
     return end
 
-
-# --- TOML ------------------------------------------------------------------------------------------
 
 _HEADER = re.compile(r"[ \t]*\[(?!\[)(?P<name>[^\]\n]*)\][ \t]*(?:#.*)?$")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -284,17 +263,13 @@ def _toml_load(text: str, path: str | None) -> Any:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"line (\d+)", str(exc))
-        raise ConfigError(
-            f"TOML cannot read it: {exc}", path=path, line=int(found.group(1)) if found else None, fix="fix the syntax"
-        ) from None
+        line = int(found.group(1)) if found else None
+        raise ConfigError(f"TOML cannot read it: {exc}", path=path, line=line, fix="fix the syntax") from None
 
 
 def read_toml(text: str, path: str | None = None) -> tuple[Any, Spans]:
-    """TOML: the data and the span of each `key = value` under a `[table]` header. Raises ConfigError.
-
-    Values set by dotted keys in another table, or arrays of tables, have no span here: their data is
-    read, and a caller that needs to change one says so.
-    """
+    """TOML: the data and the span of each `key = value` under a `[table]` header (not of arrays of tables, or
+    dotted keys in another table). Raises ConfigError."""
     data = _toml_load(text, path)
     spans: Spans = {}
     table: list[str] = []

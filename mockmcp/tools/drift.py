@@ -1,12 +1,9 @@
 """Drift: how a cassette differs from a live server's answers, or from another cassette. Pure.
 
-Theory of operation. Interactions are paired by the one definition of "the same request"
-(`matching`), in order, as replay pairs them; responses are compared after normalizing away what
-always varies: ids, progress tokens, the per-request `io.modelcontextprotocol/*` and trace `_meta`
-keys, the user's --ignore paths, and values the server mints and the client echoes (cursors, task
-ids, `requestState`), which differ on every run by design. Each recorded interaction is then
-`same`, `changed` (with the exact differences), or `missing` (the other side has no such request,
-or its server no longer knows the method or the tool); interactions only the other side has are `new`.
+Interactions are paired as replay pairs them (`matching`), in order; responses are compared without
+what always varies (ids, progress tokens, per-request `_meta`, --ignore paths, and values the server
+mints and the client echoes). Each recorded interaction is `same`, `changed` (with the differences) or
+`missing` (no such request, or its method or tool is gone); those only the other side has are `new`.
 """
 
 from __future__ import annotations
@@ -22,14 +19,7 @@ from mockmcp.core.rules import Group
 from mockmcp.jsonrpc import METHOD_NOT_FOUND, map_strings
 from mockmcp.protocol import MINTED_KEYS
 
-__all__ = [
-    "Drift",
-    "Entry",
-    "compare",
-    "label",
-    "minted_values",
-    "updated",
-]
+__all__ = ["Drift", "Entry", "compare", "label", "minted_values", "updated"]
 
 SAME, CHANGED, MISSING, NEW = "same", "changed", "missing", "new"
 
@@ -60,91 +50,87 @@ class Drift(NamedTuple):
             where = f"[{entry.recorded}]" if entry.recorded is not None else f"{self.other_name}[{entry.other}]"
             lines.append(f"  {entry.status:<8} {where} {entry.label}")
             lines.extend(f"           - {detail}" for detail in entry.details)
-        counts = {
-            status: sum(1 for e in self.entries if e.status == status) for status in (SAME, CHANGED, MISSING, NEW)
-        }
-        lines.append(f"{len(self.entries)} interactions: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+        counts = ", ".join(
+            f"{sum(e.status == status for e in self.entries)} {status}" for status in (SAME, CHANGED, MISSING, NEW)
+        )
+        lines.append(f"{len(self.entries)} interactions: {counts}")
         return "\n".join(lines)
 
 
 def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: str = "live") -> Drift:
     """Pair the two cassettes' client interactions and judge each pair."""
     minted = frozenset(minted_values(recorded) | minted_values(other))
+    offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
+    pairing = _Pairing(matcher, minted, other, other_name, offered)
     pending: dict[str, list[int]] = {}
     other_eras, eras = written_eras(other), written_eras(recorded)
     for position, interaction in enumerate(other.interactions):
         if interaction.kind != SERVER:
-            pending.setdefault(_key(matcher, interaction, minted, other_eras[position]), []).append(position)
-    offered = protocol.offered_tools((i.message, i.response) for i in other.interactions)
+            pending.setdefault(pairing.key(interaction, other_eras[position]), []).append(position)
     entries = []
     for i, interaction in enumerate(recorded.interactions):
         if interaction.kind == SERVER:
             continue
         if interaction.match:  # its match rules say which of the other's requests are its
-            j = _ruled(matcher, interaction, other, pending, minted, eras[i])
+            j = pairing.ruled(interaction, pending, eras[i])
         else:
-            queue = pending.get(_key(matcher, interaction, minted, eras[i]))
+            queue = pending.get(pairing.key(interaction, eras[i]))
             j = queue.pop(0) if queue else None
-        entries.append(_judge(i, interaction, j, other, matcher, other_name, offered, minted))
+        entries.append(pairing.judge(i, interaction, j))
     leftover = sorted(j for queue in pending.values() for j in queue)
     entries.extend(Entry(NEW, None, j, label(other.interactions[j])) for j in leftover)
     return Drift(tuple(entries), other_name)
 
 
-def _key(matcher: Matcher, interaction: Interaction, minted: frozenset[str], era: str) -> str:
-    return matcher.key(interaction.method or "", _mask(interaction.params, minted), era)
+class _Pairing(NamedTuple):
+    """What pairing the recorded interactions with the other cassette's, and judging each pair, holds to."""
 
+    matcher: Matcher
+    minted: frozenset[str]  # values a server minted, masked so that their echoes compare equal
+    other: Cassette
+    name: str  # how differences name the other side: "live", or a file
+    offered: frozenset[str] | None  # the tools the other side's tools/list offers
 
-def _ruled(
-    matcher: Matcher,
-    interaction: Interaction,
-    other: Cassette,
-    pending: dict[str, list[int]],
-    minted: frozenset[str],
-    era: str,
-) -> int | None:
-    """The first of the other's unpaired requests a recorded request with match rules accepts (`rules`), taken."""
-    message = dict(interaction.message or {}, params=_mask(interaction.params, minted))
-    group = Group.of(matcher, interaction._replace(message=message), era)
-    accepted = [
-        (j, queue)
-        for queue in pending.values()
-        for j in queue
-        if group.accepts(other.interactions[j].method or "", _mask(other.interactions[j].params, minted))
-    ]
-    if not accepted:
-        return None
-    j, queue = min(accepted, key=lambda pair: pair[0])
-    queue.remove(j)
-    return j
+    def key(self, interaction: Interaction, era: str) -> str:
+        return self.matcher.key(interaction.method or "", _mask(interaction.params, self.minted), era)
 
+    def ruled(self, interaction: Interaction, pending: dict[str, list[int]], era: str) -> int | None:
+        """The first of the other's unpaired requests a recorded request with match rules accepts, taken."""
+        message = dict(interaction.message or {}, params=_mask(interaction.params, self.minted))
+        group = Group.of(self.matcher, interaction._replace(message=message), era)
+        others = self.other.interactions
+        accepted = [
+            (j, queue)
+            for queue in pending.values()
+            for j in queue
+            if group.accepts(others[j].method or "", _mask(others[j].params, self.minted))
+        ]
+        if not accepted:
+            return None
+        j, queue = min(accepted, key=lambda pair: pair[0])
+        queue.remove(j)
+        return j
 
-def _judge(
-    i: int,
-    recorded: Interaction,
-    j: int | None,
-    other: Cassette,
-    matcher: Matcher,
-    name: str,
-    offered: frozenset[str] | None,
-    minted: frozenset[str],
-) -> Entry:
-    what = label(recorded)
-    if j is None:
-        return Entry(MISSING, i, None, what, (f"the {name} session has no such {recorded.kind}",))
-    live = other.interactions[j]
-    gone = _gone(recorded, live, offered)
-    if gone:
-        return Entry(MISSING, i, j, what, (gone,))
-    if live.response is None and recorded.response is not None:
-        return Entry(CHANGED, i, j, what, (f"no {name} answer: the server exited, or took longer than the timeout",))
-    a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
-    sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
-    if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
-        return Entry(SAME, i, j, what)
-    found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
-    found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
-    return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))
+    def judge(self, i: int, recorded: Interaction, j: int | None) -> Entry:
+        """The verdict on interactions[i] against the other's interactions[j] (None: unpaired)."""
+        what, name, matcher, minted = label(recorded), self.name, self.matcher, self.minted
+        if j is None:
+            return Entry(MISSING, i, None, what, (f"the {name} session has no such {recorded.kind}",))
+        live = self.other.interactions[j]
+        gone = _gone(recorded, live, self.offered)
+        if gone:
+            return Entry(MISSING, i, j, what, (gone,))
+        if live.response is None and recorded.response is not None:
+            return Entry(
+                CHANGED, i, j, what, (f"no {name} answer: the server exited, or took longer than the timeout",)
+            )
+        a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
+        sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
+        if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
+            return Entry(SAME, i, j, what)
+        found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
+        found += describe_differences({"server": sa}, {"server": sb}, name, f"the {name} session", by_identity=True)
+        return Entry(CHANGED, i, j, what, tuple(text for _path, text in found))
 
 
 def _server_messages(matcher: Matcher, interaction: Interaction) -> list[Any]:
@@ -215,17 +201,10 @@ _ANSWER = ("server", "response", "raw_response", "took")  # what the live sessio
 
 def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
     """The recorded cassette with the live answers where they drifted, and the live session's new requests.
-
-    An interaction judged the same stays as recorded (and so does its text, comments and all: see
-    `store.save`); a changed or missing one takes the live answer (`server`, `response`,
-    `raw_response`, `took`) and keeps its request and its hand-made fault knobs (a `drop: cut` the recorder
-    wrote where the server broke its answer off is the server's, so the live answer replaces it, unless it
-    says `expect: fault`); requests only the
-    live session made are added at the end; unsolicited server messages stay as recorded. Values the
-    server minted anew (cursors, `requestState`) are written as recorded, so the requests that echo
-    them still match. Returns the cassette and a sentence per interaction whose knobs were kept, or
-    whose recorded answer was kept because there was no live one.
-    """
+    A drifted interaction takes the live answer and keeps its request and hand-made knobs (a recorded
+    `drop: cut` is the server's, not a person's); values the server minted anew are written as recorded,
+    so the requests that echo them still match. Returns it and a note per interaction whose knobs (or
+    recorded answer, with no live one) were kept."""
     interactions = list(recorded.interactions)
     back = _minted_back(recorded, live, drift)
     notes: list[str] = []
@@ -243,11 +222,8 @@ def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette,
         knobs = [knob for knob in KNOBS if getattr(written, knob) != getattr(_NO_KNOBS, knob)]
         if knobs:
             notes.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
-    interactions += [
-        live.interactions[entry.other] for entry in drift.entries if entry.status == NEW and entry.other is not None
-    ]
-    # What the server says now, but the redaction rules and substitutions of both (a rule the live run was
-    # not given still holds for the recorded messages kept).
+    interactions += [live.interactions[e.other] for e in drift.entries if e.status == NEW and e.other is not None]
+    # What the server says now, but the redaction rules and substitutions of both (for the messages kept).
     both = {key: value for key, value in merged_meta(recorded.meta, live.meta).items() if key in _UNITED}
     meta = {**{key: value for key, value in {**recorded.meta, **live.meta}.items() if key not in _UNITED}, **both}
     return recorded._replace(interactions=tuple(interactions), meta=meta), notes
@@ -262,9 +238,8 @@ def _minted_back(recorded: Cassette, live: Cassette, drift: Drift) -> dict[str, 
     back: dict[str, str] = {}
     for entry in drift.entries:
         if entry.recorded is not None and entry.other is not None:
-            _pair_strings(
-                recorded.interactions[entry.recorded].params, live.interactions[entry.other].params, minted, back
-            )
+            old, new = recorded.interactions[entry.recorded], live.interactions[entry.other]
+            _pair_strings(old.params, new.params, minted, back)
     return back
 
 
@@ -283,7 +258,5 @@ def _unmint(value: Any, back: dict[str, str]) -> Any:
     if not back or value is None:
         return value
     if isinstance(value, tuple):  # server items
-        return tuple(
-            item._replace(message=_unmint(item.message, back), response=_unmint(item.response, back)) for item in value
-        )
+        return tuple(i._replace(message=_unmint(i.message, back), response=_unmint(i.response, back)) for i in value)
     return map_strings(value, lambda text: back.get(text, text))

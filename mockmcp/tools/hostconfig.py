@@ -1,19 +1,13 @@
-"""The MCP configs of hosts: which format a file is, and the server entries it lists, with where each value sits. Pure.
+"""The MCP configs of hosts: which format a file is, and its server entries with where each value sits. Pure.
 
-Every host keeps its servers under a key of its own, and names their fields its own way:
-
-- `mcpServers` (Claude Desktop, Claude Code's `.mcp.json`, Cursor, Windsurf, fastmcp, the Inspector):
-  servers under `mcpServers`; stdio `command`, `args`, `env`; remote `url` (Windsurf: `serverUrl`), `headers`.
-- `vscode` (`.vscode/mcp.json`, or `mcp.servers` in settings): under `servers`, the same fields, and
-  `type: http`; `${input:ID}` and `${env:VAR}` references.
-- `zed` (settings): under `context_servers`; `command` (or the older `command.path`), `args`, `env`; `url`.
-- `goose` (YAML): under `extensions`; `cmd`, `args`, `envs`, `env_keys`; `type: streamable_http` with `uri`.
-- `codex` (TOML): under `mcp_servers`; `command`, `args`, `env`, `env_vars`; `url`, `http_headers`,
-  `bearer_token_env_var`.
-
-A file's format is told by its shape (the key its servers are under) and its name (`.toml`, `.yaml`);
-`--format` overrides both. SSE entries (the transport before Streamable HTTP) and goose's built-in
-extensions are listed as `skipped`, with why: mockmcp records stdio and Streamable HTTP.
+- `mcpServers` (Claude Desktop and Code, Cursor, Windsurf, fastmcp, the Inspector): `command`, `args`,
+  `env`; remote `url` (Windsurf: `serverUrl`), `headers`.
+- `vscode` (`servers`, or `mcp.servers` in settings): the same, `${input:ID}` and `${env:VAR}` references.
+- `zed` (`context_servers`): `command` (or the older `command.path`), `args`, `env`; `url`.
+- `goose` (YAML `extensions`): `cmd`, `args`, `envs`, `env_keys`; `uri`.
+- `codex` (TOML `mcp_servers`): `command`, `args`, `env`, `env_vars`; `url`, `http_headers`, `bearer_token_env_var`.
+A format is told by the file's name and shape (`--format` overrides both). SSE entries and goose's
+built-in extensions are `skipped`, with why: mockmcp records stdio and Streamable HTTP.
 """
 
 from __future__ import annotations
@@ -158,14 +152,10 @@ def read_config(text: str, fmt: str, path: str | None = None) -> Config:
     root = next((place for place in shape.roots if isinstance(_at(data, place), dict)), None)
     if root is None:
         where = " or ".join(".".join(map(str, place)) for place in shape.roots)
-        raise ConfigError(
-            f"no servers under {where}, where the {fmt} format keeps them",
-            path=path,
-            fix=f"check the file, or name another format: --format {'|'.join(FORMATS)}",
-        )
-    entries = tuple(
-        _entry(str(name), (*root, name), body, shape, spans, path, text) for name, body in _at(data, root).items()
-    )
+        fix = f"check the file, or name another format: --format {'|'.join(FORMATS)}"
+        raise ConfigError(f"no servers under {where}, where the {fmt} format keeps them", path=path, fix=fix)
+    listed = _at(data, root).items()
+    entries = tuple(_entry(str(name), (*root, name), body, shape, spans, path, text) for name, body in listed)
     return Config(fmt, text, data, spans, entries, path)
 
 
@@ -198,9 +188,9 @@ def _entry(
                     "write `command` and `args` as `key = value` lines under the server's [table] header",
                 )
             if needed is not None and not _inside(spans, needed, place):
-                raise fail(  # a YAML alias: changing the value where it is written would change its other uses
-                    f"this entry's `{needed[-1]}` is written elsewhere (a YAML alias)", "write it in the entry itself"
-                )
+                # a YAML alias: changing the value where it is written would change its other uses
+                elsewhere = f"this entry's `{needed[-1]}` is written elsewhere (a YAML alias)"
+                raise fail(elsewhere, "write it in the entry itself")
         return Entry(name, "stdio", place, body, command_place, args_place)
     if url_key is not None:
         url = body[url_key]

@@ -1,14 +1,9 @@
 """The HTML timeline as one self-contained file: `mockmcp show --html`, `replay --html`, the plugin's failed tests.
 
-The page is a template (`page/timeline.html`, with its style and script inlined from the same
-folder) and one block of data: `html_view`'s, as JSON in a `<script type="application/json">`,
-which the browser never runs. The data is untrusted (whatever a server or a hand edit put in a
-cassette), so it is only ever JSON there, with every `<` written `\\u003c` (no `</script>` or
-`<!--` can end or bend the block), and the script puts it on the page as text nodes, never as
-markup. The few values the template takes directly are HTML-escaped. A Content-Security-Policy
-forbids every fetch: the page opens from disk and asks nothing of the network.
-
-Only the commands that write a page import this module (and `html_view`).
+A template (`page/`: its style and script inlined) and one block of `html_view`'s data as JSON in a
+`<script type="application/json">`. The data is untrusted, so it is only ever JSON there, every `<` as
+`\u003c`, and the script puts it on the page as text nodes, never markup; a Content-Security-Policy
+forbids every fetch.
 """
 
 from __future__ import annotations
@@ -31,15 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.core.report import Report
 
-__all__ = [
-    "RUNNERS",
-    "lane_for",
-    "read_report",
-    "render_page",
-    "write_page",
-    "write_replay_page",
-    "write_show_page",
-]
+__all__ = ["RUNNERS", "lane_for", "read_report", "render_page", "write_page", "write_replay_page", "write_show_page"]
 
 _PAGE = pathlib.Path(__file__).with_name("page")
 _DEEPEST = 5  # the deepest place a page links to: interactions[n].server[k].response
@@ -61,11 +48,8 @@ def read_report(path: str, interactions: int, cassette: str | None = None) -> di
     if not isinstance(plays, list) or not all(isinstance(n, int) for n in plays):
         raise UsageError(f"{path}: not a replay report: it has no `plays` list", fix)
     if len(plays) != interactions:
-        raise UsageError(
-            f"{path}: the report counts {len(plays)} interactions, the cassette has {interactions}: it was written "
-            "for another version of the cassette",
-            fix,
-        )
+        counts = f"the report counts {len(plays)} interactions, the cassette has {interactions}"
+        raise UsageError(f"{path}: {counts}: it was written for another version of the cassette", fix)
     named = report.get("cassette")
     if cassette and isinstance(named, str) and os.path.isfile(named) and not os.path.samefile(named, cassette):
         raise UsageError(f"{path}: the report is of the cassette {named}, not of {cassette}", fix)
@@ -79,9 +63,8 @@ def read_report(path: str, interactions: int, cassette: str | None = None) -> di
 def lane_for(
     cassette: str | Cassette, reports: list[dict[str, Any]] | None = None, name: str = "", shown: str | None = None
 ) -> Lane:
-    """A lane of the page: the cassette (a path: loaded, raising CassetteError as replay would), the reports of its
-    live sessions, and where each interaction starts in its file; `shown`: the cassette's path as the page names it
-    (default: as given)."""
+    """A lane of the page: the cassette (a path is loaded, raising CassetteError), its live sessions' reports, and
+    where each interaction starts in its file; `shown`: the cassette's path as the page names it."""
     loaded = store.load(cassette) if isinstance(cassette, str) else cassette
     path = loaded.path or ""
     try:
@@ -96,8 +79,7 @@ def lane_for(
 
 
 def _script_json(data: Any) -> str:
-    """data as JSON that a `<script type="application/json">` holds safely: no `<` at all, and text UTF-8 can hold
-    (a lone surrogate from a hand-edited cassette stays escaped)."""
+    """data as JSON a `<script type="application/json">` holds safely: no `<`, and a lone surrogate escaped."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     try:
         text.encode()

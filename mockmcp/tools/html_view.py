@@ -1,16 +1,9 @@
 """What the HTML timeline shows: a cassette, and what live replays of it did, as plain data for the page.
 
-Pure: cassettes, replay reports (`Report.to_json`) and the line index of each cassette's file go
-in, JSON-ready data comes out; `html_page` reads the files and writes the page. Every word the page
-shows of a message is `show`'s (its summaries, its fault marks), so the transcript and the page
-cannot disagree; every fact of a live session is its report's. Nothing else enters: no value of
-this machine, no substitution put back, so redaction placeholders stay as the cassette holds them.
-
-A lane is one server's cassette (a test of several servers has one lane each). Its rows follow
-the cassette: an interaction with each of its messages (the client's, the server's with the host's
-answers, the response). A miss is a row of its own, placed after the recording that came closest
-to it: the report keeps no position for a miss, and that is where the cassette would have
-answered it.
+Pure: cassettes, replay reports (`Report.to_json`) and each cassette's line index in, JSON-ready data
+out. Every word shown of a message is `show`'s and every live fact its report's, so they cannot
+disagree; nothing of this machine enters (placeholders stay). A lane is one server's cassette, its rows
+the interactions; a miss is a row of its own after the recording closest to it.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ from mockmcp import protocol
 from mockmcp.cassette.model import RAW, REQUEST, SERVER, Cassette, Interaction, ServerItem
 from mockmcp.core.timeline import message_times
 from mockmcp.errors import UsageError
-from mockmcp.tools.show import client_marks, counts, header, matcher, reply, reply_marks
+from mockmcp.tools.show import client_marks, counts, duration, header, matcher, reply, reply_marks
 from mockmcp.tools.summary import PARAMS, summarize
 from mockmcp.words import Place, parse_path
 
@@ -64,17 +57,10 @@ def _named(message: Any) -> str:
 
 
 def _message(message: dict[str, Any], direction: str, kind: str, line: int | None, at: float | None) -> dict[str, Any]:
-    return {
-        "dir": direction,
-        "kind": kind,
-        "method": message["method"],
-        "name": _named(message),
-        "text": _cut(summarize(PARAMS, message["method"], message.get("params"))),
-        "at": at,
-        "line": line,
-        "marks": [],
-        "json": message,
-    }
+    method = message["method"]
+    text = _cut(summarize(PARAMS, method, message.get("params")))
+    row = {"dir": direction, "kind": kind, "method": method, "name": _named(message), "text": text, "at": at}
+    return {**row, "line": line, "marks": [], "json": message}
 
 
 def _answer(method: str | None, response: dict[str, Any] | None, direction: str, line: int | None) -> dict[str, Any]:
@@ -83,33 +69,17 @@ def _answer(method: str | None, response: dict[str, Any] | None, direction: str,
     result = (response or {}).get("result")
     tool_error = isinstance(result, dict) and result.get("isError") is True
     error = response is not None and ("error" in response or tool_error)
-    return {
-        "dir": direction,
-        "kind": "response" if direction == FROM else "answer",
-        "method": method,
-        "name": "",
-        "text": _cut(text),
-        "style": style,
-        "error": error,
-        "line": line,
-        "marks": [],
-        "json": response,
-    }
+    kind = "response" if direction == FROM else "answer"
+    row = {"dir": direction, "kind": kind, "method": method, "name": "", "text": _cut(text), "style": style}
+    return {**row, "error": error, "line": line, "marks": [], "json": response}
 
 
 def _server(item: ServerItem, place: Place, lane: Lane, unsolicited: bool) -> list[dict[str, Any]]:
     line = lane.lines.get(place)
     if item.kind == RAW:
-        raw: dict[str, Any] = {
-            "dir": FROM,
-            "kind": "raw",
-            "method": "",
-            "name": "",
-            "text": _cut(f"raw: {item.message}"),
-            "at": item.at,
-        }
-        raw.update(style="fault", line=line, marks=["not JSON"], json=item.message, depth=0 if unsolicited else 1)
-        return [raw]
+        text = _cut(f"raw: {item.message}")
+        raw = {"dir": FROM, "kind": "raw", "method": "", "name": "", "text": text, "at": item.at, "style": "fault"}
+        return [{**raw, "line": line, "marks": ["not JSON"], "json": item.message, "depth": 0 if unsolicited else 1}]
     sent = _message(item.message, FROM, item.kind, line, item.at)
     sent["notes"] = ["unsolicited"] * unsolicited + ["on the GET stream"] * (item.stream is not None)
     sent["depth"] = 0 if unsolicited else 1  # under the request it came for
@@ -135,11 +105,8 @@ def _cancels(items: tuple[Interaction, ...]) -> dict[int, int]:
 
 
 def _rounds(items: tuple[Interaction, ...]) -> dict[int, list[int]]:
-    """`input_required` rounds: the first interaction of each round trip -> all of its rounds, in order.
-
-    A round's retry is the next request of the same method and session carrying `inputResponses` (and the
-    `requestState` the server gave, when it gave one).
-    """
+    """`input_required` rounds: the first interaction of each round trip -> all of its rounds, in order (a retry
+    is the next request of the same method and session with `inputResponses`, and the server's `requestState`)."""
     rounds: dict[int, list[int]] = {}
     first_of: dict[int, int] = {}
     for n, item in enumerate(items):
@@ -169,22 +136,16 @@ def _interaction(n: int, item: Interaction, lane: Lane, cancelled_by: int | None
         response = _answer(item.method, item.response, FROM, lane.lines.get((*place, "response")))
         if item.raw_response is not None:
             response.update(text=_cut(f"raw: {item.raw_response}"), style="fault", json=item.raw_response)
-        took = item.took
-        response["took"] = None if took is None else (f"{took * 1000:.0f} ms" if took < 1 else f"{took:.2f} s")
+        response["took"] = None if item.took is None else duration(item.took)
         response["marks"] += reply_marks(item)
         msgs.append(response)
     if msgs:
         msgs[0]["marks"] += client_marks(item)
     if cancelled_by is not None:
         _mark_late(item, msgs, lane.cassette.interactions[cancelled_by])
-    return {
-        "n": n,
-        "session": item.session,
-        "line": lane.lines.get(place),
-        "match": ", ".join(f"{path} {matcher(how)}" for path, how in (item.match or {}).items()),
-        "cancelled": cancelled_by,
-        "msgs": msgs,
-    }
+    rules = ", ".join(f"{path} {matcher(how)}" for path, how in (item.match or {}).items())
+    line = lane.lines.get(place)
+    return {"n": n, "session": item.session, "line": line, "match": rules, "cancelled": cancelled_by, "msgs": msgs}
 
 
 def _mark_late(item: Interaction, msgs: list[dict[str, Any]], cancel: Interaction) -> None:
@@ -216,24 +177,22 @@ def _live(lane: Lane, rows: list[dict[str, Any]]) -> dict[str, Any]:
         else:
             row["live"] = {"state": "unplayed" if n in unplayed else "idle"}
     notes = _findings(lane, rows)
-    return {
-        "sessions": len(reports),
-        "played": sum(report.get("played", 0) for report in reports),
-        "total": sum(report.get("interactions", 0) for report in reports),
-        "missed": sum(report.get("missed", 0) for report in reports),
-        "unplayed": sum(row["live"]["state"] == "unplayed" for row in rows),
-        "differed": sum(len(report.get("mismatches", [])) for report in reports),
-        "notes": notes,
-    }
+
+    def total(key: str) -> int:
+        return sum(report.get(key, 0) for report in reports)
+
+    unplayed_rows = sum(row["live"]["state"] == "unplayed" for row in rows)
+    differed = sum(len(report.get("mismatches", [])) for report in reports)
+    row = {"sessions": len(reports), "played": total("played"), "total": total("interactions")}
+    return {**row, "missed": total("missed"), "unplayed": unplayed_rows, "differed": differed, "notes": notes}
 
 
 def _findings(lane: Lane, rows: list[dict[str, Any]]) -> list[str]:
     """Answers that differed and withheld requests, marked on their messages; what belongs to no row, as notes."""
     notes: list[str] = []
     for report in lane.reports:
-        for found, key in [(m, "differed") for m in report.get("mismatches", [])] + [
-            (w, "withheld") for w in report.get("withheld", [])
-        ]:
+        marked = [(m, "differed") for m in report.get("mismatches", [])]
+        for found, key in marked + [(w, "withheld") for w in report.get("withheld", [])]:
             n = found.get("interaction")
             if not isinstance(n, int) or not 0 <= n < len(rows) or not rows[n]["msgs"]:
                 notes.append(found.get("explanation", ""))
@@ -264,18 +223,10 @@ def _miss(miss: dict[str, Any], lane: Lane) -> dict[str, Any]:
         hit = list(parse_path(first)) if first else []  # where the closest recording differs, in the incoming params
     except UsageError:
         hit = []
-    return {
-        "hit": hit,
-        "miss": True,
-        "id": miss.get("id"),
-        "method": miss["method"],
-        "name": _named(incoming),
-        "text": _cut(summarize(PARAMS, miss["method"], miss.get("params"))),
-        "reason": miss.get("reason", ""),
-        "closest": closest,
-        "fixes": list(miss.get("fixes", [])),
-        "json": miss.get("params"),
-    }
+    text = _cut(summarize(PARAMS, miss["method"], miss.get("params")))
+    row = {"hit": hit, "miss": True, "id": miss.get("id"), "method": miss["method"], "name": _named(incoming)}
+    row |= {"text": text, "reason": miss.get("reason", ""), "closest": closest, "fixes": list(miss.get("fixes", []))}
+    return {**row, "json": miss.get("params")}
 
 
 def lane_view(lane: Lane) -> dict[str, Any]:
@@ -289,15 +240,11 @@ def lane_view(lane: Lane) -> dict[str, Any]:
         for k, n in enumerate(chain, 1):
             rows[n]["round"] = {"first": first, "k": k, "of": len(chain)}
     head = header(cassette)
-    view: dict[str, Any] = {
-        "name": lane.name,
-        "cassette": cassette.path or "",
-        "href": lane.href,
-        "facts": [text for text, _style in head[0][1:]],
-        "description": "".join(text for text, _style in head[1]) if len(head) > 1 else "",
-        "counts": [text for text, _style in counts(cassette)],
-        "several": any(item.session for item in cassette.interactions),
-    }
+    facts = [text for text, _style in head[0][1:]]
+    description = "".join(text for text, _style in head[1]) if len(head) > 1 else ""
+    several = any(item.session for item in cassette.interactions)
+    view: dict[str, Any] = {"name": lane.name, "cassette": cassette.path or "", "href": lane.href, "facts": facts}
+    view |= {"description": description, "counts": [text for text, _style in counts(cassette)], "several": several}
     if lane.reports:
         view["live"] = _live(lane, rows)
         misses = [_miss(miss, lane) for report in lane.reports for miss in report.get("misses", [])]

@@ -1,23 +1,11 @@
 """`mockmcp lint`: find what would make a cassette replay wrongly, before a test run trips on it.
 
-Theory of operation. A cassette is first loaded exactly as `mockmcp replay` loads it
-(`cassette.loads`), so lint never accepts what replay refuses; a CassetteError becomes one error
-finding. A cassette that loads is then checked message by message for what the loader lets
-through because replay can serve it anyway: JSON-RPC shapes the format tolerates, MCP result
-shapes (`content`, `isError`, `resultType`), the keys of MCP's params and results as the protocol
-revision of the message's session defines them (`shapes`; a typo, or a key of another revision),
-a 2026-07-28 request that does not name its version (no host of that revision could match it),
-and *layer confusion*, a tool failure recorded as a
-protocol error or a malformed request answered as a tool error, which hosts treat very
-differently, and what the recording could not keep (an answer the server broke off, the stand-in
-error for an answer too long to keep), which replay serves as recorded. Two checks read the text
-itself, because parsing hides what they look for: duplicate mapping keys (PyYAML silently keeps
-the last one) and credentials (see `secrets_scan`; a secret in a comment or in a file that does not
-parse is committed all the same).
-
-Errors are what replay would serve wrongly or a host would reject; warnings are legal but
-probably not meant. Everything here is pure apart from `lint_file` reading a file; the CLI prints
-the findings and turns them into an exit status.
+A cassette is loaded exactly as replay loads it (`cassette.loads`), so lint never accepts what replay
+refuses; one that loads is then checked for what the loader lets through because replay can serve it
+anyway: JSON-RPC and MCP shapes per protocol revision (`shapes`), layer confusion (a tool failure as a
+protocol error or the reverse, which hosts treat very differently), and what the recording could not
+keep. Duplicate keys and credentials are read from the text, because parsing hides them. Errors are what
+replay would serve wrongly or a host would reject; warnings are legal but probably not meant.
 """
 
 from __future__ import annotations
@@ -38,16 +26,7 @@ from mockmcp.tools.match_check import rule_issues
 from mockmcp.tools.secrets_scan import FIX, scan
 from mockmcp.words import Place, render_place
 
-__all__ = [
-    "ERROR",
-    "Finding",
-    "WARNING",
-    "failed",
-    "lint_file",
-    "lint_paths",
-    "lint_text",
-    "summary",
-]
+__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
 
 ERROR = "error"
 WARNING = "warning"
@@ -112,26 +91,14 @@ def lint_file(path: str) -> list[Finding]:
     except UnicodeDecodeError as exc:
         return [Finding(path, None, "", ERROR, f"not UTF-8 text: {exc}", "save the cassette as UTF-8")]
     except OSError as exc:
-        return [
-            Finding(
-                path,
-                None,
-                "",
-                ERROR,
-                f"cannot read the cassette: {exc.strerror or exc}",
-                "check the path and its permissions",
-            )
-        ]
+        problem = f"cannot read the cassette: {exc.strerror or exc}"
+        return [Finding(path, None, "", ERROR, problem, "check the path and its permissions")]
     return lint_text(text, path)
 
 
 def lint_text(text: str, path: str) -> list[Finding]:
-    """Findings for cassette text (path only names it), sorted by line.
-
-    Structure first, as replay loads it: when that fails, every structural problem (see
-    `validation.problems`), and the deeper checks on the interactions that are valid; duplicate keys
-    whenever the YAML parses; credentials always, so a secret in a broken file is still reported.
-    """
+    """Findings for cassette text (path only names it), sorted by line. A cassette that fails to load
+    gets every structural problem and the deeper checks on its valid interactions; credentials always."""
     nodes = yamlfile.nodes(yamlfile.compose(text))
     lines = yamlfile.lines(nodes)
     findings: list[Finding] = []
@@ -164,9 +131,8 @@ def lint_text(text: str, path: str) -> list[Finding]:
 
 
 def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
-    """The issues, but one error per place, and no warning where there is an error: loading's problems
-    (`validation.problems`) and the checks below may see the same mistake (a key under the wrong parent is
-    an unknown key too), and the error says it best."""
+    """One error per place, no warning where there is an error: loading and the checks below may see the
+    same mistake (a key under the wrong parent is an unknown key too), and the error says it best."""
     errors = {issue.place for issue in issues if issue.severity == ERROR}
     told: set[Place] = set()
     kept = []
@@ -200,9 +166,6 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-# --- checks on the loaded cassette ----------------------------------------------------------------
-
-
 _UNREADABLE = object()
 
 
@@ -226,9 +189,7 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
 
 
 def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | None:
-    """The protocol revision an interaction speaks, None when unknown: a 2026-07-28 message's own (its
-    `_meta`), an `initialize` request's own, else the version its session's handshake agreed on (or, in a
-    session without one, its stateless messages name)."""
+    """The protocol revision an interaction speaks (its own, else its session's), None when unknown."""
     params = interaction.params
     if protocol.params_era(params) == protocol.STATELESS:
         return protocol.protocol_version(interaction.message)
@@ -253,15 +214,13 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     for index, item in enumerate(interaction.server):
         yield from _check_server_item(item, place + ("server", index), stateless, revision)
     if interaction.drop == CUT:  # the recorder writes it where the server broke its answer off: a fault of its
-        yield _Issue(
-            place + ("drop",),
-            WARNING,
+        problem = (
             "the answer to this request breaks off before its reply (`drop: cut`): it broke off in the recording "
             "(the server crashed, something between timed out, or the host gave up on the answer), and replay cuts "
-            "it again",
-            "record again once the server answers whole; if the cut is meant (to test the host), mark it "
-            "`expect: fault`",
+            "it again"
         )
+        meant = "if the cut is meant (to test the host), mark it `expect: fault`"
+        yield _Issue(place + ("drop",), WARNING, problem, f"record again once the server answers whole; {meant}")
     if response is None or message is None:
         return
     yield from _check_not_recorded(response, place + ("response",))
@@ -270,16 +229,18 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
     yield from _check_response(response, place + ("response",), message.get("id"))
     yield from _check_result(interaction.method, response, place + ("response",), revision)
     result = response.get("result")
-    if stateless and versioned and isinstance(result, dict):
-        yield from _check_result_type(result, place + ("response", "result"))
+    if stateless and versioned and isinstance(result, dict) and "resultType" not in result:
+        version = protocol.STATELESS_VERSION
+        problem = f"a {version} result without `resultType`; hosts of that era expect one on every result"
+        fix = "add `resultType: complete` (`input_required` for a multi-round-trip request)"
+        yield _Issue(place + ("response", "result"), WARNING, problem, fix)
     if interaction.method == "tools/call":
-        yield from _check_tool_call(message, response, place + ("response",), context.tools)
+        yield from _check_layers(response, interaction.params, place + ("response",), context.tools)
 
 
 def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:
-    """The recording proxy's stand-in (`jsonrpc.NOT_RECORDED`) where the server's answer was too long to keep, or
-    where the server gave none and the proxy answered the host 502 or 504 itself (`recorder.unreached`): replay
-    answers the error, never what the server said, so a test of the real answer needs it written in."""
+    """The recording's stand-in (`jsonrpc.NOT_RECORDED`) for an answer too long to keep or never given
+    (`recorder.unreached`): replay answers the error, so a test of the real answer needs it written in."""
     error = response.get("error")
     if not (isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED):
         return
@@ -289,24 +250,26 @@ def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Iss
     if unreached(response):
         status = data["status"]
         why = "was silent past --upstream-timeout" if status == 504 else "was gone"
+        problem = (
+            f"the recording kept no answer to this request: the server gave none (the host got HTTP {status} from "
+            f"the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in its "
+            "place, at once"
+        )
         yield _Issue(
             place + ("error",),
             WARNING,
-            f"the recording kept no answer to this request: the server gave none (the host got HTTP {status} from "
-            f"the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in its "
-            "place, at once",
+            problem,
             f"record again with the server up and answering, or {by_hand}; {meant}",
         )
         return
     size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
     how_long = f" (it was {over_limit(size, limit)})" if isinstance(size, int) and isinstance(limit, int) else ""
-    yield _Issue(
-        place + ("error",),
-        WARNING,
+    problem = (
         f"the recording kept no answer to this request{how_long}: replay answers the stand-in error "
-        f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered",
-        f"{by_hand}, or record again with the server sending less in one message (a page at a time, say); {meant}",
+        f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered"
     )
+    fix = f"{by_hand}, or record again with the server sending less in one message (a page at a time, say); {meant}"
+    yield _Issue(place + ("error",), WARNING, problem, fix)
 
 
 def _check_message(message: dict[str, Any], place: Place, revision: str | None = None) -> Iterator[_Issue]:
@@ -332,8 +295,7 @@ def _check_message(message: dict[str, Any], place: Place, revision: str | None =
 
 
 def _check_method(method: Any, place: Place, revision: str | None) -> Iterator[_Issue]:
-    """A method the session's protocol revision does not have (`ping` in 2026-07-28, `tasks/get` before
-    2025-11-25): replayed as written, but no host of that revision sends or answers it."""
+    """A method the session's revision does not have (`ping` in 2026-07-28): no host of it sends or answers it."""
     if revision not in protocol.REVISIONS or not isinstance(method, str):
         return
     revisions = shapes.defined_in(("method",), method)
@@ -352,12 +314,8 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision
     yield from _check_message(item.message, place + (item.kind,), revision)
     if item.kind == REQUEST and stateless:
         problem = f"a server-to-client request in the {protocol.STATELESS_VERSION} era, which has none"
-        yield _Issue(
-            place + ("request",),
-            WARNING,
-            problem,
-            "answer the client's request with `resultType: input_required` and `inputRequests`",
-        )
+        fix = "answer the client's request with `resultType: input_required` and `inputRequests`"
+        yield _Issue(place + ("request",), WARNING, problem, fix)
     if item.response is not None:
         yield from _check_response(item.response, place + ("response",), item.message.get("id"))
         yield from _check_result(item.message.get("method"), item.response, place + ("response",), revision)
@@ -369,16 +327,16 @@ def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> 
             near = shapes.near(str(key), _RESPONSE_KEYS)
             found = shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC response", _RESPONSE_KEYS, near)
             yield _unknown(found, "use result or error; put anything else inside them")
-    if "id" in response and not is_valid_id(response["id"]):
-        problem = (
-            "a response id is a string or an integer, never "
-            f"{'null' if response['id'] is None else repr(response['id'])}"
-        )
-        yield _Issue(place + ("id",), ERROR, problem, _ID_FIX)
-    elif "id" in response and request_id is not None and _json_differs(response["id"], request_id):
-        problem = (
-            f"the response id {response['id']!r} is not the request's id {request_id!r} (same value, same JSON type)"
-        )
+    answer_id = response.get("id")
+    if "id" in response and not is_valid_id(answer_id):
+        shown = "null" if answer_id is None else repr(answer_id)
+        yield _Issue(place + ("id",), ERROR, f"a response id is a string or an integer, never {shown}", _ID_FIX)
+    elif (
+        "id" in response
+        and request_id is not None
+        and (type(answer_id) is not type(request_id) or answer_id != request_id)
+    ):
+        problem = f"the response id {answer_id!r} is not the request's id {request_id!r} (same value, same JSON type)"
         yield _Issue(place + ("id",), WARNING, problem, _ID_FIX)
     if "error" in response:
         yield from _check_error(response["error"], place + ("error",))
@@ -395,8 +353,7 @@ def _check_result(method: Any, response: dict[str, Any], place: Place, revision:
 
 
 def _other_opening(method: str, found: shapes.Unknown, at: Place, revision: str | None) -> _Issue | None:
-    """A key of the other era's opening answer right in the result at `at` (`protocolVersion` in a
-    server/discover result), or None."""
+    """A key of the other era's opening answer (`protocolVersion` in a server/discover result), or None."""
     revisions, others = shapes.OPENINGS.get(method, ((), {}))
     instead = others.get(found.key)
     if instead is None or found.place != at + (found.key,):
@@ -411,8 +368,8 @@ def _other_opening(method: str, found: shapes.Unknown, at: Place, revision: str 
 
 
 def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) -> _Issue:
-    """A key no shape knows: an error when it is a near miss of a known one (a typo), else a warning; a
-    key of another protocol revision than the session's, a warning naming the revisions that have it."""
+    """A key no shape knows: an error when it is a typo of a known one, else a warning (naming the
+    revisions that have it, when another revision does)."""
     if found.revisions:
         note = shapes.revision_note(found.revisions, found.noun)
         problem = f"`{found.key}` in {found.what} is {note}; this session speaks {revision}"
@@ -424,10 +381,6 @@ def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) 
         return _Issue(found.place, ERROR, *typo)
     problem = f"unknown key {found.key!r} in {found.what} (replayed as it is, but no host reads it)"
     return _Issue(found.place, WARNING, problem, fix or f"use one of: {', '.join(found.known)}")
-
-
-def _json_differs(one: Any, other: Any) -> bool:
-    return type(one) is not type(other) or one != other
 
 
 def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
@@ -443,32 +396,13 @@ def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
         yield _Issue(place + ("code",), WARNING, problem, fix)
 
 
-def _check_result_type(result: dict[str, Any], place: Place) -> Iterator[_Issue]:
-    if "resultType" not in result:
-        problem = (
-            f"a {protocol.STATELESS_VERSION} result without `resultType`; hosts of that era expect one on every result"
-        )
-        yield _Issue(
-            place, WARNING, problem, "add `resultType: complete` (`input_required` for a multi-round-trip request)"
-        )
-
-
-def _check_tool_call(
-    request: dict[str, Any], response: dict[str, Any], place: Place, tools: frozenset[str] | None
-) -> Iterator[_Issue]:
-    params = request.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
-    yield from _check_layers(response, name if isinstance(name, str) else None, place, tools)
-
-
 def _check_layers(
-    response: dict[str, Any], name: str | None, place: Place, tools: frozenset[str] | None
+    response: dict[str, Any], params: Any, place: Place, tools: frozenset[str] | None
 ) -> Iterator[_Issue]:
-    """Warn where a failure is recorded in the wrong layer: protocol error vs tool-execution error.
-
-    A host raises a JSON-RPC error as a failure of the call, while the model reads a result with
-    `isError: true` and can recover, so putting one where the other belongs changes what is tested.
-    """
+    """Warn where a failure is in the wrong layer: a host raises a JSON-RPC error as a failure of the
+    call, while the model reads a result with `isError: true` and can recover."""
+    name = params.get("name") if isinstance(params, dict) else None
+    name = name if isinstance(name, str) else None
     offered = name is not None and tools is not None and name in tools
     code = (response.get("error") or {}).get("code")
     # The recording's stand-in for an answer too long to keep is no failure at all (`_check_not_recorded`).
@@ -486,15 +420,8 @@ def _check_layers(
         what = f"{name!r}, a tool the cassette's tools/list does not offer," if name else "no tool `name`"
         problem = f"a tools/call of {what} answered as a tool error; a malformed request is a protocol error"
         message = f"'Unknown tool: {name}'" if name else "'Missing tool name'"
-        yield _Issue(
-            place + ("result", "isError"),
-            WARNING,
-            problem,
-            f"answer `error: {{code: -32602, message: {message}}}` (invalid params)",
-        )
-
-
-# --- checks on the text ---------------------------------------------------------------------------
+        fix = f"answer `error: {{code: -32602, message: {message}}}` (invalid params)"
+        yield _Issue(place + ("result", "isError"), WARNING, problem, fix)
 
 
 def _duplicate_keys(nodes: list[tuple[Place, yaml.Node]]) -> Iterator[_Issue]:

@@ -1,10 +1,6 @@
-"""`mockmcp lint`'s checks of match rules (`match:` on a request; see `core.rules`).
-
-What the loader cannot see, because it needs the recorded request beside its rules: a rule that
-refuses the very values it stands beside (the request as recorded would never be answered: an error),
-and a rule whose path leads nowhere in the recorded request (a typo, most likely: a warning, with
-the path meant when one is a slip away). An `any` rule may name a value the recording lacks on
-purpose (a host that adds it sometimes), so only the others are held to that.
+"""`mockmcp lint`'s checks of match rules, which need the recorded request beside its rules: a rule that
+refuses the very values it stands beside (an error: never answered), and a rule other than `any` whose path
+leads nowhere in the recorded request (a warning, naming the path meant when one is a slip away).
 """
 
 from __future__ import annotations
@@ -42,15 +38,12 @@ def rule_issues(cassette: Cassette, indices: list[int]) -> Iterator[RuleIssue]:
             found = locate(params, rule.path)
             if not found and rule.kind != "any":
                 meant = near(rule.text, _paths(params))
-                yield RuleIssue(
-                    place,
-                    False,
-                    f"`{rule.text}` leads nowhere in the recorded request, so its rule accepts only a request "
-                    "without that value",
-                    f"did you mean `{meant}`?"
-                    if meant
-                    else "name a path the recorded params have (relative to params)",
+                nowhere = f"`{rule.text}` leads nowhere in the recorded request"
+                problem = f"{nowhere}, so its rule accepts only a request without that value"
+                fix = (
+                    f"did you mean `{meant}`?" if meant else "name a path the recorded params have (relative to params)"
                 )
+                yield RuleIssue(place, False, problem, fix)
             for where, value in sorted(found.items(), key=lambda item: render_place(item[0])):
                 why = refusal(rule, value, value)
                 if rule.kind == "subset" and not isinstance(value, dict):
@@ -58,13 +51,12 @@ def rule_issues(cassette: Cassette, indices: list[int]) -> Iterator[RuleIssue]:
                 elif rule.kind == "unordered" and not isinstance(value, list):
                     why = f"{render_place(where)}: `unordered` compares lists, and this is not one"
                 if why is not None:
-                    yield RuleIssue(
-                        place,
-                        True,
+                    problem = (
                         f"the rule `{rule.render()}` refuses the recorded value itself ({why}), so no request, "
-                        "not even the one recorded, is answered by this interaction",
-                        "fix the rule (a regex must match the whole recorded string) or the recorded params",
+                        "not even the one recorded, is answered by this interaction"
                     )
+                    fix = "fix the rule (a regex must match the whole recorded string) or the recorded params"
+                    yield RuleIssue(place, True, problem, fix)
 
 
 def _paths(value: object) -> list[str]:

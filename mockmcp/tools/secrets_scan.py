@@ -1,13 +1,9 @@
 """Credentials left in cassette text: known key formats, bearer tokens, private keys.
 
-Cassettes get committed, so a secret recorded without `--redact` ends up in a repository's
-history. The scan runs over the raw text rather than the parsed data, so comments, mapping keys
-and a file that does not even parse are covered too; when the text does parse, the caller passes
-its YAML nodes and each secret also gets its place (`interactions[3].response.result...`).
-Each pattern must start at a word edge, so a key-like run inside a longer identifier (`task-...`,
-an opaque base64 `requestState`) does not count, and a value already redacted (`[REDACTED]`,
-`[REDACTED:NAME]`) matches no pattern. Only the first characters of a secret are ever shown: the
-report itself may end up in a CI log.
+Cassettes get committed. The scan reads the raw text, so comments, keys and a file that does not parse
+are covered too (with YAML nodes given, each secret gets its place). A pattern starts at a word edge, so
+a key-like run inside a longer identifier does not count, nor does `[REDACTED]`. Only the first
+characters of a secret are ever shown: the report may end up in a CI log.
 """
 
 from __future__ import annotations
@@ -46,11 +42,8 @@ FIX = (
 
 
 class Secret(NamedTuple):
-    """A credential found in the text: what kind, where, and the secret itself.
-
-    `value` is the secret (for a bearer token, without the word `Bearer`); never print it, show
-    `shown`. `place` is empty when no YAML value holds it (a comment, a file that does not parse).
-    """
+    """A credential found in the text; never print `value`, show `shown`. `place` is empty when no YAML value
+    holds it (a comment, a file that does not parse)."""
 
     kind: str
     start: int  # character offset in the text
@@ -90,14 +83,10 @@ def scan(text: str, nodes: Sequence[tuple[Place, yaml.Node]] = ()) -> list[Secre
 
 def _scalars(nodes: Sequence[tuple[Place, yaml.Node]]) -> list[tuple[Place, yaml.Node]]:
     """Scalar nodes with their places, mapping keys included (a secret can be a key)."""
-    scalars: list[tuple[Place, yaml.Node]] = [
-        (place, node) for place, node in nodes if isinstance(node, yaml.ScalarNode)
-    ]
+    scalars = [(place, node) for place, node in nodes if isinstance(node, yaml.ScalarNode)]
     for place, node in nodes:
         if isinstance(node, yaml.MappingNode):
-            scalars += [
-                (place + (str(key.value),), key) for key, _value in node.value if isinstance(key, yaml.ScalarNode)
-            ]
+            scalars += [(place + (str(k.value),), k) for k, _value in node.value if isinstance(k, yaml.ScalarNode)]
     return scalars
 
 

@@ -1,17 +1,10 @@
 """`mockmcp show`: a cassette as a transcript a person reads at a glance.
 
-One line per message, in cassette order: `→` what the client sent, `←` what the server sent. A
-client message carries its interaction's index (`[3]` is `interactions[3]`, as errors and edits
-name it), lines start with the recorded offset (`+0.977s`), a response ends with how long it took,
-and each fault knob is marked on the line whose behaviour it changes, as are a request's match rules
-(`match: arguments.query regex`). In a cassette of several
-recorded sessions, a rule line marks where each begins. Counts close the transcript.
-
-Rendering is pure: a line is built as three groups of (text, style) spans (the head with timing and
-arrow, the summary, the tail with timings and fault marks), cut to the width on its visible text
-(the summary gives way first, so marks are never cut off), and only then coloured, so colour never
-changes what fits. `show_file` loads; `print_show` is the shell the CLI calls. The HTML timeline
-(`html_view`) takes its summaries and marks from here too (`reply`, `client_marks`, `reply_marks`...).
+One line per message, in cassette order (`→` client, `←` server), with the interaction's index, the
+recorded offset and duration, each fault knob and match rule marked where it acts. A line is built as
+three groups of (text, style) spans (head, summary, tail), cut to the width on its visible text (the
+summary gives way first) and only then coloured, so colour never changes what fits. The HTML timeline
+takes its summaries and marks from here too.
 """
 
 from __future__ import annotations
@@ -34,6 +27,7 @@ from mockmcp.words import placeholder
 __all__ = [
     "client_marks",
     "counts",
+    "duration",
     "header",
     "matcher",
     "print_show",
@@ -66,11 +60,10 @@ class _Line(NamedTuple):
     tail: list[_Span]  # see the module docstring
 
 
-# clock: the width of the timing column (0 when the cassette has no timings); tag: of the `[N]` column
 class _Layout(NamedTuple):
     symbols: _Symbols
-    clock: int
-    tag: int
+    clock: int  # the width of the timing column (0 without timings)
+    tag: int  # the width of the `[N]` column
 
 
 def reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
@@ -79,32 +72,24 @@ def reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
         error = response["error"]
         return [(f"ERROR {error['code']} {error['message']}", "error")]
     result = response["result"]
-    if (
-        isinstance(result, dict)
-        and result.get("resultType") == "input_required"
-        and isinstance(result.get("inputRequests"), dict)
-    ):
+    if not isinstance(result, dict):
+        return [(summarize(RESULTS, method, result) or "{}", "")]
+    if result.get("resultType") == "input_required" and isinstance(asked := result.get("inputRequests"), dict):
         asks = [
-            f"{ask.get('method')} {summarize(PARAMS, ask.get('method'), ask.get('params'))}".rstrip()
-            for ask in result["inputRequests"].values()
-            if isinstance(ask, dict)
+            f"{a.get('method')} {summarize(PARAMS, a.get('method'), a.get('params'))}".rstrip()
+            for a in asked.values()
+            if isinstance(a, dict)
         ]
         return [("input required: " + "; ".join(asks), "tool")]
     text = summarize(RESULTS, method, result) or "{}"
-    return (
-        [("TOOL ERROR " + text, "tool")] if isinstance(result, dict) and result.get("isError") is True else [(text, "")]
-    )
-
-
-# --- fault knobs and counts --------------------------------------------------------------------------
+    return [("TOOL ERROR " + text, "tool")] if result.get("isError") is True else [(text, "")]
 
 
 def client_marks(item: Interaction) -> list[str]:
     """Knobs that change when or whether the client message is answered: delay, times and after."""
     marks = [f"delay {item.delay:g}s"] if item.delay else []
-    plays = ([f"times {item.times}"] if item.times != 1 else []) + (
-        [f"then {item.after}"] if item.after != "repeat" else []
-    )
+    plays = [f"times {item.times}"] if item.times != 1 else []
+    plays += [f"then {item.after}"] if item.after != "repeat" else []
     return marks + ([", ".join(plays)] if plays else [])
 
 
@@ -140,9 +125,6 @@ def counts(cassette: Cassette) -> list[_Span]:
     return spans + [(f"era{'s' if len(eras) > 1 else ''}: {', '.join(eras) or 'unknown'}", "")]
 
 
-# --- lines ---------------------------------------------------------------------------------------------
-
-
 def _head(layout: _Layout, at: float | None, index: str, arrow: str, indent: int = 0) -> list[_Span]:
     clock = "" if not layout.clock else ("" if at is None else f"+{at:.3f}s").rjust(layout.clock) + " "
     style = "to" if arrow == layout.symbols.to_server else "from"
@@ -167,9 +149,8 @@ def _server_lines(item: ServerItem, layout: _Layout, index: str, unsolicited: bo
         return [_Line(head, [(f"raw: {item.message}", "fault")], tail + _marks(layout, ["not JSON"]))]
     lines = [_Line(head, _message(item.message), tail)]
     if item.kind == REQUEST:
-        answer = (
-            [("no answer recorded", "dim")] if item.response is None else reply(item.message["method"], item.response)
-        )
+        answered = item.response is not None
+        answer = reply(item.message["method"], item.response) if answered else [("no answer recorded", "dim")]
         lines.append(_Line(_head(layout, None, "", layout.symbols.to_server, indent=2), answer, []))
     return lines
 
@@ -179,12 +160,13 @@ def _response_line(item: Interaction, layout: _Layout) -> _Line:
         body = [(f"raw: {item.raw_response}", "fault")]
     else:
         body = [("no response recorded", "dim")] if item.response is None else reply(item.method, item.response)
-    took = (
-        []
-        if item.took is None
-        else [(f"  ({item.took * 1000:.0f} ms)" if item.took < 1 else f"  ({item.took:.2f} s)", "dim")]
-    )
+    took = [] if item.took is None else [(f"  ({duration(item.took)})", "dim")]
     return _Line(_head(layout, None, "", layout.symbols.to_client), body, took + _marks(layout, reply_marks(item)))
+
+
+def duration(seconds: float) -> str:
+    """How long a response took, as show and the HTML timeline say it: `12 ms`, `1.50 s`."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
@@ -235,9 +217,6 @@ def _session_mark(session: int, cassette: Cassette, symbols: _Symbols) -> list[_
     return [(f"{symbols.rule} {text} {symbols.rule}", "bold")]
 
 
-# --- fitting and painting ------------------------------------------------------------------------------
-
-
 def _printable(text: str) -> str:
     """One line whatever the cassette holds: line breaks become spaces, other control characters escapes."""
     text = re.sub(r"\s*[\r\n]+\s*", " ", text).replace("\t", " ")
@@ -280,9 +259,9 @@ def _wrap(parts: list[_Span], width: int, more: str, first: str = ", ") -> list[
 
 
 def _paint(spans: list[_Span], color: bool) -> str:
-    return "".join(
-        f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if color and style and text.strip() else text for text, style in spans
-    )
+    if not color:
+        return "".join(text for text, _style in spans)
+    return "".join(f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if style and text.strip() else text for text, style in spans)
 
 
 def render(cassette: Cassette, color: bool, width: int, *, ascii_only: bool = False) -> str:
@@ -323,7 +302,5 @@ def print_show(path: str, color: str = "auto", width: int | None = None) -> None
     ascii_only = symbols.encode(encoding, "replace").decode(encoding) != symbols
     width = width or shutil.get_terminal_size((100, 24)).columns
     text = show_file(path, want_color(color, out, os.environ), width, ascii_only=ascii_only)
-    out.write(
-        text.encode(encoding, "replace").decode(encoding)
-    )  # what a cassette holds may not fit the encoding either
+    out.write(text.encode(encoding, "replace").decode(encoding))  # a cassette's text may not fit the encoding either
     out.flush()

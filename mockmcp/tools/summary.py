@@ -1,8 +1,6 @@
-"""One-line summaries of MCP messages, for people: a function per method, looked up in a table.
-
-`mockmcp show` uses them for its transcript. A method without a summarizer, or data of a shape its
-summarizer does not expect (cassettes are edited by hand), falls back to the data in YAML's flow
-style, so a summary never fails.
+"""One-line summaries of MCP messages, for people (`show`, the HTML timeline): a function per method, in a table.
+A method without one, or data of a shape it does not expect (cassettes are hand-edited), falls back to the
+data in YAML's flow style, so a summary never fails.
 """
 
 from __future__ import annotations

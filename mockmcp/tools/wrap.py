@@ -1,20 +1,11 @@
 """`mockmcp wrap`'s rules: a host's config with every server going through mockmcp, and back again. Pure.
 
-Theory of operation. A derived config is the user's text with a few values replaced, nothing
-else: a stdio entry's `command` and `args` become `python -m mockmcp record -o CASSETTE ...
-COMMAND ARGS` (or `replay CASSETTE`), a remote entry's URL a local one where `mockmcp serve` listens.
-Each change is an `Edit`: where it is (the place of the value), the text wrap wrote, and the text it
-replaced (None when wrap inserted `args` an entry had none of). Undoing is the same edits read the
-other way: the derived text is read again, and every value that still holds exactly the text wrap
-wrote gets its original text back, so `restore(derive(x)) == x` byte for byte, and an entry the
-user changed since is left as it is and named, never overwritten.
-
-What goes into a record command, so that no secret reaches a cassette: every key of the entry's
-`env` (and goose's `env_keys`, Codex's `env_vars`) as `--redact-env KEY`, since the host hands the
-child those variables; every `${...}` reference in its command and args as `--substitute
-NAME=${...}`: the host expands the reference in the derived args as it did in the original ones, so
-mockmcp gets the value whatever environment the host passes on, writes `${NAME}` in its place, and
-the replay command gets the same option. References stay references in the derived config.
+A derived config is the user's text with a few values replaced: a stdio entry's command and args by
+`python -m mockmcp record -o CASSETTE ... COMMAND ARGS` (or `replay`), a remote entry's URL by a local
+one where `mockmcp serve` listens. Each change is an `Edit`; undoing gives every value that still holds
+exactly what wrap wrote its original text back, so `restore(derive(x)) == x` byte for byte, and an
+entry changed since is named, never overwritten. No secret reaches a cassette: the entry's env keys
+become `--redact-env KEY`, its `${...}` references `--substitute NAME=${...}` (the host expands them).
 """
 
 from __future__ import annotations
@@ -89,10 +80,8 @@ def cassette_names(entries: Iterable[Entry]) -> dict[str, str]:
         file = ("_" + file[1:] if file.startswith(".") else file) + ".yaml"
         other = next((name for name, taken in names.items() if taken == file), None)
         if other is not None:
-            raise ConfigError(
-                f"the servers {other!r} and {entry.name!r} would share the cassette {file}",
-                fix="rename one of them in the config",
-            )
+            problem = f"the servers {other!r} and {entry.name!r} would share the cassette {file}"
+            raise ConfigError(problem, fix="rename one of them in the config")
         names[entry.name] = file
     return names
 
@@ -116,10 +105,9 @@ def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, re
     """The command line a stdio entry runs once wrapped: `python -m mockmcp record ... COMMAND ARGS`, or replay."""
     command = entry.command()
     if "mockmcp" in command[:3] or command[0].endswith("/mockmcp"):
+        fix = "run `mockmcp unwrap` on it first, or wrap the original config"
         raise ConfigError(
-            f"the server {entry.name!r} runs mockmcp already: this config is wrapped",
-            path=config.path,
-            fix="run `mockmcp unwrap` on it first, or wrap the original config",
+            f"the server {entry.name!r} runs mockmcp already: this config is wrapped", path=config.path, fix=fix
         )
     redact, substitute = secrets(config, entry)
     given = [arg for name, written in substitute for arg in ("--substitute", f"{name}={written}")]
@@ -164,16 +152,13 @@ def expand(text: str, environ: Mapping[str, str], where: str) -> str:
             return environ[name]
         if default is not None:
             return default
-        raise UsageError(
-            f"{where}: the config names ${{{name}}}, which is not set", f"set {name} here, as for the host"
-        )
+        problem = f"{where}: the config names ${{{name}}}, which is not set"
+        raise UsageError(problem, f"set {name} here, as for the host")
 
     expanded = _EXPANDABLE.sub(value, text)
     if "${" in expanded:
-        raise UsageError(
-            f"{where}: {text!r} holds a reference only the host can expand",
-            "write the value, or an environment variable",
-        )
+        fix = "write the value, or an environment variable"
+        raise UsageError(f"{where}: {text!r} holds a reference only the host can expand", fix)
     return expanded
 
 
@@ -185,34 +170,28 @@ def local_url(port: int, path: str) -> str:
 def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str, str]) -> tuple[str, list[Edit]]:
     """The config's text with each named stdio entry's command line and each remote entry's URL replaced;
     returns the text and the edits that `restore` undoes."""
-    edits: list[tuple[int, Edit, str]] = []  # (where in the text, the edit, what goes there)
+    edits: list[tuple[int, Edit]] = []  # (where in the text, the edit)
+
+    def replace(entry: Entry, place: Place, value: Any) -> None:
+        edits.append((config.spans[place][0], Edit(entry.name, place, _text(value), config.span_text(place))))
+
     for entry in config.entries:
         if entry.name in commands and entry.command_place is not None:
             command = commands[entry.name]
-            place = entry.command_place
-            edits.append(
-                (config.spans[place][0], Edit(entry.name, place, _text(command[0]), config.span_text(place)), "")
-            )
+            replace(entry, entry.command_place, command[0])
             if entry.args_place is not None:
-                args = entry.args_place
-                edits.append(
-                    (config.spans[args][0], Edit(entry.name, args, _text(command[1:]), config.span_text(args)), "")
-                )
+                replace(entry, entry.args_place, command[1:])
             else:
-                inserted = _inserted(config, place, _text(command[1:]))
-                edits.append((config.spans[place][1], Edit(entry.name, place, inserted, None), ""))
+                inserted = _inserted(config, entry.command_place, _text(command[1:]))
+                edits.append(
+                    (config.spans[entry.command_place][1], Edit(entry.name, entry.command_place, inserted, None))
+                )
         elif entry.name in urls and entry.url_place is not None:
-            place = entry.url_place
-            edits.append(
-                (config.spans[place][0], Edit(entry.name, place, _text(urls[entry.name]), config.span_text(place)), "")
-            )
+            replace(entry, entry.url_place, urls[entry.name])
     text = config.text
-    for where, edit, _ in sorted(edits, key=lambda each: each[0], reverse=True):
-        if edit.original is None:
-            text = text[:where] + edit.wrapped + text[where:]
-        else:
-            text = text[:where] + edit.wrapped + text[where + len(edit.original) :]
-    return text, [edit for _where, edit, _ in edits]
+    for where, edit in sorted(edits, key=lambda each: each[0], reverse=True):
+        text = text[:where] + edit.wrapped + text[where + len(edit.original or "") :]
+    return text, [edit for _where, edit in edits]
 
 
 def _inserted(config: Config, after: Place, args: str) -> str:
