@@ -38,7 +38,7 @@ from chromium import Chromium, find  # noqa: E402
 
 from mockmcp.cassette import store  # noqa: E402
 from mockmcp.cassette.model import Cassette  # noqa: E402
-from mockmcp.tools.html_page import lane_for, read_report, write_page  # noqa: E402
+from mockmcp.html._page import lane_for, read_report, write_page  # noqa: E402
 
 GOAL_S = 2.0
 

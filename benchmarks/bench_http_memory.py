@@ -159,8 +159,8 @@ def per_session(cassette: str, marks: tuple[int, ...]) -> Result:
 TRACED = """
 import gc, itertools, json, sys, tracemalloc
 from mockmcp.cassette.store import load
-from mockmcp.core.endpoint import Endpoint, Hooks, SessionParts
-from mockmcp.core.matching import Matcher
+from mockmcp.http._endpoint import Endpoint, Hooks, SessionParts
+from mockmcp.engine.matching import Matcher
 cassette = load(sys.argv[1])
 low, high = int(sys.argv[2]), int(sys.argv[3])
 count = itertools.count()

@@ -26,8 +26,8 @@ from _harness import ROOT, BenchError, Result, guarded, make_parser, print_headi
 sys.path.insert(0, ROOT)
 
 from mockmcp.cassette.validation import from_data
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay, Send
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay, Send
 
 OPEN = {"protocolVersion": "2025-11-25"}
 ANSWER = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}

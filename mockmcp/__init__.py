@@ -24,9 +24,8 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette, Interaction, ServerItem
     from mockmcp.cassette.store import load, loads, save
     from mockmcp.errors import CassetteError, ConfigError, MockmcpError, StrictFailure, UsageError
-    from mockmcp.plugin.mock_server import MockServer
-    from mockmcp.shells.inprocess import transport
-    from mockmcp.shells.inprocess_record import recording
+    from mockmcp.inprocess import recording, transport
+    from mockmcp.plugin._mock_server import MockServer
 
 __all__ = [
     "Cassette",
@@ -60,9 +59,9 @@ _HOMES = {
     "ConfigError": "mockmcp.errors",
     "UsageError": "mockmcp.errors",
     "StrictFailure": "mockmcp.errors",
-    "MockServer": "mockmcp.plugin.mock_server",
-    "transport": "mockmcp.shells.inprocess",
-    "recording": "mockmcp.shells.inprocess_record",
+    "MockServer": "mockmcp.plugin._mock_server",
+    "transport": "mockmcp.inprocess",
+    "recording": "mockmcp.inprocess",
 }
 
 

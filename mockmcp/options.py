@@ -10,8 +10,8 @@ It is on the launch path (docs/architecture.md, "Start-up rules").
 
 from __future__ import annotations
 
-from mockmcp.namedtuple import NamedTuple
-from mockmcp.protocol import SESSION_IDLE
+from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp._wire.protocol import SESSION_IDLE
 
 __all__ = ["BOUNDS", "Bounds", "RecordOptions", "ReplayOptions", "Substitution"]
 

@@ -79,7 +79,7 @@ def reports_keep_their_contract(tmp_path_factory: pytest.TempPathFactory) -> Ite
     yield
     import jsonschema
 
-    from mockmcp.core.report_schema import schema
+    from mockmcp.tools._report_schema import schema
 
     validator = jsonschema.Draft7Validator(schema())
     wrong = []

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from mockmcp._wire.jsonrpc import encode
+from mockmcp._wire.words import render_place
 from mockmcp.cassette import shapes, store, validation, yamlfile
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder, silent
 from mockmcp.errors import CassetteError
-from mockmcp.jsonrpc import encode
-from mockmcp.tools import lint
-from mockmcp.words import render_place
+from mockmcp.record._recorder import CLIENT, SERVER, Recorder, silent
+from mockmcp.tools import _lint as lint
 
 RESULT = ("interactions", 0, "response", "result")
 

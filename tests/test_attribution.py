@@ -1,4 +1,4 @@
-"""Which session a message through the HTTP recording proxy belongs to (`core/attribution.py`), sans-IO.
+"""Which session a message through the HTTP recording proxy belongs to (`http/_attribution.py`), sans-IO.
 
 Each row is a conversation with one `Attribution`: requests on named client connections (literal
 JSON-RPC bodies and headers as on the wire), each with the session it must be filed under; the
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core.attribution import UNTIED_KEPT, Attribution, initializes
+from mockmcp.http._attribution import UNTIED_KEPT, Attribution, initializes
 
 
 def call(request_id: int, name: str = "read_file") -> dict[str, Any]:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from mockmcp.cassette.model import Interaction
-from mockmcp.core.actions import Send
-from mockmcp.core.batch import Batch, answers_in_batch, array
+from mockmcp.engine.actions import Send
+from mockmcp.engine.batch import Batch, answers_in_batch, array
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
 ANSWERED = Interaction("request", CALL, response={"result": {}})

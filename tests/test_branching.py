@@ -17,9 +17,9 @@ import pytest
 
 from mockmcp.cassette.model import Interaction, ServerItem
 from mockmcp.cassette.store import loads
-from mockmcp.core.branching import Questions, answered_otherwise, asked_alike
-from mockmcp.core.matching import Matcher, canonical
-from mockmcp.core.replay import Replay, Send
+from mockmcp.engine.branching import Questions, answered_otherwise, asked_alike
+from mockmcp.engine.matching import Matcher, canonical
+from mockmcp.engine.replay import Replay, Send
 
 
 def log(data: str, token: Any = None) -> ServerItem:

@@ -13,8 +13,8 @@ from conftest import SHIPPED, child_env
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette import validation, yamlfile
 from mockmcp.cassette.model import Interaction, ServerItem
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.errors import CassetteError
+from mockmcp.record._recorder import CLIENT, SERVER, Recorder
 
 HEAD = "version: 1\ninteractions:\n"
 

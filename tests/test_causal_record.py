@@ -11,11 +11,11 @@ import pytest
 
 from mockmcp.cassette import schema, store, yamlfile
 from mockmcp.cassette.files import journal_path
-from mockmcp.core.recorder import CLIENT, SERVER
-from mockmcp.core.sse import SseEvents
 from mockmcp.errors import CassetteError
-from mockmcp.shells.journal import Journal, read
-from mockmcp.tools import lint
+from mockmcp.http._sse import SseEvents
+from mockmcp.record._journal import Journal, read
+from mockmcp.record._recorder import CLIENT, SERVER
+from mockmcp.tools import _lint as lint
 
 ASKED = """\
 version: 1

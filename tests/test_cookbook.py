@@ -25,7 +25,7 @@ from sdk_host import text_of
 from test_faults_sdk import HANDSHAKE  # a handshake and a tools/list that offers fetch (and more)
 
 from mockmcp.cassette import store, validation, yamlfile
-from mockmcp.tools import lint
+from mockmcp.tools import _lint as lint
 
 DOC = ROOT / "docs" / "faults.md"
 RECIPES = dict(re.findall(r"<!-- recipe: ([\w-]+) -->\n```yaml\n(.*?)```", DOC.read_text(), re.S))

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mockmcp.cassette.model import Interaction
-from mockmcp.core import emulation
+from mockmcp.engine import emulation
 
 V = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"

@@ -1,4 +1,4 @@
-"""Replay's Streamable HTTP endpoint (`core/endpoint.py`), sans-IO: literal HTTP requests in, what to write out.
+"""Replay's Streamable HTTP endpoint (`http/_endpoint.py`), sans-IO: literal HTTP requests in, what to write out.
 
 Each row is a conversation with one `Endpoint`: literal POST/GET/DELETE requests (JSON-RPC bodies and
 headers as on the wire), connections closed, timers fired (`WAKE` fires the oldest `Later` not yet
@@ -39,10 +39,23 @@ from typing import Any, NamedTuple
 import pytest
 
 from mockmcp.cassette.store import loads
-from mockmcp.core.endpoint import TURN, Drop, End, Endpoint, Event, Hooks, Later, Note, Open, Out, Respond, SessionParts
-from mockmcp.core.matching import Matcher
-from mockmcp.core.report import KEPT_MISSES, Report
-from mockmcp.core.streamable import KEEPALIVE_COMMENT, LOOPBACK, Answer
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.report import KEPT_MISSES, Report
+from mockmcp.http._endpoint import (
+    TURN,
+    Drop,
+    End,
+    Endpoint,
+    Event,
+    Hooks,
+    Later,
+    Note,
+    Open,
+    Out,
+    Respond,
+    SessionParts,
+)
+from mockmcp.http._streamable import KEEPALIVE_COMMENT, LOOPBACK, Answer
 from mockmcp.options import Bounds
 
 # --- cassettes -----------------------------------------------------------------------------------

@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mockmcp import jsonrpc, protocol
+from mockmcp._wire import jsonrpc, protocol
 from mockmcp.cassette import model
 from mockmcp.cassette.store import loads
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Note, Replay, Send
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Note, Replay, Send
 
 HANDSHAKE = """
 version: 1

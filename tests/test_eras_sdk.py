@@ -22,7 +22,7 @@ from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sdk_host import connect, full_session, text_of
 
-from mockmcp import protocol
+from mockmcp._wire import protocol
 from mockmcp.cassette import store
 
 pytestmark = pytest.mark.anyio

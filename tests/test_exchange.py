@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core import exchange
-from mockmcp.core.exchange import (
+from mockmcp._wire.protocol import PROTOCOL_VERSION_KEY
+from mockmcp.http import _exchange as exchange
+from mockmcp.http._exchange import (
     DONE,
     END,
     EVENTS,
@@ -39,7 +40,6 @@ from mockmcp.core.exchange import (
     asked,
 )
 from mockmcp.options import Bounds
-from mockmcp.protocol import PROTOCOL_VERSION_KEY
 
 # Bounds of a few bytes: a body over 100 streams; a message over 90 is not kept; 200 bytes are read of an answer
 # whose client left; the upstream timeout is 5 s.

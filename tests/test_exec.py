@@ -23,8 +23,8 @@ from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 from mockmcp.cassette.store import load
 from mockmcp.cli import options
 from mockmcp.cli.app import cli
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay
 
 SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 OPEN = {

@@ -23,8 +23,8 @@ from mcp_types import ElicitResult
 from sdk_host import roots, sampling, text_of
 
 from mockmcp.cassette.store import loads
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Note, Replay, Send
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Note, Replay, Send
 
 BOTH = """
 version: 1

@@ -30,14 +30,15 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc
+from mockmcp._wire import jsonrpc
 from mockmcp.cassette import store, yamlfile
-from mockmcp.core.matching import Matcher
-from mockmcp.core.recorder import CLIENT, SERVER
-from mockmcp.core.replay import Replay, Send
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay, Send
 from mockmcp.errors import CassetteError
-from mockmcp.shells import journal
-from mockmcp.tools import lint, show
+from mockmcp.record import _journal as journal
+from mockmcp.record._recorder import CLIENT, SERVER
+from mockmcp.tools import _lint as lint
+from mockmcp.tools import _show as show
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "cassettes").glob("*.yaml")) + sorted((ROOT / "examples").glob("*.yaml"))
@@ -167,7 +168,7 @@ def test_a_report_is_written_for_a_miss_whose_id_holds_a_lone_surrogate() -> Non
 
 
 def test_the_report_keeps_the_first_misses_and_counts_the_rest() -> None:
-    from mockmcp.core.report import KEPT_MISSES
+    from mockmcp.engine.report import KEPT_MISSES
 
     replay = engine()
     for n in range(KEPT_MISSES + 20):
@@ -414,7 +415,7 @@ def test_a_cache_that_cannot_be_written_leaves_no_temporary_file(
 
 
 def test_a_secret_used_as_a_key_and_in_an_id_reaches_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mockmcp.core.redact import Redactor
+    from mockmcp.engine.redact import Redactor
 
     monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
     secret = "sk-live-0123456789abcdef"
@@ -456,7 +457,7 @@ def test_show_and_lint_draw_the_deepest_messages_loading_takes(tmp_path: Path) -
 
 @pytest.mark.parametrize("body", [b'{"x": NaN}', b'{"x": 1e400}', b"[" * 600 + b"]" * 600])
 def test_what_the_recorder_forwards_but_json_data_cannot_hold_is_saved_raw(body: bytes) -> None:
-    from mockmcp.core.recorder import Recorder
+    from mockmcp.record._recorder import Recorder
 
     recorder = Recorder()
     recorder.feed(CLIENT, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}', 0.0)

@@ -21,8 +21,9 @@ from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 from mockmcp.cassette import store
 from mockmcp.cli.app import cli
 from mockmcp.errors import UsageError
-from mockmcp.tools import html_page, html_view
-from mockmcp.tools.html_page import lane_for, read_report, render_page, write_page
+from mockmcp.html import _page as html_page
+from mockmcp.html import _view as html_view
+from mockmcp.html._page import lane_for, read_report, render_page, write_page
 
 pytest_plugins = ["pytester"]
 
@@ -407,6 +408,6 @@ def test_mockmcp_html_all_writes_a_page_for_a_passed_test_too_and_none_writes_no
 
 def test_the_page_module_stays_off_the_plugin_and_replay_paths() -> None:
     loaded = "import sys, mockmcp.plugin.pytest_plugin, mockmcp.cli.replaying"
-    code = f"{loaded}; print('mockmcp.tools.html_page' in sys.modules)"
+    code = f"{loaded}; print('mockmcp.html._page' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), timeout=30)
     assert done.stdout.strip() == "False", done.stderr

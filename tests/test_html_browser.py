@@ -16,7 +16,7 @@ from conftest import SHIPPED
 from test_html import replay
 
 from mockmcp.cassette import store
-from mockmcp.tools.html_page import lane_for, write_page
+from mockmcp.html._page import lane_for, write_page
 
 pytestmark = pytest.mark.xdist_group("chromium")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core.streamable import LOOPBACK, Answer, admit, batch_refusal, sse_event
+from mockmcp.http._streamable import LOOPBACK, Answer, admit, batch_refusal, sse_event
 
 ALLOWED = LOOPBACK | {"mcp.test"}
 OK = {

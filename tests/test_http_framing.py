@@ -21,7 +21,8 @@ from sdk_host import text_of
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette import validation
 from mockmcp.cassette.files import journal_path
-from mockmcp.core.streamable import (
+from mockmcp.errors import CassetteError
+from mockmcp.http._streamable import (
     Framing,
     error_status_seen,
     framing_seen,
@@ -30,8 +31,7 @@ from mockmcp.core.streamable import (
     session_error_seen,
     sse_event,
 )
-from mockmcp.errors import CassetteError
-from mockmcp.shells.journal import Journal, finish
+from mockmcp.record._journal import Journal, finish
 
 INIT = {
     "jsonrpc": "2.0",

@@ -1,4 +1,4 @@
-"""The loop's connection (`shells/http_loop.py`), driven by hand over a socket pair: what it hands the
+"""The loop's connection (`http/_loop.py`), driven by hand over a socket pair: what it hands the
 server of each request and what it answers to one it cannot take, however the bytes are split and
 whatever follows them; its clocks (idle, 408) and the budget all connections share."""
 
@@ -13,10 +13,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from mockmcp.shells import http_loop
-from mockmcp.shells.http11 import IDLE_TIMEOUT, MAX_BODY, REQUEST_TIMEOUT
-from mockmcp.shells.http_loop import Connection, LoopServer, Request
-from mockmcp.shells.http_request import MAX_HEAD
+from mockmcp.http import _loop as http_loop
+from mockmcp.http._http11 import IDLE_TIMEOUT, MAX_BODY, REQUEST_TIMEOUT
+from mockmcp.http._loop import Connection, LoopServer, Request
+from mockmcp.http._request import MAX_HEAD
 
 SDK_POST = (
     b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n"

@@ -18,9 +18,9 @@ from mcp import Client
 from sdk_host import connect, elicit, full_session, sampling, text_of
 
 from mockmcp.cassette import store as cassette
-from mockmcp.core.redact import Redactor
-from mockmcp.shells.http_record import RecordingProxy
-from mockmcp.shells.journal import Journal
+from mockmcp.engine.redact import Redactor
+from mockmcp.http._record import RecordingProxy
+from mockmcp.record._journal import Journal
 
 pytestmark = pytest.mark.anyio
 

@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from conftest import MOCKMCP, ROOT, child_env, serve_each_connection, served, sse_messages
 
-from mockmcp import jsonrpc
+from mockmcp._wire import jsonrpc
+from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import store
 from mockmcp.cassette.model import CUT
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept
-from mockmcp.core.redact import Redactor
-from mockmcp.core.sse import SseEvents
+from mockmcp.engine.redact import Redactor
+from mockmcp.http._loop import PAUSE_READING
+from mockmcp.http._record import ProxyOptions, RecordingProxy
+from mockmcp.http._sse import SseEvents
 from mockmcp.options import Bounds
-from mockmcp.shells.http_loop import PAUSE_READING
-from mockmcp.shells.http_record import ProxyOptions, RecordingProxy
-from mockmcp.shells.journal import Journal, saved
-from mockmcp.words import RecordMode
+from mockmcp.record._journal import Journal, saved
+from mockmcp.record._recorder import CLIENT, SERVER, Recorder, Unkept
 
 LIMIT = 256 << 10  # the most of one message the proxy keeps, in these tests (`Bounds.kept_bytes`)
 WHOLE = Bounds().whole_bytes  # a body up to this goes whole

@@ -26,7 +26,7 @@ import pytest
 from conftest import HANDSHAKE, ROOT, recording, said, served, sse_messages
 
 from mockmcp.cassette import store
-from mockmcp.core.streamable import Framing, session_error, session_error_seen
+from mockmcp.http._streamable import Framing, session_error, session_error_seen
 
 # What the TypeScript SDK's example servers answer a request naming a session they do not hold
 # (unknown, or ended by DELETE): no `id` member at all.

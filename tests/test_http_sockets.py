@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from mockmcp.core.sse import SseEvents
-from mockmcp.core.streamable import sse_event
-from mockmcp.shells.http11 import MAX_BODY, reason_of
-from mockmcp.shells.http_loop import Connection, LoopServer, Request
+from mockmcp.http._http11 import MAX_BODY, reason_of
+from mockmcp.http._loop import Connection, LoopServer, Request
+from mockmcp.http._sse import SseEvents
+from mockmcp.http._streamable import sse_event
 
 
 class _CountingSocket:

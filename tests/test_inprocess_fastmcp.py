@@ -180,6 +180,6 @@ async def test_the_adapter_opens_a_session_per_connection_on_either_backend(anyi
 
 def test_without_fastmcp_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "fastmcp.client.transports.base", None)  # as if fastmcp were absent
-    monkeypatch.delitem(sys.modules, "mockmcp.shells.fastmcp_adapter", raising=False)  # imported before, or not
+    monkeypatch.delitem(sys.modules, "mockmcp.inprocess._fastmcp", raising=False)  # imported before, or not
     with pytest.raises(ImportError, match=r"^for_fastmcp\(\) adapts .* fastmcp's Client: install it \(pip install"):
         mockmcp.transport(NOTES).for_fastmcp()

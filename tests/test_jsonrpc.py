@@ -1,4 +1,4 @@
-"""Tests for mockmcp.jsonrpc: sorting parsed values into JSON-RPC shapes, and encoding lines.
+"""Tests for mockmcp._wire.jsonrpc: sorting parsed values into JSON-RPC shapes, and encoding lines.
 
 Covered:
 - `classify` on every valid shape (request with string and integer ids, notification with and
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc, protocol
+from mockmcp._wire import jsonrpc, protocol
 
 # --- classify: the valid shapes --------------------------------------------------------------
 

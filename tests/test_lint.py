@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
-from mockmcp import protocol
+from mockmcp._wire import protocol
 from mockmcp.cassette import shapes, yamlfile
 from mockmcp.cassette.store import render_place
-from mockmcp.tools import lint
+from mockmcp.tools import _lint as lint
 
 HEAD = "version: 1\ninteractions:\n"
 STATELESS = "version: 1\nmeta: {era: stateless}\ninteractions:\n"

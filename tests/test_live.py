@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from mockmcp.cassette.model import Interaction
-from mockmcp.core import live
-from mockmcp.core.actions import Cut, Send
+from mockmcp.engine import live
+from mockmcp.engine.actions import Cut, Send
 
 SUB = "io.modelcontextprotocol/subscriptionId"
 PROGRESS = {"method": "notifications/progress", "params": {"progressToken": 3, "progress": 1}}

@@ -25,11 +25,11 @@ from typing import Any
 
 import pytest
 
+from mockmcp._wire.words import parse_path
 from mockmcp.cassette.model import Cassette, Interaction
-from mockmcp.core.explain import explain_miss, record_fix, record_mode
-from mockmcp.core.matching import Matcher
+from mockmcp.engine.explain import explain_miss, record_fix, record_mode
+from mockmcp.engine.matching import Matcher
 from mockmcp.errors import UsageError
-from mockmcp.words import parse_path
 
 MCP = "io.modelcontextprotocol/"
 CALL = {"name": "read_file", "arguments": {"path": "notes.txt"}}

@@ -1,4 +1,4 @@
-"""`record --record-mode new_episodes` (`core/merge.py`), sans-IO: the cassette there was and a new recording in, the
+"""`record --record-mode new_episodes` (`record/_merge.py`), sans-IO: the cassette there was and a new recording in, the
 cassette to write and the notes for stderr out.
 
 Each row: the old cassette and the new recording as lists of interactions (literal JSON-RPC
@@ -22,8 +22,8 @@ import pytest
 
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.cassette.store import loads
-from mockmcp.core.explain import label
-from mockmcp.core.merge import merge, merged_meta
+from mockmcp.engine.explain import label
+from mockmcp.record._merge import merge, merged_meta
 
 UNCHANGED = "this session adds nothing the cassette does not already answer; the cassette is unchanged"
 

@@ -1,4 +1,4 @@
-"""mockmcp.namedtuple.NamedTuple against typing.NamedTuple: the same class bodies give the same classes.
+"""mockmcp._wire.namedtuple.NamedTuple against typing.NamedTuple: the same class bodies give the same classes.
 
 `define` holds the class bodies; it runs once with each NamedTuple, and every test compares what the
 two made. Then each NamedTuple class of mockmcp's own launch path is rebuilt from its source with
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc, namedtuple
+from mockmcp._wire import jsonrpc, namedtuple
 from mockmcp.cassette import model
 from mockmcp.cli import options
-from mockmcp.core import matching, redact, replay, report, selection
+from mockmcp.engine import matching, redact, replay, report, selection
 
 
 def define(NamedTuple: Any) -> SimpleNamespace:

@@ -19,7 +19,7 @@ from xml.etree import ElementTree
 import pytest
 from conftest import ROOT, child_env
 
-from mockmcp.plugin.naming import cassette_name
+from mockmcp.plugin._naming import cassette_name
 
 NODE_DIR = ROOT / "integrations" / "node"
 TIMEOUT = 120  # seconds, for one runner's whole file

@@ -25,8 +25,8 @@ from mcp import StdioServerParameters
 from sdk_host import connect, text_of
 
 from mockmcp.cassette.store import loads
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Note, Replay, Send, Wake
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Note, Replay, Send, Wake
 
 OVERTAKEN = """
 version: 1

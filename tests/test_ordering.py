@@ -14,8 +14,8 @@ import pytest
 
 from mockmcp.cassette.model import Interaction
 from mockmcp.cassette.store import loads
-from mockmcp.core.ordering import BLOCKED, GO, HELD, Ordering
-from mockmcp.core.timeline import Causes
+from mockmcp.engine.ordering import BLOCKED, GO, HELD, Ordering
+from mockmcp.engine.timeline import Causes
 
 
 def client(method: str, id: int | None = 1, at: float | None = None, took: float | None = None) -> Interaction:

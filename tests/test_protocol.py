@@ -1,4 +1,4 @@
-"""MCP's vocabulary (`mockmcp.protocol`): literal JSON-RPC messages in, the facts mockmcp reads out."""
+"""MCP's vocabulary (`mockmcp._wire.protocol`): literal JSON-RPC messages in, the facts mockmcp reads out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp import protocol
+from mockmcp._wire import protocol
 
 V = "io.modelcontextprotocol/protocolVersion"  # written out: tests state the protocol's facts themselves
 

@@ -35,7 +35,7 @@ def test_bad_input_raises_the_public_errors() -> None:
 
 def test_every_public_name_resolves_and_nothing_else_does() -> None:
     assert all(getattr(mockmcp, name) is not None for name in mockmcp.__all__)
-    assert mockmcp.MockServer.__module__ == "mockmcp.plugin.mock_server"
+    assert mockmcp.MockServer.__module__ == "mockmcp.plugin._mock_server"  # a private home, a public name
     assert dir(mockmcp) == sorted(mockmcp.__all__)  # no TYPE_CHECKING, annotations or private tables shown
     assert issubclass(mockmcp.ConfigError, mockmcp.MockmcpError)
     with pytest.raises(AttributeError, match="no attribute 'replay'"):

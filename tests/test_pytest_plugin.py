@@ -19,18 +19,20 @@ import yaml  # noqa: F401
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env, sse_messages
 
 import mockmcp.cassette.yamledit
-import mockmcp.tools.drift  # noqa: F401
+import mockmcp.tools._drift  # noqa: F401
 from mockmcp import MockServer
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import http_server, keeping, story
-from mockmcp.plugin.harness import Harness, Target, server_command
-from mockmcp.plugin.naming import cassette_name, merge_settings
-from mockmcp.plugin.privacy import Privacy
+from mockmcp.plugin import _http_server as http_server
+from mockmcp.plugin import _keeping as keeping
+from mockmcp.plugin import _story as story
+from mockmcp.plugin._harness import Harness, Target, server_command
+from mockmcp.plugin._naming import cassette_name, merge_settings
+from mockmcp.plugin._privacy import Privacy
 
 pytest_plugins = ["pytester"]
 

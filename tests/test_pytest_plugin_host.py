@@ -18,7 +18,7 @@ from conftest import ROOT, SHIPPED
 from test_pytest_plugin import HOST_HELPERS, NOTES_SERVER, run
 
 from mockmcp.cassette import store
-from mockmcp.tools import lint
+from mockmcp.tools import _lint as lint
 
 pytest_plugins = ["pytester"]
 

@@ -41,11 +41,11 @@ from test_cookbook import RECIPES
 
 import mockmcp
 from mockmcp.cli.app import cli
-from mockmcp.core.matching import Matcher
-from mockmcp.core.redact import Redactor
-from mockmcp.core.replay import Replay, Send
-from mockmcp.plugin.naming import MARKER_ARGUMENTS
-from mockmcp.tools import lint
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.redact import Redactor
+from mockmcp.engine.replay import Replay, Send
+from mockmcp.plugin._naming import MARKER_ARGUMENTS
+from mockmcp.tools import _lint as lint
 
 pytest_plugins = ["pytester"]
 
@@ -637,8 +637,8 @@ def test_the_wrap_commands(checkout: Path) -> None:
 
 def test_the_wrap_examples() -> None:
     """Every host's example on the wrap page is wrapped (each server through mockmcp) and unwrapped to its bytes."""
-    from mockmcp.tools.hostconfig import detect, read_config
-    from mockmcp.tools.wrap import cassette_names, derive, local_url, restore, wrapped_command
+    from mockmcp.wrap._hostconfig import detect, read_config
+    from mockmcp.wrap._rules import cassette_names, derive, local_url, restore, wrapped_command
 
     examples = [b for b in doc_blocks(ROOT / "docs" / "wrap.md") if b.lang in ("json", "jsonc", "yaml", "toml")]
     assert len(examples) == 7

@@ -363,9 +363,9 @@ def test_every_pipelined_request_gets_its_own_answer_in_the_cassette(tmp_path: P
 
 def test_a_chunk_is_journaled_before_it_is_forwarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The ordering that keeps answers behind their requests, checked at the moment of forwarding."""
-    from mockmcp.core.redact import Redactor
-    from mockmcp.shells import stdio_record as proxy
-    from mockmcp.shells.journal import Journal
+    from mockmcp.engine.redact import Redactor
+    from mockmcp.record._journal import Journal
+    from mockmcp.stdio import record as proxy
 
     journal = Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
     seen_at_forward: list[bytes] = []
@@ -528,7 +528,7 @@ def test_a_full_disk_is_said_once_and_nothing_after_it_is_journaled(
 ) -> None:
     import errno
 
-    from mockmcp.shells import journal as journals
+    from mockmcp.record import _journal as journals
 
     path = str(tmp_path / "c.yaml.journal")
     journal = journals.Journal(path, {"mode": "all", "meta": {}})
@@ -656,7 +656,7 @@ def test_re_recording_keeps_the_cassettes_mode_and_writes_through_a_link(tmp_pat
 def test_the_journal_is_synced_as_lines_come_at_most_once_a_period(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mockmcp.shells import journal as journals
+    from mockmcp.record import _journal as journals
 
     synced: list[int] = []
     monkeypatch.setattr(os, "fdatasync", synced.append)
@@ -716,7 +716,7 @@ def test_replay_of_a_cassette_that_only_has_a_journal_points_to_recover(tmp_path
 def test_the_journal_keeps_which_stream_a_server_line_came_on(tmp_path: Path) -> None:
     """`"r"` names a request's POST stream, `"g"` the session's GET stream; the cassette built from the
     journal (at the end, or by `recover`) files and marks them as the recorder does."""
-    from mockmcp.shells import journal as journals
+    from mockmcp.record import _journal as journals
 
     path = str(tmp_path / "c.yaml.journal")
     journal = journals.Journal(path, {"mode": "all", "meta": {}})
@@ -734,7 +734,7 @@ def test_the_journal_keeps_where_the_server_broke_an_answer_off_and_recover_rebu
     """`"b"` says that the server broke off its answer to a request (over HTTP: its stream ended before the
     HTTP message did), after what the journal holds before it; the cassette built from the journal (at the
     end, or by `recover`, the same code) keeps that request with `drop: cut`, `took` saying when."""
-    from mockmcp.shells import journal as journals
+    from mockmcp.record import _journal as journals
 
     out = tmp_path / "c.yaml"
     journal = journals.Journal(str(out) + ".journal", {"mode": "all", "meta": {}})
@@ -763,7 +763,7 @@ def test_a_session_that_left_no_interaction_takes_no_number(tmp_path: Path) -> N
     """Over HTTP a probe the server turns away (the SDK host's `server/discover` in auto mode) is a session of the
     proxy's that leaves no interaction: the cassette numbers the sessions it holds from 0, so that one recorded
     session reads as one."""
-    from mockmcp.shells import journal as journals
+    from mockmcp.record import _journal as journals
 
     out = tmp_path / "c.yaml"
     journal = journals.Journal(str(out) + ".journal", {"mode": "all", "meta": {}})

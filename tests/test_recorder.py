@@ -9,7 +9,7 @@ import pytest
 
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette import validation
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder, silent
+from mockmcp.record._recorder import CLIENT, SERVER, Recorder, silent
 
 
 def record(*lines: tuple[str, Any]) -> cassette.Cassette:

@@ -10,9 +10,9 @@ from pathlib import Path
 from conftest import MOCKMCP, ROOT, child_env
 
 from mockmcp.cassette.store import loads
-from mockmcp.core.matching import Matcher
-from mockmcp.core.redact import Redactor
-from mockmcp.core.replay import Replay, Send
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.redact import Redactor
+from mockmcp.engine.replay import Replay, Send
 
 RULES = Redactor.build(
     ("API_KEY",),

@@ -50,12 +50,12 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc
+from mockmcp._wire import jsonrpc
 from mockmcp.cassette.store import dump, loads
-from mockmcp.core.matching import Matcher
-from mockmcp.core.recorder import CLIENT, SERVER, Recorder
-from mockmcp.core.replay import Action, Cut, Note, Replay, Send, Wake
-from mockmcp.core.report import Report
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Action, Cut, Note, Replay, Send, Wake
+from mockmcp.engine.report import Report
+from mockmcp.record._recorder import CLIENT, SERVER, Recorder
 
 # --- helpers -------------------------------------------------------------------------------------
 
@@ -1238,7 +1238,7 @@ def test_a_lone_surrogate_matches_the_recorders_replacement_and_the_reply_keeps_
 
 
 def test_the_recorder_and_replay_replace_a_lone_surrogate_alike() -> None:
-    from mockmcp.core.recorder import CLIENT, SERVER, Recorder
+    from mockmcp.record._recorder import CLIENT, SERVER, Recorder
 
     call = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"cut \\ud83d"}}}'
     recorder = Recorder()
@@ -1249,7 +1249,7 @@ def test_the_recorder_and_replay_replace_a_lone_surrogate_alike() -> None:
 
 
 def test_a_lone_surrogate_is_replaced_after_redaction_too() -> None:
-    from mockmcp.core.redact import Redactor
+    from mockmcp.engine.redact import Redactor
 
     cassette = loads(
         """

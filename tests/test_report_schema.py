@@ -17,10 +17,10 @@ import pytest
 from conftest import MOCKMCP, ROOT, child_env
 
 from mockmcp.cassette.store import loads
-from mockmcp.core import report_schema
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay, Send
-from mockmcp.core.report import REPORT_VERSION, Report
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay, Send
+from mockmcp.engine.report import REPORT_VERSION, Report
+from mockmcp.tools import _report_schema as report_schema
 
 VALIDATOR = jsonschema.Draft7Validator(report_schema.schema())
 

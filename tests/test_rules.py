@@ -1,4 +1,4 @@
-"""Match rules (`core/rules.py`): a request's `match:` and the cassette's `meta.match`, as tables in memory.
+"""Match rules (`engine/rules.py`): a request's `match:` and the cassette's `meta.match`, as tables in memory.
 
 Covered:
 - each matcher (any, type, {type: NAME}, {regex: ...}, subset, unordered) accepting and refusing live
@@ -19,13 +19,13 @@ import pytest
 from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.store import loads
 from mockmcp.cassette.validation import from_data
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay, Send
-from mockmcp.core.selection import Recordings
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay, Send
+from mockmcp.engine.selection import Recordings
 from mockmcp.errors import CassetteError
-from mockmcp.tools import lint
-from mockmcp.tools.drift import compare
-from mockmcp.tools.show import render
+from mockmcp.tools import _lint as lint
+from mockmcp.tools._drift import compare
+from mockmcp.tools._show import render
 
 ANSWER = {"result": {"content": [{"type": "text", "text": "found"}]}}
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import pytest
 
 from mockmcp.cassette.model import Interaction
-from mockmcp.core.actions import Action, Note, Wake
-from mockmcp.core.schedule import TRANSITIONS, Job, Schedule
+from mockmcp.engine.actions import Action, Note, Wake
+from mockmcp.engine.schedule import TRANSITIONS, Job, Schedule
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
 # interactions[0]: a progress notification at 0.0, one at 1.0, its response at 2.0; [1]: its response at 0.5;

@@ -8,10 +8,10 @@ import pytest
 
 from mockmcp.cassette.model import Interaction
 from mockmcp.cassette.store import loads
-from mockmcp.core.consistency import changes_state, label
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay, Send
-from mockmcp.core.selection import Recordings, Selection
+from mockmcp.engine.consistency import changes_state, label
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay, Send
+from mockmcp.engine.selection import Recordings, Selection
 
 # Two clients recorded by one HTTP proxy: the same opening, then the same call answered differently
 # (the server counted), then a call only the second made.
@@ -127,7 +127,7 @@ def test_recorded_timing_waits_as_the_recording_did_scaled() -> None:
         "  server:\n  - at: 1.5\n    notification: {method: notifications/message, params: {level: info, data: half}}\n"
         "  response: {result: {content: []}}\n  took: 2.0\n"
     )
-    from mockmcp.core.replay import Wake
+    from mockmcp.engine.replay import Wake
 
     engine = Replay(cassette, Matcher.build(), timing=0.5)
     first = engine.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}')

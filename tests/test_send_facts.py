@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from mockmcp import jsonrpc
+from mockmcp._wire import jsonrpc
 from mockmcp.cassette.store import loads
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Note, Replay, Send
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Note, Replay, Send
 
 SUB = "io.modelcontextprotocol/subscriptionId"
 CASSETTE = """

@@ -22,8 +22,8 @@ from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
 
 from mockmcp.cassette.store import load
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay, Send, Wake
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay, Send, Wake
 
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from elicit_counter import build  # a test server, beside the tests

@@ -15,7 +15,7 @@ from conftest import ROOT, SHIPPED, child_env
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction
 from mockmcp.errors import CassetteError, UsageError
-from mockmcp.tools import show
+from mockmcp.tools import _show as show
 
 ALL = sorted(SHIPPED.glob("*.yaml"))
 

@@ -33,7 +33,7 @@ REQUEST = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
 REQUEST["params"] = {"name": "read_file", "arguments": {"path": "notes.txt"}}
 RESULT = {"content": [{"type": "text", "text": "remember to buy milk"}], "isError": False}
 
-# Each costs milliseconds to import, and none serves a cached cassette over stdio (typing: see mockmcp.namedtuple).
+# Each costs milliseconds to import, and none serves a cached cassette over stdio (typing: see _wire.namedtuple).
 FORBIDDEN = ("click", "yaml", "deepdiff", "h11", "asyncio", "typing")
 
 SCRIPT = shutil.which("mockmcp", path=os.path.dirname(sys.executable))

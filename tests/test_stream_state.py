@@ -1,4 +1,4 @@
-"""The life of one stream at replay's HTTP endpoint (`core/stream_state.py`), as conversations with its table.
+"""The life of one stream at replay's HTTP endpoint (`http/_stream_state.py`), as conversations with its table.
 
 Each row is a stream's life from its first state: the events it takes, each with the state it is in after
 and the effects, in order, that its `Stream` carries out. The endpoint's own tables (tests/test_endpoint.py)
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockmcp.core.stream_state import step
+from mockmcp.http._stream_state import step
 
 LIVES = [
     pytest.param(

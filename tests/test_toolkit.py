@@ -18,9 +18,9 @@ import pytest
 from conftest import ROOT
 
 from mockmcp.cassette import store
-from mockmcp.shells import toolkit
-from mockmcp.shells.live_server import drive
-from mockmcp.shells.toolkit import LineSplitter, stop_child, write_all
+from mockmcp.record._live import drive
+from mockmcp.stdio import toolkit
+from mockmcp.stdio.toolkit import LineSplitter, stop_child, write_all
 
 SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 
@@ -189,7 +189,7 @@ def test_wait_exit_returns_when_woken_and_when_the_child_exits(exit_fd: str) -> 
         f"""
         import sys, threading, time
         sys.path.insert(0, {str(ROOT)!r})
-        from mockmcp.shells.toolkit import Signals, wait_exit
+        from mockmcp.stdio.toolkit import Signals, wait_exit
         import subprocess
         child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
         with Signals() as signals:
@@ -214,7 +214,7 @@ SIGNALS = textwrap.dedent(
     """
     import os, signal, sys, threading
     sys.path.insert(0, ROOT)
-    from mockmcp.shells.toolkit import Signals, wait_readable
+    from mockmcp.stdio.toolkit import Signals, wait_readable
     relayed = []
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     with Signals(relay=relayed.append) as signals:
@@ -240,7 +240,7 @@ WRITE_WHOLE = textwrap.dedent(
     """
     import os, signal, sys, threading, time
     sys.path.insert(0, ROOT)
-    from mockmcp.shells.toolkit import Signals, write_whole
+    from mockmcp.stdio.toolkit import Signals, write_whole
     read, write = os.pipe()
     data = b"x" * 1_000_000
     got = bytearray()

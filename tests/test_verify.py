@@ -18,10 +18,10 @@ from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.cli.commands import recorded_command
-from mockmcp.core.matching import Matcher
+from mockmcp.engine.matching import Matcher
 from mockmcp.errors import UsageError
-from mockmcp.shells.live_server import drive
-from mockmcp.tools import drift
+from mockmcp.record._live import drive
+from mockmcp.tools import _drift as drift
 
 NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
 VARIANT = [sys.executable, str(ROOT / "tests" / "servers" / "notes_variant.py")]

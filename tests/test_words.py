@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from conftest import MOCKMCP, child_env
 
-from mockmcp import words
+from mockmcp._wire import words
+from mockmcp._wire.words import RecordMode
 from mockmcp.errors import UsageError
-from mockmcp.words import RecordMode
 
 TYPES = [
     # (value, JSON's name, with its article, the cassette's YAML word)

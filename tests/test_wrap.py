@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from mockmcp.errors import ConfigError, UsageError
-from mockmcp.tools.hostconfig import detect, read_config, references
-from mockmcp.tools.wrap import cassette_names, derive, expand, local_url, remote, restore, wrapped_command
+from mockmcp.wrap._hostconfig import detect, read_config, references
+from mockmcp.wrap._rules import cassette_names, derive, expand, local_url, remote, restore, wrapped_command
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -13,9 +13,9 @@ written. `to_data` gives back the plain data a cassette file holds.
 
 from __future__ import annotations
 
-from mockmcp import protocol
-from mockmcp.jsonrpc import NOTIFICATION, REQUEST
-from mockmcp.namedtuple import NamedTuple
+from mockmcp._wire import protocol
+from mockmcp._wire.jsonrpc import NOTIFICATION, REQUEST
+from mockmcp._wire.namedtuple import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -20,11 +20,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from mockmcp._wire.protocol import REVISIONS
+from mockmcp._wire.words import NAME_PATTERN
 from mockmcp.cassette import shapes
 from mockmcp.cassette.model import ANY_TIMES, MATCHERS, NOTIFICATION, RAW, REQUEST
 from mockmcp.cassette.validation import CASSETTE, MATCHER, REQUEST_ONLY, Field
-from mockmcp.protocol import REVISIONS
-from mockmcp.words import NAME_PATTERN
 
 __all__ = ["MODELINE", "SCHEMA_URL", "schema", "text"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from mockmcp.protocol import (
+from mockmcp._wire.protocol import (
     CANCELLED,
     CLIENT_CAPABILITIES_KEY,
     DISCOVER,
@@ -42,7 +42,7 @@ from mockmcp.protocol import (
     STATELESS_VERSION,
     SUBSCRIPTION_ID_KEY,
 )
-from mockmcp.words import Place, yaml_type
+from mockmcp._wire.words import Place, yaml_type
 
 __all__ = [
     "CONTENT_TYPES",

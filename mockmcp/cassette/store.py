@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 
+from mockmcp._wire.words import Place, render_place
 from mockmcp.cassette import files
 from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, ServerItem
 from mockmcp.cassette.validation import Problem, from_data
 from mockmcp.cassette.validation import cassette as validated
 from mockmcp.errors import CassetteError
-from mockmcp.words import Place, render_place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,12 +15,12 @@ code (through `to_data`, the road a file takes); both raise a located CassetteEr
 
 from __future__ import annotations
 
+from mockmcp._wire.jsonrpc import MAX_DEPTH, NOTIFICATION, REQUEST, is_valid_id
+from mockmcp._wire.protocol import CANCELLED, LISTEN
+from mockmcp._wire.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 from mockmcp.cassette import model
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import CassetteError, UsageError
-from mockmcp.jsonrpc import MAX_DEPTH, NOTIFICATION, REQUEST, is_valid_id
-from mockmcp.protocol import CANCELLED, LISTEN
-from mockmcp.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

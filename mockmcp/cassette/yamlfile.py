@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from mockmcp.jsonrpc import depth
-from mockmcp.words import Place
+from mockmcp._wire.jsonrpc import depth
+from mockmcp._wire.words import Place
 
 __all__ = ["Refused", "compose", "dump", "dump_block", "line_in", "line_of", "lines", "load", "nodes", "shallow_lines"]
 

@@ -16,18 +16,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mockmcp import __version__
+from mockmcp._wire.words import RecordMode
 from mockmcp.cli import commands, options
 from mockmcp.cli.executing import exec_command
 from mockmcp.cli.exits import abort, fail
 from mockmcp.cli.options import option
 from mockmcp.cli.replaying import deprecated, note, replay_cassette
-from mockmcp.cli.wrapping import Wrapping, serve_config, unwrap_config, wrap_config
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.options import Bounds, RecordOptions, ReplayOptions
-from mockmcp.tools.hostconfig import FORMATS
-from mockmcp.tools.lint import failed, lint_paths, summary
-from mockmcp.tools.show import print_show
-from mockmcp.words import RecordMode
+from mockmcp.tools import failed, lint_paths, print_show, summary
+from mockmcp.wrap import FORMATS, Wrapping, serve_config, unwrap_config, wrap_config
 
 __all__ = ["ParsedValue", "cli", "main", "param_type"]
 
@@ -292,7 +290,7 @@ def show(cassette: str, color: str, width: int | None, html: str | None, reports
             raise UsageError("--with-report is an option of `show --html FILE`", "add --html FILE, or leave it out")
         print_show(cassette, color, width)
         return
-    from mockmcp.tools.html_page import write_show_page  # deferred: only --html draws a page
+    from mockmcp.html import write_show_page
 
     click.echo(f"mockmcp: wrote {write_show_page(cassette, reports, html)}", err=True)
 

@@ -12,26 +12,23 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
 from mockmcp.cli.options import Serving
 from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
-from mockmcp.core import report_schema
-from mockmcp.core.matching import Matcher
-from mockmcp.core.recorder import silent
-from mockmcp.core.redact import Redactor
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.options import BOUNDS, Bounds, RecordOptions, ReplayOptions
-from mockmcp.shells.journal import Journal, finish, journal_path, saved
-from mockmcp.shells.live_server import drive
-from mockmcp.shells.stdio_record import Outcome, run_proxy
-from mockmcp.tools.drift import compare, updated
-from mockmcp.words import RecordMode
+from mockmcp.record import Journal, drive, finish, journal_path, saved, silent
+from mockmcp.stdio.record import Outcome, run_proxy
+from mockmcp.tools import compare, report_schema_text, updated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from mockmcp.shells.toolkit import Signals
+    from mockmcp.stdio.toolkit import Signals
 
 __all__ = [
     "diff_cassettes",
@@ -68,8 +65,7 @@ def record_session(path: str, command: list[str], options: RecordOptions) -> Out
 def record_http(path: str, target: str, options: RecordOptions, serving: Serving, bounds: Bounds = BOUNDS) -> None:
     """Record every session through a reverse proxy to a Streamable HTTP server, until SIGINT or SIGTERM."""
     try:  # h11 is optional (mockmcp[http])
-        from mockmcp.shells.http11 import serve_until_signalled
-        from mockmcp.shells.http_record import ProxyOptions, RecordingProxy
+        from mockmcp.http import ProxyOptions, RecordingProxy, serve_until_signalled
     except ImportError as exc:
         raise http_extra("recording", exc) from None
     mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
@@ -208,7 +204,7 @@ def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
 
 def write_schema(output: str | None, report: bool = False) -> None:
     """The cassette format's JSON Schema (with report: the --report JSON's) to stdout, or atomically to a file."""
-    text = report_schema.text() if report else schema.text()
+    text = report_schema_text() if report else schema.text()
     if output is None:
         sys.stdout.write(text)
         return

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 
+from mockmcp._wire.words import RecordMode
 from mockmcp.cassette.files import atomic_write
 from mockmcp.cli.options import STDIO, Serving, build
 from mockmcp.cli.replaying import deprecated, replay_cassette
-from mockmcp.core.report import REPORT_VERSION
+from mockmcp.engine.report import REPORT_VERSION
 from mockmcp.errors import MockmcpError, StrictFailure, UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.words import RecordMode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp._wire.protocol import SESSION_IDLE
+from mockmcp._wire.words import RecordMode, parse_substitution, timing_factor
 from mockmcp.errors import UsageError
-from mockmcp.namedtuple import NamedTuple
 from mockmcp.options import Bounds, ReplayOptions
-from mockmcp.protocol import SESSION_IDLE
-from mockmcp.words import RecordMode, parse_substitution, timing_factor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,19 +15,19 @@ import sys
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import atomic_write, journal_path
 from mockmcp.cli.options import PLAIN, STDIO, Serving
-from mockmcp.core.matching import Matcher
-from mockmcp.core.replay import Replay
-from mockmcp.core.report import Report
-from mockmcp.core.selection import Recordings
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.replay import Replay
+from mockmcp.engine.report import Report
+from mockmcp.engine.selection import Recordings
 from mockmcp.errors import StrictFailure, UsageError
 from mockmcp.options import BOUNDS, Bounds, ReplayOptions
-from mockmcp.shells.stdio_replay import serve
-from mockmcp.shells.toolkit import Signals
+from mockmcp.stdio.replay import serve
+from mockmcp.stdio.toolkit import Signals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
-    from mockmcp.core.redact import Redactor
+    from mockmcp.engine.redact import Redactor
 
 __all__ = ["address", "deprecated", "http_extra", "note", "replay_cassette"]
 
@@ -94,7 +94,7 @@ def replay_cassette(
 
 def _journal_note(cassette: str, journal: str) -> str:
     """What replay says of a journal beside its cassette: a recording running now, or one interrupted."""
-    from mockmcp.shells.journal import holder
+    from mockmcp.record import holder
 
     live = holder(journal)
     if live is not None:
@@ -109,7 +109,7 @@ def _write_report(report: Report, options: ReplayOptions) -> None:
         # {pid} lets one --report option serve a host that launches the server several times.
         atomic_write(options.report.replace("{pid}", str(os.getpid())), report.json_text())
     if options.html:
-        from mockmcp.tools.html_page import write_replay_page  # deferred: only --html draws a page
+        from mockmcp.html import write_replay_page
 
         page = write_replay_page(report, options.html.replace("{pid}", str(os.getpid())))
         note(f"the session as a timeline: {page}")
@@ -121,7 +121,7 @@ def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], 
     then); raises UsageError for a substitution whose value here is not given."""
     if not recorded.meta.get("redact") and not recorded.meta.get("substitute"):
         return None
-    from mockmcp.core.redact import Redactor
+    from mockmcp.engine.redact import Redactor
 
     return Redactor.for_replay(recorded.meta, os.environ, given, recorded.path or "the cassette")
 
@@ -132,9 +132,7 @@ def _serve_http(
     """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report.
     engine: what each session's engine is built from (the cassette, its matcher and redactor, the timing)."""
     try:
-        from mockmcp.core.endpoint import SessionParts
-        from mockmcp.shells.http11 import serve_until_signalled
-        from mockmcp.shells.http_replay import HttpReplay
+        from mockmcp.http import HttpReplay, SessionParts, serve_until_signalled
     except ImportError as exc:
         raise http_extra("replay", exc) from None
     listen = serving.listen or ("127.0.0.1", 0)

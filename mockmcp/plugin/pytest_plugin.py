@@ -14,14 +14,17 @@ from typing import Any
 
 import pytest
 
+from mockmcp._wire.words import RecordMode, parse_substitution
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import keeping, naming, story, timeline
-from mockmcp.plugin.configured import Configured, config_path, read_configured
-from mockmcp.plugin.harness import Harness, Target, server_command
-from mockmcp.plugin.mock_server import MockServer, MockServers
-from mockmcp.plugin.privacy import Privacy
-from mockmcp.words import RecordMode, parse_substitution
+from mockmcp.plugin import _keeping as keeping
+from mockmcp.plugin import _naming as naming
+from mockmcp.plugin import _story as story
+from mockmcp.plugin import _timeline as timeline
+from mockmcp.plugin._configured import Configured, config_path, read_configured
+from mockmcp.plugin._harness import Harness, Target, server_command
+from mockmcp.plugin._mock_server import MockServer, MockServers
+from mockmcp.plugin._privacy import Privacy
 
 __all__ = [  # the fixtures, each of which a conftest.py may override
     "mockmcp",

@@ -1,0 +1,115 @@
+"""The server's questions to the host: under which ids they await an answer, and which recording
+replay follows when the host answers otherwise than recorded. No I/O.
+
+Theory of operation. A server that asks the host something (sampling, elicitation, roots) goes on
+by the answer it gets: a host that declines an elicitation gets another result than one that
+accepts. A cassette may hold both: `record --mode new`, run once per answer, adds a recording of
+the same request per answer the host gave (docs/cassette-format.md). When the live host answers
+otherwise than the recording being played, replay looks among the recordings of the same request
+for one in which the server asked the same way up to that question (the same messages, the same
+earlier answers) and the host answered as the live host did; that recording says what the server
+does then, and replay goes on from its next step, following its recorded session from then on.
+Only recordings of recorded sessions consistent with everything the live session did before count
+(`selection` says which, and passes them here): a declining recording says nothing of a decline
+that came after an accept its host never gave. None: the answer is a mismatch.
+`Questions` keeps the requests in flight by the id the host answers.
+"""
+
+from __future__ import annotations
+
+from mockmcp._wire import jsonrpc
+from mockmcp.cassette.model import RAW, REQUEST
+from mockmcp.engine.matching import answer_body, canonical
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Iterable
+    from typing import Any
+
+    from mockmcp.cassette.model import Interaction, ServerItem
+
+__all__ = ["Questions", "answered_otherwise", "asked_alike", "differences"]
+
+
+def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
+    """Whether two recordings' server messages agree up to the server request at `at`, and the host's
+    answers before it too. Notifications agree by method: a progress token differs between recordings."""
+    if len(first) <= at or len(second) <= at:
+        return False
+    for n, (one, other) in enumerate(zip(first[: at + 1], second[: at + 1], strict=True)):
+        if one.kind != other.kind:
+            return False
+        if one.kind == RAW:
+            if one.message != other.message:
+                return False
+            continue
+        if one.message.get("method") != other.message.get("method"):
+            return False
+        if one.kind == REQUEST and canonical(one.message.get("params")) != canonical(other.message.get("params")):
+            return False
+        if n < at and canonical(answer_body(one.response)) != canonical(answer_body(other.response)):
+            return False
+    return True
+
+
+def answered_otherwise(
+    interactions: tuple[Interaction, ...], recordings: Iterable[int], index: int, at: int, live: str
+) -> int | None:
+    """Another of `recordings` (the indexes of the recordings of interactions[index]'s request) in which the
+    server asked as interactions[index] did up to its server request at `at`, and the host answered it
+    `live` (an answer's body, canonical JSON); None when there is none."""
+    played = interactions[index].server
+    for other in recordings:
+        items = interactions[other].server
+        if other != index and asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live:
+            return other
+    return None
+
+
+def differences(recorded: Any, answered: Any) -> tuple[str, ...]:
+    """How the host's answer differs from the recorded one (their bodies), in words, for the mismatch."""
+    from mockmcp.engine.explain import describe_differences  # deferred: only a difference pays for deepdiff
+
+    found = describe_differences(recorded, answered, "the host's", "the host's answer", root="answer")
+    return tuple(text for _path, text in found)
+
+
+class Questions:
+    """The server requests awaiting the host's answer on one live session, by the id each went out under.
+
+    A server request goes out under its recorded id, so the host sees the ids the server used (id 0
+    is where falsy-id bugs live); only an id already in flight, which the host could not tell apart,
+    or one that is not a valid id, is replaced by a fresh one.
+    """
+
+    __slots__ = ("_awaiting", "_next")
+
+    def __init__(self) -> None:
+        self._awaiting: dict[Any, tuple[Any, ServerItem]] = {}  # our id -> (the job asking, what it asked)
+        self._next = 1
+
+    def ask(self, job: Hashable, item: ServerItem) -> Any:
+        """The id the request `item` of job `job` goes out under; it awaits an answer from now on."""
+        recorded = item.message.get("id")
+        asked = recorded
+        if not jsonrpc.is_valid_id(recorded) or recorded in self._awaiting:
+            while self._next in self._awaiting:
+                self._next += 1
+            asked = self._next
+            self._next += 1
+        self._awaiting[asked] = (job, item)
+        return asked
+
+    def answered(self, asked: Any) -> tuple[Any, ServerItem] | None:
+        """The host answered id `asked`: the job that asked and what (None: no request of ours has that id)."""
+        return self._awaiting.pop(asked, None)
+
+    def withdraw(self, asked: Any) -> None:
+        """The job that asked is gone (the host cancelled its request): no answer is awaited."""
+        self._awaiting.pop(asked, None)
+
+    def abandon(self) -> list[tuple[Any, Any, ServerItem]]:
+        """The host can answer nothing more: every request awaiting an answer, (id, job, item), in the order asked."""
+        abandoned = [(asked, job, item) for asked, (job, item) in self._awaiting.items()]
+        self._awaiting.clear()
+        return abandoned

@@ -1,0 +1,248 @@
+"""What a real server of the recorded revision says where the cassette is silent. Pure functions.
+
+Theory of operation. A cassette holds one server's answers to one host. A live host may differ from
+that host in ways a real server answers by the rules of its revision, not by anything it recorded:
+it may ping when the recording has no ping, open in the other era of MCP, declare other client
+capabilities, or ask for an older protocol version. Each function here takes the live message and
+what the recording holds, and says what such a server answers and what mockmcp notes about it. The
+engine (`replay`) decides when to ask, sends the answers and keeps the report; nothing here keeps
+state, so each rule is a row of a table (tests/test_emulation.py).
+"""
+
+from __future__ import annotations
+
+from mockmcp._wire import jsonrpc, protocol
+from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp.cassette.model import REQUEST
+from mockmcp.engine.matching import canonical
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container
+    from typing import Any
+
+    from mockmcp.cassette.model import Interaction
+
+__all__ = [
+    "Capabilities",
+    "Refusal",
+    "capability_differences",
+    "capability_note",
+    "other_era",
+    "ping",
+    "recorded_eras",
+    "refusal",
+    "undeclared",
+    "version_note",
+]
+
+
+class Refusal(NamedTuple):
+    """How a server refuses a request the cassette never recorded: the error code, the reason (for the
+    miss it is), and the error response (None: the miss's own, which carries its explanation)."""
+
+    code: int
+    reason: str
+    error: dict[str, Any] | None = None
+
+
+def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> Refusal:
+    """How replay refuses a request no recording answers: as `refused` says (a server of the recorded revision
+    refusing it), else "no match" for a `recorded` method (its error carrying the miss's explanation), else
+    "method not found", as a server that never heard of the method answers."""
+    if refused is not None:
+        return refused
+    if method in recorded:
+        return Refusal(jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request")
+    return Refusal(jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}")
+
+
+def ping(message: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The answer to a ping the cassette never recorded, and a note (None: nothing to note).
+
+    A handshake-era server answers `{}` at any time; 2026-07-28 has no `ping`, so its servers answer
+    -32601, as the SDK's server answers a method it does not know: the method's name in `data`.
+    Neither is a gap in the cassette, so neither is a miss.
+    """
+    if not protocol.speaks_stateless(message):
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {}}, None
+    error = jsonrpc.error_response(message["id"], jsonrpc.METHOD_NOT_FOUND, "Method not found", protocol.PING)
+    note = (
+        f"mockmcp: the host sent ping in the {protocol.STATELESS_VERSION} era, which has no ping; "
+        "answered -32601 as a server of that revision does"
+    )
+    return error, note
+
+
+def recorded_eras(interactions: tuple[Interaction, ...]) -> list[str]:
+    """The eras the cassette's sessions speak, handshake first."""
+    exchanges = ((i.message, i.response) for i in interactions if i.kind == REQUEST)
+    return list(protocol.session_eras(exchanges))
+
+
+def other_era(message: dict[str, Any], interactions: tuple[Interaction, ...], where: str) -> Refusal | None:
+    """How a server of the cassette's era refuses an opening of the other era; None when that is not the case.
+
+    A cassette of 2026-07-28 sessions only is a server of that revision to the host: asked
+    `initialize`, it answers -32022 with the versions it speaks, which a client in auto mode takes
+    as its cue to probe `server/discover`. One of handshake-era sessions only answers
+    `server/discover` -32601, as such a server does, and the host falls back to `initialize`.
+    Either way the host opened in an era the recording never saw: a miss, saying how to record it.
+    `where`: the cassette, as the reason names it.
+    """
+    method = message["method"]
+    if method not in (protocol.INITIALIZE, protocol.DISCOVER):
+        return None
+    eras = recorded_eras(interactions)
+    if method == protocol.INITIALIZE and eras == [protocol.STATELESS]:
+        versions = sorted({v for i in interactions if (v := protocol.protocol_version(i.message)) is not None})
+        params = message.get("params")
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        reason = (
+            f"the host opened with initialize (the handshake era), and {where} holds only "
+            f"{protocol.STATELESS_VERSION} sessions; answered {protocol.UNSUPPORTED_VERSION} with the versions it "
+            "recorded, as a server of that revision does (a client in auto mode then probes server/discover)"
+            + _recorded_by(interactions)
+        )
+        data: dict[str, Any] = {"supported": versions or [protocol.STATELESS_VERSION]}
+        if isinstance(requested, str):
+            data["requested"] = requested
+        error = jsonrpc.error_response(
+            message["id"], protocol.UNSUPPORTED_VERSION, "Unsupported protocol version", data
+        )
+        return Refusal(protocol.UNSUPPORTED_VERSION, reason, error)
+    if method == protocol.DISCOVER and eras == [protocol.HANDSHAKE]:
+        reason = (
+            f"the host probed server/discover (the {protocol.STATELESS_VERSION} era), and {where} holds only "
+            "handshake-era sessions; answered -32601, as a server of that era does (the host then falls back "
+            "to initialize)" + _recorded_by(interactions)
+        )
+        return Refusal(jsonrpc.METHOD_NOT_FOUND, reason)
+    return None
+
+
+def _recorded_by(interactions: tuple[Interaction, ...]) -> str:
+    """Which host recorded the cassette (from the clientInfo its requests named), and what to do: a cassette
+    answers in the era its host spoke, so the host under test records its own session into it."""
+    hosts = sorted({h for i in interactions if i.kind == REQUEST and (h := protocol.client_info(i.method, i.params))})
+    by = f"the cassette was recorded by the host {', '.join(hosts)}" if hosts else "the cassette was recorded by a host"
+    fix = "record with the host you test (`mockmcp record --record-mode new_episodes`)"
+    return f"; {by}, which spoke the other era: {fix}"
+
+
+def capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:
+    """How the live host's capabilities differ from the recording's host's, in words ("" when alike)."""
+    parts = []
+    added = sorted(set(live) - set(recorded))
+    removed = sorted(set(recorded) - set(live))
+    changed = sorted(name for name in set(live) & set(recorded) if canonical(live[name]) != canonical(recorded[name]))
+    if added:
+        parts.append(f"declares {', '.join(added)}, which the recording's host did not")
+    if removed:
+        parts.append(f"does not declare {', '.join(removed)}, which the recording's host did")
+    if changed:
+        parts.append(f"declares {', '.join(changed)} otherwise than the recording's host")
+    return "; ".join(parts)
+
+
+def capability_note(differences: str, index: int, method: str) -> tuple[str, str]:
+    """What the report says of capabilities that differ from those of interactions[index], and the note.
+
+    A server may answer a host by what it declared (a shorter tool list without sampling), so
+    answers recorded for another host's capabilities may not be what a real server would say.
+    """
+    text = f"the host {differences} (interactions[{index}] {method})"
+    note = (
+        f"mockmcp: {text}; its answers were recorded for the other capabilities, and server requests "
+        "the host did not declare a capability for are withheld"
+    )
+    return text, note
+
+
+def undeclared(request_id: Any, declared: dict[str, Any], response: Any) -> tuple[str, str, dict[str, Any]] | None:
+    """A stateless-era `input_required` answer asking what the live request did not declare: the method
+    it asks, the capability missing, and the -32021 error a server answers instead; None when the
+    recorded answer may go out.
+
+    In the stateless era the server's requests travel inside the result (`inputRequests`), and a
+    server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
+    """
+    result = response.get("result") if isinstance(response, dict) else None
+    asks = result.get("inputRequests") if isinstance(result, dict) else None
+    if not isinstance(asks, dict):
+        return None
+    for ask in asks.values():
+        missing = protocol.missing_capability(declared, ask)
+        if missing is not None:
+            break
+    else:
+        return None
+    data = {"requiredCapabilities": protocol.required_capabilities(missing)}
+    text = f"Client did not declare the {missing} capability"
+    return ask["method"], missing, jsonrpc.error_response(request_id, protocol.MISSING_CAPABILITY, text, data)
+
+
+class Capabilities:
+    """What the live host declared (initialize's capabilities, or the last stateless request's), held against
+    what the recording's host declared; the one stateful rule here, as a host declares once for a session."""
+
+    __slots__ = ("_canonical", "_noted", "declared")
+
+    def __init__(self) -> None:
+        self.declared: dict[str, Any] | None = None  # None until it declares any: server requests go as recorded
+        self._noted: set[str] = set()  # differences from the recording already noted
+        self._canonical: dict[int, str] = {}  # interaction -> its declared capabilities, canonical
+
+    def missing(self, message: dict[str, Any]) -> str | None:
+        """The capability a server request needs that the live host did not declare (None: it may go out)."""
+        return None if self.declared is None else protocol.missing_capability(self.declared, message)
+
+    def take(
+        self, method: str, params: Any, declared: dict[str, Any] | None, recorded: Any, index: int
+    ) -> list[tuple[str, str | None]]:
+        """What to note of how the live request differs from interactions[index]'s (its `recorded` params), and
+        what of it the report keeps (None: nothing): the protocol version its `initialize` asks for, and (once
+        each) the capabilities it `declared`, which are taken in: a server answers a host by what it declared,
+        and server requests follow them."""
+        notes: list[tuple[str, str | None]] = []
+        version = version_note(params, recorded, index) if method == protocol.INITIALIZE else None
+        if version is not None:
+            notes.append((f"mockmcp: {version[0]}", version[0] if version[1] else None))
+        if declared is None:
+            return notes
+        self.declared = declared
+        recorded = protocol.client_capabilities(method, recorded)
+        if recorded is None:
+            return notes
+        text = self._canonical.get(index)
+        if text is None:  # each recording's capabilities are made canonical once, not on every request
+            text = self._canonical[index] = canonical(recorded)
+        differences = "" if text == canonical(declared) else capability_differences(recorded, declared)
+        if differences and differences not in self._noted:
+            self._noted.add(differences)
+            text, note = capability_note(differences, index, method)
+            notes.append((note, text))
+        return notes
+
+
+def version_note(params: Any, recorded: Any, index: int) -> tuple[str, bool] | None:
+    """What to note of an `initialize` asking another protocol version than interactions[index] recorded,
+    and whether the report keeps it too (an older version, whose server may offer less); None: the same."""
+    if not isinstance(params, dict):
+        return None
+    wanted = recorded.get("protocolVersion") if isinstance(recorded, dict) else None
+    asked = params.get("protocolVersion")
+    if wanted is None or asked == wanted:
+        return None
+    revisions = protocol.REVISIONS
+    if asked in revisions and wanted in revisions and revisions.index(asked) < revisions.index(wanted):
+        text = (
+            f"the host asks for protocol version {asked!r}, older than the {wanted!r} the recording's host "
+            f"asked for (interactions[{index}]): a server that speaks {asked!r} answers in it, and may offer "
+            "less; the answers are the recorded ones, of the newer version"
+        )
+        return text, True
+    return (
+        f"the host asks for protocol version {asked!r}, the cassette recorded {wanted!r}; answering as recorded",
+        False,
+    )

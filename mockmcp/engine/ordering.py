@@ -1,0 +1,214 @@
+"""What a recorded message waits for before it goes, and what lets it go. Pure: no I/O, no clocks.
+
+Theory of operation. The recording holds the happens-before relation of its session: every server
+message was sent after the client messages recorded before it (`timeline.Causes`: the request it
+answers, earlier requests, a `notifications/cancelled`, the host's answers to server requests).
+Replay plays each interaction as a *job* (see `replay`), and before each server message of a job
+the engine asks `check`: the message goes only once the live host has sent the client messages that
+came before it in the recording. Which server message goes first, when several may, is the
+engine's: the earliest recorded.
+
+Client messages *arrive* (`arrive`): a request or notification the engine matched to an interaction
+(named by its index), a host's answer to a server request (`(interaction, item)`), a cancel
+(`("cancel", index)`), an interaction played to its end (`("played", index)`). Each recorded
+session has a *frontier*: how many of its client events, in recorded order, have all come. A
+message that needs more waits:
+
+- for no longer than the server took to send it after the message before it in its job (`gaps`):
+  a host that never sends what the recording's host sent (it asks less, or in another order)
+  gets the message when the real server would have sent it. The engine asks for that wake-up
+  (`HELD`), and `give_up` lets the message go; what the host skipped (recorded before the latest
+  client message that came) then counts as come for every job, so a skipped request costs one
+  wait, while what is recorded later may still come;
+- for ever, when the server could not have sent it without the event (`hard`): the late answer of
+  a request only after the live host cancelled it, a listen event only after what caused it
+  (`BLOCKED`). What is still blocked when the session ends was never sent (`blocked`).
+
+Unsolicited server messages (interactions of kind `server`) start once the client interaction
+recorded just before them has played (`unsolicited`), or at start-up when nothing came before.
+
+Jobs are named by keys the engine chooses (any hashable, unique for the engine's life). What
+`arrive` and `give_up` return are the keys of the jobs that may go on now; a key handed back may
+name a job that is gone (cancelled meanwhile): the engine skips it.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+    from typing import Any
+
+    from mockmcp.cassette.model import Interaction
+    from mockmcp.engine.timeline import Causes
+
+__all__ = ["BLOCKED", "GO", "HELD", "Ordering"]
+
+# What `Ordering.check` says of a message.
+GO = "go"  # it may go
+HELD = "held"  # it waits for client messages, at most `gap` seconds (the engine wakes it, then `give_up`)
+BLOCKED = "blocked"  # it waits for a client message the server could not have sent it without
+
+
+class Ordering:
+    """What one live session's jobs wait for; see the module's docstring."""
+
+    def __init__(self, causes: Causes) -> None:
+        """`causes` is computed once per cassette (`selection.Recordings` shares it between live sessions), so a
+        live session's own state holds only what it did, never anything the size of the cassette."""
+        self.causes = causes
+        self._started: set[int | None] = set()  # the anchors whose unsolicited interactions have started
+        self._frontier: dict[int, int] = {}  # session -> how many of its client events have come
+        self._come: dict[int, set[int]] = {}  # session -> places beyond the frontier that have come
+        self._arrived: set[Hashable] = set()  # events that truly came (hard needs look here)
+        self._waiting: dict[Hashable, tuple[int, int, tuple[Hashable, ...]]] = {}  # job -> (session, needs, hard)
+        self._latest: dict[int, int] = {}  # session -> the place of the latest of its events that came
+        self._excused: dict[Hashable, int] = {}  # job -> how many events its next message goes without
+
+    @classmethod
+    def of(cls, interactions: tuple[Interaction, ...]) -> Ordering:
+        from mockmcp.engine.timeline import Causes
+
+        return cls(Causes(interactions))
+
+    # --- unsolicited messages ---------------------------------------------------------------------
+
+    def unsolicited(self, anchor: int | None) -> list[int]:
+        """The unsolicited interactions that start now that `anchor` has played (None: at start-up); each once."""
+        if anchor in self._started:
+            return []
+        self._started.add(anchor)
+        return list(self.causes.unsolicited.get(anchor, ()))
+
+    # --- what a message waits for ---------------------------------------------------------------
+
+    def check(self, key: Hashable, index: int, step: int, session: int) -> str:
+        """Whether job `key`'s next message, step `step` of interactions[index] (of recorded `session`),
+        may go: `GO`, `HELD` (for at most `gap(index, step)` seconds) or `BLOCKED`. A job told to wait is
+        handed back by `arrive` (or `give_up`) once it may go."""
+        message = (index, step)
+        needs = self.causes.needs.get(message, 0)
+        hard = self.causes.hard.get(message, ())
+        if self._may_go(key, session, needs, hard):
+            self._waiting.pop(key, None)
+            self._excused.pop(key, None)
+            return GO
+        self._waiting[key] = (session, needs, hard)
+        return HELD if self._soft(key, session, needs) else BLOCKED
+
+    def gap(self, index: int, step: int) -> float:
+        """How long the recorded server took to send that message after the one before it in its interaction."""
+        return self.causes.gaps.get((index, step), 0.0)
+
+    def missing(self, key: Hashable) -> list[Hashable]:
+        """The client events job `key` waits for that have not come (the soft ones: recorded events)."""
+        found = self._waiting.get(key)
+        if found is None:
+            return []
+        session, needs, _hard = found
+        come = self._come.get(session, set())
+        events = self.causes.events[session]
+        return [events[p] for p in range(self._frontier.get(session, 0), needs) if p not in come]
+
+    def overdue(self, key: Hashable, index: int, step: int, interactions: tuple[Interaction, ...]) -> str | None:
+        """The note for job `key` going on after the `gap` without what it waited for (None: nothing is missing)."""
+        missing = self.missing(key)
+        if not missing:
+            return None
+        what = ", ".join(_event(event, interactions) for event in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        return (
+            f"mockmcp: interactions[{index}] goes on after the {self.gap(index, step):g}s its server took: "
+            f"the recording's host had sent {what} first, which this host has not (yet)"
+        )
+
+    def unsent(self, index: int, answer: bool) -> str:
+        """Why interactions[index]'s `answer` (else the rest of its server's messages) was never sent, the
+        session over while it waited for what its server could not have sent it without."""
+        what = "its answer" if answer else "the rest of what its server sent"
+        if index in self.causes.cancels:
+            return (
+                f"interactions[{index}]: {what} was not sent: the recorded server sent it only after the host "
+                "cancelled the request, and this host never did"
+            )
+        return (
+            f"interactions[{index}]: {what} was not sent: the recorded server sent it only after what the host did "
+            "before it, which this host never did"
+        )
+
+    def blocked(self) -> list[Any]:
+        """The jobs that wait (the session ends: nothing more can come)."""
+        return list(self._waiting)
+
+    # --- what comes ------------------------------------------------------------------------------
+
+    def arrive(self, event: Hashable) -> list[Any]:
+        """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
+        self._arrived.add(event)
+        found = self.causes.position.get(event)
+        if found is not None:
+            self._advance(*found)
+        return self._ready()
+
+    def joined(self, session: int, before: float | None) -> list[Any]:
+        """The live session goes on in another recorded session, at a message recorded at `before`: what that
+        session's host sent before it counts as come (the live host sent its like)."""
+        times = self.causes.times.get(session)
+        if not times or before is None:
+            return []
+        for place, at in enumerate(times):
+            if at >= before:
+                break
+            self._advance(session, place)
+        return self._ready()
+
+    def give_up(self, key: Hashable) -> list[Any]:
+        """Job `key` waited as long as the server took: its message goes without what it waited for (unless a
+        hard need still blocks it). What the host skipped (recorded before the latest client message that
+        came) counts as come for every job from now on; what is recorded after it may still come. Returns
+        the jobs that may go on now."""
+        found = self._waiting.get(key)
+        if found is None:
+            return []
+        session, needs, _hard = found
+        self._excused[key] = needs
+        for place in range(self._frontier.get(session, 0), min(needs, self._latest.get(session, -1))):
+            self._advance(session, place)
+        return self._ready()
+
+    def _advance(self, session: int, place: int) -> None:
+        if place > self._latest.get(session, -1):
+            self._latest[session] = place
+        frontier = self._frontier.get(session, 0)
+        if place < frontier:
+            return
+        come = self._come.setdefault(session, set())
+        come.add(place)
+        while frontier in come:
+            come.discard(frontier)
+            frontier += 1
+        self._frontier[session] = frontier
+
+    def _soft(self, key: Hashable, session: int, needs: int) -> bool:
+        """Whether the job still waits for recorded client events (neither come nor excused by `give_up`)."""
+        return needs > self._frontier.get(session, 0) and needs > self._excused.get(key, 0)
+
+    def _may_go(self, key: Hashable, session: int, needs: int, hard: tuple[Hashable, ...]) -> bool:
+        return not self._soft(key, session, needs) and all(event in self._arrived for event in hard)
+
+    def _ready(self) -> list[Any]:
+        ready = []
+        for key, (session, needs, hard) in self._waiting.items():
+            if self._may_go(key, session, needs, hard):
+                ready.append(key)
+        for key in ready:
+            del self._waiting[key]
+        return ready
+
+
+def _event(event: Any, interactions: tuple[Interaction, ...]) -> str:
+    """A recorded client event, for people: `interactions[3] (tools/call)`, or a host's answer."""
+    if isinstance(event, tuple):
+        index, item = event
+        method = interactions[index].server[item].message["method"]
+        return f"its answer to {method} of interactions[{index}]"
+    return f"interactions[{event}] ({interactions[event].method})"

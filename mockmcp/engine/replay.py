@@ -1,0 +1,313 @@
+"""The replay engine: a cassette and incoming lines in, actions out. No I/O, no clocks, no sleeping.
+
+Theory of operation. Every incoming line goes through `receive`, which returns what the shell must
+do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr, `Cut` a
+request's answer off where the recorded one broke off (`drop: cut`), `Exit` the session. A matched
+request starts a *job* that walks its interaction's steps: an optional delay, each recorded server
+message, the response (`play`); a waiting job (a delay, a server request to the host) holds up no
+other. Each policy has a module of its own: a job's states and which plays next, `schedule`; which
+recording answers, `selection`; what waits for what, `ordering`; what a server says where the cassette
+is silent, `emulation`; the host's answers to the server's questions, `branching`; a batch's array,
+`batch`; the live values in what is sent, `live`. This module takes what comes in, by what they say.
+The engine serves one live session; over HTTP each has its own, all sharing one `Recordings`.
+"""
+
+from __future__ import annotations
+
+from mockmcp._wire import jsonrpc, protocol
+from mockmcp.engine import emulation, live
+from mockmcp.engine.actions import Action, Cut, Exit, Note, Send, Wake
+from mockmcp.engine.batch import Batch, array
+from mockmcp.engine.branching import differences
+from mockmcp.engine.matching import Matcher, answer_body, canonical
+from mockmcp.engine.play import Player, answer
+from mockmcp.engine.report import Mismatch, Report, Withheld
+from mockmcp.engine.schedule import ENDED
+from mockmcp.engine.selection import Pick, Recordings, Selection
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from mockmcp.cassette.model import Cassette, ServerItem
+    from mockmcp.engine.emulation import Refusal
+    from mockmcp.engine.redact import Redactor
+    from mockmcp.engine.schedule import Job
+
+__all__ = ["Action", "Cut", "Exit", "Note", "Replay", "Send", "Wake"]
+
+_UNREAD = object()  # `receive` without a parsed message: the line is read there
+
+
+class Replay:
+    """Replays one cassette to one host session."""
+
+    def __init__(
+        self,
+        cassette: Cassette,
+        matcher: Matcher,
+        redactor: Redactor | None = None,
+        timing: float = 0.0,
+        recordings: Recordings | None = None,
+    ) -> None:
+        """`timing`: 0 answers at once; otherwise the recorded timing, scaled by this factor, is reproduced.
+
+        `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
+        """
+        self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
+        self.report = Report(cassette)
+        self.selection = Selection(recordings or Recordings(cassette, matcher))
+        self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
+        self.player = player = Player(self.report, self.selection.recordings, redactor, timing)
+        # what the engine shares with its player: the jobs, what they wait for, the questions they asked
+        self.schedule, self.ordering, self.questions = player.schedule, player.ordering, player.questions
+        self.requests = player.requests  # live request (its key, else its id) -> its job
+
+    @property
+    def ended(self) -> bool:
+        """Whether an interaction's `exit` ended the session: nothing more is read or sent."""
+        return self.player.ended
+
+    # --- the engine's interface to its shell ---------------------------------------------------
+
+    def start(self) -> list[Action]:
+        """What to send before the host says anything: unsolicited messages recorded first."""
+        return self.player.release(None)
+
+    def receive(self, line: bytes, parsed: Any = _UNREAD, key: Any = None) -> list[Action]:
+        """Handle one line from the host.
+
+        `parsed`: the line as `jsonrpc.parse` read it, when the shell has (over HTTP, to judge the POST).
+        `key`: the shell's own name for the live request the message is or cancels, when its id alone does
+        not name it (clients of a shared stateless session choose their ids on their own); what is sent for
+        the request carries it as `Send.request`. None: the request's id names it.
+        """
+        if self.ended:
+            return []
+        message = parsed
+        if parsed is _UNREAD:
+            try:
+                message = jsonrpc.parse(line)
+            except ValueError as exc:  # includes UnicodeDecodeError, NaN, too deep
+                return _unreadable(line, exc)
+        if self.redactor:  # the cassette was recorded with secrets replaced: compare like with like
+            message = self.redactor.message(message, ids=False)  # the reply carries the host's id
+        if jsonrpc.may_hold_lone_surrogates(line):  # and with the recorder's U+FFFD for a lone surrogate
+            message = live.as_recorded(message)
+        if not isinstance(message, list):
+            return self._receive_one(message, None, key)
+        if not message:
+            return [_sent(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))]
+        batch = Batch()
+        out = [action for member in message for action in self._receive_one(member, batch)]
+        return out + array(batch.seal())
+
+    def wake(self, token: int) -> list[Action]:
+        """A wait the engine asked for (`Wake`) is over."""
+        job = self.schedule.woken(token)
+        if job is None:
+            return []  # the job is gone, or went on meanwhile
+        if job.state == "sleeping":
+            self.schedule.move(job, "go")
+            return self.player.run()
+        # Held as long as the server took to send it: what the recording's host sent first has not come.
+        note = self.ordering.overdue(job, job.index, job.step, self.cassette.interactions)
+        self.schedule.move(job, "block")  # until `give_up` lets it go, unless its server could not go on
+        return ([] if note is None else [Note(note)]) + self.player.run(self.ordering.give_up(job))
+
+    def holds(self, token: int) -> bool:
+        """Whether a wait the engine asked for still matters (False once its job finished, went on, or the
+        host cancelled its request)."""
+        return self.schedule.holds(token)
+
+    def close(self) -> list[Action]:
+        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, what
+        waits for the host's messages goes now (the host may still be reading), and what the server could
+        not have sent without a message the host never sent is never sent."""
+        texts = []
+        for asked, job, item in self.questions.abandon():
+            self.schedule.move(job, "abandon")
+            method = item.message["method"]
+            texts.append(
+                f"the host closed the session before answering {method} (id {asked}) from interactions[{job.index}]"
+            )
+        released = [job for waiting in self.ordering.blocked() for job in self.ordering.give_up(waiting)]
+        out: list[Action] = [Note(f"mockmcp: {text}") for text in texts]
+        out += self.player.run(released)
+        for job in self.ordering.blocked():
+            if job.state not in ENDED:  # one the host cancelled has ended already
+                self.schedule.move(job, "abandon")
+                texts.append(self.ordering.unsent(job.index, job.step > len(job.interaction.server)))
+                out.append(Note(f"mockmcp: {texts[-1]}"))
+        self.report.unanswered.extend(texts)
+        return out
+
+    # --- incoming messages --------------------------------------------------------------------
+
+    def _receive_one(self, message: Any, batch: Batch | None, key: Any = None) -> list[Action]:
+        found = jsonrpc.classify(message)
+        if found.kind == jsonrpc.REQUEST:
+            return self._request(message, batch, message["id"] if key is None else key)
+        if found.kind == jsonrpc.NOTIFICATION:
+            return self._notification(message, key)
+        if found.kind == jsonrpc.RESPONSE:
+            return self._host_response(message)
+        if isinstance(message, dict) and ("result" in message or "error" in message) and "method" not in message:
+            return [Note(f"mockmcp: ignored a malformed response from the host: {found.problem}")]
+        error = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
+        note = Note(f"mockmcp: invalid message from the host ({found.problem}); answered -32600")
+        return [note, *answer(batch, error, found.reply_id)]
+
+    def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
+        method, params = message["method"], message.get("params")
+        pick = self.selection.request(self.selection.recordings.key(method, params))
+        if pick is None:
+            if method == protocol.PING:  # answered as a server of the request's era answers it
+                pong, note = emulation.ping(message)
+                said: list[Action] = [] if note is None else [Note(note)]
+                return said + answer(batch, pong, key)
+            # an opening of the era the cassette never recorded is refused as its server refuses it
+            where = self.cassette.path or "the cassette"
+            return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
+        out = self._selected(method, pick)
+        if pick.interaction is None:
+            reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
+            return out + self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
+        index = pick.interaction
+        interaction = self.cassette.interactions[index]
+        if pick.repeated:
+            self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
+        declared = protocol.client_capabilities(method, params)
+        for note, text in self.player.capabilities.take(method, params, declared, interaction.params, index):
+            self.report.capabilities.extend(() if text is None else (text,))
+            out.append(Note(note))
+        refused = None if declared is None else emulation.undeclared(message["id"], declared, interaction.response)
+        if refused is not None:  # it asks what the request did not declare: -32021, as a server says
+            self.report.plays[index] += 1
+            instead = f"answered {protocol.MISSING_CAPABILITY}, as a server of that revision does"
+            self.report.withheld.append(Withheld(index, refused[0], refused[1], instead))
+            return [*out, Note(self.report.withheld[-1].render()), *answer(batch, refused[2], key)]
+        job = self.player.begin(index, message["id"], protocol.progress_token(message), batch, key)
+        job.exchange = pick.exchange
+        self.requests[key] = job
+        return out + self.player.run()
+
+    def _selected(self, method: str, pick: Pick) -> list[Action]:
+        """What selection said of its pick: that the live session moved to another recorded session, or that it
+        left every recorded session (a mismatch: replay no longer knows what the server answers)."""
+        out: list[Action] = [Note(pick.note)] if pick.note else []
+        if pick.note and pick.interaction is not None:  # it moved to another recorded session there
+            self._joined(pick.interaction)
+        if pick.why:
+            self.report.mismatches.append(Mismatch(pick.interaction, method, pick.differs, pick.why))
+            out.append(Note(self.report.mismatches[-1].render()))
+        return out
+
+    def _joined(self, index: int) -> None:
+        """The live session goes on in interactions[index]'s recorded session: what that session's host sent
+        before it counts as come (the live host sent its like), for `ordering`."""
+        joined = self.cassette.interactions[index]
+        self.schedule.let_go(self.ordering.joined(joined.session, joined.at))
+
+    def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
+        method, params = message["method"], message.get("params")
+        out: list[Action] = []
+        if method == protocol.CANCELLED and isinstance(params, dict):
+            request = params.get("requestId") if key is None else key
+            if key is not None or jsonrpc.is_valid_id(request):
+                out.extend(self._cancel(request))
+        index = self.selection.notification(self.matcher.key(method, params), self.report.plays)
+        if index is not None:
+            self.player.begin(index)
+            out.extend(self.player.run())
+        return out
+
+    def _host_response(self, message: dict[str, Any]) -> list[Action]:
+        asked = self.questions.answered(message["id"])
+        if asked is None:
+            return [Note(f"mockmcp: ignored a response from the host to an id it was never sent ({message['id']!r})")]
+        job, item = asked
+        job.waiting, at = None, job.step - 2  # the server request answered (the step after it is next)
+        self.schedule.let_go(self.ordering.arrive((job.index, at)))  # they go on with the job, below
+        out: list[Action] = []
+        if item.response is not None:
+            answered, recorded = answer_body(message), answer_body(item.response)
+            # Among several recorded sessions, the answer tells which are still like the live one (`selection`).
+            live_answer = canonical(answered)
+            other = None if job.exchange is None else self.selection.answered(job.exchange, job.index, at, live_answer)
+            if canonical(recorded) != live_answer and other is not None:
+                out.append(self._follow(job, other, item))  # a consistent recorded session says what the server does
+            elif canonical(recorded) != live_answer:
+                differs = differences(recorded, answered)
+                self.report.mismatches.append(Mismatch(job.index, item.message["method"], differs))
+                out.append(Note(self.report.mismatches[-1].render()))
+        self.schedule.move(job, "go")
+        return out + self.player.run()
+
+    def _follow(self, job: Job, index: int, item: ServerItem) -> Note:
+        """Go on with the job from the same step of another recording, and follow that recording's session."""
+        before = job.index
+        self.report.plays[before] -= 1
+        self.report.plays[index] += 1
+        job.index, job.interaction = index, self.cassette.interactions[index]
+        self._joined(index)
+        self.schedule.let_go(self.ordering.arrive(index))
+        # The live host's answer stands for the one recorded there: what waits for it there may go on.
+        self.schedule.let_go(self.ordering.arrive((index, job.step - 2)))
+        self.selection.follow(index)
+        return Note(
+            f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
+            f"as interactions[{index}] recorded it; replay goes on from there"
+        )
+
+    def _cancel(self, request: Any) -> list[Action]:
+        """The host cancelled a live request (by its key, else its id). When the recording's host cancelled
+        it too and the server answered after that, the rest plays as recorded; otherwise it is not answered."""
+        job = self.requests.pop(request, None)
+        if job is None or job.state in ENDED:
+            return []
+        if job.waiting is not None:
+            self.questions.withdraw(job.waiting)
+        cancel = self.ordering.causes.cancels.get(job.index)
+        said = f"mockmcp: the host cancelled request {job.reply_id!r} (interactions[{job.index}])"
+        if cancel is not None and job.batch is None:
+            if job.waiting is not None:
+                job.waiting = None
+                self.schedule.move(job, "go")
+            released = self.ordering.arrive(("cancel", job.index)) + self.ordering.arrive(cancel)
+            return [
+                Note(f"{said}, as the recording's host did: what its server sent after that follows"),
+                *self.player.run(released),
+            ]
+        self.schedule.move(job, "cancel")
+        out = [Note(f"{said}; it will not be answered"), *self.player.run(self.ordering.arrive(("cancel", job.index)))]
+        return out if job.batch is None else out + array(job.batch.cancelled(job.interaction))
+
+    def _miss(
+        self, message: dict[str, Any], batch: Batch | None, key: Any, refused: Refusal | None = None
+    ) -> list[Action]:
+        """A request no recording answers: explained on stderr and in the report, answered with an error
+        (the refusal's, or one carrying the explanation's short form)."""
+        from mockmcp.engine.explain import explain_miss  # deferred: a miss is the only user of deepdiff
+
+        method, request_id, params = message["method"], message["id"], message.get("params")
+        code, reason, error = emulation.refusal(method, refused, self.selection.recordings.methods)
+        miss = explain_miss(self.cassette, self.matcher, self.report.plays, request_id, method, params, code, reason)
+        self.report.add_miss(miss)
+        if error is None:
+            said = (
+                "mockmcp: no recorded interaction matches" if code != jsonrpc.METHOD_NOT_FOUND else "Method not found"
+            )
+            error = jsonrpc.error_response(request_id, code, f"{said}: {method}", miss.error_data())
+        return [Note(miss.render()), *answer(batch, error, key)]
+
+
+def _sent(response: dict[str, Any]) -> Send:
+    """An answer to a line that names no request (`final`: False, so no request's stream ends with it)."""
+    return Send(jsonrpc.encode(response), code=live.error_code(response))
+
+
+def _unreadable(line: bytes, exc: ValueError) -> list[Action]:
+    """A line that is no JSON: answered -32700, with the id it seems to carry (a reply no request ends)."""
+    error = jsonrpc.error_response(jsonrpc.reply_id_of_unread(line, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}")
+    return [Note(f"mockmcp: the host sent a line that is not JSON ({exc}); answered -32700"), _sent(error)]

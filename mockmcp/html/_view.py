@@ -1,0 +1,269 @@
+"""What the HTML timeline shows: a cassette, and what live replays of it did, as plain data for the page.
+
+Pure: cassettes, replay reports (`Report.to_json`) and each cassette's line index in, JSON-ready data
+out. Every word shown of a message is `show`'s and every live fact its report's, so they cannot
+disagree; nothing of this machine enters (placeholders stay). A lane is one server's cassette, its rows
+the interactions; a miss is a row of its own after the recording closest to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from mockmcp._wire import protocol
+from mockmcp._wire.words import Place, parse_path
+from mockmcp.cassette.model import RAW, REQUEST, SERVER, Cassette, Interaction, ServerItem
+from mockmcp.engine.timeline import message_times
+from mockmcp.errors import UsageError
+from mockmcp.tools import PARAMS, client_marks, counts, duration, header, matcher, reply, reply_marks, summarize
+
+__all__ = ["Lane", "lane_view", "page_view"]
+
+TO, FROM = "to", "from"  # to the server (what the host sent), from it
+_SHOWN = 400  # characters of a summary on its row; the whole message is in its JSON, unfolded
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+class Lane(NamedTuple):
+    """One server's cassette, the reports of its live sessions (none: the cassette alone), and its lines."""
+
+    name: str  # the server's name in a test of several servers, else ""
+    cassette: Cassette
+    reports: tuple[dict[str, Any], ...] = ()
+    lines: Mapping[Place, int] = MappingProxyType({})  # place -> its line in the file (`yamlfile.lines`)
+    href: str = ""  # the cassette file as a URL, for links to its lines
+
+
+def _style(spans: list[tuple[str, str]]) -> tuple[str, str]:
+    """show's styled spans as one text and the strongest style among them."""
+    styles = [style for _text, style in spans]
+    strongest = next((s for s in ("error", "tool", "fault") if s in styles), "")
+    return "".join(text for text, _style in spans), strongest
+
+
+def _named(message: Any) -> str:
+    """The tool, prompt or resource a message names: what a person filters by beside the method."""
+    params = message.get("params") if isinstance(message, dict) else None
+    if not isinstance(params, dict):
+        return ""
+    keys = [protocol.NAMED_BY[message.get("method")]] if message.get("method") in protocol.NAMED_BY else ["name", "uri"]
+    return next((params[key] for key in keys if isinstance(params.get(key), str)), "")
+
+
+def _message(message: dict[str, Any], direction: str, kind: str, line: int | None, at: float | None) -> dict[str, Any]:
+    method = message["method"]
+    text = _cut(summarize(PARAMS, method, message.get("params")))
+    row = {"dir": direction, "kind": kind, "method": method, "name": _named(message), "text": text, "at": at}
+    return {**row, "line": line, "marks": [], "json": message}
+
+
+def _answer(method: str | None, response: dict[str, Any] | None, direction: str, line: int | None) -> dict[str, Any]:
+    """A response (the server's, or the host's answer to a server request), as show summarizes it."""
+    text, style = ("no answer recorded", "dim") if response is None else _style(reply(method, response))
+    result = (response or {}).get("result")
+    tool_error = isinstance(result, dict) and result.get("isError") is True
+    error = response is not None and ("error" in response or tool_error)
+    kind = "response" if direction == FROM else "answer"
+    row = {"dir": direction, "kind": kind, "method": method, "name": "", "text": _cut(text), "style": style}
+    return {**row, "error": error, "line": line, "marks": [], "json": response}
+
+
+def _server(item: ServerItem, place: Place, lane: Lane, unsolicited: bool) -> list[dict[str, Any]]:
+    line = lane.lines.get(place)
+    if item.kind == RAW:
+        text = _cut(f"raw: {item.message}")
+        raw = {"dir": FROM, "kind": "raw", "method": "", "name": "", "text": text, "at": item.at, "style": "fault"}
+        return [{**raw, "line": line, "marks": ["not JSON"], "json": item.message, "depth": 0 if unsolicited else 1}]
+    sent = _message(item.message, FROM, item.kind, line, item.at)
+    sent["notes"] = ["unsolicited"] * unsolicited + ["on the GET stream"] * (item.stream is not None)
+    sent["depth"] = 0 if unsolicited else 1  # under the request it came for
+    if item.kind != REQUEST:
+        return [sent]
+    answer = _answer(item.message["method"], item.response, TO, lane.lines.get((*place, "response")))
+    return [sent, {**answer, "depth": sent["depth"] + 1}]
+
+
+def _cancels(items: tuple[Interaction, ...]) -> dict[int, int]:
+    """Each request the recorded host cancelled -> the interaction of its `notifications/cancelled`."""
+    in_flight: dict[tuple[int, Any], int] = {}
+    found: dict[int, int] = {}
+    for n, item in enumerate(items):
+        message, params = item.message, item.params
+        if item.kind == REQUEST and message is not None:
+            in_flight[(item.session, message.get("id"))] = n
+        elif item.method == protocol.CANCELLED and isinstance(params, dict):
+            cancelled = in_flight.pop((item.session, params.get("requestId")), None)
+            if cancelled is not None:
+                found[cancelled] = n
+    return found
+
+
+def _rounds(items: tuple[Interaction, ...]) -> dict[int, list[int]]:
+    """`input_required` rounds: the first interaction of each round trip -> all of its rounds, in order (a retry
+    is the next request of the same method and session with `inputResponses`, and the server's `requestState`)."""
+    rounds: dict[int, list[int]] = {}
+    first_of: dict[int, int] = {}
+    for n, item in enumerate(items):
+        result = (item.response or {}).get("result")
+        if not isinstance(result, dict) or result.get("resultType") != protocol.INPUT_REQUIRED:
+            continue
+        for m in range(n + 1, len(items)):
+            retry = items[m]
+            params = retry.params if isinstance(retry.params, dict) else {}
+            if retry.session != item.session or retry.method != item.method or "inputResponses" not in params:
+                continue
+            if "requestState" in result and params.get("requestState") != result["requestState"]:
+                continue
+            first = first_of.setdefault(n, n)
+            first_of[m] = first
+            rounds.setdefault(first, [n]).append(m)
+            break
+    return rounds
+
+
+def _interaction(n: int, item: Interaction, lane: Lane, cancelled_by: int | None) -> dict[str, Any]:
+    place: Place = ("interactions", n)
+    msgs = [] if item.message is None else [_message(item.message, TO, item.kind, lane.lines.get(place), item.at)]
+    for j, server in enumerate(item.server):
+        msgs += _server(server, (*place, "server", j), lane, item.kind == SERVER)
+    if item.kind == REQUEST:
+        response = _answer(item.method, item.response, FROM, lane.lines.get((*place, "response")))
+        if item.raw_response is not None:
+            response.update(text=_cut(f"raw: {item.raw_response}"), style="fault", json=item.raw_response)
+        response["took"] = None if item.took is None else duration(item.took)
+        response["marks"] += reply_marks(item)
+        msgs.append(response)
+    if msgs:
+        msgs[0]["marks"] += client_marks(item)
+    if cancelled_by is not None:
+        _mark_late(item, msgs, lane.cassette.interactions[cancelled_by])
+    rules = ", ".join(f"{path} {matcher(how)}" for path, how in (item.match or {}).items())
+    line = lane.lines.get(place)
+    return {"n": n, "session": item.session, "line": line, "match": rules, "cancelled": cancelled_by, "msgs": msgs}
+
+
+def _mark_late(item: Interaction, msgs: list[dict[str, Any]], cancel: Interaction) -> None:
+    """What the server sent for a request after the host cancelled it: progress, and a late answer."""
+    times = message_times(item)  # the server's messages: its items, then the response
+    sent = [m for m in msgs if m["dir"] == FROM]
+    for message, at in zip(sent, times, strict=False):
+        if at is not None and cancel.at is not None and at >= cancel.at:
+            message["late"] = "late answer, after the cancel" if message["kind"] == "response" else "after the cancel"
+
+
+def _live(lane: Lane, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the lane's live sessions did to each row, from their reports; misses become rows of their own."""
+    reports = lane.reports
+    size = len(lane.cassette.interactions)
+    plays = [sum(report["plays"][n] for report in reports) for n in range(size)]
+    unplayed = {u["interaction"] for report in reports for u in report.get("unplayed", [])}
+    repeats: dict[int, int] = {}
+    for report in reports:
+        for repeat in report.get("repeats", []):
+            repeats[repeat["interaction"]] = repeats.get(repeat["interaction"], 0) + repeat["extra"]
+    for row in rows:
+        n = row["n"]
+        kind = lane.cassette.interactions[n].kind
+        if kind == SERVER:
+            row["live"] = {"state": "sent" if plays[n] else "idle"}
+        elif plays[n]:
+            row["live"] = {"state": "played", "plays": plays[n], "extra": repeats.get(n, 0)}
+        else:
+            row["live"] = {"state": "unplayed" if n in unplayed else "idle"}
+    notes = _findings(lane, rows)
+
+    def total(key: str) -> int:
+        return sum(report.get(key, 0) for report in reports)
+
+    unplayed_rows = sum(row["live"]["state"] == "unplayed" for row in rows)
+    differed = sum(len(report.get("mismatches", [])) for report in reports)
+    row = {"sessions": len(reports), "played": total("played"), "total": total("interactions")}
+    return {**row, "missed": total("missed"), "unplayed": unplayed_rows, "differed": differed, "notes": notes}
+
+
+def _findings(lane: Lane, rows: list[dict[str, Any]]) -> list[str]:
+    """Answers that differed and withheld requests, marked on their messages; what belongs to no row, as notes."""
+    notes: list[str] = []
+    for report in lane.reports:
+        marked = [(m, "differed") for m in report.get("mismatches", [])]
+        for found, key in marked + [(w, "withheld") for w in report.get("withheld", [])]:
+            n = found.get("interaction")
+            if not isinstance(n, int) or not 0 <= n < len(rows) or not rows[n]["msgs"]:
+                notes.append(found.get("explanation", ""))
+                continue
+            row = rows[n]
+            asked = (m for m in row["msgs"] if (m["dir"], m["kind"], m["method"]) == (FROM, REQUEST, found["method"]))
+            target = next(asked, row["msgs"][0])
+            detail = found.get("differences") or [found.get("explanation", "")]
+            target.setdefault(key, []).extend(detail)
+            row["live"][key] = True
+        notes += [f"fault: {text}" for text in report.get("faults", [])]
+        notes += report.get("unanswered", []) + [f"capabilities: {text}" for text in report.get("capabilities", [])]
+        kept = len(report.get("misses", []))
+        if report.get("missed", 0) > kept:
+            notes.append(f"{report['missed'] - kept} more misses, not kept in the report")
+    return notes
+
+
+def _miss(miss: dict[str, Any], lane: Lane) -> dict[str, Any]:
+    closest = [
+        {**c, "line": lane.lines.get(("interactions", c["interaction"]))}
+        for c in miss.get("closest", [])
+        if isinstance(c, dict) and 0 <= c.get("interaction", -1) < len(lane.cassette.interactions)
+    ]
+    incoming = {"method": miss["method"], "params": miss.get("params")}
+    first = closest[0].get("first_path", "") if closest else ""
+    try:
+        hit = list(parse_path(first)) if first else []  # where the closest recording differs, in the incoming params
+    except UsageError:
+        hit = []
+    text = _cut(summarize(PARAMS, miss["method"], miss.get("params")))
+    row = {"hit": hit, "miss": True, "id": miss.get("id"), "method": miss["method"], "name": _named(incoming)}
+    row |= {"text": text, "reason": miss.get("reason", ""), "closest": closest, "fixes": list(miss.get("fixes", []))}
+    return {**row, "json": miss.get("params")}
+
+
+def lane_view(lane: Lane) -> dict[str, Any]:
+    """One lane as the page's data: the cassette's facts and rows, and with reports what the live sessions did."""
+    cassette = lane.cassette
+    cancels = _cancels(cassette.interactions)
+    rows = [_interaction(n, item, lane, cancels.get(n)) for n, item in enumerate(cassette.interactions)]
+    for cancelled, cancel in cancels.items():
+        rows[cancel]["cancels"] = cancelled
+    for first, chain in _rounds(cassette.interactions).items():
+        for k, n in enumerate(chain, 1):
+            rows[n]["round"] = {"first": first, "k": k, "of": len(chain)}
+    head = header(cassette)
+    facts = [text for text, _style in head[0][1:]]
+    description = "".join(text for text, _style in head[1]) if len(head) > 1 else ""
+    several = any(item.session for item in cassette.interactions)
+    view: dict[str, Any] = {"name": lane.name, "cassette": cassette.path or "", "href": lane.href, "facts": facts}
+    view |= {"description": description, "counts": [text for text, _style in counts(cassette)], "several": several}
+    if lane.reports:
+        view["live"] = _live(lane, rows)
+        misses = [_miss(miss, lane) for report in lane.reports for miss in report.get("misses", [])]
+        rows = _placed(rows, misses)
+    view["rows"] = rows
+    return view
+
+
+def _placed(rows: list[dict[str, Any]], misses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with each miss after the recording closest to it (at the end when none came close)."""
+    after: dict[int, list[dict[str, Any]]] = {}
+    for miss in misses:
+        at = miss["closest"][0]["interaction"] if miss["closest"] else len(rows) - 1
+        after.setdefault(at, []).append(miss)
+    placed = [*after.pop(-1, [])]
+    for row in rows:
+        placed += [row, *after.get(row["n"], [])]
+    return placed
+
+
+def page_view(lanes: list[Lane], title: str, runner: str) -> dict[str, Any]:
+    """The whole page's data: a title, how the user ran it (`cli` or `pytest`: the form of the fixes), the lanes."""
+    return {"title": title, "runner": runner, "lanes": [lane_view(lane) for lane in lanes]}

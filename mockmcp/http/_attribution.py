@@ -1,0 +1,106 @@
+"""Which recorded session each message through the HTTP recording proxy belongs to. Pure.
+
+A proxy in front of a Streamable HTTP server sees many clients at once; the shell tells `Attribution`
+each request (with its connection, any hashable), each answered initialize, each closed connection:
+1. `initialize` starts a handshake session, tied to its connection;
+2. a `Mcp-Session-Id` the target issued names its session;
+3. a 2026-07-28 message goes to the one stateless session;
+4. with no session id (a `stateless_http` server), the session tied to the connection; a closed
+   connection unties it, and the first POST on an untied connection takes up the untied session whose
+   latest request id comes just before its own, else the one untied last (of the last UNTIED_KEPT);
+5. a session id the target never issued names a session of its own (its 404 is no one else's answer);
+6. otherwise the handshake session started last.
+HTTP says no more of who a client is: two clients reconnecting at the same moment and point of their
+numbering may swap sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from mockmcp._wire import protocol
+from mockmcp.http._streamable import modern
+
+__all__ = ["Attribution", "UNTIED_KEPT", "initializes"]
+
+UNTIED_KEPT = 64  # untied sessions (rule 4) that wait to be taken up by a client that reconnects
+
+
+def initializes(message: Any) -> bool:
+    """Whether a client message is an `initialize` request (rule 1)."""
+    return isinstance(message, dict) and message.get("method") == protocol.INITIALIZE
+
+
+class Attribution:
+    """The sessions seen so far, and the ties between client connections and sessions."""
+
+    def __init__(self) -> None:
+        self.count = 0  # sessions numbered so far
+        self.sessions: dict[str, int] = {}  # Mcp-Session-Id -> session number
+        self.named: set[int] = set()  # the sessions the target issued an id for
+        self.bound: dict[Hashable, int] = {}  # an open client connection -> its handshake session
+        self.untied: list[int] = []  # sessions whose connection closed, the last closed last
+        self.last_id: dict[int, Any] = {}  # a handshake session -> the id of its latest request
+        self.latest: int | None = None  # the handshake session started last
+        self.stateless: int | None = None  # the 2026-07-28 requests' session
+        self.strays: dict[str, int] = {}  # a session id the target never issued -> its own session (rule 5)
+
+    def request(self, connection: Hashable, verb: str, headers: Mapping[str, str], message: Any) -> int:
+        """The session of a client request on `connection` (`verb` its HTTP method, `headers` with
+        lower-case names, `message` the JSON-RPC body or None); a new one for `initialize`."""
+        if initializes(message):
+            number = self.latest = self.bound[connection] = self._new()
+        else:
+            session_id = headers.get(protocol.SESSION_HEADER)
+            if session_id is not None and session_id in self.sessions:
+                return self.sessions[session_id]
+            if modern(headers, message):
+                if self.stateless is None:
+                    self.stateless = self._new()
+                return self.stateless
+            if session_id is not None:
+                if session_id not in self.strays:
+                    self.strays[session_id] = self._new()
+                return self.strays[session_id]
+            found = self.bound.get(connection)
+            # Only a POST carries a request whose numbering can tell its client; a client that names a
+            # session id the target never issued is not one that lost its connection.
+            if found is None and verb == "POST" and self.untied and session_id is None:
+                found = self.bound[connection] = self._taken_up(message)
+            if found is None:
+                found = self.latest if self.latest is not None else self._new()
+                self.latest = found
+            number = found
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        if request_id is not None:
+            self.last_id[number] = request_id
+        return number
+
+    def answered(self, session: int, message: Any, session_id: str | None) -> None:
+        """The target answered `message` of `session` with this `Mcp-Session-Id` (None: none); only an
+        initialize's answer issues one (rule 2), and a named session is never untied."""
+        if session_id is not None and initializes(message):
+            self.sessions[session_id] = session
+            self.named.add(session)
+
+    def closed(self, connection: Hashable) -> None:
+        """A client connection closed: its session, unless the target named it, waits to be taken up."""
+        session = self.bound.pop(connection, None)
+        if session is not None and session not in self.named:
+            self.untied.append(session)
+            del self.untied[:-UNTIED_KEPT]
+
+    def _new(self) -> int:
+        self.count += 1
+        return self.count - 1
+
+    def _taken_up(self, message: Any) -> int:
+        """The untied session a client that reconnected takes up: the one whose last request id comes
+        just before this request's, the most recently untied first, else the one untied last."""
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(request_id, int) and not isinstance(request_id, bool):
+            for index in range(len(self.untied) - 1, -1, -1):
+                if self.last_id.get(self.untied[index]) == request_id - 1:
+                    return self.untied.pop(index)
+        return self.untied.pop()

@@ -1,0 +1,291 @@
+"""Replay's Streamable HTTP endpoint, sans-IO: each whole request with the connection it came on, each connection
+closed and each timer fired in; what to write out (`Out`), in order. A connection is an opaque key (a string in the
+tests), so every rule is a row of a table test. Here: admission, which session a request belongs to, GET and DELETE;
+the sessions (`endpoint_session`) and their streams (`endpoint_stream`, `stream_state`) do the rest."""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from mockmcp._wire import jsonrpc, protocol
+from mockmcp.cassette.model import NOTIFICATION, SERVER, Cassette
+from mockmcp.engine.actions import Note
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.redact import Redactor
+from mockmcp.engine.replay import Replay
+from mockmcp.engine.report import Report
+from mockmcp.engine.selection import Recordings
+from mockmcp.http._session import PACED, TURN, LiveSession
+from mockmcp.http._stream import Drop, End, Event, Later, Open, Out, Respond, Resumable, Shared, Wire
+from mockmcp.http._streamable import Answer, Framing, admit, batch_refusal, error_body, modern, session_error
+from mockmcp.options import BOUNDS, Bounds
+
+__all__ = [
+    "Drop",
+    "End",
+    "Endpoint",
+    "Event",
+    "Hooks",
+    "Later",
+    "Note",
+    "Open",
+    "Out",
+    "Respond",
+    "SessionParts",
+    "TURN",
+]
+
+IDLE = "idle"  # (IDLE, n): the `Later` token's job that ends the session if it did nothing since its n-th step
+
+
+class SessionParts(NamedTuple):
+    """What is served: the cassette, and what each live session's engine matches, redacts and times it by."""
+
+    cassette: Cassette
+    matcher: Matcher
+    redactor: Redactor | None = None
+    timing: float = 0.0
+
+
+class Hooks(NamedTuple):
+    """What the shell tells the endpoint, and its randomness (fixed in tests)."""
+
+    unread: Callable[[Any], int] = lambda conn: 0  # bytes written to conn that its client has not read yet
+    new_id: Callable[[], str] = lambda: secrets.token_hex(16)  # a session id
+    alias_prefix: str | None = None  # the random part of the stateless session's aliases (None: random)
+
+
+HOOKS = Hooks()
+
+
+class Endpoint:
+    """A cassette served at one Streamable HTTP endpoint (`allowed`: the Host and Origin names requests may carry)."""
+
+    def __init__(
+        self,
+        serving: SessionParts,
+        allowed: frozenset[str],
+        bounds: Bounds = BOUNDS,
+        path: str = "/mcp",
+        hooks: Hooks = HOOKS,
+    ) -> None:
+        cassette = serving.cassette
+        framing = Framing.of(cassette.meta)
+        self.serving, self.allowed, self.path, self.new_id = serving, allowed, path, hooks.new_id
+        self.shared = Shared(framing, bounds, Wire(), Resumable(bounds), hooks.unread)
+        self.recordings = Recordings(cassette, serving.matcher)  # shared by every session's engine
+        self.sessions: dict[str, LiveSession] = {}
+        self.stateless: LiveSession | None = None
+        # The stateless session's aliases: a random part no recorded message holds, then a count.
+        self.aliases = (f"mockmcp-{hooks.alias_prefix or secrets.token_hex(8)}-{n}" for n in itertools.count(1))
+        # The reports of the sessions that ended, in the order they ended; past `bounds.finished` of them folded into
+        # one (`Report.combine`, what the shells make of them at the end anyway), so that ended sessions cost nothing.
+        self.finished: list[Report] = []
+        self.watched: set[LiveSession] = set()  # sessions a timer will look at to see whether they stayed idle
+        unsolicited = any(
+            i.kind == SERVER or (i.kind == NOTIFICATION and i.server) or any(s.stream for s in i.server)
+            for i in cassette.interactions
+        )
+        # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
+        self.get_stream = unsolicited if framing.get_stream is None else framing.get_stream
+        # A server of the handshake era alone, recorded turning a request without a session away (an
+        # auto host's server/discover probe), turns every such request away here too.
+        eras = protocol.session_eras((i.message, i.response) for i in cassette.interactions)
+        self.sessions_only = "missing" in (framing.session_errors or {}) and protocol.STATELESS not in eras
+
+    # --- what comes in ----------------------------------------------------------------------------
+
+    def request(self, conn: Any, method: bytes, target: str, headers: dict[str, str], body: bytes) -> list[Out]:
+        """A whole HTTP request on conn (headers by lowercase name); what to write, in order."""
+        admitted = admit(method, target, headers, body, self.allowed, self.path)
+        if isinstance(admitted, Answer):
+            self._say(Respond(conn, admitted))
+        elif method == b"GET":
+            self._get(conn, headers)
+        elif method == b"DELETE":
+            self._delete(conn, headers)
+        else:
+            session = self._session(conn, headers, admitted)
+            if session is not None:
+                self.touch(session)
+                self._post(conn, session, admitted, body, headers)
+                self._settled(session)
+        return self.shared.wire.take()
+
+    def wake(self, token: Any) -> list[Out]:
+        """A `Later` timer fired."""
+        session, job = token
+        if session.ended:
+            return self.shared.wire.take()
+        if isinstance(job, tuple) and job[0] == IDLE:
+            self._idle_check(session, job[1])
+        elif isinstance(job, tuple):
+            job[1].beat(job[2])
+        elif job is PACED:
+            paced, session.paced = session.paced or [], None
+            session.perform(paced)
+        else:
+            session.perform(session.engine.wake(job))
+        self._settled(session)
+        return self.shared.wire.take()
+
+    def closed(self, conn: Any) -> list[Out]:
+        """conn has closed, either side having ended it: its streams go nowhere now. A 2026-07-28
+        client cancels a request by closing its stream (that revision has no client notifications
+        over HTTP); in the handshake era a disconnect is not a cancellation."""
+        streams = list(self.shared.wire.live.get(conn, []))
+        self.shared.wire.lose(conn)
+        session = self.stateless
+        if streams and session is not None and not session.ended:  # most connections close with no stream live
+            for key, stream in list(session.streams.items()):
+                if stream in streams:
+                    params = {"requestId": session.aliases.get(key, key)}  # as the client would name it
+                    cancel = {"jsonrpc": "2.0", "method": protocol.CANCELLED, "params": params}
+                    session.perform(session.engine.receive(jsonrpc.encode(cancel), cancel, key))
+                    session.cancelled(key)
+                    session.aliases.pop(key, None)
+            self._settled(session)
+        return self.shared.wire.take()
+
+    def shutdown(self) -> list[Out]:
+        """End every live session (their reports go to `finished`, in the order they ended)."""
+        for session in [*self.sessions.values(), *([self.stateless] if self.stateless else [])]:
+            self.end(session)
+        return self.shared.wire.take()
+
+    # --- sessions ---------------------------------------------------------------------------------
+
+    def touch(self, session: LiveSession) -> None:
+        """The session was named by a request: not idle."""
+        session.steps += 1
+        self._watch(session)
+
+    def _watch(self, session: LiveSession) -> None:
+        """One timer at a time watches whether a session with an id stays idle (see `_idle_check`)."""
+        idle = self.shared.bounds.session_idle
+        if idle is not None and session.id is not None and session not in self.watched:
+            self.watched.add(session)
+            self._say(Later(idle, (session, (IDLE, session.steps))))
+
+    def _idle_check(self, session: LiveSession, steps: int) -> None:
+        """The watch timer fired: a session that did nothing since, and has nothing under way, ends (as a DELETE
+        ends it, its report kept); else the watch begins again (so it ends within twice the limit of its last step)."""
+        self.watched.discard(session)
+        if session.steps == steps and session.idle():
+            idle = self.shared.bounds.session_idle
+            self._say(Note(f"mockmcp: session {session.id} was idle for {idle:g} s: ended"))
+            self.end(session)
+            return
+        self._watch(session)
+
+    def end(self, session: LiveSession) -> None:
+        """End a live session (DELETE, idle, or shutdown): close its streams, keep its report."""
+        session.end()
+        self._settled(session)
+
+    def _settled(self, session: LiveSession) -> None:
+        """After the session acted: once it has ended (whoever ended it), it leaves, its report kept."""
+        if not session.ended or session not in (self.stateless, self.sessions.get(session.id or "")):
+            return
+        if session.id is not None:
+            del self.sessions[session.id]
+        else:
+            self.stateless = None
+        self.watched.discard(session)
+        self.finished.append(session.engine.report)
+        if len(self.finished) > self.shared.bounds.finished:
+            self.finished = [Report.combine(self.serving.cassette, self.finished)]
+
+    def _new_session(self, session_id: str | None) -> LiveSession:
+        cassette, matcher, redactor, timing = self.serving
+        return LiveSession(self.shared, session_id, Replay(cassette, matcher, redactor, timing, self.recordings))
+
+    def _session(self, conn: Any, headers: dict[str, str], message: Any) -> LiveSession | None:
+        """The live session a message belongs to; answers the HTTP error itself when there is none."""
+        session_id = headers.get(protocol.SESSION_HEADER)
+        if isinstance(message, dict) and message.get("method") == protocol.INITIALIZE and "id" in message:
+            session = self._new_session(self.new_id())
+            assert session.id is not None
+            params = message.get("params")
+            version = params.get("protocolVersion") if isinstance(params, dict) else None
+            session.version = version if isinstance(version, str) else None
+            self.sessions[session.id] = session
+            return session
+        if session_id is not None:
+            found = self.sessions.get(session_id)
+            if found is None:
+                self._say(Respond(conn, session_error(self.shared.framing, "unknown")))
+            return found
+        if modern(headers, message) and not self.sessions_only:
+            if self.stateless is None:
+                self.stateless = self._new_session(None)
+            return self.stateless
+        self._say(Respond(conn, session_error(self.shared.framing, "missing")))
+        return None
+
+    def _post(self, conn: Any, session: LiveSession, message: Any, body: bytes, headers: dict[str, str]) -> None:
+        """A POST's message (or a 2025-03-26 batch) for the live session."""
+        refused = batch_refusal(headers, session.version) if isinstance(message, list) else None
+        if refused is not None:
+            self._say(Respond(conn, refused))
+        elif session.ended:
+            self._say(Respond(conn, session_error(self.shared.framing, "unknown")))
+        elif isinstance(message, list):
+            session.batch(conn, message, body)
+        elif not (isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))):
+            session.notify(conn, message, body)
+        elif session.id is None:
+            # Clients of the shared stateless session choose ids on their own, and two may both use 1
+            # at once: the engine knows each request by a unique key, and answers with the client's id.
+            key = next(self.aliases)
+            session.aliases[key] = message["id"]
+            session.request(conn, message, body, key)
+        else:
+            session.request(conn, message, body, None)
+
+    # --- GET and DELETE ---------------------------------------------------------------------------
+
+    def _get(self, conn: Any, headers: dict[str, str]) -> None:
+        framing = self.shared.framing
+        if "text/event-stream" not in headers.get("accept", ""):
+            self._say(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
+            return
+        session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
+        # A server whose events had ids kept them to resume from, unless it was seen refusing GET.
+        resuming = "last-event-id" in headers and framing.event_ids and framing.get_stream is not False
+        if not self.get_stream and not resuming:
+            text = "Method Not Allowed: the recorded server offered no GET stream"
+            if framing.get_stream is None:
+                text = "Method Not Allowed: this cassette has no unsolicited server messages"
+            body = error_body(None, jsonrpc.INVALID_REQUEST, text)
+            self._say(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
+            return
+        if session is None:
+            self._no_session(conn, headers)
+            return
+        self.touch(session)
+        if resuming and session.ids is not None:
+            session.resume(conn, headers["last-event-id"])
+        elif session.standalone_open():
+            self._say(Respond(conn, Answer(409, b"Conflict: this session's GET stream is already open", "text/plain")))
+        else:
+            session.open_get(conn)
+
+    def _no_session(self, conn: Any, headers: dict[str, str]) -> None:
+        """The session error for a GET or DELETE naming no live session: a missing id, or an unknown one."""
+        missing = "missing" if protocol.SESSION_HEADER not in headers else "unknown"
+        self._say(Respond(conn, session_error(self.shared.framing, missing)))
+
+    def _delete(self, conn: Any, headers: dict[str, str]) -> None:
+        session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
+        if session is None:
+            self._no_session(conn, headers)
+            return
+        self.end(session)
+        self._say(Respond(conn, Answer(200)))
+
+    def _say(self, out: Out) -> None:
+        self.shared.wire.add(out)

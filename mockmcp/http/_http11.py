@@ -1,0 +1,142 @@
+"""HTTP/1.1 plumbing shared by the HTTP shells (on `http_loop`'s event loop): limits, TCP_NODELAY, the
+listening socket and the names it answers to, the one way a connection answers (`Responder`), and
+`serve_until_signalled` (the loop watches the signal descriptor, so nothing is raised into it).
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from collections.abc import Callable, Iterable
+from http import HTTPStatus
+from typing import Any, Protocol
+
+import h11
+
+from mockmcp.http._streamable import LOOPBACK
+from mockmcp.stdio.toolkit import Signals
+
+__all__ = [
+    "IDLE_TIMEOUT",
+    "Listener",
+    "MAX_BODY",
+    "OUT_OF_RESOURCES",
+    "REQUEST_TIMEOUT",
+    "Responder",
+    "TOO_LARGE",
+    "no_delay",
+    "reason_of",
+    "serve_until_signalled",
+]
+
+MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
+IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
+REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive whole, from its first byte
+# accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
+OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} bytes"
+WILDCARD = frozenset({"0.0.0.0", "::", ""})
+
+
+def own_addresses() -> set[str]:
+    """The names and addresses this machine answers to (for a server bound to every interface)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    found = set(names)
+    for name in names:
+        try:
+            found |= {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
+        except OSError:
+            pass
+    try:  # the address of the interface the default route uses (a UDP connect sends nothing)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))
+            found.add(probe.getsockname()[0])
+    except OSError:
+        pass
+    return {name.lower() for name in found if name}
+
+
+def no_delay(sock: socket.socket) -> None:
+    """Send each write at once (no Nagle): every write here is a whole message or SSE event."""
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class Responder:
+    """What a connection answers with: `respond` sends a whole response through the connection's own `send`."""
+
+    def send(self, *events: Any) -> None:
+        raise NotImplementedError
+
+    def respond(
+        self,
+        status: int,
+        body: bytes = b"",
+        content_type: str = "application/json",
+        headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.send_whole(status, fields, body)
+
+    def send_whole(
+        self,
+        status: int,
+        fields: list[tuple[str, str]] | list[tuple[bytes, bytes]],
+        body: bytes,
+        reason: bytes | None = None,
+    ) -> None:
+        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
+        (the TypeScript SDK shows it in its errors)."""
+        head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
+        self.send(head, h11.Data(data=body), h11.EndOfMessage())
+
+
+def reason_of(status: int) -> bytes:
+    """The usual reason phrase of an HTTP status ("OK", "Bad Gateway"), empty for a status without one."""
+    try:
+        return HTTPStatus(status).phrase.encode("ascii")
+    except ValueError:
+        return b""
+
+
+class Listener:
+    """A listening socket, the Host and Origin names its requests may carry, and its URL's origin."""
+
+    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
+        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
+        self.socket = socket.create_server(listen, family=family, backlog=128)
+        self.host, self.port = listen[0], self.socket.getsockname()[1]
+        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
+        own = own_addresses() if self.host in WILDCARD else set()
+        self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
+
+    @property
+    def origin(self) -> str:
+        """Where a client reaches the server (loopback when bound to every interface)."""
+        host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+
+class _Serving(Protocol):
+    def serve_forever(self, signals: Signals | None = None) -> None: ...
+
+    def stop_accepting(self) -> None: ...
+
+
+def serve_until_signalled(
+    server: _Serving, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
+) -> int:
+    """Serve until SIGINT or SIGTERM, then stop accepting; returns the signal's number. `ready` runs once the
+    signals are caught (a SIGTERM sent the moment it says where it listens still ends serving), `after` once
+    serving stopped, signals still caught (a second one may cut a wait short, never a save)."""
+    with Signals() as signals:
+        if ready is not None:
+            ready()
+        try:
+            server.serve_forever(signals)
+        finally:
+            server.stop_accepting()
+        if after is not None:
+            after(signals)
+    return signals.received or 0

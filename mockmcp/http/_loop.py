@@ -1,0 +1,506 @@
+"""HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
+
+`LoopServer` accepts connections and reads requests with h11 (one `h11.Connection` per client
+connection, one request at a time); each whole request goes to `handle(connection, request, body)`
+as a `Request`, which answers at once or later (an SSE stream stays open and is written whenever
+the loop has its next event), with `respond` or h11 events through `send`. `call_later` puts a
+timer on the loop. Writes never block: what the socket does not take waits in the connection's
+buffer and goes out when the socket is writable; a connection whose client reads slowly stops being
+read (its own requests wait) and stalls no other client. The loop watches the descriptor of
+`toolkit.Signals` beside the sockets: SIGINT and SIGTERM, or `stop_accepting()` from another
+thread, end it.
+
+Chosen over asyncio: the same shape as replay's stdio loop (a poll, a timer heap, a signal
+descriptor), no import cost for the stdio path, and h11 already turns bytes into events, so the
+loop has only descriptors and timers to look after.
+
+Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
+that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
+whole within `REQUEST_TIMEOUT` of its first byte gets 408 and the connection closes (so a client
+trickling a byte at a time cannot hold a connection); what requests not yet whole hold together is
+bounded by the server's `held_budget` (large ones beyond it wait, the earliest going on); running out
+of descriptors pauses accepting briefly instead of stopping the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import os
+import selectors
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import h11
+
+from mockmcp.http._http11 import (
+    IDLE_TIMEOUT,
+    MAX_BODY,
+    OUT_OF_RESOURCES,
+    REQUEST_TIMEOUT,
+    TOO_LARGE,
+    Listener,
+    Responder,
+    no_delay,
+)
+from mockmcp.http._request import MAX_HEAD, Request, request_of
+from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals, Spool
+
+__all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
+
+PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
+# Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
+# holding more than HELD_ALONE is read no further until others have finished (or timed out), except
+# the one whose request began first, so that one always goes on.
+HELD_BUDGET = 128 << 20
+HELD_ALONE = 64 << 10
+
+
+def rewatch(
+    selector: selectors.BaseSelector, sock: socket.socket, old: int, new: int, ready: Callable[[int], None]
+) -> int:
+    """Watch sock for the events of `new` (0: not at all) instead of `old`; returns `new`."""
+    if new != old:
+        if not old:
+            selector.register(sock, new, ready)
+        elif not new:
+            selector.unregister(sock)
+        else:
+            selector.modify(sock, new, ready)
+    return new
+
+
+class Reading:
+    """The request a connection is reading, as the server's clocks and budget see it."""
+
+    def __init__(self) -> None:
+        self.began: float | None = None  # when its first byte came
+        self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
+        self.waited = 0.0  # seconds it waited for budget, before it was read again
+        self.starved_since: float | None = None  # since when it waits for budget (None: it does not)
+
+
+class Connection(Responder):
+    """One client connection: h11's state for it, the request being read, what waits to be written."""
+
+    def __init__(self, server: LoopServer, sock: socket.socket) -> None:
+        self.server, self.sock = server, sock
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.out = bytearray()
+        self.broken = False  # closed (by either side): whatever is sent now is dropped
+        self.last = time.monotonic()
+        self.finishing = False  # a last answer of the connection's own is going out, then it closes
+        self.ended = False  # the client shut its side: nothing more is read, what it sent is still answered
+        self.head = False  # the request being answered is a HEAD: its answer's body is not sent
+        self.smuggled = False  # it came with both Content-Length and Transfer-Encoding: answered, then closed
+        self.reading = Reading()  # the request being read, as the clocks and the server's budget see it
+        self.request: Request | None = None  # the request whose body is being read
+        self.body = bytearray()
+        self.interest = 0
+        self.waiting: Callable[[], None] | None = None  # run once when what is queued has gone out, or never can
+        self.watch()
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def send(self, *events: Any) -> None:
+        """Queue the events' bytes and write what the socket takes now (one write for them all)."""
+        # h11's LocalProtocolError is a bug of ours, whether or not the client is still there: it
+        # propagates to the loop, which reports it.
+        conn = self.conn
+        if self.head:  # the answer to HEAD says what a GET's would be, its length included, without the body
+            events = tuple(event for event in events if not isinstance(event, h11.Data))
+        if self.smuggled:  # and h11 closes the connection once the answer is out
+            events = tuple(_closing(event) if isinstance(event, h11.Response) else event for event in events)
+        data = b"".join([conn.send(event) or b"" for event in events])
+        if self.broken:
+            return
+        self.out += data
+        self._write()
+        if not self.broken and conn.our_state is h11.DONE:
+            if conn.their_state is h11.DONE and not conn.trailing_data[0] and not self.ended:
+                conn.start_next_cycle()  # nothing pipelined: ready for the next request at once
+            else:  # a pipelined request is read on the loop's next turn, not inside this answer
+                self.server.call_later(0.0, self._next_cycle)
+
+    def abort(self) -> None:
+        """Drop the connection mid-message, as a server that dies does."""
+        self.close()
+
+    def _write(self) -> None:
+        while self.out:
+            try:
+                sent = self.sock.send(self.out)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.close()
+                return
+            del self.out[:sent]
+        if not self.out:
+            self._drained()
+        if self.out or not (self.finishing or self.conn.our_state is h11.MUST_CLOSE):
+            self.watch()
+        else:
+            self.close()  # the answer said (or h11 made it say) Connection: close, and it is out
+
+    def watch(self) -> None:
+        """Read unless too much waits to be written; watch for writability while anything does."""
+        if self.broken:
+            return
+        # A client that sends faster than it reads (or pipelines without end) is read no further
+        # until it catches up; every other connection goes on as before. What a request still being
+        # read brings is bounded by the head and body limits, and by the server's budget for all.
+        waiting = len(self.conn.trailing_data[0])
+        held = waiting + len(self.body)
+        if held != self.reading.held:
+            self.server.hold(self, held)
+        budget = self.server.budget
+        starved = held > HELD_ALONE and budget.held > budget.limit and self is not self.server.eldest()
+        if starved:
+            budget.starved.add(self)
+            if self.reading.starved_since is None:
+                self.reading.starved_since = time.monotonic()
+        reading = (
+            len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not (self.finishing or self.ended or starved)
+        )
+        interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
+        self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
+
+    def close(self) -> None:
+        if self.broken:
+            return
+        self.broken = True
+        if self.interest:
+            self.server.selector.unregister(self.sock)
+            self.interest = 0
+        self.server.connections.discard(self)
+        self.server.budget.starved.discard(self)
+        self.server.hold(self, 0)
+        self.sock.close()
+        self.out.clear()  # nothing more can go out; what refers to the connection holds no buffer
+        self.body = bytearray()
+        self._drained()
+        self.server.closed(self)
+
+    def _drained(self) -> None:
+        waiting, self.waiting = self.waiting, None
+        if waiting is not None:
+            waiting()
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def _ready(self, mask: int) -> None:
+        if mask & selectors.EVENT_WRITE:
+            self._write()
+        if mask & selectors.EVENT_READ and not self.broken:
+            try:
+                data = self.sock.recv(1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            self.last = time.monotonic()
+            if data and self.reading.began is None and self.idle_since() is not None:
+                self.reading.began, self.reading.waited = self.last, 0.0  # a request begins
+            conn = self.conn
+            # (trailing_data copies h11's buffer: looked at only when the input ended, never per read)
+            gone = conn.their_state in (h11.IDLE, h11.DONE, h11.MUST_CLOSE, h11.CLOSED)
+            if not data and gone and not conn.trailing_data[0]:
+                self.close()  # the client has gone: nothing half-sent to complain about
+                return
+            # The end of input with requests pipelined before it (sent whole, then the client shut its side):
+            # each is still answered in turn, and h11 says ConnectionClosed after the last.
+            if not data:
+                self.ended = True
+            if conn.their_state is not h11.ERROR:
+                conn.receive_data(data)
+            self._process()
+            self.watch()
+
+    def _next_cycle(self) -> None:
+        if self.broken:
+            return
+        conn = self.conn
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            conn.start_next_cycle()
+            if self.reading.began is None and conn.trailing_data[0]:  # a request pipelined behind the last answer
+                self.reading.began, self.reading.waited = time.monotonic(), 0.0
+            self._process()
+            self.watch()
+        elif conn.our_state is h11.MUST_CLOSE and not self.out:
+            self.close()
+
+    def _process(self) -> None:
+        conn = self.conn
+        try:
+            while not self.broken:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    if conn.they_are_waiting_for_100_continue:
+                        self.send(h11.InformationalResponse(status_code=100, headers=[]))
+                    return
+                if event is h11.PAUSED:
+                    return
+                if isinstance(event, h11.Request):
+                    self.request, self.body = request_of(event), bytearray()
+                    self.head = event.method == b"HEAD"
+                    # Both framings at once: the chunks are the body (RFC 9112 6.1), but a peer on the way
+                    # may have read it by its length, so nothing more is read from the connection.
+                    fields = self.request.fields
+                    self.smuggled = "content-length" in fields and "transfer-encoding" in fields
+                    if int(self.request.fields.get("content-length") or 0) > MAX_BODY:
+                        self._unreadable(413, TOO_LARGE)
+                        return
+                elif isinstance(event, h11.Data):
+                    self.body += event.data
+                    if len(self.body) > MAX_BODY:
+                        self._unreadable(413, TOO_LARGE)
+                        return
+                elif isinstance(event, h11.EndOfMessage) and self.request is not None:
+                    request, body = self.request, bytes(self.body)
+                    self.request, self.body, self.reading.began = None, bytearray(), None
+                    self.server.handle(self, request, body)
+                    return  # the next request waits for this answer to end (_next_cycle)
+                elif isinstance(event, h11.ConnectionClosed):
+                    if self.out:  # the last answer is still going out: closed once it is
+                        self.finishing = True
+                    else:
+                        self.close()
+                    return
+        except h11.RemoteProtocolError as exc:
+            if conn.our_state is h11.SEND_RESPONSE and self.request is None:
+                # Bytes after a request handed over and not yet answered (after `Connection: close`, say):
+                # nothing more is read, and its own answer still goes (the proxy journals it), then close.
+                self.ended = self.finishing = True
+                return
+            self._unreadable(exc.error_status_hint, f"Bad Request: {exc}")
+
+    def _unreadable(self, status: int, text: str) -> None:
+        """Answer a request that cannot be read with an error status, then close, if an answer can still go."""
+        self.request, self.body = None, bytearray()
+        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            self.respond(status, text.encode(), "text/plain", [("connection", "close")])
+        if not self.out:
+            self.close()
+
+    def expire(self) -> None:
+        """A request not whole in time: 408 (503 while it waits for the server's budget), then close (nothing more
+        of it is read)."""
+        if self.out or self.broken:  # an answer of ours is still going out: nothing more can be said
+            self.close()
+            return
+        self.finishing = True
+        if self in self.server.budget.starved:
+            self._unreadable(503, "Service Unavailable: too many large requests are arriving at once; try again")
+            return
+        self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
+
+    def overdue(self, now: float) -> bool:
+        """Whether the request being read has taken too long: REQUEST_TIMEOUT from its first byte, and as long
+        again at most for the time it was not read for want of the server's budget (it waited on us, not on
+        its client; but a request that waits for ever would hold its connection, and its budget, for ever)."""
+        reading = self.reading
+        if reading.began is None:
+            return False
+        waited = reading.waited + (now - reading.starved_since if reading.starved_since is not None else 0.0)
+        return now - reading.began > REQUEST_TIMEOUT + min(waited, REQUEST_TIMEOUT)
+
+    def idle_since(self) -> float | None:
+        """When this connection last made progress, if it waits for a request (None while answering one)."""
+        conn = self.conn
+        if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and conn.their_state is not h11.DONE:
+            return self.last
+        return None
+
+
+def _closing(response: h11.Response) -> h11.Response:
+    """The answer's head, saying `Connection: close`."""
+    headers = [(name, value) for name, value in response.headers.raw_items() if name.lower() != b"connection"]
+    return h11.Response(
+        status_code=response.status_code, headers=[*headers, (b"connection", b"close")], reason=response.reason
+    )
+
+
+_BUSY_TEXT = b"Service Unavailable: too many connections; try again soon"
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 1\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s" % (len(_BUSY_TEXT), _BUSY_TEXT)
+)
+
+
+class Budget:
+    """What requests not yet whole hold, all connections together, against the most they may hold (`limit`)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0  # bytes of requests not yet whole, all connections together
+        self.starved: set[Connection] = set()  # connections not read for want of budget
+
+
+class LoopServer(Listener):
+    """A listening socket, its connections and timers, served on one event loop until stopped."""
+
+    def __init__(
+        self, listen: tuple[str, int], allow_hosts: Iterable[str] = (), held_budget: int = HELD_BUDGET
+    ) -> None:
+        super().__init__(listen, allow_hosts)
+        self.socket.setblocking(False)
+        self.selector = selectors.DefaultSelector()
+        self.connections: set[Connection] = set()
+        self.timers: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
+        self.sequence = 0
+        self.budget = Budget(held_budget)
+        self.stopping = False
+        self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
+        self.notes = Spool(sys.stderr)  # what the server says: never a write the loop waits on
+        # A descriptor kept in reserve while serving, to tell a connection 503 when every other one is taken
+        # (`_refuse_one`).
+        self._reserve: int | None = None
+        self._refusing = False  # connections are being told 503 for want of descriptors
+
+    def handle(self, connection: Connection, request: Request, body: bytes) -> None:
+        raise NotImplementedError
+
+    def hold(self, connection: Connection, held: int) -> None:
+        """A connection now holds this many bytes of requests not yet whole; when that is less, the
+        connections that waited for budget are judged again (within budget, or the eldest, they go on)."""
+        less, budget = held < connection.reading.held, self.budget
+        budget.held += held - connection.reading.held
+        connection.reading.held = held
+        if less and budget.starved:
+            starved, budget.starved = budget.starved, set()
+            now = time.monotonic()
+            for waiting in starved:
+                waiting.watch()
+                if waiting not in budget.starved:  # read again: its idle clock starts afresh (it waited on us)
+                    waiting.last = now
+                    waiting.reading.waited += now - (waiting.reading.starved_since or now)
+                    waiting.reading.starved_since = None
+
+    def eldest(self) -> Connection | None:
+        """Of the connections holding more than HELD_ALONE, the one whose request began first."""
+        holding = [c for c in self.connections if c.reading.held > HELD_ALONE and c.reading.began is not None]
+        return min(holding, key=lambda c: c.reading.began or 0.0, default=None)
+
+    def closed(self, connection: Connection) -> None:
+        """A connection has closed, either side having ended it (for a subclass that keeps track)."""
+
+    def call_later(self, after: float, callback: Callable[..., None], *args: Any) -> None:
+        self.sequence += 1
+        heapq.heappush(self.timers, (time.monotonic() + after, self.sequence, callback, args))
+
+    def stop_accepting(self) -> None:
+        """End the loop (safe from any thread; again is harmless)."""
+        self.stopping = True
+        self._wakeup.wake()
+
+    def serve_forever(self, signals: Signals | None = None) -> None:
+        """Serve until `stop_accepting()`, or until a signal when given `signals`; then close the listener."""
+        wakeup = signals or self._wakeup
+        self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
+        self.selector.register(wakeup.fileno(), selectors.EVENT_READ, lambda _mask: wakeup.drain())
+        if signals is not None:
+            self.selector.register(self._wakeup.fileno(), selectors.EVENT_READ, lambda _mask: self._wakeup.drain())
+        self.call_later(IDLE_TIMEOUT / 4, self._sweep)
+        with contextlib.suppress(OSError):
+            self._reserve = os.open(os.devnull, os.O_RDONLY)
+        try:
+            while not self.stopping and (signals is None or signals.received is None):
+                self.turn()
+        finally:
+            # Unregistered, so that a descriptor number reused later (the loop may go on: `turn`) is no clash.
+            for fd in {self.socket.fileno(), wakeup.fileno(), self._wakeup.fileno()}:
+                if fd >= 0 and fd in self.selector.get_map():
+                    self.selector.unregister(fd)
+            self.socket.close()
+            if self._reserve is not None:
+                os.close(self._reserve)
+                self._reserve = None
+            self.notes.flush()  # what it said is out before whatever is said next
+
+    def turn(self, longest: float = LONGEST_WAIT) -> None:
+        """Wait up to `longest` seconds for a descriptor or the next timer, and run what is due."""
+        timeout = min(longest, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else longest
+        for key, mask in self.selector.select(timeout):
+            self._run(key.data, mask)
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now and not self.stopping:
+            _when, _seq, callback, args = heapq.heappop(self.timers)
+            self._run(callback, *args)
+
+    def _run(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run one callback of the loop. An exception from it is a bug of ours: reported, and the connection it
+        was serving closed (as are those h11 refuses to go on with), never the server's end: every other
+        session goes on, and the report and the recording are still written when the server stops."""
+        try:
+            callback(*args)
+        except Exception:
+            self.notes.say("mockmcp: internal error (a bug in mockmcp; please report it):\n" + traceback.format_exc())
+            serving = [getattr(callback, "__self__", None), *args]
+            for connection in [c for c in self.connections if c in serving or c.conn.our_state is h11.ERROR]:
+                connection.abort()
+
+    def _accept(self, _mask: int) -> None:
+        for _ in range(64):  # a burst of connections, then the others' turn
+            try:
+                sock, _address = self.socket.accept()
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                if exc.errno not in OUT_OF_RESOURCES:
+                    raise
+                if self._refuse_one():
+                    continue
+                self.notes.say(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying")
+                self.selector.unregister(self.socket)  # a connection that ends frees a descriptor
+                self.call_later(0.1, self._resume_accepting)
+                return
+            sock.setblocking(False)
+            no_delay(sock)
+            self.connections.add(Connection(self, sock))
+            self._refusing = False
+
+    def _refuse_one(self) -> bool:
+        """Out of descriptors: the one kept in reserve takes the waiting connection, which is told 503 at once
+        (not left to wait for ever while every descriptor is held), then the reserve is taken again. False when
+        there is no reserve, or no connection was waiting."""
+        if self._reserve is None:
+            return False
+        os.close(self._reserve)
+        self._reserve = None
+        try:
+            sock, _address = self.socket.accept()
+        except OSError:
+            sock = None
+        if sock is not None:
+            with sock, contextlib.suppress(OSError):
+                sock.setblocking(False)
+                sock.send(_BUSY)
+            if not self._refusing:  # said once for each stretch of refusals
+                self.notes.say("mockmcp: out of file descriptors: new connections get 503 until some close")
+            self._refusing = True
+        with contextlib.suppress(OSError):
+            self._reserve = os.open(os.devnull, os.O_RDONLY)
+        return sock is not None
+
+    def _resume_accepting(self) -> None:
+        self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
+
+    def _sweep(self) -> None:
+        """Close connections idle for too long, and answer 408 to requests not whole in time."""
+        now = time.monotonic()
+        for connection in list(self.connections):
+            if connection in self.budget.starved:  # not read for want of budget: its silence is not its own
+                if connection.overdue(now):
+                    connection.expire()
+                continue
+            since = connection.idle_since()
+            if since is not None and since < now - IDLE_TIMEOUT:
+                connection.close()
+            elif since is not None and connection.overdue(now):
+                connection.expire()
+        self.call_later(IDLE_TIMEOUT / 4, self._sweep)

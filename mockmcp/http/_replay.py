@@ -1,0 +1,120 @@
+"""The Streamable HTTP shell of replay: one event loop around the sans-IO endpoint.
+
+Theory of operation. The loop (`http/_loop.py`) reads requests on every connection; each
+whole one goes to `core/endpoint.Endpoint.request` with its connection as the key, each closed
+connection to `closed`, each timer the endpoint asked for (`Later`) back to `wake` when it fires.
+What the endpoint returns is written here: a whole answer at once, and the heads, events and ends
+of SSE streams gathered per connection, so that what one call produced for a connection goes out
+in one write (an SSE stream's head with its first events, or several events together). Nothing
+runs concurrently, so nothing is locked; every HTTP rule is the endpoint's, and tested there
+without sockets. What the endpoint cannot know, the shell tells it: how many GET streams the
+descriptors it may hold leave room for (`stream_limit`), and how much of what was written to a
+connection its client has not read yet (`Connection.out`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import h11
+
+from mockmcp.engine.report import Report
+from mockmcp.http._endpoint import Drop, End, Endpoint, Event, Hooks, Later, Note, Open, Out, Respond, SessionParts
+from mockmcp.http._loop import Connection, LoopServer, Request
+from mockmcp.options import BOUNDS, Bounds
+
+__all__ = ["HttpReplay", "stream_limit"]
+
+# Descriptors the server holds whatever its clients do: the standard three, the listener, the selector, the
+# signal descriptors, the reserve kept to refuse a connection with 503, and a few for what the process opens
+# (a report, a journal, a cassette loaded again).
+_OWN_DESCRIPTORS = 16
+
+
+def stream_limit() -> int:
+    """How many GET streams may be open at once: three quarters of the descriptors the process may open beyond
+    the server's own, so that a quarter is always left for requests (1,024 descriptors: 756 streams)."""
+    try:
+        import resource  # POSIX: elsewhere, the usual limit is assumed
+    except ImportError:
+        soft = 1024
+    else:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY or soft > 1 << 20:
+            soft = 1 << 20
+    return max(1, (soft - _OWN_DESCRIPTORS) * 3 // 4)
+
+
+class HttpReplay(LoopServer):
+    """A cassette served at one Streamable HTTP endpoint; `serve_forever` until `shutdown`."""
+
+    def __init__(
+        self,
+        serving: SessionParts,
+        listen: tuple[str, int],
+        path: str = "/mcp",
+        allow_hosts: tuple[str, ...] = (),
+        bounds: Bounds = BOUNDS,
+    ) -> None:
+        super().__init__(listen, allow_hosts)
+        self.path = path
+        if bounds.streams is None:
+            bounds = bounds._replace(streams=stream_limit())
+        self.endpoint = Endpoint(serving, frozenset(self.allowed), bounds, path, Hooks(unread=_unread))
+
+    @property
+    def url(self) -> str:
+        return self.origin + self.path
+
+    def handle(self, writer: Connection, request: Request, body: bytes) -> None:
+        target = request.target.decode("latin-1")
+        self._carry_out(self.endpoint.request(writer, request.method, target, request.fields, body))
+
+    def closed(self, connection: Connection) -> None:
+        self._carry_out(self.endpoint.closed(connection))
+
+    def shutdown(self) -> list[Report]:
+        """Stop serving, end every live session; returns the report of each, in the order they ended."""
+        self.stop_accepting()
+        self._carry_out(self.endpoint.shutdown())
+        self.notes.flush()  # the notes, then the summaries
+        return self.endpoint.finished
+
+    def _wake(self, token: Any) -> None:
+        self._carry_out(self.endpoint.wake(token))
+
+    def _carry_out(self, actions: list[Out]) -> None:
+        """Write what the endpoint said: stream events gathered per connection, one write each."""
+        gathered: dict[Connection, list[Any]] = {}
+        for action in actions:
+            if isinstance(action, Open):
+                gathered.setdefault(action.conn, []).append(
+                    h11.Response(status_code=200, headers=list(action.headers), reason=b"OK")
+                )
+            elif isinstance(action, Event):
+                gathered.setdefault(action.conn, []).append(h11.Data(data=action.data))
+            elif isinstance(action, End):
+                gathered.setdefault(action.conn, []).append(h11.EndOfMessage())
+            elif isinstance(action, Respond):
+                self._flush(action.conn, gathered)
+                action.conn.respond(*action.answer)
+            elif isinstance(action, Drop):
+                self._flush(action.conn, gathered)  # what it sent before it died, then the cut
+                action.conn.abort()
+            elif isinstance(action, Later):
+                self.call_later(action.after, self._wake, action.token)
+            elif isinstance(action, Note):
+                self.notes.say(action.text)
+        for conn in list(gathered):
+            self._flush(conn, gathered)
+
+    @staticmethod
+    def _flush(conn: Connection, gathered: dict[Connection, list[Any]]) -> None:
+        events = gathered.pop(conn, None)
+        if events:
+            conn.send(*events)
+
+
+def _unread(conn: Connection) -> int:
+    """Bytes written to conn that its client has not read yet (the kernel's buffers aside)."""
+    return len(conn.out)

@@ -1,0 +1,364 @@
+"""The rules of a Streamable HTTP endpoint that need no socket: which requests it takes, and how it refuses.
+
+Sans-IO, like the engine: a request comes in as its method, path, headers (lowercase names) and body;
+what comes out is either the JSON-RPC message a POST carries, or the `Answer` to send instead.
+`admit` applies, in order, the Host/Origin policy (DNS rebinding), the endpoint's path, the method,
+and for a POST its `Accept` and `Content-Type`, the body's JSON, one message per POST, a valid
+message (or a non-empty batch, for `batch_refusal` to judge by the session's revision), and the
+2026-07-28 routing headers agreeing with the body. `Framing` is how the recorded server framed
+its answers (the cassette's `meta.http`): JSON bodies or SSE streams, event ids, a priming event,
+a GET stream, the shape of its session errors; `sse_event` encodes one SSE event. Replay's endpoint
+(`http/_endpoint.py`) and the recording proxy (`http/_record.py`) build on it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, NamedTuple
+from urllib.parse import SplitResult, urlsplit
+
+from mockmcp._wire import jsonrpc, protocol
+
+__all__ = [
+    "Answer",
+    "Framing",
+    "KEEPALIVE_COMMENT",
+    "LOOPBACK",
+    "METHODS",
+    "NAMED",
+    "admit",
+    "batch_refusal",
+    "error_body",
+    "error_status_seen",
+    "foreign",
+    "framing_seen",
+    "header_mismatch",
+    "modern",
+    "priming_event",
+    "session_error",
+    "session_error_seen",
+    "sse_event",
+    "target_path",
+    "wrong_target",
+]
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+METHODS = (b"POST", b"GET", b"DELETE")
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # body param mirrored in Mcp-Name
+BATCH_REVISION = "2025-03-26"
+
+
+class Answer(NamedTuple):
+    """An HTTP answer as a whole: status, body, content type, extra headers."""
+
+    status: int
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class Framing(NamedTuple):
+    """How the recorded server answered over HTTP (`meta.http`); the defaults are for a cassette
+    that does not say (recorded over stdio, or before mockmcp recorded it): JSON whenever the reply
+    is all there is, no event ids, a GET stream only when the cassette has unsolicited messages,
+    session errors as the MCP Python SDK answers them."""
+
+    sse: bool = False  # every request's answer is an SSE stream, even a lone reply
+    event_ids: bool = False
+    priming: bool = False  # each request's stream begins with an event holding an id and no data
+    get_stream: bool | None = None  # None: offered when the cassette has unsolicited messages
+    session_errors: dict[str, Any] | None = None  # "unknown" / "missing": {status, error}
+    error_status: dict[int, int] | None = None  # JSON-RPC error code -> the HTTP status of its lone reply
+
+    @classmethod
+    def of(cls, meta: dict[str, Any]) -> Framing:
+        """The framing a (validated) cassette's meta records."""
+        http = meta.get("http") or {}
+        statuses = {pair["code"]: pair["status"] for pair in http.get("error_status") or ()}
+        return cls(
+            http.get("framing") == "sse",
+            bool(http.get("event_ids")),
+            bool(http.get("priming")),
+            http.get("get_stream"),
+            http.get("session_errors"),
+            statuses or None,
+        )
+
+    def status_for(self, code: int | None) -> int:
+        """The HTTP status a lone JSON reply goes with: the recorded server's for its error code (None:
+        the reply is no error response), else 200."""
+        if not self.error_status or code is None:
+            return 200
+        return self.error_status.get(code, 200)
+
+
+def error_status_seen(status: int, body: bytes, message: Any, known: Any) -> dict[str, Any]:
+    """A request's own JSON-RPC error answered with an HTTP error status (a 2026-07-28 SDK server
+    answers -32602 with 400 and -32601 with 404): `meta.http.error_status`, the pairs `known` plus
+    this one; empty when there is nothing new."""
+    if status < 400 or not isinstance(message, dict) or "id" not in message:
+        return {}
+    try:
+        reply = jsonrpc.parse(body)
+    except ValueError:
+        return {}
+    error = reply.get("error") if isinstance(reply, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if type(code) is not int or reply.get("id") != message["id"] or type(reply.get("id")) is not type(message["id"]):
+        return {}
+    seen = {"code": code, "status": status}
+    if seen in (known or ()):
+        return {}
+    pairs = [pair for pair in known or () if pair.get("code") != code]
+    return {"error_status": sorted([*pairs, seen], key=lambda pair: -pair["code"])}
+
+
+# The MCP Python SDK's answers to session errors, used when the recording saw none of the server's own.
+_SDK_SESSION_ERRORS: dict[str, dict[str, Any]] = {
+    "unknown": {"status": 404, "error": {"code": jsonrpc.INVALID_REQUEST, "message": "Session not found"}},
+    "missing": {
+        "status": 400,
+        "error": {"code": jsonrpc.INVALID_REQUEST, "message": "Bad Request: Missing session ID"},
+    },
+}
+
+
+def session_error(framing: Framing, name: str) -> Answer:
+    """The answer to a request whose session is unknown (or ended), or missing, as the recorded server gave it."""
+    answer = (framing.session_errors or {}).get(name) or _SDK_SESSION_ERRORS[name]
+    # JSON-RPC says `"id": null`; some servers (the TypeScript SDK's examples) leave the id out.
+    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": answer["error"]}
+    if answer.get("without_id"):
+        del reply["id"]
+    return Answer(answer["status"], jsonrpc.encode(reply))
+
+
+def framing_seen(
+    method: bytes, status: int, message: Any, events: tuple[bool, bool, bool] | None, known: str | None
+) -> dict[str, Any]:
+    """What one answer shows of how the target frames its answers (`meta.http`): a request's answer
+    its framing (once SSE, always SSE: the stricter for a host), its events' ids and priming event;
+    a GET whether the target offers a stream (405: it does not). events: None for a JSON body, else
+    whether the SSE stream's events carried ids, whether it began with a priming event, and whether
+    it carried the reply alone (a stream with server messages first is SSE in either framing: a
+    2026-07-28 SDK server answers a lone reply as JSON, and switches to SSE only for messages)."""
+    if method == b"GET":
+        return {"get_stream": events is not None} if status in (200, 405) else {}
+    if status != 200 or not _asks(message):
+        return {}
+    if events is None:
+        return {} if known == "sse" else {"framing": "json"}
+    ids, primed, lone = events
+    facts: dict[str, Any] = {"framing": "sse"} if lone else {}
+    if ids:
+        facts["event_ids"] = True
+    if primed:
+        facts["priming"] = True
+    return facts
+
+
+_NO_ID = object()  # a message without an id: nothing an answer's id can equal
+
+
+def session_error_seen(asked: dict[str, str], status: int, body: bytes, message: Any = None) -> dict[str, Any]:
+    """How a server answered a request whose session it does not know, or which named none
+    (`meta.http.session_errors`, for `session_error`); empty for any other answer.
+
+    Unknown: a request with a session id answered 404, or 400 turning it away about its session
+    (an ended session is unknown too). `without_id` when the body had no `id` member at all.
+
+    Missing: a 400 to a request sent without a session id, whose JSON-RPC error is not the request's
+    own answer (its id is not the request's: the server turned the request away unread) and says
+    so, or answers a request other than `initialize` (a handshake-era server asked `server/discover`
+    by an auto host answers "Server not initialized"). A 2026-07-28 server answers a request's own
+    errors with 400 too, under the request's id: those are the session's messages."""
+    if status not in (400, 404):
+        return {}
+    try:
+        reply = jsonrpc.parse(body)
+        error = reply.get("error")
+    except (ValueError, AttributeError):
+        return {}
+    if not (isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)):
+        return {}
+    asked_id = message.get("id", _NO_ID) if isinstance(message, dict) else _NO_ID
+    turned_away = reply.get("id") != asked_id or type(reply.get("id")) is not type(asked_id)
+    sessionless_request = asked_id is not _NO_ID and message.get("method") not in (None, protocol.INITIALIZE)
+    says_session = b"session" in body.lower()
+    if protocol.SESSION_HEADER in asked:
+        # 404 as the spec says (the MCP Python SDK), or 400 (the TypeScript SDK's example servers): a
+        # 400 only when it turns the request away about its session, not a request's own error.
+        if not (status == 404 or (turned_away and says_session)):
+            return {}
+        name = "unknown"
+    elif status == 400 and turned_away:
+        if not says_session and (not sessionless_request or error["code"] == protocol.INVALID_HEADER):
+            return {}
+        name = "missing"
+    else:
+        return {}
+    seen: dict[str, Any] = {"status": status, "error": {"code": error["code"], "message": error["message"]}}
+    if "id" not in reply:
+        seen["without_id"] = True
+    return {name: seen}
+
+
+def _asks(message: Any) -> bool:
+    """Whether a POST's message (or batch) holds a request, which the target answers with a reply."""
+    messages = message if isinstance(message, list) else [message]
+    return any(jsonrpc.classify(m).kind == jsonrpc.REQUEST for m in messages if isinstance(m, dict))
+
+
+def _split(text: str) -> SplitResult | None:
+    """The parts of a URL, or None for text no URL parser takes (an unclosed `[`, say)."""
+    try:
+        return urlsplit(text)
+    except ValueError:
+        return None
+
+
+def _hostname(url: str) -> str | None:
+    parts = _split(url)
+    return None if parts is None else parts.hostname
+
+
+def target_path(target: str) -> str | None:
+    """The path of a request target, or None when it is not one (a request for it is refused)."""
+    parts = _split(target)
+    return None if parts is None else parts.path
+
+
+def foreign(headers: dict[str, str], allowed: frozenset[str]) -> Answer | None:
+    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed (or no URL)."""
+    if _hostname("//" + headers.get("host", "")) not in allowed:
+        return _text(421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)")
+    origin = headers.get("origin")
+    if origin is not None and ("," in origin or _hostname(origin) not in allowed):  # one origin, or none
+        return _text(403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)")
+    return None
+
+
+def wrong_target(target: str, path: str) -> Answer | None:
+    """400 for a request target that is no URL path, 404 for another path than the endpoint's; else None."""
+    found = target_path(target)
+    if found is None:
+        return _text(400, f"Bad Request: the request target {target!r} is not a URL path")
+    if found != path:
+        return _text(404, f"Not Found: the MCP endpoint is {path}")
+    return None
+
+
+def admit(
+    method: bytes, target: str, headers: dict[str, str], body: bytes, allowed: frozenset[str], path: str
+) -> Answer | Any | None:
+    """The refusal `Answer` for a request the endpoint does not take; else for a POST its message, else None."""
+    refused = foreign(headers, allowed)
+    if refused is not None:
+        return refused
+    wrong = wrong_target(target, path)
+    if wrong is not None:
+        return wrong
+    if method not in METHODS:
+        return Answer(405, b"Method Not Allowed", "text/plain", (("allow", "GET, POST, DELETE"),))
+    if method != b"POST":
+        return None
+    accept = headers.get("accept", "")
+    if "application/json" not in accept or "text/event-stream" not in accept:
+        text = "Not Acceptable: accept both application/json and text/event-stream"
+        return Answer(406, error_body(None, jsonrpc.INVALID_REQUEST, text))
+    if not headers.get("content-type", "").lower().startswith("application/json"):
+        return Answer(415, error_body(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
+    try:
+        message = jsonrpc.parse(body)
+    except ValueError as exc:
+        reply = jsonrpc.error_response(
+            jsonrpc.reply_id_of_unread(body, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}"
+        )
+        return Answer(400, jsonrpc.encode(reply))
+    if isinstance(message, list):  # a batch: its messages are judged one by one, as JSON-RPC says
+        if not message:
+            return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
+        return message
+    found = jsonrpc.classify(message)
+    if found.kind == jsonrpc.INVALID:
+        reply = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
+        return Answer(400, jsonrpc.encode(reply))
+    mismatch = header_mismatch(headers, message)
+    if mismatch:
+        return Answer(400, error_body(message, protocol.INVALID_HEADER, mismatch))
+    return message
+
+
+def batch_refusal(headers: dict[str, str], negotiated: str | None) -> Answer | None:
+    """A JSON-RPC batch is taken only in a session of revision 2025-03-26 (the only one that has them)."""
+    version = headers.get("mcp-protocol-version") or negotiated
+    if version == BATCH_REVISION:
+        return None
+    text = f"JSON-RPC batches exist only in revision {BATCH_REVISION}; this session speaks {version or 'another'}"
+    return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, text))
+
+
+def modern(headers: dict[str, str], message: Any) -> bool:
+    """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
+    return protocol.speaks_stateless(message, headers.get("mcp-protocol-version"))
+
+
+def header_mismatch(headers: dict[str, str], message: Any) -> str | None:
+    """How the routing headers disagree with the body (2026-07-28), or None."""
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in protocol.REVISIONS:
+        return f"unsupported MCP-Protocol-Version header {version!r}"
+    meta = protocol.meta(message.get("params")) if isinstance(message, dict) else {}
+    if not (protocol.PROTOCOL_VERSION_KEY in meta and "method" in message):
+        return None
+    if version != meta[protocol.PROTOCOL_VERSION_KEY]:
+        return "the MCP-Protocol-Version header does not match the request's _meta protocol version"
+    if headers.get("mcp-method") != message["method"]:
+        return "the Mcp-Method header does not match the request body's method"
+    key, params = NAMED.get(message["method"]), message.get("params")
+    if (
+        key is not None
+        and isinstance(params, dict)
+        and params.get(key) is not None
+        and _decoded(headers.get("mcp-name")) != params[key]
+    ):
+        return f"the Mcp-Name header does not match the request body's {key!r}"
+    return None
+
+
+def _decoded(value: str | None) -> str | None:
+    """An `Mcp-Name` value, undoing the `=?base64?...?=` form used for values headers cannot hold."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def error_body(message: Any, code: int, text: str) -> bytes:
+    """A JSON-RPC error answering message (under its id when it has a valid one)."""
+    request_id = message.get("id") if isinstance(message, dict) and jsonrpc.is_valid_id(message.get("id")) else None
+    return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))
+
+
+def sse_event(data: bytes, event_id: str | None = None) -> bytes:
+    """One SSE `message` event carrying data (and an id, when given); each line of data gets its own `data:` field."""
+    lines = data.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
+    head = b"event: message\n" if event_id is None else b"event: message\nid: " + event_id.encode() + b"\n"
+    return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+
+
+# What a stream that has sent nothing for a while carries: an SSE comment, which every client skips. It keeps
+# proxies from timing the stream out, and a write to a client that has vanished fails, so its connection closes.
+KEEPALIVE_COMMENT = b": keep-alive\n\n"
+
+
+def priming_event(event_id: str) -> bytes:
+    """The event a resumable server opens a request's stream with: an id to resume from, and no data."""
+    return b"id: " + event_id.encode() + b"\ndata: \n\n"
+
+
+def _text(status: int, text: str) -> Answer:
+    return Answer(status, text.encode(), "text/plain")

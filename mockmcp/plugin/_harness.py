@@ -1,0 +1,187 @@
+"""The plugin's side of one test's mock server: what the host launches (or connects to), with the test's options.
+
+Every launch is noted in the test's own folder (`launch`), where `story` reads what each left after
+the test. A recording goes to a staged file, which becomes the cassette only when the test passed
+(`keeping`). What the test itself sees of it is `mock_server.MockServer`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from mockmcp._wire.words import RecordMode
+from mockmcp.errors import UsageError
+from mockmcp.options import RecordOptions, ReplayOptions
+from mockmcp.plugin import _http_server as http_server
+from mockmcp.plugin import _keeping as keeping
+from mockmcp.plugin import _launch as launch
+from mockmcp.plugin._privacy import record_args, substitute_args
+
+__all__ = ["Harness", "Target", "server_command"]
+
+
+class Target(NamedTuple):
+    """What one mock server of a test stands for, and how the test named it (for the messages about it)."""
+
+    cassette: Path
+    server: Any = None  # a command line (a list), an object only in-process recording reaches (see `transport`)
+    given: str | None = None  # the marker's `cassette=` as written (None: named after the test)
+    folder: Path | None = None  # the module's cassette folder, which `given` is a path from
+    hand_made: bool = False  # the marker says `record="none"`: no record mode applies
+    live: bool = False  # the host talks to the real server itself: nothing recorded, replayed or judged
+
+
+def server_command(*choices: Any) -> Any:
+    """The first server given, in precedence order: a command line (a string is split like a shell would), or
+    an object only `transport` can record from (an SDK server object or transport), kept as it is."""
+    for choice in choices:
+        if isinstance(choice, str):
+            if choice:
+                return shlex.split(choice)
+        elif isinstance(choice, Sequence):
+            if choice:
+                return [str(part) for part in choice]
+        elif choice is not None:
+            return choice
+    return None
+
+
+class Harness:
+    """One mock server of a test as the plugin drives it: set up before the test, judged and cleaned up after."""
+
+    def __init__(
+        self, target: Target, record: RecordOptions, replay: ReplayOptions, workdir: Path, env: Mapping[str, str]
+    ) -> None:
+        self.target, self.record, self.workdir = target, record, workdir  # workdir: this test's own folder
+        self.replay = replay._replace(report=str(workdir / "report-{pid}.json"))
+        self.mode = RecordMode.parse(record.mode, allow_none=True)
+        self.recording = not target.live and self.mode.records(target.cassette.exists())
+        self.env = dict(env)  # the real server may need the user's keys; replay needs nothing more
+        self.http: http_server.Served | None = None  # the HTTP mock server, once the test started it
+        self.inprocess: Any = None  # the in-process transport, once the test took it (see `transport`)
+        self.said = io.StringIO()  # what the in-process transport said (its notes and summaries)
+        # A recording test that took the command and never launched it would pass with no cassette written.
+        self.handed_out = False
+        # Every launch records into one staged file with `--record-mode new_episodes`, so a host that launches the
+        # server twice in a test gets both sessions; in mode new it starts from the cassette.
+        if self.recording and self.mode is RecordMode.NEW and target.cassette.exists():
+            shutil.copyfile(target.cassette, self.staged)
+
+    @property
+    def cassette(self) -> Path:
+        return self.target.cassette
+
+    @property
+    def staged(self) -> Path:
+        """Where a recording waits for the test's verdict: beside the cassette, so keeping it is one rename."""
+        return keeping.staged_path(self.cassette, os.getpid())
+
+    def _args(self) -> list[str]:
+        """`mockmcp record` into the staged file, or `mockmcp replay` of the cassette, with the test's options."""
+        if self.recording:
+            return ["record", "-o", str(self.staged), "--record-mode", RecordMode.NEW.word, *record_args(self.record)]
+        ignores = [arg for path in self.replay.ignores for arg in ("--ignore", path)]
+        report = ["--report", str(self.replay.report)]
+        return ["replay", str(self.cassette), *report, *ignores, *substitute_args(self.replay.substitutions)]
+
+    def _command_line(self, wanted: str) -> list[str]:
+        """The real server's command line (or URL), for `wanted`; raises UsageError for a server object."""
+        server = self.target.server
+        if server is None or isinstance(server, list):
+            return server or []
+        raise UsageError(
+            f"the server to record from is {server!r}, which only an in-process recording can reach, not {wanted}",
+            "have the host connect to `mockmcp.transport`, or name the server by a command line or URL",
+        )
+
+    def command(self) -> list[str]:
+        """The command line the host launches instead of the real server (each launch is noted in `workdir`)."""
+        self.handed_out = True
+        if self.target.live:
+            return self._command_line("a command to launch")
+        # Each replay says in the test's state file which recorded session it took, so a host that launches
+        # the server once per call meets the recorded sessions one after another (see `mockmcp.cli.state`).
+        state = ["--state", str(self.workdir / "state.json")]
+        tail = ["--", *self._command_line("a command to launch")] if self.recording else state
+        return [sys.executable, "-m", launch.__name__, str(self.workdir), *self._args(), *tail]
+
+    def _url(self) -> str:
+        """The real server's URL, for a recording proxy over HTTP or a live run; raises UsageError for a command."""
+        server = self._command_line("a server over HTTP")
+        target = server[0] if len(server) == 1 else ""
+        if not target.startswith(("http://", "https://")):
+            raise UsageError(
+                f"{'running live' if self.target.live else 'recording'} over HTTP needs the real server's URL as "
+                f"the server to record from, got {self.target.server!r}",
+                "name it as server='http://HOST:PORT/mcp' (the marker, --mockmcp-server, a fixture or the ini)",
+            )
+        return target
+
+    def start_http(self) -> str:
+        """Start the Streamable HTTP mock server of this test, once; returns its URL. Raises UsageError.
+
+        When recording, it is the recording proxy in front of the real server, whose URL is `server`.
+        """
+        if self.target.live:
+            return self._url()
+        if self.http is None:
+            serve = ["--http-target", self._url()] if self.recording else []
+            command = [sys.executable, "-m", "mockmcp", *self._args(), *serve, "--http", "127.0.0.1:0"]
+            self.http = http_server.start(command, self.env, self.workdir)
+        return self.http.url
+
+    def transport(self) -> Any:
+        """The in-process transport of this test (one for the whole test; each session through it is judged):
+        replaying the cassette, or recording the real server into the staged file (see `mockmcp.transport`)."""
+        self.handed_out = True
+        if self.target.live:
+            from mockmcp.inprocess import reach
+
+            return reach(self.target.server)[0]
+        record, replay = self.record, self.replay
+        if self.inprocess is None and self.recording:
+            from mockmcp.inprocess import RecordingTransport
+
+            self.inprocess = RecordingTransport(
+                self.target.server,
+                str(self.staged),
+                RecordMode.NEW,
+                record.redact_env,
+                record.redact_patterns,
+                log=self.said,
+                substitute=dict(record.substitutions),
+            )
+        elif self.inprocess is None:
+            from mockmcp.inprocess import ReplayTransport
+
+            subs = dict(replay.substitutions)
+            self.inprocess = ReplayTransport(self.cassette, ignore=replay.ignores, log=self.said, substitute=subs)
+        return self.inprocess
+
+    def sessions(self) -> int:
+        """How many sessions the host had with this test's server: launches, and sessions in process."""
+        return len(self.launches()) + (self.inprocess.sessions if self.inprocess is not None else 0)
+
+    def stop(self) -> None:
+        """Stop the HTTP mock server, if the test started one (again is harmless)."""
+        if self.http is not None:
+            http_server.stop(self.http)
+
+    def launches(self) -> list[int]:
+        """The pids of the servers launched in this test (by the host, or for it over HTTP), oldest first."""
+        return launch.launches(str(self.workdir))
+
+    def stderr(self, pid: int) -> str:
+        """What the server `pid` wrote to stderr (a replay's notes and summary)."""
+        return launch.said(str(self.workdir), pid)
+
+    def discard_recording(self) -> None:
+        """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
+        keeping.discard(self.staged)

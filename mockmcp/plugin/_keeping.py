@@ -1,0 +1,158 @@
+"""Keeping a test's recording: where it waits for the verdict, how it becomes the cassette, what is left behind.
+
+A recording waits in a staged file beside the cassette, so keeping it is one rename, under a lock on
+the folder (no lock file is left). Over a cassette it keeps the fault knobs of the interactions the
+session pairs with, as `mockmcp verify --update` does; a recording in which no message changed
+leaves the file as it was, and an empty one never replaces a cassette that has interactions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import glob
+import os
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mockmcp.cassette import files
+
+if TYPE_CHECKING:
+    from mockmcp.cassette.model import Cassette
+
+__all__ = ["alive", "discard", "fate", "journal", "keep", "leftovers", "lock", "staged_path"]
+
+# The meta keys that only say when: kept as they were by a re-recording in which no message changed,
+# so that it leaves the file byte for byte as it was (the interactions' own `at`/`took` stay too, as
+# `drift.updated` keeps every interaction judged the same).
+_DATES = ("recorded_at", "updated_at")
+
+
+@contextlib.contextmanager
+def lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on a cassette folder, across processes (pytest-xdist workers included)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def alive(pid: int) -> bool:
+    """Whether a process `pid` exists (a zombie not yet waited for counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def staged_path(cassette: Path, pid: int) -> Path:
+    """Where the test run `pid` writes a recording of `cassette` before the verdict decides."""
+    return cassette.with_name(f".{cassette.stem}.{pid}.recording.yaml")
+
+
+def journal(staged: Path) -> Path:
+    """The recorder's journal of a staged recording."""
+    return Path(files.journal_path(str(staged)))
+
+
+def fate(launched: bool, problem: bool, passed: bool, keep_failed: bool, handed_out: bool) -> str:
+    """What becomes of a test's recording once the test is over: `keep` it as the cassette, `discard` it, `leave`
+    it (the test could not run as asked, and fails saying why), or `unlaunched`: discard it, and fail the test,
+    which took the command and never launched it (it would pass with no cassette, and fail on its next run)."""
+    if not launched:  # nothing recorded (in mode new, the staged copy of the cassette goes)
+        return "unlaunched" if handed_out and passed and not problem else "discard"
+    if problem:
+        return "leave"
+    return "keep" if passed or keep_failed else "discard"
+
+
+def keep(
+    staged: Path, cassette: Path, finish: Callable[[Cassette], Cassette], ignores: Sequence[str], wait: float = 10.0
+) -> bool:
+    """Make a finished recording the cassette, `finish` applied to it; False when there was none to keep."""
+    deadline = time.monotonic() + wait
+    while journal(staged).exists() and time.monotonic() < deadline:  # the recorder is still saving
+        time.sleep(0.02)
+    if not staged.exists() or journal(staged).exists():
+        return False
+    # Deferred: YAML and the drift comparison cost start-up time in every pytest run that never records.
+    from mockmcp.cassette import store
+    from mockmcp.engine.matching import Matcher
+    from mockmcp.errors import CassetteError
+    from mockmcp.tools import compare, updated
+
+    live = finish(store.load(str(staged)))
+    with lock(cassette.parent):
+        try:
+            recorded = store.load(str(cassette)) if cassette.exists() else None
+        except CassetteError:  # nothing in it to keep: the recording replaces it
+            recorded = None
+        if recorded is not None and not live.interactions and recorded.interactions:
+            warnings.warn(
+                f"mockmcp: the host sent nothing, so {cassette} was kept as it was rather than emptied", stacklevel=1
+            )
+        elif recorded is not None:
+            # The recorded cassette with the live answers: what stays keeps its knobs and, as store.save edits
+            # the file in place, its comments; what the host no longer asked goes.
+            drift = compare(recorded, live, Matcher.build(tuple(ignores), recorded.meta))
+            gone = {entry.recorded for entry in drift.entries if entry.other is None}
+            kept, _notes = updated(recorded, live, drift)
+            kept = kept._replace(interactions=tuple(it for i, it in enumerate(kept.interactions) if i not in gone))
+            if kept.interactions == recorded.interactions:  # no message changed: no date churns in the diff
+                dates = {key: recorded.meta[key] for key in _DATES if key in recorded.meta}
+                kept = kept._replace(meta={**kept.meta, **dates})
+            store.save(kept, str(cassette))  # atomic, with the old file's permissions
+        else:
+            store.save(live, str(cassette))  # atomic, with the old file's permissions if there is one
+    staged.unlink()
+    return True
+
+
+def discard(staged: Path) -> None:
+    """Forget a recording the test's verdict did not keep (the cassette stays as it was)."""
+    for leftover in (staged, journal(staged)):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+
+
+def leftovers(cassette: Path) -> list[str]:
+    """Clear what recordings of `cassette` by test runs that died mid-way left behind; returns what to say.
+
+    Such a recording never had its verdict: its staged file goes, as a failed test's would. Its journal
+    holds the session and is never thrown away: it moves beside the cassette as `CASSETTE.journal`, for
+    `mockmcp recover`, unless one is there already (then it stays, named in the warning).
+    """
+    pattern = glob.escape(f".{cassette.stem}.") + "*" + glob.escape(".recording.yaml")
+    said = []
+    for path in [*cassette.parent.glob(pattern), *cassette.parent.glob(pattern + ".journal")]:
+        pid = path.name[len(cassette.stem) + 2 :].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or alive(int(pid)):
+            continue
+        if path.suffix == ".journal":
+            beside = journal(cassette)
+            if not beside.exists():
+                with contextlib.suppress(FileNotFoundError):
+                    path.rename(beside)
+                    path = beside
+            said.append(
+                f"a test run stopped mid-recording left its session in {path}: `mockmcp recover {cassette}` "
+                "makes it the cassette (delete the journal to forget it)"
+                if path == beside
+                else f"a test run stopped mid-recording left its session in {path} (a journal is beside the "
+                f"cassette already): rename it to {beside.name} once that one is recovered, then `mockmcp recover "
+                f"{cassette}`"
+            )
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        said.append(f"removed {path}, left by a test run stopped mid-recording")
+    return said

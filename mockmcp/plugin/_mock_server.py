@@ -1,0 +1,117 @@
+"""What the `mockmcp` fixture hands a test: the mock server to launch (or connect to) instead of the real one.
+
+Only what a test uses is here; the plugin's side of it is `harness.Harness`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mockmcp.plugin._harness import Harness
+
+if TYPE_CHECKING:
+    from pytest import TempPathFactory
+
+    from mockmcp.plugin._configured import Configured
+
+__all__ = ["MockServer", "MockServers"]
+
+
+class MockServer:
+    """The mock server of one test: `command` and `env` (or `stdio_params`) to launch it, `start_http()` to serve it.
+
+    Over stdio the host launches it (as often as it likes); over Streamable HTTP the plugin starts
+    it when the test asks and stops it after the test. Either way the verdict comes after the test.
+    """
+
+    __slots__ = ("_harness",)
+
+    def __init__(self, harness: Harness) -> None:
+        self._harness = harness
+
+    @property
+    def cassette(self) -> Path:
+        """The test's cassette: replayed, or where its recording goes if the test passes."""
+        return self._harness.cassette
+
+    @property
+    def command(self) -> list[str]:
+        """The command line the host launches instead of the real server."""
+        return self._harness.command()
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment to launch `command` with (the test's own, whole: the real server may need its keys)."""
+        return self._harness.env
+
+    @property
+    def stdio_params(self) -> Any:
+        """The same, as the official SDK's `StdioServerParameters` (command, args, env)."""
+        from mcp import StdioServerParameters  # the SDK is the user's, not a dependency of mockmcp
+
+        command = self.command
+        return StdioServerParameters(command=command[0], args=command[1:], env=self.env)
+
+    @property
+    def transport(self) -> Any:
+        """The test's mock server in this process, a transport the SDK's `Client` takes: `Client(mockmcp.transport)`.
+
+        It replays the cassette (see `mockmcp.transport`), or, when recording, passes the session to the real
+        server (see `mockmcp.recording`), which may then also be an SDK server object such as an `MCPServer`.
+        The same transport for the whole test; every session through it is judged after the test.
+        """
+        return self._harness.transport()
+
+    def start_http(self) -> str:
+        """Start the test's mock server over Streamable HTTP (once; it stops after the test); returns its URL.
+
+        The URL is `http://127.0.0.1:PORT/mcp`, on a port the server took for itself. When recording,
+        it is a recording proxy in front of the real server, whose URL is then the server to record from.
+        Raises UsageError if the server cannot start.
+        """
+        return self._harness.start_http()
+
+    @property
+    def url(self) -> str:
+        """Deprecated: `start_http()`. Reading an attribute should not start a server; this goes in a later release."""
+        warnings.warn(
+            "mockmcp.url is deprecated: call mockmcp.start_http(), which starts the HTTP mock server and returns "
+            "its URL",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.start_http()
+
+    def __repr__(self) -> str:
+        return f"<MockServer {self.cassette}>"
+
+
+class MockServers(dict[str, MockServer]):
+    """The mock servers of a test that talks to several, by name: `mockmcp["notes"].stdio_params`.
+
+    With the marker's `config=`, `config` is the host's config with every server going through its mock server.
+    """
+
+    def __init__(self, mocks: dict[str, Harness], hosted: Configured | None, temp: TempPathFactory) -> None:
+        super().__init__((name, MockServer(mock)) for name, mock in mocks.items())
+        self._hosted, self._temp, self._config = hosted, temp, None
+
+    @property
+    def config(self) -> Path:
+        """The test's host config, derived: each stdio server launches its mock server, each remote one points at
+        its mock server over HTTP (started now). Written once, in the test's own folder."""
+        if self._hosted is None:
+            raise AttributeError("mockmcp.config is for a test marked with config=: @pytest.mark.mockmcp(config=PATH)")
+        if self._config is None:
+            commands = {name: self[name].command for name in self._hosted.servers}
+            self._config = self._hosted.derived(self._temp.mktemp("config"), commands, self._url)
+        return self._config
+
+    def _url(self, name: str) -> str:
+        return self[name].start_http()
+
+    def __missing__(self, name: str) -> MockServer:
+        known = ", ".join(repr(key) for key in self) or "none"
+        raise KeyError(f"this test has no mock server named {name!r}; its marker's servers= names {known}")

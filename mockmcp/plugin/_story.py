@@ -1,0 +1,304 @@
+"""A test's story after its run, in pytest's terms: why it cannot run, what its replays could not do.
+
+The replay's own story (its report's `explanation`) speaks to someone at a shell: `--ignore`,
+`mockmcp record`. A test's failure is read by someone running pytest, so the plugin tells the same
+miss (rendered by the same `Miss`) with that person's fixes, the request without its `_meta` (long
+enough, in the 2026-07-28 era, to push the tool's name and arguments out of view). It reads what
+each replay left in the test's folder: its report, its stderr, its exit status (see `launch`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mockmcp._wire.words import RecordMode
+from mockmcp.engine.explain import Candidate, Miss, record_fix
+from mockmcp.errors import CassetteError, MockmcpError
+from mockmcp.plugin import _keeping as keeping
+from mockmcp.plugin import _launch as launch
+from mockmcp.plugin._harness import Harness
+from mockmcp.plugin._naming import CASSETTE_RULE
+from mockmcp.plugin._privacy import problem
+
+if TYPE_CHECKING:
+    from mockmcp.cassette.model import Cassette
+
+__all__ = [
+    "days_old",
+    "kept",
+    "never_started",
+    "problem_before",
+    "pytest_fixes",
+    "render_miss",
+    "reports",
+    "sections",
+    "told_reports",
+    "too_old",
+    "verdict",
+]
+
+
+def _closest(miss: dict[str, Any]) -> tuple[Candidate, ...]:
+    return tuple(
+        Candidate(c["interaction"], tuple(c["differences"]), c.get("first_path", ""), c["plays"], c.get("ruled", False))
+        for c in miss.get("closest", [])
+    )
+
+
+def pytest_fixes(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> tuple[str, ...]:
+    """The fixes of one miss from a replay report (`Miss.to_json`), for a pytest user: the marker, the ini
+    option, the pytest command that records (none when `hand_made`), and the hand edit."""
+    closest = _closest(miss)
+    fixes = []
+    path = closest[0].first_path if closest else ""
+    if path:
+        fixes.append(
+            f"if {path} varies from run to run, leave it out of matching: "
+            f"@pytest.mark.mockmcp(ignore=[{path!r}]), or `mockmcp_ignore = {path}` in the ini file, or in the "
+            f"cassette `meta.match: {{ignore: [{path!r}]}}` (for one request: a rule in "
+            f"interactions[{closest[0].index}].match)"
+        )
+    if not hand_made:
+        fixes.append(
+            record_fix(miss.get("record", "new"), f"pytest --mockmcp-record-mode={{mode}} {shlex.quote(nodeid)}")
+        )
+    fixes.append(miss["fixes"][-1])  # editing the cassette by hand: the same at a shell and in pytest
+    return tuple(fixes)
+
+
+def render_miss(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> str:
+    """The story of one miss from a replay report (`Miss.to_json`), with fixes for a pytest user.
+
+    `hand_made`: the test's marker says `record="none"`, so no record mode applies to it.
+    """
+    params = miss["params"]
+    if isinstance(params, dict):
+        params = {key: value for key, value in params.items() if key != "_meta"}
+    fixes = pytest_fixes(miss, nodeid, hand_made)
+    mode = miss.get("record", "new")
+    told = Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], _closest(miss), fixes, mode)
+    return told.render()
+
+
+def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
+    """How many days before `now` a cassette's `meta.recorded_at` is; None when it has no readable date."""
+    if isinstance(recorded_at, str):
+        try:
+            recorded_at = datetime.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(recorded_at, datetime.datetime):
+        return None
+    if recorded_at.tzinfo is None:
+        recorded_at = recorded_at.replace(tzinfo=datetime.timezone.utc)
+    return (now - recorded_at).total_seconds() / 86400
+
+
+def problem_before(mock: Harness, nodeid: str) -> str | None:
+    """Why the test cannot run at all (a missing or broken cassette, no server to record from), or None.
+
+    Asked before the test body, so a cassette that cannot load fails the test with its own located
+    error before the host launches anything (and not as a replay that died).
+    """
+    live, cassette = mock.target.live, mock.cassette
+    if (mock.recording or live) and not mock.target.server:
+        asked = "--mockmcp-live" if live else f"--mockmcp-record-mode={mock.mode.value}"
+        return (
+            f"{asked} needs the real server {'of' if live else 'to record'} {cassette}: name it with "
+            "--mockmcp-server, @pytest.mark.mockmcp(server=[...]), a `mockmcp_server` fixture, or the "
+            "`mockmcp_server` ini option"
+        )
+    if live:
+        return None
+    if mock.recording and problem(mock.record, mock.env):
+        return f"mockmcp cannot record {cassette}: {problem(mock.record, mock.env)}"
+    if not mock.recording and not cassette.exists():
+        return _missing(mock, nodeid)
+    if cassette.exists() and (not mock.recording or mock.mode is RecordMode.NEW):
+        try:
+            _loaded(mock)
+        except CassetteError as error:
+            return f"mockmcp: the cassette of this test cannot be loaded:\n{error.render()}"
+    return None
+
+
+def _missing(mock: Harness, nodeid: str) -> str:
+    said, target = f"no cassette at {mock.cassette}", mock.target
+    if target.given is not None:
+        said += (
+            f"; the marker's cassette={target.given!r} is a path from the module's cassette folder, "
+            f"{CASSETTE_RULE} (here {target.folder}); move the file there, or give cassette= that path "
+            "(an absolute one, or `../` to leave the folder)"
+        )
+    if target.hand_made:
+        return (
+            f'{said}.\nThis test is marked record="none": its cassette is hand-made, never recorded. Write it '
+            "there by hand (docs/faults.md has recipes), or copy a recorded cassette there and edit it; or remove "
+            "record= from the marker to let --mockmcp-record-mode=once record it"
+        )
+    return (
+        f"{said}; record it by running this test with --mockmcp-record-mode=once:\n"
+        f"  pytest --mockmcp-record-mode=once {shlex.quote(nodeid)}"
+    )
+
+
+def _loaded(mock: Harness) -> Cassette:
+    """The cassette, loaded (and cached); raises CassetteError."""
+    from mockmcp.cassette import store  # deferred: the plugin's load path stays without YAML
+
+    return store.load(str(mock.cassette))
+
+
+def too_old(mock: Harness, max_days: float | None, nodeid: str) -> str | None:
+    """Why the replayed cassette is older than `max_days` by its `meta.recorded_at`, or None."""
+    if max_days is None or mock.recording or mock.target.live or mock.target.hand_made or not mock.cassette.exists():
+        return None
+    try:
+        recorded_at = _loaded(mock).meta.get("recorded_at")
+    except CassetteError:
+        return None  # told by `problem_before`
+    age = days_old(recorded_at, datetime.datetime.now(datetime.timezone.utc))
+    if age is None or age <= max_days:
+        return None
+    return (
+        f"mockmcp: {mock.cassette} was recorded {age:.0f} days ago ({recorded_at}), more than the "
+        f"{max_days:g} days --mockmcp-max-age (or mockmcp_max_age) allows: check it against the real server "
+        f"(`mockmcp verify {shlex.quote(str(mock.cassette))}`) or record it again "
+        f"(pytest --mockmcp-record-mode=all {shlex.quote(nodeid)})"
+    )
+
+
+def _report(mock: Harness, pid: int, wait: float) -> dict[str, Any] | str:
+    """The report of the replay `pid`, or why there is none (waiting a little for one still exiting)."""
+    path = Path(str(mock.replay.report).replace("{pid}", str(pid)))
+    deadline = time.monotonic() + wait
+    while not path.exists() and keeping.alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        report: dict[str, Any] = json.loads(path.read_text())
+    except FileNotFoundError:
+        said = "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-20:])
+        return (
+            f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
+            "stopped before it could say whether the cassette served every request, so this test cannot pass"
+            + (f"; its last words:{said}" if said else "")
+        )
+    except ValueError as error:
+        return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
+    return report
+
+
+def reports(mock: Harness, wait: float = 3.0) -> list[dict[str, Any] | str]:
+    """The replay report of every launch in the test, oldest first, then of every session in process;
+    a string says why one is missing."""
+    launched = [_report(mock, pid, wait) for pid in mock.launches()]
+    if mock.recording or mock.inprocess is None:
+        return launched
+    return [*launched, *(report.to_json() for report in mock.inprocess.reports)]
+
+
+def sections(mock: Harness) -> list[tuple[str, str]]:
+    """What each of the test's mock servers said on stderr (titled), for a failed test's report."""
+    verb = "record" if mock.recording else "replay"
+    said = [(f"mockmcp {verb} {pid} stderr", mock.stderr(pid)) for pid in mock.launches()]
+    said.append(("mockmcp in process", mock.said.getvalue()))
+    return [(title, text) for title, text in said if text]
+
+
+def never_started(mock: Harness) -> str | None:
+    """After the test: why it is suspicious when the test took this server (its command, parameters,
+    transport) and no host ever started it: nothing was played, so nothing was judged. None otherwise."""
+    if not mock.handed_out or mock.target.live or mock.sessions():  # live: the real server, never judged
+        return None
+    return (
+        f"mockmcp: the test took the mock server of {mock.cassette} but no host started it, so nothing of "
+        "the cassette was played or judged (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's "
+        "server, or connect the host to `mockmcp.transport`)"
+    )
+
+
+def verdict(mock: Harness, nodeid: str) -> str | None:
+    """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
+    strict, problems = mock.replay.strict, []
+    if strict and never_started(mock):
+        problems.append("never started (strict): " + str(never_started(mock)).removeprefix("mockmcp: "))
+    for report in reports(mock):
+        if isinstance(report, str):
+            problems.append(report)
+            continue
+        problems.extend(render_miss(miss, nodeid, mock.target.hand_made) for miss in report["misses"])
+        # The host's answers to the server's requests count: a handler that regressed fails its test;
+        # so do the capabilities it declares: a server request it no longer declares one for was withheld.
+        problems.extend(told["explanation"] for told in [*report.get("mismatches", []), *report.get("withheld", [])])
+        if strict:
+            problems.extend(f"never asked for (strict): {_at(unplayed)}" for unplayed in report["unplayed"])
+            problems.extend(_repeated(repeat) for repeat in report["repeats"])
+    if not problems:
+        return None
+    return f"mockmcp: {mock.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
+
+
+def told_reports(mock: Harness, nodeid: str) -> list[dict[str, Any]]:
+    """The reports of the test's replays (none when recording or live), each miss's fixes in pytest's terms."""
+    if mock.recording or mock.target.live:
+        return []
+    hand_made = mock.target.hand_made
+    return [
+        {**report, "misses": [{**m, "fixes": list(pytest_fixes(m, nodeid, hand_made))} for m in report["misses"]]}
+        for report in reports(mock, wait=0.0)
+        if isinstance(report, dict)
+    ]
+
+
+def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
+    """Make the finished recording the test's cassette, `finish` applied (see `keeping.keep`); returns why
+    the test fails instead (the recorder failed, the recording could not be kept), or None."""
+    try:
+        if keeping.keep(mock.staged, mock.cassette, finish, mock.replay.ignores):
+            return None
+    except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
+        mock.discard_recording()
+        return f"mockmcp: the recording of {mock.cassette} could not be kept: {error}"
+    journal = keeping.journal(mock.staged)
+    if journal.exists():  # the session is in it: never delete it
+        return (
+            f"mockmcp: the recording of {mock.cassette} was not saved (the recorder's stderr says why); "
+            f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`"
+        )
+    mock.discard_recording()
+    refused = [said for pid in mock.launches() if (said := _refused(mock, pid))]
+    if refused:  # as the CLI: no cassette that would lie, and the test says why
+        return f"mockmcp: no recording of {mock.cassette} was kept: " + "\n".join(refused)
+    # The host started the recorder, which ended without a recording: the host sent nothing. As the CLI
+    # does then, no cassette is written, and an existing one is left as it was.
+    if mock.sessions() and not mock.staged.exists() and not any(map(keeping.alive, mock.launches())):
+        return None
+    return f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)"
+
+
+def _refused(mock: Harness, pid: int) -> str | None:
+    """Why the recorder `pid` wrote nothing, if it ended with a failure: its exit status and its last words."""
+    status = launch.status(str(mock.workdir), pid)
+    if not status:
+        return None
+    said = "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-12:])
+    return f"the recorder (pid {pid}) exited with status {status}" + (f":{said}" if said else "")
+
+
+def _at(entry: dict[str, Any]) -> str:
+    return f"interactions[{entry['interaction']}] {entry['method']}"
+
+
+def _repeated(repeat: dict[str, Any]) -> str:
+    """A request the host asked more often than recorded, as strict fails it."""
+    extra = repeat["extra"]
+    return (
+        f"asked more often than recorded (strict): {_at(repeat)}, {extra} more time{'s' * (extra != 1)} (the last "
+        "recording answered again); if the host may ask it as often as it likes, write `times: any` in that interaction"
+    )

@@ -1,0 +1,304 @@
+"""The recorder's shell: a transparent stdio proxy between a host and a real server.
+
+Theory of operation. Two pump threads copy bytes as they arrive, host -> server and server ->
+host, chunk by chunk and unchanged, so the host cannot tell the proxy is there. Each pump also
+cuts its stream into lines and appends every line, redacted, to the journal (see `journal`). The
+main thread only watches the lifecycle:
+
+- the host closes stdin: close the server's stdin; once no request of the host's is in flight
+  (unanswered and not cancelled: a host may half-close stdin and still read the answers to what it
+  asked, however long they take) and `grace` seconds have passed since then (and since the EOF),
+  SIGTERM, then SIGKILL a grace period later (a server that ignores EOF cannot hang the
+  recorder); what the server sends meanwhile is forwarded and recorded. A line the server is in the
+  middle of sending is let through first, however long a slow host takes to read it, as long as its
+  bytes keep coming: see `busy`;
+- the server exits or crashes: forward what it wrote until its stdout ends (should a grandchild
+  hold it open: for `grace` seconds more, and while a line is under way), then close our stdout
+  so the host sees the end, and report its status;
+- SIGINT or SIGTERM to the recorder: pass it on to the server, then end the same way.
+
+The server's stderr passes through to ours as it comes (a third pump), and its last lines are kept:
+a recording in which the server answered nothing (it died at start) is no cassette, and the error
+that says so quotes them (see `journal.saved`). When the server exits before the host closed stdin,
+the journal says so (`Journal.ended`): the requests it left unanswered are kept with `exit`.
+
+The main thread waits on descriptors, never on a clock: the server's exit (`toolkit.wait_exit`)
+and the `Signals` descriptor, which a signal wakes and so does the host->server pump at EOF.
+After the server's stdout is drained, the caller builds the cassette from the journal.
+
+A journal that cannot be written (see `journal`) never stops the pumps: forwarding is the host's
+lifeline. And a pump that fails for any other reason still says its side has ended, so the main
+thread can never wait for an EOF that will not come.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, NamedTuple
+
+from mockmcp._wire.jsonrpc import is_valid_id
+from mockmcp.engine.redact import Redactor
+from mockmcp.errors import CassetteError, UsageError
+from mockmcp.record import Journal, awaited
+from mockmcp.stdio.toolkit import LineSplitter, Signals, stop_child, wait_exit, write_all
+
+__all__ = ["Outcome", "run_proxy"]
+
+_CHUNK = 1 << 16
+
+
+_TAIL_BYTES = 4096  # how much of the server's stderr is kept to quote (its last lines)
+_TAIL_LINES = 10
+
+
+class Outcome(NamedTuple):
+    """How the session ended: the status to exit with, a sentence saying why, and the last lines the
+    server wrote to stderr (for a recording that failed)."""
+
+    status: int
+    reason: str
+    stderr: tuple[str, ...] = ()
+
+    def why(self) -> str:
+        """The reason, with the server's last words on stderr when it said any."""
+        if not self.stderr:
+            return self.reason
+        return self.reason + "; its stderr ended with:" + "".join(f"\n  | {line}" for line in self.stderr)
+
+
+class _Proxy:
+    def __init__(self, command: list[str], journal: Journal, redactor: Redactor, grace: float) -> None:
+        self.journal, self.redactor, self.grace = journal, redactor, grace
+        self.lock = threading.Lock()
+        self.start = time.monotonic()
+        self.host_eof = threading.Event()
+        self.server_done = threading.Event()
+        self.eof_at = self.start  # when the host closed stdin
+        self.activity = self.start  # when the server last sent something
+        self.in_flight: set[Any] = set()  # after the host's EOF: its requests the server has yet to answer
+        self.watching = False  # the host's EOF came: the server's lines are read for the requests they answer
+        self.answered: set[Any] = set()  # the ids the server answered since then
+        self.answered_at = self.start  # when the server last answered one of them
+        self.midline = False  # the server has sent part of a line, not yet its newline
+        self.forwarding = False  # a chunk of the server's is being written to the host
+        self.signals = Signals(relay=self.pass_on)
+        self.exited_first = False  # the server exited while the host still had stdin open
+        self.tail = b""  # the last bytes the server wrote to stderr
+        self.stderr_done = threading.Event()
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+        )
+
+    def record(self, direction: str, lines: list[bytes]) -> None:
+        if self.redactor:
+            lines = [self.redactor.line(line) for line in lines]
+        with self.lock:
+            self.journal.append(direction, time.monotonic() - self.start, lines)
+
+    def pump(self, source: int, sink: int | None, direction: str) -> None:
+        """Copy source to sink unchanged, recording each complete line; stop at EOF.
+
+        A chunk's lines are journaled before the chunk is forwarded: the other side cannot answer a
+        line it has not seen, so an answer is never journaled ahead of what it answers.
+        """
+        splitter = LineSplitter()
+        server = direction == "server"
+        while True:
+            try:
+                chunk = os.read(source, _CHUNK)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            lines = splitter.feed(chunk)
+            if server:
+                self.activity, self.midline = time.monotonic(), splitter.unfinished()
+            if lines:
+                self.record(direction, lines)
+                if server and self.watching:
+                    self._answered(lines)
+            if sink is not None:
+                self.forwarding = server  # a slow host is no idle server: see `busy`
+                sink = self._forward(sink, chunk)
+                self.forwarding = False
+        rest = splitter.rest()
+        if rest:
+            self.record(direction, [rest])
+
+    def _answered(self, lines: list[bytes]) -> None:
+        """After the host's EOF: the requests in flight that these server lines answer; the main thread is woken
+        when none is left (its grace period starts then). Only then is a line read for what it answers: the
+        requests in flight at the EOF come from the journal, once (see `host_to_server`)."""
+        ids = []
+        for line in lines:
+            try:  # as journaled: the ids there are the redacted lines'
+                parsed = json.loads(self.redactor.line(line) if self.redactor else line)
+            except ValueError:
+                continue
+            for message in parsed if isinstance(parsed, list) else [parsed]:
+                if isinstance(message, dict) and "method" not in message and is_valid_id(message.get("id")):
+                    ids.append(message["id"])
+        if not ids:
+            return
+        with self.lock:
+            self.answered.update(ids)
+            self.in_flight.difference_update(ids)
+            self.answered_at = time.monotonic()
+            if not self.in_flight and self.host_eof.is_set():
+                self.signals.wake()  # the grace period may start now
+
+    def _forward(self, sink: int, chunk: bytes) -> int | None:
+        try:
+            write_all(sink, chunk)
+        except OSError:  # the reader is gone: keep recording, stop forwarding
+            return None
+        return sink
+
+    def host_to_server(self) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.pump(0, self.process.stdin.fileno(), "client")
+        finally:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            self.eof_at = time.monotonic()
+            # The requests in flight now, as the recorder's own core reads the journal (cancelled ones and a
+            # 2026-07-28 listen left out); the answers journaled from here on are read as they come.
+            self.watching = True
+            try:
+                waiting = awaited(self.journal.path)
+            except (OSError, CassetteError):  # a journal that could not be written: the grace starts at the EOF
+                waiting = set()
+            with self.lock:
+                self.in_flight = waiting - self.answered
+            self.host_eof.set()  # the server has its EOF: its grace period starts once they are answered
+            self.signals.wake()
+
+    def server_to_host(self) -> None:
+        assert self.process.stdout is not None
+        try:
+            self.pump(self.process.stdout.fileno(), 1, "server")
+        finally:
+            self.server_done.set()
+
+    def server_stderr(self) -> None:
+        """Pass the server's stderr through to ours, unchanged, keeping its tail; read to its end even when
+        ours is gone, so the server never blocks on it."""
+        assert self.process.stderr is not None
+        sink: int | None = 2
+        try:
+            while chunk := os.read(self.process.stderr.fileno(), _CHUNK):
+                self.tail = (self.tail + chunk)[-_TAIL_BYTES:]
+                if sink is not None:
+                    sink = self._forward(sink, chunk)
+        except OSError:
+            pass
+        finally:
+            self.stderr_done.set()
+
+    def last_words(self) -> tuple[str, ...]:
+        """The last lines the server wrote to stderr (waiting a grace period for a grandchild holding it)."""
+        self.stderr_done.wait(self.grace)
+        lines = self.tail.decode("utf-8", "replace").splitlines()
+        return tuple(line[:200] for line in lines[-_TAIL_LINES:] if line.strip())
+
+    def busy(self) -> bool:
+        """Whether the server is in the middle of a line: a chunk of it is being written to the host (which
+        may read slowly; the server waits on it then), or part of it came within the last grace period."""
+        return self.forwarding or (self.midline and time.monotonic() - self.activity < self.grace)
+
+    def _overdue(self, since: float) -> bool:
+        """Whether a grace period from `since` has passed, and no line is under way."""
+        return time.monotonic() - since >= self.grace and not self.busy()
+
+    def _until(self, since: float) -> float:
+        """How long to wait before looking again whether a grace period from `since` is over."""
+        return self.grace if self.busy() else max(0.0, since + self.grace - time.monotonic())
+
+    def pass_on(self, signum: int) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signum)
+
+    def wait(self) -> Outcome:
+        """Watch the lifecycle until the server is gone and its output drained."""
+        ended = "exited"
+        while not wait_exit(self.process, self._patience(), self.signals):
+            if self.signals.received is not None:
+                # The signal passed on should end the server: escalate, a grace period apart.
+                ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
+                break
+            if self.host_eof.is_set() and not self.in_flight and self._overdue(self._quiet_since()):
+                # The host's EOF should have ended the server: escalate, a grace period apart.
+                self.process.terminate()
+                ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
+                ended = "killed" if ended == "killed" else "terminated"
+                break
+        # Whether it went first: decided now, before the host (which sees its stdout close) closes stdin too.
+        self.exited_first = ended == "exited" and not self.host_eof.is_set() and self.signals.received is None
+        # The server is gone; a grandchild may still hold its stdout open: the drain gets a grace period.
+        gone = time.monotonic()
+        while not self.server_done.wait(self._until(gone)):
+            if self._overdue(gone):
+                break
+        outcome = self._outcome(ended != "exited")
+        if self.exited_first:  # after what it sent: the requests in flight now were never answered
+            with self.lock:
+                self.journal.ended(outcome.status)
+        return outcome._replace(stderr=self.last_words())
+
+    def _patience(self) -> float | None:
+        """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""
+        if not self.host_eof.is_set() or self.in_flight:
+            return None  # the host's EOF wakes the wait (see `host_to_server`), and so does the last answer
+        return self._until(self._quiet_since())
+
+    def _quiet_since(self) -> float:
+        """Since when the session has had nothing more to finish: the host's EOF, or the last answer after it
+        (a server's own messages, a log line every second, say, do not put off its end)."""
+        return max(self.eof_at, self.answered_at)
+
+    def _outcome(self, terminated: bool) -> Outcome:
+        code = self.process.wait()
+        status = code if code >= 0 else 128 - code
+        signalled = self.signals.received
+        if signalled is not None:
+            return Outcome(128 + signalled, f"stopped by signal {signalled}; the server exited with status {status}")
+        if terminated:
+            return Outcome(
+                0,
+                f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped",
+            )
+        failed = " (it failed or crashed)" if status else ""
+        if self.host_eof.is_set():
+            return Outcome(status, f"the host closed stdin; the server exited with status {status}{failed}")
+        return Outcome(status, f"the server exited with status {status}{failed}")
+
+
+def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: float = 2.0) -> Outcome:
+    """Proxy one stdio session between our stdin/stdout and `command`, journaling every line."""
+    try:
+        proxy = _Proxy(command, journal, redactor, grace)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot start the server {command[0]!r}: {exc.strerror or exc}", "check the command after `--`"
+        ) from None
+    with proxy.signals:
+        threading.Thread(target=proxy.host_to_server, daemon=True, name="host->server").start()
+        threading.Thread(target=proxy.server_stderr, daemon=True, name="server stderr").start()
+        reader = threading.Thread(target=proxy.server_to_host, daemon=True, name="server->host")
+        reader.start()
+        outcome = proxy.wait()
+    # Close our stdout so the host sees the end of the session even before we exit.
+    sys.stdout.flush()
+    try:
+        os.close(1)
+    except OSError:
+        pass
+    return outcome

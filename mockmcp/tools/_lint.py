@@ -1,0 +1,438 @@
+"""`mockmcp lint`: find what would make a cassette replay wrongly, before a test run trips on it.
+
+A cassette is loaded exactly as replay loads it (`cassette.loads`), so lint never accepts what replay
+refuses; one that loads is then checked for what the loader lets through because replay can serve it
+anyway: JSON-RPC and MCP shapes per protocol revision (`shapes`), layer confusion (a tool failure as a
+protocol error or the reverse, which hosts treat very differently), and what the recording could not
+keep. Duplicate keys and credentials are read from the text, because parsing hides them. Errors are what
+replay would serve wrongly or a host would reject; warnings are legal but probably not meant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+import yaml
+
+from mockmcp._wire import jsonrpc, protocol
+from mockmcp._wire.jsonrpc import is_valid_id
+from mockmcp._wire.words import Place, render_place
+from mockmcp.cassette import shapes, validation, yamlfile
+from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
+from mockmcp.cassette.store import loads
+from mockmcp.errors import CassetteError
+from mockmcp.record import over_limit, unreached
+from mockmcp.tools._match_check import rule_issues
+from mockmcp.tools._secrets_scan import FIX, scan
+
+__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
+
+ERROR = "error"
+WARNING = "warning"
+
+_MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
+_RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
+# JSON-RPC reserves -32768..-32000 and defines its own codes; -32000..-32099 is left to
+# implementations (MCP's codes sit inside it, and so does mockmcp's NO_MATCH).
+_DEFINED_CODES = jsonrpc.CODES | protocol.CODES
+_ID_FIX = "remove `id` (replay answers under the caller's id) or copy the request's id"
+
+
+class Finding(NamedTuple):
+    """One thing lint found: where (file, line, place in the cassette), how bad, what, how to fix."""
+
+    path: str
+    line: int | None
+    place: str
+    severity: str  # ERROR or WARNING
+    problem: str
+    fix: str
+
+    def render(self) -> str:
+        """`FILE:LINE: PLACE: error: PROBLEM`, then `  how to fix: FIX`, like CassetteError.render."""
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        head = f"{where}: {self.place}: " if self.place else f"{where}: "
+        head += f"{self.severity}: {self.problem}"
+        return head if not self.fix else f"{head}\n  how to fix: {self.fix}"
+
+
+class _Issue(NamedTuple):
+    """A finding before it knows its file; `line` is filled from the place unless set already."""
+
+    place: Place
+    severity: str
+    problem: str
+    fix: str
+    line: int | None = None
+
+
+class _Context(NamedTuple):
+    """Facts about the whole cassette that judging one interaction needs."""
+
+    tools: frozenset[str] | None  # names its tools/list results offer; None when it has none
+    stateless: bool  # meta.era says the stateless era (2026-07-28)
+    eras: dict[int, dict[str, str | None]]  # each recorded session's eras (`protocol.session_eras`)
+
+
+def lint_paths(paths: Iterable[str]) -> list[Finding]:
+    """Findings for every file, sorted by file, then line."""
+    findings = [finding for path in paths for finding in lint_file(path)]
+    return sorted(findings, key=lambda finding: (finding.path, finding.line or 0))
+
+
+def lint_file(path: str) -> list[Finding]:
+    """Findings for the cassette at path; a file that cannot be read is one error finding."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except FileNotFoundError:
+        return [Finding(path, None, "", ERROR, "no such cassette", "check the path")]
+    except UnicodeDecodeError as exc:
+        return [Finding(path, None, "", ERROR, f"not UTF-8 text: {exc}", "save the cassette as UTF-8")]
+    except OSError as exc:
+        problem = f"cannot read the cassette: {exc.strerror or exc}"
+        return [Finding(path, None, "", ERROR, problem, "check the path and its permissions")]
+    return lint_text(text, path)
+
+
+def lint_text(text: str, path: str) -> list[Finding]:
+    """Findings for cassette text (path only names it), sorted by line. A cassette that fails to load
+    gets every structural problem and the deeper checks on its valid interactions; credentials always."""
+    nodes = yamlfile.nodes(yamlfile.compose(text))
+    lines = yamlfile.lines(nodes)
+    findings: list[Finding] = []
+    issues: list[_Issue] = []
+    try:
+        cassette = loads(text, path)
+        valid = list(enumerate(cassette.interactions))
+    except CassetteError as error:
+        data = _data(text)
+        if data is _UNREADABLE:
+            findings.append(Finding(path, error.line, error.place, ERROR, error.problem, error.fix or ""))
+            valid = []
+        else:
+            problems, valid = validation.problems(data)
+            issues += [_Issue(problem.place, ERROR, problem.problem, problem.fix) for problem in problems]
+            meta = data.get("meta") if isinstance(data, dict) else None
+            cassette = Cassette(tuple(i for _index, i in valid), meta if isinstance(meta, dict) else {})
+    if valid:
+        issues += _check_cassette(cassette, [index for index, _interaction in valid])
+        issues = _unless_expected(issues, valid)
+    issues = _one_per_place(issues)
+    issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
+    issues += _duplicate_keys(nodes)
+    issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
+    findings += [
+        Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
+        for issue in issues
+    ]
+    return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
+    """One error per place, no warning where there is an error: loading and the checks below may see the
+    same mistake (a key under the wrong parent is an unknown key too), and the error says it best."""
+    errors = {issue.place for issue in issues if issue.severity == ERROR}
+    told: set[Place] = set()
+    kept = []
+    for issue in issues:
+        if issue.place in (told if issue.severity == ERROR else errors):
+            continue
+        told.add(issue.place)
+        kept.append(issue)
+    return kept
+
+
+def _unless_expected(issues: list[_Issue], valid: list[tuple[int, Interaction]]) -> list[_Issue]:
+    """The issues without the warnings on interactions marked `expect: fault`: a deliberate fault is meant."""
+    meant = {("interactions", index) for index, interaction in valid if interaction.expect == "fault"}
+    return [issue for issue in issues if issue.severity == ERROR or tuple(issue.place[:2]) not in meant]
+
+
+def summary(findings: list[Finding], files: int) -> str:
+    """`2 files: 1 error, 2 warnings`."""
+    errors = sum(finding.severity == ERROR for finding in findings)
+    warnings = len(findings) - errors
+    return f"{_count(files, 'file')}: {_count(errors, 'error')}, {_count(warnings, 'warning')}"
+
+
+def failed(findings: list[Finding], strict: bool) -> bool:
+    """Whether lint fails: on any error, and with strict on any warning too."""
+    return any(strict or finding.severity == ERROR for finding in findings)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+_UNREADABLE = object()
+
+
+def _data(text: str) -> Any:
+    """The plain data of the text, or _UNREADABLE when it is not YAML mockmcp reads."""
+    try:
+        return yamlfile.load(text, last_key_wins=True)  # `_duplicate_keys` says where both are
+    except (yaml.YAMLError, ValueError):
+        return _UNREADABLE
+
+
+def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
+    """Checks of each interaction; indices are their places in the file (the valid ones of a broken file)."""
+    offered = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
+    context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS, session_eras(cassette))
+    written = written_eras(cassette, context.eras)
+    for index, interaction, era in zip(indices, cassette.interactions, written, strict=True):
+        yield from _check_interaction(interaction, ("interactions", index), context, era)
+    for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
+        yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
+
+
+def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | None:
+    """The protocol revision an interaction speaks (its own, else its session's), None when unknown."""
+    params = interaction.params
+    if protocol.params_era(params) == protocol.STATELESS:
+        return protocol.protocol_version(interaction.message)
+    if interaction.method == protocol.INITIALIZE and isinstance(params, dict):
+        asked = params.get("protocolVersion")
+        return asked if isinstance(asked, str) else None
+    return eras.get(protocol.HANDSHAKE) or eras.get(protocol.STATELESS)
+
+
+def _check_interaction(interaction: Interaction, place: Place, context: _Context, era: str) -> Iterator[_Issue]:
+    """`era`: the one replay matches the interaction in (`model.written_eras`)."""
+    message, response = interaction.message, interaction.response
+    eras = context.eras.get(interaction.session, {})
+    revision = _revision(interaction, eras)
+    if message is not None:
+        yield from _check_message(message, place + (interaction.kind,), revision)
+    # Also judged per message: one that speaks the stateless era is held to its rules whatever the
+    # meta says (a refused `server/discover` probe of a handshake-era host has no result to judge).
+    stateless = context.stateless or protocol.speaks_stateless(message) or era == protocol.STATELESS
+    # A request written without the era's `_meta` (a recipe) gets `resultType` from replay if it has none.
+    versioned = protocol.params_era(interaction.params) == protocol.STATELESS
+    for index, item in enumerate(interaction.server):
+        yield from _check_server_item(item, place + ("server", index), stateless, revision)
+    if interaction.drop == CUT:  # the recorder writes it where the server broke its answer off: a fault of its
+        problem = (
+            "the answer to this request breaks off before its reply (`drop: cut`): it broke off in the recording "
+            "(the server crashed, something between timed out, or the host gave up on the answer), and replay cuts "
+            "it again"
+        )
+        meant = "if the cut is meant (to test the host), mark it `expect: fault`"
+        yield _Issue(place + ("drop",), WARNING, problem, f"record again once the server answers whole; {meant}")
+    if response is None or message is None:
+        return
+    yield from _check_not_recorded(response, place + ("response",))
+    if interaction.method == protocol.INITIALIZE:
+        revision = eras.get(protocol.HANDSHAKE)  # the answer speaks the version the server chose
+    yield from _check_response(response, place + ("response",), message.get("id"))
+    yield from _check_result(interaction.method, response, place + ("response",), revision)
+    result = response.get("result")
+    if stateless and versioned and isinstance(result, dict) and "resultType" not in result:
+        version = protocol.STATELESS_VERSION
+        problem = f"a {version} result without `resultType`; hosts of that era expect one on every result"
+        fix = "add `resultType: complete` (`input_required` for a multi-round-trip request)"
+        yield _Issue(place + ("response", "result"), WARNING, problem, fix)
+    if interaction.method == "tools/call":
+        yield from _check_layers(response, interaction.params, place + ("response",), context.tools)
+
+
+def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    """The recording's stand-in (`jsonrpc.NOT_RECORDED`) for an answer too long to keep or never given
+    (`recorder.unreached`): replay answers the error, so a test of the real answer needs it written in."""
+    error = response.get("error")
+    if not (isinstance(error, dict) and error.get("code") == jsonrpc.NOT_RECORDED):
+        return
+    by_hand = "write the answer here by hand (`result:` in place of `error:`)"
+    meant = "if the error is meant (to test the host), mark it `expect: fault`"
+    data = error.get("data")
+    if unreached(response):
+        status = data["status"]
+        why = "was silent past --upstream-timeout" if status == 504 else "was gone"
+        problem = (
+            f"the recording kept no answer to this request: the server gave none (the host got HTTP {status} from "
+            f"the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in its "
+            "place, at once"
+        )
+        yield _Issue(
+            place + ("error",),
+            WARNING,
+            problem,
+            f"record again with the server up and answering, or {by_hand}; {meant}",
+        )
+        return
+    size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
+    how_long = f" (it was {over_limit(size, limit)})" if isinstance(size, int) and isinstance(limit, int) else ""
+    problem = (
+        f"the recording kept no answer to this request{how_long}: replay answers the stand-in error "
+        f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered"
+    )
+    fix = f"{by_hand}, or record again with the server sending less in one message (a page at a time, say); {meant}"
+    yield _Issue(place + ("error",), WARNING, problem, fix)
+
+
+def _check_message(message: dict[str, Any], place: Place, revision: str | None = None) -> Iterator[_Issue]:
+    for key in message:
+        if key not in _MESSAGE_KEYS:
+            near = shapes.near(str(key), _MESSAGE_KEYS)
+            yield _unknown(shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC message", _MESSAGE_KEYS, near))
+    method = message.get("method")
+    yield from _check_method(method, place + ("method",), revision)
+    if method in shapes.PARAMS:
+        params = message.get("params")
+        what, scopes = f"the params of {method}", ("params", f"params:{method}")
+        for found in shapes.unknown_keys(params, shapes.PARAMS[method], place + ("params",), what, revision, scopes):
+            yield _unknown(found, revision=revision)
+    if message.get("jsonrpc", "2.0") != "2.0":
+        problem = f'`jsonrpc` is {message["jsonrpc"]!r}; JSON-RPC 2.0 requires "2.0"'
+        yield _Issue(
+            place + ("jsonrpc",), ERROR, problem, "remove `jsonrpc` (mockmcp adds it) or write `jsonrpc: '2.0'`"
+        )
+    if isinstance(message.get("params"), list):
+        problem = "`params` is a list; MCP params are always an object"
+        yield _Issue(place + ("params",), WARNING, problem, "write the params as `key: value` lines")
+
+
+def _check_method(method: Any, place: Place, revision: str | None) -> Iterator[_Issue]:
+    """A method the session's revision does not have (`ping` in 2026-07-28): no host of it sends or answers it."""
+    if revision not in protocol.REVISIONS or not isinstance(method, str):
+        return
+    revisions = shapes.defined_in(("method",), method)
+    if revision not in revisions:
+        problem = f"`{method}` is {shapes.revision_note(revisions, 'method')}; this session speaks {revision}"
+        fix = f"remove it, or record this session against a server that speaks {shapes.revision_span(revisions)}"
+        yield _Issue(place, WARNING, problem, fix)
+
+
+def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision: str | None) -> Iterator[_Issue]:
+    if item.stream is not None and stateless:
+        problem = f"`stream: {item.stream}` in the {protocol.STATELESS_VERSION} era, which has no GET stream"
+        yield _Issue(place + ("stream",), WARNING, problem, "remove `stream`: replay sends it on the request's stream")
+    if item.kind == RAW:
+        return  # an exact line, meant to be whatever the user wrote
+    yield from _check_message(item.message, place + (item.kind,), revision)
+    if item.kind == REQUEST and stateless:
+        problem = f"a server-to-client request in the {protocol.STATELESS_VERSION} era, which has none"
+        fix = "answer the client's request with `resultType: input_required` and `inputRequests`"
+        yield _Issue(place + ("request",), WARNING, problem, fix)
+    if item.response is not None:
+        yield from _check_response(item.response, place + ("response",), item.message.get("id"))
+        yield from _check_result(item.message.get("method"), item.response, place + ("response",), revision)
+
+
+def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> Iterator[_Issue]:
+    for key in response:
+        if key not in _RESPONSE_KEYS:
+            near = shapes.near(str(key), _RESPONSE_KEYS)
+            found = shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC response", _RESPONSE_KEYS, near)
+            yield _unknown(found, "use result or error; put anything else inside them")
+    answer_id = response.get("id")
+    if "id" in response and not is_valid_id(answer_id):
+        shown = "null" if answer_id is None else repr(answer_id)
+        yield _Issue(place + ("id",), ERROR, f"a response id is a string or an integer, never {shown}", _ID_FIX)
+    elif (
+        "id" in response
+        and request_id is not None
+        and (type(answer_id) is not type(request_id) or answer_id != request_id)
+    ):
+        problem = f"the response id {answer_id!r} is not the request's id {request_id!r} (same value, same JSON type)"
+        yield _Issue(place + ("id",), WARNING, problem, _ID_FIX)
+    if "error" in response:
+        yield from _check_error(response["error"], place + ("error",))
+    elif not isinstance(response["result"], dict):
+        yield _Issue(place + ("result",), ERROR, *shapes.NOT_AN_OBJECT)
+
+
+def _check_result(method: Any, response: dict[str, Any], place: Place, revision: str | None) -> Iterator[_Issue]:
+    if method in shapes.RESULTS:
+        result = response.get("result")
+        what, scopes, at = shapes.result_label(method), ("result", f"result:{method}"), place + ("result",)
+        for found in shapes.unknown_keys(result, shapes.RESULTS[method], at, what, revision, scopes):
+            yield _other_opening(method, found, at, revision) or _unknown(found, revision=revision)
+
+
+def _other_opening(method: str, found: shapes.Unknown, at: Place, revision: str | None) -> _Issue | None:
+    """A key of the other era's opening answer (`protocolVersion` in a server/discover result), or None."""
+    revisions, others = shapes.OPENINGS.get(method, ((), {}))
+    instead = others.get(found.key)
+    if instead is None or found.place != at + (found.key,):
+        return None
+    other = next(name for name in shapes.OPENINGS if name != method)
+    problem = (
+        f"`{found.key}` in {found.what} is a key of the {other} result "
+        f"({shapes.revision_span(shapes.OPENINGS[other][0])}); "
+        f"this session speaks {revision or shapes.revision_span(revisions)}"
+    )
+    return _Issue(found.place, WARNING, problem, f"write `{instead}` instead")
+
+
+def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) -> _Issue:
+    """A key no shape knows: an error when it is a typo of a known one, else a warning (naming the
+    revisions that have it, when another revision does)."""
+    if found.revisions:
+        note = shapes.revision_note(found.revisions, found.noun)
+        problem = f"`{found.key}` in {found.what} is {note}; this session speaks {revision}"
+        if found.noun != "key":
+            return _Issue(found.place, WARNING, problem, f"use one of {revision}'s: {', '.join(found.known)}")
+        return _Issue(found.place, WARNING, problem, f"remove it: a {revision} host does not read it")
+    typo = found.typo()
+    if typo is not None:
+        return _Issue(found.place, ERROR, *typo)
+    problem = f"unknown key {found.key!r} in {found.what} (replayed as it is, but no host reads it)"
+    return _Issue(found.place, WARNING, problem, fix or f"use one of: {', '.join(found.known)}")
+
+
+def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    for found in shapes.unknown_keys(error, shapes.ERROR, place, "a JSON-RPC error"):
+        yield _unknown(found, "use code, message and data; put anything else under `data`")
+    code = error["code"]
+    if -32768 <= code <= -32000 and code not in _DEFINED_CODES and not -32099 <= code <= -32000:
+        problem = f"error code {code} is in the range JSON-RPC reserves (-32768..-32000) but has no defined meaning"
+        fix = (
+            "use -32700, -32600, -32601, -32602 or -32603, a server error in -32000..-32099, "
+            "or a code outside -32768..-32000"
+        )
+        yield _Issue(place + ("code",), WARNING, problem, fix)
+
+
+def _check_layers(
+    response: dict[str, Any], params: Any, place: Place, tools: frozenset[str] | None
+) -> Iterator[_Issue]:
+    """Warn where a failure is in the wrong layer: a host raises a JSON-RPC error as a failure of the
+    call, while the model reads a result with `isError: true` and can recover."""
+    name = params.get("name") if isinstance(params, dict) else None
+    name = name if isinstance(name, str) else None
+    offered = name is not None and tools is not None and name in tools
+    code = (response.get("error") or {}).get("code")
+    # The recording's stand-in for an answer too long to keep is no failure at all (`_check_not_recorded`).
+    wrong_layer = code is not None and code != jsonrpc.NOT_RECORDED and (code == -32603 or -32099 <= code <= -32000)
+    if offered and wrong_layer:
+        problem = (
+            f"a call of the offered tool {name!r} answered with JSON-RPC error {code}: "
+            "a host raises it, the model never reads it"
+        )
+        fix = "if the tool ran and failed, answer `result: {content: [{type: text, text: ...}], isError: true}` instead"
+        yield _Issue(place + ("error",), WARNING, problem, fix)
+    result = response.get("result")
+    unknown = name is None or (tools is not None and name not in tools)
+    if unknown and isinstance(result, dict) and result.get("isError") is True:
+        what = f"{name!r}, a tool the cassette's tools/list does not offer," if name else "no tool `name`"
+        problem = f"a tools/call of {what} answered as a tool error; a malformed request is a protocol error"
+        message = f"'Unknown tool: {name}'" if name else "'Missing tool name'"
+        fix = f"answer `error: {{code: -32602, message: {message}}}` (invalid params)"
+        yield _Issue(place + ("result", "isError"), WARNING, problem, fix)
+
+
+def _duplicate_keys(nodes: list[tuple[Place, yaml.Node]]) -> Iterator[_Issue]:
+    for place, node in nodes:
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        first: dict[str, int] = {}
+        for key, _value in node.value:
+            name, line = str(key.value), key.start_mark.line + 1
+            if name not in first:
+                first[name] = line
+                continue
+            problem = f"duplicate key {name!r} (first on line {first[name]}); YAML silently keeps only the last one"
+            yield _Issue(place + (name,), ERROR, problem, "remove one of them, or merge the two", line)

@@ -1,0 +1,139 @@
+"""The `--report` JSON as a JSON Schema: the contract with test tools in any language (docs/report.md).
+
+A report is a replay's (`Report.to_json`), or `mockmcp exec`'s saying it recorded or could not start:
+every one has `version` and `cassette`, so the schema is one object of every key and a `oneOf` of what
+each kind requires. Each key is described here once (docs/report.md shows these descriptions, and a
+test holds the replay keys to what `Report.to_json` writes); within a version keys are only added.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mockmcp.engine.report import REPORT_VERSION
+
+__all__ = ["KEYS", "MISS_KEYS", "RECORDED_KEYS", "REPLAY_KEYS", "report_schema_text", "schema"]
+
+_INDEX = _COUNT = {"type": "integer", "minimum": 0}
+_METHOD = {"type": "string"}
+_TEXT = {"type": "string"}
+_TEXTS = {"type": "array", "items": _TEXT}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+def _list(facts: dict[str, Any]) -> dict[str, Any]:
+    """A list of findings: these facts, and the `explanation` text to show."""
+    return {"type": "array", "items": _object({**facts, "explanation": _TEXT})}
+
+
+# Every key of a report: its schema and what it means (the descriptions are docs/report.md's table).
+KEYS: dict[str, tuple[dict[str, Any], str]] = {
+    "version": ({"const": REPORT_VERSION}, f"the report format: {REPORT_VERSION}"),
+    "cassette": ({"type": ["string", "null"]}, "the cassette's path, as it was given"),
+    "interactions": (_COUNT, "client messages the host could have sent: those of the recorded sessions it used"),
+    "played": (_COUNT, "how many of them it did send"),
+    "plays": ({"type": "array", "items": _COUNT}, "times each `interactions[i]` of the cassette was played, by index"),
+    "repeats": (
+        {"type": "array", "items": _object({"interaction": _INDEX, "method": _METHOD, "extra": _INDEX})},
+        "requests asked more often than recorded: `extra` times more (the last answer was sent again)",
+    ),
+    "misses": (
+        {"type": "array", "items": {"$ref": "#/definitions/miss"}},
+        "requests the cassette could not answer, the first 100 in full (see `misses[]` below)",
+    ),
+    "missed": (_COUNT, "all the misses, also those past the first 100"),
+    "unplayed": (
+        {"type": "array", "items": _object({"interaction": _INDEX, "method": _METHOD})},
+        "recorded client messages the host never sent",
+    ),
+    "mismatches": (
+        _list({"interaction": {"type": ["integer", "null"], "minimum": 0}, "method": _METHOD, "differences": _TEXTS}),
+        "the host answered a server request otherwise than recorded, or (`interaction` null) left every "
+        "recorded session; `explanation` is the text to show",
+    ),
+    "withheld": (
+        _list({"interaction": _INDEX, "method": _METHOD, "capability": _METHOD}),
+        "recorded server requests not sent, as the host did not declare the capability they need",
+    ),
+    "capabilities": (_TEXTS, "how the host's declared capabilities differ from the recording's host's (a note)"),
+    "unanswered": (_TEXTS, "requests of the host left unanswered when the session ended (a note)"),
+    "faults": (
+        _TEXTS,
+        "fault knobs of the cassette that took effect (a dropped reply, an answer broken off, an ended session)",
+    ),
+    "strict_ok": (
+        {"type": "boolean"},
+        "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld",
+    ),
+    "recorded": (
+        _object({"mode": {"enum": ["once", "new", "all"]}, "status": {"type": "integer"}, "outcome": _TEXT}),
+        "`mockmcp exec` only: this launch recorded the real server into the cassette instead of replaying; "
+        "`status` is the recorder's exit status, `outcome` how the session ended",
+    ),
+    "error": (
+        {"type": "string"},
+        "`mockmcp exec` only: why it could not replay or record (a missing cassette, one that does not load, "
+        "a server that never answered), with how to fix it",
+    ),
+}
+
+# The keys of a replay's report, in the order `Report.to_json` writes them.
+REPLAY_KEYS = tuple(key for key in KEYS if key not in ("recorded", "error"))
+RECORDED_KEYS = ("version", "cassette", "recorded")
+
+_CANDIDATE = _object(
+    {"interaction": _INDEX, "plays": _INDEX, "differences": _TEXTS, "first_path": _TEXT, "ruled": {"type": "boolean"}}
+)
+
+# Each entry of `misses`, in the order `Miss.to_json` writes its keys.
+MISS_KEYS: dict[str, tuple[dict[str, Any], str]] = {
+    "id": ({"type": ["string", "integer"]}, "the id of the host's request"),
+    "method": (_METHOD, "its method"),
+    "params": ({}, "its params, as they came (after redaction)"),
+    "code": ({"type": "integer"}, "the JSON-RPC error code the host was answered: -32601, -32099, or -32022"),
+    "reason": ({"type": "string"}, "why it missed, in one sentence"),
+    "closest": (
+        {"type": "array", "items": _CANDIDATE, "maxItems": 3},
+        "up to 3 recorded requests closest to it: `interaction`, its `plays`, the exact `differences`, the "
+        "`first_path` that differs, and whether a match rule refused it (`ruled`)",
+    ),
+    "fixes": (_TEXTS, "how to fix it, in order"),
+    "record": ({"enum": ["new", "all"]}, "the record mode that would fix it"),
+    "explanation": (
+        {"type": "string"},
+        "all of the above as text: the reason, the request, the closest ones, the fixes; what a test shows",
+    ),
+}
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft-07) of a report, as plain data."""
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "mockmcp report",
+        "description": "What one mock server did in one session: `mockmcp replay --report`, `mockmcp exec "
+        "--report` (docs/report.md).",
+        "type": "object",
+        "properties": {key: {**shape, "description": text} for key, (shape, text) in KEYS.items()},
+        "oneOf": [
+            {"required": list(REPLAY_KEYS)},
+            {"required": list(RECORDED_KEYS), "not": {"required": ["error"]}},
+            {"required": ["version", "cassette", "error"]},
+        ],
+        "definitions": {
+            "miss": {
+                "type": "object",
+                "properties": {key: {**shape, "description": text} for key, (shape, text) in MISS_KEYS.items()},
+                "required": list(MISS_KEYS),
+            }
+        },
+    }
+
+
+def report_schema_text() -> str:
+    """The schema as the JSON text `mockmcp schema --report` prints."""
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,306 @@
+"""`mockmcp show`: a cassette as a transcript a person reads at a glance.
+
+One line per message, in cassette order (`→` client, `←` server), with the interaction's index, the
+recorded offset and duration, each fault knob and match rule marked where it acts. A line is built as
+three groups of (text, style) spans (head, summary, tail), cut to the width on its visible text (the
+summary gives way first) and only then coloured, so colour never changes what fits. The HTML timeline
+takes its summaries and marks from here too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping
+from typing import Any, NamedTuple, TextIO
+
+from mockmcp._wire import protocol
+from mockmcp._wire.words import placeholder
+from mockmcp.cassette.model import CUT, NOTIFICATION, RAW, REQUEST, Cassette, Interaction, ServerItem
+from mockmcp.cassette.store import load
+from mockmcp.errors import UsageError
+from mockmcp.tools._summary import PARAMS, RESULTS, summarize
+
+__all__ = [
+    "client_marks",
+    "counts",
+    "duration",
+    "header",
+    "matcher",
+    "print_show",
+    "render",
+    "reply",
+    "reply_marks",
+    "show_file",
+    "want_color",
+]
+
+_Span = tuple[str, str]  # (text, style); style "" is plain
+_ANSI = {"to": "36", "from": "32", "error": "31", "tool": "33", "fault": "35", "dim": "2", "bold": "1"}
+
+
+class _Symbols(NamedTuple):
+    to_server: str
+    to_client: str
+    warn: str
+    more: str
+    rule: str  # around the line that marks where a recorded session begins
+
+
+_UNICODE = _Symbols("→", "←", "⚠", "…", "──")
+_ASCII = _Symbols("->", "<-", "!", "...", "--")
+
+
+class _Line(NamedTuple):
+    head: list[_Span]
+    body: list[_Span]
+    tail: list[_Span]  # see the module docstring
+
+
+class _Layout(NamedTuple):
+    symbols: _Symbols
+    clock: int  # the width of the timing column (0 without timings)
+    tag: int  # the width of the `[N]` column
+
+
+def reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
+    """A response's summary, styled: protocol errors, tool errors, input_required, or the result."""
+    if "error" in response:
+        error = response["error"]
+        return [(f"ERROR {error['code']} {error['message']}", "error")]
+    result = response["result"]
+    if not isinstance(result, dict):
+        return [(summarize(RESULTS, method, result) or "{}", "")]
+    if result.get("resultType") == "input_required" and isinstance(asked := result.get("inputRequests"), dict):
+        asks = [
+            f"{a.get('method')} {summarize(PARAMS, a.get('method'), a.get('params'))}".rstrip()
+            for a in asked.values()
+            if isinstance(a, dict)
+        ]
+        return [("input required: " + "; ".join(asks), "tool")]
+    text = summarize(RESULTS, method, result) or "{}"
+    return [("TOOL ERROR " + text, "tool")] if result.get("isError") is True else [(text, "")]
+
+
+def client_marks(item: Interaction) -> list[str]:
+    """Knobs that change when or whether the client message is answered: delay, times and after."""
+    marks = [f"delay {item.delay:g}s"] if item.delay else []
+    plays = [f"times {item.times}"] if item.times != 1 else []
+    plays += [f"then {item.after}"] if item.after != "repeat" else []
+    return marks + ([", ".join(plays)] if plays else [])
+
+
+def reply_marks(item: Interaction) -> list[str]:
+    """Knobs that change the reply itself: drop (`cut off`: its answer breaks off there), raw_response, exit."""
+    marks = (["cut off"] if item.drop == CUT else ["dropped"]) if item.drop else []
+    marks += ["raw reply"] if item.raw_response is not None else []
+    return marks + ([f"exit {item.exit[0]} {item.exit[1]} reply"] if item.exit is not None else [])
+
+
+def _eras(cassette: Cassette) -> list[str]:
+    """The eras the cassette speaks: the one its meta says, and those its messages show (`protocol.session_eras`)."""
+    eras = {cassette.meta["era"]} if isinstance(cassette.meta.get("era"), str) else set()
+    eras |= set(protocol.session_eras((item.message, item.response) for item in cassette.interactions))
+    return sorted(eras, key=lambda era: (era != protocol.HANDSHAKE, era))
+
+
+def counts(cassette: Cassette) -> list[_Span]:
+    items = cassette.interactions
+    replies = [item.response for item in items] + [s.response for item in items for s in item.server]
+    results = [r["result"] for r in replies if r is not None and "result" in r]
+    faults = sum(len(client_marks(i)) + len(reply_marks(i)) + sum(s.kind == RAW for s in i.server) for i in items)
+    counts = [
+        (sum(i.kind == REQUEST for i in items), "request", ""),
+        (sum(i.kind == NOTIFICATION for i in items), "notification", ""),
+        (sum(len(i.server) for i in items), "server message", ""),
+        (sum(r is not None and "error" in r for r in replies), "error", "error"),
+        (sum(isinstance(r, dict) and r.get("isError") is True for r in results), "tool error", "tool"),
+        (faults, "fault", "fault"),
+    ]
+    spans = [(f"{n} {noun}{'' if n == 1 else 's'}", style if n else "") for n, noun, style in counts]
+    eras = _eras(cassette)
+    return spans + [(f"era{'s' if len(eras) > 1 else ''}: {', '.join(eras) or 'unknown'}", "")]
+
+
+def _head(layout: _Layout, at: float | None, index: str, arrow: str, indent: int = 0) -> list[_Span]:
+    clock = "" if not layout.clock else ("" if at is None else f"+{at:.3f}s").rjust(layout.clock) + " "
+    style = "to" if arrow == layout.symbols.to_server else "from"
+    return [(clock, "dim"), (index.ljust(layout.tag) + " " + " " * indent, "dim"), (arrow, style), (" ", "")]
+
+
+def _marks(layout: _Layout, marks: list[str]) -> list[_Span]:
+    return [(f"  {layout.symbols.warn} {mark}", "fault") for mark in marks]
+
+
+def _message(message: dict[str, Any]) -> list[_Span]:
+    params = summarize(PARAMS, message["method"], message.get("params"))
+    return [(message["method"], "bold")] + ([(" " + params, "")] if params else [])
+
+
+def _server_lines(item: ServerItem, layout: _Layout, index: str, unsolicited: bool) -> list[_Line]:
+    tail = [("  (unsolicited)", "dim")] if unsolicited else []
+    if item.stream is not None:  # sent on the session's GET stream, not on its request's (Streamable HTTP)
+        tail.append(("  (on the GET stream)", "dim"))
+    head = _head(layout, item.at, index, layout.symbols.to_client)
+    if item.kind == RAW:
+        return [_Line(head, [(f"raw: {item.message}", "fault")], tail + _marks(layout, ["not JSON"]))]
+    lines = [_Line(head, _message(item.message), tail)]
+    if item.kind == REQUEST:
+        answered = item.response is not None
+        answer = reply(item.message["method"], item.response) if answered else [("no answer recorded", "dim")]
+        lines.append(_Line(_head(layout, None, "", layout.symbols.to_server, indent=2), answer, []))
+    return lines
+
+
+def _response_line(item: Interaction, layout: _Layout) -> _Line:
+    if item.raw_response is not None:
+        body = [(f"raw: {item.raw_response}", "fault")]
+    else:
+        body = [("no response recorded", "dim")] if item.response is None else reply(item.method, item.response)
+    took = [] if item.took is None else [(f"  ({duration(item.took)})", "dim")]
+    return _Line(_head(layout, None, "", layout.symbols.to_client), body, took + _marks(layout, reply_marks(item)))
+
+
+def duration(seconds: float) -> str:
+    """How long a response took, as show and the HTML timeline say it: `12 ms`, `1.50 s`."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
+    index = f"[{n}]"
+    rules = ", ".join(f"{path} {matcher(how)}" for path, how in (item.match or {}).items())
+    tail = [(f"  match: {rules}", "dim")] if rules else []
+    head = _head(layout, item.at, index, layout.symbols.to_server)
+    lines = [] if item.message is None else [_Line(head, _message(item.message), tail)]
+    for server in item.server:
+        lines += _server_lines(server, layout, index if not lines else "", item.message is None)
+    if item.kind == REQUEST:
+        lines.append(_response_line(item, layout))
+    if lines and client_marks(item):  # delay and times act on the whole interaction: marked on its first line
+        lines[0] = lines[0]._replace(tail=lines[0].tail + _marks(layout, client_marks(item)))
+    return lines
+
+
+def matcher(how: Any) -> str:
+    """A match rule's matcher, short: `regex`, `type integer`, `any`."""
+    if isinstance(how, dict):
+        ((kind, argument),) = how.items()
+        return kind if kind == "regex" else f"{kind} {argument}"
+    return str(how)
+
+
+def header(cassette: Cassette) -> list[list[_Span]]:
+    meta = cassette.meta
+    server = meta.get("server")
+    ignored = (meta.get("match") or {}).get("ignore") or []
+    facts = [
+        f"{meta['era']} era" if meta.get("era") else "",
+        f"protocol {meta['protocol_version']}" if meta.get("protocol_version") else "",
+        f"server: {shlex.join(map(str, server)) if isinstance(server, list) else server}" if server else "",
+        f"recorded {meta['recorded_at']}" if meta.get("recorded_at") else "",
+        f"matching ignores {', '.join(ignored)}" if ignored else "",
+        "placeholders " + ", ".join(placeholder(name) for name in meta["substitute"]) if meta.get("substitute") else "",
+    ]
+    facts = [fact for fact in facts if fact]
+    head = [(f"{cassette.path or '<cassette>'}{':' if facts else ''}", "bold")] + [(fact, "") for fact in facts]
+    described = [[(str(meta["description"]), "dim")]] if meta.get("description") else []
+    return [head] + described
+
+
+def _session_mark(session: int, cassette: Cassette, symbols: _Symbols) -> list[_Span]:
+    """`── session 1: 5 interactions ──`, before the first interaction of each recorded session."""
+    count = sum(item.session == session for item in cassette.interactions)
+    text = f"session {session}: {count} interaction{'' if count == 1 else 's'}"
+    return [(f"{symbols.rule} {text} {symbols.rule}", "bold")]
+
+
+def _printable(text: str) -> str:
+    """One line whatever the cassette holds: line breaks become spaces, other control characters escapes."""
+    text = re.sub(r"\s*[\r\n]+\s*", " ", text).replace("\t", " ")
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _cut(spans: list[_Span], room: int, more: str) -> list[_Span]:
+    """The spans cut to `room` visible characters, ending with `more` where text was left out."""
+    if sum(len(text) for text, _ in spans) <= room:
+        return spans
+    out: list[_Span] = []
+    left = max(room - len(more), 0)
+    for text, style in spans:
+        if len(text) >= left:
+            return out + [(text[:left] + more[: max(room, 0)], style)]
+        out.append((text, style))
+        left -= len(text)
+    return out
+
+
+def _fit(line: _Line, width: int, more: str) -> list[_Span]:
+    """The line within width: the summary gives way first, so timing and fault marks stay whole."""
+    head, body, tail = ([(_printable(t), s) for t, s in part] for part in line)
+    room = width - sum(len(t) for t, _ in head + tail)
+    if room >= 8:
+        return head + _cut(body, room, more) + tail
+    return _cut(head + body + tail, width, more)
+
+
+def _wrap(parts: list[_Span], width: int, more: str, first: str = ", ") -> list[list[_Span]]:
+    """Parts joined with commas on as few lines as fit: a header or the counts must not lose a fact to the width."""
+    lines: list[list[_Span]] = [[]]
+    for n, (text, style) in enumerate(parts):
+        joint = "" if not n else first if n == 1 else ", "
+        if n and sum(len(t) for t, _ in lines[-1]) + len(joint) + len(text) > width:
+            lines.append([("  ", ""), (text, style)])
+        else:
+            lines[-1] += [(joint, ""), (text, style)]
+    return [_cut(line, width, more) for line in lines]
+
+
+def _paint(spans: list[_Span], color: bool) -> str:
+    if not color:
+        return "".join(text for text, _style in spans)
+    return "".join(f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if style and text.strip() else text for text, style in spans)
+
+
+def render(cassette: Cassette, color: bool, width: int, *, ascii_only: bool = False) -> str:
+    """The cassette as a transcript of lines at most `width` characters wide; ANSI colours when `color`."""
+    symbols = _ASCII if ascii_only else _UNICODE
+    stamps = [i.at for i in cassette.interactions] + [s.at for i in cassette.interactions for s in i.server]
+    clock = max((len(f"+{at:.3f}s") for at in stamps if at is not None), default=0)
+    layout = _Layout(symbols, clock, len(f"[{max(len(cassette.interactions) - 1, 0)}]"))
+    top = header(cassette)
+    lines = _wrap(top[0], width, symbols.more, first=" ") + [_cut(h, width, symbols.more) for h in top[1:]]
+    several = any(item.session for item in cassette.interactions)
+    for n, item in enumerate(cassette.interactions):
+        if several and (n == 0 or item.session != cassette.interactions[n - 1].session):
+            lines.append(_cut(_session_mark(item.session, cassette, symbols), width, symbols.more))
+        lines += [_fit(line, width, symbols.more) for line in _interaction_lines(n, item, layout)]
+    lines += _wrap(counts(cassette), width, symbols.more)
+    return "".join(_paint(line, color) + "\n" for line in lines)
+
+
+def show_file(path: str, color: bool, width: int, *, ascii_only: bool = False) -> str:
+    """Load the cassette at path and render it; raises CassetteError as `mockmcp replay` would."""
+    return render(load(path), color, width, ascii_only=ascii_only)
+
+
+def want_color(choice: str, stream: TextIO, environ: Mapping[str, str]) -> bool:
+    """`--color`: always, never, or auto (a terminal, and NO_COLOR unset or empty, as no-color.org asks)."""
+    if choice == "auto":
+        return stream.isatty() and not environ.get("NO_COLOR")
+    if choice not in ("always", "never"):
+        raise UsageError(f"unknown --color {choice!r}", "use one of: auto, always, never")
+    return choice == "always"
+
+
+def print_show(path: str, color: str = "auto", width: int | None = None) -> None:
+    """`mockmcp show`: the transcript on stdout, sized and coloured for it, in symbols its encoding has."""
+    out = sys.stdout
+    encoding, symbols = out.encoding or "utf-8", "".join(_UNICODE)
+    ascii_only = symbols.encode(encoding, "replace").decode(encoding) != symbols
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    text = show_file(path, want_color(color, out, os.environ), width, ascii_only=ascii_only)
+    out.write(text.encode(encoding, "replace").decode(encoding))  # a cassette's text may not fit the encoding either
+    out.flush()
