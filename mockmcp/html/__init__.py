@@ -1,6 +1,10 @@
-"""The HTML timeline: its data, and the self-contained page written from it (`page/`).
+"""The HTML timeline: a session's messages beside what the host did, as one self-contained page.
 
-The wing's facade: what the rest of mockmcp uses of it; its modules are private."""
+Attaches at `replay --html`, `show --html` and the plugin's pages of failed tests.
+
+  _view  the page's data: show's words, the reports' facts, each miss with its closest recordings
+  _page  the page written from it (`page/`: template, style, script; a strict CSP, no script from data)
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,21 @@
-"""Streamable HTTP (needs the http extra, h11): replay's endpoint and its server, the recording proxy,
-and the one event loop both run on.
+"""Streamable HTTP (the http extra, h11): replay's server and the recording proxy, on one event loop.
 
-The wing's facade: what the rest of mockmcp uses of it; its modules are private."""
+Attaches at the command line (`replay --http`, `record --http-target`), `wrap`'s `serve` and the plugin.
+
+  _streamable    admission (Host/Origin, path, method, headers, body) and the recorded framing, no socket
+  _endpoint      replay's endpoint, sans-IO: request/closed/wake in, Respond/Open/Event/End/Drop/Later out
+  _session       one live session: which stream each message goes on, the backlog, batches, cuts, resumption
+  _stream        a stream carrying out its table; what one call writes; events kept for Last-Event-ID
+  _stream_state  a stream's life as a table (gathering, whole, unbegun, open, quiet, lost, gone, done, broken)
+  _replay        the endpoint served on the loop
+  _exchange      the recording proxy's exchange as a state machine: what happened (with its time) -> actions
+  _sse           an SSE byte stream cut into events, whatever the chunks, bounded
+  _attribution   which recorded session a message through the proxy belongs to
+  _record        the recording proxy: client and target connections carrying out the exchange
+  _loop          the one selectors event loop: non-blocking sockets, timers, the signal descriptor
+  _http11, _request  HTTP/1.1 by h11 on every side; a request read whole
+  _many          several servers (proxies, replays) in one process, a loop each
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
-"""In the host's process: replay and recording as transports the MCP SDK's client takes, and
-fastmcp's adapter.
+"""In the host's process: replay and recording as transports the MCP SDK's client takes.
 
-The wing's facade: what the rest of mockmcp uses of it; its modules are private."""
+`mockmcp.transport` and `mockmcp.recording` are these; the plugin's `mockmcp.transport()` too.
+
+  _replay   replay on the host's event loop (anyio): each message to the engine in the host's own task
+  _record   a transport in front of the real one, journaled as `mockmcp record` journals
+  _fastmcp  any of these as the transport fastmcp's Client takes (fastmcp imported only there)
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,15 @@
-"""Recording: the recorder (observed lines -> a cassette), the journal a recording appends to and the
-cassette built or recovered from it, `record --record-mode new_episodes`'s merge, and verify's driver of a live server.
+"""Recording: what a recording proxy saw, made into a cassette that is never lost.
 
-The wing's facade: what the rest of mockmcp uses of it; its modules are private."""
+Attaches at `stdio.record` (the stdio proxy), `http` (the recording proxy), `inprocess` (recording in the
+host's process) and the command line (`recover`, `verify`).
+
+  _recorder  the stream of observed messages -> a cassette; each server message filed under the request
+             that caused it (progress token, subscription, its HTTP stream, else the request answered next)
+  _journal   the append-only journal a recording writes (0600, flock'ed, synced at most once a second), and
+             the cassette built from it at the end or after a crash: one code path for both
+  _merge     `--record-mode new_episodes`: a new session added whole, unless the old cassette answers it alike
+  _live      `verify`'s driver of a live server: the recorded requests sent again, the answers recorded
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,15 @@
-"""What people run on cassettes: lint, show, drift (verify and diff), the report's JSON Schema.
+"""What people run on cassettes: lint, show, drift, and the report's JSON Schema.
 
-The wing's facade: what the rest of mockmcp uses of it; its modules are private."""
+Attaches at the command line (`lint`, `show`, `verify`, `diff`, `schema`), the HTML timeline and the plugin.
+
+  _lint           findings: structure, message shapes, layer confusion, stand-ins, with their places
+  _match_check    lint's checks of match rules against the requests beside them
+  _secrets_scan   credentials in a cassette
+  _summary        one line for a message
+  _show           the transcript built from those lines
+  _drift          how two sessions differ (verify, diff), and live answers written into a cassette
+  _report_schema  the --report JSON as a JSON Schema, each key described once
+"""
 
 from __future__ import annotations
 

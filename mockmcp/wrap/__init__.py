@@ -1,7 +1,13 @@
-"""`mockmcp wrap`, `unwrap` and `serve`: a host's config read with its spans, each server entry pointed at
-mockmcp, and back.
+"""`mockmcp wrap`, `unwrap` and `serve`: a host's MCP config, each server pointed at mockmcp, and back.
 
-The wing's facade: what the rest of mockmcp uses of it; its modules are private."""
+Attaches at the command line and at the plugin's `config=` marker.
+
+  _configtext  a config read with the span of each value (JSON/JSONC, YAML, TOML)
+  _hostconfig  the hosts' config formats, detected, and their server entries
+  _rules       a config's values replaced in its own text, and back
+  _files       the config's files, its backup and sidecar, written atomically
+  _serve       one remote server of a wrapped config as `serve` runs it: a recording proxy or an HTTP replay
+"""
 
 from __future__ import annotations
 
