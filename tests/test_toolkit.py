@@ -18,9 +18,10 @@ import pytest
 from conftest import ROOT
 
 from mockmcp.cassette import store
-from mockmcp.shells import toolkit
+from mockmcp.shells import children, toolkit
+from mockmcp.shells.children import stop_child
 from mockmcp.shells.live_server import drive
-from mockmcp.shells.toolkit import LineSplitter, stop_child, write_all
+from mockmcp.shells.toolkit import LineSplitter, write_all
 
 SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 
@@ -175,13 +176,10 @@ def test_stop_child_escalates_a_grace_period_apart(exit_fd: str, stubborn: tuple
 
 
 def test_ended_names_what_stop_child_returns() -> None:
-    """`Ended` is built on first use (typing stays off the start-up path), and is the Literal it always was."""
     from typing import Literal, get_args
 
-    assert toolkit.Ended == Literal["exited", "terminated", "killed"]
-    assert get_args(toolkit.Ended) == ("exited", "terminated", "killed")
-    with pytest.raises(AttributeError):
-        toolkit.Unended  # noqa: B018
+    assert children.Ended == Literal["exited", "terminated", "killed"]
+    assert get_args(children.Ended) == ("exited", "terminated", "killed")
 
 
 def test_wait_exit_returns_when_woken_and_when_the_child_exits(exit_fd: str) -> None:
@@ -189,7 +187,8 @@ def test_wait_exit_returns_when_woken_and_when_the_child_exits(exit_fd: str) -> 
         f"""
         import sys, threading, time
         sys.path.insert(0, {str(ROOT)!r})
-        from mockmcp.shells.toolkit import Signals, wait_exit
+        from mockmcp.shells.children import wait_exit
+        from mockmcp.shells.toolkit import Signals
         import subprocess
         child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
         with Signals() as signals:

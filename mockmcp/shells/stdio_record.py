@@ -45,8 +45,9 @@ from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.jsonrpc import is_valid_id
 from mockmcp.shells import journal as journals
+from mockmcp.shells.children import stop_child, wait_exit
 from mockmcp.shells.journal import Journal
-from mockmcp.shells.toolkit import LineSplitter, Signals, stop_child, wait_exit, write_all
+from mockmcp.shells.toolkit import LineSplitter, Signals, write_all
 
 __all__ = ["Outcome", "run_proxy"]
 
@@ -225,7 +226,10 @@ class _Proxy:
 
     def pass_on(self, signum: int) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signum)
+            try:
+                self.process.send_signal(signum)
+            except ValueError:  # Windows sends a child SIGTERM only (as TerminateProcess)
+                self.process.terminate()
 
     def wait(self) -> Outcome:
         """Watch the lifecycle until the server is gone and its output drained."""

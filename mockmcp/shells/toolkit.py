@@ -1,42 +1,13 @@
-"""The shells' toolkit: the pipe, line, signal and child-process plumbing every shell needs, written once.
+"""The pipe, line and signal plumbing every shell needs, written once, with no call that only some systems have.
 
-- `write_all(fd, data)`: a pipe takes a large write in pieces; loop until all of it is written.
-- `write_whole(fd, data, signals, patience)`: the same for a writer that a signal must be able to
-  end: it never blocks inside a write, so once a signal has come it can stop waiting on a reader
-  that makes no progress (see "Theory of operation for signals").
-- `LineSplitter`: cuts a byte stream into lines in time linear in its length, however the chunks
-  fall. The pieces of an unfinished line are kept in a list and joined once, when its newline
-  comes (re-joining `pending + chunk` at every chunk copies a long line again and again).
-- `Signals`: SIGINT and SIGTERM become a flag and a readable file descriptor for the span of a
-  `with` block. Nothing is raised into the code that happens to run: a reply being written is
-  written whole, and the poll loop sees the descriptor become readable and ends the session.
-  SIGXFSZ is ignored there too (CPython ignores it from the start; said again here so that no
-  embedding can undo it): a write past a file-size limit then fails with EFBIG, an error the
-  shells handle like a full disk, instead of killing the process.
-- `Spool`: lines for a stream that may go unread (stderr to a pipe nobody reads): a thread of its own
-  writes them, so a server's loop never blocks on a note; what waits is bounded, the rest counted.
-- `wait_exit` / `stop_child`: wait for a child without polling it on a clock (a pidfd on Linux, a
-  waiting thread elsewhere), and end it ever more firmly: EOF on its stdin, SIGTERM, SIGKILL.
+A loop here waits on one descriptor: the socket of `Signals`, which a signal wakes (through CPython's
+wakeup descriptor, written from any thread) and so do the threads that read (`Inlet`) and write
+(`Outlet`) pipes. Threads, because `select` takes only sockets on Windows; a socket pair, because
+Windows' `set_wakeup_fd` takes only a socket. A write happens in the `Outlet`'s thread, so a signal is
+seen at once: the line being written is still finished (the host never reads half a line), unless the
+reader takes nothing for `patience` seconds (a host that stopped reading cannot hold the process).
 
-Theory of operation for signals. CPython's C-level handler only notes the signal; the Python
-handler runs later, in the main thread, between two bytecodes. A main thread blocked in `poll()`
-would not notice a signal delivered to another thread (the recorder's pumps), so the C handler is
-also given a wakeup descriptor (`signal.set_wakeup_fd`): it writes a byte there at once, from any
-thread, and every wait in the shells watches that descriptor. The Python handler then records the
-signal number (and, for the recorder, passes the signal on to the server). Other threads may
-wake the same descriptor with `Signals.wake()`, so one `poll()` serves for "a signal came" and
-"a thread has news".
-
-Why `write_whole` exists. A blocking write to a full pipe cannot be left by a signal: CPython runs
-the handler and restarts the write (PEP 475), and a handler that raised instead would lose how much
-was written, so the reader would get half a line. So that writer first polls the descriptor for
-room, beside the signal descriptor, and writes at most PIPE_BUF bytes to a pipe or socket, which a
-pipe with room takes without blocking. Until a signal comes it waits as long as the reader takes;
-after one, the line being written is still finished, unless the reader makes no progress for
-`patience` seconds (a host that stopped reading would otherwise hold the process forever).
-
-Start-up matters for replay: this module imports only `os`, `select` and `signal` at the top;
-threads and subprocesses are imported inside the functions that need them, and typing not at all.
+On the launch path: only cheap standard modules at the top (`threading` is loaded by Python's own start-up).
 """
 
 from __future__ import annotations
@@ -44,47 +15,44 @@ from __future__ import annotations
 import os
 import select
 import signal
+import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from types import FrameType, TracebackType
 
 __all__ = [
-    "Ended",
     "LONGEST_WAIT",
+    "Inlet",
     "LineSplitter",
+    "Outlet",
     "Signals",
     "Spool",
-    "stop_child",
-    "wait_exit",
+    "socketpair",
     "wait_readable",
     "write_all",
     "write_whole",
 ]
 
-# The longest a poll loop waits at once (seconds): poll and select take no more than about 24 days, and a
-# recorded pace (`--timing recorded` over `at` times) may ask for longer; waking early only waits again.
+# The longest a loop waits at once (seconds): select takes no more than about 24 days, and a recorded
+# pace (`--timing recorded` over `at` times) may ask for longer; waking early only waits again.
 LONGEST_WAIT = 3600.0
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import subprocess
-    from typing import Literal
-
-    Ended = Literal["exited", "terminated", "killed"]
-    """How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
-else:
-
-    def __getattr__(name: str) -> object:
-        # mockmcp uses `Ended` only in annotations, and building it imports typing, milliseconds of
-        # every replay's start-up: so it is built only for whoever asks for it.
-        if name == "Ended":
-            from typing import Literal
-
-            return Literal["exited", "terminated", "killed"]
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
+_CHUNK = 1 << 16
+_PIECE = 1 << 16  # an Outlet writes at most this at once, so a slow reader's progress is seen
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _FILE_SIZE: int | None = getattr(signal, "SIGXFSZ", None)
+
+
+def socketpair() -> tuple[object, object]:
+    """Two connected non-blocking sockets (which `select` and `set_wakeup_fd` take on every system)."""
+    try:
+        from _socket import socketpair as pair  # POSIX: the C function, without `socket`'s import cost
+    except ImportError:  # Windows: `socket`'s own, over a loopback connection
+        from socket import socketpair as pair
+    ends = pair()
+    for end in ends:
+        end.setblocking(False)
+    return ends  # type: ignore[no-any-return]
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -94,65 +62,18 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool:
-    """Write all of data to fd, waiting for room without blocking in a write; a signal does not stop it.
-
-    Returns False, with part of data unwritten, only when after a signal the reader took no byte for
-    `patience` seconds. Raises OSError (e.g. BrokenPipeError) as `write_all` does.
-    """
-    import stat
-
-    mode = os.fstat(fd).st_mode
-    piece = select.PIPE_BUF if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
-    poller = select.poll()
-    poller.register(fd, select.POLLOUT)
-    poller.register(signals.fileno(), select.POLLIN)
-    view = memoryview(data)
-    while view:
-        waiting = signals.received is not None
-        ready = [ready_fd for ready_fd, _event in poller.poll(patience * 1000 if waiting else None)]
-        if signals.fileno() in ready:
-            signals.drain()  # the flag says it: the descriptor need not wake this loop again
-        if fd in ready:
-            try:
-                view = view[os.write(fd, view if piece is None else view[:piece]) :]
-            except BlockingIOError:  # a descriptor the host made non-blocking, with less room than polled
-                continue
-        elif waiting and not ready:
-            return False
-    return True
-
-
-def unread_counter(fd: int) -> Callable[[], int] | None:
-    """A function that tells how many of the bytes written to fd its reader has not taken yet, for a pipe or
-    a socket (a host that spawned us over a socketpair, as Node does); None for anything else (a file, a
-    terminal), which cannot tell."""
-    import array
-    import fcntl
-    import stat
-    import termios
-
-    mode = os.fstat(fd).st_mode
-    request = termios.FIONREAD if stat.S_ISFIFO(mode) else termios.TIOCOUTQ if stat.S_ISSOCK(mode) else None
-    if request is None:
-        return None
-    count = array.array("i", [0])
-
-    def unread() -> int:
-        try:
-            fcntl.ioctl(fd, request, count)
-        except OSError:
-            return 0
-        return count[0]
-
-    return unread
+def wait_readable(fds: list[int], timeout: float | None) -> list[int]:
+    """Block until one of fds (sockets; on POSIX any descriptor) is readable, or timeout seconds pass."""
+    ready, _w, _x = select.select(fds, [], [], None if timeout is None else max(0.0, timeout))
+    return ready
 
 
 class LineSplitter:
     """Cuts a byte stream into lines (without their newline), in time linear in the stream's length.
 
-    With a `limit`, a line longer than that is kept only as its first limit + 1 bytes, so memory
-    stays bounded and the reader still sees that it was too long.
+    The pieces of an unfinished line are kept in a list and joined once, when its newline comes. With a
+    `limit`, a longer line keeps only its first limit + 1 bytes, so memory stays bounded and the reader
+    still sees that it was too long.
     """
 
     __slots__ = ("_limit", "_parts", "_size")
@@ -171,8 +92,7 @@ class LineSplitter:
         if self._parts:
             self._keep(lines[0])
             lines[0] = self.rest()
-        tail = lines.pop()
-        self._keep(tail)
+        self._keep(lines.pop())
         if self._limit is not None:
             lines = [line[: self._limit + 1] for line in lines]
         return lines
@@ -197,41 +117,39 @@ class LineSplitter:
 class Signals:
     """Within `with Signals() as signals:`, SIGINT and SIGTERM set `signals.received` and wake `fileno()`.
 
-    `relay` is called with each signal number, in the main thread (the recorder passes signals on
-    to its server). More signals only set the flag again: a writer that must be able to give up
-    on a reader uses `write_whole`. On exit the previous handlers and wakeup descriptor are put
-    back. Outside the main thread no handler can be installed: the block then runs without them.
+    Nothing is raised into the code that runs: a reply being written is written whole, and the loop sees
+    the descriptor. `relay` is called with each signal number, in the main thread (the recorder passes
+    signals on). SIGXFSZ is ignored too, so a write past a file-size limit fails with EFBIG, as a full
+    disk does, instead of killing the process. On exit the previous handlers and wakeup descriptor are
+    put back; outside the main thread none can be installed, and the block runs without them.
     """
 
     def __init__(self, relay: Callable[[int], None] | None = None) -> None:
         self.received: int | None = None
         self.count = 0  # how many came: a second one may cut short what the first began (a drain)
         self._relay = relay
-        # The pipe lives as long as this object, not just the `with` block: a thread may still call
-        # wake() after the block, and a descriptor closed under it could meanwhile name another file.
-        self._read, self._write = os.pipe()
-        for fd in (self._read, self._write):
-            os.set_blocking(fd, False)  # set_wakeup_fd requires it; a full pipe must never block a handler
+        # The pair lives as long as this object, not just the `with` block: a thread may still wake it after.
+        self._read, self._write = socketpair()
         self._previous: dict[int, signal._HANDLER] = {}
         self._previous_wakeup: int | None = None
 
     def fileno(self) -> int:
         """The descriptor that becomes readable when a signal comes or `wake()` is called."""
-        return self._read
+        return self._read.fileno()  # type: ignore[attr-defined,no-any-return]
 
     def wake(self) -> None:
         """Wake whoever waits on `fileno()` (safe from any thread)."""
         try:
-            os.write(self._write, b"\0")
-        except (BlockingIOError, OSError):
+            self._write.send(b"\0")  # type: ignore[attr-defined]
+        except OSError:
             pass  # already full of wake-ups, or closed: either way nothing is lost
 
     def drain(self) -> None:
         """Consume the pending wake-ups (the flag stays as it is)."""
         try:
-            while os.read(self._read, 4096):
+            while self._read.recv(4096):  # type: ignore[attr-defined]
                 pass
-        except (BlockingIOError, OSError):
+        except OSError:
             pass
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
@@ -242,7 +160,7 @@ class Signals:
 
     def __enter__(self) -> Signals:
         try:
-            self._previous_wakeup = signal.set_wakeup_fd(self._write)
+            self._previous_wakeup = signal.set_wakeup_fd(self._write.fileno())  # type: ignore[attr-defined]
             for sig in _STOP_SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._handle)
             if _FILE_SIZE is not None:
@@ -256,10 +174,6 @@ class Signals:
     ) -> None:
         self._restore()
 
-    def __del__(self) -> None:
-        os.close(self._read)
-        os.close(self._write)
-
     def _restore(self) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
@@ -269,91 +183,178 @@ class Signals:
             self._previous_wakeup = None
 
 
-def wait_readable(fds: list[int], timeout: float | None) -> list[int]:
-    """Block until one of fds is readable (or at EOF or hung up), or timeout seconds pass; returns the ready ones."""
-    poller = select.poll()
-    for fd in fds:
-        poller.register(fd, select.POLLIN)
-    return [fd for fd, _event in poller.poll(None if timeout is None else max(0.0, timeout) * 1000)]
+class Inlet:
+    """Reads fd in a thread of its own: its chunks wait, in order (b"" at EOF), for `take`, and `wake` is woken
+    when the first of them comes. Past `limit` bytes waiting it stops reading, so a writer that outpaces the
+    loop blocks on a full pipe, as it would without the thread."""
+
+    def __init__(self, fd: int, wake: Signals, limit: int = 1 << 20) -> None:
+        self.fd, self.wake, self.limit = fd, wake, limit
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.room = threading.Condition()
+        threading.Thread(target=self._read, daemon=True, name=f"read {fd}").start()
+
+    def _read(self) -> None:
+        chunk = b"-"
+        while chunk:
+            try:
+                chunk = os.read(self.fd, _CHUNK)
+            except OSError:  # a descriptor that cannot be read is one at its end
+                chunk = b""
+            with self.room:
+                while self.size > self.limit:
+                    self.room.wait()
+                first = not self.chunks
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+            if first:
+                self.wake.wake()
+
+    def take(self) -> list[bytes]:
+        """The chunks read since the last take."""
+        with self.room:
+            chunks = list(self.chunks)
+            self.chunks.clear()
+            self.size = 0
+            self.room.notify()
+        return chunks
 
 
-def wait_exit(process: subprocess.Popen[bytes], timeout: float | None, wake: Signals | None = None) -> bool:
-    """Wait until the child exits (True), timeout seconds pass or `wake` is woken (False); reaps it when it exited.
+class Outlet:
+    """Writes to fd in a thread of its own, in order: `put` never blocks. `finish` waits until all is written.
 
-    A woken `wake` is drained, so a caller checks its own flags and calls again.
+    `turn`: a put with `turn` set waits first, at most that many seconds, until the reader has taken what came
+    before (see `unread_counter`), so a host's event loop gets a turn between two messages. A failed write
+    (the reader is gone) drops what waits and keeps the error in `failed`; `wake` is woken then, and when all
+    is written while someone `wants` to know (a loop holding back for the backlog, or `finish`).
     """
-    if process.poll() is not None:
+
+    def __init__(self, fd: int, wake: Signals, turn: float = 0.0) -> None:
+        self.fd, self.wake, self.turn = fd, wake, turn
+        self.queue: deque[tuple[bytes, bool]] = deque()  # (data, whether it waits for the reader first)
+        self.backlog = 0  # bytes put and not yet written
+        self.progress = time.monotonic()  # when a write last took bytes
+        self.failed: OSError | None = None
+        self.closing = False  # close fd once all is written
+        self.wants = False
+        self.changed = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def put(self, data: bytes, turn: bool = False) -> None:
+        with self.changed:
+            if self.failed is not None:
+                return
+            if not self.queue:
+                self.progress = time.monotonic()  # patience counts from when the reader has something to take
+            self.queue.append((data, turn))
+            self.backlog += len(data)
+            self._start()
+
+    def close(self) -> None:
+        """Close fd once all that was put is written (the reader then sees its end)."""
+        with self.changed:
+            self.closing = True
+            self._start()
+
+    def _start(self) -> None:
+        self.changed.notify()
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._write, daemon=True, name=f"write {self.fd}")
+            self.thread.start()
+
+    def done(self) -> bool:
+        """Whether all that was put is written (or never can be); asking sets `wants` until it is."""
+        with self.changed:
+            self.wants = bool(self.queue) and self.failed is None
+            return not self.wants
+
+    def finish(self, signals: Signals, patience: float) -> bool:
+        """Wait until all that was put is written, or failed. Before a signal it waits as long as the reader takes;
+        after one, it gives up (False) once the reader has taken no byte for `patience` seconds."""
+        while not self.done():
+            timeout = None if signals.received is None else self.progress + patience - time.monotonic()
+            if timeout is not None and timeout <= 0:
+                return False
+            wait_readable([signals.fileno()], timeout)
+            signals.drain()  # every waiter looks at its own state after a wake, so none is lost
         return True
-    import time
 
-    deadline = None if timeout is None else time.monotonic() + timeout
-    exit_fd = _exit_fd(process)
-    if process.returncode is not None:  # reaped meanwhile (a signal handler may poll): the fd may name another pid
-        os.close(exit_fd)
-        return True
-    try:
-        fds = [exit_fd] if wake is None else [exit_fd, wake.fileno()]
-        ready = wait_readable(fds, None if deadline is None else deadline - time.monotonic())
-        if wake is not None and wake.fileno() in ready:
-            wake.drain()
-    finally:
-        os.close(exit_fd)
-    return process.poll() is not None
-
-
-def _exit_fd(process: subprocess.Popen[bytes]) -> int:
-    """A descriptor that becomes readable when the child exits: its pidfd, or a pipe a waiting thread closes."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is not None:
+    def _write(self) -> None:
+        unread: Callable[[], int] | None = None
+        while True:
+            with self.changed:
+                while not self.queue and not self.closing:
+                    self.changed.wait()
+                if not self.queue:
+                    break
+                data, turn = self.queue[0]
+            if turn and unread is None:
+                unread = unread_counter(self.fd) or (lambda: 0)
+            if turn and unread is not None:
+                deadline = time.monotonic() + self.turn
+                while unread() > 0 and time.monotonic() < deadline:
+                    time.sleep(0.0001)  # the host, on this core or another, reads within microseconds
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view[:_PIECE]) :]
+                    self.progress = time.monotonic()
+            except OSError as exc:  # the reader is gone: nothing more can be sent
+                with self.changed:
+                    self.failed, self.backlog = exc, 0
+                    self.queue.clear()
+                self.wake.wake()
+                return  # fd stays open: closed, its number could be given to a file meanwhile
+            with self.changed:
+                self.queue.popleft()
+                self.backlog -= len(data)
+                woken = self.wants and not self.queue
+            if woken:
+                self.wake.wake()
         try:
-            fd: int = pidfd_open(process.pid)
-            return fd
-        except OSError:  # an old kernel, or the child was reaped meanwhile: the thread below copes with both
-            pass
-    import threading
-
-    read, write = os.pipe()
-
-    def waiter() -> None:
-        process.wait()
-        os.close(write)  # the reader sees EOF: readable
-
-    threading.Thread(target=waiter, daemon=True, name=f"wait {process.pid}").start()
-    return read
-
-
-def stop_child(
-    process: subprocess.Popen[bytes], grace: float, close_stdin: bool = True, wake: Signals | None = None
-) -> Ended:
-    """End a child ever more firmly, a grace period apart: close its stdin, then SIGTERM, then SIGKILL.
-
-    Without close_stdin the first step is skipped (the caller has closed stdin or sent a signal
-    already, and the grace period starts now). `wake` is watched while waiting, so signals are
-    handled at once. Returns how the child ended; it is reaped.
-    """
-    import time
-
-    if close_stdin and process.stdin is not None:
-        try:
-            process.stdin.close()
+            os.close(self.fd)
         except OSError:
             pass
-    steps: tuple[tuple[Ended, Callable[[], None] | None], ...] = (
-        ("exited", None),
-        ("terminated", process.terminate),
-        ("killed", process.kill),
-    )
-    for ended, escalate in steps:
-        if escalate is not None and process.poll() is None:
-            escalate()
-        deadline = time.monotonic() + grace
-        while not wait_exit(process, deadline - time.monotonic(), wake):
-            if time.monotonic() >= deadline:
-                break
-        else:
-            return ended
-    process.wait()  # SIGKILL cannot be refused
-    return "killed"
+        self.wake.wake()
+
+
+def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool:
+    """Write all of data to fd; a signal does not stop it. Returns False, with part of data unwritten, only
+    when after a signal the reader took no byte for `patience` seconds. Raises OSError as `write_all` does."""
+    outlet = Outlet(fd, signals)
+    outlet.put(data)
+    whole = outlet.finish(signals, patience)
+    if outlet.failed is not None:
+        raise outlet.failed
+    return whole
+
+
+def unread_counter(fd: int) -> Callable[[], int] | None:
+    """How many of the bytes written to fd its reader has not taken yet, for a pipe or a socket where the
+    system can tell (Linux, macOS: an ioctl); None elsewhere (a file, a terminal, Windows), then no one waits."""
+    try:
+        import array
+        import fcntl
+        import stat
+        import termios
+
+        mode = os.fstat(fd).st_mode
+        request = termios.FIONREAD if stat.S_ISFIFO(mode) else termios.TIOCOUTQ if stat.S_ISSOCK(mode) else None
+    except (ImportError, AttributeError, OSError):
+        return None
+    if request is None:
+        return None
+    count = array.array("i", [0])
+
+    def unread() -> int:
+        try:
+            fcntl.ioctl(fd, request, count)
+        except OSError:
+            return 0
+        return count[0]
+
+    return unread
 
 
 class Spool:
@@ -364,19 +365,14 @@ class Spool:
     last."""
 
     def __init__(self, stream: object, limit: int = 1 << 20) -> None:
-        import collections
-        import threading
-
         self.stream, self.limit = stream, limit
-        self.waiting: collections.deque[str | int] = collections.deque()  # lines, and counts of lines dropped
+        self.waiting: deque[str | int] = deque()  # lines, and counts of lines dropped
         self.size = 0  # characters waiting
         self.busy = False  # the thread is writing what it took
         self.changed = threading.Condition()
         self.thread: threading.Thread | None = None
 
     def say(self, line: str) -> None:
-        import threading
-
         with self.changed:
             if self.size + len(line) <= self.limit:
                 self.waiting.append(line)
@@ -391,8 +387,6 @@ class Spool:
             self.changed.notify_all()
 
     def flush(self, patience: float = 5.0) -> None:
-        import time
-
         deadline = time.monotonic() + patience
         with self.changed:
             while (self.waiting or self.busy) and self.changed.wait(max(0.0, deadline - time.monotonic())):
