@@ -38,7 +38,7 @@ BACKLOG = 1 << 20
 class _Shell:
     def __init__(self, engine: Replay, stdin: int, stdout: int, stderr: TextIO, signals: Signals) -> None:
         self.engine, self.stdin, self.stderr, self.signals = engine, stdin, stderr, signals
-        self.outlet = Outlet(stdout, signals, TURN)
+        self.outlet = Outlet(stdout, signals, PATIENCE, TURN)
         self.timers: list[tuple[float, int, int]] = []
         self.sequence = 0
         self.host_gone = False
@@ -91,6 +91,7 @@ class _Shell:
         self.perform(self.engine.start())
         self.flush()
         inlet: Inlet | None = Inlet(self.stdin, self.signals)
+        ready: list[int] = []
         splitter = LineSplitter(jsonrpc.MAX_LINE)
         while True:
             # Drained before looking: whatever wakes the loop from here on is seen by the next look.
@@ -98,8 +99,9 @@ class _Shell:
             if self.signals.received is not None:
                 return  # whatever was being written is written whole (see `serve`)
             # A host that reads nothing has its requests wait in the pipe, not its answers in memory.
-            if inlet is not None and (self.outlet.backlog < BACKLOG or self.outlet.done()):
-                for chunk in inlet.take():
+            reading = inlet is not None and (self.outlet.backlog < BACKLOG or self.outlet.done())
+            if inlet is not None and reading:
+                for chunk in inlet.take(ready):
                     if not chunk:
                         inlet = None
                         self.at_eof(splitter.rest())
@@ -115,7 +117,9 @@ class _Shell:
                 self.perform(self.engine.close())
                 self.flush()
                 return
-            wait_readable([self.signals.fileno()], self.timeout())
+            if self.signals.received is None:  # else one came during a write, which drained its wake-up
+                fds = [self.signals.fileno(), *(inlet.fds if inlet is not None and reading else ())]
+                ready = wait_readable(fds, self.timeout())
 
     def receive(self, line: bytes) -> None:
         if line.strip():
@@ -156,7 +160,7 @@ def serve(
             return serve(engine, stdin, stdout, stderr, own)
     shell = _Shell(engine, stdin, stdout, stderr, signals)
     shell.run()
-    if not shell.outlet.finish(signals, PATIENCE):
+    if not shell.outlet.finish():
         note = f"mockmcp: the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
         print(note, file=stderr, flush=True)
     elif shell.outlet.failed is not None and not shell.host_gone:

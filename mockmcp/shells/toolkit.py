@@ -28,6 +28,7 @@ __all__ = [
     "Outlet",
     "Signals",
     "Spool",
+    "selectable",
     "socketpair",
     "wait_readable",
     "write_all",
@@ -129,26 +130,44 @@ class Signals:
         self.count = 0  # how many came: a second one may cut short what the first began (a drain)
         self._relay = relay
         # The pair lives as long as this object, not just the `with` block: a thread may still wake it after.
-        self._read, self._write = socketpair()
+        # A pipe where select can wait on one (POSIX, at no cost), else a socket pair (Windows).
+        read, write = os.pipe()
+        self._ends: tuple[object, object] | None = None
+        if selectable(read):
+            os.set_blocking(read, False)  # set_wakeup_fd requires it; a full pipe must never block a handler
+            os.set_blocking(write, False)
+        else:
+            os.close(read)
+            os.close(write)
+            self._ends = socketpair()
+            read, write = (end.fileno() for end in self._ends)  # type: ignore[attr-defined]
+        self._read, self._write = read, write
         self._previous: dict[int, signal._HANDLER] = {}
         self._previous_wakeup: int | None = None
 
     def fileno(self) -> int:
         """The descriptor that becomes readable when a signal comes or `wake()` is called."""
-        return self._read.fileno()  # type: ignore[attr-defined,no-any-return]
+        return self._read
 
     def wake(self) -> None:
         """Wake whoever waits on `fileno()` (safe from any thread)."""
         try:
-            self._write.send(b"\0")  # type: ignore[attr-defined]
+            if self._ends is None:
+                os.write(self._write, b"\0")
+            else:
+                self._ends[1].send(b"\0")  # type: ignore[attr-defined]  # Windows reads and writes sockets so only
         except OSError:
             pass  # already full of wake-ups, or closed: either way nothing is lost
 
     def drain(self) -> None:
         """Consume the pending wake-ups (the flag stays as it is)."""
         try:
-            while self._read.recv(4096):  # type: ignore[attr-defined]
-                pass
+            if self._ends is None:
+                while os.read(self._read, 4096):
+                    pass
+            else:
+                while self._ends[0].recv(4096):  # type: ignore[attr-defined]
+                    pass
         except OSError:
             pass
 
@@ -160,7 +179,7 @@ class Signals:
 
     def __enter__(self) -> Signals:
         try:
-            self._previous_wakeup = signal.set_wakeup_fd(self._write.fileno())  # type: ignore[attr-defined]
+            self._previous_wakeup = signal.set_wakeup_fd(self._write)
             for sig in _STOP_SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._handle)
             if _FILE_SIZE is not None:
@@ -174,6 +193,11 @@ class Signals:
     ) -> None:
         self._restore()
 
+    def __del__(self) -> None:
+        if self._ends is None:  # sockets close themselves
+            os.close(self._read)
+            os.close(self._write)
+
     def _restore(self) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
@@ -183,36 +207,50 @@ class Signals:
             self._previous_wakeup = None
 
 
-class Inlet:
-    """Reads fd in a thread of its own: its chunks wait, in order (b"" at EOF), for `take`, and `wake` is woken
-    when the first of them comes. Past `limit` bytes waiting it stops reading, so a writer that outpaces the
-    loop blocks on a full pipe, as it would without the thread."""
+def selectable(fd: int, write: bool = False) -> bool:
+    """Whether `select` can wait on fd here: any descriptor below FD_SETSIZE on POSIX, sockets only on Windows."""
+    try:
+        select.select([] if write else [fd], [fd] if write else [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return True
 
-    def __init__(self, fd: int, wake: Signals, limit: int = 1 << 20) -> None:
+
+class Inlet:
+    """Chunks read from fd, in order (b"" at EOF). Where `select` can wait on fd, the loop waits on `fds` too and
+    `take(ready)` reads once when fd is ready. Elsewhere (`threaded`) a thread reads, wakes `wake` at each chunk,
+    and stops reading past `limit` bytes waiting, so a writer that outpaces the loop blocks, as on a full pipe."""
+
+    def __init__(self, fd: int, wake: Signals, threaded: bool | None = None, limit: int = 1 << 20) -> None:
         self.fd, self.wake, self.limit = fd, wake, limit
+        self.fds = [] if (not selectable(fd) if threaded is None else threaded) else [fd]
         self.chunks: deque[bytes] = deque()
         self.size = 0
         self.room = threading.Condition()
-        threading.Thread(target=self._read, daemon=True, name=f"read {fd}").start()
+        if not self.fds:
+            threading.Thread(target=self._read, daemon=True, name=f"read {fd}").start()
 
     def _read(self) -> None:
         chunk = b"-"
         while chunk:
-            try:
-                chunk = os.read(self.fd, _CHUNK)
-            except OSError:  # a descriptor that cannot be read is one at its end
-                chunk = b""
+            chunk = self._chunk()
             with self.room:
                 while self.size > self.limit:
                     self.room.wait()
-                first = not self.chunks
                 self.chunks.append(chunk)
                 self.size += len(chunk)
-            if first:
-                self.wake.wake()
+            self.wake.wake()  # at each chunk: a waiter may have drained the wake-up of one still waiting
 
-    def take(self) -> list[bytes]:
-        """The chunks read since the last take."""
+    def _chunk(self) -> bytes:
+        try:
+            return os.read(self.fd, _CHUNK)
+        except OSError:  # a descriptor that cannot be read is one at its end
+            return b""
+
+    def take(self, ready: list[int]) -> list[bytes]:
+        """The chunks read since the last take (`ready`: what `select` found ready)."""
+        if self.fds:
+            return [self._chunk()] if self.fd in ready else []
         with self.room:
             chunks = list(self.chunks)
             self.chunks.clear()
@@ -222,37 +260,53 @@ class Inlet:
 
 
 class Outlet:
-    """Writes to fd in a thread of its own, in order: `put` never blocks. `finish` waits until all is written.
+    """Writes what is `put` to fd, in order, each piece whole however signals fall (the host never reads half a line).
 
-    `turn`: a put with `turn` set waits first, at most that many seconds, until the reader has taken what came
-    before (see `unread_counter`), so a host's event loop gets a turn between two messages. A failed write
-    (the reader is gone) drops what waits and keeps the error in `failed`; `wake` is woken then, and when all
-    is written while someone `wants` to know (a loop holding back for the backlog, or `finish`).
+    Where `select` can wait on fd, `put` writes at once, waiting for room beside `signals` and writing at most
+    PIPE_BUF bytes to a pipe or socket (which one with room takes without blocking). Elsewhere (`threaded`) a
+    thread writes and `put` never blocks; `finish` waits for it. Until a signal comes either waits as long as
+    the reader takes; after one, it gives up on a reader that takes no byte for `patience` seconds (`gave_up`).
+    A failed write (the reader is gone) drops what waits and keeps the error in `failed`. A put with `turn` set
+    first waits, at most `turn` seconds, until the reader has taken what came before (`unread_counter`).
     """
 
-    def __init__(self, fd: int, wake: Signals, turn: float = 0.0) -> None:
-        self.fd, self.wake, self.turn = fd, wake, turn
+    def __init__(
+        self, fd: int, signals: Signals, patience: float, turn: float = 0.0, threaded: bool | None = None
+    ) -> None:
+        self.fd, self.signals, self.patience, self.turn = fd, signals, patience, turn
+        self.threaded = not selectable(fd, write=True) if threaded is None else threaded
         self.queue: deque[tuple[bytes, bool]] = deque()  # (data, whether it waits for the reader first)
         self.backlog = 0  # bytes put and not yet written
-        self.progress = time.monotonic()  # when a write last took bytes
+        self.progress = time.monotonic()  # when the reader last took bytes (or was given some to take)
         self.failed: OSError | None = None
+        self.gave_up = False
         self.closing = False  # close fd once all is written
-        self.wants = False
+        self.wants = False  # someone waits for the queue to empty: wake `signals` when it does
         self.changed = threading.Condition()
         self.thread: threading.Thread | None = None
+        self.unread: Callable[[], int] | None = None
+        self.piece = _PIECE if self.threaded else _room_taken_whole(fd)
 
     def put(self, data: bytes, turn: bool = False) -> None:
+        if not self.threaded:
+            if self.failed is None and not self.gave_up:
+                self.progress = time.monotonic()
+                self._send(data, turn)
+            return
         with self.changed:
             if self.failed is not None:
                 return
             if not self.queue:
-                self.progress = time.monotonic()  # patience counts from when the reader has something to take
+                self.progress = time.monotonic()
             self.queue.append((data, turn))
             self.backlog += len(data)
             self._start()
 
     def close(self) -> None:
         """Close fd once all that was put is written (the reader then sees its end)."""
+        if not self.threaded:
+            self._close()
+            return
         with self.changed:
             self.closing = True
             self._start()
@@ -260,7 +314,7 @@ class Outlet:
     def _start(self) -> None:
         self.changed.notify()
         if self.thread is None:
-            self.thread = threading.Thread(target=self._write, daemon=True, name=f"write {self.fd}")
+            self.thread = threading.Thread(target=self._drain_queue, daemon=True, name=f"write {self.fd}")
             self.thread.start()
 
     def done(self) -> bool:
@@ -269,19 +323,18 @@ class Outlet:
             self.wants = bool(self.queue) and self.failed is None
             return not self.wants
 
-    def finish(self, signals: Signals, patience: float) -> bool:
-        """Wait until all that was put is written, or failed. Before a signal it waits as long as the reader takes;
-        after one, it gives up (False) once the reader has taken no byte for `patience` seconds."""
+    def finish(self) -> bool:
+        """Wait until all that was put is written or failed; False when it gave up on a reader after a signal."""
         while not self.done():
-            timeout = None if signals.received is None else self.progress + patience - time.monotonic()
+            timeout = None if self.signals.received is None else self.progress + self.patience - time.monotonic()
             if timeout is not None and timeout <= 0:
-                return False
-            wait_readable([signals.fileno()], timeout)
-            signals.drain()  # every waiter looks at its own state after a wake, so none is lost
-        return True
+                self.gave_up = True
+                break
+            wait_readable([self.signals.fileno()], timeout)
+            self.signals.drain()  # every waiter looks at its own state after a wake, so none is lost
+        return not self.gave_up
 
-    def _write(self) -> None:
-        unread: Callable[[], int] | None = None
+    def _drain_queue(self) -> None:
         while True:
             with self.changed:
                 while not self.queue and not self.closing:
@@ -289,42 +342,83 @@ class Outlet:
                 if not self.queue:
                     break
                 data, turn = self.queue[0]
-            if turn and unread is None:
-                unread = unread_counter(self.fd) or (lambda: 0)
-            if turn and unread is not None:
-                deadline = time.monotonic() + self.turn
-                while unread() > 0 and time.monotonic() < deadline:
-                    time.sleep(0.0001)  # the host, on this core or another, reads within microseconds
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self.fd, view[:_PIECE]) :]
-                    self.progress = time.monotonic()
-            except OSError as exc:  # the reader is gone: nothing more can be sent
-                with self.changed:
-                    self.failed, self.backlog = exc, 0
-                    self.queue.clear()
-                self.wake.wake()
-                return  # fd stays open: closed, its number could be given to a file meanwhile
+            self._send(data, turn)
             with self.changed:
+                if self.failed is not None:
+                    self.queue.clear()
+                    self.backlog = 0
+                    self.signals.wake()
+                    return  # fd stays open: closed, its number could be given to a file meanwhile
                 self.queue.popleft()
                 self.backlog -= len(data)
                 woken = self.wants and not self.queue
             if woken:
-                self.wake.wake()
+                self.signals.wake()
+        self._close()
+        self.signals.wake()
+
+    def _send(self, data: bytes, turn: bool) -> None:
+        if turn and self.turn:
+            self._await_reader()
+        view = memoryview(data)
+        while view:
+            if not self.threaded and self._no_room():
+                return
+            try:
+                written = os.write(self.fd, view[: self.piece])
+            except BlockingIOError:  # a descriptor the host made non-blocking, with less room than select said
+                time.sleep(0.001 if self.threaded else 0)
+                continue
+            except OSError as exc:
+                self.failed = exc
+                return
+            view = view[written:]
+            self.progress = time.monotonic()
+
+    def _no_room(self) -> bool:
+        """Wait for room in fd beside the signals; True when given up on the reader (after a signal)."""
+        while True:
+            timeout = None if self.signals.received is None else self.progress + self.patience - time.monotonic()
+            if timeout is not None and timeout <= 0:
+                self.gave_up = True
+                return True
+            readable, writable, _x = select.select([self.signals.fileno()], [self.fd], [], timeout)
+            if readable:
+                self.signals.drain()  # the flag says it: the descriptor need not wake this wait again
+            if writable:
+                return False
+
+    def _await_reader(self) -> None:
+        if self.unread is None:
+            self.unread = unread_counter(self.fd) or (lambda: 0)
+        deadline = time.monotonic() + self.turn
+        spins = 0
+        while self.unread() > 0 and self.signals.received is None and time.monotonic() < deadline:
+            spins += 1
+            time.sleep(0 if spins < 20 else 0.0001)  # the host, on this core or another, reads within microseconds
+
+    def _close(self) -> None:
         try:
             os.close(self.fd)
         except OSError:
             pass
-        self.wake.wake()
 
 
-def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool:
-    """Write all of data to fd; a signal does not stop it. Returns False, with part of data unwritten, only
-    when after a signal the reader took no byte for `patience` seconds. Raises OSError as `write_all` does."""
-    outlet = Outlet(fd, signals)
+def _room_taken_whole(fd: int) -> int:
+    """The most a write to fd may hold so that a descriptor with room takes it without blocking: PIPE_BUF for a
+    pipe or a socket; a file or a terminal takes any write."""
+    import stat
+
+    mode = os.fstat(fd).st_mode
+    return select.PIPE_BUF if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else 1 << 30
+
+
+def write_whole(fd: int, data: bytes, signals: Signals, patience: float, threaded: bool | None = None) -> bool:
+    """Write all of data to fd (see `Outlet`): False, with part of data unwritten, only when after a signal the
+    reader took no byte for `patience` seconds. Raises OSError (e.g. BrokenPipeError) as `write_all` does."""
+    outlet = Outlet(fd, signals, patience, threaded=threaded)
     outlet.put(data)
-    whole = outlet.finish(signals, patience)
+    whole = outlet.finish()
     if outlet.failed is not None:
         raise outlet.failed
     return whole
