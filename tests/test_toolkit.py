@@ -255,7 +255,7 @@ WRITE_WHOLE = textwrap.dedent(
         thread.start()
         for _ in range(20):  # a storm, while the write waits for room
             threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGTERM)).start()
-        whole = write_whole(write, data, signals, PATIENCE)
+        whole = write_whole(write, data, signals, PATIENCE, THREADED)
         if whole:
             thread.join(20)
         print(whole, signals.received, bytes(got) == data if whole else "-", flush=True)
@@ -263,18 +263,46 @@ WRITE_WHOLE = textwrap.dedent(
 )
 
 
+@pytest.mark.parametrize("threaded", [False, True], ids=["select", "writer-thread"])
 @pytest.mark.parametrize(
     ("read", "patience", "expected"),
     [(1_000_000, 5.0, "True 15 True"), (100_000, 0.5, "False 15 -")],
     ids=["a-slow-reader-gets-every-byte", "a-reader-that-stops-is-given-up-on"],
 )
 def test_write_whole_finishes_through_a_signal_storm_and_gives_up_only_on_a_reader_that_stopped(
-    read: int, patience: float, expected: str
+    read: int, patience: float, expected: str, threaded: bool
 ) -> None:
-    script = f"ROOT = {str(ROOT)!r}\nREAD = {read}\nPATIENCE = {patience}\n" + WRITE_WHOLE
+    """Both ways of writing: waiting for room with select (POSIX), a writer thread (where select takes only sockets)."""
+    script = f"ROOT = {str(ROOT)!r}\nREAD = {read}\nPATIENCE = {patience}\nTHREADED = {threaded}\n" + WRITE_WHOLE
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == expected, proc.stdout
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["select", "reader-thread"])
+def test_an_inlet_gives_every_chunk_in_order_then_eof(threaded: bool) -> None:
+    read, write = os.pipe()
+    with toolkit.Signals() as signals:
+        inlet = toolkit.Inlet(read, signals, threaded=threaded)
+        assert inlet.fds == ([] if threaded else [read])
+        sent = [bytes([65 + n]) * (n * 1000 + 1) for n in range(20)]
+
+        def send() -> None:
+            for data in sent:
+                write_all(write, data)
+            os.close(write)
+
+        writer = threading.Thread(target=send)
+        writer.start()
+        got = b""
+        while not got.endswith(b"<eof>"):
+            ready = toolkit.wait_readable([signals.fileno(), *inlet.fds], 10)
+            assert ready, "neither the inlet's descriptor nor its thread's wake-up came"
+            signals.drain()
+            got += b"".join(chunk or b"<eof>" for chunk in inlet.take(ready))
+        writer.join(10)
+    os.close(read)
+    assert got == b"".join(sent) + b"<eof>"
 
 
 def test_signals_outside_the_main_thread_install_nothing() -> None:

@@ -1,15 +1,15 @@
 """The stdio shell around the replay engine: framing, timers, signals. All of replay's I/O is here.
 
-One loop, one thread running the engine: it waits on the `Signals` descriptor only, which stdin's reader
-(`toolkit.Inlet`), stdout's writer (`toolkit.Outlet`) and signals wake, with the next timer (`Wake`) as
-its timeout. stdout carries only what the engine sends; notes go to stderr. A message that follows a
-notification or a server request is written once the host has read what came before (at most `TURN`
-seconds), so a host that dispatches notifications a step after replies (the TypeScript SDK) sees a call's
-progress before its result, as from the real server; replies after replies go in one write.
+One loop runs the engine: it waits with `select` on the `Signals` descriptor and stdin (where a thread reads
+stdin instead, Windows, that thread wakes the descriptor: `toolkit.Inlet`), the next timer (`Wake`) as its
+timeout. stdout carries only what the engine sends (`toolkit.Outlet`); notes go to stderr. A message that
+follows a notification or a server request is written once the host has read what came before (at most
+`TURN` seconds), so a host that dispatches notifications a step after replies (the TypeScript SDK) sees a
+call's progress before its result, as from the real server; replies after replies go in one write.
 
-SIGINT or SIGTERM ends the session with 128 + its number, once what was sent is written (after at most
-`PATIENCE` seconds in which the host takes nothing); the caller then writes its report inside the same
-`Signals` block, so no signal can stop that either.
+SIGINT or SIGTERM ends the session with 128 + its number once the line being written is written (unless the
+host takes nothing for `PATIENCE` seconds); the caller then writes its report inside the same `Signals`
+block, so no signal can stop that either.
 """
 
 from __future__ import annotations
@@ -31,8 +31,6 @@ PATIENCE = 2.0
 """Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
 TURN = 0.05
 """Seconds the next message waits for the host to read the one before it; a busy host then gets both at once."""
-BACKLOG = 1 << 20
-"""Bytes of answers the host has not read yet past which replay reads no more requests (as a blocked write would)."""
 
 
 class _Shell:
@@ -64,17 +62,20 @@ class _Shell:
             # A Cut (`drop: cut`) sends nothing: every request shares stdout, which one answer may not break.
 
     def flush(self) -> None:
-        """Hand what the engine sent to the writer: what follows a notification or a server request on its own."""
+        """Write what the engine sent: what follows a notification or a server request on its own (`Outlet`'s turn),
+        replies after replies in one write."""
         start = 0
         for end in [*self.turns, len(self.outbox)]:
-            if end > start and not self.host_gone:
-                self.outlet.put(b"".join(self.outbox[start:end]), turn=start > 0)
+            if end > start and not self.host_gone and not self.outlet.put(b"".join(self.outbox[start:end]), start > 0):
+                self.host_gone = True
+                if self.outlet.gave_up:
+                    note = f"the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
+                else:
+                    note = "the host stopped reading; nothing more can be sent"
+                print(f"mockmcp: {note}", file=self.stderr, flush=True)
             start = max(start, end)
-        self.outbox.clear()
+        self.outbox.clear()  # only now: what was being written is written, or can never be
         self.turns.clear()
-        if self.outlet.failed is not None and not self.host_gone:
-            self.host_gone = True
-            print("mockmcp: the host stopped reading; nothing more can be sent", file=self.stderr, flush=True)
 
     def fire_due_timers(self) -> None:
         now = time.monotonic()
@@ -94,13 +95,11 @@ class _Shell:
         ready: list[int] = []
         splitter = LineSplitter(jsonrpc.MAX_LINE)
         while True:
-            # Drained before looking: whatever wakes the loop from here on is seen by the next look.
-            self.signals.drain()
+            if self.signals.fileno() in ready:  # drained before looking: what wakes it from now on is seen next time
+                self.signals.drain()
             if self.signals.received is not None:
                 return  # whatever was being written is written whole (see `serve`)
-            # A host that reads nothing has its requests wait in the pipe, not its answers in memory.
-            reading = inlet is not None and (self.outlet.backlog < BACKLOG or self.outlet.done())
-            if inlet is not None and reading:
+            if inlet is not None:
                 for chunk in inlet.take(ready):
                     if not chunk:
                         inlet = None
@@ -118,7 +117,7 @@ class _Shell:
                 self.flush()
                 return
             if self.signals.received is None:  # else one came during a write, which drained its wake-up
-                fds = [self.signals.fileno(), *(inlet.fds if inlet is not None and reading else ())]
+                fds = [self.signals.fileno(), *(inlet.fds if inlet is not None else ())]
                 ready = wait_readable(fds, self.timeout())
 
     def receive(self, line: bytes) -> None:
@@ -160,11 +159,6 @@ def serve(
             return serve(engine, stdin, stdout, stderr, own)
     shell = _Shell(engine, stdin, stdout, stderr, signals)
     shell.run()
-    if not shell.outlet.finish():
-        note = f"mockmcp: the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
-        print(note, file=stderr, flush=True)
-    elif shell.outlet.failed is not None and not shell.host_gone:
-        print("mockmcp: the host stopped reading; nothing more can be sent", file=stderr, flush=True)
     if signals.received is not None:
         print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
         return 128 + signals.received

@@ -260,14 +260,16 @@ class Inlet:
 
 
 class Outlet:
-    """Writes what is `put` to fd, in order, each piece whole however signals fall (the host never reads half a line).
+    """Writes to fd, each `put` whole however signals fall (the host never reads half a line), without ever blocking
+    where a signal cannot reach: until a signal comes it waits as long as the reader takes; after one, it gives up
+    (`gave_up`) once the reader has taken no byte for `patience` seconds. A failed write (the reader is gone) keeps
+    its error in `failed`. After either, nothing more is written.
 
-    Where `select` can wait on fd, `put` writes at once, waiting for room beside `signals` and writing at most
-    PIPE_BUF bytes to a pipe or socket (which one with room takes without blocking). Elsewhere (`threaded`) a
-    thread writes and `put` never blocks; `finish` waits for it. Until a signal comes either waits as long as
-    the reader takes; after one, it gives up on a reader that takes no byte for `patience` seconds (`gave_up`).
-    A failed write (the reader is gone) drops what waits and keeps the error in `failed`. A put with `turn` set
-    first waits, at most `turn` seconds, until the reader has taken what came before (`unread_counter`).
+    Where `select` can wait on fd (POSIX), the caller's thread waits for room beside `signals` and writes at most
+    PIPE_BUF bytes to a pipe or socket, which one with room takes without blocking. Elsewhere (`threaded`: Windows)
+    a thread of its own writes, in pieces so that progress shows, while the caller waits on `signals`, which the
+    thread wakes when it is done. A put with `turn` set first waits, at most `turn` seconds, until the reader has
+    taken what came before (where the system can tell: `unread_counter`).
     """
 
     def __init__(
@@ -275,118 +277,90 @@ class Outlet:
     ) -> None:
         self.fd, self.signals, self.patience, self.turn = fd, signals, patience, turn
         self.threaded = not selectable(fd, write=True) if threaded is None else threaded
-        self.queue: deque[tuple[bytes, bool]] = deque()  # (data, whether it waits for the reader first)
-        self.backlog = 0  # bytes put and not yet written
-        self.progress = time.monotonic()  # when the reader last took bytes (or was given some to take)
+        self.piece = _PIECE if self.threaded else _room_taken_whole(fd)
+        self.progress = 0.0  # when the reader last took bytes, or was given some to take
         self.failed: OSError | None = None
         self.gave_up = False
-        self.closing = False  # close fd once all is written
-        self.wants = False  # someone waits for the queue to empty: wake `signals` when it does
+        self.unread: Callable[[], int] | None = None
+        self.job: memoryview | None = None  # threaded: what the thread is writing
         self.changed = threading.Condition()
         self.thread: threading.Thread | None = None
-        self.unread: Callable[[], int] | None = None
-        self.piece = _PIECE if self.threaded else _room_taken_whole(fd)
 
-    def put(self, data: bytes, turn: bool = False) -> None:
-        if not self.threaded:
-            if self.failed is None and not self.gave_up:
-                self.progress = time.monotonic()
-                self._send(data, turn)
-            return
-        with self.changed:
-            if self.failed is not None:
-                return
-            if not self.queue:
-                self.progress = time.monotonic()
-            self.queue.append((data, turn))
-            self.backlog += len(data)
-            self._start()
+    def put(self, data: bytes, turn: bool = False) -> bool:
+        """Write all of data; False when it was not (or not all) written: see `failed` and `gave_up`."""
+        if self.failed is None and not self.gave_up:
+            if turn and self.turn:
+                self._await_reader()
+            self.progress = time.monotonic()
+            (self._hand_over if self.threaded else self._write)(memoryview(data))
+        return self.failed is None and not self.gave_up
 
     def close(self) -> None:
-        """Close fd once all that was put is written (the reader then sees its end)."""
-        if not self.threaded:
-            self._close()
-            return
-        with self.changed:
-            self.closing = True
-            self._start()
-
-    def _start(self) -> None:
-        self.changed.notify()
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._drain_queue, daemon=True, name=f"write {self.fd}")
-            self.thread.start()
-
-    def done(self) -> bool:
-        """Whether all that was put is written (or never can be); asking sets `wants` until it is."""
-        with self.changed:
-            self.wants = bool(self.queue) and self.failed is None
-            return not self.wants
-
-    def finish(self) -> bool:
-        """Wait until all that was put is written or failed; False when it gave up on a reader after a signal."""
-        while not self.done():
-            timeout = None if self.signals.received is None else self.progress + self.patience - time.monotonic()
-            if timeout is not None and timeout <= 0:
-                self.gave_up = True
-                break
-            wait_readable([self.signals.fileno()], timeout)
-            self.signals.drain()  # every waiter looks at its own state after a wake, so none is lost
-        return not self.gave_up
-
-    def _drain_queue(self) -> None:
-        while True:
-            with self.changed:
-                while not self.queue and not self.closing:
-                    self.changed.wait()
-                if not self.queue:
-                    break
-                data, turn = self.queue[0]
-            self._send(data, turn)
-            with self.changed:
-                if self.failed is not None:
-                    self.queue.clear()
-                    self.backlog = 0
-                    self.signals.wake()
-                    return  # fd stays open: closed, its number could be given to a file meanwhile
-                self.queue.popleft()
-                self.backlog -= len(data)
-                woken = self.wants and not self.queue
-            if woken:
-                self.signals.wake()
-        self._close()
-        self.signals.wake()
-
-    def _send(self, data: bytes, turn: bool) -> None:
-        if turn and self.turn:
-            self._await_reader()
-        view = memoryview(data)
-        while view:
-            if not self.threaded and self._no_room():
-                return
+        """Close fd (the reader sees its end), unless a thread may still be writing to it."""
+        if not self.gave_up:
             try:
-                written = os.write(self.fd, view[: self.piece])
-            except BlockingIOError:  # a descriptor the host made non-blocking, with less room than select said
-                time.sleep(0.001 if self.threaded else 0)
-                continue
-            except OSError as exc:
-                self.failed = exc
-                return
-            view = view[written:]
-            self.progress = time.monotonic()
+                os.close(self.fd)
+            except OSError:
+                pass
 
-    def _no_room(self) -> bool:
-        """Wait for room in fd beside the signals; True when given up on the reader (after a signal)."""
-        while True:
-            timeout = None if self.signals.received is None else self.progress + self.patience - time.monotonic()
-            if timeout is not None and timeout <= 0:
-                self.gave_up = True
-                return True
+    def _patience_left(self) -> float | None:
+        """None before a signal; after one, the seconds until the reader is given up on (0: now)."""
+        if self.signals.received is None:
+            return None
+        left = self.progress + self.patience - time.monotonic()
+        self.gave_up = left <= 0
+        return max(0.0, left)
+
+    def _write(self, view: memoryview) -> None:
+        while view:
+            timeout = self._patience_left()
+            if self.gave_up:
+                return
             readable, writable, _x = select.select([self.signals.fileno()], [self.fd], [], timeout)
             if readable:
                 self.signals.drain()  # the flag says it: the descriptor need not wake this wait again
             if writable:
-                return False
+                try:
+                    view = view[os.write(self.fd, view[: self.piece]) :]
+                except BlockingIOError:  # a descriptor the host made non-blocking, with less room than select said
+                    continue
+                except OSError as exc:
+                    self.failed = exc
+                    return
+                self.progress = time.monotonic()
+
+    def _hand_over(self, view: memoryview) -> None:
+        with self.changed:
+            self.job = view
+            self.changed.notify()
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._writer, daemon=True, name=f"write {self.fd}")
+            self.thread.start()
+        while True:
+            with self.changed:
+                if self.job is None:
+                    return
+            timeout = self._patience_left()
+            if self.gave_up:
+                return  # the thread stays blocked in its write: nothing is written after it
+            wait_readable([self.signals.fileno()], timeout)
+            self.signals.drain()  # every waiter looks at its own state after a wake, so none is lost
+
+    def _writer(self) -> None:
+        while True:
+            with self.changed:
+                while self.job is None:
+                    self.changed.wait()
+                view = self.job
+            try:
+                while view:
+                    view = view[os.write(self.fd, view[: self.piece]) :]
+                    self.progress = time.monotonic()
+            except OSError as exc:
+                self.failed = exc
+            with self.changed:
+                self.job = None
+            self.signals.wake()
 
     def _await_reader(self) -> None:
         if self.unread is None:
@@ -396,12 +370,6 @@ class Outlet:
         while self.unread() > 0 and self.signals.received is None and time.monotonic() < deadline:
             spins += 1
             time.sleep(0 if spins < 20 else 0.0001)  # the host, on this core or another, reads within microseconds
-
-    def _close(self) -> None:
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
 
 
 def _room_taken_whole(fd: int) -> int:
@@ -417,8 +385,7 @@ def write_whole(fd: int, data: bytes, signals: Signals, patience: float, threade
     """Write all of data to fd (see `Outlet`): False, with part of data unwritten, only when after a signal the
     reader took no byte for `patience` seconds. Raises OSError (e.g. BrokenPipeError) as `write_all` does."""
     outlet = Outlet(fd, signals, patience, threaded=threaded)
-    outlet.put(data)
-    whole = outlet.finish()
+    whole = outlet.put(data)
     if outlet.failed is not None:
         raise outlet.failed
     return whole
