@@ -11,7 +11,6 @@ cassette that has interactions, and one in which no message changed leaves the f
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import glob
 import os
 import time
@@ -20,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from mockmcp.cassette import files
+from mockmcp.shells.processes import lock_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def lock(folder: Path) -> Iterator[None]:
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock_file(fd)
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -48,7 +48,8 @@ from mockmcp.shells.http11 import (
     no_delay,
 )
 from mockmcp.shells.http_request import MAX_HEAD, Request, request_of
-from mockmcp.shells.toolkit import LONGEST_WAIT, Signals, Spool
+from mockmcp.shells.spool import Spool
+from mockmcp.shells.toolkit import LONGEST_WAIT, Signals
 
 __all__ = ["Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
 

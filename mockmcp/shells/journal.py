@@ -39,7 +39,6 @@ forwarding path pays one sync a second, not one a line.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sys
@@ -55,6 +54,7 @@ from mockmcp.core.merge import merge
 from mockmcp.core.recorder import CLIENT, SERVER, Recorder, Unkept, era, over_limit, silent
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError
+from mockmcp.shells.processes import lock_file
 from mockmcp.shells.toolkit import write_all
 
 __all__ = ["Journal", "finish", "holder", "journal_path", "saved"]
@@ -79,7 +79,7 @@ class Journal:
         self._lock = threading.Lock()
         self._synced = time.monotonic()
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)  # a fresh file: nobody else can hold it yet
+        lock_file(self._fd)  # a fresh file: nobody else can hold it yet
         header = {"mockmcp_journal": 1, **header, "pid": os.getpid()}
         self._record(header)
 
@@ -261,9 +261,7 @@ def holder(path: str) -> int | None:
     except FileNotFoundError:
         return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not lock_file(fd, shared=True, wait=False):
             with os.fdopen(os.dup(fd), "rb") as handle:
                 first = handle.readline()
             try:

@@ -25,7 +25,7 @@ from mockmcp.core.recorder import CLIENT, SERVER, Recorder
 from mockmcp.core.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.protocol import MINTED_KEYS
-from mockmcp.shells.children import stop_child
+from mockmcp.shells.processes import stop_child
 from mockmcp.shells.toolkit import LineSplitter, write_all
 
 __all__ = ["drive"]

@@ -45,8 +45,8 @@ from mockmcp.core.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.jsonrpc import is_valid_id
 from mockmcp.shells import journal as journals
-from mockmcp.shells.children import stop_child, wait_exit
 from mockmcp.shells.journal import Journal
+from mockmcp.shells.processes import stop_child, wait_exit
 from mockmcp.shells.toolkit import LineSplitter, Signals, write_all
 
 __all__ = ["Outcome", "run_proxy"]

@@ -116,9 +116,11 @@ class _Shell:
                 self.perform(self.engine.close())
                 self.flush()
                 return
-            if self.signals.received is None:  # else one came during a write, which drained its wake-up
+            # A write waits on the descriptor too, and drains it: a signal, or a chunk its wake-up announced, is
+            # looked at again rather than waited for.
+            if self.signals.received is None:
                 fds = [self.signals.fileno(), *(inlet.fds if inlet is not None else ())]
-                ready = wait_readable(fds, self.timeout())
+                ready = wait_readable(fds, 0.0 if inlet is not None and inlet.chunks else self.timeout())
 
     def receive(self, line: bytes) -> None:
         if line.strip():

@@ -1,4 +1,5 @@
-"""Waiting for a child process and ending it, on every system: the recorder's server, verify's live server.
+"""The shells' dealings with other processes, on every system: waiting for a child and ending it (the recorder's
+server, verify's live server), and locking a file against other processes (a journal, a cassette folder).
 
 A wait watches descriptors, never a clock: a pidfd where Linux has one, else a socket that a thread closes
 once `wait()` returns (sockets, because `select` takes nothing else on Windows), beside the caller's
@@ -7,6 +8,7 @@ once `wait()` returns (sockets, because `select` takes nothing else on Windows),
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -15,7 +17,7 @@ from typing import Literal
 
 from mockmcp.shells.toolkit import Signals, socketpair, wait_readable
 
-__all__ = ["Ended", "stop_child", "wait_exit"]
+__all__ = ["Ended", "lock_file", "stop_child", "wait_exit"]
 
 Ended = Literal["exited", "terminated", "killed"]
 """How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
@@ -44,8 +46,6 @@ def wait_exit(process: subprocess.Popen[bytes], timeout: float | None, wake: Sig
 
 def _exit_watch(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], None]]:
     """A descriptor that becomes readable when the child exits, and how to close it."""
-    import os
-
     pidfd_open = getattr(os, "pidfd_open", None)
     if pidfd_open is not None:
         try:
@@ -93,3 +93,35 @@ def stop_child(
             return ended
     process.wait()  # SIGKILL cannot be refused
     return "killed"
+
+
+def lock_file(fd: int, shared: bool = False, wait: bool = True) -> bool:
+    """Lock the file open at fd against other processes until fd is closed; False when another holds it (without
+    `wait`). flock where the system has it; on Windows a lock on one byte far past the data (a lock there stops
+    reads of what it covers); where neither exists, none (True)."""
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None  # type: ignore[assignment]
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
+        return True
+    try:
+        import msvcrt  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return True
+    at = os.lseek(fd, 0, os.SEEK_CUR)
+    os.lseek(fd, 1 << 40, os.SEEK_SET)  # locking takes the bytes from the position
+    try:
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_LOCK if wait else msvcrt.LK_NBLCK, 1)
+                return True
+            except OSError:  # LK_LOCK gives up after 10 tries a second apart: a waiter tries again
+                if not wait:
+                    return False
+    finally:
+        os.lseek(fd, at, os.SEEK_SET)
