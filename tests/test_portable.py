@@ -44,7 +44,7 @@ PROBE = """
 import select
 from mockmcp.shells import processes, toolkit
 with toolkit.Signals() as signals:
-    print(hasattr(select, "poll"), signals._ends is not None, toolkit.Inlet(0, signals).fds,
+    print(hasattr(select, "poll"), signals._pipe is None, toolkit.Inlet(0, signals).fds,
           toolkit.Outlet(1, signals, 1.0).threaded, toolkit.unread_counter(1), processes.lock_file(0, wait=False))
 """
 

@@ -1,13 +1,11 @@
-"""The pipe, line and signal plumbing every shell needs, written once, with no call that only some systems have.
+"""The plumbing every stdio shell needs, written once, with no call that only some systems have: lines, signals,
+and pipes read and written without ever blocking where a signal cannot reach.
 
-A loop here waits on one descriptor: the socket of `Signals`, which a signal wakes (through CPython's
-wakeup descriptor, written from any thread) and so do the threads that read (`Inlet`) and write
-(`Outlet`) pipes. Threads, because `select` takes only sockets on Windows; a socket pair, because
-Windows' `set_wakeup_fd` takes only a socket. A write happens in the `Outlet`'s thread, so a signal is
-seen at once: the line being written is still finished (the host never reads half a line), unless the
-reader takes nothing for `patience` seconds (a host that stopped reading cannot hold the process).
-
-On the launch path: only cheap standard modules at the top (`threading` is loaded by Python's own start-up).
+A loop waits with `select` on the `Signals` descriptor, which a signal wakes from any thread (CPython's wakeup
+descriptor), and on its pipes. Where `select` takes only sockets (Windows) a thread reads (`Inlet`) or writes
+(`Outlet`) each pipe and wakes that descriptor instead, and `Signals` is a socket pair. A line being written is
+finished through any signal (the host never reads half a line) unless the reader then takes nothing for
+`patience` seconds. On the launch path: cheap standard modules only (`threading` only where threads are used).
 """
 
 from __future__ import annotations
@@ -15,11 +13,14 @@ from __future__ import annotations
 import os
 import select
 import signal
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from types import FrameType, TracebackType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import threading
 
 __all__ = [
     "LONGEST_WAIT",
@@ -40,6 +41,7 @@ LONGEST_WAIT = 3600.0
 _CHUNK = 1 << 16
 _PIECE = 1 << 16  # an Outlet writes at most this at once, so a slow reader's progress is seen
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_YIELD: Callable[[], None] | None = getattr(os, "sched_yield", None)
 _FILE_SIZE: int | None = getattr(signal, "SIGXFSZ", None)
 
 
@@ -129,17 +131,20 @@ class Signals:
         self.count = 0  # how many came: a second one may cut short what the first began (a drain)
         self._relay = relay
         # The pair lives as long as this object, not just the `with` block: a thread may still wake it after.
-        # A pipe where select can wait on one (POSIX, at no cost), else a socket pair (Windows).
-        read, write = os.pipe()
-        self._ends: tuple[object, object] | None = None
-        if selectable(read):
+        read, write = os.pipe()  # free on POSIX; where select cannot wait on it (Windows), a socket pair instead
+        self._pipe: tuple[int, int] | None = (read, write) if selectable(read) else None
+        if self._pipe is not None:
             os.set_blocking(read, False)  # set_wakeup_fd requires it; a full pipe must never block a handler
             os.set_blocking(write, False)
+            self._send: Callable[[bytes], object] = lambda data: os.write(write, data)
+            self._receive: Callable[[], bytes] = lambda: os.read(read, 4096)
         else:
             os.close(read)
             os.close(write)
-            self._ends = socketpair()
-            read, write = (end.fileno() for end in self._ends)  # type: ignore[attr-defined]
+            reader, writer = socketpair()  # kept alive by the two functions below
+            read, write = reader.fileno(), writer.fileno()  # type: ignore[attr-defined]
+            self._send = writer.send  # type: ignore[attr-defined]
+            self._receive = lambda: reader.recv(4096)  # type: ignore[attr-defined,no-any-return]
         self._read, self._write = read, write
         self._previous: dict[int, signal._HANDLER] = {}
         self._previous_wakeup: int | None = None
@@ -151,22 +156,15 @@ class Signals:
     def wake(self) -> None:
         """Wake whoever waits on `fileno()` (safe from any thread)."""
         try:
-            if self._ends is None:
-                os.write(self._write, b"\0")
-            else:
-                self._ends[1].send(b"\0")  # type: ignore[attr-defined]  # Windows reads and writes sockets so only
+            self._send(b"\0")
         except OSError:
             pass  # already full of wake-ups, or closed: either way nothing is lost
 
     def drain(self) -> None:
         """Consume the pending wake-ups (the flag stays as it is)."""
         try:
-            if self._ends is None:
-                while os.read(self._read, 4096):
-                    pass
-            else:
-                while self._ends[0].recv(4096):  # type: ignore[attr-defined]
-                    pass
+            while self._receive():
+                pass
         except OSError:
             pass
 
@@ -193,9 +191,8 @@ class Signals:
         self._restore()
 
     def __del__(self) -> None:
-        if self._ends is None:  # sockets close themselves
-            os.close(self._read)
-            os.close(self._write)
+        for fd in self._pipe or ():  # sockets close themselves
+            os.close(fd)
 
     def _restore(self) -> None:
         for sig, handler in self._previous.items():
@@ -225,8 +222,10 @@ class Inlet:
         self.fds = [] if (not selectable(fd) if threaded is None else threaded) else [fd]
         self.chunks: deque[bytes] = deque()
         self.size = 0
-        self.room = threading.Condition()
         if not self.fds:
+            import threading
+
+            self.room = threading.Condition()
             threading.Thread(target=self._read, daemon=True, name=f"read {fd}").start()
 
     def _read(self) -> None:
@@ -282,8 +281,7 @@ class Outlet:
         self.gave_up = False
         self.unread: Callable[[], int] | None = None
         self.job: memoryview | None = None  # threaded: what the thread is writing
-        self.changed = threading.Condition()
-        self.thread: threading.Thread | None = None
+        self.changed: threading.Condition | None = None  # threaded: guards job
 
     def put(self, data: bytes, turn: bool = False) -> bool:
         """Write all of data; False when it was not (or not all) written: see `failed` and `gave_up`."""
@@ -329,12 +327,14 @@ class Outlet:
                 self.progress = time.monotonic()
 
     def _hand_over(self, view: memoryview) -> None:
+        if self.changed is None:
+            import threading
+
+            self.changed = threading.Condition()
+            threading.Thread(target=self._writer, args=(self.changed,), daemon=True, name=f"write {self.fd}").start()
         with self.changed:
             self.job = view
             self.changed.notify()
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._writer, daemon=True, name=f"write {self.fd}")
-            self.thread.start()
         while True:
             with self.changed:
                 if self.job is None:
@@ -345,11 +345,11 @@ class Outlet:
             wait_readable([self.signals.fileno()], timeout)
             self.signals.drain()  # every waiter looks at its own state after a wake, so none is lost
 
-    def _writer(self) -> None:
+    def _writer(self, changed: threading.Condition) -> None:
         while True:
-            with self.changed:
+            with changed:
                 while self.job is None:
-                    self.changed.wait()
+                    changed.wait()
                 view = self.job
             try:
                 while view:
@@ -357,7 +357,7 @@ class Outlet:
                     self.progress = time.monotonic()
             except OSError as exc:
                 self.failed = exc
-            with self.changed:
+            with changed:
                 self.job = None
             self.signals.wake()
 
@@ -368,7 +368,10 @@ class Outlet:
         spins = 0
         while self.unread() > 0 and self.signals.received is None and time.monotonic() < deadline:
             spins += 1
-            time.sleep(0 if spins < 20 else 0.0001)  # the host, on this core or another, reads within microseconds
+            if spins < 20 and _YIELD is not None:
+                _YIELD()  # the host, on this core or another, reads within microseconds
+            else:
+                time.sleep(0.0001)
 
 
 def _room_taken_whole(fd: int) -> int:
