@@ -57,10 +57,10 @@ def _exit_watch(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], Non
 
     def waiter() -> None:
         process.wait()
-        write.close()  # type: ignore[attr-defined]  # the reader sees its end: readable
+        write.close()  # the reader sees its end: readable
 
     threading.Thread(target=waiter, daemon=True, name=f"wait {process.pid}").start()
-    return read.fileno(), read.close  # type: ignore[attr-defined]
+    return read.fileno(), read.close
 
 
 def stop_child(

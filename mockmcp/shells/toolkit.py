@@ -20,6 +20,7 @@ from types import FrameType, TracebackType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import socket
     import threading
 
 __all__ = [
@@ -45,16 +46,14 @@ _YIELD: Callable[[], None] | None = getattr(os, "sched_yield", None)
 _FILE_SIZE: int | None = getattr(signal, "SIGXFSZ", None)
 
 
-def socketpair() -> tuple[object, object]:
-    """Two connected non-blocking sockets (which `select` and `set_wakeup_fd` take on every system)."""
-    try:
-        from _socket import socketpair as pair  # POSIX: the C function, without `socket`'s import cost
-    except ImportError:  # Windows: `socket`'s own, over a loopback connection
-        from socket import socketpair as pair
-    ends = pair()
+def socketpair() -> tuple[socket.socket, socket.socket]:
+    """Two connected non-blocking sockets, which `select` and `set_wakeup_fd` take on every system."""
+    import socket  # where select takes pipes (POSIX) only a child's wait without a pidfd needs it
+
+    ends = socket.socketpair()
     for end in ends:
         end.setblocking(False)
-    return ends  # type: ignore[no-any-return]
+    return ends
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -142,9 +141,9 @@ class Signals:
             os.close(read)
             os.close(write)
             reader, writer = socketpair()  # kept alive by the two functions below
-            read, write = reader.fileno(), writer.fileno()  # type: ignore[attr-defined]
-            self._send = writer.send  # type: ignore[attr-defined]
-            self._receive = lambda: reader.recv(4096)  # type: ignore[attr-defined,no-any-return]
+            read, write = reader.fileno(), writer.fileno()
+            self._send = writer.send
+            self._receive = lambda: reader.recv(4096)
         self._read, self._write = read, write
         self._previous: dict[int, signal._HANDLER] = {}
         self._previous_wakeup: int | None = None
