@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     import threading
 
 __all__ = [
-    "LONGEST_WAIT",
     "Inlet",
+    "LONGEST_WAIT",
     "LineSplitter",
     "Outlet",
     "Signals",
