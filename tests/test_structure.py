@@ -14,9 +14,7 @@ MAX_CLASS_ATTRIBUTES = 15
 MAX_FUNCTION_LINES = 60
 MAX_FACADE_LINES = 300
 # What still breaks a size rule, with its size today: an entry may only shrink, and goes when the rule holds.
-OVER: dict[str, int] = {
-    "mockmcp.stdio.record:_Proxy (attributes)": 20,
-}
+OVER: dict[str, int] = {}
 WINGS = ("html", "http", "inprocess", "plugin", "record", "tools", "wrap")
 
 

@@ -19,8 +19,10 @@ from conftest import ROOT
 
 from mockmcp.cassette import store
 from mockmcp.record._live import drive
-from mockmcp.stdio import toolkit
-from mockmcp.stdio.toolkit import LineSplitter, stop_child, write_all
+from mockmcp.stdio import processes, toolkit
+from mockmcp.stdio.processes import stop_child
+from mockmcp.stdio.spool import Spool
+from mockmcp.stdio.toolkit import LineSplitter, write_all
 
 SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 
@@ -175,13 +177,10 @@ def test_stop_child_escalates_a_grace_period_apart(exit_fd: str, stubborn: tuple
 
 
 def test_ended_names_what_stop_child_returns() -> None:
-    """`Ended` is built on first use (typing stays off the start-up path), and is the Literal it always was."""
     from typing import Literal, get_args
 
-    assert toolkit.Ended == Literal["exited", "terminated", "killed"]
-    assert get_args(toolkit.Ended) == ("exited", "terminated", "killed")
-    with pytest.raises(AttributeError):
-        toolkit.Unended  # noqa: B018
+    assert processes.Ended == Literal["exited", "terminated", "killed"]
+    assert get_args(processes.Ended) == ("exited", "terminated", "killed")
 
 
 def test_wait_exit_returns_when_woken_and_when_the_child_exits(exit_fd: str) -> None:
@@ -189,7 +188,8 @@ def test_wait_exit_returns_when_woken_and_when_the_child_exits(exit_fd: str) -> 
         f"""
         import sys, threading, time
         sys.path.insert(0, {str(ROOT)!r})
-        from mockmcp.stdio.toolkit import Signals, wait_exit
+        from mockmcp.stdio.processes import wait_exit
+        from mockmcp.stdio.toolkit import Signals
         import subprocess
         child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
         with Signals() as signals:
@@ -202,7 +202,7 @@ def test_wait_exit_returns_when_woken_and_when_the_child_exits(exit_fd: str) -> 
         """
     )
     if exit_fd != "pidfd":  # the process under test must take the fallback too
-        script = "import os\ndel os.pidfd_open\n" + script
+        script = "import os\nvars(os).pop('pidfd_open', None)\n" + script
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["woken False True", "exited True 0"]
@@ -256,7 +256,7 @@ WRITE_WHOLE = textwrap.dedent(
         thread.start()
         for _ in range(20):  # a storm, while the write waits for room
             threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGTERM)).start()
-        whole = write_whole(write, data, signals, PATIENCE)
+        whole = write_whole(write, data, signals, PATIENCE, THREADED)
         if whole:
             thread.join(20)
         print(whole, signals.received, bytes(got) == data if whole else "-", flush=True)
@@ -264,18 +264,57 @@ WRITE_WHOLE = textwrap.dedent(
 )
 
 
+def select_takes_pipes() -> bool:
+    read, write = os.pipe()
+    try:
+        return toolkit.selectable(read)
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["select", "writer-thread"])
 @pytest.mark.parametrize(
     ("read", "patience", "expected"),
     [(1_000_000, 5.0, "True 15 True"), (100_000, 0.5, "False 15 -")],
     ids=["a-slow-reader-gets-every-byte", "a-reader-that-stops-is-given-up-on"],
 )
 def test_write_whole_finishes_through_a_signal_storm_and_gives_up_only_on_a_reader_that_stopped(
-    read: int, patience: float, expected: str
+    read: int, patience: float, expected: str, threaded: bool
 ) -> None:
-    script = f"ROOT = {str(ROOT)!r}\nREAD = {read}\nPATIENCE = {patience}\n" + WRITE_WHOLE
+    """Both ways of writing: waiting for room with select (POSIX), a writer thread (where select takes only sockets)."""
+    if not threaded and not select_takes_pipes():
+        pytest.skip("select cannot wait on a pipe here (as on Windows)")
+    script = f"ROOT = {str(ROOT)!r}\nREAD = {read}\nPATIENCE = {patience}\nTHREADED = {threaded}\n" + WRITE_WHOLE
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == expected, proc.stdout
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["select", "reader-thread"])
+def test_an_inlet_gives_every_chunk_in_order_then_eof(threaded: bool) -> None:
+    if not threaded and not select_takes_pipes():
+        pytest.skip("select cannot wait on a pipe here (as on Windows)")
+    read, write = os.pipe()
+    sent = [bytes([65 + n]) * (n * 1000 + 1) for n in range(20)]
+
+    def send() -> None:
+        for data in sent:
+            write_all(write, data)
+        os.close(write)
+
+    got = b""
+    with toolkit.Signals() as signals:
+        inlet = toolkit.Inlet(read, signals, threaded=threaded)
+        assert inlet.fds == ([] if threaded else [read])
+        threading.Thread(target=send, daemon=True).start()
+        while not got.endswith(b"<eof>"):
+            ready = toolkit.wait_readable([signals.fileno(), *inlet.fds], 10)
+            assert ready, "neither the inlet's descriptor nor its thread's wake-up came"
+            signals.drain()
+            got += b"".join(chunk or b"<eof>" for chunk in inlet.take(ready))
+    os.close(read)
+    assert got == b"".join(sent) + b"<eof>"
 
 
 def test_signals_outside_the_main_thread_install_nothing() -> None:
@@ -341,7 +380,7 @@ def test_signals_ignore_sigxfsz_so_a_file_size_limit_is_an_error_not_death() -> 
 def test_a_spool_never_blocks_its_caller_on_an_unread_pipe_and_says_how_much_it_dropped() -> None:
     read_end, write_end = os.pipe()
     stream = os.fdopen(write_end, "w")
-    spool = toolkit.Spool(stream, limit=10_000)
+    spool = Spool(stream, limit=10_000)
     try:
         started = time.monotonic()
         for n in range(5_000):  # ~140 KB: more than the pipe and the limit hold together

@@ -48,7 +48,8 @@ from mockmcp.http._http11 import (
     no_delay,
 )
 from mockmcp.http._request import MAX_HEAD, Request, request_of
-from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals, Spool
+from mockmcp.stdio.spool import Spool
+from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals
 
 __all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
 

@@ -9,7 +9,6 @@ leaves the file as it was, and an empty one never replaces a cassette that has i
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import glob
 import os
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockmcp.cassette import files
+from mockmcp.stdio.processes import lock_file
 
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
@@ -37,7 +37,7 @@ def lock(folder: Path) -> Iterator[None]:
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock_file(fd)
         yield
     finally:
         os.close(fd)  # closing releases the lock

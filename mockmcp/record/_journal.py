@@ -17,7 +17,6 @@ status h; `{"m": {...}}` meta learnt (a later one wins); `{"z": STATUS}` the ser
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sys
@@ -34,6 +33,7 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError
 from mockmcp.record._merge import merge
 from mockmcp.record._recorder import CLIENT, SERVER, Recorder, Unkept, era, over_limit, silent
+from mockmcp.stdio.processes import lock_file
 from mockmcp.stdio.toolkit import write_all
 
 __all__ = ["Journal", "finish", "holder", "journal_path", "saved"]
@@ -56,7 +56,7 @@ class Journal:
         self._lock = threading.Lock()
         self._synced = time.monotonic()
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)  # a fresh file: nobody else can hold it yet
+        lock_file(self._fd)  # a fresh file: nobody else can hold it yet
         header = {"mockmcp_journal": 1, **header, "pid": os.getpid()}
         self._record(header)
 
@@ -206,9 +206,7 @@ def holder(path: str) -> int | None:
     except FileNotFoundError:
         return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not lock_file(fd, shared=True, wait=False):
             with os.fdopen(os.dup(fd), "rb") as handle:
                 first = handle.readline()
             try:

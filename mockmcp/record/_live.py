@@ -22,7 +22,8 @@ from mockmcp.cassette.model import Cassette
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.record._recorder import CLIENT, SERVER, Recorder
-from mockmcp.stdio.toolkit import LineSplitter, stop_child, write_all
+from mockmcp.stdio.processes import stop_child
+from mockmcp.stdio.toolkit import LineSplitter, write_all
 
 __all__ = ["drive"]
 

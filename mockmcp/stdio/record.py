@@ -1,34 +1,19 @@
 """The recorder's shell: a transparent stdio proxy between a host and a real server.
 
-Theory of operation. Two pump threads copy bytes as they arrive, host -> server and server ->
-host, chunk by chunk and unchanged, so the host cannot tell the proxy is there. Each pump also
-cuts its stream into lines and appends every line, redacted, to the journal (see `journal`). The
-main thread only watches the lifecycle:
+Two pump threads copy bytes as they arrive, host -> server and server -> host, unchanged, and journal
+every line, redacted (see `journal`); a third passes the server's stderr through, keeping its last lines
+to quote when the server answered nothing. The main thread waits on descriptors, never on a clock (the
+server's exit and the `Signals` descriptor, which a signal wakes and so does a pump), and ends the session:
 
-- the host closes stdin: close the server's stdin; once no request of the host's is in flight
-  (unanswered and not cancelled: a host may half-close stdin and still read the answers to what it
-  asked, however long they take) and `grace` seconds have passed since then (and since the EOF),
-  SIGTERM, then SIGKILL a grace period later (a server that ignores EOF cannot hang the
-  recorder); what the server sends meanwhile is forwarded and recorded. A line the server is in the
-  middle of sending is let through first, however long a slow host takes to read it, as long as its
-  bytes keep coming: see `busy`;
-- the server exits or crashes: forward what it wrote until its stdout ends (should a grandchild
-  hold it open: for `grace` seconds more, and while a line is under way), then close our stdout
-  so the host sees the end, and report its status;
+- the host closes stdin: close the server's stdin; once no request of the host's is in flight (a host may
+  half-close stdin and still read the answers to what it asked) and `grace` seconds have passed, SIGTERM,
+  then SIGKILL a grace period later; a line the server is in the middle of sending goes first (`busy`);
+- the server exits: forward what it wrote until its stdout ends (a grandchild may hold it: `grace` more),
+  close our stdout, report its status; the journal keeps what it left unanswered (`Journal.ended`);
 - SIGINT or SIGTERM to the recorder: pass it on to the server, then end the same way.
 
-The server's stderr passes through to ours as it comes (a third pump), and its last lines are kept:
-a recording in which the server answered nothing (it died at start) is no cassette, and the error
-that says so quotes them (see `journal.saved`). When the server exits before the host closed stdin,
-the journal says so (`Journal.ended`): the requests it left unanswered are kept with `exit`.
-
-The main thread waits on descriptors, never on a clock: the server's exit (`toolkit.wait_exit`)
-and the `Signals` descriptor, which a signal wakes and so does the host->server pump at EOF.
-After the server's stdout is drained, the caller builds the cassette from the journal.
-
-A journal that cannot be written (see `journal`) never stops the pumps: forwarding is the host's
-lifeline. And a pump that fails for any other reason still says its side has ended, so the main
-thread can never wait for an EOF that will not come.
+A journal that cannot be written never stops the pumps (forwarding is the host's lifeline), and a pump that
+fails says its side has ended, so the main thread never waits for an EOF that will not come.
 """
 
 from __future__ import annotations
@@ -45,7 +30,8 @@ from mockmcp._wire.jsonrpc import is_valid_id
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.record import Journal, awaited
-from mockmcp.stdio.toolkit import LineSplitter, Signals, stop_child, wait_exit, write_all
+from mockmcp.stdio.processes import stop_child, wait_exit
+from mockmcp.stdio.toolkit import LineSplitter, Signals, write_all
 
 __all__ = ["Outcome", "run_proxy"]
 
@@ -71,6 +57,54 @@ class Outcome(NamedTuple):
         return self.reason + "; its stderr ended with:" + "".join(f"\n  | {line}" for line in self.stderr)
 
 
+class _Awaited:
+    """After the host's EOF: its requests the server has yet to answer, and since when nothing was left to finish."""
+
+    __slots__ = ("answered", "answered_at", "eof_at", "in_flight", "watching")
+
+    def __init__(self, now: float) -> None:
+        self.eof_at = now  # when the host closed stdin
+        self.watching = False  # the host's EOF came: the server's lines are read for the requests they answer
+        self.in_flight: set[Any] = set()  # its requests the server has yet to answer
+        self.answered: set[Any] = set()  # the ids the server answered since then
+        self.answered_at = now  # when the server last answered one of them
+
+    def quiet_since(self) -> float:
+        """The host's EOF, or the last answer after it (a server's own messages, a log line every second, say, do
+        not put off its end)."""
+        return max(self.eof_at, self.answered_at)
+
+
+class _Tail:
+    """The server's stderr passed through to ours as it comes, its last bytes kept to quote; read to its end even
+    when ours is gone, so the server never blocks on it."""
+
+    def __init__(self) -> None:
+        self.kept = b""
+        self.done = threading.Event()
+
+    def pump(self, source: int) -> None:
+        sink: int | None = 2
+        try:
+            while chunk := os.read(source, _CHUNK):
+                self.kept = (self.kept + chunk)[-_TAIL_BYTES:]
+                if sink is not None:
+                    try:
+                        write_all(sink, chunk)
+                    except OSError:
+                        sink = None
+        except OSError:
+            pass
+        finally:
+            self.done.set()
+
+    def last_lines(self, grace: float) -> tuple[str, ...]:
+        """The last lines (waiting a grace period for a grandchild holding the stream)."""
+        self.done.wait(grace)
+        lines = self.kept.decode("utf-8", "replace").splitlines()
+        return tuple(line[:200] for line in lines[-_TAIL_LINES:] if line.strip())
+
+
 class _Proxy:
     def __init__(self, command: list[str], journal: Journal, redactor: Redactor, grace: float) -> None:
         self.journal, self.redactor, self.grace = journal, redactor, grace
@@ -78,18 +112,13 @@ class _Proxy:
         self.start = time.monotonic()
         self.host_eof = threading.Event()
         self.server_done = threading.Event()
-        self.eof_at = self.start  # when the host closed stdin
+        self.awaited = _Awaited(self.start)
         self.activity = self.start  # when the server last sent something
-        self.in_flight: set[Any] = set()  # after the host's EOF: its requests the server has yet to answer
-        self.watching = False  # the host's EOF came: the server's lines are read for the requests they answer
-        self.answered: set[Any] = set()  # the ids the server answered since then
-        self.answered_at = self.start  # when the server last answered one of them
         self.midline = False  # the server has sent part of a line, not yet its newline
         self.forwarding = False  # a chunk of the server's is being written to the host
         self.signals = Signals(relay=self.pass_on)
         self.exited_first = False  # the server exited while the host still had stdin open
-        self.tail = b""  # the last bytes the server wrote to stderr
-        self.stderr_done = threading.Event()
+        self.stderr = _Tail()
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
         )
@@ -120,7 +149,7 @@ class _Proxy:
                 self.activity, self.midline = time.monotonic(), splitter.unfinished()
             if lines:
                 self.record(direction, lines)
-                if server and self.watching:
+                if server and self.awaited.watching:
                     self._answered(lines)
             if sink is not None:
                 self.forwarding = server  # a slow host is no idle server: see `busy`
@@ -146,10 +175,10 @@ class _Proxy:
         if not ids:
             return
         with self.lock:
-            self.answered.update(ids)
-            self.in_flight.difference_update(ids)
-            self.answered_at = time.monotonic()
-            if not self.in_flight and self.host_eof.is_set():
+            self.awaited.answered.update(ids)
+            self.awaited.in_flight.difference_update(ids)
+            self.awaited.answered_at = time.monotonic()
+            if not self.awaited.in_flight and self.host_eof.is_set():
                 self.signals.wake()  # the grace period may start now
 
     def _forward(self, sink: int, chunk: bytes) -> int | None:
@@ -168,16 +197,16 @@ class _Proxy:
                 self.process.stdin.close()
             except OSError:
                 pass
-            self.eof_at = time.monotonic()
+            self.awaited.eof_at = time.monotonic()
             # The requests in flight now, as the recorder's own core reads the journal (cancelled ones and a
             # 2026-07-28 listen left out); the answers journaled from here on are read as they come.
-            self.watching = True
+            self.awaited.watching = True
             try:
                 waiting = awaited(self.journal.path)
             except (OSError, CassetteError):  # a journal that could not be written: the grace starts at the EOF
                 waiting = set()
             with self.lock:
-                self.in_flight = waiting - self.answered
+                self.awaited.in_flight = waiting - self.awaited.answered
             self.host_eof.set()  # the server has its EOF: its grace period starts once they are answered
             self.signals.wake()
 
@@ -187,27 +216,6 @@ class _Proxy:
             self.pump(self.process.stdout.fileno(), 1, "server")
         finally:
             self.server_done.set()
-
-    def server_stderr(self) -> None:
-        """Pass the server's stderr through to ours, unchanged, keeping its tail; read to its end even when
-        ours is gone, so the server never blocks on it."""
-        assert self.process.stderr is not None
-        sink: int | None = 2
-        try:
-            while chunk := os.read(self.process.stderr.fileno(), _CHUNK):
-                self.tail = (self.tail + chunk)[-_TAIL_BYTES:]
-                if sink is not None:
-                    sink = self._forward(sink, chunk)
-        except OSError:
-            pass
-        finally:
-            self.stderr_done.set()
-
-    def last_words(self) -> tuple[str, ...]:
-        """The last lines the server wrote to stderr (waiting a grace period for a grandchild holding it)."""
-        self.stderr_done.wait(self.grace)
-        lines = self.tail.decode("utf-8", "replace").splitlines()
-        return tuple(line[:200] for line in lines[-_TAIL_LINES:] if line.strip())
 
     def busy(self) -> bool:
         """Whether the server is in the middle of a line: a chunk of it is being written to the host (which
@@ -224,7 +232,10 @@ class _Proxy:
 
     def pass_on(self, signum: int) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signum)
+            try:
+                self.process.send_signal(signum)
+            except ValueError:  # Windows sends a child SIGTERM only (as TerminateProcess)
+                self.process.terminate()
 
     def wait(self) -> Outcome:
         """Watch the lifecycle until the server is gone and its output drained."""
@@ -234,7 +245,7 @@ class _Proxy:
                 # The signal passed on should end the server: escalate, a grace period apart.
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 break
-            if self.host_eof.is_set() and not self.in_flight and self._overdue(self._quiet_since()):
+            if self.host_eof.is_set() and not self.awaited.in_flight and self._overdue(self.awaited.quiet_since()):
                 # The host's EOF should have ended the server: escalate, a grace period apart.
                 self.process.terminate()
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
@@ -251,18 +262,13 @@ class _Proxy:
         if self.exited_first:  # after what it sent: the requests in flight now were never answered
             with self.lock:
                 self.journal.ended(outcome.status)
-        return outcome._replace(stderr=self.last_words())
+        return outcome._replace(stderr=self.stderr.last_lines(self.grace))
 
     def _patience(self) -> float | None:
         """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""
-        if not self.host_eof.is_set() or self.in_flight:
+        if not self.host_eof.is_set() or self.awaited.in_flight:
             return None  # the host's EOF wakes the wait (see `host_to_server`), and so does the last answer
-        return self._until(self._quiet_since())
-
-    def _quiet_since(self) -> float:
-        """Since when the session has had nothing more to finish: the host's EOF, or the last answer after it
-        (a server's own messages, a log line every second, say, do not put off its end)."""
-        return max(self.eof_at, self.answered_at)
+        return self._until(self.awaited.quiet_since())
 
     def _outcome(self, terminated: bool) -> Outcome:
         code = self.process.wait()
@@ -291,7 +297,8 @@ def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: f
         ) from None
     with proxy.signals:
         threading.Thread(target=proxy.host_to_server, daemon=True, name="host->server").start()
-        threading.Thread(target=proxy.server_stderr, daemon=True, name="server stderr").start()
+        assert proxy.process.stderr is not None
+        threading.Thread(target=proxy.stderr.pump, args=(proxy.process.stderr.fileno(),), daemon=True).start()
         reader = threading.Thread(target=proxy.server_to_host, daemon=True, name="server->host")
         reader.start()
         outcome = proxy.wait()

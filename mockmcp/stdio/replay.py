@@ -1,43 +1,32 @@
 """The stdio shell around the replay engine: framing, timers, signals. All of replay's I/O is here.
 
-One thread, one poll loop: lines from stdin go to the engine as they arrive, timers the engine asks
-for (`Wake`) are kept in a heap, and whatever the engine returns is carried out at once. stdout
-carries only what the engine sends; notes go to stderr.
+One loop runs the engine: it waits with `select` on the `Signals` descriptor and stdin (where a thread reads
+stdin instead, Windows, that thread wakes the descriptor: `toolkit.Inlet`), the next timer (`Wake`) as its
+timeout. stdout carries only what the engine sends (`toolkit.Outlet`); notes go to stderr. A message that
+follows a notification or a server request is written once the host has read what came before (at most
+`TURN` seconds), so a host that dispatches notifications a step after replies (the TypeScript SDK) sees a
+call's progress before its result, as from the real server; replies after replies go in one write.
 
-A message that follows a notification or a server request goes in a write of its own, once the
-host has read what came before (at most `TURN` seconds; a pipe and a socket can tell, see
-`toolkit.unread_counter`): so a host's event loop gets a turn between them, and a host that
-dispatches notifications a step after replies (the TypeScript SDK does) sees a call's progress
-before its result, as it does from the real server. Replies that follow a reply go in one write
-with it (pipelined requests come in chunks): a host takes replies at once and in order.
-
-SIGINT and SIGTERM are a flag and a descriptor the loop polls beside stdin (see `toolkit.Signals`):
-a write already begun is finished, so the host never reads half a line, and then the session
-ends with the status 128 + the signal number. More signals change nothing. Writes wait for room
-in the pipe without blocking in a write (`toolkit.write_whole`), so after a signal a host that
-has stopped reading holds replay for at most `PATIENCE` seconds; the caller then writes its
-report (still within the `Signals` block it passes in, so no signal can stop that either).
+SIGINT or SIGTERM ends the session with 128 + its number once the line being written is written (unless the
+host takes nothing for `PATIENCE` seconds); the caller then writes its report inside the same `Signals`
+block, so no signal can stop that either.
 """
 
 from __future__ import annotations
 
-import os
-import select
 import sys
 import time
 
 from mockmcp._wire import jsonrpc
 from mockmcp.engine.replay import Action, Exit, Note, Replay, Send, Wake
-from mockmcp.stdio.toolkit import LONGEST_WAIT, LineSplitter, Signals, unread_counter, write_whole
+from mockmcp.stdio.toolkit import LONGEST_WAIT, Inlet, LineSplitter, Outlet, Signals, wait_readable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import TextIO
 
 __all__ = ["PATIENCE", "serve"]
 
-_CHUNK = 1 << 16
 PATIENCE = 2.0
 """Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
 TURN = 0.05
@@ -46,15 +35,14 @@ TURN = 0.05
 
 class _Shell:
     def __init__(self, engine: Replay, stdin: int, stdout: int, stderr: TextIO, signals: Signals) -> None:
-        self.engine, self.stdin, self.stdout, self.stderr = engine, stdin, stdout, stderr
-        self.signals = signals
+        self.engine, self.stdin, self.stderr, self.signals = engine, stdin, stderr, signals
+        self.outlet = Outlet(stdout, signals, PATIENCE, TURN)
         self.timers: list[tuple[float, int, int]] = []
         self.sequence = 0
         self.host_gone = False
         self.outbox: list[bytes] = []
         self.turns: list[int] = []  # the places in outbox after which the host gets a turn
         self.exit_status: int | None = None  # set when the cassette ends the session
-        self.unread: Callable[[], int] | None = None  # how much of what was written the host has not read
 
     def perform(self, actions: list[Action]) -> None:
         for action in actions:
@@ -74,51 +62,20 @@ class _Shell:
             # A Cut (`drop: cut`) sends nothing: every request shares stdout, which one answer may not break.
 
     def flush(self) -> None:
-        """Write what the engine sent: what follows a notification or a server request once the host has read
-        it, replies after replies in one write."""
-        if not self.outbox:
-            return
-        whole = True
-        try:
-            if self.host_gone:
-                return
-            start = 0
-            for end in [*self.turns, len(self.outbox)]:
-                if end <= start:
-                    continue
-                if start:
-                    self.await_reader()
-                whole = write_whole(self.stdout, b"".join(self.outbox[start:end]), self.signals, PATIENCE)
-                if not whole:
-                    break
-                start = end
-        except (BrokenPipeError, ConnectionResetError):
-            self.host_gone = True
-            print("mockmcp: the host stopped reading; nothing more can be sent", file=self.stderr, flush=True)
-        else:
-            if not whole:
+        """Write what the engine sent: what follows a notification or a server request on its own (`Outlet`'s turn),
+        replies after replies in one write."""
+        start = 0
+        for end in [*self.turns, len(self.outbox)]:
+            if end > start and not self.host_gone and not self.outlet.put(b"".join(self.outbox[start:end]), start > 0):
                 self.host_gone = True
-                print(
-                    f"mockmcp: the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent",
-                    file=self.stderr,
-                    flush=True,
-                )
-        finally:
-            self.outbox.clear()  # only now: what was being written is written, or can never be
-            self.turns.clear()
-
-    def await_reader(self) -> None:
-        """Until the host has read all that was written, at most `TURN` seconds (or a signal)."""
-        if self.unread is None:
-            self.unread = unread_counter(self.stdout) or (lambda: 0)
-        deadline = time.monotonic() + TURN
-        spins = 0
-        while self.unread() > 0 and self.signals.received is None and time.monotonic() < deadline:
-            spins += 1
-            if spins < 20:
-                os.sched_yield()  # the host, on this core or another, reads within microseconds
-            else:
-                time.sleep(0.0001)
+                if self.outlet.gave_up:
+                    note = f"the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
+                else:
+                    note = "the host stopped reading; nothing more can be sent"
+                print(f"mockmcp: {note}", file=self.stderr, flush=True)
+            start = max(start, end)
+        self.outbox.clear()  # only now: what was being written is written, or can never be
+        self.turns.clear()
 
     def fire_due_timers(self) -> None:
         now = time.monotonic()
@@ -134,73 +91,58 @@ class _Shell:
     def run(self) -> None:
         self.perform(self.engine.start())
         self.flush()
-        # poll, not epoll: epoll refuses regular files and /dev/null, which are fine stdins here.
-        poller = select.poll()
-        poller.register(self.stdin, select.POLLIN)
-        poller.register(self.signals.fileno(), select.POLLIN)
+        inlet: Inlet | None = Inlet(self.stdin, self.signals)
+        ready: list[int] = []
         splitter = LineSplitter(jsonrpc.MAX_LINE)
         while True:
-            # Checked before waiting too: a signal that came during a write woke (and was drained by) that write.
+            if self.signals.fileno() in ready:  # drained before looking: what wakes it from now on is seen next time
+                self.signals.drain()
             if self.signals.received is not None:
-                return  # whatever was being written was written whole
-            timeout = self.timeout()
-            ready = [fd for fd, _event in poller.poll(None if timeout is None else timeout * 1000)]
-            if self.signals.received is not None:
-                return
-            if self.stdin in ready:
-                chunk = os.read(self.stdin, _CHUNK)
-                if not chunk:
-                    break
-                for line in splitter.feed(chunk):
-                    self.receive(line)
+                return  # whatever was being written is written whole (see `serve`)
+            if inlet is not None:
+                for chunk in inlet.take(ready):
+                    if not chunk:
+                        inlet = None
+                        self.at_eof(splitter.rest())
+                        break
+                    for line in splitter.feed(chunk):
+                        self.receive(line)
             self.fire_due_timers()
             self.flush()
             if self.exit_status is not None:
                 self.end_session()
                 return
-        self.receive(splitter.rest())
-        self.drain()
+            if inlet is None and (not self.timers or self.host_gone):
+                self.perform(self.engine.close())
+                self.flush()
+                return
+            # A write waits on the descriptor too, and drains it: a signal, or a chunk its wake-up announced, is
+            # looked at again rather than waited for.
+            if self.signals.received is None:
+                fds = [self.signals.fileno(), *(inlet.fds if inlet is not None else ())]
+                ready = wait_readable(fds, 0.0 if inlet is not None and inlet.chunks else self.timeout())
 
     def receive(self, line: bytes) -> None:
         if line.strip():
             self.perform(self.engine.receive(line))
 
-    def end_session(self) -> None:
-        """The cassette said to end the session here: the host sees stdout close, as when a server exits."""
-        self.timers.clear()
-        try:
-            os.close(self.stdout)
-        except OSError:
-            pass
-        self.host_gone = True
-
-    def drain(self) -> None:
-        """After the host's EOF: send what is still due (delayed replies), then stop.
-
-        A timer whose job is gone (the host cancelled the request behind a delay) is dropped rather
-        than waited for: it would answer nothing, and a host that closed stdin waits for the exit. What
-        waits for the host's messages goes at once (`Replay.close`): none can come any more.
-        """
+    def at_eof(self, rest: bytes) -> None:
+        """The host closed stdin: what waits for its messages goes at once (`Replay.close`: none can come any more),
+        and a timer whose job is gone (the host cancelled the request behind a delay) is not waited for: it would
+        answer nothing, and a host that closed stdin waits for the exit."""
+        self.receive(rest)
         self.perform(self.engine.close())
-        self.flush()
         if self.timers:
             import heapq
 
             self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
             heapq.heapify(self.timers)
-        while self.timers and not self.host_gone:
-            if self.signals.received is not None:
-                return
-            select.select([self.signals.fileno()], [], [], self.timeout() or 0.0)
-            if self.signals.received is not None:
-                return
-            self.fire_due_timers()
-            self.flush()
-            if self.exit_status is not None:
-                self.end_session()
-                return
-        self.perform(self.engine.close())
-        self.flush()
+
+    def end_session(self) -> None:
+        """The cassette said to end the session here: the host sees stdout close, as when a server exits."""
+        self.timers.clear()
+        self.outlet.close()
+        self.host_gone = True
 
 
 def serve(
@@ -220,7 +162,6 @@ def serve(
     shell = _Shell(engine, stdin, stdout, stderr, signals)
     shell.run()
     if signals.received is not None:
-        shell.flush()
         print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
         return 128 + signals.received
     return shell.exit_status or 0

@@ -1,42 +1,11 @@
-"""The shells' toolkit: the pipe, line, signal and child-process plumbing every shell needs, written once.
+"""The plumbing every stdio shell needs, written once, with no call that only some systems have: lines, signals,
+and pipes read and written without ever blocking where a signal cannot reach.
 
-- `write_all(fd, data)`: a pipe takes a large write in pieces; loop until all of it is written.
-- `write_whole(fd, data, signals, patience)`: the same for a writer that a signal must be able to
-  end: it never blocks inside a write, so once a signal has come it can stop waiting on a reader
-  that makes no progress (see "Theory of operation for signals").
-- `LineSplitter`: cuts a byte stream into lines in time linear in its length, however the chunks
-  fall. The pieces of an unfinished line are kept in a list and joined once, when its newline
-  comes (re-joining `pending + chunk` at every chunk copies a long line again and again).
-- `Signals`: SIGINT and SIGTERM become a flag and a readable file descriptor for the span of a
-  `with` block. Nothing is raised into the code that happens to run: a reply being written is
-  written whole, and the poll loop sees the descriptor become readable and ends the session.
-  SIGXFSZ is ignored there too (CPython ignores it from the start; said again here so that no
-  embedding can undo it): a write past a file-size limit then fails with EFBIG, an error the
-  shells handle like a full disk, instead of killing the process.
-- `Spool`: lines for a stream that may go unread (stderr to a pipe nobody reads): a thread of its own
-  writes them, so a server's loop never blocks on a note; what waits is bounded, the rest counted.
-- `wait_exit` / `stop_child`: wait for a child without polling it on a clock (a pidfd on Linux, a
-  waiting thread elsewhere), and end it ever more firmly: EOF on its stdin, SIGTERM, SIGKILL.
-
-Theory of operation for signals. CPython's C-level handler only notes the signal; the Python
-handler runs later, in the main thread, between two bytecodes. A main thread blocked in `poll()`
-would not notice a signal delivered to another thread (the recorder's pumps), so the C handler is
-also given a wakeup descriptor (`signal.set_wakeup_fd`): it writes a byte there at once, from any
-thread, and every wait in the shells watches that descriptor. The Python handler then records the
-signal number (and, for the recorder, passes the signal on to the server). Other threads may
-wake the same descriptor with `Signals.wake()`, so one `poll()` serves for "a signal came" and
-"a thread has news".
-
-Why `write_whole` exists. A blocking write to a full pipe cannot be left by a signal: CPython runs
-the handler and restarts the write (PEP 475), and a handler that raised instead would lose how much
-was written, so the reader would get half a line. So that writer first polls the descriptor for
-room, beside the signal descriptor, and writes at most PIPE_BUF bytes to a pipe or socket, which a
-pipe with room takes without blocking. Until a signal comes it waits as long as the reader takes;
-after one, the line being written is still finished, unless the reader makes no progress for
-`patience` seconds (a host that stopped reading would otherwise hold the process forever).
-
-Start-up matters for replay: this module imports only `os`, `select` and `signal` at the top;
-threads and subprocesses are imported inside the functions that need them, and typing not at all.
+A loop waits with `select` on the `Signals` descriptor, which a signal wakes from any thread (CPython's wakeup
+descriptor), and on its pipes. Where `select` takes only sockets (Windows) a thread reads (`Inlet`) or writes
+(`Outlet`) each pipe and wakes that descriptor instead, and `Signals` is a socket pair. A line being written is
+finished through any signal (the host never reads half a line) unless the reader then takes nothing for
+`patience` seconds. On the launch path: cheap standard modules only (`threading` only where threads are used).
 """
 
 from __future__ import annotations
@@ -44,47 +13,47 @@ from __future__ import annotations
 import os
 import select
 import signal
+import time
+from collections import deque
 from collections.abc import Callable
 from types import FrameType, TracebackType
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import socket
+    import threading
+
 __all__ = [
-    "Ended",
+    "Inlet",
     "LONGEST_WAIT",
     "LineSplitter",
+    "Outlet",
     "Signals",
-    "Spool",
-    "stop_child",
-    "wait_exit",
+    "selectable",
+    "socketpair",
     "wait_readable",
     "write_all",
     "write_whole",
 ]
 
-# The longest a poll loop waits at once (seconds): poll and select take no more than about 24 days, and a
-# recorded pace (`--timing recorded` over `at` times) may ask for longer; waking early only waits again.
+# The longest a loop waits at once (seconds): select takes no more than about 24 days, and a recorded
+# pace (`--timing recorded` over `at` times) may ask for longer; waking early only waits again.
 LONGEST_WAIT = 3600.0
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import subprocess
-    from typing import Literal
-
-    Ended = Literal["exited", "terminated", "killed"]
-    """How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
-else:
-
-    def __getattr__(name: str) -> object:
-        # mockmcp uses `Ended` only in annotations, and building it imports typing, milliseconds of
-        # every replay's start-up: so it is built only for whoever asks for it.
-        if name == "Ended":
-            from typing import Literal
-
-            return Literal["exited", "terminated", "killed"]
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
+_CHUNK = 1 << 16
+_PIECE = 1 << 16  # an Outlet writes at most this at once, so a slow reader's progress is seen
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_YIELD: Callable[[], None] | None = getattr(os, "sched_yield", None)
 _FILE_SIZE: int | None = getattr(signal, "SIGXFSZ", None)
+
+
+def socketpair() -> tuple[socket.socket, socket.socket]:
+    """Two connected non-blocking sockets, which `select` and `set_wakeup_fd` take on every system."""
+    import socket  # where select takes pipes (POSIX) only a child's wait without a pidfd needs it
+
+    ends = socket.socketpair()
+    for end in ends:
+        end.setblocking(False)
+    return ends
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -94,65 +63,18 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def write_whole(fd: int, data: bytes, signals: Signals, patience: float) -> bool:
-    """Write all of data to fd, waiting for room without blocking in a write; a signal does not stop it.
-
-    Returns False, with part of data unwritten, only when after a signal the reader took no byte for
-    `patience` seconds. Raises OSError (e.g. BrokenPipeError) as `write_all` does.
-    """
-    import stat
-
-    mode = os.fstat(fd).st_mode
-    piece = select.PIPE_BUF if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
-    poller = select.poll()
-    poller.register(fd, select.POLLOUT)
-    poller.register(signals.fileno(), select.POLLIN)
-    view = memoryview(data)
-    while view:
-        waiting = signals.received is not None
-        ready = [ready_fd for ready_fd, _event in poller.poll(patience * 1000 if waiting else None)]
-        if signals.fileno() in ready:
-            signals.drain()  # the flag says it: the descriptor need not wake this loop again
-        if fd in ready:
-            try:
-                view = view[os.write(fd, view if piece is None else view[:piece]) :]
-            except BlockingIOError:  # a descriptor the host made non-blocking, with less room than polled
-                continue
-        elif waiting and not ready:
-            return False
-    return True
-
-
-def unread_counter(fd: int) -> Callable[[], int] | None:
-    """A function that tells how many of the bytes written to fd its reader has not taken yet, for a pipe or
-    a socket (a host that spawned us over a socketpair, as Node does); None for anything else (a file, a
-    terminal), which cannot tell."""
-    import array
-    import fcntl
-    import stat
-    import termios
-
-    mode = os.fstat(fd).st_mode
-    request = termios.FIONREAD if stat.S_ISFIFO(mode) else termios.TIOCOUTQ if stat.S_ISSOCK(mode) else None
-    if request is None:
-        return None
-    count = array.array("i", [0])
-
-    def unread() -> int:
-        try:
-            fcntl.ioctl(fd, request, count)
-        except OSError:
-            return 0
-        return count[0]
-
-    return unread
+def wait_readable(fds: list[int], timeout: float | None) -> list[int]:
+    """Block until one of fds (sockets; on POSIX any descriptor) is readable, or timeout seconds pass."""
+    ready, _w, _x = select.select(fds, [], [], None if timeout is None else max(0.0, timeout))
+    return ready
 
 
 class LineSplitter:
     """Cuts a byte stream into lines (without their newline), in time linear in the stream's length.
 
-    With a `limit`, a line longer than that is kept only as its first limit + 1 bytes, so memory
-    stays bounded and the reader still sees that it was too long.
+    The pieces of an unfinished line are kept in a list and joined once, when its newline comes. With a
+    `limit`, a longer line keeps only its first limit + 1 bytes, so memory stays bounded and the reader
+    still sees that it was too long.
     """
 
     __slots__ = ("_limit", "_parts", "_size")
@@ -171,8 +93,7 @@ class LineSplitter:
         if self._parts:
             self._keep(lines[0])
             lines[0] = self.rest()
-        tail = lines.pop()
-        self._keep(tail)
+        self._keep(lines.pop())
         if self._limit is not None:
             lines = [line[: self._limit + 1] for line in lines]
         return lines
@@ -197,21 +118,33 @@ class LineSplitter:
 class Signals:
     """Within `with Signals() as signals:`, SIGINT and SIGTERM set `signals.received` and wake `fileno()`.
 
-    `relay` is called with each signal number, in the main thread (the recorder passes signals on
-    to its server). More signals only set the flag again: a writer that must be able to give up
-    on a reader uses `write_whole`. On exit the previous handlers and wakeup descriptor are put
-    back. Outside the main thread no handler can be installed: the block then runs without them.
+    Nothing is raised into the code that runs: a reply being written is written whole, and the loop sees
+    the descriptor. `relay` is called with each signal number, in the main thread (the recorder passes
+    signals on). SIGXFSZ is ignored too, so a write past a file-size limit fails with EFBIG, as a full
+    disk does, instead of killing the process. On exit the previous handlers and wakeup descriptor are
+    put back; outside the main thread none can be installed, and the block runs without them.
     """
 
     def __init__(self, relay: Callable[[int], None] | None = None) -> None:
         self.received: int | None = None
         self.count = 0  # how many came: a second one may cut short what the first began (a drain)
         self._relay = relay
-        # The pipe lives as long as this object, not just the `with` block: a thread may still call
-        # wake() after the block, and a descriptor closed under it could meanwhile name another file.
-        self._read, self._write = os.pipe()
-        for fd in (self._read, self._write):
-            os.set_blocking(fd, False)  # set_wakeup_fd requires it; a full pipe must never block a handler
+        # The pair lives as long as this object, not just the `with` block: a thread may still wake it after.
+        read, write = os.pipe()  # free on POSIX; where select cannot wait on it (Windows), a socket pair instead
+        self._pipe: tuple[int, int] | None = (read, write) if selectable(read) else None
+        if self._pipe is not None:
+            os.set_blocking(read, False)  # set_wakeup_fd requires it; a full pipe must never block a handler
+            os.set_blocking(write, False)
+            self._send: Callable[[bytes], object] = lambda data: os.write(write, data)
+            self._receive: Callable[[], bytes] = lambda: os.read(read, 4096)
+        else:
+            os.close(read)
+            os.close(write)
+            reader, writer = socketpair()  # kept alive by the two functions below
+            read, write = reader.fileno(), writer.fileno()
+            self._send = writer.send
+            self._receive = lambda: reader.recv(4096)
+        self._read, self._write = read, write
         self._previous: dict[int, signal._HANDLER] = {}
         self._previous_wakeup: int | None = None
 
@@ -222,16 +155,16 @@ class Signals:
     def wake(self) -> None:
         """Wake whoever waits on `fileno()` (safe from any thread)."""
         try:
-            os.write(self._write, b"\0")
-        except (BlockingIOError, OSError):
+            self._send(b"\0")
+        except OSError:
             pass  # already full of wake-ups, or closed: either way nothing is lost
 
     def drain(self) -> None:
         """Consume the pending wake-ups (the flag stays as it is)."""
         try:
-            while os.read(self._read, 4096):
+            while self._receive():
                 pass
-        except (BlockingIOError, OSError):
+        except OSError:
             pass
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
@@ -257,8 +190,8 @@ class Signals:
         self._restore()
 
     def __del__(self) -> None:
-        os.close(self._read)
-        os.close(self._write)
+        for fd in self._pipe or ():  # sockets close themselves
+            os.close(fd)
 
     def _restore(self) -> None:
         for sig, handler in self._previous.items():
@@ -269,150 +202,218 @@ class Signals:
             self._previous_wakeup = None
 
 
-def wait_readable(fds: list[int], timeout: float | None) -> list[int]:
-    """Block until one of fds is readable (or at EOF or hung up), or timeout seconds pass; returns the ready ones."""
-    poller = select.poll()
-    for fd in fds:
-        poller.register(fd, select.POLLIN)
-    return [fd for fd, _event in poller.poll(None if timeout is None else max(0.0, timeout) * 1000)]
-
-
-def wait_exit(process: subprocess.Popen[bytes], timeout: float | None, wake: Signals | None = None) -> bool:
-    """Wait until the child exits (True), timeout seconds pass or `wake` is woken (False); reaps it when it exited.
-
-    A woken `wake` is drained, so a caller checks its own flags and calls again.
-    """
-    if process.poll() is not None:
-        return True
-    import time
-
-    deadline = None if timeout is None else time.monotonic() + timeout
-    exit_fd = _exit_fd(process)
-    if process.returncode is not None:  # reaped meanwhile (a signal handler may poll): the fd may name another pid
-        os.close(exit_fd)
-        return True
+def selectable(fd: int, write: bool = False) -> bool:
+    """Whether `select` can wait on fd here: any descriptor below FD_SETSIZE on POSIX, sockets only on Windows."""
     try:
-        fds = [exit_fd] if wake is None else [exit_fd, wake.fileno()]
-        ready = wait_readable(fds, None if deadline is None else deadline - time.monotonic())
-        if wake is not None and wake.fileno() in ready:
-            wake.drain()
-    finally:
-        os.close(exit_fd)
-    return process.poll() is not None
+        select.select([] if write else [fd], [fd] if write else [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
-def _exit_fd(process: subprocess.Popen[bytes]) -> int:
-    """A descriptor that becomes readable when the child exits: its pidfd, or a pipe a waiting thread closes."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is not None:
+class Inlet:
+    """Chunks read from fd, in order (b"" at EOF). Where `select` can wait on fd, the loop waits on `fds` too and
+    `take(ready)` reads once when fd is ready. Elsewhere (`threaded`) a thread reads, wakes `wake` at each chunk,
+    and stops reading past `limit` bytes waiting, so a writer that outpaces the loop blocks, as on a full pipe."""
+
+    def __init__(self, fd: int, wake: Signals, threaded: bool | None = None, limit: int = 1 << 20) -> None:
+        self.fd, self.wake, self.limit = fd, wake, limit
+        self.fds = [] if (not selectable(fd) if threaded is None else threaded) else [fd]
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        if not self.fds:
+            import threading
+
+            self.room = threading.Condition()
+            threading.Thread(target=self._read, daemon=True, name=f"read {fd}").start()
+
+    def _read(self) -> None:
+        chunk = b"-"
+        while chunk:
+            chunk = self._chunk()
+            with self.room:
+                while self.size > self.limit:
+                    self.room.wait()
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+            self.wake.wake()  # at each chunk: a waiter may have drained the wake-up of one still waiting
+
+    def _chunk(self) -> bytes:
         try:
-            fd: int = pidfd_open(process.pid)
-            return fd
-        except OSError:  # an old kernel, or the child was reaped meanwhile: the thread below copes with both
-            pass
-    import threading
+            return os.read(self.fd, _CHUNK)
+        except OSError:  # a descriptor that cannot be read is one at its end
+            return b""
 
-    read, write = os.pipe()
+    def take(self, ready: list[int]) -> list[bytes]:
+        """The chunks read since the last take (`ready`: what `select` found ready)."""
+        if self.fds:
+            return [self._chunk()] if self.fd in ready else []
+        with self.room:
+            chunks = list(self.chunks)
+            self.chunks.clear()
+            self.size = 0
+            self.room.notify()
+        return chunks
 
-    def waiter() -> None:
-        process.wait()
-        os.close(write)  # the reader sees EOF: readable
 
-    threading.Thread(target=waiter, daemon=True, name=f"wait {process.pid}").start()
-    return read
+class Outlet:
+    """Writes to fd, each `put` whole however signals fall (the host never reads half a line), without ever blocking
+    where a signal cannot reach: until a signal comes it waits as long as the reader takes; after one, it gives up
+    (`gave_up`) once the reader has taken no byte for `patience` seconds. A failed write (the reader is gone) keeps
+    its error in `failed`. After either, nothing more is written.
 
-
-def stop_child(
-    process: subprocess.Popen[bytes], grace: float, close_stdin: bool = True, wake: Signals | None = None
-) -> Ended:
-    """End a child ever more firmly, a grace period apart: close its stdin, then SIGTERM, then SIGKILL.
-
-    Without close_stdin the first step is skipped (the caller has closed stdin or sent a signal
-    already, and the grace period starts now). `wake` is watched while waiting, so signals are
-    handled at once. Returns how the child ended; it is reaped.
+    Where `select` can wait on fd (POSIX), the caller's thread waits for room beside `signals` and writes at most
+    PIPE_BUF bytes to a pipe or socket, which one with room takes without blocking. Elsewhere (`threaded`: Windows)
+    a thread of its own writes, in pieces so that progress shows, while the caller waits on `signals`, which the
+    thread wakes when it is done. A put with `turn` set first waits, at most `turn` seconds, until the reader has
+    taken what came before (where the system can tell: `unread_counter`).
     """
-    import time
 
-    if close_stdin and process.stdin is not None:
-        try:
-            process.stdin.close()
-        except OSError:
-            pass
-    steps: tuple[tuple[Ended, Callable[[], None] | None], ...] = (
-        ("exited", None),
-        ("terminated", process.terminate),
-        ("killed", process.kill),
-    )
-    for ended, escalate in steps:
-        if escalate is not None and process.poll() is None:
-            escalate()
-        deadline = time.monotonic() + grace
-        while not wait_exit(process, deadline - time.monotonic(), wake):
-            if time.monotonic() >= deadline:
-                break
-        else:
-            return ended
-    process.wait()  # SIGKILL cannot be refused
-    return "killed"
+    def __init__(
+        self, fd: int, signals: Signals, patience: float, turn: float = 0.0, threaded: bool | None = None
+    ) -> None:
+        self.fd, self.signals, self.patience, self.turn = fd, signals, patience, turn
+        self.threaded = not selectable(fd, write=True) if threaded is None else threaded
+        self.piece = _PIECE if self.threaded else _room_taken_whole(fd)
+        self.progress = 0.0  # when the reader last took bytes, or was given some to take
+        self.failed: OSError | None = None
+        self.gave_up = False
+        self.unread: Callable[[], int] | None = None
+        self.job: memoryview | None = None  # threaded: what the thread is writing
+        self.changed: threading.Condition | None = None  # threaded: guards job
 
+    def put(self, data: bytes, turn: bool = False) -> bool:
+        """Write all of data; False when it was not (or not all) written: see `failed` and `gave_up`."""
+        if self.failed is None and not self.gave_up:
+            if turn and self.turn:
+                self._await_reader()
+            self.progress = time.monotonic()
+            (self._hand_over if self.threaded else self._write)(memoryview(data))
+        return self.failed is None and not self.gave_up
 
-class Spool:
-    """Lines written to `stream` by a thread of its own, in order, so that whoever says them never blocks (an
-    HTTP server's loop, serving every session, would freeze on a note to a stderr nobody reads). At most
-    `limit` characters wait; a line past that is dropped, and the lines dropped in a row are counted where
-    they would have been. `flush` waits (a while) for what waits to be written: before a summary, so it comes
-    last."""
-
-    def __init__(self, stream: object, limit: int = 1 << 20) -> None:
-        import collections
-        import threading
-
-        self.stream, self.limit = stream, limit
-        self.waiting: collections.deque[str | int] = collections.deque()  # lines, and counts of lines dropped
-        self.size = 0  # characters waiting
-        self.busy = False  # the thread is writing what it took
-        self.changed = threading.Condition()
-        self.thread: threading.Thread | None = None
-
-    def say(self, line: str) -> None:
-        import threading
-
-        with self.changed:
-            if self.size + len(line) <= self.limit:
-                self.waiting.append(line)
-                self.size += len(line)
-            elif self.waiting and isinstance(self.waiting[-1], int):
-                self.waiting[-1] += 1
-            else:
-                self.waiting.append(1)
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._write, daemon=True, name="mockmcp notes")
-                self.thread.start()
-            self.changed.notify_all()
-
-    def flush(self, patience: float = 5.0) -> None:
-        import time
-
-        deadline = time.monotonic() + patience
-        with self.changed:
-            while (self.waiting or self.busy) and self.changed.wait(max(0.0, deadline - time.monotonic())):
+    def close(self) -> None:
+        """Close fd (the reader sees its end), unless a thread may still be writing to it."""
+        if not self.gave_up:
+            try:
+                os.close(self.fd)
+            except OSError:
                 pass
 
-    def _write(self) -> None:
+    def _patience_left(self) -> float | None:
+        """None before a signal; after one, the seconds until the reader is given up on (0: now)."""
+        if self.signals.received is None:
+            return None
+        left = self.progress + self.patience - time.monotonic()
+        self.gave_up = left <= 0
+        return max(0.0, left)
+
+    def _write(self, view: memoryview) -> None:
+        while view:
+            timeout = self._patience_left()
+            if self.gave_up:
+                return
+            readable, writable, _x = select.select([self.signals.fileno()], [self.fd], [], timeout)
+            if readable:
+                self.signals.drain()  # the flag says it: the descriptor need not wake this wait again
+            if writable:
+                try:
+                    view = view[os.write(self.fd, view[: self.piece]) :]
+                except BlockingIOError:  # a descriptor the host made non-blocking, with less room than select said
+                    continue
+                except OSError as exc:
+                    self.failed = exc
+                    return
+                self.progress = time.monotonic()
+
+    def _hand_over(self, view: memoryview) -> None:
+        if self.changed is None:
+            import threading
+
+            self.changed = threading.Condition()
+            threading.Thread(target=self._writer, args=(self.changed,), daemon=True, name=f"write {self.fd}").start()
+        with self.changed:
+            self.job = view
+            self.changed.notify()
         while True:
             with self.changed:
-                while not self.waiting:
-                    self.changed.wait()
-                item = self.waiting.popleft()
-                if isinstance(item, str):
-                    self.size -= len(item)
-                self.busy = True
-            line = item if isinstance(item, str) else f"mockmcp: {item} note(s) dropped here: stderr was not being read"
+                if self.job is None:
+                    return
+            timeout = self._patience_left()
+            if self.gave_up:
+                return  # the thread stays blocked in its write: nothing is written after it
+            wait_readable([self.signals.fileno()], timeout)
+            self.signals.drain()  # every waiter looks at its own state after a wake, so none is lost
+
+    def _writer(self, changed: threading.Condition) -> None:
+        while True:
+            with changed:
+                while self.job is None:
+                    changed.wait()
+                view = self.job
             try:
-                self.stream.write(line + "\n")  # type: ignore[attr-defined]
-                self.stream.flush()  # type: ignore[attr-defined]
-            except (OSError, ValueError):
-                pass  # stderr is gone: nothing more to say there
-            with self.changed:
-                self.busy = False
-                self.changed.notify_all()
+                while view:
+                    view = view[os.write(self.fd, view[: self.piece]) :]
+                    self.progress = time.monotonic()
+            except OSError as exc:
+                self.failed = exc
+            with changed:
+                self.job = None
+            self.signals.wake()
+
+    def _await_reader(self) -> None:
+        if self.unread is None:
+            self.unread = unread_counter(self.fd) or (lambda: 0)
+        deadline = time.monotonic() + self.turn
+        spins = 0
+        while self.unread() > 0 and self.signals.received is None and time.monotonic() < deadline:
+            spins += 1
+            if spins < 20 and _YIELD is not None:
+                _YIELD()  # the host, on this core or another, reads within microseconds
+            else:
+                time.sleep(0.0001)
+
+
+def _room_taken_whole(fd: int) -> int:
+    """The most a write to fd may hold so that a descriptor with room takes it without blocking: PIPE_BUF for a
+    pipe or a socket; a file or a terminal takes any write."""
+    import stat
+
+    mode = os.fstat(fd).st_mode
+    return select.PIPE_BUF if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else 1 << 30
+
+
+def write_whole(fd: int, data: bytes, signals: Signals, patience: float, threaded: bool | None = None) -> bool:
+    """Write all of data to fd (see `Outlet`): False, with part of data unwritten, only when after a signal the
+    reader took no byte for `patience` seconds. Raises OSError (e.g. BrokenPipeError) as `write_all` does."""
+    outlet = Outlet(fd, signals, patience, threaded=threaded)
+    whole = outlet.put(data)
+    if outlet.failed is not None:
+        raise outlet.failed
+    return whole
+
+
+def unread_counter(fd: int) -> Callable[[], int] | None:
+    """How many of the bytes written to fd its reader has not taken yet, for a pipe or a socket where the
+    system can tell (Linux, macOS: an ioctl); None elsewhere (a file, a terminal, Windows), then no one waits."""
+    try:
+        import array
+        import fcntl
+        import stat
+        import termios
+
+        mode = os.fstat(fd).st_mode
+        request = termios.FIONREAD if stat.S_ISFIFO(mode) else termios.TIOCOUTQ if stat.S_ISSOCK(mode) else None
+    except (ImportError, AttributeError, OSError):
+        return None
+    if request is None:
+        return None
+    count = array.array("i", [0])
+
+    def unread() -> int:
+        try:
+            fcntl.ioctl(fd, request, count)
+        except OSError:
+            return 0
+        return count[0]
+
+    return unread
