@@ -1,16 +1,9 @@
 """Validating cassette data: plain data in, model objects out, or a Problem naming the place.
 
-The format is described once, as a table of `Field`s (`CASSETTE` and the rows it nests): each key's
-name, kind, allowed values, whether it is required, what it means and how to write it. Each kind's
-check (`KINDS`) holds a value to its row, so each problem says where it is and what to write
-instead; `schema` emits the JSON Schema from the same rows. A key no row names is an error naming those that exist,
-so a misspelled fault knob is never a silent no-op. What is not one field's (which client message
-an interaction has, what only a request may carry, what replay would serve wrongly) is the small
-functions after the table.
-
-`from_data` is the one checked constructor of a Cassette, and `checked` re-validates one built in
-code (through `to_data`, the road a file takes); both raise a located CassetteError. `store` calls
-`cassette` directly, to add the line in the file to a Problem's place.
+The format is one table of `Field`s (`CASSETTE` and the rows it nests); each kind's check (`KINDS`)
+holds a value to its row, and `schema` emits the JSON Schema from the same rows. A key no row names
+is an error naming those that exist, so a misspelled fault knob is never a silent no-op. What is not
+one field's is the small functions after the table. `from_data` is the one checked constructor.
 """
 
 from __future__ import annotations
@@ -44,12 +37,9 @@ __all__ = [
 
 
 class Field:
-    """One key of a mapping in the format. `kind` (a key of `KINDS`) says how its value is checked;
-    `doc` is what an editor shows; `fix` how to write it; `problem` what is wrong when the kind's own
-    words do not say it (`{key}`, `{value!r}`, `{low}` filled in).
-
-    A class with slots, not a NamedTuple: every replay's start builds the table, and defining a
-    NamedTuple costs more than building all its rows. A row is never changed once built."""
+    """One key of a mapping in the format: `kind` (a key of `KINDS`) checks its value, `doc` is what an editor
+    shows, `fix` how to write it, `problem` what is wrong where the kind's words do not say it (`{key}`,
+    `{value!r}`, `{low}` filled in). Slots, not a NamedTuple: cheaper to define on every replay's start."""
 
     __slots__ = ("default", "doc", "fix", "kind", "name", "null", "problem", "required", "rows", "values")
 
@@ -223,11 +213,8 @@ def checked(built: Cassette) -> Cassette:
 
 
 def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
-    """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it).
-
-    `served=False` leaves out the checks of what replay serves (`served_problems`): `store.load` does so
-    for data cached from this very file, which passed them when it was cached.
-    """
+    """Validate plain data into a Cassette; raises Problem. `served=False` leaves out `served_problems`
+    (`store.load`, for data cached from this very file, which passed them when it was cached)."""
     _mapping(data, (), CASSETTE.fix)
     _json_data(data)
     _known_keys(data, (), CASSETTE.rows)
@@ -238,11 +225,8 @@ def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
 
 
 def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
-    """Every problem `cassette` would raise one at a time, in one pass, and the interactions that are valid.
-
-    For a file with several mistakes (lint reports them all at once): each unknown key, then at most
-    one other problem per interaction, since what follows a broken value cannot be judged.
-    """
+    """Every problem `cassette` would raise one at a time (lint's), and the valid interactions: each unknown
+    key, then at most one other problem per interaction, since what follows a broken value cannot be judged."""
     if not isinstance(data, dict):
         return [Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping")], []
     found, valid = _unknown_keys(data, (), CASSETTE.rows), list[tuple[int, Interaction]]()
@@ -563,12 +547,9 @@ def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -
 
 
 def _json_data(data: Any, at: Place = ()) -> None:
-    """Every value in the cassette is JSON data: what a JSON-RPC peer can receive, nested within bounds.
-
-    YAML can also say binary, sets, timestamps, non-string keys, NaN and infinity (`.nan`, `1e400`);
-    a strict JSON reader refuses each, so the cassette does. The walk keeps its own stack, so a deep
-    value is a located Problem, never a RecursionError. Raises Problem for the first such value.
-    """
+    """Raises Problem for the first value that is not JSON data nested within bounds: YAML can also say binary,
+    sets, timestamps, non-string keys, NaN and infinity, which a strict JSON reader refuses. Its own stack: a
+    deep value is a located Problem, never a RecursionError."""
     stack: list[tuple[Place, Any]] = [] if _plainly_json(data) else [(at, data)]
     while stack:
         place, value = stack.pop()
@@ -634,17 +615,10 @@ def _plainly_json(data: Any) -> bool:
 
 
 def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem]:
-    """What replay would serve wrongly, for interactions valid one by one (with their places), in order:
-
-    - a response whose result a host cannot read as meant (`served_response`), where it is sent;
-    - a request that nothing answers: no `response`, and nothing that says why (`drop`, `raw_response`,
-      `exit`, a later `notifications/cancelled` of its id in its session, or a `subscriptions/listen`,
-      whose answer comes only when the stream ends). Replay could never answer it: the host would wait
-      for ever, so the cassette is refused rather than served.
-
-    A cassette cached from its file passed these when it was cached, so a replay started on it (the
-    launch path) skips them; they run wherever a cassette is parsed or built afresh.
-    """
+    """What replay would serve wrongly, for interactions valid one by one (with their places), in order: a
+    result a host cannot read as meant (`shapes.answer_flaws`), where it is sent; a request that nothing
+    answers and nothing says why (`drop`, `raw_response`, `exit`, a later cancel of its id in its session, a
+    `subscriptions/listen`): the host would wait for ever. Left out of a load from the cache (the launch path)."""
     from mockmcp.cassette import shapes  # deferred: see above
 
     cancels = _cancels(interactions)
