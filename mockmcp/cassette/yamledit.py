@@ -87,7 +87,7 @@ def _mapping(text: str, node: yaml.MappingNode, old: dict[Any, Any], new: dict[A
     added = {name: item for name, item in new.items() if name not in old}
     if added:
         column = node.value[0][0].start_mark.column
-        lines = _indent(yamlfile.dump_block(added).rstrip("\n"), column)
+        lines = _indent(yamlfile.dump(added, block=True).rstrip("\n"), column)
         edits.append(_append(text, _value_end(text, node.value[-1][1]), " " * column + lines))
 
 
@@ -104,7 +104,7 @@ def _entry(text: str, key: yaml.Node, value: yaml.Node, old: Any, new: Any, edit
     except _Whole:
         del edits[mark:]  # what the attempt edited inside is replaced with the rest
     start, end = key.start_mark.index, _value_end(text, value)
-    rendered = _indent(yamlfile.dump_block({key.value: new}).rstrip("\n"), key.start_mark.column)
+    rendered = _indent(yamlfile.dump({key.value: new}, block=True).rstrip("\n"), key.start_mark.column)
     # A comment after the key (`response:   # why it fails`), before its block, stays on the key's line.
     between = text[key.end_mark.index : value.start_mark.index]
     comment = between.split("\n", 1)[0] if "\n" in between else ""
@@ -155,14 +155,14 @@ def _item(text: str, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> 
     except _Whole:
         del edits[mark:]
     dash = _dash(text, value)
-    rendered = _indent(yamlfile.dump_block([new]).rstrip("\n"), _column(text, dash))
+    rendered = _indent(yamlfile.dump([new], block=True).rstrip("\n"), _column(text, dash))
     edits.append((dash, _value_end(text, value), rendered))
 
 
 def _insert_items(text: str, node: yaml.SequenceNode, index: int, items: list[Any]) -> tuple[int, int, str]:
     """New items before node.value[index], or after the last one."""
     column = _column(text, _dash(text, node.value[0]))
-    rendered = " " * column + _indent(yamlfile.dump_block(items).rstrip("\n"), column)
+    rendered = " " * column + _indent(yamlfile.dump(items, block=True).rstrip("\n"), column)
     if index < len(node.value):
         start = _line_start(text, _dash(text, node.value[index]))
         return start, start, rendered + "\n"
