@@ -55,12 +55,8 @@ GET_STREAM = "get"
 
 
 class ServerItem(NamedTuple):
-    """One thing the server sent: kind is NOTIFICATION, REQUEST (with the client's `response`) or RAW.
-
-    `stream` is GET_STREAM when a Streamable HTTP server sent it on the session's GET stream while
-    the request was in flight (None: on the request's own stream, or over stdio). `took`: for a
-    server request, the seconds from it to the host's answer (`at + took`: when the answer came).
-    """
+    """One thing the server sent: kind is NOTIFICATION, REQUEST (with the client's `response`) or RAW. Each field
+    is the key of the same name, whose row in `validation.CASSETTE` says what it means."""
 
     kind: str
     message: Any
@@ -74,15 +70,9 @@ class ServerItem(NamedTuple):
 
 
 class Interaction(NamedTuple):
-    """A client message (or none, for unsolicited server messages), what the server sent, the response.
-
-    The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
-    `times` this interaction is played before the next recording of the same request takes over
-    (ANY_TIMES: as often as asked) and `after` (repeat or unmatched) once the last one is used up,
-    `drop` the reply (True: the host waits on; CUT: its answer breaks off there), send `raw_response`
-    instead of it, `exit` (status, when) to end the session. `match`: the request's match rules as
-    written (params path -> matcher, see MATCHERS and MATCHER_ARGUMENTS), None when it has none.
-    """
+    """A client message (or none, for unsolicited server messages), what the server sent, the response, and
+    the fault knobs a person adds by hand. Each field is the key of the same name (`message`: the one under
+    `kind`), whose row in `validation.CASSETTE` says what it means."""
 
     kind: str  # REQUEST, NOTIFICATION or SERVER (unsolicited)
     message: dict[str, Any] | None = None
@@ -155,11 +145,8 @@ class Cassette(NamedTuple):
 
 
 def recorded_url(meta: dict[str, Any]) -> str | None:
-    """The endpoint URL a cassette recorded over HTTP (`record --http-target`) names as its `meta.server`, else None.
-
-    The recording proxy writes the target's URL alone where the stdio recorder writes the server's command,
-    so a fix that records again, or verify, tells the two apart by it.
-    """
+    """The endpoint URL a cassette recorded over HTTP names as its `meta.server` (where the stdio recorder writes
+    the server's command), else None."""
     server = meta.get("server")
     if not (isinstance(server, list) and len(server) == 1 and isinstance(server[0], str)):
         return None
@@ -175,14 +162,10 @@ def session_eras(cassette: Cassette) -> dict[int, dict[str, str | None]]:
 
 
 def written_eras(cassette: Cassette, eras: dict[int, dict[str, str | None]] | None = None) -> list[str]:
-    """The era each interaction's client message speaks, as replay matches it (`matching.Matcher.key`).
-
-    Its own when its `_meta` names a protocol version (`protocol.params_era`). A message written
-    without one (a hand-written recipe, as the faults cookbook gives them) speaks its session's era
-    when that session speaks only the stateless one (its messages say so, or `meta.era` where they
-    show no era at all): every host of that era names its version, so such a request would otherwise
-    never be matched. Elsewhere, handshake. `eras`: `session_eras(cassette)`, when the caller has it already.
-    """
+    """The era each interaction's client message speaks, as replay matches it: its own when its `_meta` names a
+    protocol version (`protocol.params_era`); a message without one (a hand-written recipe) its session's when
+    that speaks only the stateless one (as its messages or `meta.era` say), since every host of that era names
+    its version. Elsewhere, handshake. `eras`: `session_eras(cassette)`, when the caller has it already."""
     eras = session_eras(cassette) if eras is None else eras
     stated = cassette.meta.get("era") == protocol.STATELESS
     sole = {session for session, shown in eras.items() if list(shown) == [protocol.STATELESS] or (not shown and stated)}

@@ -1,8 +1,7 @@
-"""Loading and saving cassettes, checked both ways: `save` never writes what `load` would refuse.
+"""Loading and saving cassettes, checked both ways: `save` never writes what `load` would refuse. On the launch path.
 
-A problem raises CassetteError naming the place (`interactions[3].response`) and, from a file, the file
-and line. Loading goes through the cache of parsed cassettes (`files`); saving over an existing file
-rewrites it in place (`yamledit`), so what did not change keeps its text and comments. On the launch path.
+A problem raises CassetteError naming the place and, from a file, the line. Loading goes through the cache
+of parsed cassettes (`files`); saving over a file rewrites it in place (`yamledit`), comments kept.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Rewriting a cassette's YAML text in place: only what changed is written again.
+"""Rewriting a cassette's YAML text in place: only what changed is written again, so comments stay.
 
-PyYAML drops comments and key order, so writing a cassette afresh would lose a person's notes on every
-`verify --update` (a round-trip library would be a second dialect and a slower import). So the old and
-new data are compared from the root down over `compose`'s nodes, and only entries whose values differ
-are replaced, each by the standard dump of its new value indented where it stands. Flow collections,
-and changes the text cannot take in place, replace the enclosing entry. The result is parsed back and
-compared (JSON types exact): should it differ, `rewrite` gives None and the caller writes afresh, so an
-edit can lose comments but never data.
+The old and new data are compared from the root down over `compose`'s nodes; only entries whose values
+differ are replaced, each by the dump of its new value where it stands (flow collections, and changes the
+text cannot take in place, replace the enclosing entry). The result is parsed back and compared: should it
+differ, `rewrite` gives None and the caller writes afresh, so an edit can lose comments but never data.
 """
 
 from __future__ import annotations
