@@ -63,14 +63,12 @@ def _sync_folder(folder: str) -> None:
     """Make a rename in folder durable; a file system that cannot sync a folder is left as it is."""
     try:
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError:
         pass
-    finally:
-        os.close(fd)
 
 
 def journal_path(cassette_path: str) -> str:
@@ -96,17 +94,13 @@ def _cache_folder() -> str | None:
     return os.path.join(base, "mockmcp")
 
 
-def _blake2b(data: bytes, key: bytes = b"") -> str:
+def digest(raw: bytes, key: bytes = b"") -> str:
+    """The hash of a cassette's bytes, which tells one version of its file from another (with a key: a signature)."""
     try:  # the hash itself, without hashlib's OpenSSL binding (milliseconds of start-up)
         from _blake2 import blake2b
     except ImportError:  # another Python than CPython
         from hashlib import blake2b
-    return blake2b(data, digest_size=20, key=key).hexdigest()
-
-
-def digest(raw: bytes) -> str:
-    """The hash of a cassette's bytes, which tells one version of its file from another."""
-    return _blake2b(raw)
+    return blake2b(raw, digest_size=20, key=key).hexdigest()
 
 
 def _entry(path: str, hashed: str) -> tuple[str | None, dict[str, Any]]:
@@ -173,7 +167,7 @@ def read_cache(path: str, raw: bytes, hashed: str) -> Any:
     if blob is None or key is None:
         return None
     signature, _, body = blob.partition(b"\n")
-    if not _compare_digest(signature, _blake2b(body, key).encode()):
+    if not _compare_digest(signature, digest(body, key).encode()):
         return None
     try:
         cached = json.loads(body)
@@ -198,6 +192,6 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
         os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
         key = _key(os.path.dirname(file), create=True)
         if key is not None:  # not fsynced, unlike atomic_write: a torn cache file is a miss, and first starts count
-            _replace(file, _blake2b(body, key).encode() + b"\n" + body, mode & 0o666, sync=False)
+            _replace(file, digest(body, key).encode() + b"\n" + body, mode & 0o666, sync=False)
     except OSError:
         pass
