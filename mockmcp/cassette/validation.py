@@ -41,7 +41,7 @@ class Field:
     shows, `fix` how to write it, `problem` what is wrong where the kind's words do not say it (`{key}`,
     `{value!r}`, `{low}` filled in). Slots, not a NamedTuple: cheaper to define on every replay's start."""
 
-    __slots__ = ("default", "doc", "fix", "kind", "name", "null", "problem", "required", "rows", "values")
+    __slots__ = ("default", "doc", "fix", "index", "kind", "name", "null", "problem", "required", "rows", "values")
 
     def __init__(
         self,
@@ -58,6 +58,9 @@ class Field:
     ) -> None:
         self.name, self.kind, self.doc, self.fix, self.values = name, kind, doc, fix, values
         self.rows, self.default, self.null, self.required, self.problem = rows, default, null, required, problem
+        # What `_fields` reads for each mapping: the rows by name, the values of those absent, the required ones.
+        absent = {row.name: row.default for row in rows if not row.required}
+        self.index = ({row.name: row for row in rows}, absent, tuple(row for row in rows if row.required))
 
 
 _DAY = 86400.0  # the most replay waits: more is a mistake, and the timers that wait it out have limits of their own
@@ -215,10 +218,8 @@ def checked(built: Cassette) -> Cassette:
 def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
     """Validate plain data into a Cassette; raises Problem. `served=False` leaves out `served_problems`
     (`store.load`, for data cached from this very file, which passed them when it was cached)."""
-    _mapping(data, (), CASSETTE.fix)
-    _json_data(data)
-    _known_keys(data, (), CASSETTE.rows)
-    interactions = tuple(_fields(data, (), CASSETTE.rows)["interactions"])
+    _json_data(_mapping(data, (), CASSETTE.fix))
+    interactions = tuple(_table(data, (), CASSETTE)["interactions"])
     for problem in served_problems(list(enumerate(interactions))) if served else ():
         raise problem
     return Cassette(interactions, data.get("meta") or {}, path)
@@ -229,7 +230,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
     key, then at most one other problem per interaction, since what follows a broken value cannot be judged."""
     if not isinstance(data, dict):
         return [Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping")], []
-    found, valid = _unknown_keys(data, (), CASSETTE.rows), list[tuple[int, Interaction]]()
+    found, valid = _unknown_keys(data, (), CASSETTE), list[tuple[int, Interaction]]()
     try:
         cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
     except Problem as problem:
@@ -237,7 +238,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
     items = data.get("interactions")
     for index, value in enumerate(items if isinstance(items, list) else ()):
         place: Place = ("interactions", index)
-        unknown = _unknown_keys(value, place, _INTERACTION.rows) if isinstance(value, dict) else []
+        unknown = _unknown_keys(value, place, _INTERACTION) if isinstance(value, dict) else []
         found += unknown
         try:
             if not unknown:
@@ -251,10 +252,10 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
 # --- each kind of value: (value, place, row) -> the value as the model holds it, or Problem ---------------
 
 
-def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict[str, Any]:
+def _fields(data: dict[str, Any], place: Place, table: Field) -> dict[str, Any]:
     """Each row's value in data (a mapping known to hold no keys but its rows' and, if open, its own), checked
     in the order of the text; a row absent (or null, where null means absent) has its default."""
-    _, names, defaults, required = _index(rows)
+    names, defaults, required = table.index
     values = defaults.copy()
     for key, value in data.items():
         row = names.get(key)
@@ -266,24 +267,11 @@ def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict
     return values
 
 
-def _index(rows: tuple[Field, ...]) -> tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]:
-    """A table's rows by name, the values of those absent, and the required ones: made once for each table."""
-    index = _INDEX.get(id(rows))
-    if index is None:  # the rows are kept in it, so that their id stays theirs
-        defaults = {row.name: row.default for row in rows if not row.required}
-        index = (rows, {row.name: row for row in rows}, defaults, tuple(row for row in rows if row.required))
-        _INDEX[id(rows)] = index
-    return index
-
-
-_INDEX: dict[int, tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]] = {}
-
-
 def _table(value: Any, place: Place, row: Field) -> dict[str, Any]:
     data = _mapping(value, place, row.fix)
     if row.kind != "open":
-        _known_keys(data, place, row.rows)
-    return _fields(data, place, row.rows)
+        _known_keys(data, place, row)
+    return _fields(data, place, row)
 
 
 def _list(value: Any, place: Place, row: Field) -> list[Any]:
@@ -446,7 +434,7 @@ def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
 
 
 def _interaction(data: Any, place: Place, row: Field) -> Interaction:
-    _known_keys(_mapping(data, place, row.fix), place, row.rows)
+    _known_keys(_mapping(data, place, row.fix), place, row)
     kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
     kind = kinds[0] if kinds else model.SERVER
     if len(kinds) > 1:
@@ -466,14 +454,14 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
     if data.get("times") == model.ANY_TIMES and "after" in data:
         problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
         raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
-    values = _fields(data, place, row.rows)
+    values = _fields(data, place, row)
     message, server = values[kind] if kinds else None, tuple(values.pop(model.SERVER))
     del values[REQUEST], values[NOTIFICATION]
     return Interaction(kind, message, server, **values)
 
 
 def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
-    _known_keys(_mapping(data, place, row.fix), place, row.rows)
+    _known_keys(_mapping(data, place, row.fix), place, row)
     kinds = [key for key in (NOTIFICATION, REQUEST, model.RAW) if key in data]
     if len(kinds) != 1:
         problem = "a server item has exactly one of `notification`, `request` and `raw`"
@@ -481,7 +469,7 @@ def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
     if NOTIFICATION in data and "response" in data:
         _message(data[NOTIFICATION], place + (NOTIFICATION,), row.rows[1])  # a problem of its own comes first
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
-    values = _fields(data, place, row.rows)
+    values = _fields(data, place, row)
     if values["took"] is not None and values["response"] is None:
         problem = "`took` is the time the host took to answer a server request: this item has no `response`"
         raise Problem(place + ("took",), problem, "remove `took`, or add the host's `response`")
@@ -526,15 +514,15 @@ def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
     return data
 
 
-def _known_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> None:
-    for problem in _unknown_keys(data, place, rows):
+def _known_keys(data: dict[str, Any], place: Place, table: Field) -> None:
+    for problem in _unknown_keys(data, place, table):
         raise problem
 
 
-def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> list[Problem]:
-    if _index(rows)[1].keys() >= data.keys():
+def _unknown_keys(data: dict[str, Any], place: Place, table: Field) -> list[Problem]:
+    if table.index[0].keys() >= data.keys():
         return []
-    known = tuple(row.name for row in rows)
+    known = tuple(table.index[0])
     found = []
     for key in (key for key in data if key not in known):
         miss = _near(str(key), known)
