@@ -215,7 +215,7 @@ def dump(cassette: Cassette) -> str:
     from mockmcp.cassette.schema import MODELINE
 
     data = cassette.to_data()
-    from_data(data, cassette.path)  # the check `checked` makes, on the very data that is written
+    from_data(data, cassette.path)  # the check, on the very data that is written
     return MODELINE + "\n" + yamlfile.dump(data)
 
 

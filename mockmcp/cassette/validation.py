@@ -27,7 +27,6 @@ __all__ = [
     "Problem",
     "REQUEST_ONLY",
     "cassette",
-    "checked",
     "from_data",
     "problems",
     "response",
@@ -208,11 +207,6 @@ def from_data(data: Any, path: str | None = None) -> Cassette:
         return cassette(data, path)
     except Problem as problem:
         raise CassetteError(problem.problem, path=path, place=render_place(problem.place), fix=problem.fix) from None
-
-
-def checked(built: Cassette) -> Cassette:
-    """The same cassette, validated as if it were loaded from its file; raises CassetteError naming the place."""
-    return from_data(built.to_data(), built.path)
 
 
 def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
