@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from mockmcp._wire.words import Place, render_place
+from mockmcp._wire.words import render_place
 from mockmcp.cassette import files
-from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.validation import Problem, from_data
 from mockmcp.cassette.validation import cassette as validated
 from mockmcp.errors import CassetteError
@@ -19,20 +19,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = [
-    "Cassette",
-    "FORMAT_VERSION",
-    "Interaction",
-    "Place",
-    "ServerItem",
-    "dump",
-    "from_data",
-    "load",
-    "loads",
-    "now_iso",
-    "render_place",
-    "save",
-]
+    from mockmcp.cassette.model import Interaction
+
+__all__ = ["Cassette", "dump", "from_data", "load", "loads", "now_iso", "save"]
 
 
 def loads(text: str, path: str | None = None) -> Cassette:
