@@ -454,7 +454,7 @@ def test_a_cassette_built_in_code_that_load_would_refuse_is_never_saved(
     assert (error.value.place, error.value.path) == (place, str(target)) and problem in error.value.problem
     assert target.read_bytes() == before, "the old cassette stays as it was"
     with pytest.raises(CassetteError) as checked:
-        validation.checked(bad)
+        validation.from_data(bad.to_data(), bad.path)
     assert checked.value.place == place
     with pytest.raises(CassetteError):
         cassette.save(bad, str(tmp_path / "new.yaml"))
@@ -472,7 +472,7 @@ def test_the_checked_constructor_raises_at_once_with_the_place() -> None:
     built = cassette.from_data(
         {"version": 1, "interactions": [{"request": {"method": "x"}, "response": {"result": {}}}]}
     )
-    assert validation.checked(built) == built
+    assert validation.from_data(built.to_data(), built.path) == built
     assert cassette.loads(cassette.dump(built)).interactions == built.interactions
 
 

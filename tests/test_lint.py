@@ -11,8 +11,8 @@ import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp._wire import protocol
+from mockmcp._wire.words import render_place
 from mockmcp.cassette import shapes, yamlfile
-from mockmcp.cassette.store import render_place
 from mockmcp.tools import _lint as lint
 
 HEAD = "version: 1\ninteractions:\n"

@@ -30,19 +30,26 @@ __all__ = ["atomic_write", "digest", "journal_path", "read_cache", "write_cache"
 def atomic_write(path: str, text: str) -> None:
     """Write text to path so that readers see the old file or the new one, never a part, even after a crash
     (synced before the rename, the folder after it). The file keeps its mode; a link's target is replaced."""
-    import tempfile  # deferred: it costs start-up time, and replay writes files only on request
-
     if os.path.islink(path):
         path = os.path.realpath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=folder)
+    _replace(path, text.encode("utf-8"), _mode_for(path), sync=True)
+    _sync_folder(folder)
+
+
+def _replace(path: str, data: bytes, mode: int, sync: bool) -> None:
+    """Put data at path by renaming a fresh file (mkstemp) over it, removed again should anything fail."""
+    import tempfile  # deferred: it costs start-up time, and replay writes files only on request
+
+    fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=os.path.dirname(path) or ".")
     try:
-        os.fchmod(fd, _mode_for(path))
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -50,21 +57,18 @@ def atomic_write(path: str, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
-    _sync_folder(folder)
 
 
 def _sync_folder(folder: str) -> None:
     """Make a rename in folder durable; a file system that cannot sync a folder is left as it is."""
     try:
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError:
         pass
-    finally:
-        os.close(fd)
 
 
 def journal_path(cassette_path: str) -> str:
@@ -90,17 +94,13 @@ def _cache_folder() -> str | None:
     return os.path.join(base, "mockmcp")
 
 
-def _blake2b(data: bytes, key: bytes = b"") -> str:
+def digest(raw: bytes, key: bytes = b"") -> str:
+    """The hash of a cassette's bytes, which tells one version of its file from another (with a key: a signature)."""
     try:  # the hash itself, without hashlib's OpenSSL binding (milliseconds of start-up)
         from _blake2 import blake2b
     except ImportError:  # another Python than CPython
         from hashlib import blake2b
-    return blake2b(data, digest_size=20, key=key).hexdigest()
-
-
-def digest(raw: bytes) -> str:
-    """The hash of a cassette's bytes, which tells one version of its file from another."""
-    return _blake2b(raw)
+    return blake2b(raw, digest_size=20, key=key).hexdigest()
 
 
 def _entry(path: str, hashed: str) -> tuple[str | None, dict[str, Any]]:
@@ -167,7 +167,7 @@ def read_cache(path: str, raw: bytes, hashed: str) -> Any:
     if blob is None or key is None:
         return None
     signature, _, body = blob.partition(b"\n")
-    if not _compare_digest(signature, _blake2b(body, key).encode()):
+    if not _compare_digest(signature, digest(body, key).encode()):
         return None
     try:
         cached = json.loads(body)
@@ -188,26 +188,10 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
         body = json.dumps({"stamp": stamp, "data": data}, ensure_ascii=False, allow_nan=False).encode()
     except (TypeError, ValueError, RecursionError):  # loading refuses such data anyway
         return
-    import tempfile  # deferred: only a first load writes the cache
-
-    tmp = None
     try:
         os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
         key = _key(os.path.dirname(file), create=True)
-        if key is None:
-            return
-        # Not atomic_write: a cache needs no fsync (a torn file is a miss), and first starts count.
-        fd, tmp = tempfile.mkstemp(prefix=".mockmcp-", suffix=".tmp", dir=os.path.dirname(file))
-        os.fchmod(fd, mode & 0o666)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_blake2b(body, key).encode() + b"\n" + body)
-        os.replace(tmp, file)
-        tmp = None
+        if key is not None:  # not fsynced, unlike atomic_write: a torn cache file is a miss, and first starts count
+            _replace(file, digest(body, key).encode() + b"\n" + body, mode & 0o666, sync=False)
     except OSError:
         pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

@@ -1,14 +1,7 @@
-"""The cassette model: a recorded MCP session as frozen data. The format's story: docs/cassette-format.md.
+"""The cassette model: a recorded MCP session as frozen data (docs/cassette-format.md); on the launch path.
 
-The types are immutable NamedTuples: the model is on the launch path (docs/architecture.md,
-"Start-up rules").
-
-The model checks nothing itself and imports nothing that does (`validation` imports the model,
-never the other way round). Plain data (a file's, a test's) becomes a Cassette through the one
-checked constructor, `validation.from_data`, which raises a located CassetteError. Values built in
-code (the recorder's, `_replace` on a loaded cassette) are checked when saved: `store.save` passes
-the very data it writes through `from_data`, so a cassette that `load` would refuse is never
-written. `to_data` gives back the plain data a cassette file holds.
+The model checks nothing: plain data becomes a Cassette through `validation.from_data` alone, and
+`store.save` checks the very data it writes, so a cassette `load` would refuse is never written.
 """
 
 from __future__ import annotations
@@ -48,37 +41,22 @@ FORMAT_VERSION = 1
 AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
 ANY_TIMES = "any"  # `times: any`: played as often as asked, never used up (no repeat, so `--strict` allows it)
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
-# `drop: cut`: the reply never comes, and the request's answer breaks off there (over Streamable HTTP, its
-# stream's connection is cut after the server messages before it); `drop: true`: the reply never comes.
-CUT = "cut"
+CUT = "cut"  # `drop: cut`: the reply never comes, and the answer breaks off there (`drop: true`: it never comes)
 # The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
 KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
-# A request's match rules (`match:`, params path -> matcher) compare a value otherwise than equal: a word
-# (`any`: any value, or none; `type`: a value of the recorded value's JSON type; `subset`: an object with
-# at least the recorded keys and values; `unordered`: the recorded list's items in any order), or a
-# mapping of one key with its argument (`{regex: PATTERN}`: a string the pattern matches whole;
-# `{type: NAME}`: a value of that JSON type).
+# A request's match rules (`match:`, params path -> matcher): a word, or a mapping of one key with its argument.
 MATCHERS = ("any", "type", "subset", "unordered")
-# `expect:` what a person says an interaction is meant to be: `fault`, a deliberate fault (lint keeps quiet
-# about the warnings it would give it).
-EXPECTS = ("fault",)
 MATCHER_ARGUMENTS = ("regex", "type")
-# What an interaction or a server item is: the client's REQUEST or NOTIFICATION (a server item: the
-# server's), SERVER for an interaction that is only what the server sent unprompted, RAW for a server
-# item that is a line written by hand, sent as it is. REQUEST and NOTIFICATION are JSON-RPC's words.
-SERVER = "server"
-RAW = "raw"
+EXPECTS = ("fault",)  # `expect: fault`: a deliberate fault (lint keeps quiet about its warnings)
+SERVER = "server"  # an interaction of server messages alone, unprompted (else REQUEST or NOTIFICATION)
+RAW = "raw"  # a server item that is a line written by hand, sent as it is
 # A server item's `stream` over Streamable HTTP: the session's GET stream (absent: the request's own).
 GET_STREAM = "get"
 
 
 class ServerItem(NamedTuple):
-    """One thing the server sent: kind is NOTIFICATION, REQUEST (with the client's `response`) or RAW.
-
-    `stream` is GET_STREAM when a Streamable HTTP server sent it on the session's GET stream while
-    the request was in flight (None: on the request's own stream, or over stdio). `took`: for a
-    server request, the seconds from it to the host's answer (`at + took`: when the answer came).
-    """
+    """One thing the server sent: kind is NOTIFICATION, REQUEST (with the client's `response`) or RAW. Each field
+    is the key of the same name, whose row in `validation.CASSETTE` says what it means."""
 
     kind: str
     message: Any
@@ -88,27 +66,13 @@ class ServerItem(NamedTuple):
     took: float | None = None
 
     def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {} if self.at is None else {"at": self.at}
-        data[self.kind] = self.message
-        if self.response is not None:
-            data["response"] = self.response
-        if self.stream is not None:
-            data["stream"] = self.stream
-        if self.took is not None:
-            data["took"] = self.took
-        return data
+        return _written(self, ("at", "message", "response", "stream", "took"))
 
 
 class Interaction(NamedTuple):
-    """A client message (or none, for unsolicited server messages), what the server sent, the response.
-
-    The fault knobs a person adds by hand (see docs/cassette-format.md): `delay` before replaying,
-    `times` this interaction is played before the next recording of the same request takes over
-    (ANY_TIMES: as often as asked) and `after` (repeat or unmatched) once the last one is used up,
-    `drop` the reply (True: the host waits on; CUT: its answer breaks off there), send `raw_response`
-    instead of it, `exit` (status, when) to end the session. `match`: the request's match rules as
-    written (params path -> matcher, see MATCHERS and MATCHER_ARGUMENTS), None when it has none.
-    """
+    """A client message (or none, for unsolicited server messages), what the server sent, the response, and
+    the fault knobs a person adds by hand. Each field is the key of the same name (`message`: the one under
+    `kind`), whose row in `validation.CASSETTE` says what it means."""
 
     kind: str  # REQUEST, NOTIFICATION or SERVER (unsolicited)
     message: dict[str, Any] | None = None
@@ -141,34 +105,26 @@ class Interaction(NamedTuple):
         return None if self.message is None else self.message.get("params")
 
     def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {} if self.at is None else {"at": self.at}
-        if self.session:
-            data["session"] = self.session
-        if self.message is not None:
-            data[self.kind] = self.message
-        if self.match is not None:
-            data["match"] = self.match
-        if self.expect is not None:
-            data["expect"] = self.expect
-        if self.delay:
-            data["delay"] = self.delay
-        if self.times != 1:
-            data["times"] = self.times
-        if self.after != "repeat":
-            data["after"] = self.after
-        if self.server:
-            data["server"] = [item.to_data() for item in self.server]
-        if self.drop:
-            data["drop"] = self.drop
-        if self.raw_response is not None:
-            data["raw_response"] = self.raw_response
-        if self.response is not None:
-            data["response"] = self.response
-        if self.exit is not None:
-            data["exit"] = {"status": self.exit[0], "when": self.exit[1]}
-        if self.took is not None:
-            data["took"] = self.took
-        return data
+        order = ("at", "session", "message", "match", "expect", "delay", "times", "after", "server", "drop")
+        return _written(self, (*order, "raw_response", "response", "exit", "took"))
+
+
+_ALWAYS = object()  # the default of a field without one: it is always written
+
+
+def _written(value: Any, order: tuple[str, ...]) -> dict[str, Any]:
+    """A ServerItem's or an Interaction's fields, in `order`, as a file holds them: a default is left out, the
+    message is written under its kind."""
+    data: dict[str, Any] = {}
+    for key in order:
+        field = getattr(value, key)
+        if field != value._field_defaults.get(key, _ALWAYS):
+            if key == "server":
+                field = [item.to_data() for item in field]
+            elif key == "exit":
+                field = {"status": field[0], "when": field[1]}
+            data[value.kind if key == "message" else key] = field
+    return data
 
 
 class Cassette(NamedTuple):
@@ -189,11 +145,8 @@ class Cassette(NamedTuple):
 
 
 def recorded_url(meta: dict[str, Any]) -> str | None:
-    """The endpoint URL a cassette recorded over HTTP (`record --http-target`) names as its `meta.server`, else None.
-
-    The recording proxy writes the target's URL alone where the stdio recorder writes the server's command,
-    so a fix that records again, or verify, tells the two apart by it.
-    """
+    """The endpoint URL a cassette recorded over HTTP names as its `meta.server` (where the stdio recorder writes
+    the server's command), else None."""
     server = meta.get("server")
     if not (isinstance(server, list) and len(server) == 1 and isinstance(server[0], str)):
         return None
@@ -209,14 +162,10 @@ def session_eras(cassette: Cassette) -> dict[int, dict[str, str | None]]:
 
 
 def written_eras(cassette: Cassette, eras: dict[int, dict[str, str | None]] | None = None) -> list[str]:
-    """The era each interaction's client message speaks, as replay matches it (`matching.Matcher.key`).
-
-    Its own when its `_meta` names a protocol version (`protocol.params_era`). A message written
-    without one (a hand-written recipe, as the faults cookbook gives them) speaks its session's era
-    when that session speaks only the stateless one (its messages say so, or `meta.era` where they
-    show no era at all): every host of that era names its version, so such a request would otherwise
-    never be matched. Elsewhere, handshake. `eras`: `session_eras(cassette)`, when the caller has it already.
-    """
+    """The era each interaction's client message speaks, as replay matches it: its own when its `_meta` names a
+    protocol version (`protocol.params_era`); a message without one (a hand-written recipe) its session's when
+    that speaks only the stateless one (as its messages or `meta.era` say), since every host of that era names
+    its version. Elsewhere, handshake. `eras`: `session_eras(cassette)`, when the caller has it already."""
     eras = session_eras(cassette) if eras is None else eras
     stated = cassette.meta.get("era") == protocol.STATELESS
     sole = {session for session, shown in eras.items() if list(shown) == [protocol.STATELESS] or (not shown and stated)}

@@ -1,17 +1,9 @@
-"""The cassette format as a JSON Schema, for editors: completion of keys, and mistakes flagged while typing.
+"""The cassette format as a JSON Schema (draft-07, what YAML editors support best), for completion and mistakes.
 
-Theory of operation. The schema is emitted, not written: each row of `validation.CASSETTE` becomes
-a property by its kind (`_EMIT`), with its description, values and bounds; the rules that are not
-one field's (`validation._interaction`, `_server_item`) add what JSON Schema can say of them; the
-keys of MCP's params and results (offered inside `request` and `response`, by method, never
-required) come from `shapes`. A test holds it to every shipped cassette and to what validation
-refuses. It is draft-07, the draft YAML editors support best (yaml-language-server, JetBrains IDEs).
-Unknown keys inside messages are allowed, as the loader allows them; `mockmcp lint` reports them.
-
-Every cassette mockmcp writes starts with `MODELINE`, naming `SCHEMA_URL`: `docs/cassette.schema.json`
-in the repository pyproject.toml names (a test holds the two together), on its main branch. Within a
-format version the schema only ever gains keys, so an older cassette stays valid against it; a new
-format version would get a file of its own.
+Emitted, not written: each row of `validation.CASSETTE` becomes a property by its kind (`_EMIT`); the rules
+that are not one field's add what JSON Schema can say of them; MCP's params and result keys (offered by
+method, never required) come from `shapes`. Every cassette mockmcp writes starts with `MODELINE`. Within a
+format version the schema only gains keys, so an older cassette stays valid against it.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """MCP's message shapes: the keys each params and result object may hold, by method, and near misses.
 
-Theory of operation. A cassette edited by hand can say `iserror: true` for `isError: true`: the
-YAML is valid, replay serves it, and the host sees a success, so the injected tool error silently
-vanishes. The loader cannot refuse such a key (a real server may send fields the specification
-does not name, and a recording keeps them), so `mockmcp lint` walks each recorded message against
-the shapes below: a key that is one edit or a change of case away from a known one (`iserror`,
-`isErorr`, `structuredcontent`) is almost surely a typo, and an error with "did you mean"; any
-other unknown key a warning. The same `near` serves the cassette's own keys (`respnse`) in
-validation, and the JSON Schema (`schema`) is built from these tables and validation's.
-
-The tables hold the keys of every revision from 2024-11-05 to 2026-07-28 (checked against the
-specification's schemas and the official SDK's types), each shape written as its words (`_shapes`):
-the keys, which ones a host requires, and the shape a value has when that is checked too. As data,
-a shape maps each key to another shape's name (a mapping), `[name]` (a list of them) or None.
-`SPANS` says which revisions define a key that not all of them do (`resultType` is 2026-07-28's
-alone, a tool's `title` came with 2025-06-18), so a message is checked against the revision its
-session speaks: a key of another revision is no typo, but a host of this one does not read it
-(`Unknown.revisions` names where it belongs). Given no revision, every key of every one is known.
+A hand-edited `iserror: true` is valid YAML that replay serves, and the host sees a success. The loader
+cannot refuse an unknown key (a real server may send its own, and a recording keeps them), so lint walks
+each message against these shapes: a key one edit or a change of case from a known one is almost surely
+a typo (an error, "did you mean"); any other unknown key a warning. The tables hold every revision's
+keys (2024-11-05 to 2026-07-28, from the specification's schemas and the official SDK's types), each
+shape written as its words (`_shapes`); `SPANS` says which revisions define a key not all of them do, so
+a message is checked against its session's revision. Given no revision, every key of every one is known.
 """
 
 from __future__ import annotations
@@ -87,25 +77,15 @@ def _shapes(scope: str, words: dict[str, str]) -> dict[str, Shape]:
     for name, text in words.items():
         shape: Shape = {}
         for word in text.split():
-            key, child, needed, span = _WORDS.get(word) or _word(word)
-            shape[key] = child
-            if needed:
-                _REQUIRED[scope + name] = (*_REQUIRED.get(scope + name, ()), key)
-            if span:
-                SPANS.setdefault(scope + name, {})[key] = span
+            head, _, child = word.partition(":")
+            key, at, span = head.partition("@")
+            shape[key.rstrip("!")] = child or None
+            if key.endswith("!"):
+                _REQUIRED[scope + name] = (*_REQUIRED.get(scope + name, ()), key.rstrip("!"))
+            if at:
+                SPANS.setdefault(scope + name, {})[key.rstrip("!")] = _WORD_SPANS[at + span]
         table[name] = shape
     return table
-
-
-def _word(word: str) -> tuple[str, str | None, bool, tuple[str, str] | None]:
-    """One word of a shape, read once: its key, the shape of its value, whether it is required, its span."""
-    head, _, child = word.partition(":")
-    key, at, span = head.partition("@")
-    _WORDS[word] = (key.rstrip("!"), child or None, key.endswith("!"), _WORD_SPANS[at + span] if at else None)
-    return _WORDS[word]
-
-
-_WORDS: dict[str, tuple[str, str | None, bool, tuple[str, str] | None]] = {}
 
 
 _NAMED = "name! title@0618"
@@ -302,49 +282,50 @@ def unknown_keys(
         key = str(key)
         if key not in shape:
             yield Unknown(place + (key,), key, what, tuple(shape), near(key, shape))
-            continue
-        revisions = defined_in(scopes, key) if revision in REVISIONS else REVISIONS
-        if revision in REVISIONS and revision not in revisions:
-            known = tuple(name for name in shape if revision in defined_in(scopes, name))
+        elif revisions := _elsewhere(revision, scopes, key):
+            known = tuple(name for name in shape if not _elsewhere(revision, scopes, name))
             yield Unknown(place + (key,), key, what, known, None, revisions)
-            continue
-        child = shape[key]
-        if child == "meta" and isinstance(item, dict):
+        elif shape[key] == "meta" and isinstance(item, dict):
             for name in map(str, item):
-                if name in META_KEYS:
-                    revisions = defined_in(("meta",), name)
-                    if revision in REVISIONS and revision not in revisions:
-                        yield Unknown(place + (key, name), name, "`_meta`", META_KEYS, None, revisions)
-                elif (miss := near(name, META_KEYS)) is not None:
+                if name in META_KEYS and (revisions := _elsewhere(revision, ("meta",), name)):
+                    yield Unknown(place + (key, name), name, "`_meta`", META_KEYS, None, revisions)
+                elif name not in META_KEYS and (miss := near(name, META_KEYS)) is not None:
                     yield Unknown(place + (key, name), name, "`_meta`", META_KEYS, miss)
-        elif child is not None and child.startswith("[") and isinstance(item, list):
+        elif (child := shape[key]) is not None and child.startswith("[") and isinstance(item, list):
             for index, element in enumerate(item):
                 yield from _nested(element, child[1:-1], place + (key, index), revision)
-        elif child is not None:
+        elif child is not None and child != "meta":
             yield from _nested(item, child, place + (key,), revision)
+
+
+def _elsewhere(revision: str | None, scopes: tuple[str, ...], key: str) -> tuple[str, ...]:
+    """The revisions that define key, when `revision` (one of `REVISIONS`) is not one of them; else ()."""
+    revisions = defined_in(scopes, key) if revision in REVISIONS else (revision,)
+    return () if revision in revisions else revisions
 
 
 def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterator[Unknown]:
     """The unknown keys of a value of the named shape (a content block's by its `type`; `meta` is open)."""
-    kind = value.get("type") if name == "content" and isinstance(value, dict) else None
-    shape = SHAPES.get(name) if name != "content" else CONTENT_TYPES.get(kind) if isinstance(kind, str) else None
-    if name == "content" and shape is None and isinstance(value, dict) and isinstance(value.get("type"), str):
-        kind, known = value["type"], tuple(CONTENT_TYPES)
-        yield Unknown(place + ("type",), kind, "a content block", known, near(kind, known), (), CONTENT_TYPE)
+    if name != "content":
+        if name in SHAPES:
+            yield from unknown_keys(value, SHAPES[name], place, _LABELS.get(name, f"a {name}"), revision, (name,))
         return
-    if shape is not None and name == "content" and revision in REVISIONS:
-        revisions = defined_in(("content_type",), value["type"])
-        if revision not in revisions:
-            known = tuple(kind for kind in CONTENT_TYPES if revision in defined_in(("content_type",), kind))
-            yield Unknown(place + ("type",), value["type"], "a content block", known, None, revisions, CONTENT_TYPE)
-            return
-    if shape is not None:
-        label = f"a {value['type']} content block" if name == "content" else _LABELS.get(name, f"a {name}")
-        scopes = (f"content:{value['type']}",) if name == "content" else (name,)
-        yield from unknown_keys(value, shape, place, label, revision, scopes)
+    kind = value.get("type") if isinstance(value, dict) else None
+    if not isinstance(kind, str):
+        return
+    if kind not in CONTENT_TYPES:
+        known = tuple(CONTENT_TYPES)
+        yield Unknown(place + ("type",), kind, "a content block", known, near(kind, known), (), CONTENT_TYPE)
+    elif revisions := _elsewhere(revision, ("content_type",), kind):
+        known = tuple(one for one in CONTENT_TYPES if not _elsewhere(revision, ("content_type",), one))
+        yield Unknown(place + ("type",), kind, "a content block", known, None, revisions, CONTENT_TYPE)
+    else:
+        label, scopes = f"a {kind} content block", (f"content:{kind}",)
+        yield from unknown_keys(value, CONTENT_TYPES[kind], place, label, revision, scopes)
 
 
 _LABELS = {
+    "content": "a content block",
     "implementation": "clientInfo or serverInfo",
     "client_capabilities": "the client's capabilities",
     "server_capabilities": "the server's capabilities",
@@ -367,14 +348,9 @@ def _a(words: str) -> str:
 
 # --- answers a host can read ------------------------------------------------------------------------
 #
-# What replay serves as the answer to a request has to be one the host can read as meant. Where the
-# keys above only say what a key *may* be, the `!` keys and the rules below say what a host built on
-# the official SDK refuses (it raises a validation error: a `content` missing, a block of type `txt`,
-# a tool without `inputSchema`) or silently reads otherwise (`isError: "yes"` taken as true, `isErorr`
-# ignored so a failure reads as a success). Every revision requires these, so they hold whatever the session's
-# revision; what only one revision lacks stays a warning of `mockmcp lint` (a host ignores a key it
-# does not read). Loading refuses such an answer, and `mockmcp record` keeps a real server's answer
-# that breaks them as the exact line it sent (`raw_response`), where a fault is written on purpose too.
+# The `!` keys and the rules below say what a host built on the official SDK refuses (a `content` missing,
+# a block of type `txt`) or reads otherwise (`isError: "yes"` taken as true), in every revision. Loading
+# refuses such an answer; `record` keeps a real server's as the exact line it sent (`raw_response`).
 
 _EXAMPLES = {  # how to write a required key that is missing, where a plain `KEY: ...` says too little
     "content": "`content: [{type: text, text: ...}]` (`content: []` if the tool says nothing)",
@@ -469,7 +445,7 @@ def _holds(value: dict[str, Any], shape: Shape, name: str, place: Place, what: s
 
 
 def _value(value: Any, name: str, place: Place) -> Iterator[Flaw]:
-    what = "a content block" if name == "content" else _LABELS.get(name, f"a {name}")
+    what = _LABELS.get(name, f"a {name}")
     if not isinstance(value, dict):
         yield Flaw(place, f"{what} is a mapping, not {yaml_type(value)}", "write it as `key: value` lines")
         return

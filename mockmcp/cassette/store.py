@@ -1,17 +1,16 @@
-"""Loading and saving cassettes, checked both ways: `save` never writes what `load` would refuse.
+"""Loading and saving cassettes, checked both ways: `save` never writes what `load` would refuse. On the launch path.
 
-A problem raises CassetteError naming the place (`interactions[3].response`) and, from a file, the file
-and line. Loading goes through the cache of parsed cassettes (`files`); saving over an existing file
-rewrites it in place (`yamledit`), so what did not change keeps its text and comments. On the launch path.
+A problem raises CassetteError naming the place and, from a file, the line. Loading goes through the cache
+of parsed cassettes (`files`); saving over a file rewrites it in place (`yamledit`), comments kept.
 """
 
 from __future__ import annotations
 
 import os
 
-from mockmcp._wire.words import Place, render_place
+from mockmcp._wire.words import render_place
 from mockmcp.cassette import files
-from mockmcp.cassette.model import FORMAT_VERSION, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.validation import Problem, from_data
 from mockmcp.cassette.validation import cassette as validated
 from mockmcp.errors import CassetteError
@@ -20,20 +19,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = [
-    "Cassette",
-    "FORMAT_VERSION",
-    "Interaction",
-    "Place",
-    "ServerItem",
-    "dump",
-    "from_data",
-    "load",
-    "loads",
-    "now_iso",
-    "render_place",
-    "save",
-]
+    from mockmcp.cassette.model import Interaction
+
+__all__ = ["Cassette", "dump", "from_data", "load", "loads", "now_iso", "save"]
 
 
 def loads(text: str, path: str | None = None) -> Cassette:
@@ -156,7 +144,7 @@ def _old_text(path: str) -> str | None:
 def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict[str, Any]:
     """The cassette's data, holding the old file's own data wherever it means the same: an unchanged
     interaction as written (`exit: 1` stays so); a changed one (found by its client message) keeps, entry by
-    entry, what did not change."""
+    entry, what did not change. Each old interaction is taken once, in order."""
     from mockmcp.cassette import yamledit
 
     try:
@@ -165,15 +153,19 @@ def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict
         return data
     if yamledit.same(old.meta, cassette.meta):
         data["meta"] = old_data.get("meta")
-    exact = _Pairs(old.interactions, lambda x: x.to_data())
-    by_message = _Pairs(old.interactions, lambda x: (x.kind, x.message))
+    exact: dict[str, list[int]] = {}
+    by_message: dict[str, list[int]] = {}
+    for index, interaction in enumerate(old.interactions):
+        exact.setdefault(yamledit.canonical(interaction.to_data()), []).append(index)
+        by_message.setdefault(yamledit.canonical((interaction.kind, interaction.message)), []).append(index)
+    taken: set[int] = set()
     items = []
     for interaction, item in zip(cassette.interactions, data["interactions"], strict=True):
-        index = exact.take(interaction, by_message)
+        index = _take(exact.get(yamledit.canonical(interaction.to_data()), []), taken)
         if index is not None:
             item = old_data["interactions"][index]
         else:
-            index = by_message.take(interaction, exact)
+            index = _take(by_message.get(yamledit.canonical((interaction.kind, interaction.message)), []), taken)
             if index is not None:
                 item = _kept_entries(old_data["interactions"][index], old.interactions[index], interaction, item)
         items.append(item)
@@ -181,30 +173,14 @@ def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict
     return data
 
 
-class _Pairs:
-    """The old interactions by a key (as canonical JSON), each taken at most once, in order."""
-
-    def __init__(self, old: tuple[Interaction, ...], key: Any) -> None:
-        from mockmcp.cassette.yamledit import canonical
-
-        self.key = key
-        self.taken: set[int] = set()
-        self.queues: dict[str, list[int]] = {}
-        for index, interaction in enumerate(old):
-            self.queues.setdefault(canonical(key(interaction)), []).append(index)
-
-    def take(self, new: Interaction, other: _Pairs) -> int | None:
-        """The first old interaction with new's key that neither this nor other has taken, or None."""
-        from mockmcp.cassette.yamledit import canonical
-
-        queue = self.queues.get(canonical(self.key(new)), [])
-        while queue and (queue[0] in self.taken or queue[0] in other.taken):
-            queue.pop(0)
-        if not queue:
-            return None
-        index = queue.pop(0)
-        self.taken.add(index)
-        return index
+def _take(queue: list[int], taken: set[int]) -> int | None:
+    """The first index in queue not taken yet, now taken; None when there is none."""
+    while queue and queue[0] in taken:
+        queue.pop(0)
+    if not queue:
+        return None
+    taken.add(queue[0])
+    return queue.pop(0)
 
 
 def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item: dict[str, Any]) -> dict[str, Any]:
@@ -228,7 +204,7 @@ def dump(cassette: Cassette) -> str:
     from mockmcp.cassette.schema import MODELINE
 
     data = cassette.to_data()
-    from_data(data, cassette.path)  # the check `checked` makes, on the very data that is written
+    from_data(data, cassette.path)  # the check, on the very data that is written
     return MODELINE + "\n" + yamlfile.dump(data)
 
 

@@ -1,16 +1,9 @@
 """Validating cassette data: plain data in, model objects out, or a Problem naming the place.
 
-The format is described once, as a table of `Field`s (`CASSETTE` and the rows it nests): each key's
-name, kind, allowed values, whether it is required, what it means and how to write it. Each kind's
-check (`KINDS`) holds a value to its row, so each problem says where it is and what to write
-instead; `schema` emits the JSON Schema from the same rows. A key no row names is an error naming those that exist,
-so a misspelled fault knob is never a silent no-op. What is not one field's (which client message
-an interaction has, what only a request may carry, what replay would serve wrongly) is the small
-functions after the table.
-
-`from_data` is the one checked constructor of a Cassette, and `checked` re-validates one built in
-code (through `to_data`, the road a file takes); both raise a located CassetteError. `store` calls
-`cassette` directly, to add the line in the file to a Problem's place.
+The format is one table of `Field`s (`CASSETTE` and the rows it nests); each kind's check (`KINDS`)
+holds a value to its row, and `schema` emits the JSON Schema from the same rows. A key no row names
+is an error naming those that exist, so a misspelled fault knob is never a silent no-op. What is not
+one field's is the small functions after the table. `from_data` is the one checked constructor.
 """
 
 from __future__ import annotations
@@ -34,7 +27,6 @@ __all__ = [
     "Problem",
     "REQUEST_ONLY",
     "cassette",
-    "checked",
     "from_data",
     "problems",
     "response",
@@ -44,14 +36,11 @@ __all__ = [
 
 
 class Field:
-    """One key of a mapping in the format. `kind` (a key of `KINDS`) says how its value is checked;
-    `doc` is what an editor shows; `fix` how to write it; `problem` what is wrong when the kind's own
-    words do not say it (`{key}`, `{value!r}`, `{low}` filled in).
+    """One key of a mapping in the format: `kind` (a key of `KINDS`) checks its value, `doc` is what an editor
+    shows, `fix` how to write it, `problem` what is wrong where the kind's words do not say it (`{key}`,
+    `{value!r}`, `{low}` filled in). Slots, not a NamedTuple: cheaper to define on every replay's start."""
 
-    A class with slots, not a NamedTuple: every replay's start builds the table, and defining a
-    NamedTuple costs more than building all its rows. A row is never changed once built."""
-
-    __slots__ = ("default", "doc", "fix", "kind", "name", "null", "problem", "required", "rows", "values")
+    __slots__ = ("default", "doc", "fix", "index", "kind", "name", "null", "problem", "required", "rows", "values")
 
     def __init__(
         self,
@@ -68,6 +57,9 @@ class Field:
     ) -> None:
         self.name, self.kind, self.doc, self.fix, self.values = name, kind, doc, fix, values
         self.rows, self.default, self.null, self.required, self.problem = rows, default, null, required, problem
+        # What `_fields` reads for each mapping: the rows by name, the values of those absent, the required ones.
+        absent = {row.name: row.default for row in rows if not row.required}
+        self.index = ({row.name: row for row in rows}, absent, tuple(row for row in rows if row.required))
 
 
 _DAY = 86400.0  # the most replay waits: more is a mistake, and the timers that wait it out have limits of their own
@@ -217,35 +209,22 @@ def from_data(data: Any, path: str | None = None) -> Cassette:
         raise CassetteError(problem.problem, path=path, place=render_place(problem.place), fix=problem.fix) from None
 
 
-def checked(built: Cassette) -> Cassette:
-    """The same cassette, validated as if it were loaded from its file; raises CassetteError naming the place."""
-    return from_data(built.to_data(), built.path)
-
-
 def cassette(data: Any, path: str | None, served: bool = True) -> Cassette:
-    """Validate plain data into a Cassette; raises Problem (a place, what is wrong, how to fix it).
-
-    `served=False` leaves out the checks of what replay serves (`served_problems`): `store.load` does so
-    for data cached from this very file, which passed them when it was cached.
-    """
-    _mapping(data, (), CASSETTE.fix)
-    _json_data(data)
-    _known_keys(data, (), CASSETTE.rows)
-    interactions = tuple(_fields(data, (), CASSETTE.rows)["interactions"])
+    """Validate plain data into a Cassette; raises Problem. `served=False` leaves out `served_problems`
+    (`store.load`, for data cached from this very file, which passed them when it was cached)."""
+    _json_data(_mapping(data, (), CASSETTE.fix))
+    interactions = tuple(_table(data, (), CASSETTE)["interactions"])
     for problem in served_problems(list(enumerate(interactions))) if served else ():
         raise problem
     return Cassette(interactions, data.get("meta") or {}, path)
 
 
 def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
-    """Every problem `cassette` would raise one at a time, in one pass, and the interactions that are valid.
-
-    For a file with several mistakes (lint reports them all at once): each unknown key, then at most
-    one other problem per interaction, since what follows a broken value cannot be judged.
-    """
+    """Every problem `cassette` would raise one at a time (lint's), and the valid interactions: each unknown
+    key, then at most one other problem per interaction, since what follows a broken value cannot be judged."""
     if not isinstance(data, dict):
         return [Problem((), f"expected a mapping, got {yaml_type(data)}", "a cassette is a mapping")], []
-    found, valid = _unknown_keys(data, (), CASSETTE.rows), list[tuple[int, Interaction]]()
+    found, valid = _unknown_keys(data, (), CASSETTE), list[tuple[int, Interaction]]()
     try:
         cassette({"version": data.get("version"), "meta": data.get("meta"), "interactions": []}, None)
     except Problem as problem:
@@ -253,7 +232,7 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
     items = data.get("interactions")
     for index, value in enumerate(items if isinstance(items, list) else ()):
         place: Place = ("interactions", index)
-        unknown = _unknown_keys(value, place, _INTERACTION.rows) if isinstance(value, dict) else []
+        unknown = _unknown_keys(value, place, _INTERACTION) if isinstance(value, dict) else []
         found += unknown
         try:
             if not unknown:
@@ -267,10 +246,10 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
 # --- each kind of value: (value, place, row) -> the value as the model holds it, or Problem ---------------
 
 
-def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict[str, Any]:
+def _fields(data: dict[str, Any], place: Place, table: Field) -> dict[str, Any]:
     """Each row's value in data (a mapping known to hold no keys but its rows' and, if open, its own), checked
     in the order of the text; a row absent (or null, where null means absent) has its default."""
-    _, names, defaults, required = _index(rows)
+    names, defaults, required = table.index
     values = defaults.copy()
     for key, value in data.items():
         row = names.get(key)
@@ -282,24 +261,11 @@ def _fields(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> dict
     return values
 
 
-def _index(rows: tuple[Field, ...]) -> tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]:
-    """A table's rows by name, the values of those absent, and the required ones: made once for each table."""
-    index = _INDEX.get(id(rows))
-    if index is None:  # the rows are kept in it, so that their id stays theirs
-        defaults = {row.name: row.default for row in rows if not row.required}
-        index = (rows, {row.name: row for row in rows}, defaults, tuple(row for row in rows if row.required))
-        _INDEX[id(rows)] = index
-    return index
-
-
-_INDEX: dict[int, tuple[Any, dict[str, Field], dict[str, Any], tuple[Field, ...]]] = {}
-
-
 def _table(value: Any, place: Place, row: Field) -> dict[str, Any]:
     data = _mapping(value, place, row.fix)
     if row.kind != "open":
-        _known_keys(data, place, row.rows)
-    return _fields(data, place, row.rows)
+        _known_keys(data, place, row)
+    return _fields(data, place, row)
 
 
 def _list(value: Any, place: Place, row: Field) -> list[Any]:
@@ -462,7 +428,7 @@ def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
 
 
 def _interaction(data: Any, place: Place, row: Field) -> Interaction:
-    _known_keys(_mapping(data, place, row.fix), place, row.rows)
+    _known_keys(_mapping(data, place, row.fix), place, row)
     kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
     kind = kinds[0] if kinds else model.SERVER
     if len(kinds) > 1:
@@ -482,14 +448,14 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
     if data.get("times") == model.ANY_TIMES and "after" in data:
         problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
         raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
-    values = _fields(data, place, row.rows)
+    values = _fields(data, place, row)
     message, server = values[kind] if kinds else None, tuple(values.pop(model.SERVER))
     del values[REQUEST], values[NOTIFICATION]
     return Interaction(kind, message, server, **values)
 
 
 def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
-    _known_keys(_mapping(data, place, row.fix), place, row.rows)
+    _known_keys(_mapping(data, place, row.fix), place, row)
     kinds = [key for key in (NOTIFICATION, REQUEST, model.RAW) if key in data]
     if len(kinds) != 1:
         problem = "a server item has exactly one of `notification`, `request` and `raw`"
@@ -497,7 +463,7 @@ def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
     if NOTIFICATION in data and "response" in data:
         _message(data[NOTIFICATION], place + (NOTIFICATION,), row.rows[1])  # a problem of its own comes first
         raise Problem(place + ("response",), "a notification gets no response", "remove `response`")
-    values = _fields(data, place, row.rows)
+    values = _fields(data, place, row)
     if values["took"] is not None and values["response"] is None:
         problem = "`took` is the time the host took to answer a server request: this item has no `response`"
         raise Problem(place + ("took",), problem, "remove `took`, or add the host's `response`")
@@ -542,15 +508,15 @@ def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
     return data
 
 
-def _known_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> None:
-    for problem in _unknown_keys(data, place, rows):
+def _known_keys(data: dict[str, Any], place: Place, table: Field) -> None:
+    for problem in _unknown_keys(data, place, table):
         raise problem
 
 
-def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -> list[Problem]:
-    if _index(rows)[1].keys() >= data.keys():
+def _unknown_keys(data: dict[str, Any], place: Place, table: Field) -> list[Problem]:
+    if table.index[0].keys() >= data.keys():
         return []
-    known = tuple(row.name for row in rows)
+    known = tuple(table.index[0])
     found = []
     for key in (key for key in data if key not in known):
         miss = _near(str(key), known)
@@ -563,12 +529,9 @@ def _unknown_keys(data: dict[str, Any], place: Place, rows: tuple[Field, ...]) -
 
 
 def _json_data(data: Any, at: Place = ()) -> None:
-    """Every value in the cassette is JSON data: what a JSON-RPC peer can receive, nested within bounds.
-
-    YAML can also say binary, sets, timestamps, non-string keys, NaN and infinity (`.nan`, `1e400`);
-    a strict JSON reader refuses each, so the cassette does. The walk keeps its own stack, so a deep
-    value is a located Problem, never a RecursionError. Raises Problem for the first such value.
-    """
+    """Raises Problem for the first value that is not JSON data nested within bounds: YAML can also say binary,
+    sets, timestamps, non-string keys, NaN and infinity, which a strict JSON reader refuses. Its own stack: a
+    deep value is a located Problem, never a RecursionError."""
     stack: list[tuple[Place, Any]] = [] if _plainly_json(data) else [(at, data)]
     while stack:
         place, value = stack.pop()
@@ -634,17 +597,10 @@ def _plainly_json(data: Any) -> bool:
 
 
 def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem]:
-    """What replay would serve wrongly, for interactions valid one by one (with their places), in order:
-
-    - a response whose result a host cannot read as meant (`served_response`), where it is sent;
-    - a request that nothing answers: no `response`, and nothing that says why (`drop`, `raw_response`,
-      `exit`, a later `notifications/cancelled` of its id in its session, or a `subscriptions/listen`,
-      whose answer comes only when the stream ends). Replay could never answer it: the host would wait
-      for ever, so the cassette is refused rather than served.
-
-    A cassette cached from its file passed these when it was cached, so a replay started on it (the
-    launch path) skips them; they run wherever a cassette is parsed or built afresh.
-    """
+    """What replay would serve wrongly, for interactions valid one by one (with their places), in order: a
+    result a host cannot read as meant (`shapes.answer_flaws`), where it is sent; a request that nothing
+    answers and nothing says why (`drop`, `raw_response`, `exit`, a later cancel of its id in its session, a
+    `subscriptions/listen`): the host would wait for ever. Left out of a load from the cache (the launch path)."""
     from mockmcp.cassette import shapes  # deferred: see above
 
     cancels = _cancels(interactions)

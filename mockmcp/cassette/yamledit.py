@@ -1,12 +1,9 @@
-"""Rewriting a cassette's YAML text in place: only what changed is written again.
+"""Rewriting a cassette's YAML text in place: only what changed is written again, so comments stay.
 
-PyYAML drops comments and key order, so writing a cassette afresh would lose a person's notes on every
-`verify --update` (a round-trip library would be a second dialect and a slower import). So the old and
-new data are compared from the root down over `compose`'s nodes, and only entries whose values differ
-are replaced, each by the standard dump of its new value indented where it stands. Flow collections,
-and changes the text cannot take in place, replace the enclosing entry. The result is parsed back and
-compared (JSON types exact): should it differ, `rewrite` gives None and the caller writes afresh, so an
-edit can lose comments but never data.
+The old and new data are compared from the root down over `compose`'s nodes; only entries whose values
+differ are replaced, each by the dump of its new value where it stands (flow collections, and changes the
+text cannot take in place, replace the enclosing entry). The result is parsed back and compared: should it
+differ, `rewrite` gives None and the caller writes afresh, so an edit can lose comments but never data.
 """
 
 from __future__ import annotations
@@ -87,24 +84,31 @@ def _mapping(text: str, node: yaml.MappingNode, old: dict[Any, Any], new: dict[A
     added = {name: item for name, item in new.items() if name not in old}
     if added:
         column = node.value[0][0].start_mark.column
-        lines = _indent(yamlfile.dump_block(added).rstrip("\n"), column)
+        lines = _indent(yamlfile.dump(added, block=True).rstrip("\n"), column)
         edits.append(_append(text, _value_end(text, node.value[-1][1]), " " * column + lines))
 
 
-def _entry(text: str, key: yaml.Node, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
-    """Edit the value of one mapping entry: in place when both are block collections of a kind, else whole."""
+def _entry(text: str, key: yaml.Node | None, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
+    """Edit the value of one mapping entry (or, with no key, one sequence item): in place where both are block
+    collections of its kind (an item: mappings only), else whole."""
     mark = len(edits)
     try:
         if _block(value) and isinstance(old, dict) and isinstance(new, dict) and isinstance(value, yaml.MappingNode):
             _mapping(text, value, old, new, edits)
             return
-        if _block(value) and isinstance(old, list) and isinstance(new, list) and isinstance(value, yaml.SequenceNode):
+        lists = isinstance(old, list) and isinstance(new, list)
+        if key is not None and lists and _block(value) and isinstance(value, yaml.SequenceNode):
             _sequence(text, value, old, new, edits)
             return
     except _Whole:
         del edits[mark:]  # what the attempt edited inside is replaced with the rest
+    if key is None:
+        dash = _dash(text, value)
+        rendered = _indent(yamlfile.dump([new], block=True).rstrip("\n"), _column(text, dash))
+        edits.append((dash, _value_end(text, value), rendered))
+        return
     start, end = key.start_mark.index, _value_end(text, value)
-    rendered = _indent(yamlfile.dump_block({key.value: new}).rstrip("\n"), key.start_mark.column)
+    rendered = _indent(yamlfile.dump({key.value: new}, block=True).rstrip("\n"), key.start_mark.column)
     # A comment after the key (`response:   # why it fails`), before its block, stays on the key's line.
     between = text[key.end_mark.index : value.start_mark.index]
     comment = between.split("\n", 1)[0] if "\n" in between else ""
@@ -126,7 +130,7 @@ def _sequence(text: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]
             if tag2 == "equal" or (tag2 == "replace" and a2 - a1 == b2 - b1):
                 for offset in range(a2 - a1):
                     index = i1 + a1 + offset
-                    _item(text, node.value[index], old[index], new[j1 + b1 + offset], edits)
+                    _entry(text, None, node.value[index], old[index], new[j1 + b1 + offset], edits)
                 continue
             edits.extend(_delete_item(text, node.value[index]) for index in range(i1 + a1, i1 + a2))
             if b1 < b2:
@@ -146,23 +150,10 @@ def _head(item: Any) -> str:
     return canonical(item)
 
 
-def _item(text: str, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
-    mark = len(edits)
-    try:
-        if _block(value) and isinstance(old, dict) and isinstance(new, dict) and isinstance(value, yaml.MappingNode):
-            _mapping(text, value, old, new, edits)
-            return
-    except _Whole:
-        del edits[mark:]
-    dash = _dash(text, value)
-    rendered = _indent(yamlfile.dump_block([new]).rstrip("\n"), _column(text, dash))
-    edits.append((dash, _value_end(text, value), rendered))
-
-
 def _insert_items(text: str, node: yaml.SequenceNode, index: int, items: list[Any]) -> tuple[int, int, str]:
     """New items before node.value[index], or after the last one."""
     column = _column(text, _dash(text, node.value[0]))
-    rendered = " " * column + _indent(yamlfile.dump_block(items).rstrip("\n"), column)
+    rendered = " " * column + _indent(yamlfile.dump(items, block=True).rstrip("\n"), column)
     if index < len(node.value):
         start = _line_start(text, _dash(text, node.value[index]))
         return start, start, rendered + "\n"

@@ -8,10 +8,8 @@ PyYAML costs more start-up than the rest of mockmcp: a load served from the cach
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -19,7 +17,7 @@ import yaml
 from mockmcp._wire.jsonrpc import depth
 from mockmcp._wire.words import Place
 
-__all__ = ["Refused", "compose", "dump", "dump_block", "line_in", "line_of", "lines", "load", "nodes", "shallow_lines"]
+__all__ = ["Refused", "compose", "dump", "line_in", "line_of", "lines", "load", "nodes", "shallow_lines"]
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -97,12 +95,8 @@ class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = None
-    if "\n" in value:
-        style = "|"
-    elif len(value) > 100 and " " in value:
-        style = ">"
-    # The emitter falls back to a quoted style by itself when a block would not round-trip.
+    # A block for lines or long prose; the emitter quotes instead where a block would not round-trip.
+    style = "|" if "\n" in value else ">" if len(value) > 100 and " " in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -123,39 +117,29 @@ def _is_small_flat(items: list[Any]) -> bool:
     return True
 
 
-def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=bool(value) and _is_small_flat(value))
+class _BlockDict(dict[Any, Any]):
+    """A mapping dumped in block style however small (`dump(block=True)`); `_BlockList` likewise."""
 
 
-def _represent_dict(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.MappingNode:
-    flat = bool(value) and _is_small_flat([*value.keys(), *value.values()])
-    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=flat)
+class _BlockList(list[Any]):
+    pass
+
+
+def _represent(dumper: yaml.SafeDumper, value: dict[Any, Any] | list[Any]) -> yaml.Node:
+    if isinstance(value, dict):
+        flat = type(value) is dict and bool(value) and _is_small_flat([*value.keys(), *value.values()])
+        return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=flat)
+    flat = type(value) is list and bool(value) and _is_small_flat(value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flat)
 
 
 # The dumper quotes a string its resolvers would read as another type; its standard (YAML 1.1)
 # resolvers miss some of ours, such as `1e3` (a float here), so it knows ours too.
 for _tag, _pattern, _first in _IMPLICIT:
     _Dumper.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
-
 _Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(list, _represent_list)
-_Dumper.add_representer(dict, _represent_dict)
-
-
-class _BlockDict(dict[Any, Any]):
-    """A mapping dumped in block style however small (see `dump_block`)."""
-
-
-class _BlockList(list[Any]):
-    """A list dumped in block style however small."""
-
-
-_Dumper.add_representer(
-    _BlockDict, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value, False)
-)
-_Dumper.add_representer(
-    _BlockList, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, False)
-)
+for _type in (dict, list, _BlockDict, _BlockList):
+    _Dumper.add_representer(_type, _represent)
 
 
 def load(text: str, last_key_wins: bool = False) -> Any:
@@ -164,32 +148,16 @@ def load(text: str, last_key_wins: bool = False) -> Any:
     return yaml.load(text, Loader=_LastKeyWins if last_key_wins else _Loader)
 
 
-def dump(data: Any) -> str:
-    """Serialize plain data as readable YAML, keys in the given order."""
-    with _room_for(data):
-        return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-
-
-@contextlib.contextmanager
-def _room_for(data: Any) -> Iterator[None]:
-    """Recursion room for PyYAML's representer on deeply nested data (bounded: validation refuses deeper
-    than `jsonrpc.MAX_DEPTH`); the old limit is put back after."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 1000 + _FRAMES_PER_LEVEL * depth(data)))
+def dump(data: Any, block: bool = False) -> str:
+    """Serialize plain data as readable YAML, keys in the given order; `block`: the top level in block style
+    however small (how `yamledit` writes into a block)."""
+    old = sys.getrecursionlimit()  # room for PyYAML's representer on deep data (validation bounds the depth)
+    sys.setrecursionlimit(max(old, 1000 + 4 * depth(data)))  # four frames a level
     try:
-        yield
+        top = (_BlockDict if isinstance(data, dict) else _BlockList)(data) if block else data
+        return yaml.dump(top, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     finally:
         sys.setrecursionlimit(old)
-
-
-_FRAMES_PER_LEVEL = 4
-
-
-def dump_block(data: dict[str, Any] | list[Any]) -> str:
-    """Like `dump`, with the top level in block style however small (how `yamledit` writes into a block)."""
-    top = _BlockDict(data) if isinstance(data, dict) else _BlockList(data)
-    with _room_for(data):
-        return yaml.dump(top, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def compose(text: str) -> yaml.Node | None:
