@@ -27,12 +27,11 @@ from mockmcp.engine.matching import Matcher
 from mockmcp.engine.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import _http_server as http_server
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _story as story
-from mockmcp.plugin._harness import Harness, Target, server_command
+from mockmcp.plugin._harness import Harness, Target, serve_http, server_command
+from mockmcp.plugin._keeping import Privacy
 from mockmcp.plugin._naming import cassette_name, merge_settings
-from mockmcp.plugin._privacy import Privacy
 
 pytest_plugins = ["pytester"]
 
@@ -529,7 +528,7 @@ def test_a_server_that_never_says_its_url_is_given_up_on(tmp_path: Path) -> None
     silent = [sys.executable, "-c", "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"]
     began = time.monotonic()
     with pytest.raises(UsageError, match=r"did not say where it listens within 0.5 s: starting"):
-        http_server.start(silent, {}, tmp_path, wait=0.5)
+        serve_http(silent, {}, tmp_path, wait=0.5)
     assert time.monotonic() - began < 10  # stopped, not waited for
 
 

@@ -5,12 +5,14 @@ The replay's own story (its report's `explanation`) speaks to someone at a shell
 miss (rendered by the same `Miss`) with that person's fixes, the request without its `_meta` (long
 enough, in the 2026-07-28 era, to push the tool's name and arguments out of view). It reads what
 each replay left in the test's folder: its report, its stderr, its exit status (see `launch`).
+A failed test's sessions are also drawn as one HTML page, a lane per server, beside its reports.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import os
 import shlex
 import time
 from collections.abc import Callable
@@ -23,40 +25,33 @@ from mockmcp.errors import CassetteError, MockmcpError
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
 from mockmcp.plugin._harness import Harness
-from mockmcp.plugin._naming import CASSETTE_RULE
-from mockmcp.plugin._privacy import problem
+from mockmcp.plugin._naming import CASSETTE_RULE, cassette_name
 
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
 
 __all__ = [
+    "WHEN",
     "days_old",
     "kept",
     "never_started",
     "problem_before",
-    "pytest_fixes",
-    "render_miss",
     "reports",
     "sections",
-    "told_reports",
     "too_old",
     "verdict",
+    "write_timeline",
 ]
 
 
-def _closest(miss: dict[str, Any]) -> tuple[Candidate, ...]:
-    return tuple(
+def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
+    """One miss of a replay report (`Miss.to_json`) with a pytest user's fixes: the marker, the ini option,
+    the pytest command that records (none when `hand_made`: the marker says `record="none"`), the hand edit."""
+    closest = tuple(
         Candidate(c["interaction"], tuple(c["differences"]), c.get("first_path", ""), c["plays"], c.get("ruled", False))
         for c in miss.get("closest", [])
     )
-
-
-def pytest_fixes(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> tuple[str, ...]:
-    """The fixes of one miss from a replay report (`Miss.to_json`), for a pytest user: the marker, the ini
-    option, the pytest command that records (none when `hand_made`), and the hand edit."""
-    closest = _closest(miss)
-    fixes = []
-    path = closest[0].first_path if closest else ""
+    fixes, path = [], closest[0].first_path if closest else ""
     if path:
         fixes.append(
             f"if {path} varies from run to run, leave it out of matching: "
@@ -64,26 +59,14 @@ def pytest_fixes(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> 
             f"cassette `meta.match: {{ignore: [{path!r}]}}` (for one request: a rule in "
             f"interactions[{closest[0].index}].match)"
         )
+    mode = miss.get("record", "new")
     if not hand_made:
-        fixes.append(
-            record_fix(miss.get("record", "new"), f"pytest --mockmcp-record-mode={{mode}} {shlex.quote(nodeid)}")
-        )
+        fixes.append(record_fix(mode, f"pytest --mockmcp-record-mode={{mode}} {shlex.quote(nodeid)}"))
     fixes.append(miss["fixes"][-1])  # editing the cassette by hand: the same at a shell and in pytest
-    return tuple(fixes)
-
-
-def render_miss(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> str:
-    """The story of one miss from a replay report (`Miss.to_json`), with fixes for a pytest user.
-
-    `hand_made`: the test's marker says `record="none"`, so no record mode applies to it.
-    """
     params = miss["params"]
     if isinstance(params, dict):
         params = {key: value for key, value in params.items() if key != "_meta"}
-    fixes = pytest_fixes(miss, nodeid, hand_made)
-    mode = miss.get("record", "new")
-    told = Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], _closest(miss), fixes, mode)
-    return told.render()
+    return Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], closest, tuple(fixes), mode)
 
 
 def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
@@ -116,8 +99,8 @@ def problem_before(mock: Harness, nodeid: str) -> str | None:
         )
     if live:
         return None
-    if mock.recording and problem(mock.record, mock.env):
-        return f"mockmcp cannot record {cassette}: {problem(mock.record, mock.env)}"
+    if mock.recording and keeping.problem(mock.record, mock.env):
+        return f"mockmcp cannot record {cassette}: {keeping.problem(mock.record, mock.env)}"
     if not mock.recording and not cassette.exists():
         return _missing(mock, nodeid)
     if cassette.exists() and (not mock.recording or mock.mode is RecordMode.NEW):
@@ -183,7 +166,7 @@ def _report(mock: Harness, pid: int, wait: float) -> dict[str, Any] | str:
     try:
         report: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
-        said = "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-20:])
+        said = _last_words(mock, pid, 20)
         return (
             f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
             "stopped before it could say whether the cassette served every request, so this test cannot pass"
@@ -232,7 +215,7 @@ def verdict(mock: Harness, nodeid: str) -> str | None:
         if isinstance(report, str):
             problems.append(report)
             continue
-        problems.extend(render_miss(miss, nodeid, mock.target.hand_made) for miss in report["misses"])
+        problems.extend(_told(miss, nodeid, mock.target.hand_made).render() for miss in report["misses"])
         # The host's answers to the server's requests count: a handler that regressed fails its test;
         # so do the capabilities it declares: a server request it no longer declares one for was withheld.
         problems.extend(told["explanation"] for told in [*report.get("mismatches", []), *report.get("withheld", [])])
@@ -242,18 +225,6 @@ def verdict(mock: Harness, nodeid: str) -> str | None:
     if not problems:
         return None
     return f"mockmcp: {mock.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
-
-
-def told_reports(mock: Harness, nodeid: str) -> list[dict[str, Any]]:
-    """The reports of the test's replays (none when recording or live), each miss's fixes in pytest's terms."""
-    if mock.recording or mock.target.live:
-        return []
-    hand_made = mock.target.hand_made
-    return [
-        {**report, "misses": [{**m, "fixes": list(pytest_fixes(m, nodeid, hand_made))} for m in report["misses"]]}
-        for report in reports(mock, wait=0.0)
-        if isinstance(report, dict)
-    ]
 
 
 def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
@@ -287,8 +258,12 @@ def _refused(mock: Harness, pid: int) -> str | None:
     status = launch.status(str(mock.workdir), pid)
     if not status:
         return None
-    said = "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-12:])
+    said = _last_words(mock, pid, 12)
     return f"the recorder (pid {pid}) exited with status {status}" + (f":{said}" if said else "")
+
+
+def _last_words(mock: Harness, pid: int, lines: int) -> str:
+    return "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-lines:])
 
 
 def _at(entry: dict[str, Any]) -> str:
@@ -302,3 +277,39 @@ def _repeated(repeat: dict[str, Any]) -> str:
         f"asked more often than recorded (strict): {_at(repeat)}, {extra} more time{'s' * (extra != 1)} (the last "
         "recording answered again); if the host may ask it as often as it likes, write `times: any` in that interaction"
     )
+
+
+WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a page
+
+
+def write_timeline(mocks: dict[str, Harness], nodeid: str, test_name: str, root: Path) -> Path | None:
+    """The page of the test's replayed sessions, a lane per server by name (None when it replayed nothing:
+    recording, live, no cassette); cassettes are named from `root`, the run's root folder, as a node id is."""
+    from mockmcp.html import lane_for, write_page
+
+    lanes = []
+    for name, mock in mocks.items():
+        if mock.recording or mock.target.live or not mock.cassette.exists():
+            continue
+        try:
+            shown = os.path.relpath(mock.cassette, root) if mock.cassette.is_relative_to(root) else None
+            lanes.append(lane_for(str(mock.cassette), _lane_reports(mock, nodeid, shown), name, shown))
+        except MockmcpError:  # a cassette that cannot load: the test fails with its own located error
+            continue
+    if not lanes:
+        return None
+    page = next(iter(mocks.values())).workdir / cassette_name([test_name]).removesuffix(".yaml")
+    page = page.with_name(page.name + ".html")
+    write_page(str(page), lanes, f"mockmcp: {nodeid}", runner="pytest")
+    return page
+
+
+def _lane_reports(mock: Harness, nodeid: str, shown: str | None) -> list[dict[str, Any]]:
+    """The reports of the test's replays, each miss's fixes in pytest's terms, naming the cassette as the page does."""
+
+    def fixes(miss: dict[str, Any]) -> list[str]:
+        told = _told(miss, nodeid, mock.target.hand_made).fixes
+        return [fix.replace(str(mock.cassette), shown) for fix in told] if shown else list(told)
+
+    told = [report for report in reports(mock, wait=0.0) if isinstance(report, dict)]
+    return [{**report, "misses": [{**miss, "fixes": fixes(miss)} for miss in report["misses"]]} for report in told]

@@ -20,11 +20,9 @@ from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _naming as naming
 from mockmcp.plugin import _story as story
-from mockmcp.plugin import _timeline as timeline
-from mockmcp.plugin._configured import Configured, config_path, read_configured
 from mockmcp.plugin._harness import Harness, Target, server_command
-from mockmcp.plugin._mock_server import MockServer, MockServers
-from mockmcp.plugin._privacy import Privacy
+from mockmcp.plugin._keeping import Privacy
+from mockmcp.plugin._mock_server import Configured, MockServer, MockServers, read_configured
 
 __all__ = [  # the fixtures, each of which a conftest.py may override
     "mockmcp",
@@ -53,49 +51,35 @@ _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockmcp", "mockmcp: replay and record MCP sessions")
-    modes = ", ".join(RecordMode.words(allow_none=True))
-    group.addoption("--mockmcp-record-mode", metavar="MODE", help=f"{modes} (default: none, never record)")
-    group.addoption("--mockmcp-record", metavar="MODE", help="deprecated spelling of --mockmcp-record-mode")
-    group.addoption("--mockmcp-server", help="the real server to record from, as a command line")
-    group.addoption(
-        "--mockmcp-strict", action="store_true", help="fail tests that leave recorded interactions unplayed"
-    )
-    group.addoption("--mockmcp-keep-failed", action="store_true", help="keep recordings of failed tests too")
-    group.addoption(
-        "--mockmcp-max-age",
-        metavar="DAYS",
-        help="warn about a replayed cassette recorded more than DAYS ago (fail with --mockmcp-strict)",
-    )
-    group.addoption(
-        "--mockmcp-orphans",
-        action="store_true",
-        help="list the cassettes in the cassette folders that no collected test uses; the run fails if any",
-    )
-    group.addoption(
-        "--mockmcp-html",
-        choices=timeline.WHEN,
-        default="failed",
-        help="write an HTML timeline of the replayed session for each failed test (the default), every test, or none",
-    )
-    group.addoption(
-        "--mockmcp-live",
-        action="store_true",
-        help="run the tests against the real servers: no cassette is read or written, nothing judged",
-    )
-    parser.addini("mockmcp_server", "the real server to record from, as a command line")
-    parser.addini(
-        "mockmcp_cassette_dir", "cassette folder, relative to each test file; a folder per test module goes in it"
-    )
-    parser.addini("mockmcp_max_age", "as --mockmcp-max-age: the age in days past which a cassette is old")
-    parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
-    parser.addini("mockmcp_redact_env", "environment variables whose values never reach a cassette", type="linelist")
-    parser.addini("mockmcp_redact", "regular expressions whose matches never reach a cassette", type="linelist")
-    parser.addini(
-        "mockmcp_substitute",
-        "NAME=VALUE (or NAME: the environment variable's value): VALUE is written as ${NAME} in cassettes, and "
-        "replayed as this machine's value; PROJECT is the project's folder unless given",
-        type="linelist",
-    )
+    modes, server = ", ".join(RecordMode.words(allow_none=True)), "the real server"
+    valued = {"record-mode": "MODE", "record": "MODE", "server": None, "max-age": "DAYS"}  # the rest are flags
+    for name, told in {  # --mockmcp-NAME
+        "record-mode": f"{modes} (default: none, never record)",
+        "record": "deprecated spelling of --mockmcp-record-mode",
+        "server": f"{server} to record from, as a command line",
+        "strict": "fail tests that leave recorded interactions unplayed",
+        "keep-failed": "keep recordings of failed tests too",
+        "max-age": "warn about a replayed cassette recorded more than DAYS ago (fail with --mockmcp-strict)",
+        "orphans": "list the cassettes in the cassette folders that no collected test uses; the run fails if any",
+        "html": "write an HTML timeline of the replayed session for each failed test (the default), every test, "
+        "or none",
+        "live": f"run the tests against {server}s: no cassette is read or written, nothing judged",
+    }.items():
+        how = {"metavar": valued[name]} if name in valued else {"action": "store_true"}
+        how = {"choices": story.WHEN, "default": "failed"} if name == "html" else how
+        group.addoption(f"--mockmcp-{name}", help=told, **how)
+    for name, told in {  # the ini option mockmcp_NAME
+        "server": f"{server} to record from, as a command line",
+        "cassette_dir": "cassette folder, relative to each test file; a folder per test module goes in it",
+        "max_age": "as --mockmcp-max-age: the age in days past which a cassette is old",
+        "ignore": "params paths left out of matching",
+        "redact_env": "environment variables whose values never reach a cassette",
+        "redact": "regular expressions whose matches never reach a cassette",
+        "substitute": "NAME=VALUE (or NAME: the environment variable's value): VALUE is written as ${NAME} in "
+        "cassettes, and replayed as this machine's value; PROJECT is the project's folder unless given",
+    }.items():
+        kind = "linelist" if name.startswith(("ignore", "redact", "substitute")) else None
+        parser.addini(f"mockmcp_{name}", told, type=kind)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,13 +98,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def _record_mode(config: pytest.Config) -> str:
     """--mockmcp-record-mode, or its old spelling with a warning (pytest-recording owns --record-mode)."""
     given, old = config.getoption("--mockmcp-record-mode"), config.getoption("--mockmcp-record")
-    if old is not None and not hasattr(config, "workerinput"):  # told once, by xdist's controller
-        deprecated = f"mockmcp: --mockmcp-record is deprecated, write --mockmcp-record-mode={old}"
-        config.issue_config_time_warning(pytest.PytestDeprecationWarning(deprecated), stacklevel=2)
     text = given or old or RecordMode.NONE.value
-    said = RecordMode.deprecated(text)
-    if said is not None and not hasattr(config, "workerinput"):
-        config.issue_config_time_warning(pytest.PytestDeprecationWarning(f"mockmcp: {said}"), stacklevel=2)
+    deprecated = f"--mockmcp-record is deprecated, write --mockmcp-record-mode={old}" if old is not None else None
+    for said in [] if hasattr(config, "workerinput") else [deprecated, RecordMode.deprecated(text)]:  # told once
+        if said:  # by xdist's controller
+            config.issue_config_time_warning(pytest.PytestDeprecationWarning(f"mockmcp: {said}"), stacklevel=2)
     try:
         mode = RecordMode.parse(text, allow_none=True).value
     except UsageError as error:
@@ -354,7 +336,8 @@ def _configured(request: pytest.FixtureRequest, settings: dict[str, Any]) -> Con
     if not given:
         return None
     try:
-        return read_configured(config_path(request.config.rootpath, given), os.environ)
+        # A path from the project's folder (an absolute one as it is).
+        return read_configured(Path(request.config.rootpath, os.fspath(given)), os.environ)
     except MockmcpError as error:
         _problem(request, f"@pytest.mark.mockmcp(config={given!r}): {error.render()}")
         return None
@@ -461,7 +444,7 @@ def _timeline(item: pytest.Item, mocks: dict[str, Harness], failed: bool) -> Pat
     if not mocks or when == "none" or (when == "failed" and not failed):
         return None
     try:
-        page = timeline.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath)
+        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath)
     except OSError as error:  # the page is an aid: the test's verdict stands without it
         item.warn(pytest.PytestWarning(f"mockmcp: the timeline page could not be written: {error}"))
         return None
