@@ -152,29 +152,25 @@ class Harness:
     def transport(self) -> Any:
         """The in-process transport of this test (one for the whole test; each session through it is judged):
         replaying the cassette, or recording the real server into the staged file (see `mockmcp.transport`)."""
-        self.handed_out = True
+        from mockmcp import inprocess  # deferred: only a host in process pays for the SDK
+
+        self.handed_out, record, replay = True, self.record, self.replay
         if self.target.live:
-            from mockmcp.inprocess import reach
-
-            return reach(self.target.server)[0]
-        record, replay = self.record, self.replay
+            return inprocess.reach(self.target.server)[0]
         if self.inprocess is None and self.recording:
-            from mockmcp.inprocess import RecordingTransport
-
-            self.inprocess = RecordingTransport(
+            server, redacted, subs = (
                 self.target.server,
-                str(self.staged),
-                RecordMode.NEW,
-                record.redact_env,
-                record.redact_patterns,
-                log=self.said,
-                substitute=dict(record.substitutions),
+                (record.redact_env, record.redact_patterns),
+                record.substitutions,
+            )
+            self.inprocess = inprocess.RecordingTransport(
+                server, str(self.staged), RecordMode.NEW, *redacted, log=self.said, substitute=dict(subs)
             )
         elif self.inprocess is None:
-            from mockmcp.inprocess import ReplayTransport
-
-            subs = dict(replay.substitutions)
-            self.inprocess = ReplayTransport(self.cassette, ignore=replay.ignores, log=self.said, substitute=subs)
+            subs = replay.substitutions
+            self.inprocess = inprocess.ReplayTransport(
+                self.cassette, ignore=replay.ignores, log=self.said, substitute=dict(subs)
+            )
         return self.inprocess
 
     def sessions(self) -> int:
@@ -193,10 +189,6 @@ class Harness:
     def stderr(self, pid: int) -> str:
         """What the server `pid` wrote to stderr (a replay's notes and summary)."""
         return launch.said(str(self.workdir), pid)
-
-    def discard_recording(self) -> None:
-        """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
-        keeping.discard(self.staged)
 
 
 class Served(NamedTuple):

@@ -234,7 +234,7 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
         if keeping.keep(mock.staged, mock.cassette, finish, mock.replay.ignores):
             return None
     except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
-        mock.discard_recording()
+        keeping.discard(mock.staged)
         return f"mockmcp: the recording of {mock.cassette} could not be kept: {error}"
     journal = keeping.journal(mock.staged)
     if journal.exists():  # the session is in it: never delete it
@@ -242,7 +242,7 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
             f"mockmcp: the recording of {mock.cassette} was not saved (the recorder's stderr says why); "
             f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`"
         )
-    mock.discard_recording()
+    keeping.discard(mock.staged)
     refused = [said for pid in mock.launches() if (said := _refused(mock, pid))]
     if refused:  # as the CLI: no cassette that would lie, and the test says why
         return f"mockmcp: no recording of {mock.cassette} was kept: " + "\n".join(refused)

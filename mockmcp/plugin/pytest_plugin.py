@@ -114,13 +114,11 @@ def _record_mode(config: pytest.Config) -> str:
 
 def _max_age(config: pytest.Config) -> float | None:
     given = config.getoption("--mockmcp-max-age") or config.getini("mockmcp_max_age")
-    if not given:
-        return None
     try:
-        days = float(given)
+        days = float(given) if given else None
     except ValueError:
         days = -1.0
-    if not days >= 0:  # also NaN
+    if days is not None and not days >= 0:  # also NaN
         raise pytest.UsageError(
             f"mockmcp: the max age of a cassette is a number of days, got {given!r}: e.g. --mockmcp-max-age=90"
         )
@@ -333,11 +331,8 @@ def _hand_made(settings: dict[str, Any]) -> bool:
 def _configured(request: pytest.FixtureRequest, settings: dict[str, Any]) -> Configured | None:
     """The host config the marker's `config=` names, read (a config that cannot be read fails the test)."""
     given = settings.get("config")
-    if not given:
-        return None
-    try:
-        # A path from the project's folder (an absolute one as it is).
-        return read_configured(Path(request.config.rootpath, os.fspath(given)), os.environ)
+    try:  # a path from the project's folder (an absolute one as it is)
+        return read_configured(Path(request.config.rootpath, os.fspath(given)), os.environ) if given else None
     except MockmcpError as error:
         _problem(request, f"@pytest.mark.mockmcp(config={given!r}): {error.render()}")
         return None
@@ -388,7 +383,7 @@ def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Pr
         return
     told = story.kept(mock, privacy.finish) if fate == "keep" else None
     if fate != "keep":
-        mock.discard_recording()
+        keeping.discard(mock.staged)
     if fate == "unlaunched":
         told = (
             f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
