@@ -30,8 +30,8 @@ from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _story as story
 from mockmcp.plugin._harness import Harness, Target, serve_http, server_command
-from mockmcp.plugin._keeping import Privacy
 from mockmcp.plugin._naming import cassette_name, merge_settings
+from mockmcp.plugin._privacy import Privacy
 
 pytest_plugins = ["pytester"]
 

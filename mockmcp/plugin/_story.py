@@ -26,6 +26,7 @@ from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
 from mockmcp.plugin._harness import Harness
 from mockmcp.plugin._naming import CASSETTE_RULE, cassette_name
+from mockmcp.plugin._privacy import problem
 
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
@@ -99,8 +100,8 @@ def problem_before(mock: Harness, nodeid: str) -> str | None:
         )
     if live:
         return None
-    if mock.recording and keeping.problem(mock.record, mock.env):
-        return f"mockmcp cannot record {cassette}: {keeping.problem(mock.record, mock.env)}"
+    if mock.recording and problem(mock.record, mock.env):
+        return f"mockmcp cannot record {cassette}: {problem(mock.record, mock.env)}"
     if not mock.recording and not cassette.exists():
         return _missing(mock, nodeid)
     if cassette.exists() and (not mock.recording or mock.mode is RecordMode.NEW):

@@ -21,8 +21,8 @@ from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _naming as naming
 from mockmcp.plugin import _story as story
 from mockmcp.plugin._harness import Harness, Target, server_command
-from mockmcp.plugin._keeping import Privacy
 from mockmcp.plugin._mock_server import Configured, MockServer, MockServers, read_configured
+from mockmcp.plugin._privacy import Privacy
 
 __all__ = [  # the fixtures, each of which a conftest.py may override
     "mockmcp",
