@@ -116,14 +116,12 @@ class ReplayTransport:
             self._recordings = Recordings(recorded, Matcher.build(options.ignores, recorded.meta))
         recordings = self._recordings
         recorded = recordings.cassette
-        redactor = Redactor.for_replay(
-            recorded.meta, os.environ, options.substitutions, recorded.path or "the cassette"
-        )
+        where = recorded.path or "the cassette"
+        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
         self._engine = Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
-        to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
+        self._to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
         host_writes = _HostWrites(self)
-        self._to_host = to_host
-        self._streams = (to_host, host_reads, host_writes)
+        self._streams = (self._to_host, host_reads, host_writes)
         self._group = anyio.create_task_group()  # the engine's timers
         await self._group.__aenter__()
         self._perform(self._engine.start())

@@ -22,13 +22,13 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from mockmcp._wire.words import RecordMode
 from mockmcp.errors import UsageError
-from mockmcp.options import RecordOptions, ReplayOptions, Substitution
+from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
 
@@ -97,11 +97,16 @@ class Harness:
 
     def _args(self) -> list[str]:
         """`mockmcp record` into the staged file, or `mockmcp replay` of the cassette, with the test's options."""
+        record, replay = self.record, self.replay
         if self.recording:
-            return ["record", "-o", str(self.staged), "--record-mode", RecordMode.NEW.word, *record_args(self.record)]
-        ignores = [arg for path in self.replay.ignores for arg in ("--ignore", path)]
-        report = ["--report", str(self.replay.report)]
-        return ["replay", str(self.cassette), *report, *ignores, *substitute_args(self.replay.substitutions)]
+            head, subs = ["record", "-o", str(self.staged), "--record-mode", RecordMode.NEW.word], record.substitutions
+            pairs = [("--redact-env", name) for name in record.redact_env]
+            pairs += [("--redact", pattern) for pattern in record.redact_patterns]
+        else:
+            head, subs = ["replay", str(self.cassette)], replay.substitutions
+            pairs = [("--report", str(replay.report)), *(("--ignore", path) for path in replay.ignores)]
+        pairs += [("--substitute", name if value is None else f"{name}={value}") for name, value in subs]
+        return [*head, *(arg for pair in pairs for arg in pair)]
 
     def _command_line(self, wanted: str) -> list[str]:
         """The real server's command line (or URL), for `wanted`; raises UsageError for a server object."""
@@ -254,16 +259,3 @@ def _relay(pipe: IO[bytes], log: IO[bytes], found: queue.Queue[str | None]) -> N
             found.put(None)
         pipe.close()
         log.close()
-
-
-def record_args(options: RecordOptions) -> list[str]:
-    """The `mockmcp record` options that carry the redaction rules and the substitutions."""
-    env = [arg for name in options.redact_env for arg in ("--redact-env", name)]
-    patterns = [arg for pattern in options.redact_patterns for arg in ("--redact", pattern)]
-    return env + patterns + substitute_args(options.substitutions)
-
-
-def substitute_args(substitutions: Iterable[Substitution]) -> list[str]:
-    """The `--substitute` options, for recording and replaying alike."""
-    given = (name if value is None else f"{name}={value}" for name, value in substitutions)
-    return [arg for text in given for arg in ("--substitute", text)]
