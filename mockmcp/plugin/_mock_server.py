@@ -120,32 +120,29 @@ class MockServers(dict[str, MockServer]):
 
 
 class Configured(NamedTuple):
-    """A host's config read for a test: each server to record from, its environment, and its secrets."""
+    """A host's config read for a test: each server to record from, and its environment (whose values never reach
+    its cassette)."""
 
     path: Path
     config: Config
     servers: dict[str, list[str]]  # name -> command line, or [URL]
-    env: dict[str, dict[str, str]]  # name -> what its entry adds to the environment
-    secrets: dict[str, tuple[str, ...]]  # name -> the variables whose values never reach its cassette
+    env: dict[str, dict[str, str]]  # name -> what a stdio server's entry adds to the environment
 
     def derived(self, folder: Path, commands: Mapping[str, list[str]], url: Callable[[str], str]) -> Path:
         """Write the config with every server going through its mock server into folder; returns its path."""
-        urls = {name: url(name) for name in self.servers if self._remote(name)}
-        stdio = {name: commands[name] for name in self.servers if not self._remote(name)}
+        urls = {name: url(name) for name in self.servers if name not in self.env}
+        stdio = {name: commands[name] for name in self.servers if name in self.env}
         text, _edits = derive(self.config, stdio, urls)
         out = folder / self.path.name
         out.write_text(text, encoding="utf-8")
         return out
-
-    def _remote(self, name: str) -> bool:
-        return next(entry.kind for entry in self.config.entries if entry.name == name) == "http"
 
 
 def read_configured(path: Path, environ: Mapping[str, str]) -> Configured:
     """Read a host's config for the plugin; raises MockmcpError (ConfigError, UsageError) saying what to fix."""
     text = read_text(str(path))
     config = read_config(text, detect(str(path), text), str(path))
-    servers, env, secrets = {}, {}, {}
+    servers, env = {}, {}
     for entry in config.entries:
         where = f"{path.name}: {entry.name}"
         if entry.kind == "http":
@@ -154,5 +151,4 @@ def read_configured(path: Path, environ: Mapping[str, str]) -> Configured:
             servers[entry.name] = [expand(part, environ, where) for part in entry.command()]
             given = entry.env(config.format).items()
             env[entry.name] = {k: expand(v, environ, where) for k, v in given if v}
-            secrets[entry.name] = tuple(env[entry.name])
-    return Configured(path, config, servers, env, secrets)
+    return Configured(path, config, servers, env)

@@ -31,18 +31,7 @@ from mockmcp.plugin._privacy import problem
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
 
-__all__ = [
-    "WHEN",
-    "days_old",
-    "kept",
-    "never_started",
-    "problem_before",
-    "reports",
-    "sections",
-    "too_old",
-    "verdict",
-    "write_timeline",
-]
+__all__ = ["days_old", "kept", "never_started", "problem_before", "reports", "too_old", "verdict", "write_timeline"]
 
 
 def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
@@ -187,14 +176,6 @@ def reports(mock: Harness, wait: float = 3.0) -> list[dict[str, Any] | str]:
     return [*launched, *(report.to_json() for report in mock.inprocess.reports)]
 
 
-def sections(mock: Harness) -> list[tuple[str, str]]:
-    """What each of the test's mock servers said on stderr (titled), for a failed test's report."""
-    verb = "record" if mock.recording else "replay"
-    said = [(f"mockmcp {verb} {pid} stderr", mock.stderr(pid)) for pid in mock.launches()]
-    said.append(("mockmcp in process", mock.said.getvalue()))
-    return [(title, text) for title, text in said if text]
-
-
 def never_started(mock: Harness) -> str | None:
     """After the test: why it is suspicious when the test took this server (its command, parameters,
     transport) and no host ever started it: nothing was played, so nothing was judged. None otherwise."""
@@ -278,9 +259,6 @@ def _repeated(repeat: dict[str, Any]) -> str:
         f"asked more often than recorded (strict): {_at(repeat)}, {extra} more time{'s' * (extra != 1)} (the last "
         "recording answered again); if the host may ask it as often as it likes, write `times: any` in that interaction"
     )
-
-
-WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a page
 
 
 def write_timeline(mocks: dict[str, Harness], nodeid: str, test_name: str, root: Path) -> Path | None:

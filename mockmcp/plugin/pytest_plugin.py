@@ -46,6 +46,7 @@ _PAGE = pytest.StashKey[Path]()  # the test's timeline page, once written
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
+_WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a timeline page
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 
 
@@ -66,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "live": f"run the tests against {server}s: no cassette is read or written, nothing judged",
     }.items():
         how = {"metavar": valued[name]} if name in valued else {"action": "store_true"}
-        how = {"choices": story.WHEN, "default": "failed"} if name == "html" else how
+        how = {"choices": _WHEN, "default": "failed"} if name == "html" else how
         group.addoption(f"--mockmcp-{name}", help=told, **how)
     for name, told in {  # the ini option mockmcp_NAME
         "server": f"{server} to record from, as a command line",
@@ -244,13 +245,9 @@ def mockmcp_privacy(request: pytest.FixtureRequest, mockmcp_settings: dict[str, 
     ini, settings = request.config.getini, mockmcp_settings
     given = {str(k): None if v is None else str(v) for k, v in (settings.get("substitute") or {}).items()}
     substitute = Privacy.substitutions(request.config.rootpath, _ini_substitutions(request), given.items())
-    return Privacy(
-        tuple([*ini("mockmcp_redact_env"), *settings.get("redact_env", ())]),
-        tuple([*ini("mockmcp_redact"), *settings.get("redact", ())]),
-        settings.get("before_record"),
-        request.config.rootpath,
-        substitute,
-    )
+    redact_env = tuple([*ini("mockmcp_redact_env"), *settings.get("redact_env", ())])
+    redact = tuple([*ini("mockmcp_redact"), *settings.get("redact", ())])
+    return Privacy(redact_env, redact, settings.get("before_record"), request.config.rootpath, substitute)
 
 
 def _ini_substitutions(request: pytest.FixtureRequest) -> list[tuple[str, str | None]]:
@@ -363,8 +360,8 @@ def _harness(
     for said in keeping.leftovers(target.cassette):
         request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
     (record, replay), env = options, hosted.env.get(name, {}) if hosted else {}
-    if hosted and hosted.secrets.get(name):
-        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *hosted.secrets[name]])))
+    if env:  # the variables a host config's entry sets: their values never reach the cassette
+        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
     told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
@@ -419,9 +416,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         said = f"\n\nThe test failed with: {failure!r}" if failure else ""
         pytest.fail(verdict + said + shown, pytrace=False)
     if failure is not None:
-        for mock in mocks.values():  # the replay's notes (a cancelled request, a fault played) may say why
-            for title, text in story.sections(mock):
-                item.add_report_section("call", title, text)
+        for mock in mocks.values():  # what each server said: a replay's notes (a cancelled request, a fault played)
+            verb = "record" if mock.recording else "replay"
+            said = [(f"mockmcp {verb} {pid} stderr", mock.stderr(pid)) for pid in mock.launches()]
+            for title, text in [*said, ("mockmcp in process", mock.said.getvalue())]:
+                if text:
+                    item.add_report_section("call", title, text)
         if page:
             item.add_report_section("call", "mockmcp timeline", shown.strip())
         raise failure
