@@ -142,10 +142,7 @@ class Harness:
         return target
 
     def start_http(self) -> str:
-        """Start the Streamable HTTP mock server of this test, once; returns its URL. Raises UsageError.
-
-        When recording, it is the recording proxy in front of the real server, whose URL is `server`.
-        """
+        """`MockServer.start_http`: replay, or the recording proxy in front of the real server's URL, over HTTP."""
         if self.target.live:
             return self._url()
         if self.http is None:
@@ -155,8 +152,7 @@ class Harness:
         return self.http.url
 
     def transport(self) -> Any:
-        """The in-process transport of this test (one for the whole test; each session through it is judged):
-        replaying the cassette, or recording the real server into the staged file (see `mockmcp.transport`)."""
+        """`MockServer.transport`: replaying the cassette, or recording the real server into the staged file."""
         from mockmcp import inprocess  # deferred: only a host in process pays for the SDK
 
         self.handed_out, record, replay = True, self.record, self.replay
