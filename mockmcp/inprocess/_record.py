@@ -56,14 +56,12 @@ class RecordingTransport:
         """A transport for the MCP SDK's `Client` that records the session with `real` into `cassette` in this
         process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
 
-        `real`: the server to record, as `StdioServerParameters`, a command line (a list: the server gets
-        this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
-        object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once (record when
-        the cassette does not exist), new or all. `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
-        `--redact`, `substitute` its `--substitute` by name (`{"PROJECT": "/path"}`; None: the environment
-        variable's value), for recording and replaying alike; `ignore`, `strict` and `timing` apply when the
-        mode replays (`mockmcp.transport`'s); `log` is where what it says goes (default: stderr). Raises
-        UsageError for an unknown mode, a variable to redact or substitute that is not set, or a bad pattern.
+        `real`: `StdioServerParameters`, a command line (a list: the server gets this process's whole
+        environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server object (`MCPServer` or
+        a low-level `Server`), or any SDK transport. `mode`: none, once (record when the cassette does not
+        exist), new or all. `redact_env`, `redact`: `mockmcp record`'s `--redact-env`, `--redact`; the rest are
+        `mockmcp.transport`'s, for recording and replaying alike (`ignore`, `strict`, `timing`: when it replays).
+        Raises UsageError for an unknown mode, a variable to redact or substitute that is not set, a bad pattern.
         """
         self.real, self.cassette, self.log = real, os.fspath(cassette), log
         self.mode = mode if isinstance(mode, RecordMode) else RecordMode.parse(mode, allow_none=True)
