@@ -80,12 +80,8 @@ class MockServer:
     @property
     def url(self) -> str:
         """Deprecated: `start_http()`. Reading an attribute should not start a server; this goes in a later release."""
-        warnings.warn(
-            "mockmcp.url is deprecated: call mockmcp.start_http(), which starts the HTTP mock server and returns "
-            "its URL",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        said = "mockmcp.url is deprecated: call mockmcp.start_http(), which starts the HTTP mock server and returns"
+        warnings.warn(f"{said} its URL", DeprecationWarning, stacklevel=2)
         return self.start_http()
 
     def __repr__(self) -> str:

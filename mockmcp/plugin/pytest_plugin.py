@@ -376,10 +376,8 @@ def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Pr
     """Keep the test's recording as its cassette if the test passed (or --mockmcp-keep-failed), else forget it."""
     stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
     fate = keeping.fate(mock.sessions() > 0, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, mock.handed_out)
-    if fate == "leave":
-        return
     told = story.kept(mock, privacy.finish) if fate == "keep" else None
-    if fate != "keep":
+    if fate in ("discard", "unlaunched"):
         keeping.discard(mock.staged)
     if fate == "unlaunched":
         told = (
@@ -399,12 +397,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
+    failure: Exception | None = None
     try:
         result = yield
     except Exception as error:
-        failure: Exception | None = error
-    else:
-        failure = None
+        failure = error
     for mock in mocks.values():  # an HTTP mock server writes its report (or saves its recording) when stopped
         mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
