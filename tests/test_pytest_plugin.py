@@ -486,6 +486,14 @@ def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
     assert public == {"cassette", "command", "env", "start_http", "stdio_params", "transport", "url"}  # url: deprecated
 
 
+def test_the_deprecated_url_says_what_replaces_it(tmp_path: Path) -> None:
+    live = make_harness(tmp_path / "c.yaml", tmp_path, server=["http://127.0.0.1:9/mcp"], live=True)  # starts nothing
+    said = r"^mockmcp.url is deprecated: call mockmcp.start_http\(\), which starts the HTTP mock server and returns "
+    said += "its URL$"
+    with pytest.warns(DeprecationWarning, match=said):
+        assert MockServer(live).url == "http://127.0.0.1:9/mcp"
+
+
 def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches_its_own(tmp_path: Path) -> None:
     harnesses = [harness_of(tmp_path, name) for name in ("first", "second")]
     mocks = [MockServer(harness) for harness in harnesses]
