@@ -27,10 +27,9 @@ from mockmcp.engine.matching import Matcher
 from mockmcp.engine.replay import Replay
 from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import _http_server as http_server
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _story as story
-from mockmcp.plugin._harness import Harness, Target, server_command
+from mockmcp.plugin._harness import Harness, Target, serve_http, server_command
 from mockmcp.plugin._naming import cassette_name, merge_settings
 from mockmcp.plugin._privacy import Privacy
 
@@ -487,6 +486,14 @@ def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
     assert public == {"cassette", "command", "env", "start_http", "stdio_params", "transport", "url"}  # url: deprecated
 
 
+def test_the_deprecated_url_says_what_replaces_it(tmp_path: Path) -> None:
+    live = make_harness(tmp_path / "c.yaml", tmp_path, server=["http://127.0.0.1:9/mcp"], live=True)  # starts nothing
+    said = r"^mockmcp.url is deprecated: call mockmcp.start_http\(\), which starts the HTTP mock server and returns "
+    said += "its URL$"
+    with pytest.warns(DeprecationWarning, match=said):
+        assert MockServer(live).url == "http://127.0.0.1:9/mcp"
+
+
 def test_two_mocks_started_at_once_take_ports_of_their_own_and_each_test_reaches_its_own(tmp_path: Path) -> None:
     harnesses = [harness_of(tmp_path, name) for name in ("first", "second")]
     mocks = [MockServer(harness) for harness in harnesses]
@@ -529,7 +536,7 @@ def test_a_server_that_never_says_its_url_is_given_up_on(tmp_path: Path) -> None
     silent = [sys.executable, "-c", "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"]
     began = time.monotonic()
     with pytest.raises(UsageError, match=r"did not say where it listens within 0.5 s: starting"):
-        http_server.start(silent, {}, tmp_path, wait=0.5)
+        serve_http(silent, {}, tmp_path, wait=0.5)
     assert time.monotonic() - began < 10  # stopped, not waited for
 
 

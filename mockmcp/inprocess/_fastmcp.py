@@ -22,13 +22,7 @@ if TYPE_CHECKING:
 
     from mcp import ClientSession
 
-__all__ = ["SDKTransport", "for_fastmcp"]
-
-
-def for_fastmcp(transport: AbstractAsyncContextManager[tuple[Any, Any]]) -> SDKTransport:
-    """`transport` (an SDK transport: an async context manager yielding (read, write)) as the transport
-    fastmcp's `Client` takes."""
-    return SDKTransport(transport)
+__all__ = ["SDKTransport"]
 
 
 class SDKTransport(ClientTransport):

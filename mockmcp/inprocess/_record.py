@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from anyio.abc import TaskGroup
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from anyio.streams.memory import MemoryObjectSendStream
 
     from mockmcp.engine.report import Report
 
@@ -56,25 +56,21 @@ class RecordingTransport:
         """A transport for the MCP SDK's `Client` that records the session with `real` into `cassette` in this
         process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
 
-        `real`: the server to record, as `StdioServerParameters`, a command line (a list: the server gets
-        this process's whole environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server
-        object (`MCPServer` or a low-level `Server`), or any SDK transport. `mode`: none, once (record when
-        the cassette does not exist), new or all. `redact_env` and `redact` are `mockmcp record`'s `--redact-env` and
-        `--redact`, `substitute` its `--substitute` by name (`{"PROJECT": "/path"}`; None: the environment
-        variable's value), for recording and replaying alike; `ignore`, `strict` and `timing` apply when the
-        mode replays (`mockmcp.transport`'s); `log` is where what it says goes (default: stderr). Raises
-        UsageError for an unknown mode, a variable to redact or substitute that is not set, or a bad pattern.
+        `real`: `StdioServerParameters`, a command line (a list: the server gets this process's whole
+        environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server object (`MCPServer` or
+        a low-level `Server`), or any SDK transport. `mode`: none, once (record when the cassette does not
+        exist), new or all. `redact_env`, `redact`: `mockmcp record`'s `--redact-env`, `--redact`; the rest are
+        `mockmcp.transport`'s, for recording and replaying alike (`ignore`, `strict`, `timing`: when it replays).
+        Raises UsageError for an unknown mode, a variable to redact or substitute that is not set, a bad pattern.
         """
         self.real, self.cassette, self.log = real, os.fspath(cassette), log
         self.mode = mode if isinstance(mode, RecordMode) else RecordMode.parse(mode, allow_none=True)
-        substitutions = tuple((substitute or {}).items())
-        redacted = (tuple(redact_env), tuple(redact), os.environ, "redact_env")
-        self.redactor = Redactor.for_recording(*redacted, substitutions, "substitute")
+        subs, redacted = tuple((substitute or {}).items()), (tuple(redact_env), tuple(redact), os.environ)
+        self.redactor = Redactor.for_recording(*redacted, "redact_env", subs, "substitute")
         self.replay = ReplayTransport(
             self.cassette, ignore=ignore, strict=strict, timing=timing, log=log, substitute=substitute
         )
-        self.recorded = False
-        self.sessions = 0
+        self.recorded, self.sessions = False, 0
         self._journal: Journal | None = None
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
@@ -85,11 +81,7 @@ class RecordingTransport:
         """The report of the last session, when it was replayed."""
         return self.replay.report
 
-    def for_fastmcp(self) -> Any:
-        """This transport as fastmcp's `Client` takes it (see `ReplayTransport.for_fastmcp`)."""
-        from mockmcp.inprocess._fastmcp import for_fastmcp
-
-        return for_fastmcp(self)
+    for_fastmcp = ReplayTransport.for_fastmcp
 
     async def __aenter__(self) -> Streams:
         if self._group is not None:  # one journal at a time: a second session at once would take it over
@@ -123,7 +115,7 @@ class RecordingTransport:
         to_host, host_reads = anyio.create_memory_object_stream[Any](float("inf"))
         host_writes, from_host = anyio.create_memory_object_stream[Any](float("inf"))
         for stream in (to_host, host_reads, host_writes, from_host):
-            self._stack.push_async_exit(_closer(stream))
+            self._stack.push_async_callback(stream.aclose)
         self._start = time.monotonic()
         self._group = await self._stack.enter_async_context(anyio.create_task_group())
         self._group.start_soon(self._pass, from_host, real_write, CLIENT)
@@ -162,13 +154,6 @@ class RecordingTransport:
             pass  # one side is gone: the other learns it below
         finally:
             await sink.aclose()
-
-
-def _closer(stream: MemoryObjectReceiveStream[Any] | MemoryObjectSendStream[Any]) -> Any:
-    async def close(*_exc: object) -> None:
-        stream.close()
-
-    return close
 
 
 def reach(real: Any) -> tuple[Any, list[str]]:

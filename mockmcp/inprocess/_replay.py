@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 try:
     import anyio
+    from anyio.abc import ObjectSendStream
 except ImportError as exc:  # the SDK brings anyio: a host that replays in process has it
     raise ImportError("mockmcp.transport replays to the MCP Python SDK's Client: install it (pip install mcp)") from exc
 
@@ -85,8 +86,7 @@ class ReplayTransport:
         self.report: Report | None = None
         self.reports: list[Report] = []
         self.sessions = 0  # sessions begun
-        self._recorded: Cassette | None = None
-        self._recordings: Recordings | None = None
+        self._recordings: Recordings | None = None  # the cassette, loaded on the first session
         self._engine: Replay | None = None
         self._group: TaskGroup | None = None
         self._to_host: MemoryObjectSendStream[Any] | None = None
@@ -96,9 +96,9 @@ class ReplayTransport:
     def for_fastmcp(self) -> SDKTransport:
         """This transport as fastmcp's `Client` takes it, each connection a session: `fastmcp.Client(
         mockmcp.transport(...).for_fastmcp())`. Raises ImportError without fastmcp."""
-        from mockmcp.inprocess._fastmcp import for_fastmcp
+        from mockmcp.inprocess._fastmcp import SDKTransport
 
-        return for_fastmcp(self)
+        return SDKTransport(self)
 
     async def __aenter__(self) -> Streams:
         if self._group is not None:  # one engine, one report: a second session at once would take them over
@@ -110,22 +110,18 @@ class ReplayTransport:
 
         self._sdk = types, SessionMessage
         self.sessions += 1
-        if self._recorded is None:
-            cassette = self.cassette
-            self._recorded = (
-                cassettes.load(os.fspath(cassette)) if isinstance(cassette, (str, os.PathLike)) else cassette
-            )
-        recorded, options = self._recorded, self.options
-        where = recorded.path or "the cassette"
-        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
+        options, given = self.options, self.cassette
         if self._recordings is None:  # one index for every session, as over HTTP: each claims what it took
+            recorded = cassettes.load(os.fspath(given)) if isinstance(given, (str, os.PathLike)) else given
             self._recordings = Recordings(recorded, Matcher.build(options.ignores, recorded.meta))
         recordings = self._recordings
+        recorded = recordings.cassette
+        where = recorded.path or "the cassette"
+        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
         self._engine = Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
-        to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
+        self._to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
         host_writes = _HostWrites(self)
-        self._to_host = to_host
-        self._streams = (to_host, host_reads, host_writes)
+        self._streams = (self._to_host, host_reads, host_writes)
         self._group = anyio.create_task_group()  # the engine's timers
         await self._group.__aenter__()
         self._perform(self._engine.start())
@@ -195,7 +191,7 @@ class ReplayTransport:
             self._perform(self._engine.wake(token))
 
 
-class _HostWrites:
+class _HostWrites(ObjectSendStream[Any]):
     """The stream the host writes to (the SDK's `WriteStream`): each message goes to the engine in the host's own
     task, so what the engine sends is in the host's read stream when `send` returns."""
 
@@ -213,12 +209,6 @@ class _HostWrites:
         self.closed = True
 
     async def aclose(self) -> None:
-        self.closed = True
-
-    async def __aenter__(self) -> _HostWrites:
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
         self.closed = True
 
 

@@ -2,16 +2,14 @@
 
 pytest_plugin  hooks, and small fixtures each answering one question (settings, record mode, cassette folder,
                name and path, privacy, record and replay options), each overridable alone
-_mock_server   what a test sees of its mock server (`mockmcp.MockServer`)
-_harness       one mock server of a test: the command the host launches, the HTTP server, the transport
-_story         the test's story in pytest's terms: the verdict, the reports read back, keeping the recording
+_mock_server   what a test sees of its mock servers (`mockmcp.MockServer`); the marker's `config=`, a host's config
+_harness       one mock server of a test: the command the host launches, the HTTP server it starts, the transport
+_story         the test's story in pytest's terms: the verdict, the reports read back, keeping the recording;
+               its sessions as an HTML timeline, a lane per server
 _keeping       a recording staged beside the cassette, kept or discarded (`fate`, a pure decision)
+_privacy       what a recording keeps: redaction, substitutions, before_record, portable meta.server
 _naming        a test's cassette name, the marker's arguments, the orphans
 _launch        notes each server the host launches (pid, stderr, exit status)
-_http_server   a test's mock server over Streamable HTTP
-_privacy       what a recording keeps: redaction, substitutions, before_record, portable meta.server
-_configured    the marker's `config=`: a host's config, each server a mock server
-_timeline      a test's sessions as an HTML timeline, a lane per server
 """
 
 __all__: list[str] = []

@@ -3,28 +3,40 @@
 Every launch is noted in the test's own folder (`launch`), where `story` reads what each left after
 the test. A recording goes to a staged file, which becomes the cassette only when the test passed
 (`keeping`). What the test itself sees of it is `mock_server.MockServer`.
+
+Over Streamable HTTP the plugin starts the server itself (`serve_http`) and stops it after the test with
+SIGTERM, as the command means to end: replay writes its report, the recorder saves. It binds port 0
+and names its URL on stderr (a port picked here and freed could be taken by another xdist worker's
+server); a thread copies its stderr to the file `launch` names, so it never blocks.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import queue
+import re
 import shlex
 import shutil
+import signal
+import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from mockmcp._wire.words import RecordMode
 from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.plugin import _http_server as http_server
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
-from mockmcp.plugin._privacy import record_args, substitute_args
 
-__all__ = ["Harness", "Target", "server_command"]
+__all__ = ["Harness", "Served", "Target", "serve_http", "server_command"]
+
+_STOP = 20.0  # seconds an HTTP mock server gets to save and exit after SIGTERM
+# The line the command line prints once it listens (see `cli/commands.py`), replay's or the recorder's.
+_LISTENING = re.compile(r"mockmcp: (?:serving .* at|recording) (https?://\S+)")
 
 
 class Target(NamedTuple):
@@ -64,7 +76,7 @@ class Harness:
         self.mode = RecordMode.parse(record.mode, allow_none=True)
         self.recording = not target.live and self.mode.records(target.cassette.exists())
         self.env = dict(env)  # the real server may need the user's keys; replay needs nothing more
-        self.http: http_server.Served | None = None  # the HTTP mock server, once the test started it
+        self.http: Served | None = None  # the HTTP mock server, once the test started it
         self.inprocess: Any = None  # the in-process transport, once the test took it (see `transport`)
         self.said = io.StringIO()  # what the in-process transport said (its notes and summaries)
         # A recording test that took the command and never launched it would pass with no cassette written.
@@ -85,11 +97,16 @@ class Harness:
 
     def _args(self) -> list[str]:
         """`mockmcp record` into the staged file, or `mockmcp replay` of the cassette, with the test's options."""
+        record, replay = self.record, self.replay
         if self.recording:
-            return ["record", "-o", str(self.staged), "--record-mode", RecordMode.NEW.word, *record_args(self.record)]
-        ignores = [arg for path in self.replay.ignores for arg in ("--ignore", path)]
-        report = ["--report", str(self.replay.report)]
-        return ["replay", str(self.cassette), *report, *ignores, *substitute_args(self.replay.substitutions)]
+            head, subs = ["record", "-o", str(self.staged), "--record-mode", RecordMode.NEW.word], record.substitutions
+            pairs = [("--redact-env", name) for name in record.redact_env]
+            pairs += [("--redact", pattern) for pattern in record.redact_patterns]
+        else:
+            head, subs = ["replay", str(self.cassette)], replay.substitutions
+            pairs = [("--report", str(replay.report)), *(("--ignore", path) for path in replay.ignores)]
+        pairs += [("--substitute", name if value is None else f"{name}={value}") for name, value in subs]
+        return [*head, *(arg for pair in pairs for arg in pair)]
 
     def _command_line(self, wanted: str) -> list[str]:
         """The real server's command line (or URL), for `wanted`; raises UsageError for a server object."""
@@ -125,44 +142,36 @@ class Harness:
         return target
 
     def start_http(self) -> str:
-        """Start the Streamable HTTP mock server of this test, once; returns its URL. Raises UsageError.
-
-        When recording, it is the recording proxy in front of the real server, whose URL is `server`.
-        """
+        """`MockServer.start_http`: replay, or the recording proxy in front of the real server's URL, over HTTP."""
         if self.target.live:
             return self._url()
         if self.http is None:
             serve = ["--http-target", self._url()] if self.recording else []
             command = [sys.executable, "-m", "mockmcp", *self._args(), *serve, "--http", "127.0.0.1:0"]
-            self.http = http_server.start(command, self.env, self.workdir)
+            self.http = serve_http(command, self.env, self.workdir)
         return self.http.url
 
     def transport(self) -> Any:
-        """The in-process transport of this test (one for the whole test; each session through it is judged):
-        replaying the cassette, or recording the real server into the staged file (see `mockmcp.transport`)."""
-        self.handed_out = True
+        """`MockServer.transport`: replaying the cassette, or recording the real server into the staged file."""
+        from mockmcp import inprocess  # deferred: only a host in process pays for the SDK
+
+        self.handed_out, record, replay = True, self.record, self.replay
         if self.target.live:
-            from mockmcp.inprocess import reach
-
-            return reach(self.target.server)[0]
-        record, replay = self.record, self.replay
+            return inprocess.reach(self.target.server)[0]
         if self.inprocess is None and self.recording:
-            from mockmcp.inprocess import RecordingTransport
-
-            self.inprocess = RecordingTransport(
+            server, redacted, subs = (
                 self.target.server,
-                str(self.staged),
-                RecordMode.NEW,
-                record.redact_env,
-                record.redact_patterns,
-                log=self.said,
-                substitute=dict(record.substitutions),
+                (record.redact_env, record.redact_patterns),
+                record.substitutions,
+            )
+            self.inprocess = inprocess.RecordingTransport(
+                server, str(self.staged), RecordMode.NEW, *redacted, log=self.said, substitute=dict(subs)
             )
         elif self.inprocess is None:
-            from mockmcp.inprocess import ReplayTransport
-
-            subs = dict(replay.substitutions)
-            self.inprocess = ReplayTransport(self.cassette, ignore=replay.ignores, log=self.said, substitute=subs)
+            subs = replay.substitutions
+            self.inprocess = inprocess.ReplayTransport(
+                self.cassette, ignore=replay.ignores, log=self.said, substitute=dict(subs)
+            )
         return self.inprocess
 
     def sessions(self) -> int:
@@ -172,7 +181,7 @@ class Harness:
     def stop(self) -> None:
         """Stop the HTTP mock server, if the test started one (again is harmless)."""
         if self.http is not None:
-            http_server.stop(self.http)
+            self.http.stop()
 
     def launches(self) -> list[int]:
         """The pids of the servers launched in this test (by the host, or for it over HTTP), oldest first."""
@@ -182,6 +191,67 @@ class Harness:
         """What the server `pid` wrote to stderr (a replay's notes and summary)."""
         return launch.said(str(self.workdir), pid)
 
-    def discard_recording(self) -> None:
-        """Forget a recording the test's verdict did not keep (the real cassette stays as it was)."""
-        keeping.discard(self.staged)
+
+class Served(NamedTuple):
+    """A running HTTP mock server: its process, the URL it said it serves, the thread copying its stderr, its folder."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    reader: threading.Thread
+    folder: Path
+
+    def stop(self) -> None:
+        """Stop it with SIGTERM (killing it only if it will not end); returns once its stderr is copied whole."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=_STOP)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=_STOP)
+        self.reader.join(_STOP)
+        launch.exited(str(self.folder), self.process.pid, self.process.returncode)
+
+
+def serve_http(command: list[str], env: Mapping[str, str], folder: Path, wait: float = 20.0) -> Served:
+    """Start `command` (`mockmcp` on port 0), noted in `folder` as the host's launches are; returns once it says
+    its URL. Raises UsageError if it does not within `wait` seconds."""
+    process = subprocess.Popen(
+        command, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    (folder / f"{launch.PREFIX}{process.pid}").touch()
+    found: queue.Queue[str | None] = queue.Queue()
+    log = open(folder / launch.STDERR.format(pid=process.pid), "ab")  # noqa: SIM115  # closed by the reader
+    assert process.stderr is not None
+    reader = threading.Thread(target=_relay, args=(process.stderr, log, found), daemon=True)
+    reader.start()
+    try:
+        url = found.get(timeout=wait)
+    except queue.Empty:
+        url, why = None, f"did not say where it listens within {wait:g} s"
+    else:
+        why = "ended before it said where it listens"
+    served = Served(process, url or "", reader, folder)
+    if url is not None:
+        return served
+    served.stop()
+    text = "".join(launch.said(str(folder), process.pid).splitlines(keepends=True)[-20:]).strip()
+    raise UsageError(f"the mock server over HTTP {why}: {text or 'it said nothing'}")
+
+
+def _relay(pipe: IO[bytes], log: IO[bytes], found: queue.Queue[str | None]) -> None:
+    """Copy the server's stderr line by line until it closes, telling `found` the URL its listening line names."""
+    told = False
+    try:
+        for line in iter(pipe.readline, b""):
+            log.write(line)
+            log.flush()  # the plugin reads the file while the server may still be running
+            listening = None if told else _LISTENING.match(line.decode(errors="replace"))
+            if listening:
+                found.put(listening.group(1))
+                told = True
+    finally:
+        if not told:
+            found.put(None)
+        pipe.close()
+        log.close()

@@ -47,10 +47,8 @@ def alive(pid: int) -> bool:
     """Whether a process `pid` exists (a zombie not yet waited for counts)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+    except OSError as error:  # PermissionError: another user's process
+        return not isinstance(error, ProcessLookupError)
     return True
 
 

@@ -33,10 +33,10 @@ def launches(folder: str) -> list[int]:
     return [int(name.removeprefix(PREFIX)) for name in names]
 
 
-def said(folder: str, pid: int) -> str:
-    """What `pid` wrote to stderr ("" if nothing)."""
+def said(folder: str, pid: int, name: str = STDERR) -> str:
+    """What `pid` wrote to stderr, or to its file `name` ("" if nothing)."""
     try:
-        with open(os.path.join(folder, STDERR.format(pid=pid)), errors="replace") as file:
+        with open(os.path.join(folder, name.format(pid=pid)), errors="replace") as file:
             return file.read()
     except FileNotFoundError:
         return ""
@@ -45,9 +45,8 @@ def said(folder: str, pid: int) -> str:
 def status(folder: str, pid: int) -> int | None:
     """The status `pid` exited with; None while it runs, or if it was killed."""
     try:
-        with open(os.path.join(folder, STATUS.format(pid=pid))) as file:
-            return int(file.read())
-    except (FileNotFoundError, ValueError):
+        return int(said(folder, pid, STATUS))
+    except ValueError:  # no file (""), or one being written
         return None
 
 

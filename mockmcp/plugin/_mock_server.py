@@ -1,22 +1,26 @@
 """What the `mockmcp` fixture hands a test: the mock server to launch (or connect to) instead of the real one.
 
-Only what a test uses is here; the plugin's side of it is `harness.Harness`.
+Only what a test uses is here; the plugin's side of it is `harness.Harness`. The marker's `config=`
+(from pytest's rootpath, in any format `mockmcp wrap` reads) gives each server it lists to the test
+as `mockmcp[name]`, as `servers=` does; a stdio server's `env` goes to its mock server's environment,
+its keys redacted from the recording; `mockmcp.config` is the config again with every server going
+through its mock server, for a host that takes a config file.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mockmcp.plugin._harness import Harness
+from mockmcp.wrap import Config, derive, detect, expand, read_config, read_text
 
 if TYPE_CHECKING:
     from pytest import TempPathFactory
 
-    from mockmcp.plugin._configured import Configured
-
-__all__ = ["MockServer", "MockServers"]
+__all__ = ["Configured", "MockServer", "MockServers", "read_configured"]
 
 
 class MockServer:
@@ -76,12 +80,8 @@ class MockServer:
     @property
     def url(self) -> str:
         """Deprecated: `start_http()`. Reading an attribute should not start a server; this goes in a later release."""
-        warnings.warn(
-            "mockmcp.url is deprecated: call mockmcp.start_http(), which starts the HTTP mock server and returns "
-            "its URL",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        said = "mockmcp.url is deprecated: call mockmcp.start_http(), which starts the HTTP mock server and returns"
+        warnings.warn(f"{said} its URL", DeprecationWarning, stacklevel=2)
         return self.start_http()
 
     def __repr__(self) -> str:
@@ -106,12 +106,45 @@ class MockServers(dict[str, MockServer]):
             raise AttributeError("mockmcp.config is for a test marked with config=: @pytest.mark.mockmcp(config=PATH)")
         if self._config is None:
             commands = {name: self[name].command for name in self._hosted.servers}
-            self._config = self._hosted.derived(self._temp.mktemp("config"), commands, self._url)
+            url = lambda name: self[name].start_http()  # noqa: E731
+            self._config = self._hosted.derived(self._temp.mktemp("config"), commands, url)
         return self._config
-
-    def _url(self, name: str) -> str:
-        return self[name].start_http()
 
     def __missing__(self, name: str) -> MockServer:
         known = ", ".join(repr(key) for key in self) or "none"
         raise KeyError(f"this test has no mock server named {name!r}; its marker's servers= names {known}")
+
+
+class Configured(NamedTuple):
+    """A host's config read for a test: each server to record from, and its environment (whose values never reach
+    its cassette)."""
+
+    path: Path
+    config: Config
+    servers: dict[str, list[str]]  # name -> command line, or [URL]
+    env: dict[str, dict[str, str]]  # name -> what a stdio server's entry adds to the environment
+
+    def derived(self, folder: Path, commands: Mapping[str, list[str]], url: Callable[[str], str]) -> Path:
+        """Write the config with every server going through its mock server into folder; returns its path."""
+        urls = {name: url(name) for name in self.servers if name not in self.env}
+        stdio = {name: commands[name] for name in self.servers if name in self.env}
+        text, _edits = derive(self.config, stdio, urls)
+        out = folder / self.path.name
+        out.write_text(text, encoding="utf-8")
+        return out
+
+
+def read_configured(path: Path, environ: Mapping[str, str]) -> Configured:
+    """Read a host's config for the plugin; raises MockmcpError (ConfigError, UsageError) saying what to fix."""
+    text = read_text(str(path))
+    config = read_config(text, detect(str(path), text), str(path))
+    servers, env = {}, {}
+    for entry in config.entries:
+        where = f"{path.name}: {entry.name}"
+        if entry.kind == "http":
+            servers[entry.name] = [expand(str(entry.value(entry.url_place)), environ, where)]
+        elif entry.kind == "stdio":
+            servers[entry.name] = [expand(part, environ, where) for part in entry.command()]
+            given = entry.env(config.format).items()
+            env[entry.name] = {k: expand(v, environ, where) for k, v in given if v}
+    return Configured(path, config, servers, env)

@@ -20,7 +20,7 @@ from mockmcp.cassette.model import Cassette, Interaction, ServerItem
 from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, Substitution
 
-__all__ = ["Privacy", "problem", "record_args", "substitute_args"]
+__all__ = ["Privacy", "problem"]
 
 Hook = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -94,19 +94,6 @@ class Privacy(NamedTuple):
                 f"it returned {changed!r} for {message.get('method') or 'a response'}"
             )
         return changed
-
-
-def record_args(options: RecordOptions) -> list[str]:
-    """The `mockmcp record` options that carry the redaction rules and the substitutions."""
-    env = [arg for name in options.redact_env for arg in ("--redact-env", name)]
-    patterns = [arg for pattern in options.redact_patterns for arg in ("--redact", pattern)]
-    return env + patterns + substitute_args(options.substitutions)
-
-
-def substitute_args(substitutions: Iterable[Substitution]) -> list[str]:
-    """The `--substitute` options, for recording and replaying alike."""
-    given = (name if value is None else f"{name}={value}" for name, value in substitutions)
-    return [arg for text in given for arg in ("--substitute", text)]
 
 
 def problem(options: RecordOptions, env: Mapping[str, str]) -> str | None:

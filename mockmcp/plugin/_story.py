@@ -5,12 +5,14 @@ The replay's own story (its report's `explanation`) speaks to someone at a shell
 miss (rendered by the same `Miss`) with that person's fixes, the request without its `_meta` (long
 enough, in the 2026-07-28 era, to push the tool's name and arguments out of view). It reads what
 each replay left in the test's folder: its report, its stderr, its exit status (see `launch`).
+A failed test's sessions are also drawn as one HTML page, a lane per server, beside its reports.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import os
 import shlex
 import time
 from collections.abc import Callable
@@ -23,40 +25,23 @@ from mockmcp.errors import CassetteError, MockmcpError
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
 from mockmcp.plugin._harness import Harness
-from mockmcp.plugin._naming import CASSETTE_RULE
+from mockmcp.plugin._naming import CASSETTE_RULE, cassette_name
 from mockmcp.plugin._privacy import problem
 
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
 
-__all__ = [
-    "days_old",
-    "kept",
-    "never_started",
-    "problem_before",
-    "pytest_fixes",
-    "render_miss",
-    "reports",
-    "sections",
-    "told_reports",
-    "too_old",
-    "verdict",
-]
+__all__ = ["days_old", "kept", "never_started", "problem_before", "reports", "too_old", "verdict", "write_timeline"]
 
 
-def _closest(miss: dict[str, Any]) -> tuple[Candidate, ...]:
-    return tuple(
+def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
+    """One miss of a replay report (`Miss.to_json`) with a pytest user's fixes: the marker, the ini option,
+    the pytest command that records (none when `hand_made`: the marker says `record="none"`), the hand edit."""
+    closest = tuple(
         Candidate(c["interaction"], tuple(c["differences"]), c.get("first_path", ""), c["plays"], c.get("ruled", False))
         for c in miss.get("closest", [])
     )
-
-
-def pytest_fixes(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> tuple[str, ...]:
-    """The fixes of one miss from a replay report (`Miss.to_json`), for a pytest user: the marker, the ini
-    option, the pytest command that records (none when `hand_made`), and the hand edit."""
-    closest = _closest(miss)
-    fixes = []
-    path = closest[0].first_path if closest else ""
+    fixes, path = [], closest[0].first_path if closest else ""
     if path:
         fixes.append(
             f"if {path} varies from run to run, leave it out of matching: "
@@ -64,40 +49,26 @@ def pytest_fixes(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> 
             f"cassette `meta.match: {{ignore: [{path!r}]}}` (for one request: a rule in "
             f"interactions[{closest[0].index}].match)"
         )
+    mode = miss.get("record", "new")
     if not hand_made:
-        fixes.append(
-            record_fix(miss.get("record", "new"), f"pytest --mockmcp-record-mode={{mode}} {shlex.quote(nodeid)}")
-        )
+        fixes.append(record_fix(mode, f"pytest --mockmcp-record-mode={{mode}} {shlex.quote(nodeid)}"))
     fixes.append(miss["fixes"][-1])  # editing the cassette by hand: the same at a shell and in pytest
-    return tuple(fixes)
-
-
-def render_miss(miss: dict[str, Any], nodeid: str, hand_made: bool = False) -> str:
-    """The story of one miss from a replay report (`Miss.to_json`), with fixes for a pytest user.
-
-    `hand_made`: the test's marker says `record="none"`, so no record mode applies to it.
-    """
     params = miss["params"]
     if isinstance(params, dict):
         params = {key: value for key, value in params.items() if key != "_meta"}
-    fixes = pytest_fixes(miss, nodeid, hand_made)
-    mode = miss.get("record", "new")
-    told = Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], _closest(miss), fixes, mode)
-    return told.render()
+    return Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], closest, tuple(fixes), mode)
 
 
 def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
     """How many days before `now` a cassette's `meta.recorded_at` is; None when it has no readable date."""
-    if isinstance(recorded_at, str):
-        try:
-            recorded_at = datetime.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    if not isinstance(recorded_at, datetime.datetime):
+    text = recorded_at.replace("Z", "+00:00") if isinstance(recorded_at, str) else None  # 3.10 reads no Z
+    try:
+        when = recorded_at if text is None else datetime.datetime.fromisoformat(text)
+    except ValueError:
         return None
-    if recorded_at.tzinfo is None:
-        recorded_at = recorded_at.replace(tzinfo=datetime.timezone.utc)
-    return (now - recorded_at).total_seconds() / 86400
+    if not isinstance(when, datetime.datetime):
+        return None
+    return (now - (when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc))).total_seconds() / 86400
 
 
 def problem_before(mock: Harness, nodeid: str) -> str | None:
@@ -183,7 +154,7 @@ def _report(mock: Harness, pid: int, wait: float) -> dict[str, Any] | str:
     try:
         report: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
-        said = "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-20:])
+        said = _last_words(mock, pid, 20)
         return (
             f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
             "stopped before it could say whether the cassette served every request, so this test cannot pass"
@@ -201,14 +172,6 @@ def reports(mock: Harness, wait: float = 3.0) -> list[dict[str, Any] | str]:
     if mock.recording or mock.inprocess is None:
         return launched
     return [*launched, *(report.to_json() for report in mock.inprocess.reports)]
-
-
-def sections(mock: Harness) -> list[tuple[str, str]]:
-    """What each of the test's mock servers said on stderr (titled), for a failed test's report."""
-    verb = "record" if mock.recording else "replay"
-    said = [(f"mockmcp {verb} {pid} stderr", mock.stderr(pid)) for pid in mock.launches()]
-    said.append(("mockmcp in process", mock.said.getvalue()))
-    return [(title, text) for title, text in said if text]
 
 
 def never_started(mock: Harness) -> str | None:
@@ -232,7 +195,7 @@ def verdict(mock: Harness, nodeid: str) -> str | None:
         if isinstance(report, str):
             problems.append(report)
             continue
-        problems.extend(render_miss(miss, nodeid, mock.target.hand_made) for miss in report["misses"])
+        problems.extend(_told(miss, nodeid, mock.target.hand_made).render() for miss in report["misses"])
         # The host's answers to the server's requests count: a handler that regressed fails its test;
         # so do the capabilities it declares: a server request it no longer declares one for was withheld.
         problems.extend(told["explanation"] for told in [*report.get("mismatches", []), *report.get("withheld", [])])
@@ -244,18 +207,6 @@ def verdict(mock: Harness, nodeid: str) -> str | None:
     return f"mockmcp: {mock.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
 
 
-def told_reports(mock: Harness, nodeid: str) -> list[dict[str, Any]]:
-    """The reports of the test's replays (none when recording or live), each miss's fixes in pytest's terms."""
-    if mock.recording or mock.target.live:
-        return []
-    hand_made = mock.target.hand_made
-    return [
-        {**report, "misses": [{**m, "fixes": list(pytest_fixes(m, nodeid, hand_made))} for m in report["misses"]]}
-        for report in reports(mock, wait=0.0)
-        if isinstance(report, dict)
-    ]
-
-
 def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
     """Make the finished recording the test's cassette, `finish` applied (see `keeping.keep`); returns why
     the test fails instead (the recorder failed, the recording could not be kept), or None."""
@@ -263,7 +214,7 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
         if keeping.keep(mock.staged, mock.cassette, finish, mock.replay.ignores):
             return None
     except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
-        mock.discard_recording()
+        keeping.discard(mock.staged)
         return f"mockmcp: the recording of {mock.cassette} could not be kept: {error}"
     journal = keeping.journal(mock.staged)
     if journal.exists():  # the session is in it: never delete it
@@ -271,7 +222,7 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
             f"mockmcp: the recording of {mock.cassette} was not saved (the recorder's stderr says why); "
             f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`"
         )
-    mock.discard_recording()
+    keeping.discard(mock.staged)
     refused = [said for pid in mock.launches() if (said := _refused(mock, pid))]
     if refused:  # as the CLI: no cassette that would lie, and the test says why
         return f"mockmcp: no recording of {mock.cassette} was kept: " + "\n".join(refused)
@@ -287,8 +238,12 @@ def _refused(mock: Harness, pid: int) -> str | None:
     status = launch.status(str(mock.workdir), pid)
     if not status:
         return None
-    said = "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-12:])
+    said = _last_words(mock, pid, 12)
     return f"the recorder (pid {pid}) exited with status {status}" + (f":{said}" if said else "")
+
+
+def _last_words(mock: Harness, pid: int, lines: int) -> str:
+    return "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-lines:])
 
 
 def _at(entry: dict[str, Any]) -> str:
@@ -302,3 +257,36 @@ def _repeated(repeat: dict[str, Any]) -> str:
         f"asked more often than recorded (strict): {_at(repeat)}, {extra} more time{'s' * (extra != 1)} (the last "
         "recording answered again); if the host may ask it as often as it likes, write `times: any` in that interaction"
     )
+
+
+def write_timeline(mocks: dict[str, Harness], nodeid: str, test_name: str, root: Path) -> Path | None:
+    """The page of the test's replayed sessions, a lane per server by name (None when it replayed nothing:
+    recording, live, no cassette); cassettes are named from `root`, the run's root folder, as a node id is."""
+    from mockmcp.html import lane_for, write_page
+
+    lanes = []
+    for name, mock in mocks.items():
+        if mock.recording or mock.target.live or not mock.cassette.exists():
+            continue
+        try:
+            shown = os.path.relpath(mock.cassette, root) if mock.cassette.is_relative_to(root) else None
+            lanes.append(lane_for(str(mock.cassette), _lane_reports(mock, nodeid, shown), name, shown))
+        except MockmcpError:  # a cassette that cannot load: the test fails with its own located error
+            continue
+    if not lanes:
+        return None
+    page = next(iter(mocks.values())).workdir / cassette_name([test_name]).removesuffix(".yaml")
+    page = page.with_name(page.name + ".html")
+    write_page(str(page), lanes, f"mockmcp: {nodeid}", runner="pytest")
+    return page
+
+
+def _lane_reports(mock: Harness, nodeid: str, shown: str | None) -> list[dict[str, Any]]:
+    """The reports of the test's replays, each miss's fixes in pytest's terms, naming the cassette as the page does."""
+
+    def fixes(miss: dict[str, Any]) -> list[str]:
+        told = _told(miss, nodeid, mock.target.hand_made).fixes
+        return [fix.replace(str(mock.cassette), shown) for fix in told] if shown else list(told)
+
+    told = [report for report in reports(mock, wait=0.0) if isinstance(report, dict)]
+    return [{**report, "misses": [{**miss, "fixes": fixes(miss)} for miss in report["misses"]]} for report in told]

@@ -20,10 +20,8 @@ from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _naming as naming
 from mockmcp.plugin import _story as story
-from mockmcp.plugin import _timeline as timeline
-from mockmcp.plugin._configured import Configured, config_path, read_configured
 from mockmcp.plugin._harness import Harness, Target, server_command
-from mockmcp.plugin._mock_server import MockServer, MockServers
+from mockmcp.plugin._mock_server import Configured, MockServer, MockServers, read_configured
 from mockmcp.plugin._privacy import Privacy
 
 __all__ = [  # the fixtures, each of which a conftest.py may override
@@ -48,54 +46,41 @@ _PAGE = pytest.StashKey[Path]()  # the test's timeline page, once written
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
+_WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a timeline page
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockmcp", "mockmcp: replay and record MCP sessions")
-    modes = ", ".join(RecordMode.words(allow_none=True))
-    group.addoption("--mockmcp-record-mode", metavar="MODE", help=f"{modes} (default: none, never record)")
-    group.addoption("--mockmcp-record", metavar="MODE", help="deprecated spelling of --mockmcp-record-mode")
-    group.addoption("--mockmcp-server", help="the real server to record from, as a command line")
-    group.addoption(
-        "--mockmcp-strict", action="store_true", help="fail tests that leave recorded interactions unplayed"
-    )
-    group.addoption("--mockmcp-keep-failed", action="store_true", help="keep recordings of failed tests too")
-    group.addoption(
-        "--mockmcp-max-age",
-        metavar="DAYS",
-        help="warn about a replayed cassette recorded more than DAYS ago (fail with --mockmcp-strict)",
-    )
-    group.addoption(
-        "--mockmcp-orphans",
-        action="store_true",
-        help="list the cassettes in the cassette folders that no collected test uses; the run fails if any",
-    )
-    group.addoption(
-        "--mockmcp-html",
-        choices=timeline.WHEN,
-        default="failed",
-        help="write an HTML timeline of the replayed session for each failed test (the default), every test, or none",
-    )
-    group.addoption(
-        "--mockmcp-live",
-        action="store_true",
-        help="run the tests against the real servers: no cassette is read or written, nothing judged",
-    )
-    parser.addini("mockmcp_server", "the real server to record from, as a command line")
-    parser.addini(
-        "mockmcp_cassette_dir", "cassette folder, relative to each test file; a folder per test module goes in it"
-    )
-    parser.addini("mockmcp_max_age", "as --mockmcp-max-age: the age in days past which a cassette is old")
-    parser.addini("mockmcp_ignore", "params paths left out of matching", type="linelist")
-    parser.addini("mockmcp_redact_env", "environment variables whose values never reach a cassette", type="linelist")
-    parser.addini("mockmcp_redact", "regular expressions whose matches never reach a cassette", type="linelist")
-    parser.addini(
-        "mockmcp_substitute",
-        "NAME=VALUE (or NAME: the environment variable's value): VALUE is written as ${NAME} in cassettes, and "
-        "replayed as this machine's value; PROJECT is the project's folder unless given",
-        type="linelist",
-    )
+    modes, server = ", ".join(RecordMode.words(allow_none=True)), "the real server"
+    valued = {"record-mode": "MODE", "record": "MODE", "server": None, "max-age": "DAYS"}  # the rest are flags
+    for name, told in {  # --mockmcp-NAME
+        "record-mode": f"{modes} (default: none, never record)",
+        "record": "deprecated spelling of --mockmcp-record-mode",
+        "server": f"{server} to record from, as a command line",
+        "strict": "fail tests that leave recorded interactions unplayed",
+        "keep-failed": "keep recordings of failed tests too",
+        "max-age": "warn about a replayed cassette recorded more than DAYS ago (fail with --mockmcp-strict)",
+        "orphans": "list the cassettes in the cassette folders that no collected test uses; the run fails if any",
+        "html": "write an HTML timeline of the replayed session for each failed test (the default), every test, "
+        "or none",
+        "live": f"run the tests against {server}s: no cassette is read or written, nothing judged",
+    }.items():
+        how = {"metavar": valued[name]} if name in valued else {"action": "store_true"}
+        how = {"choices": _WHEN, "default": "failed"} if name == "html" else how
+        group.addoption(f"--mockmcp-{name}", help=told, **how)
+    for name, told in {  # the ini option mockmcp_NAME
+        "server": f"{server} to record from, as a command line",
+        "cassette_dir": "cassette folder, relative to each test file; a folder per test module goes in it",
+        "max_age": "as --mockmcp-max-age: the age in days past which a cassette is old",
+        "ignore": "params paths left out of matching",
+        "redact_env": "environment variables whose values never reach a cassette",
+        "redact": "regular expressions whose matches never reach a cassette",
+        "substitute": "NAME=VALUE (or NAME: the environment variable's value): VALUE is written as ${NAME} in "
+        "cassettes, and replayed as this machine's value; PROJECT is the project's folder unless given",
+    }.items():
+        kind = "linelist" if name.startswith(("ignore", "redact", "substitute")) else None
+        parser.addini(f"mockmcp_{name}", told, type=kind)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,13 +99,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def _record_mode(config: pytest.Config) -> str:
     """--mockmcp-record-mode, or its old spelling with a warning (pytest-recording owns --record-mode)."""
     given, old = config.getoption("--mockmcp-record-mode"), config.getoption("--mockmcp-record")
-    if old is not None and not hasattr(config, "workerinput"):  # told once, by xdist's controller
-        deprecated = f"mockmcp: --mockmcp-record is deprecated, write --mockmcp-record-mode={old}"
-        config.issue_config_time_warning(pytest.PytestDeprecationWarning(deprecated), stacklevel=2)
     text = given or old or RecordMode.NONE.value
-    said = RecordMode.deprecated(text)
-    if said is not None and not hasattr(config, "workerinput"):
-        config.issue_config_time_warning(pytest.PytestDeprecationWarning(f"mockmcp: {said}"), stacklevel=2)
+    deprecated = f"--mockmcp-record is deprecated, write --mockmcp-record-mode={old}" if old is not None else None
+    for said in [] if hasattr(config, "workerinput") else [deprecated, RecordMode.deprecated(text)]:  # told once
+        if said:  # by xdist's controller
+            config.issue_config_time_warning(pytest.PytestDeprecationWarning(f"mockmcp: {said}"), stacklevel=2)
     try:
         mode = RecordMode.parse(text, allow_none=True).value
     except UsageError as error:
@@ -132,13 +115,11 @@ def _record_mode(config: pytest.Config) -> str:
 
 def _max_age(config: pytest.Config) -> float | None:
     given = config.getoption("--mockmcp-max-age") or config.getini("mockmcp_max_age")
-    if not given:
-        return None
     try:
-        days = float(given)
+        days = float(given) if given else None
     except ValueError:
         days = -1.0
-    if not days >= 0:  # also NaN
+    if days is not None and not days >= 0:  # also NaN
         raise pytest.UsageError(
             f"mockmcp: the max age of a cassette is a number of days, got {given!r}: e.g. --mockmcp-max-age=90"
         )
@@ -264,13 +245,9 @@ def mockmcp_privacy(request: pytest.FixtureRequest, mockmcp_settings: dict[str, 
     ini, settings = request.config.getini, mockmcp_settings
     given = {str(k): None if v is None else str(v) for k, v in (settings.get("substitute") or {}).items()}
     substitute = Privacy.substitutions(request.config.rootpath, _ini_substitutions(request), given.items())
-    return Privacy(
-        tuple([*ini("mockmcp_redact_env"), *settings.get("redact_env", ())]),
-        tuple([*ini("mockmcp_redact"), *settings.get("redact", ())]),
-        settings.get("before_record"),
-        request.config.rootpath,
-        substitute,
-    )
+    redact_env = tuple([*ini("mockmcp_redact_env"), *settings.get("redact_env", ())])
+    redact = tuple([*ini("mockmcp_redact"), *settings.get("redact", ())])
+    return Privacy(redact_env, redact, settings.get("before_record"), request.config.rootpath, substitute)
 
 
 def _ini_substitutions(request: pytest.FixtureRequest) -> list[tuple[str, str | None]]:
@@ -351,10 +328,8 @@ def _hand_made(settings: dict[str, Any]) -> bool:
 def _configured(request: pytest.FixtureRequest, settings: dict[str, Any]) -> Configured | None:
     """The host config the marker's `config=` names, read (a config that cannot be read fails the test)."""
     given = settings.get("config")
-    if not given:
-        return None
-    try:
-        return read_configured(config_path(request.config.rootpath, given), os.environ)
+    try:  # a path from the project's folder (an absolute one as it is)
+        return read_configured(Path(request.config.rootpath, os.fspath(given)), os.environ) if given else None
     except MockmcpError as error:
         _problem(request, f"@pytest.mark.mockmcp(config={given!r}): {error.render()}")
         return None
@@ -385,8 +360,8 @@ def _harness(
     for said in keeping.leftovers(target.cassette):
         request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
     (record, replay), env = options, hosted.env.get(name, {}) if hosted else {}
-    if hosted and hosted.secrets.get(name):
-        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *hosted.secrets[name]])))
+    if env:  # the variables a host config's entry sets: their values never reach the cassette
+        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
     told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
@@ -401,11 +376,9 @@ def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Pr
     """Keep the test's recording as its cassette if the test passed (or --mockmcp-keep-failed), else forget it."""
     stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
     fate = keeping.fate(mock.sessions() > 0, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, mock.handed_out)
-    if fate == "leave":
-        return
     told = story.kept(mock, privacy.finish) if fate == "keep" else None
-    if fate != "keep":
-        mock.discard_recording()
+    if fate in ("discard", "unlaunched"):
+        keeping.discard(mock.staged)
     if fate == "unlaunched":
         told = (
             f"mockmcp: nothing was recorded into {mock.cassette}: the test took the mock server's command "
@@ -424,12 +397,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
+    failure: Exception | None = None
     try:
         result = yield
     except Exception as error:
-        failure: Exception | None = error
-    else:
-        failure = None
+        failure = error
     for mock in mocks.values():  # an HTTP mock server writes its report (or saves its recording) when stopped
         mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
@@ -441,9 +413,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         said = f"\n\nThe test failed with: {failure!r}" if failure else ""
         pytest.fail(verdict + said + shown, pytrace=False)
     if failure is not None:
-        for mock in mocks.values():  # the replay's notes (a cancelled request, a fault played) may say why
-            for title, text in story.sections(mock):
-                item.add_report_section("call", title, text)
+        for mock in mocks.values():  # what each server said: a replay's notes (a cancelled request, a fault played)
+            verb = "record" if mock.recording else "replay"
+            said = [(f"mockmcp {verb} {pid} stderr", mock.stderr(pid)) for pid in mock.launches()]
+            for title, text in [*said, ("mockmcp in process", mock.said.getvalue())]:
+                if text:
+                    item.add_report_section("call", title, text)
         if page:
             item.add_report_section("call", "mockmcp timeline", shown.strip())
         raise failure
@@ -461,7 +436,7 @@ def _timeline(item: pytest.Item, mocks: dict[str, Harness], failed: bool) -> Pat
     if not mocks or when == "none" or (when == "failed" and not failed):
         return None
     try:
-        page = timeline.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath)
+        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath)
     except OSError as error:  # the page is an aid: the test's verdict stands without it
         item.warn(pytest.PytestWarning(f"mockmcp: the timeline page could not be written: {error}"))
         return None
