@@ -1,18 +1,10 @@
-"""The server's questions to the host: under which ids they await an answer, and which recording
-replay follows when the host answers otherwise than recorded. No I/O.
+"""The server's questions to the host: under which ids they await an answer (`Questions`), and which
+recording replay follows when the host answers otherwise than recorded. No I/O.
 
-Theory of operation. A server that asks the host something (sampling, elicitation, roots) goes on
-by the answer it gets: a host that declines an elicitation gets another result than one that
-accepts. A cassette may hold both: `record --mode new`, run once per answer, adds a recording of
-the same request per answer the host gave (docs/cassette-format.md). When the live host answers
-otherwise than the recording being played, replay looks among the recordings of the same request
-for one in which the server asked the same way up to that question (the same messages, the same
-earlier answers) and the host answered as the live host did; that recording says what the server
-does then, and replay goes on from its next step, following its recorded session from then on.
-Only recordings of recorded sessions consistent with everything the live session did before count
-(`selection` says which, and passes them here): a declining recording says nothing of a decline
-that came after an accept its host never gave. None: the answer is a mismatch.
-`Questions` keeps the requests in flight by the id the host answers.
+A cassette may hold a recording per answer the host gave (`record --mode new`, run once per answer). When the
+live host answers otherwise than the recording being played, replay goes on from the next step of one that
+asked alike up to that question and whose host answered as the live one did, among the recorded sessions
+still consistent with the live one (`selection` passes them); none: the answer is a mismatch.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Whether a recorded session is consistent with what a live session did: the rule `selection` follows
 in a cassette of several recorded sessions. Pure.
 
-A recorded answer is true only in the state its server was in. A request either *changes state* (a
-method not in `protocol.READ_METHODS`, a tool not marked `readOnlyHint`) or *reads*. A recorded session
-S is consistent while the live session's requests that change state are S's first ones, in S's order
-(one asked again right after S's last recording of it repeats it), and its host answered each server
-request as S's did. Reads never make S inconsistent: the n-th read of a key since the last change
-takes S's n-th there (reads may come in any order, never from another state; none there is a
-mismatch). Client notifications and misses are no exchanges. Sessions `Alike` (the same messages,
-ids and times aside) are held against once, as one class.
+A recorded answer is true only in the state its server was in. A recorded session S is consistent while
+the live session's requests that change state (a method not in `protocol.READ_METHODS`, a tool not marked
+`readOnlyHint`) are S's first ones, in S's order, and its host answered each server request as S's did.
+Reads never make S inconsistent: the n-th read of a key since the last change takes S's n-th there.
+Sessions `Alike` (the same messages, ids and times aside) are held against once, as one class.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """What a real server of the recorded revision says where the cassette is silent. Pure functions.
 
-Theory of operation. A cassette holds one server's answers to one host. A live host may differ from
-that host in ways a real server answers by the rules of its revision, not by anything it recorded:
-it may ping when the recording has no ping, open in the other era of MCP, declare other client
-capabilities, or ask for an older protocol version. Each function here takes the live message and
-what the recording holds, and says what such a server answers and what mockmcp notes about it. The
-engine (`replay`) decides when to ask, sends the answers and keeps the report; nothing here keeps
-state, so each rule is a row of a table (tests/test_emulation.py).
+A live host may ping, open in the other era, declare other capabilities or ask an older protocol version
+than the recording's host; a real server answers those by the rules of its revision. Each function takes
+the live message and the recording and says what such a server answers and what to note; the engine sends
+it and keeps the report (each rule a table row: tests/test_emulation.py).
 """
 
 from __future__ import annotations
@@ -23,18 +20,8 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction
 
-__all__ = [
-    "Capabilities",
-    "Refusal",
-    "capability_differences",
-    "capability_note",
-    "other_era",
-    "ping",
-    "recorded_eras",
-    "refusal",
-    "undeclared",
-    "version_note",
-]
+__all__ = ["Capabilities", "Refusal", "capability_differences", "capability_note", "other_era", "ping", "recorded_eras"]
+__all__ += ["refusal", "undeclared", "version_note"]
 
 
 class Refusal(NamedTuple):

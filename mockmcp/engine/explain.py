@@ -19,16 +19,8 @@ from mockmcp._wire.words import RecordMode, json_type, render_place
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url, written_eras
 from mockmcp.engine.matching import Matcher, canonical, short
 
-__all__ = [
-    "Candidate",
-    "Miss",
-    "describe_differences",
-    "explain_miss",
-    "hand_edit",
-    "label",
-    "record_fix",
-    "record_mode",
-]
+__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "hand_edit", "label", "record_fix"]
+__all__ += ["record_mode"]
 
 MAX_CANDIDATES = 3
 
@@ -131,9 +123,10 @@ def explain_miss(
     candidates = []
     for _score, index, recorded, live, refused in scored[:MAX_CANDIDATES]:
         differences = sorted(describe_differences(recorded, live) + refused)
-        recorded_era = eras[index]
-        if recorded_era != live_era:
-            differences.insert(0, ("", _other_era(recorded_era, live_era)))
+        if eras[index] != live_era:
+            speaks = f"this request speaks the {live_era} era (a protocol version in `_meta` or not)"
+            why = "a server answers the two eras differently, so they never match"
+            differences.insert(0, ("", f"recorded in the {eras[index]} era, and {speaks}: {why}"))
         differences = differences or [("", _used_up(cassette.interactions[index]))]
         # A path a rule refused is governed by that rule: loosen the rule rather than ignore the path.
         first = next((path for path, _text in differences if path and (path, _text) not in refused), "")
@@ -163,13 +156,6 @@ def record_fix(mode: str, command: str) -> str:
     if mode == "all":
         return f"if the host changed this request on purpose, record the cassette again: {command.format(mode=mode)}"
     return f"if the host now asks something new, record it: {command.format(mode=mode)}"
-
-
-def _other_era(recorded: str, live: str) -> str:
-    speaks = f"this request speaks the {live} era (a protocol version in `_meta` or not)"
-    return (
-        f"recorded in the {recorded} era, and {speaks}: a server answers the two eras differently, so they never match"
-    )
 
 
 def _used_up(interaction: Interaction) -> str:
@@ -255,7 +241,10 @@ def _identified_path(value: Any, segments: list[Any]) -> str:
     """render_place, with list items that have an identity named by it instead of their position."""
     named: list[Any] = []
     for segment in segments:
-        item = value[segment] if isinstance(value, (dict, list)) and _has(value, segment) else None
+        try:
+            item = value[segment] if isinstance(value, (dict, list)) else None
+        except (KeyError, IndexError, TypeError):
+            item = None
         key = next((k for k in _IDENTITY_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
         if isinstance(segment, int) and key is not None and isinstance(item, dict):
             named.append((key, item[key]))
@@ -263,12 +252,6 @@ def _identified_path(value: Any, segments: list[Any]) -> str:
             named.append(segment)
         value = item
     return render_place(named)
-
-
-def _has(value: dict[Any, Any] | list[Any], segment: Any) -> bool:
-    if isinstance(value, dict):
-        return segment in value
-    return isinstance(segment, int) and 0 <= segment < len(value)
 
 
 def _sentence(report_type: str, where: str, recorded: Any, other: Any, other_name: str, holder: str) -> str:

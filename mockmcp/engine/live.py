@@ -1,11 +1,9 @@
 """A recorded message as the live session gets it, and a live message as the recording has it. Pure.
 
-Theory of operation. A cassette holds what one host and one server said; a live host chooses its
-own request ids and progress tokens. So what replay sends carries the live values where the
-recorded ones stood: the reply's id, a progress notification's token, a listen event's subscription
-id (the listen request's id), a raw reply's `{{id}}`; and what the host sends is compared with the
-recording as the recorder wrote it (a lone surrogate as U+FFFD). The rest of a message keeps what
-the recording holds, byte for byte where it was recorded raw.
+A live host chooses its own ids and progress tokens, so what replay sends carries the live values where the
+recorded ones stood (the reply's id, a progress token, a listen event's subscription id, a raw reply's
+`{{id}}`, the placeholders' values); what the host sends is read as the recorder wrote it (U+FFFD for a lone
+surrogate). The rest is sent as recorded, byte for byte where it was recorded raw.
 """
 
 from __future__ import annotations
@@ -22,18 +20,8 @@ if TYPE_CHECKING:
     from mockmcp.engine.actions import Action
     from mockmcp.engine.substitute import Substitutions
 
-__all__ = [
-    "KEEP",
-    "Writer",
-    "as_recorded",
-    "error_code",
-    "line_facts",
-    "raw_line",
-    "raw_reply",
-    "reply_line",
-    "reply_tail",
-    "server_message",
-]
+__all__ = ["KEEP", "Writer", "as_recorded", "error_code", "line_facts", "raw_line", "raw_reply", "reply_line"]
+__all__ += ["reply_tail", "server_message"]
 
 
 def as_recorded(message: Any) -> Any:

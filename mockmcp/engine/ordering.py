@@ -1,35 +1,13 @@
 """What a recorded message waits for before it goes, and what lets it go. Pure: no I/O, no clocks.
 
-Theory of operation. The recording holds the happens-before relation of its session: every server
-message was sent after the client messages recorded before it (`timeline.Causes`: the request it
-answers, earlier requests, a `notifications/cancelled`, the host's answers to server requests).
-Replay plays each interaction as a *job* (see `replay`), and before each server message of a job
-the engine asks `check`: the message goes only once the live host has sent the client messages that
-came before it in the recording. Which server message goes first, when several may, is the
-engine's: the earliest recorded.
-
-Client messages *arrive* (`arrive`): a request or notification the engine matched to an interaction
-(named by its index), a host's answer to a server request (`(interaction, item)`), a cancel
-(`("cancel", index)`), an interaction played to its end (`("played", index)`). Each recorded
-session has a *frontier*: how many of its client events, in recorded order, have all come. A
-message that needs more waits:
-
-- for no longer than the server took to send it after the message before it in its job (`gaps`):
-  a host that never sends what the recording's host sent (it asks less, or in another order)
-  gets the message when the real server would have sent it. The engine asks for that wake-up
-  (`HELD`), and `give_up` lets the message go; what the host skipped (recorded before the latest
-  client message that came) then counts as come for every job, so a skipped request costs one
-  wait, while what is recorded later may still come;
-- for ever, when the server could not have sent it without the event (`hard`): the late answer of
-  a request only after the live host cancelled it, a listen event only after what caused it
-  (`BLOCKED`). What is still blocked when the session ends was never sent (`blocked`).
-
-Unsolicited server messages (interactions of kind `server`) start once the client interaction
-recorded just before them has played (`unsolicited`), or at start-up when nothing came before.
-
-Jobs are named by keys the engine chooses (any hashable, unique for the engine's life). What
-`arrive` and `give_up` return are the keys of the jobs that may go on now; a key handed back may
-name a job that is gone (cancelled meanwhile): the engine skips it.
+A server message was sent after the client messages recorded before it in its session (`timeline.Causes`),
+so it goes only once the live host has sent their like: events *arrive* (`arrive`: a matched interaction by
+index, a host's answer `(interaction, item)`, `("cancel", index)`, `("played", index)`), and each recorded
+session's *frontier* counts how many of its events, in recorded order, have all come. A message that needs
+more is `HELD` for at most as long as its server took (`gap`), then `give_up` lets it go and what the host
+skipped counts as come; or `BLOCKED` for ever, when its server could not have sent it without the event
+(`hard`: a late answer needs the cancel, a listen event its cause). Jobs are keys the engine chooses;
+a key handed back may name a job that is gone.
 """
 
 from __future__ import annotations

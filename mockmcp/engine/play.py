@@ -1,9 +1,7 @@
 """What goes out to the host: each job's next step played as the recording says, and the job moved on. No I/O.
 
-`Replay` takes what the host sends and begins jobs; `schedule.run` hands each job that may go on to
-`Player.step`: its delay, a wait as long as the recording took, what `ordering` holds it for, a server
-notification or request, the reply. A job done lets the unsolicited messages recorded after it begin.
-It is on the launch path (docs/architecture.md, "Start-up rules").
+`schedule.run` hands each job that may go on to `Player.step`. On the launch path
+(docs/architecture.md, "Start-up rules").
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Keeping secrets out of cassettes: each secret replaced with a visible placeholder, in every line.
 
-The recorder redacts each line before it touches the disk, and replay applies the same rules to what
-comes in before matching, so a host sending the real secret still matches. The cassette keeps the
-rules (`meta.redact`: names and patterns, never values). A Redactor carries the substitutions too, so
-whatever redacts substitutes; but a secret is replaced for good, a substitution expanded back.
+The recorder redacts each line before it touches the disk, and replay redacts what comes in before matching,
+so a host sending the real secret still matches. The cassette keeps the rules, never values. A Redactor
+carries the substitutions too, so whatever redacts also substitutes.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""The replay engine: a cassette and incoming lines in, actions out. No I/O, no clocks, no sleeping.
+"""The replay engine: a cassette and incoming lines in, actions out (`actions`). No I/O, no clocks, no sleeping.
 
-Theory of operation. Every incoming line goes through `receive`, which returns what the shell must
-do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr, `Cut` a
-request's answer off where the recorded one broke off (`drop: cut`), `Exit` the session. A matched
-request starts a *job* that walks its interaction's steps: an optional delay, each recorded server
-message, the response (`play`); a waiting job (a delay, a server request to the host) holds up no
-other. Each policy has a module of its own: a job's states and which plays next, `schedule`; which
-recording answers, `selection`; what waits for what, `ordering`; what a server says where the cassette
-is silent, `emulation`; the host's answers to the server's questions, `branching`; a batch's array,
-`batch`; the live values in what is sent, `live`. This module takes what comes in, by what they say.
-The engine serves one live session; over HTTP each has its own, all sharing one `Recordings`.
+This module takes what the host sends, by what it is: a request begins a job (`play`) on the recording
+`selection` picks, or is a miss (`explain`); a notification may cancel one; a response answers a server
+request (`branching`). One engine serves one live session; over HTTP each has its own, sharing one `Recordings`.
 """
 
 from __future__ import annotations
@@ -50,10 +43,7 @@ class Replay:
         timing: float = 0.0,
         recordings: Recordings | None = None,
     ) -> None:
-        """`timing`: 0 answers at once; otherwise the recorded timing, scaled by this factor, is reproduced.
-
-        `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
-        """
+        """`timing`: 0 answers at once, else the recorded timing scaled by it; `recordings`: shared (HTTP)."""
         self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))

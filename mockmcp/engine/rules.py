@@ -1,12 +1,9 @@
 """A request's match rules (`match:` in its interaction): values compared otherwise than equal. Pure.
 
 A live request meets a recording with rules when its params without the governed paths have the
-recording's key, and every rule accepts the live values at its path (read as `Matcher.normalize`
-leaves them). Such a request cannot be found by its exact key, so recordings with rules are kept in
-groups (the same method, key without the governed paths, rules, and recorded values the rules read),
-each under a key of its own that `Recordings` indexes like any other; a live request tries its
-method's groups only when its exact key found nothing. A rule other than `any` needs the path in the
-live request wherever the recording has it, and nowhere else. On the launch path when a cassette has rules.
+recording's key and every rule accepts the live values at its path. Such recordings cannot be found by
+an exact key, so they are kept in groups, each under a key of its own, which a live request tries only
+when its exact key found nothing. On the launch path when a cassette has rules.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Which recorded interaction answers a live request, and which recorded session a live one follows. Pure.
 
-`Recordings` indexes a cassette once (by match key, in recorded order) for every live session of a
-server; each live session has its own `Selection` and play counts. A request asked again gets its
-recordings in order, each played `times` times, the last then repeated unless `after: unmatched`.
-With several recorded sessions, a live one is answered from a recorded session only while that one is
-consistent with what it did (`consistency`); else it moves, with a note, to a consistent one that has
-the request: the first no other live session claimed (so clients recorded alike replay one recorded
-session each), else the first. A read no consistent session recorded in this state, or a live session
-consistent with none any more, is a mismatch answered from a guess. `taken`: sessions earlier
-processes claimed (`replay --state`), so one server process per call meets them in turn.
+`Recordings` indexes a cassette once for every live session of a server; each live session has its own
+`Selection`. A request asked again gets its recordings in order, each played `times` times, the last then
+repeated unless `after: unmatched`. Among several recorded sessions, a live one follows one while it is
+consistent (`consistency`), else moves, with a note, to a consistent one that has the request (the first
+no other live session claimed, else the first); none left: a mismatch answered from a guess. `taken`:
+sessions earlier processes claimed (`replay --state`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Substitutions: values of the recording machine (the project's folder, a variable's value) written in a
 cassette as placeholders, `${PROJECT}`, and put back as the values of the machine that replays. Pure.
 
-Redaction's reversible sibling, carried by the same `Redactor`: replaced in every line before it is
-written and in what the host sends before matching, so a cassette recorded in `/home/ann/app` matches a
-host in `/ci/build/app`; expanded in what replay sends. Values are replaced as text, the longest first,
-in every string and key but ids; the cassette keeps only the names (`meta.substitute`).
+Redaction's reversible sibling, carried by the same `Redactor`. Values are replaced as text, the longest
+first, in every string and key but ids; the cassette keeps only the names (`meta.substitute`).
 """
 
 from __future__ import annotations
