@@ -14,7 +14,7 @@ from mockmcp._wire import protocol
 from mockmcp.cassette.model import RAW, REQUEST, SERVER, Interaction
 from mockmcp.engine.matching import Matcher, answer_body, canonical
 
-__all__ = ["Alike", "Steps", "Track", "changes_state", "label", "server_said"]
+__all__ = ["Alike", "Steps", "Track", "changes_state", "label", "named", "server_said"]
 
 
 def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
@@ -25,14 +25,18 @@ def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
     return not (method == "tools/call" and isinstance(params, dict) and params.get("name") in read_only)
 
 
+def named(interaction: Interaction) -> str:
+    """`tools/call add`: a recorded message's method, and the tool or prompt it names."""
+    name = interaction.params.get("name") if isinstance(interaction.params, dict) else None
+    return f"{interaction.method} {name}" if isinstance(name, str) else f"{interaction.method}"
+
+
 def label(interaction: Interaction, asked: int) -> str:
     """A live exchange as differences name it, from a recording of its request and how often it was asked:
     `tools/call add (its 2nd)`."""
-    params = interaction.params
-    name = f" {params['name']}" if isinstance(params, dict) and isinstance(params.get("name"), str) else ""
     n = asked + 1
     nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-    return f"{interaction.method}{name} (its {nth})"
+    return f"{named(interaction)} (its {nth})"
 
 
 class Track:

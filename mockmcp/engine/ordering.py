@@ -43,22 +43,12 @@ class Ordering:
         self._latest: dict[int, int] = {}  # session -> the place of the latest of its events that came
         self._excused: dict[Hashable, int] = {}  # job -> how many events its next message goes without
 
-    @classmethod
-    def of(cls, interactions: tuple[Interaction, ...]) -> Ordering:
-        from mockmcp.engine.timeline import Causes
-
-        return cls(Causes(interactions))
-
-    # --- unsolicited messages ---------------------------------------------------------------------
-
     def unsolicited(self, anchor: int | None) -> list[int]:
         """The unsolicited interactions that start now that `anchor` has played (None: at start-up); each once."""
         if anchor in self._started:
             return []
         self._started.add(anchor)
         return list(self.causes.unsolicited.get(anchor, ()))
-
-    # --- what a message waits for ---------------------------------------------------------------
 
     def check(self, key: Hashable, index: int, step: int, session: int) -> str:
         """Whether job `key`'s next message, step `step` of interactions[index] (of recorded `session`),
@@ -117,8 +107,6 @@ class Ordering:
         """The jobs that wait (the session ends: nothing more can come)."""
         return list(self._waiting)
 
-    # --- what comes ------------------------------------------------------------------------------
-
     def arrive(self, event: Hashable) -> list[Any]:
         """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
         self._arrived.add(event)
@@ -171,13 +159,10 @@ class Ordering:
         return needs > self._frontier.get(session, 0) and needs > self._excused.get(key, 0)
 
     def _may_go(self, key: Hashable, session: int, needs: int, hard: tuple[Hashable, ...]) -> bool:
-        return not self._soft(key, session, needs) and all(event in self._arrived for event in hard)
+        return not self._soft(key, session, needs) and self._arrived.issuperset(hard)
 
     def _ready(self) -> list[Any]:
-        ready = []
-        for key, (session, needs, hard) in self._waiting.items():
-            if self._may_go(key, session, needs, hard):
-                ready.append(key)
+        ready = [key for key, waits in self._waiting.items() if self._may_go(key, *waits)]
         for key in ready:
             del self._waiting[key]
         return ready

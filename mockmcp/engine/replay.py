@@ -166,7 +166,7 @@ class Replay:
         index = pick.interaction
         interaction = self.cassette.interactions[index]
         if pick.repeated:
-            self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
+            self.report.repeats[index] += 1
         declared = protocol.client_capabilities(method, params)
         for note, text in self.player.capabilities.take(method, params, declared, interaction.params, index):
             self.report.capabilities.extend(() if text is None else (text,))

@@ -59,22 +59,8 @@ ENDED = ("done", "cancelled", "abandoned")
 class Job:
     """One interaction being played to the host: where it is, and what it plays for."""
 
-    __slots__ = (
-        "alarm",
-        "batch",
-        "clock",
-        "entry",
-        "exchange",
-        "index",
-        "interaction",
-        "key",
-        "reply_id",
-        "slept",
-        "state",
-        "step",
-        "token",
-        "waiting",
-    )
+    __slots__ = ("alarm", "batch", "clock", "entry", "exchange", "index", "interaction", "key")
+    __slots__ += ("reply_id", "slept", "state", "step", "token", "waiting")
 
     def __init__(
         self, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any
