@@ -34,9 +34,8 @@ class Refusal(NamedTuple):
 
 
 def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> Refusal:
-    """How replay refuses a request no recording answers: as `refused` says (a server of the recorded revision
-    refusing it), else "no match" for a `recorded` method (its error carrying the miss's explanation), else
-    "method not found", as a server that never heard of the method answers."""
+    """How replay refuses a request no recording answers: as `refused` says, else "no match" for a `recorded`
+    method, else "method not found", as a server that never heard of the method answers."""
     if refused is not None:
         return refused
     if method in recorded:
@@ -45,12 +44,8 @@ def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> R
 
 
 def ping(message: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """The answer to a ping the cassette never recorded, and a note (None: nothing to note).
-
-    A handshake-era server answers `{}` at any time; 2026-07-28 has no `ping`, so its servers answer
-    -32601, as the SDK's server answers a method it does not know: the method's name in `data`.
-    Neither is a gap in the cassette, so neither is a miss.
-    """
+    """The answer to a ping the cassette never recorded (no miss), and a note (None: nothing to note): `{}`
+    in the handshake era; -32601 in 2026-07-28, which has no `ping`, as the SDK's server answers it."""
     if not protocol.speaks_stateless(message):
         return {"jsonrpc": "2.0", "id": message["id"], "result": {}}, None
     error = jsonrpc.error_response(message["id"], jsonrpc.METHOD_NOT_FOUND, "Method not found", protocol.PING)
@@ -68,15 +63,9 @@ def recorded_eras(interactions: tuple[Interaction, ...]) -> list[str]:
 
 
 def other_era(message: dict[str, Any], interactions: tuple[Interaction, ...], where: str) -> Refusal | None:
-    """How a server of the cassette's era refuses an opening of the other era; None when that is not the case.
-
-    A cassette of 2026-07-28 sessions only is a server of that revision to the host: asked
-    `initialize`, it answers -32022 with the versions it speaks, which a client in auto mode takes
-    as its cue to probe `server/discover`. One of handshake-era sessions only answers
-    `server/discover` -32601, as such a server does, and the host falls back to `initialize`.
-    Either way the host opened in an era the recording never saw: a miss, saying how to record it.
-    `where`: the cassette, as the reason names it.
-    """
+    """How a server of the cassette's only era refuses an opening of the other (None: not the case), so that
+    a client in auto mode moves on: `initialize` -32022 with the versions recorded (it probes
+    `server/discover`), `server/discover` -32601 (it falls back to `initialize`). A miss all the same."""
     method = message["method"]
     if method not in (protocol.INITIALIZE, protocol.DISCOVER):
         return None
@@ -133,11 +122,8 @@ def capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> st
 
 
 def capability_note(differences: str, index: int, method: str) -> tuple[str, str]:
-    """What the report says of capabilities that differ from those of interactions[index], and the note.
-
-    A server may answer a host by what it declared (a shorter tool list without sampling), so
-    answers recorded for another host's capabilities may not be what a real server would say.
-    """
+    """What the report says of capabilities that differ from those of interactions[index], and the note:
+    a server may answer a host by what it declared, so the recorded answers may not be what it would say."""
     text = f"the host {differences} (interactions[{index}] {method})"
     note = (
         f"mockmcp: {text}; its answers were recorded for the other capabilities, and server requests "
@@ -147,13 +133,8 @@ def capability_note(differences: str, index: int, method: str) -> tuple[str, str
 
 
 def undeclared(request_id: Any, declared: dict[str, Any], response: Any) -> tuple[str, str, dict[str, Any]] | None:
-    """A stateless-era `input_required` answer asking what the live request did not declare: the method
-    it asks, the capability missing, and the -32021 error a server answers instead; None when the
-    recorded answer may go out.
-
-    In the stateless era the server's requests travel inside the result (`inputRequests`), and a
-    server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
-    """
+    """A stateless-era answer whose `inputRequests` ask what the live request did not declare: the method
+    asked, the capability missing, and the -32021 error a server answers instead (None: it may go out)."""
     result = response.get("result") if isinstance(response, dict) else None
     asks = result.get("inputRequests") if isinstance(result, dict) else None
     if not isinstance(asks, dict):
@@ -187,10 +168,9 @@ class Capabilities:
     def take(
         self, method: str, params: Any, declared: dict[str, Any] | None, recorded: Any, index: int
     ) -> list[tuple[str, str | None]]:
-        """What to note of how the live request differs from interactions[index]'s (its `recorded` params), and
-        what of it the report keeps (None: nothing): the protocol version its `initialize` asks for, and (once
-        each) the capabilities it `declared`, which are taken in: a server answers a host by what it declared,
-        and server requests follow them."""
+        """What to note of how the live request differs from interactions[index]'s `recorded` params (its
+        `initialize`'s protocol version, its `declared` capabilities once each, taken in), and what of it the
+        report keeps (None: nothing)."""
         notes: list[tuple[str, str | None]] = []
         version = version_note(params, recorded, index) if method == protocol.INITIALIZE else None
         if version is not None:

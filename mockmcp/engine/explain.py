@@ -78,31 +78,23 @@ class Miss(NamedTuple):
         return data
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.request_id,
-            "method": self.method,
-            "params": self.params,
-            "code": self.code,
-            "reason": self.reason,
-            "closest": [candidate.to_json() for candidate in self.candidates],
-            "fixes": list(self.fixes),
-            "record": self.record,
-            "explanation": self.render(),
-        }
+        facts = {"id": self.request_id, "method": self.method, "params": self.params, "code": self.code}
+        closest = [candidate.to_json() for candidate in self.candidates]
+        more = {"reason": self.reason, "closest": closest, "fixes": list(self.fixes), "record": self.record}
+        return {**facts, **more, "explanation": self.render()}
 
 
 def explain_miss(
     cassette: Cassette,
     matcher: Matcher,
     plays: collections.Counter[int],
-    request_id: Any,
-    method: str,
-    params: Any,
+    message: dict[str, Any],
     code: int,
     reason: str,
 ) -> Miss:
     """Rank the recorded requests of the same method against the incoming one and describe the best; a
     recording with match rules is compared without the paths they govern, each refusing rule a difference."""
+    method, params = message["method"], message.get("params")
     live_era = params_era(params)
     eras = written_eras(cassette)
     scored = []
@@ -134,7 +126,7 @@ def explain_miss(
         candidates.append(Candidate(index, texts, first, plays[index], bool(refused)))
     mode = record_mode(cassette, method, params)
     fixes = _fixes(cassette, method, candidates, mode)
-    return Miss(request_id, method, params, code, reason, tuple(candidates), fixes, mode)
+    return Miss(message["id"], method, params, code, reason, tuple(candidates), fixes, mode)
 
 
 def record_mode(cassette: Cassette, method: str, params: Any) -> str:

@@ -78,9 +78,8 @@ def error_code(response: Any) -> int | None:
 
 
 def line_facts(line: bytes) -> tuple[str | None, int | None]:
-    """What a line recorded raw says, when it is a JSON-RPC message: its method, and its error code
-    (an HTTP endpoint answers an error with the status the recorded server gave it). Read only for
-    lines recorded raw (a fault knob): the engine knows the rest from the message it encoded."""
+    """A raw line's method and error code, when it is a JSON-RPC message (over HTTP an error's code sets the
+    status); the engine knows them of every other line from the message it encoded."""
     try:
         message = jsonrpc.parse(line)
     except ValueError:
@@ -99,20 +98,15 @@ class Writer:
     __slots__ = ("_eras", "_tails", "_values")
 
     def __init__(self, values: Substitutions | None, tails: dict[int, tuple[bytes, int | None]], eras: Any) -> None:
-        """`tails`: interaction -> its reply's tail and error code, shared by the live sessions of the recordings
-        (a host's tests start one server per test) unless live values are written into them; `eras`: each
-        interaction's era (`model.written_eras`)."""
+        """`tails`: interaction -> its reply's tail and error code, shared by all live sessions unless live
+        values are written into them; `eras`: each interaction's (`model.written_eras`)."""
         self._values = values or None
         self._tails = tails if self._values is None else {}
         self._eras = eras
 
     def expanded(self, recorded: Any) -> Any:
         """A recorded message, response or raw line as the host gets it: placeholders made the live values."""
-        if self._values is None:
-            return recorded
-        if isinstance(recorded, str):
-            return self._values.expand_text(recorded)
-        return self._values.expand(recorded)
+        return recorded if self._values is None else self._values.expand(recorded)
 
     def question(self, item: ServerItem, asked: Any, request: Any) -> Send:
         """A server request, under the id it goes out under (`branching.Questions`)."""
@@ -136,10 +130,8 @@ class Writer:
         """The reply to the live request outside a batch (in one: `response`): the recorded response, the raw
         line recorded instead, or what the fault knobs say; and the fault, for the report ("": none)."""
         if interaction.drop == CUT:
-            cut = "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
-            return [
-                Cut(request)
-            ], f"interactions[{index}]: the answer to request {reply_id!r} broke off before its reply {cut}"
+            cut = "before its reply (`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
+            return [Cut(request)], f"interactions[{index}]: the answer to request {reply_id!r} broke off {cut}"
         if interaction.drop:
             return [], f"interactions[{index}]: the reply to request {reply_id!r} was dropped"
         if interaction.raw_response is not None:

@@ -32,8 +32,7 @@ class Ordering:
     """What one live session's jobs wait for; see the module's docstring."""
 
     def __init__(self, causes: Causes) -> None:
-        """`causes` is computed once per cassette (`selection.Recordings` shares it between live sessions), so a
-        live session's own state holds only what it did, never anything the size of the cassette."""
+        """`causes`: computed once per cassette; the state here holds only what this live session did."""
         self.causes = causes
         self._started: set[int | None] = set()  # the anchors whose unsolicited interactions have started
         self._frontier: dict[int, int] = {}  # session -> how many of its client events have come
@@ -128,10 +127,8 @@ class Ordering:
         return self._ready()
 
     def give_up(self, key: Hashable) -> list[Any]:
-        """Job `key` waited as long as the server took: its message goes without what it waited for (unless a
-        hard need still blocks it). What the host skipped (recorded before the latest client message that
-        came) counts as come for every job from now on; what is recorded after it may still come. Returns
-        the jobs that may go on now."""
+        """Job `key` waited as long as the server took: its message goes (unless a hard need blocks it), and what
+        the host skipped (recorded before the latest event that came) counts as come. The jobs that may go now."""
         found = self._waiting.get(key)
         if found is None:
             return []

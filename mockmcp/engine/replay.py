@@ -44,7 +44,7 @@ class Replay:
         recordings: Recordings | None = None,
     ) -> None:
         """`timing`: 0 answers at once, else the recorded timing scaled by it; `recordings`: shared (HTTP)."""
-        self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
+        self.cassette, self.matcher, self.redactor = cassette, matcher, redactor
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
@@ -65,13 +65,9 @@ class Replay:
         return self.player.release(None)
 
     def receive(self, line: bytes, parsed: Any = _UNREAD, key: Any = None) -> list[Action]:
-        """Handle one line from the host.
-
-        `parsed`: the line as `jsonrpc.parse` read it, when the shell has (over HTTP, to judge the POST).
-        `key`: the shell's own name for the live request the message is or cancels, when its id alone does
-        not name it (clients of a shared stateless session choose their ids on their own); what is sent for
-        the request carries it as `Send.request`. None: the request's id names it.
-        """
+        """Handle one line from the host; `parsed`: as `jsonrpc.parse` read it, when the shell has (HTTP).
+        `key`: the shell's name for the live request the message is or cancels when its id does not name it
+        (clients of a shared stateless session choose their ids on their own), carried as `Send.request`."""
         if self.ended:
             return []
         message = parsed
@@ -106,8 +102,7 @@ class Replay:
         return ([] if note is None else [Note(note)]) + self.player.run(self.ordering.give_up(job))
 
     def holds(self, token: int) -> bool:
-        """Whether a wait the engine asked for still matters (False once its job finished, went on, or the
-        host cancelled its request)."""
+        """Whether a wait the engine asked for still matters (False once its job went on or ended)."""
         return self.schedule.holds(token)
 
     def close(self) -> list[Action]:
@@ -117,10 +112,8 @@ class Replay:
         texts = []
         for asked, job, item in self.questions.abandon():
             self.schedule.move(job, "abandon")
-            method = item.message["method"]
-            texts.append(
-                f"the host closed the session before answering {method} (id {asked}) from interactions[{job.index}]"
-            )
+            method, where = item.message["method"], f"interactions[{job.index}]"
+            texts.append(f"the host closed the session before answering {method} (id {asked}) from {where}")
         released = [job for waiting in self.ordering.blocked() for job in self.ordering.give_up(waiting)]
         out: list[Action] = [Note(f"mockmcp: {text}") for text in texts]
         out += self.player.run(released)
@@ -280,9 +273,9 @@ class Replay:
         (the refusal's, or one carrying the explanation's short form)."""
         from mockmcp.engine.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
-        method, request_id, params = message["method"], message["id"], message.get("params")
+        method, request_id = message["method"], message["id"]
         code, reason, error = emulation.refusal(method, refused, self.selection.recordings.methods)
-        miss = explain_miss(self.cassette, self.matcher, self.report.plays, request_id, method, params, code, reason)
+        miss = explain_miss(self.cassette, self.matcher, self.report.plays, message, code, reason)
         self.report.add_miss(miss)
         if error is None:
             said = (

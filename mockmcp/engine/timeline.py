@@ -26,9 +26,8 @@ def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int],
     holds: dict[tuple[int, int], tuple[int, bool]] = {}
     for i, interaction in enumerate(interactions):
         for j, item in enumerate(interaction.server):
-            if item.kind != NOTIFICATION or item.at is None:
-                continue
-            if protocol.SUBSCRIPTION_ID_KEY not in protocol.meta(item.message.get("params")):
+            params = item.message.get("params") if item.kind == NOTIFICATION and item.at is not None else None
+            if protocol.SUBSCRIPTION_ID_KEY not in protocol.meta(params):
                 continue
             anchor = None
             for k in range(i + 1, len(interactions)):
@@ -53,14 +52,8 @@ def response_time(interaction: Interaction) -> float | None:
 
 
 class Causes:
-    """What each recorded server message waits for, by the recorded times: computed once per cassette.
-
-    A session's *client events* (its requests and notifications by index, the host's answers to server
-    requests as `(interaction, item)`) are ordered by time. A server message `(interaction, step)` (step k:
-    its k-th item; len(items) + 1: the response) *needs* every event of its session recorded before it;
-    a *hard* need is one it could not come without: a late answer needs the cancel (`("cancel", i)`), a
-    listen event its cause (`i`, or `("played", i)`). What has no recorded time takes no part.
-    """
+    """What each recorded server message `(interaction, step)` waits for (step k: its k-th item; one more: the
+    response), by the recorded times (`ordering` has the words); what has no recorded time takes no part."""
 
     __slots__ = ("cancels", "events", "gaps", "hard", "moments", "needs", "position", "times", "unsolicited")
 
