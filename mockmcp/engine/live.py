@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction, ServerItem
     from mockmcp.engine.actions import Action
-    from mockmcp.engine.substitute import Substitutions
+    from mockmcp.engine.redact import Substitutions
 
 __all__ = ["KEEP", "Writer", "as_recorded", "error_code", "line_facts", "raw_line", "raw_reply", "reply_line"]
 __all__ += ["reply_tail", "server_message"]

@@ -46,7 +46,7 @@ class Player:
         self.ended = False  # an interaction's `exit` ended the session
         self.ordering = ordering.Ordering(recordings.causes)
         self.schedule = Schedule(recordings.causes.moments, timing)
-        # The live values of the cassette's placeholders (`${PROJECT}`), put back in all it sends (see `substitute`).
+        # The live values of the cassette's placeholders (`${PROJECT}`), put back in all it sends (see `redact`).
         values = redactor.substitutions if redactor is not None else None
         self.writer = live.Writer(values, recordings.tails, recordings.eras)
         self.capabilities = emulation.Capabilities()  # what the live host declared
