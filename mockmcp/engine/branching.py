@@ -23,9 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["Questions", "answered_otherwise", "asked_alike", "differences"]
 
 
-def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
-    """Whether two recordings' server messages agree up to the server request at `at`, and the host's
-    answers before it too. Notifications agree by method: a progress token differs between recordings."""
+def asked_alike(
+    first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int, live: str | None = None
+) -> bool:
+    """Whether two recordings' server messages agree up to the server request at `at`, and the host's answers
+    before it too (and with `live`, canonical JSON, the second's host answered it so). Notifications agree by
+    method: a progress token differs between recordings."""
     if len(first) <= at or len(second) <= at:
         return False
     for n, (one, other) in enumerate(zip(first[: at + 1], second[: at + 1], strict=True)):
@@ -41,7 +44,7 @@ def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], a
             return False
         if n < at and canonical(answer_body(one.response)) != canonical(answer_body(other.response)):
             return False
-    return True
+    return live is None or canonical(answer_body(second[at].response)) == live
 
 
 def answered_otherwise(
@@ -52,8 +55,7 @@ def answered_otherwise(
     `live` (an answer's body, canonical JSON); None when there is none."""
     played = interactions[index].server
     for other in recordings:
-        items = interactions[other].server
-        if other != index and asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live:
+        if other != index and asked_alike(played, interactions[other].server, at, live):
             return other
     return None
 

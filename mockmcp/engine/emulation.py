@@ -72,8 +72,7 @@ def other_era(message: dict[str, Any], interactions: tuple[Interaction, ...], wh
     eras = recorded_eras(interactions)
     if method == protocol.INITIALIZE and eras == [protocol.STATELESS]:
         versions = sorted({v for i in interactions if (v := protocol.protocol_version(i.message)) is not None})
-        params = message.get("params")
-        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        requested = params.get("protocolVersion") if isinstance(params := message.get("params"), dict) else None
         reason = (
             f"the host opened with initialize (the handshake era), and {where} holds only "
             f"{protocol.STATELESS_VERSION} sessions; answered {protocol.UNSUPPORTED_VERSION} with the versions it "
@@ -108,17 +107,14 @@ def _recorded_by(interactions: tuple[Interaction, ...]) -> str:
 
 def capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:
     """How the live host's capabilities differ from the recording's host's, in words ("" when alike)."""
-    parts = []
-    added = sorted(set(live) - set(recorded))
-    removed = sorted(set(recorded) - set(live))
+    added, removed = sorted(set(live) - set(recorded)), sorted(set(recorded) - set(live))
     changed = sorted(name for name in set(live) & set(recorded) if canonical(live[name]) != canonical(recorded[name]))
-    if added:
-        parts.append(f"declares {', '.join(added)}, which the recording's host did not")
-    if removed:
-        parts.append(f"does not declare {', '.join(removed)}, which the recording's host did")
-    if changed:
-        parts.append(f"declares {', '.join(changed)} otherwise than the recording's host")
-    return "; ".join(parts)
+    parts = (
+        (added, "declares {}, which the recording's host did not"),
+        (removed, "does not declare {}, which the recording's host did"),
+        (changed, "declares {} otherwise than the recording's host"),
+    )
+    return "; ".join(text.format(", ".join(names)) for names, text in parts if names)
 
 
 def capability_note(differences: str, index: int, method: str) -> tuple[str, str]:

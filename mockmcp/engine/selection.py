@@ -14,7 +14,7 @@ from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.engine.branching import answered_otherwise, asked_alike
 from mockmcp.engine.consistency import Alike, Steps, Track, label
-from mockmcp.engine.matching import Matcher, answer_body, canonical
+from mockmcp.engine.matching import Matcher
 from mockmcp.engine.timeline import Causes
 
 TYPE_CHECKING = False
@@ -178,7 +178,7 @@ class Selection:
         if self.recordings.sessions is not None:  # several recorded sessions
             self._notified.add(key)
             sessions = [self.recordings.cassette.interactions[i].session for i in indexes]
-            chosen = self.bound if self.bound in sessions else self._choose(list(dict.fromkeys(sessions)))
+            chosen = self._choose(sessions)
             indexes = [i for i, session in zip(indexes, sessions, strict=True) if session == chosen]
         return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
@@ -191,9 +191,7 @@ class Selection:
         for session, index in counterparts.items():
             track = self._tracks[session]
             items = interactions[index].server
-            if track.differs is None and not (
-                asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live
-            ):
+            if track.differs is None and not asked_alike(played, items, at, live):
                 asked = played[at].message["method"]
                 track.differs = f"{exchange.label}: its host answered {asked} otherwise (interactions[{index}])"
         consistent = [s for s in counterparts if self._tracks[s].differs is None]
@@ -268,8 +266,7 @@ class Selection:
         """No consistent recorded session answers the request: answered from the one followed, as if it were the
         only one, with why (once, when the live session left every recorded session)."""
         interactions = self.recordings.cassette.interactions
-        sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
-        chosen = self._choose(sessions)
+        chosen = self._choose([interactions[i].session for i in indexes])
         pick = self._counted([i for i in indexes if interactions[i].session == chosen], asked)
         method = interactions[indexes[0]].method
         if any(track.differs is None for track in self._tracks.values()):  # a read, in a state none recorded it in
