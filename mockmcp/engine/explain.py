@@ -238,10 +238,7 @@ def _identified_path(value: Any, segments: list[Any]) -> str:
         except (KeyError, IndexError, TypeError):
             item = None
         key = next((k for k in _IDENTITY_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
-        if isinstance(segment, int) and key is not None and isinstance(item, dict):
-            named.append((key, item[key]))
-        else:
-            named.append(segment)
+        named.append((key, item[key]) if isinstance(segment, int) and key is not None else segment)
         value = item
     return render_place(named)
 
@@ -278,25 +275,17 @@ _DESCRIBED_DEPTH = 40
 
 def _clipped(value: Any, levels: int = _DESCRIBED_DEPTH) -> Any:
     """value with every container nested deeper than levels replaced by its canonical JSON text."""
-    if depth(value) <= levels:
+    return value if depth(value) <= levels else _clip(value, levels)
+
+
+def _clip(value: Any, levels: int) -> Any:
+    if not isinstance(value, (dict, list)):
         return value
-    top: Any = {} if isinstance(value, dict) else []
-    stack = [(value, top, 1)]
-    while stack:
-        source, target, level = stack.pop()
-        for key, item in source.items() if isinstance(source, dict) else enumerate(source):
-            if isinstance(item, (dict, list)):
-                if level >= levels:
-                    item = canonical(item)
-                else:
-                    shell: Any = {} if isinstance(item, dict) else []
-                    stack.append((item, shell, level + 1))
-                    item = shell
-            if isinstance(target, dict):
-                target[key] = item
-            else:
-                target.append(item)
-    return top
+    if levels == 0:
+        return canonical(value)
+    if isinstance(value, dict):
+        return {key: _clip(item, levels - 1) for key, item in value.items()}
+    return [_clip(item, levels - 1) for item in value]
 
 
 def _short(value: Any) -> str:
