@@ -51,10 +51,6 @@ class Matcher(NamedTuple):
         rules = (meta or {}).get("match") or {}
         return cls(_DEFAULT_PATHS + tuple(parse_path(text) for text in (*(rules.get("ignore") or ()), *extra)))
 
-    def leaving_out(self, paths: tuple[Path, ...]) -> Matcher:
-        """This matcher, with more parsed paths left out (a request's match rules govern them)."""
-        return self._replace(ignores=self.ignores + paths)
-
     def normalize(self, method: str, params: Any) -> Any:
         """params without the ignored paths: what a match compares."""
         if method in _METHOD_ONLY or params is None:

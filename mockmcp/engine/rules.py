@@ -42,10 +42,6 @@ class Rule(NamedTuple):
         shown = "'" + self.argument.pattern.replace("'", "''") + "'" if self.kind == "regex" else self.argument
         return f"{{{self.kind}: {shown}}}"
 
-    def reads_recorded(self) -> bool:
-        """Whether the rule holds the live value to the recorded one (so the recorded value sets a group apart)."""
-        return self.kind in ("subset", "unordered") or (self.kind == "type" and self.argument is None)
-
 
 def rules_of(match: dict[str, Any]) -> tuple[Rule, ...]:
     """The rules of a validated `match:` mapping (see `validation`), in the order written."""
@@ -75,7 +71,7 @@ class Group(NamedTuple):
         """The group of a recorded request with rules (`interaction.match`); `era` as `model.written_eras` gives it."""
         method, params = interaction.method or "", interaction.params
         rules = rules_of(interaction.match or {})
-        inner = matcher.leaving_out(tuple(rule.path for rule in rules))
+        inner = Matcher(matcher.ignores + tuple(rule.path for rule in rules))
         base = inner.key(method, params, era)
         normal = matcher.normalize(method, params)
         recorded = tuple(locate(normal, rule.path) for rule in rules)
@@ -114,10 +110,11 @@ class Group(NamedTuple):
 
 
 def _read(rule: Rule, value: Any) -> Any:
-    """What of a recorded value a rule reads: its type for `type`, the value for `subset` and `unordered`."""
-    if not rule.reads_recorded():
-        return None
-    return json_type(value) if rule.kind == "type" else value
+    """What of a recorded value a rule holds the live one to (so it sets a group apart): the type for a bare
+    `type`, the value for `subset` and `unordered`; None for the others."""
+    if rule.kind == "type" and rule.argument is None:
+        return json_type(value)
+    return value if rule.kind in ("subset", "unordered") else None
 
 
 def refusal(rule: Rule, recorded: Any, live: Any) -> str | None:
