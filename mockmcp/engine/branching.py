@@ -50,9 +50,8 @@ def asked_alike(
 def answered_otherwise(
     interactions: tuple[Interaction, ...], recordings: Iterable[int], index: int, at: int, live: str
 ) -> int | None:
-    """Another of `recordings` (the indexes of the recordings of interactions[index]'s request) in which the
-    server asked as interactions[index] did up to its server request at `at`, and the host answered it
-    `live` (an answer's body, canonical JSON); None when there is none."""
+    """Another of `recordings` (of interactions[index]'s request) that `asked_alike` it up to `at` and whose host
+    answered `live` there; None when there is none."""
     played = interactions[index].server
     for other in recordings:
         if other != index and asked_alike(played, interactions[other].server, at, live):
@@ -69,12 +68,8 @@ def differences(recorded: Any, answered: Any) -> tuple[str, ...]:
 
 
 class Questions:
-    """The server requests awaiting the host's answer on one live session, by the id each went out under.
-
-    A server request goes out under its recorded id, so the host sees the ids the server used (id 0
-    is where falsy-id bugs live); only an id already in flight, which the host could not tell apart,
-    or one that is not a valid id, is replaced by a fresh one.
-    """
+    """The server requests awaiting the host's answer on one live session, by the id each went out under: its
+    recorded one (id 0 is where falsy-id bugs live), unless that is in flight already or no valid id."""
 
     __slots__ = ("_awaiting", "_next")
 

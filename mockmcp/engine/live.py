@@ -25,8 +25,7 @@ __all__ += ["reply_tail", "server_message"]
 
 
 def as_recorded(message: Any) -> Any:
-    """A parsed message (or batch) with lone surrogates replaced as the recorder replaced them; ids kept,
-    as the reply must carry the id the host sent."""
+    """A parsed message (or batch) with lone surrogates replaced as the recorder did; ids kept for the reply."""
     if isinstance(message, list):
         return [as_recorded(item) for item in message]
     if isinstance(message, dict):
@@ -60,8 +59,7 @@ def raw_reply(text: str, reply_id: Any) -> bytes:
 
 
 def reply_tail(response: dict[str, Any]) -> bytes:
-    """A recorded response encoded without its id and opening brace, for `reply_line` (encoded once per
-    interaction: then only the id changes from one reply to the next)."""
+    """A recorded response encoded without its id and opening brace, once per interaction (`reply_line`)."""
     return jsonrpc.encode({k: v for k, v in response.items() if k != "id"})[1:]
 
 

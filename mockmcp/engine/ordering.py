@@ -50,9 +50,8 @@ class Ordering:
         return list(self.causes.unsolicited.get(anchor, ()))
 
     def check(self, key: Hashable, index: int, step: int, session: int) -> str:
-        """Whether job `key`'s next message, step `step` of interactions[index] (of recorded `session`),
-        may go: `GO`, `HELD` (for at most `gap(index, step)` seconds) or `BLOCKED`. A job told to wait is
-        handed back by `arrive` (or `give_up`) once it may go."""
+        """Whether job `key`'s next message, step `step` of interactions[index] (of recorded `session`), may go:
+        `GO`, `HELD` or `BLOCKED`; a job told to wait is handed back by `arrive` (or `give_up`) once it may."""
         message = (index, step)
         needs = self.causes.needs.get(message, 0)
         hard = self.causes.hard.get(message, ())

@@ -90,9 +90,7 @@ class Player:
         wait = self.schedule.wait(job)
         if wait:
             return [self.schedule.sleep(job, wait)]  # this step again, once the wait is over
-        verdict = (
-            ordering.GO if job.batch is not None else self.ordering.check(job, job.index, step, interaction.session)
-        )
+        verdict = self.ordering.check(job, job.index, step, interaction.session) if job.batch is None else ordering.GO
         if verdict == ordering.HELD:
             return [self.schedule.sleep(job, self.ordering.gap(job.index, step), "hold")]
         if verdict == ordering.BLOCKED:

@@ -106,9 +106,8 @@ class Replay:
         return self.schedule.holds(token)
 
     def close(self) -> list[Action]:
-        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, what
-        waits for the host's messages goes now (the host may still be reading), and what the server could
-        not have sent without a message the host never sent is never sent."""
+        """The host closed its side: jobs awaiting its answer are abandoned, what waits for its messages goes now
+        (it may still be reading), and what the server could not have sent without them is never sent."""
         texts = []
         for asked, job, item in self.questions.abandon():
             self.schedule.move(job, "abandon")
@@ -234,9 +233,8 @@ class Replay:
         self.report.plays[index] += 1
         job.index, job.interaction = index, self.cassette.interactions[index]
         self._joined(index)
-        self.schedule.let_go(self.ordering.arrive(index))
         # The live host's answer stands for the one recorded there: what waits for it there may go on.
-        self.schedule.let_go(self.ordering.arrive((index, job.step - 2)))
+        self.schedule.let_go(self.ordering.arrive(index) + self.ordering.arrive((index, job.step - 2)))
         self.selection.follow(index)
         return Note(
             f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
@@ -258,10 +256,8 @@ class Replay:
                 job.waiting = None
                 self.schedule.move(job, "go")
             released = self.ordering.arrive(("cancel", job.index)) + self.ordering.arrive(cancel)
-            return [
-                Note(f"{said}, as the recording's host did: what its server sent after that follows"),
-                *self.player.run(released),
-            ]
+            note = Note(f"{said}, as the recording's host did: what its server sent after that follows")
+            return [note, *self.player.run(released)]
         self.schedule.move(job, "cancel")
         out = [Note(f"{said}; it will not be answered"), *self.player.run(self.ordering.arrive(("cancel", job.index)))]
         return out if job.batch is None else out + array(job.batch.cancelled(job.interaction))

@@ -183,9 +183,8 @@ class Selection:
         return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
     def answered(self, exchange: Exchange, playing: int, at: int, live: str) -> int | None:
-        """The host answered the server request at step `at` of interactions[playing] with `live` (canonical
-        JSON): sessions whose host answered otherwise are no longer consistent. Returns the recording to go on
-        from when another consistent session's host answered as the live one (see `branching`); else None."""
+        """The host answered the server request at step `at` of interactions[playing] `live` (canonical JSON):
+        sessions whose host answered otherwise are no longer consistent. The recording to go on from (None: none)."""
         interactions = self.recordings.cassette.interactions
         played, counterparts = interactions[playing].server, exchange.counterparts
         for session, index in counterparts.items():

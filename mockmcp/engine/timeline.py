@@ -20,9 +20,8 @@ __all__ = ["Causes", "answer_time", "listen_holds", "message_times", "response_t
 
 
 def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
-    """What each listen event must wait for: (interaction, item) -> (interaction, whether to its end). A listen
-    event was caused by the host's last client interaction of its session recorded before it: it waits for
-    that to have played, or only begun when it was still unanswered then."""
+    """What each listen event waits for, (interaction, item) -> (interaction, whether to its end): its cause, the
+    session's last client interaction recorded before it, played (or only begun, if unanswered then)."""
     holds: dict[tuple[int, int], tuple[int, bool]] = {}
     for i, interaction in enumerate(interactions):
         for j, item in enumerate(interaction.server):
