@@ -62,7 +62,6 @@ class Causes:
         # the client interaction recorded last before each unsolicited one (None: none) -> those unsolicited ones
         unsolicited: dict[int | None, list[int]] = {}
         timed: dict[int, list[tuple[float, int, Hashable]]] = {}  # session -> (time, order, event)
-        order = 0
         anchor: int | None = None
         for i, interaction in enumerate(interactions):
             if interaction.kind == SERVER:
@@ -71,14 +70,12 @@ class Causes:
                 anchor = i
             session = timed.setdefault(interaction.session, [])
             if interaction.kind != SERVER and interaction.at is not None:
-                session.append((interaction.at, order, i))
-                order += 1
+                session.append((interaction.at, len(session), i))
             for j, item in enumerate(interaction.server):
                 if item.kind == REQUEST and item.response is not None:
                     answered = answer_time(item, self.moments[i][j + 1 :])
                     if answered is not None:
-                        session.append((answered, order, (i, j)))
-                        order += 1
+                        session.append((answered, len(session), (i, j)))
         self.unsolicited = {anchor: tuple(indexes) for anchor, indexes in unsolicited.items()}
         self.events: dict[int, list[Hashable]] = {}  # session -> its client events, in recorded order
         self.times: dict[int, list[float]] = {}  # session -> their times
@@ -123,11 +120,9 @@ class Causes:
             if message["method"] != protocol.CANCELLED or not isinstance(params, dict) or interaction.at is None:
                 continue
             cancelled = in_flight.get((interaction.session, params.get("requestId")))
-            if cancelled is None:
+            # Nothing came after the cancel: a live cancel ends the request.
+            if cancelled is None or not any(at is not None and at >= interaction.at for at in self.moments[cancelled]):
                 continue
-            cancel_at = interaction.at
-            if not any(at is not None and at >= cancel_at for at in self.moments[cancelled]):
-                continue  # nothing came after the cancel: a live cancel ends the request
             self.cancels[cancelled] = i
             answered = response_time(interactions[cancelled])
             if answered is not None and answered >= interaction.at:
