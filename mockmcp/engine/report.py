@@ -117,9 +117,8 @@ class Report:
 
     def _client_indexes(self) -> list[int]:
         """The interactions a host could have asked for: those of the recorded sessions it used."""
-        items = self.cassette.interactions
-        several, used = any(it.session for it in items), self.sessions or {0}
-        return [i for i, it in enumerate(items) if it.kind != SERVER and (not several or it.session in used)]
+        used = self.sessions or {0}  # none used yet: session 0
+        return [i for i, it in enumerate(self.cassette.interactions) if it.kind != SERVER and it.session in used]
 
     @property
     def unplayed(self) -> list[int]:
