@@ -45,7 +45,11 @@ class Substitutions(NamedTuple):
                 if not value:
                     problem = f"{option} {name}: the environment variable {name} is not set, so its value is unknown"
                     raise UsageError(problem, f"give the value: {option} {name}=VALUE, or set {name}")
-            values[name] = _checked(name, value, option)
+            if len(value.strip()) < 2:
+                problem = f"{option} {name}={value!r}: a value this short would be found in text that has nothing"
+                fix = f"give the whole value {name} stands for, e.g. an absolute path"
+                raise UsageError(problem + " to do with it", fix)
+            values[name] = value
         pairs = sorted(((value, placeholder(name)) for name, value in values.items()), key=lambda p: -len(p[0]))
         return cls(tuple(values), tuple(pairs))
 
@@ -92,13 +96,6 @@ class Substitutions(NamedTuple):
         if isinstance(message, dict):
             return {k: v if k == "id" else map_strings(v, self.expand_text, keys=True) for k, v in message.items()}
         return map_strings(message, self.expand_text, keys=True)
-
-
-def _checked(name: str, value: str, option: str) -> str:
-    if len(value.strip()) < 2:
-        problem = f"{option} {name}={value!r}: a value this short would be found in text that has nothing to do with it"
-        raise UsageError(problem, f"give the whole value {name} stands for, e.g. an absolute path")
-    return value
 
 
 PATTERN_PLACEHOLDER = "[REDACTED]"
