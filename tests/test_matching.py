@@ -484,5 +484,12 @@ def test_a_miss_records_again_from_where_the_cassette_was_recorded(server: Any, 
     # A URL after `--` would be run as a command: a cassette the HTTP proxy recorded is recorded by it again.
     recorded = _RECORDED._replace(meta={} if server is None else {"server": server}, path="c.yaml")
     params = {"name": "read", "arguments": {"p": 2}}
-    miss = explain_miss(recorded, Matcher.build(()), collections.Counter(), 7, "tools/call", params, -32099, "")
+    miss = explain_miss(
+        recorded,
+        Matcher.build(()),
+        collections.Counter(),
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params},
+        -32099,
+        "",
+    )
     assert record_fix("all", f"mockmcp record --record-mode rewrite -o c.yaml {source}") in miss.fixes

@@ -44,7 +44,7 @@ def server(method: str) -> Interaction:
 def test_unsolicited_messages_go_after_the_interaction_recorded_before_them(
     interactions: list[Interaction], released: dict[int | None, list[int]]
 ) -> None:
-    ordering = Ordering.of(tuple(interactions))
+    ordering = Ordering(Causes(tuple(interactions)))
     for anchor, indexes in released.items():
         assert ordering.unsolicited(anchor) == indexes
         assert ordering.unsolicited(anchor) == []  # each goes once
@@ -141,7 +141,7 @@ def test_each_message_needs_the_client_events_recorded_before_it() -> None:
     ],
 )
 def test_a_message_goes_once_what_came_before_it_has_come(conversation: list[tuple[tuple[Any, ...], Any]]) -> None:
-    ordering = Ordering.of(loads(OVERLAP).interactions)
+    ordering = Ordering(Causes(loads(OVERLAP).interactions))
     for (call, *args), expected in conversation:
         if call == "check":
             assert ordering.check(*args, session=0) == expected, args
@@ -150,7 +150,7 @@ def test_a_message_goes_once_what_came_before_it_has_come(conversation: list[tup
 
 
 def test_what_a_held_job_waits_for_is_named() -> None:
-    ordering = Ordering.of(loads(OVERLAP).interactions)
+    ordering = Ordering(Causes(loads(OVERLAP).interactions))
     ordering.arrive(0)
     assert ordering.check("slow", 0, 2, 0) == HELD
     assert ordering.missing("slow") == [1, (1, 0)]
@@ -173,20 +173,20 @@ def test_moving_to_another_recorded_session_counts_what_its_host_sent_before() -
   took: 0.1
 """
     )
-    ordering = Ordering.of(loads(two).interactions)
+    ordering = Ordering(Causes(loads(two).interactions))
     assert ordering.check("list", 3, 1, 1) == HELD  # tools/list's answer came after the call
     assert ordering.joined(1, 0.2) == ["list"]
 
 
 def test_messages_without_recorded_times_wait_for_nothing() -> None:
-    untimed = Ordering.of((client("tools/call"), client("tools/call", 2)))
+    untimed = Ordering(Causes((client("tools/call"), client("tools/call", 2))))
     assert untimed.check("a", 0, 1, 0) == GO and untimed.check("b", 1, 1, 0) == GO
 
 
 def test_a_job_that_waited_its_time_goes_once_its_hard_need_comes_though_the_host_skipped_more() -> None:
     """The late answer waited as long as the server took for what the host never sent (the fast call and
     the host's answer, recorded after everything the host sent): it goes when the host cancels."""
-    ordering = Ordering.of(loads(OVERLAP).interactions)
+    ordering = Ordering(Causes(loads(OVERLAP).interactions))
     ordering.arrive(0)
     assert ordering.check("slow", 0, 3, 0) == HELD
     assert ordering.give_up("slow") == []  # excused the soft part; the cancel is still to come

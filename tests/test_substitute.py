@@ -1,4 +1,4 @@
-"""Substitutions (`engine/substitute.py`, carried by `core/redact.Redactor`): values of the recording machine
+"""Substitutions (`engine/redact.py`, carried by its `Redactor`): values of the recording machine
 written as `${NAME}`, and the live machine's values put back. Tables in memory, then the shells that take
 a Redactor: the engine (stdio and in process), the HTTP endpoint, the in-process recorder, and the CLI.
 
@@ -30,9 +30,8 @@ import mockmcp
 from mockmcp._wire.words import parse_substitution
 from mockmcp.cassette.store import loads
 from mockmcp.engine.matching import Matcher
-from mockmcp.engine.redact import Redactor
+from mockmcp.engine.redact import Redactor, Substitutions
 from mockmcp.engine.replay import Replay, Send
-from mockmcp.engine.substitute import Substitutions
 from mockmcp.errors import UsageError
 from mockmcp.http._endpoint import Endpoint, Respond, SessionParts
 from mockmcp.http._streamable import LOOPBACK

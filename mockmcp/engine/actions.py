@@ -15,28 +15,16 @@ __all__ = ["Action", "Cut", "Exit", "Note", "Send", "Wake"]
 
 
 class Send(NamedTuple):
-    """Write these bytes (one or more complete lines) to the host.
-
-    Over stdio only the bytes matter. Over HTTP the other fields say where the message goes and how,
-    so that no shell reads back (or rewrites) what the engine wrote:
-
-    - `request`: the live request the message belongs to, by the shell's key for it (`Replay.receive`'s
-      `key`), else by its id; None: it belongs to none, like an unsolicited notification.
-    - `final`: this is the reply that ends that request.
-    - `stream`: the recorded server item's (`model.GET_STREAM`: the recorded server sent it on the
-      session's GET stream).
-    - `method`: a server message's method (None: a reply, or a raw line that is no JSON-RPC message).
-    - `code`: a reply's error code, when it is an error response (None: it is not).
-    - `batch`: the ids a batch's array of responses answers (empty: it answers no batch).
-    """
+    """Write these bytes (one or more complete lines) to the host. Over stdio only the bytes matter; over HTTP
+    the other fields say where the message goes and how, so that no shell reads back what the engine wrote."""
 
     data: bytes
-    request: Any = None
-    final: bool = False
-    stream: str | None = None
-    method: str | None = None
-    code: int | None = None
-    batch: tuple[Any, ...] = ()
+    request: Any = None  # the live request it belongs to: the shell's key for it, else its id (None: none)
+    final: bool = False  # it is the reply that ends that request
+    stream: str | None = None  # the recorded server item's (`model.GET_STREAM`: sent on the session's GET stream)
+    method: str | None = None  # a server message's method (None: a reply, or a raw line that is no JSON-RPC)
+    code: int | None = None  # a reply's error code, when it is an error response
+    batch: tuple[Any, ...] = ()  # the ids a batch's array of responses answers (empty: no batch)
 
 
 class Wake(NamedTuple):
@@ -60,10 +48,8 @@ class Exit(NamedTuple):
 
 
 class Cut(NamedTuple):
-    """The answer to the live request `request` (named as `Send.request` names it) breaks off here, before its
-    reply (the cassette's `drop: cut`). Over Streamable HTTP, the connection of that request's stream is cut,
-    and only it: the session goes on. Over stdio and in process, where every request shares one stream,
-    nothing is sent: the host sees no reply, as with `drop: true`."""
+    """The answer to the live request `request` (as `Send.request` names it) breaks off before its reply
+    (`drop: cut`): over HTTP that request's stream is cut, and only it; over stdio and in process, no reply."""
 
     request: Any
 

@@ -1,13 +1,7 @@
-"""A JSON-RPC batch being answered: its responses go out together, as one array. Pure.
+"""A JSON-RPC batch being answered (revision 2025-03-26): its responses go out together, as one array. Pure.
 
-Theory of operation. JSON-RPC answers a batch (revision 2025-03-26 only) with one array holding a
-response for each of its requests and invalid members, none for its notifications. The engine
-reads the members one by one; some are answered at once (a miss, an invalid member), others by
-jobs that may wait (a delay, a server request to the host). So the array goes when the batch is
-*sealed* (every member read) and no job that ends in a JSON response is still pending; a job the
-host cancels counts as done. A job that ends otherwise (a dropped reply, a raw line, the session
-ending before its reply) adds nothing to wait for; one whose answer breaks off (`drop: cut`) is
-waited for, and the batch's one stream breaks off with it.
+Members are read one by one, and some are answered by jobs that wait, so the array goes once the batch is
+*sealed* (every member read) and no job that ends in a JSON response (or breaks off, `drop: cut`) is pending.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
-"""The server's questions to the host: under which ids they await an answer, and which recording
-replay follows when the host answers otherwise than recorded. No I/O.
+"""The server's questions to the host: under which ids they await an answer (`Questions`), and which
+recording replay follows when the host answers otherwise than recorded. No I/O.
 
-Theory of operation. A server that asks the host something (sampling, elicitation, roots) goes on
-by the answer it gets: a host that declines an elicitation gets another result than one that
-accepts. A cassette may hold both: `record --mode new`, run once per answer, adds a recording of
-the same request per answer the host gave (docs/cassette-format.md). When the live host answers
-otherwise than the recording being played, replay looks among the recordings of the same request
-for one in which the server asked the same way up to that question (the same messages, the same
-earlier answers) and the host answered as the live host did; that recording says what the server
-does then, and replay goes on from its next step, following its recorded session from then on.
-Only recordings of recorded sessions consistent with everything the live session did before count
-(`selection` says which, and passes them here): a declining recording says nothing of a decline
-that came after an accept its host never gave. None: the answer is a mismatch.
-`Questions` keeps the requests in flight by the id the host answers.
+A cassette may hold a recording per answer the host gave (`record --mode new`, run once per answer). When the
+live host answers otherwise than the recording being played, replay goes on from the next step of one that
+asked alike up to that question and whose host answered as the live one did, among the recorded sessions
+still consistent with the live one (`selection` passes them); none: the answer is a mismatch.
 """
 
 from __future__ import annotations
@@ -31,9 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["Questions", "answered_otherwise", "asked_alike", "differences"]
 
 
-def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int) -> bool:
-    """Whether two recordings' server messages agree up to the server request at `at`, and the host's
-    answers before it too. Notifications agree by method: a progress token differs between recordings."""
+def asked_alike(
+    first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], at: int, live: str | None = None
+) -> bool:
+    """Whether two recordings' server messages agree up to the server request at `at`, and the host's answers
+    before it too (and with `live`, canonical JSON, the second's host answered it so). Notifications agree by
+    method: a progress token differs between recordings."""
     if len(first) <= at or len(second) <= at:
         return False
     for n, (one, other) in enumerate(zip(first[: at + 1], second[: at + 1], strict=True)):
@@ -49,19 +44,17 @@ def asked_alike(first: tuple[ServerItem, ...], second: tuple[ServerItem, ...], a
             return False
         if n < at and canonical(answer_body(one.response)) != canonical(answer_body(other.response)):
             return False
-    return True
+    return live is None or canonical(answer_body(second[at].response)) == live
 
 
 def answered_otherwise(
     interactions: tuple[Interaction, ...], recordings: Iterable[int], index: int, at: int, live: str
 ) -> int | None:
-    """Another of `recordings` (the indexes of the recordings of interactions[index]'s request) in which the
-    server asked as interactions[index] did up to its server request at `at`, and the host answered it
-    `live` (an answer's body, canonical JSON); None when there is none."""
+    """Another of `recordings` (of interactions[index]'s request) that `asked_alike` it up to `at` and whose host
+    answered `live` there; None when there is none."""
     played = interactions[index].server
     for other in recordings:
-        items = interactions[other].server
-        if other != index and asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live:
+        if other != index and asked_alike(played, interactions[other].server, at, live):
             return other
     return None
 
@@ -75,12 +68,8 @@ def differences(recorded: Any, answered: Any) -> tuple[str, ...]:
 
 
 class Questions:
-    """The server requests awaiting the host's answer on one live session, by the id each went out under.
-
-    A server request goes out under its recorded id, so the host sees the ids the server used (id 0
-    is where falsy-id bugs live); only an id already in flight, which the host could not tell apart,
-    or one that is not a valid id, is replaced by a fresh one.
-    """
+    """The server requests awaiting the host's answer on one live session, by the id each went out under: its
+    recorded one (id 0 is where falsy-id bugs live), unless that is in flight already or no valid id."""
 
     __slots__ = ("_awaiting", "_next")
 

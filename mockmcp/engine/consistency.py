@@ -1,14 +1,11 @@
 """Whether a recorded session is consistent with what a live session did: the rule `selection` follows
 in a cassette of several recorded sessions. Pure.
 
-A recorded answer is true only in the state its server was in. A request either *changes state* (a
-method not in `protocol.READ_METHODS`, a tool not marked `readOnlyHint`) or *reads*. A recorded session
-S is consistent while the live session's requests that change state are S's first ones, in S's order
-(one asked again right after S's last recording of it repeats it), and its host answered each server
-request as S's did. Reads never make S inconsistent: the n-th read of a key since the last change
-takes S's n-th there (reads may come in any order, never from another state; none there is a
-mismatch). Client notifications and misses are no exchanges. Sessions `Alike` (the same messages,
-ids and times aside) are held against once, as one class.
+A recorded answer is true only in the state its server was in. A recorded session S is consistent while
+the live session's requests that change state (a method not in `protocol.READ_METHODS`, a tool not marked
+`readOnlyHint`) are S's first ones, in S's order, and its host answered each server request as S's did.
+Reads never make S inconsistent: the n-th read of a key since the last change takes S's n-th there.
+Sessions `Alike` (the same messages, ids and times aside) are held against once, as one class.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from mockmcp._wire import protocol
 from mockmcp.cassette.model import RAW, REQUEST, SERVER, Interaction
 from mockmcp.engine.matching import Matcher, answer_body, canonical
 
-__all__ = ["Alike", "Steps", "Track", "changes_state", "label", "server_said"]
+__all__ = ["Alike", "Steps", "Track", "changes_state", "label", "named", "server_said"]
 
 
 def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
@@ -28,14 +25,18 @@ def changes_state(interaction: Interaction, read_only: frozenset[str]) -> bool:
     return not (method == "tools/call" and isinstance(params, dict) and params.get("name") in read_only)
 
 
+def named(interaction: Interaction) -> str:
+    """`tools/call add`: a recorded message's method, and the tool or prompt it names."""
+    name = interaction.params.get("name") if isinstance(interaction.params, dict) else None
+    return f"{interaction.method} {name}" if isinstance(name, str) else f"{interaction.method}"
+
+
 def label(interaction: Interaction, asked: int) -> str:
     """A live exchange as differences name it, from a recording of its request and how often it was asked:
     `tools/call add (its 2nd)`."""
-    params = interaction.params
-    name = f" {params['name']}" if isinstance(params, dict) and isinstance(params.get("name"), str) else ""
     n = asked + 1
     nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-    return f"{interaction.method}{name} (its {nth})"
+    return f"{named(interaction)} (its {nth})"
 
 
 class Track:

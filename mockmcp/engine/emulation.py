@@ -1,12 +1,9 @@
 """What a real server of the recorded revision says where the cassette is silent. Pure functions.
 
-Theory of operation. A cassette holds one server's answers to one host. A live host may differ from
-that host in ways a real server answers by the rules of its revision, not by anything it recorded:
-it may ping when the recording has no ping, open in the other era of MCP, declare other client
-capabilities, or ask for an older protocol version. Each function here takes the live message and
-what the recording holds, and says what such a server answers and what mockmcp notes about it. The
-engine (`replay`) decides when to ask, sends the answers and keeps the report; nothing here keeps
-state, so each rule is a row of a table (tests/test_emulation.py).
+A live host may ping, open in the other era, declare other capabilities or ask an older protocol version
+than the recording's host; a real server answers those by the rules of its revision. Each function takes
+the live message and the recording and says what such a server answers and what to note; the engine sends
+it and keeps the report (each rule a table row: tests/test_emulation.py).
 """
 
 from __future__ import annotations
@@ -23,18 +20,8 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction
 
-__all__ = [
-    "Capabilities",
-    "Refusal",
-    "capability_differences",
-    "capability_note",
-    "other_era",
-    "ping",
-    "recorded_eras",
-    "refusal",
-    "undeclared",
-    "version_note",
-]
+__all__ = ["Capabilities", "Refusal", "capability_differences", "capability_note", "other_era", "ping", "recorded_eras"]
+__all__ += ["refusal", "undeclared", "version_note"]
 
 
 class Refusal(NamedTuple):
@@ -47,9 +34,8 @@ class Refusal(NamedTuple):
 
 
 def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> Refusal:
-    """How replay refuses a request no recording answers: as `refused` says (a server of the recorded revision
-    refusing it), else "no match" for a `recorded` method (its error carrying the miss's explanation), else
-    "method not found", as a server that never heard of the method answers."""
+    """How replay refuses a request no recording answers: as `refused` says, else "no match" for a `recorded`
+    method, else "method not found", as a server that never heard of the method answers."""
     if refused is not None:
         return refused
     if method in recorded:
@@ -58,12 +44,8 @@ def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> R
 
 
 def ping(message: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """The answer to a ping the cassette never recorded, and a note (None: nothing to note).
-
-    A handshake-era server answers `{}` at any time; 2026-07-28 has no `ping`, so its servers answer
-    -32601, as the SDK's server answers a method it does not know: the method's name in `data`.
-    Neither is a gap in the cassette, so neither is a miss.
-    """
+    """The answer to a ping the cassette never recorded (no miss), and a note (None: nothing to note): `{}`
+    in the handshake era; -32601 in 2026-07-28, which has no `ping`, as the SDK's server answers it."""
     if not protocol.speaks_stateless(message):
         return {"jsonrpc": "2.0", "id": message["id"], "result": {}}, None
     error = jsonrpc.error_response(message["id"], jsonrpc.METHOD_NOT_FOUND, "Method not found", protocol.PING)
@@ -81,23 +63,16 @@ def recorded_eras(interactions: tuple[Interaction, ...]) -> list[str]:
 
 
 def other_era(message: dict[str, Any], interactions: tuple[Interaction, ...], where: str) -> Refusal | None:
-    """How a server of the cassette's era refuses an opening of the other era; None when that is not the case.
-
-    A cassette of 2026-07-28 sessions only is a server of that revision to the host: asked
-    `initialize`, it answers -32022 with the versions it speaks, which a client in auto mode takes
-    as its cue to probe `server/discover`. One of handshake-era sessions only answers
-    `server/discover` -32601, as such a server does, and the host falls back to `initialize`.
-    Either way the host opened in an era the recording never saw: a miss, saying how to record it.
-    `where`: the cassette, as the reason names it.
-    """
+    """How a server of the cassette's only era refuses an opening of the other (None: not the case), so that
+    a client in auto mode moves on: `initialize` -32022 with the versions recorded (it probes
+    `server/discover`), `server/discover` -32601 (it falls back to `initialize`). A miss all the same."""
     method = message["method"]
     if method not in (protocol.INITIALIZE, protocol.DISCOVER):
         return None
     eras = recorded_eras(interactions)
     if method == protocol.INITIALIZE and eras == [protocol.STATELESS]:
         versions = sorted({v for i in interactions if (v := protocol.protocol_version(i.message)) is not None})
-        params = message.get("params")
-        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        requested = params.get("protocolVersion") if isinstance(params := message.get("params"), dict) else None
         reason = (
             f"the host opened with initialize (the handshake era), and {where} holds only "
             f"{protocol.STATELESS_VERSION} sessions; answered {protocol.UNSUPPORTED_VERSION} with the versions it "
@@ -132,25 +107,19 @@ def _recorded_by(interactions: tuple[Interaction, ...]) -> str:
 
 def capability_differences(recorded: dict[str, Any], live: dict[str, Any]) -> str:
     """How the live host's capabilities differ from the recording's host's, in words ("" when alike)."""
-    parts = []
-    added = sorted(set(live) - set(recorded))
-    removed = sorted(set(recorded) - set(live))
+    added, removed = sorted(set(live) - set(recorded)), sorted(set(recorded) - set(live))
     changed = sorted(name for name in set(live) & set(recorded) if canonical(live[name]) != canonical(recorded[name]))
-    if added:
-        parts.append(f"declares {', '.join(added)}, which the recording's host did not")
-    if removed:
-        parts.append(f"does not declare {', '.join(removed)}, which the recording's host did")
-    if changed:
-        parts.append(f"declares {', '.join(changed)} otherwise than the recording's host")
-    return "; ".join(parts)
+    parts = (
+        (added, "declares {}, which the recording's host did not"),
+        (removed, "does not declare {}, which the recording's host did"),
+        (changed, "declares {} otherwise than the recording's host"),
+    )
+    return "; ".join(text.format(", ".join(names)) for names, text in parts if names)
 
 
 def capability_note(differences: str, index: int, method: str) -> tuple[str, str]:
-    """What the report says of capabilities that differ from those of interactions[index], and the note.
-
-    A server may answer a host by what it declared (a shorter tool list without sampling), so
-    answers recorded for another host's capabilities may not be what a real server would say.
-    """
+    """What the report says of capabilities that differ from those of interactions[index], and the note:
+    a server may answer a host by what it declared, so the recorded answers may not be what it would say."""
     text = f"the host {differences} (interactions[{index}] {method})"
     note = (
         f"mockmcp: {text}; its answers were recorded for the other capabilities, and server requests "
@@ -160,13 +129,8 @@ def capability_note(differences: str, index: int, method: str) -> tuple[str, str
 
 
 def undeclared(request_id: Any, declared: dict[str, Any], response: Any) -> tuple[str, str, dict[str, Any]] | None:
-    """A stateless-era `input_required` answer asking what the live request did not declare: the method
-    it asks, the capability missing, and the -32021 error a server answers instead; None when the
-    recorded answer may go out.
-
-    In the stateless era the server's requests travel inside the result (`inputRequests`), and a
-    server answers -32021 with the capabilities it needs instead of asking a client that lacks them.
-    """
+    """A stateless-era answer whose `inputRequests` ask what the live request did not declare: the method
+    asked, the capability missing, and the -32021 error a server answers instead (None: it may go out)."""
     result = response.get("result") if isinstance(response, dict) else None
     asks = result.get("inputRequests") if isinstance(result, dict) else None
     if not isinstance(asks, dict):
@@ -200,10 +164,9 @@ class Capabilities:
     def take(
         self, method: str, params: Any, declared: dict[str, Any] | None, recorded: Any, index: int
     ) -> list[tuple[str, str | None]]:
-        """What to note of how the live request differs from interactions[index]'s (its `recorded` params), and
-        what of it the report keeps (None: nothing): the protocol version its `initialize` asks for, and (once
-        each) the capabilities it `declared`, which are taken in: a server answers a host by what it declared,
-        and server requests follow them."""
+        """What to note of how the live request differs from interactions[index]'s `recorded` params (its
+        `initialize`'s protocol version, its `declared` capabilities once each, taken in), and what of it the
+        report keeps (None: nothing)."""
         notes: list[tuple[str, str | None]] = []
         version = version_note(params, recorded, index) if method == protocol.INITIALIZE else None
         if version is not None:

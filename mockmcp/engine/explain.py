@@ -19,16 +19,8 @@ from mockmcp._wire.words import RecordMode, json_type, render_place
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url, written_eras
 from mockmcp.engine.matching import Matcher, canonical, short
 
-__all__ = [
-    "Candidate",
-    "Miss",
-    "describe_differences",
-    "explain_miss",
-    "hand_edit",
-    "label",
-    "record_fix",
-    "record_mode",
-]
+__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "hand_edit", "label", "record_fix"]
+__all__ += ["record_mode"]
 
 MAX_CANDIDATES = 3
 
@@ -86,31 +78,23 @@ class Miss(NamedTuple):
         return data
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.request_id,
-            "method": self.method,
-            "params": self.params,
-            "code": self.code,
-            "reason": self.reason,
-            "closest": [candidate.to_json() for candidate in self.candidates],
-            "fixes": list(self.fixes),
-            "record": self.record,
-            "explanation": self.render(),
-        }
+        facts = {"id": self.request_id, "method": self.method, "params": self.params, "code": self.code}
+        closest = [candidate.to_json() for candidate in self.candidates]
+        more = {"reason": self.reason, "closest": closest, "fixes": list(self.fixes), "record": self.record}
+        return {**facts, **more, "explanation": self.render()}
 
 
 def explain_miss(
     cassette: Cassette,
     matcher: Matcher,
     plays: collections.Counter[int],
-    request_id: Any,
-    method: str,
-    params: Any,
+    message: dict[str, Any],
     code: int,
     reason: str,
 ) -> Miss:
     """Rank the recorded requests of the same method against the incoming one and describe the best; a
     recording with match rules is compared without the paths they govern, each refusing rule a difference."""
+    method, params = message["method"], message.get("params")
     live_era = params_era(params)
     eras = written_eras(cassette)
     scored = []
@@ -131,9 +115,10 @@ def explain_miss(
     candidates = []
     for _score, index, recorded, live, refused in scored[:MAX_CANDIDATES]:
         differences = sorted(describe_differences(recorded, live) + refused)
-        recorded_era = eras[index]
-        if recorded_era != live_era:
-            differences.insert(0, ("", _other_era(recorded_era, live_era)))
+        if eras[index] != live_era:
+            speaks = f"this request speaks the {live_era} era (a protocol version in `_meta` or not)"
+            why = "a server answers the two eras differently, so they never match"
+            differences.insert(0, ("", f"recorded in the {eras[index]} era, and {speaks}: {why}"))
         differences = differences or [("", _used_up(cassette.interactions[index]))]
         # A path a rule refused is governed by that rule: loosen the rule rather than ignore the path.
         first = next((path for path, _text in differences if path and (path, _text) not in refused), "")
@@ -141,7 +126,7 @@ def explain_miss(
         candidates.append(Candidate(index, texts, first, plays[index], bool(refused)))
     mode = record_mode(cassette, method, params)
     fixes = _fixes(cassette, method, candidates, mode)
-    return Miss(request_id, method, params, code, reason, tuple(candidates), fixes, mode)
+    return Miss(message["id"], method, params, code, reason, tuple(candidates), fixes, mode)
 
 
 def record_mode(cassette: Cassette, method: str, params: Any) -> str:
@@ -163,13 +148,6 @@ def record_fix(mode: str, command: str) -> str:
     if mode == "all":
         return f"if the host changed this request on purpose, record the cassette again: {command.format(mode=mode)}"
     return f"if the host now asks something new, record it: {command.format(mode=mode)}"
-
-
-def _other_era(recorded: str, live: str) -> str:
-    speaks = f"this request speaks the {live} era (a protocol version in `_meta` or not)"
-    return (
-        f"recorded in the {recorded} era, and {speaks}: a server answers the two eras differently, so they never match"
-    )
 
 
 def _used_up(interaction: Interaction) -> str:
@@ -255,20 +233,14 @@ def _identified_path(value: Any, segments: list[Any]) -> str:
     """render_place, with list items that have an identity named by it instead of their position."""
     named: list[Any] = []
     for segment in segments:
-        item = value[segment] if isinstance(value, (dict, list)) and _has(value, segment) else None
+        try:
+            item = value[segment] if isinstance(value, (dict, list)) else None
+        except (KeyError, IndexError, TypeError):
+            item = None
         key = next((k for k in _IDENTITY_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
-        if isinstance(segment, int) and key is not None and isinstance(item, dict):
-            named.append((key, item[key]))
-        else:
-            named.append(segment)
+        named.append((key, item[key]) if isinstance(segment, int) and key is not None else segment)
         value = item
     return render_place(named)
-
-
-def _has(value: dict[Any, Any] | list[Any], segment: Any) -> bool:
-    if isinstance(value, dict):
-        return segment in value
-    return isinstance(segment, int) and 0 <= segment < len(value)
 
 
 def _sentence(report_type: str, where: str, recorded: Any, other: Any, other_name: str, holder: str) -> str:
@@ -303,25 +275,17 @@ _DESCRIBED_DEPTH = 40
 
 def _clipped(value: Any, levels: int = _DESCRIBED_DEPTH) -> Any:
     """value with every container nested deeper than levels replaced by its canonical JSON text."""
-    if depth(value) <= levels:
+    return value if depth(value) <= levels else _clip(value, levels)
+
+
+def _clip(value: Any, levels: int) -> Any:
+    if not isinstance(value, (dict, list)):
         return value
-    top: Any = {} if isinstance(value, dict) else []
-    stack = [(value, top, 1)]
-    while stack:
-        source, target, level = stack.pop()
-        for key, item in source.items() if isinstance(source, dict) else enumerate(source):
-            if isinstance(item, (dict, list)):
-                if level >= levels:
-                    item = canonical(item)
-                else:
-                    shell: Any = {} if isinstance(item, dict) else []
-                    stack.append((item, shell, level + 1))
-                    item = shell
-            if isinstance(target, dict):
-                target[key] = item
-            else:
-                target.append(item)
-    return top
+    if levels == 0:
+        return canonical(value)
+    if isinstance(value, dict):
+        return {key: _clip(item, levels - 1) for key, item in value.items()}
+    return [_clip(item, levels - 1) for item in value]
 
 
 def _short(value: Any) -> str:

@@ -1,11 +1,9 @@
 """A recorded message as the live session gets it, and a live message as the recording has it. Pure.
 
-Theory of operation. A cassette holds what one host and one server said; a live host chooses its
-own request ids and progress tokens. So what replay sends carries the live values where the
-recorded ones stood: the reply's id, a progress notification's token, a listen event's subscription
-id (the listen request's id), a raw reply's `{{id}}`; and what the host sends is compared with the
-recording as the recorder wrote it (a lone surrogate as U+FFFD). The rest of a message keeps what
-the recording holds, byte for byte where it was recorded raw.
+A live host chooses its own ids and progress tokens, so what replay sends carries the live values where the
+recorded ones stood (the reply's id, a progress token, a listen event's subscription id, a raw reply's
+`{{id}}`, the placeholders' values); what the host sends is read as the recorder wrote it (U+FFFD for a lone
+surrogate). The rest is sent as recorded, byte for byte where it was recorded raw.
 """
 
 from __future__ import annotations
@@ -20,25 +18,14 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction, ServerItem
     from mockmcp.engine.actions import Action
-    from mockmcp.engine.substitute import Substitutions
+    from mockmcp.engine.redact import Substitutions
 
-__all__ = [
-    "KEEP",
-    "Writer",
-    "as_recorded",
-    "error_code",
-    "line_facts",
-    "raw_line",
-    "raw_reply",
-    "reply_line",
-    "reply_tail",
-    "server_message",
-]
+__all__ = ["KEEP", "Writer", "as_recorded", "error_code", "line_facts", "raw_line", "raw_reply", "reply_line"]
+__all__ += ["reply_tail", "server_message"]
 
 
 def as_recorded(message: Any) -> Any:
-    """A parsed message (or batch) with lone surrogates replaced as the recorder replaced them; ids kept,
-    as the reply must carry the id the host sent."""
+    """A parsed message (or batch) with lone surrogates replaced as the recorder did; ids kept for the reply."""
     if isinstance(message, list):
         return [as_recorded(item) for item in message]
     if isinstance(message, dict):
@@ -72,8 +59,7 @@ def raw_reply(text: str, reply_id: Any) -> bytes:
 
 
 def reply_tail(response: dict[str, Any]) -> bytes:
-    """A recorded response encoded without its id and opening brace, for `reply_line` (encoded once per
-    interaction: then only the id changes from one reply to the next)."""
+    """A recorded response encoded without its id and opening brace, once per interaction (`reply_line`)."""
     return jsonrpc.encode({k: v for k, v in response.items() if k != "id"})[1:]
 
 
@@ -90,9 +76,8 @@ def error_code(response: Any) -> int | None:
 
 
 def line_facts(line: bytes) -> tuple[str | None, int | None]:
-    """What a line recorded raw says, when it is a JSON-RPC message: its method, and its error code
-    (an HTTP endpoint answers an error with the status the recorded server gave it). Read only for
-    lines recorded raw (a fault knob): the engine knows the rest from the message it encoded."""
+    """A raw line's method and error code, when it is a JSON-RPC message (over HTTP an error's code sets the
+    status); the engine knows them of every other line from the message it encoded."""
     try:
         message = jsonrpc.parse(line)
     except ValueError:
@@ -111,20 +96,15 @@ class Writer:
     __slots__ = ("_eras", "_tails", "_values")
 
     def __init__(self, values: Substitutions | None, tails: dict[int, tuple[bytes, int | None]], eras: Any) -> None:
-        """`tails`: interaction -> its reply's tail and error code, shared by the live sessions of the recordings
-        (a host's tests start one server per test) unless live values are written into them; `eras`: each
-        interaction's era (`model.written_eras`)."""
+        """`tails`: interaction -> its reply's tail and error code, shared by all live sessions unless live
+        values are written into them; `eras`: each interaction's (`model.written_eras`)."""
         self._values = values or None
         self._tails = tails if self._values is None else {}
         self._eras = eras
 
     def expanded(self, recorded: Any) -> Any:
         """A recorded message, response or raw line as the host gets it: placeholders made the live values."""
-        if self._values is None:
-            return recorded
-        if isinstance(recorded, str):
-            return self._values.expand_text(recorded)
-        return self._values.expand(recorded)
+        return recorded if self._values is None else self._values.expand(recorded)
 
     def question(self, item: ServerItem, asked: Any, request: Any) -> Send:
         """A server request, under the id it goes out under (`branching.Questions`)."""
@@ -148,10 +128,8 @@ class Writer:
         """The reply to the live request outside a batch (in one: `response`): the recorded response, the raw
         line recorded instead, or what the fault knobs say; and the fault, for the report ("": none)."""
         if interaction.drop == CUT:
-            cut = "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
-            return [
-                Cut(request)
-            ], f"interactions[{index}]: the answer to request {reply_id!r} broke off before its reply {cut}"
+            cut = "before its reply (`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
+            return [Cut(request)], f"interactions[{index}]: the answer to request {reply_id!r} broke off {cut}"
         if interaction.drop:
             return [], f"interactions[{index}]: the reply to request {reply_id!r} was dropped"
         if interaction.raw_response is not None:

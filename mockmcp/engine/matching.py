@@ -51,10 +51,6 @@ class Matcher(NamedTuple):
         rules = (meta or {}).get("match") or {}
         return cls(_DEFAULT_PATHS + tuple(parse_path(text) for text in (*(rules.get("ignore") or ()), *extra)))
 
-    def leaving_out(self, paths: tuple[Path, ...]) -> Matcher:
-        """This matcher, with more parsed paths left out (a request's match rules govern them)."""
-        return self._replace(ignores=self.ignores + paths)
-
     def normalize(self, method: str, params: Any) -> Any:
         """params without the ignored paths: what a match compares."""
         if method in _METHOD_ONLY or params is None:
@@ -125,35 +121,20 @@ def _without(value: Any, path: Path) -> Any:
     """A copy of value with every match of path removed, containers emptied by it too; value itself if none."""
     head, rest = path[0], path[1:]
     if isinstance(value, dict):
-        if not _is_pattern(head):  # the common case: one lookup, no scan
-            if head not in value:
-                return value
-            if not rest:
-                return {key: item for key, item in value.items() if key != head}
-            new = _without(value[head], rest)
-            if new is value[head]:
-                return value
-            copy = dict(value)
-            if new in ({}, []) and value[head] not in ({}, []):
-                del copy[head]
+        # A plain key (the common case) is one lookup, no scan.
+        keys = [key for key in value if fnmatchcase(key, head)] if _is_pattern(head) else [head] * (head in value)
+        copy: dict[str, Any] | None = None
+        for key in keys:
+            item = value[key]
+            new = _without(item, rest) if rest else None
+            if rest and new is item:
+                continue
+            copy = dict(value) if copy is None else copy
+            if not rest or (new in ({}, []) and item not in ({}, [])):
+                del copy[key]  # what the path names, or a container it emptied
             else:
-                copy[head] = new
-            return copy
-        changed = False
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if fnmatchcase(key, head):
-                if not rest:
-                    changed = True
-                    continue
-                new = _without(item, rest)
-                if new is not item:
-                    changed = True
-                    if new in ({}, []) and item not in ({}, []):
-                        continue
-                    item = new
-            out[key] = item
-        return out if changed else value
+                copy[key] = new
+        return value if copy is None else copy
     if isinstance(value, list):
         # A list element named by the last segment is masked, not removed, so later positions still line up.
         items = [

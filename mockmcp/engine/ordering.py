@@ -1,35 +1,13 @@
 """What a recorded message waits for before it goes, and what lets it go. Pure: no I/O, no clocks.
 
-Theory of operation. The recording holds the happens-before relation of its session: every server
-message was sent after the client messages recorded before it (`timeline.Causes`: the request it
-answers, earlier requests, a `notifications/cancelled`, the host's answers to server requests).
-Replay plays each interaction as a *job* (see `replay`), and before each server message of a job
-the engine asks `check`: the message goes only once the live host has sent the client messages that
-came before it in the recording. Which server message goes first, when several may, is the
-engine's: the earliest recorded.
-
-Client messages *arrive* (`arrive`): a request or notification the engine matched to an interaction
-(named by its index), a host's answer to a server request (`(interaction, item)`), a cancel
-(`("cancel", index)`), an interaction played to its end (`("played", index)`). Each recorded
-session has a *frontier*: how many of its client events, in recorded order, have all come. A
-message that needs more waits:
-
-- for no longer than the server took to send it after the message before it in its job (`gaps`):
-  a host that never sends what the recording's host sent (it asks less, or in another order)
-  gets the message when the real server would have sent it. The engine asks for that wake-up
-  (`HELD`), and `give_up` lets the message go; what the host skipped (recorded before the latest
-  client message that came) then counts as come for every job, so a skipped request costs one
-  wait, while what is recorded later may still come;
-- for ever, when the server could not have sent it without the event (`hard`): the late answer of
-  a request only after the live host cancelled it, a listen event only after what caused it
-  (`BLOCKED`). What is still blocked when the session ends was never sent (`blocked`).
-
-Unsolicited server messages (interactions of kind `server`) start once the client interaction
-recorded just before them has played (`unsolicited`), or at start-up when nothing came before.
-
-Jobs are named by keys the engine chooses (any hashable, unique for the engine's life). What
-`arrive` and `give_up` return are the keys of the jobs that may go on now; a key handed back may
-name a job that is gone (cancelled meanwhile): the engine skips it.
+A server message was sent after the client messages recorded before it in its session (`timeline.Causes`),
+so it goes only once the live host has sent their like: events *arrive* (`arrive`: a matched interaction by
+index, a host's answer `(interaction, item)`, `("cancel", index)`, `("played", index)`), and each recorded
+session's *frontier* counts how many of its events, in recorded order, have all come. A message that needs
+more is `HELD` for at most as long as its server took (`gap`), then `give_up` lets it go and what the host
+skipped counts as come; or `BLOCKED` for ever, when its server could not have sent it without the event
+(`hard`: a late answer needs the cancel, a listen event its cause). Jobs are keys the engine chooses;
+a key handed back may name a job that is gone.
 """
 
 from __future__ import annotations
@@ -54,8 +32,7 @@ class Ordering:
     """What one live session's jobs wait for; see the module's docstring."""
 
     def __init__(self, causes: Causes) -> None:
-        """`causes` is computed once per cassette (`selection.Recordings` shares it between live sessions), so a
-        live session's own state holds only what it did, never anything the size of the cassette."""
+        """`causes`: computed once per cassette; the state here holds only what this live session did."""
         self.causes = causes
         self._started: set[int | None] = set()  # the anchors whose unsolicited interactions have started
         self._frontier: dict[int, int] = {}  # session -> how many of its client events have come
@@ -65,14 +42,6 @@ class Ordering:
         self._latest: dict[int, int] = {}  # session -> the place of the latest of its events that came
         self._excused: dict[Hashable, int] = {}  # job -> how many events its next message goes without
 
-    @classmethod
-    def of(cls, interactions: tuple[Interaction, ...]) -> Ordering:
-        from mockmcp.engine.timeline import Causes
-
-        return cls(Causes(interactions))
-
-    # --- unsolicited messages ---------------------------------------------------------------------
-
     def unsolicited(self, anchor: int | None) -> list[int]:
         """The unsolicited interactions that start now that `anchor` has played (None: at start-up); each once."""
         if anchor in self._started:
@@ -80,12 +49,9 @@ class Ordering:
         self._started.add(anchor)
         return list(self.causes.unsolicited.get(anchor, ()))
 
-    # --- what a message waits for ---------------------------------------------------------------
-
     def check(self, key: Hashable, index: int, step: int, session: int) -> str:
-        """Whether job `key`'s next message, step `step` of interactions[index] (of recorded `session`),
-        may go: `GO`, `HELD` (for at most `gap(index, step)` seconds) or `BLOCKED`. A job told to wait is
-        handed back by `arrive` (or `give_up`) once it may go."""
+        """Whether job `key`'s next message, step `step` of interactions[index] (of recorded `session`), may go:
+        `GO`, `HELD` or `BLOCKED`; a job told to wait is handed back by `arrive` (or `give_up`) once it may."""
         message = (index, step)
         needs = self.causes.needs.get(message, 0)
         hard = self.causes.hard.get(message, ())
@@ -139,8 +105,6 @@ class Ordering:
         """The jobs that wait (the session ends: nothing more can come)."""
         return list(self._waiting)
 
-    # --- what comes ------------------------------------------------------------------------------
-
     def arrive(self, event: Hashable) -> list[Any]:
         """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
         self._arrived.add(event)
@@ -162,10 +126,8 @@ class Ordering:
         return self._ready()
 
     def give_up(self, key: Hashable) -> list[Any]:
-        """Job `key` waited as long as the server took: its message goes without what it waited for (unless a
-        hard need still blocks it). What the host skipped (recorded before the latest client message that
-        came) counts as come for every job from now on; what is recorded after it may still come. Returns
-        the jobs that may go on now."""
+        """Job `key` waited as long as the server took: its message goes (unless a hard need blocks it), and what
+        the host skipped (recorded before the latest event that came) counts as come. The jobs that may go now."""
         found = self._waiting.get(key)
         if found is None:
             return []
@@ -193,13 +155,10 @@ class Ordering:
         return needs > self._frontier.get(session, 0) and needs > self._excused.get(key, 0)
 
     def _may_go(self, key: Hashable, session: int, needs: int, hard: tuple[Hashable, ...]) -> bool:
-        return not self._soft(key, session, needs) and all(event in self._arrived for event in hard)
+        return not self._soft(key, session, needs) and self._arrived.issuperset(hard)
 
     def _ready(self) -> list[Any]:
-        ready = []
-        for key, (session, needs, hard) in self._waiting.items():
-            if self._may_go(key, session, needs, hard):
-                ready.append(key)
+        ready = [key for key, waits in self._waiting.items() if self._may_go(key, *waits)]
         for key in ready:
             del self._waiting[key]
         return ready

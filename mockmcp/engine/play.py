@@ -1,9 +1,7 @@
 """What goes out to the host: each job's next step played as the recording says, and the job moved on. No I/O.
 
-`Replay` takes what the host sends and begins jobs; `schedule.run` hands each job that may go on to
-`Player.step`: its delay, a wait as long as the recording took, what `ordering` holds it for, a server
-notification or request, the reply. A job done lets the unsolicited messages recorded after it begin.
-It is on the launch path (docs/architecture.md, "Start-up rules").
+`schedule.run` hands each job that may go on to `Player.step`. On the launch path
+(docs/architecture.md, "Start-up rules").
 """
 
 from __future__ import annotations
@@ -48,7 +46,7 @@ class Player:
         self.ended = False  # an interaction's `exit` ended the session
         self.ordering = ordering.Ordering(recordings.causes)
         self.schedule = Schedule(recordings.causes.moments, timing)
-        # The live values of the cassette's placeholders (`${PROJECT}`), put back in all it sends (see `substitute`).
+        # The live values of the cassette's placeholders (`${PROJECT}`), put back in all it sends (see `redact`).
         values = redactor.substitutions if redactor is not None else None
         self.writer = live.Writer(values, recordings.tails, recordings.eras)
         self.capabilities = emulation.Capabilities()  # what the live host declared
@@ -92,9 +90,7 @@ class Player:
         wait = self.schedule.wait(job)
         if wait:
             return [self.schedule.sleep(job, wait)]  # this step again, once the wait is over
-        verdict = (
-            ordering.GO if job.batch is not None else self.ordering.check(job, job.index, step, interaction.session)
-        )
+        verdict = self.ordering.check(job, job.index, step, interaction.session) if job.batch is None else ordering.GO
         if verdict == ordering.HELD:
             return [self.schedule.sleep(job, self.ordering.gap(job.index, step), "hold")]
         if verdict == ordering.BLOCKED:

@@ -1,9 +1,10 @@
-"""Keeping secrets out of cassettes: each secret replaced with a visible placeholder, in every line.
+"""Keeping secrets and the recording machine's values out of cassettes: each replaced in every line. Pure.
 
-The recorder redacts each line before it touches the disk, and replay applies the same rules to what
-comes in before matching, so a host sending the real secret still matches. The cassette keeps the
-rules (`meta.redact`: names and patterns, never values). A Redactor carries the substitutions too, so
-whatever redacts substitutes; but a secret is replaced for good, a substitution expanded back.
+A secret becomes a visible placeholder for good (`[REDACTED:NAME]`); a substitution (the project's folder, a
+variable's value) becomes `${NAME}`, put back as the replaying machine's value, so a cassette recorded in
+`/home/ann/app` matches a host in `/ci/build/app`. The recorder applies both to each line before it touches the
+disk, replay to what comes in before matching; one `Redactor` carries both, so no shell does one and forgets
+the other. Values are replaced as text, the longest first; the cassette keeps rules and names, never values.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
-from mockmcp.engine.substitute import Substitutions
+from mockmcp._wire.words import placeholder, substitution_name
 from mockmcp.errors import UsageError
 
 TYPE_CHECKING = False
@@ -21,7 +22,81 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["Redactor"]
+__all__ = ["Redactor", "Substitutions"]
+
+
+class Substitutions(NamedTuple):
+    """Values and their placeholders, the longest value first; `names` in the order given."""
+
+    names: tuple[str, ...] = ()
+    pairs: tuple[tuple[str, str], ...] = ()  # (value, placeholder)
+
+    @classmethod
+    def build(cls, given: Iterable[tuple[str, str | None]], environ: Mapping[str, str], option: str) -> Substitutions:
+        """From (name, value) pairs, a value None the environment variable's. Raises UsageError (naming `option`)
+        for a bad or repeated name, a variable not set, or a value too short to stand for anything."""
+        values: dict[str, str] = {}
+        for name, value in given:
+            substitution_name(name, option)
+            if name in values:
+                raise UsageError(f"{option} {name} is given twice", f"give {name} once")
+            if value is None:
+                value = environ.get(name)
+                if not value:
+                    problem = f"{option} {name}: the environment variable {name} is not set, so its value is unknown"
+                    raise UsageError(problem, f"give the value: {option} {name}=VALUE, or set {name}")
+            if len(value.strip()) < 2:
+                problem = f"{option} {name}={value!r}: a value this short would be found in text that has nothing"
+                fix = f"give the whole value {name} stands for, e.g. an absolute path"
+                raise UsageError(problem + " to do with it", fix)
+            values[name] = value
+        pairs = sorted(((value, placeholder(name)) for name, value in values.items()), key=lambda p: -len(p[0]))
+        return cls(tuple(values), tuple(pairs))
+
+    @classmethod
+    def for_replay(
+        cls, names: Iterable[str], given: Iterable[tuple[str, str | None]], environ: Mapping[str, str], where: str
+    ) -> Substitutions:
+        """The live values of the names a cassette's `meta.substitute` lists, each as given, else its environment
+        variable's (others given are left out). Raises UsageError naming `where` for one unknown here."""
+        offered = dict(given)
+        wanted = []
+        for name in names:
+            if offered.get(name) is None and not environ.get(name):
+                raise UsageError(
+                    f"{where} was recorded with `${{{name}}}` standing for a value of the machine that recorded it "
+                    f"(meta.substitute), and the value of {name} on this machine is not given",
+                    f"give it: mockmcp replay --substitute {name}=VALUE (the plugin: substitute={{{name!r}: ...}}), "
+                    f"or set the environment variable {name}",
+                )
+            wanted.append((name, offered.get(name)))
+        return cls.build(wanted, environ, "--substitute")
+
+    def __bool__(self) -> bool:
+        return bool(self.pairs)
+
+    def text(self, text: str) -> str:
+        """The text with each value replaced by its placeholder."""
+        for value, mark in self.pairs:
+            text = text.replace(value, mark)
+        return text
+
+    def expand_text(self, text: str) -> str:
+        """The text with each placeholder replaced by its value."""
+        if "${" not in text:
+            return text
+        for value, mark in self.pairs:
+            text = text.replace(mark, value)
+        return text
+
+    def expand(self, message: Any) -> Any:
+        """A recorded message (or a part of one) with its placeholders expanded: values and keys, never its id."""
+        if not self:
+            return message
+        if isinstance(message, dict):
+            return {k: v if k == "id" else map_strings(v, self.expand_text, keys=True) for k, v in message.items()}
+        return map_strings(message, self.expand_text, keys=True)
+
 
 PATTERN_PLACEHOLDER = "[REDACTED]"
 
@@ -103,8 +178,8 @@ class Redactor(NamedTuple):
         return text
 
     def _secrets(self, text: str) -> str:
-        for secret, placeholder in self.secrets:
-            text = text.replace(secret, placeholder)
+        for secret, mark in self.secrets:
+            text = text.replace(secret, mark)
         return text
 
     def message(self, message: Any, ids: bool = True) -> Any:

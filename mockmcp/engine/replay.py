@@ -1,15 +1,8 @@
-"""The replay engine: a cassette and incoming lines in, actions out. No I/O, no clocks, no sleeping.
+"""The replay engine: a cassette and incoming lines in, actions out (`actions`). No I/O, no clocks, no sleeping.
 
-Theory of operation. Every incoming line goes through `receive`, which returns what the shell must
-do: `Send` bytes to the host, `Wake` the engine after a delay, `Note` something on stderr, `Cut` a
-request's answer off where the recorded one broke off (`drop: cut`), `Exit` the session. A matched
-request starts a *job* that walks its interaction's steps: an optional delay, each recorded server
-message, the response (`play`); a waiting job (a delay, a server request to the host) holds up no
-other. Each policy has a module of its own: a job's states and which plays next, `schedule`; which
-recording answers, `selection`; what waits for what, `ordering`; what a server says where the cassette
-is silent, `emulation`; the host's answers to the server's questions, `branching`; a batch's array,
-`batch`; the live values in what is sent, `live`. This module takes what comes in, by what they say.
-The engine serves one live session; over HTTP each has its own, all sharing one `Recordings`.
+This module takes what the host sends, by what it is: a request begins a job (`play`) on the recording
+`selection` picks, or is a miss (`explain`); a notification may cancel one; a response answers a server
+request (`branching`). One engine serves one live session; over HTTP each has its own, sharing one `Recordings`.
 """
 
 from __future__ import annotations
@@ -50,11 +43,8 @@ class Replay:
         timing: float = 0.0,
         recordings: Recordings | None = None,
     ) -> None:
-        """`timing`: 0 answers at once; otherwise the recorded timing, scaled by this factor, is reproduced.
-
-        `recordings`: the index shared by all live sessions of a server (HTTP); made here when absent.
-        """
-        self.cassette, self.matcher, self.redactor, self.timing = cassette, matcher, redactor, timing
+        """`timing`: 0 answers at once, else the recorded timing scaled by it; `recordings`: shared (HTTP)."""
+        self.cassette, self.matcher, self.redactor = cassette, matcher, redactor
         self.report = Report(cassette)
         self.selection = Selection(recordings or Recordings(cassette, matcher))
         self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
@@ -75,13 +65,9 @@ class Replay:
         return self.player.release(None)
 
     def receive(self, line: bytes, parsed: Any = _UNREAD, key: Any = None) -> list[Action]:
-        """Handle one line from the host.
-
-        `parsed`: the line as `jsonrpc.parse` read it, when the shell has (over HTTP, to judge the POST).
-        `key`: the shell's own name for the live request the message is or cancels, when its id alone does
-        not name it (clients of a shared stateless session choose their ids on their own); what is sent for
-        the request carries it as `Send.request`. None: the request's id names it.
-        """
+        """Handle one line from the host; `parsed`: as `jsonrpc.parse` read it, when the shell has (HTTP).
+        `key`: the shell's name for the live request the message is or cancels when its id does not name it
+        (clients of a shared stateless session choose their ids on their own), carried as `Send.request`."""
         if self.ended:
             return []
         message = parsed
@@ -116,21 +102,17 @@ class Replay:
         return ([] if note is None else [Note(note)]) + self.player.run(self.ordering.give_up(job))
 
     def holds(self, token: int) -> bool:
-        """Whether a wait the engine asked for still matters (False once its job finished, went on, or the
-        host cancelled its request)."""
+        """Whether a wait the engine asked for still matters (False once its job went on or ended)."""
         return self.schedule.holds(token)
 
     def close(self) -> list[Action]:
-        """The host closed its side: nothing more can arrive, so jobs awaiting an answer are abandoned, what
-        waits for the host's messages goes now (the host may still be reading), and what the server could
-        not have sent without a message the host never sent is never sent."""
+        """The host closed its side: jobs awaiting its answer are abandoned, what waits for its messages goes now
+        (it may still be reading), and what the server could not have sent without them is never sent."""
         texts = []
         for asked, job, item in self.questions.abandon():
             self.schedule.move(job, "abandon")
-            method = item.message["method"]
-            texts.append(
-                f"the host closed the session before answering {method} (id {asked}) from interactions[{job.index}]"
-            )
+            method, where = item.message["method"], f"interactions[{job.index}]"
+            texts.append(f"the host closed the session before answering {method} (id {asked}) from {where}")
         released = [job for waiting in self.ordering.blocked() for job in self.ordering.give_up(waiting)]
         out: list[Action] = [Note(f"mockmcp: {text}") for text in texts]
         out += self.player.run(released)
@@ -176,7 +158,7 @@ class Replay:
         index = pick.interaction
         interaction = self.cassette.interactions[index]
         if pick.repeated:
-            self.report.repeats[index] = self.report.repeats.get(index, 0) + 1
+            self.report.repeats[index] += 1
         declared = protocol.client_capabilities(method, params)
         for note, text in self.player.capabilities.take(method, params, declared, interaction.params, index):
             self.report.capabilities.extend(() if text is None else (text,))
@@ -251,9 +233,8 @@ class Replay:
         self.report.plays[index] += 1
         job.index, job.interaction = index, self.cassette.interactions[index]
         self._joined(index)
-        self.schedule.let_go(self.ordering.arrive(index))
         # The live host's answer stands for the one recorded there: what waits for it there may go on.
-        self.schedule.let_go(self.ordering.arrive((index, job.step - 2)))
+        self.schedule.let_go(self.ordering.arrive(index) + self.ordering.arrive((index, job.step - 2)))
         self.selection.follow(index)
         return Note(
             f"mockmcp: the host answered {item.message['method']} otherwise than interactions[{before}] recorded, "
@@ -275,10 +256,8 @@ class Replay:
                 job.waiting = None
                 self.schedule.move(job, "go")
             released = self.ordering.arrive(("cancel", job.index)) + self.ordering.arrive(cancel)
-            return [
-                Note(f"{said}, as the recording's host did: what its server sent after that follows"),
-                *self.player.run(released),
-            ]
+            note = Note(f"{said}, as the recording's host did: what its server sent after that follows")
+            return [note, *self.player.run(released)]
         self.schedule.move(job, "cancel")
         out = [Note(f"{said}; it will not be answered"), *self.player.run(self.ordering.arrive(("cancel", job.index)))]
         return out if job.batch is None else out + array(job.batch.cancelled(job.interaction))
@@ -290,9 +269,9 @@ class Replay:
         (the refusal's, or one carrying the explanation's short form)."""
         from mockmcp.engine.explain import explain_miss  # deferred: a miss is the only user of deepdiff
 
-        method, request_id, params = message["method"], message["id"], message.get("params")
+        method, request_id = message["method"], message["id"]
         code, reason, error = emulation.refusal(method, refused, self.selection.recordings.methods)
-        miss = explain_miss(self.cassette, self.matcher, self.report.plays, request_id, method, params, code, reason)
+        miss = explain_miss(self.cassette, self.matcher, self.report.plays, message, code, reason)
         self.report.add_miss(miss)
         if error is None:
             said = (

@@ -8,6 +8,7 @@ import collections
 
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp.cassette.model import CUT, SERVER, Cassette
+from mockmcp.engine.consistency import named
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-up path entirely
@@ -71,7 +72,7 @@ class Report:
         self.cassette = cassette
         # Times each interaction was played, only what was played: a live session costs the same on any cassette.
         self.plays: collections.Counter[int] = collections.Counter()
-        self.repeats: dict[int, int] = {}  # interaction -> times asked beyond its recordings
+        self.repeats: collections.Counter[int] = collections.Counter()  # interaction -> times asked beyond them
         self.misses: list[Miss] = []  # the first KEPT_MISSES of them
         self.missed = 0  # all of them
         self.mismatches: list[Mismatch] = []
@@ -92,8 +93,7 @@ class Report:
         total = cls(cassette)
         for report in reports:
             total.plays.update(report.plays)
-            for index, extra in report.repeats.items():
-                total.repeats[index] = total.repeats.get(index, 0) + extra
+            total.repeats.update(report.repeats)
             total.misses += report.misses[: KEPT_MISSES - len(total.misses)]
             total.missed += report.missed
             # Each list kept to KEPT_MISSES entries too: a server folding many sessions' reports must stay bounded.
@@ -117,9 +117,8 @@ class Report:
 
     def _client_indexes(self) -> list[int]:
         """The interactions a host could have asked for: those of the recorded sessions it used."""
-        items = self.cassette.interactions
-        several, used = any(it.session for it in items), self.sessions or {0}
-        return [i for i, it in enumerate(items) if it.kind != SERVER and (not several or it.session in used)]
+        used = self.sessions or {0}  # none used yet: session 0
+        return [i for i, it in enumerate(self.cassette.interactions) if it.kind != SERVER and it.session in used]
 
     @property
     def unplayed(self) -> list[int]:
@@ -143,12 +142,7 @@ class Report:
         return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n) or "nothing wrong"
 
     def _label(self, index: int) -> str:
-        interaction = self.cassette.interactions[index]
-        label = f"interactions[{index}] {interaction.method}"
-        params = interaction.params
-        if isinstance(params, dict) and isinstance(params.get("name"), str):
-            label += f" {params['name']}"
-        return label
+        return f"interactions[{index}] {named(self.cassette.interactions[index])}"
 
     def _again(self, index: int) -> str:
         """What a repeat of interactions[index] played again: its answer, or what stands in for one."""
@@ -167,12 +161,11 @@ class Report:
         """A few lines for stderr."""
         total = len(self._client_indexes())
         played = total - len(self.unplayed)
-        head = (
+        lines = [
             f"mockmcp replay: {self.cassette.path or 'cassette'}: played {played} of {total} interactions; "
             f"{self.missed} missed, {len(self.repeats)} repeated, {len(self.unplayed)} unplayed, "
             f"{len(self.mismatches)} answers differed"
-        )
-        lines = [head]
+        ]
         for index, extra in sorted(self.repeats.items()):
             times = f"{extra} more time{'s' * (extra != 1)}"
             lines.append(f"  repeated: {self._label(index)}: asked {times} than recorded; {self._again(index)}")

@@ -1,12 +1,9 @@
 """A request's match rules (`match:` in its interaction): values compared otherwise than equal. Pure.
 
 A live request meets a recording with rules when its params without the governed paths have the
-recording's key, and every rule accepts the live values at its path (read as `Matcher.normalize`
-leaves them). Such a request cannot be found by its exact key, so recordings with rules are kept in
-groups (the same method, key without the governed paths, rules, and recorded values the rules read),
-each under a key of its own that `Recordings` indexes like any other; a live request tries its
-method's groups only when its exact key found nothing. A rule other than `any` needs the path in the
-live request wherever the recording has it, and nowhere else. On the launch path when a cassette has rules.
+recording's key and every rule accepts the live values at its path. Such recordings cannot be found by
+an exact key, so they are kept in groups, each under a key of its own, which a live request tries only
+when its exact key found nothing. On the launch path when a cassette has rules.
 """
 
 from __future__ import annotations
@@ -45,10 +42,6 @@ class Rule(NamedTuple):
         shown = "'" + self.argument.pattern.replace("'", "''") + "'" if self.kind == "regex" else self.argument
         return f"{{{self.kind}: {shown}}}"
 
-    def reads_recorded(self) -> bool:
-        """Whether the rule holds the live value to the recorded one (so the recorded value sets a group apart)."""
-        return self.kind in ("subset", "unordered") or (self.kind == "type" and self.argument is None)
-
 
 def rules_of(match: dict[str, Any]) -> tuple[Rule, ...]:
     """The rules of a validated `match:` mapping (see `validation`), in the order written."""
@@ -78,7 +71,7 @@ class Group(NamedTuple):
         """The group of a recorded request with rules (`interaction.match`); `era` as `model.written_eras` gives it."""
         method, params = interaction.method or "", interaction.params
         rules = rules_of(interaction.match or {})
-        inner = matcher.leaving_out(tuple(rule.path for rule in rules))
+        inner = Matcher(matcher.ignores + tuple(rule.path for rule in rules))
         base = inner.key(method, params, era)
         normal = matcher.normalize(method, params)
         recorded = tuple(locate(normal, rule.path) for rule in rules)
@@ -117,10 +110,11 @@ class Group(NamedTuple):
 
 
 def _read(rule: Rule, value: Any) -> Any:
-    """What of a recorded value a rule reads: its type for `type`, the value for `subset` and `unordered`."""
-    if not rule.reads_recorded():
-        return None
-    return json_type(value) if rule.kind == "type" else value
+    """What of a recorded value a rule holds the live one to (so it sets a group apart): the type for a bare
+    `type`, the value for `subset` and `unordered`; None for the others."""
+    if rule.kind == "type" and rule.argument is None:
+        return json_type(value)
+    return value if rule.kind in ("subset", "unordered") else None
 
 
 def refusal(rule: Rule, recorded: Any, live: Any) -> str | None:

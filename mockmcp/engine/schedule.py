@@ -1,15 +1,10 @@
 """The replay engine's jobs: the state each is in, and which plays next. Pure: no I/O, no clocks.
 
-Theory of operation. `Replay` plays a matched request (or an unsolicited message) as a *job* walking
-its interaction: a delay, each recorded server message, the response. A job is in one state of
-`TRANSITIONS` at a time: the engine names what happened to it, the table says where it is then, and
-a move the table lacks raises (a bug in the engine, never the host's doing). The jobs that may go on
-wait in a heap by the recorded time of their next message, so the recorded server's order holds
-across jobs playing together (a fast call's answer before a slow call's next progress). An entry
-whose job moved on stays in the heap and is skipped when it comes up: a job holds the number of its
-live entry (0: none). A wait is a `Wake` with a token of its own, moot once its job moved on.
-
-It is on the launch path (docs/architecture.md, "Start-up rules").
+A job walks its interaction (a delay, each recorded server message, the response) through the states of
+`TRANSITIONS`; a move the table lacks raises (an engine bug, never the host's doing). Jobs that may go on
+wait in a heap by the recorded time of their next message, so the recorded server's order holds across jobs;
+an entry whose job moved on is skipped (a job holds the number of its live entry, 0: none), and a `Wake`
+token is moot once its job moved on. On the launch path (docs/architecture.md, "Start-up rules").
 """
 
 from __future__ import annotations
@@ -64,22 +59,8 @@ ENDED = ("done", "cancelled", "abandoned")
 class Job:
     """One interaction being played to the host: where it is, and what it plays for."""
 
-    __slots__ = (
-        "alarm",
-        "batch",
-        "clock",
-        "entry",
-        "exchange",
-        "index",
-        "interaction",
-        "key",
-        "reply_id",
-        "slept",
-        "state",
-        "step",
-        "token",
-        "waiting",
-    )
+    __slots__ = ("alarm", "batch", "clock", "entry", "exchange", "index", "interaction", "key")
+    __slots__ += ("reply_id", "slept", "state", "step", "token", "waiting")
 
     def __init__(
         self, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any

@@ -1,14 +1,11 @@
 """Which recorded interaction answers a live request, and which recorded session a live one follows. Pure.
 
-`Recordings` indexes a cassette once (by match key, in recorded order) for every live session of a
-server; each live session has its own `Selection` and play counts. A request asked again gets its
-recordings in order, each played `times` times, the last then repeated unless `after: unmatched`.
-With several recorded sessions, a live one is answered from a recorded session only while that one is
-consistent with what it did (`consistency`); else it moves, with a note, to a consistent one that has
-the request: the first no other live session claimed (so clients recorded alike replay one recorded
-session each), else the first. A read no consistent session recorded in this state, or a live session
-consistent with none any more, is a mismatch answered from a guess. `taken`: sessions earlier
-processes claimed (`replay --state`), so one server process per call meets them in turn.
+`Recordings` indexes a cassette once for every live session of a server; each live session has its own
+`Selection`. A request asked again gets its recordings in order, each played `times` times, the last then
+repeated unless `after: unmatched`. Among several recorded sessions, a live one follows one while it is
+consistent (`consistency`), else moves, with a note, to a consistent one that has the request (the first
+no other live session claimed, else the first); none left: a mismatch answered from a guess. `taken`:
+sessions earlier processes claimed (`replay --state`).
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.engine.branching import answered_otherwise, asked_alike
 from mockmcp.engine.consistency import Alike, Steps, Track, label
-from mockmcp.engine.matching import Matcher, answer_body, canonical
+from mockmcp.engine.matching import Matcher
 from mockmcp.engine.timeline import Causes
 
 TYPE_CHECKING = False
@@ -181,22 +178,19 @@ class Selection:
         if self.recordings.sessions is not None:  # several recorded sessions
             self._notified.add(key)
             sessions = [self.recordings.cassette.interactions[i].session for i in indexes]
-            chosen = self.bound if self.bound in sessions else self._choose(list(dict.fromkeys(sessions)))
+            chosen = self._choose(sessions)
             indexes = [i for i, session in zip(indexes, sessions, strict=True) if session == chosen]
         return next((i for i in indexes if plays[i] == 0), indexes[-1])
 
     def answered(self, exchange: Exchange, playing: int, at: int, live: str) -> int | None:
-        """The host answered the server request at step `at` of interactions[playing] with `live` (canonical
-        JSON): sessions whose host answered otherwise are no longer consistent. Returns the recording to go on
-        from when another consistent session's host answered as the live one (see `branching`); else None."""
+        """The host answered the server request at step `at` of interactions[playing] `live` (canonical JSON):
+        sessions whose host answered otherwise are no longer consistent. The recording to go on from (None: none)."""
         interactions = self.recordings.cassette.interactions
         played, counterparts = interactions[playing].server, exchange.counterparts
         for session, index in counterparts.items():
             track = self._tracks[session]
             items = interactions[index].server
-            if track.differs is None and not (
-                asked_alike(played, items, at) and canonical(answer_body(items[at].response)) == live
-            ):
+            if track.differs is None and not asked_alike(played, items, at, live):
                 asked = played[at].message["method"]
                 track.differs = f"{exchange.label}: its host answered {asked} otherwise (interactions[{index}])"
         consistent = [s for s in counterparts if self._tracks[s].differs is None]
@@ -271,8 +265,7 @@ class Selection:
         """No consistent recorded session answers the request: answered from the one followed, as if it were the
         only one, with why (once, when the live session left every recorded session)."""
         interactions = self.recordings.cassette.interactions
-        sessions = list(dict.fromkeys(interactions[i].session for i in indexes))
-        chosen = self._choose(sessions)
+        chosen = self._choose([interactions[i].session for i in indexes])
         pick = self._counted([i for i in indexes if interactions[i].session == chosen], asked)
         method = interactions[indexes[0]].method
         if any(track.differs is None for track in self._tracks.values()):  # a read, in a state none recorded it in

@@ -20,15 +20,13 @@ __all__ = ["Causes", "answer_time", "listen_holds", "message_times", "response_t
 
 
 def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
-    """What each listen event must wait for: (interaction, item) -> (interaction, whether to its end). A listen
-    event was caused by the host's last client interaction of its session recorded before it: it waits for
-    that to have played, or only begun when it was still unanswered then."""
+    """What each listen event waits for, (interaction, item) -> (interaction, whether to its end): its cause, the
+    session's last client interaction recorded before it, played (or only begun, if unanswered then)."""
     holds: dict[tuple[int, int], tuple[int, bool]] = {}
     for i, interaction in enumerate(interactions):
         for j, item in enumerate(interaction.server):
-            if item.kind != NOTIFICATION or item.at is None:
-                continue
-            if protocol.SUBSCRIPTION_ID_KEY not in protocol.meta(item.message.get("params")):
+            params = item.message.get("params") if item.kind == NOTIFICATION and item.at is not None else None
+            if protocol.SUBSCRIPTION_ID_KEY not in protocol.meta(params):
                 continue
             anchor = None
             for k in range(i + 1, len(interactions)):
@@ -53,14 +51,8 @@ def response_time(interaction: Interaction) -> float | None:
 
 
 class Causes:
-    """What each recorded server message waits for, by the recorded times: computed once per cassette.
-
-    A session's *client events* (its requests and notifications by index, the host's answers to server
-    requests as `(interaction, item)`) are ordered by time. A server message `(interaction, step)` (step k:
-    its k-th item; len(items) + 1: the response) *needs* every event of its session recorded before it;
-    a *hard* need is one it could not come without: a late answer needs the cancel (`("cancel", i)`), a
-    listen event its cause (`i`, or `("played", i)`). What has no recorded time takes no part.
-    """
+    """What each recorded server message `(interaction, step)` waits for (step k: its k-th item; one more: the
+    response), by the recorded times (`ordering` has the words); what has no recorded time takes no part."""
 
     __slots__ = ("cancels", "events", "gaps", "hard", "moments", "needs", "position", "times", "unsolicited")
 
@@ -70,7 +62,6 @@ class Causes:
         # the client interaction recorded last before each unsolicited one (None: none) -> those unsolicited ones
         unsolicited: dict[int | None, list[int]] = {}
         timed: dict[int, list[tuple[float, int, Hashable]]] = {}  # session -> (time, order, event)
-        order = 0
         anchor: int | None = None
         for i, interaction in enumerate(interactions):
             if interaction.kind == SERVER:
@@ -79,14 +70,12 @@ class Causes:
                 anchor = i
             session = timed.setdefault(interaction.session, [])
             if interaction.kind != SERVER and interaction.at is not None:
-                session.append((interaction.at, order, i))
-                order += 1
+                session.append((interaction.at, len(session), i))
             for j, item in enumerate(interaction.server):
                 if item.kind == REQUEST and item.response is not None:
                     answered = answer_time(item, self.moments[i][j + 1 :])
                     if answered is not None:
-                        session.append((answered, order, (i, j)))
-                        order += 1
+                        session.append((answered, len(session), (i, j)))
         self.unsolicited = {anchor: tuple(indexes) for anchor, indexes in unsolicited.items()}
         self.events: dict[int, list[Hashable]] = {}  # session -> its client events, in recorded order
         self.times: dict[int, list[float]] = {}  # session -> their times
@@ -131,11 +120,9 @@ class Causes:
             if message["method"] != protocol.CANCELLED or not isinstance(params, dict) or interaction.at is None:
                 continue
             cancelled = in_flight.get((interaction.session, params.get("requestId")))
-            if cancelled is None:
+            # Nothing came after the cancel: a live cancel ends the request.
+            if cancelled is None or not any(at is not None and at >= interaction.at for at in self.moments[cancelled]):
                 continue
-            cancel_at = interaction.at
-            if not any(at is not None and at >= cancel_at for at in self.moments[cancelled]):
-                continue  # nothing came after the cancel: a live cancel ends the request
             self.cancels[cancelled] = i
             answered = response_time(interactions[cancelled])
             if answered is not None and answered >= interaction.at:
