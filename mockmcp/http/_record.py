@@ -1,12 +1,9 @@
 """The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server.
 
-Every request goes on to the target as it came (less hop-by-hop headers, and `Accept-Encoding`, so bodies
-stay readable), after replay's Host/Origin check, on a connection the target left open when there is one;
-its answer comes back as it goes, every JSON-RPC message on the way journaled (redacted, tagged with its
-session by `core.attribution`; headers never). What an exchange does and when (a body whole or as it
-comes, events kept or only sized, 502/504, a cut) is `core.exchange`'s to say; this shell does the I/O:
-one loop (`http_loop.py`) for the clients' connections and the target's (h11's client side, TLS without
-blocking), the timeouts as its timers. A slow client pauses the reading of its own answer, no one else's.
+Each request goes to the target as it came (less hop-by-hop headers and `Accept-Encoding`, so bodies stay
+readable), on a kept connection when there is one; its answer comes back as it goes, every JSON-RPC message
+journaled (redacted, filed under its session by `_attribution`). What an exchange does and when is
+`_exchange`'s to say; this shell does the I/O on the one loop, h11's client side toward the target.
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ from mockmcp.http._attribution import Attribution
 from mockmcp.http._http11 import no_delay
 from mockmcp.http._loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
 from mockmcp.http._request import MAX_HEAD, Response, response_of
-from mockmcp.http._streamable import error_status_seen, foreign, framing_seen, wrong_target
+from mockmcp.http._streamable import error_status_seen, framing_seen, misdirected
 from mockmcp.options import BOUNDS, Bounds
 from mockmcp.record import CLIENT, Journal
 
@@ -58,8 +55,7 @@ _OPENING = (b"{", b"[")
 
 
 def _passed(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """The headers that pass the proxy, in order and as often as they came (less `_HOP`), as bytes:
-    h11 writes a str as ASCII, and a value may hold obs-text."""
+    """The headers that pass, in order and as often as they came; bytes, as a value may hold obs-text."""
     return [(name, value) for name, value in headers if name not in _HOP]
 
 
@@ -103,33 +99,29 @@ class _Upstream:
             self._watch((selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0))
 
     def _ready(self, _mask: int) -> None:
-        try:
-            if not self.connected:
-                code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                if code:
-                    raise OSError(code, f"cannot connect to {self.proxy.target.parts.netloc}: {os.strerror(code)}")
-                self.connected = True
-                if self.proxy.target.tls is not None:
-                    self.sock = self.proxy.target.tls.wrap_socket(
-                        self.sock, server_hostname=self.proxy.target.parts.hostname, do_handshake_on_connect=False
-                    )
-                    self.handshaking = True
-            if self.handshaking:
-                try:
-                    self.sock.do_handshake()  # type: ignore[attr-defined]
-                except ssl.SSLWantReadError:
-                    self._watch(selectors.EVENT_READ)
-                    return
-                except ssl.SSLWantWriteError:
-                    self._watch(selectors.EVENT_WRITE)
-                    return
-                self.handshaking = False
-            self._flush()
-            self._read()
-        except OSError as exc:  # ssl.SSLError is one too
-            self.fail(exc, broke=True)
-            return
-        self._refresh()
+        if self._guarded(self._step):
+            self._refresh()  # (nothing while the handshake waits: it watched what it needs)
+
+    def _step(self) -> None:
+        if not self.connected:
+            code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                raise OSError(code, f"cannot connect to {self.proxy.target.parts.netloc}: {os.strerror(code)}")
+            self.connected = True
+            if self.proxy.target.tls is not None:
+                self.sock = self.proxy.target.tls.wrap_socket(
+                    self.sock, server_hostname=self.proxy.target.parts.hostname, do_handshake_on_connect=False
+                )
+                self.handshaking = True
+        if self.handshaking:
+            try:
+                self.sock.do_handshake()  # type: ignore[attr-defined]
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as exc:
+                self._watch(selectors.EVENT_READ if isinstance(exc, ssl.SSLWantReadError) else selectors.EVENT_WRITE)
+                return
+            self.handshaking = False
+        self._flush()
+        self._read()
 
     def _flush(self) -> None:
         while self.out:
@@ -186,13 +178,8 @@ class _Upstream:
         if conn.our_state is h11.DONE:  # a kept connection (`reusable`): its next exchange
             conn.start_next_cycle()
         self.out += b"".join([conn.send(event) or b"" for event in request])
-        if self.connected and not self.handshaking:
-            try:
-                self._flush()
-            except OSError as exc:
-                self.fail(exc, broke=True)
-                return
-        self._refresh()
+        if not (self.connected and not self.handshaking) or self._guarded(self._flush):
+            self._refresh()
 
     def pause(self) -> None:
         """Read no more from the target until `resume` (its client reads slowly)."""
@@ -203,13 +190,17 @@ class _Upstream:
         if self.paused and not self.closed:
             self.paused = False
             self._events()  # what h11 holds already
-            if not self.closed and not self.paused:
-                try:
-                    self._read()
-                except OSError as exc:
-                    self.fail(exc, broke=True)
-                    return
-            self._refresh()
+            if self.closed or self.paused or self._guarded(self._read):
+                self._refresh()
+
+    def _guarded(self, step: Callable[[], None]) -> bool:
+        """Run a step of the socket's I/O; False when the connection failed on it (the exchange told)."""
+        try:
+            step()
+        except OSError as exc:  # ssl.SSLError is one too
+            self.fail(exc, broke=True)
+            return False
+        return True
 
     def reusable(self) -> bool:
         """Whether the answer ended with the connection kept open (nothing after it) and the request all sent."""
@@ -346,17 +337,6 @@ class _Exchange:
             self.upstream.exchange = None
             self.upstream.close()
 
-    def _learn(self, kind: str, *facts: Any) -> None:
-        proxy = self.proxy
-        if kind == "framing":
-            status, message, events = facts
-            method = self.machine.request.method
-            proxy.learn(framing_seen(method, status, message, events, proxy.http.get("framing")))
-        elif kind == "session errors":
-            proxy.learn({"session_errors": {**proxy.http.get("session_errors", {}), **facts[0]}})
-        else:
-            proxy.learn(error_status_seen(*facts, proxy.http.get("error_status")))
-
     def _finish(self) -> None:
         proxy, client = self.proxy, self.client
         if self.machine.request.get:
@@ -370,7 +350,7 @@ class _Exchange:
                 del proxy.posts[client]
 
 
-# How each action of `core.exchange` is done: a client's write, the target's connection, the journal, the facts.
+# How each action of `_exchange` is done: a client's write, the target's connection, the journal, the facts.
 _DO: dict[type, Callable[..., None]] = {
     ex.Write: _Exchange._write,
     ex.Whole: _Exchange._whole,
@@ -389,9 +369,13 @@ _DO: dict[type, Callable[..., None]] = {
         request_id, x.proxy.elapsed(), *said, x.session
     ),
     ex.Refused: lambda x, request_id: x.proxy.journal.refused(request_id, x.session),
-    ex.Framing: lambda x, *facts: x._learn("framing", *facts),
-    ex.SessionErrors: lambda x, errors: x._learn("session errors", errors),
-    ex.ErrorStatus: lambda x, *facts: x._learn("error status", *facts),
+    ex.Framing: lambda x, *facts: x.proxy.learn(
+        framing_seen(x.machine.request.method, *facts, x.proxy.http.get("framing"))
+    ),
+    ex.SessionErrors: lambda x, errors: x.proxy.learn(
+        {"session_errors": {**x.proxy.http.get("session_errors", {}), **errors}}
+    ),
+    ex.ErrorStatus: lambda x, *facts: x.proxy.learn(error_status_seen(*facts, x.proxy.http.get("error_status"))),
     ex.Trouble: lambda x, text: setattr(x.proxy, "trouble", text.replace("{target}", x.proxy.target.url)),
 }
 
@@ -399,7 +383,7 @@ _DO: dict[type, Callable[..., None]] = {
 class ProxyOptions(NamedTuple):
     """How a recording proxy serves, beside what it records."""
 
-    allow_hosts: tuple[str, ...] = ()  # Host names it answers besides its own address (`streamable.foreign`)
+    allow_hosts: tuple[str, ...] = ()  # Host names it answers besides its own address (`_streamable.misdirected`)
     bounds: Bounds = BOUNDS  # upstream_timeout, kept_bytes, whole_bytes, after_gone_bytes
 
 
@@ -525,13 +509,10 @@ class RecordingProxy(LoopServer):
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
         headers = request.fields
-        refused = foreign(headers, self.allowed)  # a page rebinding a name to the proxy reaches no server
+        # (a page rebinding a name to the proxy reaches no server)
+        refused = misdirected(headers, self.allowed, request.target.decode("latin-1"), self.path)
         if refused is not None:
             client.respond(*refused)
-            return
-        wrong = wrong_target(request.target.decode("latin-1"), self.path)
-        if wrong is not None:
-            client.respond(*wrong)
             return
         try:
             message = jsonrpc.parse(body) if body.strip() else None

@@ -1,14 +1,8 @@
 """The rules of a Streamable HTTP endpoint that need no socket: which requests it takes, and how it refuses.
 
-Sans-IO, like the engine: a request comes in as its method, path, headers (lowercase names) and body;
-what comes out is either the JSON-RPC message a POST carries, or the `Answer` to send instead.
-`admit` applies, in order, the Host/Origin policy (DNS rebinding), the endpoint's path, the method,
-and for a POST its `Accept` and `Content-Type`, the body's JSON, one message per POST, a valid
-message (or a non-empty batch, for `batch_refusal` to judge by the session's revision), and the
-2026-07-28 routing headers agreeing with the body. `Framing` is how the recorded server framed
-its answers (the cassette's `meta.http`): JSON bodies or SSE streams, event ids, a priming event,
-a GET stream, the shape of its session errors; `sse_event` encodes one SSE event. Replay's endpoint
-(`http/_endpoint.py`) and the recording proxy (`http/_record.py`) build on it.
+Sans-IO, like the engine: a request comes in as its method, path, headers (lowercase names) and body, and
+`admit` gives the JSON-RPC message a POST carries or the `Answer` to send instead. `Framing` is how the
+recorded server framed its answers (the cassette's `meta.http`); `*_seen` learn it from a live target.
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any, NamedTuple
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import urlsplit
 
 from mockmcp._wire import jsonrpc, protocol
 
@@ -25,22 +19,17 @@ __all__ = [
     "Framing",
     "KEEPALIVE_COMMENT",
     "LOOPBACK",
-    "METHODS",
-    "NAMED",
     "admit",
     "batch_refusal",
     "error_body",
     "error_status_seen",
-    "foreign",
     "framing_seen",
-    "header_mismatch",
+    "misdirected",
     "modern",
     "priming_event",
     "session_error",
     "session_error_seen",
     "sse_event",
-    "target_path",
-    "wrong_target",
 ]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -210,55 +199,37 @@ def _asks(message: Any) -> bool:
     return any(jsonrpc.classify(m).kind == jsonrpc.REQUEST for m in messages if isinstance(m, dict))
 
 
-def _split(text: str) -> SplitResult | None:
-    """The parts of a URL, or None for text no URL parser takes (an unclosed `[`, say)."""
+def _hostname(url: str) -> str | None:
+    """The host a URL names, or None (none, or text no URL parser takes: an unclosed `[`, say)."""
     try:
-        return urlsplit(text)
+        return urlsplit(url).hostname
     except ValueError:
         return None
 
 
-def _hostname(url: str) -> str | None:
-    parts = _split(url)
-    return None if parts is None else parts.hostname
-
-
-def target_path(target: str) -> str | None:
-    """The path of a request target, or None when it is not one (a request for it is refused)."""
-    parts = _split(target)
-    return None if parts is None else parts.path
-
-
-def foreign(headers: dict[str, str], allowed: frozenset[str]) -> Answer | None:
-    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed (or no URL)."""
+def misdirected(headers: dict[str, str], allowed: frozenset[str], target: str, path: str) -> Answer | None:
+    """The refusal of a request not for this endpoint, else None: 421 for a Host and 403 for an Origin outside
+    allowed (DNS rebinding, cross-site requests), 400 for a request target that is no URL path, 404 for another
+    path than the endpoint's."""
     if _hostname("//" + headers.get("host", "")) not in allowed:
         return _text(421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)")
     origin = headers.get("origin")
     if origin is not None and ("," in origin or _hostname(origin) not in allowed):  # one origin, or none
         return _text(403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)")
-    return None
-
-
-def wrong_target(target: str, path: str) -> Answer | None:
-    """400 for a request target that is no URL path, 404 for another path than the endpoint's; else None."""
-    found = target_path(target)
-    if found is None:
+    try:
+        found = urlsplit(target).path
+    except ValueError:
         return _text(400, f"Bad Request: the request target {target!r} is not a URL path")
-    if found != path:
-        return _text(404, f"Not Found: the MCP endpoint is {path}")
-    return None
+    return None if found == path else _text(404, f"Not Found: the MCP endpoint is {path}")
 
 
 def admit(
     method: bytes, target: str, headers: dict[str, str], body: bytes, allowed: frozenset[str], path: str
 ) -> Answer | Any | None:
     """The refusal `Answer` for a request the endpoint does not take; else for a POST its message, else None."""
-    refused = foreign(headers, allowed)
+    refused = misdirected(headers, allowed, target, path)
     if refused is not None:
         return refused
-    wrong = wrong_target(target, path)
-    if wrong is not None:
-        return wrong
     if method not in METHODS:
         return Answer(405, b"Method Not Allowed", "text/plain", (("allow", "GET, POST, DELETE"),))
     if method != b"POST":
