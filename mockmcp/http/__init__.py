@@ -13,7 +13,7 @@ Attaches at the command line (`replay --http`, `record --http-target`), `wrap`'s
   _attribution   which recorded session a message through the proxy belongs to
   _record        the recording proxy: client and target connections carrying out the exchange
   _loop          the one selectors event loop: non-blocking sockets, timers, the signal descriptor
-  _http11, _request  HTTP/1.1 by h11 on every side; a request read whole
+  _http11       HTTP/1.1 by h11 on every side: limits, the listener, a request and a response as read
   _many          several servers (proxies, replays) in one process, a loop each
 """
 

@@ -1,6 +1,7 @@
-"""HTTP/1.1 plumbing shared by the HTTP shells (on `http_loop`'s event loop): limits, TCP_NODELAY, the
-listening socket and the names it answers to, the one way a connection answers (`Responder`), and
-`serve_until_signalled` (the loop watches the signal descriptor, so nothing is raised into it).
+"""HTTP/1.1 plumbing shared by the HTTP shells: limits, TCP_NODELAY, the listening socket and the names it
+answers to, `serve_until_signalled`, and a request and a response as the shells see them from what h11 read:
+headers by name, a repeated request header's values joined (RFC 9110's rule for list fields, so that of two
+Origin headers neither goes unchecked).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import errno
 import socket
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from typing import Any, Protocol
+from typing import NamedTuple, Protocol
 
 import h11
 
@@ -20,15 +21,20 @@ __all__ = [
     "IDLE_TIMEOUT",
     "Listener",
     "MAX_BODY",
+    "MAX_HEAD",
     "OUT_OF_RESOURCES",
     "REQUEST_TIMEOUT",
-    "Responder",
+    "Request",
+    "Response",
     "TOO_LARGE",
     "no_delay",
     "reason_of",
+    "request_of",
+    "response_of",
     "serve_until_signalled",
 ]
 
+MAX_HEAD = 64 << 10  # bytes a head may have while incomplete (h11 answers a request's with 431 beyond)
 MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
 IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
 REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive whole, from its first byte
@@ -36,6 +42,42 @@ REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive w
 OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} bytes"
 WILDCARD = frozenset({"0.0.0.0", "::", ""})
+
+
+class Request(NamedTuple):
+    method: bytes
+    target: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order, as h11 gives them
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header's values joined by ", ")
+
+
+class Response(NamedTuple):
+    """The head of a target's answer as the recording proxy sees it."""
+
+    status: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header keeps its last)
+
+
+def request_of(event: h11.Request) -> Request:
+    headers = _headers(event)
+    fields: dict[str, str] = {}
+    for name, value in headers:
+        key, text = name.decode("latin-1"), value.decode("latin-1")
+        fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return Request(event.method, event.target, headers, fields)
+
+
+def response_of(event: h11.Response) -> Response:
+    headers = _headers(event)
+    fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+    return Response(event.status_code, bytes(event.reason), headers, fields)
+
+
+def _headers(event: h11.Request | h11.Response) -> list[tuple[bytes, bytes]]:
+    # What iterating the event's headers gives (names lowercase), in a third of the time: it runs per request.
+    return [(name.lower(), value) for name, value in event.headers.raw_items()]
 
 
 def own_addresses() -> set[str]:
@@ -60,35 +102,6 @@ def no_delay(sock: socket.socket) -> None:
     """Send each write at once (no Nagle): every write here is a whole message or SSE event."""
     if sock.family in (socket.AF_INET, socket.AF_INET6):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-class Responder:
-    """What a connection answers with: `respond` sends a whole response through the connection's own `send`."""
-
-    def send(self, *events: Any) -> None:
-        raise NotImplementedError
-
-    def respond(
-        self,
-        status: int,
-        body: bytes = b"",
-        content_type: str = "application/json",
-        headers: Iterable[tuple[str, str]] = (),
-    ) -> None:
-        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
-        self.send_whole(status, fields, body)
-
-    def send_whole(
-        self,
-        status: int,
-        fields: list[tuple[str, str]] | list[tuple[bytes, bytes]],
-        body: bytes,
-        reason: bytes | None = None,
-    ) -> None:
-        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
-        (the TypeScript SDK shows it in its errors)."""
-        head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
-        self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
 
 def reason_of(status: int) -> bytes:

@@ -1,25 +1,11 @@
 """HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
 
-`LoopServer` accepts connections and reads requests with h11 (one `h11.Connection` per client
-connection, one request at a time); each whole request goes to `handle(connection, request, body)`
-as a `Request`, which answers at once or later (an SSE stream stays open and is written whenever
-the loop has its next event), with `respond` or h11 events through `send`. `call_later` puts a
-timer on the loop. Writes never block: what the socket does not take waits in the connection's
-buffer and goes out when the socket is writable; a connection whose client reads slowly stops being
-read (its own requests wait) and stalls no other client. The loop watches the descriptor of
-`toolkit.Signals` beside the sockets: SIGINT and SIGTERM, or `stop_accepting()` from another
-thread, end it.
-
-Chosen over asyncio: the same shape as replay's stdio loop (a poll, a timer heap, a signal
-descriptor), no import cost for the stdio path, and h11 already turns bytes into events, so the
-loop has only descriptors and timers to look after.
-
-Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
-that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
-whole within `REQUEST_TIMEOUT` of its first byte gets 408 and the connection closes (so a client
-trickling a byte at a time cannot hold a connection); what requests not yet whole hold together is
-bounded by the server's `held_budget` (large ones beyond it wait, the earliest going on); running out
-of descriptors pauses accepting briefly instead of stopping the server.
+`LoopServer.handle(connection, request, body)` gets each whole request and answers it at once or later (an
+SSE stream is written as its events come). Writes never block: what the socket does not take waits in the
+connection's buffer, and a connection whose client reads slowly is not read meanwhile, stalling no other.
+Limits: 413 for a body over `MAX_BODY`, 400 for malformed HTTP; a connection silent for `IDLE_TIMEOUT` is
+closed, a request not whole within `REQUEST_TIMEOUT` gets 408; what requests not yet whole hold together
+is bounded by `held_budget`; running out of descriptors pauses accepting, never stops the server.
 """
 
 from __future__ import annotations
@@ -40,14 +26,16 @@ import h11
 from mockmcp.http._http11 import (
     IDLE_TIMEOUT,
     MAX_BODY,
+    MAX_HEAD,
     OUT_OF_RESOURCES,
     REQUEST_TIMEOUT,
     TOO_LARGE,
     Listener,
-    Responder,
+    Request,
     no_delay,
+    reason_of,
+    request_of,
 )
-from mockmcp.http._request import MAX_HEAD, Request, request_of
 from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals, Spool
 
 __all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
@@ -84,7 +72,7 @@ class Reading:
         self.starved_since: float | None = None  # since when it waits for budget (None: it does not)
 
 
-class Connection(Responder):
+class Connection:
     """One client connection: h11's state for it, the request being read, what waits to be written."""
 
     def __init__(self, server: LoopServer, sock: socket.socket) -> None:
@@ -125,6 +113,18 @@ class Connection(Responder):
                 conn.start_next_cycle()  # nothing pipelined: ready for the next request at once
             else:  # a pipelined request is read on the loop's next turn, not inside this answer
                 self.server.call_later(0.0, self._next_cycle)
+
+    def respond(
+        self, status: int, body: bytes = b"", content_type: str = "application/json", headers: Iterable[Any] = ()
+    ) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.send_whole(status, fields, body)
+
+    def send_whole(self, status: int, fields: list[Any], body: bytes, reason: bytes | None = None) -> None:
+        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
+        (the TypeScript SDK shows it in its errors)."""
+        head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
+        self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
     def abort(self) -> None:
         """Drop the connection mid-message, as a server that dies does."""
