@@ -18,25 +18,12 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.engine.replay import Replay
 from mockmcp.engine.report import Report
 from mockmcp.engine.selection import Recordings
-from mockmcp.http._session import PACED, TURN, LiveSession
-from mockmcp.http._stream import Drop, End, Event, Later, Open, Out, Respond, Resumable, Shared, Wire
+from mockmcp.http._session import PACED, LiveSession
+from mockmcp.http._stream import Later, Out, Respond, Resumable, Shared, Wire
 from mockmcp.http._streamable import Answer, Framing, admit, batch_refusal, error_body, modern, session_error
 from mockmcp.options import BOUNDS, Bounds
 
-__all__ = [
-    "Drop",
-    "End",
-    "Endpoint",
-    "Event",
-    "Hooks",
-    "Later",
-    "Note",
-    "Open",
-    "Out",
-    "Respond",
-    "SessionParts",
-    "TURN",
-]
+__all__ = ["Endpoint", "Hooks", "SessionParts"]
 
 IDLE = "idle"  # (IDLE, n): the `Later` token's job that ends the session if it did nothing since its n-th step
 
