@@ -31,9 +31,8 @@ STREAMED = "streamed"  # a body longer than that (or than what is kept), passing
 EVENTS = "events"  # an SSE stream, passing as it comes, journaled event by event
 DONE = "done"
 
-# What happens to an exchange (the shell's calls: `head`, `data`, `end`, `late`, `stalled`, `failed`, `left`,
-# `dropped`; `grown` and `gave up` follow from a piece of data).
-# The table: (phase, event) -> (next phase, the step that says what to do).
+# What happens to an exchange (the shell's calls: `head`, `stalled`, `failed`, and `on` the others; `grown` and
+# `gave up` follow from a piece of data). The table: (phase, event) -> (next phase, the step that says what to do).
 TRANSITIONS: dict[tuple[str, str], tuple[str, str]] = {
     (SENT, "head: a body"): (WHOLE, "gather"),
     (SENT, "head: a stream"): (EVENTS, "relay"),
@@ -65,6 +64,7 @@ TRANSITIONS: dict[tuple[str, str], tuple[str, str]] = {
     (EVENTS, "gave up"): (DONE, "give_up"),  # ... until after_gone_bytes or the upstream timeout
     (EVENTS, "dropped"): (DONE, "drop"),  # the GET stream's client left: closed on the target too
 }
+_EVENTS = {event for _phase, event in TRANSITIONS}
 
 
 # --- what the shell does, in the order given ----------------------------------------------------------------
@@ -144,7 +144,10 @@ class Exchange:
         self.last_byte = 0.0  # when the last byte of a body came (a stream may pause; a body must keep coming)
         self.gone: tuple[float, int] | None = None  # when the client left, and the bytes read since
 
-    def _on(self, event: str, *args: Any) -> list[Action]:
+    def on(self, event: str, *args: Any) -> list[Action]:
+        """An event of the table (those the shell calls by name: data, end, late, left, dropped); what to do."""
+        if event not in _EVENTS:
+            raise ValueError(f"an exchange takes no {event!r}")
         row = TRANSITIONS.get((self.phase, event))
         if row is None:
             return []
@@ -157,19 +160,9 @@ class Exchange:
         """The answer's head came (`fields`: its headers by lowercase name)."""
         kind = fields.get("content-type", "")
         length = fields.get("content-length") if "transfer-encoding" not in fields else None
-        self.answer, self.began = (status, kind.startswith("application/json"), _latin1(length)), now
-        return self._on("head: a stream" if kind.startswith("text/event-stream") else "head: a body", now)
-
-    def data(self, chunk: bytes, now: float) -> list[Action]:
-        return self._on("data", chunk, now)
-
-    def end(self, now: float) -> list[Action]:
-        """The target's answer is all read."""
-        return self._on("end", now)
-
-    def late(self) -> list[Action]:
-        """The upstream timeout has passed since the request was sent."""
-        return self._on("late")
+        length_bytes = None if length is None else length.encode("latin-1")
+        self.answer, self.began = (status, kind.startswith("application/json"), length_bytes), now
+        return self.on("head: a stream" if kind.startswith("text/event-stream") else "head: a body", now)
 
     def stalled(self, now: float, paused: bool) -> list[Action]:
         """The timer of a body (`Wait`): stalled when nothing came for the upstream timeout (`paused`: the
@@ -181,7 +174,7 @@ class Exchange:
         quiet = now - self.last_byte
         if quiet < self.bounds.upstream_timeout:
             return [Wait(self.bounds.upstream_timeout - quiet)]
-        return self._on("stalled", now)
+        return self.on("stalled", now)
 
     def failed(self, now: float, error: str, why: str, heard: bool, broke: bool, stale: bool) -> list[Action]:
         """The answer cannot be read further: `heard`, the target had said something of it; `broke`, its
@@ -189,18 +182,10 @@ class Exchange:
         if self.phase == DONE:
             return []
         if stale:
-            return self._on("stale")
+            return self.on("stale")
         trouble = f"the connection to {{target}} broke: {why}" if heard else f"could not reach {{target}}: {why}"
         trouble += "" if heard else " (the host got 502 Bad Gateway)"
-        return [Trouble(trouble), *self._on("broke" if broke and self.phase != SENT else "failed", now, error)]
-
-    def left(self, now: float) -> list[Action]:
-        """The client closed the connection of a POST (a GET's: `dropped`)."""
-        return self._on("left", now)
-
-    def dropped(self) -> list[Action]:
-        """The client left its GET stream."""
-        return self._on("dropped")
+        return [Trouble(trouble), *self.on("broke" if broke and self.phase != SENT else "failed", now, error)]
 
     def resumed(self, now: float) -> None:
         """The target's connection is read again (a slow client caught up): a body's quiet starts now."""
@@ -238,7 +223,7 @@ class Exchange:
         self.size += len(chunk)
         self.body += chunk
         if self.size > min(self.bounds.whole_bytes, self.bounds.kept_bytes):
-            return self._on("grown")
+            return self.on("grown")
         return []
 
     def _stream(self) -> list[Action]:
@@ -262,7 +247,7 @@ class Exchange:
         if self.gone is not None:  # the client left: the rest is read for the cassette, not without end
             self.gone = (self.gone[0], self.gone[1] + len(chunk))
             if self.gone[1] > self.bounds.after_gone_bytes or now - self.gone[0] > self.bounds.upstream_timeout:
-                return self._on("gave up", now)
+                return self.on("gave up", now)
         self.outgoing.append(chunk)
         if self.events.between():
             self.began = now
@@ -428,10 +413,6 @@ def _answered(x: Exchange, body: bytes) -> list[Action]:
     elif answers and status >= 400:
         out.append(ErrorStatus(status, body, message))
     return out
-
-
-def _latin1(text: str | None) -> bytes | None:
-    return None if text is None else text.encode("latin-1")
 
 
 def _request_ids(message: Any) -> list[Any]:

@@ -264,17 +264,17 @@ class _Exchange:
         self.do(self.machine.head(response.status, response.fields, time.monotonic()))
 
     def data(self, chunk: bytes) -> None:
-        self.do(self.machine.data(chunk, time.monotonic()))
+        self.do(self.machine.on("data", chunk, time.monotonic()))
         self.proxy.peak = max(self.proxy.peak, self.machine.held() + len(self.client.out))
 
     def end(self, upstream: _Upstream) -> None:
         """The target's answer is all read: the connection goes back to the pool before the client sees this
         answer end, so that the client's next request finds it."""
         self.proxy.release(upstream)
-        self.do(self.machine.end(time.monotonic()))
+        self.do(self.machine.on("end", time.monotonic()))
 
     def late(self) -> None:
-        self.do(self.machine.late())
+        self.do(self.machine.on("late"))
 
     def stalled(self) -> None:
         paused = self.upstream is not None and self.upstream.paused
@@ -286,10 +286,10 @@ class _Exchange:
         self.do(self.machine.failed(time.monotonic(), str(exc), str(exc.strerror or exc), heard, broke, stale))
 
     def left(self) -> None:
-        self.do(self.machine.left(time.monotonic()))
+        self.do(self.machine.on("left", time.monotonic()))
 
     def abandon(self) -> None:
-        self.do(self.machine.dropped())
+        self.do(self.machine.on("dropped"))
 
     def flush(self) -> None:
         """What one read brought: to the client in one write, then to the journal."""
