@@ -1,5 +1,5 @@
 """HTTP/1.1 plumbing shared by the HTTP shells: limits, TCP_NODELAY, the listening socket and the names it
-answers to, `serve_until_signalled`, and a request and a response as the shells see them from what h11 read:
+answers to, and a request and a response as the shells see them from what h11 read:
 headers by name, a repeated request header's values joined (RFC 9110's rule for list fields, so that of two
 Origin headers neither goes unchecked).
 """
@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from http import HTTPStatus
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import h11
 
 from mockmcp.http._streamable import LOOPBACK
-from mockmcp.stdio.toolkit import Signals
 
 __all__ = [
     "IDLE_TIMEOUT",
@@ -31,7 +30,6 @@ __all__ = [
     "reason_of",
     "request_of",
     "response_of",
-    "serve_until_signalled",
 ]
 
 MAX_HEAD = 64 << 10  # bytes a head may have while incomplete (h11 answers a request's with 431 beyond)
@@ -129,27 +127,3 @@ class Listener:
         host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
-
-
-class _Serving(Protocol):
-    def serve_forever(self, signals: Signals | None = None) -> None: ...
-
-    def stop_accepting(self) -> None: ...
-
-
-def serve_until_signalled(
-    server: _Serving, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
-) -> int:
-    """Serve until SIGINT or SIGTERM, then stop accepting; returns the signal's number. `ready` runs once the
-    signals are caught (a SIGTERM sent the moment it says where it listens still ends serving), `after` once
-    serving stopped, signals still caught (a second one may cut a wait short, never a save)."""
-    with Signals() as signals:
-        if ready is not None:
-            ready()
-        try:
-            server.serve_forever(signals)
-        finally:
-            server.stop_accepting()
-        if after is not None:
-            after(signals)
-    return signals.received or 0

@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import h11
@@ -62,14 +63,14 @@ def rewatch(
     return new
 
 
+@dataclass(slots=True)
 class Reading:
     """The request a connection is reading, as the server's clocks and budget see it."""
 
-    def __init__(self) -> None:
-        self.began: float | None = None  # when its first byte came
-        self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
-        self.waited = 0.0  # seconds it waited for budget, before it was read again
-        self.starved_since: float | None = None  # since when it waits for budget (None: it does not)
+    began: float | None = None  # when its first byte came
+    held: int = 0  # bytes received and not yet handed over as a request (the server's budget)
+    waited: float = 0.0  # seconds it waited for budget, before it was read again
+    starved_since: float | None = None  # since when it waits for budget (None: it does not)
 
 
 class Connection:
@@ -126,10 +127,6 @@ class Connection:
         head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
         self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
-    def abort(self) -> None:
-        """Drop the connection mid-message, as a server that dies does."""
-        self.close()
-
     def _write(self) -> None:
         while self.out:
             try:
@@ -171,12 +168,11 @@ class Connection:
         self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
 
     def close(self) -> None:
+        """Close, or drop mid-message as a server that dies does."""
         if self.broken:
             return
+        self.interest = rewatch(self.server.selector, self.sock, self.interest, 0, self._ready)
         self.broken = True
-        if self.interest:
-            self.server.selector.unregister(self.sock)
-            self.interest = 0
         self.server.connections.discard(self)
         self.server.budget.starved.discard(self)
         self.server.hold(self, 0)
@@ -332,13 +328,13 @@ _BUSY = (
 )
 
 
+@dataclass(slots=True)
 class Budget:
     """What requests not yet whole hold, all connections together, against the most they may hold (`limit`)."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.held = 0  # bytes of requests not yet whole, all connections together
-        self.starved: set[Connection] = set()  # connections not read for want of budget
+    limit: int
+    held: int = 0
+    starved: set[Connection] = field(default_factory=set)  # connections not read for want of budget
 
 
 class LoopServer(Listener):
@@ -442,7 +438,7 @@ class LoopServer(Listener):
             self.notes.say("mockmcp: internal error (a bug in mockmcp; please report it):\n" + traceback.format_exc())
             serving = [getattr(callback, "__self__", None), *args]
             for connection in [c for c in self.connections if c in serving or c.conn.our_state is h11.ERROR]:
-                connection.abort()
+                connection.close()
 
     def _accept(self, _mask: int) -> None:
         for _ in range(64):  # a burst of connections, then the others' turn

@@ -354,7 +354,7 @@ _DO: dict[type, Callable[..., None]] = {
     ex.Write: _Exchange._write,
     ex.Whole: _Exchange._whole,
     ex.Refuse: lambda x, status, text: x.client.respond(status, text.encode(), "text/plain"),
-    ex.Abort: lambda x: x.client.abort(),
+    ex.Abort: lambda x: x.client.close(),
     ex.Close: _Exchange._close,
     ex.Resend: _Exchange._send,
     ex.Wait: lambda x, after: x.proxy.call_later(after, _timer, weakref.ref(x), _Exchange.stalled),

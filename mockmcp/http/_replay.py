@@ -96,7 +96,7 @@ class HttpReplay(LoopServer):
                 if isinstance(action, Respond):
                     action.conn.respond(*action.answer)
                 else:
-                    action.conn.abort()
+                    action.conn.close()
             elif isinstance(action, Later):
                 self.call_later(action.after, self._wake, action.token)
             elif isinstance(action, Note):
