@@ -240,7 +240,6 @@ class Endpoint:
         if "text/event-stream" not in headers.get("accept", ""):
             self._say(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
             return
-        session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
         # A server whose events had ids kept them to resume from, unless it was seen refusing GET.
         resuming = "last-event-id" in headers and framing.event_ids and framing.get_stream is not False
         if not self.get_stream and not resuming:
@@ -250,8 +249,8 @@ class Endpoint:
             body = error_body(None, jsonrpc.INVALID_REQUEST, text)
             self._say(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
             return
+        session = self._named(conn, headers)
         if session is None:
-            self._no_session(conn, headers)
             return
         self.touch(session)
         if resuming and session.ids is not None:
@@ -261,18 +260,19 @@ class Endpoint:
         else:
             session.open_get(conn)
 
-    def _no_session(self, conn: Any, headers: dict[str, str]) -> None:
-        """The session error for a GET or DELETE naming no live session: a missing id, or an unknown one."""
-        missing = "missing" if protocol.SESSION_HEADER not in headers else "unknown"
-        self._say(Respond(conn, session_error(self.shared.framing, missing)))
-
-    def _delete(self, conn: Any, headers: dict[str, str]) -> None:
+    def _named(self, conn: Any, headers: dict[str, str]) -> LiveSession | None:
+        """The live session a GET or DELETE names; else its session error (a missing id, or an unknown one)."""
         session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
         if session is None:
-            self._no_session(conn, headers)
-            return
-        self.end(session)
-        self._say(Respond(conn, Answer(200)))
+            missing = "missing" if protocol.SESSION_HEADER not in headers else "unknown"
+            self._say(Respond(conn, session_error(self.shared.framing, missing)))
+        return session
+
+    def _delete(self, conn: Any, headers: dict[str, str]) -> None:
+        session = self._named(conn, headers)
+        if session is not None:
+            self.end(session)
+            self._say(Respond(conn, Answer(200)))
 
     def _say(self, out: Out) -> None:
         self.shared.wire.add(out)

@@ -189,9 +189,7 @@ class LiveSession:
         if stream is None:
             return  # the client left it already (a cancel ended it)
         if stream in self.batches:
-            self.batches.remove(stream)
-            for member in stream.batch:
-                self.streams.pop(member, None)
+            self._unbatch(stream)
         stream.step("cut")
 
     def _route(self, send: Send) -> None:
@@ -221,7 +219,8 @@ class LiveSession:
 
     def _unsolicited(self, data: bytes) -> None:
         """A message for the GET stream: on it, or held until one opens."""
-        if self.standalone is not None and self.standalone_open():
+        if self.standalone_open():
+            assert self.standalone is not None
             self.standalone.send(data)
         else:
             self.backlog.hold(data)
@@ -230,11 +229,15 @@ class LiveSession:
         """The open batch an array of answers belongs to (by the ids it answers), now ended."""
         for stream in self.batches:
             if not stream.batch.isdisjoint(answered):
-                self.batches.remove(stream)
-                for request_id in stream.batch:
-                    self.streams.pop(request_id, None)
+                self._unbatch(stream)
                 return stream
         return None
+
+    def _unbatch(self, stream: Stream) -> None:
+        """A batch's stream is done with: none of its members' answers go on it now."""
+        self.batches.remove(stream)
+        for request_id in stream.batch:
+            self.streams.pop(request_id, None)
 
     def open_get(self, conn: Any, frames: list[bytes] | None = None) -> None:
         """Open the GET stream on conn: the frames given (resumed ones), then what waited for it."""
