@@ -20,7 +20,7 @@ from mockmcp.engine.report import Report
 from mockmcp.engine.selection import Recordings
 from mockmcp.http._session import PACED, LiveSession
 from mockmcp.http._stream import Later, Out, Respond, Resumable, Shared, Wire
-from mockmcp.http._streamable import Answer, Framing, admit, batch_refusal, error_body, modern, session_error
+from mockmcp.http._streamable import Answer, Framing, admit, batch_refusal, error_body, session_error
 from mockmcp.options import BOUNDS, Bounds
 
 __all__ = ["Endpoint", "Hooks", "SessionParts"]
@@ -206,7 +206,7 @@ class Endpoint:
             if found is None:
                 self._say(Respond(conn, session_error(self.shared.framing, "unknown")))
             return found
-        if modern(headers, message) and not self.sessions_only:
+        if protocol.speaks_stateless(message, headers.get("mcp-protocol-version")) and not self.sessions_only:
             if self.stateless is None:
                 self.stateless = self._new_session(None)
             return self.stateless

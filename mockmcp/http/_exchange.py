@@ -105,8 +105,6 @@ Part = Any  # a Start, bytes, or END
 
 
 class Asked(NamedTuple):
-    """What an exchange needs of its request."""
-
     method: bytes
     headers: dict[str, str]
     message: Any  # the JSON-RPC message POSTed (None: none, or not JSON)
@@ -117,7 +115,6 @@ class Asked(NamedTuple):
 
 
 def asked(method: bytes, headers: dict[str, str], message: Any) -> Asked:
-    """The `Asked` of a request forwarded."""
     get, named = method == b"GET", isinstance(message, dict) and "method" in message
     listen = named and message.get("method") == protocol.LISTEN
     ids = tuple(_request_ids(message))

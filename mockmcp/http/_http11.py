@@ -50,8 +50,6 @@ class Request(NamedTuple):
 
 
 class Response(NamedTuple):
-    """The head of a target's answer as the recording proxy sees it."""
-
     status: int
     reason: bytes
     headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order

@@ -314,7 +314,6 @@ class Connection:
 
 
 def _closing(response: h11.Response) -> h11.Response:
-    """The answer's head, saying `Connection: close`."""
     headers = [(name, value) for name, value in response.headers.raw_items() if name.lower() != b"connection"]
     return h11.Response(
         status_code=response.status_code, headers=[*headers, (b"connection", b"close")], reason=response.reason

@@ -464,7 +464,6 @@ class RecordingProxy(LoopServer):
         return self.answering
 
     def upstream(self) -> _Upstream:
-        """A connection to the target for the next request: a kept one when there is one."""
         return self.idle.pop() if self.idle else _Upstream(self)
 
     def release(self, upstream: _Upstream) -> None:

@@ -54,7 +54,9 @@ class HttpReplay(LoopServer):
         self.path = path
         if bounds.streams is None:
             bounds = bounds._replace(streams=stream_limit())
-        self.endpoint = Endpoint(serving, frozenset(self.allowed), bounds, path, Hooks(unread=_unread))
+        self.endpoint = Endpoint(
+            serving, frozenset(self.allowed), bounds, path, Hooks(unread=lambda conn: len(conn.out))
+        )
 
     @property
     def url(self) -> str:
@@ -103,8 +105,3 @@ class HttpReplay(LoopServer):
                 self.notes.say(action.text)
         for conn, events in gathered.items():
             conn.send(*events)
-
-
-def _unread(conn: Connection) -> int:
-    """Bytes written to conn that its client has not read yet (the kernel's buffers aside)."""
-    return len(conn.out)

@@ -52,7 +52,6 @@ class Backlog:
             self.dropped += 1
 
     def take(self) -> tuple[list[bytes], int]:
-        """What waited, and how many were dropped; both let go."""
         taken = (list(self.waiting), self.dropped)
         self.waiting, self.bytes, self.dropped = collections.deque(), 0, 0
         return taken

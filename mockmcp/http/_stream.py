@@ -181,7 +181,6 @@ class Stream:
         return frame
 
     def _do(self, effect: str, data: Any) -> None:
-        """One effect `stream_state` names."""
         add, bounds = self.shared.wire.add, self.shared.bounds
         if effect == "gather":
             self.gathered.append(data)

@@ -25,7 +25,6 @@ __all__ = [
     "error_status_seen",
     "framing_seen",
     "misdirected",
-    "modern",
     "priming_event",
     "session_error",
     "session_error_seen",
@@ -62,7 +61,6 @@ class Framing(NamedTuple):
 
     @classmethod
     def of(cls, meta: dict[str, Any]) -> Framing:
-        """The framing a (validated) cassette's meta records."""
         http = meta.get("http") or {}
         statuses = {pair["code"]: pair["status"] for pair in http.get("error_status") or ()}
         return cls(
@@ -268,11 +266,6 @@ def batch_refusal(headers: dict[str, str], negotiated: str | None) -> Answer | N
         return None
     text = f"JSON-RPC batches exist only in revision {BATCH_REVISION}; this session speaks {version or 'another'}"
     return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, text))
-
-
-def modern(headers: dict[str, str], message: Any) -> bool:
-    """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
-    return protocol.speaks_stateless(message, headers.get("mcp-protocol-version"))
 
 
 def header_mismatch(headers: dict[str, str], message: Any) -> str | None:
