@@ -1,24 +1,19 @@
-"""HTTP/1.1 plumbing shared by the HTTP shells: limits, TCP_NODELAY, the listening socket and the names it
-answers to, and a request and a response as the shells see them from what h11 read:
-headers by name, a repeated request header's values joined (RFC 9110's rule for list fields, so that of two
-Origin headers neither goes unchecked).
+"""HTTP/1.1 plumbing shared by the HTTP shells: limits, TCP_NODELAY, the names a machine answers to, and a
+request and a response as the shells see them from what h11 read: headers by name, a repeated request header's
+values joined (RFC 9110's rule for list fields, so that of two Origin headers neither goes unchecked).
 """
 
 from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Iterable
 from http import HTTPStatus
 from typing import NamedTuple
 
 import h11
 
-from mockmcp.http._streamable import LOOPBACK
-
 __all__ = [
     "IDLE_TIMEOUT",
-    "Listener",
     "MAX_BODY",
     "MAX_HEAD",
     "OUT_OF_RESOURCES",
@@ -26,7 +21,9 @@ __all__ = [
     "Request",
     "Response",
     "TOO_LARGE",
+    "WILDCARD",
     "no_delay",
+    "own_addresses",
     "reason_of",
     "request_of",
     "response_of",
@@ -106,22 +103,3 @@ def reason_of(status: int) -> bytes:
         return HTTPStatus(status).phrase.encode("ascii")
     except ValueError:
         return b""
-
-
-class Listener:
-    """A listening socket, the Host and Origin names its requests may carry, and its URL's origin."""
-
-    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
-        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
-        self.socket = socket.create_server(listen, family=family, backlog=128)
-        self.host, self.port = listen[0], self.socket.getsockname()[1]
-        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
-        own = own_addresses() if self.host in WILDCARD else set()
-        self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
-
-    @property
-    def origin(self) -> str:
-        """Where a client reaches the server (loopback when bound to every interface)."""
-        host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"

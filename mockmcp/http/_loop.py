@@ -31,12 +31,14 @@ from mockmcp.http._http11 import (
     OUT_OF_RESOURCES,
     REQUEST_TIMEOUT,
     TOO_LARGE,
-    Listener,
+    WILDCARD,
     Request,
     no_delay,
+    own_addresses,
     reason_of,
     request_of,
 )
+from mockmcp.http._streamable import LOOPBACK
 from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals, Spool
 
 __all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
@@ -336,13 +338,19 @@ class Budget:
     starved: set[Connection] = field(default_factory=set)  # connections not read for want of budget
 
 
-class LoopServer(Listener):
-    """A listening socket, its connections and timers, served on one event loop until stopped."""
+class LoopServer:
+    """A listening socket, its connections and timers, served on one event loop until stopped; the Host and Origin
+    names its requests may carry."""
 
     def __init__(
         self, listen: tuple[str, int], allow_hosts: Iterable[str] = (), held_budget: int = HELD_BUDGET
     ) -> None:
-        super().__init__(listen, allow_hosts)
+        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
+        self.socket = socket.create_server(listen, family=family, backlog=128)
+        self.host, self.port = listen[0], self.socket.getsockname()[1]
+        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
+        own = own_addresses() if self.host in WILDCARD else set()
+        self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
         self.socket.setblocking(False)
         self.selector = selectors.DefaultSelector()
         self.connections: set[Connection] = set()
@@ -356,6 +364,13 @@ class LoopServer(Listener):
         # (`_refuse_one`).
         self._reserve: int | None = None
         self._refusing = False  # connections are being told 503 for want of descriptors
+
+    @property
+    def origin(self) -> str:
+        """Where a client reaches the server (loopback when bound to every interface)."""
+        host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
 
     def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         raise NotImplementedError
