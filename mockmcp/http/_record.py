@@ -238,12 +238,9 @@ class _Exchange:
         self.kept: list[tuple[bytes, bytes]] = []  # the answer's headers, as its client gets them
 
     def begin(self) -> None:
-        proxy, asked = self.proxy, self.machine.request
-        if asked.get:
-            proxy.streams[self.client] = self
-        else:
-            proxy.answering += asked.awaited
-            proxy.posts.setdefault(self.client, []).append(self)
+        proxy = self.proxy
+        proxy.answering += self.machine.request.awaited  # (never a GET's)
+        proxy.relaying.setdefault(self.client, []).append(self)
         proxy.call_later(proxy.bounds.upstream_timeout, _timer, weakref.ref(self), _Exchange.late)  # 504 after
         self._send()
 
@@ -338,15 +335,12 @@ class _Exchange:
 
     def _finish(self) -> None:
         proxy, client = self.proxy, self.client
-        if self.machine.request.get:
-            proxy.streams.pop(client, None)
-            return
         proxy.answering -= self.machine.request.awaited
-        posts = proxy.posts.get(client)
-        if posts is not None and self in posts:
-            posts.remove(self)
-            if not posts:
-                del proxy.posts[client]
+        relaying = proxy.relaying.get(client, [])
+        if self in relaying:
+            relaying.remove(self)
+            if not relaying:
+                del proxy.relaying[client]
 
 
 # How each action of `_exchange` is done: a client's write, the target's connection, the journal, the facts.
@@ -416,8 +410,7 @@ class RecordingProxy(LoopServer):
         self.attribution = Attribution()  # which session each message belongs to
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
         self.answering = 0  # POSTs (and DELETEs) whose answer is still being read from the target
-        self.streams: dict[Connection, _Exchange] = {}  # the GET streams being relayed, by client connection
-        self.posts: dict[Connection, list[_Exchange]] = {}  # the POSTs whose answers are being relayed
+        self.relaying: dict[Connection, list[_Exchange]] = {}  # the answers being relayed, by client connection
         self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
         self.trouble: str | None = None  # the last time the target could not be reached, or did not answer
         self.peak = 0  # the most one exchange held at once of its answer, with what its client had yet to take
@@ -498,11 +491,11 @@ class RecordingProxy(LoopServer):
         return (time.monotonic() if moment is None else moment) - self.start
 
     def closed(self, connection: Connection) -> None:
-        stream = self.streams.pop(connection, None)
-        if stream is not None:
-            stream.abandon()
-        for exchange in self.posts.pop(connection, ()):
-            exchange.left()
+        for exchange in self.relaying.pop(connection, ()):
+            if exchange.machine.request.get:
+                exchange.abandon()  # a GET stream's client left: closed on the target too
+            else:
+                exchange.left()
         self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
