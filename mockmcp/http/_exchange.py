@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from mockmcp._wire import jsonrpc, protocol
 from mockmcp.http._sse import SseEvents
-from mockmcp.http._streamable import session_error_seen
+from mockmcp.http._streamable import request_ids, session_error_seen
 from mockmcp.options import Bounds
 from mockmcp.record import CLIENT, SERVER
 
@@ -117,7 +117,7 @@ class Asked(NamedTuple):
 def asked(method: bytes, headers: dict[str, str], message: Any) -> Asked:
     get, named = method == b"GET", isinstance(message, dict) and "method" in message
     listen = named and message.get("method") == protocol.LISTEN
-    ids = tuple(_request_ids(message))
+    ids = tuple(request_ids(message))
     return Asked(method, headers, message, get, not get and not listen, message.get("id") if named else None, ids)
 
 
@@ -410,12 +410,6 @@ def _answered(x: Exchange, body: bytes) -> list[Action]:
     elif answers and status >= 400:
         out.append(ErrorStatus(status, body, message))
     return out
-
-
-def _request_ids(message: Any) -> list[Any]:
-    """The ids of the requests a POST carried: its request's, or a batch's requests'."""
-    messages = message if isinstance(message, list) else [message]
-    return [m["id"] for m in messages if jsonrpc.classify(m).kind == jsonrpc.REQUEST]
 
 
 def _replies_to(data: bytes, request_id: Any) -> bool:

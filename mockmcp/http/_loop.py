@@ -410,11 +410,10 @@ class LoopServer:
 
     def serve_forever(self, signals: Signals | None = None) -> None:
         """Serve until `stop_accepting()`, or until a signal when given `signals`; then close the listener."""
-        wakeup = signals or self._wakeup
+        wakers = {signals or self._wakeup, self._wakeup}
         self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
-        self.selector.register(wakeup.fileno(), selectors.EVENT_READ, lambda _mask: wakeup.drain())
-        if signals is not None:
-            self.selector.register(self._wakeup.fileno(), selectors.EVENT_READ, lambda _mask: self._wakeup.drain())
+        for waker in wakers:
+            self.selector.register(waker.fileno(), selectors.EVENT_READ, lambda _mask, waker=waker: waker.drain())
         self.call_later(IDLE_TIMEOUT / 4, self._sweep)
         with contextlib.suppress(OSError):
             self._reserve = os.open(os.devnull, os.O_RDONLY)
@@ -423,7 +422,7 @@ class LoopServer:
                 self.turn()
         finally:
             # Unregistered, so that a descriptor number reused later (the loop may go on: `turn`) is no clash.
-            for fd in {self.socket.fileno(), wakeup.fileno(), self._wakeup.fileno()}:
+            for fd in {self.socket.fileno(), *(waker.fileno() for waker in wakers)}:
                 if fd >= 0 and fd in self.selector.get_map():
                     self.selector.unregister(fd)
             self.socket.close()

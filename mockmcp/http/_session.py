@@ -193,9 +193,8 @@ class LiveSession:
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
-            if self.standalone_open():
-                assert self.standalone is not None
-                self.standalone.send(send.data)  # a stateless session, whose ids are aliased, has no GET stream
+            if self.standalone_open():  # (a stateless session, whose ids are aliased, has no GET stream)
+                self._unsolicited(send.data)
                 return
             if self.rerouted != send.request:  # said once for a request's run of them, not for each
                 self.rerouted = send.request

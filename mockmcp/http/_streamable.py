@@ -26,6 +26,7 @@ __all__ = [
     "framing_seen",
     "misdirected",
     "priming_event",
+    "request_ids",
     "session_error",
     "session_error_seen",
     "sse_event",
@@ -75,9 +76,7 @@ class Framing(NamedTuple):
     def status_for(self, code: int | None) -> int:
         """The HTTP status a lone JSON reply goes with: the recorded server's for its error code (None:
         the reply is no error response), else 200."""
-        if not self.error_status or code is None:
-            return 200
-        return self.error_status.get(code, 200)
+        return (self.error_status or {}).get(code, 200)
 
 
 def error_status_seen(status: int, body: bytes, message: Any, known: Any) -> dict[str, Any]:
@@ -132,7 +131,7 @@ def framing_seen(
     2026-07-28 SDK server answers a lone reply as JSON, and switches to SSE only for messages)."""
     if method == b"GET":
         return {"get_stream": events is not None} if status in (200, 405) else {}
-    if status != 200 or not _asks(message):
+    if status != 200 or not request_ids(message):
         return {}
     if events is None:
         return {} if known == "sse" else {"framing": "json"}
@@ -191,10 +190,10 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     return {name: seen}
 
 
-def _asks(message: Any) -> bool:
-    """Whether a POST's message (or batch) holds a request, which the target answers with a reply."""
+def request_ids(message: Any) -> list[Any]:
+    """The ids of the requests a POST carried (its request's, or a batch's requests'): what the target replies to."""
     messages = message if isinstance(message, list) else [message]
-    return any(jsonrpc.classify(m).kind == jsonrpc.REQUEST for m in messages if isinstance(m, dict))
+    return [m["id"] for m in messages if jsonrpc.classify(m).kind == jsonrpc.REQUEST]
 
 
 def _hostname(url: str) -> str | None:
