@@ -261,18 +261,16 @@ class LiveSession:
         if stream is not None and stream.get and stream.state == "lost":
             make_room(self.shared)  # it counts among the open GET streams again
         wire.add(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
-        if stream is None or stream.state in ENDED:
-            if frames:
-                wire.add(Event(conn, b"".join(frames)))
-            # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
-            # tries again a few times, then gives up, as it does with a server that died).
-            wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
-            return
-        if self.shared.framing.priming:
+        if stream is not None and stream.state not in ENDED and self.shared.framing.priming:
             frames.append(stream.numbered(None))
         if frames:
             wire.add(Event(conn, b"".join(frames)))
-        stream.step("resume", conn)
+        if stream is not None and stream.state not in ENDED:
+            stream.step("resume", conn)
+        else:
+            # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
+            # tries again a few times, then gives up, as it does with a server that died).
+            wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
 
     def end(self, abort: bool = False) -> None:
         """End it (DELETE, the `exit` knob, idle, or shutdown): close its streams and forget its events."""
