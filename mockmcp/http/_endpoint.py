@@ -246,7 +246,7 @@ class Endpoint:
             text = "Method Not Allowed: the recorded server offered no GET stream"
             if framing.get_stream is None:
                 text = "Method Not Allowed: this cassette has no unsolicited server messages"
-            body = error_body(None, jsonrpc.INVALID_REQUEST, text)
+            body = error_body(text)
             self._say(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
             return
         session = self._named(conn, headers)

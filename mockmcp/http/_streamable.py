@@ -234,27 +234,26 @@ def admit(
     accept = headers.get("accept", "")
     if "application/json" not in accept or "text/event-stream" not in accept:
         text = "Not Acceptable: accept both application/json and text/event-stream"
-        return Answer(406, error_body(None, jsonrpc.INVALID_REQUEST, text))
+        return Answer(406, error_body(text))
     if not headers.get("content-type", "").lower().startswith("application/json"):
-        return Answer(415, error_body(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
+        return Answer(415, error_body("Unsupported Media Type: send application/json"))
     try:
         message = jsonrpc.parse(body)
     except ValueError as exc:
-        reply = jsonrpc.error_response(
-            jsonrpc.reply_id_of_unread(body, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}"
+        return Answer(
+            400, error_body(f"Parse error: {exc}", jsonrpc.PARSE_ERROR, jsonrpc.reply_id_of_unread(body, exc))
         )
-        return Answer(400, jsonrpc.encode(reply))
     if isinstance(message, list):  # a batch: its messages are judged one by one, as JSON-RPC says
         if not message:
-            return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
+            return Answer(400, error_body("Invalid Request: empty batch"))
         return message
     found = jsonrpc.classify(message)
     if found.kind == jsonrpc.INVALID:
-        reply = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
-        return Answer(400, jsonrpc.encode(reply))
+        return Answer(400, error_body(f"Invalid Request: {found.problem}", request_id=found.reply_id))
     mismatch = header_mismatch(headers, message)
     if mismatch:
-        return Answer(400, error_body(message, protocol.INVALID_HEADER, mismatch))
+        request_id = message.get("id") if jsonrpc.is_valid_id(message.get("id")) else None
+        return Answer(400, error_body(mismatch, protocol.INVALID_HEADER, request_id))
     return message
 
 
@@ -264,7 +263,7 @@ def batch_refusal(headers: dict[str, str], negotiated: str | None) -> Answer | N
     if version == BATCH_REVISION:
         return None
     text = f"JSON-RPC batches exist only in revision {BATCH_REVISION}; this session speaks {version or 'another'}"
-    return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, text))
+    return Answer(400, error_body(text))
 
 
 def header_mismatch(headers: dict[str, str], message: Any) -> str | None:
@@ -300,9 +299,8 @@ def _decoded(value: str | None) -> str | None:
         return None
 
 
-def error_body(message: Any, code: int, text: str) -> bytes:
-    """A JSON-RPC error answering message (under its id when it has a valid one)."""
-    request_id = message.get("id") if isinstance(message, dict) and jsonrpc.is_valid_id(message.get("id")) else None
+def error_body(text: str, code: int = jsonrpc.INVALID_REQUEST, request_id: Any = None) -> bytes:
+    """A JSON-RPC error response, under request_id (None: the request had none, or it could not be read)."""
     return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))
 
 
