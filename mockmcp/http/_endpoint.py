@@ -1,7 +1,7 @@
 """Replay's Streamable HTTP endpoint, sans-IO: each whole request with the connection it came on, each connection
 closed and each timer fired in; what to write out (`Out`), in order. A connection is an opaque key (a string in the
 tests), so every rule is a row of a table test. Here: admission, which session a request belongs to, GET and DELETE;
-the sessions (`endpoint_session`) and their streams (`endpoint_stream`, `stream_state`) do the rest."""
+the sessions (`_session`) and their streams (`_stream`, `_stream_state`) do the rest."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The recording proxy's exchange, one request forwarded to the target and its answer, as a state machine.
 
-Sans-IO, as h11: the shell (`http/_record.py`) tells an `Exchange` what happened and when (the answer's
+Sans-IO, as h11: the shell (`_record`) tells an `Exchange` what happened and when (the answer's
 head, a piece of it, its end, a timer, the target's connection breaking, the client leaving), and does what it
 answers, in order. `TRANSITIONS` is the whole of it: a phase and an event give the next phase and the step that
 says what to do; a pair it does not list changes nothing (a timer of a phase left behind, say).
@@ -93,7 +93,7 @@ Unkept = namedtuple("Unkept", "size stream at get reply read_whole", defaults=(F
 Cut = namedtuple("Cut", "request_id at")
 Unreached = namedtuple("Unreached", "request_id status text")
 Refused = namedtuple("Refused", "request_id")
-# What the target showed of itself (`streamable`'s framing_seen, session_error_seen, error_status_seen), and
+# What the target showed of itself (`_streamable`'s framing_seen, session_error_seen, error_status_seen), and
 # what went wrong with it, for the recording's last words ("{target}": its URL).
 Framing = namedtuple("Framing", "status message events")
 SessionErrors = namedtuple("SessionErrors", "errors")

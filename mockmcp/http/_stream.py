@@ -1,6 +1,6 @@
 """The streams of replay's HTTP endpoint, what they write, and what they share: what one call writes and which
 streams hold which connection (`Wire`), and the events kept to resume from (`Resumable`). A `Stream` keeps the
-state `stream_state` gives it and carries out the effects it names."""
+state `_stream_state` gives it and carries out the effects it names."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ class Stream:
         return self.state in SILENT
 
     def step(self, event: str, data: Any = b"") -> None:
-        """Take the event (`data`: the message, or the connection it is resumed on) as `stream_state` says."""
+        """Take the event (`data`: the message, or the connection it is resumed on) as `_stream_state` says."""
         self.state, effects = step(self.state, event)
         for effect in effects:
             self._do(effect, data)
