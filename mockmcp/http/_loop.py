@@ -342,6 +342,8 @@ class LoopServer:
     """A listening socket, its connections and timers, served on one event loop until stopped; the Host and Origin
     names its requests may carry."""
 
+    path = "/"
+
     def __init__(
         self, listen: tuple[str, int], allow_hosts: Iterable[str] = (), held_budget: int = HELD_BUDGET
     ) -> None:
@@ -371,6 +373,11 @@ class LoopServer:
         host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The URL of what it serves (`path`: its endpoint's, in a subclass that has one)."""
+        return self.origin + self.path
 
     def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         raise NotImplementedError

@@ -423,10 +423,6 @@ class RecordingProxy(LoopServer):
             return name, self.origin.encode("ascii") + value[len(origin) :]
         return name, value
 
-    @property
-    def url(self) -> str:
-        return self.origin + self.path
-
     def learn(self, facts: dict[str, Any]) -> None:
         """Note how the target frames its answers; journaled whenever that changes (a later note wins)."""
         changed = {key: value for key, value in facts.items() if self.http.get(key) != value}

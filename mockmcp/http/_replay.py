@@ -58,10 +58,6 @@ class HttpReplay(LoopServer):
             serving, frozenset(self.allowed), bounds, path, Hooks(unread=lambda conn: len(conn.out))
         )
 
-    @property
-    def url(self) -> str:
-        return self.origin + self.path
-
     def handle(self, writer: Connection, request: Request, body: bytes) -> None:
         target = request.target.decode("latin-1")
         self._carry_out(self.endpoint.request(writer, request.method, target, request.fields, body))
