@@ -39,22 +39,12 @@ from typing import Any, NamedTuple
 import pytest
 
 from mockmcp.cassette.store import loads
+from mockmcp.engine.actions import Note
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.report import KEPT_MISSES, Report
-from mockmcp.http._endpoint import (
-    TURN,
-    Drop,
-    End,
-    Endpoint,
-    Event,
-    Hooks,
-    Later,
-    Note,
-    Open,
-    Out,
-    Respond,
-    SessionParts,
-)
+from mockmcp.http._endpoint import Endpoint, Hooks, SessionParts
+from mockmcp.http._session import TURN
+from mockmcp.http._stream import Drop, End, Event, Later, Open, Out, Respond
 from mockmcp.http._streamable import KEEPALIVE_COMMENT, LOOPBACK, Answer
 from mockmcp.options import Bounds
 

@@ -4,6 +4,7 @@ over real sockets: tests/test_http_record*.py, test_http_cut.py, test_http_upstr
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -418,7 +419,7 @@ def test_a_conversation(name: str) -> None:
     request, steps, phase = CONVERSATIONS[name]
     machine = Exchange(request, BOUNDS)
     for call, expected in steps:
-        assert getattr(machine, call[0])(*call[1:]) == expected, call
+        assert getattr(machine, call[0], functools.partial(machine.on, call[0]))(*call[1:]) == expected, call
     assert machine.phase == phase
 
 
@@ -462,8 +463,13 @@ def test_what_it_holds_stays_bounded_however_long_the_answer() -> None:
     for fields, framing in ((JSON, b""), (SSE, b"data: ")):
         machine = Exchange(POST, BOUNDS)
         machine.head(200, fields, 0.0)
-        machine.data(framing, 0.0)
+        machine.on("data", framing, 0.0)
         for _ in range(1000):
-            machine.data(b"x" * 7, 0.1)
+            machine.on("data", b"x" * 7, 0.1)
             machine.flush()
             assert machine.held() <= BOUNDS.kept_bytes + 7
+
+
+def test_an_event_no_row_names_is_refused_rather_than_ignored() -> None:
+    with pytest.raises(ValueError, match="an exchange takes no 'ended'"):
+        Exchange(POST, BOUNDS).on("ended", 1.0)

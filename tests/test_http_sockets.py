@@ -132,9 +132,14 @@ def test_a_protocol_error_of_our_own_is_reported_not_swallowed(capsys: pytest.Ca
 def test_an_sse_event_with_several_lines_arrives_whole(data: bytes) -> None:
     expected = data.replace(b"\r\n", b"\n").rstrip(b"\n")
     encoded = sse_event(data)
-    assert SseEvents().feed(encoded) == [expected]
+    assert _data(SseEvents(), encoded) == [expected]
     events = SseEvents()  # however the chunks fall
-    assert [e for i in range(len(encoded)) for e in events.feed(encoded[i : i + 1])] == [expected]
+    assert [e for i in range(len(encoded)) for e in _data(events, encoded[i : i + 1])] == [expected]
+
+
+def _data(events: SseEvents, chunk: bytes) -> list[bytes | int]:
+    """The data of the events the chunk completes."""
+    return [data for _id, data in events.events(chunk)]
 
 
 def _get(port: int) -> bytes:
@@ -175,7 +180,7 @@ def test_sse_events_with_any_line_ending_however_the_chunks_fall(ending: bytes) 
     )
     for cut in range(len(stream) + 1):  # every place a chunk may end, between CR and LF too
         events = SseEvents()
-        assert events.feed(stream[:cut]) + events.feed(stream[cut:]) == [b"{}", b"a\nb"]
+        assert _data(events, stream[:cut]) + _data(events, stream[cut:]) == [b"{}", b"a\nb"]
 
 
 @pytest.mark.parametrize(

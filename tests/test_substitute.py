@@ -33,7 +33,8 @@ from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor, Substitutions
 from mockmcp.engine.replay import Replay, Send
 from mockmcp.errors import UsageError
-from mockmcp.http._endpoint import Endpoint, Respond, SessionParts
+from mockmcp.http._endpoint import Endpoint, SessionParts
+from mockmcp.http._stream import Respond
 from mockmcp.http._streamable import LOOPBACK
 
 # --- the words ---------------------------------------------------------------------------------------

@@ -13,16 +13,15 @@ Attaches at the command line (`replay --http`, `record --http-target`), `wrap`'s
   _attribution   which recorded session a message through the proxy belongs to
   _record        the recording proxy: client and target connections carrying out the exchange
   _loop          the one selectors event loop: non-blocking sockets, timers, the signal descriptor
-  _http11, _request  HTTP/1.1 by h11 on every side; a request read whole
-  _many          several servers (proxies, replays) in one process, a loop each
+  _http11       HTTP/1.1 by h11 on every side: limits, the listener, a request and a response as read
+  _many          serving until a signal: one server on this thread, or several (proxies, replays), a loop each
 """
 
 from __future__ import annotations
 
 from mockmcp.http._endpoint import SessionParts
-from mockmcp.http._http11 import serve_until_signalled
 from mockmcp.http._loop import LoopServer
-from mockmcp.http._many import serve_together
+from mockmcp.http._many import serve_together, serve_until_signalled
 from mockmcp.http._record import ProxyOptions, RecordingProxy
 from mockmcp.http._replay import HttpReplay
 

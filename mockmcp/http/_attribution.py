@@ -20,7 +20,6 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from mockmcp._wire import protocol
-from mockmcp.http._streamable import modern
 
 __all__ = ["Attribution", "UNTIED_KEPT", "initializes"]
 
@@ -55,7 +54,7 @@ class Attribution:
             session_id = headers.get(protocol.SESSION_HEADER)
             if session_id is not None and session_id in self.sessions:
                 return self.sessions[session_id]
-            if modern(headers, message):
+            if protocol.speaks_stateless(message, headers.get("mcp-protocol-version")):
                 if self.stateless is None:
                     self.stateless = self._new()
                 return self.stateless

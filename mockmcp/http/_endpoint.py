@@ -1,7 +1,7 @@
 """Replay's Streamable HTTP endpoint, sans-IO: each whole request with the connection it came on, each connection
 closed and each timer fired in; what to write out (`Out`), in order. A connection is an opaque key (a string in the
 tests), so every rule is a row of a table test. Here: admission, which session a request belongs to, GET and DELETE;
-the sessions (`endpoint_session`) and their streams (`endpoint_stream`, `stream_state`) do the rest."""
+the sessions (`_session`) and their streams (`_stream`, `_stream_state`) do the rest."""
 
 from __future__ import annotations
 
@@ -18,25 +18,12 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.engine.replay import Replay
 from mockmcp.engine.report import Report
 from mockmcp.engine.selection import Recordings
-from mockmcp.http._session import PACED, TURN, LiveSession
-from mockmcp.http._stream import Drop, End, Event, Later, Open, Out, Respond, Resumable, Shared, Wire
-from mockmcp.http._streamable import Answer, Framing, admit, batch_refusal, error_body, modern, session_error
+from mockmcp.http._session import PACED, LiveSession
+from mockmcp.http._stream import Later, Out, Respond, Resumable, Shared, Wire
+from mockmcp.http._streamable import Answer, Framing, admit, batch_refusal, error_body, session_error
 from mockmcp.options import BOUNDS, Bounds
 
-__all__ = [
-    "Drop",
-    "End",
-    "Endpoint",
-    "Event",
-    "Hooks",
-    "Later",
-    "Note",
-    "Open",
-    "Out",
-    "Respond",
-    "SessionParts",
-    "TURN",
-]
+__all__ = ["Endpoint", "Hooks", "SessionParts"]
 
 IDLE = "idle"  # (IDLE, n): the `Later` token's job that ends the session if it did nothing since its n-th step
 
@@ -219,7 +206,7 @@ class Endpoint:
             if found is None:
                 self._say(Respond(conn, session_error(self.shared.framing, "unknown")))
             return found
-        if modern(headers, message) and not self.sessions_only:
+        if protocol.speaks_stateless(message, headers.get("mcp-protocol-version")) and not self.sessions_only:
             if self.stateless is None:
                 self.stateless = self._new_session(None)
             return self.stateless
@@ -253,18 +240,17 @@ class Endpoint:
         if "text/event-stream" not in headers.get("accept", ""):
             self._say(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
             return
-        session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
         # A server whose events had ids kept them to resume from, unless it was seen refusing GET.
         resuming = "last-event-id" in headers and framing.event_ids and framing.get_stream is not False
         if not self.get_stream and not resuming:
             text = "Method Not Allowed: the recorded server offered no GET stream"
             if framing.get_stream is None:
                 text = "Method Not Allowed: this cassette has no unsolicited server messages"
-            body = error_body(None, jsonrpc.INVALID_REQUEST, text)
+            body = error_body(text)
             self._say(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
             return
+        session = self._named(conn, headers)
         if session is None:
-            self._no_session(conn, headers)
             return
         self.touch(session)
         if resuming and session.ids is not None:
@@ -274,18 +260,19 @@ class Endpoint:
         else:
             session.open_get(conn)
 
-    def _no_session(self, conn: Any, headers: dict[str, str]) -> None:
-        """The session error for a GET or DELETE naming no live session: a missing id, or an unknown one."""
-        missing = "missing" if protocol.SESSION_HEADER not in headers else "unknown"
-        self._say(Respond(conn, session_error(self.shared.framing, missing)))
-
-    def _delete(self, conn: Any, headers: dict[str, str]) -> None:
+    def _named(self, conn: Any, headers: dict[str, str]) -> LiveSession | None:
+        """The live session a GET or DELETE names; else its session error (a missing id, or an unknown one)."""
         session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
         if session is None:
-            self._no_session(conn, headers)
-            return
-        self.end(session)
-        self._say(Respond(conn, Answer(200)))
+            missing = "missing" if protocol.SESSION_HEADER not in headers else "unknown"
+            self._say(Respond(conn, session_error(self.shared.framing, missing)))
+        return session
+
+    def _delete(self, conn: Any, headers: dict[str, str]) -> None:
+        session = self._named(conn, headers)
+        if session is not None:
+            self.end(session)
+            self._say(Respond(conn, Answer(200)))
 
     def _say(self, out: Out) -> None:
         self.shared.wire.add(out)

@@ -1,6 +1,6 @@
 """The recording proxy's exchange, one request forwarded to the target and its answer, as a state machine.
 
-Sans-IO, as h11: the shell (`http/_record.py`) tells an `Exchange` what happened and when (the answer's
+Sans-IO, as h11: the shell (`_record`) tells an `Exchange` what happened and when (the answer's
 head, a piece of it, its end, a timer, the target's connection breaking, the client leaving), and does what it
 answers, in order. `TRANSITIONS` is the whole of it: a phase and an event give the next phase and the step that
 says what to do; a pair it does not list changes nothing (a timer of a phase left behind, say).
@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from mockmcp._wire import jsonrpc, protocol
 from mockmcp.http._sse import SseEvents
-from mockmcp.http._streamable import session_error_seen
+from mockmcp.http._streamable import request_ids, session_error_seen
 from mockmcp.options import Bounds
 from mockmcp.record import CLIENT, SERVER
 
@@ -31,9 +31,8 @@ STREAMED = "streamed"  # a body longer than that (or than what is kept), passing
 EVENTS = "events"  # an SSE stream, passing as it comes, journaled event by event
 DONE = "done"
 
-# What happens to an exchange (the shell's calls: `head`, `data`, `end`, `late`, `stalled`, `failed`, `left`,
-# `dropped`; `grown` and `gave up` follow from a piece of data).
-# The table: (phase, event) -> (next phase, the step that says what to do).
+# What happens to an exchange (the shell's calls: `head`, `stalled`, `failed`, and `on` the others; `grown` and
+# `gave up` follow from a piece of data). The table: (phase, event) -> (next phase, the step that says what to do).
 TRANSITIONS: dict[tuple[str, str], tuple[str, str]] = {
     (SENT, "head: a body"): (WHOLE, "gather"),
     (SENT, "head: a stream"): (EVENTS, "relay"),
@@ -65,6 +64,7 @@ TRANSITIONS: dict[tuple[str, str], tuple[str, str]] = {
     (EVENTS, "gave up"): (DONE, "give_up"),  # ... until after_gone_bytes or the upstream timeout
     (EVENTS, "dropped"): (DONE, "drop"),  # the GET stream's client left: closed on the target too
 }
+_EVENTS = {event for _phase, event in TRANSITIONS}
 
 
 # --- what the shell does, in the order given ----------------------------------------------------------------
@@ -93,7 +93,7 @@ Unkept = namedtuple("Unkept", "size stream at get reply read_whole", defaults=(F
 Cut = namedtuple("Cut", "request_id at")
 Unreached = namedtuple("Unreached", "request_id status text")
 Refused = namedtuple("Refused", "request_id")
-# What the target showed of itself (`streamable`'s framing_seen, session_error_seen, error_status_seen), and
+# What the target showed of itself (`_streamable`'s framing_seen, session_error_seen, error_status_seen), and
 # what went wrong with it, for the recording's last words ("{target}": its URL).
 Framing = namedtuple("Framing", "status message events")
 SessionErrors = namedtuple("SessionErrors", "errors")
@@ -105,8 +105,6 @@ Part = Any  # a Start, bytes, or END
 
 
 class Asked(NamedTuple):
-    """What an exchange needs of its request."""
-
     method: bytes
     headers: dict[str, str]
     message: Any  # the JSON-RPC message POSTed (None: none, or not JSON)
@@ -117,10 +115,9 @@ class Asked(NamedTuple):
 
 
 def asked(method: bytes, headers: dict[str, str], message: Any) -> Asked:
-    """The `Asked` of a request forwarded."""
     get, named = method == b"GET", isinstance(message, dict) and "method" in message
     listen = named and message.get("method") == protocol.LISTEN
-    ids = tuple(_request_ids(message))
+    ids = tuple(request_ids(message))
     return Asked(method, headers, message, get, not get and not listen, message.get("id") if named else None, ids)
 
 
@@ -144,7 +141,10 @@ class Exchange:
         self.last_byte = 0.0  # when the last byte of a body came (a stream may pause; a body must keep coming)
         self.gone: tuple[float, int] | None = None  # when the client left, and the bytes read since
 
-    def _on(self, event: str, *args: Any) -> list[Action]:
+    def on(self, event: str, *args: Any) -> list[Action]:
+        """An event of the table (those the shell calls by name: data, end, late, left, dropped); what to do."""
+        if event not in _EVENTS:
+            raise ValueError(f"an exchange takes no {event!r}")
         row = TRANSITIONS.get((self.phase, event))
         if row is None:
             return []
@@ -157,19 +157,9 @@ class Exchange:
         """The answer's head came (`fields`: its headers by lowercase name)."""
         kind = fields.get("content-type", "")
         length = fields.get("content-length") if "transfer-encoding" not in fields else None
-        self.answer, self.began = (status, kind.startswith("application/json"), _latin1(length)), now
-        return self._on("head: a stream" if kind.startswith("text/event-stream") else "head: a body", now)
-
-    def data(self, chunk: bytes, now: float) -> list[Action]:
-        return self._on("data", chunk, now)
-
-    def end(self, now: float) -> list[Action]:
-        """The target's answer is all read."""
-        return self._on("end", now)
-
-    def late(self) -> list[Action]:
-        """The upstream timeout has passed since the request was sent."""
-        return self._on("late")
+        length_bytes = None if length is None else length.encode("latin-1")
+        self.answer, self.began = (status, kind.startswith("application/json"), length_bytes), now
+        return self.on("head: a stream" if kind.startswith("text/event-stream") else "head: a body", now)
 
     def stalled(self, now: float, paused: bool) -> list[Action]:
         """The timer of a body (`Wait`): stalled when nothing came for the upstream timeout (`paused`: the
@@ -181,7 +171,7 @@ class Exchange:
         quiet = now - self.last_byte
         if quiet < self.bounds.upstream_timeout:
             return [Wait(self.bounds.upstream_timeout - quiet)]
-        return self._on("stalled", now)
+        return self.on("stalled", now)
 
     def failed(self, now: float, error: str, why: str, heard: bool, broke: bool, stale: bool) -> list[Action]:
         """The answer cannot be read further: `heard`, the target had said something of it; `broke`, its
@@ -189,18 +179,10 @@ class Exchange:
         if self.phase == DONE:
             return []
         if stale:
-            return self._on("stale")
+            return self.on("stale")
         trouble = f"the connection to {{target}} broke: {why}" if heard else f"could not reach {{target}}: {why}"
         trouble += "" if heard else " (the host got 502 Bad Gateway)"
-        return [Trouble(trouble), *self._on("broke" if broke and self.phase != SENT else "failed", now, error)]
-
-    def left(self, now: float) -> list[Action]:
-        """The client closed the connection of a POST (a GET's: `dropped`)."""
-        return self._on("left", now)
-
-    def dropped(self) -> list[Action]:
-        """The client left its GET stream."""
-        return self._on("dropped")
+        return [Trouble(trouble), *self.on("broke" if broke and self.phase != SENT else "failed", now, error)]
 
     def resumed(self, now: float) -> None:
         """The target's connection is read again (a slow client caught up): a body's quiet starts now."""
@@ -238,7 +220,7 @@ class Exchange:
         self.size += len(chunk)
         self.body += chunk
         if self.size > min(self.bounds.whole_bytes, self.bounds.kept_bytes):
-            return self._on("grown")
+            return self.on("grown")
         return []
 
     def _stream(self) -> list[Action]:
@@ -262,7 +244,7 @@ class Exchange:
         if self.gone is not None:  # the client left: the rest is read for the cassette, not without end
             self.gone = (self.gone[0], self.gone[1] + len(chunk))
             if self.gone[1] > self.bounds.after_gone_bytes or now - self.gone[0] > self.bounds.upstream_timeout:
-                return self._on("gave up", now)
+                return self.on("gave up", now)
         self.outgoing.append(chunk)
         if self.events.between():
             self.began = now
@@ -428,16 +410,6 @@ def _answered(x: Exchange, body: bytes) -> list[Action]:
     elif answers and status >= 400:
         out.append(ErrorStatus(status, body, message))
     return out
-
-
-def _latin1(text: str | None) -> bytes | None:
-    return None if text is None else text.encode("latin-1")
-
-
-def _request_ids(message: Any) -> list[Any]:
-    """The ids of the requests a POST carried: its request's, or a batch's requests'."""
-    messages = message if isinstance(message, list) else [message]
-    return [m["id"] for m in messages if jsonrpc.classify(m).kind == jsonrpc.REQUEST]
 
 
 def _replies_to(data: bytes, request_id: Any) -> bool:

@@ -1,34 +1,35 @@
-"""HTTP/1.1 plumbing shared by the HTTP shells (on `http_loop`'s event loop): limits, TCP_NODELAY, the
-listening socket and the names it answers to, the one way a connection answers (`Responder`), and
-`serve_until_signalled` (the loop watches the signal descriptor, so nothing is raised into it).
+"""HTTP/1.1 plumbing shared by the HTTP shells: limits, TCP_NODELAY, the names a machine answers to, and a
+request and a response as the shells see them from what h11 read: headers by name, a repeated request header's
+values joined (RFC 9110's rule for list fields, so that of two Origin headers neither goes unchecked).
 """
 
 from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from typing import Any, Protocol
+from typing import NamedTuple
 
 import h11
 
-from mockmcp.http._streamable import LOOPBACK
-from mockmcp.stdio.toolkit import Signals
-
 __all__ = [
     "IDLE_TIMEOUT",
-    "Listener",
     "MAX_BODY",
+    "MAX_HEAD",
     "OUT_OF_RESOURCES",
     "REQUEST_TIMEOUT",
-    "Responder",
+    "Request",
+    "Response",
     "TOO_LARGE",
+    "WILDCARD",
     "no_delay",
+    "own_addresses",
     "reason_of",
-    "serve_until_signalled",
+    "request_of",
+    "response_of",
 ]
 
+MAX_HEAD = 64 << 10  # bytes a head may have while incomplete (h11 answers a request's with 431 beyond)
 MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
 IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
 REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive whole, from its first byte
@@ -36,6 +37,40 @@ REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive w
 OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} bytes"
 WILDCARD = frozenset({"0.0.0.0", "::", ""})
+
+
+class Request(NamedTuple):
+    method: bytes
+    target: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order, as h11 gives them
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header's values joined by ", ")
+
+
+class Response(NamedTuple):
+    status: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header keeps its last)
+
+
+def request_of(event: h11.Request) -> Request:
+    headers = _headers(event)
+    fields: dict[str, str] = {}
+    for name, value in headers:
+        key, text = name.decode("latin-1"), value.decode("latin-1")
+        fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return Request(event.method, event.target, headers, fields)
+
+
+def response_of(event: h11.Response) -> Response:
+    headers = _headers(event)
+    fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+    return Response(event.status_code, bytes(event.reason), headers, fields)
+
+
+def _headers(event: h11.Request | h11.Response) -> list[tuple[bytes, bytes]]:
+    # What iterating the event's headers gives (names lowercase), in a third of the time: it runs per request.
+    return [(name.lower(), value) for name, value in event.headers.raw_items()]
 
 
 def own_addresses() -> set[str]:
@@ -62,81 +97,9 @@ def no_delay(sock: socket.socket) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-class Responder:
-    """What a connection answers with: `respond` sends a whole response through the connection's own `send`."""
-
-    def send(self, *events: Any) -> None:
-        raise NotImplementedError
-
-    def respond(
-        self,
-        status: int,
-        body: bytes = b"",
-        content_type: str = "application/json",
-        headers: Iterable[tuple[str, str]] = (),
-    ) -> None:
-        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
-        self.send_whole(status, fields, body)
-
-    def send_whole(
-        self,
-        status: int,
-        fields: list[tuple[str, str]] | list[tuple[bytes, bytes]],
-        body: bytes,
-        reason: bytes | None = None,
-    ) -> None:
-        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
-        (the TypeScript SDK shows it in its errors)."""
-        head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
-        self.send(head, h11.Data(data=body), h11.EndOfMessage())
-
-
 def reason_of(status: int) -> bytes:
     """The usual reason phrase of an HTTP status ("OK", "Bad Gateway"), empty for a status without one."""
     try:
         return HTTPStatus(status).phrase.encode("ascii")
     except ValueError:
         return b""
-
-
-class Listener:
-    """A listening socket, the Host and Origin names its requests may carry, and its URL's origin."""
-
-    def __init__(self, listen: tuple[str, int], allow_hosts: Iterable[str] = ()) -> None:
-        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
-        self.socket = socket.create_server(listen, family=family, backlog=128)
-        self.host, self.port = listen[0], self.socket.getsockname()[1]
-        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
-        own = own_addresses() if self.host in WILDCARD else set()
-        self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
-
-    @property
-    def origin(self) -> str:
-        """Where a client reaches the server (loopback when bound to every interface)."""
-        host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
-
-
-class _Serving(Protocol):
-    def serve_forever(self, signals: Signals | None = None) -> None: ...
-
-    def stop_accepting(self) -> None: ...
-
-
-def serve_until_signalled(
-    server: _Serving, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
-) -> int:
-    """Serve until SIGINT or SIGTERM, then stop accepting; returns the signal's number. `ready` runs once the
-    signals are caught (a SIGTERM sent the moment it says where it listens still ends serving), `after` once
-    serving stopped, signals still caught (a second one may cut a wait short, never a save)."""
-    with Signals() as signals:
-        if ready is not None:
-            ready()
-        try:
-            server.serve_forever(signals)
-        finally:
-            server.stop_accepting()
-        if after is not None:
-            after(signals)
-    return signals.received or 0

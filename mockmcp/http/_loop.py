@@ -1,25 +1,11 @@
 """HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
 
-`LoopServer` accepts connections and reads requests with h11 (one `h11.Connection` per client
-connection, one request at a time); each whole request goes to `handle(connection, request, body)`
-as a `Request`, which answers at once or later (an SSE stream stays open and is written whenever
-the loop has its next event), with `respond` or h11 events through `send`. `call_later` puts a
-timer on the loop. Writes never block: what the socket does not take waits in the connection's
-buffer and goes out when the socket is writable; a connection whose client reads slowly stops being
-read (its own requests wait) and stalls no other client. The loop watches the descriptor of
-`toolkit.Signals` beside the sockets: SIGINT and SIGTERM, or `stop_accepting()` from another
-thread, end it.
-
-Chosen over asyncio: the same shape as replay's stdio loop (a poll, a timer heap, a signal
-descriptor), no import cost for the stdio path, and h11 already turns bytes into events, so the
-loop has only descriptors and timers to look after.
-
-Limits: a body over `MAX_BODY` gets 413, malformed HTTP 400 (both then close); a connection
-that sends nothing for `IDLE_TIMEOUT` between requests or within one is closed, and a request not
-whole within `REQUEST_TIMEOUT` of its first byte gets 408 and the connection closes (so a client
-trickling a byte at a time cannot hold a connection); what requests not yet whole hold together is
-bounded by the server's `held_budget` (large ones beyond it wait, the earliest going on); running out
-of descriptors pauses accepting briefly instead of stopping the server.
+`LoopServer.handle(connection, request, body)` gets each whole request and answers it at once or later (an
+SSE stream is written as its events come). Writes never block: what the socket does not take waits in the
+connection's buffer, and a connection whose client reads slowly is not read meanwhile, stalling no other.
+Limits: 413 for a body over `MAX_BODY`, 400 for malformed HTTP; a connection silent for `IDLE_TIMEOUT` is
+closed, a request not whole within `REQUEST_TIMEOUT` gets 408; what requests not yet whole hold together
+is bounded by `held_budget`; running out of descriptors pauses accepting, never stops the server.
 """
 
 from __future__ import annotations
@@ -33,6 +19,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import h11
@@ -40,14 +27,18 @@ import h11
 from mockmcp.http._http11 import (
     IDLE_TIMEOUT,
     MAX_BODY,
+    MAX_HEAD,
     OUT_OF_RESOURCES,
     REQUEST_TIMEOUT,
     TOO_LARGE,
-    Listener,
-    Responder,
+    WILDCARD,
+    Request,
     no_delay,
+    own_addresses,
+    reason_of,
+    request_of,
 )
-from mockmcp.http._request import MAX_HEAD, Request, request_of
+from mockmcp.http._streamable import LOOPBACK
 from mockmcp.stdio.spool import Spool
 from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals
 
@@ -75,17 +66,17 @@ def rewatch(
     return new
 
 
+@dataclass(slots=True)
 class Reading:
     """The request a connection is reading, as the server's clocks and budget see it."""
 
-    def __init__(self) -> None:
-        self.began: float | None = None  # when its first byte came
-        self.held = 0  # bytes received and not yet handed over as a request (the server's budget)
-        self.waited = 0.0  # seconds it waited for budget, before it was read again
-        self.starved_since: float | None = None  # since when it waits for budget (None: it does not)
+    began: float | None = None  # when its first byte came
+    held: int = 0  # bytes received and not yet handed over as a request (the server's budget)
+    waited: float = 0.0  # seconds it waited for budget, before it was read again
+    starved_since: float | None = None  # since when it waits for budget (None: it does not)
 
 
-class Connection(Responder):
+class Connection:
     """One client connection: h11's state for it, the request being read, what waits to be written."""
 
     def __init__(self, server: LoopServer, sock: socket.socket) -> None:
@@ -127,9 +118,17 @@ class Connection(Responder):
             else:  # a pipelined request is read on the loop's next turn, not inside this answer
                 self.server.call_later(0.0, self._next_cycle)
 
-    def abort(self) -> None:
-        """Drop the connection mid-message, as a server that dies does."""
-        self.close()
+    def respond(
+        self, status: int, body: bytes = b"", content_type: str = "application/json", headers: Iterable[Any] = ()
+    ) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.send_whole(status, fields, body)
+
+    def send_whole(self, status: int, fields: list[Any], body: bytes, reason: bytes | None = None) -> None:
+        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
+        (the TypeScript SDK shows it in its errors)."""
+        head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
+        self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
     def _write(self) -> None:
         while self.out:
@@ -172,12 +171,11 @@ class Connection(Responder):
         self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
 
     def close(self) -> None:
+        """Close, or drop mid-message as a server that dies does."""
         if self.broken:
             return
+        self.interest = rewatch(self.server.selector, self.sock, self.interest, 0, self._ready)
         self.broken = True
-        if self.interest:
-            self.server.selector.unregister(self.sock)
-            self.interest = 0
         self.server.connections.discard(self)
         self.server.budget.starved.discard(self)
         self.server.hold(self, 0)
@@ -319,7 +317,6 @@ class Connection(Responder):
 
 
 def _closing(response: h11.Response) -> h11.Response:
-    """The answer's head, saying `Connection: close`."""
     headers = [(name, value) for name, value in response.headers.raw_items() if name.lower() != b"connection"]
     return h11.Response(
         status_code=response.status_code, headers=[*headers, (b"connection", b"close")], reason=response.reason
@@ -333,22 +330,30 @@ _BUSY = (
 )
 
 
+@dataclass(slots=True)
 class Budget:
     """What requests not yet whole hold, all connections together, against the most they may hold (`limit`)."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.held = 0  # bytes of requests not yet whole, all connections together
-        self.starved: set[Connection] = set()  # connections not read for want of budget
+    limit: int
+    held: int = 0
+    starved: set[Connection] = field(default_factory=set)  # connections not read for want of budget
 
 
-class LoopServer(Listener):
-    """A listening socket, its connections and timers, served on one event loop until stopped."""
+class LoopServer:
+    """A listening socket, its connections and timers, served on one event loop until stopped; the Host and Origin
+    names its requests may carry."""
+
+    path = "/"
 
     def __init__(
         self, listen: tuple[str, int], allow_hosts: Iterable[str] = (), held_budget: int = HELD_BUDGET
     ) -> None:
-        super().__init__(listen, allow_hosts)
+        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
+        self.socket = socket.create_server(listen, family=family, backlog=128)
+        self.host, self.port = listen[0], self.socket.getsockname()[1]
+        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
+        own = own_addresses() if self.host in WILDCARD else set()
+        self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
         self.socket.setblocking(False)
         self.selector = selectors.DefaultSelector()
         self.connections: set[Connection] = set()
@@ -362,6 +367,18 @@ class LoopServer(Listener):
         # (`_refuse_one`).
         self._reserve: int | None = None
         self._refusing = False  # connections are being told 503 for want of descriptors
+
+    @property
+    def origin(self) -> str:
+        """Where a client reaches the server (loopback when bound to every interface)."""
+        host = self.host if self.host not in WILDCARD else ("::1" if ":" in self.host else "127.0.0.1")
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The URL of what it serves (`path`: its endpoint's, in a subclass that has one)."""
+        return self.origin + self.path
 
     def handle(self, connection: Connection, request: Request, body: bytes) -> None:
         raise NotImplementedError
@@ -401,11 +418,10 @@ class LoopServer(Listener):
 
     def serve_forever(self, signals: Signals | None = None) -> None:
         """Serve until `stop_accepting()`, or until a signal when given `signals`; then close the listener."""
-        wakeup = signals or self._wakeup
+        wakers = {signals or self._wakeup, self._wakeup}
         self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
-        self.selector.register(wakeup.fileno(), selectors.EVENT_READ, lambda _mask: wakeup.drain())
-        if signals is not None:
-            self.selector.register(self._wakeup.fileno(), selectors.EVENT_READ, lambda _mask: self._wakeup.drain())
+        for waker in wakers:
+            self.selector.register(waker.fileno(), selectors.EVENT_READ, lambda _mask, waker=waker: waker.drain())
         self.call_later(IDLE_TIMEOUT / 4, self._sweep)
         with contextlib.suppress(OSError):
             self._reserve = os.open(os.devnull, os.O_RDONLY)
@@ -414,7 +430,7 @@ class LoopServer(Listener):
                 self.turn()
         finally:
             # Unregistered, so that a descriptor number reused later (the loop may go on: `turn`) is no clash.
-            for fd in {self.socket.fileno(), wakeup.fileno(), self._wakeup.fileno()}:
+            for fd in {self.socket.fileno(), *(waker.fileno() for waker in wakers)}:
                 if fd >= 0 and fd in self.selector.get_map():
                     self.selector.unregister(fd)
             self.socket.close()
@@ -443,7 +459,7 @@ class LoopServer(Listener):
             self.notes.say("mockmcp: internal error (a bug in mockmcp; please report it):\n" + traceback.format_exc())
             serving = [getattr(callback, "__self__", None), *args]
             for connection in [c for c in self.connections if c in serving or c.conn.our_state is h11.ERROR]:
-                connection.abort()
+                connection.close()
 
     def _accept(self, _mask: int) -> None:
         for _ in range(64):  # a burst of connections, then the others' turn

@@ -1,9 +1,9 @@
-"""Several HTTP servers of mockmcp (recording proxies, replays) in one process, until SIGINT or SIGTERM.
+"""mockmcp's HTTP servers (recording proxies, replays) served until SIGINT or SIGTERM.
 
-Each `LoopServer` shares nothing with the others, so each runs its loop in a thread of its own; the
-main thread holds the signal handlers and waits on their descriptor. At a signal, or when a loop ends
-by itself, every server stops accepting, the threads are joined, and the caller finishes each server
-in the main thread (answers under way, recordings saved, reports). `mockmcp serve` runs this way.
+One server runs on this thread, its loop watching the signal descriptor, so nothing is raised into it.
+Several (`mockmcp serve`) share nothing, so each runs its loop in a thread of its own while this thread
+holds the signal handlers. At a signal, or when a loop ends by itself, every server stops accepting, and
+the caller finishes each on this thread (answers under way, recordings saved, reports).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from mockmcp.http._loop import LoopServer
 from mockmcp.stdio.toolkit import Signals
 
-__all__ = ["serve_together"]
+__all__ = ["serve_together", "serve_until_signalled"]
 
 
 def serve_together(
@@ -24,20 +24,35 @@ def serve_together(
     after: Callable[[Signals], None] | None = None,
 ) -> int:
     """Serve every server until SIGINT or SIGTERM; returns the signal's number (0: a loop ended by itself).
-    `after` finishes them with the signals still caught (a second one may cut a wait short, never the saves)."""
+    `ready` runs once the signals are caught (a SIGTERM sent the moment it says where it listens still ends
+    serving); `after` finishes them with the signals still caught (a second one may cut a wait short, never
+    the saves)."""
     with Signals() as signals:
-        threads = [threading.Thread(target=server.serve_forever, daemon=True) for server in servers]
-        for thread in threads:
-            thread.start()
         if ready is not None:
             ready()
-        while signals.received is None and all(thread.is_alive() for thread in threads):
-            select.select([signals.fileno()], [], [], 0.5)
-            signals.drain()
-        for server in servers:
-            server.stop_accepting()
+        alone = servers[0] if len(servers) == 1 else None
+        threads = [] if alone else [threading.Thread(target=server.serve_forever, daemon=True) for server in servers]
         for thread in threads:
-            thread.join(10.0)
+            thread.start()
+        try:
+            if alone is not None:
+                alone.serve_forever(signals)
+            else:
+                while signals.received is None and all(thread.is_alive() for thread in threads):
+                    select.select([signals.fileno()], [], [], 0.5)
+                    signals.drain()
+        finally:
+            for server in servers:
+                server.stop_accepting()
+            for thread in threads:
+                thread.join(10.0)
         if after is not None:
             after(signals)
     return signals.received or 0
+
+
+def serve_until_signalled(
+    server: LoopServer, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
+) -> int:
+    """One server, on this thread (see `serve_together`)."""
+    return serve_together([server], ready, after)

@@ -1,12 +1,9 @@
 """The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server.
 
-Every request goes on to the target as it came (less hop-by-hop headers, and `Accept-Encoding`, so bodies
-stay readable), after replay's Host/Origin check, on a connection the target left open when there is one;
-its answer comes back as it goes, every JSON-RPC message on the way journaled (redacted, tagged with its
-session by `core.attribution`; headers never). What an exchange does and when (a body whole or as it
-comes, events kept or only sized, 502/504, a cut) is `core.exchange`'s to say; this shell does the I/O:
-one loop (`http_loop.py`) for the clients' connections and the target's (h11's client side, TLS without
-blocking), the timeouts as its timers. A slow client pauses the reading of its own answer, no one else's.
+Each request goes to the target as it came (less hop-by-hop headers and `Accept-Encoding`, so bodies stay
+readable), on a kept connection when there is one; its answer comes back as it goes, every JSON-RPC message
+journaled (redacted, filed under its session by `_attribution`). What an exchange does and when is
+`_exchange`'s to say; this shell does the I/O on the one loop, h11's client side toward the target.
 """
 
 from __future__ import annotations
@@ -30,10 +27,9 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.http import _exchange as ex
 from mockmcp.http._attribution import Attribution
-from mockmcp.http._http11 import no_delay
+from mockmcp.http._http11 import MAX_HEAD, Response, no_delay, response_of
 from mockmcp.http._loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
-from mockmcp.http._request import MAX_HEAD, Response, response_of
-from mockmcp.http._streamable import error_status_seen, foreign, framing_seen, wrong_target
+from mockmcp.http._streamable import error_status_seen, framing_seen, misdirected
 from mockmcp.options import BOUNDS, Bounds
 from mockmcp.record import CLIENT, Journal
 
@@ -58,8 +54,7 @@ _OPENING = (b"{", b"[")
 
 
 def _passed(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """The headers that pass the proxy, in order and as often as they came (less `_HOP`), as bytes:
-    h11 writes a str as ASCII, and a value may hold obs-text."""
+    """The headers that pass, in order and as often as they came; bytes, as a value may hold obs-text."""
     return [(name, value) for name, value in headers if name not in _HOP]
 
 
@@ -103,33 +98,29 @@ class _Upstream:
             self._watch((selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0))
 
     def _ready(self, _mask: int) -> None:
-        try:
-            if not self.connected:
-                code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                if code:
-                    raise OSError(code, f"cannot connect to {self.proxy.target.parts.netloc}: {os.strerror(code)}")
-                self.connected = True
-                if self.proxy.target.tls is not None:
-                    self.sock = self.proxy.target.tls.wrap_socket(
-                        self.sock, server_hostname=self.proxy.target.parts.hostname, do_handshake_on_connect=False
-                    )
-                    self.handshaking = True
-            if self.handshaking:
-                try:
-                    self.sock.do_handshake()  # type: ignore[attr-defined]
-                except ssl.SSLWantReadError:
-                    self._watch(selectors.EVENT_READ)
-                    return
-                except ssl.SSLWantWriteError:
-                    self._watch(selectors.EVENT_WRITE)
-                    return
-                self.handshaking = False
-            self._flush()
-            self._read()
-        except OSError as exc:  # ssl.SSLError is one too
-            self.fail(exc, broke=True)
-            return
-        self._refresh()
+        if self._guarded(self._step):
+            self._refresh()  # (nothing while the handshake waits: it watched what it needs)
+
+    def _step(self) -> None:
+        if not self.connected:
+            code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                raise OSError(code, f"cannot connect to {self.proxy.target.parts.netloc}: {os.strerror(code)}")
+            self.connected = True
+            if self.proxy.target.tls is not None:
+                self.sock = self.proxy.target.tls.wrap_socket(
+                    self.sock, server_hostname=self.proxy.target.parts.hostname, do_handshake_on_connect=False
+                )
+                self.handshaking = True
+        if self.handshaking:
+            try:
+                self.sock.do_handshake()  # type: ignore[attr-defined]
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as exc:
+                self._watch(selectors.EVENT_READ if isinstance(exc, ssl.SSLWantReadError) else selectors.EVENT_WRITE)
+                return
+            self.handshaking = False
+        self._flush()
+        self._read()
 
     def _flush(self) -> None:
         while self.out:
@@ -186,13 +177,8 @@ class _Upstream:
         if conn.our_state is h11.DONE:  # a kept connection (`reusable`): its next exchange
             conn.start_next_cycle()
         self.out += b"".join([conn.send(event) or b"" for event in request])
-        if self.connected and not self.handshaking:
-            try:
-                self._flush()
-            except OSError as exc:
-                self.fail(exc, broke=True)
-                return
-        self._refresh()
+        if not (self.connected and not self.handshaking) or self._guarded(self._flush):
+            self._refresh()
 
     def pause(self) -> None:
         """Read no more from the target until `resume` (its client reads slowly)."""
@@ -203,13 +189,17 @@ class _Upstream:
         if self.paused and not self.closed:
             self.paused = False
             self._events()  # what h11 holds already
-            if not self.closed and not self.paused:
-                try:
-                    self._read()
-                except OSError as exc:
-                    self.fail(exc, broke=True)
-                    return
-            self._refresh()
+            if self.closed or self.paused or self._guarded(self._read):
+                self._refresh()
+
+    def _guarded(self, step: Callable[[], None]) -> bool:
+        """Run a step of the socket's I/O; False when the connection failed on it (the exchange told)."""
+        try:
+            step()
+        except OSError as exc:  # ssl.SSLError is one too
+            self.fail(exc, broke=True)
+            return False
+        return True
 
     def reusable(self) -> bool:
         """Whether the answer ended with the connection kept open (nothing after it) and the request all sent."""
@@ -248,12 +238,9 @@ class _Exchange:
         self.kept: list[tuple[bytes, bytes]] = []  # the answer's headers, as its client gets them
 
     def begin(self) -> None:
-        proxy, asked = self.proxy, self.machine.request
-        if asked.get:
-            proxy.streams[self.client] = self
-        else:
-            proxy.answering += asked.awaited
-            proxy.posts.setdefault(self.client, []).append(self)
+        proxy = self.proxy
+        proxy.answering += self.machine.request.awaited  # (never a GET's)
+        proxy.relaying.setdefault(self.client, []).append(self)
         proxy.call_later(proxy.bounds.upstream_timeout, _timer, weakref.ref(self), _Exchange.late)  # 504 after
         self._send()
 
@@ -274,17 +261,17 @@ class _Exchange:
         self.do(self.machine.head(response.status, response.fields, time.monotonic()))
 
     def data(self, chunk: bytes) -> None:
-        self.do(self.machine.data(chunk, time.monotonic()))
+        self.do(self.machine.on("data", chunk, time.monotonic()))
         self.proxy.peak = max(self.proxy.peak, self.machine.held() + len(self.client.out))
 
     def end(self, upstream: _Upstream) -> None:
         """The target's answer is all read: the connection goes back to the pool before the client sees this
         answer end, so that the client's next request finds it."""
         self.proxy.release(upstream)
-        self.do(self.machine.end(time.monotonic()))
+        self.do(self.machine.on("end", time.monotonic()))
 
     def late(self) -> None:
-        self.do(self.machine.late())
+        self.do(self.machine.on("late"))
 
     def stalled(self) -> None:
         paused = self.upstream is not None and self.upstream.paused
@@ -296,10 +283,10 @@ class _Exchange:
         self.do(self.machine.failed(time.monotonic(), str(exc), str(exc.strerror or exc), heard, broke, stale))
 
     def left(self) -> None:
-        self.do(self.machine.left(time.monotonic()))
+        self.do(self.machine.on("left", time.monotonic()))
 
     def abandon(self) -> None:
-        self.do(self.machine.dropped())
+        self.do(self.machine.on("dropped"))
 
     def flush(self) -> None:
         """What one read brought: to the client in one write, then to the journal."""
@@ -346,36 +333,22 @@ class _Exchange:
             self.upstream.exchange = None
             self.upstream.close()
 
-    def _learn(self, kind: str, *facts: Any) -> None:
-        proxy = self.proxy
-        if kind == "framing":
-            status, message, events = facts
-            method = self.machine.request.method
-            proxy.learn(framing_seen(method, status, message, events, proxy.http.get("framing")))
-        elif kind == "session errors":
-            proxy.learn({"session_errors": {**proxy.http.get("session_errors", {}), **facts[0]}})
-        else:
-            proxy.learn(error_status_seen(*facts, proxy.http.get("error_status")))
-
     def _finish(self) -> None:
         proxy, client = self.proxy, self.client
-        if self.machine.request.get:
-            proxy.streams.pop(client, None)
-            return
         proxy.answering -= self.machine.request.awaited
-        posts = proxy.posts.get(client)
-        if posts is not None and self in posts:
-            posts.remove(self)
-            if not posts:
-                del proxy.posts[client]
+        relaying = proxy.relaying.get(client, [])
+        if self in relaying:
+            relaying.remove(self)
+            if not relaying:
+                del proxy.relaying[client]
 
 
-# How each action of `core.exchange` is done: a client's write, the target's connection, the journal, the facts.
+# How each action of `_exchange` is done: a client's write, the target's connection, the journal, the facts.
 _DO: dict[type, Callable[..., None]] = {
     ex.Write: _Exchange._write,
     ex.Whole: _Exchange._whole,
     ex.Refuse: lambda x, status, text: x.client.respond(status, text.encode(), "text/plain"),
-    ex.Abort: lambda x: x.client.abort(),
+    ex.Abort: lambda x: x.client.close(),
     ex.Close: _Exchange._close,
     ex.Resend: _Exchange._send,
     ex.Wait: lambda x, after: x.proxy.call_later(after, _timer, weakref.ref(x), _Exchange.stalled),
@@ -389,9 +362,13 @@ _DO: dict[type, Callable[..., None]] = {
         request_id, x.proxy.elapsed(), *said, x.session
     ),
     ex.Refused: lambda x, request_id: x.proxy.journal.refused(request_id, x.session),
-    ex.Framing: lambda x, *facts: x._learn("framing", *facts),
-    ex.SessionErrors: lambda x, errors: x._learn("session errors", errors),
-    ex.ErrorStatus: lambda x, *facts: x._learn("error status", *facts),
+    ex.Framing: lambda x, *facts: x.proxy.learn(
+        framing_seen(x.machine.request.method, *facts, x.proxy.http.get("framing"))
+    ),
+    ex.SessionErrors: lambda x, errors: x.proxy.learn(
+        {"session_errors": {**x.proxy.http.get("session_errors", {}), **errors}}
+    ),
+    ex.ErrorStatus: lambda x, *facts: x.proxy.learn(error_status_seen(*facts, x.proxy.http.get("error_status"))),
     ex.Trouble: lambda x, text: setattr(x.proxy, "trouble", text.replace("{target}", x.proxy.target.url)),
 }
 
@@ -399,7 +376,7 @@ _DO: dict[type, Callable[..., None]] = {
 class ProxyOptions(NamedTuple):
     """How a recording proxy serves, beside what it records."""
 
-    allow_hosts: tuple[str, ...] = ()  # Host names it answers besides its own address (`streamable.foreign`)
+    allow_hosts: tuple[str, ...] = ()  # Host names it answers besides its own address (`_streamable.misdirected`)
     bounds: Bounds = BOUNDS  # upstream_timeout, kept_bytes, whole_bytes, after_gone_bytes
 
 
@@ -433,8 +410,7 @@ class RecordingProxy(LoopServer):
         self.attribution = Attribution()  # which session each message belongs to
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
         self.answering = 0  # POSTs (and DELETEs) whose answer is still being read from the target
-        self.streams: dict[Connection, _Exchange] = {}  # the GET streams being relayed, by client connection
-        self.posts: dict[Connection, list[_Exchange]] = {}  # the POSTs whose answers are being relayed
+        self.relaying: dict[Connection, list[_Exchange]] = {}  # the answers being relayed, by client connection
         self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
         self.trouble: str | None = None  # the last time the target could not be reached, or did not answer
         self.peak = 0  # the most one exchange held at once of its answer, with what its client had yet to take
@@ -446,10 +422,6 @@ class RecordingProxy(LoopServer):
         if name == b"location" and (value == origin or value.startswith(origin + b"/")):
             return name, self.origin.encode("ascii") + value[len(origin) :]
         return name, value
-
-    @property
-    def url(self) -> str:
-        return self.origin + self.path
 
     def learn(self, facts: dict[str, Any]) -> None:
         """Note how the target frames its answers; journaled whenever that changes (a later note wins)."""
@@ -481,7 +453,6 @@ class RecordingProxy(LoopServer):
         return self.answering
 
     def upstream(self) -> _Upstream:
-        """A connection to the target for the next request: a kept one when there is one."""
         return self.idle.pop() if self.idle else _Upstream(self)
 
     def release(self, upstream: _Upstream) -> None:
@@ -516,22 +487,19 @@ class RecordingProxy(LoopServer):
         return (time.monotonic() if moment is None else moment) - self.start
 
     def closed(self, connection: Connection) -> None:
-        stream = self.streams.pop(connection, None)
-        if stream is not None:
-            stream.abandon()
-        for exchange in self.posts.pop(connection, ()):
-            exchange.left()
+        for exchange in self.relaying.pop(connection, ()):
+            if exchange.machine.request.get:
+                exchange.abandon()  # a GET stream's client left: closed on the target too
+            else:
+                exchange.left()
         self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
         headers = request.fields
-        refused = foreign(headers, self.allowed)  # a page rebinding a name to the proxy reaches no server
+        # (a page rebinding a name to the proxy reaches no server)
+        refused = misdirected(headers, self.allowed, request.target.decode("latin-1"), self.path)
         if refused is not None:
             client.respond(*refused)
-            return
-        wrong = wrong_target(request.target.decode("latin-1"), self.path)
-        if wrong is not None:
-            client.respond(*wrong)
             return
         try:
             message = jsonrpc.parse(body) if body.strip() else None

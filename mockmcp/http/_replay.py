@@ -1,15 +1,7 @@
-"""The Streamable HTTP shell of replay: one event loop around the sans-IO endpoint.
-
-Theory of operation. The loop (`http/_loop.py`) reads requests on every connection; each
-whole one goes to `core/endpoint.Endpoint.request` with its connection as the key, each closed
-connection to `closed`, each timer the endpoint asked for (`Later`) back to `wake` when it fires.
-What the endpoint returns is written here: a whole answer at once, and the heads, events and ends
-of SSE streams gathered per connection, so that what one call produced for a connection goes out
-in one write (an SSE stream's head with its first events, or several events together). Nothing
-runs concurrently, so nothing is locked; every HTTP rule is the endpoint's, and tested there
-without sockets. What the endpoint cannot know, the shell tells it: how many GET streams the
-descriptors it may hold leave room for (`stream_limit`), and how much of what was written to a
-connection its client has not read yet (`Connection.out`).
+"""The Streamable HTTP shell of replay: the loop around the sans-IO endpoint (`_endpoint`). Each whole request,
+closed connection and fired `Later` goes in; what comes out is written, what one call gave a connection in one
+write (an SSE stream's head with its first events). What the endpoint cannot know, the shell tells it: how many
+GET streams its descriptors leave room for (`stream_limit`), and what a client has not read (`Connection.out`).
 """
 
 from __future__ import annotations
@@ -18,9 +10,11 @@ from typing import Any
 
 import h11
 
+from mockmcp.engine.actions import Note
 from mockmcp.engine.report import Report
-from mockmcp.http._endpoint import Drop, End, Endpoint, Event, Hooks, Later, Note, Open, Out, Respond, SessionParts
+from mockmcp.http._endpoint import Endpoint, Hooks, SessionParts
 from mockmcp.http._loop import Connection, LoopServer, Request
+from mockmcp.http._stream import Drop, End, Event, Later, Open, Out, Respond
 from mockmcp.options import BOUNDS, Bounds
 
 __all__ = ["HttpReplay", "stream_limit"]
@@ -60,11 +54,9 @@ class HttpReplay(LoopServer):
         self.path = path
         if bounds.streams is None:
             bounds = bounds._replace(streams=stream_limit())
-        self.endpoint = Endpoint(serving, frozenset(self.allowed), bounds, path, Hooks(unread=_unread))
-
-    @property
-    def url(self) -> str:
-        return self.origin + self.path
+        self.endpoint = Endpoint(
+            serving, frozenset(self.allowed), bounds, path, Hooks(unread=lambda conn: len(conn.out))
+        )
 
     def handle(self, writer: Connection, request: Request, body: bytes) -> None:
         target = request.target.decode("latin-1")
@@ -87,34 +79,25 @@ class HttpReplay(LoopServer):
         """Write what the endpoint said: stream events gathered per connection, one write each."""
         gathered: dict[Connection, list[Any]] = {}
         for action in actions:
-            if isinstance(action, Open):
+            if isinstance(action, (Open, Event, End)):
                 gathered.setdefault(action.conn, []).append(
                     h11.Response(status_code=200, headers=list(action.headers), reason=b"OK")
+                    if isinstance(action, Open)
+                    else h11.Data(data=action.data)
+                    if isinstance(action, Event)
+                    else h11.EndOfMessage()
                 )
-            elif isinstance(action, Event):
-                gathered.setdefault(action.conn, []).append(h11.Data(data=action.data))
-            elif isinstance(action, End):
-                gathered.setdefault(action.conn, []).append(h11.EndOfMessage())
-            elif isinstance(action, Respond):
-                self._flush(action.conn, gathered)
-                action.conn.respond(*action.answer)
-            elif isinstance(action, Drop):
-                self._flush(action.conn, gathered)  # what it sent before it died, then the cut
-                action.conn.abort()
+            elif isinstance(action, (Respond, Drop)):
+                events = gathered.pop(action.conn, None)  # what it sent before, then the answer or the cut
+                if events:
+                    action.conn.send(*events)
+                if isinstance(action, Respond):
+                    action.conn.respond(*action.answer)
+                else:
+                    action.conn.close()
             elif isinstance(action, Later):
                 self.call_later(action.after, self._wake, action.token)
             elif isinstance(action, Note):
                 self.notes.say(action.text)
-        for conn in list(gathered):
-            self._flush(conn, gathered)
-
-    @staticmethod
-    def _flush(conn: Connection, gathered: dict[Connection, list[Any]]) -> None:
-        events = gathered.pop(conn, None)
-        if events:
+        for conn, events in gathered.items():
             conn.send(*events)
-
-
-def _unread(conn: Connection) -> int:
-    """Bytes written to conn that its client has not read yet (the kernel's buffers aside)."""
-    return len(conn.out)

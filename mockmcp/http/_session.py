@@ -52,7 +52,6 @@ class Backlog:
             self.dropped += 1
 
     def take(self) -> tuple[list[bytes], int]:
-        """What waited, and how many were dropped; both let go."""
         taken = (list(self.waiting), self.dropped)
         self.waiting, self.bytes, self.dropped = collections.deque(), 0, 0
         return taken
@@ -189,16 +188,13 @@ class LiveSession:
         if stream is None:
             return  # the client left it already (a cancel ended it)
         if stream in self.batches:
-            self.batches.remove(stream)
-            for member in stream.batch:
-                self.streams.pop(member, None)
+            self._unbatch(stream)
         stream.step("cut")
 
     def _route(self, send: Send) -> None:
         if send.stream == GET_STREAM and send.request is not None:
-            if self.standalone_open():
-                assert self.standalone is not None
-                self.standalone.send(send.data)  # a stateless session, whose ids are aliased, has no GET stream
+            if self.standalone_open():  # (a stateless session, whose ids are aliased, has no GET stream)
+                self._unsolicited(send.data)
                 return
             if self.rerouted != send.request:  # said once for a request's run of them, not for each
                 self.rerouted = send.request
@@ -221,7 +217,8 @@ class LiveSession:
 
     def _unsolicited(self, data: bytes) -> None:
         """A message for the GET stream: on it, or held until one opens."""
-        if self.standalone is not None and self.standalone_open():
+        if self.standalone_open():
+            assert self.standalone is not None
             self.standalone.send(data)
         else:
             self.backlog.hold(data)
@@ -230,11 +227,15 @@ class LiveSession:
         """The open batch an array of answers belongs to (by the ids it answers), now ended."""
         for stream in self.batches:
             if not stream.batch.isdisjoint(answered):
-                self.batches.remove(stream)
-                for request_id in stream.batch:
-                    self.streams.pop(request_id, None)
+                self._unbatch(stream)
                 return stream
         return None
+
+    def _unbatch(self, stream: Stream) -> None:
+        """A batch's stream is done with: none of its members' answers go on it now."""
+        self.batches.remove(stream)
+        for request_id in stream.batch:
+            self.streams.pop(request_id, None)
 
     def open_get(self, conn: Any, frames: list[bytes] | None = None) -> None:
         """Open the GET stream on conn: the frames given (resumed ones), then what waited for it."""
@@ -260,18 +261,16 @@ class LiveSession:
         if stream is not None and stream.get and stream.state == "lost":
             make_room(self.shared)  # it counts among the open GET streams again
         wire.add(Open(conn, (*SSE_FIELDS, (protocol.SESSION_HEADER, self.id or ""))))
-        if stream is None or stream.state in ENDED:
-            if frames:
-                wire.add(Event(conn, b"".join(frames)))
-            # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
-            # tries again a few times, then gives up, as it does with a server that died).
-            wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
-            return
-        if self.shared.framing.priming:
+        if stream is not None and stream.state not in ENDED and self.shared.framing.priming:
             frames.append(stream.numbered(None))
         if frames:
             wire.add(Event(conn, b"".join(frames)))
-        stream.step("resume", conn)
+        if stream is not None and stream.state not in ENDED:
+            stream.step("resume", conn)
+        else:
+            # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
+            # tries again a few times, then gives up, as it does with a server that died).
+            wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
 
     def end(self, abort: bool = False) -> None:
         """End it (DELETE, the `exit` knob, idle, or shutdown): close its streams and forget its events."""

@@ -1,7 +1,11 @@
-"""An SSE byte stream cut into its events as the recording proxy reads it, whatever the chunks.
+"""An SSE byte stream cut into its events as the recording proxy reads it, however the chunks fall.
 
-Pure: it only reads what passes (the stream's bytes go to the client all the same), and holds at most one
-event up to its limit and one chunk, so that a recording proxy's memory stays bounded however long an event.
+Pure: it only reads what passes (the bytes go to the client all the same). Lines may end in CRLF, LF or CR,
+a chunk may end between the CR and LF of one line end, and each chunk is scanned once: the cost is linear in
+the stream. An event longer than `limit` bytes (its lines, with LF ends) is not kept: once the event being
+read grows past it, its bytes are counted and dropped, and it comes out as its size (an int) in place of its
+data, with the id of an `id:` line among its first `limit` bytes. So it holds at most `limit` bytes and a
+chunk, and what it gives does not depend on how the chunks fall.
 """
 
 from __future__ import annotations
@@ -14,18 +18,8 @@ __all__ = ["SseEvents"]
 
 
 class SseEvents:
-    """Cuts an SSE byte stream into the data of its events, however the chunks fall.
-
-    Lines may end in CRLF, LF or CR, and a chunk may end between the CR and the LF of one line end.
-    Each chunk is scanned once: the cost is linear in the stream, however big an event is. On the
-    way it notes whether events carried ids, and whether the first was a priming event (an id alone).
-
-    An event longer than `limit` bytes (its lines, with LF line ends) is not kept: from the moment the
-    event being read grows past it, its bytes are counted and dropped (the stream's bytes still go to
-    the client: this only reads what passes), and the event comes out as its size, an int, in place of
-    its data, with the id of an `id:` line among its first `limit` bytes. So what this holds at any time
-    is at most `limit` bytes and one chunk, and what it gives does not depend on how the chunks fall.
-    """
+    """Cuts an SSE byte stream into its events' ids and data; notes whether events carried ids, and whether the
+    first was a priming event (an id alone)."""
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = BOUNDS.kept_bytes if limit is None else limit
@@ -36,11 +30,6 @@ class SseEvents:
         self.ids = False
         self.primed: bool | None = None  # None until the first event is whole
         self.count = 0  # events with data
-
-    def feed(self, chunk: bytes) -> list[bytes | int]:
-        """The data of every event this chunk completes (events without data are left out; one over the
-        limit is its size)."""
-        return [data for _id, data in self.events(chunk)]
 
     def events(self, chunk: bytes) -> list[tuple[str | None, bytes | int]]:
         """The id (None: the event had none) and data of every event this chunk completes (events
@@ -63,7 +52,8 @@ class SseEvents:
             del self._pending[: end + 2]
             start = 0
         if self._skipped is None and len(self._pending) - self._pending.endswith(b"\n") > self.limit:
-            self._skip()
+            # Grown past the limit: its id, if it came early, is kept, the rest dropped.
+            self._skipped, self._skipped_id = 0, _early_id(self._pending, self.limit)
         if self._skipped is not None:  # only the last byte is kept: a blank line may begin with it
             self._skipped += len(self._pending) - 1
             del self._pending[:-1]
@@ -92,11 +82,6 @@ class SseEvents:
             self._seen(event_id, False, 0)
             return []
         return [self._seen(event_id, True, b"\n".join(data))]
-
-    def _skip(self) -> None:
-        """The event being read has grown past the limit: its id, if it came early, is kept, the rest dropped."""
-        self._skipped_id = _early_id(self._pending, self.limit)
-        self._skipped = 0
 
     def _seen(self, event_id: str | None, data: bool, kept: bytes | int) -> tuple[str | None, bytes | int]:
         """Note an event's id and whether it had data; what `events` gives of it."""

@@ -1,10 +1,11 @@
 """The streams of replay's HTTP endpoint, what they write, and what they share: what one call writes and which
 streams hold which connection (`Wire`), and the events kept to resume from (`Resumable`). A `Stream` keeps the
-state `stream_state` gives it and carries out the effects it names."""
+state `_stream_state` gives it and carries out the effects it names."""
 
 from __future__ import annotations
 
 import collections
+from collections import namedtuple
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -22,34 +23,15 @@ SSE_FIELDS = (("content-type", "text/event-stream"), ("cache-control", "no-cache
 Head = tuple[tuple[tuple[str, str], ...], bool]  # a stream's headers beside SSE_FIELDS; whether it is primed
 
 
-class Respond(NamedTuple):  # answer the request on conn with this whole answer
-    conn: Any
-    answer: Answer
-
-
-class Open(NamedTuple):  # answer the request on conn with an SSE stream: 200 and these headers; its events follow
-    conn: Any
-    headers: tuple[tuple[str, str], ...]
-
-
-class Event(NamedTuple):  # write these bytes (whole SSE events) on the stream open on conn
-    conn: Any
-    data: bytes
-
-
-class End(NamedTuple):  # the stream open on conn is whole
-    conn: Any
-
-
-class Drop(NamedTuple):  # cut conn mid-message, as a server that dies does
-    conn: Any
-
-
-class Later(NamedTuple):  # call `Endpoint.wake(token)` after `after` seconds
-    after: float
-    token: Any
-
-
+# What the endpoint asks its shell to write: answer the request on conn with this whole answer; with an SSE
+# stream (200 and these headers; its events follow); write these bytes (whole SSE events) on the stream open on
+# conn; end that stream; cut conn mid-message, as a server that dies does; call `Endpoint.wake(token)` later.
+Respond = namedtuple("Respond", "conn answer")
+Open = namedtuple("Open", "conn headers")
+Event = namedtuple("Event", "conn data")
+End = namedtuple("End", "conn")
+Drop = namedtuple("Drop", "conn")
+Later = namedtuple("Later", "after token")
 Out = Respond | Open | Event | End | Drop | Later | Note
 
 
@@ -159,7 +141,7 @@ class Stream:
         return self.state in SILENT
 
     def step(self, event: str, data: Any = b"") -> None:
-        """Take the event (`data`: the message, or the connection it is resumed on) as `stream_state` says."""
+        """Take the event (`data`: the message, or the connection it is resumed on) as `_stream_state` says."""
         self.state, effects = step(self.state, event)
         for effect in effects:
             self._do(effect, data)
@@ -199,7 +181,6 @@ class Stream:
         return frame
 
     def _do(self, effect: str, data: Any) -> None:
-        """One effect `stream_state` names."""
         add, bounds = self.shared.wire.add, self.shared.bounds
         if effect == "gather":
             self.gathered.append(data)

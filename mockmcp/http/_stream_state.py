@@ -1,6 +1,6 @@
 """The life of one stream at replay's HTTP endpoint (a request's answer, or a session's GET stream), as a table.
 
-Pure: `step(state, event)` is the next state and the effects, in order, that `endpoint_stream.Stream` carries
+Pure: `step(state, event)` is the next state and the effects, in order, that `_stream.Stream` carries
 out; each rule is a row, tested by conversations (tests/test_stream_state.py).
 
 States: gathering (the engine's call runs), whole (gathered, nothing more to come), unbegun (a server that

@@ -1,14 +1,8 @@
 """The rules of a Streamable HTTP endpoint that need no socket: which requests it takes, and how it refuses.
 
-Sans-IO, like the engine: a request comes in as its method, path, headers (lowercase names) and body;
-what comes out is either the JSON-RPC message a POST carries, or the `Answer` to send instead.
-`admit` applies, in order, the Host/Origin policy (DNS rebinding), the endpoint's path, the method,
-and for a POST its `Accept` and `Content-Type`, the body's JSON, one message per POST, a valid
-message (or a non-empty batch, for `batch_refusal` to judge by the session's revision), and the
-2026-07-28 routing headers agreeing with the body. `Framing` is how the recorded server framed
-its answers (the cassette's `meta.http`): JSON bodies or SSE streams, event ids, a priming event,
-a GET stream, the shape of its session errors; `sse_event` encodes one SSE event. Replay's endpoint
-(`http/_endpoint.py`) and the recording proxy (`http/_record.py`) build on it.
+Sans-IO, like the engine: a request comes in as its method, path, headers (lowercase names) and body, and
+`admit` gives the JSON-RPC message a POST carries or the `Answer` to send instead. `Framing` is how the
+recorded server framed its answers (the cassette's `meta.http`); `*_seen` learn it from a live target.
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any, NamedTuple
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import urlsplit
 
 from mockmcp._wire import jsonrpc, protocol
 
@@ -25,22 +19,17 @@ __all__ = [
     "Framing",
     "KEEPALIVE_COMMENT",
     "LOOPBACK",
-    "METHODS",
-    "NAMED",
     "admit",
     "batch_refusal",
     "error_body",
     "error_status_seen",
-    "foreign",
     "framing_seen",
-    "header_mismatch",
-    "modern",
+    "misdirected",
     "priming_event",
+    "request_ids",
     "session_error",
     "session_error_seen",
     "sse_event",
-    "target_path",
-    "wrong_target",
 ]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -73,7 +62,6 @@ class Framing(NamedTuple):
 
     @classmethod
     def of(cls, meta: dict[str, Any]) -> Framing:
-        """The framing a (validated) cassette's meta records."""
         http = meta.get("http") or {}
         statuses = {pair["code"]: pair["status"] for pair in http.get("error_status") or ()}
         return cls(
@@ -88,9 +76,7 @@ class Framing(NamedTuple):
     def status_for(self, code: int | None) -> int:
         """The HTTP status a lone JSON reply goes with: the recorded server's for its error code (None:
         the reply is no error response), else 200."""
-        if not self.error_status or code is None:
-            return 200
-        return self.error_status.get(code, 200)
+        return (self.error_status or {}).get(code, 200)
 
 
 def error_status_seen(status: int, body: bytes, message: Any, known: Any) -> dict[str, Any]:
@@ -145,7 +131,7 @@ def framing_seen(
     2026-07-28 SDK server answers a lone reply as JSON, and switches to SSE only for messages)."""
     if method == b"GET":
         return {"get_stream": events is not None} if status in (200, 405) else {}
-    if status != 200 or not _asks(message):
+    if status != 200 or not request_ids(message):
         return {}
     if events is None:
         return {} if known == "sse" else {"framing": "json"}
@@ -204,61 +190,43 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     return {name: seen}
 
 
-def _asks(message: Any) -> bool:
-    """Whether a POST's message (or batch) holds a request, which the target answers with a reply."""
+def request_ids(message: Any) -> list[Any]:
+    """The ids of the requests a POST carried (its request's, or a batch's requests'): what the target replies to."""
     messages = message if isinstance(message, list) else [message]
-    return any(jsonrpc.classify(m).kind == jsonrpc.REQUEST for m in messages if isinstance(m, dict))
+    return [m["id"] for m in messages if jsonrpc.classify(m).kind == jsonrpc.REQUEST]
 
 
-def _split(text: str) -> SplitResult | None:
-    """The parts of a URL, or None for text no URL parser takes (an unclosed `[`, say)."""
+def _hostname(url: str) -> str | None:
+    """The host a URL names, or None (none, or text no URL parser takes: an unclosed `[`, say)."""
     try:
-        return urlsplit(text)
+        return urlsplit(url).hostname
     except ValueError:
         return None
 
 
-def _hostname(url: str) -> str | None:
-    parts = _split(url)
-    return None if parts is None else parts.hostname
-
-
-def target_path(target: str) -> str | None:
-    """The path of a request target, or None when it is not one (a request for it is refused)."""
-    parts = _split(target)
-    return None if parts is None else parts.path
-
-
-def foreign(headers: dict[str, str], allowed: frozenset[str]) -> Answer | None:
-    """DNS-rebinding and cross-site protection: 421 for a Host, 403 for an Origin outside allowed (or no URL)."""
+def misdirected(headers: dict[str, str], allowed: frozenset[str], target: str, path: str) -> Answer | None:
+    """The refusal of a request not for this endpoint, else None: 421 for a Host and 403 for an Origin outside
+    allowed (DNS rebinding, cross-site requests), 400 for a request target that is no URL path, 404 for another
+    path than the endpoint's."""
     if _hostname("//" + headers.get("host", "")) not in allowed:
         return _text(421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)")
     origin = headers.get("origin")
     if origin is not None and ("," in origin or _hostname(origin) not in allowed):  # one origin, or none
         return _text(403, f"Invalid Origin header: {origin!r} (allow its host with --allow-host)")
-    return None
-
-
-def wrong_target(target: str, path: str) -> Answer | None:
-    """400 for a request target that is no URL path, 404 for another path than the endpoint's; else None."""
-    found = target_path(target)
-    if found is None:
+    try:
+        found = urlsplit(target).path
+    except ValueError:
         return _text(400, f"Bad Request: the request target {target!r} is not a URL path")
-    if found != path:
-        return _text(404, f"Not Found: the MCP endpoint is {path}")
-    return None
+    return None if found == path else _text(404, f"Not Found: the MCP endpoint is {path}")
 
 
 def admit(
     method: bytes, target: str, headers: dict[str, str], body: bytes, allowed: frozenset[str], path: str
 ) -> Answer | Any | None:
     """The refusal `Answer` for a request the endpoint does not take; else for a POST its message, else None."""
-    refused = foreign(headers, allowed)
+    refused = misdirected(headers, allowed, target, path)
     if refused is not None:
         return refused
-    wrong = wrong_target(target, path)
-    if wrong is not None:
-        return wrong
     if method not in METHODS:
         return Answer(405, b"Method Not Allowed", "text/plain", (("allow", "GET, POST, DELETE"),))
     if method != b"POST":
@@ -266,27 +234,26 @@ def admit(
     accept = headers.get("accept", "")
     if "application/json" not in accept or "text/event-stream" not in accept:
         text = "Not Acceptable: accept both application/json and text/event-stream"
-        return Answer(406, error_body(None, jsonrpc.INVALID_REQUEST, text))
+        return Answer(406, error_body(text))
     if not headers.get("content-type", "").lower().startswith("application/json"):
-        return Answer(415, error_body(None, jsonrpc.INVALID_REQUEST, "Unsupported Media Type: send application/json"))
+        return Answer(415, error_body("Unsupported Media Type: send application/json"))
     try:
         message = jsonrpc.parse(body)
     except ValueError as exc:
-        reply = jsonrpc.error_response(
-            jsonrpc.reply_id_of_unread(body, exc), jsonrpc.PARSE_ERROR, f"Parse error: {exc}"
+        return Answer(
+            400, error_body(f"Parse error: {exc}", jsonrpc.PARSE_ERROR, jsonrpc.reply_id_of_unread(body, exc))
         )
-        return Answer(400, jsonrpc.encode(reply))
     if isinstance(message, list):  # a batch: its messages are judged one by one, as JSON-RPC says
         if not message:
-            return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
+            return Answer(400, error_body("Invalid Request: empty batch"))
         return message
     found = jsonrpc.classify(message)
     if found.kind == jsonrpc.INVALID:
-        reply = jsonrpc.error_response(found.reply_id, jsonrpc.INVALID_REQUEST, f"Invalid Request: {found.problem}")
-        return Answer(400, jsonrpc.encode(reply))
+        return Answer(400, error_body(f"Invalid Request: {found.problem}", request_id=found.reply_id))
     mismatch = header_mismatch(headers, message)
     if mismatch:
-        return Answer(400, error_body(message, protocol.INVALID_HEADER, mismatch))
+        request_id = message.get("id") if jsonrpc.is_valid_id(message.get("id")) else None
+        return Answer(400, error_body(mismatch, protocol.INVALID_HEADER, request_id))
     return message
 
 
@@ -296,12 +263,7 @@ def batch_refusal(headers: dict[str, str], negotiated: str | None) -> Answer | N
     if version == BATCH_REVISION:
         return None
     text = f"JSON-RPC batches exist only in revision {BATCH_REVISION}; this session speaks {version or 'another'}"
-    return Answer(400, error_body(None, jsonrpc.INVALID_REQUEST, text))
-
-
-def modern(headers: dict[str, str], message: Any) -> bool:
-    """Whether a message without a session speaks the 2026-07-28 revision (or probes for it)."""
-    return protocol.speaks_stateless(message, headers.get("mcp-protocol-version"))
+    return Answer(400, error_body(text))
 
 
 def header_mismatch(headers: dict[str, str], message: Any) -> str | None:
@@ -337,9 +299,8 @@ def _decoded(value: str | None) -> str | None:
         return None
 
 
-def error_body(message: Any, code: int, text: str) -> bytes:
-    """A JSON-RPC error answering message (under its id when it has a valid one)."""
-    request_id = message.get("id") if isinstance(message, dict) and jsonrpc.is_valid_id(message.get("id")) else None
+def error_body(text: str, code: int = jsonrpc.INVALID_REQUEST, request_id: Any = None) -> bytes:
+    """A JSON-RPC error response, under request_id (None: the request had none, or it could not be read)."""
     return jsonrpc.encode(jsonrpc.error_response(request_id, code, text))
 
 
