@@ -550,7 +550,7 @@ def test_a_fast_call_answered_while_a_slow_one_reports_progress_keeps_its_place(
 
 # --- 3. a burst of pipelined requests ----------------------------------------------------------------------
 
-BURST = [0.4, 0.1, 0.3, 0.0, 0.2]  # the wait of requests 1..5: the server answers 4, 2, 5, 3, 1
+BURST = [1.0, 0.25, 0.75, 0.0, 0.5]  # the wait of requests 1..5: the server answers 4, 2, 5, 3, 1, mostly
 
 
 def line(message: dict[str, Any]) -> bytes:
@@ -589,7 +589,7 @@ def burst(argv: list[str], stderr: Path) -> list[Any]:
         init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
         proc.stdin.write(line({"id": 0, "method": "initialize", "params": init}))
         proc.stdin.flush()
-        read_messages(proc, lambda got: any(m.get("id") == 0 for m in got), 30)
+        read_messages(proc, lambda got: any(m.get("id") == 0 for m in got), 60)  # the server starts meanwhile
         calls = [
             line({"id": i, "method": "tools/call", "params": {"name": "wait", "arguments": {"seconds": seconds}}})
             for i, seconds in enumerate(BURST, 1)
@@ -609,7 +609,10 @@ def burst(argv: list[str], stderr: Path) -> list[Any]:
 def test_five_pipelined_requests_are_answered_in_the_recorded_order(tmp_path: Path) -> None:
     out = tmp_path / "burst.yaml"
     recorded = burst([*stdio("record", "-o", str(out), "--"), *SERVER], tmp_path / "record.err")
-    assert recorded == [4, 2, 5, 3, 1]  # by their waits, not in the order asked
+    # By their waits, not in the order asked: [4, 2, 5, 3, 1]; but on a busy machine the real server may start
+    # one wait a quarter of a second after another (seen: [2, 4, 1, 5, 3] with the waits 0.1 s apart), and
+    # what replay owes the host is the order the recording has, whichever it is.
+    assert sorted(recorded) == [1, 2, 3, 4, 5] and recorded != [1, 2, 3, 4, 5], recorded
     for attempt in range(3):
         replayed = burst(stdio("replay", str(out)), tmp_path / f"replay{attempt}.err")
         assert replayed == recorded, f"attempt {attempt}: {(tmp_path / f'replay{attempt}.err').read_text()}"
