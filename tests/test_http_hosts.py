@@ -398,7 +398,7 @@ def test_a_get_stream_the_client_left_is_closed_at_the_target_too(tmp_path: Path
             client.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
             assert client.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
         # the server's stream sends nothing more, yet the proxy closes it as its client left
-        assert target.get_closed.wait(10)
+        assert target.get_closed.wait(30)
 
 
 UNPARSEABLE = [  # (what is changed in a good POST, the status it gets): a URL no parser takes is refused
