@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from sdk_host import text_of
+from test_causal_sdk import Tap, calling, transport
 
 pytestmark = pytest.mark.anyio
 
@@ -63,10 +64,13 @@ def cassette_file(tmp_path: Path, *interactions: str) -> Path:
     return path
 
 
-def client(path: Path, report: Path | None = None, **kw: Any) -> Client:
+def replaying(path: Path, report: Path | None = None) -> StdioServerParameters:
     args = ["-m", "mockmcp", "replay", str(path), *(["--report", str(report)] if report else [])]
-    server = StdioServerParameters(command=sys.executable, args=args, env=child_env(), cwd=str(ROOT))
-    return Client(server, mode="legacy", **kw)
+    return StdioServerParameters(command=sys.executable, args=args, env=child_env(), cwd=str(ROOT))
+
+
+def client(path: Path, report: Path | None = None, **kw: Any) -> Client:
+    return Client(replaying(path, report), mode="legacy", **kw)
 
 
 async def test_protocol_error_arrives_as_mcp_error_with_the_cassettes_code(tmp_path: Path) -> None:
@@ -89,9 +93,9 @@ async def test_tool_error_arrives_as_a_result_with_is_error(tmp_path: Path) -> N
     assert result.is_error is True and text_of(result) == "quota exceeded"
 
 
-async def slow_then_fast(host: Client) -> dict[str, float]:
-    """The tools `slow`, then `fast` 50 ms later, called at once: each answer's text, in the order they came
-    back, with the seconds each took from the first call."""
+async def slow_then_fast(host: Client, tap: Tap) -> dict[str, float]:
+    """The tools `slow`, then `fast` as soon as the host has sent `slow` (through `tap`, the host's transport):
+    each answer's text, in the order they came back, with the seconds each took from the first call."""
     finished: dict[str, float] = {}
     start = time.monotonic()
 
@@ -101,16 +105,18 @@ async def slow_then_fast(host: Client) -> dict[str, float]:
 
     async with anyio.create_task_group() as group:
         group.start_soon(one, "slow")
-        await anyio.sleep(0.05)
+        with anyio.fail_after(30):
+            await tap.passed("out", calling("slow")).wait()
         group.start_soon(one, "fast")
     return finished
 
 
 async def test_a_delay_slows_that_call_while_a_concurrent_call_returns_at_once(tmp_path: Path) -> None:
     path = cassette_file(tmp_path, call("slow", "delay: 1", ok("slow")), call("fast", "", ok("fast")))
+    tap = Tap(transport(replaying(path)))
     with anyio.fail_after(30):
-        async with client(path) as host:
-            finished = await slow_then_fast(host)
+        async with Client(tap, mode="legacy") as host:
+            finished = await slow_then_fast(host, tap)
     # Ordering, not speed: the fast call, sent second, is answered while the slow one still waits.
     assert list(finished) == ["fast", "slow"] and finished["slow"] >= 1
 

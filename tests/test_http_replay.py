@@ -15,6 +15,7 @@ import pytest
 from conftest import MOCKMCP, NOTES_SESSION, SHIPPED, child_env, served, streams_seen
 from mcp import Client
 from sdk_host import connect, full_session, text_of
+from test_causal_sdk import Tap, calling, transport
 
 LEGACY = SHIPPED / "notes-session.yaml"  # both recorded over stdio
 MODERN = SHIPPED / "notes-session-2026.yaml"
@@ -158,8 +159,9 @@ async def test_a_delayed_reply_holds_up_nothing_and_unsolicited_messages_use_the
             changed.set()
 
     with served(path, tmp_path) as server:
+        tap = Tap(transport(server.url))
         with anyio.fail_after(30):
-            async with Client(server.url, mode="legacy", message_handler=on_message) as client:
+            async with Client(tap, mode="legacy", message_handler=on_message) as client:
                 await client.list_tools()
 
                 async def call(name: str) -> None:
@@ -168,7 +170,7 @@ async def test_a_delayed_reply_holds_up_nothing_and_unsolicited_messages_use_the
 
                 async with anyio.create_task_group() as group:
                     group.start_soon(call, "slow")
-                    await anyio.sleep(0.05)
+                    await tap.passed("out", calling("slow")).wait()
                     group.start_soon(call, "fast")
                 await changed.wait()  # sent after the last call, on the session's GET stream
         server.stop()
@@ -246,7 +248,7 @@ def test_a_dropped_get_stream_can_be_opened_again(tmp_path: Path) -> None:
             if response.status == 200 or time.monotonic() > deadline:
                 break
             connection.close()
-            time.sleep(0.2)
+            time.sleep(0.2)  # a poll of the condition itself: replay tells no one when it has seen the drop
         assert response.status == 200
         connection.close()
         server.stop()

@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 from sdk_host import connect, full_session, text_of
+from test_causal_sdk import Tap
 from test_faults_sdk import slow_then_fast
 
 import mockmcp
@@ -127,9 +128,10 @@ def faults(tmp_path: Path, **options: Any) -> Any:
 
 
 async def test_a_delay_is_a_timer_on_the_hosts_loop_and_holds_up_no_other_call(tmp_path: Path) -> None:
+    tap = Tap(faults(tmp_path))
     with anyio.fail_after(30):
-        async with Client(faults(tmp_path), mode="legacy") as host:
-            finished = await slow_then_fast(host)
+        async with Client(tap, mode="legacy") as host:
+            finished = await slow_then_fast(host, tap)
     # Ordering, not speed: the fast call, sent second, is answered while the slow one still waits.
     assert list(finished) == ["fast", "slow"] and finished["slow"] >= 0.5
 
@@ -145,7 +147,9 @@ async def test_a_dropped_reply_ends_in_the_hosts_timeout_and_a_cancelled_call_in
             with anyio.move_on_after(0.1) as scope:  # the host gives up on the slow call itself
                 await host.call_tool("slow", {})
             assert text_of(await host.call_tool("fast", {})) == "fast"  # the session goes on
-            await anyio.sleep(0.6)  # past the slow call's delay: its timer finds nothing to send
+            # Time that must pass, not a wait for something: past the slow call's delay (0.5 s), its timer
+            # fires and finds nothing to send.
+            await anyio.sleep(0.6)
             assert text_of(await host.call_tool("fast", {})) == "fast"
             with anyio.move_on_after(0.1):
                 await host.call_tool("slow", {})  # and the block is left with its timer pending

@@ -23,6 +23,7 @@ import pytest
 from conftest import ROOT, child_env, served
 from mcp import StdioServerParameters
 from sdk_host import connect, text_of
+from test_causal_sdk import Tap, calling, transport, wait_for_save
 
 from mockmcp.cassette.store import loads
 from mockmcp.engine.matching import Matcher
@@ -152,17 +153,20 @@ def params(*args: str) -> StdioServerParameters:
 
 
 async def answered_order(server: StdioServerParameters | str) -> list[str]:
-    """A slow call, then a fast one while it is in flight: the order their answers reach the host."""
+    """A slow call, then a fast one as soon as the slow one is sent: the order their answers reach the host.
+    (Over HTTP each goes on a POST of its own, which may reach the server first: replay keeps the recorded
+    order either way.)"""
     order: list[str] = []
+    tap = Tap(transport(server))
     with anyio.fail_after(30):
-        async with connect(server, "legacy") as client:
+        async with connect(tap, "legacy") as client:
 
             async def call(seconds: float) -> None:
                 order.append(text_of(await client.call_tool("wait", {"seconds": seconds})))
 
             async with anyio.create_task_group() as group:
                 group.start_soon(call, 0.6)
-                await anyio.sleep(0.2)
+                await tap.passed("out", calling("wait")).wait()
                 group.start_soon(call, 0)
     return order
 
@@ -176,9 +180,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     async def record() -> list[str]:
         recorder = params(sys.executable, "-m", "mockmcp", "record", "-o", str(out), "--", *SLEEPY)
         order = await answered_order(recorder)
-        with anyio.fail_after(10):  # the recorder saves after the host leaves
-            while not out.exists():
-                await anyio.sleep(0.02)
+        await wait_for_save(out)
         return order
 
     assert anyio.run(record) == ["waited 0.0", "waited 0.6"]

@@ -381,10 +381,10 @@ def test_a_misspelt_config_fixture_key_fails_like_a_marker_typo(pytester: pytest
 
 
 HTTP_HOST = f"""
-import socket
+import re
 import subprocess
 import sys
-import time
+import threading
 import pytest
 from mcp import Client
 
@@ -398,18 +398,18 @@ def notes_over_http(pytestconfig):
     if pytestconfig.getoption("--mockmcp-record-mode") == "none":
         yield None
         return
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, {NOTES_SERVER!r}, "--http", str(port)], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    server = subprocess.Popen(
+        [sys.executable, {NOTES_SERVER!r}, "--http", "0"], stderr=subprocess.PIPE, text=True
+    )
+    said, found = "", None
+    for line in server.stderr:  # it says where it listens once it does (or ends, and the loop with it)
+        said += line
+        found = re.search(r"Uvicorn running on (http://\\S+)", line)
+        if found:
             break
-        except OSError:
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{{port}}/mcp"
+    assert found, said
+    threading.Thread(target=server.stderr.read, daemon=True).start()  # the rest, so the pipe never fills
+    yield found.group(1) + "/mcp"
     server.terminate()
     server.wait(timeout=30)
 

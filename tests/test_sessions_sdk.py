@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT, child_env
 from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
+from test_causal_sdk import wait_for_save
 
 from mockmcp.cassette.store import load
 from mockmcp.engine.matching import Matcher
@@ -67,9 +68,7 @@ async def host_session(server: Any, answers: tuple[str, ...], statuses: int = 1)
 async def record(cassette: Path, host: Any, *server: str) -> Any:
     """One recording session of `server` (`--record-mode new_episodes`) driven by `host(params)`; waits for its save."""
     said = await host(params(*MOCKMCP, "record", "-o", str(cassette), "--record-mode", "new_episodes", "--", *server))
-    with anyio.fail_after(10):  # the recorder saves after the host leaves
-        while not cassette.exists() or Path(f"{cassette}.journal").exists():
-            await anyio.sleep(0.02)
+    await wait_for_save(cassette)
     return said
 
 
