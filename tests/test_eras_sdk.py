@@ -21,6 +21,7 @@ from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sdk_host import connect, full_session, text_of
+from test_causal_sdk import wait_for_save
 
 from mockmcp._wire import protocol
 from mockmcp.cassette import store
@@ -88,9 +89,7 @@ async def test_record_mode_new_adds_the_other_era_and_replays_both(tmp_path: Pat
     for mode in ("legacy", "auto"):
         live[mode] = await host(recorder, mode)
         assert {key: live[mode][key] for key in NOTES_SESSION} == NOTES_SESSION
-        with anyio.fail_after(10):  # the recorder saves after the host leaves
-            while not out.exists() or Path(f"{out}.journal").exists():
-                await anyio.sleep(0.02)
+        await wait_for_save(out)
     recorded = store.load(str(out))
     eras = {
         interaction.session: protocol.params_era(interaction.params)

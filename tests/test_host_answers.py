@@ -21,6 +21,7 @@ from conftest import ROOT, child_env
 from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
 from sdk_host import roots, sampling, text_of
+from test_causal_sdk import wait_for_save
 
 from mockmcp.cassette.store import loads
 from mockmcp.engine.matching import Matcher
@@ -154,9 +155,7 @@ async def test_a_cassette_recorded_with_both_answers_replays_each_under_strict(t
     recorded = {}
     for action in ("accept", "decline"):
         recorded[action] = await delete_then_read(recorder, action)
-        with anyio.fail_after(10):  # the recorder saves after the host leaves
-            while not out.exists() or Path(f"{out}.journal").exists():
-                await anyio.sleep(0.02)
+        await wait_for_save(out)
     assert recorded["accept"][0] == "deleted notes.txt" and recorded["decline"][0] != recorded["accept"][0]
     for action in ("decline", "accept"):
         report = tmp_path / f"{action}.json"
