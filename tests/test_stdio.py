@@ -283,9 +283,10 @@ def test_closing_stdin_then_sigterm_as_a_host_ends_a_server_leaves_the_report(tm
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
         assert json.loads(proc.stdout.readline())["id"] == 1  # replay is serving: its signals are caught
-        proc.stdin.write(BIG_CALL)
+        proc.stdin.write(BIG_CALL + b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        # The ping is answered at once, the call after its delay: a ping's answer says the call was read.
+        assert json.loads(proc.stdout.readline())["id"] == 2
         proc.stdin.close()  # replay now waits to send the delayed reply, then would end
-        time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 128 + signal.SIGTERM
