@@ -54,6 +54,11 @@ def started(*args: str, silent: str = "") -> Iterator[tuple[subprocess.Popen[str
         proc.wait(10)
 
 
+def proxying_to(out: Path, target: str) -> list[str]:
+    """`mockmcp record`'s arguments for a recording proxy to target, recording afresh into out."""
+    return ["record", "--record-mode", "rewrite", "-o", str(out), "--http-target", target]
+
+
 @contextmanager
 def running(*args: str, silent: str = "") -> Iterator[str]:
     with started(*args, silent=silent) as (_proc, url):
@@ -95,15 +100,7 @@ def test_the_proxy_checks_host_and_origin_before_reaching_the_target(tmp_path: P
     with socket.create_server(("127.0.0.1", 0)) as target:  # accepts connections, never answers
         port = target.getsockname()[1]
         out = tmp_path / "out.yaml"
-        command = [
-            "record",
-            "--record-mode",
-            "rewrite",
-            "-o",
-            str(out),
-            "--http-target",
-            f"http://127.0.0.1:{port}/mcp",
-        ]
+        command = proxying_to(out, f"http://127.0.0.1:{port}/mcp")
         with running(*command, "--upstream-timeout", "0.5", silent="did not answer within 0.5 s") as url:
             assert url.startswith("http://127.0.0.1:")  # loopback unless told otherwise
             proxy_port = url.split(":")[2].split("/")[0]
@@ -126,7 +123,7 @@ def test_a_recording_whose_target_is_down_writes_no_cassette_and_says_why(tmp_pa
         port = free.getsockname()[1]  # nothing listens there once it is closed
     down = f"http://127.0.0.1:{port}/mcp"
     out = tmp_path / "out.yaml"
-    command = ["record", "--record-mode", "rewrite", "-o", str(out), "--http-target", down]
+    command = proxying_to(out, down)
     why = f"could not reach {down}: cannot connect to 127.0.0.1:{port}: Connection refused"
     with running(*command, silent=why) as url:
         assert post(url)[0] == 502
@@ -224,9 +221,7 @@ def proxying(target: _CountingTarget, tmp_path: Path) -> Iterator[str]:
     target stops listening afterwards."""
     try:
         out = tmp_path / "out.yaml"
-        with running(
-            "record", "--record-mode", "rewrite", "-o", str(out), "--http-target", f"http://127.0.0.1:{target.port}/mcp"
-        ) as url:
+        with running(*proxying_to(out, f"http://127.0.0.1:{target.port}/mcp")) as url:
             yield url
     finally:
         target.listener.close()
@@ -280,15 +275,7 @@ def test_many_clients_waiting_on_a_slow_target_cost_the_proxy_no_thread(tmp_path
     clients = 20
     with socket.create_server(("127.0.0.1", 0), backlog=clients * 2) as target:  # accepts, never answers
         out = tmp_path / "out.yaml"
-        command = [
-            "record",
-            "--record-mode",
-            "rewrite",
-            "-o",
-            str(out),
-            "--http-target",
-            f"http://127.0.0.1:{target.getsockname()[1]}/mcp",
-        ]
+        command = proxying_to(out, f"http://127.0.0.1:{target.getsockname()[1]}/mcp")
         with started(*command, "--upstream-timeout", "20", silent="(the host got 502 Bad Gateway)") as (proc, url):
             threads = len(os.listdir(f"/proc/{proc.pid}/task"))
             answers: list[int] = []
@@ -322,15 +309,7 @@ def test_an_https_target_is_reached_over_tls_and_its_answer_comes_back_whole(tmp
     target = _CountingTarget(tls, body)
     try:
         out = tmp_path / "out.yaml"
-        command = [
-            "record",
-            "--record-mode",
-            "rewrite",
-            "-o",
-            str(out),
-            "--http-target",
-            f"https://127.0.0.1:{target.port}/mcp",
-        ]
+        command = proxying_to(out, f"https://127.0.0.1:{target.port}/mcp")
         proc = subprocess.Popen(
             [*MOCKMCP, *command],
             stderr=subprocess.PIPE,
@@ -470,15 +449,7 @@ def test_a_target_that_sends_its_head_and_then_stalls_gets_the_client_a_504_not_
 
         threading.Thread(target=head_then_nothing, daemon=True).start()
         out = tmp_path / "out.yaml"
-        command = [
-            "record",
-            "--record-mode",
-            "rewrite",
-            "-o",
-            str(out),
-            "--http-target",
-            f"http://127.0.0.1:{port}/mcp",
-        ]
+        command = proxying_to(out, f"http://127.0.0.1:{port}/mcp")
         stall = "stopped sending an answer for 0.5 s (the host got 504 Gateway Timeout)"
         try:
             with running(*command, "--upstream-timeout", "0.5", silent=stall) as url:
@@ -508,15 +479,7 @@ def test_a_stream_its_client_left_is_read_on_for_the_upstream_timeout_at_most(tm
     goes on without end would grow the journal without end (and hold a stop for ever): cut after the timeout."""
     target = _CountingTarget()
     out = tmp_path / "out.yaml"
-    command = [
-        "record",
-        "--record-mode",
-        "rewrite",
-        "-o",
-        str(out),
-        "--http-target",
-        f"http://127.0.0.1:{target.port}/mcp",
-    ]
+    command = proxying_to(out, f"http://127.0.0.1:{target.port}/mcp")
     try:
         with started(*command, "--upstream-timeout", "0.5") as (proc, url):
             port = int(url.split(":")[2].split("/")[0])
