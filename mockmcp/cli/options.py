@@ -21,7 +21,7 @@ from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.protocol import SESSION_IDLE
 from mockmcp._wire.words import RecordMode, parse_substitution, timing_factor
 from mockmcp.errors import UsageError
-from mockmcp.options import Bounds, ReplayOptions
+from mockmcp.options import BOUNDS, Bounds, RecordOptions, ReplayOptions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -184,11 +184,12 @@ REDACT = option(
 )
 GRACE = option(
     "--grace SECONDS", "grace", "seconds", "Seconds the server gets to exit after stdin closes and the requests in "
-    "flight are answered (a line it is sending is let through first), and again after SIGTERM.", default="2",
+    "flight are answered (a line it is sending is let through first), and again after SIGTERM.",
+    default=f"{RecordOptions().grace:g}",
 )
 UPSTREAM_TIMEOUT = option(
     "--upstream-timeout SECONDS", "upstream_timeout", "seconds", "With --http-target: how long the target may "
-    "take to start answering a request (504 after).", default="60",
+    "take to start answering a request (504 after).", default=f"{BOUNDS.upstream_timeout:g}",
 )
 
 REPLAY = (

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import h11
 
+from mockmcp.options import BOUNDS
+
 __all__ = [
     "IDLE_TIMEOUT",
     "MAX_BODY",
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 MAX_HEAD = 64 << 10  # bytes a head may have while incomplete (h11 answers a request's with 431 beyond)
-MAX_BODY = 16 << 20  # bytes a request body may have (413 beyond): an MCP message is far smaller
+MAX_BODY = BOUNDS.kept_bytes  # bytes a request body may have (413 beyond), the most of one message kept
 IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
 REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive whole, from its first byte
 # accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
