@@ -10,6 +10,9 @@ The public API, for fixtures and helpers users write; every other module is inte
   process, a transport the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
 - `recording(real, cassette, mode="once", ...)`: record in the host's process, a transport that passes
   the session to the real server (`Client(mockmcp.recording(server, "cassettes/x.yaml"))`);
+- `intercepting(folder, mode="none", names=None, allow=())`: while the block runs, every MCP server this
+  process's SDK client starts over stdio is replayed from (or recorded into) `folder/<server>.yaml`,
+  the host's code unchanged (`Interception` is what it yields: reports, verdict);
 - `MockmcpError` and its kinds `CassetteError`, `ConfigError`, `UsageError`, `StrictFailure`.
 
 Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
@@ -24,7 +27,7 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette, Interaction, ServerItem
     from mockmcp.cassette.store import load, loads, save
     from mockmcp.errors import CassetteError, ConfigError, MockmcpError, StrictFailure, UsageError
-    from mockmcp.inprocess import recording, transport
+    from mockmcp.inprocess import Interception, intercepting, recording, transport
     from mockmcp.plugin._mock_server import MockServer
 
 __all__ = [
@@ -32,12 +35,14 @@ __all__ = [
     "CassetteError",
     "ConfigError",
     "Interaction",
+    "Interception",
     "MockServer",
     "MockmcpError",
     "ServerItem",
     "StrictFailure",
     "UsageError",
     "__version__",
+    "intercepting",
     "load",
     "loads",
     "recording",
@@ -62,6 +67,8 @@ _HOMES = {
     "MockServer": "mockmcp.plugin._mock_server",
     "transport": "mockmcp.inprocess",
     "recording": "mockmcp.inprocess",
+    "intercepting": "mockmcp.inprocess",
+    "Interception": "mockmcp.inprocess",
 }
 
 

@@ -75,6 +75,10 @@ CLAIMS = {
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
     "python benchmarks/bench_replay.py": "test_benchmarks",
+    "# tests/test_agent_time.py": "test_the_agents_page",
+    "pytest tests/test_agent_time.py --mockmcp-record-mode=once": "test_the_agents_page",
+    "# my_agent.py: stands for an agent": "test_the_agents_page",
+    "mockmcp run --record-mode once --cassettes cassettes/agent": "test_the_agents_page",
     "version: 1                       # required": "test_the_cassette_format_examples",
     "framing: sse": "test_the_cassette_format_examples",
     "# yaml-language-server: $schema=": "test_the_cassette_format_examples",
@@ -297,6 +301,7 @@ def test_each_command_and_option_is_documented() -> None:
         "record",
         "recover",
         "replay",
+        "run",
         "schema",
         "serve",
         "show",
@@ -493,6 +498,21 @@ def test_the_pytest_multi_server_example(pytester: pytest.Pytester, here: Path) 
     assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
     assert "test_plans_the_day[asyncio]/notes.yaml" in ALL_TEXT
     pytest_here(pytester, "pytest tests/test_agent.py").assert_outcomes(passed=1)
+
+
+def test_the_agents_page(pytester: pytest.Pytester, here: Path, checkout: Path) -> None:
+    (here / "tests").mkdir(exist_ok=True)
+    (here / "tests" / "test_agent_time.py").write_text(block("# tests/test_agent_time.py").text + "\n")
+    record, replay = commands(block("pytest tests/test_agent_time.py --mockmcp-record-mode=once"))
+    pytest_here(pytester, record).assert_outcomes(passed=1)
+    folder = here / "tests" / "cassettes" / "test_agent_time" / "test_tokyo_is_nine_hours_ahead_of_london[asyncio]"
+    assert [p.name for p in folder.iterdir()] == ["python-m-mcp_server_time.yaml"]  # the name the page gives
+    pytest_here(pytester, replay).assert_outcomes(passed=1)
+    (checkout / "my_agent.py").write_text(block("# my_agent.py: stands for an agent").text + "\n")
+    recorded, replayed = (run(command, checkout) for command in commands(block("mockmcp run --record-mode once")))
+    assert recorded.returncode == replayed.returncode == 0, (recorded.stderr, replayed.stderr)
+    assert "Asia/Tokyo" in recorded.stdout and replayed.stdout == recorded.stdout  # the recorded time, again
+    assert (checkout / "cassettes" / "agent" / "python-m-mcp_server_time.yaml").exists()
 
 
 @pytest.mark.slow

@@ -162,6 +162,17 @@ SCHEMA = (
     option("--for", "which", "choice:cassette|report", "report: the --report JSON's (docs/report.md).",
            default="cassette"),
 )
+RUN = (
+    options.RECORD_MODE._replace(kind="any_mode", default="none", help="none: replay, a server with no cassette "
+                                 f"fails the run; {options.RECORD_MODE.help}"),
+    option("--cassettes DIR", "folder", "folder", "Where the servers' cassettes are, one per server "
+           "(a folder).", default="cassettes"),
+    option("--name NAME=FRAGMENT", "names", "text", "Call the servers whose command line holds FRAGMENT NAME: "
+           "their cassette is NAME.yaml (repeatable).", multiple=True),
+    option("--allow FRAGMENT", "allow", "text", "Servers whose command line holds FRAGMENT run live, untouched "
+           "(repeatable).", multiple=True),
+    options.STRICT, options.IGNORE, options.SUBSTITUTE, options.REDACT_ENV, options.REDACT,
+)
 VERIFY = (
     options.IGNORE._replace(help="A params or result path left out of the comparison (repeatable)."),
     options.SUBSTITUTE,
@@ -236,6 +247,24 @@ def exec_(**values: Any) -> None:
     status = exec_command(values)
     if status:
         raise SystemExit(status)
+
+
+# Not interspersed, as `record`: from the first word of the program's command on, every argument is the program's.
+@cli.command(cls=_Command, context_settings={"allow_interspersed_args": False})
+@_params(RUN)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(command: tuple[str, ...], **values: Any) -> None:
+    """Run a Python program with every MCP server it starts replayed from a cassette, or recorded into one.
+
+    `mockmcp run --record-mode once -- python my_agent.py` records the servers the program (and the Python
+    programs it starts) connect to through the MCP SDK's stdio client, a cassette each in --cassettes;
+    `mockmcp run -- python my_agent.py` replays them, starting none. The exit status is the program's, or 1
+    when a cassette could not serve it (the explanation on stderr).
+    """
+    status, said = commands.run_program(list(command), values)
+    for text in said:
+        note(text)
+    raise SystemExit(status or (1 if said else 0))
 
 
 @cli.command(cls=_Command, renamed={"--mode": ("--record-mode",)})

@@ -124,6 +124,35 @@ def _say(notes: list[str]) -> None:
         note(text)
 
 
+def run_program(command: list[str], values: dict[str, Any]) -> tuple[int, list[str]]:
+    """`mockmcp run`: the program's exit status, and what its cassettes could not do."""
+    from mockmcp.cli.options import build
+    from mockmcp.inprocess import run_program as run
+
+    names = {}
+    for given in values["names"]:
+        name, equals, fragment = given.partition("=")
+        if not (equals and name and fragment):
+            raise UsageError(f"--name {given!r}: write NAME=FRAGMENT", "e.g. --name time=mcp-server-time")
+        names[name] = fragment
+    mode: RecordMode = values["mode"]
+    record = build(RecordOptions, values)._replace(mode=mode.value)
+    if mode is not RecordMode.NONE:
+        _redactor(record)  # a variable to redact that is not set, a bad pattern: said before the program starts
+    folder = os.path.abspath(values["folder"])
+    again = shlex.join(["mockmcp", "run", "--record-mode", "once", "--cassettes", values["folder"], "--", *command])
+    settings = {
+        "folder": folder,
+        "mode": mode.value,
+        "names": names,
+        "allow": list(values["allow"]),
+        "replay": list(build(ReplayOptions, values)),
+        "record": list(record),
+        "how_to_record": f"record it: {again}",
+    }
+    return run(command, settings)
+
+
 def recover_session(path: str) -> None:
     """Turn the journal of an interrupted recording into the cassette."""
     if not os.path.exists(journal_path(path)):

@@ -5,11 +5,20 @@
   _replay   replay on the host's event loop (anyio): each message to the engine in the host's own task
   _record   a transport in front of the real one, journaled as `mockmcp record` journals
   _fastmcp  any of these as the transport fastmcp's Client takes (fastmcp imported only there)
+  _intercept  interception: the SDK's stdio spawn and kill patched, each server the host starts routed
+            live, recorded or replayed (`intercepting`, the plugin's `mockmcp_intercept`, `mockmcp run`)
+  _identity the cassette a server belongs to: its command line or URL, in words any machine writes alike
+  _run      `mockmcp run`: interception in every Python process of a program (`_boot/sitecustomize.py`)
+  _process  the process the SDK gets: `Replayed` (the engine, no process at all) or `Tapped` (the real one)
 """
 
 from __future__ import annotations
 
+from mockmcp.inprocess._identity import Identity, identify, portable
+from mockmcp.inprocess._intercept import Interception, NotRecorded, intercepting, sdk_version
 from mockmcp.inprocess._record import RecordingTransport, reach, recording
 from mockmcp.inprocess._replay import ReplayTransport, transport
+from mockmcp.inprocess._run import run as run_program
 
-__all__ = ["RecordingTransport", "ReplayTransport", "reach", "recording", "transport"]
+__all__ = ["Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport", "identify"]
+__all__ += ["intercepting", "portable", "reach", "recording", "run_program", "sdk_version", "transport"]

@@ -38,8 +38,8 @@ _MAX_BYTES = 200
 _SUFFIX = ".yaml"
 
 # Every argument `@pytest.mark.mockmcp(...)` takes; anything else is a typo that would be silently ignored.
-MARKER_ARGUMENTS = ("before_record", "cassette", "config", "ignore", "record", "redact", "redact_env", "server")
-MARKER_ARGUMENTS += ("servers", "strict", "substitute")  # sorted, as the messages list them
+MARKER_ARGUMENTS = ("allow", "before_record", "cassette", "config", "ignore", "intercept", "names", "record", "redact")
+MARKER_ARGUMENTS += ("redact_env", "server", "servers", "strict", "substitute")  # sorted, as the messages list them
 
 
 def cassette_name(parts: Sequence[str]) -> str:

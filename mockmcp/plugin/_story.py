@@ -30,8 +30,10 @@ from mockmcp.plugin._privacy import problem
 
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
+    from mockmcp.inprocess import Interception
 
-__all__ = ["days_old", "kept", "never_started", "problem_before", "reports", "too_old", "verdict", "write_timeline"]
+__all__ = ["days_old", "intercepted", "kept", "never_started", "problem_before", "reports", "too_old", "verdict"]
+__all__ += ["write_timeline"]
 
 
 def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
@@ -205,6 +207,13 @@ def verdict(mock: Harness, nodeid: str) -> str | None:
     if not problems:
         return None
     return f"mockmcp: {mock.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
+
+
+def intercepted(interception: Interception, nodeid: str) -> str | None:
+    """After the test `nodeid`: what its intercepted servers' cassettes could not do, or None if all is well."""
+    said = interception.verdict(lambda miss: _told(miss, nodeid, False).render())
+    where = interception.folder
+    return said and f"mockmcp: the intercepted servers' cassettes in {where} could not serve this test:\n{said}"
 
 
 def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:

@@ -8,6 +8,7 @@ once. Nothing is autouse: a test that does not ask for the `mockmcp` fixture is 
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from mockmcp._wire.words import RecordMode, parse_substitution
 from mockmcp.errors import MockmcpError, UsageError
+from mockmcp.inprocess import Interception
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _naming as naming
@@ -47,6 +49,7 @@ _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses 
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
 _WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a timeline page
+_INTERCEPTION = pytest.StashKey[Interception]()  # the test's interception, when it has one
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 
 
@@ -65,6 +68,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "html": "write an HTML timeline of the replayed session for each failed test (the default), every test, "
         "or none",
         "live": f"run the tests against {server}s: no cassette is read or written, nothing judged",
+        "intercept": "intercept the MCP servers every test's host starts (the SDK's own client, the host's code "
+        "unchanged): each replayed from, or recorded into, cassettes/<module>/<test>/<server>.yaml",
     }.items():
         how = {"metavar": valued[name]} if name in valued else {"action": "store_true"}
         how = {"choices": _WHEN, "default": "failed"} if name == "html" else how
@@ -87,7 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mockmcp(server=None, servers=None, config=None, cassette=None, strict=False, ignore=(), record=None, "
-        "redact_env=(), redact=(), before_record=None, substitute=None): "
+        "redact_env=(), redact=(), before_record=None, substitute=None, intercept=False, names=None, allow=()): "
         "settings of this test's mock MCP server",
     )
     config.stash[_MODE] = _record_mode(config)
@@ -317,6 +322,51 @@ def mockmcp(
             _finish_recording(request, mock, mockmcp_privacy)
 
 
+@pytest.fixture
+def mockmcp_intercept(
+    request: pytest.FixtureRequest,
+    mockmcp_settings: dict[str, Any],
+    mockmcp_cassette_path: Path,
+    mockmcp_record_mode: str,
+    mockmcp_record_options: RecordOptions,
+    mockmcp_replay_options: ReplayOptions,
+) -> Iterator[Interception]:
+    """Intercept the MCP servers this test's host starts, its code unchanged: each is replayed from (or, by the
+    record mode, recorded into) `<cassette folder>/<module>/<test>/<server>.yaml`. The marker's `names=` names
+    servers by a fragment of their command line, `allow=` lists those that run live. Yields the `Interception`
+    (its `reports`, by server)."""
+    settings, nodeid = mockmcp_settings, request.node.nodeid
+    how = f"record it: pytest --mockmcp-record-mode=once {shlex.quote(nodeid)}"
+    try:
+        interception = Interception(
+            mockmcp_cassette_path.with_suffix(""),
+            mockmcp_record_mode,
+            names=dict(settings.get("names") or {}),
+            allow=tuple(settings.get("allow") or ()),
+            replay=mockmcp_replay_options,
+            record=mockmcp_record_options,
+            project=request.config.rootpath,
+            how_to_record=how,
+        )
+        with interception:
+            request.node.stash[_INTERCEPTION] = interception
+            yield interception
+    except UsageError as error:
+        pytest.fail(f"mockmcp: {error.render()}", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _mockmcp_intercepting(request: pytest.FixtureRequest) -> None:
+    """Interception for a test that asks for it without the fixture: `--mockmcp-intercept`, or the marker's
+    `intercept=True` (on a module: `pytestmark`)."""
+    config = request.config
+    if config.getoption("--mockmcp-live") or "mockmcp_intercept" in request.fixturenames:
+        return
+    marked = any(kwargs.get("intercept") for _args, kwargs in naming.markers(request.node))
+    if marked or config.getoption("--mockmcp-intercept"):
+        request.getfixturevalue("mockmcp_intercept")
+
+
 def _hand_made(settings: dict[str, Any]) -> bool:
     """Whether the marker says `record="none"`: the cassette is written by hand, and no record mode applies."""
     try:
@@ -406,6 +456,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
     found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
+    interception = item.stash.get(_INTERCEPTION, None)
+    if interception is not None:
+        found.append(story.intercepted(interception, item.nodeid))
     verdict = "\n\n".join(told for told in found if told)
     page = _timeline(item, mocks, failed=bool(verdict) or failure is not None)
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""

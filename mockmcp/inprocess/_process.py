@@ -1,0 +1,295 @@
+"""The server process the MCP SDK's `stdio_client` gets instead of a real one, and the tap on a real one.
+
+`Replayed` is an anyio `Process` with no process behind it: the bytes the host writes to its stdin go to
+the replay engine line by line in the host's own task, and what the engine sends is what its stdout
+yields. Timers (`Wake`) are kept by the reader of stdout (the SDK reads it all the time), so no task of
+ours outlives a session. Closing stdin ends the session as over stdio; the cassette's `exit` ends it
+with that status; `terminate` and `kill` end it as a signal would. It has no process id any signal
+could reach (`NO_PID`). `Tapped` wraps the real process: each line, either way, is journaled (redacted)
+before it is passed on, as `mockmcp record` journals.
+"""
+
+from __future__ import annotations
+
+import heapq
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+from mockmcp._wire import jsonrpc
+from mockmcp.engine.replay import Action, Exit, Note, Replay, Send, Wake
+from mockmcp.record import CLIENT, SERVER, Journal
+from mockmcp.stdio.toolkit import LineSplitter
+
+__all__ = ["NO_PID", "Replayed", "Tapped"]
+
+NO_PID = 0x7FFF_FFFF
+"""The `pid` of a replayed server: above any system's largest process id, so `os.kill`, `os.killpg` and
+`os.getpgid` given it fail with ProcessLookupError; never 0 or -1, which name the caller's own group or all."""
+
+
+class _Stdin(ByteSendStream):
+    def __init__(self, owner: Any) -> None:
+        self.owner = owner
+
+    async def send(self, item: bytes) -> None:
+        self.owner.written(item)
+        await anyio.lowlevel.checkpoint()
+
+    async def send_eof(self) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        self.owner.stdin_closed()
+
+
+class _Stdout(ByteReceiveStream):
+    def __init__(self, owner: Any) -> None:
+        self.owner = owner
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        return await self.owner.read()
+
+    async def aclose(self) -> None:
+        self.owner.stdout_closed = True
+
+
+class Replayed(Process):
+    """One replay session as a server process; `done(report, status)` is called once, when it ends."""
+
+    def __init__(self, engine: Replay, note: Callable[[str], None], done: Callable[[Replay, int], None]) -> None:
+        self.engine, self.note, self.done = engine, note, done
+        self.outbox: deque[bytes] = deque()
+        self.timers: list[tuple[float, int, int]] = []
+        self.sequence = 0
+        self.splitter = LineSplitter(jsonrpc.MAX_LINE)
+        self.status: int | None = None  # the exit status, once the session ended
+        self.eof = False  # stdin closed: the session ends once no timer is left
+        self.stdout_closed = False
+        self.changed = anyio.Event()
+        self.exited = anyio.Event()
+        self._stdin, self._stdout = _Stdin(self), _Stdout(self)
+        self.perform(engine.start())
+
+    # --- what the SDK sees -------------------------------------------------------------------
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def stderr(self) -> None:
+        return None
+
+    @property
+    def pid(self) -> int:
+        return NO_PID
+
+    @property
+    def returncode(self) -> int | None:
+        return self.status
+
+    async def wait(self) -> int:
+        while self.status is None:
+            await self.step()
+        return self.status
+
+    def terminate(self) -> None:
+        self.end(-signal.SIGTERM, "the host terminated the server")
+
+    def kill(self) -> None:
+        self.end(-signal.SIGKILL, "the host killed the server")
+
+    def send_signal(self, signum: int) -> None:
+        self.end(-signum, f"the host sent the server signal {signum}")
+
+    async def aclose(self) -> None:
+        self.stdin_closed()
+        with anyio.move_on_after(2.0):
+            await self.wait()
+        if self.status is None:
+            self.terminate()
+
+    # --- the session -------------------------------------------------------------------------
+
+    def written(self, data: bytes) -> None:
+        if self.status is not None or self.eof:
+            raise anyio.BrokenResourceError  # as a pipe to a server that exited
+        for line in self.splitter.feed(data):
+            self.receive(line)
+
+    def receive(self, line: bytes) -> None:
+        if line.strip() and self.status is None:
+            self.perform(self.engine.receive(line))
+
+    def stdin_closed(self) -> None:
+        if self.eof or self.status is not None:
+            return
+        self.eof = True
+        self.receive(self.splitter.rest())
+        self.perform(self.engine.close())
+        self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
+        heapq.heapify(self.timers)
+        self.settle()
+
+    def perform(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                self.outbox.append(action.data)
+            elif isinstance(action, Wake):
+                self.sequence += 1
+                heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
+            elif isinstance(action, Note):
+                self.note(action.text)
+            elif isinstance(action, Exit):
+                self.end(action.status, None)
+            # A Cut (`drop: cut`) sends nothing: every request shares stdout, which one answer may not break.
+        self.changed.set()
+
+    def settle(self) -> None:
+        """After stdin closed: the session ends when no timer is left to answer."""
+        if self.eof and not self.timers and self.status is None:
+            self.end(0, None)
+
+    def end(self, status: int, why: str | None) -> None:
+        if self.status is not None:
+            return
+        if why is not None:
+            self.note(f"mockmcp: {why}; ending the session")
+        if not self.engine.ended:
+            self.perform(self.engine.close())
+        self.status, self.timers = status, []
+        self.changed.set()
+        self.exited.set()
+        self.done(self.engine, status)
+
+    async def step(self) -> None:
+        """Wait for something to change: output, the end, or the next timer (which is then fired)."""
+        self.changed = anyio.Event()
+        wait = None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
+        with anyio.move_on_after(wait):
+            await self.changed.wait()
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now and self.status is None:
+            _deadline, _sequence, job = heapq.heappop(self.timers)
+            self.perform(self.engine.wake(job))
+        self.settle()
+
+    async def read(self) -> bytes:
+        while not self.outbox:
+            if self.status is not None or self.stdout_closed:
+                raise anyio.EndOfStream
+            await self.step()
+        return self.outbox.popleft()
+
+
+class _TappedStdin(ByteSendStream):
+    def __init__(self, owner: Tapped) -> None:
+        self.owner = owner
+
+    async def send(self, item: bytes) -> None:
+        self.owner.journal(CLIENT, self.owner.client, item)
+        await self.owner.real.stdin.send(item)
+
+    async def send_eof(self) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.owner.real.stdin.aclose()
+
+
+class _TappedStdout(ByteReceiveStream):
+    def __init__(self, owner: Tapped) -> None:
+        self.owner = owner
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        try:
+            data = await self.owner.real.stdout.receive(max_bytes)
+        except anyio.EndOfStream:
+            self.owner.finish()
+            raise
+        self.owner.journal(SERVER, self.owner.server, data)
+        return data
+
+    async def aclose(self) -> None:
+        try:
+            await self.owner.real.stdout.aclose()
+        finally:
+            self.owner.finish()  # the SDK closes stdout when the session is over: what it did not read is not
+
+
+class Tapped(Process):
+    """A real server process whose stdin and stdout are journaled line by line; `done()` once, at its end."""
+
+    def __init__(self, real: Process, journal: Journal, redact: Callable[[bytes], bytes], done: Callable[[], None]):
+        self.real, self._journal, self.redact, self.done = real, journal, redact, done
+        self.start = time.monotonic()
+        self.client, self.server = LineSplitter(), LineSplitter()
+        self.finished = False
+        self._stdin, self._stdout = _TappedStdin(self), _TappedStdout(self)
+
+    def journal(self, direction: str, splitter: LineSplitter, data: bytes) -> None:
+        lines = [self.redact(line) for line in splitter.feed(data) if line.strip()]
+        if lines and not self.finished:
+            self._journal.append(direction, time.monotonic() - self.start, lines)
+
+    def finish(self) -> None:
+        if not self.finished:
+            for direction, splitter in ((CLIENT, self.client), (SERVER, self.server)):
+                rest = splitter.rest()
+                if rest.strip():
+                    self._journal.append(direction, time.monotonic() - self.start, [self.redact(rest)])
+            self.finished = True
+            self.done()
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def stderr(self) -> ByteReceiveStream | None:
+        return self.real.stderr
+
+    @property
+    def pid(self) -> int:
+        return self.real.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.real.returncode
+
+    @property
+    def _process(self) -> Any:
+        """The asyncio process, which the SDK (2.x) reaches for to close its transport."""
+        return getattr(self.real, "_process", None)
+
+    async def wait(self) -> int:
+        return await self.real.wait()
+
+    def terminate(self) -> None:
+        self.real.terminate()
+
+    def kill(self) -> None:
+        self.real.kill()
+
+    def send_signal(self, signum: int) -> None:
+        self.real.send_signal(signum)
+
+    async def aclose(self) -> None:
+        try:
+            await self.real.aclose()
+        finally:
+            self.finish()

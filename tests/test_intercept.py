@@ -1,0 +1,293 @@
+"""Interception: the host's own code starts its MCP server as it always does, and gets a cassette instead.
+
+The host is the SDK's `Client` over `StdioServerParameters(command="notes-server")`, a command found on
+PATH (a shim that runs examples/notes_server.py and leaves a mark each time it starts). Recorded with
+the shim on PATH, replayed with it gone: the host sees the same session, and the mark says the server
+never started. The plugin's marker, switch and fixture; misses and servers with no cassette fail the
+test with their explanation; no signal ever leaves a replayed server's kill.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.client.stdio
+import pytest
+from conftest import ROOT, SHIPPED
+from mcp import StdioServerParameters
+from sdk_host import connect, full_session
+from test_pytest_plugin import run
+
+import mockmcp
+from mockmcp.errors import UsageError
+from mockmcp.inprocess import _intercept as intercept
+from mockmcp.inprocess._identity import identify
+from mockmcp.inprocess._process import NO_PID, Replayed
+
+pytest_plugins = ["pytester"]
+
+NOTES_SERVER = ROOT / "examples" / "notes_server.py"
+
+
+@pytest.fixture
+def shim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`notes-server` on PATH; each start appends a line to `starts` beside it."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    script = folder / "notes-server"
+    script.write_text(f'#!/bin/sh\necho started >> "{folder / "starts"}"\nexec {sys.executable} {NOTES_SERVER} "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return folder
+
+
+def starts(shim: Path) -> int:
+    marks = shim / "starts"
+    return len(marks.read_text().splitlines()) if marks.exists() else 0
+
+
+def unshim(shim: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's command gone from PATH, as on a machine that never installed it."""
+    kept = [part for part in os.environ["PATH"].split(os.pathsep) if part != str(shim)]
+    monkeypatch.setenv("PATH", os.pathsep.join(kept))
+    assert shutil.which("notes-server") is None
+
+
+# --- identity: a pure rule, a table ------------------------------------------------------------------
+
+HOME = Path.home()
+IDENTITIES = [
+    # (command, args, cwd, url, names) -> (name, words)
+    (("notes-server", [], None, None, {}), ("notes-server", ("notes-server",))),
+    (
+        (sys.executable, ["-m", "mcp_server_time"], None, None, {}),
+        ("python-m-mcp_server_time", ("python", "-m", "mcp_server_time")),
+    ),
+    (
+        ("npx", ["-y", "@modelcontextprotocol/server-everything"], None, None, {}),
+        ("npx-y-_modelcontextprotocol_server-everything", ("npx", "-y", "@modelcontextprotocol/server-everything")),
+    ),
+    (
+        ("/usr/local/bin/uvx", ["mcp-server-git", "--repository", str(ROOT / "sub")], None, None, {}),
+        ("uvx-mcp-server-git-repository-sub", ("uvx", "mcp-server-git", "--repository", "sub")),
+    ),
+    (("node", [str(HOME / "srv" / "x.js")], None, None, {}), ("node-_srv_x.js", ("node", "~/srv/x.js"))),
+    (("node", ["x.js"], "/srv", None, {}), ("node-x.js-in_srv", ("node", "x.js", "in /srv"))),
+    (("node", ["x.js"], str(ROOT), None, {}), ("node-x.js", ("node", "x.js"))),  # the project's folder: no word
+    (
+        (None, [], None, "https://user:secret@api.example.com:8443/v1/mcp?key=abc", {}),
+        ("api.example.com_8443-v1-mcp", ("https://api.example.com:8443/v1/mcp",)),
+    ),  # no credentials, no query
+    (
+        ("uvx", ["mcp-server-time"], None, None, {"time": "server-time", "git": "server-git"}),
+        ("time", ("uvx", "mcp-server-time")),
+    ),
+    (("python", ["a" * 200], None, None, {}), ("python-" + "a" * 62 + "-e35121adac", ("python", "a" * 200))),  # cut
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), IDENTITIES)
+def test_a_server_is_named_by_what_any_machine_writes_alike(given: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
+    command, args, cwd, url, names = given
+    identity = identify(command, args, cwd, url=url, names=names, project=ROOT)
+    assert (identity.name, identity.words) == expected
+
+
+def test_two_names_claiming_one_server_are_refused() -> None:
+    with pytest.raises(UsageError, match="claimed by 2 names: a, b"):
+        identify("uvx", ["mcp-server-time"], names={"a": "uvx", "b": "time"})
+
+
+@pytest.mark.parametrize(
+    ("version", "supported"),
+    [
+        ("1.23.3", False),
+        ("1.24.0", True),
+        ("1.30.0", True),
+        ("1.31.0", False),
+        ("2.0.0", True),
+        ("2.3.0", True),
+        ("2.4.0", False),
+        ("3.0.0", False),
+        ("2.0.0rc1", True),
+    ],
+)
+def test_only_the_sdk_releases_the_suite_runs_on_are_intercepted(version: str, supported: bool) -> None:
+    assert intercept.supported(version) is supported
+
+
+# --- the SDK's Client, unchanged, in this process ------------------------------------------------------
+
+
+def session_of(folder: Path, mode: str = "none", **options: Any) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        with anyio.fail_after(30), mockmcp.intercepting(folder, mode, **options):
+            async with connect(StdioServerParameters(command="notes-server"), "legacy") as client:
+                return await full_session(client)
+
+    return anyio.run(go)
+
+
+def test_recorded_with_the_server_then_replayed_without_it_the_host_sees_the_same(
+    shim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = anyio.run(lambda: _live_session())
+    folder = tmp_path / "cassettes"
+    recorded = session_of(folder, "once")
+    assert starts(shim) == 2 and (folder / "notes-server.yaml").exists()  # the live run, then the recording
+    unshim(shim, monkeypatch)
+    replayed = session_of(folder)
+    assert live == recorded == replayed
+    assert starts(shim) == 2  # replay started nothing
+
+
+async def _live_session() -> dict[str, Any]:
+    with anyio.fail_after(30):
+        async with connect(StdioServerParameters(command="notes-server"), "legacy") as client:
+            return await full_session(client)
+
+
+def test_a_shipped_cassette_plays_to_the_host_as_mockmcp_transport_does(tmp_path: Path) -> None:
+    shutil.copyfile(SHIPPED / "notes-session.yaml", tmp_path / "notes-server.yaml")
+    intercepted = session_of(tmp_path)
+
+    async def in_process() -> dict[str, Any]:
+        async with connect(mockmcp.transport(str(SHIPPED / "notes-session.yaml")), "legacy") as client:
+            return await full_session(client)
+
+    assert intercepted == anyio.run(in_process)
+
+
+def test_no_signal_reaches_any_process_group_from_a_replayed_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[tuple[str, int, int]] = []
+    for name in ("kill", "killpg"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda pid, sig, _n=name, _r=real: (sent.append((_n, pid, sig)), _r(pid, sig))[1])
+    shutil.copyfile(SHIPPED / "notes-session.yaml", tmp_path / "notes-server.yaml")
+    session_of(tmp_path)
+
+    async def killed() -> Replayed:  # the SDK's escalation, as when a server outlives its grace
+        with mockmcp.intercepting(tmp_path) as interception:
+            process = await mcp.client.stdio._create_platform_compatible_process("notes-server", [])
+            assert isinstance(process, Replayed) and process.pid == NO_PID
+            await mcp.client.stdio._terminate_process_tree(process)
+            assert interception.reports["notes-server"]
+            return process
+
+    process = anyio.run(killed)
+    assert process.returncode == -signal.SIGTERM
+    assert sent == []
+    with pytest.raises(ProcessLookupError):
+        os.getpgid(NO_PID)  # what the SDK would ask of it, had anything reached the real kill
+
+
+def test_outside_an_interception_the_sdk_is_its_own(shim: Path) -> None:
+    assert mcp.client.stdio._create_platform_compatible_process.__module__ == "mcp.client.stdio"
+    anyio.run(_live_session)
+    assert starts(shim) == 1
+
+
+def test_two_servers_with_one_command_line_and_different_environments_are_refused(tmp_path: Path) -> None:
+    shutil.copyfile(SHIPPED / "notes-session.yaml", tmp_path / "notes-server.yaml")
+
+    async def two() -> None:
+        with mockmcp.intercepting(tmp_path) as interception:
+            for env in ({"TOKEN": "a"}, {"TOKEN": "b"}):
+                async with connect(StdioServerParameters(command="notes-server", env=env), "legacy") as client:
+                    await client.list_tools()
+        assert "their environments or command lines differ" in str(interception.verdict())
+
+    with pytest.raises(BaseException) as caught:
+        anyio.run(two)
+    assert "name each apart" in repr(caught.value) or "name each apart" in str(caught.value.__cause__)
+
+
+# --- the plugin: marker, switch, fixture ----------------------------------------------------------------
+
+HOST = """
+import pytest
+from mcp import Client, StdioServerParameters
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+async def read(path):
+    async with Client(StdioServerParameters(command="notes-server"), mode="legacy") as client:
+        result = await client.call_tool("read_file", {"path": path})
+    return result.content[0].text
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(intercept=True)
+async def test_reads_a_note():
+    assert await read("PATH") == "remember to buy milk"
+"""
+
+
+def test_the_marker_records_then_replays_and_a_changed_argument_fails_with_the_miss(
+    pytester: pytest.Pytester, shim: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_host=HOST.replace("PATH", "notes.txt"))
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note" / "notes-server.yaml"
+    assert cassette.exists() and starts(shim) == 1
+    unshim(shim, monkeypatch)
+    run(pytester).assert_outcomes(passed=1)
+    pytester.makepyfile(test_host=HOST.replace("PATH", "todo.md"))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    said = result.stdout.str()
+    assert "no recorded interaction matches" in said and "pytest --mockmcp-record-mode" in said
+    assert "'notes.txt' -> 'todo.md'" in said or "todo.md" in said
+    assert starts(shim) == 1
+
+
+def test_a_server_no_cassette_holds_fails_the_test_and_is_never_started(pytester: pytest.Pytester, shim: Path) -> None:
+    pytester.makepyfile(test_host=HOST.replace("PATH", "notes.txt").replace("@pytest.mark.mockmcp(intercept=True)", ""))
+    result = run(pytester, "--mockmcp-intercept")
+    result.assert_outcomes(failed=1)
+    said = result.stdout.str()
+    assert "the host started the server `notes-server`, and no cassette holds it" in said
+    assert "pytest --mockmcp-record-mode=once test_host.py::test_reads_a_note" in said
+    assert starts(shim) == 0
+
+
+def test_a_server_on_the_allow_list_runs_live(pytester: pytest.Pytester, shim: Path) -> None:
+    marked = HOST.replace("PATH", "notes.txt").replace("intercept=True", "intercept=True, allow=['notes-server']")
+    pytester.makepyfile(test_host=marked)
+    run(pytester).assert_outcomes(passed=1)
+    assert starts(shim) == 1 and not (pytester.path / "cassettes").exists()
+
+
+FIXTURE_HOST = """
+import pytest
+from mcp import Client, StdioServerParameters
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_two_sessions(mockmcp_intercept, anyio_backend):
+    for path in ("notes.txt", "todo.md"):  # a host that starts its server for each call
+        async with Client(StdioServerParameters(command="notes-server"), mode="legacy") as client:
+            await client.call_tool("read_file", {"path": path})
+    reports = mockmcp_intercept.reports
+    assert MODE == "once" or [sorted(r.sessions) for r in reports["notes-server"]] == [[0], [1]]  # in order
+"""
+
+
+def test_the_fixture_records_a_server_started_twice_and_replays_its_sessions_in_order(
+    pytester: pytest.Pytester, shim: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_host=FIXTURE_HOST.replace("MODE", "'once'"))
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
+    assert starts(shim) == 2
+    unshim(shim, monkeypatch)
+    pytester.makepyfile(test_host=FIXTURE_HOST.replace("MODE", "'none'"))
+    run(pytester, "--mockmcp-strict").assert_outcomes(passed=1)
