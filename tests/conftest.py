@@ -368,9 +368,9 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session", params=sdk1.VERSIONS)
-def sdk1_python(request: pytest.FixtureRequest) -> Path:
-    """The Python of a virtual environment with the MCP SDK's 1.x line at one of `sdk1.VERSIONS` and this checkout
-    installed (`.venvs/mcp-<version>`): built on first use, kept for later runs (tests/sdk1.py)."""
+def sdk1_env(request: pytest.FixtureRequest) -> sdk1.Environment:
+    """A virtual environment with the MCP SDK's 1.x line at one of `sdk1.VERSIONS` and this checkout installed
+    (`.venvs/mcp-<version>`): built on first use, kept for later runs (tests/sdk1.py)."""
     return sdk1.environment(request.param)
 
 

@@ -14,6 +14,7 @@ when the package registry cannot be reached (`PIP_INDEX_URL`, else PyPI's); any 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -42,15 +44,22 @@ else:
     BIN = Path("bin") / "python"
 
 
-def environment(version: str) -> Path:
-    """The Python of `.venvs/mcp-<version>`, built first when it is missing or out of date. Skips the test when
-    the build failed because the package registry cannot be reached; fails it for any other build failure."""
+class Environment(NamedTuple):
+    """A built environment: the SDK release it has, and its Python."""
+
+    mcp: str
+    python: Path
+
+
+def environment(version: str) -> Environment:
+    """`.venvs/mcp-<version>`, built first when it is missing or out of date. Skips the test when the build
+    failed because the package registry cannot be reached; fails it for any other build failure."""
     where = VENVS / f"mcp-{version}"
     VENVS.mkdir(exist_ok=True)
     with _locked(VENVS / f"mcp-{version}.lock"):
         if _built_key(where) != _key(version):
             _build(where, version)
-    return where / BIN
+    return Environment(version, where / BIN)
 
 
 def built_in_run(since: float) -> list[str]:
@@ -85,9 +94,12 @@ def _build(where: Path, version: str) -> None:
     """A fresh environment at `where`: the SDK at `version`, mockmcp's dependencies, this checkout (editable)."""
     started = time.monotonic()
     shutil.rmtree(where, ignore_errors=True)
-    # No pip of its own (ensurepip costs seconds): this process's pip installs into it (`pip --python`).
-    _run([sys.executable, "-m", "venv", "--without-pip", str(where)], "create the environment")
-    pip = [sys.executable, "-m", "pip", "--python", str(where / BIN), "install", "--quiet"]
+    if importlib.util.find_spec("pip") is not None:  # no pip of its own (seconds): this one installs into it
+        _run([sys.executable, "-m", "venv", "--without-pip", str(where)], "create the environment")
+        pip = [sys.executable, "-m", "pip", "--python", str(where / BIN), "install", "--quiet"]
+    else:  # an environment without pip (uv's): the new one gets its own
+        _run([sys.executable, "-m", "venv", str(where)], "create the environment")
+        pip = [str(where / BIN), "-m", "pip", "install", "--quiet"]
     _run([*pip, f"mcp=={version}", *_runtime_dependencies()], f"install mcp=={version}")
     # The editable install writes mockmcp.egg-info in the checkout: one environment at a time does it.
     with _locked(VENVS / "editable.lock"):

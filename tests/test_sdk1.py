@@ -2,7 +2,7 @@
 
 The suite's own environment has the 2.x line; each test here runs tests/sdk1_host.py, a 1.x host
 (`ClientSession`), in a virtual environment with that 1.x release and this checkout (tests/sdk1.py, the
-`sdk1_python` fixture: built once per machine, then kept). The host replays a shipped cassette in process
+`sdk1_env` fixture: built once per machine, then kept). The host replays a shipped cassette in process
 (`mockmcp.transport`) and over stdio (`mockmcp replay` under `stdio_client`), and records a 1.x
 `FastMCP` server with `mockmcp.recording`, by command line and as an object in memory, then replays
 what it wrote. Each sees exactly what the cassette, or the real server, says.
@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, SHIPPED, child_env
+from sdk1 import Environment
 
 from mockmcp.cassette import store
 
@@ -88,32 +89,30 @@ def fastmcp_session(version: str) -> dict[str, Any]:
     }
 
 
-def host(python: Path, *args: str) -> dict[str, Any]:
+def host(env: Environment, *args: str) -> dict[str, Any]:
     """tests/sdk1_host.py run by the 1.x environment's Python; what it printed, after checking it ran on 1.x."""
     done = subprocess.run(
-        [str(python), str(HOST), *args], capture_output=True, text=True, timeout=60, cwd=ROOT, env=child_env()
+        [str(env.python), str(HOST), *args], capture_output=True, text=True, timeout=60, cwd=ROOT, env=child_env()
     )
     assert done.returncode == 0, done.stderr
     seen: dict[str, Any] = json.loads(done.stdout)
-    version = python.parent.parent.name.removeprefix("mcp-")
-    assert seen.pop("sdk") == {"mcp": version, "line": 1}, "the host ran on the SDK's 1.x line, at that release"
+    assert seen.pop("sdk") == {"mcp": env.mcp, "line": 1}, "the host ran on the SDK's 1.x line, at that release"
     return seen
 
 
-def test_transport_replays_a_shipped_cassette_to_a_1x_client_session(sdk1_python: Path) -> None:
-    seen = host(sdk1_python, "transport", str(SHIPPED / "notes.yaml"))
+def test_transport_replays_a_shipped_cassette_to_a_1x_client_session(sdk1_env: Environment) -> None:
+    seen = host(sdk1_env, "transport", str(SHIPPED / "notes.yaml"))
     assert seen == {"session": NOTES, "report": NOTES_REPORT}
 
 
-def test_replay_over_stdio_answers_a_1x_stdio_client(sdk1_python: Path) -> None:
-    seen = host(sdk1_python, "stdio", str(SHIPPED / "notes.yaml"))
+def test_replay_over_stdio_answers_a_1x_stdio_client(sdk1_env: Environment) -> None:
+    seen = host(sdk1_env, "stdio", str(SHIPPED / "notes.yaml"))
     assert seen == {"session": NOTES}
 
 
-def test_recording_a_1x_fastmcp_server_replays_what_it_showed(sdk1_python: Path, tmp_path: Path) -> None:
-    version = sdk1_python.parent.parent.name.removeprefix("mcp-")
-    seen = host(sdk1_python, "record", str(SERVER), str(tmp_path))
-    real = fastmcp_session(version)
+def test_recording_a_1x_fastmcp_server_replays_what_it_showed(sdk1_env: Environment, tmp_path: Path) -> None:
+    seen = host(sdk1_env, "record", str(SERVER), str(tmp_path))
+    real = fastmcp_session(sdk1_env.mcp)
     played = {"missed": 0, "unplayed": [], "strict_ok": True}
     for way in ("command", "object"):  # over stdio from its command line; its FastMCP object, in memory
         assert seen[way] == {"recorded": real, "was_recorded": True, "replayed": real, "report": played}, way
