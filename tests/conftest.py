@@ -367,7 +367,10 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
         assert proxy.returncode == 0, err
 
 
-@pytest.fixture(scope="session", params=sdk1.VERSIONS)
+# Each release's tests go to one pytest-xdist worker (--dist loadgroup): the one that builds its environment.
+@pytest.fixture(
+    scope="session", params=[pytest.param(v, marks=pytest.mark.xdist_group(f"sdk1-{v}")) for v in sdk1.VERSIONS]
+)
 def sdk1_env(request: pytest.FixtureRequest) -> sdk1.Environment:
     """A virtual environment with the MCP SDK's 1.x line at one of `sdk1.VERSIONS` and this checkout installed
     (`.venvs/mcp-<version>`): built on first use, kept for later runs (tests/sdk1.py)."""

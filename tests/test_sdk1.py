@@ -23,7 +23,8 @@ from mockmcp.cassette import store
 
 # A cold environment is built inside the first test of a worker that needs it (the SDK and its dependencies from
 # the registry: tens of seconds, each pip step bounded by tests/sdk1.py); every host run below has a timeout of its own.
-pytestmark = pytest.mark.timeout(1200)
+# Slow, so they are handed out first: a build then overlaps the rest of the run instead of ending it.
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.slow]
 
 HOST = ROOT / "tests" / "sdk1_host.py"
 SERVER = ROOT / "tests" / "servers" / "sdk1_notes.py"
