@@ -18,12 +18,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sdk1
 
 import mockmcp
 
@@ -365,9 +367,32 @@ def recording(target: str, out: Path, *extra: str) -> Iterator[str]:
         assert proxy.returncode == 0, err
 
 
+# Each release's tests go to one pytest-xdist worker (--dist loadgroup): the one that builds its environment.
+@pytest.fixture(
+    scope="session", params=[pytest.param(v, marks=pytest.mark.xdist_group(f"sdk1-{v}")) for v in sdk1.VERSIONS]
+)
+def sdk1_env(request: pytest.FixtureRequest) -> sdk1.Environment:
+    """A virtual environment with the MCP SDK's 1.x line at one of `sdk1.VERSIONS` and this checkout installed
+    (`.venvs/mcp-<version>`): built on first use, kept for later runs (tests/sdk1.py)."""
+    return sdk1.environment(request.param)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """How long each 1.x environment this run built took (tests/sdk1.py), apart from the tests' own times."""
+    lines = sdk1.built_in_run(config.stash[_STARTED])
+    if lines:
+        terminalreporter.write_sep("-", "environments built")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+_STARTED = pytest.StashKey[float]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse a run whose process has another copy's package (a copy of the checkout run with the `pytest` its
-    environment's editable install wrote): every test would test that one."""
+    environment's editable install wrote): every test would test that one. Note when the run started."""
+    config.stash[_STARTED] = time.time()
     if not (ROOT / "mockmcp").samefile(Path(mockmcp.__file__).parent):
         raise pytest.UsageError(
             f"this run imports mockmcp from {Path(mockmcp.__file__).parent}, not from {ROOT / 'mockmcp'}: "

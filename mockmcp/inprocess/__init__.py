@@ -10,6 +10,7 @@
   _identity the cassette a server belongs to: its command line or URL, in words any machine writes alike
   _run      `mockmcp run`: interception in every Python process of a program (`_boot/sitecustomize.py`)
   _process  the process the SDK gets: `Replayed` (the engine, no process at all) or `Tapped` (the real one)
+  _sdk      the host's SDK line (1.x or 2.x), decided once: how it parses a line, its servers, in memory
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """fastmcp's `Client` over an SDK transport: `fastmcp.Client(mockmcp.transport("x.yaml").for_fastmcp())`.
 
 fastmcp's `Client` takes a `ClientTransport`, whose `connect_session` yields a `ClientSession` not yet
-initialized; `SDKTransport` is that method over any SDK transport (an async context manager yielding
-the two streams), entered anew for each connection, so `mockmcp.transport` starts a new session as a
-relaunched `mockmcp replay` would. fastmcp is imported only with this module (`for_fastmcp()`).
+initialized (of the class fastmcp 4's `TransportOptions` names; fastmcp 3, over the SDK's 1.x line, has no
+such options and builds the SDK's own); `SDKTransport` is that method over any SDK transport (an async
+context manager yielding the two streams), entered anew for each connection, so `mockmcp.transport` starts
+a new session as a relaunched `mockmcp replay` would. fastmcp is imported only with this module (`for_fastmcp()`).
 """
 
 from __future__ import annotations
@@ -11,16 +12,20 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from mcp import ClientSession
+
 try:
-    from fastmcp.client.transports.base import ClientTransport, TransportOptions
+    from fastmcp.client.transports.base import ClientTransport
 except ImportError as exc:
     raise ImportError("for_fastmcp() adapts a transport to fastmcp's Client: install it (pip install fastmcp)") from exc
+try:  # fastmcp 4 (over the SDK's 2.x line): the client says which session class it wants
+    from fastmcp.client.transports.base import TransportOptions
+except ImportError:  # fastmcp 3 (over 1.x): the SDK's ClientSession, as fastmcp's own transports build
+    TransportOptions = None  # type: ignore[assignment,misc]
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from contextlib import AbstractAsyncContextManager
-
-    from mcp import ClientSession
 
 __all__ = ["SDKTransport"]
 
@@ -35,7 +40,8 @@ class SDKTransport(ClientTransport):
     async def connect_session(
         self, *, transport_options: TransportOptions | None = None, **session_kwargs: Any
     ) -> AsyncIterator[ClientSession]:
-        session_class = (transport_options or TransportOptions()).session_class
+        options = transport_options or (None if TransportOptions is None else TransportOptions())
+        session_class = ClientSession if options is None else options.session_class
         async with self.transport as (read, write), session_class(read, write, **session_kwargs) as session:
             yield session
 

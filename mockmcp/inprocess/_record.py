@@ -21,6 +21,7 @@ from mockmcp._wire.words import RecordMode
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.inprocess._replay import ReplayTransport, Streams, wire
+from mockmcp.inprocess._sdk import sdk
 from mockmcp.record import CLIENT, SERVER, Journal, saved
 
 if TYPE_CHECKING:
@@ -57,10 +58,11 @@ class RecordingTransport:
         process: `Client(mockmcp.recording(StdioServerParameters(...), "cassettes/x.yaml"))`.
 
         `real`: `StdioServerParameters`, a command line (a list: the server gets this process's whole
-        environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server object (`MCPServer` or
-        a low-level `Server`), or any SDK transport. `mode`: none, once (record when the cassette does not
-        exist), new or all. `redact_env`, `redact`: `mockmcp record`'s `--redact-env`, `--redact`; the rest are
-        `mockmcp.transport`'s, for recording and replaying alike (`ignore`, `strict`, `timing`: when it replays).
+        environment, as under `mockmcp record`), a Streamable HTTP URL, an SDK server object (`MCPServer`,
+        1.x's `FastMCP`, or a low-level `Server`), or any SDK transport. `mode`: none, once (record when the
+        cassette does not exist), new or all. `redact_env`, `redact`: `mockmcp record`'s `--redact-env`,
+        `--redact`; the rest are `mockmcp.transport`'s, for recording and replaying alike (`ignore`, `strict`,
+        `timing`: when it replays).
         Raises UsageError for an unknown mode, a variable to redact or substitute that is not set, a bad pattern.
         """
         self.real, self.cassette, self.log = real, os.fspath(cassette), log
@@ -108,7 +110,8 @@ class RecordingTransport:
         self._journal = Journal.fresh(self.cassette, mode, self.redactor, server)
         self._stack = AsyncExitStack()
         try:
-            real_read, real_write = await self._stack.enter_async_context(real)
+            # Two streams; 1.x's Streamable HTTP client yields a third, the session id's getter, which is not needed.
+            real_read, real_write = (await self._stack.enter_async_context(real))[:2]
         except BaseException:
             self._journal.discard()  # the server never started: nothing to recover later
             raise
@@ -170,19 +173,15 @@ def reach(real: Any) -> tuple[Any, list[str]]:
         from mcp.client.streamable_http import streamable_http_client
 
         return streamable_http_client(real), [real]
-    from mcp.server import Server
-    from mcp.server.mcpserver import MCPServer
-
-    if isinstance(real, (Server, MCPServer)):
-        from mcp.client._memory import InMemoryTransport  # the SDK's own, as its Client(server) uses
-
-        return InMemoryTransport(real), [f"{type(real).__name__} {real.name!r} in process"]
+    line = sdk()
+    if isinstance(real, line.servers):
+        return line.in_memory(real), [f"{type(real).__name__} {real.name!r} in process"]
     if hasattr(real, "__aenter__") and hasattr(real, "__aexit__"):
         return real, [type(real).__name__]
     raise UsageError(
         f"mockmcp.recording cannot reach {real!r} as a server",
-        "give StdioServerParameters, a command line as a list, a Streamable HTTP URL, an MCPServer, "
-        "or an MCP SDK transport",
+        "give StdioServerParameters, a command line as a list, a Streamable HTTP URL, an MCPServer (FastMCP on "
+        "the SDK's 1.x line), or an MCP SDK transport",
     )
 
 

@@ -28,6 +28,7 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.engine.replay import Exit, Note, Replay, Send, Wake
 from mockmcp.engine.selection import Recordings
 from mockmcp.errors import StrictFailure, UsageError
+from mockmcp.inprocess._sdk import SDK, sdk
 from mockmcp.options import ReplayOptions
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class ReplayTransport:
         self._group: TaskGroup | None = None
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
-        self._sdk: Any = None  # mcp.types and SessionMessage, imported on the first session
+        self._sdk: SDK | None = None  # the host's SDK line, found on the first session
 
     def for_fastmcp(self) -> SDKTransport:
         """This transport as fastmcp's `Client` takes it, each connection a session: `fastmcp.Client(
@@ -105,10 +106,7 @@ class ReplayTransport:
             name = self.cassette if isinstance(self.cassette, str) else self.cassette.path or "a cassette"
             fix = "give each session that runs at the same time a transport of its own (mockmcp.transport again)"
             raise UsageError(f"mockmcp.transport({name!r}) is already in a session; it plays one at a time", fix=fix)
-        from mcp import types  # deferred: only an in-process host pays for the SDK here
-        from mcp.shared.message import SessionMessage
-
-        self._sdk = types, SessionMessage
+        self._sdk = sdk()  # the SDK imported here, not with mockmcp.transport: only an in-process host pays for it
         self.sessions += 1
         options, given = self.options, self.cassette
         if self._recordings is None:  # one index for every session, as over HTTP: each claims what it took
@@ -172,15 +170,14 @@ class ReplayTransport:
 
     def _deliver(self, line: bytes) -> None:
         """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception)."""
-        assert self._to_host is not None
-        types, session_message = self._sdk
+        assert self._to_host is not None and self._sdk is not None
         try:
-            item: Any = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            item: Any = self._sdk.parse(line)
         except ValueError as exc:
             self._to_host.send_nowait(exc)
             return
         try:
-            self._to_host.send_nowait(session_message(item))
+            self._to_host.send_nowait(self._sdk.session_message(item))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the host has gone: nothing it could read
 
