@@ -34,6 +34,8 @@ from mockmcp.stdio.processes import lock_file
 ROOT = Path(__file__).resolve().parent.parent
 VENVS = ROOT / ".venvs"
 VERSIONS = ("1.24.0", "1.30.0")  # the 1.x releases mockmcp supports: the first and the last
+# The agent frameworks that pin the 1.x line, for tests/test_frameworks.py: `environment(version, FRAMEWORKS)`.
+FRAMEWORKS = ("langchain-mcp-adapters==0.3.2", "strands-agents==1.62.0")
 BUILT = "mockmcp-build.json"  # in each environment: its key, when it was built and how long that took
 RECIPE = 1  # raise when the steps below change, so every kept environment is built again
 STEP_TIMEOUT = 600  # seconds for one step (pip reads the registry at its own timeout, 180 s a read here)
@@ -51,14 +53,16 @@ class Environment(NamedTuple):
     python: Path
 
 
-def environment(version: str) -> Environment:
-    """`.venvs/mcp-<version>`, built first when it is missing or out of date. Skips the test when the build
-    failed because the package registry cannot be reached; fails it for any other build failure."""
-    where = VENVS / f"mcp-{version}"
+def environment(version: str, extras: tuple[str, ...] = ()) -> Environment:
+    """`.venvs/mcp-<version>` (with `extras`, packages beside the SDK: `mcp-<version>-more`), built first when it
+    is missing or out of date. Skips the test when the build failed because the package registry cannot be
+    reached; fails it for any other build failure."""
+    name = f"mcp-{version}" + ("-more" if extras else "")
+    where = VENVS / name
     VENVS.mkdir(exist_ok=True)
-    with _locked(VENVS / f"mcp-{version}.lock"):
-        if _built_key(where) != _key(version):
-            _build(where, version)
+    with _locked(VENVS / f"{name}.lock"):
+        if _built_key(where) != _key(version, extras):
+            _build(where, version, extras)
     return Environment(version, where / BIN)
 
 
@@ -75,10 +79,18 @@ def built_in_run(since: float) -> list[str]:
     return lines
 
 
-def _key(version: str) -> str:
+def _key(version: str, extras: tuple[str, ...] = ()) -> str:
     """What an environment was built from: when any of it changes, it is built again."""
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    recipe = [RECIPE, version, sys.version, sys.base_prefix, str(ROOT), pyproject]  # a moved checkout: built again
+    recipe = [
+        RECIPE,
+        version,
+        list(extras),
+        sys.version,
+        sys.base_prefix,
+        str(ROOT),
+        pyproject,
+    ]  # a moved checkout: built again
     return hashlib.sha256(json.dumps(recipe).encode()).hexdigest()
 
 
@@ -90,7 +102,7 @@ def _built_key(where: Path) -> str | None:
     return built.get("key") if (where / BIN).exists() else None
 
 
-def _build(where: Path, version: str) -> None:
+def _build(where: Path, version: str, extras: tuple[str, ...] = ()) -> None:
     """A fresh environment at `where`: the SDK at `version`, mockmcp's dependencies, this checkout (editable)."""
     started = time.monotonic()
     shutil.rmtree(where, ignore_errors=True)
@@ -100,12 +112,12 @@ def _build(where: Path, version: str) -> None:
     else:  # an environment without pip (uv's): the new one gets its own
         _run([sys.executable, "-m", "venv", str(where)], "create the environment")
         pip = [str(where / BIN), "-m", "pip", "install", "--quiet"]
-    _run([*pip, f"mcp=={version}", *_runtime_dependencies()], f"install mcp=={version}")
+    _run([*pip, f"mcp=={version}", *extras, *_runtime_dependencies()], f"install mcp=={version} {' '.join(extras)}")
     # The editable install writes mockmcp.egg-info in the checkout: one environment at a time does it.
     with _locked(VENVS / "editable.lock"):
         _run([*pip, "--no-deps", "-e", str(ROOT)], "install this checkout")
     seconds = time.monotonic() - started
-    built = {"key": _key(version), "mcp": version, "at": time.time(), "seconds": round(seconds, 2)}
+    built = {"key": _key(version, extras), "mcp": version, "at": time.time(), "seconds": round(seconds, 2)}
     (where / BUILT).write_text(json.dumps(built), encoding="utf-8")
 
 

@@ -1,0 +1,126 @@
+"""The framework matrix: agents on real frameworks, their code unchanged, live, recorded and replayed.
+
+Each host in tests/frameworks/ starts its servers by commands on PATH (shims that leave a mark when they
+start: a third-party server, mcp-server-time; this project's notes server; the npm server-everything).
+It runs live, then under `mockmcp run --record-mode once`, then under `mockmcp run` with the shims gone
+from PATH: the recording and the replay give the host exactly what it got live, and the replay starts
+nothing. Then the host asks for another time than recorded: the run fails, explaining the miss. The
+frameworks on the SDK's 2.x line run in the suite's environment; those that pin 1.x (langchain-mcp-adapters,
+strands-agents) in a 1.30 environment of their own (tests/sdk1.py), and the SDK's own 1.x host on 1.24 too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sdk1
+from conftest import ROOT, child_env
+
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.slow]
+
+HOSTS = ROOT / "tests" / "frameworks"
+EVERYTHING = ROOT / "tests" / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist"
+TIMEOUT = 180
+
+
+def time_server_output(seen: dict[str, Any]) -> dict[str, Any]:
+    """What must not change from run to run: all of it, but the current time pydantic-ai's TestModel asks for."""
+    if "returns" in seen:
+        seen["returns"] = [item for item in seen["returns"] if item[0] != "get_current_time"]
+        seen.pop("output")
+    return seen
+
+
+# (host, the environment's packages beyond the SDK ("": the suite's own, 2.x), its SDK release, cassettes written)
+MATRIX = [
+    ("pydantic_ai", "", "", ["notes-server.yaml", "time-server.yaml"]),
+    ("openai_agents", "", "", ["time-server.yaml"]),
+    ("fastmcp_config", "", "", ["everything-server-stdio.yaml", "time-server.yaml"]),
+    ("sdk_client", "", "", ["time-server.yaml"]),
+    ("langchain", "frameworks", "1.30.0", ["time-server.yaml"]),
+    ("strands", "frameworks", "1.30.0", ["time-server.yaml"]),
+    ("sdk_client", "", "1.30.0", ["time-server.yaml"]),
+    ("sdk_client", "", "1.24.0", ["time-server.yaml"]),
+]
+
+
+def _param(host: str, extras: str, version: str, cassettes: list[str]) -> Any:
+    marks = [pytest.mark.xdist_group(f"sdk1-{version}{'-more' * bool(extras)}")] if version else []
+    return pytest.param(host, extras, version, cassettes, marks=marks, id=f"{host}-{version or 'mcp2'}")
+
+
+@pytest.fixture
+def shims(tmp_path: Path) -> Path:
+    """The servers' commands, in a folder of their own; each start appends a line to `starts` in it."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    commands = {
+        "time-server": f"{sys.executable} -m mcp_server_time",
+        "notes-server": f"{sys.executable} {ROOT / 'examples' / 'notes_server.py'}",
+        "everything-server": f"node {EVERYTHING / 'index.js'}",
+    }
+    for name, command in commands.items():
+        (folder / name).write_text(f'#!/bin/sh\necho {name} >> "{folder / "starts"}"\nexec {command} "$@"\n')
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def starts(shims: Path) -> list[str]:
+    marks = shims / "starts"
+    return marks.read_text().split() if marks.exists() else []
+
+
+def python_for(extras: str, version: str) -> str:
+    if not version:
+        return sys.executable
+    return str(sdk1.environment(version, sdk1.FRAMEWORKS if extras else ()).python)
+
+
+def runner(python: str, host: str, cwd: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    def run(*mockmcp: str, path: str, when: str = "12:00") -> subprocess.CompletedProcess[str]:
+        env = {**child_env(), "PATH": path}
+        program = [python, str(HOSTS / f"{host}_host.py"), when]
+        command = [python, "-m", "mockmcp", "run", *mockmcp, "--", *program] if mockmcp else program
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+    return run
+
+
+@pytest.mark.parametrize(("host", "extras", "version", "cassettes"), [_param(*row) for row in MATRIX])
+def test_the_host_sees_live_recorded_and_replayed_alike_and_a_changed_argument_is_explained(
+    host: str, extras: str, version: str, cassettes: list[str], shims: Path, tmp_path: Path
+) -> None:
+    if host == "fastmcp_config" and (shutil.which("node") is None or not EVERYTHING.exists()):
+        pytest.skip("the npm server needs node and tests/node's packages (npm ci --prefix tests/node)")
+    run = runner(python_for(extras, version), host, tmp_path)
+    with_shims = f"{shims}{os.pathsep}{os.environ['PATH']}"
+    folder = tmp_path / "cassettes"
+
+    live = run(path=with_shims)
+    assert live.returncode == 0, live.stderr
+    recorded = run("--record-mode", "once", "--cassettes", str(folder), path=with_shims)
+    assert recorded.returncode == 0, recorded.stderr
+    assert sorted(p.name for p in folder.iterdir()) == cassettes
+    started = starts(shims)
+    assert sorted(set(started)) == sorted(name.removesuffix("-stdio.yaml").removesuffix(".yaml") for name in cassettes)
+
+    replayed = run("--cassettes", str(folder), path=os.environ["PATH"])
+    assert replayed.returncode == 0, replayed.stderr
+    assert starts(shims) == started  # replay started no server; their commands are not even on PATH
+    seen = [time_server_output(json.loads(done.stdout)) for done in (live, recorded, replayed)]
+    assert seen[0] == seen[1] == seen[2]
+    assert json.loads(recorded.stdout) == json.loads(replayed.stdout)  # to the byte of what the host printed
+
+    missed = run("--cassettes", str(folder), path=os.environ["PATH"], when="13:00")
+    assert missed.returncode != 0
+    assert "no recorded interaction matches this tools/call request" in missed.stderr
+    assert 'arguments.time: recorded "12:00", incoming "13:00"' in missed.stderr
+    assert starts(shims) == started
