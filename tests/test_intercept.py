@@ -10,8 +10,10 @@ test with their explanation; no signal ever leaves a replayed server's kill.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -246,7 +248,9 @@ def test_the_marker_records_then_replays_and_a_changed_argument_fails_with_the_m
     result.assert_outcomes(failed=1)
     said = result.stdout.str()
     assert "no recorded interaction matches" in said and "pytest --mockmcp-record-mode" in said
-    assert "'notes.txt' -> 'todo.md'" in said or "todo.md" in said
+    assert 'path: recorded "notes.txt", incoming "todo.md"' in said
+    page = re.search(r"the session as a timeline: (\S+\.html)", said)
+    assert page and "notes-server" in Path(page.group(1)).read_text(encoding="utf-8")  # a lane for the server
     assert starts(shim) == 1
 
 
@@ -291,3 +295,44 @@ def test_the_fixture_records_a_server_started_twice_and_replays_its_sessions_in_
     unshim(shim, monkeypatch)
     pytester.makepyfile(test_host=FIXTURE_HOST.replace("MODE", "'none'"))
     run(pytester, "--mockmcp-strict").assert_outcomes(passed=1)
+
+
+# --- mockmcp run: a whole program, and the Python programs it starts ------------------------------------
+
+AGENT = """
+import subprocess, sys
+import anyio
+from mcp import Client, StdioServerParameters
+
+async def main():
+    async with Client(StdioServerParameters(command="notes-server"), mode="legacy") as client:
+        print(sys.argv[1], (await client.call_tool("read_file", {"path": sys.argv[2]})).content[0].text)
+
+anyio.run(main)
+if sys.argv[1] == "parent":  # a Python child of the program: intercepted too
+    subprocess.run([sys.executable, __file__, "child", sys.argv[2]], check=True)
+"""
+
+
+def test_mockmcp_run_records_a_program_and_its_python_child_then_replays_them_without_the_server(
+    shim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "agent.py").write_text(AGENT)
+
+    def run(*options: str, path: str = "notes.txt") -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "mockmcp", "run", *options, "--cassettes", "c", "--"]
+        command += [sys.executable, "agent.py", "parent", path]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60, env=dict(os.environ))
+
+    recorded = run("--record-mode", "new_episodes")
+    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.stdout.splitlines() == ["parent remember to buy milk", "child remember to buy milk"]
+    assert starts(shim) == 2  # each process recorded its own session into the one cassette
+    assert (tmp_path / "c" / "notes-server.yaml").exists()
+    unshim(shim, monkeypatch)
+    replayed = run()
+    assert (replayed.returncode, replayed.stdout) == (0, recorded.stdout), replayed.stderr
+    missed = run(path="todo.md")
+    assert missed.returncode == 1 and starts(shim) == 2
+    assert 'path: recorded "notes.txt", incoming "todo.md"' in missed.stderr
+    assert "no recorded interaction matches" in missed.stderr.split("mockmcp: process")[1]  # said at the end, too

@@ -118,6 +118,10 @@ class Interception:
         """Each replayed server's session reports, by its name (its cassette's file name without `.yaml`)."""
         return {name: server.reports for name, server in self.servers.items() if server.reports}
 
+    def lanes(self) -> list[tuple[str, Path, list[dict[str, Any]]]]:
+        """Each replayed server's name, cassette and session reports (their JSON): an HTML timeline's lanes."""
+        return [(name, s.path, [r.to_json() for r in s.reports]) for name, s in self.servers.items() if s.reports]
+
     def verdict(self, told: Callable[[dict[str, Any]], str] | None = None) -> str | None:
         """Everything the cassettes could not do as recorded (misses, answers that differed, withheld requests,
         with strict what it fails), servers with no cassette, recordings that failed; None when all is well.

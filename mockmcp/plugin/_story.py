@@ -268,9 +268,17 @@ def _repeated(repeat: dict[str, Any]) -> str:
     )
 
 
-def write_timeline(mocks: dict[str, Harness], nodeid: str, test_name: str, root: Path) -> Path | None:
+def write_timeline(
+    mocks: dict[str, Harness],
+    nodeid: str,
+    test_name: str,
+    root: Path,
+    interception: Interception | None = None,
+    workdir: Path | None = None,
+) -> Path | None:
     """The page of the test's replayed sessions, a lane per server by name (None when it replayed nothing:
-    recording, live, no cassette); cassettes are named from `root`, the run's root folder, as a node id is."""
+    recording, live, no cassette), its intercepted servers' too; cassettes are named from `root`, the run's root
+    folder, as a node id is. The page goes in the first mock's work folder, else in `workdir`."""
     from mockmcp.html import lane_for, write_page
 
     lanes = []
@@ -278,24 +286,38 @@ def write_timeline(mocks: dict[str, Harness], nodeid: str, test_name: str, root:
         if mock.recording or mock.target.live or not mock.cassette.exists():
             continue
         try:
-            shown = os.path.relpath(mock.cassette, root) if mock.cassette.is_relative_to(root) else None
-            lanes.append(lane_for(str(mock.cassette), _lane_reports(mock, nodeid, shown), name, shown))
+            shown = _shown(mock.cassette, root)
+            fixes = _fixes(nodeid, mock.target.hand_made, mock.cassette, shown)
+            told = [report for report in reports(mock, wait=0.0) if isinstance(report, dict)]
+            lanes.append(lane_for(str(mock.cassette), _with_fixes(told, fixes), name, shown))
         except MockmcpError:  # a cassette that cannot load: the test fails with its own located error
             continue
-    if not lanes:
+    for name, path, told in interception.lanes() if interception is not None else ():
+        shown = _shown(path, root)
+        lanes.append(lane_for(str(path), _with_fixes(told, _fixes(nodeid, False, path, shown)), name, shown))
+    folder = next(iter(mocks.values())).workdir if mocks else workdir
+    if not lanes or folder is None:
         return None
-    page = next(iter(mocks.values())).workdir / cassette_name([test_name]).removesuffix(".yaml")
+    page = folder / cassette_name([test_name]).removesuffix(".yaml")
     page = page.with_name(page.name + ".html")
     write_page(str(page), lanes, f"mockmcp: {nodeid}", runner="pytest")
     return page
 
 
-def _lane_reports(mock: Harness, nodeid: str, shown: str | None) -> list[dict[str, Any]]:
-    """The reports of the test's replays, each miss's fixes in pytest's terms, naming the cassette as the page does."""
+def _shown(cassette: Path, root: Path) -> str | None:
+    return os.path.relpath(cassette, root) if cassette.is_relative_to(root) else None
+
+
+def _fixes(nodeid: str, hand_made: bool, cassette: Path, shown: str | None) -> Callable[[dict[str, Any]], list[str]]:
+    """A miss's fixes in pytest's terms, naming the cassette as the page does."""
 
     def fixes(miss: dict[str, Any]) -> list[str]:
-        told = _told(miss, nodeid, mock.target.hand_made).fixes
-        return [fix.replace(str(mock.cassette), shown) for fix in told] if shown else list(told)
+        told = _told(miss, nodeid, hand_made).fixes
+        return [fix.replace(str(cassette), shown) for fix in told] if shown else list(told)
 
-    told = [report for report in reports(mock, wait=0.0) if isinstance(report, dict)]
+    return fixes
+
+
+def _with_fixes(told: list[dict[str, Any]], fixes: Callable[[dict[str, Any]], list[str]]) -> list[dict[str, Any]]:
+    """Replay reports (their JSON), each miss's fixes as `fixes` gives them."""
     return [{**report, "misses": [{**miss, "fixes": fixes(miss)} for miss in report["misses"]]} for report in told]

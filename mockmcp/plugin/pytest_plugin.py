@@ -49,7 +49,7 @@ _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses 
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
 _WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a timeline page
-_INTERCEPTION = pytest.StashKey[Interception]()  # the test's interception, when it has one
+_INTERCEPTION = pytest.StashKey[tuple[Interception, Path]]()  # the test's interception and its work folder
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 
 
@@ -330,6 +330,7 @@ def mockmcp_intercept(
     mockmcp_record_mode: str,
     mockmcp_record_options: RecordOptions,
     mockmcp_replay_options: ReplayOptions,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Interception]:
     """Intercept the MCP servers this test's host starts, its code unchanged: each is replayed from (or, by the
     record mode, recorded into) `<cassette folder>/<module>/<test>/<server>.yaml`. The marker's `names=` names
@@ -349,7 +350,7 @@ def mockmcp_intercept(
             how_to_record=how,
         )
         with interception:
-            request.node.stash[_INTERCEPTION] = interception
+            request.node.stash[_INTERCEPTION] = interception, tmp_path_factory.mktemp("mockmcp")
             yield interception
     except UsageError as error:
         pytest.fail(f"mockmcp: {error.render()}", pytrace=False)
@@ -456,11 +457,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         mock.stop()
     # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
     found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
-    interception = item.stash.get(_INTERCEPTION, None)
+    interception, workdir = item.stash.get(_INTERCEPTION, (None, None))
     if interception is not None:
         found.append(story.intercepted(interception, item.nodeid))
     verdict = "\n\n".join(told for told in found if told)
-    page = _timeline(item, mocks, failed=bool(verdict) or failure is not None)
+    page = _timeline(item, mocks, failed=bool(verdict) or failure is not None, intercepted=(interception, workdir))
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""
     if verdict:
         said = f"\n\nThe test failed with: {failure!r}" if failure else ""
@@ -483,13 +484,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
-def _timeline(item: pytest.Item, mocks: dict[str, Harness], failed: bool) -> Path | None:
+def _timeline(item: pytest.Item, mocks: dict[str, Harness], failed: bool, intercepted: tuple[Any, Any]) -> Path | None:
     """The test's timeline page, when --mockmcp-html asks for one for this test (by default: a failed one)."""
     when = item.config.getoption("--mockmcp-html")
-    if not mocks or when == "none" or (when == "failed" and not failed):
+    if not (mocks or intercepted[0]) or when == "none" or (when == "failed" and not failed):
         return None
     try:
-        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath)
+        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath, *intercepted)
     except OSError as error:  # the page is an aid: the test's verdict stands without it
         item.warn(pytest.PytestWarning(f"mockmcp: the timeline page could not be written: {error}"))
         return None
