@@ -31,6 +31,7 @@ from mockmcp.errors import UsageError
 from mockmcp.inprocess import _intercept as intercept
 from mockmcp.inprocess._identity import identify
 from mockmcp.inprocess._process import NO_PID, Replayed
+from mockmcp.options import RecordOptions
 
 pytest_plugins = ["pytester"]
 
@@ -189,6 +190,21 @@ def test_no_signal_reaches_any_process_group_from_a_replayed_server(
     assert sent == []
     with pytest.raises(ProcessLookupError):
         os.getpgid(NO_PID)  # what the SDK would ask of it, had anything reached the real kill
+
+
+def test_a_secret_on_the_command_line_never_names_the_cassette(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NOTES_TOKEN", "s3cr3t-t0ken")
+    options = RecordOptions(redact_env=("NOTES_TOKEN",), redact_patterns=(r"key-\d+",))
+
+    async def start() -> None:
+        with mockmcp.intercepting(tmp_path, record=options):
+            args = ["--token", "s3cr3t-t0ken", "--key", "key-123"]
+            await mcp.client.stdio._create_platform_compatible_process("notes-server", args)
+
+    with pytest.raises(intercept.NotRecorded) as refused:
+        anyio.run(start)
+    assert refused.value.path == str(tmp_path / "notes-server-token-_REDACTED_NOTES_TOKEN_-key-_REDACTED.yaml")
+    assert "s3cr3t" not in str(refused.value) and "key-123" not in str(refused.value)
 
 
 def test_outside_an_interception_the_sdk_is_its_own(shim: Path) -> None:

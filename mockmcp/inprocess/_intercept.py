@@ -110,6 +110,9 @@ class Interception:
         self.live: list[str] = []  # the allowed servers that ran live, as their command lines
         self._tapped: list[Tapped] = []
         self._redactor: Redactor | None = None
+        # A secret on a server's command line never names its cassette (nor its meta.server): recording and
+        # replay both name the server from its redacted words.
+        self._unsaid = Redactor.build(record.redact_env, record.redact_patterns, os.environ)
 
     # --- the test's view ------------------------------------------------------------------------
 
@@ -169,8 +172,8 @@ class Interception:
             self.live.append(line)
             return await start()
         identity = identify(
-            command,
-            args,
+            self._unsaid.text(command),
+            [self._unsaid.text(arg) for arg in args],
             None if cwd is None else os.fspath(cwd),
             names=self.names,
             project=self.project,
