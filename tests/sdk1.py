@@ -160,3 +160,16 @@ def _locked(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+# Every environment the suite uses: tests/test_sdk1.py's, and tests/test_frameworks.py's with the frameworks.
+EVERY = [*((version, ()) for version in VERSIONS), ("1.30.0", FRAMEWORKS)]
+
+if __name__ == "__main__":  # `python tests/sdk1.py`: build them all now (.ci/run does, timing it apart from the tests)
+    started = time.time()
+    for version, extras in EVERY:
+        try:
+            environment(version, extras)
+        except BaseException as outcome:  # pytest's skip or fail outside a test: the test run says it again
+            print(f"not built: mcp {version} {' '.join(extras)}: {outcome}", file=sys.stderr)
+    print("\n".join(built_in_run(started)) or "every environment was built already")
