@@ -35,12 +35,12 @@ __all__ = [
     "orphans",
     "orphans_report",
     "server_cassette",
-    "test_folder",
+    "servers_folder",
 ]
 
 # Where a test's cassette is, told in the failure about a missing one (docs/pytest.md "Cassettes" says it too).
 CASSETTE_RULE = (
-    "<test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<the marker's cassette=, default "
+    "<test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette=, default "
     "<Class>.<test>[params].mcp.yaml>"
 )
 
@@ -75,7 +75,7 @@ def module_folder(test_file: Path, folder: str) -> Path:
     return (test_file.parent / folder / test_file.stem).resolve()
 
 
-def test_folder(own: Path) -> Path:
+def servers_folder(own: Path) -> Path:
     """The folder of a test's servers (several, or intercepted), named after its cassette `own`: without
     `.mcp.yaml`, or for a marker's `cassette=` without its last suffix."""
     if own.name.endswith(OWN_SUFFIX) and own.name != OWN_SUFFIX:
@@ -85,7 +85,7 @@ def test_folder(own: Path) -> Path:
 
 def server_cassette(own: Path, name: Any) -> Path:
     """The cassette of the server `name` of a test that talks to several: in a folder named after the test's."""
-    return test_folder(own) / cassette_name([str(name)])
+    return servers_folder(own) / cassette_name([str(name)])
 
 
 def kind(text: str) -> str:
