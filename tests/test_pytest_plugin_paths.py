@@ -71,18 +71,36 @@ def test_a_tests_own_cassette_name_ends_in_mcp_yaml_and_fits_a_file_system() -> 
 
 def test_the_old_name_is_read_only_while_the_new_one_is_missing_and_only_when_it_is_mockmcps(tmp_path: Path) -> None:
     own, old = tmp_path / "test_x.mcp.yaml", tmp_path / "test_x.yaml"
-    assert legacy(own) is None  # neither
+    assert legacy(own, old) is None  # neither
     old.write_text(VCR_CASSETTE)
-    assert legacy(own) is None
+    assert legacy(own, old) is None
+    old.write_bytes(b"\xff\xfe not UTF-8")
+    assert legacy(own, old) is None
     old.write_text(MINIMAL)
-    assert legacy(own) == old
+    assert legacy(own, old) == old
     own.write_text(MINIMAL)
-    assert legacy(own) is None  # the new one wins
-    assert legacy(tmp_path / "test_x.yaml") is None  # a marker's cassette= is used as given
+    assert legacy(own, old) is None  # the new one wins
 
 
+def test_a_name_cut_for_length_is_found_under_its_old_cut_name(pytester: pytest.Pytester) -> None:
+    """A long name is cut to fit with its suffix, so the old name is the old rule's, not the new one's stem."""
+    test = "test_long_" + "z" * 190
+    pytester.makepyfile(test_host=f"def {test}(mockmcp):\n    pass\n")
+    folder = pytester.path / "cassettes" / "test_host"
+    folder.mkdir(parents=True)
+    old = folder / cassette_name([test])
+    assert old.name.removesuffix(".yaml") != cassette_name([test], OWN_SUFFIX).removesuffix(OWN_SUFFIX)
+    old.write_text(OLD_NAMED)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines([f"*mockmcp: replayed {old}, this test's cassette under its old name*"])
+    orphans = run(pytester, "--collect-only", "-q", "--mockmcp-orphans")  # in use: no orphan
+    assert orphans.ret == pytest.ExitCode.OK, orphans.stdout.str()
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "new_episodes"])
 def test_a_cassette_under_the_old_name_replays_with_a_note_and_the_next_recording_moves_it(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, mode: str
 ) -> None:
     write_host_tests(pytester)
     folder = pytester.path / "cassettes" / "test_host"
@@ -95,7 +113,7 @@ def test_a_cassette_under_the_old_name_replays_with_a_note_and_the_next_recordin
         [f"*mockmcp: replayed {old}, this test's cassette under its old name*moves it to {new.name}"]
     )
     assert old.exists() and not new.exists()  # replay moves nothing
-    run(pytester, "--mockmcp-record-mode=rewrite").assert_outcomes(passed=1)
+    run(pytester, f"--mockmcp-record-mode={mode}").assert_outcomes(passed=1)
     assert new.exists() and not old.exists()
     assert new.read_text().startswith("# kept by hand\n")  # edited in place, as a re-recording of the new one is
     assert kind(new.read_text()) == "mockmcp"
@@ -120,7 +138,9 @@ def test_a_vcr_cassette_at_the_old_name_is_never_read_nor_touched(pytester: pyte
         run(pytester, f"--mockmcp-record-mode={mode}").assert_outcomes(passed=1)
         assert (folder / "test_reads_a_note.mcp.yaml").exists()
         assert vcr.read_text() == VCR_CASSETTE and vcr.stat().st_mtime == 1_000_000_000
-    run(pytester, "--mockmcp-orphans").assert_outcomes(passed=1)  # pytest-recording's is no orphan of mockmcp's
+    orphans = run(pytester, "--mockmcp-orphans")  # pytest-recording's is no orphan of mockmcp's
+    assert orphans.ret == pytest.ExitCode.OK, orphans.stdout.str()
+    orphans.stdout.fnmatch_lines(["mockmcp: every cassette in the cassette folders is used by a collected test"])
 
 
 def test_a_failed_recording_leaves_the_cassette_under_its_old_name(pytester: pytest.Pytester) -> None:

@@ -114,12 +114,11 @@ def kind(text: str) -> str:
     return "mockmcp"
 
 
-def legacy(own: Path) -> Path | None:
-    """The file a test's cassette `own` was written as before `OWN_SUFFIX` (`<...>.yaml`), when `own` is
-    missing and that file is a mockmcp cassette: replay reads it, the next recording moves it. Else None."""
-    if not own.name.endswith(OWN_SUFFIX) or own.exists():
+def legacy(own: Path, old: Path) -> Path | None:
+    """`old`, the file a test's cassette `own` was written as before `OWN_SUFFIX` (`cassette_name` with `.yaml`),
+    when `own` is missing and `old` is a mockmcp cassette: replay reads it, the next recording moves it. Else None."""
+    if own.exists():
         return None
-    old = own.with_name(own.name.removesuffix(OWN_SUFFIX) + _SUFFIX)
     try:
         text = old.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
