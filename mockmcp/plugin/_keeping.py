@@ -136,8 +136,12 @@ def _save(kept: Cassette, cassette: Path, old: Path | None) -> None:
 
     if old is not None:  # whole or not at all: copied beside it, then renamed
         moving = cassette.with_name(f".{cassette.name}.{os.getpid()}.moving")
-        shutil.copy2(old, moving)
-        os.replace(moving, cassette)
+        try:
+            shutil.copy2(old, moving)
+            os.replace(moving, cassette)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                moving.unlink()
     try:
         store.save(kept, str(cassette))
     except BaseException:

@@ -104,8 +104,8 @@ def problem_before(mock: Harness, nodeid: str) -> str | None:
 def legacy_note(target: Target) -> str:
     """The one line that says a test replayed its cassette under the old name, and where it goes next."""
     return (
-        f"mockmcp: replayed {target.legacy}, this test's cassette under its old name (pytest-recording's); "
-        f"the next recording of the test moves it to {target.cassette.name}"
+        f"mockmcp: replayed {target.legacy}, this test's cassette under its old name (the one pytest-recording "
+        f"gives its own); the next recording of the test moves it to {target.cassette.name}"
     )
 
 
