@@ -146,13 +146,13 @@ def test_recorded_in_process_from_a_command_and_from_a_server_object_replays_bot
     recorded.assert_outcomes(passed=5)
     folder = pytester.path / "cassettes" / "test_host"
     names = sorted(path.name for path in folder.iterdir())
-    sessions = [f"test_session[{mode}-{real}].yaml" for mode in ("auto", "legacy") for real in ("memory", "stdio")]
+    sessions = [f"test_session[{mode}-{real}].mcp.yaml" for mode in ("auto", "legacy") for real in ("memory", "stdio")]
     assert names == [*sessions, "test_two_servers"]
     assert sorted(path.name for path in (folder / "test_two_servers").iterdir()) == ["memory.yaml", "stdio.yaml"]
     for mode in ("legacy", "auto"):
-        memory = store.load(str(folder / f"test_session[{mode}-memory].yaml"))
+        memory = store.load(str(folder / f"test_session[{mode}-memory].mcp.yaml"))
         assert memory.meta["server"] == ["MCPServer 'notes' in process"]
-        over_stdio = store.load(str(folder / f"test_session[{mode}-stdio].yaml"))
+        over_stdio = store.load(str(folder / f"test_session[{mode}-stdio].mcp.yaml"))
         assert over_stdio.meta["server"][0] == "python"  # made portable, as the plugin's recordings over stdio
         # The same server, in memory or over stdio: the same exchanges.
         assert [i.method for i in memory.interactions] == [i.method for i in over_stdio.interactions]
@@ -162,6 +162,6 @@ def test_recorded_in_process_from_a_command_and_from_a_server_object_replays_bot
     for mode in ("legacy", "auto"):
         for real in ("memory", "stdio"):
             shutil.copyfile(
-                folder / f"test_session[{mode}-{real}].yaml", folder / f"test_replayed_over_stdio[{mode}].yaml"
+                folder / f"test_session[{mode}-{real}].mcp.yaml", folder / f"test_replayed_over_stdio[{mode}].mcp.yaml"
             )
             run(pytester, "-k", f"test_replayed_over_stdio and {mode}").assert_outcomes(passed=1)

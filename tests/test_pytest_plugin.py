@@ -86,7 +86,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 def test_replay_passes_with_a_recorded_cassette(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
-    target = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    target = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.mcp.yaml"
     target.parent.mkdir(parents=True)
     shutil.copyfile(SHIPPED / "notes-session.yaml", target)
     run(pytester).assert_outcomes(passed=1)
@@ -97,13 +97,13 @@ def test_a_missing_cassette_fails_with_the_option_that_records_it(pytester: pyte
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*no cassette at *test_reads_a_note.yaml; record it by running this test with --mockmcp-record-mode=once*"]
+        ["*no cassette at *test_reads_a_note.mcp.yaml; record it by running this test with --mockmcp-record-mode=once*"]
     )
     # The option's old spelling still records, and says it is deprecated.
     result = run(pytester, "--mockmcp-record=once")
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(["*mockmcp: --mockmcp-record is deprecated, write --mockmcp-record-mode=once*"])
-    assert (pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml").exists()
+    assert (pytester.path / "cassettes" / "test_host" / "test_reads_a_note.mcp.yaml").exists()
 
 
 @pytest.mark.parametrize(
@@ -145,7 +145,7 @@ def test_an_unknown_record_mode_is_a_usage_error_naming_the_valid_ones(
 def test_record_once_record_again_unchanged_verify_then_replay_without_the_server(pytester: pytest.Pytester) -> None:
     write_host_tests(pytester)
     run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
-    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.mcp.yaml"
     assert cassette.exists() and not list(cassette.parent.glob(".*recording*"))
     # Recorded again from a server that says the same: the file is byte for byte what it was (an empty git diff).
     recorded = cassette.read_bytes()
@@ -183,7 +183,7 @@ def test_a_conftest_overrides_one_fixture_at_a_time(pytester: pytest.Pytester) -
     pytester.makeconftest(CASSETTE_DIR_FIXTURE + mode.format("once"))
     run(pytester).assert_outcomes(passed=1)  # recorded: the conftest's mode, without the option
     assert [p.relative_to(pytester.path).as_posix() for p in pytester.path.rglob("*.yaml")] == [
-        "recorded/test_reads_a_note.yaml"
+        "recorded/test_reads_a_note.mcp.yaml"
     ]
     pytester.makeconftest(CASSETTE_DIR_FIXTURE)
     run(pytester).assert_outcomes(passed=1)  # replayed from the conftest's folder
@@ -195,7 +195,7 @@ def test_a_conftest_overrides_one_fixture_at_a_time(pytester: pytest.Pytester) -
 
 def shipped(pytester: pytest.Pytester, test: str = "test_reads_a_note", module: str = "test_host") -> Path:
     """The test's cassette, a copy of the shipped session (recorded from the same notes server)."""
-    target = pytester.path / "cassettes" / module / f"{test}.yaml"
+    target = pytester.path / "cassettes" / module / f"{test}.mcp.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(SHIPPED / "notes-session.yaml", target)
     return target
@@ -230,7 +230,7 @@ def test_a_replay_the_test_took_and_no_host_started_fails_under_strict_and_is_to
     pytester: pytest.Pytester,
 ) -> None:
     body = "def test_forgets_to_launch(mockmcp):\n    command = mockmcp.command\n\n"
-    body += "def test_only_reads_the_path(mockmcp):\n    assert mockmcp.cassette.name.endswith('.yaml')\n"
+    body += "def test_only_reads_the_path(mockmcp):\n    assert mockmcp.cassette.name.endswith('.mcp.yaml')\n"
     pytester.makepyfile(test_host=body)
     for test in ("test_forgets_to_launch", "test_only_reads_the_path"):
         shipped(pytester, test)
@@ -308,10 +308,10 @@ def test_parallel_workers_record_and_replay_cleanly(pytester: pytest.Pytester) -
     folder = pytester.path / "cassettes" / "test_host"
     cassettes = sorted(p.name for p in folder.glob("*.yaml"))
     assert cassettes == [
-        "test_parallel[0-notes.txt].yaml",
-        "test_parallel[1-todo.md].yaml",
-        "test_parallel[2-missing.txt].yaml",
-        "test_reads_a_note.yaml",
+        "test_parallel[0-notes.txt].mcp.yaml",
+        "test_parallel[1-todo.md].mcp.yaml",
+        "test_parallel[2-missing.txt].mcp.yaml",
+        "test_reads_a_note.mcp.yaml",
     ]
     assert not list(folder.glob(".*recording*"))
     run(pytester).assert_outcomes(passed=4)
@@ -774,8 +774,8 @@ def test_a_test_that_cannot_run_as_asked_is_told_why_before_it_runs(
             None,
             [
                 "no cassette at {cassette}; the marker's cassette='faults.yaml' is a path from the module's cassette "
-                "folder, <test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette> "
-                "(here /t/cassettes/test_host)",
+                "folder, <test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette=, default "
+                "<Class>.<test>[params].mcp.yaml> (here /t/cassettes/test_host)",
                 "pytest --mockmcp-record-mode=once test_host.py::test_reads_a_note",
             ],
             [],
@@ -863,11 +863,40 @@ def test_http(mockmcp):
     assert f"{broken}:4: interactions[0]" in text and "the body ran" not in text and "killed" not in text
 
 
+# A cassette as vcrpy 9 writes it (yaml.dump of the cassette's dict), at the path pytest-recording gives a test.
+VCR_CASSETTE = """interactions:
+- request:
+    body: null
+    headers:
+      Accept:
+      - '*/*'
+      User-Agent:
+      - python-requests/2.32.3
+    method: GET
+    uri: https://api.example.com/notes/1
+  response:
+    body:
+      string: '{"text": "remember to buy milk"}'
+    headers:
+      Content-Type:
+      - application/json
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+# A cassette mockmcp wrote under a test's old name, `<test>.yaml`, before `.mcp.yaml`.
+OLD_NAMED = "version: 1\nmeta: {recorded_at: '2026-01-01T00:00:00Z'}\ninteractions: []\n"
+
+
 def test_orphans_lists_the_cassettes_no_collected_test_uses_and_fails_the_run(pytester: pytest.Pytester) -> None:
     body = """
 import pytest
 
 def test_uses_its_own(mockmcp):
+    pass
+
+def test_uses_its_own_under_the_old_name(mockmcp):
     pass
 
 @pytest.mark.mockmcp(cassette="shared.yaml")
@@ -884,8 +913,10 @@ def test_two_servers(mockmcp):
     pytester.makepyfile(test_host=body)
     folder = pytester.path / "cassettes" / "test_host"
     (folder / "test_two_servers").mkdir(parents=True)
-    for name in ("test_uses_its_own.yaml", "shared.yaml", "test_without_mockmcp.yaml", ".x.1.recording.yaml"):
+    for name in ("test_uses_its_own.mcp.yaml", "shared.yaml", "test_without_mockmcp.yaml", ".x.1.recording.yaml"):
         (folder / name).write_text("version: 1\ninteractions: []\n")
+    (folder / "test_uses_its_own.yaml").write_text(VCR_CASSETTE)  # pytest-recording's, beside: not mockmcp's
+    (folder / "test_uses_its_own_under_the_old_name.yaml").write_text(OLD_NAMED)  # still read: used
     for name in ("notes", "time", "memory"):  # a server's cassette each; `memory` is no longer one of them
         (folder / "test_two_servers" / f"{name}.yaml").write_text("version: 1\ninteractions: []\n")
     (pytester.path / "cassettes" / "test_gone").mkdir()
@@ -912,18 +943,22 @@ def test_max_age_warns_about_an_old_cassette_and_fails_it_under_strict(pytester:
     pytester.makepyfile(test_host="def test_old(mockmcp):\n    pass\n\ndef test_young(mockmcp):\n    pass\n")
     folder = pytester.path / "cassettes" / "test_host"
     folder.mkdir(parents=True)
-    (folder / "test_old.yaml").write_text("version: 1\nmeta: {recorded_at: '2020-01-01T00:00:00Z'}\ninteractions: []\n")
+    (folder / "test_old.mcp.yaml").write_text(
+        "version: 1\nmeta: {recorded_at: '2020-01-01T00:00:00Z'}\ninteractions: []\n"
+    )
     young = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    (folder / "test_young.yaml").write_text(f"version: 1\nmeta: {{recorded_at: '{young}'}}\ninteractions: []\n")
+    (folder / "test_young.mcp.yaml").write_text(f"version: 1\nmeta: {{recorded_at: '{young}'}}\ninteractions: []\n")
     result = run(pytester, "--mockmcp-max-age=30")
     result.assert_outcomes(passed=2, warnings=1)
     result.stdout.fnmatch_lines(
-        ["*test_old.yaml was recorded * days ago (2020-01-01T00:00:00Z), more than the 30 days*"]
+        ["*test_old.mcp.yaml was recorded * days ago (2020-01-01T00:00:00Z), more than the 30 days*"]
     )
     pytester.makeini("[pytest]\nmockmcp_max_age = 30\n")
     result = run(pytester, "--mockmcp-strict")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["mockmcp: *test_old.yaml was recorded * days ago*", "FAILED test_host.py::test_old*"])
+    result.stdout.fnmatch_lines(
+        ["mockmcp: *test_old.mcp.yaml was recorded * days ago*", "FAILED test_host.py::test_old*"]
+    )
     assert run(pytester, "--mockmcp-max-age=soon").ret == pytest.ExitCode.USAGE_ERROR
 
 

@@ -55,14 +55,14 @@ def test_same_named_tests_in_two_classes_and_two_modules_get_cassettes_of_their_
     named = set(re.findall(r"no cassette at (\S+);", result.stdout.str()))
     folder = pytester.path / "recordings"
     assert sorted(Path(path).relative_to(folder).as_posix() for path in named) == [
-        "test_garage/TestMilk.test_read.yaml",
-        "test_garage/TestTools.test_read.yaml",
-        "test_garage/test_has_text[notes.txt].yaml",
-        "test_garage/test_has_text[sub_.._todo.md].yaml",  # a parametrize id never names another folder
-        "test_kitchen/TestMilk.test_read.yaml",
-        "test_kitchen/TestTodo.test_read.yaml",
-        "test_kitchen/test_has_text[notes.txt].yaml",
-        "test_kitchen/test_has_text[sub_.._todo.md].yaml",
+        "test_garage/TestMilk.test_read.mcp.yaml",
+        "test_garage/TestTools.test_read.mcp.yaml",
+        "test_garage/test_has_text[notes.txt].mcp.yaml",
+        "test_garage/test_has_text[sub_.._todo.md].mcp.yaml",  # a parametrize id never names another folder
+        "test_kitchen/TestMilk.test_read.mcp.yaml",
+        "test_kitchen/TestTodo.test_read.mcp.yaml",
+        "test_kitchen/test_has_text[notes.txt].mcp.yaml",
+        "test_kitchen/test_has_text[sub_.._todo.md].mcp.yaml",
     ]
 
 
@@ -170,7 +170,7 @@ def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pyt
     folder = pytester.path / "cassettes" / "test_host"
     folder.mkdir(parents=True)
     reads, fault, nothing = (
-        folder / f"{name}.yaml" for name in ("test_reads", "test_slow_server", "test_host_sends_nothing")
+        folder / f"{name}.mcp.yaml" for name in ("test_reads", "test_slow_server", "test_host_sends_nothing")
     )
     for cassette in (reads, fault, nothing):  # recorded from the same server; `nothing`'s host now sends nothing
         shutil.copyfile(SHIPPED / "notes-session.yaml", cassette)
@@ -201,8 +201,8 @@ def test_leftovers_of_a_run_killed_mid_recording_are_cleared_its_session_kept_an
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait(timeout=30)  # a pid no process has any more
     leftovers = [
-        folder / f".test_reads.{gone.pid}.recording.yaml",
-        folder / f".test_reads.{gone.pid}.recording.yaml.journal",
+        folder / f".test_reads.mcp.{gone.pid}.recording.yaml",
+        folder / f".test_reads.mcp.{gone.pid}.recording.yaml.journal",
     ]
     for path in leftovers:
         path.write_text("{}\n")
@@ -210,13 +210,13 @@ def test_leftovers_of_a_run_killed_mid_recording_are_cleared_its_session_kept_an
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
-            "*mockmcp: removed *.test_reads.*.recording.yaml, left by a test run stopped mid-recording*",
-            "*mockmcp: a test run stopped mid-recording left its session in *test_reads.yaml.journal: "
-            "`mockmcp recover *test_reads.yaml` makes it the cassette*",
+            "*mockmcp: removed *.test_reads.mcp.*.recording.yaml, left by a test run stopped mid-recording*",
+            "*mockmcp: a test run stopped mid-recording left its session in *test_reads.mcp.yaml.journal: "
+            "`mockmcp recover *test_reads.mcp.yaml` makes it the cassette*",
         ]
     )
     # The session the journal holds is never thrown away: it waits beside the cassette for `mockmcp recover`.
-    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.yaml", "test_reads.yaml.journal"]
+    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.mcp.yaml", "test_reads.mcp.yaml.journal"]
 
 
 TWO_SERVERS = (
@@ -358,7 +358,7 @@ def test_a_recording_is_redacted_hooked_and_names_the_server_by_project_paths(
     pytester.makepyfile(test_host=SECRET_HOST)
     shutil.copyfile(NOTES_SERVER, pytester.path / "notes_server.py")
     # Recording with GROCERY unset fails the test before it runs: test_a_test_that_cannot_run_as_asked_*.
-    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.yaml"
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note.mcp.yaml"
     monkeypatch.setenv("GROCERY", "milk")
     run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     text = cassette.read_text()
@@ -429,7 +429,7 @@ async def test_reads_a_note_over_http(mockmcp):
 def test_an_http_host_records_through_the_proxy_and_replays_over_http(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_host=HTTP_HOST)
     run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
-    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note_over_http.yaml"
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note_over_http.mcp.yaml"
     methods = [i.method for i in store.load(str(cassette)).interactions]
     assert "initialize" in methods and "tools/call" in methods
     run(pytester).assert_outcomes(passed=1)  # replayed over HTTP, no server
@@ -467,7 +467,7 @@ def test_one_process_per_call_sees_the_recorded_sessions_one_after_another(pytes
     process reads what the second wrote, as the real server said, not the first session's empty graph."""
     pytester.makepyfile(test_memory=ONE_SHOT)
     run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
-    cassette = store.load(str(pytester.path / "cassettes" / "test_memory" / "test_remembers.yaml"))
+    cassette = store.load(str(pytester.path / "cassettes" / "test_memory" / "test_remembers.mcp.yaml"))
     assert sorted({interaction.session for interaction in cassette.interactions}) == [0, 1, 2]
     (pytester.path / "memory.json").unlink()  # replay never starts the server
     run(pytester).assert_outcomes(passed=1)
@@ -615,7 +615,7 @@ def test_a_recording_the_server_never_answered_fails_its_test_with_why_even_when
     result.assert_outcomes(passed=2, errors=2)
     out = result.stdout.str()
     for name in ("test_server_dies_at_start", "test_upstream_down"):
-        assert f"mockmcp: no recording of {pytester.path / 'cassettes' / 'test_host' / name}.yaml was kept" in out
+        assert f"mockmcp: no recording of {pytester.path / 'cassettes' / 'test_host' / name}.mcp.yaml was kept" in out
     assert "the server exited with status 3 (it failed or crashed)" in out
     assert re.search(r"could not reach http://127\.0\.0\.1:\d+/mcp: cannot connect to", out)
     assert not list((pytester.path / "cassettes" / "test_host").iterdir())  # no cassette, no journal

@@ -524,7 +524,7 @@ def test_the_pytest_http_example(pytester: pytest.Pytester, here: Path, checkout
         test_file = here / "tests" / "test_notes_http.py"
         test_file.write_text(text.replace("http://127.0.0.1:8000/mcp", served.group(0)) + "\n")
         pytest_here(pytester, "pytest --mockmcp-record=once tests/test_notes_http.py").assert_outcomes(passed=1)
-    assert (here / "tests" / "cassettes" / "test_notes_http" / "test_reads_a_note_over_http[asyncio].yaml").exists()
+    assert (here / "tests" / "cassettes" / "test_notes_http" / "test_reads_a_note_over_http[asyncio].mcp.yaml").exists()
     pytest_here(pytester, "pytest tests/test_notes_http.py").assert_outcomes(passed=1)  # the real server is gone
 
 

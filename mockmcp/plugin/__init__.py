@@ -6,9 +6,11 @@ _mock_server   what a test sees of its mock servers (`mockmcp.MockServer`); the 
 _harness       one mock server of a test: the command the host launches, the HTTP server it starts, the transport
 _story         the test's story in pytest's terms: the verdict, the reports read back, keeping the recording;
                its sessions as an HTML timeline, a lane per server
-_keeping       a recording staged beside the cassette, kept or discarded (`fate`, a pure decision)
+_keeping       a recording staged beside the cassette, kept or discarded (`fate`, a pure decision); an old-named
+               cassette moved to its new name once the recording is written
 _privacy       what a recording keeps: redaction, substitutions, before_record, portable meta.server
-_naming        a test's cassette name, the marker's arguments, the orphans
+_naming        a test's cassette name (`.mcp.yaml`, its old name found), whose a file is (mockmcp's, vcrpy's),
+               the marker's arguments, the orphans
 _launch        notes each server the host launches (pid, stderr, exit status)
 """
 

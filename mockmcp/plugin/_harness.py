@@ -48,6 +48,7 @@ class Target(NamedTuple):
     folder: Path | None = None  # the module's cassette folder, which `given` is a path from
     hand_made: bool = False  # the marker says `record="none"`: no record mode applies
     live: bool = False  # the host talks to the real server itself: nothing recorded, replayed or judged
+    legacy: Path | None = None  # the cassette under its old name, read until a recording moves it (`naming.legacy`)
 
 
 def server_command(*choices: Any) -> Any:
@@ -74,7 +75,7 @@ class Harness:
         self.target, self.record, self.workdir = target, record, workdir  # workdir: this test's own folder
         self.replay = replay._replace(report=str(workdir / "report-{pid}.json"))
         self.mode = RecordMode.parse(record.mode, allow_none=True)
-        self.recording = not target.live and self.mode.records(target.cassette.exists())
+        self.recording = not target.live and self.mode.records(self.source.exists())
         self.env = dict(env)  # the real server may need the user's keys; replay needs nothing more
         self.http: Served | None = None  # the HTTP mock server, once the test started it
         self.inprocess: Any = None  # the in-process transport, once the test took it (see `transport`)
@@ -83,12 +84,18 @@ class Harness:
         self.handed_out = False
         # Every launch records into one staged file with `--record-mode new_episodes`, so a host that launches the
         # server twice in a test gets both sessions; in mode new it starts from the cassette.
-        if self.recording and self.mode is RecordMode.NEW and target.cassette.exists():
-            shutil.copyfile(target.cassette, self.staged)
+        if self.recording and self.mode is RecordMode.NEW and self.source.exists():
+            shutil.copyfile(self.source, self.staged)
 
     @property
     def cassette(self) -> Path:
+        """Where the test's cassette is, and where a recording of it is kept."""
         return self.target.cassette
+
+    @property
+    def source(self) -> Path:
+        """The file replay reads: the cassette, or the one under its old name until a recording moves it."""
+        return self.target.legacy or self.target.cassette
 
     @property
     def staged(self) -> Path:
@@ -103,7 +110,7 @@ class Harness:
             pairs = [("--redact-env", name) for name in record.redact_env]
             pairs += [("--redact", pattern) for pattern in record.redact_patterns]
         else:
-            head, subs = ["replay", str(self.cassette)], replay.substitutions
+            head, subs = ["replay", str(self.source)], replay.substitutions
             pairs = [("--report", str(replay.report)), *(("--ignore", path) for path in replay.ignores)]
         pairs += [("--substitute", name if value is None else f"{name}={value}") for name, value in subs]
         return [*head, *(arg for pair in pairs for arg in pair)]
@@ -170,7 +177,7 @@ class Harness:
         elif self.inprocess is None:
             subs = replay.substitutions
             self.inprocess = inprocess.ReplayTransport(
-                self.cassette, ignore=replay.ignores, log=self.said, substitute=dict(subs)
+                self.source, ignore=replay.ignores, log=self.said, substitute=dict(subs)
             )
         return self.inprocess
 

@@ -4,6 +4,8 @@ A recording waits in a staged file beside the cassette, so keeping it is one ren
 the folder (no lock file is left). Over a cassette it keeps the fault knobs of the interactions the
 session pairs with, as `mockmcp verify --update` does; a recording in which no message changed
 leaves the file as it was, and an empty one never replaces a cassette that has interactions.
+A cassette found under its old name (`naming.legacy`) is kept at the new one, and the old file is
+removed only once the new one is written.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import shutil
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -74,9 +77,15 @@ def fate(launched: bool, problem: bool, passed: bool, keep_failed: bool, handed_
 
 
 def keep(
-    staged: Path, cassette: Path, finish: Callable[[Cassette], Cassette], ignores: Sequence[str], wait: float = 10.0
+    staged: Path,
+    cassette: Path,
+    finish: Callable[[Cassette], Cassette],
+    ignores: Sequence[str],
+    legacy: Path | None = None,
+    wait: float = 10.0,
 ) -> bool:
-    """Make a finished recording the cassette, `finish` applied to it; False when there was none to keep."""
+    """Make a finished recording the cassette, `finish` applied to it, over the cassette or, when it is missing,
+    over `legacy` (the cassette under its old name), which moves; False when there was none to keep."""
     deadline = time.monotonic() + wait
     while journal(staged).exists() and time.monotonic() < deadline:  # the recorder is still saving
         time.sleep(0.02)
@@ -90,11 +99,14 @@ def keep(
 
     live = finish(store.load(str(staged)))
     with lock(cassette.parent):
+        old = legacy if legacy is not None and legacy.exists() and not cassette.exists() else None
         try:
-            recorded = store.load(str(cassette)) if cassette.exists() else None
+            recorded = store.load(str(old or cassette)) if old or cassette.exists() else None
         except CassetteError:  # nothing in it to keep: the recording replaces it
             recorded = None
         if recorded is not None and not live.interactions and recorded.interactions:
+            if old is not None:  # moved as it is, in one rename
+                os.replace(old, cassette)
             warnings.warn(
                 f"mockmcp: the host sent nothing, so {cassette} was kept as it was rather than emptied", stacklevel=1
             )
@@ -108,11 +120,34 @@ def keep(
             if kept.interactions == recorded.interactions:  # no message changed: no date churns in the diff
                 dates = {key: recorded.meta[key] for key in _DATES if key in recorded.meta}
                 kept = kept._replace(meta={**kept.meta, **dates})
-            store.save(kept, str(cassette))  # atomic, with the old file's permissions
+            _save(kept, cassette, old)
         else:
             store.save(live, str(cassette))  # atomic, with the old file's permissions if there is one
+        if old is not None and old.exists():  # the new file is written: the old one goes
+            old.unlink()
     staged.unlink()
     return True
+
+
+def _save(kept: Cassette, cassette: Path, old: Path | None) -> None:
+    """Save `kept` over the cassette, atomically with the old file's permissions, as an edit of its text (its
+    comments stay); a cassette under its old name is copied to the new first, to be edited there."""
+    from mockmcp.cassette import store  # deferred, as in `keep`
+
+    if old is not None:  # whole or not at all: copied beside it, then renamed
+        moving = cassette.with_name(f".{cassette.name}.{os.getpid()}.moving")
+        try:
+            shutil.copy2(old, moving)
+            os.replace(moving, cassette)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                moving.unlink()
+    try:
+        store.save(kept, str(cassette))
+    except BaseException:
+        if old is not None:  # the old file stays the cassette
+            cassette.unlink()
+        raise
 
 
 def discard(staged: Path) -> None:

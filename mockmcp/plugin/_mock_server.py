@@ -37,8 +37,10 @@ class MockServer:
 
     @property
     def cassette(self) -> Path:
-        """The test's cassette: replayed, or where its recording goes if the test passes."""
-        return self._harness.cassette
+        """The test's cassette: the file replayed (until it is recorded again, the one under its old name), or
+        where its recording goes if the test passes."""
+        harness = self._harness
+        return harness.cassette if harness.recording else harness.source
 
     @property
     def command(self) -> list[str]:

@@ -1,9 +1,14 @@
 """Where a test's cassettes live, what its marker may say, and which cassettes no test uses.
 
-A cassette is `<test dir>/cassettes/<test module>/<Class>.<test>[params].yaml`, as pytest-recording
-names them, so `TestMilk::test_read` and `TestTodo::test_read` never share one. Characters a file
-name cannot hold (`/ \\ : * ? " < > |`, control characters) become `_`, so a parametrize id never
-names another folder; only a name too long for a file system is cut, keeping a hash of the whole.
+A test's cassette is `<test dir>/cassettes/<test module>/<Class>.<test>[params].mcp.yaml`, so
+`TestMilk::test_read` and `TestTodo::test_read` never share one, and it sits beside the
+`<Class>.<test>[params].yaml` pytest-recording writes for the same test, never on it. Characters a
+file name cannot hold (`/ \\ : * ? " < > |`, control characters) become `_`, so a parametrize id
+never names another folder; only a name too long for a file system is cut, keeping a hash of the whole.
+
+A cassette mockmcp wrote under the old name, `<...>.yaml`, is still read while the new one is missing
+(`legacy`), and the next recording moves it (`_keeping`); which file is whose is decided by its
+content (`kind`), so a VCR cassette is never taken for one.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from typing import Any
 __all__ = [
     "CASSETTE_RULE",
     "MARKER_ARGUMENTS",
+    "OWN_SUFFIX",
     "cassette_name",
+    "kind",
+    "legacy",
     "marker_problem",
     "markers",
     "merge_settings",
@@ -27,32 +35,39 @@ __all__ = [
     "orphans",
     "orphans_report",
     "server_cassette",
+    "servers_folder",
 ]
 
-# Where the marker's `cassette=` resolves, told in the failure about a missing one (docs/pytest.md says it too).
-CASSETTE_RULE = "<test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette>"
+# Where a test's cassette is, told in the failure about a missing one (docs/pytest.md "Cassettes" says it too).
+CASSETTE_RULE = (
+    "<test dir>/<mockmcp_cassette_dir, default cassettes>/<test module>/<cassette=, default "
+    "<Class>.<test>[params].mcp.yaml>"
+)
 
 _FORBIDDEN = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 # File systems hold 255 bytes a name; the recording in progress adds `.`, `.<pid>.recording` and `.journal`.
 _MAX_BYTES = 200
 _SUFFIX = ".yaml"
+# A test's own cassette: `.mcp` keeps it off the `<test>.yaml` pytest-recording writes for the same test.
+OWN_SUFFIX = ".mcp.yaml"
 
 # Every argument `@pytest.mark.mockmcp(...)` takes; anything else is a typo that would be silently ignored.
 MARKER_ARGUMENTS = ("allow", "before_record", "cassette", "config", "ignore", "intercept", "names", "record", "redact")
 MARKER_ARGUMENTS += ("redact_env", "server", "servers", "strict", "substitute")  # sorted, as the messages list them
 
 
-def cassette_name(parts: Sequence[str]) -> str:
-    """The file name of a test's cassette, from the names of its classes (outermost first) and itself."""
+def cassette_name(parts: Sequence[str], suffix: str = _SUFFIX) -> str:
+    """A cassette's file name, from the names of a test's classes (outermost first) and itself (`suffix`:
+    `OWN_SUFFIX` for a test's own cassette), or from a server's name."""
     whole = ".".join(parts)
     name = _FORBIDDEN.sub("_", whole)
     if name.startswith("."):  # never a hidden file, never `..`
         name = "_" + name[1:]
-    if len(name.encode()) + len(_SUFFIX) > _MAX_BYTES:
+    if len(name.encode()) + len(suffix) > _MAX_BYTES:
         digest = hashlib.sha1(whole.encode()).hexdigest()[:10]
-        room = _MAX_BYTES - len(_SUFFIX) - len(digest) - 1
+        room = _MAX_BYTES - len(suffix) - len(digest) - 1
         name = name.encode()[:room].decode(errors="ignore") + "-" + digest
-    return name + _SUFFIX
+    return name + suffix
 
 
 def module_folder(test_file: Path, folder: str) -> Path:
@@ -60,9 +75,55 @@ def module_folder(test_file: Path, folder: str) -> Path:
     return (test_file.parent / folder / test_file.stem).resolve()
 
 
+def servers_folder(own: Path) -> Path:
+    """The folder of a test's servers (several, or intercepted), named after its cassette `own`: without
+    `.mcp.yaml`, or for a marker's `cassette=` without its last suffix."""
+    if own.name.endswith(OWN_SUFFIX) and own.name != OWN_SUFFIX:
+        return own.with_name(own.name.removesuffix(OWN_SUFFIX))
+    return own.with_suffix("")
+
+
 def server_cassette(own: Path, name: Any) -> Path:
     """The cassette of the server `name` of a test that talks to several: in a folder named after the test's."""
-    return own.with_suffix("") / cassette_name([str(name)])
+    return servers_folder(own) / cassette_name([str(name)])
+
+
+def kind(text: str) -> str:
+    """Whose cassette a file's text is: `mockmcp` (it loads as one), `vcr` (vcrpy's, which pytest-recording
+    writes), or `other` (empty, not YAML, or a mockmcp cassette that cannot load)."""
+    # Deferred: YAML costs start-up in every pytest run, and only an old-named or unused file is read.
+    import yaml
+
+    from mockmcp.cassette import validation, yamlfile
+    from mockmcp.errors import CassetteError
+
+    try:
+        data = yamlfile.load(text)
+    except (yaml.YAMLError, ValueError):  # not YAML, or a value YAML cannot hold (as `store` reads it)
+        return "other"
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    requests = [item.get("request") for item in interactions or () if isinstance(item, dict)]
+    if any(isinstance(request, dict) and {"uri", "body", "headers"} & request.keys() for request in requests):
+        return "vcr"  # vcrpy writes every request as method, uri, body and headers; mockmcp's have no uri
+    if isinstance(data, dict) and not data.get("interactions") and not data.get("meta"):
+        return "other"  # nothing of mockmcp's own: it may as well be a VCR cassette with no interactions
+    try:
+        validation.from_data(data)
+    except CassetteError:
+        return "other"
+    return "mockmcp"
+
+
+def legacy(own: Path, old: Path) -> Path | None:
+    """`old`, the file a test's cassette `own` was written as before `OWN_SUFFIX` (`cassette_name` with `.yaml`),
+    when `own` is missing and `old` is a mockmcp cassette: replay reads it, the next recording moves it. Else None."""
+    if own.exists():
+        return None
+    try:
+        text = old.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return old if kind(text) == "mockmcp" else None
 
 
 def markers(item: Any) -> list[tuple[Sequence[Any], Mapping[str, Any]]]:
@@ -112,12 +173,20 @@ def merge_settings(
 
 
 def orphans(folders: Iterable[Path], used: Iterable[Path]) -> list[Path]:
-    """Every cassette under the folders that is not used, sorted; a recording in progress (hidden) is none."""
+    """Every cassette under the folders that is not used, sorted; a recording in progress (hidden) is none, nor
+    is a VCR cassette (pytest-recording's, which may share the folders)."""
     found = set()
     for folder in folders:
         for root, _dirs, names in os.walk(folder):
             found.update(Path(root, n).resolve() for n in names if n.endswith(".yaml") and not n.startswith("."))
-    return sorted(found - {Path(path).resolve() for path in used})
+    return sorted(path for path in found - {Path(path).resolve() for path in used} if not _vcr(path))
+
+
+def _vcr(path: Path) -> bool:
+    try:
+        return kind(path.read_text(encoding="utf-8")) == "vcr"
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def orphans_report(orphans: list[Path], root: Path) -> str:

@@ -24,7 +24,7 @@ from mockmcp.engine.explain import Candidate, Miss, record_fix
 from mockmcp.errors import CassetteError, MockmcpError
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
-from mockmcp.plugin._harness import Harness
+from mockmcp.plugin._harness import Harness, Target
 from mockmcp.plugin._naming import CASSETTE_RULE, cassette_name
 from mockmcp.plugin._privacy import problem
 
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
     from mockmcp.inprocess import Interception
 
-__all__ = ["days_old", "intercepted", "kept", "never_started", "problem_before", "reports", "too_old", "verdict"]
-__all__ += ["write_timeline"]
+__all__ = ["days_old", "intercepted", "kept", "legacy_note", "never_started", "problem_before", "reports", "too_old"]
+__all__ += ["verdict", "write_timeline"]
 
 
 def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
@@ -91,14 +91,22 @@ def problem_before(mock: Harness, nodeid: str) -> str | None:
         return None
     if mock.recording and problem(mock.record, mock.env):
         return f"mockmcp cannot record {cassette}: {problem(mock.record, mock.env)}"
-    if not mock.recording and not cassette.exists():
+    if not mock.recording and not mock.source.exists():
         return _missing(mock, nodeid)
-    if cassette.exists() and (not mock.recording or mock.mode is RecordMode.NEW):
+    if mock.source.exists() and (not mock.recording or mock.mode is RecordMode.NEW):
         try:
             _loaded(mock)
         except CassetteError as error:
             return f"mockmcp: the cassette of this test cannot be loaded:\n{error.render()}"
     return None
+
+
+def legacy_note(target: Target) -> str:
+    """The one line that says a test replayed its cassette under the old name, and where it goes next."""
+    return (
+        f"mockmcp: replayed {target.legacy}, this test's cassette under its old name (the one pytest-recording "
+        f"gives its own); the next recording of the test moves it to {target.cassette.name}"
+    )
 
 
 def _missing(mock: Harness, nodeid: str) -> str:
@@ -122,15 +130,15 @@ def _missing(mock: Harness, nodeid: str) -> str:
 
 
 def _loaded(mock: Harness) -> Cassette:
-    """The cassette, loaded (and cached); raises CassetteError."""
+    """The cassette replay reads, loaded (and cached); raises CassetteError."""
     from mockmcp.cassette import store  # deferred: the plugin's load path stays without YAML
 
-    return store.load(str(mock.cassette))
+    return store.load(str(mock.source))
 
 
 def too_old(mock: Harness, max_days: float | None, nodeid: str) -> str | None:
     """Why the replayed cassette is older than `max_days` by its `meta.recorded_at`, or None."""
-    if max_days is None or mock.recording or mock.target.live or mock.target.hand_made or not mock.cassette.exists():
+    if max_days is None or mock.recording or mock.target.live or mock.target.hand_made or not mock.source.exists():
         return None
     try:
         recorded_at = _loaded(mock).meta.get("recorded_at")
@@ -140,9 +148,9 @@ def too_old(mock: Harness, max_days: float | None, nodeid: str) -> str | None:
     if age is None or age <= max_days:
         return None
     return (
-        f"mockmcp: {mock.cassette} was recorded {age:.0f} days ago ({recorded_at}), more than the "
+        f"mockmcp: {mock.source} was recorded {age:.0f} days ago ({recorded_at}), more than the "
         f"{max_days:g} days --mockmcp-max-age (or mockmcp_max_age) allows: check it against the real server "
-        f"(`mockmcp verify {shlex.quote(str(mock.cassette))}`) or record it again "
+        f"(`mockmcp verify {shlex.quote(str(mock.source))}`) or record it again "
         f"(pytest --mockmcp-record-mode=all {shlex.quote(nodeid)})"
     )
 
@@ -182,7 +190,7 @@ def never_started(mock: Harness) -> str | None:
     if not mock.handed_out or mock.target.live or mock.sessions():  # live: the real server, never judged
         return None
     return (
-        f"mockmcp: the test took the mock server of {mock.cassette} but no host started it, so nothing of "
+        f"mockmcp: the test took the mock server of {mock.source} but no host started it, so nothing of "
         "the cassette was played or judged (launch `mockmcp.command` or `mockmcp.stdio_params` as the host's "
         "server, or connect the host to `mockmcp.transport`)"
     )
@@ -206,7 +214,7 @@ def verdict(mock: Harness, nodeid: str) -> str | None:
             problems.extend(_repeated(repeat) for repeat in report["repeats"])
     if not problems:
         return None
-    return f"mockmcp: {mock.cassette} could not serve this test as recorded:\n" + "\n".join(problems)
+    return f"mockmcp: {mock.source} could not serve this test as recorded:\n" + "\n".join(problems)
 
 
 def intercepted(interception: Interception, nodeid: str) -> str | None:
@@ -220,7 +228,7 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
     """Make the finished recording the test's cassette, `finish` applied (see `keeping.keep`); returns why
     the test fails instead (the recorder failed, the recording could not be kept), or None."""
     try:
-        if keeping.keep(mock.staged, mock.cassette, finish, mock.replay.ignores):
+        if keeping.keep(mock.staged, mock.cassette, finish, mock.replay.ignores, mock.target.legacy):
             return None
     except MockmcpError as error:  # a before_record that broke a message: the cassette stays as it was
         keeping.discard(mock.staged)
@@ -283,13 +291,13 @@ def write_timeline(
 
     lanes = []
     for name, mock in mocks.items():
-        if mock.recording or mock.target.live or not mock.cassette.exists():
+        if mock.recording or mock.target.live or not mock.source.exists():
             continue
         try:
-            shown = _shown(mock.cassette, root)
-            fixes = _fixes(nodeid, mock.target.hand_made, mock.cassette, shown)
+            shown = _shown(mock.source, root)
+            fixes = _fixes(nodeid, mock.target.hand_made, mock.source, shown)
             told = [report for report in reports(mock, wait=0.0) if isinstance(report, dict)]
-            lanes.append(lane_for(str(mock.cassette), _with_fixes(told, fixes), name, shown))
+            lanes.append(lane_for(str(mock.source), _with_fixes(told, fixes), name, shown))
         except MockmcpError:  # a cassette that cannot load: the test fails with its own located error
             continue
     for name, path, told in interception.lanes() if interception is not None else ():

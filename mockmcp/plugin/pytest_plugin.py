@@ -142,6 +142,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             folder = naming.module_folder(Path(item.path), _folder_name(config))
             own = (folder / str(given)).resolve() if given else folder / _own_name(item)
             used.update([naming.server_cassette(own, name) for name in servers] or [own])
+            found = None if given or servers else naming.legacy(own, folder / _own_name(item, old=True))
+            used.update([found] if found else [])  # read under its old name, so used
 
 
 def _orphans(config: pytest.Config) -> list[Path]:
@@ -170,11 +172,11 @@ def _folder_name(config: pytest.Config) -> str:
     return str(config.getini("mockmcp_cassette_dir") or "cassettes")
 
 
-def _own_name(item: pytest.Item) -> str:
-    """A test's cassette when its marker names none: its classes (outermost first), then itself."""
-    return naming.cassette_name(
-        [*(node.name for node in item.listchain() if isinstance(node, pytest.Class)), item.name]
-    )
+def _own_name(item: pytest.Item, old: bool = False) -> str:
+    """A test's cassette when its marker names none: its classes (outermost first), then itself, `.mcp.yaml`
+    (`old`: the `.yaml` it was named before, which pytest-recording's cassette of the test has too)."""
+    parts = [*(node.name for node in item.listchain() if isinstance(node, pytest.Class)), item.name]
+    return naming.cassette_name(parts) if old else naming.cassette_name(parts, naming.OWN_SUFFIX)
 
 
 # --- the fixtures, each answering one question; a conftest.py overrides any of them --------------------
@@ -230,7 +232,8 @@ def mockmcp_cassette_dir(request: pytest.FixtureRequest) -> Path:
 
 @pytest.fixture
 def mockmcp_cassette_name(request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any]) -> str:
-    """This test's cassette as a path from the cassette folder: the marker's `cassette=`, else `<Class>.<test>.yaml`."""
+    """This test's cassette as a path from the cassette folder: the marker's `cassette=`, else
+    `<Class>.<test>[params].mcp.yaml`."""
     return str(mockmcp_settings.get("cassette") or _own_name(request.node))
 
 
@@ -306,7 +309,8 @@ def mockmcp(
     named = {**(hosted.servers if hosted else {}), **mockmcp_servers, **dict(settings.get("servers") or {})}
     given = None if not settings.get("cassette") or named else str(settings["cassette"])
     live = bool(config.getoption("--mockmcp-live"))
-    target = Target(mockmcp_cassette_path, None, given, mockmcp_cassette_dir, _hand_made(settings), live)
+    legacy = None if live or named else _legacy(request, settings, mockmcp_cassette_path)
+    target = Target(mockmcp_cassette_path, None, given, mockmcp_cassette_dir, _hand_made(settings), live, legacy)
     if not named:
         choices = (config.getoption("--mockmcp-server"), settings.get("server"), mockmcp_server)
         target = target._replace(server=server_command(*choices, config.getini("mockmcp_server")))
@@ -340,7 +344,7 @@ def mockmcp_intercept(
     how = f"record it: pytest --mockmcp-record-mode=once {shlex.quote(nodeid)}"
     try:
         interception = Interception(
-            mockmcp_cassette_path.with_suffix(""),
+            naming.servers_folder(mockmcp_cassette_path),
             mockmcp_record_mode,
             names=dict(settings.get("names") or {}),
             allow=tuple(settings.get("allow") or ()),
@@ -366,6 +370,14 @@ def _mockmcp_intercepting(request: pytest.FixtureRequest) -> None:
     marked = any(kwargs.get("intercept") for _args, kwargs in naming.markers(request.node))
     if marked or config.getoption("--mockmcp-intercept"):
         request.getfixturevalue("mockmcp_intercept")
+
+
+def _legacy(request: pytest.FixtureRequest, settings: dict[str, Any], path: Path) -> Path | None:
+    """The test's cassette under its old name, while the new one is missing (see `naming.legacy`); never for a
+    marker's `cassette=` or a conftest's own name, which are used as given."""
+    if settings.get("cassette") or path.name != _own_name(request.node):
+        return None
+    return naming.legacy(path, path.with_name(_own_name(request.node, old=True)))
 
 
 def _hand_made(settings: dict[str, Any]) -> bool:
@@ -415,6 +427,8 @@ def _harness(
         record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
+    if target.legacy and not mock.recording:
+        request.node.warn(pytest.PytestWarning(story.legacy_note(target)))
     told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
     if told and replay.strict:  # an old cassette: a warning, or with strict a failure of the test
         _problem(request, told)
