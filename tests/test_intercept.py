@@ -276,7 +276,7 @@ def test_a_server_no_cassette_holds_fails_the_test_and_is_never_started(pytester
     result.assert_outcomes(failed=1)
     said = result.stdout.str()
     assert "the host started the server `notes-server`, and no cassette holds it" in said
-    assert "pytest --mockmcp-record-mode=once test_host.py::test_reads_a_note" in said
+    assert "pytest --mockmcp-intercept --mockmcp-record-mode=once test_host.py::test_reads_a_note" in said  # as run
     assert starts(shim) == 0
 
 
@@ -352,3 +352,171 @@ def test_mockmcp_run_records_a_program_and_its_python_child_then_replays_them_wi
     assert missed.returncode == 1 and starts(shim) == 2
     assert 'path: recorded "notes.txt", incoming "todo.md"' in missed.stderr
     assert "no recorded interaction matches" in missed.stderr.split("mockmcp: process")[1]  # said at the end, too
+
+
+# --- what a trial as a user found: each a way to pass falsely, or to lose a recording ---------------------
+
+FAILING = HOST.replace("PATH", "notes.txt").replace('== "remember to buy milk"', '== "WANTED"')
+
+
+def test_a_failing_test_never_replaces_its_cassette(
+    pytester: pytest.Pytester, shim: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_host=HOST.replace("PATH", "notes.txt"))
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note" / "notes-server.yaml"
+    before = cassette.read_bytes()
+    pytester.makepyfile(test_host=FAILING.replace('"notes.txt"', '"todo.md"'))
+    run(pytester, "--mockmcp-record-mode=rewrite").assert_outcomes(failed=1)
+    assert cassette.read_bytes() == before  # the failed test's recording was discarded
+    assert [p.name for p in cassette.parent.iterdir()] == ["notes-server.yaml"]  # nothing staged is left
+
+
+SESSIONS = """
+import pytest
+from mcp import Client, StdioServerParameters
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.mockmcp(intercept=True)
+async def test_sessions(anyio_backend):
+    for path in PATHS:  # a host that starts its server for each call
+        async with Client(StdioServerParameters(command="notes-server"), mode="legacy") as client:
+            await client.call_tool("read_file", {"path": path})
+"""
+
+
+@pytest.mark.parametrize(
+    ("replayed", "options", "outcome", "said"),
+    [
+        (
+            ["notes.txt", "todo.md", "notes.txt"],
+            [],
+            "failed",
+            "started `notes-server` 3 times; notes-server.yaml holds 2",
+        ),
+        (["notes.txt"], ["--mockmcp-strict"], "failed", "started `notes-server` 1 of the 2 times"),
+        (["notes.txt"], [], "passed", ""),  # not strict: a host may start its server fewer times than recorded
+    ],
+    ids=["more-than-recorded", "fewer-strict", "fewer"],
+)
+def test_a_server_started_more_often_than_recorded_fails_the_test(
+    pytester: pytest.Pytester, shim: Path, replayed: list[str], options: list[str], outcome: str, said: str
+) -> None:
+    pytester.makepyfile(test_host=SESSIONS.replace("PATHS", repr(["notes.txt", "todo.md"])))
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_sessions[asyncio]" / "notes-server.yaml"
+    assert sorted({i.session for i in mockmcp.load(str(cassette)).interactions}) == [0, 1]
+    pytester.makepyfile(test_host=SESSIONS.replace("PATHS", repr(replayed)))
+    result = run(pytester, *options)
+    result.assert_outcomes(**{outcome: 1})
+    assert said in result.stdout.str()
+
+
+def test_two_sessions_alike_are_both_recorded(pytester: pytest.Pytester, shim: Path) -> None:
+    pytester.makepyfile(test_host=SESSIONS.replace("PATHS", repr(["notes.txt", "notes.txt"])))
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_sessions[asyncio]" / "notes-server.yaml"
+    assert sorted({i.session for i in mockmcp.load(str(cassette)).interactions}) == [0, 1]
+    run(pytester, "--mockmcp-strict").assert_outcomes(passed=1)
+
+
+CHILD = """
+import subprocess, sys
+import pytest
+
+@pytest.mark.mockmcp(intercept=True)
+def test_child():
+    done = subprocess.run([sys.executable, AGENT, "child", "PATH"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+"""
+
+
+def test_a_python_child_of_the_test_is_intercepted_too(
+    pytester: pytest.Pytester, shim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "agent.py").write_text(AGENT)
+    child = CHILD.replace("AGENT", repr(str(tmp_path / "agent.py")))
+    pytester.makepyfile(test_host=child.replace("PATH", "notes.txt"))
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
+    assert (
+        starts(shim) == 1 and (pytester.path / "cassettes" / "test_host" / "test_child" / "notes-server.yaml").exists()
+    )
+    unshim(shim, monkeypatch)
+    run(pytester).assert_outcomes(passed=1)
+    pytester.makepyfile(test_host=child.replace("PATH", "todo.md"))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)  # the child swallowed nothing: its miss is the test's
+    assert 'path: recorded "notes.txt", incoming "todo.md"' in result.stdout.str()
+    assert starts(shim) == 1
+
+
+FORKED = """
+import multiprocessing, sys
+import anyio
+from mcp import Client, StdioServerParameters
+
+async def read(path):
+    async with Client(StdioServerParameters(command="notes-server"), mode="legacy") as client:
+        try:
+            await client.call_tool("read_file", {"path": path})
+        except Exception:
+            pass  # a host that shrugs a failed call off: only the verdict can tell
+
+def child(path):
+    anyio.run(read, path)
+
+if __name__ == "__main__":
+    process = multiprocessing.get_context("fork").Process(target=child, args=(sys.argv[1],))
+    process.start()
+    process.join()
+"""
+
+
+def test_a_miss_in_a_forked_child_fails_the_run(shim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "forked.py").write_text(FORKED)
+
+    def run_it(path: str, *options: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "mockmcp", "run", *options, "--cassettes", "c", "--"]
+        command += [sys.executable, "forked.py", path]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60, env=dict(os.environ))
+
+    assert run_it("notes.txt", "--record-mode", "once").returncode == 0
+    unshim(shim, monkeypatch)
+    assert run_it("notes.txt").returncode == 0
+    missed = run_it("todo.md")
+    assert missed.returncode == 1, missed.stderr
+    assert 'path: recorded "notes.txt", incoming "todo.md"' in missed.stderr.split("mockmcp: process")[1]
+
+
+def test_python_api_leaving_the_block_raises_the_verdict(tmp_path: Path) -> None:
+    shutil.copyfile(SHIPPED / "notes-session.yaml", tmp_path / "notes-server.yaml")
+
+    async def shrugs() -> None:
+        with mockmcp.intercepting(tmp_path):
+            async with connect(StdioServerParameters(command="notes-server"), "legacy") as client:
+                try:
+                    await client.call_tool("read_file", {"path": "elsewhere.txt"})
+                except Exception:
+                    pass
+
+    with pytest.raises(mockmcp.StrictFailure, match="no recorded interaction matches"):
+        anyio.run(shrugs)
+
+
+def test_sigterm_to_mockmcp_run_reaches_the_program(tmp_path: Path) -> None:
+    (tmp_path / "slow.py").write_text("import sys, time\nprint('up', flush=True)\ntime.sleep(60)\n")
+    command = [sys.executable, "-m", "mockmcp", "run", "--cassettes", "c", "--", sys.executable, "slow.py"]
+    with subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True) as started:
+        assert started.stdout is not None and started.stdout.readline() == "up\n"
+        started.send_signal(signal.SIGTERM)
+        assert started.wait(timeout=30) != 0
+    lingering = subprocess.run(["pgrep", "-f", f"{tmp_path}.*slow.py|slow.py$"], capture_output=True, text=True)
+    assert not [pid for pid in lingering.stdout.split() if _cwd(pid) == tmp_path]
+
+
+def _cwd(pid: str) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp._wire.words import parse_path
+from mockmcp._wire.words import RecordMode, parse_path
 from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.engine.explain import explain_miss, record_fix, record_mode
 from mockmcp.engine.matching import Matcher
@@ -468,8 +468,8 @@ _RECORDED = Cassette(
 )
 def test_a_miss_suggests_all_for_a_changed_request_and_new_for_a_new_one(method: str, params: Any, mode: str) -> None:
     assert record_mode(_RECORDED, method, params) == mode
-    fix = record_fix(mode, "pytest --mockmcp-record={mode} T")
-    assert fix.endswith(f"pytest --mockmcp-record={mode} T")
+    fix = record_fix(mode, "pytest --mockmcp-record-mode={mode} T")
+    assert fix.endswith(f"pytest --mockmcp-record-mode={RecordMode(mode).word} T")  # as the command line spells it
 
 
 @pytest.mark.parametrize(

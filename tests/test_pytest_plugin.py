@@ -213,7 +213,7 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*no recorded interaction matches this tools/call request*",
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*@pytest.mark.mockmcp(ignore=[[]'arguments.path'[]]), or `mockmcp_ignore = arguments.path` in the ini*",
-            "*record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record-mode=rewrite test_host.py::test_reads_a_note",
         ]
     )
 
@@ -684,7 +684,7 @@ REPEATED = {**CLEAN, "repeats": [{"interaction": 2, "method": "tools/call", "ext
                 'incoming request (id 7): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
                 'arguments.path: recorded "notes.txt", incoming "note.txt"',
                 "@pytest.mark.mockmcp(ignore=['arguments.path']), or `mockmcp_ignore = arguments.path` in the ini",
-                "record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
+                "record the cassette again: pytest --mockmcp-record-mode=rewrite test_host.py::test_reads_a_note",
             ],
         ),
         (None, False, ["ended without writing its report: it was killed", "its last words:\n  | mockmcp: serving"]),

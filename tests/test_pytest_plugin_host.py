@@ -309,7 +309,7 @@ def test_a_miss_is_told_once_in_pytest_terms_with_the_tool_and_arguments_first(p
             '*incoming request (id *): tools/call {"arguments":{"path":"note.txt"},"name":"read_file"}',
             '*arguments.path: recorded "notes.txt", incoming "note.txt"*',
             "*leave it out of matching: @pytest.mark.mockmcp(ignore=[[]'arguments.path'[]])*mockmcp_ignore*",
-            "*record the cassette again: pytest --mockmcp-record-mode=all test_host.py::test_reads_a_note",
+            "*record the cassette again: pytest --mockmcp-record-mode=rewrite test_host.py::test_reads_a_note",
         ]
     )
     text = result.stdout.str() + result.stderr.str()

@@ -149,6 +149,7 @@ def run_program(command: list[str], values: dict[str, Any]) -> tuple[int, list[s
         "replay": list(build(ReplayOptions, values)),
         "record": list(record),
         "how_to_record": f"record it: {again}",
+        "project": os.getcwd(),  # paths in a server's command line are written relative to where the run started
     }
     return run(command, settings)
 

@@ -144,10 +144,12 @@ def record_mode(cassette: Cassette, method: str, params: Any) -> str:
 
 
 def record_fix(mode: str, command: str) -> str:
-    """The fix of a miss that records: `command` with the mode in it (`{mode}` marks where)."""
+    """The fix of a miss that records: `command` with the mode in it as the command line spells it (`{mode}`
+    marks where; any other brace, a server's argument's, is left as it is)."""
+    told = command.replace("{mode}", RecordMode(mode).word)
     if mode == "all":
-        return f"if the host changed this request on purpose, record the cassette again: {command.format(mode=mode)}"
-    return f"if the host now asks something new, record it: {command.format(mode=mode)}"
+        return f"if the host changed this request on purpose, record the cassette again: {told}"
+    return f"if the host now asks something new, record it: {told}"
 
 
 def _used_up(interaction: Interaction) -> str:

@@ -9,6 +9,7 @@
             live, recorded or replayed (`intercepting`, the plugin's `mockmcp_intercept`, `mockmcp run`)
   _identity the cassette a server belongs to: its command line or URL, in words any machine writes alike
   _run      `mockmcp run`: interception in every Python process of a program (`_boot/sitecustomize.py`)
+  _servers  one intercepted server: its cassette, its sessions in order, replayed or recorded (one journal)
   _process  the process the SDK gets: `Replayed` (the engine, no process at all) or `Tapped` (the real one)
   _sdk      the host's SDK line (1.x or 2.x), decided once: how it parses a line, its servers, in memory
 """
@@ -16,10 +17,14 @@
 from __future__ import annotations
 
 from mockmcp.inprocess._identity import Identity, identify, portable
-from mockmcp.inprocess._intercept import Interception, NotRecorded, intercepting, sdk_version
+from mockmcp.inprocess._intercept import Interception, intercepting, sdk_version
 from mockmcp.inprocess._record import RecordingTransport, reach, recording
 from mockmcp.inprocess._replay import ReplayTransport, transport
+from mockmcp.inprocess._run import SETTINGS, read_verdicts
+from mockmcp.inprocess._run import environment as child_environment
 from mockmcp.inprocess._run import run as run_program
+from mockmcp.inprocess._servers import NotRecorded
 
-__all__ = ["Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport", "identify"]
-__all__ += ["intercepting", "portable", "reach", "recording", "run_program", "sdk_version", "transport"]
+__all__ = ["Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport", "SETTINGS"]
+__all__ += ["child_environment", "identify", "intercepting", "portable", "reach", "read_verdicts", "recording"]
+__all__ += ["run_program", "sdk_version", "transport"]

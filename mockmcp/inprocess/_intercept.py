@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -21,26 +22,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mockmcp._wire.words import RecordMode
-from mockmcp.cassette import store as cassettes
-from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
-from mockmcp.engine.replay import Replay
 from mockmcp.engine.report import Report
-from mockmcp.engine.selection import Recordings
-from mockmcp.errors import CassetteError, MockmcpError, UsageError
+from mockmcp.errors import MockmcpError, StrictFailure, UsageError
 from mockmcp.inprocess._identity import Identity, identify
-from mockmcp.inprocess._process import Replayed, Tapped
+from mockmcp.inprocess._process import Replayed
+from mockmcp.inprocess._servers import NotRecorded, Server
 from mockmcp.options import RecordOptions, ReplayOptions
-from mockmcp.record import Journal, saved
 
 __all__ = ["Interception", "NotRecorded", "SUPPORTED", "install", "intercepting", "sdk_version", "supported"]
 
 SUPPORTED = (((1, 24), (1, 30)), ((2, 0), (2, 3)))
 """The mcp releases interception is tested on (first, last), by minor version; any other is refused."""
-
-
-class NotRecorded(CassetteError, OSError):
-    """A server the host starts under replay that no cassette holds: to the SDK, a command that could not start."""
 
 
 def supported(version: str) -> bool:
@@ -67,26 +60,16 @@ def sdk_version() -> str:
 _REPLAY, _RECORD = ReplayOptions(), RecordOptions()
 
 
-class _Server:
-    """One server identity's sessions in an interception."""
-
-    __slots__ = ("env", "identity", "journal", "path", "recording", "recordings", "reports", "sessions")
-
-    def __init__(self, identity: Identity, path: Path, recording: bool, env: str) -> None:
-        self.identity, self.path, self.recording, self.env = identity, path, recording, env
-        self.recordings: Recordings | None = None  # the cassette, loaded on the first replayed session
-        self.journal: Journal | None = None  # the recording in progress
-        self.reports: list[Report] = []
-        self.sessions = 0
-
-
 class Interception:
     """Where the servers a host starts go while it is active (`with interception:`, or `intercepting(...)`).
 
     `folder`: the cassettes, one per server, `<identity>.yaml`. `mode`: a record mode (none: replay only; once:
     record a server whose cassette is missing; new_episodes; rewrite). `names`: a name for the servers whose
     command line or URL holds a fragment; `allow`: names or fragments of servers that run live, untouched.
-    `how_to_record`: the command that records, told when a server has no cassette under replay."""
+    `how_to_record`: the command that records, told when a server has no cassette under replay. `stage`: where
+    a cassette's recording waits for a verdict to keep it (pytest's), None to record into the cassette.
+    `strict_exit`: leaving the block raises StrictFailure with the verdict when it has one (the Python API).
+    `registry`: a folder the processes of one run share (`mockmcp run`, a test and its children)."""
 
     def __init__(
         self,
@@ -100,19 +83,19 @@ class Interception:
         project: Path | None = None,
         how_to_record: str = "record it: run again with --record-mode once",
         log: TextIO | None = None,
+        stage: Callable[[Path], Path] | None = None,
+        strict_exit: bool = False,
+        registry: Path | None = None,
     ) -> None:
         self.folder, self.allow, self.names = Path(folder), allow, dict(names or {})
         self.mode = mode if isinstance(mode, RecordMode) else RecordMode.parse(mode, allow_none=True)
         self.replay, self.record, self.project, self.log = replay, record, project, log
-        self.how_to_record = how_to_record
-        self.servers: dict[str, _Server] = {}
+        self.how_to_record, self.stage, self.strict_exit = how_to_record, stage, strict_exit
+        self.registry = registry  # shared by the processes of one run: which servers it records, each one's verdict
+        self.servers: dict[str, Server] = {}
         self.problems: list[str] = []  # what went wrong that the host may not have shown: the verdict's part
-        self.live: list[str] = []  # the allowed servers that ran live, as their command lines
-        self._tapped: list[Tapped] = []
-        self._redactor: Redactor | None = None
-        # A secret on a server's command line never names its cassette (nor its meta.server): recording and
-        # replay both name the server from its redacted words.
-        self._unsaid = Redactor.build(record.redact_env, record.redact_patterns, os.environ)
+        self.told: Callable[[], None] = lambda: None  # called when the verdict may have grown (`mockmcp run`)
+        Redactor.build(record.redact_env, record.redact_patterns, os.environ)  # a bad pattern: said now
 
     # --- the test's view ------------------------------------------------------------------------
 
@@ -121,16 +104,25 @@ class Interception:
         """Each replayed server's session reports, by its name (its cassette's file name without `.yaml`)."""
         return {name: server.reports for name, server in self.servers.items() if server.reports}
 
+    def recorded(self) -> list[tuple[Path, Path | None]]:
+        """The cassettes this run recorded, each with its staged file (None: recorded into the cassette)."""
+        if self.registry is None:
+            return [(server.path, server.staged) for server in self.servers.values() if server.taps]
+        marks = sorted((self.registry / "recorded").glob("*.json"))
+        return [(Path(m["path"]), m["staged"] and Path(m["staged"])) for m in map(_read_json, marks)]
+
     def lanes(self) -> list[tuple[str, Path, list[dict[str, Any]]]]:
         """Each replayed server's name, cassette and session reports (their JSON): an HTML timeline's lanes."""
         return [(name, s.path, [r.to_json() for r in s.reports]) for name, s in self.servers.items() if s.reports]
 
     def verdict(self, told: Callable[[dict[str, Any]], str] | None = None) -> str | None:
         """Everything the cassettes could not do as recorded (misses, answers that differed, withheld requests,
-        with strict what it fails), servers with no cassette, recordings that failed; None when all is well.
-        `told` renders a miss (its `to_json`) for where the verdict is read (pytest adds its own fixes)."""
+        sessions started more often than recorded; with strict what it fails), servers with no cassette,
+        recordings that failed; None when all is well. `told` renders a miss (its `to_json`) for where the verdict
+        is read (pytest adds its own fixes)."""
         said = list(self.problems)
         for name, server in self.servers.items():
+            said += [f"{name}: {problem}" for problem in server.problems(self.replay.strict)]
             for report in server.reports:
                 data = report.to_json()
                 said += [told(miss) if told else miss["explanation"] for miss in data["misses"]]
@@ -150,16 +142,30 @@ class Interception:
         self.activate()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         _ACTIVE.remove(self)
         if not _ACTIVE:
             _uninstall()
         self.close()
+        said = self.verdict() if self.strict_exit and kind is None else None
+        if said:
+            raise StrictFailure(
+                f"the intercepted servers' cassettes in {self.folder} could not serve the host:\n{said}"
+            )
 
     def close(self) -> None:
-        """Finish what is still open: a recording whose server the host never stopped is saved now."""
-        for tapped in self._tapped:
-            tapped.finish()
+        """Save each recording: a server the host never stopped is saved as it stands."""
+        for server in self.servers.values():
+            self._save(server)
+        self.told()
+
+    def _save(self, server: Server) -> None:
+        try:
+            for text in server.save():
+                self._say(f"mockmcp: {text}")
+        except MockmcpError as error:
+            self.problems.append(error.render())
+            self.told()
 
     # --- the host starts a server ---------------------------------------------------------------
 
@@ -169,93 +175,83 @@ class Interception:
         """The process the SDK gets for `command args`: the real one (allowed, or tapped to record), or a replay."""
         line = " ".join([command, *args])
         if any(fragment and fragment in line for fragment in self.allow):
-            self.live.append(line)
             return await start()
+        # A secret on a server's command line never names its cassette (nor its meta.server): recording and
+        # replay both name the server from its redacted words.
+        unsaid = Redactor.build(self.record.redact_env, self.record.redact_patterns, os.environ)
         identity = identify(
-            self._unsaid.text(command),
-            [self._unsaid.text(arg) for arg in args],
+            unsaid.text(command),
+            [unsaid.text(arg) for arg in args],
             None if cwd is None else os.fspath(cwd),
             names=self.names,
             project=self.project,
             substitutions=self.record.substitutions,
         )
         if identity.name in self.allow:
-            self.live.append(line)
             return await start()
-        server = self._server(identity, _fingerprint(env))
-        server.sessions += 1
-        if server.recording:
-            return self._tap(server, await start())
-        return self._replayed(server)
+        try:
+            server = self._server(identity, _fingerprint(env))
+            if (
+                server.taps
+                or self._marked(server)
+                or (server.recordings is None and self.mode.records(server.path.exists()))
+            ):
+                first = not server.taps and self._mark(server)
+                ended = lambda: server.idle and self._save(server)  # noqa: E731
+                return server.tap(await start(), self.mode, self._recording_redactor(), first, ended)
+            return server.replayed(self.replay, self._say, self.how_to_record)
+        except MockmcpError as error:
+            self.problems.append(error.render())
+            self.told()
+            raise
 
-    def _server(self, identity: Identity, env: str) -> _Server:
+    def _server(self, identity: Identity, env: str) -> Server:
         server = self.servers.get(identity.name)
         if server is None:
             path = self.folder / f"{identity.name}.yaml"
-            server = self.servers[identity.name] = _Server(identity, path, self.mode.records(path.exists()), env)
+            staged = self.stage(path) if self.stage is not None else None
+            server = self.servers[identity.name] = Server(identity, path, env, staged)
         elif server.env != env or server.identity.words != identity.words:
-            what = " ".join(identity.words)
             problem = (
-                f"two servers of this run share the cassette {server.path.name} ({what}; "
-                f"{' '.join(server.identity.words)}), and their environments or command lines differ"
+                f"two servers of this run share the cassette {server.path.name} ({' '.join(identity.words)}; "
+                f"{server.shown}), and their environments or command lines differ"
             )
-            fix = "name each apart: names={'one': 'a fragment of its command line', 'other': '...'}"
-            self.problems.append(f"{problem}; {fix}")
-            raise UsageError(problem, fix)
+            raise UsageError(problem, "name each apart: names={'one': 'a fragment of its command line', ...}")
         return server
 
-    def _replayed(self, server: _Server) -> Replayed:
-        if server.recordings is None:
-            if not server.path.exists():
-                what = " ".join(server.identity.words)
-                problem = f"the host started the server `{what}`, and no cassette holds it"
-                self.problems.append(f"{problem} ({server.path}); {self.how_to_record}")
-                raise NotRecorded(problem, path=str(server.path), fix=self.how_to_record)
-            recorded = cassettes.load(str(server.path))
-            server.recordings = Recordings(recorded, Matcher.build(self.replay.ignores, recorded.meta))
-        recordings = server.recordings
-        where = str(server.path)
-        redactor = Redactor.for_replay(recordings.cassette.meta, os.environ, self.replay.substitutions, where)
-        engine = Replay(recordings.cassette, recordings.matcher, redactor, self.replay.timing, recordings)
+    def _marked(self, server: Server) -> bool:
+        """Whether another process of this run records the server (its later sessions are recorded too)."""
+        return self.registry is not None and (self.registry / "recorded" / f"{server.identity.name}.json").exists()
 
-        server.reports.append(engine.report)  # now: a session the host leaves open at the end is judged too
-
-        def done(engine: Replay, status: int) -> None:
-            self._say(engine.report.summary())
-
-        return Replayed(engine, self._say, done)
-
-    def _tap(self, server: _Server, real: Any) -> Tapped:
-        if server.journal is not None:
-            problem = f"the host started `{' '.join(server.identity.words)}` again while its first session records"
-            fix = "record these sessions one at a time (or name the servers apart: names={...})"
-            self.problems.append(f"{problem}; {fix}")
-            raise UsageError(problem, fix)
-        if self._redactor is None:
-            got = self.record
-            self._redactor = Redactor.for_recording(
-                got.redact_env, got.redact_patterns, os.environ, "redact_env", got.substitutions, "substitute"
+    def _mark(self, server: Server) -> bool:
+        """Claim the server's first recording in this run; False when another process of the run has it."""
+        if self.registry is None:
+            return True
+        (self.registry / "recorded").mkdir(exist_ok=True)
+        try:
+            fd = os.open(
+                self.registry / "recorded" / f"{server.identity.name}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL
             )
-        mode = self.mode if server.sessions == 1 else RecordMode.NEW  # a later session adds to the first's
-        path = str(server.path)
-        journal = server.journal = Journal.fresh(path, mode, self._redactor, list(server.identity.words))
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "w") as mark:
+            json.dump({"path": str(server.path), "staged": server.staged and str(server.staged)}, mark)
+        return True
 
-        def done() -> None:
-            server.journal = None
-            journal.close()
-            try:
-                for text in saved(path, "the host's session ended"):
-                    self._say(f"mockmcp: {text}")
-                journal.raise_failure(path)
-            except MockmcpError as exc:
-                self.problems.append(exc.render())
-
-        tapped = Tapped(real, journal, self._redactor.line, done)
-        self._tapped.append(tapped)
-        return tapped
+    def _recording_redactor(self) -> Redactor:
+        got = self.record
+        return Redactor.for_recording(
+            got.redact_env, got.redact_patterns, os.environ, "redact_env", got.substitutions, "substitute"
+        )
 
     def _say(self, text: str) -> None:
         print(text, file=self.log or sys.stderr, flush=True)
+        if text.startswith("mockmcp: no recorded interaction"):  # a miss: what a verdict file must hold now
+            self.told()
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _fingerprint(env: Any) -> str:
@@ -313,6 +309,8 @@ def intercepting(
     folder: str | os.PathLike[str], mode: RecordMode | str = RecordMode.NONE, **options: Any
 ) -> Iterator[Interception]:
     """`with mockmcp.intercepting("cassettes/agent"):` every MCP server this process's SDK client starts is
-    replayed from (or, with `mode`, recorded into) a cassette of that folder; see `Interception`."""
+    replayed from (or, with `mode`, recorded into) a cassette of that folder; see `Interception`. Leaving the
+    block raises StrictFailure with the verdict when the cassettes could not serve the host (`strict_exit`)."""
+    options.setdefault("strict_exit", True)
     with Interception(folder, mode, **options) as interception:
         yield interception

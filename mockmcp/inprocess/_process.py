@@ -6,7 +6,7 @@ yields. Timers (`Wake`) are kept by the reader of stdout (the SDK reads it all t
 ours outlives a session. Closing stdin ends the session as over stdio; the cassette's `exit` ends it
 with that status; `terminate` and `kill` end it as a signal would. It has no process id any signal
 could reach (`NO_PID`). `Tapped` wraps the real process: each line, either way, is journaled (redacted)
-before it is passed on, as `mockmcp record` journals.
+before it is passed on, as `mockmcp record` journals, tagged with its session's number.
 """
 
 from __future__ import annotations
@@ -228,11 +228,20 @@ class _TappedStdout(ByteReceiveStream):
 
 
 class Tapped(Process):
-    """A real server process whose stdin and stdout are journaled line by line; `done()` once, at its end."""
+    """A real server process whose stdin and stdout are journaled line by line, as recorded session `session`
+    (times from `start`); `finish` ends the journaling (the SDK closed stdout, or the interception ended)."""
 
-    def __init__(self, real: Process, journal: Journal, redact: Callable[[bytes], bytes], done: Callable[[], None]):
-        self.real, self._journal, self.redact, self.done = real, journal, redact, done
-        self.start = time.monotonic()
+    def __init__(
+        self,
+        real: Process,
+        journal: Journal,
+        redact: Callable[[bytes], bytes],
+        session: int,
+        start: float,
+        ended: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.real, self._journal, self.redact, self.session, self.start = real, journal, redact, session, start
+        self.ended = ended
         self.client, self.server = LineSplitter(), LineSplitter()
         self.finished = False
         self._stdin, self._stdout = _TappedStdin(self), _TappedStdout(self)
@@ -240,16 +249,16 @@ class Tapped(Process):
     def journal(self, direction: str, splitter: LineSplitter, data: bytes) -> None:
         lines = [self.redact(line) for line in splitter.feed(data) if line.strip()]
         if lines and not self.finished:
-            self._journal.append(direction, time.monotonic() - self.start, lines)
+            self._journal.append(direction, time.monotonic() - self.start, lines, self.session)
 
     def finish(self) -> None:
         if not self.finished:
             for direction, splitter in ((CLIENT, self.client), (SERVER, self.server)):
                 rest = splitter.rest()
                 if rest.strip():
-                    self._journal.append(direction, time.monotonic() - self.start, [self.redact(rest)])
+                    self._journal.append(direction, time.monotonic() - self.start, [self.redact(rest)], self.session)
             self.finished = True
-            self.done()
+            self.ended()
 
     @property
     def stdin(self) -> ByteSendStream:

@@ -16,6 +16,7 @@ import importlib.abc
 import importlib.machinery
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ from typing import Any
 from mockmcp.errors import MockmcpError
 from mockmcp.options import RecordOptions, ReplayOptions
 
-__all__ = ["BOOT", "SETTINGS", "boot", "run"]
+__all__ = ["BOOT", "SETTINGS", "boot", "environment", "read_verdicts", "run"]
 
 SETTINGS = "MOCKMCP_RUN"
 """The environment variable that carries a run's settings (JSON) to each Python process of the program."""
@@ -35,22 +36,41 @@ _STDIO = "mcp.client.stdio"
 
 def run(command: list[str], settings: dict[str, Any]) -> tuple[int, list[str]]:
     """Run `command` with interception; returns its exit status and what each of its processes' cassettes
-    could not do. `settings`: the folder, mode, names, allow list and the replay and record options."""
+    could not do. `settings`: the folder, mode, names, allow list, the replay and record options, the project.
+    SIGINT and SIGTERM are passed on to the program, which ends as it would; its verdicts are read all the same."""
     with tempfile.TemporaryDirectory(prefix="mockmcp-run-") as verdicts:
-        env = dict(os.environ)
-        env[SETTINGS] = json.dumps({**settings, "verdicts": verdicts})
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [BOOT, env.get("PYTHONPATH")]))
         try:
-            status = subprocess.call(command, env=env)
-        except KeyboardInterrupt:  # the program got the same SIGINT: its verdicts are still read
-            status = 130
+            child = subprocess.Popen(command, env={**os.environ, **environment(settings, verdicts)})
         except OSError as error:
             return 127, [f"could not start {command[0]!r}: {error.strerror or error}"]
-        said = []
-        for file in sorted(Path(verdicts).glob("*.json")):
+        passed = {number: signal.signal(number, lambda got, _frame: child.send_signal(got)) for number in _PASSED}
+        try:
+            status = child.wait()
+        finally:
+            for number, before in passed.items():
+                signal.signal(number, before)
+        return status, read_verdicts(verdicts)
+
+
+_PASSED = (signal.SIGINT, signal.SIGTERM)
+
+
+def environment(settings: dict[str, Any], verdicts: str) -> dict[str, str]:
+    """What a program's environment gains for interception in each of its Python processes."""
+    path = os.pathsep.join(filter(None, [BOOT, os.environ.get("PYTHONPATH")]))
+    return {SETTINGS: json.dumps({**settings, "verdicts": verdicts}), "PYTHONPATH": path}
+
+
+def read_verdicts(folder: str | Path) -> list[str]:
+    """What each process of a program said its cassettes could not do, process by process."""
+    said = []
+    for file in sorted(Path(folder).glob("*.json")):
+        try:
             verdict = json.loads(file.read_text(encoding="utf-8"))
-            said += [f"process {verdict['pid']}: {text}" for text in verdict["said"]]
-    return status, said
+        except (OSError, ValueError):  # being written as the program ended: said in full by the process itself
+            continue
+        said += [f"process {verdict['pid']}: {text}" for text in verdict["said"]]
+    return said
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -86,26 +106,40 @@ def boot() -> None:
         allow=tuple(settings.get("allow") or ()),
         replay=ReplayOptions(*map(_tuples, settings.get("replay", ()))),
         record=RecordOptions(*map(_tuples, settings.get("record", ()))),
-        project=Path.cwd(),
+        project=Path(settings.get("project") or Path.cwd()),
         how_to_record=settings.get("how_to_record", "record it: mockmcp run --record-mode once -- ..."),
+        stage=_stage(settings.get("stage")),
+        registry=Path(settings["verdicts"]),
     )
-    interception.activate(patch=_STDIO in sys.modules)
-    if _STDIO not in sys.modules:
-        sys.meta_path.insert(0, _Finder())
+    folder = Path(settings["verdicts"])
 
-    def at_exit() -> None:
-        interception.close()
+    def write() -> None:  # at each change, not only at exit: a forked child ends without running atexit
         said = interception.verdict()
         if said is None:
             return
-        record = {"pid": os.getpid(), "said": [said]}
-        path = Path(settings["verdicts"]) / f"{os.getpid()}.json"
+        path = folder / f"{os.getpid()}.json"
         try:
-            path.write_text(json.dumps(record), encoding="utf-8")
+            path.write_text(json.dumps({"pid": os.getpid(), "said": [said]}), encoding="utf-8")
         except OSError as error:  # the run's folder is gone: say it here, where it can still be read
             print(f"mockmcp: {said} (the verdict could not be written: {error})", file=sys.stderr)
 
-    atexit.register(at_exit)
+    def forked() -> None:  # a forked child tells its own verdict and keeps its own recordings: its parent's are its
+        interception.problems.clear()
+        interception.servers.clear()
+
+    interception.told = write
+    os.register_at_fork(after_in_child=forked)
+    interception.activate(patch=_STDIO in sys.modules)
+    if _STDIO not in sys.modules:
+        sys.meta_path.insert(0, _Finder())
+    atexit.register(interception.close)  # saves the recordings, then writes the verdict
+
+
+def _stage(template: str | None) -> Any:
+    """Where a recording waits for the test's verdict, as the plugin names it (`{stem}`: the cassette's)."""
+    if template is None:
+        return None
+    return lambda cassette: cassette.with_name(template.replace("{stem}", cassette.stem))
 
 
 def _tuples(value: Any) -> Any:

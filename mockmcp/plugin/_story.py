@@ -217,9 +217,10 @@ def verdict(mock: Harness, nodeid: str) -> str | None:
     return f"mockmcp: {mock.source} could not serve this test as recorded:\n" + "\n".join(problems)
 
 
-def intercepted(interception: Interception, nodeid: str) -> str | None:
-    """After the test `nodeid`: what its intercepted servers' cassettes could not do, or None if all is well."""
-    said = interception.verdict(lambda miss: _told(miss, nodeid, False).render())
+def intercepted(interception: Interception, nodeid: str, children: list[str]) -> str | None:
+    """After the test `nodeid`: what its intercepted servers' cassettes could not do (`children`: what its Python
+    child processes said of theirs), or None if all is well."""
+    said = "\n".join(filter(None, [interception.verdict(lambda miss: _told(miss, nodeid, False).render()), *children]))
     where = interception.folder
     return said and f"mockmcp: the intercepted servers' cassettes in {where} could not serve this test:\n{said}"
 

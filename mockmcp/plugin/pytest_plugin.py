@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ import pytest
 
 from mockmcp._wire.words import RecordMode, parse_substitution
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.inprocess import Interception
+from mockmcp.inprocess import SETTINGS as run_settings
+from mockmcp.inprocess import Interception, child_environment, read_verdicts
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _naming as naming
@@ -49,6 +51,7 @@ _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses 
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
 _WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a timeline page
+_BY_SWITCH = pytest.StashKey[bool]()  # the test is intercepted by --mockmcp-intercept alone
 _INTERCEPTION = pytest.StashKey[tuple[Interception, Path]]()  # the test's interception and its work folder
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 
@@ -332,6 +335,7 @@ def mockmcp_intercept(
     mockmcp_settings: dict[str, Any],
     mockmcp_cassette_path: Path,
     mockmcp_record_mode: str,
+    mockmcp_privacy: Privacy,
     mockmcp_record_options: RecordOptions,
     mockmcp_replay_options: ReplayOptions,
     tmp_path_factory: pytest.TempPathFactory,
@@ -339,9 +343,11 @@ def mockmcp_intercept(
     """Intercept the MCP servers this test's host starts, its code unchanged: each is replayed from (or, by the
     record mode, recorded into) `<cassette folder>/<module>/<test>/<server>.yaml`. The marker's `names=` names
     servers by a fragment of their command line, `allow=` lists those that run live. Yields the `Interception`
-    (its `reports`, by server)."""
-    settings, nodeid = mockmcp_settings, request.node.nodeid
-    how = f"record it: pytest --mockmcp-record-mode=once {shlex.quote(nodeid)}"
+    (its `reports`, by server). A recording is kept as the test's would be: when it passed."""
+    node, settings = request.node, mockmcp_settings
+    switch = " --mockmcp-intercept" if node.stash.get(_BY_SWITCH, False) else ""
+    how = f"record it: pytest{switch} --mockmcp-record-mode=once {shlex.quote(node.nodeid)}"
+    workdir = tmp_path_factory.mktemp("mockmcp")
     try:
         interception = Interception(
             naming.servers_folder(mockmcp_cassette_path),
@@ -352,12 +358,62 @@ def mockmcp_intercept(
             record=mockmcp_record_options,
             project=request.config.rootpath,
             how_to_record=how,
+            stage=lambda cassette: keeping.staged_path(cassette, os.getpid()),
+            registry=workdir,
         )
-        with interception:
-            request.node.stash[_INTERCEPTION] = interception, tmp_path_factory.mktemp("mockmcp")
-            yield interception
     except UsageError as error:
         pytest.fail(f"mockmcp: {error.render()}", pytrace=False)
+    with interception, _children_intercepted(interception, workdir):
+        node.stash[_INTERCEPTION] = interception, workdir
+        yield interception
+    _keep_intercepted(request, interception, mockmcp_privacy)
+
+
+@contextmanager
+def _children_intercepted(interception: Interception, registry: Path) -> Iterator[None]:
+    """The test's Python child processes intercepted too (as under `mockmcp run`), each telling its verdict in
+    the registry, and recording into the test's staged files, which its verdict keeps or discards."""
+    settings = {
+        "stage": keeping.staged_path(Path("{stem}.yaml"), os.getpid()).name,
+        "folder": str(interception.folder),
+        "mode": interception.mode.value,
+        "names": interception.names,
+        "allow": list(interception.allow),
+        "replay": list(interception.replay),
+        "record": list(interception.record),
+        "how_to_record": interception.how_to_record,
+        "project": str(interception.project),
+    }
+    before = {name: os.environ.get(name) for name in (run_settings, "PYTHONPATH")}
+    os.environ.update(child_environment(settings, str(registry)))
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _keep_intercepted(request: pytest.FixtureRequest, interception: Interception, privacy: Privacy) -> None:
+    """Each intercepted recording made its server's cassette if the test passed (or --mockmcp-keep-failed)."""
+    stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
+    told = []
+    for cassette, staged in interception.recorded():
+        assert staged is not None
+        fate = keeping.fate(True, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, False)
+        if fate != "keep":
+            keeping.discard(staged)
+            continue
+        try:
+            if not keeping.keep(staged, cassette, privacy.finish, interception.replay.ignores):
+                told.append(f"mockmcp: the recording of {cassette} was not saved")
+        except MockmcpError as error:
+            keeping.discard(staged)
+            told.append(f"mockmcp: the recording of {cassette} could not be kept: {error}")
+    if told:
+        pytest.fail("\n".join(told), pytrace=False)
 
 
 @pytest.fixture(autouse=True)
@@ -369,6 +425,7 @@ def _mockmcp_intercepting(request: pytest.FixtureRequest) -> None:
         return
     marked = any(kwargs.get("intercept") for _args, kwargs in naming.markers(request.node))
     if marked or config.getoption("--mockmcp-intercept"):
+        request.node.stash[_BY_SWITCH] = not marked
         request.getfixturevalue("mockmcp_intercept")
 
 
@@ -473,7 +530,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
     interception, workdir = item.stash.get(_INTERCEPTION, (None, None))
     if interception is not None:
-        found.append(story.intercepted(interception, item.nodeid))
+        children = [said for said in read_verdicts(workdir) if not said.startswith(f"process {os.getpid()}:")]
+        found.append(story.intercepted(interception, item.nodeid, children))
     verdict = "\n\n".join(told for told in found if told)
     page = _timeline(item, mocks, failed=bool(verdict) or failure is not None, intercepted=(interception, workdir))
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""

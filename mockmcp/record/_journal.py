@@ -153,7 +153,9 @@ class Journal:
             pass
 
     @classmethod
-    def fresh(cls, cassette_path: str, mode: Any, redactor: Redactor, server: list[str]) -> Journal:
+    def fresh(
+        cls, cassette_path: str, mode: Any, redactor: Redactor, server: list[str], whole: bool = False
+    ) -> Journal:
         """The journal of a new recording; refuses to start over one running or interrupted (CassetteError)."""
         path = journal_path(cassette_path)
         live = holder(path)
@@ -169,7 +171,7 @@ class Journal:
             meta["redact"] = redactor.rules()
         if redactor.substitutions.names:
             meta["substitute"] = list(redactor.substitutions.names)
-        return cls(path, {"mode": mode.value, "meta": meta})
+        return cls(path, {"mode": mode.value, "meta": meta, **({"whole": True} if whole else {})})
 
     def raise_failure(self, cassette_path: str) -> None:
         """A journal that could not be written fails the recording, once what it kept is saved."""
@@ -313,7 +315,7 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
     start, numbers = 0, {number: number for number in {i.session for i in result.interactions}}
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         old = cassettes.load(cassette_path)
-        result, notes, numbers = merge(old, result)
+        result, notes, numbers = merge(old, result, bool(recovered.header.get("whole")))
         start = len(old.interactions)
     try:
         cassettes.save(result, cassette_path)

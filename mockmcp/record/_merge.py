@@ -21,8 +21,9 @@ __all__ = ["merge", "merged_meta"]
 _UNCHANGED = "this session adds nothing the cassette does not already answer; the cassette is unchanged"
 
 
-def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...], dict[int, int]]:
-    """`--mode new`: the old interactions, then each new session not already answered alike, whole.
+def merge(old: Cassette, new: Cassette, whole: bool = False) -> tuple[Cassette, tuple[str, ...], dict[int, int]]:
+    """`--mode new`: the old interactions, then each new session not already answered alike, whole (with `whole`,
+    each new session: a later session of one run, which a replay of the run plays in its turn).
     Returns the cassette (meta by `merged_meta`), notes for stderr (a request answered otherwise this time,
     or the cassette unchanged), and the number each added session has in it."""
     matcher = Matcher.build()
@@ -34,7 +35,7 @@ def merge(old: Cassette, new: Cassette) -> tuple[Cassette, tuple[str, ...], dict
     for session in sorted({i.session for i in new.interactions}):
         interactions = [i for i in new.interactions if i.session == session]
         base = len(old.interactions) + len(added)  # where this session goes, if it is added
-        same, otherwise = _compare(old, Selection(recordings), matcher, interactions, base)
+        same, otherwise = (False, []) if whole else _compare(old, Selection(recordings), matcher, interactions, base)
         notes.extend(otherwise)
         if not same:
             added.extend(interaction._replace(session=number) for interaction in interactions)
