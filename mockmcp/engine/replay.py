@@ -14,7 +14,7 @@ from mockmcp.engine.batch import Batch, array
 from mockmcp.engine.branching import differences
 from mockmcp.engine.matching import Matcher, answer_body, canonical
 from mockmcp.engine.play import Player, answer
-from mockmcp.engine.report import Mismatch, Report, Withheld
+from mockmcp.engine.report import KEPT_MISSES, Mismatch, Report, Withheld
 from mockmcp.engine.schedule import ENDED
 from mockmcp.engine.selection import Pick, Recordings, Selection
 
@@ -98,6 +98,8 @@ class Replay:
             return self.player.run()
         # Held as long as the server took to send it: what the recording's host sent first has not come.
         note = self.ordering.overdue(job, job.index, job.step, self.cassette.interactions)
+        if note is not None and len(self.report.reordered) < KEPT_MISSES:
+            self.report.reordered.append(note)
         self.schedule.move(job, "block")  # until `give_up` lets it go, unless its server could not go on
         return ([] if note is None else [Note(note)]) + self.player.run(self.ordering.give_up(job))
 

@@ -66,7 +66,7 @@ class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
     __slots__ = ("capabilities", "cassette", "faults", "left", "mismatches", "missed", "misses", "plays", "repeats")
-    __slots__ += ("sessions", "unanswered", "withheld")
+    __slots__ += ("reordered", "sessions", "unanswered", "withheld")
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
@@ -80,6 +80,9 @@ class Report:
         # How the live host's declared capabilities differ from the recording's host's (noted, not a failure).
         self.capabilities: list[str] = []
         self.unanswered: list[str] = []
+        # Answers that went on without what the recording's host had sent first (a stateful server's answer, given
+        # to requests in another order): noted, and a failure under strict.
+        self.reordered: list[str] = []
         self.faults: list[str] = []  # fault knobs that took effect (dropped replies, an ended session)
         self.sessions: set[int] = set()  # recorded sessions the live session used (set by the engine)
         # Interactions not expected to play: the rest of a recorded session the live one left, and the part of
@@ -97,7 +100,7 @@ class Report:
             total.misses += report.misses[: KEPT_MISSES - len(total.misses)]
             total.missed += report.missed
             # Each list kept to KEPT_MISSES entries too: a server folding many sessions' reports must stay bounded.
-            for name in ("mismatches", "withheld", "unanswered", "faults"):
+            for name in ("mismatches", "withheld", "unanswered", "faults", "reordered"):
                 kept, more = getattr(total, name), getattr(report, name)
                 kept += more[: KEPT_MISSES - len(kept)]
             total.capabilities += [text for text in report.capabilities if text not in total.capabilities]
@@ -127,8 +130,9 @@ class Report:
 
     @property
     def strict_ok(self) -> bool:
-        """What --strict demands: no misses, nothing unplayed, no repeats, no answers that differed, none withheld."""
-        return not (self.missed or self.unplayed or self.repeats or self.mismatches or self.withheld)
+        """What --strict demands: no misses, nothing unplayed, no repeats, no answers that differed, none withheld,
+        none given out of the recorded order."""
+        return not (self.missed or self.unplayed or self.repeats or self.mismatches or self.withheld or self.reordered)
 
     def strict_failures(self) -> str:
         """What --strict found wrong, counted: `1 miss, 2 answers that differed`."""
@@ -138,6 +142,7 @@ class Report:
             (len(self.repeats), "request asked more often than recorded", "requests asked more often than recorded"),
             (len(self.mismatches), "answer that differed", "answers that differed"),
             (len(self.withheld), "server request withheld", "server requests withheld"),
+            (len(self.reordered), "answer out of the recorded order", "answers out of the recorded order"),
         )
         return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n) or "nothing wrong"
 
@@ -186,6 +191,7 @@ class Report:
             lines.append(f"  withheld: {where}: the host did not declare {withheld.capability}")
         lines.extend(f"  capabilities: {text}" for text in self.capabilities)
         lines.extend(f"  {text}" for text in self.unanswered)
+        lines.extend(f"  out of order: {text.removeprefix('mockmcp: ')}" for text in self.reordered)
         lines.extend(f"  fault: {text}" for text in self.faults)
         return "\n".join(lines)
 
@@ -220,5 +226,6 @@ class Report:
             "capabilities": self.capabilities,
             "unanswered": self.unanswered,
             "faults": self.faults,
+            "reordered": self.reordered,
             "strict_ok": self.strict_ok,
         }

@@ -65,9 +65,14 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
         _TEXTS,
         "fault knobs of the cassette that took effect (a dropped reply, an answer broken off, an ended session)",
     ),
+    "reordered": (
+        _TEXTS,
+        "answers that went on without what the recording's host had sent first (the recorded order), each a note",
+    ),
     "strict_ok": (
         {"type": "boolean"},
-        "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld",
+        "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld, "
+        "nothing out of the recorded order",
     ),
     "recorded": (
         _object({"mode": {"enum": ["once", "new", "all"]}, "status": {"type": "integer"}, "outcome": _TEXT}),
