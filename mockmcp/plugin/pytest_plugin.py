@@ -7,6 +7,7 @@ once. Nothing is autouse: a test that does not ask for the `mockmcp` fixture is 
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 from collections.abc import Generator, Iterator
@@ -360,6 +361,7 @@ def mockmcp_intercept(
             how_to_record=how,
             stage=lambda cassette: keeping.staged_path(cassette, os.getpid()),
             registry=workdir,
+            log=io.StringIO(),  # the notes and summaries: shown with a failure, not told twice with the verdict
         )
     except UsageError as error:
         pytest.fail(f"mockmcp: {error.render()}", pytrace=False)
@@ -545,6 +547,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             for title, text in [*said, ("mockmcp in process", mock.said.getvalue())]:
                 if text:
                     item.add_report_section("call", title, text)
+        if interception is not None and isinstance(interception.log, io.StringIO) and interception.log.getvalue():
+            item.add_report_section("call", "mockmcp intercepted", interception.log.getvalue())
         if page:
             item.add_report_section("call", "mockmcp timeline", shown.strip())
         raise failure
