@@ -291,6 +291,11 @@ def install() -> None:
     for name, patch in (("_create_platform_compatible_process", _spawn), ("_terminate_process_tree", _terminate)):
         _ORIGINAL[name] = getattr(stdio, name)
         setattr(stdio, name, patch)
+    # --- Streamable HTTP: the HTTP clients' AsyncClient, patched and restored with the stdio client (`_http`) ---
+    from mockmcp.inprocess import _http
+
+    _http.install()
+    # --- end of Streamable HTTP ---
 
 
 def _uninstall() -> None:
@@ -299,6 +304,11 @@ def _uninstall() -> None:
     for name, original in _ORIGINAL.items():
         setattr(stdio, name, original)
     _ORIGINAL.clear()
+    # --- Streamable HTTP ---
+    from mockmcp.inprocess import _http
+
+    _http.uninstall()
+    # --- end of Streamable HTTP ---
 
 
 @contextmanager

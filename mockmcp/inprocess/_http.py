@@ -1,0 +1,399 @@
+"""Interception of MCP's Streamable HTTP: the HTTP client every host's MCP SDK sends through, patched in its class.
+
+mcp 2.x sends through `httpx2`, mcp 1.x through `httpx`, each on an `AsyncClient` the framework builds itself
+(the SDK's `create_mcp_http_client`, or its own, with its own transport). So the patch is the class's
+`_transport_for_url`, the one call by which every request of every client finds its transport: it hands back
+the client's own transport wrapped (`_Routed`), and the client's redirects, hooks, cookies and timing stay its
+own. A request that does not look like MCP's Streamable HTTP (`mcp_request`: the model's API, anything else)
+goes to the wrapped transport untouched. An MCP request goes, by the server's identity (its URL without query
+or credentials, `_identity`) and the record mode, to the real transport (allowed: live), to it journaled
+(`_Recording`: the recording proxy's exchange and journaling, `mockmcp.http.Journaling`, fed by what passes),
+or to replay's endpoint in process (`_Replaying`: `mockmcp.http.Endpoint`, its outputs carried out on a
+connection that is a response being built, no socket). Headers are never journaled, and the URL only as its
+identity: credentials reach neither the journal nor the cassette. With no `Interception` active, or once
+uninstalled, the classes' own `_transport_for_url` is back.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import itertools
+import os
+import time
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from mockmcp._wire import jsonrpc, protocol
+from mockmcp.cassette import store as cassettes
+from mockmcp.engine.matching import Matcher
+from mockmcp.engine.redact import Redactor
+from mockmcp.errors import MockmcpError, UsageError
+from mockmcp.inprocess._identity import identify
+from mockmcp.inprocess._intercept import _ACTIVE, Interception, NotRecorded, _Server
+from mockmcp.options import BOUNDS
+from mockmcp.record import CLIENT, Journal, saved
+
+__all__ = ["CLIENTS", "install", "mcp_request", "uninstall"]
+
+CLIENTS = ("httpx2", "httpx")
+"""The HTTP clients patched, when importable: mcp 2.x's, mcp 1.x's."""
+
+_ORIGINAL: dict[type, Any] = {}  # an AsyncClient class -> its own _transport_for_url
+_PER: weakref.WeakKeyDictionary[Interception, dict[str, Any]] = weakref.WeakKeyDictionary()  # its HTTP servers
+
+
+def mcp_request(method: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request is MCP's Streamable HTTP: a POST that accepts both JSON and SSE (the handshake era's
+    initialize carries nothing else), or any request naming a session or a protocol revision (the GET stream,
+    the DELETE, every 2026-07-28 request). `headers` by lower-case name."""
+    if protocol.SESSION_HEADER in headers or "mcp-protocol-version" in headers:
+        return True
+    accept = headers.get("accept", "")
+    return method == "POST" and "application/json" in accept and "text/event-stream" in accept
+
+
+def install() -> None:
+    """Patch the `AsyncClient` of each HTTP client importable (once)."""
+    for name in CLIENTS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        cls = module.AsyncClient
+        if cls in _ORIGINAL:
+            continue
+        _ORIGINAL[cls] = own = cls._transport_for_url
+
+        def transport_for_url(client: Any, url: Any, _own: Any = own, _module: ModuleType = module) -> Any:
+            return _Routed(_own(client, url), _module, id(client))
+
+        cls._transport_for_url = transport_for_url
+
+
+def uninstall() -> None:
+    for cls, own in _ORIGINAL.items():
+        cls._transport_for_url = own
+    _ORIGINAL.clear()
+
+
+class _Routed:
+    """A client's own transport, as its requests find it while the patch is on: an MCP request goes where the
+    active interception says; any other request to the transport, untouched."""
+
+    def __init__(self, real: Any, module: ModuleType, client: int) -> None:
+        self.real, self.module, self.client = real, module, client
+
+    async def handle_async_request(self, request: Any) -> Any:
+        headers = request.headers
+        if not _ACTIVE or not mcp_request(request.method, headers):
+            return await self.real.handle_async_request(request)
+        try:
+            route = _route(_ACTIVE[-1], request.url)
+        except NotRecorded as exc:  # to the host, a server that cannot be reached
+            raise self.module.ConnectError(exc.render(), request=request) from exc
+        if route is None:
+            return await self.real.handle_async_request(request)
+        return await route.exchange(self, request)
+
+    def __getattr__(self, name: str) -> Any:  # what else a caller asks of the transport is the real one's
+        return getattr(self.real, name)
+
+
+def _route(interception: Interception, url: Any) -> _Replaying | _Recording | None:
+    """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay."""
+    parts = urlsplit(str(url))
+    port = f":{parts.port}" if parts.port else ""
+    shown = f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"  # no credentials, no query
+    servers = _PER.setdefault(interception, {})
+    found = servers.get(shown)
+    if found is not None or shown in interception.live:
+        return found
+    identity = identify(None, url=shown, names=interception.names)
+    if any(fragment and fragment in shown for fragment in interception.allow) or identity.name in interception.allow:
+        interception.live.append(shown)
+        return None
+    server = interception._server(identity, "")
+    server.sessions += 1
+    route = _Recording(interception, server) if server.recording else _Replaying(interception, server, parts)
+    servers[shown] = route
+    interception._tapped.append(route)  # finished when the interception closes
+    return route
+
+
+def _stream(kind: type, module: ModuleType) -> Any:
+    """`kind` as the client's own body stream class (its client checks a body is one)."""
+    key = (kind, module.__name__)
+    if key not in _STREAMS:
+        _STREAMS[key] = type(kind.__name__, (kind, module.AsyncByteStream), {"__slots__": ()})
+    return _STREAMS[key]
+
+
+_STREAMS: dict[tuple[type, str], type] = {}
+
+
+# --- record ----------------------------------------------------------------------------------------------------
+
+
+class _Recording:
+    """A server recorded while interception is on: each request through the real transport, each message either
+    way journaled as the recording proxy journals it (its `Exchange` told what passed), its sessions told apart
+    by the proxy's `Attribution` (a client stands for a connection); the cassette written at the end."""
+
+    def __init__(self, interception: Interception, server: _Server) -> None:
+        from mockmcp.http import Journaling  # the http wing: its h11 is the http extra's
+
+        if interception._redactor is None:
+            got = interception.record
+            interception._redactor = Redactor.for_recording(
+                got.redact_env, got.redact_patterns, os.environ, "redact_env", got.substitutions, "substitute"
+            )
+        self.interception, self.server, path = interception, server, str(server.path)
+        words = list(server.identity.words)
+        journal = server.journal = Journal.fresh(path, interception.mode, interception._redactor, words)
+        self.journaling = Journaling(journal, interception._redactor, BOUNDS)
+        self.finished = False
+
+    async def exchange(self, routed: _Routed, request: Any) -> Any:
+        from mockmcp.http import Exchange, asked
+
+        body = await request.aread()
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        try:
+            message = jsonrpc.parse(body) if body.strip() else None
+        except ValueError:
+            message = None
+        journaling = self.journaling
+        session = journaling.attribution.request(routed.client, request.method, headers, message)
+        step = _Step(journaling, session, Exchange(asked(request.method.encode(), headers, message), BOUNDS))
+        if request.method == "POST":
+            journaling.record(CLIENT, session, body)
+        try:
+            response = await routed.real.handle_async_request(request)
+        except Exception as exc:
+            step.failed(exc, heard=False)
+            raise
+        journaling.attribution.answered(session, message, response.headers.get(protocol.SESSION_HEADER))
+        fields = {name.lower(): value for name, value in response.headers.items()}
+        step.do(step.machine.head(response.status_code, fields, time.monotonic()))
+        response.stream = _stream(_Tap, routed.module)(response.stream, step, routed.module)
+        return response
+
+    def finish(self) -> None:
+        """The interception closes: the journal becomes the cassette."""
+        if self.finished:
+            return
+        self.finished, server, path = True, self.server, str(self.server.path)
+        journal, server.journal = server.journal, None
+        assert journal is not None
+        journal.close()
+        try:
+            for text in saved(path, "the interception ended"):
+                self.interception._say(f"mockmcp: {text}")
+            journal.raise_failure(path)
+        except MockmcpError as exc:
+            self.interception.problems.append(exc.render())
+
+
+class _Step:
+    """One request's exchange, as the recording proxy's `_Exchange` is to its machine: `proxy`, `session` and
+    `machine` are what its journal's actions read; the client's and the target's actions are the real
+    transport's to do (it passes the bytes on, its own timeouts and retries)."""
+
+    def __init__(self, proxy: Any, session: int, machine: Any) -> None:
+        self.proxy, self.session, self.machine = proxy, session, machine
+
+    def do(self, actions: list[Any]) -> None:
+        from mockmcp.http import journaled
+
+        for action in actions:
+            journaled(self, action)
+
+    def failed(self, exc: Exception, heard: bool) -> None:
+        self.do(self.machine.failed(time.monotonic(), str(exc), str(exc), heard, heard, False))
+
+
+class _Tap:
+    """The real answer's body, passed on as it comes, each piece told to the exchange (its messages journaled)."""
+
+    def __init__(self, real: Any, step: _Step, module: ModuleType) -> None:
+        self.real, self.step, self.module, self.done = real, step, module, False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        step, machine = self.step, self.step.machine
+        try:
+            async for chunk in self.real:
+                step.do(machine.on("data", bytes(chunk), time.monotonic()))
+                step.do(machine.flush())
+                yield chunk
+        except self.module.TransportError as exc:
+            self.done = True
+            step.failed(exc, heard=True)
+            raise
+        self.done = True
+        step.do(machine.on("end", time.monotonic()))
+        step.do(machine.flush())
+
+    async def aclose(self) -> None:
+        if not self.done:  # the host left before the end: as the proxy's client leaving, then the stream dropped
+            self.done, machine = True, self.step.machine
+            self.step.do(machine.on("left", time.monotonic()))
+            self.step.do(machine.on("dropped"))
+        await self.real.aclose()
+
+
+# --- replay ----------------------------------------------------------------------------------------------------
+
+
+class _Replaying:
+    """A server replayed while interception is on: replay's Streamable HTTP endpoint, in process. Each request
+    goes in with a `_Connection` of its own, what the endpoint says is carried out on those (`carry_out`), and
+    the timers it asks for are kept here and fired by whoever waits on a body (as `_process.Replayed` does)."""
+
+    def __init__(self, interception: Interception, server: _Server, parts: Any) -> None:
+        try:
+            from mockmcp.http import Endpoint, Hooks, SessionParts
+        except ImportError as exc:
+            raise UsageError("replaying an HTTP server needs the http extra", "pip install 'mockmcp[http]'") from exc
+        if not server.path.exists():
+            problem = f"the host connected to the server {' '.join(server.identity.words)}, and no cassette holds it"
+            interception.problems.append(f"{problem} ({server.path}); {interception.how_to_record}")
+            raise NotRecorded(problem, path=str(server.path), fix=interception.how_to_record)
+        options, where = interception.replay, str(server.path)
+        recorded = cassettes.load(where)
+        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
+        parts_ = SessionParts(recorded, Matcher.build(options.ignores, recorded.meta), redactor, options.timing)
+        hooks = Hooks(unread=lambda conn: conn.unread)
+        self.endpoint = Endpoint(parts_, frozenset({(parts.hostname or "").lower()}), BOUNDS, parts.path, hooks)
+        self.interception, self.server = interception, server
+        self.timers: list[tuple[float, int, Any]] = []
+        self.sequence = itertools.count()
+        self.changed: anyio.Event | None = None
+        self.reported: set[int] = set()
+        self.finished = False
+
+    async def exchange(self, routed: _Routed, request: Any) -> Any:
+        body = await request.aread()
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        conn = _Connection()
+        target = request.url.raw_path.decode("ascii")
+        self.carry(self.endpoint.request(conn, request.method.encode(), target, headers, body))
+        while conn.head is None:
+            if conn.broken:
+                raise routed.module.RemoteProtocolError("Server disconnected without sending a response.")
+            await self.step()
+        status, fields = conn.head
+        stream = _stream(_Played, routed.module)(self, conn, routed.module)
+        return routed.module.Response(status, headers=fields, stream=stream, extensions={"http_version": b"HTTP/1.1"})
+
+    def carry(self, actions: list[Any]) -> None:
+        from mockmcp.http import carry_out
+
+        carry_out(actions, self.later, self.interception._say)
+        self.judged()
+        if self.changed is not None:
+            self.changed.set()
+            self.changed = None
+
+    def later(self, after: float, token: Any) -> None:
+        heapq.heappush(self.timers, (time.monotonic() + after, next(self.sequence), token))
+
+    def judged(self) -> None:
+        """Each live session's report is the server's from its start: a session the host leaves open is judged."""
+        endpoint = self.endpoint
+        for session in [*endpoint.sessions.values(), endpoint.stateless]:
+            if session is not None and id(session) not in self.reported:
+                self.reported.add(id(session))
+                self.server.reports.append(session.engine.report)
+
+    async def step(self) -> None:
+        """Wait for something to change (an answer, a stream's event, its end), or fire the timers that are due."""
+        if self.changed is None:
+            self.changed = anyio.Event()
+        changed = self.changed
+        wait = None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
+        with anyio.move_on_after(wait):
+            await changed.wait()
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now:
+            _deadline, _sequence, token = heapq.heappop(self.timers)
+            self.carry(self.endpoint.wake(token))
+
+    def finish(self) -> None:
+        """The interception closes: every live session ends (as a DELETE would), each summary said."""
+        if self.finished:
+            return
+        self.finished = True
+        self.changed = None  # no task waits now: the event loop may be gone
+        from mockmcp.http import carry_out
+
+        carry_out(self.endpoint.shutdown(), self.later, self.interception._say)
+        for report in self.server.reports:
+            self.interception._say(report.summary())
+
+
+class _Connection:
+    """What the endpoint writes on one request's connection, as the response it makes: the head, the body's
+    pieces not yet read, the end, or the cut (h11's events, as `carry_out` sends them)."""
+
+    def __init__(self) -> None:
+        self.head: tuple[int, list[tuple[bytes, bytes]]] | None = None
+        self.pieces: deque[bytes] = deque()
+        self.unread = 0  # bytes written and not yet read by the host (the endpoint's `Hooks.unread`)
+        self.ended = self.broken = False
+
+    def send(self, *events: Any) -> None:
+        import h11
+
+        for event in events:
+            if isinstance(event, h11.Response):
+                self.head = (event.status_code, list(event.headers))
+            elif isinstance(event, h11.Data):
+                self.pieces.append(bytes(event.data))
+                self.unread += len(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self.ended = True
+
+    def respond(
+        self, status: int, body: bytes = b"", content_type: str = "application/json", headers: Any = ()
+    ) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.head = (status, [(name.encode("latin-1"), value.encode("latin-1")) for name, value in fields])
+        self.pieces.append(body)
+        self.unread += len(body)
+        self.ended = True
+
+    def close(self) -> None:
+        self.broken = True
+
+
+class _Played:
+    """A replayed answer's body as the host reads it: what the endpoint wrote on its connection, as it comes."""
+
+    def __init__(self, replaying: _Replaying, conn: _Connection, module: ModuleType) -> None:
+        self.replaying, self.conn, self.module, self.closed = replaying, conn, module, False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        conn = self.conn
+        while True:
+            while conn.pieces:
+                piece = conn.pieces.popleft()
+                conn.unread -= len(piece)
+                if piece:
+                    yield piece
+            if conn.ended:
+                return
+            if conn.broken:
+                raise self.module.RemoteProtocolError("peer closed connection without sending complete message body")
+            await self.replaying.step()
+
+    async def aclose(self) -> None:
+        if not self.closed:  # the host closed the response: its connection, to the endpoint
+            self.closed = True
+            self.replaying.carry(self.replaying.endpoint.closed(self.conn))
