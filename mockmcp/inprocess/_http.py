@@ -45,6 +45,7 @@ __all__ = ["CLIENTS", "install", "mcp_request", "uninstall"]
 CLIENTS = ("httpx2", "httpx")
 """The HTTP clients patched, when importable: mcp 2.x's, mcp 1.x's."""
 
+_READ_ON = 2.0  # seconds a request's stream is read on, after its reply and its host left, for the server's end
 _ORIGINAL: dict[type, Any] = {}  # an AsyncClient class -> its own _transport_for_url
 _PER: weakref.WeakKeyDictionary[Interception, dict[str, Any]] = weakref.WeakKeyDictionary()  # its HTTP servers
 
@@ -241,10 +242,18 @@ class _Tap:
         step.do(machine.flush())
 
     async def aclose(self) -> None:
+        step, machine = self.step, self.step.machine
+        if not self.done and machine.replied and not machine.request.get:
+            # The SDK closes a request's stream once its reply came; the server ends it then too. Read on to that
+            # end, as the proxy does for a client that left, so that the journal has what the server said of its
+            # framing; a server that does not end it soon is left as a client that left.
+            with anyio.move_on_after(_READ_ON):
+                async for _chunk in self:
+                    pass
         if not self.done:  # the host left before the end: as the proxy's client leaving, then the stream dropped
-            self.done, machine = True, self.step.machine
-            self.step.do(machine.on("left", time.monotonic()))
-            self.step.do(machine.on("dropped"))
+            self.done = True
+            step.do(machine.on("left", time.monotonic()))
+            step.do(machine.on("dropped"))
         await self.real.aclose()
 
 
