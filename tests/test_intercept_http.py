@@ -133,6 +133,15 @@ def test_recorded_with_the_server_then_replayed_with_it_stopped_the_host_sees_th
     assert live == recorded == replayed
 
 
+def test_a_named_url_has_the_cassette_of_its_name_whatever_its_port(guarded: Guarded, tmp_path: Path) -> None:
+    recorded = session_of(guarded.url, tmp_path, "once", names={"notes": "127.0.0.1"})
+    assert [path.name for path in tmp_path.iterdir()] == ["notes.yaml"]
+    guarded.stop()
+    elsewhere = re.sub(r":\d+/", ":9/", guarded.url)  # another port: the same name
+    replayed = session_of(elsewhere, tmp_path, names={"notes": "127.0.0.1"})
+    assert recorded.pop("verdict") is None and replayed.pop("verdict") is None and replayed == recorded
+
+
 def test_no_byte_of_a_credential_reaches_the_journal_or_the_cassette(guarded: Guarded, tmp_path: Path) -> None:
     folder = tmp_path / "cassettes"
     journals: list[str] = []

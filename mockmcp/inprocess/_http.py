@@ -283,7 +283,7 @@ class _Replaying:
         self.interception, self.server = interception, server
         self.timers: list[tuple[float, int, Any]] = []
         self.sequence = itertools.count()
-        self.changed: anyio.Event | None = None
+        self.waiting: list[anyio.Event] = []  # one a task waiting for a change (each on its own event loop)
         self.reported: set[int] = set()
         self.finished = False
 
@@ -306,9 +306,9 @@ class _Replaying:
 
         carry_out(actions, self.later, self.interception._say)
         self.judged()
-        if self.changed is not None:
-            self.changed.set()
-            self.changed = None
+        waiting, self.waiting = self.waiting, []
+        for event in waiting:
+            event.set()
 
     def later(self, after: float, token: Any) -> None:
         heapq.heappush(self.timers, (time.monotonic() + after, next(self.sequence), token))
@@ -323,9 +323,8 @@ class _Replaying:
 
     async def step(self) -> None:
         """Wait for something to change (an answer, a stream's event, its end), or fire the timers that are due."""
-        if self.changed is None:
-            self.changed = anyio.Event()
-        changed = self.changed
+        changed = anyio.Event()
+        self.waiting.append(changed)
         wait = None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
         with anyio.move_on_after(wait):
             await changed.wait()
@@ -338,8 +337,7 @@ class _Replaying:
         """The interception closes: every live session ends (as a DELETE would), each summary said."""
         if self.finished:
             return
-        self.finished = True
-        self.changed = None  # no task waits now: the event loop may be gone
+        self.finished, self.waiting = True, []  # no task waits now: its event loop may be gone
         from mockmcp.http import carry_out
 
         carry_out(self.endpoint.shutdown(), self.later, self.interception._say)
