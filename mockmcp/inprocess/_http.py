@@ -70,17 +70,17 @@ def install() -> None:
         cls = module.AsyncClient
         if cls in _ORIGINAL:
             continue
-        _ORIGINAL[cls] = own = cls._transport_for_url
+        _ORIGINAL[cls] = own = getattr(cls, "_transport_for_url")  # noqa: B009 (a private name, read as one)
 
         def transport_for_url(client: Any, url: Any, _own: Any = own, _module: ModuleType = module) -> Any:
             return _Routed(_own(client, url), _module, id(client))
 
-        cls._transport_for_url = transport_for_url
+        setattr(cls, "_transport_for_url", transport_for_url)  # noqa: B010
 
 
 def uninstall() -> None:
     for cls, own in _ORIGINAL.items():
-        cls._transport_for_url = own
+        setattr(cls, "_transport_for_url", own)  # noqa: B010
     _ORIGINAL.clear()
 
 
@@ -97,17 +97,17 @@ class _Routed:
             return await self.real.handle_async_request(request)
         try:
             route = _route(_ACTIVE[-1], request.url)
+            if route is None:
+                return await self.real.handle_async_request(request)
+            return await route.exchange(self, request)
         except NotRecorded as exc:  # to the host, a server that cannot be reached
             raise self.module.ConnectError(exc.render(), request=request) from exc
-        if route is None:
-            return await self.real.handle_async_request(request)
-        return await route.exchange(self, request)
 
     def __getattr__(self, name: str) -> Any:  # what else a caller asks of the transport is the real one's
         return getattr(self.real, name)
 
 
-def _route(interception: Interception, url: Any) -> _Replaying | _Recording | None:
+def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _Missing | None:
     """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay."""
     parts = urlsplit(str(url))
     port = f":{parts.port}" if parts.port else ""
@@ -122,9 +122,14 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | No
         return None
     server = interception._server(identity, "")
     server.sessions += 1
-    route = _Recording(interception, server) if server.recording else _Replaying(interception, server, parts)
+    try:
+        route = _Recording(interception, server) if server.recording else _Replaying(interception, server, parts)
+    except NotRecorded as exc:  # said once in the verdict; each request after it is refused alike
+        servers[shown] = _Missing(exc)
+        raise
     servers[shown] = route
-    interception._tapped.append(route)  # finished when the interception closes
+    finished: list[Any] = interception._tapped  # what the interception finishes when it closes
+    finished.append(route)
     return route
 
 
@@ -137,6 +142,19 @@ def _stream(kind: type, module: ModuleType) -> Any:
 
 
 _STREAMS: dict[tuple[type, str], type] = {}
+
+
+class _Missing:
+    """A server under replay that no cassette holds: every request to it is refused as the first was."""
+
+    def __init__(self, refused: NotRecorded) -> None:
+        self.refused = refused
+
+    async def exchange(self, routed: _Routed, request: Any) -> Any:
+        raise self.refused
+
+    def finish(self) -> None:
+        pass
 
 
 # --- record ----------------------------------------------------------------------------------------------------
