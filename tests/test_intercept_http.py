@@ -26,6 +26,7 @@ import pytest
 from conftest import ROOT, child_env, recording, said
 from mcp.client.streamable_http import streamable_http_client
 from sdk_host import connect, full_session
+from test_pytest_plugin import run
 
 import mockmcp
 from mockmcp.cassette import store as cassettes
@@ -36,6 +37,7 @@ GUARDED = ROOT / "tests" / "servers" / "guarded.py"
 TOKEN, KEY = "tok-0a1b2c3d4e5f6a7b8c9d", "key-9f8e7d6c5b4a3f2e1d0c"
 COOKIE = "session-cookie-5e6f7a8b9c0d"
 pytestmark = pytest.mark.timeout(90)
+pytest_plugins = ["pytester"]
 
 
 class Guarded(NamedTuple):
@@ -343,3 +345,45 @@ def test_an_mcp_request_through_httpx_the_client_of_mcp_1x_is_replayed_too(guard
     body = json.loads(text.split("data: ", 1)[1]) if text.startswith(("event:", "data:", "id:")) else json.loads(text)
     assert body["result"] == initialize.response["result"]
     assert verdict is None
+
+
+# --- the plugin's marker -----------------------------------------------------------------------------------------
+
+HOST = """
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+async def read(path):
+    async with httpx2.AsyncClient(headers={"authorization": "Bearer TOKEN"}) as http:
+        async with Client(streamable_http_client("URL", http_client=http), mode="legacy") as client:
+            result = await client.call_tool("read_file", {"path": path})
+    return result.content[0].text
+
+@pytest.mark.anyio
+@pytest.mark.mockmcp(intercept=True, names={"notes": "127.0.0.1"})
+async def test_reads_a_note():
+    assert await read("PATH") == "remember to buy milk"
+"""
+
+
+def test_the_marker_records_then_replays_and_a_changed_argument_fails_with_the_miss(
+    pytester: pytest.Pytester, guarded: Guarded
+) -> None:
+    host = HOST.replace("URL", guarded.url).replace("TOKEN", TOKEN)
+    pytester.makepyfile(test_host=host.replace("PATH", "notes.txt"))
+    run(pytester, "--mockmcp-record-mode=once").assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_host" / "test_reads_a_note" / "notes.yaml"
+    assert cassette.exists() and TOKEN not in cassette.read_text() and KEY not in cassette.read_text()
+    guarded.stop()
+    run(pytester).assert_outcomes(passed=1)
+    pytester.makepyfile(test_host=host.replace("PATH", "todo.md"))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    said = result.stdout.str()
+    assert "no recorded interaction matches" in said and "todo.md" in said
