@@ -144,6 +144,21 @@ def test_a_named_url_has_the_cassette_of_its_name_whatever_its_port(guarded: Gua
     assert recorded.pop("verdict") is None and replayed.pop("verdict") is None and replayed == recorded
 
 
+def test_a_client_with_a_transport_of_its_own_is_intercepted_too(guarded: Guarded, tmp_path: Path) -> None:
+    session_of(guarded.url, tmp_path, "once")
+    guarded.stop()
+
+    async def go() -> tuple[str, str | None]:
+        own = httpx2.AsyncHTTPTransport(retries=2)  # a client given its transport, as a framework may build it
+        with anyio.fail_after(30), mockmcp.intercepting(tmp_path) as interception:
+            client = httpx2.AsyncClient(transport=own)
+            async with client, connect(streamable_http(guarded.url, client), "legacy") as session:
+                result = await session.call_tool("read_file", {"path": "notes.txt"})
+        return result.content[0].text, interception.verdict()
+
+    assert anyio.run(go) == ("remember to buy milk", None)
+
+
 def test_no_byte_of_a_credential_reaches_the_journal_or_the_cassette(guarded: Guarded, tmp_path: Path) -> None:
     folder = tmp_path / "cassettes"
     journals: list[str] = []
