@@ -133,6 +133,15 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _M
     return route
 
 
+def _wing() -> ModuleType:
+    """The http wing, imported when an MCP request is first taken: it needs h11, the http extra."""
+    try:
+        import mockmcp.http as wing
+    except ImportError as exc:
+        raise UsageError("intercepting HTTP needs the http extra (h11)", "pip install 'mockmcp[http]'") from exc
+    return wing
+
+
 def _stream(kind: type, module: ModuleType) -> Any:
     """`kind` as the client's own body stream class (its client checks a body is one)."""
     key = (kind, module.__name__)
@@ -166,8 +175,6 @@ class _Recording:
     by the proxy's `Attribution` (a client stands for a connection); the cassette written at the end."""
 
     def __init__(self, interception: Interception, server: _Server) -> None:
-        from mockmcp.http import Journaling  # the http wing: its h11 is the http extra's
-
         if interception._redactor is None:
             got = interception.record
             interception._redactor = Redactor.for_recording(
@@ -176,21 +183,21 @@ class _Recording:
         self.interception, self.server, path = interception, server, str(server.path)
         words = list(server.identity.words)
         journal = server.journal = Journal.fresh(path, interception.mode, interception._redactor, words)
-        self.journaling = Journaling(journal, interception._redactor, BOUNDS)
+        self.journaling = _wing().Journaling(journal, interception._redactor, BOUNDS)
         self.finished = False
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
-        from mockmcp.http import Exchange, asked
-
         body = await request.aread()
         headers = {name.lower(): value for name, value in request.headers.items()}
+        wing = _wing()
         try:
             message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
         journaling = self.journaling
         session = journaling.attribution.request(routed.client, request.method, headers, message)
-        step = _Step(journaling, session, Exchange(asked(request.method.encode(), headers, message), BOUNDS))
+        asked = wing.asked(request.method.encode(), headers, message)
+        step = _Step(journaling, session, wing.Exchange(asked, BOUNDS))
         if request.method == "POST":
             journaling.record(CLIENT, session, body)
         try:
@@ -229,8 +236,7 @@ class _Step:
         self.proxy, self.session, self.machine = proxy, session, machine
 
     def do(self, actions: list[Any]) -> None:
-        from mockmcp.http import journaled
-
+        journaled = _wing().journaled
         for action in actions:
             journaled(self, action)
 
@@ -284,10 +290,7 @@ class _Replaying:
     the timers it asks for are kept here and fired by whoever waits on a body (as `_process.Replayed` does)."""
 
     def __init__(self, interception: Interception, server: _Server, parts: Any) -> None:
-        try:
-            from mockmcp.http import Endpoint, Hooks, SessionParts
-        except ImportError as exc:
-            raise UsageError("replaying an HTTP server needs the http extra", "pip install 'mockmcp[http]'") from exc
+        wing = _wing()
         if not server.path.exists():
             problem = f"the host connected to the server {' '.join(server.identity.words)}, and no cassette holds it"
             interception.problems.append(f"{problem} ({server.path}); {interception.how_to_record}")
@@ -295,9 +298,10 @@ class _Replaying:
         options, where = interception.replay, str(server.path)
         recorded = cassettes.load(where)
         redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
-        parts_ = SessionParts(recorded, Matcher.build(options.ignores, recorded.meta), redactor, options.timing)
-        hooks = Hooks(unread=lambda conn: conn.unread)
-        self.endpoint = Endpoint(parts_, frozenset({(parts.hostname or "").lower()}), BOUNDS, parts.path, hooks)
+        serving = wing.SessionParts(recorded, Matcher.build(options.ignores, recorded.meta), redactor, options.timing)
+        hooks = wing.Hooks(unread=lambda conn: conn.unread)
+        host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits
+        self.endpoint = wing.Endpoint(serving, host, BOUNDS, parts.path, hooks)
         self.interception, self.server = interception, server
         self.timers: list[tuple[float, int, Any]] = []
         self.sequence = itertools.count()
@@ -320,9 +324,7 @@ class _Replaying:
         return routed.module.Response(status, headers=fields, stream=stream, extensions={"http_version": b"HTTP/1.1"})
 
     def carry(self, actions: list[Any]) -> None:
-        from mockmcp.http import carry_out
-
-        carry_out(actions, self.later, self.interception._say)
+        _wing().carry_out(actions, self.later, self.interception._say)
         self.judged()
         waiting, self.waiting = self.waiting, []
         for event in waiting:
@@ -356,9 +358,7 @@ class _Replaying:
         if self.finished:
             return
         self.finished, self.waiting = True, []  # no task waits now: its event loop may be gone
-        from mockmcp.http import carry_out
-
-        carry_out(self.endpoint.shutdown(), self.later, self.interception._say)
+        _wing().carry_out(self.endpoint.shutdown(), self.later, self.interception._say)
         for report in self.server.reports:
             self.interception._say(report.summary())
 
