@@ -135,6 +135,16 @@ def test_recorded_with_the_server_then_replayed_with_it_stopped_the_host_sees_th
     assert live == recorded == replayed
 
 
+def test_a_url_the_server_redirects_records_the_session_once_and_replays_it(guarded: Guarded, tmp_path: Path) -> None:
+    slashed = guarded.url.replace("/mcp?", "/mcp/?")  # the server answers 307 to /mcp, and the SDK follows it
+    recorded = session_of(slashed, tmp_path, "once")
+    [cassette] = tmp_path.glob("*.yaml")
+    assert [i.method for i in cassettes.load(str(cassette)).interactions].count("initialize") == 1
+    guarded.stop()
+    replayed = session_of(slashed, tmp_path)
+    assert recorded.pop("verdict") is None and replayed.pop("verdict") is None and replayed == recorded
+
+
 def test_a_named_url_has_the_cassette_of_its_name_whatever_its_port(guarded: Guarded, tmp_path: Path) -> None:
     recorded = session_of(guarded.url, tmp_path, "once", names={"notes": "127.0.0.1"})
     assert [path.name for path in tmp_path.iterdir()] == ["notes.yaml"]

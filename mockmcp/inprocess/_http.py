@@ -108,26 +108,30 @@ class _Routed:
 
 
 def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _Missing | None:
-    """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay."""
+    """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay. A server is
+    its identity: URLs that differ only where an identity does not look (`/mcp` and `/mcp/`, which a server may
+    redirect between; the query) reach the same one."""
     parts = urlsplit(str(url))
     port = f":{parts.port}" if parts.port else ""
     shown = f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"  # no credentials, no query
-    servers = _PER.setdefault(interception, {})
-    found = servers.get(shown)
-    if found is not None or shown in interception.live:
-        return found
+    servers = _PER.setdefault(interception, {})  # by URL as shown, and by identity
+    if shown in servers or shown in interception.live:
+        return servers.get(shown)
     identity = identify(None, url=shown, names=interception.names)
     if any(fragment and fragment in shown for fragment in interception.allow) or identity.name in interception.allow:
         interception.live.append(shown)
         return None
+    if identity.name in servers:  # (a name has no "://": it is never a URL's key)
+        servers[shown] = servers[identity.name]
+        return servers[shown]
     server = interception._server(identity, "")
     server.sessions += 1
     try:
         route = _Recording(interception, server) if server.recording else _Replaying(interception, server, parts)
     except NotRecorded as exc:  # said once in the verdict; each request after it is refused alike
-        servers[shown] = _Missing(exc)
+        servers[shown] = servers[identity.name] = _Missing(exc)
         raise
-    servers[shown] = route
+    servers[shown] = servers[identity.name] = route
     finished: list[Any] = interception._tapped  # what the interception finishes when it closes
     finished.append(route)
     return route
@@ -184,32 +188,48 @@ class _Recording:
         words = list(server.identity.words)
         journal = server.journal = Journal.fresh(path, interception.mode, interception._redactor, words)
         self.journaling = _wing().Journaling(journal, interception._redactor, BOUNDS)
+        self.direct: set[str] = set()  # the URL paths that answered (not redirected): journaled as they go
         self.finished = False
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
         body = await request.aread()
-        headers = {name.lower(): value for name, value in request.headers.items()}
-        wing = _wing()
-        try:
-            message = jsonrpc.parse(body) if body.strip() else None
-        except ValueError:
-            message = None
-        journaling = self.journaling
-        session = journaling.attribution.request(routed.client, request.method, headers, message)
-        asked = wing.asked(request.method.encode(), headers, message)
-        step = _Step(journaling, session, wing.Exchange(asked, BOUNDS))
-        if request.method == "POST":
-            journaling.record(CLIENT, session, body)
+        # A request is journaled as it goes, as the proxy journals it (its server's messages on other streams may
+        # come before its answer), once its path is known to answer. Until then (the first request, which nothing
+        # runs beside), once its answer's head came: a redirect (`/mcp/` to `/mcp`) is journaled not at all, and
+        # the client asks again where it says.
+        path, step = request.url.path, None
+        if path in self.direct:
+            step = self._begin(routed, request, body)
         try:
             response = await routed.real.handle_async_request(request)
         except Exception as exc:
-            step.failed(exc, heard=False)
+            (step or self._begin(routed, request, body)).failed(exc, heard=False)
             raise
-        journaling.attribution.answered(session, message, response.headers.get(protocol.SESSION_HEADER))
+        if step is None:
+            if 300 <= response.status_code < 400:
+                return response
+            self.direct.add(path)
+            step = self._begin(routed, request, body)
+        message = step.machine.request.message
+        self.journaling.attribution.answered(step.session, message, response.headers.get(protocol.SESSION_HEADER))
         fields = {name.lower(): value for name, value in response.headers.items()}
         step.do(step.machine.head(response.status_code, fields, time.monotonic()))
         response.stream = _stream(_Tap, routed.module)(response.stream, step, routed.module)
         return response
+
+    def _begin(self, routed: _Routed, request: Any, body: bytes) -> _Step:
+        """The request's exchange begins: its session, its machine, and its message journaled."""
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        try:
+            message = jsonrpc.parse(body) if body.strip() else None
+        except ValueError:
+            message = None
+        journaling, wing = self.journaling, _wing()
+        session = journaling.attribution.request(routed.client, request.method, headers, message)
+        asked = wing.asked(request.method.encode(), headers, message)
+        if request.method == "POST":
+            journaling.record(CLIENT, session, body)
+        return _Step(journaling, session, wing.Exchange(asked, BOUNDS))
 
     def finish(self) -> None:
         """The interception closes: the journal becomes the cassette."""
@@ -313,7 +333,9 @@ class _Replaying:
         body = await request.aread()
         headers = {name.lower(): value for name, value in request.headers.items()}
         conn = _Connection()
-        target = request.url.raw_path.decode("ascii")
+        # Routed here by its identity already, so at the endpoint's path (`/mcp/` is `/mcp`'s server too).
+        query = request.url.query.decode("ascii")
+        target = self.endpoint.path + (f"?{query}" if query else "")
         self.carry(self.endpoint.request(conn, request.method.encode(), target, headers, body))
         while conn.head is None:
             if conn.broken:
