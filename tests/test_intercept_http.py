@@ -31,6 +31,7 @@ from test_pytest_plugin import run
 import mockmcp
 from mockmcp.cassette import store as cassettes
 from mockmcp.inprocess import _http
+from mockmcp.inprocess._identity import identify
 from mockmcp.record._journal import journal_path
 
 GUARDED = ROOT / "tests" / "servers" / "guarded.py"
@@ -115,6 +116,23 @@ REQUESTS = [
 @pytest.mark.parametrize(("method", "headers", "mcp"), REQUESTS)
 def test_only_requests_that_look_like_streamable_http_are_mcp(method: str, headers: dict[str, str], mcp: bool) -> None:
     assert _http.mcp_request(method, headers) is mcp
+
+
+URLS = [
+    ("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp", "127.0.0.1_8000-mcp"),
+    (
+        "https://user:s3cret@api.example.com/v1/mcp?key=s3cret#top",
+        "https://api.example.com/v1/mcp",
+        "api.example.com-v1-mcp",
+    ),
+    ("https://API.example.com:443/mcp/?token=s3cret", "https://api.example.com:443/mcp/", "api.example.com_443-mcp"),
+]
+
+
+@pytest.mark.parametrize(("url", "bare", "name"), URLS)
+def test_a_server_is_its_url_without_credentials_query_or_fragment(url: str, bare: str, name: str) -> None:
+    assert _http.bare(url) == bare
+    assert identify(None, url=bare).name == name and "s3cret" not in " ".join(identify(None, url=bare).words)
 
 
 # --- the SDK's Client, recorded with the server, replayed without it --------------------------------------------
