@@ -471,3 +471,27 @@ def test_mockmcp_run_records_a_program_s_remote_server_then_replays_it(guarded: 
     replayed = run_program()
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout == recorded.stdout == "remember to buy milk\n"
+
+
+# --- beside vcrpy: the model's API frozen by it, the tools by mockmcp ---------------------------------------------
+
+
+def test_beside_vcrpy_each_freezes_its_own_side(guarded: Guarded, plain: str, tmp_path: Path) -> None:
+    vcr = pytest.importorskip("vcr", reason="vcrpy is not installed")
+    folder, model = tmp_path / "mcp", str(tmp_path / "model.yaml")
+    session_of(guarded.url, folder, "once")
+    guarded.stop()
+
+    async def agent(mode: str) -> tuple[Any, str, str | None]:
+        with vcr.use_cassette(model, record_mode=mode) as recorded, mockmcp.intercepting(folder) as interception:
+            async with credentials() as client:
+                answer = (await client.post(plain, json={"model": "m"}, headers={"accept": "application/json"})).json()
+                async with connect(streamable_http(guarded.url, client), "legacy") as session:
+                    text = (await session.call_tool("read_file", {"path": "notes.txt"})).content[0].text
+            assert [request.uri for request in recorded.requests] == [plain]  # vcrpy never saw an MCP request
+        return answer, text, interception.verdict()
+
+    first = anyio.run(agent, "once")  # the model's API recorded by vcrpy, the MCP server replayed by mockmcp
+    said = {"method": "POST", "body": {"model": "m"}, "accept": "application/json"}
+    assert first == (said, "remember to buy milk", None)
+    assert anyio.run(agent, "none") == first  # both replayed
