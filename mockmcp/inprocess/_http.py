@@ -10,8 +10,10 @@ or credentials, `_identity`) and the record mode, to the real transport (allowed
 (`_Recording`: the recording proxy's exchange and journaling, `mockmcp.http.Journaling`, fed by what passes),
 or to replay's endpoint in process (`_Replaying`: `mockmcp.http.Endpoint`, its outputs carried out on a
 connection that is a response being built, no socket). Headers are never journaled, and the URL only as its
-identity: credentials reach neither the journal nor the cassette. With no `Interception` active, or once
-uninstalled, the classes' own `_transport_for_url` is back.
+identity: credentials reach neither the journal nor the cassette. A server is its identity, so a redirect the
+client follows within it (`/mcp/` to `/mcp`) reaches the same recording, which journals no redirect, or the same
+replay, which answers where it was asked. With no `Interception` active, or once uninstalled, the classes' own
+`_transport_for_url` is back.
 """
 
 from __future__ import annotations
