@@ -366,6 +366,22 @@ def test_openai_agents_streamable_http_server_is_recorded_then_replayed(guarded:
     assert re.fullmatch(r"127\.0\.0\.1_\d+-mcp\.yaml", next(tmp_path.glob("*.yaml")).name)
 
 
+def test_fastmcp_streamable_http_transport_is_recorded_then_replayed(guarded: Guarded, tmp_path: Path) -> None:
+    fastmcp = pytest.importorskip("fastmcp", reason="fastmcp is not installed")
+    from fastmcp.client.transports import StreamableHttpTransport
+
+    async def run(mode: str) -> tuple[str, str | None]:
+        transport = StreamableHttpTransport(guarded.url, headers={"authorization": f"Bearer {TOKEN}"})
+        with anyio.fail_after(30), mockmcp.intercepting(tmp_path, mode) as interception:
+            async with fastmcp.Client(transport) as client:
+                result = await client.call_tool("read_file", {"path": "notes.txt"})
+        return result.content[0].text, interception.verdict()
+
+    assert anyio.run(run, "once") == ("remember to buy milk", None)
+    guarded.stop()
+    assert anyio.run(run, "none") == ("remember to buy milk", None)
+
+
 def test_an_mcp_request_through_httpx_the_client_of_mcp_1x_is_replayed_too(guarded: Guarded, tmp_path: Path) -> None:
     """mcp 1.x sends through httpx, 2.x through httpx2: the recorded initialize, POSTed again through httpx."""
     session_of(guarded.url, tmp_path, "once")
