@@ -49,7 +49,10 @@ CLIENTS = ("httpx2", "httpx")
 
 _READ_ON = 2.0  # seconds a request's stream is read on, after its reply and its host left, for the server's end
 _ORIGINAL: dict[type, Any] = {}  # an AsyncClient class -> its own _transport_for_url
-_PER: weakref.WeakKeyDictionary[Interception, dict[str, Any]] = weakref.WeakKeyDictionary()  # its HTTP servers
+# An interception's HTTP servers, by URL as shown and by identity.
+_PER: weakref.WeakKeyDictionary[Interception, dict[str, _Replaying | _Recording | _Missing]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def mcp_request(method: str, headers: Mapping[str, str]) -> bool:
@@ -122,7 +125,7 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _M
     redirect between; the query) reach the same one."""
     parts = urlsplit(str(url))
     shown = bare(str(url))
-    servers = _PER.setdefault(interception, {})  # by URL as shown, and by identity
+    servers = _PER.setdefault(interception, {})
     if shown in servers or shown in interception.live:
         return servers.get(shown)
     identity = identify(None, url=shown, names=interception.names)
