@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.stdio.toolkit import Signals
 
-__all__ = ["ProxyOptions", "RecordingProxy"]
+__all__ = ["Journaling", "ProxyOptions", "RecordingProxy", "journaled"]
 
 # What one read from the target takes at most: a long answer passes in pieces this size, each one write to its
 # client (a smaller piece costs more turns of the loop per MB: 64 KiB relayed a body at half the speed).
@@ -343,16 +343,9 @@ class _Exchange:
                 del proxy.relaying[client]
 
 
-# How each action of `_exchange` is done: a client's write, the target's connection, the journal, the facts.
-_DO: dict[type, Callable[..., None]] = {
-    ex.Write: _Exchange._write,
-    ex.Whole: _Exchange._whole,
-    ex.Refuse: lambda x, status, text: x.client.respond(status, text.encode(), "text/plain"),
-    ex.Abort: lambda x: x.client.close(),
-    ex.Close: _Exchange._close,
-    ex.Resend: _Exchange._send,
-    ex.Wait: lambda x, after: x.proxy.call_later(after, _timer, weakref.ref(x), _Exchange.stalled),
-    ex.Finish: _Exchange._finish,
+# The actions that go to the journal and the facts (`x` an exchange: its `proxy` a `Journaling`, its `session`,
+# its `machine`), the same for the proxy and for interception (`journaled`).
+_JOURNALED: dict[type, Callable[..., None]] = {
     ex.Record: lambda x, direction, *rest: x.proxy.record(direction, x.session, *rest),
     ex.Unkept: lambda x, size, stream, at, *rest: x.proxy.journal.unkept(
         x.proxy.elapsed(at), size, x.proxy.bounds.kept_bytes, x.session, stream, *rest
@@ -369,6 +362,28 @@ _DO: dict[type, Callable[..., None]] = {
         {"session_errors": {**x.proxy.http.get("session_errors", {}), **errors}}
     ),
     ex.ErrorStatus: lambda x, *facts: x.proxy.learn(error_status_seen(*facts, x.proxy.http.get("error_status"))),
+}
+
+
+def journaled(x: Any, action: Any) -> bool:
+    """Do an exchange's action if it is for the journal or the facts (see `_JOURNALED`); whether it was."""
+    do = _JOURNALED.get(type(action))
+    if do is not None:
+        do(x, *action)
+    return do is not None
+
+
+# How each action of `_exchange` is done: a client's write, the target's connection, the journal, the facts.
+_DO: dict[type, Callable[..., None]] = {
+    ex.Write: _Exchange._write,
+    ex.Whole: _Exchange._whole,
+    ex.Refuse: lambda x, status, text: x.client.respond(status, text.encode(), "text/plain"),
+    ex.Abort: lambda x: x.client.close(),
+    ex.Close: _Exchange._close,
+    ex.Resend: _Exchange._send,
+    ex.Wait: lambda x, after: x.proxy.call_later(after, _timer, weakref.ref(x), _Exchange.stalled),
+    ex.Finish: _Exchange._finish,
+    **_JOURNALED,
     ex.Trouble: lambda x, text: setattr(x.proxy, "trouble", text.replace("{target}", x.proxy.target.url)),
 }
 
@@ -391,7 +406,48 @@ class _Target(NamedTuple):
     tls: ssl.SSLContext | None  # for https
 
 
-class RecordingProxy(LoopServer):
+class Journaling:
+    """What a recording of Streamable HTTP sessions journals, and how: which session a message belongs to
+    (`attribution`), each message (`record`), how the target frames its answers (`learn`). The proxy's, and
+    interception's in the host's process (`inprocess._http`): one way to journal, whoever carries the bytes."""
+
+    def __init__(self, journal: Journal, redactor: Redactor, bounds: Bounds) -> None:
+        self.journal, self.redactor, self.bounds = journal, redactor, bounds
+        self.start = time.monotonic()
+        self.attribution = Attribution()  # which session each message belongs to
+        self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
+
+    def learn(self, facts: dict[str, Any]) -> None:
+        """Note how the target frames its answers; journaled whenever that changes (a later note wins)."""
+        changed = {key: value for key, value in facts.items() if self.http.get(key) != value}
+        if changed:
+            self.http.update(changed)
+            self.journal.meta({"http": dict(self.http)})
+
+    def record(
+        self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False, event: str | None = None
+    ) -> None:
+        """Journal one message (a body or an event's data; the rest as `ex.Record`): one line as it came, one
+        spread over lines as one compact line when it is JSON, anything else whole (one event is one message)."""
+        line = data.strip()
+        if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
+            lines = [line]
+        else:
+            try:
+                lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
+            except ValueError:
+                lines = [line.replace(b"\r\n", b"\n")] if line else []
+        if lines:
+            if self.redactor:
+                lines = [self.redactor.line(line) for line in lines]
+            self.journal.append(direction, self.elapsed(), lines, session, stream, get, event)
+
+    def elapsed(self, moment: float | None = None) -> float:
+        """Seconds from the recording's start to now, or to the monotonic time `moment`: a time in the journal."""
+        return (time.monotonic() if moment is None else moment) - self.start
+
+
+class RecordingProxy(Journaling, LoopServer):
     """Forwards an MCP endpoint to a target server and journals every session that passes."""
 
     def __init__(
@@ -403,15 +459,12 @@ class RecordingProxy(LoopServer):
         options: ProxyOptions | None = None,
     ) -> None:
         self.target, options = _target(target), options or ProxyOptions()
-        super().__init__(listen, options.allow_hosts)
-        self.journal, self.redactor, self.bounds = journal, redactor, options.bounds
+        LoopServer.__init__(self, listen, options.allow_hosts)
+        Journaling.__init__(self, journal, redactor, options.bounds)
         self.path = self.target.parts.path or "/"
-        self.start = time.monotonic()
-        self.attribution = Attribution()  # which session each message belongs to
         self.idle: list[_Upstream] = []  # connections to the target that can take the next request
         self.answering = 0  # POSTs (and DELETEs) whose answer is still being read from the target
         self.relaying: dict[Connection, list[_Exchange]] = {}  # the answers being relayed, by client connection
-        self.http: dict[str, Any] = {}  # how the target frames its answers: the cassette's meta.http
         self.trouble: str | None = None  # the last time the target could not be reached, or did not answer
         self.peak = 0  # the most one exchange held at once of its answer, with what its client had yet to take
 
@@ -422,13 +475,6 @@ class RecordingProxy(LoopServer):
         if name == b"location" and (value == origin or value.startswith(origin + b"/")):
             return name, self.origin.encode("ascii") + value[len(origin) :]
         return name, value
-
-    def learn(self, facts: dict[str, Any]) -> None:
-        """Note how the target frames its answers; journaled whenever that changes (a later note wins)."""
-        changed = {key: value for key, value in facts.items() if self.http.get(key) != value}
-        if changed:
-            self.http.update(changed)
-            self.journal.meta({"http": dict(self.http)})
 
     def finish_answers(self, timeout: float, signals: Signals | None = None) -> int:
         """After the loop stopped accepting: go on serving the answers still being read, for up to
@@ -463,28 +509,6 @@ class RecordingProxy(LoopServer):
             upstream._refresh()  # watched while idle: a target that closes it is noticed
         else:
             upstream.close()
-
-    def record(
-        self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False, event: str | None = None
-    ) -> None:
-        """Journal one message (a body or an event's data; the rest as `ex.Record`): one line as it came, one
-        spread over lines as one compact line when it is JSON, anything else whole (one event is one message)."""
-        line = data.strip()
-        if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
-            lines = [line]
-        else:
-            try:
-                lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
-            except ValueError:
-                lines = [line.replace(b"\r\n", b"\n")] if line else []
-        if lines:
-            if self.redactor:
-                lines = [self.redactor.line(line) for line in lines]
-            self.journal.append(direction, self.elapsed(), lines, session, stream, get, event)
-
-    def elapsed(self, moment: float | None = None) -> float:
-        """Seconds from the proxy's start to now, or to the monotonic time `moment`: a time in the journal."""
-        return (time.monotonic() if moment is None else moment) - self.start
 
     def closed(self, connection: Connection) -> None:
         for exchange in self.relaying.pop(connection, ()):

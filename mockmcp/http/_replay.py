@@ -6,6 +6,7 @@ GET streams its descriptors leave room for (`stream_limit`), and what a client h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import h11
@@ -17,7 +18,7 @@ from mockmcp.http._loop import Connection, LoopServer, Request
 from mockmcp.http._stream import Drop, End, Event, Later, Open, Out, Respond
 from mockmcp.options import BOUNDS, Bounds
 
-__all__ = ["HttpReplay", "stream_limit"]
+__all__ = ["HttpReplay", "carry_out", "stream_limit"]
 
 # Descriptors the server holds whatever its clients do: the standard three, the listener, the selector, the
 # signal descriptors, the reserve kept to refuse a connection with 503, and a few for what the process opens
@@ -76,28 +77,34 @@ class HttpReplay(LoopServer):
         self._carry_out(self.endpoint.wake(token))
 
     def _carry_out(self, actions: list[Out]) -> None:
-        """Write what the endpoint said: stream events gathered per connection, one write each."""
-        gathered: dict[Connection, list[Any]] = {}
-        for action in actions:
-            if isinstance(action, (Open, Event, End)):
-                gathered.setdefault(action.conn, []).append(
-                    h11.Response(status_code=200, headers=list(action.headers), reason=b"OK")
-                    if isinstance(action, Open)
-                    else h11.Data(data=action.data)
-                    if isinstance(action, Event)
-                    else h11.EndOfMessage()
-                )
-            elif isinstance(action, (Respond, Drop)):
-                events = gathered.pop(action.conn, None)  # what it sent before, then the answer or the cut
-                if events:
-                    action.conn.send(*events)
-                if isinstance(action, Respond):
-                    action.conn.respond(*action.answer)
-                else:
-                    action.conn.close()
-            elif isinstance(action, Later):
-                self.call_later(action.after, self._wake, action.token)
-            elif isinstance(action, Note):
-                self.notes.say(action.text)
-        for conn, events in gathered.items():
-            conn.send(*events)
+        carry_out(actions, lambda after, token: self.call_later(after, self._wake, token), self.notes.say)
+
+
+def carry_out(actions: list[Out], later: Callable[[float, Any], None], say: Callable[[str], None]) -> None:
+    """Write what the endpoint said on the connections it names (`send` of h11 events, `respond`, `close`): stream
+    events gathered per connection, one write each; `later(after, token)` for each timer, `say` each note. The one
+    shell of replay's endpoint, over sockets or in process (`inprocess._http`)."""
+    gathered: dict[Any, list[Any]] = {}
+    for action in actions:
+        if isinstance(action, (Open, Event, End)):
+            gathered.setdefault(action.conn, []).append(
+                h11.Response(status_code=200, headers=list(action.headers), reason=b"OK")
+                if isinstance(action, Open)
+                else h11.Data(data=action.data)
+                if isinstance(action, Event)
+                else h11.EndOfMessage()
+            )
+        elif isinstance(action, (Respond, Drop)):
+            events = gathered.pop(action.conn, None)  # what it sent before, then the answer or the cut
+            if events:
+                action.conn.send(*events)
+            if isinstance(action, Respond):
+                action.conn.respond(*action.answer)
+            else:
+                action.conn.close()
+        elif isinstance(action, Later):
+            later(action.after, action.token)
+        elif isinstance(action, Note):
+            say(action.text)
+    for conn, events in gathered.items():
+        conn.send(*events)

@@ -154,15 +154,18 @@ class Interception:
             )
 
     def close(self) -> None:
-        """Save each recording: a server the host never stopped is saved as it stands."""
+        """Save each recording: a server the host never stopped is saved as it stands (over HTTP: `_http.finish`)."""
+        http = sys.modules.get("mockmcp.inprocess._http")
+        if http is not None:
+            http.finish(self)
         for server in self.servers.values():
-            self._save(server)
+            self.save(server)
         self.told()
 
-    def _save(self, server: Server) -> None:
+    def save(self, server: Server) -> None:
         try:
             for text in server.save():
-                self._say(f"mockmcp: {text}")
+                self.say(f"mockmcp: {text}")
         except MockmcpError as error:
             self.problems.append(error.render())
             self.told()
@@ -191,15 +194,11 @@ class Interception:
             return await start()
         try:
             server = self._server(identity, _fingerprint(env))
-            if (
-                server.taps
-                or self._marked(server)
-                or (server.recordings is None and self.mode.records(server.path.exists()))
-            ):
-                first = not server.taps and self._mark(server)
-                ended = lambda: server.idle and self._save(server)  # noqa: E731
-                return server.tap(await start(), self.mode, self._recording_redactor(), first, ended)
-            return server.replayed(self.replay, self._say, self.how_to_record)
+            if self.records(server):
+                first = not server.taps and self.mark(server)
+                ended = lambda: server.idle and self.save(server)  # noqa: E731
+                return server.tap(await start(), self.mode, self.recording_redactor(), first, ended)
+            return server.replayed(self.replay, self.say, self.how_to_record)
         except MockmcpError as error:
             self.problems.append(error.render())
             self.told()
@@ -219,11 +218,15 @@ class Interception:
             raise UsageError(problem, "name each apart: names={'one': 'a fragment of its command line', ...}")
         return server
 
-    def _marked(self, server: Server) -> bool:
-        """Whether another process of this run records the server (its later sessions are recorded too)."""
-        return self.registry is not None and (self.registry / "recorded" / f"{server.identity.name}.json").exists()
+    def records(self, server: Server) -> bool:
+        """Whether the server is recorded: it was in this run (by this process or another), or the mode says so."""
+        if server.taps or (
+            self.registry is not None and (self.registry / "recorded" / f"{server.identity.name}.json").exists()
+        ):
+            return True
+        return server.recordings is None and self.mode.records(server.path.exists())
 
-    def _mark(self, server: Server) -> bool:
+    def mark(self, server: Server) -> bool:
         """Claim the server's first recording in this run; False when another process of the run has it."""
         if self.registry is None:
             return True
@@ -238,13 +241,13 @@ class Interception:
             json.dump({"path": str(server.path), "staged": server.staged and str(server.staged)}, mark)
         return True
 
-    def _recording_redactor(self) -> Redactor:
+    def recording_redactor(self) -> Redactor:
         got = self.record
         return Redactor.for_recording(
             got.redact_env, got.redact_patterns, os.environ, "redact_env", got.substitutions, "substitute"
         )
 
-    def _say(self, text: str) -> None:
+    def say(self, text: str) -> None:
         print(text, file=self.log or sys.stderr, flush=True)
         if text.startswith("mockmcp: no recorded interaction"):  # a miss: what a verdict file must hold now
             self.told()
@@ -294,6 +297,11 @@ def install() -> None:
     for name, patch in (("_create_platform_compatible_process", _spawn), ("_terminate_process_tree", _terminate)):
         _ORIGINAL[name] = getattr(stdio, name)
         setattr(stdio, name, patch)
+    # --- Streamable HTTP: the HTTP clients' AsyncClient, patched and restored with the stdio client (`_http`) ---
+    from mockmcp.inprocess import _http
+
+    _http.install()
+    # --- end of Streamable HTTP ---
 
 
 def _uninstall() -> None:
@@ -302,6 +310,11 @@ def _uninstall() -> None:
     for name, original in _ORIGINAL.items():
         setattr(stdio, name, original)
     _ORIGINAL.clear()
+    # --- Streamable HTTP ---
+    from mockmcp.inprocess import _http
+
+    _http.uninstall()
+    # --- end of Streamable HTTP ---
 
 
 @contextmanager

@@ -52,7 +52,7 @@ class Server:
         self.journal: Journal | None = None  # the recording, from its first session on
         self.reports: list[Report] = []
         self.open: list[Tapped] = []  # the sessions of the journal being written
-        self.taps = 0  # sessions recorded
+        self.taps = 0  # journals begun: the server was recorded
         self.sessions = 0  # sessions the host started
         self.start = 0.0
 
@@ -62,8 +62,8 @@ class Server:
 
     # --- replay ----------------------------------------------------------------------------------
 
-    def replayed(self, options: ReplayOptions, say: Callable[[str], None], how_to_record: str) -> Replayed:
-        """The next session, replayed; raises NotRecorded when there is no cassette."""
+    def load(self, options: ReplayOptions, how_to_record: str) -> Recordings:
+        """The cassette, indexed once for every session; raises NotRecorded when there is none."""
         if self.recordings is None:
             if not self.path.exists():
                 problem = f"the host started the server `{self.shown}`, and no cassette holds it"
@@ -73,6 +73,11 @@ class Server:
                 raise NotRecorded(problem, path=str(self.path), fix=how_to_record)
             recorded = cassettes.load(str(self.path))
             self.recordings = Recordings(recorded, Matcher.build(options.ignores, recorded.meta))
+        return self.recordings
+
+    def replayed(self, options: ReplayOptions, say: Callable[[str], None], how_to_record: str) -> Replayed:
+        """The next session, replayed; raises NotRecorded when there is no cassette."""
+        self.load(options, how_to_record)
         recordings, where = self.recordings, str(self.path)
         redactor = Redactor.for_replay(recordings.cassette.meta, os.environ, options.substitutions, where)
         engine = Replay(recordings.cassette, recordings.matcher, redactor, options.timing, recordings)
@@ -103,20 +108,27 @@ class Server:
         """The real server's process, this session journaled; `first`: no session of this server was recorded in
         this run before (else the session is added to them, whole). `ended` is called when no session is open."""
         if self.journal is None:
-            target = self.staged or self.path
-            if not first:
-                mode = RecordMode.NEW  # after the run's earlier sessions, each kept whole: a replay plays them in turn
-            elif self.staged is not None and mode is RecordMode.NEW and self.path.exists():
-                shutil.copyfile(self.path, self.staged)  # the sessions are added to what the cassette holds
-            elif self.staged is not None:
-                mode = RecordMode.ALL  # a fresh recording in the staged file; keeping it decides the rest
-            self.journal = Journal.fresh(str(target), mode, redactor, list(self.identity.words), whole=not first)
-            self.start, self.open = time.monotonic(), []
+            self.open_journal(mode, redactor, first)
+            self.open = []
+        assert self.journal is not None
         tapped = Tapped(real, self.journal, redactor.line, len(self.open), self.start, ended)
         self.sessions += 1
         self.open.append(tapped)
-        self.taps += 1
         return tapped
+
+    def open_journal(self, mode: RecordMode, redactor: Redactor, first: bool) -> Journal:
+        """The journal of the sessions recorded from now on, into the staged file or the cassette."""
+        if not first:
+            mode = RecordMode.NEW  # after the run's earlier sessions, each kept whole: a replay plays them in turn
+        elif self.staged is not None and mode is RecordMode.NEW and self.path.exists():
+            shutil.copyfile(self.path, self.staged)  # the sessions are added to what the cassette holds
+        elif self.staged is not None:
+            mode = RecordMode.ALL  # a fresh recording in the staged file; keeping it decides the rest
+        words = list(self.identity.words)
+        self.journal = Journal.fresh(str(self.staged or self.path), mode, redactor, words, whole=not first)
+        self.start = time.monotonic()
+        self.taps += 1
+        return self.journal
 
     @property
     def idle(self) -> bool:

@@ -1,0 +1,449 @@
+"""Interception of MCP's Streamable HTTP: the HTTP client every host's MCP SDK sends through, patched in its class.
+
+mcp 2.x sends through `httpx2`, mcp 1.x through `httpx`, each on an `AsyncClient` the framework builds itself
+(the SDK's `create_mcp_http_client`, or its own, with its own transport). So the patch is the class's
+`_transport_for_url`, the one call by which every request of every client finds its transport: it hands back
+the client's own transport wrapped (`_Routed`), and the client's redirects, hooks, cookies and timing stay its
+own. A request that does not look like MCP's Streamable HTTP (`mcp_request`: the model's API, anything else)
+goes to the wrapped transport untouched. An MCP request goes, by the server's identity (its URL without query
+or credentials, `_identity`) and the record mode, to the real transport (allowed: live), to it journaled
+(`_Recording`: the recording proxy's exchange and journaling, `mockmcp.http.Journaling`, fed by what passes),
+or to replay's endpoint in process (`_Replaying`: `mockmcp.http.Endpoint`, its outputs carried out on a
+connection that is a response being built, no socket). Headers are never journaled, and the URL only as its
+identity: credentials reach neither the journal nor the cassette. A server is its identity, so a redirect the
+client follows within it (`/mcp/` to `/mcp`) reaches the same recording, which journals no redirect, or the same
+replay, which answers where it was asked. With no `Interception` active, or once uninstalled, the classes' own
+`_transport_for_url` is back.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import itertools
+import os
+import time
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from mockmcp._wire import jsonrpc, protocol
+from mockmcp.engine.redact import Redactor
+from mockmcp.errors import UsageError
+from mockmcp.inprocess._identity import identify
+from mockmcp.inprocess._intercept import _ACTIVE, Interception
+from mockmcp.inprocess._servers import NotRecorded, Server
+from mockmcp.options import BOUNDS
+from mockmcp.record import CLIENT
+
+__all__ = ["CLIENTS", "bare", "install", "mcp_request", "uninstall"]
+
+CLIENTS = ("httpx2", "httpx")
+"""The HTTP clients patched, when importable: mcp 2.x's, mcp 1.x's."""
+
+_READ_ON = 2.0  # seconds a request's stream is read on, after its reply and its host left, for the server's end
+_ORIGINAL: dict[type, Any] = {}  # an AsyncClient class -> its own _transport_for_url
+# An interception's HTTP servers, by URL as shown and by identity.
+_PER: weakref.WeakKeyDictionary[Interception, dict[str, _Replaying | _Recording | _Missing | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def mcp_request(method: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request is MCP's Streamable HTTP: a POST that accepts both JSON and SSE (the handshake era's
+    initialize carries nothing else), or any request naming a session or a protocol revision (the GET stream,
+    the DELETE, every 2026-07-28 request). `headers` by lower-case name."""
+    if protocol.SESSION_HEADER in headers or "mcp-protocol-version" in headers:
+        return True
+    accept = headers.get("accept", "")
+    return method == "POST" and "application/json" in accept and "text/event-stream" in accept
+
+
+def bare(url: str) -> str:
+    """A URL as interception knows its server: without credentials (userinfo), query or fragment."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+
+
+def install() -> None:
+    """Patch the `AsyncClient` of each HTTP client importable (once)."""
+    for name in CLIENTS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        cls = module.AsyncClient
+        if cls in _ORIGINAL:
+            continue
+        _ORIGINAL[cls] = own = getattr(cls, "_transport_for_url")  # noqa: B009 (a private name, read as one)
+
+        def transport_for_url(client: Any, url: Any, _own: Any = own, _module: ModuleType = module) -> Any:
+            return _Routed(_own(client, url), _module, id(client))
+
+        setattr(cls, "_transport_for_url", transport_for_url)  # noqa: B010
+
+
+def uninstall() -> None:
+    for cls, own in _ORIGINAL.items():
+        setattr(cls, "_transport_for_url", own)  # noqa: B010
+    _ORIGINAL.clear()
+
+
+class _Routed:
+    """A client's own transport, as its requests find it while the patch is on: an MCP request goes where the
+    active interception says; any other request to the transport, untouched."""
+
+    def __init__(self, real: Any, module: ModuleType, client: int) -> None:
+        self.real, self.module, self.client = real, module, client
+
+    async def handle_async_request(self, request: Any) -> Any:
+        headers = request.headers
+        if not _ACTIVE or not mcp_request(request.method, headers):
+            return await self.real.handle_async_request(request)
+        try:
+            route = _route(_ACTIVE[-1], request.url)
+            if route is None:
+                return await self.real.handle_async_request(request)
+            return await route.exchange(self, request)
+        except NotRecorded as exc:  # to the host, a server that cannot be reached
+            raise self.module.ConnectError(exc.render(), request=request) from exc
+
+    def __getattr__(self, name: str) -> Any:  # what else a caller asks of the transport is the real one's
+        return getattr(self.real, name)
+
+
+def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _Missing | None:
+    """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay. A server is
+    its identity: URLs that differ only where an identity does not look (`/mcp` and `/mcp/`, which a server may
+    redirect between; the query) reach the same one."""
+    parts = urlsplit(str(url))
+    shown = bare(str(url))
+    servers = _PER.setdefault(interception, {})
+    if shown in servers:
+        return servers[shown]
+    identity = identify(None, url=shown, names=interception.names)
+    if any(fragment and fragment in shown for fragment in interception.allow) or identity.name in interception.allow:
+        servers[shown] = None  # live
+        return None
+    if identity.name in servers:  # (a name has no "://": it is never a URL's key)
+        servers[shown] = servers[identity.name]
+        return servers[shown]
+    try:
+        server = interception._server(identity, "")
+        server.sessions += 1
+        route = (
+            _Recording(interception, server)
+            if interception.records(server)
+            else _Replaying(interception, server, parts)
+        )
+    except NotRecorded as exc:  # said once in the verdict; each request after it is refused alike
+        interception.problems.append(exc.render())
+        interception.told()
+        servers[shown] = servers[identity.name] = _Missing(exc)
+        raise
+    servers[shown] = servers[identity.name] = route
+    return route
+
+
+def finish(interception: Interception) -> None:
+    """The interception closes: each recording's journal becomes its cassette, each replay's sessions end."""
+    for route in list(_PER.get(interception, {}).values()):
+        if route is not None:
+            route.finish()
+
+
+def _wing() -> ModuleType:
+    """The http wing, imported when an MCP request is first taken: it needs h11, the http extra."""
+    try:
+        import mockmcp.http as wing
+    except ImportError as exc:
+        raise UsageError("intercepting HTTP needs the http extra (h11)", "pip install 'mockmcp[http]'") from exc
+    return wing
+
+
+def _stream(kind: type, module: ModuleType) -> Any:
+    """`kind` as the client's own body stream class (its client checks a body is one)."""
+    key = (kind, module.__name__)
+    if key not in _STREAMS:
+        _STREAMS[key] = type(kind.__name__, (kind, module.AsyncByteStream), {"__slots__": ()})
+    return _STREAMS[key]
+
+
+_STREAMS: dict[tuple[type, str], type] = {}
+
+
+class _Missing:
+    """A server under replay that no cassette holds: every request to it is refused as the first was."""
+
+    def __init__(self, refused: NotRecorded) -> None:
+        self.refused = refused
+
+    async def exchange(self, routed: _Routed, request: Any) -> Any:
+        raise self.refused
+
+    def finish(self) -> None:
+        pass
+
+
+# --- record ----------------------------------------------------------------------------------------------------
+
+
+class _Recording:
+    """A server recorded while interception is on: each request through the real transport, each message either
+    way journaled as the recording proxy journals it (its `Exchange` told what passed), its sessions told apart
+    by the proxy's `Attribution` (a client stands for a connection); the cassette written at the end."""
+
+    def __init__(self, interception: Interception, server: Server) -> None:
+        redactor = interception.recording_redactor()
+        self.interception, self.server = interception, server
+        journal = server.open_journal(interception.mode, redactor, interception.mark(server))
+        self.journaling = _wing().Journaling(journal, redactor, BOUNDS)
+        self.direct: set[str] = set()  # the URL paths that answered (not redirected): journaled as they go
+        self.finished = False
+
+    async def exchange(self, routed: _Routed, request: Any) -> Any:
+        body = await request.aread()
+        # A request is journaled as it goes, as the proxy journals it (its server's messages on other streams may
+        # come before its answer), once its path is known to answer. Until then (the first request, which nothing
+        # runs beside), once its answer's head came: a redirect (`/mcp/` to `/mcp`) is journaled not at all, and
+        # the client asks again where it says.
+        path, step = request.url.path, None
+        if path in self.direct:
+            step = self._begin(routed, request, body)
+        try:
+            response = await routed.real.handle_async_request(request)
+        except Exception as exc:
+            (step or self._begin(routed, request, body)).failed(exc, heard=False)
+            raise
+        if step is None:
+            if 300 <= response.status_code < 400:
+                return response
+            self.direct.add(path)
+            step = self._begin(routed, request, body)
+        message = step.machine.request.message
+        self.journaling.attribution.answered(step.session, message, response.headers.get(protocol.SESSION_HEADER))
+        fields = {name.lower(): value for name, value in response.headers.items()}
+        step.do(step.machine.head(response.status_code, fields, time.monotonic()))
+        response.stream = _stream(_Tap, routed.module)(response.stream, step, routed.module)
+        return response
+
+    def _begin(self, routed: _Routed, request: Any, body: bytes) -> _Step:
+        """The request's exchange begins: its session, its machine, and its message journaled."""
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        try:
+            message = jsonrpc.parse(body) if body.strip() else None
+        except ValueError:
+            message = None
+        journaling, wing = self.journaling, _wing()
+        session = journaling.attribution.request(routed.client, request.method, headers, message)
+        asked = wing.asked(request.method.encode(), headers, message)
+        if request.method == "POST":
+            journaling.record(CLIENT, session, body)
+        return _Step(journaling, session, wing.Exchange(asked, BOUNDS))
+
+    def finish(self) -> None:
+        """The interception closes: the journal becomes the cassette (or the staged recording)."""
+        if not self.finished:
+            self.finished = True
+            self.interception.save(self.server)
+
+
+class _Step:
+    """One request's exchange, as the recording proxy's `_Exchange` is to its machine: `proxy`, `session` and
+    `machine` are what its journal's actions read; the client's and the target's actions are the real
+    transport's to do (it passes the bytes on, its own timeouts and retries)."""
+
+    def __init__(self, proxy: Any, session: int, machine: Any) -> None:
+        self.proxy, self.session, self.machine = proxy, session, machine
+
+    def do(self, actions: list[Any]) -> None:
+        journaled = _wing().journaled
+        for action in actions:
+            journaled(self, action)
+
+    def failed(self, exc: Exception, heard: bool) -> None:
+        self.do(self.machine.failed(time.monotonic(), str(exc), str(exc), heard, heard, False))
+
+
+class _Tap:
+    """The real answer's body, passed on as it comes, each piece told to the exchange (its messages journaled)."""
+
+    def __init__(self, real: Any, step: _Step, module: ModuleType) -> None:
+        self.real, self.step, self.module, self.done = real, step, module, False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        step, machine = self.step, self.step.machine
+        try:
+            async for chunk in self.real:
+                step.do(machine.on("data", bytes(chunk), time.monotonic()))
+                step.do(machine.flush())
+                yield chunk
+        except self.module.TransportError as exc:
+            self.done = True
+            step.failed(exc, heard=True)
+            raise
+        self.done = True
+        step.do(machine.on("end", time.monotonic()))
+        step.do(machine.flush())
+
+    async def aclose(self) -> None:
+        step, machine = self.step, self.step.machine
+        if not self.done and machine.replied and not machine.request.get:
+            # The SDK closes a request's stream once its reply came; the server ends it then too. Read on to that
+            # end, as the proxy does for a client that left, so that the journal has what the server said of its
+            # framing; a server that does not end it soon is left as a client that left.
+            with anyio.move_on_after(_READ_ON):
+                async for _chunk in self:
+                    pass
+        if not self.done:  # the host left before the end: as the proxy's client leaving, then the stream dropped
+            self.done = True
+            step.do(machine.on("left", time.monotonic()))
+            step.do(machine.on("dropped"))
+        await self.real.aclose()
+
+
+# --- replay ----------------------------------------------------------------------------------------------------
+
+
+class _Replaying:
+    """A server replayed while interception is on: replay's Streamable HTTP endpoint, in process. Each request
+    goes in with a `_Connection` of its own, what the endpoint says is carried out on those (`carry_out`), and
+    the timers it asks for are kept here and fired by whoever waits on a body (as `_process.Replayed` does)."""
+
+    def __init__(self, interception: Interception, server: Server, parts: Any) -> None:
+        wing = _wing()
+        recordings = server.load(interception.replay, interception.how_to_record)
+        options, where, recorded = interception.replay, str(server.path), recordings.cassette
+        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
+        serving = wing.SessionParts(recorded, recordings.matcher, redactor, options.timing)
+        hooks = wing.Hooks(unread=lambda conn: conn.unread)
+        host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits
+        self.endpoint = wing.Endpoint(serving, host, BOUNDS, parts.path, hooks)
+        self.interception, self.server = interception, server
+        self.timers: list[tuple[float, int, Any]] = []
+        self.sequence = itertools.count()
+        self.waiting: list[anyio.Event] = []  # one a task waiting for a change (each on its own event loop)
+        self.reported: set[int] = set()
+        self.finished = False
+
+    async def exchange(self, routed: _Routed, request: Any) -> Any:
+        body = await request.aread()
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        conn = _Connection()
+        # Routed here by its identity already, so at the endpoint's path (`/mcp/` is `/mcp`'s server too).
+        query = request.url.query.decode("ascii")
+        target = self.endpoint.path + (f"?{query}" if query else "")
+        self.carry(self.endpoint.request(conn, request.method.encode(), target, headers, body))
+        while conn.head is None:
+            if conn.broken:
+                raise routed.module.RemoteProtocolError("Server disconnected without sending a response.")
+            await self.step()
+        status, fields = conn.head
+        stream = _stream(_Played, routed.module)(self, conn, routed.module)
+        return routed.module.Response(status, headers=fields, stream=stream, extensions={"http_version": b"HTTP/1.1"})
+
+    def carry(self, actions: list[Any]) -> None:
+        _wing().carry_out(actions, self.later, self.interception.say)
+        self.judged()
+        waiting, self.waiting = self.waiting, []
+        for event in waiting:
+            event.set()
+
+    def later(self, after: float, token: Any) -> None:
+        heapq.heappush(self.timers, (time.monotonic() + after, next(self.sequence), token))
+
+    def judged(self) -> None:
+        """Each live session's report is the server's from its start: a session the host leaves open is judged."""
+        endpoint = self.endpoint
+        for session in [*endpoint.sessions.values(), endpoint.stateless]:
+            if session is not None and id(session) not in self.reported:
+                self.reported.add(id(session))
+                self.server.reports.append(session.engine.report)
+
+    async def step(self) -> None:
+        """Wait for something to change (an answer, a stream's event, its end), or fire the timers that are due."""
+        changed = anyio.Event()
+        self.waiting.append(changed)
+        wait = None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
+        with anyio.move_on_after(wait):
+            await changed.wait()
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now:
+            _deadline, _sequence, token = heapq.heappop(self.timers)
+            self.carry(self.endpoint.wake(token))
+
+    def finish(self) -> None:
+        """The interception closes: every live session ends (as a DELETE would), each summary said."""
+        if self.finished:
+            return
+        self.finished, self.waiting = True, []  # no task waits now: its event loop may be gone
+        _wing().carry_out(self.endpoint.shutdown(), self.later, self.interception.say)
+        for report in self.server.reports:
+            self.interception.say(report.summary())
+
+
+class _Connection:
+    """What the endpoint writes on one request's connection, as the response it makes: the head, the body's
+    pieces not yet read, the end, or the cut (h11's events, as `carry_out` sends them)."""
+
+    def __init__(self) -> None:
+        self.head: tuple[int, list[tuple[bytes, bytes]]] | None = None
+        self.pieces: deque[bytes] = deque()
+        self.unread = 0  # bytes written and not yet read by the host (the endpoint's `Hooks.unread`)
+        self.ended = self.broken = False
+
+    def send(self, *events: Any) -> None:
+        import h11
+
+        for event in events:
+            if isinstance(event, h11.Response):
+                self.head = (event.status_code, list(event.headers))
+            elif isinstance(event, h11.Data):
+                self.pieces.append(bytes(event.data))
+                self.unread += len(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self.ended = True
+
+    def respond(
+        self, status: int, body: bytes = b"", content_type: str = "application/json", headers: Any = ()
+    ) -> None:
+        fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
+        self.head = (status, [(name.encode("latin-1"), value.encode("latin-1")) for name, value in fields])
+        self.pieces.append(body)
+        self.unread += len(body)
+        self.ended = True
+
+    def close(self) -> None:
+        self.broken = True
+
+
+class _Played:
+    """A replayed answer's body as the host reads it: what the endpoint wrote on its connection, as it comes."""
+
+    def __init__(self, replaying: _Replaying, conn: _Connection, module: ModuleType) -> None:
+        self.replaying, self.conn, self.module, self.closed = replaying, conn, module, False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        conn = self.conn
+        while True:
+            while conn.pieces:
+                piece = conn.pieces.popleft()
+                conn.unread -= len(piece)
+                if piece:
+                    yield piece
+            if conn.ended:
+                return
+            if conn.broken:
+                raise self.module.RemoteProtocolError("peer closed connection without sending complete message body")
+            await self.replaying.step()
+
+    async def aclose(self) -> None:
+        if not self.closed:  # the host closed the response: its connection, to the endpoint
+            self.closed = True
+            self.replaying.carry(self.replaying.endpoint.closed(self.conn))
