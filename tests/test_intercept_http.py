@@ -32,6 +32,7 @@ import mockmcp
 from mockmcp.cassette import store as cassettes
 from mockmcp.inprocess import _http
 from mockmcp.inprocess._identity import identify
+from mockmcp.record import bare_url
 from mockmcp.record._journal import journal_path
 
 GUARDED = ROOT / "tests" / "servers" / "guarded.py"
@@ -131,7 +132,7 @@ URLS = [
 
 @pytest.mark.parametrize(("url", "bare", "name"), URLS)
 def test_a_server_is_its_url_without_credentials_query_or_fragment(url: str, bare: str, name: str) -> None:
-    assert _http.bare(url) == bare
+    assert bare_url(url) == bare
     assert identify(None, url=bare).name == name and "s3cret" not in " ".join(identify(None, url=bare).words)
 
 
@@ -219,6 +220,8 @@ def test_the_cassette_is_the_one_the_recording_proxy_writes_for_the_same_session
     assert one.meta["http"] == other.meta["http"]
     assert [shape(i) for i in one.interactions] == [shape(i) for i in other.interactions]
     assert one.meta["server"] == [guarded.url.split("?")[0]]  # its identity: no query
+    # the proxy was given the target with its ?key=: its cassette names the server alike, the key nowhere
+    assert other.meta["server"] == one.meta["server"] and KEY not in proxied.read_text()
 
 
 def shape(interaction: Any) -> Any:

@@ -39,9 +39,9 @@ from mockmcp.inprocess._identity import identify
 from mockmcp.inprocess._intercept import _ACTIVE, Interception
 from mockmcp.inprocess._servers import NotRecorded, Server
 from mockmcp.options import BOUNDS
-from mockmcp.record import CLIENT
+from mockmcp.record import CLIENT, bare_url
 
-__all__ = ["CLIENTS", "bare", "install", "mcp_request", "uninstall"]
+__all__ = ["CLIENTS", "install", "mcp_request", "uninstall"]
 
 CLIENTS = ("httpx2", "httpx")
 """The HTTP clients patched, when importable: mcp 2.x's, mcp 1.x's."""
@@ -62,13 +62,6 @@ def mcp_request(method: str, headers: Mapping[str, str]) -> bool:
         return True
     accept = headers.get("accept", "")
     return method == "POST" and "application/json" in accept and "text/event-stream" in accept
-
-
-def bare(url: str) -> str:
-    """A URL as interception knows its server: without credentials (userinfo), query or fragment."""
-    parts = urlsplit(url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
 
 
 def install() -> None:
@@ -123,7 +116,7 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _M
     its identity: URLs that differ only where an identity does not look (`/mcp` and `/mcp/`, which a server may
     redirect between; the query) reach the same one."""
     parts = urlsplit(str(url))
-    shown = bare(str(url))
+    shown = bare_url(str(url))
     servers = _PER.setdefault(interception, {})
     if shown in servers:
         return servers[shown]

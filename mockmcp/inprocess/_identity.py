@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from mockmcp._wire.words import placeholder
 from mockmcp.errors import UsageError
+from mockmcp.record import bare_url
 
 __all__ = ["Identity", "identify", "portable"]
 
@@ -76,7 +77,7 @@ def identify(
         parts = urlsplit(url)
         host = parts.hostname or ""
         words: tuple[str, ...] = (f"{host}:{parts.port}" if parts.port else host, *filter(None, parts.path.split("/")))
-        shown: tuple[str, ...] = (f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}{parts.path}",)
+        shown: tuple[str, ...] = (bare_url(url),)
         seen = shown[0]
     else:
         subs = tuple(substitutions)
