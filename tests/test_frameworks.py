@@ -87,6 +87,8 @@ def python_for(extras: str, version: str) -> str:
 def runner(python: str, host: str, cwd: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     def run(*mockmcp: str, path: str, when: str = "12:00") -> subprocess.CompletedProcess[str]:
         env = {**child_env(), "PATH": path}
+        if mockmcp:
+            mockmcp = (*mockmcp, "--cassettes", str(cwd / "cassettes")) if "--cassettes" not in mockmcp else mockmcp
         program = [python, str(HOSTS / f"{host}_host.py"), when]
         command = [python, "-m", "mockmcp", "run", *mockmcp, "--", *program] if mockmcp else program
         return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
@@ -124,3 +126,49 @@ def test_the_host_sees_live_recorded_and_replayed_alike_and_a_changed_argument_i
     assert "no recorded interaction matches this tools/call request" in missed.stderr
     assert 'arguments.time: recorded "12:00", incoming "13:00"' in missed.stderr
     assert starts(shims) == started
+
+
+# --- a remote server behind credentials, over Streamable HTTP, from both SDK lines ------------------------
+
+GUARDED = ROOT / "tests" / "servers" / "guarded.py"
+TOKEN, KEY = "frameworks-token-4d1f", "frameworks-key-9b2e"
+
+
+@pytest.mark.parametrize(
+    "version",
+    [
+        pytest.param(v, marks=[pytest.mark.xdist_group(f"sdk1-{v}")] if v else [], id=v or "mcp2")
+        for v in ("", "1.30.0")
+    ],
+)
+def test_a_remote_server_is_recorded_then_replayed_stopped_and_its_credentials_never_kept(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = runner(python_for("", version), "sdk_http", tmp_path)
+    env = {**child_env(), "GUARD_TOKEN": TOKEN, "GUARD_KEY": KEY}
+    server = subprocess.Popen([sys.executable, str(GUARDED), "--http", "0"], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = _serving(server) + f"/mcp?key={KEY}"
+        monkeypatch.setenv("GUARD_URL", url)  # the host's own settings (child_env passes them on)
+        monkeypatch.setenv("GUARD_TOKEN", TOKEN)
+        live = run(path=os.environ["PATH"], when="notes.txt")
+        recorded = run("--record-mode", "once", "--name", "notes=127.0.0.1", path=os.environ["PATH"], when="notes.txt")
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert live.returncode == recorded.returncode == 0, (live.stderr, recorded.stderr)
+    replayed = run("--name", "notes=127.0.0.1", path=os.environ["PATH"], when="notes.txt")  # the server is gone
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(live.stdout) == json.loads(recorded.stdout) == json.loads(replayed.stdout)
+    cassette = (tmp_path / "cassettes" / "notes.yaml").read_text()
+    assert TOKEN not in cassette and KEY not in cassette and "Bearer" not in cassette
+    missed = run("--name", "notes=127.0.0.1", path=os.environ["PATH"], when="todo.md")
+    assert missed.returncode != 0 and 'arguments.path: recorded "notes.txt", incoming "todo.md"' in missed.stderr
+
+
+def _serving(server: subprocess.Popen[str]) -> str:
+    assert server.stderr is not None
+    for line in server.stderr:
+        if "Uvicorn running on " in line:
+            return line.split("Uvicorn running on ")[1].split()[0]
+    raise AssertionError("the guarded server did not start")
