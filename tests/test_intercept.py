@@ -167,6 +167,24 @@ def test_a_shipped_cassette_plays_to_the_host_as_mockmcp_transport_does(tmp_path
     assert intercepted == anyio.run(in_process)
 
 
+def test_interception_switched_on_after_the_framework_was_imported_still_replays(
+    shim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fastmcp import Client as FastMCPClient  # imports the SDK's stdio_client by name, before any patch
+    from fastmcp.client.transports import StdioTransport
+
+    async def read(mode: str) -> str:
+        with anyio.fail_after(30), mockmcp.intercepting(tmp_path, mode):
+            async with FastMCPClient(StdioTransport(command="notes-server", args=[])) as client:
+                result = await client.call_tool("read_file", {"path": "notes.txt"})
+        return str(result.content[0].text)
+
+    assert anyio.run(read, "once") == "remember to buy milk" and starts(shim) >= 1
+    recorded = starts(shim)
+    unshim(shim, monkeypatch)
+    assert anyio.run(read, "none") == "remember to buy milk" and starts(shim) == recorded  # the cassette answered
+
+
 def test_no_signal_reaches_any_process_group_from_a_replayed_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
