@@ -67,12 +67,12 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "reordered": (
         _TEXTS,
-        "answers that went on without what the recording's host had sent first (the recorded order), each a note",
+        "answers that went on without what the recording's host had sent first (the recorded order), each a note "
+        "(not a strict failure)",
     ),
     "strict_ok": (
         {"type": "boolean"},
-        "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld, "
-        "nothing out of the recorded order",
+        "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld",
     ),
     "recorded": (
         _object({"mode": {"enum": ["once", "new", "all"]}, "status": {"type": "integer"}, "outcome": _TEXT}),
