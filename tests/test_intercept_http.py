@@ -349,16 +349,19 @@ def test_outside_an_interception_the_http_clients_are_their_own() -> None:
 def test_openai_agents_streamable_http_server_is_recorded_then_replayed(guarded: Guarded, tmp_path: Path) -> None:
     agents_mcp = pytest.importorskip("agents.mcp", reason="openai-agents is not installed")
 
-    async def agent() -> tuple[list[str], str]:
+    async def agent(path: str) -> tuple[list[str], str]:
         params = {"url": guarded.url, "headers": {"authorization": f"Bearer {TOKEN}"}}
         async with agents_mcp.MCPServerStreamableHttp(params, cache_tools_list=False) as server:
             tools = [tool.name for tool in await server.list_tools()]
-            result = await server.call_tool("read_file", {"path": "notes.txt"})
+            try:
+                result = await server.call_tool("read_file", {"path": path})
+            except Exception as error:  # the error reply to a call no recording answers
+                return tools, str(error)
         return tools, result.content[0].text
 
-    async def run(mode: str) -> tuple[tuple[list[str], str], str | None]:
-        with anyio.fail_after(30), mockmcp.intercepting(tmp_path, mode) as interception:
-            seen = await agent()
+    async def run(mode: str, path: str = "notes.txt") -> tuple[tuple[list[str], str], str | None]:
+        with anyio.fail_after(30), mockmcp.intercepting(tmp_path, mode, strict_exit=False) as interception:
+            seen = await agent(path)
         return seen, interception.verdict()
 
     recorded, verdict = anyio.run(run, "once")
@@ -366,6 +369,8 @@ def test_openai_agents_streamable_http_server_is_recorded_then_replayed(guarded:
     guarded.stop()
     replayed, verdict = anyio.run(run, "none")
     assert verdict is None and replayed == recorded
+    _changed, verdict = anyio.run(run, "none", "todo.md")
+    assert verdict is not None and 'arguments.path: recorded "notes.txt", incoming "todo.md"' in verdict
     assert re.fullmatch(r"127\.0\.0\.1_\d+-mcp\.yaml", next(tmp_path.glob("*.yaml")).name)
 
 
