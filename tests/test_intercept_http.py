@@ -23,7 +23,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from conftest import MOCKMCP, ROOT, child_env, recording, said
+from conftest import ROOT, child_env, recording, said
 from mcp.client.streamable_http import streamable_http_client
 from sdk_host import connect, full_session
 from test_pytest_plugin import run
@@ -456,45 +456,7 @@ def test_the_marker_records_then_replays_and_a_changed_argument_fails_with_the_m
     assert "no recorded interaction matches" in said and "todo.md" in said
 
 
-# --- mockmcp run: a whole Python program -------------------------------------------------------------------------
-
-PROGRAM = """
-import os
-
-import anyio
-import httpx2
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-
-
-async def main() -> None:
-    http = httpx2.AsyncClient(headers={"authorization": "Bearer " + os.environ["TOKEN"]})
-    async with http, Client(streamable_http_client(os.environ["URL"], http_client=http), mode="legacy") as client:
-        result = await client.call_tool("read_file", {"path": "notes.txt"})
-    print(result.content[0].text)
-
-
-anyio.run(main)
-"""
-
-
-def test_mockmcp_run_records_a_program_s_remote_server_then_replays_it(guarded: Guarded, tmp_path: Path) -> None:
-    program = tmp_path / "agent.py"
-    program.write_text(PROGRAM)
-    env = {**child_env(), "URL": guarded.url, "TOKEN": TOKEN}
-    folder = tmp_path / "cassettes"
-
-    def run_program(*mode: str) -> subprocess.CompletedProcess[str]:
-        command = [*MOCKMCP, "run", *mode, "--cassettes", str(folder), "--", sys.executable, str(program)]
-        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
-
-    recorded = run_program("--record-mode", "once")
-    assert recorded.returncode == 0, recorded.stderr
-    assert len(list(folder.glob("127.0.0.1_*-mcp.yaml"))) == 1
-    guarded.stop()
-    replayed = run_program()
-    assert replayed.returncode == 0, replayed.stderr
-    assert replayed.stdout == recorded.stdout == "remember to buy milk\n"
+# (`mockmcp run` over Streamable HTTP, on both SDK lines: tests/test_frameworks.py's remote rows.)
 
 
 # --- beside vcrpy: the model's API frozen by it, the tools by mockmcp ---------------------------------------------
