@@ -596,8 +596,10 @@ GIVE_UP = Bounds(upstream_timeout=20, kept_bytes=256 << 10, after_gone_bytes=1 <
 def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_cassette(tmp_path: Path) -> None:
     """The SDK's host gives up on an SSE event over 1 MiB and closes the stream. The proxy reads on for the
     cassette, but only `after_gone_bytes` (64 MiB; 1 MiB here) of it: a reply longer than that is left mid-event,
-    and is still said (a note) and kept as what the host saw, an answer that broke off, not a call left open."""
-    target = _Target("sse")
+    and is still said (a note) and kept as what the host saw, an answer that broke off, not a call left open.
+    The target holds its last 2 MiB back until the host has gone on, so that however slow the machine, the proxy
+    cannot have read the reply whole before it saw the host leave."""
+    target = _Target("sse", gated=True, held=2 << 20)
     out = tmp_path / "c.yaml"
     try:
         with proxy_in_front_of(target.url, out, GIVE_UP) as proxy:
@@ -607,6 +609,7 @@ def test_a_reply_over_the_limit_that_the_host_refused_is_still_answered_in_the_c
             other = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=20)
             post(other, call(3, "small"), session)
             other.close()
+            target.go.set()
     finally:
         target.listener.close()
     notes = saved(str(out), "stopped")
