@@ -34,32 +34,63 @@ NO_PID = 0x7FFF_FFFF
 
 
 class _Stdin(ByteSendStream):
-    def __init__(self, owner: Any) -> None:
+    """A process's stdin as the SDK writes it: each call is its process's to carry out."""
+
+    def __init__(self, owner: _Piped) -> None:
         self.owner = owner
 
     async def send(self, item: bytes) -> None:
-        self.owner.written(item)
-        await anyio.lowlevel.checkpoint()
+        await self.owner.put(item)
 
     async def send_eof(self) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
-        self.owner.stdin_closed()
+        await self.owner.close_in()
 
 
 class _Stdout(ByteReceiveStream):
-    def __init__(self, owner: Any) -> None:
+    """A process's stdout as the SDK reads it: each call is its process's to carry out."""
+
+    def __init__(self, owner: _Piped) -> None:
         self.owner = owner
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        return await self.owner.read()
+        return await self.owner.get(max_bytes)
 
     async def aclose(self) -> None:
-        self.owner.stdout_closed = True
+        await self.owner.close_out()
 
 
-class Replayed(Process):
+class _Piped(Process):
+    """What `Replayed` and `Tapped` share: stdin and stdout whose every call goes to `put`, `close_in`, `get`,
+    `close_out`; no stderr of their own."""
+
+    def __init__(self) -> None:
+        self._stdin, self._stdout = _Stdin(self), _Stdout(self)
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdout
+
+    async def put(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    async def close_in(self) -> None:
+        raise NotImplementedError
+
+    async def get(self, max_bytes: int) -> bytes:
+        raise NotImplementedError
+
+    async def close_out(self) -> None:
+        raise NotImplementedError
+
+
+class Replayed(_Piped):
     """One replay session as a server process; `done(report, status)` is called once, when it ends."""
 
     def __init__(self, engine: Replay, note: Callable[[str], None], done: Callable[[Replay, int], None]) -> None:
@@ -72,19 +103,23 @@ class Replayed(Process):
         self.eof = False  # stdin closed: the session ends once no timer is left
         self.stdout_closed = False
         self.changed = anyio.Event()
-        self.exited = anyio.Event()
-        self._stdin, self._stdout = _Stdin(self), _Stdout(self)
+        super().__init__()
         self.perform(engine.start())
 
     # --- what the SDK sees -------------------------------------------------------------------
 
-    @property
-    def stdin(self) -> ByteSendStream:
-        return self._stdin
+    async def put(self, data: bytes) -> None:
+        self.written(data)
+        await anyio.lowlevel.checkpoint()
 
-    @property
-    def stdout(self) -> ByteReceiveStream:
-        return self._stdout
+    async def close_in(self) -> None:
+        self.stdin_closed()
+
+    async def get(self, max_bytes: int) -> bytes:
+        return await self.read()
+
+    async def close_out(self) -> None:
+        self.stdout_closed = True
 
     @property
     def stderr(self) -> None:
@@ -169,7 +204,6 @@ class Replayed(Process):
             self.perform(self.engine.close())
         self.status, self.timers = status, []
         self.changed.set()
-        self.exited.set()
         self.done(self.engine, status)
 
     async def step(self) -> None:
@@ -192,42 +226,7 @@ class Replayed(Process):
         return self.outbox.popleft()
 
 
-class _TappedStdin(ByteSendStream):
-    def __init__(self, owner: Tapped) -> None:
-        self.owner = owner
-
-    async def send(self, item: bytes) -> None:
-        self.owner.journal(CLIENT, self.owner.client, item)
-        await self.owner.real.stdin.send(item)
-
-    async def send_eof(self) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self.owner.real.stdin.aclose()
-
-
-class _TappedStdout(ByteReceiveStream):
-    def __init__(self, owner: Tapped) -> None:
-        self.owner = owner
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        try:
-            data = await self.owner.real.stdout.receive(max_bytes)
-        except anyio.EndOfStream:
-            self.owner.finish()
-            raise
-        self.owner.journal(SERVER, self.owner.server, data)
-        return data
-
-    async def aclose(self) -> None:
-        try:
-            await self.owner.real.stdout.aclose()
-        finally:
-            self.owner.finish()  # the SDK closes stdout when the session is over: what it did not read is not
-
-
-class Tapped(Process):
+class Tapped(_Piped):
     """A real server process whose stdin and stdout are journaled line by line, as recorded session `session`
     (times from `start`); `finish` ends the journaling (the SDK closed stdout, or the interception ended)."""
 
@@ -244,7 +243,29 @@ class Tapped(Process):
         self.ended = ended
         self.client, self.server = LineSplitter(), LineSplitter()
         self.finished = False
-        self._stdin, self._stdout = _TappedStdin(self), _TappedStdout(self)
+        super().__init__()
+
+    async def put(self, data: bytes) -> None:
+        self.journal(CLIENT, self.client, data)
+        await self.real.stdin.send(data)
+
+    async def close_in(self) -> None:
+        await self.real.stdin.aclose()
+
+    async def get(self, max_bytes: int) -> bytes:
+        try:
+            data = await self.real.stdout.receive(max_bytes)
+        except anyio.EndOfStream:
+            self.finish()
+            raise
+        self.journal(SERVER, self.server, data)
+        return data
+
+    async def close_out(self) -> None:
+        try:
+            await self.real.stdout.aclose()
+        finally:
+            self.finish()  # the SDK closes stdout when the session is over: what it did not read is not
 
     def journal(self, direction: str, splitter: LineSplitter, data: bytes) -> None:
         lines = [self.redact(line) for line in splitter.feed(data) if line.strip()]
@@ -259,14 +280,6 @@ class Tapped(Process):
                     self._journal.append(direction, time.monotonic() - self.start, [self.redact(rest)], self.session)
             self.finished = True
             self.ended()
-
-    @property
-    def stdin(self) -> ByteSendStream:
-        return self._stdin
-
-    @property
-    def stdout(self) -> ByteReceiveStream:
-        return self._stdout
 
     @property
     def stderr(self) -> ByteReceiveStream | None:
