@@ -10,6 +10,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mockmcp._wire.words import RecordMode
@@ -127,6 +128,7 @@ def _say(notes: list[str]) -> None:
 def run_program(command: list[str], values: dict[str, Any]) -> tuple[int, list[str]]:
     """`mockmcp run`: the program's exit status, and what its cassettes could not do."""
     from mockmcp.cli.options import build
+    from mockmcp.inprocess import Interception
     from mockmcp.inprocess import run_program as run
 
     names = {}
@@ -139,19 +141,18 @@ def run_program(command: list[str], values: dict[str, Any]) -> tuple[int, list[s
     record = build(RecordOptions, values)._replace(mode=mode.value)
     if mode is not RecordMode.NONE:
         _redactor(record)  # a variable to redact that is not set, a bad pattern: said before the program starts
-    folder = os.path.abspath(values["folder"])
     again = shlex.join(["mockmcp", "run", "--record-mode", "once", "--cassettes", values["folder"], "--", *command])
-    settings = {
-        "folder": folder,
-        "mode": mode.value,
-        "names": names,
-        "allow": list(values["allow"]),
-        "replay": list(build(ReplayOptions, values)),
-        "record": list(record),
-        "how_to_record": f"record it: {again}",
-        "project": os.getcwd(),  # paths in a server's command line are written relative to where the run started
-    }
-    return run(command, settings)
+    interception = Interception(
+        os.path.abspath(values["folder"]),
+        mode,
+        names=names,
+        allow=tuple(values["allow"]),
+        replay=build(ReplayOptions, values),
+        record=record,
+        project=Path.cwd(),  # paths in a server's command line are written relative to where the run started
+        how_to_record=f"record it: {again}",
+    )
+    return run(command, interception)
 
 
 def recover_session(path: str) -> None:

@@ -23,11 +23,12 @@ from mockmcp.inprocess._identity import Identity, identify, portable
 from mockmcp.inprocess._intercept import Interception, intercepting, sdk_version
 from mockmcp.inprocess._record import RecordingTransport, reach, recording
 from mockmcp.inprocess._replay import ReplayTransport, transport
-from mockmcp.inprocess._run import SETTINGS, read_verdicts
 from mockmcp.inprocess._run import environment as child_environment
+from mockmcp.inprocess._run import read_verdicts
 from mockmcp.inprocess._run import run as run_program
+from mockmcp.inprocess._run import settings as run_settings
 from mockmcp.inprocess._servers import NotRecorded
 
-__all__ = ["Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport", "SETTINGS"]
+__all__ = ["Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport"]
 __all__ += ["child_environment", "identify", "intercepting", "portable", "reach", "read_verdicts", "recording"]
-__all__ += ["run_program", "sdk_version", "transport"]
+__all__ += ["run_program", "run_settings", "sdk_version", "transport"]

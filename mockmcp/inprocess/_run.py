@@ -21,12 +21,15 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockmcp.errors import MockmcpError
 from mockmcp.options import RecordOptions, ReplayOptions
 
-__all__ = ["BOOT", "SETTINGS", "boot", "environment", "read_verdicts", "run"]
+if TYPE_CHECKING:
+    from mockmcp.inprocess._intercept import Interception
+
+__all__ = ["BOOT", "SETTINGS", "boot", "environment", "read_verdicts", "run", "settings"]
 
 SETTINGS = "MOCKMCP_RUN"
 """The environment variable that carries a run's settings (JSON) to each Python process of the program."""
@@ -34,13 +37,13 @@ BOOT = str(Path(__file__).with_name("_boot"))
 _STDIO = "mcp.client.stdio"
 
 
-def run(command: list[str], settings: dict[str, Any]) -> tuple[int, list[str]]:
-    """Run `command` with interception; returns its exit status and what each of its processes' cassettes
-    could not do. `settings`: the folder, mode, names, allow list, the replay and record options, the project.
+def run(command: list[str], interception: Interception) -> tuple[int, list[str]]:
+    """Run `command` with `interception` in each of its Python processes (its settings: `settings`); returns its
+    exit status and what each of its processes' cassettes could not do.
     SIGINT and SIGTERM are passed on to the program, which ends as it would; its verdicts are read all the same."""
     with tempfile.TemporaryDirectory(prefix="mockmcp-run-") as verdicts:
         try:
-            child = subprocess.Popen(command, env={**os.environ, **environment(settings, verdicts)})
+            child = subprocess.Popen(command, env={**os.environ, **environment(settings(interception), verdicts)})
         except OSError as error:
             return 127, [f"could not start {command[0]!r}: {error.strerror or error}"]
         passed = {number: signal.signal(number, lambda got, _frame: child.send_signal(got)) for number in _PASSED}
@@ -53,6 +56,22 @@ def run(command: list[str], settings: dict[str, Any]) -> tuple[int, list[str]]:
 
 
 _PASSED = (signal.SIGINT, signal.SIGTERM)
+
+
+def settings(interception: Interception, stage: str | None = None) -> dict[str, Any]:
+    """An interception as each process of a program starts it again (`boot`); `stage`: where its recordings wait
+    for a verdict, `{stem}` the cassette's (pytest's staged files), None: into the cassettes."""
+    return {
+        "folder": str(interception.folder),
+        "mode": interception.mode.value,
+        "names": interception.names,
+        "allow": list(interception.allow),
+        "replay": list(interception.replay),
+        "record": list(interception.record),
+        "how_to_record": interception.how_to_record,
+        "project": None if interception.project is None else str(interception.project),
+        "stage": stage,
+    }
 
 
 def environment(settings: dict[str, Any], verdicts: str) -> dict[str, str]:
@@ -96,22 +115,22 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 def boot() -> None:
     """Start this process's interception, as `MOCKMCP_RUN` says (called by `_boot/sitecustomize.py`)."""
-    settings = json.loads(os.environ[SETTINGS])
+    given = json.loads(os.environ[SETTINGS])
     from mockmcp.inprocess._intercept import Interception  # the engine, cassettes: what interception needs
 
-    interception = Interception(
-        settings["folder"],
-        settings["mode"],
-        names=settings.get("names") or {},
-        allow=tuple(settings.get("allow") or ()),
-        replay=ReplayOptions(*map(_tuples, settings.get("replay", ()))),
-        record=RecordOptions(*map(_tuples, settings.get("record", ()))),
-        project=Path(settings.get("project") or Path.cwd()),
-        how_to_record=settings.get("how_to_record", "record it: mockmcp run --record-mode once -- ..."),
-        stage=_stage(settings.get("stage")),
-        registry=Path(settings["verdicts"]),
+    interception = Interception(  # as `settings` wrote it
+        given["folder"],
+        given["mode"],
+        names=given["names"],
+        allow=tuple(given["allow"]),
+        replay=ReplayOptions(*map(_tuples, given["replay"])),
+        record=RecordOptions(*map(_tuples, given["record"])),
+        project=Path(given["project"] or Path.cwd()),
+        how_to_record=given["how_to_record"],
+        stage=_stage(given["stage"]),
+        registry=Path(given["verdicts"]),
     )
-    folder = Path(settings["verdicts"])
+    folder = Path(given["verdicts"])
 
     def write() -> None:  # at each change, not only at exit: a forked child ends without running atexit
         said = interception.verdict()

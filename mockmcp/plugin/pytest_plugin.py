@@ -19,8 +19,7 @@ import pytest
 
 from mockmcp._wire.words import RecordMode, parse_substitution
 from mockmcp.errors import MockmcpError, UsageError
-from mockmcp.inprocess import SETTINGS as run_settings
-from mockmcp.inprocess import Interception, child_environment, read_verdicts
+from mockmcp.inprocess import Interception, child_environment, read_verdicts, run_settings
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _naming as naming
@@ -375,27 +374,11 @@ def mockmcp_intercept(
 def _children_intercepted(interception: Interception, registry: Path) -> Iterator[None]:
     """The test's Python child processes intercepted too (as under `mockmcp run`), each telling its verdict in
     the registry, and recording into the test's staged files, which its verdict keeps or discards."""
-    settings = {
-        "stage": keeping.staged_path(Path("{stem}.yaml"), os.getpid()).name,
-        "folder": str(interception.folder),
-        "mode": interception.mode.value,
-        "names": interception.names,
-        "allow": list(interception.allow),
-        "replay": list(interception.replay),
-        "record": list(interception.record),
-        "how_to_record": interception.how_to_record,
-        "project": str(interception.project),
-    }
-    before = {name: os.environ.get(name) for name in (run_settings, "PYTHONPATH")}
-    os.environ.update(child_environment(settings, str(registry)))
-    try:
+    stage = keeping.staged_path(Path("{stem}.yaml"), os.getpid()).name
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in child_environment(run_settings(interception, stage), str(registry)).items():
+            patch.setenv(name, value)
         yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _keep_intercepted(request: pytest.FixtureRequest, interception: Interception, privacy: Privacy) -> None:
