@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from mockmcp.engine.report import Report
     from mockmcp.inprocess._fastmcp import SDKTransport
 
-__all__ = ["ReplayTransport", "Streams", "transport", "wire"]
+__all__ = ["ReplayTransport", "Streams", "session_engine", "transport", "wire"]
 
 # What an SDK transport yields: the stream the host reads (`SessionMessage`, or an exception), the one it writes.
 Streams = tuple["MemoryObjectReceiveStream[Any]", "MemoryObjectSendStream[Any]"]
@@ -112,11 +112,7 @@ class ReplayTransport:
         if self._recordings is None:  # one index for every session, as over HTTP: each claims what it took
             recorded = cassettes.load(os.fspath(given)) if isinstance(given, (str, os.PathLike)) else given
             self._recordings = Recordings(recorded, Matcher.build(options.ignores, recorded.meta))
-        recordings = self._recordings
-        recorded = recordings.cassette
-        where = recorded.path or "the cassette"
-        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
-        self._engine = Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
+        self._engine = session_engine(self._recordings, options)
         self._to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
         host_writes = _HostWrites(self)
         self._streams = (self._to_host, host_reads, host_writes)
@@ -186,6 +182,14 @@ class ReplayTransport:
         assert self._engine is not None
         if self._engine.holds(token):
             self._perform(self._engine.wake(token))
+
+
+def session_engine(recordings: Recordings, options: ReplayOptions) -> Replay:
+    """The engine of one live session of `recordings` (shared by every session of its cassette), replayed with
+    `options`: its substitutions' values from this environment."""
+    recorded = recordings.cassette
+    redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, recorded.path or "the cassette")
+    return Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
 
 
 class _HostWrites(ObjectSendStream[Any]):

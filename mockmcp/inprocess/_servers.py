@@ -23,12 +23,12 @@ from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import store as cassettes
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
-from mockmcp.engine.replay import Replay
 from mockmcp.engine.report import Report
 from mockmcp.engine.selection import Recordings
 from mockmcp.errors import CassetteError
 from mockmcp.inprocess._identity import Identity
 from mockmcp.inprocess._process import Replayed, Tapped
+from mockmcp.inprocess._replay import session_engine
 from mockmcp.options import ReplayOptions
 from mockmcp.record import Journal, journal_path, saved
 
@@ -77,10 +77,7 @@ class Server:
 
     def replayed(self, options: ReplayOptions, say: Callable[[str], None], how_to_record: str) -> Replayed:
         """The next session, replayed; raises NotRecorded when there is no cassette."""
-        self.load(options, how_to_record)
-        recordings, where = self.recordings, str(self.path)
-        redactor = Redactor.for_replay(recordings.cassette.meta, os.environ, options.substitutions, where)
-        engine = Replay(recordings.cassette, recordings.matcher, redactor, options.timing, recordings)
+        engine = session_engine(self.load(options, how_to_record), options)
         self.sessions += 1
         self.reports.append(engine.report)  # now: a session the host leaves open at the end is judged too
         return Replayed(engine, say, lambda engine, status: say(engine.report.summary()))
