@@ -42,6 +42,25 @@ TEXT_RESULT = "  response:\n    result:\n      content:\n      - type: text\n   
 
 BROKEN = [
     # (cassette text, line, place, severity, words of the problem) -- the one finding it gets.
+    # A substitution replay would fill in from what its user gives: a credential's name, or another one used.
+    (
+        "version: 1\nmeta:\n  substitute: [PROJECT, GITHUB_TOKEN]\n"
+        + HEAD[11:]
+        + "- request: {method: x}\n  response: {result: {t: 'token=${GITHUB_TOKEN}'}}\n",
+        3,
+        "meta.substitute[1]",
+        "error",
+        "GITHUB_TOKEN reads like a credential's name, and replay puts the value it is given",
+    ),
+    (
+        "version: 1\nmeta:\n  substitute: [DATA]\n"
+        + HEAD[11:]
+        + "- request: {method: x, params: {p: '${DATA}'}}\n  response: {result: {}}\n",
+        3,
+        "meta.substitute[0]",
+        "warning",
+        "replay refuses the cassette until its user gives DATA",
+    ),
     # Structure, exactly as replay loads it:
     ("version: 1\ninteractions: [\n", 3, "", "error", "not valid YAML"),
     (

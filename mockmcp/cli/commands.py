@@ -18,6 +18,7 @@ from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
 from mockmcp.cli.options import Serving
+from mockmcp.cli.project import with_project
 from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
@@ -183,11 +184,14 @@ def verify_cassette(path: str, command: list[str], compared: ReplayOptions, upda
     Returns True when drift remains: found, and not written into the cassette.
     """
     recorded = cassettes.load(path)
+    given, said = with_project(recorded, compared.substitutions, "mockmcp verify")
+    if said:
+        note(said)
     if not command:
-        redactor = Redactor.for_replay(recorded.meta, os.environ, compared.substitutions, path) or Redactor()
+        redactor = Redactor.for_replay(recorded, os.environ, given, path, "mockmcp verify --substitute") or Redactor()
         command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)
     matcher = Matcher.build(compared.ignores, recorded.meta)
-    live = drive(recorded, command, timeout, substitutions=compared.substitutions)
+    live = drive(recorded, command, timeout, substitutions=given)
     drift = compare(recorded, live, matcher, "live")
     print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
     if not (update and drift.drifted):

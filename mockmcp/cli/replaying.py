@@ -118,12 +118,16 @@ def _write_report(report: Report, options: ReplayOptions) -> None:
 
 def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], ...]) -> Redactor | None:
     """The redaction rules and substitutions the cassette was recorded with, if any (most have none: no import
-    then); raises UsageError for a substitution whose value here is not given."""
+    then), `${PROJECT}` the project's folder unless given; raises CassetteError for a substitution not given."""
     if not recorded.meta.get("redact") and not recorded.meta.get("substitute"):
         return None
+    from mockmcp.cli.project import with_project
     from mockmcp.engine.redact import Redactor
 
-    return Redactor.for_replay(recorded.meta, os.environ, given, recorded.path or "the cassette")
+    given, said = with_project(recorded, given, "mockmcp replay")
+    if said:
+        note(said)
+    return Redactor.for_replay(recorded, os.environ, given, recorded.path or "the cassette")
 
 
 def _serve_http(

@@ -15,14 +15,16 @@ from collections.abc import Mapping
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.words import placeholder, substitution_name
-from mockmcp.errors import UsageError
+from mockmcp.errors import CassetteError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["Redactor", "Substitutions"]
+    from mockmcp.cassette.model import Cassette
+
+__all__ = ["Redactor", "Substitutions", "given_as", "mentioned"]
 
 
 class Substitutions(NamedTuple):
@@ -55,22 +57,35 @@ class Substitutions(NamedTuple):
 
     @classmethod
     def for_replay(
-        cls, names: Iterable[str], given: Iterable[tuple[str, str | None]], environ: Mapping[str, str], where: str
+        cls,
+        recorded: Cassette,
+        given: Iterable[tuple[str, str | None]],
+        environ: Mapping[str, str],
+        where: str,
+        asker: str = "mockmcp replay --substitute",
     ) -> Substitutions:
-        """The live values of the names a cassette's `meta.substitute` lists, each as given, else its environment
-        variable's (others given are left out). Raises UsageError naming `where` for one unknown here."""
+        """The live values of the names a cassette's `meta.substitute` lists: only names the user gave (a value
+        None: the environment variable's), since a cassette arrives in pull requests and could otherwise put any
+        variable of this machine (a token) in its answers; a name no recorded message writes needs no value.
+        Raises CassetteError at `where` for a name used but not given, its fix in terms of `asker` (the option
+        that gives values: `mockmcp verify --substitute`, `substitute=`)."""
         offered = dict(given)
+        names = list(recorded.meta.get("substitute") or ())
+        used = mentioned(recorded, [name for name in names if name not in offered])
         wanted = []
-        for name in names:
-            if offered.get(name) is None and not environ.get(name):
-                raise UsageError(
-                    f"{where} was recorded with `${{{name}}}` standing for a value of the machine that recorded it "
-                    f"(meta.substitute), and the value of {name} on this machine is not given",
-                    f"give it: mockmcp replay --substitute {name}=VALUE (the plugin: substitute={{{name!r}: ...}}), "
-                    f"or set the environment variable {name}",
+        for index, name in enumerate(names):
+            if name in offered:
+                wanted.append((name, offered[name]))
+            elif name in used:
+                raise CassetteError(
+                    f"the recording writes `${{{name}}}` for a value of the machine that replays it, and {name} is "
+                    "not given: replay fills in only the values its user names (a cassette could otherwise put any "
+                    "environment variable of this machine, a token, in what the host reads)",
+                    path=where,
+                    place=f"meta.substitute[{index}]",
+                    fix=f"if {name} is meant, give it: {given_as(asker, name)}",
                 )
-            wanted.append((name, offered.get(name)))
-        return cls.build(wanted, environ, "--substitute")
+        return cls.build(wanted, environ, asker.rpartition(" ")[2].rstrip("="))
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
@@ -96,6 +111,38 @@ class Substitutions(NamedTuple):
         if isinstance(message, dict):
             return {k: v if k == "id" else map_strings(v, self.expand_text, keys=True) for k, v in message.items()}
         return map_strings(message, self.expand_text, keys=True)
+
+
+def given_as(asker: str, name: str) -> str:
+    """How a user gives the value of `${NAME}` through `asker`: an option (`mockmcp replay --substitute`) or a
+    keyword (`substitute=`)."""
+    if asker.endswith("="):
+        return f"{asker}{{{name!r}: VALUE}} (a value None: the environment variable {name}'s)"
+    return f"{asker} {name}=VALUE, or {asker} {name} for the environment variable {name}'s value"
+
+
+def mentioned(recorded: Cassette, names: Iterable[str]) -> set[str]:
+    """The names whose placeholder `${NAME}` the recording writes: in its messages both ways, raw lines, match
+    rules or `meta.server`."""
+    marks = {placeholder(name): name for name in names}
+    if not marks:
+        return set()
+    found: set[str] = set()
+    stack: list[Any] = [recorded.meta.get("server")]
+    for interaction in recorded.interactions:
+        stack += (interaction.message, interaction.response, interaction.raw_response, interaction.match)
+        stack += [part for item in interaction.server for part in item]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if "${" in value:
+                found.update(name for mark, name in marks.items() if mark in value)
+        elif isinstance(value, dict):
+            stack += value
+            stack += value.values()
+        elif isinstance(value, list | tuple):
+            stack += value
+    return found
 
 
 PATTERN_PLACEHOLDER = "[REDACTED]"
@@ -149,14 +196,20 @@ class Redactor(NamedTuple):
 
     @classmethod
     def for_replay(
-        cls, meta: Mapping[str, Any], environ: Mapping[str, str], given: Iterable[tuple[str, str | None]], where: str
+        cls,
+        recorded: Cassette,
+        environ: Mapping[str, str],
+        given: Iterable[tuple[str, str | None]],
+        where: str,
+        asker: str = "mockmcp replay --substitute",
     ) -> Redactor | None:
         """What a replay of a cassette applies to what the host sends: its redaction rules and its substitutions
-        with the live values (`Substitutions.for_replay`); None when it has neither."""
-        names = meta.get("substitute") or ()
-        if not meta.get("redact") and not names:
+        with the live values (`Substitutions.for_replay`, which raises CassetteError for a name not given); None
+        when it has neither."""
+        meta = recorded.meta
+        if not meta.get("redact") and not meta.get("substitute"):
             return None
-        substitutions = Substitutions.for_replay(names, given, environ, where)
+        substitutions = Substitutions.for_replay(recorded, given, environ, where, asker)
         return cls.from_meta(meta, environ)._replace(substitutions=substitutions)
 
     @classmethod

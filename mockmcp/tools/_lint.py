@@ -10,6 +10,7 @@ replay would serve wrongly or a host would reject; warnings are legal but probab
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -21,6 +22,7 @@ from mockmcp._wire.words import Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
+from mockmcp.engine.redact import mentioned
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
 from mockmcp.tools._match_check import rule_issues
@@ -186,6 +188,32 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
         yield from _check_interaction(interaction, ("interactions", index), context, era)
     for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
         yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
+    yield from _check_substitute(cassette)
+
+
+# A name that reads like a credential's: replay would put its value in what the host reads, were it given.
+_SECRET_NAME = re.compile(r"(?i)(TOKEN|SECRET|PASSW|PASS|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE)")
+
+
+def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
+    """`meta.substitute` names other than the plugin's `PROJECT`: replay fills each in only when its user gives
+    the value (a warning, so that a reviewer asks what it is), and one named like a credential is an error."""
+    names = cassette.meta.get("substitute") or ()
+    used = mentioned(cassette, names)
+    for index, name in enumerate(names):
+        if name == "PROJECT" or not isinstance(name, str):
+            continue
+        place: Place = ("meta", "substitute", index)
+        how = f"replay puts the value it is given (`--substitute {name}`) wherever the recording writes `${{{name}}}`"
+        if _SECRET_NAME.search(name):
+            problem = f"{name} reads like a credential's name, and {how}{', which it does' if name in used else ''}"
+            fix = f"take {name} out of meta.substitute (redact a secret: `meta.redact.env`), and never give its value"
+            yield _Issue(place, ERROR, problem + ": the host, its model and its logs would read it", fix)
+        elif name in used:
+            problem = f"{how}: replay refuses the cassette until its user gives {name}"
+            yield _Issue(
+                place, WARNING, problem, f"make sure {name} is a value of the machine (a folder), not a secret"
+            )
 
 
 def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | None:
