@@ -238,7 +238,7 @@ KNOBS = [
 META = [
     ("meta: {redact: [API_KEY]}\n", "meta.redact", "expected a mapping"),
     ("meta: {redact: {env: API_KEY}}\n", "meta.redact.env", "list of strings"),
-    ("meta: {redact: {patterns: ['sk-[']}}\n", "meta.redact.patterns[0]", "not a valid regular expression"),
+    ("meta: {redact: {patterns: ['sk-[']}}\n", "meta.redact.patterns[0]", "not a regular expression mockmcp takes"),
     ("meta: {redact: {names: [A]}}\n", "meta.redact.names", "unknown key"),
 ]
 

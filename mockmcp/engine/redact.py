@@ -9,11 +9,11 @@ the other. Values are replaced as text, the longest first; the cassette keeps ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp._wire.patterns import SYNTAX, Pattern, compile_pattern
 from mockmcp._wire.words import placeholder, substitution_name
 from mockmcp.errors import CassetteError, UsageError
 
@@ -154,7 +154,7 @@ class Redactor(NamedTuple):
     env_names: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     secrets: tuple[tuple[str, str], ...] = ()  # (value, placeholder)
-    compiled: tuple[re.Pattern[str], ...] = ()
+    compiled: tuple[Pattern, ...] = ()
     substitutions: Substitutions = Substitutions()
 
     @classmethod
@@ -165,10 +165,10 @@ class Redactor(NamedTuple):
         compiled = []
         for pattern in patterns:
             try:
-                compiled.append(re.compile(pattern))
-            except re.error as exc:
-                problem = f"--redact {pattern!r} is not a valid regular expression: {exc}"
-                raise UsageError(problem, "fix the pattern (Python `re` syntax)") from None
+                compiled.append(compile_pattern(pattern))  # RE2: linear in the text (see `_wire.patterns`)
+            except ValueError as exc:
+                problem = f"--redact {pattern!r} is not a regular expression mockmcp takes: {exc}"
+                raise UsageError(problem, f"fix the pattern ({SYNTAX})") from None
         return cls(tuple(env_names), tuple(patterns), secrets, tuple(compiled))
 
     @classmethod

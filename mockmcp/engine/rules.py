@@ -8,10 +8,10 @@ when its exact key found nothing. On the launch path when a cassette has rules.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp._wire.patterns import compile_pattern
 from mockmcp._wire.words import Path, json_type, parse_path, render_place
 from mockmcp.engine.matching import Matcher, canonical, locate, short
 
@@ -49,7 +49,8 @@ def rules_of(match: dict[str, Any]) -> tuple[Rule, ...]:
     for text, matcher in match.items():
         if isinstance(matcher, dict):
             ((kind, argument),) = matcher.items()
-            argument = re.compile(argument) if kind == "regex" else argument
+            # RE2: linear in the live string, whatever pattern the cassette holds (see `_wire.patterns`)
+            argument = compile_pattern(argument) if kind == "regex" else argument
         else:
             kind, argument = matcher, None
         out.append(Rule(text, parse_path(text), kind, argument))

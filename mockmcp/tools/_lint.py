@@ -25,7 +25,7 @@ from mockmcp.cassette.store import loads
 from mockmcp.engine.redact import mentioned
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
-from mockmcp.tools._match_check import rule_issues
+from mockmcp.tools._match_check import nested_issue, nested_repeat, rule_issues
 from mockmcp.tools._secrets_scan import FIX, scan
 
 __all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
@@ -189,6 +189,10 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
         yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
     yield from _check_substitute(cassette)
+    patterns = (cassette.meta.get("redact") or {}).get("patterns") or ()
+    for index, pattern in enumerate(patterns):
+        if nested_repeat(pattern):
+            yield _Issue(("meta", "redact", "patterns", index), WARNING, *nested_issue(pattern))
 
 
 # A name that reads like a credential's: replay would put its value in what the host reads, were it given.

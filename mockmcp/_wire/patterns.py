@@ -1,0 +1,66 @@
+"""Regular expressions that come with a cassette (`match:` rules' `regex`, `meta.redact.patterns`, and
+`--redact`, which writes the latter): compiled by RE2, which matches in time linear in the text.
+
+A cassette arrives in pull requests. Python's `re` backtracks: one pattern such as `(\\w+\\s?)+ in Paris`
+and a 50-character string keep it busy for ages, and it cannot be interrupted, not even from a thread, so
+a replay would never answer and every session of `replay --http` would stall behind it. RE2 (the
+`google-re2` package) has no such pattern: whatever the cassette writes, a match costs time in proportion
+to the text, and a pattern too large for its memory bound is refused when it is compiled. The price is
+its syntax: Python's without backreferences and lookaround, with ASCII classes. RE2 is imported only when
+a pattern is compiled, so a cassette without one never pays for it.
+"""
+
+from __future__ import annotations
+
+from mockmcp._wire.jsonrpc import without_lone_surrogates
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["SYNTAX", "Pattern", "compile_pattern"]
+
+SYNTAX = (
+    "RE2 syntax: Python's `re` without backreferences (`\\1`) or lookaround (`(?=`, `(?<=`); `\\w`, `\\d`, "
+    "`\\s` and `\\b` are ASCII (`\\pL` is any letter)"
+)
+
+
+class Pattern:
+    """A pattern RE2 compiled, with `re`'s `pattern`, `fullmatch` and `sub`. RE2 reads UTF-8, which a lone
+    surrogate (a cut emoji) cannot be written in: such a string is read with U+FFFD in its place, as the
+    recorder stores it and replay matches it (`jsonrpc.without_lone_surrogates`)."""
+
+    __slots__ = ("compiled", "pattern")
+
+    def __init__(self, compiled: Any, pattern: str) -> None:
+        self.compiled, self.pattern = compiled, pattern
+
+    def fullmatch(self, text: str) -> Any:
+        """The match of the whole text, or None."""
+        try:
+            return self.compiled.fullmatch(text)
+        except UnicodeEncodeError:
+            return self.compiled.fullmatch(without_lone_surrogates(text))
+
+    def sub(self, replacement: str, text: str) -> str:
+        """The text with every match replaced."""
+        try:
+            return str(self.compiled.sub(replacement, text))
+        except UnicodeEncodeError:
+            return str(self.compiled.sub(replacement, without_lone_surrogates(text)))
+
+
+def compile_pattern(pattern: str) -> Pattern:
+    """The pattern compiled by RE2. Raises ValueError saying why RE2 refuses it, or that google-re2 is missing."""
+    try:
+        import re2  # deferred: only a cassette or an option with a pattern pays for it
+    except ImportError:
+        raise ValueError("google-re2, which mockmcp depends on, is not installed: pip install google-re2") from None
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own line on stderr, which belongs to mockmcp's notes
+    try:
+        return Pattern(re2.compile(pattern, options), pattern)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        raise ValueError(reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)) from None
