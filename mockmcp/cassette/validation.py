@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mockmcp._wire.jsonrpc import MAX_DEPTH, NOTIFICATION, REQUEST, is_valid_id
 from mockmcp._wire.patterns import SYNTAX, compile_pattern
-from mockmcp._wire.protocol import CANCELLED, LISTEN
+from mockmcp._wire.protocol import CANCELLED, LISTEN, cancelled_request
 from mockmcp._wire.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 from mockmcp.cassette import model
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
@@ -622,8 +622,8 @@ def _cancels(interactions: list[tuple[int, Interaction]]) -> dict[tuple[int, boo
     found = {}
     for index, interaction in interactions:
         params = interaction.params if interaction.kind == NOTIFICATION and interaction.method == CANCELLED else None
-        request_id = params.get("requestId") if isinstance(params, dict) else None
-        if is_valid_id(request_id):
+        request_id = cancelled_request(params)
+        if request_id is not None:
             found[(interaction.session, isinstance(request_id, str), request_id)] = index
     return found
 
