@@ -363,6 +363,12 @@ CLEAN = [
         + "  response: {result: {}}\n",
     ),
     ("raw lines are whatever the user wrote", HEAD + '- server:\n  - raw: \'{"id": null, "result": 3}\'\n'),
+    (
+        "PROJECT, and a name no message uses",
+        "version: 1\nmeta: {substitute: [PROJECT, MONKEY_DIR]}\n"
+        + HEAD[11:]
+        + "- request: {method: x, params: {p: '${PROJECT}/a'}}\n  response: {result: {}}\n",
+    ),
 ]
 
 

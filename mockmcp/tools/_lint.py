@@ -10,7 +10,6 @@ replay would serve wrongly or a host would reject; warnings are legal but probab
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -195,8 +194,14 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
             yield _Issue(("meta", "redact", "patterns", index), WARNING, *nested_issue(pattern))
 
 
-# A name that reads like a credential's: replay would put its value in what the host reads, were it given.
-_SECRET_NAME = re.compile(r"(?i)(TOKEN|SECRET|PASSW|PASS|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE)")
+# The words of a credential's name (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD): replay would put its value
+# in what the host reads, were it given.
+_SECRET_WORDS = {"AUTH", "COOKIE", "CREDENTIAL", "CREDENTIALS", "KEY", "PASS", "PASSWD", "PAT", "PRIVATE", "SECRET"}
+_SECRET_ENDS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY")
+
+
+def _secret_name(name: str) -> bool:
+    return any(word in _SECRET_WORDS or word.endswith(_SECRET_ENDS) for word in name.upper().split("_"))
 
 
 def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
@@ -209,7 +214,7 @@ def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
             continue
         place: Place = ("meta", "substitute", index)
         how = f"replay puts the value it is given (`--substitute {name}`) wherever the recording writes `${{{name}}}`"
-        if _SECRET_NAME.search(name):
+        if _secret_name(name):
             problem = f"{name} reads like a credential's name, and {how}{', which it does' if name in used else ''}"
             fix = f"take {name} out of meta.substitute (redact a secret: `meta.redact.env`), and never give its value"
             yield _Issue(place, ERROR, problem + ": the host, its model and its logs would read it", fix)
