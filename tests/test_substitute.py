@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, child_env
+from conftest import MOCKMCP, SHIPPED, child_env
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
@@ -335,6 +335,16 @@ async def test_recorded_in_process_in_one_folder_replayed_in_process_in_another(
         async with Client(mockmcp.transport(cassette, strict=True, substitute={"DATA": second})) as client:
             said = await client.call_tool("where", {"folder": second})
     assert said.content[0].text == f"listed {second}"
+
+
+@pytest.mark.anyio
+async def test_the_transport_asks_no_value_of_a_name_no_answer_uses(tmp_path: Path) -> None:
+    cassette = tmp_path / "notes.yaml"
+    cassette.write_text((SHIPPED / "notes.yaml").read_text().replace("meta:\n", "meta:\n  substitute: [PROJECT]\n", 1))
+    with anyio.fail_after(30):
+        async with Client(mockmcp.transport(cassette), mode="legacy") as client:  # no substitute=, no PROJECT
+            said = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert said.content[0].text == "remember to buy milk"
 
 
 def test_replay_of_a_name_not_given_exits_2_naming_it_though_the_variable_is_set(tmp_path: Path) -> None:
