@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["SYNTAX", "Pattern", "compile_pattern"]
+__all__ = ["Pattern", "SYNTAX", "compile_pattern"]
 
 SYNTAX = (
     "RE2 syntax: Python's `re` without backreferences (`\\1`) or lookaround (`(?=`, `(?<=`); `\\w`, `\\d`, "
