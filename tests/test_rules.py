@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from mockmcp._wire.patterns import WORK, compile_pattern
 from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.store import loads
 from mockmcp.cassette.validation import from_data
@@ -281,6 +282,29 @@ def test_a_pattern_that_backtracks_in_re_answers_at_once(
             )
         ]
     )
+
+
+def test_a_pattern_whose_worst_case_is_too_costly_for_a_string_refuses_it_and_redacts_it_whole() -> None:
+    # RE2's worst case is the text's length times the pattern's size: (.*a){1000} took 88 s over a megabyte.
+    pattern = "(.*a){1000}"
+    compiled = compile_pattern(pattern)
+    assert compiled.limit == WORK // compiled.compiled.programsize < 10_000
+    long = "a" * (compiled.limit + 1)
+    cassette = ruled({"q": "a" * 1000}, {"arguments.q": {"regex": pattern}})
+    assert accepts(cassette, {"q": "a" * 1000})
+    error = ask(Replay(cassette, Matcher.build()), "search", {"q": long})
+    assert error["data"]["differences"] == [
+        f"arguments.q: its match rule `{{regex: '{pattern}'}}` refuses a string of {len(long)} characters: the "
+        f"pattern is run over at most {compiled.limit} (its work is bounded: a simpler pattern reads longer strings)"
+    ]
+    # replay's redaction by the cassette's patterns: one bound over the whole message, a text past it replaced whole
+    redactor = Redactor.for_replay(ruled({}, {}, {"redact": {"patterns": [pattern]}}), {}, (), "c.yaml")
+    assert redactor is not None and redactor.work == WORK
+    half = "a" * (compiled.limit // 2 + 1) + "b"
+    call = {"params": {"arguments": {"x": "a" * 1000 + "b", "y": half, "z": half}}}
+    assert redactor.message(call)["params"]["arguments"] == {"x": "[REDACTED]b", "y": "[REDACTED]b", "z": "[REDACTED]"}
+    # the user's own --redact is not bounded
+    assert Redactor.build((), (pattern,), {}).text(long + "b") == "[REDACTED]b"
 
 
 def test_a_lone_surrogate_is_read_as_u_fffd_by_a_pattern_as_replay_matches_it() -> None:

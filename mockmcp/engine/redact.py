@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
-from mockmcp._wire.patterns import SYNTAX, Pattern, compile_pattern
+from mockmcp._wire.patterns import SYNTAX, WORK, Pattern, compile_pattern
 from mockmcp._wire.words import placeholder, substitution_name
 from mockmcp.errors import CassetteError, UsageError
 
@@ -156,6 +156,7 @@ class Redactor(NamedTuple):
     secrets: tuple[tuple[str, str], ...] = ()  # (value, placeholder)
     compiled: tuple[Pattern, ...] = ()
     substitutions: Substitutions = Substitutions()
+    work: int = 0  # the patterns' bound of work over one message (`Pattern.sub`); 0: none, the user's own patterns
 
     @classmethod
     def build(cls, env_names: tuple[str, ...], patterns: tuple[str, ...], environ: Mapping[str, str]) -> Redactor:
@@ -214,20 +215,23 @@ class Redactor(NamedTuple):
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
-        """The rules a cassette was recorded with, with secret values from this environment."""
+        """The rules a cassette was recorded with, with secret values from this environment; its patterns, which
+        come with the cassette, bounded in their work (`WORK`)."""
         rules = meta.get("redact") or {}
-        return cls.build(tuple(rules.get("env") or ()), tuple(rules.get("patterns") or ()), environ)
+        built = cls.build(tuple(rules.get("env") or ()), tuple(rules.get("patterns") or ()), environ)
+        return built._replace(work=WORK)
 
     def __bool__(self) -> bool:
         return bool(self.secrets or self.compiled or self.substitutions)
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, budget: list[int] | None = None) -> str:
         """The text with every secret replaced by its placeholder, then every substituted value by its own
-        (secrets first: a secret must never survive inside a value that is expanded back)."""
+        (secrets first: a secret must never survive inside a value that is expanded back), then every pattern's
+        match; `budget`: the patterns' work left for the message it is part of (`Pattern.sub`)."""
         text = self._secrets(text)
         text = self.substitutions.text(text)
         for pattern in self.compiled:
-            text = pattern.sub(PATTERN_PLACEHOLDER, text)
+            text = pattern.sub(PATTERN_PLACEHOLDER, text, budget)
         return text
 
     def _secrets(self, text: str) -> str:
@@ -238,21 +242,25 @@ class Redactor(NamedTuple):
     def message(self, message: Any, ids: bool = True) -> Any:
         """A parsed message (or batch) with its strings redacted value by value, so a pattern never breaks the
         JSON. A string id loses only secret values (patterns could make two ids one); with `ids=False` it stays
-        whole, for a reply that carries the host's id."""
+        whole, for a reply that carries the host's id. The patterns share one bound of work over it all (`work`)."""
         if not self:
             return message
+        budget = [self.work] if self.work else None
         if isinstance(message, list):
-            return [self.message(item, ids) for item in message]
-        if isinstance(message, dict):
-            return {key: self._field(key, value, ids) for key, value in message.items()}
-        return map_strings(message, self.text, keys=True)
+            return [self._message(item, ids, budget) for item in message]
+        return self._message(message, ids, budget)
 
-    def _field(self, key: str, value: Any, ids: bool) -> Any:
+    def _message(self, message: Any, ids: bool, budget: list[int] | None) -> Any:
+        if isinstance(message, dict):
+            return {key: self._field(key, value, ids, budget) for key, value in message.items()}
+        return map_strings(message, lambda text: self.text(text, budget), keys=True)
+
+    def _field(self, key: str, value: Any, ids: bool, budget: list[int] | None) -> Any:
         if key == "jsonrpc":
             return value
         if key == "id":
             return self._secrets(value) if ids and isinstance(value, str) else value
-        return map_strings(value, self.text, keys=True)
+        return map_strings(value, lambda text: self.text(text, budget), keys=True)
 
     def line(self, line: bytes) -> bytes:
         """A wire line, redacted: a JSON one value by value (re-encoded compactly), any other as text."""

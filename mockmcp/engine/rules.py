@@ -128,6 +128,11 @@ def refusal(rule: Rule, recorded: Any, live: Any) -> str | None:
     if rule.kind == "regex":
         if not isinstance(live, str):
             return f"{_short(live)}: it wants a string"
+        if len(live) > rule.argument.limit:
+            return (
+                f"a string of {len(live)} characters: the pattern is run over at most {rule.argument.limit} "
+                "(its work is bounded: a simpler pattern reads longer strings)"
+            )
         return None if rule.argument.fullmatch(live) else f"{_short(live)}: the pattern does not match it whole"
     if rule.kind == "subset":
         return _not_in(recorded, live, ())
