@@ -23,6 +23,7 @@ from mockmcp.cassette.validation import from_data
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
 from mockmcp.engine.replay import Replay, Send
+from mockmcp.engine.rules import refusal, rules_of
 from mockmcp.engine.selection import Recordings
 from mockmcp.errors import CassetteError
 from mockmcp.tools import _lint as lint
@@ -305,6 +306,19 @@ def test_a_pattern_whose_worst_case_is_too_costly_for_a_string_refuses_it_and_re
     assert redactor.message(call)["params"]["arguments"] == {"x": "[REDACTED]b", "y": "[REDACTED]b", "z": "[REDACTED]"}
     # the user's own --redact is not bounded
     assert Redactor.build((), (pattern,), {}).text(long + "b") == "[REDACTED]b"
+
+
+def test_the_patterns_tried_for_one_request_share_one_bound_of_work() -> None:
+    # Many groups with costly patterns, each string under its own limit, would add up: one request, one bound.
+    rules = rules_of({"a": {"regex": "(.*a){1000}"}, "b": {"regex": "(.*a){999}"}})
+    live = "b" * (rules[0].argument.limit * 6 // 10)
+    budget = [WORK]
+    assert (refusal(rules[0], "a", live, budget) or "").endswith("the pattern does not match it whole")
+    assert refusal(rules[1], "a", live, budget) == (
+        f"a string of {len(live)} characters: the cassette's patterns have done the work one request may cost "
+        f"({WORK} steps: fewer or simpler patterns, or shorter strings)"
+    )
+    assert (refusal(rules[1], "a", live) or "").endswith("the pattern does not match it whole")  # alone: within
 
 
 def test_a_lone_surrogate_is_read_as_u_fffd_by_a_pattern_as_replay_matches_it() -> None:
