@@ -48,7 +48,7 @@ def record_session(path: str, command: list[str], options: RecordOptions) -> Out
     mode = RecordMode(options.mode)
     if mode is RecordMode.ONCE and os.path.exists(path):
         note(f"{path} exists and the mode is once: replaying it (record afresh with --record-mode rewrite)")
-        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions))
+        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions), command="mockmcp record")
         return Outcome(replayed, "replayed the existing cassette")
     redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, command)
@@ -73,7 +73,8 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
     mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
     if mode is RecordMode.ONCE and os.path.exists(path):
         note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --record-mode rewrite)")
-        replay_cassette(path, ReplayOptions(substitutions=options.substitutions), serving._replace(listen=listen))
+        replaying = ReplayOptions(substitutions=options.substitutions)
+        replay_cassette(path, replaying, serving._replace(listen=listen), command="mockmcp record")
         return
     redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, [target])
