@@ -118,7 +118,10 @@ def given_as(asker: str, name: str) -> str:
     keyword (`substitute=`)."""
     if asker.endswith("="):
         return f"{asker}{{{name!r}: VALUE}} (a value None: the environment variable {name}'s)"
-    return f"{asker} {name}=VALUE, or {asker} {name} for the environment variable {name}'s value"
+    return (
+        f"{asker} {name}=VALUE, or {asker} {name} for the environment variable {name}'s value (the pytest plugin "
+        f"and mockmcp.transport: substitute={{{name!r}: VALUE}})"
+    )
 
 
 def mentioned(recorded: Cassette, names: Iterable[str]) -> set[str]:
