@@ -278,7 +278,7 @@ def test_a_pattern_that_backtracks_in_re_answers_at_once(
             (
                 'interactions[0].match["arguments.q"]',
                 "warning",
-                f"the pattern {pattern!r} repeats a repetition: mockmcp's RE2 matches it in linear time, but in a "
+                f"the pattern `{pattern}` repeats a repetition: mockmcp's RE2 matches it in linear time, but in a "
                 "backtracking engine (Python's `re`, where such a pattern is copied to) it can run for ages",
             )
         ]

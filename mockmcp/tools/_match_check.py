@@ -81,7 +81,7 @@ def nested_repeat(pattern: str) -> bool:
 def nested_issue(pattern: str) -> tuple[str, str]:
     """The warning on a nested repetition: the problem, and how to fix it."""
     problem = (
-        f"the pattern {pattern!r} repeats a repetition: mockmcp's RE2 matches it in linear time, but in a "
+        f"the pattern `{pattern}` repeats a repetition: mockmcp's RE2 matches it in linear time, but in a "
         "backtracking engine (Python's `re`, where such a pattern is copied to) it can run for ages"
     )
     return problem, "write it flat, e.g. `(\\w+\\s?)+` as `[\\w\\s]+`"
