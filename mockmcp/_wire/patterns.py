@@ -16,6 +16,7 @@ compiled, so a cassette without one never pays for it.
 from __future__ import annotations
 
 from mockmcp._wire.jsonrpc import without_lone_surrogates
+from mockmcp.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,11 +76,15 @@ class Pattern:
 
 
 def compile_pattern(pattern: str) -> Pattern:
-    """The pattern compiled by RE2. Raises ValueError saying why RE2 refuses it, or that google-re2 is missing."""
+    """The pattern compiled by RE2. Raises ValueError saying why RE2 refuses it, UsageError when google-re2 is
+    missing."""
     try:
         import re2  # deferred: only a cassette or an option with a pattern pays for it
     except ImportError:
-        raise ValueError("google-re2, which mockmcp depends on, is not installed: pip install google-re2") from None
+        raise UsageError(
+            f"the pattern {pattern!r} needs google-re2, which mockmcp depends on, and it is not installed",
+            "install it where mockmcp runs: pip install google-re2",
+        ) from None
     options = re2.Options()
     options.log_errors = False  # RE2 would print its own line on stderr, which belongs to mockmcp's notes
     try:
