@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
+from mockmcp.cassette import store
 from mockmcp.cli import options
 from mockmcp.cli.app import cli
 from mockmcp.cli.state import read_taken, write_taken
@@ -193,10 +194,13 @@ ARGV_SERVER = "import sys; open(sys.argv[1], 'w').write(' '.join(sys.argv[2:]))"
 def test_record_passes_the_servers_own_options_to_it(dashes: list[str], tmp_path: Path) -> None:
     seen = tmp_path / "argv.txt"
     out = tmp_path / "c.yaml"
-    server = [sys.executable, "-c", ARGV_SERVER, str(seen), "--its-flag", "--mode", "x"]
+    said = ARGV_SERVER + "; print('said')"  # a line to record: a cassette is saved
+    server = [sys.executable, "-c", said, str(seen), "--its-flag", "--mode", "x", "--api-key", "k3y-of-mine"]
     proc = mockmcp("record", "-o", str(out), "--record-mode", "rewrite", "--grace", "5", *dashes, *server)
     assert proc.returncode == 0, proc.stderr
-    assert seen.read_text() == "--its-flag --mode x"
+    assert seen.read_text() == "--its-flag --mode x --api-key k3y-of-mine"
+    assert store.load(str(out)).meta["server"][-2:] == ["--api-key", "[REDACTED]"]  # never the credential
+    assert "k3y-of-mine" not in out.read_text()
 
 
 def test_verify_passes_the_servers_own_options_to_it(tmp_path: Path) -> None:
