@@ -469,12 +469,13 @@ BAD = [
         "config.yaml:3:",
     ),
     # Untrusted text: nesting deep enough to exhaust the readers' recursion, and YAML's alias bombs.
-    ("mcp.json", '{"mcpServers":\n' + "[" * 5000 + "]" * 5000 + "}", "nested more than 100 levels", "mcp.json:2:"),
-    ("mcp.json", "[" * 101 + "]" * 101, "nested more than 100 levels", "mcp.json:1:"),
-    ("config.yaml", "extensions:\n  a: " + "[" * 5000 + "]" * 5000, "nested more than 100 levels", "config.yaml:2:"),
-    ("config.yaml", "".join("  " * i + "- \n" for i in range(5000)), "nested more than 100", "config.yaml:101:"),
-    ("config.toml", "[mcp_servers.a]\nargs = " + "[" * 5000 + "]" * 5000, "nested more than 100", "config.toml:2:"),
-    ("config.toml", 'a = "[[[["\nb = ' + "{x = " * 101 + "1" + "}" * 101, "nested more than 100", "config.toml:2:"),
+    ("mcp.json", '{"mcpServers":\n' + "[" * 5000 + "]" * 5000 + "}", "nesting depth", "mcp.json:2:"),
+    ("mcp.json", "[" * 101 + "]" * 101, "nesting depth", "mcp.json:1:"),
+    # (libyaml, where PyYAML has it, refuses this one itself: "exceeded maximum nesting depth")
+    ("config.yaml", "extensions:\n  a: " + "[" * 5000 + "]" * 5000, "nesting depth", "config.yaml:2:"),
+    ("config.yaml", "".join("  " * i + "- \n" for i in range(5000)), "nesting depth passes 100", "config.yaml:101:"),
+    ("config.toml", "[mcp_servers.a]\nargs = " + "[" * 5000 + "]" * 5000, "nesting depth passes 100", "config.toml:2:"),
+    ("config.toml", 'a = "[[[["\nb = ' + "{x = " * 101 + "1" + "}" * 101, "nesting depth passes 100", "config.toml:2:"),
     (
         "config.yaml",
         "a: &a [x, x, x, x, x, x, x, x, x]\n"
