@@ -216,6 +216,42 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*record the cassette again: pytest --mockmcp-record-mode=rewrite test_host.py::test_reads_a_note",
         ]
     )
+    # The host's error at the miss failed the test too: its traceback, down to the test's own line, is shown first.
+    result.stdout.fnmatch_lines(
+        [
+            "*test_host.py*in test_reads_a_note",  # the SDK's error, in a group of anyio's task groups
+            '*  assert await read(mockmcp, "note.txt") == "remember to buy milk"',
+            "*MCPError: mockmcp: no recorded interaction matches: tools/call",
+            "and mockmcp failed the same test:",
+            "*could not serve this test as recorded*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["FAILED test_host.py::test_reads_a_note - Failed: mockmcp: *"])
+
+
+def test_a_test_failed_by_its_own_assertion_and_by_strict_shows_both(pytester: pytest.Pytester) -> None:
+    """The test's failing line and its assertion's details stay in view above mockmcp's verdict."""
+    shipped(pytester)
+    asserted = '    text = await read(mockmcp, "notes.txt")\n    assert text == "something else"'
+    write_host_tests(
+        pytester, HOST_TESTS.replace('    assert await read(mockmcp, "notes.txt") == "remember to buy milk"', asserted)
+    )
+    result = run(pytester, "--mockmcp-strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            '>       assert text == "something else"',
+            "E       AssertionError: assert 'remember to buy milk' == 'something else'",
+            "test_host.py:*: AssertionError",
+            "and mockmcp failed the same test:",
+            "mockmcp: * could not serve this test as recorded:",
+            "never asked for (strict): interactions[[]*[]] *",
+        ]
+    )
+    result = run(pytester, "--mockmcp-strict", "--tb=short")
+    result.stdout.fnmatch_lines(
+        ["test_host.py:*: in test_reads_a_note", '    assert text == "something else"', "E   AssertionError: *"]
+    )
 
 
 def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.Pytester) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,10 @@ def test_cassettes_go_where_asked_and_the_mode_is_passed_on(config: Path, tmp_pa
         str(tmp_path / "out.json"),
     )
     notes = json.loads((tmp_path / "out.json").read_text(encoding="utf-8-sig"))["mcpServers"]["notes"]
-    cassette = str(tmp_path / "tapes" / "notes.yaml")
-    assert notes["args"][3:8] == ["-o", cassette, "--record-mode", "new_episodes", "--redact-env"]
+    # Claude Code starts the servers of a project's .mcp.json in its folder: the cassette, in it, is written from
+    # there (tests/test_wrap.py has the rule's table); the Python that has mockmcp lies elsewhere, and stays absolute.
+    assert notes["command"] == sys.executable
+    assert notes["args"][3:8] == ["-o", "./tapes/notes.yaml", "--record-mode", "new_episodes", "--redact-env"]
     sidecar = json.loads((tmp_path / ("out.json" + wrapping.SIDECAR)).read_text())
     assert sidecar["mode"] == "new"  # the stored value, as sidecars written before kept it
     assert [r["name"] for r in sidecar["remote"]] == ["web"] and sidecar["remote"][0][

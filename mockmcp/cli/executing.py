@@ -66,7 +66,7 @@ def _record(cassette: str, server: list[str], record: RecordOptions, serving: Se
         raise UsageError(
             f"record mode {mode.word} records {cassette}, and no server was given to record from",
             f"name the real server after `--`: mockmcp exec -o {shlex.quote(cassette)} "
-            f"--record-mode {mode.word} -- SERVER ARGS...",
+            f"--record-mode {mode.word} -- SERVER ARGS... (a test helper: its server: option)",
         )
     if serving.listen is not None:
         if len(server) != 1 or not server[0].startswith(("http://", "https://")):

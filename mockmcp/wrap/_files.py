@@ -22,7 +22,7 @@ from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import files
 from mockmcp.cli.replaying import http_extra, note
 from mockmcp.errors import ConfigError, MockmcpError, UsageError
-from mockmcp.wrap._hostconfig import Config, detect, read_config
+from mockmcp.wrap._hostconfig import Config, detect, host_path, read_config
 from mockmcp.wrap._rules import Remote, cassette_names, derive, expand, local_url, remote, restore, wrapped_command
 from mockmcp.wrap._sidecar import BACKUP, SIDECAR, Sidecar, read_sidecar, vouch
 
@@ -158,10 +158,13 @@ def _wrapped(
     """Each server's new value: a stdio one's command line, a remote one's local URL (and what serve runs)."""
     names = cassette_names(config.entries)
     commands, urls, remotes = {}, {}, []
+    source = Path(os.path.abspath(config.path or "."))
+    python = host_path(config.format, source, Path(sys.executable))  # where the host resolves it, as the host does
     for entry in config.entries:
         cassette = str(folder / names.get(entry.name, ""))
         if entry.kind == "stdio":
-            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.word)
+            written = host_path(config.format, source, Path(cassette))
+            commands[entry.name] = wrapped_command(config, entry, python, written, replay, mode.word)
         elif entry.kind == "http":
             served = remote(config, entry, _free_port(), cassette)
             urls[entry.name] = local_url(served.port, served.path)
