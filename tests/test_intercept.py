@@ -92,6 +92,13 @@ IDENTITIES = [
         ("time", ("uvx", "mcp-server-time")),
     ),
     (("python", ["a" * 200], None, None, {}), ("python-" + "a" * 62 + "-e35121adac", ("python", "a" * 200))),  # cut
+    (  # no credential names a cassette, nor reaches its meta.server
+        ("pg-mcp", ["--api-key", "k3y", "postgres://app:PASS@db/app"], None, None, {}),
+        (
+            "pg-mcp-api-key-_REDACTED_-postgres_app_REDACTED_db_app",
+            ("pg-mcp", "--api-key", "[REDACTED]", "postgres://app:[REDACTED]@db/app"),
+        ),
+    ),
 ]
 
 

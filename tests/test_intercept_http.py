@@ -31,10 +31,10 @@ from sdk_host import connect, full_session
 from test_pytest_plugin import run
 
 import mockmcp
+from mockmcp._wire.credentials import bare_url
 from mockmcp.cassette import store as cassettes
 from mockmcp.inprocess import _http
 from mockmcp.inprocess._identity import identify
-from mockmcp.record import bare_url
 from mockmcp.record._journal import journal_path
 
 GUARDED = ROOT / "tests" / "servers" / "guarded.py"

@@ -1040,3 +1040,35 @@ def test_over_http(mockmcp):
     result = run(pytester, "--mockmcp-live", "--mockmcp-strict")
     result.assert_outcomes(passed=3)
     assert not (pytester.path / "cassettes").exists()
+
+
+def test_a_kept_recording_replaces_the_journal_a_stopped_run_left_beside_its_cassette(tmp_path: Path) -> None:
+    """The journal `leftovers` moved beside the cassette waits for `mockmcp recover` until a recording of the
+    cassette is kept; one a live recorder holds, or beside a cassette the recording did not replace, stays."""
+    from mockmcp.stdio.processes import lock_file
+
+    ping = "version: 1\ninteractions:\n- request: {method: ping}\n  response: {result: {}}\n"
+    cassette, beside = tmp_path / "c.mcp.yaml", tmp_path / "c.mcp.yaml.journal"
+
+    def stage(text: str) -> Path:
+        staged = keeping.staged_path(cassette, os.getpid())
+        staged.write_text(text)
+        return staged
+
+    beside.write_text("{}\n")  # a run stopped mid-recording left it
+    with pytest.warns(UserWarning, match=r"removed .*c\.mcp\.yaml\.journal, the session of a run stopped"):
+        assert keeping.keep(stage(ping), cassette, lambda kept: kept, ())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.mcp.yaml"]
+
+    beside.write_text("{}\n")
+    with pytest.warns(UserWarning, match="the host sent nothing"):  # the cassette stays: so does the session
+        assert keeping.keep(stage("version: 1\ninteractions: []\n"), cassette, lambda kept: kept, ())
+    assert beside.exists()
+
+    fd = os.open(beside, os.O_RDONLY)  # a recorder holds it: it is alive, never replaced
+    try:
+        lock_file(fd)
+        assert keeping.keep(stage(ping), cassette, lambda kept: kept, ())
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.mcp.yaml", "c.mcp.yaml.journal"]

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from mockmcp.errors import ConfigError, UsageError
+from mockmcp.wrap._configtext import read_json, read_toml, read_yaml
 from mockmcp.wrap._hostconfig import detect, host_path, read_config, references
 from mockmcp.wrap._rules import cassette_names, derive, expand, local_url, remote, restore, wrapped_command
 
@@ -468,6 +469,23 @@ BAD = [
         "a YAML alias",
         "config.yaml:3:",
     ),
+    # Untrusted text: nesting deep enough to exhaust the readers' recursion, and YAML's alias bombs.
+    ("mcp.json", '{"mcpServers":\n' + "[" * 5000 + "]" * 5000 + "}", "nesting depth", "mcp.json:2:"),
+    ("mcp.json", "[" * 101 + "]" * 101, "nesting depth", "mcp.json:1:"),
+    # (libyaml, where PyYAML has it, refuses this one itself: "exceeded maximum nesting depth")
+    ("config.yaml", "extensions:\n  a: " + "[" * 5000 + "]" * 5000, "nesting depth", "config.yaml:2:"),
+    ("config.yaml", "".join("  " * i + "- \n" for i in range(5000)), "nesting depth passes 100", "config.yaml:101:"),
+    ("config.toml", "[mcp_servers.a]\nargs = " + "[" * 5000 + "]" * 5000, "nesting depth passes 100", "config.toml:2:"),
+    ("config.toml", 'a = "[[[["\nb = ' + "{x = " * 101 + "1" + "}" * 101, "nesting depth passes 100", "config.toml:2:"),
+    (
+        "config.yaml",
+        "a: &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcde", "bcdef", strict=True))
+        + "extensions: {}\n",
+        "expand it to more than 100,000 values",
+        "config.yaml:6:",
+    ),
+    ("config.yaml", "extensions: &a {a: {cmd: x, args: [*a]}}\n", "inside the value it names", "config.yaml:1:"),
 ]
 
 
@@ -479,6 +497,14 @@ def test_a_config_that_cannot_be_wrapped_says_where_and_how_to_fix(
         read_config(text, detect(path, text), path)
     said = raised.value.render()
     assert problem in said and path in said and "how to fix" in said and also in said
+
+
+def test_nesting_and_aliases_within_the_bounds_are_read() -> None:
+    """100 levels, and aliases that expand to a few values, read as before."""
+    deep, less = "[" * 100 + "]" * 100, "[" * 99 + "]" * 99
+    assert read_json(deep)[0] == read_yaml(deep)[0] == [read_toml(f'a = ["#[", {less}]')[0]["a"][1]]
+    data, spans = read_yaml("x: &x [1, 2]\ny: [*x, *x, *x]\n")
+    assert data["y"] == [[1, 2]] * 3 and spans[("y", 2, 1)] == spans[("x", 1)]
 
 
 def test_a_wrapped_config_and_two_servers_sharing_a_cassette_are_refused() -> None:
