@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.patterns import SYNTAX, WORK, Pattern, compile_pattern
-from mockmcp._wire.words import placeholder, substitution_name
+from mockmcp._wire.words import REDACTED, placeholder, substitution_name
 from mockmcp.errors import CassetteError, UsageError
 
 TYPE_CHECKING = False
@@ -148,7 +148,7 @@ def mentioned(recorded: Cassette, names: Iterable[str]) -> set[str]:
     return found
 
 
-PATTERN_PLACEHOLDER = "[REDACTED]"
+PATTERN_PLACEHOLDER = REDACTED
 
 
 class Redactor(NamedTuple):
