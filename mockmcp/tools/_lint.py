@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from mockmcp._wire import jsonrpc, protocol
-from mockmcp._wire.credentials import credentials_in
+from mockmcp._wire.credentials import credentials_in, secret_name
 from mockmcp._wire.jsonrpc import is_valid_id
 from mockmcp._wire.words import REDACTED, Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
@@ -216,16 +216,6 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
             yield _Issue(("meta", "redact", "patterns", index), WARNING, *nested_issue(pattern))
 
 
-# The words of a credential's name (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD): replay would put its value
-# in what the host reads, were it given.
-_SECRET_WORDS = {"AUTH", "COOKIE", "CREDENTIAL", "CREDENTIALS", "KEY", "PASS", "PASSWD", "PAT", "PRIVATE", "SECRET"}
-_SECRET_ENDS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY")
-
-
-def _secret_name(name: str) -> bool:
-    return any(word in _SECRET_WORDS or word.endswith(_SECRET_ENDS) for word in name.upper().split("_"))
-
-
 def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
     """`meta.substitute` names other than the plugin's `PROJECT`: replay fills each in only when its user gives
     the value (a warning, so that a reviewer asks what it is), and one named like a credential is an error."""
@@ -236,7 +226,7 @@ def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
             continue
         place: Place = ("meta", "substitute", index)
         how = f"replay puts the value it is given (`--substitute {name}`) wherever the recording writes `${{{name}}}`"
-        if _secret_name(name):
+        if secret_name(name):
             problem = f"{name} reads like a credential's name, and {how}{', which it does' if name in used else ''}"
             fix = f"take {name} out of meta.substitute (redact a secret: `meta.redact.env`), and never give its value"
             yield _Issue(place, ERROR, problem + ": the host, its model and its logs would read it", fix)
