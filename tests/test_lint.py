@@ -52,6 +52,15 @@ BROKEN = [
         "error",
         "GITHUB_TOKEN reads like a credential's name, and replay puts the value it is given",
     ),
+    (  # PWD is the shell's working folder: a machine value, as DATA
+        "version: 1\nmeta:\n  substitute: [PWD]\n"
+        + HEAD[11:]
+        + "- request: {method: x, params: {p: '${PWD}/a'}}\n  response: {result: {}}\n",
+        3,
+        "meta.substitute[0]",
+        "warning",
+        "replay refuses the cassette until its user gives PWD",
+    ),
     (
         "version: 1\nmeta:\n  substitute: [DATA]\n"
         + HEAD[11:]

@@ -226,7 +226,7 @@ def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
             continue
         place: Place = ("meta", "substitute", index)
         how = f"replay puts the value it is given (`--substitute {name}`) wherever the recording writes `${{{name}}}`"
-        if secret_name(name):
+        if secret_name(name) and name != "PWD":  # PWD: the shell's working folder, not a password
             problem = f"{name} reads like a credential's name, and {how}{', which it does' if name in used else ''}"
             fix = f"take {name} out of meta.substitute (redact a secret: `meta.redact.env`), and never give its value"
             yield _Issue(place, ERROR, problem + ": the host, its model and its logs would read it", fix)
