@@ -192,3 +192,20 @@ def test_a_job_that_waited_its_time_goes_once_its_hard_need_comes_though_the_hos
     assert ordering.give_up("slow") == []  # excused the soft part; the cancel is still to come
     assert ordering.arrive(("cancel", 0)) == ["slow"]
     assert ordering.check("slow", 0, 3, 0) == GO
+
+
+def test_held_jobs_go_in_the_order_they_began_to_wait_and_once() -> None:
+    """Four calls recorded one after another, asked last first: each answer waits for the calls recorded before
+    it, and the arrival that lets them go lets them go in the order they began to wait; a job that went after its
+    gap is not let go again when what it waited for comes."""
+    calls = tuple(client("tools/call", n + 1, at=float(n), took=0.1) for n in range(4))
+    ordering = Ordering(Causes(calls))
+    assert [ordering.arrive(n) for n in (3, 2, 1)] == [[], [], []]
+    assert [ordering.check(job, n, 1, 0) for job, n in (("d", 3), ("b", 1), ("c", 2))] == [HELD] * 3
+    assert ordering.check("d", 3, 1, 0) == HELD  # asked again, it keeps its place
+    assert ordering.arrive(0) == ["d", "b", "c"]
+    late = Ordering(Causes(calls))
+    late.arrive(1)
+    assert late.check("b", 1, 1, 0) == HELD and late.check("c", 2, 1, 0) == HELD
+    assert late.give_up("b") == ["b"] and late.check("b", 1, 1, 0) == GO  # the host skipped call 0
+    assert late.arrive(0) == [] and late.arrive(2) == ["c"]
