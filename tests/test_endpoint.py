@@ -287,10 +287,12 @@ def opening(
     asked: bytes = INITIALIZE,
     said: list[Any] | None = None,
     sse: list[Any] | None = None,
+    reply: dict[str, Any] = INIT_REPLY,
 ) -> list[Any]:
     """The opening of a handshake session (`headers`: its id): initialize (with what the endpoint says first, if
-    anything; `sse`: the events of a server that streams every answer) and notifications/initialized."""
-    answer = [("respond", "c0", 200, INIT_REPLY, headers)] if sse is None else sse_answer("c0", sse, headers)
+    anything; `sse`: the events of a server that streams every answer; `reply`: its answer, as JSON) and
+    notifications/initialized."""
+    answer = [("respond", "c0", 200, reply, headers)] if sse is None else sse_answer("c0", sse, headers)
     return [
         (post("c0", asked, POST), [*(said or []), *answer]),
         (post("c0", INITIALIZED, {**SESSION, **headers}), [("respond", "c0", 202, "", headers)]),
@@ -1052,9 +1054,11 @@ def test_a_cancelled_request_s_stream_ends_without_a_reply(text: str, steps: lis
 OLDER = (
     "mockmcp: the host asks for protocol version '2025-03-26', older than the '2025-11-25' the recording's host "
     "asked for (interactions[0]): a server that speaks '2025-03-26' answers in it, and may offer less; the answers "
-    "are the recorded ones, of the newer version"
+    "are the recorded ones, of the newer version (initialize's says the version the server would answer in)"
 )
-OPENING_2025_03_26 = opening(asked=INITIALIZE_2025_03_26, said=[("note", OLDER)])
+# As the SDK server does, the answer is in the older version asked for.
+INIT_REPLY_2025_03_26 = {**INIT_REPLY, "result": {**INIT_REPLY["result"], "protocolVersion": "2025-03-26"}}
+OPENING_2025_03_26 = opening(asked=INITIALIZE_2025_03_26, said=[("note", OLDER)], reply=INIT_REPLY_2025_03_26)
 CANCEL_UNKNOWN = (
     b'[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":98}},'
     b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]'

@@ -1316,11 +1316,11 @@ interactions:
     assert sent(actions) == [result(9, {"content": []})] and engine.report.mismatches == []
 
 
-def test_initialize_with_another_protocol_version_is_answered_as_recorded_with_a_note() -> None:
+def test_initialize_with_an_older_protocol_version_is_answered_in_it_with_a_note() -> None:
     engine = engine_for(NOTES)
     line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"9"}}}'  # noqa: E501 (a literal message, as on the wire)
     actions = engine.receive(line)
-    assert sent(actions) == [result(1, INIT_RESULT)]
+    assert sent(actions) == [result(1, {**INIT_RESULT, "protocolVersion": "2025-06-18"})]  # as the SDK server
     version, capabilities = notes(actions)  # this host also declares roots, which the recording's did not
     assert "2025-06-18" in version and "2025-11-25" in version
     assert "declares roots, which the recording's host did not" in capabilities

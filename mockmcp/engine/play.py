@@ -140,7 +140,7 @@ class Player:
         """The reply to the live request: the recorded response, or what the fault knobs say instead."""
         interaction, batch = job.interaction, job.batch
         if batch is None or interaction.drop or interaction.raw_response is not None or interaction.response is None:
-            sent, fault = self.writer.reply(job.index, interaction, job.reply_id, job.key)
+            sent, fault = self.writer.reply(job.index, interaction, job.reply_id, job.key, job.version)
             if fault:
                 self.report.faults.append(fault)
             return sent

@@ -60,7 +60,7 @@ class Job:
     """One interaction being played to the host: where it is, and what it plays for."""
 
     __slots__ = ("alarm", "batch", "clock", "entry", "exchange", "index", "interaction", "key")
-    __slots__ += ("reply_id", "slept", "state", "step", "token", "waiting")
+    __slots__ += ("reply_id", "slept", "state", "step", "token", "version", "waiting")
 
     def __init__(
         self, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any
@@ -73,6 +73,7 @@ class Job:
         self.waiting: Any = None  # the id of its server request awaiting the host's answer
         self.clock, self.slept = interaction.at, -1  # --timing: the recorded time reached, the step slept before
         self.exchange: Exchange | None = None  # among several recorded sessions: what the host's answers are held to
+        self.version: str | None = None  # an initialize's answer in this protocol version (`emulation.negotiated`)
 
 
 class Schedule:
