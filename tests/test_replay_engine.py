@@ -1091,6 +1091,18 @@ def test_listen_events_wait_for_what_caused_them(lines: list[bytes], expected: l
     assert [sent(engine.receive(line)) for line in lines] == expected
 
 
+def test_a_listen_event_timed_with_its_calls_answer_goes_before_it() -> None:
+    """The slow write answered at 3.5 s, the time its event was recorded at (one turn of the recorder read both):
+    the event goes as the call begins, before the answer, as the server sent it."""
+    tied = LISTEN_THEN_CALLS.replace("took: 1.0", "took: 0.5")
+    engine = engine_for(tied)
+    assert [sent(engine.receive(line)) for line in (LISTEN_LINE, WRITE_LINE, SLOW_WRITE_LINE)] == [
+        [LISTENING],
+        [WROTE, UPDATED_A],
+        [UPDATED_B, SLOW_WROTE],
+    ]
+
+
 def test_listen_events_without_recorded_times_go_as_the_listen_begins() -> None:
     untimed = re.sub(r"at: [0-9.]+\n\s+", "", LISTEN_THEN_CALLS)
     assert "at:" not in untimed

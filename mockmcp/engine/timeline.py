@@ -21,7 +21,9 @@ __all__ = ["Causes", "answer_time", "listen_holds", "message_times", "response_t
 
 def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
     """What each listen event waits for, (interaction, item) -> (interaction, whether to its end): its cause, the
-    session's last client interaction recorded before it, played (or only begun, if unanswered then)."""
+    session's last client interaction recorded before it, played (or only begun, if unanswered then; answered at
+    the same recorded time too: a server says what changed before it returns, and the recorder, reading the two
+    streams in one turn, times them alike)."""
     holds: dict[tuple[int, int], tuple[int, bool]] = {}
     for i, interaction in enumerate(interactions):
         for j, item in enumerate(interaction.server):
@@ -38,7 +40,7 @@ def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int],
                 anchor = k
             if anchor is not None:
                 answered = response_time(interactions[anchor])
-                to_the_end = interactions[anchor].kind == NOTIFICATION or (answered is not None and answered <= item.at)
+                to_the_end = interactions[anchor].kind == NOTIFICATION or (answered is not None and answered < item.at)
                 holds[(i, j)] = (anchor, to_the_end)
     return holds
 
