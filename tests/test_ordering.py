@@ -89,7 +89,9 @@ def test_each_message_needs_the_client_events_recorded_before_it() -> None:
         (1, 1): 2,  # the elicitation: both calls
         (1, 2): 2,  # the fast call's answer: the host's answer, at the same moment, is its own job's order
     }
-    assert causes.gaps[(0, 2)] == 0.5 and causes.gaps[(0, 3)] == 0.6  # from the message before, in its job
+    # from what caused them in their job, on the recorded clock: the request (the progress after another went at
+    # once), or the host's answer to the job's server request (the fast call's answer came as it did)
+    assert causes.gaps == {(0, 1): 0.1, (0, 2): 0.6, (0, 3): 1.2, (1, 1): 0.1, (1, 2): 0.0}
     assert causes.hard == {(0, 3): (("cancel", 0),)}  # never without the cancel
     assert causes.cancels == {0: 2}
 
@@ -155,7 +157,7 @@ def test_what_a_held_job_waits_for_is_named() -> None:
     assert ordering.check("slow", 0, 2, 0) == HELD
     assert ordering.missing("slow") == [1, (1, 0)]
     assert ordering.blocked() == ["slow"]
-    assert ordering.gap(0, 2) == 0.5
+    assert ordering.gap(0, 2) == 0.6
 
 
 def test_moving_to_another_recorded_session_counts_what_its_host_sent_before() -> None:

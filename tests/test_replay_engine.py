@@ -1582,3 +1582,42 @@ def test_a_broken_off_answer_sends_what_came_before_it_then_cuts_the_request_and
         "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)",
         "interactions[1]: the reply to request 8 was dropped",
     ]
+
+
+# A call reporting progress; the recorded host cancelled it at 1.0 s, and its server sent one more progress after
+# the cancel (it had not seen it yet), then the cancelled answer.
+PROGRESS_PAST_CANCEL = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 1, method: tools/call, params: {name: slow, _meta: {progressToken: 1}}}
+  server:
+  - at: 0.1
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 1}}
+  - at: 0.5
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 2}}
+  - at: 1.05
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 3}}
+  response: {error: {code: 0, message: Request cancelled}}
+  took: 1.1
+- at: 1.0
+  notification: {method: notifications/cancelled, params: {requestId: 1}}
+"""
+PROGRESS_CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"t"}}}'
+PROGRESS_CANCEL = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}'
+
+
+def progressed(n: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": n}}
+
+
+def test_a_message_sent_after_the_cancel_waits_as_long_as_the_server_took_from_the_request() -> None:
+    """The progress before the cancel goes at once; the one after it waits for the cancel at most the 1.05 s its
+    server took from the request (on the recorded clock), not the 0.55 s from the progress before it, which a
+    host that cancels at 0.7 s would see before its cancel."""
+    engine = engine_for(PROGRESS_PAST_CANCEL)
+    actions = engine.receive(PROGRESS_CALL)
+    assert sent(actions) == [progressed(1), progressed(2)]
+    assert [action.after for action in actions if isinstance(action, Wake)] == [1.05]
+    # A host that cancels within the window gets the rest after its cancel, as the recorded host did.
+    assert sent(engine.receive(PROGRESS_CANCEL)) == [progressed(3), {**CANCELLED_ERROR, "id": 7}]

@@ -4,10 +4,11 @@ A server message was sent after the client messages recorded before it in its se
 so it goes only once the live host has sent their like: events *arrive* (`arrive`: a matched interaction by
 index, a host's answer `(interaction, item)`, `("cancel", index)`, `("played", index)`), and each recorded
 session's *frontier* counts how many of its events, in recorded order, have all come. A message that needs
-more is `HELD` for at most as long as its server took (`gap`), then `give_up` lets it go and what the host
-skipped counts as come; or `BLOCKED` for ever, when its server could not have sent it without the event
-(`hard`: a late answer needs the cancel, a listen event its cause). Jobs are keys the engine chooses;
-a key handed back may name a job that is gone.
+more is `HELD` for at most as long as its server took after what caused it in its job (`gap`: from the request,
+or the host's latest answer to it, on the recorded clock), then `give_up` lets it go and what the host skipped
+counts as come; or `BLOCKED` for ever, when its server could not have sent it without the event (`hard`: a
+late answer needs the cancel, a listen event its cause). Jobs are keys the engine chooses; a key handed back
+may name a job that is gone.
 
 What a job waits for is indexed (the frontier it needs, per session, in a heap; each hard event it lacks), so
 an arrival looks only at the jobs it may let go: its cost does not grow with how many jobs wait.
@@ -82,7 +83,7 @@ class Ordering:
         return BLOCKED
 
     def gap(self, index: int, step: int) -> float:
-        """How long the recorded server took to send that message after the one before it in its interaction."""
+        """How long the recorded server took to send that message after what caused it (`timeline.Causes.gaps`)."""
         return self.causes.gaps.get((index, step), 0.0)
 
     def missing(self, key: Hashable) -> list[Hashable]:

@@ -92,7 +92,9 @@ class Player:
             return [self.schedule.sleep(job, wait)]  # this step again, once the wait is over
         verdict = self.ordering.check(job, job.index, step, interaction.session) if job.batch is None else ordering.GO
         if verdict == ordering.HELD:
-            return [self.schedule.sleep(job, self.ordering.gap(job.index, step), "hold")]
+            # Its window is counted on the recorded clock from what caused it; the messages before it went at once.
+            window = self.ordering.gap(job.index, step) - self.schedule.waited(job)
+            return [self.schedule.sleep(job, round(max(0.0, window), 4), "hold")]
         if verdict == ordering.BLOCKED:
             self.schedule.move(job, "block")
             return []
