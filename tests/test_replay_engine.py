@@ -1621,3 +1621,42 @@ def test_a_message_sent_after_the_cancel_waits_as_long_as_the_server_took_from_t
     assert [action.after for action in actions if isinstance(action, Wake)] == [1.05]
     # A host that cancels within the window gets the rest after its cancel, as the recorded host did.
     assert sent(engine.receive(PROGRESS_CANCEL)) == [progressed(3), {**CANCELLED_ERROR, "id": 7}]
+
+
+# A slow call, then a fast one with progress, answered while the slow one ran; the slow one answered at `took`.
+TWO_CALLS_APART = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 1, method: tools/call, params: {name: slow}}
+  response: {result: {content: []}}
+  took: TOOK
+- at: 0.1
+  request: {id: 2, method: tools/call, params: {name: fast, _meta: {progressToken: 2}}}
+  server:
+  - at: 0.3
+    notification: {method: notifications/progress, params: {progressToken: 2, progress: 1}}
+  response: {result: {content: [{type: text, text: fast}]}}
+  took: 0.4
+"""
+
+
+@pytest.mark.parametrize(
+    ("took", "turns"),
+    [
+        ("0.6", [("notifications/progress", False), ("b", True), ("a", True)]),  # each apart from the one before
+        ("0.5", [("notifications/progress", False), ("b", True), ("a", False)]),  # the two answers read together
+    ],
+    ids=["apart", "together"],
+)
+def test_a_message_the_recording_had_apart_from_the_one_before_gives_the_host_a_turn(
+    took: str, turns: list[tuple[str, bool]]
+) -> None:
+    """Every shell gives the host a turn before a `Send` with `turn` (a host that dispatches notifications in tasks
+    of their own then sees them in the recorded order); messages recorded together go together."""
+    engine = engine_for(TWO_CALLS_APART.replace("TOOK", took))
+    slow = engine.receive(b'{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}}')
+    assert sent(slow) == []  # its answer waits for the fast call, recorded before it
+    fast = b'{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"fast","_meta":{"progressToken":"p"}}}'
+    said = [(action, json.loads(action.data)) for action in engine.receive(fast) if isinstance(action, Send)]
+    assert [(message.get("method", message.get("id")), action.turn) for action, message in said] == turns

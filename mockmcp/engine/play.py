@@ -52,6 +52,7 @@ class Player:
         self.capabilities = emulation.Capabilities()  # what the live host declared
         self.questions = Questions()  # server requests awaiting the host's answer
         self.requests: dict[Any, Job] = {}  # live request (its key, else its id) -> its job
+        self.sent_at: float | None = None  # the recorded time of the latest message sent
 
     def begin(
         self, index: int, reply_id: Any = None, token: Any = live.KEEP, batch: Batch | None = None, key: Any = None
@@ -78,7 +79,21 @@ class Player:
         return self.run()
 
     def step(self, job: Job) -> list[Action]:
-        """Play the job's next step (a delay, a server item, the response), and move it on (see `schedule`)."""
+        """Play the job's next step (a delay, a server item, the response), and move it on (see `schedule`); a
+        message the recording had apart from the one sent before it says so (`Send.turn`)."""
+        at = self.schedule.moment(job.index, job.step) if job.step else None
+        out = self._play(job)
+        if at is None:
+            return out
+        for n, action in enumerate(out):
+            if isinstance(action, Send):
+                if self.sent_at is not None and at > self.sent_at:
+                    out[n] = action._replace(turn=True)
+                self.sent_at = at
+                break
+        return out
+
+    def _play(self, job: Job) -> list[Action]:
         interaction, step = job.interaction, job.step
         if step == 0:
             job.step = 1
