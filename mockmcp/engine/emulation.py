@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction
 
-__all__ = ["Capabilities", "Refusal", "capability_differences", "capability_note", "other_era", "ping", "recorded_eras"]
-__all__ += ["negotiated", "refusal", "undeclared", "version_note"]
+__all__ = ["Capabilities", "Refusal", "capability_differences", "capability_note", "negotiated", "other_era", "ping"]
+__all__ += ["recorded_eras", "refusal", "undeclared", "version_note"]
 
 
 class Refusal(NamedTuple):
