@@ -10,6 +10,10 @@ the recording, taking turns, R rounds each (3, or 2 with --quick):
 1. session   spawn to the last answer, handshake included: median of the real server's sessions
              and of the replay's, and the replay's over the real server's. Goal: <= 0.5x.
 2. calls     the same, from the first call to the last answer (start-up left out). Goal: <= 0.5x.
+3. turns     what the host's turns between messages the recording had apart cost: the calls replayed from
+             the recording over the same recording with its times taken out (which has none), over stdio
+             and in process (`mockmcp.transport`, the session's messages sent and read on its streams as
+             the SDK's client does). Goal: <= 1.1x each.
 
 The real server waits `--interval` seconds (0 by default) after each progress notification, so
 with the default its time is its own overhead, not sleeps; replay answers at once (no --timing).
@@ -25,8 +29,10 @@ ERROR and the exit status 2.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -47,6 +53,7 @@ from _harness import (
 
 SERVER = [PY, os.path.join(ROOT, "tests", "servers", "causal.py")]
 GOAL = 0.5
+TURNS_GOAL = 1.1
 
 
 def line(message: dict[str, Any]) -> bytes:
@@ -69,15 +76,95 @@ def session(server: Process, calls: int, progress: int, interval: float) -> tupl
     for rid in range(1, calls + 1):
         params = {"name": "steps", "arguments": arguments, "_meta": {"progressToken": rid}}
         server.write_all(line({"id": rid, "method": "tools/call", "params": params}))
-        messages = [json.loads(each) for each in server.read_lines(progress + 1)]
-        steps = [m.get("params", {}) for m in messages[:-1] if m.get("method") == "notifications/progress"]
-        if [(p.get("progressToken"), p.get("progress")) for p in steps] != [(rid, n) for n in range(1, progress + 1)]:
-            raise BenchError(f"{server.label}: call {rid}: not {progress} progress notifications first: {messages}")
-        reply = messages[-1]
-        text = (reply.get("result") or {}).get("content", [{}])[0].get("text")
-        if reply.get("id") != rid or text != f"did {progress} steps":
-            raise BenchError(f"{server.label}: call {rid}: wrong answer {reply}")
+        check_call(server.label, rid, [json.loads(each) for each in server.read_lines(progress + 1)], progress)
     return handshake, time.perf_counter() - start - handshake
+
+
+def check_call(label: str, rid: int, messages: list[dict[str, Any]], progress: int) -> None:
+    """P progress notifications with the call's token, in order, then its answer."""
+    steps = [m.get("params", {}) for m in messages[:-1] if m.get("method") == "notifications/progress"]
+    if [(p.get("progressToken"), p.get("progress")) for p in steps] != [(rid, n) for n in range(1, progress + 1)]:
+        raise BenchError(f"{label}: call {rid}: not {progress} progress notifications first: {messages}")
+    reply = messages[-1]
+    text = (reply.get("result") or {}).get("content", [{}])[0].get("text")
+    if reply.get("id") != rid or text != f"did {progress} steps":
+        raise BenchError(f"{label}: call {rid}: wrong answer {reply}")
+
+
+def in_process(cassette: str, calls: int, progress: int) -> float:
+    """The session's calls replayed by `mockmcp.transport`, sent and read on its streams: their seconds."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
+    sys.path.insert(0, ROOT)
+    import mockmcp
+
+    def message(value: dict[str, Any]) -> Any:
+        return SessionMessage(jsonrpc_message_adapter.validate_json(line(value), by_name=False))
+
+    async def run() -> float:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+        async with mockmcp.transport(cassette, log=io.StringIO()) as (reads, writes):
+            await writes.send(message({"id": 0, "method": "initialize", "params": init}))
+            await reads.receive()
+            await writes.send(message({"method": "notifications/initialized"}))
+            start = time.perf_counter()
+            for rid in range(1, calls + 1):
+                params = {
+                    "name": "steps",
+                    "arguments": {"n": progress, "interval": 0.0},
+                    "_meta": {"progressToken": rid},
+                }
+                await writes.send(message({"id": rid, "method": "tools/call", "params": params}))
+                said = [(await reads.receive()).message for _ in range(progress + 1)]
+                dumped = [each.model_dump(by_alias=True, mode="json", exclude_unset=True) for each in said]
+                check_call("mockmcp.transport", rid, dumped, progress)
+            return time.perf_counter() - start
+
+    return anyio.run(run)
+
+
+def untimed(cassette: str) -> str:
+    """A copy of the cassette without its recorded times (beside it): replay then has nothing to keep apart."""
+    with open(cassette, encoding="utf-8") as handle:
+        text = handle.read()
+    text = re.sub(r"\n\s*took: [0-9.]+", "", re.sub(r"(?<![a-z_])at: [0-9.]+\n\s+", "", text))
+    copy = cassette.replace(".yaml", "-untimed.yaml")
+    with open(copy, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return copy
+
+
+def bench_turns(cassette: str, calls: int, progress: int, rounds: int) -> list[Result]:
+    """Figure 3: the calls replayed from the recording over the same without its times, stdio and in process."""
+    plain = untimed(cassette)
+    stdio = {name: [PY, "-m", "mockmcp", "replay", path] for name, path in (("timed", cassette), ("untimed", plain))}
+    taken: dict[str, list[float]] = {
+        key: [] for key in ("stdio timed", "stdio untimed", "in process timed", "in process untimed")
+    }
+    for n in range(rounds + 1):  # the first round warms up, the variants taking turns
+        for name in ("timed", "untimed"):
+            took = timed(stdio[name], f"mockmcp replay ({name})", calls, progress, 0.0)[1]
+            inside = in_process(cassette if name == "timed" else plain, calls, progress)
+            if n:
+                taken[f"stdio {name}"].append(took)
+                taken[f"in process {name}"].append(inside)
+    rows = []
+    for where in ("stdio", "in process"):
+        with_turns, without = statistics.median(taken[f"{where} timed"]), statistics.median(taken[f"{where} untimed"])
+        rows.append(
+            Result(
+                figure="3. turns",
+                subject=f"{where}: recorded times vs none",
+                values={"timed_calls_s": with_turns, "untimed_calls_s": without, "rounds": rounds},
+                shown=f"{with_turns * 1e3:8.1f} ms vs {without * 1e3:8.1f} ms (median of {rounds})",
+                ratio=with_turns / without,
+                goal=TURNS_GOAL,
+                lower_is_better=True,
+            )
+        )
+    return rows
 
 
 def timed(argv: list[str], label: str, calls: int, progress: int, interval: float) -> tuple[float, float]:
@@ -97,6 +184,7 @@ def bench(calls: int, progress: int, rounds: int, interval: float) -> list[Resul
             status, _waited = recorder.stop()
             if status != 0 or not os.path.exists(cassette):
                 raise BenchError(f"mockmcp record: exit status {status}, no cassette{recorder.stderr_tail()}")
+        turns = bench_turns(cassette, calls, progress, rounds)
         variants = [("real server", SERVER), ("mockmcp replay", [PY, "-m", "mockmcp", "replay", cassette])]
         times: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in variants}
         for label, argv in variants:  # one warm-up each: bytecode and the cassette cache
@@ -129,7 +217,7 @@ def bench(calls: int, progress: int, rounds: int, interval: float) -> list[Resul
                 lower_is_better=True,
             )
         )
-    return rows
+    return rows + turns
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,8 @@ events in the same order:
   the cancel (no `-32800 Request cancelled`, which the SDK's HTTP server sends only after it), and
   no progress after it; one test per transport and era; and server-everything, which goes on
   reporting progress after the cancel: that progress still comes after the cancel;
+- progress the server sent after the recorded host's cancel waits for hosts that cancel 0.7 s and 1.2 s
+  into the call (a hand-written recording, over stdio and HTTP): its window is the time from the call;
 - a host that stops waiting without cancelling gets no `-32800` at all (the real server sends none);
 - a fast call answered while a slow one reports progress: the same interleaving;
 - five requests written in one write, which the server answers in the order of their delays: the
@@ -726,3 +728,63 @@ def test_the_typescript_client_gets_every_progress_notification(tmp_path: Path) 
     got = [event for event in replayed if "progress" in event]
     assert got == [{"progress": n, "total": 5} for n in sent], f"replayed {replayed}, directly {direct}"
     assert replayed[-1] == direct[-1]
+
+
+# The recording's host cancelled the call 1.4 s after sending it; its server had sent two progress notifications
+# at once, and one more after the cancel (it had not seen it yet), then the SDK server's late -32800.
+PROGRESS_PAST_CANCEL = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 0, method: initialize, params: {protocolVersion: '2025-11-25', capabilities: {},
+    clientInfo: {name: h, version: '1'}}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: s, version: '1'}}}
+  took: 0.01
+- at: 0.02
+  notification: {method: notifications/initialized}
+- at: 0.1
+  request: {id: 1, method: tools/call, params: {name: slow, arguments: {}, _meta: {progressToken: 1}}}
+  server:
+  - at: 0.2
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 1}}
+  - at: 0.6
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 2}}
+  - at: 1.6
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 3}}
+  response: {error: {code: -32800, message: Request cancelled}}
+  took: 1.55
+- at: 1.5
+  notification: {method: notifications/cancelled, params: {requestId: 1}}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transport_name", ["stdio", "http"])
+@pytest.mark.parametrize("cancel_at", [0.7, 1.2])
+def test_progress_sent_after_the_cancel_waits_for_a_host_that_cancels_within_the_recorded_time(
+    cancel_at: float, transport_name: str, tmp_path: Path
+) -> None:
+    """Replayed, the progress the server sent after the cancel waits for it as long as the server took from the
+    call (1.5 s), not from the progress before it (1.0 s, which a host cancelling at 1.2 s would have seen end)."""
+    cassette = tmp_path / "cancel.yaml"
+    cassette.write_text(PROGRESS_PAST_CANCEL)
+    name = label("slow", {})
+
+    async def host(server: list[str] | str) -> list[Event]:
+        log: list[Any] = []
+        with anyio.fail_after(30):
+            async with Client(Tap(transport(server), log), mode="legacy") as client:
+                # Time itself is tested: a host that cancels this long after its call (the SDK's way).
+                with anyio.move_on_after(cancel_at):
+                    await client.call_tool("slow", {}, progress_callback=lambda *_: anyio.sleep(0))
+                # What must not come before the cancel would have come by then.
+                await anyio.sleep(0.6)
+        return events(log)
+
+    if transport_name == "stdio":
+        seen = anyio.run(host, stdio("replay", str(cassette)))
+    else:
+        with served(cassette, tmp_path) as replay:
+            seen = anyio.run(host, replay.url)
+    before, _after = split_at_cancel(seen, name)
+    assert ("cancel", name) in seen and before == [("call", name), ("progress", name, 1), ("progress", name, 2)], seen

@@ -210,6 +210,29 @@ def test_an_initialize_asking_another_version_is_noted_and_an_older_one_reported
     assert start in text and report == kept
 
 
+def _answered(version: str) -> dict[str, Any]:
+    return {"result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}
+
+
+@pytest.mark.parametrize(
+    ("asked", "recorded", "answered"),
+    [
+        ({"protocolVersion": "2024-11-05"}, _answered("2025-11-25"), "2024-11-05"),  # the SDK server's answer
+        ({"protocolVersion": "2025-03-26"}, _answered("2025-06-18"), "2025-03-26"),
+        ({"protocolVersion": "2025-11-25"}, _answered("2025-11-25"), None),  # the recorded answer's
+        ({"protocolVersion": "2025-11-25"}, _answered("2025-06-18"), None),  # newer: the server answers its own
+        ({"protocolVersion": "2024-10-07"}, _answered("2025-11-25"), None),  # one mockmcp does not know
+        ({"protocolVersion": "2026-07-28"}, _answered("2025-11-25"), None),  # another era
+        ({"protocolVersion": "2024-11-05"}, {"error": {"code": -32602, "message": "no"}}, None),
+        ({}, _answered("2025-11-25"), None),
+        (None, _answered("2025-11-25"), None),
+    ],
+    ids=["oldest", "older", "same", "newer", "unknown", "stateless", "refused", "none-asked", "no-params"],
+)
+def test_an_initialize_asking_an_older_version_is_answered_in_it(asked: Any, recorded: Any, answered: Any) -> None:
+    assert emulation.negotiated(asked, recorded) == answered
+
+
 @pytest.mark.parametrize(
     ("method", "refused", "expected"),
     [

@@ -275,9 +275,11 @@ WAKE = Step("wake")
 SHUTDOWN = Step("shutdown")
 
 
-def sse_answer(conn: str, messages: list[Any], headers: dict[str, str] = SID) -> list[tuple[Any, ...]]:
-    """A whole SSE answer carrying the messages in one write."""
-    return [("open", conn, headers), ("event", conn, messages), ("end", conn)]
+def sse_answer(
+    conn: str, messages: list[Any], headers: dict[str, str] = SID, end: str = "end"
+) -> list[tuple[Any, ...]]:
+    """A whole SSE answer carrying the messages in one write (`end`: "end, close" on a GET's connection)."""
+    return [("open", conn, headers), ("event", conn, messages), (end, conn)]
 
 
 def opening(
@@ -285,10 +287,12 @@ def opening(
     asked: bytes = INITIALIZE,
     said: list[Any] | None = None,
     sse: list[Any] | None = None,
+    reply: dict[str, Any] = INIT_REPLY,
 ) -> list[Any]:
     """The opening of a handshake session (`headers`: its id): initialize (with what the endpoint says first, if
-    anything; `sse`: the events of a server that streams every answer) and notifications/initialized."""
-    answer = [("respond", "c0", 200, INIT_REPLY, headers)] if sse is None else sse_answer("c0", sse, headers)
+    anything; `sse`: the events of a server that streams every answer; `reply`: its answer, as JSON) and
+    notifications/initialized."""
+    answer = [("respond", "c0", 200, reply, headers)] if sse is None else sse_answer("c0", sse, headers)
     return [
         (post("c0", asked, POST), [*(said or []), *answer]),
         (post("c0", INITIALIZED, {**SESSION, **headers}), [("respond", "c0", 202, "", headers)]),
@@ -344,8 +348,8 @@ def shown(outs: list[Out]) -> list[tuple[Any, ...]]:
             readable.append(("keep-alive", out.conn))
         elif isinstance(out, Event):
             readable.append(("event", out.conn, events(out.data)))
-        elif isinstance(out, End):
-            readable.append(("end", out.conn))
+        elif isinstance(out, End):  # "end, close": a GET's stream, whose connection is closed once it ended
+            readable.append(("end, close" if out.close else "end", out.conn))
         elif isinstance(out, Drop):
             readable.append(("drop", out.conn))
         elif isinstance(out, Later):
@@ -1067,9 +1071,11 @@ def test_a_cancelled_request_s_stream_ends_without_a_reply(text: str, steps: lis
 OLDER = (
     "mockmcp: the host asks for protocol version '2025-03-26', older than the '2025-11-25' the recording's host "
     "asked for (interactions[0]): a server that speaks '2025-03-26' answers in it, and may offer less; the answers "
-    "are the recorded ones, of the newer version"
+    "are the recorded ones, of the newer version (initialize's says the version the server would answer in)"
 )
-OPENING_2025_03_26 = opening(asked=INITIALIZE_2025_03_26, said=[("note", OLDER)])
+# As the SDK server does, the answer is in the older version asked for.
+INIT_REPLY_2025_03_26 = {**INIT_REPLY, "result": {**INIT_REPLY["result"], "protocolVersion": "2025-03-26"}}
+OPENING_2025_03_26 = opening(asked=INITIALIZE_2025_03_26, said=[("note", OLDER)], reply=INIT_REPLY_2025_03_26)
 CANCEL_UNKNOWN = (
     b'[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":98}},'
     b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]'
@@ -1210,7 +1216,7 @@ RESUMPTIONS = [
         [
             *OPENING,
             (post("c1", COUNT), sse_answer("c1", [("1", COUNTING), ("2", COUNT_REPLY)])),
-            (resume("c2", "1"), sse_answer("c2", [("2", COUNT_REPLY)])),
+            (resume("c2", "1"), sse_answer("c2", [("2", COUNT_REPLY)], end="end, close")),
         ],
         id="an ended stream: its events after the id, then its end",
     ),
@@ -1219,7 +1225,7 @@ RESUMPTIONS = [
         [
             *OPENING,
             (post("c1", COUNT), sse_answer("c1", [("1", COUNTING), ("2", COUNT_REPLY)])),
-            (resume("c2", "99"), [("open", "c2", SID), ("end", "c2")]),
+            (resume("c2", "99"), [("open", "c2", SID), ("end, close", "c2")]),
         ],
         id="an unknown id: an empty stream",
     ),
@@ -1231,7 +1237,7 @@ RESUMPTIONS = [
             (resume("c2", "1"), [("open", "c2", SID), ("event", "c2", [("2", ELICIT)]), ("drop", "c1")]),
             (
                 post("c3", ACCEPT),
-                [("event", "c2", [("3", CONFIRM_REPLY)]), ("end", "c2"), ("respond", "c3", 202, "", SID)],
+                [("event", "c2", [("3", CONFIRM_REPLY)]), ("end, close", "c2"), ("respond", "c3", 202, "", SID)],
             ),
         ],
         id="a live stream: its later events, the old connection cut, the rest as it comes",
@@ -1252,7 +1258,10 @@ RESUMPTIONS = [
             *opening(sse=[("1", None), ("2", INIT_REPLY)]),
             (post("c1", SLOW_LOG), [("later", 2.5), ("open", "c1", SID), ("event", "c1", [("3", None)])]),
             (resume("c2", "3"), [("open", "c2", SID), ("event", "c2", [("4", None)]), ("drop", "c1")]),
-            (WAKE, [("event", "c2", [("5", STILL_HERE)]), ("event", "c2", [("6", SLOW_LOG_REPLY)]), ("end", "c2")]),
+            (
+                WAKE,
+                [("event", "c2", [("5", STILL_HERE)]), ("event", "c2", [("6", SLOW_LOG_REPLY)]), ("end, close", "c2")],
+            ),
         ],
         id="a primed stream behind a delay: primed again, the rest once it comes",
     ),
@@ -1291,7 +1300,7 @@ RESUMPTIONS = [
             *OPENING,
             (post("c1", HALFWAY), [("open", "c1", SID), ("event", "c1", [("1", HALFWAY_LOG)]), ("drop", "c1")]),
             (resume("c2", "1"), [("open", "c2", SID), ("drop", "c2")]),
-            (resume("c3", "0"), [("open", "c3", SID), ("end", "c3")]),  # an id it never sent: an empty stream
+            (resume("c3", "0"), [("open", "c3", SID), ("end, close", "c3")]),  # an id it never sent: an empty stream
         ],
         id="a stream that broke off (`drop: cut`): resumed, it breaks off again",
     ),
@@ -1438,7 +1447,7 @@ SHUTDOWNS = [
             (get("c9"), [("open", "c9", SID)]),
             (post("c1", SLOW), [("later", 2.5), ("open", "c1", SID)]),
             (post("c2", INITIALIZE, POST), sse_answer("c2", [INIT_REPLY], {"mcp-session-id": "session-2"})),
-            (SHUTDOWN, [("end", "c1"), ("end", "c9")]),
+            (SHUTDOWN, [("end", "c1"), ("end, close", "c9")]),
             (post("c3", TOOLS_LIST), [("respond", "c3", 404, UNKNOWN, {})]),
             (WAKE, []),
         ],
@@ -1675,7 +1684,7 @@ STREAMS_AT_THE_CAP = [
             (WAKE, [("respond", "c4", 200, SIDE_REPLY, SID)]),
             # a request's stream that is answering (it waits for the host's answer) is never ended for a GET stream
             (post("c5", CONFIRM, {**SESSION, **S3}), [("open", "c5", S3), ("event", "c5", [ASKING, ELICIT])]),
-            (get("c3", {**GET, **S3}), [("note", AT_THE_CAP), ("end", "c2"), ("open", "c3", S3)]),
+            (get("c3", {**GET, **S3}), [("note", AT_THE_CAP), ("end, close", "c2"), ("open", "c3", S3)]),
             (
                 post("c6", ACCEPT, {**SESSION, **S3}),
                 [("event", "c5", [CONFIRM_REPLY]), ("end", "c5"), ("respond", "c6", 202, "", S3)],
@@ -1683,7 +1692,7 @@ STREAMS_AT_THE_CAP = [
             # the client of session-2 opens its stream again (as an SDK client does a second later)
             (
                 get("c7", {**GET, **S2}),
-                [("note", AT_THE_CAP.replace("session-2", "session-1")), ("end", "c1"), ("open", "c7", S2)],
+                [("note", AT_THE_CAP.replace("session-2", "session-1")), ("end, close", "c1"), ("open", "c7", S2)],
             ),
         ],
         id="the quietest GET stream ends, never a request's stream that is answering",
@@ -1830,10 +1839,10 @@ def test_what_is_kept_to_resume_from_is_one_budget_for_the_server() -> None:
     endpoint.request("c2", b"POST", "/mcp", {**SESSION, **S2}, COUNT)  # session-2's 1 and 2: session-1's go
     assert shown(endpoint.request("c3", b"GET", "/mcp", {**GET, "last-event-id": "1"}, b"")) == [
         ("open", "c3", SID),
-        ("end", "c3"),
+        ("end, close", "c3"),
     ]
     resumed = shown(endpoint.request("c4", b"GET", "/mcp", {**GET, **S2, "last-event-id": "1"}, b""))
-    assert resumed == sse_answer("c4", [("2", COUNT_REPLY)], S2)
+    assert resumed == sse_answer("c4", [("2", COUNT_REPLY)], S2, "end, close")
     endpoint.request("c5", b"DELETE", "/mcp", {**GET, **S2}, b"")
     assert (len(endpoint.shared.resumable.events), endpoint.shared.resumable.size) == (0, 0)
 

@@ -136,10 +136,10 @@ def test_a_cassette_of_both_eras_answers_each_opening_as_recorded() -> None:
     assert engine.report.misses == []
 
 
-def test_an_initialize_asking_an_older_version_than_recorded_is_noted_as_older() -> None:
+def test_an_initialize_asking_an_older_version_than_recorded_is_answered_in_it_and_noted_as_older() -> None:
     engine = replay(HANDSHAKE)
     actions = engine.receive(line(1, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}}))
-    assert one_reply(actions)["result"]["protocolVersion"] == "2025-06-18"  # as recorded
+    assert one_reply(actions)["result"]["protocolVersion"] == "2024-11-05"  # as the recorded server negotiates
     text = noted(actions)
     assert "'2024-11-05', older than the '2025-06-18'" in text
     assert any("older than" in finding for finding in engine.report.capabilities)

@@ -32,6 +32,10 @@ from mockmcp.http._streamable import Framing, session_error, session_error_seen
 # (unknown, or ended by DELETE): no `id` member at all.
 TS_UNKNOWN = b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}'
 SDK_UNKNOWN = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}'
+# What the TypeScript SDK's own transport answers a request without a session id: its `id` after the error.
+TS_MISSING = (
+    b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Mcp-Session-Id header is required"},"id":null}'
+)
 SESSION = {"mcp-session-id": "0b7c"}
 LIST = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
 TS_ERROR = {"code": -32000, "message": "Bad Request: No valid session ID provided"}
@@ -48,6 +52,13 @@ TS_ERROR = {"code": -32000, "message": "Bad Request: No valid session ID provide
         # Turned away, but not about the session (a body that was no JSON).
         (SESSION, 400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', LIST, {}),
         (SESSION, 500, TS_UNKNOWN, LIST, {}),
+        (
+            {},
+            400,
+            TS_MISSING,
+            LIST,
+            {"missing": {"status": 400, "error": json.loads(TS_MISSING)["error"], "id_last": True}},
+        ),
     ],
 )
 def test_an_unknown_session_is_learnt_whether_the_server_says_400_or_404(
@@ -64,6 +75,10 @@ def test_replay_answers_a_session_error_with_the_recorded_status_and_body() -> N
         Framing.of({"http": {"session_errors": session_error_seen(SESSION, 404, SDK_UNKNOWN)}}), "unknown"
     )
     assert (python_sdk.status, python_sdk.body) == (404, SDK_UNKNOWN + b"\n")
+    typescript_sdk = session_error(
+        Framing.of({"http": {"session_errors": session_error_seen({}, 400, TS_MISSING)}}), "missing"
+    )
+    assert (typescript_sdk.status, typescript_sdk.body) == (400, TS_MISSING + b"\n")  # its members in its order
 
 
 def test_a_without_id_that_is_not_a_flag_is_refused() -> None:

@@ -14,7 +14,9 @@ import pytest
 
 from mockmcp.http._http11 import MAX_BODY, reason_of
 from mockmcp.http._loop import Connection, LoopServer, Request
+from mockmcp.http._replay import carry_out
 from mockmcp.http._sse import SseEvents
+from mockmcp.http._stream import End, Event, Open
 from mockmcp.http._streamable import sse_event
 
 
@@ -44,6 +46,10 @@ def _answer(server: Any, writer: Connection, request: Request, body: bytes) -> N
         return
     if request.target == b"/echo":
         writer.respond(200, body)
+        return
+    if request.target == b"/stream":  # an SSE stream that ends at once, as a GET stream the endpoint ends
+        opened = Open(writer, (("content-type", "text/event-stream"),))
+        carry_out([opened, Event(writer, sse_event(b"{}")), End(writer, close=True)], lambda *_: None, print)
         return
     nodelay = writer.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
     counting = _CountingSocket(writer.sock)
@@ -95,6 +101,13 @@ def _exchange(port: int, data: bytes) -> bytes:
         while chunk := client.recv(1 << 16):
             reply += chunk
         return reply
+
+
+def test_a_get_streams_connection_is_closed_once_its_end_is_out() -> None:
+    """No client sends another request on it: kept open, it would hold a descriptor until it idled out."""
+    with _probe() as server:
+        reply = _exchange(server.port, b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # read to the close
+    assert reply.startswith(b"HTTP/1.1 200 OK\r\n") and reply.endswith(b"data: {}\n\n\r\n0\r\n\r\n")
 
 
 def test_malformed_http_gets_400_and_an_oversized_body_413() -> None:

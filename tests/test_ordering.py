@@ -89,7 +89,9 @@ def test_each_message_needs_the_client_events_recorded_before_it() -> None:
         (1, 1): 2,  # the elicitation: both calls
         (1, 2): 2,  # the fast call's answer: the host's answer, at the same moment, is its own job's order
     }
-    assert causes.gaps[(0, 2)] == 0.5 and causes.gaps[(0, 3)] == 0.6  # from the message before, in its job
+    # from what caused them in their job, on the recorded clock: the request (the progress after another went at
+    # once), or the host's answer to the job's server request (the fast call's answer came as it did)
+    assert causes.gaps == {(0, 1): 0.1, (0, 2): 0.6, (0, 3): 1.2, (1, 1): 0.1, (1, 2): 0.0}
     assert causes.hard == {(0, 3): (("cancel", 0),)}  # never without the cancel
     assert causes.cancels == {0: 2}
 
@@ -155,7 +157,7 @@ def test_what_a_held_job_waits_for_is_named() -> None:
     assert ordering.check("slow", 0, 2, 0) == HELD
     assert ordering.missing("slow") == [1, (1, 0)]
     assert ordering.blocked() == ["slow"]
-    assert ordering.gap(0, 2) == 0.5
+    assert ordering.gap(0, 2) == 0.6
 
 
 def test_moving_to_another_recorded_session_counts_what_its_host_sent_before() -> None:
@@ -192,3 +194,20 @@ def test_a_job_that_waited_its_time_goes_once_its_hard_need_comes_though_the_hos
     assert ordering.give_up("slow") == []  # excused the soft part; the cancel is still to come
     assert ordering.arrive(("cancel", 0)) == ["slow"]
     assert ordering.check("slow", 0, 3, 0) == GO
+
+
+def test_held_jobs_go_in_the_order_they_began_to_wait_and_once() -> None:
+    """Four calls recorded one after another, asked last first: each answer waits for the calls recorded before
+    it, and the arrival that lets them go lets them go in the order they began to wait; a job that went after its
+    gap is not let go again when what it waited for comes."""
+    calls = tuple(client("tools/call", n + 1, at=float(n), took=0.1) for n in range(4))
+    ordering = Ordering(Causes(calls))
+    assert [ordering.arrive(n) for n in (3, 2, 1)] == [[], [], []]
+    assert [ordering.check(job, n, 1, 0) for job, n in (("d", 3), ("b", 1), ("c", 2))] == [HELD] * 3
+    assert ordering.check("d", 3, 1, 0) == HELD  # asked again, it keeps its place
+    assert ordering.arrive(0) == ["d", "b", "c"]
+    late = Ordering(Causes(calls))
+    late.arrive(1)
+    assert late.check("b", 1, 1, 0) == HELD and late.check("c", 2, 1, 0) == HELD
+    assert late.give_up("b") == ["b"] and late.check("b", 1, 1, 0) == GO  # the host skipped call 0
+    assert late.arrive(0) == [] and late.arrive(2) == ["c"]

@@ -585,7 +585,7 @@ def test_replay_in_the_hosts_process_with_fastmcp(checkout: Path) -> None:
 def test_benchmarks(checkout: Path) -> None:
     """The benchmark commands run; with sizes cut to a fraction of a second each, the figures mean nothing."""
     smaller = {
-        "bench_replay.py": "--quick --runs 1 --requests 200 --rounds 1",
+        "bench_replay.py": "--quick --runs 1 --requests 200 --rounds 1 --sizes 100",
         "bench_record.py": "--quick --requests 200 --rounds 1 --pairs 20 --session 80",
     }
     for command in commands(block("python benchmarks/bench_replay.py")):

@@ -1091,6 +1091,18 @@ def test_listen_events_wait_for_what_caused_them(lines: list[bytes], expected: l
     assert [sent(engine.receive(line)) for line in lines] == expected
 
 
+def test_a_listen_event_timed_with_its_calls_answer_goes_before_it() -> None:
+    """The slow write answered at 3.5 s, the time its event was recorded at (one turn of the recorder read both):
+    the event goes as the call begins, before the answer, as the server sent it."""
+    tied = LISTEN_THEN_CALLS.replace("took: 1.0", "took: 0.5")
+    engine = engine_for(tied)
+    assert [sent(engine.receive(line)) for line in (LISTEN_LINE, WRITE_LINE, SLOW_WRITE_LINE)] == [
+        [LISTENING],
+        [WROTE, UPDATED_A],
+        [UPDATED_B, SLOW_WROTE],
+    ]
+
+
 def test_listen_events_without_recorded_times_go_as_the_listen_begins() -> None:
     untimed = re.sub(r"at: [0-9.]+\n\s+", "", LISTEN_THEN_CALLS)
     assert "at:" not in untimed
@@ -1316,11 +1328,11 @@ interactions:
     assert sent(actions) == [result(9, {"content": []})] and engine.report.mismatches == []
 
 
-def test_initialize_with_another_protocol_version_is_answered_as_recorded_with_a_note() -> None:
+def test_initialize_with_an_older_protocol_version_is_answered_in_it_with_a_note() -> None:
     engine = engine_for(NOTES)
     line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"9"}}}'  # noqa: E501 (a literal message, as on the wire)
     actions = engine.receive(line)
-    assert sent(actions) == [result(1, INIT_RESULT)]
+    assert sent(actions) == [result(1, {**INIT_RESULT, "protocolVersion": "2025-06-18"})]  # as the SDK server
     version, capabilities = notes(actions)  # this host also declares roots, which the recording's did not
     assert "2025-06-18" in version and "2025-11-25" in version
     assert "declares roots, which the recording's host did not" in capabilities
@@ -1570,3 +1582,81 @@ def test_a_broken_off_answer_sends_what_came_before_it_then_cuts_the_request_and
         "(`drop: cut`: over HTTP its stream was cut; over stdio, no reply)",
         "interactions[1]: the reply to request 8 was dropped",
     ]
+
+
+# A call reporting progress; the recorded host cancelled it at 1.0 s, and its server sent one more progress after
+# the cancel (it had not seen it yet), then the cancelled answer.
+PROGRESS_PAST_CANCEL = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 1, method: tools/call, params: {name: slow, _meta: {progressToken: 1}}}
+  server:
+  - at: 0.1
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 1}}
+  - at: 0.5
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 2}}
+  - at: 1.05
+    notification: {method: notifications/progress, params: {progressToken: 1, progress: 3}}
+  response: {error: {code: 0, message: Request cancelled}}
+  took: 1.1
+- at: 1.0
+  notification: {method: notifications/cancelled, params: {requestId: 1}}
+"""
+PROGRESS_CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"t"}}}'
+PROGRESS_CANCEL = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}'
+
+
+def progressed(n: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": n}}
+
+
+def test_a_message_sent_after_the_cancel_waits_as_long_as_the_server_took_from_the_request() -> None:
+    """The progress before the cancel goes at once; the one after it waits for the cancel at most the 1.05 s its
+    server took from the request (on the recorded clock), not the 0.55 s from the progress before it, which a
+    host that cancels at 0.7 s would see before its cancel."""
+    engine = engine_for(PROGRESS_PAST_CANCEL)
+    actions = engine.receive(PROGRESS_CALL)
+    assert sent(actions) == [progressed(1), progressed(2)]
+    assert [action.after for action in actions if isinstance(action, Wake)] == [1.05]
+    # A host that cancels within the window gets the rest after its cancel, as the recorded host did.
+    assert sent(engine.receive(PROGRESS_CANCEL)) == [progressed(3), {**CANCELLED_ERROR, "id": 7}]
+
+
+# A slow call, then a fast one with progress, answered while the slow one ran; the slow one answered at `took`.
+TWO_CALLS_APART = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 1, method: tools/call, params: {name: slow}}
+  response: {result: {content: []}}
+  took: TOOK
+- at: 0.1
+  request: {id: 2, method: tools/call, params: {name: fast, _meta: {progressToken: 2}}}
+  server:
+  - at: 0.3
+    notification: {method: notifications/progress, params: {progressToken: 2, progress: 1}}
+  response: {result: {content: [{type: text, text: fast}]}}
+  took: 0.4
+"""
+
+
+@pytest.mark.parametrize(
+    ("took", "turns"),
+    [
+        ("0.6", [("notifications/progress", False), ("b", True), ("a", True)]),  # each apart from the one before
+        ("0.5", [("notifications/progress", False), ("b", True), ("a", False)]),  # the two answers read together
+    ],
+    ids=["apart", "together"],
+)
+def test_a_message_the_recording_had_apart_from_the_one_before_gives_the_host_a_turn(
+    took: str, turns: list[tuple[str, bool]]
+) -> None:
+    """Every shell gives the host a turn before a `Send` with `turn` (a host that dispatches notifications in tasks
+    of their own then sees them in the recorded order); messages recorded together go together."""
+    engine = engine_for(TWO_CALLS_APART.replace("TOOK", took))
+    slow = engine.receive(b'{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}}')
+    assert sent(slow) == []  # its answer waits for the fast call, recorded before it
+    fast = b'{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"fast","_meta":{"progressToken":"p"}}}'
+    said = [(action, json.loads(action.data)) for action in engine.receive(fast) if isinstance(action, Send)]
+    assert [(message.get("method", message.get("id")), action.turn) for action, message in said] == turns

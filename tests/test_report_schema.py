@@ -56,6 +56,9 @@ def opening(capabilities: dict[str, Any]) -> bytes:
 
 
 READ = line(2, "tools/call", {"name": "read", "arguments": {"path": "a.txt"}})
+# A call no recording answers, of over a megabyte: a long text and a long list.
+HUGE_PARAMS = {"name": "read", "arguments": {"path": "b", "text": "x" * 1_000_000, "items": list(range(50_000))}}
+HUGE = line(2, "tools/call", HUGE_PARAMS)
 
 
 def session(*lines: bytes, answer: dict[str, Any] | None = None) -> Report:
@@ -81,6 +84,7 @@ def kinds() -> dict[str, dict[str, Any]]:
         "clean": clean.to_json(),
         "miss": session(opening(roots), line(2, "tools/call", {"name": "read", "arguments": {"path": "b"}})).to_json(),
         "unknown method": session(line(5, "prompts/list")).to_json(),
+        "miss with its params cut": session(opening(roots), HUGE).to_json(),
         "unplayed": session(opening(roots)).to_json(),
         "repeat": session(*every, READ, answer={"roots": [{"uri": "file:///x"}]}).to_json(),
         "mismatch": session(*every, answer={"roots": []}).to_json(),
@@ -101,6 +105,25 @@ KINDS = kinds()
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_every_kind_of_report_validates(kind: str) -> None:
     VALIDATOR.validate(KINDS[kind])
+
+
+def test_a_miss_keeps_a_few_kib_of_its_params_and_says_how_many_bytes_they_were() -> None:
+    """In memory and in the report alike: what names the call stays whole, a long string keeps its first KiB, a
+    long list its first items, each cut saying what it left out; a small miss's params stay whole."""
+    [miss] = session(opening({"roots": {}}), HUGE).misses
+    size = len(json.dumps(HUGE_PARAMS, separators=(",", ":")).encode())
+    assert miss.params_cut == size > 1_000_000
+    assert len(json.dumps(miss.params)) < 8192
+    arguments = miss.params["arguments"]
+    assert (miss.params["name"], arguments["path"]) == ("read", "b")
+    assert arguments["text"] == "x" * 1024 + "... (998976 more characters cut)"
+    *items, said = arguments["items"]
+    assert items == list(range(len(items))) and said == f"... {50_000 - len(items)} more items cut"
+    assert f"(cut: {size} bytes of params in all)" in miss.render()
+    [written] = KINDS["miss with its params cut"]["misses"]
+    assert (written["params"], written["params_cut"]) == (miss.params, size)
+    [small] = KINDS["miss"]["misses"]
+    assert small["params"] == {"name": "read", "arguments": {"path": "b"}} and small["params_cut"] is None
 
 
 def test_the_kinds_cover_what_a_report_can_say() -> None:

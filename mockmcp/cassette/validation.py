@@ -82,6 +82,7 @@ def _http_error(name: str) -> Field:
             Field("message", "string", fix=_ANSWER_FIX, required=True),
         )),
         Field("without_id", "flag", "its body had no `id` member (JSON-RPC's is null)", null=True),
+        Field("id_last", "flag", "its body's `id` came after `error`, as the TypeScript SDK writes it", null=True),
     ))
 
 

@@ -25,6 +25,7 @@ class Send(NamedTuple):
     method: str | None = None  # a server message's method (None: a reply, or a raw line that is no JSON-RPC)
     code: int | None = None  # a reply's error code, when it is an error response
     batch: tuple[Any, ...] = ()  # the ids a batch's array of responses answers (empty: no batch)
+    turn: bool = False  # the recording had it apart from the message before it: the host gets a turn between them
 
 
 class Wake(NamedTuple):

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from mockmcp.cassette.model import Interaction
 
-__all__ = ["Capabilities", "Refusal", "capability_differences", "capability_note", "other_era", "ping", "recorded_eras"]
-__all__ += ["refusal", "undeclared", "version_note"]
+__all__ = ["Capabilities", "Refusal", "capability_differences", "capability_note", "negotiated", "other_era", "ping"]
+__all__ += ["recorded_eras", "refusal", "undeclared", "version_note"]
 
 
 class Refusal(NamedTuple):
@@ -189,6 +189,19 @@ class Capabilities:
         return notes
 
 
+def negotiated(params: Any, response: Any) -> str | None:
+    """The protocol version a live `initialize` is answered in where it is not the recorded answer's: an older
+    handshake revision the host asks for, which a server that answered a newer one speaks as well and answers in,
+    as the official SDKs' servers do (None: the recorded answer's)."""
+    asked = params.get("protocolVersion") if isinstance(params, dict) else None
+    result = response.get("result") if isinstance(response, dict) else None
+    answered = result.get("protocolVersion") if isinstance(result, dict) else None
+    handshake = protocol.REVISIONS[: protocol.REVISIONS.index(protocol.STATELESS_VERSION)]
+    if asked in handshake and answered in handshake and handshake.index(asked) < handshake.index(answered):
+        return str(asked)
+    return None
+
+
 def version_note(params: Any, recorded: Any, index: int) -> tuple[str, bool] | None:
     """What to note of an `initialize` asking another protocol version than interactions[index] recorded,
     and whether the report keeps it too (an older version, whose server may offer less); None: the same."""
@@ -203,7 +216,8 @@ def version_note(params: Any, recorded: Any, index: int) -> tuple[str, bool] | N
         text = (
             f"the host asks for protocol version {asked!r}, older than the {wanted!r} the recording's host "
             f"asked for (interactions[{index}]): a server that speaks {asked!r} answers in it, and may offer "
-            "less; the answers are the recorded ones, of the newer version"
+            "less; the answers are the recorded ones, of the newer version (initialize's says the version the "
+            "server would answer in)"
         )
         return text, True
     return (

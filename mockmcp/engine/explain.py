@@ -20,10 +20,16 @@ from mockmcp._wire.words import RecordMode, json_type, render_place
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url, written_eras
 from mockmcp.engine.matching import Matcher, canonical, short
 
-__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "hand_edit", "label", "record_fix"]
-__all__ += ["record_mode"]
+__all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "hand_edit", "kept_params", "label"]
+__all__ += ["record_fix", "record_mode"]
 
 MAX_CANDIDATES = 3
+# What a miss keeps of its params, in the report and in memory while its session lasts: about this many bytes of
+# JSON (a host can send thousands of misses of megabytes each); of one string at most _KEPT_STRING characters,
+# of nesting _KEPT_DEPTH levels (deeper, a container is kept as its JSON text, cut like a string).
+KEPT_PARAMS = 4096
+_KEPT_STRING = 1024
+_KEPT_DEPTH = 16
 
 
 class Candidate(NamedTuple):
@@ -51,12 +57,17 @@ class Miss(NamedTuple):
     candidates: tuple[Candidate, ...]
     fixes: tuple[str, ...]
     record: str = "new"  # the record mode that fixes it: `record_mode`
+    params_cut: int | None = None  # `params` were cut (`kept_params`): their full size, in bytes of JSON
+
+    def _said_params(self) -> str:
+        cut = f" (cut: {self.params_cut} bytes of params in all)" if self.params_cut is not None else ""
+        return _short(self.params) + cut
 
     def render(self) -> str:
         """The story for stderr: reason, request, closest candidates with differences, how to fix."""
         lines = [
             f"mockmcp: {self.reason}",
-            f"  incoming request (id {json.dumps(self.request_id)}): {self.method} {_short(self.params)}",
+            f"  incoming request (id {json.dumps(self.request_id)}): {self.method} {self._said_params()}",
         ]
         if self.candidates:
             lines.append("  closest recorded requests:")
@@ -79,7 +90,8 @@ class Miss(NamedTuple):
         return data
 
     def to_json(self) -> dict[str, Any]:
-        facts = {"id": self.request_id, "method": self.method, "params": self.params, "code": self.code}
+        facts = {"id": self.request_id, "method": self.method, "params": self.params, "params_cut": self.params_cut}
+        facts["code"] = self.code
         closest = [candidate.to_json() for candidate in self.candidates]
         more = {"reason": self.reason, "closest": closest, "fixes": list(self.fixes), "record": self.record}
         return {**facts, **more, "explanation": self.render()}
@@ -128,7 +140,47 @@ def explain_miss(
         candidates.append(Candidate(index, texts, first, plays[index], bool(refused)))
     mode = record_mode(cassette, method, params)
     fixes = _fixes(cassette, method, candidates, mode)
-    return Miss(message["id"], method, params, code, reason, tuple(candidates), fixes, mode)
+    kept, size = kept_params(params)
+    return Miss(message["id"], method, kept, code, reason, tuple(candidates), fixes, mode, size)
+
+
+def kept_params(params: Any) -> tuple[Any, int | None]:
+    """What a miss keeps of `params`, and their full size in bytes of compact JSON when cut (else None): them whole
+    up to KEPT_PARAMS bytes, else a copy of about that size, each cut saying what it left out."""
+    size = len(canonical(params).encode("utf-8", "surrogatepass"))
+    if size <= KEPT_PARAMS:
+        return params, None
+    return _cut(params, [KEPT_PARAMS], _KEPT_DEPTH), size
+
+
+def _cut(value: Any, budget: list[int], levels: int) -> Any:
+    """value within what is left of `budget` (one number in a list, spent as the walk goes): long strings
+    shortened, keys and items past the budget left out, containers deeper than `levels` kept as JSON text."""
+    if isinstance(value, str):
+        take = min(len(value), _KEPT_STRING, max(budget[0], 0))
+        budget[0] -= take + 2
+        return value if take == len(value) else f"{value[:take]}... ({len(value) - take} more characters cut)"
+    if not isinstance(value, (dict, list)):
+        budget[0] -= len(canonical(value))
+        return value
+    if levels == 0:
+        return _cut(canonical(value), budget, 0)
+    if isinstance(value, dict):
+        kept: dict[str, Any] = {}
+        for n, (key, item) in enumerate(value.items()):
+            if budget[0] <= 0:
+                kept["..."] = f"{len(value) - n} more keys cut"
+                break
+            name = _cut(key, budget, 0)  # the key first: it spends the budget before its value
+            kept[name] = _cut(item, budget, levels - 1)
+        return kept
+    items: list[Any] = []
+    for n, item in enumerate(value):
+        if budget[0] <= 0:
+            items.append(f"... {len(value) - n} more items cut")
+            break
+        items.append(_cut(item, budget, levels - 1))
+    return items
 
 
 def record_mode(cassette: Cassette, method: str, params: Any) -> str:

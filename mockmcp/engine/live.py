@@ -124,9 +124,12 @@ class Writer:
         data = jsonrpc.encode({"jsonrpc": "2.0", **message})
         return [Send(data, request, stream=item.stream, method=message["method"])]
 
-    def reply(self, index: int, interaction: Interaction, reply_id: Any, request: Any) -> tuple[list[Action], str]:
-        """The reply to the live request outside a batch (in one: `response`): the recorded response, the raw
-        line recorded instead, or what the fault knobs say; and the fault, for the report ("": none)."""
+    def reply(
+        self, index: int, interaction: Interaction, reply_id: Any, request: Any, version: str | None = None
+    ) -> tuple[list[Action], str]:
+        """The reply to the live request outside a batch (in one: `response`): the recorded response (`version`:
+        an initialize's, in that protocol version), the raw line recorded instead, or what the fault knobs say;
+        and the fault, for the report ("": none)."""
         if interaction.drop == CUT:
             cut = "before its reply (`drop: cut`: over HTTP its stream was cut; over stdio, no reply)"
             return [Cut(request)], f"interactions[{index}]: the answer to request {reply_id!r} broke off {cut}"
@@ -137,6 +140,10 @@ class Writer:
             return [Send(line, request, final=True, code=line_facts(line)[1])], ""
         if interaction.response is None:
             return [], ""
+        if version is not None:  # one initialize in a session: encoded afresh
+            response = self.response(index, interaction)
+            response = {**response, "result": {**response["result"], "protocolVersion": version}}
+            return [Send(reply_line(reply_id, reply_tail(response)), request, final=True)], ""
         known = self._tails.get(index)  # the recorded body is encoded once per interaction; only the id changes
         if known is None:
             response = self.response(index, interaction)

@@ -4,13 +4,19 @@ A server message was sent after the client messages recorded before it in its se
 so it goes only once the live host has sent their like: events *arrive* (`arrive`: a matched interaction by
 index, a host's answer `(interaction, item)`, `("cancel", index)`, `("played", index)`), and each recorded
 session's *frontier* counts how many of its events, in recorded order, have all come. A message that needs
-more is `HELD` for at most as long as its server took (`gap`), then `give_up` lets it go and what the host
-skipped counts as come; or `BLOCKED` for ever, when its server could not have sent it without the event
-(`hard`: a late answer needs the cancel, a listen event its cause). Jobs are keys the engine chooses;
-a key handed back may name a job that is gone.
+more is `HELD` for at most as long as its server took after what caused it in its job (`gap`: from the request,
+or the host's latest answer to it, on the recorded clock), then `give_up` lets it go and what the host skipped
+counts as come; or `BLOCKED` for ever, when its server could not have sent it without the event (`hard`: a
+late answer needs the cancel, a listen event its cause). Jobs are keys the engine chooses; a key handed back
+may name a job that is gone.
+
+What a job waits for is indexed (the frontier it needs, per session, in a heap; each hard event it lacks), so
+an arrival looks only at the jobs it may let go: its cost does not grow with how many jobs wait.
 """
 
 from __future__ import annotations
+
+from heapq import heappop, heappush
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,6 +47,11 @@ class Ordering:
         self._waiting: dict[Hashable, tuple[int, int, tuple[Hashable, ...]]] = {}  # job -> (session, needs, hard)
         self._latest: dict[int, int] = {}  # session -> the place of the latest of its events that came
         self._excused: dict[Hashable, int] = {}  # job -> how many events its next message goes without
+        self._order: dict[Hashable, int] = {}  # waiting job -> when it began to wait (jobs go in that order)
+        self._serial = 0  # counts the waits and the heap's entries
+        self._due: dict[int, list[tuple[int, int, Hashable]]] = {}  # session -> heap of (needs, serial, job)
+        self._on_event: dict[Hashable, list[Hashable]] = {}  # hard event not come -> the jobs that wait for it
+        self._stirred: set[Hashable] = set()  # jobs whose wait something changed since the last `_ready`
 
     def unsolicited(self, anchor: int | None) -> list[int]:
         """The unsolicited interactions that start now that `anchor` has played (None: at start-up); each once."""
@@ -57,13 +68,22 @@ class Ordering:
         hard = self.causes.hard.get(message, ())
         if self._may_go(key, session, needs, hard):
             self._waiting.pop(key, None)
+            self._order.pop(key, None)
             self._excused.pop(key, None)
             return GO
+        self._serial += 1
+        self._order.setdefault(key, self._serial)
         self._waiting[key] = (session, needs, hard)
-        return HELD if self._soft(key, session, needs) else BLOCKED
+        for event in hard:
+            if event not in self._arrived:
+                self._on_event.setdefault(event, []).append(key)
+        if self._soft(key, session, needs):
+            heappush(self._due.setdefault(session, []), (needs, self._serial, key))
+            return HELD
+        return BLOCKED
 
     def gap(self, index: int, step: int) -> float:
-        """How long the recorded server took to send that message after the one before it in its interaction."""
+        """How long the recorded server took to send that message after what caused it (`timeline.Causes.gaps`)."""
         return self.causes.gaps.get((index, step), 0.0)
 
     def missing(self, key: Hashable) -> list[Hashable]:
@@ -108,6 +128,7 @@ class Ordering:
     def arrive(self, event: Hashable) -> list[Any]:
         """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
         self._arrived.add(event)
+        self._stirred.update(self._on_event.pop(event, ()))
         found = self.causes.position.get(event)
         if found is not None:
             self._advance(*found)
@@ -133,6 +154,7 @@ class Ordering:
             return []
         session, needs, _hard = found
         self._excused[key] = needs
+        self._stirred.add(key)
         for place in range(self._frontier.get(session, 0), min(needs, self._latest.get(session, -1))):
             self._advance(session, place)
         return self._ready()
@@ -149,6 +171,9 @@ class Ordering:
             come.discard(frontier)
             frontier += 1
         self._frontier[session] = frontier
+        due = self._due.get(session)
+        while due and due[0][0] <= frontier:
+            self._stirred.add(heappop(due)[2])
 
     def _soft(self, key: Hashable, session: int, needs: int) -> bool:
         """Whether the job still waits for recorded client events (neither come nor excused by `give_up`)."""
@@ -158,9 +183,16 @@ class Ordering:
         return not self._soft(key, session, needs) and self._arrived.issuperset(hard)
 
     def _ready(self) -> list[Any]:
-        ready = [key for key, waits in self._waiting.items() if self._may_go(key, *waits)]
+        """The jobs stirred since the last call that may go now, in the order they began to wait."""
+        if not self._stirred:
+            return []
+        stirred, self._stirred = self._stirred, set()
+        waiting = self._waiting
+        ready = [key for key in stirred if key in waiting and self._may_go(key, *waiting[key])]
+        ready.sort(key=self._order.__getitem__)
         for key in ready:
-            del self._waiting[key]
+            del waiting[key]
+            del self._order[key]
         return ready
 
 

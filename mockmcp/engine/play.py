@@ -52,6 +52,7 @@ class Player:
         self.capabilities = emulation.Capabilities()  # what the live host declared
         self.questions = Questions()  # server requests awaiting the host's answer
         self.requests: dict[Any, Job] = {}  # live request (its key, else its id) -> its job
+        self.sent_at: float | None = None  # the recorded time of the latest message sent
 
     def begin(
         self, index: int, reply_id: Any = None, token: Any = live.KEEP, batch: Batch | None = None, key: Any = None
@@ -78,7 +79,21 @@ class Player:
         return self.run()
 
     def step(self, job: Job) -> list[Action]:
-        """Play the job's next step (a delay, a server item, the response), and move it on (see `schedule`)."""
+        """Play the job's next step (a delay, a server item, the response), and move it on (see `schedule`); a
+        message the recording had apart from the one sent before it says so (`Send.turn`)."""
+        at = self.schedule.moment(job.index, job.step) if job.step else None
+        out = self._play(job)
+        if at is None:
+            return out
+        for n, action in enumerate(out):
+            if isinstance(action, Send):
+                if self.sent_at is not None and at > self.sent_at:
+                    out[n] = action._replace(turn=True)
+                self.sent_at = at
+                break
+        return out
+
+    def _play(self, job: Job) -> list[Action]:
         interaction, step = job.interaction, job.step
         if step == 0:
             job.step = 1
@@ -92,7 +107,9 @@ class Player:
             return [self.schedule.sleep(job, wait)]  # this step again, once the wait is over
         verdict = self.ordering.check(job, job.index, step, interaction.session) if job.batch is None else ordering.GO
         if verdict == ordering.HELD:
-            return [self.schedule.sleep(job, self.ordering.gap(job.index, step), "hold")]
+            # Its window is counted on the recorded clock from what caused it; the messages before it went at once.
+            window = self.ordering.gap(job.index, step) - self.schedule.waited(job)
+            return [self.schedule.sleep(job, round(max(0.0, window), 4), "hold")]
         if verdict == ordering.BLOCKED:
             self.schedule.move(job, "block")
             return []
@@ -140,7 +157,7 @@ class Player:
         """The reply to the live request: the recorded response, or what the fault knobs say instead."""
         interaction, batch = job.interaction, job.batch
         if batch is None or interaction.drop or interaction.raw_response is not None or interaction.response is None:
-            sent, fault = self.writer.reply(job.index, interaction, job.reply_id, job.key)
+            sent, fault = self.writer.reply(job.index, interaction, job.reply_id, job.key, job.version)
             if fault:
                 self.report.faults.append(fault)
             return sent

@@ -173,6 +173,8 @@ class Replay:
             return [*out, Note(self.report.withheld[-1].render()), *answer(batch, refused[2], key)]
         job = self.player.begin(index, message["id"], protocol.progress_token(message), batch, key)
         job.exchange = pick.exchange
+        if method == protocol.INITIALIZE:
+            job.version = emulation.negotiated(params, interaction.response)
         self.requests[key] = job
         return out + self.player.run()
 

@@ -60,7 +60,7 @@ class Job:
     """One interaction being played to the host: where it is, and what it plays for."""
 
     __slots__ = ("alarm", "batch", "clock", "entry", "exchange", "index", "interaction", "key")
-    __slots__ += ("reply_id", "slept", "state", "step", "token", "waiting")
+    __slots__ += ("reply_id", "slept", "state", "step", "token", "version", "waiting")
 
     def __init__(
         self, index: int, interaction: Interaction, reply_id: Any, token: Any, batch: Batch | None, key: Any
@@ -73,12 +73,13 @@ class Job:
         self.waiting: Any = None  # the id of its server request awaiting the host's answer
         self.clock, self.slept = interaction.at, -1  # --timing: the recorded time reached, the step slept before
         self.exchange: Exchange | None = None  # among several recorded sessions: what the host's answers are held to
+        self.version: str | None = None  # an initialize's answer in this protocol version (`emulation.negotiated`)
 
 
 class Schedule:
     """One live session's jobs; see the module's docstring."""
 
-    __slots__ = ("_alarms", "_entries", "_heap", "_moments", "_running", "_timing", "_tokens")
+    __slots__ = ("_alarms", "_entries", "_heap", "_moments", "_running", "_timing", "_tokens", "_waited")
 
     def __init__(self, moments: Sequence[tuple[float | None, ...]], timing: float = 0.0) -> None:
         """`moments`: each interaction's messages' recorded times (`timeline.Causes`); `timing` as `Replay`'s."""
@@ -87,6 +88,9 @@ class Schedule:
         self._alarms: dict[int, Job] = {}  # a pending Wake's token -> its job
         self._entries = self._tokens = 0
         self._running = False
+        # job -> seconds it slept or was held since what caused its next message came (its request, or the host's
+        # answer to its server request): the live clock's part of its window (`timeline.Causes.gaps`)
+        self._waited: dict[Job, float] = {}
 
     def add(self, job: Job) -> Job:
         """A new job, queued to begin."""
@@ -101,6 +105,8 @@ class Schedule:
         if job.alarm:  # whatever it slept until is moot now
             del self._alarms[job.alarm]
             job.alarm = 0
+        if state in ENDED or job.state == "asking":  # ended, or the host answered: a new window begins
+            self._waited.pop(job, None)
         job.state = state
         if state != "queued":
             job.entry = 0
@@ -116,10 +122,15 @@ class Schedule:
     def sleep(self, job: Job, after: float, event: str = "sleep") -> Wake:
         """The job waits ("sleep" or "hold") until the shell wakes it, `after` seconds from now."""
         self.move(job, event)
+        self._waited[job] = self._waited.get(job, 0.0) + after
         self._tokens += 1
         job.alarm = self._tokens
         self._alarms[job.alarm] = job
         return Wake(after, job.alarm)
+
+    def waited(self, job: Job) -> float:
+        """Seconds the job slept or was held since what caused its next message came."""
+        return self._waited.get(job, 0.0)
 
     def woken(self, token: int) -> Job | None:
         """The job whose Wake this is, still sleeping or held (None: it moved on, or ended)."""

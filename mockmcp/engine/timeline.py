@@ -21,7 +21,9 @@ __all__ = ["Causes", "answer_time", "listen_holds", "message_times", "response_t
 
 def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int], tuple[int, bool]]:
     """What each listen event waits for, (interaction, item) -> (interaction, whether to its end): its cause, the
-    session's last client interaction recorded before it, played (or only begun, if unanswered then)."""
+    session's last client interaction recorded before it, played (or only begun, if unanswered then; answered at
+    the same recorded time too: a server says what changed before it returns, and the recorder, reading the two
+    streams in one turn, times them alike)."""
     holds: dict[tuple[int, int], tuple[int, bool]] = {}
     for i, interaction in enumerate(interactions):
         for j, item in enumerate(interaction.server):
@@ -38,7 +40,7 @@ def listen_holds(interactions: tuple[Interaction, ...]) -> dict[tuple[int, int],
                 anchor = k
             if anchor is not None:
                 answered = response_time(interactions[anchor])
-                to_the_end = interactions[anchor].kind == NOTIFICATION or (answered is not None and answered <= item.at)
+                to_the_end = interactions[anchor].kind == NOTIFICATION or (answered is not None and answered < item.at)
                 holds[(i, j)] = (anchor, to_the_end)
     return holds
 
@@ -87,20 +89,23 @@ class Causes:
             for place, event in enumerate(self.events[session]):
                 self.position[event] = (session, place)
         self.needs: dict[tuple[int, int], int] = {}  # message -> how many of its session's events it waits for
-        self.gaps: dict[tuple[int, int], float] = {}  # message -> seconds from the message before it in its job
+        # message -> seconds from what caused it in its job: the client message, or the host's latest answer to
+        # one of its server requests (the window a held message waits in, on the recorded clock)
+        self.gaps: dict[tuple[int, int], float] = {}
         self.hard: dict[tuple[int, int], tuple[Hashable, ...]] = {}
         self.cancels: dict[int, int] = {}  # cancelled request -> the notification that cancelled it
         for i, interaction in enumerate(interactions):
             times = self.times.get(interaction.session, [])
-            before = interaction.at
+            cause = interaction.at
             for step, at in enumerate(self.moments[i], start=1):
-                if at is None:
-                    continue
-                count = bisect_left(times, at)
-                if count:
-                    self.needs[(i, step)] = count
-                self.gaps[(i, step)] = round(max(0.0, at - before), 4) if before is not None else 0.0
-                before = at
+                if at is not None:
+                    count = bisect_left(times, at)
+                    if count:
+                        self.needs[(i, step)] = count
+                    self.gaps[(i, step)] = round(max(0.0, at - cause), 4) if cause is not None else 0.0
+                item = interaction.server[step - 1] if step <= len(interaction.server) else None
+                if item is not None and item.kind == REQUEST and item.response is not None:
+                    cause = answer_time(item, self.moments[i][step:]) or cause
         self._cancelled(interactions)
         for (i, j), (anchor, to_the_end) in listen_holds(interactions).items():
             self.hard[(i, j + 1)] = (("played", anchor) if to_the_end else anchor,)

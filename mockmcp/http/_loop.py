@@ -170,6 +170,14 @@ class Connection:
         interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
         self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
 
+    def close_when_sent(self) -> None:
+        """Close once what is queued has gone out, reading nothing more meanwhile."""
+        self.finishing = True
+        if self.out:
+            self.watch()
+        else:
+            self.close()
+
     def close(self) -> None:
         """Close, or drop mid-message as a server that dies does."""
         if self.broken:

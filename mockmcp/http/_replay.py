@@ -81,11 +81,15 @@ class HttpReplay(LoopServer):
 
 
 def carry_out(actions: list[Out], later: Callable[[float, Any], None], say: Callable[[str], None]) -> None:
-    """Write what the endpoint said on the connections it names (`send` of h11 events, `respond`, `close`): stream
+    """Write what the endpoint said on the connections it names (`send` of h11 events, `respond`, `close`,
+    `close_when_sent`): stream
     events gathered per connection, one write each; `later(after, token)` for each timer, `say` each note. The one
     shell of replay's endpoint, over sockets or in process (`inprocess._http`)."""
     gathered: dict[Any, list[Any]] = {}
+    closing = []  # connections whose GET stream ended: closed once its end is out
     for action in actions:
+        if isinstance(action, End) and action.close:
+            closing.append(action.conn)
         if isinstance(action, (Open, Event, End)):
             gathered.setdefault(action.conn, []).append(
                 h11.Response(status_code=200, headers=list(action.headers), reason=b"OK")
@@ -108,3 +112,5 @@ def carry_out(actions: list[Out], later: Callable[[float, Any], None], say: Call
             say(action.text)
     for conn, events in gathered.items():
         conn.send(*events)
+    for conn in closing:
+        conn.close_when_sent()

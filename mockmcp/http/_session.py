@@ -271,7 +271,7 @@ class LiveSession:
         else:
             # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
             # tries again a few times, then gives up, as it does with a server that died).
-            wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn))
+            wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn, close=True))
 
     def end(self, abort: bool = False) -> None:
         """End it (DELETE, the `exit` knob, idle, or shutdown): close its streams and forget its events."""

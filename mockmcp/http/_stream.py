@@ -25,11 +25,13 @@ Head = tuple[tuple[tuple[str, str], ...], bool]  # a stream's headers beside SSE
 
 # What the endpoint asks its shell to write: answer the request on conn with this whole answer; with an SSE
 # stream (200 and these headers; its events follow); write these bytes (whole SSE events) on the stream open on
-# conn; end that stream; cut conn mid-message, as a server that dies does; call `Endpoint.wake(token)` later.
+# conn; end that stream (`close`: and close conn once the end is out, as after a GET stream: no client sends
+# another request on it, and it would hold a descriptor until it idled out); cut conn mid-message, as a server
+# that dies does; call `Endpoint.wake(token)` later.
 Respond = namedtuple("Respond", "conn answer")
 Open = namedtuple("Open", "conn headers")
 Event = namedtuple("Event", "conn data")
-End = namedtuple("End", "conn")
+End = namedtuple("End", "conn close", defaults=(False,))
 Drop = namedtuple("Drop", "conn")
 Later = namedtuple("Later", "after token")
 Out = Respond | Open | Event | End | Drop | Later | Note
@@ -133,6 +135,7 @@ class Stream:
         self.status = 200  # of its reply, if that comes alone as JSON
         self.batch: set[Any] = set()  # the request ids of the batch it answers, if it answers one
         self.beats = 0  # which keep-alive timer is its own (one at a time; an older one is let go)
+        self.on_get = get  # it rides a GET's connection (its own, or the one it was resumed on): closed at its end
         shared.wire.place(self)
 
     @property
@@ -194,7 +197,7 @@ class Stream:
         elif effect in ("event", "frames"):
             self._said(self.numbered(data) if effect == "event" else data)
         elif effect == "end":
-            add(End(self.conn))
+            add(End(self.conn, self.on_get))
         elif effect in ("drop", "spill"):
             if effect == "spill":
                 kept = "resumable with Last-Event-ID" if self.session.ids else "held for its next GET stream"
@@ -209,7 +212,7 @@ class Stream:
         elif effect == "keep":
             self.numbered(data)
         elif effect == "attach":
-            self.conn = data
+            self.conn, self.on_get = data, True
         elif effect == "watch" and bounds.keepalive is not None:
             self.beats += 1
             add(Later(bounds.keepalive, (self.session, ("beat", self, self.beats))))

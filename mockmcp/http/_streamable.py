@@ -113,10 +113,13 @@ _SDK_SESSION_ERRORS: dict[str, dict[str, Any]] = {
 def session_error(framing: Framing, name: str) -> Answer:
     """The answer to a request whose session is unknown (or ended), or missing, as the recorded server gave it."""
     answer = (framing.session_errors or {}).get(name) or _SDK_SESSION_ERRORS[name]
-    # JSON-RPC says `"id": null`; some servers (the TypeScript SDK's examples) leave the id out.
+    # JSON-RPC says `"id": null`; some servers (the TypeScript SDK's examples) leave the id out, and the
+    # TypeScript SDK writes it after the error.
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": answer["error"]}
     if answer.get("without_id"):
         del reply["id"]
+    elif answer.get("id_last"):
+        reply = {"jsonrpc": "2.0", "error": answer["error"], "id": None}
     return Answer(answer["status"], jsonrpc.encode(reply))
 
 
@@ -152,7 +155,8 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     (`meta.http.session_errors`, for `session_error`); empty for any other answer.
 
     Unknown: a request with a session id answered 404, or 400 turning it away about its session
-    (an ended session is unknown too). `without_id` when the body had no `id` member at all.
+    (an ended session is unknown too). `without_id` when the body had no `id` member at all, `id_last` when
+    it came after `error`.
 
     Missing: a 400 to a request sent without a session id, whose JSON-RPC error is not the request's
     own answer (its id is not the request's: the server turned the request away unread) and says
@@ -185,8 +189,11 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     else:
         return {}
     seen: dict[str, Any] = {"status": status, "error": {"code": error["code"], "message": error["message"]}}
+    members = list(reply)
     if "id" not in reply:
         seen["without_id"] = True
+    elif members.index("id") > members.index("error"):
+        seen["id_last"] = True
     return {name: seen}
 
 

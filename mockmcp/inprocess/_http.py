@@ -416,6 +416,9 @@ class _Connection:
     def close(self) -> None:
         self.broken = True
 
+    def close_when_sent(self) -> None:
+        """Nothing to close: in process, a connection is one request's response, ended already."""
+
 
 class _Played:
     """A replayed answer's body as the host reads it: what the endpoint wrote on its connection, as it comes."""

@@ -2,9 +2,10 @@
 
 A message the host writes is encoded as the line it would have sent over stdio and given to
 `Replay.receive` in the host's own task; what the engine sends is parsed back with the SDK's parser
-and put in the host's read stream one message at a time; a `Wake` is a timer task on the host's loop
-(anyio). So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the
-block ends the session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
+and put in the host's read stream one message at a time (one the recording had apart from what the host has
+not read yet waits for the host's turn, as over stdio); a `Wake` is a timer task on the host's loop (anyio).
+So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the block ends the
+session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 try:
     import anyio
+    import anyio.lowlevel
     from anyio.abc import ObjectSendStream
 except ImportError as exc:  # the SDK brings anyio: a host that replays in process has it
     raise ImportError("mockmcp.transport replays to the MCP Python SDK's Client: install it (pip install mcp)") from exc
@@ -60,6 +62,12 @@ def wire(session_message: Any) -> tuple[bytes, dict[str, Any]]:
     return line + b"\n", jsonrpc.parse(line)
 
 
+# The host's turn (`ReplayTransport._turn`), in steps of its event loop: at most this many for it to take what it
+# was given, then this many for the tasks that starts (a handler task, and the awaits in it).
+_TURN_STEPS = 50
+_HOST_STEPS = 4
+
+
 class ReplayTransport:
     """One session per `async with`, each with an engine of its own, as a new `mockmcp replay` would be (two
     at once are refused); a later one starts from the recorded sessions earlier ones left, as with `--state`.
@@ -93,6 +101,7 @@ class ReplayTransport:
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
         self._sdk: SDK | None = None  # the host's SDK line, found on the first session
+        self._paced: list[Any] | None = None  # what waits while the host has its turn (`_turn`), in order
 
     def for_fastmcp(self) -> SDKTransport:
         """This transport as fastmcp's `Client` takes it, each connection a session: `fastmcp.Client(
@@ -128,6 +137,9 @@ class ReplayTransport:
         engine = self._engine
         self._group.cancel_scope.cancel()  # the reader and the timers: nothing more can come
         await self._group.__aexit__(None, None, None)
+        paced, self._paced = self._paced, None
+        if paced:  # the host's turn was cut short: what waited goes now, in order
+            self._perform(paced)
         if not engine.ended:
             self._perform(engine.close())
         for stream in self._streams:
@@ -152,7 +164,16 @@ class ReplayTransport:
 
     def _perform(self, actions: list[Any]) -> None:
         assert self._to_host is not None and self._group is not None
-        for action in actions:
+        if self._paced is not None:
+            self._paced.extend(actions)  # behind what waits for the host's turn
+            return
+        for n, action in enumerate(actions):
+            if isinstance(action, Send) and action.turn and self._to_host.statistics().current_buffer_used:
+                # The recording had it apart from what the host has not read yet: the host reads that first,
+                # and the tasks it starts for it run (fastmcp dispatches notifications in tasks of their own).
+                self._paced = list(actions[n:])
+                self._group.start_soon(self._turn)
+                return
             if isinstance(action, Send):
                 for line in action.data.splitlines():
                     self._deliver(line)
@@ -176,6 +197,19 @@ class ReplayTransport:
             self._to_host.send_nowait(self._sdk.session_message(item))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the host has gone: nothing it could read
+
+    async def _turn(self) -> None:
+        """The host's turn: it takes what it was given (within `_TURN_STEPS` of the loop), and what that starts
+        runs `_HOST_STEPS` more; then what waited goes."""
+        assert self._to_host is not None
+        for _ in range(_TURN_STEPS):
+            if not self._to_host.statistics().current_buffer_used:
+                break
+            await anyio.lowlevel.checkpoint()
+        for _ in range(_HOST_STEPS):
+            await anyio.lowlevel.checkpoint()
+        paced, self._paced = self._paced or [], None
+        self._perform(paced)
 
     async def _wake(self, after: float, token: int) -> None:
         await anyio.sleep(after)

@@ -58,7 +58,8 @@ def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
     params = miss["params"]
     if isinstance(params, dict):
         params = {key: value for key, value in params.items() if key != "_meta"}
-    return Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], closest, tuple(fixes), mode)
+    cut = miss.get("params_cut")
+    return Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], closest, tuple(fixes), mode, cut)
 
 
 def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:

@@ -4,8 +4,9 @@ One loop runs the engine: it waits with `select` on the `Signals` descriptor and
 stdin instead, Windows, that thread wakes the descriptor: `toolkit.Inlet`), the next timer (`Wake`) as its
 timeout. stdout carries only what the engine sends (`toolkit.Outlet`); notes go to stderr. A message that
 follows a notification or a server request is written once the host has read what came before (at most
-`TURN` seconds), so a host that dispatches notifications a step after replies (the TypeScript SDK) sees a
-call's progress before its result, as from the real server; replies after replies go in one write.
+`TURN` seconds), and so is one the recording had apart from the one before it (`Send.turn`), so a host that
+dispatches notifications a step after replies (the TypeScript SDK, fastmcp) sees a call's progress before its
+result, as from the real server; replies after replies recorded together go in one write.
 
 SIGINT or SIGTERM ends the session with 128 + its number once the line being written is written (unless the
 host takes nothing for `PATIENCE` seconds); the caller then writes its report inside the same `Signals`
@@ -47,6 +48,8 @@ class _Shell:
     def perform(self, actions: list[Action]) -> None:
         for action in actions:
             if isinstance(action, Send):
+                if action.turn and self.outbox:  # the recording had it apart from what came before
+                    self.turns.append(len(self.outbox))
                 self.outbox.append(action.data)
                 if not action.final:
                     self.turns.append(len(self.outbox))

@@ -94,11 +94,19 @@ _CANDIDATE = _object(
     {"interaction": _INDEX, "plays": _INDEX, "differences": _TEXTS, "first_path": _TEXT, "ruled": {"type": "boolean"}}
 )
 
+# Keys of a miss that reports written before them lack.
+OPTIONAL_MISS_KEYS = ("params_cut",)
+
 # Each entry of `misses`, in the order `Miss.to_json` writes its keys.
 MISS_KEYS: dict[str, tuple[dict[str, Any], str]] = {
     "id": ({"type": ["string", "integer"]}, "the id of the host's request"),
     "method": (_METHOD, "its method"),
     "params": ({}, "its params, as they came (after redaction)"),
+    "params_cut": (
+        {"type": ["integer", "null"], "minimum": 0},
+        "null when `params` are whole; else they were cut to a few KiB (each cut says what it left out) and this is "
+        "their full size, in bytes of compact JSON",
+    ),
     "code": ({"type": "integer"}, "the JSON-RPC error code the host was answered: -32601, -32099, or -32022"),
     "reason": ({"type": "string"}, "why it missed, in one sentence"),
     "closest": (
@@ -133,7 +141,7 @@ def schema() -> dict[str, Any]:
             "miss": {
                 "type": "object",
                 "properties": {key: {**shape, "description": text} for key, (shape, text) in MISS_KEYS.items()},
-                "required": list(MISS_KEYS),
+                "required": [key for key in MISS_KEYS if key not in OPTIONAL_MISS_KEYS],
             }
         },
     }
