@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 import pytest
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from conftest import ANOTHER_HOST, MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cassette.store import load
 from mockmcp.cli import options
@@ -37,11 +37,13 @@ CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "e
 
 
 def launch(cassette: Path, mode: str, *messages: dict[str, Any], server: list[str] = SERVER, strict: bool = False):
-    """Run `mockmcp exec` as a host's test would, sending messages then closing stdin: (process, report)."""
+    """Run `mockmcp exec` as a host's test would, sending messages then closing stdin: (process, report). Each
+    launch is a run of its own (a host of its own), as each run of a test suite is."""
     report = cassette.parent / "report-{pid}.json"
     options = ["--strict"] if strict else []
     done = subprocess.run(
         [
+            *ANOTHER_HOST,
             *MOCKMCP,
             "exec",
             "-o",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MOCKMCP, ROOT, child_env
+from conftest import ANOTHER_HOST, MOCKMCP, ROOT, child_env
 
 from mockmcp.cassette import store as cassette
 
@@ -41,10 +41,13 @@ def record(
     extra: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     new_session: bool = False,
+    again: bool = False,
 ) -> subprocess.Popen[bytes]:
-    """Start a recorder of the scripted server; `new_session` puts both in a process group of their own."""
+    """Start a recorder of the scripted server; `new_session` puts both in a process group of their own; `again`
+    starts it from a host of its own (the next run: a recording this run began is not added to)."""
     return subprocess.Popen(
         [
+            *(ANOTHER_HOST if again else ()),
             *MOCKMCP,
             "record",
             "-o",
@@ -250,8 +253,8 @@ def test_modes(tmp_path: Path) -> None:
         env=child_env(),
     )
     assert bad.returncode == 2 and b"unknown record mode 'sometimes'" in bad.stderr
-    # once, no cassette yet: records.
-    assert run_record(out, [INIT, CALL], mode="once")[0] == 0
+    # once, no cassette yet: records (in a run of its own: this one's starts replay it, as the next run's would).
+    assert run_record(out, [INIT, CALL], mode="once", again=True)[0] == 0
     # once, cassette exists: replays it, never starting the server (here one that cannot start).
     proc = subprocess.run(
         [*MOCKMCP, "record", "-o", str(out), "--", str(tmp_path / "no-such-server")],
@@ -273,8 +276,8 @@ def test_modes(tmp_path: Path) -> None:
     ) in stderr
     assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
     other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
-    # all: replaces it.
-    assert run_record(out, [INIT, other], mode="rewrite")[0] == 0
+    # all: replaces it (in the next run: within this one, a later start adds its session, see test_record_runs).
+    assert run_record(out, [INIT, other], mode="rewrite", again=True)[0] == 0
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
     assert cassette.load(str(out)).interactions[1].params["arguments"] == {"x": 2}
 
@@ -619,7 +622,7 @@ def test_a_call_the_host_cancelled_before_its_half_close_is_not_waited_for(tmp_p
 def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_process(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     journal = tmp_path / "c.yaml.journal"
-    assert run_record(out, [INIT])[0] == 0
+    assert run_record(out, [INIT], again=True)[0] == 0  # an earlier run's: rewritten below, not added to
     first = record(out)
     try:
         assert [json.loads(line)["id"] for line in send_and_read(first, [INIT])] == [0]
@@ -643,7 +646,7 @@ def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_proces
 def test_re_recording_keeps_the_cassettes_mode_and_writes_through_a_link(tmp_path: Path) -> None:
     target = tmp_path / "store" / "c.yaml"
     target.parent.mkdir()
-    assert run_record(target, [INIT])[0] == 0
+    assert run_record(target, [INIT], again=True)[0] == 0  # an earlier run's: rewritten below, not added to
     target.chmod(0o600)
     link = tmp_path / "c.yaml"
     link.symlink_to(target)
@@ -776,3 +779,40 @@ def test_a_session_that_left_no_interaction_takes_no_number(tmp_path: Path) -> N
     made = cassette.load(str(out))
     assert [(i.session, i.method) for i in made.interactions] == [(0, "tools/call")]
     assert "session:" not in out.read_text()
+
+
+def test_the_cassette_saved_when_the_host_left_is_saved_again_at_the_end_with_the_session_added_once(
+    tmp_path: Path,
+) -> None:
+    """The recorder saves as soon as the host closes stdin (`snapshot`), before its shutdown can kill it, and
+    again at the end with what came later; both, and a recover after a kill in between, merge `new_episodes`
+    from what the cassette held before the recording, so the session is in it once."""
+    from mockmcp._wire.words import RecordMode
+    from mockmcp.engine.redact import Redactor
+    from mockmcp.record import Journal, finish, snapshot
+
+    out = tmp_path / "c.yaml"
+    answer = '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},'
+    answer += '"serverInfo":{"name":"%s"}}}'
+    late = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}'
+
+    def held() -> list[tuple[int, str | None]]:  # an unprompted message has no method of its own
+        return [(i.session, i.method) for i in cassette.load(str(out)).interactions]
+
+    def session(mode: RecordMode, kill: bool, before: list[tuple[int, str | None]]) -> None:
+        journal = Journal.fresh(str(out), mode, Redactor(), ["server"])
+        journal.append("client", 0.0, [INIT.strip()])
+        journal.append("server", 0.01, [(answer % mode.value).encode()])  # each session answered otherwise
+        snapshot(journal)  # the host closed stdin
+        assert held() == [*before, (len(before) // 2, "initialize")]  # durable before the end
+        journal.append("server", 0.5, [late])  # the server's last word, after the host left
+        journal.close()
+        if not kill:  # else the recorder was killed here: `mockmcp recover` finishes it
+            assert Path(f"{out}.journal").exists()
+        finish(str(out))
+
+    session(RecordMode.ALL, kill=False, before=[])
+    assert held() == [(0, "initialize"), (0, None)]
+    session(RecordMode.NEW, kill=True, before=held())
+    assert held() == [(0, "initialize"), (0, None), (1, "initialize"), (1, None)]
+    assert not Path(f"{out}.journal").exists()

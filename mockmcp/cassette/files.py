@@ -31,8 +31,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["atomic_write", "begun_by_this_run", "digest", "journal_path", "mark_run", "read_cache", "this_run"]
-__all__ += ["file_digest", "write_cache"]
+__all__ = [
+    "atomic_write",
+    "begun_by_this_run",
+    "digest",
+    "file_digest",
+    "journal_path",
+    "mark_run",
+    "read_cache",
+    "this_run",
+    "write_cache",
+]
 
 
 def atomic_write(path: str, text: str) -> None:
