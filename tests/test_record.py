@@ -816,3 +816,24 @@ def test_the_cassette_saved_when_the_host_left_is_saved_again_at_the_end_with_th
     session(RecordMode.NEW, kill=True, before=held())
     assert held() == [(0, "initialize"), (0, None), (1, "initialize"), (1, None)]
     assert not Path(f"{out}.journal").exists()
+
+
+def test_a_later_start_by_the_same_host_records_into_the_cassette_its_run_began_and_the_next_run_replays(
+    tmp_path: Path,
+) -> None:
+    """A host that starts a server twice in a run (a probe, then the session; a process per call) under `once`
+    gets the real server both times, each session added in order; the next run (another host) replays them."""
+    out = tmp_path / "c.yaml"
+    other = req(1, "tools/call", {"name": "echo", "arguments": {"x": 2}})
+    assert run_record(out, [INIT, CALL], mode="once")[0] == 0
+    code, stdout, stderr = run_record(out, [INIT, other], mode="once")  # this test's process is the host of both
+    assert code == 0 and "replaying" not in stderr, stderr
+    assert parsed(stdout)[1]["result"]["echo"]["arguments"] == {"x": 2}
+    assert [(i.session, i.method) for i in cassette.load(str(out)).interactions] == [
+        (0, "initialize"),
+        (0, "tools/call"),
+        (1, "initialize"),
+        (1, "tools/call"),
+    ]
+    code, stdout, stderr = run_record(out, [INIT, CALL], mode="once", again=True)
+    assert code == 0 and "replaying it" in stderr and parsed(stdout)[1]["result"]["echo"]["arguments"] == {"x": 1}
