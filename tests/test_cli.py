@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
+from mockmcp.cassette import store
 from mockmcp.cli import options
 from mockmcp.cli.app import cli
 from mockmcp.cli.state import read_taken, write_taken
@@ -192,10 +194,13 @@ ARGV_SERVER = "import sys; open(sys.argv[1], 'w').write(' '.join(sys.argv[2:]))"
 def test_record_passes_the_servers_own_options_to_it(dashes: list[str], tmp_path: Path) -> None:
     seen = tmp_path / "argv.txt"
     out = tmp_path / "c.yaml"
-    server = [sys.executable, "-c", ARGV_SERVER, str(seen), "--its-flag", "--mode", "x"]
+    said = ARGV_SERVER + "; print('said')"  # a line to record: a cassette is saved
+    server = [sys.executable, "-c", said, str(seen), "--its-flag", "--mode", "x", "--api-key", "k3y-of-mine"]
     proc = mockmcp("record", "-o", str(out), "--record-mode", "rewrite", "--grace", "5", *dashes, *server)
     assert proc.returncode == 0, proc.stderr
-    assert seen.read_text() == "--its-flag --mode x"
+    assert seen.read_text() == "--its-flag --mode x --api-key k3y-of-mine"
+    assert store.load(str(out)).meta["server"][-2:] == ["--api-key", "[REDACTED]"]  # never the credential
+    assert "k3y-of-mine" not in out.read_text()
 
 
 def test_verify_passes_the_servers_own_options_to_it(tmp_path: Path) -> None:
@@ -464,3 +469,42 @@ def test_show_html_dash_o_still_writes_the_page(tmp_path: Path) -> None:
     done = mockmcp("show", "--html", NOTES, "-o", str(page))
     assert done.returncode == 0 and page.read_text().startswith("<!doctype html>"), done.stderr
     assert "mockmcp: -o is deprecated: write --html" in done.stderr
+
+
+def test_apart_from_refuses_an_output_that_is_the_cassette(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same path, written otherwise, or the same file by another name (a link); a new file is compared by its
+    resolved path."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "c.yaml").write_text("version: 1\n")
+    (tmp_path / "hard.yaml").hardlink_to(tmp_path / "c.yaml")
+    (tmp_path / "soft.yaml").symlink_to(tmp_path / "c.yaml")
+    (tmp_path / "other.yaml").write_text("version: 1\n")
+    for same in ["c.yaml", "./sub/../c.yaml", str(tmp_path / "c.yaml"), "hard.yaml", "soft.yaml"]:
+        with pytest.raises(UsageError, match="names the cassette itself") as raised:
+            options.apart_from("c.yaml", [("--report", None), ("--html", same)])
+        assert raised.value.fix == "write html to another file, e.g. --html c.html"
+    options.apart_from("c.yaml", [("--report", "other.yaml"), ("--html", "new.html"), ("--report", "")])
+    with pytest.raises(UsageError, match=r"--report \./new\.json names"):
+        options.apart_from("new.json", [("--report", "./new.json")])  # neither exists yet
+
+
+SELF_WRITES = [
+    ["show", "{c}", "--html", "{c}"],
+    ["show", "{c}", "-o", "{c}"],
+    ["replay", "{c}", "--html", "{c}"],
+    ["replay", "{c}", "--report", "{c}"],
+    ["exec", "--cassette", "{c}", "--report", "{c}", "--", "python", "server.py"],
+    ["exec", "-o", "{c}", "--report", "{d}/./c.yaml", "--record-mode", "none"],
+]
+
+
+@pytest.mark.parametrize("command", SELF_WRITES, ids=[" ".join(c[:4]) for c in SELF_WRITES])
+def test_no_command_writes_its_page_or_report_over_the_cassette(tmp_path: Path, command: list[str]) -> None:
+    cassette = tmp_path / "c.yaml"
+    shutil.copy(NOTES, cassette)
+    before = cassette.read_bytes()
+    done = CliRunner().invoke(cli, [arg.format(c=cassette, d=tmp_path) for arg in command], input="")
+    assert isinstance(done.exception, UsageError), done.output
+    assert "names the cassette itself" in done.exception.render()
+    assert cassette.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]

@@ -202,9 +202,10 @@ def test_a_host_of_the_other_era_is_told_who_recorded_the_cassette_and_to_record
     [miss] = engine.report.to_json()["misses"]
     assert words in miss["reason"]
     assert (
-        "the cassette was recorded by the host mcp 0.1.0, which spoke the other era: record with the host you "
-        "test (`mockmcp record --record-mode new_episodes`)" in miss["reason"]
+        "the cassette was recorded by the host mcp 0.1.0, which spoke the other era: record the host you test "
+        "into it, in the record mode new_episodes (how to fix, below)" in miss["reason"]
     )
+    assert "mockmcp record" not in miss["reason"]  # the fixes say it, in the words of where the user is
     assert miss["record"] == "new" and any(
         "mockmcp record --record-mode new_episodes -o" in fix for fix in miss["fixes"]
     )

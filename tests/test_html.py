@@ -10,20 +10,25 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+import jsonschema
 import mcp  # noqa: F401
 import pytest
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cassette import store
 from mockmcp.cli.app import cli
+from mockmcp.cli.app import main as cli_main
 from mockmcp.errors import UsageError
 from mockmcp.html import _page as html_page
 from mockmcp.html import _view as html_view
 from mockmcp.html._page import lane_for, read_report, render_page, write_page
+from mockmcp.tools import report_problem
+from mockmcp.tools._report_schema import schema
 
 pytest_plugins = ["pytester"]
 
@@ -314,20 +319,83 @@ def test_show_html_refuses_what_it_cannot_use(args: list[str], error: type, said
     ("text", "said"),
     [
         ("{", "its JSON does not parse"),
-        ("[]", "it has no `plays` list"),
-        ('{"plays": [1, 1]}', "the report counts 2 interactions, the cassette has 6"),
-        ('{"plays": [1, 1, 1, 1, 1, 1], "misses": {}}', "`misses` is not a list of objects"),
-        (json.dumps({"plays": [1] * 6, "cassette": str(ROOT / "examples" / "weather.yaml")}), "is of the cassette "),
+        ("[]", "the report: must be an object"),
+        ("[" * 100_000 + "]" * 100_000, "its JSON does not parse"),
+        ("{PLAYS}", "the report counts 2 interactions, the cassette has 6"),
+        ("{OTHER}", "is of the cassette "),
     ],
 )
 def test_a_report_that_is_not_one_of_this_cassette_is_refused_with_its_file(
-    text: str, said: str, tmp_path: Path
+    text: str, said: str, tmp_path: Path, demo_report: dict[str, Any]
 ) -> None:
     report = tmp_path / "report.json"
+    other = {**demo_report, "cassette": str(ROOT / "examples" / "weather.yaml")}
+    text = {"{PLAYS}": json.dumps({**demo_report, "plays": [1, 1]}), "{OTHER}": json.dumps(other)}.get(text, text)
     report.write_text(text)
     with pytest.raises(UsageError, match=re.escape(said)) as refused:
         read_report(str(report), 6, str(ROOT / "cassettes" / "notes.yaml"))
     assert refused.value.problem.startswith(f"{report}: ") and "mockmcp replay --report FILE" in str(refused.value.fix)
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """A change of the report at a dotted path (`misses.0.method`); the value `...` removes the key."""
+
+    def change(report: dict[str, Any]) -> None:
+        *parents, last = [int(key) if key.isdigit() else key for key in path.split(".")]
+        holder: Any = report
+        for key in parents:
+            holder = holder[key]
+        if value is ...:
+            del holder[last]
+        else:
+            holder[last] = value
+
+    return change
+
+
+# Hand-made reports: each is refused with the key path the schema finds wrong (`mockmcp schema --for report`).
+TAMPERED = [
+    ("misses.0.method", ..., "misses[0].method: is missing"),
+    ("misses.0.closest.0.differences", "x", "misses[0].closest[0].differences: must be array"),
+    ("misses.0.closest", [{}] * 4, "misses[0].closest: must hold at most 3 items"),
+    ("misses.0.code", 1.5, "misses[0].code: must be integer"),
+    ("misses.0.record", "once", 'misses[0].record: must be one of "new", "all"'),
+    ("misses.0", "a miss", "misses[0]: must be object"),
+    ("unplayed.0.interaction", "x", "unplayed[0].interaction: must be integer"),
+    ("repeats", {}, "repeats: must be array"),
+    ("mismatches", [{"interaction": 0, "method": "m", "differences": [1], "explanation": ""}], "differences[0]"),
+    ("withheld", [{"interaction": 0, "method": "m", "explanation": ""}], "withheld[0].capability: is missing"),
+    ("plays.1", -1, "plays[1]: must be 0 or more"),
+    ("plays.0", True, "plays[0]: must be integer"),
+    ("faults", "x", "faults: must be array"),
+    ("missed", "many", "missed: must be integer"),
+    ("strict_ok", 1, "strict_ok: must be boolean"),
+    ("version", 99, "version: must be 1"),
+    ("unanswered", ..., "unanswered: is missing"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "said"), TAMPERED, ids=[row[2] for row in TAMPERED])
+def test_a_hand_made_report_is_refused_with_the_key_the_schema_finds_wrong(
+    path: str, value: Any, said: str, demo_report: dict[str, Any]
+) -> None:
+    report = json.loads(json.dumps(demo_report))
+    assert report_problem(report) is None and report["misses"][0]["closest"]
+    _set(path, value)(report)
+    assert said in str(report_problem(report))
+    assert list(jsonschema.Draft7Validator(schema()).iter_errors(report))  # the schema's own validator agrees
+
+
+def test_show_html_says_what_is_wrong_with_a_report_and_no_traceback(
+    tmp_path: Path, demo_report: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "hand-made.txt"  # not .json: the session checks every report written there
+    report.write_text(json.dumps({**demo_report, "misses": [{"id": 1}]}))
+    with pytest.raises(SystemExit):
+        cli_main(["show", "cassettes/notes.yaml", "--html", str(tmp_path / "p.html"), "--with-report", str(report)])
+    said = capsys.readouterr().err
+    assert f"{report}: not a replay report: misses[0].method: is missing" in said and "Traceback" not in said
+    assert not (tmp_path / "p.html").exists()
 
 
 # --- the plugin: a page per failed test ----------------------------------------------------------------------

@@ -165,3 +165,34 @@ def test_hostile_text_in_a_cassette_shows_as_text_and_runs_nothing(tab: Page, tm
     assert tab.evaluate("document.title") == hostile
     assert hostile in tab.evaluate("document.querySelector('.row').innerText")
     assert tab.requests() == [out.as_uri()]
+
+
+def test_a_value_nested_300_deep_draws_its_deep_levels_as_one_folded_text(tab: Page, tmp_path: Path) -> None:
+    """A browser lays out hundreds of nested boxes for seconds (300 levels froze the page): past 32 levels the
+    value is one line of text, folded, which reads back as the same JSON."""
+    value: object = "leaf"
+    for level in range(300):
+        value = {"k": value, "n": level} if level % 2 else [value, level]
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {"v": value}}}
+    cassette = tmp_path / "deep.yaml"
+    cassette.write_text(
+        "version: 1\ninteractions:\n- request: " + json.dumps(message) + "\n  response: {result: {content: []}}\n"
+    )
+    out = tmp_path / "deep.html"
+    write_page(str(out), [lane_for(str(cassette))], "deep", "cli")
+    tab.open(out.as_uri())
+    fold = "document.querySelector('details.msg')"
+    tab.evaluate(f"{fold}.open = true")
+    tab.wait(f"{fold}.dataset.filled === 'yes'")
+    # The message (its line and 4 keys), params (2), arguments (1): v is at level 3, drawn as a tree (2 lines a
+    # level) down to level 31; level 32 is text.
+    assert tab.evaluate(f"{fold}.querySelectorAll('.jl').length") == 1 + 4 + 2 + 1 + 29 * 2
+    deep = f"{fold}.querySelector('details.jf.deep')"
+    assert "deeper than 32 levels: shown as text" in tab.evaluate(f"{deep}.innerText")
+    tab.evaluate(f"{deep}.open = true")
+    tab.wait(f"{deep}.dataset.filled === 'yes'")
+    inner = value
+    for _level in range(29):
+        inner = inner["k"] if isinstance(inner, dict) else inner[0]  # type: ignore[index,call-overload]
+    assert json.loads(tab.evaluate(f"{deep}.querySelector('pre').textContent")) == inner
+    assert tab.problems() == []

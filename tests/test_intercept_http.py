@@ -9,9 +9,11 @@ session; a changed argument fails with the miss; any other HTTP request passes u
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -29,10 +31,10 @@ from sdk_host import connect, full_session
 from test_pytest_plugin import run
 
 import mockmcp
+from mockmcp._wire.credentials import bare_url
 from mockmcp.cassette import store as cassettes
 from mockmcp.inprocess import _http
 from mockmcp.inprocess._identity import identify
-from mockmcp.record import bare_url
 from mockmcp.record._journal import journal_path
 
 GUARDED = ROOT / "tests" / "servers" / "guarded.py"
@@ -44,16 +46,55 @@ pytest_plugins = ["pytester"]
 
 class Guarded(NamedTuple):
     url: str  # with its ?key=
-    process: subprocess.Popen[str]
+    relay: Relay
 
     def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(10)
+        """The server gone for this test: its address refuses every connection from now on."""
+        self.relay.close()
 
 
-@pytest.fixture
-def guarded() -> Iterator[Guarded]:
-    """The guarded notes server on a port the system picks; stopped by the test (`stop`), or at its end."""
+class Relay:
+    """A port of its own in front of the module's one guarded server, passing bytes both ways; closed, it
+    refuses every connection as a stopped server's port does (and cuts those open). One server start per
+    module instead of one per test: it imports the SDK's server, uvicorn and starlette, seconds of CPU."""
+
+    def __init__(self, port: int) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, args=(port,), daemon=True).start()
+
+    def _accept(self, port: int) -> None:
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            far = socket.create_connection(("127.0.0.1", port))
+            self.open += [near, far]
+            for one, other in ((near, far), (far, near)):
+                threading.Thread(target=self._pump, args=(one, other), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.listener.close()
+        for each in self.open:
+            with contextlib.suppress(OSError):
+                each.shutdown(socket.SHUT_RDWR)
+            each.close()
+
+
+@pytest.fixture(scope="module")
+def guarded_port() -> Iterator[int]:
+    """The guarded notes server on a port the system picks, for the whole module."""
     env = {**child_env(), "GUARD_TOKEN": TOKEN, "GUARD_KEY": KEY}
     process = subprocess.Popen(
         [sys.executable, str(GUARDED), "--http", "0"],
@@ -63,11 +104,21 @@ def guarded() -> Iterator[Guarded]:
         env=env,
     )
     try:
-        found = said(process, r"Uvicorn running on (http://\S+)", "the guarded server")
-        yield Guarded(f"{found.group(1)}/mcp?key={KEY}", process)
+        found = said(process, r"Uvicorn running on http://[^:]+:(\d+)", "the guarded server")
+        yield int(found.group(1))
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture
+def guarded(guarded_port: int) -> Iterator[Guarded]:
+    """The guarded server at an address of this test's own, which the test may stop (`stop`)."""
+    relay = Relay(guarded_port)
+    try:
+        yield Guarded(f"http://127.0.0.1:{relay.port}/mcp?key={KEY}", relay)
+    finally:
+        relay.close()
 
 
 def streamable_http(url: str, client: httpx2.AsyncClient) -> Any:

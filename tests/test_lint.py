@@ -296,10 +296,33 @@ BROKEN = [
         "a bearer token",
     ),
     ("# recorded with " + FAKE["github"] + "\nversion: 1\ninteractions: []\n", 1, "", "warning", "a GitHub token"),
+    # A credential in a hand-written meta.server (recording keeps none), at its word:
+    *[
+        (f"version: 1\nmeta:\n  server:\n  - srv\n  - {word}\ninteractions: []\n", 5, "meta.server[1]", "warning", why)
+        for word, why in [
+            ("--token=t0ken-of-mine", "the value of --token"),
+            ("'postgres://app:hunter2@db/app'", "a URL's password"),
+            ("'https://user:pw@example.com/mcp'", "a URL's credentials or query"),
+            ("'redis://cache/0?password=hunter2'", "a URL's ?password="),
+            (FAKE["github"], "a GitHub token (ghp_...)"),  # one finding: the scan's
+        ]
+    ],
+    (
+        "version: 1\nmeta: {server: [srv, --api-key, k3y]}\ninteractions: []\n",
+        2,
+        "meta.server[2]",
+        "warning",
+        "--api-key",
+    ),
 ]
 
 CLEAN = [
     # (why it is fine, cassette text): no finding at all.
+    (
+        "a server's command line as recording keeps it",
+        "version: 1\nmeta: {server: [srv, --api-key, '[REDACTED]', --token, '${TOKEN}', --sort-key, name,"
+        " 'postgres://app:[REDACTED]@db/app', --no-auth, x]}\ninteractions: []\n",
+    ),
     (
         "an error with data, and mockmcp's own -32099",
         HEAD + "- request: {method: x}\n  response:\n    error: {code: -32099, message: m, data: {a: 1}}\n",

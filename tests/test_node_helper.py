@@ -121,9 +121,13 @@ def test_a_miss_fails_its_test_with_mockmcps_explanation(runner: str, request: p
         "mockmcp: no recorded interaction matches this tools/call request",
         'arguments.text: recorded "hello", incoming "goodbye"',
         "how to fix:",
-        'in this test: record: "rewrite" records it',
+        """leave it out of matching: ignore: ["arguments.text"] in the test's options""",
+        'record the cassette again: record: "rewrite" in the test\'s options, with the real server as server:',
+        "by hand: interactions[2].request.params",
     ):
         assert words in said, f"{runner}: {words!r} not in the failure:\n{said}"
+    for shell in ("--ignore", "mockmcp record", "--record-mode"):  # the command line's words, not the helper's
+        assert shell not in said, f"{runner}: {shell!r} in the failure:\n{said}"
 
 
 NAMES = [

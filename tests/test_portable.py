@@ -20,13 +20,15 @@ from conftest import ROOT, child_env
 WINDOWS_LIKE = ROOT / "tests" / "windows_like"
 
 # A shipped cassette replayed to the SDK host; recordings through the proxy (bytes, the SDK's session, a journal
-# the recorder was killed over, a server that ignores EOF); signals during a session; EOF; the plugin.
+# the recorder was killed over, a server that ignores EOF and SIGTERM); signals during a session; EOF; the plugin
+# replaying, and recording twice (a failed test's recording dropped, then kept when asked). One case of each path:
+# the other cases of a parametrized test vary the server, not the path mockmcp takes.
 SELECTED = [
     "tests/test_e2e_sdk.py::test_shipped_classic_session",
-    "tests/test_record_sdk.py::test_recorded_session_equals_direct_and_replays_the_same",
+    "tests/test_record_sdk.py::test_recorded_session_equals_direct_and_replays_the_same[auto]",
     "tests/test_record.py::test_bytes_pass_unchanged_both_ways_and_replay_reproduces_them",
     "tests/test_record.py::test_sigterm_to_the_recorder_is_passed_on_and_the_session_saved",
-    "tests/test_record.py::test_a_server_that_ignores_eof_cannot_hang_the_recorder",
+    "tests/test_record.py::test_a_server_that_ignores_eof_cannot_hang_the_recorder[ignores-sigterm-too]",
     "tests/test_record.py::test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette",
     "tests/test_record.py::test_after_a_half_close_the_servers_whole_answer_is_forwarded_and_recorded",
     "tests/test_stdio.py::test_eof_prints_a_summary_on_stderr_and_writes_the_report",
@@ -37,7 +39,7 @@ SELECTED = [
     "tests/test_replay_eof.py",
     "tests/test_toolkit.py",
     "tests/test_pytest_plugin.py::test_replay_passes_with_a_recorded_cassette",
-    "tests/test_pytest_plugin.py::test_record_once_record_again_unchanged_verify_then_replay_without_the_server",
+    "tests/test_pytest_plugin.py::test_a_failed_test_does_not_overwrite_a_good_cassette",
 ]
 
 PROBE = """

@@ -216,6 +216,42 @@ def test_a_changed_request_fails_with_the_differences(pytester: pytest.Pytester)
             "*record the cassette again: pytest --mockmcp-record-mode=rewrite test_host.py::test_reads_a_note",
         ]
     )
+    # The host's error at the miss failed the test too: its traceback, down to the test's own line, is shown first.
+    result.stdout.fnmatch_lines(
+        [
+            "*test_host.py*in test_reads_a_note",  # the SDK's error, in a group of anyio's task groups
+            '*  assert await read(mockmcp, "note.txt") == "remember to buy milk"',
+            "*MCPError: mockmcp: no recorded interaction matches: tools/call",
+            "and mockmcp failed the same test:",
+            "*could not serve this test as recorded*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["FAILED test_host.py::test_reads_a_note - Failed: mockmcp: *"])
+
+
+def test_a_test_failed_by_its_own_assertion_and_by_strict_shows_both(pytester: pytest.Pytester) -> None:
+    """The test's failing line and its assertion's details stay in view above mockmcp's verdict."""
+    shipped(pytester)
+    asserted = '    text = await read(mockmcp, "notes.txt")\n    assert text == "something else"'
+    write_host_tests(
+        pytester, HOST_TESTS.replace('    assert await read(mockmcp, "notes.txt") == "remember to buy milk"', asserted)
+    )
+    result = run(pytester, "--mockmcp-strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            '>       assert text == "something else"',
+            "E       AssertionError: assert 'remember to buy milk' == 'something else'",
+            "test_host.py:*: AssertionError",
+            "and mockmcp failed the same test:",
+            "mockmcp: * could not serve this test as recorded:",
+            "never asked for (strict): interactions[[]*[]] *",
+        ]
+    )
+    result = run(pytester, "--mockmcp-strict", "--tb=short")
+    result.stdout.fnmatch_lines(
+        ["test_host.py:*: in test_reads_a_note", '    assert text == "something else"', "E   AssertionError: *"]
+    )
 
 
 def test_strict_fails_on_interactions_the_host_never_asked_for(pytester: pytest.Pytester) -> None:
@@ -533,11 +569,12 @@ def test_a_server_that_ends_before_saying_its_url_is_a_clear_error(tmp_path: Pat
 
 
 def test_a_server_that_never_says_its_url_is_given_up_on(tmp_path: Path) -> None:
-    silent = [sys.executable, "-c", "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"]
+    # -I -S: an interpreter that says its first line in milliseconds, so even a loaded machine has it said in time
+    said = "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"
     began = time.monotonic()
-    with pytest.raises(UsageError, match=r"did not say where it listens within 0.5 s: starting"):
-        serve_http(silent, {}, tmp_path, wait=0.5)
-    assert time.monotonic() - began < 10  # stopped, not waited for
+    with pytest.raises(UsageError, match=r"did not say where it listens within 2 s: starting"):
+        serve_http([sys.executable, "-I", "-S", "-c", said], {}, tmp_path, wait=2)
+    assert time.monotonic() - began < 30  # stopped, not waited for
 
 
 def test_recording_over_http_needs_the_real_servers_url(tmp_path: Path) -> None:
@@ -1003,3 +1040,35 @@ def test_over_http(mockmcp):
     result = run(pytester, "--mockmcp-live", "--mockmcp-strict")
     result.assert_outcomes(passed=3)
     assert not (pytester.path / "cassettes").exists()
+
+
+def test_a_kept_recording_replaces_the_journal_a_stopped_run_left_beside_its_cassette(tmp_path: Path) -> None:
+    """The journal `leftovers` moved beside the cassette waits for `mockmcp recover` until a recording of the
+    cassette is kept; one a live recorder holds, or beside a cassette the recording did not replace, stays."""
+    from mockmcp.stdio.processes import lock_file
+
+    ping = "version: 1\ninteractions:\n- request: {method: ping}\n  response: {result: {}}\n"
+    cassette, beside = tmp_path / "c.mcp.yaml", tmp_path / "c.mcp.yaml.journal"
+
+    def stage(text: str) -> Path:
+        staged = keeping.staged_path(cassette, os.getpid())
+        staged.write_text(text)
+        return staged
+
+    beside.write_text("{}\n")  # a run stopped mid-recording left it
+    with pytest.warns(UserWarning, match=r"removed .*c\.mcp\.yaml\.journal, the session of a run stopped"):
+        assert keeping.keep(stage(ping), cassette, lambda kept: kept, ())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.mcp.yaml"]
+
+    beside.write_text("{}\n")
+    with pytest.warns(UserWarning, match="the host sent nothing"):  # the cassette stays: so does the session
+        assert keeping.keep(stage("version: 1\ninteractions: []\n"), cassette, lambda kept: kept, ())
+    assert beside.exists()
+
+    fd = os.open(beside, os.O_RDONLY)  # a recorder holds it: it is alive, never replaced
+    try:
+        lock_file(fd)
+        assert keeping.keep(stage(ping), cassette, lambda kept: kept, ())
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.mcp.yaml", "c.mcp.yaml.journal"]

@@ -192,7 +192,7 @@ def test_rerecording_all_keeps_hand_edits_modes_and_good_cassettes(pytester: pyt
     assert not [p.name for p in folder.iterdir() if p.suffix != ".yaml" or p.name.startswith(".")]
 
 
-def test_leftovers_of_a_run_killed_mid_recording_are_cleared_its_session_kept_and_no_lock_files_are_left(
+def test_leftovers_of_a_run_killed_mid_recording_are_cleared_until_the_rerun_records_and_no_lock_files_are_left(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_host=FAULTS)
@@ -215,8 +215,10 @@ def test_leftovers_of_a_run_killed_mid_recording_are_cleared_its_session_kept_an
             "`mockmcp recover *test_reads.mcp.yaml` makes it the cassette*",
         ]
     )
-    # The session the journal holds is never thrown away: it waits beside the cassette for `mockmcp recover`.
-    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.mcp.yaml", "test_reads.mcp.yaml.journal"]
+    # The session the journal held waited beside the cassette for `mockmcp recover` until this rerun recorded the
+    # cassette, which replaces it: nothing is left beside the cassette.
+    result.stdout.fnmatch_lines(["*mockmcp: removed *test_reads.mcp.yaml.journal, the session of a run stopped*"])
+    assert sorted(p.name for p in folder.iterdir()) == ["test_reads.mcp.yaml"]
 
 
 TWO_SERVERS = (

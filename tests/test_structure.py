@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,17 @@ WINGS = ("html", "http", "inprocess", "plugin", "record", "tools", "wrap")
 
 def _sources() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
+
+
+@functools.cache
+def _imports_from() -> tuple[tuple[Path, int, str, tuple[str, ...]], ...]:
+    """Every `from X import names` of the package, as (file, line, X, names): parsed once, read by each wing's test."""
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.append((path, node.lineno, node.module, tuple(a.name for a in node.names)))
+    return tuple(found)
 
 
 def _name(path: Path) -> str:
@@ -94,11 +106,10 @@ def test_a_wing_is_reached_only_through_its_facade(wing: str) -> None:
     public = [p.name for p in inside if not any(part.startswith("_") for part in p.relative_to(PACKAGE / wing).parts)]
     public = [name for name in public if name != "pytest_plugin.py"]
     assert not public, f"the {wing} wing's modules are private (_name.py): {public}"
-    for path in _sources():
+    for path, line, module, names in _imports_from():
         if path.is_relative_to(PACKAGE / wing) or path == PACKAGE / "__init__.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(f"mockmcp.{wing}"):
-                private = node.module != f"mockmcp.{wing}" or any(a.name.startswith("_") for a in node.names)
-                where = f"{_name(path)}:{node.lineno}"
-                assert not private, f"{where} reaches into the {wing} wing ({node.module}): import from its facade"
+        if module.startswith(f"mockmcp.{wing}"):
+            private = module != f"mockmcp.{wing}" or any(name.startswith("_") for name in names)
+            where = f"{_name(path)}:{line}"
+            assert not private, f"{where} reaches into the {wing} wing ({module}): import from its facade"

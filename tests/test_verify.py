@@ -284,6 +284,7 @@ def test_a_tool_listed_on_an_earlier_page_is_still_offered(first_page: list[str]
         (None, "names no server command in meta.server"),
         ([], "names no server command in meta.server"),
         (["http://127.0.0.1:8000/mcp"], "over HTTP, which verify cannot drive"),
+        (["notes", "--token", "[REDACTED]"], "a credential on the recorded command line"),  # never passed on
     ],
 )
 def test_verify_without_a_command_runs_the_server_meta_server_names(server: Any, command: Any) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import MOCKMCP, child_env
 
-from mockmcp._wire import words
-from mockmcp._wire.words import RecordMode
+from mockmcp._wire import credentials, words
+from mockmcp._wire.words import REDACTED, RecordMode
 from mockmcp.errors import UsageError
 
 TYPES = [
@@ -128,3 +128,65 @@ def test_record_refuses_mode_none_at_the_boundary(tmp_path: Path) -> None:
     assert done.returncode == 2 and b"Usage: mockmcp record" in done.stderr
     assert b"record mode 'none' never records" in done.stderr and b"use once, new_episodes, rewrite" in done.stderr
     assert not out.exists()
+
+
+# --- a server's command line as a cassette names it: no credential ----------------------------------------------
+
+GH = "ghp_" + "a1B2" * 9  # built here, so that no secret-shaped literal sits in the repository
+
+SERVER_WORDS = [
+    # (the command line, as meta.server keeps it, what each changed word held)
+    (["npx", "-y", "srv", "--api-key", GH], ["npx", "-y", "srv", "--api-key", REDACTED], {4: "the value of --api-key"}),
+    (["srv", "--token", "X"], ["srv", "--token", REDACTED], {2: "the value of --token"}),
+    (["srv", "--token=X", "--port", "80"], ["srv", f"--token={REDACTED}", "--port", "80"], {1: "the value of --token"}),
+    (["srv", "--GITHUB_TOKEN", "X"], ["srv", "--GITHUB_TOKEN", REDACTED], {2: "the value of --GITHUB_TOKEN"}),
+    (["srv", "-password", "X"], ["srv", "-password", REDACTED], {2: "the value of -password"}),
+    (
+        ["srv", "--client-secret", "X", "--key", "Y"],
+        ["srv", "--client-secret", REDACTED, "--key", REDACTED],
+        {2: "the value of --client-secret", 4: "the value of --key"},
+    ),
+    (
+        ["pg", "postgres://app:PASS@host:5432/db?sslmode=require"],
+        ["pg", f"postgres://app:{REDACTED}@host:5432/db?sslmode=require"],
+        {1: "a URL's password"},
+    ),
+    (["x", "redis://h/0?password=s&db=1"], ["x", f"redis://h/0?password={REDACTED}&db=1"], {1: "a URL's ?password="}),
+    (
+        ["x", "https://user:pass@h.example/mcp?key=abc#f"],
+        ["x", "https://h.example/mcp"],
+        {1: "a URL's credentials or query"},
+    ),
+    (["https://h.example/mcp?key=abc"], ["https://h.example/mcp"], {0: "a URL's credentials or query"}),
+    (
+        ["x", f"--header=Authorization: token {GH}"],
+        ["x", f"--header=Authorization: token {REDACTED}"],
+        {1: "a known key's shape"},
+    ),
+    # Kept: a switch, a flag's value that is a placeholder already, flags not named for a secret, JSON, plain URLs.
+    (["srv", "--token"], ["srv", "--token"], {}),
+    (["srv", "--token", "--verbose"], ["srv", "--token", "--verbose"], {}),
+    (["srv", "--token", "${GITHUB_TOKEN}", "--key=${KEY}"], ["srv", "--token", "${GITHUB_TOKEN}", "--key=${KEY}"], {}),
+    (
+        ["srv", "--no-auth", "srv.py", "--sort-key", "name", "--keyboard", "us"],
+        ["srv", "--no-auth", "srv.py", "--sort-key", "name", "--keyboard", "us"],
+        {},
+    ),
+    (
+        ["srv", "--config", '{"opt": 1}', "--token-file", "t.txt"],
+        ["srv", "--config", '{"opt": 1}', "--token-file", "t.txt"],
+        {},
+    ),
+    (
+        ["srv", "postgres://host/db", "http://127.0.0.1:8000/mcp"],
+        ["srv", "postgres://host/db", "http://127.0.0.1:8000/mcp"],
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(("words", "kept", "held"), SERVER_WORDS)
+def test_a_server_command_line_keeps_no_credential(words: list[str], kept: list[str], held: dict[int, str]) -> None:
+    assert credentials.server_words(words) == kept
+    assert dict(credentials.credentials_in(words)) == held
+    assert credentials.server_words(kept) == kept  # what it keeps holds nothing more

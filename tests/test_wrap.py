@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import PurePosixPath
 from typing import Any
 
 import pytest
 import yaml
 
 from mockmcp.errors import ConfigError, UsageError
-from mockmcp.wrap._hostconfig import detect, read_config, references
+from mockmcp.wrap._configtext import read_json, read_toml, read_yaml
+from mockmcp.wrap._hostconfig import detect, host_path, read_config, references
 from mockmcp.wrap._rules import cassette_names, derive, expand, local_url, remote, restore, wrapped_command
 
 if sys.version_info >= (3, 11):
@@ -467,6 +469,23 @@ BAD = [
         "a YAML alias",
         "config.yaml:3:",
     ),
+    # Untrusted text: nesting deep enough to exhaust the readers' recursion, and YAML's alias bombs.
+    ("mcp.json", '{"mcpServers":\n' + "[" * 5000 + "]" * 5000 + "}", "nesting depth", "mcp.json:2:"),
+    ("mcp.json", "[" * 101 + "]" * 101, "nesting depth", "mcp.json:1:"),
+    # (libyaml, where PyYAML has it, refuses this one itself: "exceeded maximum nesting depth")
+    ("config.yaml", "extensions:\n  a: " + "[" * 5000 + "]" * 5000, "nesting depth", "config.yaml:2:"),
+    ("config.yaml", "".join("  " * i + "- \n" for i in range(5000)), "nesting depth passes 100", "config.yaml:101:"),
+    ("config.toml", "[mcp_servers.a]\nargs = " + "[" * 5000 + "]" * 5000, "nesting depth passes 100", "config.toml:2:"),
+    ("config.toml", 'a = "[[[["\nb = ' + "{x = " * 101 + "1" + "}" * 101, "nesting depth passes 100", "config.toml:2:"),
+    (
+        "config.yaml",
+        "a: &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcde", "bcdef", strict=True))
+        + "extensions: {}\n",
+        "expand it to more than 100,000 values",
+        "config.yaml:6:",
+    ),
+    ("config.yaml", "extensions: &a {a: {cmd: x, args: [*a]}}\n", "inside the value it names", "config.yaml:1:"),
 ]
 
 
@@ -478,6 +497,14 @@ def test_a_config_that_cannot_be_wrapped_says_where_and_how_to_fix(
         read_config(text, detect(path, text), path)
     said = raised.value.render()
     assert problem in said and path in said and "how to fix" in said and also in said
+
+
+def test_nesting_and_aliases_within_the_bounds_are_read() -> None:
+    """100 levels, and aliases that expand to a few values, read as before."""
+    deep, less = "[" * 100 + "]" * 100, "[" * 99 + "]" * 99
+    assert read_json(deep)[0] == read_yaml(deep)[0] == [read_toml(f'a = ["#[", {less}]')[0]["a"][1]]
+    data, spans = read_yaml("x: &x [1, 2]\ny: [*x, *x, *x]\n")
+    assert data["y"] == [[1, 2]] * 3 and spans[("y", 2, 1)] == spans[("x", 1)]
 
 
 def test_a_wrapped_config_and_two_servers_sharing_a_cassette_are_refused() -> None:
@@ -523,3 +550,49 @@ def test_a_reference_that_cannot_be_expanded_is_refused(text: str, said: str) ->
     with pytest.raises(UsageError, match=re.escape(said)) as raised:
         expand(text, {}, "web")
     assert raised.value.render().startswith("web: ") and "how to fix" in raised.value.render()
+
+
+# A path in a wrapped stdio entry's command line, as the config writes it: (format, the config, the path) -> written.
+HOST_PATHS = [
+    # VS Code and Cursor expand ${workspaceFolder}: the folder that holds .vscode/ or .cursor/
+    ("vscode", "/p/.vscode/mcp.json", "/p/cassettes/git.yaml", "${workspaceFolder}/cassettes/git.yaml"),
+    ("vscode", "/p/.vscode/settings.json", "/p/.venv/bin/python", "${workspaceFolder}/.venv/bin/python"),
+    (
+        "mcpServers",
+        "/p/.cursor/mcp.json",
+        "/p/.cursor/cassettes/a b.yaml",
+        "${workspaceFolder}/.cursor/cassettes/a b.yaml",
+    ),
+    # Claude Code starts a project's .mcp.json servers in that file's folder
+    ("mcpServers", "/p/.mcp.json", "/p/cassettes/time.yaml", "./cassettes/time.yaml"),
+    ("mcpServers", "/p/.mcp.json", "/p/.venv/bin/python", "./.venv/bin/python"),
+    # outside that folder, or the folder itself: absolute, as before
+    ("mcpServers", "/p/.mcp.json", "/usr/bin/python3", "/usr/bin/python3"),
+    ("mcpServers", "/p/.mcp.json", "/pp/cassettes/x.yaml", "/pp/cassettes/x.yaml"),
+    ("vscode", "/p/.vscode/mcp.json", "/p", "/p"),
+    # hosts whose config does not tell where their servers start: absolute
+    ("mcpServers", "/p/mcp.json", "/p/cassettes/x.yaml", "/p/cassettes/x.yaml"),  # fastmcp, the Inspector
+    ("mcpServers", "/p/.mcp.mockmcp.json", "/p/cassettes/x.yaml", "/p/cassettes/x.yaml"),
+    ("mcpServers", "/h/Library/Application Support/Claude/claude_desktop_config.json", "/h/c/x.yaml", "/h/c/x.yaml"),
+    (
+        "mcpServers",
+        "/h/.codeium/windsurf/mcp_config.json",
+        "/h/.codeium/windsurf/c/x.yaml",
+        "/h/.codeium/windsurf/c/x.yaml",
+    ),
+    ("vscode", "/h/.config/Code/User/settings.json", "/h/.config/Code/User/c/x.yaml", "/h/.config/Code/User/c/x.yaml"),
+    ("vscode", "/h/.config/Code/User/mcp.json", "/h/.config/Code/User/c/x.yaml", "/h/.config/Code/User/c/x.yaml"),
+    ("zed", "/p/.zed/settings.json", "/p/c/x.yaml", "/p/c/x.yaml"),
+    ("goose", "/h/.config/goose/config.yaml", "/h/.config/goose/c/x.yaml", "/h/.config/goose/c/x.yaml"),
+    ("codex", "/p/.codex/config.toml", "/p/.codex/c/x.yaml", "/p/.codex/c/x.yaml"),
+    # another format's well-known name does not count: the rule is the format's
+    ("zed", "/p/.mcp.json", "/p/c/x.yaml", "/p/c/x.yaml"),
+    ("vscode", "/p/.cursor/mcp.json", "/p/c/x.yaml", "/p/c/x.yaml"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "config", "path", "written"), HOST_PATHS)
+def test_a_wrapped_command_line_names_paths_as_its_host_resolves_them(
+    fmt: str, config: str, path: str, written: str
+) -> None:
+    assert host_path(fmt, PurePosixPath(config), PurePosixPath(path)) == written

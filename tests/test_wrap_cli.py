@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,8 +112,10 @@ def test_cassettes_go_where_asked_and_the_mode_is_passed_on(config: Path, tmp_pa
         str(tmp_path / "out.json"),
     )
     notes = json.loads((tmp_path / "out.json").read_text(encoding="utf-8-sig"))["mcpServers"]["notes"]
-    cassette = str(tmp_path / "tapes" / "notes.yaml")
-    assert notes["args"][3:8] == ["-o", cassette, "--record-mode", "new_episodes", "--redact-env"]
+    # Claude Code starts the servers of a project's .mcp.json in its folder: the cassette, in it, is written from
+    # there (tests/test_wrap.py has the rule's table); the Python that has mockmcp lies elsewhere, and stays absolute.
+    assert notes["command"] == sys.executable
+    assert notes["args"][3:8] == ["-o", "./tapes/notes.yaml", "--record-mode", "new_episodes", "--redact-env"]
     sidecar = json.loads((tmp_path / ("out.json" + wrapping.SIDECAR)).read_text())
     assert sidecar["mode"] == "new"  # the stored value, as sidecars written before kept it
     assert [r["name"] for r in sidecar["remote"]] == ["web"] and sidecar["remote"][0][
@@ -147,3 +151,112 @@ def test_a_config_with_nothing_to_wrap_says_why_and_writes_nothing(tmp_path: Pat
     with pytest.raises(ConfigError, match="no server to wrap \\(old: an SSE server") as raised:
         wrapping.wrap_config(str(config), Wrapping())
     assert "how to fix" in raised.value.render() and sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]
+
+
+# --- what a repository can plant where wrap writes -----------------------------------------------------------
+
+
+def sidecar_of(path: Path) -> Path:
+    return Path(str(path) + wrapping.SIDECAR)
+
+
+PLANTED = [  # the link, what it points at, whether wrap is in place, and what it says
+    (".mcp.mockmcp.json", "victim", False, "is a symbolic link"),
+    (".mcp.mockmcp.json.mockmcp-wrap.json", "victim", False, "is a symbolic link"),
+    (".mcp.mockmcp.json", "nowhere", False, "is a symbolic link"),
+    (".mcp.json.mockmcp-wrap.json", "nowhere", True, "wrapped already"),
+    (".mcp.json.mockmcp-backup", "victim", True, "wrapped already"),
+]
+
+
+@pytest.mark.parametrize(("link", "target", "in_place", "said"), PLANTED)
+def test_a_link_planted_where_wrap_writes_is_refused_and_its_target_untouched(
+    config: Path, tmp_path: Path, link: str, target: str, in_place: bool, said: str
+) -> None:
+    """Even with a sidecar that vouches for the link's target (its source, its digest): wrap writes nothing."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"the user's own file\n")
+    derived = config.with_name(".mcp.mockmcp.json")
+    vouching = {"wrapped_by": "mockmcp wrap", "version": 1, "format": "mcpServers", "source": str(config)}
+    vouching |= {"backup": None, "replay": False, "mode": "once", "original_blake2b": "", "edits": [], "remote": []}
+    vouching["derived_blake2b"] = wrapping.files.digest(victim.read_bytes())
+    if not link.endswith(wrapping.SIDECAR):
+        sidecar_of(derived).write_text(json.dumps(vouching))
+    (tmp_path / link).symlink_to(tmp_path / target)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(ConfigError, match=said) as raised:
+        wrapping.wrap_config(str(config), Wrapping(in_place=in_place))
+    assert str(tmp_path / (".mcp.json" if in_place else link)) in raised.value.render()
+    assert victim.read_bytes() == b"the user's own file\n" and config.read_bytes() == ORIGINAL
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and not (tmp_path / "nowhere").exists()
+
+
+def test_wrap_replaces_a_file_only_when_its_sidecar_vouches_for_it(config: Path, tmp_path: Path) -> None:
+    """A sidecar is trusted when it parses, names this config, and holds the digest of the file beside it."""
+    wrap(config)
+    derived = config.with_name(".mcp.mockmcp.json")
+    sidecar = json.loads(sidecar_of(derived).read_text())
+    other = tmp_path / "other.json"
+    other.write_bytes(ORIGINAL)
+    with pytest.raises(ConfigError, match=r"from another config \(.*\.mcp\.json\)"):
+        wrapping.wrap_config(str(other), Wrapping(output=str(derived)))
+    derived.write_text(derived.read_text(encoding="utf-8") + " ")  # edited since
+    with pytest.raises(ConfigError, match="changed since mockmcp wrap wrote it"):
+        wrapping.wrap_config(str(config), Wrapping())
+    victim = tmp_path / "victim.json"  # a planted sidecar beside a file of the user's
+    victim.write_text('{"mine": 1}')
+    planted = {**sidecar, "source": str(config)}
+    sidecar_of(victim).write_text(json.dumps(planted))
+    with pytest.raises(ConfigError, match="changed since mockmcp wrap wrote it"):
+        wrapping.wrap_config(str(config), Wrapping(output=str(victim)))
+    del planted["derived_blake2b"]  # as an older sidecar without the digest
+    sidecar_of(victim).write_text(json.dumps(planted))
+    with pytest.raises(ConfigError, match="records no digest of the file") as raised:
+        wrapping.wrap_config(str(config), Wrapping(output=str(victim)))
+    assert "delete both and run `mockmcp wrap` again" in raised.value.render()
+    sidecar_of(victim).write_text("not json")
+    with pytest.raises(ConfigError, match=r"victim\.json\.mockmcp-wrap\.json:1:"):
+        wrapping.wrap_config(str(config), Wrapping(output=str(victim)))
+    assert victim.read_text() == '{"mine": 1}'
+
+
+TAMPERED = [
+    ("edits", "a list", lambda s: s.update(edits={"a": 1})),
+    ("edits.0.place", "a list of keys", lambda s: s["edits"][0].pop("place")),
+    ("edits.1", "a mapping", lambda s: s["edits"].__setitem__(1, "x")),
+    ("remote.0.port", "a port", lambda s: s["remote"][0].update(port="80")),
+    ("mode", "a record mode", lambda s: s.update(mode="sometimes")),
+    ("format", "one of mcpServers", lambda s: s.pop("format")),
+]
+
+
+@pytest.mark.parametrize(("field", "must", "tamper"), TAMPERED, ids=[row[0] for row in TAMPERED])
+def test_unwrap_and_serve_refuse_a_tampered_sidecar_with_its_field_and_line(
+    config: Path, field: str, must: str, tamper: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrap(config)
+    derived = config.with_name(".mcp.mockmcp.json")
+    data = json.loads(sidecar_of(derived).read_text())
+    tamper(data)
+    sidecar_of(derived).write_text(json.dumps(data, indent=2))
+    wrapped = derived.read_bytes()
+    capsys.readouterr()
+    for command in ("unwrap", "serve"):
+        with pytest.raises(SystemExit):
+            main([command, str(derived)])
+        said = capsys.readouterr().err
+        assert f"{sidecar_of(derived)}:" in said and f"{field}: must be {must}" in said, said
+        assert "Traceback" not in said and "how to fix" in said
+    assert derived.read_bytes() == wrapped
+
+
+def test_unwrap_refuses_a_sidecar_naming_a_backup_elsewhere(config: Path, tmp_path: Path) -> None:
+    wrap(config, "--in-place")
+    data = json.loads(sidecar_of(config).read_text())
+    victim = tmp_path / "victim"
+    victim.write_bytes(ORIGINAL)
+    data["backup"] = str(victim)
+    sidecar_of(config).write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=r"names .*victim as the backup"):
+        wrapping.unwrap_config(str(config))
+    assert victim.read_bytes() == ORIGINAL

@@ -21,8 +21,11 @@ export interface Options {
   server?: string[];
   /** Fail on interactions never asked for and requests asked more often than recorded too. */
   strict?: boolean;
-  /** Params paths left out of matching, as `mockmcp replay --ignore`. */
+  /** Params paths left out of matching (`mockmcp replay --ignore`), e.g. "arguments.when". */
   ignore?: string[];
+  /** Values of this machine written as `${NAME}` when recording and put back on replay (`mockmcp exec
+   * --substitute`), e.g. `{ PROJECT: process.cwd() }`; a null value: the environment variable NAME's. */
+  substitute?: Record<string, string | null>;
   /** How to run mockmcp; default: $MOCKMCP, else `mockmcp` on PATH. */
   mockmcp?: string | string[];
   /** The cassette folder's name beside the test file (default "cassettes"). */
@@ -37,7 +40,13 @@ export interface Report {
   recorded?: { mode: RecordMode; status: number; outcome: string };
   interactions?: number;
   played?: number;
-  misses?: { method: string; record: string; explanation: string }[];
+  misses?: {
+    method: string;
+    record: string;
+    explanation: string;
+    closest: { interaction: number; first_path: string }[];
+    fixes: string[];
+  }[];
   mismatches?: { explanation: string }[];
   withheld?: { explanation: string }[];
   strict_ok?: boolean;

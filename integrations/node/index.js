@@ -92,6 +92,9 @@ function prepare(test, options, extra, server) {
   args.push("--report", join(reports, "report-{pid}.json"));
   if (options.strict) args.push("--strict");
   for (const path of options.ignore ?? []) args.push("--ignore", path);
+  for (const [name, value] of Object.entries(options.substitute ?? {})) {
+    args.push("--substitute", value === null || value === undefined ? name : `${name}=${value}`);
+  }
   args.push("--", ...server);
   const env = Object.fromEntries(Object.entries(process.env).filter(([, value]) => typeof value === "string"));
   let verdict; // checked once, however many times it is asked (by the test and by a hook)
@@ -113,6 +116,7 @@ function checkWhenDone(test, mock) {
  *
  * options: `cassette` (a path), `record` (none, once, new_episodes, rewrite; default $MOCKMCP_RECORD, else none),
  * `server` (the real server's command line, to record from), `strict`, `ignore` (params paths),
+ * `substitute` (`{NAME: value}`: the value recorded as `${NAME}` and put back on replay; null: $NAME's value),
  * `mockmcp` (how to run mockmcp; default $MOCKMCP, else `mockmcp` on PATH), `cassetteDir`.
  * Given node:test's `t` or vitest's test context, the check runs by itself when the test ends.
  */
@@ -165,6 +169,31 @@ async function readReports(folder, wait) {
   }
 }
 
+/**
+ * One miss of a report, told as this helper's user fixes it. The report's `explanation` says it for a shell
+ * (`--ignore`, `mockmcp record`): its story is kept, and its fixes are said again with the options of `server()`
+ * from the miss's facts (the path that differed, the record mode that fixes it); the last fix, editing the
+ * cassette by hand, is the same everywhere.
+ */
+function told(miss) {
+  const [story] = miss.explanation.split("\n  how to fix:\n");
+  const fixes = [];
+  const closest = (miss.closest ?? [])[0];
+  if (closest?.first_path) {
+    const path = closest.first_path;
+    fixes.push(
+      `if ${path} varies from run to run, leave it out of matching: ignore: [${JSON.stringify(path)}] in the ` +
+        `test's options, or in the cassette \`meta.match: {ignore: ['${path}']}\` (for one request: a rule in ` +
+        `interactions[${closest.interaction}].match)`,
+    );
+  }
+  const mode = OLD_MODES[miss.record] ?? miss.record;
+  const why = mode === "rewrite" ? "if the host changed this request on purpose, record the cassette again" : "if the host now asks something new, record it";
+  fixes.push(`${why}: record: "${mode}" in the test's options, with the real server as server: (or MOCKMCP_RECORD=${mode} for a test that sets no record:)`);
+  if (miss.fixes?.length) fixes.push(miss.fixes[miss.fixes.length - 1]);
+  return [story, "  how to fix:", ...fixes.map((fix, n) => `    ${n + 1}. ${fix}`)].join("\n");
+}
+
 /** What one report says is wrong, as lines (none when all is well). */
 export function problems(report, strict = false) {
   if (report.version !== REPORT_VERSION) {
@@ -175,10 +204,7 @@ export function problems(report, strict = false) {
     const { mode, status, outcome } = report.recorded;
     return status === 0 ? [] : [`recording ${report.cassette} (record mode ${mode}) failed with status ${status}: ${outcome}`];
   }
-  const out = [];
-  for (const miss of report.misses) {
-    out.push(`${miss.explanation}\n  in this test: record: "${OLD_MODES[miss.record] ?? miss.record}" records it (with the real server as server:)`);
-  }
+  const out = report.misses.map(told);
   out.push(...report.mismatches.map((m) => m.explanation), ...report.withheld.map((w) => w.explanation));
   if (report.missed > report.misses.length) out.push(`mockmcp: ${report.missed - report.misses.length} more misses`);
   if (strict) {

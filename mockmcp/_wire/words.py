@@ -24,6 +24,7 @@ __all__ = [
     "NAME_PATTERN",
     "Path",
     "Place",
+    "REDACTED",
     "RecordMode",
     "json_type",
     "parse_path",
@@ -123,6 +124,8 @@ def yaml_type(value: Any) -> str:
 
 
 # --- placeholders: values of the recording machine, written as ${NAME} -------------------------------
+
+REDACTED = "[REDACTED]"  # what a secret becomes for good (a redact pattern's match, a credential in meta.server)
 
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"  # a substitution's name
 _NAME = re.compile(NAME_PATTERN)

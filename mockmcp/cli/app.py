@@ -321,6 +321,7 @@ def show(cassette: str, color: str, width: int | None, html: str | None, reports
         return
     from mockmcp.html import write_show_page
 
+    options.apart_from(cassette, [("--html", html)])
     click.echo(f"mockmcp: wrote {write_show_page(cassette, reports, html)}", err=True)
 
 

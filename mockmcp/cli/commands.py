@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mockmcp._wire.words import RecordMode
+from mockmcp._wire.words import REDACTED, RecordMode
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
@@ -220,6 +220,13 @@ def recorded_command(meta: dict[str, Any], expand: Callable[[str], str], python:
             f"give a command that runs the server over stdio after `--`: mockmcp verify {where} -- SERVER ARGS...",
         )
     command = [expand(part) for part in server]
+    cut = [part for part in command if REDACTED in part]
+    if cut:
+        raise UsageError(
+            f"{where}: meta.server holds {cut[0]!r}: a credential on the recorded command line, kept out of the "
+            "cassette, which verify cannot pass on",
+            f"give the command with its credential after `--`: mockmcp verify {where} -- SERVER ARGS...",
+        )
     if command[0] == "python":
         command[0] = python
     return [os.path.expanduser(part) if part.startswith("~/") else part for part in command]

@@ -17,7 +17,7 @@ import os
 
 from mockmcp._wire.words import RecordMode
 from mockmcp.cassette.files import atomic_write, begun_by_this_run
-from mockmcp.cli.options import STDIO, Serving, build
+from mockmcp.cli.options import STDIO, Serving, apart_from, build
 from mockmcp.cli.replaying import deprecated, replay_cassette
 from mockmcp.engine.report import REPORT_VERSION
 from mockmcp.errors import MockmcpError, StrictFailure, UsageError
@@ -40,6 +40,7 @@ def exec_cassette(
     Raises what `record` and `replay` raise (the report says it first), and UsageError for a missing
     cassette under `none` or a recording without a server.
     """
+    apart_from(cassette, [("--report", replay.report), ("--html", replay.html)])  # before a report is written
     report = replay.report.replace("{pid}", str(os.getpid())) if replay.report else None
     mode = RecordMode(record.mode)
     try:
@@ -67,7 +68,7 @@ def _record(cassette: str, server: list[str], record: RecordOptions, serving: Se
         raise UsageError(
             f"record mode {mode.word} records {cassette}, and no server was given to record from",
             f"name the real server after `--`: mockmcp exec -o {shlex.quote(cassette)} "
-            f"--record-mode {mode.word} -- SERVER ARGS...",
+            f"--record-mode {mode.word} -- SERVER ARGS... (a test helper: its server: option)",
         )
     if serving.listen is not None:
         if len(server) != 1 or not server[0].startswith(("http://", "https://")):

@@ -15,7 +15,7 @@ It is on the launch path (docs/architecture.md, "Start-up rules").
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.protocol import SESSION_IDLE
@@ -35,6 +35,7 @@ __all__ = [
     "REPLAY",
     "STDIO",
     "Serving",
+    "apart_from",
     "build",
     "option",
     "parse_listen",
@@ -62,6 +63,25 @@ def build(kind: Any, values: dict[str, Any]) -> Any:
 def replay_call(values: dict[str, Any]) -> tuple[str, ReplayOptions, Serving, Bounds]:
     """`replay_cassette`'s arguments from the values of REPLAY, as both readers of the command line give them."""
     return values["cassette"], build(ReplayOptions, values), build(Serving, values), build(Bounds, values)
+
+
+def apart_from(cassette: str, outputs: Iterable[tuple[str, str | None]]) -> None:
+    """Refuse an output file that is the cassette itself (the same path resolved, or the same file by another
+    name): writing it would overwrite the recording. outputs: (option, FILE or None); raises UsageError."""
+    for option, output in outputs:
+        if not output:
+            continue
+        written = output.replace("{pid}", str(os.getpid()))
+        try:
+            same = os.path.samefile(written, cassette)
+        except OSError:  # one of them does not exist (yet): the paths, resolved
+            same = os.path.realpath(written) == os.path.realpath(cassette)
+        if same:
+            raise UsageError(
+                f"{option} {output} names the cassette itself: writing it would overwrite the recording",
+                f"write {option.lstrip('-')} to another file, e.g. {option} "
+                f"{os.path.splitext(cassette)[0]}.{'html' if 'html' in option else 'report.json'}",
+            )
 
 
 def parse_listen(text: str) -> tuple[str, int]:

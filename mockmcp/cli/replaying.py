@@ -14,7 +14,7 @@ import sys
 
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import atomic_write, journal_path
-from mockmcp.cli.options import PLAIN, STDIO, Serving
+from mockmcp.cli.options import PLAIN, STDIO, Serving, apart_from
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.replay import Replay
 from mockmcp.engine.report import Report
@@ -56,6 +56,7 @@ def replay_cassette(
             "--state is for replay over stdio, one process per live session",
             "leave it out: over --http one process serves every live session, each its own recorded session",
         )
+    apart_from(cassette, [("--report", options.report), ("--html", options.html)])
     recorded = cassettes.load(cassette)
     matcher = Matcher.build(options.ignores, recorded.meta)
     taken: tuple[int, ...] = ()

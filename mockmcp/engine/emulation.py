@@ -101,7 +101,8 @@ def _recorded_by(interactions: tuple[Interaction, ...]) -> str:
     answers in the era its host spoke, so the host under test records its own session into it."""
     hosts = sorted({h for i in interactions if i.kind == REQUEST and (h := protocol.client_info(i.method, i.params))})
     by = f"the cassette was recorded by the host {', '.join(hosts)}" if hosts else "the cassette was recorded by a host"
-    fix = "record with the host you test (`mockmcp record --record-mode new_episodes`)"
+    # In no front end's words: the fixes after it say how where the user is (a shell, pytest, a test helper).
+    fix = "record the host you test into it, in the record mode new_episodes (how to fix, below)"
     return f"; {by}, which spoke the other era: {fix}"
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
-from mockmcp._wire.words import placeholder, substitution_name
+from mockmcp._wire.words import REDACTED, placeholder, substitution_name
 from mockmcp.errors import UsageError
 
 TYPE_CHECKING = False
@@ -98,7 +98,7 @@ class Substitutions(NamedTuple):
         return map_strings(message, self.expand_text, keys=True)
 
 
-PATTERN_PLACEHOLDER = "[REDACTED]"
+PATTERN_PLACEHOLDER = REDACTED
 
 
 class Redactor(NamedTuple):

@@ -21,6 +21,7 @@ from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.yamlfile import shallow_lines
 from mockmcp.errors import UsageError
 from mockmcp.html._view import Lane, page_view
+from mockmcp.tools import report_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,20 +43,18 @@ def read_report(path: str, interactions: int, cassette: str | None = None) -> di
             report = json.load(handle)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the report: {exc.strerror or exc}", fix) from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
         raise UsageError(f"{path}: not a replay report: its JSON does not parse ({exc})", fix) from None
-    plays = report.get("plays") if isinstance(report, dict) else None
-    if not isinstance(plays, list) or not all(isinstance(n, int) for n in plays):
-        raise UsageError(f"{path}: not a replay report: it has no `plays` list", fix)
+    problem = report_problem(report)  # `mockmcp schema --for report`: what the page reads may be trusted
+    if problem is not None:
+        raise UsageError(f"{path}: not a replay report: {problem} (`mockmcp schema --for report`)", fix)
+    plays = report["plays"]
     if len(plays) != interactions:
         counts = f"the report counts {len(plays)} interactions, the cassette has {interactions}"
         raise UsageError(f"{path}: {counts}: it was written for another version of the cassette", fix)
     named = report.get("cassette")
     if cassette and isinstance(named, str) and os.path.isfile(named) and not os.path.samefile(named, cassette):
         raise UsageError(f"{path}: the report is of the cassette {named}, not of {cassette}", fix)
-    for key in ("misses", "unplayed", "repeats", "mismatches", "withheld"):
-        if not isinstance(report.get(key, []), list) or not all(isinstance(x, dict) for x in report.get(key, [])):
-            raise UsageError(f"{path}: not a replay report: `{key}` is not a list of objects", fix)
     checked: dict[str, Any] = report
     return checked
 

@@ -33,13 +33,14 @@ from urllib.parse import urlsplit
 import anyio
 
 from mockmcp._wire import jsonrpc, protocol
+from mockmcp._wire.credentials import bare_url
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.inprocess._identity import identify
 from mockmcp.inprocess._intercept import _ACTIVE, Interception
 from mockmcp.inprocess._servers import NotRecorded, Server
 from mockmcp.options import BOUNDS
-from mockmcp.record import CLIENT, bare_url
+from mockmcp.record import CLIENT
 
 __all__ = ["CLIENTS", "install", "mcp_request", "uninstall"]
 

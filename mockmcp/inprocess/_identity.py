@@ -3,6 +3,7 @@
 A stdio server is its command line and working folder; an HTTP server its URL without query or credentials.
 Paths of this machine become portable words (the project's folder relative, the home folder `~`, this
 Python `python`, a substitution's value `${NAME}`), so the same test names the same cassette anywhere.
+Credentials in a command line are `[REDACTED]` (`mockmcp._wire.credentials`), as in `meta.server`.
 A name the test gives (`names`: a name for the servers whose command line or URL holds a fragment) wins.
 """
 
@@ -16,9 +17,9 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+from mockmcp._wire.credentials import bare_url, server_words
 from mockmcp._wire.words import placeholder
 from mockmcp.errors import UsageError
-from mockmcp.record import bare_url
 
 __all__ = ["Identity", "identify", "portable"]
 
@@ -81,7 +82,8 @@ def identify(
         seen = shown[0]
     else:
         subs = tuple(substitutions)
-        words = tuple(portable(str(part), project, subs) for part in (command or "", *args))
+        # No credential names a cassette: its name is made of the words meta.server keeps.
+        words = tuple(server_words([portable(str(part), project, subs) for part in (command or "", *args)]))
         if words and "/" in words[0]:
             words = (words[0].rsplit("/", 1)[-1], *words[1:])  # the program, wherever it lies
         if cwd is not None and (project is None or Path(cwd).resolve() != project):

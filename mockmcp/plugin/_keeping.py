@@ -5,7 +5,8 @@ the folder (no lock file is left). Over a cassette it keeps the fault knobs of t
 session pairs with, as `mockmcp verify --update` does; a recording in which no message changed
 leaves the file as it was, and an empty one never replaces a cassette that has interactions.
 A cassette found under its old name (`naming.legacy`) is kept at the new one, and the old file is
-removed only once the new one is written.
+removed only once the new one is written. A journal a stopped run left beside the cassette (`leftovers`)
+waits there for `mockmcp recover` until a recording of the cassette is kept, which replaces it.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def keep(
     from mockmcp.tools import compare, updated
 
     live = finish(store.load(str(staged)))
+    replaced = True
     with lock(cassette.parent):
         old = legacy if legacy is not None and legacy.exists() and not cassette.exists() else None
         try:
@@ -105,6 +107,7 @@ def keep(
         except CassetteError:  # nothing in it to keep: the recording replaces it
             recorded = None
         if recorded is not None and not live.interactions and recorded.interactions:
+            replaced = False
             if old is not None:  # moved as it is, in one rename
                 os.replace(old, cassette)
             warnings.warn(
@@ -125,8 +128,26 @@ def keep(
             store.save(live, str(cassette))  # atomic, with the old file's permissions if there is one
         if old is not None and old.exists():  # the new file is written: the old one goes
             old.unlink()
+        if replaced:
+            _superseded(cassette)
     staged.unlink()
     return True
+
+
+def _superseded(cassette: Path) -> None:
+    """A journal beside the cassette that no recorder holds (a run stopped mid-recording left it, `leftovers`)
+    holds a session this recording replaces: it goes, said in a warning, so that no later replay or `recover`
+    takes the stale session for the cassette's."""
+    from mockmcp.record import holder  # deferred, as in `keep`
+
+    beside = journal(cassette)
+    if beside.exists() and holder(str(beside)) is None:
+        beside.unlink()
+        warnings.warn(
+            f"mockmcp: removed {beside}, the session of a run stopped mid-recording: this recording of {cassette} "
+            "replaces it",
+            stacklevel=1,
+        )
 
 
 def _save(kept: Cassette, cassette: Path, old: Path | None) -> None:
@@ -161,8 +182,8 @@ def leftovers(cassette: Path) -> list[str]:
     """Clear what recordings of `cassette` by test runs that died mid-way left behind; returns what to say.
 
     Such a recording never had its verdict: its staged file goes, as a failed test's would. Its journal
-    holds the session and is never thrown away: it moves beside the cassette as `CASSETTE.journal`, for
-    `mockmcp recover`, unless one is there already (then it stays, named in the warning).
+    holds the session: it moves beside the cassette as `CASSETTE.journal`, for `mockmcp recover`, unless one
+    is there already (then it stays, named in the warning), until a recording of the cassette is kept.
     """
     pattern = glob.escape(f".{cassette.stem}.") + "*" + glob.escape(".recording.yaml")
     said = []

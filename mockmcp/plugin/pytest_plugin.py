@@ -47,6 +47,7 @@ _MOCKS = pytest.StashKey[dict[str, Harness]]()  # the test's servers by name (""
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
 _PASSED = pytest.StashKey[bool]()  # the test body passed, so its recording may be kept
 _PAGE = pytest.StashKey[Path]()  # the test's timeline page, once written
+_OWN = pytest.StashKey[pytest.ExceptionInfo[BaseException]]()  # the test's own failure, when a verdict fails it too
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
@@ -511,7 +512,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         failure = error
     for mock in mocks.values():  # an HTTP mock server writes its report (or saves its recording) when stopped
         mock.stop()
-    # Out of the except block, so that pytest shows the verdict alone, not after the host's traceback.
+    # Out of the except block: the verdict is the failure, not an error raised while handling the test's own.
     found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
     interception, workdir = item.stash.get(_INTERCEPTION, (None, None))
     if interception is not None:
@@ -521,8 +522,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     page = _timeline(item, mocks, failed=bool(verdict) or failure is not None, intercepted=(interception, workdir))
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""
     if verdict:
-        said = f"\n\nThe test failed with: {failure!r}" if failure else ""
-        pytest.fail(verdict + said + shown, pytrace=False)
+        if failure is not None:  # its traceback, down to the test's own line, comes first (pytest_runtest_makereport)
+            item.stash[_OWN] = pytest.ExceptionInfo.from_exception(failure)
+        pytest.fail(verdict + shown, pytrace=False)
     if failure is not None:
         for mock in mocks.values():  # what each server said: a replay's notes (a cancelled request, a fault played)
             verb = "record" if mock.recording else "replay"
@@ -558,10 +560,30 @@ def _timeline(item: pytest.Item, mocks: dict[str, Harness], failed: bool, interc
     return page
 
 
+_VERDICT_FOLLOWS = "and mockmcp failed the same test:"
+
+
+def _own_failure_first(own: Any, verdict: Any) -> Any:
+    """A test that failed itself and was failed by a verdict: one report of both, as pytest shows a chain of
+    exceptions. The test's own traceback (its failing line, its assertion's details) comes first, then the
+    verdict, whose message stays the failure's summary line (`own`, `verdict`: each one's report, as
+    `repr_failure` draws it: a chain, or with `--tb=native` one traceback)."""
+    first = list(getattr(own, "chain", None) or [(own.reprtraceback, own.reprcrash, None)])
+    first[-1] = (*first[-1][:2], _VERDICT_FOLLOWS)
+    both = type(verdict)([*first, *verdict.chain])
+    for section in verdict.sections:
+        both.addsection(*section)
+    return both
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    """With pytest-html: a link to the test's timeline page among the extras of its report."""
+    """A verdict's failure shown after the test's own failure, if it had one; with pytest-html: a link to the
+    test's timeline page among the extras of its report."""
     report = yield
+    own = item.stash.get(_OWN, None)
+    if own is not None and report.when == "call" and report.failed and hasattr(report.longrepr, "chain"):
+        report.longrepr = _own_failure_first(item.repr_failure(own), report.longrepr)
     page = item.stash.get(_PAGE, None)
     if page is not None and report.when == "call" and item.config.pluginmanager.hasplugin("html"):
         from pytest_html import extras  # type: ignore[import-untyped]  # present: the plugin registered as "html"

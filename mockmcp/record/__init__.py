@@ -14,17 +14,7 @@ host's process) and the command line (`recover`, `verify`).
 
 from __future__ import annotations
 
-from mockmcp.record._journal import (
-    Journal,
-    awaited,
-    bare_url,
-    finish,
-    holder,
-    journal_path,
-    later_start,
-    saved,
-    snapshot,
-)
+from mockmcp.record._journal import Journal, awaited, finish, holder, journal_path, later_start, saved, snapshot
 from mockmcp.record._live import drive
 from mockmcp.record._merge import merged_meta
 from mockmcp.record._recorder import CLIENT, SERVER, over_limit, silent, unreached
@@ -34,7 +24,6 @@ __all__ = [
     "Journal",
     "SERVER",
     "awaited",
-    "bare_url",
     "drive",
     "finish",
     "holder",

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from mockmcp import __version__
 from mockmcp._wire import jsonrpc
+from mockmcp._wire.credentials import server_words
 from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import begun_by_this_run, file_digest, journal_path, mark_run, this_run
@@ -181,8 +182,8 @@ class Journal:
         if os.path.exists(path):
             fix = f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal"
             raise CassetteError("an interrupted recording of this cassette exists", path=path, fix=fix)
-        # A URL's credentials and query (an API key, a token) never reach the cassette: its server is its bare URL.
-        named = [bare_url(part) if part.startswith(("http://", "https://")) else part for part in server]
+        # No credential reaches the cassette: a URL is bare, a secret flag's value or a key's shape [REDACTED].
+        named = server_words(server)
         meta: dict[str, Any] = {"recorded_at": cassettes.now_iso(), "server": [redactor.text(part) for part in named]}
         meta["recorder"] = f"mockmcp {__version__}"
         if redactor.rules():
@@ -211,15 +212,6 @@ def later_start(cassette_path: str) -> bool:
     """Whether the cassette is one this run saved (`files.begun_by_this_run`): a later start of its server by the
     same host, which records into it as a further session (under `once` too) instead of replaying it."""
     return os.path.exists(cassette_path) and begun_by_this_run(cassette_path)
-
-
-def bare_url(url: str) -> str:
-    """A server's URL as a cassette names it: without credentials (userinfo), query or fragment."""
-    from urllib.parse import urlsplit  # deferred: a recording needs it, replay's start-up does not
-
-    parts = urlsplit(url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
 
 
 def _tag(session: int, stream: Any, get: bool, event: str | None = None) -> dict[str, Any]:

@@ -8,14 +8,14 @@ Attaches at the command line (`lint`, `show`, `verify`, `diff`, `schema`), the H
   _summary        one line for a message
   _show           the transcript built from those lines
   _drift          how two sessions differ (verify, diff), and live answers written into a cassette
-  _report_schema  the --report JSON as a JSON Schema, each key described once
+  _report_schema  the --report JSON as a JSON Schema, each key described once; a report read back held to it
 """
 
 from __future__ import annotations
 
 from mockmcp.tools._drift import compare, updated
 from mockmcp.tools._lint import failed, lint_paths, summary
-from mockmcp.tools._report_schema import report_schema_text
+from mockmcp.tools._report_schema import report_problem, report_schema_text
 from mockmcp.tools._show import client_marks, counts, duration, header, matcher, print_show, reply, reply_marks
 from mockmcp.tools._summary import PARAMS, summarize
 
@@ -32,6 +32,7 @@ __all__ = [
     "print_show",
     "reply",
     "reply_marks",
+    "report_problem",
     "report_schema_text",
     "summarize",
     "summary",

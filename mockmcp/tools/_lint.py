@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 import yaml
 
 from mockmcp._wire import jsonrpc, protocol
+from mockmcp._wire.credentials import credentials_in
 from mockmcp._wire.jsonrpc import is_valid_id
-from mockmcp._wire.words import Place, render_place
+from mockmcp._wire.words import REDACTED, Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
@@ -119,15 +120,36 @@ def lint_text(text: str, path: str) -> list[Finding]:
     if valid:
         issues += _check_cassette(cassette, [index for index, _interaction in valid])
         issues = _unless_expected(issues, valid)
-    issues = _one_per_place(issues)
+    secrets = scan(text, nodes)
+    issues = _one_per_place(issues) + _server_credentials(nodes, {secret.place for secret in secrets})
     issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
     issues += _duplicate_keys(nodes)
-    issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in scan(text, nodes)]
+    issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in secrets]
     findings += [
         Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
         for issue in issues
     ]
     return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _server_credentials(nodes: list[tuple[Place, yaml.Node]], scanned: set[Place]) -> list[_Issue]:
+    """A credential in meta.server's command line (a hand-written one: recording keeps none), where the scan of
+    known key shapes found none."""
+    words = [
+        (place, str(node.value))
+        for place, node in nodes
+        if place[:2] == ("meta", "server") and len(place) == 3 and isinstance(node, yaml.ScalarNode)
+    ]
+    return [
+        _Issue(
+            words[index][0],
+            WARNING,
+            f"the server's command line holds {why}; cassettes get committed",
+            f"write {REDACTED} in its place (recording does); revoke it if it is real",
+        )
+        for index, why in credentials_in([word for _place, word in words])
+        if words[index][0] not in scanned
+    ]
 
 
 def _one_per_place(issues: list[_Issue]) -> list[_Issue]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from mockmcp.engine.report import REPORT_VERSION
 
-__all__ = ["KEYS", "MISS_KEYS", "RECORDED_KEYS", "REPLAY_KEYS", "report_schema_text", "schema"]
+__all__ = ["KEYS", "MISS_KEYS", "RECORDED_KEYS", "REPLAY_KEYS", "report_problem", "report_schema_text", "schema"]
 
 _INDEX = _COUNT = {"type": "integer", "minimum": 0}
 _METHOD = {"type": "string"}
@@ -142,3 +142,58 @@ def schema() -> dict[str, Any]:
 def report_schema_text() -> str:
     """The schema as the JSON text `mockmcp schema --report` prints."""
     return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- a report read back (`show --html --with-report`): held to the schema above, without a validator library ---
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _is(value: Any, kind: str) -> bool:
+    return isinstance(value, _TYPES[kind]) and (kind in ("boolean", "null") or not isinstance(value, bool))
+
+
+def _mismatch(value: Any, shape: dict[str, Any], where: str, root: dict[str, Any]) -> str | None:
+    """What is wrong with value at `where` by the subset of JSON Schema `schema()` uses; None when nothing."""
+    if "$ref" in shape:
+        shape = root["definitions"][shape["$ref"].rsplit("/", 1)[-1]]
+    kinds = shape.get("type")
+    if kinds is not None and not any(_is(value, kind) for kind in ([kinds] if isinstance(kinds, str) else kinds)):
+        return f"{where}: must be {' or '.join([kinds] if isinstance(kinds, str) else kinds)}"
+    if "const" in shape and value != shape["const"]:
+        return f"{where}: must be {json.dumps(shape['const'])}"
+    if "enum" in shape and value not in shape["enum"]:
+        return f"{where}: must be one of {', '.join(map(json.dumps, shape['enum']))}"
+    if "minimum" in shape and _is(value, "number") and value < shape["minimum"]:
+        return f"{where}: must be {shape['minimum']} or more"
+    if isinstance(value, list):
+        if len(value) > shape.get("maxItems", len(value)):
+            return f"{where}: must hold at most {shape['maxItems']} items"
+        for index, item in enumerate(value if "items" in shape else []):
+            if found := _mismatch(item, shape["items"], f"{where}[{index}]", root):
+                return found
+    if isinstance(value, dict):
+        missing = [key for key in shape.get("required", []) if key not in value]
+        if missing:
+            return f"{where}.{missing[0]}: is missing" if where else f"{missing[0]}: is missing"
+        for key, inner in shape.get("properties", {}).items():
+            if key in value and (found := _mismatch(value[key], inner, f"{where}.{key}" if where else key, root)):
+                return found
+    return None
+
+
+def report_problem(data: Any) -> str | None:
+    """What makes data no replay report by `schema()` (its key path first: `misses[0].method: is missing`), or
+    None for a sound one."""
+    root = schema()
+    if not isinstance(data, dict):
+        return "the report: must be an object"
+    return _mismatch(data, {**root, "required": list(REPLAY_KEYS)}, "", root)

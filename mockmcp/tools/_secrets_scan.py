@@ -14,25 +14,12 @@ from typing import NamedTuple
 
 import yaml
 
+from mockmcp._wire.credentials import EDGE, KINDS
 from mockmcp._wire.words import Place
 
 __all__ = ["FIX", "SHOWN", "Secret", "scan"]
 
-_EDGE = r"(?<![A-Za-z0-9_-])"
-# Most specific first: on the same span the earlier kind wins (an Anthropic key is also `sk-...`).
-_KINDS = (
-    ("an Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
-    ("an OpenAI-style API key", r"sk-[A-Za-z0-9_-]{20,}"),
-    ("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{30,}"),
-    ("a GitHub fine-grained token", r"github_pat_[A-Za-z0-9_]{22,}"),
-    ("an AWS access key id", r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ("a Slack token", r"xox[baprs]-[A-Za-z0-9-]{10,}"),
-    ("a Google API key", r"AIza[0-9A-Za-z_-]{35}"),
-    ("a JSON Web Token", r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
-    ("a bearer token", r"(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
-    ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
-)
-_PATTERNS = tuple((kind, re.compile(_EDGE + pattern)) for kind, pattern in _KINDS)
+_PATTERNS = tuple((kind, re.compile(EDGE + pattern)) for kind, pattern in KINDS)
 SHOWN = 4  # characters of a secret a report may show
 FIX = (
     "redact it: re-record with `mockmcp record --redact-env NAME` or `--redact REGEX`, or replace it by hand"

@@ -5,7 +5,8 @@ Attaches at the command line and at the plugin's `config=` marker.
   _configtext  a config read with the span of each value (JSON/JSONC, YAML, TOML)
   _hostconfig  the hosts' config formats, detected, and their server entries
   _rules       a config's values replaced in its own text, and back
-  _files       the config's files, its backup and sidecar, written atomically
+  _sidecar     the sidecar beside what wrap wrote: its fields, and one read back checked (untrusted text)
+  _files       the config's files, its backup and sidecar, written atomically, never through a link
   _serve       one remote server of a wrapped config as `serve` runs it: a recording proxy or an HTTP replay
 """
 

@@ -5,6 +5,11 @@ quoting), so it never writes a parsed config out again: each reader returns the 
 a value's place (keys and indexes) to its span `(start, end)` in the text, and only spans are replaced.
 JSON/JSONC: a small reader (comments, trailing commas); YAML: PyYAML's composer marks; TOML: `tomllib`
 for the values, a scan of `key = value` lines under `[table]` headers for the spans.
+
+A config may come with a repository, so it is read as untrusted text: no value nests deeper than `DEEPEST`
+levels (the readers recurse; no host's config comes near), and YAML's aliases may not make it hold more than
+`MOST_VALUES` values once expanded (a billion fit in a few hundred bytes of `&a [*b, *b, ...]`), nor a value
+hold itself. Each is refused with its line, before anything recurses or expands.
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ from typing import Any
 
 from mockmcp.errors import ConfigError
 
-__all__ = ["Place", "Span", "read_json", "read_toml", "read_yaml"]
+__all__ = ["DEEPEST", "MOST_VALUES", "Place", "Span", "read_json", "read_toml", "read_yaml"]
+
+DEEPEST = 100  # levels of nesting a config may have
+MOST_VALUES = 100_000  # values a YAML config may hold, its aliases expanded
 
 Place = tuple[str | int, ...]
 Span = tuple[int, int]
@@ -35,6 +43,7 @@ class _Json:
     def __init__(self, text: str, path: str | None) -> None:
         self.text, self.path, self.pos = text, path, 0
         self.spans: Spans = {}
+        self.depth = 0
 
     def fail(self, problem: str, pos: int | None = None) -> ConfigError:
         where = self.pos if pos is None else pos
@@ -64,10 +73,10 @@ class _Json:
         if start >= len(text):
             raise self.fail("the text ends where a value should be")
         char = text[start]
-        if char == "{":
-            value: Any = self.mapping(place)
-        elif char == "[":
-            value = self.sequence(place)
+        if char in "{[":
+            if len(place) >= DEEPEST:
+                raise _too_deep(self.path, _line(text, start))
+            value: Any = self.mapping(place) if char == "{" else self.sequence(place)
         elif char == '"':
             value = self.string()
         else:
@@ -154,13 +163,24 @@ def read_json(text: str, path: str | None = None) -> tuple[Any, Spans]:
     return data, reader.spans
 
 
+def _too_deep(path: str | None, line: int) -> ConfigError:
+    return ConfigError(
+        f"its nesting depth passes {DEEPEST} levels here: no host's config nests so deep, and mockmcp reads none "
+        "that does",
+        path=path,
+        line=line,
+        fix="check that this is the host's MCP config; write its values with less nesting",
+    )
+
+
 def read_yaml(text: str, path: str | None = None) -> tuple[Any, Spans]:
     """YAML: the data and each value's span (PyYAML's marks). Raises ConfigError."""
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        _yaml_bounded(text, path)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -170,6 +190,55 @@ def read_yaml(text: str, path: str | None = None) -> tuple[Any, Spans]:
     if root is not None:
         _yaml_spans(root, (), spans)
     return data, spans
+
+
+def _yaml_bounded(text: str, path: str | None) -> None:
+    """Refuse YAML nested deeper than DEEPEST, holding more than MOST_VALUES values with its aliases expanded, or
+    a value that holds itself, from the parser's events alone (nothing recurses, nothing expands)."""
+    import yaml
+
+    sizes: dict[str, int] = {}  # each anchor's value: how many values it holds, expanded
+    open_: list[list[Any]] = []  # each collection being read: [its anchor, its values so far]
+    total = 0
+    # libyaml's parser where there is one: PyYAML's own looks a kilobyte ahead at each `[` of a flow (0.8 s).
+    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, size = open_.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+            if open_:
+                open_[-1][1] += size
+            continue
+        line = event.start_mark.line + 1
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if len(open_) >= DEEPEST:
+                raise _too_deep(path, line)
+            open_.append([event.anchor, 1])
+            size = 1
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in sizes and any(each[0] == event.anchor for each in open_):
+                problem = f"the alias *{event.anchor} is inside the value it names: that value would hold itself"
+                raise ConfigError(problem, path=path, line=line, fix=f"write a value where *{event.anchor} stands")
+            size = sizes.get(event.anchor, 1)  # an unknown anchor: the composer says so, with its line
+            if open_:
+                open_[-1][1] += size
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+            if open_:
+                open_[-1][1] += 1
+        else:
+            continue
+        total += size
+        if total > MOST_VALUES:
+            raise ConfigError(
+                f"its aliases (`*name`) expand it to more than {MOST_VALUES:,} values: no host's config holds "
+                "that many, and mockmcp expands no more (an alias bomb)",
+                path=path,
+                line=line,
+                fix="write the values out without repeating aliases of aliases",
+            )
 
 
 def _yaml_spans(node: Any, place: Place, spans: Spans) -> int:
@@ -254,7 +323,32 @@ def _toml_value_end(text: str, pos: int) -> int:
     return pos
 
 
+def _toml_bounded(text: str, path: str | None) -> None:
+    """Refuse TOML whose arrays and inline tables nest deeper than DEEPEST (tomllib recurses into them), by a
+    scan of its brackets outside strings and comments."""
+    depth, pos = 0, 0
+    while pos < len(text):
+        char = text[pos]
+        if text.startswith(('"""', "'''"), pos):
+            end = text.find(text[pos : pos + 3], pos + 3)
+            pos = len(text) if end < 0 else end + 3
+        elif char in "\"'":
+            end = pos + 1
+            while end < len(text) and text[end] not in (char, "\n"):
+                end += 2 if char == '"' and text[end] == "\\" else 1
+            pos = end + 1
+        elif char == "#":
+            end = text.find("\n", pos)
+            pos = len(text) if end < 0 else end
+        else:
+            depth += (char in "[{") - (char in "]}")
+            if depth > DEEPEST:
+                raise _too_deep(path, _line(text, pos))
+            pos += 1
+
+
 def _toml_load(text: str, path: str | None) -> Any:
+    _toml_bounded(text, path)
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - the dependency is installed for Python 3.10 only

@@ -2,48 +2,35 @@
 
 Theory of operation. `wrap` reads a host's config, and writes a derived copy (the default) or, with
 `--in-place`, the config itself after a byte-for-byte backup; beside what it wrote goes a sidecar,
-`<file>.mockmcp-wrap.json`, holding the edits (so `unwrap` can undo them), the remote servers (so
-`serve` knows what to run) and the digests of the texts. A file is never changed silently: the
+`<file>.mockmcp-wrap.json` (`mockmcp.wrap._sidecar`). A file is never changed silently: the
 config's bytes are read once and compared with the bytes on disk just before the atomic write, so a
 host or an editor that changed it meanwhile makes wrap refuse; `unwrap` puts back the original
 values of every entry still as wrap left it, keeps what anyone else changed, and restores the
-backup's exact bytes when nothing else changed.
+backup's exact bytes when nothing else changed. A file wrap chooses (the derived copy, the sidecar, the
+backup) is never written through a symbolic link: a repository could plant one there pointing anywhere.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import files
 from mockmcp.cli.replaying import http_extra, note
 from mockmcp.errors import ConfigError, MockmcpError, UsageError
-from mockmcp.wrap._hostconfig import FORMATS, Config, detect, read_config
-from mockmcp.wrap._rules import (
-    Edit,
-    Remote,
-    cassette_names,
-    derive,
-    expand,
-    local_url,
-    remote,
-    restore,
-    wrapped_command,
-)
+from mockmcp.wrap._hostconfig import Config, detect, host_path, read_config
+from mockmcp.wrap._rules import Remote, cassette_names, derive, expand, local_url, remote, restore, wrapped_command
+from mockmcp.wrap._sidecar import BACKUP, SIDECAR, Sidecar, read_sidecar, vouch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.stdio.toolkit import Signals
 
 __all__ = ["BACKUP", "SIDECAR", "Wrapping", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
-
-SIDECAR = ".mockmcp-wrap.json"  # beside the file wrap wrote
-BACKUP = ".mockmcp-backup"  # beside a config wrapped in place
 
 
 def derived_path(config: str) -> str:
@@ -68,8 +55,21 @@ def read_text(path: str) -> str:
     return _read(path)[1]
 
 
-def _write(path: str, text: str, read: bytes | None, mode: int | None = None) -> None:
-    """Write atomically; `read`: the bytes the file held when read, which it must still hold (None: new file)."""
+def _not_a_link(path: str) -> None:
+    if os.path.islink(path):
+        raise ConfigError(
+            "is a symbolic link: mockmcp wrap writes this file itself, never through a link (which could point "
+            "at any file of yours): nothing was written",
+            path=path,
+            fix="remove the link (check who put it there), or name another file with -o",
+        )
+
+
+def _write(path: str, text: str, read: bytes | None, mode: int | None = None, linked: bool = False) -> None:
+    """Write atomically; `read`: the bytes the file held when read, which it must still hold (None: new file);
+    `linked`: path may be a symbolic link (the user's own config, wrapped in place), written at its target."""
+    if not linked:
+        _not_a_link(path)
     now = Path(path).read_bytes() if os.path.exists(path) else None
     if now != read:
         raise ConfigError(
@@ -110,7 +110,7 @@ class Wrapping(NamedTuple):
 def wrap_config(path: str, how: Wrapping) -> str:
     """Write the derived config (or wrap the config in place); returns the path written. Raises ConfigError."""
     output, in_place, replay, mode = how.output, how.in_place, how.replay, how.mode
-    if in_place and (os.path.exists(path + BACKUP) or os.path.exists(path + SIDECAR)):
+    if in_place and (os.path.lexists(path + BACKUP) or os.path.lexists(path + SIDECAR)):
         raise ConfigError(
             "is wrapped already (its backup is there)", path=path, fix=f"run `mockmcp unwrap {path}` first"
         )
@@ -119,12 +119,10 @@ def wrap_config(path: str, how: Wrapping) -> str:
     out = path if in_place else output or derived_path(path)
     if not in_place and os.path.abspath(out) == os.path.abspath(path):
         raise UsageError("-o names the config itself", "to change the config, say --in-place (a backup is written)")
-    if os.path.exists(out) and not in_place and not os.path.exists(out + SIDECAR):
-        raise ConfigError(
-            "exists, and mockmcp wrap did not write it: it is left as it is",
-            path=out,
-            fix="name another file with -o, or move this one away",
-        )
+    for chosen in [out + SIDECAR] if in_place else [out, out + SIDECAR]:
+        _not_a_link(chosen)  # before anything is written
+    if os.path.lexists(out) and not in_place:
+        vouch(out, path)
     folder = Path(how.cassettes or Path(out).parent / "cassettes").absolute()
     commands, urls, remotes = _wrapped(config, folder, replay, mode)
     derived, edits = derive(config, commands, urls)
@@ -132,27 +130,24 @@ def wrap_config(path: str, how: Wrapping) -> str:
     backup = path + BACKUP if in_place else None
     if backup is not None:
         _write(backup, text, None, source_mode)
-    sidecar = {
-        "wrapped_by": "mockmcp wrap",
-        "version": 1,
-        "format": config.format,
-        "source": os.path.abspath(path),
-        "backup": backup and os.path.abspath(backup),
-        "replay": replay,
-        "mode": mode.value,
-        "original_blake2b": files.digest(raw),
-        "derived_blake2b": files.digest(derived.encode("utf-8")),
-        "edits": [edit.to_json() for edit in edits],
-        "remote": [served._asdict() for served in remotes],
-    }
+    sidecar = Sidecar(
+        config.format,
+        os.path.abspath(path),
+        backup and os.path.abspath(backup),
+        replay,
+        mode,
+        files.digest(raw),
+        files.digest(derived.encode("utf-8")),
+        tuple(edits),
+        tuple(remotes),
+    )
     try:
-        _write(out, derived, raw if in_place else _current(out), source_mode)
+        _write(out, derived, raw if in_place else _current(out), source_mode, linked=in_place)
     except BaseException:
         if backup is not None:
             os.unlink(backup)
         raise
-    text = json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n"
-    _write(out + SIDECAR, text, _current(out + SIDECAR), source_mode)
+    _write(out + SIDECAR, sidecar.text(), _current(out + SIDECAR), source_mode)
     _tell(config, out, commands, urls, replay)
     return out
 
@@ -163,10 +158,13 @@ def _wrapped(
     """Each server's new value: a stdio one's command line, a remote one's local URL (and what serve runs)."""
     names = cassette_names(config.entries)
     commands, urls, remotes = {}, {}, []
+    source = Path(os.path.abspath(config.path or "."))
+    python = host_path(config.format, source, Path(sys.executable))  # where the host resolves it, as the host does
     for entry in config.entries:
         cassette = str(folder / names.get(entry.name, ""))
         if entry.kind == "stdio":
-            commands[entry.name] = wrapped_command(config, entry, sys.executable, cassette, replay, mode.word)
+            written = host_path(config.format, source, Path(cassette))
+            commands[entry.name] = wrapped_command(config, entry, python, written, replay, mode.word)
         elif entry.kind == "http":
             served = remote(config, entry, _free_port(), cassette)
             urls[entry.name] = local_url(served.port, served.path)
@@ -197,42 +195,30 @@ def _tell(config: Config, out: str, commands: dict[str, list[str]], urls: dict[s
     note(f"wrote {out}; `mockmcp unwrap {out}` undoes it")
 
 
-def _sidecar(path: str) -> dict[str, Any]:
-    where = path + SIDECAR
-    try:
-        data = json.loads(Path(where).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"mockmcp wrap did not write this file (there is no {Path(where).name} beside it)",
-            path=path,
-            fix="give the file `mockmcp wrap` wrote: the derived copy, or the config wrapped --in-place",
-        ) from None
-    except ValueError as exc:
-        raise ConfigError(f"unreadable ({exc})", path=where, fix="wrap the original config again") from None
-    if not isinstance(data, dict) or data.get("wrapped_by") != "mockmcp wrap" or data.get("format") not in FORMATS:
-        raise ConfigError("not a sidecar mockmcp wrap wrote", path=where, fix="wrap the original config again")
-    return data
-
-
 def unwrap_config(path: str) -> None:
     """Undo `mockmcp wrap` on the file it wrote: the original values back, the backup's bytes when nothing else
     changed. Raises ConfigError."""
-    sidecar = _sidecar(path)
+    sidecar = read_sidecar(path)
+    backup = sidecar.backup
+    if backup is not None and backup != os.path.abspath(path + BACKUP):
+        raise ConfigError(
+            f"names {backup} as the backup, where mockmcp wrap keeps it beside the config: nothing was restored",
+            path=path + SIDECAR,
+            fix=f"restore {path} by hand; this sidecar is not one mockmcp wrap wrote",
+        )
     raw, text = _read(path)
-    edits = [Edit.from_json(edit) for edit in sidecar["edits"]]
-    restored, left = restore(read_config(text, sidecar["format"], path), edits)
-    backup = sidecar.get("backup")
-    untouched = files.digest(raw) == sidecar["derived_blake2b"]
+    restored, left = restore(read_config(text, sidecar.format, path), sidecar.edits)
+    untouched = files.digest(raw) == sidecar.derived_blake2b
     if untouched and backup and os.path.exists(backup):
         kept = Path(backup).read_bytes()
-        if files.digest(kept) != sidecar["original_blake2b"]:
+        if files.digest(kept) != sidecar.original_blake2b:
             raise ConfigError(
                 "the backup changed since mockmcp wrap wrote it: nothing was restored",
                 path=backup,
                 fix=f"compare it with {path} and restore by hand",
             )
         restored = kept.decode("utf-8")
-    _write(path, restored, raw)
+    _write(path, restored, raw, linked=True)
     for entry in left:
         note(f"{entry}: changed since mockmcp wrap, so left as it is")
     if backup and os.path.exists(backup) and (left or not untouched):
@@ -246,8 +232,8 @@ def unwrap_config(path: str) -> None:
 
 def serve_config(path: str) -> None:
     """Run the recording proxies (or replays) of every remote server of a wrapped config, until SIGINT or SIGTERM."""
-    sidecar = _sidecar(path)
-    remotes = [Remote(**served) for served in sidecar["remote"]]
+    sidecar = read_sidecar(path)
+    remotes = sidecar.remote
     if not remotes:
         raise UsageError(f"{path} has no remote server to serve", "its stdio servers run when the host launches them")
     try:  # h11 is optional (mockmcp[http])
@@ -255,12 +241,12 @@ def serve_config(path: str) -> None:
         from mockmcp.wrap._serve import Served
     except ImportError as exc:
         raise http_extra("serving", exc) from None
-    mode = RecordMode(sidecar["mode"])
+    mode = sidecar.mode
     running: list[Served] = []
     try:
         for served in remotes:
             target = expand(served.url, os.environ, served.name)
-            running.append(Served.start(served, target, mode, bool(sidecar["replay"])))
+            running.append(Served.start(served, target, mode, sidecar.replay))
     except BaseException:
         for each in running:
             each.abandon()

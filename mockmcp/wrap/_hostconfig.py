@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from mockmcp.errors import ConfigError
 from mockmcp.wrap._configtext import Place, Span, read_json, read_toml, read_yaml
 
-__all__ = ["Config", "Entry", "FORMATS", "Shape", "detect", "read_config", "references"]
+__all__ = ["Config", "Entry", "FORMATS", "Shape", "detect", "host_path", "read_config", "references"]
 
 
 class Shape(NamedTuple):
@@ -58,6 +58,36 @@ def references(text: str) -> list[tuple[str, str]]:
         name = f"input_{name}" if kind == "input" else name
         found.append((match.group(0), name if not name[:1].isdigit() else f"_{name}"))
     return found
+
+
+# Where a host resolves a relative path in a stdio entry's command line, told by the format and where the config
+# sits: (format, the config's folder's name or "" for any, the config's name or "" for any) -> how many folders up
+# from the config's own that base is, and how a path under it is written. VS Code (`.vscode/mcp.json`, a
+# workspace's `.vscode/settings.json`) and Cursor (`.cursor/mcp.json`) expand `${workspaceFolder}`, the folder they
+# opened, in `command` and `args`; Claude Code starts the servers of a project's `.mcp.json` in the folder it runs
+# in, the project's, which holds that file. Every other config (Claude Desktop's, Windsurf's, Zed's, goose's,
+# Codex's, a user's settings; a config fastmcp or the Inspector is given) is read by a host that starts its servers
+# in a folder the config does not tell: an absolute path is written there (docs/wrap.md, "Paths").
+_BASES: dict[tuple[str, str, str], tuple[int, str]] = {
+    ("vscode", ".vscode", ""): (1, "${workspaceFolder}/"),
+    ("mcpServers", ".cursor", "mcp.json"): (1, "${workspaceFolder}/"),
+    ("mcpServers", "", ".mcp.json"): (0, "./"),
+}
+
+
+def host_path(fmt: str, config: PurePath, path: PurePath) -> str:
+    """How the config at `config` (an absolute path) writes the absolute `path` in a stdio entry's command line:
+    relative to the folder its host resolves such a path against, where the host tells one and `path` lies in it
+    (a checkout's config then holds no path of one machine); else as it is."""
+    found = _BASES.get((fmt, config.parent.name, config.name)) or _BASES.get((fmt, config.parent.name, ""))
+    found = found or _BASES.get((fmt, "", config.name))
+    if found is None:
+        return str(path)
+    up, written = found
+    base = config.parents[up]
+    if not path.is_relative_to(base) or path == base:
+        return str(path)
+    return written + path.relative_to(base).as_posix()
 
 
 class Entry(NamedTuple):

@@ -1,6 +1,7 @@
 // The helper under node:test: the same tests as helper.vitest.mjs, with node:test's `t`, whose
 // check runs by itself when the test ends. Run by tests/test_node_helper.py.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 
 import { server } from "@mockmcp/node";
@@ -18,12 +19,14 @@ describe("echo", () => {
   });
 
   test("records once, then replays", async (t) => {
-    const options = { cassette: `${process.env.RECORD_DIR}/node.yaml`, record: "once", server: ECHO_SERVER };
+    const cassette = `${process.env.RECORD_DIR}/node.yaml`;
+    const options = { cassette, record: "once", server: ECHO_SERVER, substitute: { NOTE: "note-4711" } };
     const first = server(t, options);
-    assert.equal(await echo(first, "recorded"), "recorded");
+    assert.equal(await echo(first, "note-4711"), "note-4711");
     assert.equal((await first.check())[0].recorded.mode, "once");
+    assert.match(readFileSync(cassette, "utf8"), /text: '\$\{NOTE\}'/); // the value, recorded as its placeholder
     const again = server(t, { ...options, strict: true });
-    assert.equal(await echo(again, "recorded"), "recorded");
+    assert.equal(await echo(again, "note-4711"), "note-4711");
     const [report] = await again.check();
     assert.equal(report.played, report.interactions);
   });

@@ -21,12 +21,35 @@
   }
 
   // --- JSON, folded and unfolded ---------------------------------------------------------------------
+  // Levels deeper than TREE_DEEPEST are one folded line of text: a browser lays out hundreds of nested boxes
+  // in seconds (300 levels froze the page), and a cassette's value may nest up to 512 levels.
+  const TREE_DEEPEST = 32;
+
+  function deepText(value, hit) {
+    const fold = el("details", "jf deep" + (hit ? " hit" : ""));
+    const keys = Object.keys(value);
+    const head = el("summary", "", Array.isArray(value) ? "[" : "{");
+    const said = plural(keys.length, Array.isArray(value) ? "item" : "key");
+    head.append(el("span", "jn", " " + said + ", deeper than " + TREE_DEEPEST + " levels: shown as text"));
+    fold.append(head);
+    fold.addEventListener("toggle", () => {
+      if (fold.open && !fold.dataset.filled) {
+        fold.dataset.filled = "yes";
+        fold.append(el("pre", "jt", JSON.stringify(value)));
+      }
+    });
+    return fold;
+  }
+
   // hit: the path (keys and indexes as text) still to follow to the value to highlight; [] marks this one.
-  function jsonTree(value, key, hit) {
+  function jsonTree(value, key, hit, level) {
+    level = level || 0;
     const line = el("div", "jl" + (hit && !hit.length ? " hit" : ""));
     if (key !== undefined) line.append(el("span", "jk", JSON.stringify(key)), ": ");
     const open = Array.isArray(value) ? "[" : "{";
-    if (value !== null && typeof value === "object" && Object.keys(value).length) {
+    if (value !== null && typeof value === "object" && Object.keys(value).length && level >= TREE_DEEPEST) {
+      line.append(deepText(value, hit && hit.length));
+    } else if (value !== null && typeof value === "object" && Object.keys(value).length) {
       const keys = Object.keys(value);
       const fold = el("details", "jf");
       fold.open = true;
@@ -36,7 +59,7 @@
       const body = el("div", "jb");
       for (const k of keys) {
         const next = hit && hit.length && String(hit[0]) === k ? hit.slice(1) : null;
-        body.append(jsonTree(value[k], Array.isArray(value) ? undefined : k, next));
+        body.append(jsonTree(value[k], Array.isArray(value) ? undefined : k, next, level + 1));
       }
       fold.append(body, el("div", "jc", Array.isArray(value) ? "]" : "}"));
       line.append(fold);

@@ -1,0 +1,114 @@
+"""Credentials in text mockmcp keeps: the shapes of known keys and tokens, and a server's command line or URL
+as a cassette names it. Pure.
+
+A cassette's `meta.server` (and a cassette's name, made from the same words) gets committed, so the server's
+command line is kept without what only a secret is: the value of a flag named for one (`--api-key X`,
+`--token=X`), a URL's password and the values of its query keys named for one (`postgres://app:PASS@db`,
+`?key=...`), and anything shaped like a known key (`ghp_...`, `sk-...`). Each becomes `[REDACTED]`; the
+server's own URL is kept bare (no credentials, query or fragment). Recording (every shell, through its
+journal), interception's cassette names and lint all ask here, so the rule is one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mockmcp._wire.words import REDACTED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["EDGE", "KINDS", "REDACTED", "bare_url", "credentials_in", "server_words"]
+
+EDGE = r"(?<![A-Za-z0-9_-])"  # a key starts at a word's edge, not inside a longer identifier
+# Most specific first: on the same span the earlier kind wins (an Anthropic key is also `sk-...`).
+KINDS = (
+    ("an Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("an OpenAI-style API key", r"sk-[A-Za-z0-9_-]{20,}"),
+    ("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{30,}"),
+    ("a GitHub fine-grained token", r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("an AWS access key id", r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ("a Slack token", r"xox[baprs]-[A-Za-z0-9-]{10,}"),
+    ("a Google API key", r"AIza[0-9A-Za-z_-]{35}"),
+    ("a JSON Web Token", r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    ("a bearer token", r"(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
+    ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
+)
+_SHAPES = re.compile("|".join(f"{EDGE}(?:{pattern.replace('?P<secret>', '')})" for _kind, pattern in KINDS))
+
+# A name that says its value is a secret (a flag's, a query key's): ending in one of the first words (`--x-api-key`,
+# `--github-token`), or one of the short ones alone (`--key`, not `--sort-key`); `--no-...` switches something off.
+_SECRET_NAME = re.compile(
+    r"(?i)^(?!no[-_])(?:(?:.*[-_])?(?:api[-_]?key|access[-_]?key|secret(?:[-_]?key)?|token|password|passwd|pwd"
+    r"|credentials?|private[-_]?key|signature)|key|pass|auth|sig)$"
+)
+_FLAG = re.compile(r"^(--?)([A-Za-z][A-Za-z0-9_-]*)(=(.*))?$", re.S)
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def bare_url(url: str) -> str:
+    """A server's URL as a cassette names it: without credentials (userinfo), query or fragment."""
+    from urllib.parse import urlsplit  # deferred: a recording needs it, a replay beside a journal does not
+
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+
+
+def _url(word: str) -> tuple[str, str]:
+    """A URL in a server's arguments with its password and secret query values replaced, and what was."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(word)
+        password = parts.password
+    except ValueError:  # not a URL after all (a bad port, a bracket)
+        return word, ""
+    netloc, why = parts.netloc, []
+    if password:
+        netloc = netloc.replace(f":{password}@", f":{REDACTED}@", 1)
+        why.append("a URL's password")
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any(_SECRET_NAME.match(key) and value for key, value in query):
+        kept = [(key, REDACTED if _SECRET_NAME.match(key) and value else value) for key, value in query]
+        why.append("a URL's " + ", ".join(f"?{key}=" for key, value in query if _SECRET_NAME.match(key) and value))
+        return urlunsplit(parts._replace(netloc=netloc, query=urlencode(kept, safe="[]"))), " and ".join(why)
+    return urlunsplit(parts._replace(netloc=netloc)), " and ".join(why)
+
+
+def _judged(words: Sequence[str]) -> list[tuple[str, str]]:
+    """Each word as a cassette keeps it, and what credential it held ("" for none)."""
+    judged: list[tuple[str, str]] = []
+    after: str | None = None  # the flag named for a secret whose value is the next word
+    for word in words:
+        flag = _FLAG.match(word)
+        secret_flag = flag.group(1) + flag.group(2) if flag and _SECRET_NAME.match(flag.group(2)) else None
+        if after is not None and not word.startswith("-") and not _placeheld(word):
+            judged.append((REDACTED, f"the value of {after}"))
+        elif secret_flag and flag and flag.group(4) and not _placeheld(flag.group(4)):
+            judged.append((f"{secret_flag}={REDACTED}", f"the value of {secret_flag}"))
+        elif word.startswith(("http://", "https://")):  # kept bare, as a server's own URL is
+            judged.append((bare_url(word), "a URL's credentials or query" if bare_url(word) != word else ""))
+        elif _URL.match(word):
+            judged.append(_url(word))
+        elif _SHAPES.search(word):
+            judged.append((_SHAPES.sub(REDACTED, word), "a known key's shape"))
+        else:
+            judged.append((word, ""))
+        after = secret_flag if flag and flag.group(3) is None else None
+    return judged
+
+
+def _placeheld(word: str) -> bool:
+    return word.startswith(("${", "[REDACTED"))
+
+
+def server_words(words: Sequence[str]) -> list[str]:
+    """A server's command line (or its URL, alone) as a cassette names it: every credential `[REDACTED]`."""
+    return [word for word, _why in _judged(words)]
+
+
+def credentials_in(words: Sequence[str]) -> list[tuple[int, str]]:
+    """Where a server's command line holds a credential: (the word's index, what it is)."""
+    return [(index, why) for index, (_word, why) in enumerate(_judged(words)) if why]
