@@ -71,8 +71,9 @@ SLOW_TO_EXIT = ["sh", "-c", 'trap "" TERM; "$@"; sleep 20', "sh", *SERVER]
 @pytest.mark.slow
 async def test_the_sdk_hosts_shutdown_cannot_lose_the_recording_of_a_server_slow_to_exit(tmp_path: Path) -> None:
     """The SDK's stdio client ends a server by closing stdin, waiting 2 s, SIGTERM to the process group, 2 s more,
-    SIGKILL. The server here outlives all but the kill (a shell that ignores SIGTERM, and sleeps), and the recorder waits longer than that (`--grace 5`)
-    before it would stop it: the SDK kills the recorder first, and the cassette was saved when the host left."""
+    SIGKILL. The server here outlives all but the kill (a shell that ignores SIGTERM, and sleeps), and the recorder
+    waits longer than that (`--grace 5`) before it would stop it: the SDK kills the recorder first, and the
+    cassette was saved when the host left."""
     out = tmp_path / "slow.yaml"
     record = ["-m", "mockmcp", "record", "-o", str(out), "--grace", "5", "--", *SLOW_TO_EXIT]
     with anyio.fail_after(60):
