@@ -219,14 +219,15 @@ def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stub
 
 def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
-    proc = record(out, new_session=True)
+    # In a run of its own: a later start by the same host would take what the journal holds into the cassette first.
+    proc = record(out, new_session=True, again=True)
     try:
         assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
         proc.kill()
         proc.wait(timeout=10)
     finally:
         proc.kill()
-        # The server outlives a recorder killed with -9; it is in the recorder's process group, and only it is.
+        # The recorder (and the server, which outlives a recorder killed with -9) are in its host's process group.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
@@ -837,3 +838,24 @@ def test_a_later_start_by_the_same_host_records_into_the_cassette_its_run_began_
     ]
     code, stdout, stderr = run_record(out, [INIT, CALL], mode="once", again=True)
     assert code == 0 and "replaying it" in stderr and parsed(stdout)[1]["result"]["echo"]["arguments"] == {"x": 1}
+
+
+def test_a_later_start_by_the_host_of_a_recorder_killed_with_9_takes_its_journal_into_the_cassette_first(
+    tmp_path: Path,
+) -> None:
+    """A host that killed its recorder (a hard shutdown) and starts the server again in the same run loses nothing:
+    the journal left behind becomes the cassette's first session, as `mockmcp recover` would make it."""
+    out = tmp_path / "c.yaml"
+    proc = record(out, new_session=True)
+    try:
+        assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the recorder and its server
+        proc.wait(timeout=10)
+    assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
+    code, _stdout, stderr = run_record(out, [INIT, CALL])
+    assert code == 0, stderr
+    assert "an earlier start by this host was stopped before it ended" in stderr
+    assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
+    assert not (tmp_path / "c.yaml.journal").exists()

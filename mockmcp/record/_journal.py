@@ -179,6 +179,15 @@ class Journal:
         if live is not None:
             problem = f"a recording of this cassette is running (process {live or 'unknown'})"
             raise CassetteError(problem, path=path, fix="wait for it to end, or write another cassette")
+        if os.path.exists(path) and runs and _run_of(path) == this_run():
+            # An earlier start of this run was killed after it saved (the host's shutdown): what its journal holds
+            # goes into the cassette first, as `mockmcp recover` would, and this session after it.
+            try:
+                said = saved(cassette_path, "an earlier start by this host was stopped before it ended")
+            except CassetteError as error:  # it recorded nothing of the server: its journal is gone
+                said = [error.render()]
+            for text in said:
+                print(f"mockmcp: {text}", file=sys.stderr, flush=True)
         if os.path.exists(path):
             fix = f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal"
             raise CassetteError("an interrupted recording of this cassette exists", path=path, fix=fix)
@@ -206,6 +215,17 @@ class Journal:
             problem = f"the recording is incomplete: {why}; the cassette holds the session up to that point"
             fix = "make room (or raise the file-size limit), then record again"
             raise CassetteError(problem, path=cassette_path, fix=fix)
+
+
+def _run_of(path: str) -> str | None:
+    """The run a journal's header names (None: none, or no header to read)."""
+    try:
+        with open(path, "rb") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    run = header.get("run") if isinstance(header, dict) else None
+    return run if isinstance(run, str) else None
 
 
 def later_start(cassette_path: str) -> bool:
