@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import SHIPPED, child_env
 
+from mockmcp._wire.patterns import SYNTAX
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette import validation, yamlfile
 from mockmcp.cassette.model import Interaction, ServerItem
@@ -236,8 +237,14 @@ FIELDS = [
     (
         "meta: {redact: {patterns: ['sk-[']}}",
         "meta.redact.patterns[0]",
-        "'sk-[' is not a valid regular expression: unterminated character set at position 3",
-        "fix the pattern (Python `re` syntax)",
+        "'sk-[' is not a regular expression mockmcp takes: missing ]: [",
+        f"fix the pattern ({SYNTAX})",
+    ),
+    (  # a lookahead, which RE2 (linear time) does not take
+        "meta: {redact: {patterns: ['(?=sk-)sk']}}",
+        "meta.redact.patterns[0]",
+        "'(?=sk-)sk' is not a regular expression mockmcp takes: invalid perl operator: (?=",
+        f"fix the pattern ({SYNTAX})",
     ),
 ]
 

@@ -1037,6 +1037,23 @@ CANCELS = [
         ],
         id="an open stream ends",
     ),
+    *(
+        pytest.param(
+            cassette(BASE),
+            [
+                *OPENING,
+                (post("c1", SLOW), [("later", 2.5)]),
+                # a requestId no request can have: ignored, as the SDK does, and the call goes on
+                (post("c2", CANCEL_SLOW.replace(b":4}", b":" + request + b"}")), [("respond", "c2", 202, "", SID)]),
+                (
+                    post("c3", CANCEL_SLOW),
+                    [("note", CANCELLED_4), ("open", "c1", SID), ("end", "c1"), ("respond", "c3", 202, "", SID)],
+                ),
+            ],
+            id=f"a requestId {request.decode()}: ignored",
+        )
+        for request in (b'{"id":4}', b"[4]", b"true", b"4.0", b"null")
+    ),
 ]
 
 

@@ -30,10 +30,10 @@ from typing import Any
 
 import pytest
 
-from mockmcp._wire import jsonrpc
+from mockmcp._wire import jsonrpc, protocol
 from mockmcp.cassette import store, yamlfile
 from mockmcp.engine.matching import Matcher
-from mockmcp.engine.replay import Replay, Send
+from mockmcp.engine.replay import Replay, Send, Wake
 from mockmcp.errors import CassetteError
 from mockmcp.record import _journal as journal
 from mockmcp.record._recorder import CLIENT, SERVER
@@ -51,6 +51,15 @@ interactions:
   response: {result: {content: []}}
 """
 CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"x":1}}}'
+SLOW_CASSETTE = """\
+version: 1
+interactions:
+- at: 0.1
+  request: {method: tools/call, params: {name: echo, arguments: {x: 1}}}
+  delay: 5
+  response: {result: {content: []}}
+  took: 5
+"""
 
 
 def nested(levels: int, leaf: Any = 1) -> Any:
@@ -107,6 +116,32 @@ def test_numbers_json_has_not_are_parse_errors(number: bytes) -> None:
     assert reply["error"]["code"] == jsonrpc.PARSE_ERROR
     assert replay.report.misses == []  # never written into --report
     assert sent(replay, CALL % 2)[0]["id"] == 2
+
+
+# A `notifications/cancelled` whose requestId no request can have: the SDK reads no id in it and ignores it.
+ODD_REQUEST_IDS = ['{"id":1}', "[1]", "true", "1.0", "null", '"1"']
+
+
+@pytest.mark.parametrize("request_id", ODD_REQUEST_IDS)
+def test_a_cancel_naming_no_request_id_is_ignored_from_the_host_and_in_a_cassette(request_id: str) -> None:
+    # from the host, while request 1 waits out its recorded delay: ignored, and the call is answered all the same
+    replay = Replay(store.loads(SLOW_CASSETTE), Matcher.build())
+    cancel = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s}}' % request_id.encode()
+    [wake] = [action for action in replay.receive(CALL % 1) if isinstance(action, Wake)]
+    assert replay.receive(cancel) == []
+    assert [json.loads(a.data)["id"] for a in replay.wake(wake.job) if isinstance(a, Send)] == [1]
+    # in a cassette: loaded, timed, drawn and linted without a TypeError
+    text = (
+        SLOW_CASSETTE
+        + f"- at: 0.2\n  notification: {{method: notifications/cancelled, params: {{requestId: {request_id}}}}}\n"
+    )
+    recorded = store.loads(text)
+    Replay(recorded, Matcher.build())
+    assert "notifications/cancelled" in show.render(recorded, color=False, width=100)
+    assert not [f for f in lint.lint_text(text, "c.yaml") if f.severity == lint.ERROR and "requestId" not in f.problem]
+    assert protocol.cancelled_request(json.loads(f'{{"requestId": {request_id}}}')) == (
+        "1" if request_id == '"1"' else None
+    )
 
 
 def test_a_line_over_the_length_limit_is_a_parse_error_and_the_session_goes_on(
@@ -238,7 +273,7 @@ KNOBS = [
 META = [
     ("meta: {redact: [API_KEY]}\n", "meta.redact", "expected a mapping"),
     ("meta: {redact: {env: API_KEY}}\n", "meta.redact.env", "list of strings"),
-    ("meta: {redact: {patterns: ['sk-[']}}\n", "meta.redact.patterns[0]", "not a valid regular expression"),
+    ("meta: {redact: {patterns: ['sk-[']}}\n", "meta.redact.patterns[0]", "not a regular expression mockmcp takes"),
     ("meta: {redact: {names: [A]}}\n", "meta.redact.names", "unknown key"),
 ]
 

@@ -66,6 +66,20 @@ async def test_strict_fails_at_close_with_the_reason_and_the_report_says_what_mi
     assert replay.report is not None and replay.report.missed == 1
 
 
+@pytest.mark.parametrize("number", [float("nan"), float("-inf")])
+async def test_nan_or_infinity_in_process_is_answered_as_the_sdk_writes_it_never_silence(number: float) -> None:
+    # The SDK writes NaN and Infinity as null on every transport (pydantic's JSON), so in process the engine sees
+    # the line a server would: here a miss, answered at once. Raw lines holding NaN are -32700 (test_hostile.py).
+    replay = mockmcp.transport(str(ROOT / "cassettes" / "notes-session.yaml"))
+    with anyio.fail_after(10):
+        async with connect(replay, "legacy") as client:
+            with pytest.raises(MCPError, match="no recorded interaction matches: tools/call") as caught:
+                await client.call_tool("read_file", {"path": number})
+    assert caught.value.error.data["differences"] == [
+        'arguments.path: recorded "notes.txt" (string), incoming null (null)'
+    ]
+
+
 async def test_a_host_answer_that_differs_is_a_mismatch() -> None:
     from mcp.types import ElicitResult
 

@@ -42,6 +42,34 @@ TEXT_RESULT = "  response:\n    result:\n      content:\n      - type: text\n   
 
 BROKEN = [
     # (cassette text, line, place, severity, words of the problem) -- the one finding it gets.
+    # A substitution replay would fill in from what its user gives: a credential's name, or another one used.
+    (
+        "version: 1\nmeta:\n  substitute: [PROJECT, GITHUB_TOKEN]\n"
+        + HEAD[11:]
+        + "- request: {method: x}\n  response: {result: {t: 'token=${GITHUB_TOKEN}'}}\n",
+        3,
+        "meta.substitute[1]",
+        "error",
+        "GITHUB_TOKEN reads like a credential's name, and replay puts the value it is given",
+    ),
+    (  # PWD is the shell's working folder: a machine value, as DATA
+        "version: 1\nmeta:\n  substitute: [PWD]\n"
+        + HEAD[11:]
+        + "- request: {method: x, params: {p: '${PWD}/a'}}\n  response: {result: {}}\n",
+        3,
+        "meta.substitute[0]",
+        "warning",
+        "replay refuses the cassette until its user gives PWD",
+    ),
+    (
+        "version: 1\nmeta:\n  substitute: [DATA]\n"
+        + HEAD[11:]
+        + "- request: {method: x, params: {p: '${DATA}'}}\n  response: {result: {}}\n",
+        3,
+        "meta.substitute[0]",
+        "warning",
+        "replay refuses the cassette until its user gives DATA",
+    ),
     # Structure, exactly as replay loads it:
     ("version: 1\ninteractions: [\n", 3, "", "error", "not valid YAML"),
     (
@@ -367,6 +395,12 @@ CLEAN = [
         + "  response: {result: {}}\n",
     ),
     ("raw lines are whatever the user wrote", HEAD + '- server:\n  - raw: \'{"id": null, "result": 3}\'\n'),
+    (
+        "PROJECT, and a name no message uses",
+        "version: 1\nmeta: {substitute: [PROJECT, MONKEY_DIR]}\n"
+        + HEAD[11:]
+        + "- request: {method: x, params: {p: '${PROJECT}/a'}}\n  response: {result: {}}\n",
+    ),
 ]
 
 

@@ -632,7 +632,7 @@ def test_the_match_rules_example() -> None:
 def test_the_substitution_example() -> None:
     """docs/cassette-format.md's substitution: a host in /ci/build/app matches, and reads its own folder."""
     cassette = mockmcp.loads("version: 1\n" + block("substitute: [PROJECT]").text, "files.yaml")
-    redactor = Redactor.for_replay(cassette.meta, {}, [("PROJECT", "/ci/build/app")], "files.yaml")
+    redactor = Redactor.for_replay(cassette, {}, [("PROJECT", "/ci/build/app")], "files.yaml")
     engine = Replay(cassette, Matcher.build(), redactor)
     params = {"name": "read_text_file", "arguments": {"path": "/ci/build/app/data/todo.txt"}}
     answer = _answer(engine, "tools/call", params)

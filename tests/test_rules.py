@@ -16,15 +16,19 @@ from typing import Any
 
 import pytest
 
+from mockmcp._wire.patterns import WORK, compile_pattern
 from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.store import loads
 from mockmcp.cassette.validation import from_data
 from mockmcp.engine.matching import Matcher
+from mockmcp.engine.redact import Redactor
 from mockmcp.engine.replay import Replay, Send
+from mockmcp.engine.rules import refusal, rules_of
 from mockmcp.engine.selection import Recordings
 from mockmcp.errors import CassetteError
 from mockmcp.tools import _lint as lint
 from mockmcp.tools._drift import compare
+from mockmcp.tools._match_check import nested_repeat
 from mockmcp.tools._show import render
 
 ANSWER = {"result": {"content": [{"type": "text", "text": "found"}]}}
@@ -204,7 +208,10 @@ LOAD_ERRORS = [
     ("{arguments.q: regex}", 'interactions[0].match["arguments.q"]', "`regex` needs its argument"),
     ("{arguments.q: {type: text}}", 'interactions[0].match["arguments.q"].type', "unknown JSON type 'text'"),
     ("{arguments.q: {type: null}}", 'interactions[0].match["arguments.q"].type', "unknown JSON type None"),
-    ("{arguments.q: {regex: '('}}", 'interactions[0].match["arguments.q"].regex', "is not a valid regular expression"),
+    ("{arguments.q: {regex: '('}}", 'interactions[0].match["arguments.q"].regex', "missing ): ("),
+    # RE2 takes no backreference or lookaround: refused where it stands, with RE2's reason
+    ("{arguments.q: {regex: '(a)\\1'}}", 'interactions[0].match["arguments.q"].regex', "invalid escape sequence: \\1"),
+    ("{arguments.q: {regex: '(?=a)a'}}", 'interactions[0].match["arguments.q"].regex', "invalid perl operator: (?="),
     ("{arguments.q: {regex: 1}}", 'interactions[0].match["arguments.q"].regex', "a `regex` is a string"),
     ("{arguments.q: {regx: a}}", 'interactions[0].match["arguments.q"].regx', "unknown key 'regx'"),
     ("{arguments.q: {regex: a, type: string}}", 'interactions[0].match["arguments.q"]', "a mapping of one key"),
@@ -237,6 +244,118 @@ def test_bad_meta_rules_are_located_load_errors(meta: str, place: str, problem: 
     with pytest.raises(CassetteError) as caught:
         loads(f"version: 1\nmeta: {meta}\ninteractions: []\n", "c.yaml")
     assert caught.value.place == place and problem in caught.value.problem
+
+
+# What a cassette could once hang replay with: patterns that backtrack for ages in Python's `re` (the docs'
+# style, `\w+` under a repetition), each answered at once by RE2, which is linear in the string.
+# (the pattern, a live string it refuses, one it accepts, whether lint sees a nested repetition)
+BACKTRACKERS = [
+    (r"(\w+\s?)+ in Paris", "a" * 50 + "!", "weather in Paris", True),
+    (r"(a+)+b", "a" * 60, "aaab", True),
+    (r"(.*a){20}", "a" * 19 + "b" * 40, "a" * 20, True),
+    (r"(a|aa)+c", "a" * 60, "aac", False),  # overlapping branches, no nesting: lint does not read that far
+]
+
+
+@pytest.mark.parametrize(("pattern", "refused", "accepted", "nested"), BACKTRACKERS)
+def test_a_pattern_that_backtracks_in_re_answers_at_once(
+    pattern: str, refused: str, accepted: str, nested: bool
+) -> None:
+    cassette = ruled({"q": accepted}, {"arguments.q": {"regex": pattern}})
+    assert accepts(cassette, {"q": accepted})
+    engine = Replay(cassette, Matcher.build())
+    error = ask(engine, "search", {"q": refused})  # a located miss, never a hang
+    assert error["code"] == -32099
+    assert error["data"]["differences"] == [
+        f"arguments.q: its match rule `{{regex: '{pattern}'}}` refuses \"{refused}\": "
+        "the pattern does not match it whole"
+    ]
+    found = [(f.place, f.severity, f.problem) for f in lint.lint_text(_yaml_of(cassette), "c.yaml")]
+    assert (
+        found == []
+        if not nested
+        else [
+            (
+                'interactions[0].match["arguments.q"]',
+                "warning",
+                f"the pattern `{pattern}` repeats a repetition: mockmcp's RE2 matches it in linear time, but in a "
+                "backtracking engine (Python's `re`, where such a pattern is copied to) it can run for ages",
+            )
+        ]
+    )
+
+
+def test_a_pattern_whose_worst_case_is_too_costly_for_a_string_refuses_it_and_redacts_it_whole() -> None:
+    # RE2's worst case is the text's length times the pattern's size: (.*a){1000} took 88 s over a megabyte.
+    pattern = "(.*a){1000}"
+    compiled = compile_pattern(pattern)
+    assert compiled.limit == WORK // compiled.compiled.programsize < 10_000
+    long = "a" * (compiled.limit + 1)
+    cassette = ruled({"q": "a" * 1000}, {"arguments.q": {"regex": pattern}})
+    assert accepts(cassette, {"q": "a" * 1000})
+    error = ask(Replay(cassette, Matcher.build()), "search", {"q": long})
+    assert error["data"]["differences"] == [
+        f"arguments.q: its match rule `{{regex: '{pattern}'}}` refuses a string of {len(long)} characters: the "
+        f"pattern is run over at most {compiled.limit} (its work is bounded: a simpler pattern reads longer strings)"
+    ]
+    # replay's redaction by the cassette's patterns: one bound over the whole message, a text past it replaced whole
+    redactor = Redactor.for_replay(ruled({}, {}, {"redact": {"patterns": [pattern]}}), {}, (), "c.yaml")
+    assert redactor is not None and redactor.work == WORK
+    half = "a" * (compiled.limit // 2 + 1) + "b"
+    call = {"params": {"arguments": {"x": "a" * 1000 + "b", "y": half, "z": half}}}
+    assert redactor.message(call)["params"]["arguments"] == {"x": "[REDACTED]b", "y": "[REDACTED]b", "z": "[REDACTED]"}
+    # the user's own --redact is not bounded
+    assert Redactor.build((), (pattern,), {}).text(long + "b") == "[REDACTED]b"
+
+
+def test_the_patterns_tried_for_one_request_share_one_bound_of_work() -> None:
+    # Many groups with costly patterns, each string under its own limit, would add up: one request, one bound.
+    rules = rules_of({"a": {"regex": "(.*a){1000}"}, "b": {"regex": "(.*a){999}"}})
+    live = "b" * (rules[0].argument.limit * 6 // 10)
+    budget = [WORK]
+    assert (refusal(rules[0], "a", live, budget) or "").endswith("the pattern does not match it whole")
+    assert refusal(rules[1], "a", live, budget) == (
+        f"a string of {len(live)} characters: the cassette's patterns have done the work one request may cost "
+        f"({WORK} steps: fewer or simpler patterns, or shorter strings)"
+    )
+    assert (refusal(rules[1], "a", live) or "").endswith("the pattern does not match it whole")  # alone: within
+
+
+def test_a_lone_surrogate_is_read_as_u_fffd_by_a_pattern_as_replay_matches_it() -> None:
+    cassette = ruled({"q": "cut \ufffd"}, {"arguments.q": {"regex": "cut ."}})
+    assert accepts(cassette, {"q": "cut \ud83d"})  # RE2 reads UTF-8, which cannot hold a lone surrogate
+
+
+def test_a_redaction_pattern_that_backtracks_in_re_redacts_at_once_and_lint_warns_of_it() -> None:
+    meta = {"redact": {"patterns": [r"(\w+\s?)+!"]}}
+    cassette = ruled({"q": "[REDACTED]"}, {}, meta)
+    redactor = Redactor.for_replay(cassette, {}, (), "c.yaml")
+    assert redactor is not None
+    assert redactor.text("a" * 60) == "a" * 60 and redactor.text("hello you!") == "[REDACTED]"
+    found = [(f.place, f.severity) for f in lint.lint_text(_yaml_of(cassette), "c.yaml")]
+    assert found == [("meta.redact.patterns[0]", "warning")]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "nested"),
+    [
+        ("weather in \\w+", False),
+        ("(a|b)*", False),
+        ("(?:ab)+c", False),
+        ("(a?)+", False),  # one at most, repeated: no nesting of many
+        ("\\pL+", False),  # RE2's own syntax, which Python's parser cannot read: not judged
+        ("(a+)+", True),
+        ("((a)*)*", True),
+        ("(a{2,3})+", True),
+        ("x|(y*z)*", True),
+    ],
+)
+def test_lint_reads_a_nested_repetition_without_running_the_pattern(pattern: str, nested: bool) -> None:
+    assert nested_repeat(pattern) is nested
+
+
+def _yaml_of(cassette: Cassette) -> str:
+    return json.dumps(cassette.to_data())
 
 
 LINTED = """\

@@ -5,7 +5,8 @@ a Redactor: the engine (stdio and in process), the HTTP endpoint, the in-process
 Covered:
 - `--substitute` as the command line reads it; names, values, the environment, the longest value first;
 - text both ways, keys too, ids never; secrets before substitutions, and never put back;
-- what replay needs: each name of `meta.substitute` given or in the environment, else a located refusal;
+- what replay needs: each name of `meta.substitute` that the recording uses given by the user (never read from
+  the environment unasked), else a located refusal;
 - the engine: a live request matches, and every kind of thing it sends carries the live values;
   the host's answers are compared in placeholders;
 - over HTTP (the endpoint, in memory) and in process (recorded with `mockmcp.recording`, replayed from
@@ -22,17 +23,19 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import MOCKMCP, child_env
+from conftest import MOCKMCP, SHIPPED, child_env
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 import mockmcp
 from mockmcp._wire.words import parse_substitution
+from mockmcp.cassette.model import NOTIFICATION, REQUEST, Cassette, Interaction, ServerItem
 from mockmcp.cassette.store import loads
+from mockmcp.cli.project import project_folder
 from mockmcp.engine.matching import Matcher
-from mockmcp.engine.redact import Redactor, Substitutions
+from mockmcp.engine.redact import Redactor, Substitutions, mentioned
 from mockmcp.engine.replay import Replay, Send
-from mockmcp.errors import UsageError
+from mockmcp.errors import CassetteError, UsageError
 from mockmcp.http._endpoint import Endpoint, SessionParts
 from mockmcp.http._stream import Respond
 from mockmcp.http._streamable import LOOPBACK
@@ -138,20 +141,60 @@ def test_a_secret_goes_first_and_never_comes_back() -> None:
 # --- what replay needs ------------------------------------------------------------------------------------
 
 
-def test_replay_takes_each_name_as_given_else_from_the_environment() -> None:
+def cassette_of(meta: dict[str, Any], text: str = "${PROJECT} ${DATA} ${GITHUB_TOKEN}") -> Cassette:
+    """A cassette with `meta` whose one answer writes `text`."""
+    response = {"result": {"content": [{"type": "text", "text": text}]}}
+    return Cassette((Interaction(REQUEST, {"method": "tools/call"}, response=response),), meta, "c.yaml")
+
+
+def test_replay_takes_each_name_as_given_and_only_those() -> None:
     meta = {"substitute": ["PROJECT", "DATA"]}
-    given = [("PROJECT", "/ci/app"), ("OTHER", "/not/listed")]  # a value the cassette does not name is left out
-    redactor = Redactor.for_replay(meta, {"DATA": "/srv/data"}, given, "c.yaml")
+    given = [("PROJECT", "/ci/app"), ("DATA", None), ("OTHER", "/not/listed")]  # one the cassette lacks: left out
+    redactor = Redactor.for_replay(cassette_of(meta), {"DATA": "/srv/data"}, given, "c.yaml")
     assert redactor is not None
     assert redactor.substitutions.pairs == (("/srv/data", "${DATA}"), ("/ci/app", "${PROJECT}"))
-    assert Redactor.for_replay({}, {}, given, "c.yaml") is None  # nothing to do: nothing is imported or built
+    assert Redactor.for_replay(cassette_of({}), {}, given, "c.yaml") is None  # nothing to do: nothing built
 
 
-def test_replay_refuses_a_name_whose_value_it_does_not_know() -> None:
-    with pytest.raises(UsageError) as caught:
-        Redactor.for_replay({"substitute": ["PROJECT"]}, {}, [], "cassettes/files.yaml")
-    assert caught.value.problem.startswith("cassettes/files.yaml was recorded with `${PROJECT}`")
-    assert "--substitute PROJECT=VALUE" in (caught.value.fix or "")
+ENVIRON = {"GITHUB_TOKEN": "ghp_real_token_value", "PROJECT": "/home/ann/app", "DATA": "/srv/data"}
+
+
+@pytest.mark.parametrize(
+    ("names", "given", "asker", "text", "refused"),
+    [
+        # A name the user did not give is refused, its variable set or not: a cassette cannot read a token.
+        (["GITHUB_TOKEN"], [], "mockmcp replay --substitute", "token=${GITHUB_TOKEN}", "meta.substitute[0]"),
+        (["PROJECT", "GITHUB_TOKEN"], [("PROJECT", "/ci")], "substitute=", "${GITHUB_TOKEN}", "meta.substitute[1]"),
+        (["PROJECT"], [], "mockmcp verify --substitute", "${PROJECT}/a", "meta.substitute[0]"),
+        # A name no recorded message writes needs no value, given or not.
+        (["PROJECT"], [], "substitute=", "no placeholder here", None),
+        (["GITHUB_TOKEN"], [], "mockmcp replay --substitute", "$GITHUB_TOKEN {GITHUB_TOKEN}", None),
+        # Given by the user (a value None: the variable's, which the user named): expanded.
+        (["GITHUB_TOKEN"], [("GITHUB_TOKEN", None)], "mockmcp replay --substitute", "${GITHUB_TOKEN}", None),
+    ],
+)
+def test_replay_expands_only_the_names_its_user_gave(
+    names: list[str], given: list[tuple[str, str | None]], asker: str, text: str, refused: str | None
+) -> None:
+    cassette = cassette_of({"substitute": names}, text)
+    if refused is None:
+        redactor = Redactor.for_replay(cassette, ENVIRON, given, "c.yaml", asker)
+        assert redactor is not None
+        assert {name for name, _value in given} >= set(redactor.substitutions.names)
+        return
+    with pytest.raises(CassetteError) as caught:
+        Redactor.for_replay(cassette, ENVIRON, given, "c.yaml", asker)
+    name = names[int(refused[-2])]
+    assert caught.value.render().startswith(f"c.yaml: {refused}: the recording writes `${{{name}}}`")
+    assert f"{name} is not given: replay fills in only the values its user names" in caught.value.problem
+    assert (caught.value.fix or "").startswith(f"if {name} is meant, give it: {asker}")
+
+
+def test_a_placeholder_anywhere_in_the_recording_is_a_use() -> None:
+    server = ServerItem(NOTIFICATION, {"method": "notifications/message", "params": {"data": {"${B}": 1}}})
+    raw = Interaction(REQUEST, {"method": "x"}, raw_response='{"r": "${C}"}', server=(server,))
+    cassette = Cassette((raw,), {"server": ["srv", "${A}"]})
+    assert mentioned(cassette, ["A", "B", "C", "D"]) == {"A", "B", "C"}
 
 
 # --- the engine ----------------------------------------------------------------------------------------
@@ -192,7 +235,7 @@ def sent(actions: list[Any]) -> list[Any]:
 def test_replay_matches_with_the_live_value_and_sends_it_back_everywhere() -> None:
     cassette = loads(FILES, "files.yaml")
     environ = {"TOKEN": "tok-123456"}
-    redactor = Redactor.for_replay(cassette.meta, environ, [("PROJECT", "/ci/app")], "files.yaml")
+    redactor = Redactor.for_replay(cassette, environ, [("PROJECT", "/ci/app")], "files.yaml")
     engine = Replay(cassette, Matcher.build(), redactor)
     opening = {"protocolVersion": "2025-11-25", "capabilities": {"roots": {}}}
     engine.receive(request(1, "initialize", opening))
@@ -223,7 +266,7 @@ def test_replay_matches_with_the_live_value_and_sends_it_back_everywhere() -> No
 
 def test_a_request_with_the_recording_machines_path_misses() -> None:
     cassette = loads(FILES, "files.yaml")
-    redactor = Redactor.for_replay(cassette.meta, {}, [("PROJECT", "/ci/app")], "files.yaml")
+    redactor = Redactor.for_replay(cassette, {}, [("PROJECT", "/ci/app")], "files.yaml")
     engine = Replay(cassette, Matcher.build(), redactor)
     missed = sent(
         engine.receive(request(2, "tools/call", {"name": "read", "arguments": {"path": "/home/ann/todo.txt"}}))
@@ -247,7 +290,7 @@ interactions:
 
 def test_the_http_endpoint_substitutes_as_the_engine_does() -> None:
     cassette = loads(STATELESS, "list.yaml")
-    redactor = Redactor.for_replay(cassette.meta, {}, [("DATA", "/srv/data")], "list.yaml")
+    redactor = Redactor.for_replay(cassette, {}, [("DATA", "/srv/data")], "list.yaml")
     endpoint = Endpoint(SessionParts(cassette, Matcher.build(), redactor), LOOPBACK)
     params = {
         "name": "list",
@@ -294,13 +337,24 @@ async def test_recorded_in_process_in_one_folder_replayed_in_process_in_another(
     assert said.content[0].text == f"listed {second}"
 
 
-def test_replay_without_a_value_exits_2_naming_it(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_the_transport_asks_no_value_of_a_name_no_answer_uses(tmp_path: Path) -> None:
+    cassette = tmp_path / "notes.yaml"
+    cassette.write_text((SHIPPED / "notes.yaml").read_text().replace("meta:\n", "meta:\n  substitute: [PROJECT]\n", 1))
+    with anyio.fail_after(30):
+        async with Client(mockmcp.transport(cassette), mode="legacy") as client:  # no substitute=, no PROJECT
+            said = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert said.content[0].text == "remember to buy milk"
+
+
+def test_replay_of_a_name_not_given_exits_2_naming_it_though_the_variable_is_set(tmp_path: Path) -> None:
     path = tmp_path / "list.yaml"
     path.write_text(STATELESS)
-    env = {key: value for key, value in child_env().items() if key != "DATA"}
+    env = {**child_env(), "DATA": "/a/value/of/this/machine"}
     done = subprocess.run([*MOCKMCP, "replay", str(path)], input=b"", capture_output=True, env=env, timeout=60)
     assert done.returncode == 2
-    assert b"was recorded with `${DATA}`" in done.stderr and b"--substitute DATA=VALUE" in done.stderr
+    assert f"{path}: meta.substitute[0]: the recording writes `${{DATA}}`".encode() in done.stderr
+    assert b"mockmcp replay --substitute DATA=VALUE, or mockmcp replay --substitute DATA " in done.stderr
 
 
 # A server that answers whether the path it was sent exists (`${DATA}/todo.txt` as written does not).
@@ -315,15 +369,52 @@ for line in sys.stdin:
 """
 
 
-def test_verify_sends_the_live_values_and_compares_in_placeholders(tmp_path: Path) -> None:
+def test_verify_finds_the_project_folder_as_the_plugin_does_sends_it_and_compares_in_placeholders(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "todo.txt").write_text("buy milk")
-    path = tmp_path / "files.yaml"
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'app'\n\n[tool.pytest.ini_options]\n")
+    (tmp_path / "tests" / "cassettes").mkdir(parents=True)
+    path = tmp_path / "tests" / "cassettes" / "files.yaml"
     path.write_text(
-        "version: 1\nmeta: {substitute: [DATA]}\ninteractions:\n"
-        "- request: {method: tools/call, params: {name: stat, arguments: {path: '${DATA}/todo.txt'}}}\n"
+        "version: 1\nmeta: {substitute: [PROJECT]}\ninteractions:\n"
+        "- request: {method: tools/call, params: {name: stat, arguments: {path: '${PROJECT}/todo.txt'}}}\n"
         "  response: {result: {content: [], structuredContent: {exists: true}}}\n"
     )
-    command = [*MOCKMCP, "verify", str(path), "--substitute", f"DATA={tmp_path}", "--", sys.executable, "-c", EXISTS]
-    done = subprocess.run(command, capture_output=True, text=True, env=child_env(), timeout=60)
+    env = {**child_env(), "PROJECT": "/not/the/project"}  # never read: the user did not name it
+    command = [*MOCKMCP, "verify", str(path), "--", sys.executable, "-c", EXISTS]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "same     [0] tools/call stat" in done.stdout
+    assert f"${{PROJECT}} is {tmp_path}, the project's folder as the pytest plugin finds it" in done.stderr
+    assert "(pytest's rootdir: the folder of pyproject.toml above" in done.stderr
+    assert "mockmcp verify --substitute PROJECT=PATH gives another" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("files", "start", "found"),
+    [
+        ({"pytest.ini": ""}, "tests/cassettes", (".", "pytest.ini")),
+        (
+            {"pyproject.toml": "[tool.pytest.ini_options]\n", "tests/tox.ini": "[tox]\n"},
+            "tests",
+            (".", "pyproject.toml"),
+        ),
+        ({"pyproject.toml": "[tool.pytest]\nminversion = '9'\n"}, "a/b", (".", "pyproject.toml")),
+        ({"tox.ini": "[pytest]\n", "sub/setup.cfg": "[metadata]\n"}, "sub", (".", "tox.ini")),
+        ({"setup.cfg": "[tool:pytest]\n", "pyproject.toml": "[project]\n"}, "x", (".", "setup.cfg")),
+        # a configuration file wins over setup.py, setup.py over a pyproject.toml without pytest's table
+        ({"setup.py": "", "pytest.ini": ""}, "x", (".", "pytest.ini")),
+        ({"setup.py": "", "sub/pyproject.toml": "[project]\n"}, "sub/x", (".", "setup.py")),
+        ({"sub/pyproject.toml": "[project]\n"}, "sub/x", ("sub", "pyproject.toml")),
+        ({"pyproject.toml": "[project]\n", "sub/pytest.ini": "[pytest]\n"}, "sub/x", ("sub", "pytest.ini")),
+    ],
+)
+def test_the_project_folder_is_found_as_pytest_finds_its_rootdir(
+    tmp_path: Path, files: dict[str, str], start: str, found: tuple[str, str]
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / start).mkdir(parents=True, exist_ok=True)
+    assert project_folder(str(tmp_path / start)) == (str((tmp_path / found[0]).resolve()), found[1])

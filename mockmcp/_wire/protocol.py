@@ -52,6 +52,7 @@ __all__ = [
     "UNSUPPORTED_VERSION",
     "URL_ELICITATION_REQUIRED",
     "as_era_requires",
+    "cancelled_request",
     "client_capabilities",
     "client_info",
     "meta",
@@ -135,6 +136,16 @@ def meta(holder: Any) -> dict[str, Any]:
 
 def _params(message: Any) -> Any:
     return message.get("params") if isinstance(message, dict) else None
+
+
+def cancelled_request(params: Any) -> str | int | None:
+    """The request a `notifications/cancelled` names by its params' `requestId`, when that is an id a request can
+    have (a string or an integer); None for any other value (an object, array, bool, float, null), which the SDK
+    ignores as no id at all."""
+    request = params.get("requestId") if isinstance(params, dict) else None
+    if isinstance(request, str) or (isinstance(request, int) and not isinstance(request, bool)):
+        return request
+    return None
 
 
 def progress_token(message: Any) -> Any:

@@ -9,7 +9,8 @@ one field's is the small functions after the table. `from_data` is the one check
 from __future__ import annotations
 
 from mockmcp._wire.jsonrpc import MAX_DEPTH, NOTIFICATION, REQUEST, is_valid_id
-from mockmcp._wire.protocol import CANCELLED, LISTEN
+from mockmcp._wire.patterns import SYNTAX, compile_pattern
+from mockmcp._wire.protocol import CANCELLED, LISTEN, cancelled_request
 from mockmcp._wire.words import JSON_TYPES, Place, parse_path, render_place, substitution_name, yaml_type
 from mockmcp.cassette import model
 from mockmcp.cassette.model import Cassette, Interaction, ServerItem
@@ -141,7 +142,7 @@ _META_ROWS = (
               Field("env", "list", "the names of environment variables whose values were redacted",
                     "write `env: [...]`", rows=(Field("strings", "string"),), null=True),
               Field("patterns", "list", "regular expressions whose matches were redacted", "write `patterns: [...]`",
-                    rows=(Field("strings", "regex", fix="fix the pattern (Python `re` syntax)"),), null=True),
+                    rows=(Field("strings", "regex", fix=f"fix the pattern ({SYNTAX})"),), null=True),
           )),
     Field("substitute", "list", "the names of the placeholders ${NAME} standing for values of the machine that "
           "recorded; replay is given each one's value on its own machine", _NAMES_FIX, ("unique",),
@@ -187,7 +188,7 @@ REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit", "match")  # of
 MATCHER = Field("", "table", fix=f"use one of: {', '.join(model.MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}",
                 rows=(  # a matcher that is no word of `model.MATCHERS`: one of these, with its argument
     Field("regex", "regex", "a pattern the whole string matches",
-          "fix the pattern (Python `re` syntax; quote it in YAML)"),
+          f"fix the pattern ({SYNTAX}; quote it in YAML)"),
     Field("type", "choice", values=JSON_TYPES, problem="unknown JSON type {value!r}"),
 ))
 # fmt: on
@@ -327,14 +328,12 @@ _TYPED = {  # the kinds that are a JSON type and nothing more: (the type, what i
 
 
 def _regex(value: Any, place: Place, row: Field) -> str:
-    import re  # deferred: only cassettes with a pattern pay for it
-
     if not isinstance(value, str):
         raise Problem(place, f"a `{place[-1]}` is a string", "quote the pattern")
     try:
-        re.compile(value)
-    except re.error as exc:
-        raise Problem(place, f"{value!r} is not a valid regular expression: {exc}", row.fix) from None
+        compile_pattern(value)
+    except ValueError as exc:
+        raise Problem(place, f"{value!r} is not a regular expression mockmcp takes: {exc}", row.fix) from None
     return value
 
 
@@ -623,8 +622,8 @@ def _cancels(interactions: list[tuple[int, Interaction]]) -> dict[tuple[int, boo
     found = {}
     for index, interaction in interactions:
         params = interaction.params if interaction.kind == NOTIFICATION and interaction.method == CANCELLED else None
-        request_id = params.get("requestId") if isinstance(params, dict) else None
-        if is_valid_id(request_id):
+        request_id = cancelled_request(params)
+        if request_id is not None:
             found[(interaction.session, isinstance(request_id, str), request_id)] = index
     return found
 

@@ -18,6 +18,7 @@ from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
 from mockmcp.cli.options import Serving
+from mockmcp.cli.project import with_project
 from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
@@ -47,7 +48,7 @@ def record_session(path: str, command: list[str], options: RecordOptions) -> Out
     mode = RecordMode(options.mode)
     if mode is RecordMode.ONCE and os.path.exists(path) and not later_start(path):
         note(f"{path} exists and the mode is once: replaying it (record afresh with --record-mode rewrite)")
-        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions))
+        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions), command="mockmcp record")
         return Outcome(replayed, "replayed the existing cassette")
     redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, command, runs=True)
@@ -72,7 +73,8 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
     mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
     if mode is RecordMode.ONCE and os.path.exists(path) and not later_start(path):
         note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --record-mode rewrite)")
-        replay_cassette(path, ReplayOptions(substitutions=options.substitutions), serving._replace(listen=listen))
+        replaying = ReplayOptions(substitutions=options.substitutions)
+        replay_cassette(path, replaying, serving._replace(listen=listen), command="mockmcp record")
         return
     redactor = _redactor(options)
     journal = Journal.fresh(path, mode, redactor, [target], runs=True)
@@ -183,11 +185,14 @@ def verify_cassette(path: str, command: list[str], compared: ReplayOptions, upda
     Returns True when drift remains: found, and not written into the cassette.
     """
     recorded = cassettes.load(path)
+    given, said = with_project(recorded, compared.substitutions, "mockmcp verify")
+    if said:
+        note(said)
     if not command:
-        redactor = Redactor.for_replay(recorded.meta, os.environ, compared.substitutions, path) or Redactor()
+        redactor = Redactor.for_replay(recorded, os.environ, given, path, "mockmcp verify --substitute") or Redactor()
         command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)
     matcher = Matcher.build(compared.ignores, recorded.meta)
-    live = drive(recorded, command, timeout, substitutions=compared.substitutions)
+    live = drive(recorded, command, timeout, substitutions=given)
     drift = compare(recorded, live, matcher, "live")
     print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
     if not (update and drift.drifted):

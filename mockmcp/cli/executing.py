@@ -50,7 +50,7 @@ def exec_cassette(
             return _record(cassette, server, record, serving, report)
         if not os.path.exists(cassette):
             raise _missing(cassette, server)
-        return replay_cassette(cassette, replay._replace(report=report), serving)
+        return replay_cassette(cassette, replay._replace(report=report), serving, command="mockmcp exec")
     except StrictFailure:
         raise  # the replay's own report says it
     except MockmcpError as error:

@@ -43,10 +43,14 @@ def deprecated(old: str, new: str) -> None:
 
 
 def replay_cassette(
-    cassette: str, options: ReplayOptions = PLAIN, serving: Serving = STDIO, bounds: Bounds = BOUNDS
+    cassette: str,
+    options: ReplayOptions = PLAIN,
+    serving: Serving = STDIO,
+    bounds: Bounds = BOUNDS,
+    command: str = "mockmcp replay",
 ) -> int:
     """Serve a cassette over stdio (or over HTTP at serving.listen) until the host closes stdin; summary to
-    stderr, report to a file.
+    stderr, report to a file. `command`: the one the user ran, which notes and fixes name.
 
     Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
     128 + the signal number when SIGINT or SIGTERM ended the session.
@@ -66,7 +70,7 @@ def replay_cassette(
         taken = read_taken(serving.state, cassette)
     if os.path.exists(journal_path(cassette)):
         note(_journal_note(cassette, journal_path(cassette)))
-    redactor = _recorded_redactor(recorded, options.substitutions)
+    redactor = _recorded_redactor(recorded, options.substitutions, command)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
     # (The launcher may have turned the collector off while starting up: it is on from here.)
@@ -117,14 +121,18 @@ def _write_report(report: Report, options: ReplayOptions) -> None:
     print(report.summary(), file=sys.stderr, flush=True)
 
 
-def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], ...]) -> Redactor | None:
+def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], ...], command: str) -> Redactor | None:
     """The redaction rules and substitutions the cassette was recorded with, if any (most have none: no import
-    then); raises UsageError for a substitution whose value here is not given."""
+    then), `${PROJECT}` the project's folder unless given; raises CassetteError for a substitution not given."""
     if not recorded.meta.get("redact") and not recorded.meta.get("substitute"):
         return None
+    from mockmcp.cli.project import with_project
     from mockmcp.engine.redact import Redactor
 
-    return Redactor.for_replay(recorded.meta, os.environ, given, recorded.path or "the cassette")
+    given, said = with_project(recorded, given, command)
+    if said:
+        note(said)
+    return Redactor.for_replay(recorded, os.environ, given, recorded.path or "the cassette", f"{command} --substitute")
 
 
 def _serve_http(

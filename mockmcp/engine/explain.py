@@ -14,6 +14,7 @@ import shlex
 from typing import Any, NamedTuple
 
 from mockmcp._wire.jsonrpc import depth
+from mockmcp._wire.patterns import WORK
 from mockmcp._wire.protocol import NAMED_BY, params_era
 from mockmcp._wire.words import RecordMode, json_type, render_place
 from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url, written_eras
@@ -98,6 +99,7 @@ def explain_miss(
     live_era = params_era(params)
     eras = written_eras(cassette)
     scored = []
+    budget = [WORK]  # the patterns' work for explaining this request, over every recording with rules
     for index, interaction in enumerate(cassette.interactions):
         if interaction.kind == REQUEST and interaction.method == method:
             refused: list[tuple[str, str]] = []
@@ -106,7 +108,7 @@ def explain_miss(
                 from mockmcp.engine.rules import Group  # only a cassette with match rules needs it
 
                 group = Group.of(matcher, interaction, eras[index])
-                compare, refused = group.inner, group.refusals(method, params)
+                compare, refused = group.inner, group.refusals(method, params, budget)
             recorded, live = compare.normalize(method, interaction.params), compare.normalize(method, params)
             other_era = eras[index] != live_era
             score = len(_leaves(recorded) ^ _leaves(live)) + len(refused) + other_era

@@ -9,20 +9,22 @@ the other. Values are replaced as text, the longest first; the cassette keeps ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp._wire.patterns import SYNTAX, WORK, Pattern, compile_pattern
 from mockmcp._wire.words import REDACTED, placeholder, substitution_name
-from mockmcp.errors import UsageError
+from mockmcp.errors import CassetteError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["Redactor", "Substitutions"]
+    from mockmcp.cassette.model import Cassette
+
+__all__ = ["Redactor", "Substitutions", "given_as", "mentioned"]
 
 
 class Substitutions(NamedTuple):
@@ -55,22 +57,35 @@ class Substitutions(NamedTuple):
 
     @classmethod
     def for_replay(
-        cls, names: Iterable[str], given: Iterable[tuple[str, str | None]], environ: Mapping[str, str], where: str
+        cls,
+        recorded: Cassette,
+        given: Iterable[tuple[str, str | None]],
+        environ: Mapping[str, str],
+        where: str,
+        asker: str = "mockmcp replay --substitute",
     ) -> Substitutions:
-        """The live values of the names a cassette's `meta.substitute` lists, each as given, else its environment
-        variable's (others given are left out). Raises UsageError naming `where` for one unknown here."""
+        """The live values of the names a cassette's `meta.substitute` lists: only names the user gave (a value
+        None: the environment variable's), since a cassette arrives in pull requests and could otherwise put any
+        variable of this machine (a token) in its answers; a name no recorded message writes needs no value.
+        Raises CassetteError at `where` for a name used but not given, its fix in terms of `asker` (the option
+        that gives values: `mockmcp verify --substitute`, `substitute=`)."""
         offered = dict(given)
+        names = list(recorded.meta.get("substitute") or ())
+        used = mentioned(recorded, [name for name in names if name not in offered])
         wanted = []
-        for name in names:
-            if offered.get(name) is None and not environ.get(name):
-                raise UsageError(
-                    f"{where} was recorded with `${{{name}}}` standing for a value of the machine that recorded it "
-                    f"(meta.substitute), and the value of {name} on this machine is not given",
-                    f"give it: mockmcp replay --substitute {name}=VALUE (the plugin: substitute={{{name!r}: ...}}), "
-                    f"or set the environment variable {name}",
+        for index, name in enumerate(names):
+            if name in offered:
+                wanted.append((name, offered[name]))
+            elif name in used:
+                raise CassetteError(
+                    f"the recording writes `${{{name}}}` for a value of the machine that replays it, and {name} is "
+                    "not given: replay fills in only the values its user names (a cassette could otherwise put any "
+                    "environment variable of this machine, a token, in what the host reads)",
+                    path=where,
+                    place=f"meta.substitute[{index}]",
+                    fix=f"if {name} is meant, give it: {given_as(asker, name)}",
                 )
-            wanted.append((name, offered.get(name)))
-        return cls.build(wanted, environ, "--substitute")
+        return cls.build(wanted, environ, asker.rpartition(" ")[2].rstrip("="))
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
@@ -98,6 +113,41 @@ class Substitutions(NamedTuple):
         return map_strings(message, self.expand_text, keys=True)
 
 
+def given_as(asker: str, name: str) -> str:
+    """How a user gives the value of `${NAME}` through `asker`: an option (`mockmcp replay --substitute`) or a
+    keyword (`substitute=`)."""
+    if asker.endswith("="):
+        return f"{asker}{{{name!r}: VALUE}} (a value None: the environment variable {name}'s)"
+    return (
+        f"{asker} {name}=VALUE, or {asker} {name} for the environment variable {name}'s value (the pytest plugin "
+        f"and mockmcp.transport: substitute={{{name!r}: VALUE}})"
+    )
+
+
+def mentioned(recorded: Cassette, names: Iterable[str]) -> set[str]:
+    """The names whose placeholder `${NAME}` the recording writes: in its messages both ways, raw lines, match
+    rules or `meta.server`."""
+    marks = {placeholder(name): name for name in names}
+    if not marks:
+        return set()
+    found: set[str] = set()
+    stack: list[Any] = [recorded.meta.get("server")]
+    for interaction in recorded.interactions:
+        stack += (interaction.message, interaction.response, interaction.raw_response, interaction.match)
+        stack += [part for item in interaction.server for part in item]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if "${" in value:
+                found.update(name for mark, name in marks.items() if mark in value)
+        elif isinstance(value, dict):
+            stack += value
+            stack += value.values()
+        elif isinstance(value, list | tuple):
+            stack += value
+    return found
+
+
 PATTERN_PLACEHOLDER = REDACTED
 
 
@@ -107,8 +157,9 @@ class Redactor(NamedTuple):
     env_names: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     secrets: tuple[tuple[str, str], ...] = ()  # (value, placeholder)
-    compiled: tuple[re.Pattern[str], ...] = ()
+    compiled: tuple[Pattern, ...] = ()
     substitutions: Substitutions = Substitutions()
+    work: int = 0  # the patterns' bound of work over one message (`Pattern.sub`); 0: none, the user's own patterns
 
     @classmethod
     def build(cls, env_names: tuple[str, ...], patterns: tuple[str, ...], environ: Mapping[str, str]) -> Redactor:
@@ -118,10 +169,10 @@ class Redactor(NamedTuple):
         compiled = []
         for pattern in patterns:
             try:
-                compiled.append(re.compile(pattern))
-            except re.error as exc:
-                problem = f"--redact {pattern!r} is not a valid regular expression: {exc}"
-                raise UsageError(problem, "fix the pattern (Python `re` syntax)") from None
+                compiled.append(compile_pattern(pattern))  # RE2: linear in the text (see `_wire.patterns`)
+            except ValueError as exc:
+                problem = f"--redact {pattern!r} is not a regular expression mockmcp takes: {exc}"
+                raise UsageError(problem, f"fix the pattern ({SYNTAX})") from None
         return cls(tuple(env_names), tuple(patterns), secrets, tuple(compiled))
 
     @classmethod
@@ -149,32 +200,41 @@ class Redactor(NamedTuple):
 
     @classmethod
     def for_replay(
-        cls, meta: Mapping[str, Any], environ: Mapping[str, str], given: Iterable[tuple[str, str | None]], where: str
+        cls,
+        recorded: Cassette,
+        environ: Mapping[str, str],
+        given: Iterable[tuple[str, str | None]],
+        where: str,
+        asker: str = "mockmcp replay --substitute",
     ) -> Redactor | None:
         """What a replay of a cassette applies to what the host sends: its redaction rules and its substitutions
-        with the live values (`Substitutions.for_replay`); None when it has neither."""
-        names = meta.get("substitute") or ()
-        if not meta.get("redact") and not names:
+        with the live values (`Substitutions.for_replay`, which raises CassetteError for a name not given); None
+        when it has neither."""
+        meta = recorded.meta
+        if not meta.get("redact") and not meta.get("substitute"):
             return None
-        substitutions = Substitutions.for_replay(names, given, environ, where)
+        substitutions = Substitutions.for_replay(recorded, given, environ, where, asker)
         return cls.from_meta(meta, environ)._replace(substitutions=substitutions)
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
-        """The rules a cassette was recorded with, with secret values from this environment."""
+        """The rules a cassette was recorded with, with secret values from this environment; its patterns, which
+        come with the cassette, bounded in their work (`WORK`)."""
         rules = meta.get("redact") or {}
-        return cls.build(tuple(rules.get("env") or ()), tuple(rules.get("patterns") or ()), environ)
+        built = cls.build(tuple(rules.get("env") or ()), tuple(rules.get("patterns") or ()), environ)
+        return built._replace(work=WORK)
 
     def __bool__(self) -> bool:
         return bool(self.secrets or self.compiled or self.substitutions)
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, budget: list[int] | None = None) -> str:
         """The text with every secret replaced by its placeholder, then every substituted value by its own
-        (secrets first: a secret must never survive inside a value that is expanded back)."""
+        (secrets first: a secret must never survive inside a value that is expanded back), then every pattern's
+        match; `budget`: the patterns' work left for the message it is part of (`Pattern.sub`)."""
         text = self._secrets(text)
         text = self.substitutions.text(text)
         for pattern in self.compiled:
-            text = pattern.sub(PATTERN_PLACEHOLDER, text)
+            text = pattern.sub(PATTERN_PLACEHOLDER, text, budget)
         return text
 
     def _secrets(self, text: str) -> str:
@@ -185,21 +245,25 @@ class Redactor(NamedTuple):
     def message(self, message: Any, ids: bool = True) -> Any:
         """A parsed message (or batch) with its strings redacted value by value, so a pattern never breaks the
         JSON. A string id loses only secret values (patterns could make two ids one); with `ids=False` it stays
-        whole, for a reply that carries the host's id."""
+        whole, for a reply that carries the host's id. The patterns share one bound of work over it all (`work`)."""
         if not self:
             return message
+        budget = [self.work] if self.work else None
         if isinstance(message, list):
-            return [self.message(item, ids) for item in message]
-        if isinstance(message, dict):
-            return {key: self._field(key, value, ids) for key, value in message.items()}
-        return map_strings(message, self.text, keys=True)
+            return [self._message(item, ids, budget) for item in message]
+        return self._message(message, ids, budget)
 
-    def _field(self, key: str, value: Any, ids: bool) -> Any:
+    def _message(self, message: Any, ids: bool, budget: list[int] | None) -> Any:
+        if isinstance(message, dict):
+            return {key: self._field(key, value, ids, budget) for key, value in message.items()}
+        return map_strings(message, lambda text: self.text(text, budget), keys=True)
+
+    def _field(self, key: str, value: Any, ids: bool, budget: list[int] | None) -> Any:
         if key == "jsonrpc":
             return value
         if key == "id":
             return self._secrets(value) if ids and isinstance(value, str) else value
-        return map_strings(value, self.text, keys=True)
+        return map_strings(value, lambda text: self.text(text, budget), keys=True)
 
     def line(self, line: bytes) -> bytes:
         """A wire line, redacted: a JSON one value by value (re-encoded compactly), any other as text."""

@@ -196,9 +196,9 @@ class Replay:
     def _notification(self, message: dict[str, Any], key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
         out: list[Action] = []
-        if method == protocol.CANCELLED and isinstance(params, dict):
-            request = params.get("requestId") if key is None else key
-            if key is not None or jsonrpc.is_valid_id(request):
+        if method == protocol.CANCELLED:
+            request = protocol.cancelled_request(params) if key is None else key
+            if request is not None:
                 out.extend(self._cancel(request))
         index = self.selection.notification(self.matcher.key(method, params), self.report.plays)
         if index is not None:

@@ -8,10 +8,10 @@ when its exact key found nothing. On the launch path when a cassette has rules.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp._wire.patterns import WORK, compile_pattern
 from mockmcp._wire.words import Path, json_type, parse_path, render_place
 from mockmcp.engine.matching import Matcher, canonical, locate, short
 
@@ -49,7 +49,8 @@ def rules_of(match: dict[str, Any]) -> tuple[Rule, ...]:
     for text, matcher in match.items():
         if isinstance(matcher, dict):
             ((kind, argument),) = matcher.items()
-            argument = re.compile(argument) if kind == "regex" else argument
+            # RE2: linear in the live string, whatever pattern the cassette holds (see `_wire.patterns`)
+            argument = compile_pattern(argument) if kind == "regex" else argument
         else:
             kind, argument = matcher, None
         out.append(Rule(text, parse_path(text), kind, argument))
@@ -81,11 +82,12 @@ class Group(NamedTuple):
         ]
         return cls(rules, matcher, inner, base, recorded, base + "\0match\0" + canonical(read))
 
-    def accepts(self, method: str, params: Any) -> bool:
-        """Whether a live request is one of this group's: the same key without the governed paths, every rule met."""
-        return self.inner.key(method, params) == self.base and not self.refusals(method, params)
+    def accepts(self, method: str, params: Any, budget: list[int] | None = None) -> bool:
+        """Whether a live request is one of this group's: the same key without the governed paths, every rule met.
+        `budget`: the work its patterns may still do for this request (see `refusal`)."""
+        return self.inner.key(method, params) == self.base and not self.refusals(method, params, budget)
 
-    def refusals(self, method: str, params: Any) -> list[tuple[str, str]]:
+    def refusals(self, method: str, params: Any, budget: list[int] | None = None) -> list[tuple[str, str]]:
         """Why the rules refuse a live request's values: (path, sentence) for each place refused; [] when none is."""
         normal = self.outer.normalize(method, params)
         out: list[tuple[str, str]] = []
@@ -99,7 +101,7 @@ class Group(NamedTuple):
                 elif place not in recorded:
                     why = "has no recorded value there, and the incoming request has one"
                 else:
-                    refused = refusal(rule, recorded[place], live[place])
+                    refused = refusal(rule, recorded[place], live[place], budget)
                     if refused is None:
                         continue
                     why = f"refuses {refused}"
@@ -117,8 +119,10 @@ def _read(rule: Rule, value: Any) -> Any:
     return value if rule.kind in ("subset", "unordered") else None
 
 
-def refusal(rule: Rule, recorded: Any, live: Any) -> str | None:
-    """Why the rule refuses the live value (held to the recorded one), to end a sentence; None when it accepts."""
+def refusal(rule: Rule, recorded: Any, live: Any, budget: list[int] | None = None) -> str | None:
+    """Why the rule refuses the live value (held to the recorded one), to end a sentence; None when it accepts.
+    A pattern's work is bounded for each string (`Pattern.limit`) and, with `budget` (the work left for the
+    live request, shared by every rule of every group it is tried against), for the whole request."""
     if rule.kind == "type":
         wanted = rule.argument or json_type(recorded)
         found = json_type(live)
@@ -127,7 +131,21 @@ def refusal(rule: Rule, recorded: Any, live: Any) -> str | None:
     if rule.kind == "regex":
         if not isinstance(live, str):
             return f"{_short(live)}: it wants a string"
-        return None if rule.argument.fullmatch(live) else f"{_short(live)}: the pattern does not match it whole"
+        pattern = rule.argument
+        if len(live) > pattern.limit:
+            return (
+                f"a string of {len(live)} characters: the pattern is run over at most {pattern.limit} "
+                "(its work is bounded: a simpler pattern reads longer strings)"
+            )
+        if budget is not None:
+            cost = len(live) * pattern.size
+            if cost > budget[0]:
+                return (
+                    f"a string of {len(live)} characters: the cassette's patterns have done the work one request "
+                    f"may cost ({WORK} steps: fewer or simpler patterns, or shorter strings)"
+                )
+            budget[0] -= cost
+        return None if pattern.fullmatch(live) else f"{_short(live)}: the pattern does not match it whole"
     if rule.kind == "subset":
         return _not_in(recorded, live, ())
     if rule.kind == "unordered":

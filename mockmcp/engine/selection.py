@@ -11,6 +11,7 @@ sessions earlier processes claimed (`replay --state`).
 from __future__ import annotations
 
 from mockmcp._wire.namedtuple import NamedTuple
+from mockmcp._wire.patterns import WORK
 from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.engine.branching import answered_otherwise, asked_alike
 from mockmcp.engine.consistency import Alike, Steps, Track, label
@@ -101,7 +102,8 @@ class Recordings:
         groups = self.groups.get(method)
         if groups is None or key in self.requests:
             return key
-        return next((group.key for group in groups if group.accepts(method, params)), key)
+        budget = [WORK]  # the patterns' work for this request, over every group tried (`rules.refusal`)
+        return next((group.key for group in groups if group.accepts(method, params, budget)), key)
 
 
 class Exchange(NamedTuple):

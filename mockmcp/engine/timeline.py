@@ -116,10 +116,10 @@ class Causes:
             if interaction.kind == REQUEST:
                 in_flight[(interaction.session, message.get("id"))] = i
                 continue
-            params = message.get("params")
-            if message["method"] != protocol.CANCELLED or not isinstance(params, dict) or interaction.at is None:
+            request = protocol.cancelled_request(message.get("params"))
+            if message["method"] != protocol.CANCELLED or request is None or interaction.at is None:
                 continue
-            cancelled = in_flight.get((interaction.session, params.get("requestId")))
+            cancelled = in_flight.get((interaction.session, request))
             # Nothing came after the cancel: a live cancel ends the request.
             if cancelled is None or not any(at is not None and at >= interaction.at for at in self.moments[cancelled]):
                 continue

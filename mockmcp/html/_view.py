@@ -96,8 +96,8 @@ def _cancels(items: tuple[Interaction, ...]) -> dict[int, int]:
         message, params = item.message, item.params
         if item.kind == REQUEST and message is not None:
             in_flight[(item.session, message.get("id"))] = n
-        elif item.method == protocol.CANCELLED and isinstance(params, dict):
-            cancelled = in_flight.pop((item.session, params.get("requestId")), None)
+        elif item.method == protocol.CANCELLED:  # a requestId no request can have finds none (None is no id)
+            cancelled = in_flight.pop((item.session, protocol.cancelled_request(params)), None)
             if cancelled is not None:
                 found[cancelled] = n
     return found

@@ -137,8 +137,9 @@ class LiveSession:
     def notified(self, message: Any) -> None:
         """A cancelled request's stream ends without a reply (the engine will never send one)."""
         if isinstance(message, dict) and message.get("method") == protocol.CANCELLED:
-            params = message.get("params") or {}
-            self.cancelled(params.get("requestId") if isinstance(params, dict) else None)
+            request = protocol.cancelled_request(message.get("params"))  # another requestId: ignored, as the SDK does
+            if request is not None:
+                self.cancelled(request)
 
     def cancelled(self, request: Any) -> None:
         """The request (by its key, else its id) was cancelled: its stream ends, or its batch's when none is left."""

@@ -314,7 +314,7 @@ class _Replaying:
         wing = _wing()
         recordings = server.load(interception.replay, interception.how_to_record)
         options, where, recorded = interception.replay, str(server.path), recordings.cassette
-        redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, where)
+        redactor = Redactor.for_replay(recorded, os.environ, options.substitutions, where, "substitute=")
         serving = wing.SessionParts(recorded, recordings.matcher, redactor, options.timing)
         hooks = wing.Hooks(unread=lambda conn: conn.unread)
         host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits

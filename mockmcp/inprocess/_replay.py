@@ -188,7 +188,9 @@ def session_engine(recordings: Recordings, options: ReplayOptions) -> Replay:
     """The engine of one live session of `recordings` (shared by every session of its cassette), replayed with
     `options`: its substitutions' values from this environment."""
     recorded = recordings.cassette
-    redactor = Redactor.for_replay(recorded.meta, os.environ, options.substitutions, recorded.path or "the cassette")
+    redactor = Redactor.for_replay(
+        recorded, os.environ, options.substitutions, recorded.path or "the cassette", "substitute="
+    )
     return Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
 
 

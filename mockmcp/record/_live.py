@@ -90,11 +90,13 @@ def drive(
     timeout: float = 10.0,
     grace: float = 2.0,
     substitutions: tuple[tuple[str, str | None], ...] = (),
+    asker: str = "mockmcp verify --substitute",
 ) -> Cassette:
     """Play the cassette's client side to the live server; returns the live session as a cassette, redacted and
-    substituted as the cassette was. Raises UsageError for a placeholder whose value is unknown."""
+    substituted as the cassette was. Raises CassetteError for a placeholder whose value is not given (`asker`: the
+    option that gives one)."""
     where = cassette.path or "the cassette"
-    redactor = Redactor.for_replay(cassette.meta, os.environ, substitutions, where) or Redactor()
+    redactor = Redactor.for_replay(cassette, os.environ, substitutions, where, asker) or Redactor()
     live = _Live(command, {**cassette.meta, "server": command}, redactor)
     answers = _recorded_answers(cassette)
     minted: dict[str, str] = {}

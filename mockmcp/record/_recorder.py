@@ -207,9 +207,8 @@ class Recorder:
                 self._tokens[token] = item
         elif found.kind == jsonrpc.NOTIFICATION:
             self._items.append(_Open(model.NOTIFICATION, _strip(message), _round(at)))
-            params = message.get("params")
-            gone = params.get("requestId") if isinstance(params, dict) else None
-            if message["method"] == protocol.CANCELLED and jsonrpc.is_valid_id(gone):
+            gone = protocol.cancelled_request(message.get("params"))
+            if message["method"] == protocol.CANCELLED and gone is not None:
                 # It no longer draws the server's later messages to itself, only its own late answer.
                 cancelled = self._in_flight.pop(gone, None)
                 if cancelled is not None:

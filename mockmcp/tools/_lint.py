@@ -16,15 +16,16 @@ from typing import Any, NamedTuple
 import yaml
 
 from mockmcp._wire import jsonrpc, protocol
-from mockmcp._wire.credentials import credentials_in
+from mockmcp._wire.credentials import credentials_in, secret_name
 from mockmcp._wire.jsonrpc import is_valid_id
 from mockmcp._wire.words import REDACTED, Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
+from mockmcp.engine.redact import mentioned
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
-from mockmcp.tools._match_check import rule_issues
+from mockmcp.tools._match_check import nested_issue, nested_repeat, rule_issues
 from mockmcp.tools._secrets_scan import FIX, scan
 
 __all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
@@ -208,6 +209,32 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
         yield from _check_interaction(interaction, ("interactions", index), context, era)
     for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
         yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
+    yield from _check_substitute(cassette)
+    patterns = (cassette.meta.get("redact") or {}).get("patterns") or ()
+    for index, pattern in enumerate(patterns):
+        if nested_repeat(pattern):
+            yield _Issue(("meta", "redact", "patterns", index), WARNING, *nested_issue(pattern))
+
+
+def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
+    """`meta.substitute` names other than the plugin's `PROJECT`: replay fills each in only when its user gives
+    the value (a warning, so that a reviewer asks what it is), and one named like a credential is an error."""
+    names = cassette.meta.get("substitute") or ()
+    used = mentioned(cassette, names)
+    for index, name in enumerate(names):
+        if name == "PROJECT" or not isinstance(name, str):
+            continue
+        place: Place = ("meta", "substitute", index)
+        how = f"replay puts the value it is given (`--substitute {name}`) wherever the recording writes `${{{name}}}`"
+        if secret_name(name) and name != "PWD":  # PWD: the shell's working folder, not a password
+            problem = f"{name} reads like a credential's name, and {how}{', which it does' if name in used else ''}"
+            fix = f"take {name} out of meta.substitute (redact a secret: `meta.redact.env`), and never give its value"
+            yield _Issue(place, ERROR, problem + ": the host, its model and its logs would read it", fix)
+        elif name in used:
+            problem = f"{how}: replay refuses the cassette until its user gives {name}"
+            yield _Issue(
+                place, WARNING, problem, f"make sure {name} is a value of the machine (a folder), not a secret"
+            )
 
 
 def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | None:

@@ -39,7 +39,7 @@ class Served:
         try:
             if replay or not mode.records(os.path.exists(remote.cassette), later_start(remote.cassette)):
                 cassette = store.load(remote.cassette)
-                redactor = Redactor.for_replay(cassette.meta, os.environ, (), remote.cassette)
+                redactor = Redactor.for_replay(cassette, os.environ, (), remote.cassette)
                 server = HttpReplay(
                     SessionParts(cassette, Matcher.build((), cassette.meta), redactor), listen, remote.path
                 )

@@ -1,0 +1,92 @@
+"""The project's folder, `${PROJECT}`, for a cassette the pytest plugin recorded, replayed or verified at a shell.
+
+The plugin writes pytest's rootdir as `${PROJECT}` and gives it to every replay; `mockmcp replay` and
+`mockmcp verify` find the same folder from the cassette's own (which lies inside the project), as pytest
+finds its rootdir: the nearest folder above with a pytest configuration file, else with `setup.py`, else
+with a `pyproject.toml`. The folder found is said in a note; none found leaves `PROJECT` not given (said
+too), and the refusal that follows says how to give it. On the launch path: the standard library's `os`
+only, files read as text (a section header is all that is looked for).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mockmcp.cassette.model import Cassette
+
+__all__ = ["PROJECT", "project_folder", "with_project"]
+
+PROJECT = "PROJECT"
+
+# pytest's configuration files in its order of precedence, each with the section that makes it one (None:
+# the file alone does).
+_CONFIGS = (
+    ("pytest.toml", None),
+    (".pytest.toml", None),
+    ("pytest.ini", None),
+    (".pytest.ini", None),
+    ("pyproject.toml", ("[tool.pytest]", "[tool.pytest.")),
+    ("tox.ini", ("[pytest]",)),
+    ("setup.cfg", ("[tool:pytest]",)),
+)
+
+
+def project_folder(start: str) -> tuple[str, str] | None:
+    """The project's folder above `start` (a folder) as pytest finds its rootdir, with the file that made it
+    one; None when there is none."""
+    folders = _upwards(os.path.abspath(start))
+    for folder in folders:
+        for name, sections in _CONFIGS:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and (sections is None or _has_section(path, sections)):
+                return folder, name
+    for wanted in ("setup.py", "pyproject.toml"):
+        for folder in folders:
+            if os.path.isfile(os.path.join(folder, wanted)):
+                return folder, wanted
+    return None
+
+
+def with_project(
+    recorded: Cassette, given: tuple[tuple[str, str | None], ...], command: str
+) -> tuple[tuple[tuple[str, str | None], ...], str | None]:
+    """The substitutions given, with `PROJECT` the project's folder when the cassette uses `${PROJECT}` and it
+    is not given; and what to say of it (naming `command`, `mockmcp replay` or `mockmcp verify`), or None."""
+    if PROJECT not in (recorded.meta.get("substitute") or ()) or any(name == PROJECT for name, _ in given):
+        return given, None
+    from mockmcp.engine.redact import mentioned
+
+    if PROJECT not in mentioned(recorded, [PROJECT]):
+        return given, None
+    found = project_folder(os.path.dirname(os.path.abspath(recorded.path or "")))
+    if found is None:
+        said = (
+            f"{recorded.path} uses ${{{PROJECT}}}, the project's folder, and no folder above it has a pytest "
+            "configuration file, setup.py or pyproject.toml to say which it is"
+        )
+        return given, said
+    folder, why = found
+    said = (
+        f"${{{PROJECT}}} is {folder}, the project's folder as the pytest plugin finds it (pytest's rootdir: the "
+        f"folder of {why} above {recorded.path}); {command} --substitute {PROJECT}=PATH gives another"
+    )
+    return (*given, (PROJECT, folder)), said
+
+
+def _upwards(folder: str) -> list[str]:
+    """The folder and each above it, up to the root."""
+    out = [folder]
+    while os.path.dirname(out[-1]) != out[-1]:
+        out.append(os.path.dirname(out[-1]))
+    return out
+
+
+def _has_section(path: str, sections: tuple[str, ...]) -> bool:
+    """Whether the file has a line that opens one of the sections (a file that cannot be read has none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return any(line.strip().startswith(sections) for line in handle)
+    except OSError:
+        return False
