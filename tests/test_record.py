@@ -859,3 +859,27 @@ def test_a_later_start_by_the_host_of_a_recorder_killed_with_9_takes_its_journal
     assert "an earlier start by this host was stopped before it ended" in stderr
     assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
     assert not (tmp_path / "c.yaml.journal").exists()
+
+
+def test_a_run_is_noted_per_cassette_with_what_it_saved_and_the_notes_of_cassettes_gone_are_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mockmcp.cassette.files import begun_by_this_run, digest, mark_run, this_run
+
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("interactions: []\n")
+    assert not begun_by_this_run(str(first))  # never noted
+    mark_run(str(first), this_run())
+    assert begun_by_this_run(str(first))
+    mark_run(str(first), "1@1/another boot")
+    assert not begun_by_this_run(str(first))  # another run saved it last
+    mark_run(str(first), this_run())
+    first.write_text("interactions: []\n# edited since\n")
+    assert not begun_by_this_run(str(first))  # not what the run saved
+    first.unlink()
+    second.write_text("interactions: []\n")
+    mark_run(str(second), this_run())
+    assert [p.name for p in (tmp_path / "cache" / "runs").iterdir()] == [f"{digest(str(second).encode())}.json"]
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", "")  # the cache turned off: every start is a run of its own
+    assert not begun_by_this_run(str(second))

@@ -258,9 +258,29 @@ def mark_run(cassette_path: str, run: str) -> None:
     body = json.dumps({"cassette": os.path.realpath(cassette_path), "run": run, "blake2b": saved})
     try:
         os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
+        if not os.path.exists(file):  # a cassette new to the folder: the notes of cassettes since gone go first
+            _prune_runs(os.path.dirname(file))
         _replace(file, body.encode() + b"\n", 0o600, sync=False)
     except OSError:
         pass
+
+
+def _prune_runs(folder: str) -> None:
+    """Remove the run notes of cassettes that no longer exist (a test's temporary folder, a plugin's staged file)."""
+    for name in os.listdir(folder):
+        if not name.endswith(".json"):  # a note being written by another process
+            continue
+        note = os.path.join(folder, name)
+        blob = _read_private(note, _RUN_SIZE)
+        try:
+            cassette = json.loads(blob).get("cassette") if blob is not None else None
+        except (ValueError, AttributeError):
+            cassette = None
+        if not isinstance(cassette, str) or not os.path.exists(cassette):
+            try:
+                os.unlink(note)
+            except OSError:
+                pass
 
 
 def begun_by_this_run(cassette_path: str) -> bool:
