@@ -829,6 +829,7 @@ def test_a_later_start_by_the_same_host_records_into_the_cassette_its_run_began_
     assert run_record(out, [INIT, CALL], mode="once")[0] == 0
     code, stdout, stderr = run_record(out, [INIT, other], mode="once")  # this test's process is the host of both
     assert code == 0 and "replaying" not in stderr, stderr
+    assert f"{out} was recorded earlier in this run (by process {os.getpid()}, this recorder's parent)" in stderr
     assert parsed(stdout)[1]["result"]["echo"]["arguments"] == {"x": 2}
     assert [(i.session, i.method) for i in cassette.load(str(out)).interactions] == [
         (0, "initialize"),

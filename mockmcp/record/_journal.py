@@ -202,6 +202,9 @@ class Journal:
         header: dict[str, Any] = {"mode": mode.value, "meta": meta}
         if runs and later_start(cassette_path):
             header["mode"], whole = RecordMode.NEW.value, True  # a later start: a further session of the run's
+            said = f"mockmcp: {cassette_path} was recorded earlier in this run (by process {os.getppid()}, this"
+            said += " recorder's parent): this session is added to it, whole; a new run replays or records afresh"
+            print(said, file=sys.stderr, flush=True)
         if whole:
             header["whole"] = True
         if runs:
