@@ -40,6 +40,10 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
 SHIPPED = ROOT / "cassettes"
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
+# A host of its own for a command: a shell that starts it and waits, so its parent is a process of its own, as
+# when a test suite runs again. A later start by the same host (the parent) records into the cassette its run
+# began instead of replaying it (`files.begun_by_this_run`); a test that means "the next run" says so with this.
+ANOTHER_HOST = ["sh", "-c", '"$@"; exit $?', "sh"]
 sys.path.insert(0, str(ROOT / "examples"))  # the tests' SDK host is examples/sdk_host.py
 
 # What the SDK host sees of examples/notes_server.py in `sdk_host.full_session` (both eras).

@@ -50,7 +50,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types import ElicitResult
+from mcp_types import ElicitResult, jsonrpc_message_adapter
 
 from mockmcp.cassette import store
 
@@ -164,12 +164,57 @@ def calling(tool: str) -> Callable[[Any], bool]:
 
 
 def transport(server: list[str] | str | StdioServerParameters) -> AbstractAsyncContextManager[Any]:
-    """The SDK's transport to a stdio command (or its parameters) or a Streamable HTTP URL."""
+    """The SDK's transport to a stdio command (or its parameters) or a Streamable HTTP URL; to mockmcp (a recorder,
+    a replay), one that waits for it to end (`patient_stdio`)."""
     if isinstance(server, str):
         return streamable_http_client(server)
+    if isinstance(server, list) and server[:3] == stdio():
+        return patient_stdio(server)
     if isinstance(server, list):
         server = StdioServerParameters(command=server[0], args=server[1:], env=child_env(), cwd=str(ROOT))
     return stdio_client(server)
+
+
+@asynccontextmanager
+async def patient_stdio(command: list[str]) -> AsyncIterator[tuple[Any, Any]]:
+    """A stdio transport that, when the host leaves, closes the command's stdin and waits for it to exit. The SDK's
+    own gives a server 2 s, then SIGTERM and 2 s more, then SIGKILL: a recorder on a busy machine could be stopped
+    before it saved (a replay before it wrote its report), and a test would hinge on the machine's speed. Both end
+    by themselves once the host has left (a recorder once its server has): their exit is the event to wait for."""
+    process = await anyio.open_process(command, env=child_env(), cwd=ROOT, stderr=None)
+    assert process.stdin is not None and process.stdout is not None
+    to_host, host_reads = anyio.create_memory_object_stream[Any](100)
+    host_writes, to_server = anyio.create_memory_object_stream[SessionMessage](100)
+
+    async def inbound() -> None:
+        assert process.stdout is not None
+        rest = b""
+        async with to_host:
+            async for chunk in process.stdout:
+                *lines, rest = (rest + chunk).split(b"\n")
+                for line in lines:
+                    await to_host.send(SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False)))
+
+    async def outbound() -> None:
+        assert process.stdin is not None
+        async with to_server:
+            async for message in to_server:
+                line = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                await process.stdin.send(line.encode())
+        await process.stdin.aclose()  # the host has left: the recorder passes the EOF on, and saves
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(inbound)
+        group.start_soon(outbound)
+        try:
+            yield host_reads, host_writes
+            await host_writes.aclose()
+            with anyio.fail_after(60):  # a guard only: the recorder's own grace periods end it well before
+                await process.wait()
+        finally:
+            if process.returncode is None:  # the test failed or was cancelled: nothing is left running
+                process.kill()
+            group.cancel_scope.cancel()
 
 
 def events(log: list[tuple[str, Any]]) -> list[Event]:

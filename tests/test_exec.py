@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 import pytest
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from conftest import ANOTHER_HOST, MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp.cassette.store import load
 from mockmcp.cli import options
@@ -37,11 +37,13 @@ CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "e
 
 
 def launch(cassette: Path, mode: str, *messages: dict[str, Any], server: list[str] = SERVER, strict: bool = False):
-    """Run `mockmcp exec` as a host's test would, sending messages then closing stdin: (process, report)."""
+    """Run `mockmcp exec` as a host's test would, sending messages then closing stdin: (process, report). Each
+    launch is a run of its own (a host of its own), as each run of a test suite is."""
     report = cassette.parent / "report-{pid}.json"
     options = ["--strict"] if strict else []
     done = subprocess.run(
         [
+            *ANOTHER_HOST,
             *MOCKMCP,
             "exec",
             "-o",
@@ -80,6 +82,30 @@ def test_once_records_a_missing_cassette_then_replays_it_and_none_replays_it(tmp
     assert done.returncode == 1
     [miss] = report["misses"]
     assert "how to fix:" in miss["explanation"] and miss["record"] == "new"
+
+
+def test_a_later_exec_by_the_same_host_records_into_the_cassette_its_run_began_and_the_next_run_replays(
+    tmp_path: Path,
+) -> None:
+    """A host's test that starts its server twice under `once` records both sessions, in order (a shell here,
+    the host of both); the next run of the suite replays them."""
+    cassette = tmp_path / "c.yaml"
+    other = {**CALL, "params": {"name": "echo", "arguments": {"text": "again"}}}
+    feeds = []
+    for n, session in enumerate([(OPEN, CALL), (OPEN, other)]):
+        feeds.append(tmp_path / f"session{n}.jsonl")
+        feeds[-1].write_text("".join(json.dumps(m) + "\n" for m in session))
+    command = [*MOCKMCP, "exec", "-o", str(cassette), "--record-mode", "once", "--", *SERVER]
+    both = '"$@" < "$FIRST" > /dev/null && "$@" < "$SECOND"'
+    env = {**child_env(), "FIRST": str(feeds[0]), "SECOND": str(feeds[1])}
+    done = subprocess.run(["sh", "-c", both, "sh", *command], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and "replaying" not in done.stderr, done.stderr
+    assert json.loads(done.stdout.splitlines()[1])["result"]["echo"]["arguments"] == {"text": "again"}
+    recorded = load(str(cassette)).interactions
+    sessions = [(0, "initialize"), (0, "tools/call"), (1, "initialize"), (1, "tools/call")]
+    assert [(i.session, i.method) for i in recorded] == sessions
+    done, report = launch(cassette, "once", OPEN, CALL, server=[])
+    assert done.returncode == 0 and "recorded" not in report and report["played"] == 2, done.stderr
 
 
 @pytest.mark.parametrize("mode", ["rewrite", "all"])

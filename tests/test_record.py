@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MOCKMCP, ROOT, child_env
+from conftest import ANOTHER_HOST, MOCKMCP, ROOT, child_env
 
 from mockmcp.cassette import store as cassette
 
@@ -41,10 +41,13 @@ def record(
     extra: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     new_session: bool = False,
+    again: bool = False,
 ) -> subprocess.Popen[bytes]:
-    """Start a recorder of the scripted server; `new_session` puts both in a process group of their own."""
+    """Start a recorder of the scripted server; `new_session` puts both in a process group of their own; `again`
+    starts it from a host of its own (the next run: a recording this run began is not added to)."""
     return subprocess.Popen(
         [
+            *(ANOTHER_HOST if again else ()),
             *MOCKMCP,
             "record",
             "-o",
@@ -216,14 +219,15 @@ def test_a_server_that_ignores_eof_cannot_hang_the_recorder(tmp_path: Path, stub
 
 def test_kill_9_loses_nothing_completed_and_recover_rebuilds_the_cassette(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
-    proc = record(out, new_session=True)
+    # In a run of its own: a later start by the same host would take what the journal holds into the cassette first.
+    proc = record(out, new_session=True, again=True)
     try:
         assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
         proc.kill()
         proc.wait(timeout=10)
     finally:
         proc.kill()
-        # The server outlives a recorder killed with -9; it is in the recorder's process group, and only it is.
+        # The recorder (and the server, which outlives a recorder killed with -9) are in its host's process group.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
@@ -250,8 +254,8 @@ def test_modes(tmp_path: Path) -> None:
         env=child_env(),
     )
     assert bad.returncode == 2 and b"unknown record mode 'sometimes'" in bad.stderr
-    # once, no cassette yet: records.
-    assert run_record(out, [INIT, CALL], mode="once")[0] == 0
+    # once, no cassette yet: records (in a run of its own: this one's starts replay it, as the next run's would).
+    assert run_record(out, [INIT, CALL], mode="once", again=True)[0] == 0
     # once, cassette exists: replays it, never starting the server (here one that cannot start).
     proc = subprocess.run(
         [*MOCKMCP, "record", "-o", str(out), "--", str(tmp_path / "no-such-server")],
@@ -273,8 +277,8 @@ def test_modes(tmp_path: Path) -> None:
     ) in stderr
     assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
     other = req(5, "tools/call", {"name": "echo", "arguments": {"x": 2}})
-    # all: replaces it.
-    assert run_record(out, [INIT, other], mode="rewrite")[0] == 0
+    # all: replaces it (in the next run: within this one, a later start adds its session, see test_record_runs).
+    assert run_record(out, [INIT, other], mode="rewrite", again=True)[0] == 0
     assert [i.method for i in cassette.load(str(out)).interactions] == ["initialize", "tools/call"]
     assert cassette.load(str(out)).interactions[1].params["arguments"] == {"x": 2}
 
@@ -619,7 +623,7 @@ def test_a_call_the_host_cancelled_before_its_half_close_is_not_waited_for(tmp_p
 def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_process(tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
     journal = tmp_path / "c.yaml.journal"
-    assert run_record(out, [INIT])[0] == 0
+    assert run_record(out, [INIT], again=True)[0] == 0  # an earlier run's: rewritten below, not added to
     first = record(out)
     try:
         assert [json.loads(line)["id"] for line in send_and_read(first, [INIT])] == [0]
@@ -643,7 +647,7 @@ def test_a_live_recording_is_refused_by_record_and_recover_which_name_its_proces
 def test_re_recording_keeps_the_cassettes_mode_and_writes_through_a_link(tmp_path: Path) -> None:
     target = tmp_path / "store" / "c.yaml"
     target.parent.mkdir()
-    assert run_record(target, [INIT])[0] == 0
+    assert run_record(target, [INIT], again=True)[0] == 0  # an earlier run's: rewritten below, not added to
     target.chmod(0o600)
     link = tmp_path / "c.yaml"
     link.symlink_to(target)
@@ -776,3 +780,107 @@ def test_a_session_that_left_no_interaction_takes_no_number(tmp_path: Path) -> N
     made = cassette.load(str(out))
     assert [(i.session, i.method) for i in made.interactions] == [(0, "tools/call")]
     assert "session:" not in out.read_text()
+
+
+def test_the_cassette_saved_when_the_host_left_is_saved_again_at_the_end_with_the_session_added_once(
+    tmp_path: Path,
+) -> None:
+    """The recorder saves as soon as the host closes stdin (`snapshot`), before its shutdown can kill it, and
+    again at the end with what came later; both, and a recover after a kill in between, merge `new_episodes`
+    from what the cassette held before the recording, so the session is in it once."""
+    from mockmcp._wire.words import RecordMode
+    from mockmcp.engine.redact import Redactor
+    from mockmcp.record import Journal, finish, snapshot
+
+    out = tmp_path / "c.yaml"
+    answer = '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},'
+    answer += '"serverInfo":{"name":"%s"}}}'
+    late = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}'
+
+    def held() -> list[tuple[int, str | None]]:  # an unprompted message has no method of its own
+        return [(i.session, i.method) for i in cassette.load(str(out)).interactions]
+
+    def session(mode: RecordMode, kill: bool, before: list[tuple[int, str | None]]) -> None:
+        journal = Journal.fresh(str(out), mode, Redactor(), ["server"])
+        journal.append("client", 0.0, [INIT.strip()])
+        journal.append("server", 0.01, [(answer % mode.value).encode()])  # each session answered otherwise
+        snapshot(journal)  # the host closed stdin
+        assert held() == [*before, (len(before) // 2, "initialize")]  # durable before the end
+        journal.append("server", 0.5, [late])  # the server's last word, after the host left
+        journal.close()
+        if not kill:  # else the recorder was killed here: `mockmcp recover` finishes it
+            assert Path(f"{out}.journal").exists()
+        finish(str(out))
+
+    session(RecordMode.ALL, kill=False, before=[])
+    assert held() == [(0, "initialize"), (0, None)]
+    session(RecordMode.NEW, kill=True, before=held())
+    assert held() == [(0, "initialize"), (0, None), (1, "initialize"), (1, None)]
+    assert not Path(f"{out}.journal").exists()
+
+
+def test_a_later_start_by_the_same_host_records_into_the_cassette_its_run_began_and_the_next_run_replays(
+    tmp_path: Path,
+) -> None:
+    """A host that starts a server twice in a run (a probe, then the session; a process per call) under `once`
+    gets the real server both times, each session added in order; the next run (another host) replays them."""
+    out = tmp_path / "c.yaml"
+    other = req(1, "tools/call", {"name": "echo", "arguments": {"x": 2}})
+    assert run_record(out, [INIT, CALL], mode="once")[0] == 0
+    code, stdout, stderr = run_record(out, [INIT, other], mode="once")  # this test's process is the host of both
+    assert code == 0 and "replaying" not in stderr, stderr
+    assert f"{out} was recorded earlier in this run (by process {os.getpid()}, this recorder's parent)" in stderr
+    assert parsed(stdout)[1]["result"]["echo"]["arguments"] == {"x": 2}
+    assert [(i.session, i.method) for i in cassette.load(str(out)).interactions] == [
+        (0, "initialize"),
+        (0, "tools/call"),
+        (1, "initialize"),
+        (1, "tools/call"),
+    ]
+    code, stdout, stderr = run_record(out, [INIT, CALL], mode="once", again=True)
+    assert code == 0 and "replaying it" in stderr and parsed(stdout)[1]["result"]["echo"]["arguments"] == {"x": 1}
+
+
+def test_a_later_start_by_the_host_of_a_recorder_killed_with_9_takes_its_journal_into_the_cassette_first(
+    tmp_path: Path,
+) -> None:
+    """A host that killed its recorder (a hard shutdown) and starts the server again in the same run loses nothing:
+    the journal left behind becomes the cassette's first session, as `mockmcp recover` would make it."""
+    out = tmp_path / "c.yaml"
+    proc = record(out, new_session=True)
+    try:
+        assert [json.loads(line)["id"] for line in send_and_read(proc, [INIT, CALL])] == [0, 1]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the recorder and its server
+        proc.wait(timeout=10)
+    assert not out.exists() and (tmp_path / "c.yaml.journal").exists()
+    code, _stdout, stderr = run_record(out, [INIT, CALL])
+    assert code == 0, stderr
+    assert "an earlier start by this host was stopped before it ended" in stderr
+    assert [i.session for i in cassette.load(str(out)).interactions] == [0, 0, 1, 1]
+    assert not (tmp_path / "c.yaml.journal").exists()
+
+
+def test_a_run_is_noted_per_cassette_with_what_it_saved_and_the_notes_of_cassettes_gone_are_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mockmcp.cassette.files import begun_by_this_run, digest, mark_run, this_run
+
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", str(tmp_path / "cache"))
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("interactions: []\n")
+    assert not begun_by_this_run(str(first))  # never noted
+    mark_run(str(first), this_run())
+    assert begun_by_this_run(str(first))
+    mark_run(str(first), "1@1/another boot")
+    assert not begun_by_this_run(str(first))  # another run saved it last
+    mark_run(str(first), this_run())
+    first.write_text("interactions: []\n# edited since\n")
+    assert not begun_by_this_run(str(first))  # not what the run saved
+    first.unlink()
+    second.write_text("interactions: []\n")
+    mark_run(str(second), this_run())
+    assert [p.name for p in (tmp_path / "cache" / "runs").iterdir()] == [f"{digest(str(second).encode())}.json"]
+    monkeypatch.setenv("MOCKMCP_CACHE_DIR", "")  # the cache turned off: every start is a run of its own
+    assert not begun_by_this_run(str(second))

@@ -62,3 +62,35 @@ async def test_recorded_session_equals_direct_and_replays_the_same(mode: str, tm
     assert replayed == direct
     summary = json.loads(report.read_text())
     assert summary["strict_ok"] and summary["mismatches"] == [], summary
+
+
+# The notes server in a shell that ignores SIGTERM (as its children do) and lingers after it: ended by SIGKILL only.
+SLOW_TO_EXIT = ["sh", "-c", 'trap "" TERM; "$@"; sleep 20', "sh", *SERVER]
+
+
+@pytest.mark.slow
+async def test_the_sdk_hosts_shutdown_cannot_lose_the_recording_of_a_server_slow_to_exit(tmp_path: Path) -> None:
+    """The SDK's stdio client ends a server by closing stdin, waiting 2 s, SIGTERM to the process group, 2 s more,
+    SIGKILL. The server here outlives all but the kill (a shell that ignores SIGTERM, and sleeps), and the recorder
+    waits longer than that (`--grace 5`) before it would stop it: the SDK kills the recorder first, and the
+    cassette was saved when the host left. A later start by the same host records its session after that one."""
+    out = tmp_path / "slow.yaml"
+    record = ["-m", "mockmcp", "record", "-o", str(out), "--grace", "5", "--", *SLOW_TO_EXIT]
+    with anyio.fail_after(60):
+        async with connect(params(sys.executable, *record), "legacy") as client:
+            answer = await client.call_tool("read_file", {"path": "notes.txt"})
+    assert text_of(answer) == "remember to buy milk"
+    recorded = cassette.load(str(out)).interactions  # the journal may stay beside it: the SDK killed the recorder
+    again = ["-m", "mockmcp", "record", "-o", str(out), "--", *SERVER]  # this host starts the server once more
+    with anyio.fail_after(60):
+        async with connect(params(sys.executable, *again), "legacy") as client:
+            await client.call_tool("read_file", {"path": "notes.txt"})
+    assert not Path(f"{out}.journal").exists()  # what the killed recorder left went into the cassette first
+    assert [i.session for i in cassette.load(str(out)).interactions] == [0] * len(recorded) + [1] * len(recorded)
+    assert [i.method for i in recorded if i.method] == [
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "tools/list",  # the SDK's client lists the tools after a call, to check its output against its schema
+    ]
+    assert recorded[-2].params == {"name": "read_file", "arguments": {"path": "notes.txt"}}

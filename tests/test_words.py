@@ -66,6 +66,14 @@ def test_when_a_record_mode_records(mode: str, exists: bool, records: bool) -> N
     assert RecordMode(mode).records(exists) is records
 
 
+@pytest.mark.parametrize(("mode", "records"), [("all", True), ("new", True), ("once", True), ("none", False)])
+def test_a_later_start_in_the_run_that_saved_the_cassette_records_under_every_mode_but_none(
+    mode: str, records: bool
+) -> None:
+    """A cassette the host's run saved is still being recorded: `once` records into it instead of replaying."""
+    assert RecordMode(mode).records(True, later=True) is records
+
+
 @pytest.mark.parametrize(
     ("text", "old", "mode", "note"),
     [

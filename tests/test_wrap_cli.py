@@ -7,16 +7,22 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SHIPPED
 
 import mockmcp.wrap._files as wrapping
+from mockmcp._wire.words import RecordMode
+from mockmcp.cassette.files import mark_run, this_run
 from mockmcp.cli.app import main
 from mockmcp.errors import ConfigError, UsageError
 from mockmcp.wrap._files import Wrapping
+from mockmcp.wrap._rules import Remote
+from mockmcp.wrap._serve import Served
 
 # CRLF line ends, a byte-order mark, a comment-free JSON the way an editor on another system saves it.
 ORIGINAL = (
@@ -260,3 +266,22 @@ def test_unwrap_refuses_a_sidecar_naming_a_backup_elsewhere(config: Path, tmp_pa
     with pytest.raises(ConfigError, match=r"names .*victim as the backup"):
         wrapping.unwrap_config(str(config))
     assert victim.read_bytes() == ORIGINAL
+
+
+@pytest.mark.parametrize(("saved_by", "serves"), [("this run", "RecordingProxy"), ("another run", "HttpReplay")])
+def test_serve_records_on_into_a_remote_cassette_its_run_saved_and_replays_another_runs(
+    tmp_path: Path, saved_by: str, serves: str
+) -> None:
+    """`mockmcp serve` started again by the host whose run saved a remote entry's cassette goes on recording it
+    (its sessions are added whole), as a later start of a stdio server does; under `once`, another run's is
+    replayed."""
+    cassette = tmp_path / "web.yaml"
+    shutil.copyfile(SHIPPED / "notes.yaml", cassette)
+    mark_run(str(cassette), this_run() if saved_by == "this run" else "1@1/another boot")
+    remote = Remote("web", "http://127.0.0.1:9/mcp", 0, "/mcp", str(cassette), ())
+    served = Served.start(remote, remote.url, RecordMode.ONCE, replay=False)
+    try:
+        assert type(served.server).__name__ == serves, served.said
+    finally:
+        served.abandon()
+    assert not Path(f"{cassette}.journal").exists()

@@ -20,6 +20,7 @@ import pytest
 from conftest import MOCKMCP, ROOT, child_env, said
 from fastmcp import Client
 
+from mockmcp.cassette.store import load
 from mockmcp.cli.app import main
 
 SECRET = "hush-9f8e7d6c5b4a"
@@ -151,3 +152,62 @@ def test_the_inspector_cli_records_then_replays_through_a_wrapped_config(tmp_pat
     wrap(config, tmp_path / "replaying.json", "--replay")
     assert inspector(tmp_path / "replaying.json", "notes", *call) == recorded
     assert recorded["content"] == [{"type": "text", "text": "remember to buy milk"}]
+
+
+EVERYTHING = (
+    ROOT / "tests" / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+)
+# A host of its own per run: fastmcp's Client over the config, in auto mode; what it saw, as JSON on stdout.
+FASTMCP_HOST = """
+import asyncio, json, sys
+from fastmcp import Client
+
+async def main():
+    async with Client(json.loads(open(sys.argv[1]).read())) as client:
+        tools = sorted(tool.name for tool in await client.list_tools())
+        notes = await client.call_tool("notes_read_file", {"path": "notes.txt"})
+        echo = await client.call_tool("every_echo", {"message": "hi"})
+        print(json.dumps([tools, notes.content[0].text, echo.content[0].text]))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="server-everything runs on node, which is not installed")
+@pytest.mark.skipif(not EVERYTHING.exists(), reason="server-everything is not installed: npm ci --prefix tests/node")
+def test_fastmcp_starting_each_server_twice_records_both_starts_under_once_and_the_next_run_replays(
+    tmp_path: Path,
+) -> None:
+    """With a TypeScript SDK server in the config, fastmcp's `Client(config)` starts every server twice in a run (a
+    process for the `server/discover` probe, then one for `initialize`): the default mode (`once`) records the
+    second start into the cassette the first began, and a new host process replays both."""
+    notes = tmp_path / "notes_server.py"
+    shutil.copy(ROOT / "examples" / "notes_server.py", notes)  # removed before the replay
+    config = tmp_path / "mcp.json"
+    servers = {"notes": [sys.executable, str(notes)], "every": ["node", str(EVERYTHING), "stdio"]}
+    entries = {name: {"command": command[0], "args": command[1:]} for name, command in servers.items()}
+    config.write_text(json.dumps({"mcpServers": entries}))
+    derived = tmp_path / "wrapped.json"
+    wrap(config, derived)
+
+    def host() -> list[Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", FASTMCP_HOST, str(derived)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=child_env(),
+            cwd=ROOT,  # the host hands its servers a few variables only: `-m mockmcp` finds this checkout here
+        )
+        assert done.returncode == 0, done.stderr
+        seen: list[Any] = json.loads(done.stdout.splitlines()[-1])
+        return seen
+
+    recorded = host()
+    assert "notes_read_file" in recorded[0] and "every_echo" in recorded[0]
+    assert recorded[1:] == ["remember to buy milk", "Echo: hi"]
+    for name in servers:  # each start a session of its own, in order
+        assert len({i.session for i in load(str(tmp_path / "cassettes" / f"{name}.yaml")).interactions}) == 2
+    notes.unlink()
+    assert host() == recorded

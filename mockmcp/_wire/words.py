@@ -184,9 +184,10 @@ class RecordMode(str, enum.Enum):
         """The command line's name of this mode."""
         return _WORDS[self]
 
-    def records(self, exists: bool) -> bool:
-        """Whether this mode records, given whether the cassette exists already."""
-        return self is not RecordMode.NONE and (self is not RecordMode.ONCE or not exists)
+    def records(self, exists: bool, later: bool = False) -> bool:
+        """Whether this mode records, given whether the cassette exists already, and whether this run saved it
+        (`later`: a later start of its server by the same host, which records under `once` too)."""
+        return self is not RecordMode.NONE and (later or self is not RecordMode.ONCE or not exists)
 
     @classmethod
     def choices(cls, allow_none: bool = False) -> tuple[str, ...]:

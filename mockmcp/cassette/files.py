@@ -4,6 +4,13 @@ A cassette's parsed data is kept as JSON, stamped with its path and a hash of it
 size and time), signed with a key only this user can read, and read only from this user's regular files
 (never through a link, within a size bound); anything odd is a miss. Cached data is validated again on
 every load, so the cache makes loading faster but never different; one that cannot be written is skipped.
+
+The cache folder also keeps, per cassette, which run last saved a recording into it (`runs/`): a run is the
+host process that starts the recorders (their parent), so a later start of the same server by the same host
+records into the cassette as a further session instead of replaying the first start's recording
+(`begun_by_this_run`). A run is the parent's pid with its start: on Linux field 22 of /proc/PID/stat and the
+boot's id; where /proc is missing, what `ps -o lstart=` says of the parent (macOS, the BSDs); else (Windows)
+the pid alone. An empty MOCKMCP_CACHE_DIR turns this off too: every start is then a run of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +31,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["atomic_write", "digest", "journal_path", "read_cache", "write_cache"]
+__all__ = [
+    "atomic_write",
+    "begun_by_this_run",
+    "digest",
+    "file_digest",
+    "journal_path",
+    "mark_run",
+    "read_cache",
+    "this_run",
+    "write_cache",
+]
 
 
 def atomic_write(path: str, text: str) -> None:
@@ -195,3 +212,97 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
             _replace(file, digest(body, key).encode() + b"\n" + body, mode & 0o666, sync=False)
     except OSError:
         pass
+
+
+# --- runs -----------------------------------------------------------------------------------------
+
+_RUN_SIZE = 1 << 12  # a run file is a line of JSON
+
+
+def this_run() -> str:
+    """The run this process belongs to: its parent process, named by pid and start (see the module's docstring)."""
+    parent = os.getppid()
+    try:
+        with open(f"/proc/{parent}/stat", "rb") as stat_file:
+            fields = stat_file.read().rpartition(b")")[2].split()  # the name, in parentheses, may hold spaces
+        with open("/proc/sys/kernel/random/boot_id", "rb") as boot_file:
+            boot = boot_file.read().strip().decode()
+        return f"{parent}@{fields[19].decode()}/{boot}"  # field 22; fields[0] is field 3
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    import subprocess  # deferred: only where /proc is missing
+
+    try:
+        started = subprocess.run(
+            ["ps", "-o", "lstart=", "-p", str(parent)], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        started = ""
+    return f"{parent}@{started}" if started else str(parent)
+
+
+def _run_file(cassette_path: str) -> str | None:
+    folder = _cache_folder()
+    if folder is None:
+        return None
+    real = os.path.realpath(cassette_path)
+    return os.path.join(folder, "runs", f"{digest(real.encode())}.json")
+
+
+def mark_run(cassette_path: str, run: str) -> None:
+    """Say that `run` saved the cassette as it now is (skipped when it cannot be written: the next start replays)."""
+    file = _run_file(cassette_path)
+    saved = file_digest(cassette_path) if file is not None else None
+    if file is None or saved is None:
+        return
+    body = json.dumps({"cassette": os.path.realpath(cassette_path), "run": run, "blake2b": saved})
+    try:
+        os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
+        if not os.path.exists(file):  # a cassette new to the folder: the notes of cassettes since gone go first
+            _prune_runs(os.path.dirname(file))
+        _replace(file, body.encode() + b"\n", 0o600, sync=False)
+    except OSError:
+        pass
+
+
+def _prune_runs(folder: str) -> None:
+    """Remove the run notes of cassettes that no longer exist (a test's temporary folder, a plugin's staged file)."""
+    for name in os.listdir(folder):
+        if not name.endswith(".json"):  # a note being written by another process
+            continue
+        note = os.path.join(folder, name)
+        blob = _read_private(note, _RUN_SIZE)
+        try:
+            cassette = json.loads(blob).get("cassette") if blob is not None else None
+        except (ValueError, AttributeError):
+            cassette = None
+        if not isinstance(cassette, str) or not os.path.exists(cassette):
+            try:
+                os.unlink(note)
+            except OSError:
+                pass
+
+
+def begun_by_this_run(cassette_path: str) -> bool:
+    """Whether this process's run saved the cassette as it now is: a later start of its server in the run."""
+    file = _run_file(cassette_path)
+    blob = None if file is None else _read_private(file, _RUN_SIZE)
+    try:
+        marked = json.loads(blob) if blob is not None else None
+    except ValueError:
+        return False
+    if not isinstance(marked, dict) or marked.get("cassette") != os.path.realpath(cassette_path):
+        return False
+    if marked.get("run") != this_run():
+        return False
+    saved = file_digest(cassette_path)
+    return saved is not None and marked.get("blake2b") == saved
+
+
+def file_digest(path: str) -> str | None:
+    """The `digest` of the file's bytes; None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return digest(handle.read())
+    except OSError:
+        return None

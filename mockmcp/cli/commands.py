@@ -24,7 +24,7 @@ from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.options import BOUNDS, Bounds, RecordOptions, ReplayOptions
-from mockmcp.record import Journal, drive, finish, journal_path, saved, silent
+from mockmcp.record import Journal, drive, finish, journal_path, later_start, saved, silent
 from mockmcp.stdio.record import Outcome, run_proxy
 from mockmcp.tools import compare, report_schema_text, updated
 
@@ -46,12 +46,12 @@ __all__ = [
 def record_session(path: str, command: list[str], options: RecordOptions) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
     mode = RecordMode(options.mode)
-    if mode is RecordMode.ONCE and os.path.exists(path):
+    if mode is RecordMode.ONCE and os.path.exists(path) and not later_start(path):
         note(f"{path} exists and the mode is once: replaying it (record afresh with --record-mode rewrite)")
         replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions), command="mockmcp record")
         return Outcome(replayed, "replayed the existing cassette")
     redactor = _redactor(options)
-    journal = Journal.fresh(path, mode, redactor, command)
+    journal = Journal.fresh(path, mode, redactor, command, runs=True)
     try:
         outcome = run_proxy(command, journal, redactor, options.grace)
     except UsageError:
@@ -71,13 +71,13 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
     except ImportError as exc:
         raise http_extra("recording", exc) from None
     mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
-    if mode is RecordMode.ONCE and os.path.exists(path):
+    if mode is RecordMode.ONCE and os.path.exists(path) and not later_start(path):
         note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --record-mode rewrite)")
         replaying = ReplayOptions(substitutions=options.substitutions)
         replay_cassette(path, replaying, serving._replace(listen=listen), command="mockmcp record")
         return
     redactor = _redactor(options)
-    journal = Journal.fresh(path, mode, redactor, [target])
+    journal = Journal.fresh(path, mode, redactor, [target], runs=True)
     try:
         proxy = RecordingProxy(target, listen, journal, redactor, ProxyOptions(serving.allow_hosts, bounds))
     except (UsageError, OSError) as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from mockmcp._wire.words import RecordMode
-from mockmcp.cassette.files import atomic_write
+from mockmcp.cassette.files import atomic_write, begun_by_this_run
 from mockmcp.cli.options import STDIO, Serving, apart_from, build
 from mockmcp.cli.replaying import deprecated, replay_cassette
 from mockmcp.engine.report import REPORT_VERSION
@@ -44,7 +44,9 @@ def exec_cassette(
     report = replay.report.replace("{pid}", str(os.getpid())) if replay.report else None
     mode = RecordMode(record.mode)
     try:
-        if mode.records(os.path.exists(cassette)):
+        exists = os.path.exists(cassette)
+        later = exists and mode is RecordMode.ONCE and begun_by_this_run(cassette)  # only `once` would replay it
+        if mode.records(exists, later):
             return _record(cassette, server, record, serving, report)
         if not os.path.exists(cassette):
             raise _missing(cassette, server)

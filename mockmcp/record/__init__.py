@@ -6,14 +6,15 @@ host's process) and the command line (`recover`, `verify`).
   _recorder  the stream of observed messages -> a cassette; each server message filed under the request
              that caused it (progress token, subscription, its HTTP stream, else the request answered next)
   _journal   the append-only journal a recording writes (0600, flock'ed, synced at most once a second), and
-             the cassette built from it at the end or after a crash: one code path for both
+             the cassette built from it at the end or after a crash: one code path for both; and saved from it
+             while the recording runs (`snapshot`), once the host has left
   _merge     `--record-mode new_episodes`: a new session added whole, unless the old cassette answers it alike
   _live      `verify`'s driver of a live server: the recorded requests sent again, the answers recorded
 """
 
 from __future__ import annotations
 
-from mockmcp.record._journal import Journal, awaited, finish, holder, journal_path, saved
+from mockmcp.record._journal import Journal, awaited, finish, holder, journal_path, later_start, saved, snapshot
 from mockmcp.record._live import drive
 from mockmcp.record._merge import merged_meta
 from mockmcp.record._recorder import CLIENT, SERVER, over_limit, silent, unreached
@@ -27,9 +28,11 @@ __all__ = [
     "finish",
     "holder",
     "journal_path",
+    "later_start",
     "merged_meta",
     "over_limit",
     "saved",
     "silent",
+    "snapshot",
     "unreached",
 ]

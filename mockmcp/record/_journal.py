@@ -12,7 +12,9 @@ Format, JSON lines: a header `{"mockmcp_journal": 1, "mode", "meta", "pid"}`, th
 request ID's stream), `"g": 1` (GET stream), `"e"` (SSE event id). Facts: `{"o": N, "max": L}` a
 server message not kept (`"a": 1` the reply to `"r"`, `"p": 1` not read whole); `{"x": ID}` a request
 turned away; `{"b": ID}` an answer broken off; `{"n": ID, "h", "w"}` no answer, the proxy answered
-status h; `{"m": {...}}` meta learnt (a later one wins); `{"z": STATUS}` the server exited first.
+status h; `{"m": {...}}` meta learnt (a later one wins); `{"z": STATUS}` the server exited first;
+`{"k": DIGEST, "base": N}` the cassette saved from the journal as it stood (`snapshot`), after N interactions
+it held before (the header's "run": the run recording it, see `files.begun_by_this_run`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from typing import Any, NamedTuple
 from mockmcp import __version__
 from mockmcp._wire import jsonrpc
 from mockmcp._wire.credentials import server_words
+from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import store as cassettes
-from mockmcp.cassette.files import journal_path
+from mockmcp.cassette.files import begun_by_this_run, file_digest, journal_path, mark_run, this_run
 from mockmcp.cassette.model import CUT, Cassette
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError
@@ -37,7 +40,7 @@ from mockmcp.record._recorder import CLIENT, SERVER, Recorder, Unkept, era, over
 from mockmcp.stdio.processes import lock_file
 from mockmcp.stdio.toolkit import write_all
 
-__all__ = ["Journal", "finish", "holder", "journal_path", "saved"]
+__all__ = ["Journal", "finish", "holder", "journal_path", "later_start", "saved", "snapshot"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
 _SYNC_EVERY = 1.0  # seconds between syncs while lines come
@@ -48,8 +51,9 @@ _compact = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps's, made 
 class Journal:
     """An append-only journal file, created fresh (an existing one is never overwritten) and locked while open."""
 
-    def __init__(self, path: str, header: dict[str, Any]) -> None:
+    def __init__(self, path: str, header: dict[str, Any], cassette: str | None = None) -> None:
         self.path = path
+        self.cassette = cassette  # the cassette it becomes, when known (`snapshot`)
         self.failure: OSError | None = None  # the first write that failed; nothing is journaled after it
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         # One lock for every writer (the stdio proxy's two threads); a closed journal takes nothing more, so a
@@ -123,6 +127,10 @@ class Journal:
     def _record(self, record: dict[str, Any]) -> None:
         self._write(_compact(record).encode() + b"\n")
 
+    def took_snapshot(self, saved: str, base: int) -> None:
+        """The cassette was saved from the journal as it stood (its bytes' digest), after `base` interactions."""
+        self._record({"k": saved, "base": base})
+
     def ended(self, status: int) -> None:
         self._record({"z": status})
 
@@ -155,14 +163,31 @@ class Journal:
 
     @classmethod
     def fresh(
-        cls, cassette_path: str, mode: Any, redactor: Redactor, server: list[str], whole: bool = False
+        cls,
+        cassette_path: str,
+        mode: Any,
+        redactor: Redactor,
+        server: list[str],
+        whole: bool = False,
+        runs: bool = False,
     ) -> Journal:
-        """The journal of a new recording; refuses to start over one running or interrupted (CassetteError)."""
+        """The journal of a new recording; refuses to start over one running or interrupted (CassetteError).
+        `runs`: a recorder a host started, whose run (`files.this_run`) is noted with each save; in a cassette
+        this run saved (`later_start`), its session is added whole, whatever the mode."""
         path = journal_path(cassette_path)
         live = holder(path)
         if live is not None:
             problem = f"a recording of this cassette is running (process {live or 'unknown'})"
             raise CassetteError(problem, path=path, fix="wait for it to end, or write another cassette")
+        if os.path.exists(path) and runs and _run_of(path) == this_run():
+            # An earlier start of this run was killed after it saved (the host's shutdown): what its journal holds
+            # goes into the cassette first, as `mockmcp recover` would, and this session after it.
+            try:
+                said = saved(cassette_path, "an earlier start by this host was stopped before it ended")
+            except CassetteError as error:  # it recorded nothing of the server: its journal is gone
+                said = [error.render()]
+            for text in said:
+                print(f"mockmcp: {text}", file=sys.stderr, flush=True)
         if os.path.exists(path):
             fix = f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal"
             raise CassetteError("an interrupted recording of this cassette exists", path=path, fix=fix)
@@ -174,7 +199,17 @@ class Journal:
             meta["redact"] = redactor.rules()
         if redactor.substitutions.names:
             meta["substitute"] = list(redactor.substitutions.names)
-        return cls(path, {"mode": mode.value, "meta": meta, **({"whole": True} if whole else {})})
+        header: dict[str, Any] = {"mode": mode.value, "meta": meta}
+        if runs and later_start(cassette_path):
+            header["mode"], whole = RecordMode.NEW.value, True  # a later start: a further session of the run's
+            said = f"mockmcp: {cassette_path} was recorded earlier in this run (by process {os.getppid()}, this"
+            said += " recorder's parent): this session is added to it, whole; a new run replays or records afresh"
+            print(said, file=sys.stderr, flush=True)
+        if whole:
+            header["whole"] = True
+        if runs:
+            header["run"] = this_run()
+        return cls(path, header, cassette_path)
 
     def raise_failure(self, cassette_path: str) -> None:
         """A journal that could not be written fails the recording, once what it kept is saved."""
@@ -183,6 +218,23 @@ class Journal:
             problem = f"the recording is incomplete: {why}; the cassette holds the session up to that point"
             fix = "make room (or raise the file-size limit), then record again"
             raise CassetteError(problem, path=cassette_path, fix=fix)
+
+
+def _run_of(path: str) -> str | None:
+    """The run a journal's header names (None: none, or no header to read)."""
+    try:
+        with open(path, "rb") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    run = header.get("run") if isinstance(header, dict) else None
+    return run if isinstance(run, str) else None
+
+
+def later_start(cassette_path: str) -> bool:
+    """Whether the cassette is one this run saved (`files.begun_by_this_run`): a later start of its server by the
+    same host, which records into it as a further session (under `once` too) instead of replaying it."""
+    return os.path.exists(cassette_path) and begun_by_this_run(cassette_path)
 
 
 def _tag(session: int, stream: Any, get: bool, event: str | None = None) -> dict[str, Any]:
@@ -271,6 +323,9 @@ def _replayed(path: str) -> tuple[dict[str, Any], dict[int, Recorder], dict[str,
             if isinstance(event.get("m"), dict):
                 learnt.update(event["m"])
                 continue
+            if "k" in event:  # the cassette saved as the journal then stood (`snapshot`): the last one counts
+                header["snapshot"] = [str(event["k"]), int(event["base"])]
+                continue
             recorder = recorders.setdefault(int(event.get("s", 0)), Recorder())
             stream, get = event.get("r"), bool(event.get("g"))
             if "z" in event:
@@ -308,18 +363,59 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         fix = "let that recording end (or stop it): it writes the cassette itself when it does"
         raise CassetteError(problem, path=path, fix=fix)
     recovered = read(path)
-    result = recovered.cassette
-    notes: tuple[str, ...] = ()
-    if not result.interactions or silent(result.interactions):
+    built = _built(cassette_path, recovered)
+    if built is None:
         # Nothing was recorded, or nothing of the server: never replace a cassette with one that answers
         # nothing, nor write one where there was none (`--mode once` would replay it from then on).
         os.unlink(path)
-        return (cassettes.load(cassette_path) if os.path.exists(cassette_path) else result), recovered, notes
-    start, numbers = 0, {number: number for number in {i.session for i in result.interactions}}
+        exists = os.path.exists(cassette_path)
+        return (cassettes.load(cassette_path) if exists else recovered.cassette), recovered, ()
+    result, notes, numbers, start = built
+    _save(result, cassette_path, recovered.header)
+    os.unlink(path)
+    taken = set(range(start))  # the stand-ins of earlier recordings are none of this one's
+    unkept = tuple(
+        _unkept_note(cassette_path, result, session, numbers.get(session), fact, taken)
+        for session, fact in recovered.unkept
+    )
+    return result, recovered, notes + unkept
+
+
+def snapshot(journal: Journal) -> None:
+    """Save the cassette from the journal as it stands, the journal kept open: the recording is durable before
+    a host's shutdown (a signal, then a kill) can end the recorder; `finish` saves it again at the end, from
+    what the cassette held before (the journal says how many interactions that was). Raises CassetteError."""
+    if journal.cassette is None:
+        return
+    recovered = read(journal.path)
+    built = _built(journal.cassette, recovered)
+    if built is None:
+        return
+    result, _notes, _numbers, start = built
+    _save(result, journal.cassette, recovered.header)
+    journal.took_snapshot(file_digest(journal.cassette), start)
+
+
+def _built(cassette_path: str, recovered: Recovered) -> tuple[Cassette, tuple[str, ...], dict[int, int], int] | None:
+    """The cassette the journal makes, merged as its mode says; None when it holds nothing of the server.
+    Also returns merge's notes, the number each session has in it, and how many interactions come before."""
+    result = recovered.cassette
+    if not result.interactions or silent(result.interactions):
+        return None
+    start, numbers, notes = 0, {number: number for number in {i.session for i in result.interactions}}, ()
     if recovered.header.get("mode") == "new" and os.path.exists(cassette_path):
         old = cassettes.load(cassette_path)
+        taken = recovered.header.get("snapshot")
+        if taken is not None and file_digest(cassette_path) == taken[0]:
+            old = old._replace(interactions=old.interactions[: taken[1]])  # what it held before this recording
         result, notes, numbers = merge(old, result, bool(recovered.header.get("whole")))
         start = len(old.interactions)
+    return result, notes, numbers, start
+
+
+def _save(result: Cassette, cassette_path: str, header: dict[str, Any]) -> None:
+    """Save the recording (and say which run did, see `files.mark_run`); raises CassetteError, the journal kept."""
+    path = journal_path(cassette_path)
     try:
         cassettes.save(result, cassette_path)
     except CassetteError as error:
@@ -330,13 +426,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
         problem = f"the recording could not be saved to {cassette_path}: {error.strerror or error}"
         fix = f"the session is kept in this journal; make room, then run `mockmcp recover {cassette_path}`"
         raise CassetteError(problem, path=path, fix=fix) from error
-    os.unlink(path)
-    taken = set(range(start))  # the stand-ins of earlier recordings are none of this one's
-    unkept = tuple(
-        _unkept_note(cassette_path, result, session, numbers.get(session), fact, taken)
-        for session, fact in recovered.unkept
-    )
-    return result, recovered, notes + unkept
+    if isinstance(header.get("run"), str):
+        mark_run(cassette_path, header["run"])
 
 
 def _unkept_note(

@@ -5,9 +5,11 @@ every line, redacted (see `journal`); a third passes the server's stderr through
 to quote when the server answered nothing. The main thread waits on descriptors, never on a clock (the
 server's exit and the `Signals` descriptor, which a signal wakes and so does a pump), and ends the session:
 
-- the host closes stdin: close the server's stdin; once no request of the host's is in flight (a host may
-  half-close stdin and still read the answers to what it asked) and `grace` seconds have passed, SIGTERM,
-  then SIGKILL a grace period later; a line the server is in the middle of sending goes first (`busy`);
+- the host closes stdin: close the server's stdin, and save the cassette from the journal at once
+  (`snapshot`: the host's shutdown may kill us next, the SDK's two seconds after it closed stdin); once no
+  request of the host's is in flight (a host may half-close stdin and still read the answers to what it
+  asked) and `grace` seconds have passed, SIGTERM, then SIGKILL a grace period later; a line the server is
+  in the middle of sending goes first (`busy`);
 - the server exits: forward what it wrote until its stdout ends (a grandchild may hold it: `grace` more),
   close our stdout, report its status; the journal keeps what it left unanswered (`Journal.ended`);
 - SIGINT or SIGTERM to the recorder: pass it on to the server, then end the same way.
@@ -29,7 +31,7 @@ from typing import Any, NamedTuple
 from mockmcp._wire.jsonrpc import is_valid_id
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
-from mockmcp.record import Journal, awaited
+from mockmcp.record import Journal, awaited, snapshot
 from mockmcp.stdio.processes import stop_child, wait_exit
 from mockmcp.stdio.toolkit import LineSplitter, Signals, write_all
 
@@ -239,8 +241,10 @@ class _Proxy:
 
     def wait(self) -> Outcome:
         """Watch the lifecycle until the server is gone and its output drained."""
-        ended = "exited"
+        ended, durable = "exited", False
         while not wait_exit(self.process, self._patience(), self.signals):
+            if self.host_eof.is_set() and not durable:
+                durable = self._snapshot()
             if self.signals.received is not None:
                 # The signal passed on should end the server: escalate, a grace period apart.
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
@@ -263,6 +267,15 @@ class _Proxy:
             with self.lock:
                 self.journal.ended(outcome.status)
         return outcome._replace(stderr=self.stderr.last_lines(self.grace))
+
+    def _snapshot(self) -> bool:
+        """The cassette saved as the journal stands, once the host has left (the end saves it again); True."""
+        try:
+            snapshot(self.journal)
+        except (OSError, CassetteError) as error:  # the end tries again, and says why it could not
+            text = error.render() if isinstance(error, CassetteError) else str(error)
+            print(f"mockmcp: the recording could not be saved yet: {text}", file=sys.stderr, flush=True)
+        return True
 
     def _patience(self) -> float | None:
         """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""

@@ -19,7 +19,7 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.engine.report import Report
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.http import HttpReplay, LoopServer, RecordingProxy, SessionParts
-from mockmcp.record import Journal, saved
+from mockmcp.record import Journal, later_start, saved
 from mockmcp.stdio.toolkit import Signals
 from mockmcp.wrap._rules import Remote
 
@@ -37,7 +37,7 @@ class Served:
         """Listen at the entry's port: replaying its cassette (asked, or mode once and it exists), else recording."""
         listen = ("127.0.0.1", remote.port)
         try:
-            if replay or not mode.records(os.path.exists(remote.cassette)):
+            if replay or not mode.records(os.path.exists(remote.cassette), later_start(remote.cassette)):
                 cassette = store.load(remote.cassette)
                 redactor = Redactor.for_replay(cassette, os.environ, (), remote.cassette)
                 server = HttpReplay(
@@ -45,7 +45,7 @@ class Served:
                 )
                 return cls(remote, server, f"{remote.name}: replaying {remote.cassette} at {server.url}", None)
             redactor = Redactor.for_recording(remote.secrets, (), os.environ, option=f"{remote.name}: the variable")
-            journal = Journal.fresh(remote.cassette, mode, redactor, [remote.url])
+            journal = Journal.fresh(remote.cassette, mode, redactor, [remote.url], runs=True)
             try:
                 proxy = RecordingProxy(target, listen, journal, redactor)
                 proxy.path = remote.path  # the local endpoint the derived config names; the target's path is its own
