@@ -87,8 +87,8 @@ def test_once_records_a_missing_cassette_then_replays_it_and_none_replays_it(tmp
 def test_a_later_exec_by_the_same_host_records_into_the_cassette_its_run_began_and_the_next_run_replays(
     tmp_path: Path,
 ) -> None:
-    """A host's test that starts its server twice under `once` records both sessions, in order (a shell here,
-    the host of both); the next run of the suite replays them."""
+    """A host's test that starts its server twice under `once` records both sessions, in order (a Python
+    program here, the host of both; a shell is no host); the next run of the suite replays them."""
     cassette = tmp_path / "c.yaml"
     other = {**CALL, "params": {"name": "echo", "arguments": {"text": "again"}}}
     feeds = []
@@ -96,9 +96,12 @@ def test_a_later_exec_by_the_same_host_records_into_the_cassette_its_run_began_a
         feeds.append(tmp_path / f"session{n}.jsonl")
         feeds[-1].write_text("".join(json.dumps(m) + "\n" for m in session))
     command = [*MOCKMCP, "exec", "-o", str(cassette), "--record-mode", "once", "--", *SERVER]
-    both = '"$@" < "$FIRST" > /dev/null && "$@" < "$SECOND"'
-    env = {**child_env(), "FIRST": str(feeds[0]), "SECOND": str(feeds[1])}
-    done = subprocess.run(["sh", "-c", both, "sh", *command], capture_output=True, text=True, env=env, timeout=60)
+    both = (
+        "import subprocess, sys\n"
+        f"subprocess.run({command!r}, stdin=open({str(feeds[0])!r}), stdout=subprocess.DEVNULL, check=True)\n"
+        f"sys.exit(subprocess.run({command!r}, stdin=open({str(feeds[1])!r})).returncode)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", both], capture_output=True, text=True, env=child_env(), timeout=60)
     assert done.returncode == 0 and "replaying" not in done.stderr, done.stderr
     assert json.loads(done.stdout.splitlines()[1])["result"]["echo"]["arguments"] == {"text": "again"}
     recorded = load(str(cassette)).interactions

@@ -6,6 +6,7 @@ import contextlib
 import difflib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -884,3 +885,31 @@ def test_a_run_is_noted_per_cassette_with_what_it_saved_and_the_notes_of_cassett
     assert [p.name for p in (tmp_path / "cache" / "runs").iterdir()] == [f"{digest(str(second).encode())}.json"]
     monkeypatch.setenv("MOCKMCP_CACHE_DIR", "")  # the cache turned off: every start is a run of its own
     assert not begun_by_this_run(str(second))
+
+
+@pytest.mark.parametrize(
+    ("name", "shell"),
+    [("bash", True), ("-zsh", True), ("/bin/sh", True), ("fish", True), ("python3", False), ("node", False),
+     ("pytest", False), ("bashful", False)],
+)  # fmt: skip
+def test_a_shell_is_no_host(name: str, shell: bool) -> None:
+    from mockmcp.cassette.files import is_shell
+
+    assert is_shell(name) is shell
+
+
+def test_two_commands_of_one_shell_are_two_runs_and_two_starts_by_one_host_one() -> None:
+    said = "from mockmcp.cassette.files import this_run; print(this_run(), this_run() == this_run())"
+    one = [sys.executable, "-c", said]
+    shell = subprocess.run(
+        ["sh", "-c", f"{shlex.join(one)}; {shlex.join(one)}"], capture_output=True, text=True, timeout=30
+    )
+    host = subprocess.run(
+        [sys.executable, "-c", f"import subprocess; [subprocess.run({one!r}) for _ in 'ab']"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    by_shell, by_host = shell.stdout.splitlines(), host.stdout.splitlines()
+    assert len(by_shell) == len(by_host) == 2 and all(line.endswith(" True") for line in by_shell + by_host)
+    assert by_shell[0] != by_shell[1] and by_host[0] == by_host[1]

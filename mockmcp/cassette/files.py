@@ -10,7 +10,8 @@ host process that starts the recorders (their parent), so a later start of the s
 records into the cassette as a further session instead of replaying the first start's recording
 (`begun_by_this_run`). A run is the parent's pid with its start: on Linux field 22 of /proc/PID/stat and the
 boot's id; where /proc is missing, what `ps -o lstart=` says of the parent (macOS, the BSDs); else (Windows)
-the pid alone. An empty MOCKMCP_CACHE_DIR turns this off too: every start is then a run of its own.
+the pid alone. A shell is no host: each command it starts is a run of its own. An empty MOCKMCP_CACHE_DIR
+turns this off too: every start is then a run of its own.
 """
 
 from __future__ import annotations
@@ -219,26 +220,52 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
 _RUN_SIZE = 1 << 12  # a run file is a line of JSON
 
 
+# A shell is no host: the commands typed in one terminal (or the lines of one script) are runs of their own, so
+# `mockmcp record --record-mode rewrite` twice there records afresh twice.
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "nu", "pwsh", "cmd.exe"})
+
+
+def is_shell(name: str) -> bool:
+    """Whether a process's name (`/proc`'s, or `ps -o comm=`'s: a path, a login shell's `-bash`) is a shell's."""
+    return os.path.basename(name.strip()).lstrip("-").lower() in SHELLS
+
+
 def this_run() -> str:
-    """The run this process belongs to: its parent process, named by pid and start (see the module's docstring)."""
+    """The run this process belongs to: its parent process, named by pid and start (see the module's docstring);
+    a run of its own where the parent is a shell."""
     parent = os.getppid()
     try:
         with open(f"/proc/{parent}/stat", "rb") as stat_file:
-            fields = stat_file.read().rpartition(b")")[2].split()  # the name, in parentheses, may hold spaces
+            name, _, rest = stat_file.read().partition(b" (")[2].rpartition(b")")  # the name may hold spaces
         with open("/proc/sys/kernel/random/boot_id", "rb") as boot_file:
             boot = boot_file.read().strip().decode()
-        return f"{parent}@{fields[19].decode()}/{boot}"  # field 22; fields[0] is field 3
+        run = f"{parent}@{rest.split()[19].decode()}/{boot}"  # field 22; the first after the name is field 3
+        return _own_run() if is_shell(name.decode(errors="replace")) else run
     except (OSError, IndexError, UnicodeDecodeError):
         pass
     import subprocess  # deferred: only where /proc is missing
 
     try:
-        started = subprocess.run(
-            ["ps", "-o", "lstart=", "-p", str(parent)], capture_output=True, text=True, timeout=10, check=False
-        ).stdout.strip()
+        said = [
+            subprocess.run(
+                ["ps", "-o", f"{column}=", "-p", str(parent)], capture_output=True, text=True, timeout=10, check=False
+            ).stdout.strip()
+            for column in ("lstart", "comm")
+        ]
     except (OSError, subprocess.SubprocessError):
-        started = ""
-    return f"{parent}@{started}" if started else str(parent)
+        said = ["", ""]
+    if is_shell(said[1]):
+        return _own_run()
+    return f"{parent}@{said[0]}" if said[0] else str(parent)
+
+
+_OWN: dict[int, str] = {}
+
+
+def _own_run() -> str:
+    """A run no other process belongs to (the same one each time this process asks; a forked child's own)."""
+    pid = os.getpid()
+    return _OWN.setdefault(pid, f"self {pid}@{os.urandom(8).hex()}")
 
 
 def _run_file(cassette_path: str) -> str | None:
