@@ -338,7 +338,11 @@ DISCOVER = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": MO
 @pytest.mark.parametrize(
     ("message", "body", "seen"),
     [
-        (DISCOVER, NOT_INITIALIZED, {"missing": {"status": 400, "error": json.loads(NOT_INITIALIZED)["error"]}}),
+        (  # the TypeScript SDK writes its id last: replay writes it back so
+            DISCOVER,
+            NOT_INITIALIZED,
+            {"missing": {"status": 400, "error": json.loads(NOT_INITIALIZED)["error"], "id_last": True}},
+        ),
         # The 2026-07-28 header check is about the headers, not the session.
         (DISCOVER, b'{"jsonrpc":"2.0","id":0,"error":{"code":-32020,"message":"header mismatch"}}', {}),
         # A 2026-07-28 server's own error for the request (a 400 under the request's id) is the session's.

@@ -470,7 +470,8 @@ def test_a_redirect_to_the_target_names_the_proxy_so_a_client_that_follows_it_is
         status, _text, headers = post_answer(url)
         assert status == 200 and headers["location"] == url.rsplit("/", 1)[0] + "/mcp/v2?x=1"
     target = _CountingTarget(extra=[("location", "https://elsewhere.example/mcp")])  # another origin: as it came
-    with proxying(target, tmp_path) as url:
+    (tmp_path / "elsewhere").mkdir()  # a cassette of its own: a second recording into out.yaml would add to it
+    with proxying(target, tmp_path / "elsewhere") as url:
         assert post_answer(url)[2]["location"] == "https://elsewhere.example/mcp"
 
 
