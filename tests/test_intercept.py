@@ -147,7 +147,8 @@ def session_of(folder: Path, mode: str = "none", **options: Any) -> dict[str, An
 def test_recorded_with_the_server_then_replayed_without_it_the_host_sees_the_same(
     shim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    live = anyio.run(lambda: _live_session())
+    assert mcp.client.stdio._create_platform_compatible_process.__module__ == "mcp.client.stdio"  # its own
+    live = anyio.run(lambda: _live_session())  # outside an interception: the real server
     folder = tmp_path / "cassettes"
     recorded = session_of(folder, "once")
     assert starts(shim) == 2 and (folder / "notes-server.yaml").exists()  # the live run, then the recording
@@ -155,6 +156,7 @@ def test_recorded_with_the_server_then_replayed_without_it_the_host_sees_the_sam
     replayed = session_of(folder)
     assert live == recorded == replayed
     assert starts(shim) == 2  # replay started nothing
+    assert mcp.client.stdio._create_platform_compatible_process.__module__ == "mcp.client.stdio"  # given back
 
 
 async def _live_session() -> dict[str, Any]:
@@ -230,12 +232,6 @@ def test_a_secret_on_the_command_line_never_names_the_cassette(tmp_path: Path, m
         anyio.run(start)
     assert refused.value.path == str(tmp_path / "notes-server-token-_REDACTED_NOTES_TOKEN_-key-_REDACTED.yaml")
     assert "s3cr3t" not in str(refused.value) and "key-123" not in str(refused.value)
-
-
-def test_outside_an_interception_the_sdk_is_its_own(shim: Path) -> None:
-    assert mcp.client.stdio._create_platform_compatible_process.__module__ == "mcp.client.stdio"
-    anyio.run(_live_session)
-    assert starts(shim) == 1
 
 
 def test_two_servers_with_one_command_line_and_different_environments_are_refused(tmp_path: Path) -> None:
