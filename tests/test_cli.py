@@ -266,6 +266,8 @@ def test_a_state_file_is_read_or_refused_with_its_path_and_how_to_fix(
         read_taken(str(state), cassette)
     assert str(raised.value).startswith(f"{state}: ") and said in str(raised.value)
     assert f"delete {state}" in str(raised.value.fix)
+    if "not a mockmcp replay state file" in said:  # another file: deleting it only if it is a spoiled state file
+        assert str(raised.value.fix).startswith("give --state a file of its own")
 
 
 def test_a_state_file_is_for_replay_over_stdio() -> None:
@@ -487,6 +489,12 @@ def test_apart_from_refuses_an_output_that_is_the_cassette(tmp_path: Path, monke
     options.apart_from("c.yaml", [("--report", "other.yaml"), ("--html", "new.html"), ("--report", "")])
     with pytest.raises(UsageError, match=r"--report \./new\.json names"):
         options.apart_from("new.json", [("--report", "./new.json")])  # neither exists yet
+    with pytest.raises(UsageError, match=r"--html \./r\.json names the output of --report") as raised:
+        options.apart_from("c.yaml", [("--report", "r.json"), ("--html", "./r.json")])  # nor would the other output
+    assert raised.value.fix == "write html to another file, e.g. --html c.html"
+    with pytest.raises(UsageError, match=r"--state c\.yaml names the cassette itself") as raised:
+        options.apart_from("c.yaml", [("--state", "c.yaml")])  # its fix never says to delete it
+    assert raised.value.fix == "write state to another file, e.g. --state c.state.json"
 
 
 SELF_WRITES = [
@@ -494,6 +502,7 @@ SELF_WRITES = [
     ["show", "{c}", "-o", "{c}"],
     ["replay", "{c}", "--html", "{c}"],
     ["replay", "{c}", "--report", "{c}"],
+    ["replay", "{c}", "--state", "{c}"],
     ["exec", "--cassette", "{c}", "--report", "{c}", "--", "python", "server.py"],
     ["exec", "-o", "{c}", "--report", "{d}/./c.yaml", "--record-mode", "none"],
 ]

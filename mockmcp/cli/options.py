@@ -66,22 +66,34 @@ def replay_call(values: dict[str, Any]) -> tuple[str, ReplayOptions, Serving, Bo
 
 
 def apart_from(cassette: str, outputs: Iterable[tuple[str, str | None]]) -> None:
-    """Refuse an output file that is the cassette itself (the same path resolved, or the same file by another
-    name): writing it would overwrite the recording. outputs: (option, FILE or None); raises UsageError."""
+    """Refuse an output file that is the cassette itself, or another output of the same command (the same path
+    resolved, or the same file by another name): writing it would overwrite the recording, or the other output.
+    outputs: (option, FILE or None); raises UsageError."""
+    seen: list[tuple[str, str]] = [("", cassette)]
     for option, output in outputs:
         if not output:
             continue
         written = output.replace("{pid}", str(os.getpid()))
-        try:
-            same = os.path.samefile(written, cassette)
-        except OSError:  # one of them does not exist (yet): the paths, resolved
-            same = os.path.realpath(written) == os.path.realpath(cassette)
-        if same:
-            raise UsageError(
-                f"{option} {output} names the cassette itself: writing it would overwrite the recording",
-                f"write {option.lstrip('-')} to another file, e.g. {option} "
-                f"{os.path.splitext(cassette)[0]}.{'html' if 'html' in option else 'report.json'}",
-            )
+        for earlier, path in seen:
+            if _same_file(written, path):
+                what = f"the output of {earlier}" if earlier else "the cassette itself"
+                harm = "the other" if earlier else "the recording"
+                raise UsageError(
+                    f"{option} {output} names {what}: writing it would overwrite {harm}",
+                    f"write {option.lstrip('-')} to another file, e.g. {option} "
+                    f"{os.path.splitext(cassette)[0]}.{_SUFFIX.get(option, 'report.json')}",
+                )
+        seen.append((option, written))
+
+
+_SUFFIX = {"--html": "html", "--state": "state.json"}
+
+
+def _same_file(one: str, other: str) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet): the paths, resolved
+        return os.path.realpath(one) == os.path.realpath(other)
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -60,7 +60,7 @@ def replay_cassette(
             "--state is for replay over stdio, one process per live session",
             "leave it out: over --http one process serves every live session, each its own recorded session",
         )
-    apart_from(cassette, [("--report", options.report), ("--html", options.html)])
+    apart_from(cassette, [("--report", options.report), ("--html", options.html), ("--state", serving.state)])
     recorded = cassettes.load(cassette)
     matcher = Matcher.build(options.ignores, recorded.meta)
     taken: tuple[int, ...] = ()

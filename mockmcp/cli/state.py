@@ -43,8 +43,12 @@ def read_taken(path: str, cassette: str) -> tuple[int, ...]:
             raise ValueError("`cassette` must be a string and `taken` a list")
         if not all(type(session) is int and session >= 0 for session in taken):
             raise ValueError("`taken` must list recorded session numbers")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not a mockmcp replay state file ({exc})", fix) from None
+    except (ValueError, KeyError, TypeError) as exc:  # another file: never ask to delete it
+        raise UsageError(
+            f"{path}: not a mockmcp replay state file ({exc})",
+            f"give --state a file of its own (one that does not exist yet); if {path} is a state file spoiled by "
+            f"hand, {fix}",
+        ) from None
     if named != os.path.abspath(cassette):
         raise UsageError(
             f"{path}: holds the recorded sessions taken from {named}, not from {cassette}",
