@@ -187,7 +187,10 @@ def test_replay_expands_only_the_names_its_user_gave(
     name = names[int(refused[-2])]
     assert caught.value.render().startswith(f"c.yaml: {refused}: the recording writes `${{{name}}}`")
     assert f"{name} is not given: replay fills in only the values its user names" in caught.value.problem
-    assert (caught.value.fix or "").startswith(f"if {name} is meant, give it: {asker}")
+    credential = f"{name} reads like a credential's name: its value would reach the host, its model and its logs"
+    said = (caught.value.fix or "").split("; take it out of meta.substitute, or ")
+    assert said[-1].startswith(f"if {name} is meant, give it: {asker}" if name == "PROJECT" else "if that is meant")
+    assert (said[0] == credential) is (name == "GITHUB_TOKEN")  # warned before it is given
 
 
 def test_a_placeholder_anywhere_in_the_recording_is_a_use() -> None:

@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["EDGE", "KINDS", "REDACTED", "bare_url", "credentials_in", "secret_name", "server_words"]
+__all__ = ["EDGE", "KINDS", "REDACTED", "bare_url", "credentials_in", "secret_name", "secret_variable", "server_words"]
 
 EDGE = r"(?<![A-Za-z0-9_-])"  # a key starts at a word's edge, not inside a longer identifier
 # Most specific first: on the same span the earlier kind wins (an Anthropic key is also `sk-...`).
@@ -50,6 +50,12 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 def secret_name(name: str) -> bool:
     """Whether a name (a flag's, a query key's, a variable's: `GITHUB_TOKEN`) says its value is a secret."""
     return _SECRET_NAME.match(name) is not None
+
+
+def secret_variable(name: str) -> bool:
+    """Whether an environment variable's name says its value is a secret (`secret_name`), but for the shell's
+    working folder, `PWD`, which the rule reads as a password where a flag says it."""
+    return name != "PWD" and secret_name(name)
 
 
 def bare_url(url: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from mockmcp._wire.credentials import secret_variable
 from mockmcp._wire.jsonrpc import encode, map_strings, parse
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.patterns import SYNTAX, WORK, Pattern, compile_pattern
@@ -83,7 +84,12 @@ class Substitutions(NamedTuple):
                     "environment variable of this machine, a token, in what the host reads)",
                     path=where,
                     place=f"meta.substitute[{index}]",
-                    fix=f"if {name} is meant, give it: {given_as(asker, name)}",
+                    fix=(
+                        f"{name} reads like a credential's name: its value would reach the host, its model and its "
+                        f"logs; take it out of meta.substitute, or if that is meant, give it: {given_as(asker, name)}"
+                        if secret_variable(name)
+                        else f"if {name} is meant, give it: {given_as(asker, name)}"
+                    ),
                 )
         return cls.build(wanted, environ, asker.rpartition(" ")[2].rstrip("="))
 

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from mockmcp._wire import jsonrpc, protocol
-from mockmcp._wire.credentials import credentials_in, secret_name
+from mockmcp._wire.credentials import credentials_in, secret_variable
 from mockmcp._wire.jsonrpc import is_valid_id
 from mockmcp._wire.words import REDACTED, Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
@@ -226,7 +226,7 @@ def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
             continue
         place: Place = ("meta", "substitute", index)
         how = f"replay puts the value it is given (`--substitute {name}`) wherever the recording writes `${{{name}}}`"
-        if secret_name(name) and name != "PWD":  # PWD: the shell's working folder, not a password
+        if secret_variable(name):
             problem = f"{name} reads like a credential's name, and {how}{', which it does' if name in used else ''}"
             fix = f"take {name} out of meta.substitute (redact a secret: `meta.redact.env`), and never give its value"
             yield _Issue(place, ERROR, problem + ": the host, its model and its logs would read it", fix)
