@@ -330,7 +330,7 @@ BROKEN = [
         for word, why in [
             ("--token=t0ken-of-mine", "the value of --token"),
             ("'postgres://app:hunter2@db/app'", "a URL's password"),
-            ("'https://user:pw@example.com/mcp'", "a URL's credentials or query"),
+            ("'https://user:pw@example.com/mcp'", "a URL's password"),
             ("'redis://cache/0?password=hunter2'", "a URL's ?password="),
             (FAKE["github"], "a GitHub token (ghp_...)"),  # one finding: the scan's
         ]

@@ -152,10 +152,20 @@ SERVER_WORDS = [
         {1: "a URL's password"},
     ),
     (["x", "redis://h/0?password=s&db=1"], ["x", f"redis://h/0?password={REDACTED}&db=1"], {1: "a URL's ?password="}),
+    (  # an argument keeps what is no secret in its query: the server is run with it again by verify
+        ["x", "https://user:pass@h.example/mcp?key=abc&region=eu#f"],
+        ["x", f"https://user:{REDACTED}@h.example/mcp?key={REDACTED}&region=eu#f"],
+        {1: "a URL's password and a URL's ?key="},
+    ),
     (
-        ["x", "https://user:pass@h.example/mcp?key=abc#f"],
-        ["x", "https://h.example/mcp"],
-        {1: "a URL's credentials or query"},
+        ["x", "--url=https://u:p@h.example/x?token=1&a=2", "--endpoint", "https://h.example/api?region=eu"],
+        [
+            "x",
+            f"--url=https://u:{REDACTED}@h.example/x?token={REDACTED}&a=2",
+            "--endpoint",
+            "https://h.example/api?region=eu",
+        ],
+        {1: "a URL's password and a URL's ?token="},
     ),
     (["https://h.example/mcp?key=abc"], ["https://h.example/mcp"], {0: "a URL's credentials or query"}),
     (

@@ -90,6 +90,8 @@ def _url(word: str) -> tuple[str, str]:
 
 def _judged(words: Sequence[str]) -> list[tuple[str, str]]:
     """Each word as a cassette keeps it, and what credential it held ("" for none)."""
+    if len(words) == 1 and words[0].startswith(("http://", "https://")):  # a remote server: named by its bare URL
+        return [(bare_url(words[0]), "a URL's credentials or query" if bare_url(words[0]) != words[0] else "")]
     judged: list[tuple[str, str]] = []
     after: str | None = None  # the flag named for a secret whose value is the next word
     for word in words:
@@ -99,16 +101,26 @@ def _judged(words: Sequence[str]) -> list[tuple[str, str]]:
             judged.append((REDACTED, f"the value of {after}"))
         elif secret_flag and flag and flag.group(4) and not _placeheld(flag.group(4)):
             judged.append((f"{secret_flag}={REDACTED}", f"the value of {secret_flag}"))
-        elif word.startswith(("http://", "https://")):  # kept bare, as a server's own URL is
-            judged.append((bare_url(word), "a URL's credentials or query" if bare_url(word) != word else ""))
-        elif _URL.match(word):
-            judged.append(_url(word))
-        elif _SHAPES.search(word):
-            judged.append((_SHAPES.sub(REDACTED, word), "a known key's shape"))
+        elif flag and flag.group(4):  # --url=VALUE: the value judged as a word of its own
+            value, why = _value(flag.group(4))
+            judged.append((f"{flag.group(1)}{flag.group(2)}={value}", why))
         else:
-            judged.append((word, ""))
+            judged.append(_value(word))
         after = secret_flag if flag and flag.group(3) is None else None
     return judged
+
+
+def _value(word: str) -> tuple[str, str]:
+    """A word that is no flag (or a flag's value): a URL with its password and secret query values replaced,
+    known key shapes replaced; what it held."""
+    if _URL.match(word):
+        word, why = _url(word)
+        if not _SHAPES.search(word):
+            return word, why
+        return _SHAPES.sub(REDACTED, word), " and ".join(filter(None, (why, "a known key's shape")))
+    if _SHAPES.search(word):
+        return _SHAPES.sub(REDACTED, word), "a known key's shape"
+    return word, ""
 
 
 def _placeheld(word: str) -> bool:
