@@ -7,6 +7,7 @@ import difflib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -913,3 +914,37 @@ def test_two_commands_of_one_shell_are_two_runs_and_two_starts_by_one_host_one()
     by_shell, by_host = shell.stdout.splitlines(), host.stdout.splitlines()
     assert len(by_shell) == len(by_host) == 2 and all(line.endswith(" True") for line in by_shell + by_host)
     assert by_shell[0] != by_shell[1] and by_host[0] == by_host[1]
+
+
+def test_a_journal_left_after_its_host_left_adds_nothing_a_replay_needs_and_replay_says_nothing_of_it(
+    tmp_path: Path,
+) -> None:
+    """A host's shutdown may kill the recorder after the host left (the cassette was saved then): only what the
+    server said after is in the journal, and replay keeps quiet about it; a host's line after the save, or a
+    cassette changed since, is an interrupted recording again."""
+    from mockmcp.cassette.files import file_digest
+    from mockmcp.record import settled
+
+    cassette = tmp_path / "c.yaml"
+    shutil.copyfile(ROOT / "cassettes" / "notes.yaml", cassette)
+    ask = {"jsonrpc": "2.0", "id": 0, "method": "roots/list"}
+    lines = [{"mockmcp_journal": 1, "mode": "new", "meta": {}}, {"d": "c", "t": 0, "l": "{}"}]
+    after = [{"k": file_digest(str(cassette)), "base": 0}, {"d": "s", "t": 1, "l": json.dumps(ask)}]
+
+    def journal(*events: dict[str, Any], torn: bool = False) -> None:
+        text = "".join(json.dumps(event) + "\n" for event in events) + ('{"d": "s", "t"' if torn else "")
+        (tmp_path / "c.yaml.journal").write_text(text)
+
+    journal(*lines, *after, torn=True)
+    assert settled(str(cassette))
+    replayed = subprocess.run([*MOCKMCP, "replay", str(cassette)], input="", capture_output=True, text=True, timeout=30)
+    assert replayed.returncode == 0 and "recover" not in replayed.stderr and "interrupted" not in replayed.stderr
+    journal(*lines, *after, {"d": "c", "t": 2, "l": "{}"})  # the host spoke after the save
+    assert not settled(str(cassette))
+    journal(*lines)  # no save from it at all
+    assert not settled(str(cassette))
+    journal(*lines, *after)
+    cassette.write_text(cassette.read_text() + "# edited since\n")
+    assert not settled(str(cassette))
+    replayed = subprocess.run([*MOCKMCP, "replay", str(cassette)], input="", capture_output=True, text=True, timeout=30)
+    assert "an interrupted recording of" in replayed.stderr

@@ -68,8 +68,8 @@ def replay_cassette(
         from mockmcp.cli.state import read_taken, write_taken  # deferred: only --state uses it
 
         taken = read_taken(serving.state, cassette)
-    if os.path.exists(journal_path(cassette)):
-        note(_journal_note(cassette, journal_path(cassette)))
+    if os.path.exists(journal_path(cassette)) and (said := _journal_note(cassette, journal_path(cassette))):
+        note(said)
     redactor = _recorded_redactor(recorded, options.substitutions, command)
     # The cassette lives as long as the process and holds no garbage: keep the collector from
     # walking it again and again, which would make answering slower the bigger the cassette.
@@ -97,13 +97,16 @@ def replay_cassette(
     return status
 
 
-def _journal_note(cassette: str, journal: str) -> str:
-    """What replay says of a journal beside its cassette: a recording running now, or one interrupted."""
-    from mockmcp.record import holder
+def _journal_note(cassette: str, journal: str) -> str | None:
+    """What replay says of a journal beside its cassette: a recording running now, or one interrupted; nothing for
+    one stopped after its host left, whose cassette holds all a replay needs (`record.settled`)."""
+    from mockmcp.record import holder, settled
 
     live = holder(journal)
     if live is not None:
         return f"a recording of {cassette} is running (process {live or 'unknown'}); replaying the cassette as it was"
+    if settled(cassette):
+        return None
     return f"an interrupted recording of {cassette} exists; `mockmcp recover {cassette}` turns it into the cassette"
 
 

@@ -14,7 +14,17 @@ host's process) and the command line (`recover`, `verify`).
 
 from __future__ import annotations
 
-from mockmcp.record._journal import Journal, awaited, finish, holder, journal_path, later_start, saved, snapshot
+from mockmcp.record._journal import (
+    Journal,
+    awaited,
+    finish,
+    holder,
+    journal_path,
+    later_start,
+    saved,
+    settled,
+    snapshot,
+)
 from mockmcp.record._live import drive
 from mockmcp.record._merge import merged_meta
 from mockmcp.record._recorder import CLIENT, SERVER, over_limit, silent, unreached
@@ -32,6 +42,7 @@ __all__ = [
     "merged_meta",
     "over_limit",
     "saved",
+    "settled",
     "silent",
     "snapshot",
     "unreached",

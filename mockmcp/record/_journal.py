@@ -40,7 +40,7 @@ from mockmcp.record._recorder import CLIENT, SERVER, Recorder, Unkept, era, over
 from mockmcp.stdio.processes import lock_file
 from mockmcp.stdio.toolkit import write_all
 
-__all__ = ["Journal", "finish", "holder", "journal_path", "later_start", "saved", "snapshot"]
+__all__ = ["Journal", "finish", "holder", "journal_path", "later_start", "saved", "settled", "snapshot"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
 _SYNC_EVERY = 1.0  # seconds between syncs while lines come
@@ -394,6 +394,30 @@ def snapshot(journal: Journal) -> None:
     result, _notes, _numbers, start = built
     _save(result, journal.cassette, recovered.header)
     journal.took_snapshot(file_digest(journal.cassette), start)
+
+
+def settled(cassette_path: str) -> bool:
+    """Whether the journal an interrupted recording left beside its cassette adds nothing a replay needs: the
+    cassette was saved from it (its last snapshot, taken when the host left) and is unchanged since, and only the
+    server spoke after that (a host's shutdown killed the recorder once the host was gone). `recover` still adds
+    what the server said."""
+    try:
+        with open(journal_path(cassette_path), "rb") as handle:
+            events = [_event(raw) for raw in handle.read().split(b"\n")[1:]]
+    except OSError:
+        return False
+    marks = [index for index, event in enumerate(events) if "k" in event]
+    if not marks or events[marks[-1]]["k"] != file_digest(cassette_path):
+        return False
+    return all(event.get("d") != "c" for event in events[marks[-1] + 1 :])
+
+
+def _event(raw: bytes) -> dict[str, Any]:
+    try:
+        event = json.loads(raw)
+    except ValueError:  # a torn last line
+        return {}
+    return event if isinstance(event, dict) else {}
 
 
 def _built(cassette_path: str, recovered: Recovered) -> tuple[Cassette, tuple[str, ...], dict[int, int], int] | None:
