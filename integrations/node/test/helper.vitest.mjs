@@ -4,7 +4,7 @@
 import { describe, expect, test } from "vitest";
 
 import { httpServer, server } from "@mockmcp/node";
-import { ECHO_SERVER, echo, echoOverHttp } from "./host.mjs";
+import { ECHO_SERVER, echo, echoOverHttp, nextRun } from "./host.mjs";
 
 describe("echo", () => {
   test("replays the cassette named after the test", async () => {
@@ -41,16 +41,3 @@ describe("echo", () => {
     expect(report.played).toBe(report.interactions);
   });
 });
-
-// The suite's next run, as far as mockmcp can tell: a later start by this same process would record into the
-// cassette its run began (a host that starts its server twice); with the cache off every start is a run of its own.
-function nextRun(start) {
-  const kept = process.env.MOCKMCP_CACHE_DIR;
-  process.env.MOCKMCP_CACHE_DIR = "";
-  try {
-    return start();
-  } finally {
-    if (kept === undefined) delete process.env.MOCKMCP_CACHE_DIR;
-    else process.env.MOCKMCP_CACHE_DIR = kept;
-  }
-}

@@ -30,3 +30,17 @@ export async function echoOverHttp(mock, text) {
     await client.close();
   }
 }
+
+/** What `start` returns, started as the suite's next run would start it, as far as mockmcp can tell: a later start
+ * by this same process records into the cassette its run began (a host that starts its server twice); with the
+ * cache off (an empty MOCKMCP_CACHE_DIR) every start is a run of its own. */
+export function nextRun(start) {
+  const kept = process.env.MOCKMCP_CACHE_DIR;
+  process.env.MOCKMCP_CACHE_DIR = "";
+  try {
+    return start();
+  } finally {
+    if (kept === undefined) delete process.env.MOCKMCP_CACHE_DIR;
+    else process.env.MOCKMCP_CACHE_DIR = kept;
+  }
+}
