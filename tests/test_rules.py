@@ -28,7 +28,7 @@ from mockmcp.engine.selection import Recordings
 from mockmcp.errors import CassetteError
 from mockmcp.tools import _lint as lint
 from mockmcp.tools._drift import compare
-from mockmcp.tools._match_check import nested_repeat
+from mockmcp.tools._lint import nested_repeat
 from mockmcp.tools._show import render
 
 ANSWER = {"result": {"content": [{"type": "text", "text": "found"}]}}

@@ -2,9 +2,7 @@
 
 Attaches at the command line (`lint`, `show`, `verify`, `diff`, `schema`), the HTML timeline and the plugin.
 
-  _lint           findings: structure, message shapes, layer confusion, stand-ins, with their places
-  _match_check    lint's checks of match rules against the requests beside them
-  _secrets_scan   credentials in a cassette
+  _lint           findings: structure, message shapes, layer confusion, stand-ins, match rules, credentials
   _summary        one line for a message
   _show           the transcript built from those lines
   _drift          how two sessions differ (verify, diff), and live answers written into a cassette

@@ -1,34 +1,41 @@
-"""`mockmcp lint`: find what would make a cassette replay wrongly, before a test run trips on it.
+"""`mockmcp lint`: what would make a cassette replay wrongly, found before a test run trips on it.
 
-A cassette is loaded exactly as replay loads it (`cassette.loads`), so lint never accepts what replay
-refuses; one that loads is then checked for what the loader lets through because replay can serve it
-anyway: JSON-RPC and MCP shapes per protocol revision (`shapes`), layer confusion (a tool failure as a
-protocol error or the reverse, which hosts treat very differently), and what the recording could not
-keep. Duplicate keys and credentials are read from the text, because parsing hides them. Errors are what
-replay would serve wrongly or a host would reject; warnings are legal but probably not meant.
+A cassette is loaded as replay loads it, so lint never accepts what replay refuses; then come the checks of what
+replay serves anyway: JSON-RPC and MCP shapes per revision (`shapes`), layer confusion (a tool failure as a protocol
+error or the reverse, which hosts treat very differently), what the recording could not keep, match rules against
+the requests beside them. Duplicate keys and credentials are read from the text, because parsing hides them. Errors
+are what replay would serve wrongly or a host would reject; warnings are legal but probably not meant.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 import yaml
 
+try:  # the parser of Python's `re`, which reads a pattern without matching anything
+    import re._constants as _constants
+    import re._parser as _parser
+except ImportError:  # Python 3.10
+    import sre_constants as _constants  # type: ignore[no-redef]
+    import sre_parse as _parser  # type: ignore[no-redef]
+
 from mockmcp._wire import jsonrpc, protocol
-from mockmcp._wire.credentials import credentials_in, secret_variable
+from mockmcp._wire.credentials import EDGE, KINDS, credentials_in, secret_variable
 from mockmcp._wire.jsonrpc import is_valid_id
 from mockmcp._wire.words import REDACTED, Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
+from mockmcp.engine.matching import Matcher, locate
 from mockmcp.engine.redact import mentioned
+from mockmcp.engine.rules import refusal, rules_of
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
-from mockmcp.tools._match_check import nested_issue, nested_repeat, rule_issues
-from mockmcp.tools._secrets_scan import FIX, scan
 
-__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "summary"]
+__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "nested_repeat", "summary"]
 
 ERROR = "error"
 WARNING = "warning"
@@ -39,6 +46,12 @@ _RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
 # implementations (MCP's codes sit inside it, and so does mockmcp's NO_MATCH).
 _DEFINED_CODES = jsonrpc.CODES | protocol.CODES
 _ID_FIX = "remove `id` (replay answers under the caller's id) or copy the request's id"
+_SECRETS = tuple((kind, re.compile(EDGE + pattern)) for kind, pattern in KINDS)
+_SECRET_FIX = (
+    "redact it: re-record with `mockmcp record --redact-env NAME` or `--redact REGEX`, or replace it by hand"
+    " with `[REDACTED]` (in a request, also add a pattern to `meta.redact.patterns` so the live value still"
+    " matches); revoke it if it is real"
+)
 
 
 class Finding(NamedTuple):
@@ -69,14 +82,6 @@ class _Issue(NamedTuple):
     line: int | None = None
 
 
-class _Context(NamedTuple):
-    """Facts about the whole cassette that judging one interaction needs."""
-
-    tools: frozenset[str] | None  # names its tools/list results offer; None when it has none
-    stateless: bool  # meta.era says the stateless era (2026-07-28)
-    eras: dict[int, dict[str, str | None]]  # each recorded session's eras (`protocol.session_eras`)
-
-
 def lint_paths(paths: Iterable[str]) -> list[Finding]:
     """Findings for every file, sorted by file, then line."""
     findings = [finding for path in paths for finding in lint_file(path)]
@@ -102,17 +107,17 @@ def lint_text(text: str, path: str) -> list[Finding]:
     """Findings for cassette text (path only names it), sorted by line. A cassette that fails to load
     gets every structural problem and the deeper checks on its valid interactions; credentials always."""
     nodes = yamlfile.nodes(yamlfile.compose(text))
-    lines = yamlfile.lines(nodes)
     findings: list[Finding] = []
     issues: list[_Issue] = []
+    valid: list[tuple[int, Interaction]] = []
     try:
         cassette = loads(text, path)
         valid = list(enumerate(cassette.interactions))
     except CassetteError as error:
-        data = _data(text)
-        if data is _UNREADABLE:
+        try:
+            data = yamlfile.load(text, last_key_wins=True)  # `_duplicate_keys` says where both are
+        except (yaml.YAMLError, ValueError):  # not YAML mockmcp reads
             findings.append(Finding(path, error.line, error.place, ERROR, error.problem, error.fix or ""))
-            valid = []
         else:
             problems, valid = validation.problems(data)
             issues += [_Issue(problem.place, ERROR, problem.problem, problem.fix) for problem in problems]
@@ -120,57 +125,18 @@ def lint_text(text: str, path: str) -> list[Finding]:
             cassette = Cassette(tuple(i for _index, i in valid), meta if isinstance(meta, dict) else {})
     if valid:
         issues += _check_cassette(cassette, [index for index, _interaction in valid])
-        issues = _unless_expected(issues, valid)
-    secrets = scan(text, nodes)
+        meant = {("interactions", index) for index, interaction in valid if interaction.expect == "fault"}
+        issues = [issue for issue in issues if issue.severity == ERROR or tuple(issue.place[:2]) not in meant]
+    secrets = _secrets(text, nodes)
     issues = _one_per_place(issues) + _server_credentials(nodes, {secret.place for secret in secrets})
+    lines = yamlfile.lines(nodes)
     issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
-    issues += _duplicate_keys(nodes)
-    issues += [_Issue(secret.place, WARNING, secret.problem, FIX, secret.line) for secret in secrets]
+    issues += [*_duplicate_keys(nodes), *secrets]
     findings += [
         Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
         for issue in issues
     ]
     return sorted(findings, key=lambda finding: finding.line or 0)
-
-
-def _server_credentials(nodes: list[tuple[Place, yaml.Node]], scanned: set[Place]) -> list[_Issue]:
-    """A credential in meta.server's command line (a hand-written one: recording keeps none), where the scan of
-    known key shapes found none."""
-    words = [
-        (place, str(node.value))
-        for place, node in nodes
-        if place[:2] == ("meta", "server") and len(place) == 3 and isinstance(node, yaml.ScalarNode)
-    ]
-    return [
-        _Issue(
-            words[index][0],
-            WARNING,
-            f"the server's command line holds {why}; cassettes get committed",
-            f"write {REDACTED} in its place (recording does); revoke it if it is real",
-        )
-        for index, why in credentials_in([word for _place, word in words])
-        if words[index][0] not in scanned
-    ]
-
-
-def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
-    """One error per place, no warning where there is an error: loading and the checks below may see the
-    same mistake (a key under the wrong parent is an unknown key too), and the error says it best."""
-    errors = {issue.place for issue in issues if issue.severity == ERROR}
-    told: set[Place] = set()
-    kept = []
-    for issue in issues:
-        if issue.place in (told if issue.severity == ERROR else errors):
-            continue
-        told.add(issue.place)
-        kept.append(issue)
-    return kept
-
-
-def _unless_expected(issues: list[_Issue], valid: list[tuple[int, Interaction]]) -> list[_Issue]:
-    """The issues without the warnings on interactions marked `expect: fault`: a deliberate fault is meant."""
-    meant = {("interactions", index) for index, interaction in valid if interaction.expect == "fault"}
-    return [issue for issue in issues if issue.severity == ERROR or tuple(issue.place[:2]) not in meant]
 
 
 def summary(findings: list[Finding], files: int) -> str:
@@ -189,31 +155,33 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-_UNREADABLE = object()
-
-
-def _data(text: str) -> Any:
-    """The plain data of the text, or _UNREADABLE when it is not YAML mockmcp reads."""
-    try:
-        return yamlfile.load(text, last_key_wins=True)  # `_duplicate_keys` says where both are
-    except (yaml.YAMLError, ValueError):
-        return _UNREADABLE
+def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
+    """One error per place, no warning where there is an error: loading and the checks below may see the
+    same mistake (a key under the wrong parent is an unknown key too), and the error says it best."""
+    errors = {issue.place for issue in issues if issue.severity == ERROR}
+    told: set[Place] = set()
+    kept = []
+    for issue in issues:
+        if issue.place in (told if issue.severity == ERROR else errors):
+            continue
+        told.add(issue.place)
+        kept.append(issue)
+    return kept
 
 
 def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     """Checks of each interaction; indices are their places in the file (the valid ones of a broken file)."""
-    offered = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
-    context = _Context(offered, cassette.meta.get("era") == protocol.STATELESS, session_eras(cassette))
-    written = written_eras(cassette, context.eras)
+    tools = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
+    stateless, eras = cassette.meta.get("era") == protocol.STATELESS, session_eras(cassette)
+    written = written_eras(cassette, eras)
     for index, interaction, era in zip(indices, cassette.interactions, written, strict=True):
-        yield from _check_interaction(interaction, ("interactions", index), context, era)
-    for rule in rule_issues(cassette, indices):  # match rules, against the requests they stand beside
-        yield _Issue(rule.place, ERROR if rule.error else WARNING, rule.problem, rule.fix)
+        yield from _check_interaction(interaction, ("interactions", index), era, tools, stateless, eras)
+    yield from _rule_issues(cassette, indices)
     yield from _check_substitute(cassette)
     patterns = (cassette.meta.get("redact") or {}).get("patterns") or ()
     for index, pattern in enumerate(patterns):
         if nested_repeat(pattern):
-            yield _Issue(("meta", "redact", "patterns", index), WARNING, *nested_issue(pattern))
+            yield _nested_issue(("meta", "redact", "patterns", index), pattern)
 
 
 def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
@@ -248,16 +216,24 @@ def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | No
     return eras.get(protocol.HANDSHAKE) or eras.get(protocol.STATELESS)
 
 
-def _check_interaction(interaction: Interaction, place: Place, context: _Context, era: str) -> Iterator[_Issue]:
-    """`era`: the one replay matches the interaction in (`model.written_eras`)."""
+def _check_interaction(
+    interaction: Interaction,
+    place: Place,
+    era: str,
+    tools: frozenset[str] | None,
+    stateless: bool,
+    sessions: dict[int, dict[str, str | None]],
+) -> Iterator[_Issue]:
+    """`era`: the one replay matches the interaction in (`model.written_eras`); `tools`: those the cassette's
+    tools/list offers (None: it has none); `stateless`: meta.era says 2026-07-28; `sessions`: each one's eras."""
     message, response = interaction.message, interaction.response
-    eras = context.eras.get(interaction.session, {})
+    eras = sessions.get(interaction.session, {})
     revision = _revision(interaction, eras)
     if message is not None:
         yield from _check_message(message, place + (interaction.kind,), revision)
     # Also judged per message: one that speaks the stateless era is held to its rules whatever the
     # meta says (a refused `server/discover` probe of a handshake-era host has no result to judge).
-    stateless = context.stateless or protocol.speaks_stateless(message) or era == protocol.STATELESS
+    stateless = stateless or protocol.speaks_stateless(message) or era == protocol.STATELESS
     # A request written without the era's `_meta` (a recipe) gets `resultType` from replay if it has none.
     versioned = protocol.params_era(interaction.params) == protocol.STATELESS
     for index, item in enumerate(interaction.server):
@@ -284,7 +260,7 @@ def _check_interaction(interaction: Interaction, place: Place, context: _Context
         fix = "add `resultType: complete` (`input_required` for a multi-round-trip request)"
         yield _Issue(place + ("response", "result"), WARNING, problem, fix)
     if interaction.method == "tools/call":
-        yield from _check_layers(response, interaction.params, place + ("response",), context.tools)
+        yield from _check_layers(response, interaction.params, place + ("response",), tools)
 
 
 def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:
@@ -485,3 +461,138 @@ def _duplicate_keys(nodes: list[tuple[Place, yaml.Node]]) -> Iterator[_Issue]:
                 continue
             problem = f"duplicate key {name!r} (first on line {first[name]}); YAML silently keeps only the last one"
             yield _Issue(place + (name,), ERROR, problem, "remove one of them, or merge the two", line)
+
+
+def _server_credentials(nodes: list[tuple[Place, yaml.Node]], scanned: set[Place]) -> list[_Issue]:
+    """A credential in meta.server's command line (a hand-written one: recording keeps none), where the scan of
+    known key shapes found none."""
+    words = [
+        (place, str(node.value))
+        for place, node in nodes
+        if place[:2] == ("meta", "server") and len(place) == 3 and isinstance(node, yaml.ScalarNode)
+    ]
+    return [
+        _Issue(
+            words[index][0],
+            WARNING,
+            f"the server's command line holds {why}; cassettes get committed",
+            f"write {REDACTED} in its place (recording does); revoke it if it is real",
+        )
+        for index, why in credentials_in([word for _place, word in words])
+        if words[index][0] not in scanned
+    ]
+
+
+def _secrets(text: str, nodes: list[tuple[Place, yaml.Node]]) -> list[_Issue]:
+    """Credentials of known shapes in the raw text (comments, keys and a file that does not parse too), each once,
+    placed among the YAML nodes (no place: a comment). Only a secret's first 4 characters are shown: the report
+    may end up in a CI log."""
+    matches = sorted(
+        (match.start(), -match.end(), rank, kind, match)
+        for rank, (kind, pattern) in enumerate(_SECRETS)
+        for match in pattern.finditer(text)
+    )
+    scalars = [(place, node) for place, node in nodes if isinstance(node, yaml.ScalarNode)]
+    for place, node in nodes:  # a mapping's keys, since a secret can be a key
+        if isinstance(node, yaml.MappingNode):
+            scalars += [(place + (str(k.value),), k) for k, _value in node.value if isinstance(k, yaml.ScalarNode)]
+    found: list[_Issue] = []
+    end = -1
+    for start, neg_end, _rank, kind, match in matches:
+        if start < end:
+            continue  # inside a secret already reported (a JWT after `Bearer`, sk-ant- as sk-)
+        end = -neg_end
+        value = match.group("secret") if "secret" in match.re.groupindex else match.group()
+        # libyaml's mark index counts characters, like the offsets of `re`; the value check guards that.
+        held = (
+            p for p, node in scalars if node.start_mark.index <= start < node.end_mark.index and value in node.value
+        )
+        problem = f"{kind} ({value[:4]}...) left in the cassette; cassettes get committed"
+        found.append(_Issue(next(held, ()), WARNING, problem, _SECRET_FIX, text.count("\n", 0, start) + 1))
+    return found
+
+
+def _rule_issues(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
+    """Each request's match rules against the recorded request beside them: a rule that refuses the very values it
+    stands beside (an error: never answered), a path that leads nowhere in it (a warning, naming the path meant)."""
+    matcher = Matcher.build((), cassette.meta)
+    for index, interaction in zip(indices, cassette.interactions, strict=True):
+        if not interaction.match:
+            continue
+        params = matcher.normalize(interaction.method or "", interaction.params)
+        for rule in rules_of(interaction.match):
+            place: Place = ("interactions", index, "match", rule.text)
+            found = locate(params, rule.path)
+            if rule.kind == "regex" and nested_repeat(rule.argument.pattern):
+                yield _nested_issue(place, rule.argument.pattern)
+            if not found and rule.kind != "any":
+                meant = shapes.near(rule.text, _paths(params))
+                nowhere = f"`{rule.text}` leads nowhere in the recorded request"
+                problem = f"{nowhere}, so its rule accepts only a request without that value"
+                fix = (
+                    f"did you mean `{meant}`?" if meant else "name a path the recorded params have (relative to params)"
+                )
+                yield _Issue(place, WARNING, problem, fix)
+            for where, value in sorted(found.items(), key=lambda item: render_place(item[0])):
+                why = refusal(rule, value, value)
+                if rule.kind == "subset" and not isinstance(value, dict):
+                    why = f"{render_place(where)}: `subset` compares objects, and this is not one"
+                elif rule.kind == "unordered" and not isinstance(value, list):
+                    why = f"{render_place(where)}: `unordered` compares lists, and this is not one"
+                if why is not None:
+                    problem = (
+                        f"the rule `{rule.render()}` refuses the recorded value itself ({why}), so no request, "
+                        "not even the one recorded, is answered by this interaction"
+                    )
+                    fix = "fix the rule (a regex must match the whole recorded string) or the recorded params"
+                    yield _Issue(place, ERROR, problem, fix)
+
+
+def _paths(value: object) -> list[str]:
+    """Every path into value's objects (the leaves and what holds them), as rules write them."""
+    out: list[str] = []
+    stack: list[tuple[tuple[str | int, ...], object]] = [((), value)]
+    while stack:
+        place, item = stack.pop()
+        if place:
+            out.append(render_place(place))
+        if isinstance(item, dict):
+            stack.extend((place + (key,), child) for key, child in item.items())
+    return out
+
+
+def nested_repeat(pattern: str) -> bool:
+    """Whether the pattern repeats something that repeats itself (`(\\w+\\s?)+`), read by Python's parser (a
+    pattern it cannot read, RE2's own `\\pL`, is not judged)."""
+    try:
+        parsed = _parser.parse(pattern)
+    except Exception:
+        return False
+    return _repeats(parsed, inside=False)
+
+
+def _nested_issue(place: Place, pattern: str) -> _Issue:
+    problem = (
+        f"the pattern `{pattern}` repeats a repetition: mockmcp's RE2 matches it in linear time, but in a "
+        "backtracking engine (Python's `re`, where such a pattern is copied to) it can run for ages"
+    )
+    return _Issue(place, WARNING, problem, "write it flat, e.g. `(\\w+\\s?)+` as `[\\w\\s]+`")
+
+
+_REPEATS = {_constants.MAX_REPEAT, _constants.MIN_REPEAT, getattr(_constants, "POSSESSIVE_REPEAT", None)}
+
+
+def _repeats(parsed: Any, inside: bool) -> bool:
+    """Whether a repetition of more than one sits inside another (`inside`: within one already)."""
+    for op, av in parsed:
+        if op in _REPEATS:
+            _low, high, sub = av
+            many = high is _constants.MAXREPEAT or high > 1
+            if (many and inside) or _repeats(sub, inside or many):
+                return True
+        elif op is _constants.SUBPATTERN or op is getattr(_constants, "ATOMIC_GROUP", None):
+            if _repeats(av[-1] if op is _constants.SUBPATTERN else av, inside):
+                return True
+        elif op is _constants.BRANCH and any(_repeats(branch, inside) for branch in av[1]):
+            return True
+    return False
