@@ -40,8 +40,8 @@ __all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "
 ERROR = "error"
 WARNING = "warning"
 
-_MESSAGE_KEYS = ("jsonrpc", "id", "method", "params")
-_RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
+_MESSAGE = dict.fromkeys(("jsonrpc", "id", "method", "params"))  # shapes, as `shapes.unknown_keys` reads them
+_RESPONSE = dict.fromkeys(("jsonrpc", "id", "result", "error"))
 # JSON-RPC reserves -32768..-32000 and defines its own codes; -32000..-32099 is left to
 # implementations (MCP's codes sit inside it, and so does mockmcp's NO_MATCH).
 _DEFINED_CODES = jsonrpc.CODES | protocol.CODES
@@ -172,10 +172,12 @@ def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
 def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     """Checks of each interaction; indices are their places in the file (the valid ones of a broken file)."""
     tools = protocol.offered_tools((i.message, i.response) for i in cassette.interactions)
-    stateless, eras = cassette.meta.get("era") == protocol.STATELESS, session_eras(cassette)
-    written = written_eras(cassette, eras)
-    for index, interaction, era in zip(indices, cassette.interactions, written, strict=True):
-        yield from _check_interaction(interaction, ("interactions", index), era, tools, stateless, eras)
+    eras = session_eras(cassette)
+    for index, interaction, era in zip(indices, cassette.interactions, written_eras(cassette, eras), strict=True):
+        # The stateless era's rules hold where meta.era says it, or where replay matches in it (`written_eras`).
+        stateless = cassette.meta.get("era") == protocol.STATELESS or era == protocol.STATELESS
+        place: Place = ("interactions", index)
+        yield from _check_interaction(interaction, place, eras.get(interaction.session, {}), tools, stateless)
     yield from _rule_issues(cassette, indices)
     yield from _check_substitute(cassette)
     patterns = (cassette.meta.get("redact") or {}).get("patterns") or ()
@@ -199,10 +201,8 @@ def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
             fix = f"take {name} out of meta.substitute (redact a secret: `meta.redact.env`), and never give its value"
             yield _Issue(place, ERROR, problem + ": the host, its model and its logs would read it", fix)
         elif name in used:
-            problem = f"{how}: replay refuses the cassette until its user gives {name}"
-            yield _Issue(
-                place, WARNING, problem, f"make sure {name} is a value of the machine (a folder), not a secret"
-            )
+            fix = f"make sure {name} is a value of the machine (a folder), not a secret"
+            yield _Issue(place, WARNING, f"{how}: replay refuses the cassette until its user gives {name}", fix)
 
 
 def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | None:
@@ -217,23 +217,16 @@ def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | No
 
 
 def _check_interaction(
-    interaction: Interaction,
-    place: Place,
-    era: str,
-    tools: frozenset[str] | None,
-    stateless: bool,
-    sessions: dict[int, dict[str, str | None]],
+    interaction: Interaction, place: Place, eras: dict[str, str | None], tools: frozenset[str] | None, stateless: bool
 ) -> Iterator[_Issue]:
-    """`era`: the one replay matches the interaction in (`model.written_eras`); `tools`: those the cassette's
-    tools/list offers (None: it has none); `stateless`: meta.era says 2026-07-28; `sessions`: each one's eras."""
+    """`eras`: its session's; `tools`: those the cassette's tools/list offers (None: it has none)."""
     message, response = interaction.message, interaction.response
-    eras = sessions.get(interaction.session, {})
     revision = _revision(interaction, eras)
     if message is not None:
         yield from _check_message(message, place + (interaction.kind,), revision)
-    # Also judged per message: one that speaks the stateless era is held to its rules whatever the
-    # meta says (a refused `server/discover` probe of a handshake-era host has no result to judge).
-    stateless = stateless or protocol.speaks_stateless(message) or era == protocol.STATELESS
+    # A message that speaks the stateless era is held to its rules whatever the meta says (a refused
+    # `server/discover` probe of a handshake-era host has no result to judge).
+    stateless = stateless or protocol.speaks_stateless(message)
     # A request written without the era's `_meta` (a recipe) gets `resultType` from replay if it has none.
     versioned = protocol.params_era(interaction.params) == protocol.STATELESS
     for index, item in enumerate(interaction.server):
@@ -251,8 +244,7 @@ def _check_interaction(
     yield from _check_not_recorded(response, place + ("response",))
     if interaction.method == protocol.INITIALIZE:
         revision = eras.get(protocol.HANDSHAKE)  # the answer speaks the version the server chose
-    yield from _check_response(response, place + ("response",), message.get("id"))
-    yield from _check_result(interaction.method, response, place + ("response",), revision)
+    yield from _check_response(interaction.method, response, place + ("response",), message.get("id"), revision)
     result = response.get("result")
     if stateless and versioned and isinstance(result, dict) and "resultType" not in result:
         version = protocol.STATELESS_VERSION
@@ -273,35 +265,28 @@ def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Iss
     meant = "if the error is meant (to test the host), mark it `expect: fault`"
     data = error.get("data")
     if unreached(response):
-        status = data["status"]
-        why = "was silent past --upstream-timeout" if status == 504 else "was gone"
+        why = "was silent past --upstream-timeout" if data["status"] == 504 else "was gone"
         problem = (
-            f"the recording kept no answer to this request: the server gave none (the host got HTTP {status} from "
-            f"the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in its "
-            "place, at once"
+            f"the recording kept no answer to this request: the server gave none (the host got HTTP {data['status']} "
+            f"from the recording proxy: the server {why}); replay answers the stand-in error {jsonrpc.NOT_RECORDED} in "
+            "its place, at once"
         )
-        yield _Issue(
-            place + ("error",),
-            WARNING,
-            problem,
-            f"record again with the server up and answering, or {by_hand}; {meant}",
+        fix = f"record again with the server up and answering, or {by_hand}; {meant}"
+    else:
+        size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
+        how_long = f" (it was {over_limit(size, limit)})" if isinstance(size, int) and isinstance(limit, int) else ""
+        problem = (
+            f"the recording kept no answer to this request{how_long}: replay answers the stand-in error "
+            f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered"
         )
-        return
-    size, limit = (data.get("size"), data.get("limit")) if isinstance(data, dict) else (None, None)
-    how_long = f" (it was {over_limit(size, limit)})" if isinstance(size, int) and isinstance(limit, int) else ""
-    problem = (
-        f"the recording kept no answer to this request{how_long}: replay answers the stand-in error "
-        f"{jsonrpc.NOT_RECORDED} in its place, never what the server answered"
-    )
-    fix = f"{by_hand}, or record again with the server sending less in one message (a page at a time, say); {meant}"
+        fix = f"{by_hand}, or record again with the server sending less in one message (a page at a time, say)"
+        fix += f"; {meant}"
     yield _Issue(place + ("error",), WARNING, problem, fix)
 
 
 def _check_message(message: dict[str, Any], place: Place, revision: str | None = None) -> Iterator[_Issue]:
-    for key in message:
-        if key not in _MESSAGE_KEYS:
-            near = shapes.near(str(key), _MESSAGE_KEYS)
-            yield _unknown(shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC message", _MESSAGE_KEYS, near))
+    for found in shapes.unknown_keys(message, _MESSAGE, place, "a JSON-RPC message"):
+        yield _unknown(found)
     method = message.get("method")
     yield from _check_method(method, place + ("method",), revision)
     if method in shapes.PARAMS:
@@ -311,9 +296,8 @@ def _check_message(message: dict[str, Any], place: Place, revision: str | None =
             yield _unknown(found, revision=revision)
     if message.get("jsonrpc", "2.0") != "2.0":
         problem = f'`jsonrpc` is {message["jsonrpc"]!r}; JSON-RPC 2.0 requires "2.0"'
-        yield _Issue(
-            place + ("jsonrpc",), ERROR, problem, "remove `jsonrpc` (mockmcp adds it) or write `jsonrpc: '2.0'`"
-        )
+        fix = "remove `jsonrpc` (mockmcp adds it) or write `jsonrpc: '2.0'`"
+        yield _Issue(place + ("jsonrpc",), ERROR, problem, fix)
     if isinstance(message.get("params"), list):
         problem = "`params` is a list; MCP params are always an object"
         yield _Issue(place + ("params",), WARNING, problem, "write the params as `key: value` lines")
@@ -342,34 +326,26 @@ def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision
         fix = "answer the client's request with `resultType: input_required` and `inputRequests`"
         yield _Issue(place + ("request",), WARNING, problem, fix)
     if item.response is not None:
-        yield from _check_response(item.response, place + ("response",), item.message.get("id"))
-        yield from _check_result(item.message.get("method"), item.response, place + ("response",), revision)
+        method, asked = item.message.get("method"), item.message.get("id")
+        yield from _check_response(method, item.response, place + ("response",), asked, revision)
 
 
-def _check_response(response: dict[str, Any], place: Place, request_id: Any) -> Iterator[_Issue]:
-    for key in response:
-        if key not in _RESPONSE_KEYS:
-            near = shapes.near(str(key), _RESPONSE_KEYS)
-            found = shapes.Unknown(place + (str(key),), str(key), "a JSON-RPC response", _RESPONSE_KEYS, near)
-            yield _unknown(found, "use result or error; put anything else inside them")
+def _check_response(
+    method: Any, response: dict[str, Any], place: Place, request_id: Any, revision: str | None
+) -> Iterator[_Issue]:
+    for found in shapes.unknown_keys(response, _RESPONSE, place, "a JSON-RPC response"):
+        yield _unknown(found, "use result or error; put anything else inside them")
     answer_id = response.get("id")
     if "id" in response and not is_valid_id(answer_id):
         shown = "null" if answer_id is None else repr(answer_id)
         yield _Issue(place + ("id",), ERROR, f"a response id is a string or an integer, never {shown}", _ID_FIX)
-    elif (
-        "id" in response
-        and request_id is not None
-        and (type(answer_id) is not type(request_id) or answer_id != request_id)
-    ):
+    elif "id" in response and request_id is not None and (type(answer_id), answer_id) != (type(request_id), request_id):
         problem = f"the response id {answer_id!r} is not the request's id {request_id!r} (same value, same JSON type)"
         yield _Issue(place + ("id",), WARNING, problem, _ID_FIX)
     if "error" in response:
         yield from _check_error(response["error"], place + ("error",))
     elif not isinstance(response["result"], dict):
         yield _Issue(place + ("result",), ERROR, *shapes.NOT_AN_OBJECT)
-
-
-def _check_result(method: Any, response: dict[str, Any], place: Place, revision: str | None) -> Iterator[_Issue]:
     if method in shapes.RESULTS:
         result = response.get("result")
         what, scopes, at = shapes.result_label(method), ("result", f"result:{method}"), place + ("result",)
