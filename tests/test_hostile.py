@@ -177,7 +177,7 @@ def test_a_deep_result_is_recorded_saved_through_the_journal_and_played_back(tmp
     [reply] = sent(Replay(loaded, Matcher.build()), request)
     assert reply["result"] == result
     assert not [f for f in lint.lint_file(str(path)) if f.severity == lint.ERROR]
-    assert "tools/call" in show.show_file(str(path), color=False, width=100)
+    assert "tools/call" in show.render(store.load(str(path)), color=False, width=100)
 
 
 def test_a_message_deeper_than_mockmcp_reads_is_a_located_error() -> None:
@@ -238,7 +238,7 @@ def test_an_alias_bomb_is_refused_at_once_with_its_line(tmp_path: Path) -> None:
     path.write_text(BOMB)
     assert [f.line for f in lint.lint_file(str(path)) if f.severity == lint.ERROR] == [6]
     with pytest.raises(CassetteError):
-        show.show_file(str(path), color=False, width=80)
+        show.print_show(str(path), "never", 80)
 
 
 REFUSED = [
@@ -485,7 +485,7 @@ def test_show_and_lint_draw_the_deepest_messages_loading_takes(tmp_path: Path) -
     response = json.dumps({"result": {"content": [text_block]}})
     path = tmp_path / "deep.yaml"
     path.write_text(f"version: 1\ninteractions:\n- request: {request}\n  response: {response}\n")
-    drawn = show.show_file(str(path), color=False, width=100)
+    drawn = show.render(store.load(str(path)), color=False, width=100)
     assert "tools/call t {x: {a: {a:" in drawn and "…" in drawn
     assert not [f for f in lint.lint_file(str(path)) if f.severity == lint.ERROR]
 

@@ -21,7 +21,7 @@ ALL = sorted(SHIPPED.glob("*.yaml"))
 
 
 def transcript(path: Path, width: int = 100, **kwargs: bool) -> list[str]:
-    return show.show_file(str(path.relative_to(ROOT)), False, width, **kwargs).splitlines()
+    return show.render(cassette.load(str(path.relative_to(ROOT))), False, width, **kwargs).splitlines()
 
 
 def lines_of(yaml_text: str, width: int = 100) -> list[str]:
@@ -442,7 +442,7 @@ def test_a_broken_cassette_raises_the_located_error(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("version: 1\ninteractions:\n- request: {method: x}\n  respnse: {}\n")
     with pytest.raises(CassetteError, match="unknown key 'respnse'"):
-        show.show_file(str(path), False, 80)
+        show.print_show(str(path), "never", 80)
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

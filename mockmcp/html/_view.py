@@ -14,14 +14,13 @@ from typing import Any, NamedTuple
 
 from mockmcp._wire import protocol
 from mockmcp._wire.words import Place, parse_path
-from mockmcp.cassette.model import RAW, REQUEST, SERVER, Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import REQUEST, SERVER, Cassette, Interaction
 from mockmcp.engine.timeline import message_times
 from mockmcp.errors import UsageError
-from mockmcp.tools import PARAMS, client_marks, counts, duration, header, matcher, reply, reply_marks, summarize
+from mockmcp.tools import FROM, PARAMS, Part, counts, header, parts, rules, summarize
 
 __all__ = ["Lane", "lane_view", "page_view"]
 
-TO, FROM = "to", "from"  # to the server (what the host sent), from it
 _SHOWN = 400  # characters of a summary on its row; the whole message is in its JSON, unfolded
 
 
@@ -39,13 +38,6 @@ class Lane(NamedTuple):
     href: str = ""  # the cassette file as a URL, for links to its lines
 
 
-def _style(spans: list[tuple[str, str]]) -> tuple[str, str]:
-    """show's styled spans as one text and the strongest style among them."""
-    styles = [style for _text, style in spans]
-    strongest = next((s for s in ("error", "tool", "fault") if s in styles), "")
-    return "".join(text for text, _style in spans), strongest
-
-
 def _named(message: Any) -> str:
     """The tool, prompt or resource a message names: what a person filters by beside the method."""
     params = message.get("params") if isinstance(message, dict) else None
@@ -55,37 +47,21 @@ def _named(message: Any) -> str:
     return next((params[key] for key in keys if isinstance(params.get(key), str)), "")
 
 
-def _message(message: dict[str, Any], direction: str, kind: str, line: int | None, at: float | None) -> dict[str, Any]:
-    method = message["method"]
-    text = _cut(summarize(PARAMS, method, message.get("params")))
-    row = {"dir": direction, "kind": kind, "method": method, "name": _named(message), "text": text, "at": at}
-    return {**row, "line": line, "marks": [], "json": message}
-
-
-def _answer(method: str | None, response: dict[str, Any] | None, direction: str, line: int | None) -> dict[str, Any]:
-    """A response (the server's, or the host's answer to a server request), as show summarizes it."""
-    text, style = ("no answer recorded", "dim") if response is None else _style(reply(method, response))
-    result = (response or {}).get("result")
-    tool_error = isinstance(result, dict) and result.get("isError") is True
-    error = response is not None and ("error" in response or tool_error)
-    kind = "response" if direction == FROM else "answer"
-    row = {"dir": direction, "kind": kind, "method": method, "name": "", "text": _cut(text), "style": style}
-    return {**row, "error": error, "line": line, "marks": [], "json": response}
-
-
-def _server(item: ServerItem, place: Place, lane: Lane, unsolicited: bool) -> list[dict[str, Any]]:
-    line = lane.lines.get(place)
-    if item.kind == RAW:
-        text = _cut(f"raw: {item.message}")
-        raw = {"dir": FROM, "kind": "raw", "method": "", "name": "", "text": text, "at": item.at, "style": "fault"}
-        return [{**raw, "line": line, "marks": ["not JSON"], "json": item.message, "depth": 0 if unsolicited else 1}]
-    sent = _message(item.message, FROM, item.kind, line, item.at)
-    sent["notes"] = ["unsolicited"] * unsolicited + ["on the GET stream"] * (item.stream is not None)
-    sent["depth"] = 0 if unsolicited else 1  # under the request it came for
-    if item.kind != REQUEST:
-        return [sent]
-    answer = _answer(item.message["method"], item.response, TO, lane.lines.get((*place, "response")))
-    return [sent, {**answer, "depth": sent["depth"] + 1}]
+def _row(part: Part, lane: Lane) -> dict[str, Any]:
+    """A message as the page draws it; a response or an answer that is a protocol or a tool error is an error."""
+    json, row = part.json, part._asdict()
+    result = json.get("result") if isinstance(json, dict) else None
+    failed = isinstance(json, dict) and (
+        "error" in json or (isinstance(result, dict) and result.get("isError") is True)
+    )
+    row["line"], row["error"] = lane.lines.get(row.pop("place")), failed and part.kind in ("response", "answer")
+    return {
+        **row,
+        "method": part.method or "",
+        "name": _named(json),
+        "text": _cut(part.text),
+        "marks": list(part.marks),
+    }
 
 
 def _cancels(items: tuple[Interaction, ...]) -> dict[int, int]:
@@ -127,24 +103,18 @@ def _rounds(items: tuple[Interaction, ...]) -> dict[int, list[int]]:
 
 
 def _interaction(n: int, item: Interaction, lane: Lane, cancelled_by: int | None) -> dict[str, Any]:
-    place: Place = ("interactions", n)
-    msgs = [] if item.message is None else [_message(item.message, TO, item.kind, lane.lines.get(place), item.at)]
-    for j, server in enumerate(item.server):
-        msgs += _server(server, (*place, "server", j), lane, item.kind == SERVER)
-    if item.kind == REQUEST:
-        response = _answer(item.method, item.response, FROM, lane.lines.get((*place, "response")))
-        if item.raw_response is not None:
-            response.update(text=_cut(f"raw: {item.raw_response}"), style="fault", json=item.raw_response)
-        response["took"] = None if item.took is None else duration(item.took)
-        response["marks"] += reply_marks(item)
-        msgs.append(response)
-    if msgs:
-        msgs[0]["marks"] += client_marks(item)
+    msgs = [_row(part, lane) for part in parts(n, item)]
     if cancelled_by is not None:
         _mark_late(item, msgs, lane.cassette.interactions[cancelled_by])
-    rules = ", ".join(f"{path} {matcher(how)}" for path, how in (item.match or {}).items())
-    line = lane.lines.get(place)
-    return {"n": n, "session": item.session, "line": line, "match": rules, "cancelled": cancelled_by, "msgs": msgs}
+    line = lane.lines.get(("interactions", n))
+    return {
+        "n": n,
+        "session": item.session,
+        "line": line,
+        "match": rules(item),
+        "cancelled": cancelled_by,
+        "msgs": msgs,
+    }
 
 
 def _mark_late(item: Interaction, msgs: list[dict[str, Any]], cancel: Interaction) -> None:

@@ -4,7 +4,7 @@ Attaches at the command line (`lint`, `show`, `verify`, `diff`, `schema`), the H
 
   _lint           findings: structure, message shapes, layer confusion, stand-ins, match rules, credentials
   _summary        one line for a message
-  _show           the transcript built from those lines
+  _show           the transcript built from those lines, each message of an interaction as a `Part`
   _drift          how two sessions differ (verify, diff), and live answers written into a cassette
   _report_schema  the --report JSON as a JSON Schema, each key described once; a report read back held to it
 """
@@ -14,24 +14,23 @@ from __future__ import annotations
 from mockmcp.tools._drift import compare, updated
 from mockmcp.tools._lint import failed, lint_paths, summary
 from mockmcp.tools._report_schema import report_problem, report_schema_text
-from mockmcp.tools._show import client_marks, counts, duration, header, matcher, print_show, reply, reply_marks
+from mockmcp.tools._show import FROM, Part, counts, header, parts, print_show, rules
 from mockmcp.tools._summary import PARAMS, summarize
 
 __all__ = [
+    "FROM",
     "PARAMS",
-    "client_marks",
+    "Part",
     "compare",
     "counts",
-    "duration",
     "failed",
     "header",
     "lint_paths",
-    "matcher",
+    "parts",
     "print_show",
-    "reply",
-    "reply_marks",
     "report_problem",
     "report_schema_text",
+    "rules",
     "summarize",
     "summary",
     "updated",

@@ -18,27 +18,18 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple, TextIO
 
 from mockmcp._wire import protocol
-from mockmcp._wire.words import placeholder
-from mockmcp.cassette.model import CUT, NOTIFICATION, RAW, REQUEST, Cassette, Interaction, ServerItem
+from mockmcp._wire.jsonrpc import RESPONSE
+from mockmcp._wire.words import Place, placeholder
+from mockmcp.cassette.model import CUT, NOTIFICATION, RAW, REQUEST, Cassette, Interaction
 from mockmcp.cassette.store import load
 from mockmcp.errors import UsageError
 from mockmcp.tools._summary import PARAMS, RESULTS, summarize
 
-__all__ = [
-    "client_marks",
-    "counts",
-    "duration",
-    "header",
-    "matcher",
-    "print_show",
-    "render",
-    "reply",
-    "reply_marks",
-    "show_file",
-    "want_color",
-]
+__all__ = ["FROM", "Part", "counts", "header", "parts", "print_show", "render", "rules", "want_color"]
 
 _Span = tuple[str, str]  # (text, style); style "" is plain
+TO, FROM = "to", "from"  # to the server (what the host sent), from it
+ANSWER = "answer"  # the host's answer to a server request
 _ANSI = {"to": "36", "from": "32", "error": "31", "tool": "33", "fault": "35", "dim": "2", "bold": "1"}
 
 
@@ -66,26 +57,81 @@ class _Layout(NamedTuple):
     tag: int  # the width of the `[N]` column
 
 
-def reply(method: str | None, response: dict[str, Any]) -> list[_Span]:
+class Part(NamedTuple):
+    """One message of an interaction as show and the HTML timeline tell it."""
+
+    dir: str  # TO the server (what the host sent) or FROM it
+    kind: str  # request, notification, raw, response, or answer (the host's, to a server request)
+    method: str | None  # for a response or an answer, the request's
+    text: str  # the summary
+    style: str  # show's: "", "error", "tool", "fault" or "dim"
+    json: Any  # the message as recorded (a raw line: its text)
+    at: float | None
+    place: Place  # where it is in the cassette
+    depth: int = 0  # 1: sent for the request above it; 2: the host's answer to such a request
+    marks: tuple[str, ...] = ()  # the fault knobs that act on it
+    notes: tuple[str, ...] = ()
+    took: str = ""  # how long a response took
+
+
+def parts(n: int, item: Interaction) -> list[Part]:
+    """interactions[n]'s messages in order: the client's, what the server sent for it, the response."""
+    place: Place = ("interactions", n)
+    found = [] if item.message is None else [_sent(item.message, TO, item.kind, item.at, place)]
+    depth = 0 if item.message is None else 1
+    for j, server in enumerate(item.server):
+        at: Place = (*place, "server", j)
+        notes = ("unsolicited",) * (not depth) + ("on the GET stream",) * (server.stream is not None)
+        if server.kind == RAW:
+            text = f"raw: {server.message}"
+            found.append(
+                Part(FROM, RAW, None, text, "fault", server.message, server.at, at, depth, ("not JSON",), notes)
+            )
+            continue
+        found.append(_sent(server.message, FROM, server.kind, server.at, at)._replace(depth=depth, notes=notes))
+        if server.kind == REQUEST:
+            method, answer = server.message["method"], server.response
+            text, style = ("no answer recorded", "dim") if answer is None else _reply(method, answer)
+            found.append(Part(TO, ANSWER, method, text, style, answer, None, (*at, "response"), depth + 1))
+    if item.kind == REQUEST:
+        text, style = ("no response recorded", "dim") if item.response is None else _reply(item.method, item.response)
+        json = item.response
+        if item.raw_response is not None:
+            text, style, json = f"raw: {item.raw_response}", "fault", item.raw_response
+        took, at = "" if item.took is None else duration(item.took), (*place, "response")
+        found.append(
+            Part(FROM, RESPONSE, item.method, text, style, json, None, at, 0, tuple(_reply_marks(item)), (), took)
+        )
+    if found:  # delay and times act on the whole interaction: marked on its first message
+        found[0] = found[0]._replace(marks=found[0].marks + tuple(_client_marks(item)))
+    return found
+
+
+def _sent(message: dict[str, Any], direction: str, kind: str, at: float | None, place: Place) -> Part:
+    text = summarize(PARAMS, message["method"], message.get("params"))
+    return Part(direction, kind, message["method"], text, "", message, at, place)
+
+
+def _reply(method: str | None, response: dict[str, Any]) -> _Span:
     """A response's summary, styled: protocol errors, tool errors, input_required, or the result."""
     if "error" in response:
         error = response["error"]
-        return [(f"ERROR {error['code']} {error['message']}", "error")]
+        return f"ERROR {error['code']} {error['message']}", "error"
     result = response["result"]
     if not isinstance(result, dict):
-        return [(summarize(RESULTS, method, result) or "{}", "")]
+        return summarize(RESULTS, method, result) or "{}", ""
     if result.get("resultType") == "input_required" and isinstance(asked := result.get("inputRequests"), dict):
         asks = [
             f"{a.get('method')} {summarize(PARAMS, a.get('method'), a.get('params'))}".rstrip()
             for a in asked.values()
             if isinstance(a, dict)
         ]
-        return [("input required: " + "; ".join(asks), "tool")]
+        return "input required: " + "; ".join(asks), "tool"
     text = summarize(RESULTS, method, result) or "{}"
-    return [("TOOL ERROR " + text, "tool")] if result.get("isError") is True else [(text, "")]
+    return ("TOOL ERROR " + text, "tool") if result.get("isError") is True else (text, "")
 
 
-def client_marks(item: Interaction) -> list[str]:
+def _client_marks(item: Interaction) -> list[str]:
     """Knobs that change when or whether the client message is answered: delay, times and after."""
     marks = [f"delay {item.delay:g}s"] if item.delay else []
     plays = [f"times {item.times}"] if item.times != 1 else []
@@ -93,7 +139,7 @@ def client_marks(item: Interaction) -> list[str]:
     return marks + ([", ".join(plays)] if plays else [])
 
 
-def reply_marks(item: Interaction) -> list[str]:
+def _reply_marks(item: Interaction) -> list[str]:
     """Knobs that change the reply itself: drop (`cut off`: its answer breaks off there), raw_response, exit."""
     marks = (["cut off"] if item.drop == CUT else ["dropped"]) if item.drop else []
     marks += ["raw reply"] if item.raw_response is not None else []
@@ -111,7 +157,7 @@ def counts(cassette: Cassette) -> list[_Span]:
     items = cassette.interactions
     replies = [item.response for item in items] + [s.response for item in items for s in item.server]
     results = [r["result"] for r in replies if r is not None and "result" in r]
-    faults = sum(len(client_marks(i)) + len(reply_marks(i)) + sum(s.kind == RAW for s in i.server) for i in items)
+    faults = sum(len(_client_marks(i)) + len(_reply_marks(i)) + sum(s.kind == RAW for s in i.server) for i in items)
     counts = [
         (sum(i.kind == REQUEST for i in items), "request", ""),
         (sum(i.kind == NOTIFICATION for i in items), "notification", ""),
@@ -125,67 +171,38 @@ def counts(cassette: Cassette) -> list[_Span]:
     return spans + [(f"era{'s' if len(eras) > 1 else ''}: {', '.join(eras) or 'unknown'}", "")]
 
 
+def duration(seconds: float) -> str:
+    """How long a response took: `12 ms`, `1.50 s`."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
+    """interactions[n] as show's lines: its index on the first, match rules after the client message."""
+    lines = []
+    for k, part in enumerate(parts(n, item)):
+        arrow = layout.symbols.to_server if part.dir == TO else layout.symbols.to_client
+        head = _head(layout, part.at, "" if k else f"[{n}]", arrow, indent=2 if part.kind == ANSWER else 0)
+        body = [(part.text, part.style)]
+        if part.kind in (REQUEST, NOTIFICATION):
+            body = [(part.method or "", "bold")] + ([(" " + part.text, "")] if part.text else [])
+        tail = [(f"  match: {rules(item)}", "dim")] if k == 0 and item.match else []
+        tail += [(f"  ({note})", "dim") for note in part.notes] + ([(f"  ({part.took})", "dim")] if part.took else [])
+        lines.append(_Line(head, body, tail + [(f"  {layout.symbols.warn} {mark}", "fault") for mark in part.marks]))
+    return lines
+
+
 def _head(layout: _Layout, at: float | None, index: str, arrow: str, indent: int = 0) -> list[_Span]:
     clock = "" if not layout.clock else ("" if at is None else f"+{at:.3f}s").rjust(layout.clock) + " "
     style = "to" if arrow == layout.symbols.to_server else "from"
     return [(clock, "dim"), (index.ljust(layout.tag) + " " + " " * indent, "dim"), (arrow, style), (" ", "")]
 
 
-def _marks(layout: _Layout, marks: list[str]) -> list[_Span]:
-    return [(f"  {layout.symbols.warn} {mark}", "fault") for mark in marks]
+def rules(item: Interaction) -> str:
+    """A request's match rules, short: `arguments.q regex, arguments.n type integer`."""
+    return ", ".join(f"{path} {_matcher(how)}" for path, how in (item.match or {}).items())
 
 
-def _message(message: dict[str, Any]) -> list[_Span]:
-    params = summarize(PARAMS, message["method"], message.get("params"))
-    return [(message["method"], "bold")] + ([(" " + params, "")] if params else [])
-
-
-def _server_lines(item: ServerItem, layout: _Layout, index: str, unsolicited: bool) -> list[_Line]:
-    tail = [("  (unsolicited)", "dim")] if unsolicited else []
-    if item.stream is not None:  # sent on the session's GET stream, not on its request's (Streamable HTTP)
-        tail.append(("  (on the GET stream)", "dim"))
-    head = _head(layout, item.at, index, layout.symbols.to_client)
-    if item.kind == RAW:
-        return [_Line(head, [(f"raw: {item.message}", "fault")], tail + _marks(layout, ["not JSON"]))]
-    lines = [_Line(head, _message(item.message), tail)]
-    if item.kind == REQUEST:
-        answered = item.response is not None
-        answer = reply(item.message["method"], item.response) if answered else [("no answer recorded", "dim")]
-        lines.append(_Line(_head(layout, None, "", layout.symbols.to_server, indent=2), answer, []))
-    return lines
-
-
-def _response_line(item: Interaction, layout: _Layout) -> _Line:
-    if item.raw_response is not None:
-        body = [(f"raw: {item.raw_response}", "fault")]
-    else:
-        body = [("no response recorded", "dim")] if item.response is None else reply(item.method, item.response)
-    took = [] if item.took is None else [(f"  ({duration(item.took)})", "dim")]
-    return _Line(_head(layout, None, "", layout.symbols.to_client), body, took + _marks(layout, reply_marks(item)))
-
-
-def duration(seconds: float) -> str:
-    """How long a response took, as show and the HTML timeline say it: `12 ms`, `1.50 s`."""
-    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
-
-
-def _interaction_lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
-    index = f"[{n}]"
-    rules = ", ".join(f"{path} {matcher(how)}" for path, how in (item.match or {}).items())
-    tail = [(f"  match: {rules}", "dim")] if rules else []
-    head = _head(layout, item.at, index, layout.symbols.to_server)
-    lines = [] if item.message is None else [_Line(head, _message(item.message), tail)]
-    for server in item.server:
-        lines += _server_lines(server, layout, index if not lines else "", item.message is None)
-    if item.kind == REQUEST:
-        lines.append(_response_line(item, layout))
-    if lines and client_marks(item):  # delay and times act on the whole interaction: marked on its first line
-        lines[0] = lines[0]._replace(tail=lines[0].tail + _marks(layout, client_marks(item)))
-    return lines
-
-
-def matcher(how: Any) -> str:
-    """A match rule's matcher, short: `regex`, `type integer`, `any`."""
+def _matcher(how: Any) -> str:
     if isinstance(how, dict):
         ((kind, argument),) = how.items()
         return kind if kind == "regex" else f"{kind} {argument}"
@@ -276,14 +293,9 @@ def render(cassette: Cassette, color: bool, width: int, *, ascii_only: bool = Fa
     for n, item in enumerate(cassette.interactions):
         if several and (n == 0 or item.session != cassette.interactions[n - 1].session):
             lines.append(_cut(_session_mark(item.session, cassette, symbols), width, symbols.more))
-        lines += [_fit(line, width, symbols.more) for line in _interaction_lines(n, item, layout)]
+        lines += [_fit(line, width, symbols.more) for line in _lines(n, item, layout)]
     lines += _wrap(counts(cassette), width, symbols.more)
     return "".join(_paint(line, color) + "\n" for line in lines)
-
-
-def show_file(path: str, color: bool, width: int, *, ascii_only: bool = False) -> str:
-    """Load the cassette at path and render it; raises CassetteError as `mockmcp replay` would."""
-    return render(load(path), color, width, ascii_only=ascii_only)
 
 
 def want_color(choice: str, stream: TextIO, environ: Mapping[str, str]) -> bool:
@@ -301,6 +313,6 @@ def print_show(path: str, color: str = "auto", width: int | None = None) -> None
     encoding, symbols = out.encoding or "utf-8", "".join(_UNICODE)
     ascii_only = symbols.encode(encoding, "replace").decode(encoding) != symbols
     width = width or shutil.get_terminal_size((100, 24)).columns
-    text = show_file(path, want_color(color, out, os.environ), width, ascii_only=ascii_only)
+    text = render(load(path), want_color(color, out, os.environ), width, ascii_only=ascii_only)
     out.write(text.encode(encoding, "replace").decode(encoding))  # a cassette's text may not fit the encoding either
     out.flush()
