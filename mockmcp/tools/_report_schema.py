@@ -1,9 +1,8 @@
 """The `--report` JSON as a JSON Schema: the contract with test tools in any language (docs/report.md).
 
-A report is a replay's (`Report.to_json`), or `mockmcp exec`'s saying it recorded or could not start:
-every one has `version` and `cassette`, so the schema is one object of every key and a `oneOf` of what
-each kind requires. Each key is described here once (docs/report.md shows these descriptions, and a
-test holds the replay keys to what `Report.to_json` writes); within a version keys are only added.
+A report is a replay's (`Report.to_json`), or `mockmcp exec`'s saying it recorded or could not start, so the
+schema is one object of every key and a `oneOf` of what each kind requires. Each key is described here once
+(docs/report.md shows these descriptions); within a version keys are only added.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ from mockmcp.engine.report import REPORT_VERSION
 __all__ = ["KEYS", "MISS_KEYS", "RECORDED_KEYS", "REPLAY_KEYS", "report_problem", "report_schema_text", "schema"]
 
 _INDEX = _COUNT = {"type": "integer", "minimum": 0}
-_METHOD = {"type": "string"}
-_TEXT = {"type": "string"}
+_METHOD = _TEXT = {"type": "string"}
 _TEXTS = {"type": "array", "items": _TEXT}
 
 
@@ -80,7 +78,7 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
         "`status` is the recorder's exit status, `outcome` how the session ended",
     ),
     "error": (
-        {"type": "string"},
+        _TEXT,
         "`mockmcp exec` only: why it could not replay or record (a missing cassette, one that does not load, "
         "a server that never answered), with how to fix it",
     ),
@@ -94,9 +92,6 @@ _CANDIDATE = _object(
     {"interaction": _INDEX, "plays": _INDEX, "differences": _TEXTS, "first_path": _TEXT, "ruled": {"type": "boolean"}}
 )
 
-# Keys of a miss that reports written before them lack.
-OPTIONAL_MISS_KEYS = ("params_cut",)
-
 # Each entry of `misses`, in the order `Miss.to_json` writes its keys.
 MISS_KEYS: dict[str, tuple[dict[str, Any], str]] = {
     "id": ({"type": ["string", "integer"]}, "the id of the host's request"),
@@ -108,7 +103,7 @@ MISS_KEYS: dict[str, tuple[dict[str, Any], str]] = {
         "their full size, in bytes of compact JSON",
     ),
     "code": ({"type": "integer"}, "the JSON-RPC error code the host was answered: -32601, -32099, or -32022"),
-    "reason": ({"type": "string"}, "why it missed, in one sentence"),
+    "reason": (_TEXT, "why it missed, in one sentence"),
     "closest": (
         {"type": "array", "items": _CANDIDATE, "maxItems": 3},
         "up to 3 recorded requests closest to it: `interaction`, its `plays`, the exact `differences`, the "
@@ -117,7 +112,7 @@ MISS_KEYS: dict[str, tuple[dict[str, Any], str]] = {
     "fixes": (_TEXTS, "how to fix it, in order"),
     "record": ({"enum": ["new", "all"]}, "the record mode that would fix it"),
     "explanation": (
-        {"type": "string"},
+        _TEXT,
         "all of the above as text: the reason, the request, the closest ones, the fixes; what a test shows",
     ),
 }
@@ -141,7 +136,7 @@ def schema() -> dict[str, Any]:
             "miss": {
                 "type": "object",
                 "properties": {key: {**shape, "description": text} for key, (shape, text) in MISS_KEYS.items()},
-                "required": [key for key in MISS_KEYS if key not in OPTIONAL_MISS_KEYS],
+                "required": [key for key in MISS_KEYS if key != "params_cut"],  # reports written before it lack it
             }
         },
     }
@@ -154,33 +149,25 @@ def report_schema_text() -> str:
 
 # --- a report read back (`show --html --with-report`): held to the schema above, without a validator library ---
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
+_TYPES = {"object": dict, "array": list, "string": str, "integer": int, "boolean": bool, "null": type(None)}
 
 
 def _is(value: Any, kind: str) -> bool:
-    return isinstance(value, _TYPES[kind]) and (kind in ("boolean", "null") or not isinstance(value, bool))
+    return isinstance(value, _TYPES[kind]) and (kind == "boolean" or not isinstance(value, bool))
 
 
 def _mismatch(value: Any, shape: dict[str, Any], where: str, root: dict[str, Any]) -> str | None:
     """What is wrong with value at `where` by the subset of JSON Schema `schema()` uses; None when nothing."""
     if "$ref" in shape:
         shape = root["definitions"][shape["$ref"].rsplit("/", 1)[-1]]
-    kinds = shape.get("type")
-    if kinds is not None and not any(_is(value, kind) for kind in ([kinds] if isinstance(kinds, str) else kinds)):
-        return f"{where}: must be {' or '.join([kinds] if isinstance(kinds, str) else kinds)}"
+    kinds = [shape["type"]] if isinstance(shape.get("type"), str) else shape.get("type", [])
+    if kinds and not any(_is(value, kind) for kind in kinds):
+        return f"{where}: must be {' or '.join(kinds)}"
     if "const" in shape and value != shape["const"]:
         return f"{where}: must be {json.dumps(shape['const'])}"
     if "enum" in shape and value not in shape["enum"]:
         return f"{where}: must be one of {', '.join(map(json.dumps, shape['enum']))}"
-    if "minimum" in shape and _is(value, "number") and value < shape["minimum"]:
+    if "minimum" in shape and _is(value, "integer") and value < shape["minimum"]:
         return f"{where}: must be {shape['minimum']} or more"
     if isinstance(value, list):
         if len(value) > shape.get("maxItems", len(value)):
