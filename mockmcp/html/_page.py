@@ -1,9 +1,7 @@
-"""The HTML timeline as one self-contained file: `mockmcp show --html`, `replay --html`, the plugin's failed tests.
-
-A template (`page/`: its style and script inlined) and one block of `html_view`'s data as JSON in a
-`<script type="application/json">`. The data is untrusted, so it is only ever JSON there, every `<` as
-`\u003c`, and the script puts it on the page as text nodes, never markup; a Content-Security-Policy
-forbids every fetch.
+"""The HTML timeline as one self-contained file: a template (`page/`: its style and script inlined) and the
+view's data as JSON in a `<script type="application/json">`. The data is untrusted, so it is only ever JSON
+there, every `<` as `\u003c`, and the script puts it on the page as text nodes, never markup; a
+Content-Security-Policy forbids every fetch.
 """
 
 from __future__ import annotations
@@ -19,19 +17,15 @@ from mockmcp.cassette import store
 from mockmcp.cassette.files import atomic_write
 from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.yamlfile import shallow_lines
+from mockmcp.engine.report import Report
 from mockmcp.errors import UsageError
 from mockmcp.html._view import Lane, page_view
 from mockmcp.tools import report_problem
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from mockmcp.engine.report import Report
-
-__all__ = ["RUNNERS", "lane_for", "read_report", "render_page", "write_page", "write_replay_page", "write_show_page"]
+__all__ = ["lane_for", "read_report", "render_page", "write_page", "write_replay_page", "write_show_page"]
 
 _PAGE = pathlib.Path(__file__).with_name("page")
 _DEEPEST = 5  # the deepest place a page links to: interactions[n].server[k].response
-RUNNERS = ("cli", "pytest")  # how the user ran what the page explains: the form its fix commands take
 
 
 def read_report(path: str, interactions: int, cassette: str | None = None) -> dict[str, Any]:
@@ -55,8 +49,7 @@ def read_report(path: str, interactions: int, cassette: str | None = None) -> di
     named = report.get("cassette")
     if cassette and isinstance(named, str) and os.path.isfile(named) and not os.path.samefile(named, cassette):
         raise UsageError(f"{path}: the report is of the cassette {named}, not of {cassette}", fix)
-    checked: dict[str, Any] = report
-    return checked
+    return dict(report)
 
 
 def lane_for(
@@ -102,9 +95,8 @@ def render_page(view: dict[str, Any]) -> str:
 
 
 def write_page(output: str, lanes: list[Lane], title: str, runner: str = "cli") -> str:
-    """Write the page for lanes to output, atomically; returns output. Raises UsageError for an unknown runner."""
-    if runner not in RUNNERS:
-        raise UsageError(f"unknown runner {runner!r}", f"use one of: {', '.join(RUNNERS)}")
+    """Write the page for lanes to output, atomically; returns output. `runner`: how the user ran what the page
+    explains (`cli` or `pytest`), the form its fix commands take."""
     atomic_write(output, render_page(page_view(lanes, title, runner)))
     return output
 

@@ -49,19 +49,12 @@ def _named(message: Any) -> str:
 
 def _row(part: Part, lane: Lane) -> dict[str, Any]:
     """A message as the page draws it; a response or an answer that is a protocol or a tool error is an error."""
-    json, row = part.json, part._asdict()
-    result = json.get("result") if isinstance(json, dict) else None
-    failed = isinstance(json, dict) and (
-        "error" in json or (isinstance(result, dict) and result.get("isError") is True)
-    )
-    row["line"], row["error"] = lane.lines.get(row.pop("place")), failed and part.kind in ("response", "answer")
-    return {
-        **row,
-        "method": part.method or "",
-        "name": _named(json),
-        "text": _cut(part.text),
-        "marks": list(part.marks),
-    }
+    json = part.json if isinstance(part.json, dict) else {}
+    result = json.get("result")
+    failed = "error" in json or (isinstance(result, dict) and result.get("isError") is True)
+    row = part._asdict() | {"method": part.method or "", "name": _named(json), "text": _cut(part.text)}
+    row |= {"line": lane.lines.get(row.pop("place")), "marks": list(part.marks)}
+    return {**row, "error": failed and part.kind in ("response", "answer")}
 
 
 def _cancels(items: tuple[Interaction, ...]) -> dict[int, int]:
@@ -106,15 +99,8 @@ def _interaction(n: int, item: Interaction, lane: Lane, cancelled_by: int | None
     msgs = [_row(part, lane) for part in parts(n, item)]
     if cancelled_by is not None:
         _mark_late(item, msgs, lane.cassette.interactions[cancelled_by])
-    line = lane.lines.get(("interactions", n))
-    return {
-        "n": n,
-        "session": item.session,
-        "line": line,
-        "match": rules(item),
-        "cancelled": cancelled_by,
-        "msgs": msgs,
-    }
+    row = {"n": n, "session": item.session, "line": lane.lines.get(("interactions", n)), "match": rules(item)}
+    return {**row, "cancelled": cancelled_by, "msgs": msgs}
 
 
 def _mark_late(item: Interaction, msgs: list[dict[str, Any]], cancel: Interaction) -> None:
@@ -127,33 +113,25 @@ def _mark_late(item: Interaction, msgs: list[dict[str, Any]], cancel: Interactio
 
 
 def _live(lane: Lane, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the lane's live sessions did to each row, from their reports; misses become rows of their own."""
+    """What the lane's live sessions did to each row, from their reports."""
     reports = lane.reports
-    size = len(lane.cassette.interactions)
-    plays = [sum(report["plays"][n] for report in reports) for n in range(size)]
+    plays = [sum(report["plays"][n] for report in reports) for n in range(len(rows))]
     unplayed = {u["interaction"] for report in reports for u in report.get("unplayed", [])}
-    repeats: dict[int, int] = {}
-    for report in reports:
-        for repeat in report.get("repeats", []):
-            repeats[repeat["interaction"]] = repeats.get(repeat["interaction"], 0) + repeat["extra"]
-    for row in rows:
-        n = row["n"]
-        kind = lane.cassette.interactions[n].kind
-        if kind == SERVER:
+    repeats = [(r["interaction"], r["extra"]) for report in reports for r in report.get("repeats", [])]
+    for n, row in enumerate(rows):
+        if lane.cassette.interactions[n].kind == SERVER:
             row["live"] = {"state": "sent" if plays[n] else "idle"}
         elif plays[n]:
-            row["live"] = {"state": "played", "plays": plays[n], "extra": repeats.get(n, 0)}
+            row["live"] = {"state": "played", "plays": plays[n], "extra": sum(e for i, e in repeats if i == n)}
         else:
             row["live"] = {"state": "unplayed" if n in unplayed else "idle"}
-    notes = _findings(lane, rows)
-
-    def total(key: str) -> int:
-        return sum(report.get(key, 0) for report in reports)
-
+    played, total, missed = (
+        sum(report.get(key, 0) for report in reports) for key in ("played", "interactions", "missed")
+    )
     unplayed_rows = sum(row["live"]["state"] == "unplayed" for row in rows)
     differed = sum(len(report.get("mismatches", [])) for report in reports)
-    row = {"sessions": len(reports), "played": total("played"), "total": total("interactions")}
-    return {**row, "missed": total("missed"), "unplayed": unplayed_rows, "differed": differed, "notes": notes}
+    row = {"sessions": len(reports), "played": played, "total": total, "missed": missed, "unplayed": unplayed_rows}
+    return {**row, "differed": differed, "notes": _findings(lane, rows)}
 
 
 def _findings(lane: Lane, rows: list[dict[str, Any]]) -> list[str]:
