@@ -1,9 +1,8 @@
 """Drift: how a cassette differs from a live server's answers, or from another cassette. Pure.
 
-Interactions are paired as replay pairs them (`matching`), in order; responses are compared without
-what always varies (ids, progress tokens, per-request `_meta`, --ignore paths, and values the server
-mints and the client echoes). Each recorded interaction is `same`, `changed` (with the differences) or
-`missing` (no such request, or its method or tool is gone); those only the other side has are `new`.
+Interactions are paired as replay pairs them (`matching`), in order; responses are compared without what always
+varies (ids, progress tokens, per-request `_meta`, --ignore paths, values the server mints and the client echoes).
+Each recorded interaction is `same`, `changed` or `missing` (its method or tool is gone); the other side's rest `new`.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from mockmcp.engine.matching import Matcher, canonical
 from mockmcp.engine.rules import Group
 from mockmcp.record import merged_meta
 
-__all__ = ["Drift", "Entry", "compare", "label", "minted_values", "updated"]
+__all__ = ["Drift", "Entry", "compare", "updated"]
 
 SAME, CHANGED, MISSING, NEW = "same", "changed", "missing", "new"
 
@@ -92,18 +91,22 @@ class _Pairing(NamedTuple):
     offered: frozenset[str] | None  # the tools the other side's tools/list offers
 
     def key(self, interaction: Interaction, era: str) -> str:
-        return self.matcher.key(interaction.method or "", _mask(interaction.params, self.minted), era)
+        return self.matcher.key(interaction.method or "", self.mask(interaction.params), era)
+
+    def mask(self, value: Any) -> Any:
+        """value with server-minted strings replaced by one marker, so that echoes of them compare equal."""
+        return map_strings(value, lambda text: "<minted>" if text in self.minted else text)
 
     def ruled(self, interaction: Interaction, pending: dict[str, list[int]], era: str) -> int | None:
         """The first of the other's unpaired requests a recorded request with match rules accepts, taken."""
-        message = dict(interaction.message or {}, params=_mask(interaction.params, self.minted))
+        message = dict(interaction.message or {}, params=self.mask(interaction.params))
         group = Group.of(self.matcher, interaction._replace(message=message), era)
         others = self.other.interactions
         accepted = [
             (j, queue)
             for queue in pending.values()
             for j in queue
-            if group.accepts(others[j].method or "", _mask(others[j].params, self.minted))
+            if group.accepts(others[j].method or "", self.mask(others[j].params))
         ]
         if not accepted:
             return None
@@ -113,7 +116,7 @@ class _Pairing(NamedTuple):
 
     def judge(self, i: int, recorded: Interaction, j: int | None) -> Entry:
         """The verdict on interactions[i] against the other's interactions[j] (None: unpaired)."""
-        what, name, matcher, minted = label(recorded), self.name, self.matcher, self.minted
+        what, name = label(recorded), self.name
         if j is None:
             return Entry(MISSING, i, None, what, (f"the {name} session has no such {recorded.kind}",))
         live = self.other.interactions[j]
@@ -121,11 +124,10 @@ class _Pairing(NamedTuple):
         if gone:
             return Entry(MISSING, i, j, what, (gone,))
         if live.response is None and recorded.response is not None:
-            return Entry(
-                CHANGED, i, j, what, (f"no {name} answer: the server exited, or took longer than the timeout",)
-            )
-        a, b = (_mask(_normal(matcher, x.response), minted) for x in (recorded, live))
-        sa, sb = (_mask(_server_messages(matcher, x), minted) for x in (recorded, live))
+            why = f"no {name} answer: the server exited, or took longer than the timeout"
+            return Entry(CHANGED, i, j, what, (why,))
+        a, b = (self.mask(_normal(self.matcher, x.response)) for x in (recorded, live))
+        sa, sb = (self.mask(_server_messages(self.matcher, x)) for x in (recorded, live))
         if canonical(a) == canonical(b) and canonical(sa) == canonical(sb):
             return Entry(SAME, i, j, what)
         found = describe_differences(a, b, name, f"the {name} answer", root="response", by_identity=True)
@@ -170,29 +172,22 @@ def minted_values(cassette: Cassette) -> set[str]:
     echoed: set[str] = set()
     for interaction in cassette.interactions:
         if interaction.kind != SERVER:
-            echoed |= seen & _strings(interaction.params, any_key=True)
-        seen |= _strings((interaction.response or {}).get("result"), any_key=False)
+            echoed |= seen & _strings(interaction.params)
+        seen |= _strings((interaction.response or {}).get("result"), MINTED_KEYS)
     return echoed
 
 
-def _strings(value: Any, any_key: bool) -> set[str]:
-    """The string leaves of value (only those under MINTED_KEYS unless any_key)."""
+def _strings(value: Any, keys: frozenset[str] | None = None) -> set[str]:
+    """The strings in value at any depth; with keys, only those that are the value of one of them."""
     found: set[str] = set()
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str) and (any_key or key in MINTED_KEYS):
-                found.add(item)
-            else:
-                found |= _strings(item, any_key)
-    elif isinstance(value, list):
-        for item in value:
-            found |= {item} if isinstance(item, str) and any_key else _strings(item, any_key)
+    stack: list[tuple[Any, Any]] = [(None, value)]
+    while stack:
+        key, item = stack.pop()
+        if isinstance(item, str) and (keys is None or key in keys):
+            found.add(item)
+        elif isinstance(item, (dict, list)):
+            stack.extend(item.items() if isinstance(item, dict) else ((None, one) for one in item))
     return found
-
-
-def _mask(value: Any, minted: frozenset[str]) -> Any:
-    """value with server-minted strings replaced by one marker, so that echoes of them compare equal."""
-    return map_strings(value, lambda text: "<minted>" if text in minted else text)
 
 
 _NO_KNOBS = Interaction(REQUEST)  # every knob at its default
@@ -200,11 +195,9 @@ _ANSWER = ("server", "response", "raw_response", "took")  # what the live sessio
 
 
 def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette, list[str]]:
-    """The recorded cassette with the live answers where they drifted, and the live session's new requests.
-    A drifted interaction takes the live answer and keeps its request and hand-made knobs (a recorded
-    `drop: cut` is the server's, not a person's); values the server minted anew are written as recorded,
-    so the requests that echo them still match. Returns it and a note per interaction whose knobs (or
-    recorded answer, with no live one) were kept."""
+    """The recorded cassette with the live answers where they drifted (its requests and hand-made knobs kept, values
+    the server minted anew written as recorded, so that their echoes still match), and the live session's new
+    requests; and a note per interaction whose knobs (or recorded answer, with no live one) were kept."""
     interactions = list(recorded.interactions)
     back = _minted_back(recorded, live, drift)
     notes: list[str] = []
