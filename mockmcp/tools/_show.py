@@ -1,10 +1,6 @@
-"""`mockmcp show`: a cassette as a transcript a person reads at a glance.
-
-One line per message, in cassette order (`→` client, `←` server), with the interaction's index, the
-recorded offset and duration, each fault knob and match rule marked where it acts. A line is built as
-three groups of (text, style) spans (head, summary, tail), cut to the width on its visible text (the
-summary gives way first) and only then coloured, so colour never changes what fits. The HTML timeline
-takes its summaries and marks from here too.
+"""`mockmcp show`: a cassette as a transcript a person reads at a glance, one line per message (`parts`, which
+the HTML timeline tells too). A line is three groups of (text, style) spans (head, summary, tail), cut to the
+width on its visible text (the summary gives way first) and only then coloured, so colour never changes what fits.
 """
 
 from __future__ import annotations
@@ -49,12 +45,6 @@ class _Line(NamedTuple):
     head: list[_Span]
     body: list[_Span]
     tail: list[_Span]  # see the module docstring
-
-
-class _Layout(NamedTuple):
-    symbols: _Symbols
-    clock: int  # the width of the timing column (0 without timings)
-    tag: int  # the width of the `[N]` column
 
 
 class Part(NamedTuple):
@@ -176,25 +166,21 @@ def duration(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _lines(n: int, item: Interaction, layout: _Layout) -> list[_Line]:
-    """interactions[n] as show's lines: its index on the first, match rules after the client message."""
+def _lines(n: int, item: Interaction, symbols: _Symbols, clock: int, tag: int) -> list[_Line]:
+    """interactions[n] as show's lines, `clock` and `tag` the widths of the timing and the `[N]` columns."""
     lines = []
     for k, part in enumerate(parts(n, item)):
-        arrow = layout.symbols.to_server if part.dir == TO else layout.symbols.to_client
-        head = _head(layout, part.at, "" if k else f"[{n}]", arrow, indent=2 if part.kind == ANSWER else 0)
+        at = "" if not clock else ("" if part.at is None else f"+{part.at:.3f}s").rjust(clock) + " "
+        index = ("" if k else f"[{n}]").ljust(tag) + " " + "  " * (part.kind == ANSWER)
+        arrow = symbols.to_server if part.dir == TO else symbols.to_client
+        head = [(at, "dim"), (index, "dim"), (arrow, part.dir), (" ", "")]
         body = [(part.text, part.style)]
         if part.kind in (REQUEST, NOTIFICATION):
             body = [(part.method or "", "bold")] + ([(" " + part.text, "")] if part.text else [])
         tail = [(f"  match: {rules(item)}", "dim")] if k == 0 and item.match else []
         tail += [(f"  ({note})", "dim") for note in part.notes] + ([(f"  ({part.took})", "dim")] if part.took else [])
-        lines.append(_Line(head, body, tail + [(f"  {layout.symbols.warn} {mark}", "fault") for mark in part.marks]))
+        lines.append(_Line(head, body, tail + [(f"  {symbols.warn} {mark}", "fault") for mark in part.marks]))
     return lines
-
-
-def _head(layout: _Layout, at: float | None, index: str, arrow: str, indent: int = 0) -> list[_Span]:
-    clock = "" if not layout.clock else ("" if at is None else f"+{at:.3f}s").rjust(layout.clock) + " "
-    style = "to" if arrow == layout.symbols.to_server else "from"
-    return [(clock, "dim"), (index.ljust(layout.tag) + " " + " " * indent, "dim"), (arrow, style), (" ", "")]
 
 
 def rules(item: Interaction) -> str:
@@ -225,13 +211,6 @@ def header(cassette: Cassette) -> list[list[_Span]]:
     head = [(f"{cassette.path or '<cassette>'}{':' if facts else ''}", "bold")] + [(fact, "") for fact in facts]
     described = [[(str(meta["description"]), "dim")]] if meta.get("description") else []
     return [head] + described
-
-
-def _session_mark(session: int, cassette: Cassette, symbols: _Symbols) -> list[_Span]:
-    """`── session 1: 5 interactions ──`, before the first interaction of each recorded session."""
-    count = sum(item.session == session for item in cassette.interactions)
-    text = f"session {session}: {count} interaction{'' if count == 1 else 's'}"
-    return [(f"{symbols.rule} {text} {symbols.rule}", "bold")]
 
 
 def _printable(text: str) -> str:
@@ -286,14 +265,16 @@ def render(cassette: Cassette, color: bool, width: int, *, ascii_only: bool = Fa
     symbols = _ASCII if ascii_only else _UNICODE
     stamps = [i.at for i in cassette.interactions] + [s.at for i in cassette.interactions for s in i.server]
     clock = max((len(f"+{at:.3f}s") for at in stamps if at is not None), default=0)
-    layout = _Layout(symbols, clock, len(f"[{max(len(cassette.interactions) - 1, 0)}]"))
+    tag = len(f"[{max(len(cassette.interactions) - 1, 0)}]")
     top = header(cassette)
     lines = _wrap(top[0], width, symbols.more, first=" ") + [_cut(h, width, symbols.more) for h in top[1:]]
     several = any(item.session for item in cassette.interactions)
     for n, item in enumerate(cassette.interactions):
         if several and (n == 0 or item.session != cassette.interactions[n - 1].session):
-            lines.append(_cut(_session_mark(item.session, cassette, symbols), width, symbols.more))
-        lines += [_fit(line, width, symbols.more) for line in _lines(n, item, layout)]
+            count = sum(one.session == item.session for one in cassette.interactions)
+            mark = f"session {item.session}: {count} interaction{'' if count == 1 else 's'}"
+            lines.append(_cut([(f"{symbols.rule} {mark} {symbols.rule}", "bold")], width, symbols.more))
+        lines += [_fit(line, width, symbols.more) for line in _lines(n, item, symbols, clock, tag)]
     lines += _wrap(counts(cassette), width, symbols.more)
     return "".join(_paint(line, color) + "\n" for line in lines)
 
