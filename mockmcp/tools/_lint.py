@@ -1,10 +1,9 @@
 """`mockmcp lint`: what would make a cassette replay wrongly, found before a test run trips on it.
 
 A cassette is loaded as replay loads it, so lint never accepts what replay refuses; then come the checks of what
-replay serves anyway: JSON-RPC and MCP shapes per revision (`shapes`), layer confusion (a tool failure as a protocol
-error or the reverse, which hosts treat very differently), what the recording could not keep, match rules against
-the requests beside them. Duplicate keys and credentials are read from the text, because parsing hides them. Errors
-are what replay would serve wrongly or a host would reject; warnings are legal but probably not meant.
+replay serves anyway (message shapes per revision, layer confusion, what the recording could not keep, match rules).
+Duplicate keys and credentials are read from the text, because parsing hides them. Errors are what replay would
+serve wrongly or a host would reject; warnings are legal but probably not meant.
 """
 
 from __future__ import annotations
@@ -158,15 +157,11 @@ def _count(number: int, noun: str) -> str:
 def _one_per_place(issues: list[_Issue]) -> list[_Issue]:
     """One error per place, no warning where there is an error: loading and the checks below may see the
     same mistake (a key under the wrong parent is an unknown key too), and the error says it best."""
-    errors = {issue.place for issue in issues if issue.severity == ERROR}
-    told: set[Place] = set()
-    kept = []
+    first: dict[Place, _Issue] = {}
     for issue in issues:
-        if issue.place in (told if issue.severity == ERROR else errors):
-            continue
-        told.add(issue.place)
-        kept.append(issue)
-    return kept
+        if issue.severity == ERROR:
+            first.setdefault(issue.place, issue)
+    return [issue for issue in issues if first.get(issue.place, issue) is issue]
 
 
 def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
