@@ -1,9 +1,7 @@
-"""What the HTML timeline shows: a cassette, and what live replays of it did, as plain data for the page.
-
-Pure: cassettes, replay reports (`Report.to_json`) and each cassette's line index in, JSON-ready data
-out. Every word shown of a message is `show`'s and every live fact its report's, so they cannot
-disagree; nothing of this machine enters (placeholders stay). A lane is one server's cassette, its rows
-the interactions; a miss is a row of its own after the recording closest to it.
+"""What the HTML timeline shows, as plain data for the page: a lane per server, its cassette's interactions as
+rows, and what live replays of it did (their reports), a miss a row of its own after the recording closest to it.
+Pure. Every word shown of a message is `show`'s and every live fact its report's, so they cannot disagree; nothing
+of this machine enters (placeholders stay).
 """
 
 from __future__ import annotations
@@ -159,10 +157,10 @@ def _findings(lane: Lane, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _miss(miss: dict[str, Any], lane: Lane) -> dict[str, Any]:
-    closest = [
+    closest = [  # a report's were held to its schema: each an object with its `interaction`
         {**c, "line": lane.lines.get(("interactions", c["interaction"]))}
-        for c in miss.get("closest", [])
-        if isinstance(c, dict) and 0 <= c.get("interaction", -1) < len(lane.cassette.interactions)
+        for c in miss["closest"]
+        if c["interaction"] < len(lane.cassette.interactions)
     ]
     incoming = {"method": miss["method"], "params": miss.get("params")}
     first = closest[0].get("first_path", "") if closest else ""
