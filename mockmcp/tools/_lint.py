@@ -64,11 +64,9 @@ class Finding(NamedTuple):
     fix: str
 
     def render(self) -> str:
-        """`FILE:LINE: PLACE: error: PROBLEM`, then `  how to fix: FIX`, like CassetteError.render."""
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        head = f"{where}: {self.place}: " if self.place else f"{where}: "
-        head += f"{self.severity}: {self.problem}"
-        return head if not self.fix else f"{head}\n  how to fix: {self.fix}"
+        """`FILE:LINE: PLACE: error: PROBLEM`, then `  how to fix: FIX`, as a CassetteError renders."""
+        problem = f"{self.severity}: {self.problem}"
+        return CassetteError(problem, path=self.path, place=self.place, line=self.line, fix=self.fix).render()
 
 
 class _Issue(NamedTuple):
@@ -283,7 +281,11 @@ def _check_message(message: dict[str, Any], place: Place, revision: str | None =
     for found in shapes.unknown_keys(message, _MESSAGE, place, "a JSON-RPC message"):
         yield _unknown(found)
     method = message.get("method")
-    yield from _check_method(method, place + ("method",), revision)
+    revisions = shapes.defined_in(("method",), method) if isinstance(method, str) else ()
+    if revision in protocol.REVISIONS and revisions and revision not in revisions:  # `ping` in 2026-07-28
+        problem = f"`{method}` is {shapes.revision_note(revisions, 'method')}; this session speaks {revision}"
+        fix = f"remove it, or record this session against a server that speaks {shapes.revision_span(revisions)}"
+        yield _Issue(place + ("method",), WARNING, problem, fix)
     if method in shapes.PARAMS:
         params = message.get("params")
         what, scopes = f"the params of {method}", ("params", f"params:{method}")
@@ -296,17 +298,6 @@ def _check_message(message: dict[str, Any], place: Place, revision: str | None =
     if isinstance(message.get("params"), list):
         problem = "`params` is a list; MCP params are always an object"
         yield _Issue(place + ("params",), WARNING, problem, "write the params as `key: value` lines")
-
-
-def _check_method(method: Any, place: Place, revision: str | None) -> Iterator[_Issue]:
-    """A method the session's revision does not have (`ping` in 2026-07-28): no host of it sends or answers it."""
-    if revision not in protocol.REVISIONS or not isinstance(method, str):
-        return
-    revisions = shapes.defined_in(("method",), method)
-    if revision not in revisions:
-        problem = f"`{method}` is {shapes.revision_note(revisions, 'method')}; this session speaks {revision}"
-        fix = f"remove it, or record this session against a server that speaks {shapes.revision_span(revisions)}"
-        yield _Issue(place, WARNING, problem, fix)
 
 
 def _check_server_item(item: ServerItem, place: Place, stateless: bool, revision: str | None) -> Iterator[_Issue]:
@@ -338,7 +329,16 @@ def _check_response(
         problem = f"the response id {answer_id!r} is not the request's id {request_id!r} (same value, same JSON type)"
         yield _Issue(place + ("id",), WARNING, problem, _ID_FIX)
     if "error" in response:
-        yield from _check_error(response["error"], place + ("error",))
+        for found in shapes.unknown_keys(response["error"], shapes.ERROR, place + ("error",), "a JSON-RPC error"):
+            yield _unknown(found, "use code, message and data; put anything else under `data`")
+        code = response["error"]["code"]
+        if -32768 <= code <= -32000 and code not in _DEFINED_CODES and not -32099 <= code <= -32000:
+            problem = f"error code {code} is in the range JSON-RPC reserves (-32768..-32000) but has no defined meaning"
+            fix = (
+                "use -32700, -32600, -32601, -32602 or -32603, a server error in -32000..-32099, "
+                "or a code outside -32768..-32000"
+            )
+            yield _Issue(place + ("error", "code"), WARNING, problem, fix)
     elif not isinstance(response["result"], dict):
         yield _Issue(place + ("result",), ERROR, *shapes.NOT_AN_OBJECT)
     if method in shapes.RESULTS:
@@ -377,19 +377,6 @@ def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) 
         return _Issue(found.place, ERROR, *typo)
     problem = f"unknown key {found.key!r} in {found.what} (replayed as it is, but no host reads it)"
     return _Issue(found.place, WARNING, problem, fix or f"use one of: {', '.join(found.known)}")
-
-
-def _check_error(error: dict[str, Any], place: Place) -> Iterator[_Issue]:
-    for found in shapes.unknown_keys(error, shapes.ERROR, place, "a JSON-RPC error"):
-        yield _unknown(found, "use code, message and data; put anything else under `data`")
-    code = error["code"]
-    if -32768 <= code <= -32000 and code not in _DEFINED_CODES and not -32099 <= code <= -32000:
-        problem = f"error code {code} is in the range JSON-RPC reserves (-32768..-32000) but has no defined meaning"
-        fix = (
-            "use -32700, -32600, -32601, -32602 or -32603, a server error in -32000..-32099, "
-            "or a code outside -32768..-32000"
-        )
-        yield _Issue(place + ("code",), WARNING, problem, fix)
 
 
 def _check_layers(
