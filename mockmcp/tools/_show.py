@@ -88,9 +88,10 @@ def parts(n: int, item: Interaction) -> list[Part]:
         json = item.response
         if item.raw_response is not None:
             text, style, json = f"raw: {item.raw_response}", "fault", item.raw_response
-        took, at = "" if item.took is None else duration(item.took), (*place, "response")
+        took = "" if item.took is None else f"{item.took * 1000:.0f} ms" if item.took < 1 else f"{item.took:.2f} s"
+        marks = tuple(_reply_marks(item))
         found.append(
-            Part(FROM, RESPONSE, item.method, text, style, json, None, at, 0, tuple(_reply_marks(item)), (), took)
+            Part(FROM, RESPONSE, item.method, text, style, json, None, (*place, "response"), 0, marks, (), took)
         )
     if found:  # delay and times act on the whole interaction: marked on its first message
         found[0] = found[0]._replace(marks=found[0].marks + tuple(_client_marks(item)))
@@ -159,11 +160,6 @@ def counts(cassette: Cassette) -> list[_Span]:
     spans = [(f"{n} {noun}{'' if n == 1 else 's'}", style if n else "") for n, noun, style in counts]
     eras = _eras(cassette)
     return spans + [(f"era{'s' if len(eras) > 1 else ''}: {', '.join(eras) or 'unknown'}", "")]
-
-
-def duration(seconds: float) -> str:
-    """How long a response took: `12 ms`, `1.50 s`."""
-    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def _lines(n: int, item: Interaction, symbols: _Symbols, clock: int, tag: int) -> list[_Line]:
