@@ -217,12 +217,11 @@ def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette,
             notes.append(f"kept {', '.join(knobs)} on [{entry.recorded}] {entry.label}")
     interactions += [live.interactions[e.other] for e in drift.entries if e.status == NEW and e.other is not None]
     # What the server says now, but the redaction rules and substitutions of both (for the messages kept).
-    both = {key: value for key, value in merged_meta(recorded.meta, live.meta).items() if key in _UNITED}
-    meta = {**{key: value for key, value in {**recorded.meta, **live.meta}.items() if key not in _UNITED}, **both}
+    merged = merged_meta(recorded.meta, live.meta)
+    united = ("redact", "substitute")
+    meta = {key: value for key, value in {**recorded.meta, **live.meta}.items() if key not in united}
+    meta |= {key: merged[key] for key in united if key in merged}
     return recorded._replace(interactions=tuple(interactions), meta=meta), notes
-
-
-_UNITED = ("redact", "substitute")
 
 
 def _minted_back(recorded: Cassette, live: Cassette, drift: Drift) -> dict[str, str]:

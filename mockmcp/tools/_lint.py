@@ -429,16 +429,12 @@ def _server_credentials(nodes: list[tuple[Place, yaml.Node]], scanned: set[Place
         for place, node in nodes
         if place[:2] == ("meta", "server") and len(place) == 3 and isinstance(node, yaml.ScalarNode)
     ]
-    return [
-        _Issue(
-            words[index][0],
-            WARNING,
-            f"the server's command line holds {why}; cassettes get committed",
-            f"write {REDACTED} in its place (recording does); revoke it if it is real",
-        )
-        for index, why in credentials_in([word for _place, word in words])
-        if words[index][0] not in scanned
+    fix = f"write {REDACTED} in its place (recording does); revoke it if it is real"
+    found = credentials_in([word for _place, word in words])
+    problems = [
+        (words[index][0], f"the server's command line holds {why}; cassettes get committed") for index, why in found
     ]
+    return [_Issue(place, WARNING, problem, fix) for place, problem in problems if place not in scanned]
 
 
 def _secrets(text: str, nodes: list[tuple[Place, yaml.Node]]) -> list[_Issue]:
