@@ -193,6 +193,9 @@ enabled = true
 command = 'uvx'
 cwd = "/srv"
 
+[[hooks]]  # an array of tables: its `command` is no server's
+command = "notify"
+
 [mcp_servers.figma]
 url = "https://mcp.figma.com/mcp"
 bearer_token_env_var = "FIGMA_OAUTH_TOKEN"
@@ -477,6 +480,7 @@ BAD = [
     ("config.yaml", "".join("  " * i + "- \n" for i in range(5000)), "nesting depth passes 100", "config.yaml:101:"),
     ("config.toml", "[mcp_servers.a]\nargs = " + "[" * 5000 + "]" * 5000, "nesting depth passes 100", "config.toml:2:"),
     ("config.toml", 'a = "[[[["\nb = ' + "{x = " * 101 + "1" + "}" * 101, "nesting depth passes 100", "config.toml:2:"),
+    ("config.toml", 's = """\\"""x"""\nb = ' + "[" * 5000 + "]" * 5000, "nesting depth passes 100", "config.toml:2:"),
     (
         "config.yaml",
         "a: &a [x, x, x, x, x, x, x, x, x]\n"
