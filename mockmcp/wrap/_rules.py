@@ -15,23 +15,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from mockmcp._wire.words import Place
 from mockmcp.errors import ConfigError, UsageError
-from mockmcp.wrap._configtext import Place
 from mockmcp.wrap._hostconfig import FORMATS, Config, Entry, references
 
-__all__ = [
-    "Edit",
-    "LOCAL_PATH",
-    "Remote",
-    "cassette_names",
-    "derive",
-    "expand",
-    "local_url",
-    "remote",
-    "restore",
-    "secrets",
-    "wrapped_command",
-]
+__all__ = ["Edit", "Remote", "cassette_names", "derive", "expand", "local_url", "remote", "restore", "wrapped_command"]
 
 
 class Edit(NamedTuple):
@@ -41,16 +29,6 @@ class Edit(NamedTuple):
     place: Place
     wrapped: str
     original: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"entry": self.entry, "place": list(self.place), "wrapped": self.wrapped, "original": self.original}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Edit:
-        return cls(str(data["entry"]), tuple(data["place"]), str(data["wrapped"]), data.get("original"))
-
-
-LOCAL_PATH = "/mcp"
 
 
 class Remote(NamedTuple):
@@ -86,14 +64,19 @@ def cassette_names(entries: Iterable[Entry]) -> dict[str, str]:
     return names
 
 
-def secrets(config: Config, entry: Entry) -> tuple[list[str], list[tuple[str, str]]]:
+def _listed(config: Config, entry: Entry) -> list[str]:
+    """The variables an entry's fields name as holding secrets: its format's `secret_lists`."""
+    names: list[str] = []
+    for field in FORMATS[config.format].secret_lists:
+        value = entry.data.get(field) or []
+        names += map(str, value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value])
+    return names
+
+
+def _secrets(config: Config, entry: Entry) -> tuple[list[str], list[tuple[str, str]]]:
     """A stdio entry's secrets: the variables to redact (env keys with a value, listed names), and the
     `${...}` references of its command line as (placeholder name, reference), each name once."""
-    shape = FORMATS[config.format]
-    names = [key for key, value in entry.env(config.format).items() if value]
-    for listed in shape.secret_lists:
-        value = entry.data.get(listed)
-        names += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    names = [key for key, value in entry.env(config.format).items() if value] + _listed(config, entry)
     found: dict[str, str] = {}
     for part in entry.command():
         for written, name in references(part):
@@ -109,7 +92,7 @@ def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, re
         raise ConfigError(
             f"the server {entry.name!r} runs mockmcp already: this config is wrapped", path=config.path, fix=fix
         )
-    redact, substitute = secrets(config, entry)
+    redact, substitute = _secrets(config, entry)
     given = [arg for name, written in substitute for arg in ("--substitute", f"{name}={written}")]
     if replay:
         return [python, "-m", "mockmcp", "replay", cassette, *given]
@@ -127,16 +110,10 @@ def remote(config: Config, entry: Entry, port: int, cassette: str) -> Remote:
     url = str(entry.value(entry.url_place))
     headers = entry.data.get(shape.headers) or {}
     said = [url, *(str(v) for v in headers.values())] if isinstance(headers, dict) else [url]
-    names = [name for text in said for _written, name in references(text)]
-    for listed in ("bearer_token_env_var",):
-        if entry.data.get(listed):
-            names.append(str(entry.data[listed]))
-    env_headers = entry.data.get("env_http_headers")  # Codex: header -> the variable holding its value
-    if isinstance(env_headers, dict):
-        names += [str(value) for value in env_headers.values()]
+    names = [name for text in said for _written, name in references(text)] + _listed(config, entry)
     # The local endpoint is always /mcp: the proxy forwards to the target's own path, which may hold references
     # (`${BASE_URL}/mcp`) only `mockmcp serve` expands.
-    return Remote(entry.name, url, port, LOCAL_PATH, cassette, tuple(dict.fromkeys(names)))
+    return Remote(entry.name, url, port, "/mcp", cassette, tuple(dict.fromkeys(names)))
 
 
 _EXPANDABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -173,7 +150,8 @@ def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str,
     edits: list[tuple[int, Edit]] = []  # (where in the text, the edit)
 
     def replace(entry: Entry, place: Place, value: Any) -> None:
-        edits.append((config.spans[place][0], Edit(entry.name, place, _text(value), config.span_text(place))))
+        start, end = config.spans[place]
+        edits.append((start, Edit(entry.name, place, _text(value), config.text[start:end])))
 
     for entry in config.entries:
         if entry.name in commands and entry.command_place is not None:

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mockmcp._wire.words import RecordMode
+from mockmcp._wire.words import Place, RecordMode
 from mockmcp.cassette import files
 from mockmcp.errors import ConfigError
-from mockmcp.wrap._configtext import Place, read_json
+from mockmcp.wrap._configtext import read_json
 from mockmcp.wrap._hostconfig import FORMATS
 from mockmcp.wrap._rules import Edit, Remote
 
@@ -83,7 +83,7 @@ class Sidecar(NamedTuple):
     def text(self) -> str:
         data = {"wrapped_by": "mockmcp wrap", "version": 1, **self._asdict()}
         data["mode"] = self.mode.value
-        data["edits"] = [edit.to_json() for edit in self.edits]
+        data["edits"] = [edit._asdict() for edit in self.edits]
         data["remote"] = [served._asdict() for served in self.remote]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -143,9 +143,14 @@ def read_sidecar(path: str) -> Sidecar:
         RecordMode(data["mode"]),
         data["original_blake2b"],
         data["derived_blake2b"],
-        tuple(Edit.from_json(edit) for edit in data["edits"]),
-        tuple(Remote(**{**served, "secrets": tuple(served["secrets"])}) for served in data["remote"]),
+        tuple(_record(Edit, edit) for edit in data["edits"]),
+        tuple(_record(Remote, served) for served in data["remote"]),
     )
+
+
+def _record(kind: Any, data: dict[str, Any]) -> Any:
+    """A checked item of the sidecar as its record: its lists as tuples, any field the record lacks left out."""
+    return kind(*(tuple(data[key]) if isinstance(data[key], list) else data[key] for key in kind._fields))
 
 
 def vouch(path: str, source: str) -> None:
