@@ -1,11 +1,9 @@
 """`mockmcp wrap`'s rules: a host's config with every server going through mockmcp, and back again. Pure.
 
-A derived config is the user's text with a few values replaced: a stdio entry's command and args by
-`python -m mockmcp record -o CASSETTE ... COMMAND ARGS` (or `replay`), a remote entry's URL by a local
-one where `mockmcp serve` listens. Each change is an `Edit`; undoing gives every value that still holds
-exactly what wrap wrote its original text back, so `restore(derive(x)) == x` byte for byte, and an
-entry changed since is named, never overwritten. No secret reaches a cassette: the entry's env keys
-become `--redact-env KEY`, its `${...}` references `--substitute NAME=${...}` (the host expands them).
+A derived config is the user's text with a few values replaced: a stdio entry's command line by `python -m
+mockmcp record -o CASSETTE ... COMMAND ARGS` (or `replay`), a remote entry's URL by where `mockmcp serve` listens.
+Each change is an `Edit`, so `restore(derive(x)) == x` byte for byte, and an entry changed since is left as it is.
+No secret reaches a cassette: env keys become `--redact-env KEY`, `${...}` references `--substitute NAME=${...}`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The sidecar `mockmcp wrap` writes beside the file it wrote, and reading one back as the untrusted text it is.
-
-The sidecar holds the edits (so `unwrap` can undo them), the remote servers (so `serve` knows what to run)
-and the digests of the texts. A repository can hold any file at a sidecar's name, so a sidecar is trusted only
-when it parses, every field has its type, and (before wrap replaces the file beside it) it names the config
-being wrapped and the file still has the digest it recorded. Anything else is refused with the field and its
-line, never met later as a KeyError.
+"""The sidecar `mockmcp wrap` writes beside the file it wrote: the edits (for `unwrap`), the remote servers (for
+`serve`), the texts' digests. A repository can hold any file at its name, so one is trusted only when every field
+has its type and (before wrap replaces the file beside it) it names the config and holds the file's digest; else it
+is refused with the field and its line.
 """
 
 from __future__ import annotations
