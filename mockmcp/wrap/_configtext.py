@@ -33,6 +33,7 @@ def _line(text: str, pos: int) -> int:
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _WORDS = {"true": True, "false": False, "null": None}
+_BLANK = re.compile(r"(?:[ \t\r\n\ufeff]|//[^\n]*|/\*.*?\*/)*", re.S)  # whitespace, comments, a byte-order mark
 
 
 class _Json:
@@ -44,20 +45,9 @@ class _Json:
         return ConfigError(problem, path=self.path, line=_line(self.text, self.pos), fix="fix the file's syntax")
 
     def skip(self) -> None:
-        """Whitespace and comments (and a byte-order mark at the start)."""
-        text = self.text
-        while self.pos < len(text):
-            if text[self.pos] in " \t\r\n\ufeff":
-                self.pos += 1
-            elif text.startswith("//", self.pos):
-                self.pos = _line_end(text, self.pos)
-            elif text.startswith("/*", self.pos):
-                end = text.find("*/", self.pos + 2)
-                if end < 0:
-                    raise self.fail("a /* comment never ends")
-                self.pos = end + 2
-            else:
-                return
+        self.pos = _BLANK.match(self.text, self.pos).end()  # type: ignore[union-attr]
+        if self.text.startswith("/*", self.pos):
+            raise self.fail("a /* comment never ends")
 
     def value(self, place: Place) -> Any:
         self.skip()

@@ -172,19 +172,15 @@ def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str,
 
 def _inserted(config: Config, after: Place, args: str) -> str:
     """The text that adds `args` after the command's value, in the file's own syntax."""
-    if config.format == "codex":  # the command's own key, `command` or `mcp_servers.x.command`, with `args` for it
-        line_start = config.text.rfind("\n", 0, config.spans[after][0]) + 1
-        key = config.text[line_start : config.spans[after][0]].split("=")[0].rstrip()
-        named = next((word for word in ("command", '"command"', "'command'") if key.endswith(word)), "command")
-        return f"\n{key[: len(key) - len(named)]}args = {args}"
+    start = config.spans[after][0]
+    before = config.text[config.text.rfind("\n", 0, start) + 1 : start]  # the command's key, on the value's line
+    if config.format == "codex":  # `command` or `mcp_servers.x.command`: `args` the same way
+        key = re.sub(r"""(command|"command"|'command')$""", "", before.split("=")[0].rstrip())
+        return f"\n{key}args = {args}"
     if config.format == "goose":
-        entry_start = config.spans[after[:-1]][0]
-        if config.text.startswith("{", entry_start):
+        if config.text.startswith("{", config.spans[after[:-1]][0]):
             return f", args: {args}"
-        line_start = config.text.rfind("\n", 0, config.spans[after][0]) + 1
-        line = config.text[line_start:]
-        indent = line[: len(line) - len(line.lstrip(" "))]
-        return f"\n{indent}args: {args}"
+        return f"\n{before[: len(before) - len(before.lstrip(' '))]}args: {args}"
     return f', "args": {args}'
 
 
