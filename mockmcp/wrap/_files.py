@@ -238,12 +238,11 @@ def serve_config(path: str) -> None:
         from mockmcp.wrap._serve import Served
     except ImportError as exc:
         raise http_extra("serving", exc) from None
-    mode = sidecar.mode
     running: list[Served] = []
     try:
         for served in remotes:
             target = expand(served.url, os.environ, served.name)
-            running.append(Served.start(served, target, mode, sidecar.replay))
+            running.append(Served.start(served, target, sidecar.mode, sidecar.replay))
     except BaseException:
         for each in running:
             each.abandon()

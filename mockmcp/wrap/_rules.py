@@ -192,12 +192,9 @@ def restore(config: Config, edits: Iterable[Edit]) -> tuple[str, list[str]]:
     changed: list[str] = []
     for edit in edits:
         span = spans.get(edit.place)
-        if span is None:
-            changed.append(edit.entry)
-        elif edit.original is None:
-            holds = text.startswith(edit.wrapped, span[1])
-            planned.append((span[1], edit)) if holds else changed.append(edit.entry)
-        elif text[span[0] : span[1]] == edit.wrapped:
+        if span is not None and edit.original is None and text.startswith(edit.wrapped, span[1]):
+            planned.append((span[1], edit))  # inserted after the value
+        elif span is not None and edit.original is not None and text[span[0] : span[1]] == edit.wrapped:
             planned.append((span[0], edit))
         else:
             changed.append(edit.entry)

@@ -153,8 +153,7 @@ def _record(kind: Any, data: dict[str, Any]) -> Any:
 def vouch(path: str, source: str) -> None:
     """Whether wrap may replace path: its sidecar must be sound, name source, and hold path's digest. Raises
     ConfigError saying which of them fails."""
-    where = path + SIDECAR
-    if not os.path.lexists(where):
+    if not os.path.lexists(path + SIDECAR):
         raise ConfigError(
             "exists, and mockmcp wrap did not write it: it is left as it is",
             path=path,
