@@ -268,8 +268,7 @@ def _toml_value_end(text: str, pos: int) -> int:
 
 
 def _toml_load(text: str, path: str | None) -> Any:
-    """tomllib's data, once a scan of the brackets outside strings and comments found no nesting past DEEPEST
-    (tomllib recurses into arrays and inline tables)."""
+    """tomllib's data, once brackets outside strings and comments show no nesting past DEEPEST (tomllib recurses)."""
     depth, pos = 0, 0
     while pos < len(text):
         char = text[pos]

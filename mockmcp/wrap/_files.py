@@ -193,8 +193,7 @@ def _tell(config: Config, out: str, commands: dict[str, list[str]], urls: dict[s
 
 
 def unwrap_config(path: str) -> None:
-    """Undo `mockmcp wrap` on the file it wrote: the original values back, the backup's bytes when nothing else
-    changed. Raises ConfigError."""
+    """Undo `mockmcp wrap` on the file it wrote: the original values, or the backup's bytes. Raises ConfigError."""
     sidecar = read_sidecar(path)
     backup = sidecar.backup
     if backup is not None and backup != os.path.abspath(path + BACKUP):

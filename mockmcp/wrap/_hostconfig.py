@@ -76,9 +76,8 @@ _BASES: dict[tuple[str, str, str], tuple[int, str]] = {
 
 
 def host_path(fmt: str, config: PurePath, path: PurePath) -> str:
-    """How the config at `config` (an absolute path) writes the absolute `path` in a stdio entry's command line:
-    relative to the folder its host resolves such a path against, where the host tells one and `path` lies in it
-    (a checkout's config then holds no path of one machine); else as it is."""
+    """The absolute `path` as the config at `config` (absolute) writes it in a command line: relative to the folder
+    its host resolves such a path against, where there is one and `path` lies in it; else as it is."""
     keys = ((fmt, config.parent.name, config.name), (fmt, config.parent.name, ""), (fmt, "", config.name))
     found = next((_BASES[key] for key in keys if key in _BASES), None)
     if found is None:

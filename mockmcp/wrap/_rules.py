@@ -143,8 +143,7 @@ def local_url(port: int, path: str) -> str:
 
 
 def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str, str]) -> tuple[str, list[Edit]]:
-    """The config's text with each named stdio entry's command line and each remote entry's URL replaced;
-    returns the text and the edits that `restore` undoes."""
+    """The config's text with the named stdio entries' command lines and remote entries' URLs replaced; its edits."""
     edits: list[tuple[int, Edit]] = []  # (where in the text, the edit)
 
     def replace(entry: Entry, place: Place, value: Any) -> None:
@@ -185,8 +184,7 @@ def _inserted(config: Config, after: Place, args: str) -> str:
 
 
 def restore(config: Config, edits: Iterable[Edit]) -> tuple[str, list[str]]:
-    """Undo wrap's edits in a derived config read again; returns the text and the entries left as they are
-    because they changed since (their wrapped values no longer hold what wrap wrote)."""
+    """Undo wrap's edits in a derived config read again: the text, and the entries changed since, left as they are."""
     spans, text = config.spans, config.text
     planned: list[tuple[int, Edit]] = []
     changed: list[str] = []

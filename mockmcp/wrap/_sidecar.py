@@ -151,8 +151,7 @@ def _record(kind: Any, data: dict[str, Any]) -> Any:
 
 
 def vouch(path: str, source: str) -> None:
-    """Whether wrap may replace path: its sidecar must be sound, name source, and hold path's digest. Raises
-    ConfigError saying which of them fails."""
+    """Refuse to replace path (ConfigError) unless its sidecar is sound, names source, and holds path's digest."""
     if not os.path.lexists(path + SIDECAR):
         raise ConfigError(
             "exists, and mockmcp wrap did not write it: it is left as it is",
