@@ -1,17 +1,11 @@
 """Files: atomic writes, and the cache of parsed cassettes that keeps YAML off the start-up path.
 
-A cassette's parsed data is kept as JSON, stamped with its path and a hash of its bytes (an edit can keep
-size and time), signed with a key only this user can read, and read only from this user's regular files
-(never through a link, within a size bound); anything odd is a miss. Cached data is validated again on
-every load, so the cache makes loading faster but never different; one that cannot be written is skipped.
-
-The cache folder also keeps, per cassette, which run last saved a recording into it (`runs/`): a run is the
-host process that starts the recorders (their parent), so a later start of the same server by the same host
-records into the cassette as a further session instead of replaying the first start's recording
-(`begun_by_this_run`). A run is the parent's pid with its start: on Linux field 22 of /proc/PID/stat and the
-boot's id; where /proc is missing, what `ps -o lstart=` says of the parent (macOS, the BSDs); else (Windows)
-the pid alone. A shell is no host: each command it starts is a run of its own. An empty MOCKMCP_CACHE_DIR
-turns this off too: every start is then a run of its own.
+A cassette's parsed data is kept as JSON, stamped with its path and a hash of its bytes (an edit can keep size
+and time), signed with a key only this user can read, and read only from this user's regular files within a
+size bound; anything odd is a miss. The cache folder also keeps, per cassette, which run last saved a recording
+into it (`runs/`): a run is the host process that starts the recorders (their parent), so a later start of the
+same server by the same host records a further session instead of replaying the first (`begun_by_this_run`).
+A shell is no host: each command it starts is a run of its own, as is every start without a cache folder.
 """
 
 from __future__ import annotations
@@ -52,8 +46,21 @@ def atomic_write(path: str, text: str) -> None:
         path = os.path.realpath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    _replace(path, text.encode("utf-8"), _mode_for(path), sync=True)
-    _sync_folder(folder)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:  # a new file: the umask's
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    _replace(path, text.encode("utf-8"), mode, sync=True)
+    try:  # the rename made durable; a file system that cannot sync a folder is left as it is
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def _replace(path: str, data: bytes, mode: int, sync: bool) -> None:
@@ -77,31 +84,9 @@ def _replace(path: str, data: bytes, mode: int, sync: bool) -> None:
         raise
 
 
-def _sync_folder(folder: str) -> None:
-    """Make a rename in folder durable; a file system that cannot sync a folder is left as it is."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
-
-
 def journal_path(cassette_path: str) -> str:
     """Where a recording journals a cassette's session before the cassette is written (see `journal`)."""
     return cassette_path + ".journal"
-
-
-def _mode_for(path: str) -> int:
-    """The permissions the file would have if written in place: the old file's, or the umask's."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def _cache_folder() -> str | None:
@@ -132,9 +117,6 @@ def _entry(path: str, hashed: str) -> tuple[str | None, dict[str, Any]]:
     return os.path.join(folder, name), stamp
 
 
-# A cache file larger than this many times its cassette (plus a little) is not one we wrote.
-_SIZE_FACTOR = 4
-_SIZE_SLACK = 1 << 16
 _KEY_FILE = "key"
 _KEY_SIZE = 32
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -180,7 +162,7 @@ def read_cache(path: str, raw: bytes, hashed: str) -> Any:
     file, stamp = _entry(path, hashed)
     if file is None:
         return None
-    blob = _read_private(file, _SIZE_FACTOR * len(raw) + _SIZE_SLACK)
+    blob = _read_private(file, 4 * len(raw) + (1 << 16))  # larger is no cache file mockmcp wrote
     key = None if blob is None else _key(os.path.dirname(file), create=False)
     if blob is None or key is None:
         return None
@@ -217,22 +199,18 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
 
 # --- runs -----------------------------------------------------------------------------------------
 
-_RUN_SIZE = 1 << 12  # a run file is a line of JSON
-
-
-# A shell is no host: the commands typed in one terminal (or the lines of one script) are runs of their own, so
-# `mockmcp record --record-mode rewrite` twice there records afresh twice.
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "nu", "pwsh", "cmd.exe"})
-
 
 def is_shell(name: str) -> bool:
-    """Whether a process's name (`/proc`'s, or `ps -o comm=`'s: a path, a login shell's `-bash`) is a shell's."""
-    return os.path.basename(name.strip()).lstrip("-").lower() in SHELLS
+    """Whether a process's name (`/proc`'s, or `ps -o comm=`'s: a path, a login shell's `-bash`) is a shell's:
+    the commands typed in one terminal are runs of their own, so `record --record-mode rewrite` twice records twice."""
+    shells = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "nu", "pwsh", "cmd.exe")
+    return os.path.basename(name.strip()).lstrip("-").lower() in shells
 
 
 def this_run() -> str:
-    """The run this process belongs to: its parent process, named by pid and start (see the module's docstring);
-    a run of its own where the parent is a shell."""
+    """The run this process belongs to: its parent, named by pid and start (field 22 of /proc/PID/stat and the
+    boot's id; else what `ps -o lstart=` says, on macOS and the BSDs; else the pid alone); where the parent is a
+    shell, a run of its own."""
     parent = os.getppid()
     try:
         with open(f"/proc/{parent}/stat", "rb") as stat_file:
@@ -294,33 +272,29 @@ def mark_run(cassette_path: str, run: str) -> None:
 
 def _prune_runs(folder: str) -> None:
     """Remove the run notes of cassettes that no longer exist (a test's temporary folder, a plugin's staged file)."""
-    for name in os.listdir(folder):
-        if not name.endswith(".json"):  # a note being written by another process
-            continue
-        note = os.path.join(folder, name)
-        blob = _read_private(note, _RUN_SIZE)
-        try:
-            cassette = json.loads(blob).get("cassette") if blob is not None else None
-        except (ValueError, AttributeError):
-            cassette = None
+    for name in (name for name in os.listdir(folder) if name.endswith(".json")):  # not a note being written
+        cassette = _note(os.path.join(folder, name)).get("cassette")
         if not isinstance(cassette, str) or not os.path.exists(cassette):
             try:
-                os.unlink(note)
+                os.unlink(os.path.join(folder, name))
             except OSError:
                 pass
 
 
+def _note(file: str | None) -> dict[str, Any]:
+    """A run note's data; empty when there is none, or it is no note mockmcp wrote."""
+    blob = None if file is None else _read_private(file, 1 << 12)  # a note is a line of JSON
+    try:
+        note = json.loads(blob) if blob is not None else None
+    except ValueError:
+        return {}
+    return note if isinstance(note, dict) else {}
+
+
 def begun_by_this_run(cassette_path: str) -> bool:
     """Whether this process's run saved the cassette as it now is: a later start of its server in the run."""
-    file = _run_file(cassette_path)
-    blob = None if file is None else _read_private(file, _RUN_SIZE)
-    try:
-        marked = json.loads(blob) if blob is not None else None
-    except ValueError:
-        return False
-    if not isinstance(marked, dict) or marked.get("cassette") != os.path.realpath(cassette_path):
-        return False
-    if marked.get("run") != this_run():
+    marked = _note(_run_file(cassette_path))
+    if marked.get("cassette") != os.path.realpath(cassette_path) or marked.get("run") != this_run():
         return False
     saved = file_digest(cassette_path)
     return saved is not None and marked.get("blake2b") == saved

@@ -263,10 +263,7 @@ def _fields(data: dict[str, Any], place: Place, table: Field) -> dict[str, Any]:
 
 
 def _table(value: Any, place: Place, row: Field) -> dict[str, Any]:
-    data = _mapping(value, place, row.fix)
-    if row.kind != "open":
-        _known_keys(data, place, row)
-    return _fields(data, place, row)
+    return _fields(_mapping(value, place, row.fix, None if row.kind == "open" else row), place, row)
 
 
 def _list(value: Any, place: Place, row: Field) -> list[Any]:
@@ -421,7 +418,7 @@ def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
 
 
 def _interaction(data: Any, place: Place, row: Field) -> Interaction:
-    _known_keys(_mapping(data, place, row.fix), place, row)
+    _mapping(data, place, row.fix, row)
     kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
     kind = kinds[0] if kinds else model.SERVER
     if len(kinds) > 1:
@@ -433,11 +430,8 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
     if "response" in data and kind != REQUEST:
         problem = f"only a request gets a response, and this is a {kind}"
         raise Problem(place + ("response",), problem, "remove `response`, or make the client message a `request`")
-    for knob in REQUEST_ONLY if kind != REQUEST else ():
-        if knob in data:
-            raise Problem(
-                place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
-            )
+    for knob in (knob for knob in REQUEST_ONLY if knob in data and kind != REQUEST):
+        raise Problem(place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`")
     if data.get("times") == model.ANY_TIMES and "after" in data:
         problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
         raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
@@ -448,7 +442,7 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
 
 
 def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
-    _known_keys(_mapping(data, place, row.fix), place, row)
+    _mapping(data, place, row.fix, row)
     kinds = [key for key in (NOTIFICATION, REQUEST, model.RAW) if key in data]
     if len(kinds) != 1:
         problem = "a server item has exactly one of `notification`, `request` and `raw`"
@@ -494,23 +488,19 @@ def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
     return None
 
 
-def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
+def _mapping(data: Any, place: Place, fix: str, table: Field | None = None) -> dict[str, Any]:
+    """data itself, known to be a mapping (with no key but the rows of `table`, if given); else Problem."""
     if not isinstance(data, dict):
         raise Problem(place, f"expected a mapping, got {yaml_type(data)}", fix)
+    for problem in _unknown_keys(data, place, table) if table is not None else ():
+        raise problem
     return data
 
 
-def _known_keys(data: dict[str, Any], place: Place, table: Field) -> None:
-    for problem in _unknown_keys(data, place, table):
-        raise problem
-
-
 def _unknown_keys(data: dict[str, Any], place: Place, table: Field) -> list[Problem]:
-    if table.index[0].keys() >= data.keys():
-        return []
-    known = tuple(table.index[0])
     found = []
-    for key in (key for key in data if key not in known):
+    for key in (key for key in data if key not in table.index[0]):
+        known = tuple(table.index[0])
         miss = _near(str(key), known)
         fix = (f"did you mean `{miss}`? " if miss else "") + f"use one of: {', '.join(known)}"
         found.append(Problem(place + (str(key),), f"unknown key {key!r}", fix))
