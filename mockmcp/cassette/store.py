@@ -44,9 +44,6 @@ def _parse(text: str, path: str | None) -> Any:
             raise CassetteError(problem, path=path, line=line, fix=exc.fix) from None
         fix = "correct the YAML syntax at that line"
         raise CassetteError(f"not valid YAML: {problem}", path=path, line=line, fix=fix) from None
-    except ValueError as exc:  # a scalar its tag cannot hold: an integer of 5000 digits, `!!float 1e`
-        fix = "correct or quote that value"
-        raise CassetteError(f"a value in the YAML cannot be read: {exc}", path=path, fix=fix) from None
 
 
 def _validate(data: Any, text: str | None, path: str | None) -> Cassette:
@@ -116,7 +113,11 @@ def save(cassette: Cassette, path: str) -> None:
     """Check the cassette, then write it atomically; a file already at path is rewritten in place, only what
     changed written anew. Raises CassetteError naming the place of the first problem (nothing is written)."""
     cassette = cassette._replace(path=path)
-    old = _old_text(path)
+    try:
+        with open(path, "rb") as handle:
+            old = handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # no file to keep
+        old = None
     if old is None:
         files.atomic_write(path, dump(cassette))
         return
@@ -130,15 +131,6 @@ def save(cassette: Cassette, path: str) -> None:
         old_data = None
     edited = yamledit.rewrite(old, _as_written(old_data, data, cassette), old_data)
     files.atomic_write(path, edited if edited is not None else dump(cassette))
-
-
-def _old_text(path: str) -> str | None:
-    """The text of the cassette file at path, or None when there is none to keep (or it cannot be read)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Rewriting a cassette's YAML text in place: only what changed is written again, so comments stay.
 
-The old and new data are compared from the root down over `compose`'s nodes; only entries whose values
-differ are replaced, each by the dump of its new value where it stands (flow collections, and changes the
-text cannot take in place, replace the enclosing entry). The result is parsed back and compared: should it
-differ, `rewrite` gives None and the caller writes afresh, so an edit can lose comments but never data.
+Old and new data are compared from the root down over `compose`'s nodes; each entry whose value differs is
+replaced by the dump of its new value where it stands (flow collections, and changes the text cannot take in
+place, replace the enclosing entry). The result is parsed back and compared: should it differ, `rewrite` gives
+None and the caller writes afresh, so an edit can lose comments but never data.
 """
 
 from __future__ import annotations
@@ -78,7 +78,10 @@ def _mapping(text: str, node: yaml.MappingNode, old: dict[Any, Any], new: dict[A
         raise _Whole  # an empty mapping is `{}`, which a block cannot say
     for name, (key, value) in pairs.items():
         if name not in new:
-            edits.append(_delete_entry(text, node, key, value))
+            start = _line_start(text, key.start_mark.index)
+            if text[start : key.start_mark.index].strip():
+                raise _Whole  # `- key: ...`: the item's first key carries its dash
+            edits.append((start, _line_after(text, _value_end(text, value)), ""))
         elif not same(old[name], new[name]):
             _entry(text, key, value, old[name], new[name], edits)
     added = {name: item for name, item in new.items() if name not in old}
@@ -132,7 +135,8 @@ def _sequence(text: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]
                     index = i1 + a1 + offset
                     _entry(text, None, node.value[index], old[index], new[j1 + b1 + offset], edits)
                 continue
-            edits.extend(_delete_item(text, node.value[index]) for index in range(i1 + a1, i1 + a2))
+            for gone in node.value[i1 + a1 : i1 + a2]:
+                edits.append((_line_start(text, _dash(text, gone)), _line_after(text, _value_end(text, gone)), ""))
             if b1 < b2:
                 edits.append(_insert_items(text, node, i1 + a2, new[j1 + b1 : j1 + b2]))
 
@@ -166,40 +170,23 @@ def _append(text: str, end: int, rendered: str) -> tuple[int, int, str]:
     return after, after, ("" if text[:after].endswith("\n") else "\n") + rendered + "\n"
 
 
-def _delete_item(text: str, value: yaml.Node) -> tuple[int, int, str]:
-    start = _line_start(text, _dash(text, value))
-    return start, _line_after(text, _value_end(text, value)), ""
-
-
-def _delete_entry(text: str, node: yaml.MappingNode, key: yaml.Node, value: yaml.Node) -> tuple[int, int, str]:
-    start = _line_start(text, key.start_mark.index)
-    if text[start : key.start_mark.index].strip():
-        raise _Whole  # `- key: ...`: the item's first key carries its dash
-    return start, _line_after(text, _value_end(text, value)), ""
-
-
 def _dash(text: str, value: yaml.Node) -> int:
     """Where the `-` of a block sequence item is."""
     return text.rfind("-", 0, value.start_mark.index)
 
 
 def _value_end(text: str, value: yaml.Node) -> int:
-    """Where the value's own text ends: block collections' end marks run on to the next token."""
+    """Where the value's own text ends: a block's end mark runs on to the next token, over trailing blank and
+    comment-only lines (which belong to what follows)."""
     end = value.end_mark.index
-    if _block(value) or (isinstance(value, yaml.ScalarNode) and value.style in ("|", ">")):
-        return _content_end(text, end)
-    return end
-
-
-def _content_end(text: str, end: int) -> int:
-    """end, moved back over trailing blank and comment-only lines (which belong to what follows)."""
+    if not (_block(value) or (isinstance(value, yaml.ScalarNode) and value.style in ("|", ">"))):
+        return end
     while True:
         stripped = len(text[:end].rstrip())
         start = _line_start(text, stripped)
-        if stripped and text[start:stripped].lstrip().startswith("#"):
-            end = start
-            continue
-        return stripped
+        if not (stripped and text[start:stripped].lstrip().startswith("#")):
+            return stripped
+        end = start
 
 
 def _line_start(text: str, index: int) -> int:
