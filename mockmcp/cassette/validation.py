@@ -110,7 +110,7 @@ _INTERACTION_ROWS = (
           "takes over; `any`: as often as the host asks (never a repeat, so --strict allows it)",
           "write e.g. `times: 2`", (1,), default=1, problem="`{key}` must be a whole number, at least {low}, or `any`"),
     Field("after", "choice", "once the last recording of a request has played its `times`: repeat it, or answer "
-          "unmatched", values=model.AFTER, default=model.AFTER[0]),
+          "unmatched", values=("repeat", "unmatched"), default="repeat"),
     Field("server", "list", "what the server sent because of the client message, in order",
           "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
           rows=(Field("messages", "server_item", fix="a server item is `notification: {...}`, `request: {...}` or "
@@ -134,7 +134,7 @@ _INTERACTION_ROWS = (
     Field("session", "int", "which recorded session the interaction belongs to, in a cassette of several",
           "write e.g. `session: 1`", (0,), default=0),
     Field("expect", "choice", "fault: a deliberate fault, written by hand; lint keeps quiet about its warnings",
-          values=model.EXPECTS),
+          values=("fault",)),
 )
 _META_ROWS = (
     Field("redact", "table", "what replay redacts in what the host sends, as the recording did",
@@ -400,10 +400,11 @@ def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
     for path, matcher in rules.items():
         at = place + (path,)
         _path(path, at, row)
-        if isinstance(matcher, str) and matcher in model.MATCHER_ARGUMENTS and matcher not in model.MATCHERS:
+        arguments = tuple(MATCHER.index[0])
+        if isinstance(matcher, str) and matcher in arguments and matcher not in model.MATCHERS:
             raise Problem(at, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
         if isinstance(matcher, str) and matcher not in model.MATCHERS:
-            miss = _near(matcher, model.MATCHERS + model.MATCHER_ARGUMENTS)
+            miss = _near(matcher, model.MATCHERS + arguments)
             hint = f"did you mean `{miss}`? " if miss else ""
             raise Problem(at, f"unknown matcher {matcher!r}", hint + MATCHER.fix)
         if not isinstance(matcher, (str, dict)) or (isinstance(matcher, dict) and len(matcher) != 1):

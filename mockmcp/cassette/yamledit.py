@@ -24,19 +24,11 @@ class _Whole(Exception):
     """This collection cannot be patched in place: replace the entry that holds it."""
 
 
-_UNPARSED = object()
-
-
-def rewrite(text: str, data: Any, old: Any = _UNPARSED) -> str | None:
-    """The text of data, written as an edit of text (old: its data if parsed already, None if it does not
-    parse). Returns None when the text cannot be edited into data."""
+def rewrite(text: str, data: Any, old: Any) -> str | None:
+    """The text of data, written as an edit of text, whose data is old (None if it does not parse); None when
+    the text cannot be edited into data."""
     if not text.endswith("\n"):
         text += "\n"
-    if old is _UNPARSED:
-        try:
-            old = yamlfile.load(text)
-        except (yaml.YAMLError, ValueError):
-            old = None
     root = yamlfile.compose(text)
     if root is None or not isinstance(root, yaml.MappingNode) or root.flow_style or not isinstance(old, dict):
         return None
@@ -51,7 +43,7 @@ def rewrite(text: str, data: Any, old: Any = _UNPARSED) -> str | None:
     try:
         if same(yamlfile.load(new), data):
             return new
-    except (yaml.YAMLError, ValueError):
+    except yaml.YAMLError:
         pass
     return None
 
