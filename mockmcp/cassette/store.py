@@ -134,59 +134,44 @@ def save(cassette: Cassette, path: str) -> None:
 
 
 def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict[str, Any]:
-    """The cassette's data, holding the old file's own data wherever it means the same: an unchanged
-    interaction as written (`exit: 1` stays so); a changed one (found by its client message) keeps, entry by
-    entry, what did not change. Each old interaction is taken once, in order."""
-    from mockmcp.cassette import yamledit
+    """The cassette's data, holding the old file's own data wherever it means the same (`exit: 1` stays so): each
+    new interaction takes the first old one not taken yet that is the same, else that has its client message,
+    and keeps the old entries whose values did not change, in their order."""
+    from mockmcp.cassette.yamledit import canonical, same
+
+    def field(interaction: Interaction, key: str) -> Any:
+        return getattr(interaction, "message" if key in ("request", "notification") else key)
 
     try:
         old = validated(old_data, None)
     except Problem:
         return data
-    if yamledit.same(old.meta, cassette.meta):
+    if same(old.meta, cassette.meta):
         data["meta"] = old_data.get("meta")
     exact: dict[str, list[int]] = {}
     by_message: dict[str, list[int]] = {}
     for index, interaction in enumerate(old.interactions):
-        exact.setdefault(yamledit.canonical(interaction.to_data()), []).append(index)
-        by_message.setdefault(yamledit.canonical((interaction.kind, interaction.message)), []).append(index)
+        exact.setdefault(canonical(interaction.to_data()), []).append(index)
+        by_message.setdefault(canonical((interaction.kind, interaction.message)), []).append(index)
     taken: set[int] = set()
-    items = []
-    for interaction, item in zip(cassette.interactions, data["interactions"], strict=True):
-        index = _take(exact.get(yamledit.canonical(interaction.to_data()), []), taken)
+    for number, (new, item) in enumerate(zip(cassette.interactions, data["interactions"], strict=True)):
+        index = _take(taken, exact.get(canonical(item), []), by_message.get(canonical((new.kind, new.message)), []))
         if index is not None:
-            item = old_data["interactions"][index]
-        else:
-            index = _take(by_message.get(yamledit.canonical((interaction.kind, interaction.message)), []), taken)
-            if index is not None:
-                item = _kept_entries(old_data["interactions"][index], old.interactions[index], interaction, item)
-        items.append(item)
-    data["interactions"] = items
+            was, raw = old.interactions[index], old_data["interactions"][index]
+            kept = {key: value for key, value in raw.items() if same(field(was, key), field(new, key))}
+            data["interactions"][number] = {**kept, **{key: value for key, value in item.items() if key not in kept}}
     return data
 
 
-def _take(queue: list[int], taken: set[int]) -> int | None:
-    """The first index in queue not taken yet, now taken; None when there is none."""
-    while queue and queue[0] in taken:
-        queue.pop(0)
-    if not queue:
-        return None
-    taken.add(queue[0])
-    return queue.pop(0)
-
-
-def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item: dict[str, Any]) -> dict[str, Any]:
-    """item (new's data), with the old raw entries wherever old and new hold the same value, in the old order."""
-    from mockmcp.cassette import yamledit
-
-    def field(key: str) -> str:
-        return "message" if key in ("request", "notification") else key
-
-    def same(key: str) -> bool:
-        return hasattr(new, field(key)) and yamledit.same(getattr(old, field(key)), getattr(new, field(key)))
-
-    kept = {key: value for key, value in raw.items() if same(key)}
-    return {**kept, **{key: value for key, value in item.items() if key not in kept}}
+def _take(taken: set[int], *queues: list[int]) -> int | None:
+    """The first index not taken yet of the first queue that has one, now taken; None when there is none."""
+    for queue in queues:
+        while queue and queue[0] in taken:
+            queue.pop(0)
+        if queue:
+            taken.add(queue[0])
+            return queue.pop(0)
+    return None
 
 
 def dump(cassette: Cassette) -> str:
