@@ -79,8 +79,7 @@ def _mapping(text: str, node: yaml.MappingNode, old: dict[Any, Any], new: dict[A
     added = {name: item for name, item in new.items() if name not in old}
     if added:
         column = node.value[0][0].start_mark.column
-        lines = _indent(yamlfile.dump(added, block=True).rstrip("\n"), column)
-        edits.append(_append(text, _value_end(text, node.value[-1][1]), " " * column + lines))
+        edits.append(_append(text, _value_end(text, node.value[-1][1]), " " * column + _dumped(added, column)))
 
 
 def _entry(text: str, key: yaml.Node | None, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
@@ -99,11 +98,11 @@ def _entry(text: str, key: yaml.Node | None, value: yaml.Node, old: Any, new: An
         del edits[mark:]  # what the attempt edited inside is replaced with the rest
     if key is None:
         dash = _dash(text, value)
-        rendered = _indent(yamlfile.dump([new], block=True).rstrip("\n"), _column(text, dash))
+        rendered = _dumped([new], _column(text, dash))
         edits.append((dash, _value_end(text, value), rendered))
         return
     start, end = key.start_mark.index, _value_end(text, value)
-    rendered = _indent(yamlfile.dump({key.value: new}, block=True).rstrip("\n"), key.start_mark.column)
+    rendered = _dumped({key.value: new}, key.start_mark.column)
     # A comment after the key (`response:   # why it fails`), before its block, stays on the key's line.
     between = text[key.end_mark.index : value.start_mark.index]
     comment = between.split("\n", 1)[0] if "\n" in between else ""
@@ -149,7 +148,7 @@ def _head(item: Any) -> str:
 def _insert_items(text: str, node: yaml.SequenceNode, index: int, items: list[Any]) -> tuple[int, int, str]:
     """New items before node.value[index], or after the last one."""
     column = _column(text, _dash(text, node.value[0]))
-    rendered = " " * column + _indent(yamlfile.dump(items, block=True).rstrip("\n"), column)
+    rendered = " " * column + _dumped(items, column)
     if index < len(node.value):
         start = _line_start(text, _dash(text, node.value[index]))
         return start, start, rendered + "\n"
@@ -195,7 +194,7 @@ def _column(text: str, index: int) -> int:
     return index - _line_start(text, index)
 
 
-def _indent(block: str, column: int) -> str:
-    """block with every line but the first indented by column (the first goes where the old text was)."""
-    first, *rest = block.split("\n")
+def _dumped(value: Any, column: int) -> str:
+    """value in block style, every line but the first indented by column (the first goes where the old text was)."""
+    first, *rest = yamlfile.dump(value, block=True).rstrip("\n").split("\n")
     return "\n".join([first, *(" " * column + line if line else line for line in rest)])
