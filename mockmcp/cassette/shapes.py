@@ -309,7 +309,7 @@ def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterat
         known = tuple(one for one in CONTENT_TYPES if not _elsewhere(revision, ("content_type",), one))
         yield Unknown(place + ("type",), kind, "a content block", known, None, revisions, CONTENT_TYPE)
     else:
-        label, scopes = f"a {kind} content block", (f"content:{kind}",)
+        label, scopes = _a(f"{kind} content block"), (f"content:{kind}",)
         yield from unknown_keys(value, CONTENT_TYPES[kind], place, label, revision, scopes)
 
 
