@@ -217,33 +217,25 @@ def this_run() -> str:
             name, _, rest = stat_file.read().partition(b" (")[2].rpartition(b")")  # the name may hold spaces
         with open("/proc/sys/kernel/random/boot_id", "rb") as boot_file:
             boot = boot_file.read().strip().decode()
-        run = f"{parent}@{rest.split()[19].decode()}/{boot}"  # field 22; the first after the name is field 3
-        return _own_run() if is_shell(name.decode(errors="replace")) else run
+        # Field 22 (the first after the name is field 3), and the name.
+        said = [f"{rest.split()[19].decode()}/{boot}", name.decode(errors="replace")]
     except (OSError, IndexError, UnicodeDecodeError):
-        pass
-    import subprocess  # deferred: only where /proc is missing
+        import subprocess  # deferred: only where /proc is missing
 
-    try:
-        said = [
-            subprocess.run(
-                ["ps", "-o", f"{column}=", "-p", str(parent)], capture_output=True, text=True, timeout=10, check=False
-            ).stdout.strip()
-            for column in ("lstart", "comm")
-        ]
-    except (OSError, subprocess.SubprocessError):
-        said = ["", ""]
-    if is_shell(said[1]):
-        return _own_run()
+        try:
+            ps = ["ps", "-p", str(parent), "-o"]
+            said = [
+                subprocess.run([*ps, f"{column}="], capture_output=True, text=True, timeout=10).stdout.strip()
+                for column in ("lstart", "comm")
+            ]
+        except (OSError, subprocess.SubprocessError):
+            said = ["", ""]
+    if is_shell(said[1]):  # a run no other process belongs to, the same each time this process asks
+        return _OWN.setdefault(os.getpid(), f"self {os.getpid()}@{os.urandom(8).hex()}")
     return f"{parent}@{said[0]}" if said[0] else str(parent)
 
 
-_OWN: dict[int, str] = {}
-
-
-def _own_run() -> str:
-    """A run no other process belongs to (the same one each time this process asks; a forked child's own)."""
-    pid = os.getpid()
-    return _OWN.setdefault(pid, f"self {pid}@{os.urandom(8).hex()}")
+_OWN: dict[int, str] = {}  # by pid: a forked child's run is its own
 
 
 def _run_file(cassette_path: str) -> str | None:
