@@ -160,22 +160,16 @@ def _key(folder: str, create: bool) -> bytes | None:
 def read_cache(path: str, raw: bytes, hashed: str) -> Any:
     """The data cached for the cassette at path whose bytes are raw (their `digest`: hashed), or None (a miss)."""
     file, stamp = _entry(path, hashed)
-    if file is None:
-        return None
-    blob = _read_private(file, 4 * len(raw) + (1 << 16))  # larger is no cache file mockmcp wrote
-    key = None if blob is None else _key(os.path.dirname(file), create=False)
+    blob = None if file is None else _read_private(file, 4 * len(raw) + (1 << 16))  # larger: no cache file of ours
+    key = None if file is None or blob is None else _key(os.path.dirname(file), create=False)
     if blob is None or key is None:
         return None
     signature, _, body = blob.partition(b"\n")
-    if not _compare_digest(signature, digest(body, key).encode()):
-        return None
     try:
-        cached = json.loads(body)
+        cached = json.loads(body) if _compare_digest(signature, digest(body, key).encode()) else None
     except (ValueError, RecursionError):
         return None
-    if not isinstance(cached, dict) or cached.get("stamp") != stamp:
-        return None
-    return cached.get("data")
+    return cached.get("data") if isinstance(cached, dict) and cached.get("stamp") == stamp else None
 
 
 def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
@@ -186,14 +180,11 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
         return
     try:
         body = json.dumps({"stamp": stamp, "data": data}, ensure_ascii=False, allow_nan=False).encode()
-    except (TypeError, ValueError, RecursionError):  # loading refuses such data anyway
-        return
-    try:
         os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
         key = _key(os.path.dirname(file), create=True)
         if key is not None:  # not fsynced, unlike atomic_write: a torn cache file is a miss, and first starts count
             _replace(file, digest(body, key).encode() + b"\n" + body, mode & 0o666, sync=False)
-    except OSError:
+    except (OSError, TypeError, ValueError, RecursionError):  # data JSON cannot hold, which loading refuses anyway
         pass
 
 
