@@ -397,10 +397,10 @@ def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]
 def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
     """A request's `match:`, params path -> matcher (a word of `model.MATCHERS`, or one of `MATCHER`)."""
     rules = _mapping(data, place, "write e.g. `match: {arguments.query: any}`: a params path, then its matcher")
+    arguments = tuple(MATCHER.index[0])  # the matchers that take an argument
     for path, matcher in rules.items():
         at = place + (path,)
         _path(path, at, row)
-        arguments = tuple(MATCHER.index[0])
         if isinstance(matcher, str) and matcher in arguments and matcher not in model.MATCHERS:
             raise Problem(at, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
         if isinstance(matcher, str) and matcher not in model.MATCHERS:
@@ -514,7 +514,7 @@ def _unknown_keys(data: dict[str, Any], place: Place, table: Field) -> list[Prob
 def _json_data(data: Any, at: Place = ()) -> None:
     """Raises Problem for the first value that is not JSON data nested within bounds: YAML can also say binary,
     sets, timestamps, non-string keys, NaN and infinity, which a strict JSON reader refuses. Its own stack: a
-    deep value is a located Problem, never a RecursionError. Run on every load, so a plain value costs a test."""
+    deep value is a located Problem, never a RecursionError. Run on every load: a plain scalar costs one test."""
     stack: list[tuple[Place, Any]] = [(at, data)]
     while stack:
         place, value = stack.pop()
