@@ -46,13 +46,13 @@ def _parse(text: str, path: str | None) -> Any:
         raise CassetteError(f"not valid YAML: {problem}", path=path, line=line, fix=fix) from None
 
 
-def _validate(data: Any, text: str | None, path: str | None) -> Cassette:
+def _validate(data: Any, text: str, path: str | None) -> Cassette:
     try:
         return validated(data, path)
     except Problem as problem:
-        from mockmcp.cassette import yamlfile
+        from mockmcp.cassette.yamlfile import line_of
 
-        line = None if text is None else yamlfile.line_of(text, problem.place)
+        line = line_of(text, problem.place)
         place = render_place(problem.place)
         raise CassetteError(problem.problem, path=path, place=place, line=line, fix=problem.fix) from None
 
