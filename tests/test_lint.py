@@ -619,6 +619,9 @@ def test_an_unknown_key_far_from_any_known_one_is_a_warning() -> None:
     [finding] = lint.lint_text(text, "c.yaml")
     assert (finding.severity, finding.place) == ("warning", "interactions[0].response.result.vendorExtra")
     assert "unknown key 'vendorExtra' in a tools/call result" in finding.problem
+    block = "      content: [{type: image, data: eA==, mimeType: image/png, vendorExtra: 1}]\n"
+    [finding] = lint.lint_text(HEAD + CALL % "read_file" + "    result:\n" + block, "c.yaml")
+    assert "unknown key 'vendorExtra' in an image content block" in finding.problem
     # A _meta key of the sender's own is no finding at all; only near misses of MCP's are.
     text = HEAD + "- request: {method: ping, params: {_meta: {com.example/trace: 1}}}\n  response: {result: {}}\n"
     assert lint.lint_text(text, "c.yaml") == []

@@ -193,6 +193,9 @@ enabled = true
 command = 'uvx'
 cwd = "/srv"
 
+[[hooks]]  # an array of tables: its `command` is no server's
+command = "notify"
+
 [mcp_servers.figma]
 url = "https://mcp.figma.com/mcp"
 bearer_token_env_var = "FIGMA_OAUTH_TOKEN"
@@ -274,7 +277,7 @@ def test_wrap_then_unwrap_gives_the_same_bytes(host: str, replay: bool) -> None:
     derived, config, edits = wrapped(host, replay)
     assert derived != config.text
     again = read_config(derived, config.format, "derived")
-    restored, left = restore(again, [type(e).from_json(json.loads(json.dumps(e.to_json()))) for e in edits])
+    restored, left = restore(again, edits)
     assert (restored, left) == (config.text, [])
     assert restored.encode() == CONFIGS[host][1].encode()
 
@@ -477,6 +480,7 @@ BAD = [
     ("config.yaml", "".join("  " * i + "- \n" for i in range(5000)), "nesting depth passes 100", "config.yaml:101:"),
     ("config.toml", "[mcp_servers.a]\nargs = " + "[" * 5000 + "]" * 5000, "nesting depth passes 100", "config.toml:2:"),
     ("config.toml", 'a = "[[[["\nb = ' + "{x = " * 101 + "1" + "}" * 101, "nesting depth passes 100", "config.toml:2:"),
+    ("config.toml", 's = """\\"""x"""\nb = ' + "[" * 5000 + "]" * 5000, "nesting depth passes 100", "config.toml:2:"),
     (
         "config.yaml",
         "a: &a [x, x, x, x, x, x, x, x, x]\n"

@@ -256,6 +256,18 @@ def test_unwrap_and_serve_refuse_a_tampered_sidecar_with_its_field_and_line(
     assert derived.read_bytes() == wrapped
 
 
+def test_a_sidecar_field_no_record_has_is_left_out(config: Path) -> None:
+    """A field the reader does not know (a later mockmcp's), at the top or in an edit or a remote server."""
+    wrap(config)
+    derived = config.with_name(".mcp.mockmcp.json")
+    data = json.loads(sidecar_of(derived).read_text())
+    for item in (data, data["edits"][0], data["remote"][0]):
+        item["later"] = 1
+    sidecar_of(derived).write_text(json.dumps(data))
+    main(["unwrap", str(derived)])
+    assert derived.read_bytes() == ORIGINAL and not sidecar_of(derived).exists()
+
+
 def test_unwrap_refuses_a_sidecar_naming_a_backup_elsewhere(config: Path, tmp_path: Path) -> None:
     wrap(config, "--in-place")
     data = json.loads(sidecar_of(config).read_text())

@@ -63,10 +63,10 @@ def changed_lines(old: str, new: str) -> list[str]:
 
 
 def test_the_same_data_gives_the_same_bytes() -> None:
-    assert yamledit.rewrite(COMMENTED, yamlfile.load(COMMENTED)) == COMMENTED
+    assert yamledit.rewrite(COMMENTED, yamlfile.load(COMMENTED), yamlfile.load(COMMENTED)) == COMMENTED
     for path in sorted(SHIPPED.glob("*.yaml")):
         text = path.read_text()
-        assert yamledit.rewrite(text, yamlfile.load(text)) == text, path.name
+        assert yamledit.rewrite(text, yamlfile.load(text), yamlfile.load(text)) == text, path.name
 
 
 def set_text(data: dict[str, Any]) -> None:
@@ -113,7 +113,7 @@ def add_meta(data: dict[str, Any]) -> None:
 )
 def test_only_what_changed_is_written_again(change: Any, expected: list[str]) -> None:
     data = changed(yamlfile.load(COMMENTED), change)
-    text = yamledit.rewrite(COMMENTED, data)
+    text = yamledit.rewrite(COMMENTED, data, yamlfile.load(COMMENTED))
     assert yamledit.same(yamlfile.load(text), data)
     assert sorted(line.rstrip() for line in changed_lines(COMMENTED, text) if line.strip("+- ")) == sorted(expected)
 
@@ -121,18 +121,20 @@ def test_only_what_changed_is_written_again(change: Any, expected: list[str]) ->
 def test_a_comment_after_a_key_whose_block_is_replaced_stays() -> None:
     error = {"error": {"code": -32603, "message": "internal error"}}
     data = changed(yamlfile.load(COMMENTED), lambda d: d["interactions"][1].update(response=error))
-    text = yamledit.rewrite(COMMENTED, data)
+    text = yamledit.rewrite(COMMENTED, data, yamlfile.load(COMMENTED))
     assert "  response:   # edited: was a sunny forecast\n    error: {code: -32603, message: internal error}\n" in text
     assert "# The forecast fails" in text and "# the tool under test" in text and "exit: 1  " in text
     # A value of another shape is written whole, and the comment stays on its key's line.
     data = changed(data, lambda d: d["interactions"][1].update(response="gone"))
-    assert "  response: gone  # edited: was a sunny forecast\n" in yamledit.rewrite(COMMENTED, data)
+    assert "  response: gone  # edited: was a sunny forecast\n" in yamledit.rewrite(
+        COMMENTED, data, yamlfile.load(COMMENTED)
+    )
 
 
 def test_a_change_the_text_cannot_take_in_place_replaces_the_item_and_keeps_the_rest() -> None:
     # The first key of a list item carries its dash: removing it rewrites that item, nothing else.
     data = changed(yamlfile.load(COMMENTED), lambda d: d["interactions"][2].pop("request"))
-    text = yamledit.rewrite(COMMENTED, data)
+    text = yamledit.rewrite(COMMENTED, data, yamlfile.load(COMMENTED))
     assert yamledit.same(yamlfile.load(text), data)
     assert "# The forecast fails" in text and "# what this is" in text
 
@@ -166,7 +168,7 @@ def test_random_edits_of_every_shipped_cassette_give_exactly_the_new_data(path: 
     rng = random.Random(path.name)
     for _ in range(30):
         new = mutations(data, rng)
-        rewritten = yamledit.rewrite(text, new)
+        rewritten = yamledit.rewrite(text, new, data)
         assert yamledit.same(yamlfile.load(rewritten), new)
         assert rewritten.startswith("# kept")
 

@@ -1,17 +1,11 @@
 """Files: atomic writes, and the cache of parsed cassettes that keeps YAML off the start-up path.
 
-A cassette's parsed data is kept as JSON, stamped with its path and a hash of its bytes (an edit can keep
-size and time), signed with a key only this user can read, and read only from this user's regular files
-(never through a link, within a size bound); anything odd is a miss. Cached data is validated again on
-every load, so the cache makes loading faster but never different; one that cannot be written is skipped.
-
-The cache folder also keeps, per cassette, which run last saved a recording into it (`runs/`): a run is the
-host process that starts the recorders (their parent), so a later start of the same server by the same host
-records into the cassette as a further session instead of replaying the first start's recording
-(`begun_by_this_run`). A run is the parent's pid with its start: on Linux field 22 of /proc/PID/stat and the
-boot's id; where /proc is missing, what `ps -o lstart=` says of the parent (macOS, the BSDs); else (Windows)
-the pid alone. A shell is no host: each command it starts is a run of its own. An empty MOCKMCP_CACHE_DIR
-turns this off too: every start is then a run of its own.
+A cassette's parsed data is kept as JSON, stamped with its path and a hash of its bytes (an edit can keep size
+and time), signed with a key only this user can read, and read only from this user's regular files within a
+size bound; anything odd is a miss. The cache folder also keeps, per cassette, which run last saved a recording
+into it (`runs/`): a run is the host process that starts the recorders (their parent), so a later start of the
+same server by the same host records a further session instead of replaying the first (`begun_by_this_run`).
+A shell is no host: each command it starts is a run of its own, as is every start without a cache folder.
 """
 
 from __future__ import annotations
@@ -52,8 +46,21 @@ def atomic_write(path: str, text: str) -> None:
         path = os.path.realpath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    _replace(path, text.encode("utf-8"), _mode_for(path), sync=True)
-    _sync_folder(folder)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:  # a new file: the umask's
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    _replace(path, text.encode("utf-8"), mode, sync=True)
+    try:  # the rename made durable; a file system that cannot sync a folder is left as it is
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def _replace(path: str, data: bytes, mode: int, sync: bool) -> None:
@@ -77,31 +84,9 @@ def _replace(path: str, data: bytes, mode: int, sync: bool) -> None:
         raise
 
 
-def _sync_folder(folder: str) -> None:
-    """Make a rename in folder durable; a file system that cannot sync a folder is left as it is."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
-
-
 def journal_path(cassette_path: str) -> str:
     """Where a recording journals a cassette's session before the cassette is written (see `journal`)."""
     return cassette_path + ".journal"
-
-
-def _mode_for(path: str) -> int:
-    """The permissions the file would have if written in place: the old file's, or the umask's."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def _cache_folder() -> str | None:
@@ -132,9 +117,6 @@ def _entry(path: str, hashed: str) -> tuple[str | None, dict[str, Any]]:
     return os.path.join(folder, name), stamp
 
 
-# A cache file larger than this many times its cassette (plus a little) is not one we wrote.
-_SIZE_FACTOR = 4
-_SIZE_SLACK = 1 << 16
 _KEY_FILE = "key"
 _KEY_SIZE = 32
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -178,22 +160,16 @@ def _key(folder: str, create: bool) -> bytes | None:
 def read_cache(path: str, raw: bytes, hashed: str) -> Any:
     """The data cached for the cassette at path whose bytes are raw (their `digest`: hashed), or None (a miss)."""
     file, stamp = _entry(path, hashed)
-    if file is None:
-        return None
-    blob = _read_private(file, _SIZE_FACTOR * len(raw) + _SIZE_SLACK)
-    key = None if blob is None else _key(os.path.dirname(file), create=False)
+    blob = None if file is None else _read_private(file, 4 * len(raw) + (1 << 16))  # larger: no cache file of ours
+    key = None if file is None or blob is None else _key(os.path.dirname(file), create=False)
     if blob is None or key is None:
         return None
     signature, _, body = blob.partition(b"\n")
-    if not _compare_digest(signature, digest(body, key).encode()):
-        return None
     try:
-        cached = json.loads(body)
+        cached = json.loads(body) if _compare_digest(signature, digest(body, key).encode()) else None
     except (ValueError, RecursionError):
         return None
-    if not isinstance(cached, dict) or cached.get("stamp") != stamp:
-        return None
-    return cached.get("data")
+    return cached.get("data") if isinstance(cached, dict) and cached.get("stamp") == stamp else None
 
 
 def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
@@ -204,68 +180,53 @@ def write_cache(path: str, hashed: str, data: Any, mode: int) -> None:
         return
     try:
         body = json.dumps({"stamp": stamp, "data": data}, ensure_ascii=False, allow_nan=False).encode()
-    except (TypeError, ValueError, RecursionError):  # loading refuses such data anyway
-        return
-    try:
         os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
         key = _key(os.path.dirname(file), create=True)
         if key is not None:  # not fsynced, unlike atomic_write: a torn cache file is a miss, and first starts count
             _replace(file, digest(body, key).encode() + b"\n" + body, mode & 0o666, sync=False)
-    except OSError:
+    except (OSError, TypeError, ValueError, RecursionError):  # data JSON cannot hold, which loading refuses anyway
         pass
 
 
 # --- runs -----------------------------------------------------------------------------------------
 
-_RUN_SIZE = 1 << 12  # a run file is a line of JSON
-
-
-# A shell is no host: the commands typed in one terminal (or the lines of one script) are runs of their own, so
-# `mockmcp record --record-mode rewrite` twice there records afresh twice.
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "nu", "pwsh", "cmd.exe"})
-
 
 def is_shell(name: str) -> bool:
-    """Whether a process's name (`/proc`'s, or `ps -o comm=`'s: a path, a login shell's `-bash`) is a shell's."""
-    return os.path.basename(name.strip()).lstrip("-").lower() in SHELLS
+    """Whether a process's name (`/proc`'s, or `ps -o comm=`'s: a path, a login shell's `-bash`) is a shell's:
+    the commands typed in one terminal are runs of their own, so `record --record-mode rewrite` twice records twice."""
+    shells = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "nu", "pwsh", "cmd.exe")
+    return os.path.basename(name.strip()).lstrip("-").lower() in shells
 
 
 def this_run() -> str:
-    """The run this process belongs to: its parent process, named by pid and start (see the module's docstring);
-    a run of its own where the parent is a shell."""
+    """The run this process belongs to: its parent, named by pid and start (field 22 of /proc/PID/stat and the
+    boot's id; else what `ps -o lstart=` says, on macOS and the BSDs; else the pid alone); where the parent is a
+    shell, a run of its own."""
     parent = os.getppid()
     try:
         with open(f"/proc/{parent}/stat", "rb") as stat_file:
             name, _, rest = stat_file.read().partition(b" (")[2].rpartition(b")")  # the name may hold spaces
         with open("/proc/sys/kernel/random/boot_id", "rb") as boot_file:
             boot = boot_file.read().strip().decode()
-        run = f"{parent}@{rest.split()[19].decode()}/{boot}"  # field 22; the first after the name is field 3
-        return _own_run() if is_shell(name.decode(errors="replace")) else run
+        # Field 22 (the first after the name is field 3), and the name.
+        said = [f"{rest.split()[19].decode()}/{boot}", name.decode(errors="replace")]
     except (OSError, IndexError, UnicodeDecodeError):
-        pass
-    import subprocess  # deferred: only where /proc is missing
+        import subprocess  # deferred: only where /proc is missing
 
-    try:
-        said = [
-            subprocess.run(
-                ["ps", "-o", f"{column}=", "-p", str(parent)], capture_output=True, text=True, timeout=10, check=False
-            ).stdout.strip()
-            for column in ("lstart", "comm")
-        ]
-    except (OSError, subprocess.SubprocessError):
-        said = ["", ""]
-    if is_shell(said[1]):
-        return _own_run()
+        try:
+            ps = ["ps", "-p", str(parent), "-o"]
+            said = [
+                subprocess.run([*ps, f"{column}="], capture_output=True, text=True, timeout=10).stdout.strip()
+                for column in ("lstart", "comm")
+            ]
+        except (OSError, subprocess.SubprocessError):
+            said = ["", ""]
+    if is_shell(said[1]):  # a run no other process belongs to, the same each time this process asks
+        return _OWN.setdefault(os.getpid(), f"self {os.getpid()}@{os.urandom(8).hex()}")
     return f"{parent}@{said[0]}" if said[0] else str(parent)
 
 
-_OWN: dict[int, str] = {}
-
-
-def _own_run() -> str:
-    """A run no other process belongs to (the same one each time this process asks; a forked child's own)."""
-    pid = os.getpid()
-    return _OWN.setdefault(pid, f"self {pid}@{os.urandom(8).hex()}")
+_OWN: dict[int, str] = {}  # by pid: a forked child's run is its own
 
 
 def _run_file(cassette_path: str) -> str | None:
@@ -294,33 +255,29 @@ def mark_run(cassette_path: str, run: str) -> None:
 
 def _prune_runs(folder: str) -> None:
     """Remove the run notes of cassettes that no longer exist (a test's temporary folder, a plugin's staged file)."""
-    for name in os.listdir(folder):
-        if not name.endswith(".json"):  # a note being written by another process
-            continue
-        note = os.path.join(folder, name)
-        blob = _read_private(note, _RUN_SIZE)
-        try:
-            cassette = json.loads(blob).get("cassette") if blob is not None else None
-        except (ValueError, AttributeError):
-            cassette = None
+    for name in (name for name in os.listdir(folder) if name.endswith(".json")):  # not a note being written
+        cassette = _note(os.path.join(folder, name)).get("cassette")
         if not isinstance(cassette, str) or not os.path.exists(cassette):
             try:
-                os.unlink(note)
+                os.unlink(os.path.join(folder, name))
             except OSError:
                 pass
 
 
+def _note(file: str | None) -> dict[str, Any]:
+    """A run note's data; empty when there is none, or it is no note mockmcp wrote."""
+    blob = None if file is None else _read_private(file, 1 << 12)  # a note is a line of JSON
+    try:
+        note = json.loads(blob) if blob is not None else None
+    except ValueError:
+        return {}
+    return note if isinstance(note, dict) else {}
+
+
 def begun_by_this_run(cassette_path: str) -> bool:
     """Whether this process's run saved the cassette as it now is: a later start of its server in the run."""
-    file = _run_file(cassette_path)
-    blob = None if file is None else _read_private(file, _RUN_SIZE)
-    try:
-        marked = json.loads(blob) if blob is not None else None
-    except ValueError:
-        return False
-    if not isinstance(marked, dict) or marked.get("cassette") != os.path.realpath(cassette_path):
-        return False
-    if marked.get("run") != this_run():
+    marked = _note(_run_file(cassette_path))
+    if marked.get("cassette") != os.path.realpath(cassette_path) or marked.get("run") != this_run():
         return False
     saved = file_digest(cassette_path)
     return saved is not None and marked.get("blake2b") == saved

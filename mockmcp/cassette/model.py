@@ -15,18 +15,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "AFTER",
     "ANY_TIMES",
     "CUT",
     "Cassette",
     "EXIT_WHEN",
-    "EXPECTS",
     "FORMAT_VERSION",
     "GET_STREAM",
     "Interaction",
     "KNOBS",
     "MATCHERS",
-    "MATCHER_ARGUMENTS",
     "NOTIFICATION",
     "RAW",
     "REQUEST",
@@ -38,20 +35,15 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-AFTER = ("repeat", "unmatched")  # what an interaction does once its `times` are used up
 ANY_TIMES = "any"  # `times: any`: played as often as asked, never used up (no repeat, so `--strict` allows it)
 EXIT_WHEN = ("after", "before")  # `exit`: end the session after the reply, or before (instead of) it
 CUT = "cut"  # `drop: cut`: the reply never comes, and the answer breaks off there (`drop: true`: it never comes)
-# The fault knobs: what a person adds to an interaction by hand, never recorded from a server.
-KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")
-# A request's match rules (`match:`, params path -> matcher): a word, or a mapping of one key with its argument.
-MATCHERS = ("any", "type", "subset", "unordered")
-MATCHER_ARGUMENTS = ("regex", "type")
-EXPECTS = ("fault",)  # `expect: fault`: a deliberate fault (lint keeps quiet about its warnings)
+KNOBS = ("delay", "times", "after", "drop", "raw_response", "exit")  # the fault knobs: written by hand, never recorded
+MATCHERS = ("any", "type", "subset", "unordered")  # a match rule's words (`validation.MATCHER`: those with an argument)
+
 SERVER = "server"  # an interaction of server messages alone, unprompted (else REQUEST or NOTIFICATION)
 RAW = "raw"  # a server item that is a line written by hand, sent as it is
-# A server item's `stream` over Streamable HTTP: the session's GET stream (absent: the request's own).
-GET_STREAM = "get"
+GET_STREAM = "get"  # a server item's `stream` over Streamable HTTP: the session's GET one (absent: the request's own)
 
 
 class ServerItem(NamedTuple):
@@ -88,7 +80,7 @@ class Interaction(NamedTuple):
     exit: tuple[int, str] | None = None  # (status, "after" or "before")
     session: int = 0  # which recorded session, in a cassette of several
     match: dict[str, Any] | None = None
-    expect: str | None = None  # one of EXPECTS, written by hand
+    expect: str | None = None  # `fault`, written by hand
 
     @property
     def method(self) -> str | None:

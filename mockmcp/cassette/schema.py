@@ -1,9 +1,8 @@
 """The cassette format as a JSON Schema (draft-07, what YAML editors support best), for completion and mistakes.
 
-Emitted, not written: each row of `validation.CASSETTE` becomes a property by its kind (`_EMIT`); the rules
-that are not one field's add what JSON Schema can say of them; MCP's params and result keys (offered by
-method, never required) come from `shapes`. Every cassette mockmcp writes starts with `MODELINE`. Within a
-format version the schema only gains keys, so an older cassette stays valid against it.
+Emitted, not written: each row of `validation.CASSETTE` becomes a property by its kind (`_EMIT`), the rules that
+are not one field's add what JSON Schema can say of them, and MCP's keys (offered by method, never required) come
+from `shapes`. Within a format version the schema only gains keys, so an older cassette stays valid against it.
 """
 
 from __future__ import annotations
@@ -41,8 +40,7 @@ def schema() -> dict[str, Any]:
 
 
 def _rules() -> dict[str, Any]:
-    """An interaction and a server item: their rows, and what JSON Schema can say of the rules beside them
-    (`validation._interaction`, `validation._server_item`)."""
+    """An interaction and a server item: their rows, and the rules beside them (`validation._interaction`...)."""
     interaction = CASSETTE.rows[2].rows[0]
     by_method = _by_method((REQUEST, "method"), ("response", "result"), shapes.RESULTS, "result")
     return {
@@ -100,7 +98,6 @@ def _shapes() -> dict[str, Any]:
 
 
 def _property(row: Field) -> dict[str, Any]:
-    """A row as a schema property: what its kind emits, with its description."""
     emitted = _EMIT[row.kind](row)
     return {**emitted, "description": row.doc} if row.doc else emitted
 
@@ -166,8 +163,7 @@ def _message(identified: bool) -> dict[str, Any]:
 
 
 def _by_method(method: tuple[str, ...], value: tuple[str, ...], table: dict[str, Any], scope: str) -> list[Any]:
-    """For each method of the table (where `method` leads to it), the keys the value at `value` may hold:
-    offered by an editor, never required (`params` of a message, `result` of a request's response)."""
+    """For each method of the table (at the path `method`), the keys the value at the path `value` may hold."""
     return [
         {
             "if": {**_at(method, {"const": name}), "required": [method[0]]},
@@ -184,8 +180,7 @@ def _at(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
 
 
 def _keys(shape: shapes.Shape, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A shape's keys as schema properties: a nested shape by reference, a list of them as an array of it;
-    a key not every protocol revision defines says which do (`shapes.SPANS`, by the shape's scopes)."""
+    """A shape's keys as schema properties; a key not every revision defines says which do (`shapes.SPANS`)."""
     properties: dict[str, Any] = {}
     for key, child in shape.items():
         if child is None:

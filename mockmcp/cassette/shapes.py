@@ -1,12 +1,9 @@
 """MCP's message shapes: the keys each params and result object may hold, by method, and near misses.
 
-A hand-edited `iserror: true` is valid YAML that replay serves, and the host sees a success. The loader
-cannot refuse an unknown key (a real server may send its own, and a recording keeps them), so lint walks
-each message against these shapes: a key one edit or a change of case from a known one is almost surely
-a typo (an error, "did you mean"); any other unknown key a warning. The tables hold every revision's
-keys (2024-11-05 to 2026-07-28, from the specification's schemas and the official SDK's types), each
-shape written as its words (`_shapes`); `SPANS` says which revisions define a key not all of them do, so
-a message is checked against its session's revision. Given no revision, every key of every one is known.
+A real server may send keys of its own, so an unknown key is no error; but one a single edit or a change of
+case from a known one (`iserror: true`) is almost surely a typo, which the host would not read. The tables
+hold every revision's keys (from the specification's schemas and the official SDK's types); `SPANS` says
+which revisions define a key not all of them do. Given no revision, every key of every one is known.
 """
 
 from __future__ import annotations
@@ -57,9 +54,7 @@ __all__ = [
 Shape = dict[str, "str | None"]
 _REQUIRED: dict[str, tuple[str, ...]] = {}  # by shape name, `result:METHOD` or `content:TYPE`: the `!` keys
 # The revisions that define a key not every revision does, as (first, last), by scope: a name of `SHAPES`,
-# `content:TYPE`, `params:METHOD` or `result:METHOD` (from the tables' words), or `content_type`, `meta`,
-# `method` (below). Checked against the specification's schema of each revision and, for 2025-11-25 and
-# 2026-07-28, the official SDK's types (`mcp_types`).
+# `content:TYPE`, `params:METHOD` or `result:METHOD` (from the tables' words), or `content_type`, `meta`, `method`.
 SPANS: dict[str, dict[str, tuple[str, str]]] = {}
 _LAST = REVISIONS[-1]
 _TASKS = ("2025-11-25", "2025-11-25")  # tasks came with 2025-11-25 and went with 2026-07-28
@@ -238,9 +233,8 @@ OPENINGS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
 
 
 class Unknown(NamedTuple):
-    """A key no shape knows: where it is, in what (`a tools/call result`), the known keys, a near miss;
-    or a key (or content type) of other revisions than the message's own (`revisions` names them;
-    empty otherwise)."""
+    """A key no shape knows (where, in what, the known keys, a near miss), or one of other revisions than the
+    message's own (`revisions` names them)."""
 
     place: Place
     key: str
@@ -254,14 +248,12 @@ class Unknown(NamedTuple):
         """(what is wrong, how to fix it) when no host reads past this: a near miss of a key MCP defines, or a
         content `type` no revision defines (a host refuses the whole answer); None for a key merely unknown
         (a server may send keys of its own) or of another revision."""
-        if self.revisions:
+        if self.revisions or (self.near is None and self.noun != CONTENT_TYPE):
             return None
         if self.noun == CONTENT_TYPE:
             hint = f"did you mean `{self.near}`? " if self.near else ""
             problem = f"unknown content type {self.key!r}: a host refuses the whole message"
             return problem, f"{hint}use one of: {', '.join(self.known)}"
-        if self.near is None:
-            return None
         return (
             f"unknown key {self.key!r} in {self.what}; did you mean `{self.near}`?",
             f"rename it `{self.near}`: as it is, no host reads it",
@@ -271,11 +263,8 @@ class Unknown(NamedTuple):
 def unknown_keys(
     value: Any, shape: Shape, place: Place, what: str, revision: str | None = None, scopes: tuple[str, ...] = ()
 ) -> Iterator[Unknown]:
-    """Every key in value (and, by the shape, in what it holds) that the shape does not know, in order.
-
-    With a `revision` (one of `REVISIONS`), a key the shape knows but that revision does not define
-    is reported too, with the revisions that do; `scopes` name the shape in `SPANS`.
-    """
+    """Every key in value (and, by the shape, in what it holds) that the shape does not know, in order; with a
+    `revision`, also a key that revision does not define (`scopes` name the shape in `SPANS`)."""
     if not isinstance(value, dict):
         return
     for key, item in value.items():
@@ -320,7 +309,7 @@ def _nested(value: Any, name: str, place: Place, revision: str | None) -> Iterat
         known = tuple(one for one in CONTENT_TYPES if not _elsewhere(revision, ("content_type",), one))
         yield Unknown(place + ("type",), kind, "a content block", known, None, revisions, CONTENT_TYPE)
     else:
-        label, scopes = f"a {kind} content block", (f"content:{kind}",)
+        label, scopes = _a(f"{kind} content block"), (f"content:{kind}",)
         yield from unknown_keys(value, CONTENT_TYPES[kind], place, label, revision, scopes)
 
 
@@ -374,10 +363,9 @@ class Flaw(NamedTuple):
 
 
 def answer_flaws(method: str, result: Any, place: Place) -> list[Flaw]:
-    """What makes `result`, the answer to a `method` request at `place`, one a host cannot read as meant
-    (see above), in the order of the text (the first is what loading says); nothing for a method MCP does
-    not define here. A 2026-07-28 `input_required` result is held only to its keys: what it asks for
-    comes before the answer."""
+    """What makes `result`, the answer to a `method` request at `place`, one a host cannot read as meant, in the
+    order of the text (the first is what loading says). A 2026-07-28 `input_required` result is held only to its
+    keys: what it asks for comes before the answer."""
     shape = RESULTS.get(method)
     if shape is None:
         return []
@@ -403,19 +391,11 @@ def answer_flaws(method: str, result: Any, place: Place) -> list[Flaw]:
 
 
 def _position(value: Any, steps: Place) -> tuple[int, ...]:
-    """Where the place `steps` below value comes in the text: its keys' and items' positions, in order (a
-    place above another comes first)."""
+    """Where the place `steps` below value comes in the text (a place above another comes first)."""
     position = []
-    for step in steps:
-        if isinstance(value, dict) and step in value:
-            position.append(list(value).index(step))
-            value = value[step]
-        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
-            position.append(step)
-            value = value[step]
-        else:
-            position.append(0)
-            value = None
+    for step in steps:  # every flaw's place is in the value: a missing key's flaw is placed where it is missing
+        position.append(list(value).index(step) if isinstance(value, dict) else step)
+        value = value[step]
     return tuple(position)
 
 

@@ -44,18 +44,15 @@ def _parse(text: str, path: str | None) -> Any:
             raise CassetteError(problem, path=path, line=line, fix=exc.fix) from None
         fix = "correct the YAML syntax at that line"
         raise CassetteError(f"not valid YAML: {problem}", path=path, line=line, fix=fix) from None
-    except ValueError as exc:  # a scalar its tag cannot hold: an integer of 5000 digits, `!!float 1e`
-        fix = "correct or quote that value"
-        raise CassetteError(f"a value in the YAML cannot be read: {exc}", path=path, fix=fix) from None
 
 
-def _validate(data: Any, text: str | None, path: str | None) -> Cassette:
+def _validate(data: Any, text: str, path: str | None) -> Cassette:
     try:
         return validated(data, path)
     except Problem as problem:
-        from mockmcp.cassette import yamlfile
+        from mockmcp.cassette.yamlfile import line_of
 
-        line = None if text is None else yamlfile.line_of(text, problem.place)
+        line = line_of(text, problem.place)
         place = render_place(problem.place)
         raise CassetteError(problem.problem, path=path, place=place, line=line, fix=problem.fix) from None
 
@@ -116,7 +113,11 @@ def save(cassette: Cassette, path: str) -> None:
     """Check the cassette, then write it atomically; a file already at path is rewritten in place, only what
     changed written anew. Raises CassetteError naming the place of the first problem (nothing is written)."""
     cassette = cassette._replace(path=path)
-    old = _old_text(path)
+    try:
+        with open(path, "rb") as handle:
+            old = handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # no file to keep
+        old = None
     if old is None:
         files.atomic_write(path, dump(cassette))
         return
@@ -132,69 +133,45 @@ def save(cassette: Cassette, path: str) -> None:
     files.atomic_write(path, edited if edited is not None else dump(cassette))
 
 
-def _old_text(path: str) -> str | None:
-    """The text of the cassette file at path, or None when there is none to keep (or it cannot be read)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _as_written(old_data: Any, data: dict[str, Any], cassette: Cassette) -> dict[str, Any]:
-    """The cassette's data, holding the old file's own data wherever it means the same: an unchanged
-    interaction as written (`exit: 1` stays so); a changed one (found by its client message) keeps, entry by
-    entry, what did not change. Each old interaction is taken once, in order."""
-    from mockmcp.cassette import yamledit
+    """The cassette's data, holding the old file's own data wherever it means the same (`exit: 1` stays so): each
+    new interaction takes the first old one not taken yet that is the same, else that has its client message,
+    and keeps the old entries whose values did not change, in their order."""
+    from mockmcp.cassette.yamledit import canonical, same
+
+    def field(interaction: Interaction, key: str) -> Any:
+        return getattr(interaction, "message" if key in ("request", "notification") else key)
 
     try:
         old = validated(old_data, None)
     except Problem:
         return data
-    if yamledit.same(old.meta, cassette.meta):
+    if same(old.meta, cassette.meta):
         data["meta"] = old_data.get("meta")
     exact: dict[str, list[int]] = {}
     by_message: dict[str, list[int]] = {}
     for index, interaction in enumerate(old.interactions):
-        exact.setdefault(yamledit.canonical(interaction.to_data()), []).append(index)
-        by_message.setdefault(yamledit.canonical((interaction.kind, interaction.message)), []).append(index)
+        exact.setdefault(canonical(interaction.to_data()), []).append(index)
+        by_message.setdefault(canonical((interaction.kind, interaction.message)), []).append(index)
     taken: set[int] = set()
-    items = []
-    for interaction, item in zip(cassette.interactions, data["interactions"], strict=True):
-        index = _take(exact.get(yamledit.canonical(interaction.to_data()), []), taken)
+    for number, (new, item) in enumerate(zip(cassette.interactions, data["interactions"], strict=True)):
+        index = _take(taken, exact.get(canonical(item), []), by_message.get(canonical((new.kind, new.message)), []))
         if index is not None:
-            item = old_data["interactions"][index]
-        else:
-            index = _take(by_message.get(yamledit.canonical((interaction.kind, interaction.message)), []), taken)
-            if index is not None:
-                item = _kept_entries(old_data["interactions"][index], old.interactions[index], interaction, item)
-        items.append(item)
-    data["interactions"] = items
+            was, raw = old.interactions[index], old_data["interactions"][index]
+            kept = {key: value for key, value in raw.items() if same(field(was, key), field(new, key))}
+            data["interactions"][number] = {**kept, **{key: value for key, value in item.items() if key not in kept}}
     return data
 
 
-def _take(queue: list[int], taken: set[int]) -> int | None:
-    """The first index in queue not taken yet, now taken; None when there is none."""
-    while queue and queue[0] in taken:
-        queue.pop(0)
-    if not queue:
-        return None
-    taken.add(queue[0])
-    return queue.pop(0)
-
-
-def _kept_entries(raw: dict[str, Any], old: Interaction, new: Interaction, item: dict[str, Any]) -> dict[str, Any]:
-    """item (new's data), with the old raw entries wherever old and new hold the same value, in the old order."""
-    from mockmcp.cassette import yamledit
-
-    def field(key: str) -> str:
-        return "message" if key in ("request", "notification") else key
-
-    def same(key: str) -> bool:
-        return hasattr(new, field(key)) and yamledit.same(getattr(old, field(key)), getattr(new, field(key)))
-
-    kept = {key: value for key, value in raw.items() if same(key)}
-    return {**kept, **{key: value for key, value in item.items() if key not in kept}}
+def _take(taken: set[int], *queues: list[int]) -> int | None:
+    """The first index not taken yet of the first queue that has one, now taken; None when there is none."""
+    for queue in queues:
+        while queue and queue[0] in taken:
+            queue.pop(0)
+        if queue:
+            taken.add(queue[0])
+            return queue.pop(0)
+    return None
 
 
 def dump(cassette: Cassette) -> str:

@@ -1,9 +1,8 @@
-"""Validating cassette data: plain data in, model objects out, or a Problem naming the place.
+"""Validating cassette data: plain data in, a model out, or a Problem naming the place.
 
-The format is one table of `Field`s (`CASSETTE` and the rows it nests); each kind's check (`KINDS`)
-holds a value to its row, and `schema` emits the JSON Schema from the same rows. A key no row names
-is an error naming those that exist, so a misspelled fault knob is never a silent no-op. What is not
-one field's is the small functions after the table. `from_data` is the one checked constructor.
+The format is one table of `Field`s (`CASSETTE`): each kind's check (`KINDS`) holds a value to its row, and
+`schema` emits the JSON Schema from the same rows. A key no row names is an error, so a misspelled fault knob
+is never a silent no-op. `from_data` is the one checked constructor.
 """
 
 from __future__ import annotations
@@ -111,7 +110,7 @@ _INTERACTION_ROWS = (
           "takes over; `any`: as often as the host asks (never a repeat, so --strict allows it)",
           "write e.g. `times: 2`", (1,), default=1, problem="`{key}` must be a whole number, at least {low}, or `any`"),
     Field("after", "choice", "once the last recording of a request has played its `times`: repeat it, or answer "
-          "unmatched", values=model.AFTER, default=model.AFTER[0]),
+          "unmatched", values=("repeat", "unmatched"), default="repeat"),
     Field("server", "list", "what the server sent because of the client message, in order",
           "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
           rows=(Field("messages", "server_item", fix="a server item is `notification: {...}`, `request: {...}` or "
@@ -135,7 +134,7 @@ _INTERACTION_ROWS = (
     Field("session", "int", "which recorded session the interaction belongs to, in a cassette of several",
           "write e.g. `session: 1`", (0,), default=0),
     Field("expect", "choice", "fault: a deliberate fault, written by hand; lint keeps quiet about its warnings",
-          values=model.EXPECTS),
+          values=("fault",)),
 )
 _META_ROWS = (
     Field("redact", "table", "what replay redacts in what the host sends, as the recording did",
@@ -249,8 +248,8 @@ def problems(data: Any) -> tuple[list[Problem], list[tuple[int, Interaction]]]:
 
 
 def _fields(data: dict[str, Any], place: Place, table: Field) -> dict[str, Any]:
-    """Each row's value in data (a mapping known to hold no keys but its rows' and, if open, its own), checked
-    in the order of the text; a row absent (or null, where null means absent) has its default."""
+    """Each row's value in data, checked in the order of the text; a row absent (or null, where `null` says
+    null means absent) has its default."""
     names, defaults, required = table.index
     values = defaults.copy()
     for key, value in data.items():
@@ -264,10 +263,7 @@ def _fields(data: dict[str, Any], place: Place, table: Field) -> dict[str, Any]:
 
 
 def _table(value: Any, place: Place, row: Field) -> dict[str, Any]:
-    data = _mapping(value, place, row.fix)
-    if row.kind != "open":
-        _known_keys(data, place, row)
-    return _fields(data, place, row)
+    return _fields(_mapping(value, place, row.fix, None if row.kind == "open" else row), place, row)
 
 
 def _list(value: Any, place: Place, row: Field) -> list[Any]:
@@ -291,12 +287,10 @@ def _int(value: Any, place: Place, row: Field) -> int:
 
 
 def _times(value: Any, place: Place, row: Field) -> int | str:
-    """`times`: a count, or `any` (played as often as asked, which makes `after` meaningless)."""
     return model.ANY_TIMES if value == model.ANY_TIMES else _int(value, place, row)
 
 
 def _seconds(value: Any, place: Place, row: Field) -> float:
-    """Seconds: informative (`at`), or waited out by replay (`delay`; `took`, `--timing recorded`): a day at most."""
     key = place[-1]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise Problem(place, f"`{key}` must be a number of seconds, at least 0", f"write e.g. `{key}: 0.5`")
@@ -346,7 +340,6 @@ def _name(value: str, place: Place, row: Field) -> str:
 
 
 def _path(value: Any, place: Place, row: Field) -> Any:
-    """A params path as `--ignore` reads it (`words.parse_path`)."""
     try:
         parse_path(value if isinstance(value, str) else "")
     except UsageError as error:
@@ -375,10 +368,8 @@ def _message(data: Any, place: Place, row: Field) -> dict[str, Any]:
 
 
 def response(data: Any, place: Place = (), row: Field | None = None) -> dict[str, Any]:
-    """A response as a cassette keeps it (without `id`); raises Problem when a cassette cannot hold it as one.
-
-    Keys besides `result` and `error` are a message's fields, kept and replayed as on the wire (the
-    recorder keeps what a server adds); `mockmcp lint` warns about them."""
+    """A response as a cassette keeps it (without `id`), or Problem. Keys besides `result` and `error` are kept
+    and replayed as on the wire (the recorder keeps what a server adds); `mockmcp lint` warns about them."""
     answer = _mapping(data, place, "a response is a mapping with `result` or `error`")
     if ("result" in answer) == ("error" in answer):
         fix = _meant(answer, ("result", "error")) or "keep the one the server sent"
@@ -394,8 +385,7 @@ def response(data: Any, place: Place = (), row: Field | None = None) -> dict[str
 
 
 def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]:
-    """A response replay can serve to a `method` request: one `response` takes, whose result a host reads as
-    MCP defines it (see `shapes.answer_flaws`); raises Problem for the first flaw."""
+    """A response `response` takes, whose result a host reads as MCP defines it (`shapes.answer_flaws`)."""
     from mockmcp.cassette import shapes  # deferred: off the launch path (see `served_problems`)
 
     answer = response(data, place)
@@ -407,13 +397,14 @@ def served_response(method: str, data: Any, place: Place = ()) -> dict[str, Any]
 def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
     """A request's `match:`, params path -> matcher (a word of `model.MATCHERS`, or one of `MATCHER`)."""
     rules = _mapping(data, place, "write e.g. `match: {arguments.query: any}`: a params path, then its matcher")
+    arguments = tuple(MATCHER.index[0])  # the matchers that take an argument
     for path, matcher in rules.items():
         at = place + (path,)
         _path(path, at, row)
-        if isinstance(matcher, str) and matcher in model.MATCHER_ARGUMENTS and matcher not in model.MATCHERS:
+        if isinstance(matcher, str) and matcher in arguments and matcher not in model.MATCHERS:
             raise Problem(at, f"`{matcher}` needs its argument", f"write `{{{matcher}: ...}}`")
         if isinstance(matcher, str) and matcher not in model.MATCHERS:
-            miss = _near(matcher, model.MATCHERS + model.MATCHER_ARGUMENTS)
+            miss = _near(matcher, model.MATCHERS + arguments)
             hint = f"did you mean `{miss}`? " if miss else ""
             raise Problem(at, f"unknown matcher {matcher!r}", hint + MATCHER.fix)
         if not isinstance(matcher, (str, dict)) or (isinstance(matcher, dict) and len(matcher) != 1):
@@ -428,7 +419,7 @@ def _match(data: Any, place: Place, row: Field) -> dict[str, Any]:
 
 
 def _interaction(data: Any, place: Place, row: Field) -> Interaction:
-    _known_keys(_mapping(data, place, row.fix), place, row)
+    _mapping(data, place, row.fix, row)
     kinds = [key for key in (REQUEST, NOTIFICATION) if key in data]
     kind = kinds[0] if kinds else model.SERVER
     if len(kinds) > 1:
@@ -440,11 +431,8 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
     if "response" in data and kind != REQUEST:
         problem = f"only a request gets a response, and this is a {kind}"
         raise Problem(place + ("response",), problem, "remove `response`, or make the client message a `request`")
-    for knob in REQUEST_ONLY if kind != REQUEST else ():
-        if knob in data:
-            raise Problem(
-                place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`"
-            )
+    for knob in (knob for knob in REQUEST_ONLY if knob in data and kind != REQUEST):
+        raise Problem(place + (knob,), f"`{knob}` applies to requests only, and this is a {kind}", f"remove `{knob}`")
     if data.get("times") == model.ANY_TIMES and "after" in data:
         problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
         raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
@@ -455,7 +443,7 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
 
 
 def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
-    _known_keys(_mapping(data, place, row.fix), place, row)
+    _mapping(data, place, row.fix, row)
     kinds = [key for key in (NOTIFICATION, REQUEST, model.RAW) if key in data]
     if len(kinds) != 1:
         problem = "a server item has exactly one of `notification`, `request` and `raw`"
@@ -501,24 +489,19 @@ def _meant(data: dict[str, Any], wanted: tuple[str, ...]) -> str | None:
     return None
 
 
-def _mapping(data: Any, place: Place, fix: str) -> dict[str, Any]:
-    """data itself, known to be a mapping; raises Problem otherwise."""
+def _mapping(data: Any, place: Place, fix: str, table: Field | None = None) -> dict[str, Any]:
+    """data itself, known to be a mapping (with no key but the rows of `table`, if given); else Problem."""
     if not isinstance(data, dict):
         raise Problem(place, f"expected a mapping, got {yaml_type(data)}", fix)
+    for problem in _unknown_keys(data, place, table) if table is not None else ():
+        raise problem
     return data
 
 
-def _known_keys(data: dict[str, Any], place: Place, table: Field) -> None:
-    for problem in _unknown_keys(data, place, table):
-        raise problem
-
-
 def _unknown_keys(data: dict[str, Any], place: Place, table: Field) -> list[Problem]:
-    if table.index[0].keys() >= data.keys():
-        return []
-    known = tuple(table.index[0])
     found = []
-    for key in (key for key in data if key not in known):
+    for key in (key for key in data if key not in table.index[0]):
+        known = tuple(table.index[0])
         miss = _near(str(key), known)
         fix = (f"did you mean `{miss}`? " if miss else "") + f"use one of: {', '.join(known)}"
         found.append(Problem(place + (str(key),), f"unknown key {key!r}", fix))
@@ -531,28 +514,35 @@ def _unknown_keys(data: dict[str, Any], place: Place, table: Field) -> list[Prob
 def _json_data(data: Any, at: Place = ()) -> None:
     """Raises Problem for the first value that is not JSON data nested within bounds: YAML can also say binary,
     sets, timestamps, non-string keys, NaN and infinity, which a strict JSON reader refuses. Its own stack: a
-    deep value is a located Problem, never a RecursionError."""
-    stack: list[tuple[Place, Any]] = [] if _plainly_json(data) else [(at, data)]
+    deep value is a located Problem, never a RecursionError. Run on every load: a plain scalar costs one test."""
+    stack: list[tuple[Place, Any]] = [(at, data)]
     while stack:
         place, value = stack.pop()
+        kind = type(value)
+        if kind is not dict and kind is not list:
+            _scalar(value, place)
+            continue
         # A message is `interactions[i].request` (3 places down) or `interactions[i].server[j].request` (5).
-        envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
-        if isinstance(value, (dict, list)) and len(place) - envelope > MAX_DEPTH:  # as `jsonrpc.parse` reads them
-            raise Problem(place[:_SHOWN], _TOO_DEEP, "flatten the value, or keep the message as a `raw` line")
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    problem = f"the key {key!r} is {_kind(key)}; JSON keys are strings"
-                    raise Problem(place + (str(key),), problem, f'quote the key: `"{key}": ...`')
+        if len(place) > MAX_DEPTH:  # as `jsonrpc.parse` reads them
+            envelope = 4 if place[2:3] == ("server",) else 2 if place[:1] == ("interactions",) else 0
+            if len(place) - envelope > MAX_DEPTH:
+                raise Problem(place[:_SHOWN], _TOO_DEEP, "flatten the value, or keep the message as a `raw` line")
+        for key, item in value.items() if kind is dict else enumerate(value):
+            if kind is dict and not isinstance(key, str):
+                problem = f"the key {key!r} is {_kind(key)}; JSON keys are strings"
+                raise Problem(place + (str(key),), problem, f'quote the key: `"{key}": ...`')
+            sort = type(item)
+            if not (sort is str or sort is int or sort is bool or item is None):
                 stack.append((place + (key,), item))
-        elif isinstance(value, list):
-            stack.extend((place + (index,), item) for index, item in enumerate(value))
-        elif isinstance(value, float) and not -_LARGEST <= value <= _LARGEST:  # also NaN
-            problem = f"{value} is not a JSON number (`.nan`, `.inf` or a number too large for a float)"
-            raise Problem(place, problem, "write a finite number, or quote it to keep it as text")
-        elif not (value is None or isinstance(value, (str, int, float))):  # bool is an int
-            fix = _NOT_JSON.get(type(value).__name__, ("", "quote it to keep it as a string"))[1]
-            raise Problem(place, f"{_kind(value)} is not JSON data", fix)
+
+
+def _scalar(value: Any, place: Place) -> None:
+    if isinstance(value, float) and not -_LARGEST <= value <= _LARGEST:  # also NaN
+        problem = f"{value} is not a JSON number (`.nan`, `.inf` or a number too large for a float)"
+        raise Problem(place, problem, "write a finite number, or quote it to keep it as text")
+    if not (value is None or isinstance(value, (str, int, float))):  # bool is an int
+        fix = _NOT_JSON.get(type(value).__name__, ("", "quote it to keep it as a string"))[1]
+        raise Problem(place, f"{_kind(value)} is not JSON data", fix)
 
 
 _LARGEST = 1.7976931348623157e308
@@ -572,27 +562,6 @@ def _kind(value: Any) -> str:
     return _NOT_JSON.get(type(value).__name__, (yaml_type(value),))[0]
 
 
-def _plainly_json(data: Any) -> bool:
-    """The quick pass of `_json_data`, run on every load: True when every value is plainly JSON data
-    and no container is deep enough to need a look at its place (the walk with places then finds the problem)."""
-    stack: list[tuple[Any, int]] = [([data], 0)]  # data itself may be a scalar (an interaction written as `- 3`)
-    while stack:
-        value, depth = stack.pop()
-        if type(value) is dict and not all(type(key) is str for key in value):
-            return False
-        for item in value.values() if type(value) is dict else value:
-            kind = type(item)
-            if kind is str or kind is int or kind is bool or item is None:
-                continue
-            if kind is dict or kind is list:
-                if depth >= MAX_DEPTH:
-                    return False
-                stack.append((item, depth + 1))
-            elif kind is not float or not -_LARGEST <= item <= _LARGEST:
-                return False
-    return True
-
-
 # --- what replay serves: answers a host can read, and an answer for every request -------------------------
 
 
@@ -603,40 +572,27 @@ def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem
     `subscriptions/listen`): the host would wait for ever. Left out of a load from the cache (the launch path)."""
     from mockmcp.cassette import shapes  # deferred: see above
 
-    cancels = _cancels(interactions)
+    def key(one: Interaction, request_id: Any) -> tuple[int, bool, Any]:  # ids as JSON types tell them apart
+        return one.session, isinstance(request_id, str), request_id
+
+    cancels = {}  # each cancelled request's key -> its last cancel
+    for index, one in interactions:
+        request_id = cancelled_request(one.params) if one.kind == NOTIFICATION and one.method == CANCELLED else None
+        if request_id is not None:
+            cancels[key(one, request_id)] = index
     found: list[Problem] = []
     for index, one in interactions:
         if one.kind != REQUEST:
             continue
         place: Place = ("interactions", index)
         sent = not one.drop and one.raw_response is None and not (one.exit is not None and one.exit[1] == "before")
+        cancelled = cancels.get(key(one, (one.message or {}).get("id")), -1) > index
         if one.response is not None and sent and "result" in one.response:
             at = place + ("response", "result")
             found += [Problem(*flaw) for flaw in shapes.answer_flaws(str(one.method), one.response["result"], at)]
-        elif one.response is None and not _explained(one, index, cancels):
+        elif one.response is None and not (cancelled or not sent or one.exit is not None or one.method == LISTEN):
             found.append(_unanswered(one, place))
     return found
-
-
-def _cancels(interactions: list[tuple[int, Interaction]]) -> dict[tuple[int, bool, Any], int]:
-    """Where the host cancelled a request: (session, the id as JSON types tell ids apart) -> its last cancel."""
-    found = {}
-    for index, interaction in interactions:
-        params = interaction.params if interaction.kind == NOTIFICATION and interaction.method == CANCELLED else None
-        request_id = cancelled_request(params)
-        if request_id is not None:
-            found[(interaction.session, isinstance(request_id, str), request_id)] = index
-    return found
-
-
-def _explained(interaction: Interaction, index: int, cancels: dict[tuple[int, bool, Any], int]) -> bool:
-    """Whether a request without a response says why it has none (see `served_problems`)."""
-    if interaction.drop or interaction.raw_response is not None or interaction.exit is not None:
-        return True
-    request_id = (interaction.message or {}).get("id")
-    if interaction.method == LISTEN or not is_valid_id(request_id):
-        return interaction.method == LISTEN
-    return cancels.get((interaction.session, isinstance(request_id, str), request_id), -1) > index
 
 
 def _unanswered(interaction: Interaction, place: Place) -> Problem:

@@ -1,9 +1,9 @@
 """Rewriting a cassette's YAML text in place: only what changed is written again, so comments stay.
 
-The old and new data are compared from the root down over `compose`'s nodes; only entries whose values
-differ are replaced, each by the dump of its new value where it stands (flow collections, and changes the
-text cannot take in place, replace the enclosing entry). The result is parsed back and compared: should it
-differ, `rewrite` gives None and the caller writes afresh, so an edit can lose comments but never data.
+Old and new data are compared from the root down over `compose`'s nodes; each entry whose value differs is
+replaced by the dump of its new value where it stands (flow collections, and changes the text cannot take in
+place, replace the enclosing entry). The result is parsed back and compared: should it differ, `rewrite` gives
+None and the caller writes afresh, so an edit can lose comments but never data.
 """
 
 from __future__ import annotations
@@ -24,19 +24,11 @@ class _Whole(Exception):
     """This collection cannot be patched in place: replace the entry that holds it."""
 
 
-_UNPARSED = object()
-
-
-def rewrite(text: str, data: Any, old: Any = _UNPARSED) -> str | None:
-    """The text of data, written as an edit of text (old: its data if parsed already, None if it does not
-    parse). Returns None when the text cannot be edited into data."""
+def rewrite(text: str, data: Any, old: Any) -> str | None:
+    """The text of data, written as an edit of text, whose data is old (None if it does not parse); None when
+    the text cannot be edited into data."""
     if not text.endswith("\n"):
         text += "\n"
-    if old is _UNPARSED:
-        try:
-            old = yamlfile.load(text)
-        except (yaml.YAMLError, ValueError):
-            old = None
     root = yamlfile.compose(text)
     if root is None or not isinstance(root, yaml.MappingNode) or root.flow_style or not isinstance(old, dict):
         return None
@@ -51,7 +43,7 @@ def rewrite(text: str, data: Any, old: Any = _UNPARSED) -> str | None:
     try:
         if same(yamlfile.load(new), data):
             return new
-    except (yaml.YAMLError, ValueError):
+    except yaml.YAMLError:
         pass
     return None
 
@@ -78,14 +70,16 @@ def _mapping(text: str, node: yaml.MappingNode, old: dict[Any, Any], new: dict[A
         raise _Whole  # an empty mapping is `{}`, which a block cannot say
     for name, (key, value) in pairs.items():
         if name not in new:
-            edits.append(_delete_entry(text, node, key, value))
+            start = _line_start(text, key.start_mark.index)
+            if text[start : key.start_mark.index].strip():
+                raise _Whole  # `- key: ...`: the item's first key carries its dash
+            edits.append((start, _line_after(text, _value_end(text, value)), ""))
         elif not same(old[name], new[name]):
             _entry(text, key, value, old[name], new[name], edits)
     added = {name: item for name, item in new.items() if name not in old}
     if added:
         column = node.value[0][0].start_mark.column
-        lines = _indent(yamlfile.dump(added, block=True).rstrip("\n"), column)
-        edits.append(_append(text, _value_end(text, node.value[-1][1]), " " * column + lines))
+        edits.append(_append(text, _value_end(text, node.value[-1][1]), " " * column + _dumped(added, column)))
 
 
 def _entry(text: str, key: yaml.Node | None, value: yaml.Node, old: Any, new: Any, edits: list[Any]) -> None:
@@ -104,11 +98,11 @@ def _entry(text: str, key: yaml.Node | None, value: yaml.Node, old: Any, new: An
         del edits[mark:]  # what the attempt edited inside is replaced with the rest
     if key is None:
         dash = _dash(text, value)
-        rendered = _indent(yamlfile.dump([new], block=True).rstrip("\n"), _column(text, dash))
+        rendered = _dumped([new], _column(text, dash))
         edits.append((dash, _value_end(text, value), rendered))
         return
     start, end = key.start_mark.index, _value_end(text, value)
-    rendered = _indent(yamlfile.dump({key.value: new}, block=True).rstrip("\n"), key.start_mark.column)
+    rendered = _dumped({key.value: new}, key.start_mark.column)
     # A comment after the key (`response:   # why it fails`), before its block, stays on the key's line.
     between = text[key.end_mark.index : value.start_mark.index]
     comment = between.split("\n", 1)[0] if "\n" in between else ""
@@ -132,7 +126,8 @@ def _sequence(text: str, node: yaml.SequenceNode, old: list[Any], new: list[Any]
                     index = i1 + a1 + offset
                     _entry(text, None, node.value[index], old[index], new[j1 + b1 + offset], edits)
                 continue
-            edits.extend(_delete_item(text, node.value[index]) for index in range(i1 + a1, i1 + a2))
+            for gone in node.value[i1 + a1 : i1 + a2]:
+                edits.append((_line_start(text, _dash(text, gone)), _line_after(text, _value_end(text, gone)), ""))
             if b1 < b2:
                 edits.append(_insert_items(text, node, i1 + a2, new[j1 + b1 : j1 + b2]))
 
@@ -153,7 +148,7 @@ def _head(item: Any) -> str:
 def _insert_items(text: str, node: yaml.SequenceNode, index: int, items: list[Any]) -> tuple[int, int, str]:
     """New items before node.value[index], or after the last one."""
     column = _column(text, _dash(text, node.value[0]))
-    rendered = " " * column + _indent(yamlfile.dump(items, block=True).rstrip("\n"), column)
+    rendered = " " * column + _dumped(items, column)
     if index < len(node.value):
         start = _line_start(text, _dash(text, node.value[index]))
         return start, start, rendered + "\n"
@@ -166,40 +161,23 @@ def _append(text: str, end: int, rendered: str) -> tuple[int, int, str]:
     return after, after, ("" if text[:after].endswith("\n") else "\n") + rendered + "\n"
 
 
-def _delete_item(text: str, value: yaml.Node) -> tuple[int, int, str]:
-    start = _line_start(text, _dash(text, value))
-    return start, _line_after(text, _value_end(text, value)), ""
-
-
-def _delete_entry(text: str, node: yaml.MappingNode, key: yaml.Node, value: yaml.Node) -> tuple[int, int, str]:
-    start = _line_start(text, key.start_mark.index)
-    if text[start : key.start_mark.index].strip():
-        raise _Whole  # `- key: ...`: the item's first key carries its dash
-    return start, _line_after(text, _value_end(text, value)), ""
-
-
 def _dash(text: str, value: yaml.Node) -> int:
     """Where the `-` of a block sequence item is."""
     return text.rfind("-", 0, value.start_mark.index)
 
 
 def _value_end(text: str, value: yaml.Node) -> int:
-    """Where the value's own text ends: block collections' end marks run on to the next token."""
+    """Where the value's own text ends: a block's end mark runs on to the next token, over trailing blank and
+    comment-only lines (which belong to what follows)."""
     end = value.end_mark.index
-    if _block(value) or (isinstance(value, yaml.ScalarNode) and value.style in ("|", ">")):
-        return _content_end(text, end)
-    return end
-
-
-def _content_end(text: str, end: int) -> int:
-    """end, moved back over trailing blank and comment-only lines (which belong to what follows)."""
+    if not (_block(value) or (isinstance(value, yaml.ScalarNode) and value.style in ("|", ">"))):
+        return end
     while True:
         stripped = len(text[:end].rstrip())
         start = _line_start(text, stripped)
-        if stripped and text[start:stripped].lstrip().startswith("#"):
-            end = start
-            continue
-        return stripped
+        if not (stripped and text[start:stripped].lstrip().startswith("#")):
+            return stripped
+        end = start
 
 
 def _line_start(text: str, index: int) -> int:
@@ -216,7 +194,7 @@ def _column(text: str, index: int) -> int:
     return index - _line_start(text, index)
 
 
-def _indent(block: str, column: int) -> str:
-    """block with every line but the first indented by column (the first goes where the old text was)."""
-    first, *rest = block.split("\n")
+def _dumped(value: Any, column: int) -> str:
+    """value in block style, every line but the first indented by column (the first goes where the old text was)."""
+    first, *rest = yamlfile.dump(value, block=True).rstrip("\n").split("\n")
     return "\n".join([first, *(" " * column + line if line else line for line in rest)])

@@ -1,9 +1,7 @@
-"""The YAML dialect of cassettes: JSON's data model in a file people can read and edit.
-
-Loading takes JSON-like scalars only (`2025-11-25`, `yes`, `012` stay strings) and refuses aliases and
-duplicate keys; dumping quotes what another reader could take for something else, writes multi-line
-strings as blocks and keeps key order. It also finds the line a place starts on, for located errors.
-PyYAML costs more start-up than the rest of mockmcp: a load served from the cache never imports this.
+"""The YAML dialect of cassettes: JSON's data model in a file people can read and edit, and the line each place
+starts on. Loading takes JSON's scalars only (`2025-11-25`, `yes`, `012` stay strings) and refuses aliases and
+duplicate keys; dumping quotes what another reader could take for something else, writes multi-line strings as
+blocks and keeps key order. Off the launch path: a load served from the cache never imports PyYAML.
 """
 
 from __future__ import annotations
@@ -74,20 +72,15 @@ class Refused(yaml.constructor.ConstructorError):
 
 
 _Loader.yaml_implicit_resolvers = {}
-_IMPLICIT = [
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN"),
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
-    (
-        "tag:yaml.org,2002:float",
-        r"^[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)$",
-        "-+0123456789",
-    ),
+_NUMBER = list("-+0123456789")
+_IMPLICIT = [  # JSON's scalars, by their first characters ("": an empty plain scalar, which is null)
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("int", r"^[-+]?(?:0|[1-9][0-9]*)$", _NUMBER),
+    ("float", r"^[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)$", _NUMBER),
 ]
 for _tag, _pattern, _first in _IMPLICIT:
-    _Loader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
-# An empty plain scalar is null; the resolver table needs the empty first character for it.
-_Loader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
+    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), _first)
 
 
 class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
@@ -104,14 +97,9 @@ def _is_small_flat(items: list[Any]) -> bool:
     """Short collections of short scalars read best on one line: `[path]`, `{name: mcp, version: 1.0}`."""
     room = 60  # one pass that stops at the first item that cannot fit: this runs for every collection dumped
     for item in items:
-        if isinstance(item, str):
-            if "\n" in item:
-                return False
-            room -= len(item) + 2
-        elif item is None or isinstance(item, (bool, int, float)):
-            room -= len(str(item)) + 2
-        else:
+        if not (item is None or isinstance(item, (str, int, float))) or (isinstance(item, str) and "\n" in item):
             return False
+        room -= len(str(item)) + 2
         if room < 0:
             return False
     return True
@@ -136,7 +124,7 @@ def _represent(dumper: yaml.SafeDumper, value: dict[Any, Any] | list[Any]) -> ya
 # The dumper quotes a string its resolvers would read as another type; its standard (YAML 1.1)
 # resolvers miss some of ours, such as `1e3` (a float here), so it knows ours too.
 for _tag, _pattern, _first in _IMPLICIT:
-    _Dumper.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+    _Dumper.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), _first)
 _Dumper.add_representer(str, _represent_str)
 for _type in (dict, list, _BlockDict, _BlockList):
     _Dumper.add_representer(_type, _represent)

@@ -1,13 +1,10 @@
-"""What `mockmcp wrap`, `unwrap` and `serve` do: the files around the pure rules of `mockmcp.wrap._rules`.
+"""What `mockmcp wrap`, `unwrap` and `serve` do: the files around the pure rules of `_rules`.
 
-Theory of operation. `wrap` reads a host's config, and writes a derived copy (the default) or, with
-`--in-place`, the config itself after a byte-for-byte backup; beside what it wrote goes a sidecar,
-`<file>.mockmcp-wrap.json` (`mockmcp.wrap._sidecar`). A file is never changed silently: the
-config's bytes are read once and compared with the bytes on disk just before the atomic write, so a
-host or an editor that changed it meanwhile makes wrap refuse; `unwrap` puts back the original
-values of every entry still as wrap left it, keeps what anyone else changed, and restores the
-backup's exact bytes when nothing else changed. A file wrap chooses (the derived copy, the sidecar, the
-backup) is never written through a symbolic link: a repository could plant one there pointing anywhere.
+`wrap` writes a derived copy, or with `--in-place` the config after a byte-for-byte backup, and a sidecar
+beside it. No file changes silently: the bytes read are compared with those on disk just before the atomic
+write, so a file changed meanwhile makes wrap refuse; a file wrap chooses is never written through a symbolic
+link (a repository could plant one pointing anywhere). `unwrap` restores what wrap changed and keeps what
+anyone else did, or the backup's exact bytes when nothing else changed.
 """
 
 from __future__ import annotations
@@ -30,10 +27,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.stdio.toolkit import Signals
 
-__all__ = ["BACKUP", "SIDECAR", "Wrapping", "derived_path", "read_text", "serve_config", "unwrap_config", "wrap_config"]
+__all__ = ["BACKUP", "SIDECAR", "Wrapping", "read_text", "serve_config", "unwrap_config", "wrap_config"]
 
 
-def derived_path(config: str) -> str:
+def _derived_path(config: str) -> str:
     """The default derived copy: `name.mockmcp.ext` beside the config (`.mcp.json` -> `.mcp.mockmcp.json`)."""
     path = Path(config)
     return str(path.with_name(f"{path.stem}.mockmcp{path.suffix}"))
@@ -70,7 +67,7 @@ def _write(path: str, text: str, read: bytes | None, mode: int | None = None, li
     `linked`: path may be a symbolic link (the user's own config, wrapped in place), written at its target."""
     if not linked:
         _not_a_link(path)
-    now = Path(path).read_bytes() if os.path.exists(path) else None
+    now = _current(path)
     if now != read:
         raise ConfigError(
             "the file changed after mockmcp read it (a host or an editor wrote it meanwhile): nothing was written",
@@ -116,7 +113,7 @@ def wrap_config(path: str, how: Wrapping) -> str:
         )
     raw, text = _read(path)
     config = read_config(text, how.fmt or detect(path, text), path)
-    out = path if in_place else output or derived_path(path)
+    out = path if in_place else output or _derived_path(path)
     if not in_place and os.path.abspath(out) == os.path.abspath(path):
         raise UsageError("-o names the config itself", "to change the config, say --in-place (a backup is written)")
     for chosen in [out + SIDECAR] if in_place else [out, out + SIDECAR]:
@@ -196,8 +193,7 @@ def _tell(config: Config, out: str, commands: dict[str, list[str]], urls: dict[s
 
 
 def unwrap_config(path: str) -> None:
-    """Undo `mockmcp wrap` on the file it wrote: the original values back, the backup's bytes when nothing else
-    changed. Raises ConfigError."""
+    """Undo `mockmcp wrap` on the file it wrote: the original values, or the backup's bytes. Raises ConfigError."""
     sidecar = read_sidecar(path)
     backup = sidecar.backup
     if backup is not None and backup != os.path.abspath(path + BACKUP):
@@ -241,12 +237,11 @@ def serve_config(path: str) -> None:
         from mockmcp.wrap._serve import Served
     except ImportError as exc:
         raise http_extra("serving", exc) from None
-    mode = sidecar.mode
     running: list[Served] = []
     try:
         for served in remotes:
             target = expand(served.url, os.environ, served.name)
-            running.append(Served.start(served, target, mode, sidecar.replay))
+            running.append(Served.start(served, target, sidecar.mode, sidecar.replay))
     except BaseException:
         for each in running:
             each.abandon()

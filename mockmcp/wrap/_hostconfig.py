@@ -18,8 +18,9 @@ from pathlib import PurePath
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
+from mockmcp._wire.words import Place
 from mockmcp.errors import ConfigError
-from mockmcp.wrap._configtext import Place, Span, read_json, read_toml, read_yaml
+from mockmcp.wrap._configtext import Span, read_json, read_toml, read_yaml
 
 __all__ = ["Config", "Entry", "FORMATS", "Shape", "detect", "host_path", "read_config", "references"]
 
@@ -33,7 +34,7 @@ class Shape(NamedTuple):
     env: str = "env"
     urls: tuple[str, ...] = ("url",)
     headers: str = "headers"
-    secret_lists: tuple[str, ...] = ()  # fields listing names of variables that hold secrets
+    secret_lists: tuple[str, ...] = ()  # fields naming variables that hold secrets (a name, a list, a mapping)
 
 
 FORMATS: dict[str, Shape] = {
@@ -42,7 +43,10 @@ FORMATS: dict[str, Shape] = {
     "zed": Shape((("context_servers",),), read_json),
     "goose": Shape((("extensions",),), read_yaml, command="cmd", env="envs", urls=("uri",), secret_lists=("env_keys",)),
     "codex": Shape(
-        (("mcp_servers",),), read_toml, headers="http_headers", secret_lists=("env_vars", "bearer_token_env_var")
+        (("mcp_servers",),),
+        read_toml,
+        headers="http_headers",
+        secret_lists=("env_vars", "bearer_token_env_var", "env_http_headers"),
     ),
 }
 
@@ -60,14 +64,10 @@ def references(text: str) -> list[tuple[str, str]]:
     return found
 
 
-# Where a host resolves a relative path in a stdio entry's command line, told by the format and where the config
-# sits: (format, the config's folder's name or "" for any, the config's name or "" for any) -> how many folders up
-# from the config's own that base is, and how a path under it is written. VS Code (`.vscode/mcp.json`, a
-# workspace's `.vscode/settings.json`) and Cursor (`.cursor/mcp.json`) expand `${workspaceFolder}`, the folder they
-# opened, in `command` and `args`; Claude Code starts the servers of a project's `.mcp.json` in the folder it runs
-# in, the project's, which holds that file. Every other config (Claude Desktop's, Windsurf's, Zed's, goose's,
-# Codex's, a user's settings; a config fastmcp or the Inspector is given) is read by a host that starts its servers
-# in a folder the config does not tell: an absolute path is written there (docs/wrap.md, "Paths").
+# Where a host resolves a relative path in a stdio entry's command line: (format, the config's folder's name, its
+# name; "" for any) -> how many folders up from the config's that base is, and how a path under it is written. VS
+# Code and Cursor expand `${workspaceFolder}`; Claude Code starts a project's `.mcp.json` servers in its folder.
+# Other hosts start servers in a folder the config does not tell: there a path is written absolute (docs/wrap.md).
 _BASES: dict[tuple[str, str, str], tuple[int, str]] = {
     ("vscode", ".vscode", ""): (1, "${workspaceFolder}/"),
     ("mcpServers", ".cursor", "mcp.json"): (1, "${workspaceFolder}/"),
@@ -76,11 +76,10 @@ _BASES: dict[tuple[str, str, str], tuple[int, str]] = {
 
 
 def host_path(fmt: str, config: PurePath, path: PurePath) -> str:
-    """How the config at `config` (an absolute path) writes the absolute `path` in a stdio entry's command line:
-    relative to the folder its host resolves such a path against, where the host tells one and `path` lies in it
-    (a checkout's config then holds no path of one machine); else as it is."""
-    found = _BASES.get((fmt, config.parent.name, config.name)) or _BASES.get((fmt, config.parent.name, ""))
-    found = found or _BASES.get((fmt, "", config.name))
+    """The absolute `path` as the config at `config` (absolute) writes it in a command line: relative to the folder
+    its host resolves such a path against, where there is one and `path` lies in it; else as it is."""
+    keys = ((fmt, config.parent.name, config.name), (fmt, config.parent.name, ""), (fmt, "", config.name))
+    found = next((_BASES[key] for key in keys if key in _BASES), None)
     if found is None:
         return str(path)
     up, written = found
@@ -121,10 +120,7 @@ class Entry(NamedTuple):
         return {str(name): "" if value is None else str(value) for name, value in env.items()}
 
     def value(self, place: Place | None) -> Any:
-        value: Any = self.data
-        for key in (place or ())[len(self.place) :]:
-            value = value[key]
-        return value
+        return _at(self.data, (place or ())[len(self.place) :])
 
 
 class Config(NamedTuple):
@@ -136,10 +132,6 @@ class Config(NamedTuple):
     spans: dict[Place, Span]
     entries: tuple[Entry, ...]
     path: str | None = None
-
-    def span_text(self, place: Place) -> str:
-        start, end = self.spans[place]
-        return self.text[start:end]
 
 
 def detect(path: str, text: str) -> str:
@@ -162,8 +154,9 @@ def detect(path: str, text: str) -> str:
     )
 
 
-def _at(data: Any, place: Place) -> Any:
-    for key in place:
+def _at(data: Any, keys: Place) -> Any:
+    """The value at keys in data; None where there is none."""
+    for key in keys:
         if not isinstance(data, dict) or key not in data:
             return None
         data = data[key]
@@ -202,11 +195,12 @@ def _entry(
     command = body.get(shape.command)
     url_key = next((key for key in shape.urls if key in body), None)
     if command is not None:
-        holder = (*place, shape.command) if isinstance(command, dict) else place
-        command_place = (*holder, "path") if isinstance(command, dict) else (*place, shape.command)
-        if not isinstance(_value(body, place, command_place), str):
+        nested = isinstance(command, dict)  # Zed's older form: `command: {path, args, env}`
+        holder = (*place, shape.command) if nested else place
+        command_place = (*holder, "path") if nested else (*place, shape.command)
+        if not isinstance(command.get("path") if nested else command, str):
             raise fail(f"`{shape.command}` must be a string (the program to run)", 'write e.g. "command": "npx"')
-        args = _value(body, place, (*holder, "args"))
+        args = (command if nested else body).get("args")
         if args is not None and not (isinstance(args, list) and all(isinstance(a, str | int | float) for a in args)):
             raise fail("`args` must be a list of strings", 'write e.g. "args": ["-y", "server"]')
         args_place = (*holder, "args") if args is not None else None
@@ -242,12 +236,3 @@ def _inside(spans: dict[Place, Span], value: Place, entry: Place) -> bool:
     if entry not in spans:
         return True
     return spans[entry][0] <= spans[value][0] and spans[value][1] <= spans[entry][1]
-
-
-def _value(body: Mapping[str, Any], place: Place, at: Place) -> Any:
-    value: Any = body
-    for key in at[len(place) :]:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return value

@@ -1,11 +1,9 @@
 """`mockmcp wrap`'s rules: a host's config with every server going through mockmcp, and back again. Pure.
 
-A derived config is the user's text with a few values replaced: a stdio entry's command and args by
-`python -m mockmcp record -o CASSETTE ... COMMAND ARGS` (or `replay`), a remote entry's URL by a local
-one where `mockmcp serve` listens. Each change is an `Edit`; undoing gives every value that still holds
-exactly what wrap wrote its original text back, so `restore(derive(x)) == x` byte for byte, and an
-entry changed since is named, never overwritten. No secret reaches a cassette: the entry's env keys
-become `--redact-env KEY`, its `${...}` references `--substitute NAME=${...}` (the host expands them).
+A derived config is the user's text with a few values replaced: a stdio entry's command line by `python -m
+mockmcp record -o CASSETTE ... COMMAND ARGS` (or `replay`), a remote entry's URL by where `mockmcp serve` listens.
+Each change is an `Edit`, so `restore(derive(x)) == x` byte for byte, and an entry changed since is left as it is.
+No secret reaches a cassette: env keys become `--redact-env KEY`, `${...}` references `--substitute NAME=${...}`.
 """
 
 from __future__ import annotations
@@ -15,23 +13,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from mockmcp._wire.words import Place
 from mockmcp.errors import ConfigError, UsageError
-from mockmcp.wrap._configtext import Place
 from mockmcp.wrap._hostconfig import FORMATS, Config, Entry, references
 
-__all__ = [
-    "Edit",
-    "LOCAL_PATH",
-    "Remote",
-    "cassette_names",
-    "derive",
-    "expand",
-    "local_url",
-    "remote",
-    "restore",
-    "secrets",
-    "wrapped_command",
-]
+__all__ = ["Edit", "Remote", "cassette_names", "derive", "expand", "local_url", "remote", "restore", "wrapped_command"]
 
 
 class Edit(NamedTuple):
@@ -41,16 +27,6 @@ class Edit(NamedTuple):
     place: Place
     wrapped: str
     original: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"entry": self.entry, "place": list(self.place), "wrapped": self.wrapped, "original": self.original}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Edit:
-        return cls(str(data["entry"]), tuple(data["place"]), str(data["wrapped"]), data.get("original"))
-
-
-LOCAL_PATH = "/mcp"
 
 
 class Remote(NamedTuple):
@@ -86,14 +62,19 @@ def cassette_names(entries: Iterable[Entry]) -> dict[str, str]:
     return names
 
 
-def secrets(config: Config, entry: Entry) -> tuple[list[str], list[tuple[str, str]]]:
+def _listed(config: Config, entry: Entry) -> list[str]:
+    """The variables an entry's fields name as holding secrets: its format's `secret_lists`."""
+    names: list[str] = []
+    for field in FORMATS[config.format].secret_lists:
+        value = entry.data.get(field) or []
+        names += map(str, value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value])
+    return names
+
+
+def _secrets(config: Config, entry: Entry) -> tuple[list[str], list[tuple[str, str]]]:
     """A stdio entry's secrets: the variables to redact (env keys with a value, listed names), and the
     `${...}` references of its command line as (placeholder name, reference), each name once."""
-    shape = FORMATS[config.format]
-    names = [key for key, value in entry.env(config.format).items() if value]
-    for listed in shape.secret_lists:
-        value = entry.data.get(listed)
-        names += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    names = [key for key, value in entry.env(config.format).items() if value] + _listed(config, entry)
     found: dict[str, str] = {}
     for part in entry.command():
         for written, name in references(part):
@@ -109,7 +90,7 @@ def wrapped_command(config: Config, entry: Entry, python: str, cassette: str, re
         raise ConfigError(
             f"the server {entry.name!r} runs mockmcp already: this config is wrapped", path=config.path, fix=fix
         )
-    redact, substitute = secrets(config, entry)
+    redact, substitute = _secrets(config, entry)
     given = [arg for name, written in substitute for arg in ("--substitute", f"{name}={written}")]
     if replay:
         return [python, "-m", "mockmcp", "replay", cassette, *given]
@@ -127,16 +108,10 @@ def remote(config: Config, entry: Entry, port: int, cassette: str) -> Remote:
     url = str(entry.value(entry.url_place))
     headers = entry.data.get(shape.headers) or {}
     said = [url, *(str(v) for v in headers.values())] if isinstance(headers, dict) else [url]
-    names = [name for text in said for _written, name in references(text)]
-    for listed in ("bearer_token_env_var",):
-        if entry.data.get(listed):
-            names.append(str(entry.data[listed]))
-    env_headers = entry.data.get("env_http_headers")  # Codex: header -> the variable holding its value
-    if isinstance(env_headers, dict):
-        names += [str(value) for value in env_headers.values()]
+    names = [name for text in said for _written, name in references(text)] + _listed(config, entry)
     # The local endpoint is always /mcp: the proxy forwards to the target's own path, which may hold references
     # (`${BASE_URL}/mcp`) only `mockmcp serve` expands.
-    return Remote(entry.name, url, port, LOCAL_PATH, cassette, tuple(dict.fromkeys(names)))
+    return Remote(entry.name, url, port, "/mcp", cassette, tuple(dict.fromkeys(names)))
 
 
 _EXPANDABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -168,12 +143,12 @@ def local_url(port: int, path: str) -> str:
 
 
 def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str, str]) -> tuple[str, list[Edit]]:
-    """The config's text with each named stdio entry's command line and each remote entry's URL replaced;
-    returns the text and the edits that `restore` undoes."""
+    """The config's text with the named stdio entries' command lines and remote entries' URLs replaced; its edits."""
     edits: list[tuple[int, Edit]] = []  # (where in the text, the edit)
 
     def replace(entry: Entry, place: Place, value: Any) -> None:
-        edits.append((config.spans[place][0], Edit(entry.name, place, _text(value), config.span_text(place))))
+        start, end = config.spans[place]
+        edits.append((start, Edit(entry.name, place, _text(value), config.text[start:end])))
 
     for entry in config.entries:
         if entry.name in commands and entry.command_place is not None:
@@ -196,36 +171,28 @@ def derive(config: Config, commands: Mapping[str, list[str]], urls: Mapping[str,
 
 def _inserted(config: Config, after: Place, args: str) -> str:
     """The text that adds `args` after the command's value, in the file's own syntax."""
-    if config.format == "codex":  # the command's own key, `command` or `mcp_servers.x.command`, with `args` for it
-        line_start = config.text.rfind("\n", 0, config.spans[after][0]) + 1
-        key = config.text[line_start : config.spans[after][0]].split("=")[0].rstrip()
-        named = next((word for word in ("command", '"command"', "'command'") if key.endswith(word)), "command")
-        return f"\n{key[: len(key) - len(named)]}args = {args}"
+    start = config.spans[after][0]
+    before = config.text[config.text.rfind("\n", 0, start) + 1 : start]  # the command's key, on the value's line
+    if config.format == "codex":  # `command` or `mcp_servers.x.command`: `args` the same way
+        key = re.sub(r"""(command|"command"|'command')$""", "", before.split("=")[0].rstrip())
+        return f"\n{key}args = {args}"
     if config.format == "goose":
-        entry_start = config.spans[after[:-1]][0]
-        if config.text.startswith("{", entry_start):
+        if config.text.startswith("{", config.spans[after[:-1]][0]):
             return f", args: {args}"
-        line_start = config.text.rfind("\n", 0, config.spans[after][0]) + 1
-        line = config.text[line_start:]
-        indent = line[: len(line) - len(line.lstrip(" "))]
-        return f"\n{indent}args: {args}"
+        return f"\n{before[: len(before) - len(before.lstrip(' '))]}args: {args}"
     return f', "args": {args}'
 
 
 def restore(config: Config, edits: Iterable[Edit]) -> tuple[str, list[str]]:
-    """Undo wrap's edits in a derived config read again; returns the text and the entries left as they are
-    because they changed since (their wrapped values no longer hold what wrap wrote)."""
+    """Undo wrap's edits in a derived config read again: the text, and the entries changed since, left as they are."""
     spans, text = config.spans, config.text
     planned: list[tuple[int, Edit]] = []
     changed: list[str] = []
     for edit in edits:
         span = spans.get(edit.place)
-        if span is None:
-            changed.append(edit.entry)
-        elif edit.original is None:
-            holds = text.startswith(edit.wrapped, span[1])
-            planned.append((span[1], edit)) if holds else changed.append(edit.entry)
-        elif text[span[0] : span[1]] == edit.wrapped:
+        if span is not None and edit.original is None and text.startswith(edit.wrapped, span[1]):
+            planned.append((span[1], edit))  # inserted after the value
+        elif span is not None and edit.original is not None and text[span[0] : span[1]] == edit.wrapped:
             planned.append((span[0], edit))
         else:
             changed.append(edit.entry)

@@ -1,9 +1,5 @@
-"""One remote server of a wrapped config as `mockmcp serve` runs it: a recording proxy or an HTTP replay.
-
-The same pieces `mockmcp record --http-target` and `mockmcp replay --http` use (the proxy with its
-journal and redaction, the replay with the cassette's own rules), started at the port `mockmcp wrap`
-wrote into the derived config, and finished the same way once the loops stopped: answers under way,
-the cassette saved, or the replay's summary. Needs the http extra (h11).
+"""One remote server of a wrapped config as `mockmcp serve` runs it, at the port `mockmcp wrap` wrote: the recording
+proxy of `record --http-target` or the replay of `replay --http`, finished as they are. Needs the http extra (h11).
 """
 
 from __future__ import annotations

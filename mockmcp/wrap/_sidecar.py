@@ -1,10 +1,7 @@
-"""The sidecar `mockmcp wrap` writes beside the file it wrote, and reading one back as the untrusted text it is.
-
-The sidecar holds the edits (so `unwrap` can undo them), the remote servers (so `serve` knows what to run)
-and the digests of the texts. A repository can hold any file at a sidecar's name, so a sidecar is trusted only
-when it parses, every field has its type, and (before wrap replaces the file beside it) it names the config
-being wrapped and the file still has the digest it recorded. Anything else is refused with the field and its
-line, never met later as a KeyError.
+"""The sidecar `mockmcp wrap` writes beside the file it wrote: the edits (for `unwrap`), the remote servers (for
+`serve`), the texts' digests. A repository can hold any file at its name, so one is trusted only when every field
+has its type and (before wrap replaces the file beside it) it names the config and holds the file's digest; else it
+is refused with the field and its line.
 """
 
 from __future__ import annotations
@@ -15,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mockmcp._wire.words import RecordMode
+from mockmcp._wire.words import Place, RecordMode
 from mockmcp.cassette import files
 from mockmcp.errors import ConfigError
-from mockmcp.wrap._configtext import Place, read_json
+from mockmcp.wrap._configtext import read_json
 from mockmcp.wrap._hostconfig import FORMATS
 from mockmcp.wrap._rules import Edit, Remote
 
@@ -83,7 +80,7 @@ class Sidecar(NamedTuple):
     def text(self) -> str:
         data = {"wrapped_by": "mockmcp wrap", "version": 1, **self._asdict()}
         data["mode"] = self.mode.value
-        data["edits"] = [edit.to_json() for edit in self.edits]
+        data["edits"] = [edit._asdict() for edit in self.edits]
         data["remote"] = [served._asdict() for served in self.remote]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -143,16 +140,19 @@ def read_sidecar(path: str) -> Sidecar:
         RecordMode(data["mode"]),
         data["original_blake2b"],
         data["derived_blake2b"],
-        tuple(Edit.from_json(edit) for edit in data["edits"]),
-        tuple(Remote(**{**served, "secrets": tuple(served["secrets"])}) for served in data["remote"]),
+        tuple(_record(Edit, edit) for edit in data["edits"]),
+        tuple(_record(Remote, served) for served in data["remote"]),
     )
 
 
+def _record(kind: Any, data: dict[str, Any]) -> Any:
+    """A checked item of the sidecar as its record: its lists as tuples, any field the record lacks left out."""
+    return kind(*(tuple(data[key]) if isinstance(data[key], list) else data[key] for key in kind._fields))
+
+
 def vouch(path: str, source: str) -> None:
-    """Whether wrap may replace path: its sidecar must be sound, name source, and hold path's digest. Raises
-    ConfigError saying which of them fails."""
-    where = path + SIDECAR
-    if not os.path.lexists(where):
+    """Refuse to replace path (ConfigError) unless its sidecar is sound, names source, and holds path's digest."""
+    if not os.path.lexists(path + SIDECAR):
         raise ConfigError(
             "exists, and mockmcp wrap did not write it: it is left as it is",
             path=path,
