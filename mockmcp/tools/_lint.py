@@ -364,8 +364,7 @@ def _other_opening(method: str, found: shapes.Unknown, at: Place, revision: str 
 
 
 def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) -> _Issue:
-    """A key no shape knows: an error when it is a typo of a known one, else a warning (naming the
-    revisions that have it, when another revision does)."""
+    """A key no shape knows: an error for a typo of a known one, else a warning naming the revisions that have it."""
     if found.revisions:
         note = shapes.revision_note(found.revisions, found.noun)
         problem = f"`{found.key}` in {found.what} is {note}; this session speaks {revision}"
@@ -382,8 +381,7 @@ def _unknown(found: shapes.Unknown, fix: str = "", revision: str | None = None) 
 def _check_layers(
     response: dict[str, Any], params: Any, place: Place, tools: frozenset[str] | None
 ) -> Iterator[_Issue]:
-    """Warn where a failure is in the wrong layer: a host raises a JSON-RPC error as a failure of the
-    call, while the model reads a result with `isError: true` and can recover."""
+    """A failure in the wrong layer: a host raises a JSON-RPC error; the model reads `isError: true` and recovers."""
     name = params.get("name") if isinstance(params, dict) else None
     name = name if isinstance(name, str) else None
     offered = name is not None and tools is not None and name in tools
@@ -422,8 +420,7 @@ def _duplicate_keys(nodes: list[tuple[Place, yaml.Node]]) -> Iterator[_Issue]:
 
 
 def _server_credentials(nodes: list[tuple[Place, yaml.Node]], scanned: set[Place]) -> list[_Issue]:
-    """A credential in meta.server's command line (a hand-written one: recording keeps none), where the scan of
-    known key shapes found none."""
+    """A credential in meta.server's command line (hand-written: recording keeps none) the key-shape scan missed."""
     words = [
         (place, str(node.value))
         for place, node in nodes

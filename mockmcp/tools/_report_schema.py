@@ -186,8 +186,7 @@ def _mismatch(value: Any, shape: dict[str, Any], where: str, root: dict[str, Any
 
 
 def report_problem(data: Any) -> str | None:
-    """What makes data no replay report by `schema()` (its key path first: `misses[0].method: is missing`), or
-    None for a sound one."""
+    """What makes data no replay report by `schema()`, its key path first (`misses[0].method: is missing`), or None."""
     root = schema()
     if not isinstance(data, dict):
         return "the report: must be an object"

@@ -66,9 +66,8 @@ def _named(p: Any) -> str:
 
 
 def _tool_call(p: Any) -> str:
-    text = _named(p)
     answers = p.get("inputResponses")
-    return text if not answers else f"{text} with input {', '.join(map(_compact, answers.values()))}"
+    return _named(p) + (f" with input {', '.join(map(_compact, answers.values()))}" if answers else "")
 
 
 def _tool_result(r: Any) -> str:
