@@ -10,7 +10,13 @@ WHEN = sys.argv[1] if len(sys.argv) > 1 else "12:00"
 
 
 async def main() -> None:
-    server = MCPServerStdio(params={"command": "time-server", "args": []}, name="time", cache_tools_list=True)
+    # Its requests time out after 5 s by default: too short for a live server starting on a loaded machine.
+    server = MCPServerStdio(
+        params={"command": "time-server", "args": []},
+        name="time",
+        cache_tools_list=True,
+        client_session_timeout_seconds=60,
+    )
     await server.connect()
     try:
         tools = await server.list_tools()

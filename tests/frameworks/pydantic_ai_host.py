@@ -20,8 +20,10 @@ async def real_values(ctx, call_tool, name, args):
 
 
 async def main() -> None:
-    time = MCPToolset(StdioTransport(command="time-server", args=[]), process_tool_call=real_values)
-    notes = MCPToolset(StdioTransport(command="notes-server", args=[]), process_tool_call=real_values)
+    # pydantic-ai gives a server 5 s to start and answer the handshake: on a loaded machine a live Python server's
+    # start-up alone (its `import mcp`) can take longer, so this host, the same live and on replay, gives it 60.
+    time = MCPToolset(StdioTransport(command="time-server", args=[]), process_tool_call=real_values, init_timeout=60)
+    notes = MCPToolset(StdioTransport(command="notes-server", args=[]), process_tool_call=real_values, init_timeout=60)
     notes = notes.filtered(lambda ctx, tool: tool.name == "read_file")  # the others ask the host questions
     agent = Agent(TestModel(call_tools="all"), toolsets=[time, notes])
     async with agent:
