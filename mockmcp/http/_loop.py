@@ -1,11 +1,9 @@
 """HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
 
-`LoopServer.handle(connection, request, body)` gets each whole request and answers it at once or later (an
-SSE stream is written as its events come). Writes never block: what the socket does not take waits in the
-connection's buffer, and a connection whose client reads slowly is not read meanwhile, stalling no other.
-Limits: 413 for a body over `MAX_BODY`, 400 for malformed HTTP; a connection silent for `IDLE_TIMEOUT` is
-closed, a request not whole within `REQUEST_TIMEOUT` gets 408; what requests not yet whole hold together
-is bounded by `held_budget`; running out of descriptors pauses accepting, never stops the server.
+`LoopServer.handle(connection, request, body)` gets each whole request and answers it at once or later. Writes
+never block: a connection whose client reads slowly is not read meanwhile. Limits: 413 over `MAX_BODY`, 400 for
+malformed HTTP, closed when silent for `IDLE_TIMEOUT`, 408 when not whole within `REQUEST_TIMEOUT`, requests not
+yet whole bounded together by `held_budget`; out of descriptors, accepting pauses, serving never stops.
 """
 
 from __future__ import annotations
@@ -45,9 +43,8 @@ from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals
 __all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
-# Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
-# holding more than HELD_ALONE is read no further until others have finished (or timed out), except
-# the one whose request began first, so that one always goes on.
+# Bytes of requests not yet whole all connections may hold; beyond it, one holding more than HELD_ALONE is not
+# read until others finish, except the one whose request began first, so that one always goes on.
 HELD_BUDGET = 128 << 20
 HELD_ALONE = 64 << 10
 
@@ -96,12 +93,9 @@ class Connection:
         self.waiting: Callable[[], None] | None = None  # run once when what is queued has gone out, or never can
         self.watch()
 
-    # --- writing ---------------------------------------------------------------------------------
-
     def send(self, *events: Any) -> None:
-        """Queue the events' bytes and write what the socket takes now (one write for them all)."""
-        # h11's LocalProtocolError is a bug of ours, whether or not the client is still there: it
-        # propagates to the loop, which reports it.
+        """Queue the events' bytes and write what the socket takes now (one write for them all); h11's
+        LocalProtocolError, a bug of ours, goes to the loop, which reports it."""
         conn = self.conn
         if self.head:  # the answer to HEAD says what a GET's would be, its length included, without the body
             events = tuple(event for event in events if not isinstance(event, h11.Data))
@@ -125,8 +119,8 @@ class Connection:
         self.send_whole(status, fields, body)
 
     def send_whole(self, status: int, fields: list[Any], body: bytes, reason: bytes | None = None) -> None:
-        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
-        (the TypeScript SDK shows it in its errors)."""
+        """A whole response in one write; without a reason phrase, the status's usual one (the TypeScript SDK shows
+        it in its errors)."""
         head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
         self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
@@ -151,9 +145,7 @@ class Connection:
         """Read unless too much waits to be written; watch for writability while anything does."""
         if self.broken:
             return
-        # A client that sends faster than it reads (or pipelines without end) is read no further
-        # until it catches up; every other connection goes on as before. What a request still being
-        # read brings is bounded by the head and body limits, and by the server's budget for all.
+        # A client that sends faster than it reads is read no further until it catches up.
         waiting = len(self.conn.trailing_data[0])
         held = waiting + len(self.body)
         if held != self.reading.held:
@@ -198,8 +190,6 @@ class Connection:
         if waiting is not None:
             waiting()
 
-    # --- reading ---------------------------------------------------------------------------------
-
     def _ready(self, mask: int) -> None:
         if mask & selectors.EVENT_WRITE:
             self._write()
@@ -219,8 +209,7 @@ class Connection:
             if not data and gone and not conn.trailing_data[0]:
                 self.close()  # the client has gone: nothing half-sent to complain about
                 return
-            # The end of input with requests pipelined before it (sent whole, then the client shut its side):
-            # each is still answered in turn, and h11 says ConnectionClosed after the last.
+            # The end of input after requests pipelined: each is still answered, then ConnectionClosed.
             if not data:
                 self.ended = True
             if conn.their_state is not h11.ERROR:
@@ -255,8 +244,8 @@ class Connection:
                 if isinstance(event, h11.Request):
                     self.request, self.body = request_of(event), bytearray()
                     self.head = event.method == b"HEAD"
-                    # Both framings at once: the chunks are the body (RFC 9112 6.1), but a peer on the way
-                    # may have read it by its length, so nothing more is read from the connection.
+                    # Both framings: the chunks are the body (RFC 9112 6.1), but a peer on the way may have read
+                    # it by its length, so nothing more is read from the connection.
                     fields = self.request.fields
                     self.smuggled = "content-length" in fields and "transfer-encoding" in fields
                     if int(self.request.fields.get("content-length") or 0) > MAX_BODY:
@@ -280,8 +269,8 @@ class Connection:
                     return
         except h11.RemoteProtocolError as exc:
             if conn.our_state is h11.SEND_RESPONSE and self.request is None:
-                # Bytes after a request handed over and not yet answered (after `Connection: close`, say):
-                # nothing more is read, and its own answer still goes (the proxy journals it), then close.
+                # Bytes after a request handed over and not yet answered (after `Connection: close`): nothing
+                # more is read, its answer still goes, then close.
                 self.ended = self.finishing = True
                 return
             self._unreadable(exc.error_status_hint, f"Bad Request: {exc}")
@@ -295,8 +284,7 @@ class Connection:
             self.close()
 
     def expire(self) -> None:
-        """A request not whole in time: 408 (503 while it waits for the server's budget), then close (nothing more
-        of it is read)."""
+        """A request not whole in time: 408 (503 while it waits for the server's budget), then close."""
         if self.out or self.broken:  # an answer of ours is still going out: nothing more can be said
             self.close()
             return
@@ -307,9 +295,8 @@ class Connection:
         self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
 
     def overdue(self, now: float) -> bool:
-        """Whether the request being read has taken too long: REQUEST_TIMEOUT from its first byte, and as long
-        again at most for the time it was not read for want of the server's budget (it waited on us, not on
-        its client; but a request that waits for ever would hold its connection, and its budget, for ever)."""
+        """Whether the request being read took over REQUEST_TIMEOUT from its first byte, plus the time it waited
+        for the server's budget (at most as long again: none may hold its budget for ever)."""
         reading = self.reading
         if reading.began is None:
             return False
@@ -348,8 +335,7 @@ class Budget:
 
 
 class LoopServer:
-    """A listening socket, its connections and timers, served on one event loop until stopped; the Host and Origin
-    names its requests may carry."""
+    """A listening socket, its connections and timers, served on one event loop until stopped."""
 
     path = "/"
 
@@ -359,7 +345,7 @@ class LoopServer:
         family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
         self.socket = socket.create_server(listen, family=family, backlog=128)
         self.host, self.port = listen[0], self.socket.getsockname()[1]
-        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
+        # The Host and Origin names requests may carry: loopback, the bound host (or all the machine's), those allowed.
         own = own_addresses() if self.host in WILDCARD else set()
         self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
         self.socket.setblocking(False)
@@ -371,10 +357,8 @@ class LoopServer:
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
         self.notes = Spool(sys.stderr)  # what the server says: never a write the loop waits on
-        # A descriptor kept in reserve while serving, to tell a connection 503 when every other one is taken
-        # (`_refuse_one`).
         self._reserve: int | None = None
-        self._refusing = False  # connections are being told 503 for want of descriptors
+        self._refusing = False  # connections are being told 503 for want of descriptors (`_refuse_one`)
 
     @property
     def origin(self) -> str:
@@ -392,8 +376,8 @@ class LoopServer:
         raise NotImplementedError
 
     def hold(self, connection: Connection, held: int) -> None:
-        """A connection now holds this many bytes of requests not yet whole; when that is less, the
-        connections that waited for budget are judged again (within budget, or the eldest, they go on)."""
+        """A connection now holds this many bytes of requests not yet whole; when less, those that waited for
+        budget are judged again."""
         less, budget = held < connection.reading.held, self.budget
         budget.held += held - connection.reading.held
         connection.reading.held = held
@@ -458,9 +442,8 @@ class LoopServer:
             self._run(callback, *args)
 
     def _run(self, callback: Callable[..., None], *args: Any) -> None:
-        """Run one callback of the loop. An exception from it is a bug of ours: reported, and the connection it
-        was serving closed (as are those h11 refuses to go on with), never the server's end: every other
-        session goes on, and the report and the recording are still written when the server stops."""
+        """Run one callback. An exception is a bug of ours: reported, the connection it served closed (and those
+        h11 refuses to go on with), while every other session goes on."""
         try:
             callback(*args)
         except Exception:
@@ -490,9 +473,8 @@ class LoopServer:
             self._refusing = False
 
     def _refuse_one(self) -> bool:
-        """Out of descriptors: the one kept in reserve takes the waiting connection, which is told 503 at once
-        (not left to wait for ever while every descriptor is held), then the reserve is taken again. False when
-        there is no reserve, or no connection was waiting."""
+        """Out of descriptors: the one kept in reserve takes the waiting connection, tells it 503 at once, and is
+        taken again. False when there is no reserve, or no connection was waiting."""
         if self._reserve is None:
             return False
         os.close(self._reserve)
