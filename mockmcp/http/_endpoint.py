@@ -1,7 +1,6 @@
-"""Replay's Streamable HTTP endpoint, sans-IO: each whole request with the connection it came on, each connection
-closed and each timer fired in; what to write out (`Out`), in order. A connection is an opaque key (a string in the
-tests), so every rule is a row of a table test. Here: admission, which session a request belongs to, GET and DELETE;
-the sessions (`_session`) and their streams (`_stream`, `_stream_state`) do the rest."""
+"""Replay's Streamable HTTP endpoint, sans-IO: each whole request with its connection (an opaque key), each connection
+closed and each timer fired in; what to write (`Out`) out, in order. Here: admission, which session a request
+belongs to, GET and DELETE; the sessions (`_session`) and their streams (`_stream`) do the rest."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ class Endpoint:
         self.stateless: LiveSession | None = None
         # The stateless session's aliases: a random part no recorded message holds, then a count.
         self.aliases = (f"mockmcp-{hooks.alias_prefix or secrets.token_hex(8)}-{n}" for n in itertools.count(1))
-        # The reports of the sessions that ended, in the order they ended; past `bounds.finished` of them folded into
-        # one (`Report.combine`, what the shells make of them at the end anyway), so that ended sessions cost nothing.
+        # The reports of the sessions that ended, in order; past `bounds.finished`, folded into one (`Report.combine`).
         self.finished: list[Report] = []
         self.watched: set[LiveSession] = set()  # sessions a timer will look at to see whether they stayed idle
         unsolicited = any(
@@ -78,8 +76,7 @@ class Endpoint:
         )
         # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
         self.get_stream = unsolicited if framing.get_stream is None else framing.get_stream
-        # A server of the handshake era alone, recorded turning a request without a session away (an
-        # auto host's server/discover probe), turns every such request away here too.
+        # A handshake-era server recorded turning a request without a session away turns every such one away.
         eras = protocol.session_eras((i.message, i.response) for i in cassette.interactions)
         self.sessions_only = "missing" in (framing.session_errors or {}) and protocol.STATELESS not in eras
 
@@ -120,9 +117,8 @@ class Endpoint:
         return self.shared.wire.take()
 
     def closed(self, conn: Any) -> list[Out]:
-        """conn has closed, either side having ended it: its streams go nowhere now. A 2026-07-28
-        client cancels a request by closing its stream (that revision has no client notifications
-        over HTTP); in the handshake era a disconnect is not a cancellation."""
+        """conn has closed: its streams go nowhere now. A 2026-07-28 client cancels a request so (that revision
+        has no client notifications over HTTP); in the handshake era a disconnect is no cancellation."""
         streams = list(self.shared.wire.live.get(conn, []))
         self.shared.wire.lose(conn)
         session = self.stateless
@@ -158,8 +154,8 @@ class Endpoint:
             self._say(Later(idle, (session, (IDLE, session.steps))))
 
     def _idle_check(self, session: LiveSession, steps: int) -> None:
-        """The watch timer fired: a session that did nothing since, and has nothing under way, ends (as a DELETE
-        ends it, its report kept); else the watch begins again (so it ends within twice the limit of its last step)."""
+        """The watch timer fired: a session that did nothing since, with nothing under way, ends as a DELETE ends it;
+        else the watch begins again."""
         self.watched.discard(session)
         if session.steps == steps and session.idle():
             idle = self.shared.bounds.session_idle
@@ -225,8 +221,7 @@ class Endpoint:
         elif not (isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))):
             session.notify(conn, message, body)
         elif session.id is None:
-            # Clients of the shared stateless session choose ids on their own, and two may both use 1
-            # at once: the engine knows each request by a unique key, and answers with the client's id.
+            # Clients of the shared stateless session may use one id at once: the engine knows each by a key.
             key = next(self.aliases)
             session.aliases[key] = message["id"]
             session.request(conn, message, body, key)

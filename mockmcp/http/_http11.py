@@ -1,6 +1,5 @@
-"""HTTP/1.1 plumbing shared by the HTTP shells: limits, TCP_NODELAY, the names a machine answers to, and a
-request and a response as the shells see them from what h11 read: headers by name, a repeated request header's
-values joined (RFC 9110's rule for list fields, so that of two Origin headers neither goes unchecked).
+"""HTTP/1.1 plumbing shared by the HTTP shells: limits, TCP_NODELAY, the names a machine answers to, and a request
+and a response as h11 read them, a repeated request header's values joined (RFC 9110: no Origin goes unchecked).
 """
 
 from __future__ import annotations
