@@ -26,8 +26,17 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.http import _exchange as ex
 from mockmcp.http._attribution import Attribution
-from mockmcp.http._http11 import MAX_HEAD, Response, no_delay, response_of
-from mockmcp.http._loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
+from mockmcp.http._loop import (
+    MAX_HEAD,
+    PAUSE_READING,
+    Connection,
+    LoopServer,
+    Request,
+    Response,
+    no_delay,
+    response_of,
+    rewatch,
+)
 from mockmcp.http._streamable import error_status_seen, framing_seen, misdirected
 from mockmcp.options import BOUNDS, Bounds
 from mockmcp.record import CLIENT, Journal
