@@ -239,7 +239,7 @@ class _Exchange:
         proxy = self.proxy
         proxy.answering += self.machine.request.awaited  # (never a GET's)
         proxy.relaying.setdefault(self.client, []).append(self)
-        proxy.call_later(proxy.bounds.upstream_timeout, _timer, weakref.ref(self), _Exchange.late)  # 504 after
+        proxy.call_later(proxy.bounds.upstream_timeout, _timer, weakref.ref(self), _late)  # 504 after
         self._send()
 
     def _send(self) -> None:
@@ -256,17 +256,17 @@ class _Exchange:
         self.kept = [proxy.through(name, value) for name, value in _passed(response.headers)]
         self.do(self.machine.head(response.status, response.fields, time.monotonic()))
 
+    def on(self, event: str, *args: Any) -> None:
+        self.do(self.machine.on(event, *args))
+
     def data(self, chunk: bytes) -> None:
-        self.do(self.machine.on("data", chunk, time.monotonic()))
+        self.on("data", chunk, time.monotonic())
         self.proxy.peak = max(self.proxy.peak, self.machine.held() + len(self.client.out))
 
     def end(self, upstream: _Upstream) -> None:
         """The answer is all read: the connection is pooled before the client sees the end, for its next request."""
         self.proxy.release(upstream)
-        self.do(self.machine.on("end", time.monotonic()))
-
-    def late(self) -> None:
-        self.do(self.machine.on("late"))
+        self.on("end", time.monotonic())
 
     def stalled(self) -> None:
         paused = self.upstream is not None and self.upstream.paused
@@ -277,17 +277,11 @@ class _Exchange:
         stale = upstream is not None and upstream.reused and not heard
         self.do(self.machine.failed(time.monotonic(), str(exc), str(exc.strerror or exc), heard, broke, stale))
 
-    def left(self) -> None:
-        self.do(self.machine.on("left", time.monotonic()))
-
-    def abandon(self) -> None:
-        self.do(self.machine.on("dropped"))
-
     def flush(self) -> None:
         """What one read brought: to the client in one write, then to the journal."""
         self.do(self.machine.flush())
         if self.client.broken and self.machine.request.get and self.machine.phase != ex.DONE:
-            self.abandon()
+            self.on("dropped")
 
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
@@ -503,9 +497,9 @@ class RecordingProxy(Journaling, LoopServer):
     def closed(self, connection: Connection) -> None:
         for exchange in self.relaying.pop(connection, ()):
             if exchange.machine.request.get:
-                exchange.abandon()  # a GET stream's client left: closed on the target too
+                exchange.on("dropped")  # a GET stream's client left: closed on the target too
             else:
-                exchange.left()
+                exchange.on("left", time.monotonic())
         self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
@@ -550,3 +544,7 @@ def _timer(exchange: weakref.ref[_Exchange], what: Callable[[_Exchange], None]) 
     found = exchange()
     if found is not None:
         what(found)
+
+
+def _late(exchange: _Exchange) -> None:
+    exchange.on("late")
