@@ -141,8 +141,6 @@ class Exchange:
         self.phase, step = row
         return getattr(self, "_" + step)(*args)  # type: ignore[no-any-return]
 
-    # --- events -------------------------------------------------------------------------------------------
-
     def head(self, status: int, fields: dict[str, str], now: float) -> list[Action]:
         """The answer's head came (`fields`: its headers by lowercase name)."""
         kind = fields.get("content-type", "")
@@ -184,8 +182,6 @@ class Exchange:
     def flush(self) -> list[Action]:
         """What waits: the client's bytes in one write, then the journal's messages (the client first)."""
         return self._flush(self.phase == DONE)
-
-    # --- steps (TRANSITIONS) ----------------------------------------------------------------------------------
 
     def _gather(self, now: float) -> list[Action]:
         self.last_byte = now
@@ -326,8 +322,6 @@ class Exchange:
         if self.unsure is not None:  # an event over the limit, and no end of its stream to say it was the reply
             out.append(self._unsure(reply=False))
         return [*out, Finish()]
-
-    # --- what the steps share ---------------------------------------------------------------------------
 
     def _flush(self, ended: bool) -> list[Action]:
         out: list[Action] = []

@@ -314,11 +314,9 @@ class Connection:
         try:
             while not self.broken:
                 event = conn.next_event()
-                if event is h11.NEED_DATA:
+                if event is h11.NEED_DATA or event is h11.PAUSED:
                     if conn.they_are_waiting_for_100_continue:
                         self.send(h11.InformationalResponse(status_code=100, headers=[]))
-                    return
-                if event is h11.PAUSED:
                     return
                 if isinstance(event, h11.Request):
                     self.request, self.body = request_of(event), bytearray()
@@ -327,7 +325,7 @@ class Connection:
                     # it by its length, so nothing more is read from the connection.
                     fields = self.request.fields
                     self.smuggled = "content-length" in fields and "transfer-encoding" in fields
-                    if int(self.request.fields.get("content-length") or 0) > MAX_BODY:
+                    if int(fields.get("content-length") or 0) > MAX_BODY:
                         self._unreadable(413, TOO_LARGE)
                         return
                 elif isinstance(event, h11.Data):
@@ -341,10 +339,7 @@ class Connection:
                     self.server.handle(self, request, body)
                     return  # the next request waits for this answer to end (_next_cycle)
                 elif isinstance(event, h11.ConnectionClosed):
-                    if self.out:  # the last answer is still going out: closed once it is
-                        self.finishing = True
-                    else:
-                        self.close()
+                    self.close_when_sent()
                     return
         except h11.RemoteProtocolError as exc:
             if conn.our_state is h11.SEND_RESPONSE and self.request is None:
@@ -370,8 +365,8 @@ class Connection:
         self.finishing = True
         if self in self.server.budget.starved:
             self._unreadable(503, "Service Unavailable: too many large requests are arriving at once; try again")
-            return
-        self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
+        else:
+            self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
 
     def overdue(self, now: float) -> bool:
         """Whether the request being read took over REQUEST_TIMEOUT from its first byte, plus the time it waited
@@ -544,7 +539,7 @@ class LoopServer:
                     continue
                 self.notes.say(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying")
                 self.selector.unregister(self.socket)  # a connection that ends frees a descriptor
-                self.call_later(0.1, self._resume_accepting)
+                self.call_later(0.1, self.selector.register, self.socket, selectors.EVENT_READ, self._accept)
                 return
             sock.setblocking(False)
             no_delay(sock)
@@ -572,9 +567,6 @@ class LoopServer:
         with contextlib.suppress(OSError):
             self._reserve = os.open(os.devnull, os.O_RDONLY)
         return sock is not None
-
-    def _resume_accepting(self) -> None:
-        self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
 
     def _sweep(self) -> None:
         """Close connections idle for too long, and answer 408 to requests not whole in time."""
