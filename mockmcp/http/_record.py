@@ -244,7 +244,7 @@ class _Exchange:
 
     def _send(self) -> None:
         try:
-            self.upstream = self.proxy.upstream()
+            self.upstream = self.proxy.idle.pop() if self.proxy.idle else _Upstream(self.proxy)
         except OSError as exc:
             self.failed(None, exc)
             return
@@ -481,9 +481,6 @@ class RecordingProxy(Journaling, LoopServer):
         for upstream in list(self.idle):
             upstream.close()
         return self.answering
-
-    def upstream(self) -> _Upstream:
-        return self.idle.pop() if self.idle else _Upstream(self)
 
     def release(self, upstream: _Upstream) -> None:
         """Keep a connection whose exchange is over for the next request, or close it."""

@@ -241,7 +241,8 @@ class LiveSession:
         head = (((protocol.SESSION_HEADER, self.id or ""),), False)
         stream = self.standalone = Stream(self.shared, conn, self, head, get=True)
         stream.settle(alone=False)
-        stream.resend(frames or [])
+        if frames:  # encoded before: written as they are
+            stream.step("resent", b"".join(frames))
         waiting, dropped = self.backlog.take()
         if dropped:
             bounds = self.shared.bounds

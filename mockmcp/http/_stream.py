@@ -162,11 +162,6 @@ class Stream:
         if beat == self.beats:
             self.step("beat")
 
-    def resend(self, frames: list[bytes]) -> None:
-        """Events encoded before (resumed ones), written as they are."""
-        if frames:
-            self.step("resent", b"".join(frames))
-
     def numbered(self, data: bytes | None) -> bytes:
         """data as an SSE event (None: a priming event), with the session's next id kept to resume from."""
         ids = self.session.ids
