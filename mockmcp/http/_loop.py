@@ -235,10 +235,8 @@ class Connection:
             budget.starved.add(self)
             if self.reading.starved_since is None:
                 self.reading.starved_since = time.monotonic()
-        reading = (
-            len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not (self.finishing or self.ended or starved)
-        )
-        interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
+        paused = self.finishing or self.ended or starved or max(len(self.out), waiting) >= PAUSE_READING
+        interest = (selectors.EVENT_WRITE if self.out else 0) | (0 if paused else selectors.EVENT_READ)
         self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
 
     def close_when_sent(self) -> None:
