@@ -15,15 +15,12 @@ __all__ = ["serve_together", "serve_until_signalled"]
 
 
 def serve_together(
-    servers: Sequence[LoopServer],
-    ready: Callable[[], None] | None = None,
-    after: Callable[[Signals], None] | None = None,
+    servers: Sequence[LoopServer], ready: Callable[[], None], after: Callable[[Signals], None] | None = None
 ) -> int:
     """Serve every server until SIGINT or SIGTERM; returns the signal's number (0: a loop ended by itself). `ready`
     runs once the signals are caught; `after` finishes the servers with them still caught."""
     with Signals() as signals:
-        if ready is not None:
-            ready()
+        ready()
         alone = servers[0] if len(servers) == 1 else None
         threads = [] if alone else [threading.Thread(target=server.serve_forever, daemon=True) for server in servers]
         for thread in threads:
@@ -46,7 +43,7 @@ def serve_together(
 
 
 def serve_until_signalled(
-    server: LoopServer, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
+    server: LoopServer, ready: Callable[[], None], after: Callable[[Signals], None] | None = None
 ) -> int:
     """One server, on this thread (see `serve_together`)."""
     return serve_together([server], ready, after)
