@@ -415,17 +415,14 @@ class Journaling:
         """Journal one message (a body or an event's data): a line as it came, JSON over lines as one compact line,
         anything else whole."""
         line = data.strip()
-        if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
-            lines = [line]
-        else:
+        if not (line[:1] in _OPENING and b"\n" not in line and b"\r" not in line):
             try:
-                lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
+                line = jsonrpc.encode(jsonrpc.parse(data))[:-1]
             except ValueError:
-                lines = [line.replace(b"\r\n", b"\n")] if line else []
-        if lines:
-            if self.redactor:
-                lines = [self.redactor.line(line) for line in lines]
-            self.journal.append(direction, self.elapsed(), lines, session, stream, get, event)
+                line = line.replace(b"\r\n", b"\n")
+        if line:
+            line = self.redactor.line(line) if self.redactor else line
+            self.journal.append(direction, self.elapsed(), [line], session, stream, get, event)
 
     def elapsed(self, moment: float | None = None) -> float:
         """A time in the journal: seconds from the recording's start to now, or to the monotonic `moment`."""
