@@ -157,16 +157,12 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     turned_away = reply.get("id") != asked_id or type(reply.get("id")) is not type(asked_id)
     sessionless_request = asked_id is not _NO_ID and message.get("method") not in (None, protocol.INITIALIZE)
     says_session = b"session" in body.lower()
-    if protocol.SESSION_HEADER in asked:
-        # 404 as the spec says, or 400 (the TypeScript SDK's examples) when about its session.
-        if not (status == 404 or (turned_away and says_session)):
-            return {}
-        name = "unknown"
-    elif status == 400 and turned_away:
-        if not says_session and (not sessionless_request or error["code"] == protocol.INVALID_HEADER):
-            return {}
-        name = "missing"
+    if protocol.SESSION_HEADER in asked:  # 404 as the spec says, or 400 about it (the TypeScript SDK's examples)
+        name = "unknown" if status == 404 or (turned_away and says_session) else ""
     else:
+        missing = says_session or (sessionless_request and error["code"] != protocol.INVALID_HEADER)
+        name = "missing" if status == 400 and turned_away and missing else ""
+    if not name:
         return {}
     seen: dict[str, Any] = {"status": status, "error": {"code": error["code"], "message": error["message"]}}
     members = list(reply)
