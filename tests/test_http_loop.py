@@ -14,8 +14,7 @@ from contextlib import contextmanager
 import pytest
 
 from mockmcp.http import _loop as http_loop
-from mockmcp.http._http11 import IDLE_TIMEOUT, MAX_BODY, MAX_HEAD, REQUEST_TIMEOUT
-from mockmcp.http._loop import Connection, LoopServer, Request
+from mockmcp.http._loop import IDLE_TIMEOUT, MAX_BODY, MAX_HEAD, REQUEST_TIMEOUT, Connection, LoopServer, Request
 
 SDK_POST = (
     b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n"

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from mockmcp.http._http11 import MAX_BODY, reason_of
-from mockmcp.http._loop import Connection, LoopServer, Request
+from mockmcp.http._loop import MAX_BODY, Connection, LoopServer, Request, reason_of
 from mockmcp.http._replay import carry_out
 from mockmcp.http._sse import SseEvents
 from mockmcp.http._stream import End, Event, Open

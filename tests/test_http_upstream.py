@@ -15,7 +15,7 @@ import pytest
 from conftest import serve_each_connection
 from test_http_hosts import running
 
-from mockmcp.http._http11 import MAX_HEAD
+from mockmcp.http._loop import MAX_HEAD
 
 BODY = b'{"jsonrpc":"2.0","id":1,"result":{}}'
 SSE = b'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n'

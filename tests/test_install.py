@@ -70,7 +70,7 @@ def test_the_wheel_installs_with_its_http_extra_in_a_clean_venv_and_replays(tmp_
     assert answer["id"] == 1 and "serverInfo" in answer["result"]
     assert json.loads(report.read_text())["played"] == 1
     # the extra took (replay over HTTP imports h11), and mockmcp runs from the venv, not from the checkout
-    where = "import h11, mockmcp.http._http11, mockmcp; print(mockmcp.__file__)"
+    where = "import h11, mockmcp.http._loop, mockmcp; print(mockmcp.__file__)"
     assert run([str(python), "-c", where], cwd=tmp_path).stdout.startswith(str(target))
     # the cassettes' schema, for an editor that cannot reach its address: written from the installed package
     run([mockmcp, "schema", "-o", str(tmp_path / "cassette.schema.json")], cwd=tmp_path)

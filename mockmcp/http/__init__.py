@@ -13,8 +13,8 @@ Attaches at the command line (`replay --http`, `record --http-target`), `wrap`'s
   _attribution   which recorded session a message through the proxy belongs to
   _record        the recording proxy: client and target connections carrying out the exchange; `Journaling`,
                  how a recording journals (the proxy's, and interception's in the host's process)
-  _loop          the one selectors event loop: non-blocking sockets, timers, the signal descriptor
-  _http11       HTTP/1.1 by h11 on every side: limits, the listener, a request and a response as read
+  _loop          the one selectors event loop: non-blocking sockets, timers, the signal descriptor; HTTP/1.1 by
+                 h11 on every side: limits, the listener, a request and a response as read
   _many          serving until a signal: one server on this thread, or several (proxies, replays), a loop each
 """
 

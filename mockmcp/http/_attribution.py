@@ -1,7 +1,7 @@
 """Which recorded session each message through the HTTP recording proxy belongs to. Pure.
 
-A proxy in front of a Streamable HTTP server sees many clients at once; the shell tells `Attribution`
-each request (with its connection, any hashable), each answered initialize, each closed connection:
+The shell tells `Attribution` each request (with its connection, any hashable), each answered initialize, each
+closed connection:
 1. `initialize` starts a handshake session, tied to its connection;
 2. a `Mcp-Session-Id` the target issued names its session;
 3. a 2026-07-28 message goes to the one stateless session;
@@ -46,8 +46,7 @@ class Attribution:
         self.strays: dict[str, int] = {}  # a session id the target never issued -> its own session (rule 5)
 
     def request(self, connection: Hashable, verb: str, headers: Mapping[str, str], message: Any) -> int:
-        """The session of a client request on `connection` (`verb` its HTTP method, `headers` with
-        lower-case names, `message` the JSON-RPC body or None); a new one for `initialize`."""
+        """The session of a client request (`headers` by lowercase name, `message` the JSON-RPC body or None)."""
         if initializes(message):
             number = self.latest = self.bound[connection] = self._new()
         else:
@@ -63,9 +62,8 @@ class Attribution:
                     self.strays[session_id] = self._new()
                 return self.strays[session_id]
             found = self.bound.get(connection)
-            # Only a POST carries a request whose numbering can tell its client; a client that names a
-            # session id the target never issued is not one that lost its connection.
-            if found is None and verb == "POST" and self.untied and session_id is None:
+            # Only a POST carries a request whose numbering can tell its client.
+            if found is None and verb == "POST" and self.untied:
                 found = self.bound[connection] = self._taken_up(message)
             if found is None:
                 found = self.latest if self.latest is not None else self._new()
@@ -77,8 +75,8 @@ class Attribution:
         return number
 
     def answered(self, session: int, message: Any, session_id: str | None) -> None:
-        """The target answered `message` of `session` with this `Mcp-Session-Id` (None: none); only an
-        initialize's answer issues one (rule 2), and a named session is never untied."""
+        """The target answered `message` with this `Mcp-Session-Id` (None: none); only an initialize's answer issues
+        one (rule 2), and a named session is never untied."""
         if session_id is not None and initializes(message):
             self.sessions[session_id] = session
             self.named.add(session)
@@ -95,8 +93,7 @@ class Attribution:
         return self.count - 1
 
     def _taken_up(self, message: Any) -> int:
-        """The untied session a client that reconnected takes up: the one whose last request id comes
-        just before this request's, the most recently untied first, else the one untied last."""
+        """The untied session whose last request id comes just before this one's (the latest first), else the last."""
         request_id = message.get("id") if isinstance(message, dict) else None
         if isinstance(request_id, int) and not isinstance(request_id, bool):
             for index in range(len(self.untied) - 1, -1, -1):

@@ -1,7 +1,6 @@
-"""Replay's Streamable HTTP endpoint, sans-IO: each whole request with the connection it came on, each connection
-closed and each timer fired in; what to write out (`Out`), in order. A connection is an opaque key (a string in the
-tests), so every rule is a row of a table test. Here: admission, which session a request belongs to, GET and DELETE;
-the sessions (`_session`) and their streams (`_stream`, `_stream_state`) do the rest."""
+"""Replay's Streamable HTTP endpoint, sans-IO: each whole request with its connection (an opaque key), each connection
+closed and each timer fired in; what to write (`Out`) out, in order. Here: admission, which session a request
+belongs to, GET and DELETE; the sessions (`_session`) and their streams (`_stream`) do the rest."""
 
 from __future__ import annotations
 
@@ -62,14 +61,14 @@ class Endpoint:
         cassette = serving.cassette
         framing = Framing.of(cassette.meta)
         self.serving, self.allowed, self.path, self.new_id = serving, allowed, path, hooks.new_id
-        self.shared = Shared(framing, bounds, Wire(), Resumable(bounds), hooks.unread)
+        self.wire = Wire()  # what the call in progress writes
+        self.shared = Shared(framing, bounds, self.wire, Resumable(bounds), hooks.unread)
         self.recordings = Recordings(cassette, serving.matcher)  # shared by every session's engine
         self.sessions: dict[str, LiveSession] = {}
         self.stateless: LiveSession | None = None
         # The stateless session's aliases: a random part no recorded message holds, then a count.
         self.aliases = (f"mockmcp-{hooks.alias_prefix or secrets.token_hex(8)}-{n}" for n in itertools.count(1))
-        # The reports of the sessions that ended, in the order they ended; past `bounds.finished` of them folded into
-        # one (`Report.combine`, what the shells make of them at the end anyway), so that ended sessions cost nothing.
+        # The reports of the sessions that ended, in order; past `bounds.finished`, folded into one (`Report.combine`).
         self.finished: list[Report] = []
         self.watched: set[LiveSession] = set()  # sessions a timer will look at to see whether they stayed idle
         unsolicited = any(
@@ -78,18 +77,15 @@ class Endpoint:
         )
         # A server recorded answering GET is offered as it was; without the fact, when there is something to send.
         self.get_stream = unsolicited if framing.get_stream is None else framing.get_stream
-        # A server of the handshake era alone, recorded turning a request without a session away (an
-        # auto host's server/discover probe), turns every such request away here too.
+        # A handshake-era server recorded turning a request without a session away turns every such one away.
         eras = protocol.session_eras((i.message, i.response) for i in cassette.interactions)
         self.sessions_only = "missing" in (framing.session_errors or {}) and protocol.STATELESS not in eras
-
-    # --- what comes in ----------------------------------------------------------------------------
 
     def request(self, conn: Any, method: bytes, target: str, headers: dict[str, str], body: bytes) -> list[Out]:
         """A whole HTTP request on conn (headers by lowercase name); what to write, in order."""
         admitted = admit(method, target, headers, body, self.allowed, self.path)
         if isinstance(admitted, Answer):
-            self._say(Respond(conn, admitted))
+            self.wire.add(Respond(conn, admitted))
         elif method == b"GET":
             self._get(conn, headers)
         elif method == b"DELETE":
@@ -100,13 +96,13 @@ class Endpoint:
                 self.touch(session)
                 self._post(conn, session, admitted, body, headers)
                 self._settled(session)
-        return self.shared.wire.take()
+        return self.wire.take()
 
     def wake(self, token: Any) -> list[Out]:
         """A `Later` timer fired."""
         session, job = token
         if session.ended:
-            return self.shared.wire.take()
+            return self.wire.take()
         if isinstance(job, tuple) and job[0] == IDLE:
             self._idle_check(session, job[1])
         elif isinstance(job, tuple):
@@ -117,14 +113,13 @@ class Endpoint:
         else:
             session.perform(session.engine.wake(job))
         self._settled(session)
-        return self.shared.wire.take()
+        return self.wire.take()
 
     def closed(self, conn: Any) -> list[Out]:
-        """conn has closed, either side having ended it: its streams go nowhere now. A 2026-07-28
-        client cancels a request by closing its stream (that revision has no client notifications
-        over HTTP); in the handshake era a disconnect is not a cancellation."""
-        streams = list(self.shared.wire.live.get(conn, []))
-        self.shared.wire.lose(conn)
+        """conn has closed: its streams go nowhere now. A 2026-07-28 client cancels a request so (that revision
+        has no client notifications over HTTP); in the handshake era a disconnect is no cancellation."""
+        streams = list(self.wire.live.get(conn, []))
+        self.wire.lose(conn)
         session = self.stateless
         if streams and session is not None and not session.ended:  # most connections close with no stream live
             for key, stream in list(session.streams.items()):
@@ -135,15 +130,13 @@ class Endpoint:
                     session.cancelled(key)
                     session.aliases.pop(key, None)
             self._settled(session)
-        return self.shared.wire.take()
+        return self.wire.take()
 
     def shutdown(self) -> list[Out]:
         """End every live session (their reports go to `finished`, in the order they ended)."""
         for session in [*self.sessions.values(), *([self.stateless] if self.stateless else [])]:
             self.end(session)
-        return self.shared.wire.take()
-
-    # --- sessions ---------------------------------------------------------------------------------
+        return self.wire.take()
 
     def touch(self, session: LiveSession) -> None:
         """The session was named by a request: not idle."""
@@ -155,15 +148,15 @@ class Endpoint:
         idle = self.shared.bounds.session_idle
         if idle is not None and session.id is not None and session not in self.watched:
             self.watched.add(session)
-            self._say(Later(idle, (session, (IDLE, session.steps))))
+            self.wire.add(Later(idle, (session, (IDLE, session.steps))))
 
     def _idle_check(self, session: LiveSession, steps: int) -> None:
-        """The watch timer fired: a session that did nothing since, and has nothing under way, ends (as a DELETE
-        ends it, its report kept); else the watch begins again (so it ends within twice the limit of its last step)."""
+        """The watch timer fired: a session that did nothing since, with nothing under way, ends as a DELETE ends it;
+        else the watch begins again."""
         self.watched.discard(session)
         if session.steps == steps and session.idle():
             idle = self.shared.bounds.session_idle
-            self._say(Note(f"mockmcp: session {session.id} was idle for {idle:g} s: ended"))
+            self.wire.add(Note(f"mockmcp: session {session.id} was idle for {idle:g} s: ended"))
             self.end(session)
             return
         self._watch(session)
@@ -204,41 +197,38 @@ class Endpoint:
         if session_id is not None:
             found = self.sessions.get(session_id)
             if found is None:
-                self._say(Respond(conn, session_error(self.shared.framing, "unknown")))
+                self.wire.add(Respond(conn, session_error(self.shared.framing, "unknown")))
             return found
         if protocol.speaks_stateless(message, headers.get("mcp-protocol-version")) and not self.sessions_only:
             if self.stateless is None:
                 self.stateless = self._new_session(None)
             return self.stateless
-        self._say(Respond(conn, session_error(self.shared.framing, "missing")))
+        self.wire.add(Respond(conn, session_error(self.shared.framing, "missing")))
         return None
 
     def _post(self, conn: Any, session: LiveSession, message: Any, body: bytes, headers: dict[str, str]) -> None:
         """A POST's message (or a 2025-03-26 batch) for the live session."""
         refused = batch_refusal(headers, session.version) if isinstance(message, list) else None
         if refused is not None:
-            self._say(Respond(conn, refused))
+            self.wire.add(Respond(conn, refused))
         elif session.ended:
-            self._say(Respond(conn, session_error(self.shared.framing, "unknown")))
+            self.wire.add(Respond(conn, session_error(self.shared.framing, "unknown")))
         elif isinstance(message, list):
             session.batch(conn, message, body)
         elif not (isinstance(message, dict) and "method" in message and jsonrpc.is_valid_id(message.get("id"))):
             session.notify(conn, message, body)
         elif session.id is None:
-            # Clients of the shared stateless session choose ids on their own, and two may both use 1
-            # at once: the engine knows each request by a unique key, and answers with the client's id.
+            # Clients of the shared stateless session may use one id at once: the engine knows each by a key.
             key = next(self.aliases)
             session.aliases[key] = message["id"]
             session.request(conn, message, body, key)
         else:
             session.request(conn, message, body, None)
 
-    # --- GET and DELETE ---------------------------------------------------------------------------
-
     def _get(self, conn: Any, headers: dict[str, str]) -> None:
         framing = self.shared.framing
         if "text/event-stream" not in headers.get("accept", ""):
-            self._say(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
+            self.wire.add(Respond(conn, Answer(406, b"Not Acceptable: accept text/event-stream", "text/plain")))
             return
         # A server whose events had ids kept them to resume from, unless it was seen refusing GET.
         resuming = "last-event-id" in headers and framing.event_ids and framing.get_stream is not False
@@ -247,7 +237,7 @@ class Endpoint:
             if framing.get_stream is None:
                 text = "Method Not Allowed: this cassette has no unsolicited server messages"
             body = error_body(text)
-            self._say(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
+            self.wire.add(Respond(conn, Answer(405, body, headers=(("allow", "POST, DELETE"),))))
             return
         session = self._named(conn, headers)
         if session is None:
@@ -256,7 +246,9 @@ class Endpoint:
         if resuming and session.ids is not None:
             session.resume(conn, headers["last-event-id"])
         elif session.standalone_open():
-            self._say(Respond(conn, Answer(409, b"Conflict: this session's GET stream is already open", "text/plain")))
+            self.wire.add(
+                Respond(conn, Answer(409, b"Conflict: this session's GET stream is already open", "text/plain"))
+            )
         else:
             session.open_get(conn)
 
@@ -265,14 +257,11 @@ class Endpoint:
         session = self.sessions.get(headers.get(protocol.SESSION_HEADER, ""))
         if session is None:
             missing = "missing" if protocol.SESSION_HEADER not in headers else "unknown"
-            self._say(Respond(conn, session_error(self.shared.framing, missing)))
+            self.wire.add(Respond(conn, session_error(self.shared.framing, missing)))
         return session
 
     def _delete(self, conn: Any, headers: dict[str, str]) -> None:
         session = self._named(conn, headers)
         if session is not None:
             self.end(session)
-            self._say(Respond(conn, Answer(200)))
-
-    def _say(self, out: Out) -> None:
-        self.shared.wire.add(out)
+            self.wire.add(Respond(conn, Answer(200)))

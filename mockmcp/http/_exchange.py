@@ -1,14 +1,9 @@
-"""The recording proxy's exchange, one request forwarded to the target and its answer, as a state machine.
+"""The recording proxy's exchange (one request forwarded to the target, and its answer) as a state machine.
 
-Sans-IO, as h11: the shell (`_record`) tells an `Exchange` what happened and when (the answer's
-head, a piece of it, its end, a timer, the target's connection breaking, the client leaving), and does what it
-answers, in order. `TRANSITIONS` is the whole of it: a phase and an event give the next phase and the step that
-says what to do; a pair it does not list changes nothing (a timer of a phase left behind, say).
-
-What it holds is bounded however long the answer: a body while at most `kept_bytes` (for one write while at most
-`whole_bytes`), the SSE event being read likewise (`SseEvents`). A message over `kept_bytes` reaches the client
-and is journaled as its size (`Unkept`): a body is the reply to the request POSTed; an event on a request's
-stream is taken for its reply when the stream ends without another (a server ends it with the reply).
+Sans-IO: the shell (`_record`) tells an `Exchange` what happened and when, and does what it answers, in order.
+`TRANSITIONS` is the whole of it; a (phase, event) pair it lacks changes nothing (a timer of a phase left behind).
+It holds at most `kept_bytes` of a body or SSE event; a message over that reaches the client and is journaled as
+its size (`Unkept`); an event over it on a request's stream is the reply when the stream ends without another.
 """
 
 from __future__ import annotations
@@ -31,8 +26,8 @@ STREAMED = "streamed"  # a body longer than that (or than what is kept), passing
 EVENTS = "events"  # an SSE stream, passing as it comes, journaled event by event
 DONE = "done"
 
-# What happens to an exchange (the shell's calls: `head`, `stalled`, `failed`, and `on` the others; `grown` and
-# `gave up` follow from a piece of data). The table: (phase, event) -> (next phase, the step that says what to do).
+# (phase, event) -> (next phase, the step that says what to do). The shell calls `head`, `stalled`, `failed`, and
+# `on` the others; `grown` and `gave up` follow from a piece of data.
 TRANSITIONS: dict[tuple[str, str], tuple[str, str]] = {
     (SENT, "head: a body"): (WHOLE, "gather"),
     (SENT, "head: a stream"): (EVENTS, "relay"),
@@ -68,33 +63,30 @@ _EVENTS = {event for _phase, event in TRANSITIONS}
 
 
 # --- what the shell does, in the order given ----------------------------------------------------------------
-# To the client: the answer's head as the target's (`length`: its Content-Length, for a body passed as it comes);
-# in one write, a Start, pieces of the answer (bytes) and END; a body whole, its head and length with it; the
-# proxy's own answer (text/plain: the target gave none); the connection cut mid-answer, as the target's was.
+# To the client: in one write, a Start (the target's head; `length`: its Content-Length), pieces (bytes) and END;
+# a body whole; the proxy's own text/plain answer; the connection cut mid-answer.
 Start = namedtuple("Start", "length", defaults=(None,))
 END = "end"
 Write = namedtuple("Write", "parts")
 Whole = namedtuple("Whole", "body")
 Refuse = namedtuple("Refuse", "status text")
 Abort = namedtuple("Abort", "")
-# To the target: close the connection (the exchange is over on it); send the request again on a new one;
-# call `stalled` after that many seconds.
+# To the target: close the connection; send the request again on a new one; call `stalled` after `after` s.
 Close = namedtuple("Close", "")
 Resend = namedtuple("Resend", "")
 Wait = namedtuple("Wait", "after")
 # The exchange is over: a stop no longer waits for it.
 Finish = namedtuple("Finish", "")
-# To the journal (times are monotonic): a message (`stream`: the id of the request whose stream carried it;
-# `get`: it came on the GET stream; `event`: its SSE event's id); a server message over kept_bytes as its size
-# (`read_whole` False: the proxy stopped reading it there); the answer to a request broken off; a request the
-# proxy answered itself (502, 504); a request the target turned away as its session's error.
+# To the journal (monotonic times): a message (`stream`: the id of the request whose stream carried it; `get`:
+# on the GET stream; `event`: its SSE id); a message over kept_bytes as its size (`read_whole` False: not read to
+# its end); a request's answer broken off; a request the proxy answered itself (502, 504); one the target turned
+# away as its session's error.
 Record = namedtuple("Record", "direction data stream get event", defaults=(None, False, None))
 Unkept = namedtuple("Unkept", "size stream at get reply read_whole", defaults=(False, False, True))
 Cut = namedtuple("Cut", "request_id at")
 Unreached = namedtuple("Unreached", "request_id status text")
 Refused = namedtuple("Refused", "request_id")
-# What the target showed of itself (`_streamable`'s framing_seen, session_error_seen, error_status_seen), and
-# what went wrong with it, for the recording's last words ("{target}": its URL).
+# What the target showed of itself (`_streamable`'s *_seen), and what went wrong with it ("{target}": its URL).
 Framing = namedtuple("Framing", "status message events")
 SessionErrors = namedtuple("SessionErrors", "errors")
 ErrorStatus = namedtuple("ErrorStatus", "status body message")
@@ -135,9 +127,7 @@ class Exchange:
         self.started = False  # the client has been written the answer's head
         self.replied = False  # the stream carried the reply to its request
         self.unsure: tuple[int, float] | None = None  # an event over the limit on its stream: its size, when
-        # When the message being read began (the head; an SSE event's first chunk): a message not kept is filed
-        # at its start, as its host could read it from then on, so that replay answers its stand-in at once.
-        self.began = 0.0
+        self.began = 0.0  # when the message being read began: one not kept is filed then, so replay answers at once
         self.last_byte = 0.0  # when the last byte of a body came (a stream may pause; a body must keep coming)
         self.gone: tuple[float, int] | None = None  # when the client left, and the bytes read since
 
@@ -151,8 +141,6 @@ class Exchange:
         self.phase, step = row
         return getattr(self, "_" + step)(*args)  # type: ignore[no-any-return]
 
-    # --- events -------------------------------------------------------------------------------------------
-
     def head(self, status: int, fields: dict[str, str], now: float) -> list[Action]:
         """The answer's head came (`fields`: its headers by lowercase name)."""
         kind = fields.get("content-type", "")
@@ -162,8 +150,7 @@ class Exchange:
         return self.on("head: a stream" if kind.startswith("text/event-stream") else "head: a body", now)
 
     def stalled(self, now: float, paused: bool) -> list[Action]:
-        """The timer of a body (`Wait`): stalled when nothing came for the upstream timeout (`paused`: the
-        target's connection is not read, for a slow client: that time is the client's)."""
+        """A body's timer (`Wait`); `paused`: the target is not read for a slow client, so that time is not its."""
         if (self.phase, "stalled") not in TRANSITIONS:
             return []
         if paused:
@@ -175,7 +162,7 @@ class Exchange:
 
     def failed(self, now: float, error: str, why: str, heard: bool, broke: bool, stale: bool) -> list[Action]:
         """The answer cannot be read further: `heard`, the target had said something of it; `broke`, its
-        connection ended (else it said something that is not HTTP); `stale`, a kept connection it had closed."""
+        connection ended (else it spoke no HTTP); `stale`, a kept connection it had closed."""
         if self.phase == DONE:
             return []
         if stale:
@@ -185,7 +172,7 @@ class Exchange:
         return [Trouble(trouble), *self.on("broke" if broke and self.phase != SENT else "failed", now, error)]
 
     def resumed(self, now: float) -> None:
-        """The target's connection is read again (a slow client caught up): a body's quiet starts now."""
+        """The target is read again (a slow client caught up): a body's quiet starts now."""
         self.last_byte = now
 
     def held(self) -> int:
@@ -195,8 +182,6 @@ class Exchange:
     def flush(self) -> list[Action]:
         """What waits: the client's bytes in one write, then the journal's messages (the client first)."""
         return self._flush(self.phase == DONE)
-
-    # --- steps (TRANSITIONS) ----------------------------------------------------------------------------------
 
     def _gather(self, now: float) -> list[Action]:
         self.last_byte = now
@@ -266,9 +251,8 @@ class Exchange:
         self.outgoing.append(END)
         out = [Finish(), *self._flush(True)]
         if self.request.awaited and self.gone is None:
-            # A request's stream that ended without its reply: the host gives up on the call as on a stream
-            # broken off (the SDK's "SSE stream ended without a response"), where replay of a `drop: true`
-            # would hold the stream open for ever. So it is kept as a cut too.
+            # Ended without its reply: the host gives up on the call as on a cut ("SSE stream ended without a
+            # response"), where replay of a `drop: true` would hold the stream open for ever.
             out += self._cut_unreplied(now)
         return [*out, Framing(self.answer[0], self.request.message, seen)]
 
@@ -293,8 +277,7 @@ class Exchange:
         return [Finish(), Abort()]  # the answer cannot be whole: the client sees it break
 
     def _break_off(self, now: float, error: str) -> list[Action]:
-        """The target broke its answer off: the client's connection is cut as the target's was (what came of a
-        stream first, of a body nothing), and the cut journaled after what came before it."""
+        """The client's connection is cut as the target's was (after what came of a stream), the cut journaled."""
         out: list[Action] = []
         if self.outgoing:  # an SSE head still waiting for its first event goes: the client sees the stream begin
             out.append(Write(tuple(self.outgoing)))
@@ -317,15 +300,13 @@ class Exchange:
         skipped = self.events.skipping()
         if skipped is not None:  # an event over the limit was being read: said, as any other
             out.append(Unkept(skipped, self.request.owner, self.began, self.request.get, False, False))
-        if self.request.awaited:  # its client gave up on it: replay breaks it off where the client left, as
-            # the host went on from there (filed now, replay would hold the reply back until what the host
-            # sent meanwhile, which a host still waiting for the reply never sends)
+        if self.request.awaited:  # cut where its client left, as the host went on from there
             out += self._cut_unreplied(self.gone[0])
         return [*out, *self._drop()]
 
     def _leave(self, now: float) -> list[Action]:
-        """A 2026-07-28 client cancels a request so (that revision sends no cancel over HTTP): journaled as the
-        cancel replay turns such a close into again; the target's answer is still read to its end."""
+        """A 2026-07-28 client cancels a request so (no cancel over HTTP): journaled as that cancel; the answer
+        is still read to its end."""
         if self.gone is None:
             self.gone = (now, 0)
         message, owner = self.request.message, self.request.owner
@@ -341,8 +322,6 @@ class Exchange:
         if self.unsure is not None:  # an event over the limit, and no end of its stream to say it was the reply
             out.append(self._unsure(reply=False))
         return [*out, Finish()]
-
-    # --- what the steps share ---------------------------------------------------------------------------
 
     def _flush(self, ended: bool) -> list[Action]:
         out: list[Action] = []
@@ -379,8 +358,8 @@ class Exchange:
         return Unkept(size, self.request.owner, at, reply=reply)
 
     def _refuse(self, status: int, text: str) -> list[Action]:
-        """The proxy answers the client itself: each request it carried is kept answered by an error that says
-        so (`Recorder.unreached`), where a request kept unanswered would hold a replaying host for ever."""
+        """The proxy answers itself: each request it carried is kept answered by that error (`Recorder.unreached`),
+        where one kept unanswered would hold a replaying host for ever."""
         ids = self.request.ids if self.request.method == b"POST" else ()
         return [Refuse(status, text), *[Unreached(request_id, status, text) for request_id in ids], Finish()]
 
@@ -393,8 +372,7 @@ def _answered(x: Exchange, body: bytes) -> list[Action]:
     """What a body tells the journal: the reply to the message POSTed, or its session's error."""
     request, (status, json, _length) = x.request, x.answer
     message = request.message
-    # A JSON body answers the JSON-RPC message POSTed; a GET's or DELETE's (a 405, a session error) is the
-    # HTTP layer's, no message of the session, and would be filed under a request in flight.
+    # A GET's or DELETE's JSON body (a 405, a session error) is the HTTP layer's, no message of the session.
     answers = request.method == b"POST" and message is not None
     errors = session_error_seen(request.headers, status, body, message if answers else None)
     out: list[Action] = []

@@ -1,16 +1,15 @@
 """HTTP/1.1 on one event loop: h11 over non-blocking sockets, a selector, a timer heap. No threads, no locks.
 
-`LoopServer.handle(connection, request, body)` gets each whole request and answers it at once or later (an
-SSE stream is written as its events come). Writes never block: what the socket does not take waits in the
-connection's buffer, and a connection whose client reads slowly is not read meanwhile, stalling no other.
-Limits: 413 for a body over `MAX_BODY`, 400 for malformed HTTP; a connection silent for `IDLE_TIMEOUT` is
-closed, a request not whole within `REQUEST_TIMEOUT` gets 408; what requests not yet whole hold together
-is bounded by `held_budget`; running out of descriptors pauses accepting, never stops the server.
+`LoopServer.handle(connection, request, body)` gets each whole request and answers it at once or later. Writes
+never block: a connection whose client reads slowly is not read meanwhile. Limits: 413 over `MAX_BODY`, 400 for
+malformed HTTP, closed when silent for `IDLE_TIMEOUT`, 408 when not whole within `REQUEST_TIMEOUT`, requests not
+yet whole bounded together by `held_budget`; out of descriptors, accepting pauses, serving never stops.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import heapq
 import os
 import selectors
@@ -20,36 +19,113 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from http import HTTPStatus
+from typing import Any, NamedTuple
 
 import h11
 
-from mockmcp.http._http11 import (
-    IDLE_TIMEOUT,
-    MAX_BODY,
-    MAX_HEAD,
-    OUT_OF_RESOURCES,
-    REQUEST_TIMEOUT,
-    TOO_LARGE,
-    WILDCARD,
-    Request,
-    no_delay,
-    own_addresses,
-    reason_of,
-    request_of,
-)
 from mockmcp.http._streamable import LOOPBACK
+from mockmcp.options import BOUNDS
 from mockmcp.stdio.spool import Spool
 from mockmcp.stdio.toolkit import LONGEST_WAIT, Signals
 
-__all__ = ["Budget", "Connection", "HELD_ALONE", "HELD_BUDGET", "LoopServer", "PAUSE_READING", "Request", "rewatch"]
+__all__ = [
+    "Connection",
+    "HELD_BUDGET",
+    "IDLE_TIMEOUT",
+    "LoopServer",
+    "MAX_BODY",
+    "MAX_HEAD",
+    "PAUSE_READING",
+    "REQUEST_TIMEOUT",
+    "Request",
+    "Response",
+    "no_delay",
+    "reason_of",
+    "response_of",
+    "rewatch",
+]
+
+MAX_HEAD = 64 << 10  # bytes a head may have while incomplete (h11 answers a request's with 431 beyond)
+MAX_BODY = BOUNDS.kept_bytes  # bytes a request body may have (413 beyond), the most of one message kept
+IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request, or between requests
+REQUEST_TIMEOUT = 60.0  # seconds a request (head and body) may take to arrive whole, from its first byte
+# accept() failing for want of a descriptor or memory: wait and try again, never stop serving.
+OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+TOO_LARGE = f"Content Too Large: a request body may have at most {MAX_BODY} bytes"
+WILDCARD = frozenset({"0.0.0.0", "::", ""})
 
 PAUSE_READING = 1 << 20  # bytes waiting to be written beyond which a connection is not read
-# Bytes of requests not yet whole that all connections together may hold; beyond it, a connection
-# holding more than HELD_ALONE is read no further until others have finished (or timed out), except
-# the one whose request began first, so that one always goes on.
+# Bytes of requests not yet whole all connections may hold; beyond it, one holding more than HELD_ALONE is not
+# read until others finish, except the one whose request began first, so that one always goes on.
 HELD_BUDGET = 128 << 20
 HELD_ALONE = 64 << 10
+
+
+class Request(NamedTuple):
+    method: bytes
+    target: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order, as h11 gives them
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header's values joined by ", ")
+
+
+class Response(NamedTuple):
+    status: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]  # (lowercase name, value), in order
+    fields: dict[str, str]  # lowercase name -> value (latin-1; a repeated header keeps its last)
+
+
+def request_of(event: h11.Request) -> Request:
+    headers = _headers(event)
+    fields: dict[str, str] = {}
+    for name, value in headers:
+        key, text = name.decode("latin-1"), value.decode("latin-1")
+        fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return Request(event.method, event.target, headers, fields)
+
+
+def response_of(event: h11.Response) -> Response:
+    headers = _headers(event)
+    fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+    return Response(event.status_code, bytes(event.reason), headers, fields)
+
+
+def _headers(event: h11.Request | h11.Response) -> list[tuple[bytes, bytes]]:
+    # What iterating the event's headers gives (names lowercase), in a third of the time: it runs per request.
+    return [(name.lower(), value) for name, value in event.headers.raw_items()]
+
+
+def own_addresses() -> set[str]:
+    """The names and addresses this machine answers to (for a server bound to every interface)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    found = set(names)
+    for name in names:
+        try:
+            found |= {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
+        except OSError:
+            pass
+    try:  # the address of the interface the default route uses (a UDP connect sends nothing)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))
+            found.add(probe.getsockname()[0])
+    except OSError:
+        pass
+    return {name.lower() for name in found if name}
+
+
+def no_delay(sock: socket.socket) -> None:
+    """Send each write at once (no Nagle): every write here is a whole message or SSE event."""
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def reason_of(status: int) -> bytes:
+    """The usual reason phrase of an HTTP status ("OK", "Bad Gateway"), empty for a status without one."""
+    try:
+        return HTTPStatus(status).phrase.encode("ascii")
+    except ValueError:
+        return b""
 
 
 def rewatch(
@@ -96,12 +172,9 @@ class Connection:
         self.waiting: Callable[[], None] | None = None  # run once when what is queued has gone out, or never can
         self.watch()
 
-    # --- writing ---------------------------------------------------------------------------------
-
     def send(self, *events: Any) -> None:
-        """Queue the events' bytes and write what the socket takes now (one write for them all)."""
-        # h11's LocalProtocolError is a bug of ours, whether or not the client is still there: it
-        # propagates to the loop, which reports it.
+        """Queue the events' bytes and write what the socket takes now (one write for them all); h11's
+        LocalProtocolError, a bug of ours, goes to the loop, which reports it."""
         conn = self.conn
         if self.head:  # the answer to HEAD says what a GET's would be, its length included, without the body
             events = tuple(event for event in events if not isinstance(event, h11.Data))
@@ -125,8 +198,8 @@ class Connection:
         self.send_whole(status, fields, body)
 
     def send_whole(self, status: int, fields: list[Any], body: bytes, reason: bytes | None = None) -> None:
-        """A whole response, head and body in one write; without a reason phrase given, the status's usual one
-        (the TypeScript SDK shows it in its errors)."""
+        """A whole response in one write; without a reason phrase, the status's usual one (the TypeScript SDK shows
+        it in its errors)."""
         head = h11.Response(status_code=status, headers=fields, reason=reason_of(status) if reason is None else reason)
         self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
@@ -151,9 +224,7 @@ class Connection:
         """Read unless too much waits to be written; watch for writability while anything does."""
         if self.broken:
             return
-        # A client that sends faster than it reads (or pipelines without end) is read no further
-        # until it catches up; every other connection goes on as before. What a request still being
-        # read brings is bounded by the head and body limits, and by the server's budget for all.
+        # A client that sends faster than it reads is read no further until it catches up.
         waiting = len(self.conn.trailing_data[0])
         held = waiting + len(self.body)
         if held != self.reading.held:
@@ -164,10 +235,8 @@ class Connection:
             budget.starved.add(self)
             if self.reading.starved_since is None:
                 self.reading.starved_since = time.monotonic()
-        reading = (
-            len(self.out) < PAUSE_READING and waiting < PAUSE_READING and not (self.finishing or self.ended or starved)
-        )
-        interest = (selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0)
+        paused = self.finishing or self.ended or starved or max(len(self.out), waiting) >= PAUSE_READING
+        interest = (selectors.EVENT_WRITE if self.out else 0) | (0 if paused else selectors.EVENT_READ)
         self.interest = rewatch(self.server.selector, self.sock, self.interest, interest, self._ready)
 
     def close_when_sent(self) -> None:
@@ -198,8 +267,6 @@ class Connection:
         if waiting is not None:
             waiting()
 
-    # --- reading ---------------------------------------------------------------------------------
-
     def _ready(self, mask: int) -> None:
         if mask & selectors.EVENT_WRITE:
             self._write()
@@ -219,8 +286,7 @@ class Connection:
             if not data and gone and not conn.trailing_data[0]:
                 self.close()  # the client has gone: nothing half-sent to complain about
                 return
-            # The end of input with requests pipelined before it (sent whole, then the client shut its side):
-            # each is still answered in turn, and h11 says ConnectionClosed after the last.
+            # The end of input after requests pipelined: each is still answered, then ConnectionClosed.
             if not data:
                 self.ended = True
             if conn.their_state is not h11.ERROR:
@@ -246,20 +312,18 @@ class Connection:
         try:
             while not self.broken:
                 event = conn.next_event()
-                if event is h11.NEED_DATA:
+                if event is h11.NEED_DATA or event is h11.PAUSED:
                     if conn.they_are_waiting_for_100_continue:
                         self.send(h11.InformationalResponse(status_code=100, headers=[]))
-                    return
-                if event is h11.PAUSED:
                     return
                 if isinstance(event, h11.Request):
                     self.request, self.body = request_of(event), bytearray()
                     self.head = event.method == b"HEAD"
-                    # Both framings at once: the chunks are the body (RFC 9112 6.1), but a peer on the way
-                    # may have read it by its length, so nothing more is read from the connection.
+                    # Both framings: the chunks are the body (RFC 9112 6.1), but a peer on the way may have read
+                    # it by its length, so nothing more is read from the connection.
                     fields = self.request.fields
                     self.smuggled = "content-length" in fields and "transfer-encoding" in fields
-                    if int(self.request.fields.get("content-length") or 0) > MAX_BODY:
+                    if int(fields.get("content-length") or 0) > MAX_BODY:
                         self._unreadable(413, TOO_LARGE)
                         return
                 elif isinstance(event, h11.Data):
@@ -273,15 +337,12 @@ class Connection:
                     self.server.handle(self, request, body)
                     return  # the next request waits for this answer to end (_next_cycle)
                 elif isinstance(event, h11.ConnectionClosed):
-                    if self.out:  # the last answer is still going out: closed once it is
-                        self.finishing = True
-                    else:
-                        self.close()
+                    self.close_when_sent()
                     return
         except h11.RemoteProtocolError as exc:
             if conn.our_state is h11.SEND_RESPONSE and self.request is None:
-                # Bytes after a request handed over and not yet answered (after `Connection: close`, say):
-                # nothing more is read, and its own answer still goes (the proxy journals it), then close.
+                # Bytes after a request handed over and not yet answered (after `Connection: close`): nothing
+                # more is read, its answer still goes, then close.
                 self.ended = self.finishing = True
                 return
             self._unreadable(exc.error_status_hint, f"Bad Request: {exc}")
@@ -295,21 +356,19 @@ class Connection:
             self.close()
 
     def expire(self) -> None:
-        """A request not whole in time: 408 (503 while it waits for the server's budget), then close (nothing more
-        of it is read)."""
+        """A request not whole in time: 408 (503 while it waits for the server's budget), then close."""
         if self.out or self.broken:  # an answer of ours is still going out: nothing more can be said
             self.close()
             return
         self.finishing = True
         if self in self.server.budget.starved:
             self._unreadable(503, "Service Unavailable: too many large requests are arriving at once; try again")
-            return
-        self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
+        else:
+            self._unreadable(408, f"Request Timeout: a request must arrive whole within {REQUEST_TIMEOUT:g} s")
 
     def overdue(self, now: float) -> bool:
-        """Whether the request being read has taken too long: REQUEST_TIMEOUT from its first byte, and as long
-        again at most for the time it was not read for want of the server's budget (it waited on us, not on
-        its client; but a request that waits for ever would hold its connection, and its budget, for ever)."""
+        """Whether the request being read took over REQUEST_TIMEOUT from its first byte, plus the time it waited
+        for the server's budget (at most as long again: none may hold its budget for ever)."""
         reading = self.reading
         if reading.began is None:
             return False
@@ -348,8 +407,7 @@ class Budget:
 
 
 class LoopServer:
-    """A listening socket, its connections and timers, served on one event loop until stopped; the Host and Origin
-    names its requests may carry."""
+    """A listening socket, its connections and timers, served on one event loop until stopped."""
 
     path = "/"
 
@@ -359,7 +417,7 @@ class LoopServer:
         family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
         self.socket = socket.create_server(listen, family=family, backlog=128)
         self.host, self.port = listen[0], self.socket.getsockname()[1]
-        # Loopback, the bound host (every address of the machine when bound to all interfaces), and those allowed.
+        # The Host and Origin names requests may carry: loopback, the bound host (or all the machine's), those allowed.
         own = own_addresses() if self.host in WILDCARD else set()
         self.allowed = LOOPBACK | {self.host.lower(), *own, *(name.lower() for name in allow_hosts)}
         self.socket.setblocking(False)
@@ -371,10 +429,8 @@ class LoopServer:
         self.stopping = False
         self._wakeup = Signals()  # its descriptor wakes the loop: a signal, or stop_accepting() from a thread
         self.notes = Spool(sys.stderr)  # what the server says: never a write the loop waits on
-        # A descriptor kept in reserve while serving, to tell a connection 503 when every other one is taken
-        # (`_refuse_one`).
         self._reserve: int | None = None
-        self._refusing = False  # connections are being told 503 for want of descriptors
+        self._refusing = False  # connections are being told 503 for want of descriptors (`_refuse_one`)
 
     @property
     def origin(self) -> str:
@@ -392,8 +448,8 @@ class LoopServer:
         raise NotImplementedError
 
     def hold(self, connection: Connection, held: int) -> None:
-        """A connection now holds this many bytes of requests not yet whole; when that is less, the
-        connections that waited for budget are judged again (within budget, or the eldest, they go on)."""
+        """A connection now holds this many bytes of requests not yet whole; when less, those that waited for
+        budget are judged again."""
         less, budget = held < connection.reading.held, self.budget
         budget.held += held - connection.reading.held
         connection.reading.held = held
@@ -458,9 +514,8 @@ class LoopServer:
             self._run(callback, *args)
 
     def _run(self, callback: Callable[..., None], *args: Any) -> None:
-        """Run one callback of the loop. An exception from it is a bug of ours: reported, and the connection it
-        was serving closed (as are those h11 refuses to go on with), never the server's end: every other
-        session goes on, and the report and the recording are still written when the server stops."""
+        """Run one callback. An exception is a bug of ours: reported, the connection it served closed (and those
+        h11 refuses to go on with), while every other session goes on."""
         try:
             callback(*args)
         except Exception:
@@ -482,7 +537,7 @@ class LoopServer:
                     continue
                 self.notes.say(f"mockmcp: cannot accept a connection: {exc.strerror}; retrying")
                 self.selector.unregister(self.socket)  # a connection that ends frees a descriptor
-                self.call_later(0.1, self._resume_accepting)
+                self.call_later(0.1, self.selector.register, self.socket, selectors.EVENT_READ, self._accept)
                 return
             sock.setblocking(False)
             no_delay(sock)
@@ -490,9 +545,8 @@ class LoopServer:
             self._refusing = False
 
     def _refuse_one(self) -> bool:
-        """Out of descriptors: the one kept in reserve takes the waiting connection, which is told 503 at once
-        (not left to wait for ever while every descriptor is held), then the reserve is taken again. False when
-        there is no reserve, or no connection was waiting."""
+        """Out of descriptors: the one kept in reserve takes the waiting connection, tells it 503 at once, and is
+        taken again. False when there is no reserve, or no connection was waiting."""
         if self._reserve is None:
             return False
         os.close(self._reserve)
@@ -511,9 +565,6 @@ class LoopServer:
         with contextlib.suppress(OSError):
             self._reserve = os.open(os.devnull, os.O_RDONLY)
         return sock is not None
-
-    def _resume_accepting(self) -> None:
-        self.selector.register(self.socket, selectors.EVENT_READ, self._accept)
 
     def _sweep(self) -> None:
         """Close connections idle for too long, and answer 408 to requests not whole in time."""

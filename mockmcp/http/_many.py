@@ -1,9 +1,5 @@
-"""mockmcp's HTTP servers (recording proxies, replays) served until SIGINT or SIGTERM.
-
-One server runs on this thread, its loop watching the signal descriptor, so nothing is raised into it.
-Several (`mockmcp serve`) share nothing, so each runs its loop in a thread of its own while this thread
-holds the signal handlers. At a signal, or when a loop ends by itself, every server stops accepting, and
-the caller finishes each on this thread (answers under way, recordings saved, reports).
+"""mockmcp's HTTP servers served until SIGINT or SIGTERM: one on this thread, its loop watching the signal
+descriptor; several (`mockmcp serve`) each on a thread of its own while this one holds the signal handlers.
 """
 
 from __future__ import annotations
@@ -19,17 +15,12 @@ __all__ = ["serve_together", "serve_until_signalled"]
 
 
 def serve_together(
-    servers: Sequence[LoopServer],
-    ready: Callable[[], None] | None = None,
-    after: Callable[[Signals], None] | None = None,
+    servers: Sequence[LoopServer], ready: Callable[[], None], after: Callable[[Signals], None] | None = None
 ) -> int:
-    """Serve every server until SIGINT or SIGTERM; returns the signal's number (0: a loop ended by itself).
-    `ready` runs once the signals are caught (a SIGTERM sent the moment it says where it listens still ends
-    serving); `after` finishes them with the signals still caught (a second one may cut a wait short, never
-    the saves)."""
+    """Serve every server until SIGINT or SIGTERM; returns the signal's number (0: a loop ended by itself). `ready`
+    runs once the signals are caught; `after` finishes the servers with them still caught."""
     with Signals() as signals:
-        if ready is not None:
-            ready()
+        ready()
         alone = servers[0] if len(servers) == 1 else None
         threads = [] if alone else [threading.Thread(target=server.serve_forever, daemon=True) for server in servers]
         for thread in threads:
@@ -52,7 +43,7 @@ def serve_together(
 
 
 def serve_until_signalled(
-    server: LoopServer, ready: Callable[[], None] | None = None, after: Callable[[Signals], None] | None = None
+    server: LoopServer, ready: Callable[[], None], after: Callable[[Signals], None] | None = None
 ) -> int:
     """One server, on this thread (see `serve_together`)."""
     return serve_together([server], ready, after)

@@ -1,9 +1,8 @@
-"""The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server.
+"""The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server, on the one loop.
 
 Each request goes to the target as it came (less hop-by-hop headers and `Accept-Encoding`, so bodies stay
-readable), on a kept connection when there is one; its answer comes back as it goes, every JSON-RPC message
-journaled (redacted, filed under its session by `_attribution`). What an exchange does and when is
-`_exchange`'s to say; this shell does the I/O on the one loop, h11's client side toward the target.
+readable), on a kept connection when there is one; its answer comes back as it goes, every message journaled
+under its session (`_attribution`). `_exchange` says what an exchange does; this shell does the I/O.
 """
 
 from __future__ import annotations
@@ -27,8 +26,17 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.http import _exchange as ex
 from mockmcp.http._attribution import Attribution
-from mockmcp.http._http11 import MAX_HEAD, Response, no_delay, response_of
-from mockmcp.http._loop import PAUSE_READING, Connection, LoopServer, Request, rewatch
+from mockmcp.http._loop import (
+    MAX_HEAD,
+    PAUSE_READING,
+    Connection,
+    LoopServer,
+    Request,
+    Response,
+    no_delay,
+    response_of,
+    rewatch,
+)
 from mockmcp.http._streamable import error_status_seen, framing_seen, misdirected
 from mockmcp.options import BOUNDS, Bounds
 from mockmcp.record import CLIENT, Journal
@@ -39,8 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Journaling", "ProxyOptions", "RecordingProxy", "journaled"]
 
-# What one read from the target takes at most: a long answer passes in pieces this size, each one write to its
-# client (a smaller piece costs more turns of the loop per MB: 64 KiB relayed a body at half the speed).
+# The most one read from the target takes: each piece is one write to the client (64 KiB: half the speed).
 _READ = 1 << 18
 
 # Not forwarded either way: they describe one hop, not the message.
@@ -49,7 +56,7 @@ _HOP = {
     *b"content-length accept-encoding content-encoding trailer".split(),
 }
 
-# How a JSON text of one line starts (a UTF-16 or BOM-led one does not: it is parsed and re-encoded).
+# How a JSON text of one line starts (a UTF-16 or BOM-led one is parsed and re-encoded).
 _OPENING = (b"{", b"[")
 
 
@@ -59,12 +66,11 @@ def _passed(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
 
 
 class _Upstream:
-    """A non-blocking connection to the target, on the proxy's loop (TLS for https); kept in the pool
-    for the next request while the target keeps it open."""
+    """A non-blocking connection to the target (TLS for https), pooled while the target keeps it open."""
 
     def __init__(self, proxy: RecordingProxy) -> None:
         target = proxy.target.parts
-        self.proxy, self.tls = proxy, target.scheme == "https"
+        self.proxy = proxy
         self.conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)  # this connection's exchanges
         self.exchange: _Exchange | None = None
         self.out = bytearray()
@@ -73,7 +79,7 @@ class _Upstream:
         self.heard = False  # whether the target said anything about the current request
         self.eof = False  # the target closed its side of the connection
         self.interest = 0
-        port = target.port or (443 if self.tls else 80)
+        port = target.port or (443 if proxy.target.tls else 80)
         # (A name, not an address, is resolved here, blocking the loop briefly: kept connections make it rare.)
         family, kind, proto, _name, address = socket.getaddrinfo(target.hostname, port, type=socket.SOCK_STREAM)[0]
         self.sock: socket.socket = socket.socket(family, kind, proto)
@@ -85,17 +91,14 @@ class _Upstream:
             raise OSError(code, f"cannot connect to {target.netloc}: {os.strerror(code)}")
         self._watch(selectors.EVENT_WRITE)  # writable once connected (or refused)
 
-    # --- the loop ---------------------------------------------------------------------------------
-
     def _watch(self, interest: int) -> None:
         if not self.closed:
             self.interest = rewatch(self.proxy.selector, self.sock, self.interest, interest, self._ready)
 
     def _refresh(self) -> None:
-        """Watch for what the connection waits for: writability while bytes wait, else what the target says."""
+        """Watch for writability while bytes wait, and for what the target says unless paused."""
         if not self.handshaking:
-            reading = not self.paused
-            self._watch((selectors.EVENT_WRITE if self.out else 0) | (selectors.EVENT_READ if reading else 0))
+            self._watch((selectors.EVENT_WRITE if self.out else 0) | (0 if self.paused else selectors.EVENT_READ))
 
     def _ready(self, _mask: int) -> None:
         if self._guarded(self._step):
@@ -145,7 +148,7 @@ class _Upstream:
             self.conn.receive_data(data)
             self._events()
             # TLS may hold decrypted bytes the descriptor no longer signals.
-            if not data or not (self.tls and self.sock.pending()):  # type: ignore[attr-defined]
+            if not data or not (isinstance(self.sock, ssl.SSLSocket) and self.sock.pending()):
                 return
 
     def _events(self) -> None:
@@ -167,8 +170,6 @@ class _Upstream:
             self.fail(OSError(f"the target broke off the HTTP exchange: {exc}"), broke=self.eof)
         if exchange is not None:
             exchange.flush()  # what one read brought goes to the client in one write
-
-    # --- what an exchange does with it ------------------------------------------------------------
 
     def send(self, exchange: _Exchange, request: list[h11.Request | h11.Data | h11.EndOfMessage]) -> None:
         """Send the request's h11 events (its head, body and end) in one write, and read its answer."""
@@ -202,16 +203,13 @@ class _Upstream:
         return True
 
     def reusable(self) -> bool:
-        """Whether the answer ended with the connection kept open (nothing after it) and the request all sent."""
+        """Whether the connection outlives the exchange (h11 says), nothing after the answer, the request all sent."""
         conn = self.conn
-        # h11 says whether the connection outlives this exchange (HTTP/1.1, no Connection: close, the
-        # body's end known without a close); nothing may follow the answer, not even the close.
         done = conn.our_state is h11.DONE and conn.their_state is h11.DONE
         return done and conn.trailing_data == (b"", False) and not self.out
 
     def fail(self, exc: OSError, broke: bool = False) -> None:
-        """The exchange under way cannot go on; `broke`: its connection ended (closed or reset), rather than
-        the target saying something that is not HTTP."""
+        """The exchange under way cannot go on; `broke`: the connection ended, rather than the target spoke no HTTP."""
         exchange, self.exchange = self.exchange, None
         self.close()
         if exchange is not None:
@@ -241,18 +239,16 @@ class _Exchange:
         proxy = self.proxy
         proxy.answering += self.machine.request.awaited  # (never a GET's)
         proxy.relaying.setdefault(self.client, []).append(self)
-        proxy.call_later(proxy.bounds.upstream_timeout, _timer, weakref.ref(self), _Exchange.late)  # 504 after
+        proxy.call_later(proxy.bounds.upstream_timeout, _timer, weakref.ref(self), _late)  # 504 after
         self._send()
 
     def _send(self) -> None:
         try:
-            self.upstream = self.proxy.upstream()
+            self.upstream = self.proxy.idle.pop() if self.proxy.idle else _Upstream(self.proxy)
         except OSError as exc:
             self.failed(None, exc)
             return
         self.upstream.send(self, self.request)
-
-    # --- what happened, told to the machine ---------------------------------------------------------
 
     def head(self, response: Response) -> None:
         self.response, proxy = response, self.proxy
@@ -260,18 +256,17 @@ class _Exchange:
         self.kept = [proxy.through(name, value) for name, value in _passed(response.headers)]
         self.do(self.machine.head(response.status, response.fields, time.monotonic()))
 
+    def on(self, event: str, *args: Any) -> None:
+        self.do(self.machine.on(event, *args))
+
     def data(self, chunk: bytes) -> None:
-        self.do(self.machine.on("data", chunk, time.monotonic()))
+        self.on("data", chunk, time.monotonic())
         self.proxy.peak = max(self.proxy.peak, self.machine.held() + len(self.client.out))
 
     def end(self, upstream: _Upstream) -> None:
-        """The target's answer is all read: the connection goes back to the pool before the client sees this
-        answer end, so that the client's next request finds it."""
+        """The answer is all read: the connection is pooled before the client sees the end, for its next request."""
         self.proxy.release(upstream)
-        self.do(self.machine.on("end", time.monotonic()))
-
-    def late(self) -> None:
-        self.do(self.machine.on("late"))
+        self.on("end", time.monotonic())
 
     def stalled(self) -> None:
         paused = self.upstream is not None and self.upstream.paused
@@ -282,24 +277,16 @@ class _Exchange:
         stale = upstream is not None and upstream.reused and not heard
         self.do(self.machine.failed(time.monotonic(), str(exc), str(exc.strerror or exc), heard, broke, stale))
 
-    def left(self) -> None:
-        self.do(self.machine.on("left", time.monotonic()))
-
-    def abandon(self) -> None:
-        self.do(self.machine.on("dropped"))
-
     def flush(self) -> None:
         """What one read brought: to the client in one write, then to the journal."""
         self.do(self.machine.flush())
         if self.client.broken and self.machine.request.get and self.machine.phase != ex.DONE:
-            self.abandon()
+            self.on("dropped")
 
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
             self.machine.resumed(time.monotonic())
             self.upstream.resume()
-
-    # --- what the machine decided, done --------------------------------------------------------------
 
     def do(self, actions: list[Any]) -> None:
         for action in actions:
@@ -343,8 +330,8 @@ class _Exchange:
                 del proxy.relaying[client]
 
 
-# The actions that go to the journal and the facts (`x` an exchange: its `proxy` a `Journaling`, its `session`,
-# its `machine`), the same for the proxy and for interception (`journaled`).
+# The actions for the journal and the facts (`x`: its `proxy` a `Journaling`, its `session`, its `machine`), the
+# proxy's and interception's alike.
 _JOURNALED: dict[type, Callable[..., None]] = {
     ex.Record: lambda x, direction, *rest: x.proxy.record(direction, x.session, *rest),
     ex.Unkept: lambda x, size, stream, at, *rest: x.proxy.journal.unkept(
@@ -373,7 +360,6 @@ def journaled(x: Any, action: Any) -> bool:
     return do is not None
 
 
-# How each action of `_exchange` is done: a client's write, the target's connection, the journal, the facts.
 _DO: dict[type, Callable[..., None]] = {
     ex.Write: _Exchange._write,
     ex.Whole: _Exchange._whole,
@@ -407,9 +393,8 @@ class _Target(NamedTuple):
 
 
 class Journaling:
-    """What a recording of Streamable HTTP sessions journals, and how: which session a message belongs to
-    (`attribution`), each message (`record`), how the target frames its answers (`learn`). The proxy's, and
-    interception's in the host's process (`inprocess._http`): one way to journal, whoever carries the bytes."""
+    """How a recording of Streamable HTTP sessions journals (whose session, each message, the target's framing):
+    the proxy's, and interception's in the host's process."""
 
     def __init__(self, journal: Journal, redactor: Redactor, bounds: Bounds) -> None:
         self.journal, self.redactor, self.bounds = journal, redactor, bounds
@@ -427,23 +412,20 @@ class Journaling:
     def record(
         self, direction: str, session: int, data: bytes, stream: Any = None, get: bool = False, event: str | None = None
     ) -> None:
-        """Journal one message (a body or an event's data; the rest as `ex.Record`): one line as it came, one
-        spread over lines as one compact line when it is JSON, anything else whole (one event is one message)."""
+        """Journal one message (a body or an event's data): a line as it came, JSON over lines as one compact line,
+        anything else whole."""
         line = data.strip()
-        if line[:1] in _OPENING and b"\n" not in line and b"\r" not in line:
-            lines = [line]
-        else:
+        if not (line[:1] in _OPENING and b"\n" not in line and b"\r" not in line):
             try:
-                lines = [jsonrpc.encode(jsonrpc.parse(data))[:-1]]
+                line = jsonrpc.encode(jsonrpc.parse(data))[:-1]
             except ValueError:
-                lines = [line.replace(b"\r\n", b"\n")] if line else []
-        if lines:
-            if self.redactor:
-                lines = [self.redactor.line(line) for line in lines]
-            self.journal.append(direction, self.elapsed(), lines, session, stream, get, event)
+                line = line.replace(b"\r\n", b"\n")
+        if line:
+            line = self.redactor.line(line) if self.redactor else line
+            self.journal.append(direction, self.elapsed(), [line], session, stream, get, event)
 
     def elapsed(self, moment: float | None = None) -> float:
-        """Seconds from the recording's start to now, or to the monotonic time `moment`: a time in the journal."""
+        """A time in the journal: seconds from the recording's start to now, or to the monotonic `moment`."""
         return (time.monotonic() if moment is None else moment) - self.start
 
 
@@ -469,17 +451,16 @@ class RecordingProxy(Journaling, LoopServer):
         self.peak = 0  # the most one exchange held at once of its answer, with what its client had yet to take
 
     def through(self, name: bytes, value: bytes) -> tuple[bytes, bytes]:
-        """A header of the target's answer as the client gets it: a `Location` on the target's origin (a
-        redirect) names the proxy's instead, so that a client that follows it still talks through the proxy."""
+        """A header of the target's answer as the client gets it: a redirect to the target's origin names the
+        proxy's instead, so the client stays on the proxy."""
         origin = self.target.origin
         if name == b"location" and (value == origin or value.startswith(origin + b"/")):
             return name, self.origin.encode("ascii") + value[len(origin) :]
         return name, value
 
     def finish_answers(self, timeout: float, signals: Signals | None = None) -> int:
-        """After the loop stopped accepting: go on serving the answers still being read, for up to
-        timeout seconds (a stop must not lose them to a client that stopped reading one), or until
-        another signal comes; returns how many are left unfinished."""
+        """After the loop stopped accepting: serve the answers still being read, for up to timeout seconds or
+        until another signal; returns how many are left unfinished."""
         self.stopping = False  # the listener is closed; the loop runs on for what is under way
         deadline = time.monotonic() + timeout
         seen = signals.count if signals is not None else 0
@@ -498,9 +479,6 @@ class RecordingProxy(Journaling, LoopServer):
             upstream.close()
         return self.answering
 
-    def upstream(self) -> _Upstream:
-        return self.idle.pop() if self.idle else _Upstream(self)
-
     def release(self, upstream: _Upstream) -> None:
         """Keep a connection whose exchange is over for the next request, or close it."""
         if upstream.reusable() and len(self.idle) < 64:
@@ -513,14 +491,13 @@ class RecordingProxy(Journaling, LoopServer):
     def closed(self, connection: Connection) -> None:
         for exchange in self.relaying.pop(connection, ()):
             if exchange.machine.request.get:
-                exchange.abandon()  # a GET stream's client left: closed on the target too
+                exchange.on("dropped")  # a GET stream's client left: closed on the target too
             else:
-                exchange.left()
+                exchange.on("left", time.monotonic())
         self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
         headers = request.fields
-        # (a page rebinding a name to the proxy reaches no server)
         refused = misdirected(headers, self.allowed, request.target.decode("latin-1"), self.path)
         if refused is not None:
             client.respond(*refused)
@@ -557,7 +534,11 @@ def _target(target: str) -> _Target:
 
 
 def _timer(exchange: weakref.ref[_Exchange], what: Callable[[_Exchange], None]) -> None:
-    """A timer of an exchange (its upstream timeout, its body's), which may be over and gone."""
+    """A timer of an exchange, which may be gone."""
     found = exchange()
     if found is not None:
         what(found)
+
+
+def _late(exchange: _Exchange) -> None:
+    exchange.on("late")

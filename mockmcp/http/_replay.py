@@ -1,7 +1,6 @@
-"""The Streamable HTTP shell of replay: the loop around the sans-IO endpoint (`_endpoint`). Each whole request,
-closed connection and fired `Later` goes in; what comes out is written, what one call gave a connection in one
-write (an SSE stream's head with its first events). What the endpoint cannot know, the shell tells it: how many
-GET streams its descriptors leave room for (`stream_limit`), and what a client has not read (`Connection.out`).
+"""The Streamable HTTP shell of replay: the loop around the sans-IO endpoint. Each whole request, closed connection
+and fired `Later` goes in; what one call gave a connection goes out in one write. The shell tells the endpoint how
+many GET streams its descriptors leave room for (`stream_limit`), and what a client has not read.
 """
 
 from __future__ import annotations
@@ -20,15 +19,14 @@ from mockmcp.options import BOUNDS, Bounds
 
 __all__ = ["HttpReplay", "carry_out", "stream_limit"]
 
-# Descriptors the server holds whatever its clients do: the standard three, the listener, the selector, the
-# signal descriptors, the reserve kept to refuse a connection with 503, and a few for what the process opens
-# (a report, a journal, a cassette loaded again).
+# Descriptors the server holds whatever its clients do: stdio, the listener, the selector, the signals', the
+# reserve, a few for files.
 _OWN_DESCRIPTORS = 16
 
 
 def stream_limit() -> int:
-    """How many GET streams may be open at once: three quarters of the descriptors the process may open beyond
-    the server's own, so that a quarter is always left for requests (1,024 descriptors: 756 streams)."""
+    """How many GET streams may be open at once: three quarters of the descriptors beyond the server's own, a quarter
+    left for requests."""
     try:
         import resource  # POSIX: elsewhere, the usual limit is assumed
     except ImportError:
@@ -81,10 +79,9 @@ class HttpReplay(LoopServer):
 
 
 def carry_out(actions: list[Out], later: Callable[[float, Any], None], say: Callable[[str], None]) -> None:
-    """Write what the endpoint said on the connections it names (`send` of h11 events, `respond`, `close`,
-    `close_when_sent`): stream
-    events gathered per connection, one write each; `later(after, token)` for each timer, `say` each note. The one
-    shell of replay's endpoint, over sockets or in process (`inprocess._http`)."""
+    """Write what the endpoint said on the connections it names (with `send`, `respond`, `close`,
+    `close_when_sent`), a connection's stream events in one write; `later(after, token)` each timer, `say` each
+    note. Over sockets or in process."""
     gathered: dict[Any, list[Any]] = {}
     closing = []  # connections whose GET stream ended: closed once its end is out
     for action in actions:

@@ -1,6 +1,5 @@
-"""One live session at replay's HTTP endpoint: its engine, the streams its requests are answered on (what the
-engine sends for a request, `Send.request`), its GET stream (what belongs to no request, held back while none
-is open), and resumption with Last-Event-ID."""
+"""One live session at replay's HTTP endpoint: its engine, its requests' streams, its GET stream (what belongs to
+no request, held back while none is open), and resumption with Last-Event-ID."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ class Backlog:
 
 
 def make_room(shared: Shared) -> None:
-    """Before a GET stream opens: at the cap, the one that has said nothing for longest ends, cleanly (an SDK
-    client opens it again a second later, and its session is then as any other: it expires when idle)."""
+    """Before a GET stream opens: at the cap, the one quiet for longest ends cleanly (an SDK client opens it again)."""
     standing, cap = shared.wire.standing, shared.bounds.streams
     while cap is not None and standing and len(standing) >= cap:
         quiet = next(iter(standing))
@@ -154,9 +152,8 @@ class LiveSession:
         stream.step("finish")
 
     def perform(self, actions: list[Action]) -> None:
-        """Carry out what the engine said. A message for another stream than the one before it waits `TURN` seconds
-        (and what follows with it): the host reads each stream on its own, and would otherwise see a fast call's
-        answer after the next progress of a slow call that the server sent after it."""
+        """Carry out what the engine said. A message for another stream than the one before waits `TURN` s (and what
+        follows it): the host reads each stream on its own, and would see them out of order."""
         if self.paced is not None:
             self.paced.extend(actions)  # in order, behind what waits already
             return
@@ -182,8 +179,8 @@ class LiveSession:
                 self._cut(action.request)
 
     def _cut(self, request: Any) -> None:
-        """The request's answer breaks off (`drop: cut`): its stream's connection is cut after what it was sent,
-        and only it; the session goes on. A batch's members share one stream: all their answers break off."""
+        """The request's answer breaks off (`drop: cut`): its stream's connection is cut (a batch's: all its answers);
+        the session goes on."""
         stream = self.streams.pop(request, None)
         self.aliases.pop(request, None)
         if stream is None:
@@ -244,7 +241,8 @@ class LiveSession:
         head = (((protocol.SESSION_HEADER, self.id or ""),), False)
         stream = self.standalone = Stream(self.shared, conn, self, head, get=True)
         stream.settle(alone=False)
-        stream.resend(frames or [])
+        if frames:  # encoded before: written as they are
+            stream.step("resent", b"".join(frames))
         waiting, dropped = self.backlog.take()
         if dropped:
             bounds = self.shared.bounds
@@ -269,8 +267,7 @@ class LiveSession:
         if stream is not None and stream.state not in ENDED:
             stream.step("resume", conn)
         else:
-            # A stream that broke off stays broken: the rest of it is the cut (a client that resumed it
-            # tries again a few times, then gives up, as it does with a server that died).
+            # A stream that broke off stays broken (its client tries again a few times, as with a server that died).
             wire.add(Drop(conn) if stream is not None and stream.state == "broken" else End(conn, close=True))
 
     def end(self, abort: bool = False) -> None:

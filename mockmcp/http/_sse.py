@@ -1,11 +1,7 @@
-"""An SSE byte stream cut into its events as the recording proxy reads it, however the chunks fall.
+"""An SSE byte stream cut into its events as the recording proxy reads it, however the chunks fall. Pure.
 
-Pure: it only reads what passes (the bytes go to the client all the same). Lines may end in CRLF, LF or CR,
-a chunk may end between the CR and LF of one line end, and each chunk is scanned once: the cost is linear in
-the stream. An event longer than `limit` bytes (its lines, with LF ends) is not kept: once the event being
-read grows past it, its bytes are counted and dropped, and it comes out as its size (an int) in place of its
-data, with the id of an `id:` line among its first `limit` bytes. So it holds at most `limit` bytes and a
-chunk, and what it gives does not depend on how the chunks fall.
+Lines may end in CRLF, LF or CR, and each chunk is scanned once. An event longer than `limit` bytes comes out as
+its size (an int) with the id of an `id:` line in its first `limit` bytes: it holds at most `limit` and a chunk.
 """
 
 from __future__ import annotations
@@ -18,8 +14,7 @@ __all__ = ["SseEvents"]
 
 
 class SseEvents:
-    """Cuts an SSE byte stream into its events' ids and data; notes whether events carried ids, and whether the
-    first was a priming event (an id alone)."""
+    """Cuts an SSE byte stream into its events; notes whether they had ids, and whether the first was priming."""
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = BOUNDS.kept_bytes if limit is None else limit
@@ -32,17 +27,15 @@ class SseEvents:
         self.count = 0  # events with data
 
     def events(self, chunk: bytes) -> list[tuple[str | None, bytes | int]]:
-        """The id (None: the event had none) and data of every event this chunk completes (events
-        without data are left out; for an event over the limit, its size in bytes instead of its data)."""
+        """The id (or None) and data (or the size of one over the limit) of every event with data this completes."""
         if self._after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         self._after_cr = chunk.endswith(b"\r")
         start = max(0, len(self._pending) - 1)  # a blank line may begin in what came before
-        if b"\r" in chunk:  # (each test a scan at memory speed: a long line passes the quicker)
+        if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         self._pending += chunk
         out: list[tuple[str | None, bytes | int]] = []
-        # An event ends only where a line of this chunk ends: what came before holds no blank line any more.
         while b"\n" in chunk and (end := self._pending.find(b"\n\n", start)) >= 0:
             if self._skipped is not None:
                 out.append(self._seen(self._skipped_id, True, self._skipped + end))
@@ -52,7 +45,6 @@ class SseEvents:
             del self._pending[: end + 2]
             start = 0
         if self._skipped is None and len(self._pending) - self._pending.endswith(b"\n") > self.limit:
-            # Grown past the limit: its id, if it came early, is kept, the rest dropped.
             self._skipped, self._skipped_id = 0, _early_id(self._pending, self.limit)
         if self._skipped is not None:  # only the last byte is kept: a blank line may begin with it
             self._skipped += len(self._pending) - 1

@@ -1,6 +1,5 @@
-"""The streams of replay's HTTP endpoint, what they write, and what they share: what one call writes and which
-streams hold which connection (`Wire`), and the events kept to resume from (`Resumable`). A `Stream` keeps the
-state `_stream_state` gives it and carries out the effects it names."""
+"""The streams of replay's HTTP endpoint (each in the state `_stream_state` gives it, carrying out its effects) and
+what they share: what one call writes (`Wire`), and the events kept to resume from (`Resumable`)."""
 
 from __future__ import annotations
 
@@ -23,11 +22,9 @@ SSE_FIELDS = (("content-type", "text/event-stream"), ("cache-control", "no-cache
 Head = tuple[tuple[tuple[str, str], ...], bool]  # a stream's headers beside SSE_FIELDS; whether it is primed
 
 
-# What the endpoint asks its shell to write: answer the request on conn with this whole answer; with an SSE
-# stream (200 and these headers; its events follow); write these bytes (whole SSE events) on the stream open on
-# conn; end that stream (`close`: and close conn once the end is out, as after a GET stream: no client sends
-# another request on it, and it would hold a descriptor until it idled out); cut conn mid-message, as a server
-# that dies does; call `Endpoint.wake(token)` later.
+# What the endpoint asks its shell to do: answer on conn whole; open an SSE stream (200, these headers); write whole
+# SSE events on it; end it (`close`: and close conn, a GET's, once the end is out); cut conn mid-message, as a
+# server that dies does; call `Endpoint.wake(token)` later.
 Respond = namedtuple("Respond", "conn answer")
 Open = namedtuple("Open", "conn headers")
 Event = namedtuple("Event", "conn data")
@@ -38,9 +35,8 @@ Out = Respond | Open | Event | End | Drop | Later | Note
 
 
 class Wire:
-    """What the call in progress writes (`out`; and `queued`, the bytes of its events by connection: the shell writes
-    them only once the call returns), which streams hold each connection, and the open GET streams (`standing`),
-    the one that has said nothing for longest first."""
+    """What the call in progress writes (`out`; `queued`: its events' bytes by connection), which streams hold each
+    connection, and the open GET streams (`standing`), the one quiet for longest first."""
 
     def __init__(self) -> None:
         self.out: list[Out] = []
@@ -79,8 +75,8 @@ class Wire:
 
 
 class Resumable:
-    """The latest SSE events of every session, each with its id and stream, for Last-Event-ID: one budget for the
-    server (not one per session), the oldest forgotten first, and a session's forgotten when it ends."""
+    """The latest SSE events of every session, with id and stream, for Last-Event-ID: one budget for the server, the
+    oldest forgotten first, a session's when it ends."""
 
     def __init__(self, bounds: Bounds) -> None:
         self.bounds = bounds
@@ -165,11 +161,6 @@ class Stream:
         """Its keep-alive timer `beat` fired (an older one, let go when it was resumed, does nothing)."""
         if beat == self.beats:
             self.step("beat")
-
-    def resend(self, frames: list[bytes]) -> None:
-        """Events encoded before (resumed ones), written as they are."""
-        if frames:
-            self.step("resent", b"".join(frames))
 
     def numbered(self, data: bytes | None) -> bytes:
         """data as an SSE event (None: a priming event), with the session's next id kept to resume from."""

@@ -1,7 +1,5 @@
-"""The life of one stream at replay's HTTP endpoint (a request's answer, or a session's GET stream), as a table.
-
-Pure: `step(state, event)` is the next state and the effects, in order, that `_stream.Stream` carries
-out; each rule is a row, tested by conversations (tests/test_stream_state.py).
+"""The life of one stream at replay's HTTP endpoint (a request's answer, or a session's GET stream), as a table:
+`step(state, event)` is the next state and the effects, in order, that `_stream.Stream` carries out.
 
 States: gathering (the engine's call runs), whole (gathered, nothing more to come), unbegun (a server that
 answers a lone reply as JSON has nothing to send yet: JSON if the reply comes alone, else a stream), open (an

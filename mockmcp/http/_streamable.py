@@ -1,8 +1,5 @@
-"""The rules of a Streamable HTTP endpoint that need no socket: which requests it takes, and how it refuses.
-
-Sans-IO, like the engine: a request comes in as its method, path, headers (lowercase names) and body, and
-`admit` gives the JSON-RPC message a POST carries or the `Answer` to send instead. `Framing` is how the
-recorded server framed its answers (the cassette's `meta.http`); `*_seen` learn it from a live target.
+"""The rules of a Streamable HTTP endpoint that need no socket: `admit` gives a request's JSON-RPC message or the
+`Answer` refusing it; `Framing` is how the recorded server framed its answers (`meta.http`), which `*_seen` learn.
 """
 
 from __future__ import annotations
@@ -48,10 +45,8 @@ class Answer(NamedTuple):
 
 
 class Framing(NamedTuple):
-    """How the recorded server answered over HTTP (`meta.http`); the defaults are for a cassette
-    that does not say (recorded over stdio, or before mockmcp recorded it): JSON whenever the reply
-    is all there is, no event ids, a GET stream only when the cassette has unsolicited messages,
-    session errors as the MCP Python SDK answers them."""
+    """How the recorded server answered over HTTP (`meta.http`); the defaults, for a cassette that does not say,
+    are the MCP Python SDK's."""
 
     sse: bool = False  # every request's answer is an SSE stream, even a lone reply
     event_ids: bool = False
@@ -74,15 +69,13 @@ class Framing(NamedTuple):
         )
 
     def status_for(self, code: int | None) -> int:
-        """The HTTP status a lone JSON reply goes with: the recorded server's for its error code (None:
-        the reply is no error response), else 200."""
+        """The HTTP status of a lone JSON reply: the recorded server's for its error code (None: no error), else 200."""
         return (self.error_status or {}).get(code, 200)
 
 
 def error_status_seen(status: int, body: bytes, message: Any, known: Any) -> dict[str, Any]:
-    """A request's own JSON-RPC error answered with an HTTP error status (a 2026-07-28 SDK server
-    answers -32602 with 400 and -32601 with 404): `meta.http.error_status`, the pairs `known` plus
-    this one; empty when there is nothing new."""
+    """A request's own JSON-RPC error answered with an HTTP error status (a 2026-07-28 SDK server answers -32602
+    with 400): `meta.http.error_status`, the pairs `known` plus this one; empty when nothing is new."""
     if status < 400 or not isinstance(message, dict) or "id" not in message:
         return {}
     try:
@@ -111,10 +104,9 @@ _SDK_SESSION_ERRORS: dict[str, dict[str, Any]] = {
 
 
 def session_error(framing: Framing, name: str) -> Answer:
-    """The answer to a request whose session is unknown (or ended), or missing, as the recorded server gave it."""
+    """The answer to a request whose session is unknown (or ended), or missing, as the recorded server gave it:
+    `"id": null` as JSON-RPC says, left out (the TypeScript SDK's examples) or after the error (its SDK)."""
     answer = (framing.session_errors or {}).get(name) or _SDK_SESSION_ERRORS[name]
-    # JSON-RPC says `"id": null`; some servers (the TypeScript SDK's examples) leave the id out, and the
-    # TypeScript SDK writes it after the error.
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": answer["error"]}
     if answer.get("without_id"):
         del reply["id"]
@@ -126,12 +118,9 @@ def session_error(framing: Framing, name: str) -> Answer:
 def framing_seen(
     method: bytes, status: int, message: Any, events: tuple[bool, bool, bool] | None, known: str | None
 ) -> dict[str, Any]:
-    """What one answer shows of how the target frames its answers (`meta.http`): a request's answer
-    its framing (once SSE, always SSE: the stricter for a host), its events' ids and priming event;
-    a GET whether the target offers a stream (405: it does not). events: None for a JSON body, else
-    whether the SSE stream's events carried ids, whether it began with a priming event, and whether
-    it carried the reply alone (a stream with server messages first is SSE in either framing: a
-    2026-07-28 SDK server answers a lone reply as JSON, and switches to SSE only for messages)."""
+    """What one answer shows of the target's framing (`meta.http`): a request's, its framing (once SSE, always),
+    event ids and priming; a GET's, whether it offers a stream. `events`: None for JSON, else whether its events
+    had ids, began with a priming event, and carried the reply alone (with messages first, either framing streams)."""
     if method == b"GET":
         return {"get_stream": events is not None} if status in (200, 405) else {}
     if status != 200 or not request_ids(message):
@@ -151,18 +140,10 @@ _NO_ID = object()  # a message without an id: nothing an answer's id can equal
 
 
 def session_error_seen(asked: dict[str, str], status: int, body: bytes, message: Any = None) -> dict[str, Any]:
-    """How a server answered a request whose session it does not know, or which named none
-    (`meta.http.session_errors`, for `session_error`); empty for any other answer.
-
-    Unknown: a request with a session id answered 404, or 400 turning it away about its session
-    (an ended session is unknown too). `without_id` when the body had no `id` member at all, `id_last` when
-    it came after `error`.
-
-    Missing: a 400 to a request sent without a session id, whose JSON-RPC error is not the request's
-    own answer (its id is not the request's: the server turned the request away unread) and says
-    so, or answers a request other than `initialize` (a handshake-era server asked `server/discover`
-    by an auto host answers "Server not initialized"). A 2026-07-28 server answers a request's own
-    errors with 400 too, under the request's id: those are the session's messages."""
+    """How a server answered a request whose session it does not know (`unknown`: with a session id, 404, or 400
+    turning it away about its session) or which named none (`missing`: 400, not under the request's id, saying so
+    or answering a request other than initialize, as a handshake-era server answers an auto host's
+    server/discover); empty for any other answer (a 2026-07-28 server's 400 under the request's id is its own)."""
     if status not in (400, 404):
         return {}
     try:
@@ -176,17 +157,12 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
     turned_away = reply.get("id") != asked_id or type(reply.get("id")) is not type(asked_id)
     sessionless_request = asked_id is not _NO_ID and message.get("method") not in (None, protocol.INITIALIZE)
     says_session = b"session" in body.lower()
-    if protocol.SESSION_HEADER in asked:
-        # 404 as the spec says (the MCP Python SDK), or 400 (the TypeScript SDK's example servers): a
-        # 400 only when it turns the request away about its session, not a request's own error.
-        if not (status == 404 or (turned_away and says_session)):
-            return {}
-        name = "unknown"
-    elif status == 400 and turned_away:
-        if not says_session and (not sessionless_request or error["code"] == protocol.INVALID_HEADER):
-            return {}
-        name = "missing"
+    if protocol.SESSION_HEADER in asked:  # 404 as the spec says, or 400 about it (the TypeScript SDK's examples)
+        name = "unknown" if status == 404 or (turned_away and says_session) else ""
     else:
+        missing = says_session or (sessionless_request and error["code"] != protocol.INVALID_HEADER)
+        name = "missing" if status == 400 and turned_away and missing else ""
+    if not name:
         return {}
     seen: dict[str, Any] = {"status": status, "error": {"code": error["code"], "message": error["message"]}}
     members = list(reply)
@@ -198,7 +174,7 @@ def session_error_seen(asked: dict[str, str], status: int, body: bytes, message:
 
 
 def request_ids(message: Any) -> list[Any]:
-    """The ids of the requests a POST carried (its request's, or a batch's requests'): what the target replies to."""
+    """The ids of the requests a POST carried (a batch's: all of them)."""
     messages = message if isinstance(message, list) else [message]
     return [m["id"] for m in messages if jsonrpc.classify(m).kind == jsonrpc.REQUEST]
 
@@ -212,9 +188,8 @@ def _hostname(url: str) -> str | None:
 
 
 def misdirected(headers: dict[str, str], allowed: frozenset[str], target: str, path: str) -> Answer | None:
-    """The refusal of a request not for this endpoint, else None: 421 for a Host and 403 for an Origin outside
-    allowed (DNS rebinding, cross-site requests), 400 for a request target that is no URL path, 404 for another
-    path than the endpoint's."""
+    """The refusal of a request not for this endpoint, else None: a Host (421) or Origin (403) outside allowed (DNS
+    rebinding, cross-site requests), a target that is no URL path (400) or another path (404)."""
     if _hostname("//" + headers.get("host", "")) not in allowed:
         return _text(421, f"Invalid Host header: {headers.get('host')!r} (allow it with --allow-host)")
     origin = headers.get("origin")
@@ -312,14 +287,14 @@ def error_body(text: str, code: int = jsonrpc.INVALID_REQUEST, request_id: Any =
 
 
 def sse_event(data: bytes, event_id: str | None = None) -> bytes:
-    """One SSE `message` event carrying data (and an id, when given); each line of data gets its own `data:` field."""
+    """One SSE `message` event carrying data (and an id, when given), a `data:` field per line."""
     lines = data.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
     head = b"event: message\n" if event_id is None else b"event: message\nid: " + event_id.encode() + b"\n"
     return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
-# What a stream that has sent nothing for a while carries: an SSE comment, which every client skips. It keeps
-# proxies from timing the stream out, and a write to a client that has vanished fails, so its connection closes.
+# An SSE comment a quiet stream carries: every client skips it, proxies do not time the stream out, and a write to
+# a client that vanished fails, closing its connection.
 KEEPALIVE_COMMENT = b": keep-alive\n\n"
 
 
