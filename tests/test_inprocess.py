@@ -9,12 +9,14 @@ test runs on both of anyio's backends, asyncio and trio.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from conftest import ROOT, child_env
 from mcp import Client, StdioServerParameters
@@ -235,3 +237,56 @@ async def test_a_message_the_recording_had_apart_waits_until_the_host_read_what_
         assert reads.statistics().current_buffer_used == 1  # the progress alone, until the host takes it
         said = [(await reads.receive()).message for _ in range(3)]
     assert [getattr(each, "method", None) or each.id for each in said] == ["notifications/progress", "b", "a"]
+
+
+APART = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response:
+    result: {protocolVersion: '2025-11-25', capabilities: {tools: {}, logging: {}}, serverInfo: {name: s, version: '1'}}
+- notification: {method: notifications/initialized}
+- request: {method: tools/list}
+  response: {result: {tools: [{name: slow, inputSchema: {type: object}}, {name: fast, inputSchema: {type: object}}]}}
+- at: 1.0
+  request: {method: tools/call, params: {name: slow, arguments: {}}}
+  response: {result: {content: [{type: text, text: slow}]}}
+  took: 0.4
+- at: 1.1
+  request: {method: tools/call, params: {name: fast, arguments: {}, _meta: {progressToken: 2}}}
+  server:
+  - at: 1.3
+    notification: {method: notifications/progress, params: {progressToken: 2, progress: 1}}
+  - at: 1.35
+    notification: {method: notifications/message, params: {level: info, data: logged}}
+  response: {result: {content: [{type: text, text: fast}]}}
+  took: 0.5
+"""
+
+
+async def test_a_host_whose_handlers_await_sees_a_calls_progress_before_the_other_calls_result_recorded_after() -> None:
+    """The SDK's Client runs each notification's handler in a task of its own; handlers that await a few times (as
+    one that hands what it got on would) still finish before the next message the recording had apart comes."""
+    seen: list[str] = []
+
+    async def handler(what: str) -> None:
+        for _ in range(4):  # without the host's turn, the other call's result comes between (asyncio, 4 or more)
+            await anyio.lowlevel.checkpoint()
+        seen.append(what)
+
+    async def progress(_value: float, _total: float | None, _message: str | None) -> None:
+        await handler("progress")
+
+    async def log(_params: Any) -> None:
+        await handler("log")
+
+    async def call(host: Client, name: str, **options: Any) -> None:
+        seen.append(text_of(await host.call_tool(name, {}, **options)))
+
+    replay = mockmcp.transport(mockmcp.loads(APART))
+    with anyio.fail_after(30):
+        async with Client(replay, mode="legacy", logging_callback=log) as host, anyio.create_task_group() as group:
+            group.start_soon(call, host, "slow")
+            group.start_soon(functools.partial(call, host, "fast", progress_callback=progress))
+    assert seen == ["progress", "log", "slow", "fast"]
+    assert replay.report is not None and replay.report.missed == 0
