@@ -2,8 +2,8 @@
 
 A message the host writes is encoded as the line it would have sent over stdio and given to
 `Replay.receive` in the host's own task; what the engine sends is parsed back with the SDK's parser
-and put in the host's read stream (one the recording had apart from what the host has not taken yet waits for the
-host's turn, as over stdio: `_HostReads`); a `Wake` is a timer task on the host's loop (anyio).
+and put in the host's read stream (the host takes one the recording had apart from the one before after a turn,
+as over stdio: `_HostReads`); a `Wake` is a timer task on the host's loop (anyio).
 So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the block ends the
 session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
 """
@@ -107,8 +107,6 @@ class ReplayTransport:
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
         self._sdk: SDK | None = None  # the host's SDK line, found on the first session
-        self._paced: list[Any] | None = None  # what waits for the host's turn (`_HostReads`), in order
-        self._unread = False  # the host was given a message since it last came back for more
 
     def for_fastmcp(self) -> SDKTransport:
         """This transport as fastmcp's `Client` takes it, each connection a session: `fastmcp.Client(
@@ -135,7 +133,7 @@ class ReplayTransport:
         self._group = anyio.create_task_group()  # the engine's timers
         await self._group.__aenter__()
         self._perform(self._engine.start())
-        return _HostReads(self, host_reads), host_writes
+        return _HostReads(host_reads), host_writes
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -144,9 +142,6 @@ class ReplayTransport:
         engine = self._engine
         self._group.cancel_scope.cancel()  # the timers: nothing more can come
         await self._group.__aexit__(None, None, None)
-        paced, self._paced = self._paced, None
-        if paced:  # the host's turn was cut short: what waited goes now, in order
-            self._perform(paced)
         if not engine.ended:
             self._perform(engine.close())
         for stream in self._streams:
@@ -171,17 +166,10 @@ class ReplayTransport:
 
     def _perform(self, actions: list[Any]) -> None:
         assert self._to_host is not None and self._group is not None
-        if self._paced is not None:
-            self._paced.extend(actions)  # behind what waits for the host's turn
-            return
-        for n, action in enumerate(actions):
-            if isinstance(action, Send) and action.turn and self._unread:
-                # The recording had it apart from what the host has not taken yet: it waits (`_HostReads`).
-                self._paced = list(actions[n:])
-                return
+        for action in actions:
             if isinstance(action, Send):
-                for line in action.data.splitlines():
-                    self._deliver(line)
+                for n, line in enumerate(action.data.splitlines()):
+                    self._deliver(line, action.turn and not n)
             elif isinstance(action, Wake):
                 self._group.start_soon(self._wake, action.after, action.job)
             elif isinstance(action, Note):
@@ -190,17 +178,16 @@ class ReplayTransport:
                 self._to_host.close()  # the host sees the session end, as when a server exits
             # A Cut (`drop: cut`) sends nothing: every request shares the one stream, which one answer may not break.
 
-    def _deliver(self, line: bytes) -> None:
-        """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception)."""
+    def _deliver(self, line: bytes, apart: bool) -> None:
+        """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception); `apart`:
+        the recording had it apart from the one before (`_HostReads`)."""
         assert self._to_host is not None and self._sdk is not None
-        self._unread = True
         try:
-            item: Any = self._sdk.parse(line)
+            item: Any = self._sdk.session_message(self._sdk.parse(line))
         except ValueError as exc:
-            self._to_host.send_nowait(exc)
-            return
+            item = exc
         try:
-            self._to_host.send_nowait(self._sdk.session_message(item))
+            self._to_host.send_nowait((apart, item))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the host has gone: nothing it could read
 
@@ -222,25 +209,20 @@ def session_engine(recordings: Recordings, options: ReplayOptions) -> Replay:
 
 
 class _HostReads(ObjectReceiveStream[Any]):
-    """The stream the host reads. What the recording had apart from what came before goes once the host has taken
-    that and asks for more (its reader is one task), after the tasks it started for it (the SDK and fastmcp handle
-    notifications in tasks of their own) had their steps, as the real server's pause would have let them."""
+    """The stream the host reads. Its reader is one task: when it asks for a message the recording had apart from
+    the one before, the tasks it started for that one (the SDK and fastmcp handle notifications in tasks of their
+    own) have their steps first, as the real server's pause would have let them."""
 
-    def __init__(self, transport: ReplayTransport, inner: MemoryObjectReceiveStream[Any]) -> None:
-        self.transport, self.inner, self.statistics = transport, inner, inner.statistics
+    def __init__(self, inner: MemoryObjectReceiveStream[tuple[bool, Any]]) -> None:
+        self.inner, self.statistics = inner, inner.statistics
 
     async def receive(self) -> Any:
-        transport = self.transport
-        if not self.inner.statistics().current_buffer_used:
-            transport._unread = False
-            if transport._paced is not None:
-                for _ in range(_HOST_STEPS):
-                    if not _others_ready():
-                        break
-                    await anyio.lowlevel.checkpoint()
-                paced, transport._paced = transport._paced, None
-                transport._perform(paced)
-        return await self.inner.receive()
+        apart, item = await self.inner.receive()
+        for _ in range(_HOST_STEPS if apart else 0):
+            if not _others_ready():
+                break
+            await anyio.lowlevel.cancel_shielded_checkpoint()  # no cancel loses the message taken
+        return item
 
     async def aclose(self) -> None:
         await self.inner.aclose()
