@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark for replay's order: a session of calls that report progress, real server vs its replay.
 
-A host on stdio pipes runs one session: the handshake, then N calls (50, or 20 with --quick) of
-`steps` on `tests/servers/causal.py` (an SDK server), one after the other, each reporting P
+A host on stdio pipes runs one session: the handshake and `tools/list`, then N calls (50, or 20 with
+--quick) of `steps` on `tests/servers/causal.py` (an SDK server), one after the other, each reporting P
 progress notifications (3) before its answer. The session is recorded once through
 `mockmcp record` (not timed), then run against the real server and against `mockmcp replay` of
 the recording, taking turns, R rounds each (3, or 2 with --quick):
@@ -12,8 +12,9 @@ the recording, taking turns, R rounds each (3, or 2 with --quick):
 2. calls     the same, from the first call to the last answer (start-up left out). Goal: <= 0.5x.
 3. turns     what the host's turns between messages the recording had apart cost: the calls replayed from
              the recording over the same recording with its times taken out (which has none), over stdio
-             and in process (`mockmcp.transport`, the session's messages sent and read on its streams as
-             the SDK's client does). Goal: <= 1.1x each.
+             and in process (`mockmcp.transport`): its streams written and read by a bare loop, as the
+             SDK's client sends and reads, and by the SDK's own `ClientSession` (a host: progress
+             callbacks, each result checked against the tool's schema). Goal: <= 1.1x each.
 
 The real server waits `--interval` seconds (0 by default) after each progress notification, so
 with the default its time is its own overhead, not sleeps; replay answers at once (no --timing).
@@ -112,6 +113,8 @@ def in_process(cassette: str, calls: int, progress: int) -> float:
             await writes.send(message({"id": 0, "method": "initialize", "params": init}))
             await reads.receive()
             await writes.send(message({"method": "notifications/initialized"}))
+            await writes.send(message({"id": "tools", "method": "tools/list"}))  # as recorded: the calls wait for it
+            await reads.receive()
             start = time.perf_counter()
             for rid in range(1, calls + 1):
                 params = {

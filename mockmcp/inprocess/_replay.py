@@ -2,8 +2,8 @@
 
 A message the host writes is encoded as the line it would have sent over stdio and given to
 `Replay.receive` in the host's own task; what the engine sends is parsed back with the SDK's parser
-and put in the host's read stream (the host takes one the recording had apart from the one before after a turn,
-as over stdio: `_HostReads`); a `Wake` is a timer task on the host's loop (anyio).
+and put in the host's read stream (one the recording had apart from the one before reaches the host after a turn
+of its loop, as over stdio: `_HostReads`); a `Wake` is a timer task on the host's loop (anyio).
 So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the block ends the
 session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
 """
@@ -209,9 +209,9 @@ def session_engine(recordings: Recordings, options: ReplayOptions) -> Replay:
 
 
 class _HostReads(ObjectReceiveStream[Any]):
-    """The stream the host reads. Its reader is one task: when it asks for a message the recording had apart from
-    the one before, the tasks it started for that one (the SDK and fastmcp handle notifications in tasks of their
-    own) have their steps first, as the real server's pause would have let them."""
+    """The stream the host reads. Its reader is one task: before it gets a message the recording had apart from the
+    one before, the tasks it started for that one (the SDK and fastmcp handle notifications in tasks of their own)
+    run while any is ready, as the real server's pause would have let them; at most `_HOST_STEPS` steps of its loop."""
 
     def __init__(self, inner: MemoryObjectReceiveStream[tuple[bool, Any]]) -> None:
         self.inner, self.statistics = inner, inner.statistics
