@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark for replay's order: a session of calls that report progress, real server vs its replay.
 
-A host on stdio pipes runs one session: the handshake, then N calls (50, or 20 with --quick) of
-`steps` on `tests/servers/causal.py` (an SDK server), one after the other, each reporting P
+A host on stdio pipes runs one session: the handshake and `tools/list`, then N calls (50, or 20 with
+--quick) of `steps` on `tests/servers/causal.py` (an SDK server), one after the other, each reporting P
 progress notifications (3) before its answer. The session is recorded once through
 `mockmcp record` (not timed), then run against the real server and against `mockmcp replay` of
 the recording, taking turns, R rounds each (3, or 2 with --quick):
@@ -12,8 +12,9 @@ the recording, taking turns, R rounds each (3, or 2 with --quick):
 2. calls     the same, from the first call to the last answer (start-up left out). Goal: <= 0.5x.
 3. turns     what the host's turns between messages the recording had apart cost: the calls replayed from
              the recording over the same recording with its times taken out (which has none), over stdio
-             and in process (`mockmcp.transport`, the session's messages sent and read on its streams as
-             the SDK's client does). Goal: <= 1.1x each.
+             and in process (`mockmcp.transport`): its streams written and read by a bare loop, as the
+             SDK's client sends and reads, and by the SDK's own `ClientSession` (a host: progress
+             callbacks, each result checked against the tool's schema). Goal: <= 1.1x each.
 
 The real server waits `--interval` seconds (0 by default) after each progress notification, so
 with the default its time is its own overhead, not sleeps; replay answers at once (no --timing).
@@ -70,7 +71,10 @@ def session(server: Process, calls: int, progress: int, interval: float) -> tupl
     [answer] = server.read_lines(1)
     if json.loads(answer).get("id") != 0:
         raise BenchError(f"{server.label}: not the answer to initialize: {answer[:200]!r}")
-    server.write_all(line({"method": "notifications/initialized"}))
+    server.write_all(line({"method": "notifications/initialized"}) + line({"id": "tools", "method": "tools/list"}))
+    [tools] = server.read_lines(1)  # recorded for the SDK's ClientSession, which lists them to check each result
+    if json.loads(tools).get("id") != "tools":
+        raise BenchError(f"{server.label}: not the answer to tools/list: {tools[:200]!r}")
     handshake = time.perf_counter() - start
     arguments = {"n": progress, "interval": interval}
     for rid in range(1, calls + 1):
@@ -109,6 +113,8 @@ def in_process(cassette: str, calls: int, progress: int) -> float:
             await writes.send(message({"id": 0, "method": "initialize", "params": init}))
             await reads.receive()
             await writes.send(message({"method": "notifications/initialized"}))
+            await writes.send(message({"id": "tools", "method": "tools/list"}))  # as recorded: the calls wait for it
+            await reads.receive()
             start = time.perf_counter()
             for rid in range(1, calls + 1):
                 params = {
@@ -120,6 +126,36 @@ def in_process(cassette: str, calls: int, progress: int) -> float:
                 said = [(await reads.receive()).message for _ in range(progress + 1)]
                 dumped = [each.model_dump(by_alias=True, mode="json", exclude_unset=True) for each in said]
                 check_call("mockmcp.transport", rid, dumped, progress)
+            return time.perf_counter() - start
+
+    return anyio.run(run)
+
+
+def in_process_sdk(cassette: str, calls: int, progress: int) -> float:
+    """The session's calls made by the SDK's own `ClientSession` over `mockmcp.transport`: their seconds."""
+    import anyio
+    from mcp import ClientSession
+
+    sys.path.insert(0, ROOT)
+    import mockmcp
+
+    async def run() -> float:
+        replay = mockmcp.transport(cassette, log=io.StringIO())
+        async with replay as (reads, writes), ClientSession(reads, writes) as host:
+            await host.initialize()
+            await host.list_tools()  # as it would before its first call's result, to check it
+            seen: list[float] = []
+
+            async def report(value: float, _total: float | None, _message: str | None) -> None:
+                seen.append(value)
+
+            start = time.perf_counter()
+            for rid in range(1, calls + 1):
+                seen.clear()
+                result = await host.call_tool("steps", {"n": progress, "interval": 0.0}, progress_callback=report)
+                text = getattr(result.content[0], "text", None)
+                if seen != list(range(1, progress + 1)) or text != f"did {progress} steps":
+                    raise BenchError(f"ClientSession: call {rid}: {seen} before {text!r}")
             return time.perf_counter() - start
 
     return anyio.run(run)
@@ -140,18 +176,21 @@ def bench_turns(cassette: str, calls: int, progress: int, rounds: int) -> list[R
     """Figure 3: the calls replayed from the recording over the same without its times, stdio and in process."""
     plain = untimed(cassette)
     stdio = {name: [PY, "-m", "mockmcp", "replay", path] for name, path in (("timed", cassette), ("untimed", plain))}
-    taken: dict[str, list[float]] = {
-        key: [] for key in ("stdio timed", "stdio untimed", "in process timed", "in process untimed")
-    }
+    places = ("stdio", "in process", "in process, ClientSession")
+    taken: dict[str, list[float]] = {f"{where} {name}": [] for where in places for name in ("timed", "untimed")}
     for n in range(rounds + 1):  # the first round warms up, the variants taking turns
         for name in ("timed", "untimed"):
-            took = timed(stdio[name], f"mockmcp replay ({name})", calls, progress, 0.0)[1]
-            inside = in_process(cassette if name == "timed" else plain, calls, progress)
-            if n:
-                taken[f"stdio {name}"].append(took)
-                taken[f"in process {name}"].append(inside)
+            path = cassette if name == "timed" else plain
+            took = (
+                timed(stdio[name], f"mockmcp replay ({name})", calls, progress, 0.0)[1],
+                in_process(path, calls, progress),
+                in_process_sdk(path, calls, progress),
+            )
+            for where, seconds in zip(places, took, strict=True):
+                if n:
+                    taken[f"{where} {name}"].append(seconds)
     rows = []
-    for where in ("stdio", "in process"):
+    for where in places:
         with_turns, without = statistics.median(taken[f"{where} timed"]), statistics.median(taken[f"{where} untimed"])
         rows.append(
             Result(

@@ -9,12 +9,14 @@ test runs on both of anyio's backends, asyncio and trio.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from conftest import ROOT, child_env
 from mcp import Client, StdioServerParameters
@@ -218,9 +220,10 @@ async def test_a_client_session_of_the_hosts_own_takes_the_streams() -> None:
     assert replay.report is not None and replay.report.missed == 0
 
 
-async def test_a_message_the_recording_had_apart_waits_until_the_host_read_what_came_before() -> None:
-    """A fast call's progress, then its answer and the slow call's (each recorded apart): the host finds only the
-    progress in its read stream until it takes it; then the answers follow, in the recorded order."""
+async def test_a_message_the_recording_had_apart_is_taken_after_the_tasks_the_host_started_for_the_one_before() -> None:
+    """A fast call's progress, then its answer and the slow call's (each recorded apart): a host that handles the
+    progress in a task of its own (as the SDK does) that awaits a few times has handled it before it takes the
+    answers, which come in the recorded order."""
     from mcp.shared.message import SessionMessage
     from mcp.types import jsonrpc_message_adapter
     from test_replay_engine import TWO_CALLS_APART
@@ -228,10 +231,75 @@ async def test_a_message_the_recording_had_apart_waits_until_the_host_read_what_
     def message(text: bytes) -> Any:
         return SessionMessage(jsonrpc_message_adapter.validate_json(text, by_name=False))
 
+    seen: list[Any] = []
+
+    async def handle(method: str) -> None:
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        seen.append(method)
+
     fast = b'{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"fast","_meta":{"progressToken":"p"}}}'
-    async with mockmcp.transport(mockmcp.loads(TWO_CALLS_APART.replace("TOOK", "0.6"))) as (reads, writes):
+    replay = mockmcp.transport(mockmcp.loads(TWO_CALLS_APART.replace("TOOK", "0.6")))
+    async with replay as (reads, writes), anyio.create_task_group() as group:
         await writes.send(message(b'{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}}'))
         await writes.send(message(fast))
-        assert reads.statistics().current_buffer_used == 1  # the progress alone, until the host takes it
-        said = [(await reads.receive()).message for _ in range(3)]
-    assert [getattr(each, "method", None) or each.id for each in said] == ["notifications/progress", "b", "a"]
+        for _ in range(3):
+            said = (await reads.receive()).message
+            if hasattr(said, "method"):
+                group.start_soon(handle, said.method)
+            else:
+                seen.append(said.id)
+    assert seen == ["notifications/progress", "b", "a"]
+
+
+APART = """\
+version: 1
+interactions:
+- request: {method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response:
+    result: {protocolVersion: '2025-11-25', capabilities: {tools: {}, logging: {}}, serverInfo: {name: s, version: '1'}}
+- notification: {method: notifications/initialized}
+- request: {method: tools/list}
+  response: {result: {tools: [{name: slow, inputSchema: {type: object}}, {name: fast, inputSchema: {type: object}}]}}
+- at: 1.0
+  request: {method: tools/call, params: {name: slow, arguments: {}}}
+  response: {result: {content: [{type: text, text: slow}]}}
+  took: 0.4
+- at: 1.1
+  request: {method: tools/call, params: {name: fast, arguments: {}, _meta: {progressToken: 2}}}
+  server:
+  - at: 1.3
+    notification: {method: notifications/progress, params: {progressToken: 2, progress: 1}}
+  - at: 1.35
+    notification: {method: notifications/message, params: {level: info, data: logged}}
+  response: {result: {content: [{type: text, text: fast}]}}
+  took: 0.5
+"""
+
+
+async def test_a_host_whose_handlers_await_sees_a_calls_progress_before_the_other_calls_result_recorded_after() -> None:
+    """The SDK's Client runs each notification's handler in a task of its own; handlers that await a few times (as
+    one that hands what it got on would) still finish before the next message the recording had apart comes."""
+    seen: list[str] = []
+
+    async def handler(what: str) -> None:
+        for _ in range(4):  # without the host's turn, the other call's result comes between (asyncio, 4 or more)
+            await anyio.lowlevel.checkpoint()
+        seen.append(what)
+
+    async def progress(_value: float, _total: float | None, _message: str | None) -> None:
+        await handler("progress")
+
+    async def log(_params: Any) -> None:
+        await handler("log")
+
+    async def call(host: Client, name: str, **options: Any) -> None:
+        seen.append(text_of(await host.call_tool(name, {}, **options)))
+
+    replay = mockmcp.transport(mockmcp.loads(APART))
+    with anyio.fail_after(30):
+        async with Client(replay, mode="legacy", logging_callback=log) as host, anyio.create_task_group() as group:
+            group.start_soon(call, host, "slow")
+            group.start_soon(functools.partial(call, host, "fast", progress_callback=progress))
+    assert seen == ["progress", "log", "slow", "fast"]
+    assert replay.report is not None and replay.report.missed == 0

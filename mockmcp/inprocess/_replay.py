@@ -2,14 +2,15 @@
 
 A message the host writes is encoded as the line it would have sent over stdio and given to
 `Replay.receive` in the host's own task; what the engine sends is parsed back with the SDK's parser
-and put in the host's read stream one message at a time (one the recording had apart from what the host has
-not read yet waits for the host's turn, as over stdio); a `Wake` is a timer task on the host's loop (anyio).
+and put in the host's read stream (one the recording had apart from the one before reaches the host after a turn
+of its loop, as over stdio: `_HostReads`); a `Wake` is a timer task on the host's loop (anyio).
 So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the block ends the
 session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import sys
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 try:
     import anyio
     import anyio.lowlevel
-    from anyio.abc import ObjectSendStream
+    from anyio.abc import ObjectReceiveStream, ObjectSendStream
 except ImportError as exc:  # the SDK brings anyio: a host that replays in process has it
     raise ImportError("mockmcp.transport replays to the MCP Python SDK's Client: install it (pip install mcp)") from exc
 
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["ReplayTransport", "Streams", "session_engine", "transport", "wire"]
 
 # What an SDK transport yields: the stream the host reads (`SessionMessage`, or an exception), the one it writes.
-Streams = tuple["MemoryObjectReceiveStream[Any]", "MemoryObjectSendStream[Any]"]
+Streams = tuple["ObjectReceiveStream[Any]", "ObjectSendStream[Any]"]
 
 
 def wire(session_message: Any) -> tuple[bytes, dict[str, Any]]:
@@ -62,10 +63,15 @@ def wire(session_message: Any) -> tuple[bytes, dict[str, Any]]:
     return line + b"\n", jsonrpc.parse(line)
 
 
-# The host's turn (`ReplayTransport._turn`), in steps of its event loop: at most this many for it to take what it
-# was given, then this many for the tasks that starts (a handler task, and the awaits in it).
-_TURN_STEPS = 50
-_HOST_STEPS = 4
+_HOST_STEPS = 4  # at most, in a host's turn, for the tasks it started (a handler, and the awaits in it)
+
+
+def _others_ready() -> bool:
+    """Whether anything of the host's but the caller is ready to run (trio's batches do not show: yes)."""
+    try:
+        return bool(asyncio.get_running_loop()._ready)  # type: ignore[attr-defined]  # private, there since 3.4
+    except (RuntimeError, AttributeError):
+        return True
 
 
 class ReplayTransport:
@@ -101,7 +107,6 @@ class ReplayTransport:
         self._to_host: MemoryObjectSendStream[Any] | None = None
         self._streams: tuple[Any, ...] = ()
         self._sdk: SDK | None = None  # the host's SDK line, found on the first session
-        self._paced: list[Any] | None = None  # what waits while the host has its turn (`_turn`), in order
 
     def for_fastmcp(self) -> SDKTransport:
         """This transport as fastmcp's `Client` takes it, each connection a session: `fastmcp.Client(
@@ -128,18 +133,15 @@ class ReplayTransport:
         self._group = anyio.create_task_group()  # the engine's timers
         await self._group.__aenter__()
         self._perform(self._engine.start())
-        return host_reads, host_writes
+        return _HostReads(host_reads), host_writes
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
         assert self._group is not None and self._engine is not None
         engine = self._engine
-        self._group.cancel_scope.cancel()  # the reader and the timers: nothing more can come
+        self._group.cancel_scope.cancel()  # the timers: nothing more can come
         await self._group.__aexit__(None, None, None)
-        paced, self._paced = self._paced, None
-        if paced:  # the host's turn was cut short: what waited goes now, in order
-            self._perform(paced)
         if not engine.ended:
             self._perform(engine.close())
         for stream in self._streams:
@@ -164,19 +166,10 @@ class ReplayTransport:
 
     def _perform(self, actions: list[Any]) -> None:
         assert self._to_host is not None and self._group is not None
-        if self._paced is not None:
-            self._paced.extend(actions)  # behind what waits for the host's turn
-            return
-        for n, action in enumerate(actions):
-            if isinstance(action, Send) and action.turn and self._to_host.statistics().current_buffer_used:
-                # The recording had it apart from what the host has not read yet: the host reads that first,
-                # and the tasks it starts for it run (fastmcp dispatches notifications in tasks of their own).
-                self._paced = list(actions[n:])
-                self._group.start_soon(self._turn)
-                return
+        for action in actions:
             if isinstance(action, Send):
-                for line in action.data.splitlines():
-                    self._deliver(line)
+                for n, line in enumerate(action.data.splitlines()):
+                    self._deliver(line, action.turn and not n)
             elif isinstance(action, Wake):
                 self._group.start_soon(self._wake, action.after, action.job)
             elif isinstance(action, Note):
@@ -185,31 +178,18 @@ class ReplayTransport:
                 self._to_host.close()  # the host sees the session end, as when a server exits
             # A Cut (`drop: cut`) sends nothing: every request shares the one stream, which one answer may not break.
 
-    def _deliver(self, line: bytes) -> None:
-        """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception)."""
+    def _deliver(self, line: bytes, apart: bool) -> None:
+        """One line to the host, parsed as the SDK's stdio client parses it (a bad line: the exception); `apart`:
+        the recording had it apart from the one before (`_HostReads`)."""
         assert self._to_host is not None and self._sdk is not None
         try:
-            item: Any = self._sdk.parse(line)
+            item: Any = self._sdk.session_message(self._sdk.parse(line))
         except ValueError as exc:
-            self._to_host.send_nowait(exc)
-            return
+            item = exc
         try:
-            self._to_host.send_nowait(self._sdk.session_message(item))
+            self._to_host.send_nowait((apart, item))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the host has gone: nothing it could read
-
-    async def _turn(self) -> None:
-        """The host's turn: it takes what it was given (within `_TURN_STEPS` of the loop), and what that starts
-        runs `_HOST_STEPS` more; then what waited goes."""
-        assert self._to_host is not None
-        for _ in range(_TURN_STEPS):
-            if not self._to_host.statistics().current_buffer_used:
-                break
-            await anyio.lowlevel.checkpoint()
-        for _ in range(_HOST_STEPS):
-            await anyio.lowlevel.checkpoint()
-        paced, self._paced = self._paced or [], None
-        self._perform(paced)
 
     async def _wake(self, after: float, token: int) -> None:
         await anyio.sleep(after)
@@ -226,6 +206,26 @@ def session_engine(recordings: Recordings, options: ReplayOptions) -> Replay:
         recorded, os.environ, options.substitutions, recorded.path or "the cassette", "substitute="
     )
     return Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
+
+
+class _HostReads(ObjectReceiveStream[Any]):
+    """The stream the host reads. Its reader is one task: before it gets a message the recording had apart from the
+    one before, the tasks it started for that one (the SDK and fastmcp handle notifications in tasks of their own)
+    run while any is ready, as the real server's pause would have let them; at most `_HOST_STEPS` steps of its loop."""
+
+    def __init__(self, inner: MemoryObjectReceiveStream[tuple[bool, Any]]) -> None:
+        self.inner, self.statistics = inner, inner.statistics
+
+    async def receive(self) -> Any:
+        apart, item = await self.inner.receive()
+        for _ in range(_HOST_STEPS if apart else 0):
+            if not _others_ready():
+                break
+            await anyio.lowlevel.cancel_shielded_checkpoint()  # no cancel loses the message taken
+        return item
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class _HostWrites(ObjectSendStream[Any]):
