@@ -785,7 +785,7 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
             "--mockmcp-record-mode=once needs the real server to record {cassette}: name it with",
         ),
         ("once", SERVER_A, True, {}, None),  # once replays an existing cassette: no server needed, no secret
-        ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env names GROCERY, which is not set"),
+        ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env GROCERY: not set in the recorder"),
         ("new", SERVER_A, True, {"GROCERY": "milk"}, None),
     ],
 )

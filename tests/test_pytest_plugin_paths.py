@@ -43,8 +43,10 @@ interactions:
         (MINIMAL.replace("response:", "respnse:"), "other"),  # mockmcp's shape, but it cannot load
     ],
 )
-def test_whose_cassette_a_file_is_is_decided_by_its_content(text: str, expected: str) -> None:
-    assert kind(text) == expected
+def test_whose_cassette_a_file_is_is_decided_by_its_content(text: str, expected: str, tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
+    assert kind(tmp_path / "c.yaml") == expected
+    assert kind(tmp_path / "missing.yaml") == "other"
 
 
 @pytest.mark.parametrize(

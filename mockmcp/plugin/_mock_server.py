@@ -1,16 +1,14 @@
 """What the `mockmcp` fixture hands a test: the mock server to launch (or connect to) instead of the real one.
 
-Only what a test uses is here; the plugin's side of it is `harness.Harness`. The marker's `config=`
-(from pytest's rootpath, in any format `mockmcp wrap` reads) gives each server it lists to the test
-as `mockmcp[name]`, as `servers=` does; a stdio server's `env` goes to its mock server's environment,
-its keys redacted from the recording; `mockmcp.config` is the config again with every server going
-through its mock server, for a host that takes a config file.
+The marker's `config=` (a host's config, in any format `mockmcp wrap` reads) gives each server it lists to the
+test as `mockmcp[name]`; a stdio server's `env` goes to its mock server's environment, its keys redacted from
+the recording; `mockmcp.config` is the config again with every server going through its mock server.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -107,9 +105,11 @@ class MockServers(dict[str, MockServer]):
         if self._hosted is None:
             raise AttributeError("mockmcp.config is for a test marked with config=: @pytest.mark.mockmcp(config=PATH)")
         if self._config is None:
-            commands = {name: self[name].command for name in self._hosted.servers}
-            url = lambda name: self[name].start_http()  # noqa: E731
-            self._config = self._hosted.derived(self._temp.mktemp("config"), commands, url)
+            hosted = self._hosted
+            stdio = {name: self[name].command for name in hosted.servers if name in hosted.env}
+            urls = {name: self[name].start_http() for name in hosted.servers if name not in hosted.env}
+            self._config = self._temp.mktemp("config") / hosted.path.name
+            self._config.write_text(derive(hosted.config, stdio, urls)[0], encoding="utf-8")
         return self._config
 
     def __missing__(self, name: str) -> MockServer:
@@ -125,15 +125,6 @@ class Configured(NamedTuple):
     config: Config
     servers: dict[str, list[str]]  # name -> command line, or [URL]
     env: dict[str, dict[str, str]]  # name -> what a stdio server's entry adds to the environment
-
-    def derived(self, folder: Path, commands: Mapping[str, list[str]], url: Callable[[str], str]) -> Path:
-        """Write the config with every server going through its mock server into folder; returns its path."""
-        urls = {name: url(name) for name in self.servers if name not in self.env}
-        stdio = {name: commands[name] for name in self.servers if name in self.env}
-        text, _edits = derive(self.config, stdio, urls)
-        out = folder / self.path.name
-        out.write_text(text, encoding="utf-8")
-        return out
 
 
 def read_configured(path: Path, environ: Mapping[str, str]) -> Configured:
