@@ -61,12 +61,9 @@ def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
 
 def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
     """How many days before `now` a cassette's `meta.recorded_at` is; None when it has no readable date."""
-    text = recorded_at.replace("Z", "+00:00") if isinstance(recorded_at, str) else None  # 3.10 reads no Z
     try:
-        when = recorded_at if text is None else datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if not isinstance(when, datetime.datetime):
+        when = datetime.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))  # 3.10 reads no Z
+    except (AttributeError, ValueError):  # not a string (the cassette's YAML reads no dates), or not a date
         return None
     return (now - (when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc))).total_seconds() / 86400
 
@@ -158,11 +155,10 @@ def _report(mock: Harness, pid: int, wait: float) -> dict[str, Any] | str:
     try:
         report: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
-        said = _last_words(mock, pid, 20)
         return (
             f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
             "stopped before it could say whether the cassette served every request, so this test cannot pass"
-            + (f"; its last words:{said}" if said else "")
+            + _last_words(mock, pid, 20, "; its last words:")
         )
     except ValueError as error:
         return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
@@ -190,8 +186,8 @@ def never_started(mock: Harness) -> str | None:
 def verdict(mock: Harness, nodeid: str) -> str | None:
     """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
     strict, problems = mock.replay.strict, []
-    if strict and never_started(mock):
-        problems.append("never started (strict): " + str(never_started(mock)).removeprefix("mockmcp: "))
+    if strict and (unstarted := never_started(mock)):
+        problems.append("never started (strict): " + unstarted.removeprefix("mockmcp: "))
     for report in reports(mock):
         if isinstance(report, str):
             problems.append(report)
@@ -232,7 +228,12 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
             f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`"
         )
     keeping.discard(mock.staged)
-    refused = [said for pid in mock.launches() if (said := _refused(mock, pid))]
+    ended = [(pid, launch.status(str(mock.workdir), pid)) for pid in mock.launches()]
+    refused = [
+        f"the recorder (pid {pid}) exited with status {status}{_last_words(mock, pid, 12, ':')}"
+        for pid, status in ended
+        if status
+    ]
     if refused:  # as the CLI: no cassette that would lie, and the test says why
         return f"mockmcp: no recording of {mock.cassette} was kept: " + "\n".join(refused)
     # The recorder ended without a recording: the host sent nothing. As at the CLI, no cassette is written.
@@ -241,17 +242,10 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
     return f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)"
 
 
-def _refused(mock: Harness, pid: int) -> str | None:
-    """Why the recorder `pid` wrote nothing, if it ended with a failure: its exit status and its last words."""
-    status = launch.status(str(mock.workdir), pid)
-    if not status:
-        return None
-    said = _last_words(mock, pid, 12)
-    return f"the recorder (pid {pid}) exited with status {status}" + (f":{said}" if said else "")
-
-
-def _last_words(mock: Harness, pid: int, lines: int) -> str:
-    return "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-lines:])
+def _last_words(mock: Harness, pid: int, lines: int, head: str) -> str:
+    """The last `lines` the server `pid` wrote to stderr, after `head`; "" when it said nothing."""
+    said = mock.stderr(pid).splitlines()[-lines:]
+    return head + "".join(f"\n  | {line}" for line in said) if said else ""
 
 
 def _at(entry: dict[str, Any]) -> str:

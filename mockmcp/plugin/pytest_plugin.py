@@ -26,20 +26,10 @@ from mockmcp.plugin._harness import Harness, Target, server_command
 from mockmcp.plugin._mock_server import Configured, MockServer, MockServers, read_configured
 from mockmcp.plugin._privacy import Privacy
 
-__all__ = [  # the fixtures, each of which a conftest.py may override
-    "mockmcp",
-    "mockmcp_cassette_dir",
-    "mockmcp_cassette_name",
-    "mockmcp_cassette_path",
-    "mockmcp_config",
-    "mockmcp_privacy",
-    "mockmcp_record_mode",
-    "mockmcp_record_options",
-    "mockmcp_replay_options",
-    "mockmcp_server",
-    "mockmcp_servers",
-    "mockmcp_settings",
-]
+# The fixtures, each of which a conftest.py may override.
+__all__ = ["mockmcp", "mockmcp_cassette_dir", "mockmcp_cassette_name", "mockmcp_cassette_path", "mockmcp_config"]
+__all__ += ["mockmcp_privacy", "mockmcp_record_mode", "mockmcp_record_options", "mockmcp_replay_options"]
+__all__ += ["mockmcp_server", "mockmcp_servers", "mockmcp_settings"]
 
 _MOCKS = pytest.StashKey[dict[str, Harness]]()  # the test's servers by name ("" for a test's one server)
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
@@ -462,25 +452,24 @@ def _harness(
             f"{nodeid} and {other} would share the cassette {target.cassette}; give this test its own "
             "with @pytest.mark.mockmcp(cassette=...)",
         )
-    for said in keeping.leftovers(target.cassette):
-        request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
+    notes = [f"mockmcp: {said}" for said in keeping.leftovers(target.cassette)]
     (record, replay), env = options, hosted.env.get(name, {}) if hosted else {}
     if env:  # the variables a host config's entry sets: their values never reach the cassette
         record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
     if target.legacy and not mock.recording:
-        request.node.warn(
-            pytest.PytestWarning(
-                f"mockmcp: replayed {target.legacy}, this test's cassette under its old name (the one pytest-recording "
-                f"gives its own); the next recording of the test moves it to {target.cassette.name}"
-            )
+        notes.append(
+            f"mockmcp: replayed {target.legacy}, this test's cassette under its old name (the one pytest-recording "
+            f"gives its own); the next recording of the test moves it to {target.cassette.name}"
         )
     told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
     if told and replay.strict:  # an old cassette: a warning, or with strict a failure of the test
         _problem(request, told)
     elif told:
-        request.node.warn(pytest.PytestWarning(told))
+        notes.append(told)
+    for said in notes:
+        request.node.warn(pytest.PytestWarning(said))
     return mock
 
 
