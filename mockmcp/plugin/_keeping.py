@@ -157,8 +157,7 @@ def _superseded(cassette: Path) -> None:
 def discard(staged: Path) -> None:
     """Forget a recording the test's verdict did not keep (the cassette stays as it was)."""
     for leftover in (staged, journal(staged)):
-        with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
+        leftover.unlink(missing_ok=True)
 
 
 def leftovers(cassette: Path) -> list[str]:
@@ -188,7 +187,6 @@ def leftovers(cassette: Path) -> list[str]:
                 f"{cassette}`"
             )
             continue
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        path.unlink(missing_ok=True)
         said.append(f"removed {path}, left by a test run stopped mid-recording")
     return said
