@@ -146,10 +146,7 @@ def merge_settings(
 def orphans(folders: Iterable[Path], used: Iterable[Path]) -> list[Path]:
     """Every cassette under the folders that is not used, sorted; a recording in progress (hidden) is none, nor
     is a VCR cassette (pytest-recording's, which may share the folders)."""
-    found = set()
-    for folder in folders:
-        for root, _dirs, names in os.walk(folder):
-            found.update(Path(root, n).resolve() for n in names if n.endswith(".yaml") and not n.startswith("."))
+    found = {path.resolve() for folder in folders for path in folder.rglob("*.yaml") if not path.name.startswith(".")}
     return sorted(path for path in found - {Path(path).resolve() for path in used} if kind(path) != "vcr")
 
 

@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mockmcp._wire.words import placeholder
-from mockmcp.cassette.model import Cassette, Interaction, ServerItem
+from mockmcp.cassette.model import Cassette, Interaction
 from mockmcp.errors import UsageError
 from mockmcp.inprocess import portable
 from mockmcp.options import Substitution
 
 __all__ = ["Privacy"]
-
-Hook = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class Privacy(NamedTuple):
@@ -27,7 +25,7 @@ class Privacy(NamedTuple):
 
     redact_env: tuple[str, ...] = ()
     redact: tuple[str, ...] = ()
-    before_record: Hook | None = None
+    before_record: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     project: Path | None = None
     substitute: tuple[Substitution, ...] = ()  # (name, value; None: the environment variable's)
 
@@ -55,7 +53,6 @@ class Privacy(NamedTuple):
         server = tuple(
             item._replace(message=self._message(item.message), response=self._message(item.response))
             for item in interaction.server
-            if isinstance(item, ServerItem)
         )
         return interaction._replace(
             message=self._message(interaction.message), response=self._message(interaction.response), server=server
