@@ -27,7 +27,6 @@ from mockmcp.errors import UsageError
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
-from mockmcp.stdio.processes import stop_child
 
 __all__ = ["Harness", "Served", "Target", "serve_http", "server_command"]
 
@@ -201,8 +200,12 @@ class Served(NamedTuple):
     def stop(self) -> None:
         """Stop it with SIGTERM (killing it only if it will not end), and note its exit status."""
         if self.process.poll() is None:
-            self.process.terminate()
-            stop_child(self.process, _STOP, close_stdin=False)
+            self.process.terminate()  # once: a second SIGTERM may cut the recorder's save short
+            try:
+                self.process.wait(timeout=_STOP)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
         launch.exited(str(self.folder), self.process.pid, self.process.returncode)
 
 
