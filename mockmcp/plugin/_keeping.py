@@ -29,6 +29,7 @@ __all__ = ["alive", "discard", "fate", "journal", "keep", "leftovers", "lock", "
 # The meta keys that only say when: kept by a re-recording in which no message changed, so the file stays byte
 # for byte as it was (`drift.updated` keeps the interactions' own `at` and `took`).
 _DATES = ("recorded_at", "updated_at")
+_SAVING = 10.0  # seconds a recorder that has ended may still take to save
 
 
 @contextlib.contextmanager
@@ -79,11 +80,10 @@ def keep(
     finish: Callable[[Cassette], Cassette],
     ignores: Sequence[str],
     legacy: Path | None = None,
-    wait: float = 10.0,
 ) -> bool:
     """Make a finished recording the cassette, `finish` applied to it, over the cassette or, when it is missing,
     over `legacy` (the cassette under its old name), which moves; False when there was none to keep."""
-    deadline = time.monotonic() + wait
+    deadline = time.monotonic() + _SAVING
     while journal(staged).exists() and time.monotonic() < deadline:  # the recorder is still saving
         time.sleep(0.02)
     if not staged.exists() or journal(staged).exists():

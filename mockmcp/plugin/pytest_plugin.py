@@ -311,7 +311,8 @@ def mockmcp(
         target = target._replace(server=server_command(*choices, config.getini("mockmcp_server")))
     targets = {str(name): _target(target, name, command) for name, command in named.items()} or {"": target}
     options = (mockmcp_record_options, mockmcp_replay_options)
-    mocks = {name: _harness(request, target, options, hosted, name) for name, target in targets.items()}
+    envs = hosted.env if hosted else {}  # what a host config's entry adds to a server's environment
+    mocks = {name: _harness(request, target, options, envs.get(name, {})) for name, target in targets.items()}
     request.node.stash[_MOCKS] = mocks  # a problem found before the test fails it in its call (see below)
     yield MockServers(mocks, hosted, tmp_path_factory) if named else MockServer(mocks[""])
     for mock in mocks.values():
@@ -436,14 +437,10 @@ def _target(test: Target, name: Any, command: Any) -> Target:
 
 
 def _harness(
-    request: pytest.FixtureRequest,
-    target: Target,
-    options: tuple[RecordOptions, ReplayOptions],
-    hosted: Configured | None,
-    name: str,
+    request: pytest.FixtureRequest, target: Target, options: tuple[RecordOptions, ReplayOptions], env: dict[str, str]
 ) -> Harness:
     """One mock server of the test, in a folder of its own, once its cassette is claimed and cleared of leftovers;
-    a server of a host config with the environment its entry adds, whose keys its recording redacts."""
+    `env`, what a host config's entry adds to its environment, is redacted from its recording."""
     nodeid, claimed = request.node.nodeid, request.config.stash[_CLAIMED]
     other = claimed.setdefault(target.cassette, nodeid)
     if other != nodeid and not request.getfixturevalue("mockmcp_settings").get("cassette"):
@@ -453,8 +450,8 @@ def _harness(
             "with @pytest.mark.mockmcp(cassette=...)",
         )
     notes = [f"mockmcp: {said}" for said in keeping.leftovers(target.cassette)]
-    (record, replay), env = options, hosted.env.get(name, {}) if hosted else {}
-    if env:  # the variables a host config's entry sets: their values never reach the cassette
+    record, replay = options
+    if env:
         record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
