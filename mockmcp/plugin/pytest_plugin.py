@@ -39,7 +39,6 @@ _OWN = pytest.StashKey[pytest.ExceptionInfo[BaseException]]()  # the test's own 
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
-_WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a timeline page
 _BY_SWITCH = pytest.StashKey[bool]()  # the test is intercepted by --mockmcp-intercept alone
 _INTERCEPTION = pytest.StashKey[tuple[Interception, Path]]()  # the test's interception and its work folder
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
@@ -64,7 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "unchanged): each replayed from, or recorded into, cassettes/<module>/<test>/<server>.yaml",
     }.items():
         how = {"metavar": valued[name]} if name in valued else {"action": "store_true"}
-        how = {"choices": _WHEN, "default": "failed"} if name == "html" else how
+        how = {"choices": ("failed", "all", "none"), "default": "failed"} if name == "html" else how
         group.addoption(f"--mockmcp-{name}", help=told, **how)
     for name, told in {  # the ini option mockmcp_NAME
         "server": f"{server} to record from, as a command line",
@@ -451,8 +450,7 @@ def _harness(
         )
     notes = [f"mockmcp: {said}" for said in keeping.leftovers(target.cassette)]
     record, replay = options
-    if env:
-        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
+    record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
     if target.legacy and not mock.recording:
