@@ -75,8 +75,7 @@ class Harness:
         self.http: Served | None = None  # the HTTP mock server, once the test started it
         self.inprocess: Any = None  # the in-process transport, once the test took it (see `transport`)
         self.said = io.StringIO()  # what the in-process transport said (its notes and summaries)
-        # A recording test that took the command and never launched it would pass with no cassette written.
-        self.handed_out = False
+        self.handed_out = False  # the test took it: a recording never launched would pass with no cassette
         # Every launch records into one staged file with `--record-mode new_episodes`, so a host that launches the
         # server twice in a test gets both sessions; in mode new it starts from the cassette.
         if self.recording and self.mode is RecordMode.NEW and self.source.exists():

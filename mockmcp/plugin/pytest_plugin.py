@@ -264,12 +264,11 @@ def _ini_substitutions(request: pytest.FixtureRequest) -> list[tuple[str, str | 
 @pytest.fixture
 def mockmcp_record_options(mockmcp_record_mode: str, mockmcp_privacy: Privacy) -> RecordOptions:
     """How this test's servers are recorded: its record mode, and what the recorder redacts and substitutes."""
-    privacy = mockmcp_privacy
     try:
         mode = RecordMode.parse(mockmcp_record_mode, allow_none=True).value
     except UsageError as error:  # a conftest's own mode
         pytest.fail(f"mockmcp: the mockmcp_record_mode fixture returned {mockmcp_record_mode!r}: {error}", False)
-    return RecordOptions(mode, privacy.redact_env, privacy.redact, privacy.substitute)
+    return RecordOptions(mode, mockmcp_privacy.redact_env, mockmcp_privacy.redact, mockmcp_privacy.substitute)
 
 
 @pytest.fixture
