@@ -389,6 +389,11 @@ def test_meta_server_names_paths_relative_to_the_project_and_never_the_home_fold
     recorded = Cassette((), {"server": [sys.executable, str(project / "srv" / "notes.py"), str(home_file), "-v"]})
     finished = Privacy(project=project).finish(recorded)
     assert finished.meta["server"] == ["python", "srv/notes.py", "~/tools/server.py", "-v"]
+    # As the recorder wrote them: a path by its value, any other word with its placeholders, never this machine's value
+    written = ["${PROJECT}/srv/notes.py", "--data=${DATA}", "--root=${PROJECT}", "/opt/${DATA}"]
+    privacy = Privacy(project=project, substitute=(("PROJECT", str(project)), ("DATA", "/srv/data"), ("KEY", None)))
+    finished = privacy.finish(Cassette((), {"server": [*written, "--key=${KEY}"]}))
+    assert finished.meta["server"] == ["srv/notes.py", *written[1:], "--key=${KEY}"]
 
 
 def test_before_record_sees_every_message_and_must_give_one_back() -> None:
@@ -785,7 +790,7 @@ def test_the_verdict_after_a_test_tells_what_each_replay_could_not_do(
             "--mockmcp-record-mode=once needs the real server to record {cassette}: name it with",
         ),
         ("once", SERVER_A, True, {}, None),  # once replays an existing cassette: no server needed, no secret
-        ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env names GROCERY, which is not set"),
+        ("all", SERVER_A, True, {}, "mockmcp cannot record {cassette}: redact_env GROCERY: not set in the recorder"),
         ("new", SERVER_A, True, {"GROCERY": "milk"}, None),
     ],
 )
@@ -1004,7 +1009,8 @@ def test_max_age_warns_about_an_old_cassette_and_fails_it_under_strict(pytester:
     [
         ("2026-01-01T00:00:00Z", 31.0),
         ("2026-01-31T12:00:00+00:00", 0.5),
-        (datetime.datetime(2026, 1, 30), 2.0),  # a date YAML read as a timestamp, without a zone: UTC
+        ("2026-01-30T00:00:00", 2.0),  # without a zone: UTC
+        ("2026-01-30", 2.0),
         ("last week", None),
         (None, None),
         (20260101, None),

@@ -43,8 +43,12 @@ interactions:
         (MINIMAL.replace("response:", "respnse:"), "other"),  # mockmcp's shape, but it cannot load
     ],
 )
-def test_whose_cassette_a_file_is_is_decided_by_its_content(text: str, expected: str) -> None:
-    assert kind(text) == expected
+def test_whose_cassette_a_file_is_is_decided_by_its_content(text: str, expected: str, tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
+    assert kind(tmp_path / "c.yaml") == expected
+    assert kind(tmp_path / "missing.yaml") == "other"
+    (tmp_path / "latin1.yaml").write_bytes(b"version: 1\ninteractions: [caf\xe9]\n")
+    assert kind(tmp_path / "latin1.yaml") == "other"
 
 
 @pytest.mark.parametrize(
@@ -116,7 +120,7 @@ def test_a_cassette_under_the_old_name_replays_with_a_note_and_the_next_recordin
     run(pytester, f"--mockmcp-record-mode={mode}").assert_outcomes(passed=1)
     assert new.exists() and not old.exists()
     assert new.read_text().startswith("# kept by hand\n")  # edited in place, as a re-recording of the new one is
-    assert kind(new.read_text()) == "mockmcp"
+    assert kind(new) == "mockmcp"
     assert sorted(p.name for p in folder.iterdir()) == [new.name]  # nothing staged, copied or journaled is left
     result = run(pytester)
     result.assert_outcomes(passed=1)

@@ -1,16 +1,12 @@
 """The pytest plugin: `pytest_plugin` holds the hooks and fixtures pytest loads; the rest is private.
 
-pytest_plugin  hooks, and small fixtures each answering one question (settings, record mode, cassette folder,
-               name and path, privacy, record and replay options), each overridable alone
+pytest_plugin  hooks, and small fixtures each answering one question, each overridable alone
 _mock_server   what a test sees of its mock servers (`mockmcp.MockServer`); the marker's `config=`, a host's config
 _harness       one mock server of a test: the command the host launches, the HTTP server it starts, the transport
-_story         the test's story in pytest's terms: the verdict, the reports read back, keeping the recording;
-               its sessions as an HTML timeline, a lane per server
-_keeping       a recording staged beside the cassette, kept or discarded (`fate`, a pure decision); an old-named
-               cassette moved to its new name once the recording is written
-_privacy       what a recording keeps: redaction, substitutions, before_record, portable meta.server
-_naming        a test's cassette name (`.mcp.yaml`, its old name found), whose a file is (mockmcp's, vcrpy's),
-               the marker's arguments, the orphans
+_story         the test's story in pytest's terms: why it cannot run, the verdict, its sessions as an HTML page
+_keeping       a recording staged beside the cassette, kept or discarded (`fate`); what a stopped run left behind
+_privacy       what a recording keeps: redaction, substitutions, before_record, a portable meta.server
+_naming        a test's cassette name (`.mcp.yaml`, its old name found), whose a file is, the marker, the orphans
 _launch        notes each server the host launches (pid, stderr, exit status)
 """
 

@@ -1,30 +1,26 @@
 """The plugin's side of one test's mock server: what the host launches (or connects to), with the test's options.
 
-Every launch is noted in the test's own folder (`launch`), where `story` reads what each left after
-the test. A recording goes to a staged file, which becomes the cassette only when the test passed
-(`keeping`). What the test itself sees of it is `mock_server.MockServer`.
-
-Over Streamable HTTP the plugin starts the server itself (`serve_http`) and stops it after the test with
-SIGTERM, as the command means to end: replay writes its report, the recorder saves. It binds port 0
-and names its URL on stderr (a port picked here and freed could be taken by another xdist worker's
-server); a thread copies its stderr to the file `launch` names, so it never blocks.
+Every launch is noted in the test's own folder (`launch`), where `story` reads what each left. Over
+Streamable HTTP the plugin starts the server itself, on port 0 (a port picked here and freed could be
+taken by another xdist worker's server), its stderr going to the file `launch` names, where it says its
+URL; SIGTERM after the test ends it as the command means to end: replay writes its report, the recorder saves.
 """
 
 from __future__ import annotations
 
 import io
 import os
-import queue
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import threading
+import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from subprocess import DEVNULL
+from typing import Any, NamedTuple
 
 from mockmcp._wire.words import RecordMode
 from mockmcp.errors import UsageError
@@ -36,7 +32,7 @@ __all__ = ["Harness", "Served", "Target", "serve_http", "server_command"]
 
 _STOP = 20.0  # seconds an HTTP mock server gets to save and exit after SIGTERM
 # The line the command line prints once it listens (see `cli/commands.py`), replay's or the recorder's.
-_LISTENING = re.compile(r"mockmcp: (?:serving .* at|recording) (https?://\S+)")
+_LISTENING = re.compile(r"^mockmcp: (?:serving .* at|recording) (https?://\S+).*\n", re.MULTILINE)  # a whole line
 
 
 class Target(NamedTuple):
@@ -56,9 +52,8 @@ def server_command(*choices: Any) -> Any:
     an object only `transport` can record from (an SDK server object or transport), kept as it is."""
     for choice in choices:
         if isinstance(choice, str):
-            if choice:
-                return shlex.split(choice)
-        elif isinstance(choice, Sequence):
+            choice = shlex.split(choice)
+        if isinstance(choice, Sequence):
             if choice:
                 return [str(part) for part in choice]
         elif choice is not None:
@@ -80,8 +75,7 @@ class Harness:
         self.http: Served | None = None  # the HTTP mock server, once the test started it
         self.inprocess: Any = None  # the in-process transport, once the test took it (see `transport`)
         self.said = io.StringIO()  # what the in-process transport said (its notes and summaries)
-        # A recording test that took the command and never launched it would pass with no cassette written.
-        self.handed_out = False
+        self.handed_out = False  # the test took it: a recording never launched would pass with no cassette
         # Every launch records into one staged file with `--record-mode new_episodes`, so a host that launches the
         # server twice in a test gets both sessions; in mode new it starts from the cassette.
         if self.recording and self.mode is RecordMode.NEW and self.source.exists():
@@ -166,18 +160,14 @@ class Harness:
         if self.target.live:
             return inprocess.reach(self.target.server)[0]
         if self.inprocess is None and self.recording:
-            server, redacted, subs = (
-                self.target.server,
-                (record.redact_env, record.redact_patterns),
-                record.substitutions,
-            )
+            redacted, subs = (record.redact_env, record.redact_patterns), dict(record.substitutions)
             self.inprocess = inprocess.RecordingTransport(
-                server, str(self.staged), RecordMode.NEW, *redacted, log=self.said, substitute=dict(subs)
+                self.target.server, str(self.staged), RecordMode.NEW, *redacted, log=self.said, substitute=subs
             )
         elif self.inprocess is None:
-            subs = replay.substitutions
+            subs = dict(replay.substitutions)
             self.inprocess = inprocess.ReplayTransport(
-                self.source, ignore=replay.ignores, log=self.said, substitute=dict(subs)
+                self.source, ignore=replay.ignores, log=self.said, substitute=subs
             )
         return self.inprocess
 
@@ -200,65 +190,42 @@ class Harness:
 
 
 class Served(NamedTuple):
-    """A running HTTP mock server: its process, the URL it said it serves, the thread copying its stderr, its folder."""
+    """A running HTTP mock server: its process, the URL it said it serves, the folder its launch is noted in."""
 
     process: subprocess.Popen[bytes]
     url: str
-    reader: threading.Thread
     folder: Path
 
     def stop(self) -> None:
-        """Stop it with SIGTERM (killing it only if it will not end); returns once its stderr is copied whole."""
+        """Stop it with SIGTERM (killing it only if it will not end), and note its exit status."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.terminate()  # once: a second SIGTERM may cut the recorder's save short
             try:
                 self.process.wait(timeout=_STOP)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-                self.process.wait(timeout=_STOP)
-        self.reader.join(_STOP)
+                self.process.wait()
         launch.exited(str(self.folder), self.process.pid, self.process.returncode)
 
 
 def serve_http(command: list[str], env: Mapping[str, str], folder: Path, wait: float = 20.0) -> Served:
     """Start `command` (`mockmcp` on port 0), noted in `folder` as the host's launches are; returns once it says
     its URL. Raises UsageError if it does not within `wait` seconds."""
-    process = subprocess.Popen(
-        command, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    with tempfile.NamedTemporaryFile(dir=folder, delete=False) as log:  # its stderr, named by its pid once it runs
+        process = subprocess.Popen(command, env=dict(env), stdin=DEVNULL, stdout=DEVNULL, stderr=log)
+    os.replace(log.name, folder / launch.STDERR.format(pid=process.pid))
     (folder / f"{launch.PREFIX}{process.pid}").touch()
-    found: queue.Queue[str | None] = queue.Queue()
-    log = open(folder / launch.STDERR.format(pid=process.pid), "ab")  # noqa: SIM115  # closed by the reader
-    assert process.stderr is not None
-    reader = threading.Thread(target=_relay, args=(process.stderr, log, found), daemon=True)
-    reader.start()
-    try:
-        url = found.get(timeout=wait)
-    except queue.Empty:
-        url, why = None, f"did not say where it listens within {wait:g} s"
-    else:
-        why = "ended before it said where it listens"
-    served = Served(process, url or "", reader, folder)
-    if url is not None:
+    deadline = time.monotonic() + wait
+    while True:
+        ended = process.poll() is not None  # before reading: what it said before it ended is read
+        listening = _LISTENING.search(launch.said(str(folder), process.pid))
+        if listening or ended or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    served = Served(process, listening.group(1) if listening else "", folder)
+    if listening:
         return served
+    why = "ended before it said where it listens" if ended else f"did not say where it listens within {wait:g} s"
     served.stop()
     text = "".join(launch.said(str(folder), process.pid).splitlines(keepends=True)[-20:]).strip()
     raise UsageError(f"the mock server over HTTP {why}: {text or 'it said nothing'}")
-
-
-def _relay(pipe: IO[bytes], log: IO[bytes], found: queue.Queue[str | None]) -> None:
-    """Copy the server's stderr line by line until it closes, telling `found` the URL its listening line names."""
-    told = False
-    try:
-        for line in iter(pipe.readline, b""):
-            log.write(line)
-            log.flush()  # the plugin reads the file while the server may still be running
-            listening = None if told else _LISTENING.match(line.decode(errors="replace"))
-            if listening:
-                found.put(listening.group(1))
-                told = True
-    finally:
-        if not told:
-            found.put(None)
-        pipe.close()
-        log.close()

@@ -1,12 +1,10 @@
 """Keeping a test's recording: where it waits for the verdict, how it becomes the cassette, what is left behind.
 
-A recording waits in a staged file beside the cassette, so keeping it is one rename, under a lock on
-the folder (no lock file is left). Over a cassette it keeps the fault knobs of the interactions the
-session pairs with, as `mockmcp verify --update` does; a recording in which no message changed
-leaves the file as it was, and an empty one never replaces a cassette that has interactions.
-A cassette found under its old name (`naming.legacy`) is kept at the new one, and the old file is
-removed only once the new one is written. A journal a stopped run left beside the cassette (`leftovers`)
-waits there for `mockmcp recover` until a recording of the cassette is kept, which replaces it.
+A recording waits in a staged file beside the cassette, so keeping it is one rename, under a lock on the
+folder. Over a cassette it keeps what `mockmcp verify --update` keeps (the fault knobs of the interactions
+the session pairs with); one in which no message changed leaves the file as it was, and an empty one never
+replaces a cassette that has interactions. A journal a stopped run left (`leftovers`) waits beside the
+cassette for `mockmcp recover` until a recording of the cassette is kept.
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import shutil
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -29,10 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = ["alive", "discard", "fate", "journal", "keep", "leftovers", "lock", "staged_path"]
 
-# The meta keys that only say when: kept as they were by a re-recording in which no message changed,
-# so that it leaves the file byte for byte as it was (the interactions' own `at`/`took` stay too, as
-# `drift.updated` keeps every interaction judged the same).
+# The meta keys that only say when: kept by a re-recording in which no message changed, so the file stays byte
+# for byte as it was (`drift.updated` keeps the interactions' own `at` and `took`).
 _DATES = ("recorded_at", "updated_at")
+_SAVING = 10.0  # seconds a recorder that has ended may still take to save
 
 
 @contextlib.contextmanager
@@ -83,61 +80,68 @@ def keep(
     finish: Callable[[Cassette], Cassette],
     ignores: Sequence[str],
     legacy: Path | None = None,
-    wait: float = 10.0,
 ) -> bool:
     """Make a finished recording the cassette, `finish` applied to it, over the cassette or, when it is missing,
     over `legacy` (the cassette under its old name), which moves; False when there was none to keep."""
-    deadline = time.monotonic() + wait
+    deadline = time.monotonic() + _SAVING
     while journal(staged).exists() and time.monotonic() < deadline:  # the recorder is still saving
         time.sleep(0.02)
     if not staged.exists() or journal(staged).exists():
         return False
-    # Deferred: YAML and the drift comparison cost start-up time in every pytest run that never records.
-    from mockmcp.cassette import store
-    from mockmcp.engine.matching import Matcher
-    from mockmcp.errors import CassetteError
-    from mockmcp.tools import compare, updated
+    from mockmcp.cassette import store  # deferred: YAML costs start-up in every run that never records
 
     live = finish(store.load(str(staged)))
-    replaced = True
     with lock(cassette.parent):
         old = legacy if legacy is not None and legacy.exists() and not cassette.exists() else None
+        if old is not None:  # moved in one rename (its comments stay), and back if the recording cannot be saved
+            os.replace(old, cassette)
         try:
-            recorded = store.load(str(old or cassette)) if old or cassette.exists() else None
-        except CassetteError:  # nothing in it to keep: the recording replaces it
-            recorded = None
-        if recorded is not None and not live.interactions and recorded.interactions:
-            replaced = False
-            if old is not None:  # moved as it is, in one rename
-                os.replace(old, cassette)
-            warnings.warn(
-                f"mockmcp: the host sent nothing, so {cassette} was kept as it was rather than emptied", stacklevel=1
-            )
-        elif recorded is not None:
-            # The recorded cassette with the live answers: what stays keeps its knobs and, as store.save edits
-            # the file in place, its comments; what the host no longer asked goes.
-            drift = compare(recorded, live, Matcher.build(tuple(ignores), recorded.meta))
-            gone = {entry.recorded for entry in drift.entries if entry.other is None}
-            kept, _notes = updated(recorded, live, drift)
-            kept = kept._replace(interactions=tuple(it for i, it in enumerate(kept.interactions) if i not in gone))
-            if kept.interactions == recorded.interactions:  # no message changed: no date churns in the diff
-                dates = {key: recorded.meta[key] for key in _DATES if key in recorded.meta}
-                kept = kept._replace(meta={**kept.meta, **dates})
-            _save(kept, cassette, old)
-        else:
-            store.save(live, str(cassette))  # atomic, with the old file's permissions if there is one
-        if old is not None and old.exists():  # the new file is written: the old one goes
-            old.unlink()
+            replaced = _save(live, cassette, ignores)
+        except BaseException:
+            if old is not None:
+                os.replace(cassette, old)
+            raise
         if replaced:
             _superseded(cassette)
     staged.unlink()
     return True
 
 
+def _save(live: Cassette, cassette: Path, ignores: Sequence[str]) -> bool:
+    """Save the recording over the cassette (atomically, as an edit of its text); False when it was kept as it was."""
+    # Deferred: YAML and the drift comparison cost start-up time in every pytest run that never records.
+    from mockmcp.cassette import store
+    from mockmcp.engine.matching import Matcher
+    from mockmcp.errors import CassetteError
+    from mockmcp.tools import compare, updated
+
+    try:
+        recorded = store.load(str(cassette)) if cassette.exists() else None
+    except CassetteError:  # nothing in it to keep: the recording replaces it
+        recorded = None
+    if recorded is None:
+        store.save(live, str(cassette))
+        return True
+    if not live.interactions and recorded.interactions:
+        warnings.warn(
+            f"mockmcp: the host sent nothing, so {cassette} was kept as it was rather than emptied", stacklevel=1
+        )
+        return False
+    # What stays keeps its knobs and, as store.save edits the file in place, its comments; what the host no longer
+    # asked goes.
+    drift = compare(recorded, live, Matcher.build(tuple(ignores), recorded.meta))
+    gone = {entry.recorded for entry in drift.entries if entry.other is None}
+    kept, _notes = updated(recorded, live, drift)
+    kept = kept._replace(interactions=tuple(it for i, it in enumerate(kept.interactions) if i not in gone))
+    if kept.interactions == recorded.interactions:  # no message changed: no date churns in the diff
+        kept = kept._replace(meta={**kept.meta, **{key: recorded.meta[key] for key in _DATES if key in recorded.meta}})
+    store.save(kept, str(cassette))
+    return True
+
+
 def _superseded(cassette: Path) -> None:
-    """A journal beside the cassette that no recorder holds (a run stopped mid-recording left it, `leftovers`)
-    holds a session this recording replaces: it goes, said in a warning, so that no later replay or `recover`
-    takes the stale session for the cassette's."""
+    """A journal beside the cassette that no recorder holds (`leftovers`) holds a session this recording
+    replaces: it goes, said in a warning, so no later replay or `recover` takes it for the cassette's."""
     from mockmcp.record import holder  # deferred, as in `keep`
 
     beside = journal(cassette)
@@ -150,40 +154,17 @@ def _superseded(cassette: Path) -> None:
         )
 
 
-def _save(kept: Cassette, cassette: Path, old: Path | None) -> None:
-    """Save `kept` over the cassette, atomically with the old file's permissions, as an edit of its text (its
-    comments stay); a cassette under its old name is copied to the new first, to be edited there."""
-    from mockmcp.cassette import store  # deferred, as in `keep`
-
-    if old is not None:  # whole or not at all: copied beside it, then renamed
-        moving = cassette.with_name(f".{cassette.name}.{os.getpid()}.moving")
-        try:
-            shutil.copy2(old, moving)
-            os.replace(moving, cassette)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                moving.unlink()
-    try:
-        store.save(kept, str(cassette))
-    except BaseException:
-        if old is not None:  # the old file stays the cassette
-            cassette.unlink()
-        raise
-
-
 def discard(staged: Path) -> None:
     """Forget a recording the test's verdict did not keep (the cassette stays as it was)."""
     for leftover in (staged, journal(staged)):
-        with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
+        leftover.unlink(missing_ok=True)
 
 
 def leftovers(cassette: Path) -> list[str]:
     """Clear what recordings of `cassette` by test runs that died mid-way left behind; returns what to say.
 
-    Such a recording never had its verdict: its staged file goes, as a failed test's would. Its journal
-    holds the session: it moves beside the cassette as `CASSETTE.journal`, for `mockmcp recover`, unless one
-    is there already (then it stays, named in the warning), until a recording of the cassette is kept.
+    Such a recording never had its verdict: its staged file goes, as a failed test's would; its journal
+    moves beside the cassette as `CASSETTE.journal` for `mockmcp recover`, unless one is there already.
     """
     pattern = glob.escape(f".{cassette.stem}.") + "*" + glob.escape(".recording.yaml")
     said = []
@@ -206,7 +187,6 @@ def leftovers(cassette: Path) -> list[str]:
                 f"{cassette}`"
             )
             continue
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        path.unlink(missing_ok=True)
         said.append(f"removed {path}, left by a test run stopped mid-recording")
     return said

@@ -1,10 +1,8 @@
 """`python -m mockmcp.plugin._launch FOLDER ARGS...`: note this launch in FOLDER, then run `mockmcp ARGS...`.
 
-The host launches this instead of a bare `mockmcp replay` (or `record`), so the plugin knows every
-server the host really started: a replay killed before its report fails its test (its verdict is
-unknown, never clean), and a recorder that wrote nothing says why. It runs `mockmcp` in this same
-process (the pid is the one in the report's name; no start-up cost beyond `python -m mockmcp`); its
-stderr goes to `stderr-<pid>.txt`, its exit status to `status-<pid>` (none if killed).
+So the plugin knows every server the host started: a replay killed before its report fails its test,
+and a recorder that wrote nothing says why. `mockmcp` runs in this process (the pid names its report);
+its stderr goes to `stderr-<pid>.txt`, its exit status to `status-<pid>` (none if killed).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """What the `mockmcp` fixture hands a test: the mock server to launch (or connect to) instead of the real one.
 
-Only what a test uses is here; the plugin's side of it is `harness.Harness`. The marker's `config=`
-(from pytest's rootpath, in any format `mockmcp wrap` reads) gives each server it lists to the test
-as `mockmcp[name]`, as `servers=` does; a stdio server's `env` goes to its mock server's environment,
-its keys redacted from the recording; `mockmcp.config` is the config again with every server going
-through its mock server, for a host that takes a config file.
+The marker's `config=` (a host's config, in any format `mockmcp wrap` reads) gives each server it lists to the
+test as `mockmcp[name]`; a stdio server's `env` goes to its mock server's environment, its keys redacted from
+the recording; `mockmcp.config` is the config again with every server going through its mock server.
 """
 
 from __future__ import annotations
@@ -24,11 +22,8 @@ __all__ = ["Configured", "MockServer", "MockServers", "read_configured"]
 
 
 class MockServer:
-    """The mock server of one test: `command` and `env` (or `stdio_params`) to launch it, `start_http()` to serve it.
-
-    Over stdio the host launches it (as often as it likes); over Streamable HTTP the plugin starts
-    it when the test asks and stops it after the test. Either way the verdict comes after the test.
-    """
+    """The mock server of one test: `command` and `env` (or `stdio_params`) to launch it, as often as the host
+    likes; `start_http()` to serve it over Streamable HTTP until the test ends; `transport` in process."""
 
     __slots__ = ("_harness",)
 
@@ -64,19 +59,14 @@ class MockServer:
     def transport(self) -> Any:
         """The test's mock server in this process, a transport the SDK's `Client` takes: `Client(mockmcp.transport)`.
 
-        It replays the cassette (see `mockmcp.transport`), or, when recording, passes the session to the real
-        server (see `mockmcp.recording`), which may then also be an SDK server object such as an `MCPServer`.
-        The same transport for the whole test; every session through it is judged after the test.
+        It replays the cassette (`mockmcp.transport`), or passes the session to the real server when recording
+        (`mockmcp.recording`), which may then be an SDK server object such as an `MCPServer`.
         """
         return self._harness.transport()
 
     def start_http(self) -> str:
-        """Start the test's mock server over Streamable HTTP (once; it stops after the test); returns its URL.
-
-        The URL is `http://127.0.0.1:PORT/mcp`, on a port the server took for itself. When recording,
-        it is a recording proxy in front of the real server, whose URL is then the server to record from.
-        Raises UsageError if the server cannot start.
-        """
+        """Start the test's mock server over Streamable HTTP (once; it stops after the test); returns its URL,
+        `http://127.0.0.1:PORT/mcp`. Recording, it is a proxy in front of the real server's URL. Raises UsageError."""
         return self._harness.start_http()
 
     @property
@@ -91,10 +81,8 @@ class MockServer:
 
 
 class MockServers(dict[str, MockServer]):
-    """The mock servers of a test that talks to several, by name: `mockmcp["notes"].stdio_params`.
-
-    With the marker's `config=`, `config` is the host's config with every server going through its mock server.
-    """
+    """The mock servers of a test that talks to several, by name: `mockmcp["notes"].stdio_params`; with the
+    marker's `config=`, `config` is the host's config with every server going through its mock server."""
 
     def __init__(self, mocks: dict[str, Harness], hosted: Configured | None, temp: TempPathFactory) -> None:
         super().__init__((name, MockServer(mock)) for name, mock in mocks.items())
@@ -107,7 +95,7 @@ class MockServers(dict[str, MockServer]):
         if self._hosted is None:
             raise AttributeError("mockmcp.config is for a test marked with config=: @pytest.mark.mockmcp(config=PATH)")
         if self._config is None:
-            commands = {name: self[name].command for name in self._hosted.servers}
+            commands = {name: self[name].command for name in self._hosted.env}  # the stdio servers
             url = lambda name: self[name].start_http()  # noqa: E731
             self._config = self._hosted.derived(self._temp.mktemp("config"), commands, url)
         return self._config
@@ -129,10 +117,8 @@ class Configured(NamedTuple):
     def derived(self, folder: Path, commands: Mapping[str, list[str]], url: Callable[[str], str]) -> Path:
         """Write the config with every server going through its mock server into folder; returns its path."""
         urls = {name: url(name) for name in self.servers if name not in self.env}
-        stdio = {name: commands[name] for name in self.servers if name in self.env}
-        text, _edits = derive(self.config, stdio, urls)
         out = folder / self.path.name
-        out.write_text(text, encoding="utf-8")
+        out.write_text(derive(self.config, {name: commands[name] for name in self.env}, urls)[0], encoding="utf-8")
         return out
 
 

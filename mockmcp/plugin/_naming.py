@@ -1,14 +1,9 @@
 """Where a test's cassettes live, what its marker may say, and which cassettes no test uses.
 
-A test's cassette is `<test dir>/cassettes/<test module>/<Class>.<test>[params].mcp.yaml`, so
-`TestMilk::test_read` and `TestTodo::test_read` never share one, and it sits beside the
-`<Class>.<test>[params].yaml` pytest-recording writes for the same test, never on it. Characters a
-file name cannot hold (`/ \\ : * ? " < > |`, control characters) become `_`, so a parametrize id
-never names another folder; only a name too long for a file system is cut, keeping a hash of the whole.
-
-A cassette mockmcp wrote under the old name, `<...>.yaml`, is still read while the new one is missing
-(`legacy`), and the next recording moves it (`_keeping`); which file is whose is decided by its
-content (`kind`), so a VCR cassette is never taken for one.
+A test's cassette is `<test dir>/cassettes/<test module>/<Class>.<test>[params].mcp.yaml`: beside, never on,
+the `<Class>.<test>[params].yaml` pytest-recording writes. Characters a file name cannot hold become `_`; only
+a name too long for a file system is cut, keeping a hash of the whole. A cassette mockmcp wrote under the old
+name, `<...>.yaml`, is read while the new one is missing (`legacy`); whose a file is, its content says (`kind`).
 """
 
 from __future__ import annotations
@@ -21,22 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Any
 
-__all__ = [
-    "CASSETTE_RULE",
-    "MARKER_ARGUMENTS",
-    "OWN_SUFFIX",
-    "cassette_name",
-    "kind",
-    "legacy",
-    "marker_problem",
-    "markers",
-    "merge_settings",
-    "module_folder",
-    "orphans",
-    "orphans_report",
-    "server_cassette",
-    "servers_folder",
-]
+__all__ = ["CASSETTE_RULE", "MARKER_ARGUMENTS", "OWN_SUFFIX", "cassette_name", "kind", "legacy", "markers"]
+__all__ += ["merge_settings", "module_folder", "orphans", "orphans_report", "server_cassette", "servers_folder"]
 
 # Where a test's cassette is, told in the failure about a missing one (docs/pytest.md "Cassettes" says it too).
 CASSETTE_RULE = (
@@ -57,8 +38,7 @@ MARKER_ARGUMENTS += ("redact_env", "server", "servers", "strict", "substitute") 
 
 
 def cassette_name(parts: Sequence[str], suffix: str = _SUFFIX) -> str:
-    """A cassette's file name, from the names of a test's classes (outermost first) and itself (`suffix`:
-    `OWN_SUFFIX` for a test's own cassette), or from a server's name."""
+    """A file name from the names of a test's classes (outermost first) and itself, or from a server's name."""
     whole = ".".join(parts)
     name = _FORBIDDEN.sub("_", whole)
     if name.startswith("."):  # never a hidden file, never `..`
@@ -88,9 +68,9 @@ def server_cassette(own: Path, name: Any) -> Path:
     return servers_folder(own) / cassette_name([str(name)])
 
 
-def kind(text: str) -> str:
-    """Whose cassette a file's text is: `mockmcp` (it loads as one), `vcr` (vcrpy's, which pytest-recording
-    writes), or `other` (empty, not YAML, or a mockmcp cassette that cannot load)."""
+def kind(path: Path) -> str:
+    """Whose cassette a file is: `mockmcp` (it loads as one), `vcr` (vcrpy's, which pytest-recording writes), or
+    `other` (unreadable, empty, not YAML, or a mockmcp cassette that cannot load)."""
     # Deferred: YAML costs start-up in every pytest run, and only an old-named or unused file is read.
     import yaml
 
@@ -98,8 +78,8 @@ def kind(text: str) -> str:
     from mockmcp.errors import CassetteError
 
     try:
-        data = yamlfile.load(text)
-    except (yaml.YAMLError, ValueError):  # not YAML, or a value YAML cannot hold (as `store` reads it)
+        data = yamlfile.load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):  # ValueError: what YAML cannot hold
         return "other"
     interactions = data.get("interactions") if isinstance(data, dict) else None
     requests = [item.get("request") for item in interactions or () if isinstance(item, dict)]
@@ -115,15 +95,9 @@ def kind(text: str) -> str:
 
 
 def legacy(own: Path, old: Path) -> Path | None:
-    """`old`, the file a test's cassette `own` was written as before `OWN_SUFFIX` (`cassette_name` with `.yaml`),
-    when `own` is missing and `old` is a mockmcp cassette: replay reads it, the next recording moves it. Else None."""
-    if own.exists():
-        return None
-    try:
-        text = old.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return old if kind(text) == "mockmcp" else None
+    """`old`, the file a test's cassette `own` was written as before `OWN_SUFFIX`, when `own` is missing and `old`
+    is a mockmcp cassette: replay reads it, the next recording moves it. Else None."""
+    return old if not own.exists() and kind(old) == "mockmcp" else None
 
 
 def markers(item: Any) -> list[tuple[Sequence[Any], Mapping[str, Any]]]:
@@ -131,7 +105,7 @@ def markers(item: Any) -> list[tuple[Sequence[Any], Mapping[str, Any]]]:
     return [(marker.args, marker.kwargs) for marker in item.iter_markers("mockmcp")][::-1]
 
 
-def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = "@pytest.mark.mockmcp") -> str | None:
+def _marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = "@pytest.mark.mockmcp") -> str | None:
     """Why a `mockmcp` marker's (or config's) arguments cannot be right (positional, unknown, misspelt), or None."""
     known = ", ".join(f"{name}=" for name in MARKER_ARGUMENTS)
     if args:
@@ -159,15 +133,12 @@ def marker_problem(args: Sequence[Any], kwargs: Mapping[str, Any], where: str = 
 def merge_settings(
     config: Mapping[str, Any], markers: Sequence[tuple[Sequence[Any], Mapping[str, Any]]]
 ) -> tuple[dict[str, Any], str | None]:
-    """A test's settings: the `mockmcp_config` fixture's, then each marker's `(args, kwargs)`, outermost first.
-
-    A nearer marker wins over a farther one argument by argument, and any marker over the fixture.
-    Returns the settings (known arguments only) and the first problem found (see `marker_problem`), or None.
-    """
-    problems = [marker_problem((), config, "the mockmcp_config fixture")]
+    """A test's settings: the `mockmcp_config` fixture's, then each marker's `(args, kwargs)`, outermost first, a
+    nearer one winning argument by argument; and the first problem found (see `_marker_problem`), or None."""
+    problems = [_marker_problem((), config, "the mockmcp_config fixture")]
     merged = {key: value for key, value in config.items() if key in MARKER_ARGUMENTS}
     for args, kwargs in markers:
-        problems.append(marker_problem(args, kwargs))
+        problems.append(_marker_problem(args, kwargs))
         merged.update((key, value) for key, value in kwargs.items() if key in MARKER_ARGUMENTS)
     return merged, next((problem for problem in problems if problem), None)
 
@@ -175,18 +146,8 @@ def merge_settings(
 def orphans(folders: Iterable[Path], used: Iterable[Path]) -> list[Path]:
     """Every cassette under the folders that is not used, sorted; a recording in progress (hidden) is none, nor
     is a VCR cassette (pytest-recording's, which may share the folders)."""
-    found = set()
-    for folder in folders:
-        for root, _dirs, names in os.walk(folder):
-            found.update(Path(root, n).resolve() for n in names if n.endswith(".yaml") and not n.startswith("."))
-    return sorted(path for path in found - {Path(path).resolve() for path in used} if not _vcr(path))
-
-
-def _vcr(path: Path) -> bool:
-    try:
-        return kind(path.read_text(encoding="utf-8")) == "vcr"
-    except (OSError, UnicodeDecodeError):
-        return False
+    found = {path.resolve() for folder in folders for path in folder.rglob("*.yaml") if not path.name.startswith(".")}
+    return sorted(path for path in found - {Path(path).resolve() for path in used} if kind(path) != "vcr")
 
 
 def orphans_report(orphans: list[Path], root: Path) -> str:

@@ -1,11 +1,9 @@
 """A test's story after its run, in pytest's terms: why it cannot run, what its replays could not do.
 
-The replay's own story (its report's `explanation`) speaks to someone at a shell: `--ignore`,
-`mockmcp record`. A test's failure is read by someone running pytest, so the plugin tells the same
-miss (rendered by the same `Miss`) with that person's fixes, the request without its `_meta` (long
-enough, in the 2026-07-28 era, to push the tool's name and arguments out of view). It reads what
-each replay left in the test's folder: its report, its stderr, its exit status (see `launch`).
-A failed test's sessions are also drawn as one HTML page, a lane per server, beside its reports.
+A replay's own report speaks to someone at a shell (`--ignore`, `mockmcp record`); a test's failure is
+read by someone running pytest, so each miss is told again (by the same `Miss`) with that person's fixes,
+its request without `_meta` (long enough, in the 2026-07-28 era, to push the tool's arguments out of view).
+It reads what each launch left in the test's folder (see `launch`); a failed test's sessions make a page.
 """
 
 from __future__ import annotations
@@ -21,24 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 from mockmcp._wire.words import RecordMode
 from mockmcp.engine.explain import Candidate, Miss, record_fix
-from mockmcp.errors import CassetteError, MockmcpError
+from mockmcp.engine.redact import Redactor
+from mockmcp.errors import CassetteError, MockmcpError, UsageError
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _launch as launch
-from mockmcp.plugin._harness import Harness, Target
+from mockmcp.plugin._harness import Harness
 from mockmcp.plugin._naming import CASSETTE_RULE, cassette_name
-from mockmcp.plugin._privacy import problem
 
 if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette
     from mockmcp.inprocess import Interception
 
-__all__ = ["days_old", "intercepted", "kept", "legacy_note", "never_started", "problem_before", "reports", "too_old"]
-__all__ += ["verdict", "write_timeline"]
+__all__ = ["days_old", "intercepted", "kept", "never_started", "problem_before", "reports", "too_old", "verdict"]
+__all__ += ["write_timeline"]
 
 
 def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
-    """One miss of a replay report (`Miss.to_json`) with a pytest user's fixes: the marker, the ini option,
-    the pytest command that records (none when `hand_made`: the marker says `record="none"`), the hand edit."""
+    """One miss of a replay report (`Miss.to_json`) with a pytest user's fixes (no recording when `hand_made`)."""
     closest = tuple(
         Candidate(c["interaction"], tuple(c["differences"]), c.get("first_path", ""), c["plays"], c.get("ruled", False))
         for c in miss.get("closest", [])
@@ -64,22 +61,16 @@ def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
 
 def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
     """How many days before `now` a cassette's `meta.recorded_at` is; None when it has no readable date."""
-    text = recorded_at.replace("Z", "+00:00") if isinstance(recorded_at, str) else None  # 3.10 reads no Z
     try:
-        when = recorded_at if text is None else datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if not isinstance(when, datetime.datetime):
+        when = datetime.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))  # 3.10 reads no Z
+    except (AttributeError, ValueError):  # not a string (the cassette's YAML reads no dates), or not a date
         return None
     return (now - (when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc))).total_seconds() / 86400
 
 
 def problem_before(mock: Harness, nodeid: str) -> str | None:
-    """Why the test cannot run at all (a missing or broken cassette, no server to record from), or None.
-
-    Asked before the test body, so a cassette that cannot load fails the test with its own located
-    error before the host launches anything (and not as a replay that died).
-    """
+    """Why the test cannot run at all (a missing or broken cassette, no server to record from), or None: asked
+    before the test body, so a cassette that cannot load fails with its located error, not as a replay that died."""
     live, cassette = mock.target.live, mock.cassette
     if (mock.recording or live) and not mock.target.server:
         asked = "--mockmcp-live" if live else f"--mockmcp-record-mode={mock.mode.value}"
@@ -90,8 +81,15 @@ def problem_before(mock: Harness, nodeid: str) -> str | None:
         )
     if live:
         return None
-    if mock.recording and problem(mock.record, mock.env):
-        return f"mockmcp cannot record {cassette}: {problem(mock.record, mock.env)}"
+    if mock.recording:
+        record = mock.record
+        try:  # what the recorder refuses: a variable to redact or substitute that is not set, a bad pattern
+            subs = record.substitutions
+            Redactor.for_recording(
+                record.redact_env, record.redact_patterns, mock.env, "redact_env", subs, "substitute"
+            )
+        except UsageError as error:
+            return f"mockmcp cannot record {cassette}: {error.render()}"
     if not mock.recording and not mock.source.exists():
         return _missing(mock, nodeid)
     if mock.source.exists() and (not mock.recording or mock.mode is RecordMode.NEW):
@@ -100,14 +98,6 @@ def problem_before(mock: Harness, nodeid: str) -> str | None:
         except CassetteError as error:
             return f"mockmcp: the cassette of this test cannot be loaded:\n{error.render()}"
     return None
-
-
-def legacy_note(target: Target) -> str:
-    """The one line that says a test replayed its cassette under the old name, and where it goes next."""
-    return (
-        f"mockmcp: replayed {target.legacy}, this test's cassette under its old name (the one pytest-recording "
-        f"gives its own); the next recording of the test moves it to {target.cassette.name}"
-    )
 
 
 def _missing(mock: Harness, nodeid: str) -> str:
@@ -165,11 +155,10 @@ def _report(mock: Harness, pid: int, wait: float) -> dict[str, Any] | str:
     try:
         report: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
-        said = _last_words(mock, pid, 20)
         return (
             f"the replay the host launched (pid {pid}) ended without writing its report: it was killed or "
             "stopped before it could say whether the cassette served every request, so this test cannot pass"
-            + (f"; its last words:{said}" if said else "")
+            + _last_words(mock, pid, 20, "; its last words:")
         )
     except ValueError as error:
         return f"the report of the replay the host launched (pid {pid}) is unreadable ({error})"
@@ -179,15 +168,12 @@ def _report(mock: Harness, pid: int, wait: float) -> dict[str, Any] | str:
 def reports(mock: Harness, wait: float = 3.0) -> list[dict[str, Any] | str]:
     """The replay report of every launch in the test, oldest first, then of every session in process;
     a string says why one is missing."""
-    launched = [_report(mock, pid, wait) for pid in mock.launches()]
-    if mock.recording or mock.inprocess is None:
-        return launched
-    return [*launched, *(report.to_json() for report in mock.inprocess.reports)]
+    inprocess = [] if mock.recording or mock.inprocess is None else mock.inprocess.reports
+    return [*(_report(mock, pid, wait) for pid in mock.launches()), *(report.to_json() for report in inprocess)]
 
 
 def never_started(mock: Harness) -> str | None:
-    """After the test: why it is suspicious when the test took this server (its command, parameters,
-    transport) and no host ever started it: nothing was played, so nothing was judged. None otherwise."""
+    """Why it is suspicious that the test took this server and no host started it (nothing judged), or None."""
     if not mock.handed_out or mock.target.live or mock.sessions():  # live: the real server, never judged
         return None
     return (
@@ -200,8 +186,8 @@ def never_started(mock: Harness) -> str | None:
 def verdict(mock: Harness, nodeid: str) -> str | None:
     """After the test `nodeid`: the full explanation of what the cassette could not do, or None if all is well."""
     strict, problems = mock.replay.strict, []
-    if strict and never_started(mock):
-        problems.append("never started (strict): " + str(never_started(mock)).removeprefix("mockmcp: "))
+    if strict and (unstarted := never_started(mock)):
+        problems.append("never started (strict): " + unstarted.removeprefix("mockmcp: "))
     for report in reports(mock):
         if isinstance(report, str):
             problems.append(report)
@@ -242,27 +228,24 @@ def kept(mock: Harness, finish: Callable[[Cassette], Cassette]) -> str | None:
             f"the session is kept in {journal}: `mockmcp recover {journal.with_suffix('')}`"
         )
     keeping.discard(mock.staged)
-    refused = [said for pid in mock.launches() if (said := _refused(mock, pid))]
+    ended = [(pid, launch.status(str(mock.workdir), pid)) for pid in mock.launches()]
+    refused = [
+        f"the recorder (pid {pid}) exited with status {status}{_last_words(mock, pid, 12, ':')}"
+        for pid, status in ended
+        if status
+    ]
     if refused:  # as the CLI: no cassette that would lie, and the test says why
         return f"mockmcp: no recording of {mock.cassette} was kept: " + "\n".join(refused)
-    # The host started the recorder, which ended without a recording: the host sent nothing. As the CLI
-    # does then, no cassette is written, and an existing one is left as it was.
-    if mock.sessions() and not mock.staged.exists() and not any(map(keeping.alive, mock.launches())):
+    # The recorder ended without a recording: the host sent nothing. As at the CLI, no cassette is written.
+    if mock.sessions() and not any(map(keeping.alive, mock.launches())):
         return None
     return f"mockmcp: the recording of {mock.cassette} did not finish (did the host close the server?)"
 
 
-def _refused(mock: Harness, pid: int) -> str | None:
-    """Why the recorder `pid` wrote nothing, if it ended with a failure: its exit status and its last words."""
-    status = launch.status(str(mock.workdir), pid)
-    if not status:
-        return None
-    said = _last_words(mock, pid, 12)
-    return f"the recorder (pid {pid}) exited with status {status}" + (f":{said}" if said else "")
-
-
-def _last_words(mock: Harness, pid: int, lines: int) -> str:
-    return "".join(f"\n  | {line}" for line in mock.stderr(pid).splitlines()[-lines:])
+def _last_words(mock: Harness, pid: int, lines: int, head: str) -> str:
+    """The last `lines` the server `pid` wrote to stderr, after `head`; "" when it said nothing."""
+    said = mock.stderr(pid).splitlines()[-lines:]
+    return head + "".join(f"\n  | {line}" for line in said) if said else ""
 
 
 def _at(entry: dict[str, Any]) -> str:
@@ -270,7 +253,6 @@ def _at(entry: dict[str, Any]) -> str:
 
 
 def _repeated(repeat: dict[str, Any]) -> str:
-    """A request the host asked more often than recorded, as strict fails it."""
     extra = repeat["extra"]
     return (
         f"asked more often than recorded (strict): {_at(repeat)}, {extra} more time{'s' * (extra != 1)} (the last "
@@ -279,55 +261,39 @@ def _repeated(repeat: dict[str, Any]) -> str:
 
 
 def write_timeline(
-    mocks: dict[str, Harness],
-    nodeid: str,
-    test_name: str,
-    root: Path,
-    interception: Interception | None = None,
-    workdir: Path | None = None,
+    mocks: dict[str, Harness], nodeid: str, test_name: str, root: Path, intercepted: tuple[Interception, Path] | None
 ) -> Path | None:
-    """The page of the test's replayed sessions, a lane per server by name (None when it replayed nothing:
-    recording, live, no cassette), its intercepted servers' too; cassettes are named from `root`, the run's root
-    folder, as a node id is. The page goes in the first mock's work folder, else in `workdir`."""
+    """The page of the test's replayed sessions, a lane per server, its intercepted servers' too (None when it
+    replayed nothing), in the first mock's work folder, else the interception's; cassettes are named from `root`,
+    the run's root folder, as a node id is."""
     from mockmcp.html import lane_for, write_page
 
+    replayed = [
+        (name, mock.source, [told for told in reports(mock, wait=0.0) if isinstance(told, dict)], mock.target.hand_made)
+        for name, mock in mocks.items()
+        if not (mock.recording or mock.target.live) and mock.source.exists()
+    ]
+    replayed += [(name, path, told, False) for name, path, told in (intercepted[0].lanes() if intercepted else ())]
     lanes = []
-    for name, mock in mocks.items():
-        if mock.recording or mock.target.live or not mock.source.exists():
-            continue
+    for name, cassette, told, hand_made in replayed:
+        shown = os.path.relpath(cassette, root) if cassette.is_relative_to(root) else None
+        fixed = [
+            {**report, "misses": [_fixed(miss, nodeid, hand_made, cassette, shown) for miss in report["misses"]]}
+            for report in told
+        ]
         try:
-            shown = _shown(mock.source, root)
-            fixes = _fixes(nodeid, mock.target.hand_made, mock.source, shown)
-            told = [report for report in reports(mock, wait=0.0) if isinstance(report, dict)]
-            lanes.append(lane_for(str(mock.source), _with_fixes(told, fixes), name, shown))
+            lanes.append(lane_for(str(cassette), fixed, name, shown))
         except MockmcpError:  # a cassette that cannot load: the test fails with its own located error
             continue
-    for name, path, told in interception.lanes() if interception is not None else ():
-        shown = _shown(path, root)
-        lanes.append(lane_for(str(path), _with_fixes(told, _fixes(nodeid, False, path, shown)), name, shown))
-    folder = next(iter(mocks.values())).workdir if mocks else workdir
-    if not lanes or folder is None:
+    folder = next(iter(mocks.values())).workdir if mocks else intercepted and intercepted[1]
+    if not lanes or not folder:
         return None
-    page = folder / cassette_name([test_name]).removesuffix(".yaml")
-    page = page.with_name(page.name + ".html")
+    page = folder / cassette_name([test_name], ".html")
     write_page(str(page), lanes, f"mockmcp: {nodeid}", runner="pytest")
     return page
 
 
-def _shown(cassette: Path, root: Path) -> str | None:
-    return os.path.relpath(cassette, root) if cassette.is_relative_to(root) else None
-
-
-def _fixes(nodeid: str, hand_made: bool, cassette: Path, shown: str | None) -> Callable[[dict[str, Any]], list[str]]:
-    """A miss's fixes in pytest's terms, naming the cassette as the page does."""
-
-    def fixes(miss: dict[str, Any]) -> list[str]:
-        told = _told(miss, nodeid, hand_made).fixes
-        return [fix.replace(str(cassette), shown) for fix in told] if shown else list(told)
-
-    return fixes
-
-
-def _with_fixes(told: list[dict[str, Any]], fixes: Callable[[dict[str, Any]], list[str]]) -> list[dict[str, Any]]:
-    """Replay reports (their JSON), each miss's fixes as `fixes` gives them."""
-    return [{**report, "misses": [{**miss, "fixes": fixes(miss)} for miss in report["misses"]]} for report in told]
+def _fixed(miss: dict[str, Any], nodeid: str, hand_made: bool, cassette: Path, shown: str | None) -> dict[str, Any]:
+    """A miss with its fixes in pytest's terms, naming the cassette as the page does."""
+    fixes = _told(miss, nodeid, hand_made).fixes
+    return {**miss, "fixes": [fix.replace(str(cassette), shown) for fix in fixes] if shown else list(fixes)}

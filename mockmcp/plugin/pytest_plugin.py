@@ -1,8 +1,7 @@
 """pytest plugin: a cassette per test, replayed by default, recorded when asked; misses fail the test.
 
-Only hooks and a stack of small fixtures, each answering one question, which a conftest.py overrides
-one at a time (docs/pytest.md lists them): the options reach `harness.Harness` as values built here
-once. Nothing is autouse: a test that does not ask for the `mockmcp` fixture is untouched.
+Hooks, and small fixtures each answering one question, which a conftest.py overrides one at a time
+(docs/pytest.md lists them). A test that asks for no fixture of mockmcp's (nor interception) is untouched.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import io
 import os
 import shlex
 from collections.abc import Generator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +26,10 @@ from mockmcp.plugin._harness import Harness, Target, server_command
 from mockmcp.plugin._mock_server import Configured, MockServer, MockServers, read_configured
 from mockmcp.plugin._privacy import Privacy
 
-__all__ = [  # the fixtures, each of which a conftest.py may override
-    "mockmcp",
-    "mockmcp_cassette_dir",
-    "mockmcp_cassette_name",
-    "mockmcp_cassette_path",
-    "mockmcp_config",
-    "mockmcp_privacy",
-    "mockmcp_record_mode",
-    "mockmcp_record_options",
-    "mockmcp_replay_options",
-    "mockmcp_server",
-    "mockmcp_servers",
-    "mockmcp_settings",
-]
+# The fixtures, each of which a conftest.py may override.
+__all__ = ["mockmcp", "mockmcp_cassette_dir", "mockmcp_cassette_name", "mockmcp_cassette_path", "mockmcp_config"]
+__all__ += ["mockmcp_privacy", "mockmcp_record_mode", "mockmcp_record_options", "mockmcp_replay_options"]
+__all__ += ["mockmcp_server", "mockmcp_servers", "mockmcp_settings"]
 
 _MOCKS = pytest.StashKey[dict[str, Harness]]()  # the test's servers by name ("" for a test's one server)
 _PROBLEM = pytest.StashKey[str]()  # why the test cannot run as asked (a bad marker, a shared cassette)
@@ -51,7 +39,6 @@ _OWN = pytest.StashKey[pytest.ExceptionInfo[BaseException]]()  # the test's own 
 _CLAIMED = pytest.StashKey[dict[Path, str]]()  # cassette -> the test that uses it, in this process
 _MODE = pytest.StashKey[str]()  # the run's record mode, parsed
 _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini option, in days
-_WHEN = ("failed", "all", "none")  # --mockmcp-html: the tests that get a timeline page
 _BY_SWITCH = pytest.StashKey[bool]()  # the test is intercepted by --mockmcp-intercept alone
 _INTERCEPTION = pytest.StashKey[tuple[Interception, Path]]()  # the test's interception and its work folder
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
@@ -76,7 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "unchanged): each replayed from, or recorded into, cassettes/<module>/<test>/<server>.yaml",
     }.items():
         how = {"metavar": valued[name]} if name in valued else {"action": "store_true"}
-        how = {"choices": _WHEN, "default": "failed"} if name == "html" else how
+        how = {"choices": ("failed", "all", "none"), "default": "failed"} if name == "html" else how
         group.addoption(f"--mockmcp-{name}", help=told, **how)
     for name, told in {  # the ini option mockmcp_NAME
         "server": f"{server} to record from, as a command line",
@@ -254,12 +241,13 @@ def mockmcp_cassette_path(
 @pytest.fixture
 def mockmcp_privacy(request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any]) -> Privacy:
     """What this test's recordings keep: redaction and substitutions, the ini options' then the marker's."""
-    ini, settings = request.config.getini, mockmcp_settings
-    given = {str(k): None if v is None else str(v) for k, v in (settings.get("substitute") or {}).items()}
-    substitute = Privacy.substitutions(request.config.rootpath, _ini_substitutions(request), given.items())
+    ini, settings, project = request.config.getini, mockmcp_settings, request.config.rootpath
+    substitute = dict([("PROJECT", str(project))] if len(str(project)) > 1 else [])  # the root folder: no project
+    substitute.update(_ini_substitutions(request))  # then the marker's, each winning by name
+    substitute.update((str(k), None if v is None else str(v)) for k, v in (settings.get("substitute") or {}).items())
     redact_env = tuple([*ini("mockmcp_redact_env"), *settings.get("redact_env", ())])
     redact = tuple([*ini("mockmcp_redact"), *settings.get("redact", ())])
-    return Privacy(redact_env, redact, settings.get("before_record"), request.config.rootpath, substitute)
+    return Privacy(redact_env, redact, settings.get("before_record"), project, tuple(substitute.items()))
 
 
 def _ini_substitutions(request: pytest.FixtureRequest) -> list[tuple[str, str | None]]:
@@ -277,9 +265,10 @@ def _ini_substitutions(request: pytest.FixtureRequest) -> list[tuple[str, str | 
 def mockmcp_record_options(mockmcp_record_mode: str, mockmcp_privacy: Privacy) -> RecordOptions:
     """How this test's servers are recorded: its record mode, and what the recorder redacts and substitutes."""
     try:
-        return mockmcp_privacy.options(mockmcp_record_mode)
+        mode = RecordMode.parse(mockmcp_record_mode, allow_none=True).value
     except UsageError as error:  # a conftest's own mode
         pytest.fail(f"mockmcp: the mockmcp_record_mode fixture returned {mockmcp_record_mode!r}: {error}", False)
+    return RecordOptions(mode, mockmcp_privacy.redact_env, mockmcp_privacy.redact, mockmcp_privacy.substitute)
 
 
 @pytest.fixture
@@ -320,7 +309,8 @@ def mockmcp(
         target = target._replace(server=server_command(*choices, config.getini("mockmcp_server")))
     targets = {str(name): _target(target, name, command) for name, command in named.items()} or {"": target}
     options = (mockmcp_record_options, mockmcp_replay_options)
-    mocks = {name: _harness(request, target, options, hosted, name) for name, target in targets.items()}
+    envs = hosted.env if hosted else {}  # what a host config's entry adds to a server's environment
+    mocks = {name: _harness(request, target, options, envs.get(name, {})) for name, target in targets.items()}
     request.node.stash[_MOCKS] = mocks  # a problem found before the test fails it in its call (see below)
     yield MockServers(mocks, hosted, tmp_path_factory) if named else MockServer(mocks[""])
     for mock in mocks.values():
@@ -365,31 +355,29 @@ def mockmcp_intercept(
         )
     except UsageError as error:
         pytest.fail(f"mockmcp: {error.render()}", pytrace=False)
-    with interception, _children_intercepted(interception, workdir):
+    stage = keeping.staged_path(Path("{stem}.yaml"), os.getpid()).name
+    with interception, pytest.MonkeyPatch.context() as patch:
+        # The test's Python child processes are intercepted too (as under `mockmcp run`): each tells its verdict
+        # in the work folder, and records into staged files, which the test's verdict keeps or discards.
+        for name, value in child_environment(run_settings(interception, stage), str(workdir)).items():
+            patch.setenv(name, value)
         node.stash[_INTERCEPTION] = interception, workdir
         yield interception
     _keep_intercepted(request, interception, mockmcp_privacy)
 
 
-@contextmanager
-def _children_intercepted(interception: Interception, registry: Path) -> Iterator[None]:
-    """The test's Python child processes intercepted too (as under `mockmcp run`), each telling its verdict in
-    the registry, and recording into the test's staged files, which its verdict keeps or discards."""
-    stage = keeping.staged_path(Path("{stem}.yaml"), os.getpid()).name
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in child_environment(run_settings(interception, stage), str(registry)).items():
-            patch.setenv(name, value)
-        yield
+def _fate(request: pytest.FixtureRequest, launched: bool, handed_out: bool) -> str:
+    """What becomes of the test's recording (`keeping.fate`)."""
+    stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
+    return keeping.fate(launched, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, handed_out)
 
 
 def _keep_intercepted(request: pytest.FixtureRequest, interception: Interception, privacy: Privacy) -> None:
     """Each intercepted recording made its server's cassette if the test passed (or --mockmcp-keep-failed)."""
-    stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
-    told = []
+    keep, told = _fate(request, True, False) == "keep", []
     for cassette, staged in interception.recorded():
         assert staged is not None
-        fate = keeping.fate(True, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, False)
-        if fate != "keep":
+        if not keep:
             keeping.discard(staged)
             continue
         try:
@@ -447,14 +435,10 @@ def _target(test: Target, name: Any, command: Any) -> Target:
 
 
 def _harness(
-    request: pytest.FixtureRequest,
-    target: Target,
-    options: tuple[RecordOptions, ReplayOptions],
-    hosted: Configured | None,
-    name: str,
+    request: pytest.FixtureRequest, target: Target, options: tuple[RecordOptions, ReplayOptions], env: dict[str, str]
 ) -> Harness:
     """One mock server of the test, in a folder of its own, once its cassette is claimed and cleared of leftovers;
-    a server of a host config with the environment its entry adds, whose keys its recording redacts."""
+    `env`, what a host config's entry adds to its environment, is redacted from its recording."""
     nodeid, claimed = request.node.nodeid, request.config.stash[_CLAIMED]
     other = claimed.setdefault(target.cassette, nodeid)
     if other != nodeid and not request.getfixturevalue("mockmcp_settings").get("cassette"):
@@ -463,27 +447,29 @@ def _harness(
             f"{nodeid} and {other} would share the cassette {target.cassette}; give this test its own "
             "with @pytest.mark.mockmcp(cassette=...)",
         )
-    for said in keeping.leftovers(target.cassette):
-        request.node.warn(pytest.PytestWarning(f"mockmcp: {said}"))
-    (record, replay), env = options, hosted.env.get(name, {}) if hosted else {}
-    if env:  # the variables a host config's entry sets: their values never reach the cassette
-        record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
+    notes = [f"mockmcp: {said}" for said in keeping.leftovers(target.cassette)]
+    record, replay = options
+    record = record._replace(redact_env=tuple(dict.fromkeys([*record.redact_env, *env])))
     workdir = request.getfixturevalue("tmp_path_factory").mktemp("mockmcp")
     mock = Harness(target, record, replay, workdir, {**os.environ, **env})
     if target.legacy and not mock.recording:
-        request.node.warn(pytest.PytestWarning(story.legacy_note(target)))
+        notes.append(
+            f"mockmcp: replayed {target.legacy}, this test's cassette under its old name (the one pytest-recording "
+            f"gives its own); the next recording of the test moves it to {target.cassette.name}"
+        )
     told = story.too_old(mock, request.config.stash[_MAX_AGE], nodeid)
     if told and replay.strict:  # an old cassette: a warning, or with strict a failure of the test
         _problem(request, told)
     elif told:
-        request.node.warn(pytest.PytestWarning(told))
+        notes.append(told)
+    for said in notes:
+        request.node.warn(pytest.PytestWarning(said))
     return mock
 
 
 def _finish_recording(request: pytest.FixtureRequest, mock: Harness, privacy: Privacy) -> None:
     """Keep the test's recording as its cassette if the test passed (or --mockmcp-keep-failed), else forget it."""
-    stash, keep_failed = request.node.stash, bool(request.config.getoption("--mockmcp-keep-failed"))
-    fate = keeping.fate(mock.sessions() > 0, _PROBLEM in stash, stash.get(_PASSED, False), keep_failed, mock.handed_out)
+    fate = _fate(request, mock.sessions() > 0, mock.handed_out)
     told = story.kept(mock, privacy.finish) if fate == "keep" else None
     if fate in ("discard", "unlaunched"):
         keeping.discard(mock.staged)
@@ -514,12 +500,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         mock.stop()
     # Out of the except block: the verdict is the failure, not an error raised while handling the test's own.
     found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
-    interception, workdir = item.stash.get(_INTERCEPTION, (None, None))
-    if interception is not None:
-        children = [said for said in read_verdicts(workdir) if not said.startswith(f"process {os.getpid()}:")]
-        found.append(story.intercepted(interception, item.nodeid, children))
+    intercepted = item.stash.get(_INTERCEPTION, None)
+    if intercepted is not None:
+        children = [said for said in read_verdicts(intercepted[1]) if not said.startswith(f"process {os.getpid()}:")]
+        found.append(story.intercepted(intercepted[0], item.nodeid, children))
     verdict = "\n\n".join(told for told in found if told)
-    page = _timeline(item, mocks, failed=bool(verdict) or failure is not None, intercepted=(interception, workdir))
+    page = _timeline(item, mocks, bool(verdict) or failure is not None, intercepted)
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""
     if verdict:
         if failure is not None:  # its traceback, down to the test's own line, comes first (pytest_runtest_makereport)
@@ -532,8 +518,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             for title, text in [*said, ("mockmcp in process", mock.said.getvalue())]:
                 if text:
                     item.add_report_section("call", title, text)
-        if interception is not None and isinstance(interception.log, io.StringIO) and interception.log.getvalue():
-            item.add_report_section("call", "mockmcp intercepted", interception.log.getvalue())
+        log = intercepted[0].log if intercepted is not None else None
+        if isinstance(log, io.StringIO) and log.getvalue():
+            item.add_report_section("call", "mockmcp intercepted", log.getvalue())
         if page:
             item.add_report_section("call", "mockmcp timeline", shown.strip())
         raise failure
@@ -545,13 +532,15 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
-def _timeline(item: pytest.Item, mocks: dict[str, Harness], failed: bool, intercepted: tuple[Any, Any]) -> Path | None:
+def _timeline(
+    item: pytest.Item, mocks: dict[str, Harness], failed: bool, intercepted: tuple[Interception, Path] | None
+) -> Path | None:
     """The test's timeline page, when --mockmcp-html asks for one for this test (by default: a failed one)."""
     when = item.config.getoption("--mockmcp-html")
-    if not (mocks or intercepted[0]) or when == "none" or (when == "failed" and not failed):
+    if not (mocks or intercepted) or when == "none" or (when == "failed" and not failed):
         return None
     try:
-        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath, *intercepted)
+        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath, intercepted)
     except OSError as error:  # the page is an aid: the test's verdict stands without it
         item.warn(pytest.PytestWarning(f"mockmcp: the timeline page could not be written: {error}"))
         return None
@@ -564,10 +553,9 @@ _VERDICT_FOLLOWS = "and mockmcp failed the same test:"
 
 
 def _own_failure_first(own: Any, verdict: Any) -> Any:
-    """A test that failed itself and was failed by a verdict: one report of both, as pytest shows a chain of
-    exceptions. The test's own traceback (its failing line, its assertion's details) comes first, then the
-    verdict, whose message stays the failure's summary line (`own`, `verdict`: each one's report, as
-    `repr_failure` draws it: a chain, or with `--tb=native` one traceback)."""
+    """One report of a test's own failure and its verdict's, as pytest shows a chain of exceptions: the test's
+    traceback first, then the verdict, whose message stays the summary line (`own`, `verdict`: each one's
+    `repr_failure`: a chain, or with `--tb=native` one traceback)."""
     first = list(getattr(own, "chain", None) or [(own.reprtraceback, own.reprcrash, None)])
     first[-1] = (*first[-1][:2], _VERDICT_FOLLOWS)
     both = type(verdict)([*first, *verdict.chain])
