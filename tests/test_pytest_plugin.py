@@ -80,7 +80,8 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     instead of editing it in place as a real run does.
     """
     if "-n" in args:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=120)
+        # The timeout guards against a hang; a loaded machine needs minutes for two workers recording four sessions.
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "anyio", *args, timeout=300)
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
 
