@@ -477,7 +477,7 @@ def test_the_pytest_config_example(pytester: pytest.Pytester, monkeypatch: pytes
     def run_here(*args: str) -> pytest.RunResult:
         return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
-    run_here("--mockmcp-record=once").assert_outcomes(passed=1)
+    run_here("--mockmcp-record-mode=once").assert_outcomes(passed=1)
     folder = pytester.path / "tests" / "cassettes" / "test_host_config" / "test_plans_the_day[asyncio]"
     assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
     assert yaml.safe_load((folder / "notes.yaml").read_text())["meta"]["redact"] == {"env": ["NOTES_KEY"]}

@@ -49,7 +49,7 @@ def test_a_cassette_recorded_in_one_folder_replays_from_a_copy_in_another(pytest
     (first / "data" / "todo.txt").write_text("buy milk")
     (first / "test_files.py").write_text(HOST)
     shutil.copy(ROOT / "tests" / "servers" / "files.py", first / "files_server.py")
-    run(pytester, str(first), "--rootdir", str(first), "--mockmcp-record=once").assert_outcomes(passed=1)
+    run(pytester, str(first), "--rootdir", str(first), "--mockmcp-record-mode=once").assert_outcomes(passed=1)
     [cassette] = (first / "cassettes").rglob("*.yaml")
     text = cassette.read_text()
     assert str(first) not in text and str(pytester.path) not in text  # no path of the recording machine
