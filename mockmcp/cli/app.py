@@ -1,10 +1,7 @@
-"""The command line: short adapters from options to the domain objects, built with click.
+"""The click application: short adapters from the tables of `mockmcp.cli.options` to the commands.
 
-`mockmcp.cli.launch` is the entry point: it reads a plain `mockmcp replay` command line itself and
-hands everything else here. The parameters are built from the tables of `mockmcp.cli.options`, and
-every option value with a parser of its own is read by that parser, through a click parameter type,
-so that a bad value fails here, with usage, and completes in a shell. The spellings of mockmcp 0.x
-are rewritten to today's before click reads them, each saying so once on stderr (`_Command`).
+A value is read by its parser through a click type, so a bad one fails with usage. The spellings of
+mockmcp 0.x are rewritten to today's before click reads them, each said once on stderr (`_Command`).
 """
 
 from __future__ import annotations
@@ -262,8 +259,7 @@ def run(command: tuple[str, ...], **values: Any) -> None:
     when a cassette could not serve it (the explanation on stderr).
     """
     status, said = commands.run_program(list(command), values)
-    for text in said:
-        note(text)
+    note(*said)
     raise SystemExit(status or (1 if said else 0))
 
 

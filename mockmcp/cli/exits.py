@@ -1,8 +1,5 @@
-"""The one place where an error that ended a command becomes a message on stderr and an exit status.
-
-Both readers of the command line use it (the launcher's plain replay and click's main), so an error
-reads the same whichever way the command line was read. Imported only when something failed.
-"""
+"""The one place where an error that ended a command becomes a message on stderr and an exit status, for both
+readers of the command line (the launcher and click's main). Imported only when something failed."""
 
 from __future__ import annotations
 

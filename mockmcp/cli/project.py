@@ -1,11 +1,7 @@
 """The project's folder, `${PROJECT}`, for a cassette the pytest plugin recorded, replayed or verified at a shell.
 
-The plugin writes pytest's rootdir as `${PROJECT}` and gives it to every replay; `mockmcp replay` and
-`mockmcp verify` find the same folder from the cassette's own (which lies inside the project), as pytest
-finds its rootdir: the nearest folder above with a pytest configuration file, else with `setup.py`, else
-with a `pyproject.toml`. The folder found is said in a note; none found leaves `PROJECT` not given (said
-too), and the refusal that follows says how to give it. On the launch path: the standard library's `os`
-only, files read as text (a section header is all that is looked for).
+The plugin writes pytest's rootdir as `${PROJECT}`; replay and verify find the same folder above the cassette's
+as pytest finds its rootdir, and say so. On the launch path: `os` only, files read as text.
 """
 
 from __future__ import annotations
