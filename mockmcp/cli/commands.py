@@ -176,9 +176,7 @@ def verify_cassette(path: str, command: list[str], compared: ReplayOptions, upda
     """Compare a live server with the cassette (printing the drift report); with update, rewrite it. Of compared,
     ignores and substitutions count. Returns True when drift remains: found, and not written into the cassette."""
     recorded = cassettes.load(path)
-    given, said = with_project(recorded, compared.substitutions, "mockmcp verify")
-    if said:
-        note(said)
+    given = with_project(recorded, compared.substitutions, "mockmcp verify")
     if not command:
         redactor = Redactor.for_replay(recorded, os.environ, given, path, "mockmcp verify --substitute") or Redactor()
         command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)

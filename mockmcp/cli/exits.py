@@ -19,7 +19,10 @@ def fail(error: MockmcpError | OSError) -> NoReturn:
         _say(f"mockmcp: error: {error.render()}")
         sys.exit(error.exit_code)
     if error.errno == errno.EPIPE:  # the reader went away: nothing to tell it (click's own rule: status 1)
-        _silence()
+        devnull = os.open(os.devnull, os.O_WRONLY)  # so that flushing stdout and stderr at exit cannot fail
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
         sys.exit(1)
     where = f" ({error.filename})" if error.filename else ""
     _say(
@@ -38,11 +41,3 @@ def abort() -> NoReturn:
 def _say(text: str) -> None:
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
-
-
-def _silence() -> None:
-    """Point stdout and stderr at /dev/null, so that flushing them at exit cannot fail on the broken pipe."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for fd in (1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)

@@ -218,18 +218,12 @@ UPSTREAM_TIMEOUT = option(
 )
 
 REPLAY = (
-    CASSETTE,
-    IGNORE,
-    SUBSTITUTE,
-    STRICT,
-    REPORT,
-    HTML,
+    CASSETTE, IGNORE, SUBSTITUTE, STRICT, REPORT, HTML,
     option(
         "--timing HOW", "timing", "timing", "none: answer at once; recorded: as fast as the server did; or a "
         "factor scaling that (0.5 is twice as fast).", default="none",
     ),
-    LISTEN,
-    ALLOW_HOST,
+    LISTEN, ALLOW_HOST,
     option(
         "--state FILE", "state", "file", "Over stdio: keep in this file which recorded sessions earlier replays "
         "took (created if missing), so this one starts from the next, as a host that starts one server per call "

@@ -47,28 +47,29 @@ def project_folder(start: str) -> tuple[str, str] | None:
 
 def with_project(
     recorded: Cassette, given: tuple[tuple[str, str | None], ...], command: str
-) -> tuple[tuple[tuple[str, str | None], ...], str | None]:
+) -> tuple[tuple[str, str | None], ...]:
     """The substitutions given, with `PROJECT` the project's folder when the cassette uses `${PROJECT}` and it
-    is not given; and what to say of it (naming `command`, `mockmcp replay` or `mockmcp verify`), or None."""
+    is not given, which a note says (naming `command`, `mockmcp replay` or `mockmcp verify`)."""
     if PROJECT not in (recorded.meta.get("substitute") or ()) or any(name == PROJECT for name, _ in given):
-        return given, None
+        return given
+    from mockmcp.cli.replaying import note
     from mockmcp.engine.redact import mentioned
 
     if PROJECT not in mentioned(recorded, [PROJECT]):
-        return given, None
+        return given
     found = project_folder(os.path.dirname(os.path.abspath(recorded.path or "")))
     if found is None:
-        said = (
+        note(
             f"{recorded.path} uses ${{{PROJECT}}}, the project's folder, and no folder above it has a pytest "
             "configuration file, setup.py or pyproject.toml to say which it is"
         )
-        return given, said
+        return given
     folder, why = found
-    said = (
+    note(
         f"${{{PROJECT}}} is {folder}, the project's folder as the pytest plugin finds it (pytest's rootdir: the "
         f"folder of {why} above {recorded.path}); {command} --substitute {PROJECT}=PATH gives another"
     )
-    return (*given, (PROJECT, folder)), said
+    return (*given, (PROJECT, folder))
 
 
 def _upwards(folder: str) -> list[str]:

@@ -125,9 +125,7 @@ def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], 
     from mockmcp.cli.project import with_project
     from mockmcp.engine.redact import Redactor
 
-    given, said = with_project(recorded, given, command)
-    if said:
-        note(said)
+    given = with_project(recorded, given, command)
     return Redactor.for_replay(recorded, os.environ, given, recorded.path or "the cassette", f"{command} --substitute")
 
 

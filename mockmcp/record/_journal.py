@@ -125,10 +125,6 @@ class Journal:
     def _record(self, record: dict[str, Any]) -> None:
         self._write(_compact(record).encode() + b"\n")
 
-    def took_snapshot(self, saved: str, base: int) -> None:
-        """The cassette was saved from the journal as it stood (its bytes' digest), after `base` interactions."""
-        self._record({"k": saved, "base": base})
-
     def ended(self, status: int) -> None:
         self._record({"z": status})
 
@@ -378,7 +374,7 @@ def snapshot(journal: Journal) -> None:
         return
     result, _notes, _numbers, start = built
     _save(result, journal.cassette, recovered.header)
-    journal.took_snapshot(file_digest(journal.cassette), start)
+    journal._record({"k": file_digest(journal.cassette), "base": start})
 
 
 def settled(cassette_path: str) -> bool:
