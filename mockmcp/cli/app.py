@@ -113,9 +113,6 @@ class _Command(click.Command):
         self.renamed = renamed or {}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, self.respell(args, ctx.allow_interspersed_args))
-
-    def respell(self, args: list[str], interspersed: bool = True) -> list[str]:
         """args with the old options rewritten, up to `--` or (not interspersed) the server's first word."""
         valued = {flag for p in self.params if isinstance(p, click.Option) and not p.is_flag for flag in p.opts}
         old = [arg.partition("=")[0] for arg in args if arg.partition("=")[0] in self.renamed]
@@ -124,8 +121,9 @@ class _Command(click.Command):
         while rest:
             arg = rest.pop(0)
             flag, equals, value = arg.partition("=")
-            if arg == "--" or (not flag.startswith("-") and not interspersed):
-                return [*out, arg, *rest]
+            if arg == "--" or (not flag.startswith("-") and not ctx.allow_interspersed_args):
+                out += [arg, *rest]
+                break
             new = self.renamed.get(flag)
             if new is not None:
                 deprecated(flag, " ".join(new))
@@ -133,7 +131,7 @@ class _Command(click.Command):
             out += [arg] if new is None else [f"{flag}={value}"] if equals else list(new)
             if flag in valued and not equals and rest:
                 out.append(rest.pop(0))
-        return out
+        return super().parse_args(ctx, out)
 
 
 # The other commands' parameters, written as the tables of `mockmcp.cli.options` are.

@@ -47,7 +47,14 @@ def exec_command(values: dict[str, Any]) -> int:
         if mode.records(exists, later):
             return _record(cassette, server, record, serving, report)
         if not exists:
-            raise _missing(cassette, server)
+            import shlex
+
+            raise UsageError(
+                f"no cassette at {cassette}, and record mode none never records",
+                f"record it once: mockmcp exec -o {shlex.quote(cassette)} --record-mode once -- "
+                f"{shlex.join(server) if server else 'SERVER ARGS...'} "
+                '(a test helper: record: "once"), or check the cassette\'s path',
+            )
         return replay_cassette(cassette, replay._replace(report=report), serving, command="mockmcp exec")
     except StrictFailure:
         raise  # the replay's own report says it
@@ -82,17 +89,6 @@ def _record(cassette: str, server: list[str], record: RecordOptions, serving: Se
     recorded = {"mode": mode.value, "status": status, "outcome": outcome}
     _write(report, {"version": REPORT_VERSION, "cassette": cassette, "recorded": recorded})
     return status
-
-
-def _missing(cassette: str, server: list[str]) -> UsageError:
-    import shlex
-
-    named = shlex.join(server) if server else "SERVER ARGS..."
-    return UsageError(
-        f"no cassette at {cassette}, and record mode none never records",
-        f"record it once: mockmcp exec -o {shlex.quote(cassette)} --record-mode once -- {named} "
-        '(a test helper: record: "once"), or check the cassette\'s path',
-    )
 
 
 def _write(report: str | None, data: dict[str, object]) -> None:

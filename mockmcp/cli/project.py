@@ -32,7 +32,9 @@ _CONFIGS = (
 def project_folder(start: str) -> tuple[str, str] | None:
     """The project's folder above `start` (a folder) as pytest finds its rootdir, with the file that made it
     one; None when there is none."""
-    folders = _upwards(os.path.abspath(start))
+    folders = [os.path.abspath(start)]  # and each above it, up to the root
+    while os.path.dirname(folders[-1]) != folders[-1]:
+        folders.append(os.path.dirname(folders[-1]))
     for folder in folders:
         for name, sections in _CONFIGS:
             path = os.path.join(folder, name)
@@ -70,14 +72,6 @@ def with_project(
         f"folder of {why} above {recorded.path}); {command} --substitute {PROJECT}=PATH gives another"
     )
     return (*given, (PROJECT, folder))
-
-
-def _upwards(folder: str) -> list[str]:
-    """The folder and each above it, up to the root."""
-    out = [folder]
-    while os.path.dirname(out[-1]) != out[-1]:
-        out.append(os.path.dirname(out[-1]))
-    return out
 
 
 def _has_section(path: str, sections: tuple[str, ...]) -> bool:
