@@ -33,7 +33,6 @@ __all__ = [
     "apart_from",
     "build",
     "option",
-    "parse_listen",
     "read_plain",
 ]
 

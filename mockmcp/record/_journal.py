@@ -60,8 +60,7 @@ class Journal:
         self._synced = time.monotonic()
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         lock_file(self._fd)  # a fresh file: nobody else can hold it yet
-        header = {"mockmcp_journal": 1, **header, "pid": os.getpid()}
-        self._record(header)
+        self._record({"mockmcp_journal": 1, **header, "pid": os.getpid()})
 
     def _write(self, data: bytes) -> None:
         with self._lock:
