@@ -71,20 +71,18 @@ def replay_cassette(
     gc.enable()
     # A host ends a server by closing stdin (or the plugin its HTTP one by SIGTERM), maybe signalling again:
     # signals stay caught until the report is written, so the report is always written.
-    if serving.listen is not None:
-        with Signals():  # the serving loop catches the first signal; this one, any that come after it
+    with Signals() as signals:  # over HTTP the serving loop catches the first signal; this one, any after it
+        if serving.listen is not None:
             reports = _serve_http((recorded, matcher, redactor, options.timing), serving, bounds)
             report, status = Report.combine(recorded, reports), 0
-            _write_report(report, options)
-    else:
-        with Signals() as signals:
+        else:
             recordings = Recordings(recorded, matcher, taken) if taken else None
             engine = Replay(recorded, matcher, redactor, options.timing, recordings)
             status = serve(engine, signals=signals)
             report = engine.report
             if serving.state is not None:  # before the report: a host may start the next process once it is written
                 write_taken(serving.state, cassette, {*taken, *report.sessions})
-            _write_report(report, options)
+        _write_report(report, options)
     if options.strict and not report.strict_ok:
         raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
     return status
