@@ -13,7 +13,7 @@ from mockmcp._wire.words import REDACTED, RecordMode
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
-from mockmcp.cli.options import Serving, build
+from mockmcp.cli.options import STDIO, Serving, build
 from mockmcp.cli.project import with_project
 from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
 from mockmcp.engine.matching import Matcher
@@ -41,8 +41,8 @@ __all__ = [
 
 def record_session(path: str, command: list[str], options: RecordOptions) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
-    if _replays(path, options):
-        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions), command="mockmcp record")
+    replayed = _replayed(path, options)
+    if replayed is not None:
         return Outcome(replayed, "replayed the existing cassette")
     redactor = _redactor(options)
     journal = Journal.fresh(path, RecordMode(options.mode), redactor, command, runs=True)
@@ -58,12 +58,13 @@ def record_session(path: str, command: list[str], options: RecordOptions) -> Out
     return outcome
 
 
-def _replays(path: str, options: RecordOptions, how: str = "") -> bool:
-    """Whether `once` finds the cassette (not one this run saved): it is replayed instead, and that is said."""
+def _replayed(path: str, options: RecordOptions, serving: Serving = STDIO) -> int | None:
+    """With `once` and a cassette this run did not save: the cassette replayed instead (said), its exit status."""
     if RecordMode(options.mode) is not RecordMode.ONCE or not os.path.exists(path) or later_start(path):
-        return False
+        return None
+    how = " over HTTP" if serving.listen else ""
     note(f"{path} exists and the mode is once: replaying it{how} (record afresh with --record-mode rewrite)")
-    return True
+    return replay_cassette(path, ReplayOptions(substitutions=options.substitutions), serving, command="mockmcp record")
 
 
 def record_http(path: str, target: str, options: RecordOptions, serving: Serving, bounds: Bounds = BOUNDS) -> None:
@@ -73,9 +74,7 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
     except ImportError as exc:
         raise http_extra("recording", exc) from None
     listen = serving.listen or ("127.0.0.1", 0)
-    if _replays(path, options, " over HTTP"):
-        replaying = ReplayOptions(substitutions=options.substitutions)
-        replay_cassette(path, replaying, serving._replace(listen=listen), command="mockmcp record")
+    if _replayed(path, options, serving._replace(listen=listen)) is not None:
         return
     redactor = _redactor(options)
     journal = Journal.fresh(path, RecordMode(options.mode), redactor, [target], runs=True)
