@@ -186,11 +186,8 @@ class Journal:
             raise CassetteError("an interrupted recording of this cassette exists", path=path, fix=fix)
         # No credential reaches the cassette: a URL is bare, a secret flag's value or a key's shape [REDACTED].
         words = [redactor.text(part) for part in server_words(server)]
-        meta: dict[str, Any] = {
-            "recorded_at": cassettes.now_iso(),
-            "server": words,
-            "recorder": f"mockmcp {__version__}",
-        }
+        recorder = f"mockmcp {__version__}"
+        meta: dict[str, Any] = {"recorded_at": cassettes.now_iso(), "server": words, "recorder": recorder}
         known = {"redact": redactor.rules(), "substitute": list(redactor.substitutions.names)}
         meta.update((key, value) for key, value in known.items() if value)
         header: dict[str, Any] = {"mode": mode.value, "meta": meta}
