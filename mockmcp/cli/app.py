@@ -1,10 +1,7 @@
-"""The command line: short adapters from options to the domain objects, built with click.
+"""The click application: short adapters from the tables of `mockmcp.cli.options` to the commands.
 
-`mockmcp.cli.launch` is the entry point: it reads a plain `mockmcp replay` command line itself and
-hands everything else here. The parameters are built from the tables of `mockmcp.cli.options`, and
-every option value with a parser of its own is read by that parser, through a click parameter type,
-so that a bad value fails here, with usage, and completes in a shell. The spellings of mockmcp 0.x
-are rewritten to today's before click reads them, each saying so once on stderr (`_Command`).
+A value is read by its parser through a click type, so a bad one fails with usage. The spellings of
+mockmcp 0.x are rewritten to today's before click reads them, each said once on stderr (`_Command`).
 """
 
 from __future__ import annotations
@@ -116,9 +113,6 @@ class _Command(click.Command):
         self.renamed = renamed or {}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, self.respell(args, ctx.allow_interspersed_args))
-
-    def respell(self, args: list[str], interspersed: bool = True) -> list[str]:
         """args with the old options rewritten, up to `--` or (not interspersed) the server's first word."""
         valued = {flag for p in self.params if isinstance(p, click.Option) and not p.is_flag for flag in p.opts}
         old = [arg.partition("=")[0] for arg in args if arg.partition("=")[0] in self.renamed]
@@ -127,8 +121,9 @@ class _Command(click.Command):
         while rest:
             arg = rest.pop(0)
             flag, equals, value = arg.partition("=")
-            if arg == "--" or (not flag.startswith("-") and not interspersed):
-                return [*out, arg, *rest]
+            if arg == "--" or (not flag.startswith("-") and not ctx.allow_interspersed_args):
+                out += [arg, *rest]
+                break
             new = self.renamed.get(flag)
             if new is not None:
                 deprecated(flag, " ".join(new))
@@ -136,7 +131,7 @@ class _Command(click.Command):
             out += [arg] if new is None else [f"{flag}={value}"] if equals else list(new)
             if flag in valued and not equals and rest:
                 out.append(rest.pop(0))
-        return out
+        return super().parse_args(ctx, out)
 
 
 # The other commands' parameters, written as the tables of `mockmcp.cli.options` are.
@@ -262,8 +257,7 @@ def run(command: tuple[str, ...], **values: Any) -> None:
     when a cassette could not serve it (the explanation on stderr).
     """
     status, said = commands.run_program(list(command), values)
-    for text in said:
-        note(text)
+    note(*said)
     raise SystemExit(status or (1 if said else 0))
 
 

@@ -1,8 +1,4 @@
-"""What the CLI's commands other than replay do, as plain functions over the domain objects.
-
-The click commands in `app` only adapt options to these. Each prints its diagnostics to stderr and
-raises MockmcpError subclasses; none exits. Replay, on the launch path, is `replaying`'s.
-"""
+"""What the commands other than replay do, over the wings: diagnostics to stderr, MockmcpError raised, no exit."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ from mockmcp._wire.words import REDACTED, RecordMode
 from mockmcp.cassette import files, schema
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.model import recorded_url
-from mockmcp.cli.options import Serving
+from mockmcp.cli.options import STDIO, Serving, build
 from mockmcp.cli.project import with_project
 from mockmcp.cli.replaying import address, http_extra, note, replay_cassette
 from mockmcp.engine.matching import Matcher
@@ -45,13 +41,11 @@ __all__ = [
 
 def record_session(path: str, command: list[str], options: RecordOptions) -> Outcome:
     """Record one session through the proxy; returns how it ended (with `once` and a cassette: how its replay ended)."""
-    mode = RecordMode(options.mode)
-    if mode is RecordMode.ONCE and os.path.exists(path) and not later_start(path):
-        note(f"{path} exists and the mode is once: replaying it (record afresh with --record-mode rewrite)")
-        replayed = replay_cassette(path, ReplayOptions(substitutions=options.substitutions), command="mockmcp record")
+    replayed = _replayed(path, options)
+    if replayed is not None:
         return Outcome(replayed, "replayed the existing cassette")
     redactor = _redactor(options)
-    journal = Journal.fresh(path, mode, redactor, command, runs=True)
+    journal = Journal.fresh(path, RecordMode(options.mode), redactor, command, runs=True)
     try:
         outcome = run_proxy(command, journal, redactor, options.grace)
     except UsageError:
@@ -59,9 +53,18 @@ def record_session(path: str, command: list[str], options: RecordOptions) -> Out
         raise
     finally:
         journal.close()
-    _say(saved(path, outcome.why()))
+    note(*saved(path, outcome.why()))
     journal.raise_failure(path)
     return outcome
+
+
+def _replayed(path: str, options: RecordOptions, serving: Serving = STDIO) -> int | None:
+    """With `once` and a cassette this run did not save: the cassette replayed instead (said), its exit status."""
+    if RecordMode(options.mode) is not RecordMode.ONCE or not os.path.exists(path) or later_start(path):
+        return None
+    how = " over HTTP" if serving.listen else ""
+    note(f"{path} exists and the mode is once: replaying it{how} (record afresh with --record-mode rewrite)")
+    return replay_cassette(path, ReplayOptions(substitutions=options.substitutions), serving, command="mockmcp record")
 
 
 def record_http(path: str, target: str, options: RecordOptions, serving: Serving, bounds: Bounds = BOUNDS) -> None:
@@ -70,14 +73,11 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
         from mockmcp.http import ProxyOptions, RecordingProxy, serve_until_signalled
     except ImportError as exc:
         raise http_extra("recording", exc) from None
-    mode, listen = RecordMode(options.mode), serving.listen or ("127.0.0.1", 0)
-    if mode is RecordMode.ONCE and os.path.exists(path) and not later_start(path):
-        note(f"{path} exists and the mode is once: replaying it over HTTP (record afresh with --record-mode rewrite)")
-        replaying = ReplayOptions(substitutions=options.substitutions)
-        replay_cassette(path, replaying, serving._replace(listen=listen), command="mockmcp record")
+    listen = serving.listen or ("127.0.0.1", 0)
+    if _replayed(path, options, serving._replace(listen=listen)) is not None:
         return
     redactor = _redactor(options)
-    journal = Journal.fresh(path, mode, redactor, [target], runs=True)
+    journal = Journal.fresh(path, RecordMode(options.mode), redactor, [target], runs=True)
     try:
         proxy = RecordingProxy(target, listen, journal, redactor, ProxyOptions(serving.allow_hosts, bounds))
     except (UsageError, OSError) as exc:
@@ -92,8 +92,8 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
     again: list[int] = []
 
     def save(signals: Signals) -> None:
-        """The answers under way, then the cassette, with the signals still caught: a second one only cuts the
-        wait for those answers short (and the exit status says it), never the save."""
+        """The answers under way, then the cassette, signals still caught: a second one cuts short the wait for
+        those answers (the exit status says it), never the save."""
         first = signals.count
         try:
             unfinished = proxy.finish_answers(10.0, signals)
@@ -103,7 +103,7 @@ def record_http(path: str, target: str, options: RecordOptions, serving: Serving
         finally:
             journal.close()
         trouble = f"; {proxy.trouble}" if proxy.trouble else ""
-        _say(saved(path, "stopped by a signal" + trouble))
+        note(*saved(path, "stopped by a signal" + trouble))
         journal.raise_failure(path)
         if signals.count > first and signals.received is not None:
             again.append(128 + signals.received)
@@ -122,14 +122,8 @@ def _redactor(options: RecordOptions) -> Redactor:
     return Redactor.for_recording(env, patterns, os.environ, substitute=substitute)
 
 
-def _say(notes: list[str]) -> None:
-    for text in notes:
-        note(text)
-
-
 def run_program(command: list[str], values: dict[str, Any]) -> tuple[int, list[str]]:
     """`mockmcp run`: the program's exit status, and what its cassettes could not do."""
-    from mockmcp.cli.options import build
     from mockmcp.inprocess import Interception
     from mockmcp.inprocess import run_program as run
 
@@ -164,8 +158,7 @@ def recover_session(path: str) -> None:
             "no journal to recover", path=journal_path(path), fix="nothing to do: the last recording finished"
         )
     _written, recovered, notes = finish(path)
-    for text in notes:
-        note(text)
+    note(*notes)
     torn = "; the last line was cut off and left out" if recovered.torn else ""
     asked = silent(recovered.cassette.interactions)
     if asked:
@@ -180,14 +173,9 @@ def recover_session(path: str) -> None:
 
 def verify_cassette(path: str, command: list[str], compared: ReplayOptions, update: bool, timeout: float) -> bool:
     """Compare a live server with the cassette (printing the drift report); with update, rewrite it. Of compared,
-    the paths left out (ignores) and the values of the cassette's placeholders here (substitutions) count.
-
-    Returns True when drift remains: found, and not written into the cassette.
-    """
+    ignores and substitutions count. Returns True when drift remains: found, and not written into the cassette."""
     recorded = cassettes.load(path)
-    given, said = with_project(recorded, compared.substitutions, "mockmcp verify")
-    if said:
-        note(said)
+    given = with_project(recorded, compared.substitutions, "mockmcp verify")
     if not command:
         redactor = Redactor.for_replay(recorded, os.environ, given, path, "mockmcp verify --substitute") or Redactor()
         command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)
@@ -207,11 +195,8 @@ def verify_cassette(path: str, command: list[str], compared: ReplayOptions, upda
 
 def recorded_command(meta: dict[str, Any], expand: Callable[[str], str], python: str, where: str) -> list[str]:
     """The server command a cassette's `meta.server` names, as this machine runs it; raises UsageError.
-
-    Its `${NAME}` placeholders take their values here (`expand`), `python` (how the plugin writes the
-    interpreter it ran under) is this one, and `~/` the home folder; relative paths stay relative to
-    the folder verify runs in, as the plugin wrote them relative to the project's.
-    """
+    `${NAME}` goes through `expand`, `python` (the plugin's word for its interpreter) this one, `~/` the
+    home folder; relative paths stay relative to the folder verify runs in (the plugin's: the project's)."""
     server = meta.get("server")
     if not (isinstance(server, list) and server and all(isinstance(part, str) for part in server)):
         raise UsageError(

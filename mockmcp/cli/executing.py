@@ -1,14 +1,9 @@
 """`mockmcp exec`: one command for a test runner in any language, with the pytest plugin's record modes.
 
-Theory of operation. A host's test in TypeScript, Go or Rust spawns its server as a command; it
-points that command at `mockmcp exec -o C --record-mode M -- SERVER...`, which decides, as the
-plugin does, whether this launch records or replays (`RecordMode.records`), then runs the very code
-paths of `mockmcp record` (with its redaction) and `mockmcp replay`. The verdict is the exit status
-and the `--report` file; a host's transport rarely shows the status, so the report says every
-outcome (docs/report.md): the replay's report, or that this launch recorded, or why it could do neither.
-
-A replay by exec is on the launch path (docs/architecture.md, "Start-up rules"): what only a
-recording or a failure needs is imported where it is used.
+It decides, as the plugin does, whether this launch records or replays (`RecordMode.records`), then
+runs `mockmcp record`'s or `mockmcp replay`'s code path. A host's transport rarely shows the exit
+status, so the `--report` file says every outcome (docs/report.md). A replay by exec is on the launch
+path (docs/architecture.md, "Start-up rules"): what only a recording or a failure needs is imported there.
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ import os
 
 from mockmcp._wire.words import RecordMode
 from mockmcp.cassette.files import atomic_write, begun_by_this_run
-from mockmcp.cli.options import STDIO, Serving, apart_from, build
+from mockmcp.cli.options import Serving, apart_from, build
 from mockmcp.cli.replaying import deprecated, replay_cassette
 from mockmcp.engine.report import REPORT_VERSION
 from mockmcp.errors import MockmcpError, StrictFailure, UsageError
@@ -27,19 +22,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["exec_cassette", "exec_command"]
+__all__ = ["exec_command"]
 
 
-def exec_cassette(
-    cassette: str, server: list[str], replay: ReplayOptions, record: RecordOptions, serving: Serving = STDIO
-) -> int:
-    """Record the server into the cassette or replay it, as `record.mode` says; returns the exit status.
-
-    server is the server's command line, or with serving.listen the URL to record from (`--http-target`):
-    over Streamable HTTP until SIGINT or SIGTERM, replay serves there, and a recording is a proxy there.
-    Raises what `record` and `replay` raise (the report says it first), and UsageError for a missing
-    cassette under `none` or a recording without a server.
-    """
+def exec_command(values: dict[str, Any]) -> int:
+    """Record the server into the cassette or replay it, as the record mode says, from the values of
+    `options.EXEC` and the command after `--` (as both readers give them); returns the exit status.
+    Raises what `record` and `replay` raise, the report saying it first."""
+    cassette, server, target = values["cassette"], list(values["command"]), values["target"]
+    serving = build(Serving, values)
+    if target is not None:
+        if server:
+            raise UsageError("name one server: --http-target URL, or a command after `--`", "leave one of them out")
+        server, serving = [target], serving._replace(listen=serving.listen or ("127.0.0.1", 0))
+    elif serving.listen is not None and len(server) == 1 and server[0].startswith(("http://", "https://")):
+        deprecated("a URL after `--` in exec --http", f"--http-target {server[0]}")
+    replay, record = build(ReplayOptions, values), build(RecordOptions, values)
     apart_from(cassette, [("--report", replay.report), ("--html", replay.html)])  # before a report is written
     report = replay.report.replace("{pid}", str(os.getpid())) if replay.report else None
     mode = RecordMode(record.mode)
@@ -48,8 +46,15 @@ def exec_cassette(
         later = exists and mode is RecordMode.ONCE and begun_by_this_run(cassette)  # only `once` would replay it
         if mode.records(exists, later):
             return _record(cassette, server, record, serving, report)
-        if not os.path.exists(cassette):
-            raise _missing(cassette, server)
+        if not exists:
+            import shlex
+
+            raise UsageError(
+                f"no cassette at {cassette}, and record mode none never records",
+                f"record it once: mockmcp exec -o {shlex.quote(cassette)} --record-mode once -- "
+                f"{shlex.join(server) if server else 'SERVER ARGS...'} "
+                '(a test helper: record: "once"), or check the cassette\'s path',
+            )
         return replay_cassette(cassette, replay._replace(report=report), serving, command="mockmcp exec")
     except StrictFailure:
         raise  # the replay's own report says it
@@ -84,30 +89,6 @@ def _record(cassette: str, server: list[str], record: RecordOptions, serving: Se
     recorded = {"mode": mode.value, "status": status, "outcome": outcome}
     _write(report, {"version": REPORT_VERSION, "cassette": cassette, "recorded": recorded})
     return status
-
-
-def exec_command(values: dict[str, Any]) -> int:
-    """`exec_cassette` on the values of `options.EXEC` and the command after `--`, as both readers give them."""
-    command, target, serving = list(values["command"]), values["target"], build(Serving, values)
-    if target is not None:
-        if command:
-            raise UsageError("name one server: --http-target URL, or a command after `--`", "leave one of them out")
-        command, serving = [target], serving._replace(listen=serving.listen or ("127.0.0.1", 0))
-    elif serving.listen is not None and len(command) == 1 and command[0].startswith(("http://", "https://")):
-        deprecated("a URL after `--` in exec --http", f"--http-target {command[0]}")
-    replay, record = build(ReplayOptions, values), build(RecordOptions, values)
-    return exec_cassette(values["cassette"], command, replay, record, serving)
-
-
-def _missing(cassette: str, server: list[str]) -> UsageError:
-    import shlex
-
-    named = shlex.join(server) if server else "SERVER ARGS..."
-    return UsageError(
-        f"no cassette at {cassette}, and record mode none never records",
-        f"record it once: mockmcp exec -o {shlex.quote(cassette)} --record-mode once -- {named} "
-        '(a test helper: record: "once"), or check the cassette\'s path',
-    )
 
 
 def _write(report: str | None, data: dict[str, object]) -> None:

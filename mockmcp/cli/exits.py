@@ -1,8 +1,5 @@
-"""The one place where an error that ended a command becomes a message on stderr and an exit status.
-
-Both readers of the command line use it (the launcher's plain replay and click's main), so an error
-reads the same whichever way the command line was read. Imported only when something failed.
-"""
+"""The one place where an error that ended a command becomes a message on stderr and an exit status, for both
+readers of the command line (the launcher and click's main). Imported only when something failed."""
 
 from __future__ import annotations
 
@@ -22,7 +19,10 @@ def fail(error: MockmcpError | OSError) -> NoReturn:
         _say(f"mockmcp: error: {error.render()}")
         sys.exit(error.exit_code)
     if error.errno == errno.EPIPE:  # the reader went away: nothing to tell it (click's own rule: status 1)
-        _silence()
+        devnull = os.open(os.devnull, os.O_WRONLY)  # so that flushing stdout and stderr at exit cannot fail
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
         sys.exit(1)
     where = f" ({error.filename})" if error.filename else ""
     _say(
@@ -41,11 +41,3 @@ def abort() -> NoReturn:
 def _say(text: str) -> None:
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
-
-
-def _silence() -> None:
-    """Point stdout and stderr at /dev/null, so that flushing them at exit cannot fail on the broken pipe."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for fd in (1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)

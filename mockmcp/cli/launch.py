@@ -1,12 +1,5 @@
-"""The `mockmcp` command's entry point: a plain `mockmcp replay` starts without click, the rest goes to click.
-
-Theory of operation: see `mockmcp.cli.options` for why a plain replay command line is read without
-click, and how that reading and click's cannot drift apart. Everything a replay needs beyond its
-options is imported only once the command line is known to be one (and only what a replay over
-stdio of a cached cassette uses: YAML, deepdiff and HTTP load later, when needed).
-
-Errors become messages and exit statuses in `mockmcp.cli.exits`, for this path and click's alike.
-"""
+"""The `mockmcp` command's entry point: a plain `mockmcp replay` starts without click (`mockmcp.cli.options`
+says why), the rest goes to click. What a replay needs is imported once the command line is known to be one."""
 
 from __future__ import annotations
 
@@ -45,9 +38,8 @@ def _run(values: dict[str, Any]) -> None:
     """What the click command `replay` (or `exec`) does with its values, errors handled as click's main does."""
     import gc
 
-    # Starting up makes objects that live as long as the process (modules, the cassette) and next to no
-    # garbage, so the collector's passes over them are wasted: it stays off until replay_cassette has
-    # loaded the cassette, frozen what exists and turned it back on.
+    # Starting up makes next to no garbage: the collector stays off until replay_cassette has loaded the cassette,
+    # frozen what exists and turned it back on.
     gc.disable()
     from mockmcp.errors import MockmcpError
 

@@ -1,15 +1,10 @@
 """The commands' options as data, and the parsers of option values: one definition, two readers.
 
-Theory of operation. A host's test suite starts `mockmcp replay` (or `exec`) once per test, and
-importing click costs more than everything else a cached replay does before its first answer. So the
-launcher (`mockmcp.cli.launch`) reads a plain, well-formed command line itself, from the tables
-below, and hands anything else to click: help, an unknown, old or repeated option, a value its
-parser refuses, `--http`, another command. The click commands are built from the same tables
-(`mockmcp.cli.app`), and click's parameter types call the same parsers, so help, errors and values
-cannot drift apart. Each concept is one `Param` written once and shared by every command that takes
-it (docs/cli.md, "One word per concept"); the values travel on as `mockmcp.options` values (`build`).
-
-It is on the launch path (docs/architecture.md, "Start-up rules").
+A host's tests start `mockmcp replay` (or `exec`) once per test, and importing click costs more than
+the rest of a cached replay's start. So the launcher reads a plain, well-formed command line itself
+from these tables (`read_plain`) and hands anything else to click, whose commands (`mockmcp.cli.app`)
+are built from the same tables and call the same parsers: help, errors and values cannot drift apart.
+One `Param` per concept (docs/cli.md, "One word per concept"). On the launch path.
 """
 
 from __future__ import annotations
@@ -38,7 +33,6 @@ __all__ = [
     "apart_from",
     "build",
     "option",
-    "parse_listen",
     "read_plain",
 ]
 
@@ -66,9 +60,8 @@ def replay_call(values: dict[str, Any]) -> tuple[str, ReplayOptions, Serving, Bo
 
 
 def apart_from(cassette: str, outputs: Iterable[tuple[str, str | None]]) -> None:
-    """Refuse an output file that is the cassette itself, or another output of the same command (the same path
-    resolved, or the same file by another name): writing it would overwrite the recording, or the other output.
-    outputs: (option, FILE or None); raises UsageError."""
+    """Refuse (UsageError) an output, (option, FILE or None), that is the cassette or an earlier output: the same
+    path resolved, or the same file by another name."""
     seen: list[tuple[str, str]] = [("", cassette)]
     for option, output in outputs:
         if not output:
@@ -131,9 +124,8 @@ def _plain_file(text: str) -> str:
     return text
 
 
-# What a value's kind means to the launcher; mockmcp.cli.app gives click a parameter type of the
-# same kind, calling the same parser (click.Path for "file"). The launcher refuses a record mode
-# spelled the old way, so that click reads it and says it is deprecated.
+# A value kind's parser; mockmcp.cli.app's click types call the same. The launcher refuses a record mode's
+# old spelling, so that click reads it and says it is deprecated.
 PARSERS: dict[str, Callable[[str], Any]] = {
     "seconds": parse_seconds,
     "idle": lambda text: parse_seconds(text, never=True),
@@ -225,18 +217,12 @@ UPSTREAM_TIMEOUT = option(
 )
 
 REPLAY = (
-    CASSETTE,
-    IGNORE,
-    SUBSTITUTE,
-    STRICT,
-    REPORT,
-    HTML,
+    CASSETTE, IGNORE, SUBSTITUTE, STRICT, REPORT, HTML,
     option(
         "--timing HOW", "timing", "timing", "none: answer at once; recorded: as fast as the server did; or a "
         "factor scaling that (0.5 is twice as fast).", default="none",
     ),
-    LISTEN,
-    ALLOW_HOST,
+    LISTEN, ALLOW_HOST,
     option(
         "--state FILE", "state", "file", "Over stdio: keep in this file which recorded sessions earlier replays "
         "took (created if missing), so this one starts from the next, as a host that starts one server per call "
@@ -266,12 +252,9 @@ EXEC = (
 
 
 def read_plain(params: Sequence[Param], args: Sequence[str], declined: Sequence[str] = ()) -> dict[str, Any] | None:
-    """The values of a plain, well-formed command line, as click would read them; None for anything else.
-
-    Anything else is left to click, which reads it fully and explains what is wrong: an option not in
-    params or named in declined, a repeated one, one without its value or with a value starting with
-    `-`, `--`, a value its parser refuses, a positional argument too many or missing.
-    """
+    """The values of a plain, well-formed command line, as click would read them; None for anything else (left
+    to click, which explains it): an option not in params or in declined, repeated, without its value or with one
+    starting with `-`; `--`; a value its parser refuses; a positional argument too many or missing."""
     by_flag = {flag: param for param in params if param.dest not in declined for flag in param.flags}
     texts: dict[str, list[str]] = {}
     positional: list[str] = []

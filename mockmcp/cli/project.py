@@ -1,11 +1,7 @@
 """The project's folder, `${PROJECT}`, for a cassette the pytest plugin recorded, replayed or verified at a shell.
 
-The plugin writes pytest's rootdir as `${PROJECT}` and gives it to every replay; `mockmcp replay` and
-`mockmcp verify` find the same folder from the cassette's own (which lies inside the project), as pytest
-finds its rootdir: the nearest folder above with a pytest configuration file, else with `setup.py`, else
-with a `pyproject.toml`. The folder found is said in a note; none found leaves `PROJECT` not given (said
-too), and the refusal that follows says how to give it. On the launch path: the standard library's `os`
-only, files read as text (a section header is all that is looked for).
+The plugin writes pytest's rootdir as `${PROJECT}`; replay and verify find the same folder above the cassette's
+as pytest finds its rootdir, and say so. On the launch path: `os` only, files read as text.
 """
 
 from __future__ import annotations
@@ -36,7 +32,9 @@ _CONFIGS = (
 def project_folder(start: str) -> tuple[str, str] | None:
     """The project's folder above `start` (a folder) as pytest finds its rootdir, with the file that made it
     one; None when there is none."""
-    folders = _upwards(os.path.abspath(start))
+    folders = [os.path.abspath(start)]  # and each above it, up to the root
+    while os.path.dirname(folders[-1]) != folders[-1]:
+        folders.append(os.path.dirname(folders[-1]))
     for folder in folders:
         for name, sections in _CONFIGS:
             path = os.path.join(folder, name)
@@ -51,36 +49,29 @@ def project_folder(start: str) -> tuple[str, str] | None:
 
 def with_project(
     recorded: Cassette, given: tuple[tuple[str, str | None], ...], command: str
-) -> tuple[tuple[tuple[str, str | None], ...], str | None]:
+) -> tuple[tuple[str, str | None], ...]:
     """The substitutions given, with `PROJECT` the project's folder when the cassette uses `${PROJECT}` and it
-    is not given; and what to say of it (naming `command`, `mockmcp replay` or `mockmcp verify`), or None."""
+    is not given, which a note says (naming `command`, `mockmcp replay` or `mockmcp verify`)."""
     if PROJECT not in (recorded.meta.get("substitute") or ()) or any(name == PROJECT for name, _ in given):
-        return given, None
+        return given
+    from mockmcp.cli.replaying import note
     from mockmcp.engine.redact import mentioned
 
     if PROJECT not in mentioned(recorded, [PROJECT]):
-        return given, None
+        return given
     found = project_folder(os.path.dirname(os.path.abspath(recorded.path or "")))
     if found is None:
-        said = (
+        note(
             f"{recorded.path} uses ${{{PROJECT}}}, the project's folder, and no folder above it has a pytest "
             "configuration file, setup.py or pyproject.toml to say which it is"
         )
-        return given, said
+        return given
     folder, why = found
-    said = (
+    note(
         f"${{{PROJECT}}} is {folder}, the project's folder as the pytest plugin finds it (pytest's rootdir: the "
         f"folder of {why} above {recorded.path}); {command} --substitute {PROJECT}=PATH gives another"
     )
-    return (*given, (PROJECT, folder)), said
-
-
-def _upwards(folder: str) -> list[str]:
-    """The folder and each above it, up to the root."""
-    out = [folder]
-    while os.path.dirname(out[-1]) != out[-1]:
-        out.append(os.path.dirname(out[-1]))
-    return out
+    return (*given, (PROJECT, folder))
 
 
 def _has_section(path: str, sections: tuple[str, ...]) -> bool:

@@ -1,9 +1,5 @@
-"""`mockmcp replay`, the command on the launch path: a host's test suite starts it once per test.
-
-It follows the start-up rules (docs/architecture.md, "Start-up"): what a replay over stdio of a cached
-cassette uses is imported here; what only some replays use (a journal beside the cassette,
-redaction, HTTP) is imported where it is used. It prints its diagnostics to stderr and raises
-MockmcpError subclasses; it never exits.
+"""`mockmcp replay`, on the launch path (docs/architecture.md, "Start-up rules"): what only some replays use (a
+journal beside the cassette, redaction, HTTP) is imported where used. Diagnostics to stderr; raises, never exits.
 """
 
 from __future__ import annotations
@@ -32,9 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["address", "deprecated", "http_extra", "note", "replay_cassette"]
 
 
-def note(text: str) -> None:
-    """One diagnostic line on stderr, as every command says it."""
-    print(f"mockmcp: {text}", file=sys.stderr, flush=True)
+def note(*texts: str) -> None:
+    """A diagnostic line on stderr for each text, as every command says it."""
+    for text in texts:
+        print(f"mockmcp: {text}", file=sys.stderr, flush=True)
 
 
 def deprecated(old: str, new: str) -> None:
@@ -49,12 +46,9 @@ def replay_cassette(
     bounds: Bounds = BOUNDS,
     command: str = "mockmcp replay",
 ) -> int:
-    """Serve a cassette over stdio (or over HTTP at serving.listen) until the host closes stdin; summary to
-    stderr, report to a file. `command`: the one the user ran, which notes and fixes name.
-
-    Returns the exit status the cassette asked for with an `exit` knob (0 when none), or over stdio
-    128 + the signal number when SIGINT or SIGTERM ended the session.
-    """
+    """Serve a cassette over stdio (or over HTTP at serving.listen) until the host leaves; summary to stderr,
+    report to a file; `command`: the one notes and fixes name. Returns the status of the cassette's `exit` knob
+    (0 when none), or over stdio 128 + the signal that ended the session."""
     if serving.state is not None and serving.listen is not None:
         raise UsageError(
             "--state is for replay over stdio, one process per live session",
@@ -71,27 +65,24 @@ def replay_cassette(
     if os.path.exists(journal_path(cassette)) and (said := _journal_note(cassette, journal_path(cassette))):
         note(said)
     redactor = _recorded_redactor(recorded, options.substitutions, command)
-    # The cassette lives as long as the process and holds no garbage: keep the collector from
-    # walking it again and again, which would make answering slower the bigger the cassette.
-    # (The launcher may have turned the collector off while starting up: it is on from here.)
+    # The cassette lives as long as the process: the collector would walk it again and again (the launcher may
+    # have turned the collector off while starting up: it is on from here).
     gc.freeze()
     gc.enable()
     # A host ends a server by closing stdin (or the plugin its HTTP one by SIGTERM), maybe signalling again:
     # signals stay caught until the report is written, so the report is always written.
-    if serving.listen is not None:
-        with Signals():  # the serving loop catches the first signal; this one, any that come after it
+    with Signals() as signals:  # over HTTP the serving loop catches the first signal; this one, any after it
+        if serving.listen is not None:
             reports = _serve_http((recorded, matcher, redactor, options.timing), serving, bounds)
             report, status = Report.combine(recorded, reports), 0
-            _write_report(report, options)
-    else:
-        with Signals() as signals:
+        else:
             recordings = Recordings(recorded, matcher, taken) if taken else None
             engine = Replay(recorded, matcher, redactor, options.timing, recordings)
             status = serve(engine, signals=signals)
             report = engine.report
             if serving.state is not None:  # before the report: a host may start the next process once it is written
                 write_taken(serving.state, cassette, {*taken, *report.sessions})
-            _write_report(report, options)
+        _write_report(report, options)
     if options.strict and not report.strict_ok:
         raise StrictFailure(f"--strict: the session had {report.strict_failures()} (see the summary above)")
     return status
@@ -132,9 +123,7 @@ def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], 
     from mockmcp.cli.project import with_project
     from mockmcp.engine.redact import Redactor
 
-    given, said = with_project(recorded, given, command)
-    if said:
-        note(said)
+    given = with_project(recorded, given, command)
     return Redactor.for_replay(recorded, os.environ, given, recorded.path or "the cassette", f"{command} --substitute")
 
 
@@ -154,8 +143,7 @@ def _serve_http(
         raise UsageError(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
-    # Said once a signal would stop the serving loop: whoever waits for this line (the pytest plugin)
-    # may send SIGTERM as soon as it reads it.
+    # Said once a signal would stop the serving loop: the plugin may send SIGTERM as soon as it reads it.
     serve_until_signalled(server, lambda: note(f"serving {engine[0].path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
     return server.shutdown()
 

@@ -1,13 +1,6 @@
-"""`mockmcp replay --state FILE`: which recorded sessions earlier replays of a cassette took.
-
-A host that starts one server process per call (the Inspector's CLI, a shell script, a test that
-connects twice) meets a fresh replay each time, which would start from the first recorded session
-each time and never see the state evolve as it was recorded. The state file carries over which
-recorded sessions earlier processes took, so the next one starts from the next recorded session
-(see `core.selection`). It is JSON, `{"cassette": "/abs/path.yaml", "taken": [0, 1]}`, created when
-missing and written atomically when the replay ends; delete it to start again from the first.
-
-Imported only when `--state` is given: it is not on the launch path of a plain replay.
+"""`mockmcp replay --state FILE`: which recorded sessions earlier replays of a cassette took, so that a host
+starting one server process per call meets the recorded sessions in turn (`engine.selection`). JSON,
+`{"cassette": "/abs/path.yaml", "taken": [0, 1]}`, written atomically when a replay ends. Imported only for --state.
 """
 
 from __future__ import annotations
@@ -27,9 +20,7 @@ __all__ = ["read_taken", "write_taken"]
 
 def read_taken(path: str, cassette: str) -> tuple[int, ...]:
     """The recorded sessions of `cassette` that earlier replays took; () when the file does not exist yet.
-
-    Raises UsageError for a file that is not a state file, or one kept for another cassette.
-    """
+    Raises UsageError for a file that is not a state file, or one kept for another cassette."""
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()

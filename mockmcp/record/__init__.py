@@ -14,17 +14,8 @@ host's process) and the command line (`recover`, `verify`).
 
 from __future__ import annotations
 
-from mockmcp.record._journal import (
-    Journal,
-    awaited,
-    finish,
-    holder,
-    journal_path,
-    later_start,
-    saved,
-    settled,
-    snapshot,
-)
+from mockmcp.cassette.files import begun_by_this_run as later_start
+from mockmcp.record._journal import Journal, awaited, finish, holder, journal_path, saved, settled, snapshot
 from mockmcp.record._live import drive
 from mockmcp.record._merge import merged_meta
 from mockmcp.record._recorder import CLIENT, SERVER, over_limit, silent, unreached

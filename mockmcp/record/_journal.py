@@ -1,11 +1,9 @@
 """The recording journal: every line of a session appended as it passes, so no session is lost.
 
-`record` appends each (redacted) line to `CASSETTE.journal` as it is forwarded: one small write a
-message, so the cost stays flat and a `kill -9` loses at most one line. The cassette is built from
-the journal (at the end, or by `mockmcp recover`), saved atomically, and only then is it removed.
-The journal is made 0600 (nothing in it is checked yet), `flock`ed while written (`holder` tells a
-live recording from an interrupted one), synced at most once a `_SYNC_EVERY`; a write that fails is
-said once and ends the journaling, never the session (`failure` fails the recording at its end).
+Each (redacted) line goes to `CASSETTE.journal` as it is forwarded, one small write a message: a `kill -9`
+loses at most one line. The cassette is built from it (at the end, or by `mockmcp recover`), saved atomically,
+and only then is it removed. The journal is 0600, `flock`ed while written (`holder`), synced at most once a
+`_SYNC_EVERY`; a write that fails ends the journaling, never the session (`failure` fails the recording at its end).
 
 Format, JSON lines: a header `{"mockmcp_journal": 1, "mode", "meta", "pid"}`, then per line sent
 `{"d": "c"|"s", "t": seconds, "l": line}`, tagged `"s"` (session N of several), `"r"` (on client
@@ -40,7 +38,7 @@ from mockmcp.record._recorder import CLIENT, SERVER, Recorder, Unkept, era, over
 from mockmcp.stdio.processes import lock_file
 from mockmcp.stdio.toolkit import write_all
 
-__all__ = ["Journal", "finish", "holder", "journal_path", "later_start", "saved", "settled", "snapshot"]
+__all__ = ["Journal", "finish", "holder", "journal_path", "saved", "settled", "snapshot"]
 
 _DIRECTIONS = {"c": CLIENT, "s": SERVER}
 _SYNC_EVERY = 1.0  # seconds between syncs while lines come
@@ -62,8 +60,7 @@ class Journal:
         self._synced = time.monotonic()
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         lock_file(self._fd)  # a fresh file: nobody else can hold it yet
-        header = {"mockmcp_journal": 1, **header, "pid": os.getpid()}
-        self._record(header)
+        self._record({"mockmcp_journal": 1, **header, "pid": os.getpid()})
 
     def _write(self, data: bytes) -> None:
         with self._lock:
@@ -116,20 +113,16 @@ class Journal:
         self._record(record)
 
     def refused(self, request_id: Any, session: int = 0) -> None:
-        self._record({"x": request_id, **_tag(session, None, False)})
+        self._record({"x": request_id, **_tag(session)})
 
     def cut(self, request_id: Any, at: float, session: int = 0) -> None:
-        self._record({"b": request_id, "t": round(at, 4), **_tag(session, None, False)})
+        self._record({"b": request_id, "t": round(at, 4), **_tag(session)})
 
     def unreached(self, request_id: Any, at: float, status: int, why: str, session: int = 0) -> None:
-        self._record({"n": request_id, "t": round(at, 4), "h": status, "w": why, **_tag(session, None, False)})
+        self._record({"n": request_id, "t": round(at, 4), "h": status, "w": why, **_tag(session)})
 
     def _record(self, record: dict[str, Any]) -> None:
         self._write(_compact(record).encode() + b"\n")
-
-    def took_snapshot(self, saved: str, base: int) -> None:
-        """The cassette was saved from the journal as it stood (its bytes' digest), after `base` interactions."""
-        self._record({"k": saved, "base": base})
 
     def ended(self, status: int) -> None:
         self._record({"z": status})
@@ -172,14 +165,14 @@ class Journal:
         runs: bool = False,
     ) -> Journal:
         """The journal of a new recording; refuses to start over one running or interrupted (CassetteError).
-        `runs`: a recorder a host started, whose run (`files.this_run`) is noted with each save; in a cassette
-        this run saved (`later_start`), its session is added whole, whatever the mode."""
+        `runs`: a recorder a host started, its run (`files.this_run`) noted with each save; in a cassette this
+        run saved, its session is added whole, whatever the mode."""
         path = journal_path(cassette_path)
         live = holder(path)
         if live is not None:
             problem = f"a recording of this cassette is running (process {live or 'unknown'})"
             raise CassetteError(problem, path=path, fix="wait for it to end, or write another cassette")
-        if os.path.exists(path) and runs and _run_of(path) == this_run():
+        if os.path.exists(path) and runs and _header(path).get("run") == this_run():
             # An earlier start of this run was killed after it saved (the host's shutdown): what its journal holds
             # goes into the cassette first, as `mockmcp recover` would, and this session after it.
             try:
@@ -192,15 +185,13 @@ class Journal:
             fix = f"run `mockmcp recover {cassette_path}` to turn it into the cassette, or delete the journal"
             raise CassetteError("an interrupted recording of this cassette exists", path=path, fix=fix)
         # No credential reaches the cassette: a URL is bare, a secret flag's value or a key's shape [REDACTED].
-        named = server_words(server)
-        meta: dict[str, Any] = {"recorded_at": cassettes.now_iso(), "server": [redactor.text(part) for part in named]}
-        meta["recorder"] = f"mockmcp {__version__}"
-        if redactor.rules():
-            meta["redact"] = redactor.rules()
-        if redactor.substitutions.names:
-            meta["substitute"] = list(redactor.substitutions.names)
+        words = [redactor.text(part) for part in server_words(server)]
+        recorder = f"mockmcp {__version__}"
+        meta: dict[str, Any] = {"recorded_at": cassettes.now_iso(), "server": words, "recorder": recorder}
+        known = {"redact": redactor.rules(), "substitute": list(redactor.substitutions.names)}
+        meta.update((key, value) for key, value in known.items() if value)
         header: dict[str, Any] = {"mode": mode.value, "meta": meta}
-        if runs and later_start(cassette_path):
+        if runs and begun_by_this_run(cassette_path):
             header["mode"], whole = RecordMode.NEW.value, True  # a later start: a further session of the run's
             said = f"mockmcp: {cassette_path} was recorded earlier in this run (by process {os.getppid()}, this"
             said += " recorder's parent): this session is added to it, whole; a new run replays or records afresh"
@@ -220,24 +211,7 @@ class Journal:
             raise CassetteError(problem, path=cassette_path, fix=fix)
 
 
-def _run_of(path: str) -> str | None:
-    """The run a journal's header names (None: none, or no header to read)."""
-    try:
-        with open(path, "rb") as handle:
-            header = json.loads(handle.readline())
-    except (OSError, ValueError):
-        return None
-    run = header.get("run") if isinstance(header, dict) else None
-    return run if isinstance(run, str) else None
-
-
-def later_start(cassette_path: str) -> bool:
-    """Whether the cassette is one this run saved (`files.begun_by_this_run`): a later start of its server by the
-    same host, which records into it as a further session (under `once` too) instead of replaying it."""
-    return os.path.exists(cassette_path) and begun_by_this_run(cassette_path)
-
-
-def _tag(session: int, stream: Any, get: bool, event: str | None = None) -> dict[str, Any]:
+def _tag(session: int, stream: Any = None, get: bool = False, event: str | None = None) -> dict[str, Any]:
     tag: dict[str, Any] = {"s": session} if session else {}
     if stream is not None:
         tag["r"] = stream
@@ -264,16 +238,20 @@ def holder(path: str) -> int | None:
         return None
     try:
         if not lock_file(fd, shared=True, wait=False):
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                first = handle.readline()
-            try:
-                pid = json.loads(first).get("pid")
-            except (ValueError, AttributeError):
-                pid = None
+            pid = _header(path).get("pid")
             return pid if isinstance(pid, int) else 0  # 0: a live recorder whose header was never written
         return None
     finally:
         os.close(fd)  # closing drops a shared lock taken above
+
+
+def _header(path: str) -> dict[str, Any]:
+    """A journal's first line as a dict; {} when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return _event(handle.readline())
+    except OSError:
+        return {}
 
 
 def read(path: str) -> Recovered:
@@ -382,9 +360,8 @@ def finish(cassette_path: str) -> tuple[Cassette, Recovered, tuple[str, ...]]:
 
 
 def snapshot(journal: Journal) -> None:
-    """Save the cassette from the journal as it stands, the journal kept open: the recording is durable before
-    a host's shutdown (a signal, then a kill) can end the recorder; `finish` saves it again at the end, from
-    what the cassette held before (the journal says how many interactions that was). Raises CassetteError."""
+    """Save the cassette from the journal as it stands, the journal kept open, before a host's shutdown can kill
+    the recorder; `finish` saves it again from what the cassette held before. Raises CassetteError."""
     if journal.cassette is None:
         return
     recovered = read(journal.path)
@@ -393,14 +370,12 @@ def snapshot(journal: Journal) -> None:
         return
     result, _notes, _numbers, start = built
     _save(result, journal.cassette, recovered.header)
-    journal.took_snapshot(file_digest(journal.cassette), start)
+    journal._record({"k": file_digest(journal.cassette), "base": start})
 
 
 def settled(cassette_path: str) -> bool:
-    """Whether the journal an interrupted recording left beside its cassette adds nothing a replay needs: the
-    cassette was saved from it (its last snapshot, taken when the host left) and is unchanged since, and only the
-    server spoke after that (a host's shutdown killed the recorder once the host was gone). `recover` still adds
-    what the server said."""
+    """Whether an interrupted recording's journal adds nothing a replay needs: the cassette is its last snapshot
+    (taken when the host left), unchanged since, and only the server spoke after it."""
     try:
         with open(journal_path(cassette_path), "rb") as handle:
             events = [_event(raw) for raw in handle.read().split(b"\n")[1:]]

@@ -1,9 +1,8 @@
 """`mockmcp verify`: drive a live server with a cassette's client side, and record what it answers.
 
-Client messages go in order, each request with a fresh id, its response awaited before the next.
-Values the server minted and the client echoed are taken from the live answers once they differ; the
-server's own requests get the client's recorded answers, by method. Every line goes to a `Recorder`,
-so the live session becomes a cassette that `drift.compare` judges against the recorded one.
+Each request goes with a fresh id, its response awaited before the next. Values the server minted and the
+client echoed are taken from the live answers; the server's requests get the client's recorded answers, by
+method. A `Recorder` makes the live session a cassette that `drift.compare` judges.
 """
 
 from __future__ import annotations
@@ -90,12 +89,10 @@ def drive(
     timeout: float = 10.0,
     grace: float = 2.0,
     substitutions: tuple[tuple[str, str | None], ...] = (),
-    asker: str = "mockmcp verify --substitute",
 ) -> Cassette:
     """Play the cassette's client side to the live server; returns the live session as a cassette, redacted and
-    substituted as the cassette was. Raises CassetteError for a placeholder whose value is not given (`asker`: the
-    option that gives one)."""
-    where = cassette.path or "the cassette"
+    substituted as the cassette was. Raises CassetteError for a placeholder whose value is not given."""
+    where, asker = cassette.path or "the cassette", "mockmcp verify --substitute"
     redactor = Redactor.for_replay(cassette, os.environ, substitutions, where, asker) or Redactor()
     live = _Live(command, {**cassette.meta, "server": command}, redactor)
     answers = _recorded_answers(cassette)

@@ -1,9 +1,8 @@
 """`record --mode new`: what a new recording adds to the cassette there was. Pure.
 
-A stateful server answers the same request otherwise as its state grows, so a new session is never
-folded in request by request: it is kept whole, as a recorded session of its own numbered after the
-cassette's last, unless replaying the old cassette would already answer it alike (then recording the
-same run again leaves the cassette as it was). The old interactions and meta are kept as written.
+A stateful server answers the same request otherwise as its state grows, so a new session is kept whole, a
+recorded session of its own, unless replaying the old cassette already answers it alike. The old
+interactions and meta are kept as written.
 """
 
 from __future__ import annotations
@@ -67,10 +66,8 @@ def _compare(
         recorded = answer_body(before.response)
         # A raw reply differs by its line; what the server said on the way counts as much as the reply.
         alike = canonical(recorded) == canonical(answer_body(interaction.response))
-        if alike and (before.raw_response, server_said(before, matcher)) == (
-            interaction.raw_response,
-            server_said(interaction, matcher),
-        ):
+        said = (before.raw_response, server_said(before, matcher))
+        if alike and said == (interaction.raw_response, server_said(interaction, matcher)):
             continue
         same = False
         if key not in noted:

@@ -50,7 +50,7 @@ class _Open:
     at: float | None
     server: list[dict[str, Any]] = field(default_factory=list)
     response: dict[str, Any] | None = None
-    raw_response: str | None = None  # a reply no cassette can hold as a response (see `_reply`)
+    raw_response: str | None = None  # a reply no cassette can hold as a response (see `_answered`)
     took: float | None = None
     exit: int | None = None  # the server ended the session, exiting with this status, before answering it
     cancelled: bool = False  # the host cancelled it (a `notifications/cancelled` of its id follows it)
@@ -372,8 +372,9 @@ def _answered(item: _Open, message: dict[str, Any], at: float) -> None:
     assert item.message is not None
     if _holdable(answer, item.message["method"]):
         item.response = answer
-    else:
-        item.raw_response = _reply_template(message)
+    else:  # the line replay sends, `{{id}}` where its id was
+        line = jsonrpc.encode({**message, "id": "{{id}}"})[:-1].decode("utf-8", "replace")
+        item.raw_response = line.replace('"id":"{{id}}"', '"id":{{id}}', 1)
     item.took = _round(at - item.at) if item.at is not None else None
 
 
@@ -387,12 +388,6 @@ def _holdable(answer: dict[str, Any], method: str | None = None) -> bool:
     except validation.Problem:
         return False
     return True
-
-
-def _reply_template(message: dict[str, Any]) -> str:
-    """A reply no response can hold, as the line replay sends (`raw_response`), `{{id}}` where its id was."""
-    line = jsonrpc.encode({**message, "id": "{{id}}"})[:-1].decode("utf-8", "replace")
-    return line.replace('"id":"{{id}}"', '"id":{{id}}', 1)
 
 
 def _round(seconds: float) -> float:
