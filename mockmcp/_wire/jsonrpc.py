@@ -198,8 +198,8 @@ class _TooDeep(ValueError):
     """A JSON text nested deeper than mockmcp reads (`parse`)."""
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_SPACE = re.compile(r"[ \t\n\r]*")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.S)  # a string, or a bracket outside strings
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 
 
 def reply_id_of_unread(line: bytes | str, error: ValueError) -> Any:
@@ -216,50 +216,20 @@ def reply_id_of_unread(line: bytes | str, error: ValueError) -> Any:
 
 
 def _top_level_id(text: str) -> Any:
-    """The top-level object's `id` (None: none), other values skipped unread; ValueError for no such object."""
-    at = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
-    if text[at : at + 1] != "{":
-        raise ValueError("not an object")
-    at += 1
-    while True:
-        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
-        key = _STRING.match(text, at)
-        if key is None:
-            raise ValueError("no key")
-        at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
-        if text[at : at + 1] != ":":
-            raise ValueError("no colon")
-        at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
-        if json.loads(key.group()) == "id":
-            return None if text[at : at + 1] in ("{", "[") else _DECODER.raw_decode(text, at)[0]
-        at = _skip_value(text, at)
-        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
-        if text[at : at + 1] != ",":
-            return None
-        at += 1
-
-
-def _skip_value(text: str, at: int) -> int:
-    """Where the JSON value at `at` ends, found by counting brackets outside strings (never by reading it)."""
-    if text[at : at + 1] not in ("{", "["):
-        return _DECODER.raw_decode(text, at)[1]
+    """The top-level object's `id` (None: none), found by counting brackets outside strings: no other value is read."""
+    if not text.lstrip(" \t\n\r").startswith("{"):
+        return None
     level = 0
-    while at < len(text):
-        char = text[at]
-        if char == '"':
-            string = _STRING.match(text, at)
-            if string is None:
-                raise ValueError("an unclosed string")
-            at = string.end()
-            continue
-        if char in "{[":
-            level += 1
-        elif char in "}]":
-            level -= 1
+    for token in _TOKEN.finditer(text):
+        char = token.group()[0]
+        if char != '"':
+            level += 1 if char in "{[" else -1
             if level == 0:
-                return at + 1
-        at += 1
-    raise ValueError("an unclosed value")
+                return None
+        elif level == 1 and (colon := _COLON.match(text, token.end())) and json.loads(token.group()) == "id":
+            at = colon.end()
+            return None if text[at : at + 1] in ("{", "[") else _DECODER.raw_decode(text, at)[0]
+    return None
 
 
 # A lone surrogate comes only as a `\uD800`-`\uDFFF` escape, or as bytes json lets through (surrogatepass).
