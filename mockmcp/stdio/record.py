@@ -19,6 +19,7 @@ says its side has ended, so the main thread never waits for an EOF that will not
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -32,11 +33,10 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.record import Journal, awaited, snapshot
 from mockmcp.stdio.processes import stop_child, wait_exit
-from mockmcp.stdio.toolkit import LineSplitter, Signals, write_all
+from mockmcp.stdio.toolkit import LineSplitter, Signals, read_chunk, write_all
 
 __all__ = ["Outcome", "run_proxy"]
 
-_CHUNK = 1 << 16
 _TAIL_BYTES = 4096  # how much of the server's stderr is kept to quote (its last lines)
 _TAIL_LINES = 10
 
@@ -80,18 +80,14 @@ class _Tail:
 
     def pump(self, source: int) -> None:
         sink: int | None = 2
-        try:
-            while chunk := os.read(source, _CHUNK):
-                self.kept = (self.kept + chunk)[-_TAIL_BYTES:]
-                if sink is not None:
-                    try:
-                        write_all(sink, chunk)
-                    except OSError:
-                        sink = None
-        except OSError:
-            pass
-        finally:
-            self.done.set()
+        while chunk := read_chunk(source):
+            self.kept = (self.kept + chunk)[-_TAIL_BYTES:]
+            if sink is not None:
+                try:
+                    write_all(sink, chunk)
+                except OSError:
+                    sink = None
+        self.done.set()
 
     def last_lines(self, grace: float) -> tuple[str, ...]:
         """The last lines (waiting a grace period for a grandchild holding the stream)."""
@@ -124,20 +120,11 @@ class _Proxy:
             self.journal.append(direction, time.monotonic() - self.start, lines)
 
     def pump(self, source: int, sink: int | None, direction: str) -> None:
-        """Copy source to sink unchanged, recording each complete line; stop at EOF.
-
-        A chunk's lines are journaled before the chunk is forwarded: the other side cannot answer a
-        line it has not seen, so an answer is never journaled ahead of what it answers.
-        """
+        """Copy source to sink unchanged, recording each complete line, until EOF. A chunk's lines are journaled
+        before it is forwarded: an answer is never journaled ahead of what it answers."""
         splitter = LineSplitter()
         server = direction == "server"
-        while True:
-            try:
-                chunk = os.read(source, _CHUNK)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
+        while chunk := read_chunk(source):
             lines = splitter.feed(chunk)
             if server:
                 self.activity, self.midline = time.monotonic(), splitter.unfinished()
@@ -152,8 +139,7 @@ class _Proxy:
                 except OSError:  # the reader is gone: keep recording, stop forwarding
                     sink = None
                 self.forwarding = False
-        rest = splitter.rest()
-        if rest:
+        if rest := splitter.rest():
             self.record(direction, [rest])
 
     def _answered(self, lines: list[bytes]) -> None:
@@ -183,10 +169,8 @@ class _Proxy:
         try:
             self.pump(0, self.process.stdin.fileno(), "client")
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 self.process.stdin.close()
-            except OSError:
-                pass
             self.awaited.quiet_since = time.monotonic()
             # The requests in flight now, as the recorder's own core reads the journal (cancelled ones and a
             # 2026-07-28 listen left out); the answers journaled from here on are read as they come.
@@ -274,9 +258,8 @@ class _Proxy:
         if signalled is not None:
             return Outcome(128 + signalled, f"stopped by signal {signalled}; the server exited with status {status}")
         if terminated:
-            return Outcome(
-                0, f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped"
-            )
+            stopped = f"the server did not exit within {self.grace:g}s of the host closing stdin, and was stopped"
+            return Outcome(0, stopped)
         failed = " (it failed or crashed)" if status else ""
         if self.host_eof.is_set():
             return Outcome(status, f"the host closed stdin; the server exited with status {status}{failed}")
@@ -295,13 +278,10 @@ def run_proxy(command: list[str], journal: Journal, redactor: Redactor, grace: f
         threading.Thread(target=proxy.host_to_server, daemon=True, name="host->server").start()
         assert proxy.process.stderr is not None
         threading.Thread(target=proxy.stderr.pump, args=(proxy.process.stderr.fileno(),), daemon=True).start()
-        reader = threading.Thread(target=proxy.server_to_host, daemon=True, name="server->host")
-        reader.start()
+        threading.Thread(target=proxy.server_to_host, daemon=True, name="server->host").start()
         outcome = proxy.wait()
     # Close our stdout so the host sees the end of the session even before we exit.
     sys.stdout.flush()
-    try:
+    with contextlib.suppress(OSError):
         os.close(1)
-    except OSError:
-        pass
     return outcome

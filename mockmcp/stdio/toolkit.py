@@ -27,6 +27,7 @@ __all__ = [
     "LineSplitter",
     "Outlet",
     "Signals",
+    "read_chunk",
     "selectable",
     "socketpair",
     "wait_readable",
@@ -49,6 +50,15 @@ def socketpair() -> tuple[socket.socket, socket.socket]:
     for end in ends:
         end.setblocking(False)
     return ends
+
+
+def read_chunk(fd: int) -> bytes:
+    """What fd has to read, up to a chunk; b"" at its end, and from a descriptor that cannot be read (as good as
+    ended)."""
+    try:
+        return os.read(fd, _CHUNK)
+    except OSError:
+        return b""
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -216,7 +226,7 @@ class Inlet:
     def _read(self) -> None:
         chunk = b"-"
         while chunk:
-            chunk = self._chunk()
+            chunk = read_chunk(self.fd)
             with self.room:
                 while self.size > self.limit:
                     self.room.wait()
@@ -224,16 +234,10 @@ class Inlet:
                 self.size += len(chunk)
             self.wake.wake()  # at each chunk: a waiter may have drained the wake-up of one still waiting
 
-    def _chunk(self) -> bytes:
-        try:
-            return os.read(self.fd, _CHUNK)
-        except OSError:  # a descriptor that cannot be read is one at its end
-            return b""
-
     def take(self, ready: list[int]) -> list[bytes]:
         """The chunks read since the last take (`ready`: what `select` found ready)."""
         if self.fds:
-            return [self._chunk()] if self.fd in ready else []
+            return [read_chunk(self.fd)] if self.fd in ready else []
         with self.room:
             chunks = list(self.chunks)
             self.chunks.clear()
