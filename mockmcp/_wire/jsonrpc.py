@@ -1,8 +1,6 @@
-"""JSON-RPC 2.0 as MCP uses it: the four message shapes, error codes, one line in, one line out.
+"""JSON-RPC 2.0 as MCP uses it: the four message shapes, error codes, one line in, one line out. Pure.
 
 Messages stay plain dicts from the wire to the cassette and back, so fields no model knows survive.
-This module only decides what shape a parsed value has, and builds the few messages mockmcp itself
-originates (error responses). It never reads or writes.
 """
 
 from __future__ import annotations
@@ -177,8 +175,8 @@ _DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
 
 
 def parse(line: bytes | str) -> Any:
-    """One JSON text (a wire line, an HTTP body) as a value; raises ValueError saying why it is not one.
-    Stricter than `json.loads` as a strict peer is: no NaN or Infinity, at most MAX_DEPTH levels, MAX_LINE bytes."""
+    """One JSON text (a wire line, an HTTP body) as a value; raises ValueError saying why it is not one. Stricter
+    than `json.loads`, as a strict peer is: no NaN or Infinity, at most MAX_DEPTH levels, MAX_LINE bytes."""
     if len(line) > MAX_LINE:
         raise ValueError(f"the line is longer than {MAX_LINE // (1024 * 1024)} MiB, more than mockmcp reads")
     if isinstance(line, bytes):

@@ -214,9 +214,12 @@ class _Proxy:
         """Watch the lifecycle until the server is gone and its output drained."""
         ended, saved = "exited", False
         while not wait_exit(self.process, self._patience(), self.signals):
-            if self.host_eof.is_set() and not saved:
-                self._snapshot()
+            if self.host_eof.is_set() and not saved:  # the host has left: save as the journal stands (again at the end)
                 saved = True
+                try:
+                    snapshot(self.journal)
+                except (OSError, CassetteError) as error:  # the end tries again, and says why it could not
+                    print(f"mockmcp: the recording could not be saved yet: {error}", file=sys.stderr, flush=True)
             if self.signals.received is not None:  # the signal passed on should end it: escalate, a grace apart
                 ended = stop_child(self.process, self.grace, close_stdin=False, wake=self.signals)
                 break
@@ -237,13 +240,6 @@ class _Proxy:
             with self.lock:
                 self.journal.ended(outcome.status)
         return outcome._replace(stderr=self.stderr.last_lines(self.grace))
-
-    def _snapshot(self) -> None:
-        """The cassette saved as the journal stands, once the host has left (the end saves it again)."""
-        try:
-            snapshot(self.journal)
-        except (OSError, CassetteError) as error:  # the end tries again, and says why it could not
-            print(f"mockmcp: the recording could not be saved yet: {error}", file=sys.stderr, flush=True)
 
     def _patience(self) -> float | None:
         """How long to wait for the server's exit before looking again: after the host's EOF, until its grace ends."""

@@ -64,19 +64,12 @@ class _Shell:
         for end in [*self.turns, len(self.outbox)]:
             if end > start and not self.host_gone and not self.outlet.put(b"".join(self.outbox[start:end]), start > 0):
                 self.host_gone = True
-                if self.outlet.gave_up:
-                    note = f"the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
-                else:
-                    note = "the host stopped reading; nothing more can be sent"
+                gave_up = f"the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
+                note = gave_up if self.outlet.gave_up else "the host stopped reading; nothing more can be sent"
                 print(f"mockmcp: {note}", file=sys.stderr, flush=True)
             start = max(start, end)
         self.outbox.clear()  # only now: what was being written is written, or can never be
         self.turns.clear()
-
-    def fire_due_timers(self) -> None:
-        now = time.monotonic()
-        while self.timers and self.timers[0][0] <= now:
-            self.perform(self.engine.wake(heapq.heappop(self.timers)[2]))
 
     def run(self) -> None:
         self.perform(self.engine.start())
@@ -97,7 +90,9 @@ class _Shell:
                         break
                     for line in splitter.feed(chunk):
                         self.receive(line)
-            self.fire_due_timers()
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now:  # the timers due
+                self.perform(self.engine.wake(heapq.heappop(self.timers)[2]))
             self.flush()
             if self.exit_status is not None:  # the cassette ends the session: the host sees stdout close
                 self.outlet.close()
