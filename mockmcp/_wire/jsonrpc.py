@@ -82,37 +82,32 @@ def classify(message: Any) -> Classified:
     """Sort one parsed JSON value into the four JSON-RPC shapes, or say why it is none of them."""
     if not isinstance(message, dict):
         return Classified(INVALID, message, f"expected a JSON object, got {json_type(message, article=True)}")
-    has_id = "id" in message
-    reply_id = message["id"] if has_id and is_valid_id(message["id"]) else None
+    reply_id = message.get("id") if is_valid_id(message.get("id")) else None
+    problem = _problem(message, reply_id)
+    if problem:
+        return Classified(INVALID, message, problem, reply_id)
+    if "method" not in message:
+        return Classified(RESPONSE, message)
+    return Classified(REQUEST, message, reply_id=reply_id) if "id" in message else Classified(NOTIFICATION, message)
+
+
+def _problem(message: dict[str, Any], reply_id: Any) -> str:
+    """Why a JSON object is no JSON-RPC message ("" when it is one)."""
     if message.get("jsonrpc") != "2.0":
-        return Classified(INVALID, message, 'missing or wrong "jsonrpc": must be "2.0"', reply_id)
+        return 'missing or wrong "jsonrpc": must be "2.0"'
     if "method" in message:
-        return _classify_call(message, has_id, reply_id)
-    if "result" in message or "error" in message:
-        return _classify_response(message, reply_id)
-    return Classified(INVALID, message, 'neither a request (no "method") nor a response', reply_id)
-
-
-def _classify_call(message: dict[str, Any], has_id: bool, reply_id: Any) -> Classified:
-    if not isinstance(message["method"], str):
-        return Classified(INVALID, message, '"method" must be a string', reply_id)
-    params = message.get("params")
-    if "params" in message and not isinstance(params, (dict, list)):
-        return Classified(INVALID, message, '"params" must be an object or an array', reply_id)
-    if not has_id:
-        return Classified(NOTIFICATION, message)
-    if reply_id is None:
-        got = json_type(message["id"], article=True)
-        return Classified(INVALID, message, f'"id" must be a string or an integer, got {got}')
-    return Classified(REQUEST, message, reply_id=reply_id)
-
-
-def _classify_response(message: dict[str, Any], reply_id: Any) -> Classified:
-    if ("result" in message) == ("error" in message):
-        return Classified(INVALID, message, 'a response has exactly one of "result" and "error"', reply_id)
-    if not is_valid_id(message.get("id")):
-        return Classified(INVALID, message, 'a response needs the "id" of the request it answers')
-    return Classified(RESPONSE, message)
+        if not isinstance(message["method"], str):
+            return '"method" must be a string'
+        if "params" in message and not isinstance(message["params"], (dict, list)):
+            return '"params" must be an object or an array'
+        if "id" in message and reply_id is None:
+            return f'"id" must be a string or an integer, got {json_type(message["id"], article=True)}'
+        return ""
+    if "result" not in message and "error" not in message:
+        return 'neither a request (no "method") nor a response'
+    if "result" in message and "error" in message:
+        return 'a response has exactly one of "result" and "error"'
+    return "" if reply_id is not None else 'a response needs the "id" of the request it answers'
 
 
 def error_response(reply_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
