@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "CACHED_RESULTS",
     "CANCELLED",
     "CLIENT_CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
@@ -40,7 +39,6 @@ __all__ = [
     "RESULT_TYPES",
     "REVISIONS",
     "SERVER_INFO_KEY",
-    "SERVER_REQUEST_CAPABILITIES",
     "SESSION_HEADER",
     "SESSION_IDLE",
     "SPEC_PREFIX",
@@ -105,7 +103,7 @@ RESULT_TYPES = ("complete", INPUT_REQUIRED)
 # Seconds a Streamable HTTP session may stay idle before the server ends it (the SDK server's default).
 SESSION_IDLE = 1800.0
 # The 2026-07-28 results that carry cache hints (`ttlMs`, `cacheScope`), and the hints of one not cached.
-CACHED_RESULTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
+_CACHED_RESULTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
 _NOT_CACHED = {"ttlMs": 0, "cacheScope": "private"}
 
 # Where servers put values they mint for the client to echo back (cursors, request state, tasks, elicitations).
@@ -188,7 +186,7 @@ def as_era_requires(method: str, response: Any) -> Any:
     result = _result(response)
     if result is None:
         return response
-    required = {"resultType": RESULT_TYPES[0], **(_NOT_CACHED if method in CACHED_RESULTS else {})}
+    required = {"resultType": RESULT_TYPES[0], **(_NOT_CACHED if method in _CACHED_RESULTS else {})}
     if required.keys() <= result.keys():
         return response
     return {**response, "result": {**required, **result}}
@@ -238,13 +236,13 @@ def _listed_tools(exchanges: Iterable[tuple[Any, Any]]) -> list[dict[str, Any]] 
 
 # Client requests that change nothing on a server (a tools/call does unless its tool is read-only).
 READ_METHODS = frozenset(
-    {INITIALIZE, DISCOVER, PING, *CACHED_RESULTS, "prompts/get", "completion/complete", "tasks/list", "tasks/get"}
+    {INITIALIZE, DISCOVER, PING, *_CACHED_RESULTS, "prompts/get", "completion/complete", "tasks/list", "tasks/get"}
 )
 
 
 # The server-to-client requests, each with the client capability it needs (a server must not send one the
 # client did not declare; in the stateless era it answers -32021 instead).
-SERVER_REQUEST_CAPABILITIES = {
+_SERVER_REQUEST_CAPABILITIES = {
     "roots/list": "roots",
     "sampling/createMessage": "sampling",
     "elicitation/create": "elicitation",
@@ -278,7 +276,7 @@ def missing_capability(capabilities: Any, request: Any) -> str | None:
     `roots`, `sampling`, `sampling.tools`, `elicitation.form`, `elicitation.url` (a bare `elicitation: {}`
     declares form but not URL, as the SDK's servers read it)."""
     method = request.get("method") if isinstance(request, dict) else None
-    name = SERVER_REQUEST_CAPABILITIES.get(method) if isinstance(method, str) else None
+    name = _SERVER_REQUEST_CAPABILITIES.get(method) if isinstance(method, str) else None
     if name is None:
         return None
     declared = capabilities if isinstance(capabilities, dict) else {}

@@ -20,8 +20,7 @@ from mockmcp.stdio.toolkit import Signals, socketpair, wait_readable
 
 __all__ = ["Ended", "lock_file", "stop_child", "wait_exit"]
 
-Ended = Literal["exited", "terminated", "killed"]
-"""How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
+Ended = Literal["exited", "terminated", "killed"]  # how `stop_child` ended a child: at EOF, by SIGTERM, by SIGKILL
 
 
 def wait_exit(process: subprocess.Popen[bytes], timeout: float | None, wake: Signals | None = None) -> bool:

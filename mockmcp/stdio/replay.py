@@ -23,10 +23,8 @@ from mockmcp.stdio.toolkit import LONGEST_WAIT, Inlet, LineSplitter, Outlet, Sig
 
 __all__ = ["PATIENCE", "serve"]
 
-PATIENCE = 2.0
-"""Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
-TURN = 0.05
-"""Seconds the next message waits for the host to read the one before it; a busy host then gets both at once."""
+PATIENCE = 2.0  # seconds a host that stopped reading after a signal may keep replay from ending
+TURN = 0.05  # seconds the next message waits for the host to read the one before; a busy host then gets both
 
 
 class _Shell:
