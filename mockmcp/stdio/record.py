@@ -104,8 +104,7 @@ class _Proxy:
         self.host_eof = threading.Event()
         self.server_done = threading.Event()
         self.awaited = _Awaited()
-        self.activity = self.start  # when the server last sent something
-        self.midline = False  # the server has sent part of a line, not yet its newline
+        self.midline_at: float | None = None  # when the server last sent part of a line, not yet its newline
         self.forwarding = False  # a chunk of the server's is being written to the host
         self.signals = Signals(relay=self.pass_on)
         self.stderr = _Tail()
@@ -127,7 +126,7 @@ class _Proxy:
         while chunk := read_chunk(source):
             lines = splitter.feed(chunk)
             if server:
-                self.activity, self.midline = time.monotonic(), splitter.unfinished()
+                self.midline_at = time.monotonic() if splitter.unfinished() else None
             if lines:
                 self.record(direction, lines)
                 if server and self.awaited.watching:
@@ -194,7 +193,7 @@ class _Proxy:
     def busy(self) -> bool:
         """Whether the server is in the middle of a line: a chunk of it is being written to the host (which may
         read slowly; the server waits on it then), or part of it came within the last grace period."""
-        return self.forwarding or (self.midline and time.monotonic() - self.activity < self.grace)
+        return self.forwarding or (self.midline_at is not None and time.monotonic() - self.midline_at < self.grace)
 
     def _overdue(self, since: float) -> bool:
         return time.monotonic() - since >= self.grace and not self.busy()
