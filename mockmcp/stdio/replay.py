@@ -87,7 +87,8 @@ class _Shell:
                         self.at_eof(splitter.rest())
                         break
                     for line in splitter.feed(chunk):
-                        self.receive(line)
+                        if line.strip():
+                            self.perform(self.engine.receive(line))
             now = time.monotonic()
             while self.timers and self.timers[0][0] <= now:  # the timers due
                 self.perform(self.engine.wake(heapq.heappop(self.timers)[2]))
@@ -106,15 +107,12 @@ class _Shell:
                 timer = min(LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else None
                 ready = wait_readable(fds, 0.0 if inlet is not None and inlet.chunks else timer)
 
-    def receive(self, line: bytes) -> None:
-        if line.strip():
-            self.perform(self.engine.receive(line))
-
     def at_eof(self, rest: bytes) -> None:
         """The host closed stdin: what waits for its messages goes at once (`Replay.close`: none can come any more),
         and a timer whose job is gone (the host cancelled the request behind a delay) is not waited for: it would
         answer nothing, and a host that closed stdin waits for the exit."""
-        self.receive(rest)
+        if rest.strip():
+            self.perform(self.engine.receive(rest))
         self.perform(self.engine.close())
         self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
         heapq.heapify(self.timers)
