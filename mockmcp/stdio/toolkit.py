@@ -323,10 +323,7 @@ class Outlet:
         with self.changed:
             self.job = view
             self.changed.notify()
-        while True:
-            with self.changed:
-                if self.job is None:
-                    return
+        while self.job is not None:  # the writer clears it, then wakes `signals`
             timeout = self._patience_left()
             if self.gave_up:
                 return  # the thread stays blocked in its write: nothing is written after it
