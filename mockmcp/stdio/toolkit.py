@@ -12,7 +12,6 @@ import os
 import select
 import signal
 import time
-from collections import deque
 from collections.abc import Callable
 from types import FrameType
 
@@ -215,7 +214,7 @@ class Inlet:
     def __init__(self, fd: int, wake: Signals, threaded: bool | None = None, limit: int = 1 << 20) -> None:
         self.fd, self.wake, self.limit = fd, wake, limit
         self.fds = [] if (not selectable(fd) if threaded is None else threaded) else [fd]
-        self.chunks: deque[bytes] = deque()
+        self.chunks: list[bytes] = []
         self.size = 0
         if not self.fds:
             import threading
@@ -239,9 +238,7 @@ class Inlet:
         if self.fds:
             return [read_chunk(self.fd)] if self.fd in ready else []
         with self.room:
-            chunks = list(self.chunks)
-            self.chunks.clear()
-            self.size = 0
+            chunks, self.chunks, self.size = self.chunks, [], 0
             self.room.notify()
         return chunks
 
