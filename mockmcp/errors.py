@@ -6,8 +6,8 @@
     ├── UsageError            a bad option or argument (e.g. an --ignore path that does not parse)
     └── StrictFailure         --strict and the session had misses or unplayed interactions
 
-Errors keep their facts as attributes and build their message from them, so the CLI (the only
-place that turns errors into exit codes) and the pytest plugin can both show or inspect them.
+Errors keep their facts as attributes and build their message from them, so the CLI (the only place that turns
+errors into exit codes) and the pytest plugin can both show or inspect them.
 """
 
 from __future__ import annotations
@@ -26,38 +26,33 @@ class MockmcpError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        """The whole message: what went wrong, then how to fix it."""
-        return self.problem if not self.fix else f"{self.problem}\n  how to fix: {self.fix}"
+        """The whole message: what went wrong (and where), then how to fix it."""
+        return self._head() if not self.fix else f"{self._head()}\n  how to fix: {self.fix}"
+
+    def _head(self) -> str:
+        return self.problem
 
 
-class CassetteError(MockmcpError):
+class _InFile(MockmcpError):
+    """An error in a file, told as `path:line: place: problem`."""
+
+    def __init__(
+        self, problem: str, *, path: str | None = None, place: str = "", line: int | None = None, fix: str | None = None
+    ) -> None:
+        self.path, self.place, self.line = path, place, line
+        super().__init__(problem, fix)
+
+    def _head(self) -> str:
+        where = (self.path or "<cassette>") + ("" if self.line is None else f":{self.line}")
+        return f"{where}: {self.place}: {self.problem}" if self.place else f"{where}: {self.problem}"
+
+
+class CassetteError(_InFile):
     """A cassette could not be loaded or saved; says which file, where, what and how to fix it."""
 
-    def __init__(
-        self, problem: str, *, path: str | None = None, place: str = "", line: int | None = None, fix: str | None = None
-    ) -> None:
-        self.path, self.place, self.line = path, place, line
-        super().__init__(problem, fix)
 
-    def render(self) -> str:
-        where = self.path or "<cassette>"
-        if self.line is not None:
-            where += f":{self.line}"
-        head = f"{where}: {self.place}: {self.problem}" if self.place else f"{where}: {self.problem}"
-        return head if not self.fix else f"{head}\n  how to fix: {self.fix}"
-
-
-class ConfigError(MockmcpError):
-    """A host's MCP config (`mockmcp wrap`, `unwrap`, `serve`) that cannot be read or changed, told as a
-    cassette's error is."""
-
-    def __init__(
-        self, problem: str, *, path: str | None = None, place: str = "", line: int | None = None, fix: str | None = None
-    ) -> None:
-        self.path, self.place, self.line = path, place, line
-        super().__init__(problem, fix)
-
-    render = CassetteError.render
+class ConfigError(_InFile):
+    """A host's MCP config (`mockmcp wrap`, `unwrap`, `serve`) that cannot be read or changed."""
 
 
 class UsageError(MockmcpError):

@@ -1,11 +1,5 @@
-"""What a replay or a recording was asked to do, and the bounds it keeps: values built once at each edge.
-
-Each edge (the command line, `exec`, `wrap`'s `serve`, the pytest plugin, `mockmcp.transport`, the
-in-process recorder) reads what its user gave into these values and hands them on whole; nothing
-below an edge takes a loose list of options, and no module keeps a limit a test would have to
-patch: a test that wants a smaller bound builds `Bounds(...)` with it.
-
-It is on the launch path (docs/architecture.md, "Start-up rules").
+"""What a replay or a recording was asked to do, and the bounds it keeps: values built once at each edge and
+handed on whole (docs/architecture.md, "Options are values"). On the launch path.
 """
 
 from __future__ import annotations

@@ -376,11 +376,10 @@ def test_a_chunk_is_journaled_before_it_is_forwarded(tmp_path: Path, monkeypatch
     journal = Journal(str(tmp_path / "c.yaml.journal"), {"mode": "all", "meta": {}})
     seen_at_forward: list[bytes] = []
 
-    def forward(self: Any, sink: int, chunk: bytes) -> int:
+    def forward(sink: int, chunk: bytes) -> None:
         seen_at_forward.append((tmp_path / "c.yaml.journal").read_bytes())
-        return sink
 
-    monkeypatch.setattr(proxy._Proxy, "_forward", forward)
+    monkeypatch.setattr(proxy, "write_all", forward)
     relay = proxy._Proxy(["cat"], journal, Redactor(), grace=0.5)
     try:
         source, feeder = os.pipe()

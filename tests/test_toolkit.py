@@ -236,11 +236,11 @@ def test_signals_set_a_flag_wake_the_poller_relay_and_restore() -> None:
     assert proc.stdout.splitlines() == ["True 15 [15]", "2 [15, 2]", "True -1"]
 
 
-WRITE_WHOLE = textwrap.dedent(
+OUTLET = textwrap.dedent(
     """
     import os, signal, sys, threading, time
     sys.path.insert(0, ROOT)
-    from mockmcp.stdio.toolkit import Signals, write_whole
+    from mockmcp.stdio.toolkit import Outlet, Signals
     read, write = os.pipe()
     data = b"x" * 1_000_000
     got = bytearray()
@@ -256,7 +256,9 @@ WRITE_WHOLE = textwrap.dedent(
         thread.start()
         for _ in range(20):  # a storm, while the write waits for room
             threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGTERM)).start()
-        whole = write_whole(write, data, signals, PATIENCE, THREADED)
+        outlet = Outlet(write, signals, PATIENCE, threaded=THREADED)
+        whole = outlet.put(data)
+        assert outlet.failed is None
         if whole:
             thread.join(20)
         print(whole, signals.received, bytes(got) == data if whole else "-", flush=True)
@@ -279,13 +281,13 @@ def select_takes_pipes() -> bool:
     [(1_000_000, 5.0, "True 15 True"), (100_000, 0.5, "False 15 -")],
     ids=["a-slow-reader-gets-every-byte", "a-reader-that-stops-is-given-up-on"],
 )
-def test_write_whole_finishes_through_a_signal_storm_and_gives_up_only_on_a_reader_that_stopped(
+def test_an_outlet_put_finishes_through_a_signal_storm_and_gives_up_only_on_a_reader_that_stopped(
     read: int, patience: float, expected: str, threaded: bool
 ) -> None:
     """Both ways of writing: waiting for room with select (POSIX), a writer thread (where select takes only sockets)."""
     if not threaded and not select_takes_pipes():
         pytest.skip("select cannot wait on a pipe here (as on Windows)")
-    script = f"ROOT = {str(ROOT)!r}\nREAD = {read}\nPATIENCE = {patience}\nTHREADED = {threaded}\n" + WRITE_WHOLE
+    script = f"ROOT = {str(ROOT)!r}\nREAD = {read}\nPATIENCE = {patience}\nTHREADED = {threaded}\n" + OUTLET
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == expected, proc.stdout

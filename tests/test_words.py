@@ -107,7 +107,7 @@ def test_record_modes_are_pytest_recordings_words_and_0x_words_say_their_new_nam
 def test_record_modes_name_the_valid_ones() -> None:
     assert RecordMode.words() == ("once", "new_episodes", "rewrite")
     assert RecordMode.words(allow_none=True) == ("none", "once", "new_episodes", "rewrite")
-    assert RecordMode.choices(allow_none=True) == ("all", "new", "once", "none")  # what journals and reports store
+    assert [mode.value for mode in RecordMode] == ["all", "new", "once", "none"]  # what journals and reports store
     with pytest.raises(UsageError) as bad:
         RecordMode.parse("sometimes", allow_none=True)
     assert bad.value.fix == "use one of: none, once, new_episodes, rewrite"

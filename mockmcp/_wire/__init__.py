@@ -1,8 +1,6 @@
-"""The vocabulary every layer speaks: JSON-RPC's message shapes (`jsonrpc`), MCP's facts (`protocol`),
-mockmcp's own words (`words`), `credentials` (key shapes; a server's command line as a cassette names it,
-without them), and `namedtuple`, typing's class syntax without importing typing.
-
-No I/O, nothing of mockmcp's above it. Internal: users import from `mockmcp`.
+"""The vocabulary every layer speaks: `jsonrpc` (JSON-RPC's shapes), `protocol` (MCP's facts), `words` (mockmcp's
+own), `credentials`, `patterns` (RE2), `namedtuple` (typing's class syntax without typing). No I/O, nothing of
+mockmcp's above it. Internal: users import from `mockmcp`.
 """
 
 __all__: list[str] = []

@@ -1,12 +1,10 @@
-"""Credentials in text mockmcp keeps: the shapes of known keys and tokens, and a server's command line or URL
-as a cassette names it. Pure.
+"""Credentials in text mockmcp keeps: the shapes of known keys, and a server's command line or URL as a
+cassette names it (its `meta.server` and its name get committed).
 
-A cassette's `meta.server` (and a cassette's name, made from the same words) gets committed, so the server's
-command line is kept without what only a secret is: the value of a flag named for one (`--api-key X`,
-`--token=X`), a URL's password and the values of its query keys named for one (`postgres://app:PASS@db`,
-`?key=...`), and anything shaped like a known key (`ghp_...`, `sk-...`). Each becomes `[REDACTED]`; the
-server's own URL is kept bare (no credentials, query or fragment). Recording (every shell, through its
-journal), interception's cassette names and lint all ask here, so the rule is one.
+Each secret becomes `[REDACTED]`: the value of a flag named for one (`--api-key X`, `--token=X`), a URL's
+password and the values of its query keys named for one (`postgres://app:PASS@db`, `?key=...`), anything
+shaped like a known key (`ghp_...`, `sk-...`); the server's own URL is kept bare (no credentials, query or
+fragment). Recording, interception's cassette names and lint all ask here.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["EDGE", "KINDS", "REDACTED", "bare_url", "credentials_in", "secret_name", "secret_variable", "server_words"]
+__all__ = ["EDGE", "KINDS", "REDACTED", "bare_url", "credentials_in", "secret_variable", "server_words"]
 
 EDGE = r"(?<![A-Za-z0-9_-])"  # a key starts at a word's edge, not inside a longer identifier
 # Most specific first: on the same span the earlier kind wins (an Anthropic key is also `sk-...`).
@@ -47,15 +45,10 @@ _FLAG = re.compile(r"^(--?)([A-Za-z][A-Za-z0-9_-]*)(=(.*))?$", re.S)
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def secret_name(name: str) -> bool:
-    """Whether a name (a flag's, a query key's, a variable's: `GITHUB_TOKEN`) says its value is a secret."""
-    return _SECRET_NAME.match(name) is not None
-
-
 def secret_variable(name: str) -> bool:
-    """Whether an environment variable's name says its value is a secret (`secret_name`), but for the shell's
-    working folder, `PWD`, which the rule reads as a password where a flag says it."""
-    return name != "PWD" and secret_name(name)
+    """Whether an environment variable's name (`GITHUB_TOKEN`) says its value is a secret, as a flag's would; but
+    for the shell's working folder, `PWD`, which a flag would name a password."""
+    return name != "PWD" and _SECRET_NAME.match(name) is not None
 
 
 def bare_url(url: str) -> str:
@@ -76,16 +69,17 @@ def _url(word: str) -> tuple[str, str]:
         password = parts.password
     except ValueError:  # not a URL after all (a bad port, a bracket)
         return word, ""
-    netloc, why = parts.netloc, []
+    why = []
     if password:
-        netloc = netloc.replace(f":{password}@", f":{REDACTED}@", 1)
+        parts = parts._replace(netloc=parts.netloc.replace(f":{password}@", f":{REDACTED}@", 1))
         why.append("a URL's password")
     query = parse_qsl(parts.query, keep_blank_values=True)
-    if any(_SECRET_NAME.match(key) and value for key, value in query):
-        kept = [(key, REDACTED if _SECRET_NAME.match(key) and value else value) for key, value in query]
-        why.append("a URL's " + ", ".join(f"?{key}=" for key, value in query if _SECRET_NAME.match(key) and value))
-        return urlunsplit(parts._replace(netloc=netloc, query=urlencode(kept, safe="[]"))), " and ".join(why)
-    return urlunsplit(parts._replace(netloc=netloc)), " and ".join(why)
+    secret = [key for key, value in query if value and _SECRET_NAME.match(key)]
+    if secret:
+        why.append("a URL's " + ", ".join(f"?{key}=" for key in secret))
+        kept = [(key, REDACTED if value and key in secret else value) for key, value in query]
+        parts = parts._replace(query=urlencode(kept, safe="[]"))
+    return urlunsplit(parts), " and ".join(why)
 
 
 def _judged(words: Sequence[str]) -> list[tuple[str, str]]:
@@ -113,14 +107,10 @@ def _judged(words: Sequence[str]) -> list[tuple[str, str]]:
 def _value(word: str) -> tuple[str, str]:
     """A word that is no flag (or a flag's value): a URL with its password and secret query values replaced,
     known key shapes replaced; what it held."""
-    if _URL.match(word):
-        word, why = _url(word)
-        if not _SHAPES.search(word):
-            return word, why
-        return _SHAPES.sub(REDACTED, word), " and ".join(filter(None, (why, "a known key's shape")))
+    word, why = _url(word) if _URL.match(word) else (word, "")
     if _SHAPES.search(word):
-        return _SHAPES.sub(REDACTED, word), "a known key's shape"
-    return word, ""
+        return _SHAPES.sub(REDACTED, word), " and ".join(filter(None, (why, "a known key's shape")))
+    return word, why
 
 
 def _placeheld(word: str) -> bool:

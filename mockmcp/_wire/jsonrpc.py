@@ -1,8 +1,6 @@
-"""JSON-RPC 2.0 as MCP uses it: the four message shapes, error codes, one line in, one line out.
+"""JSON-RPC 2.0 as MCP uses it: the four message shapes, error codes, one line in, one line out. Pure.
 
 Messages stay plain dicts from the wire to the cassette and back, so fields no model knows survive.
-This module only decides what shape a parsed value has, and builds the few messages mockmcp itself
-originates (error responses). It never reads or writes.
 """
 
 from __future__ import annotations
@@ -84,37 +82,32 @@ def classify(message: Any) -> Classified:
     """Sort one parsed JSON value into the four JSON-RPC shapes, or say why it is none of them."""
     if not isinstance(message, dict):
         return Classified(INVALID, message, f"expected a JSON object, got {json_type(message, article=True)}")
-    has_id = "id" in message
-    reply_id = message["id"] if has_id and is_valid_id(message["id"]) else None
+    reply_id = message.get("id") if is_valid_id(message.get("id")) else None
+    problem = _problem(message, reply_id)
+    if problem:
+        return Classified(INVALID, message, problem, reply_id)
+    if "method" not in message:
+        return Classified(RESPONSE, message)
+    return Classified(REQUEST, message, reply_id=reply_id) if "id" in message else Classified(NOTIFICATION, message)
+
+
+def _problem(message: dict[str, Any], reply_id: Any) -> str:
+    """Why a JSON object is no JSON-RPC message ("" when it is one)."""
     if message.get("jsonrpc") != "2.0":
-        return Classified(INVALID, message, 'missing or wrong "jsonrpc": must be "2.0"', reply_id)
+        return 'missing or wrong "jsonrpc": must be "2.0"'
     if "method" in message:
-        return _classify_call(message, has_id, reply_id)
-    if "result" in message or "error" in message:
-        return _classify_response(message, reply_id)
-    return Classified(INVALID, message, 'neither a request (no "method") nor a response', reply_id)
-
-
-def _classify_call(message: dict[str, Any], has_id: bool, reply_id: Any) -> Classified:
-    if not isinstance(message["method"], str):
-        return Classified(INVALID, message, '"method" must be a string', reply_id)
-    params = message.get("params")
-    if "params" in message and not isinstance(params, (dict, list)):
-        return Classified(INVALID, message, '"params" must be an object or an array', reply_id)
-    if not has_id:
-        return Classified(NOTIFICATION, message)
-    if reply_id is None:
-        got = json_type(message["id"], article=True)
-        return Classified(INVALID, message, f'"id" must be a string or an integer, got {got}')
-    return Classified(REQUEST, message, reply_id=reply_id)
-
-
-def _classify_response(message: dict[str, Any], reply_id: Any) -> Classified:
-    if ("result" in message) == ("error" in message):
-        return Classified(INVALID, message, 'a response has exactly one of "result" and "error"', reply_id)
-    if not is_valid_id(message.get("id")):
-        return Classified(INVALID, message, 'a response needs the "id" of the request it answers')
-    return Classified(RESPONSE, message)
+        if not isinstance(message["method"], str):
+            return '"method" must be a string'
+        if "params" in message and not isinstance(message["params"], (dict, list)):
+            return '"params" must be an object or an array'
+        if "id" in message and reply_id is None:
+            return f'"id" must be a string or an integer, got {json_type(message["id"], article=True)}'
+        return ""
+    if "result" not in message and "error" not in message:
+        return 'neither a request (no "method") nor a response'
+    if "result" in message and "error" in message:
+        return 'a response has exactly one of "result" and "error"'
+    return "" if reply_id is not None else 'a response needs the "id" of the request it answers'
 
 
 def error_response(reply_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -177,8 +170,8 @@ _DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
 
 
 def parse(line: bytes | str) -> Any:
-    """One JSON text (a wire line, an HTTP body) as a value; raises ValueError saying why it is not one.
-    Stricter than `json.loads` as a strict peer is: no NaN or Infinity, at most MAX_DEPTH levels, MAX_LINE bytes."""
+    """One JSON text (a wire line, an HTTP body) as a value; raises ValueError saying why it is not one. Stricter
+    than `json.loads`, as a strict peer is: no NaN or Infinity, at most MAX_DEPTH levels, MAX_LINE bytes."""
     if len(line) > MAX_LINE:
         raise ValueError(f"the line is longer than {MAX_LINE // (1024 * 1024)} MiB, more than mockmcp reads")
     if isinstance(line, bytes):
@@ -198,8 +191,8 @@ class _TooDeep(ValueError):
     """A JSON text nested deeper than mockmcp reads (`parse`)."""
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_SPACE = re.compile(r"[ \t\n\r]*")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.S)  # a string, or a bracket outside strings
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 
 
 def reply_id_of_unread(line: bytes | str, error: ValueError) -> Any:
@@ -216,50 +209,20 @@ def reply_id_of_unread(line: bytes | str, error: ValueError) -> Any:
 
 
 def _top_level_id(text: str) -> Any:
-    """The top-level object's `id` (None: none), other values skipped unread; ValueError for no such object."""
-    at = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
-    if text[at : at + 1] != "{":
-        raise ValueError("not an object")
-    at += 1
-    while True:
-        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
-        key = _STRING.match(text, at)
-        if key is None:
-            raise ValueError("no key")
-        at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
-        if text[at : at + 1] != ":":
-            raise ValueError("no colon")
-        at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
-        if json.loads(key.group()) == "id":
-            return None if text[at : at + 1] in ("{", "[") else _DECODER.raw_decode(text, at)[0]
-        at = _skip_value(text, at)
-        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
-        if text[at : at + 1] != ",":
-            return None
-        at += 1
-
-
-def _skip_value(text: str, at: int) -> int:
-    """Where the JSON value at `at` ends, found by counting brackets outside strings (never by reading it)."""
-    if text[at : at + 1] not in ("{", "["):
-        return _DECODER.raw_decode(text, at)[1]
+    """The top-level object's `id` (None: none), found by counting brackets outside strings: no other value is read."""
+    if not text.lstrip(" \t\n\r").startswith("{"):
+        return None
     level = 0
-    while at < len(text):
-        char = text[at]
-        if char == '"':
-            string = _STRING.match(text, at)
-            if string is None:
-                raise ValueError("an unclosed string")
-            at = string.end()
-            continue
-        if char in "{[":
-            level += 1
-        elif char in "}]":
-            level -= 1
+    for token in _TOKEN.finditer(text):
+        char = token.group()[0]
+        if char != '"':
+            level += 1 if char in "{[" else -1
             if level == 0:
-                return at + 1
-        at += 1
-    raise ValueError("an unclosed value")
+                return None
+        elif level == 1 and (colon := _COLON.match(text, token.end())) and json.loads(token.group()) == "id":
+            at = colon.end()
+            return None if text[at : at + 1] in ("{", "[") else _DECODER.raw_decode(text, at)[0]
+    return None
 
 
 # A lone surrogate comes only as a `\uD800`-`\uDFFF` escape, or as bytes json lets through (surrogatepass).

@@ -1,10 +1,9 @@
-"""`NamedTuple` for the start-up path: typing's class syntax, built by `collections.namedtuple` alone.
+"""`NamedTuple` for the start-up path: typing's class syntax and class, built by `collections.namedtuple` alone.
 
-Importing `typing` and turning each field's annotation into a `ForwardRef` cost 3-4 ms of the ~15 ms
-mockmcp adds to a bare Python's start. This gives the same class syntax and the same class (a
-namedtuple with the body's attributes set on it), the annotations kept as strings, never evaluated.
-mypy sees typing's own. Unlike typing's: no `Generic` base, no functional form, and the module must
-use `from __future__ import annotations` (tests/test_namedtuple.py holds the rest to typing's).
+Importing `typing` and making each annotation a `ForwardRef` cost 3-4 ms of the ~15 ms mockmcp adds to a bare
+Python's start; here annotations stay strings, never evaluated, and mypy sees typing's own. Unlike typing's: no
+`Generic` base, no functional form, and the module must use `from __future__ import annotations`
+(tests/test_namedtuple.py holds the rest to typing's).
 """
 
 from __future__ import annotations

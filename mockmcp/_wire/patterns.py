@@ -1,16 +1,12 @@
-"""Regular expressions that come with a cassette (`match:` rules' `regex`, `meta.redact.patterns`, and
-`--redact`, which writes the latter): compiled by RE2, which matches in time linear in the text.
+"""Regular expressions that come with a cassette (`match:` rules' `regex`, `meta.redact.patterns`, `--redact`),
+compiled by RE2: a cassette arrives in pull requests, and Python's `re` can backtrack for ages on a pattern such as
+`(\\w+\\s?)+ in Paris`, uninterruptibly, stalling replay (and every session of `replay --http`) behind it.
 
-A cassette arrives in pull requests. Python's `re` backtracks: one pattern such as `(\\w+\\s?)+ in Paris`
-and a 50-character string keep it busy for ages, and it cannot be interrupted, not even from a thread, so
-a replay would never answer and every session of `replay --http` would stall behind it. RE2 (the
-`google-re2` package) has no such pattern: a match costs time in proportion to the text, and a pattern
-too large for its memory bound is refused when it is compiled. Its worst case is the text's length times
-the pattern's size, so that work is bounded (`WORK`): a match rule refuses a longer text (a located
-miss), and replay's redaction, whose patterns run over every string of a message, replaces a text past
-the message's bound whole (`--redact`, the user's own, is not bounded). The price is its syntax: Python's
-without backreferences and lookaround, with ASCII classes. RE2 is imported only when a pattern is
-compiled, so a cassette without one never pays for it.
+RE2 (`google-re2`) matches in time linear in the text, and refuses a pattern too large for its memory bound when
+it compiles it. Its worst case, the text's length times the pattern's size, is bounded (`WORK`): a match rule
+refuses a longer text (a located miss), replay's redaction replaces a text past the message's bound whole
+(`--redact`, the user's own, is not bounded). The price is its syntax (`SYNTAX`). RE2 is imported only when a
+pattern is compiled.
 """
 
 from __future__ import annotations
@@ -30,19 +26,16 @@ SYNTAX = (
 )
 
 
-# How much work one pattern may do over one string, counted as RE2 counts its worst case: the characters times the
-# instructions of the compiled pattern. RE2 runs most patterns in one pass over the text whatever its length, but a
-# pattern such as `(.*a){1000}` (11,004 instructions) makes it fall back to stepping every instruction for each
-# character: 88 s over a megabyte. At this bound the worst case is about a second; the docs' `(\w+\s?)+ in Paris`
-# (24 instructions) still reads two million characters.
+# The work one pattern may do over one string: characters times the compiled pattern's instructions, RE2's worst
+# case (`(.*a){1000}`, 11,004 instructions, takes 88 s over a megabyte). At this bound the worst is about a second;
+# `(\w+\s?)+ in Paris` (24 instructions) still reads two million characters.
 WORK = 50_000_000
 
 
 class Pattern:
     """A pattern RE2 compiled, with `re`'s `pattern`, `fullmatch` and `sub`; `size`, its instructions, and
-    `limit`, the longest string it is run over alone (`WORK`). RE2 reads UTF-8, which a lone surrogate (a cut
-    emoji) cannot be written in: such a string is read with U+FFFD in its place, as the recorder stores it and
-    replay matches it (`jsonrpc.without_lone_surrogates`)."""
+    `limit`, the longest string it is run over alone (`WORK`). A lone surrogate (a cut emoji), which RE2's UTF-8
+    cannot hold, is read as U+FFFD, as the recorder stores it (`jsonrpc.without_lone_surrogates`)."""
 
     __slots__ = ("compiled", "limit", "pattern", "size")
 
@@ -52,13 +45,8 @@ class Pattern:
         self.limit = WORK // self.size
 
     def fullmatch(self, text: str) -> Any:
-        """The match of the whole text, or None; the caller sees to `limit` first (a longer text: None)."""
-        if len(text) > self.limit:
-            return None
-        try:
-            return self.compiled.fullmatch(text)
-        except UnicodeEncodeError:
-            return self.compiled.fullmatch(without_lone_surrogates(text))
+        """The match of the whole text, or None (also for a text longer than `limit`: the caller sees to it first)."""
+        return None if len(text) > self.limit else _utf8(self.compiled.fullmatch, text)
 
     def sub(self, replacement: str, text: str, budget: list[int] | None = None) -> str:
         """The text with every match replaced. `budget` holds the work left for the message the text is part of
@@ -69,10 +57,14 @@ class Pattern:
             if cost > budget[0]:
                 return replacement
             budget[0] -= cost
-        try:
-            return str(self.compiled.sub(replacement, text))
-        except UnicodeEncodeError:
-            return str(self.compiled.sub(replacement, without_lone_surrogates(text)))
+        return str(_utf8(lambda text: self.compiled.sub(replacement, text), text))
+
+
+def _utf8(run: Any, text: str) -> Any:
+    try:
+        return run(text)
+    except UnicodeEncodeError:
+        return run(without_lone_surrogates(text))
 
 
 def compile_pattern(pattern: str) -> Pattern:

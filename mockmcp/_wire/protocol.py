@@ -1,23 +1,22 @@
 """MCP's vocabulary on top of JSON-RPC, written once: names, error codes, revisions, eras, `_meta` keys.
 
-Every function takes plain JSON values as they are on the wire or in a cassette and never fails on
-an odd shape (a hand-edited cassette may hold anything): a fact not there is None or empty.
-The two eras: up to 2025-11-25 an `initialize` handshake names the version for the session
-(*handshake*); from 2026-07-28 every request names its own in `_meta` and a host may probe with
-`server/discover` (*stateless*). A refused probe is no evidence of the stateless era.
-On the launch path.
+Every function takes plain JSON values as they are on the wire or in a cassette and never fails on an odd shape
+(a hand-edited cassette may hold anything): a fact not there is None or empty. The two eras: up to 2025-11-25 an
+`initialize` handshake names the version for the session (*handshake*); from 2026-07-28 every request names its
+own in `_meta` and a host may probe with `server/discover` (*stateless*). On the launch path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+
+from mockmcp._wire.jsonrpc import is_valid_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "CACHED_RESULTS",
     "CANCELLED",
     "CLIENT_CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
@@ -40,7 +39,6 @@ __all__ = [
     "RESULT_TYPES",
     "REVISIONS",
     "SERVER_INFO_KEY",
-    "SERVER_REQUEST_CAPABILITIES",
     "SESSION_HEADER",
     "SESSION_IDLE",
     "SPEC_PREFIX",
@@ -105,7 +103,7 @@ RESULT_TYPES = ("complete", INPUT_REQUIRED)
 # Seconds a Streamable HTTP session may stay idle before the server ends it (the SDK server's default).
 SESSION_IDLE = 1800.0
 # The 2026-07-28 results that carry cache hints (`ttlMs`, `cacheScope`), and the hints of one not cached.
-CACHED_RESULTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
+_CACHED_RESULTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
 _NOT_CACHED = {"ttlMs": 0, "cacheScope": "private"}
 
 # Where servers put values they mint for the client to echo back (cursors, request state, tasks, elicitations).
@@ -134,18 +132,16 @@ def meta(holder: Any) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _params(message: Any) -> Any:
-    return message.get("params") if isinstance(message, dict) else None
+def _params(message: Any) -> dict[str, Any]:
+    params = message.get("params") if isinstance(message, dict) else None
+    return params if isinstance(params, dict) else {}
 
 
 def cancelled_request(params: Any) -> str | int | None:
-    """The request a `notifications/cancelled` names by its params' `requestId`, when that is an id a request can
-    have (a string or an integer); None for any other value (an object, array, bool, float, null), which the SDK
-    ignores as no id at all."""
+    """The request a `notifications/cancelled` names by its params' `requestId`; None for a value no request's id
+    can be, which the SDK ignores as no id at all."""
     request = params.get("requestId") if isinstance(params, dict) else None
-    if isinstance(request, str) or (isinstance(request, int) and not isinstance(request, bool)):
-        return request
-    return None
+    return request if is_valid_id(request) else None
 
 
 def progress_token(message: Any) -> Any:
@@ -174,11 +170,9 @@ def params_era(params: Any) -> str:
 def speaks_stateless(message: Any, header: str | None = None) -> bool:
     """Whether one message speaks the stateless era or probes for it; over HTTP the MCP-Protocol-Version
     `header` tells by its value (older revisions send it too)."""
-    if header == STATELESS_VERSION:
+    if header == STATELESS_VERSION or PROTOCOL_VERSION_KEY in meta(_params(message)):
         return True
-    if not isinstance(message, dict):
-        return False
-    return message.get("method") == DISCOVER or PROTOCOL_VERSION_KEY in meta(message.get("params"))
+    return isinstance(message, dict) and message.get("method") == DISCOVER
 
 
 def _result(response: Any) -> dict[str, Any] | None:
@@ -192,7 +186,7 @@ def as_era_requires(method: str, response: Any) -> Any:
     result = _result(response)
     if result is None:
         return response
-    required = {"resultType": RESULT_TYPES[0], **(_NOT_CACHED if method in CACHED_RESULTS else {})}
+    required = {"resultType": RESULT_TYPES[0], **(_NOT_CACHED if method in _CACHED_RESULTS else {})}
     if required.keys() <= result.keys():
         return response
     return {**response, "result": {**required, **result}}
@@ -215,44 +209,40 @@ def session_eras(exchanges: Iterable[tuple[Any, Any]]) -> dict[str, str | None]:
     return dict(sorted(eras.items(), key=lambda era: era[0] != HANDSHAKE))
 
 
-def _tools_lists(exchanges: Iterable[tuple[Any, Any]]) -> Iterator[list[Any]]:
-    for message, response in exchanges:
-        tools = (_result(response) or {}).get("tools")
-        if isinstance(message, dict) and message.get("method") == TOOLS_LIST and isinstance(tools, list):
-            yield tools
-
-
 def offered_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str] | None:
     """The tools a session's `tools/list` answers offer (every page counts); None when it has no such answer."""
-    lists = list(_tools_lists(exchanges))
-    if not lists:
-        return None
-    return frozenset(tool["name"] for tools in lists for tool in tools if _named(tool))
+    listed = _listed_tools(exchanges)
+    return None if listed is None else frozenset(tool["name"] for tool in listed)
 
 
 def read_only_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str]:
     """The tools a session's `tools/list` answers mark `annotations.readOnlyHint: true`."""
-    listed = (tool for tools in _tools_lists(exchanges) for tool in tools if _named(tool))
     return frozenset(
         tool["name"]
-        for tool in listed
+        for tool in _listed_tools(exchanges) or ()
         if isinstance(hints := tool.get("annotations"), dict) and hints.get("readOnlyHint") is True
     )
 
 
-def _named(tool: Any) -> bool:
-    return isinstance(tool, dict) and isinstance(tool.get("name"), str)
+def _listed_tools(exchanges: Iterable[tuple[Any, Any]]) -> list[dict[str, Any]] | None:
+    listed: list[dict[str, Any]] | None = None
+    for message, response in exchanges:
+        tools = (_result(response) or {}).get("tools")
+        if isinstance(message, dict) and message.get("method") == TOOLS_LIST and isinstance(tools, list):
+            listed = listed or []
+            listed.extend(tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str))
+    return listed
 
 
 # Client requests that change nothing on a server (a tools/call does unless its tool is read-only).
 READ_METHODS = frozenset(
-    {INITIALIZE, DISCOVER, PING, *CACHED_RESULTS, "prompts/get", "completion/complete", "tasks/list", "tasks/get"}
+    {INITIALIZE, DISCOVER, PING, *_CACHED_RESULTS, "prompts/get", "completion/complete", "tasks/list", "tasks/get"}
 )
 
 
 # The server-to-client requests, each with the client capability it needs (a server must not send one the
 # client did not declare; in the stateless era it answers -32021 instead).
-SERVER_REQUEST_CAPABILITIES = {
+_SERVER_REQUEST_CAPABILITIES = {
     "roots/list": "roots",
     "sampling/createMessage": "sampling",
     "elicitation/create": "elicitation",
@@ -286,19 +276,19 @@ def missing_capability(capabilities: Any, request: Any) -> str | None:
     `roots`, `sampling`, `sampling.tools`, `elicitation.form`, `elicitation.url` (a bare `elicitation: {}`
     declares form but not URL, as the SDK's servers read it)."""
     method = request.get("method") if isinstance(request, dict) else None
-    name = SERVER_REQUEST_CAPABILITIES.get(method) if isinstance(method, str) else None
+    name = _SERVER_REQUEST_CAPABILITIES.get(method) if isinstance(method, str) else None
     if name is None:
         return None
     declared = capabilities if isinstance(capabilities, dict) else {}
     if not isinstance(declared.get(name), dict):
         if name == "elicitation":
-            return "elicitation.url" if _params_of(request).get("mode") == "url" else "elicitation.form"
+            return "elicitation.url" if _params(request).get("mode") == "url" else "elicitation.form"
         return name
     sub = declared[name]
-    if name == "sampling" and _params_of(request).get("tools") and not isinstance(sub.get("tools"), dict):
+    if name == "sampling" and _params(request).get("tools") and not isinstance(sub.get("tools"), dict):
         return "sampling.tools"
     if name == "elicitation":
-        if _params_of(request).get("mode") == "url":
+        if _params(request).get("mode") == "url":
             return None if isinstance(sub.get("url"), dict) else "elicitation.url"
         return None if "form" in sub or "url" not in sub else "elicitation.form"
     return None
@@ -308,8 +298,3 @@ def required_capabilities(name: str) -> dict[str, Any]:
     """A `missing_capability` name as declared: `elicitation.form` -> `{"elicitation": {"form": {}}}`."""
     top, _, sub = name.partition(".")
     return {top: {sub: {}} if sub else {}}
-
-
-def _params_of(message: Any) -> dict[str, Any]:
-    params = _params(message)
-    return params if isinstance(params, dict) else {}

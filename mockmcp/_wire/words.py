@@ -1,9 +1,5 @@
 """mockmcp's own words, written once: record modes, places in a cassette and paths in params, the names of
-JSON types, placeholders.
-
-MCP's vocabulary is `protocol`'s; these are the words mockmcp itself uses everywhere, in its
-options and its messages (as vcrpy keeps its record modes apart from HTTP's facts). It imports only
-the standard library and `mockmcp.errors`: it is on the launch path (docs/architecture.md).
+JSON types, placeholders. MCP's vocabulary is `protocol`'s. On the launch path.
 """
 
 from __future__ import annotations
@@ -43,12 +39,9 @@ _PLAIN = re.compile(r"[A-Za-z0-9_\-/$]+")
 
 
 def render_place(place: Sequence[Any]) -> str:
-    """`("interactions", 3, "response")` -> `interactions[3].response`: a place as every message names it.
-
-    The syntax is the one `--ignore` reads (see `parse_path`): a key that is not plain is
-    quoted (`_meta["io.modelcontextprotocol/protocolVersion"]`), and a (key, value) pair names a
-    list item by its identity (`tools[name="read_file"]`).
-    """
+    """`("interactions", 3, "response")` -> `interactions[3].response`: a place as every message names it, in the
+    syntax `--ignore` reads (`parse_path`): a key that is not plain quoted (`_meta["io.example/key"]`), a (key,
+    value) pair naming a list item by its identity (`tools[name="read_file"]`)."""
     out = ""
     for part in place:
         if isinstance(part, tuple):
@@ -68,10 +61,8 @@ _SEGMENT = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]|([^.\[\]]+)')
 
 def parse_path(text: str) -> Path:
     """Split a params path (`--ignore`'s, a match rule's) into segments; raises UsageError on a malformed one.
-
-    Dotted, with a pattern per segment (`*` and `?` as in shell globs), `[N]` or `[*]` for list items
-    and `["..."]` for keys that hold dots: `arguments.when`, `items[*].id`, `_meta["io.example/key"]`.
-    """
+    Dotted, with a glob per segment, `[N]` or `[*]` for list items and `["..."]` for keys that hold dots:
+    `arguments.when`, `items[*].id`, `_meta["io.example/key"]`."""
     segments: list[str] = []
     pos = 0
     while pos < len(text):
@@ -107,11 +98,8 @@ JSON_TYPES = tuple(name for name, _word in _TYPES.values())  # null, boolean, in
 
 
 def json_type(value: Any, article: bool = False) -> str:
-    """JSON's name of value's type: null, boolean, integer, number, string, array or object.
-
-    With `article`, as a message says it: `an array`, `a string`, `null`. Integers are told apart
-    from other numbers because JSON-RPC ids and MCP error codes must be integers.
-    """
+    """JSON's name of value's type (null, boolean, integer, number, string, array, object); with `article`, as a
+    message says it: `an array`, `null`. Integers are told apart, as JSON-RPC ids and MCP codes must be ones."""
     name = _TYPES[type(value)][0] if type(value) in _TYPES else type(value).__name__
     if not article or name == "null":
         return name
@@ -167,11 +155,8 @@ def parse_substitution(text: str) -> tuple[str, str | None]:
 class RecordMode(str, enum.Enum):
     """How a recording treats the cassette it would write (`--record-mode`, the plugin's `--mockmcp-record`).
 
-    A mode's value is the name journals, `wrap`'s sidecars and reports store (unchanged since 0.x); `word`
-    is how the command line spells it: pytest-recording's name wherever the meaning is the same, its
-    `rewrite` for replacing the cassette. vcrpy's `all` (record without replaying, and keep what the
-    cassette holds) is not offered: `new_episodes` keeps the cassette and adds the session, recorded
-    whole. The table of differences is in docs/cli.md ("Record modes").
+    A mode's value is what journals, `wrap`'s sidecars and reports store (unchanged since 0.x); `word` is the
+    command line's, pytest-recording's name wherever the meaning is the same (docs/cli.md, "Record modes").
     """
 
     ALL = "all"  # rewrite: record afresh, replacing the cassette
@@ -190,23 +175,14 @@ class RecordMode(str, enum.Enum):
         return self is not RecordMode.NONE and (later or self is not RecordMode.ONCE or not exists)
 
     @classmethod
-    def choices(cls, allow_none: bool = False) -> tuple[str, ...]:
-        """The modes' stored values; `none` only with allow_none (`mockmcp record` is for recording)."""
-        return tuple(mode.value for mode in cls if allow_none or mode is not RecordMode.NONE)
-
-    @classmethod
     def words(cls, allow_none: bool = False) -> tuple[str, ...]:
         """The command line's names, in the order help lists them; `none` only with allow_none."""
         return tuple(word for word, mode in _BY_WORD.items() if allow_none or mode is not RecordMode.NONE)
 
     @classmethod
     def parse(cls, text: str, allow_none: bool = False, old: bool = True) -> RecordMode:
-        """The mode named text: a word, or (with old) a stored value, the spelling of mockmcp 0.x (see
-        `deprecated`); raises UsageError listing the valid words.
-
-        `none` is accepted only with allow_none (the pytest plugin and `exec`, where replaying is the point);
-        `mockmcp record` and `wrap` are for recording.
-        """
+        """The mode named text: a word, or (with old) mockmcp 0.x's spelling (`deprecated`); `none` only with
+        allow_none (the plugin and `exec`, where replaying is the point). Raises UsageError listing the valid words."""
         valid = ", ".join(cls.words(allow_none))
         mode = _BY_WORD.get(text) or (_OLD.get(text) if old else None)
         if mode is RecordMode.NONE and not allow_none:
@@ -238,11 +214,8 @@ _OLD = {"new": RecordMode.NEW, "all": RecordMode.ALL}  # mockmcp 0.x's words (an
 
 
 def timing_factor(value: str | float, argument: str | None = None) -> float:
-    """Replay's timing: none (answer at once), recorded (as recorded), or a factor scaling the recorded timing.
-
-    Returns the factor; raises UsageError for any other value, in terms of `--timing`, or of the Python
-    `argument` when one is named.
-    """
+    """Replay's timing as a factor of the recorded one: none (0, at once), recorded (1) or a factor; raises
+    UsageError for any other value, in terms of `--timing`, or of the Python `argument` when one is named."""
     named = {"none": 0.0, "recorded": 1.0}
     try:
         factor = named[value] if isinstance(value, str) and value in named else float(value)

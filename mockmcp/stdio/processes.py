@@ -1,13 +1,14 @@
 """The shells' dealings with other processes, on every system: waiting for a child and ending it (the recorder's
 server, verify's live server), and locking a file against other processes (a journal, a cassette folder).
 
-A wait watches descriptors, never a clock: a pidfd where Linux has one, else a socket that a thread closes
-once `wait()` returns (sockets, because `select` takes nothing else on Windows), beside the caller's
-`Signals`, so a signal is handled at once.
+A wait watches descriptors, never a clock, beside the caller's `Signals` (so a signal is handled at once): a
+pidfd where Linux has one, else a socket that a thread closes once `wait()` returns (`select` takes only
+sockets on Windows).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -19,24 +20,20 @@ from mockmcp.stdio.toolkit import Signals, socketpair, wait_readable
 
 __all__ = ["Ended", "lock_file", "stop_child", "wait_exit"]
 
-Ended = Literal["exited", "terminated", "killed"]
-"""How `stop_child` ended a child: on its own (at EOF), by SIGTERM, or by SIGKILL."""
+Ended = Literal["exited", "terminated", "killed"]  # how `stop_child` ended a child: at EOF, by SIGTERM, by SIGKILL
 
 
 def wait_exit(process: subprocess.Popen[bytes], timeout: float | None, wake: Signals | None = None) -> bool:
-    """Wait until the child exits (True), timeout seconds pass or `wake` is woken (False); reaps it when it exited.
-
-    A woken `wake` is drained, so a caller checks its own flags and calls again.
-    """
+    """Wait until the child exits (True; reaped), timeout seconds pass or `wake` is woken (False; `wake` drained,
+    so a caller checks its own flags and calls again)."""
     if process.poll() is not None:
         return True
-    deadline = None if timeout is None else time.monotonic() + timeout
     exit_fd, close = _exit_watch(process)
     try:
         if process.returncode is not None:  # reaped meanwhile (a signal handler may poll): a pidfd may name another
             return True
         fds = [exit_fd] if wake is None else [exit_fd, wake.fileno()]
-        ready = wait_readable(fds, None if deadline is None else deadline - time.monotonic())
+        ready = wait_readable(fds, timeout)
         if wake is not None and wake.fileno() in ready:
             wake.drain()
     finally:
@@ -66,17 +63,11 @@ def _exit_watch(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], Non
 def stop_child(
     process: subprocess.Popen[bytes], grace: float, close_stdin: bool = True, wake: Signals | None = None
 ) -> Ended:
-    """End a child ever more firmly, a grace period apart: close its stdin, then SIGTERM, then SIGKILL.
-
-    Without close_stdin the first step is skipped (the caller has closed stdin or sent a signal
-    already, and the grace period starts now). `wake` is watched while waiting, so signals are
-    handled at once. Returns how the child ended; it is reaped.
-    """
+    """End a child ever more firmly, a grace period apart: close its stdin (unless the caller did, or sent a signal:
+    `close_stdin` False), then SIGTERM, then SIGKILL, watching `wake`. Returns how the child ended; it is reaped."""
     if close_stdin and process.stdin is not None:
-        try:
+        with contextlib.suppress(OSError):
             process.stdin.close()
-        except OSError:
-            pass
     steps: tuple[tuple[Ended, Callable[[], None] | None], ...] = (
         ("exited", None),
         ("terminated", process.terminate),

@@ -1,20 +1,19 @@
 """The stdio shell around the replay engine: framing, timers, signals. All of replay's I/O is here.
 
-One loop runs the engine: it waits with `select` on the `Signals` descriptor and stdin (where a thread reads
-stdin instead, Windows, that thread wakes the descriptor: `toolkit.Inlet`), the next timer (`Wake`) as its
-timeout. stdout carries only what the engine sends (`toolkit.Outlet`); notes go to stderr. A message that
-follows a notification or a server request is written once the host has read what came before (at most
-`TURN` seconds), and so is one the recording had apart from the one before it (`Send.turn`), so a host that
-dispatches notifications a step after replies (the TypeScript SDK, fastmcp) sees a call's progress before its
-result, as from the real server; replies after replies recorded together go in one write.
+One loop waits with `select` on the `Signals` descriptor and stdin (where a thread reads stdin, Windows, that
+thread wakes the descriptor: `toolkit.Inlet`), the next timer (`Wake`) as its timeout. stdout carries only what
+the engine sends (`toolkit.Outlet`); notes go to stderr. A message after a notification or a server request, or
+one the recording had apart (`Send.turn`), waits (at most `TURN` s) until the host has read what came before, so
+a host that dispatches notifications a step after replies (the TypeScript SDK, fastmcp) sees a call's progress
+before its result; replies after replies go in one write.
 
 SIGINT or SIGTERM ends the session with 128 + its number once the line being written is written (unless the
-host takes nothing for `PATIENCE` seconds); the caller then writes its report inside the same `Signals`
-block, so no signal can stop that either.
+host takes nothing for `PATIENCE` seconds).
 """
 
 from __future__ import annotations
 
+import heapq
 import sys
 import time
 
@@ -22,23 +21,17 @@ from mockmcp._wire import jsonrpc
 from mockmcp.engine.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.stdio.toolkit import LONGEST_WAIT, Inlet, LineSplitter, Outlet, Signals, wait_readable
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import TextIO
-
 __all__ = ["PATIENCE", "serve"]
 
-PATIENCE = 2.0
-"""Seconds a host that stopped reading after a signal may keep replay from ending (without taking a byte)."""
-TURN = 0.05
-"""Seconds the next message waits for the host to read the one before it; a busy host then gets both at once."""
+PATIENCE = 2.0  # seconds a host that stopped reading after a signal may keep replay from ending
+TURN = 0.05  # seconds the next message waits for the host to read the one before; a busy host then gets both
 
 
 class _Shell:
-    def __init__(self, engine: Replay, stdin: int, stdout: int, stderr: TextIO, signals: Signals) -> None:
-        self.engine, self.stdin, self.stderr, self.signals = engine, stdin, stderr, signals
-        self.outlet = Outlet(stdout, signals, PATIENCE, TURN)
-        self.timers: list[tuple[float, int, int]] = []
+    def __init__(self, engine: Replay, signals: Signals) -> None:
+        self.engine, self.signals = engine, signals
+        self.outlet = Outlet(1, signals, PATIENCE, TURN)
+        self.timers: list[tuple[float, int, int]] = []  # a heap of (when, sequence, job)
         self.sequence = 0
         self.host_gone = False
         self.outbox: list[bytes] = []
@@ -54,12 +47,10 @@ class _Shell:
                 if not action.final:
                     self.turns.append(len(self.outbox))
             elif isinstance(action, Wake):
-                import heapq  # deferred, like below: only a session with delays has timers
-
                 self.sequence += 1
                 heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
             elif isinstance(action, Note):
-                print(action.text, file=self.stderr, flush=True)
+                print(action.text, file=sys.stderr, flush=True)
             elif isinstance(action, Exit):
                 self.exit_status = action.status
             # A Cut (`drop: cut`) sends nothing: every request shares stdout, which one answer may not break.
@@ -71,30 +62,17 @@ class _Shell:
         for end in [*self.turns, len(self.outbox)]:
             if end > start and not self.host_gone and not self.outlet.put(b"".join(self.outbox[start:end]), start > 0):
                 self.host_gone = True
-                if self.outlet.gave_up:
-                    note = f"the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
-                else:
-                    note = "the host stopped reading; nothing more can be sent"
-                print(f"mockmcp: {note}", file=self.stderr, flush=True)
+                gave_up = f"the host took nothing for {PATIENCE:g}s after the signal; the rest was not sent"
+                note = gave_up if self.outlet.gave_up else "the host stopped reading; nothing more can be sent"
+                print(f"mockmcp: {note}", file=sys.stderr, flush=True)
             start = max(start, end)
         self.outbox.clear()  # only now: what was being written is written, or can never be
         self.turns.clear()
 
-    def fire_due_timers(self) -> None:
-        now = time.monotonic()
-        while self.timers and self.timers[0][0] <= now:
-            import heapq
-
-            _deadline, _seq, job = heapq.heappop(self.timers)
-            self.perform(self.engine.wake(job))
-
-    def timeout(self) -> float | None:
-        return None if not self.timers else min(LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic()))
-
     def run(self) -> None:
         self.perform(self.engine.start())
         self.flush()
-        inlet: Inlet | None = Inlet(self.stdin, self.signals)
+        inlet: Inlet | None = Inlet(0, self.signals)
         ready: list[int] = []
         splitter = LineSplitter(jsonrpc.MAX_LINE)
         while True:
@@ -109,11 +87,14 @@ class _Shell:
                         self.at_eof(splitter.rest())
                         break
                     for line in splitter.feed(chunk):
-                        self.receive(line)
-            self.fire_due_timers()
+                        if line.strip():
+                            self.perform(self.engine.receive(line))
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now:  # the timers due
+                self.perform(self.engine.wake(heapq.heappop(self.timers)[2]))
             self.flush()
-            if self.exit_status is not None:
-                self.end_session()
+            if self.exit_status is not None:  # the cassette ends the session: the host sees stdout close
+                self.outlet.close()
                 return
             if inlet is None and (not self.timers or self.host_gone):
                 self.perform(self.engine.close())
@@ -123,48 +104,29 @@ class _Shell:
             # looked at again rather than waited for.
             if self.signals.received is None:
                 fds = [self.signals.fileno(), *(inlet.fds if inlet is not None else ())]
-                ready = wait_readable(fds, 0.0 if inlet is not None and inlet.chunks else self.timeout())
-
-    def receive(self, line: bytes) -> None:
-        if line.strip():
-            self.perform(self.engine.receive(line))
+                timer = min(LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else None
+                ready = wait_readable(fds, 0.0 if inlet is not None and inlet.chunks else timer)
 
     def at_eof(self, rest: bytes) -> None:
         """The host closed stdin: what waits for its messages goes at once (`Replay.close`: none can come any more),
         and a timer whose job is gone (the host cancelled the request behind a delay) is not waited for: it would
         answer nothing, and a host that closed stdin waits for the exit."""
-        self.receive(rest)
+        if rest.strip():
+            self.perform(self.engine.receive(rest))
         self.perform(self.engine.close())
-        if self.timers:
-            import heapq
-
-            self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
-            heapq.heapify(self.timers)
-
-    def end_session(self) -> None:
-        """The cassette said to end the session here: the host sees stdout close, as when a server exits."""
-        self.timers.clear()
-        self.outlet.close()
-        self.host_gone = True
+        self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
+        heapq.heapify(self.timers)
 
 
-def serve(
-    engine: Replay, stdin: int = 0, stdout: int = 1, stderr: TextIO = sys.stderr, signals: Signals | None = None
-) -> int:
-    """Run one replay session over file descriptors until the host closes stdin, a signal stops it, or
-    the cassette ends it.
+def serve(engine: Replay, signals: Signals) -> int:
+    """Run one replay session over stdin and stdout until the host closes stdin, a signal stops it, or the cassette
+    ends it, inside the caller's `signals` block (which goes on to keep signals from stopping its report).
 
-    `signals`, an entered `Signals` block, lets the caller keep signals from stopping what it does
-    after the session (writing a report); without it, serve holds one for the session only.
-    Returns the exit status: the one the cassette asked for (0 when it asked none), or 128 + the
-    signal number when SIGINT or SIGTERM ended the session.
+    Returns the status the cassette asked for (0 when none), or 128 + the signal that ended the session.
     """
-    if signals is None:
-        with Signals() as own:
-            return serve(engine, stdin, stdout, stderr, own)
-    shell = _Shell(engine, stdin, stdout, stderr, signals)
+    shell = _Shell(engine, signals)
     shell.run()
     if signals.received is not None:
-        print("mockmcp: stopped by a signal; ending the session", file=stderr, flush=True)
+        print("mockmcp: stopped by a signal; ending the session", file=sys.stderr, flush=True)
         return 128 + signals.received
     return shell.exit_status or 0

@@ -10,11 +10,9 @@ __all__ = ["Spool"]
 
 
 class Spool:
-    """Lines written to `stream` by a thread of its own, in order, so that whoever says them never blocks (an
-    HTTP server's loop, serving every session, would freeze on a note to a stderr nobody reads). At most
-    `limit` characters wait; a line past that is dropped, and the lines dropped in a row are counted where
-    they would have been. `flush` waits (a while) for what waits to be written: before a summary, so it comes
-    last."""
+    """Lines written to `stream` by a thread of its own, in order, so that whoever says them never blocks (an HTTP
+    server's loop would freeze on a stderr nobody reads). At most `limit` characters wait; the lines dropped past
+    that are counted where they would have been. `flush` waits a while for the rest: a summary then comes last."""
 
     def __init__(self, stream: object, limit: int = 1 << 20) -> None:
         self.stream, self.limit = stream, limit

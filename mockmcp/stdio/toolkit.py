@@ -1,11 +1,9 @@
-"""The plumbing every stdio shell needs, written once, with no call that only some systems have: lines, signals,
-and pipes read and written without ever blocking where a signal cannot reach.
+"""The plumbing every stdio shell needs, with no call only some systems have: lines, signals, and pipes read and
+written without ever blocking where a signal cannot reach.
 
-A loop waits with `select` on the `Signals` descriptor, which a signal wakes from any thread (CPython's wakeup
-descriptor), and on its pipes. Where `select` takes only sockets (Windows) a thread reads (`Inlet`) or writes
-(`Outlet`) each pipe and wakes that descriptor instead, and `Signals` is a socket pair. A line being written is
-finished through any signal (the host never reads half a line) unless the reader then takes nothing for
-`patience` seconds. On the launch path: cheap standard modules only (`threading` only where threads are used).
+A loop waits with `select` on its pipes and on the `Signals` descriptor, which a signal wakes from any thread
+(CPython's wakeup descriptor). Where `select` takes only sockets (Windows), a thread reads (`Inlet`) or writes
+(`Outlet`) each pipe and wakes that descriptor instead, and `Signals` is a socket pair. On the launch path.
 """
 
 from __future__ import annotations
@@ -14,9 +12,8 @@ import os
 import select
 import signal
 import time
-from collections import deque
 from collections.abc import Callable
-from types import FrameType, TracebackType
+from types import FrameType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,19 +26,17 @@ __all__ = [
     "LineSplitter",
     "Outlet",
     "Signals",
+    "read_chunk",
     "selectable",
     "socketpair",
     "wait_readable",
     "write_all",
-    "write_whole",
 ]
 
 # The longest a loop waits at once (seconds): select takes no more than about 24 days, and a recorded
 # pace (`--timing recorded` over `at` times) may ask for longer; waking early only waits again.
 LONGEST_WAIT = 3600.0
-_CHUNK = 1 << 16
-_PIECE = 1 << 16  # an Outlet writes at most this at once, so a slow reader's progress is seen
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_CHUNK = 1 << 16  # a read's most; and a threaded Outlet's most at once, so a slow reader's progress is seen
 _YIELD: Callable[[], None] | None = getattr(os, "sched_yield", None)
 _FILE_SIZE: int | None = getattr(signal, "SIGXFSZ", None)
 
@@ -54,6 +49,15 @@ def socketpair() -> tuple[socket.socket, socket.socket]:
     for end in ends:
         end.setblocking(False)
     return ends
+
+
+def read_chunk(fd: int) -> bytes:
+    """What fd has to read, up to a chunk; b"" at its end, and from a descriptor that cannot be read (as good as
+    ended)."""
+    try:
+        return os.read(fd, _CHUNK)
+    except OSError:
+        return b""
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -70,12 +74,9 @@ def wait_readable(fds: list[int], timeout: float | None) -> list[int]:
 
 
 class LineSplitter:
-    """Cuts a byte stream into lines (without their newline), in time linear in the stream's length.
-
-    The pieces of an unfinished line are kept in a list and joined once, when its newline comes. With a
-    `limit`, a longer line keeps only its first limit + 1 bytes, so memory stays bounded and the reader
-    still sees that it was too long.
-    """
+    """Cuts a byte stream into lines (without their newline) in linear time: an unfinished line's pieces are
+    joined once, when its newline comes. With a `limit`, a longer line keeps only its first limit + 1 bytes, so
+    memory stays bounded and the reader still sees that it was too long."""
 
     __slots__ = ("_limit", "_parts", "_size")
 
@@ -116,14 +117,10 @@ class LineSplitter:
 
 
 class Signals:
-    """Within `with Signals() as signals:`, SIGINT and SIGTERM set `signals.received` and wake `fileno()`.
-
-    Nothing is raised into the code that runs: a reply being written is written whole, and the loop sees
-    the descriptor. `relay` is called with each signal number, in the main thread (the recorder passes
-    signals on). SIGXFSZ is ignored too, so a write past a file-size limit fails with EFBIG, as a full
-    disk does, instead of killing the process. On exit the previous handlers and wakeup descriptor are
-    put back; outside the main thread none can be installed, and the block runs without them.
-    """
+    """Within `with Signals() as signals:`, SIGINT and SIGTERM set `signals.received` and wake `fileno()`; nothing
+    is raised into the code that runs, so a reply being written is written whole. `relay` gets each signal number,
+    in the main thread. SIGXFSZ is ignored, so a write past a file-size limit fails (EFBIG) as on a full disk.
+    Outside the main thread no handler can be installed, and the block runs without them."""
 
     def __init__(self, relay: Callable[[int], None] | None = None) -> None:
         self.received: int | None = None
@@ -176,7 +173,7 @@ class Signals:
     def __enter__(self) -> Signals:
         try:
             self._previous_wakeup = signal.set_wakeup_fd(self._write)
-            for sig in _STOP_SIGNALS:
+            for sig in (signal.SIGINT, signal.SIGTERM):
                 self._previous[sig] = signal.signal(sig, self._handle)
             if _FILE_SIZE is not None:
                 self._previous[_FILE_SIZE] = signal.signal(_FILE_SIZE, signal.SIG_IGN)
@@ -184,9 +181,7 @@ class Signals:
             self._restore()
         return self
 
-    def __exit__(
-        self, _type: type[BaseException] | None, _value: BaseException | None, _traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, *_exc_info: object) -> None:
         self._restore()
 
     def __del__(self) -> None:
@@ -219,7 +214,7 @@ class Inlet:
     def __init__(self, fd: int, wake: Signals, threaded: bool | None = None, limit: int = 1 << 20) -> None:
         self.fd, self.wake, self.limit = fd, wake, limit
         self.fds = [] if (not selectable(fd) if threaded is None else threaded) else [fd]
-        self.chunks: deque[bytes] = deque()
+        self.chunks: list[bytes] = []
         self.size = 0
         if not self.fds:
             import threading
@@ -230,7 +225,7 @@ class Inlet:
     def _read(self) -> None:
         chunk = b"-"
         while chunk:
-            chunk = self._chunk()
+            chunk = read_chunk(self.fd)
             with self.room:
                 while self.size > self.limit:
                     self.room.wait()
@@ -238,35 +233,26 @@ class Inlet:
                 self.size += len(chunk)
             self.wake.wake()  # at each chunk: a waiter may have drained the wake-up of one still waiting
 
-    def _chunk(self) -> bytes:
-        try:
-            return os.read(self.fd, _CHUNK)
-        except OSError:  # a descriptor that cannot be read is one at its end
-            return b""
-
     def take(self, ready: list[int]) -> list[bytes]:
         """The chunks read since the last take (`ready`: what `select` found ready)."""
         if self.fds:
-            return [self._chunk()] if self.fd in ready else []
+            return [read_chunk(self.fd)] if self.fd in ready else []
         with self.room:
-            chunks = list(self.chunks)
-            self.chunks.clear()
-            self.size = 0
+            chunks, self.chunks, self.size = self.chunks, [], 0
             self.room.notify()
         return chunks
 
 
 class Outlet:
-    """Writes to fd, each `put` whole however signals fall (the host never reads half a line), without ever blocking
-    where a signal cannot reach: until a signal comes it waits as long as the reader takes; after one, it gives up
-    (`gave_up`) once the reader has taken no byte for `patience` seconds. A failed write (the reader is gone) keeps
-    its error in `failed`. After either, nothing more is written.
+    """Writes to fd, each `put` whole however signals fall (the host never reads half a line), never blocking where
+    a signal cannot reach: before a signal it waits as long as the reader takes; after one it gives up (`gave_up`)
+    once the reader has taken no byte for `patience` seconds. A failed write keeps its error in `failed`. After
+    either, nothing more is written.
 
-    Where `select` can wait on fd (POSIX), the caller's thread waits for room beside `signals` and writes at most
-    PIPE_BUF bytes to a pipe or socket, which one with room takes without blocking. Elsewhere (`threaded`: Windows)
-    a thread of its own writes, in pieces so that progress shows, while the caller waits on `signals`, which the
-    thread wakes when it is done. A put with `turn` set first waits, at most `turn` seconds, until the reader has
-    taken what came before (where the system can tell: `unread_counter`).
+    Where `select` can wait on fd (POSIX), the caller waits for room beside `signals` and writes at most PIPE_BUF
+    bytes to a pipe or socket, which one with room takes without blocking. Elsewhere (`threaded`: Windows) a
+    thread writes, and wakes `signals` when done. A put with `turn` first waits, at most `turn` seconds, until the
+    reader has taken what came before (where the system can tell: `unread_counter`).
     """
 
     def __init__(
@@ -274,7 +260,7 @@ class Outlet:
     ) -> None:
         self.fd, self.signals, self.patience, self.turn = fd, signals, patience, turn
         self.threaded = not selectable(fd, write=True) if threaded is None else threaded
-        self.piece = _PIECE if self.threaded else _room_taken_whole(fd)
+        self.piece = _CHUNK if self.threaded else _room_taken_whole(fd)
         self.progress = 0.0  # when the reader last took bytes, or was given some to take
         self.failed: OSError | None = None
         self.gave_up = False
@@ -334,10 +320,7 @@ class Outlet:
         with self.changed:
             self.job = view
             self.changed.notify()
-        while True:
-            with self.changed:
-                if self.job is None:
-                    return
+        while self.job is not None:  # the writer clears it, then wakes `signals`
             timeout = self._patience_left()
             if self.gave_up:
                 return  # the thread stays blocked in its write: nothing is written after it
@@ -374,22 +357,11 @@ class Outlet:
 
 
 def _room_taken_whole(fd: int) -> int:
-    """The most a write to fd may hold so that a descriptor with room takes it without blocking: PIPE_BUF for a
-    pipe or a socket; a file or a terminal takes any write."""
+    """The most a write to fd with room takes without blocking: PIPE_BUF for a pipe or a socket, else anything."""
     import stat
 
     mode = os.fstat(fd).st_mode
     return select.PIPE_BUF if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else 1 << 30
-
-
-def write_whole(fd: int, data: bytes, signals: Signals, patience: float, threaded: bool | None = None) -> bool:
-    """Write all of data to fd (see `Outlet`): False, with part of data unwritten, only when after a signal the
-    reader took no byte for `patience` seconds. Raises OSError (e.g. BrokenPipeError) as `write_all` does."""
-    outlet = Outlet(fd, signals, patience, threaded=threaded)
-    whole = outlet.put(data)
-    if outlet.failed is not None:
-        raise outlet.failed
-    return whole
 
 
 def unread_counter(fd: int) -> Callable[[], int] | None:
