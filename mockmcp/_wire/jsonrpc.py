@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
 
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.words import json_type
@@ -29,6 +30,7 @@ __all__ = [
     "NO_MATCH",
     "PARSE_ERROR",
     "classify",
+    "compact",
     "depth",
     "encode",
     "error_response",
@@ -245,16 +247,26 @@ def without_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def compact(sort_keys: bool = False, ascii_only: bool = False) -> Callable[[Any], str]:
+    """The compact JSON text of a value, as `json.JSONEncoder(separators=(",", ":"), ...).encode` writes it; its C
+    encoder built once, not on every call as `encode` (and `json.dumps`) builds it: a cost on every message."""
+    encoder = json.JSONEncoder(ensure_ascii=ascii_only, separators=(",", ":"), sort_keys=sort_keys)
+    if c_make_encoder is None:  # a Python without json's C speedups
+        return encoder.encode
+    escape = encode_basestring_ascii if ascii_only else encode_basestring
+    # As `iterencode` builds it, but without the check for circular values: a parsed message or cassette has none.
+    encoded = c_make_encoder(None, encoder.default, escape, None, ":", ",", sort_keys, False, True)
+    return lambda value: "".join(encoded(value, 0))
+
+
+_TEXT, _ASCII_TEXT = compact(), compact(ascii_only=True)
+
+
 def encode(message: Any) -> bytes:
     """One message as one line (of stdio, or an HTTP body): compact JSON, UTF-8, newline-terminated."""
-    text = _ENCODER.encode(message)
+    text = _TEXT(message)
     try:
         return text.encode() + b"\n"
     except UnicodeEncodeError:
         # A lone surrogate (legal in a JSON escape, not in UTF-8): keep it escaped, as it came.
-        return _ASCII_ENCODER.encode(message).encode() + b"\n"
-
-
-# Built once: `json.dumps` with arguments builds an encoder per call, a cost on every message.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
+        return _ASCII_TEXT(message).encode() + b"\n"

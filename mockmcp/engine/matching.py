@@ -8,9 +8,9 @@ are `words.parse_path`'s; a cassette's own (`meta.match.ignore`) join the user's
 
 from __future__ import annotations
 
-import json
 from fnmatch import fnmatchcase
 
+from mockmcp._wire.jsonrpc import compact
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.protocol import CANCELLED, INITIALIZE, PROGRESS_TOKEN, SPEC_PREFIX, UNSET_WHEN_EMPTY, params_era
 from mockmcp._wire.words import Path, parse_path
@@ -43,20 +43,24 @@ class Matcher(NamedTuple):
     """Normalizes and keys requests; `ignores` are parsed paths relative to params."""
 
     ignores: tuple[Path, ...]
+    heads: frozenset[str] | None = None  # their first segments, when none is a pattern: params without one keep all
 
     @classmethod
     def build(cls, extra: tuple[str, ...] = (), meta: Mapping[str, Any] | None = None) -> Matcher:
         """The default volatile paths, the cassette's own (`meta.match.ignore`, when `meta` is given) and the
         user's (`--ignore`, the plugin's `ignore=`); raises UsageError for a malformed path."""
         rules = (meta or {}).get("match") or {}
-        return cls(_DEFAULT_PATHS + tuple(parse_path(text) for text in (*(rules.get("ignore") or ()), *extra)))
+        ignores = _DEFAULT_PATHS + tuple(parse_path(text) for text in (*(rules.get("ignore") or ()), *extra))
+        heads = frozenset(path[0] for path in ignores)
+        return cls(ignores, None if any(map(_is_pattern, heads)) else heads)
 
     def normalize(self, method: str, params: Any) -> Any:
         """params without the ignored paths: what a match compares."""
         if method in _METHOD_ONLY or params is None:
             return None
-        for path in self.ignores:
-            params = _without(params, path)
+        if self.heads is None or not isinstance(params, dict) or not self.heads.isdisjoint(params):
+            for path in self.ignores:
+                params = _without(params, path)
         for key in _IGNORED_BY_METHOD.get(method, ()):
             params = _without(params, (key,))
         params = _without_unset(method, params)
@@ -82,12 +86,7 @@ def answer_body(response: Any) -> Any:
     return body
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def canonical(value: Any) -> str:
-    """Canonical JSON text: sorted keys, compact, exact types."""
-    return _CANONICAL.encode(value)
+canonical = compact(sort_keys=True)  # canonical JSON text: sorted keys, compact, exact types
 
 
 def short(value: Any, limit: int) -> str:
