@@ -178,13 +178,12 @@ def parse(line: bytes | str) -> Any:
         raise ValueError(f"the line is longer than {MAX_LINE // (1024 * 1024)} MiB, more than mockmcp reads")
     if isinstance(line, bytes):
         line = line.decode(json.detect_encoding(line), "surrogatepass")  # as json.loads does
-    brackets = line.count("[") + line.count("{")
     try:
         value = _DECODER.decode(line)
     except RecursionError:
         value = None
-    else:
-        if brackets <= MAX_DEPTH or depth(value) <= MAX_DEPTH:  # the count bounds the depth, cheaply
+    else:  # the length bounds the depth, and so does the count of brackets, cheaply
+        if len(line) <= MAX_DEPTH or line.count("[") + line.count("{") <= MAX_DEPTH or depth(value) <= MAX_DEPTH:
             return value
     raise _TooDeep(f"nested more than {MAX_DEPTH} levels deep, more than mockmcp reads")
 
@@ -233,8 +232,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def may_hold_lone_surrogates(line: bytes) -> bool:
-    """Whether the JSON text of a line may decode to a lone surrogate: a quick test before the exact one."""
-    return _SURROGATE_IN_LINE.search(line) is not None
+    """Whether the JSON text of a line may decode to a lone surrogate: a quick test before the exact one (a byte search
+    before the pattern's, which goes byte by byte)."""
+    return (b"\\u" in line or b"\xed" in line) and _SURROGATE_IN_LINE.search(line) is not None
 
 
 def without_lone_surrogates(value: Any) -> Any:

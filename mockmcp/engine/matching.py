@@ -63,7 +63,10 @@ class Matcher(NamedTuple):
                 params = _without(params, path)
         for key in _IGNORED_BY_METHOD.get(method, ()):
             params = _without(params, (key,))
-        params = _without_unset(method, params)
+        # The optional keys sent empty (`protocol.UNSET_WHEN_EMPTY`) dropped.
+        for key in UNSET_WHEN_EMPTY["*"] + UNSET_WHEN_EMPTY.get(method, ()) if isinstance(params, dict) else ():
+            if key in params and (params[key] is None or params[key] == {}):
+                params = {k: v for k, v in params.items() if k != key}
         return None if params == {} else params
 
     def key(self, method: str, params: Any, era: str | None = None) -> str:
@@ -142,15 +145,6 @@ def _without(value: Any, path: Path) -> Any:
         ]
         return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     return value
-
-
-def _without_unset(method: str, params: Any) -> Any:
-    """params without the optional keys sent empty (`protocol.UNSET_WHEN_EMPTY`); params itself when none is."""
-    if not isinstance(params, dict):
-        return params
-    optional = UNSET_WHEN_EMPTY["*"] + UNSET_WHEN_EMPTY.get(method, ())
-    unset = [key for key in optional if key in params and (params[key] is None or params[key] == {})]
-    return {k: v for k, v in params.items() if k not in unset} if unset else params
 
 
 def _is_pattern(segment: str) -> bool:

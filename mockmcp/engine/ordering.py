@@ -66,7 +66,7 @@ class Ordering:
         message = (index, step)
         needs = self.causes.needs.get(message, 0)
         hard = self.causes.hard.get(message, ())
-        if self._may_go(key, session, needs, hard):
+        if not self._soft(key, session, needs) and self._arrived.issuperset(hard):  # it may go (`_may_go`)
             self._waiting.pop(key, None)
             self._order.pop(key, None)
             self._excused.pop(key, None)
@@ -132,7 +132,7 @@ class Ordering:
         found = self.causes.position.get(event)
         if found is not None:
             self._advance(*found)
-        return self._ready()
+        return self._ready() if self._stirred else []
 
     def joined(self, session: int, before: float | None) -> list[Any]:
         """The live session goes on in another recorded session, at a message recorded at `before`: what that

@@ -96,12 +96,12 @@ class Player:
 
     def _begin(self, job: Job) -> list[Action] | None:
         """Step 0: its client message has come. It sleeps through its delay, or waits its turn behind the jobs queued
-        (None: none is, so it goes on at once, as its turn would come at once)."""
+        (None: none is, so it goes on at once, as the heap would let it)."""
         job.step = 1
         self.schedule.let_go(self.ordering.arrive(job.index))
         if job.interaction.delay:
             return [self.schedule.sleep(job, job.interaction.delay)]
-        if not self.schedule.idle:
+        if self.schedule.heap:
             self.schedule.move(job, "go")
             return []
         return None

@@ -69,7 +69,7 @@ class Replay:
         """Handle one line from the host; `parsed`: as `jsonrpc.parse` read it, when the shell has (HTTP).
         `key`: the shell's name for the live request the message is or cancels when its id does not name it
         (clients of a shared stateless session choose their ids on their own), carried as `Send.request`."""
-        if self.ended:
+        if self.player.ended:
             return []
         message = parsed
         if parsed is _UNREAD:
@@ -154,7 +154,7 @@ class Replay:
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
             return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
-        out = self._selected(method, pick)
+        out = self._selected(method, pick) if pick.note or pick.why else []
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
             return out + self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))

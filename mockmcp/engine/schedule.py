@@ -79,12 +79,12 @@ class Job:
 class Schedule:
     """One live session's jobs; see the module's docstring."""
 
-    __slots__ = ("_alarms", "_entries", "_heap", "_moments", "_running", "_timing", "_tokens", "_waited")
+    __slots__ = ("_alarms", "_entries", "_moments", "_running", "_timing", "_tokens", "_waited", "heap")
 
     def __init__(self, moments: Sequence[tuple[float | None, ...]], timing: float = 0.0) -> None:
         """`moments`: each interaction's messages' recorded times (`timeline.Causes`); `timing` as `Replay`'s."""
         self._moments, self._timing = moments, timing
-        self._heap: list[tuple[float, int, Job]] = []
+        self.heap: list[tuple[float, int, Job]] = []  # the queued jobs' entries, and stale ones of jobs that went on
         self._alarms: dict[int, Job] = {}  # a pending Wake's token -> its job
         self._entries = self._tokens = 0
         self._running = False
@@ -93,8 +93,11 @@ class Schedule:
         self._waited: dict[Job, float] = {}
 
     def add(self, job: Job) -> Job:
-        """A new job, queued to begin."""
-        self._push(job)
+        """Queue the job: a new one to begin, or one going on (by the recorded time of its next message)."""
+        self._entries += 1
+        job.entry = self._entries
+        at = self.moment(job.index, job.step or 1)
+        heappush(self.heap, (-1.0 if at is None else at, job.entry, job))
         return job
 
     def move(self, job: Job, event: str) -> None:
@@ -111,7 +114,7 @@ class Schedule:
         if state != "queued":
             job.entry = 0
         elif not job.entry:
-            self._push(job)
+            self.add(job)
 
     def let_go(self, jobs: Iterable[Job]) -> None:
         """Queue the jobs `ordering` let go (one the host cancelled meanwhile has ended)."""
@@ -150,7 +153,7 @@ class Schedule:
             return []  # the loop below is running already, and takes what was queued
         self._running = True
         out: list[Action] = []
-        heap = self._heap
+        heap = self.heap
         try:
             while heap:
                 _at, entry, job = heappop(heap)
@@ -167,11 +170,6 @@ class Schedule:
         finally:
             self._running = False
         return out
-
-    @property
-    def idle(self) -> bool:
-        """Whether no job is queued (nor an entry of one that went on: then the heap says which goes next)."""
-        return not self._heap
 
     def moment(self, index: int, step: int) -> float | None:
         """The recorded time of message `step` of interactions[index] (its items, then its response)."""
@@ -197,16 +195,10 @@ class Schedule:
         if ended is not None:
             job.clock = min(ended, job.clock)
 
-    def _push(self, job: Job) -> None:
-        self._entries += 1
-        job.entry = self._entries
-        at = self.moment(job.index, job.step or 1)
-        heappush(self._heap, (-1.0 if at is None else at, job.entry, job))
-
     def _first(self, job: Job) -> bool:
         """Whether the queued job's next message goes before every other queued job's, by recorded time (stale
         entries, of jobs that went on meanwhile or ended, are dropped on the way)."""
-        heap = self._heap
+        heap = self.heap
         own = False
         while heap:
             _at, entry, other = heap[0]
@@ -218,5 +210,5 @@ class Schedule:
         at = self.moment(job.index, job.step or 1)
         first = not heap or (-1.0 if at is None else at) <= heap[0][0]
         if own and not first:
-            self._push(job)
+            self.add(job)
         return first
