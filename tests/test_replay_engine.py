@@ -1660,3 +1660,64 @@ def test_a_message_the_recording_had_apart_from_the_one_before_gives_the_host_a_
     fast = b'{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"fast","_meta":{"progressToken":"p"}}}'
     said = [(action, json.loads(action.data)) for action in engine.receive(fast) if isinstance(action, Send)]
     assert [(message.get("method", message.get("id")), action.turn) for action, message in said] == turns
+
+
+# --- a request a job would answer at once, answered without one (`Player.at_once`) -----------------
+
+# Two calls recorded one after the other: asked in the other order, the second's answer waits (a job held) for
+# the first, which then may not be answered without a job either; the times mark turns (`Send.turn`).
+TIMED_PAIR = """
+version: 1
+interactions:
+- at: 0.0
+  request: {id: 1, method: tools/call, params: {name: a}}
+  response: {result: {content: []}}
+  took: 0.5
+- at: 1.0
+  request: {id: 2, method: tools/call, params: {name: b}}
+  response: {result: {content: []}}
+  took: 0.5
+"""
+CALL_A = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}'
+CALL_B = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}'
+READ_N = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'
+)
+SLOW_N = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow"}}'
+INIT_N = b'{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'
+LIST_N = b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}'
+PING_N = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}'
+AT_ONCE = [
+    pytest.param(NOTES, [INIT_N % 1, LIST_N % 2, READ_N % 3, READ_N % 3, READ_N % 4, PING_N % 5], 4, id="notes"),
+    pytest.param(UNSOLICITED, [LIST_N % 1, INIT_N % 2, LIST_N % 3, INIT_N % 4], 2, id="unsolicited"),
+    pytest.param(TIMED_PAIR, [CALL_B, CALL_A, CALL_A, CALL_B, CALL_A], 3, id="held-then-in-order"),
+    pytest.param(DELAYED_ANCHOR, [SLOW_N % 1, SLOW_N % 2], 0, id="a-delay"),
+    pytest.param(SLOW, [SLOW_CALL, LIST_N % 8, LIST_N % 9], 2, id="while-a-job-sleeps"),
+    pytest.param(LATE_ANSWER, [LATE_CALL, LATE_LIST, LATE_CANCEL, LATE_LIST], 1, id="a-late-answer"),
+    pytest.param(LISTEN_THEN_CALLS, [LISTEN_LINE, SLOW_WRITE_LINE, WRITE_LINE, WRITE_LINE], 1, id="listen-events"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("cassette", "lines", "at_once"), AT_ONCE)
+def test_a_request_answered_at_once_gets_what_a_job_would_send(cassette: str, lines: list[bytes], at_once: int) -> None:
+    """The same lines to an engine that answers at once what it may, and to one that plays every request as a job:
+    the same actions each time (the wakes carried out in the order asked), the same report."""
+    fast, jobs = engine_for(cassette), engine_for(cassette)
+    jobs.player.prompt = set()  # every request a job
+    answered = fast.player.at_once
+    took: list[bool] = []  # for each request that may be answered at once, whether it was
+    fast.player.at_once = lambda *args: took.append((out := answered(*args)) is not None) or out  # type: ignore[method-assign]
+    assert fast.start() == jobs.start()
+    wakes: list[int] = []
+    for line in lines:
+        said = fast.receive(line)
+        assert said == jobs.receive(line)
+        wakes += [action.job for action in said if isinstance(action, Wake)]
+    while wakes:
+        said = fast.wake(wakes[0])
+        assert said == jobs.wake(wakes.pop(0))
+        wakes += [action.job for action in said if isinstance(action, Wake)]
+    assert fast.close() == jobs.close()
+    assert fast.report.json_text() == jobs.report.json_text()
+    assert fast.requests.keys() == jobs.requests.keys()
+    assert sum(took) == at_once, took  # so that the comparison holds something

@@ -82,6 +82,11 @@ class Ordering:
             return HELD
         return BLOCKED
 
+    def goes(self, index: int, step: int, session: int) -> bool:
+        """Whether a new job's next message, step `step` of interactions[index], may go now (`check`: GO)."""
+        message = (index, step)
+        return self._may_go(None, session, self.causes.needs.get(message, 0), self.causes.hard.get(message, ()))
+
     def gap(self, index: int, step: int) -> float:
         """How long the recorded server took to send that message after what caused it (`timeline.Causes.gaps`)."""
         return self.causes.gaps.get((index, step), 0.0)

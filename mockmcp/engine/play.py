@@ -53,6 +53,7 @@ class Player:
         self.questions = Questions()  # server requests awaiting the host's answer
         self.requests: dict[Any, Job] = {}  # live request (its key, else its id) -> its job
         self.sent_at: float | None = None  # the recorded time of the latest message sent
+        self.prompt = set() if timing else recordings.prompt  # the requests `at_once` may answer
 
     def begin(
         self, index: int, reply_id: Any = None, token: Any = live.KEEP, batch: Batch | None = None, key: Any = None
@@ -82,11 +83,28 @@ class Player:
         message the recording had apart from the one sent before it says so (`Send.turn`)."""
         if job.step == 0 and (begun := self._begin(job)) is not None:
             return begun
-        at = self.schedule.moment(job.index, job.step)
-        out = self._play(job)
-        if at is None:
-            return out
-        for n, action in enumerate(out):
+        return self._turned(self.schedule.moment(job.index, job.step), self._play(job))
+
+    def at_once(self, index: int, reply_id: Any, key: Any) -> list[Action] | None:
+        """The reply to the live request `reply_id` (`key`) from interactions[index], which a job would play at once:
+        the actions, and the state after, of a job's steps, at less cost (None: one may wait, or be waited for)."""
+        if index not in self.prompt or self.schedule.heap or self.ordering.blocked():
+            return None
+        interaction = self.cassette.interactions[index]
+        self.ordering.arrive(index)  # its request came, as its job's first step says (again if it waits: no change)
+        if not self.ordering.goes(index, 1, interaction.session):
+            return None
+        self.report.plays[index] += 1
+        self.ordering.arrive(("played", index))
+        self.requests.pop(key, None)  # a job an earlier request under this key began is not the one it names
+        out = self.writer.reply(index, interaction, reply_id, key)[0]
+        out = self._turned(self.schedule.moment(index, 1), out)
+        self.release(index)
+        return out + self.run()
+
+    def _turned(self, at: float | None, out: list[Action]) -> list[Action]:
+        """out, its first message marked when the recording had it apart from the one sent before (`at`: its time)."""
+        for n, action in enumerate(out if at is not None else ()):
             if isinstance(action, Send):
                 if self.sent_at is not None and at > self.sent_at:
                     out[n] = action._replace(turn=True)

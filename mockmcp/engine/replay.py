@@ -172,6 +172,8 @@ class Replay:
             instead = f"answered {protocol.MISSING_CAPABILITY}, as a server of that revision does"
             self.report.withheld.append(Withheld(index, refused[0], refused[1], instead))
             return [*out, Note(self.report.withheld[-1].render()), *answer(batch, refused[2], key)]
+        if batch is None and (sent := self.player.at_once(index, message["id"], key)) is not None:
+            return out + sent
         job = self.player.begin(index, message["id"], protocol.progress_token(message), batch, key)
         job.exchange = pick.exchange
         if method == protocol.INITIALIZE:

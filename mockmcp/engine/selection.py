@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.patterns import WORK
+from mockmcp._wire.protocol import INITIALIZE
 from mockmcp.cassette.model import ANY_TIMES, REQUEST, SERVER, Cassette, Interaction, written_eras
 from mockmcp.engine.branching import answered_otherwise, asked_alike
 from mockmcp.engine.consistency import Alike, Steps, Track, label
@@ -34,6 +35,7 @@ TAKEN = "an earlier process"  # the claim on a recorded session an earlier proce
 # What `Recordings._index` builds, by (id of the cassette, matcher), the cassette kept alive so its id stays its
 # own; the oldest let go first.
 _INDEX = ("requests", "notifications", "methods", "groups", "causes", "eras", "first", "sessions", "alike", "tails")
+_INDEX += ("prompt",)
 _INDEXES: dict[tuple[int, Matcher], tuple[Cassette, dict[str, Any]]] = {}
 _MEMO = 16
 
@@ -66,6 +68,13 @@ class Recordings:
         # method -> the groups of its recordings with match rules, in recorded order (see `rules`)
         self.groups: dict[str, list[Group]] = {}
         self.causes = Causes(cassette.interactions)
+        # The requests a job answers with one reply, as recorded, unless the recorded order holds it (`Player.at_once`).
+        self.prompt = {
+            i
+            for i, x in enumerate(cassette.interactions)
+            if x.kind == REQUEST and x.method != INITIALIZE and x.response is not None and x.raw_response is None
+            if not (x.delay or x.server or x.exit or x.drop)
+        }
         keys: dict[int, str] = {}
         self.eras = eras = written_eras(cassette)
         for i, interaction in enumerate(cassette.interactions):
