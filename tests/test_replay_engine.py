@@ -1678,6 +1678,15 @@ interactions:
   response: {result: {content: []}}
   took: 0.5
 """
+# A reply recorded raw, beside one as JSON.
+RAW_REPLY = """
+version: 1
+interactions:
+- request: {id: 1, method: tools/call, params: {name: a}}
+  raw_response: '{"jsonrpc":"2.0","id":{{id}},"result":{"content":[]}}'
+- request: {id: 2, method: tools/call, params: {name: b}}
+  response: {result: {content: []}}
+"""
 CALL_A = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}'
 CALL_B = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}'
 READ_N = (
@@ -1691,6 +1700,7 @@ AT_ONCE = [
     pytest.param(NOTES, [INIT_N % 1, LIST_N % 2, READ_N % 3, READ_N % 3, READ_N % 4, PING_N % 5], 4, id="notes"),
     pytest.param(UNSOLICITED, [LIST_N % 1, INIT_N % 2, LIST_N % 3, INIT_N % 4], 2, id="unsolicited"),
     pytest.param(TIMED_PAIR, [CALL_B, CALL_A, CALL_A, CALL_B, CALL_A], 3, id="held-then-in-order"),
+    pytest.param(RAW_REPLY, [CALL_A, CALL_B, CALL_A], 3, id="a-raw-reply"),
     pytest.param(DELAYED_ANCHOR, [SLOW_N % 1, SLOW_N % 2], 0, id="a-delay"),
     pytest.param(SLOW, [SLOW_CALL, LIST_N % 8, LIST_N % 9], 2, id="while-a-job-sleeps"),
     pytest.param(LATE_ANSWER, [LATE_CALL, LATE_LIST, LATE_CANCEL, LATE_LIST], 1, id="a-late-answer"),

@@ -232,8 +232,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def may_hold_lone_surrogates(line: bytes) -> bool:
-    """Whether the JSON text of a line may decode to a lone surrogate: a quick test before the exact one (a byte search
-    before the pattern's, which goes byte by byte)."""
+    """Whether the JSON text of a line may decode to a lone surrogate: a quick test before the exact one."""
     return (b"\\u" in line or b"\xed" in line) and _SURROGATE_IN_LINE.search(line) is not None
 
 
@@ -249,12 +248,12 @@ def without_lone_surrogates(value: Any) -> Any:
 
 def compact(sort_keys: bool = False, ascii_only: bool = False) -> Callable[[Any], str]:
     """The compact JSON text of a value, as `json.JSONEncoder(separators=(",", ":"), ...).encode` writes it; its C
-    encoder built once, not on every call as `encode` (and `json.dumps`) builds it: a cost on every message."""
+    encoder built once, not on every call as `encode` builds it, and without the check for circular values (a parsed
+    message or cassette has none)."""
     encoder = json.JSONEncoder(ensure_ascii=ascii_only, separators=(",", ":"), sort_keys=sort_keys)
     if c_make_encoder is None:  # a Python without json's C speedups
         return encoder.encode
     escape = encode_basestring_ascii if ascii_only else encode_basestring
-    # As `iterencode` builds it, but without the check for circular values: a parsed message or cassette has none.
     encoded = c_make_encoder(None, encoder.default, escape, None, ":", ",", sort_keys, False, True)
     return lambda value: "".join(encoded(value, 0))
 

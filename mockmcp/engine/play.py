@@ -71,19 +71,19 @@ class Player:
             self.schedule.let_go(jobs)
         return self.schedule.run(self.step)
 
-    def release(self, anchor: int | None) -> None:
-        """Begin the unsolicited messages recorded after interactions[anchor] (None: first), now that it has played."""
+    def release(self, anchor: int | None) -> list[Action]:
+        """The unsolicited messages recorded after interactions[anchor] (None: first), now that it has played."""
         for index in self.ordering.unsolicited(anchor):
             job = self.begin(index)
             if anchor is not None:
                 self.schedule.after(job, self.cassette.interactions[anchor])
+        return self.run()
 
     def step(self, job: Job) -> list[Action]:
         """Play the job's next step (a delay, a server item, the response), and move it on (see `schedule`); a
         message the recording had apart from the one sent before it says so (`Send.turn`)."""
-        if job.step == 0 and (begun := self._begin(job)) is not None:
-            return begun
-        return self._turned(self.schedule.moment(job.index, job.step), self._play(job))
+        at = self.schedule.moment(job.index, job.step) if job.step else None
+        return self._turned(at, self._play(job))
 
     def at_once(self, index: int, reply_id: Any, key: Any) -> list[Action] | None:
         """The reply to the live request `reply_id` (`key`) from interactions[index], which a job would play at once:
@@ -98,9 +98,7 @@ class Player:
         self.ordering.arrive(("played", index))
         self.requests.pop(key, None)  # a job an earlier request under this key began is not the one it names
         out = self.writer.reply(index, interaction, reply_id, key)[0]
-        out = self._turned(self.schedule.moment(index, 1), out)
-        self.release(index)
-        return out + self.run()
+        return self._turned(self.schedule.moment(index, 1), out) + self.release(index)
 
     def _turned(self, at: float | None, out: list[Action]) -> list[Action]:
         """out, its first message marked when the recording had it apart from the one sent before (`at`: its time)."""
@@ -112,20 +110,15 @@ class Player:
                 break
         return out
 
-    def _begin(self, job: Job) -> list[Action] | None:
-        """Step 0: its client message has come. It sleeps through its delay, or waits its turn behind the jobs queued
-        (None: none is, so it goes on at once, as the heap would let it)."""
-        job.step = 1
-        self.schedule.let_go(self.ordering.arrive(job.index))
-        if job.interaction.delay:
-            return [self.schedule.sleep(job, job.interaction.delay)]
-        if self.schedule.heap:
-            self.schedule.move(job, "go")
-            return []
-        return None
-
     def _play(self, job: Job) -> list[Action]:
         interaction, step = job.interaction, job.step
+        if step == 0:
+            job.step = 1
+            self.schedule.let_go(self.ordering.arrive(job.index))  # its client message has come
+            if interaction.delay:
+                return [self.schedule.sleep(job, interaction.delay)]
+            self.schedule.move(job, "go")
+            return []
         wait = self.schedule.wait(job)
         if wait:
             return [self.schedule.sleep(job, wait)]  # this step again, once the wait is over
@@ -171,8 +164,7 @@ class Player:
         exit_when = interaction.exit[1] if interaction.exit is not None else None
         out = self._reply(job) if job.reply_id is not None and exit_when != "before" else []
         if interaction.exit is None:
-            self.release(job.index)  # the schedule's run plays what begins
-            return out
+            return out + self.release(job.index)
         self.ended = True
         text = f"interactions[{job.index}] ended the session with status {interaction.exit[0]} ({exit_when} replying)"
         self.report.faults.append(text)

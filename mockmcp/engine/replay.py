@@ -62,8 +62,7 @@ class Replay:
 
     def start(self) -> list[Action]:
         """What to send before the host says anything: unsolicited messages recorded first."""
-        self.player.release(None)
-        return self.player.run()
+        return self.player.release(None)
 
     def receive(self, line: bytes, parsed: Any = _UNREAD, key: Any = None) -> list[Action]:
         """Handle one line from the host; `parsed`: as `jsonrpc.parse` read it, when the shell has (HTTP).

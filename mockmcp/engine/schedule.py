@@ -159,12 +159,12 @@ class Schedule:
                 _at, entry, job = heappop(heap)
                 if job.entry != entry:
                     continue
+                sent = job.step > 0  # it sends a message now (step 0 only begins it)
                 job.state, job.entry = "playing", 0  # "play": a job with a live entry is queued (and has no alarm)
                 out.extend(step(job))
-                # A job that sent (queued past step 1: step 0 only begins it) goes on at once while its next message is
-                # not later than any other's: the recorder times the messages of one read alike, and they came in the
-                # order of their jobs.
-                while job.step > 1 and job.state == "queued" and self._first(job):
+                # A job that sent goes on at once while its next message is not later than any other's: the
+                # recorder times the messages of one read alike, and they came in the order of their jobs.
+                while sent and job.state == "queued" and self._first(job):
                     job.state, job.entry = "playing", 0
                     out.extend(step(job))
         finally:

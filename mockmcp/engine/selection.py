@@ -68,13 +68,7 @@ class Recordings:
         # method -> the groups of its recordings with match rules, in recorded order (see `rules`)
         self.groups: dict[str, list[Group]] = {}
         self.causes = Causes(cassette.interactions)
-        # The requests a job answers with one reply, as recorded, unless the recorded order holds it (`Player.at_once`).
-        self.prompt = {
-            i
-            for i, x in enumerate(cassette.interactions)
-            if x.kind == REQUEST and x.method != INITIALIZE and x.response is not None and x.raw_response is None
-            if not (x.delay or x.server or x.exit or x.drop)
-        }
+        self.prompt: set[int] = set()  # the requests a job answers with their recorded reply alone (`Player.at_once`)
         keys: dict[int, str] = {}
         self.eras = eras = written_eras(cassette)
         for i, interaction in enumerate(cassette.interactions):
@@ -88,6 +82,9 @@ class Recordings:
             table.setdefault(key, []).append(i)
             if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
+                more = interaction.delay or interaction.server or interaction.exit or interaction.drop  # than a reply
+                if not more and interaction.method != INITIALIZE:  # (whose reply takes the live protocol version)
+                    self.prompt.add(i)
         numbers = sorted({interaction.session for interaction in cassette.interactions})
         self.first = numbers[0] if numbers else 0  # the recorded session, when there is one
         self.sessions = Steps(cassette.interactions, keys) if len(numbers) > 1 else None
