@@ -283,6 +283,7 @@ UNREAD_IDS = [
     ('{"jsonrpc":"2.0","method":"m","params":' + DEEP + "}", None),  # a notification: no id
     ('{"id":' + DEEP + "}", None),  # an id that is no id
     ('{"id":true,"params":' + DEEP + "}", None),
+    ('{"a":{"id":3},"b":[' + DEEP + ',"id"],"id":4}', 4),  # an id nested deeper is not the message's
     ("[" + DEEP + "]", None),  # a batch: answered as a whole, with null
     ('{"params":' + DEEP[: jsonrpc.MAX_DEPTH + 5], None),  # cut short
 ]
