@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 
 from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.words import json_type

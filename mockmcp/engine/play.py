@@ -102,7 +102,9 @@ class Player:
 
     def _turned(self, at: float | None, out: list[Action]) -> list[Action]:
         """out, its first message marked when the recording had it apart from the one sent before (`at`: its time)."""
-        for n, action in enumerate(out if at is not None else ()):
+        if at is None:
+            return out
+        for n, action in enumerate(out):
             if isinstance(action, Send):
                 if self.sent_at is not None and at > self.sent_at:
                     out[n] = action._replace(turn=True)
