@@ -44,7 +44,7 @@ class Ordering:
         self._frontier: dict[int, int] = {}  # session -> how many of its client events have come
         self._come: dict[int, set[int]] = {}  # session -> places beyond the frontier that have come
         self._arrived: set[Hashable] = set()  # events that truly came (hard needs look here)
-        self._waiting: dict[Hashable, tuple[int, int, tuple[Hashable, ...]]] = {}  # job -> (session, needs, hard)
+        self.waiting: dict[Hashable, tuple[int, int, tuple[Hashable, ...]]] = {}  # job -> (session, needs, hard)
         self._latest: dict[int, int] = {}  # session -> the place of the latest of its events that came
         self._excused: dict[Hashable, int] = {}  # job -> how many events its next message goes without
         self._order: dict[Hashable, int] = {}  # waiting job -> when it began to wait (jobs go in that order)
@@ -67,13 +67,13 @@ class Ordering:
         needs = self.causes.needs.get(message, 0)
         hard = self.causes.hard.get(message, ())
         if not self._soft(key, session, needs) and self._arrived.issuperset(hard):  # it may go (`_may_go`)
-            self._waiting.pop(key, None)
+            self.waiting.pop(key, None)
             self._order.pop(key, None)
             self._excused.pop(key, None)
             return GO
         self._serial += 1
         self._order.setdefault(key, self._serial)
-        self._waiting[key] = (session, needs, hard)
+        self.waiting[key] = (session, needs, hard)
         for event in hard:
             if event not in self._arrived:
                 self._on_event.setdefault(event, []).append(key)
@@ -93,7 +93,7 @@ class Ordering:
 
     def missing(self, key: Hashable) -> list[Hashable]:
         """The client events job `key` waits for that have not come (the soft ones: recorded events)."""
-        found = self._waiting.get(key)
+        found = self.waiting.get(key)
         if found is None:
             return []
         session, needs, _hard = found
@@ -128,7 +128,7 @@ class Ordering:
 
     def blocked(self) -> list[Any]:
         """The jobs that wait (the session ends: nothing more can come)."""
-        return list(self._waiting)
+        return list(self.waiting)
 
     def arrive(self, event: Hashable) -> list[Any]:
         """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
@@ -154,7 +154,7 @@ class Ordering:
     def give_up(self, key: Hashable) -> list[Any]:
         """Job `key` waited as long as the server took: its message goes (unless a hard need blocks it), and what
         the host skipped (recorded before the latest event that came) counts as come. The jobs that may go now."""
-        found = self._waiting.get(key)
+        found = self.waiting.get(key)
         if found is None:
             return []
         session, needs, _hard = found
@@ -192,7 +192,7 @@ class Ordering:
         if not self._stirred:
             return []
         stirred, self._stirred = self._stirred, set()
-        waiting = self._waiting
+        waiting = self.waiting
         ready = [key for key in stirred if key in waiting and self._may_go(key, *waiting[key])]
         ready.sort(key=self._order.__getitem__)
         for key in ready:

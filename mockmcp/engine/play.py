@@ -88,7 +88,7 @@ class Player:
     def at_once(self, index: int, reply_id: Any, key: Any) -> list[Action] | None:
         """The reply to the live request `reply_id` (`key`) from interactions[index], which a job would play at once:
         the actions, and the state after, of a job's steps, at less cost (None: one may wait, or be waited for)."""
-        if index not in self.prompt or self.schedule.heap or self.ordering.blocked():
+        if index not in self.prompt or self.schedule.heap or self.ordering.waiting:
             return None
         interaction = self.cassette.interactions[index]
         self.ordering.arrive(index)  # its request came, as its job's first step says (again if it waits: no change)
