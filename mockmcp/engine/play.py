@@ -69,7 +69,7 @@ class Player:
         """Go on with `jobs` (the ones `ordering` let go), and play every job that may go on."""
         if jobs:
             self.schedule.let_go(jobs)
-        return self.schedule.run(self.step)
+        return self.schedule.run(self.step) if self.schedule.heap else []  # (none queued: none may go on)
 
     def release(self, anchor: int | None) -> list[Action]:
         """The unsolicited messages recorded after interactions[anchor] (None: first), now that it has played."""
