@@ -12,8 +12,6 @@ from collections.abc import Iterable
 
 from mockmcp._wire.jsonrpc import is_valid_id
 
-from mockmcp._wire.jsonrpc import is_valid_id
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
