@@ -156,7 +156,7 @@ def test_what_a_held_job_waits_for_is_named() -> None:
     ordering.arrive(0)
     assert ordering.check("slow", 0, 2, 0) == HELD
     assert ordering.missing("slow") == [1, (1, 0)]
-    assert ordering.blocked() == ["slow"]
+    assert list(ordering.waiting) == ["slow"]
     assert ordering.gap(0, 2) == 0.6
 
 

@@ -126,10 +126,6 @@ class Ordering:
             "before it, which this host never did"
         )
 
-    def blocked(self) -> list[Any]:
-        """The jobs that wait (the session ends: nothing more can come)."""
-        return list(self.waiting)
-
     def arrive(self, event: Hashable) -> list[Any]:
         """A client event came (or an interaction played: `("played", index)`): the jobs that may go on now."""
         self._arrived.add(event)

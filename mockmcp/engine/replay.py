@@ -115,10 +115,10 @@ class Replay:
             self.schedule.move(job, "abandon")
             method, where = item.message["method"], f"interactions[{job.index}]"
             texts.append(f"the host closed the session before answering {method} (id {asked}) from {where}")
-        released = [job for waiting in self.ordering.blocked() for job in self.ordering.give_up(waiting)]
+        released = [job for waiting in list(self.ordering.waiting) for job in self.ordering.give_up(waiting)]
         out: list[Action] = [Note(f"mockmcp: {text}") for text in texts]
         out += self.player.run(released)
-        for job in self.ordering.blocked():
+        for job in list(self.ordering.waiting):  # the session ends: nothing more can come
             if job.state not in ENDED:  # one the host cancelled has ended already
                 self.schedule.move(job, "abandon")
                 texts.append(self.ordering.unsent(job.index, job.step > len(job.interaction.server)))
