@@ -18,9 +18,7 @@ replay, which answers where it was asked. With no `Interception` active, or once
 
 from __future__ import annotations
 
-import heapq
 import importlib
-import itertools
 import os
 import time
 import weakref
@@ -41,6 +39,7 @@ from mockmcp.inprocess._intercept import _ACTIVE, Interception
 from mockmcp.inprocess._servers import NotRecorded, Server
 from mockmcp.options import BOUNDS
 from mockmcp.record import CLIENT
+from mockmcp.stdio.toolkit import Timers
 
 __all__ = ["CLIENTS", "install", "mcp_request", "uninstall"]
 
@@ -320,8 +319,7 @@ class _Replaying:
         host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits
         self.endpoint = wing.Endpoint(serving, host, BOUNDS, parts.path, hooks)
         self.interception, self.server = interception, server
-        self.timers: list[tuple[float, int, Any]] = []
-        self.sequence = itertools.count()
+        self.timers = Timers()
         self.waiting: list[anyio.Event] = []  # one a task waiting for a change (each on its own event loop)
         self.reported: set[int] = set()
         self.finished = False
@@ -343,14 +341,11 @@ class _Replaying:
         return routed.module.Response(status, headers=fields, stream=stream, extensions={"http_version": b"HTTP/1.1"})
 
     def carry(self, actions: list[Any]) -> None:
-        _wing().carry_out(actions, self.later, self.interception.say)
+        _wing().carry_out(actions, self.timers.add, self.interception.say)
         self.judged()
         waiting, self.waiting = self.waiting, []
         for event in waiting:
             event.set()
-
-    def later(self, after: float, token: Any) -> None:
-        heapq.heappush(self.timers, (time.monotonic() + after, next(self.sequence), token))
 
     def judged(self) -> None:
         """Each live session's report is the server's from its start: a session the host leaves open is judged."""
@@ -364,12 +359,9 @@ class _Replaying:
         """Wait for something to change (an answer, a stream's event, its end), or fire the timers that are due."""
         changed = anyio.Event()
         self.waiting.append(changed)
-        wait = None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
-        with anyio.move_on_after(wait):
+        with anyio.move_on_after(self.timers.wait()):
             await changed.wait()
-        now = time.monotonic()
-        while self.timers and self.timers[0][0] <= now:
-            _deadline, _sequence, token = heapq.heappop(self.timers)
+        for token in self.timers.due():
             self.carry(self.endpoint.wake(token))
 
     def finish(self) -> None:
@@ -377,7 +369,7 @@ class _Replaying:
         if self.finished:
             return
         self.finished, self.waiting = True, []  # no task waits now: its event loop may be gone
-        _wing().carry_out(self.endpoint.shutdown(), self.later, self.interception.say)
+        _wing().carry_out(self.endpoint.shutdown(), self.timers.add, self.interception.say)
         for report in self.server.reports:
             self.interception.say(report.summary())
 
