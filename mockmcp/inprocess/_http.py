@@ -1,19 +1,13 @@
 """Interception of MCP's Streamable HTTP: the HTTP client every host's MCP SDK sends through, patched in its class.
 
-mcp 2.x sends through `httpx2`, mcp 1.x through `httpx`, each on an `AsyncClient` the framework builds itself
-(the SDK's `create_mcp_http_client`, or its own, with its own transport). So the patch is the class's
-`_transport_for_url`, the one call by which every request of every client finds its transport: it hands back
-the client's own transport wrapped (`_Routed`), and the client's redirects, hooks, cookies and timing stay its
-own. A request that does not look like MCP's Streamable HTTP (`mcp_request`: the model's API, anything else)
-goes to the wrapped transport untouched. An MCP request goes, by the server's identity (its URL without query
-or credentials, `_identity`) and the record mode, to the real transport (allowed: live), to it journaled
-(`_Recording`: the recording proxy's exchange and journaling, `mockmcp.http.Journaling`, fed by what passes),
-or to replay's endpoint in process (`_Replaying`: `mockmcp.http.Endpoint`, its outputs carried out on a
-connection that is a response being built, no socket). Headers are never journaled, and the URL only as its
-identity: credentials reach neither the journal nor the cassette. A server is its identity, so a redirect the
-client follows within it (`/mcp/` to `/mcp`) reaches the same recording, which journals no redirect, or the same
-replay, which answers where it was asked. With no `Interception` active, or once uninstalled, the classes' own
-`_transport_for_url` is back.
+mcp 2.x sends through `httpx2`, mcp 1.x through `httpx`, on an `AsyncClient` the framework builds itself. The patch
+is the class's `_transport_for_url`, by which every request of every client finds its transport: it wraps the
+client's own (`_Routed`), so redirects, hooks, cookies and timing stay the client's. A request that is not MCP's
+(`mcp_request`) passes untouched; an MCP request goes, by its server's identity (the URL without query or
+credentials) and the record mode, to the real transport (live), to it journaled (`_Recording`, as the recording
+proxy journals), or to replay's endpoint in process (`_Replaying`, no socket). Headers are never journaled, so
+credentials reach neither journal nor cassette; a redirect within a server (`/mcp/` to `/mcp`) reaches the same
+recording (which journals no redirect) or replay.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import anyio
@@ -171,11 +165,10 @@ def _stream(kind: type, module: ModuleType) -> Any:
 _STREAMS: dict[tuple[type, str], type] = {}
 
 
-class _Missing:
+class _Missing(NamedTuple):
     """A server under replay that no cassette holds: every request to it is refused as the first was."""
 
-    def __init__(self, refused: NotRecorded) -> None:
-        self.refused = refused
+    refused: NotRecorded
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
         raise self.refused
@@ -198,14 +191,11 @@ class _Recording:
         journal = server.open_journal(interception.mode, redactor, interception.mark(server))
         self.journaling = _wing().Journaling(journal, redactor, BOUNDS)
         self.direct: set[str] = set()  # the URL paths that answered (not redirected): journaled as they go
-        self.finished = False
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
         body = await request.aread()
-        # A request is journaled as it goes, as the proxy journals it (its server's messages on other streams may
-        # come before its answer), once its path is known to answer. Until then (the first request, which nothing
-        # runs beside), once its answer's head came: a redirect (`/mcp/` to `/mcp`) is journaled not at all, and
-        # the client asks again where it says.
+        # Journaled as it goes (as the proxy does) once its path is known to answer; until then, once its answer's
+        # head came, so that a redirect (`/mcp/` to `/mcp`) is not journaled at all.
         path, step = request.url.path, None
         if path in self.direct:
             step = self._begin(routed, request, body)
@@ -241,16 +231,13 @@ class _Recording:
         return _Step(journaling, session, wing.Exchange(asked, BOUNDS))
 
     def finish(self) -> None:
-        """The interception closes: the journal becomes the cassette (or the staged recording)."""
-        if not self.finished:
-            self.finished = True
-            self.interception.save(self.server)
+        """The interception closes: the journal becomes the cassette (or the staged recording), once."""
+        self.interception.save(self.server)
 
 
 class _Step:
-    """One request's exchange, as the recording proxy's `_Exchange` is to its machine: `proxy`, `session` and
-    `machine` are what its journal's actions read; the client's and the target's actions are the real
-    transport's to do (it passes the bytes on, its own timeouts and retries)."""
+    """One request's exchange, as the recording proxy's `_Exchange`: only the journal's actions are done here, the
+    real transport passes the bytes on."""
 
     def __init__(self, proxy: Any, session: int, machine: Any) -> None:
         self.proxy, self.session, self.machine = proxy, session, machine
@@ -288,9 +275,8 @@ class _Tap:
     async def aclose(self) -> None:
         step, machine = self.step, self.step.machine
         if not self.done and machine.replied and not machine.request.get:
-            # The SDK closes a request's stream once its reply came; the server ends it then too. Read on to that
-            # end, as the proxy does for a client that left, so that the journal has what the server said of its
-            # framing; a server that does not end it soon is left as a client that left.
+            # The SDK closes a request's stream once its reply came; read on to the server's end (as the proxy
+            # does for a client that left), so that the journal has the server's framing.
             with anyio.move_on_after(_READ_ON):
                 async for _chunk in self:
                     pass

@@ -33,7 +33,6 @@ class Identity(NamedTuple):
 
     name: str
     words: tuple[str, ...]
-    named: bool = False  # the test named it (`names`): never refused for sharing a name
 
 
 def portable(part: str, project: Path | None, substitutions: Iterable[tuple[str, str | None]] = ()) -> str:
@@ -96,5 +95,5 @@ def identify(
             "give each name a fragment of the command line (or URL) that only its server holds",
         )
     if claims:
-        return Identity(_slug([claims[0]]), shown, named=True)
+        return Identity(_slug([claims[0]]), shown)
     return Identity(_slug(words), shown)

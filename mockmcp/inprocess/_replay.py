@@ -1,11 +1,8 @@
 """Replay in the host's own process: a transport the MCP SDK's `Client` takes, driving the same engine.
 
-A message the host writes is encoded as the line it would have sent over stdio and given to
-`Replay.receive` in the host's own task; what the engine sends is parsed back with the SDK's parser
-and put in the host's read stream (one the recording had apart from the one before reaches the host after a turn
-of its loop, as over stdio: `_HostReads`); a `Wake` is a timer task on the host's loop (anyio).
-So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the block ends the
-session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
+A message the host writes goes to `Replay.receive` as its stdio line, in the host's own task; what the engine
+sends is parsed with the SDK's parser into the host's read stream (`_HostReads`); a `Wake` is a timer task on the
+host's loop. Leaving the block ends the session as closing stdin does (summary, `report`, `StrictFailure`).
 """
 
 from __future__ import annotations
@@ -214,7 +211,7 @@ class _HostReads(ObjectReceiveStream[Any]):
     run while any is ready, as the real server's pause would have let them; at most `_HOST_STEPS` steps of its loop."""
 
     def __init__(self, inner: MemoryObjectReceiveStream[tuple[bool, Any]]) -> None:
-        self.inner, self.statistics = inner, inner.statistics
+        self.inner = inner
 
     async def receive(self) -> Any:
         apart, item = await self.inner.receive()
@@ -246,7 +243,7 @@ class _HostWrites(ObjectSendStream[Any]):
         self.closed = True
 
     async def aclose(self) -> None:
-        self.closed = True
+        self.close()
 
 
 transport = ReplayTransport

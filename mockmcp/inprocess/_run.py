@@ -1,12 +1,9 @@
 """`mockmcp run -- python my_agent.py`: interception for a whole Python program and its Python children.
 
-The program runs with this package's `_boot` folder first on PYTHONPATH, whose `sitecustomize` calls
-`boot` in every Python process the program starts (children inherit the environment). `boot` reads the
-settings from `MOCKMCP_RUN`, and patches the SDK when `mcp.client.stdio` is first imported (a finder on
-`sys.meta_path`), so a process that never speaks MCP pays nothing but this module. At exit each process
-writes its verdict to the run's folder; `run` reads them all and says what failed. A server started
-by a program that is not Python, or by a Python that does not load `sitecustomize` (`python -S`,
-`-I`), is not intercepted: it runs as it would without mockmcp.
+The program runs with `_boot` first on PYTHONPATH, whose `sitecustomize` calls `boot` in every Python process
+(children inherit the environment); `boot` patches the SDK when `mcp.client.stdio` is first imported, so a process
+that never speaks MCP pays nothing more. Each process writes its verdict to the run's folder; `run` reads them.
+A Python that does not load `sitecustomize` (`python -S`, `-I`), or a program not in Python, runs unintercepted.
 """
 
 from __future__ import annotations
@@ -46,16 +43,13 @@ def run(command: list[str], interception: Interception) -> tuple[int, list[str]]
             child = subprocess.Popen(command, env={**os.environ, **environment(settings(interception), verdicts)})
         except OSError as error:
             return 127, [f"could not start {command[0]!r}: {error.strerror or error}"]
-        passed = {number: signal.signal(number, lambda got, _frame: child.send_signal(got)) for number in _PASSED}
+        passed = {n: signal.signal(n, lambda got, _: child.send_signal(got)) for n in (signal.SIGINT, signal.SIGTERM)}
         try:
             status = child.wait()
         finally:
             for number, before in passed.items():
                 signal.signal(number, before)
         return status, read_verdicts(verdicts)
-
-
-_PASSED = (signal.SIGINT, signal.SIGTERM)
 
 
 def settings(interception: Interception, stage: str | None = None) -> dict[str, Any]:

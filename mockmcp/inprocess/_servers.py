@@ -1,13 +1,9 @@
 """One intercepted server: its cassette, its sessions in the order the host started them, replayed or recorded.
 
-Replayed, every session of a server shares the cassette's index (`Recordings`), so the second session the
-host starts follows the second recorded one. A cassette of several recorded sessions that the host starts
-more often than recorded would answer the extra ones from an earlier session's state: that is a problem
-of the verdict, as is (with strict) a recorded session never started. One recorded session stands for
-every start. Recorded, every session of a server goes into one journal, each tagged with its number, so
-sessions alike are all kept and the cassette holds them in order; the journal becomes the cassette as soon
-as no session is open (a forked child ends without running atexit), into `staged` when a verdict decides
-later whether it is kept (pytest). A later session of the run is added whole.
+Replayed, its sessions share the cassette's index (`Recordings`): the second session started follows the second
+recorded one; started more often than a cassette of several sessions holds, or (strict) less, is the verdict's
+problem. Recorded, its sessions go into one journal, each tagged with its number, which becomes the cassette as soon
+as no session is open (a forked child ends without running atexit), or `staged` until a verdict keeps it (pytest).
 """
 
 from __future__ import annotations
