@@ -12,8 +12,8 @@ recording (which journals no redirect) or replay.
 
 from __future__ import annotations
 
+import functools
 import importlib
-import os
 import time
 import weakref
 from collections import deque
@@ -26,10 +26,10 @@ import anyio
 
 from mockmcp._wire import jsonrpc, protocol
 from mockmcp._wire.credentials import bare_url
-from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.inprocess._identity import identify
 from mockmcp.inprocess._intercept import _ACTIVE, Interception
+from mockmcp.inprocess._replay import replay_redactor
 from mockmcp.inprocess._servers import NotRecorded, Server
 from mockmcp.options import BOUNDS
 from mockmcp.record import CLIENT
@@ -154,15 +154,10 @@ def _wing() -> ModuleType:
     return wing
 
 
+@functools.cache
 def _stream(kind: type, module: ModuleType) -> Any:
     """`kind` as the client's own body stream class (its client checks a body is one)."""
-    key = (kind, module.__name__)
-    if key not in _STREAMS:
-        _STREAMS[key] = type(kind.__name__, (kind, module.AsyncByteStream), {"__slots__": ()})
-    return _STREAMS[key]
-
-
-_STREAMS: dict[tuple[type, str], type] = {}
+    return type(kind.__name__, (kind, module.AsyncByteStream), {"__slots__": ()})
 
 
 class _Missing(NamedTuple):
@@ -297,10 +292,9 @@ class _Replaying:
 
     def __init__(self, interception: Interception, server: Server, parts: Any) -> None:
         wing = _wing()
-        recordings = server.load(interception.replay, interception.how_to_record)
-        options, where, recorded = interception.replay, str(server.path), recordings.cassette
-        redactor = Redactor.for_replay(recorded, os.environ, options.substitutions, where, "substitute=")
-        serving = wing.SessionParts(recorded, recordings.matcher, redactor, options.timing)
+        recordings, options = server.load(interception.replay, interception.how_to_record), interception.replay
+        redactor = replay_redactor(recordings.cassette, options)
+        serving = wing.SessionParts(recordings.cassette, recordings.matcher, redactor, options.timing)
         hooks = wing.Hooks(unread=lambda conn: conn.unread)
         host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits
         self.endpoint = wing.Endpoint(serving, host, BOUNDS, parts.path, hooks)
@@ -385,11 +379,10 @@ class _Connection:
     def respond(
         self, status: int, body: bytes = b"", content_type: str = "application/json", headers: Any = ()
     ) -> None:
+        import h11
+
         fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
-        self.head = (status, [(name.encode("latin-1"), value.encode("latin-1")) for name, value in fields])
-        self.pieces.append(body)
-        self.unread += len(body)
-        self.ended = True
+        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
     def close(self) -> None:
         self.broken = True

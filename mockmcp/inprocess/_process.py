@@ -61,25 +61,22 @@ class _Stdout(ByteReceiveStream):
 
 class _Piped(Process):
     """What `Replayed` and `Tapped` share: stdin and stdout whose every call goes to `put`, `close_in`, `get`,
-    `close_out`; no stderr of their own."""
-
-    def __init__(self) -> None:
-        self._stdin, self._stdout = _Stdin(self), _Stdout(self)
+    `close_out`."""
 
     @property
     def stdin(self) -> ByteSendStream:
-        return self._stdin
+        return _Stdin(self)
 
     @property
     def stdout(self) -> ByteReceiveStream:
-        return self._stdout
+        return _Stdout(self)
 
 
 class Replayed(_Piped):
-    """One replay session as a server process; `done(report, status)` is called once, when it ends."""
+    """One replay session as a server process; its notes, and its summary when it ends, go to `note`."""
 
-    def __init__(self, engine: Replay, note: Callable[[str], None], done: Callable[[Replay, int], None]) -> None:
-        self.engine, self.note, self.done = engine, note, done
+    def __init__(self, engine: Replay, note: Callable[[str], None]) -> None:
+        self.engine, self.note = engine, note
         self.outbox: deque[bytes] = deque()
         self.timers = Timers()
         self.splitter = LineSplitter(jsonrpc.MAX_LINE)
@@ -87,7 +84,6 @@ class Replayed(_Piped):
         self.eof = False  # stdin closed: the session ends once no timer is left
         self.stdout_closed = False
         self.changed = anyio.Event()
-        super().__init__()
         self.perform(engine.start())
 
     async def put(self, data: bytes) -> None:
@@ -181,7 +177,7 @@ class Replayed(_Piped):
             self.perform(self.engine.close())
         self.status, self.timers.heap = status, []
         self.changed.set()
-        self.done(self.engine, status)
+        self.note(self.engine.report.summary())
 
     async def step(self) -> None:
         """Wait for something to change: output, the end, or the next timer (which is then fired)."""
@@ -211,7 +207,6 @@ class Tapped(_Piped):
         self.ended = ended
         self.client, self.server = LineSplitter(), LineSplitter()
         self.finished = False
-        super().__init__()
 
     async def put(self, data: bytes) -> None:
         self.journal(CLIENT, self.client, data)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from mockmcp.engine.report import Report
     from mockmcp.inprocess._fastmcp import SDKTransport
 
-__all__ = ["ReplayTransport", "Streams", "session_engine", "transport", "wire"]
+__all__ = ["ReplayTransport", "Streams", "replay_redactor", "session_engine", "transport", "wire"]
 
 # What an SDK transport yields: the stream the host reads (`SessionMessage`, or an exception), the one it writes.
 Streams = tuple["ObjectReceiveStream[Any]", "ObjectSendStream[Any]"]
@@ -199,10 +199,14 @@ def session_engine(recordings: Recordings, options: ReplayOptions) -> Replay:
     """The engine of one live session of `recordings` (shared by every session of its cassette), replayed with
     `options`: its substitutions' values from this environment."""
     recorded = recordings.cassette
-    redactor = Redactor.for_replay(
+    return Replay(recorded, recordings.matcher, replay_redactor(recorded, options), options.timing, recordings)
+
+
+def replay_redactor(recorded: Cassette, options: ReplayOptions) -> Redactor:
+    """What replays `recorded` with `options`: its substitutions' values from this environment."""
+    return Redactor.for_replay(
         recorded, os.environ, options.substitutions, recorded.path or "the cassette", "substitute="
     )
-    return Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
 
 
 class _HostReads(ObjectReceiveStream[Any]):

@@ -76,7 +76,7 @@ class Server:
         engine = session_engine(self.load(options, how_to_record), options)
         self.sessions += 1
         self.reports.append(engine.report)  # now: a session the host leaves open at the end is judged too
-        return Replayed(engine, say, lambda engine, status: say(engine.report.summary()))
+        return Replayed(engine, say)
 
     def problems(self, strict: bool) -> list[str]:
         """What the sessions' count says: more than the cassette's several recorded sessions (the extra ones
