@@ -90,8 +90,7 @@ class _Routed:
         self.real, self.module, self.client = real, module, client
 
     async def handle_async_request(self, request: Any) -> Any:
-        headers = request.headers
-        if not _ACTIVE or not mcp_request(request.method, headers):
+        if not _ACTIVE or not mcp_request(request.method, request.headers):
             return await self.real.handle_async_request(request)
         try:
             route = _route(_ACTIVE[-1], request.url)
@@ -170,9 +169,6 @@ class _Missing(NamedTuple):
 
     def finish(self) -> None:
         pass
-
-
-# --- record ----------------------------------------------------------------------------------------------------
 
 
 class _Recording:
@@ -280,9 +276,6 @@ class _Tap:
             step.do(machine.on("left", time.monotonic()))
             step.do(machine.on("dropped"))
         await self.real.aclose()
-
-
-# --- replay ----------------------------------------------------------------------------------------------------
 
 
 class _Replaying:

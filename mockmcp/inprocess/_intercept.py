@@ -14,8 +14,7 @@ import importlib.metadata
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -95,8 +94,6 @@ class Interception:
         self.told: Callable[[], None] = lambda: None  # called when the verdict may have grown (`mockmcp run`)
         Redactor.build(record.redact_env, record.redact_patterns, os.environ)  # a bad pattern: said now
 
-    # --- the test's view ------------------------------------------------------------------------
-
     @property
     def reports(self) -> dict[str, list[Report]]:
         """Each replayed server's session reports, by its name (its cassette's file name without `.yaml`)."""
@@ -114,10 +111,8 @@ class Interception:
         return [(name, s.path, [r.to_json() for r in s.reports]) for name, s in self.servers.items() if s.reports]
 
     def verdict(self, told: Callable[[dict[str, Any]], str] | None = None) -> str | None:
-        """Everything the cassettes could not do as recorded (misses, answers that differed, withheld requests,
-        sessions started more often than recorded; with strict what it fails), servers with no cassette,
-        recordings that failed; None when all is well. `told` renders a miss (its `to_json`) for where the verdict
-        is read (pytest adds its own fixes)."""
+        """Everything the cassettes could not do as recorded, servers with no cassette, recordings that failed;
+        None when all is well. `told` renders a miss (its `to_json`) where the verdict is read (pytest's fixes)."""
         said = list(self.problems)
         for name, server in self.servers.items():
             said += [f"{name}: {problem}" for problem in server.problems(self.replay.strict)]
@@ -167,8 +162,6 @@ class Interception:
         except MockmcpError as error:
             self.problems.append(error.render())
             self.told()
-
-    # --- the host starts a server ---------------------------------------------------------------
 
     async def spawn(
         self, start: Callable[[], Awaitable[Any]], command: str, args: list[str], env: Any, cwd: Any
@@ -306,13 +299,11 @@ def _uninstall() -> None:
     _http.uninstall()
 
 
-@contextmanager
 def intercepting(
     folder: str | os.PathLike[str], mode: RecordMode | str = RecordMode.NONE, **options: Any
-) -> Iterator[Interception]:
+) -> Interception:
     """`with mockmcp.intercepting("cassettes/agent"):` every MCP server this process's SDK client starts is
     replayed from (or, with `mode`, recorded into) a cassette of that folder; see `Interception`. Leaving the
     block raises StrictFailure with the verdict when the cassettes could not serve the host (`strict_exit`)."""
     options.setdefault("strict_exit", True)
-    with Interception(folder, mode, **options) as interception:
-        yield interception
+    return Interception(folder, mode, **options)

@@ -75,19 +75,22 @@ class _Piped(Process):
 class Replayed(_Piped):
     """One replay session as a server process; its notes, and its summary when it ends, go to `note`."""
 
+    stderr = None
+    pid = NO_PID
+    returncode: int | None = None  # the exit status, once the session ended
+
     def __init__(self, engine: Replay, note: Callable[[str], None]) -> None:
         self.engine, self.note = engine, note
         self.outbox: deque[bytes] = deque()
         self.timers = Timers()
         self.splitter = LineSplitter(jsonrpc.MAX_LINE)
-        self.status: int | None = None  # the exit status, once the session ended
         self.eof = False  # stdin closed: the session ends once no timer is left
         self.stdout_closed = False
         self.changed = anyio.Event()
         self.perform(engine.start())
 
     async def put(self, data: bytes) -> None:
-        if self.status is not None or self.eof:
+        if self.returncode is not None or self.eof:
             raise anyio.BrokenResourceError  # as a pipe to a server that exited
         for line in self.splitter.feed(data):
             self.receive(line)
@@ -95,7 +98,7 @@ class Replayed(_Piped):
 
     async def get(self, max_bytes: int) -> bytes:
         while not self.outbox:
-            if self.status is not None or self.stdout_closed:
+            if self.returncode is not None or self.stdout_closed:
                 raise anyio.EndOfStream
             await self.step()
         return self.outbox.popleft()
@@ -103,22 +106,10 @@ class Replayed(_Piped):
     async def close_out(self) -> None:
         self.stdout_closed = True
 
-    @property
-    def stderr(self) -> None:
-        return None
-
-    @property
-    def pid(self) -> int:
-        return NO_PID
-
-    @property
-    def returncode(self) -> int | None:
-        return self.status
-
     async def wait(self) -> int:
-        while self.status is None:
+        while self.returncode is None:
             await self.step()
-        return self.status
+        return self.returncode
 
     def terminate(self) -> None:
         self.end(-signal.SIGTERM, "the host terminated the server")
@@ -133,16 +124,16 @@ class Replayed(_Piped):
         await self.close_in()
         with anyio.move_on_after(2.0):
             await self.wait()
-        if self.status is None:
+        if self.returncode is None:
             self.terminate()
 
     def receive(self, line: bytes) -> None:
-        if line.strip() and self.status is None:
+        if line.strip() and self.returncode is None:
             self.perform(self.engine.receive(line))
 
     async def close_in(self) -> None:
         """As over stdio (`stdio.replay`): what waits for the host goes now, a timer whose job is gone is dropped."""
-        if self.eof or self.status is not None:
+        if self.eof or self.returncode is not None:
             return
         self.eof = True
         self.receive(self.splitter.rest())
@@ -165,17 +156,17 @@ class Replayed(_Piped):
 
     def settle(self) -> None:
         """After stdin closed: the session ends when no timer is left to answer."""
-        if self.eof and not self.timers.heap and self.status is None:
+        if self.eof and not self.timers.heap and self.returncode is None:
             self.end(0, None)
 
     def end(self, status: int, why: str | None) -> None:
-        if self.status is not None:
+        if self.returncode is not None:
             return
         if why is not None:
             self.note(f"mockmcp: {why}; ending the session")
         if not self.engine.ended:
             self.perform(self.engine.close())
-        self.status, self.timers.heap = status, []
+        self.returncode, self.timers.heap = status, []
         self.changed.set()
         self.note(self.engine.report.summary())
 
@@ -185,7 +176,7 @@ class Replayed(_Piped):
         with anyio.move_on_after(self.timers.wait()):
             await self.changed.wait()
         for job in self.timers.due():
-            if self.status is None:
+            if self.returncode is None:
                 self.perform(self.engine.wake(job))
         self.settle()
 
@@ -201,7 +192,7 @@ class Tapped(_Piped):
         redact: Callable[[bytes], bytes],
         session: int,
         start: float,
-        ended: Callable[[], None] = lambda: None,
+        ended: Callable[[], None],
     ) -> None:
         self.real, self._journal, self.redact, self.session, self.start = real, journal, redact, session, start
         self.ended = ended
@@ -237,29 +228,15 @@ class Tapped(_Piped):
 
     def finish(self) -> None:
         if not self.finished:
-            for direction, splitter in ((CLIENT, self.client), (SERVER, self.server)):
-                rest = splitter.rest()
-                if rest.strip():
-                    self._journal.append(direction, time.monotonic() - self.start, [self.redact(rest)], self.session)
+            self.journal(CLIENT, self.client, b"\n")  # a last line without its newline
+            self.journal(SERVER, self.server, b"\n")
             self.finished = True
             self.ended()
 
-    @property
-    def stderr(self) -> ByteReceiveStream | None:
-        return self.real.stderr
-
-    @property
-    def pid(self) -> int:
-        return self.real.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self.real.returncode
-
-    @property
-    def _process(self) -> Any:
-        """The asyncio process, which the SDK (2.x) reaches for to close its transport."""
-        return getattr(self.real, "_process", None)
+    stderr = property(lambda self: self.real.stderr)
+    pid = property(lambda self: self.real.pid)
+    returncode = property(lambda self: self.real.returncode)
+    _process = property(lambda self: getattr(self.real, "_process", None))  # the SDK (2.x) closes its transport
 
     async def wait(self) -> int:
         return await self.real.wait()

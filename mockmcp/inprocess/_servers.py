@@ -56,8 +56,6 @@ class Server:
     def shown(self) -> str:
         return " ".join(self.identity.words)
 
-    # --- replay ----------------------------------------------------------------------------------
-
     def load(self, options: ReplayOptions, how_to_record: str) -> Recordings:
         """The cassette, indexed once for every session; raises NotRecorded when there is none."""
         if self.recordings is None:
@@ -94,8 +92,6 @@ class Server:
         if strict and self.sessions < recorded:
             return [f"strict: the host started `{self.shown}` {self.sessions} of the {recorded} times {name} recorded"]
         return []
-
-    # --- record ---------------------------------------------------------------------------------
 
     def tap(self, real: Any, mode: RecordMode, redactor: Redactor, first: bool, ended: Callable[[], None]) -> Tapped:
         """The real server's process, this session journaled; `first`: no session of this server was recorded in
