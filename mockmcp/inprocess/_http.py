@@ -294,7 +294,6 @@ class _Replaying:
         self.interception, self.server = interception, server
         self.timers = Timers()
         self.waiting: list[anyio.Event] = []  # one a task waiting for a change (each on its own event loop)
-        self.reported: set[int] = set()
         self.finished = False
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
@@ -322,10 +321,8 @@ class _Replaying:
 
     def judged(self) -> None:
         """Each live session's report is the server's from its start: a session the host leaves open is judged."""
-        endpoint = self.endpoint
-        for session in [*endpoint.sessions.values(), endpoint.stateless]:
-            if session is not None and id(session) not in self.reported:
-                self.reported.add(id(session))
+        for session in [*self.endpoint.sessions.values(), self.endpoint.stateless]:
+            if session is not None and session.engine.report not in self.server.reports:
                 self.server.reports.append(session.engine.report)
 
     async def step(self) -> None:
