@@ -108,7 +108,6 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _M
     """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay. A server is
     its identity: URLs that differ only where an identity does not look (`/mcp` and `/mcp/`, which a server may
     redirect between; the query) reach the same one."""
-    parts = urlsplit(str(url))
     shown = bare_url(str(url))
     servers = _PER.setdefault(interception, {})
     if shown in servers:
@@ -117,24 +116,20 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _M
     if any(fragment and fragment in shown for fragment in interception.allow) or identity.name in interception.allow:
         servers[shown] = None  # live
         return None
-    if identity.name in servers:  # (a name has no "://": it is never a URL's key)
-        servers[shown] = servers[identity.name]
-        return servers[shown]
-    try:
-        server = interception._server(identity, "")
-        server.sessions += 1
-        route = (
-            _Recording(interception, server)
-            if interception.records(server)
-            else _Replaying(interception, server, parts)
-        )
-    except NotRecorded as exc:  # said once in the verdict; each request after it is refused alike
-        interception.problems.append(exc.render())
-        interception.told()
-        servers[shown] = servers[identity.name] = _Missing(exc)
-        raise
-    servers[shown] = servers[identity.name] = route
-    return route
+    if identity.name not in servers:  # (a name has no "://": it is never a URL's key)
+        try:
+            server = interception._server(identity, "")
+            server.sessions += 1
+            if interception.records(server):
+                servers[identity.name] = _Recording(interception, server)
+            else:
+                servers[identity.name] = _Replaying(interception, server, urlsplit(shown))
+        except NotRecorded as exc:  # said once in the verdict; this request and each after it are refused alike
+            interception.problems.append(exc.render())
+            interception.told()
+            servers[identity.name] = _Missing(exc)
+    servers[shown] = servers[identity.name]
+    return servers[shown]
 
 
 def finish(interception: Interception) -> None:
