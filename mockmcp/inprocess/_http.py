@@ -105,9 +105,8 @@ class _Routed:
 
 
 def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _Missing | None:
-    """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay. A server is
-    its identity: URLs that differ only where an identity does not look (`/mcp` and `/mcp/`, which a server may
-    redirect between; the query) reach the same one."""
+    """Where an MCP request to `url` goes: None (live), or its server's recording or replay. A server is its
+    identity: URLs that differ where an identity does not look (`/mcp` and `/mcp/`, the query) reach the same one."""
     shown = bare_url(str(url))
     servers = _PER.setdefault(interception, {})
     if shown in servers:
@@ -167,9 +166,8 @@ class _Missing(NamedTuple):
 
 
 class _Recording:
-    """A server recorded while interception is on: each request through the real transport, each message either
-    way journaled as the recording proxy journals it (its `Exchange` told what passed), its sessions told apart
-    by the proxy's `Attribution` (a client stands for a connection); the cassette written at the end."""
+    """A server recorded while interception is on: each request through the real transport, journaled by the
+    recording proxy's `Exchange` and `Attribution` (a client stands for a connection)."""
 
     def __init__(self, interception: Interception, server: Server) -> None:
         redactor = interception.recording_redactor()
@@ -274,9 +272,8 @@ class _Tap:
 
 
 class _Replaying:
-    """A server replayed while interception is on: replay's Streamable HTTP endpoint, in process. Each request
-    goes in with a `_Connection` of its own, what the endpoint says is carried out on those (`carry_out`), and
-    the timers it asks for are kept here and fired by whoever waits on a body (as `_process.Replayed` does)."""
+    """A server replayed while interception is on: replay's endpoint in process, each request on a `_Connection` of
+    its own; its timers are fired by whoever waits on a body (as `_process.Replayed` does)."""
 
     def __init__(self, interception: Interception, server: Server, parts: Any) -> None:
         wing = _wing()

@@ -114,7 +114,8 @@ class ReplayTransport:
 
     async def __aenter__(self) -> Streams:
         if self._group is not None:  # one engine, one report: a second session at once would take them over
-            name = self.cassette if isinstance(self.cassette, str) else self.cassette.path or "a cassette"
+            given = self.cassette
+            name = os.fspath(given) if isinstance(given, (str, os.PathLike)) else given.path or "a cassette"
             fix = "give each session that runs at the same time a transport of its own (mockmcp.transport again)"
             raise UsageError(f"mockmcp.transport({name!r}) is already in a session; it plays one at a time", fix=fix)
         self._sdk = sdk()  # the SDK imported here, not with mockmcp.transport: only an in-process host pays for it

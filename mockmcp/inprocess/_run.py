@@ -35,9 +35,8 @@ _STDIO = "mcp.client.stdio"
 
 
 def run(command: list[str], interception: Interception) -> tuple[int, list[str]]:
-    """Run `command` with `interception` in each of its Python processes (its settings: `settings`); returns its
-    exit status and what each of its processes' cassettes could not do.
-    SIGINT and SIGTERM are passed on to the program, which ends as it would; its verdicts are read all the same."""
+    """Run `command` with `interception` in each of its Python processes; returns its exit status and what each
+    process's cassettes could not do. SIGINT and SIGTERM are passed on to the program."""
     with tempfile.TemporaryDirectory(prefix="mockmcp-run-") as verdicts:
         try:
             child = subprocess.Popen(command, env={**os.environ, **environment(settings(interception), verdicts)})
