@@ -109,6 +109,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 def boot() -> None:
     """Start this process's interception, as `MOCKMCP_RUN` says (called by `_boot/sitecustomize.py`)."""
     given = json.loads(os.environ[SETTINGS])
+    stage = given["stage"]  # where a recording waits for the test's verdict, as the plugin names it
     from mockmcp.inprocess._intercept import Interception  # the engine, cassettes: what interception needs
 
     interception = Interception(  # as `settings` wrote it
@@ -120,7 +121,7 @@ def boot() -> None:
         record=RecordOptions(*map(_tuples, given["record"])),
         project=Path(given["project"] or Path.cwd()),
         how_to_record=given["how_to_record"],
-        stage=_stage(given["stage"]),
+        stage=None if stage is None else lambda cassette: cassette.with_name(stage.replace("{stem}", cassette.stem)),
         registry=Path(given["verdicts"]),
     )
     folder = Path(given["verdicts"])
@@ -145,13 +146,6 @@ def boot() -> None:
     if _STDIO not in sys.modules:
         sys.meta_path.insert(0, _Finder())
     atexit.register(interception.close)  # saves the recordings, then writes the verdict
-
-
-def _stage(template: str | None) -> Any:
-    """Where a recording waits for the test's verdict, as the plugin names it (`{stem}`: the cassette's)."""
-    if template is None:
-        return None
-    return lambda cassette: cassette.with_name(template.replace("{stem}", cassette.stem))
 
 
 def _tuples(value: Any) -> Any:
