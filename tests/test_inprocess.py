@@ -95,9 +95,11 @@ async def test_a_host_answer_that_differs_is_a_mismatch() -> None:
 
 
 async def test_a_transport_plays_one_session_at_a_time_and_a_new_one_when_entered_again() -> None:
-    replay = mockmcp.transport(str(ROOT / "cassettes" / "notes.yaml"))
+    replay = mockmcp.transport(ROOT / "cassettes" / "notes.yaml")  # a path, named in the message as given
     async with replay:
-        with pytest.raises(mockmcp.UsageError, match=r"already in a session; it plays one at a time\n.*of its own"):
+        with pytest.raises(
+            mockmcp.UsageError, match=r"notes\.yaml'\) is already in a session; it plays one at a time\n.*of its own"
+        ):
             async with replay:
                 pass
     for _ in range(2):

@@ -1,10 +1,7 @@
 """fastmcp's `Client` over an SDK transport: `fastmcp.Client(mockmcp.transport("x.yaml").for_fastmcp())`.
 
 fastmcp's `Client` takes a `ClientTransport`, whose `connect_session` yields a `ClientSession` not yet
-initialized (of the class fastmcp 4's `TransportOptions` names; fastmcp 3, over the SDK's 1.x line, has no
-such options and builds the SDK's own); `SDKTransport` is that method over any SDK transport (an async
-context manager yielding the two streams), entered anew for each connection, so `mockmcp.transport` starts
-a new session as a relaunched `mockmcp replay` would. fastmcp is imported only with this module (`for_fastmcp()`).
+initialized; `SDKTransport` enters an SDK transport anew for each connection, so each is a new session.
 """
 
 from __future__ import annotations

@@ -1,46 +1,39 @@
 """Interception of MCP's Streamable HTTP: the HTTP client every host's MCP SDK sends through, patched in its class.
 
-mcp 2.x sends through `httpx2`, mcp 1.x through `httpx`, each on an `AsyncClient` the framework builds itself
-(the SDK's `create_mcp_http_client`, or its own, with its own transport). So the patch is the class's
-`_transport_for_url`, the one call by which every request of every client finds its transport: it hands back
-the client's own transport wrapped (`_Routed`), and the client's redirects, hooks, cookies and timing stay its
-own. A request that does not look like MCP's Streamable HTTP (`mcp_request`: the model's API, anything else)
-goes to the wrapped transport untouched. An MCP request goes, by the server's identity (its URL without query
-or credentials, `_identity`) and the record mode, to the real transport (allowed: live), to it journaled
-(`_Recording`: the recording proxy's exchange and journaling, `mockmcp.http.Journaling`, fed by what passes),
-or to replay's endpoint in process (`_Replaying`: `mockmcp.http.Endpoint`, its outputs carried out on a
-connection that is a response being built, no socket). Headers are never journaled, and the URL only as its
-identity: credentials reach neither the journal nor the cassette. A server is its identity, so a redirect the
-client follows within it (`/mcp/` to `/mcp`) reaches the same recording, which journals no redirect, or the same
-replay, which answers where it was asked. With no `Interception` active, or once uninstalled, the classes' own
-`_transport_for_url` is back.
+mcp 2.x sends through `httpx2`, mcp 1.x through `httpx`, on an `AsyncClient` the framework builds itself. The patch
+is the class's `_transport_for_url`, by which every request of every client finds its transport: it wraps the
+client's own (`_Routed`), so redirects, hooks, cookies and timing stay the client's. A request that is not MCP's
+(`mcp_request`) passes untouched; an MCP request goes, by its server's identity (the URL without query or
+credentials) and the record mode, to the real transport (live), to it journaled (`_Recording`, as the recording
+proxy journals), or to replay's endpoint in process (`_Replaying`, no socket). Headers are never journaled, so
+credentials reach neither journal nor cassette; a redirect within a server (`/mcp/` to `/mcp`) reaches the same
+recording (which journals no redirect) or replay.
 """
 
 from __future__ import annotations
 
-import heapq
+import functools
 import importlib
-import itertools
-import os
 import time
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import anyio
 
 from mockmcp._wire import jsonrpc, protocol
 from mockmcp._wire.credentials import bare_url
-from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.inprocess._identity import identify
 from mockmcp.inprocess._intercept import _ACTIVE, Interception
+from mockmcp.inprocess._replay import replay_redactor
 from mockmcp.inprocess._servers import NotRecorded, Server
 from mockmcp.options import BOUNDS
 from mockmcp.record import CLIENT
+from mockmcp.stdio.toolkit import Timers
 
 __all__ = ["CLIENTS", "install", "mcp_request", "uninstall"]
 
@@ -97,8 +90,7 @@ class _Routed:
         self.real, self.module, self.client = real, module, client
 
     async def handle_async_request(self, request: Any) -> Any:
-        headers = request.headers
-        if not _ACTIVE or not mcp_request(request.method, headers):
+        if not _ACTIVE or not mcp_request(request.method, request.headers):
             return await self.real.handle_async_request(request)
         try:
             route = _route(_ACTIVE[-1], request.url)
@@ -113,10 +105,8 @@ class _Routed:
 
 
 def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _Missing | None:
-    """Where an MCP request to `url` goes: None (live: allowed), or its server's recording or replay. A server is
-    its identity: URLs that differ only where an identity does not look (`/mcp` and `/mcp/`, which a server may
-    redirect between; the query) reach the same one."""
-    parts = urlsplit(str(url))
+    """Where an MCP request to `url` goes: None (live), or its server's recording or replay. A server is its
+    identity: URLs that differ where an identity does not look (`/mcp` and `/mcp/`, the query) reach the same one."""
     shown = bare_url(str(url))
     servers = _PER.setdefault(interception, {})
     if shown in servers:
@@ -125,24 +115,20 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _M
     if any(fragment and fragment in shown for fragment in interception.allow) or identity.name in interception.allow:
         servers[shown] = None  # live
         return None
-    if identity.name in servers:  # (a name has no "://": it is never a URL's key)
-        servers[shown] = servers[identity.name]
-        return servers[shown]
-    try:
-        server = interception._server(identity, "")
-        server.sessions += 1
-        route = (
-            _Recording(interception, server)
-            if interception.records(server)
-            else _Replaying(interception, server, parts)
-        )
-    except NotRecorded as exc:  # said once in the verdict; each request after it is refused alike
-        interception.problems.append(exc.render())
-        interception.told()
-        servers[shown] = servers[identity.name] = _Missing(exc)
-        raise
-    servers[shown] = servers[identity.name] = route
-    return route
+    if identity.name not in servers:  # (a name has no "://": it is never a URL's key)
+        try:
+            server = interception._server(identity, "")
+            server.sessions += 1
+            if interception.records(server):
+                servers[identity.name] = _Recording(interception, server)
+            else:
+                servers[identity.name] = _Replaying(interception, server, urlsplit(shown))
+        except NotRecorded as exc:  # said once in the verdict; this request and each after it are refused alike
+            interception.problems.append(exc.render())
+            interception.told()
+            servers[identity.name] = _Missing(exc)
+    servers[shown] = servers[identity.name]
+    return servers[shown]
 
 
 def finish(interception: Interception) -> None:
@@ -161,22 +147,16 @@ def _wing() -> ModuleType:
     return wing
 
 
+@functools.cache
 def _stream(kind: type, module: ModuleType) -> Any:
     """`kind` as the client's own body stream class (its client checks a body is one)."""
-    key = (kind, module.__name__)
-    if key not in _STREAMS:
-        _STREAMS[key] = type(kind.__name__, (kind, module.AsyncByteStream), {"__slots__": ()})
-    return _STREAMS[key]
+    return type(kind.__name__, (kind, module.AsyncByteStream), {"__slots__": ()})
 
 
-_STREAMS: dict[tuple[type, str], type] = {}
-
-
-class _Missing:
+class _Missing(NamedTuple):
     """A server under replay that no cassette holds: every request to it is refused as the first was."""
 
-    def __init__(self, refused: NotRecorded) -> None:
-        self.refused = refused
+    refused: NotRecorded
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
         raise self.refused
@@ -185,13 +165,9 @@ class _Missing:
         pass
 
 
-# --- record ----------------------------------------------------------------------------------------------------
-
-
 class _Recording:
-    """A server recorded while interception is on: each request through the real transport, each message either
-    way journaled as the recording proxy journals it (its `Exchange` told what passed), its sessions told apart
-    by the proxy's `Attribution` (a client stands for a connection); the cassette written at the end."""
+    """A server recorded while interception is on: each request through the real transport, journaled by the
+    recording proxy's `Exchange` and `Attribution` (a client stands for a connection)."""
 
     def __init__(self, interception: Interception, server: Server) -> None:
         redactor = interception.recording_redactor()
@@ -199,14 +175,11 @@ class _Recording:
         journal = server.open_journal(interception.mode, redactor, interception.mark(server))
         self.journaling = _wing().Journaling(journal, redactor, BOUNDS)
         self.direct: set[str] = set()  # the URL paths that answered (not redirected): journaled as they go
-        self.finished = False
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
         body = await request.aread()
-        # A request is journaled as it goes, as the proxy journals it (its server's messages on other streams may
-        # come before its answer), once its path is known to answer. Until then (the first request, which nothing
-        # runs beside), once its answer's head came: a redirect (`/mcp/` to `/mcp`) is journaled not at all, and
-        # the client asks again where it says.
+        # Journaled as it goes (as the proxy does) once its path is known to answer; until then, once its answer's
+        # head came, so that a redirect (`/mcp/` to `/mcp`) is not journaled at all.
         path, step = request.url.path, None
         if path in self.direct:
             step = self._begin(routed, request, body)
@@ -242,16 +215,13 @@ class _Recording:
         return _Step(journaling, session, wing.Exchange(asked, BOUNDS))
 
     def finish(self) -> None:
-        """The interception closes: the journal becomes the cassette (or the staged recording)."""
-        if not self.finished:
-            self.finished = True
-            self.interception.save(self.server)
+        """The interception closes: the journal becomes the cassette (or the staged recording), once."""
+        self.interception.save(self.server)
 
 
 class _Step:
-    """One request's exchange, as the recording proxy's `_Exchange` is to its machine: `proxy`, `session` and
-    `machine` are what its journal's actions read; the client's and the target's actions are the real
-    transport's to do (it passes the bytes on, its own timeouts and retries)."""
+    """One request's exchange, as the recording proxy's `_Exchange`: only the journal's actions are done here, the
+    real transport passes the bytes on."""
 
     def __init__(self, proxy: Any, session: int, machine: Any) -> None:
         self.proxy, self.session, self.machine = proxy, session, machine
@@ -289,9 +259,8 @@ class _Tap:
     async def aclose(self) -> None:
         step, machine = self.step, self.step.machine
         if not self.done and machine.replied and not machine.request.get:
-            # The SDK closes a request's stream once its reply came; the server ends it then too. Read on to that
-            # end, as the proxy does for a client that left, so that the journal has what the server said of its
-            # framing; a server that does not end it soon is left as a client that left.
+            # The SDK closes a request's stream once its reply came; read on to the server's end (as the proxy
+            # does for a client that left), so that the journal has the server's framing.
             with anyio.move_on_after(_READ_ON):
                 async for _chunk in self:
                     pass
@@ -302,28 +271,21 @@ class _Tap:
         await self.real.aclose()
 
 
-# --- replay ----------------------------------------------------------------------------------------------------
-
-
 class _Replaying:
-    """A server replayed while interception is on: replay's Streamable HTTP endpoint, in process. Each request
-    goes in with a `_Connection` of its own, what the endpoint says is carried out on those (`carry_out`), and
-    the timers it asks for are kept here and fired by whoever waits on a body (as `_process.Replayed` does)."""
+    """A server replayed while interception is on: replay's endpoint in process, each request on a `_Connection` of
+    its own; its timers are fired by whoever waits on a body (as `_process.Replayed` does)."""
 
     def __init__(self, interception: Interception, server: Server, parts: Any) -> None:
         wing = _wing()
-        recordings = server.load(interception.replay, interception.how_to_record)
-        options, where, recorded = interception.replay, str(server.path), recordings.cassette
-        redactor = Redactor.for_replay(recorded, os.environ, options.substitutions, where, "substitute=")
-        serving = wing.SessionParts(recorded, recordings.matcher, redactor, options.timing)
+        recordings, options = server.load(interception.replay, interception.how_to_record), interception.replay
+        redactor = replay_redactor(recordings.cassette, options)
+        serving = wing.SessionParts(recordings.cassette, recordings.matcher, redactor, options.timing)
         hooks = wing.Hooks(unread=lambda conn: conn.unread)
         host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits
         self.endpoint = wing.Endpoint(serving, host, BOUNDS, parts.path, hooks)
         self.interception, self.server = interception, server
-        self.timers: list[tuple[float, int, Any]] = []
-        self.sequence = itertools.count()
+        self.timers = Timers()
         self.waiting: list[anyio.Event] = []  # one a task waiting for a change (each on its own event loop)
-        self.reported: set[int] = set()
         self.finished = False
 
     async def exchange(self, routed: _Routed, request: Any) -> Any:
@@ -343,33 +305,25 @@ class _Replaying:
         return routed.module.Response(status, headers=fields, stream=stream, extensions={"http_version": b"HTTP/1.1"})
 
     def carry(self, actions: list[Any]) -> None:
-        _wing().carry_out(actions, self.later, self.interception.say)
+        _wing().carry_out(actions, self.timers.add, self.interception.say)
         self.judged()
         waiting, self.waiting = self.waiting, []
         for event in waiting:
             event.set()
 
-    def later(self, after: float, token: Any) -> None:
-        heapq.heappush(self.timers, (time.monotonic() + after, next(self.sequence), token))
-
     def judged(self) -> None:
         """Each live session's report is the server's from its start: a session the host leaves open is judged."""
-        endpoint = self.endpoint
-        for session in [*endpoint.sessions.values(), endpoint.stateless]:
-            if session is not None and id(session) not in self.reported:
-                self.reported.add(id(session))
+        for session in [*self.endpoint.sessions.values(), self.endpoint.stateless]:
+            if session is not None and session.engine.report not in self.server.reports:
                 self.server.reports.append(session.engine.report)
 
     async def step(self) -> None:
         """Wait for something to change (an answer, a stream's event, its end), or fire the timers that are due."""
         changed = anyio.Event()
         self.waiting.append(changed)
-        wait = None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
-        with anyio.move_on_after(wait):
+        with anyio.move_on_after(self.timers.wait()):
             await changed.wait()
-        now = time.monotonic()
-        while self.timers and self.timers[0][0] <= now:
-            _deadline, _sequence, token = heapq.heappop(self.timers)
+        for token in self.timers.due():
             self.carry(self.endpoint.wake(token))
 
     def finish(self) -> None:
@@ -377,7 +331,7 @@ class _Replaying:
         if self.finished:
             return
         self.finished, self.waiting = True, []  # no task waits now: its event loop may be gone
-        _wing().carry_out(self.endpoint.shutdown(), self.later, self.interception.say)
+        _wing().carry_out(self.endpoint.shutdown(), self.timers.add, self.interception.say)
         for report in self.server.reports:
             self.interception.say(report.summary())
 
@@ -407,11 +361,10 @@ class _Connection:
     def respond(
         self, status: int, body: bytes = b"", content_type: str = "application/json", headers: Any = ()
     ) -> None:
+        import h11
+
         fields = [("content-type", content_type), ("content-length", str(len(body))), *headers]
-        self.head = (status, [(name.encode("latin-1"), value.encode("latin-1")) for name, value in fields])
-        self.pieces.append(body)
-        self.unread += len(body)
-        self.ended = True
+        self.send(h11.Response(status_code=status, headers=fields), h11.Data(data=body), h11.EndOfMessage())
 
     def close(self) -> None:
         self.broken = True

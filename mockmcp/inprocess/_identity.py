@@ -1,10 +1,7 @@
 """Which cassette a server the host starts belongs to: its identity, a readable name, stable across machines.
 
-A stdio server is its command line and working folder; an HTTP server its URL without query or credentials.
-Paths of this machine become portable words (the project's folder relative, the home folder `~`, this
-Python `python`, a substitution's value `${NAME}`), so the same test names the same cassette anywhere.
-Credentials in a command line are `[REDACTED]` (`mockmcp._wire.credentials`), as in `meta.server`.
-A name the test gives (`names`: a name for the servers whose command line or URL holds a fragment) wins.
+A stdio server is its command line and working folder, in portable words (`portable`) with credentials
+`[REDACTED]`, as in `meta.server`; an HTTP server its URL without query or credentials. A name the test gives wins.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ class Identity(NamedTuple):
 
     name: str
     words: tuple[str, ...]
-    named: bool = False  # the test named it (`names`): never refused for sharing a name
 
 
 def portable(part: str, project: Path | None, substitutions: Iterable[tuple[str, str | None]] = ()) -> str:
@@ -96,5 +92,5 @@ def identify(
             "give each name a fragment of the command line (or URL) that only its server holds",
         )
     if claims:
-        return Identity(_slug([claims[0]]), shown, named=True)
+        return Identity(_slug([claims[0]]), shown)
     return Identity(_slug(words), shown)

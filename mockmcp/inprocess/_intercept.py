@@ -1,12 +1,10 @@
 """Interception: the MCP SDK's client, patched where every host passes, gets its servers from cassettes.
 
-Frameworks import `stdio_client` by name, so the patch is one level down, at the two module globals it
-calls at run time: the spawn (`_create_platform_compatible_process`) and the process-tree kill
-(`_terminate_process_tree`), the same on mcp 1.24-1.30 and 2.x. While an `Interception` is active, each
-server the host starts is identified (`_identity`), then run live (the allow list), recorded (the real
-process, tapped: `_process.Tapped`) or replayed (no process: `_process.Replayed`), by the record mode and
-whether its cassette exists. A replayed server has no process id, and the kill never reaches a signal.
-With none active, the patched functions are the SDK's own.
+Frameworks import `stdio_client` by name, so the patch is one level down, at the two module globals it calls at
+run time: the spawn (`_create_platform_compatible_process`) and the process-tree kill (`_terminate_process_tree`).
+While an `Interception` is active, each server the host starts is identified (`_identity`), then run live (the
+allow list), recorded (`_process.Tapped`) or replayed (`_process.Replayed`, no process), by the record mode and
+whether its cassette exists.
 """
 
 from __future__ import annotations
@@ -16,8 +14,7 @@ import importlib.metadata
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -97,8 +94,6 @@ class Interception:
         self.told: Callable[[], None] = lambda: None  # called when the verdict may have grown (`mockmcp run`)
         Redactor.build(record.redact_env, record.redact_patterns, os.environ)  # a bad pattern: said now
 
-    # --- the test's view ------------------------------------------------------------------------
-
     @property
     def reports(self) -> dict[str, list[Report]]:
         """Each replayed server's session reports, by its name (its cassette's file name without `.yaml`)."""
@@ -108,18 +103,16 @@ class Interception:
         """The cassettes this run recorded, each with its staged file (None: recorded into the cassette)."""
         if self.registry is None:
             return [(server.path, server.staged) for server in self.servers.values() if server.taps]
-        marks = sorted((self.registry / "recorded").glob("*.json"))
-        return [(Path(m["path"]), m["staged"] and Path(m["staged"])) for m in map(_read_json, marks)]
+        marks = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((self.registry / "recorded").glob("*.json"))]
+        return [(Path(m["path"]), m["staged"] and Path(m["staged"])) for m in marks]
 
     def lanes(self) -> list[tuple[str, Path, list[dict[str, Any]]]]:
         """Each replayed server's name, cassette and session reports (their JSON): an HTML timeline's lanes."""
         return [(name, s.path, [r.to_json() for r in s.reports]) for name, s in self.servers.items() if s.reports]
 
     def verdict(self, told: Callable[[dict[str, Any]], str] | None = None) -> str | None:
-        """Everything the cassettes could not do as recorded (misses, answers that differed, withheld requests,
-        sessions started more often than recorded; with strict what it fails), servers with no cassette,
-        recordings that failed; None when all is well. `told` renders a miss (its `to_json`) for where the verdict
-        is read (pytest adds its own fixes)."""
+        """Everything the cassettes could not do as recorded, servers with no cassette, recordings that failed;
+        None when all is well. `told` renders a miss (its `to_json`) where the verdict is read (pytest's fixes)."""
         said = list(self.problems)
         for name, server in self.servers.items():
             said += [f"{name}: {problem}" for problem in server.problems(self.replay.strict)]
@@ -170,8 +163,6 @@ class Interception:
             self.problems.append(error.render())
             self.told()
 
-    # --- the host starts a server ---------------------------------------------------------------
-
     async def spawn(
         self, start: Callable[[], Awaitable[Any]], command: str, args: list[str], env: Any, cwd: Any
     ) -> Any:
@@ -220,21 +211,21 @@ class Interception:
 
     def records(self, server: Server) -> bool:
         """Whether the server is recorded: it was in this run (by this process or another), or the mode says so."""
-        if server.taps or (
-            self.registry is not None and (self.registry / "recorded" / f"{server.identity.name}.json").exists()
-        ):
+        if server.taps or (self.registry is not None and self._mark(server).exists()):
             return True
         return server.recordings is None and self.mode.records(server.path.exists())
+
+    def _mark(self, server: Server) -> Path:
+        assert self.registry is not None
+        return self.registry / "recorded" / f"{server.identity.name}.json"
 
     def mark(self, server: Server) -> bool:
         """Claim the server's first recording in this run; False when another process of the run has it."""
         if self.registry is None:
             return True
-        (self.registry / "recorded").mkdir(exist_ok=True)
+        self._mark(server).parent.mkdir(exist_ok=True)
         try:
-            fd = os.open(
-                self.registry / "recorded" / f"{server.identity.name}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL
-            )
+            fd = os.open(self._mark(server), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         except FileExistsError:
             return False
         with os.fdopen(fd, "w") as mark:
@@ -253,14 +244,9 @@ class Interception:
             self.told()
 
 
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def _fingerprint(env: Any) -> str:
     """What tells two servers with one command line apart: their environments (hashed: values may be secrets)."""
-    items = sorted((env or {}).items())
-    return hashlib.sha1(repr(items).encode()).hexdigest()
+    return hashlib.sha1(repr(sorted((env or {}).items())).encode()).hexdigest()
 
 
 # --- the patch -----------------------------------------------------------------------------------
@@ -297,11 +283,9 @@ def install() -> None:
     for name, patch in (("_create_platform_compatible_process", _spawn), ("_terminate_process_tree", _terminate)):
         _ORIGINAL[name] = getattr(stdio, name)
         setattr(stdio, name, patch)
-    # --- Streamable HTTP: the HTTP clients' AsyncClient, patched and restored with the stdio client (`_http`) ---
-    from mockmcp.inprocess import _http
+    from mockmcp.inprocess import _http  # and the HTTP clients' AsyncClient
 
     _http.install()
-    # --- end of Streamable HTTP ---
 
 
 def _uninstall() -> None:
@@ -310,20 +294,16 @@ def _uninstall() -> None:
     for name, original in _ORIGINAL.items():
         setattr(stdio, name, original)
     _ORIGINAL.clear()
-    # --- Streamable HTTP ---
     from mockmcp.inprocess import _http
 
     _http.uninstall()
-    # --- end of Streamable HTTP ---
 
 
-@contextmanager
 def intercepting(
     folder: str | os.PathLike[str], mode: RecordMode | str = RecordMode.NONE, **options: Any
-) -> Iterator[Interception]:
+) -> Interception:
     """`with mockmcp.intercepting("cassettes/agent"):` every MCP server this process's SDK client starts is
     replayed from (or, with `mode`, recorded into) a cassette of that folder; see `Interception`. Leaving the
     block raises StrictFailure with the verdict when the cassettes could not serve the host (`strict_exit`)."""
     options.setdefault("strict_exit", True)
-    with Interception(folder, mode, **options) as interception:
-        yield interception
+    return Interception(folder, mode, **options)

@@ -1,17 +1,14 @@
 """The server process the MCP SDK's `stdio_client` gets instead of a real one, and the tap on a real one.
 
-`Replayed` is an anyio `Process` with no process behind it: the bytes the host writes to its stdin go to
-the replay engine line by line in the host's own task, and what the engine sends is what its stdout
-yields. Timers (`Wake`) are kept by the reader of stdout (the SDK reads it all the time), so no task of
-ours outlives a session. Closing stdin ends the session as over stdio; the cassette's `exit` ends it
-with that status; `terminate` and `kill` end it as a signal would. It has no process id any signal
-could reach (`NO_PID`). `Tapped` wraps the real process: each line, either way, is journaled (redacted)
-before it is passed on, as `mockmcp record` journals, tagged with its session's number.
+`Replayed` is an anyio `Process` with no process behind it: what the host writes to its stdin goes to the
+replay engine in the host's own task; its stdout yields what the engine sends. Timers (`Wake`) are fired by
+the reader of stdout (the SDK reads it all the time), so no task of ours outlives a session. `Tapped` wraps
+the real process: each line, either way, is journaled (redacted) before it is passed on, as `mockmcp record`
+journals, tagged with its session's number.
 """
 
 from __future__ import annotations
 
-import heapq
 import signal
 import time
 from collections import deque
@@ -24,7 +21,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from mockmcp._wire import jsonrpc
 from mockmcp.engine.replay import Action, Exit, Note, Replay, Send, Wake
 from mockmcp.record import CLIENT, SERVER, Journal
-from mockmcp.stdio.toolkit import LineSplitter
+from mockmcp.stdio.toolkit import LineSplitter, Timers
 
 __all__ = ["NO_PID", "Replayed", "Tapped"]
 
@@ -36,7 +33,7 @@ NO_PID = 0x7FFF_FFFF
 class _Stdin(ByteSendStream):
     """A process's stdin as the SDK writes it: each call is its process's to carry out."""
 
-    def __init__(self, owner: _Piped) -> None:
+    def __init__(self, owner: Any) -> None:
         self.owner = owner
 
     async def send(self, item: bytes) -> None:
@@ -52,7 +49,7 @@ class _Stdin(ByteSendStream):
 class _Stdout(ByteReceiveStream):
     """A process's stdout as the SDK reads it: each call is its process's to carry out."""
 
-    def __init__(self, owner: _Piped) -> None:
+    def __init__(self, owner: Any) -> None:
         self.owner = owner
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
@@ -64,79 +61,55 @@ class _Stdout(ByteReceiveStream):
 
 class _Piped(Process):
     """What `Replayed` and `Tapped` share: stdin and stdout whose every call goes to `put`, `close_in`, `get`,
-    `close_out`; no stderr of their own."""
-
-    def __init__(self) -> None:
-        self._stdin, self._stdout = _Stdin(self), _Stdout(self)
+    `close_out`."""
 
     @property
     def stdin(self) -> ByteSendStream:
-        return self._stdin
+        return _Stdin(self)
 
     @property
     def stdout(self) -> ByteReceiveStream:
-        return self._stdout
-
-    async def put(self, data: bytes) -> None:
-        raise NotImplementedError
-
-    async def close_in(self) -> None:
-        raise NotImplementedError
-
-    async def get(self, max_bytes: int) -> bytes:
-        raise NotImplementedError
-
-    async def close_out(self) -> None:
-        raise NotImplementedError
+        return _Stdout(self)
 
 
 class Replayed(_Piped):
-    """One replay session as a server process; `done(report, status)` is called once, when it ends."""
+    """One replay session as a server process; its notes, and its summary when it ends, go to `note`."""
 
-    def __init__(self, engine: Replay, note: Callable[[str], None], done: Callable[[Replay, int], None]) -> None:
-        self.engine, self.note, self.done = engine, note, done
+    stderr = None
+    pid = NO_PID
+    returncode: int | None = None  # the exit status, once the session ended
+
+    def __init__(self, engine: Replay, note: Callable[[str], None]) -> None:
+        self.engine, self.note = engine, note
         self.outbox: deque[bytes] = deque()
-        self.timers: list[tuple[float, int, int]] = []
-        self.sequence = 0
+        self.timers = Timers()
         self.splitter = LineSplitter(jsonrpc.MAX_LINE)
-        self.status: int | None = None  # the exit status, once the session ended
         self.eof = False  # stdin closed: the session ends once no timer is left
         self.stdout_closed = False
         self.changed = anyio.Event()
-        super().__init__()
         self.perform(engine.start())
 
-    # --- what the SDK sees -------------------------------------------------------------------
-
     async def put(self, data: bytes) -> None:
-        self.written(data)
+        if self.returncode is not None or self.eof:
+            raise anyio.BrokenResourceError  # as a pipe to a server that exited
+        for line in self.splitter.feed(data):
+            self.receive(line)
         await anyio.lowlevel.checkpoint()
 
-    async def close_in(self) -> None:
-        self.stdin_closed()
-
     async def get(self, max_bytes: int) -> bytes:
-        return await self.read()
+        while not self.outbox:
+            if self.returncode is not None or self.stdout_closed:
+                raise anyio.EndOfStream
+            await self.step()
+        return self.outbox.popleft()
 
     async def close_out(self) -> None:
         self.stdout_closed = True
 
-    @property
-    def stderr(self) -> None:
-        return None
-
-    @property
-    def pid(self) -> int:
-        return NO_PID
-
-    @property
-    def returncode(self) -> int | None:
-        return self.status
-
     async def wait(self) -> int:
-        while self.status is None:
+        while self.returncode is None:
             await self.step()
-        return self.status
+        return self.returncode
 
     def terminate(self) -> None:
         self.end(-signal.SIGTERM, "the host terminated the server")
@@ -148,32 +121,24 @@ class Replayed(_Piped):
         self.end(-signum, f"the host sent the server signal {signum}")
 
     async def aclose(self) -> None:
-        self.stdin_closed()
+        await self.close_in()
         with anyio.move_on_after(2.0):
             await self.wait()
-        if self.status is None:
+        if self.returncode is None:
             self.terminate()
 
-    # --- the session -------------------------------------------------------------------------
-
-    def written(self, data: bytes) -> None:
-        if self.status is not None or self.eof:
-            raise anyio.BrokenResourceError  # as a pipe to a server that exited
-        for line in self.splitter.feed(data):
-            self.receive(line)
-
     def receive(self, line: bytes) -> None:
-        if line.strip() and self.status is None:
+        if line.strip() and self.returncode is None:
             self.perform(self.engine.receive(line))
 
-    def stdin_closed(self) -> None:
-        if self.eof or self.status is not None:
+    async def close_in(self) -> None:
+        """As over stdio (`stdio.replay`): what waits for the host goes now, a timer whose job is gone is dropped."""
+        if self.eof or self.returncode is not None:
             return
         self.eof = True
         self.receive(self.splitter.rest())
         self.perform(self.engine.close())
-        self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
-        heapq.heapify(self.timers)
+        self.timers.keep(self.engine.holds)
         self.settle()
 
     def perform(self, actions: list[Action]) -> None:
@@ -181,8 +146,7 @@ class Replayed(_Piped):
             if isinstance(action, Send):
                 self.outbox.append(action.data)
             elif isinstance(action, Wake):
-                self.sequence += 1
-                heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
+                self.timers.add(action.after, action.job)
             elif isinstance(action, Note):
                 self.note(action.text)
             elif isinstance(action, Exit):
@@ -192,38 +156,29 @@ class Replayed(_Piped):
 
     def settle(self) -> None:
         """After stdin closed: the session ends when no timer is left to answer."""
-        if self.eof and not self.timers and self.status is None:
+        if self.eof and not self.timers.heap and self.returncode is None:
             self.end(0, None)
 
     def end(self, status: int, why: str | None) -> None:
-        if self.status is not None:
+        if self.returncode is not None:
             return
         if why is not None:
             self.note(f"mockmcp: {why}; ending the session")
         if not self.engine.ended:
             self.perform(self.engine.close())
-        self.status, self.timers = status, []
+        self.returncode, self.timers.heap = status, []
         self.changed.set()
-        self.done(self.engine, status)
+        self.note(self.engine.report.summary())
 
     async def step(self) -> None:
         """Wait for something to change: output, the end, or the next timer (which is then fired)."""
         self.changed = anyio.Event()
-        wait = None if not self.timers else max(0.0, self.timers[0][0] - time.monotonic())
-        with anyio.move_on_after(wait):
+        with anyio.move_on_after(self.timers.wait()):
             await self.changed.wait()
-        now = time.monotonic()
-        while self.timers and self.timers[0][0] <= now and self.status is None:
-            _deadline, _sequence, job = heapq.heappop(self.timers)
-            self.perform(self.engine.wake(job))
+        for job in self.timers.due():
+            if self.returncode is None:
+                self.perform(self.engine.wake(job))
         self.settle()
-
-    async def read(self) -> bytes:
-        while not self.outbox:
-            if self.status is not None or self.stdout_closed:
-                raise anyio.EndOfStream
-            await self.step()
-        return self.outbox.popleft()
 
 
 class Tapped(_Piped):
@@ -237,13 +192,12 @@ class Tapped(_Piped):
         redact: Callable[[bytes], bytes],
         session: int,
         start: float,
-        ended: Callable[[], None] = lambda: None,
+        ended: Callable[[], None],
     ) -> None:
         self.real, self._journal, self.redact, self.session, self.start = real, journal, redact, session, start
         self.ended = ended
         self.client, self.server = LineSplitter(), LineSplitter()
         self.finished = False
-        super().__init__()
 
     async def put(self, data: bytes) -> None:
         self.journal(CLIENT, self.client, data)
@@ -274,29 +228,15 @@ class Tapped(_Piped):
 
     def finish(self) -> None:
         if not self.finished:
-            for direction, splitter in ((CLIENT, self.client), (SERVER, self.server)):
-                rest = splitter.rest()
-                if rest.strip():
-                    self._journal.append(direction, time.monotonic() - self.start, [self.redact(rest)], self.session)
+            self.journal(CLIENT, self.client, b"\n")  # a last line without its newline
+            self.journal(SERVER, self.server, b"\n")
             self.finished = True
             self.ended()
 
-    @property
-    def stderr(self) -> ByteReceiveStream | None:
-        return self.real.stderr
-
-    @property
-    def pid(self) -> int:
-        return self.real.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self.real.returncode
-
-    @property
-    def _process(self) -> Any:
-        """The asyncio process, which the SDK (2.x) reaches for to close its transport."""
-        return getattr(self.real, "_process", None)
+    stderr = property(lambda self: self.real.stderr)
+    pid = property(lambda self: self.real.pid)
+    returncode = property(lambda self: self.real.returncode)
+    _process = property(lambda self: getattr(self.real, "_process", None))  # the SDK (2.x) closes its transport
 
     async def wait(self) -> int:
         return await self.real.wait()

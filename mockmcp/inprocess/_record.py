@@ -1,10 +1,9 @@
 """Record in the host's own process: a transport that passes the host's session to a real server and journals it.
 
-The real server is reached through a transport of the SDK's own (`reach`); two tasks on the host's loop
-pass each message on unchanged, journaling it first, redacted, as its wire line (`Journal`, as
-`mockmcp record` does), so an answer is never journaled ahead of what it answers. Leaving the block
-builds the cassette from the journal (`journal.saved`). Record modes are the plugin's; a second session
-is added to the first's cassette. What the SDK hides (HTTP framing, a line it cannot parse) is not recorded.
+The real server is reached through a transport of the SDK's own (`reach`); two tasks on the host's loop pass each
+message on unchanged, journaling its wire line first (redacted), so an answer is never journaled ahead of what it
+answers. A second session is added to the first's cassette. What the SDK hides (HTTP framing, a line it cannot
+parse) is not recorded.
 """
 
 from __future__ import annotations

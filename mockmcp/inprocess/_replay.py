@@ -1,11 +1,8 @@
 """Replay in the host's own process: a transport the MCP SDK's `Client` takes, driving the same engine.
 
-A message the host writes is encoded as the line it would have sent over stdio and given to
-`Replay.receive` in the host's own task; what the engine sends is parsed back with the SDK's parser
-and put in the host's read stream (one the recording had apart from the one before reaches the host after a turn
-of its loop, as over stdio: `_HostReads`); a `Wake` is a timer task on the host's loop (anyio).
-So a session behaves as stdio replay does, the bytes never leaving the process. Leaving the block ends the
-session as closing stdin does (summary, `report`, `StrictFailure` with `strict`).
+A message the host writes goes to `Replay.receive` as its stdio line, in the host's own task; what the engine
+sends is parsed with the SDK's parser into the host's read stream (`_HostReads`); a `Wake` is a timer task on the
+host's loop. Leaving the block ends the session as closing stdin does (summary, `report`, `StrictFailure`).
 """
 
 from __future__ import annotations
@@ -45,7 +42,7 @@ if TYPE_CHECKING:
     from mockmcp.engine.report import Report
     from mockmcp.inprocess._fastmcp import SDKTransport
 
-__all__ = ["ReplayTransport", "Streams", "session_engine", "transport", "wire"]
+__all__ = ["ReplayTransport", "Streams", "replay_redactor", "session_engine", "transport", "wire"]
 
 # What an SDK transport yields: the stream the host reads (`SessionMessage`, or an exception), the one it writes.
 Streams = tuple["ObjectReceiveStream[Any]", "ObjectSendStream[Any]"]
@@ -117,7 +114,8 @@ class ReplayTransport:
 
     async def __aenter__(self) -> Streams:
         if self._group is not None:  # one engine, one report: a second session at once would take them over
-            name = self.cassette if isinstance(self.cassette, str) else self.cassette.path or "a cassette"
+            given = self.cassette
+            name = os.fspath(given) if isinstance(given, (str, os.PathLike)) else given.path or "a cassette"
             fix = "give each session that runs at the same time a transport of its own (mockmcp.transport again)"
             raise UsageError(f"mockmcp.transport({name!r}) is already in a session; it plays one at a time", fix=fix)
         self._sdk = sdk()  # the SDK imported here, not with mockmcp.transport: only an in-process host pays for it
@@ -202,10 +200,14 @@ def session_engine(recordings: Recordings, options: ReplayOptions) -> Replay:
     """The engine of one live session of `recordings` (shared by every session of its cassette), replayed with
     `options`: its substitutions' values from this environment."""
     recorded = recordings.cassette
-    redactor = Redactor.for_replay(
+    return Replay(recorded, recordings.matcher, replay_redactor(recorded, options), options.timing, recordings)
+
+
+def replay_redactor(recorded: Cassette, options: ReplayOptions) -> Redactor:
+    """What replays `recorded` with `options`: its substitutions' values from this environment."""
+    return Redactor.for_replay(
         recorded, os.environ, options.substitutions, recorded.path or "the cassette", "substitute="
     )
-    return Replay(recorded, recordings.matcher, redactor, options.timing, recordings)
 
 
 class _HostReads(ObjectReceiveStream[Any]):
@@ -214,7 +216,7 @@ class _HostReads(ObjectReceiveStream[Any]):
     run while any is ready, as the real server's pause would have let them; at most `_HOST_STEPS` steps of its loop."""
 
     def __init__(self, inner: MemoryObjectReceiveStream[tuple[bool, Any]]) -> None:
-        self.inner, self.statistics = inner, inner.statistics
+        self.inner = inner
 
     async def receive(self) -> Any:
         apart, item = await self.inner.receive()
@@ -246,7 +248,7 @@ class _HostWrites(ObjectSendStream[Any]):
         self.closed = True
 
     async def aclose(self) -> None:
-        self.closed = True
+        self.close()
 
 
 transport = ReplayTransport

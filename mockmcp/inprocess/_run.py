@@ -1,12 +1,9 @@
 """`mockmcp run -- python my_agent.py`: interception for a whole Python program and its Python children.
 
-The program runs with this package's `_boot` folder first on PYTHONPATH, whose `sitecustomize` calls
-`boot` in every Python process the program starts (children inherit the environment). `boot` reads the
-settings from `MOCKMCP_RUN`, and patches the SDK when `mcp.client.stdio` is first imported (a finder on
-`sys.meta_path`), so a process that never speaks MCP pays nothing but this module. At exit each process
-writes its verdict to the run's folder; `run` reads them all and says what failed. A server started
-by a program that is not Python, or by a Python that does not load `sitecustomize` (`python -S`,
-`-I`), is not intercepted: it runs as it would without mockmcp.
+The program runs with `_boot` first on PYTHONPATH, whose `sitecustomize` calls `boot` in every Python process
+(children inherit the environment); `boot` patches the SDK when `mcp.client.stdio` is first imported, so a process
+that never speaks MCP pays nothing more. Each process writes its verdict to the run's folder; `run` reads them.
+A Python that does not load `sitecustomize` (`python -S`, `-I`), or a program not in Python, runs unintercepted.
 """
 
 from __future__ import annotations
@@ -38,24 +35,20 @@ _STDIO = "mcp.client.stdio"
 
 
 def run(command: list[str], interception: Interception) -> tuple[int, list[str]]:
-    """Run `command` with `interception` in each of its Python processes (its settings: `settings`); returns its
-    exit status and what each of its processes' cassettes could not do.
-    SIGINT and SIGTERM are passed on to the program, which ends as it would; its verdicts are read all the same."""
+    """Run `command` with `interception` in each of its Python processes; returns its exit status and what each
+    process's cassettes could not do. SIGINT and SIGTERM are passed on to the program."""
     with tempfile.TemporaryDirectory(prefix="mockmcp-run-") as verdicts:
         try:
             child = subprocess.Popen(command, env={**os.environ, **environment(settings(interception), verdicts)})
         except OSError as error:
             return 127, [f"could not start {command[0]!r}: {error.strerror or error}"]
-        passed = {number: signal.signal(number, lambda got, _frame: child.send_signal(got)) for number in _PASSED}
+        passed = {n: signal.signal(n, lambda got, _: child.send_signal(got)) for n in (signal.SIGINT, signal.SIGTERM)}
         try:
             status = child.wait()
         finally:
             for number, before in passed.items():
                 signal.signal(number, before)
         return status, read_verdicts(verdicts)
-
-
-_PASSED = (signal.SIGINT, signal.SIGTERM)
 
 
 def settings(interception: Interception, stage: str | None = None) -> dict[str, Any]:
@@ -116,6 +109,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 def boot() -> None:
     """Start this process's interception, as `MOCKMCP_RUN` says (called by `_boot/sitecustomize.py`)."""
     given = json.loads(os.environ[SETTINGS])
+    stage = given["stage"]  # where a recording waits for the test's verdict, as the plugin names it
     from mockmcp.inprocess._intercept import Interception  # the engine, cassettes: what interception needs
 
     interception = Interception(  # as `settings` wrote it
@@ -127,7 +121,7 @@ def boot() -> None:
         record=RecordOptions(*map(_tuples, given["record"])),
         project=Path(given["project"] or Path.cwd()),
         how_to_record=given["how_to_record"],
-        stage=_stage(given["stage"]),
+        stage=None if stage is None else lambda cassette: cassette.with_name(stage.replace("{stem}", cassette.stem)),
         registry=Path(given["verdicts"]),
     )
     folder = Path(given["verdicts"])
@@ -152,13 +146,6 @@ def boot() -> None:
     if _STDIO not in sys.modules:
         sys.meta_path.insert(0, _Finder())
     atexit.register(interception.close)  # saves the recordings, then writes the verdict
-
-
-def _stage(template: str | None) -> Any:
-    """Where a recording waits for the test's verdict, as the plugin names it (`{stem}`: the cassette's)."""
-    if template is None:
-        return None
-    return lambda cassette: cassette.with_name(template.replace("{stem}", cassette.stem))
 
 
 def _tuples(value: Any) -> Any:

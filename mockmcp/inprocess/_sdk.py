@@ -1,13 +1,8 @@
 """The MCP Python SDK's two lines, 1.x and 2.x, told apart once, by what the installed `mcp.types` holds.
 
-In process, mockmcp uses three things of the host's SDK that the lines spell differently: how a server's
-line becomes a message (2.x: `types.jsonrpc_message_adapter`; 1.x: the `types.JSONRPCMessage` model, as
-each line's stdio client parses), which objects are servers (2.x: `Server` and `MCPServer`; 1.x: `Server`
-and `FastMCP`), and the transport that runs one in this process (2.x: the SDK's `InMemoryTransport`; 1.x:
-the SDK's memory streams around the server's `run`, as its `create_connected_server_and_client_session`).
-Everything else mockmcp touches (`SessionMessage`, `StdioServerParameters`, `stdio_client`,
-`streamable_http_client`, anyio's streams) is the same on both (1.24 to 1.30, and 2.x). The SDK is imported
-on the first call, not with this module.
+Three things the lines spell differently: how a server's line becomes a message, which objects are servers, and
+the transport that runs one in this process. Everything else mockmcp touches is the same on both. The SDK is
+imported on the first call, not with this module.
 """
 
 from __future__ import annotations

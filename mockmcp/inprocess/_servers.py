@@ -1,13 +1,9 @@
 """One intercepted server: its cassette, its sessions in the order the host started them, replayed or recorded.
 
-Replayed, every session of a server shares the cassette's index (`Recordings`), so the second session the
-host starts follows the second recorded one. A cassette of several recorded sessions that the host starts
-more often than recorded would answer the extra ones from an earlier session's state: that is a problem
-of the verdict, as is (with strict) a recorded session never started. One recorded session stands for
-every start. Recorded, every session of a server goes into one journal, each tagged with its number, so
-sessions alike are all kept and the cassette holds them in order; the journal becomes the cassette as soon
-as no session is open (a forked child ends without running atexit), into `staged` when a verdict decides
-later whether it is kept (pytest). A later session of the run is added whole.
+Replayed, its sessions share the cassette's index (`Recordings`): the second session started follows the second
+recorded one; started more often than a cassette of several sessions holds, or (strict) less, is the verdict's
+problem. Recorded, its sessions go into one journal, each tagged with its number, which becomes the cassette as soon
+as no session is open (a forked child ends without running atexit), or `staged` until a verdict keeps it (pytest).
 """
 
 from __future__ import annotations
@@ -60,8 +56,6 @@ class Server:
     def shown(self) -> str:
         return " ".join(self.identity.words)
 
-    # --- replay ----------------------------------------------------------------------------------
-
     def load(self, options: ReplayOptions, how_to_record: str) -> Recordings:
         """The cassette, indexed once for every session; raises NotRecorded when there is none."""
         if self.recordings is None:
@@ -80,7 +74,7 @@ class Server:
         engine = session_engine(self.load(options, how_to_record), options)
         self.sessions += 1
         self.reports.append(engine.report)  # now: a session the host leaves open at the end is judged too
-        return Replayed(engine, say, lambda engine, status: say(engine.report.summary()))
+        return Replayed(engine, say)
 
     def problems(self, strict: bool) -> list[str]:
         """What the sessions' count says: more than the cassette's several recorded sessions (the extra ones
@@ -98,8 +92,6 @@ class Server:
         if strict and self.sessions < recorded:
             return [f"strict: the host started `{self.shown}` {self.sessions} of the {recorded} times {name} recorded"]
         return []
-
-    # --- record ---------------------------------------------------------------------------------
 
     def tap(self, real: Any, mode: RecordMode, redactor: Redactor, first: bool, ended: Callable[[], None]) -> Tapped:
         """The real server's process, this session journaled; `first`: no session of this server was recorded in

@@ -13,13 +13,11 @@ host takes nothing for `PATIENCE` seconds).
 
 from __future__ import annotations
 
-import heapq
 import sys
-import time
 
 from mockmcp._wire import jsonrpc
 from mockmcp.engine.replay import Action, Exit, Note, Replay, Send, Wake
-from mockmcp.stdio.toolkit import LONGEST_WAIT, Inlet, LineSplitter, Outlet, Signals, wait_readable
+from mockmcp.stdio.toolkit import Inlet, LineSplitter, Outlet, Signals, Timers, wait_readable
 
 __all__ = ["PATIENCE", "serve"]
 
@@ -31,8 +29,7 @@ class _Shell:
     def __init__(self, engine: Replay, signals: Signals) -> None:
         self.engine, self.signals = engine, signals
         self.outlet = Outlet(1, signals, PATIENCE, TURN)
-        self.timers: list[tuple[float, int, int]] = []  # a heap of (when, sequence, job)
-        self.sequence = 0
+        self.timers = Timers()
         self.host_gone = False
         self.outbox: list[bytes] = []
         self.turns: list[int] = []  # the places in outbox after which the host gets a turn
@@ -47,8 +44,7 @@ class _Shell:
                 if not action.final:
                     self.turns.append(len(self.outbox))
             elif isinstance(action, Wake):
-                self.sequence += 1
-                heapq.heappush(self.timers, (time.monotonic() + action.after, self.sequence, action.job))
+                self.timers.add(action.after, action.job)
             elif isinstance(action, Note):
                 print(action.text, file=sys.stderr, flush=True)
             elif isinstance(action, Exit):
@@ -89,14 +85,13 @@ class _Shell:
                     for line in splitter.feed(chunk):
                         if line.strip():
                             self.perform(self.engine.receive(line))
-            now = time.monotonic()
-            while self.timers and self.timers[0][0] <= now:  # the timers due
-                self.perform(self.engine.wake(heapq.heappop(self.timers)[2]))
+            for job in self.timers.due():
+                self.perform(self.engine.wake(job))
             self.flush()
             if self.exit_status is not None:  # the cassette ends the session: the host sees stdout close
                 self.outlet.close()
                 return
-            if inlet is None and (not self.timers or self.host_gone):
+            if inlet is None and (not self.timers.heap or self.host_gone):
                 self.perform(self.engine.close())
                 self.flush()
                 return
@@ -104,8 +99,7 @@ class _Shell:
             # looked at again rather than waited for.
             if self.signals.received is None:
                 fds = [self.signals.fileno(), *(inlet.fds if inlet is not None else ())]
-                timer = min(LONGEST_WAIT, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else None
-                ready = wait_readable(fds, 0.0 if inlet is not None and inlet.chunks else timer)
+                ready = wait_readable(fds, 0.0 if inlet is not None and inlet.chunks else self.timers.wait())
 
     def at_eof(self, rest: bytes) -> None:
         """The host closed stdin: what waits for its messages goes at once (`Replay.close`: none can come any more),
@@ -114,8 +108,7 @@ class _Shell:
         if rest.strip():
             self.perform(self.engine.receive(rest))
         self.perform(self.engine.close())
-        self.timers = [timer for timer in self.timers if self.engine.holds(timer[2])]
-        heapq.heapify(self.timers)
+        self.timers.keep(self.engine.holds)
 
 
 def serve(engine: Replay, signals: Signals) -> int:

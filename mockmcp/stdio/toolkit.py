@@ -8,6 +8,7 @@ A loop waits with `select` on its pipes and on the `Signals` descriptor, which a
 
 from __future__ import annotations
 
+import heapq
 import os
 import select
 import signal
@@ -26,6 +27,7 @@ __all__ = [
     "LineSplitter",
     "Outlet",
     "Signals",
+    "Timers",
     "read_chunk",
     "selectable",
     "socketpair",
@@ -114,6 +116,36 @@ class LineSplitter:
         line = b"".join(self._parts)
         self._parts, self._size = [], 0
         return line if self._limit is None else line[: self._limit + 1]
+
+
+class Timers:
+    """A replay shell's timers for the engine's `Wake`s: a heap of (deadline, sequence, job), first due first."""
+
+    __slots__ = ("heap", "sequence")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, object]] = []
+        self.sequence = 0
+
+    def add(self, after: float, job: object) -> None:
+        self.sequence += 1
+        heapq.heappush(self.heap, (time.monotonic() + after, self.sequence, job))
+
+    def wait(self) -> float | None:
+        """Seconds to wait for the next (0: due now, at most `LONGEST_WAIT`); None without a timer."""
+        return min(LONGEST_WAIT, max(0.0, self.heap[0][0] - time.monotonic())) if self.heap else None
+
+    def due(self) -> list[object]:
+        """The jobs due now, taken off the heap in order."""
+        now, jobs = time.monotonic(), []
+        while self.heap and self.heap[0][0] <= now:
+            jobs.append(heapq.heappop(self.heap)[2])
+        return jobs
+
+    def keep(self, held: Callable[[object], bool]) -> None:
+        """Drop the timers whose job is no longer `held`."""
+        self.heap = [timer for timer in self.heap if held(timer[2])]
+        heapq.heapify(self.heap)
 
 
 class Signals:
