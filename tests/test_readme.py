@@ -493,7 +493,7 @@ def test_the_pytest_config_example(pytester: pytest.Pytester, monkeypatch: pytes
 def test_the_pytest_multi_server_example(pytester: pytest.Pytester, here: Path) -> None:
     (here / "tests").mkdir(exist_ok=True)
     (here / "tests" / "test_agent.py").write_text(block("# tests/test_agent.py").text + "\n")
-    pytest_here(pytester, "pytest --mockmcp-record=once tests/test_agent.py").assert_outcomes(passed=1)
+    pytest_here(pytester, "pytest --mockmcp-record-mode=once tests/test_agent.py").assert_outcomes(passed=1)
     folder = here / "tests" / "cassettes" / "test_agent" / "test_plans_the_day[asyncio]"
     assert sorted(p.name for p in folder.iterdir()) == ["notes.yaml", "time.yaml"]
     assert "test_plans_the_day[asyncio]/notes.yaml" in ALL_TEXT
@@ -523,7 +523,7 @@ def test_the_pytest_http_example(pytester: pytest.Pytester, here: Path, checkout
         (here / "tests").mkdir(exist_ok=True)
         test_file = here / "tests" / "test_notes_http.py"
         test_file.write_text(text.replace("http://127.0.0.1:8000/mcp", served.group(0)) + "\n")
-        pytest_here(pytester, "pytest --mockmcp-record=once tests/test_notes_http.py").assert_outcomes(passed=1)
+        pytest_here(pytester, "pytest --mockmcp-record-mode=once tests/test_notes_http.py").assert_outcomes(passed=1)
     assert (here / "tests" / "cassettes" / "test_notes_http" / "test_reads_a_note_over_http[asyncio].mcp.yaml").exists()
     pytest_here(pytester, "pytest tests/test_notes_http.py").assert_outcomes(passed=1)  # the real server is gone
 
@@ -566,7 +566,7 @@ def test_record_in_the_hosts_process(checkout: Path) -> None:
 def test_the_pytest_in_process_example(pytester: pytest.Pytester, here: Path) -> None:
     (here / "tests").mkdir(exist_ok=True)
     (here / "tests" / "test_notes_in_process.py").write_text(block("# tests/test_notes_in_process.py").text + "\n")
-    said = re.search(r"`(pytest --mockmcp-record=once tests/test_notes_in_process.py)` records\s+`(\S+)`", ALL_TEXT)
+    said = re.search(r"`(pytest --mockmcp-record-mode=once tests/test_notes_in_process.py)` records\s+`(\S+)`", ALL_TEXT)
     assert said, "the docs name the command and the cassette it records"
     pytest_here(pytester, said.group(1)).assert_outcomes(passed=1)
     cassette = yaml.safe_load((here / said.group(2)).read_text())
