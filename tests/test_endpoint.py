@@ -1567,15 +1567,15 @@ MODERN_MISS = (
 )
 
 
-def test_a_stateless_miss_note_names_the_client_s_id_never_the_alias() -> None:
+def test_a_stateless_miss_note_names_the_client_s_id_never_the_alias_and_shows_the_arguments_not_meta() -> None:
+    """The request is shown by its name and arguments: the stateless era's `_meta` would fill the line first."""
     endpoint = endpoint_for(cassette(STATELESS))
     outs = shown(endpoint.request("c1", b"POST", "/mcp", {**MODERN, "mcp-name": "nope"}, MODERN_MISS))
     assert [out[0] for out in outs] == ["note", "respond"]
     assert outs[1][3]["id"] == 7
     assert outs[0][1].splitlines()[:2] == [
         "mockmcp: no recorded interaction matches this tools/call request",
-        '  incoming request (id 7): tools/call {"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},'
-        '"arguments":{},"name":"nope"}',
+        '  incoming request (id 7): tools/call {"arguments":{},"name":"nope"}',
     ]
 
 

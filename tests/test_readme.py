@@ -566,7 +566,8 @@ def test_record_in_the_hosts_process(checkout: Path) -> None:
 def test_the_pytest_in_process_example(pytester: pytest.Pytester, here: Path) -> None:
     (here / "tests").mkdir(exist_ok=True)
     (here / "tests" / "test_notes_in_process.py").write_text(block("# tests/test_notes_in_process.py").text + "\n")
-    said = re.search(r"`(pytest --mockmcp-record-mode=once tests/test_notes_in_process.py)` records\s+`(\S+)`", ALL_TEXT)
+    command = r"`(pytest --mockmcp-record-mode=once tests/test_notes_in_process.py)`"
+    said = re.search(command + r" records\s+`(\S+)`", ALL_TEXT)
     assert said, "the docs name the command and the cassette it records"
     pytest_here(pytester, said.group(1)).assert_outcomes(passed=1)
     cassette = yaml.safe_load((here / said.group(2)).read_text())

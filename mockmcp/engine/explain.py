@@ -21,7 +21,7 @@ from mockmcp.cassette.model import REQUEST, Cassette, Interaction, recorded_url,
 from mockmcp.engine.matching import Matcher, canonical, short
 
 __all__ = ["Candidate", "Miss", "describe_differences", "explain_miss", "hand_edit", "kept_params", "label"]
-__all__ += ["record_fix", "record_mode"]
+__all__ += ["record_fix", "record_mode", "shown"]
 
 MAX_CANDIDATES = 3
 # What a miss keeps of its params, in the report and in memory while its session lasts: about this many bytes of
@@ -61,7 +61,7 @@ class Miss(NamedTuple):
 
     def _said_params(self) -> str:
         cut = f" (cut: {self.params_cut} bytes of params in all)" if self.params_cut is not None else ""
-        return _short(self.params) + cut
+        return _short(shown(self.params)) + cut
 
     def render(self) -> str:
         """The story for stderr: reason, request, closest candidates with differences, how to fix."""
@@ -142,6 +142,12 @@ def explain_miss(
     fixes = _fixes(cassette, method, candidates, mode)
     kept, size = kept_params(params)
     return Miss(message["id"], method, kept, code, reason, tuple(candidates), fixes, mode, size)
+
+
+def shown(params: Any) -> Any:
+    """A missed request's params as a person reads them: without `_meta`, whose keys (a stateless-era host's
+    protocol version, capabilities and client info first) would fill the line before the arguments."""
+    return {key: value for key, value in params.items() if key != "_meta"} if isinstance(params, dict) else params
 
 
 def kept_params(params: Any) -> tuple[Any, int | None]:

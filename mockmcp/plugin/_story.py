@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mockmcp._wire.words import RecordMode
-from mockmcp.engine.explain import Candidate, Miss, record_fix
+from mockmcp.engine.explain import Candidate, Miss, record_fix, shown
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, MockmcpError, UsageError
 from mockmcp.plugin import _keeping as keeping
@@ -52,11 +52,18 @@ def _told(miss: dict[str, Any], nodeid: str, hand_made: bool) -> Miss:
     if not hand_made:
         fixes.append(record_fix(mode, f"pytest --mockmcp-record-mode={{mode}} {shlex.quote(nodeid)}"))
     fixes.append(miss["fixes"][-1])  # editing the cassette by hand: the same at a shell and in pytest
-    params = miss["params"]
-    if isinstance(params, dict):
-        params = {key: value for key, value in params.items() if key != "_meta"}
     cut = miss.get("params_cut")
-    return Miss(miss["id"], miss["method"], params, miss["code"], miss["reason"], closest, tuple(fixes), mode, cut)
+    return Miss(
+        miss["id"],
+        miss["method"],
+        shown(miss["params"]),
+        miss["code"],
+        miss["reason"],
+        closest,
+        tuple(fixes),
+        mode,
+        cut,
+    )
 
 
 def days_old(recorded_at: Any, now: datetime.datetime) -> float | None:
