@@ -22,7 +22,7 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.errors import UsageError
 from mockmcp.record._recorder import CLIENT, SERVER, Recorder
 from mockmcp.stdio.processes import stop_child
-from mockmcp.stdio.toolkit import LineSplitter, write_all
+from mockmcp.stdio.toolkit import LineSplitter, read_chunk, write_all
 
 __all__ = ["drive"]
 
@@ -46,7 +46,7 @@ class _Live:
     def _read(self) -> None:
         assert self.process.stdout is not None
         source, splitter = self.process.stdout.fileno(), LineSplitter()
-        while chunk := os.read(source, 1 << 16):
+        while chunk := read_chunk(source):
             for line in splitter.feed(chunk):
                 self.lines.put(line)
         if last := splitter.rest():
