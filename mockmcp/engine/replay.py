@@ -153,7 +153,7 @@ class Replay:
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
             return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
-        out = self._selected(method, pick) if pick.note or pick.why else []
+        out = self._selected(method, pick)
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
             return out + self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
