@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -24,6 +25,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import pytest
 import sdk1
 
@@ -40,6 +42,19 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
 SHIPPED = ROOT / "cassettes"
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
+# The interpreter for a script that starts as an ordinary SDK server: forked from one that imported the SDK already
+# (tests/forkserver.py), where this run started one; the cassettes it records name this command.
+SDK_PYTHON = [sys.executable, str(ROOT / "tests" / "forkserver.py"), "run"]
+NOTES_COMMAND = [*SDK_PYTHON, str(ROOT / "examples" / "notes_server.py")]
+
+
+def forked(*args: str) -> str:
+    """The shell command (for a shim on PATH) that starts the SDK server `args` (a script, or `-m MODULE`) as
+    SDK_PYTHON does: the SDK hands a server a cut-down environment, so the command names the fork server itself."""
+    where = f"{forkserver.SOCKET}={shlex.quote(os.environ.get(forkserver.SOCKET, ''))}"
+    return f"{where} exec {shlex.join([*SDK_PYTHON, *args])}"
+
+
 # A host of its own for a command: a shell that starts it and waits, so its parent is a process of its own, as
 # when a test suite runs again. A later start by the same host (the parent) records into the cassette its run
 # began instead of replaying it (`files.begun_by_this_run`); a test that means "the next run" says so with this.
@@ -308,7 +323,7 @@ def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *optio
     """The example SDK server (or another, with these options) over Streamable HTTP, on a port the
     system picks (never one probed and let go)."""
     server = subprocess.Popen(
-        [sys.executable, str(script), "--http", "0", *options],
+        [*SDK_PYTHON, str(script), "--http", "0", *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -393,10 +408,38 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 _STARTED = pytest.StashKey[float]()
 
 
+def _start_forkserver() -> None:
+    """Start tests/forkserver.py (it is not waited for: a launcher it does not answer yet runs on its own) and have
+    every process of the run find it; stopped, by its pid, when this process ends."""
+    folder = tempfile.mkdtemp(prefix="mockmcp-forkserver-")
+    path = os.path.join(folder, "socket")
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "forkserver.py"), "serve", path],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    os.environ[forkserver.SOCKET] = path
+
+    def stop() -> None:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse a run whose process has another copy's package (a copy of the checkout run with the `pytest` its
-    environment's editable install wrote): every test would test that one. Note when the run started."""
+    environment's editable install wrote): every test would test that one. Note when the run started. Start the
+    fork server of the SDK's servers for this run and the runs inside it (not for the in-memory tests alone)."""
     config.stash[_STARTED] = time.time()
+    if forkserver.SOCKET not in os.environ and config.option.markexpr != "fast" and hasattr(socket, "AF_UNIX"):
+        _start_forkserver()
     if not (ROOT / "mockmcp").samefile(Path(mockmcp.__file__).parent):
         raise pytest.UsageError(
             f"this run imports mockmcp from {Path(mockmcp.__file__).parent}, not from {ROOT / 'mockmcp'}: "

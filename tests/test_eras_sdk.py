@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env
+from conftest import NOTES_COMMAND, NOTES_SESSION, ROOT, SHIPPED, child_env
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sdk_host import connect, full_session, text_of
@@ -28,7 +28,7 @@ from mockmcp.cassette import store
 
 pytestmark = pytest.mark.anyio
 
-SERVER = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
+SERVER = NOTES_COMMAND
 
 
 def params(*args: str) -> StdioServerParameters:
