@@ -14,7 +14,8 @@ What cannot be said in the other dialect is listed in docs/cassette-format.md ("
 from __future__ import annotations
 
 from mockmcp._wire import protocol
-from mockmcp.cassette.model import NOTIFICATION, REQUEST, SERVER, Cassette, Interaction, ServerItem, session_eras
+from mockmcp.cassette.model import NOTIFICATION, REQUEST, SERVER, Cassette, Interaction, ServerItem
+from mockmcp.engine.emulation import recorded_eras
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def host_era(message: Any) -> str:
 
 def recorded(cassette: Cassette) -> set[str]:
     """The eras the cassette's sessions speak, as their messages (or `meta.era`, for a recipe) show them."""
-    eras = {era for shown in session_eras(cassette).values() for era in shown}
+    eras = set(recorded_eras(cassette.interactions))
     stated = cassette.meta.get("era")
     return eras or ({stated} if stated in (protocol.HANDSHAKE, protocol.STATELESS) else set())
 
