@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SERVER_ERAS", "for_host", "handshake_opening", "handshake_params", "handshake_result", "host_era"]
 __all__ += ["input_required", "recorded", "retry_params", "rounds", "served", "server_requests", "stateless_opening"]
-__all__ += ["stateless_params", "stateless_result", "translated"]
+__all__ += ["in_words", "stateless_params", "stateless_result", "translated", "translated_eras"]
 
 SERVER_ERAS = "server_eras"  # meta: the eras the recorded server speaks, where its messages cannot say so
 # What a host of 2026-07-28 answers in a retry; only these become server requests of the handshake era.
@@ -57,6 +57,28 @@ def served(cassette: Cassette) -> list[str]:
     stated = cassette.meta.get(SERVER_ERAS)
     eras |= {era for era in (protocol.HANDSHAKE, protocol.STATELESS) if isinstance(stated, list) and era in stated}
     return sorted(eras, key=lambda era: era != protocol.HANDSHAKE)
+
+
+def translated_eras(cassette: Cassette) -> list[str]:
+    """The eras whose hosts the cassette serves translated: those its server speaks (`served`) when it recorded
+    only the other one."""
+    spoken = recorded(cassette)
+    return [era for era in served(cassette) if era not in spoken] if len(spoken) == 1 else []
+
+
+def in_words(cassette: Cassette) -> str:
+    """Which eras' hosts the cassette serves, for lint and show ("": it shows no era)."""
+    spoken, translated = recorded(cassette), translated_eras(cassette)
+    names = {protocol.HANDSHAKE: "the handshake era", protocol.STATELESS: f"the {protocol.STATELESS_VERSION} era"}
+    if not spoken:
+        return ""
+    if not translated:
+        both = len(spoken) > 1
+        return "serves hosts of both eras" if both else f"serves hosts of {names[next(iter(spoken))]} only"
+    why = "as its server speaks both" + (f" (meta.{SERVER_ERAS})" if SERVER_ERAS in cassette.meta else "")
+    return (
+        f"serves hosts of both eras: {names[next(iter(spoken))]} as recorded, {names[translated[0]]} translated, {why}"
+    )
 
 
 def _meta_without(holder: dict[str, Any], keys: Any) -> dict[str, Any]:
@@ -304,8 +326,7 @@ _MEMO: dict[tuple[int, str], tuple[Cassette, tuple[Cassette, frozenset[int]]]] =
 def for_host(era: str, cassette: Cassette) -> tuple[Cassette, frozenset[int]] | None:
     """The translation a host of `era` is served (None: the cassette recorded that era, or its server never
     spoke it, and it is served as recorded). Made once per cassette, as its index is (`selection.Recordings`)."""
-    spoken = recorded(cassette)
-    if era in spoken or len(spoken) != 1 or era not in served(cassette):
+    if era not in translated_eras(cassette):
         return None
     memo = _MEMO.get((id(cassette), era))
     if memo is None or memo[0] is not cassette:
