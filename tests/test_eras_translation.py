@@ -288,3 +288,18 @@ def test_a_server_of_one_era_still_refuses_the_other_with_the_recorded_versions(
     assert refused["error"]["data"] == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
     [refused] = replies(Cassette(HANDSHAKE, {}), DISCOVER)
     assert refused["error"]["code"] == -32601
+
+
+def test_a_host_answer_that_differs_is_checked_as_in_its_own_era() -> None:
+    # Handshake host: a mismatch (the round trip goes on), as a differing answer to a recorded server request is.
+    engine = Replay(Cassette(STATELESS, BOTH), Matcher.build())
+    declined = [*LEGACY[:3], {"jsonrpc": "2.0", "id": 1, "result": {"action": "decline"}}]
+    for message in declined:
+        engine.receive(json.dumps(message).encode())
+    assert [m.method for m in engine.report.mismatches] == ["elicitation/create"] and not engine.report.misses
+    # 2026-07-28 host: a miss, as a retry whose inputResponses no recording holds is in that era.
+    engine = Replay(Cassette(HANDSHAKE, BOTH), Matcher.build())
+    retry = eras.retry_params({"name": "delete"}, "elicitation/create", {"action": "decline"}, "mockmcp-2-1")
+    for message in (DISCOVER, call(2, {"name": "delete"}, "stateless"), call(3, retry, "stateless")):
+        engine.receive(json.dumps(message).encode())
+    assert [miss.method for miss in engine.report.misses] == ["tools/call"] and not engine.report.mismatches

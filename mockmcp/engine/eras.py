@@ -8,7 +8,7 @@ below (each a table row in tests/test_eras_translation.py), applied by `translat
 The engine serves the translation from the host's first request on, as it serves a recording of that era
 (`replay.Replay`). It keeps interactions[i] where the recording has it: what a dialect folds away stays with no
 time, never matched nor expected to play (`folded`); the rounds a server request splits into come after.
-What cannot be said in the other dialect is listed in docs/cassette-format.md ("Both eras").
+What cannot be said in the other dialect is listed in docs/cassette-format.md ("Both eras, one cassette").
 """
 
 from __future__ import annotations
