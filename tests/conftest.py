@@ -59,6 +59,18 @@ NOTES_SESSION = {
     "prompt": "Please review this note:\n\nremember to buy milk",
 }
 
+
+def speaks_both(shipped: str, folder: Path) -> Path:
+    """A copy in `folder` of a shipped session of the notes server (an SDK 2.x server, which speaks both eras)
+    saying so, as its messages cannot (its discovery lists 2026-07-28 alone, its initialize answer one handshake
+    revision): `meta.server_eras`."""
+    copy = folder / shipped
+    copy.write_text(
+        (SHIPPED / shipped).read_text().replace("meta:\n", "meta:\n  server_eras: [handshake, stateless]\n", 1)
+    )
+    return copy
+
+
 # mockmcp caches parsed cassettes in the user's cache folder; the tests (and every mockmcp they
 # start, which inherits the environment) use a folder of their own instead.
 _CACHE = tempfile.mkdtemp(prefix="mockmcp-test-cache-")

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env
+from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env, speaks_both
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sdk_host import connect, full_session, text_of
@@ -110,15 +110,6 @@ async def test_record_mode_new_adds_the_other_era_and_replays_both(tmp_path: Pat
 
 
 # --- one cassette, both eras: a server that spoke both answers the other era's host from the translation --------
-
-
-def speaks_both(shipped: str, tmp_path: Path) -> Path:
-    """A shipped session of the notes server (an SDK 2.x server, which speaks both eras), saying so: its messages
-    cannot (its discovery lists 2026-07-28 alone, its initialize answer one handshake revision)."""
-    text = (SHIPPED / shipped).read_text()
-    copy = tmp_path / shipped
-    copy.write_text(text.replace("meta:\n", "meta:\n  server_eras: [handshake, stateless]\n", 1))
-    return copy
 
 
 async def everything(server: Any, mode: str) -> dict[str, Any]:
