@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["SERVER_ERAS", "for_host", "handshake_opening", "handshake_params", "handshake_result", "host_era"]
-__all__ += ["input_required", "recorded", "retry_params", "rounds", "served", "server_requests", "stateless_opening"]
-__all__ += ["in_words", "stateless_params", "stateless_result", "translated", "translated_eras"]
+__all__ += ["in_words", "input_required", "recorded", "retry_params", "rounds", "served", "server_requests"]
+__all__ += ["stateless_opening", "stateless_params", "stateless_result", "translated", "translated_eras"]
 
 SERVER_ERAS = "server_eras"  # meta: the eras the recorded server speaks, where its messages cannot say so
 # What a host of 2026-07-28 answers in a retry; only these become server requests of the handshake era.
