@@ -303,3 +303,15 @@ def test_a_host_answer_that_differs_is_checked_as_in_its_own_era() -> None:
     for message in (DISCOVER, call(2, {"name": "delete"}, "stateless"), call(3, retry, "stateless")):
         engine.receive(json.dumps(message).encode())
     assert [miss.method for miss in engine.report.misses] == ["tools/call"] and not engine.report.mismatches
+
+
+def test_a_servers_ping_and_a_question_answered_with_an_error_are_left_out_for_a_2026_host() -> None:
+    ping = ServerItem("request", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"result": {}}, at=0.15)
+    refused = ServerItem(
+        "request", {"jsonrpc": "2.0", "id": 2, **ASK}, {"error": {"code": -1, "message": "no"}}, at=0.2
+    )
+    asked = request(call(2, {"name": "delete"}, "handshake"), DONE, 0.1, server=(ping, PROGRESS, refused))
+    cassette, _folded = eras.translated(Cassette((HANDSHAKE[0], asked), {}), "stateless")
+    assert len(cassette.interactions) == 2  # no round trip
+    assert cassette.interactions[1].server == (PROGRESS,)
+    assert cassette.interactions[1].response == eras.stateless_result("tools/call", DONE, NAMED[SERVER_INFO])

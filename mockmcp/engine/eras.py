@@ -296,14 +296,14 @@ def _ok(interaction: Interaction) -> bool:
 
 def _split(interaction: Interaction, info: Any, index: int) -> list[Interaction]:
     """A request whose server asked the host: one round per server request, each answered `input_required` with
-    it, the host's recorded answer in the next round's retry; then the server's answer (server pings are left out,
-    as 2026-07-28 has none)."""
+    it, the host's recorded answer in the next round's retry; then the server's answer. A server's ping (2026-07-28
+    has none), and a question its host answered with an error (`inputResponses` hold results), are left out."""
     method, params = interaction.method or "", interaction.params
     current, server, found = interaction, [], []
     for item in interaction.server:
         answered = (item.response or {}).get("result") if item.kind == REQUEST else None
         if item.kind != REQUEST or item.message.get("method") not in ASKED or answered is None:
-            if item.kind != REQUEST:  # (a server's ping, or a question whose answer was no result, is left out)
+            if item.kind != REQUEST:
                 server.append(item)
             continue
         state = f"mockmcp-{index}-{len(found) + 1}"
