@@ -320,17 +320,17 @@ def _split(interaction: Interaction, info: Any, index: int) -> list[Interaction]
     return [*found, last._replace(took=took)] if found else [last]
 
 
-_MEMO: dict[tuple[int, str], tuple[Cassette, tuple[Cassette, frozenset[int]]]] = {}
+_MEMO: dict[tuple[int, str], tuple[Cassette, tuple[Cassette, frozenset[int]] | None]] = {}
 
 
 def for_host(era: str, cassette: Cassette) -> tuple[Cassette, frozenset[int]] | None:
     """The translation a host of `era` is served (None: the cassette recorded that era, or its server never
-    spoke it, and it is served as recorded). Made once per cassette, as its index is (`selection.Recordings`)."""
-    if era not in translated_eras(cassette):
-        return None
+    spoke it, and it is served as recorded). Decided and made once per cassette, as its index is
+    (`selection.Recordings`): every live session of a server asks it."""
     memo = _MEMO.get((id(cassette), era))
     if memo is None or memo[0] is not cassette:
         if len(_MEMO) >= 16:
             del _MEMO[next(iter(_MEMO))]
-        memo = _MEMO[(id(cassette), era)] = (cassette, translated(cassette, era))
+        made = translated(cassette, era) if era in translated_eras(cassette) else None
+        memo = _MEMO[(id(cassette), era)] = (cassette, made)
     return memo[1]
