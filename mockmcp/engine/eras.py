@@ -67,7 +67,7 @@ def translated_eras(cassette: Cassette) -> list[str]:
 
 
 def in_words(cassette: Cassette) -> str:
-    """Which eras' hosts the cassette serves, for lint and show ("": it shows no era)."""
+    """Which eras' hosts the cassette serves, for lint ("": it shows no era)."""
     spoken, translated = recorded(cassette), translated_eras(cassette)
     names = {protocol.HANDSHAKE: "the handshake era", protocol.STATELESS: f"the {protocol.STATELESS_VERSION} era"}
     if not spoken:
