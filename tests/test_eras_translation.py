@@ -315,3 +315,25 @@ def test_a_servers_ping_and_a_question_answered_with_an_error_are_left_out_for_a
     assert len(cassette.interactions) == 2  # no round trip
     assert cassette.interactions[1].server == (PROGRESS,)
     assert cassette.interactions[1].response == eras.stateless_result("tools/call", DONE, NAMED[SERVER_INFO])
+
+
+def test_live_sessions_of_one_server_take_the_translated_recorded_sessions_in_turn() -> None:
+    from mockmcp.engine.selection import Recordings
+
+    def session(n: int, text: str) -> tuple[Interaction, ...]:
+        answer = {"result": {"resultType": "complete", "content": [{"type": "text", "text": text}], "isError": False}}
+        return tuple(
+            item._replace(session=n)
+            for item in (request(DISCOVER, DISCOVERED, 0.0), request(call(2, {"name": "t"}, "stateless"), answer, 0.1))
+        )
+
+    cassette = Cassette(session(0, "first") + session(1, "second"), BOTH)
+    shared = Recordings(cassette, Matcher.build())  # as over HTTP, or one transport entered again
+    texts = []
+    for _ in range(2):
+        engine = Replay(cassette, Matcher.build(), recordings=shared)
+        sent = [
+            a for m in (INITIALIZE, call(9, {"name": "t"}, "handshake")) for a in engine.receive(json.dumps(m).encode())
+        ]
+        texts.append(json.loads([a for a in sent if isinstance(a, Send)][-1].data)["result"]["content"][0]["text"])
+    assert texts == ["first", "second"]

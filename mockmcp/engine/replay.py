@@ -196,7 +196,9 @@ class Replay:
         if translation is None:
             return self._request(message, batch, key)
         recorded = protocol.HANDSHAKE if self.era == protocol.STATELESS else protocol.STATELESS
-        self._serve(translation[0], Recordings(translation[0], self.matcher))
+        recordings = Recordings(translation[0], self.matcher)
+        recordings.claims = self.selection.recordings.claims  # its sessions keep their numbers, and their takers
+        self._serve(translation[0], recordings)
         self.selection.left |= translation[1]
         note = (
             f"mockmcp: the host speaks the {self.era} era and {self.cassette.path or 'the cassette'} recorded the "
