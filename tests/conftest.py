@@ -74,6 +74,18 @@ NOTES_SESSION = {
     "prompt": "Please review this note:\n\nremember to buy milk",
 }
 
+
+def speaks_both(shipped: str, folder: Path) -> Path:
+    """A copy in `folder` of a shipped session of the notes server (an SDK 2.x server, which speaks both eras)
+    saying so, as its messages cannot (its discovery lists 2026-07-28 alone, its initialize answer one handshake
+    revision): `meta.server_eras`."""
+    copy = folder / shipped
+    copy.write_text(
+        (SHIPPED / shipped).read_text().replace("meta:\n", "meta:\n  server_eras: [handshake, stateless]\n", 1)
+    )
+    return copy
+
+
 # mockmcp caches parsed cassettes in the user's cache folder; the tests (and every mockmcp they
 # start, which inherits the environment) use a folder of their own instead.
 _CACHE = tempfile.mkdtemp(prefix="mockmcp-test-cache-")
@@ -462,7 +474,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int,
 FAST = frozenset(
     {
         "test_answers", "test_attribution", "test_batch", "test_branching", "test_emulation", "test_endpoint",
-        "test_eras", "test_exchange", "test_http_endpoint", "test_http_loop", "test_http_sockets", "test_http_upstream",
+        "test_eras", "test_eras_translation", "test_exchange", "test_http_endpoint", "test_http_loop",
+        "test_http_sockets", "test_http_upstream",
         "test_jsonrpc", "test_live", "test_matching", "test_merge", "test_namedtuple", "test_ordering",
         "test_protocol", "test_public_api", "test_recorder", "test_replay_engine", "test_report_schema",
         "test_rules", "test_schedule", "test_selection", "test_send_facts", "test_stream_state", "test_structure",

@@ -21,7 +21,7 @@ from mockmcp.cli.options import option
 from mockmcp.cli.replaying import deprecated, note, replay_cassette
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.options import Bounds, RecordOptions, ReplayOptions
-from mockmcp.tools import failed, lint_paths, print_show, summary
+from mockmcp.tools import failed, lint_paths, print_show, serves, summary
 from mockmcp.wrap import FORMATS, Wrapping, serve_config, unwrap_config, wrap_config
 
 __all__ = ["ParsedValue", "cli", "main", "param_type"]
@@ -325,12 +325,15 @@ def show(cassette: str, color: str, width: int | None, html: str | None, reports
 def lint(cassettes: tuple[str, ...], strict: bool) -> None:
     """Check each CASSETTE before a test run: YAML, structure, JSON-RPC and MCP shapes, credentials.
 
-    Prints every finding (file, line, place, problem, how to fix) and a summary to stdout.
+    Prints every finding (file, line, place, problem, how to fix), the eras whose hosts each CASSETTE
+    serves, and a summary to stdout.
     Exits 1 on any error, or with --fail-on-warning on any warning.
     """
     findings = lint_paths(cassettes)
     for finding in findings:
         click.echo(finding.render())
+    for said in filter(None, map(serves, cassettes)):
+        click.echo(said)
     click.echo(summary(findings, len(cassettes)))
     if failed(findings, strict):
         raise SystemExit(1)

@@ -28,13 +28,15 @@ from mockmcp._wire.words import REDACTED, Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
+from mockmcp.engine import eras
 from mockmcp.engine.matching import Matcher, locate
 from mockmcp.engine.redact import mentioned
 from mockmcp.engine.rules import refusal, rules_of
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
 
-__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "nested_repeat", "summary"]
+__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "nested_repeat", "serves"]
+__all__ += ["summary"]
 
 ERROR = "error"
 WARNING = "warning"
@@ -173,10 +175,31 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
         yield from _check_interaction(interaction, place, eras.get(interaction.session, {}), tools, stateless)
     yield from _rule_issues(cassette, indices)
     yield from _check_substitute(cassette)
+    yield from _check_server_eras(cassette)
     patterns = (cassette.meta.get("redact") or {}).get("patterns") or ()
     for index, pattern in enumerate(patterns):
         if nested_repeat(pattern):
             yield _nested_issue(("meta", "redact", "patterns", index), pattern)
+
+
+def _check_server_eras(cassette: Cassette) -> Iterator[_Issue]:
+    """`meta.server_eras`: a list of `handshake` and `stateless`, which replay reads (anything else it ignores)."""
+    stated = cassette.meta.get(eras.SERVER_ERAS, [])
+    known = (protocol.HANDSHAKE, protocol.STATELESS)
+    if not isinstance(stated, list) or any(era not in known for era in stated):
+        problem = f"meta.{eras.SERVER_ERAS} lists the eras the recorded server speaks, got {stated!r}"
+        fix = f"write `{eras.SERVER_ERAS}: [handshake, stateless]` (the eras its server speaks), or remove it"
+        yield _Issue(("meta", eras.SERVER_ERAS), WARNING, problem, fix)
+
+
+def serves(path: str) -> str:
+    """`path: serves hosts of ...` for a cassette that loads and shows an era (`engine.eras.in_words`), else ""."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            words = eras.in_words(loads(handle.read(), path))
+    except (OSError, UnicodeDecodeError, CassetteError):
+        return ""
+    return f"{path}: {words}" if words else ""
 
 
 def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:
