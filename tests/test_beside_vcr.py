@@ -9,11 +9,13 @@ shipped cassette, the model a small local endpoint.
 
 from __future__ import annotations
 
+import functools
 import http.server
 import json
 import shutil
 import threading
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import NamedTuple
 
 import pytest
@@ -22,6 +24,7 @@ from conftest import SHIPPED, served
 from test_pytest_plugin import run
 
 from mockmcp.cassette import store
+from mockmcp.plugin import _pairing as pairing
 
 pytestmark = pytest.mark.timeout(120)
 pytest_plugins = ["pytester"]
@@ -138,7 +141,7 @@ def row_test(row: Row) -> str:
 def vcr_cassette(model: str) -> str:
     """A VCR cassette holding the model's answer, as vcrpy writes one."""
     interaction = {
-        "request": {"body": '{"prompt":"hi"}', "headers": {}, "method": "POST", "uri": model},
+        "request": {"body": '{"n": 1, "prompt": "hi"}', "headers": {}, "method": "POST", "uri": model},
         "response": {
             "body": {"string": json.dumps(ANSWER)},
             "headers": {"content-type": ["application/json"]},
@@ -172,3 +175,152 @@ def test_mcp_traffic_never_reaches_the_vcr_cassette_in_any_mode_either_order(
         assert uris and set(uris) == {model}, (row, uris)  # the model's API, and nothing of MCP's
         mcp = folder / (f"test_{row.name}/notes.yaml" if row.path == "intercept" else f"test_{row.name}.mcp.yaml")
         assert "tools/call" in [interaction.method for interaction in store.load(str(mcp)).interactions], row
+
+
+# --- one switch: pytest-recording's --record-mode, mapped ----------------------------------------------------------
+
+MODES = [
+    # (--mockmcp-record-mode, --record-mode, the run's mode)
+    (None, None, "none"),
+    (None, "none", "none"),
+    (None, "once", "once"),
+    (None, "new_episodes", "new_episodes"),
+    (None, "all", "rewrite"),  # vcrpy's all records every request again: a session, recorded whole, is rewritten
+    (None, "rewrite", "rewrite"),
+    ("none", "once", "none"),  # mockmcp's own option wins
+    ("once", "all", "once"),
+    ("rewrite", None, "rewrite"),
+]
+
+
+@pytest.mark.parametrize(("own", "vcr", "mode"), MODES)
+def test_mockmcp_follows_pytest_recordings_record_mode_unless_its_own_is_given(
+    own: str | None, vcr: str | None, mode: str
+) -> None:
+    assert pairing.mode_word(own, vcr) == mode
+
+
+def test_every_record_mode_of_pytest_recording_is_mapped() -> None:
+    from pytest_recording.plugin import RECORD_MODES
+
+    assert set(pairing.VCR_MODES) == set(RECORD_MODES)
+
+
+PAIRED = """
+import httpx2
+import pytest
+from mcp import Client
+
+MODEL, REAL = {model!r}, {real!r}
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.fixture
+def mockmcp_server():
+    return REAL
+
+@pytest.fixture
+def vcr_config():  # the model's requests matched by their JSON body too (docs/agent-run.md)
+    return {{"match_on": ["method", "scheme", "host", "port", "path", "query", "json_body"]}}
+
+@pytest.mark.anyio
+@pytest.mark.vcr
+async def test_agent(mockmcp):
+    async with httpx2.AsyncClient() as http:
+        said = (await http.post(MODEL, json={{"prompt": {prompt!r}, "n": 1}})).json()
+    async with Client(mockmcp.start_http(), mode="legacy") as client:
+        result = await client.call_tool("read_file", {{"path": {path!r}}})
+    assert (said["answer"], result.content[0].text) == ("hello", "remember to buy milk")
+"""
+
+
+def test_record_mode_once_records_only_the_missing_side_and_the_summary_tells_each(
+    pytester: pytest.Pytester, model: str, real: str
+) -> None:
+    pytester.makepyfile(test_agent=PAIRED.format(model=model, real=real, prompt="hi", path="notes.txt"))
+    folder = pytester.path / "cassettes" / "test_agent"
+    folder.mkdir(parents=True)
+    vcr, mcp = folder / "test_agent.yaml", folder / "test_agent.mcp.yaml"
+    vcr.write_text(vcr_cassette(model))
+    written = vcr.read_bytes()
+    result = run(pytester, "--record-mode=once")  # the MCP side is missing: only it is recorded
+    result.assert_outcomes(passed=1)
+    assert vcr.read_bytes() == written and "tools/call" in mcp.read_text()
+    said = result.stdout.str()
+    assert "model replayed: cassettes/test_agent/test_agent.yaml" in said
+    assert "MCP recorded: cassettes/test_agent/test_agent.mcp.yaml" in said
+    recorded = mcp.read_bytes()
+    vcr.unlink()  # now the model's side is missing
+    result = run(pytester, "--record-mode=once")
+    result.assert_outcomes(passed=1)
+    assert mcp.read_bytes() == recorded and model in vcr.read_text()
+    said = result.stdout.str()
+    assert "model recorded: cassettes/test_agent/test_agent.yaml" in said
+    assert "MCP replayed: cassettes/test_agent/test_agent.mcp.yaml" in said
+    mcp.unlink()  # mockmcp's own option wins: none never records
+    result = run(pytester, "--record-mode=once", "--mockmcp-record-mode=none")
+    result.assert_outcomes(failed=1)
+    assert "no cassette" in result.stdout.str() and not mcp.exists()
+
+
+# --- one verdict: the side that missed, with its explanation -------------------------------------------------------
+
+
+def test_a_changed_prompt_fails_naming_the_model_side_a_changed_argument_the_mcp_side(
+    pytester: pytest.Pytester, model: str, real: str
+) -> None:
+    paired = functools.partial(PAIRED.format, model=model, real=real)
+    pytester.makepyfile(test_agent=paired(prompt="hi", path="notes.txt"))
+    run(pytester, "--record-mode=once").assert_outcomes(passed=1)
+    pytester.makepyfile(test_agent=paired(prompt="hello", path="notes.txt"))
+    result = run(pytester)  # both replayed: the model's request differs in its body
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*the model side missed (its VCR cassette): POST {model} could not be played from "
+            "cassettes/test_agent/test_agent.yaml (record mode none): no recorded request matches it "
+            '(json_body: prompt: recorded "hi", incoming "hello"); '
+            "to record it: pytest --record-mode=all 'test_agent.py::test_agent'"
+        ]
+    )
+    assert "the MCP side missed" not in result.stdout.str()
+    pytester.makepyfile(test_agent=paired(prompt="hi", path="todo.md"))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    said = result.stdout.str()
+    assert "the model side missed" not in said
+    result.stdout.fnmatch_lines(
+        ["*the MCP side missed (mockmcp): *", '*arguments.path: recorded "notes.txt", incoming "todo.md"*']
+    )
+
+
+BODIES = [
+    # (incoming, recorded, the difference named; None: the same)
+    (b'{"a": 1, "b": [1, 2]}', b'{"b":[1,2],"a":1}', None),  # key order and spacing aside
+    (
+        b'{"messages": [{"content": "hi"}]}',
+        b'{"messages": [{"content": "hello"}]}',
+        'messages[0].content: recorded "hello", incoming "hi"',
+    ),
+    (b'{"a": 1}', b'{"a": 1, "tools": []}', "tools: only recorded"),
+    (b'{"a": [1, 2, 3]}', b'{"a": [1, 2]}', "a: 2 items recorded, 3 incoming"),
+    (b'{"a": 1}', b'{"a": 1.0}', "a: recorded 1.0, incoming 1"),
+    (b"plain text", b"plain text", None),
+    (b"plain", b"text", 'body: recorded "text", incoming "plain"'),
+    (None, None, None),
+]
+
+
+@pytest.mark.parametrize(("incoming", "recorded", "named"), BODIES)
+def test_the_json_body_matcher_compares_bodies_as_json_and_names_the_first_difference(
+    incoming: bytes | None, recorded: bytes | None, named: str | None
+) -> None:
+    one, two = SimpleNamespace(body=incoming), SimpleNamespace(body=recorded)
+    if named is None:
+        assert pairing.json_body(one, two) is None
+    else:
+        with pytest.raises(AssertionError) as raised:
+            pairing.json_body(one, two)
+        assert str(raised.value) == named
