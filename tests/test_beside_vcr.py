@@ -39,7 +39,7 @@ class _Model(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", 0)))
         body = json.dumps(ANSWER).encode()
-        self.send_response(200)
+        self.send_response_only(200)  # no Date: the same answer is the same recording
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
         self.end_headers()
@@ -324,3 +324,37 @@ def test_the_json_body_matcher_compares_bodies_as_json_and_names_the_first_diffe
         with pytest.raises(AssertionError) as raised:
             pairing.json_body(one, two)
         assert str(raised.value) == named
+
+
+# --- the pair id ---------------------------------------------------------------------------------------------------
+
+
+def test_a_pair_recorded_together_carries_one_id_and_a_side_rewritten_alone_warns(
+    pytester: pytest.Pytester, model: str, real: str
+) -> None:
+    pytester.makepyfile(test_agent=PAIRED.format(model=model, real=real, prompt="hi", path="notes.txt"))
+    run(pytester, "--record-mode=once").assert_outcomes(passed=1)
+    folder = pytester.path / "cassettes" / "test_agent"
+    vcr, mcp = folder / "test_agent.yaml", folder / "test_agent.mcp.yaml"
+    first, rest = vcr.read_text().split("\n", 1)
+    pair = store.load(str(mcp)).meta["pair"]
+    assert first.startswith(f"# mockmcp pair: {pair} ") and yaml.safe_load(rest)["interactions"]
+    written = vcr.read_bytes(), mcp.read_bytes()
+    run(pytester, "--record-mode=all").assert_outcomes(passed=1)  # both recorded again, and nothing changed
+    assert (vcr.read_bytes(), mcp.read_bytes()) == written  # the id stands: no churn in a diff
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert "not recorded together" not in result.stdout.str()
+    vcr.write_text(rest)  # as vcrpy leaves its file when it rewrites it: no id
+    result = run(pytester)
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the model's VCR cassette and the MCP cassettes of test_agent.py::test_agent were not recorded together "
+            f"(their pair ids differ: cassettes/test_agent/test_agent.yaml (no id), "
+            f"cassettes/test_agent/test_agent.mcp.yaml ({pair}))*"
+        ]
+    )
+    result = run(pytester, "--mockmcp-strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*were not recorded together*record both again with pytest --record-mode=all*"])

@@ -3,19 +3,33 @@ MCP servers in mockmcp's cassettes, side by side in the test's folder.
 
 Which record mode a pytest-recording mode means here (`VCR_MODES`), what became of each side's file (`Side`,
 `summary`), a VCR miss as one line (`vcr_miss`), and the model's requests matched by their JSON (`json_body`).
+
+The pair id: the files a test recorded together carry one id, mockmcp's as `meta.pair`, the VCR cassette as its
+first line, a YAML comment (`# mockmcp pair: ID ...`). Not in vcrpy's own `metadata`: pytest-recording's loader
+cannot read a cassette that has it. vcrpy rewrites its file on its own terms (new_episodes, all) and drops the
+comment: the pair then reads as recorded apart (`mismatch`), never as an unreadable file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import secrets
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from mockmcp._wire.words import RecordMode
+from mockmcp.cassette import files, store
+from mockmcp.errors import CassetteError
 
-__all__ = ["Side", "VCR_MODES", "json_body", "mode_word", "summary", "used", "vcr_cassette", "vcr_miss"]
+__all__ = ["Side", "VCR_MODES", "json_body", "mismatch", "mode_word", "pair", "summary", "used", "vcr_cassette"]
+__all__ += ["vcr_miss"]
+
+_PAIR_LINE = re.compile(r"# mockmcp pair: (\w+)[^\n]*\n")
+_PAIR_SAID = "# mockmcp pair: {id} (its MCP cassettes say meta.pair: {id}; vcrpy drops this line when it rewrites)\n"
 
 _SHOWN = 80  # characters of a value shown in a difference
 
@@ -52,31 +66,112 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return stat.st_mtime_ns, stat.st_size
 
 
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _content(side: str, text: str | None) -> str | None:
+    """A digest of what a file says, its pair id aside (the VCR cassette's first line)."""
+    if text is None:
+        return None
+    body = _PAIR_LINE.sub("", text, count=1) if side == "model" and text.startswith("# mockmcp pair:") else text
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _pair_id(side: str, path: Path, text: str | None) -> str | None:
+    """The pair id a file carries: the VCR cassette's first line, mockmcp's `meta.pair`; None for none."""
+    if text is None:
+        return None
+    if side == "model":
+        found = _PAIR_LINE.match(text)
+        return found.group(1) if found else None
+    try:
+        said = store.load(str(path)).meta.get("pair")
+    except CassetteError:
+        return None
+    return str(said) if said is not None else None
+
+
 class Side(NamedTuple):
-    """One file of a pair as it stood before the test: whose side (`model`, `MCP`), and whether the test records
-    it (None: only the file can tell)."""
+    """One file of a pair as it stood before the test: whose side (`model`, `MCP`), whether the test records it
+    (None: only the file can tell), and what it said (a digest, its pair id aside), and its pair id."""
 
     side: str
     path: Path
     before: tuple[int, int] | None
     recording: bool | None = None
+    content: str | None = None
+    pair: str | None = None
 
     @classmethod
     def of(cls, side: str, path: Path | str, recording: bool | None = None) -> Side:
-        return cls(side, Path(path), _stamp(Path(path)), recording)
+        path = Path(path)
+        text = _read(path)
+        return cls(side, path, _stamp(path), recording, _content(side, text), _pair_id(side, path, text))
+
+    def written(self) -> bool:
+        """Whether the test wrote the file."""
+        after = _stamp(self.path)
+        return after is not None and after != self.before
 
     def told(self, root: Path) -> str:
         """What became of the file: recorded, replayed, or missing, and where it is (from `root`)."""
-        after = _stamp(self.path)
-        if after is None:
+        if _stamp(self.path) is None:
             verb = "missing"
-        elif after != self.before:
+        elif self.written():
             verb = "recorded"
         elif self.recording:
             verb = "recorded (no change)"
         else:
             verb = "replayed"
         return f"{self.side} {verb}: {os.path.relpath(self.path, root)}"
+
+
+def mismatch(sides: list[Side], root: Path, nodeid: str) -> str | None:
+    """Why a pair about to be replayed was not recorded together (its files' pair ids differ), naming each file
+    and its id; None when they agree, or when no file carries one (recorded before pair ids, or by hand)."""
+    ids = {side.pair for side in sides}
+    if len(ids) < 2:
+        return None
+    named = ", ".join(f"{os.path.relpath(side.path, root)} ({side.pair or 'no id'})" for side in sides)
+    return (
+        f"mockmcp: the model's VCR cassette and the MCP cassettes of {nodeid} were not recorded together (their pair "
+        f"ids differ: {named}); the model's answers may not fit the tools' any more (a file recorded alone, or "
+        f"rewritten by vcrpy, which drops its id): record both again with pytest --record-mode=all '{nodeid}'"
+    )
+
+
+def pair(sides: list[Side]) -> str | None:
+    """After a paired test: the files it wrote carry a new pair id (all of them, when recorded together: one id),
+    and the id it returns; when what they say did not change, the id they had stands (put back on the VCR cassette,
+    whose line vcrpy drops when it rewrites it). None when the test wrote nothing new."""
+    written = [side for side in sides if side.written()]
+    changed = [side for side in written if _content(side.side, _read(side.path)) != side.content]
+    if not changed:
+        for side in written:
+            if side.side == "model" and side.pair:
+                _write_pair(side, side.pair)
+        return None
+    new = secrets.token_hex(6)
+    for side in written:
+        _write_pair(side, new)
+    return new
+
+
+def _write_pair(side: Side, id: str) -> None:
+    text = _read(side.path)
+    if text is None:
+        return
+    if side.side == "model":
+        if _PAIR_LINE.match(text):
+            text = _PAIR_LINE.sub("", text, count=1)
+        files.atomic_write(str(side.path), _PAIR_SAID.format(id=id) + text)
+        return
+    cassette = store.load(str(side.path))
+    store.save(cassette._replace(meta={**cassette.meta, "pair": id}), str(side.path))
 
 
 def used(sides: list[Side], mocks: Iterable[Path], intercepted: Iterable[Path]) -> list[Side]:

@@ -162,6 +162,16 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         folder = intercepted[0].folder if intercepted else None  # its servers' files, known once they are used
         sides += [pairing.Side.of("MCP", path) for path in sorted(folder.glob("*.yaml"))] if folder else []
         item.stash[_SIDES] = sides
+        replayed = cassette.write_protected and not any(mock.recording for mock in mocks.values())
+        replayed = replayed and not (intercepted and intercepted[0].mode.records(True))
+        told = pairing.mismatch(sides, item.config.rootpath, item.nodeid) if replayed else None
+        strict = [mock.replay.strict for mock in mocks.values()] + (
+            [intercepted[0].replay.strict] if intercepted else []
+        )
+        if told and any(strict):  # a failure of the test (pytest_runtest_call), as an old cassette's
+            item.stash.setdefault(_PROBLEM, told)
+        elif told:
+            item.warn(pytest.PytestWarning(told))
     return result
 
 
@@ -174,6 +184,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     if sides is not None:
         used = [server.path for server in intercepted[0].servers.values()] if intercepted else []
         sides = pairing.used(sides, [mock.cassette for mock in item.stash.get(_MOCKS, {}).values()], used)
+        pairing.pair(sides)  # the files recorded together carry one id
         item.user_properties.append((_PAIRED, [side.told(item.config.rootpath) for side in sides]))
     return result
 
