@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import pytest
 import yaml
-from conftest import SHIPPED, served
+from conftest import ROOT, SHIPPED, served
 from test_pytest_plugin import run
 
 from mockmcp.cassette import store
@@ -358,3 +358,49 @@ def test_a_pair_recorded_together_carries_one_id_and_a_side_rewritten_alone_warn
     result = run(pytester, "--mockmcp-strict")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*were not recorded together*record both again with pytest --record-mode=all*"])
+
+
+# --- the worked example, end to end: examples/agent_run ------------------------------------------------------------
+
+EXAMPLE = ROOT / "examples" / "agent_run"
+
+
+@pytest.mark.slow
+def test_the_agent_run_example_records_once_then_replays_with_no_model_and_no_servers(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("agents", reason="openai-agents is not installed")  # imported here once, not in each run
+    for name in ("agent.py", "model.py", "weather_server.py"):
+        shutil.copyfile(EXAMPLE / name, pytester.path / name)
+    source = (EXAMPLE / "test_agent_run.py").read_text()
+    notes = 'str(HERE.parent / "notes_server.py")'
+    assert notes in source
+    pytester.makepyfile(test_agent_run=source.replace(notes, repr(str(ROOT / "examples" / "notes_server.py"))))
+    run(pytester, "--record-mode=once").assert_outcomes(passed=1)  # the stand-in model and the real servers
+    folder = pytester.path / "cassettes" / "test_agent_run"
+    name = "test_the_agent_answers_from_its_notes_and_the_weather"
+    vcr, servers = folder / f"{name}.yaml", folder / name
+    assert sorted(path.name for path in servers.glob("*.yaml")) == ["notes.yaml", "weather.yaml"]
+    # Replayed: the stand-in stopped (nothing listens where the model is asked), the servers' commands absent. The
+    # test's own assertions hold the final answer and each tool call, with its arguments, to the recorded ones.
+    absent = source.replace(notes, '"absent-notes-server"').replace('str(HERE / "weather_server.py")', '"absent"')
+    absent = absent.replace("[sys.executable, ", "[")
+    pytester.makepyfile(test_agent_run=absent)
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert f"model replayed: cassettes/test_agent_run/{name}.yaml" in result.stdout.str()
+    # A changed prompt: the model's side misses, by its body.
+    pytester.makepyfile(test_agent_run=absent.replace("What does notes.txt say", "What does todo.md say"))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    said = result.stdout.str()
+    assert "the model side missed (its VCR cassette): POST http://127.0.0.1:9/v1/chat/completions" in said
+    assert "json_body: messages[1].content: recorded" in said and "the MCP side missed" not in said
+    # The same prompt, the model's recorded answer edited to call the tool with another argument: the MCP side.
+    pytester.makepyfile(test_agent_run=absent)
+    vcr.write_text(vcr.read_text().replace('\\"path\\": \\"notes.txt\\"', '\\"path\\": \\"todo.md\\"', 1))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    said = result.stdout.str()
+    assert "the MCP side missed (mockmcp)" in said
+    assert 'arguments.path: recorded "notes.txt", incoming "todo.md"' in said

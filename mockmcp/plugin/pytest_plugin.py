@@ -599,8 +599,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 def _verdict(
     item: pytest.Item, mocks: dict[str, Harness], intercepted: tuple[Interception, Path] | None, failure: Any
 ) -> str:
-    """What the cassettes could not serve; for a test with a VCR cassette too, each side named, the model's
-    (vcrpy's miss in the test's failure) first."""
+    """What the cassettes could not serve; for a test with a VCR cassette too, each side named. When both missed,
+    the MCP side's came first: vcrpy's miss raises, and ends the host's run (`failure` holds it)."""
     found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
     if intercepted is not None:
         children = [said for said in read_verdicts(intercepted[1]) if not said.startswith(f"process {os.getpid()}:")]
@@ -609,10 +609,9 @@ def _verdict(
     model = pairing.vcr_miss(failure, item.config.rootpath, item.nodeid) if (mocks or intercepted) else None
     if model is None and not (verdict and pairing.vcr_cassette(item) is not None):
         return verdict
-    sides = [f"the model side missed (its VCR cassette): {model}" if model else ""]
-    return "\n\n".join(
-        told for told in [*sides, f"the MCP side missed (mockmcp): {verdict}" if verdict else ""] if told
-    )
+    mcp = f"the MCP side missed (mockmcp): {verdict.removeprefix('mockmcp: ')}" if verdict else ""
+    model = f"{'then ' if mcp else ''}the model side missed (its VCR cassette): {model}" if model else ""
+    return "\n\n".join(told for told in (mcp, model) if told)
 
 
 def _timeline(
