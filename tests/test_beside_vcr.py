@@ -9,18 +9,22 @@ shipped cassette, the model a small local endpoint.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
 import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import NamedTuple
 
 import pytest
+import sdk1
 import yaml
-from conftest import ROOT, SHIPPED, served
+from conftest import ROOT, SHIPPED, child_env, served
 from test_pytest_plugin import run
 
 from mockmcp.cassette import store
@@ -175,6 +179,42 @@ def test_mcp_traffic_never_reaches_the_vcr_cassette_in_any_mode_either_order(
         assert uris and set(uris) == {model}, (row, uris)  # the model's API, and nothing of MCP's
         mcp = folder / (f"test_{row.name}/notes.yaml" if row.path == "intercept" else f"test_{row.name}.mcp.yaml")
         assert "tools/call" in [interaction.method for interaction in store.load(str(mcp)).interactions], row
+
+
+# --- the SDK's 1.x line: httpx, which vcrpy patches too (a virtual environment of its own, tests/sdk1.py) --------
+
+SDK1_ROWS = [("none", "served"), ("once", "intercept"), ("new_episodes", "served"), ("all", "intercept")]
+
+
+@pytest.mark.parametrize("version", [pytest.param("1.30.0", marks=[pytest.mark.xdist_group("sdk1-1.30.0-more")])])
+def test_on_the_sdk_1x_line_no_mcp_request_reaches_the_vcr_cassette_in_any_mode(
+    version: str, model: str, real: str, tmp_path: Path
+) -> None:
+    python = sdk1.environment(version, sdk1.FRAMEWORKS).python  # the environment that has vcrpy
+    for mode, how in SDK1_ROWS:
+        cassette, folder = tmp_path / f"{mode}-{how}.yaml", tmp_path / f"{mode}-{how}"
+        if mode in ("none", "new_episodes"):
+            cassette.write_text(vcr_cassette(model))
+        url = real
+        with contextlib.ExitStack() as stack:
+            if how == "served":  # a replay mockmcp serves, as the plugin's start_http() does
+                url = stack.enter_context(served(SHIPPED / "notes-session.yaml", tmp_path)).url
+            args = [url, model, str(cassette), mode, how, str(folder)]
+            done = subprocess.run(
+                [str(python), str(ROOT / "tests" / "sdk1_vcr_host.py"), *args],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=child_env(),
+                cwd=tmp_path,
+            )
+        assert done.returncode == 0, (mode, how, done.stderr)
+        assert json.loads(done.stdout) == {"answer": "hello", "text": "remember to buy milk"}
+        uris = [each["request"]["uri"] for each in yaml.safe_load(cassette.read_text())["interactions"]]
+        assert uris and set(uris) == {model}, (mode, how, uris)
+        if how == "intercept":
+            [recorded] = folder.glob("*.yaml")
+            assert "tools/call" in [each.method for each in store.load(str(recorded)).interactions]
 
 
 # --- one switch: pytest-recording's --record-mode, mapped ----------------------------------------------------------
