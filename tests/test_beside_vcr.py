@@ -302,7 +302,8 @@ def test_record_mode_once_records_only_the_missing_side_and_the_summary_tells_ea
     mcp.unlink()  # mockmcp's own option wins: none never records
     result = run(pytester, "--record-mode=once", "--mockmcp-record-mode=none")
     result.assert_outcomes(failed=1)
-    assert "no cassette" in result.stdout.str() and not mcp.exists()
+    said = result.stdout.str()
+    assert "the MCP side (mockmcp): " in said and "no cassette" in said and not mcp.exists()
 
 
 # --- one verdict: the side that missed, with its explanation -------------------------------------------------------

@@ -556,6 +556,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: fail it with the replay's explanation if the cassette could not serve it."""
     mocks = item.stash.get(_MOCKS, {})
     problems = [problem for mock in mocks.values() if (problem := story.problem_before(mock, item.nodeid))]
+    if problems and pairing.vcr_cassette(item) is not None:  # a paired test: the side named, as in its verdict
+        problems = [f"the MCP side (mockmcp): {problem.removeprefix('mockmcp: ')}" for problem in problems]
     problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
