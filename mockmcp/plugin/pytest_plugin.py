@@ -156,7 +156,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     cassette, mocks = pairing.vcr_cassette(item), item.stash.get(_MOCKS, {})
     intercepted = item.stash.get(_INTERCEPTION, None)
-    if cassette is not None and (mocks or intercepted):
+    live = item.config.getoption("--mockmcp-live")  # the real servers: no MCP cassette is read or written
+    if cassette is not None and (mocks or intercepted) and not live:
         sides = [pairing.Side.of("model", cassette._path)]
         sides += [pairing.Side.of("MCP", mock.cassette, mock.recording) for mock in mocks.values()]
         folder = intercepted[0].folder if intercepted else None  # its servers' files, known once they are used
