@@ -370,6 +370,34 @@ def test_the_json_body_matcher_compares_bodies_as_json_and_names_the_first_diffe
 # --- the pair id ---------------------------------------------------------------------------------------------------
 
 
+PAIRS = [
+    # (the model's id, the MCP cassettes' ids, whether a file is missing, told)
+    ("a1", ["a1", "a1"], False, None),
+    (None, [None], False, None),  # recorded before pair ids, or by hand: nothing to compare
+    ("a1", ["b2"], False, "t.yaml (a1), t/notes.yaml (b2)"),
+    (None, ["a1"], False, "t.yaml (no id), t/notes.yaml (a1)"),  # vcrpy rewrote its file
+    ("a1", ["a1", "b2"], False, "t.yaml (a1), t/notes.yaml (a1), t/notes.yaml (b2)"),
+    ("a1", ["b2"], True, None),  # a missing file: its side's miss tells
+]
+
+
+@pytest.mark.parametrize(("model_id", "mcp_ids", "missing", "told"), PAIRS)
+def test_a_pair_whose_ids_differ_is_told_naming_each_file_and_its_id(
+    model_id: str | None, mcp_ids: list[str | None], missing: bool, told: str | None
+) -> None:
+    root = Path("/project")
+    sides = [pairing.Side("model", root / "t.yaml", (1, 1), None, "x", model_id)]
+    sides += [
+        pairing.Side("MCP", root / "t" / "notes.yaml", None if missing else (1, 1), False, "y", i) for i in mcp_ids
+    ]
+    said = pairing.mismatch(sides, root, "test_t.py::test_t")
+    if told is None:
+        assert said is None
+    else:
+        assert said is not None and f"(their pair ids differ: {told})" in said
+        assert said.endswith("record both again with pytest --record-mode=all 'test_t.py::test_t'")
+
+
 def test_a_pair_recorded_together_carries_one_id_and_a_side_rewritten_alone_warns(
     pytester: pytest.Pytester, model: str, real: str
 ) -> None:

@@ -132,9 +132,10 @@ class Side(NamedTuple):
 
 def mismatch(sides: list[Side], root: Path, nodeid: str) -> str | None:
     """Why a pair about to be replayed was not recorded together (its files' pair ids differ), naming each file
-    and its id; None when they agree, or when no file carries one (recorded before pair ids, or by hand)."""
+    and its id; None when they agree, when no file carries one (recorded before pair ids, or by hand), or when a
+    file is missing (its side's miss tells)."""
     ids = {side.pair for side in sides}
-    if len(ids) < 2:
+    if len(ids) < 2 or any(side.before is None for side in sides):
         return None
     named = ", ".join(f"{os.path.relpath(side.path, root)} ({side.pair or 'no id'})" for side in sides)
     return (
