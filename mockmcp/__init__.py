@@ -13,6 +13,8 @@ The public API, for fixtures and helpers users write; every other module is inte
 - `intercepting(folder, mode="none", names=None, allow=())`: while the block runs, every MCP server this
   process's SDK client starts over stdio is replayed from (or recorded into) `folder/<server>.yaml`,
   the host's code unchanged (`Interception` is what it yields: reports, verdict);
+- `json_body`: a vcrpy matcher comparing two requests' bodies as JSON, for a model's VCR cassette beside
+  mockmcp's (docs/agent-run.md; the pytest plugin registers it with pytest-recording as `"json_body"`);
 - `MockmcpError` and its kinds `CassetteError`, `ConfigError`, `UsageError`, `StrictFailure`.
 
 Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from mockmcp.errors import CassetteError, ConfigError, MockmcpError, StrictFailure, UsageError
     from mockmcp.inprocess import Interception, intercepting, recording, transport
     from mockmcp.plugin._mock_server import MockServer
+    from mockmcp.plugin._pairing import json_body
 
 __all__ = [
     "Cassette",
@@ -43,6 +46,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "intercepting",
+    "json_body",
     "load",
     "loads",
     "recording",
@@ -65,6 +69,7 @@ _HOMES = {
     "UsageError": "mockmcp.errors",
     "StrictFailure": "mockmcp.errors",
     "MockServer": "mockmcp.plugin._mock_server",
+    "json_body": "mockmcp.plugin._pairing",
     "transport": "mockmcp.inprocess",
     "recording": "mockmcp.inprocess",
     "intercepting": "mockmcp.inprocess",

@@ -7,7 +7,8 @@
   _fastmcp  any of these as the transport fastmcp's Client takes (fastmcp imported only there)
   _intercept  interception: the SDK's stdio spawn and kill patched, each server the host starts routed
             live, recorded or replayed (`intercepting`, the plugin's `mockmcp_intercept`, `mockmcp run`)
-  _http     interception of Streamable HTTP: the HTTP clients' AsyncClient patched, each MCP request routed alike
+  _http     interception of Streamable HTTP: the HTTP clients' AsyncClient patched, each MCP request routed alike;
+            mockmcp's own HTTP servers and the MCP requests it routes kept beneath vcrpy's patch (`serve`)
   _identity the cassette a server belongs to: its command line or URL, in words any machine writes alike
   _run      `mockmcp run`: interception in every Python process of a program (`_boot/sitecustomize.py`)
   _servers  one intercepted server: its cassette, its sessions in order, replayed or recorded (one journal)
@@ -17,6 +18,7 @@
 
 from __future__ import annotations
 
+from mockmcp.inprocess._http import serve as serve_beside_vcr
 from mockmcp.inprocess._identity import Identity, identify, portable
 from mockmcp.inprocess._intercept import Interception, intercepting, sdk_version
 from mockmcp.inprocess._record import RecordingTransport, reach, recording
@@ -29,4 +31,4 @@ from mockmcp.inprocess._servers import NotRecorded
 
 __all__ = ["Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport"]
 __all__ += ["child_environment", "identify", "intercepting", "portable", "reach", "read_verdicts", "recording"]
-__all__ += ["run_program", "run_settings", "sdk_version", "transport"]
+__all__ += ["run_program", "run_settings", "sdk_version", "serve_beside_vcr", "transport"]
