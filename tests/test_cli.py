@@ -446,7 +446,7 @@ def said_rest(note: str) -> str:
         " (the old spelling goes in the next release)"
         if not note.startswith("record mode")
         else (
-            " (pytest-recording's all keeps the cassette: that is new_episodes here)"
+            " (which pytest-recording's all means here too: every request recorded again)"
             if note.endswith("rewrite")
             else ""
         )
