@@ -24,7 +24,7 @@ from typing import NamedTuple
 import pytest
 import sdk1
 import yaml
-from conftest import ROOT, SHIPPED, child_env, served
+from conftest import ROOT, SDK_PYTHON, SHIPPED, child_env, served
 from test_pytest_plugin import run
 
 from mockmcp.cassette import store
@@ -444,7 +444,8 @@ def test_the_agent_run_example_records_once_then_replays_with_no_model_and_no_se
     source = (EXAMPLE / "test_agent_run.py").read_text()
     notes = 'str(HERE.parent / "notes_server.py")'
     assert notes in source
-    pytester.makepyfile(test_agent_run=source.replace(notes, repr(str(ROOT / "examples" / "notes_server.py"))))
+    recording = source.replace(notes, repr(str(ROOT / "examples" / "notes_server.py")))
+    pytester.makepyfile(test_agent_run=recording.replace("[sys.executable, ", f"[*{SDK_PYTHON!r}, "))
     run(pytester, "--record-mode=once").assert_outcomes(passed=1)  # the stand-in model and the real servers
     folder = pytester.path / "cassettes" / "test_agent_run"
     name = "test_the_agent_answers_from_its_notes_and_the_weather"
