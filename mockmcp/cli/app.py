@@ -24,7 +24,7 @@ from mockmcp.options import Bounds, RecordOptions, ReplayOptions
 from mockmcp.tools import failed, lint_paths, print_show, serves, summary
 from mockmcp.wrap import FORMATS, Wrapping, serve_config, unwrap_config, wrap_config
 
-__all__ = ["ParsedValue", "cli", "main", "param_type"]
+__all__ = ["ParsedValue", "TITLE", "cli", "main", "param_type"]
 
 if TYPE_CHECKING:
     _ParamType = click.ParamType[Any]  # generic from click 8.4 on; subscripted for the type checker only
@@ -177,8 +177,21 @@ VERIFY = (
 # fmt: on
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mockmcp")
+# The first line of `--help` and `--version`: another tool (a .NET global tool) also installs a `mockmcp` command.
+TITLE = f"mockmcp {__version__}: record/replay mock server for testing MCP hosts (Python)"
+
+
+class _Titled(click.Group):
+    """The command group whose help opens with `TITLE`, as `--version` does."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_text(TITLE)
+        formatter.write_paragraph()
+        super().format_help(ctx, formatter)
+
+
+@click.group(cls=_Titled, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mockmcp", message=TITLE)
 def cli() -> None:
     """Record and replay MCP sessions to test MCP hosts."""
 
