@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT, SHIPPED
 
 from mockmcp.cassette import schema
+from mockmcp.cli.app import TITLE
 
 TIMEOUT = 300  # seconds: building and installing fetch the build backend and dependencies when not cached
 OPEN = {
@@ -61,7 +62,7 @@ def test_the_wheel_installs_with_its_http_extra_in_a_clean_venv_and_replays(tmp_
     python = target / "bin" / "python"
     run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", f"{wheel}[http]"])
     mockmcp = str(target / "bin" / "mockmcp")
-    assert run([mockmcp, "--version"], cwd=tmp_path).stdout.startswith("mockmcp, version ")
+    assert run([mockmcp, "--version"], cwd=tmp_path).stdout == TITLE + "\n"
     cassette = tmp_path / "notes.yaml"
     shutil.copyfile(SHIPPED / "notes.yaml", cassette)
     report = tmp_path / "report.json"
@@ -86,4 +87,4 @@ def test_uvx_and_pipx_run_mockmcp_from_the_checkout(tool: str, tmp_path: Path) -
     checkout = str(source(tmp_path))
     spec = ["--from", checkout] if tool == "uvx" else ["run", "--spec", checkout]
     done = run([found, *spec, "mockmcp", "--version"], cwd=tmp_path)
-    assert done.stdout.startswith("mockmcp, version ")
+    assert done.stdout == TITLE + "\n"
