@@ -335,20 +335,23 @@ def show(cassette: str, color: str, width: int | None, html: str | None, reports
 @cli.command(cls=_Command, renamed={"--strict": ("--fail-on-warning",)})
 @click.argument("cassettes", nargs=-1, required=True, type=click.Path(), metavar="CASSETTE...")
 @click.option("--fail-on-warning", "strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
-def lint(cassettes: tuple[str, ...], strict: bool) -> None:
+@click.option(
+    "--secrets", is_flag=True, help="Scan for credentials only, and exit 1 on any (a pre-commit hook's check)."
+)
+def lint(cassettes: tuple[str, ...], strict: bool, secrets: bool) -> None:
     """Check each CASSETTE before a test run: YAML, structure, JSON-RPC and MCP shapes, credentials.
 
     Prints every finding (file, line, place, problem, how to fix), the eras whose hosts each CASSETTE
     serves, and a summary to stdout.
     Exits 1 on any error, or with --fail-on-warning on any warning.
     """
-    findings = lint_paths(cassettes)
+    findings = lint_paths(cassettes, secrets_only=secrets)
     for finding in findings:
         click.echo(finding.render())
-    for said in filter(None, map(serves, cassettes)):
+    for said in filter(None, map(serves, () if secrets else cassettes)):
         click.echo(said)
     click.echo(summary(findings, len(cassettes)))
-    if failed(findings, strict):
+    if failed(findings, strict or secrets):
         raise SystemExit(1)
 
 
