@@ -100,12 +100,13 @@ def test_the_html_of_the_resource_runs_on_its_own(tab: Page, recorded: Recorded,
 def test_the_page_shows_the_ui_html_as_text_and_runs_none_of_it(tab: Page, recorded: Recorded) -> None:
     text = recorded.live.read["contents"][0]["text"]
     tab.open(recorded.page.as_uri())
-    row = "Array.from(document.querySelectorAll('.row')).find(r => r.innerText.includes('resources/read'))"
+    # textContent, not innerText: a row off screen is not drawn (`content-visibility: auto`), its innerText empty
+    row = "Array.from(document.querySelectorAll('.row')).find(r => r.textContent.includes('resources/read'))"
     tab.evaluate(f"{row}.querySelectorAll('details.msg').forEach(d => {{ d.open = true; }})")
     tab.wait(f"Array.from({row}.querySelectorAll('details.msg')).every(d => d.dataset.filled === 'yes')")
     shown = tab.evaluate(f"Array.from({row}.querySelectorAll('pre.app')).map(p => p.textContent)")
     assert shown == [text]  # the HTML source, as text
-    said = tab.evaluate(f"{row}.querySelector('pre.app').previousElementSibling.innerText")
+    said = tab.evaluate(f"{row}.querySelector('pre.app').previousElementSibling.textContent")
     assert said == f"{RESOURCE} (text/html;profile=mcp-app): the MCP App's HTML, shown as text, never run"
     # Nothing of it became markup or ran: no element of its body, no script but the page's own two, no console.
     assert tab.evaluate("document.querySelectorAll('#get-time-btn, #server-time, main.main, iframe').length") == 0
