@@ -23,13 +23,16 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import forkserver
 import pytest
 import sdk1
 
 import mockmcp
+
+if TYPE_CHECKING:
+    from chromium import Chromium, Page
 
 ROOT = Path(__file__).resolve().parent.parent
 # The suite's subprocesses (hundreds: replays, recorders, servers, pytest runs and the plugin's launches) write
@@ -519,3 +522,26 @@ def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
         structured = getattr(item, "_id", None)
         if names and not item.nodeid.endswith(suffix) and hasattr(structured, "parse"):
             item._id = type(structured).parse(item.nodeid + suffix)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Chromium]:
+    """The system's Chromium, headless, one for the run: the tests that use it share the xdist group `chromium`."""
+    from chromium import Chromium, find  # here: it needs fcntl, which the portable run's interpreter lacks
+
+    executable = find()
+    if executable is None:
+        pytest.skip("no Chromium on this machine: `apt-get install chromium` (.ci/run installs it when it can)")
+    chromium = Chromium(executable)
+    try:
+        yield chromium
+    finally:
+        chromium.close()  # the browser and its helpers, by the process group it was started in
+
+
+@pytest.fixture
+def tab(browser: Chromium) -> Iterator[Page]:
+    """A new tab of 1280x800, closed after the test."""
+    page = browser.page(1280, 800)
+    yield page
+    page.close()

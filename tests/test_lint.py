@@ -8,11 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp._wire import protocol
 from mockmcp._wire.words import render_place
 from mockmcp.cassette import shapes, yamlfile
+from mockmcp.cli.app import cli
 from mockmcp.tools import _lint as lint
 
 HEAD = "version: 1\ninteractions:\n"
@@ -557,6 +559,35 @@ def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:
     assert run_lint(str(path)).returncode == 0
     strict = run_lint("--strict", str(path))
     assert strict.returncode == 1 and strict.stdout.endswith("1 file: 0 errors, 1 warning\n")
+
+
+SECRETS = [  # (cassette, exit status, what `lint --secrets` prints before its summary)
+    (HEAD + "- request: {method: x}\n  respnse: {result: {}}\n", 0, []),  # broken, but no credential in it
+    (
+        HEAD + "- request: {method: x}\n  respnse: {result: {text: '" + FAKE["github"] + "'}}\n",
+        1,
+        ["c.yaml:4: interactions[0].respnse.result.text: warning: a GitHub token (ghp_...) left in the cassette;"
+         " cassettes get committed"],
+    ),
+    (
+        "version: 1\nmeta:\n  server: [srv, --api-key, hunter2hunter2]\ninteractions: []\n",
+        1,
+        ["c.yaml:3: meta.server[2]: warning: the server's command line holds the value of --api-key;"
+         " cassettes get committed"],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "status", "said"), SECRETS, ids=["no-credential", "github-token", "server-flag"])
+def test_lint_secrets_checks_credentials_only_and_fails_on_any(
+    text: str, status: int, said: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(text)
+    done = CliRunner().invoke(cli, ["lint", "--secrets", "c.yaml"], prog_name="mockmcp")
+    assert done.exit_code == status, done.output
+    found = [line for line in done.output.splitlines() if not line.startswith("  how to fix: ")]
+    assert found == [*said, f"1 file: 0 errors, {len(said)} warning{'' if len(said) == 1 else 's'}"]
 
 
 def test_an_unreadable_file_is_a_finding_not_a_crash(tmp_path: Path) -> None:

@@ -105,6 +105,7 @@ CLAIMS = {
     '"postgres": {"source": "custom"': "test_the_wrap_examples",
     'envs: {GITHUB_PERSONAL_ACCESS_TOKEN: "<token>"}': "test_the_wrap_examples",
     'command = "npx"   # comments stay': "test_the_wrap_examples",
+    "      - id: mockmcp-secrets": "test_the_pre_commit_example",
 }
 
 
@@ -708,6 +709,23 @@ def test_the_wrap_examples() -> None:
         derived, edits = derive(config, wrapped, urls)
         assert all(e.kind != "skipped" for e in config.entries), example
         assert restore(read_config(derived, config.format), edits) == (text, []), example
+
+
+def test_the_pre_commit_example() -> None:
+    """docs/cli.md's pre-commit config names this repository, a tag of this version, and the hooks of
+    .pre-commit-hooks.yaml, whose entries are `mockmcp lint` command lines (tests/test_install.py runs them)."""
+    [repo] = yaml.safe_load(block("      - id: mockmcp-secrets").text)["repos"]
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    url = re.search(r'^Repository = "(.*)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert url and repo["repo"] == url.group(1) and repo["rev"] == f"v{mockmcp.__version__}"
+    assert (
+        [hook["id"] for hook in repo["hooks"]] == [hook["id"] for hook in hooks] == ["mockmcp-secrets", "mockmcp-lint"]
+    )
+    options = {flag for param in cli.commands["lint"].params for flag in param.opts}
+    for hook in hooks:
+        command, lint, *flags = hook["entry"].split()
+        assert (command, lint) == ("mockmcp", "lint") and set(flags) <= options, hook
+        assert hook["language"] == "python" and re.search(hook["files"], "tests/cassettes/test_x/one.mcp.yaml"), hook
 
 
 def test_links_between_pages_resolve() -> None:

@@ -81,14 +81,15 @@ class _Issue(NamedTuple):
     line: int | None = None
 
 
-def lint_paths(paths: Iterable[str]) -> list[Finding]:
-    """Findings for every file, sorted by file, then line."""
-    findings = [finding for path in paths for finding in lint_file(path)]
+def lint_paths(paths: Iterable[str], secrets_only: bool = False) -> list[Finding]:
+    """Findings for every file, sorted by file, then line (secrets_only: the credentials alone, `lint --secrets`)."""
+    findings = [finding for path in paths for finding in lint_file(path, secrets_only)]
     return sorted(findings, key=lambda finding: (finding.path, finding.line or 0))
 
 
-def lint_file(path: str) -> list[Finding]:
-    """Findings for the cassette at path; a file that cannot be read is one error finding."""
+def lint_file(path: str, secrets_only: bool = False) -> list[Finding]:
+    """Findings for the cassette at path (with secrets_only, its credentials alone); a file that cannot be read is
+    one error finding."""
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")
@@ -99,13 +100,30 @@ def lint_file(path: str) -> list[Finding]:
     except OSError as exc:
         problem = f"cannot read the cassette: {exc.strerror or exc}"
         return [Finding(path, None, "", ERROR, problem, "check the path and its permissions")]
-    return lint_text(text, path)
+    return lint_text(text, path, secrets_only)
 
 
-def lint_text(text: str, path: str) -> list[Finding]:
+def lint_text(text: str, path: str, secrets_only: bool = False) -> list[Finding]:
     """Findings for cassette text (path only names it), sorted by line. A cassette that fails to load
-    gets every structural problem and the deeper checks on its valid interactions; credentials always."""
+    gets every structural problem and the deeper checks on its valid interactions; credentials always
+    (with secrets_only, nothing else)."""
     nodes = yamlfile.nodes(yamlfile.compose(text))
+    findings, issues = ([], []) if secrets_only else _checked(text, path)
+    secrets = _secrets(text, nodes)
+    issues = _one_per_place(issues) + _server_credentials(nodes, {secret.place for secret in secrets})
+    lines = yamlfile.lines(nodes)
+    issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
+    issues += [*([] if secrets_only else _duplicate_keys(nodes)), *secrets]
+    findings += [
+        Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
+        for issue in issues
+    ]
+    return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _checked(text: str, path: str) -> tuple[list[Finding], list[_Issue]]:
+    """What loading and the checks of each interaction find in cassette text (credentials and duplicate keys
+    apart): a finding where the text is not YAML mockmcp reads, else issues to place."""
     findings: list[Finding] = []
     issues: list[_Issue] = []
     valid: list[tuple[int, Interaction]] = []
@@ -126,16 +144,7 @@ def lint_text(text: str, path: str) -> list[Finding]:
         issues += _check_cassette(cassette, [index for index, _interaction in valid])
         meant = {("interactions", index) for index, interaction in valid if interaction.expect == "fault"}
         issues = [issue for issue in issues if issue.severity == ERROR or tuple(issue.place[:2]) not in meant]
-    secrets = _secrets(text, nodes)
-    issues = _one_per_place(issues) + _server_credentials(nodes, {secret.place for secret in secrets})
-    lines = yamlfile.lines(nodes)
-    issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
-    issues += [*_duplicate_keys(nodes), *secrets]
-    findings += [
-        Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
-        for issue in issues
-    ]
-    return sorted(findings, key=lambda finding: finding.line or 0)
+    return findings, issues
 
 
 def summary(findings: list[Finding], files: int) -> str:
