@@ -78,7 +78,9 @@ def serve(path: str) -> None:
     children: dict[int, socket.socket] = {}  # child pid -> its launcher's connection
     print("ready", flush=True)
     while True:
-        ready, _, _ = select.select([listener, wake_read, *children.values()], [], [])
+        # A closed connection: its launcher went and its child, killed, is not reaped yet.
+        waiting = [connection for connection in children.values() if connection.fileno() != -1]
+        ready, _, _ = select.select([listener, wake_read, *waiting], [], [])
         for source in ready:
             if source is listener:
                 connection, _ = listener.accept()
@@ -102,8 +104,6 @@ def serve(path: str) -> None:
                     pass
                 if not asked:
                     source.close()
-                    children[pid] = socket.socket()  # still to reap; never readable
-                    children[pid].close()
 
 
 def _fork(connection: socket.socket, listener: socket.socket) -> int | None:
