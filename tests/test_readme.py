@@ -75,6 +75,7 @@ CLAIMS = {
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
     "python benchmarks/bench_replay.py": "test_benchmarks",
+    "uses: mockmcp/mockmcp/.github/actions/drift@main": "test_the_ci_drift_workflow",
     "# tests/test_agent_time.py": "test_the_agents_page",
     "pytest tests/test_agent_time.py --mockmcp-record-mode=once": "test_the_agents_page",
     "# my_agent.py: stands for an agent": "test_the_agents_page",
@@ -666,6 +667,17 @@ def test_the_wrap_commands(checkout: Path) -> None:
     replaying = json.loads((checkout / "replay.json").read_text())["mcpServers"]
     assert recording["github"]["args"][2:4] == ["record", "-o"] and replaying["github"]["args"][2] == "replay"
     assert recording["api"]["url"].startswith("http://127.0.0.1:")
+
+
+def test_the_ci_drift_workflow() -> None:
+    """The workflow on the CLI page uses the action the repository holds, with inputs it has."""
+    workflow = yaml.safe_load(block("uses: mockmcp/mockmcp/.github/actions/drift@main").text)
+    [step] = [step for step in workflow["jobs"]["drift"]["steps"] if "drift@" in step.get("uses", "")]
+    folder = step["uses"].removeprefix("mockmcp/mockmcp/").partition("@")[0]
+    action = yaml.safe_load((ROOT / folder / "action.yml").read_text(encoding="utf-8"))
+    assert set(step["with"]) <= set(action["inputs"]), set(step["with"]) - set(action["inputs"])
+    said = block("uses: mockmcp/mockmcp/.github/actions/drift@main").text
+    assert all(f"# {name}:" in said or name in step["with"] for name in ("install", "comment"))
 
 
 def test_the_wrap_examples() -> None:

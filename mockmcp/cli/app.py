@@ -168,8 +168,16 @@ RUN = (
            "(repeatable).", multiple=True),
     options.STRICT, options.IGNORE, options.SUBSTITUTE, options.REDACT_ENV, options.REDACT,
 )
-VERIFY = (
+DRIFT = (  # how `verify` and `diff` compare, and what they say
     options.IGNORE._replace(help="A params or result path left out of the comparison (repeatable)."),
+    option("--fail-on TIER", "fail_on", "choice:any|minor|dangerous|breaking", "Exit 1 on a change of the "
+           "contract of this tier or worse (breaking > dangerous > minor); any: on any drift, an answer too.",
+           default="any"),
+    option("--output-format FORMAT", "output_format", "choice:text|json|markdown", "How the report is written "
+           "to stdout (markdown: for a pull-request comment).", default="text"),
+)
+VERIFY = (
+    *DRIFT,
     options.SUBSTITUTE,
     option("--update", "update", "flag", "Write the live answers into the cassette (keeping its fault knobs)."),
     option("--timeout SECONDS", "timeout", "seconds", "Seconds to wait for each live answer.", default="10"),
@@ -344,19 +352,21 @@ def verify(cassette: str, command: tuple[str, ...], update: bool, timeout: float
     """Drive the live server COMMAND with CASSETTE's client side and report every drift.
 
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
-    apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted.
+    apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted,
+    or with --fail-on TIER when the server's contract changed at that tier or worse.
     """
-    if commands.verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout):
+    said = options.build(commands.Said, values)
+    if commands.verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout, said):
         raise SystemExit(1)
 
 
 @cli.command()
 @click.argument("first", type=click.Path(dir_okay=False), metavar="CASSETTE")
 @click.argument("second", type=click.Path(dir_okay=False), metavar="CASSETTE")
-@_params(VERIFY[:1])  # `verify` and `diff` compare the same way, so they leave the same paths out
-def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
-    """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
-    if commands.diff_cassettes(first, second, ignores):
+@_params(DRIFT)  # `verify` and `diff` compare the same way, so they leave the same paths out and say it alike
+def diff(first: str, second: str, ignores: tuple[str, ...], fail_on: str, output_format: str) -> None:
+    """Compare two cassettes interaction by interaction; exit status 1 when they differ (see --fail-on)."""
+    if commands.diff_cassettes(first, second, ignores, commands.Said(fail_on, output_format)):
         raise SystemExit(1)
 
 
