@@ -40,7 +40,7 @@ def test_its_properties_are_the_rows_of_validations_table_in_order() -> None:
     # The order an unknown key's fix lists them in ("use one of: at, request, ...").
     assert tuple(interaction) == (
         *("at", "request", "notification", "match", "delay", "times", "after", "server"),
-        *("drop", "raw_response", "response", "exit", "took", "session", "expect"),
+        *("drop", "raw_response", "response", "exit", "took", "session", "expect", "answers", "optional"),
     )
     server_item = ("at", "notification", "request", "response", "raw", "stream", "took")
     assert tuple(definitions["server_item"]["properties"]) == server_item

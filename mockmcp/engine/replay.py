@@ -158,7 +158,7 @@ class Replay:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
             return out + self._miss(message, batch, key, emulation.Refusal(jsonrpc.NO_MATCH, reason))
         index = pick.interaction
-        interaction = self.cassette.interactions[index]
+        interaction = self.cassette.interactions[index].played(self.report.plays[index])  # scripted: this turn's
         if pick.repeated:
             self.report.repeats[index] += 1
         declared = protocol.client_capabilities(method, params)
@@ -173,7 +173,7 @@ class Replay:
             return [*out, Note(self.report.withheld[-1].render()), *answer(batch, refused[2], key)]
         if batch is None and (sent := self.player.at_once(index, message["id"], key)) is not None:
             return out + sent
-        job = self.player.begin(index, message["id"], protocol.progress_token(message), batch, key)
+        job = self.player.begin(index, message["id"], protocol.progress_token(message), batch, key, interaction)
         job.exchange = pick.exchange
         if method == protocol.INITIALIZE:
             job.version = emulation.negotiated(params, interaction.response)

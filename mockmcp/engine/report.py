@@ -126,8 +126,13 @@ class Report:
 
     @property
     def unplayed(self) -> list[int]:
-        """Interactions with a client message that the host never sent."""
-        return [i for i in self._client_indexes() if self.plays[i] == 0 and i not in self.left]
+        """Interactions with a client message that the host never sent (and that were not `optional`)."""
+        interactions = self.cassette.interactions
+        return [
+            i
+            for i in self._client_indexes()
+            if self.plays[i] == 0 and i not in self.left and not interactions[i].optional
+        ]
 
     @property
     def strict_ok(self) -> bool:
@@ -151,6 +156,7 @@ class Report:
     def _again(self, index: int) -> str:
         """What a repeat of interactions[index] played again: its answer, or what stands in for one."""
         interaction = self.cassette.interactions[index]
+        interaction = interaction.played(len(interaction.answers))  # scripted: its last answer, which repeats
         if interaction.drop == CUT:
             return "played again, broken off again (`drop: cut`)"
         if interaction.drop:
