@@ -6,8 +6,8 @@ The public API, for fixtures and helpers users write; every other module is inte
   (validated, with located errors; `save` writes atomically and keeps the file's permissions);
 - `Cassette`, `Interaction`, `ServerItem`: the cassette types (immutable; `._replace` to edit);
 - `MockServer`: what the pytest plugin's `mockmcp` fixture hands a test;
-- `transport(cassette, ignore=(), strict=False, timing=0.0, substitute=None)`: replay in the host's
-  process, a transport the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
+- `transport(cassette, ignore=(), strict=False, timing=0.0, substitute=None, closed_world=False)`: replay in
+  the host's process, a transport the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
 - `recording(real, cassette, mode="once", ...)`: record in the host's process, a transport that passes
   the session to the real server (`Client(mockmcp.recording(server, "cassettes/x.yaml"))`);
 - `intercepting(folder, mode="none", names=None, allow=())`: while the block runs, every MCP server this

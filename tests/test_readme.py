@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -76,6 +76,9 @@ CLAIMS = {
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
     "python benchmarks/bench_replay.py": "test_benchmarks",
     "uses: mockmcp/mockmcp/.github/actions/drift@main": "test_the_ci_drift_workflow",
+    "name: charge, arguments: {amount: 10}": "test_the_without_recording_examples",
+    "meta: {closed_world: true}": "test_the_without_recording_examples",
+    "closed_world=True)\nasync def test_the_agent_only_searches": "test_the_without_recording_examples",
     "# tests/test_agent_time.py": "test_the_agents_page",
     "pytest tests/test_agent_time.py --mockmcp-record-mode=once": "test_the_agents_page",
     "# my_agent.py: stands for an agent": "test_the_agents_page",
@@ -678,6 +681,34 @@ def test_the_ci_drift_workflow() -> None:
     assert set(step["with"]) <= set(action["inputs"]), set(step["with"]) - set(action["inputs"])
     said = block("uses: mockmcp/mockmcp/.github/actions/drift@main").text
     assert all(f"# {name}:" in said or name in step["with"] for name in ("install", "comment"))
+
+
+def test_the_without_recording_examples() -> None:
+    """The script answers in turn, then its last for ever; the closed world says what the page quotes."""
+    from mockmcp.cassette.store import loads
+    from mockmcp.engine.matching import Matcher
+    from mockmcp.engine.replay import Replay, Send
+    from mockmcp.plugin._naming import MARKER_ARGUMENTS
+
+    def said(engine: Replay, line: str) -> Any:
+        [sent] = [json.loads(a.data) for a in engine.receive(line.encode()) if isinstance(a, Send)]
+        return sent
+
+    script = block("name: charge, arguments: {amount: 10}").text
+    engine = Replay(loads("version: 1\ninteractions:\n" + script + "\n"), Matcher.build())
+    charge = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"charge","arguments":{"amount":10}}}'
+    assert said(engine, charge % 1)["error"]["message"] == "gateway timeout"
+    assert [w.after for w in engine.receive((charge % 2).encode()) if hasattr(w, "after")] == [2.0]
+    assert [said(engine, charge % n)["result"]["content"][0]["text"] for n in (3, 4)] == ["charged 10"] * 2
+    closed = Replay(loads(block("meta: {closed_world: true}").text + "\n"), Matcher.build())
+    error = said(closed, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete"}}')["error"]
+    page = (ROOT / "docs" / "without-recording.md").read_text(encoding="utf-8")
+    assert f'"{error["message"]}"' in page.replace("\n", " ") and error["data"] == {
+        "tool": "delete",
+        "answered": ["search"],
+    }
+    marker = block("closed_world=True)\nasync def test_the_agent_only_searches").text
+    assert set(re.findall(r"(\w+)=", marker)) <= set(MARKER_ARGUMENTS)
 
 
 def test_the_wrap_examples() -> None:

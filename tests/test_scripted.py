@@ -137,3 +137,54 @@ def test_a_script_is_written_back_as_it_was_read() -> None:
     cassette = loads(SCRIPT)
     assert loads(dump(cassette)) == cassette
     assert cassette.to_data()["interactions"][0]["answers"][3] == {"drop": True}
+
+
+CALLS = HEAD + FETCH + f"  response: {TEXT % 'page'}\n"
+CLOSED = CALLS.replace("version: 1\n", "version: 1\nmeta: {closed_world: true}\n")
+ANY_NAME = (
+    CLOSED + "- request: {method: tools/call, params: {name: x}}\n  match: {name: any}\n  response: {result: {content: []}}\n"
+)
+
+
+def named(tool: str, arguments: str = "{}") -> bytes:
+    return b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"%s","arguments":%s}}' % (
+        tool.encode(),
+        arguments.encode(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("cassette", "line", "message"),
+    [
+        (
+            CLOSED,
+            named("delete"),
+            "mockmcp: closed world: no tool 'delete' is answered here; the cassette answers: fetch",
+        ),
+        (CALLS, named("delete"), "mockmcp: no recorded interaction matches: tools/call"),  # an open world: explained
+        (CLOSED, named("fetch", '{"q":1}'), "mockmcp: no recorded interaction matches: tools/call"),  # asked otherwise
+        (ANY_NAME, named("delete"), None),  # a rule answers any name: nothing is unknown
+    ],
+    ids=["closed", "open", "known-tool", "any-name"],
+)
+def test_a_closed_world_refuses_a_tool_it_does_not_answer_at_once(
+    cassette: str, line: bytes, message: str | None
+) -> None:
+    engine = Replay(loads(cassette), Matcher.build())
+    [reply] = told(engine.receive(line))
+    if message is None:
+        assert "result" in reply and engine.report.missed == 0
+        return
+    assert reply["error"]["code"] == -32099 and reply["error"]["message"] == message
+    assert engine.report.missed == 1  # a miss: it fails --strict and the plugin's verdict
+    if "closed world" in message:
+        assert reply["error"]["data"] == {"tool": "delete", "answered": ["fetch"]}
+
+
+def test_the_closed_world_option_closes_a_cassette_that_does_not_say_it() -> None:
+    from mockmcp.cassette.model import closed
+
+    opened = loads(CALLS)
+    assert closed(opened, False) is opened and closed(loads(CLOSED), True).meta == {"closed_world": True}
+    engine = Replay(closed(opened, True), Matcher.build())
+    assert "closed world" in told(engine.receive(named("delete")))[0]["error"]["message"]

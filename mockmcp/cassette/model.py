@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWER",
     "ANY_TIMES",
+    "CLOSED_WORLD",
     "CUT",
     "Cassette",
     "EXIT_WHEN",
@@ -34,6 +35,8 @@ __all__ = [
     "SERVER",
     "ServerItem",
     "UNMATCHED",
+    "answered_tools",
+    "closed",
     "recorded_url",
     "session_eras",
     "written_eras",
@@ -171,6 +174,30 @@ class Cassette(NamedTuple):
             "meta": self.meta,
             "interactions": [interaction.to_data() for interaction in self.interactions],
         }
+
+
+CLOSED_WORLD = "closed_world"  # `meta.closed_world: true`: a call of a tool no recording answers is refused at once
+
+
+def closed(cassette: Cassette, forced: bool) -> Cassette:
+    """The cassette in a closed world when `forced` (an option, a marker), else as its `meta.closed_world` says."""
+    if not forced or cassette.meta.get(CLOSED_WORLD) is True:
+        return cassette
+    return cassette._replace(meta={**cassette.meta, CLOSED_WORLD: True})
+
+
+def answered_tools(cassette: Cassette) -> list[str] | None:
+    """The tools a cassette's tools/call recordings answer, sorted; None when a match rule on `name` answers any."""
+    names: set[str] = set()
+    for interaction in cassette.interactions:
+        params = interaction.params if interaction.method == "tools/call" else None
+        if not isinstance(params, dict):
+            continue
+        if interaction.match and "name" in interaction.match:
+            return None
+        if isinstance(params.get("name"), str):
+            names.add(params["name"])
+    return sorted(names)
 
 
 def recorded_url(meta: dict[str, Any]) -> str | None:

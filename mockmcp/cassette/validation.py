@@ -162,6 +162,8 @@ _META_ROWS = (
               Field("ignore", "list", "params paths left out of matching, as --ignore does",
                     "write `ignore: [arguments.when]`", rows=(Field("params paths", "path"),), null=True),
           )),
+    Field("closed_world", "flag", "true: a call of a tool no recording answers is refused at once, naming the tools "
+          "the cassette answers (not an explained miss)", null=True),
     Field("http", "table", "how the recorded Streamable HTTP server framed its answers; replay does the same",
           "write e.g. `http: {framing: sse, event_ids: true, get_stream: true}`", null=True, rows=(
               Field("framing", "choice", "json: a JSON body if it can; sse: SSE",

@@ -8,6 +8,7 @@ request (`branching`). One engine serves one live session; over HTTP each has it
 from __future__ import annotations
 
 from mockmcp._wire import jsonrpc, protocol
+from mockmcp.cassette.model import CLOSED_WORLD, answered_tools
 from mockmcp.engine import emulation, live
 from mockmcp.engine.actions import Action, Cut, Exit, Note, Send, Wake
 from mockmcp.engine.batch import Batch, array
@@ -152,7 +153,8 @@ class Replay:
                 return said + answer(batch, pong, key)
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
-            return self._miss(message, batch, key, emulation.other_era(message, self.cassette.interactions, where))
+            refused = self._closed(message) or emulation.other_era(message, self.cassette.interactions, where)
+            return self._miss(message, batch, key, refused)
         out = self._selected(method, pick)
         if pick.interaction is None:
             reason = f"every recording of this {method} request is used up, and the last says `after: unmatched`"
@@ -179,6 +181,23 @@ class Replay:
             job.version = emulation.negotiated(params, interaction.response)
         self.requests[key] = job
         return out + self.player.run()
+
+    def _closed(self, message: dict[str, Any]) -> Refusal | None:
+        """In a closed world (`meta.closed_world`), a call of a tool no recording answers: refused at once with the
+        tools the cassette answers (one it answers, asked otherwise, is an ordinary miss, explained)."""
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if message["method"] != "tools/call" or self.cassette.meta.get(CLOSED_WORLD) is not True:
+            return None
+        answered = answered_tools(self.cassette)
+        if answered is None or name in answered:
+            return None
+        tools = ", ".join(answered) or "none"
+        said = f"mockmcp: closed world: no tool {name!r} is answered here; the cassette answers: {tools}"
+        data = {"tool": name, "answered": answered}
+        error = jsonrpc.error_response(message["id"], jsonrpc.NO_MATCH, said, data)
+        reason = f"the cassette is a closed world, and answers no tool {name!r}; it answers: {tools}"
+        return emulation.Refusal(jsonrpc.NO_MATCH, reason, error)
 
     def _selected(self, method: str, pick: Pick) -> list[Action]:
         """What selection said of its pick: that the live session moved to another recorded session, or that it

@@ -106,6 +106,7 @@ class Harness:
         else:
             head, subs = ["replay", str(self.source)], replay.substitutions
             pairs = [("--report", str(replay.report)), *(("--ignore", path) for path in replay.ignores)]
+            head += ["--closed-world"] if replay.closed_world else []
         pairs += [("--substitute", name if value is None else f"{name}={value}") for name, value in subs]
         return [*head, *(arg for pair in pairs for arg in pair)]
 
@@ -167,7 +168,7 @@ class Harness:
         elif self.inprocess is None:
             subs = dict(replay.substitutions)
             self.inprocess = inprocess.ReplayTransport(
-                self.source, ignore=replay.ignores, log=self.said, substitute=subs
+                self.source, ignore=replay.ignores, log=self.said, substitute=subs, closed_world=replay.closed_world
             )
         return self.inprocess
 
