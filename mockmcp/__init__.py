@@ -13,6 +13,9 @@ The public API, for fixtures and helpers users write; every other module is inte
 - `intercepting(folder, mode="none", names=None, allow=())`: while the block runs, every MCP server this
   process's SDK client starts over stdio is replayed from (or recorded into) `folder/<server>.yaml`,
   the host's code unchanged (`Interception` is what it yields: reports, verdict);
+- `calls(source)`: what the host did, its requests in order (`Calls`: filter by tool and arguments with a
+  cassette's matchers, `.count`, `.called`, `.args`, `assert_called`), from a `transport` (live), an
+  interception, or a --report file; the plugin's fixture has its own `mockmcp.calls`;
 - `MockmcpError` and its kinds `CassetteError`, `ConfigError`, `UsageError`, `StrictFailure`.
 
 Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
@@ -27,10 +30,11 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette, Interaction, ServerItem
     from mockmcp.cassette.store import load, loads, save
     from mockmcp.errors import CassetteError, ConfigError, MockmcpError, StrictFailure, UsageError
-    from mockmcp.inprocess import Interception, intercepting, recording, transport
+    from mockmcp.inprocess import Calls, Interception, calls, intercepting, recording, transport
     from mockmcp.plugin._mock_server import MockServer
 
 __all__ = [
+    "Calls",
     "Cassette",
     "CassetteError",
     "ConfigError",
@@ -42,6 +46,7 @@ __all__ = [
     "StrictFailure",
     "UsageError",
     "__version__",
+    "calls",
     "intercepting",
     "load",
     "loads",
@@ -69,6 +74,8 @@ _HOMES = {
     "recording": "mockmcp.inprocess",
     "intercepting": "mockmcp.inprocess",
     "Interception": "mockmcp.inprocess",
+    "calls": "mockmcp.inprocess",
+    "Calls": "mockmcp.inprocess",
 }
 
 

@@ -34,7 +34,7 @@ import fastmcp.server.providers.proxy  # noqa: F401
 import mcp.server.request_state  # noqa: F401
 import pytest
 import yaml
-from conftest import ROOT, child_env
+from conftest import ROOT, SHIPPED, child_env
 from demo_host import SESSION
 from mcp import Client
 from test_cookbook import RECIPES
@@ -77,6 +77,7 @@ CLAIMS = {
     "python benchmarks/bench_replay.py": "test_benchmarks",
     "uses: mockmcp/mockmcp/.github/actions/drift@main": "test_the_ci_drift_workflow",
     "name: charge, arguments: {amount: 10}": "test_the_without_recording_examples",
+    "# tests/test_agent_calls.py": "test_the_calls_example",
     "meta: {closed_world: true}": "test_the_without_recording_examples",
     "closed_world=True)\nasync def test_the_agent_only_searches": "test_the_without_recording_examples",
     "# tests/test_agent_time.py": "test_the_agents_page",
@@ -681,6 +682,20 @@ def test_the_ci_drift_workflow() -> None:
     assert set(step["with"]) <= set(action["inputs"]), set(step["with"]) - set(action["inputs"])
     said = block("uses: mockmcp/mockmcp/.github/actions/drift@main").text
     assert all(f"# {name}:" in said or name in step["with"] for name in ("install", "comment"))
+
+
+def test_the_calls_example(pytester: pytest.Pytester) -> None:
+    """docs/calls.md's test passes against the shipped cassette; and its failure picture is what a failure says."""
+    from test_pytest_plugin import run
+
+    pytester.makepyfile(test_agent_calls=block("# tests/test_agent_calls.py").text + "\n")
+    target = pytester.path / "cassettes" / "test_agent_calls" / "notes-session.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)
+    outcomes = run(pytester).parseoutcomes()  # once a backend anyio runs it on
+    assert outcomes.get("passed", 0) >= 1 and not (outcomes.get("failed") or outcomes.get("errors")), outcomes
+    page = (ROOT / "docs" / "calls.md").read_text(encoding="utf-8")
+    assert "AssertionError: expected no tool 'read_file', found 1\nthe host made 3 calls:\n" in page
 
 
 def test_the_without_recording_examples() -> None:

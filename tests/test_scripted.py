@@ -141,9 +141,8 @@ def test_a_script_is_written_back_as_it_was_read() -> None:
 
 CALLS = HEAD + FETCH + f"  response: {TEXT % 'page'}\n"
 CLOSED = CALLS.replace("version: 1\n", "version: 1\nmeta: {closed_world: true}\n")
-ANY_NAME = (
-    CLOSED + "- request: {method: tools/call, params: {name: x}}\n  match: {name: any}\n  response: {result: {content: []}}\n"
-)
+ANY_NAME = CLOSED + "- request: {method: tools/call, params: {name: x}}\n  match: {name: any}\n"
+ANY_NAME += "  response: {result: {content: []}}\n"
 
 
 def named(tool: str, arguments: str = "{}") -> bytes:

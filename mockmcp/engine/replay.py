@@ -15,7 +15,7 @@ from mockmcp.engine.batch import Batch, array
 from mockmcp.engine.branching import differences
 from mockmcp.engine.matching import Matcher, answer_body, canonical
 from mockmcp.engine.play import Player, answer
-from mockmcp.engine.report import KEPT_MISSES, Mismatch, Report, Withheld
+from mockmcp.engine.report import KEPT_CALLS, KEPT_MISSES, Mismatch, Report, Withheld
 from mockmcp.engine.schedule import ENDED
 from mockmcp.engine.selection import Pick, Recordings, Selection
 
@@ -145,6 +145,8 @@ class Replay:
 
     def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
         method, params = message["method"], message.get("params")
+        if len(self.report.calls) < KEPT_CALLS:  # what the host did, for `mockmcp.calls`
+            self.report.calls.append((method, params))
         pick = self.selection.request(self.selection.recordings.key(method, params))
         if pick is None:
             if method == protocol.PING:  # answered as a server of the request's era answers it

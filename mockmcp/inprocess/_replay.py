@@ -156,6 +156,10 @@ class ReplayTransport:
             raise StrictFailure(f"strict: the session had {engine.report.strict_failures()} (see the summary above)")
         return None
 
+    def live_reports(self) -> list[Report]:
+        """Every session's report, the one under way too (`mockmcp.calls` reads what the host did so far)."""
+        return [*self.reports, *([self._engine.report] if self._group is not None and self._engine else [])]
+
     @property
     def timing(self) -> float:
         """The timing factor sessions replay at (0: at once)."""
