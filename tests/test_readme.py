@@ -78,6 +78,8 @@ CLAIMS = {
     "uses: mockmcp/mockmcp/.github/actions/drift@main": "test_the_ci_drift_workflow",
     "name: charge, arguments: {amount: 10}": "test_the_without_recording_examples",
     "# tests/test_agent_calls.py": "test_the_calls_example",
+    "mockmcp stub -o cassettes/time.yaml": "test_the_stub_page",
+    "# get_current_time: write its answer in `content`": "test_the_stub_page",
     "meta: {closed_world: true}": "test_the_without_recording_examples",
     "closed_world=True)\nasync def test_the_agent_only_searches": "test_the_without_recording_examples",
     "# tests/test_agent_time.py": "test_the_agents_page",
@@ -310,6 +312,7 @@ def test_each_command_and_option_is_documented() -> None:
         "schema",
         "serve",
         "show",
+        "stub",
         "unwrap",
         "verify",
         "wrap",
@@ -682,6 +685,17 @@ def test_the_ci_drift_workflow() -> None:
     assert set(step["with"]) <= set(action["inputs"]), set(step["with"]) - set(action["inputs"])
     said = block("uses: mockmcp/mockmcp/.github/actions/drift@main").text
     assert all(f"# {name}:" in said or name in step["with"] for name in ("install", "comment"))
+
+
+def test_the_stub_page(tmp_path: Path) -> None:
+    """The stub of mcp-server-time runs as written, and its placeholder is the page's, comment and all (the HTTP
+    endpoint the page names is an example: test_stub.py asks a real one)."""
+    first, second = commands(block("mockmcp stub -o cassettes/time.yaml"))
+    time_stub = shlex.split(first.replace("cassettes/", f"{tmp_path}/"))
+    proc = subprocess.run(time_stub, capture_output=True, text=True, timeout=120, env=child_env(), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert block("# get_current_time: write its answer in `content`").text in (tmp_path / "time.yaml").read_text()
+    assert shlex.split(second)[:3] == ["mockmcp", "stub", "-o"] and "--http-target" in second
 
 
 def test_the_calls_example(pytester: pytest.Pytester) -> None:

@@ -299,6 +299,28 @@ def serve(config: str) -> None:
     serve_config(config)
 
 
+STUB = (
+    options.CASSETTE_OPTION._replace(help="The cassette to write (a new file)."),
+    options.TARGET._replace(help="Ask a Streamable HTTP server at this endpoint URL instead of running a command."),
+    option("--timeout SECONDS", "timeout", "seconds", "Seconds to wait for each answer.", default="10"),
+)
+
+
+@cli.command(cls=_Command, context_settings={"allow_interspersed_args": False})
+@_params(STUB)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def stub(cassette: str, target: str | None, timeout: float, command: tuple[str, ...]) -> None:
+    """Write a cassette from a server's contract, without recording a session: the answers are yours to write.
+
+    `mockmcp stub -o CASSETTE -- SERVER ARGS...` (or `--http-target URL`) asks the server only what has no
+    side effect (the handshake, then its tools, prompts, resources and templates, every page) and writes
+    that, with a placeholder answer for each tool (shaped by its outputSchema) and comments on what to edit.
+    """
+    if (target is None) == (not command):
+        raise click.UsageError("name the server to ask: a command after `--`, or --http-target URL (one of them)")
+    commands.stub_server(cassette, list(command), target, timeout)
+
+
 @cli.command()
 @click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
 def recover(cassette: str) -> None:

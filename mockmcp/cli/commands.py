@@ -20,9 +20,29 @@ from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.options import BOUNDS, Bounds, RecordOptions, ReplayOptions
-from mockmcp.record import Journal, drive, finish, journal_path, later_start, saved, silent
+from mockmcp.record import (
+    Journal,
+    ask_contract,
+    ask_contract_http,
+    drive,
+    finish,
+    journal_path,
+    later_start,
+    saved,
+    silent,
+)
 from mockmcp.stdio.record import Outcome, run_proxy
-from mockmcp.tools import ANY, Drift, as_json, as_markdown, compare, report_schema_text, updated
+from mockmcp.tools import (
+    ANY,
+    Drift,
+    as_json,
+    as_markdown,
+    compare,
+    report_schema_text,
+    stub_cassette,
+    stub_text,
+    updated,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,6 +55,7 @@ __all__ = [
     "record_session",
     "recorded_command",
     "recover_session",
+    "stub_server",
     "verify_cassette",
     "write_schema",
 ]
@@ -249,6 +270,17 @@ def diff_cassettes(first: str, second: str, ignores: tuple[str, ...], said: Said
     recorded = cassettes.load(first)
     drift = compare(recorded, cassettes.load(second), Matcher.build(ignores, recorded.meta), "other")
     return (said or Said()).tell(drift, f"mockmcp diff: {first} (recorded) against {second} (other)")
+
+
+def stub_server(path: str, command: list[str], target: str | None, timeout: float) -> None:
+    """Write a new cassette from a live server's contract, a placeholder answer per tool; raises UsageError."""
+    if os.path.exists(path):
+        raise UsageError(f"{path} exists, and `mockmcp stub` writes a new cassette", "name another file, or delete it")
+    contract = ask_contract_http(target, timeout) if target is not None else ask_contract(command, timeout)
+    cassette = stub_cassette(contract._replace(meta={**contract.meta, "recorded_at": cassettes.now_iso()}))
+    files.atomic_write(path, stub_text(cassette))
+    tools = sum(1 for interaction in cassette.interactions if interaction.times == "any")
+    note(f"wrote {path}: the server's contract and {tools} placeholder answer(s); write each, then `mockmcp lint` it")
 
 
 def write_schema(output: str | None, report: bool = False) -> None:

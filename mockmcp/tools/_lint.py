@@ -33,6 +33,7 @@ from mockmcp.engine.redact import mentioned
 from mockmcp.engine.rules import refusal, rules_of
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
+from mockmcp.tools._stub import is_placeholder
 
 __all__ = [
     "ERROR",
@@ -192,6 +193,7 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
                 played, (place, at, turn), eras.get(interaction.session, {}), tools, stateless
             )
     yield from _check_structured(cassette, indices)
+    yield from _placeholders(cassette, indices)
     yield from _rule_issues(cassette, indices)
     yield from _check_substitute(cassette)
     patterns = (cassette.meta.get("redact") or {}).get("patterns") or ()
@@ -305,6 +307,16 @@ def _check_structured(cassette: Cassette, indices: list[int]) -> Iterator[_Issue
             schema = schemas.get(name)
             if isinstance(schema, dict):
                 yield from _structured_flaws(str(name), schema, result, place)
+
+
+def _placeholders(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
+    """Each answer still the placeholder `mockmcp stub` wrote: a note, as the host would read the placeholder."""
+    for index, interaction in zip(indices, cassette.interactions, strict=True):
+        if is_placeholder(interaction):
+            name = (interaction.params or {}).get("name")
+            problem = f"the answer of {name!r} is still the placeholder `mockmcp stub` wrote"
+            fix = "write what the tool answers in `content` (and `structuredContent`, if it has them)"
+            yield _Issue(("interactions", index, "response", "result"), NOTE, problem, fix)
 
 
 def _structured_flaws(name: str, schema: dict[str, Any], result: dict[str, Any], place: Place) -> Iterator[_Issue]:
