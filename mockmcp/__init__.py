@@ -16,6 +16,8 @@ The public API, for fixtures and helpers users write; every other module is inte
 - `calls(source)`: what the host did, its requests in order (`Calls`: filter by tool and arguments with a
   cassette's matchers, `.count`, `.called`, `.args`, `assert_called`), from a `transport` (live), an
   interception, or a --report file; the plugin's fixture has its own `mockmcp.calls`;
+- `json_body`: a vcrpy matcher comparing two requests' bodies as JSON, for a model's VCR cassette beside
+  mockmcp's (docs/agent-run.md; the pytest plugin registers it with pytest-recording as `"json_body"`);
 - `MockmcpError` and its kinds `CassetteError`, `ConfigError`, `UsageError`, `StrictFailure`.
 
 Each name is imported on first use (a module `__getattr__`): a replay over stdio imports this
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from mockmcp.errors import CassetteError, ConfigError, MockmcpError, StrictFailure, UsageError
     from mockmcp.inprocess import Calls, Interception, calls, intercepting, recording, transport
     from mockmcp.plugin._mock_server import MockServer
+    from mockmcp.plugin._pairing import json_body
 
 __all__ = [
     "Calls",
@@ -48,6 +51,7 @@ __all__ = [
     "__version__",
     "calls",
     "intercepting",
+    "json_body",
     "load",
     "loads",
     "recording",
@@ -70,6 +74,7 @@ _HOMES = {
     "UsageError": "mockmcp.errors",
     "StrictFailure": "mockmcp.errors",
     "MockServer": "mockmcp.plugin._mock_server",
+    "json_body": "mockmcp.plugin._pairing",
     "transport": "mockmcp.inprocess",
     "recording": "mockmcp.inprocess",
     "intercepting": "mockmcp.inprocess",

@@ -244,6 +244,14 @@ class Page:
         ]
         return said
 
+    def console(self) -> list[tuple[str, list[Any]]]:
+        """Every console call since the page was opened, of any level: its type and its arguments' values (an
+        object's description)."""
+        return [
+            (e["type"], [arg.get("value", arg.get("description")) for arg in e["args"]])
+            for e in self._events("Runtime.consoleAPICalled")
+        ]
+
     def requests(self) -> list[str]:
         """The URLs of every request the page made since it was opened (its own document included)."""
         return [e["request"]["url"] for e in self._events("Network.requestWillBeSent")]

@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -22,12 +23,16 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import forkserver
 import pytest
 import sdk1
 
 import mockmcp
+
+if TYPE_CHECKING:
+    from chromium import Chromium, Page
 
 ROOT = Path(__file__).resolve().parent.parent
 # The suite's subprocesses (hundreds: replays, recorders, servers, pytest runs and the plugin's launches) write
@@ -40,6 +45,19 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
 SHIPPED = ROOT / "cassettes"
 MOCKMCP = [sys.executable, "-m", "mockmcp"]
+# The interpreter for a script that starts as an ordinary SDK server: forked from one that imported the SDK already
+# (tests/forkserver.py), where this run started one; the cassettes it records name this command.
+SDK_PYTHON = [sys.executable, str(ROOT / "tests" / "forkserver.py"), "run"]
+NOTES_COMMAND = [*SDK_PYTHON, str(ROOT / "examples" / "notes_server.py")]
+
+
+def forked(*args: str) -> str:
+    """The shell command (for a shim on PATH) that starts the SDK server `args` (a script, or `-m MODULE`) as
+    SDK_PYTHON does: the SDK hands a server a cut-down environment, so the command names the fork server itself."""
+    where = f"{forkserver.SOCKET}={shlex.quote(os.environ.get(forkserver.SOCKET, ''))}"
+    return f"{where} exec {shlex.join([*SDK_PYTHON, *args])}"
+
+
 # A host of its own for a command: a shell that starts it and waits, so its parent is a process of its own, as
 # when a test suite runs again. A later start by the same host (the parent) records into the cassette its run
 # began instead of replaying it (`files.begun_by_this_run`); a test that means "the next run" says so with this.
@@ -58,6 +76,18 @@ NOTES_SESSION = {
     "resource": "remember to buy milk",
     "prompt": "Please review this note:\n\nremember to buy milk",
 }
+
+
+def speaks_both(shipped: str, folder: Path) -> Path:
+    """A copy in `folder` of a shipped session of the notes server (an SDK 2.x server, which speaks both eras)
+    saying so, as its messages cannot (its discovery lists 2026-07-28 alone, its initialize answer one handshake
+    revision): `meta.server_eras`."""
+    copy = folder / shipped
+    copy.write_text(
+        (SHIPPED / shipped).read_text().replace("meta:\n", "meta:\n  server_eras: [handshake, stateless]\n", 1)
+    )
+    return copy
+
 
 # mockmcp caches parsed cassettes in the user's cache folder; the tests (and every mockmcp they
 # start, which inherits the environment) use a folder of their own instead.
@@ -308,7 +338,7 @@ def notes_over_http(script: Path = ROOT / "examples" / "notes_server.py", *optio
     """The example SDK server (or another, with these options) over Streamable HTTP, on a port the
     system picks (never one probed and let go)."""
     server = subprocess.Popen(
-        [sys.executable, str(script), "--http", "0", *options],
+        [*SDK_PYTHON, str(script), "--http", "0", *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -393,10 +423,38 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 _STARTED = pytest.StashKey[float]()
 
 
+def _start_forkserver() -> None:
+    """Start tests/forkserver.py (it is not waited for: a launcher it does not answer yet runs on its own) and have
+    every process of the run find it; stopped, by its pid, when this process ends."""
+    folder = tempfile.mkdtemp(prefix="mockmcp-forkserver-")
+    path = os.path.join(folder, "socket")
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "forkserver.py"), "serve", path],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    os.environ[forkserver.SOCKET] = path
+
+    def stop() -> None:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse a run whose process has another copy's package (a copy of the checkout run with the `pytest` its
-    environment's editable install wrote): every test would test that one. Note when the run started."""
+    environment's editable install wrote): every test would test that one. Note when the run started. Start the
+    fork server of the SDK's servers for this run and the runs inside it (not for the in-memory tests alone)."""
     config.stash[_STARTED] = time.time()
+    if forkserver.SOCKET not in os.environ and config.option.markexpr != "fast" and hasattr(socket, "AF_UNIX"):
+        _start_forkserver()
     if not (ROOT / "mockmcp").samefile(Path(mockmcp.__file__).parent):
         raise pytest.UsageError(
             f"this run imports mockmcp from {Path(mockmcp.__file__).parent}, not from {ROOT / 'mockmcp'}: "
@@ -419,8 +477,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int,
 FAST = frozenset(
     {
         "test_answers", "test_attribution", "test_batch", "test_branching", "test_contract", "test_emulation",
-        "test_endpoint", "test_eras", "test_exchange", "test_http_endpoint", "test_http_loop", "test_http_sockets",
-        "test_http_upstream",
+        "test_endpoint", "test_eras", "test_eras_translation", "test_exchange", "test_http_endpoint", "test_http_loop",
+        "test_http_sockets", "test_http_upstream",
         "test_jsonrpc", "test_live", "test_matching", "test_merge", "test_namedtuple", "test_ordering",
         "test_protocol", "test_public_api", "test_recorder", "test_replay_engine", "test_report_schema",
         "test_rules", "test_schedule", "test_scripted", "test_selection", "test_send_facts", "test_stream_state",
@@ -464,3 +522,26 @@ def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
         structured = getattr(item, "_id", None)
         if names and not item.nodeid.endswith(suffix) and hasattr(structured, "parse"):
             item._id = type(structured).parse(item.nodeid + suffix)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Chromium]:
+    """The system's Chromium, headless, one for the run: the tests that use it share the xdist group `chromium`."""
+    from chromium import Chromium, find  # here: it needs fcntl, which the portable run's interpreter lacks
+
+    executable = find()
+    if executable is None:
+        pytest.skip("no Chromium on this machine: `apt-get install chromium` (.ci/run installs it when it can)")
+    chromium = Chromium(executable)
+    try:
+        yield chromium
+    finally:
+        chromium.close()  # the browser and its helpers, by the process group it was started in
+
+
+@pytest.fixture
+def tab(browser: Chromium) -> Iterator[Page]:
+    """A new tab of 1280x800, closed after the test."""
+    page = browser.page(1280, 800)
+    yield page
+    page.close()

@@ -34,8 +34,9 @@ from mockmcp.stdio.processes import lock_file
 ROOT = Path(__file__).resolve().parent.parent
 VENVS = ROOT / ".venvs"
 VERSIONS = ("1.24.0", "1.30.0")  # the 1.x releases mockmcp supports: the first and the last
-# The agent frameworks that pin the 1.x line, for tests/test_frameworks.py: `environment(version, FRAMEWORKS)`.
-FRAMEWORKS = ("langchain-mcp-adapters==0.3.2", "strands-agents==1.62.0")
+# The agent frameworks that pin the 1.x line, for tests/test_frameworks.py: `environment(version, FRAMEWORKS)`; and
+# vcrpy, which patches the 1.x line's httpx, for tests/test_beside_vcr.py.
+FRAMEWORKS = ("langchain-mcp-adapters==0.3.2", "strands-agents==1.62.0", "vcrpy==9.4.2")
 BUILT = "mockmcp-build.json"  # in each environment: its key, when it was built and how long that took
 RECIPE = 1  # raise when the steps below change, so every kept environment is built again
 STEP_TIMEOUT = 600  # seconds for one step (pip reads the registry at its own timeout, 180 s a read here)

@@ -44,7 +44,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env, recording, served
+from conftest import ROOT, SDK_PYTHON, child_env, recording, served
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -54,7 +54,7 @@ from mcp_types import ElicitResult, jsonrpc_message_adapter
 
 from mockmcp.cassette import store
 
-SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "causal.py")]
+SERVER = [*SDK_PYTHON, str(ROOT / "tests" / "servers" / "causal.py")]
 NODE_DIR = ROOT / "tests" / "node"
 EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 # Each interval is the time a host has to act on a progress notification before the next one comes (to

@@ -24,9 +24,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
+from mockmcp import __version__
 from mockmcp.cassette import store
 from mockmcp.cli import options
-from mockmcp.cli.app import cli
+from mockmcp.cli.app import TITLE, cli
 from mockmcp.cli.state import read_taken, write_taken
 from mockmcp.errors import UsageError
 
@@ -233,7 +234,7 @@ def test_an_error_past_the_options_reads_the_same_on_both_paths(case: str, tmp_p
 
 def test_version_and_help_go_through_click() -> None:
     version = mockmcp("--version")
-    assert version.returncode == 0 and version.stdout.startswith("mockmcp, version ")
+    assert version.returncode == 0 and version.stdout == TITLE + "\n"
     usage = mockmcp("replay")
     assert usage.returncode == 2 and "Missing argument 'CASSETTE'" in usage.stderr
 
@@ -273,6 +274,20 @@ def test_a_state_file_is_read_or_refused_with_its_path_and_how_to_fix(
 def test_a_state_file_is_for_replay_over_stdio() -> None:
     refused = mockmcp("replay", NOTES, "--http", "0", "--state", "s.json")
     assert refused.returncode == 2 and "--state is for replay over stdio" in refused.stderr
+
+
+# Another tool (a .NET global tool) also installs a command named `mockmcp`: ours says what it is first.
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [(["--version"], 0), (["--help"], 0), (["-h"], 0), ([], 2)],  # no command: the help, as a usage error
+    ids=["version", "help", "h", "bare"],
+)
+def test_the_first_line_of_help_and_version_names_the_product(args: list[str], status: int) -> None:
+    done = CliRunner().invoke(cli, args, prog_name="mockmcp")
+    assert done.exit_code == status, done.output
+    first = done.output.splitlines()[0]
+    assert first == f"mockmcp {__version__}: record/replay mock server for testing MCP hosts (Python)"
+    assert first == TITLE
 
 
 # --- one word per concept ------------------------------------------------------------------------------------
@@ -446,7 +461,7 @@ def said_rest(note: str) -> str:
         " (the old spelling goes in the next release)"
         if not note.startswith("record mode")
         else (
-            " (pytest-recording's all keeps the cassette: that is new_episodes here)"
+            " (which pytest-recording's all means here too: every request recorded again)"
             if note.endswith("rewrite")
             else ""
         )

@@ -5,7 +5,10 @@
   (to `server/discover`, as the SDK's auto mode does) goes on with the recorded session;
 - a cassette recorded by a legacy host, then again by an auto host with `--record-mode new_episodes`, gains the
   2026-07-28 session (the two eras never "match"), and replays to both hosts without a miss. This is
-  `--record-mode new_episodes` end to end; which sessions it adds, and its notes, have their rows in test_merge.py.
+  `--record-mode new_episodes` end to end; which sessions it adds, and its notes, have their rows in test_merge.py;
+- a cassette of one era from a server that speaks both (`meta.server_eras`) serves the other era's host in process
+  under strict: a 2026-07-28 session to a legacy host, a handshake one to an auto host (which does not fall back),
+  with the results, progress, logs and questions of the host's own era's recording of that server.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env
+from conftest import NOTES_COMMAND, NOTES_SESSION, ROOT, SHIPPED, child_env, speaks_both
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sdk_host import connect, full_session, text_of
@@ -28,7 +31,7 @@ from mockmcp.cassette import store
 
 pytestmark = pytest.mark.anyio
 
-SERVER = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
+SERVER = NOTES_COMMAND
 
 
 def params(*args: str) -> StdioServerParameters:
@@ -104,3 +107,83 @@ async def test_record_mode_new_adds_the_other_era_and_replays_both(tmp_path: Pat
         assert seen == live[mode]
         summary = json.loads(report.read_text())
         assert summary["misses"] == [] and summary["mismatches"] == [], summary
+
+
+# --- one cassette, both eras: a server that spoke both answers the other era's host from the translation --------
+
+
+async def everything(server: Any, mode: str) -> dict[str, Any]:
+    """All a host sees of a whole notes session: each result as the SDK reads it, progress, logs, and what the
+    server asked the host (elicitation, sampling, roots), as its callbacks got it."""
+    from mcp import Client
+    from sdk_host import elicit, roots, sampling
+
+    asked: list[Any] = []
+
+    def noting(callback: Any) -> Any:
+        async def note(ctx: Any, *params: Any) -> Any:
+            asked.append([p.model_dump(mode="json") for p in params] or "roots/list")
+            return await callback(ctx, *params)
+
+        return note
+
+    logs: list[Any] = []
+
+    async def log(params: Any) -> None:
+        logs.append(params.data)
+
+    callbacks = {"sampling_callback": noting(sampling), "elicitation_callback": noting(elicit)}
+    callbacks |= {"list_roots_callback": noting(roots), "logging_callback": log}
+    results: list[Any] = []  # every result as the SDK reads it
+
+    def kept(call: Any) -> Any:
+        async def keep(*args: Any, **kwargs: Any) -> Any:
+            result = await call(*args, **kwargs)
+            results.append(result.model_dump(mode="json"))
+            return result
+
+        return keep
+
+    with anyio.fail_after(30):
+        async with Client(server, mode=mode, log_level=None if mode == "legacy" else "info", **callbacks) as client:
+            for name in ("list_tools", "call_tool", "read_resource", "get_prompt"):
+                setattr(client, name, kept(getattr(client, name)))
+            seen = await full_session(client)
+            seen["protocol"] = client.protocol_version
+    return {**seen, "results": results, "asked": asked, "logs": logs}
+
+
+def untitled(asked: Any) -> Any:
+    """What a host's callback was asked, without an elicitation schema's title."""
+    if isinstance(asked, list) and asked and "requested_schema" in asked[0]:
+        schema = {key: value for key, value in asked[0]["requested_schema"].items() if key != "title"}
+        return [{**asked[0], "requested_schema": schema}]
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("mode", "recorded", "native"),
+    [
+        ("legacy", "notes-session-2026.yaml", "notes-session.yaml"),
+        ("auto", "notes-session.yaml", "notes-session-2026.yaml"),
+    ],
+    ids=["2026-cassette-to-legacy-host", "handshake-cassette-to-auto-host"],
+)
+async def test_a_cassette_of_a_server_of_both_eras_serves_the_other_eras_host_as_the_server_does(
+    mode: str, recorded: str, native: str, tmp_path: Path
+) -> None:
+    import mockmcp
+
+    # The host's own era's recording of the same server is what the real server gives it (above: recorded through
+    # the recorder, which forwards the session as it is); in process, as over stdio (test_inprocess.py).
+    truth = await everything(mockmcp.transport(str(SHIPPED / native)), mode)
+    translated = mockmcp.transport(str(speaks_both(recorded, tmp_path)), strict=True)
+    seen = await everything(translated, mode)  # strict: no miss, nothing unplayed, no answer that differed
+    # The SDK's server titles an elicitation's schema in the handshake era only (a real server's dialect, which
+    # no recording of the other era holds: docs/cassette-format.md, "Both eras"); all else is the same.
+    assert [untitled(asked) for asked in seen.pop("asked")] == [untitled(asked) for asked in truth.pop("asked")]
+    assert seen == truth
+    assert seen["protocol"] == ("2025-11-25" if mode == "legacy" else "2026-07-28")  # no fallback: its own era
+    assert {key: seen[key] for key in NOTES_SESSION} == NOTES_SESSION
+    assert seen["logs"] == ["counted 1", "counted 2"]
+    assert translated.report is not None and translated.report.strict_ok

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import sdk1
-from conftest import ROOT, child_env
+from conftest import ROOT, child_env, forked
 
 pytestmark = [pytest.mark.timeout(1200), pytest.mark.slow]
 
@@ -56,12 +56,12 @@ def shims(tmp_path: Path) -> Path:
     folder = tmp_path / "bin"
     folder.mkdir()
     commands = {
-        "time-server": f"{sys.executable} -m mcp_server_time",
-        "notes-server": f"{sys.executable} {ROOT / 'examples' / 'notes_server.py'}",
-        "everything-server": f"node {EVERYTHING / 'index.js'}",
+        "time-server": forked("-m", "mcp_server_time"),
+        "notes-server": forked(str(ROOT / "examples" / "notes_server.py")),
+        "everything-server": f"exec node {EVERYTHING / 'index.js'}",
     }
     for name, command in commands.items():
-        (folder / name).write_text(f'#!/bin/sh\necho {name} >> "{folder / "starts"}"\nexec {command} "$@"\n')
+        (folder / name).write_text(f'#!/bin/sh\necho {name} >> "{folder / "starts"}"\n{command} "$@"\n')
         (folder / name).chmod(0o755)
     return folder
 

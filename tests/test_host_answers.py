@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env
+from conftest import NOTES_COMMAND, ROOT, child_env
 from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
 from sdk_host import roots, sampling, text_of
@@ -124,7 +124,7 @@ def test_earlier_answers_must_agree_too() -> None:
 # --- the SDK host: record each answer with --record-mode new_episodes, then replay both under --strict ---
 
 pytestmark = pytest.mark.anyio
-NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
+NOTES = NOTES_COMMAND
 
 
 def params(*args: str) -> StdioServerParameters:

@@ -1,17 +1,16 @@
 """The HTML timeline in a real headless browser: the system's Chromium, over its DevTools pipe (tests/chromium.py).
 
-One browser for the whole module (and one worker: the xdist group), a tab per page. Without a Chromium
+One browser for the run (conftest's `browser`; one worker: the xdist group), a tab per page. Without a Chromium
 these tests skip, saying so; `.ci/run` installs the distribution's package when it is missing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chromium import Chromium, Page, find
+from chromium import Page
 from conftest import SHIPPED
 from test_html import replay
 
@@ -19,25 +18,6 @@ from mockmcp.cassette import store
 from mockmcp.html._page import lane_for, write_page
 
 pytestmark = pytest.mark.xdist_group("chromium")
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Chromium]:
-    executable = find()
-    if executable is None:
-        pytest.skip("no Chromium on this machine: `apt-get install chromium` (.ci/run installs it when it can)")
-    chromium = Chromium(executable)
-    try:
-        yield chromium
-    finally:
-        chromium.close()  # the browser and its helpers, by the process group it was started in
-
-
-@pytest.fixture
-def tab(browser: Chromium) -> Iterator[Page]:
-    page = browser.page(1280, 800)
-    yield page
-    page.close()
 
 
 @pytest.fixture(scope="module")

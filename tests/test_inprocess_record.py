@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env, notes_over_http
+from conftest import NOTES_COMMAND, ROOT, child_env, notes_over_http
 from mcp import StdioServerParameters
 from notes_server import server as notes
 from sdk_host import connect, full_session
@@ -31,7 +31,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),  # the example server logs so
 ]
 
-NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
+NOTES = NOTES_COMMAND
 
 
 @pytest.fixture(params=["asyncio", "trio"] if __import__("importlib").util.find_spec("trio") else ["asyncio"])
@@ -173,7 +173,7 @@ anyio.run(main)
 async def test_a_host_killed_mid_session_leaves_a_journal_recover_turns_into_the_cassette(tmp_path: Path) -> None:
     cassette = tmp_path / "notes.yaml"
     script = tmp_path / "host.py"
-    script.write_text(textwrap.dedent(KILLED.format(server=NOTES[1], cassette=str(cassette))))
+    script.write_text(textwrap.dedent(KILLED.format(server=NOTES[-1], cassette=str(cassette))))
     died = subprocess.run(
         [sys.executable, str(script)], env=child_env(), cwd=str(ROOT), capture_output=True, timeout=60
     )

@@ -1,12 +1,15 @@
 """Install anywhere: a wheel built from the checkout installs with its `http` extra into a clean virtual
 environment (no test dependencies, no checkout on the path) and replays there, as docs/other-languages.md
-says; `uvx` and `pipx` run it from the checkout where they are installed.
+says; `uvx` and `pipx` run it from the checkout where they are installed; its pre-commit hooks
+(.pre-commit-hooks.yaml) run through `pre-commit try-repo`.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +20,7 @@ import pytest
 from conftest import ROOT, SHIPPED
 
 from mockmcp.cassette import schema
+from mockmcp.cli.app import TITLE
 
 TIMEOUT = 300  # seconds: building and installing fetch the build backend and dependencies when not cached
 OPEN = {
@@ -61,7 +65,7 @@ def test_the_wheel_installs_with_its_http_extra_in_a_clean_venv_and_replays(tmp_
     python = target / "bin" / "python"
     run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", f"{wheel}[http]"])
     mockmcp = str(target / "bin" / "mockmcp")
-    assert run([mockmcp, "--version"], cwd=tmp_path).stdout.startswith("mockmcp, version ")
+    assert run([mockmcp, "--version"], cwd=tmp_path).stdout == TITLE + "\n"
     cassette = tmp_path / "notes.yaml"
     shutil.copyfile(SHIPPED / "notes.yaml", cassette)
     report = tmp_path / "report.json"
@@ -86,4 +90,53 @@ def test_uvx_and_pipx_run_mockmcp_from_the_checkout(tool: str, tmp_path: Path) -
     checkout = str(source(tmp_path))
     spec = ["--from", checkout] if tool == "uvx" else ["run", "--spec", checkout]
     done = run([found, *spec, "mockmcp", "--version"], cwd=tmp_path)
-    assert done.stdout.startswith("mockmcp, version ")
+    assert done.stdout == TITLE + "\n"
+
+
+def pre_commit() -> list[str] | None:
+    """pre-commit, from the test environment (the test extra installs it), else from PATH."""
+    if importlib.util.find_spec("pre_commit") is not None:
+        return [sys.executable, "-m", "pre_commit"]
+    found = shutil.which("pre-commit")
+    return [found] if found else None
+
+
+def hook_repository(tmp_path: Path) -> Path:
+    """The checkout's build sources and its .pre-commit-hooks.yaml as one commit of a repository of their own: clean,
+    so try-repo takes it as it is (a checkout with changes it would copy again) and builds the hooks from it."""
+    repository = source(tmp_path)
+    shutil.copyfile(ROOT / ".pre-commit-hooks.yaml", repository / ".pre-commit-hooks.yaml")
+    git = ["git", "-c", "user.name=mockmcp tests", "-c", "user.email=tests@mockmcp.invalid"]
+    run([*git, "init", "-q"], cwd=repository)
+    run([*git, "add", "."], cwd=repository)
+    run([*git, "commit", "-q", "-m", "hooks"], cwd=repository)
+    return repository
+
+
+@pytest.mark.slow
+def test_pre_commit_try_repo_fails_on_a_cassette_holding_a_github_token(tmp_path: Path) -> None:
+    """Both hooks over a clean cassette and one holding a GitHub token, in one try-repo: each try-repo builds the
+    hooks' environment afresh (a pip install of the repository), in a store of its own, so the test makes one."""
+    command = pre_commit()
+    if command is None:
+        pytest.skip("pre-commit is not installed here (the test extra installs it)")
+    repository = hook_repository(tmp_path)
+    project = tmp_path / "project"
+    (project / "cassettes").mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes.yaml", project / "cassettes" / "clean.yaml")
+    token = "ghp_" + "0123456789abcdefghijklmnopqrstuvwxyz"  # the shape of a GitHub token, built here
+    leaked = (SHIPPED / "notes.yaml").read_text().replace("remember to buy milk", token)
+    assert leaked.count(token) == 1
+    (project / "cassettes" / "leak.yaml").write_text(leaked)
+    run(["git", "init", "-q"], cwd=project)
+    files = ["--files", "cassettes/clean.yaml", "cassettes/leak.yaml"]
+    env = {**clean_env(), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit")}  # its log, out of the user's cache
+    line = [*command, "try-repo", str(repository), "--color", "never", *files]
+    done = subprocess.run(line, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=project)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"^mockmcp secrets scan\.+Failed$", done.stdout, re.M), done.stdout
+    found = re.findall(r"^(cassettes/\S+?):\d+: .*: warning: (.*)$", done.stdout, re.M)
+    assert found == [("cassettes/leak.yaml", "a GitHub token (ghp_...) left in the cassette; cassettes get committed")]
+    assert token not in done.stdout  # only its first four characters are shown
+    assert "2 files: 0 errors, 1 warning" in done.stdout
+    assert re.search(r"^mockmcp lint\.+Passed$", done.stdout, re.M), done.stdout  # a credential: lint's warning

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import mcp.client.stdio
 import pytest
-from conftest import ROOT, SHIPPED
+from conftest import ROOT, SHIPPED, forked
 from mcp import StdioServerParameters
 from sdk_host import connect, full_session
 from test_pytest_plugin import run
@@ -44,7 +44,7 @@ def shim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "bin"
     folder.mkdir()
     script = folder / "notes-server"
-    script.write_text(f'#!/bin/sh\necho started >> "{folder / "starts"}"\nexec {sys.executable} {NOTES_SERVER} "$@"\n')
+    script.write_text(f'#!/bin/sh\necho started >> "{folder / "starts"}"\n{forked(str(NOTES_SERVER))} "$@"\n')
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
     return folder

@@ -8,11 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import MOCKMCP, ROOT, SHIPPED, child_env
 
 from mockmcp._wire import protocol
 from mockmcp._wire.words import render_place
 from mockmcp.cassette import shapes, yamlfile
+from mockmcp.cli.app import cli
 from mockmcp.tools import _lint as lint
 
 HEAD = "version: 1\ninteractions:\n"
@@ -69,6 +71,15 @@ BROKEN = [
         "meta.substitute[0]",
         "warning",
         "replay refuses the cassette until its user gives DATA",
+    ),
+    (  # the eras the recorded server speaks: a list of handshake and stateless
+        "version: 1\nmeta:\n  server_eras: [handshake, 2026-07-28]\n"
+        + HEAD[11:]
+        + "- request: {method: x}\n  response: {result: {}}\n",
+        3,
+        "meta.server_eras",
+        "warning",
+        "meta.server_eras lists the eras the recorded server speaks, got ['handshake', '2026-07-28']",
     ),
     # Structure, exactly as replay loads it:
     ("version: 1\ninteractions: [\n", 3, "", "error", "not valid YAML"),
@@ -508,7 +519,13 @@ def run_lint(*args: str) -> subprocess.CompletedProcess[str]:
 def test_the_command_passes_clean_cassettes() -> None:
     shipped = sorted(str(path) for path in SHIPPED.glob("*.yaml"))
     proc = run_lint(*shipped)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{len(shipped)} files: 0 errors, 0 warnings\n", "")
+    *serving, summary = proc.stdout.splitlines()
+    assert (proc.returncode, summary, proc.stderr) == (0, f"{len(shipped)} files: 0 errors, 0 warnings", "")
+    stateless = ("notes-2026.yaml", "notes-session-2026.yaml", "time.yaml")
+    eras = dict.fromkeys(stateless, "the 2026-07-28 era")
+    assert serving == [
+        f"{path}: serves hosts of {eras.get(Path(path).name, 'the handshake era')} only" for path in shipped
+    ]
 
 
 def test_the_command_fails_on_an_error_and_prints_every_finding_sorted(tmp_path: Path) -> None:
@@ -524,12 +541,12 @@ def test_the_command_fails_on_an_error_and_prints_every_finding_sorted(tmp_path:
     proc = run_lint(str(tmp_path / "b.yaml"), str(tmp_path / "a.yaml"))
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    assert [line.split(": ")[0] for line in lines[::2]] == [
+    assert [line.split(": ")[0] for line in lines[:-2:2]] == [
         f"{tmp_path}/a.yaml:1",
         f"{tmp_path}/a.yaml:7",
         f"{tmp_path}/b.yaml:4",
-        "2 files",
     ]
+    assert lines[-2] == f"{tmp_path}/a.yaml: serves hosts of the 2026-07-28 era only"  # b.yaml does not load
     assert lines[0].endswith("warning: a Slack token (xoxb...) left in the cassette; cassettes get committed")
     assert lines[4] == f"{tmp_path}/b.yaml:4: interactions[0].respnse: error: unknown key 'respnse'"
     assert all(line.startswith("  how to fix: ") for line in lines[1:6:2])
@@ -542,6 +559,35 @@ def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:
     assert run_lint(str(path)).returncode == 0
     strict = run_lint("--strict", str(path))
     assert strict.returncode == 1 and strict.stdout.endswith("1 file: 0 errors, 1 warning\n")
+
+
+SECRETS = [  # (cassette, exit status, what `lint --secrets` prints before its summary)
+    (HEAD + "- request: {method: x}\n  respnse: {result: {}}\n", 0, []),  # broken, but no credential in it
+    (
+        HEAD + "- request: {method: x}\n  respnse: {result: {text: '" + FAKE["github"] + "'}}\n",
+        1,
+        ["c.yaml:4: interactions[0].respnse.result.text: warning: a GitHub token (ghp_...) left in the cassette;"
+         " cassettes get committed"],
+    ),
+    (
+        "version: 1\nmeta:\n  server: [srv, --api-key, hunter2hunter2]\ninteractions: []\n",
+        1,
+        ["c.yaml:3: meta.server[2]: warning: the server's command line holds the value of --api-key;"
+         " cassettes get committed"],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "status", "said"), SECRETS, ids=["no-credential", "github-token", "server-flag"])
+def test_lint_secrets_checks_credentials_only_and_fails_on_any(
+    text: str, status: int, said: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(text)
+    done = CliRunner().invoke(cli, ["lint", "--secrets", "c.yaml"], prog_name="mockmcp")
+    assert done.exit_code == status, done.output
+    found = [line for line in done.output.splitlines() if not line.startswith("  how to fix: ")]
+    assert found == [*said, f"1 file: 0 errors, {len(said)} warning{'' if len(said) == 1 else 's'}"]
 
 
 def test_an_unreadable_file_is_a_finding_not_a_crash(tmp_path: Path) -> None:
@@ -1018,3 +1064,25 @@ def test_the_recordings_stand_in_for_an_answer_the_server_never_gave_says_so_not
     assert why in finding.problem and "bytes" not in finding.problem
     assert "record again with the server up" in finding.fix and "a page at a time" not in finding.fix
     assert "write the answer here by hand" in finding.fix and "expect: fault" in finding.fix
+
+
+@pytest.mark.parametrize(
+    ("meta", "said"),
+    [
+        ("{}", "serves hosts of the 2026-07-28 era only"),
+        (
+            "{server_eras: [handshake, stateless]}",
+            "serves hosts of both eras: the 2026-07-28 era as recorded, the handshake era translated, as its server "
+            "speaks both (meta.server_eras)",
+        ),
+    ],
+    ids=["one-era", "a-server-of-both"],
+)
+def test_lint_says_which_eras_hosts_a_cassette_serves(tmp_path: Path, meta: str, said: str) -> None:
+    path = tmp_path / "c.yaml"
+    request = (
+        "- request: {method: tools/list, params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}}\n"
+    )
+    path.write_text(f"version: 1\nmeta: {meta}\ninteractions:\n{request}  response: {{result: {{tools: []}}}}\n")
+    assert lint.serves(str(path)) == f"{path}: {said}"
+    assert lint.serves(str(tmp_path / "missing.yaml")) == ""

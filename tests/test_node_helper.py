@@ -3,7 +3,8 @@ mockmcp this interpreter has installed from the checkout.
 
 Each runner runs its file once (a module-scoped run, one xdist group each, so the two run side by side);
 the tests below read its results: the test named `fails: ...` must fail with mockmcp's explanation of
-the miss, every other must pass. Without node or the helper's node_modules, they skip and say why.
+the miss, every other must pass. The helper packed by `npm pack` installs into a fresh project and runs its
+node:test example there. Without node or the helper's node_modules, they skip and say why.
 """
 
 from __future__ import annotations
@@ -160,3 +161,43 @@ def test_the_helper_names_cassettes_as_the_plugin_does() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [cassette_name(parts) for parts in NAMES]
+
+
+def test_the_packed_helper_installs_into_a_project_and_runs_its_example(tmp_path: Path) -> None:
+    """`npm pack` of the helper, installed into a fresh project (offline: nothing to fetch, the SDK being a peer
+    the project brings: here linked from the helper's own node_modules), runs the node:test example there."""
+    needs_node()
+    packed = json.loads(run_npm(["pack", "--json", "--pack-destination", str(tmp_path)], NODE_DIR).stdout)
+    [tarball] = packed
+    assert sorted(file["path"] for file in tarball["files"]) == ["README.md", "index.d.ts", "index.js", "package.json"]
+    project = tmp_path / "host"
+    project.mkdir()
+    (project / "package.json").write_text('{"name": "host", "private": true, "type": "module"}\n')
+    install = ["install", "--offline", "--legacy-peer-deps", "--no-audit", "--no-fund", "--no-package-lock"]
+    run_npm([*install, str(tmp_path / tarball["filename"])], project)
+    sdk = project / "node_modules" / "@modelcontextprotocol" / "sdk"
+    sdk.parent.mkdir()
+    sdk.symlink_to(NODE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk", target_is_directory=True)
+    shutil.copytree(NODE_DIR / "examples", project / "examples", ignore=shutil.ignore_patterns("*.vitest.*"))
+    (project / "test").mkdir()
+    shutil.copyfile(NODE_DIR / "test" / "echo-server.mjs", project / "test" / "echo-server.mjs")
+    where = "import { fileURLToPath } from 'node:url'; console.log(fileURLToPath(import.meta.resolve('@mockmcp/node')))"
+    resolved = run_in(["node", "--input-type=module", "-e", where], project)
+    assert Path(resolved.stdout.strip()) == project / "node_modules" / "@mockmcp" / "node" / "index.js"
+    done = run_in(["node", "--test", "examples/notes.node.mjs"], project)
+    assert "# pass 1" in done.stdout and "# fail 0" in done.stdout, done.stdout
+
+
+def run_npm(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the helper cannot be packed")
+    return run_in([npm, *args], cwd)
+
+
+def run_in(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**child_env(), "MOCKMCP": mockmcp_command()}
+    env.pop("MOCKMCP_RECORD", None)  # the example replays its cassette
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, f"{command}: {done.stdout}{done.stderr}"
+    return done

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env, served
+from conftest import ROOT, SDK_PYTHON, child_env, served
 from mcp import StdioServerParameters
 from sdk_host import connect, text_of
 from test_causal_sdk import Tap, calling, transport, wait_for_save
@@ -146,7 +146,7 @@ def test_recorded_timing_keeps_the_order_by_the_clock_too() -> None:
 
 # --- the SDK host, through record and replay --------------------------------------------------------------
 
-SLEEPY = [sys.executable, str(ROOT / "tests" / "servers" / "sleepy.py")]
+SLEEPY = [*SDK_PYTHON, str(ROOT / "tests" / "servers" / "sleepy.py")]
 pytestmark = pytest.mark.anyio
 
 

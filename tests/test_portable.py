@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import forkserver
 import pytest
 from conftest import ROOT, child_env
 
@@ -53,6 +54,7 @@ with toolkit.Signals() as signals:
 
 def windows_like_env() -> dict[str, str]:
     env = child_env()
+    env.pop(forkserver.SOCKET, None)  # the servers too start in the interpreter without them, not forked from one with
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(WINDOWS_LIKE), env.get("PYTHONPATH"))))
     return env
 

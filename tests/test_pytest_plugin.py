@@ -16,7 +16,7 @@ from pathlib import Path
 import mcp  # noqa: F401
 import pytest
 import yaml  # noqa: F401
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env, sse_messages
+from conftest import MOCKMCP, NOTES_COMMAND, ROOT, SHIPPED, child_env, sse_messages
 
 import mockmcp.cassette.yamledit
 import mockmcp.tools._drift  # noqa: F401
@@ -58,7 +58,7 @@ HOST_TESTS = (
     HOST_HELPERS
     + f"""
 @pytest.mark.anyio
-@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+@pytest.mark.mockmcp(server={NOTES_COMMAND!r})
 async def test_reads_a_note(mockmcp):
     assert await read(mockmcp, "notes.txt") == "remember to buy milk"
 """
@@ -163,7 +163,7 @@ def test_record_once_record_again_unchanged_verify_then_replay_without_the_serve
         timeout=60,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert f"against {sys.executable} {NOTES_SERVER}" in verified.stdout
+    assert f"against {' '.join(NOTES_COMMAND)}" in verified.stdout
     # The server is gone: replay alone must serve the same test.
     write_host_tests(pytester, HOST_TESTS.replace(repr(NOTES_SERVER), repr("/nonexistent/server.py")))
     run(pytester).assert_outcomes(passed=1)
@@ -297,7 +297,7 @@ def test_a_recording_test_that_took_the_command_and_never_launched_it_fails(pyte
         pytester,
         HOST_HELPERS
         + f"""
-@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+@pytest.mark.mockmcp(server={NOTES_COMMAND!r})
 def test_takes_the_command_only(mockmcp):
     assert mockmcp.command
 """,
@@ -311,9 +311,7 @@ def test_takes_the_command_only(mockmcp):
 
 
 def test_recording_needs_a_server_and_says_where_to_name_it(pytester: pytest.Pytester) -> None:
-    write_host_tests(
-        pytester, HOST_TESTS.replace(f"@pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])\n", "")
-    )
+    write_host_tests(pytester, HOST_TESTS.replace(f"@pytest.mark.mockmcp(server={NOTES_COMMAND!r})\n", ""))
     result = run(pytester, "--mockmcp-record-mode=once")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*--mockmcp-record-mode=once needs the real server*--mockmcp-server*mockmcp_server*"])
@@ -326,9 +324,9 @@ FILES = [("notes.txt", "remember to buy milk"), ("todo.md", "# Todo"), ("missing
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("path", "expected"), FILES, ids=[f"{i}-{p}" for i, (p, _) in enumerate(FILES)])
-@pytest.mark.mockmcp(server=[sys.executable, """
-    + repr(NOTES_SERVER)
-    + """])
+@pytest.mark.mockmcp(server="""
+    + repr(NOTES_COMMAND)
+    + """)
 async def test_parallel(mockmcp, path, expected):
     text = await read(mockmcp, path)
     assert text.startswith(expected) if expected else "no such file" in text
@@ -1026,11 +1024,11 @@ def test_live_runs_against_the_real_server_and_writes_nothing(pytester: pytest.P
     body = (
         HOST_HELPERS
         + f"""
-pytestmark = pytest.mark.mockmcp(server=[sys.executable, {NOTES_SERVER!r}])
+pytestmark = pytest.mark.mockmcp(server={NOTES_COMMAND!r})
 
 @pytest.mark.anyio
 async def test_over_stdio(mockmcp):
-    assert mockmcp.command[1] == {NOTES_SERVER!r}
+    assert mockmcp.command[-1] == {NOTES_SERVER!r}
     assert await read(mockmcp, "notes.txt") == "remember to buy milk"
 
 @pytest.mark.anyio

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHIPPED
+from conftest import NOTES_COMMAND, ROOT, SDK_PYTHON, SHIPPED
 from test_pytest_plugin import HOST_HELPERS, NOTES_SERVER, run
 
 from mockmcp.cassette import store
@@ -23,7 +23,7 @@ from mockmcp.tools import _lint as lint
 pytest_plugins = ["pytester"]
 
 SERVERS = ROOT / "tests" / "servers"
-PREAMBLE = HOST_HELPERS + f"SERVER = [sys.executable, {NOTES_SERVER!r}]\n"
+PREAMBLE = HOST_HELPERS + f"SERVER = {NOTES_COMMAND!r}\n"
 
 # Same-named tests in two classes and two modules, and parametrize ids that hold a path. The tests
 # only ask for the fixture: with no cassettes, each fails naming the one it would replay, so the
@@ -447,7 +447,7 @@ def test_an_http_host_records_through_the_proxy_and_replays_over_http(pytester: 
 ONE_SHOT = (
     HOST_HELPERS
     + f"""
-MEMORY = [sys.executable, {str(SERVERS / "memory_graph.py")!r}, "memory.json"]
+MEMORY = [*{SDK_PYTHON!r}, {str(SERVERS / "memory_graph.py")!r}, "memory.json"]
 
 async def call(mockmcp, name, arguments):
     async with Client(mockmcp.stdio_params, mode="legacy") as client:

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import anyio
@@ -83,6 +84,9 @@ CLAIMS = {
     "meta: {closed_world: true}": "test_the_without_recording_examples",
     "closed_world=True)\nasync def test_the_agent_only_searches": "test_the_without_recording_examples",
     "# tests/test_agent_time.py": "test_the_agents_page",
+    "def model_url(record_mode: str)": "test_the_agent_run_page",
+    "pytest examples/agent_run --record-mode=once": "test_the_agent_run_page",
+    '"port", "path", "query", "json_body"]}': "test_the_agent_run_page",
     "pytest tests/test_agent_time.py --mockmcp-record-mode=once": "test_the_agents_page",
     "# my_agent.py: stands for an agent": "test_the_agents_page",
     "mockmcp run --record-mode once --cassettes cassettes/agent": "test_the_agents_page",
@@ -108,6 +112,7 @@ CLAIMS = {
     '"postgres": {"source": "custom"': "test_the_wrap_examples",
     'envs: {GITHUB_PERSONAL_ACCESS_TOKEN: "<token>"}': "test_the_wrap_examples",
     'command = "npx"   # comments stay': "test_the_wrap_examples",
+    "      - id: mockmcp-secrets": "test_the_pre_commit_example",
 }
 
 
@@ -173,6 +178,10 @@ def environment(bin_dir: Path) -> dict[str, str]:
 # anyio runs each async test once per backend: the pages' pytest examples would run twice, as
 # `[asyncio]` and `[trio]`. The checkout keeps them to asyncio, as a reader's install without trio
 # runs them (docs/pytest.md says what trio changes), and keeps the `[asyncio]` in their names.
+# The pages' commands run in a copy of the checkout's examples without the agent run's, a test module of its own
+# (tests/test_beside_vcr.py runs it) that a page's bare `pytest` would collect.
+COPIED = shutil.ignore_patterns("__pycache__", "agent_run")
+
 ASYNCIO_ONLY = """\
 import pytest
 
@@ -188,7 +197,7 @@ def checkout(tmp_path: Path) -> Path:
     """A folder laid out like the checkout, with `python`, `mockmcp` and `pytest` on PATH (see `run`)."""
     work = tmp_path / "checkout"
     for part in ("examples", "cassettes", "benchmarks", "tests/servers"):
-        shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / part, work / part, ignore=COPIED)
     (work / "conftest.py").write_text(ASYNCIO_ONLY)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -204,7 +213,7 @@ def here(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`checkout`, laid out in pytester's folder, for the pages' pytest commands run in this process (`pytest_here`):
     a fresh pytest process costs seconds of start-up, and these commands are run several times."""
     for part in ("examples", "cassettes", "tests/servers"):
-        shutil.copytree(ROOT / part, pytester.path / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / part, pytester.path / part, ignore=COPIED)
     pytester.makeconftest(ASYNCIO_ONLY)
     bin_dir = pytester.path / "bin"
     bin_dir.mkdir()
@@ -475,7 +484,7 @@ def test_the_pytest_config_example(pytester: pytest.Pytester, monkeypatch: pytes
     (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')  # as in `checkout`
     (bin_dir / "python").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    shutil.copytree(ROOT / "examples", pytester.path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "examples", pytester.path / "examples", ignore=COPIED)
     (pytester.path / "tests").mkdir()
     (pytester.path / "tests" / "host.mcp.json").write_text(block('"args": ["examples/notes_server.py"]').text)
     test = block("# tests/test_host_config.py").text + "\n"
@@ -521,6 +530,21 @@ def test_the_agents_page(pytester: pytest.Pytester, here: Path, checkout: Path) 
     assert recorded.returncode == replayed.returncode == 0, (recorded.stderr, replayed.stderr)
     assert "Asia/Tokyo" in recorded.stdout and replayed.stdout == recorded.stdout  # the recorded time, again
     assert (checkout / "cassettes" / "agent" / "python-m-mcp_server_time.yaml").exists()
+
+
+def test_the_agent_run_page() -> None:
+    """The page shows the example's test as it is, and its commands as the example's docstring gives them (the
+    example runs, recorded then replayed, in tests/test_beside_vcr.py); its `vcr_config` is one vcrpy takes."""
+    example = (ROOT / "examples" / "agent_run" / "test_agent_run.py").read_text(encoding="utf-8")
+    assert block("def model_url(record_mode: str)").text in example
+    usage = commands(block("pytest examples/agent_run --record-mode=once"))
+    assert len(usage) == 2 and all(f"    {command}\n" in example for command in usage)
+    vcr = pytest.importorskip("vcr", reason="vcrpy is not installed")
+    namespace: dict[str, Any] = {"pytest": SimpleNamespace(fixture=lambda function: function)}
+    exec(block('"port", "path", "query", "json_body"]}').text, namespace)
+    recorder = vcr.VCR()
+    recorder.register_matcher("json_body", mockmcp.json_body)  # as the plugin does with pytest-recording's
+    assert mockmcp.json_body in recorder.get_merged_config(**namespace["vcr_config"]())["match_on"]
 
 
 @pytest.mark.slow
@@ -757,6 +781,23 @@ def test_the_wrap_examples() -> None:
         derived, edits = derive(config, wrapped, urls)
         assert all(e.kind != "skipped" for e in config.entries), example
         assert restore(read_config(derived, config.format), edits) == (text, []), example
+
+
+def test_the_pre_commit_example() -> None:
+    """docs/cli.md's pre-commit config names this repository, a tag of this version, and the hooks of
+    .pre-commit-hooks.yaml, whose entries are `mockmcp lint` command lines (tests/test_install.py runs them)."""
+    [repo] = yaml.safe_load(block("      - id: mockmcp-secrets").text)["repos"]
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    url = re.search(r'^Repository = "(.*)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert url and repo["repo"] == url.group(1) and repo["rev"] == f"v{mockmcp.__version__}"
+    assert (
+        [hook["id"] for hook in repo["hooks"]] == [hook["id"] for hook in hooks] == ["mockmcp-secrets", "mockmcp-lint"]
+    )
+    options = {flag for param in cli.commands["lint"].params for flag in param.opts}
+    for hook in hooks:
+        command, lint, *flags = hook["entry"].split()
+        assert (command, lint) == ("mockmcp", "lint") and set(flags) <= options, hook
+        assert hook["language"] == "python" and re.search(hook["files"], "tests/cassettes/test_x/one.mcp.yaml"), hook
 
 
 def test_links_between_pages_resolve() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env, notes_over_http, recording, served
+from conftest import ROOT, SDK_PYTHON, child_env, notes_over_http, recording, served
 from mcp import Client, StdioServerParameters, types
 from mcp_types import ElicitResult
 from sdk_host import text_of
@@ -29,7 +29,7 @@ from mockmcp.cassette import store
 
 pytestmark = pytest.mark.anyio
 
-SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "attribution.py")]
+SERVER = [*SDK_PYTHON, str(ROOT / "tests" / "servers" / "attribution.py")]
 
 
 def params(*args: str) -> StdioServerParameters:
@@ -107,7 +107,7 @@ async def test_over_stdio_messages_stay_with_the_call_in_flight_and_replay_sends
 @pytest.mark.slow
 async def test_through_the_http_proxy_messages_on_the_get_stream_stay_with_the_call_in_flight(tmp_path: Path) -> None:
     out = tmp_path / "causal.yaml"
-    with notes_over_http(SERVER[1]) as target, recording(target, out) as url:
+    with notes_over_http(SERVER[-1]) as target, recording(target, out) as url:
         live = await host(url)
     assert live == SEEN
     assert filed(out) == {

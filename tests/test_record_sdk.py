@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, child_env
+from conftest import NOTES_COMMAND, NOTES_SESSION, ROOT, child_env
 from mcp import StdioServerParameters
 from sdk_host import connect, full_session, text_of
 
@@ -21,7 +21,7 @@ from mockmcp.cassette import store as cassette
 
 pytestmark = pytest.mark.anyio
 
-SERVER = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
+SERVER = NOTES_COMMAND
 BIG = 200_000
 
 

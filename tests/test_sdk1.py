@@ -5,7 +5,8 @@ The suite's own environment has the 2.x line; each test here runs tests/sdk1_hos
 `sdk1_env` fixture: built once per machine, then kept). The host replays a shipped cassette in process
 (`mockmcp.transport`) and over stdio (`mockmcp replay` under `stdio_client`), and records a 1.x
 `FastMCP` server with `mockmcp.recording`, by command line and as an object in memory, then replays
-what it wrote. Each sees exactly what the cassette, or the real server, says.
+what it wrote. Each sees exactly what the cassette, or the real server, says. A 2026-07-28 cassette of a
+server that speaks both eras replays to it as the handshake session of that server does.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SHIPPED, child_env
+from conftest import ROOT, SHIPPED, child_env, speaks_both
 from sdk1 import Environment
 
 from mockmcp.cassette import store
@@ -121,3 +122,29 @@ def test_recording_a_1x_fastmcp_server_replays_what_it_showed(sdk1_env: Environm
         methods = [item.method for item in cassette.interactions]
         assert methods == ["initialize", "notifications/initialized", "tools/list", "tools/call"], way
     assert store.load(str(tmp_path / "object.yaml")).meta["server"] == ["FastMCP 'notes' in process"]
+
+
+def test_a_2026_cassette_of_a_server_of_both_eras_replays_to_a_1x_client_session(
+    sdk1_env: Environment, tmp_path: Path
+) -> None:
+    translated = speaks_both("notes-session-2026.yaml", tmp_path)
+    seen = host(sdk1_env, "eras", str(translated), str(SHIPPED / "notes-session.yaml"))
+    played = {"missed": 0, "unplayed": [], "strict_ok": True}
+    assert seen["translated"]["report"] == played == seen["native"]["report"]
+    truth, session = seen["native"]["session"], seen["translated"]["session"]
+    # What the SDK's server says otherwise in each era, which no recording of the other holds
+    # (docs/cassette-format.md, "Both eras, one cassette"): an elicitation schema's title, written in the
+    # handshake era only; its capabilities' listChanged and subscribe, true in its discovery only.
+    assert [untitled(asked) for asked in session.pop("asked")] == [untitled(asked) for asked in truth.pop("asked")]
+    opened, recorded = session["results"].pop(0), truth["results"].pop(0)
+    assert {**opened, "capabilities": None} == {**recorded, "capabilities": None}
+    assert opened["capabilities"].keys() == recorded["capabilities"].keys() == {"prompts", "resources", "tools"}
+    assert session == truth
+    assert session["logs"] == ["counted 1", "counted 2"] and len(session["progress"]) == 2
+
+
+def untitled(asked: Any) -> Any:
+    """What a 1.x host's callback was asked (the SDK's dump, by alias), without an elicitation schema's title."""
+    if isinstance(asked, dict) and "requestedSchema" in asked:
+        return {**asked, "requestedSchema": {k: v for k, v in asked["requestedSchema"].items() if k != "title"}}
+    return asked

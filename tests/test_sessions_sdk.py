@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import ROOT, child_env
+from conftest import ROOT, SDK_PYTHON, child_env
 from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
 from test_causal_sdk import wait_for_save
@@ -110,7 +110,7 @@ def counter(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The elicitation counter recorded three times with `--record-mode new_episodes`: the host always accepting, always
     declining, always cancelling, five times each."""
     cassette = tmp_path_factory.mktemp("counter") / "counter.yaml"
-    server = [sys.executable, str(ROOT / "tests" / "servers" / "elicit_counter.py")]
+    server = [*SDK_PYTHON, str(ROOT / "tests" / "servers" / "elicit_counter.py")]
 
     async def recorded() -> None:
         for answer in ANSWERS:
@@ -173,7 +173,7 @@ async def test_the_issues_answers_are_a_mismatch_and_a_status_asked_again_repeat
 
 # --- a stateful server whose state outlives the process (as the reference memory server's file does) ---
 
-MEMORY = [sys.executable, str(ROOT / "tests" / "servers" / "memory_graph.py")]
+MEMORY = [*SDK_PYTHON, str(ROOT / "tests" / "servers" / "memory_graph.py")]
 READ = ("read_graph", {})
 ADD = ("create_entities", {"names": ["milk"]})
 EMPTY, MILK = '{"entities": []}', '{"entities": ["milk"]}'

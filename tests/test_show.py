@@ -392,6 +392,16 @@ def test_both_eras_are_named_when_a_host_probed_first() -> None:
     )
 
 
+def test_the_era_served_translated_is_named_for_a_server_of_both_eras() -> None:
+    text = """\
+- request: {method: tools/list, params: {_meta: {io.modelcontextprotocol/protocolVersion: '2026-07-28'}}}
+  response: {result: {tools: []}}
+"""
+    loaded = cassette.loads("version: 1\nmeta: {server_eras: [handshake, stateless]}\ninteractions:\n" + text)
+    last = show.render(loaded, False, 200).splitlines()[-1]
+    assert last.endswith("0 faults, era: stateless (serves handshake hosts too, translated)")
+
+
 def test_colour_only_when_asked_and_never_changes_the_text() -> None:
     loaded = cassette.load(str(SHIPPED / "notes.yaml"))
     plain, coloured = show.render(loaded, False, 60), show.render(loaded, True, 60)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env
+from conftest import MOCKMCP, NOTES_COMMAND, ROOT, SDK_PYTHON, SHIPPED, child_env
 
 from mockmcp.cassette import store as cassette
 from mockmcp.cassette.model import Cassette, Interaction
@@ -23,8 +23,8 @@ from mockmcp.errors import UsageError
 from mockmcp.record._live import drive
 from mockmcp.tools import _drift as drift
 
-NOTES = [sys.executable, str(ROOT / "examples" / "notes_server.py")]
-VARIANT = [sys.executable, str(ROOT / "tests" / "servers" / "notes_variant.py")]
+NOTES = NOTES_COMMAND
+VARIANT = [*SDK_PYTHON, str(ROOT / "tests" / "servers" / "notes_variant.py")]
 SCRIPTED = [sys.executable, str(ROOT / "tests" / "servers" / "scripted.py")]
 
 

@@ -87,7 +87,7 @@ def test_a_later_start_in_the_run_that_saved_the_cassette_records_under_every_mo
             True,
             RecordMode.ALL,
             "record mode all is deprecated: write rewrite "
-            "(pytest-recording's all keeps the cassette: that is new_episodes here)",
+            "(which pytest-recording's all means here too: every request recorded again)",
         ),
     ],
 )

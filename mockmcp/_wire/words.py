@@ -202,7 +202,7 @@ class RecordMode(str, enum.Enum):
         mode = None if text in _BY_WORD else _OLD.get(text)
         if mode is None:
             return None
-        said = {RecordMode.ALL: " (pytest-recording's all keeps the cassette: that is new_episodes here)"}
+        said = {RecordMode.ALL: " (which pytest-recording's all means here too: every request recorded again)"}
         return f"record mode {text} is deprecated: write {mode.word}{said.get(mode, '')}"
 
 

@@ -21,10 +21,10 @@ from mockmcp.cli.options import option
 from mockmcp.cli.replaying import deprecated, note, replay_cassette
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.options import Bounds, RecordOptions, ReplayOptions
-from mockmcp.tools import failed, lint_paths, print_show, summary
+from mockmcp.tools import failed, lint_paths, print_show, serves, summary
 from mockmcp.wrap import FORMATS, Wrapping, serve_config, unwrap_config, wrap_config
 
-__all__ = ["ParsedValue", "cli", "main", "param_type"]
+__all__ = ["ParsedValue", "TITLE", "cli", "main", "param_type"]
 
 if TYPE_CHECKING:
     _ParamType = click.ParamType[Any]  # generic from click 8.4 on; subscripted for the type checker only
@@ -185,8 +185,21 @@ VERIFY = (
 # fmt: on
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mockmcp")
+# The first line of `--help` and `--version`: another tool (a .NET global tool) also installs a `mockmcp` command.
+TITLE = f"mockmcp {__version__}: record/replay mock server for testing MCP hosts (Python)"
+
+
+class _Titled(click.Group):
+    """The command group whose help opens with `TITLE`, as `--version` does."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_text(TITLE)
+        formatter.write_paragraph()
+        super().format_help(ctx, formatter)
+
+
+@click.group(cls=_Titled, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mockmcp", message=TITLE)
 def cli() -> None:
     """Record and replay MCP sessions to test MCP hosts."""
 
@@ -352,18 +365,24 @@ def show(cassette: str, color: str, width: int | None, html: str | None, reports
 @cli.command(cls=_Command, renamed={"--strict": ("--fail-on-warning",)})
 @click.argument("cassettes", nargs=-1, required=True, type=click.Path(), metavar="CASSETTE...")
 @click.option("--fail-on-warning", "strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
-def lint(cassettes: tuple[str, ...], strict: bool) -> None:
+@click.option(
+    "--secrets", is_flag=True, help="Scan for credentials only, and exit 1 on any (a pre-commit hook's check)."
+)
+def lint(cassettes: tuple[str, ...], strict: bool, secrets: bool) -> None:
     """Check each CASSETTE before a test run: YAML, structure, JSON-RPC and MCP shapes, credentials.
 
-    Prints every finding (file, line, place, problem, how to fix) and a summary to stdout.
+    Prints every finding (file, line, place, problem, how to fix), the eras whose hosts each CASSETTE
+    serves, and a summary to stdout.
     Exits 1 on any error, or with --fail-on-warning on any warning (a note, what lint could not
     check or a placeholder still to fill in, never fails it).
     """
-    findings = lint_paths(cassettes, notes=True)
+    findings = lint_paths(cassettes, secrets_only=secrets, notes=not secrets)
     for finding in findings:
         click.echo(finding.render())
+    for said in filter(None, map(serves, () if secrets else cassettes)):
+        click.echo(said)
     click.echo(summary(findings, len(cassettes)))
-    if failed(findings, strict):
+    if failed(findings, strict or secrets):
         raise SystemExit(1)
 
 

@@ -102,7 +102,9 @@ def _recorded_by(interactions: tuple[Interaction, ...]) -> str:
     hosts = sorted({h for i in interactions if i.kind == REQUEST and (h := protocol.client_info(i.method, i.params))})
     by = f"the cassette was recorded by the host {', '.join(hosts)}" if hosts else "the cassette was recorded by a host"
     # In no front end's words: the fixes after it say how where the user is (a shell, pytest, a test helper).
-    fix = "record the host you test into it, in the record mode new_episodes (how to fix, below)"
+    fix = "record the host you test into it, in the record mode new_episodes (how to fix, below); or, when its "
+    fix += "server speaks both eras, say so in the cassette (`meta.server_eras: [handshake, stateless]`): it is then "
+    fix += "answered in the host's era"
     return f"; {by}, which spoke the other era: {fix}"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mockmcp._wire import jsonrpc, protocol
 from mockmcp.cassette.model import CLOSED_WORLD, answered_tools
-from mockmcp.engine import emulation, live
+from mockmcp.engine import emulation, eras, live
 from mockmcp.engine.actions import Action, Cut, Exit, Note, Send, Wake
 from mockmcp.engine.batch import Batch, array
 from mockmcp.engine.branching import differences
@@ -45,11 +45,17 @@ class Replay:
         recordings: Recordings | None = None,
     ) -> None:
         """`timing`: 0 answers at once, else the recorded timing scaled by it; `recordings`: shared (HTTP)."""
-        self.cassette, self.matcher, self.redactor = cassette, matcher, redactor
+        self.matcher, self.redactor, self.timing = matcher, redactor, timing
+        self.era: str | None = None  # the live host's, once its first request said it
+        self._serve(cassette, recordings or Recordings(cassette, matcher))
+
+    def _serve(self, cassette: Cassette, recordings: Recordings) -> None:
+        """Serve this cassette (the recorded one, or its translation into the live host's era)."""
+        self.cassette = cassette
         self.report = Report(cassette)
-        self.selection = Selection(recordings or Recordings(cassette, matcher))
+        self.selection = Selection(recordings)
         self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
-        self.player = player = Player(self.report, self.selection.recordings, redactor, timing)
+        self.player = player = Player(self.report, recordings, self.redactor, self.timing)
         # what the engine shares with its player: the jobs, what they wait for, the questions they asked
         self.schedule, self.ordering, self.questions = player.schedule, player.ordering, player.questions
         self.requests = player.requests  # live request (its key, else its id) -> its job
@@ -144,6 +150,8 @@ class Replay:
         return [note, *answer(batch, error, found.reply_id)]
 
     def _request(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
+        if self.era is None:
+            return self._opened(message, batch, key)
         method, params = message["method"], message.get("params")
         if len(self.report.calls) < KEPT_CALLS:  # what the host did, for `mockmcp.calls`
             self.report.calls.append((method, params))
@@ -200,6 +208,24 @@ class Replay:
         error = jsonrpc.error_response(message["id"], jsonrpc.NO_MATCH, said, data)
         reason = f"the cassette is a closed world, and answers no tool {name!r}; it answers: {tools}"
         return emulation.Refusal(jsonrpc.NO_MATCH, reason, error)
+
+    def _opened(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
+        """The host's first request says its era: a cassette that recorded only the other one, from a server that
+        speaks both, is served translated into the host's (before anything played), as that server answers it."""
+        self.era = eras.host_era(message)
+        translation = None if self.report.plays else eras.for_host(self.era, self.cassette)
+        if translation is None:
+            return self._request(message, batch, key)
+        recorded = protocol.HANDSHAKE if self.era == protocol.STATELESS else protocol.STATELESS
+        recordings = Recordings(translation[0], self.matcher)
+        recordings.claims = self.selection.recordings.claims  # its sessions keep their numbers, and their takers
+        self._serve(translation[0], recordings)
+        self.selection.left |= translation[1]
+        note = (
+            f"mockmcp: the host speaks the {self.era} era and {self.cassette.path or 'the cassette'} recorded the "
+            f"{recorded} one, from a server that speaks both: answered as that server answers the host's era"
+        )
+        return [Note(note), *self.player.release(None), *self._request(message, batch, key)]
 
     def _selected(self, method: str, pick: Pick) -> list[Action]:
         """What selection said of its pick: that the live session moved to another recorded session, or that it

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from mockmcp._wire import protocol
 from mockmcp._wire.words import Place, parse_path
 from mockmcp.cassette.model import REQUEST, SERVER, Cassette, Interaction
+from mockmcp.engine.eras import rounds
 from mockmcp.engine.timeline import message_times
 from mockmcp.errors import UsageError
 from mockmcp.tools import FROM, PARAMS, Part, counts, header, parts, rules, summarize
@@ -68,29 +69,6 @@ def _cancels(items: tuple[Interaction, ...]) -> dict[int, int]:
             if cancelled is not None:
                 found[cancelled] = n
     return found
-
-
-def _rounds(items: tuple[Interaction, ...]) -> dict[int, list[int]]:
-    """`input_required` rounds: the first interaction of each round trip -> all of its rounds, in order (a retry
-    is the next request of the same method and session with `inputResponses`, and the server's `requestState`)."""
-    rounds: dict[int, list[int]] = {}
-    first_of: dict[int, int] = {}
-    for n, item in enumerate(items):
-        result = (item.response or {}).get("result")
-        if not isinstance(result, dict) or result.get("resultType") != protocol.INPUT_REQUIRED:
-            continue
-        for m in range(n + 1, len(items)):
-            retry = items[m]
-            params = retry.params if isinstance(retry.params, dict) else {}
-            if retry.session != item.session or retry.method != item.method or "inputResponses" not in params:
-                continue
-            if "requestState" in result and params.get("requestState") != result["requestState"]:
-                continue
-            first = first_of.setdefault(n, n)
-            first_of[m] = first
-            rounds.setdefault(first, [n]).append(m)
-            break
-    return rounds
 
 
 def _interaction(n: int, item: Interaction, lane: Lane, cancelled_by: int | None) -> dict[str, Any]:
@@ -181,7 +159,7 @@ def lane_view(lane: Lane) -> dict[str, Any]:
     rows = [_interaction(n, item, lane, cancels.get(n)) for n, item in enumerate(cassette.interactions)]
     for cancelled, cancel in cancels.items():
         rows[cancel]["cancels"] = cancelled
-    for first, chain in _rounds(cassette.interactions).items():
+    for first, chain in rounds(cassette.interactions).items():
         for k, n in enumerate(chain, 1):
             rows[n]["round"] = {"first": first, "k": k, "of": len(chain)}
     head = header(cassette)

@@ -7,7 +7,8 @@
   _fastmcp  any of these as the transport fastmcp's Client takes (fastmcp imported only there)
   _intercept  interception: the SDK's stdio spawn and kill patched, each server the host starts routed
             live, recorded or replayed (`intercepting`, the plugin's `mockmcp_intercept`, `mockmcp run`)
-  _http     interception of Streamable HTTP: the HTTP clients' AsyncClient patched, each MCP request routed alike
+  _http     interception of Streamable HTTP: the HTTP clients' AsyncClient patched, each MCP request routed alike;
+            mockmcp's own HTTP servers and the MCP requests it routes kept beneath vcrpy's patch (`serve`)
   _identity the cassette a server belongs to: its command line or URL, in words any machine writes alike
   _run      `mockmcp run`: interception in every Python process of a program (`_boot/sitecustomize.py`)
   _servers  one intercepted server: its cassette, its sessions in order, replayed or recorded (one journal)
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from mockmcp.inprocess._calls import Call, Calls
 from mockmcp.inprocess._calls import calls_of as calls
+from mockmcp.inprocess._http import serve as serve_beside_vcr
 from mockmcp.inprocess._identity import Identity, identify, portable
 from mockmcp.inprocess._intercept import Interception, intercepting, sdk_version
 from mockmcp.inprocess._record import RecordingTransport, reach, recording
@@ -32,4 +34,4 @@ from mockmcp.inprocess._servers import NotRecorded
 
 __all__ = ["Call", "Calls", "Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport"]
 __all__ += ["calls", "child_environment", "identify", "intercepting", "portable", "reach", "read_verdicts", "recording"]
-__all__ += ["run_program", "run_settings", "sdk_version", "transport"]
+__all__ += ["run_program", "run_settings", "sdk_version", "serve_beside_vcr", "transport"]

@@ -8,12 +8,18 @@ credentials) and the record mode, to the real transport (live), to it journaled 
 proxy journals), or to replay's endpoint in process (`_Replaying`, no socket). Headers are never journaled, so
 credentials reach neither journal nor cassette; a redirect within a server (`/mcp/` to `/mcp`) reaches the same
 recording (which journals no redirect) or replay.
+
+Beside vcrpy, which patches the same clients' transports (`handle_async_request`) to freeze a model's API: what
+mockmcp serves (`serve`: the plugin's HTTP mock servers) and every MCP request an interception routes live or
+records goes to the transport's own method beneath vcrpy's stub (`_unrecorded`), so no MCP byte reaches a VCR
+cassette, in any record mode of either, and vcrpy never buffers an MCP stream; any other request meets vcrpy.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import sys
 import time
 import weakref
 from collections import deque
@@ -35,13 +41,15 @@ from mockmcp.options import BOUNDS
 from mockmcp.record import CLIENT
 from mockmcp.stdio.toolkit import Timers
 
-__all__ = ["CLIENTS", "install", "mcp_request", "uninstall"]
+__all__ = ["CLIENTS", "install", "mcp_request", "serve", "uninstall"]
 
 CLIENTS = ("httpx2", "httpx")
 """The HTTP clients patched, when importable: mcp 2.x's, mcp 1.x's."""
 
 _READ_ON = 2.0  # seconds a request's stream is read on, after its reply and its host left, for the server's end
 _ORIGINAL: dict[type, Any] = {}  # an AsyncClient class -> its own _transport_for_url
+_SERVED: dict[tuple[str, str, int | None], int] = {}  # the origins of mockmcp's own HTTP servers -> how many serve
+_VCR_STUBS = "vcr.stubs.httpx_stubs"  # the module of vcrpy's patch of httpx's and httpx2's transports
 # An interception's HTTP servers, by URL as shown and by identity.
 _PER: weakref.WeakKeyDictionary[Interception, dict[str, _Replaying | _Recording | _Missing | None]] = (
     weakref.WeakKeyDictionary()
@@ -77,9 +85,42 @@ def install() -> None:
 
 
 def uninstall() -> None:
+    """Undo `install`, unless a server mockmcp serves is still up (`serve`)."""
+    if _SERVED:
+        return
     for cls, own in _ORIGINAL.items():
         setattr(cls, "_transport_for_url", own)  # noqa: B010
     _ORIGINAL.clear()
+
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    parts = urlsplit(str(url))
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+def serve(url: str, up: bool = True) -> None:
+    """`url` is served by mockmcp in this process's test (`up`), or no longer: while it is, the requests to its
+    origin go beneath vcrpy's patch (see the module's docstring)."""
+    origin = _origin(url)
+    if up:
+        install()
+        _SERVED[origin] = _SERVED.get(origin, 0) + 1
+        return
+    _SERVED[origin] = _SERVED.get(origin, 1) - 1
+    if _SERVED[origin] <= 0:
+        del _SERVED[origin]
+    if not _SERVED and not _ACTIVE:
+        uninstall()
+
+
+def _unrecorded(real: Any) -> Any:
+    """`real.handle_async_request`, the transport's own beneath vcrpy's stub when vcrpy patches its class (the
+    stub keeps the method it wraps as `__wrapped__`); any other wrapper stays."""
+    handler = type(real).handle_async_request
+    stubs = sys.modules.get(_VCR_STUBS)
+    while stubs is not None and getattr(handler, "__globals__", None) is vars(stubs):
+        handler = handler.__wrapped__
+    return functools.partial(handler, real)
 
 
 class _Routed:
@@ -90,12 +131,14 @@ class _Routed:
         self.real, self.module, self.client = real, module, client
 
     async def handle_async_request(self, request: Any) -> Any:
+        if _SERVED and _origin(request.url) in _SERVED:  # mockmcp's own server
+            return await _unrecorded(self.real)(request)
         if not _ACTIVE or not mcp_request(request.method, request.headers):
             return await self.real.handle_async_request(request)
         try:
             route = _route(_ACTIVE[-1], request.url)
             if route is None:
-                return await self.real.handle_async_request(request)
+                return await _unrecorded(self.real)(request)
             return await route.exchange(self, request)
         except NotRecorded as exc:  # to the host, a server that cannot be reached
             raise self.module.ConnectError(exc.render(), request=request) from exc
@@ -184,7 +227,7 @@ class _Recording:
         if path in self.direct:
             step = self._begin(routed, request, body)
         try:
-            response = await routed.real.handle_async_request(request)
+            response = await _unrecorded(routed.real)(request)
         except Exception as exc:
             (step or self._begin(routed, request, body)).failed(exc, heard=False)
             raise

@@ -8,6 +8,7 @@ _keeping       a recording staged beside the cassette, kept or discarded (`fate`
 _privacy       what a recording keeps: redaction, substitutions, before_record, a portable meta.server
 _naming        a test's cassette name (`.mcp.yaml`, its old name found), whose a file is, the marker, the orphans
 _launch        notes each server the host launches (pid, stderr, exit status)
+_pairing       a test whose model's API is in a VCR cassette too: the record modes mapped, each side's verdict and file
 """
 
 __all__: list[str] = []

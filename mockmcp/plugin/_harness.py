@@ -73,6 +73,7 @@ class Harness:
         self.recording = not target.live and self.mode.records(self.source.exists())
         self.env = dict(env)  # the real server may need the user's keys; replay needs nothing more
         self.http: Served | None = None  # the HTTP mock server, once the test started it
+        self.unrecorded: str | None = None  # its URL while requests to it go beneath vcrpy's patch
         self.inprocess: Any = None  # the in-process transport, once the test took it (see `transport`)
         self.said = io.StringIO()  # what the in-process transport said (its notes and summaries)
         self.handed_out = False  # the test took it: a recording never launched would pass with no cassette
@@ -151,6 +152,10 @@ class Harness:
             serve = ["--http-target", self._url()] if self.recording else []
             command = [sys.executable, "-m", "mockmcp", *self._args(), *serve, "--http", "127.0.0.1:0"]
             self.http = serve_http(command, self.env, self.workdir)
+            from mockmcp import inprocess  # deferred: the HTTP clients' patch, for a host over HTTP only
+
+            inprocess.serve_beside_vcr(self.http.url)  # its traffic never reaches a VCR cassette
+            self.unrecorded = self.http.url
         return self.http.url
 
     def transport(self) -> Any:
@@ -180,6 +185,11 @@ class Harness:
         """Stop the HTTP mock server, if the test started one (again is harmless)."""
         if self.http is not None:
             self.http.stop()
+        if self.unrecorded is not None:
+            from mockmcp import inprocess
+
+            inprocess.serve_beside_vcr(self.unrecorded, up=False)
+            self.unrecorded = None
 
     def calls(self) -> Any:
         """What the host did in this test (`mockmcp.calls`): in process, live; a replay the host launched, once it

@@ -21,6 +21,7 @@ from mockmcp.inprocess import Interception, child_environment, read_verdicts, ru
 from mockmcp.options import RecordOptions, ReplayOptions
 from mockmcp.plugin import _keeping as keeping
 from mockmcp.plugin import _naming as naming
+from mockmcp.plugin import _pairing as pairing
 from mockmcp.plugin import _story as story
 from mockmcp.plugin._harness import Harness, Target, server_command
 from mockmcp.plugin._mock_server import Configured, MockServer, MockServers, read_configured
@@ -42,6 +43,9 @@ _MAX_AGE = pytest.StashKey[float | None]()  # --mockmcp-max-age, or the ini opti
 _BY_SWITCH = pytest.StashKey[bool]()  # the test is intercepted by --mockmcp-intercept alone
 _INTERCEPTION = pytest.StashKey[tuple[Interception, Path]]()  # the test's interception and its work folder
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
+_SIDES = pytest.StashKey[list[pairing.Side]]()  # a paired test's files (the model's VCR cassette, the MCP ones)
+_PAIRS = pytest.StashKey[list[tuple[str, list[str]]]]()  # the paired tests' node ids, and what became of each side
+_PAIRED = "mockmcp_pair"  # the user property a paired test's teardown report carries its sides in (xdist too)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,12 +95,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_CLAIMED] = {}
     config.stash[_MAX_AGE] = _max_age(config)
     config.stash[_USED] = (set(), set())
+    config.stash[_PAIRS] = []
+    config.pluginmanager.register(_Pairs(config.stash[_PAIRS]))
 
 
 def _record_mode(config: pytest.Config) -> str:
-    """--mockmcp-record-mode, or its old spelling with a warning (pytest-recording owns --record-mode)."""
+    """--mockmcp-record-mode, or its old spelling with a warning; else, with pytest-recording, the mode its
+    --record-mode maps to (`pairing.VCR_MODES`)."""
     given, old = config.getoption("--mockmcp-record-mode"), config.getoption("--mockmcp-record")
-    text = given or old or RecordMode.NONE.value
+    text = pairing.mode_word(given or old, config.getoption("--record-mode", default=None))
     deprecated = f"--mockmcp-record is deprecated, write --mockmcp-record-mode={old}" if old is not None else None
     for said in [] if hasattr(config, "workerinput") else [deprecated, RecordMode.deprecated(text)]:  # told once
         if said:  # by xdist's controller
@@ -143,8 +150,70 @@ def _orphans(config: pytest.Config) -> list[Path]:
     return naming.orphans(folders, [*used, *config.stash[_CLAIMED]])  # and what tests that ran named, fixtures included
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """A test with a VCR cassette (pytest-recording's marker) and mock servers is paired: its files noted as
+    they stand before it runs, told after it (`pytest_runtest_teardown`)."""
+    result = yield
+    cassette, mocks = pairing.vcr_cassette(item), item.stash.get(_MOCKS, {})
+    intercepted = item.stash.get(_INTERCEPTION, None)
+    live = item.config.getoption("--mockmcp-live")  # the real servers: no MCP cassette is read or written
+    if cassette is not None and (mocks or intercepted) and not live:
+        sides = [pairing.Side.of("model", cassette._path)]
+        sides += [pairing.Side.of("MCP", mock.cassette, mock.recording) for mock in mocks.values()]
+        folder = intercepted[0].folder if intercepted else None  # its servers' files, known once they are used
+        sides += [pairing.Side.of("MCP", path) for path in sorted(folder.glob("*.yaml"))] if folder else []
+        item.stash[_SIDES] = sides
+        replayed = cassette.write_protected and not any(mock.recording for mock in mocks.values())
+        replayed = replayed and not (intercepted and intercepted[0].mode.records(True))
+        told = pairing.mismatch(sides, item.config.rootpath, item.nodeid) if replayed else None
+        strict = [mock.replay.strict for mock in mocks.values()] + (
+            [intercepted[0].replay.strict] if intercepted else []
+        )
+        if told and any(strict):  # a failure of the test (pytest_runtest_call), as an old cassette's
+            item.stash.setdefault(_PROBLEM, told)
+        elif told:
+            item.warn(pytest.PytestWarning(told))
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    """After the fixtures (vcrpy saves its cassette as its fixture ends): what became of each side's file."""
+    result = yield
+    sides = item.stash.get(_SIDES, None)
+    intercepted = item.stash.get(_INTERCEPTION, None)
+    if sides is not None:
+        used = [server.path for server in intercepted[0].servers.values()] if intercepted else []
+        sides = pairing.used(sides, [mock.cassette for mock in item.stash.get(_MOCKS, {}).values()], used)
+        pairing.pair(sides)  # the files recorded together carry one id
+        item.user_properties.append((_PAIRED, [side.told(item.config.rootpath) for side in sides]))
+    return result
+
+
+class _Pairs:
+    """The paired tests' sides, gathered for the summary from the teardown reports (with xdist, the workers')."""
+
+    def __init__(self, pairs: list[tuple[str, list[str]]]) -> None:
+        self.pairs = pairs
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, told in report.user_properties if report.when == "teardown" else ():
+            if name == _PAIRED:
+                self.pairs.append((report.nodeid, list(told)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """pytest-recording's VCR of a test: its matcher `json_body` (the model's request body compared as JSON) is
+    there for the test's `vcr_config` to name in `match_on`."""
+    vcr.register_matcher("json_body", pairing.json_body)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """With --mockmcp-orphans: the cassettes no collected test uses."""
+    """Each paired test's sides, one line each; with --mockmcp-orphans: the cassettes no collected test uses."""
+    for line in pairing.summary(config.stash[_PAIRS]):
+        terminalreporter.write_line(line)
     if config.getoption("--mockmcp-orphans"):
         terminalreporter.write_line(naming.orphans_report(_orphans(config), config.rootpath))
 
@@ -491,6 +560,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """After the test body: fail it with the replay's explanation if the cassette could not serve it."""
     mocks = item.stash.get(_MOCKS, {})
     problems = [problem for mock in mocks.values() if (problem := story.problem_before(mock, item.nodeid))]
+    if problems and pairing.vcr_cassette(item) is not None:  # a paired test: the side named, as in its verdict
+        problems = [f"the MCP side (mockmcp): {problem.removeprefix('mockmcp: ')}" for problem in problems]
     problem = item.stash.get(_PROBLEM, None) or "\n".join(problems)
     if problem:
         pytest.fail(problem, pytrace=False)  # a failure of the test itself, not an error of its set-up
@@ -502,12 +573,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     for mock in mocks.values():  # an HTTP mock server writes its report (or saves its recording) when stopped
         mock.stop()
     # Out of the except block: the verdict is the failure, not an error raised while handling the test's own.
-    found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
     intercepted = item.stash.get(_INTERCEPTION, None)
-    if intercepted is not None:
-        children = [said for said in read_verdicts(intercepted[1]) if not said.startswith(f"process {os.getpid()}:")]
-        found.append(story.intercepted(intercepted[0], item.nodeid, children))
-    verdict = "\n\n".join(told for told in found if told)
+    verdict = _verdict(item, mocks, intercepted, failure)
     page = _timeline(item, mocks, bool(verdict) or failure is not None, intercepted)
     shown = f"\n\nmockmcp: the session as a timeline: {page}" if page else ""
     if verdict:
@@ -533,6 +600,24 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             item.warn(pytest.PytestWarning(unstarted))
     item.stash[_PASSED] = True
     return result
+
+
+def _verdict(
+    item: pytest.Item, mocks: dict[str, Harness], intercepted: tuple[Interception, Path] | None, failure: Any
+) -> str:
+    """What the cassettes could not serve; for a test with a VCR cassette too, each side named. When both missed,
+    the MCP side's came first: vcrpy's miss raises, and ends the host's run (`failure` holds it)."""
+    found = [story.verdict(mock, item.nodeid) for mock in mocks.values() if not mock.recording]
+    if intercepted is not None:
+        children = [said for said in read_verdicts(intercepted[1]) if not said.startswith(f"process {os.getpid()}:")]
+        found.append(story.intercepted(intercepted[0], item.nodeid, children))
+    verdict = "\n\n".join(told for told in found if told)
+    model = pairing.vcr_miss(failure, item.config.rootpath, item.nodeid) if (mocks or intercepted) else None
+    if model is None and not (verdict and pairing.vcr_cassette(item) is not None):
+        return verdict
+    mcp = f"the MCP side missed (mockmcp): {verdict.removeprefix('mockmcp: ')}" if verdict else ""
+    model = f"{'then ' if mcp else ''}the model side missed (its VCR cassette): {model}" if model else ""
+    return "\n\n".join(told for told in (mcp, model) if told)
 
 
 def _timeline(

@@ -2,7 +2,8 @@
 
 Attaches at the command line (`lint`, `show`, `verify`, `diff`, `schema`), the HTML timeline and the plugin.
 
-  _lint           findings: structure, message shapes, layer confusion, stand-ins, match rules, credentials
+  _lint           findings: structure, message shapes, layer confusion, stand-ins, match rules, credentials; the
+                  eras whose hosts a cassette serves
   _summary        one line for a message
   _show           the transcript built from those lines, each message of an interaction as a `Part`
   _drift          how two sessions differ (verify, diff), and live answers written into a cassette
@@ -17,7 +18,7 @@ from __future__ import annotations
 from mockmcp.tools._contract import RULES, TIERS
 from mockmcp.tools._drift import ANY, Drift, compare, updated
 from mockmcp.tools._drift_report import MARKER, as_json, as_markdown
-from mockmcp.tools._lint import failed, lint_paths, summary
+from mockmcp.tools._lint import failed, lint_paths, serves, summary
 from mockmcp.tools._report_schema import report_problem, report_schema_text
 from mockmcp.tools._show import FROM, Part, counts, header, parts, print_show, rules
 from mockmcp.tools._stub import stub_cassette, stub_text
@@ -44,6 +45,7 @@ __all__ = [
     "report_problem",
     "report_schema_text",
     "rules",
+    "serves",
     "stub_cassette",
     "stub_text",
     "summarize",

@@ -28,6 +28,7 @@ from mockmcp._wire.words import REDACTED, Place, render_place
 from mockmcp.cassette import shapes, validation, yamlfile
 from mockmcp.cassette.model import CUT, RAW, REQUEST, Cassette, Interaction, ServerItem, session_eras, written_eras
 from mockmcp.cassette.store import loads
+from mockmcp.engine import eras
 from mockmcp.engine.matching import Matcher, locate
 from mockmcp.engine.redact import mentioned
 from mockmcp.engine.rules import refusal, rules_of
@@ -35,18 +36,8 @@ from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
 from mockmcp.tools._stub import is_placeholder
 
-__all__ = [
-    "ERROR",
-    "Finding",
-    "NOTE",
-    "WARNING",
-    "failed",
-    "lint_file",
-    "lint_paths",
-    "lint_text",
-    "nested_repeat",
-    "summary",
-]
+__all__ = ["ERROR", "Finding", "NOTE", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "nested_repeat"]
+__all__ += ["serves", "summary"]
 
 ERROR = "error"
 WARNING = "warning"
@@ -92,14 +83,16 @@ class _Issue(NamedTuple):
     line: int | None = None
 
 
-def lint_paths(paths: Iterable[str], notes: bool = False) -> list[Finding]:
-    """Findings for every file, sorted by file, then line (with notes: `NOTE`s too)."""
-    findings = [finding for path in paths for finding in lint_file(path, notes)]
+def lint_paths(paths: Iterable[str], secrets_only: bool = False, notes: bool = False) -> list[Finding]:
+    """Findings for every file, sorted by file, then line (secrets_only: the credentials alone, `lint --secrets`;
+    with notes: `NOTE`s too)."""
+    findings = [finding for path in paths for finding in lint_file(path, secrets_only, notes)]
     return sorted(findings, key=lambda finding: (finding.path, finding.line or 0))
 
 
-def lint_file(path: str, notes: bool = False) -> list[Finding]:
-    """Findings for the cassette at path; a file that cannot be read is one error finding."""
+def lint_file(path: str, secrets_only: bool = False, notes: bool = False) -> list[Finding]:
+    """Findings for the cassette at path (with secrets_only, its credentials alone); a file that cannot be read is
+    one error finding."""
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")
@@ -110,14 +103,32 @@ def lint_file(path: str, notes: bool = False) -> list[Finding]:
     except OSError as exc:
         problem = f"cannot read the cassette: {exc.strerror or exc}"
         return [Finding(path, None, "", ERROR, problem, "check the path and its permissions")]
-    return lint_text(text, path, notes)
+    return lint_text(text, path, secrets_only, notes)
 
 
-def lint_text(text: str, path: str, notes: bool = False) -> list[Finding]:
+def lint_text(text: str, path: str, secrets_only: bool = False, notes: bool = False) -> list[Finding]:
     """Findings for cassette text (path only names it), sorted by line. A cassette that fails to load
-    gets every structural problem and the deeper checks on its valid interactions; credentials always.
-    With notes, what lint could not check and what is still to be filled in (`NOTE`: never a failure)."""
+    gets every structural problem and the deeper checks on its valid interactions; credentials always
+    (with secrets_only, nothing else). With notes, what lint could not check and what is still to be filled in
+    (`NOTE`: never a failure)."""
     nodes = yamlfile.nodes(yamlfile.compose(text))
+    findings, issues = ([], []) if secrets_only else _checked(text, path)
+    issues = [issue for issue in issues if notes or issue.severity != NOTE]
+    secrets = _secrets(text, nodes)
+    issues = _one_per_place(issues) + _server_credentials(nodes, {secret.place for secret in secrets})
+    lines = yamlfile.lines(nodes)
+    issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
+    issues += [*([] if secrets_only else _duplicate_keys(nodes)), *secrets]
+    findings += [
+        Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
+        for issue in issues
+    ]
+    return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _checked(text: str, path: str) -> tuple[list[Finding], list[_Issue]]:
+    """What loading and the checks of each interaction find in cassette text (credentials and duplicate keys
+    apart): a finding where the text is not YAML mockmcp reads, else issues to place."""
     findings: list[Finding] = []
     issues: list[_Issue] = []
     valid: list[tuple[int, Interaction]] = []
@@ -138,17 +149,7 @@ def lint_text(text: str, path: str, notes: bool = False) -> list[Finding]:
         issues += _check_cassette(cassette, [index for index, _interaction in valid])
         meant = {("interactions", index) for index, interaction in valid if interaction.expect == "fault"}
         issues = [issue for issue in issues if issue.severity == ERROR or tuple(issue.place[:2]) not in meant]
-    issues = [issue for issue in issues if notes or issue.severity != NOTE]
-    secrets = _secrets(text, nodes)
-    issues = _one_per_place(issues) + _server_credentials(nodes, {secret.place for secret in secrets})
-    lines = yamlfile.lines(nodes)
-    issues = [issue if issue.line else issue._replace(line=yamlfile.line_in(lines, issue.place)) for issue in issues]
-    issues += [*_duplicate_keys(nodes), *secrets]
-    findings += [
-        Finding(path, issue.line, render_place(issue.place), issue.severity, issue.problem, issue.fix)
-        for issue in issues
-    ]
-    return sorted(findings, key=lambda finding: finding.line or 0)
+    return findings, issues
 
 
 def summary(findings: list[Finding], files: int) -> str:
@@ -196,10 +197,31 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
     yield from _placeholders(cassette, indices)
     yield from _rule_issues(cassette, indices)
     yield from _check_substitute(cassette)
+    yield from _check_server_eras(cassette)
     patterns = (cassette.meta.get("redact") or {}).get("patterns") or ()
     for index, pattern in enumerate(patterns):
         if nested_repeat(pattern):
             yield _nested_issue(("meta", "redact", "patterns", index), pattern)
+
+
+def _check_server_eras(cassette: Cassette) -> Iterator[_Issue]:
+    """`meta.server_eras`: a list of `handshake` and `stateless`, which replay reads (anything else it ignores)."""
+    stated = cassette.meta.get(eras.SERVER_ERAS, [])
+    known = (protocol.HANDSHAKE, protocol.STATELESS)
+    if not isinstance(stated, list) or any(era not in known for era in stated):
+        problem = f"meta.{eras.SERVER_ERAS} lists the eras the recorded server speaks, got {stated!r}"
+        fix = f"write `{eras.SERVER_ERAS}: [handshake, stateless]` (the eras its server speaks), or remove it"
+        yield _Issue(("meta", eras.SERVER_ERAS), WARNING, problem, fix)
+
+
+def serves(path: str) -> str:
+    """`path: serves hosts of ...` for a cassette that loads and shows an era (`engine.eras.in_words`), else ""."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            words = eras.in_words(loads(handle.read(), path))
+    except (OSError, UnicodeDecodeError, CassetteError):
+        return ""
+    return f"{path}: {words}" if words else ""
 
 
 def _check_substitute(cassette: Cassette) -> Iterator[_Issue]:

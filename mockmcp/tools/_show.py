@@ -18,6 +18,7 @@ from mockmcp._wire.jsonrpc import RESPONSE
 from mockmcp._wire.words import Place, placeholder
 from mockmcp.cassette.model import CUT, NOTIFICATION, RAW, REQUEST, Cassette, Interaction
 from mockmcp.cassette.store import load
+from mockmcp.engine.eras import translated_eras
 from mockmcp.errors import UsageError
 from mockmcp.tools._summary import PARAMS, RESULTS, summarize
 
@@ -159,7 +160,9 @@ def counts(cassette: Cassette) -> list[_Span]:
     ]
     spans = [(f"{n} {noun}{'' if n == 1 else 's'}", style if n else "") for n, noun, style in counts]
     eras = _eras(cassette)
-    return spans + [(f"era{'s' if len(eras) > 1 else ''}: {', '.join(eras) or 'unknown'}", "")]
+    translated = translated_eras(cassette)  # a server of both eras: served translated (`engine.eras`)
+    said = f"era{'s' if len(eras) > 1 else ''}: {', '.join(eras) or 'unknown'}"
+    return spans + [(said + "".join(f" (serves {era} hosts too, translated)" for era in translated), "")]
 
 
 def _lines(n: int, item: Interaction, symbols: _Symbols, clock: int, tag: int) -> list[_Line]:

@@ -70,6 +70,15 @@
     return line;
   }
 
+  // An MCP App's HTML (the text of a `ui://` resource, read or embedded): its source is shown under the
+  // message as text, as a text node like every value here, so nothing in it is ever parsed or run.
+  function appSources(value, found, level) {
+    if (value === null || typeof value !== "object" || level > TREE_DEEPEST) return found;
+    if (typeof value.uri === "string" && value.uri.startsWith("ui://") && typeof value.text === "string") found.push(value);
+    for (const k of Object.keys(value)) appSources(value[k], found, level + 1);
+    return found;
+  }
+
   function fillBody(fold, msg, lane) {
     if (fold.dataset.filled) return;
     fold.dataset.filled = "yes";
@@ -78,6 +87,11 @@
     if (typeof msg.json === "string") body.append(el("pre", "raw", msg.json));
     else if (msg.json !== null && msg.json !== undefined) body.append(jsonTree(msg.json, undefined, msg.hit || null));
     else body.append(el("p", "dim", "nothing recorded"));
+    for (const app of appSources(msg.json, [], 0)) {
+      const kind = typeof app.mimeType === "string" ? " (" + app.mimeType + ")" : "";
+      body.append(el("p", "note", app.uri + kind + ": the MCP App's HTML, shown as text, never run"));
+      body.append(el("pre", "raw app", app.text));
+    }
   }
 
   function lineLink(lane, line, long) {
