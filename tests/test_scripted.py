@@ -10,7 +10,7 @@ import pytest
 
 from mockmcp.cassette.store import loads
 from mockmcp.engine.matching import Matcher
-from mockmcp.engine.replay import Action, Cut, Exit, Replay, Send, Wake
+from mockmcp.engine.replay import Action, Cut, Exit, Note, Replay, Send, Wake
 from mockmcp.errors import CassetteError
 
 HEAD = "version: 1\ninteractions:\n"
@@ -178,6 +178,9 @@ def test_a_closed_world_refuses_a_tool_it_does_not_answer_at_once(
     assert engine.report.missed == 1  # a miss: it fails --strict and the plugin's verdict
     if "closed world" in message:
         assert reply["error"]["data"] == {"tool": "delete", "answered": ["fetch"]}
+        [said] = [action.text for action in engine.receive(line) if isinstance(action, Note)]
+        assert "closest recorded" not in said  # not a near miss of `fetch`: how to fix says what a closed world means
+        assert "1. if the host should not call this tool, the test found what it is for: fix the host" in said
 
 
 def test_the_closed_world_option_closes_a_cassette_that_does_not_say_it() -> None:

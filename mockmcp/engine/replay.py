@@ -206,7 +206,7 @@ class Replay:
         said = f"mockmcp: closed world: no tool {name!r} is answered here; the cassette answers: {tools}"
         data = {"tool": name, "answered": answered}
         error = jsonrpc.error_response(message["id"], jsonrpc.NO_MATCH, said, data)
-        reason = f"the cassette is a closed world, and answers no tool {name!r}; it answers: {tools}"
+        reason = f"{_CLOSED}, and answers no tool {name!r}; it answers: {tools}"
         return emulation.Refusal(jsonrpc.NO_MATCH, reason, error)
 
     def _opened(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
@@ -325,6 +325,8 @@ class Replay:
         method, request_id = message["method"], message["id"]
         code, reason, error = emulation.refusal(method, refused, self.selection.recordings.methods)
         miss = explain_miss(self.cassette, self.matcher, self.report.plays, message, code, reason)
+        if refused is not None and refused.reason.startswith(_CLOSED):  # not a request asked otherwise: a tool
+            miss = miss._replace(candidates=(), fixes=_CLOSED_FIXES)
         self.report.add_miss(miss)
         if error is None:
             said = (
@@ -332,6 +334,14 @@ class Replay:
             )
             error = jsonrpc.error_response(request_id, code, f"{said}: {method}", miss.error_data())
         return [Note(miss.render()), *answer(batch, error, key)]
+
+
+_CLOSED = "the cassette is a closed world"  # `meta.closed_world`: a tool it does not answer is no near miss
+_CLOSED_FIXES = (
+    "if the host should not call this tool, the test found what it is for: fix the host",
+    "if it may, add an interaction answering it (`mockmcp stub` writes one per tool), or leave the world open: "
+    "take out `meta.closed_world` (or --closed-world, the marker's closed_world=True)",
+)
 
 
 def _sent(response: dict[str, Any]) -> Send:
