@@ -32,6 +32,8 @@ EVERYTHING = (
 )
 TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
 
+pytestmark = pytest.mark.xdist_group("stub")  # one worker: each stub is written once (the module's fixtures)
+
 S = {"type": "string"}
 SCHEMAS = [
     ({"type": "object", "properties": {"a": S, "b": {"type": "boolean"}}}, {"a": "", "b": False}),
@@ -63,6 +65,19 @@ def stub(tmp_path: Path, name: str, *server: str, target: str | None = None) -> 
     return path
 
 
+@pytest.fixture(scope="module")
+def time_stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mcp-server-time's stub, written once for the module (each test copies it before it edits)."""
+    return stub(tmp_path_factory.mktemp("time"), "time", *TIME)
+
+
+@pytest.fixture(scope="module")
+def everything_stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("node") is None or not EVERYTHING.exists():
+        pytest.skip("node and tests/node/node_modules are needed to run server-everything")
+    return stub(tmp_path_factory.mktemp("everything"), "everything", "node", str(EVERYTHING), "stdio")
+
+
 def only_placeholder_notes(path: Path) -> int:
     findings = lint.lint_file(str(path), notes=True)
     assert {(f.severity, "still the placeholder" in f.problem) for f in findings} == {("note", True)}, findings
@@ -81,9 +96,10 @@ async def replay(path: Path, mode: str, tool: str, arguments: dict[str, Any]) ->
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_stub_of_mcp_server_time_replays_to_the_sdk_host_and_filled_in_answers_as_written(
-    tmp_path: Path, mode: str
+    tmp_path: Path, time_stub: Path, mode: str
 ) -> None:
-    path = stub(tmp_path, "time", *TIME)
+    path = tmp_path / "time.yaml"
+    shutil.copyfile(time_stub, path)
     text = path.read_text()
     assert text.splitlines()[1].startswith("# Written by `mockmcp stub`") and "# get_current_time: write its" in text
     assert only_placeholder_notes(path) == 2
@@ -112,10 +128,8 @@ async def test_a_stub_of_mcp_server_time_replays_to_the_sdk_host_and_filled_in_a
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_a_stub_of_server_everything_replays_to_the_sdk_host(tmp_path: Path, mode: str) -> None:
-    if shutil.which("node") is None or not EVERYTHING.exists():
-        pytest.skip("node and tests/node/node_modules are needed to run server-everything")
-    path = stub(tmp_path, "everything", "node", str(EVERYTHING), "stdio")
+async def test_a_stub_of_server_everything_replays_to_the_sdk_host(everything_stub: Path, mode: str) -> None:
+    path = everything_stub
     assert only_placeholder_notes(path) >= 10
     data = yaml.safe_load(path.read_text())
     methods = {i["request"]["method"] for i in data["interactions"] if "request" in i}
