@@ -116,6 +116,7 @@ async def test_never_deletes(mockmcp):
 """
 
 
+@pytest.mark.slow
 def test_the_plugins_calls_over_every_transport_and_what_a_failure_says(pytester: pytest.Pytester) -> None:
     from test_pytest_plugin import run
 

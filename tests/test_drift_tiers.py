@@ -41,6 +41,7 @@ def verify(path: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=child_env(), cwd=ROOT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("change", "status", "line"),
     [
@@ -112,6 +113,7 @@ def run_action(tmp_path: Path, inputs: dict[str, str], gh_says: str) -> tuple[in
     return 0, (tmp_path / "gh.log").read_text().splitlines(), contexts["steps"]
 
 
+@pytest.mark.slow
 def test_the_ci_action_comments_once_and_fails_on_the_tier(tmp_path: Path) -> None:
     first, later = tmp_path / "first", tmp_path / "later"
     first.mkdir(), later.mkdir()

@@ -93,6 +93,7 @@ async def replay(path: Path, mode: str, tool: str, arguments: dict[str, Any]) ->
             return await host.call_tool(tool, arguments)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_stub_of_mcp_server_time_replays_to_the_sdk_host_and_filled_in_answers_as_written(
@@ -126,6 +127,7 @@ async def test_a_stub_of_mcp_server_time_replays_to_the_sdk_host_and_filled_in_a
     assert filled.structured_content == answer and json.loads(filled.content[0].text) == answer
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_stub_of_server_everything_replays_to_the_sdk_host(everything_stub: Path, mode: str) -> None:
