@@ -6,13 +6,16 @@ The public API, for fixtures and helpers users write; every other module is inte
   (validated, with located errors; `save` writes atomically and keeps the file's permissions);
 - `Cassette`, `Interaction`, `ServerItem`: the cassette types (immutable; `._replace` to edit);
 - `MockServer`: what the pytest plugin's `mockmcp` fixture hands a test;
-- `transport(cassette, ignore=(), strict=False, timing=0.0, substitute=None)`: replay in the host's
-  process, a transport the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
+- `transport(cassette, ignore=(), strict=False, timing=0.0, substitute=None, closed_world=False)`: replay in
+  the host's process, a transport the MCP SDK's `Client` takes (`Client(mockmcp.transport("cassettes/x.yaml"))`);
 - `recording(real, cassette, mode="once", ...)`: record in the host's process, a transport that passes
   the session to the real server (`Client(mockmcp.recording(server, "cassettes/x.yaml"))`);
 - `intercepting(folder, mode="none", names=None, allow=())`: while the block runs, every MCP server this
   process's SDK client starts over stdio is replayed from (or recorded into) `folder/<server>.yaml`,
   the host's code unchanged (`Interception` is what it yields: reports, verdict);
+- `calls(source)`: what the host did, its requests in order (`Calls`: filter by tool and arguments with a
+  cassette's matchers, `.count`, `.called`, `.args`, `assert_called`), from a `transport` (live), an
+  interception, or a --report file; the plugin's fixture has its own `mockmcp.calls`;
 - `json_body`: a vcrpy matcher comparing two requests' bodies as JSON, for a model's VCR cassette beside
   mockmcp's (docs/agent-run.md; the pytest plugin registers it with pytest-recording as `"json_body"`);
 - `MockmcpError` and its kinds `CassetteError`, `ConfigError`, `UsageError`, `StrictFailure`.
@@ -29,11 +32,12 @@ if TYPE_CHECKING:
     from mockmcp.cassette.model import Cassette, Interaction, ServerItem
     from mockmcp.cassette.store import load, loads, save
     from mockmcp.errors import CassetteError, ConfigError, MockmcpError, StrictFailure, UsageError
-    from mockmcp.inprocess import Interception, intercepting, recording, transport
+    from mockmcp.inprocess import Calls, Interception, calls, intercepting, recording, transport
     from mockmcp.plugin._mock_server import MockServer
     from mockmcp.plugin._pairing import json_body
 
 __all__ = [
+    "Calls",
     "Cassette",
     "CassetteError",
     "ConfigError",
@@ -45,6 +49,7 @@ __all__ = [
     "StrictFailure",
     "UsageError",
     "__version__",
+    "calls",
     "intercepting",
     "json_body",
     "load",
@@ -74,6 +79,8 @@ _HOMES = {
     "recording": "mockmcp.inprocess",
     "intercepting": "mockmcp.inprocess",
     "Interception": "mockmcp.inprocess",
+    "calls": "mockmcp.inprocess",
+    "Calls": "mockmcp.inprocess",
 }
 
 

@@ -25,6 +25,7 @@ class ReplayOptions(NamedTuple):
     substitutions: tuple[Substitution, ...] = ()  # values on this machine of the cassette's `${NAME}`
     report: str | None = None  # write the session's JSON report here ({pid}: the process id)
     html: str | None = None  # write the session's HTML timeline here ({pid} as in report)
+    closed_world: bool = False  # refuse at once a call of a tool no recording answers (as `meta.closed_world`)
 
 
 class RecordOptions(NamedTuple):

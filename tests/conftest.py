@@ -476,13 +476,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int,
 # pure rules, the engine, the endpoint, the shells' parts), no subprocess, no server, no browser.
 FAST = frozenset(
     {
-        "test_answers", "test_attribution", "test_batch", "test_branching", "test_emulation", "test_endpoint",
-        "test_eras", "test_eras_translation", "test_exchange", "test_http_endpoint", "test_http_loop",
+        "test_answers", "test_attribution", "test_batch", "test_branching", "test_contract", "test_emulation",
+        "test_endpoint", "test_eras", "test_eras_translation", "test_exchange", "test_http_endpoint", "test_http_loop",
         "test_http_sockets", "test_http_upstream",
         "test_jsonrpc", "test_live", "test_matching", "test_merge", "test_namedtuple", "test_ordering",
         "test_protocol", "test_public_api", "test_recorder", "test_replay_engine", "test_report_schema",
-        "test_rules", "test_schedule", "test_selection", "test_send_facts", "test_stream_state", "test_structure",
-        "test_substitute", "test_words",
+        "test_rules", "test_schedule", "test_scripted", "test_selection", "test_send_facts", "test_stream_state",
+        "test_structure", "test_substitute", "test_words",
         "test_wrap",
     }
 )  # fmt: skip

@@ -437,7 +437,11 @@ BUILT_WRONG = [
     (Interaction("request", {"method": 3}), "interactions[1].request", "`method` string"),
     (Interaction("request", {"method": "x"}, response={}), "interactions[1].response", "exactly one of"),
     (Interaction("notification", {"method": "x", "id": 1}), "interactions[1].notification.id", "bad `id`"),
-    (Interaction("request", {"method": "x"}, after="never"), "interactions[1].after", "unknown `after`"),
+    (
+        Interaction("request", {"method": "x"}, answers=(Interaction("request", None),)),
+        "interactions[1].answers[0]",
+        "a request without a `response`",
+    ),
     (Interaction("request", None), "interactions[1]", "empty interaction"),
     (
         Interaction("request", {"method": "x"}, server=(ServerItem("notification", {"params": {}}),)),

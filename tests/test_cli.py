@@ -355,7 +355,7 @@ def test_every_commands_help_spells_each_concept_one_way() -> None:
         # the cassette: positional, or the option that writes it where a server command follows; never both
         assert not ("CASSETTE" in usage and shown.get("--output") == "CASSETTE"), command
     assert {c for c, shown in HELP.items() if "--strict" in shown} == {"replay", "exec", "run"}
-    assert {c for c, shown in HELP.items() if shown.get("--output") == "CASSETTE"} == {"record", "exec"}
+    assert {c for c, shown in HELP.items() if shown.get("--output") == "CASSETTE"} == {"record", "exec", "stub"}
     positional = {c for c in COMMANDS if "CASSETTE" in help_text(c).splitlines()[0]}
     assert positional == {"replay", "recover", "lint", "show", "verify", "diff"}
     assert all(f"  {command} " in help_text() for command in COMMANDS)

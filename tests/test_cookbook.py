@@ -103,6 +103,23 @@ async def server_messages(host: Client) -> None:
     assert LOGS == ["disk almost full"]
 
 
+async def structured(host: Client) -> None:
+    # Against the recipes' opening the tool is not listed, so the SDK has no schema to check (it warns); the
+    # check against mcp-server-time's own tools/list is test_the_structured_recipe_is_what_the_sdk_asks_of_*.
+    result = await host.call_tool("get_current_time", {"timezone": "UTC"})
+    assert result.structured_content is not None and result.structured_content["day_of_week"] == "Thursday"
+
+
+async def scripted(host: Client) -> None:
+    with pytest.raises(MCPError) as raised:
+        await host.call_tool("fetch", {})
+    assert raised.value.error.message == "try again"
+    with pytest.raises(MCPError) as raised:
+        await host.call_tool("fetch", {}, read_timeout_seconds=0.5)
+    assert raised.value.error.code == REQUEST_TIMEOUT
+    assert [text_of(await host.call_tool("fetch", {})) for _ in range(2)] == ["ok", "ok"]  # the last answers again
+
+
 LOGS: list[Any] = []
 CHECKS: dict[str, Check] = {
     "tool-error": tool_error,
@@ -114,6 +131,8 @@ CHECKS: dict[str, Check] = {
     "malformed-line": malformed_line,
     "retry": retry,
     "server-messages": server_messages,
+    "structured": structured,
+    "scripted": scripted,
 }
 
 
@@ -200,3 +219,44 @@ async def test_the_broken_off_recipe_cuts_the_call_s_stream_over_http_and_the_se
                 assert (await host.list_tools()).tools[0].name == "fetch"
         report = server.stop()
     assert report["faults"] and "broke off before its reply" in report["faults"][0]
+
+
+# mcp-server-time's own opening: its discovery and its tools/list, whose tools declare an outputSchema.
+TIME_OPENING = (ROOT / "cassettes" / "time.yaml").read_text().split("\n- at: 0.8798\n")[0] + "\n"
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_structured_recipe_is_what_the_sdk_asks_of_mcp_server_time(tmp_path: Path) -> None:
+    """With its `structuredContent` the recipe lints clean and the SDK's host takes it; without, lint says why the
+    host would raise, and the host raises just that."""
+    whole = TIME_OPENING + RECIPES["structured"]
+    bare = re.sub(r"\n +structuredContent: .*", "", whole)
+    assert bare != whole and lint.lint_text(whole, "time.yaml") == []
+    [finding] = lint.lint_text(bare, "time.yaml")
+    assert finding.severity == "error" and "did not return structured content" in finding.problem
+    got = []
+    for name, text in (("whole", whole), ("bare", bare)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        server = StdioServerParameters(
+            command=sys.executable, args=["-m", "mockmcp", "replay", str(path)], env=child_env(), cwd=str(ROOT)
+        )
+        with anyio.fail_after(30):
+            async with Client(server, mode="auto") as host:
+                try:
+                    result = await host.call_tool("get_current_time", {"timezone": "UTC"})
+                    got.append(result.structured_content["is_dst"] if result.structured_content else None)
+                except RuntimeError as error:
+                    got.append(str(error))
+    assert got == [False, "Tool get_current_time has an output schema but did not return structured content"]
+
+
+def test_lint_says_when_it_cannot_check_a_result_against_an_output_schema() -> None:
+    """With no tools/list in the cassette, the note (never a failure) says so; the command prints it."""
+    text = HANDSHAKE.split("- request: {method: tools/list}")[0] + RECIPES["structured"]
+    assert lint.lint_text(text, "c.yaml") == []
+    [note] = lint.lint_text(text, "c.yaml", notes=True)
+    assert note.severity == "note" and "cannot check this result against the tool's outputSchema" in note.problem
+    assert not lint.failed([note], strict=True)
+    assert lint.summary([note], 1) == "1 file: 0 errors, 0 warnings, 1 note"

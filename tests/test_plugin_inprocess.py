@@ -59,6 +59,12 @@ async def test_answers_otherwise(server):
 async def test_strict(server):
     async with connect(server, "legacy") as client:
         await client.call_tool("read_file", {"path": "notes.txt"})
+
+@pytest.mark.mockmcp(closed_world=True)
+async def test_closed_world(server):
+    async with connect(server, "legacy") as client:
+        with pytest.raises(MCPError, match="closed world: no tool 'rm_rf' is answered here; the cassette answers: "):
+            await client.call_tool("rm_rf", {})
 """
 
 
@@ -78,18 +84,20 @@ def test_a_miss_a_differing_answer_and_strict_fail_a_test_in_process_as_over_std
     target.parent.mkdir(parents=True)
     shutil.copyfile(SHIPPED / "notes-session.yaml", target)
     result = run(pytester)
-    result.assert_outcomes(passed=2, failed=6)
+    result.assert_outcomes(passed=2, failed=8)
     verdicts = _verdicts(result.stdout.str())
     assert sorted(verdicts) == [
         f"{name}[{way}]"
-        for name in ("test_answers_otherwise", "test_misses", "test_strict")
+        for name in ("test_answers_otherwise", "test_closed_world", "test_misses", "test_strict")
         for way in ("inprocess", "stdio")
     ]
-    for name in ("test_misses", "test_answers_otherwise", "test_strict"):
+    for name in ("test_misses", "test_answers_otherwise", "test_strict", "test_closed_world"):
         assert verdicts[f"{name}[inprocess]"] == verdicts[f"{name}[stdio]"], name
     assert 'arguments.path: recorded "notes.txt", incoming "elsewhere.txt"' in verdicts["test_misses[inprocess]"]
     assert "elicitation/create" in verdicts["test_answers_otherwise[inprocess]"]
     assert "never asked for (strict): interactions[" in verdicts["test_strict[inprocess]"]
+    # the marker closed the world: the call the host made of a tool the cassette does not answer fails the test
+    assert "closed world, and answers no tool 'rm_rf'" in verdicts["test_closed_world[inprocess]"]
 
 
 RECORDING_HOST = f"""

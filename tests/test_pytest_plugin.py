@@ -523,7 +523,8 @@ def test_what_becomes_of_a_recording_after_its_test(
 
 def test_a_test_sees_only_what_it_uses_of_its_mock_server() -> None:
     public = {name for name in dir(MockServer) if not name.startswith("_")}
-    assert public == {"cassette", "command", "env", "start_http", "stdio_params", "transport", "url"}  # url: deprecated
+    # url: deprecated
+    assert public == {"calls", "cassette", "command", "env", "start_http", "stdio_params", "transport", "url"}
 
 
 def test_the_deprecated_url_says_what_replaces_it(tmp_path: Path) -> None:

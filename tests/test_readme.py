@@ -35,7 +35,7 @@ import fastmcp.server.providers.proxy  # noqa: F401
 import mcp.server.request_state  # noqa: F401
 import pytest
 import yaml
-from conftest import ROOT, child_env
+from conftest import ROOT, SHIPPED, child_env
 from demo_host import SESSION
 from mcp import Client
 from test_cookbook import RECIPES
@@ -76,6 +76,13 @@ CLAIMS = {
     "# tests/test_notes_http.py": "test_the_pytest_http_example",
     'mockmcp.load("cassettes/notes.yaml")': "test_the_python_api_example",
     "python benchmarks/bench_replay.py": "test_benchmarks",
+    "uses: mockmcp/mockmcp/.github/actions/drift@main": "test_the_ci_drift_workflow",
+    "name: charge, arguments: {amount: 10}": "test_the_without_recording_examples",
+    "# tests/test_agent_calls.py": "test_the_calls_example",
+    "mockmcp stub -o cassettes/time.yaml": "test_the_stub_page",
+    "# get_current_time: write its answer in `content`": "test_the_stub_page",
+    "meta: {closed_world: true}": "test_the_without_recording_examples",
+    "closed_world=True)\nasync def test_the_agent_only_searches": "test_the_without_recording_examples",
     "# tests/test_agent_time.py": "test_the_agents_page",
     "def model_url(record_mode: str)": "test_the_agent_run_page",
     "pytest examples/agent_run --record-mode=once": "test_the_agent_run_page",
@@ -314,6 +321,7 @@ def test_each_command_and_option_is_documented() -> None:
         "schema",
         "serve",
         "show",
+        "stub",
         "unwrap",
         "verify",
         "wrap",
@@ -690,6 +698,70 @@ def test_the_wrap_commands(checkout: Path) -> None:
     replaying = json.loads((checkout / "replay.json").read_text())["mcpServers"]
     assert recording["github"]["args"][2:4] == ["record", "-o"] and replaying["github"]["args"][2] == "replay"
     assert recording["api"]["url"].startswith("http://127.0.0.1:")
+
+
+def test_the_ci_drift_workflow() -> None:
+    """The workflow on the CLI page uses the action the repository holds, with inputs it has."""
+    workflow = yaml.safe_load(block("uses: mockmcp/mockmcp/.github/actions/drift@main").text)
+    [step] = [step for step in workflow["jobs"]["drift"]["steps"] if "drift@" in step.get("uses", "")]
+    folder = step["uses"].removeprefix("mockmcp/mockmcp/").partition("@")[0]
+    action = yaml.safe_load((ROOT / folder / "action.yml").read_text(encoding="utf-8"))
+    assert set(step["with"]) <= set(action["inputs"]), set(step["with"]) - set(action["inputs"])
+    said = block("uses: mockmcp/mockmcp/.github/actions/drift@main").text
+    assert all(f"# {name}:" in said or name in step["with"] for name in ("install", "comment"))
+
+
+def test_the_stub_page(tmp_path: Path) -> None:
+    """The stub of mcp-server-time runs as written, and its placeholder is the page's, comment and all (the HTTP
+    endpoint the page names is an example: test_stub.py asks a real one)."""
+    first, second = commands(block("mockmcp stub -o cassettes/time.yaml"))
+    time_stub = shlex.split(first.replace("cassettes/", f"{tmp_path}/"))
+    proc = subprocess.run(time_stub, capture_output=True, text=True, timeout=120, env=child_env(), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert block("# get_current_time: write its answer in `content`").text in (tmp_path / "time.yaml").read_text()
+    assert shlex.split(second)[:3] == ["mockmcp", "stub", "-o"] and "--http-target" in second
+
+
+def test_the_calls_example(pytester: pytest.Pytester) -> None:
+    """docs/calls.md's test passes against the shipped cassette; and its failure picture is what a failure says."""
+    from test_pytest_plugin import run
+
+    pytester.makepyfile(test_agent_calls=block("# tests/test_agent_calls.py").text + "\n")
+    target = pytester.path / "cassettes" / "test_agent_calls" / "notes-session.yaml"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED / "notes-session.yaml", target)
+    outcomes = run(pytester).parseoutcomes()  # once a backend anyio runs it on
+    assert outcomes.get("passed", 0) >= 1 and not (outcomes.get("failed") or outcomes.get("errors")), outcomes
+    page = (ROOT / "docs" / "calls.md").read_text(encoding="utf-8")
+    assert "AssertionError: expected no tool 'read_file', found 1\nthe host made 3 calls:\n" in page
+
+
+def test_the_without_recording_examples() -> None:
+    """The script answers in turn, then its last for ever; the closed world says what the page quotes."""
+    from mockmcp.cassette.store import loads
+    from mockmcp.engine.matching import Matcher
+    from mockmcp.engine.replay import Replay, Send
+    from mockmcp.plugin._naming import MARKER_ARGUMENTS
+
+    def said(engine: Replay, line: str) -> Any:
+        [sent] = [json.loads(a.data) for a in engine.receive(line.encode()) if isinstance(a, Send)]
+        return sent
+
+    script = block("name: charge, arguments: {amount: 10}").text
+    engine = Replay(loads("version: 1\ninteractions:\n" + script + "\n"), Matcher.build())
+    charge = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"charge","arguments":{"amount":10}}}'
+    assert said(engine, charge % 1)["error"]["message"] == "gateway timeout"
+    assert [w.after for w in engine.receive((charge % 2).encode()) if hasattr(w, "after")] == [2.0]
+    assert [said(engine, charge % n)["result"]["content"][0]["text"] for n in (3, 4)] == ["charged 10"] * 2
+    closed = Replay(loads(block("meta: {closed_world: true}").text + "\n"), Matcher.build())
+    error = said(closed, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete"}}')["error"]
+    page = (ROOT / "docs" / "without-recording.md").read_text(encoding="utf-8")
+    assert f'"{error["message"]}"' in page.replace("\n", " ") and error["data"] == {
+        "tool": "delete",
+        "answered": ["search"],
+    }
+    marker = block("closed_world=True)\nasync def test_the_agent_only_searches").text
+    assert set(re.findall(r"(\w+)=", marker)) <= set(MARKER_ARGUMENTS)
 
 
 def test_the_wrap_examples() -> None:

@@ -36,11 +36,11 @@ def test_its_properties_are_the_rows_of_validations_table_in_order() -> None:
     definitions = built["definitions"]
     interaction = definitions["interaction"]["properties"]
     assert tuple(built["properties"]) == ("version", "meta", "interactions")
-    assert tuple(built["properties"]["meta"]["properties"]) == ("redact", "substitute", "match", "http")
+    assert tuple(built["properties"]["meta"]["properties"]) == ("redact", "substitute", "match", "closed_world", "http")
     # The order an unknown key's fix lists them in ("use one of: at, request, ...").
     assert tuple(interaction) == (
         *("at", "request", "notification", "match", "delay", "times", "after", "server"),
-        *("drop", "raw_response", "response", "exit", "took", "session", "expect"),
+        *("drop", "raw_response", "response", "exit", "took", "session", "expect", "answers", "optional"),
     )
     server_item = ("at", "notification", "request", "response", "raw", "stream", "took")
     assert tuple(definitions["server_item"]["properties"]) == server_item

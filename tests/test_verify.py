@@ -322,7 +322,9 @@ def test_update_replaces_a_recorded_cut_with_the_live_answer_but_keeps_one_writt
     expect: str | None, kept: Any
 ) -> None:
     call = {"id": 1, "method": "tools/call", "params": {"name": "halfway", "arguments": {}}}
-    recorded = Cassette((Interaction("request", call, drop="cut", took=0.1, expect=expect),), {})
+    recorded = Cassette(
+        (Interaction("request", call, drop="cut", took=0.1, marks=() if expect is None else (expect,)),), {}
+    )
     answer = {"result": {"content": [{"type": "text", "text": "whole"}]}}
     live = Cassette((Interaction("request", call, response=answer, took=0.2),), {})
     made, notes = drift.updated(recorded, live, drift.compare(recorded, live, Matcher.build()))

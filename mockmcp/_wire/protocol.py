@@ -27,6 +27,7 @@ __all__ = [
     "INPUT_REQUIRED",
     "INVALID_HEADER",
     "LISTEN",
+    "LISTINGS",
     "MINTED_KEYS",
     "MISSING_CAPABILITY",
     "NAMED_BY",
@@ -53,6 +54,7 @@ __all__ = [
     "cancelled_request",
     "client_capabilities",
     "client_info",
+    "listed",
     "meta",
     "missing_capability",
     "offered_tools",
@@ -225,13 +227,29 @@ def read_only_tools(exchanges: Iterable[tuple[Any, Any]]) -> frozenset[str]:
 
 
 def _listed_tools(exchanges: Iterable[tuple[Any, Any]]) -> list[dict[str, Any]] | None:
-    listed: list[dict[str, Any]] | None = None
+    return listed(exchanges, TOOLS_LIST)
+
+
+# What a server offers, and where: each listing method -> the result's list, and the key that names an item.
+LISTINGS: dict[str, tuple[str, str]] = {
+    TOOLS_LIST: ("tools", "name"),
+    "prompts/list": ("prompts", "name"),
+    "resources/list": ("resources", "uri"),
+    "resources/templates/list": ("resourceTemplates", "uriTemplate"),
+}
+
+
+def listed(exchanges: Iterable[tuple[Any, Any]], method: str) -> list[dict[str, Any]] | None:
+    """The items a session's answers to a listing method (`LISTINGS`) offer, every page, in order; None when no
+    answer of it holds the list."""
+    field, key = LISTINGS[method]
+    found: list[dict[str, Any]] | None = None
     for message, response in exchanges:
-        tools = (_result(response) or {}).get("tools")
-        if isinstance(message, dict) and message.get("method") == TOOLS_LIST and isinstance(tools, list):
-            listed = listed or []
-            listed.extend(tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str))
-    return listed
+        items = (_result(response) or {}).get(field)
+        if isinstance(message, dict) and message.get("method") == method and isinstance(items, list):
+            found = found or []
+            found.extend(item for item in items if isinstance(item, dict) and isinstance(item.get(key), str))
+    return found
 
 
 # Client requests that change nothing on a server (a tools/call does unless its tool is read-only).

@@ -22,6 +22,7 @@ __all__ = [
     "Place",
     "REDACTED",
     "RecordMode",
+    "STUB_ANSWER",
     "json_type",
     "parse_path",
     "parse_substitution",
@@ -114,6 +115,8 @@ def yaml_type(value: Any) -> str:
 # --- placeholders: values of the recording machine, written as ${NAME} -------------------------------
 
 REDACTED = "[REDACTED]"  # what a secret becomes for good (a redact pattern's match, a credential in meta.server)
+# The text of an answer `mockmcp stub` wrote for a person to fill in (lint names each one it finds).
+STUB_ANSWER = "mockmcp stub: a placeholder; write what this tool answers"
 
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"  # a substitution's name
 _NAME = re.compile(NAME_PATTERN)

@@ -151,6 +151,7 @@ _EMIT: dict[str, Callable[[Field], dict[str, Any]]] = {
     "match": lambda row: {"type": "object", "additionalProperties": {"$ref": "#/definitions/matcher"}},
     "interaction": lambda row: {"$ref": "#/definitions/interaction"},
     "server_item": lambda row: {"$ref": "#/definitions/server_item"},
+    "answer": _table,
 }
 
 

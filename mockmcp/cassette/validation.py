@@ -98,43 +98,53 @@ _SERVER_ROWS = (
     Field("took", "seconds", "seconds from this server request to the host's answer (informative)", _TOOK_FIX,
           (_DAY,), null=True),
 )
+_DELAY = Field("delay", "seconds", "seconds to wait before replaying this interaction",
+               "write e.g. `delay: 30`; to never answer, use `drop: true`", (_DAY,), default=0.0, null=True)
+_SERVER = Field("server", "list", "what the server sent because of the client message, in order",
+                "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
+                rows=(Field("messages", "server_item", fix="a server item is `notification: {...}`, `request: {...}` "
+                            "or `raw: ...`", rows=_SERVER_ROWS),), default=(), null=True)
+_DROP = Field("drop", "choice", "true never sends the reply; cut: the answer breaks off there instead (over "
+              "Streamable HTTP, the request's stream is cut after the server messages before it)",
+              f"write `drop: true` (the reply never comes) or `drop: {model.CUT}` (the answer breaks off there)",
+              (False, True, model.CUT), default=False,
+              problem=f"`{{key}}` must be true, false or `{model.CUT}`, not {{value!r}}")
+_RAW = Field("raw_response", "text", "this exact line is sent instead of the reply; {{id}} becomes the caller's id",
+             null=True)
+_RESPONSE = Field("response", "response", "the server's answer: `result` or `error`")
+_EXIT = Field("exit", "exit", "end the session here: `exit: 1` after the reply, or `{status: 1, when: before}` "
+              "instead of it", _EXIT_FIX, rows=(
+                  Field("status", "int", fix=_EXIT_FIX, values=(0, 255), required=True,
+                        problem="an exit `status` is a whole number from 0 to 255"),
+                  Field("when", "choice", values=model.EXIT_WHEN, default=model.EXIT_WHEN[0]),
+              ))
+_ANSWERS_FIX = ("write each answer as an interaction's answer: `- response: {result: ...}`, `- response: {error: "
+                "...}`, `- {delay: 2, response: ...}`, `- drop: true`")
+_ANSWER_ROWS = (_SERVER, _DROP, _RAW, _RESPONSE, _DELAY, _EXIT)  # `model.ANSWER`: what each scripted answer holds
 _INTERACTION_ROWS = (
     Field("at", "seconds", "seconds since the session began (informative; used by --timing recorded)", null=True),
     Field("request", "message", "a request the client sent: method, optional params, optional id (kept for reference)"),
     Field("notification", "message", "a notification the client sent: method, optional params, no id"),
     Field("match", "match", "match rules: a params path, then how its value is compared "
           "(any, type, subset, unordered, regex)"),
-    Field("delay", "seconds", "seconds to wait before replaying this interaction",
-          "write e.g. `delay: 30`; to never answer, use `drop: true`", (_DAY,), default=0.0, null=True),
+    _DELAY,
     Field("times", "times", "how many times this interaction is played before the next recording of the request "
           "takes over; `any`: as often as the host asks (never a repeat, so --strict allows it)",
           "write e.g. `times: 2`", (1,), default=1, problem="`{key}` must be a whole number, at least {low}, or `any`"),
     Field("after", "choice", "once the last recording of a request has played its `times`: repeat it, or answer "
-          "unmatched", values=("repeat", "unmatched"), default="repeat"),
-    Field("server", "list", "what the server sent because of the client message, in order",
-          "write each as `- notification: {...}`, `- request: {...}` or `- raw: ...`",
-          rows=(Field("messages", "server_item", fix="a server item is `notification: {...}`, `request: {...}` or "
-                      "`raw: ...`", rows=_SERVER_ROWS),), default=(), null=True),
-    Field("drop", "choice", "true never sends the reply; cut: the answer breaks off there instead (over Streamable "
-          "HTTP, the request's stream is cut after the server messages before it)",
-          f"write `drop: true` (the reply never comes) or `drop: {model.CUT}` (the answer breaks off there)",
-          (False, True, model.CUT), default=False,
-          problem=f"`{{key}}` must be true, false or `{model.CUT}`, not {{value!r}}"),
-    Field("raw_response", "text", "this exact line is sent instead of the reply; {{id}} becomes the caller's id",
-          null=True),
-    Field("response", "response", "the server's answer: `result` or `error`"),
-    Field("exit", "exit", "end the session here: `exit: 1` after the reply, or `{status: 1, when: before}` "
-          "instead of it", _EXIT_FIX, rows=(
-              Field("status", "int", fix=_EXIT_FIX, values=(0, 255), required=True,
-                    problem="an exit `status` is a whole number from 0 to 255"),
-              Field("when", "choice", values=model.EXIT_WHEN, default=model.EXIT_WHEN[0]),
-          )),
+          "unmatched", values=(model.REPEAT, model.UNMATCHED), default=model.REPEAT),
+    _SERVER, _DROP, _RAW, _RESPONSE, _EXIT,
     Field("took", "seconds", "seconds from request to response (informative; used by --timing recorded)", _TOOK_FIX,
           (_DAY,), null=True),
     Field("session", "int", "which recorded session the interaction belongs to, in a cassette of several",
           "write e.g. `session: 1`", (0,), default=0),
     Field("expect", "choice", "fault: a deliberate fault, written by hand; lint keeps quiet about its warnings",
-          values=("fault",)),
+          values=(model.FAULT,)),
+    Field("answers", "list", "scripted answers, one a play in turn, the last repeating: each holds what an "
+          "interaction's answer holds (response, delay, drop, raw_response, exit, server)", _ANSWERS_FIX,
+          rows=(Field("answers", "answer", fix=_ANSWERS_FIX, rows=_ANSWER_ROWS),), default=(), null=True),
+    Field("optional", "flag", "it may be left unplayed: --strict and the plugin's verdict do not ask for it",
+          default=False),
 )
 _META_ROWS = (
     Field("redact", "table", "what replay redacts in what the host sends, as the recording did",
@@ -152,6 +162,8 @@ _META_ROWS = (
               Field("ignore", "list", "params paths left out of matching, as --ignore does",
                     "write `ignore: [arguments.when]`", rows=(Field("params paths", "path"),), null=True),
           )),
+    Field("closed_world", "flag", "true: a call of a tool no recording answers is refused at once, naming the tools "
+          "the cassette answers (not an explained miss)", null=True),
     Field("http", "table", "how the recorded Streamable HTTP server framed its answers; replay does the same",
           "write e.g. `http: {framing: sse, event_ids: true, get_stream: true}`", null=True, rows=(
               Field("framing", "choice", "json: a JSON body if it can; sse: SSE",
@@ -184,7 +196,7 @@ CASSETTE = Field("", "table", "A recorded MCP session, both directions, in order
           rows=(Field("", "interaction", fix="each interaction is a mapping with `request`, `notification` or "
                       "`server`", rows=_INTERACTION_ROWS),)),
 ))
-REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit", "match")  # of a request's interaction only
+REQUEST_ONLY = ("times", "after", "drop", "raw_response", "exit", "match", "answers", "optional")  # of requests only
 MATCHER = Field("", "table", fix=f"use one of: {', '.join(model.MATCHERS)}, or {{regex: PATTERN}}, {{type: NAME}}",
                 rows=(  # a matcher that is no word of `model.MATCHERS`: one of these, with its argument
     Field("regex", "regex", "a pattern the whole string matches",
@@ -436,10 +448,25 @@ def _interaction(data: Any, place: Place, row: Field) -> Interaction:
     if data.get("times") == model.ANY_TIMES and "after" in data:
         problem = f"`after` never applies to an interaction with `times: {model.ANY_TIMES}`, which is never used up"
         raise Problem(place + ("after",), problem, "remove `after`, or give `times` a number")
+    scripted = [key for key in model.ANSWER if key in data] if data.get("answers") is not None else []
+    if scripted:
+        problem = f"`{scripted[0]}` beside `answers`: each scripted answer holds its own"
+        raise Problem(place + (scripted[0],), problem, f"move `{scripted[0]}` into the answers it belongs to")
+    if data.get("answers") == []:
+        raise Problem(place + ("answers",), "`answers` is empty", _ANSWERS_FIX)
     values = _fields(data, place, row)
     message, server = values[kind] if kinds else None, tuple(values.pop(model.SERVER))
     del values[REQUEST], values[NOTIFICATION]
-    return Interaction(kind, message, server, **values)
+    values["answers"] = tuple(values["answers"])
+    marks = (model.FAULT,) * (values.pop("expect") == model.FAULT) + (model.OPTIONAL,) * values.pop("optional")
+    marks += (model.UNMATCHED,) * (values.pop("after") == model.UNMATCHED)
+    return Interaction(kind, message, server, **values, marks=marks)
+
+
+def _answer(data: Any, place: Place, row: Field) -> Interaction:
+    """One scripted answer: the keys of an interaction's answer (`model.ANSWER`), as an interaction holding them."""
+    values = _table(data, place, row)
+    return Interaction(REQUEST, None, tuple(values.pop(model.SERVER)), **values)
 
 
 def _server_item(data: Any, place: Place, row: Field) -> ServerItem:
@@ -464,7 +491,7 @@ KINDS = {  # each kind of value by its name in the table, and its check (`schema
     "list": _list, "int": _int, "times": _times, "seconds": _seconds, "choice": _choice,
     "flag": _typed, "string": _typed, "text": _typed, "regex": _regex, "name": _name, "path": _path,
     "exit": _exit, "message": _message, "response": response, "match": _match,
-    "interaction": _interaction, "server_item": _server_item,
+    "interaction": _interaction, "server_item": _server_item, "answer": _answer,
 }
 # fmt: on
 _STRINGS = ("string", "regex", "name")  # a list of these is refused whole when an item is no string
@@ -585,13 +612,20 @@ def served_problems(interactions: list[tuple[int, Interaction]]) -> list[Problem
         if one.kind != REQUEST:
             continue
         place: Place = ("interactions", index)
-        sent = not one.drop and one.raw_response is None and not (one.exit is not None and one.exit[1] == "before")
         cancelled = cancels.get(key(one, (one.message or {}).get("id")), -1) > index
-        if one.response is not None and sent and "result" in one.response:
-            at = place + ("response", "result")
-            found += [Problem(*flaw) for flaw in shapes.answer_flaws(str(one.method), one.response["result"], at)]
-        elif one.response is None and not (cancelled or not sent or one.exit is not None or one.method == LISTEN):
-            found.append(_unanswered(one, place))
+        turns = [(place + ("answers", n), one.played(n)) for n in range(len(one.answers))] or [(place, one)]
+        for at, played in turns:
+            sent = not played.drop and played.raw_response is None
+            sent = sent and not (played.exit is not None and played.exit[1] == "before")
+            if played.response is not None and sent and "result" in played.response:
+                at += ("response", "result")
+                found += [
+                    Problem(*flaw) for flaw in shapes.answer_flaws(str(one.method), played.response["result"], at)
+                ]
+            elif played.response is None and not (
+                cancelled or not sent or played.exit is not None or one.method == LISTEN
+            ):
+                found.append(_unanswered(played, at))
     return found
 
 

@@ -168,8 +168,16 @@ RUN = (
            "(repeatable).", multiple=True),
     options.STRICT, options.IGNORE, options.SUBSTITUTE, options.REDACT_ENV, options.REDACT,
 )
-VERIFY = (
+DRIFT = (  # how `verify` and `diff` compare, and what they say
     options.IGNORE._replace(help="A params or result path left out of the comparison (repeatable)."),
+    option("--fail-on TIER", "fail_on", "choice:any|minor|dangerous|breaking", "Exit 1 on a change of the "
+           "contract of this tier or worse (breaking > dangerous > minor); any: on any drift, an answer too.",
+           default="any"),
+    option("--output-format FORMAT", "output_format", "choice:text|json|markdown", "How the report is written "
+           "to stdout (markdown: for a pull-request comment).", default="text"),
+)
+VERIFY = (
+    *DRIFT,
     options.SUBSTITUTE,
     option("--update", "update", "flag", "Write the live answers into the cassette (keeping its fault knobs)."),
     option("--timeout SECONDS", "timeout", "seconds", "Seconds to wait for each live answer.", default="10"),
@@ -304,6 +312,28 @@ def serve(config: str) -> None:
     serve_config(config)
 
 
+STUB = (
+    options.CASSETTE_OPTION._replace(help="The cassette to write (a new file)."),
+    options.TARGET._replace(help="Ask a Streamable HTTP server at this endpoint URL instead of running a command."),
+    option("--timeout SECONDS", "timeout", "seconds", "Seconds to wait for each answer.", default="10"),
+)
+
+
+@cli.command(cls=_Command, context_settings={"allow_interspersed_args": False})
+@_params(STUB)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def stub(cassette: str, target: str | None, timeout: float, command: tuple[str, ...]) -> None:
+    """Write a cassette from a server's contract, without recording a session: the answers are yours to write.
+
+    `mockmcp stub -o CASSETTE -- SERVER ARGS...` (or `--http-target URL`) asks the server only what has no
+    side effect (the handshake, then its tools, prompts, resources and templates, every page) and writes
+    that, with a placeholder answer for each tool (shaped by its outputSchema) and comments on what to edit.
+    """
+    if (target is None) == (not command):
+        raise click.UsageError("name the server to ask: a command after `--`, or --http-target URL (one of them)")
+    commands.stub_server(cassette, list(command), target, timeout)
+
+
 @cli.command()
 @click.argument("cassette", type=click.Path(dir_okay=False), metavar="CASSETTE")
 def recover(cassette: str) -> None:
@@ -343,9 +373,10 @@ def lint(cassettes: tuple[str, ...], strict: bool, secrets: bool) -> None:
 
     Prints every finding (file, line, place, problem, how to fix), the eras whose hosts each CASSETTE
     serves, and a summary to stdout.
-    Exits 1 on any error, or with --fail-on-warning on any warning.
+    Exits 1 on any error, or with --fail-on-warning on any warning (a note, what lint could not
+    check or a placeholder still to fill in, never fails it).
     """
-    findings = lint_paths(cassettes, secrets_only=secrets)
+    findings = lint_paths(cassettes, secrets_only=secrets, notes=not secrets)
     for finding in findings:
         click.echo(finding.render())
     for said in filter(None, map(serves, () if secrets else cassettes)):
@@ -363,19 +394,21 @@ def verify(cassette: str, command: tuple[str, ...], update: bool, timeout: float
     """Drive the live server COMMAND with CASSETTE's client side and report every drift.
 
     `mockmcp verify [OPTIONS] CASSETTE -- SERVER ARGS...` (the `--` keeps the server's own options
-    apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted.
+    apart; without it, the server the cassette's meta.server names); exit status 1 when anything drifted,
+    or with --fail-on TIER when the server's contract changed at that tier or worse.
     """
-    if commands.verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout):
+    said = options.build(commands.Said, values)
+    if commands.verify_cassette(cassette, list(command), options.build(ReplayOptions, values), update, timeout, said):
         raise SystemExit(1)
 
 
 @cli.command()
 @click.argument("first", type=click.Path(dir_okay=False), metavar="CASSETTE")
 @click.argument("second", type=click.Path(dir_okay=False), metavar="CASSETTE")
-@_params(VERIFY[:1])  # `verify` and `diff` compare the same way, so they leave the same paths out
-def diff(first: str, second: str, ignores: tuple[str, ...]) -> None:
-    """Compare two cassettes interaction by interaction; exit status 1 when they differ."""
-    if commands.diff_cassettes(first, second, ignores):
+@_params(DRIFT)  # `verify` and `diff` compare the same way, so they leave the same paths out and say it alike
+def diff(first: str, second: str, ignores: tuple[str, ...], fail_on: str, output_format: str) -> None:
+    """Compare two cassettes interaction by interaction; exit status 1 when they differ (see --fail-on)."""
+    if commands.diff_cassettes(first, second, ignores, commands.Said(fail_on, output_format)):
         raise SystemExit(1)
 
 

@@ -7,7 +7,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mockmcp._wire.words import REDACTED, RecordMode
 from mockmcp.cassette import files, schema
@@ -20,20 +20,42 @@ from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
 from mockmcp.errors import CassetteError, UsageError
 from mockmcp.options import BOUNDS, Bounds, RecordOptions, ReplayOptions
-from mockmcp.record import Journal, drive, finish, journal_path, later_start, saved, silent
+from mockmcp.record import (
+    Journal,
+    ask_contract,
+    ask_contract_http,
+    drive,
+    finish,
+    journal_path,
+    later_start,
+    saved,
+    silent,
+)
 from mockmcp.stdio.record import Outcome, run_proxy
-from mockmcp.tools import compare, report_schema_text, updated
+from mockmcp.tools import (
+    ANY,
+    Drift,
+    as_json,
+    as_markdown,
+    compare,
+    report_schema_text,
+    stub_cassette,
+    stub_text,
+    updated,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.stdio.toolkit import Signals
 
 __all__ = [
+    "Said",
     "diff_cassettes",
     "record_http",
     "record_session",
     "recorded_command",
     "recover_session",
+    "stub_server",
     "verify_cassette",
     "write_schema",
 ]
@@ -171,9 +193,30 @@ def recover_session(path: str) -> None:
     note(f"recovered {len(recovered.cassette.interactions)} interactions into {path}{torn}")
 
 
-def verify_cassette(path: str, command: list[str], compared: ReplayOptions, update: bool, timeout: float) -> bool:
+class Said(NamedTuple):
+    """What `verify` and `diff` fail on (`--fail-on`: a tier of the contract's changes, or any drift) and how
+    their report is written (`--output-format`)."""
+
+    fail_on: str = ANY
+    output_format: str = "text"
+
+    def tell(self, drift: Drift, title: str) -> bool:
+        """Print the report to stdout; whether the drift fails."""
+        if self.output_format == "json":
+            print(as_json(drift, title, self.fail_on))
+        elif self.output_format == "markdown":
+            print(as_markdown(drift, title, self.fail_on), end="")
+        else:
+            print(drift.render(title))
+        return drift.fails(self.fail_on)
+
+
+def verify_cassette(
+    path: str, command: list[str], compared: ReplayOptions, update: bool, timeout: float, said: Said | None = None
+) -> bool:
     """Compare a live server with the cassette (printing the drift report); with update, rewrite it. Of compared,
-    ignores and substitutions count. Returns True when drift remains: found, and not written into the cassette."""
+    ignores and substitutions count. Returns True when the drift fails (`said.fail_on`) and remains: found, and not
+    written into the cassette."""
     recorded = cassettes.load(path)
     given = with_project(recorded, compared.substitutions, "mockmcp verify")
     if not command:
@@ -182,9 +225,9 @@ def verify_cassette(path: str, command: list[str], compared: ReplayOptions, upda
     matcher = Matcher.build(compared.ignores, recorded.meta)
     live = drive(recorded, command, timeout, substitutions=given)
     drift = compare(recorded, live, matcher, "live")
-    print(drift.render(f"mockmcp verify: {path} against {shlex.join(command)}"))
+    fails = (said or Said()).tell(drift, f"mockmcp verify: {path} against {shlex.join(command)}")
     if not (update and drift.drifted):
-        return drift.drifted
+        return fails
     new, kept = updated(recorded, live, drift)
     cassettes.save(new, path)
     for sentence in kept:
@@ -222,12 +265,22 @@ def recorded_command(meta: dict[str, Any], expand: Callable[[str], str], python:
     return [os.path.expanduser(part) if part.startswith("~/") else part for part in command]
 
 
-def diff_cassettes(first: str, second: str, ignores: tuple[str, ...]) -> bool:
-    """Compare two cassettes the way verify compares a cassette with a live server; True when they differ."""
+def diff_cassettes(first: str, second: str, ignores: tuple[str, ...], said: Said | None = None) -> bool:
+    """Compare two cassettes the way verify compares a cassette with a live server; True when the drift fails."""
     recorded = cassettes.load(first)
     drift = compare(recorded, cassettes.load(second), Matcher.build(ignores, recorded.meta), "other")
-    print(drift.render(f"mockmcp diff: {first} (recorded) against {second} (other)"))
-    return drift.drifted
+    return (said or Said()).tell(drift, f"mockmcp diff: {first} (recorded) against {second} (other)")
+
+
+def stub_server(path: str, command: list[str], target: str | None, timeout: float) -> None:
+    """Write a new cassette from a live server's contract, a placeholder answer per tool; raises UsageError."""
+    if os.path.exists(path):
+        raise UsageError(f"{path} exists, and `mockmcp stub` writes a new cassette", "name another file, or delete it")
+    contract = ask_contract_http(target, timeout) if target is not None else ask_contract(command, timeout)
+    cassette = stub_cassette(contract._replace(meta={**contract.meta, "recorded_at": cassettes.now_iso()}))
+    files.atomic_write(path, stub_text(cassette))
+    tools = sum(1 for interaction in cassette.interactions if interaction.times == "any")
+    note(f"wrote {path}: the server's contract and {tools} placeholder answer(s); write each, then `mockmcp lint` it")
 
 
 def write_schema(output: str | None, report: bool = False) -> None:

@@ -178,6 +178,10 @@ STRICT = option(
     "--strict", "strict", "flag", "Exit 1 when a request missed, a recorded interaction was never played, the host "
     "answered a server request otherwise than recorded, or a server request was withheld.",
 )
+CLOSED_WORLD = option(
+    "--closed-world", "closed_world", "flag", "Refuse at once a call of a tool the cassette does not answer, naming "
+    "the tools it answers (as the cassette's meta.closed_world: true).",
+)
 REPORT = option("--report FILE", "report", "file", "Write the session's JSON report to FILE ({pid}: the process id).")
 HTML = option(
     "--html FILE", "html", "file", "Write the session as an HTML timeline to FILE when it ends ({pid} as in "
@@ -217,7 +221,7 @@ UPSTREAM_TIMEOUT = option(
 )
 
 REPLAY = (
-    CASSETTE, IGNORE, SUBSTITUTE, STRICT, REPORT, HTML,
+    CASSETTE, IGNORE, SUBSTITUTE, STRICT, CLOSED_WORLD, REPORT, HTML,
     option(
         "--timing HOW", "timing", "timing", "none: answer at once; recorded: as fast as the server did; or a "
         "factor scaling that (0.5 is twice as fast).", default="none",
@@ -246,7 +250,7 @@ EXEC = (
     CASSETTE_OPTION._replace(help="The test's cassette, replayed or recorded into."),
     RECORD_MODE._replace(kind="any_mode", help=f"none: replay, a missing cassette is an error; {RECORD_MODE.help}",
                          default="none"),
-    STRICT, REPORT, IGNORE, SUBSTITUTE, REDACT_ENV, REDACT, GRACE, TARGET, LISTEN,
+    STRICT, CLOSED_WORLD, REPORT, IGNORE, SUBSTITUTE, REDACT_ENV, REDACT, GRACE, TARGET, LISTEN,
 )
 # fmt: on
 

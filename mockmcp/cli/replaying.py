@@ -10,6 +10,7 @@ import sys
 
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import atomic_write, journal_path
+from mockmcp.cassette.model import closed
 from mockmcp.cli.options import PLAIN, STDIO, Serving, apart_from
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.replay import Replay
@@ -55,7 +56,7 @@ def replay_cassette(
             "leave it out: over --http one process serves every live session, each its own recorded session",
         )
     apart_from(cassette, [("--report", options.report), ("--html", options.html), ("--state", serving.state)])
-    recorded = cassettes.load(cassette)
+    recorded = closed(cassettes.load(cassette), options.closed_world)
     matcher = Matcher.build(options.ignores, recorded.meta)
     taken: tuple[int, ...] = ()
     if serving.state is not None:

@@ -144,10 +144,13 @@ class Writer:
             response = self.response(index, interaction)
             response = {**response, "result": {**response["result"], "protocolVersion": version}}
             return [Send(reply_line(reply_id, reply_tail(response)), request, final=True)], ""
-        known = self._tails.get(index)  # the recorded body is encoded once per interaction; only the id changes
+        # The recorded body is encoded once per interaction; only the id changes (a scripted one's: once a play).
+        known = None if interaction.answers else self._tails.get(index)
         if known is None:
             response = self.response(index, interaction)
-            known = self._tails[index] = (reply_tail(response), error_code(response))
+            known = (reply_tail(response), error_code(response))
+            if not interaction.answers:
+                self._tails[index] = known
         return [Send(reply_line(reply_id, known[0]), request, final=True, code=known[1])], ""
 
     def response(self, index: int, interaction: Interaction) -> Any:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from mockmcp.cassette.model import Cassette, ServerItem
+    from mockmcp.cassette.model import Cassette, Interaction, ServerItem
     from mockmcp.engine.actions import Action
     from mockmcp.engine.batch import Batch
     from mockmcp.engine.redact import Redactor
@@ -56,11 +56,19 @@ class Player:
         self.prompt = set() if timing else recordings.prompt  # the requests `at_once` may answer
 
     def begin(
-        self, index: int, reply_id: Any = None, token: Any = live.KEEP, batch: Batch | None = None, key: Any = None
+        self,
+        index: int,
+        reply_id: Any = None,
+        token: Any = live.KEEP,
+        batch: Batch | None = None,
+        key: Any = None,
+        played: Interaction | None = None,
     ) -> Job:
-        """A job playing interactions[index] (for the live request `reply_id`, named `key` by the shell)."""
+        """A job playing interactions[index] (for the live request `reply_id`, named `key` by the shell); `played`:
+        the interaction as this play answers (a scripted one's turn), else as recorded."""
         self.report.plays[index] += 1
-        job = self.schedule.add(Job(index, self.cassette.interactions[index], reply_id, token, batch, key))
+        played = self.cassette.interactions[index] if played is None else played
+        job = self.schedule.add(Job(index, played, reply_id, token, batch, key))
         if batch is not None:
             batch.expect(job.interaction)
         return job

@@ -16,12 +16,13 @@ if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-
 
     from mockmcp.engine.explain import Miss
 
-__all__ = ["KEPT_MISSES", "Mismatch", "REPORT_VERSION", "Report", "Withheld"]
+__all__ = ["KEPT_CALLS", "KEPT_MISSES", "Mismatch", "REPORT_VERSION", "Report", "Withheld"]
 
 # A contract with tools in any language (docs/report.md): within a version keys are only ever added.
 REPORT_VERSION = 1
 # A host that retries a miss for minutes must not grow the report without end: the rest are only counted.
 KEPT_MISSES = 100
+KEPT_CALLS = 10000  # the host's requests a report keeps (`mockmcp.calls`): a session stays bounded
 
 
 class Mismatch(NamedTuple):
@@ -66,7 +67,7 @@ class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
     __slots__ = ("capabilities", "cassette", "faults", "left", "mismatches", "missed", "misses", "plays", "repeats")
-    __slots__ += ("reordered", "sessions", "unanswered", "withheld")
+    __slots__ += ("calls", "reordered", "sessions", "unanswered", "withheld")
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
@@ -89,6 +90,7 @@ class Report:
         # Interactions not expected to play: the rest of a recorded session the live one left, and the part of
         # the one it joined before where it joined.
         self.left: set[int] = set()
+        self.calls: list[tuple[str, Any]] = []  # the host's requests, in order (method, params): the first KEPT_CALLS
 
     @classmethod
     def combine(cls, cassette: Cassette, reports: list[Report]) -> Report:
@@ -105,6 +107,7 @@ class Report:
                 kept, more = getattr(total, name), getattr(report, name)
                 kept += more[: KEPT_MISSES - len(kept)]
             total.capabilities += [text for text in report.capabilities if text not in total.capabilities]
+            total.calls += report.calls[: KEPT_CALLS - len(total.calls)]
             total.sessions |= report.sessions
             total.left |= report.left
         return total
@@ -126,8 +129,13 @@ class Report:
 
     @property
     def unplayed(self) -> list[int]:
-        """Interactions with a client message that the host never sent."""
-        return [i for i in self._client_indexes() if self.plays[i] == 0 and i not in self.left]
+        """Interactions with a client message that the host never sent (and that were not `optional`)."""
+        interactions = self.cassette.interactions
+        return [
+            i
+            for i in self._client_indexes()
+            if self.plays[i] == 0 and i not in self.left and not interactions[i].optional
+        ]
 
     @property
     def strict_ok(self) -> bool:
@@ -151,6 +159,7 @@ class Report:
     def _again(self, index: int) -> str:
         """What a repeat of interactions[index] played again: its answer, or what stands in for one."""
         interaction = self.cassette.interactions[index]
+        interaction = interaction.played(len(interaction.answers))  # scripted: its last answer, which repeats
         if interaction.drop == CUT:
             return "played again, broken off again (`drop: cut`)"
         if interaction.drop:
@@ -226,5 +235,6 @@ class Report:
             "unanswered": self.unanswered,
             "faults": self.faults,
             "reordered": self.reordered,
+            "calls": [{"method": method, "params": params} for method, params in self.calls],
             "strict_ok": self.strict_ok,
         }

@@ -83,6 +83,7 @@ class Recordings:
             if interaction.kind == REQUEST:
                 self.methods.add(interaction.method)
                 more = interaction.delay or interaction.server or interaction.exit or interaction.drop  # than a reply
+                more = more or interaction.answers  # (a scripted one: a reply of its turn)
                 if not more and interaction.method != INITIALIZE:  # (whose reply takes the live protocol version)
                     self.prompt.add(i)
         numbers = sorted({interaction.session for interaction in cassette.interactions})

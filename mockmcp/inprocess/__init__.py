@@ -14,10 +14,13 @@
   _servers  one intercepted server: its cassette, its sessions in order, replayed or recorded (one journal)
   _process  the process the SDK gets: `Replayed` (the engine, no process at all) or `Tapped` (the real one)
   _sdk      the host's SDK line (1.x or 2.x), decided once: how it parses a line, its servers, in memory
+  _calls    what the host did (`mockmcp.calls`): its requests, from a report live in process or from a file
 """
 
 from __future__ import annotations
 
+from mockmcp.inprocess._calls import Call, Calls
+from mockmcp.inprocess._calls import calls_of as calls
 from mockmcp.inprocess._http import serve as serve_beside_vcr
 from mockmcp.inprocess._identity import Identity, identify, portable
 from mockmcp.inprocess._intercept import Interception, intercepting, sdk_version
@@ -29,6 +32,6 @@ from mockmcp.inprocess._run import run as run_program
 from mockmcp.inprocess._run import settings as run_settings
 from mockmcp.inprocess._servers import NotRecorded
 
-__all__ = ["Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport"]
-__all__ += ["child_environment", "identify", "intercepting", "portable", "reach", "read_verdicts", "recording"]
+__all__ = ["Call", "Calls", "Identity", "Interception", "NotRecorded", "RecordingTransport", "ReplayTransport"]
+__all__ += ["calls", "child_environment", "identify", "intercepting", "portable", "reach", "read_verdicts", "recording"]
 __all__ += ["run_program", "run_settings", "sdk_version", "serve_beside_vcr", "transport"]

@@ -99,6 +99,10 @@ class Interception:
         """Each replayed server's session reports, by its name (its cassette's file name without `.yaml`)."""
         return {name: server.reports for name, server in self.servers.items() if server.reports}
 
+    def live_reports(self) -> list[Report]:
+        """Every replayed server's session reports, those under way too (`mockmcp.calls`), server by server."""
+        return [report for reports in self.reports.values() for report in reports]
+
     def recorded(self) -> list[tuple[Path, Path | None]]:
         """The cassettes this run recorded, each with its staged file (None: recorded into the cassette)."""
         if self.registry is None:

@@ -23,6 +23,7 @@ except ImportError as exc:  # the SDK brings anyio: a host that replays in proce
 from mockmcp._wire import jsonrpc
 from mockmcp._wire.words import timing_factor
 from mockmcp.cassette import store as cassettes
+from mockmcp.cassette.model import closed
 from mockmcp.engine.matching import Matcher
 from mockmcp.engine.redact import Redactor
 from mockmcp.engine.replay import Exit, Note, Replay, Send, Wake
@@ -85,16 +86,19 @@ class ReplayTransport:
         timing: str | float = 0.0,
         log: TextIO | None = None,
         substitute: Mapping[str, str | None] | None = None,
+        closed_world: bool = False,
     ) -> None:
         """A transport for the MCP SDK's `Client` (or `ClientSession(read, write)`) that replays `cassette` in
         this process: `Client(mockmcp.transport("cassettes/x.yaml"))`. `ignore`, `strict` and `timing` are
         `mockmcp replay`'s `--ignore`, `--strict` and `--timing` (none, recorded, or a factor; 0 answers at
         once); `substitute` its `--substitute`, by name (`{"PROJECT": "/path"}`; None: the environment
-        variable's value); `log` is where the notes and summary go (default: stderr). Raises UsageError for a
-        bad timing."""
+        variable's value); `closed_world` its `--closed-world`; `log` is where the notes and summary go (default:
+        stderr). Raises UsageError for a bad timing."""
         self.cassette, self.log = cassette, log
         factor = timing_factor(timing, "timing")
-        self.options = ReplayOptions(ignore, strict, factor, tuple((substitute or {}).items()))
+        self.options = ReplayOptions(
+            ignore, strict, factor, tuple((substitute or {}).items()), closed_world=closed_world
+        )
         self.report: Report | None = None
         self.reports: list[Report] = []
         self.sessions = 0  # sessions begun
@@ -123,6 +127,7 @@ class ReplayTransport:
         options, given = self.options, self.cassette
         if self._recordings is None:  # one index for every session, as over HTTP: each claims what it took
             recorded = cassettes.load(os.fspath(given)) if isinstance(given, (str, os.PathLike)) else given
+            recorded = closed(recorded, options.closed_world)
             self._recordings = Recordings(recorded, Matcher.build(options.ignores, recorded.meta))
         self._engine = session_engine(self._recordings, options)
         self._to_host, host_reads = anyio.create_memory_object_stream[Any](math.inf)
@@ -150,6 +155,10 @@ class ReplayTransport:
         if exc_type is None and self.options.strict and not engine.report.strict_ok:
             raise StrictFailure(f"strict: the session had {engine.report.strict_failures()} (see the summary above)")
         return None
+
+    def live_reports(self) -> list[Report]:
+        """Every session's report, the one under way too (`mockmcp.calls` reads what the host did so far)."""
+        return [*self.reports, *([self._engine.report] if self._group is not None and self._engine else [])]
 
     @property
     def timing(self) -> float:

@@ -107,6 +107,7 @@ class Harness:
         else:
             head, subs = ["replay", str(self.source)], replay.substitutions
             pairs = [("--report", str(replay.report)), *(("--ignore", path) for path in replay.ignores)]
+            head += ["--closed-world"] if replay.closed_world else []
         pairs += [("--substitute", name if value is None else f"{name}={value}") for name, value in subs]
         return [*head, *(arg for pair in pairs for arg in pair)]
 
@@ -172,7 +173,7 @@ class Harness:
         elif self.inprocess is None:
             subs = dict(replay.substitutions)
             self.inprocess = inprocess.ReplayTransport(
-                self.source, ignore=replay.ignores, log=self.said, substitute=subs
+                self.source, ignore=replay.ignores, log=self.said, substitute=subs, closed_world=replay.closed_world
             )
         return self.inprocess
 
@@ -189,6 +190,32 @@ class Harness:
 
             inprocess.serve_beside_vcr(self.unrecorded, up=False)
             self.unrecorded = None
+
+    def calls(self) -> Any:
+        """What the host did in this test (`mockmcp.calls`): in process, live; a replay the host launched, once it
+        ended (its report is written then); the HTTP mock server is stopped first, as its report is its last word.
+        Raises UsageError for a launched replay still running, or while recording."""
+        if self.recording:
+            raise UsageError(
+                "mockmcp.calls reads what replay answered, and this test records",
+                "assert on the calls once the cassette is recorded (the test replays it then)",
+            )
+        self.stop()
+        sources: list[Any] = []
+        for pid in self.launches():
+            path = Path(str(self.replay.report).replace("{pid}", str(pid)))
+            if not path.exists():
+                raise UsageError(
+                    f"the replay the host launched (pid {pid}) is still running: a launched replay's calls are read "
+                    "once the host closed its session (the host's `async with` block has ended)",
+                    "assert after that block, or connect the host to `mockmcp.transport`, whose calls are read live",
+                )
+            sources.append(path)
+        if self.inprocess is not None:
+            sources.append(self.inprocess)
+        from mockmcp import inprocess  # deferred: as in `transport`
+
+        return inprocess.calls(sources)
 
     def launches(self) -> list[int]:
         """The pids of the servers launched in this test (by the host, or for it over HTTP), oldest first."""

@@ -64,6 +64,13 @@ class MockServer:
         """
         return self._harness.transport()
 
+    @property
+    def calls(self) -> Any:
+        """What the host did, its requests in order (`mockmcp.Calls`: `calls(tool="search")`, `.count`, `.called`,
+        `.args`, `assert_called`). In process read live; from a replay the host launched once the host closed that
+        session; over HTTP, reading them stops the test's HTTP mock server. Raises UsageError."""
+        return self._harness.calls()
+
     def start_http(self) -> str:
         """Start the test's mock server over Streamable HTTP (once; it stops after the test); returns its URL,
         `http://127.0.0.1:PORT/mcp`. Recording, it is a proxy in front of the real server's URL. Raises UsageError."""

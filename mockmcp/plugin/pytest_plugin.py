@@ -86,7 +86,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mockmcp(server=None, servers=None, config=None, cassette=None, strict=False, ignore=(), record=None, "
+        "mockmcp(server=None, servers=None, config=None, cassette=None, strict=False, closed_world=False, ignore=(), "
+        "record=None, "
         "redact_env=(), redact=(), before_record=None, substitute=None, intercept=False, names=None, allow=()): "
         "settings of this test's mock MCP server",
     )
@@ -344,11 +345,13 @@ def mockmcp_record_options(mockmcp_record_mode: str, mockmcp_privacy: Privacy) -
 def mockmcp_replay_options(
     request: pytest.FixtureRequest, mockmcp_settings: dict[str, Any], mockmcp_privacy: Privacy
 ) -> ReplayOptions:
-    """How this test's cassettes are replayed: the params paths left out of matching, strict, the substitutions."""
+    """How this test's cassettes are replayed: the params paths left out of matching, strict, the substitutions,
+    and whether the marker closed the world (`closed_world=True`: a call of a tool no recording answers fails)."""
     config = request.config
     ignores = (*config.getini("mockmcp_ignore"), *mockmcp_settings.get("ignore", ()))
     strict = bool(config.getoption("--mockmcp-strict") or mockmcp_settings.get("strict"))
-    return ReplayOptions(tuple(ignores), strict, substitutions=mockmcp_privacy.substitute)
+    closed = bool(mockmcp_settings.get("closed_world"))
+    return ReplayOptions(tuple(ignores), strict, substitutions=mockmcp_privacy.substitute, closed_world=closed)
 
 
 @pytest.fixture

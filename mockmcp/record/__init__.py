@@ -10,6 +10,7 @@ host's process) and the command line (`recover`, `verify`).
              while the recording runs (`snapshot`), once the host has left
   _merge     `--record-mode new_episodes`: a new session added whole, unless the old cassette answers it alike
   _live      `verify`'s driver of a live server: the recorded requests sent again, the answers recorded
+  _stub      `stub`'s driver: a live server (stdio or HTTP) asked only its contract: handshake and listings
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from mockmcp.record._journal import Journal, awaited, finish, holder, journal_pa
 from mockmcp.record._live import drive
 from mockmcp.record._merge import merged_meta
 from mockmcp.record._recorder import CLIENT, SERVER, over_limit, silent, unreached
+from mockmcp.record._stub import ask_contract, ask_contract_http
 
 __all__ = [
     "CLIENT",
     "Journal",
     "SERVER",
+    "ask_contract",
+    "ask_contract_http",
     "awaited",
     "drive",
     "finish",

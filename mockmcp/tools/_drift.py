@@ -3,6 +3,7 @@
 Interactions are paired as replay pairs them (`matching`), in order; responses are compared without what always
 varies (ids, progress tokens, per-request `_meta`, --ignore paths, values the server mints and the client echoes).
 Each recorded interaction is `same`, `changed` or `missing` (its method or tool is gone); the other side's rest `new`.
+Beside them, the contract's changes (`_contract`): what the listings offer, each change a rule of a tier.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from mockmcp.engine.explain import describe_differences, label
 from mockmcp.engine.matching import Matcher, canonical
 from mockmcp.engine.rules import Group
 from mockmcp.record import merged_meta
+from mockmcp.tools._contract import TIERS, Change, at_least, changes, contract
 
-__all__ = ["Drift", "Entry", "compare", "updated"]
+__all__ = ["ANY", "Drift", "Entry", "compare", "updated"]
 
 SAME, CHANGED, MISSING, NEW = "same", "changed", "missing", "new"
 
@@ -33,26 +35,49 @@ class Entry(NamedTuple):
     details: tuple[str, ...] = ()
 
 
+ANY = "any"  # `--fail-on any`: every drift fails, a changed answer as much as a change of the contract
+
+
 class Drift(NamedTuple):
-    """All verdicts, in the recorded order, new ones last."""
+    """All verdicts, in the recorded order, new ones last; and the contract's changes, worst first."""
 
     entries: tuple[Entry, ...]
     other_name: str
+    changes: tuple[Change, ...] = ()
 
     @property
     def drifted(self) -> bool:
-        return any(entry.status != SAME for entry in self.entries)
+        return bool(self.changes) or any(entry.status != SAME for entry in self.entries)
+
+    def fails(self, tier: str) -> bool:
+        """Whether this drift fails `--fail-on tier`: any drift for `any`, else a change of that tier or worse."""
+        return self.drifted if tier == ANY else bool(at_least(tier, self.changes))
+
+    def counts(self) -> dict[str, int]:
+        """How many changes of the contract each tier has, worst first."""
+        return {tier: sum(change.tier == tier for change in self.changes) for tier in TIERS}
+
+    def where(self, entry: Entry) -> str:
+        """An entry's place: `[3]` in the recording, `live[5]` for one only the other side has."""
+        return f"[{entry.recorded}]" if entry.recorded is not None else f"{self.other_name}[{entry.other}]"
+
+    def tally(self) -> str:
+        """`11 interactions: 9 same, 1 changed, 1 missing, 0 new`"""
+        counts = (
+            f"{sum(e.status == status for e in self.entries)} {status}" for status in (SAME, CHANGED, MISSING, NEW)
+        )
+        return f"{len(self.entries)} interactions: {', '.join(counts)}"
 
     def render(self, title: str) -> str:
         lines = [title]
         for entry in self.entries:
-            where = f"[{entry.recorded}]" if entry.recorded is not None else f"{self.other_name}[{entry.other}]"
-            lines.append(f"  {entry.status:<8} {where} {entry.label}")
+            lines.append(f"  {entry.status:<8} {self.where(entry)} {entry.label}")
             lines.extend(f"           - {detail}" for detail in entry.details)
-        counts = ", ".join(
-            f"{sum(e.status == status for e in self.entries)} {status}" for status in (SAME, CHANGED, MISSING, NEW)
-        )
-        lines.append(f"{len(self.entries)} interactions: {counts}")
+        lines.append(self.tally())
+        if self.changes:
+            lines.append("contract: " + ", ".join(f"{n} {tier}" for tier, n in self.counts().items()))
+            width = max(len(change.rule) for change in self.changes)
+            lines.extend(f"  {c.tier:<9} {c.rule:<{width}} {c.subject}: {c.detail}" for c in self.changes)
         return "\n".join(lines)
 
 
@@ -78,7 +103,7 @@ def compare(recorded: Cassette, other: Cassette, matcher: Matcher, other_name: s
         entries.append(pairing.judge(i, interaction, j))
     leftover = sorted(j for queue in pending.values() for j in queue)
     entries.extend(Entry(NEW, None, j, label(other.interactions[j])) for j in leftover)
-    return Drift(tuple(entries), other_name)
+    return Drift(tuple(entries), other_name, changes(contract(recorded), contract(other)))
 
 
 class _Pairing(NamedTuple):
@@ -205,6 +230,9 @@ def updated(recorded: Cassette, live: Cassette, drift: Drift) -> tuple[Cassette,
         if entry.status == SAME or entry.recorded is None or entry.other is None:
             continue
         old, new = recorded.interactions[entry.recorded], live.interactions[entry.other]
+        if old.answers:  # written by hand, one answer a play: no live answer stands for them
+            notes.append(f"kept the scripted answers of [{entry.recorded}] {entry.label}")
+            continue
         if new.response is None and old.response is not None:
             notes.append(f"kept the recorded answer of [{entry.recorded}] {entry.label}: there was no live answer")
             continue

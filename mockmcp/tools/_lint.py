@@ -34,12 +34,14 @@ from mockmcp.engine.redact import mentioned
 from mockmcp.engine.rules import refusal, rules_of
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
+from mockmcp.tools._stub import is_placeholder
 
-__all__ = ["ERROR", "Finding", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "nested_repeat", "serves"]
-__all__ += ["summary"]
+__all__ = ["ERROR", "Finding", "NOTE", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "nested_repeat"]
+__all__ += ["serves", "summary"]
 
 ERROR = "error"
 WARNING = "warning"
+NOTE = "note"  # what lint could not check, or a placeholder to fill in: said, never a failure
 
 _MESSAGE = dict.fromkeys(("jsonrpc", "id", "method", "params"))  # shapes, as `shapes.unknown_keys` reads them
 _RESPONSE = dict.fromkeys(("jsonrpc", "id", "result", "error"))
@@ -81,13 +83,14 @@ class _Issue(NamedTuple):
     line: int | None = None
 
 
-def lint_paths(paths: Iterable[str], secrets_only: bool = False) -> list[Finding]:
-    """Findings for every file, sorted by file, then line (secrets_only: the credentials alone, `lint --secrets`)."""
-    findings = [finding for path in paths for finding in lint_file(path, secrets_only)]
+def lint_paths(paths: Iterable[str], secrets_only: bool = False, notes: bool = False) -> list[Finding]:
+    """Findings for every file, sorted by file, then line (secrets_only: the credentials alone, `lint --secrets`;
+    with notes: `NOTE`s too)."""
+    findings = [finding for path in paths for finding in lint_file(path, secrets_only, notes)]
     return sorted(findings, key=lambda finding: (finding.path, finding.line or 0))
 
 
-def lint_file(path: str, secrets_only: bool = False) -> list[Finding]:
+def lint_file(path: str, secrets_only: bool = False, notes: bool = False) -> list[Finding]:
     """Findings for the cassette at path (with secrets_only, its credentials alone); a file that cannot be read is
     one error finding."""
     try:
@@ -100,15 +103,17 @@ def lint_file(path: str, secrets_only: bool = False) -> list[Finding]:
     except OSError as exc:
         problem = f"cannot read the cassette: {exc.strerror or exc}"
         return [Finding(path, None, "", ERROR, problem, "check the path and its permissions")]
-    return lint_text(text, path, secrets_only)
+    return lint_text(text, path, secrets_only, notes)
 
 
-def lint_text(text: str, path: str, secrets_only: bool = False) -> list[Finding]:
+def lint_text(text: str, path: str, secrets_only: bool = False, notes: bool = False) -> list[Finding]:
     """Findings for cassette text (path only names it), sorted by line. A cassette that fails to load
     gets every structural problem and the deeper checks on its valid interactions; credentials always
-    (with secrets_only, nothing else)."""
+    (with secrets_only, nothing else). With notes, what lint could not check and what is still to be filled in
+    (`NOTE`: never a failure)."""
     nodes = yamlfile.nodes(yamlfile.compose(text))
     findings, issues = ([], []) if secrets_only else _checked(text, path)
+    issues = [issue for issue in issues if notes or issue.severity != NOTE]
     secrets = _secrets(text, nodes)
     issues = _one_per_place(issues) + _server_credentials(nodes, {secret.place for secret in secrets})
     lines = yamlfile.lines(nodes)
@@ -148,15 +153,17 @@ def _checked(text: str, path: str) -> tuple[list[Finding], list[_Issue]]:
 
 
 def summary(findings: list[Finding], files: int) -> str:
-    """`2 files: 1 error, 2 warnings`."""
+    """`2 files: 1 error, 2 warnings` (`, 1 note` when there are notes)."""
     errors = sum(finding.severity == ERROR for finding in findings)
-    warnings = len(findings) - errors
-    return f"{_count(files, 'file')}: {_count(errors, 'error')}, {_count(warnings, 'warning')}"
+    notes = sum(finding.severity == NOTE for finding in findings)
+    warnings = len(findings) - errors - notes
+    said = f"{_count(files, 'file')}: {_count(errors, 'error')}, {_count(warnings, 'warning')}"
+    return said + (f", {_count(notes, 'note')}" if notes else "")
 
 
 def failed(findings: list[Finding], strict: bool) -> bool:
-    """Whether lint fails: on any error, and with strict on any warning too."""
-    return any(strict or finding.severity == ERROR for finding in findings)
+    """Whether lint fails: on any error, and with strict on any warning too (a note never fails it)."""
+    return any(finding.severity == ERROR or (strict and finding.severity == WARNING) for finding in findings)
 
 
 def _count(number: int, noun: str) -> str:
@@ -181,7 +188,13 @@ def _check_cassette(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
         # The stateless era's rules hold where meta.era says it, or where replay matches in it (`written_eras`).
         stateless = cassette.meta.get("era") == protocol.STATELESS or era == protocol.STATELESS
         place: Place = ("interactions", index)
-        yield from _check_interaction(interaction, place, eras.get(interaction.session, {}), tools, stateless)
+        answers = [(place + ("answers", n), interaction.played(n)) for n in range(len(interaction.answers))]
+        for turn, (at, played) in enumerate(answers or [(place, interaction)]):
+            yield from _check_interaction(
+                played, (place, at, turn), eras.get(interaction.session, {}), tools, stateless
+            )
+    yield from _check_structured(cassette, indices)
+    yield from _placeholders(cassette, indices)
     yield from _rule_issues(cassette, indices)
     yield from _check_substitute(cassette)
     yield from _check_server_eras(cassette)
@@ -242,13 +255,19 @@ def _revision(interaction: Interaction, eras: dict[str, str | None]) -> str | No
 
 
 def _check_interaction(
-    interaction: Interaction, place: Place, eras: dict[str, str | None], tools: frozenset[str] | None, stateless: bool
+    interaction: Interaction,
+    places: tuple[Place, Place, int],
+    eras: dict[str, str | None],
+    tools: frozenset[str] | None,
+    stateless: bool,
 ) -> Iterator[_Issue]:
-    """`eras`: its session's; `tools`: those the cassette's tools/list offers (None: it has none)."""
+    """`places`: the interaction's, its answer's (a scripted one's: `answers[n]`), and which answer (the message is
+    checked with the first); `eras`: its session's; `tools`: those the cassette's tools/list offers (None: none)."""
     message, response = interaction.message, interaction.response
     revision = _revision(interaction, eras)
-    if message is not None:
-        yield from _check_message(message, place + (interaction.kind,), revision)
+    if message is not None and places[2] == 0:
+        yield from _check_message(message, places[0] + (interaction.kind,), revision)
+    place = places[1]
     # A message that speaks the stateless era is held to its rules whatever the meta says (a refused
     # `server/discover` probe of a handshake-era host has no result to judge).
     stateless = stateless or protocol.speaks_stateless(message)
@@ -278,6 +297,62 @@ def _check_interaction(
         yield _Issue(place + ("response", "result"), WARNING, problem, fix)
     if interaction.method == "tools/call":
         yield from _check_layers(response, interaction.params, place + ("response",), tools)
+
+
+_STRUCTURED = 'the SDK\'s client raises "Tool {name} has an output schema but did not return structured content"'
+
+
+def _check_structured(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
+    """A tool's successful result that lacks what the tool's `outputSchema` requires: a host's SDK checks it and
+    raises. Without a tools/list in the cassette there are no schemas to check against, which is said once."""
+    listed = protocol.listed(((i.message, i.response) for i in cassette.interactions), protocol.TOOLS_LIST)
+    schemas = {tool["name"]: tool.get("outputSchema") for tool in listed or ()}
+    for index, interaction in zip(indices, cassette.interactions, strict=True):
+        if interaction.method != "tools/call" or not isinstance(interaction.params, dict):
+            continue
+        name = interaction.params.get("name")
+        answers = [(("answers", n), interaction.played(n)) for n in range(len(interaction.answers))]
+        for at, played in answers or [((), interaction)]:
+            result = (played.response or {}).get("result")
+            sent = not played.drop and played.raw_response is None
+            if not (sent and isinstance(result, dict)) or result.get("isError") is True:
+                continue
+            if result.get("resultType") == protocol.INPUT_REQUIRED:  # a question to the host, not the tool's result
+                continue
+            place: Place = ("interactions", index, *at, "response", "result")
+            if listed is None:
+                problem = (
+                    "no tools/list in the cassette, so lint cannot check this result against the tool's outputSchema"
+                )
+                yield _Issue(place, NOTE, problem, "add the server's tools/list answer (`mockmcp stub` writes one)")
+                return
+            schema = schemas.get(name)
+            if isinstance(schema, dict):
+                yield from _structured_flaws(str(name), schema, result, place)
+
+
+def _placeholders(cassette: Cassette, indices: list[int]) -> Iterator[_Issue]:
+    """Each answer still the placeholder `mockmcp stub` wrote: a note, as the host would read the placeholder."""
+    for index, interaction in zip(indices, cassette.interactions, strict=True):
+        if is_placeholder(interaction):
+            name = (interaction.params or {}).get("name")
+            problem = f"the answer of {name!r} is still the placeholder `mockmcp stub` wrote"
+            fix = "write what the tool answers in `content` (and `structuredContent`, if it has them)"
+            yield _Issue(("interactions", index, "response", "result"), NOTE, problem, fix)
+
+
+def _structured_flaws(name: str, schema: dict[str, Any], result: dict[str, Any], place: Place) -> Iterator[_Issue]:
+    content = result.get("structuredContent")
+    if not isinstance(content, dict):
+        problem = f"the tool {name!r} declares an outputSchema, and this result has no `structuredContent`: "
+        fields = ", ".join(f"{key}: ..." for key in schema.get("required") or ())
+        yield _Issue(place, ERROR, problem + _STRUCTURED.format(name=name), f"add `structuredContent: {{{fields}}}`")
+        return
+    required = [key for key in schema.get("required") or () if isinstance(key, str) and key not in content]
+    if required:
+        problem = f"`structuredContent` lacks {', '.join(required)}, which the outputSchema of {name!r} requires: "
+        fix = f"add {', '.join(f'`{key}`' for key in required)} as the tool's outputSchema describes"
+        yield _Issue(place + ("structuredContent",), ERROR, problem + "the SDK's client refuses the result", fix)
 
 
 def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:

@@ -68,6 +68,10 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
         "answers that went on without what the recording's host had sent first (the recorded order), each a note "
         "(not a strict failure)",
     ),
+    "calls": (
+        {"type": "array", "items": _object({"method": _METHOD, "params": {}})},
+        "the host's requests, in order, as they came (after redaction): what `mockmcp.calls` reads; the first 10000",
+    ),
     "strict_ok": (
         {"type": "boolean"},
         "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld",
@@ -128,7 +132,7 @@ def schema() -> dict[str, Any]:
         "type": "object",
         "properties": {key: {**shape, "description": text} for key, (shape, text) in KEYS.items()},
         "oneOf": [
-            {"required": list(REPLAY_KEYS)},
+            {"required": [key for key in REPLAY_KEYS if key != "calls"]},  # reports written before it lack it
             {"required": list(RECORDED_KEYS), "not": {"required": ["error"]}},
             {"required": ["version", "cassette", "error"]},
         ],
