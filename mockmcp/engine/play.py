@@ -59,7 +59,7 @@ class Player:
         self, index: int, reply_id: Any = None, token: Any = live.KEEP, batch: Batch | None = None, key: Any = None
     ) -> Job:
         """A job playing interactions[index] (for the live request `reply_id`, named `key` by the shell)."""
-        self.report.plays[index] += 1
+        self.report.play(index)
         job = self.schedule.add(Job(index, self.cassette.interactions[index], reply_id, token, batch, key))
         if batch is not None:
             batch.expect(job.interaction)
@@ -94,7 +94,7 @@ class Player:
         self.ordering.arrive(index)  # its request came, as its job's first step says (again if it waits: no change)
         if not self.ordering.goes(index, 1, interaction.session):
             return None
-        self.report.plays[index] += 1
+        self.report.play(index)
         self.ordering.arrive(("played", index))
         self.requests.pop(key, None)  # a job an earlier request under this key began is not the one it names
         out = self.writer.reply(index, interaction, reply_id, key)[0]
