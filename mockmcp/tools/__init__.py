@@ -15,13 +15,14 @@ from __future__ import annotations
 from mockmcp.tools._drift import compare, updated
 from mockmcp.tools._lint import failed, lint_paths, serves, summary
 from mockmcp.tools._report_schema import report_problem, report_schema_text
-from mockmcp.tools._show import FROM, Part, counts, header, parts, print_show, rules
+from mockmcp.tools._show import FROM, TO, Part, counts, header, parts, print_show, rules
 from mockmcp.tools._summary import PARAMS, summarize
 
 __all__ = [
     "FROM",
     "PARAMS",
     "Part",
+    "TO",
     "compare",
     "counts",
     "failed",
