@@ -430,6 +430,39 @@ def test_the_failed_tests_page_shows_the_model_and_mcp_exchanges_in_the_order_of
     assert [row["how"] for row in beside["rows"]] == ["played", "played"]
 
 
+def test_each_exchange_the_vcr_cassette_plays_or_records_is_noted_with_its_time() -> None:
+    """The wrappers sit on the cassette object (what vcrpy's stubs call), around its own methods."""
+    kept: list[tuple[object, object]] = []
+    answer = {"status": {"code": 200, "message": "OK"}, "body": {"string": b'{"answer":  "hello"}'}}
+
+    def play_response(request: object) -> object:
+        if getattr(request, "body", None) == b"unknown":
+            raise LookupError("not in the cassette")  # vcrpy's UnhandledHTTPRequestError in small
+        return answer
+
+    cassette = SimpleNamespace(play_response=play_response, append=lambda *pair: kept.append(pair))
+    clock = iter([10.0, 11.5])
+    noted = pairing.note_exchanges(cassette, lambda: next(clock))
+    asked = SimpleNamespace(method="POST", uri="http://model/v1/chat", body=b'{"prompt": "hi"}')
+    assert cassette.play_response(asked) is answer
+    with pytest.raises(LookupError):
+        cassette.play_response(SimpleNamespace(method="POST", uri="http://model/v1/chat", body=b"unknown"))
+    failed = {"status": {"code": 500, "message": "Internal"}, "body": {"string": "x" * 300}}
+    cassette.append(SimpleNamespace(method="GET", uri="http://model/v1/models", body=None), failed)
+    assert len(kept) == 1 and kept[0][1] is failed
+    said = {
+        "method": "POST",
+        "url": "http://model/v1/chat",
+        "request": '{"prompt":"hi"}',
+        "answer": '{"answer":"hello"}',
+    }
+    assert noted == [
+        {**said, "status": 200, "how": "played", "at": 10.0},
+        {"method": "GET", "url": "http://model/v1/models", "request": "", "answer": "x" * 199 + "…", "status": 500}
+        | {"how": "recorded", "at": 11.5},
+    ]
+
+
 # --- the pair id ---------------------------------------------------------------------------------------------------
 
 

@@ -28,8 +28,8 @@ from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import files, store
 from mockmcp.errors import CassetteError
 
-__all__ = ["Side", "VCR_MODES", "json_body", "mismatch", "mode_word", "pair", "summary", "used", "vcr_cassette"]
-__all__ += ["note_exchanges", "vcr_miss"]
+__all__ = ["Side", "VCR_MODES", "json_body", "mismatch", "mode_word", "note_exchanges", "pair", "summary", "used"]
+__all__ += ["vcr_cassette", "vcr_miss"]
 
 _PAIR_LINE = re.compile(r"# mockmcp pair: (\w+)[^\n]*\n")
 _PAIR_SAID = "# mockmcp pair: {id} (its MCP cassettes say meta.pair: {id}; vcrpy drops this line when it rewrites)\n"
