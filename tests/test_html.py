@@ -364,7 +364,9 @@ def test_untrusted_text_cannot_leave_the_data_block_and_reads_back_whole(tmp_pat
         "version: 1\ninteractions:\n- request: " + json.dumps(message) + "\n  response: " + json.dumps(answer) + "\n"
     )
     lane = lane_for(str(cassette))
-    view = html_view.page_view([lane], f"mockmcp: {cassette}", "cli")
+    said = {"method": HOSTILE, "url": HOSTILE, "request": HOSTILE, "answer": HOSTILE, "status": 200, "how": HOSTILE}
+    model = html_view.Model(HOSTILE, ({**said, "at": 1.0},))  # a model's exchange: shown as text alike
+    view = html_view.page_view([lane], f"mockmcp: {cassette}", "cli", model)
     page = render_page(view)
     assert page.count("<script") == 2 and page.count("</script>") == 2  # the data block and the page's script
     assert "<!--" not in page and "<img" not in page and "<b>" not in page

@@ -229,7 +229,9 @@ def _exchange_row(k: int, said: dict[str, Any], zero: float) -> dict[str, Any]:
     asked = {"dir": TO, "kind": REQUEST, "method": method, "name": "", "marks": [], "at": said["at"] - zero}
     asked |= {"text": _cut(f"{said.get('url', '')} {said.get('request', '')}".strip()), "json": said.get("request")}
     answer = {"dir": FROM, "kind": "response", "method": method, "name": "", "marks": [], "json": said.get("answer")}
-    answer |= {"text": _cut(f"{status or ''} {said.get('answer', '')}".strip()), "error": (status or 0) >= 400}
+    failed = isinstance(status, int) and status >= 400
+    answer |= {"text": _cut(f"{status or ''} {said.get('answer', '')}".strip()), "error": failed}
+    answer["style"] = "error" if failed else ""
     row = {"n": k, "session": 0, "line": None, "match": "", "cancelled": None, "msgs": [asked, answer]}
     return {**row, "how": said.get("how", ""), "at": said["at"] - zero}
 

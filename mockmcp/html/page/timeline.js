@@ -162,7 +162,7 @@
 
   // A model's exchange: which MCP message the wall clock puts right before it (a link to its row).
   function afterNote(row) {
-    const note = el("p", "note", (row.how ? row.how + ", " : "") + "on the test's clock ");
+    const note = el("p", "note", (row.how ? row.how + " by vcrpy; " : "") + "in time: ");
     if (!row.after) note.append("before any MCP message");
     else {
       const link = el("a", "jump", (row.after.server ? row.after.server + " " : "") + "[" + row.after.n + "] " + row.after.method);
