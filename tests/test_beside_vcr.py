@@ -13,6 +13,7 @@ import contextlib
 import functools
 import http.server
 import json
+import re
 import shutil
 import subprocess
 import threading
@@ -25,6 +26,7 @@ import pytest
 import sdk1
 import yaml
 from conftest import ROOT, SDK_PYTHON, SHIPPED, child_env, served
+from test_html import page_data
 from test_pytest_plugin import run
 
 from mockmcp.cassette import store
@@ -142,17 +144,20 @@ def row_test(row: Row) -> str:
     return f"{text}{head}    url = {url}\n    {call}\n\n"
 
 
-def vcr_cassette(model: str) -> str:
-    """A VCR cassette holding the model's answer, as vcrpy writes one."""
-    interaction = {
-        "request": {"body": '{"n": 1, "prompt": "hi"}', "headers": {}, "method": "POST", "uri": model},
-        "response": {
-            "body": {"string": json.dumps(ANSWER)},
-            "headers": {"content-type": ["application/json"]},
-            "status": {"code": 200, "message": "OK"},
-        },
-    }
-    return yaml.safe_dump({"interactions": [interaction], "version": 1})
+def vcr_cassette(model: str, bodies: tuple[str, ...] = ('{"n": 1, "prompt": "hi"}',)) -> str:
+    """A VCR cassette holding the model's answer to each request body, as vcrpy writes one."""
+    interactions = [
+        {
+            "request": {"body": body, "headers": {}, "method": "POST", "uri": model},
+            "response": {
+                "body": {"string": json.dumps(ANSWER)},
+                "headers": {"content-type": ["application/json"]},
+                "status": {"code": 200, "message": "OK"},
+            },
+        }
+        for body in bodies
+    ]
+    return yaml.safe_dump({"interactions": interactions, "version": 1})
 
 
 @pytest.mark.parametrize("order", list(ROWS))
@@ -365,6 +370,97 @@ def test_the_json_body_matcher_compares_bodies_as_json_and_names_the_first_diffe
         with pytest.raises(AssertionError) as raised:
             pairing.json_body(one, two)
         assert str(raised.value) == named
+
+
+# --- the failed test's page: the model's exchanges among the MCP messages, in the order they happened -------------
+
+TIMED = """
+import httpx2
+import pytest
+from mcp import Client
+
+MODEL = {model!r}
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.fixture
+def vcr_config():
+    return {{"match_on": ["method", "scheme", "host", "port", "path", "query", "json_body"]}}
+
+@pytest.mark.anyio
+@pytest.mark.vcr
+async def test_agent(mockmcp):
+    async with httpx2.AsyncClient() as http:
+        await http.post(MODEL, json={{"n": 1, "prompt": "hi"}})
+        async with Client(mockmcp.start_http(), mode="legacy") as client:
+            await client.call_tool("read_file", {{"path": "notes.txt"}})
+        await http.post(MODEL, json={{"n": 2, "prompt": "again"}})
+    assert False, "failing on purpose, for its page"
+"""
+
+
+def test_the_failed_tests_page_shows_the_model_and_mcp_exchanges_in_the_order_of_the_calls(
+    pytester: pytest.Pytester,
+) -> None:
+    model = "http://127.0.0.1:9/v1/chat"  # nothing listens: vcrpy answers both requests
+    pytester.makepyfile(test_agent=TIMED.format(model=model))
+    folder = pytester.path / "cassettes" / "test_agent"
+    folder.mkdir(parents=True)
+    asked = ('{"n": 1, "prompt": "hi"}', '{"n": 2, "prompt": "again"}')
+    (folder / "test_agent.yaml").write_text(vcr_cassette(model, asked))
+    shutil.copyfile(SHIPPED / "notes-session.yaml", folder / "test_agent.mcp.yaml")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    found = re.search(r"mockmcp: the session as a timeline: (\S+\.html)", result.stdout.str())
+    assert found, result.stdout.str()
+    data = page_data(Path(found.group(1)).read_text(encoding="utf-8"))
+    said = []
+    for entry in data["order"]:  # the page's one order in time, its rows as the page draws them
+        lane = data["lanes"][entry["lane"]]
+        first = lane["rows"][entry["n"]]["msgs"][0]
+        said.append(("model", json.loads(first["json"])["prompt"]) if lane.get("kind") == "model" else first["method"])
+    calls = [each for each in said if each[0] == "model" or each == "tools/call"]
+    assert calls == [("model", "hi"), "tools/call", ("model", "again")]
+    assert said[0] == ("model", "hi") and said[-1] == ("model", "again")  # the whole MCP session between them
+    assert "initialize" in said and [lane.get("kind") for lane in data["lanes"]] == [None, "model"]
+    beside = data["lanes"][-1]
+    assert beside["cassette"] == "cassettes/test_agent/test_agent.yaml" and beside["rows"][0]["after"] is None
+    assert [row["how"] for row in beside["rows"]] == ["played", "played"]
+
+
+def test_each_exchange_the_vcr_cassette_plays_or_records_is_noted_with_its_time() -> None:
+    """The wrappers sit on the cassette object (what vcrpy's stubs call), around its own methods."""
+    kept: list[tuple[object, object]] = []
+    answer = {"status": {"code": 200, "message": "OK"}, "body": {"string": b'{"answer":  "hello"}'}}
+
+    def play_response(request: object) -> object:
+        if getattr(request, "body", None) == b"unknown":
+            raise LookupError("not in the cassette")  # vcrpy's UnhandledHTTPRequestError in small
+        return answer
+
+    cassette = SimpleNamespace(play_response=play_response, append=lambda *pair: kept.append(pair))
+    clock = iter([10.0, 11.5])
+    noted = pairing.note_exchanges(cassette, lambda: next(clock))
+    asked = SimpleNamespace(method="POST", uri="http://model/v1/chat", body=b'{"prompt": "hi"}')
+    assert cassette.play_response(asked) is answer
+    with pytest.raises(LookupError):
+        cassette.play_response(SimpleNamespace(method="POST", uri="http://model/v1/chat", body=b"unknown"))
+    failed = {"status": {"code": 500, "message": "Internal"}, "body": {"string": "x" * 300}}
+    cassette.append(SimpleNamespace(method="GET", uri="http://model/v1/models", body=None), failed)
+    assert len(kept) == 1 and kept[0][1] is failed
+    said = {
+        "method": "POST",
+        "url": "http://model/v1/chat",
+        "request": '{"prompt":"hi"}',
+        "answer": '{"answer":"hello"}',
+    }
+    assert noted == [
+        {**said, "status": 200, "how": "played", "at": 10.0},
+        {"method": "GET", "url": "http://model/v1/models", "request": "", "answer": "x" * 199 + "…", "status": 500}
+        | {"how": "recorded", "at": 11.5},
+    ]
 
 
 # --- the pair id ---------------------------------------------------------------------------------------------------

@@ -241,6 +241,114 @@ def test_placeholders_stay_as_the_cassette_holds_them_and_nothing_of_this_machin
     assert "/srv/the-live-project" not in page and "sk-live-value" not in page
 
 
+# --- a test's model beside its servers: one order in time -------------------------------------------------------
+
+SESSION = """version: 1
+interactions:
+- request: {id: 1, method: initialize, params: {protocolVersion: '2025-11-25'}}
+  response: {result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: s, version: '1'}}}
+- notification: {method: notifications/initialized}
+- request: {id: 2, method: tools/call, params: {name: read_file, arguments: {path: notes.txt}}}
+  response: {result: {content: [{type: text, text: milk}]}}
+"""
+CHAT = {"method": "POST", "url": "http://model/v1/chat", "request": '{"prompt":"hi"}', "answer": "{}", "status": 200}
+
+# (each lane's reports as (started, played_at), the model's exchanges' times, the page's order, each model
+# exchange's MCP message just before it). Times are seconds since the epoch, as the clocks say them.
+IN_TIME = [
+    # the model, then the session, then the model: the call order
+    (
+        [[(100.0, [0.5, 0.6, 0.9])]],
+        [100.2, 101.5],
+        ["model 0", "initialize", "initialized", "tools/call", "model 1"],
+        [None, "[2] tools/call"],
+    ),
+    # one exchange between the handshake and the tool call; one before the replay even started
+    (
+        [[(100.0, [0.1, 0.2, 0.9])]],
+        [99.0, 100.5],
+        ["model 0", "initialize", "initialized", "model 1", "tools/call"],
+        [None, "[1] notifications/initialized"],
+    ),
+    # a request never played has no place in time; the model's exchanges keep the order they came in
+    (
+        [[(100.0, [0.1, None, None])]],
+        [100.3, 100.3],
+        ["initialize", "model 0", "model 1"],
+        ["[0] initialize", "[0] initialize"],
+    ),
+    # the same instant: the MCP play first
+    ([[(100.0, [0.0, 0.5, 1.0])]], [101.0], ["initialize", "initialized", "tools/call", "model 0"], ["[2] tools/call"]),
+    # two sessions of one server: each interaction at its earliest play, on the clock of its own session
+    (
+        [[(100.0, [0.1, 0.2, None]), (102.0, [0.1, 0.2, 0.3])]],
+        [101.0, 103.0],
+        ["initialize", "initialized", "model 0", "tools/call", "model 1"],
+        ["[1] notifications/initialized", "[2] tools/call"],
+    ),
+    # two servers: the lanes interleave by time
+    (
+        [[(100.0, [0.1, 0.2, 2.0])], [(101.0, [0.1, 0.2, 0.3])]],
+        [100.5],
+        [
+            "initialize",
+            "initialized",
+            "model 0",
+            "more initialize",
+            "more initialized",
+            "more tools/call",
+            "tools/call",
+        ],
+        ["[1] notifications/initialized"],
+    ),
+    # a report written before times: the model's exchanges alone
+    ([[(None, None)]], [100.0, 101.0], ["model 0", "model 1"], [None, None]),
+]
+
+
+@pytest.mark.parametrize(("reports", "model", "order", "after"), IN_TIME)
+def test_a_tests_model_exchanges_take_their_place_among_the_mcp_messages_by_the_clock(
+    reports: list[list[tuple[float | None, list[float | None] | None]]],
+    model: list[float],
+    order: list[str],
+    after: list[str | None],
+) -> None:
+    cassette = store.loads(SESSION, "cassettes/t.yaml")
+    lanes = []
+    for name, sessions in zip(["", "more"], reports, strict=False):
+        timed = [{"plays": [1 if at is not None else 0 for at in played or [1, 1, 1]]} for _started, played in sessions]
+        for report, (started, played) in zip(timed, sessions, strict=True):
+            report |= {} if started is None else {"started": started, "played_at": played}
+        lanes.append(html_view.Lane(name, cassette, tuple(timed)))
+    exchanges = tuple({**CHAT, "how": "played", "at": at} for at in model)
+    view = html_view.page_view(lanes, "t", "pytest", html_view.Model("cassettes/t.yaml", exchanges))
+    *servers, beside = view["lanes"]
+    assert beside["kind"] == "model" and [lane["name"] for lane in servers] == ["", "more"][: len(reports)]
+
+    def said(entry: dict[str, Any]) -> str:
+        lane = view["lanes"][entry["lane"]]
+        if lane["kind" if "kind" in lane else "name"] == "model":
+            return f"model {entry['n']}"
+        method = lane["rows"][entry["n"]]["msgs"][0]["method"].removeprefix("notifications/")
+        return f"{lane['name']} {method}".strip()
+
+    assert [said(entry) for entry in view["order"]] == order
+    placed = [row["after"] and f"[{row['after']['n']}] {row['after']['method']}" for row in beside["rows"]]
+    assert placed == after
+    played = [s + at for lane in reports for s, ats in lane if s is not None for at in ats or () if at is not None]
+    first = min([*model, *played])  # the page's times: seconds after the first thing that happened
+    assert [row["at"] for row in beside["rows"]] == pytest.approx([at - first for at in model])
+    asked, answered = beside["rows"][0]["msgs"]
+    assert (asked["dir"], asked["method"], asked["text"]) == ("to", "POST", 'http://model/v1/chat {"prompt":"hi"}')
+    assert (answered["dir"], answered["text"], answered["error"]) == ("from", "200 {}", False)
+
+
+def test_a_page_without_a_model_has_no_order_and_its_rows_no_times(demo_report: dict[str, Any]) -> None:
+    timed = {**demo_report, "started": 100.0, "played_at": [0.1] * len(demo_report["plays"])}
+    view = html_view.page_view([lane_for(str(SHIPPED / "notes.yaml"), [timed])], "t", "cli")
+    assert "order" not in view and not any("at" in row.get("live", {}) for row in view["lanes"][0]["rows"])
+
+
 # --- the page: one self-contained file, safe with any data ---------------------------------------------------
 
 HOSTILE = "</script><script>window.pwned = 1</script><!-- <img src=x onerror=alert(1)> \u2028 {{data}}"
@@ -256,7 +364,9 @@ def test_untrusted_text_cannot_leave_the_data_block_and_reads_back_whole(tmp_pat
         "version: 1\ninteractions:\n- request: " + json.dumps(message) + "\n  response: " + json.dumps(answer) + "\n"
     )
     lane = lane_for(str(cassette))
-    view = html_view.page_view([lane], f"mockmcp: {cassette}", "cli")
+    said = {"method": HOSTILE, "url": HOSTILE, "request": HOSTILE, "answer": HOSTILE, "status": 200, "how": HOSTILE}
+    model = html_view.Model(HOSTILE, ({**said, "at": 1.0},))  # a model's exchange: shown as text alike
+    view = html_view.page_view([lane], f"mockmcp: {cassette}", "cli", model)
     page = render_page(view)
     assert page.count("<script") == 2 and page.count("</script>") == 2  # the data block and the page's script
     assert "<!--" not in page and "<img" not in page and "<b>" not in page

@@ -15,6 +15,7 @@ from conftest import SHIPPED
 from test_html import replay
 
 from mockmcp.cassette import store
+from mockmcp.html import Model
 from mockmcp.html._page import lane_for, write_page
 
 pytestmark = pytest.mark.xdist_group("chromium")
@@ -145,6 +146,31 @@ def test_hostile_text_in_a_cassette_shows_as_text_and_runs_nothing(tab: Page, tm
     assert tab.evaluate("document.title") == hostile
     assert hostile in tab.evaluate("document.querySelector('.row').innerText")
     assert tab.requests() == [out.as_uri()]
+
+
+def test_a_tests_model_is_a_lane_beside_its_server_each_exchange_linked_to_the_mcp_message_before_it(
+    tab: Page, tmp_path: Path
+) -> None:
+    hostile = "</script><script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
+    lane = lane_for(str(SHIPPED / "notes-session.yaml"))
+    count = len(lane.cassette.interactions)
+    played = [0.1, 0.2, None, 0.3] + [None] * (count - 4)  # initialize, initialized, then tools/call read_file
+    report = {"plays": [int(at is not None) for at in played], "started": 100.0, "played_at": played}
+    chat = {"method": "POST", "url": "http://127.0.0.1:9/v1/chat", "answer": "{}", "status": 200, "how": "played"}
+    exchanges = ({**chat, "request": hostile, "at": 100.05}, {**chat, "request": '{"n": 2}', "at": 100.5})
+    out = tmp_path / "model.html"
+    write_page(str(out), [lane._replace(reports=(report,))], "t", "pytest", Model("cassettes/t.yaml", exchanges))
+    tab.open(out.as_uri())
+    assert tab.evaluate("typeof window.pwned") == "undefined" and tab.problems() == []
+    assert tab.evaluate("document.querySelectorAll('img').length") == 0
+    lanes = "Array.from(document.querySelectorAll('section.lane')).map(s => s.getAttribute('aria-label'))"
+    assert tab.evaluate(lanes) == [str(SHIPPED / "notes-session.yaml"), "model: cassettes/t.yaml"]
+    first, second = visible_text(tab, "section.lane:last-child .row")
+    assert hostile in first and "played by vcrpy; in time: before any MCP message" in first
+    assert "in time: after [3] tools/call" in second
+    link = "document.querySelector('section.lane:last-child .row:last-child a.jump').getAttribute('href')"
+    assert tab.evaluate(link) == "#l0-i3" and tab.evaluate("document.getElementById('l0-i3') !== null")
+    assert visible_text(tab, "section.lane:first-child .row .live .at") == ["at +0.050s", "at +0.150s", "at +0.250s"]
 
 
 def test_a_value_nested_300_deep_draws_its_deep_levels_as_one_folded_text(tab: Page, tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ the suite writes as well.)
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import re
 import subprocess
@@ -61,9 +63,12 @@ HUGE_PARAMS = {"name": "read", "arguments": {"path": "b", "text": "x" * 1_000_00
 HUGE = line(2, "tools/call", HUGE_PARAMS)
 
 
-def session(*lines: bytes, answer: dict[str, Any] | None = None) -> Report:
-    """The report of one session fed these lines; a server request is answered with `answer`."""
+def session(*lines: bytes, answer: dict[str, Any] | None = None, start: float | None = None) -> Report:
+    """The report of one session fed these lines; a server request is answered with `answer`. With `start`, timed
+    by a clock that says `start` first, then half a second more each time it is read."""
     engine = Replay(loads(CASSETTE, "cassettes/x.yaml"), Matcher.build())
+    if start is not None:
+        engine.report.timed(functools.partial(next, itertools.count(start, 0.5)))
     for each in lines:
         for action in engine.receive(each):
             asked = [json.loads(x) for x in action.data.splitlines()] if isinstance(action, Send) else []
@@ -80,6 +85,8 @@ def kinds() -> dict[str, dict[str, Any]]:
     every = [opening(roots), READ, ask, line(4, "tools/list")]
     clean = session(*every, answer={"roots": [{"uri": "file:///x"}]})
     http = Report.combine(clean.cassette, [clean, session(opening(roots), line(9, "nope"))])
+    timed = session(*every, READ, answer={"roots": [{"uri": "file:///x"}]}, start=100.0)
+    later = session(opening(roots), line(4, "tools/list"), start=100.25)
     return {
         "clean": clean.to_json(),
         "miss": session(opening(roots), line(2, "tools/call", {"name": "read", "arguments": {"path": "b"}})).to_json(),
@@ -90,6 +97,8 @@ def kinds() -> dict[str, dict[str, Any]]:
         "mismatch": session(*every, answer={"roots": []}).to_json(),
         "withheld": session(opening({}), ask).to_json(),
         "http, two sessions": http.to_json(),
+        "timed": timed.to_json(),
+        "http, two timed sessions": Report.combine(timed.cassette, [timed, later]).to_json(),
         "exec recorded": {
             "version": REPORT_VERSION,
             "cassette": "c.yaml",
@@ -126,6 +135,17 @@ def test_a_miss_keeps_a_few_kib_of_its_params_and_says_how_many_bytes_they_were(
     assert small["params"] == {"name": "read", "arguments": {"path": "b"}} and small["params_cut"] is None
 
 
+def test_a_timed_session_says_when_it_started_and_when_each_interaction_was_first_played() -> None:
+    """The clock is read when the session starts and at each interaction's first play, never again for a repeat;
+    sessions told together (HTTP) are on the first one's clock, each interaction at its earliest play."""
+    timed = KINDS["timed"]
+    assert (timed["started"], timed["played_at"], timed["plays"]) == (100.0, [0.5, 1.0, 1.5, 2.0], [1, 2, 1, 1])
+    both = KINDS["http, two timed sessions"]
+    # tools/list: the later session (started at 100.25) played it first, 1.0 after its start: 1.25 after the first's
+    assert (both["started"], both["played_at"]) == (100.0, [0.5, 1.0, 1.5, 1.25])
+    assert "started" not in KINDS["clean"] and "played_at" not in KINDS["http, two sessions"]
+
+
 def test_the_kinds_cover_what_a_report_can_say() -> None:
     said = {key for report in KINDS.values() for key, value in report.items() if value}
     assert said >= {"misses", "repeats", "unplayed", "mismatches", "withheld", "capabilities", "recorded", "error"}
@@ -151,6 +171,7 @@ def test_what_the_schema_refuses(change: Any, why: str) -> None:
 
 def test_the_schemas_keys_are_the_writers_keys_in_order() -> None:
     assert tuple(KINDS["clean"]) == report_schema.REPLAY_KEYS
+    assert tuple(KINDS["timed"]) == report_schema.REPLAY_KEYS + report_schema.TIMED_KEYS
     assert tuple(KINDS["miss"]["misses"][0]) == tuple(report_schema.MISS_KEYS)
     assert tuple(KINDS["exec recorded"]) == report_schema.RECORDED_KEYS
     jsonschema.Draft7Validator.check_schema(report_schema.schema())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import time
 
 from mockmcp.cassette import store as cassettes
 from mockmcp.cassette.files import atomic_write, journal_path
@@ -79,6 +80,7 @@ def replay_cassette(
         else:
             recordings = Recordings(recorded, matcher, taken) if taken else None
             engine = Replay(recorded, matcher, redactor, options.timing, recordings)
+            engine.report.timed(time.time)  # when it started, and each first play (the plugin's page)
             status = serve(engine, signals=signals)
             report = engine.report
             if serving.state is not None:  # before the report: a host may start the next process once it is written

@@ -66,7 +66,7 @@ class Player:
     ) -> Job:
         """A job playing interactions[index] (for the live request `reply_id`, named `key` by the shell); `played`:
         the interaction as this play answers (a scripted one's turn), else as recorded."""
-        self.report.plays[index] += 1
+        self.report.play(index)
         played = self.cassette.interactions[index] if played is None else played
         job = self.schedule.add(Job(index, played, reply_id, token, batch, key))
         if batch is not None:
@@ -102,7 +102,7 @@ class Player:
         self.ordering.arrive(index)  # its request came, as its job's first step says (again if it waits: no change)
         if not self.ordering.goes(index, 1, interaction.session):
             return None
-        self.report.plays[index] += 1
+        self.report.play(index)
         self.ordering.arrive(("played", index))
         self.requests.pop(key, None)  # a job an earlier request under this key began is not the one it names
         out = self.writer.reply(index, interaction, reply_id, key)[0]

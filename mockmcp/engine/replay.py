@@ -52,7 +52,9 @@ class Replay:
     def _serve(self, cassette: Cassette, recordings: Recordings) -> None:
         """Serve this cassette (the recorded one, or its translation into the live host's era)."""
         self.cassette = cassette
-        self.report = Report(cassette)
+        before, self.report = getattr(self, "report", None), Report(cassette)
+        if before is not None and before.times is not None:  # translated before anything played: the same clock
+            self.report.timed(before.times.clock, before.times.started)
         self.selection = Selection(recordings)
         self.report.sessions, self.report.left = self.selection.sessions, self.selection.left
         self.player = player = Player(self.report, recordings, self.redactor, self.timing)
@@ -179,7 +181,7 @@ class Replay:
             out.append(Note(note))
         refused = None if declared is None else emulation.undeclared(message["id"], declared, interaction.response)
         if refused is not None:  # it asks what the request did not declare: -32021, as a server says
-            self.report.plays[index] += 1
+            self.report.play(index)
             instead = f"answered {protocol.MISSING_CAPABILITY}, as a server of that revision does"
             self.report.withheld.append(Withheld(index, refused[0], refused[1], instead))
             return [*out, Note(self.report.withheld[-1].render()), *answer(batch, refused[2], key)]
@@ -283,7 +285,9 @@ class Replay:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
         before = job.index
         self.report.plays[before] -= 1
-        self.report.plays[index] += 1
+        if not self.report.plays[before] and self.report.times is not None:  # it was never played after all
+            self.report.times.first.pop(before, None)
+        self.report.play(index)
         job.index, job.interaction = index, self.cassette.interactions[index]
         self._joined(index)
         # The live host's answer stands for the one recorded there: what waits for it there may go on.

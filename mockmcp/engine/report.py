@@ -12,11 +12,12 @@ from mockmcp.engine.consistency import named
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # explain imports deepdiff lazily, but keep it off the start-up path entirely
+    from collections.abc import Callable
     from typing import Any
 
     from mockmcp.engine.explain import Miss
 
-__all__ = ["KEPT_CALLS", "KEPT_MISSES", "Mismatch", "REPORT_VERSION", "Report", "Withheld"]
+__all__ = ["KEPT_CALLS", "KEPT_MISSES", "Mismatch", "REPORT_VERSION", "Report", "Times", "Withheld"]
 
 # A contract with tools in any language (docs/report.md): within a version keys are only ever added.
 REPORT_VERSION = 1
@@ -63,11 +64,29 @@ class Withheld(NamedTuple):
         return {**facts, "explanation": self.render()}
 
 
+class Times:
+    """A session on the wall clock its shell gives (the engine reads no clock): when it started, in seconds since
+    the epoch, and when each interaction was first played, in seconds after that."""
+
+    __slots__ = ("clock", "first", "started")
+
+    def __init__(self, clock: Callable[[], float], started: float) -> None:
+        self.clock, self.started = clock, started
+        self.first: dict[int, float] = {}
+
+    def merge(self, others: list[Times]) -> None:
+        """The first plays of other sessions, on this one's clock: each interaction's earliest."""
+        for other in others:
+            for index, at in other.first.items():
+                at += other.started - self.started
+                self.first[index] = min(at, self.first.get(index, at))
+
+
 class Report:
     """Counts and findings of one replay session, filled in by the engine as it goes."""
 
     __slots__ = ("capabilities", "cassette", "faults", "left", "mismatches", "missed", "misses", "plays", "repeats")
-    __slots__ += ("calls", "reordered", "sessions", "unanswered", "withheld")
+    __slots__ += ("calls", "reordered", "sessions", "unanswered", "withheld", "times")
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
@@ -91,6 +110,18 @@ class Report:
         # the one it joined before where it joined.
         self.left: set[int] = set()
         self.calls: list[tuple[str, Any]] = []  # the host's requests, in order (method, params): the first KEPT_CALLS
+        self.times: Times | None = None  # when the shell gives a clock (`timed`)
+
+    def timed(self, clock: Callable[[], float], started: float | None = None) -> None:
+        """Note the session's start (now, or `started`) and each interaction's first play by `clock` (wall clock)."""
+        self.times = Times(clock, clock() if started is None else started)
+
+    def play(self, index: int) -> None:
+        """interactions[index] is played (once more); its first play's time noted when the session is timed."""
+        self.plays[index] += 1
+        times = self.times
+        if times is not None and index not in times.first:
+            times.first[index] = times.clock() - times.started
 
     @classmethod
     def combine(cls, cassette: Cassette, reports: list[Report]) -> Report:
@@ -110,6 +141,10 @@ class Report:
             total.calls += report.calls[: KEPT_CALLS - len(total.calls)]
             total.sessions |= report.sessions
             total.left |= report.left
+        timed = [report.times for report in reports if report.times is not None]
+        if timed:  # on one clock: the first session's start
+            total.times = Times(timed[0].clock, min(times.started for times in timed))
+            total.times.merge(timed)
         return total
 
     def plays_by_index(self) -> list[int]:
@@ -237,4 +272,11 @@ class Report:
             "reordered": self.reordered,
             "calls": [{"method": method, "params": params} for method, params in self.calls],
             "strict_ok": self.strict_ok,
-        }
+        } | self._times()
+
+    def _times(self) -> dict[str, Any]:
+        """A timed session's `started` and `played_at` (the report's keys; none when no clock was given)."""
+        if self.times is None:
+            return {}
+        firsts = [self.times.first.get(i) for i in range(len(self.cassette.interactions))]
+        return {"started": self.times.started, "played_at": [None if at is None else round(at, 6) for at in firsts]}

@@ -19,7 +19,7 @@ from mockmcp.cassette.model import Cassette
 from mockmcp.cassette.yamlfile import shallow_lines
 from mockmcp.engine.report import Report
 from mockmcp.errors import UsageError
-from mockmcp.html._view import Lane, page_view
+from mockmcp.html._view import Lane, Model, page_view
 from mockmcp.tools import report_problem
 
 __all__ = ["lane_for", "read_report", "render_page", "write_page", "write_replay_page", "write_show_page"]
@@ -94,10 +94,10 @@ def render_page(view: dict[str, Any]) -> str:
     return re.sub(r"\{\{(\w+)\}\}", lambda slot: parts[slot.group(1)], template)
 
 
-def write_page(output: str, lanes: list[Lane], title: str, runner: str = "cli") -> str:
+def write_page(output: str, lanes: list[Lane], title: str, runner: str = "cli", model: Model | None = None) -> str:
     """Write the page for lanes to output, atomically; returns output. `runner`: how the user ran what the page
-    explains (`cli` or `pytest`), the form its fix commands take."""
-    atomic_write(output, render_page(page_view(lanes, title, runner)))
+    explains (`cli` or `pytest`), the form its fix commands take; `model`: a test's model beside its servers."""
+    atomic_write(output, render_page(page_view(lanes, title, runner, model)))
     return output
 
 

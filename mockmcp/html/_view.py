@@ -1,7 +1,9 @@
 """What the HTML timeline shows, as plain data for the page: a lane per server, its cassette's interactions as
 rows, and what live replays of it did (their reports), a miss a row of its own after the recording closest to it.
-Pure. Every word shown of a message is `show`'s and every live fact its report's, so they cannot disagree; nothing
-of this machine enters (placeholders stay).
+Beside a test's servers, its model's exchanges (a VCR cassette's): a lane of their own, each placed among the
+MCP messages by the wall clock, as the replays' reports and the plugin noted it (`Model`, `in_time`). Pure.
+Every word shown of a message is `show`'s and every live fact its report's, so they cannot disagree; nothing of
+this machine enters (placeholders stay).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from mockmcp.cassette.model import REQUEST, SERVER, Cassette, Interaction
 from mockmcp.engine.eras import rounds
 from mockmcp.engine.timeline import message_times
 from mockmcp.errors import UsageError
-from mockmcp.tools import FROM, PARAMS, Part, counts, header, parts, rules, summarize
+from mockmcp.tools import FROM, PARAMS, TO, Part, counts, header, parts, rules, summarize
 
-__all__ = ["Lane", "lane_view", "page_view"]
+__all__ = ["Lane", "Model", "in_time", "lane_view", "page_view"]
 
 _SHOWN = 400  # characters of a summary on its row; the whole message is in its JSON, unfolded
 
@@ -35,6 +37,16 @@ class Lane(NamedTuple):
     reports: tuple[dict[str, Any], ...] = ()
     lines: Mapping[Place, int] = MappingProxyType({})  # place -> its line in the file (`yamlfile.lines`)
     href: str = ""  # the cassette file as a URL, for links to its lines
+
+
+class Model(NamedTuple):
+    """The model's side of a test beside a VCR cassette: the cassette as the page names it, its exchanges as the
+    plugin noted them (`method`, `url`, `request`, `answer`, `status`, `how`, and `at`: seconds since the epoch),
+    and the file as a URL."""
+
+    cassette: str
+    exchanges: tuple[dict[str, Any], ...]
+    href: str = ""
 
 
 def _named(message: Any) -> str:
@@ -188,6 +200,73 @@ def _placed(rows: list[dict[str, Any]], misses: list[dict[str, Any]]) -> list[di
     return placed
 
 
-def page_view(lanes: list[Lane], title: str, runner: str) -> dict[str, Any]:
-    """The whole page's data: a title, how the user ran it (`cli` or `pytest`: the form of the fixes), the lanes."""
-    return {"title": title, "runner": runner, "lanes": [lane_view(lane) for lane in lanes]}
+def _plays(lanes: list[Lane]) -> list[tuple[float, int, int]]:
+    """When each lane's interactions were first played by the wall clock, from its timed reports: (seconds since
+    the epoch, lane, interaction), the earliest of its sessions'."""
+    first: dict[tuple[int, int], float] = {}
+    for i, lane in enumerate(lanes):
+        for report in lane.reports:
+            started, played = report.get("started"), report.get("played_at")
+            if not isinstance(started, (int, float)) or not isinstance(played, list):
+                continue  # a report written before times, or a session no shell timed
+            for n, at in enumerate(played[: len(lane.cassette.interactions)]):
+                if isinstance(at, (int, float)):
+                    first[(i, n)] = min(started + at, first.get((i, n), started + at))
+    return [(at, i, n) for (i, n), at in first.items()]
+
+
+def in_time(plays: list[tuple[float, int, int]], exchanges: list[float]) -> list[tuple[int, int]]:
+    """The MCP plays (time, lane, interaction) and the model's exchanges (their times, in the order they came) as
+    one sequence in time: (lane, interaction), the model's as (-1, its index). At the same instant an MCP play comes
+    first (its request came before anything could follow from it), then the lanes in order."""
+    events = [(at, 0, i, n) for at, i, n in plays] + [(at, 1, -1, k) for k, at in enumerate(exchanges)]
+    return [(lane, n) for _at, _side, lane, n in sorted(events)]
+
+
+def _exchange_row(k: int, said: dict[str, Any], zero: float) -> dict[str, Any]:
+    """A model's exchange as a row the page draws as it draws an interaction: the request, then the answer."""
+    method, status = str(said.get("method", "")), said.get("status")
+    asked = {"dir": TO, "kind": REQUEST, "method": method, "name": "", "marks": [], "at": said["at"] - zero}
+    asked |= {"text": _cut(f"{said.get('url', '')} {said.get('request', '')}".strip()), "json": said.get("request")}
+    answer = {"dir": FROM, "kind": "response", "method": method, "name": "", "marks": [], "json": said.get("answer")}
+    failed = isinstance(status, int) and status >= 400
+    answer |= {"text": _cut(f"{status or ''} {said.get('answer', '')}".strip()), "error": failed}
+    answer["style"] = "error" if failed else ""
+    row = {"n": k, "session": 0, "line": None, "match": "", "cancelled": None, "msgs": [asked, answer]}
+    return {**row, "how": said.get("how", ""), "at": said["at"] - zero}
+
+
+def _model_view(model: Model, views: list[dict[str, Any]], lanes: list[Lane]) -> tuple[dict[str, Any], list[Any]]:
+    """The model's lane, each exchange after the MCP message played last before it, and the page's order in time;
+    each MCP row played on the clock gets its time (seconds after the first thing that happened)."""
+    plays, times = _plays(lanes), [float(said["at"]) for said in model.exchanges]
+    zero = min([at for at, _i, _n in plays] + times, default=0.0)
+    rows = {(i, row["n"]): row for i, view in enumerate(views) for row in view["rows"] if "n" in row}
+    for at, i, n in plays:
+        rows[(i, n)].setdefault("live", {})["at"] = at - zero
+    model_rows = [_exchange_row(k, said, zero) for k, said in enumerate(model.exchanges)]
+    here, order = len(views), []
+    after: dict[str, Any] | None = None
+    for lane, n in in_time(plays, times):
+        if lane < 0:
+            model_rows[n]["after"] = after
+            order.append({"lane": here, "n": n})
+            continue
+        message = rows[(lane, n)]["msgs"][0] if rows[(lane, n)]["msgs"] else {}
+        after = {"lane": lane, "n": n, "server": views[lane]["name"], "method": message.get("method", "")}
+        order.append({"lane": lane, "n": n})
+    how = [said.get("how") for said in model.exchanges]
+    counts = [f"{len(how)} exchanges", f"{how.count('played')} played", f"{how.count('recorded')} recorded"]
+    view = {"name": "model", "kind": "model", "cassette": model.cassette, "href": model.href, "several": False}
+    view |= {"facts": ["its VCR cassette (vcrpy)"], "description": "", "counts": counts, "rows": model_rows}
+    return view, order
+
+
+def page_view(lanes: list[Lane], title: str, runner: str, model: Model | None = None) -> dict[str, Any]:
+    """The whole page's data: a title, how the user ran it (`cli` or `pytest`: the form of the fixes), the lanes;
+    with a `model`, its lane after the servers' and `order`: every row played, in time, as {lane, n}."""
+    views = [lane_view(lane) for lane in lanes]
+    if model is None:
+        return {"title": title, "runner": runner, "lanes": views}
+    view, order = _model_view(model, views, lanes)
+    return {"title": title, "runner": runner, "lanes": [*views, view], "order": order}

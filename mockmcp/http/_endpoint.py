@@ -42,6 +42,7 @@ class Hooks(NamedTuple):
     unread: Callable[[Any], int] = lambda conn: 0  # bytes written to conn that its client has not read yet
     new_id: Callable[[], str] = lambda: secrets.token_hex(16)  # a session id
     alias_prefix: str | None = None  # the random part of the stateless session's aliases (None: random)
+    clock: Callable[[], float] | None = None  # the wall clock each session's report is timed by (None: untimed)
 
 
 HOOKS = Hooks()
@@ -61,6 +62,7 @@ class Endpoint:
         cassette = serving.cassette
         framing = Framing.of(cassette.meta)
         self.serving, self.allowed, self.path, self.new_id = serving, allowed, path, hooks.new_id
+        self.clock = hooks.clock
         self.wire = Wire()  # what the call in progress writes
         self.shared = Shared(framing, bounds, self.wire, Resumable(bounds), hooks.unread)
         self.recordings = Recordings(cassette, serving.matcher)  # shared by every session's engine
@@ -181,7 +183,10 @@ class Endpoint:
 
     def _new_session(self, session_id: str | None) -> LiveSession:
         cassette, matcher, redactor, timing = self.serving
-        return LiveSession(self.shared, session_id, Replay(cassette, matcher, redactor, timing, self.recordings))
+        engine = Replay(cassette, matcher, redactor, timing, self.recordings)
+        if self.clock is not None:
+            engine.report.timed(self.clock)
+        return LiveSession(self.shared, session_id, engine)
 
     def _session(self, conn: Any, headers: dict[str, str], message: Any) -> LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""

@@ -5,6 +5,7 @@ many GET streams its descriptors leave room for (`stream_limit`), and what a cli
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -54,7 +55,7 @@ class HttpReplay(LoopServer):
         if bounds.streams is None:
             bounds = bounds._replace(streams=stream_limit())
         self.endpoint = Endpoint(
-            serving, frozenset(self.allowed), bounds, path, Hooks(unread=lambda conn: len(conn.out))
+            serving, frozenset(self.allowed), bounds, path, Hooks(unread=lambda conn: len(conn.out), clock=time.time)
         )
 
     def handle(self, writer: Connection, request: Request, body: bytes) -> None:

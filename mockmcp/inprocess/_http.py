@@ -323,7 +323,7 @@ class _Replaying:
         recordings, options = server.load(interception.replay, interception.how_to_record), interception.replay
         redactor = replay_redactor(recordings.cassette, options)
         serving = wing.SessionParts(recordings.cassette, recordings.matcher, redactor, options.timing)
-        hooks = wing.Hooks(unread=lambda conn: conn.unread)
+        hooks = wing.Hooks(unread=lambda conn: conn.unread, clock=time.time)
         host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits
         self.endpoint = wing.Endpoint(serving, host, BOUNDS, parts.path, hooks)
         self.interception, self.server = interception, server

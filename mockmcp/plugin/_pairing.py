@@ -2,7 +2,9 @@
 MCP servers in mockmcp's cassettes, side by side in the test's folder.
 
 Which record mode a pytest-recording mode means here (`VCR_MODES`), what became of each side's file (`Side`,
-`summary`), a VCR miss as one line (`vcr_miss`), and the model's requests matched by their JSON (`json_body`).
+`summary`), a VCR miss as one line (`vcr_miss`), the model's requests matched by their JSON (`json_body`), and
+the model's exchanges noted as vcrpy plays or records them, on the wall clock (`note_exchanges`): vcrpy keeps no
+times, and the failed test's page places them among the MCP messages by their replays' clock.
 
 The pair id: the files a test recorded together carry one id, mockmcp's as `meta.pair`, the VCR cassette as its
 first line, a YAML comment (`# mockmcp pair: ID ...`). Not in vcrpy's own `metadata`: pytest-recording's loader
@@ -17,7 +19,8 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,13 +28,14 @@ from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import files, store
 from mockmcp.errors import CassetteError
 
-__all__ = ["Side", "VCR_MODES", "json_body", "mismatch", "mode_word", "pair", "summary", "used", "vcr_cassette"]
-__all__ += ["vcr_miss"]
+__all__ = ["Side", "VCR_MODES", "json_body", "mismatch", "mode_word", "note_exchanges", "pair", "summary", "used"]
+__all__ += ["vcr_cassette", "vcr_miss"]
 
 _PAIR_LINE = re.compile(r"# mockmcp pair: (\w+)[^\n]*\n")
 _PAIR_SAID = "# mockmcp pair: {id} (its MCP cassettes say meta.pair: {id}; vcrpy drops this line when it rewrites)\n"
 
 _SHOWN = 80  # characters of a value shown in a difference
+_SAID = 200  # characters of a body shown of a model's exchange (the page cuts it again to its own width)
 
 # pytest-recording's --record-mode -> mockmcp's mode (docs/agent-run.md, "One switch"). A session is recorded
 # whole, so vcrpy's `all` (record every request again, replacing what it matches) is a rewrite here.
@@ -285,3 +289,43 @@ def vcr_miss(error: BaseException | None, root: Path, nodeid: str) -> str | None
         f"{request.method} {request.uri} could not be played from {path} (record mode {mode}): {why}"
         f"{f' ({differs})' if differs else ''}; to record it: pytest --record-mode={fix} '{nodeid}'"
     )
+
+
+def _said(body: Any) -> str:
+    """A body in short, as one line: its JSON compact (text as it is), cut to a couple of hundred characters."""
+    if not body:
+        return ""
+    data = _json(body)
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = " ".join(str(text).split())
+    return text if len(text) <= _SAID else text[: _SAID - 1] + "…"
+
+
+def _exchange(request: Any, response: Any, how: str, at: float) -> dict[str, Any]:
+    """One model exchange as the page shows it: method, URL, a short request and answer, status, when, and how."""
+    response = response if isinstance(response, dict) else {}
+    status, body = response.get("status"), response.get("body")
+    code = status.get("code") if isinstance(status, dict) else None
+    answer = body.get("string") if isinstance(body, dict) else body
+    said = {"method": str(getattr(request, "method", "")), "url": str(getattr(request, "uri", ""))}
+    said |= {"request": _said(getattr(request, "body", None)), "answer": _said(answer)}
+    return {**said, "status": code if isinstance(code, int) else None, "how": how, "at": at}
+
+
+def note_exchanges(cassette: Any, clock: Callable[[], float] = time.time) -> list[dict[str, Any]]:
+    """From now on, each exchange the VCR cassette plays or records (vcrpy's `play_response`, `append`: wrapped on
+    this cassette object alone, never on its class) is noted, with when by `clock`; returns the list it fills."""
+    noted: list[dict[str, Any]] = []
+    play, append = cassette.play_response, cassette.append
+
+    def play_response(request: Any) -> Any:
+        response = play(request)  # a request it cannot play raises, and is no exchange
+        noted.append(_exchange(request, response, "played", clock()))
+        return response
+
+    def appended(request: Any, response: Any) -> None:
+        append(request, response)
+        noted.append(_exchange(request, response, "recorded", clock()))
+
+    cassette.play_response, cassette.append = play_response, appended
+    return noted

@@ -268,12 +268,18 @@ def _repeated(repeat: dict[str, Any]) -> str:
 
 
 def write_timeline(
-    mocks: dict[str, Harness], nodeid: str, test_name: str, root: Path, intercepted: tuple[Interception, Path] | None
+    mocks: dict[str, Harness],
+    nodeid: str,
+    test_name: str,
+    root: Path,
+    intercepted: tuple[Interception, Path] | None,
+    model: tuple[Path, list[dict[str, Any]]] | None = None,
 ) -> Path | None:
     """The page of the test's replayed sessions, a lane per server, its intercepted servers' too (None when it
     replayed nothing), in the first mock's work folder, else the interception's; cassettes are named from `root`,
-    the run's root folder, as a node id is."""
-    from mockmcp.html import lane_for, write_page
+    the run's root folder, as a node id is. `model`: a paired test's VCR cassette and the exchanges noted of it,
+    a lane after the servers'."""
+    from mockmcp.html import Model, lane_for, write_page
 
     replayed = [
         (name, mock.source, [told for told in reports(mock, wait=0.0) if isinstance(told, dict)], mock.target.hand_made)
@@ -296,7 +302,12 @@ def write_timeline(
     if not lanes or not folder:
         return None
     page = folder / cassette_name([test_name], ".html")
-    write_page(str(page), lanes, f"mockmcp: {nodeid}", runner="pytest")
+    beside = None
+    if model is not None:
+        vcr, exchanges = model
+        shown = os.path.relpath(vcr, root) if vcr.is_relative_to(root) else str(vcr)
+        beside = Model(shown, tuple(exchanges), vcr.absolute().as_uri() if vcr.exists() else "")
+    write_page(str(page), lanes, f"mockmcp: {nodeid}", runner="pytest", model=beside)
     return page
 
 

@@ -45,6 +45,7 @@ _INTERCEPTION = pytest.StashKey[tuple[Interception, Path]]()  # the test's inter
 _USED = pytest.StashKey[tuple[set[Path], set[Path]]]()  # --mockmcp-orphans: the cassette folders, the cassettes used
 _SIDES = pytest.StashKey[list[pairing.Side]]()  # a paired test's files (the model's VCR cassette, the MCP ones)
 _PAIRS = pytest.StashKey[list[tuple[str, list[str]]]]()  # the paired tests' node ids, and what became of each side
+_EXCHANGES = pytest.StashKey[tuple[Path, list[dict[str, Any]]]]()  # a paired test's VCR cassette, its exchanges
 _PAIRED = "mockmcp_pair"  # the user property a paired test's teardown report carries its sides in (xdist too)
 
 
@@ -164,6 +165,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         folder = intercepted[0].folder if intercepted else None  # its servers' files, known once they are used
         sides += [pairing.Side.of("MCP", path) for path in sorted(folder.glob("*.yaml"))] if folder else []
         item.stash[_SIDES] = sides
+        item.stash[_EXCHANGES] = Path(cassette._path), pairing.note_exchanges(cassette)  # for its page, in time
         replayed = cassette.write_protected and not any(mock.recording for mock in mocks.values())
         replayed = replayed and not (intercepted and intercepted[0].mode.records(True))
         told = pairing.mismatch(sides, item.config.rootpath, item.nodeid) if replayed else None
@@ -628,7 +630,8 @@ def _timeline(
     if not (mocks or intercepted) or when == "none" or (when == "failed" and not failed):
         return None
     try:
-        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath, intercepted)
+        model = item.stash.get(_EXCHANGES, None)
+        page = story.write_timeline(mocks, item.nodeid, item.name, item.config.rootpath, intercepted, model)
     except OSError as error:  # the page is an aid: the test's verdict stands without it
         item.warn(pytest.PytestWarning(f"mockmcp: the timeline page could not be written: {error}"))
         return None

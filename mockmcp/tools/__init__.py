@@ -20,7 +20,7 @@ from mockmcp.tools._drift import ANY, Drift, compare, updated
 from mockmcp.tools._drift_report import MARKER, as_json, as_markdown
 from mockmcp.tools._lint import failed, lint_paths, serves, summary
 from mockmcp.tools._report_schema import report_problem, report_schema_text
-from mockmcp.tools._show import FROM, Part, counts, header, parts, print_show, rules
+from mockmcp.tools._show import FROM, TO, Part, counts, header, parts, print_show, rules
 from mockmcp.tools._stub import stub_cassette, stub_text
 from mockmcp.tools._summary import PARAMS, summarize
 
@@ -33,6 +33,7 @@ __all__ = [
     "Part",
     "RULES",
     "TIERS",
+    "TO",
     "as_json",
     "as_markdown",
     "compare",

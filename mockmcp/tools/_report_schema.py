@@ -12,7 +12,8 @@ from typing import Any
 
 from mockmcp.engine.report import REPORT_VERSION
 
-__all__ = ["KEYS", "MISS_KEYS", "RECORDED_KEYS", "REPLAY_KEYS", "report_problem", "report_schema_text", "schema"]
+__all__ = ["KEYS", "MISS_KEYS", "RECORDED_KEYS", "REPLAY_KEYS", "TIMED_KEYS", "report_problem", "report_schema_text"]
+__all__ += ["schema"]
 
 _INDEX = _COUNT = {"type": "integer", "minimum": 0}
 _METHOD = _TEXT = {"type": "string"}
@@ -76,6 +77,16 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
         {"type": "boolean"},
         "what `--strict` demands held: no miss, nothing unplayed, no repeat, no mismatch, nothing withheld",
     ),
+    "started": (
+        {"type": "number"},
+        "when the session started, in seconds since the epoch (the wall clock of the machine that replayed it); "
+        "absent from a report written before it",
+    ),
+    "played_at": (
+        {"type": "array", "items": {"type": ["number", "null"], "minimum": 0}},
+        "for each `interactions[i]`, when it was first played, in seconds after `started` (null: never played); "
+        "with `started`",
+    ),
     "recorded": (
         _object({"mode": {"enum": ["once", "new", "all"]}, "status": {"type": "integer"}, "outcome": _TEXT}),
         "`mockmcp exec` only: this launch recorded the real server into the cassette instead of replaying; "
@@ -88,8 +99,10 @@ KEYS: dict[str, tuple[dict[str, Any], str]] = {
     ),
 }
 
-# The keys of a replay's report, in the order `Report.to_json` writes them.
-REPLAY_KEYS = tuple(key for key in KEYS if key not in ("recorded", "error"))
+# A replay's times, which a report written before them lacks (and a session no shell timed).
+TIMED_KEYS = ("started", "played_at")
+# The keys of a replay's report, in the order `Report.to_json` writes them (the times last, when it has them).
+REPLAY_KEYS = tuple(key for key in KEYS if key not in ("recorded", "error", *TIMED_KEYS))
 RECORDED_KEYS = ("version", "cassette", "recorded")
 
 _CANDIDATE = _object(
@@ -153,7 +166,8 @@ def report_schema_text() -> str:
 
 # --- a report read back (`show --html --with-report`): held to the schema above, without a validator library ---
 
-_TYPES = {"object": dict, "array": list, "string": str, "integer": int, "boolean": bool, "null": type(None)}
+_TYPES = {"object": dict, "array": list, "string": str, "integer": int, "number": (int, float), "boolean": bool}
+_TYPES["null"] = type(None)
 
 
 def _is(value: Any, kind: str) -> bool:
@@ -171,7 +185,7 @@ def _mismatch(value: Any, shape: dict[str, Any], where: str, root: dict[str, Any
         return f"{where}: must be {json.dumps(shape['const'])}"
     if "enum" in shape and value not in shape["enum"]:
         return f"{where}: must be one of {', '.join(map(json.dumps, shape['enum']))}"
-    if "minimum" in shape and _is(value, "integer") and value < shape["minimum"]:
+    if "minimum" in shape and _is(value, "number") and value < shape["minimum"]:
         return f"{where}: must be {shape['minimum']} or more"
     if isinstance(value, list):
         if len(value) > shape.get("maxItems", len(value)):

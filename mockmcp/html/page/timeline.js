@@ -152,11 +152,24 @@
     if (row.cancels !== undefined) notes.push("cancels the request of [" + row.cancels + "]");
     if (row.round) notes.push("input_required round " + row.round.k + " of " + row.round.of);
     for (const text of notes) rec.append(el("p", "note", text));
+    if (row.after !== undefined) rec.append(afterNote(row));
     node.append(gutter, rec);
     const kinds = new Set();
     if ((row.cancelled !== null && row.cancelled !== undefined) || row.cancels !== undefined) kinds.add("cancel");
     if (lane.live) node.append(liveCell(row, node, kinds));
     return { node, kinds, msgs: row.msgs };
+  }
+
+  // A model's exchange: which MCP message the wall clock puts right before it (a link to its row).
+  function afterNote(row) {
+    const note = el("p", "note", (row.how ? row.how + " by vcrpy; " : "") + "in time: ");
+    if (!row.after) note.append("before any MCP message");
+    else {
+      const link = el("a", "jump", (row.after.server ? row.after.server + " " : "") + "[" + row.after.n + "] " + row.after.method);
+      link.href = "#l" + row.after.lane + "-i" + row.after.n;
+      note.append("after ", link);
+    }
+    return note;
   }
 
   function liveCell(row, node, kinds) {
@@ -169,6 +182,7 @@
       idle: "not part of this live session",
     }[live.state];
     cell.append(el("span", "badge " + live.state, said));
+    if (typeof live.at === "number") cell.append(" ", el("span", "at", "at +" + live.at.toFixed(3) + "s"));
     node.classList.add(live.state);
     if (live.state === "unplayed") kinds.add("unplayed");
     if (live.extra) {
@@ -246,7 +260,7 @@
     if (lane.facts.length) head.append(el("p", "facts", lane.facts.join(" · ")));
     if (lane.description) head.append(el("p", "dim", lane.description));
     head.append(el("p", "counts", lane.counts.join(" · ")));
-    if (!lane.live && data.runner === "pytest") {
+    if (!lane.live && data.runner === "pytest" && lane.kind !== "model") {
       const said = "no live session reported: the host never started this server, or its replay was killed first";
       head.append(el("p", "livesum bad", said));
     }
