@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mockmcp._wire import jsonrpc, protocol
 from mockmcp._wire.namedtuple import NamedTuple
-from mockmcp.cassette.model import REQUEST
+from mockmcp.cassette.model import CLOSED_WORLD, REQUEST, answered_tools
 from mockmcp.engine.matching import canonical
 
 TYPE_CHECKING = False
@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from collections.abc import Container
     from typing import Any
 
-    from mockmcp.cassette.model import Interaction
+    from mockmcp.cassette.model import Cassette, Interaction
 
-__all__ = ["Capabilities", "Refusal", "capability_differences", "capability_note", "negotiated", "other_era", "ping"]
-__all__ += ["recorded_eras", "refusal", "undeclared", "version_note"]
+__all__ = ["CLOSED", "CLOSED_FIXES", "Capabilities", "Refusal", "capability_differences", "capability_note"]
+__all__ += ["closed_world", "negotiated", "other_era", "ping", "recorded_eras", "refusal", "undeclared", "version_note"]
 
 
 class Refusal(NamedTuple):
@@ -41,6 +41,30 @@ def refusal(method: str, refused: Refusal | None, recorded: Container[str]) -> R
     if method in recorded:
         return Refusal(jsonrpc.NO_MATCH, f"no recorded interaction matches this {method} request")
     return Refusal(jsonrpc.METHOD_NOT_FOUND, f"the cassette never recorded the method {method!r}")
+
+
+CLOSED = "the cassette is a closed world"  # `meta.closed_world`: a tool it does not answer is no near miss
+CLOSED_FIXES = (
+    "if the host should not call this tool, the test found what it is for: fix the host",
+    "if it may, add an interaction answering it (`mockmcp stub` writes one per tool), or leave the world open: "
+    "take out `meta.closed_world` (or --closed-world, the marker's closed_world=True)",
+)
+
+
+def closed_world(message: dict[str, Any], cassette: Cassette) -> Refusal | None:
+    """In a closed world (`meta.closed_world`), a call of a tool no recording answers: refused at once with the
+    tools the cassette answers (None otherwise: one it answers, asked otherwise, is an ordinary miss, explained)."""
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    if message["method"] != "tools/call" or cassette.meta.get(CLOSED_WORLD) is not True:
+        return None
+    answered = answered_tools(cassette)
+    if answered is None or name in answered:
+        return None
+    tools = ", ".join(answered) or "none"
+    said = f"mockmcp: closed world: no tool {name!r} is answered here; the cassette answers: {tools}"
+    error = jsonrpc.error_response(message["id"], jsonrpc.NO_MATCH, said, {"tool": name, "answered": answered})
+    return Refusal(jsonrpc.NO_MATCH, f"{CLOSED}, and answers no tool {name!r}; it answers: {tools}", error)
 
 
 def ping(message: dict[str, Any]) -> tuple[dict[str, Any], str | None]:

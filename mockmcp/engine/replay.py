@@ -8,14 +8,13 @@ request (`branching`). One engine serves one live session; over HTTP each has it
 from __future__ import annotations
 
 from mockmcp._wire import jsonrpc, protocol
-from mockmcp.cassette.model import CLOSED_WORLD, answered_tools
 from mockmcp.engine import emulation, eras, live
 from mockmcp.engine.actions import Action, Cut, Exit, Note, Send, Wake
 from mockmcp.engine.batch import Batch, array
 from mockmcp.engine.branching import differences
 from mockmcp.engine.matching import Matcher, answer_body, canonical
 from mockmcp.engine.play import Player, answer
-from mockmcp.engine.report import KEPT_CALLS, KEPT_MISSES, Mismatch, Report, Withheld
+from mockmcp.engine.report import KEPT_MISSES, Mismatch, Report, Withheld
 from mockmcp.engine.schedule import ENDED
 from mockmcp.engine.selection import Pick, Recordings, Selection
 
@@ -155,8 +154,7 @@ class Replay:
         if self.era is None:
             return self._opened(message, batch, key)
         method, params = message["method"], message.get("params")
-        if len(self.report.calls) < KEPT_CALLS:  # what the host did, for `mockmcp.calls`
-            self.report.calls.append((method, params))
+        self.report.called(method, params)
         pick = self.selection.request(self.selection.recordings.key(method, params))
         if pick is None:
             if method == protocol.PING:  # answered as a server of the request's era answers it
@@ -165,7 +163,8 @@ class Replay:
                 return said + answer(batch, pong, key)
             # an opening of the era the cassette never recorded is refused as its server refuses it
             where = self.cassette.path or "the cassette"
-            refused = self._closed(message) or emulation.other_era(message, self.cassette.interactions, where)
+            refused = emulation.closed_world(message, self.cassette)
+            refused = refused or emulation.other_era(message, self.cassette.interactions, where)
             return self._miss(message, batch, key, refused)
         out = self._selected(method, pick)
         if pick.interaction is None:
@@ -193,23 +192,6 @@ class Replay:
             job.version = emulation.negotiated(params, interaction.response)
         self.requests[key] = job
         return out + self.player.run()
-
-    def _closed(self, message: dict[str, Any]) -> Refusal | None:
-        """In a closed world (`meta.closed_world`), a call of a tool no recording answers: refused at once with the
-        tools the cassette answers (one it answers, asked otherwise, is an ordinary miss, explained)."""
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        if message["method"] != "tools/call" or self.cassette.meta.get(CLOSED_WORLD) is not True:
-            return None
-        answered = answered_tools(self.cassette)
-        if answered is None or name in answered:
-            return None
-        tools = ", ".join(answered) or "none"
-        said = f"mockmcp: closed world: no tool {name!r} is answered here; the cassette answers: {tools}"
-        data = {"tool": name, "answered": answered}
-        error = jsonrpc.error_response(message["id"], jsonrpc.NO_MATCH, said, data)
-        reason = f"{_CLOSED}, and answers no tool {name!r}; it answers: {tools}"
-        return emulation.Refusal(jsonrpc.NO_MATCH, reason, error)
 
     def _opened(self, message: dict[str, Any], batch: Batch | None, key: Any) -> list[Action]:
         """The host's first request says its era: a cassette that recorded only the other one, from a server that
@@ -284,9 +266,7 @@ class Replay:
     def _follow(self, job: Job, index: int, item: ServerItem) -> Note:
         """Go on with the job from the same step of another recording, and follow that recording's session."""
         before = job.index
-        self.report.plays[before] -= 1
-        if not self.report.plays[before] and self.report.times is not None:  # it was never played after all
-            self.report.times.first.pop(before, None)
+        self.report.unplay(before)
         self.report.play(index)
         job.index, job.interaction = index, self.cassette.interactions[index]
         self._joined(index)
@@ -329,8 +309,8 @@ class Replay:
         method, request_id = message["method"], message["id"]
         code, reason, error = emulation.refusal(method, refused, self.selection.recordings.methods)
         miss = explain_miss(self.cassette, self.matcher, self.report.plays, message, code, reason)
-        if refused is not None and refused.reason.startswith(_CLOSED):  # not a request asked otherwise: a tool
-            miss = miss._replace(candidates=(), fixes=_CLOSED_FIXES)
+        if refused is not None and refused.reason.startswith(emulation.CLOSED):  # not a request asked otherwise
+            miss = miss._replace(candidates=(), fixes=emulation.CLOSED_FIXES)
         self.report.add_miss(miss)
         if error is None:
             said = (
@@ -338,14 +318,6 @@ class Replay:
             )
             error = jsonrpc.error_response(request_id, code, f"{said}: {method}", miss.error_data())
         return [Note(miss.render()), *answer(batch, error, key)]
-
-
-_CLOSED = "the cassette is a closed world"  # `meta.closed_world`: a tool it does not answer is no near miss
-_CLOSED_FIXES = (
-    "if the host should not call this tool, the test found what it is for: fix the host",
-    "if it may, add an interaction answering it (`mockmcp stub` writes one per tool), or leave the world open: "
-    "take out `meta.closed_world` (or --closed-world, the marker's closed_world=True)",
-)
 
 
 def _sent(response: dict[str, Any]) -> Send:

@@ -123,6 +123,17 @@ class Report:
         if times is not None and index not in times.first:
             times.first[index] = times.clock() - times.started
 
+    def unplay(self, index: int) -> None:
+        """A play of interactions[index] counted is taken back (the session went on from another recording)."""
+        self.plays[index] -= 1
+        if not self.plays[index] and self.times is not None:  # it was never played after all
+            self.times.first.pop(index, None)
+
+    def called(self, method: str, params: Any) -> None:
+        """The host asked this request (the first KEPT_CALLS are kept, for `mockmcp.calls`)."""
+        if len(self.calls) < KEPT_CALLS:
+            self.calls.append((method, params))
+
     @classmethod
     def combine(cls, cassette: Cassette, reports: list[Report]) -> Report:
         """One report for several live sessions of one cassette (HTTP): what any of them played counts; of what
