@@ -19,7 +19,7 @@ import anyio
 import jsonschema
 import pytest
 import yaml
-from conftest import MOCKMCP, ROOT, SHIPPED, child_env, served
+from conftest import MOCKMCP, ROOT, SDK_PYTHON, SHIPPED, child_env, served
 from mcp import Client, StdioServerParameters
 
 from mockmcp._wire import protocol
@@ -30,7 +30,7 @@ from mockmcp.tools._stub import example
 EVERYTHING = (
     ROOT / "tests" / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 )
-TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+TIME = [*SDK_PYTHON, "-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 pytestmark = pytest.mark.xdist_group("stub")  # one worker: each stub is written once (the module's fixtures)
 
