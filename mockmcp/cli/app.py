@@ -21,7 +21,6 @@ from mockmcp.cli.options import option
 from mockmcp.cli.replaying import deprecated, note, replay_cassette
 from mockmcp.errors import MockmcpError, UsageError
 from mockmcp.options import Bounds, RecordOptions, ReplayOptions
-from mockmcp.tools import failed, lint_paths, print_show, serves, summary
 from mockmcp.wrap import FORMATS, Wrapping, serve_config, unwrap_config, wrap_config
 
 __all__ = ["ParsedValue", "TITLE", "cli", "main", "param_type"]
@@ -354,6 +353,8 @@ def show(cassette: str, color: str, width: int | None, html: str | None, reports
     if not html:
         if reports:
             raise UsageError("--with-report is an option of `show --html FILE`", "add --html FILE, or leave it out")
+        from mockmcp.tools import print_show  # deferred, as every command but its own needs none of the tools
+
         print_show(cassette, color, width)
         return
     from mockmcp.html import write_show_page
@@ -376,6 +377,8 @@ def lint(cassettes: tuple[str, ...], strict: bool, secrets: bool) -> None:
     Exits 1 on any error, or with --fail-on-warning on any warning (a note, what lint could not
     check or a placeholder still to fill in, never fails it).
     """
+    from mockmcp.tools import failed, lint_paths, serves, summary  # deferred: see show
+
     findings = lint_paths(cassettes, secrets_only=secrets, notes=not secrets)
     for finding in findings:
         click.echo(finding.render())

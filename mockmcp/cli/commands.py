@@ -32,21 +32,11 @@ from mockmcp.record import (
     silent,
 )
 from mockmcp.stdio.record import Outcome, run_proxy
-from mockmcp.tools import (
-    ANY,
-    Drift,
-    as_json,
-    as_markdown,
-    compare,
-    report_schema_text,
-    stub_cassette,
-    stub_text,
-    updated,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mockmcp.stdio.toolkit import Signals
+    from mockmcp.tools import Drift
 
 __all__ = [
     "Said",
@@ -197,18 +187,21 @@ class Said(NamedTuple):
     """What `verify` and `diff` fail on (`--fail-on`: a tier of the contract's changes, or any drift) and how
     their report is written (`--output-format`)."""
 
-    fail_on: str = ANY
+    fail_on: str | None = None  # None: any drift (the tools' ANY)
     output_format: str = "text"
 
     def tell(self, drift: Drift, title: str) -> bool:
         """Print the report to stdout; whether the drift fails."""
+        from mockmcp.tools import ANY, as_json, as_markdown
+
+        fail_on = self.fail_on or ANY
         if self.output_format == "json":
-            print(as_json(drift, title, self.fail_on))
+            print(as_json(drift, title, fail_on))
         elif self.output_format == "markdown":
-            print(as_markdown(drift, title, self.fail_on), end="")
+            print(as_markdown(drift, title, fail_on), end="")
         else:
             print(drift.render(title))
-        return drift.fails(self.fail_on)
+        return drift.fails(fail_on)
 
 
 def verify_cassette(
@@ -224,6 +217,8 @@ def verify_cassette(
         command = recorded_command(recorded.meta, redactor.substitutions.expand_text, sys.executable, path)
     matcher = Matcher.build(compared.ignores, recorded.meta)
     live = drive(recorded, command, timeout, substitutions=given)
+    from mockmcp.tools import compare, updated  # deferred: recording and replay need none of the tools
+
     drift = compare(recorded, live, matcher, "live")
     fails = (said or Said()).tell(drift, f"mockmcp verify: {path} against {shlex.join(command)}")
     if not (update and drift.drifted):
@@ -268,6 +263,8 @@ def recorded_command(meta: dict[str, Any], expand: Callable[[str], str], python:
 def diff_cassettes(first: str, second: str, ignores: tuple[str, ...], said: Said | None = None) -> bool:
     """Compare two cassettes the way verify compares a cassette with a live server; True when the drift fails."""
     recorded = cassettes.load(first)
+    from mockmcp.tools import compare
+
     drift = compare(recorded, cassettes.load(second), Matcher.build(ignores, recorded.meta), "other")
     return (said or Said()).tell(drift, f"mockmcp diff: {first} (recorded) against {second} (other)")
 
@@ -276,6 +273,8 @@ def stub_server(path: str, command: list[str], target: str | None, timeout: floa
     """Write a new cassette from a live server's contract, a placeholder answer per tool; raises UsageError."""
     if os.path.exists(path):
         raise UsageError(f"{path} exists, and `mockmcp stub` writes a new cassette", "name another file, or delete it")
+    from mockmcp.tools import stub_cassette, stub_text
+
     contract = ask_contract_http(target, timeout) if target is not None else ask_contract(command, timeout)
     cassette = stub_cassette(contract._replace(meta={**contract.meta, "recorded_at": cassettes.now_iso()}))
     files.atomic_write(path, stub_text(cassette))
@@ -285,6 +284,8 @@ def stub_server(path: str, command: list[str], target: str | None, timeout: floa
 
 def write_schema(output: str | None, report: bool = False) -> None:
     """The cassette format's JSON Schema (with report: the --report JSON's) to stdout, or atomically to a file."""
+    from mockmcp.tools import report_schema_text
+
     text = report_schema_text() if report else schema.text()
     if output is None:
         sys.stdout.write(text)

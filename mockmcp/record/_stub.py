@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 from mockmcp._wire import jsonrpc, protocol
@@ -58,6 +56,9 @@ def ask_contract(command: list[str], timeout: float = 10.0, grace: float = 2.0) 
 def ask_contract_http(url: str, timeout: float = 10.0) -> Cassette:
     """The contract of the Streamable HTTP server at `url` (its handshake-era session, its id kept); UsageError
     when it does not answer the handshake."""
+    import urllib.error  # deferred: every recorder imports this module, only a stub of an HTTP server asks by URL
+    import urllib.request
+
     recorder, start, session = Recorder({"server": server_words([url])}), time.monotonic(), [""]
 
     def ask(message: dict[str, Any]) -> dict[str, Any] | None:
