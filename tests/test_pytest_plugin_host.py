@@ -124,8 +124,8 @@ def test_unknown_marker_arguments_fail_the_test_naming_the_known_ones(pytester: 
     pytester.makepyfile(test_typos=TYPOS)
     result = run(pytester)
     result.assert_outcomes(failed=4)
-    known = "it takes allow=, before_record=, cassette=, config=, ignore=, intercept=, names=, record=, redact=, "
-    known += "redact_env=, server=, servers=, strict="
+    known = "it takes allow=, before_record=, cassette=, closed_world=, config=, ignore=, intercept=, names=, "
+    known += "record=, redact=, redact_env=, server=, servers=, strict="
     result.stdout.fnmatch_lines_random(
         [
             f"*unknown argument strickt=True (did you mean strict=?); {known}*",

@@ -34,8 +34,7 @@ OWN_SUFFIX = ".mcp.yaml"
 
 # Every argument `@pytest.mark.mockmcp(...)` takes; anything else is a typo that would be silently ignored.
 MARKER_ARGUMENTS = ("allow", "before_record", "cassette", "closed_world", "config", "ignore", "intercept", "names")
-MARKER_ARGUMENTS += ("record", "redact")
-MARKER_ARGUMENTS += ("redact_env", "server", "servers", "strict", "substitute")  # sorted, as the messages list them
+MARKER_ARGUMENTS += ("record", "redact", "redact_env", "server", "servers", "strict", "substitute")  # sorted: as told
 
 
 def cassette_name(parts: Sequence[str], suffix: str = _SUFFIX) -> str:

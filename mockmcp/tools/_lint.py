@@ -306,7 +306,7 @@ def _check_structured(cassette: Cassette, indices: list[int]) -> Iterator[_Issue
     """A tool's successful result that lacks what the tool's `outputSchema` requires: a host's SDK checks it and
     raises. Without a tools/list in the cassette there are no schemas to check against, which is said once."""
     listed = protocol.listed(((i.message, i.response) for i in cassette.interactions), protocol.TOOLS_LIST)
-    schemas = {tool["name"]: tool.get("outputSchema") for tool in listed or ()}
+    schemas = {tool.get("name"): tool.get("outputSchema") for tool in listed or () if isinstance(tool, dict)}
     for index, interaction in zip(indices, cassette.interactions, strict=True):
         if interaction.method != "tools/call" or not isinstance(interaction.params, dict):
             continue
@@ -317,8 +317,8 @@ def _check_structured(cassette: Cassette, indices: list[int]) -> Iterator[_Issue
             sent = not played.drop and played.raw_response is None
             if not (sent and isinstance(result, dict)) or result.get("isError") is True:
                 continue
-            if result.get("resultType") == protocol.INPUT_REQUIRED:  # a question to the host, not the tool's result
-                continue
+            if result.get("resultType", protocol.RESULT_TYPES[0]) != protocol.RESULT_TYPES[0]:
+                continue  # a question to the host, not the tool's result (or a resultType found wrong elsewhere)
             place: Place = ("interactions", index, *at, "response", "result")
             if listed is None:
                 problem = (
@@ -345,14 +345,20 @@ def _structured_flaws(name: str, schema: dict[str, Any], result: dict[str, Any],
     content = result.get("structuredContent")
     if not isinstance(content, dict):
         problem = f"the tool {name!r} declares an outputSchema, and this result has no `structuredContent`: "
-        fields = ", ".join(f"{key}: ..." for key in schema.get("required") or ())
+        fields = ", ".join(f"{key}: ..." for key in _required(schema))
         yield _Issue(place, ERROR, problem + _STRUCTURED.format(name=name), f"add `structuredContent: {{{fields}}}`")
         return
-    required = [key for key in schema.get("required") or () if isinstance(key, str) and key not in content]
+    required = [key for key in _required(schema) if key not in content]
     if required:
         problem = f"`structuredContent` lacks {', '.join(required)}, which the outputSchema of {name!r} requires: "
         fix = f"add {', '.join(f'`{key}`' for key in required)} as the tool's outputSchema describes"
         yield _Issue(place + ("structuredContent",), ERROR, problem + "the SDK's client refuses the result", fix)
+
+
+def _required(schema: dict[str, Any]) -> list[str]:
+    """The names an outputSchema requires (none where `required` is no list: a hand-edited schema)."""
+    required = schema.get("required")
+    return [key for key in required if isinstance(key, str)] if isinstance(required, list) else []
 
 
 def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:
