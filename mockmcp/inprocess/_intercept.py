@@ -170,17 +170,7 @@ class Interception:
         line = " ".join([command, *args])
         if any(fragment and fragment in line for fragment in self.allow):
             return await start()
-        # A secret on a server's command line never names its cassette (nor its meta.server): recording and
-        # replay both name the server from its redacted words.
-        unsaid = Redactor.build(self.record.redact_env, self.record.redact_patterns, os.environ)
-        identity = identify(
-            unsaid.text(command),
-            [unsaid.text(arg) for arg in args],
-            None if cwd is None else os.fspath(cwd),
-            names=self.names,
-            project=self.project,
-            substitutions=self.record.substitutions,
-        )
+        identity = self.identity(command, args, cwd)
         if identity.name in self.allow:
             return await start()
         try:
@@ -194,6 +184,21 @@ class Interception:
             self.problems.append(error.render())
             self.told()
             raise
+
+    def identity(self, command: str, args: list[str], cwd: Any = None) -> Identity:
+        """The identity of the stdio server `command args` started in `cwd` (None: the host's own folder), as this
+        interception names it (`mockmcp exec --cassettes` names a cassette so too)."""
+        # A secret on a server's command line never names its cassette (nor its meta.server): recording and
+        # replay both name the server from its redacted words.
+        unsaid = Redactor.build(self.record.redact_env, self.record.redact_patterns, os.environ)
+        return identify(
+            unsaid.text(command),
+            [unsaid.text(arg) for arg in args],
+            None if cwd is None else os.fspath(cwd),
+            names=self.names,
+            project=self.project,
+            substitutions=self.record.substitutions,
+        )
 
     def _server(self, identity: Identity, env: str) -> Server:
         server = self.servers.get(identity.name)
