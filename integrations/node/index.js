@@ -68,7 +68,7 @@ export function cassettePath(test, options = {}) {
   return join(folder, cassetteName(parts));
 }
 
-function recordMode(options) {
+export function recordMode(options) {
   const given = options.record ?? process.env.MOCKMCP_RECORD ?? "none";
   const mode = OLD_MODES[given] ?? given;
   if (mode !== given) console.error(`mockmcp: record mode ${given} is deprecated: write ${mode}`);
@@ -78,7 +78,7 @@ function recordMode(options) {
   return mode;
 }
 
-function mockmcpCommand(options) {
+export function mockmcpCommand(options) {
   const given = options.mockmcp ?? process.env.MOCKMCP ?? "mockmcp";
   return Array.isArray(given) ? given : [given];
 }

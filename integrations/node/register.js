@@ -1,0 +1,128 @@
+// mockmcp's Node preload: `node --import @mockmcp/node/register` (or NODE_OPTIONS="--import @mockmcp/node/register")
+// runs a TypeScript host's tests unchanged, every MCP server its SDK client starts over stdio replayed from a
+// cassette, or recorded into one, as $MOCKMCP_RECORD says (none, the default: replay; once; new_episodes; rewrite).
+//
+// Theory of operation. ESM bindings cannot be reassigned from a preload, so the SDK's `StdioClientTransport` is
+// left as it is and the spawn underneath it is patched: `child_process.spawn`, which the SDK reaches through
+// cross-spawn, is wrapped (and Node's ESM view of `node:child_process` synced), and a spawn whose caller is the
+// SDK's stdio transport becomes `mockmcp exec --cassettes DIR -- SERVER ARGS...`: mockmcp names the cassette
+// after the server as its Python interception does, and records or replays it. Every other spawn is untouched.
+// The preload runs in each process and worker thread that Node starts with it (vitest's forks and threads pools,
+// node:test's files), each patching its own `child_process`.
+//
+// The verdict: a request the cassette cannot answer gets mockmcp's error, whose message this preload completes
+// with the closest recording's differences, so the test that made it fails saying why; each launch's report is
+// read when its server exits, and what went wrong is said on stderr and makes the process exit with status 1.
+
+import childProcess from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { PassThrough } from "node:stream";
+
+import { problems, recordMode, mockmcpCommand } from "./index.js";
+
+const NO_MATCH = -32099; // mockmcp's error for a request no recording answers
+const SDK_STDIO = /[\\/]@modelcontextprotocol[\\/][^\\/]+[\\/](?:dist|src)[\\/](?:.*[\\/])?stdio\.[cm]?[jt]s:/; // a source map may say src/*.ts
+
+const original = childProcess.spawn;
+let reports; // this process's reports folder, made at its first intercepted launch
+const said = [];
+
+/** Whether this spawn is the SDK's stdio transport starting its server (and not anything else the test runs). */
+function fromSdk() {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 40;
+  const stack = new Error().stack ?? "";
+  Error.stackTraceLimit = limit;
+  return SDK_STDIO.test(stack);
+}
+
+function spawn(command, args, options) {
+  const [mockmcp, ...prefix] = mockmcpCommand({});
+  if (command === mockmcp || basename(String(command)) === "mockmcp" || !fromSdk()) {
+    return original.apply(this, arguments); // not the SDK's, or a server that is mockmcp already (the helper's)
+  }
+  if (!Array.isArray(args)) [args, options] = [[], args];
+  reports ??= mkdtempSync(join(tmpdir(), "mockmcp-preload-"));
+  // read at each launch, not at start-up: a runner may set the environment after the preload ran
+  const folder = resolve(process.env.MOCKMCP_CASSETTES || "cassettes");
+  const exec = [...prefix, "exec", "--cassettes", folder, "--project", process.cwd(), "--record-mode", recordMode({})];
+  exec.push("--report", join(reports, "report-{pid}.json"), "--", command, ...args);
+  // the SDK gives its server a few safe variables only; mockmcp also needs its own, and Python's
+  const own = Object.entries(process.env).filter(([name]) => /^(MOCKMCP|PYTHON|VIRTUAL_ENV)/.test(name));
+  const env = { ...Object.fromEntries(own), ...(options?.env ?? process.env) };
+  const child = original.call(this, mockmcp, exec, { ...options, env });
+  explained(child);
+  child.on("exit", judge);
+  return child;
+}
+
+/** The server's stdout as the SDK reads it: a miss's error says, in its message, how it differed from the cassette. */
+function explained(child) {
+  if (!child.stdout) return;
+  const out = new PassThrough();
+  let kept = "";
+  child.stdout.on("data", (chunk) => {
+    const lines = (kept + chunk.toString("utf8")).split("\n");
+    kept = lines.pop();
+    for (const line of lines) out.write(completed(line) + "\n");
+  });
+  child.stdout.on("end", () => out.end(kept));
+  child.stdout.on("error", (error) => out.destroy(error));
+  child.stdout = out;
+  if (child.stdio) child.stdio[1] = out;
+}
+
+function completed(line) {
+  if (!line.includes(String(NO_MATCH))) return line;
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  const error = message?.error;
+  if (error?.code !== NO_MATCH || !error.data?.differences) return line;
+  const closest = error.data.closest ? ` (closest recorded: ${error.data.closest} of the cassette)` : "";
+  const differences = error.data.differences.map((difference) => `\n  - ${difference}`).join("");
+  const fix = `\n  if the host changed this request on purpose, record it again: MOCKMCP_RECORD=rewrite`;
+  error.message = `${error.message}${closest}${differences}${fix}`;
+  return JSON.stringify(message);
+}
+
+/** Read the reports written so far (each launch's, when it exits) and say what went wrong, once each. */
+function judge() {
+  if (!reports) return;
+  for (const name of readdirSync(reports).filter((n) => /^report-\d+\.json$/.test(n))) {
+    const path = join(reports, name);
+    let report;
+    try {
+      report = JSON.parse(readFileSync(path, "utf8"));
+    } catch {
+      continue; // not written whole yet: read at the next exit
+    }
+    rmSync(path, { force: true });
+    const found = report.error || report.recorded ? problems(report) : explanations(report);
+    if (found.length) {
+      const text = `mockmcp: ${report.cassette} could not serve the host as recorded:\n${found.join("\n")}`;
+      said.push(text);
+      console.error(text);
+    }
+  }
+}
+
+/** A replay's report said in the preload's words: its explanations, their fixes as the command line says them. */
+function explanations(report) {
+  return [...report.misses, ...report.mismatches, ...report.withheld].map((each) => each.explanation);
+}
+
+childProcess.spawn = spawn;
+syncBuiltinESMExports();
+
+process.on("exit", () => {
+  judge();
+  if (reports) rmSync(reports, { recursive: true, force: true });
+  if (said.length && !process.exitCode) process.exitCode = 1;
+});
