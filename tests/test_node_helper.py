@@ -35,6 +35,7 @@ PASSING = [
     "echo > records once, then replays",
     "the host echoes a note",  # examples/, the examples docs/other-languages.md shows
     "the host echoes through server-everything",  # examples/preload/: under the preload, the host unchanged
+    "replays a server over Streamable HTTP",  # test/preload/: its fetch, to a URL where nothing listens
 ]
 PRELOAD = ["--import", "@mockmcp/node/register"]
 EVERYTHING = ROOT / "tests" / "node" / "node_modules" / ".bin"  # mcp-server-everything, to record from
@@ -87,7 +88,12 @@ def node_test(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, 
     """Each node:test test's full name -> its status and failure text, read from its JUnit report."""
     needs_node()
     work = tmp_path_factory.mktemp("node-test")
-    files = ["test/helper.node.mjs", "examples/notes.node.mjs", "test/preload/host.node.mjs"]
+    files = [
+        "test/helper.node.mjs",
+        "examples/notes.node.mjs",
+        "test/preload/host.node.mjs",
+        "test/preload/http.node.mjs",
+    ]
     files.append("examples/preload/everything.node.mjs")
     done = run_node(["node", *PRELOAD, "--test", "--test-reporter=junit", *files], work)
     results: dict[str, tuple[str, str]] = {}

@@ -131,11 +131,26 @@ export function server(test, options = {}) {
 export async function httpServer(test, options = {}) {
   const target = options.server ? ["--http-target", options.server] : [];
   const mock = prepare(test, options, ["--http", "127.0.0.1:0", ...target], []);
-  const child = spawn(mock.command, mock.args, { env: mock.env, stdio: ["ignore", "ignore", "pipe"] });
+  Object.assign(mock, await serveHttp(mock.command, mock.args, mock.env));
+  const checked = mock.check;
+  mock.check = async (wait) => {
+    await mock.stop();
+    return checked(wait);
+  };
+  return checkWhenDone(test, mock);
+}
+
+/**
+ * Start `command args` (a `mockmcp exec --http`) and wait until it says where it serves: `{url, child, stop()}`;
+ * `stop()` ends it with SIGTERM, as a server over HTTP is stopped (it writes its report, then exits); `stdin`: the
+ * child's standard input (`ignore`, or `pipe`).
+ */
+export async function serveHttp(command, args, env, stdin = "ignore") {
+  const child = spawn(command, args, { env, stdio: [stdin, "ignore", "pipe"] });
   const exited = once(child, "exit").catch(() => [null]); // a spawn that failed says so through "error"
   let said = "";
   child.stderr.setEncoding("utf8");
-  mock.url = await new Promise((resolve, reject) => {
+  const url = await new Promise((resolve, reject) => {
     child.stderr.on("data", (chunk) => {
       said += chunk;
       const found = said.match(/http:\/\/\S+\/mcp/); // where it serves (or its recording proxy listens)
@@ -144,18 +159,19 @@ export async function httpServer(test, options = {}) {
     child.on("error", reject);
     exited.then(([status]) => reject(new Error(`mockmcp exited with status ${status} before serving:\n${said}`)));
   });
-  mock.stop = async () => {
+  served().add(url); // the preload leaves a server that is mockmcp as it is
+  const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM"); // how a server over HTTP is stopped: it writes its report, then exits
+      child.kill("SIGTERM");
       await exited;
     }
   };
-  const checked = mock.check;
-  mock.check = async (wait) => {
-    await mock.stop();
-    return checked(wait);
-  };
-  return checkWhenDone(test, mock);
+  return { url, child, stop };
+}
+
+/** The URLs mockmcp serves in this process, shared by every copy of this module (a test runner may load its own). */
+export function served() {
+  return (globalThis[Symbol.for("mockmcp.served")] ??= new Set());
 }
 
 async function readReports(folder, wait) {

@@ -10,9 +10,13 @@
 // The preload runs in each process and worker thread that Node starts with it (vitest's forks and threads pools,
 // node:test's files), each patching its own `child_process`.
 //
-// The verdict: a request the cassette cannot answer gets mockmcp's error, whose message this preload completes
-// with the closest recording's differences, so the test that made it fails saying why; each launch's report is
-// read when its server exits, and what went wrong is said on stderr and makes the process exit with status 1.
+// Over Streamable HTTP, `fetch` (which the SDK's transport calls) is wrapped: an MCP request goes to a
+// `mockmcp exec --http --http-target URL` started for its URL, which replays or records it.
+//
+// The verdict: a request the cassette cannot answer over stdio gets mockmcp's error, whose message this preload
+// completes with the closest recording's differences, so the test that made it fails saying why; each launch's
+// report is read when its server exits, and what went wrong is said on stderr and makes the process exit with
+// status 1.
 
 import childProcess from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -21,7 +25,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 
-import { problems, recordMode, mockmcpCommand } from "./index.js";
+import { mockmcpCommand, problems, recordMode, served, serveHttp } from "./index.js";
 
 const NO_MATCH = -32099; // mockmcp's error for a request no recording answers
 const SDK_STDIO = /[\\/]@modelcontextprotocol[\\/][^\\/]+[\\/](?:dist|src)[\\/](?:.*[\\/])?stdio\.[cm]?[jt]s:/; // a source map may say src/*.ts
@@ -29,6 +33,15 @@ const SDK_STDIO = /[\\/]@modelcontextprotocol[\\/][^\\/]+[\\/](?:dist|src)[\\/](
 const original = childProcess.spawn;
 let reports; // this process's reports folder, made at its first intercepted launch
 const said = [];
+
+/** `mockmcp exec`'s options for one launch: the cassettes, the host's folder, the record mode, the report. */
+function execOptions() {
+  reports ??= mkdtempSync(join(tmpdir(), "mockmcp-preload-"));
+  // read at each launch, not at start-up: a runner may set the environment after the preload ran
+  const folder = resolve(process.env.MOCKMCP_CASSETTES || "cassettes");
+  const options = ["exec", "--cassettes", folder, "--project", process.cwd(), "--record-mode", recordMode({})];
+  return [...options, "--report", join(reports, "report-{pid}.json")];
+}
 
 /** Whether this spawn is the SDK's stdio transport starting its server (and not anything else the test runs). */
 function fromSdk() {
@@ -45,11 +58,7 @@ function spawn(command, args, options) {
     return original.apply(this, arguments); // not the SDK's, or a server that is mockmcp already (the helper's)
   }
   if (!Array.isArray(args)) [args, options] = [[], args];
-  reports ??= mkdtempSync(join(tmpdir(), "mockmcp-preload-"));
-  // read at each launch, not at start-up: a runner may set the environment after the preload ran
-  const folder = resolve(process.env.MOCKMCP_CASSETTES || "cassettes");
-  const exec = [...prefix, "exec", "--cassettes", folder, "--project", process.cwd(), "--record-mode", recordMode({})];
-  exec.push("--report", join(reports, "report-{pid}.json"), "--", command, ...args);
+  const exec = [...prefix, ...execOptions(), "--", command, ...args];
   // the SDK gives its server a few safe variables only; mockmcp also needs its own, and Python's
   const own = Object.entries(process.env).filter(([name]) => /^(MOCKMCP|PYTHON|VIRTUAL_ENV)/.test(name));
   const env = { ...Object.fromEntries(own), ...(options?.env ?? process.env) };
@@ -118,8 +127,54 @@ function explanations(report) {
   return [...report.misses, ...report.mismatches, ...report.withheld].map((each) => each.explanation);
 }
 
+// --- Streamable HTTP: `fetch`, which the SDK's StreamableHTTPClientTransport calls (unless given its own) ---
+
+const originalFetch = globalThis.fetch;
+const servers = new Map(); // a server's URL (without query) -> its mockmcp exec --http, started
+// A test runner may end its worker without an exit event (vitest's pools do): the server is started beneath a
+// shell that holds a pipe from this process, and stops it (SIGTERM: it writes its cassette and report) when the
+// pipe closes, which it does however this process ends.
+const WATCHDOG = '"$@" & server=$!; cat > /dev/null; kill -TERM "$server"; wait "$server"';
+
+/** Whether a request is MCP's: a POST accepting both JSON and SSE, or one carrying MCP's session or revision header. */
+function isMcp(method, headers) {
+  if (headers.has("mcp-session-id") || headers.has("mcp-protocol-version")) return true;
+  const accept = headers.get("accept") ?? "";
+  return method === "POST" && accept.includes("application/json") && accept.includes("text/event-stream");
+}
+
+async function fetchThrough(input, init) {
+  const request = input instanceof Request ? input : undefined;
+  const url = new URL(request ? request.url : String(input));
+  const method = (init?.method ?? request?.method ?? "GET").toUpperCase();
+  const headers = new Headers(init?.headers ?? request?.headers);
+  const target = url.origin + url.pathname;
+  if (!/^https?:$/.test(url.protocol) || served().has(target) || !isMcp(method, headers)) {
+    return originalFetch(input, init);
+  }
+  const mock = await serverFor(target);
+  return originalFetch(request ? new Request(mock.url, request) : mock.url, init);
+}
+
+/** The mockmcp exec that replays (or records, through its proxy) the server at `target`, started once. */
+function serverFor(target) {
+  let started = servers.get(target);
+  if (!started) {
+    const [mockmcp, ...prefix] = mockmcpCommand({});
+    const args = [mockmcp, ...prefix, ...execOptions(), "--http", "127.0.0.1:0", "--http-target", target];
+    started = serveHttp("sh", ["-c", WATCHDOG, "sh", ...args], { ...process.env }, "pipe");
+    servers.set(target, started);
+    started.then(({ child }) => {
+      for (const handle of [child, child.stdin, child.stderr]) handle.unref?.(); // it lives as long as the host
+      child.on("exit", judge);
+    }, () => servers.delete(target)); // said to the host by the fetch that failed; tried again next time
+  }
+  return started;
+}
+
 childProcess.spawn = spawn;
 syncBuiltinESMExports();
+if (originalFetch) globalThis.fetch = fetchThrough;
 
 process.on("exit", () => {
   judge();
