@@ -299,9 +299,15 @@ def test_what_the_launcher_leaves_to_click(args: list[str]) -> None:
     assert read_fast(args) is None
 
 
-def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("named", [False, True], ids=["-o", "--cassettes"])
+def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path: Path, named: bool) -> None:
+    """Named after its server too (`--cassettes`, the Node preload's launch): interception is never imported."""
     env = {**child_env(), "MOCKMCP_CACHE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
-    command = [*MOCKMCP, "exec", "-o", str(SHIPPED / "notes.yaml"), "--", "python", "server.py"]
+    cassette = ["-o", str(SHIPPED / "notes.yaml")]
+    if named:
+        shutil.copyfile(SHIPPED / "notes.yaml", tmp_path / "python-server.py.yaml")
+        cassette = ["--cassettes", str(tmp_path), "--project", str(Path.cwd())]
+    command = [*MOCKMCP, "exec", *cassette, "--", "python", "server.py"]
     said = ""
     for _ in range(2):  # the first parses the cassette and caches it; the second is what a test suite sees
         done = subprocess.run(command, input="", capture_output=True, text=True, env=env, timeout=30)
@@ -309,8 +315,9 @@ def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path:
         said = done.stderr
     names = [line.split("|")[2].strip() for line in said.splitlines() if line.startswith("import time:")][1:]
     after_site = names[names.index("site") + 1 :]
-    assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio")]
+    assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio", "anyio")]
     assert "mockmcp.cli.executing" in after_site and "mockmcp.cli.app" not in after_site
+    assert "mockmcp.inprocess" not in after_site and ("mockmcp._wire.identity" in after_site) == named
 
 
 @pytest.mark.parametrize(

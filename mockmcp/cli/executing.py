@@ -78,14 +78,17 @@ def _cassette(values: dict[str, Any], server: list[str], record: RecordOptions) 
         raise UsageError("--cassettes names a cassette after its server: give the server after `--`", "or use -o")
     from pathlib import Path
 
-    from mockmcp.inprocess import Interception, identify  # deferred: only a cassette named after its server needs it
+    from mockmcp._wire.identity import identify
+    from mockmcp.engine.redact import Redactor
 
+    if server[0].startswith(("http://", "https://")):
+        return os.path.join(folder, identify(None, url=server[0]).name + ".yaml")
     here = Path.cwd()
     project = Path(values.get("project") or here).resolve()
-    if server[0].startswith(("http://", "https://")):
-        identity = identify(None, url=server[0])
-    else:
-        identity = Interception(folder, record=record, project=project).identity(server[0], server[1:], here)
+    unsaid = Redactor.build(record.redact_env, record.redact_patterns, os.environ)
+    identity = identify(
+        server[0], server[1:], str(here), project=project, substitutions=record.substitutions, unsaid=unsaid.text
+    )
     return os.path.join(folder, identity.name + ".yaml")
 
 
