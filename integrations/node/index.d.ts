@@ -93,3 +93,5 @@ export function serveHttp(
 ): Promise<{ url: string; child: import("node:child_process").ChildProcess; stop(): Promise<void> }>;
 /** The URLs mockmcp serves in this process (the preload leaves them as they are). */
 export function served(): Set<string>;
+/** One miss of a report with its fixes in the helper's words (`preload`: in the preload's). */
+export function told(miss: Record<string, unknown>, preload?: boolean): string;

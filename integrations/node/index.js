@@ -188,24 +188,28 @@ async function readReports(folder, wait) {
 /**
  * One miss of a report, told as this helper's user fixes it. The report's `explanation` says it for a shell
  * (`--ignore`, `mockmcp record`): its story is kept, and its fixes are said again with the options of `server()`
- * from the miss's facts (the path that differed, the record mode that fixes it); the last fix, editing the
- * cassette by hand, is the same everywhere.
+ * (or, `preload`, in the preload's words: the cassette and $MOCKMCP_RECORD) from the miss's facts (the path that
+ * differed, the record mode that fixes it); the last fix, editing the cassette by hand, is the same everywhere.
  */
-function told(miss) {
+export function told(miss, preload = false) {
   const [story] = miss.explanation.split("\n  how to fix:\n");
   const fixes = [];
   const closest = (miss.closest ?? [])[0];
   if (closest?.first_path) {
     const path = closest.first_path;
+    const option = preload ? "" : `ignore: [${JSON.stringify(path)}] in the test's options, or `;
     fixes.push(
-      `if ${path} varies from run to run, leave it out of matching: ignore: [${JSON.stringify(path)}] in the ` +
-        `test's options, or in the cassette \`meta.match: {ignore: ['${path}']}\` (for one request: a rule in ` +
-        `interactions[${closest.interaction}].match)`,
+      `if ${path} varies from run to run, leave it out of matching: ${option}in the cassette ` +
+        `\`meta.match: {ignore: ['${path}']}\` (for one request: a rule in interactions[${closest.interaction}].match)`,
     );
   }
   const mode = OLD_MODES[miss.record] ?? miss.record;
   const why = mode === "rewrite" ? "if the host changed this request on purpose, record the cassette again" : "if the host now asks something new, record it";
-  fixes.push(`${why}: record: "${mode}" in the test's options, with the real server as server: (or MOCKMCP_RECORD=${mode} for a test that sets no record:)`);
+  fixes.push(
+    preload
+      ? `${why}: run the test again with MOCKMCP_RECORD=${mode}, the real server where the host starts it`
+      : `${why}: record: "${mode}" in the test's options, with the real server as server: (or MOCKMCP_RECORD=${mode} for a test that sets no record:)`,
+  );
   if (miss.fixes?.length) fixes.push(miss.fixes[miss.fixes.length - 1]);
   return [story, "  how to fix:", ...fixes.map((fix, n) => `    ${n + 1}. ${fix}`)].join("\n");
 }

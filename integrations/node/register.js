@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 
-import { mockmcpCommand, problems, recordMode, served, serveHttp } from "./index.js";
+import { mockmcpCommand, problems, recordMode, served, serveHttp, told } from "./index.js";
 
 const NO_MATCH = -32099; // mockmcp's error for a request no recording answers
 const SDK_STDIO = /[\\/]@modelcontextprotocol[\\/][^\\/]+[\\/](?:dist|src)[\\/](?:.*[\\/])?stdio\.[cm]?[jt]s:/; // a source map may say src/*.ts
@@ -122,9 +122,10 @@ function judge() {
   }
 }
 
-/** A replay's report said in the preload's words: its explanations, their fixes as the command line says them. */
+/** A replay's report said in the preload's words: each miss's story, its fixes as the preload's user makes them. */
 function explanations(report) {
-  return [...report.misses, ...report.mismatches, ...report.withheld].map((each) => each.explanation);
+  const misses = report.misses.map((miss) => told(miss, true));
+  return [...misses, ...[...report.mismatches, ...report.withheld].map((each) => each.explanation)];
 }
 
 // --- Streamable HTTP: `fetch`, which the SDK's StreamableHTTPClientTransport calls (unless given its own) ---
