@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -187,6 +188,41 @@ def test_the_preload_records_server_everything_under_vitest_threads_as_its_examp
     recorded = load(str(tmp_path / "mcp-server-everything-stdio.yaml"))
     assert recorded.meta["server"] == ["mcp-server-everything", "stdio"]
     assert [wire(i) for i in recorded.interactions] == [wire(i) for i in shipped.interactions]
+
+
+@pytest.mark.slow
+def test_the_preload_records_a_streamable_http_server_then_replays_it_with_the_server_gone(tmp_path: Path) -> None:
+    """A host program over Streamable HTTP, unchanged: its fetch goes through a recording proxy to
+    server-everything, then, the server stopped, to a replay of the cassette named after the URL."""
+    needs_node()
+    if not (EVERYTHING / "mcp-server-everything").exists():
+        pytest.skip("tests/node has no node_modules: run `npm ci --prefix tests/node` (.ci/run does)")
+    with socket.socket() as probe:  # a free port for the server (it takes its port from PORT, not 0)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    host = ["node", *PRELOAD, "test/preload/http-host.mjs", url]
+    server = subprocess.Popen(
+        [str(EVERYTHING / "mcp-server-everything"), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        for line in server.stderr:  # it says when it listens
+            if "listening on port" in line:
+                break
+        recorded = run_node(host, tmp_path, MOCKMCP_CASSETTES=str(tmp_path), MOCKMCP_RECORD="once")
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    assert recorded.returncode == 0 and recorded.stdout == "Echo: hello\n", recorded.stderr
+    cassette = tmp_path / f"127.0.0.1_{port}-mcp.yaml"  # the URL's identity, as interception names it
+    assert cassette.exists(), recorded.stderr  # the host's process ended once its recording was written
+    replayed = run_node(host, tmp_path, MOCKMCP_CASSETTES=str(tmp_path))
+    assert replayed.returncode == 0 and replayed.stdout == "Echo: hello\n", replayed.stderr
+    assert [i.message["method"] for i in load(str(cassette)).interactions if i.message][-1] == "tools/call"
 
 
 def wire(interaction: Interaction) -> tuple[object, ...]:

@@ -136,6 +136,16 @@ const servers = new Map(); // a server's URL (without query) -> its mockmcp exec
 // shell that holds a pipe from this process, and stops it (SIGTERM: it writes its cassette and report) when the
 // pipe closes, which it does however this process ends.
 const WATCHDOG = '"$@" & server=$!; cat > /dev/null; kill -TERM "$server"; wait "$server"';
+const running = new Set(); // those started and not ended
+
+// A process that ends by running out of work (a program, node:test's file) waits for its servers to write their
+// cassettes and reports, and reads them.
+process.on("beforeExit", () => {
+  for (const child of running) {
+    child.ref(); // kept alive until it has ended
+    child.stdin.end();
+  }
+});
 
 /** Whether a request is MCP's: a POST accepting both JSON and SSE, or one carrying MCP's session or revision header. */
 function isMcp(method, headers) {
@@ -167,7 +177,8 @@ function serverFor(target) {
     servers.set(target, started);
     started.then(({ child }) => {
       for (const handle of [child, child.stdin, child.stderr]) handle.unref?.(); // it lives as long as the host
-      child.on("exit", judge);
+      running.add(child);
+      child.on("exit", () => running.delete(child) && judge());
     }, () => servers.delete(target)); // said to the host by the fetch that failed; tried again next time
   }
   return started;
