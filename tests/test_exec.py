@@ -214,6 +214,39 @@ def test_a_host_of_the_other_era_is_told_who_recorded_the_cassette_and_to_record
     )
 
 
+def test_cassettes_names_each_servers_cassette_as_interception_names_it(tmp_path: Path) -> None:
+    """`exec --cassettes DIR`: the cassette is DIR/<the server's identity>.yaml (what a Node preload launches,
+    naming no cassette itself); recorded once, then replayed by the same command line."""
+    folder = tmp_path / "cassettes"
+    server = [sys.executable, "tests/servers/scripted.py"]  # this Python is `python` in a server's words
+    command = [*MOCKMCP, "exec", "--cassettes", str(folder), "--project", str(ROOT), "--record-mode", "once"]
+    answers = []
+    for _run in ("record", "replay"):
+        done = subprocess.run(
+            [*ANOTHER_HOST, *command, "--", *server],
+            input=json.dumps(OPEN) + "\n" + json.dumps(CALL) + "\n",
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        answers.append([json.loads(line)["result"] for line in done.stdout.splitlines()][1])
+    assert answers[0] == answers[1] and "hi" in json.dumps(answers[0])
+    assert [p.name for p in folder.iterdir()] == ["python-tests_servers_scripted.py.yaml"]
+    assert "played 2 of 2 interactions" in done.stderr
+
+
+def test_exec_names_the_cassette_once(tmp_path: Path) -> None:
+    for given in (["-o", "c.yaml", "--cassettes", "cassettes"], []):
+        done = subprocess.run(
+            [*MOCKMCP, "exec", *given, "--", "srv"], capture_output=True, text=True, env=child_env(), cwd=tmp_path
+        )
+        assert done.returncode == 2
+        assert "name the cassette: -o CASSETTE, or --cassettes DIR" in done.stderr, done.stderr
+
+
 def read_by_click(args: list[str]) -> dict[str, Any] | None:
     try:
         with cli.commands["exec"].make_context("exec", list(args)) as ctx:
@@ -238,6 +271,9 @@ def read_fast(args: list[str]) -> dict[str, Any] | None:
         ["--strict", "-o", "c.yaml", "--report", "r-{pid}.json", "--ignore", "a.b", "--ignore", "c", "--"],
         ["-o", "c.yaml", "--substitute", "HOME=/h", "--grace", "0.5", "--record-mode=rewrite", "--", "srv"],
         ["-o", "c.yaml", "--redact-env", "API_KEY", "--redact", "sk-[a-z]+", "--record-mode", "new_episodes", "--"],
+        ["--cassettes", "cassettes", "--project", ".", "--", "node", "s.js"],
+        [],  # neither -o nor --cassettes: exec says so, as it says any other problem of its values
+        ["--report", "r.json"],
     ],
 )
 def test_the_launcher_reads_an_exec_command_line_as_click_does(args: list[str]) -> None:
@@ -249,9 +285,8 @@ def test_the_launcher_reads_an_exec_command_line_as_click_does(args: list[str]) 
 @pytest.mark.parametrize(
     "args",
     [
-        [],  # no -o: click says it is required
-        ["--report", "r.json"],
         ["-o", "c.yaml", "--record-mode", "sometimes"],
+        ["--cassettes", str(ROOT / "pyproject.toml")],  # a file, not a folder: click says so
         ["-o", "c.yaml", "--record-mode", "all"],  # 0.x's word: click reads it and says so
         ["--cassette", "c.yaml"],  # 0.x's spelling: the same
         ["-o", "c.yaml", "--grace", "-1"],
@@ -264,9 +299,15 @@ def test_what_the_launcher_leaves_to_click(args: list[str]) -> None:
     assert read_fast(args) is None
 
 
-def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("named", [False, True], ids=["-o", "--cassettes"])
+def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path: Path, named: bool) -> None:
+    """Named after its server too (`--cassettes`, the Node preload's launch): interception is never imported."""
     env = {**child_env(), "MOCKMCP_CACHE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
-    command = [*MOCKMCP, "exec", "-o", str(SHIPPED / "notes.yaml"), "--", "python", "server.py"]
+    cassette = ["-o", str(SHIPPED / "notes.yaml")]
+    if named:
+        shutil.copyfile(SHIPPED / "notes.yaml", tmp_path / "python-server.py.yaml")
+        cassette = ["--cassettes", str(tmp_path), "--project", str(Path.cwd())]
+    command = [*MOCKMCP, "exec", *cassette, "--", "python", "server.py"]
     said = ""
     for _ in range(2):  # the first parses the cassette and caches it; the second is what a test suite sees
         done = subprocess.run(command, input="", capture_output=True, text=True, env=env, timeout=30)
@@ -274,8 +315,9 @@ def test_an_exec_that_replays_a_cached_cassette_imports_nothing_costly(tmp_path:
         said = done.stderr
     names = [line.split("|")[2].strip() for line in said.splitlines() if line.startswith("import time:")][1:]
     after_site = names[names.index("site") + 1 :]
-    assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio")]
+    assert not [n for n in after_site if n.split(".")[0] in ("click", "yaml", "deepdiff", "h11", "asyncio", "anyio")]
     assert "mockmcp.cli.executing" in after_site and "mockmcp.cli.app" not in after_site
+    assert "mockmcp.inprocess" not in after_site and ("mockmcp._wire.identity" in after_site) == named
 
 
 @pytest.mark.parametrize(

@@ -27,9 +27,9 @@ from sdk_host import connect, full_session
 from test_pytest_plugin import run
 
 import mockmcp
+from mockmcp._wire.identity import identify
 from mockmcp.errors import UsageError
 from mockmcp.inprocess import _intercept as intercept
-from mockmcp.inprocess._identity import identify
 from mockmcp.inprocess._process import NO_PID, Replayed
 from mockmcp.options import RecordOptions
 

@@ -32,9 +32,9 @@ from test_pytest_plugin import run
 
 import mockmcp
 from mockmcp._wire.credentials import bare_url
+from mockmcp._wire.identity import identify
 from mockmcp.cassette import store as cassettes
 from mockmcp.inprocess import _http
-from mockmcp.inprocess._identity import identify
 from mockmcp.record._journal import journal_path
 
 GUARDED = ROOT / "tests" / "servers" / "guarded.py"

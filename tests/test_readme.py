@@ -98,6 +98,7 @@ CLAIMS = {
     "substitute: [PROJECT]              # the names only": "test_the_substitution_example",
     "pip wheel --no-deps -w dist path/to/mockmcp": "test_the_other_languages_page",
     "// integrations/node/examples/notes.vitest.mjs": "test_the_other_languages_page",
+    "// integrations/node/examples/preload/everything.vitest.mjs": "test_the_other_languages_page",
     "// integrations/node/examples/notes.node.mjs": "test_the_other_languages_page",
     "// mockmcp_test.go": "test_the_other_languages_page",
     "// echo_test.go": "test_the_other_languages_page",

@@ -80,3 +80,18 @@ export function httpServer(
 export function cassetteName(parts: string[]): string;
 export function cassettePath(test: TestIdentity, options?: Options): string;
 export function problems(report: Report, strict?: boolean): string[];
+/** The record mode: `options.record`, else $MOCKMCP_RECORD, else none (0.x's words said deprecated). */
+export function recordMode(options: Pick<Options, "record">): RecordMode;
+/** How mockmcp is run: `options.mockmcp`, else $MOCKMCP, else `mockmcp` on PATH, as a command line. */
+export function mockmcpCommand(options: Pick<Options, "mockmcp">): string[];
+/** Start a `mockmcp exec --http` and wait until it says where it serves. */
+export function serveHttp(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  stdin?: "ignore" | "pipe",
+): Promise<{ url: string; child: import("node:child_process").ChildProcess; stop(): Promise<void> }>;
+/** The URLs mockmcp serves in this process (the preload leaves them as they are). */
+export function served(): Set<string>;
+/** One miss of a report with its fixes in the helper's words (`preload`: in the preload's). */
+export function told(miss: Record<string, unknown>, preload?: boolean): string;

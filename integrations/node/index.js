@@ -68,7 +68,7 @@ export function cassettePath(test, options = {}) {
   return join(folder, cassetteName(parts));
 }
 
-function recordMode(options) {
+export function recordMode(options) {
   const given = options.record ?? process.env.MOCKMCP_RECORD ?? "none";
   const mode = OLD_MODES[given] ?? given;
   if (mode !== given) console.error(`mockmcp: record mode ${given} is deprecated: write ${mode}`);
@@ -78,7 +78,7 @@ function recordMode(options) {
   return mode;
 }
 
-function mockmcpCommand(options) {
+export function mockmcpCommand(options) {
   const given = options.mockmcp ?? process.env.MOCKMCP ?? "mockmcp";
   return Array.isArray(given) ? given : [given];
 }
@@ -131,11 +131,26 @@ export function server(test, options = {}) {
 export async function httpServer(test, options = {}) {
   const target = options.server ? ["--http-target", options.server] : [];
   const mock = prepare(test, options, ["--http", "127.0.0.1:0", ...target], []);
-  const child = spawn(mock.command, mock.args, { env: mock.env, stdio: ["ignore", "ignore", "pipe"] });
+  Object.assign(mock, await serveHttp(mock.command, mock.args, mock.env));
+  const checked = mock.check;
+  mock.check = async (wait) => {
+    await mock.stop();
+    return checked(wait);
+  };
+  return checkWhenDone(test, mock);
+}
+
+/**
+ * Start `command args` (a `mockmcp exec --http`) and wait until it says where it serves: `{url, child, stop()}`;
+ * `stop()` ends it with SIGTERM, as a server over HTTP is stopped (it writes its report, then exits); `stdin`: the
+ * child's standard input (`ignore`, or `pipe`).
+ */
+export async function serveHttp(command, args, env, stdin = "ignore") {
+  const child = spawn(command, args, { env, stdio: [stdin, "ignore", "pipe"] });
   const exited = once(child, "exit").catch(() => [null]); // a spawn that failed says so through "error"
   let said = "";
   child.stderr.setEncoding("utf8");
-  mock.url = await new Promise((resolve, reject) => {
+  const url = await new Promise((resolve, reject) => {
     child.stderr.on("data", (chunk) => {
       said += chunk;
       const found = said.match(/http:\/\/\S+\/mcp/); // where it serves (or its recording proxy listens)
@@ -144,18 +159,19 @@ export async function httpServer(test, options = {}) {
     child.on("error", reject);
     exited.then(([status]) => reject(new Error(`mockmcp exited with status ${status} before serving:\n${said}`)));
   });
-  mock.stop = async () => {
+  served().add(url); // the preload leaves a server that is mockmcp as it is
+  const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM"); // how a server over HTTP is stopped: it writes its report, then exits
+      child.kill("SIGTERM");
       await exited;
     }
   };
-  const checked = mock.check;
-  mock.check = async (wait) => {
-    await mock.stop();
-    return checked(wait);
-  };
-  return checkWhenDone(test, mock);
+  return { url, child, stop };
+}
+
+/** The URLs mockmcp serves in this process, shared by every copy of this module (a test runner may load its own). */
+export function served() {
+  return (globalThis[Symbol.for("mockmcp.served")] ??= new Set());
 }
 
 async function readReports(folder, wait) {
@@ -172,24 +188,28 @@ async function readReports(folder, wait) {
 /**
  * One miss of a report, told as this helper's user fixes it. The report's `explanation` says it for a shell
  * (`--ignore`, `mockmcp record`): its story is kept, and its fixes are said again with the options of `server()`
- * from the miss's facts (the path that differed, the record mode that fixes it); the last fix, editing the
- * cassette by hand, is the same everywhere.
+ * (or, `preload`, in the preload's words: the cassette and $MOCKMCP_RECORD) from the miss's facts (the path that
+ * differed, the record mode that fixes it); the last fix, editing the cassette by hand, is the same everywhere.
  */
-function told(miss) {
+export function told(miss, preload = false) {
   const [story] = miss.explanation.split("\n  how to fix:\n");
   const fixes = [];
   const closest = (miss.closest ?? [])[0];
   if (closest?.first_path) {
     const path = closest.first_path;
+    const option = preload ? "" : `ignore: [${JSON.stringify(path)}] in the test's options, or `;
     fixes.push(
-      `if ${path} varies from run to run, leave it out of matching: ignore: [${JSON.stringify(path)}] in the ` +
-        `test's options, or in the cassette \`meta.match: {ignore: ['${path}']}\` (for one request: a rule in ` +
-        `interactions[${closest.interaction}].match)`,
+      `if ${path} varies from run to run, leave it out of matching: ${option}in the cassette ` +
+        `\`meta.match: {ignore: ['${path}']}\` (for one request: a rule in interactions[${closest.interaction}].match)`,
     );
   }
   const mode = OLD_MODES[miss.record] ?? miss.record;
   const why = mode === "rewrite" ? "if the host changed this request on purpose, record the cassette again" : "if the host now asks something new, record it";
-  fixes.push(`${why}: record: "${mode}" in the test's options, with the real server as server: (or MOCKMCP_RECORD=${mode} for a test that sets no record:)`);
+  fixes.push(
+    preload
+      ? `${why}: run the test again with MOCKMCP_RECORD=${mode}, the real server where the host starts it`
+      : `${why}: record: "${mode}" in the test's options, with the real server as server: (or MOCKMCP_RECORD=${mode} for a test that sets no record:)`,
+  );
   if (miss.fixes?.length) fixes.push(miss.fixes[miss.fixes.length - 1]);
   return [story, "  how to fix:", ...fixes.map((fix, n) => `    ${n + 1}. ${fix}`)].join("\n");
 }

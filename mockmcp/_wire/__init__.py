@@ -1,5 +1,6 @@
 """The vocabulary every layer speaks: `jsonrpc` (JSON-RPC's shapes), `protocol` (MCP's facts), `words` (mockmcp's
-own), `credentials`, `patterns` (RE2), `namedtuple` (typing's class syntax without typing). No I/O, nothing of
+own), `credentials`, `identity` (the cassette a server is named by), `patterns` (RE2), `namedtuple` (typing's class
+syntax without typing). No I/O, nothing of
 mockmcp's above it. Internal: users import from `mockmcp`.
 """
 

@@ -159,8 +159,7 @@ SCHEMA = (
 RUN = (
     options.RECORD_MODE._replace(kind="any_mode", default="none", help="none: replay, a server with no cassette "
                                  f"fails the run; {options.RECORD_MODE.help}"),
-    option("--cassettes DIR", "folder", "folder", "Where the servers' cassettes are, one per server "
-           "(a folder).", default="cassettes"),
+    options.CASSETTES,
     option("--name NAME=FRAGMENT", "names", "text", "Call the servers whose command line holds FRAGMENT NAME: "
            "their cassette is NAME.yaml (repeatable).", multiple=True),
     option("--allow FRAGMENT", "allow", "text", "Servers whose command line holds FRAGMENT run live, untouched "

@@ -29,7 +29,7 @@ def exec_command(values: dict[str, Any]) -> int:
     """Record the server into the cassette or replay it, as the record mode says, from the values of
     `options.EXEC` and the command after `--` (as both readers give them); returns the exit status.
     Raises what `record` and `replay` raise, the report saying it first."""
-    cassette, server, target = values["cassette"], list(values["command"]), values["target"]
+    server, target = list(values["command"]), values["target"]
     serving = build(Serving, values)
     if target is not None:
         if server:
@@ -38,6 +38,7 @@ def exec_command(values: dict[str, Any]) -> int:
     elif serving.listen is not None and len(server) == 1 and server[0].startswith(("http://", "https://")):
         deprecated("a URL after `--` in exec --http", f"--http-target {server[0]}")
     replay, record = build(ReplayOptions, values), build(RecordOptions, values)
+    cassette = _cassette(values, server, record)
     apart_from(cassette, [("--report", replay.report), ("--html", replay.html)])  # before a report is written
     report = replay.report.replace("{pid}", str(os.getpid())) if replay.report else None
     mode = RecordMode(record.mode)
@@ -61,6 +62,34 @@ def exec_command(values: dict[str, Any]) -> int:
     except MockmcpError as error:
         _write(report, {"version": REPORT_VERSION, "cassette": cassette, "error": error.render()})
         raise
+
+
+def _cassette(values: dict[str, Any], server: list[str], record: RecordOptions) -> str:
+    """The cassette: `-o`'s, or the one in `--cassettes` named after the server as interception names it."""
+    cassette, folder = values["cassette"], values.get("folder")
+    if (cassette is None) == (folder is None):
+        raise UsageError(
+            "name the cassette: -o CASSETTE, or --cassettes DIR (one cassette per server, named after it)",
+            "give one of them",
+        )
+    if folder is None:
+        return cassette
+    if not server:
+        raise UsageError("--cassettes names a cassette after its server: give the server after `--`", "or use -o")
+    from pathlib import Path
+
+    from mockmcp._wire.identity import identify
+    from mockmcp.engine.redact import Redactor
+
+    if server[0].startswith(("http://", "https://")):
+        return os.path.join(folder, identify(None, url=server[0]).name + ".yaml")
+    here = Path.cwd()
+    project = Path(values.get("project") or here).resolve()
+    unsaid = Redactor.build(record.redact_env, record.redact_patterns, os.environ)
+    identity = identify(
+        server[0], server[1:], str(here), project=project, substitutions=record.substitutions, unsaid=unsaid.text
+    )
+    return os.path.join(folder, identity.name + ".yaml")
 
 
 def _record(cassette: str, server: list[str], record: RecordOptions, serving: Serving, report: str | None) -> int:

@@ -117,6 +117,13 @@ def parse_seconds(text: str, never: bool = False) -> float | None:
     return seconds
 
 
+def _plain_folder(text: str) -> str:
+    """A folder path as click.Path(file_okay=False) takes it; refuses (for click to explain) a file."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise UsageError(f"{text!r} is a file, not a folder")
+    return text
+
+
 def _plain_file(text: str) -> str:
     """A file path as click.Path(dir_okay=False) takes it; refuses (for click to explain) what click would refuse."""
     if os.path.isdir(text) or (os.path.exists(text) and not os.access(text, os.R_OK)):
@@ -132,6 +139,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "record_mode": lambda text: RecordMode.parse(text, old=False),
     "any_mode": lambda text: RecordMode.parse(text, allow_none=True, old=False),
     "file": _plain_file,
+    "folder": _plain_folder,
     "text": str,
     "timing": timing_factor,
     "listen": parse_listen,
@@ -215,6 +223,14 @@ GRACE = option(
     "flight are answered (a line it is sending is let through first), and again after SIGTERM.",
     default=f"{RecordOptions().grace:g}",
 )
+CASSETTES = option(
+    "--cassettes DIR", "folder", "folder", "Where the servers' cassettes are, one per server (a folder), each named "
+    "after its server's command line as interception names it.", default="cassettes",
+)
+PROJECT = option(
+    "--project DIR", "project", "folder", "With --cassettes: the host's folder, which paths on a server's command "
+    "line are written relative to (default: the current folder).",
+)
 UPSTREAM_TIMEOUT = option(
     "--upstream-timeout SECONDS", "upstream_timeout", "seconds", "With --http-target: how long the target may "
     "take to start answering a request (504 after).", default=f"{BOUNDS.upstream_timeout:g}",
@@ -247,7 +263,8 @@ RECORD = (
 # `mockmcp exec`'s options (replay's apply when it replays, record's when it records); the server's command line
 # follows `--`. A replay by exec is on the launch path too.
 EXEC = (
-    CASSETTE_OPTION._replace(help="The test's cassette, replayed or recorded into."),
+    CASSETTE_OPTION._replace(help="The test's cassette, replayed or recorded into (or --cassettes).", required=False),
+    CASSETTES._replace(default=None), PROJECT,
     RECORD_MODE._replace(kind="any_mode", help=f"none: replay, a missing cassette is an error; {RECORD_MODE.help}",
                          default="none"),
     STRICT, CLOSED_WORLD, REPORT, IGNORE, SUBSTITUTE, REDACT_ENV, REDACT, GRACE, TARGET, LISTEN,

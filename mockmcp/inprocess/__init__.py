@@ -9,7 +9,6 @@
             live, recorded or replayed (`intercepting`, the plugin's `mockmcp_intercept`, `mockmcp run`)
   _http     interception of Streamable HTTP: the HTTP clients' AsyncClient patched, each MCP request routed alike;
             mockmcp's own HTTP servers and the MCP requests it routes kept beneath vcrpy's patch (`serve`)
-  _identity the cassette a server belongs to: its command line or URL, in words any machine writes alike
   _run      `mockmcp run`: interception in every Python process of a program (`_boot/sitecustomize.py`)
   _servers  one intercepted server: its cassette, its sessions in order, replayed or recorded (one journal)
   _process  the process the SDK gets: `Replayed` (the engine, no process at all) or `Tapped` (the real one)
@@ -19,10 +18,10 @@
 
 from __future__ import annotations
 
+from mockmcp._wire.identity import Identity, identify, portable
 from mockmcp.inprocess._calls import Call, Calls
 from mockmcp.inprocess._calls import calls_of as calls
 from mockmcp.inprocess._http import serve as serve_beside_vcr
-from mockmcp.inprocess._identity import Identity, identify, portable
 from mockmcp.inprocess._intercept import Interception, intercepting, sdk_version
 from mockmcp.inprocess._record import RecordingTransport, reach, recording
 from mockmcp.inprocess._replay import ReplayTransport, transport

@@ -32,8 +32,8 @@ import anyio
 
 from mockmcp._wire import jsonrpc, protocol
 from mockmcp._wire.credentials import bare_url
+from mockmcp._wire.identity import identify
 from mockmcp.errors import UsageError
-from mockmcp.inprocess._identity import identify
 from mockmcp.inprocess._intercept import _ACTIVE, Interception
 from mockmcp.inprocess._replay import replay_redactor
 from mockmcp.inprocess._servers import NotRecorded, Server

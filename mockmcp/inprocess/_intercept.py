@@ -2,7 +2,7 @@
 
 Frameworks import `stdio_client` by name, so the patch is one level down, at the two module globals it calls at
 run time: the spawn (`_create_platform_compatible_process`) and the process-tree kill (`_terminate_process_tree`).
-While an `Interception` is active, each server the host starts is identified (`_identity`), then run live (the
+While an `Interception` is active, each server the host starts is identified (`_wire.identity`), then run live (the
 allow list), recorded (`_process.Tapped`) or replayed (`_process.Replayed`, no process), by the record mode and
 whether its cassette exists.
 """
@@ -18,11 +18,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from mockmcp._wire.identity import Identity, identify
 from mockmcp._wire.words import RecordMode
 from mockmcp.engine.redact import Redactor
 from mockmcp.engine.report import Report
 from mockmcp.errors import MockmcpError, StrictFailure, UsageError
-from mockmcp.inprocess._identity import Identity, identify
 from mockmcp.inprocess._process import Replayed
 from mockmcp.inprocess._servers import NotRecorded, Server
 from mockmcp.options import RecordOptions, ReplayOptions
@@ -174,17 +174,7 @@ class Interception:
         line = " ".join([command, *args])
         if any(fragment and fragment in line for fragment in self.allow):
             return await start()
-        # A secret on a server's command line never names its cassette (nor its meta.server): recording and
-        # replay both name the server from its redacted words.
-        unsaid = Redactor.build(self.record.redact_env, self.record.redact_patterns, os.environ)
-        identity = identify(
-            unsaid.text(command),
-            [unsaid.text(arg) for arg in args],
-            None if cwd is None else os.fspath(cwd),
-            names=self.names,
-            project=self.project,
-            substitutions=self.record.substitutions,
-        )
+        identity = self.identity(command, args, cwd)
         if identity.name in self.allow:
             return await start()
         try:
@@ -198,6 +188,20 @@ class Interception:
             self.problems.append(error.render())
             self.told()
             raise
+
+    def identity(self, command: str, args: list[str], cwd: Any = None) -> Identity:
+        """The identity of the stdio server `command args` started in `cwd` (None: the host's own folder), as this
+        interception names it."""
+        unsaid = Redactor.build(self.record.redact_env, self.record.redact_patterns, os.environ)
+        return identify(
+            command,
+            args,
+            None if cwd is None else os.fspath(cwd),
+            names=self.names,
+            project=self.project,
+            substitutions=self.record.substitutions,
+            unsaid=unsaid.text,
+        )
 
     def _server(self, identity: Identity, env: str) -> Server:
         server = self.servers.get(identity.name)

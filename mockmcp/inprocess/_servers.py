@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mockmcp._wire.identity import Identity
 from mockmcp._wire.words import RecordMode
 from mockmcp.cassette import store as cassettes
 from mockmcp.engine.matching import Matcher
@@ -22,7 +23,6 @@ from mockmcp.engine.redact import Redactor
 from mockmcp.engine.report import Report
 from mockmcp.engine.selection import Recordings
 from mockmcp.errors import CassetteError
-from mockmcp.inprocess._identity import Identity
 from mockmcp.inprocess._process import Replayed, Tapped
 from mockmcp.inprocess._replay import session_engine
 from mockmcp.options import ReplayOptions

@@ -2,6 +2,8 @@
 
 A stdio server is its command line and working folder, in portable words (`portable`) with credentials
 `[REDACTED]`, as in `meta.server`; an HTTP server its URL without query or credentials. A name the test gives wins.
+Interception names the servers a host starts so, and `mockmcp exec --cassettes` the server it is given (the Node
+preload's): on the launch path, so nothing costly is imported.
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from mockmcp._wire.credentials import bare_url, server_words
+from mockmcp._wire.namedtuple import NamedTuple
 from mockmcp._wire.words import placeholder
 from mockmcp.errors import UsageError
 
@@ -67,9 +69,11 @@ def identify(
     names: Mapping[str, str] = {},
     project: Path | None = None,
     substitutions: Iterable[tuple[str, str | None]] = (),
+    unsaid: Callable[[str], str] = str,
 ) -> Identity:
-    """The identity of a stdio server (`command`, `args`, `cwd`) or an HTTP one (`url`). Raises UsageError when
-    two of `names` claim the server."""
+    """The identity of a stdio server (`command`, `args`, `cwd`) or an HTTP one (`url`); `unsaid`: each word of a
+    command line with its secrets redacted (a `Redactor`'s `text`: no secret names a cassette, nor its
+    meta.server). Raises UsageError when two of `names` claim the server."""
     if url is not None:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -79,12 +83,13 @@ def identify(
     else:
         subs = tuple(substitutions)
         # No credential names a cassette: its name is made of the words meta.server keeps.
-        words = tuple(server_words([portable(str(part), project, subs) for part in (command or "", *args)]))
+        said = [portable(unsaid(str(part)), project, subs) for part in (command or "", *args)]
+        words = tuple(server_words(said))
         if words and "/" in words[0]:
             words = (words[0].rsplit("/", 1)[-1], *words[1:])  # the program, wherever it lies
         if cwd is not None and (project is None or Path(cwd).resolve() != project):
             words += (f"in {portable(str(Path(cwd).resolve()), project, subs)}",)
-        shown, seen = words, " ".join([command or "", *args])
+        shown, seen = words, " ".join(unsaid(part) for part in [command or "", *args])
     claims = [name for name, fragment in names.items() if fragment and fragment in seen]
     if len(claims) > 1:
         raise UsageError(
