@@ -1,17 +1,31 @@
-"""The legacy HTTP+SSE transport (2024-11-05): `mockmcp replay --http` serves `GET /sse` beside Streamable HTTP, the
-SDK's `sse_client` sees the recorded session there; the rules of its paths, literal, in memory."""
+"""The legacy HTTP+SSE transport (2024-11-05): `mockmcp replay --http` serves `GET /sse` beside Streamable HTTP, and
+`mockmcp record --http-target .../sse` records a real SDK SSE server; the SDK's `sse_client` sees the same session
+directly, through the recording proxy and on replay (the paths' rules: tests/test_sse_endpoint.py, in memory)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, SHIPPED, served
+from conftest import NOTES_SESSION, ROOT, SHIPPED, recording, served
 from mcp.client.sse import sse_client
 from sdk_host import connect, full_session
 
+from mockmcp.cassette import store
+
 NOTES = SHIPPED / "notes-session.yaml"
+SSE_SERVER = ROOT / "tests" / "servers" / "sse_notes.py"
+
+
+async def sse_session(url: str) -> dict[str, Any]:
+    """What a host using the SDK's `sse_client` sees of the notes server's whole session at url."""
+    logs: list[Any] = []
+    with anyio.fail_after(60):
+        async with connect(sse_client(url), "legacy", logs=logs) as client:
+            seen = await full_session(client)
+    return {**seen, "logs": logs}
 
 
 @pytest.mark.anyio
@@ -34,3 +48,26 @@ async def test_two_sdk_sse_clients_at_once_each_see_the_recorded_session(tmp_pat
         assert {key: session[key] for key in NOTES_SESSION} == NOTES_SESSION  # progress, sampling, roots on the stream
     assert logs == [["counted 1", "counted 2"]] * 2
     assert report["misses"] == [] and report["unplayed"] == [] and report["repeats"] == []
+
+
+@pytest.mark.anyio
+async def test_a_real_sse_server_directly_through_the_proxy_and_on_replay_the_host_sees_the_same(
+    tmp_path: Any, http_server: Callable[..., str]
+) -> None:
+    target = http_server(SSE_SERVER).removesuffix("/mcp") + "/sse"
+    direct = await sse_session(target)
+    assert {key: direct[key] for key in NOTES_SESSION} == NOTES_SESSION and direct["logs"] == ["counted 1", "counted 2"]
+    out = tmp_path / "sse.yaml"
+    with recording(target, out) as url:
+        assert url.endswith("/sse")
+        through = await sse_session(url)
+    assert through == direct
+    recorded = store.load(str(out))
+    assert recorded.meta["server"] == [target]
+    assert not any(item.stream for i in recorded.interactions for item in i.server), "one stream: no GET stream"
+    assert all("/messages/" not in str(i.message) for i in recorded.interactions), "the endpoint event is no message"
+    with served(out, tmp_path) as server:
+        replayed = await sse_session(server.url.removesuffix("/mcp") + "/sse")
+        report = server.stop()
+    assert replayed == direct
+    assert report["misses"] == [] and report["unplayed"] == []

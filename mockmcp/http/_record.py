@@ -1,4 +1,5 @@
-"""The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server, on the one loop.
+"""The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server (or a legacy HTTP+SSE one:
+the target's `endpoint` event names the URL its client POSTs to, which the proxy forwards too), on the one loop.
 
 Each request goes to the target as it came (less hop-by-hop headers and `Accept-Encoding`, so bodies stay
 readable), on a kept connection when there is one; its answer comes back as it goes, every message journaled
@@ -16,7 +17,7 @@ import time
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import h11
 
@@ -369,6 +370,7 @@ _DO: dict[type, Callable[..., None]] = {
     ex.Resend: _Exchange._send,
     ex.Wait: lambda x, after: x.proxy.call_later(after, _timer, weakref.ref(x), _Exchange.stalled),
     ex.Finish: _Exchange._finish,
+    ex.Announced: lambda x, url: setattr(x, "session", x.proxy.announced(url)),
     **_JOURNALED,
     ex.Trouble: lambda x, text: setattr(x.proxy, "trouble", text.replace("{target}", x.proxy.target.url)),
 }
@@ -488,6 +490,12 @@ class RecordingProxy(Journaling, LoopServer):
         else:
             upstream.close()
 
+    def announced(self, url: str) -> int:
+        """A legacy SSE stream's `endpoint` event: the session its messages belong to, from now on (its stream's too).
+        A URL on the target's origin (or a path) is taken at the proxy: the client POSTs it here, to be forwarded."""
+        parts = urlsplit(urljoin(self.target.url, url))
+        return self.attribution.announce(parts.path + (f"?{parts.query}" if parts.query else ""))
+
     def closed(self, connection: Connection) -> None:
         for exchange in self.relaying.pop(connection, ()):
             if exchange.machine.request.get:
@@ -497,8 +505,9 @@ class RecordingProxy(Journaling, LoopServer):
         self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
-        headers = request.fields
-        refused = misdirected(headers, self.allowed, request.target.decode("latin-1"), self.path)
+        headers, target = request.fields, request.target.decode("latin-1")
+        legacy = self.attribution.posted(target) if request.method == b"POST" else None  # a legacy SSE message
+        refused = misdirected(headers, self.allowed, target, self.path if legacy is None else target.partition("?")[0])
         if refused is not None:
             client.respond(*refused)
             return
@@ -506,11 +515,14 @@ class RecordingProxy(Journaling, LoopServer):
             message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
-        session = self.attribution.request(client, request.method.decode("latin-1"), headers, message)
+        session = legacy
+        if session is None:
+            session = self.attribution.request(client, request.method.decode("latin-1"), headers, message)
         # The fields were read as valid, the target's host and path checked once (__init__): h11 refuses none.
         fields = [self.target.host, *_passed(request.headers)]  # a repeated header passes as often as it came
         length = (b"content-length", b"%d" % len(body))
-        head = h11.Request(method=request.method, target=self.target.path, headers=[*fields, length])
+        path = self.target.path if legacy is None else request.target  # a legacy SSE message: where it was announced
+        head = h11.Request(method=request.method, target=path, headers=[*fields, length])
         upstream: list[Any] = [head, h11.Data(data=body), h11.EndOfMessage()]
         _Exchange(self, client, ex.asked(request.method, headers, message), session, upstream).begin()
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)

@@ -1,7 +1,7 @@
 """The example notes server over the legacy HTTP+SSE transport (2024-11-05): `GET /sse` opens a session's event
 stream, whose first event names where to POST its messages (`/messages/?session_id=...`).
 
-    python tests/servers/sse_notes.py --sse PORT    (0: any free port; uvicorn logs the one it took)
+    python tests/servers/sse_notes.py --http PORT    (0: any free port; uvicorn logs the one it took)
 """
 
 from __future__ import annotations
