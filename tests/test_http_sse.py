@@ -4,6 +4,7 @@ directly, through the recording proxy and on replay (the paths' rules: tests/tes
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from conftest import NOTES_SESSION, ROOT, SHIPPED, recording, served
 from mcp.client.sse import sse_client
 from sdk_host import connect, full_session
+from test_wrap_hosts import serving, wrap
 
 from mockmcp.cassette import store
 
@@ -71,3 +73,25 @@ async def test_a_real_sse_server_directly_through_the_proxy_and_on_replay_the_ho
         report = server.stop()
     assert replayed == direct
     assert report["misses"] == [] and report["unplayed"] == []
+
+
+@pytest.mark.anyio
+async def test_wrap_records_an_sse_entry_of_a_config_then_replays_it_with_the_server_gone(
+    tmp_path: Any, http_server: Callable[..., str]
+) -> None:
+    target = http_server(SSE_SERVER).removesuffix("/mcp") + "/sse"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"old": {"type": "sse", "url": target}}}))
+    derived = wrap(config, tmp_path / "recording.json")["mcpServers"]["old"]
+    assert derived["type"] == "sse" and derived["url"].startswith("http://127.0.0.1:")
+    assert derived["url"].endswith("/sse")
+    with serving(tmp_path / "recording.json"):
+        recorded = await sse_session(derived["url"])
+    assert {key: recorded[key] for key in NOTES_SESSION} == NOTES_SESSION
+    assert store.load(str(tmp_path / "cassettes" / "old.yaml")).meta["server"] == [target]
+
+    config.write_text(config.read_text().replace(target, "http://127.0.0.1:9/sse"))  # the server is gone
+    derived = wrap(config, tmp_path / "replaying.json", "--replay")["mcpServers"]["old"]
+    with serving(tmp_path / "replaying.json"):
+        replayed = await sse_session(derived["url"])
+    assert replayed == recorded
