@@ -1,6 +1,7 @@
 """The legacy HTTP+SSE transport (2024-11-05): `mockmcp replay --http` serves `GET /sse` beside Streamable HTTP, and
-`mockmcp record --http-target .../sse` records a real SDK SSE server; the SDK's `sse_client` sees the same session
-directly, through the recording proxy and on replay (the paths' rules: tests/test_sse_endpoint.py, in memory)."""
+`mockmcp record --http-target .../sse` records a real SDK SSE server; the SDK's `sse_client` and fastmcp's SSE
+transport (two hosts at once) see the same session directly, through the recording proxy and on replay, and so does
+an SSE entry of a config `wrap` wraps (the paths' rules: tests/test_sse_endpoint.py, in memory)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import NOTES_SESSION, ROOT, SHIPPED, recording, served
+from fastmcp import Client as FastmcpClient
 from mcp.client.sse import sse_client
 from sdk_host import connect, full_session
 from test_wrap_hosts import serving, wrap
@@ -95,3 +97,50 @@ async def test_wrap_records_an_sse_entry_of_a_config_then_replays_it_with_the_se
     with serving(tmp_path / "replaying.json"):
         replayed = await sse_session(derived["url"])
     assert replayed == recorded
+
+
+async def fastmcp_sessions(url: str, clients: int = 2) -> list[dict[str, Any]]:
+    """What each of several fastmcp hosts at once sees at url (fastmcp takes a URL ending in /sse for SSE)."""
+    seen: list[dict[str, Any]] = [{"logs": [], "progress": []} for _ in range(clients)]
+
+    async def one(mine: dict[str, Any]) -> None:
+        async def log(message: Any) -> None:
+            mine["logs"].append(message.data)
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            mine["progress"].append((value, total, message))
+
+        async with FastmcpClient(url, log_handler=log, progress_handler=progress) as client:
+            mine["tools"] = sorted(tool.name for tool in await client.list_tools())
+            mine["read"] = (await client.call_tool("read_file", {"path": "notes.txt"})).content[0].text
+            mine["count"] = (await client.call_tool("count_slowly", {"n": 2})).content[0].text
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            for mine in seen:
+                group.start_soon(one, mine)
+    return seen
+
+
+@pytest.mark.anyio
+async def test_fastmcp_sse_hosts_two_at_once_see_the_same_directly_through_the_proxy_and_on_replay(
+    tmp_path: Any, http_server: Callable[..., str]
+) -> None:
+    target = http_server(SSE_SERVER).removesuffix("/mcp") + "/sse"
+    direct = await fastmcp_sessions(target)
+    assert direct[0] == direct[1] and direct[0]["read"] == "remember to buy milk"
+    assert direct[0]["logs"] == ["counted 1", "counted 2"]
+    assert direct[0]["count"] == "counted to 2" and direct[0]["progress"] == [
+        (1.0, 2.0, "step 1"),
+        (2.0, 2.0, "step 2"),
+    ]
+    out = tmp_path / "fastmcp.yaml"
+    with recording(target, out) as url:
+        through = await fastmcp_sessions(url)
+    assert through == direct
+    assert len({i.session for i in store.load(str(out)).interactions}) == 2
+    with served(out, tmp_path) as server:
+        replayed = await fastmcp_sessions(server.url.removesuffix("/mcp") + "/sse")
+        report = server.stop()
+    assert replayed == direct
+    assert report["misses"] == [] and report["repeats"] == []
