@@ -1,7 +1,8 @@
 """The legacy HTTP+SSE transport (2024-11-05): `mockmcp replay --http` serves `GET /sse` beside Streamable HTTP, and
 `mockmcp record --http-target .../sse` records a real SDK SSE server; the SDK's `sse_client` and fastmcp's SSE
-transport (two hosts at once) see the same session directly, through the recording proxy and on replay, and so does
-an SSE entry of a config `wrap` wraps (the paths' rules: tests/test_sse_endpoint.py, in memory)."""
+transport (two hosts at once) see the same session directly, through the recording proxy and on replay, and so do
+an SSE entry of a config `wrap` wraps and the SDK's `sse_client` under interception (the paths' rules:
+tests/test_sse_endpoint.py, in memory)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, recording, served
+from conftest import NOTES_SESSION, ROOT, SHIPPED, notes_over_http, recording, served
 from fastmcp import Client as FastmcpClient
 from mcp.client.sse import sse_client
 from sdk_host import connect, full_session
 from test_wrap_hosts import serving, wrap
 
+import mockmcp
 from mockmcp.cassette import store
 
 NOTES = SHIPPED / "notes-session.yaml"
@@ -144,3 +146,27 @@ async def test_fastmcp_sse_hosts_two_at_once_see_the_same_directly_through_the_p
         report = server.stop()
     assert replayed == direct
     assert report["misses"] == [] and report["repeats"] == []
+
+
+def intercepted_sse_session(url: str, folder: Any, mode: str) -> dict[str, Any]:
+    """The SDK's `sse_client` at url while mockmcp intercepts (record mode `mode`), and the verdict."""
+
+    async def go() -> dict[str, Any]:
+        with anyio.fail_after(60), mockmcp.intercepting(folder, mode) as interception:
+            seen = await sse_session(url)
+        return {**seen, "verdict": interception.verdict()}
+
+    return anyio.run(go)
+
+
+def test_the_sdks_sse_client_is_intercepted_recorded_then_replayed_with_the_server_gone(tmp_path: Any) -> None:
+    folder = tmp_path / "cassettes"
+    with notes_over_http(SSE_SERVER) as url:
+        target = url.removesuffix("/mcp") + "/sse"
+        recorded = intercepted_sse_session(target, folder, "once")
+    [cassette] = folder.glob("*.yaml")
+    assert cassette.name.endswith("-sse.yaml") and store.load(str(cassette)).meta["server"] == [target]
+    replayed = intercepted_sse_session(target, folder, "none")  # the server is gone: replayed, or refused
+    assert recorded.pop("verdict") is None and replayed.pop("verdict") is None
+    assert {key: recorded[key] for key in NOTES_SESSION} == NOTES_SESSION
+    assert replayed == recorded

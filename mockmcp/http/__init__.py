@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from mockmcp.http._endpoint import Endpoint, Hooks, SessionParts
 from mockmcp.http._exchange import Exchange, asked
+from mockmcp.http._legacy import MESSAGE_PATH, SSE_PATH, LegacyEndpoint
 from mockmcp.http._loop import LoopServer
 from mockmcp.http._many import serve_together, serve_until_signalled
 from mockmcp.http._record import Journaling, ProxyOptions, RecordingProxy, journaled
@@ -34,9 +35,12 @@ __all__ = [
     "Hooks",
     "HttpReplay",
     "Journaling",
+    "LegacyEndpoint",
     "LoopServer",
+    "MESSAGE_PATH",
     "ProxyOptions",
     "RecordingProxy",
+    "SSE_PATH",
     "SessionParts",
     "asked",
     "carry_out",

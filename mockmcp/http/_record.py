@@ -284,6 +284,11 @@ class _Exchange:
         if self.client.broken and self.machine.request.get and self.machine.phase != ex.DONE:
             self.on("dropped")
 
+    def announced(self, url: str) -> None:
+        """Its legacy SSE stream announced where its client POSTs (a path, resolved at the proxy: the client POSTs it
+        here, to be forwarded): a session of its own from now on."""
+        self.session = self.proxy.announce(url, self.proxy.target.url)
+
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
             self.machine.resumed(time.monotonic())
@@ -350,6 +355,7 @@ _JOURNALED: dict[type, Callable[..., None]] = {
         {"session_errors": {**x.proxy.http.get("session_errors", {}), **errors}}
     ),
     ex.ErrorStatus: lambda x, *facts: x.proxy.learn(error_status_seen(*facts, x.proxy.http.get("error_status"))),
+    ex.Announced: lambda x, url: x.announced(url),  # the exchange's session, from now on: its own (rule 7)
 }
 
 
@@ -370,7 +376,6 @@ _DO: dict[type, Callable[..., None]] = {
     ex.Resend: _Exchange._send,
     ex.Wait: lambda x, after: x.proxy.call_later(after, _timer, weakref.ref(x), _Exchange.stalled),
     ex.Finish: _Exchange._finish,
-    ex.Announced: lambda x, url: setattr(x, "session", x.proxy.announced(url)),
     **_JOURNALED,
     ex.Trouble: lambda x, text: setattr(x.proxy, "trouble", text.replace("{target}", x.proxy.target.url)),
 }
@@ -425,6 +430,12 @@ class Journaling:
         if line:
             line = self.redactor.line(line) if self.redactor else line
             self.journal.append(direction, self.elapsed(), [line], session, stream, get, event)
+
+    def announce(self, url: str, base: str) -> int:
+        """A legacy SSE stream's `endpoint` event (`url`, relative to the stream's URL `base`): the session its
+        messages belong to, the stream's too (`Attribution`, rule 7)."""
+        parts = urlsplit(urljoin(base, url))
+        return self.attribution.announce(parts.path + (f"?{parts.query}" if parts.query else ""))
 
     def elapsed(self, moment: float | None = None) -> float:
         """A time in the journal: seconds from the recording's start to now, or to the monotonic `moment`."""
@@ -489,12 +500,6 @@ class RecordingProxy(Journaling, LoopServer):
             upstream._refresh()  # watched while idle: a target that closes it is noticed
         else:
             upstream.close()
-
-    def announced(self, url: str) -> int:
-        """A legacy SSE stream's `endpoint` event: the session its messages belong to, from now on (its stream's too).
-        A URL on the target's origin (or a path) is taken at the proxy: the client POSTs it here, to be forwarded."""
-        parts = urlsplit(urljoin(self.target.url, url))
-        return self.attribution.announce(parts.path + (f"?{parts.query}" if parts.query else ""))
 
     def closed(self, connection: Connection) -> None:
         for exchange in self.relaying.pop(connection, ()):
