@@ -1,18 +1,21 @@
 """The legacy HTTP+SSE transport (2024-11-05): `mockmcp replay --http` serves `GET /sse` beside Streamable HTTP, and
-`mockmcp record --http-target .../sse` records a real SDK SSE server; the SDK's `sse_client` and fastmcp's SSE
-transport (two hosts at once) see the same session directly, through the recording proxy and on replay, and so do
+`mockmcp record --http-target .../sse` records a real SDK SSE server; the SDK's `sse_client`, fastmcp's SSE
+transport and the TypeScript SDK's `SSEClientTransport` (two hosts at once) see the same session directly, through
+the recording proxy and on replay, and so do
 an SSE entry of a config `wrap` wraps and the SDK's `sse_client` under interception (the paths' rules:
 tests/test_sse_endpoint.py, in memory)."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, notes_over_http, recording, served
+from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env, notes_over_http, recording, served
 from fastmcp import Client as FastmcpClient
 from mcp.client.sse import sse_client
 from sdk_host import connect, full_session
@@ -170,3 +173,39 @@ def test_the_sdks_sse_client_is_intercepted_recorded_then_replayed_with_the_serv
     assert recorded.pop("verdict") is None and replayed.pop("verdict") is None
     assert {key: recorded[key] for key in NOTES_SESSION} == NOTES_SESSION
     assert replayed == recorded
+
+
+def node_hosts(url: str, hosts: int = 2) -> list[dict[str, Any]]:
+    """What each of several TypeScript SDK hosts at once (`SSEClientTransport`, tests/node/sse_host.mjs) saw at url."""
+    script = ROOT / "tests" / "node" / "sse_host.mjs"
+    running = [
+        subprocess.Popen(["node", str(script), url], stdout=subprocess.PIPE, text=True, env=child_env())
+        for _ in range(hosts)
+    ]
+    seen = []
+    for host in running:
+        out, _err = host.communicate(timeout=60)
+        assert host.returncode == 0, out
+        # Not compared: that client runs a notification's handler a microtask later, and a response's at once, so
+        # progress that comes in one read with its reply finds its handler gone ("unknown token"), even from the
+        # real server directly: which progress it shows depends on how the bytes fell.
+        del (found := json.loads(out))["progress"]
+        seen.append(found)
+    return seen
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the TypeScript SDK's host runs on node, not installed")
+def test_typescript_sse_hosts_two_at_once_see_on_replay_what_they_saw_through_the_proxy(
+    tmp_path: Any, http_server: Callable[..., str]
+) -> None:
+    target = http_server(SSE_SERVER).removesuffix("/mcp") + "/sse"
+    out = tmp_path / "typescript.yaml"
+    with recording(target, out) as url:
+        through = node_hosts(url)
+    assert through[0] == through[1] and through[0]["read"] == "remember to buy milk"
+    assert through[0]["logs"] == ["counted 1", "counted 2"] and through[0]["count"] == "counted to 2"
+    with served(out, tmp_path) as server:
+        replayed = node_hosts(server.url.removesuffix("/mcp") + "/sse")
+        report = server.stop()
+    assert replayed == through
+    assert report["misses"] == [] and report["repeats"] == []
