@@ -7,15 +7,18 @@ tests/test_sse_endpoint.py, in memory)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env, notes_over_http, recording, served
+from conftest import NOTES_SESSION, ROOT, SHIPPED, child_env, notes_over_http, recording, recording_proxy, served
 from fastmcp import Client as FastmcpClient
 from mcp.client.sse import sse_client
 from sdk_host import connect, full_session
@@ -23,6 +26,7 @@ from test_wrap_hosts import serving, wrap
 
 import mockmcp
 from mockmcp.cassette import store
+from mockmcp.record._journal import journal_path
 
 NOTES = SHIPPED / "notes-session.yaml"
 SSE_SERVER = ROOT / "tests" / "servers" / "sse_notes.py"
@@ -209,3 +213,26 @@ def test_typescript_sse_hosts_two_at_once_see_on_replay_what_they_saw_through_th
         report = server.stop()
     assert replayed == through
     assert report["misses"] == [] and report["repeats"] == []
+
+
+@pytest.mark.anyio
+async def test_a_stop_waits_for_the_answer_a_legacy_sse_session_still_has_to_send(
+    tmp_path: Any, http_server: Callable[..., str]
+) -> None:
+    """SIGTERM while a call is under way: the proxy waits for its answer on the session's stream before it saves
+    (a POST was answered 202 long before). The host's transport breaks when the proxy goes: what it raises on
+    leaving is not this test's concern."""
+    target = http_server(ROOT / "tests" / "servers" / "sleepy.py", "--sse").removesuffix("/mcp") + "/sse"
+    out = tmp_path / "slow.yaml"
+    journal = Path(journal_path(str(out)))
+    with recording_proxy(target, out) as (proxy, url), anyio.fail_after(60), contextlib.suppress(Exception):
+        async with connect(sse_client(url), "legacy") as client, anyio.create_task_group() as calls:
+            calls.start_soon(client.call_tool, "wait", {"seconds": 1.5})
+            while b"tools/call" not in (journal.read_bytes() if journal.exists() else b""):
+                await anyio.sleep(0.02)  # until the proxy has passed the call on
+            proxy.send_signal(signal.SIGTERM)  # while the call is under way
+            _out, said = await anyio.to_thread.run_sync(lambda: proxy.communicate(timeout=30))
+            calls.cancel_scope.cancel()
+    assert proxy.returncode == 0, said
+    [call] = [i for i in store.load(str(out)).interactions if i.method == "tools/call"]
+    assert call.response is not None and call.response["result"]["content"] == [{"type": "text", "text": "waited 1.5"}]

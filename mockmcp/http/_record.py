@@ -329,6 +329,8 @@ class _Exchange:
     def _finish(self) -> None:
         proxy, client = self.proxy, self.client
         proxy.answering -= self.machine.request.awaited
+        if self.machine.request.get:  # a legacy SSE session's stream ended: no answer comes for it now
+            proxy.pending.pop(self.session, None)
         relaying = proxy.relaying.get(client, [])
         if self in relaying:
             relaying.remove(self)
@@ -462,6 +464,7 @@ class RecordingProxy(Journaling, LoopServer):
         self.relaying: dict[Connection, list[_Exchange]] = {}  # the answers being relayed, by client connection
         self.trouble: str | None = None  # the last time the target could not be reached, or did not answer
         self.peak = 0  # the most one exchange held at once of its answer, with what its client had yet to take
+        self.pending: dict[int, set[Any]] = {}  # legacy SSE sessions -> the ids of their requests not yet replied
 
     def through(self, name: bytes, value: bytes) -> tuple[bytes, bytes]:
         """A header of the target's answer as the client gets it: a redirect to the target's origin names the
@@ -472,15 +475,16 @@ class RecordingProxy(Journaling, LoopServer):
         return name, value
 
     def finish_answers(self, timeout: float, signals: Signals | None = None) -> int:
-        """After the loop stopped accepting: serve the answers still being read, for up to timeout seconds or
-        until another signal; returns how many are left unfinished."""
+        """After the loop stopped accepting: serve the answers still being read (a legacy SSE session's, until its
+        stream carries them), for up to timeout seconds or until another signal; returns how many are left
+        unfinished."""
         self.stopping = False  # the listener is closed; the loop runs on for what is under way
         deadline = time.monotonic() + timeout
         seen = signals.count if signals is not None else 0
         if signals is not None:
             self.selector.register(signals.fileno(), selectors.EVENT_READ, lambda _mask: signals.drain())
         try:
-            while self.answering and (left := deadline - time.monotonic()) > 0:
+            while (self.answering or any(self.pending.values())) and (left := deadline - time.monotonic()) > 0:
                 if signals is not None and signals.count > seen:
                     break  # asked again to stop: what is under way is left out, the recording still saved
                 self.turn(left)
@@ -490,7 +494,19 @@ class RecordingProxy(Journaling, LoopServer):
         self.stopping = True
         for upstream in list(self.idle):
             upstream.close()
-        return self.answering
+        return self.answering + sum(len(ids) for ids in self.pending.values())
+
+    def record(self, direction: str, session: int, data: bytes, *rest: Any, **named: Any) -> None:
+        """Journal a message; a legacy SSE session's reply on its stream is one answer fewer to wait for at a stop."""
+        waiting = self.pending.get(session)
+        if waiting and direction != CLIENT:
+            try:
+                reply = jsonrpc.parse(data)
+            except ValueError:
+                reply = None
+            if isinstance(reply, dict) and "method" not in reply:
+                waiting.discard(reply.get("id"))
+        super().record(direction, session, data, *rest, **named)
 
     def release(self, upstream: _Upstream) -> None:
         """Keep a connection whose exchange is over for the next request, or close it."""
@@ -532,6 +548,8 @@ class RecordingProxy(Journaling, LoopServer):
         _Exchange(self, client, ex.asked(request.method, headers, message), session, upstream).begin()
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
             self.record(CLIENT, session, body)
+        if legacy is not None and isinstance(message, dict) and "method" in message and "id" in message:
+            self.pending.setdefault(legacy, set()).add(message["id"])  # answered on its session's stream
 
 
 def _target(target: str) -> _Target:
