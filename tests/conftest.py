@@ -481,8 +481,8 @@ FAST = frozenset(
         "test_http_sockets", "test_http_upstream",
         "test_jsonrpc", "test_live", "test_matching", "test_merge", "test_namedtuple", "test_ordering",
         "test_protocol", "test_public_api", "test_recorder", "test_replay_engine", "test_report_schema",
-        "test_rules", "test_schedule", "test_scripted", "test_selection", "test_send_facts", "test_stream_state",
-        "test_structure", "test_substitute", "test_words",
+        "test_rules", "test_schedule", "test_scripted", "test_selection", "test_send_facts", "test_sse_endpoint",
+        "test_stream_state", "test_structure", "test_substitute", "test_words",
         "test_wrap",
     }
 )  # fmt: skip

@@ -225,6 +225,22 @@ def test_each_rule_files_the_message_under_its_session(steps: list[Step]) -> Non
     converse(steps)
 
 
+def test_7_a_legacy_sse_stream_starts_a_session_its_announced_url_names() -> None:
+    attribution = Attribution()
+    assert attribution.request("g", "GET", {}, None) == 0  # its stream, until its endpoint event comes
+    assert attribution.announce("/messages/?session_id=x") == 1
+    assert attribution.announce("/messages/?session_id=y") == 2
+    posted = [
+        "/messages/?session_id=y",
+        "/messages/?session_id=x",
+        "/messages/?session_id=z",
+        "/messages/?session_id=z",
+    ]
+    assert [attribution.posted(target) for target in posted] == [2, 1, 3, 3]  # another URL: a stray's own session
+    assert attribution.posted("/mcp") is None  # no announced path: the other rules
+    assert attribution.request("c", "POST", {}, call(1)) == 0  # which announcing never made the latest
+
+
 LIMITS = [
     pytest.param(
         [

@@ -20,6 +20,7 @@ from mockmcp.http._exchange import (
     TRANSITIONS,
     WHOLE,
     Abort,
+    Announced,
     Close,
     Cut,
     ErrorStatus,
@@ -61,6 +62,9 @@ NO_HEAD = (
     + [Refuse(504, "Gateway Timeout: the target did not answer within 5 s (--upstream-timeout)")]
     + [Unreached(2, 504, "Gateway Timeout: the target did not answer within 5 s (--upstream-timeout)"), Finish()]
 )
+
+
+ENDPOINT = b"event: endpoint\r\ndata: /messages/?session_id=ab\r\n\r\n"  # as the SDK's SSE server sends it
 
 
 def event(data: bytes, event_id: str | None = None) -> bytes:
@@ -352,6 +356,21 @@ CONVERSATIONS: dict[str, tuple[Any, list[Step], str]] = {
             (("flush",), [Write((event(NOTE),)), Record("server", NOTE, None, True)]),
             (("dropped",), [Close(), Finish()]),
             (("end", 1.2), []),
+        ],
+        DONE,
+    ),
+    "a legacy SSE stream: its endpoint event announces where to POST, no message; its messages are no GET stream's": (
+        GET,
+        [
+            (("head", 200, SSE, 1.0), [Write((Start(),)), Framing(200, None, (False, False, False))]),
+            (("data", ENDPOINT + event(NOTE), 1.1), []),
+            (
+                ("flush",),
+                [Write((ENDPOINT + event(NOTE),)), Announced("/messages/?session_id=ab"), Record("server", NOTE)],
+            ),
+            (("data", event(REPLY), 1.2), []),
+            (("flush",), [Write((event(REPLY),)), Record("server", REPLY)]),
+            (("dropped",), [Close(), Finish()]),
         ],
         DONE,
     ),

@@ -170,6 +170,25 @@ def test_only_requests_that_look_like_streamable_http_are_mcp(method: str, heade
     assert _http.mcp_request(method, headers) is mcp
 
 
+# The legacy HTTP+SSE transport: its stream's GET by its path; its POSTs by the URL a stream announced.
+SSE_REQUESTS = [
+    ("GET", "http://127.0.0.1:8000/sse", {"accept": "text/event-stream"}, True),
+    ("GET", "https://api.example.com/v1/sse/?key=s3cret", {"accept": "text/event-stream"}, True),
+    ("GET", "http://127.0.0.1:8000/events", {"accept": "text/event-stream"}, False),  # any other event stream
+    ("GET", "http://127.0.0.1:8000/sse", {"accept": "text/html"}, False),
+    ("POST", "http://127.0.0.1:8000/messages/?session_id=ab", {"content-type": "application/json"}, True),
+    ("POST", "http://127.0.0.1:8000/other/?session_id=ab", {"content-type": "application/json"}, False),
+]
+
+
+@pytest.mark.parametrize(("method", "url", "headers", "mcp"), SSE_REQUESTS)
+def test_only_legacy_sse_streams_and_the_posts_they_announced_are_sse(
+    method: str, url: str, headers: dict[str, str], mcp: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_http, "_ANNOUNCED", {"http://127.0.0.1:8000/messages/"})
+    assert _http.sse_request(method, url, headers) is mcp
+
+
 URLS = [
     ("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp", "127.0.0.1_8000-mcp"),
     (

@@ -242,7 +242,7 @@ def wrapped(host: str, replay: bool = False) -> tuple[str, Any, list[Any]]:
     urls = {
         e.name: local_url(9000 + n, remote(config, e, 9000 + n, "x").path)
         for n, e in enumerate(config.entries)
-        if e.kind == "http"
+        if e.kind in ("http", "sse")
     }
     derived, edits = derive(config, commands, urls)
     return derived, config, edits
@@ -418,15 +418,24 @@ def test_a_remote_entry_points_at_a_local_port_and_names_its_secrets(
     )
 
 
-@pytest.mark.parametrize(
-    ("host", "name", "why"),
-    [("cursor", "legacy", "SSE"), ("inspector", "events", "SSE"), ("goose", "developer", "built-in")],
-)
-def test_sse_and_built_in_entries_are_left_as_they_are(host: str, name: str, why: str) -> None:
+def test_built_in_entries_are_left_as_they_are() -> None:
+    _derived, config, _edits = wrapped("goose")
+    entry = next(e for e in config.entries if e.name == "developer")
+    assert entry.kind == "skipped" and "built-in" in entry.why
+    assert entry_of("goose", "developer") == servers(config.format, config.data)["developer"]
+
+
+@pytest.mark.parametrize(("host", "name"), [("cursor", "legacy"), ("inspector", "events")])
+def test_an_sse_entry_by_its_type_or_its_url_points_at_a_local_sse_endpoint(host: str, name: str) -> None:
     _derived, config, _edits = wrapped(host)
     entry = next(e for e in config.entries if e.name == name)
-    assert entry.kind == "skipped" and why in entry.why
-    assert entry_of(host, name) == servers(config.format, config.data)[name]
+    assert entry.kind == "sse"
+    assert remote(config, entry, 1, "c").path == "/sse"
+    wrapped_entry = entry_of(host, name)
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/sse", wrapped_entry["url"])
+    assert {k: v for k, v in wrapped_entry.items() if k != "url"} == {
+        k: v for k, v in servers(config.format, config.data)[name].items() if k != "url"
+    }  # its `type` and the rest as they were
 
 
 def test_unwrap_keeps_an_entry_changed_since_and_restores_the_others() -> None:

@@ -153,8 +153,8 @@ def test_the_plugins_derived_config_points_each_server_at_its_mock_server(config
 
 def test_a_config_with_nothing_to_wrap_says_why_and_writes_nothing(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    config.write_text('{"mcpServers": {"old": {"url": "http://127.0.0.1:1/sse"}}}')
-    with pytest.raises(ConfigError, match="no server to wrap \\(old: an SSE server") as raised:
+    config.write_text('{"mcpServers": {"old": {"name": "built-in"}}}')
+    with pytest.raises(ConfigError, match="no server to wrap \\(old: no command and no URL") as raised:
         wrapping.wrap_config(str(config), Wrapping())
     assert "how to fix" in raised.value.render() and sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]
 

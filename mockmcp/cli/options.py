@@ -196,8 +196,9 @@ HTML = option(
     "--report): what was recorded beside what the host did, each miss with the closest recordings.",
 )
 LISTEN = option(
-    "--http [HOST:]PORT", "listen", "listen", "Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
-    "(HOST: 127.0.0.1; port 0: any free one, the URL is printed on stderr; needs mockmcp[http]).",
+    "--http [HOST:]PORT", "listen", "listen", "Serve over Streamable HTTP at http://HOST:PORT/mcp (and legacy "
+    "HTTP+SSE at /sse) instead of stdio (HOST: 127.0.0.1; port 0: any free one, the URL is printed on stderr; needs "
+    "mockmcp[http]).",
 )
 ALLOW_HOST = option(
     "--allow-host NAME", "allow_hosts", "text", "With --http: a host name or address requests may name in Host and "
@@ -205,7 +206,7 @@ ALLOW_HOST = option(
 )
 TARGET = option(
     "--http-target URL", "target", "text", "Record a Streamable HTTP server instead: a proxy at --http (default: "
-    "any free port) to this endpoint URL (needs mockmcp[http]).",
+    "any free port) to this endpoint URL (a legacy HTTP+SSE server's: its SSE URL; needs mockmcp[http]).",
 )
 RECORD_MODE = option(
     "--record-mode MODE", "mode", "record_mode", "once: record only if the cassette does not exist, else replay "

@@ -133,7 +133,8 @@ def _recorded_redactor(recorded: Cassette, given: tuple[tuple[str, str | None], 
 def _serve_http(
     engine: tuple[Cassette, Matcher, Redactor | None, float], serving: Serving, bounds: Bounds
 ) -> list[Report]:
-    """Serve the cassette over Streamable HTTP until SIGINT or SIGTERM; returns each live session's report.
+    """Serve the cassette over Streamable HTTP (and legacy HTTP+SSE) until SIGINT or SIGTERM; returns each live
+    session's report.
     engine: what each session's engine is built from (the cassette, its matcher and redactor, the timing)."""
     try:
         from mockmcp.http import HttpReplay, SessionParts, serve_until_signalled
@@ -147,7 +148,8 @@ def _serve_http(
             f"cannot listen on {address(listen)}: {exc.strerror or exc}", "choose another port (0 takes any free one)"
         ) from None
     # Said once a signal would stop the serving loop: the plugin may send SIGTERM as soon as it reads it.
-    serve_until_signalled(server, lambda: note(f"serving {engine[0].path} at {server.url} (Ctrl-C or SIGTERM to stop)"))
+    said = f"serving {engine[0].path} at {server.url} (legacy HTTP+SSE: {server.sse_url}) (Ctrl-C or SIGTERM to stop)"
+    serve_until_signalled(server, lambda: note(said))
     return server.shutdown()
 
 

@@ -1,9 +1,10 @@
-"""Streamable HTTP (the http extra, h11): replay's server and the recording proxy, on one event loop.
+"""Streamable HTTP and legacy HTTP+SSE (the http extra, h11): replay's server and the recording proxy, on one loop.
 
 Attaches at the command line (`replay --http`, `record --http-target`), `wrap`'s `serve` and the plugin.
 
   _streamable    admission (Host/Origin, path, method, headers, body) and the recorded framing, no socket
   _endpoint      replay's endpoint, sans-IO: request/closed/wake in, Respond/Open/Event/End/Drop/Later out
+  _legacy        replay over the legacy HTTP+SSE transport, sans-IO: GET /sse, the endpoint event, POSTs answered 202
   _session       one live session: which stream each message goes on, the backlog, batches, cuts, resumption
   _stream        a stream carrying out its table; what one call writes; events kept for Last-Event-ID
   _stream_state  a stream's life as a table (gathering, whole, unbegun, open, quiet, lost, gone, done, broken)
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from mockmcp.http._endpoint import Endpoint, Hooks, SessionParts
 from mockmcp.http._exchange import Exchange, asked
+from mockmcp.http._legacy import MESSAGE_PATH, SSE_PATH, LegacyEndpoint
 from mockmcp.http._loop import LoopServer
 from mockmcp.http._many import serve_together, serve_until_signalled
 from mockmcp.http._record import Journaling, ProxyOptions, RecordingProxy, journaled
@@ -33,9 +35,12 @@ __all__ = [
     "Hooks",
     "HttpReplay",
     "Journaling",
+    "LegacyEndpoint",
     "LoopServer",
+    "MESSAGE_PATH",
     "ProxyOptions",
     "RecordingProxy",
+    "SSE_PATH",
     "SessionParts",
     "asked",
     "carry_out",

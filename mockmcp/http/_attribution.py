@@ -9,7 +9,9 @@ closed connection:
    connection unties it, and the first POST on an untied connection takes up the untied session whose
    latest request id comes just before its own, else the one untied last (of the last UNTIED_KEPT);
 5. a session id the target never issued names a session of its own (its 404 is no one else's answer);
-6. otherwise the handshake session started last.
+6. otherwise the handshake session started last;
+7. a legacy HTTP+SSE stream's `endpoint` event starts a session of its own, which the POSTs to the URL it
+   announced belong to (a POST to that path naming another URL: a session of its own, as rule 5).
 HTTP says no more of who a client is: two clients reconnecting at the same moment and point of their
 numbering may swap sessions.
 """
@@ -44,6 +46,8 @@ class Attribution:
         self.latest: int | None = None  # the handshake session started last
         self.stateless: int | None = None  # the 2026-07-28 requests' session
         self.strays: dict[str, int] = {}  # a session id the target never issued -> its own session (rule 5)
+        self.announced: dict[str, int] = {}  # a legacy SSE message URL (path?query) -> its session (rule 7)
+        self.paths: set[str] = set()  # the paths of those URLs
 
     def request(self, connection: Hashable, verb: str, headers: Mapping[str, str], message: Any) -> int:
         """The session of a client request (`headers` by lowercase name, `message` the JSON-RPC body or None)."""
@@ -73,6 +77,20 @@ class Attribution:
         if request_id is not None:
             self.last_id[number] = request_id
         return number
+
+    def announce(self, target: str) -> int:
+        """A legacy SSE stream announced where its client POSTs (`target`: path?query): a new session (rule 7)."""
+        number = self.announced[target] = self._new()
+        self.paths.add(target.partition("?")[0])
+        return number
+
+    def posted(self, target: str) -> int | None:
+        """The session of a POST to a legacy SSE message URL (path?query; rule 7), None for any other path."""
+        if target.partition("?")[0] not in self.paths:
+            return None
+        if target not in self.announced and target not in self.strays:
+            self.strays[target] = self._new()
+        return self.announced.get(target, self.strays.get(target))
 
     def answered(self, session: int, message: Any, session_id: str | None) -> None:
         """The target answered `message` with this `Mcp-Session-Id` (None: none); only an initialize's answer issues

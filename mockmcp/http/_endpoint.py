@@ -177,16 +177,24 @@ class Endpoint:
         else:
             self.stateless = None
         self.watched.discard(session)
-        self.finished.append(session.engine.report)
+        self.keep(session.engine.report)
+
+    def keep(self, report: Report) -> None:
+        """A live session ended: its report is kept, in order; past `bounds.finished`, the kept ones folded into one."""
+        self.finished.append(report)
         if len(self.finished) > self.shared.bounds.finished:
             self.finished = [Report.combine(self.serving.cassette, self.finished)]
 
-    def _new_session(self, session_id: str | None) -> LiveSession:
+    def engine(self) -> Replay:
+        """A new live session's engine (fresh play counts) over the recordings every session shares, indexed once."""
         cassette, matcher, redactor, timing = self.serving
         engine = Replay(cassette, matcher, redactor, timing, self.recordings)
         if self.clock is not None:
             engine.report.timed(self.clock)
-        return LiveSession(self.shared, session_id, engine)
+        return engine
+
+    def _new_session(self, session_id: str | None) -> LiveSession:
+        return LiveSession(self.shared, session_id, self.engine())
 
     def _session(self, conn: Any, headers: dict[str, str], message: Any) -> LiveSession | None:
         """The live session a message belongs to; answers the HTTP error itself when there is none."""

@@ -86,6 +86,8 @@ Unkept = namedtuple("Unkept", "size stream at get reply read_whole", defaults=(F
 Cut = namedtuple("Cut", "request_id at")
 Unreached = namedtuple("Unreached", "request_id status text")
 Refused = namedtuple("Refused", "request_id")
+# A legacy HTTP+SSE stream's `endpoint` event: the URL (as sent) its client POSTs the session's messages to.
+Announced = namedtuple("Announced", "url")
 # What the target showed of itself (`_streamable`'s *_seen), and what went wrong with it ("{target}": its URL).
 Framing = namedtuple("Framing", "status message events")
 SessionErrors = namedtuple("SessionErrors", "errors")
@@ -335,6 +337,11 @@ class Exchange:
         """The SSE events read: each journaled; one over the limit as its size, held while it may be the reply."""
         out: list[Action] = []
         owner, get = self.request.owner, self.request.get
+        if self.events is not None and self.events.announced:  # (the first event of a legacy SSE stream)
+            out += [Announced(url) for url in self.events.announced]
+            self.events.announced.clear()
+        if self.events is not None and self.events.legacy:  # a legacy SSE session's one stream carries it all
+            get = False
         for event_id, data in self.unjournaled:
             if self.unsure is not None:  # an event after it: the one over the limit was not the reply
                 out.append(self._unsure(reply=False))

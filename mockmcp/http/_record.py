@@ -1,4 +1,5 @@
-"""The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server, on the one loop.
+"""The recorder's HTTP shell: a reverse proxy in front of a real Streamable HTTP server (or a legacy HTTP+SSE one:
+the target's `endpoint` event names the URL its client POSTs to, which the proxy forwards too), on the one loop.
 
 Each request goes to the target as it came (less hop-by-hop headers and `Accept-Encoding`, so bodies stay
 readable), on a kept connection when there is one; its answer comes back as it goes, every message journaled
@@ -16,7 +17,7 @@ import time
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import h11
 
@@ -283,6 +284,11 @@ class _Exchange:
         if self.client.broken and self.machine.request.get and self.machine.phase != ex.DONE:
             self.on("dropped")
 
+    def announced(self, url: str) -> None:
+        """Its legacy SSE stream announced where its client POSTs (a path, resolved at the proxy: the client POSTs it
+        here, to be forwarded): a session of its own from now on."""
+        self.session = self.proxy.announce(url, self.proxy.target.url)
+
     def _resume(self) -> None:
         if self.upstream is not None and self.upstream.exchange is self:
             self.machine.resumed(time.monotonic())
@@ -323,6 +329,8 @@ class _Exchange:
     def _finish(self) -> None:
         proxy, client = self.proxy, self.client
         proxy.answering -= self.machine.request.awaited
+        if self.machine.request.get:  # a legacy SSE session's stream ended: no answer comes for it now
+            proxy.pending.pop(self.session, None)
         relaying = proxy.relaying.get(client, [])
         if self in relaying:
             relaying.remove(self)
@@ -349,6 +357,7 @@ _JOURNALED: dict[type, Callable[..., None]] = {
         {"session_errors": {**x.proxy.http.get("session_errors", {}), **errors}}
     ),
     ex.ErrorStatus: lambda x, *facts: x.proxy.learn(error_status_seen(*facts, x.proxy.http.get("error_status"))),
+    ex.Announced: lambda x, url: x.announced(url),  # the exchange's session, from now on: its own (rule 7)
 }
 
 
@@ -424,6 +433,12 @@ class Journaling:
             line = self.redactor.line(line) if self.redactor else line
             self.journal.append(direction, self.elapsed(), [line], session, stream, get, event)
 
+    def announce(self, url: str, base: str) -> int:
+        """A legacy SSE stream's `endpoint` event (`url`, relative to the stream's URL `base`): the session its
+        messages belong to, the stream's too (`Attribution`, rule 7)."""
+        parts = urlsplit(urljoin(base, url))
+        return self.attribution.announce(parts.path + (f"?{parts.query}" if parts.query else ""))
+
     def elapsed(self, moment: float | None = None) -> float:
         """A time in the journal: seconds from the recording's start to now, or to the monotonic `moment`."""
         return (time.monotonic() if moment is None else moment) - self.start
@@ -449,6 +464,7 @@ class RecordingProxy(Journaling, LoopServer):
         self.relaying: dict[Connection, list[_Exchange]] = {}  # the answers being relayed, by client connection
         self.trouble: str | None = None  # the last time the target could not be reached, or did not answer
         self.peak = 0  # the most one exchange held at once of its answer, with what its client had yet to take
+        self.pending: dict[int, set[Any]] = {}  # legacy SSE sessions -> the ids of their requests not yet replied
 
     def through(self, name: bytes, value: bytes) -> tuple[bytes, bytes]:
         """A header of the target's answer as the client gets it: a redirect to the target's origin names the
@@ -459,15 +475,16 @@ class RecordingProxy(Journaling, LoopServer):
         return name, value
 
     def finish_answers(self, timeout: float, signals: Signals | None = None) -> int:
-        """After the loop stopped accepting: serve the answers still being read, for up to timeout seconds or
-        until another signal; returns how many are left unfinished."""
+        """After the loop stopped accepting: serve the answers still being read (a legacy SSE session's, until its
+        stream carries them), for up to timeout seconds or until another signal; returns how many are left
+        unfinished."""
         self.stopping = False  # the listener is closed; the loop runs on for what is under way
         deadline = time.monotonic() + timeout
         seen = signals.count if signals is not None else 0
         if signals is not None:
             self.selector.register(signals.fileno(), selectors.EVENT_READ, lambda _mask: signals.drain())
         try:
-            while self.answering and (left := deadline - time.monotonic()) > 0:
+            while (self.answering or any(self.pending.values())) and (left := deadline - time.monotonic()) > 0:
                 if signals is not None and signals.count > seen:
                     break  # asked again to stop: what is under way is left out, the recording still saved
                 self.turn(left)
@@ -477,7 +494,19 @@ class RecordingProxy(Journaling, LoopServer):
         self.stopping = True
         for upstream in list(self.idle):
             upstream.close()
-        return self.answering
+        return self.answering + sum(len(ids) for ids in self.pending.values())
+
+    def record(self, direction: str, session: int, data: bytes, *rest: Any, **named: Any) -> None:
+        """Journal a message; a legacy SSE session's reply on its stream is one answer fewer to wait for at a stop."""
+        waiting = self.pending.get(session)
+        if waiting and direction != CLIENT:
+            try:
+                reply = jsonrpc.parse(data)
+            except ValueError:
+                reply = None
+            if isinstance(reply, dict) and "method" not in reply:
+                waiting.discard(reply.get("id"))
+        super().record(direction, session, data, *rest, **named)
 
     def release(self, upstream: _Upstream) -> None:
         """Keep a connection whose exchange is over for the next request, or close it."""
@@ -497,8 +526,9 @@ class RecordingProxy(Journaling, LoopServer):
         self.attribution.closed(connection)
 
     def handle(self, client: Connection, request: Request, body: bytes) -> None:
-        headers = request.fields
-        refused = misdirected(headers, self.allowed, request.target.decode("latin-1"), self.path)
+        headers, target = request.fields, request.target.decode("latin-1")
+        legacy = self.attribution.posted(target) if request.method == b"POST" else None  # a legacy SSE message
+        refused = misdirected(headers, self.allowed, target, self.path if legacy is None else target.partition("?")[0])
         if refused is not None:
             client.respond(*refused)
             return
@@ -506,15 +536,20 @@ class RecordingProxy(Journaling, LoopServer):
             message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
-        session = self.attribution.request(client, request.method.decode("latin-1"), headers, message)
+        session = legacy
+        if session is None:
+            session = self.attribution.request(client, request.method.decode("latin-1"), headers, message)
         # The fields were read as valid, the target's host and path checked once (__init__): h11 refuses none.
         fields = [self.target.host, *_passed(request.headers)]  # a repeated header passes as often as it came
         length = (b"content-length", b"%d" % len(body))
-        head = h11.Request(method=request.method, target=self.target.path, headers=[*fields, length])
+        path = self.target.path if legacy is None else request.target  # a legacy SSE message: where it was announced
+        head = h11.Request(method=request.method, target=path, headers=[*fields, length])
         upstream: list[Any] = [head, h11.Data(data=body), h11.EndOfMessage()]
         _Exchange(self, client, ex.asked(request.method, headers, message), session, upstream).begin()
         if request.method == b"POST":  # journaled while the target works on it (its answer comes on a later turn)
             self.record(CLIENT, session, body)
+        if legacy is not None and isinstance(message, dict) and "method" in message and "id" in message:
+            self.pending.setdefault(legacy, set()).add(message["id"])  # answered on its session's stream
 
 
 def _target(target: str) -> _Target:

@@ -1,6 +1,7 @@
-"""The Streamable HTTP shell of replay: the loop around the sans-IO endpoint. Each whole request, closed connection
-and fired `Later` goes in; what one call gave a connection goes out in one write. The shell tells the endpoint how
-many GET streams its descriptors leave room for (`stream_limit`), and what a client has not read.
+"""The HTTP shell of replay: the loop around the sans-IO endpoints (Streamable HTTP's, and the legacy SSE
+paths'). Each whole request, closed connection and fired `Later` goes in; what one call gave a connection goes out
+in one write. The shell tells the endpoint how many GET streams its descriptors leave room for (`stream_limit`),
+and what a client has not read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import h11
 from mockmcp.engine.actions import Note
 from mockmcp.engine.report import Report
 from mockmcp.http._endpoint import Endpoint, Hooks, SessionParts
+from mockmcp.http._legacy import SSE_PATH, LegacyEndpoint
 from mockmcp.http._loop import Connection, LoopServer, Request
 from mockmcp.http._stream import Drop, End, Event, Later, Open, Out, Respond
 from mockmcp.options import BOUNDS, Bounds
@@ -40,7 +42,8 @@ def stream_limit() -> int:
 
 
 class HttpReplay(LoopServer):
-    """A cassette served at one Streamable HTTP endpoint; `serve_forever` until `shutdown`."""
+    """A cassette served at one Streamable HTTP endpoint, and over the legacy HTTP+SSE transport (`GET /sse`);
+    `serve_forever` until `shutdown`."""
 
     def __init__(
         self,
@@ -57,23 +60,32 @@ class HttpReplay(LoopServer):
         self.endpoint = Endpoint(
             serving, frozenset(self.allowed), bounds, path, Hooks(unread=lambda conn: len(conn.out), clock=time.time)
         )
+        self.legacy = LegacyEndpoint(self.endpoint)
+
+    @property
+    def sse_url(self) -> str:
+        """Where a legacy SSE client connects."""
+        return self.origin + SSE_PATH
 
     def handle(self, writer: Connection, request: Request, body: bytes) -> None:
         target = request.target.decode("latin-1")
-        self._carry_out(self.endpoint.request(writer, request.method, target, request.fields, body))
+        endpoint = self.legacy if self.legacy.serves(target) else self.endpoint
+        self._carry_out(endpoint.request(writer, request.method, target, request.fields, body))
 
     def closed(self, connection: Connection) -> None:
         self._carry_out(self.endpoint.closed(connection))
+        self._carry_out(self.legacy.closed(connection))
 
     def shutdown(self) -> list[Report]:
         """Stop serving, end every live session; returns the report of each, in the order they ended."""
         self.stop_accepting()
         self._carry_out(self.endpoint.shutdown())
+        self._carry_out(self.legacy.shutdown())
         self.notes.flush()  # the notes, then the summaries
         return self.endpoint.finished
 
     def _wake(self, token: Any) -> None:
-        self._carry_out(self.endpoint.wake(token))
+        self._carry_out((self.legacy if self.legacy.owns(token) else self.endpoint).wake(token))
 
     def _carry_out(self, actions: list[Out]) -> None:
         carry_out(actions, lambda after, token: self.call_later(after, self._wake, token), self.notes.say)

@@ -2,6 +2,7 @@
 
 Lines may end in CRLF, LF or CR, and each chunk is scanned once. An event longer than `limit` bytes comes out as
 its size (an int) with the id of an `id:` line in its first `limit` bytes: it holds at most `limit` and a chunk.
+A legacy HTTP+SSE server's `endpoint` event (where its client POSTs) is no message: it is kept in `announced`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class SseEvents:
         self.ids = False
         self.primed: bool | None = None  # None until the first event is whole
         self.count = 0  # events with data
+        self.announced: list[str] = []  # the data of `endpoint` events not yet taken: URLs to POST messages to
+        self.legacy = False  # an `endpoint` event came: a legacy HTTP+SSE session's stream
 
     def events(self, chunk: bytes) -> list[tuple[str | None, bytes | int]]:
         """The id (or None) and data (or the size of one over the limit) of every event with data this completes."""
@@ -68,6 +71,10 @@ class SseEvents:
             return [self._seen(_early_id(event, self.limit), True, len(event))]
         lines = event.split(b"\n")
         data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+        if b"event: endpoint" in lines or b"event:endpoint" in lines:
+            self.announced.append(b"".join(data).decode("utf-8", "replace"))
+            self.legacy = True
+            return []
         ids = [line[3:].removeprefix(b" ") for line in lines if line.startswith(b"id:")]
         event_id = ids[-1].decode("utf-8", "replace") if ids else None
         if not any(data):

@@ -7,8 +7,9 @@
   _fastmcp  any of these as the transport fastmcp's Client takes (fastmcp imported only there)
   _intercept  interception: the SDK's stdio spawn and kill patched, each server the host starts routed
             live, recorded or replayed (`intercepting`, the plugin's `mockmcp_intercept`, `mockmcp run`)
-  _http     interception of Streamable HTTP: the HTTP clients' AsyncClient patched, each MCP request routed alike;
-            mockmcp's own HTTP servers and the MCP requests it routes kept beneath vcrpy's patch (`serve`)
+  _http     interception of Streamable HTTP and legacy HTTP+SSE: the HTTP clients' AsyncClient patched, each MCP
+            request routed alike; mockmcp's own HTTP servers and the MCP requests it routes kept beneath vcrpy's
+            patch (`serve`)
   _run      `mockmcp run`: interception in every Python process of a program (`_boot/sitecustomize.py`)
   _servers  one intercepted server: its cassette, its sessions in order, replayed or recorded (one journal)
   _process  the process the SDK gets: `Replayed` (the engine, no process at all) or `Tapped` (the real one)

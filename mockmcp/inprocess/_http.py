@@ -7,7 +7,8 @@ client's own (`_Routed`), so redirects, hooks, cookies and timing stay the clien
 credentials) and the record mode, to the real transport (live), to it journaled (`_Recording`, as the recording
 proxy journals), or to replay's endpoint in process (`_Replaying`, no socket). Headers are never journaled, so
 credentials reach neither journal nor cassette; a redirect within a server (`/mcp/` to `/mcp`) reaches the same
-recording (which journals no redirect) or replay.
+recording (which journals no redirect) or replay. The legacy HTTP+SSE transport too (`sse_request`): a GET of a URL
+whose path ends in `/sse`, then the POSTs to the URL its stream announced, which reach the same server.
 
 Beside vcrpy, which patches the same clients' transports (`handle_async_request`) to freeze a model's API: what
 mockmcp serves (`serve`: the plugin's HTTP mock servers) and every MCP request an interception routes live or
@@ -26,7 +27,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from types import ModuleType
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import anyio
 
@@ -41,7 +42,7 @@ from mockmcp.options import BOUNDS
 from mockmcp.record import CLIENT
 from mockmcp.stdio.toolkit import Timers
 
-__all__ = ["CLIENTS", "install", "mcp_request", "serve", "uninstall"]
+__all__ = ["CLIENTS", "install", "mcp_request", "serve", "sse_request", "uninstall"]
 
 CLIENTS = ("httpx2", "httpx")
 """The HTTP clients patched, when importable: mcp 2.x's, mcp 1.x's."""
@@ -49,6 +50,7 @@ CLIENTS = ("httpx2", "httpx")
 _READ_ON = 2.0  # seconds a request's stream is read on, after its reply and its host left, for the server's end
 _ORIGINAL: dict[type, Any] = {}  # an AsyncClient class -> its own _transport_for_url
 _SERVED: dict[tuple[str, str, int | None], int] = {}  # the origins of mockmcp's own HTTP servers -> how many serve
+_ANNOUNCED: set[str] = set()  # the message URLs (bare) legacy SSE streams announced: their POSTs are MCP's
 _VCR_STUBS = "vcr.stubs.httpx_stubs"  # the module of vcrpy's patch of httpx's and httpx2's transports
 # An interception's HTTP servers, by URL as shown and by identity.
 _PER: weakref.WeakKeyDictionary[Interception, dict[str, _Replaying | _Recording | _Missing | None]] = (
@@ -64,6 +66,15 @@ def mcp_request(method: str, headers: Mapping[str, str]) -> bool:
         return True
     accept = headers.get("accept", "")
     return method == "POST" and "application/json" in accept and "text/event-stream" in accept
+
+
+def sse_request(method: str, url: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request is MCP's legacy HTTP+SSE transport: a GET of an event stream at a path ending in `/sse`
+    (the transport's name for it, as hosts' configs tell it), or a POST to a URL such a stream announced."""
+    if method == "POST":
+        return bare_url(url) in _ANNOUNCED
+    sse = urlsplit(url).path.rstrip("/").endswith("/sse")
+    return method == "GET" and sse and "text/event-stream" in headers.get("accept", "")
 
 
 def install() -> None:
@@ -91,6 +102,7 @@ def uninstall() -> None:
     for cls, own in _ORIGINAL.items():
         setattr(cls, "_transport_for_url", own)  # noqa: B010
     _ORIGINAL.clear()
+    _ANNOUNCED.clear()
 
 
 def _origin(url: Any) -> tuple[str, str, int | None]:
@@ -133,7 +145,10 @@ class _Routed:
     async def handle_async_request(self, request: Any) -> Any:
         if _SERVED and _origin(request.url) in _SERVED:  # mockmcp's own server
             return await _unrecorded(self.real)(request)
-        if not _ACTIVE or not mcp_request(request.method, request.headers):
+        mcp = mcp_request(request.method, request.headers) or sse_request(
+            request.method, str(request.url), request.headers
+        )
+        if not _ACTIVE or not mcp:
             return await self.real.handle_async_request(request)
         try:
             route = _route(_ACTIVE[-1], request.url)
@@ -172,6 +187,13 @@ def _route(interception: Interception, url: Any) -> _Replaying | _Recording | _M
             servers[identity.name] = _Missing(exc)
     servers[shown] = servers[identity.name]
     return servers[shown]
+
+
+def announced(interception: Interception, url: str, route: _Replaying | _Recording) -> None:
+    """A legacy SSE stream of `route`'s server announced `url` (absolute): the POSTs to it are MCP's, and its."""
+    shown = bare_url(url)
+    _ANNOUNCED.add(shown)
+    _PER.setdefault(interception, {})[shown] = route
 
 
 def finish(interception: Interception) -> None:
@@ -250,12 +272,14 @@ class _Recording:
             message = jsonrpc.parse(body) if body.strip() else None
         except ValueError:
             message = None
-        journaling, wing = self.journaling, _wing()
-        session = journaling.attribution.request(routed.client, request.method, headers, message)
+        journaling, wing, target = self.journaling, _wing(), request.url.raw_path.decode("ascii")
+        session = journaling.attribution.posted(target) if request.method == "POST" else None  # a legacy SSE message
+        if session is None:
+            session = journaling.attribution.request(routed.client, request.method, headers, message)
         asked = wing.asked(request.method.encode(), headers, message)
         if request.method == "POST":
             journaling.record(CLIENT, session, body)
-        return _Step(journaling, session, wing.Exchange(asked, BOUNDS))
+        return _Step(journaling, session, wing.Exchange(asked, BOUNDS), (self, str(request.url)))
 
     def finish(self) -> None:
         """The interception closes: the journal becomes the cassette (or the staged recording), once."""
@@ -266,8 +290,16 @@ class _Step:
     """One request's exchange, as the recording proxy's `_Exchange`: only the journal's actions are done here, the
     real transport passes the bytes on."""
 
-    def __init__(self, proxy: Any, session: int, machine: Any) -> None:
+    def __init__(self, proxy: Any, session: int, machine: Any, asked: tuple[_Recording, str] | None = None) -> None:
         self.proxy, self.session, self.machine = proxy, session, machine
+        self.asked = asked  # its recording, and the URL it asked
+
+    def announced(self, url: str) -> None:
+        """Its legacy SSE stream announced where its host POSTs: a session of its own, those POSTs routed here."""
+        assert self.asked is not None
+        recording, base = self.asked
+        self.session = self.proxy.announce(url, base)
+        announced(recording.interception, urljoin(base, url), recording)
 
     def do(self, actions: list[Any]) -> None:
         journaled = _wing().journaled
@@ -326,6 +358,7 @@ class _Replaying:
         hooks = wing.Hooks(unread=lambda conn: conn.unread, clock=time.time)
         host = frozenset({(parts.hostname or "").lower()})  # the Host and Origin the endpoint admits
         self.endpoint = wing.Endpoint(serving, host, BOUNDS, parts.path, hooks)
+        self.legacy = wing.LegacyEndpoint(self.endpoint)  # the legacy SSE transport's, beside it
         self.interception, self.server = interception, server
         self.timers = Timers()
         self.waiting: list[anyio.Event] = []  # one a task waiting for a change (each on its own event loop)
@@ -335,10 +368,16 @@ class _Replaying:
         body = await request.aread()
         headers = {name.lower(): value for name, value in request.headers.items()}
         conn = _Connection()
-        # Routed here by its identity already, so at the endpoint's path (`/mcp/` is `/mcp`'s server too).
+        # Routed here by its identity already, so at the endpoint's path (`/mcp/` is `/mcp`'s server too); a legacy
+        # SSE stream at the legacy endpoint's, its POSTs at the URL it announced.
         query = request.url.query.decode("ascii")
-        target = self.endpoint.path + (f"?{query}" if query else "")
-        self.carry(self.endpoint.request(conn, request.method.encode(), target, headers, body))
+        endpoint, path = self.endpoint, self.endpoint.path
+        if sse_request(request.method, str(request.url), headers):
+            endpoint, path = self.legacy, _wing().SSE_PATH if request.method == "GET" else _wing().MESSAGE_PATH
+            if request.method == "GET":  # where its stream sends the host's POSTs: this replay
+                announced(self.interception, urljoin(str(request.url), _wing().MESSAGE_PATH), self)
+        target = path + (f"?{query}" if query else "")
+        self.carry(endpoint.request(conn, request.method.encode(), target, headers, body))
         while conn.head is None:
             if conn.broken:
                 raise routed.module.RemoteProtocolError("Server disconnected without sending a response.")
@@ -356,7 +395,7 @@ class _Replaying:
 
     def judged(self) -> None:
         """Each live session's report is the server's from its start: a session the host leaves open is judged."""
-        for session in [*self.endpoint.sessions.values(), self.endpoint.stateless]:
+        for session in [*self.endpoint.sessions.values(), self.endpoint.stateless, *self.legacy.sessions.values()]:
             if session is not None and session.engine.report not in self.server.reports:
                 self.server.reports.append(session.engine.report)
 
@@ -367,14 +406,14 @@ class _Replaying:
         with anyio.move_on_after(self.timers.wait()):
             await changed.wait()
         for token in self.timers.due():
-            self.carry(self.endpoint.wake(token))
+            self.carry((self.legacy if self.legacy.owns(token) else self.endpoint).wake(token))
 
     def finish(self) -> None:
         """The interception closes: every live session ends (as a DELETE would), each summary said."""
         if self.finished:
             return
         self.finished, self.waiting = True, []  # no task waits now: its event loop may be gone
-        _wing().carry_out(self.endpoint.shutdown(), self.timers.add, self.interception.say)
+        _wing().carry_out(self.endpoint.shutdown() + self.legacy.shutdown(), self.timers.add, self.interception.say)
         for report in self.server.reports:
             self.interception.say(report.summary())
 
@@ -439,4 +478,4 @@ class _Played:
     async def aclose(self) -> None:
         if not self.closed:  # the host closed the response: its connection, to the endpoint
             self.closed = True
-            self.replaying.carry(self.replaying.endpoint.closed(self.conn))
+            self.replaying.carry(self.replaying.endpoint.closed(self.conn) + self.replaying.legacy.closed(self.conn))

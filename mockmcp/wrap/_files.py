@@ -162,7 +162,7 @@ def _wrapped(
         if entry.kind == "stdio":
             written = host_path(config.format, source, Path(cassette))
             commands[entry.name] = wrapped_command(config, entry, python, written, replay, mode.word)
-        elif entry.kind == "http":
+        elif entry.kind in ("http", "sse"):
             served = remote(config, entry, _free_port(), cassette)
             urls[entry.name] = local_url(served.port, served.path)
             remotes.append(served)
@@ -171,7 +171,7 @@ def _wrapped(
         raise ConfigError(
             f"no server to wrap ({said})",
             path=config.path,
-            fix="wrap a config that lists a stdio or Streamable HTTP server",
+            fix="wrap a config that lists a stdio, Streamable HTTP or SSE server",
         )
     return commands, urls, remotes
 

@@ -6,8 +6,9 @@
 - `zed` (`context_servers`): `command` (or the older `command.path`), `args`, `env`; `url`.
 - `goose` (YAML `extensions`): `cmd`, `args`, `envs`, `env_keys`; `uri`.
 - `codex` (TOML `mcp_servers`): `command`, `args`, `env`, `env_vars`; `url`, `http_headers`, `bearer_token_env_var`.
-A format is told by the file's name and shape (`--format` overrides both). SSE entries and goose's
-built-in extensions are `skipped`, with why: mockmcp records stdio and Streamable HTTP.
+A format is told by the file's name and shape (`--format` overrides both). An entry whose `type` (or `transport`)
+is `sse`, or whose URL's path ends in `/sse`, is a legacy HTTP+SSE server; goose's built-in extensions are
+`skipped`, with why.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def host_path(fmt: str, config: PurePath, path: PurePath) -> str:
 
 
 class Entry(NamedTuple):
-    """One server of a config: stdio (a command), http (a Streamable HTTP URL) or skipped (why)."""
+    """One server of a config: stdio (a command), http (a Streamable HTTP URL), sse (a legacy HTTP+SSE URL) or
+    skipped (why)."""
 
     name: str
     kind: str
@@ -220,14 +222,13 @@ def _entry(
         url = body[url_key]
         if not isinstance(url, str):
             raise fail(f"`{url_key}` must be a string", 'write e.g. "url": "https://example.com/mcp"')
-        if kind == "sse" or urlsplit(url).path.rstrip("/").endswith("/sse"):
-            return Entry(name, "skipped", place, body, why="an SSE server: mockmcp records stdio and Streamable HTTP")
         if (*place, url_key) not in spans or not _inside(spans, (*place, url_key), place):
             raise fail(
                 "this entry's URL is written in a way mockmcp cannot change in place (a dotted key, a YAML alias)",
                 f"write `{url_key}` in the entry itself",
             )
-        return Entry(name, "http", place, body, url_place=(*place, url_key))
+        sse = kind == "sse" or urlsplit(url).path.rstrip("/").endswith("/sse")  # the legacy HTTP+SSE transport
+        return Entry(name, "sse" if sse else "http", place, body, url_place=(*place, url_key))
     return Entry(name, "skipped", place, body, why=f"no {shape.command} and no URL (a built-in or unknown kind)")
 
 

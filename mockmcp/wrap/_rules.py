@@ -109,9 +109,10 @@ def remote(config: Config, entry: Entry, port: int, cassette: str) -> Remote:
     headers = entry.data.get(shape.headers) or {}
     said = [url, *(str(v) for v in headers.values())] if isinstance(headers, dict) else [url]
     names = [name for text in said for _written, name in references(text)] + _listed(config, entry)
-    # The local endpoint is always /mcp: the proxy forwards to the target's own path, which may hold references
-    # (`${BASE_URL}/mcp`) only `mockmcp serve` expands.
-    return Remote(entry.name, url, port, "/mcp", cassette, tuple(dict.fromkeys(names)))
+    # The local endpoint is always /mcp (a legacy SSE server's stream: /sse): the proxy forwards to the target's own
+    # path, which may hold references (`${BASE_URL}/mcp`) only `mockmcp serve` expands.
+    path = "/sse" if entry.kind == "sse" else "/mcp"
+    return Remote(entry.name, url, port, path, cassette, tuple(dict.fromkeys(names)))
 
 
 _EXPANDABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

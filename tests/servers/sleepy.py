@@ -1,7 +1,8 @@
 """An MCP server (official SDK) whose one tool answers after the given number of seconds.
 
 Two calls in flight, a slow one first: the real server answers the fast one first. `--http PORT`: over
-Streamable HTTP (0: a port the system picks), as `examples/notes_server.py`.
+Streamable HTTP (0: a port the system picks), as `examples/notes_server.py`; `--http PORT --sse`: over the legacy
+HTTP+SSE transport (`/sse`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ async def wait(seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:
+    if sys.argv[1:2] == ["--http"] and sys.argv[3:4] == ["--sse"]:
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
+    elif sys.argv[1:2] == ["--http"]:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()
