@@ -2,7 +2,8 @@
 takes sockets only (Windows): the stdio tests that matter most, run again in an interpreter without them.
 
 `tests/windows_like/sitecustomize.py` takes them away in every process the inner run starts (the environment
-passes it on): its pytest, the replays and recorders, the SDK hosts and servers. First a probe checks that
+passes it on): its pytest, the replays and recorders, the SDK hosts (the SDK's servers, whose paths are not
+mockmcp's, start forked as everywhere in the suite: conftest.SDK_PYTHON). First a probe checks that
 mockmcp then takes its portable paths (threads for the pipes, a socket pair for signals), so a pass cannot
 come from the POSIX paths by accident.
 """
@@ -14,7 +15,6 @@ import re
 import subprocess
 import sys
 
-import forkserver
 import pytest
 from conftest import ROOT, child_env
 
@@ -54,7 +54,6 @@ with toolkit.Signals() as signals:
 
 def windows_like_env() -> dict[str, str]:
     env = child_env()
-    env.pop(forkserver.SOCKET, None)  # the servers too start in the interpreter without them, not forked from one with
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(WINDOWS_LIKE), env.get("PYTHONPATH"))))
     return env
 

@@ -35,7 +35,7 @@ import fastmcp.server.providers.proxy  # noqa: F401
 import mcp.server.request_state  # noqa: F401
 import pytest
 import yaml
-from conftest import ROOT, SHIPPED, child_env
+from conftest import ROOT, SHIPPED, child_env, forked
 from demo_host import SESSION
 from mcp import Client
 from test_cookbook import RECIPES
@@ -203,10 +203,25 @@ def checkout(tmp_path: Path) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     python = shlex.quote(sys.executable)
-    for name, target in {"python": python, "mockmcp": f"{python} -m mockmcp", "pytest": f"{python} -m pytest"}.items():
+    python_shim(bin_dir)
+    for name, target in {"mockmcp": f"{python} -m mockmcp", "pytest": f"{python} -m pytest"}.items():
         (bin_dir / name).write_text(f'#!/bin/sh\nexec {target} "$@"\n')
         (bin_dir / name).chmod(0o755)
     return work
+
+
+def python_shim(bin_dir: Path) -> None:
+    """`python` for the pages' commands: this interpreter; the pages' SDK servers (the example servers, the time
+    server) start forked as the suite's do (conftest.forked), the rest (mockmcp, hosts, `mockmcp run`'s) as written."""
+    text = f"""#!/bin/sh
+case "$1" in
+  *_server.py) {forked()} "$@" ;;
+  -m) [ "$2" != mcp_server_time ] || {forked()} "$@" ;;
+esac
+exec {shlex.quote(sys.executable)} "$@"
+"""
+    (bin_dir / "python").write_text(text)
+    (bin_dir / "python").chmod(0o755)
 
 
 @pytest.fixture
@@ -218,8 +233,7 @@ def here(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     pytester.makeconftest(ASYNCIO_ONLY)
     bin_dir = pytester.path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')  # as in `checkout`
-    (bin_dir / "python").chmod(0o755)
+    python_shim(bin_dir)  # as in `checkout`
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return pytester.path
 
@@ -482,8 +496,7 @@ def test_the_pytest_config_example(pytester: pytest.Pytester, monkeypatch: pytes
     recorded, replayed, then a request only the time server's cassette cannot answer fails naming it alone."""
     bin_dir = pytester.path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')  # as in `checkout`
-    (bin_dir / "python").chmod(0o755)
+    python_shim(bin_dir)  # as in `checkout`
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     shutil.copytree(ROOT / "examples", pytester.path / "examples", ignore=COPIED)
     (pytester.path / "tests").mkdir()
