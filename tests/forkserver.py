@@ -63,7 +63,7 @@ def run(path: str | None, argv: list[str]) -> None:
 
 
 def serve(path: str) -> None:
-    """Import the SDK, then fork a child for each launcher that connects, until SIGTERM."""
+    """Import the SDK, then fork a child for each launcher that connects, until SIGTERM or its parent is gone."""
     import mcp
     import mcp.server.mcpserver  # noqa: F401
     import mcp_types  # noqa: F401
@@ -76,11 +76,12 @@ def serve(path: str) -> None:
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda number, frame: None)
     children: dict[int, socket.socket] = {}  # child pid -> its launcher's connection
+    parent = os.getppid()
     print("ready", flush=True)
-    while True:
+    while os.getppid() == parent:  # a run killed before it could stop this one leaves no fork server behind
         # A closed connection: its launcher went and its child, killed, is not reaped yet.
         waiting = [connection for connection in children.values() if connection.fileno() != -1]
-        ready, _, _ = select.select([listener, wake_read, *waiting], [], [])
+        ready, _, _ = select.select([listener, wake_read, *waiting], [], [], 1.0)
         for source in ready:
             if source is listener:
                 connection, _ = listener.accept()
