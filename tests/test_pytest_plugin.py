@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import difflib
 import http.client
 import json
 import os
@@ -152,7 +153,9 @@ def test_record_once_record_again_unchanged_verify_then_replay_without_the_serve
     recorded = cassette.read_bytes()
     time.sleep(1.1)  # so a new recorded_at would differ
     run(pytester, "--mockmcp-record-mode=all").assert_outcomes(passed=1)
-    assert cassette.read_bytes() == recorded
+    again = cassette.read_bytes()
+    said = difflib.unified_diff(recorded.decode().splitlines(True), again.decode().splitlines(True))
+    assert again == recorded, "".join(said)  # the lines that changed, when they did
     # verify with no command runs the server meta.server names, from the project's folder.
     verified = subprocess.run(
         [*MOCKMCP, "verify", str(cassette), "--substitute", f"PROJECT={pytester.path}"],
