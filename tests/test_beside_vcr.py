@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import http.server
 import json
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,6 +23,7 @@ from typing import NamedTuple
 import pytest
 import sdk1
 import yaml
+from agent_run.model import serving
 from conftest import ROOT, SDK_PYTHON, SHIPPED, child_env, served
 from test_html import page_data
 from test_pytest_plugin import run
@@ -39,29 +38,11 @@ pytest.importorskip("pytest_recording", reason="pytest-recording is not installe
 ANSWER = {"answer": "hello"}
 
 
-class _Model(http.server.BaseHTTPRequestHandler):
-    """A model's API in small: any POST gets one JSON answer."""
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        body = json.dumps(ANSWER).encode()
-        self.send_response_only(200)  # no Date: the same answer is the same recording
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def model() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Model)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1/chat"
-    server.shutdown()
-    server.server_close()
+    """A model's API in small: the example's stand-in, answering any POST with one JSON answer."""
+    with serving(lambda request: ANSWER) as url:
+        yield f"{url}/chat"
 
 
 @pytest.fixture(scope="module")

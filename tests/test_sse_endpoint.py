@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from test_endpoint import BASE, cassette, endpoint_for
+from test_endpoint import BASE, COUNT_REPLY, COUNTING, INIT_REPLY, LIST_REPLY, cassette, endpoint_for
 
 from mockmcp.engine.actions import Note
 from mockmcp.http._legacy import LegacyEndpoint
@@ -30,20 +30,8 @@ INIT = {
         "clientInfo": {"name": "host", "version": "1"},
     },
 }
-INIT_REPLY = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "result": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "notes", "version": "1"},
-    },
-}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-TOOLS = {"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "read", "inputSchema": {"type": "object"}}]}}
 COUNT = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "count", "arguments": {}}}
-LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "counting"}}
-COUNTED = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "counted"}]}}
 SLOW = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "slow", "arguments": {}}}
 AT_LAST = {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "at last"}]}}
 CRASH = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "crash", "arguments": {}}}
@@ -121,7 +109,7 @@ CONVERSATIONS = [
         "a session's answers all come on its stream, server messages first; a delay waits for its timer",
         [
             *OPENING,
-            (post(S1, COUNT), [ACCEPTED, ("event", "s", LOG), ("event", "s", COUNTED)]),
+            (post(S1, COUNT), [ACCEPTED, ("event", "s", COUNTING), ("event", "s", COUNT_REPLY)]),
             (post(S1, SLOW), [ACCEPTED, ("later", 2.5)]),
             (WAKE, [("event", "s", AT_LAST)]),
             (("shutdown",), [("end", "s", True)]),
@@ -133,11 +121,11 @@ CONVERSATIONS = [
             *OPENING,
             (get("t"), [("open", "t"), ("endpoint", "t", S2)]),
             (post(S2, INIT), [ACCEPTED, ("event", "t", INIT_REPLY)]),
-            (post(S2, LIST), [ACCEPTED, ("event", "t", TOOLS)]),
-            (post(S1, LIST), [ACCEPTED, ("event", "s", TOOLS)]),
+            (post(S2, LIST), [ACCEPTED, ("event", "t", LIST_REPLY)]),
+            (post(S1, LIST), [ACCEPTED, ("event", "s", LIST_REPLY)]),
             (("close", "t"), []),
             (post(S2, LIST), [GONE]),
-            (post(S1, LIST), [ACCEPTED, ("event", "s", TOOLS)]),  # played again in session 1 only
+            (post(S1, LIST), [ACCEPTED, ("event", "s", LIST_REPLY)]),  # played again in session 1 only
         ],
     ),
     (
@@ -206,7 +194,9 @@ def test_conversations(rule: str, steps: list[Any]) -> None:
 
 
 def test_a_closed_stream_ends_its_session_and_keeps_its_report() -> None:
-    legacy = talk(cassette(BASE), [*OPENING, (post(S1, LIST), [ACCEPTED, ("event", "s", TOOLS)]), (("close", "s"), [])])
+    legacy = talk(
+        cassette(BASE), [*OPENING, (post(S1, LIST), [ACCEPTED, ("event", "s", LIST_REPLY)]), (("close", "s"), [])]
+    )
     assert legacy.sessions == {} and legacy.streams == {}
     [report] = legacy.endpoint.finished
     assert report.plays == {0: 1, 1: 1, 2: 1} and not report.repeats

@@ -15,7 +15,7 @@ import http.server
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 NOTE = re.compile(r"\b[\w-]+\.(?:txt|md)\b")
@@ -52,10 +52,16 @@ def reply(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    answer: Callable[[dict[str, Any]], dict[str, Any]]  # what a request is answered with (`serving`)
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _Server
+
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-        body = json.dumps(reply(request)).encode()
+        body = json.dumps(self.server.answer(request)).encode()
         self.send_response_only(200)  # no Date header: the same answer is the same recording
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
@@ -67,9 +73,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serving() -> Iterator[str]:
-    """The stand-in on a port the system picks, while the block runs: its base URL (`.../v1`)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+def serving(answer: Callable[[dict[str, Any]], dict[str, Any]] = reply) -> Iterator[str]:
+    """The stand-in on a port the system picks, while the block runs: its base URL (`.../v1`). `answer`: what it
+    answers a request with (the scripted chat completion, `reply`)."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.answer = answer
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
