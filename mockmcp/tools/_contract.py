@@ -15,7 +15,7 @@ from mockmcp._wire import protocol
 from mockmcp.cassette.model import Cassette
 from mockmcp.engine.matching import canonical, short
 
-__all__ = ["Change", "RULES", "TIERS", "at_least", "changes", "contract"]
+__all__ = ["Change", "RULES", "TIERS", "at_least", "changes", "contract", "required_names"]
 
 BREAKING, DANGEROUS, MINOR = "breaking", "dangerous", "minor"
 TIERS = (BREAKING, DANGEROUS, MINOR)  # worst first
@@ -142,7 +142,7 @@ def _annotation_changes(subject: str, before: Any, after: Any) -> Iterator[Chang
 def _input_changes(subject: str, old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[Change]:
     """An inputSchema's changes, property by property (nested objects too, to a depth)."""
     old_props, new_props = _properties(old), _properties(new)
-    old_required, new_required = _required(old), _required(new)
+    old_required, new_required = set(required_names(old)), set(required_names(new))
     for name in sorted(new_props.keys() - old_props.keys()):
         rule = "required-argument-added" if name in new_required else "optional-argument-added"
         yield Change(rule, subject, f"argument `{path}{name}` added")
@@ -244,9 +244,10 @@ def _properties(schema: Any) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
 
 
-def _required(schema: dict[str, Any]) -> set[str]:
+def required_names(schema: dict[str, Any]) -> list[str]:
+    """The names a JSON Schema object requires, in its order (none where `required` is no list: hand-edited)."""
     required = schema.get("required")
-    return {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
+    return [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
 
 
 def _type(schema: dict[str, Any]) -> str:

@@ -34,6 +34,7 @@ from mockmcp.engine.redact import mentioned
 from mockmcp.engine.rules import refusal, rules_of
 from mockmcp.errors import CassetteError
 from mockmcp.record import over_limit, unreached
+from mockmcp.tools._contract import required_names
 from mockmcp.tools._stub import is_placeholder
 
 __all__ = ["ERROR", "Finding", "NOTE", "WARNING", "failed", "lint_file", "lint_paths", "lint_text", "nested_repeat"]
@@ -345,20 +346,14 @@ def _structured_flaws(name: str, schema: dict[str, Any], result: dict[str, Any],
     content = result.get("structuredContent")
     if not isinstance(content, dict):
         problem = f"the tool {name!r} declares an outputSchema, and this result has no `structuredContent`: "
-        fields = ", ".join(f"{key}: ..." for key in _required(schema))
+        fields = ", ".join(f"{key}: ..." for key in required_names(schema))
         yield _Issue(place, ERROR, problem + _STRUCTURED.format(name=name), f"add `structuredContent: {{{fields}}}`")
         return
-    required = [key for key in _required(schema) if key not in content]
+    required = [key for key in required_names(schema) if key not in content]
     if required:
         problem = f"`structuredContent` lacks {', '.join(required)}, which the outputSchema of {name!r} requires: "
         fix = f"add {', '.join(f'`{key}`' for key in required)} as the tool's outputSchema describes"
         yield _Issue(place + ("structuredContent",), ERROR, problem + "the SDK's client refuses the result", fix)
-
-
-def _required(schema: dict[str, Any]) -> list[str]:
-    """The names an outputSchema requires (none where `required` is no list: a hand-edited schema)."""
-    required = schema.get("required")
-    return [key for key in required if isinstance(key, str)] if isinstance(required, list) else []
 
 
 def _check_not_recorded(response: dict[str, Any], place: Place) -> Iterator[_Issue]:
