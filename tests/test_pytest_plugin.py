@@ -1081,3 +1081,27 @@ def test_a_kept_recording_replaces_the_journal_a_stopped_run_left_beside_its_cas
     finally:
         os.close(fd)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.mcp.yaml", "c.mcp.yaml.journal"]
+
+
+@pytest.mark.parametrize(
+    "live_meta",
+    [
+        "{recorded_at: '2026-12-07T10:00:00Z'}",  # recorded again later
+        "{recorded_at: '2026-12-07T10:00:00Z', updated_at: '2026-12-07T10:00:00Z'}",  # a staged copy merged into
+        "{updated_at: '2026-12-07T10:00:00Z'}",
+    ],
+)
+def test_a_recording_again_in_which_no_message_changed_leaves_the_cassette_byte_for_byte(
+    tmp_path: Path, live_meta: str
+) -> None:
+    """However the new recording dates itself, the cassette keeps the dates it had, where it had them, and gains
+    none: an unchanged re-recording is an empty diff."""
+    body = "interactions:\n- request: {method: ping}\n  response: {result: {}}\n"
+    cassette = tmp_path / "c.mcp.yaml"
+    text = f"version: 1\nmeta:\n  recorded_at: '2026-12-06T10:00:00Z'\n  era: handshake\n{body}"
+    cassette.write_text(text)
+    before = cassette.read_bytes()
+    staged = keeping.staged_path(cassette, os.getpid())
+    staged.write_text(f"version: 1\nmeta: {live_meta}\n{body}")
+    assert keeping.keep(staged, cassette, lambda kept: kept, ())
+    assert cassette.read_bytes() == before

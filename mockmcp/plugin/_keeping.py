@@ -133,8 +133,10 @@ def _save(live: Cassette, cassette: Path, ignores: Sequence[str]) -> bool:
     gone = {entry.recorded for entry in drift.entries if entry.other is None}
     kept, _notes = updated(recorded, live, drift)
     kept = kept._replace(interactions=tuple(it for i, it in enumerate(kept.interactions) if i not in gone))
-    if kept.interactions == recorded.interactions:  # no message changed: no date churns in the diff
-        kept = kept._replace(meta={**kept.meta, **{key: recorded.meta[key] for key in _DATES if key in recorded.meta}})
+    if kept.interactions == recorded.interactions:  # no message changed: the dates as recorded (none added), in place
+        dates = {key: recorded.meta[key] for key in _DATES if key in recorded.meta}
+        meta = {key: dates.get(key, value) for key, value in kept.meta.items() if key not in _DATES or key in dates}
+        kept = kept._replace(meta=meta | dates)
     store.save(kept, str(cassette))
     return True
 
